@@ -1,0 +1,37 @@
+# The two commands: `make demo` and `make test`. Both set up everything first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.rein-installed
+
+.PHONY: demo test setup lint typecheck pytest bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(VENV)/bin/rein demo
+
+lint: setup
+	$(VENV)/bin/ruff check server tests
+	$(VENV)/bin/ruff format --check server tests
+
+typecheck: setup
+	$(VENV)/bin/mypy
+
+pytest: setup
+	$(VENV)/bin/pytest -q
+
+test: lint typecheck pytest
+
+bench: setup
+	$(VENV)/bin/rein bench all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from rein.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""``rein bench``: measured costs of the harness. Figures go to docs/performance.md.
+
+``core``: N scripted turns, each one ``read_file`` call returning a fixed
+2,000-character string at once, events on and one subscriber. Each N runs in
+a fresh interpreter so peak RSS belongs to that N alone.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from rein.harness import Agent, HarnessConfig
+from rein.harness.ports import ModelDelta, ModelRequest
+from rein.providers.replay import ReplayModel
+
+__all__ = ["bench_core", "bench_core_one", "print_rows"]
+
+CORE_SIZES = (50, 200, 1000)
+
+
+class _TimedModel:
+    """Wraps a model and stamps the start of every model call."""
+
+    def __init__(self, inner: ReplayModel) -> None:
+        self.inner = inner
+        self.stamps: list[float] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        self.stamps.append(time.perf_counter())
+        return self.inner.stream(request)
+
+
+def bench_core_one(n: int) -> dict[str, Any]:
+    from pydantic import BaseModel
+
+    from rein.harness.tools import Tool, ToolContext, ToolResult
+
+    content = "x" * 2000
+
+    class Args(BaseModel):
+        path: str
+
+    class FixedRead(Tool[Args]):
+        name = "read_file"
+        description = "Read a file."
+        args_model = Args
+
+        async def execute(self, args: Args, ctx: ToolContext) -> ToolResult:
+            return ToolResult(content)
+
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": f"f{i}.py"}}]} for i in range(n)
+    ]
+    turns.append({"text": "done"})
+    model = _TimedModel(ReplayModel(turns, record=False))
+    agent = Agent(
+        model,
+        tools=[FixedRead()],
+        config=HarnessConfig(max_model_turns_per_run=n + 1, run_idle_timeout_ms=0),
+    )
+    count = 0
+
+    def listener(event: object) -> None:
+        nonlocal count
+        count += 1
+
+    agent.subscribe(listener)
+
+    async def main() -> float:
+        start = time.perf_counter()
+        result = await agent.prompt("benchmark")
+        elapsed = time.perf_counter() - start
+        assert result.status == "completed", result.error
+        return elapsed
+
+    wall = anyio.run(main)
+    gaps = [b - a for a, b in zip(model.stamps, model.stamps[1:], strict=False)]
+    window = min(50, len(gaps))
+    return {
+        "n": n,
+        "us_per_turn": round(wall / n * 1e6, 2),
+        "early_gap_us": round(statistics.median(gaps[:window]) * 1e6, 2),
+        "late_gap_us": round(statistics.median(gaps[-window:]) * 1e6, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "events": count,
+    }
+
+
+def bench_core(sizes: tuple[int, ...] = CORE_SIZES) -> list[dict[str, Any]]:
+    rows = []
+    for n in sizes:
+        out = subprocess.run(
+            [sys.executable, "-m", "rein", "bench", "core-one", str(n)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        rows.append(json.loads(out))
+    return rows
+
+
+def print_rows(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        for row in rows:
+            print(json.dumps(row))
+        return
+    print(title)
+    if not rows:
+        return
+    keys = list(rows[0])
+    widths = {k: max(len(k), *(len(str(r.get(k, ""))) for r in rows)) for k in keys}
+    print("  ".join(k.rjust(widths[k]) for k in keys))
+    for row in rows:
+        print("  ".join(str(row.get(k, "")).rjust(widths[k]) for k in keys))

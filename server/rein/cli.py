@@ -1,0 +1,81 @@
+"""The ``rein`` command line: serve | run | demo | mock-server | eval | bench |
+schema | sessions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from rein import __version__
+
+__all__ = ["main"]
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from rein.harness.events import event_json_schema
+
+    if args.what == "events":
+        print(json.dumps(event_json_schema(), indent=2, sort_keys=True))
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from rein import bench
+
+    if args.what == "core-one":
+        print(json.dumps(bench.bench_core_one(int(args.n))))
+        return 0
+    targets = ["core"] if args.what == "all" else [args.what]
+    if args.what == "all":
+        targets = bench.ALL_TARGETS if hasattr(bench, "ALL_TARGETS") else ["core"]
+    for target in targets:
+        if target == "core":
+            sizes = tuple(int(x) for x in args.n.split(",")) if args.n else bench.CORE_SIZES
+            bench.print_rows(
+                "core: scripted turns, one read_file call each", bench.bench_core(sizes), args.json
+            )
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from rein.demo import run_demo
+
+    return int(run_demo(keep=args.keep, as_json=args.json))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rein", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"rein {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("schema", help="print a JSON Schema")
+    p.add_argument("what", choices=["events"])
+    p.set_defaults(func=_cmd_schema)
+
+    p = sub.add_parser("bench", help="run benchmarks (figures in docs/performance.md)")
+    p.add_argument("what", choices=["all", "core", "core-one"])
+    p.add_argument("n", nargs="?", default=None, help="sizes, e.g. 50,200,1000")
+    p.add_argument("--json", action="store_true", help="one JSON object per row")
+    p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("demo", help="a whole scripted run over a copy of examples/, offline")
+    p.add_argument("--keep", action="store_true", help="keep the workspace copy")
+    p.add_argument("--json", action="store_true", help="print events as JSON lines")
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

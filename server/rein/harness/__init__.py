@@ -1,0 +1,51 @@
+"""The core: messages, events, the loop and the Agent, ports, tools.
+
+Imports no pygls, lsprotocol, httpx or sqlite3 (a test checks it).
+"""
+
+from rein.harness.agent import Agent, AgentBusyError, RunResult
+from rein.harness.config import HarnessConfig
+from rein.harness.events import Event, EventAdapter
+from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
+from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop
+from rein.harness.messages import (
+    AssistantMessage,
+    Message,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from rein.harness.tools import Tool, ToolContext, ToolEnvironment, ToolRegistry, ToolResult
+
+__all__ = [
+    "Agent",
+    "AgentBusyError",
+    "AssistantMessage",
+    "Block",
+    "Event",
+    "EventAdapter",
+    "HarnessConfig",
+    "Hooks",
+    "LoopContext",
+    "Message",
+    "RunControl",
+    "RunOutcome",
+    "RunResult",
+    "TextPart",
+    "ThinkingPart",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolEnvironment",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolResultMessage",
+    "TurnInfo",
+    "TurnOverrides",
+    "Usage",
+    "UserMessage",
+    "run_loop",
+]

@@ -1,0 +1,273 @@
+"""The Agent: the stateful shell around :func:`~rein.harness.loop.run_loop`.
+
+It holds the transcript, the steering and follow-up queues, the abort handle
+and the listeners. ``prompt()`` runs one run, then every queued follow-up as
+a run of its own, and returns the last run's result.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from rein.harness.config import HarnessConfig, QueueMode
+from rein.harness.events import AgentEnd, AgentStart, Event, FollowUpStarted, RunStatus
+from rein.harness.hooks import Hooks
+from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop
+from rein.harness.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from rein.harness.ports import Model, ModelOptions
+from rein.harness.tools import ToolEnvironment, ToolRegistry
+
+__all__ = ["Agent", "AgentBusyError", "Listener", "RunResult"]
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[Event], None]
+
+
+class AgentBusyError(RuntimeError):
+    """A prompt arrived while a run is active: steer or queue a follow-up."""
+
+
+@dataclass(slots=True)
+class RunResult:
+    run_id: str
+    status: RunStatus
+    text: str = ""
+    turns: int = 0
+    repair_attempts: int = 0
+    generations: list[int] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+    @classmethod
+    def from_outcome(cls, outcome: RunOutcome) -> RunResult:
+        return cls(
+            run_id=outcome.run_id,
+            status=outcome.status,
+            text=outcome.text,
+            turns=outcome.turns,
+            usage=outcome.usage,
+            error=outcome.reason if outcome.status != "completed" else None,
+        )
+
+
+def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:
+    if not queue:
+        return []
+    if mode == "all":
+        items = list(queue)
+        queue.clear()
+        return items
+    return [queue.popleft()]
+
+
+def _new_run_id() -> str:
+    return "run_" + uuid.uuid4().hex[:12]
+
+
+class Agent:
+    def __init__(
+        self,
+        model: Model,
+        *,
+        tools: ToolRegistry | Iterable[object] | None = None,
+        config: HarnessConfig | None = None,
+        system_prompt: str = "",
+        options: ModelOptions | None = None,
+        env: ToolEnvironment | None = None,
+        hooks: Hooks | None = None,
+        messages: Sequence[Message] = (),
+        run_id_factory: Callable[[], str] = _new_run_id,
+    ) -> None:
+        self.model = model
+        if tools is None:
+            tools = ToolRegistry()
+        elif not isinstance(tools, ToolRegistry):
+            tools = ToolRegistry(tools)  # type: ignore[arg-type]
+        self.tools: ToolRegistry = tools
+        self.config = config or HarnessConfig()
+        self.system_prompt = system_prompt
+        self.options = options or ModelOptions()
+        self.env = env or ToolEnvironment()
+        self.hooks = hooks or Hooks()
+        self._messages: list[Message] = list(messages)
+        self._run_id_factory = run_id_factory
+        self._listeners: list[Listener] = []
+        self._steering: deque[UserMessage] = deque()
+        self._follow_ups: deque[UserMessage] = deque()
+        self._control: RunControl | None = None
+        self._running = False
+        self._idle = anyio.Event()
+        self._idle.set()
+        self.current_run_id: str | None = None
+        self.last_result: RunResult | None = None
+
+    # -------------------------------------------------------------- listeners
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _emit(self, event: Event) -> None:
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception:
+                log.exception("event listener raised on %s", event.type)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        return self._messages
+
+    @property
+    def is_running(self) -> bool:
+        return self._running
+
+    def reset(self) -> None:
+        if self._running:
+            raise AgentBusyError("cannot reset while a run is active; abort it first")
+        self._messages.clear()
+        self.clear_all_queues()
+        self.last_result = None
+
+    # ----------------------------------------------------------------- queues
+
+    def steer(self, text: str) -> None:
+        """Inject a message after the current assistant turn, before the next
+        model call. Running tools see ``ctx.yield_requested``."""
+        self._steering.append(UserMessage(content=text, origin="steer"))
+
+    def follow_up(self, text: str) -> None:
+        """Queue a message that starts a new run when the agent would stop."""
+        self._follow_ups.append(UserMessage(content=text, origin="follow_up"))
+
+    def has_queued_messages(self) -> bool:
+        return bool(self._steering or self._follow_ups)
+
+    def clear_steering_queue(self) -> None:
+        self._steering.clear()
+
+    def clear_follow_up_queue(self) -> None:
+        self._follow_ups.clear()
+
+    def clear_all_queues(self) -> None:
+        self._steering.clear()
+        self._follow_ups.clear()
+
+    def drain_steering_queue(self) -> list[UserMessage]:
+        """Remove and return every queued steering message."""
+        items = list(self._steering)
+        self._steering.clear()
+        return items
+
+    # ------------------------------------------------------------------- runs
+
+    async def prompt(self, text: str) -> RunResult:
+        return await self.prompt_messages([UserMessage(content=text)])
+
+    async def prompt_messages(self, messages: Sequence[Message]) -> RunResult:
+        if self._running:
+            raise AgentBusyError(
+                "a run is already active on this agent; use steer() to redirect it "
+                "or follow_up() to queue the next message"
+            )
+        return await self._process(list(messages))
+
+    async def continue_run(self) -> RunResult:
+        """Run again from the current transcript (its last message must be a
+        user message or a tool result)."""
+        if self._running:
+            raise AgentBusyError("a run is already active on this agent")
+        if not self._messages:
+            raise ValueError("nothing to continue: the transcript is empty")
+        last = self._messages[-1]
+        if isinstance(last, AssistantMessage) and last.stop_reason not in ("aborted", "error"):
+            raise ValueError("nothing to continue: the last message is the assistant's answer")
+        return await self._process([])
+
+    def abort(self, reason: str = "aborted by the user") -> bool:
+        """Abort the active run. Returns False when there was none."""
+        if self._control is None:
+            return False
+        self._control.abort(reason)
+        return True
+
+    async def wait_for_idle(self) -> None:
+        await self._idle.wait()
+
+    async def _process(self, new_messages: list[Message]) -> RunResult:
+        self._running = True
+        self._idle = anyio.Event()
+        self._emit(AgentStart())
+        result: RunResult | None = None
+        try:
+            result = await self._run_once(new_messages)
+            while result.status == "completed" and self._follow_ups:
+                follow = _take(self._follow_ups, self.config.follow_up_mode)
+                self._emit(FollowUpStarted(text="\n\n".join(m.content for m in follow)))
+                result = await self._run_once(follow)
+            return result
+        finally:
+            self._running = False
+            self._control = None
+            self.current_run_id = None
+            self._emit(AgentEnd(status=result.status if result else "failed"))
+            self._idle.set()
+
+    async def _run_once(self, new_messages: Sequence[Message]) -> RunResult:
+        run_id = self._run_id_factory()
+        self.current_run_id = run_id
+        control = RunControl()
+        self._control = control
+        ctx = self._loop_context(run_id)
+        outcome = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
+        result = RunResult.from_outcome(outcome)
+        self.last_result = result
+        return result
+
+    def _loop_context(self, run_id: str) -> LoopContext:
+        steering = self._steering
+        mode = self.config.steering_mode
+        return LoopContext(
+            run_id=run_id,
+            messages=self._messages,
+            tools=self.tools,
+            system=self.system_prompt,
+            options=self.options,
+            env=self.env,
+            hooks=self.hooks,
+            take_steering=lambda: _take(steering, mode),
+            drain_steering=self.drain_steering_queue,
+            steering_pending=lambda: bool(steering),
+        )
+
+
+def dangling_tool_calls(messages: Sequence[Message]) -> list[str]:
+    """Ids of tool calls that have no result (should always be empty)."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
+    return [
+        c.id
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for c in m.tool_calls
+        if c.id not in answered
+    ]

@@ -1,0 +1,31 @@
+"""Harness configuration: snake_case in Python, camelCase on the wire."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = ["HarnessConfig", "QueueMode", "ToolExecution"]
+
+ToolExecution = Literal["parallel", "sequential"]
+QueueMode = Literal["one-at-a-time", "all"]
+
+
+class HarnessConfig(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    max_model_turns_per_run: int = Field(50, ge=1)
+    max_repair_attempts: int = Field(3, ge=0)
+    tool_execution: ToolExecution = "parallel"
+    steering_mode: QueueMode = "all"
+    follow_up_mode: QueueMode = "one-at-a-time"
+    max_empty_retries: int = Field(1, ge=0)
+    #: No event for this long outside tool execution aborts the run; 0 disables.
+    run_idle_timeout_ms: int = Field(300_000, ge=0)
+    max_tool_result_chars: int = Field(16_000, ge=200)
+    max_context_tokens: int = Field(100_000, ge=1_000)
+    context_window_cap: int | None = Field(None, ge=1_000)

@@ -1,0 +1,107 @@
+"""Rein's one error tree. Foreign exceptions are mapped into it at the boundary.
+
+::
+
+    ReinError
+    ├── ConfigError            invalid configuration (names the bad key)
+    ├── ModelError             a model turn could not be completed
+    │   ├── ProviderError      the provider answered with an error
+    │   │   ├── AuthError          401/403 (says which env var was read)
+    │   │   ├── RequestError       400/404/422: the request was refused
+    │   │   └── RateLimitError     429 (retryable)
+    │   ├── TransientError     5xx, connection errors, stalls (retryable)
+    │   ├── StreamError        malformed SSE event or JSON chunk
+    │   └── ScriptError        replay script exhausted or expectation failed
+    ├── ToolError              raised by a tool; becomes an is_error result
+    │   └── SandboxError       a path outside the workspace or a denied glob
+    └── StoreError             the session store cannot be used
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthError",
+    "ConfigError",
+    "ModelError",
+    "ProviderError",
+    "RateLimitError",
+    "ReinError",
+    "RequestError",
+    "SandboxError",
+    "ScriptError",
+    "StoreError",
+    "StreamError",
+    "ToolError",
+    "TransientError",
+]
+
+
+class ReinError(Exception):
+    """Base of every error Rein raises on purpose."""
+
+
+class ConfigError(ReinError):
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class ModelError(ReinError):
+    """A model turn failed. ``retryable`` tells the retry policy what to do."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, streamed: bool = False) -> None:
+        super().__init__(message)
+        #: True when content had already reached the user: never retried then.
+        self.streamed = streamed
+
+
+class ProviderError(ModelError):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        streamed: bool = False,
+    ) -> None:
+        super().__init__(message, streamed=streamed)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class AuthError(ProviderError):
+    pass
+
+
+class RequestError(ProviderError):
+    pass
+
+
+class RateLimitError(ProviderError):
+    retryable = True
+
+
+class TransientError(ProviderError):
+    retryable = True
+
+
+class StreamError(ModelError):
+    pass
+
+
+class ScriptError(ModelError):
+    pass
+
+
+class ToolError(ReinError):
+    """Raised by a tool to report a failure the model should read."""
+
+
+class SandboxError(ToolError):
+    pass
+
+
+class StoreError(ReinError):
+    pass

@@ -1,0 +1,181 @@
+"""One closed union of the events a run emits.
+
+Every event is a frozen pydantic model whose ``type`` field (snake_case) is the
+discriminator. ``rein schema events`` prints the JSON Schema of :data:`Event`;
+docs/architecture.md draws the events of a run as a tree.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from rein.harness.messages import Message, Usage
+
+__all__ = [
+    "AgentEnd",
+    "AgentStart",
+    "ErrorEvent",
+    "Event",
+    "EventAdapter",
+    "FollowUpStarted",
+    "MessageDelta",
+    "MessageEnd",
+    "MessageStart",
+    "RunEnd",
+    "RunStart",
+    "RunStatus",
+    "SteeringApplied",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "ToolCallUpdate",
+    "TurnEnd",
+    "TurnStart",
+    "event_json_schema",
+]
+
+RunStatus = Literal["completed", "failed", "aborted", "waiting"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AgentStart(_Event):
+    """The agent left idle: a prompt (or continue) started processing."""
+
+    type: Literal["agent_start"] = "agent_start"
+
+
+class AgentEnd(_Event):
+    """The agent is idle again: no run active, no follow-up queued."""
+
+    type: Literal["agent_end"] = "agent_end"
+    status: RunStatus
+
+
+class RunStart(_Event):
+    type: Literal["run_start"] = "run_start"
+    run_id: str
+    prompt: str | None = None
+
+
+class RunEnd(_Event):
+    type: Literal["run_end"] = "run_end"
+    run_id: str
+    status: RunStatus
+    reason: str | None = None
+    turns: int = 0
+    usage: Usage = Usage()
+
+
+class TurnStart(_Event):
+    type: Literal["turn_start"] = "turn_start"
+    turn: int
+
+
+class TurnEnd(_Event):
+    type: Literal["turn_end"] = "turn_end"
+    turn: int
+    tool_calls: int = 0
+    usage: Usage = Usage()
+
+
+class MessageStart(_Event):
+    type: Literal["message_start"] = "message_start"
+    role: Literal["user", "assistant", "tool"]
+
+
+class MessageDelta(_Event):
+    """A streamed piece of the assistant message being produced."""
+
+    type: Literal["message_delta"] = "message_delta"
+    kind: Literal["text", "thinking", "tool_call"]
+    delta: str
+    #: For kind "tool_call": the call being streamed.
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+
+
+class MessageEnd(_Event):
+    type: Literal["message_end"] = "message_end"
+    message: Message
+
+
+class ToolCallStart(_Event):
+    type: Literal["tool_call_start"] = "tool_call_start"
+    tool_call_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallUpdate(_Event):
+    """Progress of a running tool: streamed output or a liveness heartbeat."""
+
+    type: Literal["tool_call_update"] = "tool_call_update"
+    tool_call_id: str
+    name: str
+    kind: Literal["output", "heartbeat", "status"] = "output"
+    text: str = ""
+
+
+class ToolCallEnd(_Event):
+    type: Literal["tool_call_end"] = "tool_call_end"
+    tool_call_id: str
+    name: str
+    is_error: bool
+    content: str
+    duration_ms: float = 0.0
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class SteeringApplied(_Event):
+    type: Literal["steering_applied"] = "steering_applied"
+    texts: list[str]
+
+
+class FollowUpStarted(_Event):
+    type: Literal["follow_up_started"] = "follow_up_started"
+    text: str
+
+
+class ErrorEvent(_Event):
+    """Something went wrong that the run survived (a hook raised, ...) or did not."""
+
+    type: Literal["error"] = "error"
+    message: str
+    where: str = "agent"
+    fatal: bool = False
+
+
+Event = Annotated[
+    AgentStart
+    | AgentEnd
+    | RunStart
+    | RunEnd
+    | TurnStart
+    | TurnEnd
+    | MessageStart
+    | MessageDelta
+    | MessageEnd
+    | ToolCallStart
+    | ToolCallUpdate
+    | ToolCallEnd
+    | SteeringApplied
+    | FollowUpStarted
+    | ErrorEvent,
+    Field(discriminator="type"),
+]
+EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def event_json_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = EventAdapter.json_schema(mode="serialization")
+    schema["title"] = "ReinEvent"
+    return schema
+
+
+def event_json_schema_text() -> str:
+    return json.dumps(event_json_schema(), indent=2, sort_keys=True)

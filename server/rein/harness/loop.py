@@ -1,0 +1,610 @@
+"""The turn loop: one run, from the new user message(s) to a result.
+
+:func:`run_loop` is a function over a :class:`LoopContext` (the transcript,
+tools, hooks, queues), the config, an ``emit`` callback and the model. The
+:class:`~rein.harness.agent.Agent` is its stateful shell.
+
+Invariants kept here (docs/architecture.md lists them all):
+
+* every tool call in the transcript has exactly one result, whatever happens
+  (unknown tool, invalid arguments, a raising tool, a blocked call, abort);
+* every ``*_start`` event has its ``*_end``;
+* the per-turn cost does not grow with the length of the history.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+
+from rein.harness.config import HarnessConfig
+from rein.harness.errors import ModelError, ToolError
+from rein.harness.events import (
+    ErrorEvent,
+    Event,
+    MessageDelta,
+    MessageEnd,
+    MessageStart,
+    RunEnd,
+    RunStart,
+    RunStatus,
+    SteeringApplied,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolCallUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
+from rein.harness.messages import (
+    AssistantMessage,
+    Message,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from rein.harness.ports import (
+    Model,
+    ModelOptions,
+    ModelRequest,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    TurnDone,
+)
+from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry, ToolResult
+
+__all__ = [
+    "Emit",
+    "LoopContext",
+    "RunControl",
+    "RunOutcome",
+    "format_validation_error",
+    "run_loop",
+    "truncate_tool_output",
+]
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Event], None]
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    run_id: str
+    status: RunStatus
+    reason: str | None = None
+    text: str = ""
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+class RunControl:
+    """Abort handle for one run: ``abort(reason)`` cancels the run's scope."""
+
+    __slots__ = ("_scope", "reason")
+
+    def __init__(self) -> None:
+        self._scope: anyio.CancelScope | None = None
+        self.reason: str | None = None
+
+    def abort(self, reason: str = "aborted") -> None:
+        if self.reason is None:
+            self.reason = reason
+        if self._scope is not None:
+            self._scope.cancel()
+
+    @property
+    def aborted(self) -> bool:
+        return self.reason is not None
+
+
+@dataclass(slots=True)
+class LoopContext:
+    run_id: str
+    #: The transcript; the loop appends to it in place.
+    messages: list[Message]
+    tools: ToolRegistry
+    system: str = ""
+    options: ModelOptions = field(default_factory=ModelOptions)
+    env: ToolEnvironment = field(default_factory=ToolEnvironment)
+    hooks: Hooks = field(default_factory=Hooks)
+    #: Takes the steering messages due now (per the queue mode).
+    take_steering: Callable[[], list[UserMessage]] = lambda: []
+    #: Takes every queued steering message (abort path).
+    drain_steering: Callable[[], list[UserMessage]] = lambda: []
+    steering_pending: Callable[[], bool] = lambda: False
+    #: Called with every message appended to the transcript (persistence).
+    on_message: Callable[[Message], None] | None = None
+    #: Awaited before every model call and tool execution (flush the store).
+    checkpoint: Callable[[], Awaitable[None]] | None = None
+
+
+def format_validation_error(tool: str, exc: ValidationError) -> str:
+    lines = [f"Invalid arguments for {tool}:"]
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        lines.append(f"  - {loc}: {err['msg']}")
+    lines.append("Fix the arguments and call the tool again.")
+    return "\n".join(lines)
+
+
+def truncate_tool_output(text: str, limit: int) -> str:
+    """Cut ``text`` to ``limit`` characters, keeping head and tail, with a
+    marker that says how much was cut and how to see the rest."""
+    if len(text) <= limit:
+        return text
+    marker_room = 200
+    keep = max(limit - marker_room, 100)
+    head = keep * 2 // 3
+    tail = keep - head
+    cut = len(text) - head - tail
+    cut_lines = text.count("\n", head, len(text) - tail)
+    marker = (
+        f"\n[... {cut} characters ({cut_lines} lines) cut from this result. "
+        "Read the rest with read_file offset/limit, or narrow the search ...]\n"
+    )
+    return text[:head] + marker + text[len(text) - tail :]
+
+
+async def _call_hook(emit: Emit, name: str, fn: Callable[..., Any] | None, *args: Any) -> Any:
+    if fn is None:
+        return None
+    try:
+        result = fn(*args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+    except Exception as exc:
+        log.exception("hook %s raised", name)
+        emit(
+            ErrorEvent(
+                message=f"hook {name} raised {type(exc).__name__}: {exc}", where=f"hook:{name}"
+            )
+        )
+        return None
+
+
+class _Run:
+    """State of one run; ``execute`` is the loop, ``finish_*`` the exits."""
+
+    def __init__(self, ctx: LoopContext, config: HarnessConfig, emit: Emit, model: Model) -> None:
+        self.ctx = ctx
+        self.config = config
+        self._emit_out = emit
+        self.model = model
+        self.last_event = time.monotonic()
+        self.tools_running = 0
+        self.turn = 0
+        self.turn_open = False
+        self.usage = Usage()
+        self.last_text = ""
+        self.run_state: dict[str, Any] = {}
+        # Streaming state (for the abort path).
+        self.stream_open = False
+        self.partial_text: list[str] = []
+        self.partial_thinking: list[str] = []
+        # Tool execution state (for the abort path).
+        self.pending_calls: list[ToolCall] = []
+        self.pending_results: list[ToolResultMessage | None] = []
+        self.started_calls: set[str] = set()
+        self.ended_calls: set[str] = set()
+
+    # ------------------------------------------------------------------ events
+
+    def emit(self, event: Event) -> None:
+        self.last_event = time.monotonic()
+        self._emit_out(event)
+
+    def append(self, message: Message) -> None:
+        self.ctx.messages.append(message)
+        if self.ctx.on_message is not None:
+            self.ctx.on_message(message)
+
+    def append_with_events(self, message: Message) -> None:
+        self.emit(MessageStart.model_construct(role=message.role))
+        self.append(message)
+        self.emit(MessageEnd.model_construct(message=message))
+
+    async def checkpoint(self) -> None:
+        if self.ctx.checkpoint is not None:
+            await self.ctx.checkpoint()
+
+    # -------------------------------------------------------------------- loop
+
+    async def execute(self, new_messages: Sequence[Message]) -> RunOutcome:
+        ctx, config = self.ctx, self.config
+        prompt = next((m.content for m in new_messages if isinstance(m, UserMessage)), None)
+        self.emit(RunStart(run_id=ctx.run_id, prompt=prompt))
+        for message in new_messages:
+            self.append_with_events(message)
+        empty_retries = 0
+        while True:
+            self.apply_steering()
+            if self.turn >= config.max_model_turns_per_run:
+                return self.finish(
+                    "failed",
+                    f"reached the limit of {config.max_model_turns_per_run} model turns "
+                    "for one run (harness.maxModelTurnsPerRun)",
+                )
+            self.turn += 1
+            self.turn_open = True
+            self.emit(TurnStart.model_construct(turn=self.turn))
+            model, options = self.model, ctx.options
+            if ctx.hooks.prepare_next_turn is not None:
+                overrides = await _call_hook(
+                    self.emit,
+                    "prepare_next_turn",
+                    ctx.hooks.prepare_next_turn,
+                    TurnInfo(ctx.run_id, self.turn, ctx.messages),
+                )
+                if isinstance(overrides, TurnOverrides):
+                    model = overrides.model or model
+                    options = overrides.options or options
+            messages: Sequence[Message] = ctx.messages
+            if ctx.hooks.transform_context is not None:
+                transformed = await _call_hook(
+                    self.emit, "transform_context", ctx.hooks.transform_context, ctx.messages
+                )
+                if transformed is not None:
+                    messages = transformed
+            await self.checkpoint()
+            request = ModelRequest(
+                system=ctx.system, messages=messages, tools=ctx.tools.schemas(), options=options
+            )
+            try:
+                assistant = await self.stream_turn(model, request)
+            except ModelError as exc:
+                self.close_partial_stream("error")
+                return self.finish("failed", f"model error: {exc}")
+            self.usage = self.usage + assistant.usage
+            if assistant.is_empty() and assistant.stop_reason != "length":
+                self.emit(MessageEnd.model_construct(message=assistant))
+                if empty_retries < config.max_empty_retries:
+                    empty_retries += 1
+                    self.emit(
+                        ErrorEvent(
+                            message=f"the model returned an empty reply; retrying "
+                            f"({empty_retries} of {config.max_empty_retries})",
+                            where="model",
+                        )
+                    )
+                    self.end_turn(0)
+                    continue
+                self.end_turn(0)
+                return self.finish(
+                    "failed",
+                    f"the model returned an empty reply {empty_retries + 1} times",
+                )
+            empty_retries = 0
+            self.append(assistant)
+            self.emit(MessageEnd.model_construct(message=assistant))
+            if assistant.text:
+                self.last_text = assistant.text
+            calls = assistant.tool_calls
+            if calls:
+                await self.checkpoint()
+                await self.execute_tools(calls)
+                self.end_turn(len(calls))
+                continue
+            self.end_turn(0)
+            return self.finish("completed")
+
+    def end_turn(self, tool_calls: int) -> None:
+        if self.turn_open:
+            self.turn_open = False
+            self.emit(
+                TurnEnd.model_construct(turn=self.turn, tool_calls=tool_calls, usage=self.usage)
+            )
+
+    def apply_steering(self) -> None:
+        steering = self.ctx.take_steering()
+        if steering:
+            for message in steering:
+                self.append_with_events(message)
+            self.emit(SteeringApplied(texts=[m.content for m in steering]))
+
+    # ------------------------------------------------------------------ model
+
+    async def stream_turn(self, model: Model, request: ModelRequest) -> AssistantMessage:
+        self.stream_open = False
+        self.partial_text = []
+        self.partial_thinking = []
+        done: AssistantMessage | None = None
+        tool_names: dict[int, tuple[str | None, str | None]] = {}
+        async for delta in model.stream(request):
+            if not self.stream_open:
+                self.stream_open = True
+                self.emit(MessageStart.model_construct(role="assistant"))
+            if isinstance(delta, TextDelta):
+                self.partial_text.append(delta.text)
+                self.emit(MessageDelta.model_construct(kind="text", delta=delta.text))
+            elif isinstance(delta, ThinkingDelta):
+                self.partial_thinking.append(delta.text)
+                self.emit(MessageDelta.model_construct(kind="thinking", delta=delta.text))
+            elif isinstance(delta, ToolCallDelta):
+                known = tool_names.get(delta.index, (None, None))
+                ident = delta.id or known[0]
+                name = delta.name or known[1]
+                tool_names[delta.index] = (ident, name)
+                self.emit(
+                    MessageDelta.model_construct(
+                        kind="tool_call",
+                        delta=delta.arguments_delta,
+                        tool_call_id=ident,
+                        tool_name=name,
+                    )
+                )
+            elif isinstance(delta, TurnDone):
+                done = delta.message
+        if done is None:
+            raise ModelError(f"model {model.name!r} ended its stream without a final message")
+        if not self.stream_open:
+            self.stream_open = True
+            self.emit(MessageStart.model_construct(role="assistant"))
+        self.stream_open = False
+        return done
+
+    def close_partial_stream(self, stop_reason: str) -> None:
+        """Abort or error while streaming: keep what was said, end the message."""
+        if not self.stream_open:
+            return
+        self.stream_open = False
+        parts: list[TextPart | ThinkingPart] = []
+        if self.partial_thinking:
+            parts.append(ThinkingPart(thinking="".join(self.partial_thinking)))
+        if self.partial_text:
+            parts.append(TextPart(text="".join(self.partial_text)))
+        message = AssistantMessage(
+            content=tuple(parts),
+            stop_reason="aborted" if stop_reason == "aborted" else "error",
+        )
+        self.append(message)
+        self.emit(MessageEnd.model_construct(message=message))
+
+    # ------------------------------------------------------------------ tools
+
+    async def execute_tools(self, calls: list[ToolCall]) -> None:
+        self.pending_calls = calls
+        self.pending_results = [None] * len(calls)
+        self.started_calls = set()
+        self.ended_calls = set()
+        self.tools_running += 1
+        try:
+            if self.config.tool_execution == "parallel" and len(calls) > 1:
+                async with anyio.create_task_group() as tg:
+                    for index, call in enumerate(calls):
+                        tg.start_soon(self.run_tool, index, call)
+            else:
+                for index, call in enumerate(calls):
+                    await self.run_tool(index, call)
+        finally:
+            self.tools_running -= 1
+        self.commit_tool_results(None)
+
+    def commit_tool_results(self, abort_reason: str | None) -> None:
+        """Append one result per pending call, in call order. On abort, calls
+        without a result get an "aborted" one."""
+        for index, call in enumerate(self.pending_calls):
+            result = self.pending_results[index]
+            if result is None:
+                text = f"Tool call aborted: {abort_reason or 'the run ended'}"
+                result = ToolResultMessage.model_construct(
+                    tool_call_id=call.id, tool_name=call.name, content=text, is_error=True
+                )
+                if call.id not in self.started_calls:
+                    self.emit(
+                        ToolCallStart.model_construct(
+                            tool_call_id=call.id, name=call.name, arguments=call.arguments
+                        )
+                    )
+                if call.id not in self.ended_calls:
+                    self.ended_calls.add(call.id)
+                    self.emit(
+                        ToolCallEnd.model_construct(
+                            tool_call_id=call.id, name=call.name, is_error=True, content=text
+                        )
+                    )
+            self.append_with_events(result)
+        self.pending_calls = []
+        self.pending_results = []
+
+    async def run_tool(self, index: int, call: ToolCall) -> None:
+        started = time.perf_counter()
+        self.started_calls.add(call.id)
+        self.emit(
+            ToolCallStart.model_construct(
+                tool_call_id=call.id, name=call.name, arguments=call.arguments
+            )
+        )
+        result = await self.invoke_tool(call)
+        content = truncate_tool_output(result.content, self.config.max_tool_result_chars)
+        self.pending_results[index] = ToolResultMessage.model_construct(
+            tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
+        )
+        self.ended_calls.add(call.id)
+        self.emit(
+            ToolCallEnd.model_construct(
+                tool_call_id=call.id,
+                name=call.name,
+                is_error=result.is_error,
+                content=content,
+                duration_ms=(time.perf_counter() - started) * 1000.0,
+                details=result.details,
+            )
+        )
+
+    async def invoke_tool(self, call: ToolCall) -> ToolResult:
+        """Run one call; every failure becomes an ``is_error`` result."""
+        ctx = self.ctx
+        tool = ctx.tools.get(call.name)
+        if tool is None:
+            available = ", ".join(ctx.tools.names()) or "(none)"
+            return ToolResult(
+                f"Unknown tool {call.name!r}. Available tools: {available}.", is_error=True
+            )
+        if call.parse_error is not None:
+            return ToolResult(
+                f"The arguments for {call.name} were not valid JSON: {call.parse_error}. "
+                "Send a JSON object that matches the tool's schema.",
+                is_error=True,
+            )
+        try:
+            args = tool.args_model.model_validate(call.arguments)
+        except ValidationError as exc:
+            return ToolResult(format_validation_error(call.name, exc), is_error=True)
+        if ctx.hooks.before_tool_call is not None:
+            verdict = await _call_hook(
+                self.emit, "before_tool_call", ctx.hooks.before_tool_call, call, args
+            )
+            if isinstance(verdict, Block):
+                return ToolResult(f"Tool call blocked: {verdict.reason}", is_error=True)
+
+        def update(text: str, kind: str) -> None:
+            self.emit(
+                ToolCallUpdate.model_construct(
+                    tool_call_id=call.id,
+                    name=call.name,
+                    kind=kind if kind in ("output", "heartbeat", "status") else "output",  # type: ignore[arg-type]
+                    text=text,
+                )
+            )
+
+        tool_ctx = ToolContext(
+            call.id, call.name, ctx.env, update, ctx.steering_pending, self.run_state
+        )
+        try:
+            raw = await tool.execute(args, tool_ctx)
+            result = raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
+        except ToolError as exc:
+            result = ToolResult(str(exc), is_error=True)
+        except Exception as exc:
+            log.exception("tool %s raised", call.name)
+            result = ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+            self.emit(
+                ErrorEvent(
+                    message=f"tool {call.name} raised {type(exc).__name__}: {exc}",
+                    where=f"tool:{call.name}",
+                )
+            )
+        if ctx.hooks.after_tool_call is not None:
+            replaced = await _call_hook(
+                self.emit, "after_tool_call", ctx.hooks.after_tool_call, call, result
+            )
+            if isinstance(replaced, ToolResult):
+                result = replaced
+        return result
+
+    # ------------------------------------------------------------------ exits
+
+    def finish(self, status: RunStatus, reason: str | None = None) -> RunOutcome:
+        self.end_turn(0)
+        if status == "failed" and reason:
+            self.emit(ErrorEvent(message=reason, where="run", fatal=True))
+        self.emit(
+            RunEnd(
+                run_id=self.ctx.run_id,
+                status=status,
+                reason=reason,
+                turns=self.turn,
+                usage=self.usage,
+            )
+        )
+        return RunOutcome(
+            run_id=self.ctx.run_id,
+            status=status,
+            reason=reason,
+            text=self.last_text,
+            turns=self.turn,
+            usage=self.usage,
+        )
+
+    def finish_aborted(self, reason: str) -> RunOutcome:
+        self.close_partial_stream("aborted")
+        if self.pending_calls:
+            self.commit_tool_results(reason)
+        self.end_turn(len(self.pending_calls))
+        steering = self.ctx.drain_steering()
+        if steering:
+            for message in steering:
+                self.append_with_events(message)
+            self.emit(SteeringApplied(texts=[m.content for m in steering]))
+        return self.finish("aborted", reason)
+
+    def finish_crashed(self, exc: BaseException) -> RunOutcome:
+        """A bug in the loop itself: keep the transcript valid, fail the run."""
+        self.close_partial_stream("error")
+        if self.pending_calls:
+            self.commit_tool_results(f"internal error: {exc}")
+        self.emit(
+            ErrorEvent(
+                message="".join(traceback.format_exception_only(type(exc), exc)).strip(),
+                where="loop",
+                fatal=True,
+            )
+        )
+        return self.finish("failed", f"internal error: {type(exc).__name__}: {exc}")
+
+    # --------------------------------------------------------------- watchdog
+
+    async def watchdog(self, control: RunControl, limit_s: float) -> None:
+        while True:
+            idle = time.monotonic() - self.last_event
+            if self.tools_running:
+                # Tool time does not count: measure from the tools' end.
+                self.last_event = time.monotonic()
+                await anyio.sleep(limit_s)
+                continue
+            if idle >= limit_s:
+                control.abort(
+                    f"idle timeout: no event for {limit_s:g} s (harness.runIdleTimeoutMs)"
+                )
+                return
+            await anyio.sleep(limit_s - idle)
+
+
+async def run_loop(
+    ctx: LoopContext,
+    config: HarnessConfig,
+    emit: Emit,
+    model: Model,
+    new_messages: Sequence[Message] = (),
+    control: RunControl | None = None,
+) -> RunOutcome:
+    """Run until the model gives a final answer, the turn limit is hit, the
+    model fails, or ``control.abort()`` is called. Never raises for those:
+    the outcome says what happened."""
+    control = control or RunControl()
+    run = _Run(ctx, config, emit, model)
+    outcome: RunOutcome | None = None
+    with anyio.CancelScope() as scope:
+        control._scope = scope
+        if control.aborted:
+            scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                if config.run_idle_timeout_ms > 0:
+                    tg.start_soon(run.watchdog, control, config.run_idle_timeout_ms / 1000.0)
+                outcome = await run.execute(new_messages)
+                tg.cancel_scope.cancel()
+        except Exception as exc:
+            root: BaseException = exc
+            while isinstance(root, BaseExceptionGroup) and root.exceptions:
+                root = root.exceptions[0]
+            log.exception("run %s crashed", ctx.run_id)
+            outcome = run.finish_crashed(root)
+    control._scope = None
+    if outcome is None:
+        outcome = run.finish_aborted(control.reason or "aborted")
+    return outcome

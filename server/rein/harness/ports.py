@@ -1,0 +1,258 @@
+"""The Protocols the core depends on. Adapters (providers/, lsp/, headless/,
+store/) implement them; tests use the fakes in tests/fakes.py.
+
+The core never imports pygls, httpx or sqlite3: everything foreign comes in
+through these ports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from rein.harness.messages import AssistantMessage, Message
+
+__all__ = [
+    "ApprovalRequest",
+    "Approver",
+    "Diagnostic",
+    "DiagnosticsSnapshot",
+    "DiagnosticsSource",
+    "FileContent",
+    "Model",
+    "ModelDelta",
+    "ModelOptions",
+    "ModelRequest",
+    "Mutation",
+    "MutationOrigin",
+    "SessionStore",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallDelta",
+    "ToolSchema",
+    "TurnDone",
+    "UserChannel",
+    "Workspace",
+]
+
+
+# --------------------------------------------------------------------------- model
+
+
+class ToolSchema(BaseModel):
+    """What the model sees of a tool: its name, description and JSON Schema."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+ToolChoice = Literal["auto", "required", "none"] | str
+
+
+class ModelOptions(BaseModel):
+    """Per-request options. ``None`` means "the provider's configured default"."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    #: "auto" | "required" | "none" | the name of one tool.
+    tool_choice: ToolChoice | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One assistant turn to produce.
+
+    ``messages`` is the transcript as it is to be sent (after
+    ``transform_context``). It is not copied: a model that keeps requests
+    must copy what it keeps.
+    """
+
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSchema]
+    options: ModelOptions = field(default_factory=ModelOptions)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of a tool call: the first for an index carries id and name."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments_delta: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDone:
+    """The last item of every stream: the whole assistant message with usage."""
+
+    message: AssistantMessage
+
+
+ModelDelta = TextDelta | ThinkingDelta | ToolCallDelta | TurnDone
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Streams one assistant turn.
+
+    ``stream`` yields deltas as they arrive and ends with exactly one
+    :class:`TurnDone`. Cancellation is structured: the agent runs the stream
+    inside an anyio cancel scope and ``abort()`` cancels that scope, so a
+    model must let ``CancelledError`` propagate and release its resources
+    (close the HTTP response) in ``finally``. Failures are raised as
+    :class:`rein.harness.errors.ModelError` subclasses.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]: ...
+
+
+# ------------------------------------------------------------------- workspace
+
+MutationOrigin = Literal["agent", "person", "external"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mutation:
+    """One applied workspace change: a new mutation generation."""
+
+    generation: int
+    paths: tuple[str, ...]
+    origin: MutationOrigin = "agent"
+
+
+@dataclass(frozen=True, slots=True)
+class FileContent:
+    path: str
+    text: str
+    #: The editor's document version when the text came from an open buffer.
+    version: int | None = None
+    #: The workspace generation at the time of reading.
+    generation: int = 0
+
+
+class Workspace(Protocol):
+    """The files as the editor sees them (open buffers win over the disk).
+
+    Paths are workspace-relative POSIX strings; the tools' sandbox resolves
+    them before they get here.
+    """
+
+    @property
+    def root(self) -> str: ...
+
+    @property
+    def generation(self) -> int: ...
+
+    async def read_text(self, path: str) -> FileContent: ...
+
+    async def exists(self, path: str) -> bool: ...
+
+    async def write_text(
+        self, path: str, text: str, *, expected_version: int | None = None
+    ) -> Mutation:
+        """Create or replace a file. Raises ToolError when the editor refuses."""
+        ...
+
+    async def delete(self, path: str) -> Mutation: ...
+
+    async def rename(self, old: str, new: str) -> Mutation: ...
+
+
+# ----------------------------------------------------------------- diagnostics
+
+
+class Diagnostic(BaseModel):
+    """An analyzer finding, 0-based positions as in LSP."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    line: int
+    character: int = 0
+    end_line: int | None = None
+    end_character: int | None = None
+    #: LSP severity: 1 error, 2 warning, 3 information, 4 hint.
+    severity: int = 1
+    code: str | None = None
+    source: str | None = None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosticsSnapshot:
+    diagnostics: tuple[Diagnostic, ...]
+    generation: int
+    #: True when the bound on the wait passed before every touched file had
+    #: fresh diagnostics: the verdict may be stale, and says so.
+    stale: bool = False
+
+
+class DiagnosticsSource(Protocol):
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot: ...
+
+
+# --------------------------------------------------------- approvals and user
+
+ApprovalClass = Literal["read", "write", "command"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    tool: str
+    approval_class: ApprovalClass
+    title: str
+    detail: str
+
+
+class Approver(Protocol):
+    async def confirm(self, request: ApprovalRequest) -> bool: ...
+
+
+class UserChannel(Protocol):
+    async def ask(self, question: str) -> str | None:
+        """The person's answer, or None when there is none (no client support,
+        dismissed)."""
+        ...
+
+
+# -------------------------------------------------------------------- sessions
+
+
+class SessionStore(Protocol):
+    """Sessions persisted as they are produced (filled in by rein.store)."""
+
+    async def create_session(self, session_id: str, title: str) -> None: ...
+
+    async def append_messages(
+        self, session_id: str, memory_key: str, messages: Sequence[Message]
+    ) -> None: ...
+
+    async def load_messages(self, session_id: str, memory_key: str) -> list[Message]: ...
+
+    async def set_status(self, session_id: str, status: str) -> None: ...

@@ -1,0 +1,147 @@
+"""The tool abstraction: a name, a description, a pydantic args model (whose
+JSON Schema is what the model sees) and ``async execute(args, ctx)``.
+
+Tools raise :class:`~rein.harness.errors.ToolError` (or anything else) to fail;
+the loop turns every failure into an ``is_error`` result the model can read.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from rein.harness.ports import (
+    Approver,
+    DiagnosticsSource,
+    ToolSchema,
+    UserChannel,
+    Workspace,
+)
+
+__all__ = [
+    "Tool",
+    "ToolClass",
+    "ToolContext",
+    "ToolEnvironment",
+    "ToolRegistry",
+    "ToolResult",
+]
+
+ToolClass = Literal["read", "write", "command", "other"]
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+@dataclass(slots=True)
+class ToolResult:
+    content: str
+    is_error: bool = False
+    #: Structured extras for clients (generation, diff, exit code, ...).
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolEnvironment:
+    """The ports a tool may use. Any of them may be absent (None)."""
+
+    workspace: Workspace | None = None
+    diagnostics: DiagnosticsSource | None = None
+    approver: Approver | None = None
+    user: UserChannel | None = None
+    #: Free-form settings tools read (sandbox deny globs, approval policy, ...).
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolContext:
+    """What one tool call sees: its id, the environment, a way to stream
+    progress, and the soft-yield signal raised by steering."""
+
+    __slots__ = ("_is_yield_requested", "_update", "env", "name", "run_state", "tool_call_id")
+
+    def __init__(
+        self,
+        tool_call_id: str,
+        name: str,
+        env: ToolEnvironment,
+        update: Callable[[str, str], None],
+        is_yield_requested: Callable[[], bool],
+        run_state: dict[str, Any],
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.name = name
+        self.env = env
+        self._update = update
+        self._is_yield_requested = is_yield_requested
+        #: Per-run scratch shared by all tools (read stamps, mutations, ...).
+        self.run_state = run_state
+
+    def update(self, text: str, kind: str = "output") -> None:
+        """Stream progress to the client as a ``tool_call_update`` event."""
+        self._update(text, kind)
+
+    @property
+    def yield_requested(self) -> bool:
+        """True once a steering message is waiting: long tools should wrap up."""
+        return self._is_yield_requested()
+
+
+class Tool(ABC, Generic[ArgsT]):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[BaseModel]]
+    tool_class: ClassVar[ToolClass] = "other"
+    #: Soft limit: past it the tool gets heartbeat events; hard limit cancels it.
+    timeout_s: ClassVar[float | None] = None
+
+    _schema: ToolSchema | None = None
+
+    @abstractmethod
+    async def execute(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...
+
+    def schema(self) -> ToolSchema:
+        if self._schema is None:
+            params = self.args_model.model_json_schema()
+            params.pop("title", None)
+            self._schema = ToolSchema(
+                name=self.name, description=self.description, parameters=params
+            )
+        return self._schema
+
+
+class ToolRegistry:
+    """Tools by name; schemas are computed once and cached."""
+
+    def __init__(self, tools: Iterable[Tool[Any]] = ()) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        self._schemas: list[ToolSchema] | None = None
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool[Any]) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+        self._schemas = None
+
+    def get(self, name: str) -> Tool[Any] | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def schemas(self) -> list[ToolSchema]:
+        if self._schemas is None:
+            self._schemas = [t.schema() for t in self._tools.values()]
+        return self._schemas
+
+    def subset(self, names: Iterable[str]) -> ToolRegistry:
+        return ToolRegistry(self._tools[n] for n in names if n in self._tools)

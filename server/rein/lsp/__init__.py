@@ -1,0 +1,1 @@
+"""lsp layer (see docs/architecture.md)."""

@@ -1,0 +1,324 @@
+"""Every test double in one place. Each is a real implementation of a port.
+
+Never redefine a fake in a test module: add it here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, Field
+
+from rein.harness.errors import ToolError
+from rein.harness.events import Event
+from rein.harness.messages import (
+    AssistantMessage,
+    TextPart,
+    ToolCall,
+    Usage,
+)
+from rein.harness.ports import (
+    ApprovalRequest,
+    Diagnostic,
+    DiagnosticsSnapshot,
+    FileContent,
+    ModelDelta,
+    ModelRequest,
+    Mutation,
+    MutationOrigin,
+    TextDelta,
+    ToolCallDelta,
+    TurnDone,
+)
+from rein.harness.tools import Tool, ToolContext, ToolResult
+
+# ----------------------------------------------------------------- models
+
+
+class FunctionModel:
+    """A Model whose turn is computed by ``fn(request) -> AssistantMessage``
+    (sync or async). Records every request."""
+
+    def __init__(
+        self,
+        fn: Callable[[ModelRequest], AssistantMessage | Awaitable[AssistantMessage]],
+        name: str = "function",
+    ) -> None:
+        self.fn = fn
+        self._name = name
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        self.requests.append(
+            ModelRequest(request.system, list(request.messages), request.tools, request.options)
+        )
+        result = self.fn(request)
+        if not isinstance(result, AssistantMessage):
+            result = await result
+        for part in result.content:
+            if isinstance(part, TextPart):
+                yield TextDelta(part.text)
+        for i, call in enumerate(result.tool_calls):
+            yield ToolCallDelta(i, call.id, call.name, "")
+        yield TurnDone(result)
+
+
+def assistant(text: str = "", *calls: ToolCall, usage: Usage | None = None) -> AssistantMessage:
+    parts: list[Any] = []
+    if text:
+        parts.append(TextPart(text=text))
+    parts.extend(calls)
+    return AssistantMessage(
+        content=tuple(parts),
+        stop_reason="tool_use" if calls else "stop",
+        usage=usage or Usage(input_tokens=10, output_tokens=5),
+    )
+
+
+def call(name: str, call_id: str = "c1", **arguments: Any) -> ToolCall:
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+# ------------------------------------------------------------------ tools
+
+
+class EchoArgs(BaseModel):
+    text: str = Field(description="Text to echo back")
+
+
+class EchoTool(Tool[EchoArgs]):
+    name = "echo"
+    description = "Echo the text back."
+    args_model = EchoArgs
+    tool_class = "read"
+
+    async def execute(self, args: EchoArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(f"echo: {args.text}")
+
+
+class FailArgs(BaseModel):
+    message: str = "boom"
+    kind: str = "tool_error"
+
+
+class FailTool(Tool[FailArgs]):
+    """Raises ToolError (kind "tool_error") or RuntimeError (kind "crash")."""
+
+    name = "fail"
+    description = "Always fails."
+    args_model = FailArgs
+
+    async def execute(self, args: FailArgs, ctx: ToolContext) -> ToolResult:
+        if args.kind == "crash":
+            raise RuntimeError(args.message)
+        raise ToolError(args.message)
+
+
+class SleepArgs(BaseModel):
+    seconds: float = 10.0
+
+
+class SleepTool(Tool[SleepArgs]):
+    """Sleeps, or returns early when steering asks tools to yield. Signals
+    ``started`` so a test can act while it runs."""
+
+    name = "sleep"
+    description = "Sleep for a while."
+    args_model = SleepArgs
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.cancelled = False
+        self.yielded = False
+
+    async def execute(self, args: SleepArgs, ctx: ToolContext) -> ToolResult:
+        self.started.set()
+        try:
+            with anyio.move_on_after(args.seconds):
+                while True:
+                    if ctx.yield_requested:
+                        self.yielded = True
+                        return ToolResult("stopped early: steering message waiting")
+                    ctx.update("tick", "heartbeat")
+                    await anyio.sleep(0.01)
+        except anyio.get_cancelled_exc_class():
+            self.cancelled = True
+            raise
+        return ToolResult(f"slept {args.seconds}s")
+
+
+class FixedReadArgs(BaseModel):
+    path: str
+
+
+class FixedReadTool(Tool[FixedReadArgs]):
+    """``read_file`` returning a fixed string (the benchmark's workload)."""
+
+    name = "read_file"
+    description = "Read a file."
+    args_model = FixedReadArgs
+    tool_class = "read"
+
+    def __init__(self, content: str = "x" * 2000) -> None:
+        self.content = content
+
+    async def execute(self, args: FixedReadArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(self.content)
+
+
+# -------------------------------------------------------------- workspace
+
+
+class FakeWorkspace:
+    """An in-memory Workspace: files in a dict, one generation per change.
+    ``buffers`` holds "open editor documents" that win over ``files``."""
+
+    def __init__(self, files: dict[str, str] | None = None, root: str = "/fake") -> None:
+        self.files: dict[str, str] = dict(files or {})
+        self.buffers: dict[str, tuple[str, int]] = {}
+        self._root = root
+        self._generation = 0
+        self.mutations: list[Mutation] = []
+        #: Set to a message to make the next write fail like a refused edit.
+        self.refuse_next: str | None = None
+
+    @property
+    def root(self) -> str:
+        return self._root
+
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    def _mutate(self, paths: tuple[str, ...], origin: MutationOrigin = "agent") -> Mutation:
+        self._generation += 1
+        mutation = Mutation(self._generation, paths, origin)
+        self.mutations.append(mutation)
+        return mutation
+
+    def person_edits(self, path: str, text: str) -> Mutation:
+        """Simulate the person typing in an open buffer."""
+        version = self.buffers.get(path, ("", 0))[1] + 1
+        self.buffers[path] = (text, version)
+        return self._mutate((path,), "person")
+
+    async def read_text(self, path: str) -> FileContent:
+        if path in self.buffers:
+            text, version = self.buffers[path]
+            return FileContent(path, text, version, self._generation)
+        if path not in self.files:
+            raise ToolError(f"File not found: {path}")
+        return FileContent(path, self.files[path], None, self._generation)
+
+    async def exists(self, path: str) -> bool:
+        return path in self.files or path in self.buffers
+
+    async def write_text(
+        self, path: str, text: str, *, expected_version: int | None = None
+    ) -> Mutation:
+        if self.refuse_next is not None:
+            message, self.refuse_next = self.refuse_next, None
+            raise ToolError(message)
+        if path in self.buffers:
+            current = self.buffers[path][1]
+            if expected_version is not None and expected_version != current:
+                raise ToolError(f"{path} changed in the editor since it was read; read it again")
+            self.buffers[path] = (text, current + 1)
+        self.files[path] = text
+        return self._mutate((path,))
+
+    async def delete(self, path: str) -> Mutation:
+        if path not in self.files:
+            raise ToolError(f"File not found: {path}")
+        del self.files[path]
+        self.buffers.pop(path, None)
+        return self._mutate((path,))
+
+    async def rename(self, old: str, new: str) -> Mutation:
+        if old not in self.files:
+            raise ToolError(f"File not found: {old}")
+        self.files[new] = self.files.pop(old)
+        return self._mutate((old, new))
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(p for p in self.files if fnmatch.fnmatch(p, pattern))
+
+
+class FakeDiagnostics:
+    """A DiagnosticsSource answering from a settable list."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        self.generation = 0
+        self.calls: list[tuple[Sequence[str] | None, int]] = []
+        self.stale = False
+
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot:
+        self.calls.append((paths, min_generation))
+        found = [d for d in self.diagnostics if paths is None or d.path in paths]
+        return DiagnosticsSnapshot(tuple(found), max(self.generation, min_generation), self.stale)
+
+
+class FakeApprover:
+    def __init__(self, answer: bool = True) -> None:
+        self.answer = answer
+        self.requests: list[ApprovalRequest] = []
+
+    async def confirm(self, request: ApprovalRequest) -> bool:
+        self.requests.append(request)
+        return self.answer
+
+
+class FakeUserChannel:
+    def __init__(self, answers: Sequence[str | None] = ()) -> None:
+        self.answers = list(answers)
+        self.questions: list[str] = []
+
+    async def ask(self, question: str) -> str | None:
+        self.questions.append(question)
+        return self.answers.pop(0) if self.answers else None
+
+
+# ------------------------------------------------------------------ events
+
+
+class EventLog:
+    """A listener that keeps every event; helpers to query them."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    def of(self, type_: str) -> list[Any]:
+        return [e for e in self.events if e.type == type_]
+
+
+def assert_well_formed(types: Sequence[str]) -> None:
+    """Every *_start has its *_end, properly nested for agent/run/turn/message."""
+    open_counts: dict[str, int] = {}
+    for t in types:
+        if t.endswith("_start") and t != "follow_up_started":
+            key = t[: -len("_start")]
+            open_counts[key] = open_counts.get(key, 0) + 1
+        elif t.endswith("_end"):
+            key = t[: -len("_end")]
+            assert open_counts.get(key, 0) > 0, f"{t} without a matching start in {types}"
+            open_counts[key] -= 1
+    assert all(v == 0 for v in open_counts.values()), f"unclosed: {open_counts} in {types}"
