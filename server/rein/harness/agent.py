@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from rein.harness.config import HarnessConfig, QueueMode
+from rein.harness.context import ContextBudget
 from rein.harness.events import AgentEnd, AgentStart, Event, FollowUpStarted, RunStatus
 from rein.harness.hooks import Hooks
 from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop
@@ -113,6 +114,7 @@ class Agent:
         self._idle.set()
         self.current_run_id: str | None = None
         self.last_result: RunResult | None = None
+        self.budget = ContextBudget(self.config.context_window)
 
     # -------------------------------------------------------------- listeners
 
@@ -258,6 +260,7 @@ class Agent:
             take_steering=lambda: _take(steering, mode),
             drain_steering=self.drain_steering_queue,
             steering_pending=lambda: bool(steering),
+            budget=self.budget,
         )
 
 

@@ -29,3 +29,14 @@ class HarnessConfig(BaseModel):
     max_tool_result_chars: int = Field(16_000, ge=200)
     max_context_tokens: int = Field(100_000, ge=1_000)
     context_window_cap: int | None = Field(None, ge=1_000)
+    #: A tool running longer than this emits heartbeat events.
+    tool_heartbeat_ms: int = Field(5_000, ge=10)
+    #: A tool running longer than this (unless it declares its own limit) is
+    #: cancelled and the model is told; 0 disables.
+    tool_timeout_ms: int = Field(600_000, ge=0)
+
+    @property
+    def context_window(self) -> int:
+        if self.context_window_cap is None:
+            return self.max_context_tokens
+        return min(self.max_context_tokens, self.context_window_cap)

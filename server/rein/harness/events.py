@@ -17,6 +17,7 @@ from rein.harness.messages import Message, Usage
 __all__ = [
     "AgentEnd",
     "AgentStart",
+    "Compaction",
     "ErrorEvent",
     "Event",
     "EventAdapter",
@@ -141,6 +142,22 @@ class FollowUpStarted(_Event):
     text: str
 
 
+class Compaction(_Event):
+    """The context was brought under the window: oldest tool results elided
+    ("elide") or oldest turns summarised ("summarize")."""
+
+    type: Literal["compaction"] = "compaction"
+    kind: Literal["elide", "summarize"]
+    tokens_before: int
+    tokens_after: int
+    messages_affected: int
+    detail: str = ""
+
+    @property
+    def tokens_saved(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+
 class ErrorEvent(_Event):
     """Something went wrong that the run survived (a hook raised, ...) or did not."""
 
@@ -165,6 +182,7 @@ Event = Annotated[
     | ToolCallEnd
     | SteeringApplied
     | FollowUpStarted
+    | Compaction
     | ErrorEvent,
     Field(discriminator="type"),
 ]

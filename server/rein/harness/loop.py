@@ -20,14 +20,18 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
+import anyio.abc
 from pydantic import ValidationError
 
+from rein.harness.breaker import ToolMisuseBreaker
 from rein.harness.config import HarnessConfig
+from rein.harness.context import ContextBudget, ContextOverflowError, estimate_schema_tokens
 from rein.harness.errors import ModelError, ToolError
 from rein.harness.events import (
+    Compaction,
     ErrorEvent,
     Event,
     MessageDelta,
@@ -129,6 +133,26 @@ class LoopContext:
     on_message: Callable[[Message], None] | None = None
     #: Awaited before every model call and tool execution (flush the store).
     checkpoint: Callable[[], Awaitable[None]] | None = None
+    #: Keeps the context under the window (None: no budget).
+    budget: ContextBudget | None = None
+
+
+_UPDATE_KINDS: dict[str, Literal["output", "heartbeat", "status"]] = {
+    "output": "output",
+    "heartbeat": "heartbeat",
+    "status": "status",
+}
+
+SUMMARY_SYSTEM = (
+    "You compress the history of a coding session so the work can continue in a "
+    "smaller context. Be faithful and specific."
+)
+SUMMARY_INSTRUCTION = (
+    "Summarise the conversation above for the agent that continues it: the person's "
+    "task and constraints, decisions made, files read and changed (with paths), "
+    "commands run and their outcomes, errors still open, and what was about to "
+    "happen next. Use short bullet points."
+)
 
 
 def format_validation_error(tool: str, exc: ValidationError) -> str:
@@ -200,6 +224,11 @@ class _Run:
         self.pending_results: list[ToolResultMessage | None] = []
         self.started_calls: set[str] = set()
         self.ended_calls: set[str] = set()
+        self.breaker = ToolMisuseBreaker()
+        self.running_calls: dict[str, tuple[str, float]] = {}
+        self.supervisor_started = False
+        self.task_group: anyio.abc.TaskGroup | None = None
+        self._overhead: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ events
 
@@ -252,6 +281,15 @@ class _Run:
                 if isinstance(overrides, TurnOverrides):
                     model = overrides.model or model
                     options = overrides.options or options
+            for note in self.breaker.take_notes():
+                self.append_with_events(UserMessage(content=note, origin="nudge"))
+            if ctx.budget is not None:
+                try:
+                    await self.fit_context(model)
+                except ContextOverflowError as exc:
+                    return self.finish("failed", f"context overflow: {exc}")
+                except ModelError as exc:
+                    return self.finish("failed", f"context compaction failed: {exc}")
             messages: Sequence[Message] = ctx.messages
             if ctx.hooks.transform_context is not None:
                 transformed = await _call_hook(
@@ -300,6 +338,48 @@ class _Run:
                 continue
             self.end_turn(0)
             return self.finish("completed")
+
+    async def fit_context(self, model: Model) -> None:
+        budget = self.ctx.budget
+        assert budget is not None
+        schemas = self.ctx.tools.schemas()
+        key = (id(schemas), len(self.ctx.system))
+        if self._overhead is None or self._overhead[0] != hash(key):
+            self._overhead = (hash(key), estimate_schema_tokens(self.ctx.system, schemas))
+        overhead = self._overhead[1]
+        if budget.estimate(self.ctx.messages, overhead) <= budget.window:
+            return
+        reports = await budget.fit(
+            self.ctx.messages, overhead, lambda text: self.summarize(model, text)
+        )
+        for r in reports:
+            self.emit(
+                Compaction(
+                    kind=r.kind,
+                    tokens_before=r.tokens_before,
+                    tokens_after=r.tokens_after,
+                    messages_affected=r.messages_affected,
+                    detail=r.detail,
+                )
+            )
+
+    async def summarize(self, model: Model, text: str) -> str:
+        request = ModelRequest(
+            system=SUMMARY_SYSTEM,
+            messages=[
+                UserMessage(content=text + "\n\n" + SUMMARY_INSTRUCTION, origin="compaction")
+            ],
+            tools=[],
+            options=ModelOptions(tool_choice="none"),
+        )
+        done: AssistantMessage | None = None
+        async for delta in model.stream(request):
+            if isinstance(delta, TurnDone):
+                done = delta.message
+        if done is None or not done.text.strip():
+            raise ModelError("the model returned no summary")
+        self.usage = self.usage + done.usage
+        return done.text
 
     def end_turn(self, tool_calls: int) -> None:
         if self.turn_open:
@@ -428,7 +508,15 @@ class _Run:
                 tool_call_id=call.id, name=call.name, arguments=call.arguments
             )
         )
-        result = await self.invoke_tool(call)
+        verdict = self.breaker.check(call)
+        if verdict.blocked:
+            result = ToolResult(verdict.reason, is_error=True)
+        else:
+            result = await self.supervise(call)
+            workspace = self.ctx.env.workspace
+            self.breaker.record(
+                call, result.is_error, result.content, workspace.generation if workspace else 0
+            )
         content = truncate_tool_output(result.content, self.config.max_tool_result_chars)
         self.pending_results[index] = ToolResultMessage.model_construct(
             tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
@@ -444,6 +532,47 @@ class _Run:
                 details=result.details,
             )
         )
+
+    async def supervise(self, call: ToolCall) -> ToolResult:
+        """Run the call under a hard time limit; a run-wide supervisor task
+        emits heartbeats for calls that run past the heartbeat interval."""
+        tool = self.ctx.tools.get(call.name)
+        limit_ms = self.config.tool_timeout_ms
+        if tool is not None and tool.timeout_s is not None:
+            limit_ms = int(tool.timeout_s * 1000)
+        self.running_calls[call.id] = (call.name, time.monotonic())
+        if not self.supervisor_started and self.task_group is not None:
+            self.supervisor_started = True
+            self.task_group.start_soon(self.heartbeats)
+        result: ToolResult | None = None
+        try:
+            with anyio.move_on_after(limit_ms / 1000.0 if limit_ms > 0 else None) as limit:
+                result = await self.invoke_tool(call)
+        finally:
+            self.running_calls.pop(call.id, None)
+        if result is None or limit.cancelled_caught:
+            return ToolResult(
+                f"{call.name} did not finish within {limit_ms / 1000.0:g} s and was cancelled. "
+                "Try a smaller step, or a command that finishes sooner.",
+                is_error=True,
+            )
+        return result
+
+    async def heartbeats(self) -> None:
+        interval = self.config.tool_heartbeat_ms / 1000.0
+        while True:
+            await anyio.sleep(interval)
+            now = time.monotonic()
+            for call_id, (name, started) in list(self.running_calls.items()):
+                if now - started >= interval:
+                    self.emit(
+                        ToolCallUpdate.model_construct(
+                            tool_call_id=call_id,
+                            name=name,
+                            kind="heartbeat",
+                            text=f"still running after {now - started:.1f} s",
+                        )
+                    )
 
     async def invoke_tool(self, call: ToolCall) -> ToolResult:
         """Run one call; every failure becomes an ``is_error`` result."""
@@ -476,7 +605,7 @@ class _Run:
                 ToolCallUpdate.model_construct(
                     tool_call_id=call.id,
                     name=call.name,
-                    kind=kind if kind in ("output", "heartbeat", "status") else "output",  # type: ignore[arg-type]
+                    kind=_UPDATE_KINDS.get(kind, "output"),
                     text=text,
                 )
             )
@@ -594,6 +723,7 @@ async def run_loop(
             scope.cancel()
         try:
             async with anyio.create_task_group() as tg:
+                run.task_group = tg
                 if config.run_idle_timeout_ms > 0:
                     tg.start_soon(run.watchdog, control, config.run_idle_timeout_ms / 1000.0)
                 outcome = await run.execute(new_messages)

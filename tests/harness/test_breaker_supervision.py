@@ -1,0 +1,135 @@
+"""The tool-misuse breaker and stuck-tool supervision."""
+
+from __future__ import annotations
+
+import anyio
+
+from rein.harness import Agent, HarnessConfig, ToolResult, ToolResultMessage, UserMessage
+from rein.providers.replay import ReplayModel
+from tests.fakes import EchoTool, EventLog, FailTool, SleepTool
+
+
+def results(agent: Agent) -> list[ToolResultMessage]:
+    return [m for m in agent.messages if isinstance(m, ToolResultMessage)]
+
+
+def failing_turns(n: int) -> list[dict]:
+    return [
+        {"tool_calls": [{"name": "fail", "arguments": {"message": "no such file"}}]}
+        for _ in range(n)
+    ]
+
+
+async def test_three_identical_rejections_add_a_corrective_note() -> None:
+    model = ReplayModel(
+        [
+            *failing_turns(3),
+            {"text": "ok", "expect": {"last_message_contains": "same fail call 3 times"}},
+        ]
+    )
+    agent = Agent(model, tools=[FailTool()])
+    result = await agent.prompt("go")
+    assert result.status == "completed", result.error
+    notes = [m for m in agent.messages if isinstance(m, UserMessage) and m.origin == "nudge"]
+    assert len(notes) == 1 and "no such file" in notes[0].content
+    # The note came after the third failure, not before.
+    assert len(model.requests[2].messages) < len(model.requests[3].messages)
+    assert not any(
+        isinstance(m, UserMessage) and m.origin == "nudge" for m in model.requests[2].messages
+    )
+
+
+async def test_six_identical_rejections_stop_executing_that_call() -> None:
+    executed = 0
+
+    class CountingFail(FailTool):
+        async def execute(self, args, ctx):
+            nonlocal executed
+            executed += 1
+            return await super().execute(args, ctx)
+
+    model = ReplayModel(
+        [
+            *failing_turns(8),
+            {"tool_calls": [{"name": "fail", "arguments": {"message": "other"}}]},
+            {"text": "done"},
+        ]
+    )
+    agent = Agent(model, tools=[CountingFail()])
+    await agent.prompt("go")
+    # 6 real executions, 2 refused, then different arguments run again.
+    assert executed == 7
+    contents = [r.content for r in results(agent)]
+    assert contents[5] == "no such file"
+    assert (
+        "will not be executed again" in contents[6] and "will not be executed again" in contents[7]
+    )
+    assert contents[8] == "other"
+
+
+async def test_a_success_resets_the_streak() -> None:
+    turns = []
+    for _ in range(3):
+        turns += failing_turns(2)
+        turns.append({"tool_calls": [{"name": "echo", "arguments": {"text": "fine"}}]})
+    turns.append({"text": "done"})
+    agent = Agent(ReplayModel(turns), tools=[FailTool(), EchoTool()])
+    await agent.prompt("go")
+    assert not any(isinstance(m, UserMessage) and m.origin == "nudge" for m in agent.messages)
+
+
+async def test_oscillation_is_nudged_then_stopped() -> None:
+    turns = []
+    for _ in range(5):
+        turns.append({"tool_calls": [{"name": "echo", "arguments": {"text": "A"}}]})
+        turns.append({"tool_calls": [{"name": "echo", "arguments": {"text": "B"}}]})
+    turns.append({"text": "done"})
+    agent = Agent(ReplayModel(turns), tools=[EchoTool()])
+    await agent.prompt("go")
+    nudges = [m for m in agent.messages if isinstance(m, UserMessage) and m.origin == "nudge"]
+    assert len(nudges) == 1 and "alternating" in nudges[0].content
+    contents = [r.content for r in results(agent)]
+    # The nudge lands after 4 calls; after 8 the pair is refused.
+    nudge_index = agent.messages.index(nudges[0])
+    assert sum(isinstance(m, ToolResultMessage) for m in agent.messages[:nudge_index]) == 4
+    assert contents[:8] == ["echo: A", "echo: B"] * 4
+    assert all("will not be executed again" in c for c in contents[8:])
+
+
+async def test_a_slow_tool_emits_heartbeats() -> None:
+    class Slow(EchoTool):
+        name = "slow"
+
+        async def execute(self, args, ctx):
+            await anyio.sleep(0.25)
+            return ToolResult("finished")
+
+    model = ReplayModel(
+        [{"tool_calls": [{"name": "slow", "arguments": {"text": "x"}}]}, {"text": "ok"}]
+    )
+    agent = Agent(model, tools=[Slow()], config=HarnessConfig(tool_heartbeat_ms=50))
+    log = EventLog()
+    agent.subscribe(log)
+    await agent.prompt("go")
+    beats = [e for e in log.of("tool_call_update") if e.kind == "heartbeat"]
+    assert len(beats) >= 2 and all(b.name == "slow" for b in beats)
+    assert results(agent)[0].content == "finished"
+
+
+async def test_a_stuck_tool_is_cancelled_and_the_run_goes_on() -> None:
+    sleeper = SleepTool()
+    model = ReplayModel(
+        [
+            {"tool_calls": [{"name": "sleep", "arguments": {"seconds": 60}}]},
+            {
+                "text": "moving on",
+                "expect": {"last_message_contains": "did not finish within 0.1 s"},
+            },
+        ]
+    )
+    agent = Agent(model, tools=[sleeper], config=HarnessConfig(tool_timeout_ms=100))
+    with anyio.fail_after(5):
+        result = await agent.prompt("go")
+    assert result.status == "completed", result.error
+    assert sleeper.cancelled
+    assert results(agent)[0].is_error

@@ -1,0 +1,99 @@
+"""Property: whatever mix of tool outcomes and wherever an abort lands, every
+tool call has exactly one result and the event stream is well formed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rein.harness import Agent, AssistantMessage, Block, HarnessConfig, Hooks, ToolResultMessage
+from rein.providers.replay import ReplayModel
+from tests.fakes import EchoTool, EventLog, FailTool, SleepTool, assert_well_formed
+
+CALL_KINDS = {
+    "ok": {"name": "echo", "arguments": {"text": "hi"}},
+    "tool_error": {"name": "fail", "arguments": {"message": "nope"}},
+    "crash": {"name": "fail", "arguments": {"kind": "crash"}},
+    "unknown": {"name": "no_such_tool", "arguments": {}},
+    "invalid_args": {"name": "echo", "arguments": {"wrong": 1}},
+    "invalid_json": {"name": "echo", "raw_arguments": "{oops"},
+    "blocked": {"name": "echo", "arguments": {"text": "blocked"}},
+    "slow": {"name": "sleep", "arguments": {"seconds": 0.02}},
+}
+
+turn_strategy = st.lists(st.sampled_from(sorted(CALL_KINDS)), min_size=0, max_size=4)
+
+
+def _before(call, args) -> Block | None:
+    if getattr(args, "text", None) == "blocked":
+        return Block("blocked by policy")
+    return None
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    turns=st.lists(turn_strategy, min_size=1, max_size=5),
+    abort_at=st.one_of(st.none(), st.integers(min_value=0, max_value=80)),
+    parallel=st.booleans(),
+)
+def test_every_call_has_exactly_one_result_and_events_are_well_formed(
+    turns: list[list[str]], abort_at: int | None, parallel: bool
+) -> None:
+    script: list[dict[str, Any]] = []
+    for i, kinds in enumerate(turns):
+        calls = [dict(CALL_KINDS[k], id=f"t{i}c{j}") for j, k in enumerate(kinds)]
+        script.append(
+            {"text": f"turn {i}", "tool_calls": calls} if calls else {"text": f"turn {i}"}
+        )
+    # Make sure the last turn is a final answer.
+    script.append({"text": "final"})
+    model = ReplayModel(script)
+    agent = Agent(
+        model,
+        tools=[EchoTool(), FailTool(), SleepTool()],
+        hooks=Hooks(before_tool_call=_before),
+        config=HarnessConfig(tool_execution="parallel" if parallel else "sequential"),
+    )
+    log = EventLog()
+    agent.subscribe(log)
+    if abort_at is not None:
+        count = 0
+
+        def aborter(event) -> None:
+            nonlocal count
+            count += 1
+            if count == abort_at:
+                agent.abort("random abort")
+
+        agent.subscribe(aborter)
+
+    async def main() -> None:
+        with anyio.fail_after(10):
+            await agent.prompt("go")
+
+    anyio.run(main)
+
+    calls = [c.id for m in agent.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    results = [m.tool_call_id for m in agent.messages if isinstance(m, ToolResultMessage)]
+    assert Counter(results) == Counter(calls), "every call needs exactly one result"
+    # Results follow their calls: each result comes after the assistant message with its call.
+    seen_calls: set[str] = set()
+    for m in agent.messages:
+        if isinstance(m, AssistantMessage):
+            seen_calls.update(c.id for c in m.tool_calls)
+        elif isinstance(m, ToolResultMessage):
+            assert m.tool_call_id in seen_calls
+    types = log.types()
+    assert_well_formed(types)
+    assert types[0] == "agent_start" and types[-1] == "agent_end"
+    starts = Counter(e.tool_call_id for e in log.of("tool_call_start"))
+    ends = Counter(e.tool_call_id for e in log.of("tool_call_end"))
+    assert starts == ends == Counter(calls)
+    status = log.of("run_end")[-1].status
+    assert status in ("completed", "aborted")
+    if abort_at is None:
+        assert status == "completed"
