@@ -313,7 +313,8 @@ class EventLog:
 def assert_well_formed(types: Sequence[str]) -> None:
     """Every *_start has its *_end, properly nested for agent/run/turn/message."""
     open_counts: dict[str, int] = {}
-    for t in types:
+    ends = {"gate_result": "gate_end"}
+    for t in (ends.get(t, t) for t in types):
         if t.endswith("_start") and t != "follow_up_started":
             key = t[: -len("_start")]
             open_counts[key] = open_counts.get(key, 0) + 1
@@ -322,3 +323,57 @@ def assert_well_formed(types: Sequence[str]) -> None:
             assert open_counts.get(key, 0) > 0, f"{t} without a matching start in {types}"
             open_counts[key] -= 1
     assert all(v == 0 for v in open_counts.values()), f"unclosed: {open_counts} in {types}"
+
+
+# ------------------------------------------------------------ gates support
+
+
+class FakeCommandRunner:
+    """A CommandRunner answering from a dict command -> (exit_code, output);
+    ``gate`` (an anyio.Event) holds every run until set, to test overlap."""
+
+    def __init__(self, results: dict[str, tuple[int, str]] | None = None) -> None:
+        from rein.harness.ports import CommandResult
+
+        self._result_type = CommandResult
+        self.results = dict(results or {})
+        self.calls: list[str] = []
+        self.running = 0
+        self.max_running = 0
+        self.gate: anyio.Event | None = None
+
+    async def run(self, command: str, *, timeout_s: float = 600.0):  # type: ignore[no-untyped-def]
+        self.calls.append(command)
+        self.running += 1
+        self.max_running = max(self.max_running, self.running)
+        try:
+            if self.gate is not None:
+                await self.gate.wait()
+            else:
+                await anyio.sleep(0)
+        finally:
+            self.running -= 1
+        code, output = self.results.get(command, (0, ""))
+        return self._result_type(exit_code=code, output=output)
+
+
+class WriteArgs(BaseModel):
+    path: str
+    content: str
+
+
+class FakeWriteTool(Tool[WriteArgs]):
+    """Writes through the Workspace port and records the mutation in
+    ``ctx.run_state["mutations"]`` the way the real write tools do."""
+
+    name = "write"
+    description = "Write a file."
+    args_model = WriteArgs
+    tool_class = "write"
+
+    async def execute(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
+        workspace = ctx.env.workspace
+        assert workspace is not None
+        mutation = await workspace.write_text(args.path, args.content)
+        ctx.run_state.setdefault("mutations", []).append(mutation)
+        return ToolResult(f"wrote {args.path} (generation {mutation.generation})")

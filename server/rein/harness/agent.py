@@ -17,7 +17,8 @@ import anyio
 
 from rein.harness.config import HarnessConfig, QueueMode
 from rein.harness.context import ContextBudget
-from rein.harness.events import AgentEnd, AgentStart, Event, FollowUpStarted, RunStatus
+from rein.harness.events import AgentEnd, Blocker, AgentStart, Event, FollowUpStarted, RunStatus
+from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop
 from rein.harness.messages import (
@@ -51,6 +52,7 @@ class RunResult:
     generations: list[int] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    blockers: list[Blocker] = field(default_factory=list)
 
     @classmethod
     def from_outcome(cls, outcome: RunOutcome) -> RunResult:
@@ -61,6 +63,9 @@ class RunResult:
             turns=outcome.turns,
             usage=outcome.usage,
             error=outcome.reason if outcome.status != "completed" else None,
+            repair_attempts=outcome.repair_attempts,
+            generations=list(outcome.generations),
+            blockers=list(outcome.blockers),
         )
 
 
@@ -89,6 +94,7 @@ class Agent:
         options: ModelOptions | None = None,
         env: ToolEnvironment | None = None,
         hooks: Hooks | None = None,
+        gates: GatePipeline | None = None,
         messages: Sequence[Message] = (),
         run_id_factory: Callable[[], str] = _new_run_id,
     ) -> None:
@@ -103,6 +109,7 @@ class Agent:
         self.options = options or ModelOptions()
         self.env = env or ToolEnvironment()
         self.hooks = hooks or Hooks()
+        self.gates = gates
         self._messages: list[Message] = list(messages)
         self._run_id_factory = run_id_factory
         self._listeners: list[Listener] = []
@@ -261,6 +268,7 @@ class Agent:
             drain_steering=self.drain_steering_queue,
             steering_pending=lambda: bool(steering),
             budget=self.budget,
+            gates=self.gates,
         )
 
 

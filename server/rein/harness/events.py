@@ -17,6 +17,10 @@ from rein.harness.messages import Message, Usage
 __all__ = [
     "AgentEnd",
     "AgentStart",
+    "Blocker",
+    "GateResult",
+    "GateStart",
+    "RepairAttempt",
     "Compaction",
     "ErrorEvent",
     "Event",
@@ -158,6 +162,48 @@ class Compaction(_Event):
         return self.tokens_before - self.tokens_after
 
 
+class Blocker(BaseModel):
+    """One problem a gate found that the model must fix."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gate: str
+    message: str
+    path: str | None = None
+    #: 0-based, as in LSP.
+    line: int | None = None
+    character: int | None = None
+    severity: int | None = None
+    code: str | None = None
+    source: str | None = None
+    #: A few lines of surrounding code, or a command's output tail.
+    context: str | None = None
+
+
+class GateStart(_Event):
+    type: Literal["gate_start"] = "gate_start"
+    gate: str
+    generation: int
+
+
+class GateResult(_Event):
+    type: Literal["gate_result"] = "gate_result"
+    gate: str
+    passed: bool
+    blockers: list[Blocker] = Field(default_factory=list)
+    duration_ms: float = 0.0
+    #: The diagnostics may be older than the generation (the wait was bounded).
+    stale: bool = False
+    detail: str = ""
+
+
+class RepairAttempt(_Event):
+    type: Literal["repair_attempt"] = "repair_attempt"
+    attempt: int
+    max_attempts: int
+    blockers: list[Blocker] = Field(default_factory=list)
+
+
 class ErrorEvent(_Event):
     """Something went wrong that the run survived (a hook raised, ...) or did not."""
 
@@ -183,6 +229,9 @@ Event = Annotated[
     | SteeringApplied
     | FollowUpStarted
     | Compaction
+    | GateStart
+    | GateResult
+    | RepairAttempt
     | ErrorEvent,
     Field(discriminator="type"),
 ]

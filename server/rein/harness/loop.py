@@ -31,7 +31,9 @@ from rein.harness.config import HarnessConfig
 from rein.harness.context import ContextBudget, ContextOverflowError, estimate_schema_tokens
 from rein.harness.errors import ModelError, ToolError
 from rein.harness.events import (
+    Blocker,
     Compaction,
+    RepairAttempt,
     ErrorEvent,
     Event,
     MessageDelta,
@@ -47,6 +49,7 @@ from rein.harness.events import (
     TurnEnd,
     TurnStart,
 )
+from rein.harness.gates import GateContext, GatePipeline, build_repair_prompt
 from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
 from rein.harness.messages import (
     AssistantMessage,
@@ -60,6 +63,7 @@ from rein.harness.messages import (
 )
 from rein.harness.ports import (
     Model,
+    Mutation,
     ModelOptions,
     ModelRequest,
     TextDelta,
@@ -92,6 +96,11 @@ class RunOutcome:
     text: str = ""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    repair_attempts: int = 0
+    #: Generations of the changes the agent applied in this run.
+    generations: list[int] = field(default_factory=list)
+    #: What the gates still found when the run failed on its repair budget.
+    blockers: list[Blocker] = field(default_factory=list)
 
 
 class RunControl:
@@ -135,6 +144,14 @@ class LoopContext:
     checkpoint: Callable[[], Awaitable[None]] | None = None
     #: Keeps the context under the window (None: no budget).
     budget: ContextBudget | None = None
+    #: Validation gates run on a final answer with unvalidated mutations.
+    gates: GatePipeline | None = None
+
+
+def _short(b: Blocker) -> str:
+    if b.path is not None and b.line is not None:
+        return f"{b.path}:{b.line + 1}: {b.message}"
+    return b.message
 
 
 _UPDATE_KINDS: dict[str, Literal["output", "heartbeat", "status"]] = {
@@ -225,6 +242,9 @@ class _Run:
         self.started_calls: set[str] = set()
         self.ended_calls: set[str] = set()
         self.breaker = ToolMisuseBreaker()
+        self.repair_attempts = 0
+        self.blockers: list[Blocker] = []
+        self.mutations_seen = 0
         self.running_calls: dict[str, tuple[str, float]] = {}
         self.supervisor_started = False
         self.task_group: anyio.abc.TaskGroup | None = None
@@ -258,6 +278,9 @@ class _Run:
         self.emit(RunStart(run_id=ctx.run_id, prompt=prompt))
         for message in new_messages:
             self.append_with_events(message)
+        if ctx.gates is not None:
+            workspace = ctx.env.workspace
+            await ctx.gates.on_run_start(workspace.generation if workspace else 0, self.emit)
         empty_retries = 0
         while True:
             self.apply_steering()
@@ -335,9 +358,61 @@ class _Run:
                 await self.checkpoint()
                 await self.execute_tools(calls)
                 self.end_turn(len(calls))
+                self.observe_mutations()
                 continue
             self.end_turn(0)
+            if ctx.gates is not None and self.unvalidated():
+                blockers = await self.run_gates(ctx.gates)
+                if blockers:
+                    if self.repair_attempts >= config.max_repair_attempts:
+                        self.blockers = blockers
+                        return self.finish(
+                            "failed",
+                            f"{len(blockers)} problem(s) remain after {self.repair_attempts} "
+                            f"repair attempt(s) (harness.maxRepairAttempts = "
+                            f"{config.max_repair_attempts}): "
+                            + "; ".join(_short(b) for b in blockers[:5]),
+                        )
+                    self.repair_attempts += 1
+                    self.emit(
+                        RepairAttempt(
+                            attempt=self.repair_attempts,
+                            max_attempts=config.max_repair_attempts,
+                            blockers=blockers,
+                        )
+                    )
+                    prompt = build_repair_prompt(
+                        blockers, self.repair_attempts, config.max_repair_attempts
+                    )
+                    self.append_with_events(UserMessage(content=prompt, origin="repair"))
+                    continue
             return self.finish("completed")
+
+    def run_mutations(self) -> list[Mutation]:
+        mutations: list[Mutation] = self.run_state.get("mutations", [])
+        return mutations
+
+    def observe_mutations(self) -> None:
+        """Tell the gates (the dependency coordinator) about new changes."""
+        mutations = self.run_mutations()
+        if self.ctx.gates is not None and self.task_group is not None:
+            for mutation in mutations[self.mutations_seen :]:
+                self.ctx.gates.on_mutation(mutation, self.task_group.start_soon)
+        self.mutations_seen = len(mutations)
+
+    def unvalidated(self) -> bool:
+        gates = self.ctx.gates
+        assert gates is not None
+        return any(m.generation > gates.validated_generation for m in self.run_mutations())
+
+    async def run_gates(self, gates: GatePipeline) -> list[Blocker]:
+        mutations = self.run_mutations()
+        generation = max(m.generation for m in mutations)
+        workspace = self.ctx.env.workspace
+        if workspace is not None:
+            generation = max(generation, workspace.generation)
+        touched = frozenset(p for m in mutations for p in m.paths)
+        return await gates.check(GateContext(generation, touched, workspace), self.emit)
 
     async def fit_context(self, model: Model) -> None:
         budget = self.ctx.budget
@@ -657,6 +732,9 @@ class _Run:
             text=self.last_text,
             turns=self.turn,
             usage=self.usage,
+            repair_attempts=self.repair_attempts,
+            generations=sorted({m.generation for m in self.run_mutations()}),
+            blockers=self.blockers,
         )
 
     def finish_aborted(self, reason: str) -> RunOutcome:

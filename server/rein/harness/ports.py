@@ -17,6 +17,8 @@ from rein.harness.messages import AssistantMessage, Message
 
 __all__ = [
     "ApprovalRequest",
+    "CommandResult",
+    "CommandRunner",
     "Approver",
     "Diagnostic",
     "DiagnosticsSnapshot",
@@ -239,6 +241,25 @@ class UserChannel(Protocol):
         """The person's answer, or None when there is none (no client support,
         dismissed)."""
         ...
+
+
+# -------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    exit_code: int
+    #: Combined stdout and stderr (head and tail kept when long).
+    output: str
+    timed_out: bool = False
+    duration_s: float = 0.0
+
+
+class CommandRunner(Protocol):
+    """Runs a shell command in the workspace root (gates: installs, runtime
+    checks). Kills the whole process group on timeout or cancellation."""
+
+    async def run(self, command: str, *, timeout_s: float = 600.0) -> CommandResult: ...
 
 
 # -------------------------------------------------------------------- sessions

@@ -1,0 +1,124 @@
+"""Mutation generations: one number per applied workspace change.
+
+:class:`MutationLog` records every :class:`~rein.harness.ports.Mutation`
+(generation, paths, origin) and tells listeners (the diagnostics and
+dependency coordinators, an analyzer pool). :class:`TrackedWorkspace` wraps
+any Workspace so that every change the agent applies lands in the log;
+adapters record changes Rein did not make (a file watcher, the person typing)
+with :meth:`MutationLog.record`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from rein.harness.ports import FileContent, Mutation, Workspace
+
+__all__ = ["MutationListener", "MutationLog", "TrackedWorkspace"]
+
+log = logging.getLogger(__name__)
+
+MutationListener = Callable[[Mutation], None]
+
+
+class MutationLog:
+    """Every applied change, in generation order (bounded history)."""
+
+    def __init__(self, history: int = 10_000) -> None:
+        self._mutations: list[Mutation] = []
+        self._history = history
+        self._listeners: list[MutationListener] = []
+        self._latest = 0
+        #: path -> (generation, origin) of its last change
+        self._last_change: dict[str, tuple[int, str]] = {}
+
+    @property
+    def latest(self) -> int:
+        return self._latest
+
+    def subscribe(self, listener: MutationListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def record(self, mutation: Mutation) -> None:
+        if mutation.generation <= self._latest and any(
+            m.generation == mutation.generation for m in self._mutations[-8:]
+        ):
+            return  # already recorded (deduplicated by generation)
+        self._latest = max(self._latest, mutation.generation)
+        self._mutations.append(mutation)
+        if len(self._mutations) > self._history:
+            del self._mutations[: len(self._mutations) - self._history]
+        for path in mutation.paths:
+            self._last_change[path] = (mutation.generation, mutation.origin)
+        for listener in list(self._listeners):
+            try:
+                listener(mutation)
+            except Exception:
+                log.exception("mutation listener raised")
+
+    def since(self, generation: int) -> list[Mutation]:
+        """Mutations with a generation greater than ``generation``."""
+        out: list[Mutation] = []
+        for mutation in reversed(self._mutations):
+            if mutation.generation <= generation:
+                break
+            out.append(mutation)
+        out.reverse()
+        return out
+
+    def paths_since(self, generation: int) -> set[str]:
+        return {p for m in self.since(generation) for p in m.paths}
+
+    def is_stale(self, path: str, read_generation: int) -> bool:
+        """True when someone other than the agent changed ``path`` after it
+        was read at ``read_generation``."""
+        last = self._last_change.get(path)
+        return last is not None and last[0] > read_generation and last[1] != "agent"
+
+    def last_change(self, path: str) -> tuple[int, str] | None:
+        return self._last_change.get(path)
+
+
+class TrackedWorkspace:
+    """A Workspace that records every change it applies in a MutationLog."""
+
+    def __init__(self, inner: Workspace, mutations: MutationLog) -> None:
+        self.inner = inner
+        self.mutations = mutations
+
+    @property
+    def root(self) -> str:
+        return self.inner.root
+
+    @property
+    def generation(self) -> int:
+        return max(self.inner.generation, self.mutations.latest)
+
+    async def read_text(self, path: str) -> FileContent:
+        return await self.inner.read_text(path)
+
+    async def exists(self, path: str) -> bool:
+        return await self.inner.exists(path)
+
+    async def write_text(
+        self, path: str, text: str, *, expected_version: int | None = None
+    ) -> Mutation:
+        mutation = await self.inner.write_text(path, text, expected_version=expected_version)
+        self.mutations.record(mutation)
+        return mutation
+
+    async def delete(self, path: str) -> Mutation:
+        mutation = await self.inner.delete(path)
+        self.mutations.record(mutation)
+        return mutation
+
+    async def rename(self, old: str, new: str) -> Mutation:
+        mutation = await self.inner.rename(old, new)
+        self.mutations.record(mutation)
+        return mutation
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

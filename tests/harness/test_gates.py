@@ -1,0 +1,365 @@
+"""Gates, coordinators and the repair loop, with the shared fakes."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+
+from rein.harness import Agent, HarnessConfig, UserMessage
+from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
+from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, GatePipeline
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import Diagnostic, Mutation
+from rein.harness.tools import ToolEnvironment
+from rein.providers.replay import ReplayModel
+from tests.fakes import (
+    EventLog,
+    FakeCommandRunner,
+    FakeDiagnostics,
+    FakeWorkspace,
+    FakeWriteTool,
+    assert_well_formed,
+)
+
+
+class LineAnalyzer:
+    """A tiny analyzer over a FakeWorkspace: every line containing ERROR is an
+    error diagnostic. It publishes after each mutation, like a real one."""
+
+    def __init__(self, workspace: FakeWorkspace, coordinator_ref: list) -> None:
+        self.workspace = workspace
+        self.source = FakeDiagnostics()
+        self.coordinator_ref = coordinator_ref
+
+    def analyze(self) -> None:
+        diags = []
+        for path, text in sorted(self.workspace.files.items()):
+            for i, line in enumerate(text.splitlines()):
+                if "ERROR" in line:
+                    diags.append(
+                        Diagnostic(
+                            path=path,
+                            line=i,
+                            character=line.index("ERROR"),
+                            code="E1",
+                            source="line",
+                            message=f"bad token: {line.strip()}",
+                        )
+                    )
+        self.source.diagnostics = diags
+
+    def on_mutation(self, mutation: Mutation) -> None:
+        self.analyze()
+        self.coordinator_ref[0].notify_diagnostics_changed(list(mutation.paths))
+
+
+def gated_agent(
+    script,
+    files,
+    *,
+    runtime: str | None = None,
+    max_repair_attempts: int = 3,
+    deps=None,
+    runner=None,
+):
+    workspace = FakeWorkspace(files)
+    log = MutationLog()
+    tracked = TrackedWorkspace(workspace, log)
+    ref: list = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    analyzer.analyze()
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=10, max_wait_ms=2000)
+    ref[0] = coordinator
+    log.subscribe(coordinator.notify_mutation)
+    log.subscribe(analyzer.on_mutation)
+    runner = runner or FakeCommandRunner()
+    gates = []
+    dependencies = None
+    if deps:
+        dependencies = DependencyCoordinator(runner, deps)
+        gates.append(DependencyGate(dependencies))
+    gates.append(AnalyzerGate(coordinator))
+    if runtime:
+        gates.append(CommandGate("runtime", runtime, runner))
+    model = ReplayModel(script)
+    agent = Agent(
+        model,
+        tools=[FakeWriteTool()],
+        env=ToolEnvironment(workspace=tracked, diagnostics=coordinator),
+        gates=GatePipeline(gates, dependencies=dependencies),
+        config=HarnessConfig(max_repair_attempts=max_repair_attempts),
+    )
+    events = EventLog()
+    agent.subscribe(events)
+    return agent, model, events, workspace, runner
+
+
+def write(path: str, content: str) -> dict:
+    return {"tool_calls": [{"name": "write", "arguments": {"path": path, "content": content}}]}
+
+
+async def test_a_blocker_sends_the_model_back_with_a_focused_repair_prompt() -> None:
+    script = [
+        write("app.py", "x = 1\ny = ERROR here\nz = 3\n"),
+        {"text": "done"},
+        write("app.py", "x = 1\ny = 2\nz = 3\n"),
+        {"text": "fixed"},
+    ]
+    agent, model, events, workspace, _ = gated_agent(script, {})
+    result = await agent.prompt("write app.py")
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    assert result.text == "fixed"
+    assert result.generations == [1, 2]
+    repair = model.requests[2].messages[-1]
+    assert isinstance(repair, UserMessage) and repair.origin == "repair"
+    assert "app.py:2:5 error E1 (line): bad token: y = ERROR here" in repair.content
+    assert "> 2 | y = ERROR here" in repair.content  # surrounding code with a marker
+    assert "Repair attempt 1 of 3" in repair.content
+    [attempt] = events.of("repair_attempt")
+    assert (attempt.attempt, attempt.max_attempts) == (1, 3)
+    results = events.of("gate_result")
+    assert [r.passed for r in results] == [False, True]
+    assert_well_formed(events.types())
+
+
+async def test_the_repair_budget_ends_the_run_failed_with_the_blockers() -> None:
+    script = [write("app.py", "ERROR 1\n")]
+    for i in range(2):
+        script += [{"text": f"done {i}"}, write("app.py", f"ERROR {i + 2}\n")]
+    script.append({"text": "give up"})
+    agent, model, events, _, _ = gated_agent(script, {}, max_repair_attempts=2)
+    result = await agent.prompt("go")
+    assert result.status == "failed"
+    assert result.repair_attempts == 2
+    assert "remain after 2 repair attempt(s)" in (result.error or "")
+    assert [b.message for b in result.blockers] == ["bad token: ERROR 3"]
+    assert [e.attempt for e in events.of("repair_attempt")] == [1, 2]
+    assert model.remaining == 0
+
+
+async def test_a_final_answer_without_mutations_skips_the_gates() -> None:
+    agent, _, events, _, _ = gated_agent([{"text": "nothing to change"}], {"old.py": "ERROR\n"})
+    result = await agent.prompt("look")
+    assert result.status == "completed"
+    assert events.of("gate_start") == []
+
+
+async def test_pre_existing_errors_elsewhere_do_not_block_but_new_ones_do() -> None:
+    files = {"legacy.py": "ERROR old\n", "other.py": "fine\n"}
+    agent, _, events, workspace, _ = gated_agent([write("app.py", "ok\n"), {"text": "done"}], files)
+    result = await agent.prompt("add app.py")
+    assert result.status == "completed", result.error
+    assert events.of("gate_result")[0].passed
+
+    # A new error in a file the run did not touch (e.g. an importer broke) blocks.
+    script = [write("app.py", "ok2\n"), {"text": "done"}, {"text": "noted"}]
+    agent, model, events, workspace, _ = gated_agent(script, files, max_repair_attempts=1)
+    original = workspace.write_text
+
+    async def write_and_break(path, text, *, expected_version=None):
+        workspace.files["other.py"] = "ERROR new\n"
+        return await original(path, text, expected_version=expected_version)
+
+    workspace.write_text = write_and_break  # type: ignore[method-assign]
+    result = await agent.prompt("change app.py")
+    blockers = events.of("gate_result")[0].blockers
+    assert [(b.path, b.message) for b in blockers] == [("other.py", "bad token: ERROR new")]
+
+
+async def test_errors_in_touched_files_block_even_if_they_were_there_before() -> None:
+    files = {"app.py": "ERROR old\n"}
+    script = [
+        write("app.py", "ERROR old\nnew line\n"),
+        {"text": "done"},
+        write("app.py", "fixed\n"),
+        {"text": "ok"},
+    ]
+    agent, _, events, _, _ = gated_agent(script, files)
+    result = await agent.prompt("touch app.py")
+    assert result.status == "completed" and result.repair_attempts == 1
+    assert events.of("gate_result")[0].blockers[0].path == "app.py"
+
+
+async def test_gates_run_in_order_and_stop_at_the_first_blocker() -> None:
+    runner = FakeCommandRunner({"pytest -q": (1, "FAILED test_app.py::test_x - AssertionError")})
+    script = [
+        write("pyproject.toml", "[project]\n"),
+        write("app.py", "ok\n"),
+        {"text": "done"},
+        {"text": "cannot fix"},
+    ]
+    agent, model, events, _, _ = gated_agent(
+        script,
+        {},
+        runtime="pytest -q",
+        deps={"pyproject.toml": "pip install -e ."},
+        runner=runner,
+        max_repair_attempts=1,
+    )
+    await agent.prompt("go")
+    assert [e.gate for e in events.of("gate_start")][:3] == ["dependencies", "analyzer", "runtime"]
+    runtime_result = [r for r in events.of("gate_result") if r.gate == "runtime"][0]
+    assert not runtime_result.passed
+    assert "AssertionError" in runtime_result.blockers[0].context
+    assert "`pytest -q` exited with 1" in model.requests[3].messages[-1].content
+    assert runner.calls.count("pip install -e .") == 1
+
+    # An analyzer blocker stops the pipeline before the runtime command runs.
+    runner2 = FakeCommandRunner()
+    agent2, _, events2, _, _ = gated_agent(
+        [write("a.py", "ERROR\n"), {"text": "done"}, {"text": "x"}],
+        {},
+        runtime="pytest -q",
+        runner=runner2,
+        max_repair_attempts=1,
+    )
+    await agent2.prompt("go")
+    assert [e.gate for e in events2.of("gate_start")] == ["analyzer", "analyzer"]
+    assert runner2.calls == []
+
+
+async def test_a_failed_install_is_a_blocker_with_its_output() -> None:
+    runner = FakeCommandRunner(
+        {"pip install -e .": (1, "ERROR: No matching distribution found for nosuchpkg")}
+    )
+    script = [
+        write("pyproject.toml", "deps = ['nosuchpkg']\n"),
+        {"text": "done"},
+        write("pyproject.toml", "deps = []\n"),
+        {"text": "fixed"},
+    ]
+    runner_ok = runner
+    agent, model, events, _, _ = gated_agent(
+        script, {}, deps={"pyproject.toml": "pip install -e ."}, runner=runner_ok
+    )
+
+    def succeed_second_time(mutation: Mutation) -> None:
+        if mutation.generation == 2:
+            runner.results["pip install -e ."] = (0, "ok")
+
+    agent.env.workspace.mutations.subscribe(succeed_second_time)  # type: ignore[union-attr]
+    result = await agent.prompt("add a dependency")
+    assert result.status == "completed", result.error
+    repair = model.requests[2].messages[-1].content
+    assert "install command `pip install -e .` failed" in repair and "nosuchpkg" in repair
+    assert runner.calls == ["pip install -e .", "pip install -e ."]
+
+
+# ------------------------------------------------------------ coordinators
+
+
+async def test_dependency_installs_are_deduplicated_and_superseded() -> None:
+    runner = FakeCommandRunner()
+    runner.gate = anyio.Event()
+    coordinator = DependencyCoordinator(
+        runner,
+        {"package.json": "npm install", "requirements*.txt": "pip install -r requirements.txt"},
+    )
+    async with anyio.create_task_group() as tg:
+        assert coordinator.on_mutation(Mutation(1, ("package.json",)), tg.start_soon)
+        await anyio.sleep(0)
+        assert coordinator.busy
+        assert coordinator.on_mutation(
+            Mutation(2, ("requirements-dev.txt",)), tg.start_soon
+        )  # queued
+        assert coordinator.on_mutation(
+            Mutation(3, ("package.json",)), tg.start_soon
+        )  # supersedes 2
+        assert not coordinator.on_mutation(
+            Mutation(3, ("package.json",)), tg.start_soon
+        )  # same generation
+        assert not coordinator.on_mutation(
+            Mutation(4, ("src/app.py",)), tg.start_soon
+        )  # not a manifest
+        runner.gate.set()
+        outcome = await coordinator.wait()
+    assert outcome is not None and outcome.generation == 3
+    assert [o.generation for o in coordinator.outcomes] == [1, 3]
+    assert runner.calls == ["npm install", "npm install"]
+    assert runner.max_running == 1
+
+
+async def test_diagnostics_wait_for_a_change_then_a_quiet_period() -> None:
+    source = FakeDiagnostics([Diagnostic(path="a.py", line=0, message="old")])
+    coordinator = DiagnosticsCoordinator(source, quiet_ms=80, max_wait_ms=5000)
+    coordinator.notify_mutation(Mutation(1, ("a.py", "b.py")))
+    returned_at: list[float] = []
+    last_notice: list[float] = []
+
+    async def take() -> None:
+        snap = await coordinator.snapshot(min_generation=1)
+        returned_at.append(time.monotonic())
+        assert not snap.stale and snap.generation == 1
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(take)
+        await anyio.sleep(0.01)
+        coordinator.notify_diagnostics_changed(["a.py"])
+        await anyio.sleep(0.01)
+        assert not returned_at, "b.py has not been analysed yet"
+        assert coordinator.pending() == ["b.py"]
+        coordinator.notify_diagnostics_changed(["b.py"])
+        await anyio.sleep(0.04)
+        coordinator.notify_diagnostics_changed(["a.py"])  # a late change restarts the quiet period
+        last_notice.append(time.monotonic())
+    assert returned_at[0] - last_notice[0] >= 0.08
+    assert source.calls == [(None, 1)]
+
+
+async def test_diagnostics_past_the_maximum_wait_are_reported_stale() -> None:
+    source = FakeDiagnostics()
+    coordinator = DiagnosticsCoordinator(source, quiet_ms=10, max_wait_ms=100)
+    coordinator.notify_mutation(Mutation(1, ("never.py",)))
+    with anyio.fail_after(2):
+        snap = await coordinator.snapshot(min_generation=1)
+    assert snap.stale
+    assert coordinator.pending() == []
+
+
+async def test_a_stale_verdict_is_reported_in_the_gate_result() -> None:
+    workspace = FakeWorkspace()
+    log = MutationLog()
+    coordinator = DiagnosticsCoordinator(FakeDiagnostics(), quiet_ms=10, max_wait_ms=50)
+    log.subscribe(coordinator.notify_mutation)  # nobody ever publishes diagnostics
+    agent = Agent(
+        ReplayModel([write("a.py", "x\n"), {"text": "done"}]),
+        tools=[FakeWriteTool()],
+        env=ToolEnvironment(workspace=TrackedWorkspace(workspace, log), diagnostics=coordinator),
+        gates=GatePipeline([AnalyzerGate(coordinator)]),
+    )
+    events = EventLog()
+    agent.subscribe(events)
+    result = await agent.prompt("go")
+    assert result.status == "completed"
+    [gate] = events.of("gate_result")
+    assert gate.passed and gate.stale and "may be stale" in gate.detail
+
+
+def test_mutation_log_knows_stale_reads() -> None:
+    log = MutationLog()
+    log.record(Mutation(1, ("a.py",), "agent"))
+    assert not log.is_stale("a.py", 0)  # the agent's own change
+    log.record(Mutation(2, ("a.py",), "person"))
+    assert log.is_stale("a.py", 1)
+    assert not log.is_stale("a.py", 2)
+    assert [m.generation for m in log.since(0)] == [1, 2]
+    assert log.paths_since(1) == {"a.py"}
+
+
+@pytest.mark.parametrize("severity,blocking", [("error", 1), ("warning", 2)])
+async def test_severity_threshold(severity: str, blocking: int) -> None:
+    source = FakeDiagnostics(
+        [
+            Diagnostic(path="a.py", line=0, severity=1, message="e"),
+            Diagnostic(path="a.py", line=1, severity=2, message="w"),
+            Diagnostic(path="a.py", line=2, severity=3, message="i"),
+        ]
+    )
+    from rein.harness.gates import GateContext
+
+    gate = AnalyzerGate(source, severity)
+    outcome = await gate.check(GateContext(1, frozenset({"a.py"})))
+    assert len(outcome.blockers) == blocking
