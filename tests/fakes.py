@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
@@ -350,7 +351,7 @@ class FakeCommandRunner:
             if self.gate is not None:
                 await self.gate.wait()
             else:
-                await anyio.sleep(0)
+                await anyio.lowlevel.checkpoint()
         finally:
             self.running -= 1
         code, output = self.results.get(command, (0, ""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from rein.harness import Agent, HarnessConfig, UserMessage
@@ -260,7 +261,7 @@ async def test_dependency_installs_are_deduplicated_and_superseded() -> None:
     )
     async with anyio.create_task_group() as tg:
         assert coordinator.on_mutation(Mutation(1, ("package.json",)), tg.start_soon)
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         assert coordinator.busy
         assert coordinator.on_mutation(
             Mutation(2, ("requirements-dev.txt",)), tg.start_soon

@@ -17,7 +17,7 @@ import anyio
 
 from rein.harness.config import HarnessConfig, QueueMode
 from rein.harness.context import ContextBudget
-from rein.harness.events import AgentEnd, Blocker, AgentStart, Event, FollowUpStarted, RunStatus
+from rein.harness.events import AgentEnd, AgentStart, Blocker, Event, FollowUpStarted, RunStatus
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop

@@ -33,12 +33,12 @@ from rein.harness.errors import ModelError, ToolError
 from rein.harness.events import (
     Blocker,
     Compaction,
-    RepairAttempt,
     ErrorEvent,
     Event,
     MessageDelta,
     MessageEnd,
     MessageStart,
+    RepairAttempt,
     RunEnd,
     RunStart,
     RunStatus,
@@ -63,9 +63,9 @@ from rein.harness.messages import (
 )
 from rein.harness.ports import (
     Model,
-    Mutation,
     ModelOptions,
     ModelRequest,
+    Mutation,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,

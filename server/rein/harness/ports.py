@@ -17,9 +17,9 @@ from rein.harness.messages import AssistantMessage, Message
 
 __all__ = [
     "ApprovalRequest",
+    "Approver",
     "CommandResult",
     "CommandRunner",
-    "Approver",
     "Diagnostic",
     "DiagnosticsSnapshot",
     "DiagnosticsSource",
