@@ -45,6 +45,28 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return int(run_demo(keep=args.keep, as_json=args.json))
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from rein.headless.run import run_task
+
+    overrides = {
+        "model.provider": args.provider,
+        "model.model": args.model,
+        "model.baseUrl": args.base_url,
+        "model.script": args.script,
+        "harness.maxRepairAttempts": args.max_repair_attempts,
+        "harness.maxModelTurnsPerRun": args.max_turns,
+    }
+    return run_task(
+        args.task,
+        workspace=args.workspace,
+        config_file=args.config,
+        overrides=overrides,
+        as_json=args.json,
+        assume_yes=args.yes,
+        mode=args.mode,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rein", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rein {__version__}")
@@ -59,6 +81,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("n", nargs="?", default=None, help="sizes, e.g. 50,200,1000")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("run", help="run one task headless in a workspace")
+    p.add_argument("task", help="what the agent should do")
+    p.add_argument("--workspace", "-w", default=".", help="the project folder (default: .)")
+    p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")
+    p.add_argument("--provider", choices=["openai", "anthropic", "replay"])
+    p.add_argument("--model", help="model name (or REIN_MODEL)")
+    p.add_argument("--base-url", help="API base URL (or REIN_BASE_URL)")
+    p.add_argument("--script", help="replay script (provider replay)")
+    p.add_argument("--mode", choices=["agent", "explain"], default="agent")
+    p.add_argument("--max-repair-attempts", type=int)
+    p.add_argument("--max-turns", type=int)
+    p.add_argument("--yes", "-y", action="store_true", help="approve every tool call")
+    p.add_argument("--json", action="store_true", help="events and the result as JSON lines")
+    p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("demo", help="a whole scripted run over a copy of examples/, offline")
     p.add_argument("--keep", action="store_true", help="keep the workspace copy")

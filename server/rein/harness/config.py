@@ -7,7 +7,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-__all__ = ["HarnessConfig", "QueueMode", "ToolExecution"]
+__all__ = [
+    "AnalyzerGateConfig",
+    "CommandGateConfig",
+    "DependencyGateConfig",
+    "GatesConfig",
+    "HarnessConfig",
+    "QueueMode",
+    "RuntimeGateConfig",
+    "ToolExecution",
+]
 
 ToolExecution = Literal["parallel", "sequential"]
 QueueMode = Literal["one-at-a-time", "all"]
@@ -40,3 +49,46 @@ class HarnessConfig(BaseModel):
         if self.context_window_cap is None:
             return self.max_context_tokens
         return min(self.max_context_tokens, self.context_window_cap)
+
+
+class _Camel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class AnalyzerGateConfig(_Camel):
+    enabled: bool = True
+    #: Diagnostics at or above this severity block: "error" | "warning" |
+    #: "information" | "hint".
+    severity: Literal["error", "warning", "information", "hint"] = "error"
+    #: Quiet period after the last diagnostics change before a verdict.
+    quiet_period_ms: int = Field(150, ge=0)
+    #: Bound on the wait for fresh diagnostics; past it the verdict is stale.
+    max_wait_ms: int = Field(5_000, ge=100)
+
+
+class DependencyGateConfig(_Camel):
+    enabled: bool = True
+    #: Manifest glob -> install command, run in the workspace root.
+    commands: dict[str, str] = Field(default_factory=dict)
+    timeout_ms: int = Field(600_000, ge=1_000)
+
+
+class CommandGateConfig(_Camel):
+    name: str = "custom"
+    command: str
+    timeout_ms: int = Field(600_000, ge=1_000)
+
+
+class RuntimeGateConfig(_Camel):
+    #: A one-shot command such as the test suite; empty: no runtime gate.
+    command: str | None = None
+    timeout_ms: int = Field(600_000, ge=1_000)
+
+
+class GatesConfig(_Camel):
+    analyzer: AnalyzerGateConfig = AnalyzerGateConfig()
+    dependencies: DependencyGateConfig = DependencyGateConfig()
+    runtime: RuntimeGateConfig = RuntimeGateConfig()
+    custom: list[CommandGateConfig] = Field(default_factory=list)

@@ -1,0 +1,77 @@
+"""The whole ``rein`` configuration section, typed.
+
+camelCase on the wire (LSP ``workspace/configuration``, initializationOptions,
+a JSON/YAML file), snake_case in Python. :func:`load_config` validates and
+names the bad key in its error; callers that must go on (the language
+server) keep the last good configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from rein.harness.config import GatesConfig, HarnessConfig
+from rein.harness.errors import ConfigError
+from rein.providers.config import ModelConfig
+
+__all__ = ["ApprovalConfig", "ReinConfig", "load_config"]
+
+Policy = Literal["allow", "ask", "deny"]
+
+
+class ApprovalConfig(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    read: Policy = "allow"
+    write: Policy = "allow"
+    command: Policy = "ask"
+    #: Globs that are never written and need approval to read.
+    deny_globs: list[str] | None = None
+
+
+class ReinConfig(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    harness: HarnessConfig = HarnessConfig()
+    gates: GatesConfig = GatesConfig()
+    approval: ApprovalConfig = ApprovalConfig()
+    auto_repair: Literal["off", "onSave"] = "off"
+    #: Where the session database lives (default: the user data dir).
+    storage_path: str | None = None
+
+    def tool_settings(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {
+            "approval": {
+                "read": self.approval.read,
+                "write": self.approval.write,
+                "command": self.approval.command,
+            },
+            "max_tool_result_chars": self.harness.max_tool_result_chars,
+        }
+        if self.approval.deny_globs is not None:
+            settings["deny_globs"] = list(self.approval.deny_globs)
+        return settings
+
+
+def _key_of(error: Any) -> str:
+    return ".".join(str(p) for p in error["loc"]) or "(root)"
+
+
+def load_config(data: Any, source: str = "configuration") -> ReinConfig:
+    """Validate a ``rein`` section; ConfigError names the first bad key."""
+    if data is None:
+        data = {}
+    try:
+        return ReinConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        key = _key_of(first)
+        raise ConfigError(f"invalid {source}: rein.{key}: {first['msg']}", key) from exc

@@ -1,0 +1,56 @@
+"""A CommandRunner on the local machine: the gates' installs and checks.
+
+Runs ``bash -c`` in the workspace root in its own process group and ends the
+whole group on timeout or cancellation, keeping head and tail of the output.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import anyio
+
+from rein.harness.ports import CommandResult
+from rein.tools._process import OutputBuffer, kill_process_group
+
+__all__ = ["SubprocessRunner"]
+
+
+class SubprocessRunner:
+    def __init__(self, root: str, *, head_chars: int = 4_000, tail_chars: int = 8_000) -> None:
+        self.root = root
+        self.head_chars = head_chars
+        self.tail_chars = tail_chars
+
+    async def run(self, command: str, *, timeout_s: float = 600.0) -> CommandResult:
+        started = time.monotonic()
+        buffer = OutputBuffer(self.head_chars, self.tail_chars)
+        process = await anyio.open_process(
+            ["bash", "-c", command],
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            with anyio.move_on_after(timeout_s) as scope:
+                assert process.stdout is not None
+                async for chunk in process.stdout:
+                    buffer.write(chunk.decode("utf-8", errors="replace"))
+                await process.wait()
+            if scope.cancelled_caught:
+                timed_out = True
+                buffer.write(f"\n[timed out after {timeout_s:g} s; the process group was killed]\n")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await kill_process_group(process, grace_s=2.0)
+        code = process.returncode if process.returncode is not None else -1
+        return CommandResult(
+            exit_code=code,
+            output=buffer.text(),
+            timed_out=timed_out,
+            duration_s=time.monotonic() - started,
+        )

@@ -1,0 +1,128 @@
+"""``rein run``: one task, headless, in a terminal or a CI job."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import yaml
+
+from rein.config import ReinConfig, load_config
+from rein.harness.errors import ConfigError
+from rein.harness.ports import ApprovalRequest
+from rein.headless.host import HeadlessSession
+from rein.providers import create_model
+from rein.render import EventPrinter
+
+__all__ = ["EXIT_CODES", "TerminalApprover", "build_config", "run_task"]
+
+EXIT_CODES = {"completed": 0, "failed": 1, "aborted": 3, "waiting": 4}
+
+
+class TerminalApprover:
+    """``--yes`` approves everything; on a terminal it asks; else it denies."""
+
+    def __init__(self, assume_yes: bool) -> None:
+        self.assume_yes = assume_yes
+
+    async def confirm(self, request: ApprovalRequest) -> bool:
+        if self.assume_yes:
+            return True
+        if not sys.stdin.isatty():
+            return False
+
+        def ask() -> bool:
+            answer = input(f"\nRein wants to {request.title}:\n  {request.detail}\nAllow? [y/N] ")
+            return answer.strip().lower() in ("y", "yes")
+
+        return await anyio.to_thread.run_sync(ask)
+
+
+def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConfig:
+    """The config file (JSON or YAML, a ``rein`` section), then env vars
+    (REIN_PROVIDER, REIN_MODEL, REIN_BASE_URL), then flags."""
+    data: dict[str, Any] = {}
+    path = config_file or os.environ.get("REIN_CONFIG")
+    if path:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read the configuration file {path}: {exc}") from exc
+        if isinstance(loaded, dict):
+            data = loaded.get("rein", loaded)
+    model = dict(data.get("model") or {})
+    for env, key in (
+        ("REIN_PROVIDER", "provider"),
+        ("REIN_MODEL", "model"),
+        ("REIN_BASE_URL", "baseUrl"),
+    ):
+        if os.environ.get(env):
+            model[key] = os.environ[env]
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        section, _, name = key.partition(".")
+        if section == "model":
+            model[name] = value
+        else:
+            data.setdefault(section, {})
+            data[section][name] = value
+    data["model"] = model
+    return load_config(data, path or "configuration")
+
+
+async def _run(
+    workspace: Path, task: str, config: ReinConfig, as_json: bool, assume_yes: bool, mode: str
+) -> int:
+    model = create_model(config.model)
+    printer = EventPrinter(as_json=as_json)
+    session_mode: Literal["agent", "explain"] = "explain" if mode == "explain" else "agent"
+    async with HeadlessSession(
+        workspace, model, config, approver=TerminalApprover(assume_yes), mode=session_mode
+    ) as session:
+        session.agent.subscribe(printer)
+        for report in session.reports:
+            print(f"! {report}", file=sys.stderr)
+        result = await session.prompt(task)
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "result": {
+                        "status": result.status,
+                        "text": result.text,
+                        "turns": result.turns,
+                        "repairAttempts": result.repair_attempts,
+                        "generations": result.generations,
+                        "usage": result.usage.model_dump(),
+                        "error": result.error,
+                    }
+                }
+            )
+        )
+    return EXIT_CODES.get(result.status, 1)
+
+
+def run_task(
+    task: str,
+    *,
+    workspace: str,
+    config_file: str | None,
+    overrides: dict[str, Any],
+    as_json: bool,
+    assume_yes: bool,
+    mode: str,
+) -> int:
+    try:
+        config = build_config(config_file, overrides)
+        root = Path(workspace).resolve()
+        if not root.is_dir():
+            raise ConfigError(f"the workspace {root} is not a folder")
+        return anyio.run(_run, root, task, config, as_json, assume_yes, mode)
+    except ConfigError as exc:
+        print(f"rein run: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,111 @@
+"""Print a run's events in a terminal (``rein run``, ``rein demo``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from rein.harness.events import Event
+
+__all__ = ["EventPrinter"]
+
+_SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def _args(arguments: dict[str, Any]) -> str:
+    parts = []
+    for key, value in arguments.items():
+        shown = json.dumps(value) if not isinstance(value, str) else value
+        shown = shown.replace("\n", "⏎")
+        if len(shown) > 40:
+            shown = shown[:39] + "…"
+        parts.append(f"{key}={shown}")
+    return " ".join(parts)
+
+
+class EventPrinter:
+    """A listener that prints each event as it comes (or as JSON lines)."""
+
+    def __init__(self, out: TextIO | None = None, *, as_json: bool = False) -> None:
+        self.out = out or sys.stdout
+        self.as_json = as_json
+        self._in_text = False
+        self.count = 0
+
+    def _line(self, text: str) -> None:
+        if self._in_text:
+            self.out.write("\n")
+            self._in_text = False
+        self.out.write(text + "\n")
+
+    def __call__(self, ev: Event) -> None:
+        event: Any = ev  # dispatched on .type below
+        self.count += 1
+        if self.as_json:
+            self.out.write(event.model_dump_json() + "\n")
+            self.out.flush()
+            return
+        t = event.type
+        if t == "run_start":
+            self._line(f"▶ run {event.run_id}: {_one_line(event.prompt or '')}")
+        elif t == "turn_start":
+            self._line(f"── turn {event.turn}")
+        elif t == "message_delta":
+            if event.kind == "text":
+                if not self._in_text:
+                    self.out.write("  💬 ")
+                    self._in_text = True
+                self.out.write(event.delta)
+            elif event.kind == "thinking":
+                self._line(f"  💭 {_one_line(event.delta)}")
+        elif t == "tool_call_start":
+            self._line(f"  ⚙ {event.name} {_args(event.arguments)}")
+        elif t == "tool_call_end":
+            mark = "✗" if event.is_error else "✓"
+            detail = event.details.get("diff") if isinstance(event.details, dict) else None
+            self._line(
+                f"    {mark} {event.name} ({event.duration_ms:.0f} ms): {_one_line(event.content)}"
+            )
+            if isinstance(detail, str) and detail:
+                for line in detail.splitlines()[:12]:
+                    self.out.write(f"      {line}\n")
+        elif t == "steering_applied":
+            self._line(f"  ↪ steering: {'; '.join(event.texts)}")
+        elif t == "follow_up_started":
+            self._line(f"  ↪ follow-up: {_one_line(event.text)}")
+        elif t == "gate_start":
+            self._line(f"  ⛨ gate {event.gate} (generation {event.generation})")
+        elif t == "gate_result":
+            if event.passed:
+                stale = " (diagnostics may be stale)" if event.stale else ""
+                self._line(f"    ✓ {event.gate} passed in {event.duration_ms:.0f} ms{stale}")
+            else:
+                self._line(f"    ✗ {event.gate}: {len(event.blockers)} blocker(s)")
+                for b in event.blockers[:8]:
+                    where = f"{b.path}:{(b.line or 0) + 1}" if b.path else ""
+                    code = f" {b.code}" if b.code else ""
+                    sev = _SEVERITY.get(b.severity or 1, "error")
+                    self._line(f"      {where} {sev}{code}: {_one_line(b.message)}")
+        elif t == "repair_attempt":
+            self._line(f"  ↻ repair attempt {event.attempt} of {event.max_attempts}")
+        elif t == "compaction":
+            self._line(
+                f"  ⇣ compaction ({event.kind}): "
+                f"{event.tokens_before} -> {event.tokens_after} tokens"
+            )
+        elif t == "error":
+            self._line(f"  ! {event.where}: {_one_line(event.message, 200)}")
+        elif t == "run_end":
+            reason = f" ({event.reason})" if event.reason else ""
+            usage = event.usage
+            self._line(
+                f"■ {event.status}{reason} after {event.turns} turn(s); "
+                f"tokens in {usage.input_tokens}, out {usage.output_tokens}"
+            )
+        self.out.flush()
