@@ -1,0 +1,140 @@
+"""Headless parts with real processes and a real file system."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rein.headless.commands import SubprocessRunner
+from rein.headless.disk_workspace import DiskWorkspace
+from rein.headless.watcher import DiskWatcher
+from rein.tools._process import group_alive
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+async def test_the_watcher_reports_external_changes_but_not_our_own(tmp_path: Path) -> None:
+    disk = DiskWorkspace(tmp_path)
+    seen: list[tuple[str, ...]] = []
+    got = anyio.Event()
+
+    def on_external(paths: tuple[str, ...]) -> None:
+        seen.append(paths)
+        got.set()
+
+    watcher = DiskWatcher(tmp_path, on_external, debounce_ms=20)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watcher.run)
+        await watcher.ready.wait()
+        await anyio.sleep(0.2)  # let the OS watch settle before the first write
+        mutation = await disk.write_text("ours.py", "x = 1\n")
+        watcher.on_own_mutation(mutation)
+        (tmp_path / "theirs.py").write_text("y = 2\n")
+        with anyio.fail_after(10):
+            await got.wait()
+        watcher.stop()
+        tg.cancel_scope.cancel()
+    flat = {p for batch in seen for p in batch}
+    assert "theirs.py" in flat
+    assert "ours.py" not in flat
+
+
+async def test_the_runner_reports_exit_code_and_output(tmp_path: Path) -> None:
+    runner = SubprocessRunner(str(tmp_path))
+    ok = await runner.run("echo hello; pwd")
+    assert ok.exit_code == 0 and "hello" in ok.output and str(tmp_path) in ok.output
+    bad = await runner.run("echo oops >&2; exit 3")
+    assert bad.exit_code == 3 and "oops" in bad.output
+
+
+async def test_the_runner_kills_the_whole_group_on_timeout(tmp_path: Path) -> None:
+    runner = SubprocessRunner(str(tmp_path))
+    pidfile = tmp_path / "child.pid"
+    result = await runner.run(f"sleep 60 & echo $! > {pidfile}; wait", timeout_s=0.5)
+    assert result.timed_out and "timed out" in result.output
+    child = int(pidfile.read_text())
+    with anyio.fail_after(5):
+        while _alive(child):
+            await anyio.sleep(0.05)
+    assert not group_alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_rein_demo_runs_offline_and_completes() -> None:
+    started = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "rein", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "✗ analyzer" in out.stdout and "itmes" in out.stdout
+    assert "↻ repair attempt 1 of 3" in out.stdout
+    assert "status: completed" in out.stdout
+    assert "for i in items" in out.stdout
+    assert time.monotonic() - started < 180
+
+
+def test_rein_run_exit_codes_and_json(tmp_path: Path) -> None:
+    script = tmp_path / "s.yaml"
+    script.write_text("turns:\n  - text: nothing to do\n")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rein",
+            "run",
+            "look",
+            "-w",
+            str(tmp_path),
+            "--provider",
+            "replay",
+            "--script",
+            str(script),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if line.strip()]
+    assert '"type":"run_end"' in lines[-3].replace(" ", "")
+    assert '"status": "completed"' in lines[-1]
+    bad = subprocess.run(
+        [sys.executable, "-m", "rein", "run", "x", "-w", str(tmp_path / "missing")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "is not a folder" in bad.stderr
+    bad_cfg = tmp_path / "c.json"
+    bad_cfg.write_text('{"harness": {"maxModelTurnsPerRun": "many"}}')
+    bad = subprocess.run(
+        [sys.executable, "-m", "rein", "run", "x", "-w", str(tmp_path), "--config", str(bad_cfg)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "rein.harness.maxModelTurnsPerRun" in bad.stderr
