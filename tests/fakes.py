@@ -378,3 +378,50 @@ class FakeWriteTool(Tool[WriteArgs]):
         mutation = await workspace.write_text(args.path, args.content)
         ctx.run_state.setdefault("mutations", []).append(mutation)
         return ToolResult(f"wrote {args.path} (generation {mutation.generation})")
+
+
+# ------------------------------------------------------------ tool calls
+
+
+class ToolCallRecorder:
+    """Builds the :class:`ToolContext` a tool sees in a run, recording its
+    progress updates; ``run_state`` is shared by every call it makes, as in
+    one run. ``run(tool, **arguments)`` validates like the loop does and
+    lets ToolError propagate (assert it with ``pytest.raises``)."""
+
+    def __init__(self, env: Any, *, on_update: Callable[[str, str], None] | None = None) -> None:
+        self.env = env
+        self.run_state: dict[str, Any] = {}
+        self.updates: list[tuple[str, str]] = []
+        self.yield_requested = False
+        self._on_update = on_update
+
+    def _update(self, text: str, kind: str) -> None:
+        self.updates.append((text, kind))
+        if self._on_update is not None:
+            self._on_update(text, kind)
+
+    def context(self, name: str, call_id: str = "call_1") -> ToolContext:
+        return ToolContext(
+            call_id, name, self.env, self._update, lambda: self.yield_requested, self.run_state
+        )
+
+    async def run(self, tool: Tool[Any], **arguments: Any) -> ToolResult:
+        args = tool.args_model.model_validate(arguments)
+        result = await tool.execute(args, self.context(tool.name))
+        return result if isinstance(result, ToolResult) else ToolResult(str(result))
+
+    def output(self) -> str:
+        return "".join(text for text, kind in self.updates if kind == "output")
+
+
+class FailingApprover:
+    """An Approver whose client is gone: ``confirm`` raises."""
+
+    def __init__(self, message: str = "the client went away") -> None:
+        self.message = message
+        self.requests: list[ApprovalRequest] = []
+
+    async def confirm(self, request: ApprovalRequest) -> bool:
+        self.requests.append(request)
+        raise ConnectionError(self.message)

@@ -1,0 +1,1 @@
+"""headless layer (see docs/architecture.md)."""

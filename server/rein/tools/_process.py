@@ -1,0 +1,125 @@
+"""Child process helpers for ``run_command``: ending a whole process group,
+and keeping the head and tail of long output."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import anyio
+from anyio.abc import Process
+
+__all__ = ["OutputBuffer", "group_alive", "kill_process_group"]
+
+_POLL_S = 0.02
+_KILL_WAIT_S = 5.0
+
+
+def _proc_group_alive(pgid: int) -> bool:
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may contain spaces and ")".
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def group_alive(pgid: int) -> bool:
+    """True while a live (non-zombie) process is in group ``pgid``."""
+    if os.path.isdir("/proc/self"):
+        return _proc_group_alive(pgid)
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _wait_gone(pgid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        await anyio.sleep(_POLL_S)
+    return True
+
+
+async def kill_process_group(process: Process, grace_s: float) -> bool:
+    """End every process of ``process``'s group (it was started with
+    ``start_new_session=True``, so the group id is its pid): SIGTERM, then
+    SIGKILL after ``grace_s``. Reaps the leader. Returns True when something
+    was still running."""
+    pgid = process.pid
+    was_alive = group_alive(pgid)
+    if was_alive:
+        _signal_group(pgid, signal.SIGTERM)
+        if not await _wait_gone(pgid, grace_s):
+            _signal_group(pgid, signal.SIGKILL)
+            await _wait_gone(pgid, _KILL_WAIT_S)
+    if process.returncode is None:
+        await process.wait()
+    return was_alive
+
+
+class OutputBuffer:
+    """Keeps the first ``head_chars`` and the last ``tail_chars`` characters
+    written, and counts everything."""
+
+    def __init__(self, head_chars: int, tail_chars: int) -> None:
+        self.head_chars = head_chars
+        self.tail_chars = tail_chars
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail = ""
+        self.total = 0
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        self.total += len(text)
+        room = self.head_chars - self._head_len
+        if room > 0:
+            taken = text[:room]
+            self._head.append(taken)
+            self._head_len += len(taken)
+            text = text[room:]
+        if text:
+            self._tail += text
+            if len(self._tail) > 2 * self.tail_chars:
+                self._tail = self._tail[-self.tail_chars :]
+
+    def text(self) -> str:
+        head = "".join(self._head)
+        tail = self._tail[-self.tail_chars :] if self.tail_chars else ""
+        cut = self.total - len(head) - len(tail)
+        if cut <= 0:
+            return head + tail
+        # Cut on line boundaries when one is near.
+        newline = head.rfind("\n")
+        if newline >= len(head) * 3 // 4:
+            cut += len(head) - newline - 1
+            head = head[: newline + 1]
+        newline = tail.find("\n")
+        if 0 <= newline < len(tail) // 4:
+            cut += newline + 1
+            tail = tail[newline + 1 :]
+        if not head.endswith("\n"):
+            head += "\n"
+        return f"{head}[... {cut:,} characters cut from the middle of the output ...]\n{tail}"

@@ -1,0 +1,120 @@
+"""Approvals: a policy per tool class, the person's answer through the
+Approver port, and denials the model can read.
+
+``settings["approval"]`` maps a class ("read", "write", "command") to
+"allow", "ask" or "deny"; missing or invalid entries fall back to the
+defaults (read allow, write allow, command ask), and an invalid value is
+logged once. "ask" goes through ``ctx.env.approver``; without one the call
+is denied. A denial is a :class:`ToolResult` with ``is_error=True`` saying
+what was denied and why, so the model can choose another way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+from rein.harness.ports import ApprovalClass, ApprovalRequest
+from rein.harness.tools import ToolContext, ToolResult
+
+__all__ = ["DEFAULT_POLICY", "Policy", "check_approval", "policy_for"]
+
+log = logging.getLogger(__name__)
+
+Policy = Literal["allow", "ask", "deny"]
+DEFAULT_POLICY: Mapping[ApprovalClass, Policy] = {
+    "read": "allow",
+    "write": "allow",
+    "command": "ask",
+}
+_VALID: tuple[str, ...] = get_args(Policy)
+_reported: set[tuple[str, str]] = set()
+
+_WHAT = {"read": "reading files", "write": "changing files", "command": "running commands"}
+
+
+def policy_for(settings: Mapping[str, Any], approval_class: ApprovalClass) -> Policy:
+    """The configured policy for ``approval_class``, or its default."""
+    default = DEFAULT_POLICY[approval_class]
+    table = settings.get("approval")
+    if not isinstance(table, Mapping):
+        return default
+    value = table.get(approval_class)
+    if value is None:
+        return default
+    if value not in _VALID:
+        key = (approval_class, repr(value))
+        if key not in _reported:
+            _reported.add(key)
+            log.warning(
+                "approval.%s is %r; expected one of %s. Using %r.",
+                approval_class,
+                value,
+                ", ".join(_VALID),
+                default,
+            )
+        return default
+    policy: Policy = value
+    return policy
+
+
+def _denied(text: str, reason: str) -> ToolResult:
+    return ToolResult(text, is_error=True, details={"denied": True, "reason": reason})
+
+
+async def check_approval(
+    ctx: ToolContext,
+    approval_class: ApprovalClass,
+    *,
+    title: str,
+    detail: str,
+    action: str,
+    force_ask: bool = False,
+    why_ask: str = "",
+) -> ToolResult | None:
+    """``None`` when the call may go ahead, else the denial to return.
+
+    ``action`` completes "the person declined to ..." (e.g. "run `make`").
+    ``force_ask`` asks even when the policy allows (a protected file), unless
+    the policy denies; ``why_ask`` says why in the denial texts.
+    """
+    policy = policy_for(ctx.env.settings, approval_class)
+    setting = f"approval.{approval_class}"
+    if policy == "deny":
+        return _denied(
+            f"Denied: {_WHAT[approval_class]} is switched off in this session "
+            f'({setting} is "deny"), so you cannot {action}. Find another way, or tell '
+            "the person what you need and why.",
+            "policy",
+        )
+    if policy == "allow" and not force_ask:
+        return None
+    because = why_ask or f'{setting} is "ask"'
+    approver = ctx.env.approver
+    if approver is None:
+        return _denied(
+            f"Denied: to {action} the person's approval is needed ({because}), and no one "
+            "can approve in this session. Find another way, or tell the person what you "
+            "need and why.",
+            "no_approver",
+        )
+    request = ApprovalRequest(
+        tool=ctx.name, approval_class=approval_class, title=title, detail=detail
+    )
+    try:
+        approved = await approver.confirm(request)
+    except Exception as exc:
+        log.exception("approver failed for %s", ctx.name)
+        return _denied(
+            f"Denied: asking the person for approval to {action} failed ({exc}). "
+            "Find another way, or tell the person what you need.",
+            "approver_error",
+        )
+    if approved:
+        return None
+    return _denied(
+        f"Denied: the person declined to let you {action}. Do not repeat the same call; "
+        "try another approach, or explain in your answer what you wanted to do and why.",
+        "declined",
+    )

@@ -1,0 +1,111 @@
+"""Bootstrap context for the first message of a session: a compact tree of
+the workspace and the project's instructions for agents.
+
+This module does the I/O; :func:`rein.harness.prompts.build_system_prompt`
+only assembles text. Use the project instructions in one place: either in
+the system prompt (``project_instructions(root)``) or in the first message
+(``bootstrap_message(root, include_instructions=True)``), not both.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rein.tools._files import Entry, FileTree, plural
+
+__all__ = [
+    "INSTRUCTION_FILES",
+    "bootstrap_message",
+    "find_project_instructions",
+    "project_instructions",
+    "workspace_summary",
+]
+
+#: Looked for in this order; the first that exists is used.
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
+MAX_INSTRUCTIONS_CHARS = 16_000
+_CHILDREN_PER_DIR = 8
+
+
+def _describe(entry: Entry) -> str:
+    return f"{entry.name}/" if entry.is_dir else entry.name
+
+
+def workspace_summary(root: str | os.PathLike[str], max_entries: int = 200) -> str:
+    """The top level of the workspace and the first entries of each top-level
+    directory, ``.gitignore``-aware, at most ``max_entries`` lines of entries."""
+    tree = FileTree(root)
+    top, ignored = tree.list_dir("")
+    lines: list[str] = []
+    left_out = 0
+    for entry in top:
+        if len(lines) >= max_entries:
+            left_out += 1
+            continue
+        if not entry.is_dir or entry.is_symlink:
+            lines.append(_describe(entry))
+            continue
+        children, _ = tree.list_dir(entry.path)
+        count = plural(len(children), "entry", "entries")
+        lines.append(f"{entry.name}/ ({count})" if children else f"{entry.name}/")
+        room = min(_CHILDREN_PER_DIR, max_entries - len(lines))
+        for child in children[: max(room, 0)]:
+            lines.append(f"  {_describe(child)}")
+        if len(children) > max(room, 0):
+            lines.append(f"  ... {len(children) - max(room, 0)} more")
+    if left_out:
+        lines.append(f"... {left_out} more top-level entries not shown")
+    if not lines:
+        lines.append("(empty)")
+    if ignored:
+        lines.append(
+            f"({plural(ignored, 'top-level entry', 'top-level entries')} ignored by "
+            ".gitignore not shown)"
+        )
+    return "\n".join(lines)
+
+
+def find_project_instructions(root: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """``(file name, text)`` of the first instruction file found, bounded."""
+    base = Path(root)
+    for name in INSTRUCTION_FILES:
+        path = base / name
+        try:
+            if not path.is_file():
+                continue
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(MAX_INSTRUCTIONS_CHARS + 1)
+        except OSError:
+            continue
+        text = text.strip()
+        if not text:
+            continue
+        if len(text) > MAX_INSTRUCTIONS_CHARS:
+            text = text[:MAX_INSTRUCTIONS_CHARS] + f"\n[... {name} cut here ...]"
+        return name, text
+    return None
+
+
+def project_instructions(root: str | os.PathLike[str]) -> str | None:
+    """The text of AGENTS.md (else CLAUDE.md, else
+    .github/copilot-instructions.md), bounded; None when there is none."""
+    found = find_project_instructions(root)
+    return found[1] if found else None
+
+
+def bootstrap_message(
+    root: str | os.PathLike[str], *, include_instructions: bool = False, max_entries: int = 200
+) -> str:
+    """Context prepended to the first user message of a session."""
+    parts = [
+        "Context for this session (gathered automatically):",
+        f'<workspace root="{Path(root).resolve()}">\n'
+        f"{workspace_summary(root, max_entries)}\n</workspace>",
+    ]
+    if include_instructions:
+        found = find_project_instructions(root)
+        if found is not None:
+            name, text = found
+            parts.append(f'<project_instructions file="{name}">\n{text}\n</project_instructions>')
+    return "\n\n".join(parts)

@@ -1,0 +1,224 @@
+"""``run_command``: ``bash -c`` in the workspace root, in its own process group.
+
+Output (stdout and stderr merged) streams to the client as batched
+``tool_call_update`` events and is kept as head + tail for the model. On
+timeout, and when the run is aborted (the tool's scope is cancelled), the
+whole process group gets SIGTERM, then SIGKILL after a grace period; the
+tool returns (or re-raises the cancellation) only after the group is gone.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import signal
+import subprocess
+import time
+from typing import ClassVar
+
+import anyio
+from anyio.abc import Process
+from pydantic import BaseModel, Field
+
+from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.tools._context import require_workspace
+from rein.tools._process import OutputBuffer, kill_process_group
+from rein.tools.approval import check_approval
+
+__all__ = ["RunCommandArgs", "RunCommandTool"]
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_TIMEOUT_S = 600.0
+_FLUSH_INTERVAL_S = 0.1
+_FLUSH_BYTES = 4096
+_QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "NO_COLOR": "1"}
+
+
+class RunCommandArgs(BaseModel):
+    command: str = Field(
+        description="A bash command line, run in the workspace root, e.g. `pytest -q tests/x.py`."
+    )
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        description=f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S:g}, "
+        f"at most {MAX_TIMEOUT_S:g}).",
+    )
+
+
+class _Streamer:
+    """Batches complete output lines into ``ctx.update`` calls."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.pending = ""
+        self.last_flush = time.monotonic()
+
+    def feed(self, text: str) -> None:
+        self.pending += text
+        if time.monotonic() - self.last_flush >= _FLUSH_INTERVAL_S or (
+            len(self.pending) >= _FLUSH_BYTES
+        ):
+            self.flush(complete_lines_only=True)
+
+    def flush(self, *, complete_lines_only: bool = False) -> None:
+        if complete_lines_only:
+            cut = self.pending.rfind("\n") + 1
+            if cut == 0:
+                return
+            batch, self.pending = self.pending[:cut], self.pending[cut:]
+        else:
+            batch, self.pending = self.pending, ""
+        self.last_flush = time.monotonic()
+        if batch:
+            self.ctx.update(batch, "output")
+
+
+class RunCommandTool(Tool[RunCommandArgs]):
+    name = "run_command"
+    description = (
+        "Run a shell command (bash -c) in the workspace root and return its exit code and "
+        "output (stdout and stderr together; long output keeps its start and end). Use it to "
+        "run tests, builds, linters, git and other programs. Not interactive: stdin is "
+        "empty. Killed after the timeout (default 120 s)."
+    )
+    args_model = RunCommandArgs
+    tool_class = "command"
+    #: The loop's hard limit: above the longest timeout plus the kill grace,
+    #: so the command's own timeout (and its clearer result) comes first.
+    timeout_s: ClassVar[float | None] = MAX_TIMEOUT_S + 60.0
+    prompt_section: ClassVar[str] = (
+        "`run_command` runs a bash command in the workspace root (no input, killed after the "
+        "timeout); use it to run tests and builds. It may need the person's approval."
+    )
+
+    def __init__(
+        self,
+        *,
+        default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        grace_s: float = 2.0,
+        head_chars: int = 7000,
+        tail_chars: int = 7000,
+    ) -> None:
+        self.default_timeout_s = default_timeout_s
+        self.grace_s = grace_s
+        self.head_chars = head_chars
+        self.tail_chars = tail_chars
+
+    async def execute(self, args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
+        workspace = require_workspace(ctx)
+        command = args.command.strip()
+        if not command:
+            return ToolResult("The command is empty.", is_error=True)
+        timeout = args.timeout or self.default_timeout_s
+        short = command if len(command) <= 80 else command[:77] + "..."
+        denial = await check_approval(
+            ctx,
+            "command",
+            title=f"Run: {short}",
+            detail=f"$ {command}\n(in {workspace.root}, timeout {timeout:g} s)",
+            action=f"run `{short}`",
+        )
+        if denial is not None:
+            return denial
+        output = OutputBuffer(self.head_chars, self.tail_chars)
+        streamer = _Streamer(ctx)
+        started = time.monotonic()
+        process = await anyio.open_process(
+            ["bash", "-c", command],
+            cwd=workspace.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, **_QUIET_ENV},
+        )
+        timed_out = leftovers = False
+        try:
+            with anyio.move_on_after(timeout) as scope:
+                pumped = anyio.Event()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._pump, process, output, streamer, pumped)
+                    tg.start_soon(self._flush_periodically, streamer)
+                    await process.wait()
+                    # Background jobs left in the group would keep the pipe
+                    # open (and outlive the run): end them.
+                    leftovers = await kill_process_group(process, self.grace_s)
+                    await pumped.wait()
+                    tg.cancel_scope.cancel()
+            timed_out = scope.cancelled_caught
+        finally:
+            # Timeout, cancellation (abort) or an error: the group must go.
+            with anyio.CancelScope(shield=True):
+                await kill_process_group(process, self.grace_s)
+                await process.aclose()
+                streamer.flush()
+        elapsed = time.monotonic() - started
+        result = self._result(command, process, output, timed_out, timeout, elapsed)
+        if leftovers and not timed_out:
+            result.content += (
+                "\n[Processes the command left running in the background were stopped.]"
+            )
+        return result
+
+    @staticmethod
+    async def _pump(
+        process: Process, output: OutputBuffer, streamer: _Streamer, done: anyio.Event
+    ) -> None:
+        assert process.stdout is not None
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        try:
+            async for chunk in process.stdout:
+                text = decoder.decode(chunk)
+                output.write(text)
+                streamer.feed(text)
+            tail = decoder.decode(b"", final=True)
+            output.write(tail)
+            streamer.feed(tail)
+        finally:
+            done.set()
+
+    @staticmethod
+    async def _flush_periodically(streamer: _Streamer) -> None:
+        while True:
+            await anyio.sleep(_FLUSH_INTERVAL_S)
+            streamer.flush(complete_lines_only=True)
+
+    def _result(
+        self,
+        command: str,
+        process: Process,
+        output: OutputBuffer,
+        timed_out: bool,
+        timeout: float,
+        elapsed: float,
+    ) -> ToolResult:
+        code = process.returncode
+        body = output.text().rstrip("\n")
+        parts = [f"$ {command}"]
+        if body:
+            parts.append(body)
+        if timed_out:
+            parts.append(
+                f"[Timed out after {timeout:g} s; the command and its child processes were "
+                "killed. Run something shorter, or pass a larger timeout.]"
+            )
+        elif code is not None and code < 0:
+            parts.append(f"[Killed by signal {_signal_name(-code)}; exit code {code}]")
+        else:
+            parts.append(f"[exit code {code}]")
+        details = {
+            "exit_code": code,
+            "timed_out": timed_out,
+            "duration_s": round(elapsed, 3),
+            "output_chars": output.total,
+        }
+        return ToolResult("\n".join(parts), is_error=timed_out or code != 0, details=details)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)

@@ -1,0 +1,204 @@
+"""``edit_file`` and ``write_file``: changes applied through the Workspace
+port, each one a new mutation generation recorded in ``ctx.run_state``."""
+
+from __future__ import annotations
+
+import difflib
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from rein.harness.errors import ToolError
+from rein.harness.ports import Mutation, Workspace
+from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.tools._context import record_mutation, sandbox_of
+from rein.tools._files import plural
+from rein.tools.approval import check_approval
+from rein.tools.sandbox import Sandbox
+
+__all__ = ["EditFileArgs", "EditFileTool", "WriteFileArgs", "WriteFileTool", "bounded_diff"]
+
+MAX_DIFF_LINES = 80
+MAX_DIFF_CHARS = 6000
+
+
+def bounded_diff(path: str, before: str, after: str) -> str:
+    """A unified diff of ``before`` -> ``after``, cut to a readable size."""
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(),
+            after.splitlines(),
+            fromfile=f"a/{path}",
+            tofile=f"b/{path}",
+            n=2,
+            lineterm="",
+        )
+    )
+    out: list[str] = []
+    used = 0
+    for index, line in enumerate(lines):
+        if index >= MAX_DIFF_LINES or used + len(line) > MAX_DIFF_CHARS:
+            out.append(f"[diff cut: {len(lines) - index} more lines]")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    found: list[int] = []
+    start = text.find(needle)
+    while start != -1:
+        found.append(start)
+        start = text.find(needle, start + len(needle))
+    return found
+
+
+def _not_found_message(rel: str, text: str, old: str) -> str:
+    message = (
+        f"old_string was not found in {rel}. Read the file again with read_file and copy "
+        "the text exactly, including indentation and whitespace (without the line-number "
+        "prefix)."
+    )
+    first = next((line.strip() for line in old.splitlines() if line.strip()), "")
+    if first:
+        near = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == first]
+        if near:
+            lines = ", ".join(str(n) for n in near[:10])
+            message += (
+                f" Its first non-blank line appears (ignoring leading and trailing "
+                f"whitespace) at line {lines}; check the indentation and the lines after it."
+            )
+    return message
+
+
+def _prepare(ctx: ToolContext, path: str) -> tuple[Workspace, Sandbox, str]:
+    workspace, sandbox = sandbox_of(ctx)
+    rel = sandbox.resolve(path)
+    if rel == ".":
+        raise ToolError("The workspace root is a directory; give the path of a file.")
+    sandbox.check_writable(rel)
+    return workspace, sandbox, rel
+
+
+class EditFileArgs(BaseModel):
+    path: str = Field(description="File to change, relative to the workspace root.")
+    old_string: str = Field(
+        description="The exact text to replace, copied from the file with its indentation. "
+        "Include enough surrounding lines to make it unique in the file."
+    )
+    new_string: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
+
+
+class EditFileTool(Tool[EditFileArgs]):
+    name = "edit_file"
+    description = (
+        "Change an existing file by replacing an exact piece of text (old_string) with new "
+        "text (new_string). old_string must occur exactly once unless replace_all is true. "
+        "Use it for every change to an existing file; read the file first so old_string "
+        "matches exactly. Returns a short diff of the change."
+    )
+    args_model = EditFileArgs
+    tool_class = "write"
+    prompt_section: ClassVar[str] = (
+        "`edit_file` replaces an exact, unique piece of a file's text; copy it from what you "
+        "read, with its indentation. Prefer several small edits to rewriting a file."
+    )
+
+    async def execute(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
+        workspace, _, rel = _prepare(ctx, args.path)
+        old, new = args.old_string, args.new_string
+        if old == new:
+            raise ToolError("old_string and new_string are identical: there is nothing to change.")
+        if not old:
+            raise ToolError(
+                "old_string is empty. To create a file or replace all of it use write_file; "
+                "to insert text, include the neighbouring line in old_string and new_string."
+            )
+        content = await workspace.read_text(rel)
+        text = content.text
+        if "\r\n" in text and "\r\n" not in old:
+            # The file uses CRLF line ends; what the model saw had them removed.
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        found = _occurrences(text, old)
+        if not found:
+            raise ToolError(_not_found_message(rel, text, args.old_string))
+        if len(found) > 1 and not args.replace_all:
+            lines = ", ".join(str(_line_of(text, i)) for i in found[:20])
+            more = ", ..." if len(found) > 20 else ""
+            raise ToolError(
+                f"old_string occurs {len(found)} times in {rel} (at lines {lines}{more}). "
+                "Include more surrounding lines to make it unique, or set replace_all=true "
+                "to change every occurrence."
+            )
+        updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
+        diff = bounded_diff(rel, text, updated)
+        denial = await check_approval(
+            ctx, "write", title=f"Edit {rel}", detail=diff, action=f"edit {rel}"
+        )
+        if denial is not None:
+            return denial
+        mutation = await workspace.write_text(rel, updated, expected_version=content.version)
+        record_mutation(ctx, mutation)
+        count = len(found) if args.replace_all else 1
+        first_line = _line_of(text, found[0])
+        summary = (
+            f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''} "
+            f"(from line {first_line}; generation {mutation.generation})."
+        )
+        return ToolResult(
+            f"{summary}\n{diff}",
+            details={
+                "path": rel,
+                "generation": mutation.generation,
+                "replacements": count,
+                "diff": diff,
+            },
+        )
+
+
+class WriteFileArgs(BaseModel):
+    path: str = Field(description="File to create or overwrite, relative to the workspace root.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteFileTool(Tool[WriteFileArgs]):
+    name = "write_file"
+    description = (
+        "Create a file, or replace the whole content of an existing one. Missing parent "
+        "directories are created. Use it for new files; to change part of an existing "
+        "file use edit_file instead."
+    )
+    args_model = WriteFileArgs
+    tool_class = "write"
+    prompt_section: ClassVar[str] = (
+        "`write_file` creates a file or replaces all of it; use it for new files."
+    )
+
+    async def execute(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
+        workspace, _, rel = _prepare(ctx, args.path)
+        existed = await workspace.exists(rel)
+        lines = args.content.count("\n") + (0 if args.content.endswith("\n") else 1)
+        lines = lines if args.content else 0
+        verb = "Overwrite" if existed else "Create"
+        denial = await check_approval(
+            ctx,
+            "write",
+            title=f"{verb} {rel}",
+            detail=f"{verb} {rel} ({plural(lines, 'line')}):\n{args.content[:1000]}",
+            action=f"{verb.lower()} {rel}",
+        )
+        if denial is not None:
+            return denial
+        mutation: Mutation = await workspace.write_text(rel, args.content)
+        record_mutation(ctx, mutation)
+        done = "Overwrote" if existed else "Created"
+        return ToolResult(
+            f"{done} {rel} ({plural(lines, 'line')}; generation {mutation.generation}).",
+            details={"path": rel, "generation": mutation.generation, "created": not existed},
+        )

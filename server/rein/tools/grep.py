@@ -1,0 +1,335 @@
+"""``grep``: a regex search over the workspace, ``.gitignore``-aware.
+
+Two backends give the same output: ripgrep when ``rg`` is on PATH, else a
+Python walk over :class:`~rein.tools._files.FileTree`. Both search hidden
+files, skip ``.git``, binary files (a NUL byte) and files over 10 MB, read
+only the workspace's own ``.gitignore`` files, and report matches in path
+order (by components), so the first ``max_matches`` are the same. The
+``glob`` filter and the deny globs are applied in Python for both (an rg
+``-g`` glob would override ``.gitignore``). A regex ripgrep cannot parse but
+Python can (look-around, backreferences) is searched by the Python backend.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import anyio
+from anyio.abc import Process
+from pydantic import BaseModel, Field
+
+from rein.harness.errors import ToolError
+from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.tools._context import sandbox_of
+from rein.tools._files import FileTree, plural
+from rein.tools._globs import glob_regex
+from rein.tools.sandbox import Sandbox
+
+__all__ = ["GrepArgs", "GrepBackend", "GrepTool", "Match"]
+
+GrepBackend = Literal["auto", "rg", "python"]
+MAX_MATCHES = 200
+MAX_LINE_CHARS = 300
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+_RG_FLAGS = (
+    "--no-config",
+    "--color=never",
+    "--no-heading",
+    "--with-filename",
+    "--line-number",
+    "--null",
+    "--no-messages",
+    "--hidden",
+    "--crlf",
+    "--no-require-git",
+    "--no-ignore-parent",
+    "--no-ignore-dot",
+    "--no-ignore-global",
+    "--no-ignore-exclude",
+    "--sort=path",
+    "--max-filesize=10M",
+    "--glob=!.git",
+)
+
+
+class GrepArgs(BaseModel):
+    pattern: str = Field(
+        description="Regular expression searched line by line, e.g. `def \\w+_handler` or "
+        "`TODO|FIXME`. Escape ( [ { . * + ? with a backslash to match them literally, "
+        "or set literal=true."
+    )
+    path: str = Field(".", description="File or directory to search (default: the root).")
+    glob: str | None = Field(
+        None,
+        description="Only search files matching this glob: `*.py` matches the name at any "
+        "depth, `src/**/*.ts` the path from the workspace root.",
+    )
+    case_insensitive: bool = Field(False, description="Ignore upper/lower case.")
+    literal: bool = Field(False, description="Treat the pattern as plain text, not a regex.")
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    path: str
+    line: int
+    text: str
+
+
+class _RgRegexError(Exception):
+    pass
+
+
+class _Filter:
+    """Which matched files count: not protected, and matching the glob."""
+
+    def __init__(self, sandbox: Sandbox, glob: str | None) -> None:
+        self.sandbox = sandbox
+        self.glob = glob_regex(glob.strip("/"), anchored="/" in glob.strip("/")) if glob else None
+        self._seen: dict[str, bool] = {}
+
+    def __call__(self, path: str) -> bool:
+        verdict = self._seen.get(path)
+        if verdict is None:
+            verdict = (self.glob is None or bool(self.glob.match(path))) and (
+                self.sandbox.denied_by(path) is None
+            )
+            self._seen[path] = verdict
+        return verdict
+
+
+def search_python(
+    sandbox: Sandbox, rel: str, regex: re.Pattern[str], keep: _Filter, limit: int
+) -> list[Match]:
+    """Up to ``limit`` matches, walking in path order."""
+    matches: list[Match] = []
+    candidates: Iterator[str]
+    if os.path.isfile(sandbox.abspath(rel)):
+        candidates = iter([rel])
+    else:
+        tree = FileTree(sandbox.root)
+        candidates = (e.path for e in tree.files(rel) if not e.is_symlink)
+    for path in candidates:
+        if not keep(path):
+            continue
+        try:
+            full = sandbox.abspath(path)
+            if os.path.getsize(full) > MAX_FILE_BYTES:
+                continue
+            with open(full, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if b"\x00" in data:
+            continue
+        lines = data.decode("utf-8", "replace").split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the end of the last line, not a line of its own
+        for number, line in enumerate(lines, 1):
+            line = line.removesuffix("\r")
+            if regex.search(line):
+                matches.append(Match(path, number, line))
+                if len(matches) >= limit:
+                    return matches
+    return matches
+
+
+async def search_rg(
+    rg: str, sandbox: Sandbox, rel: str, pattern: str, flags: list[str], keep: _Filter, limit: int
+) -> list[Match]:
+    """Up to ``limit`` matches from ripgrep; stops it once there are enough."""
+    with tempfile.TemporaryDirectory(prefix="rein-rg-") as scratch:
+        command = await anyio.to_thread.run_sync(
+            _rg_command, rg, sandbox, rel, pattern, flags, scratch
+        )
+        return await _run_rg(command, sandbox.root, keep, limit)
+
+
+def _rg_command(
+    rg: str, sandbox: Sandbox, rel: str, pattern: str, flags: list[str], scratch: str
+) -> list[str]:
+    command = [rg, *_RG_FLAGS, *flags]
+    if rel != "." and os.path.isdir(sandbox.abspath(rel)):
+        # rg takes the workspace's .gitignore files above ``rel`` for "parent"
+        # ignore files, which --no-ignore-parent switches off (it would also
+        # read those above the workspace): hand them over, rewritten to match
+        # from the root, as an ignore file of lower precedence.
+        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        rules = FileTree(sandbox.root).rules_for(parent)
+        if rules:
+            ignore_file = os.path.join(scratch, "ancestors.gitignore")
+            with open(ignore_file, "w", encoding="utf-8") as handle:
+                handle.write("".join(rule.rooted() + "\n" for rule in rules))
+            command.append(f"--ignore-file={ignore_file}")
+    command += ["-e", pattern, "--"]
+    if rel != ".":
+        command.append(rel)
+    return command
+
+
+async def _run_rg(command: list[str], cwd: str, keep: _Filter, limit: int) -> list[Match]:
+    matches: list[Match] = []
+    stderr = bytearray()
+    process = await anyio.open_process(command, cwd=cwd, stdin=subprocess.DEVNULL)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_drain, process, stderr)
+            assert process.stdout is not None
+            pending = b""
+            async for chunk in process.stdout:
+                pending += chunk
+                if b"\n" not in chunk:
+                    continue
+                *lines, pending = pending.split(b"\n")
+                for raw in lines:
+                    match = _parse_rg_line(raw)
+                    if match is not None and keep(match.path):
+                        matches.append(match)
+                        if len(matches) >= limit:
+                            break
+                if len(matches) >= limit:
+                    process.kill()
+                    break
+        code = await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
+    if code == 2 and len(matches) < limit:
+        message = stderr.decode("utf-8", "replace").strip()
+        if "regex" in message or "error:" in message:
+            raise _RgRegexError(message)
+    return matches
+
+
+async def _drain(process: Process, sink: bytearray) -> None:
+    assert process.stderr is not None
+    async for chunk in process.stderr:
+        if len(sink) < 16_000:
+            sink.extend(chunk)
+
+
+def _parse_rg_line(raw: bytes) -> Match | None:
+    path, sep, rest = raw.partition(b"\x00")
+    number, sep2, text = rest.partition(b":")
+    if not sep or not sep2 or not number.isdigit():
+        return None
+    name = path.decode("utf-8", "replace").removeprefix("./")
+    return Match(name, int(number), text.decode("utf-8", "replace").removesuffix("\r"))
+
+
+class GrepTool(Tool[GrepArgs]):
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression; prints `path:line: text` for each "
+        "matching line, in path order, up to 200 matches. Files ignored by .gitignore, "
+        "binary files and protected files are skipped. Use it to find definitions, usages "
+        "and strings; narrow with path or glob when there are many matches."
+    )
+    args_model = GrepArgs
+    tool_class = "read"
+    prompt_section: ClassVar[str] = (
+        "`grep` searches contents by regex and answers `path:line: text`; prefer it over "
+        "reading many files to find something."
+    )
+
+    def __init__(
+        self,
+        backend: GrepBackend = "auto",
+        *,
+        max_matches: int = MAX_MATCHES,
+        max_line_chars: int = MAX_LINE_CHARS,
+    ) -> None:
+        self.backend = backend
+        self.max_matches = max_matches
+        self.max_line_chars = max_line_chars
+
+    def ripgrep(self) -> str | None:
+        if self.backend == "python":
+            return None
+        found = shutil.which("rg")
+        if found is None and self.backend == "rg":
+            raise ToolError("grep is configured to use ripgrep (rg), and rg is not on PATH.")
+        return found
+
+    async def execute(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
+        _, sandbox = sandbox_of(ctx)
+        rel = sandbox.resolve(args.path)
+        full = sandbox.abspath(rel)
+        if not await anyio.Path(full).exists():
+            raise ToolError(f"Path not found: {rel}")
+        protected = sandbox.denied_by(rel)
+        if protected is not None:
+            raise ToolError(
+                f"{rel} matches the protected pattern {protected!r} and is not searched. "
+                "Read it with read_file, which asks the person for approval."
+            )
+        pattern = re.escape(args.pattern) if args.literal else args.pattern
+        try:
+            regex: re.Pattern[str] | None = re.compile(
+                pattern, re.IGNORECASE if args.case_insensitive else 0
+            )
+            py_error = ""
+        except re.error as exc:
+            regex, py_error = None, str(exc)
+        keep = _Filter(sandbox, args.glob)
+        limit = self.max_matches + 1
+        rg = self.ripgrep()
+        matches: list[Match] | None = None
+        backend = "python"
+        if rg is not None:
+            flags = ["--ignore-case"] if args.case_insensitive else []
+            try:
+                matches = await search_rg(rg, sandbox, rel, pattern, flags, keep, limit)
+                backend = "rg"
+            except _RgRegexError as exc:
+                if regex is None:
+                    raise ToolError(_invalid(args.pattern, py_error or str(exc))) from None
+        if matches is None:
+            if regex is None:
+                raise ToolError(_invalid(args.pattern, py_error))
+            matches = await anyio.to_thread.run_sync(
+                search_python, sandbox, rel, regex, keep, limit
+            )
+        return self._format(args, rel, matches, backend)
+
+    def _format(self, args: GrepArgs, rel: str, matches: list[Match], backend: str) -> ToolResult:
+        shown = matches[: self.max_matches]
+        cut = len(matches) > len(shown)
+        files = len({m.path for m in shown})
+        details = {"matches": len(shown), "files": files, "truncated": cut, "backend": backend}
+        if not shown:
+            where = "" if rel == "." else f" in {rel}"
+            also = f" (files matching {args.glob!r})" if args.glob else ""
+            return ToolResult(f"No matches for {args.pattern!r}{where}{also}.", details=details)
+        lines = [f"{m.path}:{m.line}: {self._cut(m.text)}" for m in shown]
+        if cut:
+            lines.append(
+                f"[Output cut at {self.max_matches} matches; there are more. Narrow the "
+                "pattern, the path or the glob.]"
+            )
+        else:
+            lines.append(f"[{plural(len(shown), 'match', 'matches')} in {plural(files, 'file')}]")
+        return ToolResult("\n".join(lines), details=details)
+
+    def _cut(self, text: str) -> str:
+        text = text.rstrip()
+        if len(text) <= self.max_line_chars:
+            return text
+        return f"{text[: self.max_line_chars]}... [{len(text) - self.max_line_chars} more chars]"
+
+
+def _invalid(pattern: str, reason: str) -> str:
+    reason = " ".join(reason.split())
+    return (
+        f"Invalid regular expression {pattern!r}: {reason}. Escape special characters "
+        "( [ { . * + ? with a backslash, or set literal=true to search for plain text."
+    )

@@ -1,0 +1,168 @@
+"""``read_file``: a file as the editor shows it, with line numbers."""
+
+from __future__ import annotations
+
+import os
+from typing import ClassVar
+
+import anyio
+from pydantic import BaseModel, Field
+
+from rein.harness.errors import ToolError
+from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.tools._context import bounded_setting, record_read, sandbox_of
+from rein.tools._files import format_size
+from rein.tools.approval import check_approval
+
+__all__ = ["ReadFileArgs", "ReadFileTool"]
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+MAX_FILE_BYTES = 2 * 1024 * 1024
+_SNIFF_BYTES = 8192
+
+
+class ReadFileArgs(BaseModel):
+    path: str = Field(description="File path relative to the workspace root.")
+    offset: int | None = Field(
+        None, ge=1, description="1-based line number to start at. Omit to start at line 1."
+    )
+    limit: int | None = Field(
+        None,
+        ge=1,
+        le=DEFAULT_LIMIT,
+        description=f"How many lines to read at most (default {DEFAULT_LIMIT}).",
+    )
+
+
+def _disk_check(path: str, rel: str, max_bytes: int) -> None:
+    """Refuse directories, huge files and binary files before reading them.
+    A file that is not on disk (only in an open buffer) passes."""
+    try:
+        if os.path.isdir(path):
+            raise ToolError(f"{rel} is a directory, not a file. Use list_dir to see its entries.")
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from exc
+    if b"\x00" in head:
+        raise ToolError(_binary_message(rel, size))
+    if size > max_bytes:
+        raise ToolError(
+            f"{rel} is {format_size(size)}, too large to read (the limit is "
+            f"{format_size(max_bytes)}). Search it with grep, or look at parts of it with "
+            "a command such as `head`, `tail` or `sed -n '100,200p'`."
+        )
+
+
+def _binary_message(rel: str, size: int) -> str:
+    return (
+        f"{rel} is a binary file ({format_size(size)}); it cannot be shown as text. "
+        "Inspect it with a command (for example `file` or `xxd | head`) if you need to."
+    )
+
+
+class ReadFileTool(Tool[ReadFileArgs]):
+    name = "read_file"
+    description = (
+        "Read a text file as the editor shows it (unsaved changes included), with 1-based "
+        "line numbers. Use it before editing a file and to look at code found with grep or "
+        "glob. Reads up to 2000 lines; for longer files pass offset and limit to read the "
+        "next part. The line-number prefix is not part of the file."
+    )
+    args_model = ReadFileArgs
+    tool_class = "read"
+    prompt_section: ClassVar[str] = (
+        "`read_file` shows a file with line numbers (`   12\\tcode`); the number and the "
+        "tab are not part of the file. Read a file before you change it, and read only the "
+        "part you need of a long file (offset and limit)."
+    )
+
+    def __init__(
+        self,
+        *,
+        max_line_chars: int = MAX_LINE_CHARS,
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ) -> None:
+        self.max_line_chars = max_line_chars
+        self.max_file_bytes = max_file_bytes
+
+    async def execute(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+        workspace, sandbox = sandbox_of(ctx)
+        rel = sandbox.resolve(args.path)
+        if rel == ".":
+            raise ToolError("The workspace root is a directory. Use list_dir to see its entries.")
+        protected = sandbox.denied_by(rel)
+        if protected is not None and not await workspace.exists(rel):
+            raise ToolError(f"File not found: {rel}")  # nothing to ask the person about
+        denial = await check_approval(
+            ctx,
+            "read",
+            title=f"Read {rel}",
+            detail=f"The agent wants to read {rel}"
+            + (f", which matches the protected pattern {protected!r}." if protected else "."),
+            action=f"read {rel}",
+            force_ask=protected is not None,
+            why_ask=f"it matches the protected pattern {protected!r}" if protected else "",
+        )
+        if denial is not None:
+            return denial
+        await anyio.to_thread.run_sync(_disk_check, sandbox.abspath(rel), rel, self.max_file_bytes)
+        content = await workspace.read_text(rel)
+        text = content.text
+        if "\x00" in text:
+            raise ToolError(_binary_message(rel, len(text.encode("utf-8", "replace"))))
+        if len(text) > self.max_file_bytes:
+            raise ToolError(
+                f"{rel} has {len(text):,} characters, too many to read. Search it with grep."
+            )
+        record_read(ctx, content)
+        budget = bounded_setting(ctx.env.settings, "max_tool_result_chars", 16_000, 1_000, 10**7)
+        body, start, end, total = self._number(text, args.offset or 1, args.limit, budget - 300)
+        details = {
+            "path": rel,
+            "start_line": start,
+            "end_line": end,
+            "total_lines": total,
+            "generation": content.generation,
+            "version": content.version,
+        }
+        if total == 0:
+            return ToolResult(f"{rel} is empty (0 lines).", details=details)
+        if end < total:
+            body += f"\n[Showing lines {start}-{end} of {total}. Continue with offset={end + 1}.]"
+        return ToolResult(body, details=details)
+
+    def _number(
+        self, text: str, start: int, limit: int | None, budget: int
+    ) -> tuple[str, int, int, int]:
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        total = len(lines)
+        if total == 0:
+            return "", 0, 0, 0
+        if start > total:
+            raise ToolError(
+                f"offset {start} is past the end of the file: it has {total} lines. "
+                f"Use an offset between 1 and {total}."
+            )
+        stop = min(total, start - 1 + (limit or DEFAULT_LIMIT))
+        out: list[str] = []
+        used = 0
+        end = start - 1
+        for number in range(start, stop + 1):
+            line = lines[number - 1].rstrip("\r")
+            if len(line) > self.max_line_chars:
+                cut = len(line) - self.max_line_chars
+                line = f"{line[: self.max_line_chars]}... [{cut} more characters on this line]"
+            rendered = f"{number:>6}\t{line}"
+            if out and used + len(rendered) + 1 > budget:
+                break
+            out.append(rendered)
+            used += len(rendered) + 1
+            end = number
+        return "\n".join(out), start, end, total

@@ -1,0 +1,108 @@
+"""Approval policies per tool class, and denials the model can read."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from rein.harness.errors import ToolError
+from rein.harness.ports import Approver
+from rein.harness.tools import ToolEnvironment
+from rein.headless.disk_workspace import DiskWorkspace
+from rein.tools import EditFileTool, RunCommandTool, WriteFileTool, policy_for
+from tests.fakes import FailingApprover, FakeApprover, ToolCallRecorder
+
+
+def _calls(
+    root: Path, approval: dict[str, str] | None = None, approver: Approver | None = None
+) -> ToolCallRecorder:
+    settings = {"approval": approval} if approval is not None else {}
+    env = ToolEnvironment(workspace=DiskWorkspace(root), approver=approver, settings=settings)
+    return ToolCallRecorder(env)
+
+
+def test_defaults_and_invalid_values_fall_back(caplog: pytest.LogCaptureFixture) -> None:
+    assert policy_for({}, "read") == "allow"
+    assert policy_for({}, "write") == "allow"
+    assert policy_for({}, "command") == "ask"
+    assert policy_for({"approval": {"command": "allow"}}, "command") == "allow"
+    with caplog.at_level(logging.WARNING):
+        assert policy_for({"approval": {"write": "sometimes"}}, "write") == "allow"
+    assert "approval.write" in caplog.text
+
+
+async def test_command_asks_by_default_and_is_denied_without_an_approver(root: Path) -> None:
+    calls = _calls(root)
+    result = await calls.run(RunCommandTool(), command="touch ran.txt")
+    assert result.is_error
+    assert result.details == {"denied": True, "reason": "no_approver"}
+    assert 'approval.command is "ask"' in result.content
+    assert "run `touch ran.txt`" in result.content
+    assert not (root / "ran.txt").exists()
+
+
+async def test_declined_command_says_so_and_is_not_run(root: Path) -> None:
+    approver = FakeApprover(False)
+    calls = _calls(root, approver=approver)
+    result = await calls.run(RunCommandTool(), command="touch ran.txt")
+    assert result.is_error
+    assert "the person declined to let you run `touch ran.txt`" in result.content
+    assert not (root / "ran.txt").exists()
+    request = approver.requests[0]
+    assert request.tool == "run_command"
+    assert request.approval_class == "command"
+    assert "touch ran.txt" in request.title
+    assert "$ touch ran.txt" in request.detail
+
+
+async def test_approved_command_runs(root: Path) -> None:
+    calls = _calls(root, approver=FakeApprover(True))
+    result = await calls.run(RunCommandTool(), command="touch ran.txt")
+    assert not result.is_error
+    assert (root / "ran.txt").exists()
+
+
+async def test_policy_deny_needs_no_approver(root: Path) -> None:
+    approver = FakeApprover(True)
+    calls = _calls(root, {"write": "deny"}, approver)
+    result = await calls.run(WriteFileTool(), path="a.txt", content="x")
+    assert result.is_error
+    assert 'approval.write is "deny"' in result.content
+    assert "create a.txt" in result.content
+    assert approver.requests == []
+    assert not (root / "a.txt").exists()
+
+
+async def test_write_policy_ask_goes_through_the_approver(root: Path) -> None:
+    approver = FakeApprover(True)
+    calls = _calls(root, {"write": "ask"}, approver)
+    result = await calls.run(WriteFileTool(), path="a.txt", content="hello\n")
+    assert not result.is_error
+    assert approver.requests[0].approval_class == "write"
+    assert approver.requests[0].title == "Create a.txt"
+    assert "hello" in approver.requests[0].detail
+
+
+async def test_failing_approver_is_a_denial(root: Path) -> None:
+    calls = _calls(root, {"command": "ask"}, FailingApprover("client gone"))
+    result = await calls.run(RunCommandTool(), command="true")
+    assert result.is_error
+    assert result.details["reason"] == "approver_error"
+    assert "client gone" in result.content
+
+
+async def test_edit_approval_shows_the_diff_and_a_decline_changes_nothing(root: Path) -> None:
+    (root / "a.py").write_text("x = 1\n")
+    approver = FakeApprover(False)
+    calls = _calls(root, {"write": "ask"}, approver)
+    result = await calls.run(EditFileTool(), path="a.py", old_string="x = 1", new_string="x = 2")
+    assert result.is_error and "declined to let you edit a.py" in result.content
+    assert approver.requests[0].title == "Edit a.py"
+    assert "-x = 1\n+x = 2" in approver.requests[0].detail
+    assert (root / "a.py").read_text() == "x = 1\n"
+    # A failing edit is reported before anyone is asked.
+    with pytest.raises(ToolError, match="not found"):
+        await calls.run(EditFileTool(), path="a.py", old_string="y = 1", new_string="y = 2")
+    assert len(approver.requests) == 1

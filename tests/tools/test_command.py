@@ -1,0 +1,167 @@
+"""run_command: streaming, head+tail output, exit codes, and the whole
+process group ended on timeout and on cancellation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rein.harness.tools import ToolEnvironment, ToolResult
+from rein.headless.disk_workspace import DiskWorkspace
+from rein.tools import RunCommandTool
+from rein.tools._process import group_alive
+from tests.fakes import ToolCallRecorder
+
+
+def pid_running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie may wait for init)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+@pytest.fixture
+def command_env(root: Path) -> ToolEnvironment:
+    return ToolEnvironment(
+        workspace=DiskWorkspace(root), settings={"approval": {"command": "allow"}}
+    )
+
+
+@pytest.fixture
+def run(command_env: ToolEnvironment) -> ToolCallRecorder:
+    return ToolCallRecorder(command_env)
+
+
+def _pids(text: str) -> list[int]:
+    return [int(word) for word in text.split() if word.isdigit()]
+
+
+async def test_output_and_exit_code(run: ToolCallRecorder, root: Path) -> None:
+    result = await run.run(RunCommandTool(), command="pwd; echo oops >&2; exit 3")
+    assert result.is_error
+    assert result.content.splitlines() == [
+        "$ pwd; echo oops >&2; exit 3",
+        str(root),
+        "oops",
+        "[exit code 3]",
+    ]
+    assert result.details["exit_code"] == 3
+    assert result.details["timed_out"] is False
+    ok = await run.run(RunCommandTool(), command="true")
+    assert not ok.is_error and ok.content == "$ true\n[exit code 0]"
+
+
+async def test_updates_stream_batched_lines(run: ToolCallRecorder) -> None:
+    result = await run.run(RunCommandTool(), command="seq 1 2000")
+    expected = "".join(f"{i}\n" for i in range(1, 2001))
+    assert run.output() == expected
+    outputs = [text for text, kind in run.updates if kind == "output"]
+    assert len(outputs) < 20, "updates must be batched, not one per line"
+    assert all(text.endswith("\n") for text in outputs)
+    assert result.content.endswith("1999\n2000\n[exit code 0]")
+
+
+async def test_lines_stream_before_the_command_ends(
+    command_env: ToolEnvironment, root: Path
+) -> None:
+    ready = anyio.Event()
+    calls = ToolCallRecorder(
+        command_env, on_update=lambda text, kind: ready.set() if "ready" in text else None
+    )
+    script = "echo ready; while [ ! -f go ]; do sleep 0.01; done; echo done"
+    result: list[ToolResult] = []
+
+    async def call() -> None:
+        result.append(await calls.run(RunCommandTool(), command=script, timeout=20))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call)
+        with anyio.fail_after(10):
+            await ready.wait()
+        assert not result, "the command is still running when its first line arrives"
+        (root / "go").touch()
+    assert result[0].content.splitlines()[1:] == ["ready", "done", "[exit code 0]"]
+
+
+async def test_long_output_keeps_head_and_tail(run: ToolCallRecorder) -> None:
+    tool = RunCommandTool(head_chars=100, tail_chars=100)
+    result = await run.run(tool, command="seq 1 10000")
+    lines = result.content.splitlines()
+    assert lines[1:4] == ["1", "2", "3"]
+    assert lines[-2:] == ["10000", "[exit code 0]"]
+    assert any("characters cut from the middle of the output" in line for line in lines)
+    assert result.details["output_chars"] == len("".join(f"{i}\n" for i in range(1, 10001)))
+    assert len(result.content) < 400
+
+
+async def test_timeout_kills_the_process_group(run: ToolCallRecorder) -> None:
+    result = await run.run(RunCommandTool(), command="sleep 60 & echo $! $$; wait", timeout=1.0)
+    child, leader = _pids(result.content.splitlines()[1])
+    assert result.is_error
+    assert result.details["timed_out"] is True
+    assert "[Timed out after 1 s" in result.content
+    assert not pid_running(child)
+    assert not group_alive(leader)
+
+
+async def test_processes_ignoring_sigterm_get_sigkill(run: ToolCallRecorder) -> None:
+    tool = RunCommandTool(grace_s=0.2)
+    result = await run.run(tool, command="trap '' TERM; sleep 60 & echo $! $$; wait", timeout=1.0)
+    child, leader = _pids(result.content.splitlines()[1])
+    assert result.details["timed_out"] is True
+    assert not pid_running(child)
+    assert not group_alive(leader)
+
+
+async def test_background_leftovers_are_stopped(run: ToolCallRecorder) -> None:
+    with anyio.fail_after(20):
+        result = await run.run(RunCommandTool(), command="sleep 60 & echo $!", timeout=30)
+    (child,) = _pids(result.content.splitlines()[1])
+    assert result.details["exit_code"] == 0
+    assert "left running in the background were stopped" in result.content
+    assert not pid_running(child)
+
+
+async def test_cancellation_kills_the_group_and_propagates(command_env: ToolEnvironment) -> None:
+    pids: list[int] = []
+    started = anyio.Event()
+
+    def on_update(text: str, kind: str) -> None:
+        pids.extend(_pids(text))
+        started.set()
+
+    calls = ToolCallRecorder(command_env, on_update=on_update)
+    finished: list[ToolResult] = []
+
+    async def call() -> None:
+        finished.append(await calls.run(RunCommandTool(), command="sleep 60 & echo $! $$; wait"))
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            with anyio.fail_after(10):
+                await started.wait()
+            assert pids and all(pid_running(pid) for pid in pids)
+            scope.cancel()
+    assert scope.cancelled_caught
+    assert finished == [], "a cancelled call re-raises instead of returning"
+    child, leader = pids
+    assert not pid_running(child)
+    assert not group_alive(leader)
+
+
+async def test_empty_command(run: ToolCallRecorder) -> None:
+    result = await run.run(RunCommandTool(), command="   ")
+    assert result.is_error and result.content == "The command is empty."

@@ -1,0 +1,157 @@
+"""grep: ripgrep and the Python fallback give the same, bounded,
+.gitignore-aware output."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rein.harness.errors import SandboxError, ToolError
+from rein.tools import GrepTool
+from rein.tools.grep import GrepBackend
+from tests.fakes import ToolCallRecorder
+
+pytestmark = pytest.mark.usefixtures("ignore_tree")
+
+HAS_RG = shutil.which("rg") is not None
+BACKENDS = [
+    pytest.param("python", id="python"),
+    pytest.param(
+        "rg", id="rg", marks=pytest.mark.skipif(not HAS_RG, reason="ripgrep (rg) is not installed")
+    ),
+]
+
+NEEDLE_EVERYWHERE = [
+    ".hidden/h.py:1: needle hidden",
+    "README.md:1: A needle in the readme",
+    "a/b.py:1: def needle():",
+    "a.py:2: needle = 1",
+    "crlf.txt:1: needle",
+    "keep.log:1: needle kept",
+    "sub/deep/z.py:3: needle lower",
+    "sub/root_only.txt:1: needle sub root",
+    "sub/special.log:1: needle special",
+    "[9 matches in 9 files]",
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_gitignore_binary_git_and_protected_files_are_skipped(
+    calls: ToolCallRecorder, backend: GrepBackend
+) -> None:
+    result = await calls.run(GrepTool(backend), pattern="needle")
+    assert result.content.splitlines() == NEEDLE_EVERYWHERE
+    assert result.details["backend"] == backend
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_output_is_bounded_and_says_so(calls: ToolCallRecorder, backend: GrepBackend) -> None:
+    result = await calls.run(GrepTool(backend, max_matches=3), pattern="needle")
+    assert result.content.splitlines() == [
+        *NEEDLE_EVERYWHERE[:3],
+        "[Output cut at 3 matches; there are more. Narrow the pattern, the path or the glob.]",
+    ]
+    assert result.details["truncated"] is True
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_invalid_regex_is_a_clear_error(
+    calls: ToolCallRecorder, backend: GrepBackend
+) -> None:
+    with pytest.raises(ToolError, match=r"Invalid regular expression 'needle\(': .*literal=true"):
+        await calls.run(GrepTool(backend), pattern="needle(")
+
+
+QUERIES: list[dict[str, Any]] = [
+    {"pattern": "needle"},
+    {"pattern": "needle", "path": "sub", "case_insensitive": True},
+    {"pattern": "needle", "path": "sub/deep"},
+    {"pattern": "needle", "glob": "*.py"},
+    {"pattern": "needle", "glob": "sub/**"},
+    {"pattern": r"^def \w+\(\):$"},
+    {"pattern": "needle(", "literal": True},
+    {"pattern": "needle", "path": "a/b.py"},
+    {"pattern": "needle", "path": "build"},
+    {"pattern": "needle (?=lower)"},  # look-ahead: rg refuses, Python searches
+    {"pattern": "zzz-no-match"},
+    {"pattern": "^", "path": "a"},  # every line, and no phantom one after the last
+    {"pattern": "^(x|foo)$", "path": "."},
+]
+
+
+@pytest.mark.skipif(not HAS_RG, reason="ripgrep (rg) is not installed")
+@pytest.mark.parametrize("query", QUERIES, ids=[str(i) for i in range(len(QUERIES))])
+async def test_ripgrep_and_python_give_identical_output(
+    calls: ToolCallRecorder, query: dict[str, Any]
+) -> None:
+    from_rg = await calls.run(GrepTool("rg", max_matches=50), **query)
+    from_python = await calls.run(GrepTool("python", max_matches=50), **query)
+    assert from_rg.content == from_python.content
+    assert {k: v for k, v in from_rg.details.items() if k != "backend"} == {
+        k: v for k, v in from_python.details.items() if k != "backend"
+    }
+
+
+async def test_specific_results(calls: ToolCallRecorder) -> None:
+    tool = GrepTool("python")
+    upper = await calls.run(tool, pattern="needle", path="sub/deep", case_insensitive=True)
+    assert upper.content.splitlines()[:2] == [
+        "sub/deep/z.py:2: NEEDLE upper",
+        "sub/deep/z.py:3: needle lower",
+    ]
+    by_glob = await calls.run(tool, pattern="needle", glob="*.py")
+    assert [line.split(":")[0] for line in by_glob.content.splitlines()[:-1]] == [
+        ".hidden/h.py",
+        "a/b.py",
+        "a.py",
+        "sub/deep/z.py",
+    ]
+    lookahead = await calls.run(GrepTool("auto"), pattern="needle (?=lower)")
+    assert lookahead.content.splitlines()[0] == "sub/deep/z.py:3: needle lower"
+    none = await calls.run(tool, pattern="zzz", path="sub", glob="*.py")
+    assert none.content == "No matches for 'zzz' in sub (files matching '*.py')."
+
+
+async def test_long_matching_lines_are_cut(calls: ToolCallRecorder, write_files: Any) -> None:
+    write_files({"min.js": "x" * 1000 + "needle" + "y" * 1000 + "\n"})
+    result = await calls.run(GrepTool("python"), pattern="needle", path="min.js")
+    line = result.content.splitlines()[0]
+    assert line.startswith("min.js:1: xxx")
+    assert line.endswith("... [1706 more chars]")
+
+
+async def test_refusals(calls: ToolCallRecorder) -> None:
+    with pytest.raises(ToolError, match=r"\.env matches the protected pattern"):
+        await calls.run(GrepTool("python"), pattern="needle", path=".env")
+    with pytest.raises(SandboxError):
+        await calls.run(GrepTool("python"), pattern="root", path="/etc")
+    with pytest.raises(ToolError, match="Path not found: nope"):
+        await calls.run(GrepTool("python"), pattern="x", path="nope")
+
+
+async def test_forced_rg_without_rg_is_an_error(
+    calls: ToolCallRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(ToolError, match="rg is not on PATH"):
+        await calls.run(GrepTool("rg"), pattern="needle")
+    fallback = await calls.run(GrepTool("auto"), pattern="needle")
+    assert fallback.details["backend"] == "python"
+    assert fallback.content.splitlines() == NEEDLE_EVERYWHERE
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_symlinks_are_not_followed(
+    calls: ToolCallRecorder, backend: GrepBackend, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.txt").write_text("needle outside\n")
+    (root / "link_out.txt").symlink_to(outside / "s.txt")
+    (root / "dir_out").symlink_to(outside, target_is_directory=True)
+    (root / "link_in.py").symlink_to(root / "a.py")
+    result = await calls.run(GrepTool(backend), pattern="needle outside|needle = 1")
+    assert result.content.splitlines() == ["a.py:2: needle = 1", "[1 match in 1 file]"]
