@@ -25,6 +25,22 @@ from rein.providers.replay import ReplayModel
 __all__ = ["bench_core", "bench_core_one", "print_rows"]
 
 CORE_SIZES = (50, 200, 1000)
+ALL_TARGETS = ("core", "providers", "gates", "lsp")
+
+
+def run_target(target: str, as_json: bool) -> None:
+    if target == "gates":
+        from rein.bench_gates import bench_gates
+
+        print_rows(
+            "gates: analyzer verdict after the last publishDiagnostics", bench_gates(), as_json
+        )
+    elif target == "lsp":
+        from rein.bench_lsp import bench_lsp
+
+        print_rows("lsp: the server over stdio", bench_lsp(), as_json)
+    else:
+        raise SystemExit(f"unknown benchmark {target!r}")
 
 
 class _TimedModel:

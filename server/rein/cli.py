@@ -27,16 +27,26 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "core-one":
         print(json.dumps(bench.bench_core_one(int(args.n))))
         return 0
-    targets = ["core"] if args.what == "all" else [args.what]
-    if args.what == "all":
-        targets = bench.ALL_TARGETS if hasattr(bench, "ALL_TARGETS") else ["core"]
+    targets = list(bench.ALL_TARGETS) if args.what == "all" else [args.what]
     for target in targets:
         if target == "core":
             sizes = tuple(int(x) for x in args.n.split(",")) if args.n else bench.CORE_SIZES
             bench.print_rows(
                 "core: scripted turns, one read_file call each", bench.bench_core(sizes), args.json
             )
+        elif target == "providers":
+            from rein.providers.bench import bench_providers
+
+            bench_providers(args.json)
+        else:
+            bench.run_target(target, args.json)
     return 0
+
+
+def _cmd_mock_server(args: argparse.Namespace) -> int:
+    from rein.providers.mock_server import run_mock_server
+
+    return run_mock_server(args.host, args.port, args.scenario, args.delay)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -67,6 +77,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from rein.lsp import create_server
+
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper(), logging.INFO),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    server = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rein", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rein {__version__}")
@@ -77,10 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_schema)
 
     p = sub.add_parser("bench", help="run benchmarks (figures in docs/performance.md)")
-    p.add_argument("what", choices=["all", "core", "core-one"])
+    p.add_argument("what", choices=["all", "core", "core-one", "providers", "gates", "lsp"])
     p.add_argument("n", nargs="?", default=None, help="sizes, e.g. 50,200,1000")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("serve", help="the language server (stdio; --tcp for debugging)")
+    p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
+    p.add_argument("--log-level", default="warning", help="stderr log level (default: warning)")
+    p.set_defaults(func=_cmd_serve)
 
     p = sub.add_parser("run", help="run one task headless in a workspace")
     p.add_argument("task", help="what the agent should do")
@@ -96,6 +131,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", "-y", action="store_true", help="approve every tool call")
     p.add_argument("--json", action="store_true", help="events and the result as JSON lines")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "mock-server", help="an OpenAI/Anthropic-compatible server replaying a scenario"
+    )
+    from rein.providers.mock_server import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_cmd_mock_server)
 
     p = sub.add_parser("demo", help="a whole scripted run over a copy of examples/, offline")
     p.add_argument("--keep", action="store_true", help="keep the workspace copy")

@@ -17,6 +17,7 @@ from rein.harness.messages import Message, Usage
 __all__ = [
     "AgentEnd",
     "AgentStart",
+    "AutoRepair",
     "Blocker",
     "Compaction",
     "ErrorEvent",
@@ -204,6 +205,16 @@ class RepairAttempt(_Event):
     blockers: list[Blocker] = Field(default_factory=list)
 
 
+class AutoRepair(_Event):
+    """Diagnostics-driven auto-repair: a start and an outcome per attempt."""
+
+    type: Literal["auto_repair"] = "auto_repair"
+    phase: Literal["started", "finished", "cancelled", "skipped"]
+    uri: str
+    status: RunStatus | None = None
+    reason: str | None = None
+
+
 class ErrorEvent(_Event):
     """Something went wrong that the run survived (a hook raised, ...) or did not."""
 
@@ -232,6 +243,7 @@ Event = Annotated[
     | GateStart
     | GateResult
     | RepairAttempt
+    | AutoRepair
     | ErrorEvent,
     Field(discriminator="type"),
 ]

@@ -18,7 +18,8 @@ import inspect
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -63,6 +64,7 @@ from rein.harness.messages import (
 )
 from rein.harness.ports import (
     Model,
+    ModelDelta,
     ModelOptions,
     ModelRequest,
     Mutation,
@@ -197,6 +199,19 @@ def truncate_tool_output(text: str, limit: int) -> str:
         "Read the rest with read_file offset/limit, or narrow the search ...]\n"
     )
     return text[:head] + marker + text[len(text) - tail :]
+
+
+@asynccontextmanager
+async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIterator[ModelDelta]]:
+    """Close the model's stream (and its HTTP response) as soon as we stop
+    reading it, not when it is garbage collected."""
+    try:
+        yield stream
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            with anyio.CancelScope(shield=True):
+                await aclose()
 
 
 async def _call_hook(emit: Emit, name: str, fn: Callable[..., Any] | None, *args: Any) -> Any:
@@ -478,31 +493,32 @@ class _Run:
         self.partial_thinking = []
         done: AssistantMessage | None = None
         tool_names: dict[int, tuple[str | None, str | None]] = {}
-        async for delta in model.stream(request):
-            if not self.stream_open:
-                self.stream_open = True
-                self.emit(MessageStart.model_construct(role="assistant"))
-            if isinstance(delta, TextDelta):
-                self.partial_text.append(delta.text)
-                self.emit(MessageDelta.model_construct(kind="text", delta=delta.text))
-            elif isinstance(delta, ThinkingDelta):
-                self.partial_thinking.append(delta.text)
-                self.emit(MessageDelta.model_construct(kind="thinking", delta=delta.text))
-            elif isinstance(delta, ToolCallDelta):
-                known = tool_names.get(delta.index, (None, None))
-                ident = delta.id or known[0]
-                name = delta.name or known[1]
-                tool_names[delta.index] = (ident, name)
-                self.emit(
-                    MessageDelta.model_construct(
-                        kind="tool_call",
-                        delta=delta.arguments_delta,
-                        tool_call_id=ident,
-                        tool_name=name,
+        async with _closing(model.stream(request)) as stream:
+            async for delta in stream:
+                if not self.stream_open:
+                    self.stream_open = True
+                    self.emit(MessageStart.model_construct(role="assistant"))
+                if isinstance(delta, TextDelta):
+                    self.partial_text.append(delta.text)
+                    self.emit(MessageDelta.model_construct(kind="text", delta=delta.text))
+                elif isinstance(delta, ThinkingDelta):
+                    self.partial_thinking.append(delta.text)
+                    self.emit(MessageDelta.model_construct(kind="thinking", delta=delta.text))
+                elif isinstance(delta, ToolCallDelta):
+                    known = tool_names.get(delta.index, (None, None))
+                    ident = delta.id or known[0]
+                    name = delta.name or known[1]
+                    tool_names[delta.index] = (ident, name)
+                    self.emit(
+                        MessageDelta.model_construct(
+                            kind="tool_call",
+                            delta=delta.arguments_delta,
+                            tool_call_id=ident,
+                            tool_name=name,
+                        )
                     )
-                )
-            elif isinstance(delta, TurnDone):
-                done = delta.message
+                elif isinstance(delta, TurnDone):
+                    done = delta.message
         if done is None:
             raise ModelError(f"model {model.name!r} ended its stream without a final message")
         if not self.stream_open:

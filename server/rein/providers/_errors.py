@@ -1,0 +1,152 @@
+"""Mapping foreign failures into Rein's error tree: HTTP statuses, provider
+error bodies, ``Retry-After`` and httpx exceptions."""
+
+from __future__ import annotations
+
+import json
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from rein.harness.errors import (
+    AuthError,
+    ModelError,
+    ProviderError,
+    RateLimitError,
+    RequestError,
+    StreamError,
+    TransientError,
+)
+
+__all__ = [
+    "error_from_payload",
+    "error_message",
+    "parse_retry_after",
+    "status_error",
+    "transport_error",
+]
+
+_MAX_MESSAGE = 600
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an
+    HTTP-date); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def error_message(body: str) -> str:
+    """The provider's own message from an error body: OpenAI and Anthropic
+    ``{"error": {"message"}}``, Ollama ``{"error": "..."}``, ``{"message"}``,
+    ``{"detail"}``; else the (shortened) text itself."""
+    text = body.strip()
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        data = None
+    message: Any = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("type")
+        elif isinstance(error, str):
+            message = error
+        message = message or data.get("message") or data.get("detail")
+    result: str = message if isinstance(message, str) and message.strip() else text
+    result = result or "(empty response body)"
+    if len(result) > _MAX_MESSAGE:
+        result = result[:_MAX_MESSAGE] + "..."
+    return result
+
+
+def status_error(
+    status: int,
+    body: str,
+    *,
+    label: str,
+    api_key_env: str,
+    key_present: bool,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """The Rein error for an HTTP error status answered by ``label``."""
+    message = error_message(body)
+    if status in (401, 403):
+        state = "is set" if key_present else "is not set"
+        source = (
+            f"the API key was read from the environment variable {api_key_env} ({state})"
+            if api_key_env
+            else "no API key environment variable is configured (apiKeyEnv)"
+        )
+        what = "rejected the credentials" if status == 401 else "denied access"
+        return AuthError(f"{label} {what} (HTTP {status}): {message}; {source}", status=status)
+    if status == 429:
+        return RateLimitError(
+            f"{label} rate limit (HTTP 429): {message}", status=status, retry_after=retry_after
+        )
+    if status >= 500 or status == 408:
+        return TransientError(
+            f"{label} server error (HTTP {status}): {message}",
+            status=status,
+            retry_after=retry_after,
+        )
+    return RequestError(f"{label} refused the request (HTTP {status}): {message}", status=status)
+
+
+_TRANSIENT_TYPES = {"overloaded_error", "api_error", "server_error", "timeout_error"}
+
+
+def error_from_payload(data: dict[str, Any], *, label: str) -> ProviderError:
+    """An error reported inside a stream (Anthropic ``event: error``, an
+    OpenRouter ``{"error": ...}`` chunk)."""
+    error = data.get("error")
+    kind = ""
+    code: Any = None
+    if isinstance(error, dict):
+        kind = str(error.get("type") or "")
+        code = error.get("code")
+    message = error_message(json.dumps(data))
+    text = f"{label} reported an error in the stream: {message}"
+    status = code if isinstance(code, int) else None
+    if kind == "rate_limit_error" or status == 429:
+        return RateLimitError(text, status=status)
+    if kind in _TRANSIENT_TYPES or (status is not None and status >= 500):
+        return TransientError(text, status=status)
+    return RequestError(text, status=status)
+
+
+def transport_error(exc: Exception, *, label: str, url: str, idle_timeout: float) -> ModelError:
+    """Map an httpx exception (or ``httpx.InvalidURL``) to a Rein error."""
+    if isinstance(exc, httpx.ReadTimeout):
+        return TransientError(
+            f"{label} went silent: no data for {idle_timeout:g} s (streamIdleTimeout); "
+            "the request was cancelled"
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        return TransientError(f"timed out talking to {url}: {type(exc).__name__} {exc}".strip())
+    if isinstance(exc, httpx.ConnectError):
+        return TransientError(f"cannot connect to {url}: {exc}")
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError | httpx.InvalidURL):
+        return RequestError(f"cannot send the request to {url}: {exc}")
+    if isinstance(exc, httpx.TooManyRedirects):
+        return RequestError(f"too many redirects from {url}: {exc}")
+    if isinstance(exc, httpx.DecodingError):
+        return StreamError(f"cannot decode the response from {url}: {exc}")
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.NetworkError):
+        return TransientError(f"the connection to {url} failed: {exc or type(exc).__name__}")
+    return TransientError(f"HTTP error talking to {url}: {type(exc).__name__}: {exc}")

@@ -1,0 +1,299 @@
+"""The shared shell of the HTTP providers: one streamed POST per attempt,
+SSE events fed to a wire-format assembler, retries with backoff, idle
+timeout, wire dumps, and httpx failures mapped into Rein's error tree.
+
+A wire format (openai.py, anthropic.py) supplies the URL, headers and
+payload, and an assembler that turns SSE events into Rein deltas and, at
+the end, one :class:`AssistantMessage`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import anyio
+import httpx
+from httpx_sse import EventSource, ServerSentEvent
+
+from rein.harness.errors import ModelError, ProviderError, StreamError, TransientError
+from rein.harness.messages import AssistantMessage
+from rein.harness.ports import ModelDelta, ModelRequest, TurnDone
+from rein.providers._errors import parse_retry_after, status_error, transport_error
+from rein.providers._wire import TapStream, WireDump
+from rein.providers.config import ModelConfig
+
+__all__ = ["HttpModel", "RetryPolicy", "StreamAssembler", "decode_json", "incomplete"]
+
+log = logging.getLogger(__name__)
+
+_MAX_ERROR_BODY = 64 * 1024
+_DRAIN_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with jitter for retryable errors (429, 5xx,
+    connection errors, stalls). ``Retry-After`` wins over the backoff; a
+    server asking for more than ``max_retry_after`` seconds fails the turn
+    at once instead."""
+
+    max_retries: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 20.0
+    max_retry_after: float = 60.0
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float | None:
+        """Seconds to wait before retry number ``retry`` (1-based), or None
+        to give up."""
+        if retry > self.max_retries:
+            return None
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** (retry - 1))
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+class StreamAssembler(Protocol):
+    """Turns one response's SSE events into deltas and a final message."""
+
+    #: True once the wire format's end marker was seen.
+    done: bool
+
+    def feed(self, event: ServerSentEvent) -> list[ModelDelta]:
+        """Deltas for one event. Raises ModelError (StreamError for
+        malformed data, a ProviderError for an error event)."""
+        ...
+
+    def finish(self) -> AssistantMessage:
+        """The whole message; raises TransientError when the stream ended
+        before its end marker."""
+        ...
+
+
+def decode_json(data: str, label: str) -> Any:
+    """``json.loads`` that fails with a StreamError naming the bad data."""
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise StreamError(f"{label} sent a malformed JSON chunk ({exc}): {data[:200]!r}") from exc
+
+
+class HttpModel(ABC):
+    """A :class:`~rein.harness.ports.Model` over one streamed HTTP POST."""
+
+    provider: ClassVar[str]
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    ) -> None:
+        self.config = config
+        self.base_url = config.resolved_base_url()
+        self.api_key_env = config.resolved_api_key_env()
+        self.retry = retry or RetryPolicy(max_retries=config.max_retries)
+        self._transport = transport
+        self._sleep = sleep
+        self._client: httpx.AsyncClient | None = None
+        self._dump: WireDump | None = None
+        if config.wire_dump:
+            self._dump = WireDump(config.wire_dump, [config.api_key()])
+        self.label = f"{self.provider} ({self.base_url})"
+
+    @property
+    def name(self) -> str:
+        return self.config.model or self.provider
+
+    # ------------------------------------------------------- wire format hooks
+
+    @abstractmethod
+    def endpoint(self) -> str: ...
+
+    @abstractmethod
+    def headers(self) -> dict[str, str]: ...
+
+    @abstractmethod
+    def payload(self, request: ModelRequest) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def assembler(self, request: ModelRequest) -> StreamAssembler: ...
+
+    def events_from_json(self, data: Any) -> list[ServerSentEvent] | None:
+        """A server that answered a streaming request with plain JSON: the
+        events equivalent to that body, or None when it cannot be used."""
+        return None
+
+    # --------------------------------------------------------------- plumbing
+
+    def _get_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            timeout = httpx.Timeout(
+                connect=self.config.request_timeout,
+                write=self.config.request_timeout,
+                pool=self.config.request_timeout,
+                read=self.config.stream_idle_timeout,
+            )
+            self._client = httpx.AsyncClient(transport=self._transport, timeout=timeout)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ModelDelta, None]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncGenerator[ModelDelta, None]:
+        payload = self.payload(request)
+        body = json.dumps(payload).encode()
+        retry = 0
+        while True:
+            streamed = False
+            try:
+                async with aclosing(self._attempt(request, payload, body, retry)) as deltas:
+                    async for delta in deltas:
+                        streamed = True
+                        yield delta
+                return
+            except ModelError as exc:
+                if streamed:
+                    exc.streamed = True
+                    if exc.retryable:
+                        _amend(exc, "not retried: part of the reply had already been streamed")
+                    raise
+                if not exc.retryable:
+                    raise
+                retry_after = exc.retry_after if isinstance(exc, ProviderError) else None
+                wait = self.retry.delay(retry + 1, retry_after)
+                if wait is None:
+                    if retry_after is not None and retry_after > self.retry.max_retry_after:
+                        _amend(exc, f"the server asked to retry after {retry_after:g} s")
+                    else:
+                        _amend(exc, f"gave up after {retry + 1} attempts")
+                    raise
+                retry += 1
+                log.warning(
+                    "%s: %s; retry %d/%d in %.2f s",
+                    self.label,
+                    exc,
+                    retry,
+                    self.retry.max_retries,
+                    wait,
+                )
+                await self._sleep(wait)
+
+    async def _attempt(
+        self, request: ModelRequest, payload: dict[str, Any], body: bytes, attempt: int
+    ) -> AsyncGenerator[ModelDelta, None]:
+        url = self.base_url + self.endpoint()
+        client = self._get_client()
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            **self.headers(),
+            # Lower-cased so that an extra header replaces a built-in one.
+            **{name.lower(): value for name, value in self.config.extra_headers.items()},
+        }
+        http_request = client.build_request("POST", url, content=body, headers=headers)
+        chunks: list[bytes] = []
+        if self._dump is not None:
+            self._dump.request(http_request, payload, provider=self.provider, attempt=attempt)
+        response: httpx.Response | None = None
+        error: BaseException | None = None
+        try:
+            try:
+                response = await client.send(http_request, stream=True)
+                if self._dump is not None and isinstance(response.stream, httpx.AsyncByteStream):
+                    response.stream = TapStream(response.stream, chunks)
+                if response.status_code >= 400:
+                    raise await self._status_error(response)
+                assembler = self.assembler(request)
+                async with aclosing(self._events(response)) as events:
+                    async for event in events:
+                        for delta in assembler.feed(event):
+                            yield delta
+                        if assembler.done:
+                            break
+                    if assembler.done:
+                        # Read to the end so the connection can be reused,
+                        # but never wait on a server that keeps it open.
+                        with anyio.move_on_after(_DRAIN_SECONDS):
+                            async for _ in events:
+                                pass
+                message = assembler.finish()
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                raise transport_error(
+                    exc, label=self.label, url=url, idle_timeout=self.config.stream_idle_timeout
+                ) from exc
+            yield TurnDone(message)
+        except GeneratorExit:
+            raise  # closed by the consumer: not an error
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if response is not None:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+            if self._dump is not None:
+                self._dump.response(
+                    response, chunks, provider=self.provider, attempt=attempt, error=error
+                )
+
+    async def _status_error(self, response: httpx.Response) -> ProviderError:
+        raw = bytearray()
+        try:
+            async for piece in response.aiter_bytes():
+                raw += piece
+                if len(raw) > _MAX_ERROR_BODY:
+                    break
+        except httpx.HTTPError:
+            pass  # the status alone is enough to report
+        return status_error(
+            response.status_code,
+            raw.decode("utf-8", errors="replace"),
+            label=self.label,
+            api_key_env=self.api_key_env,
+            key_present=self.config.api_key() is not None,
+            retry_after=parse_retry_after(response.headers.get("retry-after")),
+        )
+
+    async def _events(self, response: httpx.Response) -> AsyncGenerator[ServerSentEvent, None]:
+        content_type = response.headers.get("content-type", "")
+        if "text/event-stream" in content_type:
+            async for event in EventSource(response).aiter_sse():
+                yield event
+            return
+        raw = await response.aread()
+        text = raw.decode("utf-8", errors="replace")
+        events = None
+        if "json" in content_type:
+            events = self.events_from_json(decode_json(text, self.label))
+        if events is None:
+            raise StreamError(
+                f"{self.label} answered with {content_type or 'no content type'} instead of "
+                f"an event stream: {text[:200]!r}"
+            )
+        for event in events:
+            yield event
+
+
+def _amend(exc: ModelError, note: str) -> None:
+    """Append ``note`` to the error's message (keeps its type and fields)."""
+    if exc.args and isinstance(exc.args[0], str):
+        exc.args = (f"{exc.args[0]} ({note})", *exc.args[1:])
+
+
+def incomplete(label: str) -> TransientError:
+    return TransientError(f"the {label} stream ended before the reply was complete")

@@ -1,0 +1,72 @@
+"""Model configuration: snake_case in Python, camelCase on the wire (the
+``model`` object of the ``rein`` configuration section)."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = ["ModelConfig", "ProviderName"]
+
+ProviderName = Literal["openai", "anthropic", "replay"]
+
+_DEFAULT_BASE_URL = {
+    "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+    "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+}
+_DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+class ModelConfig(BaseModel):
+    """Which model to talk to and how.
+
+    ``None`` for ``base_url`` and ``api_key_env`` means the ecosystem's
+    default: ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` (else the public
+    endpoint) and ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    provider: ProviderName = "openai"
+    base_url: str | None = None
+    model: str = ""
+    #: The NAME of the environment variable that holds the API key (never the key).
+    api_key_env: str | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    extra_headers: dict[str, str] = Field(default_factory=dict)
+    #: Replay only: the path of the YAML script to play.
+    script: str | None = None
+    #: Retries after the first attempt for 429, 5xx and connection errors.
+    max_retries: int = Field(4, ge=0)
+    #: Seconds without a byte from the server before the stream counts as stalled.
+    stream_idle_timeout: float = Field(60.0, gt=0)
+    #: Seconds to connect and to send the request.
+    request_timeout: float = Field(30.0, gt=0)
+    #: Append raw requests and response streams (keys redacted) to this JSONL file.
+    wire_dump: str | None = None
+    #: Anthropic: enable extended thinking with this many budget tokens.
+    thinking_budget: int | None = Field(None, ge=1024)
+
+    def resolved_base_url(self) -> str:
+        """The base URL without a trailing slash, defaults applied."""
+        if self.base_url:
+            return self.base_url.rstrip("/")
+        env, default = _DEFAULT_BASE_URL.get(self.provider, ("", ""))
+        return (os.environ.get(env) or default).rstrip("/")
+
+    def resolved_api_key_env(self) -> str:
+        """The variable to read; ``""`` (set explicitly) means "send no key"."""
+        if self.api_key_env is not None:
+            return self.api_key_env
+        return _DEFAULT_KEY_ENV.get(self.provider, "")
+
+    def api_key(self) -> str | None:
+        """The key read from :meth:`resolved_api_key_env`, or None when unset."""
+        name = self.resolved_api_key_env()
+        return (os.environ.get(name) or None) if name else None

@@ -1,0 +1,297 @@
+"""OpenAI-compatible Chat Completions, streamed over SSE.
+
+One wire format serves OpenAI, Ollama, vLLM, the llama.cpp server, LM
+Studio and OpenRouter: only the base URL, the key and the model differ.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from httpx_sse import ServerSentEvent
+
+from rein.harness.errors import StreamError
+from rein.harness.messages import (
+    AssistantMessage,
+    ContentPart,
+    Message,
+    StopReason,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from rein.harness.ports import (
+    ModelDelta,
+    ModelRequest,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolChoice,
+    ToolSchema,
+)
+from rein.providers._errors import error_from_payload
+from rein.providers._http import HttpModel, decode_json, incomplete
+
+__all__ = [
+    "OpenAIAssembler",
+    "OpenAIModel",
+    "openai_messages",
+    "openai_tool_choice",
+    "parse_arguments",
+]
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "length",
+}
+
+
+def openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Rein messages as Chat Completions messages (system prompt first)."""
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for message in messages:
+        if isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.content})
+        elif isinstance(message, ToolResultMessage):
+            out.append(
+                {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+            )
+        elif not message.is_empty():
+            calls = message.tool_calls
+            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            if calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    }
+                    for c in calls
+                ]
+            out.append(entry)
+    return out
+
+
+def openai_tools(tools: Sequence[ToolSchema]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def openai_tool_choice(choice: ToolChoice) -> Any:
+    if choice in ("auto", "required", "none"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+    """Tool-call arguments from their JSON text: (arguments, parse_error)."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return {}, f"{exc} in {raw[:200]!r}"
+    if not isinstance(value, dict):
+        return {}, f"the arguments are a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+@dataclass(slots=True)
+class _CallSlot:
+    ordinal: int
+    id: str | None
+    name: str | None
+    arguments: list[str] = field(default_factory=list)
+
+
+class OpenAIAssembler:
+    """Assembles ``chat.completion.chunk`` events into one assistant message."""
+
+    def __init__(self, label: str, model: str | None) -> None:
+        self.label = label
+        self.done = False
+        self._model = model
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._slots: list[_CallSlot] = []
+        self._by_index: dict[int, _CallSlot] = {}
+        self._finish: str | None = None
+        self._usage = Usage()
+
+    def feed(self, event: ServerSentEvent) -> list[ModelDelta]:
+        data = event.data
+        if not data:
+            return []
+        if data[0] != "{" and data.strip() == "[DONE]":
+            self.done = True
+            return []
+        chunk = decode_json(data, self.label)
+        if not isinstance(chunk, dict):
+            raise StreamError(
+                f"{self.label} sent a chunk that is not a JSON object: {data[:200]!r}"
+            )
+        try:
+            return self._chunk(chunk)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise StreamError(
+                f"{self.label} sent a chunk of an unexpected shape ({exc}): {data[:200]!r}"
+            ) from exc
+
+    def _chunk(self, chunk: dict[str, Any]) -> list[ModelDelta]:
+        if chunk.get("error") and not chunk.get("choices"):
+            raise error_from_payload(chunk, label=self.label)
+        if isinstance(chunk.get("model"), str) and chunk["model"]:
+            self._model = chunk["model"]
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self._usage = _usage(usage)
+        out: list[ModelDelta] = []
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or choice.get("message") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                self._thinking.append(reasoning)
+                out.append(ThinkingDelta(reasoning))
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                self._text.append(content)
+                out.append(TextDelta(content))
+            for position, call in enumerate(delta.get("tool_calls") or ()):
+                out.append(self._tool_call(position, call))
+            finish = choice.get("finish_reason")
+            if finish:
+                self._finish = str(finish)
+        return out
+
+    def _tool_call(self, position: int, call: dict[str, Any]) -> ToolCallDelta:
+        index = call.get("index")
+        ident = call.get("id") or None
+        function = call.get("function") or {}
+        name = function.get("name") or None
+        arguments = function.get("arguments")
+        if arguments is None:
+            arguments = ""
+        elif not isinstance(arguments, str):
+            arguments = json.dumps(arguments)
+        if not isinstance(index, int):
+            # No index (some servers): a new id starts a call, else the last continues.
+            known = self._slots[-1] if self._slots else None
+            fresh = known is None or (ident is not None and ident != known.id)
+            index = -(len(self._slots) + 1) if fresh else -len(self._slots)
+        slot = self._by_index.get(index)
+        if slot is not None and ident is not None and slot.id is not None and ident != slot.id:
+            slot = None  # the same index reused for another call
+        if slot is None:
+            slot = _CallSlot(len(self._slots), ident, name)
+            self._slots.append(slot)
+            self._by_index[index] = slot
+            slot.arguments.append(arguments)
+            return ToolCallDelta(slot.ordinal, ident, name, arguments)
+        new_id = ident if slot.id is None else None
+        new_name = name if slot.name is None else None
+        slot.id = slot.id or ident
+        slot.name = slot.name or name
+        slot.arguments.append(arguments)
+        return ToolCallDelta(slot.ordinal, new_id, new_name, arguments)
+
+    def finish(self) -> AssistantMessage:
+        if not self.done and self._finish is None:
+            raise incomplete(self.label)
+        parts: list[ContentPart] = []
+        if self._thinking:
+            parts.append(ThinkingPart(thinking="".join(self._thinking)))
+        if self._text:
+            parts.append(TextPart(text="".join(self._text)))
+        for slot in self._slots:
+            arguments, error = parse_arguments("".join(slot.arguments))
+            parts.append(
+                ToolCall(
+                    id=slot.id or f"call_{uuid.uuid4().hex[:16]}",
+                    name=slot.name or "",
+                    arguments=arguments,
+                    parse_error=error,
+                )
+            )
+        stop = _STOP_REASONS.get(self._finish or "stop", "stop")
+        if self._slots and stop == "stop":
+            stop = "tool_use"  # some servers say "stop" after tool calls
+        return AssistantMessage(
+            content=tuple(parts), stop_reason=stop, usage=self._usage, model=self._model
+        )
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    details = data.get("prompt_tokens_details") or {}
+    cached = int(details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0)
+    prompt = int(data.get("prompt_tokens") or 0)
+    return Usage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=int(data.get("completion_tokens") or 0),
+        cache_read_tokens=cached,
+    )
+
+
+class OpenAIModel(HttpModel):
+    """Chat Completions over SSE (``POST {baseUrl}/chat/completions``)."""
+
+    provider = "openai"
+
+    def endpoint(self) -> str:
+        return "/chat/completions"
+
+    def headers(self) -> dict[str, str]:
+        key = self.config.api_key()
+        return {"authorization": f"Bearer {key}"} if key else {}
+
+    def payload(self, request: ModelRequest) -> dict[str, Any]:
+        options = request.options
+        payload: dict[str, Any] = {
+            "model": options.model or self.config.model,
+            "messages": openai_messages(request.system, request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            payload["tools"] = openai_tools(request.tools)
+            if options.tool_choice is not None:
+                payload["tool_choice"] = openai_tool_choice(options.tool_choice)
+        max_tokens = options.max_tokens or self.config.max_tokens
+        if max_tokens is not None:
+            # OpenAI's own API wants the newer name; every compatible server
+            # understands the older one.
+            key = "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
+            payload[key] = max_tokens
+        temperature = options.temperature
+        if temperature is None:
+            temperature = self.config.temperature
+        if temperature is not None:
+            payload["temperature"] = temperature
+        return payload
+
+    def assembler(self, request: ModelRequest) -> OpenAIAssembler:
+        return OpenAIAssembler(self.label, request.options.model or self.config.model or None)
+
+    def events_from_json(self, data: Any) -> list[ServerSentEvent] | None:
+        if isinstance(data, dict) and isinstance(data.get("choices"), list):
+            return [ServerSentEvent(data=json.dumps(data)), ServerSentEvent(data="[DONE]")]
+        if isinstance(data, dict) and data.get("error"):
+            raise error_from_payload(data, label=self.label)
+        return None
