@@ -1,0 +1,119 @@
+"""Diagnostics-driven auto-repair (``autoRepair: "onSave"``).
+
+After a save, if the file has error diagnostics that persist past a debounce
+(1.5 s) and no run is active, a repair run scoped to that file starts with a
+small turn and repair budget. Typing in that file cancels it; the same set
+of diagnostics never triggers twice; every start and outcome is an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from typing import TYPE_CHECKING
+
+from rein.harness import HarnessConfig
+from rein.harness.events import AutoRepair
+
+if TYPE_CHECKING:
+    from rein.lsp.server import ReinServer
+    from rein.lsp.sessions import Session
+
+__all__ = ["AutoRepairer"]
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_S = 1.5
+REPAIR_BUDGET = HarnessConfig(max_model_turns_per_run=12, max_repair_attempts=1)
+
+
+class AutoRepairer:
+    def __init__(self, server: ReinServer, debounce_s: float = DEBOUNCE_S) -> None:
+        self.server = server
+        self.debounce_s = debounce_s
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._running: dict[str, Session] = {}
+        self._seen: set[tuple[str, str]] = set()
+
+    def enabled(self) -> bool:
+        return self.server.config.auto_repair == "onSave"
+
+    def on_save(self, uri: str) -> None:
+        if not self.enabled():
+            return
+        previous = self._pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self._pending[uri] = asyncio.ensure_future(self._after_debounce(uri))
+
+    def on_person_edit(self, uri: str) -> None:
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        session = self._running.get(uri)
+        if session is not None and session.busy:
+            session.agent.abort("the person edited the file during auto-repair")
+            self.server.report_auto_repair(
+                session, AutoRepair(phase="cancelled", uri=uri, reason="the person edited the file")
+            )
+
+    async def _errors(self, uri: str) -> list[str]:
+        workspace, coordinator = self.server.adapters()
+        rel = workspace.relative(uri)
+        if rel is None:
+            return []
+        snap = await coordinator.source.snapshot([rel])
+        return sorted(f"{d.line}:{d.code}:{d.message}" for d in snap.diagnostics if d.severity == 1)
+
+    async def _after_debounce(self, uri: str) -> None:
+        try:
+            first = await self._errors(uri)
+            if not first:
+                return
+            await asyncio.sleep(self.debounce_s)
+            errors = await self._errors(uri)
+            if not errors or errors != first:
+                return  # fixed meanwhile, or still changing: the next save decides
+            key = (uri, hashlib.sha256("\n".join(errors).encode()).hexdigest())
+            if key in self._seen:
+                return
+            if self.server.active_runs():
+                self.server.report_auto_repair(
+                    None, AutoRepair(phase="skipped", uri=uri, reason="a run is active")
+                )
+                return
+            self._seen.add(key)
+            await self._repair(uri, errors)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("auto-repair for %s failed", uri)
+        finally:
+            if self._pending.get(uri) is asyncio.current_task():
+                del self._pending[uri]
+
+    async def _repair(self, uri: str, errors: list[str]) -> None:
+        workspace, _ = self.server.adapters()
+        rel = workspace.relative(uri) or uri
+        session = self.server.new_session(
+            mode="agent", title=f"Auto-repair {rel}", origin="autoRepair", harness=REPAIR_BUDGET
+        )
+        self._running[uri] = session
+        self.server.report_auto_repair(session, AutoRepair(phase="started", uri=uri))
+        listing = "\n".join(
+            f"- line {int(e.split(':', 1)[0]) + 1}: {e.split(':', 2)[2]}" for e in errors
+        )
+        text = (
+            f"The person saved {rel} and it has these errors:\n{listing}\n"
+            f"Fix them in {rel} with the smallest change. Do not touch other files unless the "
+            "fix needs it."
+        )
+        try:
+            result = await self.server.run_prompt(session, text)
+            self.server.report_auto_repair(
+                session,
+                AutoRepair(phase="finished", uri=uri, status=result.status, reason=result.error),
+            )
+        finally:
+            self._running.pop(uri, None)

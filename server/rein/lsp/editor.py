@@ -1,0 +1,368 @@
+"""The editor as Rein's workspace, diagnostics, approver and user channel.
+
+* :class:`EditorWorkspace` reads open documents from the text document sync
+  (the editor's buffers are the truth) and the disk for the rest; writes go
+  through ``workspace/applyEdit``: a versioned TextDocumentEdit for an open
+  document, CreateFile/DeleteFile/RenameFile for file operations.
+* :class:`EditorDiagnostics` asks the client for its diagnostics
+  (``rein/diagnostics``); ``rein/diagnosticsChanged`` feeds the coordinator.
+* :class:`EditorApprover` / :class:`EditorUserChannel` back ``rein/confirm``
+  and ``rein/askUser``; a client that answers MethodNotFound is remembered.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+
+from rein.harness.errors import SandboxError, ToolError
+from rein.harness.generations import MutationLog
+from rein.harness.ports import (
+    ApprovalRequest,
+    Diagnostic,
+    DiagnosticsSnapshot,
+    FileContent,
+    Mutation,
+    MutationOrigin,
+)
+
+if TYPE_CHECKING:
+    from rein.lsp.server import ReinServer
+
+__all__ = [
+    "EditorApprover",
+    "EditorDiagnostics",
+    "EditorUserChannel",
+    "EditorWorkspace",
+    "path_to_uri",
+    "uri_to_path",
+]
+
+log = logging.getLogger(__name__)
+
+METHOD_NOT_FOUND = -32601
+
+
+def uri_to_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return Path(unquote(parsed.path))
+
+
+def path_to_uri(path: Path) -> str:
+    return path.as_uri()
+
+
+def _end_position(text: str) -> lsp.Position:
+    """A position after the last character (clamped by editors)."""
+    return lsp.Position(line=text.count("\n") + 1, character=0)
+
+
+class EditorWorkspace:
+    """Workspace port over the editor. One instance per server."""
+
+    def __init__(self, server: ReinServer, root: Path, mutations: MutationLog) -> None:
+        self.server = server
+        self._root = root.resolve()
+        self.mutations = mutations
+        self._generation = 0
+        #: uri -> the text we just applied; the editor's didChange echo of it
+        #: is ours, anything else is the person typing.
+        self._echo: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ paths
+
+    @property
+    def root(self) -> str:
+        return str(self._root)
+
+    @property
+    def generation(self) -> int:
+        return max(self._generation, self.mutations.latest)
+
+    def uri(self, rel: str) -> str:
+        return path_to_uri(self._path(rel))
+
+    def _path(self, rel: str) -> Path:
+        path = (self._root / rel).resolve()
+        if path != self._root and self._root not in path.parents:
+            raise SandboxError(f"{rel} is outside the workspace")
+        return path
+
+    def relative(self, uri: str) -> str | None:
+        path = uri_to_path(uri)
+        if path is None:
+            return None
+        try:
+            return path.resolve().relative_to(self._root).as_posix()
+        except ValueError:
+            return None
+
+    def _open_document(self, uri: str) -> Any | None:
+        return self.server.workspace.text_documents.get(uri)
+
+    def _mutate(self, paths: tuple[str, ...], origin: MutationOrigin = "agent") -> Mutation:
+        self._generation = self.generation + 1
+        mutation = Mutation(self._generation, paths, origin)
+        self.mutations.record(mutation)
+        return mutation
+
+    # ------------------------------------------------------- person's edits
+
+    def on_did_change(self, uri: str) -> Mutation | None:
+        """A didChange/didOpen/didSave arrived: a person's edit unless it is
+        the echo of our own applied edit."""
+        rel = self.relative(uri)
+        if rel is None:
+            return None
+        doc = self._open_document(uri)
+        expected = self._echo.get(uri)
+        if expected is not None and doc is not None and doc.source == expected:
+            del self._echo[uri]
+            return None
+        return self._mutate((rel,), "person")
+
+    # ------------------------------------------------------------------ reads
+
+    async def read_text(self, path: str) -> FileContent:
+        uri = self.uri(path)
+        doc = self._open_document(uri)
+        if doc is not None:
+            return FileContent(path, doc.source, doc.version, self.generation)
+        file = self._path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ToolError(f"File not found: {path}") from None
+        except IsADirectoryError:
+            raise ToolError(f"{path} is a directory; use list_dir") from None
+        except UnicodeDecodeError:
+            raise ToolError(f"{path} is not UTF-8 text") from None
+        return FileContent(path, text, None, self.generation)
+
+    async def exists(self, path: str) -> bool:
+        return self._open_document(self.uri(path)) is not None or self._path(path).exists()
+
+    # ----------------------------------------------------------------- writes
+
+    async def _apply(self, edit: lsp.WorkspaceEdit, label: str) -> None:
+        try:
+            result = await self.server.workspace_apply_edit_async(
+                lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
+            )
+        except JsonRpcException as exc:
+            raise ToolError(f"The editor could not apply the edit: {exc}") from exc
+        if not result.applied:
+            reason = result.failure_reason or "no reason given"
+            raise ToolError(
+                f"The editor refused the edit ({reason}). The document probably changed "
+                "since you read it (the person may be typing): read the file again and "
+                "redo the change on its current text. Nothing the person typed was lost."
+            )
+
+    async def write_text(
+        self, path: str, text: str, *, expected_version: int | None = None
+    ) -> Mutation:
+        uri = self.uri(path)
+        doc = self._open_document(uri)
+        changes: list[Any] = []
+        if doc is not None:
+            version = expected_version if expected_version is not None else doc.version
+            if expected_version is not None and doc.version != expected_version:
+                raise ToolError(
+                    f"{path} changed in the editor since you read it (version {expected_version}, "
+                    f"now {doc.version}): read it again and redo the change. Nothing the person "
+                    "typed was lost."
+                )
+            old = doc.source
+            changes.append(
+                lsp.TextDocumentEdit(
+                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=version
+                    ),
+                    edits=[
+                        lsp.TextEdit(
+                            range=lsp.Range(lsp.Position(0, 0), _end_position(old)), new_text=text
+                        )
+                    ],
+                )
+            )
+        else:
+            file = self._path(path)
+            if file.exists():
+                old = file.read_text(encoding="utf-8", errors="replace")
+                end = _end_position(old)
+            else:
+                changes.append(
+                    lsp.CreateFile(
+                        uri=uri,
+                        options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+                    )
+                )
+                end = lsp.Position(0, 0)
+            changes.append(
+                lsp.TextDocumentEdit(
+                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=None
+                    ),
+                    edits=[lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), end), new_text=text)],
+                )
+            )
+        self._echo[uri] = text
+        try:
+            await self._apply(lsp.WorkspaceEdit(document_changes=changes), f"Rein: edit {path}")
+        except BaseException:
+            self._echo.pop(uri, None)
+            raise
+        return self._mutate((path,))
+
+    async def delete(self, path: str) -> Mutation:
+        uri = self.uri(path)
+        await self._apply(
+            lsp.WorkspaceEdit(
+                document_changes=[
+                    lsp.DeleteFile(
+                        uri=uri, options=lsp.DeleteFileOptions(ignore_if_not_exists=False)
+                    )
+                ]
+            ),
+            f"Rein: delete {path}",
+        )
+        return self._mutate((path,))
+
+    async def rename(self, old: str, new: str) -> Mutation:
+        await self._apply(
+            lsp.WorkspaceEdit(
+                document_changes=[
+                    lsp.RenameFile(
+                        old_uri=self.uri(old),
+                        new_uri=self.uri(new),
+                        options=lsp.RenameFileOptions(overwrite=False),
+                    )
+                ]
+            ),
+            f"Rein: rename {old} to {new}",
+        )
+        return self._mutate((old, new))
+
+
+def _convert(path: str, d: dict[str, Any]) -> Diagnostic:
+    rng = d.get("range") or {}
+    start = rng.get("start") or {}
+    end = rng.get("end") or {}
+    code = d.get("code")
+    if isinstance(code, dict):  # some clients send {value, target}
+        code = code.get("value")
+    return Diagnostic(
+        path=path,
+        line=int(start.get("line", 0)),
+        character=int(start.get("character", 0)),
+        end_line=end.get("line"),
+        end_character=end.get("character"),
+        severity=int(d.get("severity") or 1),
+        code=str(code) if code is not None else None,
+        source=d.get("source"),
+        message=str(d.get("message", "")),
+    )
+
+
+class EditorDiagnostics:
+    """The raw source: the editor's current diagnostics from all its
+    language servers, asked with ``rein/diagnostics``."""
+
+    def __init__(self, server: ReinServer, workspace: EditorWorkspace) -> None:
+        self.server = server
+        self.workspace = workspace
+        self.supported = True
+
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot:
+        if not self.supported:
+            return DiagnosticsSnapshot((), self.workspace.generation, stale=True)
+        uris = [self.workspace.uri(p) for p in paths] if paths is not None else None
+        try:
+            result = await self.server.protocol.send_request_async(
+                "rein/diagnostics", {"uris": uris}
+            )
+        except JsonRpcMethodNotFound:
+            self.supported = False
+            log.warning("the client does not answer rein/diagnostics: the analyzer gate is blind")
+            return DiagnosticsSnapshot((), self.workspace.generation, stale=True)
+        items = (result or {}).get("items", []) if isinstance(result, dict) else []
+        out: list[Diagnostic] = []
+        for item in items:
+            path = self.workspace.relative(str(item.get("uri", "")))
+            if path is None:
+                continue
+            out.extend(_convert(path, d) for d in item.get("diagnostics") or [])
+        return DiagnosticsSnapshot(tuple(out), max(self.workspace.generation, min_generation))
+
+
+def _method_not_found(exc: BaseException) -> bool:
+    return isinstance(exc, JsonRpcMethodNotFound) or (
+        isinstance(exc, JsonRpcException) and getattr(exc, "code", None) == METHOD_NOT_FOUND
+    )
+
+
+class EditorApprover:
+    """``rein/confirm``; a client without it makes "ask" fall back to deny."""
+
+    def __init__(self, server: ReinServer, session_id: str) -> None:
+        self.server = server
+        self.session_id = session_id
+
+    async def confirm(self, request: ApprovalRequest) -> bool:
+        if not self.server.client_features.get("rein/confirm", True):
+            return False
+        try:
+            result = await self.server.protocol.send_request_async(
+                "rein/confirm",
+                {
+                    "sessionId": self.session_id,
+                    "tool": request.tool,
+                    "title": request.title,
+                    "detail": request.detail,
+                },
+            )
+        except JsonRpcException as exc:
+            if _method_not_found(exc):
+                self.server.client_features["rein/confirm"] = False
+            log.info("rein/confirm failed: %s", exc)
+            return False
+        return bool(isinstance(result, dict) and result.get("approved"))
+
+
+class EditorUserChannel:
+    """``rein/askUser``; None when the client has no answer or no support."""
+
+    def __init__(self, server: ReinServer, session_id: str) -> None:
+        self.server = server
+        self.session_id = session_id
+
+    async def ask(self, question: str) -> str | None:
+        if not self.server.client_features.get("rein/askUser", True):
+            return None
+        try:
+            result = await self.server.protocol.send_request_async(
+                "rein/askUser", {"sessionId": self.session_id, "question": question}
+            )
+        except JsonRpcException as exc:
+            if _method_not_found(exc):
+                self.server.client_features["rein/askUser"] = False
+            return None
+        answer = result.get("answer") if isinstance(result, dict) else None
+        return answer if isinstance(answer, str) and answer.strip() else None
+
+
+def workspace_root(server: Any) -> Path:
+    root = server.workspace.root_path
+    return Path(root) if root else Path(os.getcwd())

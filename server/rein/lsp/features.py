@@ -1,0 +1,252 @@
+"""Every LSP registration of Rein, in one module. Handlers parse params,
+call the server and the harness, and convert the result."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+
+from rein.harness.events import Event
+from rein.lsp import code_actions
+from rein.lsp.auto_repair import AutoRepairer
+from rein.lsp.params import (
+    AbortParams,
+    DiagnosticsChangedParams,
+    FollowUpParams,
+    PromptParams,
+    SessionParams,
+    SessionsParams,
+    SteerParams,
+    parse,
+)
+from rein.lsp.server import ReinServer
+from rein.lsp.sessions import Session, SessionBusyError, result_payload
+
+__all__ = ["create_server"]
+
+log = logging.getLogger(__name__)
+
+
+def _session(server: ReinServer, session_id: str, method: str) -> Session:
+    session = server.sessions.get(session_id)
+    if session is None:
+        raise JsonRpcInvalidParams(
+            f"{method}: invalid params: sessionId: no session {session_id!r}"
+        )
+    return session
+
+
+def _progress_listener(server: ReinServer, token: str | int) -> Any:
+    def listener(event: Event) -> None:
+        if event.type == "turn_end":
+            usage = event.usage
+            server.work_done_progress.report(
+                token,
+                lsp.WorkDoneProgressReport(
+                    message=f"turn {event.turn}; tokens in {usage.input_tokens}, "
+                    f"out {usage.output_tokens}"
+                ),
+            )
+        elif event.type == "gate_start":
+            server.work_done_progress.report(
+                token, lsp.WorkDoneProgressReport(message=f"checking: {event.gate}")
+            )
+
+    return listener
+
+
+def create_server() -> ReinServer:
+    server = ReinServer()
+    auto = AutoRepairer(server)
+    server.auto_repair = auto
+
+    # ---------------------------------------------------------- lifecycle
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: ReinServer, params: lsp.InitializeParams) -> None:
+        ls.set_initialization_options(params.initialization_options)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: ReinServer, params: lsp.InitializedParams) -> None:
+        await _pull_configuration(ls)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: ReinServer, params: lsp.DidChangeConfigurationParams
+    ) -> None:
+        settings = params.settings
+        if isinstance(settings, dict) and isinstance(settings.get("rein"), dict):
+            ls.apply_configuration(settings["rein"], "settings")
+        else:
+            await _pull_configuration(ls)
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: ReinServer, params: Any) -> None:
+        for session in ls.sessions.values():
+            session.agent.abort("the server is shutting down")
+
+    # ------------------------------------------------------- document sync
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: ReinServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        workspace, _ = ls.adapters()
+        if workspace.on_did_change(params.text_document.uri) is not None:
+            auto.on_person_edit(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: ReinServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        auto.on_save(params.text_document.uri)
+
+    @server.feature("rein/diagnosticsChanged")
+    def diagnostics_changed(ls: ReinServer, params: Any) -> None:
+        try:
+            parsed = parse(DiagnosticsChangedParams, params, "rein/diagnosticsChanged")
+        except JsonRpcInvalidParams as exc:
+            log.warning("%s", exc)
+            return
+        workspace, coordinator = ls.adapters()
+        paths = [p for p in (workspace.relative(u) for u in parsed.uris) if p is not None]
+        coordinator.notify_diagnostics_changed(paths)
+
+    # ----------------------------------------------------- custom requests
+
+    @server.feature("rein/prompt")
+    async def prompt(ls: ReinServer, params: Any) -> dict[str, Any]:
+        parsed = parse(PromptParams, params, "rein/prompt")
+        if parsed.session_id is not None:
+            session = _session(ls, parsed.session_id, "rein/prompt")
+        else:
+            session = ls.new_session(mode=parsed.mode, title=parsed.text)
+        if session.busy:
+            raise JsonRpcInvalidRequest(
+                f"rein/prompt: session {session.id} is already running a task; use "
+                "rein/steer to redirect it or rein/followUp to queue this message"
+            )
+        text = code_actions.with_context(parsed.text, parsed.context)
+        token = parsed.work_done_token
+        unsubscribe = None
+        if token is not None:
+            ls.work_done_progress.begin(
+                token, lsp.WorkDoneProgressBegin(title="Rein", message="starting", cancellable=True)
+            )
+            unsubscribe = session.agent.subscribe(_progress_listener(ls, token))
+        try:
+            result = await ls.run_prompt(session, text)
+        except SessionBusyError as exc:
+            raise JsonRpcInvalidRequest(f"rein/prompt: {exc}") from exc
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+                ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))  # type: ignore[arg-type]
+        return result_payload(session.id, result)
+
+    @server.feature("rein/steer")
+    def steer(ls: ReinServer, params: Any) -> dict[str, Any]:
+        parsed = parse(SteerParams, params, "rein/steer")
+        session = _session(ls, parsed.session_id, "rein/steer")
+        if not session.busy:
+            return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
+        session.agent.steer(parsed.text)
+        return {"queued": True}
+
+    @server.feature("rein/followUp")
+    def follow_up(ls: ReinServer, params: Any) -> dict[str, Any]:
+        parsed = parse(FollowUpParams, params, "rein/followUp")
+        session = _session(ls, parsed.session_id, "rein/followUp")
+        if not session.busy:
+            return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
+        session.agent.follow_up(parsed.text)
+        return {"queued": True}
+
+    @server.feature("rein/abort")
+    def abort(ls: ReinServer, params: Any) -> dict[str, Any]:
+        parsed = parse(AbortParams, params, "rein/abort")
+        session = _session(ls, parsed.session_id, "rein/abort")
+        return {"aborted": session.agent.abort("aborted by the user")}
+
+    @server.feature("rein/sessions")
+    def sessions(ls: ReinServer, params: Any) -> dict[str, Any]:
+        parse(SessionsParams, params, "rein/sessions")
+        ordered = sorted(ls.sessions.values(), key=lambda s: s.updated_at, reverse=True)
+        return {"sessions": [_summary(s) for s in ordered]}
+
+    @server.feature("rein/session")
+    def session(ls: ReinServer, params: Any) -> dict[str, Any]:
+        parsed = parse(SessionParams, params, "rein/session")
+        found = _session(ls, parsed.session_id, "rein/session")
+        return {
+            **_summary(found),
+            "messages": [m.model_dump(mode="json") for m in found.agent.messages],
+        }
+
+    # ------------------------------------------------------- code actions
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION,
+        lsp.CodeActionOptions(
+            code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite]
+        ),
+    )
+    def code_action(ls: ReinServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        return code_actions.actions_for(params)
+
+    @server.command(code_actions.FIX)
+    async def fix(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        return code_actions.start(ls, "fix", args)
+
+    @server.command(code_actions.EXPLAIN)
+    async def explain(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        return code_actions.start(ls, "explain", args)
+
+    @server.command(code_actions.ASK)
+    async def ask(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        return code_actions.start(ls, "ask", args)
+
+    @server.command(code_actions.ABORT)
+    async def abort_command(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        target = args[0] if args else None
+        session_id = target.get("sessionId") if isinstance(target, dict) else target
+        aborted = [
+            s.id
+            for s in ls.sessions.values()
+            if (session_id in (None, s.id)) and s.agent.abort("aborted by the user")
+        ]
+        return {"aborted": aborted}
+
+    return server
+
+
+def _summary(session: Session) -> dict[str, Any]:
+    usage = session.agent.last_result.usage if session.agent.last_result else None
+    return {
+        "id": session.id,
+        "title": session.title,
+        "status": session.status,
+        "updatedAt": session.updated_at,
+        "mode": session.mode,
+        "origin": session.origin,
+        "turns": session.agent.last_result.turns if session.agent.last_result else 0,
+        "usage": usage.model_dump() if usage else None,
+    }
+
+
+async def _pull_configuration(ls: ReinServer) -> None:
+    caps = ls.client_capabilities
+    if caps.workspace is None or not caps.workspace.configuration:
+        return
+    try:
+        result = await asyncio.wait_for(
+            ls.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="rein")])
+            ),
+            10,
+        )
+    except Exception as exc:
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    section = result[0] if result else None
+    ls.apply_configuration(section or {}, "settings")

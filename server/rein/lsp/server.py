@@ -1,0 +1,212 @@
+"""The Rein language server's state: configuration, the editor adapters, the
+coordinators and the sessions. Handlers live in :mod:`rein.lsp.features`;
+this module builds agents and runs them."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Literal
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from rein import __version__
+from rein.config import ReinConfig, load_config
+from rein.harness import Agent, HarnessConfig, RunResult, UserMessage
+from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
+from rein.harness.errors import ConfigError
+from rein.harness.events import AutoRepair
+from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
+from rein.harness.generations import MutationLog
+from rein.harness.ports import Model
+from rein.harness.prompts import build_system_prompt
+from rein.harness.tools import ToolEnvironment
+from rein.headless.commands import SubprocessRunner
+from rein.lsp._protocol import plain_dict_converter
+from rein.lsp.editor import (
+    EditorApprover,
+    EditorDiagnostics,
+    EditorUserChannel,
+    EditorWorkspace,
+    workspace_root,
+)
+from rein.lsp.sessions import EventStream, Session, new_session_id
+from rein.providers import create_model
+from rein.tools import bootstrap
+from rein.tools.registry import default_tools, tool_sections
+
+__all__ = ["ReinServer"]
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["agent", "plan", "explain"]
+
+
+class ReinServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "rein",
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+            converter_factory=plain_dict_converter,
+        )
+        self.config = ReinConfig()
+        self._init_options: dict[str, Any] = {}
+        self._reported_config_errors: set[str] = set()
+        self.sessions: dict[str, Session] = {}
+        self.client_features: dict[str, bool] = {}
+        self.mutations = MutationLog()
+        self._adapters: tuple[EditorWorkspace, DiagnosticsCoordinator] | None = None
+        #: Tests and embedders may replace how models are made.
+        self.model_factory = create_model
+        self.auto_repair: Any = None
+
+    # ---------------------------------------------------------- configuration
+
+    def apply_configuration(self, data: Any, source: str) -> bool:
+        """Validate and apply a ``rein`` section; on error report it once
+        (naming the key) and keep the last good configuration."""
+        merged = dict(self._init_options)
+        if isinstance(data, dict):
+            merged.update(data)
+        try:
+            config = load_config(merged, source)
+        except ConfigError as exc:
+            key = exc.key or str(exc)
+            if key not in self._reported_config_errors:
+                self._reported_config_errors.add(key)
+                self.window_show_message(
+                    lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Rein: {exc}")
+                )
+            log.warning("%s; keeping the last good configuration", exc)
+            return False
+        self.config = config
+        self._reported_config_errors.clear()
+        return True
+
+    def set_initialization_options(self, options: Any) -> None:
+        if isinstance(options, dict):
+            section = options.get("rein", options)
+            self._init_options = dict(section) if isinstance(section, dict) else {}
+            self.apply_configuration({}, "initializationOptions")
+
+    # -------------------------------------------------------------- adapters
+
+    @property
+    def root(self) -> Path:
+        return workspace_root(self).resolve()
+
+    def adapters(self) -> tuple[EditorWorkspace, DiagnosticsCoordinator]:
+        if self._adapters is None:
+            workspace = EditorWorkspace(self, self.root, self.mutations)
+            analyzer = self.config.gates.analyzer
+            coordinator = DiagnosticsCoordinator(
+                EditorDiagnostics(self, workspace),
+                quiet_ms=analyzer.quiet_period_ms,
+                max_wait_ms=analyzer.max_wait_ms,
+            )
+            self.mutations.subscribe(coordinator.notify_mutation)
+            self._adapters = (workspace, coordinator)
+        return self._adapters
+
+    # ---------------------------------------------------------------- events
+
+    def send_event(self, payload: dict[str, Any]) -> None:
+        self.protocol.notify("rein/event", payload)
+
+    def emit_to(self, session: Session, event: Any) -> None:
+        session.stream(event)
+
+    # -------------------------------------------------------------- sessions
+
+    def new_session(
+        self,
+        *,
+        mode: Mode = "agent",
+        title: str = "",
+        origin: str = "chat",
+        harness: HarnessConfig | None = None,
+        model: Model | None = None,
+    ) -> Session:
+        workspace, coordinator = self.adapters()
+        config = self.config
+        session_id = new_session_id()
+        settings = config.tool_settings()
+        tools = default_tools(settings, read_only=mode == "explain")
+        system = build_system_prompt(
+            tools.names(), tool_sections(tools), mode, bootstrap.project_instructions(self.root)
+        )
+        agent = Agent(
+            model or self.model_factory(config.model),
+            tools=tools,
+            config=harness or config.harness,
+            system_prompt=system,
+            env=ToolEnvironment(
+                workspace=workspace,
+                diagnostics=coordinator,
+                approver=EditorApprover(self, session_id),
+                user=EditorUserChannel(self, session_id),
+                settings=settings,
+            ),
+            gates=None if mode == "explain" else self._gates(coordinator),
+        )
+        holder: dict[str, Session] = {}
+        stream = EventStream(session_id, self.send_event, lambda: agent.current_run_id)
+        session = Session(
+            id=session_id, agent=agent, stream=stream, title=title[:80], mode=mode, origin=origin
+        )
+        holder["s"] = session
+        session.closers.append(agent.subscribe(stream))
+        self.sessions[session_id] = session
+        return session
+
+    def _gates(self, coordinator: DiagnosticsCoordinator) -> GatePipeline:
+        config = self.config.gates
+        runner = SubprocessRunner(str(self.root))
+        gates: list[Gate] = []
+        dependencies = None
+        if config.dependencies.enabled and config.dependencies.commands:
+            dependencies = DependencyCoordinator(
+                runner,
+                config.dependencies.commands,
+                timeout_s=config.dependencies.timeout_ms / 1000,
+            )
+            gates.append(DependencyGate(dependencies))
+        if config.analyzer.enabled:
+            gates.append(AnalyzerGate(coordinator, config.analyzer.severity))
+        if config.runtime.command:
+            gates.append(
+                CommandGate(
+                    "runtime", config.runtime.command, runner, config.runtime.timeout_ms / 1000
+                )
+            )
+        for custom in config.custom:
+            gates.append(CommandGate(custom.name, custom.command, runner, custom.timeout_ms / 1000))
+        return GatePipeline(gates, dependencies=dependencies)
+
+    def messages_for(self, session: Session, text: str) -> list[UserMessage]:
+        messages = []
+        if not session.agent.messages:
+            messages.append(
+                UserMessage(content=bootstrap.bootstrap_message(self.root), origin="bootstrap")
+            )
+        messages.append(UserMessage(content=text))
+        return messages
+
+    async def run_prompt(self, session: Session, text: str) -> RunResult:
+        if not session.title:
+            session.title = text.strip().splitlines()[0][:80] if text.strip() else "session"
+        messages = self.messages_for(session, text)
+        return await session.run(lambda: session.agent.prompt_messages(messages))
+
+    def active_runs(self) -> list[Session]:
+        return [s for s in self.sessions.values() if s.busy]
+
+    def report_auto_repair(self, session: Session | None, event: AutoRepair) -> None:
+        if session is not None:
+            session.stream(event)
+        else:
+            self.send_event(
+                {"sessionId": None, "runId": None, "seq": 0, "event": event.model_dump(mode="json")}
+            )
