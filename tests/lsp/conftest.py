@@ -31,7 +31,9 @@ def _offset(text: str, pos: lsp.Position) -> int:
     lines = text.split("\n")
     if pos.line >= len(lines):
         return len(text)
-    return sum(len(line) + 1 for line in lines[: pos.line]) + min(pos.character, len(lines[pos.line]))
+    return sum(len(line) + 1 for line in lines[: pos.line]) + min(
+        pos.character, len(lines[pos.line])
+    )
 
 
 class Editor:
@@ -43,7 +45,7 @@ class Editor:
         self.docs: dict[str, tuple[int, str]] = {}
         self.generation = 0
         self.pool: AnalyzerPool | None = None
-        self.confirm_answer: bool | None = True  # None: answer MethodNotFound
+        self.confirm_answer = True
         self.ask_answer: str | None = "yes"
         self.confirms: list[dict[str, Any]] = []
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []
@@ -65,7 +67,9 @@ class Editor:
         text = (self.root / rel).read_text()
         self.docs[rel] = (1, text)
         self.client.text_document_did_open(
-            lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=self.uri(rel), language_id="python", version=1, text=text))
+            lsp.DidOpenTextDocumentParams(
+                lsp.TextDocumentItem(uri=self.uri(rel), language_id="python", version=1, text=text)
+            )
         )
 
     def type(self, rel: str, text: str) -> None:
@@ -74,7 +78,9 @@ class Editor:
         self.docs[rel] = (version, text)
         self.client.text_document_did_change(
             lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=self.uri(rel), version=version),
+                text_document=lsp.VersionedTextDocumentIdentifier(
+                    uri=self.uri(rel), version=version
+                ),
                 content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
             )
         )
@@ -82,7 +88,9 @@ class Editor:
     def save(self, rel: str) -> None:
         (self.root / rel).write_text(self.docs[rel][1])
         self._analyze(rel)
-        self.client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=self.uri(rel))))
+        self.client.text_document_did_save(
+            lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=self.uri(rel)))
+        )
 
     def _analyze(self, *rels: str) -> None:
         self.generation += 1
@@ -117,13 +125,20 @@ class Editor:
                 rel = self.rel(change.text_document.uri)
                 if rel in self.docs:
                     version, text = self.docs[rel]
-                    if change.text_document.version is not None and change.text_document.version != version:
+                    if (
+                        change.text_document.version is not None
+                        and change.text_document.version != version
+                    ):
                         self.refused.append(rel)
                         return lsp.ApplyWorkspaceEditResult(
-                            applied=False, failure_reason=f"{rel} is at version {version}, not {change.text_document.version}"
+                            applied=False,
+                            failure_reason=f"{rel} is at version {version}, not {change.text_document.version}",
                         )
                 else:
-                    version, text = 0, (self.root / rel).read_text() if (self.root / rel).exists() else ""
+                    version, text = (
+                        0,
+                        (self.root / rel).read_text() if (self.root / rel).exists() else "",
+                    )
                 for edit in change.edits:
                     start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
                     text = text[:start] + edit.new_text + text[end:]
@@ -132,7 +147,9 @@ class Editor:
                     self.docs[rel] = (version + 1, text)
                     self.client.text_document_did_change(
                         lsp.DidChangeTextDocumentParams(
-                            text_document=lsp.VersionedTextDocumentIdentifier(uri=self.uri(rel), version=version + 1),
+                            text_document=lsp.VersionedTextDocumentIdentifier(
+                                uri=self.uri(rel), version=version + 1
+                            ),
                             content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
                         )
                     )
@@ -151,7 +168,10 @@ class Editor:
                 continue
             items.setdefault(uri, []).append(
                 {
-                    "range": {"start": {"line": d.line, "character": d.character}, "end": {"line": d.end_line or d.line, "character": d.end_character or 0}},
+                    "range": {
+                        "start": {"line": d.line, "character": d.character},
+                        "end": {"line": d.end_line or d.line, "character": d.end_character or 0},
+                    },
                     "severity": d.severity,
                     "code": d.code,
                     "source": d.source,
@@ -163,7 +183,9 @@ class Editor:
         return {"items": [{"uri": u, "diagnostics": ds} for u, ds in items.items()]}
 
     def diagnostics_changed(self, paths: list[str]) -> None:
-        self.client.protocol.notify("rein/diagnosticsChanged", {"uris": [self.uri(p) for p in paths]})
+        self.client.protocol.notify(
+            "rein/diagnosticsChanged", {"uris": [self.uri(p) for p in paths]}
+        )
 
     async def wait_event(self, predicate: Any, timeout: float = 20.0) -> dict[str, Any]:
         async def find() -> dict[str, Any]:
@@ -179,7 +201,11 @@ class Editor:
         return await asyncio.wait_for(find(), timeout)
 
     def event_types(self, session_id: str | None = None) -> list[str]:
-        return [e["event"]["type"] for e in self.events if session_id is None or e["sessionId"] == session_id]
+        return [
+            e["event"]["type"]
+            for e in self.events
+            if session_id is None or e["sessionId"] == session_id
+        ]
 
 
 def make_client() -> LanguageClient:
@@ -202,10 +228,14 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client),
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
+    ),
     params=["visual-studio-code", "neovim"],
 )
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, workspace: Path, tmp_path: Path) -> AsyncIterator[LanguageClient]:
+async def client(
+    lsp_client: LanguageClient, request: pytest.FixtureRequest, workspace: Path, tmp_path: Path
+) -> AsyncIterator[LanguageClient]:
     ed = Editor(lsp_client, workspace)
     lsp_client.editor = ed  # type: ignore[attr-defined]
 
@@ -220,10 +250,6 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, wor
     @lsp_client.feature("rein/confirm")
     def confirm(params: dict[str, Any]) -> dict[str, Any]:
         ed.confirms.append(params)
-        if ed.confirm_answer is None:
-            from pygls.exceptions import JsonRpcMethodNotFound
-
-            raise JsonRpcMethodNotFound.of("rein/confirm")
         return {"approved": ed.confirm_answer}
 
     @lsp_client.feature("rein/askUser")
@@ -245,7 +271,9 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, wor
             capabilities=pytest_lsp.client_capabilities(profile),
             root_uri=workspace.as_uri(),
             workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-            initialization_options={"model": {"provider": "replay", "script": str(tmp_path / "script.yaml")}},
+            initialization_options={
+                "model": {"provider": "replay", "script": str(tmp_path / "script.yaml")}
+            },
         )
     )
     yield lsp_client

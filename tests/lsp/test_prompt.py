@@ -8,21 +8,45 @@ from pathlib import Path
 from tests.lsp.conftest import Editor, write_script
 
 
-async def test_a_prompt_edits_gets_a_real_diagnostic_repairs_and_completes(editor: Editor, tmp_path: Path) -> None:
+async def test_a_prompt_edits_gets_a_real_diagnostic_repairs_and_completes(
+    editor: Editor, tmp_path: Path
+) -> None:
     editor.open("app.py")
     write_script(
         tmp_path,
         [
-            {"tool_calls": [{"name": "edit_file", "arguments": {"path": "app.py", "old_string": "hello {name}", "new_string": "hello {nmae}"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": "app.py",
+                            "old_string": "hello {name}",
+                            "new_string": "hello {nmae}",
+                        },
+                    }
+                ]
+            },
             {"text": "done"},
             {
                 "expect": {"last_message_contains": "F821"},
-                "tool_calls": [{"name": "edit_file", "arguments": {"path": "app.py", "old_string": "{nmae}", "new_string": "{name}"}}],
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": "app.py",
+                            "old_string": "{nmae}",
+                            "new_string": "{name}",
+                        },
+                    }
+                ],
             },
             {"text": "fixed"},
         ],
     )
-    result = await editor.client.protocol.send_request_async("rein/prompt", {"text": "make greet friendlier"})
+    result = await editor.client.protocol.send_request_async(
+        "rein/prompt", {"text": "make greet friendlier"}
+    )
     assert result["status"] == "completed", result
     assert result["repairAttempts"] == 1
     assert result["text"] == "fixed"
@@ -31,8 +55,12 @@ async def test_a_prompt_edits_gets_a_real_diagnostic_repairs_and_completes(edito
     assert editor.docs["app.py"][1].count("hello {name}") == 1
     assert len(editor.applied) == 2
     # The repair prompt the model received carried ruff's real diagnostic.
-    session = await editor.client.protocol.send_request_async("rein/session", {"sessionId": result["sessionId"]})
-    repairs = [m for m in session["messages"] if m["role"] == "user" and m.get("origin") == "repair"]
+    session = await editor.client.protocol.send_request_async(
+        "rein/session", {"sessionId": result["sessionId"]}
+    )
+    repairs = [
+        m for m in session["messages"] if m["role"] == "user" and m.get("origin") == "repair"
+    ]
     assert len(repairs) == 1
     assert "app.py:5:" in repairs[0]["content"] and "F821" in repairs[0]["content"]
     assert "Undefined name `nmae`" in repairs[0]["content"]

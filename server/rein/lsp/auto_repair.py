@@ -1,7 +1,7 @@
 """Diagnostics-driven auto-repair (``autoRepair: "onSave"``).
 
-After a save, if the file has error diagnostics that persist past a debounce
-(1.5 s) and no run is active, a repair run scoped to that file starts with a
+After a save, if the file still has error diagnostics when a debounce
+(1.5 s) has passed with no edit to it, and no run is active, a repair run scoped to that file starts with a
 small turn and repair budget. Typing in that file cancels it; the same set
 of diagnostics never triggers twice; every start and outcome is an event.
 """
@@ -63,20 +63,23 @@ class AutoRepairer:
         rel = workspace.relative(uri)
         if rel is None:
             return []
-        snap = await coordinator.source.snapshot([rel])
+        snap = await coordinator.snapshot([rel], min_generation=workspace.generation)
         return sorted(f"{d.line}:{d.code}:{d.message}" for d in snap.diagnostics if d.severity == 1)
 
     async def _after_debounce(self, uri: str) -> None:
         try:
-            first = await self._errors(uri)
-            if not first:
-                return
             await asyncio.sleep(self.debounce_s)
             errors = await self._errors(uri)
-            if not errors or errors != first:
-                return  # fixed meanwhile, or still changing: the next save decides
+            if not errors:
+                return
             key = (uri, hashlib.sha256("\n".join(errors).encode()).hexdigest())
             if key in self._seen:
+                self.server.report_auto_repair(
+                    None,
+                    AutoRepair(
+                        phase="skipped", uri=uri, reason="these diagnostics were already tried"
+                    ),
+                )
                 return
             if self.server.active_runs():
                 self.server.report_auto_repair(

@@ -48,6 +48,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 METHOD_NOT_FOUND = -32601
+NO_CONFIRM = (
+    "this editor cannot ask the person (it does not support rein/confirm), so calls "
+    "that need approval are denied"
+)
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -322,7 +326,7 @@ class EditorApprover:
 
     async def confirm(self, request: ApprovalRequest) -> bool:
         if not self.server.client_features.get("rein/confirm", True):
-            return False
+            raise ToolError(NO_CONFIRM)
         try:
             result = await self.server.protocol.send_request_async(
                 "rein/confirm",
@@ -336,6 +340,7 @@ class EditorApprover:
         except JsonRpcException as exc:
             if _method_not_found(exc):
                 self.server.client_features["rein/confirm"] = False
+                raise ToolError(NO_CONFIRM) from None
             log.info("rein/confirm failed: %s", exc)
             return False
         return bool(isinstance(result, dict) and result.get("approved"))

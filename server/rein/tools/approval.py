@@ -15,6 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
+from rein.harness.errors import ToolError
 from rein.harness.ports import ApprovalClass, ApprovalRequest
 from rein.harness.tools import ToolContext, ToolResult
 
@@ -104,6 +105,11 @@ async def check_approval(
     )
     try:
         approved = await approver.confirm(request)
+    except ToolError as exc:
+        return _denied(
+            f"Denied: {exc}. Find another way, or tell the person what you need.",
+            "approver_unavailable",
+        )
     except Exception as exc:
         log.exception("approver failed for %s", ctx.name)
         return _denied(
