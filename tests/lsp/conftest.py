@@ -187,7 +187,7 @@ class Editor:
             "rein/diagnosticsChanged", {"uris": [self.uri(p) for p in paths]}
         )
 
-    async def wait_event(self, predicate: Any, timeout: float = 20.0) -> dict[str, Any]:
+    async def wait_event(self, predicate: Any, limit_s: float = 20.0) -> dict[str, Any]:
         async def find() -> dict[str, Any]:
             index = 0
             while True:
@@ -198,7 +198,7 @@ class Editor:
                 self.event_arrived.clear()
                 await self.event_arrived.wait()
 
-        return await asyncio.wait_for(find(), timeout)
+        return await asyncio.wait_for(find(), limit_s)
 
     def event_types(self, session_id: str | None = None) -> list[str]:
         return [

@@ -1,7 +1,7 @@
 """Diagnostics-driven auto-repair (``autoRepair: "onSave"``).
 
-After a save, if the file still has error diagnostics when a debounce
-(1.5 s) has passed with no edit to it, and no run is active, a repair run scoped to that file starts with a
+After a save, if the file still has error diagnostics when a debounce (1.5 s)
+has passed with no edit to it, and no run is active, a repair run scoped to that file starts with a
 small turn and repair budget. Typing in that file cancels it; the same set
 of diagnostics never triggers twice; every start and outcome is an event.
 """
