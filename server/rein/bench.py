@@ -30,13 +30,13 @@ ALL_TARGETS = ("core", "providers", "gates", "lsp")
 
 def run_target(target: str, as_json: bool) -> None:
     if target == "gates":
-        from rein.bench_gates import bench_gates
+        from rein.headless.bench import bench_gates
 
         print_rows(
             "gates: analyzer verdict after the last publishDiagnostics", bench_gates(), as_json
         )
     elif target == "lsp":
-        from rein.bench_lsp import bench_lsp
+        from rein.lsp.bench import bench_lsp
 
         print_rows("lsp: the server over stdio", bench_lsp(), as_json)
     else:

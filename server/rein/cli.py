@@ -17,6 +17,13 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     from rein.harness.events import event_json_schema
 
     if args.what == "events":
+        if args.write_docs:
+            from pathlib import Path
+
+            from rein.docs_gen import write_docs
+
+            write_docs(Path(args.write_docs))
+            return 0
         print(json.dumps(event_json_schema(), indent=2, sort_keys=True))
     return 0
 
@@ -103,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="print a JSON Schema")
     p.add_argument("what", choices=["events"])
+    p.add_argument("--write-docs", metavar="DOCS_DIR", help="regenerate the event reference there")
     p.set_defaults(func=_cmd_schema)
 
     p = sub.add_parser("bench", help="run benchmarks (figures in docs/performance.md)")

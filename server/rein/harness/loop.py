@@ -277,9 +277,9 @@ class _Run:
             self.ctx.on_message(message)
 
     def append_with_events(self, message: Message) -> None:
-        self.emit(MessageStart.model_construct(role=message.role))
+        self.emit(MessageStart(role=message.role))
         self.append(message)
-        self.emit(MessageEnd.model_construct(message=message))
+        self.emit(MessageEnd(message=message))
 
     async def checkpoint(self) -> None:
         if self.ctx.checkpoint is not None:
@@ -307,7 +307,7 @@ class _Run:
                 )
             self.turn += 1
             self.turn_open = True
-            self.emit(TurnStart.model_construct(turn=self.turn))
+            self.emit(TurnStart(turn=self.turn))
             model, options = self.model, ctx.options
             if ctx.hooks.prepare_next_turn is not None:
                 overrides = await _call_hook(
@@ -346,7 +346,7 @@ class _Run:
                 return self.finish("failed", f"model error: {exc}")
             self.usage = self.usage + assistant.usage
             if assistant.is_empty() and assistant.stop_reason != "length":
-                self.emit(MessageEnd.model_construct(message=assistant))
+                self.emit(MessageEnd(message=assistant))
                 if empty_retries < config.max_empty_retries:
                     empty_retries += 1
                     self.emit(
@@ -365,7 +365,7 @@ class _Run:
                 )
             empty_retries = 0
             self.append(assistant)
-            self.emit(MessageEnd.model_construct(message=assistant))
+            self.emit(MessageEnd(message=assistant))
             if assistant.text:
                 self.last_text = assistant.text
             calls = assistant.tool_calls
@@ -474,9 +474,7 @@ class _Run:
     def end_turn(self, tool_calls: int) -> None:
         if self.turn_open:
             self.turn_open = False
-            self.emit(
-                TurnEnd.model_construct(turn=self.turn, tool_calls=tool_calls, usage=self.usage)
-            )
+            self.emit(TurnEnd(turn=self.turn, tool_calls=tool_calls, usage=self.usage))
 
     def apply_steering(self) -> None:
         steering = self.ctx.take_steering()
@@ -497,20 +495,20 @@ class _Run:
             async for delta in stream:
                 if not self.stream_open:
                     self.stream_open = True
-                    self.emit(MessageStart.model_construct(role="assistant"))
+                    self.emit(MessageStart(role="assistant"))
                 if isinstance(delta, TextDelta):
                     self.partial_text.append(delta.text)
-                    self.emit(MessageDelta.model_construct(kind="text", delta=delta.text))
+                    self.emit(MessageDelta(kind="text", delta=delta.text))
                 elif isinstance(delta, ThinkingDelta):
                     self.partial_thinking.append(delta.text)
-                    self.emit(MessageDelta.model_construct(kind="thinking", delta=delta.text))
+                    self.emit(MessageDelta(kind="thinking", delta=delta.text))
                 elif isinstance(delta, ToolCallDelta):
                     known = tool_names.get(delta.index, (None, None))
                     ident = delta.id or known[0]
                     name = delta.name or known[1]
                     tool_names[delta.index] = (ident, name)
                     self.emit(
-                        MessageDelta.model_construct(
+                        MessageDelta(
                             kind="tool_call",
                             delta=delta.arguments_delta,
                             tool_call_id=ident,
@@ -523,7 +521,7 @@ class _Run:
             raise ModelError(f"model {model.name!r} ended its stream without a final message")
         if not self.stream_open:
             self.stream_open = True
-            self.emit(MessageStart.model_construct(role="assistant"))
+            self.emit(MessageStart(role="assistant"))
         self.stream_open = False
         return done
 
@@ -542,7 +540,7 @@ class _Run:
             stop_reason="aborted" if stop_reason == "aborted" else "error",
         )
         self.append(message)
-        self.emit(MessageEnd.model_construct(message=message))
+        self.emit(MessageEnd(message=message))
 
     # ------------------------------------------------------------------ tools
 
@@ -571,19 +569,19 @@ class _Run:
             result = self.pending_results[index]
             if result is None:
                 text = f"Tool call aborted: {abort_reason or 'the run ended'}"
-                result = ToolResultMessage.model_construct(
+                result = ToolResultMessage(
                     tool_call_id=call.id, tool_name=call.name, content=text, is_error=True
                 )
                 if call.id not in self.started_calls:
                     self.emit(
-                        ToolCallStart.model_construct(
+                        ToolCallStart(
                             tool_call_id=call.id, name=call.name, arguments=call.arguments
                         )
                     )
                 if call.id not in self.ended_calls:
                     self.ended_calls.add(call.id)
                     self.emit(
-                        ToolCallEnd.model_construct(
+                        ToolCallEnd(
                             tool_call_id=call.id, name=call.name, is_error=True, content=text
                         )
                     )
@@ -594,11 +592,7 @@ class _Run:
     async def run_tool(self, index: int, call: ToolCall) -> None:
         started = time.perf_counter()
         self.started_calls.add(call.id)
-        self.emit(
-            ToolCallStart.model_construct(
-                tool_call_id=call.id, name=call.name, arguments=call.arguments
-            )
-        )
+        self.emit(ToolCallStart(tool_call_id=call.id, name=call.name, arguments=call.arguments))
         verdict = self.breaker.check(call)
         if verdict.blocked:
             result = ToolResult(verdict.reason, is_error=True)
@@ -609,12 +603,12 @@ class _Run:
                 call, result.is_error, result.content, workspace.generation if workspace else 0
             )
         content = truncate_tool_output(result.content, self.config.max_tool_result_chars)
-        self.pending_results[index] = ToolResultMessage.model_construct(
+        self.pending_results[index] = ToolResultMessage(
             tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
         )
         self.ended_calls.add(call.id)
         self.emit(
-            ToolCallEnd.model_construct(
+            ToolCallEnd(
                 tool_call_id=call.id,
                 name=call.name,
                 is_error=result.is_error,
@@ -657,7 +651,7 @@ class _Run:
             for call_id, (name, started) in list(self.running_calls.items()):
                 if now - started >= interval:
                     self.emit(
-                        ToolCallUpdate.model_construct(
+                        ToolCallUpdate(
                             tool_call_id=call_id,
                             name=name,
                             kind="heartbeat",
@@ -693,7 +687,7 @@ class _Run:
 
         def update(text: str, kind: str) -> None:
             self.emit(
-                ToolCallUpdate.model_construct(
+                ToolCallUpdate(
                     tool_call_id=call.id,
                     name=call.name,
                     kind=_UPDATE_KINDS.get(kind, "output"),

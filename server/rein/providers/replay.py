@@ -135,6 +135,8 @@ class ReplayModel:
                     break
                 yield TextDelta(turn.text[start : start + size])
                 chunks += 1
+                if turn.chunk_delay > 0:
+                    await anyio.sleep(turn.chunk_delay)
         if fault is not None:
             if fault.kind == "stall":
                 await anyio.sleep(fault.seconds)

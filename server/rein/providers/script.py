@@ -96,6 +96,8 @@ class ReplayTurn(BaseModel):
     delay: float = 0.0
     #: Stream text in pieces of this many characters (0: one piece).
     chunk_size: int = 0
+    #: Seconds between streamed text pieces (the replay model only).
+    chunk_delay: float = 0.0
     usage: Usage | None = None
     stop_reason: Literal["stop", "tool_use", "length"] | None = None
     fault: Fault | None = None

@@ -1,0 +1,145 @@
+"""``rein bench lsp``: the server as a client sees it, over stdio.
+
+* cold start: spawning ``rein serve`` to the initialize result;
+* ``rein/steer`` round trip (p50/p99) while a run streams;
+* ``rein/event`` notifications per second delivered during a tool-heavy run;
+* the server's RSS idle and after a 200-turn run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+from rein.lsp._protocol import plain_dict_converter
+
+__all__ = ["bench_lsp"]
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _script(path: Path, turns: list[dict[str, Any]]) -> str:
+    path.write_text(yaml.safe_dump({"turns": turns}))
+    return str(path)
+
+
+async def _run(tmp: Path) -> dict[str, Any]:
+    root = tmp / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return 'hello ' + name\n" * 20)
+    tool_turns = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]} for _ in range(200)
+    ]
+    busy = _script(tmp / "busy.yaml", [*tool_turns, {"text": "done"}])
+    client = LanguageClient("rein-bench", "0", converter_factory=plain_dict_converter)
+    events = 0
+    first_event = last_event = 0.0
+
+    @client.feature("rein/event")
+    def on_event(params: Any) -> None:
+        nonlocal events, first_event, last_event
+        now = time.perf_counter()
+        if not events:
+            first_event = now
+        events += 1
+        last_event = now
+
+    @client.feature("rein/diagnostics")
+    def diagnostics(params: Any) -> dict[str, Any]:
+        return {"items": []}
+
+    started = time.perf_counter()
+    await client.start_io(sys.executable, "-m", "rein", "serve")
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(),
+            root_uri=root.as_uri(),
+            initialization_options={
+                "model": {"provider": "replay", "script": busy},
+                "gates": {"analyzer": {"enabled": False}},
+                "harness": {"maxModelTurnsPerRun": 300},
+            },
+        )
+    )
+    cold_ms = (time.perf_counter() - started) * 1000
+    client.initialized(lsp.InitializedParams())
+    server = client._server
+    assert server is not None
+    await asyncio.sleep(0.3)
+    idle_rss = _rss_mb(server.pid)
+
+    # A 200-turn tool-heavy run: events per second.
+    t0 = time.perf_counter()
+    result = await client.protocol.send_request_async("rein/prompt", {"text": "read it 200 times"})
+    run_s = time.perf_counter() - t0
+    assert result["status"] == "completed", result
+    events_per_s = events / max(last_event - first_event, 1e-9)
+    after_rss = _rss_mb(server.pid)
+
+    # Steer round trips while a run streams a long answer.
+    long_text = "word " * 3_000
+    stream = _script(
+        tmp / "stream.yaml", [{"text": long_text, "chunk_size": 5, "chunk_delay": 0.001}]
+    )
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(
+            settings={
+                "rein": {
+                    "model": {"provider": "replay", "script": stream},
+                    "gates": {"analyzer": {"enabled": False}},
+                }
+            }
+        )
+    )
+    events_before = events
+    task = asyncio.ensure_future(
+        client.protocol.send_request_async("rein/prompt", {"text": "talk"})
+    )
+    while events_before == events and not task.done():  # noqa: ASYNC110
+        await asyncio.sleep(0.001)
+    sessions = (await client.protocol.send_request_async("rein/sessions", {}))["sessions"]
+    session_id = sessions[0]["id"]
+    rtts: list[float] = []
+    for i in range(200):
+        if task.done():
+            break
+        t = time.perf_counter()
+        await client.protocol.send_request_async(
+            "rein/steer", {"sessionId": session_id, "text": f"note {i}"}
+        )
+        rtts.append((time.perf_counter() - t) * 1000)
+    await task
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    rtts.sort()
+    return {
+        "cold_start_ms": round(cold_ms, 1),
+        "steer_rtt_ms_p50": round(statistics.median(rtts), 2) if rtts else None,
+        "steer_rtt_ms_p99": round(rtts[int(len(rtts) * 0.99) - 1], 2) if rtts else None,
+        "steers": len(rtts),
+        "events_per_s": round(events_per_s),
+        "run_200_turns_s": round(run_s, 2),
+        "rss_idle_mb": round(idle_rss, 1),
+        "rss_after_200_turns_mb": round(after_rss, 1),
+    }
+
+
+def bench_lsp() -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="rein-bench-lsp-") as tmp:
+        return [asyncio.run(_run(Path(tmp)))]
