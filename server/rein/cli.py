@@ -103,6 +103,49 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sessions(args: argparse.Namespace) -> int:
+    import time
+
+    import anyio
+
+    from rein.harness.errors import StoreError
+    from rein.store import SqliteStore, default_storage_path
+
+    folder = args.storage or str(default_storage_path())
+    try:
+        store = SqliteStore.open(folder)
+    except StoreError as exc:
+        print(f"rein sessions: {exc}", file=sys.stderr)
+        return 2
+    records = anyio.run(store.list_sessions)
+    store.close()
+    if args.json:
+        for r in records:
+            print(
+                json.dumps(
+                    {
+                        "id": r.id,
+                        "title": r.title,
+                        "status": r.status,
+                        "updatedAt": r.updated_at,
+                        "mode": r.mode,
+                        "origin": r.origin,
+                        "turns": r.turns,
+                        "usage": r.usage,
+                    }
+                )
+            )
+        return 0
+    if not records:
+        print(f"no sessions in {folder}")
+        return 0
+    for r in records:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.updated_at))
+        tokens = sum(int(v) for v in r.usage.values()) if r.usage else 0
+        print(f"{r.id}  {when}  {r.status:<11} {r.turns:>3} turns {tokens:>8} tokens  {r.title}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rein", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rein {__version__}")
@@ -147,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(p)
     p.set_defaults(func=_cmd_mock_server)
+
+    p = sub.add_parser("sessions", help="list the stored sessions, newest first")
+    p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_sessions)
 
     p = sub.add_parser("demo", help="a whole scripted run over a copy of examples/, offline")
     p.add_argument("--keep", action="store_true", help="keep the workspace copy")

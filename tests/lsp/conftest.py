@@ -9,6 +9,7 @@ import asyncio
 import shutil
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -220,24 +221,9 @@ def write_script(tmp_path: Path, turns: list[dict[str, Any]], name: str = "scrip
     return str(path)
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    shutil.copytree(WORKSPACE, root)
-    return root
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
-    ),
-    params=["visual-studio-code", "neovim"],
-)
-async def client(
-    lsp_client: LanguageClient, request: pytest.FixtureRequest, workspace: Path, tmp_path: Path
-) -> AsyncIterator[LanguageClient]:
-    ed = Editor(lsp_client, workspace)
-    lsp_client.editor = ed  # type: ignore[attr-defined]
+def wire(ed: Editor) -> None:
+    """Register the editor's handlers on its client."""
+    lsp_client = ed.client
 
     @lsp_client.feature(lsp.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
@@ -260,6 +246,67 @@ async def client(
     def on_event(params: dict[str, Any]) -> None:
         ed.events.append(params)
         ed.event_arrived.set()
+
+
+@asynccontextmanager
+async def running_server(
+    root: Path, tmp_path: Path, *, analyzer: bool = False
+) -> AsyncIterator[Editor]:
+    """A real `rein serve` subprocess with an editor, outside pytest-lsp (for
+    tests that restart or kill the server)."""
+    client = make_client()
+    ed = Editor(client, root)
+    wire(ed)
+    client.set_configuration(_settings(tmp_path), section="rein")
+    await client.start_io(sys.executable, "-m", "rein", "serve")
+    if analyzer:
+        ed.pool = AnalyzerPool(root, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
+        await ed.pool.start()
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
+            root_uri=root.as_uri(),
+            initialization_options={
+                "model": {"provider": "replay", "script": str(tmp_path / "script.yaml")},
+                "storagePath": str(tmp_path / "storage"),
+            },
+        )
+    )
+    try:
+        yield ed
+    finally:
+        if ed.pool is not None:
+            await ed.pool.stop()
+        server = client._server
+        if server is not None and server.returncode is None:
+            try:
+                await asyncio.wait_for(client.shutdown_async(None), 5)
+                client.exit(None)
+            except Exception:
+                server.kill()
+        await asyncio.wait_for(client.stop(), 10)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(WORKSPACE, root)
+    return root
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
+    ),
+    params=["visual-studio-code", "neovim"],
+)
+async def client(
+    lsp_client: LanguageClient, request: pytest.FixtureRequest, workspace: Path, tmp_path: Path
+) -> AsyncIterator[LanguageClient]:
+    ed = Editor(lsp_client, workspace)
+    lsp_client.editor = ed  # type: ignore[attr-defined]
+
+    wire(ed)
 
     ed.pool = AnalyzerPool(workspace, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
     await ed.pool.start()
@@ -288,6 +335,7 @@ def editor(client: LanguageClient) -> Editor:
 
 def _settings(tmp_path: Path) -> dict[str, Any]:
     return {
+        "storagePath": str(tmp_path / "storage"),
         "model": {"provider": "replay", "script": str(tmp_path / "script.yaml")},
         "gates": {"analyzer": {"quietPeriodMs": 100, "maxWaitMs": 5000}},
         "approval": {"command": "ask"},

@@ -95,5 +95,5 @@ async def test_ask_user_answer_and_no_answer() -> None:
 
 async def test_ask_user_without_a_channel() -> None:
     result = await ToolCallRecorder(ToolEnvironment()).run(AskUserTool(), question="Which?")
-    assert result.details["no_answer"] is True
+    assert result.details["no_channel"] is True and "no_answer" not in result.details
     assert "No one can answer questions in this session" in result.content

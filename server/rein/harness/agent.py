@@ -12,6 +12,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import anyio
 
@@ -31,11 +32,40 @@ from rein.harness.messages import (
 from rein.harness.ports import Model, ModelOptions
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
-__all__ = ["Agent", "AgentBusyError", "Listener", "RunResult"]
+__all__ = [
+    "Agent",
+    "AgentBusyError",
+    "Listener",
+    "Persistence",
+    "RunResult",
+    "answer_message",
+    "dangling_tool_calls",
+    "repair_transcript",
+]
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[Event], None]
+
+
+class Persistence(Protocol):
+    """Where an agent's transcript is kept as it is produced (the store)."""
+
+    def append(self, message: Message) -> None:
+        """Queue one appended message; must be cheap (no I/O)."""
+        ...
+
+    def replace(self, index: int, message: Message) -> None:
+        """The message at ``index`` was replaced (an answered question)."""
+        ...
+
+    async def checkpoint(self) -> None:
+        """Commit everything queued (before a model call or tool execution)."""
+        ...
+
+    async def rewrite(self, messages: Sequence[Message]) -> None:
+        """The transcript was rewritten (compaction replaced old turns)."""
+        ...
 
 
 class AgentBusyError(RuntimeError):
@@ -53,6 +83,8 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     blockers: list[Blocker] = field(default_factory=list)
+    #: For "waiting": the ask_user call the next message answers.
+    waiting_for: str | None = None
 
     @classmethod
     def from_outcome(cls, outcome: RunOutcome) -> RunResult:
@@ -66,6 +98,7 @@ class RunResult:
             repair_attempts=outcome.repair_attempts,
             generations=list(outcome.generations),
             blockers=list(outcome.blockers),
+            waiting_for=outcome.waiting_for,
         )
 
 
@@ -95,7 +128,9 @@ class Agent:
         env: ToolEnvironment | None = None,
         hooks: Hooks | None = None,
         gates: GatePipeline | None = None,
+        persistence: Persistence | None = None,
         messages: Sequence[Message] = (),
+        waiting_for: str | None = None,
         run_id_factory: Callable[[], str] = _new_run_id,
     ) -> None:
         self.model = model
@@ -110,6 +145,9 @@ class Agent:
         self.env = env or ToolEnvironment()
         self.hooks = hooks or Hooks()
         self.gates = gates
+        self.persistence = persistence
+        #: The ask_user call whose result the next prompt becomes.
+        self.waiting_for = waiting_for
         self._messages: list[Message] = list(messages)
         self._run_id_factory = run_id_factory
         self._listeners: list[Listener] = []
@@ -199,7 +237,26 @@ class Agent:
                 "a run is already active on this agent; use steer() to redirect it "
                 "or follow_up() to queue the next message"
             )
-        return await self._process(list(messages))
+        new = list(messages)
+        if self.waiting_for is not None:
+            answer = next((m for m in reversed(new) if isinstance(m, UserMessage)), None)
+            if answer is not None and self._answer(self.waiting_for, answer.content):
+                new = [m for m in new if m is not answer and m.origin != "bootstrap"]  # type: ignore[union-attr]
+        return await self._process(new)
+
+    def _answer(self, tool_call_id: str, text: str) -> bool:
+        """Make ``text`` the result of the waiting ask_user call."""
+        for index in range(len(self._messages) - 1, -1, -1):
+            message = self._messages[index]
+            if isinstance(message, ToolResultMessage) and message.tool_call_id == tool_call_id:
+                replacement = answer_message(message, text)
+                self._messages[index] = replacement
+                if self.persistence is not None:
+                    self.persistence.replace(index, replacement)
+                self.waiting_for = None
+                return True
+        self.waiting_for = None
+        return False
 
     async def continue_run(self) -> RunResult:
         """Run again from the current transcript (its last message must be a
@@ -248,7 +305,15 @@ class Agent:
         control = RunControl()
         self._control = control
         ctx = self._loop_context(run_id)
+        length_before = len(self._messages)
         outcome = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
+        if self.persistence is not None:
+            if len(self._messages) < length_before or any(
+                isinstance(m, UserMessage) and m.origin == "compaction" for m in self._messages[:1]
+            ):
+                await self.persistence.rewrite(self._messages)
+            await self.persistence.checkpoint()
+        self.waiting_for = outcome.waiting_for
         result = RunResult.from_outcome(outcome)
         self.last_result = result
         return result
@@ -269,7 +334,50 @@ class Agent:
             steering_pending=lambda: bool(steering),
             budget=self.budget,
             gates=self.gates,
+            on_message=self.persistence.append if self.persistence is not None else None,
+            checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
         )
+
+
+def answer_message(placeholder: ToolResultMessage, text: str) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=placeholder.tool_call_id,
+        tool_name=placeholder.tool_name,
+        content=f"The person answered: {text.strip()}",
+    )
+
+
+INTERRUPTED = (
+    "Interrupted: the session stopped before this call finished (the server exited). "
+    "Nothing is known about its effect: check before repeating it."
+)
+
+
+def repair_transcript(messages: Sequence[Message]) -> tuple[list[Message], int]:
+    """Roll back a transcript left by a crash: every tool call without a
+    result gets an "interrupted" one, placed after its turn's results.
+    Returns the repaired transcript and how many results were added."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
+    out: list[Message] = []
+    added = 0
+    missing: list[ToolResultMessage] = []
+    for message in messages:
+        if missing and not isinstance(message, ToolResultMessage):
+            out.extend(missing)
+            added += len(missing)
+            missing = []
+        out.append(message)
+        if isinstance(message, AssistantMessage):
+            missing = [
+                ToolResultMessage(
+                    tool_call_id=c.id, tool_name=c.name, content=INTERRUPTED, is_error=True
+                )
+                for c in message.tool_calls
+                if c.id not in answered
+            ]
+    out.extend(missing)
+    added += len(missing)
+    return out, added
 
 
 def dangling_tool_calls(messages: Sequence[Message]) -> list[str]:

@@ -103,6 +103,8 @@ class RunOutcome:
     generations: list[int] = field(default_factory=list)
     #: What the gates still found when the run failed on its repair budget.
     blockers: list[Blocker] = field(default_factory=list)
+    #: For "waiting": the ask_user call whose result the next message becomes.
+    waiting_for: str | None = None
 
 
 class RunControl:
@@ -259,6 +261,8 @@ class _Run:
         self.breaker = ToolMisuseBreaker()
         self.repair_attempts = 0
         self.blockers: list[Blocker] = []
+        #: ask_user calls that got no answer: (tool_call_id, question)
+        self.waiting_for: list[tuple[str, str]] = []
         self.mutations_seen = 0
         self.running_calls: dict[str, tuple[str, float]] = {}
         self.supervisor_started = False
@@ -374,6 +378,10 @@ class _Run:
                 await self.execute_tools(calls)
                 self.end_turn(len(calls))
                 self.observe_mutations()
+                if self.waiting_for:
+                    await self.checkpoint()
+                    question = self.waiting_for[0][1]
+                    return self.finish("waiting", f"waiting for the person's answer: {question}")
                 continue
             self.end_turn(0)
             if ctx.gates is not None and self.unvalidated():
@@ -606,6 +614,8 @@ class _Run:
         self.pending_results[index] = ToolResultMessage(
             tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
         )
+        if result.details.get("no_answer"):
+            self.waiting_for.append((call.id, str(result.details.get("question", ""))))
         self.ended_calls.add(call.id)
         self.emit(
             ToolCallEnd(
@@ -745,6 +755,9 @@ class _Run:
             repair_attempts=self.repair_attempts,
             generations=sorted({m.generation for m in self.run_mutations()}),
             blockers=self.blockers,
+            waiting_for=self.waiting_for[0][0]
+            if status == "waiting" and self.waiting_for
+            else None,
         )
 
     def finish_aborted(self, reason: str) -> RunOutcome:

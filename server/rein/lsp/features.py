@@ -73,6 +73,7 @@ def create_server() -> ReinServer:
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: ReinServer, params: lsp.InitializedParams) -> None:
         await _pull_configuration(ls)
+        await ls.open_store()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
@@ -117,8 +118,14 @@ def create_server() -> ReinServer:
     @server.feature("rein/prompt")
     async def prompt(ls: ReinServer, params: Any) -> dict[str, Any]:
         parsed = parse(PromptParams, params, "rein/prompt")
+        await ls.open_store()
         if parsed.session_id is not None:
-            session = _session(ls, parsed.session_id, "rein/prompt")
+            found = await ls.load_session(parsed.session_id)
+            if found is None:
+                raise JsonRpcInvalidParams(
+                    f"rein/prompt: invalid params: sessionId: no session {parsed.session_id!r}"
+                )
+            session = found
         else:
             session = ls.new_session(mode=parsed.mode, title=parsed.text)
         if session.busy:
@@ -169,15 +176,25 @@ def create_server() -> ReinServer:
         return {"aborted": session.agent.abort("aborted by the user")}
 
     @server.feature("rein/sessions")
-    def sessions(ls: ReinServer, params: Any) -> dict[str, Any]:
+    async def sessions(ls: ReinServer, params: Any) -> dict[str, Any]:
         parse(SessionsParams, params, "rein/sessions")
-        ordered = sorted(ls.sessions.values(), key=lambda s: s.updated_at, reverse=True)
-        return {"sessions": [_summary(s) for s in ordered]}
+        summaries = {s.id: _summary(s) for s in ls.sessions.values()}
+        store = await ls.open_store()
+        if store is not None:
+            for record in await store.list_sessions():
+                if record.id not in summaries:
+                    summaries[record.id] = _record_summary(record)
+        ordered = sorted(summaries.values(), key=lambda s: s["updatedAt"], reverse=True)
+        return {"sessions": ordered}
 
     @server.feature("rein/session")
-    def session(ls: ReinServer, params: Any) -> dict[str, Any]:
+    async def session(ls: ReinServer, params: Any) -> dict[str, Any]:
         parsed = parse(SessionParams, params, "rein/session")
-        found = _session(ls, parsed.session_id, "rein/session")
+        found = await ls.load_session(parsed.session_id)
+        if found is None:
+            raise JsonRpcInvalidParams(
+                f"rein/session: invalid params: sessionId: no session {parsed.session_id!r}"
+            )
         return {
             **_summary(found),
             "messages": [m.model_dump(mode="json") for m in found.agent.messages],
@@ -231,6 +248,19 @@ def _summary(session: Session) -> dict[str, Any]:
         "origin": session.origin,
         "turns": session.agent.last_result.turns if session.agent.last_result else 0,
         "usage": usage.model_dump() if usage else None,
+    }
+
+
+def _record_summary(record: Any) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "title": record.title,
+        "status": record.status,
+        "updatedAt": record.updated_at,
+        "mode": record.mode,
+        "origin": record.origin,
+        "turns": record.turns,
+        "usage": record.usage or None,
     }
 
 

@@ -5,6 +5,7 @@ this module builds agents and runs them."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,9 +14,10 @@ from pygls.lsp.server import LanguageServer
 
 from rein import __version__
 from rein.config import ReinConfig, load_config
-from rein.harness import Agent, HarnessConfig, RunResult, UserMessage
+from rein.harness import Agent, HarnessConfig, Message, RunResult, UserMessage
+from rein.harness.agent import repair_transcript
 from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
-from rein.harness.errors import ConfigError
+from rein.harness.errors import ConfigError, StoreError
 from rein.harness.events import AutoRepair
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog
@@ -33,6 +35,7 @@ from rein.lsp.editor import (
 )
 from rein.lsp.sessions import EventStream, Session, new_session_id
 from rein.providers import create_model
+from rein.store import MAIN_MEMORY, SqliteStore, StorePersistence, default_storage_path
 from rein.tools import bootstrap
 from rein.tools.registry import default_tools, tool_sections
 
@@ -61,6 +64,9 @@ class ReinServer(LanguageServer):
         #: Tests and embedders may replace how models are made.
         self.model_factory = create_model
         self.auto_repair: Any = None
+        self.store: SqliteStore | None = None
+        self.store_error: str | None = None
+        self._store_tried = False
 
     # ---------------------------------------------------------- configuration
 
@@ -90,6 +96,61 @@ class ReinServer(LanguageServer):
             section = options.get("rein", options)
             self._init_options = dict(section) if isinstance(section, dict) else {}
             self.apply_configuration({}, "initializationOptions")
+
+    # ----------------------------------------------------------------- store
+
+    async def open_store(self) -> SqliteStore | None:
+        """Open the session database once (``storagePath``, else the user
+        data dir). On failure say so once and keep sessions in memory."""
+        if self._store_tried:
+            return self.store
+        self._store_tried = True
+        folder = self.config.storage_path or str(default_storage_path())
+        try:
+            self.store = SqliteStore.open(folder)
+        except StoreError as exc:
+            self.store_error = str(exc)
+            self.window_show_message(
+                lsp.ShowMessageParams(
+                    type=lsp.MessageType.Error,
+                    message=f"Rein: {exc}. Sessions are kept in memory only until the server restarts.",
+                )
+            )
+            log.error("%s", exc)
+            return None
+        interrupted = await self.store.mark_interrupted()
+        if interrupted:
+            log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
+        return self.store
+
+    async def load_session(self, session_id: str) -> Session | None:
+        """A session from the store, its transcript rolled back if a crash
+        left tool calls without results."""
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        store = await self.open_store()
+        if store is None:
+            return None
+        record = await store.get_session(session_id)
+        if record is None:
+            return None
+        messages, added = repair_transcript(await store.load_messages(session_id, MAIN_MEMORY))
+        if added:
+            await store.replace_all(session_id, MAIN_MEMORY, messages)
+        state = await store.memory_state(session_id, MAIN_MEMORY)
+        mode: Mode = record.mode if record.mode in ("agent", "plan", "explain") else "agent"  # type: ignore[assignment]
+        session = self.new_session(
+            mode=mode,
+            title=record.title,
+            origin=record.origin,
+            session_id=session_id,
+            messages=messages,
+            waiting_for=state.get("waiting_for"),
+            persisted=True,
+        )
+        session.status = record.status  # type: ignore[assignment]
+        session.updated_at = record.updated_at
+        return session
 
     # -------------------------------------------------------------- adapters
 
@@ -128,10 +189,27 @@ class ReinServer(LanguageServer):
         origin: str = "chat",
         harness: HarnessConfig | None = None,
         model: Model | None = None,
+        session_id: str | None = None,
+        messages: Sequence[Message] = (),
+        waiting_for: str | None = None,
+        persisted: bool = False,
     ) -> Session:
         workspace, coordinator = self.adapters()
         config = self.config
-        session_id = new_session_id()
+        session_id = session_id or new_session_id()
+        persistence = (
+            StorePersistence(
+                self.store,
+                session_id,
+                MAIN_MEMORY,
+                title=title[:80],
+                mode=mode,
+                origin=origin,
+                created=persisted,
+            )
+            if self.store is not None
+            else None
+        )
         settings = config.tool_settings()
         tools = default_tools(settings, read_only=mode == "explain")
         system = build_system_prompt(
@@ -150,6 +228,9 @@ class ReinServer(LanguageServer):
                 settings=settings,
             ),
             gates=None if mode == "explain" else self._gates(coordinator),
+            persistence=persistence,
+            messages=messages,
+            waiting_for=waiting_for,
         )
         holder: dict[str, Session] = {}
         stream = EventStream(session_id, self.send_event, lambda: agent.current_run_id)
@@ -187,7 +268,7 @@ class ReinServer(LanguageServer):
 
     def messages_for(self, session: Session, text: str) -> list[UserMessage]:
         messages = []
-        if not session.agent.messages:
+        if not session.agent.messages and session.agent.waiting_for is None:
             messages.append(
                 UserMessage(content=bootstrap.bootstrap_message(self.root), origin="bootstrap")
             )
@@ -198,7 +279,29 @@ class ReinServer(LanguageServer):
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else "session"
         messages = self.messages_for(session, text)
-        return await session.run(lambda: session.agent.prompt_messages(messages))
+        store = self.store
+        if store is not None:
+            persistence = session.agent.persistence
+            if isinstance(persistence, StorePersistence):
+                await persistence.ensure_session()
+            await store.set_status(session.id, "running")
+        result = await session.run(lambda: session.agent.prompt_messages(messages))
+        if store is not None:
+            await store.set_status(
+                session.id, result.status, turns=result.turns, usage=result.usage.model_dump()
+            )
+            await store.set_memory_state(
+                session.id, MAIN_MEMORY, {"waiting_for": result.waiting_for}
+            )
+            await store.record_run(
+                result.run_id,
+                session.id,
+                result.status,
+                result.error,
+                result.turns,
+                result.usage.model_dump(),
+            )
+        return result
 
     def active_runs(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.busy]

@@ -39,7 +39,7 @@ class AskUserTool(Tool[AskUserArgs]):
             return ToolResult(
                 "No one can answer questions in this session. Decide yourself using the "
                 "most reasonable assumption, and state it in your final answer.",
-                details={"no_answer": True, "question": question},
+                details={"no_channel": True, "question": question},
             )
         answer = await channel.ask(question)
         if answer is None or not answer.strip():

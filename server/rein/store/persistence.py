@@ -1,0 +1,58 @@
+"""The harness's Persistence port over the SQLite store: one agent memory
+(``agent_id:name``) of one session."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rein.harness.messages import Message
+from rein.store.sqlite import SqliteStore
+
+__all__ = ["MAIN_MEMORY", "StorePersistence"]
+
+MAIN_MEMORY = "main:messages"
+
+
+class StorePersistence:
+    def __init__(
+        self,
+        store: SqliteStore,
+        session_id: str,
+        memory_key: str = MAIN_MEMORY,
+        *,
+        title: str = "",
+        mode: str = "agent",
+        origin: str = "chat",
+        created: bool = False,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.memory_key = memory_key
+        self._title = title
+        self._mode = mode
+        self._origin = origin
+        self._created = created
+        self._replacements: list[tuple[int, Message]] = []
+
+    async def ensure_session(self) -> None:
+        if not self._created:
+            await self.store.create_session(self.session_id, self._title, self._mode, self._origin)
+            self._created = True
+
+    def append(self, message: Message) -> None:
+        self.store.append_now(self.session_id, self.memory_key, message)
+
+    def replace(self, index: int, message: Message) -> None:
+        self._replacements.append((index, message))
+
+    async def checkpoint(self) -> None:
+        await self.ensure_session()
+        await self.store.flush()
+        while self._replacements:
+            index, message = self._replacements.pop(0)
+            await self.store.replace_message(self.session_id, self.memory_key, index, message)
+
+    async def rewrite(self, messages: Sequence[Message]) -> None:
+        await self.ensure_session()
+        self._replacements.clear()
+        await self.store.replace_all(self.session_id, self.memory_key, messages)

@@ -1,0 +1,428 @@
+"""Sessions in SQLite: the only place sqlite3 is imported.
+
+One file (WAL) under ``storagePath``. Messages are appended as they are
+produced; the loop's checkpoint commits them before the next model call or
+tool execution. Writes run on a worker thread, serialised by a lock, so the
+event loop never blocks on the disk for long.
+
+Schema versions are forward migrations keyed by ``PRAGMA user_version``. A
+database written by a newer Rein, or a file that is not a database, is
+refused with an error naming the file, and nothing in it is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from rein.harness.errors import StoreError
+from rein.harness.messages import Message, MessageAdapter
+
+__all__ = ["SCHEMA_VERSION", "SessionRecord", "SqliteStore", "default_storage_path"]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'idle',
+            mode TEXT NOT NULL DEFAULT 'agent',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE messages (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            memory_key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (session_id, memory_key, seq)
+        );
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            status TEXT NOT NULL,
+            reason TEXT,
+            turns INTEGER NOT NULL DEFAULT 0,
+            usage TEXT NOT NULL DEFAULT '{}',
+            started_at REAL NOT NULL,
+            ended_at REAL
+        );
+    """,
+    2: """
+        ALTER TABLE sessions ADD COLUMN origin TEXT NOT NULL DEFAULT 'chat';
+        ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '{}';
+        CREATE TABLE memories (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            memory_key TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (session_id, memory_key)
+        );
+    """,
+}
+
+T = TypeVar("T")
+
+
+def default_storage_path() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("rein", appauthor=False))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: str
+    title: str
+    status: str
+    mode: str
+    origin: str
+    created_at: float
+    updated_at: float
+    turns: int
+    usage: dict[str, Any]
+
+
+class SqliteStore:
+    """A SessionStore over one SQLite file. Use :meth:`open`."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self._db = connection
+        self._lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(1)
+        self._pending: list[tuple[str, str, int, str, float]] = []
+        self._next_seq: dict[tuple[str, str], int] = {}
+
+    # ------------------------------------------------------------------ open
+
+    @classmethod
+    def open(cls, storage: str | os.PathLike[str]) -> SqliteStore:
+        """Open (or create) ``storage/sessions.db``. StoreError names the file
+        and what is wrong; the file is left as it was."""
+        folder = Path(storage).expanduser()
+        path = folder / "sessions.db"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the session folder {folder}: {exc.strerror or exc}"
+            ) from exc
+        if path.exists() and not os.access(path, os.W_OK):
+            raise StoreError(f"the session database {path} is read-only")
+        if not path.exists() and not os.access(folder, os.W_OK):
+            raise StoreError(f"the session folder {folder} is read-only; cannot create {path.name}")
+        try:
+            db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the session database {path}: {exc}") from exc
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the session database {path} was written by a newer Rein (schema {version}; "
+                    f"this Rein knows up to {SCHEMA_VERSION}); it was left untouched"
+                )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                db.execute("BEGIN")
+                _run_script(db, _MIGRATIONS[target])
+                db.execute(f"PRAGMA user_version={target}")
+                db.execute("COMMIT")
+            db.execute("SELECT count(*) FROM sessions").fetchone()
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise StoreError(
+                f"the session database {path} is corrupt or not a database ({exc}); it was left untouched"
+            ) from exc
+        except StoreError:
+            db.close()
+            raise
+        return cls(path, db)
+
+    def close(self) -> None:
+        with self._lock:
+            self._flush_locked()
+            self._db.close()
+
+    # ------------------------------------------------------------ threading
+
+    async def _call(self, fn: Callable[[], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return fn()
+
+        return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
+
+    # -------------------------------------------------------------- sessions
+
+    def _upsert_session(
+        self, session_id: str, title: str, mode: str, origin: str, status: str
+    ) -> None:
+        now = time.time()
+        self._db.execute(
+            "INSERT INTO sessions (id, title, status, mode, origin, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title=excluded.title, "
+            "updated_at=excluded.updated_at",
+            (session_id, title, status, mode, origin, now, now),
+        )
+
+    async def create_session(
+        self, session_id: str, title: str, mode: str = "agent", origin: str = "chat"
+    ) -> None:
+        await self._call(lambda: self._upsert_session(session_id, title, mode, origin, "idle"))
+
+    async def set_status(
+        self,
+        session_id: str,
+        status: str,
+        *,
+        turns: int | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> None:
+        def write() -> None:
+            self._flush_locked()
+            sets, args = ["status=?", "updated_at=?"], [status, time.time()]
+            if turns is not None:
+                sets.append("turns=turns+?")
+                args.append(turns)
+            if usage is not None:
+                sets.append("usage=?")
+                args.append(json.dumps(usage))
+            self._db.execute(
+                f"UPDATE sessions SET {', '.join(sets)} WHERE id=?", (*args, session_id)
+            )
+
+        await self._call(write)
+
+    async def set_title(self, session_id: str, title: str) -> None:
+        def write() -> None:
+            self._db.execute("UPDATE sessions SET title=? WHERE id=?", (title, session_id))
+
+        await self._call(write)
+
+    async def list_sessions(self) -> list[SessionRecord]:
+        def read() -> list[SessionRecord]:
+            rows = self._db.execute(
+                "SELECT id, title, status, mode, origin, created_at, updated_at, turns, usage "
+                "FROM sessions ORDER BY updated_at DESC"
+            ).fetchall()
+            return [
+                SessionRecord(
+                    id=row[0],
+                    title=row[1],
+                    status=row[2],
+                    mode=row[3],
+                    origin=row[4],
+                    created_at=row[5],
+                    updated_at=row[6],
+                    turns=row[7],
+                    usage=json.loads(row[8] or "{}"),
+                )
+                for row in rows
+            ]
+
+        return await self._call(read)
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        for record in await self.list_sessions():
+            if record.id == session_id:
+                return record
+        return None
+
+    # -------------------------------------------------------------- messages
+
+    def _seq(self, session_id: str, memory_key: str) -> int:
+        key = (session_id, memory_key)
+        if key not in self._next_seq:
+            row = self._db.execute(
+                "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id=? AND memory_key=?",
+                key,
+            ).fetchone()
+            self._next_seq[key] = int(row[0]) + 1
+        seq = self._next_seq[key]
+        self._next_seq[key] = seq + 1
+        return seq
+
+    def append_now(self, session_id: str, memory_key: str, message: Message) -> None:
+        """Queue one message (cheap, no I/O); :meth:`flush` commits."""
+        with self._lock:
+            self._pending.append(
+                (
+                    session_id,
+                    memory_key,
+                    self._seq(session_id, memory_key),
+                    message.model_dump_json(),
+                    time.time(),
+                )
+            )
+
+    def _flush_locked(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO messages (session_id, memory_key, seq, body, created_at) VALUES (?, ?, ?, ?, ?)",
+                pending,
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            self._db.execute("ROLLBACK")
+            self._pending = pending + self._pending
+            raise
+
+    async def flush(self) -> None:
+        if self._pending:
+            await self._call(self._flush_locked)
+
+    async def append_messages(
+        self, session_id: str, memory_key: str, messages: Sequence[Message]
+    ) -> None:
+        for message in messages:
+            self.append_now(session_id, memory_key, message)
+        await self.flush()
+
+    async def replace_message(
+        self, session_id: str, memory_key: str, index: int, message: Message
+    ) -> None:
+        def write() -> None:
+            self._flush_locked()
+            self._db.execute(
+                "UPDATE messages SET body=? WHERE session_id=? AND memory_key=? AND seq=?",
+                (message.model_dump_json(), session_id, memory_key, index),
+            )
+
+        await self._call(write)
+
+    async def replace_all(
+        self, session_id: str, memory_key: str, messages: Sequence[Message]
+    ) -> None:
+        """Rewrite a memory (after compaction replaced old turns)."""
+
+        def write() -> None:
+            self._flush_locked()
+            self._db.execute("BEGIN")
+            self._db.execute(
+                "DELETE FROM messages WHERE session_id=? AND memory_key=?", (session_id, memory_key)
+            )
+            now = time.time()
+            self._db.executemany(
+                "INSERT INTO messages (session_id, memory_key, seq, body, created_at) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (session_id, memory_key, i, m.model_dump_json(), now)
+                    for i, m in enumerate(messages)
+                ],
+            )
+            self._db.execute("COMMIT")
+            self._next_seq[(session_id, memory_key)] = len(messages)
+
+        await self._call(write)
+
+    async def load_messages(self, session_id: str, memory_key: str) -> list[Message]:
+        def read() -> list[Message]:
+            self._flush_locked()
+            rows = self._db.execute(
+                "SELECT body FROM messages WHERE session_id=? AND memory_key=? ORDER BY seq",
+                (session_id, memory_key),
+            ).fetchall()
+            return [MessageAdapter.validate_json(row[0]) for row in rows]
+
+        return await self._call(read)
+
+    async def memory_keys(self, session_id: str) -> list[str]:
+        def read() -> list[str]:
+            rows = self._db.execute(
+                "SELECT DISTINCT memory_key FROM messages WHERE session_id=? ORDER BY memory_key",
+                (session_id,),
+            ).fetchall()
+            return [row[0] for row in rows]
+
+        return await self._call(read)
+
+    # ---------------------------------------------------------------- memory
+
+    async def set_memory_state(
+        self, session_id: str, memory_key: str, state: dict[str, Any]
+    ) -> None:
+        def write() -> None:
+            self._db.execute(
+                "INSERT INTO memories (session_id, memory_key, state) VALUES (?, ?, ?) "
+                "ON CONFLICT(session_id, memory_key) DO UPDATE SET state=excluded.state",
+                (session_id, memory_key, json.dumps(state)),
+            )
+
+        await self._call(write)
+
+    async def memory_state(self, session_id: str, memory_key: str) -> dict[str, Any]:
+        def read() -> dict[str, Any]:
+            row = self._db.execute(
+                "SELECT state FROM memories WHERE session_id=? AND memory_key=?",
+                (session_id, memory_key),
+            ).fetchone()
+            return dict(json.loads(row[0])) if row else {}
+
+        return await self._call(read)
+
+    # ------------------------------------------------------------------ runs
+
+    async def record_run(
+        self,
+        run_id: str,
+        session_id: str,
+        status: str,
+        reason: str | None,
+        turns: int,
+        usage: dict[str, Any],
+    ) -> None:
+        def write() -> None:
+            self._flush_locked()
+            now = time.time()
+            self._db.execute(
+                "INSERT INTO runs (id, session_id, status, reason, turns, usage, started_at, ended_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET status=excluded.status, "
+                "reason=excluded.reason, turns=excluded.turns, usage=excluded.usage, ended_at=excluded.ended_at",
+                (run_id, session_id, status, reason, turns, json.dumps(usage), now, now),
+            )
+
+        await self._call(write)
+
+    async def mark_interrupted(self) -> list[str]:
+        """Sessions left "running" by a process that died: mark them
+        "interrupted" and return their ids."""
+
+        def write() -> list[str]:
+            rows = self._db.execute("SELECT id FROM sessions WHERE status='running'").fetchall()
+            ids = [row[0] for row in rows]
+            if ids:
+                self._db.execute("UPDATE sessions SET status='interrupted' WHERE status='running'")
+            return ids
+
+        return await self._call(write)
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    # executescript() would COMMIT the open transaction first; run statement
+    # by statement so a migration is all-or-nothing.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)

@@ -1,0 +1,191 @@
+"""The session store on a real SQLite file."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rein.harness.errors import StoreError
+from rein.harness.messages import AssistantMessage, TextPart, ToolResultMessage, UserMessage
+from rein.store import SCHEMA_VERSION, SqliteStore
+from rein.store.sqlite import _MIGRATIONS
+
+
+async def test_messages_round_trip_by_memory_and_sessions_list_newest_first(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path)
+    await store.create_session("s1", "first task")
+    await store.create_session("s2", "second task", mode="plan", origin="fix")
+    msgs = [UserMessage(content="hi"), AssistantMessage(content=(TextPart(text="hello"),))]
+    await store.append_messages("s1", "main:messages", msgs)
+    await store.append_messages("s1", "planner:memory", [UserMessage(content="plan it")])
+    await store.set_status("s2", "completed", turns=3, usage={"input_tokens": 10})
+    assert await store.load_messages("s1", "main:messages") == msgs
+    assert await store.memory_keys("s1") == ["main:messages", "planner:memory"]
+    sessions = await store.list_sessions()
+    assert [s.id for s in sessions] == ["s2", "s1"]
+    assert (sessions[0].status, sessions[0].turns, sessions[0].mode, sessions[0].origin) == (
+        "completed",
+        3,
+        "plan",
+        "fix",
+    )
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+    reopened = SqliteStore.open(tmp_path)
+    assert await reopened.load_messages("s1", "main:messages") == msgs
+
+
+async def test_queued_messages_are_committed_by_flush(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path)
+    await store.create_session("s", "t")
+    store.append_now("s", "main:messages", UserMessage(content="queued"))
+    other = sqlite3.connect(tmp_path / "sessions.db")
+    assert other.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+    await store.flush()
+    assert other.execute("SELECT count(*) FROM messages").fetchone()[0] == 1
+
+
+async def test_replace_and_rewrite(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path)
+    await store.create_session("s", "t")
+    placeholder = ToolResultMessage(tool_call_id="c", tool_name="ask_user", content="waiting")
+    await store.append_messages("s", "main:messages", [UserMessage(content="q"), placeholder])
+    answered = placeholder.model_copy(update={"content": "The person answered: yes"})
+    await store.replace_message("s", "main:messages", 1, answered)
+    assert (await store.load_messages("s", "main:messages"))[1] == answered
+    await store.replace_all(
+        "s", "main:messages", [UserMessage(content="summary", origin="compaction")]
+    )
+    await store.append_messages("s", "main:messages", [UserMessage(content="next")])
+    assert [m.content for m in await store.load_messages("s", "main:messages")] == [
+        "summary",
+        "next",
+    ]  # type: ignore[union-attr]
+
+
+async def test_two_sessions_writing_at_once(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path)
+    await store.create_session("a", "a")
+    await store.create_session("b", "b")
+
+    async def writer(session: str) -> None:
+        for i in range(50):
+            await store.append_messages(
+                session, "main:messages", [UserMessage(content=f"{session}{i}")]
+            )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer, "a")
+        tg.start_soon(writer, "b")
+    for session in ("a", "b"):
+        contents = [m.content for m in await store.load_messages(session, "main:messages")]  # type: ignore[union-attr]
+        assert contents == [f"{session}{i}" for i in range(50)]
+
+
+async def test_running_sessions_are_marked_interrupted(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path)
+    await store.create_session("s", "t")
+    await store.set_status("s", "running")
+    assert await store.mark_interrupted() == ["s"]
+    assert (await store.get_session("s")).status == "interrupted"  # type: ignore[union-attr]
+
+
+def test_a_corrupt_file_is_refused_with_its_name_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    garbage = b"this is not a database\x00" * 100
+    path.write_bytes(garbage)
+    with pytest.raises(StoreError) as info:
+        SqliteStore.open(tmp_path)
+    assert str(path) in str(info.value) and "corrupt" in str(info.value)
+    assert path.read_bytes() == garbage
+
+
+def test_a_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE future (x)")
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as info:
+        SqliteStore.open(tmp_path)
+    assert str(path) in str(info.value) and "newer Rein" in str(info.value)
+    assert path.read_bytes() == before
+
+
+def test_a_read_only_folder_gives_a_clear_error(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip(
+                "running as root: permissions do not bind; see test_read_only_database_file"
+            )
+        with pytest.raises(StoreError, match="read-only"):
+            SqliteStore.open(folder)
+    finally:
+        folder.chmod(0o700)
+
+
+def test_a_read_only_database_file_gives_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    SqliteStore.open(tmp_path).close()
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if mode == os.W_OK else real_access(p, mode)
+    )
+    with pytest.raises(StoreError, match="read-only"):
+        SqliteStore.open(tmp_path)
+
+
+async def test_a_version_1_database_is_migrated_forward(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    db = sqlite3.connect(path)
+    for statement in _MIGRATIONS[1].split(";"):
+        if statement.strip():
+            db.execute(statement)
+    db.execute(
+        "INSERT INTO sessions (id, title, status, mode, created_at, updated_at) VALUES ('old', 'v1', 'completed', 'agent', 1, 1)"
+    )
+    db.execute("PRAGMA user_version=1")
+    db.commit()
+    db.close()
+    store = SqliteStore.open(tmp_path)
+    assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    [record] = await store.list_sessions()
+    assert (record.id, record.origin, record.turns) == ("old", "chat", 0)
+
+
+def test_rein_sessions_lists_the_store(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    async def fill() -> None:
+        store = SqliteStore.open(tmp_path)
+        await store.create_session("ses_a", "older task")
+        await store.create_session("ses_b", "newer task")
+        await store.set_status("ses_b", "completed", turns=2)
+        store.close()
+
+    anyio.run(fill)
+    out = subprocess.run(
+        [sys.executable, "-m", "rein", "sessions", "--storage", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert out[0].startswith("ses_b") and "completed" in out[0] and "newer task" in out[0]
+    assert out[1].startswith("ses_a")
+    bad = subprocess.run(
+        [sys.executable, "-m", "rein", "sessions", "--storage", str(tmp_path / "sessions.db")],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "cannot create the session folder" in bad.stderr
