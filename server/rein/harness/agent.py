@@ -12,7 +12,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 
@@ -29,7 +29,7 @@ from rein.harness.messages import (
     Usage,
     UserMessage,
 )
-from rein.harness.ports import Model, ModelOptions
+from rein.harness.ports import Model, ModelOptions, Mutation
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
 __all__ = [
@@ -85,6 +85,9 @@ class RunResult:
     blockers: list[Blocker] = field(default_factory=list)
     #: For "waiting": the ask_user call the next message answers.
     waiting_for: str | None = None
+    mutations: list[Mutation] = field(default_factory=list)
+    output: dict[str, Any] | None = None
+    tools_used: list[str] = field(default_factory=list)
 
     @classmethod
     def from_outcome(cls, outcome: RunOutcome) -> RunResult:
@@ -99,6 +102,9 @@ class RunResult:
             generations=list(outcome.generations),
             blockers=list(outcome.blockers),
             waiting_for=outcome.waiting_for,
+            mutations=list(outcome.mutations),
+            output=outcome.output,
+            tools_used=list(outcome.tools_used),
         )
 
 
@@ -146,6 +152,10 @@ class Agent:
         self.hooks = hooks or Hooks()
         self.gates = gates
         self.persistence = persistence
+        #: An output tool the model must call to answer (structured output).
+        self.required_output: str | None = None
+        #: Seed for the next run's per-run state (consumed by that run).
+        self.run_state_seed: dict[str, Any] = {}
         #: The ask_user call whose result the next prompt becomes.
         self.waiting_for = waiting_for
         self._messages: list[Message] = list(messages)
@@ -318,6 +328,10 @@ class Agent:
         self.last_result = result
         return result
 
+    def _take_seed(self) -> dict[str, Any]:
+        seed, self.run_state_seed = self.run_state_seed, {}
+        return seed
+
     def _loop_context(self, run_id: str) -> LoopContext:
         steering = self._steering
         mode = self.config.steering_mode
@@ -334,6 +348,8 @@ class Agent:
             steering_pending=lambda: bool(steering),
             budget=self.budget,
             gates=self.gates,
+            required_output=self.required_output,
+            run_state_seed=self._take_seed(),
             on_message=self.persistence.append if self.persistence is not None else None,
             checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
         )

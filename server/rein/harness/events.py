@@ -17,6 +17,10 @@ from rein.harness.messages import Message, Usage
 __all__ = [
     "AgentEnd",
     "AgentStart",
+    "PlanState",
+    "PlanStep",
+    "PlanUpdated",
+    "SubagentActivity",
     "AutoRepair",
     "Blocker",
     "Compaction",
@@ -215,6 +219,47 @@ class AutoRepair(_Event):
     reason: str | None = None
 
 
+PlanStateName = Literal[
+    "idle", "planning", "executing", "updating", "summarizing", "completed", "failed", "waiting"
+]
+
+
+class PlanState(_Event):
+    """A transition of the plan-act state machine."""
+
+    type: Literal["plan_state"] = "plan_state"
+    state: PlanStateName
+    previous: PlanStateName
+
+
+class PlanStep(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    description: str
+    status: Literal["pending", "running", "done", "failed"] = "pending"
+    summary: str | None = None
+
+
+class PlanUpdated(_Event):
+    """The plan as it stands: after planning, after each step, after a revision."""
+
+    type: Literal["plan_updated"] = "plan_updated"
+    steps: list[PlanStep]
+    reason: Literal["planned", "step_done", "step_failed", "revised", "step_started"] = "planned"
+
+
+class SubagentActivity(_Event):
+    """An event of a subagent (the ``task`` tool), forwarded so a client can
+    render one box per child."""
+
+    type: Literal["subagent_activity"] = "subagent_activity"
+    child_id: str
+    name: str
+    tool_call_id: str
+    event: dict[str, Any]
+
+
 class ErrorEvent(_Event):
     """Something went wrong that the run survived (a hook raised, ...) or did not."""
 
@@ -244,6 +289,9 @@ Event = Annotated[
     | GateResult
     | RepairAttempt
     | AutoRepair
+    | PlanState
+    | PlanUpdated
+    | SubagentActivity
     | ErrorEvent,
     Field(discriminator="type"),
 ]

@@ -105,6 +105,12 @@ class RunOutcome:
     blockers: list[Blocker] = field(default_factory=list)
     #: For "waiting": the ask_user call whose result the next message becomes.
     waiting_for: str | None = None
+    #: The changes the agent applied in this run.
+    mutations: list[Mutation] = field(default_factory=list)
+    #: The details of the output tool call that gave the answer, if any.
+    output: dict[str, Any] | None = None
+    #: Names of the tools executed in this run, in order.
+    tools_used: list[str] = field(default_factory=list)
 
 
 class RunControl:
@@ -150,6 +156,10 @@ class LoopContext:
     budget: ContextBudget | None = None
     #: Validation gates run on a final answer with unvalidated mutations.
     gates: GatePipeline | None = None
+    #: An output tool the model must call to answer (structured output).
+    required_output: str | None = None
+    #: Initial per-run state (e.g. mutations carried over from earlier steps).
+    run_state_seed: dict[str, Any] = field(default_factory=dict)
 
 
 def _short(b: Blocker) -> str:
@@ -248,7 +258,8 @@ class _Run:
         self.turn_open = False
         self.usage = Usage()
         self.last_text = ""
-        self.run_state: dict[str, Any] = {}
+        self.run_state: dict[str, Any] = dict(ctx.run_state_seed)
+        self.run_state.setdefault("tools_used", [])
         # Streaming state (for the abort path).
         self.stream_open = False
         self.partial_text: list[str] = []
@@ -263,6 +274,10 @@ class _Run:
         self.blockers: list[Blocker] = []
         #: ask_user calls that got no answer: (tool_call_id, question)
         self.waiting_for: list[tuple[str, str]] = []
+        #: The details of an output tool's result that ended the run.
+        self.terminal: dict[str, Any] | None = None
+        self.terminal_text: str | None = None
+        self.output_nudges = 0
         self.mutations_seen = 0
         self.running_calls: dict[str, tuple[str, float]] = {}
         self.supervisor_started = False
@@ -382,8 +397,28 @@ class _Run:
                     await self.checkpoint()
                     question = self.waiting_for[0][1]
                     return self.finish("waiting", f"waiting for the person's answer: {question}")
-                continue
-            self.end_turn(0)
+                if not self.terminal:
+                    continue
+                # An output tool gave the answer: treat it like a final answer.
+                self.last_text = self.terminal_text or self.last_text
+            else:
+                self.end_turn(0)
+                required = ctx.required_output
+                if required is not None and not self.terminal:
+                    if self.output_nudges < 1:
+                        self.output_nudges += 1
+                        self.append_with_events(
+                            UserMessage(
+                                content=f"You must answer by calling the `{required}` tool, not with "
+                                "plain text. Call it now.",
+                                origin="nudge",
+                            )
+                        )
+                        continue
+                    return self.finish(
+                        "failed",
+                        f"the model answered in text twice instead of calling `{required}`",
+                    )
             if ctx.gates is not None and self.unvalidated():
                 blockers = await self.run_gates(ctx.gates)
                 if blockers:
@@ -407,6 +442,7 @@ class _Run:
                     prompt = build_repair_prompt(
                         blockers, self.repair_attempts, config.max_repair_attempts
                     )
+                    self.terminal = None
                     self.append_with_events(UserMessage(content=prompt, origin="repair"))
                     continue
             return self.finish("completed")
@@ -616,6 +652,9 @@ class _Run:
         )
         if result.details.get("no_answer"):
             self.waiting_for.append((call.id, str(result.details.get("question", ""))))
+        if result.details.get("terminal") and not result.is_error:
+            self.terminal = result.details
+            self.terminal_text = str(result.details.get("text") or "") or None
         self.ended_calls.add(call.id)
         self.emit(
             ToolCallEnd(
@@ -705,6 +744,7 @@ class _Run:
                 )
             )
 
+        self.run_state["tools_used"].append(call.name)
         tool_ctx = ToolContext(
             call.id, call.name, ctx.env, update, ctx.steering_pending, self.run_state
         )
@@ -758,6 +798,9 @@ class _Run:
             waiting_for=self.waiting_for[0][0]
             if status == "waiting" and self.waiting_for
             else None,
+            mutations=list(self.run_mutations()),
+            output=self.terminal,
+            tools_used=list(self.run_state.get("tools_used", [])),
         )
 
     def finish_aborted(self, reason: str) -> RunOutcome:

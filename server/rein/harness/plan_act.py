@@ -1,0 +1,395 @@
+"""The Plan-Act flow: a Planner makes a plan, an Executor runs it step by step.
+
+States: idle -> planning -> executing <-> updating -> summarizing -> completed
+(and failed / waiting). Each transition is a ``plan_state`` event.
+
+* The Planner has ``tool_choice: required`` and holds no work tools: only the
+  ``submit_plan`` output tool and a compact overview of the toolkits (names
+  and one line each) in its prompt, so full schemas stay out of its context.
+* The Executor runs one step at a time with the work tools and ends each step
+  with ``complete_step``. A successful step is marked locally (a
+  ``plan_updated`` event, no Planner round trip); only a failed step enters
+  *updating*, where the Planner revises the remaining steps.
+* ``complete_step(success=true)`` is rejected unless a work tool ran during
+  the step.
+* An empty plan completes at once; a single successful step skips the summary.
+* The gates run after the Executor's last step, with the agent mode's repair
+  budget, over every change the plan made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from rein.harness.agent import Agent, RunResult
+from rein.harness.errors import ToolError
+from rein.harness.events import Event, PlanState, PlanStateName, PlanStep, PlanUpdated
+from rein.harness.gates import GatePipeline
+from rein.harness.messages import Usage
+from rein.harness.output import OutputTool, output_of
+from rein.harness.ports import ModelOptions, Mutation
+from rein.harness.tools import Tool, ToolContext, ToolRegistry
+
+__all__ = [
+    "NON_WORK_TOOLS",
+    "CompleteStepArgs",
+    "PlanActFlow",
+    "PlanArgs",
+    "PlanSnapshot",
+    "complete_step_tool",
+    "planner_system_prompt",
+    "submit_plan_tool",
+    "toolkit_overview",
+]
+
+#: Tools that do not count as work for complete_step(success=true).
+NON_WORK_TOOLS = frozenset({"complete_step", "submit_plan", "ask_user"})
+
+
+class StepSpec(BaseModel):
+    id: str = Field(description="A short unique id, e.g. 's1'")
+    description: str = Field(description="What to do in this step, concretely")
+
+
+class PlanArgs(BaseModel):
+    steps: list[StepSpec] = Field(description="The steps in order; empty if nothing needs doing")
+
+
+class CompleteStepArgs(BaseModel):
+    step_id: str = Field(description="The id of the step you finished")
+    success: bool = Field(description="True when the step is done; False when it cannot be done")
+    summary: str = Field(description="What you did, or why the step failed")
+
+
+def submit_plan_tool() -> OutputTool[PlanArgs]:
+    def summary(args: PlanArgs) -> str:
+        return f"Plan recorded: {len(args.steps)} step(s)."
+
+    def check(args: PlanArgs, ctx: ToolContext) -> None:
+        ids = [s.id for s in args.steps]
+        if len(set(ids)) != len(ids):
+            raise ToolError("Step ids must be unique; send the plan again with distinct ids.")
+
+    return OutputTool(
+        "submit_plan",
+        "Submit the plan: the steps the executor will carry out, in order.",
+        PlanArgs,
+        check=check,
+        summary=summary,
+    )
+
+
+def _check_complete(args: CompleteStepArgs, ctx: ToolContext) -> None:
+    used = [name for name in ctx.run_state.get("tools_used", []) if name not in NON_WORK_TOOLS]
+    if args.success and not used:
+        raise ToolError(
+            "complete_step(success=true) was rejected: no work tool ran during this step. "
+            "Do the work first (read, search, edit, write, run a command), then call "
+            "complete_step again; or call it with success=false and the reason."
+        )
+
+
+def complete_step_tool() -> OutputTool[CompleteStepArgs]:
+    return OutputTool(
+        "complete_step",
+        "Finish the current step: success=true once it is done (after doing the work), "
+        "success=false with the reason when it cannot be done.",
+        CompleteStepArgs,
+        check=_check_complete,
+        summary=lambda a: f"Step {a.step_id} {'done' if a.success else 'failed'}: {a.summary}",
+    )
+
+
+def toolkit_overview(tools: ToolRegistry | Sequence[Tool[Any]]) -> str:
+    """Names and one line each: what the planner knows of the work tools."""
+    items = (
+        [tools.get(n) for n in tools.names()] if isinstance(tools, ToolRegistry) else list(tools)
+    )
+    lines = []
+    for tool in items:
+        if tool is None or tool.name in NON_WORK_TOOLS:
+            continue
+        first = tool.description.strip().split(". ")[0].split("\n")[0].rstrip(".")
+        lines.append(f"- {tool.name}: {first}")
+    return "\n".join(lines)
+
+
+def planner_system_prompt(overview: str) -> str:
+    return (
+        "You are the planner of a coding agent. Break the person's task into a short list of "
+        "concrete steps that an executor with the tools below can carry out one at a time. "
+        "Each step must be checkable. Do not do the work yourself. Answer only by calling "
+        "submit_plan; an empty plan means nothing needs doing.\n\n"
+        f"The executor's tools:\n{overview}"
+    )
+
+
+@dataclass
+class PlanSnapshot:
+    """What is persisted to resume a plan-act session."""
+
+    task: str = ""
+    state: PlanStateName = "idle"
+    steps: list[PlanStep] = field(default_factory=list)
+    index: int = 0
+    replans: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "state": self.state,
+            "steps": [s.model_dump() for s in self.steps],
+            "index": self.index,
+            "replans": self.replans,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlanSnapshot:
+        return cls(
+            task=str(data.get("task", "")),
+            state=data.get("state", "idle"),
+            steps=[PlanStep.model_validate(s) for s in data.get("steps", [])],
+            index=int(data.get("index", 0)),
+            replans=int(data.get("replans", 0)),
+        )
+
+
+Emit = Callable[[Event], None]
+PlanReason = Literal["planned", "step_done", "step_failed", "revised", "step_started"]
+SaveState = Callable[[PlanSnapshot], Awaitable[None]]
+
+
+def _step_prompt(step: PlanStep, index: int, total: int, done: list[PlanStep]) -> str:
+    finished = "\n".join(f"- {s.id}: {s.summary or s.description}" for s in done) or "(none yet)"
+    return (
+        f"Step {index + 1} of {total} — {step.id}: {step.description}\n\n"
+        f"Steps done so far:\n{finished}\n\n"
+        "Do this step now with your tools, then call complete_step with its id."
+    )
+
+
+class PlanActFlow:
+    def __init__(
+        self,
+        planner: Agent,
+        executor: Agent,
+        emit: Emit,
+        *,
+        gates: GatePipeline | None = None,
+        max_replans: int = 3,
+        save_state: SaveState | None = None,
+        snapshot: PlanSnapshot | None = None,
+    ) -> None:
+        self.planner = planner
+        self.executor = executor
+        self.emit = emit
+        self.gates = gates
+        self.max_replans = max_replans
+        self.save_state = save_state
+        self.plan = snapshot or PlanSnapshot()
+        self._submit = submit_plan_tool()
+        if self._submit.name not in planner.tools:
+            planner.tools.register(self._submit)
+        if "complete_step" not in executor.tools:
+            executor.tools.register(complete_step_tool())
+        self._usage = Usage()
+        self._turns = 0
+        self._repairs = 0
+        self._mutations: list[Mutation] = []
+        self.model_calls = 0
+
+    # ------------------------------------------------------------- plumbing
+
+    async def _to(self, state: PlanStateName) -> None:
+        previous = self.plan.state
+        self.plan.state = state
+        self.emit(PlanState(state=state, previous=previous))
+        await self._save()
+
+    async def _save(self) -> None:
+        if self.save_state is not None:
+            await self.save_state(self.plan)
+
+    def _plan_event(self, reason: PlanReason) -> None:
+        self.emit(PlanUpdated(steps=list(self.plan.steps), reason=reason))
+
+    def _set_step(self, index: int, **update: Any) -> None:
+        self.plan.steps[index] = self.plan.steps[index].model_copy(update=update)
+
+    def _account(self, result: RunResult) -> None:
+        self._usage = self._usage + result.usage
+        self._turns += result.turns
+        self._repairs += result.repair_attempts
+        self._mutations.extend(result.mutations)
+
+    def _result(
+        self,
+        status: str,
+        text: str,
+        run_id: str,
+        error: str | None = None,
+        base: RunResult | None = None,
+    ) -> RunResult:
+        return RunResult(
+            run_id=run_id,
+            status=status,  # type: ignore[arg-type]
+            text=text,
+            turns=self._turns,
+            repair_attempts=self._repairs,
+            generations=sorted({m.generation for m in self._mutations}),
+            usage=self._usage,
+            error=error,
+            blockers=list(base.blockers) if base else [],
+            waiting_for=base.waiting_for if base else None,
+            mutations=list(self._mutations),
+        )
+
+    async def _ask_planner(self, text: str) -> RunResult:
+        self.planner.options = self.planner.options.model_copy(update={"tool_choice": "required"})
+        self.planner.required_output = self._submit.name
+        result = await self.planner.prompt(text)
+        self._account(result)
+        return result
+
+    # ------------------------------------------------------------------ run
+
+    @property
+    def waiting(self) -> bool:
+        return self.plan.state == "waiting"
+
+    async def run(self, text: str) -> RunResult:
+        """A new task, or (when waiting or interrupted) the reply that resumes it."""
+        if self.plan.state in ("waiting", "executing", "updating") and self.plan.steps:
+            return await self._execute(resume_text=text)
+        self.plan = PlanSnapshot(task=text)
+        await self._to("planning")
+        result = await self._ask_planner(
+            f"Task: {text}\n\nMake the plan now and submit it with submit_plan."
+        )
+        if result.status != "completed" or result.output is None:
+            await self._to("failed")
+            return self._result(
+                "failed" if result.status != "aborted" else "aborted",
+                "",
+                result.run_id,
+                f"planning failed: {result.error or 'no plan was submitted'}",
+                result,
+            )
+        plan = output_of(result.output, PlanArgs)
+        self.plan.steps = [PlanStep(id=s.id, description=s.description) for s in plan.steps]
+        self.plan.index = 0
+        self._plan_event("planned")
+        if not self.plan.steps:
+            await self._to("completed")
+            return self._result("completed", "Nothing to do: the plan is empty.", result.run_id)
+        await self._to("executing")
+        return await self._execute(resume_text=None)
+
+    async def _execute(self, resume_text: str | None) -> RunResult:
+        if self.plan.state != "executing":
+            await self._to("executing")
+        last: RunResult | None = None
+        while self.plan.index < len(self.plan.steps):
+            i = self.plan.index
+            step = self.plan.steps[i]
+            final_step = i == len(self.plan.steps) - 1
+            self.executor.gates = self.gates if final_step else None
+            if final_step:
+                self.executor.run_state_seed = {"mutations": list(self._mutations)}
+            self.executor.required_output = "complete_step"
+            if resume_text is not None and self.executor.waiting_for is not None:
+                last = await self.executor.prompt(resume_text)
+            elif resume_text is not None and self.executor.messages:
+                last = await self.executor.prompt(
+                    f"{resume_text}\n\n(Continue step {step.id}: {step.description}; "
+                    "finish it with complete_step.)"
+                )
+            else:
+                self._set_step(i, status="running")
+                self._plan_event("step_started")
+                done = [s for s in self.plan.steps[:i] if s.status == "done"]
+                last = await self.executor.prompt(_step_prompt(step, i, len(self.plan.steps), done))
+            resume_text = None
+            self._account(last)
+            if last.status == "waiting":
+                await self._to("waiting")
+                return self._result("waiting", last.text, last.run_id, last.error, last)
+            if last.status == "aborted":
+                await self._save()
+                return self._result("aborted", last.text, last.run_id, last.error, last)
+            answer = output_of(last.output, CompleteStepArgs) if last.output else None
+            if last.status == "completed" and answer is not None and answer.success:
+                self._set_step(i, status="done", summary=answer.summary)
+                self._plan_event("step_done")
+                self.plan.index += 1
+                await self._save()
+                continue
+            reason = (answer.summary if answer else None) or last.error or "the step did not finish"
+            self._set_step(i, status="failed", summary=reason)
+            self._plan_event("step_failed")
+            if last.blockers:  # the gates' repair budget ran out on the last step
+                await self._to("failed")
+                return self._result("failed", last.text, last.run_id, last.error, last)
+            if self.plan.replans >= self.max_replans:
+                await self._to("failed")
+                return self._result(
+                    "failed",
+                    last.text,
+                    last.run_id,
+                    f"step {step.id} failed and the plan was revised {self.max_replans} times: {reason}",
+                    last,
+                )
+            revised = await self._revise(step, reason)
+            if revised is not None:
+                return revised
+        return await self._finish(last)
+
+    async def _revise(self, failed: PlanStep, reason: str) -> RunResult | None:
+        await self._to("updating")
+        self.plan.replans += 1
+        done = [s for s in self.plan.steps if s.status == "done"]
+        remaining = [s for s in self.plan.steps[self.plan.index :]]
+        text = (
+            f"Step {failed.id} failed: {reason}\n\n"
+            "Done so far:\n"
+            + ("\n".join(f"- {s.id}: {s.summary}" for s in done) or "(nothing)")
+            + "\n\n"
+            "Remaining (including the failed step):\n"
+            + "\n".join(f"- {s.id}: {s.description}" for s in remaining)
+            + "\n\nSubmit the revised remaining steps with submit_plan (only what is still to do)."
+        )
+        result = await self._ask_planner(text)
+        if result.status != "completed" or result.output is None:
+            await self._to("failed")
+            return self._result(
+                "failed", "", result.run_id, f"revising the plan failed: {result.error}", result
+            )
+        plan = output_of(result.output, PlanArgs)
+        kept = self.plan.steps[: self.plan.index]
+        self.plan.steps = kept + [PlanStep(id=s.id, description=s.description) for s in plan.steps]
+        self._plan_event("revised")
+        await self._to("executing")
+        return None
+
+    async def _finish(self, last: RunResult | None) -> RunResult:
+        run_id = last.run_id if last else "run_plan"
+        done = [s for s in self.plan.steps if s.status == "done"]
+        if len(self.plan.steps) == 1 and done:
+            await self._to("completed")
+            return self._result("completed", done[0].summary or "", run_id)
+        await self._to("summarizing")
+        self.planner.options = self.planner.options.model_copy(update={"tool_choice": "none"})
+        self.planner.required_output = None
+        steps = "\n".join(f"- {s.id}: {s.summary}" for s in done)
+        summary = await self.planner.prompt(
+            f"All steps are done:\n{steps}\n\nWrite the final answer for the person: what was "
+            "done and anything they should know. Plain text, short."
+        )
+        self._account(summary)
+        self.planner.options = ModelOptions(tool_choice="required")
+        await self._to("completed")
+        return self._result("completed", summary.text, summary.run_id)

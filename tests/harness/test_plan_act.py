@@ -1,0 +1,337 @@
+"""Every transition and invariant of the plan-act flow, scripted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rein.harness import Agent, HarnessConfig, ToolResultMessage
+from rein.harness.gates import AnalyzerGate, GatePipeline
+from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
+from rein.harness.ports import ModelOptions
+from rein.harness.tools import ToolEnvironment
+from rein.providers.replay import ReplayModel
+from rein.tools.ask_user import AskUserTool
+from tests.fakes import (
+    EchoTool,
+    EventLog,
+    FakeUserChannel,
+    FakeWorkspace,
+    FakeWriteTool,
+    MemoryPersistence,
+)
+from tests.harness.test_gates import LineAnalyzer
+
+
+def plan(*steps: tuple[str, str]) -> dict[str, Any]:
+    return {
+        "tool_calls": [
+            {
+                "name": "submit_plan",
+                "arguments": {"steps": [{"id": i, "description": d} for i, d in steps]},
+            }
+        ]
+    }
+
+
+def complete(step: str, success: bool = True, summary: str = "done") -> dict[str, Any]:
+    return {
+        "tool_calls": [
+            {
+                "name": "complete_step",
+                "arguments": {"step_id": step, "success": success, "summary": summary},
+            }
+        ]
+    }
+
+
+def echo(text: str = "x") -> dict[str, Any]:
+    return {"tool_calls": [{"name": "echo", "arguments": {"text": text}}]}
+
+
+def make_flow(
+    planner_turns,
+    executor_turns,
+    *,
+    executor_tools=None,
+    gates=None,
+    env=None,
+    snapshot=None,
+    persistence=None,
+    messages=(),
+):
+    executor_tools = executor_tools or [EchoTool()]
+    planner_model = ReplayModel(planner_turns, name="planner")
+    executor_model = ReplayModel(executor_turns, name="executor")
+    planner = Agent(
+        planner_model,
+        system_prompt=planner_system_prompt(toolkit_overview(executor_tools)),
+        options=ModelOptions(tool_choice="required"),
+    )
+    executor = Agent(
+        executor_model,
+        tools=executor_tools,
+        env=env or ToolEnvironment(),
+        persistence=persistence,
+        messages=messages,
+    )
+    log = EventLog()
+    planner.subscribe(log)
+    executor.subscribe(log)
+    saved: list[PlanSnapshot] = []
+
+    async def save(snap: PlanSnapshot) -> None:
+        saved.append(PlanSnapshot.from_json(snap.to_json()))
+
+    flow = PlanActFlow(planner, executor, log, gates=gates, save_state=save, snapshot=snapshot)
+    return flow, planner_model, executor_model, log, saved
+
+
+def states(log: EventLog) -> list[str]:
+    return [e.state for e in log.of("plan_state")]
+
+
+async def test_a_two_step_plan_runs_step_by_step_without_planner_round_trips() -> None:
+    flow, planner, executor, log, _ = make_flow(
+        [
+            plan(("s1", "read the config"), ("s2", "update it")),
+            {"expect": {"tool_choice": "none"}, "text": "Read and updated the config."},
+        ],
+        [
+            echo("read"),
+            complete("s1", summary="read it"),
+            echo("edit"),
+            complete("s2", summary="updated it"),
+        ],
+    )
+    result = await flow.run("update the config")
+    assert result.status == "completed", result.error
+    assert result.text == "Read and updated the config."
+    assert states(log) == ["planning", "executing", "summarizing", "completed"]
+    assert len(planner.requests) == 2  # the plan and the summary; nothing between steps
+    first = planner.requests[0]
+    assert first.tools == ["submit_plan"] and first.tool_choice == "required"
+    assert "- echo: Echo the text back" in first.system and '"properties"' not in first.system
+    step_events = [(e.reason, [s.status for s in e.steps]) for e in log.of("plan_updated")]
+    assert step_events == [
+        ("planned", ["pending", "pending"]),
+        ("step_started", ["running", "pending"]),
+        ("step_done", ["done", "pending"]),
+        ("step_started", ["done", "running"]),
+        ("step_done", ["done", "done"]),
+    ]
+    assert "Step 2 of 2 — s2: update it" in executor.requests[2].messages[-1].content
+
+
+async def test_an_empty_plan_completes_at_once() -> None:
+    flow, planner, executor, log, _ = make_flow([plan()], [])
+    result = await flow.run("nothing")
+    assert result.status == "completed" and "empty" in result.text
+    assert states(log) == ["planning", "completed"]
+    assert executor.requests == []
+
+
+async def test_a_single_successful_step_skips_the_summary() -> None:
+    flow, planner, _, log, _ = make_flow(
+        [plan(("s1", "do it"))], [echo(), complete("s1", summary="did it")]
+    )
+    result = await flow.run("one thing")
+    assert result.status == "completed" and result.text == "did it"
+    assert "summarizing" not in states(log)
+    assert len(planner.requests) == 1
+
+
+async def test_complete_step_without_work_is_rejected_as_a_readable_result() -> None:
+    flow, _, executor, log, _ = make_flow(
+        [plan(("s1", "check the file"))],
+        [
+            complete("s1", summary="looks fine"),
+            {
+                "expect": {"last_message_contains": "no work tool ran during this step"},
+                **echo("actually read"),
+            },
+            complete("s1", summary="read and fine"),
+        ],
+    )
+    result = await flow.run("check")
+    assert result.status == "completed", result.error
+    rejected = [
+        m for m in flow.executor.messages if isinstance(m, ToolResultMessage) and m.is_error
+    ]
+    assert len(rejected) == 1 and "rejected" in rejected[0].content
+
+
+async def test_a_failed_step_enters_updating_and_the_planner_revises_the_rest() -> None:
+    flow, planner, _, log, _ = make_flow(
+        [
+            plan(("s1", "use the old API"), ("s2", "test it")),
+            {
+                "expect": {"last_message_contains": "Step s1 failed: the old API is gone"},
+                **plan(("s1b", "use the new API")),
+            },
+        ],
+        [
+            echo(),
+            complete("s1", success=False, summary="the old API is gone"),
+            echo(),
+            complete("s1b", summary="used the new API"),
+        ],
+    )
+    result = await flow.run("migrate")
+    assert result.status == "completed", result.error
+    assert states(log) == ["planning", "executing", "updating", "executing", "completed"]
+    assert flow.plan.replans == 1
+    assert [(s.id, s.status) for s in flow.plan.steps] == [("s1b", "done")]
+    assert [e.reason for e in log.of("plan_updated")].count("revised") == 1
+
+
+async def test_a_text_reply_gets_one_nudge_then_the_step_fails() -> None:
+    flow, _, executor, log, _ = make_flow(
+        [plan(("s1", "do it")), plan(("s2", "do it differently"))],
+        [
+            {"text": "I did it."},
+            {
+                "expect": {
+                    "last_message_contains": "must answer by calling the `complete_step` tool"
+                },
+                "text": "Really, I did.",
+            },
+            echo(),
+            complete("s2"),
+        ],
+    )
+    result = await flow.run("go")
+    assert result.status == "completed", result.error
+    assert "updating" in states(log)
+    failed = [e for e in log.of("plan_updated") if e.reason == "step_failed"][0]
+    assert "instead of calling `complete_step`" in failed.steps[0].summary
+
+
+async def test_the_gates_run_after_the_last_step_over_every_change_of_the_plan() -> None:
+    workspace = FakeWorkspace()
+    mutations = MutationLog()
+    ref: list = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
+    ref[0] = coordinator
+    mutations.subscribe(coordinator.notify_mutation)
+    mutations.subscribe(analyzer.on_mutation)
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
+    flow, _, executor, log, _ = make_flow(
+        [plan(("s1", "write a.py"), ("s2", "write b.py")), {"text": "Wrote both files."}],
+        [
+            write("a.py", "ERROR in a\n"),
+            complete("s1"),
+            write("b.py", "fine\n"),
+            complete("s2"),
+            {"expect": {"last_message_contains": "a.py:1:1 error E1"}, **write("a.py", "fixed\n")},
+            complete("s2", summary="fixed a.py too"),
+        ],
+        executor_tools=[FakeWriteTool()],
+        gates=GatePipeline([AnalyzerGate(coordinator)]),
+        env=env,
+    )
+    result = await flow.run("write files")
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    types = log.types()
+    first_gate = types.index("gate_start")
+    # No gate ran during step 1: the first gate comes after step 2 was started.
+    assert (
+        first_gate
+        > [
+            i
+            for i, e in enumerate(log.events)
+            if e.type == "plan_updated" and e.reason == "step_started"
+        ][-1]
+    )
+    assert [r.passed for r in log.of("gate_result")] == [False, True]
+
+
+async def test_a_waiting_question_resumes_with_the_reply_as_the_tool_result() -> None:
+    flow, _, executor, log, _ = make_flow(
+        [plan(("s1", "pick a database"))],
+        [
+            {
+                "tool_calls": [
+                    {"name": "ask_user", "arguments": {"question": "SQLite or Postgres?"}}
+                ]
+            },
+            {
+                "expect": {"last_message_contains": "The person answered: SQLite"},
+                **echo("setting up SQLite"),
+            },
+            complete("s1", summary="set up SQLite"),
+        ],
+        executor_tools=[EchoTool(), AskUserTool()],
+        env=ToolEnvironment(user=FakeUserChannel([None])),
+    )
+    waiting = await flow.run("set up storage")
+    assert waiting.status == "waiting" and flow.waiting
+    result = await flow.run("SQLite")
+    assert result.status == "completed", result.error
+    assert result.text == "set up SQLite"
+    assert states(log) == ["planning", "executing", "waiting", "executing", "completed"]
+
+
+async def test_a_plan_act_session_resumes_after_a_restart() -> None:
+    persistence = MemoryPersistence()
+    flow, _, _, _, saved = make_flow(
+        [plan(("s1", "first"), ("s2", "second"))],
+        [
+            echo(),
+            complete("s1"),
+            {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Go on?"}}]},
+        ],
+        executor_tools=[EchoTool(), AskUserTool()],
+        env=ToolEnvironment(user=FakeUserChannel([None])),
+        persistence=persistence,
+    )
+    waiting = await flow.run("two things")
+    assert waiting.status == "waiting"
+    # "Restart": new agents and a new flow from what was persisted.
+    snapshot = saved[-1]
+    assert snapshot.state == "waiting" and snapshot.index == 1
+    flow2, _, executor2, log2, _ = make_flow(
+        [{"text": "Both done."}],
+        [
+            {"expect": {"last_message_contains": "The person answered: yes"}, **echo()},
+            complete("s2"),
+        ],
+        executor_tools=[EchoTool(), AskUserTool()],
+        snapshot=snapshot,
+        messages=persistence.committed,
+    )
+    flow2.executor.waiting_for = waiting.waiting_for
+    result = await flow2.run("yes")
+    assert result.status == "completed", result.error
+    assert [s.status for s in flow2.plan.steps] == ["done", "done"]
+    assert states(log2)[-2:] == ["summarizing", "completed"]
+
+
+async def test_the_replan_budget_ends_the_flow() -> None:
+    flow, _, _, log, _ = make_flow(
+        [plan(("s1", "a")), plan(("s2", "b"))],
+        [
+            complete("s1", success=False, summary="no"),
+            complete("s2", success=False, summary="still no"),
+        ],
+    )
+    flow.max_replans = 1
+    result = await flow.run("impossible")
+    assert result.status == "failed" and "revised 1 times" in (result.error or "")
+    assert states(log)[-1] == "failed"
+
+
+async def test_an_executor_budget_that_runs_out_fails_the_step_not_the_process() -> None:
+    flow, _, executor, log, _ = make_flow(
+        [plan(("s1", "loop")), plan()],
+        [echo("1"), echo("2"), echo("3")],
+    )
+    flow.executor.config = HarnessConfig(max_model_turns_per_run=2)
+    result = await flow.run("go")
+    assert result.status == "completed"  # the revised plan is empty
+    failed = [e for e in log.of("plan_updated") if e.reason == "step_failed"][0]
+    assert "model turns" in failed.steps[0].summary
