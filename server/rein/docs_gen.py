@@ -24,10 +24,14 @@ from rein.harness.events import (
     MessageDelta,
     MessageEnd,
     MessageStart,
+    PlanState,
+    PlanStep,
+    PlanUpdated,
     RepairAttempt,
     RunEnd,
     RunStart,
     SteeringApplied,
+    SubagentActivity,
     ToolCallEnd,
     ToolCallStart,
     ToolCallUpdate,
@@ -113,6 +117,20 @@ EXAMPLES: dict[str, Any] = {
     "repair_attempt": RepairAttempt(attempt=1, max_attempts=3, blockers=[_BLOCKER]),
     "auto_repair": AutoRepair(
         phase="finished", uri="file:///home/me/proj/app.py", status="completed"
+    ),
+    "plan_state": PlanState(state="executing", previous="planning"),
+    "plan_updated": PlanUpdated(
+        steps=[
+            PlanStep(id="s1", description="Read the config loader", status="done", summary="It reads INI only"),
+            PlanStep(id="s2", description="Add TOML support", status="running"),
+        ],
+        reason="step_started",
+    ),
+    "subagent_activity": SubagentActivity(
+        child_id="task_2b7e91c0",
+        name="find callers",
+        tool_call_id="call_3_0",
+        event={"type": "tool_call_start", "tool_call_id": "call_0_0", "name": "grep", "arguments": {"pattern": "load_config"}},
     ),
     "error": ErrorEvent(
         message="hook before_tool_call raised ValueError: bad", where="hook:before_tool_call"

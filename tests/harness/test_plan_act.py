@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rein.harness import Agent, HarnessConfig, ToolResultMessage
-from rein.harness.gates import AnalyzerGate, GatePipeline
 from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.gates import AnalyzerGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
 from rein.harness.ports import ModelOptions
