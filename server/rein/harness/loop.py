@@ -746,7 +746,7 @@ class _Run:
 
         self.run_state["tools_used"].append(call.name)
         tool_ctx = ToolContext(
-            call.id, call.name, ctx.env, update, ctx.steering_pending, self.run_state
+            call.id, call.name, ctx.env, update, ctx.steering_pending, self.run_state, self.emit
         )
         try:
             raw = await tool.execute(args, tool_ctx)

@@ -53,13 +53,23 @@ class ToolEnvironment:
     user: UserChannel | None = None
     #: Free-form settings tools read (sandbox deny globs, approval policy, ...).
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Makes child agents for the ``task`` tool (None: no subagents).
+    subagents: Any = None
 
 
 class ToolContext:
     """What one tool call sees: its id, the environment, a way to stream
     progress, and the soft-yield signal raised by steering."""
 
-    __slots__ = ("_is_yield_requested", "_update", "env", "name", "run_state", "tool_call_id")
+    __slots__ = (
+        "_emit",
+        "_is_yield_requested",
+        "_update",
+        "env",
+        "name",
+        "run_state",
+        "tool_call_id",
+    )
 
     def __init__(
         self,
@@ -69,8 +79,10 @@ class ToolContext:
         update: Callable[[str, str], None],
         is_yield_requested: Callable[[], bool],
         run_state: dict[str, Any],
+        emit: Callable[[Any], None] | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
+        self._emit = emit
         self.name = name
         self.env = env
         self._update = update
@@ -81,6 +93,11 @@ class ToolContext:
     def update(self, text: str, kind: str = "output") -> None:
         """Stream progress to the client as a ``tool_call_update`` event."""
         self._update(text, kind)
+
+    def emit(self, event: Any) -> None:
+        """Emit an event of the run (subagent activity); dropped without a run."""
+        if self._emit is not None:
+            self._emit(event)
 
     @property
     def yield_requested(self) -> bool:

@@ -1,0 +1,56 @@
+"""``task``: run a subagent on a self-contained subtask."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from rein.harness.errors import ToolError
+from rein.harness.subagents import new_child_id, run_subagent
+from rein.harness.tools import Tool, ToolContext, ToolResult
+
+__all__ = ["TaskArgs", "TaskTool"]
+
+
+class TaskArgs(BaseModel):
+    description: str = Field(
+        description="A short name for the subtask (3-6 words), shown to the person"
+    )
+    prompt: str = Field(description="The complete, self-contained instructions for the subagent")
+    tools: list[str] | None = Field(
+        None, description="Tool names the subagent may use (default: read-only tools)"
+    )
+    max_turns: int = Field(20, ge=1, le=50, description="The subagent's model-turn budget")
+
+
+class TaskTool(Tool[TaskArgs]):
+    name = "task"
+    description = (
+        "Run a subagent with its own fresh context on a self-contained subtask, such as "
+        "researching how something is used across many files, and get back its final answer. "
+        "Use it to keep your own context small; give it everything it needs in the prompt."
+    )
+    args_model = TaskArgs
+    tool_class = "other"
+    prompt_section: ClassVar[str] = (
+        "`task` runs a subagent on a self-contained subtask (its own context and budget) and "
+        "returns its answer; use it for broad searches so your context stays small."
+    )
+
+    async def execute(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
+        factory = ctx.env.subagents
+        if factory is None:
+            raise ToolError("Subagents are not available in this session; do the work yourself.")
+        child_id = new_child_id()
+        child = factory(child_id, args.tools, args.max_turns)
+        result = await run_subagent(ctx, child, child_id, args.description, args.prompt)
+        details = {"child_id": child_id, "status": result.status, "turns": result.turns}
+        if result.status == "completed":
+            return ToolResult(result.text or "(the subagent gave no answer)", details=details)
+        return ToolResult(
+            f"The subagent ({args.description}) did not finish: {result.error or result.status}."
+            + (f"\nIts last answer: {result.text}" if result.text else ""),
+            is_error=True,
+            details=details,
+        )
