@@ -121,7 +121,12 @@ EXAMPLES: dict[str, Any] = {
     "plan_state": PlanState(state="executing", previous="planning"),
     "plan_updated": PlanUpdated(
         steps=[
-            PlanStep(id="s1", description="Read the config loader", status="done", summary="It reads INI only"),
+            PlanStep(
+                id="s1",
+                description="Read the config loader",
+                status="done",
+                summary="It reads INI only",
+            ),
             PlanStep(id="s2", description="Add TOML support", status="running"),
         ],
         reason="step_started",
@@ -130,7 +135,12 @@ EXAMPLES: dict[str, Any] = {
         child_id="task_2b7e91c0",
         name="find callers",
         tool_call_id="call_3_0",
-        event={"type": "tool_call_start", "tool_call_id": "call_0_0", "name": "grep", "arguments": {"pattern": "load_config"}},
+        event={
+            "type": "tool_call_start",
+            "tool_call_id": "call_0_0",
+            "name": "grep",
+            "arguments": {"pattern": "load_config"},
+        },
     ),
     "error": ErrorEvent(
         message="hook before_tool_call raised ValueError: bad", where="hook:before_tool_call"

@@ -434,3 +434,97 @@ async def test_auto_repair_is_off_by_default(editor: Editor, tmp_path: Path) -> 
     assert result["status"] == "completed"
     await asyncio.sleep(2.0)  # longer than the debounce: nothing may start
     assert not [e for e in editor.events if e["event"]["type"] == "auto_repair"]
+
+
+async def test_plan_mode_streams_plan_events_and_completes(editor: Editor, tmp_path: Path) -> None:
+    write_script(
+        tmp_path,
+        [
+            {
+                "expect": {
+                    "tools_include": ["submit_plan"],
+                    "tools_exclude": ["read_file"],
+                    "tool_choice": "required",
+                    "system_contains": "- read_file:",
+                },
+                "tool_calls": [
+                    {
+                        "name": "submit_plan",
+                        "arguments": {
+                            "steps": [
+                                {"id": "s1", "description": "read app.py"},
+                                {"id": "s2", "description": "explain greet"},
+                            ]
+                        },
+                    }
+                ],
+            },
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "complete_step",
+                        "arguments": {"step_id": "s1", "success": True, "summary": "read it"},
+                    }
+                ]
+            },
+            {"tool_calls": [{"name": "grep", "arguments": {"pattern": "def greet"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "complete_step",
+                        "arguments": {
+                            "step_id": "s2",
+                            "success": True,
+                            "summary": "greet says hello",
+                        },
+                    }
+                ]
+            },
+            {"text": "greet() returns a greeting."},
+        ],
+    )
+    result = await prompt(editor, text="explain greet", mode="plan")
+    assert result["status"] == "completed", result.get("error")
+    assert result["text"] == "greet() returns a greeting."
+    session_id = result["sessionId"]
+    states = [
+        e["event"]["state"]
+        for e in editor.events
+        if e["sessionId"] == session_id and e["event"]["type"] == "plan_state"
+    ]
+    assert states == ["planning", "executing", "summarizing", "completed"]
+    last_plan = [e["event"] for e in editor.events if e["event"]["type"] == "plan_updated"][-1]
+    assert [s["status"] for s in last_plan["steps"]] == ["done", "done"]
+    seqs = [e["seq"] for e in editor.events if e["sessionId"] == session_id]
+    assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_the_task_tool_forwards_subagent_activity(editor: Editor, tmp_path: Path) -> None:
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "task",
+                        "arguments": {"description": "look around", "prompt": "list the files"},
+                    }
+                ]
+            },
+            {
+                "expect": {"tools_exclude": ["task", "edit_file"]},
+                "tool_calls": [{"name": "list_dir", "arguments": {}}],
+            },
+            {"text": "app.py and notes.txt"},
+            {
+                "expect": {"last_message_contains": "app.py and notes.txt"},
+                "text": "The project has two files.",
+            },
+        ],
+    )
+    result = await prompt(editor, text="what is in the project?")
+    assert result["status"] == "completed", result.get("error")
+    activity = [e["event"] for e in editor.events if e["event"]["type"] == "subagent_activity"]
+    assert activity and {a["name"] for a in activity} == {"look around"}
+    assert "tool_call_start" in [a["event"]["type"] for a in activity]

@@ -184,3 +184,61 @@ async def test_an_unusable_storage_folder_is_reported_and_prompts_still_work(
         listed = await request(editor, "rein/sessions", {})
         assert [s["id"] for s in listed["sessions"]] == [result["sessionId"]]
     assert blocker.read_text() == "a file where the folder should be"
+
+
+async def test_a_plan_act_session_waits_and_resumes_after_a_restart(
+    workspace: Path, tmp_path: Path
+) -> None:
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "submit_plan",
+                        "arguments": {"steps": [{"id": "s1", "description": "ask the person"}]},
+                    }
+                ]
+            },
+            {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Which greeting?"}}]},
+        ],
+    )
+    async with running_server(workspace, tmp_path) as editor:
+        editor.ask_answer = None
+        waiting = await request(
+            editor, "rein/prompt", {"text": "change the greeting", "mode": "plan"}
+        )
+        assert waiting["status"] == "waiting", waiting.get("error")
+    write_script(
+        tmp_path,
+        [
+            {
+                "expect": {"last_message_contains": "The person answered: hi"},
+                "tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}],
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "complete_step",
+                        "arguments": {"step_id": "s1", "success": True, "summary": "use hi"},
+                    }
+                ]
+            },
+        ],
+    )
+    async with running_server(workspace, tmp_path) as editor:
+        result = await request(
+            editor, "rein/prompt", {"text": "hi", "sessionId": waiting["sessionId"]}
+        )
+        assert result["status"] == "completed", result.get("error")
+        assert result["text"] == "use hi"
+        states = [e["event"]["state"] for e in editor.events if e["event"]["type"] == "plan_state"]
+        assert states[-1] == "completed"
+    db = sqlite3.connect(tmp_path / "storage" / "sessions.db")
+    keys = {
+        row[0]
+        for row in db.execute(
+            "SELECT DISTINCT memory_key FROM messages WHERE session_id=?", (waiting["sessionId"],)
+        )
+    }
+    assert keys == {"planner:memory", "executor:memory"}

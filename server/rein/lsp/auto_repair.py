@@ -53,7 +53,7 @@ class AutoRepairer:
             pending.cancel()
         session = self._running.get(uri)
         if session is not None and session.busy:
-            session.agent.abort("the person edited the file during auto-repair")
+            session.abort("the person edited the file during auto-repair")
             self.server.report_auto_repair(
                 session, AutoRepair(phase="cancelled", uri=uri, reason="the person edited the file")
             )

@@ -88,7 +88,7 @@ def create_server() -> ReinServer:
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: ReinServer, params: Any) -> None:
         for session in ls.sessions.values():
-            session.agent.abort("the server is shutting down")
+            session.abort("the server is shutting down")
 
     # ------------------------------------------------------- document sync
 
@@ -173,7 +173,7 @@ def create_server() -> ReinServer:
     def abort(ls: ReinServer, params: Any) -> dict[str, Any]:
         parsed = parse(AbortParams, params, "rein/abort")
         session = _session(ls, parsed.session_id, "rein/abort")
-        return {"aborted": session.agent.abort("aborted by the user")}
+        return {"aborted": session.abort("aborted by the user")}
 
     @server.feature("rein/sessions")
     async def sessions(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -230,7 +230,7 @@ def create_server() -> ReinServer:
         aborted = [
             s.id
             for s in ls.sessions.values()
-            if (session_id in (None, s.id)) and s.agent.abort("aborted by the user")
+            if (session_id in (None, s.id)) and s.abort("aborted by the user")
         ]
         return {"aborted": aborted}
 

@@ -21,7 +21,14 @@ from rein.harness.errors import ConfigError, StoreError
 from rein.harness.events import AutoRepair
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog
-from rein.harness.ports import Model
+from rein.harness.plan_act import (
+    PlanActFlow,
+    PlanSnapshot,
+    planner_system_prompt,
+    toolkit_overview,
+)
+from rein.harness.ports import Model, ModelOptions
+from rein.harness.subagents import SubagentSpawner
 from rein.harness.prompts import build_system_prompt
 from rein.harness.tools import ToolEnvironment
 from rein.headless.commands import SubprocessRunner
@@ -37,13 +44,15 @@ from rein.lsp.sessions import EventStream, Session, new_session_id
 from rein.providers import create_model
 from rein.store import MAIN_MEMORY, SqliteStore, StorePersistence, default_storage_path
 from rein.tools import bootstrap
-from rein.tools.registry import default_tools, tool_sections
+from rein.tools.registry import READ_ONLY_TOOLS, default_tools, tool_sections
+from rein.tools.task import TaskTool
 
 __all__ = ["ReinServer"]
 
 log = logging.getLogger(__name__)
 
 Mode = Literal["agent", "plan", "explain"]
+PLANNER_MEMORY = "planner:memory"
 
 
 class ReinServer(LanguageServer):
@@ -134,11 +143,16 @@ class ReinServer(LanguageServer):
         record = await store.get_session(session_id)
         if record is None:
             return None
-        messages, added = repair_transcript(await store.load_messages(session_id, MAIN_MEMORY))
-        if added:
-            await store.replace_all(session_id, MAIN_MEMORY, messages)
-        state = await store.memory_state(session_id, MAIN_MEMORY)
         mode: Mode = record.mode if record.mode in ("agent", "plan", "explain") else "agent"  # type: ignore[assignment]
+        memory = "executor:memory" if mode == "plan" else MAIN_MEMORY
+        messages = await self._load_memory(store, session_id, memory)
+        state = await store.memory_state(session_id, memory)
+        planner_messages: list[Message] = []
+        snapshot = None
+        if mode == "plan":
+            planner_messages = await self._load_memory(store, session_id, PLANNER_MEMORY)
+            saved = await store.memory_state(session_id, PLANNER_MEMORY)
+            snapshot = PlanSnapshot.from_json(saved) if saved else None
         session = self.new_session(
             mode=mode,
             title=record.title,
@@ -147,10 +161,18 @@ class ReinServer(LanguageServer):
             messages=messages,
             waiting_for=state.get("waiting_for"),
             persisted=True,
+            planner_messages=planner_messages,
+            plan_snapshot=snapshot,
         )
         session.status = record.status  # type: ignore[assignment]
         session.updated_at = record.updated_at
         return session
+
+    async def _load_memory(self, store: SqliteStore, session_id: str, memory: str) -> list[Message]:
+        messages, added = repair_transcript(await store.load_messages(session_id, memory))
+        if added:
+            await store.replace_all(session_id, memory, messages)
+        return messages
 
     # -------------------------------------------------------------- adapters
 
@@ -181,6 +203,21 @@ class ReinServer(LanguageServer):
 
     # -------------------------------------------------------------- sessions
 
+    def _persistence(
+        self, session_id: str, memory_key: str, title: str, mode: str, origin: str, persisted: bool
+    ) -> StorePersistence | None:
+        if self.store is None:
+            return None
+        return StorePersistence(
+            self.store,
+            session_id,
+            memory_key,
+            title=title[:80],
+            mode=mode,
+            origin=origin,
+            created=persisted,
+        )
+
     def new_session(
         self,
         *,
@@ -193,52 +230,86 @@ class ReinServer(LanguageServer):
         messages: Sequence[Message] = (),
         waiting_for: str | None = None,
         persisted: bool = False,
+        planner_messages: Sequence[Message] = (),
+        plan_snapshot: PlanSnapshot | None = None,
     ) -> Session:
         workspace, coordinator = self.adapters()
         config = self.config
         session_id = session_id or new_session_id()
-        persistence = (
-            StorePersistence(
-                self.store,
-                session_id,
-                MAIN_MEMORY,
-                title=title[:80],
-                mode=mode,
-                origin=origin,
-                created=persisted,
-            )
-            if self.store is not None
-            else None
-        )
         settings = config.tool_settings()
         tools = default_tools(settings, read_only=mode == "explain")
+        model = model or self.model_factory(config.model)
+        env = ToolEnvironment(
+            workspace=workspace,
+            diagnostics=coordinator,
+            approver=EditorApprover(self, session_id),
+            user=EditorUserChannel(self, session_id),
+            settings=settings,
+        )
+        if mode != "explain":
+            env.subagents = SubagentSpawner(
+                model,
+                tools,
+                env,
+                config=config.harness,
+                system_prompt=build_system_prompt(
+                    list(READ_ONLY_TOOLS), tool_sections(tools), "explain", None
+                ),
+                default_tools=READ_ONLY_TOOLS,
+                persistence_for=lambda child: self._persistence(
+                    session_id, f"{child}:memory", title, mode, origin, True
+                ),
+            )
+            tools.register(TaskTool())
+        gates = None if mode == "explain" else self._gates(coordinator)
+        executor_key = "executor:memory" if mode == "plan" else MAIN_MEMORY
         system = build_system_prompt(
             tools.names(), tool_sections(tools), mode, bootstrap.project_instructions(self.root)
         )
         agent = Agent(
-            model or self.model_factory(config.model),
+            model,
             tools=tools,
             config=harness or config.harness,
             system_prompt=system,
-            env=ToolEnvironment(
-                workspace=workspace,
-                diagnostics=coordinator,
-                approver=EditorApprover(self, session_id),
-                user=EditorUserChannel(self, session_id),
-                settings=settings,
-            ),
-            gates=None if mode == "explain" else self._gates(coordinator),
-            persistence=persistence,
+            env=env,
+            gates=None if mode == "plan" else gates,
+            persistence=self._persistence(session_id, executor_key, title, mode, origin, persisted),
             messages=messages,
             waiting_for=waiting_for,
         )
-        holder: dict[str, Session] = {}
-        stream = EventStream(session_id, self.send_event, lambda: agent.current_run_id)
+        planner: Agent | None = None
+        if mode == "plan":
+            planner = Agent(
+                model,
+                config=harness or config.harness,
+                system_prompt=planner_system_prompt(toolkit_overview(tools)),
+                options=ModelOptions(tool_choice="required"),
+                persistence=self._persistence(
+                    session_id, PLANNER_MEMORY, title, mode, origin, persisted
+                ),
+                messages=planner_messages,
+            )
+        holder: list[Session] = []
+        stream = EventStream(
+            session_id, self.send_event, lambda: holder[0].current_run_id if holder else None
+        )
         session = Session(
             id=session_id, agent=agent, stream=stream, title=title[:80], mode=mode, origin=origin
         )
-        holder["s"] = session
+        holder.append(session)
         session.closers.append(agent.subscribe(stream))
+        if planner is not None:
+            session.planner = planner
+            session.closers.append(planner.subscribe(stream))
+            store = self.store
+
+            async def save(snapshot: PlanSnapshot) -> None:
+                if store is not None:
+                    await store.set_memory_state(session_id, PLANNER_MEMORY, snapshot.to_json())
+
+            session.flow = PlanActFlow(
+                planner, agent, stream, gates=gates, save_state=save, snapshot=plan_snapshot
+            )
         self.sessions[session_id] = session
         return session
 
@@ -268,7 +339,9 @@ class ReinServer(LanguageServer):
 
     def messages_for(self, session: Session, text: str) -> list[UserMessage]:
         messages = []
-        if not session.agent.messages and session.agent.waiting_for is None:
+        planner = session.planner
+        fresh = not session.agent.messages and (planner is None or not planner.messages)
+        if fresh and session.agent.waiting_for is None:
             messages.append(
                 UserMessage(content=bootstrap.bootstrap_message(self.root), origin="bootstrap")
             )
@@ -285,14 +358,18 @@ class ReinServer(LanguageServer):
             if isinstance(persistence, StorePersistence):
                 await persistence.ensure_session()
             await store.set_status(session.id, "running")
-        result = await session.run(lambda: session.agent.prompt_messages(messages))
+        flow = session.flow
+        if flow is not None:
+            task = "\n\n".join(m.content for m in messages)
+            result = await session.run(lambda: flow.run(task))
+        else:
+            result = await session.run(lambda: session.agent.prompt_messages(messages))
         if store is not None:
             await store.set_status(
                 session.id, result.status, turns=result.turns, usage=result.usage.model_dump()
             )
-            await store.set_memory_state(
-                session.id, MAIN_MEMORY, {"waiting_for": result.waiting_for}
-            )
+            memory = "executor:memory" if session.flow is not None else MAIN_MEMORY
+            await store.set_memory_state(session.id, memory, {"waiting_for": result.waiting_for})
             await store.record_run(
                 result.run_id,
                 session.id,

@@ -141,6 +141,21 @@ class Session:
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: What the session was started for ("chat", "fix", "explain", "autoRepair").
     origin: str = "chat"
+    #: Plan mode: the plan-act flow and its planner (``agent`` is the executor).
+    flow: Any = None
+    planner: Agent | None = None
+
+    def abort(self, reason: str) -> bool:
+        aborted = self.agent.abort(reason)
+        if self.planner is not None:
+            aborted = self.planner.abort(reason) or aborted
+        return aborted
+
+    @property
+    def current_run_id(self) -> str | None:
+        if self.planner is not None and self.planner.current_run_id:
+            return self.planner.current_run_id
+        return self.agent.current_run_id
 
     @property
     def busy(self) -> bool:
@@ -164,7 +179,7 @@ class Session:
         try:
             result: RunResult = await asyncio.shield(self.task)
         except asyncio.CancelledError:
-            self.agent.abort("cancelled by the client")
+            self.abort("cancelled by the client")
             try:
                 await asyncio.wait_for(asyncio.shield(self.task), 30)
             except Exception:
