@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rein-installed
 
-.PHONY: demo test setup lint typecheck pytest bench clean
+.PHONY: demo test setup lint typecheck eval pytest bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,10 @@ typecheck: setup
 pytest: setup
 	$(VENV)/bin/pytest -q
 
-test: lint typecheck pytest
+eval: setup
+	$(VENV)/bin/rein eval --json .eval-scores.json
+
+test: lint typecheck eval pytest
 
 bench: setup
 	$(VENV)/bin/rein bench all

@@ -146,6 +146,12 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from rein.evals import main as eval_main
+
+    return eval_main(args.scenario or None, args.json)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rein", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rein {__version__}")
@@ -195,6 +201,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--storage", help="the storage folder (default: the user data dir)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_sessions)
+
+    p = sub.add_parser("eval", help="behavioural evals of the harness (exit 1 on any failure)")
+    p.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")
+    p.add_argument("--json", metavar="OUT", help="write the scores to this JSON file")
+    p.set_defaults(func=_cmd_eval)
 
     p = sub.add_parser("demo", help="a whole scripted run over a copy of examples/, offline")
     p.add_argument("--keep", action="store_true", help="keep the workspace copy")

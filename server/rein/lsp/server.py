@@ -28,8 +28,8 @@ from rein.harness.plan_act import (
     toolkit_overview,
 )
 from rein.harness.ports import Model, ModelOptions
-from rein.harness.subagents import SubagentSpawner
 from rein.harness.prompts import build_system_prompt
+from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.headless.commands import SubprocessRunner
 from rein.lsp._protocol import plain_dict_converter

@@ -1,0 +1,196 @@
+"""``rein eval``: behavioural evals of the real harness.
+
+Each scenario drives the real Agent, tools and (where it is about them) the
+real analyzers, the plan-act flow, subagents, or the providers over HTTP
+against the mock server, with the replay model as the model. A run is scored:
+completed, model calls used against a budget, replans, self-repairs,
+premature-complete rejections, error events, steering honoured; and the
+scenario's own check. Exit code 1 when any scenario fails.
+
+Add a scenario: write an ``async def`` in :mod:`rein.evals.scenarios` that
+takes a :class:`Rig` and returns an :class:`Outcome`, decorate it with
+``@scenario(category, budget=...)``. See docs/evals.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import anyio
+
+__all__ = ["SCENARIOS", "Outcome", "Rig", "Score", "main", "run_all", "scenario"]
+
+
+@dataclass
+class Outcome:
+    """What a scenario reports; :func:`score` turns it into a Score."""
+
+    status: str
+    model_calls: int
+    events: list[Any] = field(default_factory=list)
+    #: The scenario's own verdict and why.
+    check: bool = True
+    why: str = ""
+    expect_status: str = "completed"
+    steering_honoured: bool | None = None
+
+
+@dataclass
+class Score:
+    name: str
+    category: str
+    passed: bool
+    status: str
+    model_calls: int
+    budget: int
+    replans: int
+    self_repairs: int
+    premature_rejections: int
+    error_events: int
+    steering_honoured: bool | None
+    seconds: float
+    reason: str = ""
+
+
+ScenarioFn = Callable[["Rig"], Awaitable[Outcome]]
+
+
+@dataclass
+class _Scenario:
+    name: str
+    category: str
+    budget: int
+    fn: ScenarioFn
+
+
+SCENARIOS: dict[str, _Scenario] = {}
+
+
+def scenario(category: str, *, budget: int) -> Callable[[ScenarioFn], ScenarioFn]:
+    def register(fn: ScenarioFn) -> ScenarioFn:
+        name = fn.__name__.removeprefix("eval_").replace("_", "-")
+        SCENARIOS[name] = _Scenario(name, category, budget, fn)
+        return fn
+
+    return register
+
+
+class Rig:
+    """Scratch space for one scenario: a temporary workspace folder."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+
+
+def _count(events: list[Any], type_: str, pred: Callable[[Any], bool] = lambda e: True) -> int:
+    return sum(1 for e in events if getattr(e, "type", None) == type_ and pred(e))
+
+
+def score(spec: _Scenario, outcome: Outcome, seconds: float) -> Score:
+    events = outcome.events
+    replans = _count(events, "plan_state", lambda e: e.state == "updating")
+    repairs = _count(events, "repair_attempt")
+    premature = _count(
+        events,
+        "tool_call_end",
+        lambda e: e.name == "complete_step" and e.is_error and "rejected" in e.content,
+    )
+    errors = _count(events, "error")
+    reasons = []
+    if outcome.status != outcome.expect_status:
+        reasons.append(f"status {outcome.status}, expected {outcome.expect_status}")
+    if outcome.model_calls > spec.budget:
+        reasons.append(f"{outcome.model_calls} model calls, budget {spec.budget}")
+    if not outcome.check:
+        reasons.append(outcome.why or "the scenario's check failed")
+    if outcome.steering_honoured is False:
+        reasons.append("steering was not honoured")
+    return Score(
+        name=spec.name,
+        category=spec.category,
+        passed=not reasons,
+        status=outcome.status,
+        model_calls=outcome.model_calls,
+        budget=spec.budget,
+        replans=replans,
+        self_repairs=repairs,
+        premature_rejections=premature,
+        error_events=errors,
+        steering_honoured=outcome.steering_honoured,
+        seconds=round(seconds, 3),
+        reason="; ".join(reasons),
+    )
+
+
+async def _run_one(spec: _Scenario) -> Score:
+    import tempfile
+    from pathlib import Path
+
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"rein-eval-{spec.name}-") as tmp:
+        try:
+            with anyio.fail_after(120):
+                outcome = await spec.fn(Rig(Path(tmp)))
+        except Exception as exc:
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            return Score(
+                spec.name,
+                spec.category,
+                False,
+                "crashed",
+                0,
+                spec.budget,
+                0,
+                0,
+                0,
+                0,
+                None,
+                round(time.monotonic() - started, 3),
+                f"the scenario raised: {detail}",
+            )
+    return score(spec, outcome, time.monotonic() - started)
+
+
+async def run_all(names: list[str] | None = None) -> list[Score]:
+    from rein.evals import scenarios  # noqa: F401  (registers the scenarios)
+
+    chosen = [SCENARIOS[n] for n in names] if names else list(SCENARIOS.values())
+    return [await _run_one(spec) for spec in chosen]
+
+
+def main(scenario_names: list[str] | None, json_path: str | None) -> int:
+    from rein.evals import scenarios  # noqa: F401
+
+    unknown = [n for n in scenario_names or [] if n not in SCENARIOS]
+    if unknown:
+        print(
+            f"rein eval: unknown scenario(s): {', '.join(unknown)}; known: {', '.join(SCENARIOS)}",
+            file=sys.stderr,
+        )
+        return 2
+    scores = anyio.run(run_all, scenario_names)
+    width = max(len(s.name) for s in scores)
+    for s in scores:
+        mark = "PASS" if s.passed else "FAIL"
+        print(
+            f"{mark}  {s.name:<{width}}  {s.category:<9} calls {s.model_calls:>2}/{s.budget:<2} "
+            f"replans {s.replans} repairs {s.self_repairs} premature {s.premature_rejections} "
+            f"errors {s.error_events}  {s.seconds:.2f}s" + (f"  -- {s.reason}" if s.reason else "")
+        )
+    passed = sum(s.passed for s in scores)
+    failed = len(scores) - passed
+    print(f"{passed} passed, {failed} failed")
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as handle:
+            json.dump(
+                {"scores": [asdict(s) for s in scores], "passed": passed, "failed": failed},
+                handle,
+                indent=2,
+            )
+    return 0 if failed == 0 else 1

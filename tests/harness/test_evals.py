@@ -1,0 +1,76 @@
+"""The eval runner's scoring and CLI (the scenarios themselves run in `make test` via `rein eval`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from rein.evals import Outcome, _Scenario, score
+
+
+async def _noop(rig):  # pragma: no cover - never called
+    raise AssertionError
+
+
+def test_a_run_over_budget_or_with_the_wrong_status_fails() -> None:
+    spec = _Scenario("x", "agent", budget=2, fn=_noop)
+    assert score(spec, Outcome("completed", 2), 0.1).passed
+    over = score(spec, Outcome("completed", 3), 0.1)
+    assert not over.passed and "3 model calls, budget 2" in over.reason
+    wrong = score(spec, Outcome("failed", 1), 0.1)
+    assert not wrong.passed and "status failed, expected completed" in wrong.reason
+    steer = score(spec, Outcome("completed", 1, steering_honoured=False), 0.1)
+    assert not steer.passed and "steering" in steer.reason
+    check = score(spec, Outcome("completed", 1, check=False, why="the edit did not land"), 0.1)
+    assert check.reason == "the edit did not land"
+
+
+def test_rein_eval_runs_named_scenarios_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "scores.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rein",
+            "eval",
+            "--scenario",
+            "plain-answer",
+            "--scenario",
+            "plan-empty",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "2 passed, 0 failed"
+    data = json.loads(out.read_text())
+    assert [s["name"] for s in data["scores"]] == ["plain-answer", "plan-empty"]
+    assert data["scores"][0]["model_calls"] == 1 and data["scores"][0]["budget"] == 1
+    bad = subprocess.run(
+        [sys.executable, "-m", "rein", "eval", "--scenario", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "unknown scenario" in bad.stderr
+
+
+def test_there_are_at_least_25_scenarios_across_every_category() -> None:
+    from rein.evals import (
+        SCENARIOS,
+        scenarios,  # noqa: F401
+    )
+
+    assert len(SCENARIOS) >= 25
+    assert {s.category for s in SCENARIOS.values()} >= {
+        "agent",
+        "gates",
+        "plan-act",
+        "subagent",
+        "provider",
+    }
