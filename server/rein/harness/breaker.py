@@ -82,6 +82,9 @@ class ToolMisuseBreaker:
         n = len(h)
         if n < OSCILLATION_NOTE_AT:
             return
+        if not (h[-1] == h[-3] and h[-2] == h[-4] and h[-1][0] != h[-2][0]):
+            self._nudged_oscillation = False  # fast path: the tail does not alternate
+            return
         length = 0
         # Count how long the tail alternates between exactly two identical calls.
         for size in range(min(n, OSCILLATION_BLOCK_AT), OSCILLATION_NOTE_AT - 1, -1):

@@ -221,7 +221,8 @@ async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIter
         yield stream
     finally:
         aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
+        # An async generator that ran to its end has nothing to close.
+        if aclose is not None and getattr(stream, "ag_frame", True) is not None:
             with anyio.CancelScope(shield=True):
                 await aclose()
 
