@@ -209,6 +209,19 @@ class Editor:
         ]
 
 
+def paired(messages: list[dict[str, Any]]) -> bool:
+    """Every tool call in a JSON transcript has exactly one result."""
+    calls = [
+        p["id"]
+        for m in messages
+        if m["role"] == "assistant"
+        for p in m["content"]
+        if p["type"] == "tool_call"
+    ]
+    results = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    return sorted(calls) == sorted(results)
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=plain_dict_converter)
     register_lsp_features(client)

@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.conftest import Editor, write_script
+from tests.lsp.conftest import Editor, paired, write_script
 
 SLOW = {"text": "thinking it over", "delay": 0.6}
 
@@ -26,18 +26,6 @@ async def session_messages(editor: Editor, session_id: str) -> list[dict[str, An
         "rein/session", {"sessionId": session_id}
     )
     return found["messages"]
-
-
-def paired(messages: list[dict[str, Any]]) -> bool:
-    calls = [
-        p["id"]
-        for m in messages
-        if m["role"] == "assistant"
-        for p in m["content"]
-        if p["type"] == "tool_call"
-    ]
-    results = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
-    return sorted(calls) == sorted(results)
 
 
 async def started(editor: Editor) -> str:

@@ -12,25 +12,13 @@ from typing import Any
 
 import pytest
 
-from tests.lsp.conftest import Editor, running_server, write_script
+from tests.lsp.conftest import Editor, paired, running_server, write_script
 
 pytestmark = pytest.mark.e2e
 
 
 async def request(editor: Editor, method: str, params: dict[str, Any]) -> Any:
     return await asyncio.wait_for(editor.client.protocol.send_request_async(method, params), 60)
-
-
-def paired(messages: list[dict[str, Any]]) -> bool:
-    calls = [
-        p["id"]
-        for m in messages
-        if m["role"] == "assistant"
-        for p in m["content"]
-        if p["type"] == "tool_call"
-    ]
-    results = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
-    return sorted(calls) == sorted(results)
 
 
 async def test_a_session_survives_a_restart_and_continues_with_its_transcript(

@@ -28,12 +28,12 @@ from rein.harness.messages import (
     AssistantMessage,
     Message,
     TextPart,
-    ThinkingPart,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 from rein.harness.ports import ToolSchema
+from rein.harness.tokens import estimate_message_tokens, estimate_tokens
 
 __all__ = [
     "ContextBudget",
@@ -45,30 +45,11 @@ __all__ = [
     "valid_cut_points",
 ]
 
-#: Per-message framing overhead (role markers, ids), in tokens.
-_MESSAGE_OVERHEAD = 4
 _ELIDED_PREFIX = "[tool result elided to fit the context window"
 
 
 def estimate_text_tokens(text: str) -> int:
-    """A cheap estimate: about four characters per token."""
-    return (len(text) + 3) // 4
-
-
-def estimate_message_tokens(message: Message) -> int:
-    if isinstance(message, UserMessage | ToolResultMessage):
-        return estimate_text_tokens(message.content) + _MESSAGE_OVERHEAD
-    total = _MESSAGE_OVERHEAD
-    for part in message.content:
-        if isinstance(part, TextPart):
-            total += estimate_text_tokens(part.text)
-        elif isinstance(part, ThinkingPart):
-            total += estimate_text_tokens(part.thinking)
-        else:
-            total += estimate_text_tokens(part.name) + estimate_text_tokens(
-                json.dumps(part.arguments)
-            )
-    return total
+    return estimate_tokens(text)
 
 
 def estimate_schema_tokens(system: str, tools: Sequence[ToolSchema]) -> int:

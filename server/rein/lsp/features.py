@@ -153,21 +153,11 @@ def create_server() -> ReinServer:
 
     @server.feature("rein/steer")
     def steer(ls: ReinServer, params: Any) -> dict[str, Any]:
-        parsed = parse(SteerParams, params, "rein/steer")
-        session = _session(ls, parsed.session_id, "rein/steer")
-        if not session.busy:
-            return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
-        session.agent.steer(parsed.text)
-        return {"queued": True}
+        return _queue(ls, params, "rein/steer")
 
     @server.feature("rein/followUp")
     def follow_up(ls: ReinServer, params: Any) -> dict[str, Any]:
-        parsed = parse(FollowUpParams, params, "rein/followUp")
-        session = _session(ls, parsed.session_id, "rein/followUp")
-        if not session.busy:
-            return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
-        session.agent.follow_up(parsed.text)
-        return {"queued": True}
+        return _queue(ls, params, "rein/followUp")
 
     @server.feature("rein/abort")
     def abort(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -235,6 +225,19 @@ def create_server() -> ReinServer:
         return {"aborted": aborted}
 
     return server
+
+
+def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:
+    """rein/steer and rein/followUp: queue the text on the active run."""
+    parsed = parse(SteerParams if method == "rein/steer" else FollowUpParams, params, method)
+    session = _session(ls, parsed.session_id, method)
+    if not session.busy:
+        return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
+    if method == "rein/steer":
+        session.agent.steer(parsed.text)
+    else:
+        session.agent.follow_up(parsed.text)
+    return {"queued": True}
 
 
 def _summary(session: Session) -> dict[str, Any]:
