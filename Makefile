@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rein-installed
 
-.PHONY: demo test setup lint typecheck eval pytest bench clean
+.PHONY: demo test setup lint typecheck eval pytest extension bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,7 +31,10 @@ pytest: setup
 eval: setup
 	$(VENV)/bin/rein eval --json .eval-scores.json
 
-test: lint typecheck eval pytest
+extension: setup
+	$(MAKE) -C vscode-client test
+
+test: lint typecheck eval pytest extension
 
 bench: setup
 	$(VENV)/bin/rein bench all

@@ -309,7 +309,14 @@ class _Run:
 
     async def execute(self, new_messages: Sequence[Message]) -> RunOutcome:
         ctx, config = self.ctx, self.config
-        prompt = next((m.content for m in new_messages if isinstance(m, UserMessage)), None)
+        prompt = next(
+            (
+                m.content
+                for m in new_messages
+                if isinstance(m, UserMessage) and m.origin != "bootstrap"
+            ),
+            None,
+        )
         self.emit(RunStart(run_id=ctx.run_id, prompt=prompt))
         for message in new_messages:
             self.append_with_events(message)

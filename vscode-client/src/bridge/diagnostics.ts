@@ -1,0 +1,138 @@
+/**
+ * The editor's diagnostics for the server: `rein/diagnostics` answers with what
+ * every language server in the editor currently reports, and
+ * `rein/diagnosticsChanged` tells the server which files changed (batched).
+ */
+
+import * as vscode from 'vscode';
+import type { ReinConnection } from '../client';
+import {
+  Methods,
+  type DiagnosticsParams,
+  type DiagnosticsResult,
+  type LspDiagnostic,
+  type LspRange,
+} from '../shared/protocol';
+
+function toLspRange(range: vscode.Range): LspRange {
+  return {
+    start: { line: range.start.line, character: range.start.character },
+    end: { line: range.end.line, character: range.end.character },
+  };
+}
+
+/** vscode.DiagnosticSeverity is 0-based (Error = 0); LSP is 1-based (Error = 1). */
+export function toLspSeverity(severity: vscode.DiagnosticSeverity): 1 | 2 | 3 | 4 {
+  switch (severity) {
+    case vscode.DiagnosticSeverity.Error:
+      return 1;
+    case vscode.DiagnosticSeverity.Warning:
+      return 2;
+    case vscode.DiagnosticSeverity.Information:
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+export function toLspDiagnostic(diagnostic: vscode.Diagnostic): LspDiagnostic {
+  const result: LspDiagnostic = {
+    range: toLspRange(diagnostic.range),
+    severity: toLspSeverity(diagnostic.severity),
+    message: diagnostic.message,
+  };
+  const code = diagnostic.code;
+  if (typeof code === 'string' || typeof code === 'number') {
+    result.code = code;
+  } else if (code !== undefined) {
+    result.code = code.value;
+    result.codeDescription = { href: code.target.toString() };
+  }
+  if (diagnostic.source) {
+    result.source = diagnostic.source;
+  }
+  if (diagnostic.tags?.length) {
+    result.tags = [...diagnostic.tags];
+  }
+  if (diagnostic.relatedInformation?.length) {
+    result.relatedInformation = diagnostic.relatedInformation.map((info) => ({
+      location: { uri: info.location.uri.toString(), range: toLspRange(info.location.range) },
+      message: info.message,
+    }));
+  }
+  return result;
+}
+
+/** Schemes whose diagnostics the server can act on. */
+const SCHEMES: ReadonlySet<string> = new Set(['file', 'untitled']);
+
+/** Answers `rein/diagnostics`: the given files, or every file with problems (null). */
+export function collectDiagnostics(params: Partial<DiagnosticsParams> | null): DiagnosticsResult {
+  if (params?.uris == null) {
+    const items = vscode.languages
+      .getDiagnostics()
+      .filter(([uri, diagnostics]) => SCHEMES.has(uri.scheme) && diagnostics.length > 0)
+      .map(([uri, diagnostics]) => ({ uri: uri.toString(), diagnostics: diagnostics.map(toLspDiagnostic) }));
+    return { items };
+  }
+  return {
+    items: params.uris.map((uri) => ({
+      uri,
+      diagnostics: vscode.languages.getDiagnostics(vscode.Uri.parse(uri)).map(toLspDiagnostic),
+    })),
+  };
+}
+
+/** Collects changed URIs and sends them in one notification after a quiet `delayMs`. */
+export class DiagnosticsChangeBatcher implements vscode.Disposable {
+  private readonly pending = new Set<string>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly send: (uris: string[]) => void,
+    private readonly delayMs = 50,
+  ) {}
+
+  add(uris: readonly vscode.Uri[]): void {
+    for (const uri of uris) {
+      if (SCHEMES.has(uri.scheme)) {
+        this.pending.add(uri.toString());
+      }
+    }
+    if (this.pending.size > 0 && this.timer === undefined) {
+      this.timer = setTimeout(() => this.flush(), this.delayMs);
+    }
+  }
+
+  flush(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.pending.size === 0) {
+      return;
+    }
+    const uris = [...this.pending];
+    this.pending.clear();
+    this.send(uris);
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.pending.clear();
+  }
+}
+
+export function registerDiagnosticsBridge(context: vscode.ExtensionContext, connection: ReinConnection): void {
+  const batcher = new DiagnosticsChangeBatcher((uris) =>
+    connection.sendNotification(Methods.diagnosticsChanged, { uris }),
+  );
+  context.subscriptions.push(
+    connection.onRequest(Methods.diagnostics, (params: Partial<DiagnosticsParams> | null) => collectDiagnostics(params)),
+    vscode.languages.onDidChangeDiagnostics((event) => batcher.add(event.uris)),
+    batcher,
+  );
+}

@@ -1,0 +1,84 @@
+/**
+ * The `rein` section as the server gets it (workspace/configuration).
+ *
+ * The server validates the section strictly and owns the defaults, so the
+ * client sends what the person set (user, workspace or folder settings), not
+ * the contributed defaults, and leaves out the client's own keys
+ * (`rein.server.*`, `rein.trace.*`). It adds `storagePath`, the extension's
+ * workspace storage folder, where the server keeps its session database.
+ */
+
+import * as vscode from 'vscode';
+
+/** Settings only the client reads. */
+export const CLIENT_ONLY = ['server', 'trace'];
+
+type Section = Record<string, unknown>;
+
+function isObject(value: unknown): value is Section {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * Pure: the part of `section` (the `rein` settings as nested objects) that
+ * the person set. A contributed key is kept when `isSet` says so; keys that
+ * are not contributed appear only because someone wrote them, so they stay.
+ */
+export function explicitSettings(
+  section: Section,
+  contributed: ReadonlySet<string>,
+  isSet: (key: string) => boolean,
+  prefix = 'rein',
+): Section {
+  const out: Section = {};
+  for (const [name, value] of Object.entries(section)) {
+    if (prefix === 'rein' && CLIENT_ONLY.includes(name)) {
+      continue;
+    }
+    const key = `${prefix}.${name}`;
+    if (contributed.has(key)) {
+      if (isSet(key)) {
+        out[name] = value;
+      }
+    } else if (isObject(value)) {
+      const inner = explicitSettings(value, contributed, isSet, key);
+      if (Object.keys(inner).length > 0) {
+        out[name] = inner;
+      }
+    } else if (value !== undefined) {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+/** Adds `storagePath` to the `rein` section, or answers `rein.storagePath`. */
+export function withStoragePath(section: string | undefined, value: unknown, storagePath: string): unknown {
+  if (section === 'rein') {
+    return { ...(isObject(value) ? value : {}), storagePath };
+  }
+  if (section === 'rein.storagePath') {
+    return storagePath;
+  }
+  return value;
+}
+
+/** The contributed `rein.*` setting keys of this extension's package.json. */
+export function contributedKeys(packageJSON: unknown): Set<string> {
+  const properties = (packageJSON as { contributes?: { configuration?: { properties?: Section } } }).contributes?.configuration
+    ?.properties;
+  return new Set(Object.keys(properties ?? {}));
+}
+
+/** The `rein` section for the server, for a resource's scope. */
+export function serverSection(contributed: ReadonlySet<string>, scope?: vscode.Uri): Section {
+  const all = vscode.workspace.getConfiguration(undefined, scope);
+  const section = JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('rein', scope))) as Section;
+  return explicitSettings(section, contributed, (key) => {
+    const info = all.inspect(key);
+    return (
+      info !== undefined &&
+      (info.globalValue !== undefined || info.workspaceValue !== undefined || info.workspaceFolderValue !== undefined)
+    );
+  });
+}

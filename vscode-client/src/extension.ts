@@ -1,0 +1,34 @@
+/**
+ * Rein for VS Code. `activate` only wires: one register call per feature,
+ * every disposable in context.subscriptions; `deactivate` stops the client.
+ */
+
+import * as vscode from 'vscode';
+import { ApiKeyStore } from './apiKey';
+import { registerEditorBridge } from './bridge';
+import { registerClient, type ReinClient } from './client';
+import { registerCommands } from './commands';
+import { registerChatPanel } from './panel/chatView';
+import { registerStatusBar } from './statusBar';
+
+let client: ReinClient | undefined;
+
+function registerOutput(context: vscode.ExtensionContext): vscode.LogOutputChannel {
+  const output = vscode.window.createOutputChannel('Rein', { log: true });
+  context.subscriptions.push(output);
+  return output;
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = registerOutput(context);
+  const keys = new ApiKeyStore(context.secrets);
+  client = registerClient(context, output, keys);
+  registerEditorBridge(context, client);
+  const chat = registerChatPanel(context, client);
+  registerCommands(context, client, chat, output, keys);
+  registerStatusBar(context, client, chat.controller);
+}
+
+export function deactivate(): Thenable<void> | undefined {
+  return client?.stop();
+}

@@ -1,0 +1,222 @@
+/**
+ * The chat panel: a WebviewView in Rein's own activity-bar container. The
+ * host keeps the state (ChatController) and sends the webview the items that
+ * changed, at most every 50 ms; a webview that is created again (moved,
+ * reloaded) gets everything. The page has a strict Content Security Policy
+ * with a nonce and loads nothing remote.
+ */
+
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { ReinConnection } from '../client';
+import type { HostMessage, WebviewMessage } from '../shared/messages';
+import { ChatController } from './controller';
+import { EditSnapshots, workspaceFileUri } from './edits';
+import { UpdateBuilder } from './updates';
+
+export const CHAT_VIEW_ID = 'rein.chat';
+const FLUSH_MS = 50;
+
+export function nonce(): string {
+  return randomBytes(18).toString('base64').replace(/[+/=]/g, '');
+}
+
+export function chatHtml(webview: { cspSource: string }, scriptUri: string, styleUri: string, scriptNonce: string): string {
+  const csp = [
+    "default-src 'none'",
+    `style-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `font-src ${webview.cspSource}`,
+    `script-src 'nonce-${scriptNonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${styleUri}">
+<title>Rein</title>
+</head>
+<body>
+<div id="app"></div>
+<script nonce="${scriptNonce}" src="${scriptUri}"></script>
+</body>
+</html>`;
+}
+
+export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private readonly updates = new UpdateBuilder();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private pendingInput: string | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly controller: ChatController,
+    private readonly connection: ReinConnection,
+    private readonly edits: EditSnapshots,
+  ) {
+    this.subscriptions.push(
+      controller.onDidChange(() => this.schedule()),
+      controller.onDidReset(() => {
+        this.updates.reset();
+        this.schedule();
+      }),
+      controller.onDidChangeSessions((sessions) =>
+        this.post({ type: 'sessions', sessions, current: controller.sessionId }),
+      ),
+      connection.onDidChangeState((info) => this.post({ type: 'connection', state: info.state, detail: info.detail })),
+    );
+  }
+
+  dispose(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
+    const script = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'main.js')).toString();
+    const style = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'panel.css')).toString();
+    view.webview.html = chatHtml(view.webview, script, style, nonce());
+    this.updates.reset();
+    const listener = view.webview.onDidReceiveMessage((msg: WebviewMessage) => this.onMessage(msg));
+    view.onDidDispose(() => {
+      listener.dispose();
+      if (this.view === view) {
+        this.view = undefined;
+      }
+    });
+  }
+
+  /** Shows the panel and puts `text` (if any) into its prompt box. */
+  async reveal(text?: string): Promise<void> {
+    await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+    if (this.view) {
+      this.post({ type: 'focusInput', text });
+    } else {
+      this.pendingInput = text;
+    }
+  }
+
+  private post(message: HostMessage): void {
+    void this.view?.webview.postMessage(message);
+  }
+
+  private schedule(): void {
+    if (!this.timer && this.view) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.flush();
+      }, FLUSH_MS);
+    }
+  }
+
+  private flush(): void {
+    if (!this.view) {
+      return;
+    }
+    const update = this.updates.next(this.controller.state.view());
+    if (update) {
+      this.post(update);
+    }
+  }
+
+  private onMessage(msg: WebviewMessage): void {
+    switch (msg.type) {
+      case 'ready':
+        this.updates.reset();
+        this.flush();
+        this.post({ type: 'connection', state: this.connection.info.state, detail: this.connection.info.detail });
+        this.post({ type: 'sessions', sessions: this.controller.sessions, current: this.controller.sessionId });
+        if (this.pendingInput !== undefined) {
+          this.post({ type: 'focusInput', text: this.pendingInput });
+          this.pendingInput = undefined;
+        }
+        void this.controller.refreshSessions();
+        break;
+      case 'send':
+        void this.controller.send(msg.text, msg.mode);
+        break;
+      case 'abort':
+        void this.controller.abort();
+        break;
+      case 'newSession':
+        this.controller.newSession();
+        break;
+      case 'selectSession':
+        void this.controller.selectSession(msg.sessionId);
+        break;
+      case 'refreshSessions':
+        void this.controller.refreshSessions();
+        break;
+      case 'openDiff': {
+        const item = this.controller.state.find(msg.itemId);
+        if (item?.kind === 'tool') {
+          void this.edits.open(item.toolCallId);
+        }
+        break;
+      }
+      case 'openFile':
+        void openWorkspaceFile(msg.path, msg.line, msg.character);
+        break;
+      case 'openLink':
+        if (/^(https?:|mailto:)/i.test(msg.href)) {
+          void vscode.env.openExternal(vscode.Uri.parse(msg.href));
+        }
+        break;
+      case 'command':
+        void vscode.commands.executeCommand(
+          {
+            showOutput: 'rein.showOutput',
+            openSettings: 'rein.openSettings',
+            restartServer: 'rein.restartServer',
+            setApiKey: 'rein.setApiKey',
+          }[msg.command],
+        );
+        break;
+    }
+  }
+}
+
+async function openWorkspaceFile(file: string, line?: number, character?: number): Promise<void> {
+  const uri = workspaceFileUri(file);
+  if (!uri) {
+    return;
+  }
+  try {
+    const position = new vscode.Position(Math.max(0, line ?? 0), Math.max(0, character ?? 0));
+    await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
+  } catch (error) {
+    void vscode.window.showWarningMessage(`Rein: cannot open ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+export interface Chat {
+  controller: ChatController;
+  view: ChatViewProvider;
+}
+
+/** The chat: its controller (state, requests), the edit snapshots, the view. */
+export function registerChatPanel(context: vscode.ExtensionContext, connection: ReinConnection): Chat {
+  const edits = new EditSnapshots();
+  const controller = new ChatController(connection, edits);
+  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits);
+  context.subscriptions.push(
+    edits,
+    controller,
+    view,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, view, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
+  );
+  return { controller, view };
+}

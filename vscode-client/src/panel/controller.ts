@@ -1,0 +1,346 @@
+/**
+ * The chat's state machine on the host side: which session the panel shows,
+ * the event stream into the view model (with `seq` checking), and the
+ * requests the panel and the commands make (prompt, steer, follow-up, abort,
+ * sessions). No UI here: the view and the status bar listen to it.
+ */
+
+import * as vscode from 'vscode';
+import type { ReinConnection } from '../client';
+import {
+  Methods,
+  type AbortResult,
+  type EventEnvelope,
+  type PromptContext,
+  type PromptParams,
+  type PromptResult,
+  type QueuedResult,
+  type SessionResult,
+  type SessionSummary,
+  type SessionsResult,
+} from '../shared/protocol';
+import type { SendMode } from '../shared/messages';
+import type { Header } from '../shared/viewModel';
+import type { EditCapture } from './edits';
+import { PanelState } from './reducer';
+
+/** A `rein/event` notification as the contract defines it (anything else is dropped). */
+export function isEnvelope(value: unknown): value is EventEnvelope {
+  if (value === null || typeof value !== 'object') {
+    return false;
+  }
+  const candidate = value as Record<string, unknown>;
+  const event = candidate.event as Record<string, unknown> | null | undefined;
+  return (
+    (typeof candidate.sessionId === 'string' || candidate.sessionId === null) &&
+    typeof candidate.seq === 'number' &&
+    event !== null &&
+    typeof event === 'object' &&
+    typeof event.type === 'string'
+  );
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class ChatController implements vscode.Disposable {
+  private stateValue = new PanelState();
+  private sessionIdValue: string | null = null;
+  private lastSeq: number | undefined;
+  private reloading = false;
+  private promptCancel: vscode.CancellationTokenSource | undefined;
+  private sessionsValue: SessionSummary[] = [];
+  private readonly changeEmitter = new vscode.EventEmitter<void>();
+  private readonly resetEmitter = new vscode.EventEmitter<void>();
+  private readonly sessionsEmitter = new vscode.EventEmitter<SessionSummary[]>();
+  /** Fires after every change of the view model (many times a second while streaming). */
+  readonly onDidChange = this.changeEmitter.event;
+  /** Fires when the whole view model was replaced (another session, a reload). */
+  readonly onDidReset = this.resetEmitter.event;
+  readonly onDidChangeSessions = this.sessionsEmitter.event;
+  private readonly subscriptions: vscode.Disposable[];
+
+  constructor(
+    private readonly connection: ReinConnection,
+    private readonly edits?: EditCapture,
+  ) {
+    this.subscriptions = [
+      connection.onNotification(Methods.event, (params: unknown) => {
+        if (isEnvelope(params)) {
+          this.handleEnvelope(params);
+        }
+      }),
+      connection.onDidChangeState((info) => {
+        if (info.state === 'running') {
+          void this.refreshSessions();
+        } else if (info.state !== 'starting' && this.stateValue.header.status === 'running') {
+          this.stateValue.setRunning(false);
+          this.stateValue.notice('error', 'The Rein server stopped during the run.');
+          this.changed();
+        }
+      }),
+    ];
+  }
+
+  dispose(): void {
+    this.promptCancel?.cancel();
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
+    this.changeEmitter.dispose();
+    this.resetEmitter.dispose();
+    this.sessionsEmitter.dispose();
+  }
+
+  get state(): PanelState {
+    return this.stateValue;
+  }
+
+  get sessionId(): string | null {
+    return this.sessionIdValue;
+  }
+
+  get header(): Header {
+    return this.stateValue.header;
+  }
+
+  get sessions(): SessionSummary[] {
+    return this.sessionsValue;
+  }
+
+  get running(): boolean {
+    return this.stateValue.header.status === 'running';
+  }
+
+  private changed(): void {
+    this.changeEmitter.fire();
+  }
+
+  private replaceState(state: PanelState, sessionId: string | null): void {
+    this.stateValue = state;
+    this.sessionIdValue = sessionId;
+    this.lastSeq = undefined;
+    this.resetEmitter.fire();
+    this.changed();
+  }
+
+  // ------------------------------------------------------------ events
+
+  handleEnvelope(envelope: EventEnvelope): void {
+    if (envelope.sessionId === null) {
+      // Not part of a session (an auto-repair that was skipped): no seq to check.
+      if (this.stateValue.apply(envelope.event)) {
+        this.changed();
+      }
+      return;
+    }
+    if (envelope.sessionId !== this.sessionIdValue) {
+      if (this.sessionIdValue !== null && this.running) {
+        return; // another session's run while ours is busy: not shown here
+      }
+      // Nothing running here: follow the session that is active (a new
+      // session's first run, or a run a code action started).
+      const adopted = this.sessionIdValue === null && this.stateValue.view().items.length === 0;
+      this.replaceState(adopted ? this.reuse(envelope.sessionId) : new PanelState(envelope.sessionId), envelope.sessionId);
+      void this.refreshSessions();
+    }
+    if (this.reloading) {
+      return; // the transcript being loaded already has these
+    }
+    if (this.lastSeq !== undefined) {
+      if (envelope.seq <= this.lastSeq) {
+        return; // a duplicate
+      }
+      if (envelope.seq !== this.lastSeq + 1) {
+        const missed = envelope.seq - this.lastSeq - 1;
+        void this.reload(`Missed ${missed} event${missed === 1 ? '' : 's'} (seq ${this.lastSeq + 1}–${envelope.seq - 1}); the session was reloaded.`);
+        return;
+      }
+    }
+    this.lastSeq = envelope.seq;
+    const event = envelope.event;
+    if (!this.stateValue.apply(event)) {
+      return; // an event type this client does not know
+    }
+    if (event.type === 'tool_call_end' && this.edits) {
+      const end = event as Extract<typeof event, { type: 'tool_call_end' }>;
+      if (end.details && this.stateValue.findTool(end.tool_call_id)?.edit) {
+        void this.edits.capture(end.tool_call_id, end.details);
+      }
+    }
+    if (event.type === 'run_end') {
+      void this.refreshSessions();
+    }
+    this.changed();
+  }
+
+  /** The empty state of a new session keeps the header's "running" mark. */
+  private reuse(sessionId: string): PanelState {
+    const state = new PanelState(sessionId);
+    state.setRunning(this.running);
+    return state;
+  }
+
+  private async reload(reason: string): Promise<void> {
+    const sessionId = this.sessionIdValue;
+    if (!sessionId || this.reloading) {
+      return;
+    }
+    this.reloading = true;
+    try {
+      const session = await this.connection.sendRequest<Partial<SessionResult> | null>(Methods.session, { sessionId });
+      if (this.sessionIdValue !== sessionId) {
+        return;
+      }
+      const state = PanelState.fromTranscript(sessionId, session?.messages ?? []);
+      state.setRunning(session?.status === 'running' || this.running);
+      state.notice('warning', reason);
+      this.replaceState(state, sessionId);
+    } catch (error) {
+      this.stateValue.notice('error', `${reason.replace(/; the session was reloaded\.$/, '')}; reloading failed: ${message(error)}`);
+      this.changed();
+    } finally {
+      this.reloading = false;
+      this.lastSeq = undefined;
+    }
+  }
+
+  // ---------------------------------------------------------- requests
+
+  /**
+   * Enter in the prompt box: a new run when idle; while a run is active,
+   * steering ("auto") or a queued follow-up ("followUp").
+   */
+  async send(text: string, mode: SendMode = 'auto', context?: PromptContext): Promise<void> {
+    const trimmed = text.trim();
+    if (!trimmed) {
+      return;
+    }
+    if (this.running && this.sessionIdValue) {
+      const origin = mode === 'followUp' ? 'follow_up' : 'steer';
+      const method = mode === 'followUp' ? Methods.followUp : Methods.steer;
+      try {
+        const result = await this.connection.sendRequest<Partial<QueuedResult> | null>(method, {
+          sessionId: this.sessionIdValue,
+          text: trimmed,
+        });
+        if (result?.queued) {
+          this.stateValue.queueUser(origin, trimmed);
+          this.changed();
+          return;
+        }
+      } catch (error) {
+        this.stateValue.notice('error', `Could not queue the message: ${message(error)}`);
+        this.changed();
+        return;
+      }
+      // The run ended meanwhile: send it as a new prompt.
+    }
+    await this.prompt(trimmed, context);
+  }
+
+  private async prompt(text: string, context?: PromptContext): Promise<void> {
+    const params: PromptParams = { text, mode: 'agent' };
+    if (this.sessionIdValue) {
+      params.sessionId = this.sessionIdValue;
+    }
+    if (context) {
+      params.context = context;
+    }
+    this.promptCancel?.dispose();
+    const cancel = new vscode.CancellationTokenSource();
+    this.promptCancel = cancel;
+    this.stateValue.setRunning(true);
+    this.changed();
+    try {
+      const result = await this.connection.sendRequest<PromptResult>(Methods.prompt, params, cancel.token);
+      if (this.sessionIdValue === null || this.sessionIdValue === result.sessionId) {
+        if (this.sessionIdValue === null) {
+          this.sessionIdValue = result.sessionId;
+          this.stateValue.header.sessionId = result.sessionId;
+        }
+        if (!this.stateValue.hasRunEnd(result.runId)) {
+          // The events did not show the end (or never came): say how it went.
+          const level = result.status === 'completed' ? 'info' : result.status === 'waiting' ? 'warning' : 'error';
+          const detail = result.error ? `: ${result.error}` : '';
+          this.stateValue.notice(level, `Run ${result.status}${detail} (${result.turns} turns, ${result.repairAttempts} repairs)`);
+        }
+        // "waiting": the run ended waiting for an answer (ask_user); the next prompt resumes it.
+        this.stateValue.setRunning(false);
+      }
+    } catch (error) {
+      this.stateValue.setRunning(false);
+      if (!cancel.token.isCancellationRequested) {
+        this.stateValue.notice('error', `The prompt failed: ${message(error)}`);
+      } else {
+        this.stateValue.notice('warning', 'The run was aborted.');
+      }
+    } finally {
+      if (this.promptCancel === cancel) {
+        this.promptCancel = undefined;
+      }
+      cancel.dispose();
+      this.changed();
+      void this.refreshSessions();
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (!this.running) {
+      return;
+    }
+    if (this.sessionIdValue) {
+      try {
+        const result = await this.connection.sendRequest<Partial<AbortResult> | null>(Methods.abort, { sessionId: this.sessionIdValue });
+        if (result?.aborted) {
+          return;
+        }
+      } catch (error) {
+        this.stateValue.notice('warning', `Abort request failed (${message(error)}); cancelling the prompt.`);
+        this.changed();
+      }
+    }
+    this.promptCancel?.cancel(); // $/cancelRequest aborts the run too
+  }
+
+  newSession(): void {
+    if (this.running) {
+      void vscode.window.showWarningMessage('Rein: a run is active. Abort it before starting a new session.');
+      return;
+    }
+    this.replaceState(new PanelState(), null);
+    this.sessionsEmitter.fire(this.sessionsValue);
+  }
+
+  async selectSession(sessionId: string): Promise<void> {
+    if (sessionId === this.sessionIdValue) {
+      return;
+    }
+    if (this.running) {
+      void vscode.window.showWarningMessage('Rein: a run is active. Abort it before switching sessions.');
+      this.sessionsEmitter.fire(this.sessionsValue);
+      return;
+    }
+    try {
+      const session = await this.connection.sendRequest<Partial<SessionResult> | null>(Methods.session, { sessionId });
+      const state = PanelState.fromTranscript(sessionId, session?.messages ?? []);
+      state.setRunning(session?.status === 'running');
+      this.replaceState(state, sessionId);
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Rein: could not open the session: ${message(error)}`);
+    }
+    this.sessionsEmitter.fire(this.sessionsValue);
+  }
+
+  async refreshSessions(): Promise<SessionSummary[]> {
+    try {
+      const result = await this.connection.sendRequest<Partial<SessionsResult> | null>(Methods.sessions, {});
+      this.sessionsValue = result?.sessions ?? [];
+    } catch {
+      // not connected (yet): keep the last list
+    }
+    this.sessionsEmitter.fire(this.sessionsValue);
+    return this.sessionsValue;
+  }
+}

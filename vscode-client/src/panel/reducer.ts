@@ -1,0 +1,543 @@
+/**
+ * Turns the `rein/event` stream (and stored transcripts) into the panel's
+ * view model. Pure: no vscode, no I/O. The state is mutated in place for
+ * speed (text deltas arrive many times a second); every changed item gets a
+ * new `rev`, which is what the host uses to send only what changed.
+ */
+
+import type { Message, ReinEvent, ToolDetails, Usage } from '../shared/protocol';
+import { isKnownEvent } from '../shared/protocol';
+import {
+  addUsage,
+  summarizeArgs,
+  type AssistantItem,
+  type GateItem,
+  type Header,
+  type Item,
+  type NoticeItem,
+  type NoticeLevel,
+  type PlanItem,
+  type PreviewItem,
+  type RepairItem,
+  type RunEndItem,
+  type SubagentItem,
+  type ToolItem,
+  type UserItem,
+  type UserOrigin,
+  type ViewModel,
+} from '../shared/viewModel';
+import { autoRepairNotice, compactionText } from './notices';
+import { applyPreviewEvent } from './preview';
+import { applySubagentEvent, newSubagent } from './subagents';
+import { assistantParts, tail } from './text';
+
+const MAX_TOOL_OUTPUT = 20_000;
+const SHOWN_ORIGINS: ReadonlySet<string> = new Set(['prompt', 'steer', 'follow_up']);
+
+export class PanelState {
+  private items: Item[] = [];
+  private readonly byId = new Map<string, Item>();
+  private readonly toolByCallId = new Map<string, ToolItem>();
+  private readonly subagents = new Map<string, SubagentItem>();
+  private clock = 0;
+  private nextId = 0;
+  private runId: string | undefined;
+  private currentAssistant: AssistantItem | undefined;
+  private pendingFollowUp: string | undefined;
+  private runPrompt: string | undefined;
+  private runUserShown = false;
+  private repairsThisRun = 0;
+  private finishedUsage: Usage = {};
+  private plan: PlanItem | undefined;
+  private preview: PreviewItem | undefined;
+
+  readonly header: Header = {
+    sessionId: null,
+    status: 'idle',
+    turn: 0,
+    runUsage: {},
+    sessionUsage: {},
+  };
+
+  constructor(sessionId: string | null = null) {
+    this.header.sessionId = sessionId;
+  }
+
+  /** The current view model (items in display order). */
+  view(): ViewModel {
+    return { header: { ...this.header }, items: this.items };
+  }
+
+  // ------------------------------------------------------------ items
+
+  private touch<T extends Item>(item: T): T {
+    item.rev = ++this.clock;
+    return item;
+  }
+
+  private add<T extends Item>(item: Omit<T, 'id' | 'rev' | 'runId'> & { id?: string }): T {
+    const full = {
+      ...item,
+      id: item.id ?? `i${++this.nextId}`,
+      rev: ++this.clock,
+      runId: this.runId,
+    } as unknown as T;
+    this.items.push(full);
+    this.byId.set(full.id, full);
+    return full;
+  }
+
+  private remove(item: Item): void {
+    this.items = this.items.filter((other) => other !== item);
+    this.byId.delete(item.id);
+    this.clock++;
+  }
+
+  private bumpHeader(): void {
+    this.clock++;
+  }
+
+  find(id: string): Item | undefined {
+    return this.byId.get(id);
+  }
+
+  findTool(toolCallId: string): ToolItem | undefined {
+    return this.toolByCallId.get(toolCallId);
+  }
+
+  /** A notice of the client's own (a seq gap, a failed request, ...). */
+  notice(level: NoticeLevel, text: string): void {
+    this.add<NoticeItem>({ kind: 'notice', level, text });
+  }
+
+  /** Marks the agent busy (a prompt was sent) or idle before events say so. */
+  setRunning(running: boolean): void {
+    this.header.status = running ? 'running' : 'idle';
+    this.bumpHeader();
+  }
+
+  /** Steering or a follow-up the person sent: shown at once, marked pending. */
+  queueUser(origin: 'steer' | 'follow_up', text: string): void {
+    this.add<UserItem>({ kind: 'user', text, origin, pending: true });
+  }
+
+  /** Whether the run's end was already shown (from events). */
+  hasRunEnd(runId: string): boolean {
+    return this.items.some((item) => item.kind === 'run_end' && item.runId === runId);
+  }
+
+  /** Moves a pending item of ours to the end: the run took it in just now. */
+  private takePending(origin: UserOrigin, text: string): UserItem | undefined {
+    const item = this.items.find(
+      (other): other is UserItem =>
+        other.kind === 'user' && other.pending === true && other.origin === origin && other.text.trim() === text.trim(),
+    );
+    if (!item) {
+      return undefined;
+    }
+    this.items = this.items.filter((other) => other !== item);
+    this.items.push(item);
+    item.pending = false;
+    item.runId = this.runId;
+    return this.touch(item);
+  }
+
+  // ------------------------------------------------------------ events
+
+  /** Applies one event. Unknown event types are ignored (returns false). */
+  apply(event: { type: string }): boolean {
+    if (!isKnownEvent(event)) {
+      return false;
+    }
+    this.applyKnown(event);
+    return true;
+  }
+
+  private applyKnown(event: ReinEvent): void {
+    switch (event.type) {
+      case 'agent_start':
+        this.header.status = 'running';
+        this.bumpHeader();
+        break;
+      case 'agent_end':
+        this.header.status = 'idle';
+        this.header.lastRunStatus = event.status;
+        this.bumpHeader();
+        break;
+      case 'run_start':
+        this.onRunStart(event.run_id, event.prompt ?? undefined);
+        break;
+      case 'run_end':
+        this.onRunEnd(event);
+        break;
+      case 'turn_start':
+        this.ensureRunUser();
+        this.header.turn = event.turn;
+        this.bumpHeader();
+        break;
+      case 'turn_end':
+        this.header.runUsage = addUsage(this.header.runUsage, event.usage);
+        this.header.sessionUsage = addUsage(this.finishedUsage, this.header.runUsage);
+        this.bumpHeader();
+        break;
+      case 'message_start':
+        if (event.role === 'assistant') {
+          this.currentAssistant = this.add<AssistantItem>({
+            kind: 'assistant',
+            text: '',
+            thinking: '',
+            streaming: true,
+          });
+        }
+        break;
+      case 'message_delta':
+        this.onDelta(event);
+        break;
+      case 'message_end':
+        this.onMessageEnd(event.message);
+        break;
+      case 'tool_call_start': {
+        const tool = this.ensureTool(event.tool_call_id, event.name);
+        tool.args = event.arguments ?? {};
+        tool.summary = summarizeArgs(event.name, tool.args);
+        tool.status = 'running';
+        this.touch(tool);
+        break;
+      }
+      case 'tool_call_update': {
+        const tool = this.ensureTool(event.tool_call_id, event.name);
+        if (event.kind === 'output') {
+          tool.output = tail(tool.output + (event.text ?? ''), MAX_TOOL_OUTPUT);
+        } else {
+          tool.statusText = event.text;
+        }
+        this.touch(tool);
+        break;
+      }
+      case 'tool_call_end':
+        this.onToolEnd(event);
+        break;
+      case 'steering_applied':
+        for (const item of this.items) {
+          if (item.kind === 'user' && item.origin === 'steer' && !item.applied) {
+            item.applied = true;
+            this.touch(item);
+          }
+        }
+        break;
+      case 'follow_up_started':
+        this.pendingFollowUp = event.text;
+        break;
+      case 'compaction':
+        this.notice('info', compactionText(event));
+        break;
+      case 'error':
+        this.notice(
+          event.fatal ? 'error' : 'warning',
+          event.where ? `${event.where}: ${event.message}` : event.message,
+        );
+        break;
+      case 'gate_start':
+        this.add<GateItem>({
+          kind: 'gate',
+          gate: event.gate,
+          generation: event.generation,
+          status: 'running',
+          blockers: [],
+          stale: false,
+        });
+        break;
+      case 'gate_result':
+        this.onGateResult(event);
+        break;
+      case 'repair_attempt':
+        this.repairsThisRun = Math.max(this.repairsThisRun, event.attempt);
+        this.add<RepairItem>({
+          kind: 'repair',
+          attempt: event.attempt,
+          maxAttempts: event.max_attempts,
+          blockers: event.blockers ?? [],
+        });
+        break;
+      case 'subagent_activity':
+        this.onSubagent(event.child_id, event.name, event.event);
+        break;
+      case 'plan_updated': {
+        const plan = this.ensurePlan(event.reason === 'planned');
+        plan.steps = event.steps.map((step) => ({ ...step }));
+        this.touch(plan);
+        break;
+      }
+      case 'plan_state': {
+        const plan = this.ensurePlan();
+        plan.state = event.state;
+        this.touch(plan);
+        break;
+      }
+      case 'preview_started':
+      case 'preview_reloaded':
+      case 'preview_output':
+      case 'preview_error':
+      case 'preview_stopped':
+        this.touch(applyPreviewEvent(this.ensurePreview(), event));
+        break;
+      case 'auto_repair':
+      case 'auto_repair_started':
+      case 'auto_repair_finished': {
+        const notice = autoRepairNotice(event);
+        this.notice(notice.level, notice.text);
+        break;
+      }
+    }
+  }
+
+  private onRunStart(runId: string, prompt: string | undefined): void {
+    this.runId = runId;
+    this.header.status = 'running';
+    this.header.turn = 0;
+    this.header.runUsage = {};
+    this.repairsThisRun = 0;
+    this.currentAssistant = undefined;
+    this.runUserShown = false;
+    // The user message comes as message_end (with its origin); run_start's
+    // prompt is only a fallback (it is the first user message, which for a
+    // new session is the bootstrap context).
+    this.runPrompt = prompt;
+    this.bumpHeader();
+  }
+
+  /** Before the first turn: show run_start's prompt if no user message came. */
+  private ensureRunUser(): void {
+    if (this.runUserShown || this.runId === undefined) {
+      return;
+    }
+    const text = this.pendingFollowUp ?? this.runPrompt;
+    const origin: UserOrigin = this.pendingFollowUp !== undefined ? 'follow_up' : 'prompt';
+    this.pendingFollowUp = undefined;
+    if (text && !text.startsWith('Context for this session')) {
+      if (!(origin === 'follow_up' && this.takePending('follow_up', text))) {
+        this.add<UserItem>({ kind: 'user', text, origin });
+      }
+    }
+    this.runUserShown = true;
+  }
+
+  private onRunEnd(event: Extract<ReinEvent, { type: 'run_end' }>): void {
+    const usage = event.usage ?? this.header.runUsage;
+    this.finishedUsage = addUsage(this.finishedUsage, usage);
+    this.header.runUsage = usage;
+    this.header.sessionUsage = { ...this.finishedUsage };
+    this.header.lastRunStatus = event.status;
+    this.header.status = 'idle';
+    if (this.currentAssistant?.streaming) {
+      this.currentAssistant.streaming = false;
+      this.touch(this.currentAssistant);
+    }
+    for (const tool of this.toolByCallId.values()) {
+      if (tool.status === 'running' || tool.status === 'pending') {
+        tool.status = 'error';
+        tool.statusText = `ended with the run (${event.status})`;
+        this.touch(tool);
+      }
+    }
+    this.add<RunEndItem>({
+      kind: 'run_end',
+      status: event.status,
+      reason: event.reason ?? undefined,
+      turns: event.turns ?? this.header.turn,
+      repairs: this.repairsThisRun,
+      usage,
+    });
+    this.runId = undefined;
+  }
+
+  private onDelta(event: Extract<ReinEvent, { type: 'message_delta' }>): void {
+    if (event.kind === 'tool_call') {
+      if (event.tool_call_id) {
+        this.ensureTool(event.tool_call_id, event.tool_name ?? 'tool');
+      }
+      return;
+    }
+    let item = this.currentAssistant;
+    if (!item || !item.streaming) {
+      item = this.add<AssistantItem>({ kind: 'assistant', text: '', thinking: '', streaming: true });
+      this.currentAssistant = item;
+    }
+    if (event.kind === 'text') {
+      item.text += event.delta;
+    } else {
+      item.thinking += event.delta;
+    }
+    this.touch(item);
+  }
+
+  private onMessageEnd(message: Message): void {
+    if (message.role === 'assistant') {
+      const { text, thinking } = assistantParts(message);
+      const item = this.currentAssistant?.streaming ? this.currentAssistant : undefined;
+      this.currentAssistant = undefined;
+      if (!text.trim() && !thinking.trim()) {
+        if (item) {
+          this.remove(item);
+        }
+      } else if (item) {
+        item.text = text;
+        item.thinking = thinking;
+        item.streaming = false;
+        item.stopReason = message.stop_reason;
+        this.touch(item);
+      } else {
+        this.add<AssistantItem>({
+          kind: 'assistant',
+          text,
+          thinking,
+          streaming: false,
+          stopReason: message.stop_reason,
+        });
+      }
+      for (const part of message.content ?? []) {
+        if (part.type === 'tool_call') {
+          const tool = this.ensureTool(part.id, part.name);
+          if (part.arguments && Object.keys(tool.args).length === 0) {
+            tool.args = part.arguments;
+            tool.summary = summarizeArgs(part.name, part.arguments);
+            this.touch(tool);
+          }
+        }
+      }
+    } else if (message.role === 'user') {
+      const origin = message.origin ?? 'prompt';
+      if (!SHOWN_ORIGINS.has(origin)) {
+        return;
+      }
+      if (origin === 'steer') {
+        if (!this.takePending('steer', message.content)) {
+          this.add<UserItem>({ kind: 'user', text: message.content, origin: 'steer' });
+        }
+        return;
+      }
+      if (this.runUserShown) {
+        return;
+      }
+      this.runUserShown = true;
+      const kind: UserOrigin = origin === 'follow_up' || this.pendingFollowUp !== undefined ? 'follow_up' : 'prompt';
+      this.pendingFollowUp = undefined;
+      if (kind === 'follow_up' && this.takePending('follow_up', message.content)) {
+        return;
+      }
+      this.add<UserItem>({ kind: 'user', text: message.content, origin: kind });
+    }
+    // Tool result messages: tool_call_end already carried the result.
+  }
+
+  private ensureTool(toolCallId: string, name: string): ToolItem {
+    let tool = this.toolByCallId.get(toolCallId);
+    if (!tool) {
+      tool = this.add<ToolItem>({
+        kind: 'tool',
+        toolCallId,
+        name,
+        summary: '',
+        args: {},
+        status: 'pending',
+        output: '',
+      });
+      this.toolByCallId.set(toolCallId, tool);
+    }
+    return tool;
+  }
+
+  private onToolEnd(event: Extract<ReinEvent, { type: 'tool_call_end' }>): void {
+    const tool = this.ensureTool(event.tool_call_id, event.name);
+    tool.status = event.is_error ? 'error' : 'ok';
+    tool.durationMs = event.duration_ms;
+    tool.content = event.content;
+    tool.statusText = undefined;
+    const details: ToolDetails = event.details ?? {};
+    tool.denied = details.denied === true;
+    // A change (edit_file: a diff; write_file: created or not), not a read.
+    const changed = typeof details.diff === 'string' || typeof details.created === 'boolean';
+    if (!event.is_error && changed && typeof details.path === 'string') {
+      tool.edit = {
+        path: details.path,
+        generation: typeof details.generation === 'number' ? details.generation : undefined,
+        hasDiff: typeof details.diff === 'string' && details.diff.length > 0,
+        created: typeof details.created === 'boolean' ? details.created : undefined,
+      };
+    }
+    this.touch(tool);
+  }
+
+  private onGateResult(event: Extract<ReinEvent, { type: 'gate_result' }>): void {
+    let gate: GateItem | undefined;
+    for (let i = this.items.length - 1; i >= 0; i--) {
+      const item = this.items[i];
+      if (item?.kind === 'gate' && item.gate === event.gate && item.status === 'running') {
+        gate = item;
+        break;
+      }
+    }
+    gate ??= this.add<GateItem>({
+      kind: 'gate',
+      gate: event.gate,
+      status: 'running',
+      blockers: [],
+      stale: false,
+    });
+    gate.status = event.passed ? 'passed' : 'failed';
+    gate.blockers = event.blockers ?? [];
+    gate.durationMs = event.duration_ms;
+    gate.stale = event.stale === true;
+    gate.detail = event.detail || undefined;
+    this.touch(gate);
+  }
+
+  private onSubagent(childId: string, name: string, inner: { type: string } & Record<string, unknown>): void {
+    let box = this.subagents.get(childId);
+    if (!box) {
+      box = this.add<SubagentItem>(newSubagent(childId, name));
+      this.subagents.set(childId, box);
+    }
+    if (applySubagentEvent(box, inner)) {
+      this.touch(box);
+    }
+  }
+
+  /** The plan box, updated in place; a fresh plan ("planned") gets a new box. */
+  private ensurePlan(fresh = false): PlanItem {
+    if (!this.plan || (fresh && this.plan.steps.length > 0)) {
+      this.plan = this.add<PlanItem>({ kind: 'plan', steps: [] });
+    }
+    return this.plan;
+  }
+
+  private ensurePreview(): PreviewItem {
+    this.preview ??= this.add<PreviewItem>({ kind: 'preview', state: 'starting', reloads: 0, output: '', errors: [] });
+    return this.preview;
+  }
+
+  // -------------------------------------------------------- transcripts
+
+  /** Rebuilds the items of a stored session from its messages. */
+  static fromTranscript(sessionId: string, messages: readonly Message[]): PanelState {
+    const state = new PanelState(sessionId);
+    for (const message of messages) {
+      if (message.role === 'tool') {
+        const tool = state.ensureTool(message.tool_call_id, message.tool_name);
+        tool.status = message.is_error ? 'error' : 'ok';
+        tool.content = message.content;
+        state.touch(tool);
+        continue;
+      }
+      if (message.role === 'user') {
+        state.runUserShown = false;
+        state.onMessageEnd(message);
+        continue;
+      }
+      state.onMessageEnd(message);
+      state.header.sessionUsage = addUsage(state.header.sessionUsage, message.usage);
+    }
+    state.finishedUsage = { ...state.header.sessionUsage };
+    return state;
+  }
+}

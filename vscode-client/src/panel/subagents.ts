@@ -1,0 +1,67 @@
+/**
+ * One box per subagent (the `task` tool's child), updated in place from the
+ * child's own events (`subagent_activity.event`). Pure.
+ */
+
+import { isKnownEvent } from '../shared/protocol';
+import { addUsage, summarizeArgs, type SubagentItem } from '../shared/viewModel';
+import { tail } from './text';
+
+const MAX_SUBAGENT_TEXT = 400;
+
+export function newSubagent(childId: string, name: string): Omit<SubagentItem, 'id' | 'rev' | 'runId'> {
+  return { kind: 'subagent', childId, name, status: 'running', turn: 0, toolCalls: 0, text: '', usage: {} };
+}
+
+/** Applies one of the child's events to its box; false when nothing changed. */
+export function applySubagentEvent(box: SubagentItem, inner: { type: string }): boolean {
+  if (!isKnownEvent(inner)) {
+    return false;
+  }
+  switch (inner.type) {
+    case 'run_start':
+    case 'agent_start':
+      box.status = 'running';
+      return true;
+    case 'turn_start':
+      box.turn = inner.turn;
+      return true;
+    case 'turn_end':
+      box.usage = addUsage(box.usage, inner.usage);
+      return true;
+    case 'message_start':
+      if (inner.role === 'assistant' && box.text) {
+        box.text = ''; // show the newest message only
+        return true;
+      }
+      return false;
+    case 'message_delta':
+      if (inner.kind !== 'text') {
+        return false;
+      }
+      box.text = tail(box.text + inner.delta, MAX_SUBAGENT_TEXT);
+      return true;
+    case 'tool_call_start':
+      box.toolCalls += 1;
+      box.currentTool = `${inner.name} ${summarizeArgs(inner.name, inner.arguments ?? {})}`.trim();
+      return true;
+    case 'run_end':
+      box.status = inner.status;
+      box.reason = inner.reason ?? undefined;
+      if (inner.usage) {
+        box.usage = inner.usage;
+      }
+      return true;
+    case 'agent_end':
+      box.status = inner.status;
+      return true;
+    case 'error':
+      if (!inner.fatal) {
+        return false;
+      }
+      box.reason = inner.message;
+      return true;
+    default:
+      return false;
+  }
+}

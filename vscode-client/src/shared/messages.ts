@@ -1,0 +1,38 @@
+/**
+ * Messages between the extension host and the chat webview.
+ * Shared by both sides: no imports but types.
+ */
+
+import type { SessionSummary } from './protocol';
+import type { Header, Item } from './viewModel';
+
+export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'failed';
+
+export type HostMessage =
+  | {
+      type: 'update';
+      /** Drop everything shown and draw `items` from scratch. */
+      reset: boolean;
+      header: Header;
+      /** Every item id in display order (items not listed are removed). */
+      order: string[];
+      /** The items that are new or changed since the last update. */
+      items: Item[];
+    }
+  | { type: 'sessions'; sessions: SessionSummary[]; current: string | null }
+  | { type: 'connection'; state: ConnectionStateName; detail?: string | undefined }
+  | { type: 'focusInput'; text?: string | undefined };
+
+export type SendMode = 'auto' | 'followUp';
+
+export type WebviewMessage =
+  | { type: 'ready' }
+  | { type: 'send'; text: string; mode: SendMode }
+  | { type: 'abort' }
+  | { type: 'newSession' }
+  | { type: 'selectSession'; sessionId: string }
+  | { type: 'refreshSessions' }
+  | { type: 'openDiff'; itemId: string }
+  | { type: 'openFile'; path: string; line?: number | undefined; character?: number | undefined }
+  | { type: 'openLink'; href: string }
+  | { type: 'command'; command: 'showOutput' | 'openSettings' | 'restartServer' | 'setApiKey' };

@@ -1,0 +1,254 @@
+/**
+ * The chat panel's view model: what the webview draws. The extension host
+ * builds it from the `rein/event` stream (src/panel/reducer.ts) and sends the
+ * items that changed (by `rev`) to the webview.
+ *
+ * Shared by the extension host and the webview: no imports but types.
+ */
+
+import type { Blocker, PlanStep, RunStatus, Usage } from './protocol';
+
+interface ItemBase {
+  /** Stable for the item's life; the webview keys its DOM nodes by it. */
+  id: string;
+  /** Bumped on every change; the host sends an item again when it grows. */
+  rev: number;
+  runId?: string | undefined;
+}
+
+export type UserOrigin = 'prompt' | 'steer' | 'follow_up';
+
+export interface UserItem extends ItemBase {
+  kind: 'user';
+  text: string;
+  origin: UserOrigin;
+  /** Steering only: the run took it in (`steering_applied`). */
+  applied?: boolean;
+  /** Sent by this client as steering or follow-up, not yet taken in by the run. */
+  pending?: boolean;
+}
+
+export interface AssistantItem extends ItemBase {
+  kind: 'assistant';
+  text: string;
+  thinking: string;
+  streaming: boolean;
+  stopReason?: string | undefined;
+}
+
+export type ToolStatus = 'pending' | 'running' | 'ok' | 'error';
+
+export interface EditInfo {
+  path: string;
+  generation?: number | undefined;
+  hasDiff: boolean;
+  created?: boolean | undefined;
+}
+
+export interface ToolItem extends ItemBase {
+  kind: 'tool';
+  toolCallId: string;
+  name: string;
+  /** One line: the path, command or pattern the call works on. */
+  summary: string;
+  args: Record<string, unknown>;
+  status: ToolStatus;
+  durationMs?: number | undefined;
+  /** Streamed output (`tool_call_update` kind "output"), tail kept. */
+  output: string;
+  /** The last heartbeat or status line. */
+  statusText?: string | undefined;
+  /** The result the model got. */
+  content?: string | undefined;
+  edit?: EditInfo | undefined;
+  denied?: boolean | undefined;
+}
+
+export type GateStatus = 'running' | 'passed' | 'failed';
+
+export interface GateItem extends ItemBase {
+  kind: 'gate';
+  gate: string;
+  generation?: number | undefined;
+  status: GateStatus;
+  blockers: Blocker[];
+  durationMs?: number | undefined;
+  stale: boolean;
+  detail?: string | undefined;
+}
+
+export interface RepairItem extends ItemBase {
+  kind: 'repair';
+  attempt: number;
+  maxAttempts: number;
+  blockers: Blocker[];
+}
+
+export interface SubagentItem extends ItemBase {
+  kind: 'subagent';
+  childId: string;
+  name: string;
+  status: 'running' | RunStatus;
+  turn: number;
+  toolCalls: number;
+  /** The tool running now, or the last one, as "name summary". */
+  currentTool?: string | undefined;
+  /** The tail of the child's streamed text. */
+  text: string;
+  usage: Usage;
+  reason?: string | undefined;
+}
+
+export interface PlanItem extends ItemBase {
+  kind: 'plan';
+  steps: PlanStep[];
+  state?: string | undefined;
+}
+
+export interface PreviewError {
+  message: string;
+  /** The matching lines with their traceback, or the output tail. */
+  lines: string[];
+}
+
+export interface PreviewItem extends ItemBase {
+  kind: 'preview';
+  /** starting, running, reloading, stopped, exited, failed, ... */
+  state: string;
+  pid?: number | undefined;
+  command?: string | undefined;
+  /** The mutation generation it runs. */
+  generation?: number | undefined;
+  reloads: number;
+  output: string;
+  errors: PreviewError[];
+  /** Why it stopped, with the exit code when it exited. */
+  stopped?: string | undefined;
+}
+
+export interface RunEndItem extends ItemBase {
+  kind: 'run_end';
+  status: RunStatus;
+  reason?: string | undefined;
+  turns: number;
+  repairs: number;
+  usage: Usage;
+}
+
+export type NoticeLevel = 'info' | 'warning' | 'error';
+
+export interface NoticeItem extends ItemBase {
+  kind: 'notice';
+  level: NoticeLevel;
+  text: string;
+}
+
+export type Item =
+  | UserItem
+  | AssistantItem
+  | ToolItem
+  | GateItem
+  | RepairItem
+  | SubagentItem
+  | PlanItem
+  | PreviewItem
+  | RunEndItem
+  | NoticeItem;
+
+export type AgentStatus = 'idle' | 'running';
+
+export interface Header {
+  sessionId: string | null;
+  status: AgentStatus;
+  /** The last run's outcome, for the header when idle. */
+  lastRunStatus?: RunStatus | undefined;
+  turn: number;
+  /** The active run's usage (sum of its turns so far). */
+  runUsage: Usage;
+  /** All finished runs of the session plus the active one. */
+  sessionUsage: Usage;
+}
+
+export interface ViewModel {
+  header: Header;
+  items: Item[];
+}
+
+export function totalTokens(usage: Usage): number {
+  return (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0);
+}
+
+export function addUsage(a: Usage, b: Usage | undefined): Usage {
+  if (!b) {
+    return { ...a };
+  }
+  return {
+    input_tokens: (a.input_tokens ?? 0) + (b.input_tokens ?? 0),
+    output_tokens: (a.output_tokens ?? 0) + (b.output_tokens ?? 0),
+    cache_read_tokens: (a.cache_read_tokens ?? 0) + (b.cache_read_tokens ?? 0),
+    cache_write_tokens: (a.cache_write_tokens ?? 0) + (b.cache_write_tokens ?? 0),
+  };
+}
+
+/** 12345 -> "12.3k", 1234567 -> "1.23M". */
+export function formatTokens(n: number): string {
+  if (n < 1000) {
+    return String(n);
+  }
+  if (n < 1_000_000) {
+    return `${(n / 1000).toFixed(n < 10_000 ? 2 : 1).replace(/\.?0+$/, '')}k`;
+  }
+  return `${(n / 1_000_000).toFixed(2).replace(/\.?0+$/, '')}M`;
+}
+
+/** 840 -> "840 ms", 12_300 -> "12.3 s", 125_000 -> "2 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) {
+    return `${Math.round(ms)} ms`;
+  }
+  if (ms < 60_000) {
+    return `${(ms / 1000).toFixed(1).replace(/\.0$/, '')} s`;
+  }
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  return `${minutes} min ${seconds} s`;
+}
+
+/** "calc.py:13:5" for a blocker with a location (1-based for people). */
+export function blockerLocation(blocker: Blocker): string {
+  if (!blocker.path) {
+    return '';
+  }
+  if (blocker.line === null || blocker.line === undefined) {
+    return blocker.path;
+  }
+  const column = blocker.character === null || blocker.character === undefined ? '' : `:${blocker.character + 1}`;
+  return `${blocker.path}:${blocker.line + 1}${column}`;
+}
+
+/** One line saying what a tool call works on. */
+export function summarizeArgs(name: string, args: Record<string, unknown>): string {
+  const pick = (...keys: string[]): string | undefined => {
+    for (const key of keys) {
+      const value = args[key];
+      if (typeof value === 'string' && value) {
+        return value;
+      }
+    }
+    return undefined;
+  };
+  let summary: string | undefined;
+  if (name === 'grep' || name === 'glob') {
+    const pattern = pick('pattern', 'query');
+    const where = pick('path', 'glob', 'include');
+    summary = pattern ? (where ? `${pattern}  in ${where}` : pattern) : where;
+  } else {
+    summary = pick('command', 'path', 'file', 'pattern', 'question', 'description', 'prompt', 'task', 'url');
+  }
+  if (summary === undefined) {
+    const first = Object.values(args).find((v) => typeof v === 'string' || typeof v === 'number');
+    summary = first === undefined ? '' : String(first);
+  }
+  const line = summary.split('\n', 1)[0] ?? '';
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}

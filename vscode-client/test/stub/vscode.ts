@@ -1,0 +1,260 @@
+/**
+ * A stand-in for the `vscode` module in unit tests (the build aliases
+ * `vscode` to this file). It implements the parts the extension uses, with
+ * plain behaviour, and `stub` lets a test set what the editor holds
+ * (diagnostics, dialog answers, settings) and read what was asked.
+ */
+
+type Listener<T> = (value: T) => unknown;
+
+export class Disposable {
+  constructor(private readonly onDispose: () => unknown = () => undefined) {}
+  static from(...items: { dispose(): unknown }[]): Disposable {
+    return new Disposable(() => items.forEach((item) => item.dispose()));
+  }
+  dispose(): void {
+    this.onDispose();
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners: Listener<T>[] = [];
+  readonly event = (listener: Listener<T>): Disposable => {
+    this.listeners.push(listener);
+    return new Disposable(() => {
+      this.listeners = this.listeners.filter((other) => other !== listener);
+    });
+  };
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) {
+      listener(value);
+    }
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class CancellationTokenSource {
+  private readonly emitter = new EventEmitter<void>();
+  readonly token = {
+    isCancellationRequested: false,
+    onCancellationRequested: this.emitter.event,
+  };
+  cancel(): void {
+    if (!this.token.isCancellationRequested) {
+      this.token.isCancellationRequested = true;
+      this.emitter.fire();
+    }
+  }
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly authority: string,
+    readonly path: string,
+    readonly query: string,
+    readonly fragment: string,
+  ) {}
+  static parse(value: string): Uri {
+    const match = /^([a-z][\w+.-]*):(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/i.exec(value);
+    if (!match) {
+      return new Uri('file', '', value, '', '');
+    }
+    return new Uri(match[1] ?? 'file', match[2] ?? '', match[3] ?? '', match[4] ?? '', match[5] ?? '');
+  }
+  static file(path: string): Uri {
+    return new Uri('file', '', path.startsWith('/') ? path : `/${path}`, '', '');
+  }
+  static from(parts: { scheme: string; authority?: string; path?: string; query?: string; fragment?: string }): Uri {
+    return new Uri(parts.scheme, parts.authority ?? '', parts.path ?? '', parts.query ?? '', parts.fragment ?? '');
+  }
+  static joinPath(base: Uri, ...segments: string[]): Uri {
+    const path = [base.path.replace(/\/$/, ''), ...segments].join('/');
+    return new Uri(base.scheme, base.authority, path, '', '');
+  }
+  get fsPath(): string {
+    return this.path;
+  }
+  with(change: { scheme?: string; path?: string; query?: string }): Uri {
+    return new Uri(change.scheme ?? this.scheme, this.authority, change.path ?? this.path, change.query ?? this.query, this.fragment);
+  }
+  toString(): string {
+    const query = this.query ? `?${this.query}` : '';
+    const fragment = this.fragment ? `#${this.fragment}` : '';
+    return `${this.scheme}://${this.authority}${this.path}${query}${fragment}`;
+  }
+}
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(startLine: number | Position, startCharacter: number | Position, endLine?: number, endCharacter?: number) {
+    if (startLine instanceof Position && startCharacter instanceof Position) {
+      this.start = startLine;
+      this.end = startCharacter;
+    } else {
+      this.start = new Position(startLine as number, startCharacter as number);
+      this.end = new Position(endLine ?? (startLine as number), endCharacter ?? (startCharacter as number));
+    }
+  }
+  get isEmpty(): boolean {
+    return this.start.line === this.end.line && this.start.character === this.end.character;
+  }
+}
+
+export class Selection extends Range {}
+
+export enum DiagnosticSeverity {
+  Error = 0,
+  Warning = 1,
+  Information = 2,
+  Hint = 3,
+}
+
+export enum DiagnosticTag {
+  Unnecessary = 1,
+  Deprecated = 2,
+}
+
+export class Location {
+  constructor(
+    readonly uri: Uri,
+    readonly range: Range,
+  ) {}
+}
+
+export class DiagnosticRelatedInformation {
+  constructor(
+    readonly location: Location,
+    readonly message: string,
+  ) {}
+}
+
+export class Diagnostic {
+  source?: string;
+  code?: string | number | { value: string | number; target: Uri };
+  tags?: DiagnosticTag[];
+  relatedInformation?: DiagnosticRelatedInformation[];
+  constructor(
+    readonly range: Range,
+    readonly message: string,
+    readonly severity: DiagnosticSeverity = DiagnosticSeverity.Error,
+  ) {}
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+
+// ------------------------------------------------------------------ state
+
+interface DialogCall {
+  kind: 'warning' | 'info' | 'error' | 'input';
+  message: string;
+  options?: unknown;
+  items: string[];
+}
+
+const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
+
+/** What a test controls and observes. */
+export const stub = {
+  diagnostics: new Map<string, Diagnostic[]>(),
+  /** Answers of the next dialogs, in order (a button title, input text or undefined). */
+  answers: [] as (string | undefined)[],
+  calls: [] as DialogCall[],
+  commands: [] as { command: string; args: unknown[] }[],
+  configuration: {} as Record<string, unknown>,
+  fireDiagnosticsChanged(uris: Uri[]): void {
+    diagnosticsChanged.fire({ uris });
+  },
+  reset(): void {
+    this.diagnostics.clear();
+    this.answers = [];
+    this.calls = [];
+    this.commands = [];
+    this.configuration = {};
+  },
+};
+
+function answer(call: DialogCall): Promise<string | undefined> {
+  stub.calls.push(call);
+  return Promise.resolve(stub.answers.shift());
+}
+
+function splitItems(rest: unknown[]): { options: unknown; items: string[] } {
+  const [first, ...others] = rest;
+  if (typeof first === 'string' || first === undefined) {
+    return { options: undefined, items: rest.filter((x): x is string => typeof x === 'string') };
+  }
+  return { options: first, items: others.filter((x): x is string => typeof x === 'string') };
+}
+
+export const languages = {
+  getDiagnostics(uri?: Uri): unknown {
+    if (uri) {
+      return stub.diagnostics.get(uri.toString()) ?? [];
+    }
+    return [...stub.diagnostics.entries()].map(([key, list]) => [Uri.parse(key), list]);
+  },
+  onDidChangeDiagnostics: diagnosticsChanged.event,
+  setTextDocumentLanguage: (document: unknown) => Promise.resolve(document),
+};
+
+export const window = {
+  showWarningMessage: (message: string, ...rest: unknown[]) => answer({ kind: 'warning', message, ...splitItems(rest) }),
+  showInformationMessage: (message: string, ...rest: unknown[]) => answer({ kind: 'info', message, ...splitItems(rest) }),
+  showErrorMessage: (message: string, ...rest: unknown[]) => answer({ kind: 'error', message, ...splitItems(rest) }),
+  showInputBox: (options: { prompt?: string }) => answer({ kind: 'input', message: options.prompt ?? '', options, items: [] }),
+  showTextDocument: () => Promise.resolve(undefined),
+  activeTextEditor: undefined as unknown,
+};
+
+export const workspace = {
+  workspaceFolders: [{ uri: Uri.file('/work/project'), name: 'project', index: 0 }],
+  getConfiguration(section?: string) {
+    return {
+      get<T>(key: string, fallback?: T): T | undefined {
+        const full = section ? `${section}.${key}` : key;
+        return (full in stub.configuration ? stub.configuration[full] : fallback) as T | undefined;
+      },
+    };
+  },
+  registerTextDocumentContentProvider: () => new Disposable(),
+  openTextDocument: () => Promise.reject(new Error('no documents in the stub')),
+  asRelativePath: (value: Uri | string) => (typeof value === 'string' ? value : value.path.replace(/^\/work\/project\//, '')),
+  onDidChangeConfiguration: new EventEmitter<unknown>().event,
+};
+
+export const commands = {
+  executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
+    stub.commands.push({ command, args });
+    return Promise.resolve(undefined);
+  },
+  registerCommand: () => new Disposable(),
+};
+
+export const extensions = {
+  getExtension: () => undefined,
+};
+
+export const env = {
+  openExternal: () => Promise.resolve(true),
+};

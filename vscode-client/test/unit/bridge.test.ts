@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { collectDiagnostics, DiagnosticsChangeBatcher, toLspDiagnostic } from '../../src/bridge/diagnostics';
+import { askUser, confirmToolCall } from '../../src/bridge/dialogs';
+import { selectionContext } from '../../src/commands';
+import {
+  Diagnostic,
+  DiagnosticRelatedInformation,
+  DiagnosticSeverity,
+  DiagnosticTag,
+  Location,
+  Range,
+  stub,
+  Uri,
+} from '../stub/vscode';
+
+const CALC = 'file:///work/project/calc.py';
+
+function diagnostic(message: string, severity: DiagnosticSeverity, line = 14): Diagnostic {
+  return new Diagnostic(new Range(line, 41, line, 46), message, severity);
+}
+
+afterEach(() => stub.reset());
+
+describe('rein/diagnostics', () => {
+  it('converts to LSP form: 1-based severity, code, code description, source, tags, related', () => {
+    const d = diagnostic('Undefined name `count`', DiagnosticSeverity.Error);
+    d.source = 'Ruff';
+    d.code = { value: 'F821', target: Uri.parse('https://docs.astral.sh/ruff/rules/undefined-name') };
+    d.tags = [DiagnosticTag.Unnecessary];
+    d.relatedInformation = [
+      new DiagnosticRelatedInformation(new Location(Uri.parse(CALC), new Range(2, 0, 2, 4)), 'defined here'),
+    ];
+    assert.deepEqual(toLspDiagnostic(d as never), {
+      range: { start: { line: 14, character: 41 }, end: { line: 14, character: 46 } },
+      severity: 1,
+      message: 'Undefined name `count`',
+      code: 'F821',
+      codeDescription: { href: 'https://docs.astral.sh/ruff/rules/undefined-name' },
+      source: 'Ruff',
+      tags: [1],
+      relatedInformation: [
+        {
+          location: { uri: CALC, range: { start: { line: 2, character: 0 }, end: { line: 2, character: 4 } } },
+          message: 'defined here',
+        },
+      ],
+    });
+    const severities = [DiagnosticSeverity.Error, DiagnosticSeverity.Warning, DiagnosticSeverity.Information, DiagnosticSeverity.Hint];
+    assert.deepEqual(
+      severities.map((s) => toLspDiagnostic(diagnostic('x', s) as never).severity),
+      [1, 2, 3, 4],
+    );
+    const numeric = diagnostic('x', DiagnosticSeverity.Warning);
+    numeric.code = 2304;
+    assert.equal(toLspDiagnostic(numeric as never).code, 2304);
+  });
+
+  it('answers for the asked URIs, including files without problems', () => {
+    stub.diagnostics.set(CALC, [diagnostic('a', DiagnosticSeverity.Error)]);
+    const result = collectDiagnostics({ uris: [CALC, 'file:///work/project/ok.py'] });
+    assert.deepEqual(
+      result.items.map((item) => [item.uri, item.diagnostics.length]),
+      [
+        [CALC, 1],
+        ['file:///work/project/ok.py', 0],
+      ],
+    );
+  });
+
+  it('answers null with every file that has problems (files only, not output channels)', () => {
+    stub.diagnostics.set(CALC, [diagnostic('a', DiagnosticSeverity.Error), diagnostic('b', DiagnosticSeverity.Hint)]);
+    stub.diagnostics.set('file:///work/project/clean.py', []);
+    stub.diagnostics.set('output://rein/1', [diagnostic('c', DiagnosticSeverity.Error)]);
+    const result = collectDiagnostics({ uris: null });
+    assert.deepEqual(
+      result.items.map((item) => [item.uri, item.diagnostics.map((d) => d.severity)]),
+      [[CALC, [1, 4]]],
+    );
+  });
+});
+
+describe('rein/diagnosticsChanged', () => {
+  it('sends only the changed URIs, once per quiet period', async () => {
+    const sent: string[][] = [];
+    const batcher = new DiagnosticsChangeBatcher((uris) => sent.push(uris), 20);
+    batcher.add([Uri.parse(CALC)] as never);
+    batcher.add([Uri.parse('file:///work/project/b.py'), Uri.parse(CALC), Uri.parse('git:/x')] as never);
+    assert.deepEqual(sent, []);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.deepEqual(sent, [[CALC, 'file:///work/project/b.py']]);
+    batcher.add([Uri.parse(CALC)] as never);
+    batcher.flush();
+    assert.deepEqual(sent[sent.length - 1], [CALC]);
+    batcher.add([Uri.parse(CALC)] as never);
+    batcher.dispose();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    assert.equal(sent.length, 2);
+  });
+});
+
+describe('rein/confirm and rein/askUser', () => {
+  it('asks with a modal that shows the command, and approves only on Allow', async () => {
+    stub.answers.push('Allow');
+    const params = { sessionId: 's', tool: 'run_command', title: 'Run a command', detail: 'python -m pytest -q' };
+    assert.deepEqual(await confirmToolCall(params), { approved: true });
+    const call = stub.calls[0];
+    assert.equal(call?.kind, 'warning');
+    assert.equal(call?.message, 'Rein: Run a command');
+    assert.deepEqual(call?.items, ['Allow', 'Deny']);
+    const options = call?.options as { modal: boolean; detail: string };
+    assert.equal(options.modal, true);
+    assert.match(options.detail, /python -m pytest -q/);
+    stub.answers.push('Deny');
+    assert.deepEqual(await confirmToolCall(params), { approved: false });
+    stub.answers.push(undefined); // the modal was closed
+    assert.deepEqual(await confirmToolCall(params), { approved: false });
+  });
+
+  it('asks the question in an input box and answers null when dismissed', async () => {
+    stub.answers.push('use pathlib');
+    assert.deepEqual(await askUser({ sessionId: 's', question: 'Which API?' }), { answer: 'use pathlib' });
+    assert.equal(stub.calls[0]?.message, 'Which API?');
+    stub.answers.push(undefined);
+    assert.deepEqual(await askUser({ sessionId: 's', question: 'Which API?' }), { answer: null });
+  });
+});
+
+describe('Rein: Ask', () => {
+  it('sends the selection with its range and the file as context', () => {
+    const document = {
+      uri: Uri.parse(CALC),
+      languageId: 'python',
+      getText: (range: Range) => `text of ${range.start.line}-${range.end.line}`,
+    };
+    const selection = new Range(12, 4, 12, 20);
+    assert.deepEqual(selectionContext({ document, selection } as never), {
+      uri: CALC,
+      languageId: 'python',
+      range: { start: { line: 12, character: 4 }, end: { line: 12, character: 20 } },
+      selection: 'text of 12-12',
+    });
+    const empty = new Range(3, 0, 3, 0);
+    assert.deepEqual(selectionContext({ document, selection: empty } as never), { uri: CALC, languageId: 'python' });
+    assert.equal(selectionContext(undefined), undefined);
+  });
+});

@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { apiKeyEnvName } from '../../src/apiKey';
+import { contributedKeys, explicitSettings, withStoragePath } from '../../src/configuration';
+import { backoffMs, RestartPolicy } from '../../src/restartPolicy';
+import { chatHtml } from '../../src/panel/chatView';
+import { changedItems, UpdateBuilder } from '../../src/panel/updates';
+import { locateServer, type ServerLookup } from '../../src/serverPath';
+import { statusText } from '../../src/statusBar';
+import type { Header, Item } from '../../src/shared/viewModel';
+import { ROOT } from '../helpers';
+
+function lookup(files: string[], overrides: Partial<ServerLookup> = {}): ServerLookup {
+  return {
+    setting: '',
+    workspaceFolders: ['/w'],
+    pythonBinDirs: [],
+    pathEnv: '/usr/local/bin:/usr/bin',
+    platform: 'linux',
+    isExecutable: (file) => files.includes(file),
+    ...overrides,
+  };
+}
+
+describe('locateServer', () => {
+  it('prefers the setting, then the selected Python environment, then .venv, then PATH', () => {
+    const all = ['/opt/rein', '/envs/py311/bin/rein', '/w/.venv/bin/rein', '/usr/bin/rein'];
+    assert.deepEqual(locateServer(lookup(all, { setting: '/opt/rein', pythonBinDirs: ['/envs/py311/bin'] })), {
+      found: true,
+      path: '/opt/rein',
+      source: 'setting',
+    });
+    assert.deepEqual(locateServer(lookup(all, { pythonBinDirs: ['/envs/py311/bin'] })), {
+      found: true,
+      path: '/envs/py311/bin/rein',
+      source: 'python',
+    });
+    assert.deepEqual(locateServer(lookup(all)), { found: true, path: '/w/.venv/bin/rein', source: 'venv' });
+    assert.deepEqual(locateServer(lookup(['/usr/bin/rein'])), { found: true, path: '/usr/bin/rein', source: 'PATH' });
+  });
+
+  it('expands ${workspaceFolder} and resolves a relative setting against the workspace', () => {
+    const found = locateServer(lookup(['/w/tools/rein'], { setting: '${workspaceFolder}/tools/rein' }));
+    assert.ok(found.found && found.path === '/w/tools/rein');
+    const relative = locateServer(lookup(['/w/tools/rein'], { setting: 'tools/rein' }));
+    assert.ok(relative.found && relative.path === '/w/tools/rein');
+  });
+
+  it('explains what is missing', () => {
+    const bad = locateServer(lookup([], { setting: '/nope/rein' }));
+    assert.ok(!bad.found && /rein\.server\.path is set to "\/nope\/rein"/.test(bad.reason));
+    const none = locateServer(lookup([]));
+    assert.ok(!none.found && /No `rein` executable found/.test(none.reason));
+  });
+});
+
+describe('client helpers', () => {
+  it('backs off 1, 2, 4, 8, 16 s and caps at 30 s', () => {
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map((n) => backoffMs(n)), [1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+  });
+
+  it('restarts after quick crashes with backoff, gives up after five, forgives a stable run', () => {
+    const policy = new RestartPolicy(5, 60_000, 1000);
+    policy.started(0);
+    assert.deepEqual(policy.crashed(100), { giveUp: false, crashes: 1, delayMs: 1000 });
+    policy.started(2000);
+    assert.deepEqual(policy.crashed(2100), { giveUp: false, crashes: 2, delayMs: 2000 });
+    policy.started(5000);
+    assert.deepEqual(policy.crashed(5000 + 60_000), { giveUp: false, crashes: 1, delayMs: 1000 });
+    assert.equal(policy.crashed(70_000).giveUp, false); // start failed: no started() in between
+    assert.equal(policy.crashed(70_100).giveUp, false);
+    assert.equal(policy.crashed(70_200).giveUp, false);
+    assert.deepEqual(policy.crashed(70_300), { giveUp: true, crashes: 5 });
+    policy.reset();
+    assert.equal(policy.crashed(80_000).giveUp, false);
+  });
+
+  it('sends the server what the person set, without the client-only keys', () => {
+    const contributed = contributedKeys(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')));
+    const section = {
+      server: { path: '/opt/rein' },
+      trace: { server: 'verbose' },
+      model: { provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: '', maxTokens: null },
+      harness: { maxRepairAttempts: 3, toolTimeoutMs: 1000 },
+      gates: { analyzer: { enabled: true, severity: 'error' }, dependencies: { commands: { 'package.json': 'npm install' } }, preview: { reload: 'restart' } },
+      autoRepair: 'off',
+    };
+    const userSet = new Set(['rein.model.baseUrl', 'rein.gates.dependencies.commands', 'rein.server.path']);
+    assert.deepEqual(explicitSettings(section, contributed, (key) => userSet.has(key)), {
+      model: { baseUrl: 'http://127.0.0.1:9/v1' },
+      harness: { toolTimeoutMs: 1000 },
+      gates: { dependencies: { commands: { 'package.json': 'npm install' } } },
+    });
+  });
+
+  it('adds storagePath to the rein section the server pulls', () => {
+    assert.deepEqual(withStoragePath('rein', { autoRepair: 'off' }, '/store'), { autoRepair: 'off', storagePath: '/store' });
+    assert.deepEqual(withStoragePath('rein', null, '/store'), { storagePath: '/store' });
+    assert.equal(withStoragePath('rein.storagePath', null, '/store'), '/store');
+    assert.deepEqual(withStoragePath('python', { x: 1 }, '/store'), { x: 1 });
+  });
+
+  it('names the API key variable by provider unless rein.model.apiKeyEnv says otherwise', () => {
+    assert.equal(apiKeyEnvName('openai', ''), 'OPENAI_API_KEY');
+    assert.equal(apiKeyEnvName('anthropic', undefined), 'ANTHROPIC_API_KEY');
+    assert.equal(apiKeyEnvName('replay', ''), undefined);
+    assert.equal(apiKeyEnvName('openai', ' MY_GATEWAY_KEY '), 'MY_GATEWAY_KEY');
+  });
+});
+
+describe('status bar text', () => {
+  const idle: Header = { sessionId: null, status: 'idle', turn: 0, runUsage: {}, sessionUsage: {} };
+  it('says idle, running with turn and tokens, or what is wrong with the server', () => {
+    assert.equal(statusText({ state: 'running' }, idle).text, '$(hubot) Rein');
+    const running: Header = { ...idle, status: 'running', turn: 3, runUsage: { input_tokens: 12000, output_tokens: 345 } };
+    assert.equal(statusText({ state: 'running' }, running).text, '$(sync~spin) Rein: turn 3 · 12.3k tokens');
+    assert.ok(statusText({ state: 'missing', detail: 'x' }, idle).warning);
+    assert.match(statusText({ state: 'restarting', detail: 'exit code 1; restarting in 2 s' }, idle).tooltip, /restarting in 2 s/);
+  });
+});
+
+describe('chat view plumbing', () => {
+  it('has a CSP with a nonce and no remote sources', () => {
+    const html = chatHtml({ cspSource: 'vscode-webview://abc' }, 'vscode-webview://abc/main.js', 'vscode-webview://abc/panel.css', 'N0NCE');
+    const csp = /content="([^"]+)"/.exec(html)?.[1] ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'nonce-N0NCE'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+    assert.match(html, /<script nonce="N0NCE" src="vscode-webview:\/\/abc\/main.js"><\/script>/);
+  });
+
+  it('sends everything after a reset, then only changes, and nothing when nothing changed', () => {
+    const builder = new UpdateBuilder();
+    const header = { sessionId: 's', status: 'idle' as const, turn: 0, runUsage: {}, sessionUsage: {} };
+    const items = [{ id: 'a', rev: 1, kind: 'notice', level: 'info', text: 'x' }] as Item[];
+    assert.equal(builder.next({ header, items })?.reset, true);
+    assert.equal(builder.next({ header, items }), undefined);
+    const turned = builder.next({ header: { ...header, turn: 2 }, items });
+    assert.deepEqual(turned?.items, []);
+    const removed = builder.next({ header: { ...header, turn: 2 }, items: [] });
+    assert.deepEqual(removed?.order, []);
+    builder.reset();
+    assert.equal(builder.next({ header, items })?.items.length, 1);
+  });
+
+  it('sends only new or changed items', () => {
+    const sent = new Map<string, number>();
+    const items = [
+      { id: 'a', rev: 1, kind: 'notice', level: 'info', text: 'x' },
+      { id: 'b', rev: 2, kind: 'notice', level: 'info', text: 'y' },
+    ] as Item[];
+    assert.equal(changedItems(items, sent).length, 2);
+    assert.equal(changedItems(items, sent).length, 0);
+    (items[1] as { rev: number }).rev = 3;
+    assert.deepEqual(
+      changedItems(items, sent).map((item) => item.id),
+      ['b'],
+    );
+  });
+});

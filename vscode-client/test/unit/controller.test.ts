@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ConnectionInfo, ReinConnection } from '../../src/client';
+import { ChatController } from '../../src/panel/controller';
+import type { EventEnvelope, PromptResult } from '../../src/shared/protocol';
+import { loadEvents } from '../helpers';
+import { Disposable, EventEmitter } from '../stub/vscode';
+
+type Responder = (params: Record<string, unknown>) => unknown;
+
+/** A connection that records requests and lets the test push events. */
+class FakeConnection implements ReinConnection {
+  info: ConnectionInfo = { state: 'running' };
+  readonly states = new EventEmitter<ConnectionInfo>();
+  readonly onDidChangeState = this.states.event as never;
+  readonly requests: { method: string; params: Record<string, unknown> }[] = [];
+  readonly responders = new Map<string, Responder>();
+  private eventHandler: ((params: EventEnvelope) => void) | undefined;
+
+  sendRequest<R>(method: string, params: unknown): Promise<R> {
+    this.requests.push({ method, params: params as Record<string, unknown> });
+    const responder = this.responders.get(method);
+    try {
+      return Promise.resolve((responder ? responder(params as Record<string, unknown>) : {}) as R);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+  sendNotification(): void {}
+  onRequest(): Disposable {
+    return new Disposable();
+  }
+  onNotification(method: string, handler: (params: never) => void): Disposable {
+    if (method === 'rein/event') {
+      this.eventHandler = handler as (params: EventEnvelope) => void;
+    }
+    return new Disposable();
+  }
+  emit(envelope: EventEnvelope): void {
+    this.eventHandler?.(envelope);
+  }
+  methods(): string[] {
+    return this.requests.map((request) => request.method);
+  }
+}
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function setup(): { connection: FakeConnection; controller: ChatController } {
+  const connection = new FakeConnection();
+  connection.responders.set('rein/sessions', () => ({ sessions: [] }));
+  const controller = new ChatController(connection, undefined);
+  return { connection, controller };
+}
+
+function envelope(seq: number, event: Record<string, unknown>, sessionId = 's1'): EventEnvelope {
+  return { sessionId, runId: 'r1', seq, event: event as EventEnvelope['event'] };
+}
+
+describe('ChatController', () => {
+  it('sends a prompt, follows the new session from its events, and ends idle', async () => {
+    const { connection, controller } = setup();
+    let resolvePrompt: (result: PromptResult) => void = () => undefined;
+    connection.responders.set('rein/prompt', () => new Promise<PromptResult>((resolve) => (resolvePrompt = resolve)));
+    const sent = controller.send('Fix calc.py');
+    assert.equal(controller.running, true);
+    assert.deepEqual(connection.requests.find((r) => r.method === 'rein/prompt')?.params, { text: 'Fix calc.py', mode: 'agent' });
+    const events = loadEvents();
+    for (const e of events) {
+      connection.emit(e);
+    }
+    assert.equal(controller.sessionId, events[0]?.sessionId);
+    resolvePrompt({
+      sessionId: events[0]?.sessionId ?? '',
+      runId: events[0]?.runId ?? '',
+      status: 'completed',
+      text: 'done',
+      turns: 6,
+      repairAttempts: 1,
+      generations: 2,
+      usage: {},
+    });
+    await sent;
+    assert.equal(controller.running, false);
+    const items = controller.state.view().items;
+    assert.equal(items.at(-1)?.kind, 'run_end');
+    assert.ok(!items.some((item) => item.kind === 'notice' && /Run completed/.test(item.text)), 'no duplicate end notice');
+  });
+
+  it('steers while a run is active, queues a follow-up with the second action', async () => {
+    const { connection, controller } = setup();
+    connection.responders.set('rein/steer', () => ({ queued: true }));
+    connection.responders.set('rein/followUp', () => ({ queued: true }));
+    connection.emit(envelope(1, { type: 'agent_start' }));
+    connection.emit(envelope(2, { type: 'run_start', run_id: 'r1', prompt: 'go' }));
+    await controller.send('use pathlib');
+    await controller.send('then update the docs', 'followUp');
+    assert.deepEqual(
+      connection.requests.filter((r) => r.method !== 'rein/sessions').map((r) => [r.method, r.params]),
+      [
+        ['rein/steer', { sessionId: 's1', text: 'use pathlib' }],
+        ['rein/followUp', { sessionId: 's1', text: 'then update the docs' }],
+      ],
+    );
+    const pending = controller.state.view().items.filter((item) => item.kind === 'user' && item.pending);
+    assert.equal(pending.length, 2);
+  });
+
+  it('aborts with rein/abort for the active session', async () => {
+    const { connection, controller } = setup();
+    connection.responders.set('rein/abort', () => ({ aborted: true }));
+    connection.emit(envelope(1, { type: 'agent_start' }));
+    await controller.abort();
+    assert.deepEqual(connection.requests.find((r) => r.method === 'rein/abort')?.params, { sessionId: 's1' });
+  });
+
+  it('reloads the session with a notice when seq has a gap, and ignores duplicates', async () => {
+    const { connection, controller } = setup();
+    connection.responders.set('rein/session', () => ({
+      id: 's1',
+      status: 'idle',
+      messages: [
+        { role: 'user', content: 'Fix calc.py', origin: 'prompt' },
+        { role: 'assistant', content: [{ type: 'text', text: 'All fixed.' }] },
+      ],
+    }));
+    connection.emit(envelope(1, { type: 'run_start', run_id: 'r1', prompt: 'Fix calc.py' }));
+    connection.emit(envelope(2, { type: 'turn_start', turn: 1 }));
+    connection.emit(envelope(2, { type: 'turn_start', turn: 1 })); // duplicate
+    assert.equal(connection.methods().filter((m) => m === 'rein/session').length, 0);
+    connection.emit(envelope(5, { type: 'turn_start', turn: 2 })); // 3 and 4 are missing
+    await tick();
+    await tick();
+    assert.deepEqual(connection.requests.find((r) => r.method === 'rein/session')?.params, { sessionId: 's1' });
+    const items = controller.state.view().items;
+    assert.deepEqual(
+      items.map((item) => item.kind),
+      ['user', 'assistant', 'notice'],
+    );
+    const notice = items[2];
+    assert.ok(notice?.kind === 'notice' && /Missed 2 events \(seq 3–4\)/.test(notice.text));
+    // After the reload the next event is the new baseline.
+    connection.emit(envelope(9, { type: 'turn_start', turn: 3 }));
+    assert.equal(controller.header.turn, 3);
+  });
+
+  it('follows a session a code action started when idle, but not while its own run is active', () => {
+    const { connection, controller } = setup();
+    connection.emit(envelope(1, { type: 'agent_start' }, 'mine'));
+    connection.emit(envelope(1, { type: 'agent_start' }, 'other'));
+    assert.equal(controller.sessionId, 'mine');
+    connection.emit(envelope(2, { type: 'agent_end', status: 'completed' }, 'mine'));
+    connection.emit(envelope(7, { type: 'run_start', run_id: 'rx', prompt: 'Fix with Rein: F821' }, 'other'));
+    assert.equal(controller.sessionId, 'other');
+    assert.equal(controller.running, true);
+  });
+
+  it('shows an event of no session (a skipped auto-repair) without touching seq', () => {
+    const { connection, controller } = setup();
+    connection.emit(envelope(1, { type: 'agent_start' }));
+    connection.emit({ sessionId: null, runId: null, seq: 0, event: { type: 'auto_repair', phase: 'skipped', uri: 'file:///w/a.py', reason: 'a run is active' } });
+    connection.emit(envelope(2, { type: 'turn_start', turn: 1 }));
+    assert.equal(controller.sessionId, 's1');
+    assert.equal(connection.methods().filter((m) => m === 'rein/session').length, 0, 'no reload');
+    const notice = controller.state.view().items.find((item) => item.kind === 'notice');
+    assert.ok(notice?.kind === 'notice' && notice.text === 'Auto-repair of a.py skipped: a run is active');
+  });
+
+  it('shows a failed prompt (server error) as a notice and goes idle', async () => {
+    const { connection, controller } = setup();
+    connection.responders.set('rein/prompt', () => {
+      throw new Error('Internal error: provider misconfigured');
+    });
+    await controller.send('hello');
+    assert.equal(controller.running, false);
+    const last = controller.state.view().items.at(-1);
+    assert.ok(last?.kind === 'notice' && last.level === 'error' && /provider misconfigured/.test(last.text));
+  });
+
+  it('reports a run result whose end never came as events', async () => {
+    const { connection, controller } = setup();
+    connection.responders.set('rein/prompt', () => ({
+      sessionId: 's2',
+      runId: 'r9',
+      status: 'failed',
+      text: '',
+      turns: 3,
+      repairAttempts: 3,
+      generations: 4,
+      usage: {},
+      error: 'gates still failing after 3 repair attempts',
+    }));
+    await controller.send('fix it');
+    assert.equal(controller.sessionId, 's2');
+    const last = controller.state.view().items.at(-1);
+    assert.ok(last?.kind === 'notice' && last.level === 'error');
+    assert.match(last.text, /Run failed: gates still failing after 3 repair attempts \(3 turns, 3 repairs\)/);
+  });
+
+  it('lists sessions and opens one from its transcript', async () => {
+    const { connection, controller } = setup();
+    connection.responders.set('rein/sessions', () => ({
+      sessions: [{ id: 'a', title: 'Fix calc', status: 'completed', updatedAt: '2026-12-01T10:00:00Z' }],
+    }));
+    connection.responders.set('rein/session', (params) => ({
+      id: params.sessionId,
+      status: 'completed',
+      messages: [{ role: 'user', content: 'Fix calc', origin: 'prompt' }],
+    }));
+    const sessions = await controller.refreshSessions();
+    assert.equal(sessions[0]?.title, 'Fix calc');
+    await controller.selectSession('a');
+    assert.equal(controller.sessionId, 'a');
+    assert.equal(controller.state.view().items[0]?.kind, 'user');
+  });
+});

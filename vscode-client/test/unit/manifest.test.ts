@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { KNOWN_EVENT_TYPES } from '../../src/shared/protocol';
+import { REPO, ROOT } from '../helpers';
+
+interface Setting {
+  type?: string | string[];
+  default?: unknown;
+  description?: string;
+  markdownDescription?: string;
+  enum?: string[];
+}
+
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  contributes: {
+    configuration: { properties: Record<string, Setting> };
+    commands: { command: string; title: string; category?: string }[];
+    views: Record<string, { id: string; type?: string }[]>;
+    viewsContainers: { activitybar: { id: string }[] };
+  };
+  engines: { vscode: string };
+  devDependencies: Record<string, string>;
+};
+const settings = pkg.contributes.configuration.properties;
+
+describe('package.json', () => {
+  it('contributes every rein setting with a description and a default', () => {
+    const expected: Record<string, unknown> = {
+      'rein.server.path': '',
+      'rein.trace.server': 'off',
+      'rein.model.provider': 'openai',
+      'rein.model.baseUrl': '',
+      'rein.model.model': '',
+      'rein.model.apiKeyEnv': '',
+      'rein.model.maxTokens': null,
+      'rein.model.temperature': null,
+      'rein.model.script': '',
+      'rein.harness.maxModelTurnsPerRun': 50,
+      'rein.harness.maxRepairAttempts': 3,
+      'rein.harness.toolExecution': 'parallel',
+      'rein.harness.maxToolResultChars': 16000,
+      'rein.harness.maxContextTokens': 100000,
+      'rein.harness.runIdleTimeoutMs': 300000,
+      'rein.gates.analyzer.enabled': true,
+      'rein.gates.analyzer.severity': 'error',
+      'rein.gates.dependencies.commands': {},
+      'rein.gates.runtime.command': '',
+      'rein.gates.preview.command': '',
+      'rein.gates.preview.reload': 'restart',
+      'rein.gates.preview.errorPatterns': undefined,
+      'rein.gates.preview.readiness.line': '',
+      'rein.gates.preview.readiness.url': '',
+      'rein.gates.preview.observationWindowMs': 1000,
+      'rein.approval.read': 'allow',
+      'rein.approval.write': 'allow',
+      'rein.approval.command': 'ask',
+      'rein.autoRepair': 'off',
+    };
+    assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
+    for (const [key, value] of Object.entries(expected)) {
+      const setting = settings[key] as Setting;
+      assert.ok(setting.description ?? setting.markdownDescription, `${key} has a description`);
+      assert.ok('default' in setting, `${key} has a default`);
+      if (value !== undefined) {
+        assert.deepEqual(setting.default, value, `${key} default`);
+      }
+    }
+    assert.deepEqual(settings['rein.model.provider']?.enum, ['openai', 'anthropic', 'replay']);
+    assert.deepEqual(settings['rein.gates.preview.reload']?.enum, ['restart', 'signal', 'self']);
+    assert.deepEqual(settings['rein.autoRepair']?.enum, ['off', 'onSave']);
+  });
+
+  it('has the chat as a webview view in its own activity-bar container', () => {
+    assert.deepEqual(pkg.contributes.viewsContainers.activitybar.map((c) => c.id), ['rein']);
+    assert.deepEqual(pkg.contributes.views.rein, [
+      { type: 'webview', id: 'rein.chat', name: 'Chat', icon: 'media/rein.svg', contextualTitle: 'Rein' },
+    ]);
+  });
+
+  it('names the commands of issue 9 and leaves the server commands to the server', () => {
+    const titles = pkg.contributes.commands.map((c) => `${c.category ?? ''}: ${c.title}`);
+    for (const title of ['New Session', 'Ask', 'Fix Problems in File', 'Abort', 'Show Output', 'Set API Key']) {
+      assert.ok(titles.includes(`Rein: ${title}`), `Rein: ${title}`);
+    }
+    const ids = pkg.contributes.commands.map((c) => c.command);
+    for (const serverCommand of ['rein.fix', 'rein.explain', 'rein.ask', 'rein.abort']) {
+      assert.ok(!ids.includes(serverCommand), `${serverCommand} is registered by vscode-languageclient`);
+    }
+  });
+
+  it('keeps @types/vscode no newer than engines.vscode (vsce refuses otherwise)', () => {
+    const engine = pkg.engines.vscode.replace(/^\^/, '');
+    const types = (pkg.devDependencies['@types/vscode'] ?? '').replace(/^[\^~]/, '');
+    assert.equal(types, engine);
+  });
+});
+
+describe('the event types match the server', () => {
+  const rein = path.join(REPO, '.venv', 'bin', 'rein');
+  it('renders every event type `rein schema events` declares', (t) => {
+    if (!fs.existsSync(rein)) {
+      t.skip('.venv/bin/rein not installed');
+      return;
+    }
+    const schema = JSON.parse(execFileSync(rein, ['schema', 'events'], { encoding: 'utf8' })) as {
+      discriminator?: { mapping?: Record<string, string> };
+    };
+    const declared = Object.keys(schema.discriminator?.mapping ?? {});
+    assert.ok(declared.length > 10);
+    const missing = declared.filter((type) => !(KNOWN_EVENT_TYPES as readonly string[]).includes(type));
+    assert.deepEqual(missing, [], 'event types the panel does not render yet');
+  });
+});

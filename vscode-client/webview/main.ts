@@ -1,0 +1,311 @@
+/**
+ * The chat panel's page. It draws what the extension host sends (see
+ * src/shared/messages.ts) and posts back what the person does. DOM nodes are
+ * keyed by item id and rebuilt only when the item's `rev` changed; open or
+ * closed rows keep their state across updates.
+ *
+ * Text goes into the DOM as text nodes; the only HTML strings are the
+ * Markdown renderer's (escaped by construction) and the constant icons.
+ */
+
+import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
+import type { SessionSummary } from '../src/shared/protocol';
+import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
+import { append, h, icon, usageText } from './dom';
+import { renderItem } from './items';
+
+interface VsCodeApi {
+  postMessage(message: WebviewMessage): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+
+// ------------------------------------------------------------------ page
+
+const app = document.getElementById('app') ?? document.body;
+const sessionSelect = h('select', { class: 'session-select', title: 'Sessions', 'aria-label': 'Session' });
+const newButton = h('button', { class: 'icon-button', title: 'New session', 'aria-label': 'New session' }, icon('plus'));
+const refreshButton = h('button', { class: 'icon-button', title: 'Reload the session list', 'aria-label': 'Reload sessions' }, icon('refresh'));
+const statusLine = h('div', { class: 'status-line' });
+const banner = h('div', { class: 'banner hidden' });
+const timeline = h('div', { class: 'timeline', role: 'log', 'aria-live': 'polite' });
+const empty = h(
+  'div',
+  { class: 'empty' },
+  h('div', { class: 'empty-title' }, 'Rein'),
+  h('div', {}, 'Describe a change. Rein edits through the editor and checks the result with the editor\u2019s own diagnostics before it says done.'),
+  h('div', { class: 'muted' }, 'Enter sends · Shift+Enter new line · while a run is active Enter steers it and Alt+Enter queues a follow-up'),
+);
+const input = h('textarea', {
+  class: 'prompt-input',
+  rows: '3',
+  placeholder: 'Ask Rein to change something…',
+  'aria-label': 'Prompt',
+});
+const sendLabel = h('span', { class: 'send-label' }, 'Send');
+const sendButton = h('button', { class: 'primary', title: 'Send (Enter)' }, icon('send'), sendLabel);
+const queueButton = h('button', { class: 'secondary hidden', title: 'Queue as a follow-up (Alt+Enter)' }, icon('queue'), 'Queue');
+const stopButton = h('button', { class: 'secondary danger hidden', title: 'Abort the run' }, icon('stop'), 'Stop');
+
+app.append(
+  h('div', { class: 'toolbar' }, sessionSelect, newButton, refreshButton),
+  statusLine,
+  banner,
+  timeline,
+  h(
+    'div',
+    { class: 'composer' },
+    input,
+    h('div', { class: 'composer-actions' }, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
+  ),
+);
+timeline.append(empty);
+
+const nodes = new Map<string, { rev: number; el: HTMLElement }>();
+let header: Header = { sessionId: null, status: 'idle', turn: 0, runUsage: {}, sessionUsage: {} };
+let connection: ConnectionStateName = 'stopped';
+
+function keepOpenState(old: HTMLElement, fresh: HTMLElement): void {
+  if (old instanceof HTMLDetailsElement && fresh instanceof HTMLDetailsElement) {
+    fresh.open = old.open;
+  }
+  const oldInner = old.querySelectorAll('details[data-key]');
+  const freshInner = fresh.querySelectorAll('details[data-key]');
+  oldInner.forEach((detail, index) => {
+    const target = freshInner[index];
+    if (detail instanceof HTMLDetailsElement && target instanceof HTMLDetailsElement) {
+      target.open = detail.open;
+    }
+  });
+}
+
+function applyUpdate(message: Extract<HostMessage, { type: 'update' }>): void {
+  const nearBottom = timeline.scrollTop + timeline.clientHeight >= timeline.scrollHeight - 48;
+  if (message.reset) {
+    for (const { el } of nodes.values()) {
+      el.remove();
+    }
+    nodes.clear();
+  }
+  for (const item of message.items) {
+    const fresh = renderItem(item);
+    fresh.dataset.id = item.id;
+    const old = nodes.get(item.id);
+    if (old) {
+      keepOpenState(old.el, fresh);
+      old.el.replaceWith(fresh);
+    }
+    nodes.set(item.id, { rev: item.rev, el: fresh });
+  }
+  const live = new Set(message.order);
+  for (const [id, { el }] of nodes) {
+    if (!live.has(id)) {
+      el.remove();
+      nodes.delete(id);
+    }
+  }
+  // Put nodes in order, moving only those out of place.
+  let previous: Element = empty;
+  for (const id of message.order) {
+    const node = nodes.get(id);
+    if (!node) {
+      continue;
+    }
+    if (previous.nextElementSibling !== node.el) {
+      previous.after(node.el);
+    }
+    previous = node.el;
+  }
+  empty.classList.toggle('hidden', message.order.length > 0);
+  setHeader(message.header);
+  if (nearBottom || message.reset) {
+    timeline.scrollTop = timeline.scrollHeight;
+  }
+}
+
+function setHeader(next: Header): void {
+  header = next;
+  statusLine.replaceChildren();
+  const running = header.status === 'running';
+  const tokens = totalTokens(header.sessionUsage);
+  if (running) {
+    append(
+      statusLine,
+      icon('spinner', 'spin'),
+      h('span', { class: 'state running' }, 'Running'),
+      header.turn ? h('span', { class: 'nowrap' }, `· turn ${header.turn}`) : null,
+      h('span', { class: 'nowrap' }, `· ${formatTokens(totalTokens(header.runUsage))} tokens`),
+    );
+  } else {
+    append(
+      statusLine,
+      h('span', { class: `dot-state ${header.lastRunStatus ?? 'idle'}` }),
+      h('span', { class: 'state' }, 'Idle'),
+      header.lastRunStatus ? h('span', { class: 'nowrap' }, `· last run ${header.lastRunStatus}`) : null,
+    );
+  }
+  if (tokens) {
+    statusLine.append(h('span', { class: 'muted right nowrap', title: `This session: ${usageText(header.sessionUsage)}` }, `${formatTokens(tokens)} tokens`));
+  }
+  statusLine.classList.toggle('running', running);
+  sendLabel.textContent = running ? 'Steer' : 'Send';
+  sendButton.title = running ? 'Steer the active run (Enter)' : 'Send (Enter)';
+  queueButton.classList.toggle('hidden', !running);
+  stopButton.classList.toggle('hidden', !running);
+  input.placeholder = running
+    ? 'Steer the run (Enter) or queue a follow-up (Alt+Enter)…'
+    : 'Ask Rein to change something…';
+  updateSendEnabled();
+}
+
+function setSessions(sessions: SessionSummary[], current: string | null): void {
+  sessionSelect.replaceChildren();
+  const currentKnown = sessions.some((s) => s.id === current);
+  if (current === null || !currentKnown) {
+    sessionSelect.append(h('option', { value: current ?? '' }, current === null ? 'New session' : 'Current session'));
+  }
+  for (const session of sessions) {
+    const when = typeof session.updatedAt === 'number'
+      ? new Date(session.updatedAt < 1e12 ? session.updatedAt * 1000 : session.updatedAt)
+      : session.updatedAt ? new Date(session.updatedAt) : undefined;
+    const stamp = when && !Number.isNaN(when.getTime()) ? ` · ${when.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' })}` : '';
+    const option = h('option', { value: session.id }, `${session.title || session.id}${stamp}`);
+    option.title = `${session.title} (${session.status})`;
+    sessionSelect.append(option);
+  }
+  sessionSelect.value = current ?? '';
+}
+
+const BANNERS: Record<ConnectionStateName, { text: string; action?: { label: string; command: 'showOutput' | 'openSettings' | 'restartServer' } } | null> = {
+  running: null,
+  stopped: { text: 'The Rein server is stopped.', action: { label: 'Start', command: 'restartServer' } },
+  starting: { text: 'Starting the Rein server…' },
+  restarting: { text: 'The Rein server stopped', action: { label: 'Show output', command: 'showOutput' } },
+  missing: { text: 'The Rein server was not found.', action: { label: 'Open settings', command: 'openSettings' } },
+  failed: { text: 'The Rein server keeps stopping.', action: { label: 'Restart', command: 'restartServer' } },
+};
+
+function setConnection(state: ConnectionStateName, detail: string | undefined): void {
+  connection = state;
+  const info = BANNERS[state];
+  banner.replaceChildren();
+  banner.className = `banner state-${state}${info ? '' : ' hidden'}`;
+  if (info) {
+    // Say why when it helps: the exit code, the restart delay, what is missing.
+    const text = detail && (state === 'restarting' || state === 'failed' || state === 'missing')
+      ? `${info.text.replace(/[.…]+$/, '')}: ${detail}`
+      : info.text;
+    banner.append(icon(state === 'starting' ? 'spinner' : 'warning', state === 'starting' ? 'spin' : ''), h('span', { class: 'banner-text', title: detail }, text));
+    if (info.action) {
+      const action = info.action;
+      const button = h('button', { class: 'link-button' }, action.label);
+      button.addEventListener('click', () => vscode.postMessage({ type: 'command', command: action.command }));
+      banner.append(button);
+    }
+  }
+  updateSendEnabled();
+}
+
+function updateSendEnabled(): void {
+  const ready = connection === 'running';
+  sendButton.disabled = !ready || !input.value.trim();
+  queueButton.disabled = !ready || !input.value.trim();
+}
+
+function send(mode: SendMode): void {
+  const text = input.value.trim();
+  if (!text || connection !== 'running') {
+    return;
+  }
+  vscode.postMessage({ type: 'send', text, mode });
+  input.value = '';
+  saveDraft();
+  updateSendEnabled();
+}
+
+function saveDraft(): void {
+  vscode.setState({ draft: input.value });
+}
+
+// ------------------------------------------------------------------ events
+
+input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    send(event.altKey && header.status === 'running' ? 'followUp' : 'auto');
+  }
+});
+input.addEventListener('input', () => {
+  saveDraft();
+  updateSendEnabled();
+});
+sendButton.addEventListener('click', () => send('auto'));
+queueButton.addEventListener('click', () => send('followUp'));
+stopButton.addEventListener('click', () => vscode.postMessage({ type: 'abort' }));
+newButton.addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
+refreshButton.addEventListener('click', () => vscode.postMessage({ type: 'refreshSessions' }));
+sessionSelect.addEventListener('change', () => {
+  if (sessionSelect.value) {
+    vscode.postMessage({ type: 'selectSession', sessionId: sessionSelect.value });
+  }
+});
+
+timeline.addEventListener('click', (event) => {
+  const target = event.target instanceof Element ? event.target : null;
+  const diff = target?.closest('[data-diff]');
+  if (diff instanceof HTMLElement && diff.dataset.diff) {
+    event.preventDefault();
+    event.stopPropagation();
+    vscode.postMessage({ type: 'openDiff', itemId: diff.dataset.diff });
+    return;
+  }
+  const link = target?.closest('[data-href]');
+  if (link instanceof HTMLElement && link.dataset.href) {
+    event.preventDefault();
+    vscode.postMessage({ type: 'openLink', href: link.dataset.href });
+    return;
+  }
+  const file = target?.closest('[data-path]');
+  if (file instanceof HTMLElement && file.dataset.path) {
+    event.preventDefault();
+    const line = file.dataset.line === undefined ? undefined : Number(file.dataset.line);
+    const character = file.dataset.char === undefined ? undefined : Number(file.dataset.char);
+    vscode.postMessage({ type: 'openFile', path: file.dataset.path, line, character });
+  }
+});
+
+window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'update':
+      applyUpdate(message);
+      break;
+    case 'sessions':
+      setSessions(message.sessions, message.current);
+      break;
+    case 'connection':
+      setConnection(message.state, message.detail);
+      break;
+    case 'focusInput':
+      if (message.text) {
+        input.value = message.text;
+        saveDraft();
+        updateSendEnabled();
+      }
+      input.focus();
+      break;
+  }
+});
+
+const saved = vscode.getState() as { draft?: string } | undefined;
+if (saved?.draft) {
+  input.value = saved.draft;
+}
+setHeader(header);
+setSessions([], null);
+setConnection('starting', undefined);
+vscode.postMessage({ type: 'ready' });
