@@ -11,7 +11,6 @@ per message.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 
@@ -61,8 +60,10 @@ def estimate_tokens(text: str) -> int:
 
 
 def _call_tokens(call: ToolCall) -> int:
-    arguments = json.dumps(call.arguments, ensure_ascii=False) if call.arguments else "{}"
-    return _CALL_OVERHEAD + estimate_tokens(call.name) + estimate_tokens(arguments)
+    if not call.arguments:
+        return _CALL_OVERHEAD + estimate_tokens(call.name) + 1
+    # repr is close enough to the JSON the provider sends, at a third of the cost.
+    return _CALL_OVERHEAD + estimate_tokens(call.name) + estimate_tokens(repr(call.arguments))
 
 
 def estimate_message_tokens(message: Message) -> int:

@@ -78,6 +78,7 @@ class ReplayModel:
         self.index = 0
         self.requests: list[RecordedRequest] = []
         self._messages: dict[int, AssistantMessage] = {}
+        self._deltas: dict[int, list[ToolCallDelta]] = {}
 
     @property
     def name(self) -> str:
@@ -147,9 +148,19 @@ class ReplayModel:
         message = self._messages.get(turn_index)
         if message is None:
             message = self._messages[turn_index] = turn.to_message(turn_index, self._name)
-        for i, call in enumerate(turn.tool_calls):
-            args = call.raw_arguments
-            if args is None:
-                args = json.dumps(call.arguments) if call.arguments else "{}"
-            yield ToolCallDelta(i, turn.tool_call_id(turn_index, i), call.name, args)
+        deltas = self._deltas.get(turn_index)
+        if deltas is None:
+            deltas = self._deltas[turn_index] = [
+                ToolCallDelta(
+                    i,
+                    turn.tool_call_id(turn_index, i),
+                    call.name,
+                    call.raw_arguments
+                    if call.raw_arguments is not None
+                    else (json.dumps(call.arguments) if call.arguments else "{}"),
+                )
+                for i, call in enumerate(turn.tool_calls)
+            ]
+        for delta in deltas:
+            yield delta
         yield TurnDone(message)
