@@ -27,6 +27,11 @@ from rein.harness.events import (
     PlanState,
     PlanStep,
     PlanUpdated,
+    PreviewError,
+    PreviewOutput,
+    PreviewReloaded,
+    PreviewStarted,
+    PreviewStopped,
     RepairAttempt,
     RunEnd,
     RunStart,
@@ -142,6 +147,23 @@ EXAMPLES: dict[str, Any] = {
             "arguments": {"pattern": "load_config"},
         },
     ),
+    "preview_started": PreviewStarted(pid=48213, generation=3, command="python -m myapp"),
+    "preview_reloaded": PreviewReloaded(generation=4, strategy="signal", pid=48213),
+    "preview_output": PreviewOutput(text="GET /health 200\nthreshold is -1"),
+    "preview_error": PreviewError(
+        message="the preview printed a runtime error: ValueError: threshold must not be "
+        "negative, got -1",
+        lines=[
+            "Traceback (most recent call last):",
+            '  File "/home/me/proj/app.py", line 14, in load',
+            "    check(settings.THRESHOLD)",
+            '  File "/home/me/proj/app.py", line 9, in check',
+            '    raise ValueError(f"threshold must not be negative, got {value}")',
+            "ValueError: threshold must not be negative, got -1",
+        ],
+        state="running",
+    ),
+    "preview_stopped": PreviewStopped(reason="stopped on request", state="stopped", exit_code=-15),
     "error": ErrorEvent(
         message="hook before_tool_call raised ValueError: bad", where="hook:before_tool_call"
     ),

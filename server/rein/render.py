@@ -92,6 +92,12 @@ class EventPrinter:
                     code = f" {b.code}" if b.code else ""
                     sev = _SEVERITY.get(b.severity or 1, "error")
                     self._line(f"      {where} {sev}{code}: {_one_line(b.message)}")
+        elif t == "preview_started":
+            self._line(f"  ▣ preview started (pid {event.pid}, generation {event.generation})")
+        elif t == "preview_reloaded":
+            self._line(f"  ▣ preview reloaded ({event.strategy}, generation {event.generation})")
+        elif t == "preview_error":
+            self._line(f"  ▣ preview: {_one_line(event.message, 200)}")
         elif t == "repair_attempt":
             self._line(f"  ↻ repair attempt {event.attempt} of {event.max_attempts}")
         elif t == "compaction":

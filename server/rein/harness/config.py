@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import re
+import signal as _signal
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 __all__ = [
+    "DEFAULT_PREVIEW_ERROR_PATTERNS",
     "AnalyzerGateConfig",
     "CommandGateConfig",
     "DependencyGateConfig",
     "GatesConfig",
     "HarnessConfig",
+    "PreviewGateConfig",
+    "PreviewReadinessConfig",
+    "PreviewReload",
     "QueueMode",
     "RuntimeGateConfig",
     "ToolExecution",
@@ -87,8 +94,114 @@ class RuntimeGateConfig(_Camel):
     timeout_ms: int = Field(600_000, ge=1_000)
 
 
+PreviewReload = Literal["restart", "signal", "self"]
+
+#: What marks a runtime error in the preview's output by default: a Python
+#: traceback header, and ``Error:`` / ``SomethingError:`` /
+#: ``SomethingException:`` lines.
+DEFAULT_PREVIEW_ERROR_PATTERNS: tuple[str, ...] = (
+    r"^Traceback \(most recent call last\):",
+    r"^\s*[\w.]*(?:Error|Exception):",
+)
+
+
+class PreviewReadinessConfig(_Camel):
+    """When the preview counts as ready after a start or reload. With neither
+    set it is ready as soon as it runs; with both, both must hold."""
+
+    #: A regular expression; ready when an output line printed since the
+    #: start (or reload) matches it.
+    line: str | None = None
+    #: An ``http://`` URL on 127.0.0.1 (or localhost); ready when a GET
+    #: answers with a status below 500.
+    url: str | None = None
+    #: Not ready within this long: the start or reload failed.
+    timeout_ms: int = Field(10_000, ge=100)
+
+    @field_validator("line")
+    @classmethod
+    def _line_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from exc
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _local_http(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
+            raise ValueError("must be an http:// URL on 127.0.0.1 or localhost")
+        try:
+            parts.port  # noqa: B018 - raises on an invalid port
+        except ValueError as exc:
+            raise ValueError(f"invalid port: {exc}") from exc
+        return value
+
+
+class PreviewGateConfig(_Camel):
+    """The preview: the person's program, started and reloaded by Rein and
+    watched for runtime errors. Off while ``command`` is empty."""
+
+    #: Run with ``bash -c`` in the workspace root, in its own process group,
+    #: e.g. ``python -m myapp`` or ``uvicorn app:app``.
+    command: str | None = None
+    #: How validated changes are loaded: "restart" (stop and start again),
+    #: "signal" (send ``signal``), "self" (the program reloads itself on
+    #: file changes; Rein only waits for it).
+    reload: PreviewReload = "restart"
+    #: The signal of the "signal" strategy, by name.
+    signal: str = "SIGHUP"
+    #: Regular expressions; an output line matching one is a runtime error.
+    error_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_PREVIEW_ERROR_PATTERNS))
+    #: A non-zero exit of the preview is a runtime error.
+    error_on_exit: bool = True
+    readiness: PreviewReadinessConfig = PreviewReadinessConfig()
+    #: How long the output is watched after a change is loaded.
+    observation_window_ms: int = Field(1_000, ge=0)
+    #: Grace between SIGTERM and SIGKILL when the preview is stopped.
+    stop_timeout_ms: int = Field(3_000, ge=0)
+
+    @field_validator("command")
+    @classmethod
+    def _blank_is_off(cls, value: str | None) -> str | None:
+        return value if value and value.strip() else None
+
+    @field_validator("signal")
+    @classmethod
+    def _known_signal(cls, value: str) -> str:
+        name = value.strip().upper()
+        name = name if name.startswith("SIG") else f"SIG{name}"
+        if name not in _signal.Signals.__members__:
+            raise ValueError(f"unknown signal {value!r} (e.g. SIGHUP, SIGUSR1)")
+        return name
+
+    @field_validator("error_patterns")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a valid regular expression: {exc}") from exc
+        return value
+
+    @property
+    def enabled(self) -> bool:
+        return self.command is not None
+
+    @property
+    def signal_number(self) -> int:
+        return int(_signal.Signals[self.signal])
+
+
 class GatesConfig(_Camel):
     analyzer: AnalyzerGateConfig = AnalyzerGateConfig()
     dependencies: DependencyGateConfig = DependencyGateConfig()
     runtime: RuntimeGateConfig = RuntimeGateConfig()
     custom: list[CommandGateConfig] = Field(default_factory=list)
+    preview: PreviewGateConfig = PreviewGateConfig()

@@ -32,6 +32,12 @@ __all__ = [
     "PlanState",
     "PlanStep",
     "PlanUpdated",
+    "PreviewError",
+    "PreviewOutput",
+    "PreviewReloaded",
+    "PreviewStarted",
+    "PreviewStateName",
+    "PreviewStopped",
     "RepairAttempt",
     "RunEnd",
     "RunStart",
@@ -260,6 +266,63 @@ class SubagentActivity(_Event):
     event: dict[str, Any]
 
 
+PreviewStateName = Literal["off", "stopped", "starting", "running", "reloading", "exited", "failed"]
+
+
+class PreviewStarted(_Event):
+    """The preview (the person's program, run by Rein) started and is ready."""
+
+    type: Literal["preview_started"] = "preview_started"
+    pid: int
+    #: The mutation generation whose files it runs.
+    generation: int
+    command: str = ""
+    state: PreviewStateName = "running"
+
+
+class PreviewReloaded(_Event):
+    """Validated changes were loaded into the running preview."""
+
+    type: Literal["preview_reloaded"] = "preview_reloaded"
+    generation: int
+    strategy: Literal["restart", "signal", "self"]
+    pid: int | None = None
+    state: PreviewStateName = "running"
+
+
+class PreviewOutput(_Event):
+    """What the preview printed since the last such event (stdout and stderr
+    merged; at most one event per ~100 ms; long bursts keep their tail)."""
+
+    type: Literal["preview_output"] = "preview_output"
+    text: str
+    #: Lines left out of ``text`` to keep it bounded.
+    lines_dropped: int = 0
+
+
+class PreviewError(_Event):
+    """A runtime error: the preview failed to start or reload, exited with an
+    error, or printed error output while Rein watched it."""
+
+    type: Literal["preview_error"] = "preview_error"
+    message: str
+    #: The matching lines with their traceback, or the output tail.
+    lines: list[str] = Field(default_factory=list)
+    #: The preview's state after the error.
+    state: PreviewStateName = "running"
+    exit_code: int | None = None
+
+
+class PreviewStopped(_Event):
+    """The preview is no longer running: stopped by Rein ("stopped") or it
+    exited without an error ("exited")."""
+
+    type: Literal["preview_stopped"] = "preview_stopped"
+    reason: str
+    state: Literal["stopped", "exited"] = "stopped"
+    exit_code: int | None = None
+
+
 class ErrorEvent(_Event):
     """Something went wrong that the run survived (a hook raised, ...) or did not."""
 
@@ -292,6 +355,11 @@ Event = Annotated[
     | PlanState
     | PlanUpdated
     | SubagentActivity
+    | PreviewStarted
+    | PreviewReloaded
+    | PreviewOutput
+    | PreviewError
+    | PreviewStopped
     | ErrorEvent,
     Field(discriminator="type"),
 ]

@@ -2,8 +2,9 @@
 
 When the model gives a final answer and the run has unvalidated mutations,
 the :class:`GatePipeline` runs its gates in order (dependencies -> analyzer
--> runtime -> custom commands; the preview gates join later) and stops at
-the first that finds blockers. The loop then injects one focused repair
+-> preview load -> runtime observation -> preview start -> runtime command
+-> custom commands; the preview gates are in :mod:`rein.harness.preview`)
+and stops at the first that finds blockers. The loop then injects one focused repair
 prompt and continues, up to ``maxRepairAttempts``.
 """
 
@@ -50,6 +51,9 @@ class GateContext:
     #: Paths the agent changed in this run.
     touched: frozenset[str]
     workspace: Workspace | None = None
+    #: The run's emit, set by :meth:`GatePipeline.check`: events a gate causes
+    #: (the preview's) reach the run's listeners.
+    emit: Callable[[Event], None] | None = None
 
 
 @dataclass(slots=True)
@@ -251,6 +255,8 @@ class GatePipeline:
 
     async def check(self, ctx: GateContext, emit: Emit) -> list[Blocker]:
         """Run the gates in order; stop at the first with blockers."""
+        if ctx.emit is None:
+            ctx.emit = emit
         for gate in self.gates:
             emit(GateStart(gate=gate.name, generation=ctx.generation))
             started = time.perf_counter()

@@ -30,6 +30,8 @@ __all__ = [
     "ModelRequest",
     "Mutation",
     "MutationOrigin",
+    "PreviewProcess",
+    "PreviewProcessFactory",
     "SessionStore",
     "TextDelta",
     "ThinkingDelta",
@@ -260,6 +262,62 @@ class CommandRunner(Protocol):
     checks). Kills the whole process group on timeout or cancellation."""
 
     async def run(self, command: str, *, timeout_s: float = 600.0) -> CommandResult: ...
+
+
+# --------------------------------------------------------------------- preview
+
+
+class PreviewProcess(Protocol):
+    """One run of the preview command: the person's program, in its own
+    process group (so stopping it ends its children too)."""
+
+    @property
+    def pid(self) -> int:
+        """The process id, which is also the process group id."""
+        ...
+
+    @property
+    def exit_code(self) -> int | None:
+        """The exit code once the process has exited (negative: killed by
+        that signal), else None."""
+        ...
+
+    async def read_line(self) -> str | None:
+        """The next line of output (stdout and stderr merged, without the
+        line break), or None once the output is closed."""
+        ...
+
+    async def wait(self) -> int:
+        """Wait until the process exits; its exit code."""
+        ...
+
+    def send_signal(self, signum: int) -> None:
+        """Send ``signum`` to the process group (nothing if it is gone)."""
+        ...
+
+    async def stop(self, grace_s: float) -> None:
+        """End the whole process group: SIGTERM, SIGKILL after ``grace_s``.
+        Returns once it is gone. Never raises for a process already gone."""
+        ...
+
+    def kill(self) -> None:
+        """SIGKILL the process group now, without waiting (the last resort
+        when the server exits)."""
+        ...
+
+
+class PreviewProcessFactory(Protocol):
+    """Starts preview processes in the workspace root and probes them."""
+
+    async def start(self, command: str) -> PreviewProcess:
+        """Start ``command`` (a shell command line). Raises OSError when it
+        cannot be started."""
+        ...
+
+    async def http_ready(self, url: str, timeout_s: float) -> bool:
+        """One HTTP GET of ``url`` (on 127.0.0.1): True when it answers with a
+        status below 500 within ``timeout_s``."""
+        ...
 
 
 # -------------------------------------------------------------------- sessions

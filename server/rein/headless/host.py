@@ -8,7 +8,7 @@ context manager; it starts the analyzers and stops every process it started.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Literal
@@ -17,16 +17,19 @@ import anyio
 import anyio.abc
 
 from rein.config import ReinConfig
-from rein.harness import Agent, RunResult, UserMessage
+from rein.harness import Agent, Event, RunResult, UserMessage
 from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Approver, Model, Mutation, UserChannel
+from rein.harness.preview import PreviewCoordinator
+from rein.harness.preview_gates import preview_gates
 from rein.harness.prompts import build_system_prompt
 from rein.harness.tools import ToolEnvironment
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
 from rein.headless.commands import SubprocessRunner
 from rein.headless.disk_workspace import DiskWorkspace
+from rein.headless.preview_process import SubprocessPreviewFactory
 from rein.headless.watcher import DiskWatcher
 from rein.tools import bootstrap
 from rein.tools.registry import default_tools, tool_sections
@@ -88,6 +91,16 @@ class HeadlessSession:
             gates.append(DependencyGate(dependencies))
         if gates_config.analyzer.enabled:
             gates.append(AnalyzerGate(self.diagnostics, gates_config.analyzer.severity))
+        #: Preview events outside a run go to these listeners.
+        self.preview_listeners: list[Callable[[Event], None]] = []
+        self.preview = PreviewCoordinator(
+            SubprocessPreviewFactory(str(self.root)),
+            gates_config.preview,
+            emit=self._preview_event,
+            spawn=self._spawn,
+        )
+        if gates_config.preview.enabled:
+            gates.extend(preview_gates(self.preview))
         if gates_config.runtime.command:
             gates.append(
                 CommandGate(
@@ -134,6 +147,15 @@ class HeadlessSession:
         self.reports.append(message)
         log.warning("%s", message)
 
+    def _preview_event(self, event: Event) -> None:
+        for listener in list(self.preview_listeners):
+            listener(event)
+
+    def _spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        if self._tg is None:
+            raise RuntimeError("the headless session is not running (use `async with`)")
+        self._tg.start_soon(fn)
+
     def _external_change(self, paths: tuple[str, ...]) -> None:
         mutation: Mutation = self.disk.note_external_change(paths)
         self.mutations.record(mutation)
@@ -148,14 +170,15 @@ class HeadlessSession:
         if self.pool.analyzers:
             if not await self.pool.wait_initial(60):
                 self._report("the analyzers did not publish a baseline within 60 s")
+        self._tg = await self._stack.enter_async_context(anyio.create_task_group())
         if self.watcher is not None:
-            self._tg = await self._stack.enter_async_context(anyio.create_task_group())
             self._tg.start_soon(self.watcher.run)
             await self.watcher.ready.wait()
             self._stack.callback(self.watcher.stop)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        await self.preview.shutdown()
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
         assert self._stack is not None

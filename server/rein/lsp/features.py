@@ -17,6 +17,7 @@ from rein.lsp.params import (
     AbortParams,
     DiagnosticsChangedParams,
     FollowUpParams,
+    PreviewParams,
     PromptParams,
     SessionParams,
     SessionsParams,
@@ -86,9 +87,14 @@ def create_server() -> ReinServer:
             await _pull_configuration(ls)
 
     @server.feature(lsp.SHUTDOWN)
-    def shutdown(ls: ReinServer, params: Any) -> None:
+    async def shutdown(ls: ReinServer, params: Any) -> None:
         for session in ls.sessions.values():
             session.abort("the server is shutting down")
+        await ls.preview.shutdown()
+
+    @server.feature(lsp.EXIT)
+    def exit_(ls: ReinServer, params: Any) -> None:
+        ls.preview.kill_now()  # without a shutdown request first
 
     # ------------------------------------------------------- document sync
 
@@ -190,6 +196,11 @@ def create_server() -> ReinServer:
             "messages": [m.model_dump(mode="json") for m in found.agent.messages],
         }
 
+    @server.feature("rein/preview")
+    async def preview(ls: ReinServer, params: Any) -> dict[str, Any]:
+        parsed = parse(PreviewParams, params, "rein/preview")
+        return await ls.preview.handle(parsed.action)
+
     # ------------------------------------------------------- code actions
 
     @server.feature(
@@ -223,6 +234,18 @@ def create_server() -> ReinServer:
             if (session_id in (None, s.id)) and s.abort("aborted by the user")
         ]
         return {"aborted": aborted}
+
+    @server.command("rein.preview.start")
+    async def preview_start(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        return await ls.preview.handle("start")
+
+    @server.command("rein.preview.stop")
+    async def preview_stop(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        return await ls.preview.handle("stop")
+
+    @server.command("rein.preview.restart")
+    async def preview_restart(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        return await ls.preview.handle("restart")
 
     return server
 

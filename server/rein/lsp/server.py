@@ -40,6 +40,7 @@ from rein.lsp.editor import (
     EditorWorkspace,
     workspace_root,
 )
+from rein.lsp.preview import ServerPreview
 from rein.lsp.sessions import EventStream, Session, new_session_id
 from rein.providers import create_model
 from rein.store import MAIN_MEMORY, SqliteStore, StorePersistence, default_storage_path
@@ -76,6 +77,8 @@ class ReinServer(LanguageServer):
         self.store: SqliteStore | None = None
         self.store_error: str | None = None
         self._store_tried = False
+        #: The preview, one per server, shared by the sessions.
+        self.preview = ServerPreview(self)
 
     # ---------------------------------------------------------- configuration
 
@@ -327,6 +330,7 @@ class ReinServer(LanguageServer):
             gates.append(DependencyGate(dependencies))
         if config.analyzer.enabled:
             gates.append(AnalyzerGate(coordinator, config.analyzer.severity))
+        gates.extend(self.preview.gates())
         if config.runtime.command:
             gates.append(
                 CommandGate(

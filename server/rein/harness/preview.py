@@ -1,0 +1,636 @@
+"""The preview: the person's program, run by Rein, loaded with every validated
+change and watched for runtime errors.
+
+:class:`PreviewCoordinator` is the stateful core; the process itself is behind
+the :class:`~rein.harness.ports.PreviewProcess` port. Start, reload, restart
+and stop are serialised: an operation waits while another runs (looking
+again at least every 100 ms, for at most 10 s; past that it fails with "the
+preview is busy"). Reloads are keyed by mutation generation: at most one per
+generation, and a newer generation supersedes a queued reload (the operation
+that gets its turn loads what is on disk, the newest requested generation,
+so the older queued request finds its generation loaded).
+
+The gates that use it (load, runtime observation, start) are in
+:mod:`rein.harness.preview_gates`; its output bookkeeping and error finding
+in :mod:`rein.harness._preview_output`.
+
+Events (preview_started, preview_reloaded, preview_output, preview_error,
+preview_stopped) go to the emit of the run that caused them, else to the
+host's ``emit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import re
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import anyio
+import anyio.lowlevel
+
+from rein.harness._preview_output import OutputLog, find_errors, headline
+from rein.harness.config import PreviewGateConfig
+from rein.harness.events import (
+    Event,
+    PreviewError,
+    PreviewOutput,
+    PreviewReloaded,
+    PreviewStarted,
+    PreviewStateName,
+    PreviewStopped,
+)
+from rein.harness.ports import PreviewProcess, PreviewProcessFactory
+
+__all__ = [
+    "Observation",
+    "PreviewCoordinator",
+    "PreviewOutcome",
+    "PreviewStatus",
+]
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Event], None]
+#: Starts a background task that outlives the caller (a host task group's
+#: ``start_soon``).
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
+
+BUSY_TIMEOUT_S = 10.0
+BUSY_POLL_S = 0.1
+OUTPUT_INTERVAL_S = 0.1
+#: After the process exits, how long its remaining output may take to arrive.
+EXIT_DRAIN_S = 1.0
+#: After an error line, the output is read until it is quiet this long (at
+#: most SETTLE_MAX_S), so the whole traceback is in the blocker.
+SETTLE_QUIET_S = 0.1
+SETTLE_MAX_S = 0.5
+READY_POLL_S = 0.1
+TAIL_LINES = 40
+
+OutcomeAction = Literal[
+    "started", "reloaded", "unchanged", "not_running", "stopped", "failed", "busy", "off"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewOutcome:
+    """What a start, reload, restart or stop did."""
+
+    action: OutcomeAction
+    generation: int = 0
+    #: The output index where this start or reload begins (for observation).
+    mark: int = 0
+    message: str = ""
+    #: The output tail of a failure.
+    lines: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.action not in ("failed", "busy")
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What the output showed after a load; ``ok`` when nothing."""
+
+    message: str = ""
+    #: The lines that matched an error pattern.
+    matches: tuple[str, ...] = ()
+    #: The error lines with their tracebacks (bounded), or the output tail.
+    excerpt: tuple[str, ...] = ()
+    #: The exit code when the preview exited with an error while watched.
+    exit_code: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.message
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewStatus:
+    state: PreviewStateName
+    pid: int | None
+    generation: int | None
+    command: str | None
+    lines: tuple[str, ...]
+
+
+@dataclass(eq=False, slots=True)
+class _Run:
+    """One process of the preview."""
+
+    process: PreviewProcess
+    exited: anyio.Event = field(default_factory=anyio.Event)
+    exit_code: int | None = None
+    #: Rein is stopping it: its exit is not an error.
+    stopping: bool = False
+
+    @property
+    def alive(self) -> bool:
+        """Not known to have exited (its output reader may be gone while it
+        still runs, e.g. after the host cancelled its tasks)."""
+        return not self.exited.is_set() or self.process.exit_code is None
+
+
+class PreviewCoordinator:
+    """Starts, reloads, stops and watches the preview; one per workspace,
+    shared by the sessions. Stateful and idempotent, keyed by generation."""
+
+    def __init__(
+        self,
+        factory: PreviewProcessFactory,
+        config: PreviewGateConfig,
+        *,
+        emit: Emit,
+        spawn: Spawn,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        busy_poll_s: float = BUSY_POLL_S,
+        output_interval_s: float = OUTPUT_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.factory = factory
+        self.emit = emit
+        self.spawn = spawn
+        self.busy_timeout_s = busy_timeout_s
+        self.busy_poll_s = min(busy_poll_s, BUSY_POLL_S)
+        self.output_interval_s = output_interval_s
+        self._clock = clock
+        self.configure(config)
+        self._run: _Run | None = None
+        self._state: PreviewStateName = "stopped"
+        #: The newest generation whose files the running preview has loaded.
+        self.loaded_generation = -1
+        self._wanted = -1
+        self._last_load: PreviewOutcome | None = None
+        self._busy = False
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._output = OutputLog(clock)
+        self._changed = anyio.Event()
+        self._flush_scheduled = False
+        self._owners: list[Emit] = []
+        self._closed = False
+
+    def configure(self, config: PreviewGateConfig) -> None:
+        """Use ``config`` from the next start on (a running preview keeps
+        running)."""
+        self.config = config
+        self._patterns = [re.compile(p) for p in config.error_patterns]
+        line = config.readiness.line
+        self._ready_line = re.compile(line) if line else None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.enabled
+
+    @property
+    def state(self) -> PreviewStateName:
+        if not self.enabled and not self.running:
+            return "off"
+        return self._state
+
+    @property
+    def running(self) -> bool:
+        run = self._run
+        return (
+            run is not None
+            and not run.exited.is_set()
+            and self._state in ("starting", "running", "reloading")
+        )
+
+    @property
+    def pid(self) -> int | None:
+        run = self._run
+        return run.process.pid if run is not None and not run.exited.is_set() else None
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    def lines_since(self, mark: int) -> list[str]:
+        return self._output.since(mark)
+
+    def status(self, tail: int = 50) -> PreviewStatus:
+        return PreviewStatus(
+            self.state,
+            self.pid,
+            self.loaded_generation if self.running else None,
+            self.config.command,
+            tuple(self.lines_since(self._output.total - tail)),
+        )
+
+    # ---------------------------------------------------------------- events
+
+    @contextlib.contextmanager
+    def _owner(self, emit: Emit | None) -> Iterator[None]:
+        """Events caused while ``emit``'s run waits go to that run."""
+        if emit is None:
+            yield
+            return
+        self._owners.append(emit)
+        try:
+            yield
+        finally:
+            self._flush()  # what it printed meanwhile belongs to that run
+            self._owners.remove(emit)
+
+    def _send(self, event: Event) -> None:
+        target = self._owners[-1] if self._owners else self.emit
+        try:
+            target(event)
+        except Exception:  # a listener must not break the preview
+            log.exception("preview event listener raised on %s", event.type)
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def _append(self, line: str) -> None:
+        self._output.append(line)
+        self._notify()
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            try:
+                self.spawn(self._flush_later)
+            except Exception:
+                self._flush()
+
+    async def _flush_later(self) -> None:
+        try:
+            await anyio.sleep(self.output_interval_s)
+        finally:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        pending = self._output.take_pending()
+        if pending is not None:
+            self._send(PreviewOutput(text=pending[0], lines_dropped=pending[1]))
+
+    # ------------------------------------------------------------ serialising
+
+    async def _acquire(self) -> bool:
+        deadline = self._clock() + self.busy_timeout_s
+        while self._busy:
+            left = deadline - self._clock()
+            if left <= 0:
+                return False
+            idle = self._idle
+            with anyio.move_on_after(min(self.busy_poll_s, left)):
+                await idle.wait()
+        self._busy = True
+        self._idle = anyio.Event()
+        return True
+
+    def _release(self) -> None:
+        self._busy = False
+        self._idle.set()
+
+    def _busy_outcome(self, generation: int) -> PreviewOutcome:
+        return PreviewOutcome(
+            "busy",
+            generation,
+            self._output.total,
+            f"the preview is busy: another start, reload or stop did not finish within "
+            f"{self.busy_timeout_s:g} s",
+        )
+
+    def _off(self, generation: int) -> PreviewOutcome:
+        return PreviewOutcome(
+            "off",
+            generation,
+            self._output.total,
+            "no preview is configured (gates.preview.command)",
+        )
+
+    # ------------------------------------------------------------ operations
+
+    async def start(self, generation: int, *, emit: Emit | None = None) -> PreviewOutcome:
+        """Start the preview unless it runs."""
+        if not self.enabled:
+            return self._off(generation)
+        with self._owner(emit):
+            if not await self._acquire():
+                return self._busy_outcome(generation)
+            try:
+                if self.running:
+                    return self._unchanged(generation)
+                return await self._start(generation, "start")
+            finally:
+                self._release()
+
+    async def restart(self, generation: int, *, emit: Emit | None = None) -> PreviewOutcome:
+        """Stop the preview if it runs and start it again."""
+        if not self.enabled:
+            return self._off(generation)
+        with self._owner(emit):
+            if not await self._acquire():
+                return self._busy_outcome(generation)
+            try:
+                if self._run is not None:
+                    await self._stop_run(self._run)
+                return await self._start(generation, "restart")
+            finally:
+                self._release()
+
+    async def reload(self, generation: int, *, emit: Emit | None = None) -> PreviewOutcome:
+        """Load the files of ``generation`` into the running preview, once."""
+        if not self.enabled:
+            return self._off(generation)
+        self._wanted = max(self._wanted, generation)
+        with self._owner(emit):
+            if not await self._acquire():
+                return self._busy_outcome(generation)
+            try:
+                if not self.running:
+                    return PreviewOutcome(
+                        "not_running",
+                        generation,
+                        self._output.total,
+                        f"the preview is {self.state}",
+                    )
+                if self.loaded_generation >= generation:
+                    return self._unchanged(generation)
+                return await self._reload(self._wanted)
+            finally:
+                self._release()
+
+    async def stop(
+        self, reason: str = "stopped on request", *, emit: Emit | None = None
+    ) -> PreviewOutcome:
+        with self._owner(emit):
+            if not await self._acquire():
+                return self._busy_outcome(self.loaded_generation)
+            try:
+                run = self._run
+                if run is None or not run.alive:
+                    if self._state != "off":
+                        self._state = "stopped"
+                    return PreviewOutcome("stopped", self.loaded_generation, self._output.total)
+                await self._stop_run(run)
+                self._state = "stopped"
+                self._send(PreviewStopped(reason=reason, state="stopped", exit_code=run.exit_code))
+                return PreviewOutcome("stopped", self.loaded_generation, self._output.total)
+            finally:
+                self._release()
+
+    async def shutdown(self) -> None:
+        """Stop the preview for good (the server or the session ends); does
+        not wait for a running operation."""
+        self._closed = True
+        run = self._run
+        if run is not None and run.alive:
+            await self._stop_run(run)
+            self._state = "stopped"
+            self._send(PreviewStopped(reason="Rein is shutting down", exit_code=run.exit_code))
+
+    def kill_now(self) -> None:
+        """SIGKILL the preview's process group without waiting (exit paths)."""
+        self._closed = True
+        run = self._run
+        if run is not None and run.alive:
+            run.stopping = True
+            run.process.kill()
+
+    # -------------------------------------------------------------- internals
+
+    def _unchanged(self, generation: int) -> PreviewOutcome:
+        last = self._last_load
+        if last is None:
+            return PreviewOutcome("unchanged", self.loaded_generation, self._output.total)
+        return replace(last, action="unchanged")
+
+    async def _start(self, generation: int, what: str) -> PreviewOutcome:
+        command = self.config.command or ""
+        mark = self._output.total
+        if self._closed:
+            return PreviewOutcome("failed", generation, mark, "the preview is shut down")
+        self._state = "starting"
+        try:
+            process = await self.factory.start(command)
+        except Exception as exc:
+            self._state = "failed"
+            message = f"could not start the preview `{command}`: {type(exc).__name__}: {exc}"
+            self._send(PreviewError(message=message, state="failed"))
+            return PreviewOutcome("failed", generation, mark, message)
+        run = _Run(process)
+        self._run = run
+        self.spawn(functools.partial(self._pump, run))
+        if self._closed:
+            await self._stop_run(run)
+            self._state = "stopped"
+            return PreviewOutcome("failed", generation, mark, "the preview is shut down")
+        failure = await self._wait_ready(run, mark)
+        if failure is not None:
+            return await self._fail(run, generation, mark, f"{failure} ({what})")
+        self._state = "exited" if run.exited.is_set() else "running"
+        self.loaded_generation = max(self.loaded_generation, generation)
+        outcome = PreviewOutcome("started", generation, mark)
+        self._last_load = outcome
+        self._send(PreviewStarted(pid=process.pid, generation=generation, command=command))
+        return outcome
+
+    async def _reload(self, generation: int) -> PreviewOutcome:
+        run = self._run
+        assert run is not None
+        strategy = self.config.reload
+        if strategy == "restart":
+            await self._stop_run(run)
+            outcome = await self._start(generation, "reload")
+            if outcome.ok:
+                outcome = replace(outcome, action="reloaded")
+                self._last_load = outcome
+                self._send(PreviewReloaded(generation=generation, strategy=strategy, pid=self.pid))
+            return outcome
+        await anyio.lowlevel.checkpoint()  # let the reader take what is already there
+        mark = self._output.total
+        self._state = "reloading"
+        if strategy == "signal":
+            run.process.send_signal(self.config.signal_number)
+        failure = await self._wait_ready(run, mark)
+        if failure is not None:
+            return await self._fail(run, generation, mark, f"{failure} (reload, {strategy})")
+        self._state = "exited" if run.exited.is_set() else "running"
+        self.loaded_generation = generation
+        outcome = PreviewOutcome("reloaded", generation, mark)
+        self._last_load = outcome
+        self._send(PreviewReloaded(generation=generation, strategy=strategy, pid=self.pid))
+        return outcome
+
+    def _readiness_text(self) -> str:
+        readiness = self.config.readiness
+        parts = []
+        if readiness.line:
+            parts.append(f"a line matching {readiness.line!r}")
+        if readiness.url:
+            parts.append(f"an answer from {readiness.url}")
+        return " and ".join(parts)
+
+    async def _wait_ready(self, run: _Run, mark: int) -> str | None:
+        """None when ready (or when it printed error output: the observation
+        reports that); else why not. Ends early when the process exits."""
+        readiness = self.config.readiness
+        if self._ready_line is None and readiness.url is None:
+            return None
+        timeout = readiness.timeout_ms / 1000
+        deadline = self._clock() + timeout
+        seen_line = self._ready_line is None
+        scanned = mark
+        while True:
+            new = self.lines_since(scanned)
+            scanned = self._output.total
+            if not seen_line and self._ready_line is not None:
+                seen_line = any(self._ready_line.search(line) for line in new)
+            if find_errors(new, self._patterns)[0]:
+                return None
+            if seen_line and readiness.url is None:
+                return None
+            if run.exited.is_set():
+                return f"the preview exited with code {run.exit_code} before it was ready"
+            left = deadline - self._clock()
+            if seen_line and readiness.url is not None:
+                if await self.factory.http_ready(readiness.url, max(0.05, min(1.0, left))):
+                    return None
+                left = deadline - self._clock()
+            if left <= 0:
+                return (
+                    f"the preview did not become ready within {timeout:g} s "
+                    f"(waiting for {self._readiness_text()})"
+                )
+            changed = self._changed
+            wait = left if readiness.url is None or not seen_line else min(left, READY_POLL_S)
+            with anyio.move_on_after(wait):
+                await changed.wait()
+
+    async def _fail(self, run: _Run, generation: int, mark: int, message: str) -> PreviewOutcome:
+        await self._stop_run(run)
+        self._state = "failed"
+        tail = tuple(self.lines_since(mark)[-TAIL_LINES:])
+        self._send(
+            PreviewError(message=message, lines=list(tail), state="failed", exit_code=run.exit_code)
+        )
+        return PreviewOutcome("failed", generation, mark, message, tail)
+
+    async def _stop_run(self, run: _Run) -> None:
+        run.stopping = True
+        with anyio.CancelScope(shield=True):
+            try:
+                await run.process.stop(self.config.stop_timeout_ms / 1000)
+            except Exception:
+                log.exception("stopping the preview (pid %s) failed", run.process.pid)
+            with anyio.move_on_after(2 * EXIT_DRAIN_S):
+                await run.exited.wait()
+
+    async def _pump(self, run: _Run) -> None:
+        """Read the output of ``run`` until it ends; then note the exit."""
+        drained = anyio.Event()
+
+        async def read() -> None:
+            try:
+                while (line := await run.process.read_line()) is not None:
+                    self._append(line)
+            except Exception as exc:
+                log.debug("reading the preview's output ended: %s", exc)
+            finally:
+                drained.set()
+
+        code: int | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read)
+                try:
+                    code = await run.process.wait()
+                except Exception:
+                    log.exception("waiting for the preview (pid %s) failed", run.process.pid)
+                with anyio.move_on_after(EXIT_DRAIN_S):
+                    await drained.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            self._flush()
+            self._exited(run, code)
+        if not run.stopping:  # children that outlived the leader
+            with anyio.CancelScope(shield=True):
+                await run.process.stop(self.config.stop_timeout_ms / 1000)
+
+    def _exited(self, run: _Run, code: int | None) -> None:
+        run.exit_code = code if code is not None else run.process.exit_code
+        run.exited.set()  # also when only the reader was cancelled: nobody waits forever
+        self._notify()
+        if run is not self._run or run.stopping or run.exit_code is None:
+            return
+        self._state = "exited"
+        code = run.exit_code
+        if code not in (0, None) and self.config.error_on_exit:
+            self._send(
+                PreviewError(
+                    message=f"the preview exited with code {code}",
+                    lines=self.lines_since(self._output.total - TAIL_LINES),
+                    state="exited",
+                    exit_code=code,
+                )
+            )
+        else:
+            self._send(
+                PreviewStopped(
+                    reason=f"the preview exited with code {code}", state="exited", exit_code=code
+                )
+            )
+
+    # ------------------------------------------------------------ observation
+
+    def _scan(self, mark: int) -> tuple[list[str], list[str]]:
+        return find_errors(self.lines_since(mark), self._patterns)
+
+    async def _settle(self, run: _Run | None) -> None:
+        deadline = self._clock() + SETTLE_MAX_S
+        while run is not None and not run.exited.is_set():
+            now = self._clock()
+            quiet_left = self._output.last_at + SETTLE_QUIET_S - now
+            left = deadline - now
+            if quiet_left <= 0 or left <= 0:
+                return
+            changed = self._changed
+            with anyio.move_on_after(min(quiet_left, left)):
+                await changed.wait()
+
+    async def observe(
+        self, mark: int, *, emit: Emit | None = None, window_s: float | None = None
+    ) -> Observation:
+        """Errors in the output since ``mark``: checked at once, then again
+        after the observation window (sooner when the preview exits)."""
+        window = self.config.observation_window_ms / 1000 if window_s is None else window_s
+        with self._owner(emit):
+            run = self._run
+            matches, excerpt = self._scan(mark)
+            if not matches and run is not None and not run.exited.is_set():
+                with anyio.move_on_after(window):
+                    await run.exited.wait()
+                matches, excerpt = self._scan(mark)
+            if matches:
+                await self._settle(run)
+                matches, excerpt = self._scan(mark)
+            exit_code = None
+            if run is not None and run.exited.is_set() and not run.stopping:
+                exit_code = run.exit_code
+            exit_error = exit_code not in (0, None) and self.config.error_on_exit
+            if not matches and not exit_error:
+                return Observation()
+            parts = []
+            if matches:
+                parts.append(f"the preview printed a runtime error: {headline(matches)}")
+            if exit_error:
+                parts.append(f"the preview exited with code {exit_code}")
+            message = "; ".join(parts)
+            if not excerpt:
+                excerpt = self.lines_since(mark)[-TAIL_LINES:]
+            self._send(
+                PreviewError(message=message, lines=excerpt, state=self.state, exit_code=exit_code)
+            )
+            return Observation(message, tuple(matches), tuple(excerpt), exit_code)

@@ -1,0 +1,192 @@
+"""The preview's processes on the local machine (the PreviewProcess port).
+
+``bash -c COMMAND`` in the workspace root, in its own process group
+(``start_new_session``), stdout and stderr merged into one pipe, stdin
+closed, ``PYTHONUNBUFFERED=1`` so a Python program's output arrives as it is
+printed. Stopping ends the whole group (SIGTERM, then SIGKILL).
+
+A preview must never outlive the server: every live group is also killed by
+an ``atexit`` hook and, when the process had no SIGTERM handler of its own,
+by a SIGTERM handler installed with the first preview (it then lets SIGTERM
+do what it would have done). Only SIGKILL of the server itself escapes this.
+
+The HTTP readiness probe is one plain ``GET`` over a TCP connection to
+127.0.0.1 (no HTTP client library outside providers/).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+from anyio.abc import Process
+
+from rein.tools._process import group_alive, kill_process_group
+
+__all__ = ["SubprocessPreview", "SubprocessPreviewFactory", "kill_all_previews"]
+
+log = logging.getLogger(__name__)
+
+#: A line longer than this is cut into pieces.
+MAX_LINE_BYTES = 64 * 1024
+
+#: Process group ids of the previews that may still run.
+_LIVE: set[int] = set()
+_guard_installed = False
+
+
+def kill_all_previews(grace_s: float = 0.5) -> None:
+    """SIGTERM every live preview group, SIGKILL what is left after
+    ``grace_s`` (synchronous: for exit paths)."""
+    groups = [g for g in list(_LIVE) if group_alive(g)]
+    _LIVE.clear()
+    for pgid in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while groups and time.monotonic() < deadline:
+        groups = [g for g in groups if group_alive(g)]
+        if groups:
+            time.sleep(0.02)
+    for pgid in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    kill_all_previews()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _install_exit_guard() -> None:
+    global _guard_installed
+    if _guard_installed:
+        return
+    _guard_installed = True
+    atexit.register(kill_all_previews)
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+                signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+class SubprocessPreview:
+    """A PreviewProcess over an anyio process in its own process group."""
+
+    def __init__(self, process: Process) -> None:
+        self._process = process
+        self._buffer = b""
+        self._eof = False
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._process.returncode
+
+    async def read_line(self) -> str | None:
+        stdout = self._process.stdout
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line, self._buffer = self._buffer[:newline], self._buffer[newline + 1 :]
+                return _decode(line)
+            if len(self._buffer) >= MAX_LINE_BYTES:
+                line, self._buffer = (
+                    self._buffer[:MAX_LINE_BYTES],
+                    self._buffer[MAX_LINE_BYTES:],
+                )
+                return _decode(line)
+            if self._eof or stdout is None:
+                if self._buffer:
+                    line, self._buffer = self._buffer, b""
+                    return _decode(line)
+                return None
+            try:
+                self._buffer += await stdout.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._eof = True
+
+    async def wait(self) -> int:
+        return await self._process.wait()
+
+    def send_signal(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signum)
+
+    async def stop(self, grace_s: float) -> None:
+        with anyio.CancelScope(shield=True):
+            await kill_process_group(self._process, grace_s)
+            _LIVE.discard(self._process.pid)
+            if self._process.stdout is not None:
+                with contextlib.suppress(Exception):
+                    await self._process.stdout.aclose()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        _LIVE.discard(self._process.pid)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace").rstrip("\r")
+
+
+class SubprocessPreviewFactory:
+    """Starts previews in ``root``; ``env`` is added to the environment."""
+
+    def __init__(self, root: str, env: dict[str, str] | None = None) -> None:
+        self.root = root
+        self.env = dict(env or {})
+
+    async def start(self, command: str) -> SubprocessPreview:
+        _install_exit_guard()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+        process = await anyio.open_process(
+            ["bash", "-c", command],
+            cwd=self.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        _LIVE.add(process.pid)
+        log.info("preview started: pid %s: %s", process.pid, command)
+        return SubprocessPreview(process)
+
+    async def http_ready(self, url: str, timeout_s: float) -> bool:
+        parts = urlsplit(url)
+        host = parts.hostname or "127.0.0.1"
+        port = parts.port or 80
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        request = (
+            f"GET {target} HTTP/1.0\r\nHost: {host}:{port}\r\nUser-Agent: rein-preview\r\n"
+            "Connection: close\r\n\r\n"
+        ).encode("ascii")
+        data = b""
+        try:
+            with anyio.fail_after(timeout_s):
+                async with await anyio.connect_tcp(host, port) as stream:
+                    await stream.send(request)
+                    while b"\r\n" not in data and len(data) < 4096:
+                        data += await stream.receive()
+        except (OSError, TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError):
+            if b"\r\n" not in data:
+                return False
+        fields = data.split(b"\r\n", 1)[0].split()
+        if len(fields) < 2 or not fields[0].startswith(b"HTTP/") or not fields[1].isdigit():
+            return False
+        return int(fields[1]) < 500

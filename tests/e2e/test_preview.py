@@ -1,0 +1,203 @@
+"""The preview with real processes: tests/workspaces/previewapp, a program
+that prints "ready" and raises ValueError on a negative threshold."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rein.config import ReinConfig, load_config
+from rein.headless.host import HeadlessSession
+from rein.providers.replay import ReplayModel
+from rein.tools._process import group_alive
+from tests.e2e.conftest import WORKSPACES
+from tests.fakes import EventLog, WaitingEventLog
+
+pytestmark = pytest.mark.e2e
+
+PYTHON = shlex.quote(sys.executable)
+APP = f"{PYTHON} app.py"
+BAD_VALUE = "ValueError: threshold must not be negative, got -1"
+
+
+@pytest.fixture
+def previewapp(tmp_path: Path) -> Path:
+    target = tmp_path / "previewapp"
+    shutil.copytree(WORKSPACES / "previewapp", target)
+    return target
+
+
+def preview_config(analyzer: bool = True, **preview: Any) -> ReinConfig:
+    return load_config(
+        {
+            "gates": {
+                "analyzer": {"enabled": analyzer},
+                "preview": {
+                    "command": APP,
+                    "readiness": {"line": "^ready$"},
+                    "observationWindowMs": 500,
+                    "stopTimeoutMs": 2000,
+                    **preview,
+                },
+            }
+        }
+    )
+
+
+def edit(old: str, new: str, **extra: Any) -> dict[str, Any]:
+    return {
+        **extra,
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {"path": "settings.py", "old_string": old, "new_string": new},
+            }
+        ],
+    }
+
+
+SCRIPT = [
+    edit("THRESHOLD = 3", "THRESHOLD = -1"),
+    {"text": "done"},
+    edit(
+        "THRESHOLD = -1",
+        "THRESHOLD = 5",
+        expect={"last_message_contains": BAD_VALUE},
+    ),
+    {"text": "the threshold is 5 now"},
+]
+
+
+async def test_a_runtime_error_in_the_running_preview_is_repaired(previewapp: Path) -> None:
+    """The analyzers pass the change, the preview (reloaded with SIGHUP)
+    prints a traceback, the model gets it, the fix is observed clean."""
+    model = ReplayModel(SCRIPT)
+    events = EventLog()
+    config = preview_config(reload="signal")
+    async with HeadlessSession(previewapp, model, config, watch=False) as session:
+        session.agent.subscribe(events)
+        session.preview_listeners.append(events)
+        started = await session.preview.start(session.workspace.generation)
+        assert started.ok, started.message
+        pid = session.preview.pid
+        assert pid is not None and group_alive(pid)
+        result = await session.prompt("make the threshold negative")
+        assert result.status == "completed", result.error
+        assert result.repair_attempts == 1
+        repair = model.requests[2].messages[-1].content
+        assert "[runtime_observation] app.py:" in repair
+        assert "    Traceback (most recent call last):" in repair
+        assert BAD_VALUE in repair
+        gates = [(e.gate, e.passed) for e in events.of("gate_result")]
+        assert gates[:3] == [
+            ("analyzer", True),
+            ("preview_load", True),
+            ("runtime_observation", False),
+        ]
+        assert gates[-3:] == [
+            ("preview_load", True),
+            ("runtime_observation", True),
+            ("preview_start", True),
+        ]
+        # Loaded in place: the same process, now with the fixed value.
+        assert session.preview.pid == pid
+        assert "threshold is 5" in session.preview.status().lines
+        assert [e.strategy for e in events.of("preview_reloaded")] == ["signal", "signal"]
+        assert any(BAD_VALUE in e.lines for e in events.of("preview_error"))
+    assert not group_alive(pid), "the preview outlived its session"
+
+
+async def test_a_crash_at_start_blocks_and_the_fixed_preview_is_started(previewapp: Path) -> None:
+    """No preview runs; the run changed code, so the preview is started: it
+    exits with the traceback, the model fixes it, it starts and stays up."""
+    model = ReplayModel(SCRIPT)
+    events = EventLog()
+    async with HeadlessSession(
+        previewapp, model, preview_config(analyzer=False), analyzers=(), watch=False
+    ) as session:
+        session.agent.subscribe(events)
+        result = await session.prompt("make the threshold negative")
+        assert result.status == "completed", result.error
+        repair = model.requests[2].messages[-1].content
+        assert "[preview_start]" in repair and BAD_VALUE in repair
+        assert "    Traceback (most recent call last):" in repair
+        starts = [e for e in events.of("gate_result") if e.gate == "preview_start"]
+        assert [e.passed for e in starts] == [False, True]
+        assert session.preview.state == "running"
+        pid = session.preview.pid
+        assert pid is not None and group_alive(pid)
+    assert not group_alive(pid)
+
+
+async def test_a_preview_that_never_becomes_ready_is_stopped(previewapp: Path) -> None:
+    code = "import os, time; print('booting in group', os.getpgrp(), flush=True); time.sleep(60)"
+    config = preview_config(
+        analyzer=False,
+        command=f"{PYTHON} -c {shlex.quote(code)}",
+        readiness={"line": "^ready$", "timeoutMs": 500},
+    )
+    async with HeadlessSession(
+        previewapp, ReplayModel([]), config, analyzers=(), watch=False
+    ) as session:
+        outcome = await session.preview.start(0)
+        assert outcome.action == "failed"
+        assert "did not become ready within 0.5 s" in outcome.message
+        assert len(outcome.lines) == 1 and outcome.lines[0].startswith("booting in group")
+        assert session.preview.state == "failed" and session.preview.pid is None
+        pgid = int(outcome.lines[0].split()[-1])
+        assert not group_alive(pgid), "a preview that failed to start was left running"
+
+
+async def test_stop_ends_the_whole_process_group(previewapp: Path) -> None:
+    """A child the preview started (``sleep``) goes with it."""
+    config = preview_config(analyzer=False, command=f"sleep 300 & exec {APP}")
+    async with HeadlessSession(
+        previewapp, ReplayModel([]), config, analyzers=(), watch=False
+    ) as session:
+        assert (await session.preview.start(0)).ok
+        pid = session.preview.pid
+        assert pid is not None and group_alive(pid)
+        stopped = await session.preview.stop()
+        assert stopped.action == "stopped" and not group_alive(pid)
+        assert (await session.preview.restart(0)).ok
+        second = session.preview.pid
+        assert second is not None and second != pid and group_alive(second)
+    assert not group_alive(second)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_an_http_readiness_probe_waits_for_the_server(previewapp: Path) -> None:
+    port = free_port()
+    config = preview_config(
+        analyzer=False,
+        command=f"{PYTHON} -m http.server {port} --bind 127.0.0.1",
+        readiness={"url": f"http://127.0.0.1:{port}/"},
+    )
+    events = WaitingEventLog()
+    async with HeadlessSession(
+        previewapp, ReplayModel([]), config, analyzers=(), watch=False
+    ) as session:
+        session.preview_listeners.append(events)
+        outcome = await session.preview.start(0)
+        assert outcome.ok, outcome.message
+        assert await session.preview.factory.http_ready(f"http://127.0.0.1:{port}/", 5)
+        pid = session.preview.pid
+        assert pid is not None
+        # The GET of the probe shows in the server's log, as preview output.
+        await events.wait_for(
+            lambda events: any('"GET / HTTP/1.0" 200' in getattr(e, "text", "") for e in events),
+            limit_s=10,
+        )
+    assert not group_alive(pid)
+    assert not await session.preview.factory.http_ready(f"http://127.0.0.1:{port}/", 1)

@@ -1,0 +1,488 @@
+"""The preview coordinator and its gates, with the fake preview process."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from rein.harness import Agent, HarnessConfig, UserMessage
+from rein.harness._preview_output import find_errors
+from rein.harness.config import PreviewGateConfig
+from rein.harness.gates import GateContext, GatePipeline
+from rein.harness.preview import PreviewCoordinator
+from rein.harness.preview_gates import (
+    PreviewLoadGate,
+    PreviewStartGate,
+    RuntimeObservationGate,
+    preview_gates,
+)
+from rein.harness.tools import ToolEnvironment
+from rein.providers.replay import ReplayModel
+from tests.fakes import (
+    EventLog,
+    FakePreviewFactory,
+    FakePreviewProcess,
+    FakeWorkspace,
+    FakeWriteTool,
+    WaitingEventLog,
+    assert_well_formed,
+)
+
+ROOT = "/proj"
+TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/proj/app.py", line 14, in load',
+    "    check(settings.THRESHOLD)",
+    '  File "/proj/app.py", line 9, in check',
+    '    raise ValueError(f"threshold must not be negative, got {value}")',
+    "ValueError: threshold must not be negative, got -1",
+]
+
+
+def config(**values: Any) -> PreviewGateConfig:
+    return PreviewGateConfig.model_validate(
+        {"command": "python app.py", "observationWindowMs": 100, **values}
+    )
+
+
+@asynccontextmanager
+async def running(
+    factory: FakePreviewFactory,
+    events: Callable[[Any], None] | None = None,
+    *,
+    busy_timeout_s: float = 10.0,
+    **values: Any,
+) -> AsyncIterator[PreviewCoordinator]:
+    async with anyio.create_task_group() as tg:
+        preview = PreviewCoordinator(
+            factory,
+            config(**values),
+            emit=events or EventLog(),
+            spawn=tg.start_soon,
+            busy_timeout_s=busy_timeout_s,
+        )
+        try:
+            yield preview
+        finally:
+            await preview.shutdown()
+            tg.cancel_scope.cancel()
+
+
+def ready(process: FakePreviewProcess) -> None:
+    process.print("booting", "ready on :8000")
+
+
+def gate_ctx(generation: int, emit: Callable[[Any], None] | None = None) -> GateContext:
+    return GateContext(generation, frozenset({"settings.py"}), FakeWorkspace(root=ROOT), emit)
+
+
+# ------------------------------------------------------------- start / stop
+
+
+async def test_start_waits_for_readiness_and_is_idempotent() -> None:
+    events = EventLog()
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(factory, events, readiness={"line": "ready on"}) as preview:
+        outcome = await preview.start(3)
+        assert outcome.action == "started" and outcome.ok
+        assert preview.state == "running" and preview.pid == 4000
+        assert [(e.pid, e.generation) for e in events.of("preview_started")] == [(4000, 3)]
+        again = await preview.start(4)
+        assert again.action == "unchanged"
+        assert len(factory.ops("start")) == 1
+        status = preview.status()
+        assert status.state == "running" and status.pid == 4000 and "ready on :8000" in status.lines
+        stopped = await preview.stop()
+        assert stopped.action == "stopped" and preview.state == "stopped" and preview.pid is None
+        assert factory.processes[0].exit_code == -15
+        assert events.of("preview_stopped")[0].state == "stopped"
+
+
+async def test_an_http_readiness_probe_is_polled_until_it_answers() -> None:
+    factory = FakePreviewFactory()
+    factory.http_fails = 2
+    async with running(factory, readiness={"url": "http://127.0.0.1:8000/health"}) as preview:
+        outcome = await preview.start(1)
+        assert outcome.action == "started"
+        assert factory.http_calls == ["http://127.0.0.1:8000/health"] * 3
+
+
+async def test_a_preview_that_never_becomes_ready_fails_with_its_output() -> None:
+    events = EventLog()
+    factory = FakePreviewFactory(on_start=lambda p: p.print("booting", "still booting"))
+    async with running(factory, events, readiness={"line": "^ready", "timeoutMs": 200}) as preview:
+        outcome = await preview.start(1)
+        assert not outcome.ok and outcome.action == "failed"
+        assert "did not become ready within 0.2 s" in outcome.message
+        assert "a line matching '^ready'" in outcome.message
+        assert outcome.lines == ("booting", "still booting")
+        assert factory.processes[0].exit_code == -15  # it was stopped
+        assert preview.state == "failed" and not preview.running
+        error = events.of("preview_error")[-1]
+        assert error.state == "failed" and error.lines == ["booting", "still booting"]
+
+
+async def test_a_preview_that_exits_before_it_is_ready_fails() -> None:
+    def exits(process: FakePreviewProcess) -> None:
+        process.print("cannot bind port 8000")
+        process.exit(3)
+
+    factory = FakePreviewFactory(on_start=exits)
+    async with running(factory, readiness={"line": "ready"}) as preview:
+        outcome = await preview.start(1)
+        assert outcome.action == "failed"
+        assert "exited with code 3 before it was ready" in outcome.message
+        assert outcome.lines == ("cannot bind port 8000",)
+
+
+async def test_a_command_that_cannot_start_is_a_failure() -> None:
+    factory = FakePreviewFactory()
+    factory.fail_next = FileNotFoundError("bash")
+    async with running(factory) as preview:
+        outcome = await preview.start(1)
+        assert outcome.action == "failed" and "could not start the preview" in outcome.message
+
+
+async def test_an_exit_outside_an_operation_goes_to_the_host() -> None:
+    host = WaitingEventLog()
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(factory, host) as preview:
+        await preview.start(1)
+        factory.processes[0].print(*TRACEBACK)
+        factory.processes[0].exit(1)
+        await host.wait_for(lambda events: any(e.type == "preview_error" for e in events))
+        error = host.of("preview_error")[0]
+        assert error.message == "the preview exited with code 1" and error.state == "exited"
+        assert error.exit_code == 1 and TRACEBACK[-1] in error.lines
+        assert preview.state == "exited" and not preview.running
+        output = "\n".join(e.text for e in host.of("preview_output"))
+        assert "ready on :8000" in output and TRACEBACK[-1] in output
+
+
+async def test_shutdown_stops_the_preview_for_good() -> None:
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(factory) as preview:
+        await preview.start(1)
+        await preview.shutdown()
+        assert factory.processes[0].exit_code == -15
+        outcome = await preview.start(2)
+        assert outcome.action == "failed" and "shut down" in outcome.message
+        assert len(factory.processes) == 1
+
+
+# --------------------------------------------------------------- serialising
+
+
+async def test_reloads_never_overlap_and_each_generation_loads_once() -> None:
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(factory, readiness={"line": "ready"}) as preview:
+        await preview.start(0)
+        factory.hold = anyio.Event()
+        results: dict[int, Any] = {}
+
+        async def reload(generation: int) -> None:
+            results[generation] = await preview.reload(generation)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reload, 1)
+            with anyio.fail_after(5):
+                await factory.holding.wait()
+            tg.start_soon(reload, 2)
+            await anyio.wait_all_tasks_blocked()
+            factory.hold.set()
+        assert [results[g].action for g in (1, 2)] == ["reloaded", "reloaded"]
+        assert [results[g].generation for g in (1, 2)] == [1, 2]
+        assert factory.max_active == 1
+        starts, stops = factory.ops("start")[1:], factory.ops("stop")
+        assert len(starts) == 2 and len(stops) == 2
+        # The second reload began only after the first had finished.
+        assert stops[1][2] >= starts[0][3]
+        # The same generation again: nothing to do.
+        again = await preview.reload(2)
+        assert again.action == "unchanged" and len(factory.ops("start")) == 3
+
+
+async def test_a_newer_generation_supersedes_a_queued_reload() -> None:
+    events = EventLog()
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(factory, events) as preview:
+        await preview.start(0)
+        factory.hold = anyio.Event()
+        results: dict[int, Any] = {}
+
+        async def reload(generation: int) -> None:
+            results[generation] = await preview.reload(generation)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reload, 1)
+            with anyio.fail_after(5):
+                await factory.holding.wait()
+            tg.start_soon(reload, 2)
+            tg.start_soon(reload, 3)
+            await anyio.wait_all_tasks_blocked()
+            factory.hold.set()
+        # One reload for 1, one for the newest queued generation; none for 2.
+        assert [e.generation for e in events.of("preview_reloaded")] == [1, 3]
+        assert len(factory.ops("start")) == 3
+        assert results[2].generation == 3 and results[3].generation == 3
+        assert sorted(results[g].action for g in (2, 3)) == ["reloaded", "unchanged"]
+        assert preview.loaded_generation == 3
+
+
+async def test_an_operation_past_the_busy_bound_is_a_blocker_not_a_hang() -> None:
+    factory = FakePreviewFactory(on_start=ready)
+    factory.hold = anyio.Event()
+    async with running(factory, busy_timeout_s=0.3) as preview:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(preview.start, 0)
+            with anyio.fail_after(5):
+                await factory.holding.wait()
+            began = anyio.current_time()
+            with anyio.fail_after(5):
+                outcome = await PreviewStartGate(preview).check(gate_ctx(1))
+            waited = anyio.current_time() - began
+            factory.hold.set()
+        assert 0.3 <= waited < 2.0
+        assert len(outcome.blockers) == 1
+        blocker = outcome.blockers[0]
+        assert blocker.gate == "preview_start"
+        assert blocker.message.startswith("the preview is busy")
+        assert "did not finish within 0.3 s" in blocker.message
+
+
+# ---------------------------------------------------------------- observing
+
+
+def find(lines: list[str]) -> tuple[list[str], list[str]]:
+    import re
+
+    return find_errors(lines, [re.compile(p) for p in config().error_patterns])
+
+
+def test_find_errors_keeps_whole_tracebacks() -> None:
+    lines = [
+        "GET / 200",
+        "Traceback (most recent call last):",
+        '  File "/proj/app.py", line 3, in <module>',
+        "    main()",
+        "__main__.Boom: not an Error line",
+        "GET / 200",
+    ]
+    matches, excerpt = find(lines)
+    assert matches == ["Traceback (most recent call last):"]
+    assert excerpt == lines[1:5]
+    matches, excerpt = find(["ok", "Error: no config file", "ok"])
+    assert matches == ["Error: no config file"] and excerpt == ["Error: no config file"]
+    assert find(["INFO all good", "error-free"]) == ([], [])
+
+
+def signal_app(workspace: FakeWorkspace) -> Callable[[FakePreviewProcess, int], None]:
+    """On SIGHUP, like tests/workspaces/previewapp: a traceback while
+    settings.py holds a negative threshold, else "ready"."""
+
+    def on_signal(process: FakePreviewProcess, signum: int) -> None:
+        if "-1" in workspace.files.get("settings.py", ""):
+            process.print(*TRACEBACK)
+        else:
+            process.print("threshold is 5", "ready")
+
+    return on_signal
+
+
+async def test_observation_reports_new_error_output_with_the_traceback() -> None:
+    workspace = FakeWorkspace({"settings.py": "THRESHOLD = 3\n"}, root=ROOT)
+    factory = FakePreviewFactory(on_start=ready, on_signal=signal_app(workspace))
+    host, run_events = WaitingEventLog(), EventLog()
+    async with running(factory, host, reload="signal") as preview:
+        load = PreviewLoadGate(preview)
+        observe = RuntimeObservationGate(preview, load)
+        await preview.start(0)
+        factory.processes[0].print("Error: an old problem, before the load")
+        await host.wait_for(
+            lambda events: any("old problem" in getattr(e, "text", "") for e in events)
+        )
+        ctx = GateContext(1, frozenset({"settings.py"}), workspace, run_events)
+        assert not (await load.check(ctx)).blockers
+        clean = await observe.check(ctx)
+        assert clean.blockers == [] and "no runtime error within 100 ms" in clean.detail
+        assert factory.processes[0].signals == [signal.SIGHUP]
+
+        workspace.files["settings.py"] = "THRESHOLD = -1\n"
+        ctx = GateContext(2, frozenset({"settings.py"}), workspace, run_events)
+        loaded = await load.check(ctx)
+        assert not loaded.blockers and "loaded generation 2 (signal)" in loaded.detail
+        outcome = await observe.check(ctx)
+        assert len(outcome.blockers) == 1
+        blocker = outcome.blockers[0]
+        assert blocker.gate == "runtime_observation"
+        assert blocker.message == (
+            "the preview printed a runtime error: ValueError: threshold must not be negative, "
+            "got -1"
+        )
+        assert blocker.context == "\n".join(TRACEBACK)
+        assert "old problem" not in (blocker.context or "")
+        # The innermost frame in the workspace, 0-based.
+        assert (blocker.path, blocker.line) == ("app.py", 8)
+        assert [e.generation for e in run_events.of("preview_reloaded")] == [1, 2]
+        assert run_events.of("preview_error")[-1].lines == TRACEBACK
+        # The same generation again: no second reload, the same verdict.
+        assert "already loaded" in (await load.check(ctx)).detail
+        assert (await observe.check(ctx)).blockers[0].message == blocker.message
+        assert len(factory.processes[0].signals) == 2
+
+
+async def test_a_crash_at_start_is_a_blocker_with_the_traceback_and_exit_code() -> None:
+    def crashes(process: FakePreviewProcess) -> None:
+        process.print(*TRACEBACK)
+        process.exit(1)
+
+    factory = FakePreviewFactory(on_start=crashes)
+    async with running(factory, readiness={"line": "ready"}) as preview:
+        outcome = await PreviewStartGate(preview).check(gate_ctx(1))
+        assert len(outcome.blockers) == 1
+        blocker = outcome.blockers[0]
+        assert blocker.gate == "preview_start"
+        assert "ValueError: threshold must not be negative" in blocker.message
+        assert "the preview exited with code 1" in blocker.message
+        assert "Traceback (most recent call last):" in (blocker.context or "")
+        assert preview.state == "exited"
+
+
+async def test_output_events_are_coalesced_and_bounded() -> None:
+    events = WaitingEventLog()
+    factory = FakePreviewFactory(on_start=lambda p: p.print("ready"))
+    async with running(factory, events) as preview:
+        await preview.start(0)
+        factory.processes[0].print(*(f"line {i}" for i in range(1000)))
+
+        def seen(events: list[Any]) -> int:
+            outputs = [e for e in events if e.type == "preview_output"]
+            return sum(len(e.text.splitlines()) + e.lines_dropped for e in outputs)
+
+        await events.wait_for(lambda events: seen(events) == 1001)
+        outputs = events.of("preview_output")
+        assert len(outputs) <= 3
+        assert all(len(e.text.splitlines()) <= 200 for e in outputs)
+        assert outputs[-1].text.endswith("line 999")
+        assert sum(e.lines_dropped for e in outputs) >= 800
+
+
+async def test_gate_events_go_to_the_run_and_a_disabled_preview_passes() -> None:
+    host, run = EventLog(), EventLog()
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(factory, host) as preview:
+        outcome = await PreviewStartGate(preview).check(gate_ctx(1, run))
+        assert outcome.blockers == []
+        assert run.of("preview_started") and not host.of("preview_started")
+    async with running(FakePreviewFactory(), command=None) as off:
+        assert off.state == "off"
+        for gate in preview_gates(off):
+            result = await gate.check(gate_ctx(1))
+            assert result.blockers == []
+
+
+# ----------------------------------------------------------- with the loop
+
+
+def write(path: str, content: str, **extra: Any) -> dict[str, Any]:
+    return {
+        **extra,
+        "tool_calls": [{"name": "write", "arguments": {"path": path, "content": content}}],
+    }
+
+
+@asynccontextmanager
+async def preview_agent(
+    script: list[dict[str, Any]], max_repair_attempts: int = 3
+) -> AsyncIterator[tuple[Agent, ReplayModel, EventLog, FakePreviewFactory]]:
+    workspace = FakeWorkspace({"settings.py": "THRESHOLD = 3\n", "app.py": "..."}, root=ROOT)
+    factory = FakePreviewFactory(on_start=ready, on_signal=signal_app(workspace))
+    async with running(factory, reload="signal") as preview:
+        await preview.start(0)
+        model = ReplayModel(script)
+        agent = Agent(
+            model,
+            tools=[FakeWriteTool()],
+            env=ToolEnvironment(workspace=workspace),
+            gates=GatePipeline(preview_gates(preview)),
+            config=HarnessConfig(max_repair_attempts=max_repair_attempts),
+        )
+        events = EventLog()
+        agent.subscribe(events)
+        yield agent, model, events, factory
+
+
+async def test_a_runtime_error_reaches_the_model_and_the_fix_is_observed_clean() -> None:
+    script = [
+        write("settings.py", "THRESHOLD = -1\n"),
+        {"text": "done"},
+        write(
+            "settings.py",
+            "THRESHOLD = 5\n",
+            expect={"last_message_contains": "ValueError: threshold must not be negative"},
+        ),
+        {"text": "fixed the threshold"},
+    ]
+    async with preview_agent(script) as (agent, model, events, factory):
+        result = await agent.prompt("lower the threshold")
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    repair = model.requests[2].messages[-1]
+    assert isinstance(repair, UserMessage) and repair.origin == "repair"
+    assert "[runtime_observation] app.py:9:1 error (preview)" in repair.content
+    assert "    Traceback (most recent call last):" in repair.content
+    gates = [(e.gate, e.passed) for e in events.of("gate_result")]
+    assert gates == [
+        ("preview_load", True),
+        ("runtime_observation", False),
+        ("preview_load", True),
+        ("runtime_observation", True),
+        ("preview_start", True),
+    ]
+    # The run saw the preview's events; one process the whole time.
+    assert [e.generation for e in events.of("preview_reloaded")] == [1, 2]
+    assert len(factory.processes) == 1
+    assert_well_formed(events.types())
+
+
+async def test_runtime_blockers_share_the_repair_budget() -> None:
+    script = [write("settings.py", "THRESHOLD = -1\n"), {"text": "done"}, {"text": "still done"}]
+    async with preview_agent(script, max_repair_attempts=1) as (agent, model, events, factory):
+        result = await agent.prompt("lower the threshold")
+    assert result.status == "failed"
+    assert result.repair_attempts == 1
+    assert [b.gate for b in result.blockers] == ["runtime_observation"]
+    assert "remain after 1 repair attempt" in (result.error or "")
+
+
+@pytest.mark.parametrize(
+    ("values", "key"),
+    [
+        pytest.param(
+            {"readiness": {"url": "http://example.com/"}}, "readiness.url", id="remote-url"
+        ),
+        pytest.param({"signal": "SIGNOPE"}, "signal", id="unknown-signal"),
+        pytest.param({"errorPatterns": ["("]}, "errorPatterns", id="bad-regex"),
+        pytest.param({"reload": "hot"}, "reload", id="unknown-strategy"),
+    ],
+)
+def test_invalid_preview_configuration_names_the_key(values: dict[str, Any], key: str) -> None:
+    from rein.config import load_config
+    from rein.harness.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        load_config({"gates": {"preview": {"command": "x", **values}}})
+    assert f"rein.gates.preview.{key}" in str(info.value)
+
+
+def test_preview_configuration_defaults() -> None:
+    preview = PreviewGateConfig()
+    assert not preview.enabled
+    assert preview.reload == "restart" and preview.signal_number == signal.SIGHUP
+    assert preview.observation_window_ms == 1000 and preview.error_on_exit
+    assert config(signal="usr1").signal == "SIGUSR1"

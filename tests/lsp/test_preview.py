@@ -1,0 +1,124 @@
+"""``rein/preview`` and the preview's life in a real `rein serve`: started by
+a run's gates (events on that session's stream) or by request (events with
+``sessionId: null``), and gone once the server is."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
+
+from rein.tools._process import group_alive
+from tests.lsp.conftest import Editor, _settings, running_server, write_script
+
+pytestmark = pytest.mark.e2e
+
+PREVIEWAPP = Path(__file__).resolve().parents[1] / "workspaces" / "previewapp"
+
+
+@pytest.fixture
+def previewapp(tmp_path: Path) -> Path:
+    root = tmp_path / "previewapp"
+    shutil.copytree(PREVIEWAPP, root)
+    return root
+
+
+def configure(editor: Editor, tmp_path: Path) -> None:
+    settings: dict[str, Any] = _settings(tmp_path)
+    settings["gates"] = {
+        # No analyzer in this editor: do not wait for its diagnostics.
+        "analyzer": {"enabled": False, "maxWaitMs": 200},
+        "preview": {
+            "command": f"{shlex.quote(sys.executable)} app.py",
+            "readiness": {"line": "^ready$"},
+            "observationWindowMs": 300,
+        },
+    }
+    # Also what a (late) pull of the configuration answers.
+    editor.client.set_configuration(settings, section="rein")
+    editor.client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"rein": settings})
+    )
+
+
+async def request(editor: Editor, method: str, params: dict[str, Any]) -> Any:
+    return await asyncio.wait_for(editor.client.protocol.send_request_async(method, params), 30)
+
+
+async def test_rein_preview_start_status_stop_and_nothing_left_after_shutdown(
+    previewapp: Path, tmp_path: Path
+) -> None:
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": "settings.py",
+                            "old_string": "THRESHOLD = 3",
+                            "new_string": "THRESHOLD = 4",
+                        },
+                    }
+                ]
+            },
+            {"text": "raised it to 4"},
+        ],
+    )
+    async with running_server(previewapp, tmp_path) as editor:
+        configure(editor, tmp_path)
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert status["state"] == "stopped" and "pid" not in status
+
+        # A run that changed code starts the preview; its events are the session's.
+        result = await request(editor, "rein/prompt", {"text": "raise the threshold"})
+        assert result["status"] == "completed", result.get("error")
+        started = await editor.wait_event(lambda e: e["event"]["type"] == "preview_started")
+        assert started["sessionId"] == result["sessionId"]
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert status["state"] == "running" and status["pid"] == started["event"]["pid"]
+        assert "threshold is 4" in status["lines"]
+        first = status["pid"]
+        assert group_alive(first)
+
+        stopped = await editor.client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="rein.preview.stop")
+        )
+        assert stopped["state"] == "stopped" and "pid" not in stopped
+        assert not group_alive(first)
+
+        # Started by request: its events belong to no session.
+        again = await request(editor, "rein/preview", {"action": "start"})
+        assert again["state"] == "running" and again["pid"] != first
+        event = await editor.wait_event(
+            lambda e: e["event"]["type"] == "preview_started" and e["event"]["pid"] == again["pid"]
+        )
+        assert event["sessionId"] is None
+        second = again["pid"]
+
+        with pytest.raises(JsonRpcInvalidParams, match="rein/preview: invalid params: action"):
+            await request(editor, "rein/preview", {"action": "jump"})
+    assert not group_alive(second), "the preview outlived the server"
+
+
+async def test_no_preview_outlives_a_terminated_server(previewapp: Path, tmp_path: Path) -> None:
+    async with running_server(previewapp, tmp_path) as editor:
+        configure(editor, tmp_path)
+        started = await request(editor, "rein/preview", {"action": "start"})
+        assert started["state"] == "running", started
+        pid = started["pid"]
+        server = editor.client._server
+        assert server is not None
+        os.kill(server.pid, signal.SIGTERM)
+        await asyncio.wait_for(server.wait(), 10)
+    assert not group_alive(pid), "the preview outlived a terminated server"

@@ -1,0 +1,1 @@
+THRESHOLD = 3
