@@ -182,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model name (or REIN_MODEL)")
     p.add_argument("--base-url", help="API base URL (or REIN_BASE_URL)")
     p.add_argument("--script", help="replay script (provider replay)")
-    p.add_argument("--mode", choices=["agent", "explain"], default="agent")
+    p.add_argument("--mode", choices=["agent", "plan", "explain"], default="agent")
     p.add_argument("--max-repair-attempts", type=int)
     p.add_argument("--max-turns", type=int)
     p.add_argument("--yes", "-y", action="store_true", help="approve every tool call")

@@ -98,6 +98,17 @@ class EventPrinter:
             self._line(f"  ▣ preview reloaded ({event.strategy}, generation {event.generation})")
         elif t == "preview_error":
             self._line(f"  ▣ preview: {_one_line(event.message, 200)}")
+        elif t == "plan_state":
+            self._line(f"  ◆ plan: {event.previous} -> {event.state}")
+        elif t == "plan_updated":
+            marks = {"pending": "·", "running": "▸", "done": "✓", "failed": "✗"}
+            steps = "  ".join(f"{marks.get(s.status, '?')} {s.id}" for s in event.steps)
+            self._line(f"  ◆ plan ({event.reason}): {steps}")
+        elif t == "subagent_activity":
+            inner = event.event
+            if inner.get("type") in ("run_start", "tool_call_start", "run_end"):
+                what = inner.get("name") or inner.get("status") or "started"
+                self._line(f"  ↳ [{event.name}] {inner['type']}: {what}")
         elif t == "repair_attempt":
             self._line(f"  ↻ repair attempt {event.attempt} of {event.max_attempts}")
         elif t == "compaction":

@@ -137,3 +137,38 @@ def test_rein_run_exit_codes_and_json(tmp_path: Path) -> None:
         timeout=60,
     )
     assert bad.returncode == 2 and "rein.harness.maxModelTurnsPerRun" in bad.stderr
+
+
+def test_rein_run_plan_mode(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    script = tmp_path / "s.yaml"
+    script.write_text(
+        "turns:\n"
+        "  - tool_calls: [{name: submit_plan, arguments: {steps: [{id: s1, description: read app.py}]}}]\n"
+        "  - tool_calls: [{name: read_file, arguments: {path: app.py}}]\n"
+        "  - tool_calls: [{name: complete_step, arguments: {step_id: s1, success: true, summary: app.py sets x}}]\n"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rein",
+            "run",
+            "what is in app.py",
+            "-w",
+            str(tmp_path),
+            "--mode",
+            "plan",
+            "--provider",
+            "replay",
+            "--script",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "plan: planning -> executing" in out.stdout
+    assert "plan (step_done): ✓ s1" in out.stdout
+    assert "plan: executing -> completed" in out.stdout

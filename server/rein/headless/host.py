@@ -21,7 +21,8 @@ from rein.harness import Agent, Event, RunResult, UserMessage
 from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.ports import Approver, Model, Mutation, UserChannel
+from rein.harness.plan_act import PlanActFlow, planner_system_prompt, toolkit_overview
+from rein.harness.ports import Approver, Model, ModelOptions, Mutation, UserChannel
 from rein.harness.preview import PreviewCoordinator
 from rein.harness.preview_gates import preview_gates
 from rein.harness.prompts import build_system_prompt
@@ -132,8 +133,20 @@ class HeadlessSession:
                 user=user,
                 settings=settings,
             ),
-            gates=self.gates,
+            gates=None if mode == "plan" else self.gates,
         )
+        #: Plan mode: the plan-act flow over a planner and this agent as executor.
+        self.flow: PlanActFlow | None = None
+        if mode == "plan":
+            planner = Agent(
+                model,
+                config=self.config.harness,
+                system_prompt=planner_system_prompt(toolkit_overview(tools)),
+                options=ModelOptions(tool_choice="required"),
+            )
+            self.planner = planner
+            self.flow = PlanActFlow(planner, self.agent, self._flow_event, gates=self.gates)
+        self.flow_listeners: list[Callable[[Event], None]] = []
         self.reports: list[str] = []
         self._stack: AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -186,7 +199,23 @@ class HeadlessSession:
 
     # ------------------------------------------------------------------ runs
 
+    def subscribe(self, listener: Callable[[Event], None]) -> None:
+        """Every event of the session: the agent's, the planner's and the
+        plan's, and the preview's."""
+        self.agent.subscribe(listener)
+        if self.flow is not None:
+            self.planner.subscribe(listener)
+            self.flow_listeners.append(listener)
+        self.preview_listeners.append(listener)
+
+    def _flow_event(self, event: Event) -> None:
+        for listener in list(self.flow_listeners):
+            listener(event)
+
     async def prompt(self, text: str) -> RunResult:
+        if self.flow is not None:
+            context = bootstrap.bootstrap_message(self.root) if not self.agent.messages else ""
+            return await self.flow.run(f"{context}\n\n{text}" if context else text)
         messages = []
         if not self.agent.messages:
             messages.append(

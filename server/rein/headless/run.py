@@ -80,11 +80,13 @@ async def _run(
 ) -> int:
     model = create_model(config.model)
     printer = EventPrinter(as_json=as_json)
-    session_mode: Literal["agent", "explain"] = "explain" if mode == "explain" else "agent"
+    session_mode: Literal["agent", "plan", "explain"] = (
+        "explain" if mode == "explain" else "plan" if mode == "plan" else "agent"
+    )
     async with HeadlessSession(
         workspace, model, config, approver=TerminalApprover(assume_yes), mode=session_mode
     ) as session:
-        session.agent.subscribe(printer)
+        session.subscribe(printer)
         for report in session.reports:
             print(f"! {report}", file=sys.stderr)
         result = await session.prompt(task)
