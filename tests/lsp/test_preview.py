@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
@@ -122,3 +123,19 @@ async def test_no_preview_outlives_a_terminated_server(previewapp: Path, tmp_pat
         os.kill(server.pid, signal.SIGTERM)
         await asyncio.wait_for(server.wait(), 10)
     assert not group_alive(pid), "the preview outlived a terminated server"
+
+
+async def test_no_preview_outlives_a_killed_server(previewapp: Path, tmp_path: Path) -> None:
+    async with running_server(previewapp, tmp_path) as editor:
+        configure(editor, tmp_path)
+        started = await request(editor, "rein/preview", {"action": "start"})
+        assert started["state"] == "running", started
+        pid = started["pid"]
+        server = editor.client._server
+        assert server is not None
+        os.kill(server.pid, signal.SIGKILL)  # no handler, no atexit: only the kernel can help
+        await asyncio.wait_for(server.wait(), 10)
+        with anyio.fail_after(5):
+            while group_alive(pid):  # noqa: ASYNC110  (the kernel's signal is asynchronous)
+                await anyio.sleep(0.02)
+    assert not group_alive(pid), "the preview outlived a killed server"

@@ -12,7 +12,7 @@ import time
 import anyio
 
 from rein.harness.ports import CommandResult
-from rein.tools._process import OutputBuffer, kill_process_group
+from rein.tools._process import OutputBuffer, dies_with_us, kill_process_group
 
 __all__ = ["SubprocessRunner"]
 
@@ -27,7 +27,7 @@ class SubprocessRunner:
         started = time.monotonic()
         buffer = OutputBuffer(self.head_chars, self.tail_chars)
         process = await anyio.open_process(
-            ["bash", "-c", command],
+            dies_with_us(["bash", "-c", command]),
             cwd=self.root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

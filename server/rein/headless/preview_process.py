@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import anyio
 from anyio.abc import Process
 
-from rein.tools._process import group_alive, kill_process_group
+from rein.tools._process import dies_with_us, group_alive, kill_process_group
 
 __all__ = ["SubprocessPreview", "SubprocessPreviewFactory", "kill_all_previews"]
 
@@ -155,7 +155,7 @@ class SubprocessPreviewFactory:
         _install_exit_guard()
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
         process = await anyio.open_process(
-            ["bash", "-c", command],
+            dies_with_us(["bash", "-c", command]),
             cwd=self.root,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -4,15 +4,29 @@ and keeping the head and tail of long output."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import sys
 import time
 
 import anyio
 from anyio.abc import Process
 
-__all__ = ["OutputBuffer", "group_alive", "kill_process_group"]
+__all__ = ["OutputBuffer", "dies_with_us", "group_alive", "kill_process_group"]
 
 _POLL_S = 0.02
+_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+
+
+def dies_with_us(argv: list[str]) -> list[str]:
+    """``argv`` made to receive SIGKILL when this process dies, even by
+    SIGKILL (Linux's parent-death signal, set with util-linux ``setpriv``),
+    so a child never outlives a killed server. Unchanged where unavailable."""
+    if _SETPRIV is None:
+        return argv
+    return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+
+
 _KILL_WAIT_S = 5.0
 
 

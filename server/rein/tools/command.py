@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import require_workspace
-from rein.tools._process import OutputBuffer, kill_process_group
+from rein.tools._process import OutputBuffer, dies_with_us, kill_process_group
 from rein.tools.approval import check_approval
 
 __all__ = ["RunCommandArgs", "RunCommandTool"]
@@ -126,7 +126,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
         streamer = _Streamer(ctx)
         started = time.monotonic()
         process = await anyio.open_process(
-            ["bash", "-c", command],
+            dies_with_us(["bash", "-c", command]),
             cwd=workspace.root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
