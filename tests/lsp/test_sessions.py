@@ -63,6 +63,17 @@ async def test_a_session_survives_a_restart_and_continues_with_its_transcript(
         )
         assert second["status"] == "completed", second.get("error")
         assert second["text"] == "and shout() shouts it"
+        [after] = (await request(editor, "rein/sessions", {}))["sessions"]
+        # Turns and usage add up over the runs, across the restart, in camelCase.
+        assert after["turns"] == 3
+        total_out = first["usage"]["outputTokens"] + second["usage"]["outputTokens"]
+        assert after["usage"]["outputTokens"] == total_out > 0
+        assert set(after["usage"]) == {
+            "inputTokens",
+            "outputTokens",
+            "cacheReadTokens",
+            "cacheWriteTokens",
+        }
 
 
 async def test_kill_9_mid_run_keeps_every_committed_message_and_rolls_back(

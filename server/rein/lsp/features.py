@@ -263,8 +263,17 @@ def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:
     return {"queued": True}
 
 
+def _usage_json(usage: dict[str, Any]) -> dict[str, int]:
+    """Usage in the wire's camelCase, as in the rein/prompt result."""
+    return {
+        "inputTokens": int(usage.get("input_tokens", 0)),
+        "outputTokens": int(usage.get("output_tokens", 0)),
+        "cacheReadTokens": int(usage.get("cache_read_tokens", 0)),
+        "cacheWriteTokens": int(usage.get("cache_write_tokens", 0)),
+    }
+
+
 def _summary(session: Session) -> dict[str, Any]:
-    usage = session.agent.last_result.usage if session.agent.last_result else None
     return {
         "id": session.id,
         "title": session.title,
@@ -272,8 +281,8 @@ def _summary(session: Session) -> dict[str, Any]:
         "updatedAt": session.updated_at,
         "mode": session.mode,
         "origin": session.origin,
-        "turns": session.agent.last_result.turns if session.agent.last_result else 0,
-        "usage": usage.model_dump() if usage else None,
+        "turns": session.turns,
+        "usage": _usage_json(session.usage.model_dump()),
     }
 
 
@@ -286,7 +295,7 @@ def _record_summary(record: Any) -> dict[str, Any]:
         "mode": record.mode,
         "origin": record.origin,
         "turns": record.turns,
-        "usage": record.usage or None,
+        "usage": _usage_json(record.usage or {}),
     }
 
 

@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 
 from rein import __version__
 from rein.config import ReinConfig, load_config
-from rein.harness import Agent, HarnessConfig, Message, RunResult, UserMessage
+from rein.harness import Agent, HarnessConfig, Message, RunResult, Usage, UserMessage
 from rein.harness.agent import repair_transcript
 from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
 from rein.harness.errors import ConfigError, StoreError
@@ -168,6 +168,10 @@ class ReinServer(LanguageServer):
             plan_snapshot=snapshot,
         )
         session.status = record.status  # type: ignore[assignment]
+        session.turns = record.turns
+        session.usage = Usage(
+            **{k: int(v) for k, v in record.usage.items() if k in Usage.model_fields}
+        )
         session.updated_at = record.updated_at
         return session
 
@@ -368,6 +372,8 @@ class ReinServer(LanguageServer):
             result = await session.run(lambda: flow.run(task))
         else:
             result = await session.run(lambda: session.agent.prompt_messages(messages))
+        session.turns += result.turns
+        session.usage = session.usage + result.usage
         if store is not None:
             await store.set_status(
                 session.id, result.status, turns=result.turns, usage=result.usage.model_dump()

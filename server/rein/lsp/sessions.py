@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rein.harness import Agent, RunResult
+from rein.harness import Agent, RunResult, Usage
 from rein.harness.events import Event, MessageDelta
 
 __all__ = ["EventStream", "Session", "SessionBusyError", "result_payload"]
@@ -141,6 +141,9 @@ class Session:
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: What the session was started for ("chat", "fix", "explain", "autoRepair").
     origin: str = "chat"
+    #: Model turns and token usage over all the session's runs.
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
     #: Plan mode: the plan-act flow and its planner (``agent`` is the executor).
     flow: Any = None
     planner: Agent | None = None

@@ -205,8 +205,15 @@ class SqliteStore:
                 sets.append("turns=turns+?")
                 args.append(turns)
             if usage is not None:
+                # Usage adds up over the session's runs.
+                row = self._db.execute(
+                    "SELECT usage FROM sessions WHERE id=?", (session_id,)
+                ).fetchone()
+                total = dict(json.loads(row[0] or "{}")) if row else {}
+                for key, value in usage.items():
+                    total[key] = int(total.get(key, 0)) + int(value)
                 sets.append("usage=?")
-                args.append(json.dumps(usage))
+                args.append(json.dumps(total))
             self._db.execute(
                 f"UPDATE sessions SET {', '.join(sets)} WHERE id=?", (*args, session_id)
             )
