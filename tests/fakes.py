@@ -612,3 +612,34 @@ class WaitingEventLog(EventLog):
         with anyio.fail_after(limit_s):
             while not predicate(self.events):
                 await self._changed.wait()
+
+
+class LineAnalyzer:
+    """A tiny analyzer over a FakeWorkspace: every line containing ERROR is an
+    error diagnostic. It publishes after each mutation, like a real one."""
+
+    def __init__(self, workspace: FakeWorkspace, coordinator_ref: list) -> None:
+        self.workspace = workspace
+        self.source = FakeDiagnostics()
+        self.coordinator_ref = coordinator_ref
+
+    def analyze(self) -> None:
+        diags = []
+        for path, text in sorted(self.workspace.files.items()):
+            for i, line in enumerate(text.splitlines()):
+                if "ERROR" in line:
+                    diags.append(
+                        Diagnostic(
+                            path=path,
+                            line=i,
+                            character=line.index("ERROR"),
+                            code="E1",
+                            source="line",
+                            message=f"bad token: {line.strip()}",
+                        )
+                    )
+        self.source.diagnostics = diags
+
+    def on_mutation(self, mutation: Mutation) -> None:
+        self.analyze()
+        self.coordinator_ref[0].notify_diagnostics_changed(list(mutation.paths))

@@ -581,3 +581,37 @@ async def test_tool_results_are_truncated_at_ingestion_with_a_marker() -> None:
     assert len(content) <= 1000
     assert content.startswith("line 0\n") and content.endswith("line 4999")
     assert "characters" in content and "cut" in content and "read_file" in content
+
+
+@pytest.mark.parametrize(
+    ("mode", "applied"),
+    [
+        pytest.param("all", [["s1", "s2"]], id="all"),
+        pytest.param("one-at-a-time", [["s1"], ["s2"]], id="one-at-a-time"),
+    ],
+)
+async def test_steering_queue_modes(mode: str, applied: list[list[str]]) -> None:
+    agent: Agent
+
+    def turn(request: ModelRequest) -> AssistantMessage:
+        n = len(model.requests)
+        if n == 1:
+            agent.steer("s1")
+            agent.steer("s2")
+            return assistant("", call("echo", "c1", text="x"))
+        if n == 2 and mode == "one-at-a-time":
+            return assistant("", call("echo", "c2", text="y"))
+        return assistant("done")
+
+    model = FunctionModel(turn)
+    agent, log = make_agent(model, steering_mode=mode)
+    result = await agent.prompt("go")
+    assert result.status == "completed"
+    assert [e.texts for e in log.of("steering_applied")] == applied
+    # Each steer reached the model in the order it was sent.
+    last = [
+        m.content
+        for m in model.requests[-1].messages
+        if isinstance(m, UserMessage) and m.origin == "steer"
+    ]
+    assert last == ["s1", "s2"]

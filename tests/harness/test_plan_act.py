@@ -19,9 +19,9 @@ from tests.fakes import (
     FakeUserChannel,
     FakeWorkspace,
     FakeWriteTool,
+    LineAnalyzer,
     MemoryPersistence,
 )
-from tests.harness.test_gates import LineAnalyzer
 
 
 def plan(*steps: tuple[str, str]) -> dict[str, Any]:

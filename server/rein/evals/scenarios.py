@@ -581,3 +581,203 @@ async def eval_provider_cut_after_content(rig: Rig) -> Outcome:
         expect_status="failed",
         check="model error" in (result.error or ""),
     )
+
+
+# ------------------------------------------------------------------ preview
+
+_PREVIEW_APP = """import importlib, signal, sys, time, traceback
+import settings
+
+def load():
+    importlib.reload(settings)
+    if settings.THRESHOLD < 0:
+        raise ValueError(f"threshold must not be negative, got {settings.THRESHOLD}")
+    print(f"threshold is {settings.THRESHOLD}")
+    print("ready", flush=True)
+
+def on_hangup(signum, frame):
+    try:
+        load()
+    except Exception:
+        traceback.print_exc()
+
+load()
+signal.signal(signal.SIGHUP, on_hangup)
+while True:
+    time.sleep(3600)
+"""
+
+
+@scenario("preview", budget=4)
+async def eval_preview_runtime_error_repaired(rig: Rig) -> Outcome:
+    """Analyzer-clean code that crashes at run time: the preview's traceback
+    reaches the model, the fix is loaded and observed clean."""
+    import sys
+
+    from rein.headless.host import HeadlessSession
+
+    (rig.root / "app.py").write_text(_PREVIEW_APP)
+    (rig.root / "settings.py").write_text("THRESHOLD = 3\n")
+    config = load_config(
+        {
+            "gates": {
+                "analyzer": {"enabled": False},
+                "preview": {
+                    "command": f"{sys.executable} app.py",
+                    "reload": "signal",
+                    "readiness": {"line": "^ready$"},
+                    "observationWindowMs": 300,
+                },
+            }
+        }
+    )
+    turns = [
+        call(
+            "edit_file", path="settings.py", old_string="THRESHOLD = 3", new_string="THRESHOLD = -1"
+        ),
+        {"text": "done"},
+        {
+            "expect": {"last_message_contains": "threshold must not be negative"},
+            **call(
+                "edit_file",
+                path="settings.py",
+                old_string="THRESHOLD = -1",
+                new_string="THRESHOLD = 5",
+            ),
+        },
+        {"text": "fixed"},
+    ]
+    model = ReplayModel(turns)
+    events = Events()
+    async with HeadlessSession(rig.root, model, config, watch=False) as session:
+        session.subscribe(events)
+        result = await session.prompt("make the threshold negative")
+        running = session.preview.pid is not None
+    return Outcome(
+        result.status,
+        len(model.requests),
+        list(events),
+        check=result.repair_attempts == 1 and running,
+        why="one runtime repair, preview still running",
+    )
+
+
+# ------------------------------------------------- more plan-act, subagents
+
+
+@scenario("plan-act", budget=8)
+async def eval_plan_gates_after_last_step(rig: Rig) -> Outcome:
+    """The plan's first step breaks the code; the gates (real analyzers) run
+    only after the last step and the executor repairs it."""
+    from rein.headless.host import HeadlessSession
+
+    (rig.root / "app.py").write_text(APP)
+    turns = [
+        plan(("s1", "rename the variable"), ("s2", "check the file")),
+        call("edit_file", path="app.py", old_string="{name}", new_string="{nmae}"),
+        complete("s1"),
+        call("read_file", path="app.py"),
+        complete("s2"),
+    ]
+    turns.append(
+        {
+            "expect": {"last_message_contains": "nmae"},
+            **call("edit_file", path="app.py", old_string="{nmae}", new_string="{name}"),
+        }
+    )
+    turns.append(complete("s2", summary="fixed the typo the gate found"))
+    turns.append({"text": "Renamed and checked."})
+    model = ReplayModel(turns)
+    events = Events()
+    async with HeadlessSession(
+        rig.root, model, load_config({}), mode="plan", watch=False
+    ) as session:
+        session.subscribe(events)
+        result = await session.prompt("rename")
+    gates_before_last = [
+        e
+        for e in events[
+            : [
+                i
+                for i, e in enumerate(events)
+                if e.type == "plan_updated" and e.reason == "step_started"
+            ][-1]
+        ]
+        if e.type == "gate_start"
+    ]
+    return Outcome(
+        result.status,
+        len(model.requests),
+        list(events),
+        check=result.repair_attempts == 1 and not gates_before_last,
+        why="gates only after the last step, one repair",
+    )
+
+
+@scenario("plan-act", budget=4)
+async def eval_plan_waiting_resume(rig: Rig) -> Outcome:
+    class Silent:
+        async def ask(self, question: str) -> str | None:
+            return None
+
+    f, pm, em, events = flow(
+        rig,
+        [plan(("s1", "ask which file"))],
+        [
+            call("ask_user", question="Which file?"),
+            {
+                "expect": {"last_message_contains": "answered: app.py"},
+                **call("read_file", path="app.py"),
+            },
+            complete("s1", summary="read app.py"),
+        ],
+    )
+    f.executor.env.user = Silent()
+    waiting = await f.run("read the file the person wants")
+    result = await f.run("app.py")
+    return flow_outcome(
+        result, pm, em, events, check=waiting.status == "waiting" and result.text == "read app.py"
+    )
+
+
+@scenario("subagent", budget=2)
+async def eval_subagent_abort(rig: Rig) -> Outcome:
+    env = workspace(rig)
+    tools = default_tools(env.settings)
+    child_model = ReplayModel([call("run_command", command="sleep 30")])
+    env.subagents = SubagentSpawner(child_model, tools, env, default_tools=["run_command"])
+    tools.register(TaskTool())
+    model = ReplayModel([call("task", description="slow", prompt="wait", tools=["run_command"])])
+    a = Agent(model, tools=tools, env=env)
+    events = Events()
+    a.subscribe(events)
+
+    async def stop() -> None:
+        while not any(
+            e.type == "subagent_activity" and e.event.get("type") == "tool_call_start"
+            for e in events
+        ):  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+        a.abort("stop")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stop)
+        result = await a.prompt("go")
+    child_end = [
+        e.event
+        for e in events
+        if e.type == "subagent_activity" and e.event.get("type") == "run_end"
+    ]
+    ok = (
+        bool(child_end)
+        and child_end[0]["status"] == "aborted"
+        and dangling_tool_calls(a.messages) == []
+    )
+    return Outcome(
+        result.status,
+        len(model.requests) + len(child_model.requests),
+        list(events),
+        expect_status="aborted",
+        check=ok,
+        why="the child was aborted with the parent",
+    )
