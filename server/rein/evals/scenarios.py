@@ -756,7 +756,7 @@ async def eval_subagent_abort(rig: Rig) -> Outcome:
         while not any(
             e.type == "subagent_activity" and e.event.get("type") == "tool_call_start"
             for e in events
-        ):  # noqa: ASYNC110
+        ):
             await anyio.sleep(0.005)
         a.abort("stop")
 
