@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
-
 from rein.config import load_config
 from rein.evals import Outcome, Rig, scenario
 from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
@@ -30,6 +28,20 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 class Events(list[Any]):
     def __call__(self, event: Any) -> None:
         self.append(event)
+
+
+def when(agent_: Agent, predicate: Any, action: Any) -> None:
+    """Run ``action`` once, synchronously, on the first event matching
+    ``predicate`` (no polling, no sleeps)."""
+    fired = False
+
+    def listener(event: Any) -> None:
+        nonlocal fired
+        if not fired and predicate(event):
+            fired = True
+            action()
+
+    agent_.subscribe(listener)
 
 
 def workspace(rig: Rig, files: dict[str, str] | None = None) -> ToolEnvironment:
@@ -169,14 +181,8 @@ async def eval_steering_honoured(rig: Rig) -> Outcome:
         ],
     )
 
-    async def steer() -> None:
-        while not any(e.type == "turn_start" for e in events):  # noqa: ASYNC110
-            await anyio.sleep(0.005)
-        a.steer("use pathlib")
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(steer)
-        result = await a.prompt("go")
+    when(a, lambda e: e.type == "turn_start", lambda: a.steer("use pathlib"))
+    result = await a.prompt("go")
     honoured = any(e.type == "steering_applied" for e in events) and result.status == "completed"
     return outcome(result, model, events, steering_honoured=honoured)
 
@@ -204,14 +210,8 @@ async def eval_follow_up(rig: Rig) -> Outcome:
 async def eval_abort_mid_tool(rig: Rig) -> Outcome:
     a, model, events = agent(rig, [call("run_command", command="sleep 30")])
 
-    async def stop() -> None:
-        while not any(e.type == "tool_call_start" for e in events):  # noqa: ASYNC110
-            await anyio.sleep(0.005)
-        a.abort("stop")
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(stop)
-        result = await a.prompt("wait")
+    when(a, lambda e: e.type == "tool_call_start", lambda: a.abort("stop"))
+    result = await a.prompt("wait")
     return outcome(
         result,
         model,
@@ -752,17 +752,12 @@ async def eval_subagent_abort(rig: Rig) -> Outcome:
     events = Events()
     a.subscribe(events)
 
-    async def stop() -> None:
-        while not any(
-            e.type == "subagent_activity" and e.event.get("type") == "tool_call_start"
-            for e in events
-        ):
-            await anyio.sleep(0.005)
-        a.abort("stop")
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(stop)
-        result = await a.prompt("go")
+    when(
+        a,
+        lambda e: e.type == "subagent_activity" and e.event.get("type") == "tool_call_start",
+        lambda: a.abort("stop"),
+    )
+    result = await a.prompt("go")
     child_end = [
         e.event
         for e in events
