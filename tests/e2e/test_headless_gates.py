@@ -145,6 +145,9 @@ async def test_a_crashed_analyzer_is_restarted_once_and_reported(pyproj: Path) -
     try:
         assert await pool.wait_initial(60)
         ruff = next(a for a in pool.analyzers if a.spec.name == "ruff")
+        # ruff offers pull diagnostics: the pool asks for them instead of waiting for pushes.
+        assert ruff.pull
+        assert any(d.code == "F821" for d in (await pool.snapshot(["legacy.py"])).diagnostics)
         restarted = anyio.Event()
         original = pool._crashed
 

@@ -172,7 +172,7 @@ async def eval_edit_not_found_then_reread(rig: Rig) -> Outcome:
 
 @scenario("agent", budget=2)
 async def eval_steering_honoured(rig: Rig) -> Outcome:
-    first: dict[str, Any] = {"text": "working", "delay": 0.2, **call("read_file", path="app.py")}
+    first: dict[str, Any] = {"text": "working", **call("read_file", path="app.py")}
     a, model, events = agent(
         rig,
         [

@@ -56,6 +56,9 @@ class AnalyzerSpec:
     extensions: frozenset[str]
     language_id: str = "python"
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Ask for pull diagnostics (textDocument/diagnostic) when the server
+    #: offers them; otherwise rely on publishDiagnostics.
+    pull: bool = True
 
 
 DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
@@ -97,6 +100,10 @@ class _Analyzer:
         self.restarts = 0
         self.alive = False
         self._stderr_task: asyncio.Task[None] | None = None
+        #: The server answers textDocument/diagnostic (set after initialize).
+        self.pull = False
+        self._result_ids: dict[str, str] = {}
+        self._pulls: set[asyncio.Task[None]] = set()
         self._stopping = False
 
     def owns(self, path: str) -> bool:
@@ -132,6 +139,12 @@ class _Analyzer:
         def on_progress_create(params: Any) -> None:
             return None
 
+        @client.feature(lsp.WORKSPACE_DIAGNOSTIC_REFRESH)
+        def on_refresh(params: Any) -> None:
+            # The server's view changed (e.g. a config file): pull every file again.
+            for path, version in list(self.versions.items()):
+                self._schedule_pull(path, version)
+
         @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
         def on_register(params: Any) -> None:
             return None
@@ -150,7 +163,7 @@ class _Analyzer:
         server = client._server
         if server is not None and server.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain(server.stderr))
-        await client.initialize_async(
+        result: Any = await client.initialize_async(
             lsp.InitializeParams(
                 process_id=os.getpid(),
                 root_uri=root.as_uri(),
@@ -164,6 +177,9 @@ class _Analyzer:
                         publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(
                             version_support=True, related_information=False
                         ),
+                        diagnostic=lsp.DiagnosticClientCapabilities(related_document_support=False)
+                        if self.spec.pull
+                        else None,
                     ),
                 ),
                 initialization_options={"settings": self.spec.settings}
@@ -171,6 +187,8 @@ class _Analyzer:
                 else None,
             )
         )
+        caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
+        self.pull = bool(self.spec.pull and caps.get("diagnosticProvider"))
         client.initialized(lsp.InitializedParams())
         if self.spec.settings:
             client.workspace_did_change_configuration(
@@ -205,6 +223,7 @@ class _Analyzer:
                 )
             )
         )
+        self._schedule_pull(path, 1)
 
     def change(self, path: str) -> None:
         if not self.alive or self.client is None or not self.owns(path):
@@ -235,6 +254,48 @@ class _Analyzer:
         self.client.text_document_did_save(
             lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         )
+        self._schedule_pull(path, version)
+
+    def _schedule_pull(self, path: str, version: int) -> None:
+        if not self.pull:
+            return
+        task = asyncio.ensure_future(self._pull(path, version))
+        self._pulls.add(task)
+        task.add_done_callback(self._pulls.discard)
+
+    async def _pull(self, path: str, version: int) -> None:
+        """Ask for the diagnostics of ``path`` at ``version`` (pull model)."""
+        client = self.client
+        if client is None:
+            return
+        uri = _uri(self.pool.root, path)
+        for _attempt in range(3):
+            try:
+                report: Any = await client.text_document_diagnostic_async(
+                    lsp.DocumentDiagnosticParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=uri),
+                        previous_result_id=self._result_ids.get(path),
+                    )
+                )
+                break
+            except Exception as exc:  # ServerCancelled: the server asks to retry
+                log.debug("%s: pull diagnostics for %s failed: %s", self.spec.name, path, exc)
+                await asyncio.sleep(0.05)
+        else:
+            return
+        if self.versions.get(path) != version:
+            return  # a newer version is already being pulled
+        kind = getattr(report, "kind", None)
+        result_id = getattr(report, "result_id", None)
+        if result_id:
+            self._result_ids[path] = result_id
+        if kind != "unchanged":
+            items = getattr(report, "items", None) or []
+            self.diagnostics[path] = [self.pool.convert(path, d, self.spec.name) for d in items]
+        wanted = self.awaiting.get(path)
+        if wanted is not None and wanted <= version:
+            del self.awaiting[path]
+        self.pool._published(self, path)
 
     def on_publish(self, params: lsp.PublishDiagnosticsParams) -> None:
         path = self.pool.relative(params.uri)
