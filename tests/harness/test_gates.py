@@ -334,3 +334,18 @@ async def test_severity_threshold(severity: str, blocking: int) -> None:
     gate = AnalyzerGate(source, severity)
     outcome = await gate.check(GateContext(1, frozenset({"a.py"})))
     assert len(outcome.blockers) == blocking
+
+
+def test_a_new_duplicate_of_an_old_error_is_the_one_reported() -> None:
+    from rein.harness.gates import _new_or_touched
+
+    old = Diagnostic(path="util.py", line=10, code="E1", message="bad")
+    new_dup = Diagnostic(path="util.py", line=3, code="E1", message="bad")
+    moved = Diagnostic(path="other.py", line=7, code="E2", message="x")
+    baseline = [old, Diagnostic(path="other.py", line=5, code="E2", message="x")]
+    # util.py: the old error is still at line 10, a new identical one appeared at line 3.
+    # other.py: the person moved the old error from line 5 to 7: not new.
+    blocking = _new_or_touched([new_dup, old, moved], baseline, frozenset())
+    assert blocking == [new_dup]
+    touched = _new_or_touched([old], baseline, frozenset({"util.py"}))
+    assert touched == [old]

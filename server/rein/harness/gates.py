@@ -98,6 +98,35 @@ def _key(d: Diagnostic) -> tuple[str, str | None, str]:
     return (d.path, d.code, d.message)
 
 
+def _new_or_touched(
+    current: Sequence[Diagnostic], baseline: Sequence[Diagnostic], touched: frozenset[str]
+) -> list[Diagnostic]:
+    """The blocking diagnostics: all in touched files; elsewhere those not in
+    the baseline. A file the run did not touch kept its lines, so a baseline
+    entry is matched at the same line first (so a new duplicate of an old
+    error is the one reported); what is left is matched by file, code and
+    message alone (lines the person moved meanwhile)."""
+    exact = Counter((*_key(d), d.line) for d in baseline)
+    loose = Counter(_key(d) for d in baseline)
+    ordered = sorted(current, key=lambda d: (d.path, d.line, d.character))
+    unmatched: list[Diagnostic] = []
+    blocking: list[Diagnostic] = []
+    for d in ordered:
+        if d.path in touched:
+            blocking.append(d)
+        elif exact[(*_key(d), d.line)] > 0:
+            exact[(*_key(d), d.line)] -= 1
+            loose[_key(d)] -= 1
+        else:
+            unmatched.append(d)
+    for d in unmatched:
+        if loose[_key(d)] > 0:
+            loose[_key(d)] -= 1
+        else:
+            blocking.append(d)
+    return sorted(blocking, key=lambda d: (d.path, d.line, d.character))
+
+
 class AnalyzerGate:
     """Blocking: diagnostics at or above ``severity`` in files touched this
     run, plus such diagnostics elsewhere that were not in the baseline taken
@@ -116,15 +145,8 @@ class AnalyzerGate:
     async def check(self, ctx: GateContext) -> GateOutcome:
         snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
         serious = [d for d in snap.diagnostics if d.severity <= self.threshold]
-        known = Counter(_key(d) for d in (self.baseline.diagnostics if self.baseline else ()))
-        blocking: list[Diagnostic] = []
-        for d in sorted(serious, key=lambda d: (d.path, d.line, d.character)):
-            if d.path in ctx.touched:
-                blocking.append(d)
-            elif known[_key(d)] > 0:
-                known[_key(d)] -= 1
-            else:
-                blocking.append(d)
+        baseline = self.baseline.diagnostics if self.baseline else ()
+        blocking = _new_or_touched(serious, baseline, ctx.touched)
         blockers = [
             Blocker(
                 gate=self.name,
