@@ -4,6 +4,7 @@ folder that cannot be used. Real `rein serve` subprocesses."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sqlite3
@@ -241,3 +242,73 @@ async def test_a_plan_act_session_waits_and_resumes_after_a_restart(
         )
     }
     assert keys == {"planner:memory", "executor:memory"}
+
+
+async def test_a_killed_plan_act_session_rolls_back_and_continues(
+    workspace: Path, tmp_path: Path
+) -> None:
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "submit_plan",
+                        "arguments": {"steps": [{"id": "s1", "description": "run the slow check"}]},
+                    }
+                ]
+            },
+            {"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 60"}}]},
+        ],
+    )
+    async with running_server(workspace, tmp_path) as editor:
+        task = asyncio.ensure_future(
+            request(editor, "rein/prompt", {"text": "check it", "mode": "plan"})
+        )
+        started = await editor.wait_event(
+            lambda e: (
+                e["event"]["type"] == "tool_call_start" and e["event"]["name"] == "run_command"
+            )
+        )
+        session_id = started["sessionId"]
+        os.kill(editor.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
+        with pytest.raises(RuntimeError, match="exited"):
+            await asyncio.wait_for(task, 10)
+    write_script(
+        tmp_path,
+        [
+            {
+                "expect": {"messages_contain": ["Interrupted: the session stopped"]},
+                "tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}],
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "complete_step",
+                        "arguments": {
+                            "step_id": "s1",
+                            "success": True,
+                            "summary": "checked by reading",
+                        },
+                    }
+                ]
+            },
+        ],
+    )
+    async with running_server(workspace, tmp_path) as editor:
+        [summary] = (await request(editor, "rein/sessions", {}))["sessions"]
+        assert summary["status"] == "interrupted"
+        result = await request(editor, "rein/prompt", {"text": "go on", "sessionId": session_id})
+        assert result["status"] == "completed", result.get("error")
+        assert result["text"] == "checked by reading"
+    db = sqlite3.connect(tmp_path / "storage" / "sessions.db")
+    for memory in ("planner:memory", "executor:memory"):
+        rows = [
+            r[0]
+            for r in db.execute(
+                "SELECT body FROM messages WHERE session_id=? AND memory_key=? ORDER BY seq",
+                (session_id, memory),
+            )
+        ]
+        messages = [json.loads(r) for r in rows]
+        assert paired(messages), memory
