@@ -10,7 +10,8 @@
  *    the first edit leaves an error that the analyzer gate finds in the
  *    editor's diagnostics (a failed gate, a repair attempt), the repair's edit
  *    lands in the editor buffer, the gate passes, the panel shows the run
- *    completed, the error is gone, and the diff link opens the change.
+ *    completed, the error is gone, and the diff link opens the change;
+ *    Rein: Start Preview asks the server (no preview is configured there).
  *
  * Saves docs/images/vscode-e2e.png (and vscode-e2e-diff.png after a run).
  * Needs: the vsix (npm run package), out/e2e/analyzer (scripts/build.mjs
@@ -260,6 +261,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await panel.locator('.composer textarea').waitFor({ timeout: 60_000 });
     await widenSideBar(page, 440);
     assert.equal(await panel.locator('.empty-title').textContent(), 'Rein');
+    assert.deepEqual(await panel.locator('.composer .mode-toggle [role="radio"]').allTextContents(), ['Agent', 'Plan']);
     await page.locator('.statusbar-item', { hasText: 'Rein' }).first().waitFor();
     if (!serve.ok) {
       // The server cannot start yet; the panel says so.
@@ -314,10 +316,19 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await panel.locator('.item.tool .diff-link').last().click();
     await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 15_000 });
     await page.locator('.tab', { hasText: 'Rein edit' }).first().waitFor();
-    const diffText = (await page.locator('.monaco-diff-editor .modified .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
-    assert.match(diffText, /n=\{len\(values\)\}/);
-    const originalText = (await page.locator('.monaco-diff-editor .original .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
-    assert.match(originalText, /n=\{total\}/);
+    // The diff editor draws its sides a moment after it shows.
+    const side = async (which: string): Promise<string> =>
+      (await page.locator(`.monaco-diff-editor .${which} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    await waitUntil('the diff editor to draw both sides', async () => (await side('modified')) !== '' && (await side('original')) !== '', 15_000);
+    assert.match(await side('modified'), /n=\{len\(values\)\}/);
+    assert.match(await side('original'), /n=\{total\}/);
     await page.screenshot({ path: DIFF_SCREENSHOT });
+
+    // No preview is configured here: the panel's section stays hidden (its
+    // rein/preview status said "off"), and Rein: Start Preview, a rein/preview
+    // round trip, says how to configure one.
+    assert.equal(await panel.locator('.preview-section').isHidden(), true);
+    await runCommand(page, 'Rein: Start Preview');
+    await page.locator('.notification-list-item-message', { hasText: 'no preview is configured' }).first().waitFor({ timeout: 15_000 });
   });
 });

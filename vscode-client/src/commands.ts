@@ -1,7 +1,8 @@
 /**
  * The client's commands. Their ids differ from the server's (`rein.fix`,
- * `rein.explain`, `rein.ask`, `rein.abort` are registered by
- * vscode-languageclient from the server's executeCommandProvider).
+ * `rein.explain`, `rein.ask`, `rein.abort`, `rein.preview.start|stop|restart`
+ * are registered by vscode-languageclient from the server's
+ * executeCommandProvider).
  */
 
 import * as path from 'node:path';
@@ -11,7 +12,7 @@ import type { ReinClient } from './client';
 import { toLspDiagnostic } from './bridge/diagnostics';
 import type { Chat, ChatViewProvider } from './panel/chatView';
 import type { ChatController } from './panel/controller';
-import type { PromptContext } from './shared/protocol';
+import type { PreviewAction, PreviewResult, PromptContext } from './shared/protocol';
 
 export const Commands = {
   openChat: 'rein.openChat',
@@ -23,7 +24,12 @@ export const Commands = {
   setApiKey: 'rein.setApiKey',
   restartServer: 'rein.restartServer',
   openSettings: 'rein.openSettings',
+  previewStart: 'rein.previewStart',
+  previewStop: 'rein.previewStop',
+  previewRestart: 'rein.previewRestart',
 } as const;
+
+const STATUS_MESSAGE_MS = 6000;
 
 function relativePath(uri: vscode.Uri): string {
   return vscode.workspace.asRelativePath(uri, false) || path.basename(uri.fsPath);
@@ -91,6 +97,45 @@ async function fixProblems(controller: ChatController, view: ChatViewProvider): 
   });
 }
 
+/** What a `rein/preview` answer says, for the status bar. */
+export function previewStatusText(result: Pick<PreviewResult, 'state' | 'pid'>): string {
+  const pid = result.pid === undefined ? '' : ` (pid ${result.pid})`;
+  return `Rein: the preview is ${result.state}${pid}`;
+}
+
+/**
+ * Start, stop or restart the preview (`rein/preview`) and say how it went:
+ * the state in the status bar, a failure as an error message, a preview that
+ * is not configured as a warning that offers the settings. The panel's
+ * preview buttons run these commands too.
+ */
+export async function runPreviewAction(controller: ChatController, action: Exclude<PreviewAction, 'status'>): Promise<void> {
+  const doing = { start: 'starting', stop: 'stopping', restart: 'restarting' }[action];
+  let result: PreviewResult;
+  try {
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: `Rein: ${doing} the preview` },
+      () => controller.previewRequest(action),
+    );
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Rein: could not ${action} the preview: ${error instanceof Error ? error.message : String(error)}`);
+    return;
+  }
+  if (result.state === 'off') {
+    const open = 'Open Settings';
+    const choice = await vscode.window.showWarningMessage('Rein: no preview is configured. Set rein.gates.preview.command to the command that starts your program.', open);
+    if (choice === open) {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'rein.gates.preview');
+    }
+    return;
+  }
+  if (result.error) {
+    void vscode.window.showErrorMessage(`Rein: preview ${action} failed: ${result.error}`);
+    return;
+  }
+  vscode.window.setStatusBarMessage(previewStatusText(result), STATUS_MESSAGE_MS);
+}
+
 export function registerCommands(
   context: vscode.ExtensionContext,
   client: ReinClient,
@@ -113,4 +158,7 @@ export function registerCommands(
   register(Commands.setApiKey, () => promptForApiKey(keys, (reason) => client.restart(reason)));
   register(Commands.restartServer, () => client.restart('restart requested'));
   register(Commands.openSettings, () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:rein.rein'));
+  register(Commands.previewStart, () => runPreviewAction(controller, 'start'));
+  register(Commands.previewStop, () => runPreviewAction(controller, 'stop'));
+  register(Commands.previewRestart, () => runPreviewAction(controller, 'restart'));
 }

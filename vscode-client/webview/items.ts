@@ -11,9 +11,9 @@ import {
   type Item,
   type NoticeItem,
   type PlanItem,
-  type PreviewItem,
   type RepairItem,
   type RunEndItem,
+  type StepItem,
   type SubagentItem,
   type ToolItem,
   type UserItem,
@@ -253,36 +253,13 @@ function renderPlan(item: PlanItem): HTMLElement {
   );
 }
 
-function renderPreview(item: PreviewItem): HTMLElement {
-  const about = [
-    item.pid !== undefined ? `pid ${item.pid}` : '',
-    item.generation !== undefined ? `gen ${item.generation}` : '',
-    item.reloads ? `${item.reloads} reload${item.reloads === 1 ? '' : 's'}` : '',
-  ].filter(Boolean);
+/** Where a plan step's work starts (plan mode). */
+function renderStep(item: StepItem): HTMLElement {
   return h(
-    'details',
-    { class: `item preview state-${item.state}${item.errors.length ? ' has-errors' : ''}`, 'data-key': 'preview' },
-    h(
-      'summary',
-      {},
-      icon('chevron', 'chevron'),
-      icon('play'),
-      h('span', { class: 'tool-name' }, 'Preview'),
-      h('span', { class: 'tool-summary', title: item.command }, item.command ?? ''),
-      h('span', { class: `badge preview-state ${item.state}` }, item.state),
-      item.errors.length ? h('span', { class: 'badge denied' }, `${item.errors.length} error${item.errors.length === 1 ? '' : 's'}`) : null,
-      h('span', { class: 'tool-time' }, about.join(' · ')),
-    ),
-    h(
-      'div',
-      { class: 'tool-body' },
-      item.stopped ? h('div', { class: 'muted' }, item.stopped) : null,
-      ...item.errors.map((error) =>
-        h('div', { class: 'preview-error' }, error.message, error.lines.length ? pre(error.lines.join('\n'), 'context') : null),
-      ),
-      item.output ? h('div', { class: 'label' }, 'Output') : null,
-      item.output ? pre(item.output, 'output') : null,
-    ),
+    'div',
+    { class: 'item step-start', role: 'separator', 'aria-label': `Step ${item.index} of ${item.total}` },
+    h('span', { class: 'step-label' }, `Step ${item.index} of ${item.total}`),
+    h('span', { class: 'step-description', title: item.description }, item.description),
   );
 }
 
@@ -331,8 +308,8 @@ export function renderItem(item: Item): HTMLElement {
       return renderSubagent(item);
     case 'plan':
       return renderPlan(item);
-    case 'preview':
-      return renderPreview(item);
+    case 'step':
+      return renderStep(item);
     case 'run_end':
       return renderRunEnd(item);
     case 'notice':

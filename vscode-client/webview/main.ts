@@ -9,10 +9,11 @@
  */
 
 import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
-import type { SessionSummary } from '../src/shared/protocol';
+import type { PromptMode, SessionSummary } from '../src/shared/protocol';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
 import { append, h, icon, usageText } from './dom';
 import { renderItem } from './items';
+import { previewSection } from './preview';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;
@@ -23,6 +24,16 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
+
+/** What the page keeps across reloads (vscode.setState). */
+interface SavedState {
+  draft?: string;
+  runMode?: PromptMode;
+  previewOpen?: boolean;
+}
+
+const saved: SavedState = (vscode.getState() as SavedState | undefined) ?? {};
+let runMode: PromptMode = saved.runMode === 'plan' ? 'plan' : 'agent';
 
 // ------------------------------------------------------------------ page
 
@@ -50,17 +61,39 @@ const sendLabel = h('span', { class: 'send-label' }, 'Send');
 const sendButton = h('button', { class: 'primary', title: 'Send (Enter)' }, icon('send'), sendLabel);
 const queueButton = h('button', { class: 'secondary hidden', title: 'Queue as a follow-up (Alt+Enter)' }, icon('queue'), 'Queue');
 const stopButton = h('button', { class: 'secondary danger hidden', title: 'Abort the run' }, icon('stop'), 'Stop');
+const MODES: Record<PromptMode, { label: string; title: string; placeholder: string }> = {
+  agent: {
+    label: 'Agent',
+    title: 'Agent mode: Rein works on the task directly',
+    placeholder: 'Ask Rein to change something…',
+  },
+  plan: {
+    label: 'Plan',
+    title: 'Plan mode: Rein first makes a plan, then carries it out step by step',
+    placeholder: 'Describe a task; Rein plans it, then does it step by step…',
+  },
+};
+const modeButtons = (Object.keys(MODES) as PromptMode[]).map((mode) =>
+  h('button', { class: 'mode-option', role: 'radio', 'data-mode': mode, title: MODES[mode].title }, MODES[mode].label),
+);
+const modeToggle = h('div', { class: 'mode-toggle', role: 'radiogroup', 'aria-label': 'Mode of a new prompt' }, ...modeButtons);
+const preview = previewSection(
+  (action) => vscode.postMessage({ type: 'preview', action }),
+  saved.previewOpen === true,
+  () => saveState(),
+);
 
 app.append(
   h('div', { class: 'toolbar' }, sessionSelect, newButton, refreshButton),
   statusLine,
   banner,
+  preview.el,
   timeline,
   h(
     'div',
     { class: 'composer' },
     input,
-    h('div', { class: 'composer-actions' }, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
+    h('div', { class: 'composer-actions' }, modeToggle, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
   ),
 );
 timeline.append(empty);
@@ -121,6 +154,9 @@ function applyUpdate(message: Extract<HostMessage, { type: 'update' }>): void {
     previous = node.el;
   }
   empty.classList.toggle('hidden', message.order.length > 0);
+  if (message.preview) {
+    preview.render(message.preview, connection === 'running');
+  }
   setHeader(message.header);
   if (nearBottom || message.reset) {
     timeline.scrollTop = timeline.scrollHeight;
@@ -156,10 +192,25 @@ function setHeader(next: Header): void {
   sendButton.title = running ? 'Steer the active run (Enter)' : 'Send (Enter)';
   queueButton.classList.toggle('hidden', !running);
   stopButton.classList.toggle('hidden', !running);
+  modeToggle.classList.toggle('hidden', running); // it is for a new prompt; Enter steers now
   input.placeholder = running
     ? 'Steer the run (Enter) or queue a follow-up (Alt+Enter)…'
-    : 'Ask Rein to change something…';
+    : MODES[runMode].placeholder;
   updateSendEnabled();
+}
+
+function setRunMode(mode: PromptMode): void {
+  runMode = mode;
+  for (const option of modeButtons) {
+    const selected = option.dataset.mode === mode;
+    option.setAttribute('aria-checked', String(selected));
+    option.classList.toggle('selected', selected);
+    option.tabIndex = selected ? 0 : -1;
+  }
+  if (header.status !== 'running') {
+    input.placeholder = MODES[mode].placeholder;
+  }
+  saveState();
 }
 
 function setSessions(sessions: SessionSummary[], current: string | null): void {
@@ -207,6 +258,7 @@ function setConnection(state: ConnectionStateName, detail: string | undefined): 
       banner.append(button);
     }
   }
+  preview.render(undefined, state === 'running');
   updateSendEnabled();
 }
 
@@ -221,14 +273,15 @@ function send(mode: SendMode): void {
   if (!text || connection !== 'running') {
     return;
   }
-  vscode.postMessage({ type: 'send', text, mode });
+  vscode.postMessage({ type: 'send', text, mode, runMode });
   input.value = '';
-  saveDraft();
+  saveState();
   updateSendEnabled();
 }
 
-function saveDraft(): void {
-  vscode.setState({ draft: input.value });
+function saveState(): void {
+  const state: SavedState = { draft: input.value, runMode, previewOpen: preview.el.open };
+  vscode.setState(state);
 }
 
 // ------------------------------------------------------------------ events
@@ -240,8 +293,20 @@ input.addEventListener('keydown', (event) => {
   }
 });
 input.addEventListener('input', () => {
-  saveDraft();
+  saveState();
   updateSendEnabled();
+});
+for (const option of modeButtons) {
+  option.addEventListener('click', () => setRunMode(option.dataset.mode === 'plan' ? 'plan' : 'agent'));
+}
+modeToggle.addEventListener('keydown', (event) => {
+  // A radio group: the arrow keys move the choice.
+  if (event.key === 'ArrowLeft' || event.key === 'ArrowRight') {
+    event.preventDefault();
+    const next: PromptMode = runMode === 'agent' ? 'plan' : 'agent';
+    setRunMode(next);
+    modeButtons.find((option) => option.dataset.mode === next)?.focus();
+  }
 });
 sendButton.addEventListener('click', () => send('auto'));
 queueButton.addEventListener('click', () => send('followUp'));
@@ -293,7 +358,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'focusInput':
       if (message.text) {
         input.value = message.text;
-        saveDraft();
+        saveState();
         updateSendEnabled();
       }
       input.focus();
@@ -301,10 +366,10 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   }
 });
 
-const saved = vscode.getState() as { draft?: string } | undefined;
-if (saved?.draft) {
+if (saved.draft) {
   input.value = saved.draft;
 }
+setRunMode(runMode);
 setHeader(header);
 setSessions([], null);
 setConnection('starting', undefined);

@@ -15,6 +15,11 @@ import { EditSnapshots, workspaceFileUri } from './edits';
 import { UpdateBuilder } from './updates';
 
 export const CHAT_VIEW_ID = 'rein.chat';
+const PREVIEW_COMMANDS = {
+  start: 'rein.previewStart',
+  stop: 'rein.previewStop',
+  restart: 'rein.previewRestart',
+} as const;
 const FLUSH_MS = 50;
 
 export function nonce(): string {
@@ -142,9 +147,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
           this.pendingInput = undefined;
         }
         void this.controller.refreshSessions();
+        void this.controller.refreshPreview();
         break;
       case 'send':
-        void this.controller.send(msg.text, msg.mode);
+        void this.controller.send(msg.text, msg.mode, undefined, msg.runMode);
+        break;
+      case 'preview':
+        // The same as the commands (and their status message).
+        void vscode.commands.executeCommand(PREVIEW_COMMANDS[msg.action]);
         break;
       case 'abort':
         void this.controller.abort();

@@ -1,17 +1,23 @@
 /**
  * The chat's state machine on the host side: which session the panel shows,
- * the event stream into the view model (with `seq` checking), and the
- * requests the panel and the commands make (prompt, steer, follow-up, abort,
- * sessions). No UI here: the view and the status bar listen to it.
+ * the event stream into the view model (with `seq` checking), the preview
+ * (one per workspace, kept across sessions), and the requests the panel and
+ * the commands make (prompt, steer, follow-up, abort, sessions, preview). No
+ * UI here: the view and the status bar listen to it.
  */
 
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
 import {
+  isPreviewEvent,
   Methods,
   type AbortResult,
   type EventEnvelope,
+  type PreviewAction,
+  type PreviewParams,
+  type PreviewResult,
   type PromptContext,
+  type PromptMode,
   type PromptParams,
   type PromptResult,
   type QueuedResult,
@@ -22,6 +28,7 @@ import {
 import type { SendMode } from '../shared/messages';
 import type { Header } from '../shared/viewModel';
 import type { EditCapture } from './edits';
+import { PreviewModel } from './preview';
 import { PanelState } from './reducer';
 
 /** A `rein/event` notification as the contract defines it (anything else is dropped). */
@@ -45,7 +52,9 @@ function message(error: unknown): string {
 }
 
 export class ChatController implements vscode.Disposable {
-  private stateValue = new PanelState();
+  /** The workspace's preview: every PanelState of this controller shares it. */
+  readonly preview = new PreviewModel();
+  private stateValue = new PanelState(null, this.preview);
   private sessionIdValue: string | null = null;
   private lastSeq: number | undefined;
   private reloading = false;
@@ -74,9 +83,15 @@ export class ChatController implements vscode.Disposable {
       connection.onDidChangeState((info) => {
         if (info.state === 'running') {
           void this.refreshSessions();
-        } else if (info.state !== 'starting' && this.stateValue.header.status === 'running') {
-          this.stateValue.setRunning(false);
-          this.stateValue.notice('error', 'The Rein server stopped during the run.');
+          void this.refreshPreview();
+          return;
+        }
+        if (info.state !== 'starting') {
+          this.preview.serverStopped(); // the server stops its preview when it goes
+          if (this.stateValue.header.status === 'running') {
+            this.stateValue.setRunning(false);
+            this.stateValue.notice('error', 'The Rein server stopped during the run.');
+          }
           this.changed();
         }
       }),
@@ -127,9 +142,18 @@ export class ChatController implements vscode.Disposable {
 
   // ------------------------------------------------------------ events
 
+  /** The preview is the workspace's: its events count whichever session's stream they came on. */
+  private applyPreview(event: EventEnvelope['event']): void {
+    if (isPreviewEvent(event)) {
+      this.preview.apply(event);
+      this.changed();
+    }
+  }
+
   handleEnvelope(envelope: EventEnvelope): void {
     if (envelope.sessionId === null) {
-      // Not part of a session (an auto-repair that was skipped): no seq to check.
+      // Not part of a session (the preview started by request, a skipped
+      // auto-repair): seq is 0, there is nothing to check.
       if (this.stateValue.apply(envelope.event)) {
         this.changed();
       }
@@ -137,15 +161,17 @@ export class ChatController implements vscode.Disposable {
     }
     if (envelope.sessionId !== this.sessionIdValue) {
       if (this.sessionIdValue !== null && this.running) {
+        this.applyPreview(envelope.event);
         return; // another session's run while ours is busy: not shown here
       }
       // Nothing running here: follow the session that is active (a new
       // session's first run, or a run a code action started).
       const adopted = this.sessionIdValue === null && this.stateValue.view().items.length === 0;
-      this.replaceState(adopted ? this.reuse(envelope.sessionId) : new PanelState(envelope.sessionId), envelope.sessionId);
+      this.replaceState(adopted ? this.reuse(envelope.sessionId) : new PanelState(envelope.sessionId, this.preview), envelope.sessionId);
       void this.refreshSessions();
     }
     if (this.reloading) {
+      this.applyPreview(envelope.event);
       return; // the transcript being loaded already has these
     }
     if (this.lastSeq !== undefined) {
@@ -154,6 +180,7 @@ export class ChatController implements vscode.Disposable {
       }
       if (envelope.seq !== this.lastSeq + 1) {
         const missed = envelope.seq - this.lastSeq - 1;
+        this.applyPreview(envelope.event);
         void this.reload(`Missed ${missed} event${missed === 1 ? '' : 's'} (seq ${this.lastSeq + 1}–${envelope.seq - 1}); the session was reloaded.`);
         return;
       }
@@ -177,7 +204,7 @@ export class ChatController implements vscode.Disposable {
 
   /** The empty state of a new session keeps the header's "running" mark. */
   private reuse(sessionId: string): PanelState {
-    const state = new PanelState(sessionId);
+    const state = new PanelState(sessionId, this.preview);
     state.setRunning(this.running);
     return state;
   }
@@ -193,10 +220,11 @@ export class ChatController implements vscode.Disposable {
       if (this.sessionIdValue !== sessionId) {
         return;
       }
-      const state = PanelState.fromTranscript(sessionId, session?.messages ?? []);
+      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview);
       state.setRunning(session?.status === 'running' || this.running);
       state.notice('warning', reason);
       this.replaceState(state, sessionId);
+      void this.refreshPreview(); // preview output missed in the gap
     } catch (error) {
       this.stateValue.notice('error', `${reason.replace(/; the session was reloaded\.$/, '')}; reloading failed: ${message(error)}`);
       this.changed();
@@ -212,7 +240,7 @@ export class ChatController implements vscode.Disposable {
    * Enter in the prompt box: a new run when idle; while a run is active,
    * steering ("auto") or a queued follow-up ("followUp").
    */
-  async send(text: string, mode: SendMode = 'auto', context?: PromptContext): Promise<void> {
+  async send(text: string, mode: SendMode = 'auto', context?: PromptContext, runMode: PromptMode = 'agent'): Promise<void> {
     const trimmed = text.trim();
     if (!trimmed) {
       return;
@@ -237,11 +265,11 @@ export class ChatController implements vscode.Disposable {
       }
       // The run ended meanwhile: send it as a new prompt.
     }
-    await this.prompt(trimmed, context);
+    await this.prompt(trimmed, context, runMode);
   }
 
-  private async prompt(text: string, context?: PromptContext): Promise<void> {
-    const params: PromptParams = { text, mode: 'agent' };
+  private async prompt(text: string, context: PromptContext | undefined, runMode: PromptMode): Promise<void> {
+    const params: PromptParams = { text, mode: runMode };
     if (this.sessionIdValue) {
       params.sessionId = this.sessionIdValue;
     }
@@ -309,7 +337,7 @@ export class ChatController implements vscode.Disposable {
       void vscode.window.showWarningMessage('Rein: a run is active. Abort it before starting a new session.');
       return;
     }
-    this.replaceState(new PanelState(), null);
+    this.replaceState(new PanelState(null, this.preview), null);
     this.sessionsEmitter.fire(this.sessionsValue);
   }
 
@@ -324,13 +352,48 @@ export class ChatController implements vscode.Disposable {
     }
     try {
       const session = await this.connection.sendRequest<Partial<SessionResult> | null>(Methods.session, { sessionId });
-      const state = PanelState.fromTranscript(sessionId, session?.messages ?? []);
+      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview);
       state.setRunning(session?.status === 'running');
       this.replaceState(state, sessionId);
     } catch (error) {
       void vscode.window.showErrorMessage(`Rein: could not open the session: ${message(error)}`);
     }
     this.sessionsEmitter.fire(this.sessionsValue);
+  }
+
+  /**
+   * `rein/preview` with `action`; the section shows the answer. Resolves with
+   * the answer, rejects when the request failed (the section says so too).
+   */
+  async previewRequest(action: PreviewAction): Promise<PreviewResult> {
+    if (action !== 'status') {
+      this.preview.setPending(action);
+      this.changed();
+    }
+    try {
+      const params: PreviewParams = { action };
+      const result = await this.connection.sendRequest<PreviewResult>(Methods.preview, params);
+      this.preview.setPending(undefined);
+      this.preview.applyStatus(result);
+      return result;
+    } catch (error) {
+      this.preview.requestFailed(action, message(error));
+      throw error;
+    } finally {
+      this.changed();
+    }
+  }
+
+  /** The preview's state for the section (the panel loaded, the server started); quiet when it fails. */
+  async refreshPreview(): Promise<void> {
+    if (this.connection.info.state !== 'running') {
+      return; // asked again when the server runs
+    }
+    try {
+      await this.previewRequest('status');
+    } catch {
+      // an older server without rein/preview, or not connected after all
+    }
   }
 
   async refreshSessions(): Promise<SessionSummary[]> {

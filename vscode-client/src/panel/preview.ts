@@ -1,52 +1,136 @@
 /**
- * The preview box: the person's program, which Rein starts, reloads with
- * validated changes and watches for runtime errors. One box per session,
- * updated in place. Pure.
+ * The preview section's state: the person's program, which Rein starts,
+ * reloads with validated changes and watches for runtime errors. One per
+ * workspace (one per server), so one model outlives the sessions the panel
+ * shows; it follows the preview events (of any session, or of none) and the
+ * results of `rein/preview`. Pure.
  */
 
-import type { ReinEvent } from '../shared/protocol';
-import type { PreviewItem } from '../shared/viewModel';
-import { tail } from './text';
+import type { PreviewAction, PreviewEvent, PreviewResult } from '../shared/protocol';
+import type { PreviewView } from '../shared/viewModel';
 
-const MAX_OUTPUT = 8_000;
-const MAX_ERRORS = 20;
+/** Output lines kept for the panel. */
+export const PREVIEW_LINES = 20;
+const MAX_LINE_CHARS = 500;
+const MAX_ERROR_LINES = 40;
+// eslint-disable-next-line no-control-regex -- terminal colour codes are what this removes
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 
-type PreviewEvent = Extract<
-  ReinEvent,
-  { type: 'preview_started' | 'preview_reloaded' | 'preview_output' | 'preview_error' | 'preview_stopped' }
->;
+function clean(line: string): string {
+  const plain = line.replace(ANSI, '').replace(/\r$/, '');
+  return plain.length > MAX_LINE_CHARS ? `${plain.slice(0, MAX_LINE_CHARS - 1)}…` : plain;
+}
 
-export function applyPreviewEvent(box: PreviewItem, event: PreviewEvent): PreviewItem {
-  switch (event.type) {
-    case 'preview_started':
-      box.state = event.state ?? 'running';
-      box.pid = event.pid;
-      box.command = event.command || box.command;
-      box.generation = event.generation ?? box.generation;
-      box.errors = [];
-      box.stopped = undefined;
-      break;
-    case 'preview_reloaded':
-      box.state = event.state ?? 'running';
-      box.pid = event.pid ?? box.pid;
-      box.generation = event.generation ?? box.generation;
-      box.reloads += 1;
-      break;
-    case 'preview_output': {
-      const dropped = event.lines_dropped ? `[${event.lines_dropped} lines left out]\n` : '';
-      box.output = tail(box.output + dropped + event.text, MAX_OUTPUT);
-      break;
-    }
-    case 'preview_error':
-      box.state = event.state ?? box.state;
-      box.errors = [...box.errors, { message: event.message, lines: event.lines ?? [] }].slice(-MAX_ERRORS);
-      break;
-    case 'preview_stopped': {
-      box.state = event.state ?? 'stopped';
-      const code = event.exit_code === null || event.exit_code === undefined ? '' : ` (exit code ${event.exit_code})`;
-      box.stopped = `${event.reason ?? box.state}${code}`;
-      break;
+function keepTail(lines: readonly string[]): string[] {
+  return lines.slice(-PREVIEW_LINES);
+}
+
+export class PreviewModel {
+  private value: PreviewView = { rev: 0, state: 'unknown', reloads: 0, lines: [] };
+
+  get rev(): number {
+    return this.value.rev;
+  }
+
+  /** A copy for the view model (the host posts it to the page). */
+  view(): PreviewView {
+    return { ...this.value, lines: [...this.value.lines] };
+  }
+
+  private changed(update: Partial<PreviewView>): void {
+    this.value = { ...this.value, ...update, rev: this.value.rev + 1 };
+  }
+
+  /** One preview event, from a session's stream or from none. */
+  apply(event: PreviewEvent): void {
+    const v = this.value;
+    switch (event.type) {
+      case 'preview_started':
+        this.changed({
+          state: event.state ?? 'running',
+          pid: event.pid,
+          command: event.command || v.command,
+          generation: event.generation ?? v.generation,
+          error: undefined,
+          detail: undefined,
+        });
+        break;
+      case 'preview_reloaded':
+        this.changed({
+          state: event.state ?? 'running',
+          pid: event.pid ?? v.pid,
+          generation: event.generation ?? v.generation,
+          reloads: v.reloads + 1,
+          error: undefined,
+          detail: undefined,
+        });
+        break;
+      case 'preview_output': {
+        const dropped = event.lines_dropped ? [`… ${event.lines_dropped} lines left out`] : [];
+        const lines = event.text.replace(/\n$/, '').split('\n').map(clean);
+        this.changed({ lines: keepTail([...v.lines, ...dropped, ...lines]) });
+        break;
+      }
+      case 'preview_error': {
+        const state = event.state ?? v.state;
+        const exited = event.exit_code !== null && event.exit_code !== undefined;
+        this.changed({
+          state,
+          pid: state === 'failed' || state === 'exited' ? undefined : v.pid,
+          error: { message: event.message, lines: (event.lines ?? []).slice(-MAX_ERROR_LINES).map(clean) },
+          detail: exited ? `exit code ${event.exit_code}` : v.detail,
+        });
+        break;
+      }
+      case 'preview_stopped': {
+        const state = event.state ?? 'stopped';
+        const code = state === 'exited' && event.exit_code !== null && event.exit_code !== undefined ? ` (exit code ${event.exit_code})` : '';
+        this.changed({ state, pid: undefined, detail: `${event.reason ?? state}${code}` });
+        break;
+      }
     }
   }
-  return box;
+
+  /** The answer of `rein/preview` (any action): the server's truth at that moment. */
+  applyStatus(result: Partial<PreviewResult> | null | undefined): void {
+    if (!result?.state) {
+      return;
+    }
+    const running = result.state === 'running' || result.state === 'reloading' || result.state === 'starting';
+    this.changed({
+      state: result.state,
+      pid: result.pid,
+      command: result.command || this.value.command,
+      generation: running ? (result.generation ?? this.value.generation) : this.value.generation,
+      lines: result.lines ? keepTail(result.lines.map(clean)) : this.value.lines,
+      detail: result.error ?? (running ? undefined : this.value.detail),
+    });
+  }
+
+  /** A start, stop or restart was sent (or answered: undefined). */
+  setPending(action: Exclude<PreviewAction, 'status'> | undefined): void {
+    if (this.value.pending !== action) {
+      this.changed({ pending: action });
+    }
+  }
+
+  /** A request failed (the server is not running, ...). */
+  requestFailed(action: PreviewAction, reason: string): void {
+    this.changed({ pending: undefined, detail: `${action} failed: ${reason}` });
+  }
+
+  /** The server went away, and its preview with it. */
+  serverStopped(): void {
+    const v = this.value;
+    if (v.state === 'unknown' || v.state === 'off') {
+      return;
+    }
+    const wasRunning = v.state === 'running' || v.state === 'reloading' || v.state === 'starting';
+    this.changed({
+      state: wasRunning ? 'stopped' : v.state,
+      pid: undefined,
+      pending: undefined,
+      detail: wasRunning ? 'the Rein server stopped' : v.detail,
+    });
+  }
 }

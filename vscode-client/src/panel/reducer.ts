@@ -5,7 +5,7 @@
  * new `rev`, which is what the host uses to send only what changed.
  */
 
-import type { Message, ReinEvent, ToolDetails, Usage } from '../shared/protocol';
+import type { Message, ReinEvent, RunStatus, ToolDetails, Usage } from '../shared/protocol';
 import { isKnownEvent } from '../shared/protocol';
 import {
   addUsage,
@@ -17,9 +17,9 @@ import {
   type NoticeItem,
   type NoticeLevel,
   type PlanItem,
-  type PreviewItem,
   type RepairItem,
   type RunEndItem,
+  type StepItem,
   type SubagentItem,
   type ToolItem,
   type UserItem,
@@ -27,12 +27,27 @@ import {
   type ViewModel,
 } from '../shared/viewModel';
 import { autoRepairNotice, compactionText } from './notices';
-import { applyPreviewEvent } from './preview';
+import { PLAN_TOOLS, planPrompt } from './planFlow';
+import { PreviewModel } from './preview';
 import { applySubagentEvent, newSubagent } from './subagents';
 import { assistantParts, tail } from './text';
 
 const MAX_TOOL_OUTPUT = 20_000;
 const SHOWN_ORIGINS: ReadonlySet<string> = new Set(['prompt', 'steer', 'follow_up']);
+const PLAN_ENDS: ReadonlySet<string> = new Set(['completed', 'failed', 'waiting', 'idle']);
+
+type RunEndEvent = Extract<ReinEvent, { type: 'run_end' }>;
+
+/** A plan-mode task in progress: its runs end as one. */
+interface PlanFlow {
+  /** Resumed from waiting: the next prompt is the person's answer. */
+  expectReply: boolean;
+  turns: number;
+  repairs: number;
+  usage: Usage;
+  /** The last of its runs that ended. */
+  last?: RunEndEvent | undefined;
+}
 
 export class PanelState {
   private items: Item[] = [];
@@ -49,7 +64,9 @@ export class PanelState {
   private repairsThisRun = 0;
   private finishedUsage: Usage = {};
   private plan: PlanItem | undefined;
-  private preview: PreviewItem | undefined;
+  /** plan_state before the plan box exists. */
+  private planState: string | undefined;
+  private planFlow: PlanFlow | undefined;
 
   readonly header: Header = {
     sessionId: null,
@@ -59,13 +76,17 @@ export class PanelState {
     sessionUsage: {},
   };
 
-  constructor(sessionId: string | null = null) {
+  /** `preview` is the workspace's, shared by the states of every session the panel shows. */
+  constructor(
+    sessionId: string | null = null,
+    readonly preview: PreviewModel = new PreviewModel(),
+  ) {
     this.header.sessionId = sessionId;
   }
 
   /** The current view model (items in display order). */
   view(): ViewModel {
-    return { header: { ...this.header }, items: this.items };
+    return { header: { ...this.header }, items: this.items, preview: this.preview.view() };
   }
 
   // ------------------------------------------------------------ items
@@ -160,6 +181,9 @@ export class PanelState {
         this.bumpHeader();
         break;
       case 'agent_end':
+        if (this.planFlow) {
+          break; // between the runs of a plan: still busy
+        }
         this.header.status = 'idle';
         this.header.lastRunStatus = event.status;
         this.bumpHeader();
@@ -197,6 +221,9 @@ export class PanelState {
         this.onMessageEnd(event.message);
         break;
       case 'tool_call_start': {
+        if (PLAN_TOOLS.has(event.name)) {
+          break;
+        }
         const tool = this.ensureTool(event.tool_call_id, event.name);
         tool.args = event.arguments ?? {};
         tool.summary = summarizeArgs(event.name, tool.args);
@@ -205,6 +232,9 @@ export class PanelState {
         break;
       }
       case 'tool_call_update': {
+        if (PLAN_TOOLS.has(event.name)) {
+          break;
+        }
         const tool = this.ensureTool(event.tool_call_id, event.name);
         if (event.kind === 'output') {
           tool.output = tail(tool.output + (event.text ?? ''), MAX_TOOL_OUTPUT);
@@ -215,7 +245,9 @@ export class PanelState {
         break;
       }
       case 'tool_call_end':
-        this.onToolEnd(event);
+        if (!PLAN_TOOLS.has(event.name) || event.is_error) {
+          this.onToolEnd(event); // a plan tool shows only when it failed
+        }
         break;
       case 'steering_applied':
         for (const item of this.items) {
@@ -268,18 +300,15 @@ export class PanelState {
         this.touch(plan);
         break;
       }
-      case 'plan_state': {
-        const plan = this.ensurePlan();
-        plan.state = event.state;
-        this.touch(plan);
+      case 'plan_state':
+        this.onPlanState(event.state, event.previous);
         break;
-      }
       case 'preview_started':
       case 'preview_reloaded':
       case 'preview_output':
       case 'preview_error':
       case 'preview_stopped':
-        this.touch(applyPreviewEvent(this.ensurePreview(), event));
+        this.preview.apply(event);
         break;
       case 'auto_repair':
       case 'auto_repair_started':
@@ -311,6 +340,13 @@ export class PanelState {
     if (this.runUserShown || this.runId === undefined) {
       return;
     }
+    if (this.planFlow) {
+      this.runUserShown = true;
+      if (this.runPrompt) {
+        this.showPlanPrompt(this.runPrompt);
+      }
+      return;
+    }
     const text = this.pendingFollowUp ?? this.runPrompt;
     const origin: UserOrigin = this.pendingFollowUp !== undefined ? 'follow_up' : 'prompt';
     this.pendingFollowUp = undefined;
@@ -322,13 +358,15 @@ export class PanelState {
     this.runUserShown = true;
   }
 
-  private onRunEnd(event: Extract<ReinEvent, { type: 'run_end' }>): void {
+  private onRunEnd(event: RunEndEvent): void {
     const usage = event.usage ?? this.header.runUsage;
     this.finishedUsage = addUsage(this.finishedUsage, usage);
     this.header.runUsage = usage;
     this.header.sessionUsage = { ...this.finishedUsage };
-    this.header.lastRunStatus = event.status;
-    this.header.status = 'idle';
+    if (!this.planFlow) {
+      this.header.lastRunStatus = event.status;
+      this.header.status = 'idle';
+    }
     if (this.currentAssistant?.streaming) {
       this.currentAssistant.streaming = false;
       this.touch(this.currentAssistant);
@@ -340,20 +378,97 @@ export class PanelState {
         this.touch(tool);
       }
     }
-    this.add<RunEndItem>({
-      kind: 'run_end',
-      status: event.status,
-      reason: event.reason ?? undefined,
-      turns: event.turns ?? this.header.turn,
-      repairs: this.repairsThisRun,
-      usage,
-    });
+    const turns = event.turns ?? this.header.turn;
+    const flow = this.planFlow;
+    if (flow) {
+      // One of the plan's runs (planner, a step, the summary): the plan ends them all.
+      flow.turns += turns;
+      flow.repairs += this.repairsThisRun;
+      flow.usage = addUsage(flow.usage, usage);
+      flow.last = event;
+      if (event.status === 'aborted') {
+        this.endPlanFlow('aborted');
+      }
+    } else {
+      this.add<RunEndItem>({
+        kind: 'run_end',
+        status: event.status,
+        reason: event.reason ?? undefined,
+        turns,
+        repairs: this.repairsThisRun,
+        usage,
+      });
+    }
     this.runId = undefined;
+  }
+
+  private onPlanState(state: string, previous: string | undefined): void {
+    if (state === 'planning') {
+      this.plan = undefined; // a new task: its plan gets a box of its own
+      this.planFlow ??= { expectReply: false, turns: 0, repairs: 0, usage: {} };
+    } else if (state === 'executing' && previous === 'waiting') {
+      this.planFlow ??= { expectReply: true, turns: 0, repairs: 0, usage: {} };
+    }
+    this.planState = state;
+    if (this.plan) {
+      this.plan.state = state;
+      this.touch(this.plan);
+    }
+    if (PLAN_ENDS.has(state)) {
+      this.endPlanFlow(state);
+    }
+  }
+
+  /** The plan ended (or its run was aborted): one end item for all its runs. */
+  private endPlanFlow(state: string): void {
+    const flow = this.planFlow;
+    this.planFlow = undefined;
+    const last = flow?.last;
+    if (!flow || !last) {
+      return;
+    }
+    const status: RunStatus = state === 'completed' || state === 'failed' || state === 'waiting' || state === 'aborted' ? state : last.status;
+    const end = this.add<RunEndItem>({
+      kind: 'run_end',
+      status,
+      reason: status === 'completed' ? undefined : (last.reason ?? undefined),
+      turns: flow.turns,
+      repairs: flow.repairs,
+      usage: flow.usage,
+    });
+    end.runId = last.run_id;
+    this.header.status = 'idle';
+    this.header.lastRunStatus = status;
+    this.header.runUsage = flow.usage;
+    this.bumpHeader();
+  }
+
+  /** A user message of the plan-act flow: the task, a step's start, an answer, or nothing to show. */
+  private showPlanPrompt(content: string): void {
+    const prompt = planPrompt(content);
+    const flow = this.planFlow;
+    if (prompt.kind === 'step') {
+      this.add<StepItem>({
+        kind: 'step',
+        index: prompt.index,
+        total: prompt.total,
+        stepId: prompt.stepId,
+        description: prompt.description,
+      });
+      return;
+    }
+    const shown = prompt.kind === 'task' || prompt.kind === 'reply' || flow?.expectReply === true;
+    if (flow) {
+      flow.expectReply = false;
+    }
+    if (shown && prompt.text.trim()) {
+      this.add<UserItem>({ kind: 'user', text: prompt.text, origin: 'prompt' });
+    }
   }
 
   private onDelta(event: Extract<ReinEvent, { type: 'message_delta' }>): void {
     if (event.kind === 'tool_call') {
-      if (event.tool_call_id) {
+      if (event.tool_call_id && !PLAN_TOOLS.has(event.tool_name ?? '')) {
         this.ensureTool(event.tool_call_id, event.tool_name ?? 'tool');
       }
       return;
@@ -396,7 +511,7 @@ export class PanelState {
         });
       }
       for (const part of message.content ?? []) {
-        if (part.type === 'tool_call') {
+        if (part.type === 'tool_call' && !PLAN_TOOLS.has(part.name)) {
           const tool = this.ensureTool(part.id, part.name);
           if (part.arguments && Object.keys(tool.args).length === 0) {
             tool.args = part.arguments;
@@ -420,6 +535,10 @@ export class PanelState {
         return;
       }
       this.runUserShown = true;
+      if (this.planFlow && origin === 'prompt') {
+        this.showPlanPrompt(message.content);
+        return;
+      }
       const kind: UserOrigin = origin === 'follow_up' || this.pendingFollowUp !== undefined ? 'follow_up' : 'prompt';
       this.pendingFollowUp = undefined;
       if (kind === 'follow_up' && this.takePending('follow_up', message.content)) {
@@ -506,23 +625,22 @@ export class PanelState {
   /** The plan box, updated in place; a fresh plan ("planned") gets a new box. */
   private ensurePlan(fresh = false): PlanItem {
     if (!this.plan || (fresh && this.plan.steps.length > 0)) {
-      this.plan = this.add<PlanItem>({ kind: 'plan', steps: [] });
+      const state = this.planState && !PLAN_ENDS.has(this.planState) ? this.planState : undefined;
+      this.plan = this.add<PlanItem>({ kind: 'plan', steps: [], state });
     }
     return this.plan;
-  }
-
-  private ensurePreview(): PreviewItem {
-    this.preview ??= this.add<PreviewItem>({ kind: 'preview', state: 'starting', reloads: 0, output: '', errors: [] });
-    return this.preview;
   }
 
   // -------------------------------------------------------- transcripts
 
   /** Rebuilds the items of a stored session from its messages. */
-  static fromTranscript(sessionId: string, messages: readonly Message[]): PanelState {
-    const state = new PanelState(sessionId);
+  static fromTranscript(sessionId: string, messages: readonly Message[], preview?: PreviewModel): PanelState {
+    const state = new PanelState(sessionId, preview);
     for (const message of messages) {
       if (message.role === 'tool') {
+        if (PLAN_TOOLS.has(message.tool_name) && !message.is_error) {
+          continue;
+        }
         const tool = state.ensureTool(message.tool_call_id, message.tool_name);
         tool.status = message.is_error ? 'error' : 'ok';
         tool.content = message.content;
@@ -531,7 +649,13 @@ export class PanelState {
       }
       if (message.role === 'user') {
         state.runUserShown = false;
-        state.onMessageEnd(message);
+        // A plan-mode session's transcript is its executor's: step prompts, answers.
+        const plan = (message.origin ?? 'prompt') === 'prompt' ? planPrompt(message.content).kind : undefined;
+        if (plan === 'step' || plan === 'task' || plan === 'reply') {
+          state.showPlanPrompt(message.content);
+        } else {
+          state.onMessageEnd(message);
+        }
         continue;
       }
       state.onMessageEnd(message);

@@ -1,6 +1,7 @@
 /**
  * What the host sends the webview: after a reset every item, otherwise only
- * the items whose `rev` changed, plus the display order and the header.
+ * the items whose `rev` changed, plus the display order, the header and the
+ * preview section when it changed.
  * Pure; the chat view and the webview test both use it.
  */
 
@@ -25,6 +26,7 @@ export class UpdateBuilder {
   private readonly sent = new Map<string, number>();
   private lastOrder = '';
   private lastHeader = '';
+  private lastPreviewRev = -1;
   private needsReset = true;
 
   /** The next update draws everything from scratch (a new webview, another session). */
@@ -43,7 +45,8 @@ export class UpdateBuilder {
     const order = view.items.map((item) => item.id);
     const orderKey = order.join(',');
     const headerKey = JSON.stringify(view.header);
-    if (!reset && changed.length === 0 && orderKey === this.lastOrder && headerKey === this.lastHeader) {
+    const previewChanged = reset || view.preview.rev !== this.lastPreviewRev;
+    if (!reset && changed.length === 0 && !previewChanged && orderKey === this.lastOrder && headerKey === this.lastHeader) {
       return undefined;
     }
     if (orderKey !== this.lastOrder) {
@@ -56,6 +59,7 @@ export class UpdateBuilder {
     }
     this.lastOrder = orderKey;
     this.lastHeader = headerKey;
-    return { type: 'update', reset, header: view.header, order, items: changed };
+    this.lastPreviewRev = view.preview.rev;
+    return { type: 'update', reset, header: view.header, order, items: changed, preview: previewChanged ? view.preview : undefined };
   }
 }

@@ -3,8 +3,8 @@
  * Shared by both sides: no imports but types.
  */
 
-import type { SessionSummary } from './protocol';
-import type { Header, Item } from './viewModel';
+import type { PreviewAction, PromptMode, SessionSummary } from './protocol';
+import type { Header, Item, PreviewView } from './viewModel';
 
 export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'failed';
 
@@ -18,16 +18,21 @@ export type HostMessage =
       order: string[];
       /** The items that are new or changed since the last update. */
       items: Item[];
+      /** The preview section, when it changed (always after a reset). */
+      preview?: PreviewView | undefined;
     }
   | { type: 'sessions'; sessions: SessionSummary[]; current: string | null }
   | { type: 'connection'; state: ConnectionStateName; detail?: string | undefined }
   | { type: 'focusInput'; text?: string | undefined };
 
+/** auto: a new prompt when idle, steering while a run is active; followUp: queued after the run. */
 export type SendMode = 'auto' | 'followUp';
 
 export type WebviewMessage =
   | { type: 'ready' }
-  | { type: 'send'; text: string; mode: SendMode }
+  /** runMode: how a new prompt runs (the toggle by the prompt box); steering and follow-ups ignore it. */
+  | { type: 'send'; text: string; mode: SendMode; runMode: PromptMode }
+  | { type: 'preview'; action: Exclude<PreviewAction, 'status'> }
   | { type: 'abort' }
   | { type: 'newSession' }
   | { type: 'selectSession'; sessionId: string }

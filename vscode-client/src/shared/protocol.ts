@@ -47,10 +47,13 @@ export interface PromptContext {
   diagnostics?: LspDiagnostic[];
 }
 
+/** agent: do the task; plan: a planner makes steps, an executor does them one by one. */
+export type PromptMode = 'agent' | 'plan';
+
 export interface PromptParams {
   text: string;
   sessionId?: string;
-  mode?: 'agent' | 'plan';
+  mode?: PromptMode;
   context?: PromptContext;
 }
 
@@ -107,6 +110,25 @@ export interface SessionResult {
   id: string;
   status: string;
   messages: Message[];
+}
+
+export type PreviewAction = 'start' | 'stop' | 'restart' | 'status';
+
+export interface PreviewParams {
+  action: PreviewAction;
+}
+
+/** The preview after the action (one per server, configured by `gates.preview`). */
+export interface PreviewResult {
+  state: PreviewState;
+  /** Only while a process runs. */
+  pid?: number;
+  generation?: number | null;
+  command?: string | null;
+  /** The last output lines (at most 50). */
+  lines?: string[];
+  /** Why a start or restart failed, or that the preview was busy. */
+  error?: string;
 }
 
 export interface DiagnosticsParams {
@@ -377,7 +399,26 @@ export const KNOWN_EVENT_TYPES: readonly ReinEventType[] = [
   'auto_repair_finished',
 ];
 
-/** The params of a `rein/event` notification (sessionId null: no session, e.g. a skipped auto-repair). */
+export type PreviewEventType = 'preview_started' | 'preview_reloaded' | 'preview_output' | 'preview_error' | 'preview_stopped';
+export type PreviewEvent = Extract<ReinEvent, { type: PreviewEventType }>;
+
+const PREVIEW_EVENT_TYPES: readonly string[] = [
+  'preview_started',
+  'preview_reloaded',
+  'preview_output',
+  'preview_error',
+  'preview_stopped',
+] satisfies PreviewEventType[];
+
+/** The preview's events: one preview per workspace, whichever session (or none) they come with. */
+export function isPreviewEvent(event: { type: string }): event is PreviewEvent {
+  return PREVIEW_EVENT_TYPES.includes(event.type);
+}
+
+/**
+ * The params of a `rein/event` notification. sessionId null (and seq 0): no
+ * session, e.g. the preview started with `rein/preview` or a skipped auto-repair.
+ */
 export interface EventEnvelope {
   sessionId: string | null;
   runId?: string | null;

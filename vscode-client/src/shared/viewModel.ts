@@ -6,7 +6,7 @@
  * Shared by the extension host and the webview: no imports but types.
  */
 
-import type { Blocker, PlanStep, RunStatus, Usage } from './protocol';
+import type { Blocker, PlanStep, PreviewAction, PreviewState, RunStatus, Usage } from './protocol';
 
 interface ItemBase {
   /** Stable for the item's life; the webview keys its DOM nodes by it. */
@@ -105,25 +105,14 @@ export interface PlanItem extends ItemBase {
   state?: string | undefined;
 }
 
-export interface PreviewError {
-  message: string;
-  /** The matching lines with their traceback, or the output tail. */
-  lines: string[];
-}
-
-export interface PreviewItem extends ItemBase {
-  kind: 'preview';
-  /** starting, running, reloading, stopped, exited, failed, ... */
-  state: string;
-  pid?: number | undefined;
-  command?: string | undefined;
-  /** The mutation generation it runs. */
-  generation?: number | undefined;
-  reloads: number;
-  output: string;
-  errors: PreviewError[];
-  /** Why it stopped, with the exit code when it exited. */
-  stopped?: string | undefined;
+/** The start of a plan step (plan mode): where its work begins in the timeline. */
+export interface StepItem extends ItemBase {
+  kind: 'step';
+  /** 1-based. */
+  index: number;
+  total: number;
+  stepId: string;
+  description: string;
 }
 
 export interface RunEndItem extends ItemBase {
@@ -151,7 +140,7 @@ export type Item =
   | RepairItem
   | SubagentItem
   | PlanItem
-  | PreviewItem
+  | StepItem
   | RunEndItem
   | NoticeItem;
 
@@ -169,9 +158,40 @@ export interface Header {
   sessionUsage: Usage;
 }
 
+export interface PreviewError {
+  message: string;
+  /** The matching lines with their traceback, or the output tail. */
+  lines: string[];
+}
+
+/**
+ * The preview section: the person's program that Rein starts, reloads with
+ * validated changes and watches. One per workspace, not per session.
+ */
+export interface PreviewView {
+  /** Bumped on every change. */
+  rev: number;
+  /** "unknown" until the first `rein/preview` status or preview event. */
+  state: PreviewState | 'unknown';
+  command?: string | undefined;
+  pid?: number | undefined;
+  /** The mutation generation it runs. */
+  generation?: number | undefined;
+  reloads: number;
+  /** The last output lines (bounded). */
+  lines: string[];
+  /** The last runtime error, until the next start or reload. */
+  error?: PreviewError | undefined;
+  /** Why it stopped, or what the last request said. */
+  detail?: string | undefined;
+  /** A start, stop or restart this client asked for and waits on. */
+  pending?: Exclude<PreviewAction, 'status'> | undefined;
+}
+
 export interface ViewModel {
   header: Header;
   items: Item[];
+  preview: PreviewView;
 }
 
 export function totalTokens(usage: Usage): number {

@@ -158,6 +158,12 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
 export enum StatusBarAlignment {
   Left = 1,
   Right = 2,
@@ -181,6 +187,9 @@ export const stub = {
   answers: [] as (string | undefined)[],
   calls: [] as DialogCall[],
   commands: [] as { command: string; args: unknown[] }[],
+  /** setStatusBarMessage texts and withProgress titles, in order. */
+  statusMessages: [] as string[],
+  progress: [] as string[],
   configuration: {} as Record<string, unknown>,
   fireDiagnosticsChanged(uris: Uri[]): void {
     diagnosticsChanged.fire({ uris });
@@ -190,6 +199,8 @@ export const stub = {
     this.answers = [];
     this.calls = [];
     this.commands = [];
+    this.statusMessages = [];
+    this.progress = [];
     this.configuration = {};
   },
 };
@@ -224,6 +235,14 @@ export const window = {
   showErrorMessage: (message: string, ...rest: unknown[]) => answer({ kind: 'error', message, ...splitItems(rest) }),
   showInputBox: (options: { prompt?: string }) => answer({ kind: 'input', message: options.prompt ?? '', options, items: [] }),
   showTextDocument: () => Promise.resolve(undefined),
+  setStatusBarMessage: (text: string) => {
+    stub.statusMessages.push(text);
+    return new Disposable();
+  },
+  withProgress: <R>(options: { title?: string }, task: () => Promise<R>): Promise<R> => {
+    stub.progress.push(options.title ?? '');
+    return task();
+  },
   activeTextEditor: undefined as unknown,
 };
 

@@ -9,7 +9,7 @@ import { chatHtml } from '../../src/panel/chatView';
 import { changedItems, UpdateBuilder } from '../../src/panel/updates';
 import { locateServer, type ServerLookup } from '../../src/serverPath';
 import { statusText } from '../../src/statusBar';
-import type { Header, Item } from '../../src/shared/viewModel';
+import type { Header, Item, PreviewView } from '../../src/shared/viewModel';
 import { ROOT } from '../helpers';
 
 function lookup(files: string[], overrides: Partial<ServerLookup> = {}): ServerLookup {
@@ -135,14 +135,21 @@ describe('chat view plumbing', () => {
     const builder = new UpdateBuilder();
     const header = { sessionId: 's', status: 'idle' as const, turn: 0, runUsage: {}, sessionUsage: {} };
     const items = [{ id: 'a', rev: 1, kind: 'notice', level: 'info', text: 'x' }] as Item[];
-    assert.equal(builder.next({ header, items })?.reset, true);
-    assert.equal(builder.next({ header, items }), undefined);
-    const turned = builder.next({ header: { ...header, turn: 2 }, items });
+    const preview: PreviewView = { rev: 0, state: 'unknown', reloads: 0, lines: [] };
+    const first = builder.next({ header, items, preview });
+    assert.equal(first?.reset, true);
+    assert.deepEqual(first.preview, preview, 'a reset sends the preview section');
+    assert.equal(builder.next({ header, items, preview }), undefined);
+    const turned = builder.next({ header: { ...header, turn: 2 }, items, preview });
     assert.deepEqual(turned?.items, []);
-    const removed = builder.next({ header: { ...header, turn: 2 }, items: [] });
+    assert.equal(turned?.preview, undefined, 'the preview did not change');
+    const removed = builder.next({ header: { ...header, turn: 2 }, items: [], preview });
     assert.deepEqual(removed?.order, []);
+    const running: PreviewView = { ...preview, rev: 1, state: 'running', lines: ['ready'] };
+    const previewOnly = builder.next({ header: { ...header, turn: 2 }, items: [], preview: running });
+    assert.deepEqual([previewOnly?.items, previewOnly?.preview?.state], [[], 'running']);
     builder.reset();
-    assert.equal(builder.next({ header, items })?.items.length, 1);
+    assert.equal(builder.next({ header, items, preview: running })?.items.length, 1);
   });
 
   it('sends only new or changed items', () => {

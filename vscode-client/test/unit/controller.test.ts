@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConnectionInfo, ReinConnection } from '../../src/client';
+import { previewStatusText, runPreviewAction } from '../../src/commands';
 import { ChatController } from '../../src/panel/controller';
 import type { EventEnvelope, PromptResult } from '../../src/shared/protocol';
 import { loadEvents } from '../helpers';
-import { Disposable, EventEmitter } from '../stub/vscode';
+import { Disposable, EventEmitter, stub } from '../stub/vscode';
 
 type Responder = (params: Record<string, unknown>) => unknown;
 
@@ -212,5 +213,124 @@ describe('ChatController', () => {
     await controller.selectSession('a');
     assert.equal(controller.sessionId, 'a');
     assert.equal(controller.state.view().items[0]?.kind, 'user');
+  });
+
+  it('sends a plan-mode prompt with mode "plan"', async () => {
+    const { connection, controller } = setup();
+    connection.responders.set('rein/prompt', () => ({ sessionId: 's9', runId: 'r', status: 'completed', text: '', turns: 1, repairAttempts: 0, generations: [], usage: {} }));
+    await controller.send('Plan the migration', 'auto', undefined, 'plan');
+    assert.deepEqual(connection.requests.find((r) => r.method === 'rein/prompt')?.params, { text: 'Plan the migration', mode: 'plan' });
+  });
+
+  it('plays the recorded plan-mode run with the preview: one end, no reload, the preview section follows', async () => {
+    const { connection, controller } = setup();
+    let resolvePrompt: (result: PromptResult) => void = () => undefined;
+    connection.responders.set('rein/prompt', () => new Promise<PromptResult>((resolve) => (resolvePrompt = resolve)));
+    const events = loadEvents('plan-preview.jsonl');
+    const [before, rest] = [events.slice(0, 2), events.slice(2)];
+    for (const e of before) {
+      connection.emit(e); // the preview started by request: no session yet
+    }
+    assert.equal(controller.sessionId, null);
+    assert.equal(controller.preview.view().state, 'running');
+    const sent = controller.send('Lower THRESHOLD in settings.py by 4; the app must keep running.', 'auto', undefined, 'plan');
+    for (const e of rest) {
+      connection.emit(e);
+    }
+    const sessionId = rest[0]?.sessionId ?? '';
+    const lastRun = rest.filter((e) => e.event.type === 'run_end').at(-1)?.event as { run_id: string };
+    resolvePrompt({ sessionId, runId: lastRun.run_id, status: 'completed', text: 'done', turns: 8, repairAttempts: 1, generations: [1, 2], usage: {} });
+    await sent;
+    assert.equal(controller.sessionId, sessionId);
+    assert.equal(connection.methods().filter((m) => m === 'rein/session').length, 0, 'no seq gap');
+    const items = controller.state.view().items;
+    assert.equal(items.filter((item) => item.kind === 'run_end').length, 1);
+    assert.ok(!items.some((item) => item.kind === 'notice'), 'no second end from the prompt result');
+    assert.deepEqual([controller.preview.view().state, controller.preview.view().reloads], ['stopped', 2]);
+  });
+
+  it('takes preview events of no session (seq 0) without the seq check, and keeps the preview across sessions', async () => {
+    const { connection, controller } = setup();
+    connection.emit(envelope(1, { type: 'agent_start' }));
+    connection.emit(envelope(2, { type: 'turn_start', turn: 1 }));
+    connection.emit({ sessionId: null, runId: null, seq: 0, event: { type: 'preview_started', pid: 31, generation: 0, command: 'python app.py', state: 'running' } });
+    connection.emit({ sessionId: null, runId: null, seq: 0, event: { type: 'preview_output', text: 'ready', lines_dropped: 0 } });
+    connection.emit(envelope(3, { type: 'turn_start', turn: 2 }));
+    await tick();
+    assert.equal(connection.methods().filter((m) => m === 'rein/session').length, 0, 'no reload');
+    assert.equal(controller.header.turn, 2);
+    assert.deepEqual([controller.preview.view().state, controller.preview.view().lines], ['running', ['ready']]);
+    assert.ok(!controller.state.view().items.some((item) => item.kind === 'notice'));
+    assert.deepEqual(controller.state.view().preview.lines, ['ready'], 'the view model carries the section');
+    // Another session's run moves the same preview while ours is busy.
+    connection.emit(envelope(4, { type: 'preview_reloaded', generation: 2, strategy: 'restart', pid: 32, state: 'running' }, 'other'));
+    assert.equal(controller.sessionId, 's1');
+    assert.equal(controller.preview.view().pid, 32);
+    connection.emit(envelope(4, { type: 'agent_end', status: 'completed' }));
+    controller.newSession();
+    assert.equal(controller.state.view().preview.pid, 32, 'one preview per workspace, whatever the session');
+  });
+
+  it('asks rein/preview, shows the request in between, and the answer after', async () => {
+    const { connection, controller } = setup();
+    let answer: (value: unknown) => void = () => undefined;
+    connection.responders.set('rein/preview', () => new Promise((resolve) => (answer = resolve)));
+    const pending = controller.previewRequest('start');
+    assert.equal(controller.preview.view().pending, 'start');
+    answer({ state: 'running', pid: 77, generation: 1, command: 'python app.py', lines: ['ready'] });
+    const result = await pending;
+    assert.equal(result.pid, 77);
+    assert.deepEqual(connection.requests.find((r) => r.method === 'rein/preview')?.params, { action: 'start' });
+    const view = controller.preview.view();
+    assert.deepEqual([view.state, view.pid, view.pending, view.lines], ['running', 77, undefined, ['ready']]);
+
+    connection.responders.set('rein/preview', () => {
+      throw new Error('Method not found');
+    });
+    await assert.rejects(controller.previewRequest('stop'), /Method not found/);
+    assert.deepEqual([controller.preview.view().pending, controller.preview.view().detail], [undefined, 'stop failed: Method not found']);
+  });
+
+  it('asks for the preview\'s status when the server runs, and marks it stopped when the server goes', async () => {
+    const { connection, controller } = setup();
+    connection.responders.set('rein/preview', (params) => ({ state: params.action === 'status' ? 'running' : 'stopped', pid: 5, lines: [] }));
+    connection.states.fire({ state: 'running' });
+    await tick();
+    assert.deepEqual(connection.requests.find((r) => r.method === 'rein/preview')?.params, { action: 'status' });
+    assert.equal(controller.preview.view().state, 'running');
+    connection.states.fire({ state: 'restarting', detail: 'exit code 1' });
+    assert.deepEqual([controller.preview.view().state, controller.preview.view().detail], ['stopped', 'the Rein server stopped']);
+    connection.info = { state: 'stopped' };
+    await controller.refreshPreview();
+    assert.equal(connection.requests.filter((r) => r.method === 'rein/preview').length, 1, 'not while the server is down');
+  });
+});
+
+describe('the preview commands', () => {
+  it('say the state in the status bar, a failure as an error, and offer the settings when there is no preview', async () => {
+    stub.reset();
+    const { connection, controller } = setup();
+    connection.responders.set('rein/preview', (params) =>
+      params.action === 'start'
+        ? { state: 'running', pid: 48213, generation: 3, command: 'python -m myapp', lines: [] }
+        : params.action === 'restart'
+          ? { state: 'failed', generation: null, command: 'python -m myapp', lines: [], error: 'the preview exited with code 1 (restart)' }
+          : { state: 'off', generation: null, command: '', lines: [] },
+    );
+    await runPreviewAction(controller, 'start');
+    assert.deepEqual(stub.statusMessages, ['Rein: the preview is running (pid 48213)']);
+    assert.deepEqual(stub.progress, ['Rein: starting the preview']);
+    await runPreviewAction(controller, 'restart');
+    assert.deepEqual(stub.calls.at(-1), { kind: 'error', message: 'Rein: preview restart failed: the preview exited with code 1 (restart)', options: undefined, items: [] });
+    stub.answers.push('Open Settings');
+    await runPreviewAction(controller, 'stop');
+    assert.match(stub.calls.at(-1)?.message ?? '', /no preview is configured/);
+    assert.deepEqual(stub.commands.at(-1), { command: 'workbench.action.openSettings', args: ['rein.gates.preview'] });
+    connection.responders.set('rein/preview', () => {
+      throw new Error('Server is not running');
+    });
+    await runPreviewAction(controller, 'stop');
+    assert.equal(stub.calls.at(-1)?.message, 'Rein: could not stop the preview: Server is not running');
+    assert.equal(previewStatusText({ state: 'stopped' }), 'Rein: the preview is stopped');
   });
 });

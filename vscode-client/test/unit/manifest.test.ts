@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import { Commands } from '../../src/commands';
 import { KNOWN_EVENT_TYPES } from '../../src/shared/protocol';
 import { REPO, ROOT } from '../helpers';
 
@@ -80,13 +81,16 @@ describe('package.json', () => {
     ]);
   });
 
-  it('names the commands of issue 9 and leaves the server commands to the server', () => {
+  it('names the commands of issues 9 and 10 and leaves the server commands to the server', () => {
     const titles = pkg.contributes.commands.map((c) => `${c.category ?? ''}: ${c.title}`);
-    for (const title of ['New Session', 'Ask', 'Fix Problems in File', 'Abort', 'Show Output', 'Set API Key']) {
+    for (const title of ['New Session', 'Ask', 'Fix Problems in File', 'Abort', 'Show Output', 'Set API Key', 'Start Preview', 'Stop Preview', 'Restart Preview']) {
       assert.ok(titles.includes(`Rein: ${title}`), `Rein: ${title}`);
     }
     const ids = pkg.contributes.commands.map((c) => c.command);
-    for (const serverCommand of ['rein.fix', 'rein.explain', 'rein.ask', 'rein.abort']) {
+    for (const id of Object.values(Commands)) {
+      assert.ok(ids.includes(id), `${id} is contributed`);
+    }
+    for (const serverCommand of ['rein.fix', 'rein.explain', 'rein.ask', 'rein.abort', 'rein.preview.start', 'rein.preview.stop', 'rein.preview.restart']) {
       assert.ok(!ids.includes(serverCommand), `${serverCommand} is registered by vscode-languageclient`);
     }
   });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { planPrompt } from '../../src/panel/planFlow';
+import { PREVIEW_LINES } from '../../src/panel/preview';
 import { PanelState } from '../../src/panel/reducer';
 import type { EventEnvelope } from '../../src/shared/protocol';
 import type { GateItem, Item, ToolItem } from '../../src/shared/viewModel';
@@ -258,37 +260,21 @@ describe('PanelState details', () => {
     assert.ok(end?.kind === 'run_end' && end.reason === 'aborted by the user');
   });
 
-  it('renders errors, preview events and auto-repair as notices or a preview box', () => {
+  it('turns errors and auto-repair into notices, and keeps preview events out of the timeline', () => {
     const state = new PanelState('s');
     state.apply({ type: 'error', message: 'hook raised', where: 'after_tool_call', fatal: false } as never);
     state.apply({ type: 'preview_started', pid: 4242, generation: 2, command: 'python -m app', state: 'running' } as never);
-    state.apply({ type: 'preview_output', text: 'Serving on :8000\n' } as never);
-    state.apply({ type: 'preview_reloaded', generation: 3, strategy: 'restart', pid: 4250, state: 'running' } as never);
-    state.apply({
-      type: 'preview_error',
-      message: 'runtime error in the preview output',
-      lines: ['Traceback (most recent call last):', 'NameError: name x is not defined'],
-      state: 'running',
-    } as never);
-    state.apply({ type: 'preview_stopped', reason: 'the program exited', state: 'exited', exit_code: 1 } as never);
+    state.apply({ type: 'preview_output', text: 'Serving on :8000' } as never);
     state.apply({ type: 'auto_repair_started', uri: 'file:///w/app.py' } as never);
     state.apply({ type: 'auto_repair_finished', uri: 'file:///w/app.py', status: 'completed' } as never);
-    const items = state.view().items;
+    const view = state.view();
     assert.deepEqual(
-      items.map((item) => item.kind),
-      ['notice', 'preview', 'notice', 'notice'],
+      view.items.map((item) => item.kind),
+      ['notice', 'notice', 'notice'],
     );
-    const preview = items[1];
-    assert.ok(preview?.kind === 'preview');
-    assert.deepEqual(
-      [preview.pid, preview.generation, preview.reloads, preview.state, preview.command, preview.stopped, preview.output],
-      [4250, 3, 1, 'exited', 'python -m app', 'the program exited (exit code 1)', 'Serving on :8000\n'],
-    );
-    assert.deepEqual(preview.errors, [
-      { message: 'runtime error in the preview output', lines: ['Traceback (most recent call last):', 'NameError: name x is not defined'] },
-    ]);
-    assert.ok(items[0]?.kind === 'notice' && items[0].level === 'warning' && items[0].text === 'after_tool_call: hook raised');
-    assert.ok(items[3]?.kind === 'notice' && items[3].text === 'Auto-repair of app.py: completed');
+    assert.ok(view.items[0]?.kind === 'notice' && view.items[0].level === 'warning' && view.items[0].text === 'after_tool_call: hook raised');
+    assert.ok(view.items[2]?.kind === 'notice' && view.items[2].text === 'Auto-repair of app.py: completed');
+    assert.deepEqual([view.preview.state, view.preview.pid, view.preview.lines], ['running', 4242, ['Serving on :8000']]);
   });
 
   it('says what auto-repair did, by phase', () => {
@@ -332,5 +318,213 @@ describe('PanelState details', () => {
     assert.ok(tool?.kind === 'tool' && tool.status === 'ok' && tool.summary === 'calc.py');
     assert.equal(view.header.sessionUsage.input_tokens, 220);
     assert.equal(view.header.sessionId, 's9');
+  });
+});
+
+describe('PanelState over a recorded plan-mode run with the preview (plan-preview.jsonl)', () => {
+  // Recorded from `rein serve` by test/fixtures/record-plan-preview.py: the
+  // preview started by request (sessionId null), a plan-mode prompt whose
+  // change makes the preview print a traceback, the repair, the preview stopped.
+  const events = loadEvents('plan-preview.jsonl');
+  const sessionId = events.find((e) => e.sessionId !== null)?.sessionId ?? null;
+  const view = feed(events).view();
+
+  it('shows the task once, a divider per step, and one end for the whole plan', () => {
+    const kinds = view.items.map((item) => (item.kind === 'tool' ? `tool:${item.name}` : item.kind === 'gate' ? `gate:${item.gate}` : item.kind));
+    assert.deepEqual(kinds, [
+      'user',
+      'assistant',
+      'plan',
+      'step',
+      'tool:read_file',
+      'step',
+      'assistant',
+      'tool:edit_file',
+      'gate:preview_load',
+      'gate:runtime_observation',
+      'repair',
+      'assistant',
+      'tool:edit_file',
+      'gate:preview_load',
+      'gate:runtime_observation',
+      'gate:preview_start',
+      'assistant',
+      'run_end',
+    ]);
+    const users = ofKind(view.items, 'user');
+    assert.deepEqual(
+      users.map((user) => [user.origin, user.text]),
+      [['prompt', 'Lower THRESHOLD in settings.py by 4; the app must keep running.']],
+      'not the gathered context, the step prompts or the summary request',
+    );
+    assert.deepEqual(
+      ofKind(view.items, 'step').map((step) => [step.index, step.total, step.stepId, step.description]),
+      [
+        [1, 2, 's1', 'Read settings.py to find THRESHOLD'],
+        [2, 2, 's2', 'Lower THRESHOLD by 4 in settings.py'],
+      ],
+    );
+    assert.ok(!ofKind(view.items, 'tool').some((tool) => tool.name === 'submit_plan' || tool.name === 'complete_step'), 'the plan box shows what they did');
+  });
+
+  it('keeps one plan box with the step statuses, their summaries and the final state', () => {
+    const plans = ofKind(view.items, 'plan');
+    assert.equal(plans.length, 1);
+    assert.deepEqual(
+      plans[0]?.steps.map((step) => [step.id, step.status, step.summary]),
+      [
+        ['s1', 'done', 'THRESHOLD is 3'],
+        ['s2', 'done', 'THRESHOLD = 0 (the app rejects negative values)'],
+      ],
+    );
+    assert.equal(plans[0]?.state, 'completed');
+  });
+
+  it('ends the plan once, with the totals of its runs (as rein/prompt answers them)', () => {
+    const ends = ofKind(view.items, 'run_end');
+    assert.equal(ends.length, 1);
+    const lastRun = events.filter((e) => e.event.type === 'run_end').at(-1)?.event as { run_id: string };
+    assert.deepEqual(
+      [ends[0]?.status, ends[0]?.turns, ends[0]?.repairs, ends[0]?.usage.input_tokens, ends[0]?.usage.output_tokens, ends[0]?.runId],
+      ['completed', 8, 1, 11900, 329, lastRun.run_id],
+    );
+    assert.deepEqual([view.header.status, view.header.lastRunStatus], ['idle', 'completed']);
+  });
+
+  it('stays busy between the plan\'s runs', () => {
+    const afterStep1 = events.findIndex((e) => e.event.type === 'plan_updated' && (e.event as { reason: string }).reason === 'step_done');
+    const partial = feed(events.slice(0, afterStep1 + 1)).view();
+    assert.equal(partial.header.status, 'running');
+    assert.equal(ofKind(partial.items, 'run_end').length, 0);
+    assert.equal(ofKind(partial.items, 'plan')[0]?.state, 'executing');
+  });
+
+  it('shows the runtime error the preview printed, and the blocker it became', () => {
+    const failed = ofKind(view.items, 'gate').find((gate) => gate.status === 'failed');
+    assert.equal(failed?.gate, 'runtime_observation');
+    assert.match(failed?.blockers[0]?.message ?? '', /ValueError: threshold must not be negative, got -1/);
+    const cut = events.findIndex((e) => e.event.type === 'preview_error');
+    const during = feed(events.slice(0, cut + 1)).view().preview;
+    assert.equal(during.state, 'running');
+    assert.equal(during.generation, 1);
+    assert.match(during.error?.message ?? '', /ValueError: threshold must not be negative, got -1/);
+    assert.equal(during.error?.lines[0], 'Traceback (most recent call last):');
+    assert.equal(during.lines.at(-1), 'ValueError: threshold must not be negative, got -1');
+  });
+
+  it('follows the preview through start, output, reloads and stop, outside the timeline', () => {
+    const started = events[0]?.event as { pid: number };
+    assert.deepEqual([events[0]?.sessionId, events[0]?.seq], [null, 0], 'started by request: no session');
+    const afterStart = feed(events.slice(0, 2)).view().preview;
+    assert.deepEqual(
+      [afterStart.state, afterStart.pid, afterStart.command, afterStart.generation, afterStart.lines],
+      ['running', started.pid, 'python app.py', 0, ['threshold is 3', 'ready']],
+    );
+    const preview = view.preview;
+    assert.deepEqual(
+      [preview.state, preview.pid, preview.reloads, preview.generation, preview.detail, preview.error],
+      ['stopped', undefined, 2, 2, 'stopped on request', undefined],
+    );
+    assert.deepEqual(preview.lines.slice(-2), ['threshold is 0', 'ready']);
+    assert.ok(preview.lines.length <= PREVIEW_LINES);
+    // By request (no session) and by the run's gates (the session's stream): one section.
+    const streams = new Set(events.filter((e) => e.event.type.startsWith('preview_')).map((e) => e.sessionId));
+    assert.deepEqual([...streams], [null, sessionId]);
+  });
+});
+
+describe('plan mode details', () => {
+  const plan = (reason: string, ...statuses: string[]): never =>
+    ({
+      type: 'plan_updated',
+      reason,
+      steps: statuses.map((status, i) => ({ id: `s${i + 1}`, description: `step ${i + 1}`, status })),
+    }) as never;
+  const run = (state: PanelState, id: string, prompt: string, status: string, turns = 1): void => {
+    state.apply({ type: 'agent_start' });
+    state.apply({ type: 'run_start', run_id: id, prompt } as never);
+    state.apply({ type: 'message_end', message: { role: 'user', content: prompt, origin: 'prompt' } } as never);
+    state.apply({ type: 'turn_start', turn: 1 } as never);
+    state.apply({ type: 'run_end', run_id: id, status, turns, usage: { input_tokens: 100, output_tokens: 10 } } as never);
+    state.apply({ type: 'agent_end', status } as never);
+  };
+
+  it('ends a plan that waits for an answer, then shows the answer that resumes it', () => {
+    const state = new PanelState('s');
+    state.apply({ type: 'plan_state', state: 'planning', previous: 'idle' } as never);
+    run(state, 'r1', 'Task: Pick a greeting\n\nMake the plan now and submit it with submit_plan.', 'completed');
+    state.apply(plan('planned', 'pending'));
+    state.apply({ type: 'plan_state', state: 'executing', previous: 'planning' } as never);
+    run(state, 'r2', 'Step 1 of 1 — s1: ask the person\n\nSteps done so far:\n(none yet)\n\nDo this step now.', 'waiting');
+    state.apply({ type: 'plan_state', state: 'waiting', previous: 'executing' } as never);
+    let items = state.view().items;
+    assert.deepEqual(
+      items.map((item) => item.kind),
+      ['user', 'plan', 'step', 'run_end'],
+    );
+    const end = items.at(-1);
+    assert.ok(end?.kind === 'run_end' && end.status === 'waiting' && end.turns === 2 && end.runId === 'r2');
+    assert.equal(state.header.status, 'idle');
+    assert.ok(state.hasRunEnd('r2'), 'the prompt result finds its end');
+
+    state.apply({ type: 'plan_state', state: 'executing', previous: 'waiting' } as never);
+    run(state, 'r3', 'hi', 'completed');
+    state.apply(plan('step_done', 'done'));
+    state.apply({ type: 'plan_state', state: 'completed', previous: 'executing' } as never);
+    items = state.view().items;
+    assert.deepEqual(
+      items.map((item) => (item.kind === 'user' ? `user:${item.text}` : item.kind)),
+      ['user:Pick a greeting', 'plan', 'step', 'run_end', 'user:hi', 'run_end'],
+    );
+  });
+
+  it('shows an aborted plan at once, and a plan tool only when it failed', () => {
+    const state = new PanelState('s');
+    state.apply({ type: 'plan_state', state: 'planning', previous: 'idle' } as never);
+    state.apply({ type: 'tool_call_start', tool_call_id: 'p', name: 'submit_plan', arguments: { steps: [] } } as never);
+    state.apply({ type: 'tool_call_end', tool_call_id: 'p', name: 'submit_plan', is_error: true, content: 'Step ids must be unique' } as never);
+    run(state, 'r1', 'Task: x\n\nMake the plan now and submit it with submit_plan.', 'aborted');
+    const items = state.view().items;
+    assert.deepEqual(
+      items.map((item) => (item.kind === 'tool' ? `tool:${item.name}:${item.status}` : item.kind)),
+      ['tool:submit_plan:error', 'user', 'run_end'],
+    );
+    assert.ok(items[2]?.kind === 'run_end' && items[2].status === 'aborted');
+    assert.equal(state.header.status, 'idle');
+  });
+
+  it('rebuilds a plan-mode session from its executor\'s transcript', () => {
+    const state = PanelState.fromTranscript('s', [
+      { role: 'user', content: 'Step 1 of 1 — s1: read app.py\n\nSteps done so far:\n(none yet)\n\nDo this step now.', origin: 'prompt' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_call', id: 'c1', name: 'read_file', arguments: { path: 'app.py' } },
+          { type: 'tool_call', id: 'c2', name: 'complete_step', arguments: { step_id: 's1', success: true, summary: 'read' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', tool_name: 'read_file', content: '1 x = 1' },
+      { role: 'tool', tool_call_id: 'c2', tool_name: 'complete_step', content: 'Step s1 done: read' },
+    ]);
+    assert.deepEqual(
+      state.view().items.map((item) => (item.kind === 'tool' ? `tool:${item.name}` : item.kind)),
+      ['step', 'tool:read_file'],
+    );
+  });
+
+  it('reads the plan-act prompts', () => {
+    assert.deepEqual(planPrompt('Task: Context for this session (gathered automatically):\n\n<workspace root="/w">\na.py\n</workspace>\n\nDo it\n\nMake the plan now and submit it with submit_plan.'), {
+      kind: 'task',
+      text: 'Do it',
+    });
+    assert.deepEqual(planPrompt('Step 3 of 4 — s3: Run: the tests\n\nSteps done so far:\n- s1: x'), {
+      kind: 'step',
+      index: 3,
+      total: 4,
+      stepId: 's3',
+      description: 'Run: the tests',
+    });
+    assert.deepEqual(planPrompt('SQLite\n\n(Continue step s2: pick a database; finish it with complete_step.)'), { kind: 'reply', text: 'SQLite' });
+    assert.equal(planPrompt('All steps are done:\n- s1: x').kind, 'internal');
   });
 });

@@ -1,8 +1,9 @@
 /**
- * The chat webview in headless Chromium, fed the recorded run the way the
+ * The chat webview in headless Chromium, fed the recorded runs the way the
  * extension host feeds it (PanelState -> UpdateBuilder -> postMessage), with
  * the real page (chatHtml: CSP with a nonce) and the built bundle. Saves
- * docs/images/chat-panel.png.
+ * docs/images/chat-panel.png (an agent run, the preview section open) and
+ * docs/images/chat-panel-plan.png (a plan-mode run).
  */
 
 import assert from 'node:assert/strict';
@@ -19,6 +20,7 @@ import { launchChromium } from '../browser';
 import { loadEvents, REPO, ROOT } from '../helpers';
 
 const SCREENSHOT = path.join(REPO, 'docs', 'images', 'chat-panel.png');
+const PLAN_SCREENSHOT = path.join(REPO, 'docs', 'images', 'chat-panel-plan.png');
 const NONCE = 'dGVzdG5vbmNl';
 
 /** The page as the extension serves it, plus a stand-in for acquireVsCodeApi. */
@@ -63,19 +65,35 @@ class Host {
     this.state = new PanelState(sessionId);
   }
 
+  /** Posts `message` to the page and waits until the page handled it. */
   async post(message: HostMessage): Promise<void> {
-    await this.page.evaluate((msg) => {
-      (globalThis as unknown as { postMessage(m: unknown, origin: string): void }).postMessage(msg, '*');
-    }, message);
+    await this.page.evaluate(
+      (msg) =>
+        new Promise<void>((resolve) => {
+          const page = globalThis as unknown as {
+            postMessage(m: unknown, origin: string): void;
+            addEventListener(type: 'message', listener: () => void, options: { once: boolean }): void;
+          };
+          // Listeners run in order: when this one runs, the panel's has.
+          page.addEventListener('message', () => resolve(), { once: true });
+          page.postMessage(msg, '*');
+        }),
+      message,
+    );
   }
 
   async feed(envelopes: readonly EventEnvelope[]): Promise<void> {
     for (const envelope of envelopes) {
       this.state.apply(envelope.event);
-      const update = this.updates.next(this.state.view());
-      if (update) {
-        await this.post(update);
-      }
+      await this.flush();
+    }
+  }
+
+  /** Posts what changed (as the host's 50 ms timer does). */
+  async flush(): Promise<void> {
+    const update = this.updates.next(this.state.view());
+    if (update) {
+      await this.post(update);
     }
   }
 }
@@ -83,6 +101,33 @@ class Host {
 async function posted(page: Page): Promise<WebviewMessage[]> {
   return page.evaluate(() => (globalThis as unknown as { __posted: WebviewMessage[] }).__posted.slice());
 }
+
+/** A fresh page with the panel, the server connected; records page errors and CSP reports in `problems`. */
+async function openPanel(browser: Browser, problems: string[], height: number): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 440, height }, deviceScaleFactor: 1 });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) {
+      problems.push(`console ${message.type()}: ${message.text()}`);
+    }
+  });
+  await page.goto(`file://${writePage()}`);
+  await page.waitForSelector('.composer textarea');
+  return page;
+}
+
+async function scrollTimelineToTop(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const timeline = (globalThis as unknown as { document: { querySelector(s: string): { scrollTop: number } | null } }).document.querySelector('.timeline');
+    if (timeline) {
+      timeline.scrollTop = 0;
+    }
+  });
+}
+
+const planEvents = loadEvents('plan-preview.jsonl');
+/** The preview's events of the plan run up to before it was stopped: running, reloaded twice. */
+const previewEvents = planEvents.slice(0, planEvents.findIndex((e) => e.event.type === 'preview_stopped')).filter((e) => e.event.type.startsWith('preview_'));
 
 describe('chat webview in headless Chromium', () => {
   let browser: Browser;
@@ -93,15 +138,7 @@ describe('chat webview in headless Chromium', () => {
 
   before(async () => {
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 440, height: 1730 }, deviceScaleFactor: 1 });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) {
-        problems.push(`console ${message.type()}: ${message.text()}`);
-      }
-    });
-    await page.goto(`file://${writePage()}`);
-    await page.waitForSelector('.composer textarea');
+    page = await openPanel(browser, problems, 1960);
     host = new Host(page, events[0]?.sessionId ?? 's');
     await host.post({ type: 'connection', state: 'running' });
     await host.post({
@@ -120,6 +157,19 @@ describe('chat webview in headless Chromium', () => {
 
   it('asks the host for its state when it loads', async () => {
     assert.deepEqual((await posted(page))[0], { type: 'ready' });
+  });
+
+  it('hides the preview section until a preview is known, and offers agent and plan mode for a new prompt', async () => {
+    assert.equal(await page.locator('.preview-section').count(), 1);
+    assert.equal(await page.locator('.preview-section').isHidden(), true);
+    const modes = page.locator('.composer .mode-toggle [role="radio"]');
+    assert.deepEqual(await modes.allTextContents(), ['Agent', 'Plan']);
+    assert.deepEqual(await Promise.all((await modes.all()).map((mode) => mode.getAttribute('aria-checked'))), ['true', 'false']);
+    await modes.nth(1).click();
+    assert.equal(await modes.nth(1).getAttribute('aria-checked'), 'true');
+    assert.match((await page.locator('.composer textarea').getAttribute('placeholder')) ?? '', /plans it/);
+    await modes.nth(0).click();
+    assert.equal(await modes.nth(0).getAttribute('aria-checked'), 'true');
   });
 
   it('streams the assistant text while it arrives', async () => {
@@ -189,25 +239,66 @@ describe('chat webview in headless Chromium', () => {
     assert.equal(await page.locator('.item.tool[open]').count(), 0);
   });
 
-  it('sends a prompt with Enter, and while running steers or queues a follow-up', async () => {
+  it('sends a prompt with Enter in the chosen mode, and while running steers or queues a follow-up', async () => {
     const input = page.locator('.composer textarea');
+    await page.locator('.mode-toggle [data-mode="plan"]').click();
     await input.fill('Also add a docstring to mean().');
     await input.press('Enter');
     await host.feed([{ sessionId: 's', seq: 0, event: { type: 'agent_start' } }]);
+    await page.locator('.mode-toggle').waitFor({ state: 'hidden' }); // Enter steers now: the mode is for a new prompt
     await input.fill('use a one-line docstring');
     await input.press('Enter');
     await input.fill('then update the README');
     await input.press('Alt+Enter');
     const sends = (await posted(page)).filter((m) => m.type === 'send');
     assert.deepEqual(sends, [
-      { type: 'send', text: 'Also add a docstring to mean().', mode: 'auto' },
-      { type: 'send', text: 'use a one-line docstring', mode: 'auto' },
-      { type: 'send', text: 'then update the README', mode: 'followUp' },
+      { type: 'send', text: 'Also add a docstring to mean().', mode: 'auto', runMode: 'plan' },
+      { type: 'send', text: 'use a one-line docstring', mode: 'auto', runMode: 'plan' },
+      { type: 'send', text: 'then update the README', mode: 'followUp', runMode: 'plan' },
     ]);
     assert.equal(await input.inputValue(), '');
     await page.locator('.composer button.danger').click();
     assert.deepEqual((await posted(page)).at(-1), { type: 'abort' });
     await host.feed([{ sessionId: 's', seq: 0, event: { type: 'agent_end', status: 'completed' } }]);
+    await page.locator('.mode-toggle [data-mode="agent"]').click();
+  });
+
+  it('shows the preview\'s state and last lines in a collapsible section whose buttons ask the host', async () => {
+    await host.feed(previewEvents);
+    const section = page.locator('.preview-section');
+    await section.waitFor();
+    assert.match((await section.getAttribute('class')) ?? '', /\bstate-running\b/);
+    assert.equal(await section.locator('.preview-state').textContent(), 'running');
+    assert.equal(await section.locator('.preview-command').textContent(), 'python app.py');
+    assert.match((await section.locator('.preview-meta').textContent()) ?? '', /^pid \d+ · gen 2$/);
+    assert.equal(await section.getAttribute('open'), null, 'collapsed until opened');
+    await section.locator('summary').click();
+    const lines = ((await section.locator('.preview-lines').textContent()) ?? '').split('\n');
+    assert.deepEqual(lines.slice(-2), ['threshold is 0', 'ready']);
+    assert.equal(lines.length, 13);
+    assert.equal(await section.locator('.preview-error').isHidden(), true, 'the reload after the repair cleared the error');
+    assert.deepEqual(
+      await Promise.all((await section.locator('.preview-actions button').all()).map(async (button) => [await button.textContent(), await button.isDisabled()])),
+      [
+        ['Start', true],
+        ['Restart', false],
+        ['Stop', false],
+      ],
+    );
+    await section.locator('button.preview-restart').click();
+    await section.locator('button.preview-stop').click();
+    assert.deepEqual((await posted(page)).slice(-2), [
+      { type: 'preview', action: 'restart' },
+      { type: 'preview', action: 'stop' },
+    ]);
+    // While the request is under way.
+    host.state.preview.setPending('restart');
+    await host.flush();
+    assert.equal(await section.locator('.preview-state').textContent(), 'restarting…');
+    assert.equal(await section.locator('.preview-actions button:disabled').count(), 3);
+    host.state.preview.setPending(undefined);
+    await host.flush();
+    assert.equal(await section.locator('.preview-actions button:disabled').count(), 1);
   });
 
   it('loaded nothing remote and broke no Content Security Policy rule', () => {
@@ -217,14 +308,75 @@ describe('chat webview in headless Chromium', () => {
   it('looks right (docs/images/chat-panel.png)', async () => {
     // Open the test run so the screenshot shows a tool row's details.
     await page.locator('.item.tool').nth(4).locator('summary').click({ position: { x: 8, y: 8 } });
-    await page.evaluate(() => {
-      const timeline = (globalThis as unknown as { document: { querySelector(s: string): { scrollTop: number } | null } }).document.querySelector('.timeline');
-      if (timeline) {
-        timeline.scrollTop = 0;
-      }
-    });
+    await scrollTimelineToTop(page);
     fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     await page.screenshot({ path: SCREENSHOT });
     assert.ok(fs.statSync(SCREENSHOT).size > 10_000);
+  });
+});
+
+describe('a plan-mode run with the preview in headless Chromium (plan-preview.jsonl)', () => {
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+
+  before(async () => {
+    browser = await launchChromium();
+    page = await openPanel(browser, problems, 1370);
+    const sessionId = planEvents.find((e) => e.sessionId !== null)?.sessionId ?? 's';
+    const host = new Host(page, sessionId);
+    await host.post({ type: 'connection', state: 'running' });
+    await host.post({
+      type: 'sessions',
+      current: sessionId,
+      sessions: [{ id: sessionId, title: 'Lower THRESHOLD in settings.py by 4; the app must keep running.', status: 'completed', updatedAt: 1796212800.5 }],
+    });
+    await host.feed(planEvents);
+    await page.locator('.item.run-end').waitFor();
+  });
+
+  after(async () => {
+    await browser.close();
+  });
+
+  it('shows the task once, the plan with its steps, a divider per step and one end', async () => {
+    assert.deepEqual(await page.locator('.item.user .user-text').allTextContents(), ['Lower THRESHOLD in settings.py by 4; the app must keep running.']);
+    const plan = page.locator('.item.plan');
+    assert.equal(await plan.count(), 1);
+    assert.equal(await plan.locator('.badge').textContent(), 'completed');
+    assert.equal(await plan.locator('.muted.right').textContent(), '2 of 2 done');
+    assert.deepEqual(await plan.locator('.step.done').allTextContents(), [
+      'Read settings.py to find THRESHOLD — THRESHOLD is 3',
+      'Lower THRESHOLD by 4 in settings.py — THRESHOLD = 0 (the app rejects negative values)',
+    ]);
+    assert.deepEqual(await page.locator('.item.step-start').allTextContents(), [
+      'Step 1 of 2Read settings.py to find THRESHOLD',
+      'Step 2 of 2Lower THRESHOLD by 4 in settings.py',
+    ]);
+    assert.deepEqual(await page.locator('.item.tool .tool-name').allTextContents(), ['read_file', 'edit_file', 'edit_file']);
+    assert.equal(await page.locator('.item.run-end').count(), 1);
+    assert.equal(await page.locator('.item.run-end .run-meta').textContent(), '8 turns · 1 repair · 11.9k in · 329 out');
+    assert.equal(await page.locator('.item.gate.failed .gate-title').textContent(), 'Gate runtime_observation');
+    assert.equal(await page.locator('.status-line .state').textContent(), 'Idle');
+  });
+
+  it('shows the stopped preview, ready to start again', async () => {
+    const section = page.locator('.preview-section');
+    assert.equal(await section.locator('.preview-state').textContent(), 'stopped');
+    await section.locator('summary').click();
+    assert.equal(await section.locator('.preview-detail').textContent(), 'stopped on request');
+    assert.deepEqual(
+      await Promise.all((await section.locator('.preview-actions button').all()).map((button) => button.isDisabled())),
+      [false, false, true],
+    );
+  });
+
+  it('loaded nothing remote, broke no CSP rule, and looks right (docs/images/chat-panel-plan.png)', async () => {
+    assert.deepEqual(problems, []);
+    await page.locator('.preview-section > summary').click(); // folded: one line
+    await page.locator('.mode-toggle [data-mode="plan"]').click();
+    await scrollTimelineToTop(page);
+    await page.screenshot({ path: PLAN_SCREENSHOT });
+    assert.ok(fs.statSync(PLAN_SCREENSHOT).size > 10_000);
   });
 });
