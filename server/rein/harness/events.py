@@ -56,7 +56,7 @@ RunStatus = Literal["completed", "failed", "aborted", "waiting"]
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class AgentStart(_Event):
@@ -176,7 +176,7 @@ class Compaction(_Event):
 class Blocker(BaseModel):
     """One problem a gate found that the model must fix."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     gate: str
     message: str
@@ -239,7 +239,7 @@ class PlanState(_Event):
 
 
 class PlanStep(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     description: str

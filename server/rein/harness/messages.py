@@ -26,7 +26,7 @@ __all__ = [
     "load_messages",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Usage(BaseModel):

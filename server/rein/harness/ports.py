@@ -49,7 +49,7 @@ __all__ = [
 class ToolSchema(BaseModel):
     """What the model sees of a tool: its name, description and JSON Schema."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str
     description: str
@@ -62,7 +62,7 @@ ToolChoice = Literal["auto", "required", "none"] | str
 class ModelOptions(BaseModel):
     """Per-request options. ``None`` means "the provider's configured default"."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     model: str | None = None
     max_tokens: int | None = None
@@ -192,7 +192,7 @@ class Workspace(Protocol):
 class Diagnostic(BaseModel):
     """An analyzer finding, 0-based positions as in LSP."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     path: str
     line: int
