@@ -539,13 +539,13 @@ async def test_idle_watchdog_ignores_time_spent_in_tools() -> None:
         name = "busy"
 
         async def execute(self, args, ctx):
-            await anyio.sleep(0.2)
+            await anyio.sleep(0.6)  # three idle limits long
             return ToolResult("done")
 
     model = ReplayModel(
         [{"tool_calls": [{"name": "busy", "arguments": {"text": "x"}}]}, {"text": "ok"}]
     )
-    agent, _ = make_agent(model, Busy(), run_idle_timeout_ms=80)
+    agent, _ = make_agent(model, Busy(), run_idle_timeout_ms=200)
     result = await agent.prompt("x")
     assert result.status == "completed", result.error
 
