@@ -54,6 +54,7 @@ class Editor:
         #: (rel, text): the person types this just before the next edit arrives
         self.type_before_next_apply: tuple[str, str] | None = None
         self.events: list[dict[str, Any]] = []
+        self.saved: list[str] = []
         self.event_arrived = asyncio.Event()
 
     def uri(self, rel: str) -> str:
@@ -254,6 +255,17 @@ def wire(ed: Editor) -> None:
     @lsp_client.feature("rein/askUser")
     def ask_user(params: dict[str, Any]) -> dict[str, Any]:
         return {"answer": ed.ask_answer}
+
+    @lsp_client.feature("rein/saveDocuments")
+    def save_documents(params: dict[str, Any]) -> dict[str, Any]:
+        # Applied edits are already on disk here; record the request and
+        # answer with didSave like an editor that saved.
+        for uri in params["uris"]:
+            ed.saved.append(ed.rel(uri))
+            lsp_client.text_document_did_save(
+                lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
+            )
+        return {"saved": params["uris"]}
 
     @lsp_client.feature("rein/event")
     def on_event(params: dict[str, Any]) -> None:

@@ -54,6 +54,8 @@ async def test_a_prompt_edits_gets_a_real_diagnostic_repairs_and_completes(
     # The edit landed in the editor's buffer, through workspace/applyEdit.
     assert editor.docs["app.py"][1].count("hello {name}") == 1
     assert len(editor.applied) == 2
+    # Each applied edit was saved, so commands and tests see it on disk.
+    assert editor.saved == ["app.py", "app.py"]
     # The repair prompt the model received carried ruff's real diagnostic.
     session = await editor.client.protocol.send_request_async(
         "rein/session", {"sessionId": result["sessionId"]}

@@ -516,3 +516,37 @@ async def test_the_task_tool_forwards_subagent_activity(editor: Editor, tmp_path
     activity = [e["event"] for e in editor.events if e["event"]["type"] == "subagent_activity"]
     assert activity and {a["name"] for a in activity} == {"look around"}
     assert "tool_call_start" in [a["event"]["type"] for a in activity]
+
+
+async def test_a_client_without_rein_save_documents_still_gets_its_edits(
+    editor: Editor, tmp_path: Path
+) -> None:
+    editor.client.protocol.fm.features.pop("rein/saveDocuments")
+    editor.client.report_server_error = lambda error, source: None  # the expected MethodNotFound
+    editor.open("app.py")
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {"path": "app.py", "old_string": "hello", "new_string": "hi"},
+                    }
+                ]
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {"path": "app.py", "old_string": "hi", "new_string": "hey"},
+                    }
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    result = await prompt(editor, text="greet")
+    assert result["status"] == "completed", result.get("error")
+    assert "hey {name}" in editor.docs["app.py"][1]
+    assert editor.saved == []

@@ -81,6 +81,8 @@ class EditorWorkspace:
         #: uri -> the text we just applied; the editor's didChange echo of it
         #: is ours, anything else is the person typing.
         self._echo: dict[str, str] = {}
+        #: uris Rein asked the editor to save; their didSave is not the person's.
+        self._own_saves: set[str] = set()
 
     # ------------------------------------------------------------------ paths
 
@@ -133,6 +135,29 @@ class EditorWorkspace:
             del self._echo[uri]
             return None
         return self._mutate((rel,), "person")
+
+    def own_save(self, uri: str) -> bool:
+        """True (once) when a didSave is the echo of Rein's own save request."""
+        if uri in self._own_saves:
+            self._own_saves.discard(uri)
+            return True
+        return False
+
+    async def _save(self, uris: list[str]) -> None:
+        """Ask the editor to save what Rein changed, so commands, tests and
+        the preview (which read the disk) see it. Best effort: a client
+        without ``rein/saveDocuments`` leaves the buffers unsaved."""
+        if not self.server.client_features.get("rein/saveDocuments", True):
+            return
+        self._own_saves.update(uris)
+        try:
+            await self.server.protocol.send_request_async("rein/saveDocuments", {"uris": uris})
+        except JsonRpcException as exc:
+            self._own_saves.difference_update(uris)
+            if _method_not_found(exc):
+                self.server.client_features["rein/saveDocuments"] = False
+            else:
+                log.warning("rein/saveDocuments failed: %s", exc)
 
     # ------------------------------------------------------------------ reads
 
@@ -226,7 +251,9 @@ class EditorWorkspace:
         except BaseException:
             self._echo.pop(uri, None)
             raise
-        return self._mutate((path,))
+        mutation = self._mutate((path,))
+        await self._save([uri])
+        return mutation
 
     async def delete(self, path: str) -> Mutation:
         uri = self.uri(path)

@@ -106,6 +106,9 @@ def create_server() -> ReinServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: ReinServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        workspace, _ = ls.adapters()
+        if workspace.own_save(params.text_document.uri):
+            return  # Rein saved its own edit: not the person's save
         auto.on_save(params.text_document.uri)
 
     @server.feature("rein/diagnosticsChanged")

@@ -2,9 +2,11 @@ import type * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
 import { registerDiagnosticsBridge } from './diagnostics';
 import { registerDialogs } from './dialogs';
+import { registerSaveDocuments } from './save';
 
 /** The editor side of the protocol: diagnostics, confirmations, questions. */
 export function registerEditorBridge(context: vscode.ExtensionContext, connection: ReinConnection): void {
   registerDiagnosticsBridge(context, connection);
   registerDialogs(context, connection);
+  registerSaveDocuments(context, connection);
 }

@@ -22,7 +22,17 @@ export const Methods = {
   diagnosticsChanged: 'rein/diagnosticsChanged',
   confirm: 'rein/confirm',
   askUser: 'rein/askUser',
+  saveDocuments: 'rein/saveDocuments',
 } as const;
+
+/** `rein/saveDocuments` (server -> client): save what Rein just changed. */
+export interface SaveDocumentsParams {
+  uris: string[];
+}
+
+export interface SaveDocumentsResult {
+  saved: string[];
+}
 
 // ---------------------------------------------------------------- requests
 

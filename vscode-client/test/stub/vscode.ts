@@ -202,6 +202,7 @@ export const stub = {
     this.statusMessages = [];
     this.progress = [];
     this.configuration = {};
+    workspace.textDocuments = [];
   },
 };
 
@@ -246,7 +247,29 @@ export const window = {
   activeTextEditor: undefined as unknown,
 };
 
+export interface StubDocument {
+  uri: Uri;
+  isDirty: boolean;
+  saves: number;
+  save(): Promise<boolean>;
+}
+
+export function stubDocument(uri: string, isDirty: boolean): StubDocument {
+  const doc: StubDocument = {
+    uri: Uri.parse(uri),
+    isDirty,
+    saves: 0,
+    save() {
+      doc.saves += 1;
+      doc.isDirty = false;
+      return Promise.resolve(true);
+    },
+  };
+  return doc;
+}
+
 export const workspace = {
+  textDocuments: [] as StubDocument[],
   workspaceFolders: [{ uri: Uri.file('/work/project'), name: 'project', index: 0 }],
   getConfiguration(section?: string) {
     return {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { collectDiagnostics, DiagnosticsChangeBatcher, toLspDiagnostic } from '../../src/bridge/diagnostics';
 import { askUser, confirmToolCall } from '../../src/bridge/dialogs';
+import { saveDocuments } from '../../src/bridge/save';
 import { selectionContext } from '../../src/commands';
 import {
   Diagnostic,
@@ -11,7 +12,9 @@ import {
   Location,
   Range,
   stub,
+  stubDocument,
   Uri,
+  workspace,
 } from '../stub/vscode';
 
 const CALC = 'file:///work/project/calc.py';
@@ -143,5 +146,18 @@ describe('Rein: Ask', () => {
     const empty = new Range(3, 0, 3, 0);
     assert.deepEqual(selectionContext({ document, selection: empty } as never), { uri: CALC, languageId: 'python' });
     assert.equal(selectionContext(undefined), undefined);
+  });
+});
+
+describe('rein/saveDocuments', () => {
+  it('saves the dirty open documents Rein changed and reports them', async () => {
+    const dirty = stubDocument(CALC, true);
+    const clean = stubDocument('file:///work/project/util.py', false);
+    workspace.textDocuments = [dirty, clean];
+    const result = await saveDocuments({ uris: [CALC, 'file:///work/project/util.py', 'file:///work/project/closed.py'] });
+    assert.deepEqual(result, { saved: [CALC, 'file:///work/project/util.py'] });
+    assert.equal(dirty.saves, 1);
+    assert.equal(clean.saves, 0);
+    assert.equal(dirty.isDirty, false);
   });
 });
