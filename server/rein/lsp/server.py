@@ -77,6 +77,7 @@ class ReinServer(LanguageServer):
         #: Tests and embedders may replace how models are made.
         self.model_factory = create_model
         self.auto_repair: Any = None
+        self._writes: set[asyncio.Future[Any]] = set()
         self.store: SqliteStore | None = None
         self.store_error: str | None = None
         self._store_tried = False
@@ -222,7 +223,9 @@ class ReinServer(LanguageServer):
             log.warning("the client is gone; dropping rein/event")
             return
         if inspect.isawaitable(result):
-            asyncio.ensure_future(result)
+            task = asyncio.ensure_future(result)
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
 
     def emit_to(self, session: Session, event: Any) -> None:
         session.stream(event)
