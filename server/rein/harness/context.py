@@ -24,15 +24,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from rein.harness.errors import ModelError
 from rein.harness.messages import (
     AssistantMessage,
     Message,
     TextPart,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
-from rein.harness.ports import ToolSchema
+from rein.harness.ports import Model, ModelOptions, ModelRequest, ToolSchema, TurnDone
 from rein.harness.tokens import estimate_message_tokens, estimate_tokens
 
 __all__ = [
@@ -109,6 +111,36 @@ def render_for_summary(messages: Sequence[Message], limit_chars: int = 60_000) -
         half = limit_chars // 2
         text = text[:half] + "\n[... middle omitted ...]\n" + text[-half:]
     return text
+
+
+SUMMARY_SYSTEM = (
+    "You compress the history of a coding session so the work can continue in a "
+    "smaller context. Be faithful and specific."
+)
+SUMMARY_INSTRUCTION = (
+    "Summarise the conversation above for the agent that continues it: the person's "
+    "task and constraints, decisions made, files read and changed (with paths), "
+    "commands run and their outcomes, errors still open, and what was about to "
+    "happen next. Use short bullet points."
+)
+
+
+async def summarize(model: Model, text: str) -> tuple[str, Usage]:
+    """Ask ``model`` (no tools) for a summary of ``text``; the summary and
+    the tokens it cost."""
+    request = ModelRequest(
+        system=SUMMARY_SYSTEM,
+        messages=[UserMessage(content=text + "\n\n" + SUMMARY_INSTRUCTION, origin="compaction")],
+        tools=[],
+        options=ModelOptions(tool_choice="none"),
+    )
+    done: AssistantMessage | None = None
+    async for delta in model.stream(request):
+        if isinstance(delta, TurnDone):
+            done = delta.message
+    if done is None or not done.text.strip():
+        raise ModelError("the model returned no summary")
+    return done.text, done.usage
 
 
 Summarize = Callable[[str], Awaitable[str]]

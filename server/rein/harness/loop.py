@@ -14,23 +14,24 @@ Invariants kept here (docs/architecture.md lists them all):
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.abc
-from pydantic import ValidationError
 
 from rein.harness.breaker import ToolMisuseBreaker
 from rein.harness.config import HarnessConfig
-from rein.harness.context import ContextBudget, ContextOverflowError, estimate_schema_tokens
-from rein.harness.errors import ModelError, ToolError
+from rein.harness.context import (
+    ContextOverflowError,
+    estimate_schema_tokens,
+    summarize,
+)
+from rein.harness.errors import ModelError
 from rein.harness.events import (
     Blocker,
     Compaction,
@@ -44,14 +45,11 @@ from rein.harness.events import (
     RunStart,
     RunStatus,
     SteeringApplied,
-    ToolCallEnd,
-    ToolCallStart,
-    ToolCallUpdate,
     TurnEnd,
     TurnStart,
 )
 from rein.harness.gates import GateContext, GatePipeline, build_repair_prompt
-from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
+from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.messages import (
     AssistantMessage,
     Message,
@@ -65,7 +63,6 @@ from rein.harness.messages import (
 from rein.harness.ports import (
     Model,
     ModelDelta,
-    ModelOptions,
     ModelRequest,
     Mutation,
     TextDelta,
@@ -73,7 +70,13 @@ from rein.harness.ports import (
     ToolCallDelta,
     TurnDone,
 )
-from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry, ToolResult
+from rein.harness.run_types import Emit, LoopContext, RunControl, RunOutcome
+from rein.harness.tool_calls import (
+    ToolCalls,
+    call_hook,
+    format_validation_error,
+    truncate_tool_output,
+)
 
 __all__ = [
     "Emit",
@@ -87,130 +90,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[Event], None]
-
-
-@dataclass(slots=True)
-class RunOutcome:
-    run_id: str
-    status: RunStatus
-    reason: str | None = None
-    text: str = ""
-    turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    repair_attempts: int = 0
-    #: Generations of the changes the agent applied in this run.
-    generations: list[int] = field(default_factory=list)
-    #: What the gates still found when the run failed on its repair budget.
-    blockers: list[Blocker] = field(default_factory=list)
-    #: For "waiting": the ask_user call whose result the next message becomes.
-    waiting_for: str | None = None
-    #: The changes the agent applied in this run.
-    mutations: list[Mutation] = field(default_factory=list)
-    #: The details of the output tool call that gave the answer, if any.
-    output: dict[str, Any] | None = None
-    #: Names of the tools executed in this run, in order.
-    tools_used: list[str] = field(default_factory=list)
-
-
-class RunControl:
-    """Abort handle for one run: ``abort(reason)`` cancels the run's scope."""
-
-    __slots__ = ("_scope", "reason")
-
-    def __init__(self) -> None:
-        self._scope: anyio.CancelScope | None = None
-        self.reason: str | None = None
-
-    def abort(self, reason: str = "aborted") -> None:
-        if self.reason is None:
-            self.reason = reason
-        if self._scope is not None:
-            self._scope.cancel()
-
-    @property
-    def aborted(self) -> bool:
-        return self.reason is not None
-
-
-@dataclass(slots=True)
-class LoopContext:
-    run_id: str
-    #: The transcript; the loop appends to it in place.
-    messages: list[Message]
-    tools: ToolRegistry
-    system: str = ""
-    options: ModelOptions = field(default_factory=ModelOptions)
-    env: ToolEnvironment = field(default_factory=ToolEnvironment)
-    hooks: Hooks = field(default_factory=Hooks)
-    #: Takes the steering messages due now (per the queue mode).
-    take_steering: Callable[[], list[UserMessage]] = lambda: []
-    #: Takes every queued steering message (abort path).
-    drain_steering: Callable[[], list[UserMessage]] = lambda: []
-    steering_pending: Callable[[], bool] = lambda: False
-    #: Called with every message appended to the transcript (persistence).
-    on_message: Callable[[Message], None] | None = None
-    #: Awaited before every model call and tool execution (flush the store).
-    checkpoint: Callable[[], Awaitable[None]] | None = None
-    #: Keeps the context under the window (None: no budget).
-    budget: ContextBudget | None = None
-    #: Validation gates run on a final answer with unvalidated mutations.
-    gates: GatePipeline | None = None
-    #: An output tool the model must call to answer (structured output).
-    required_output: str | None = None
-    #: Initial per-run state (e.g. mutations carried over from earlier steps).
-    run_state_seed: dict[str, Any] = field(default_factory=dict)
-
 
 def _short(b: Blocker) -> str:
     if b.path is not None and b.line is not None:
         return f"{b.path}:{b.line + 1}: {b.message}"
     return b.message
-
-
-_UPDATE_KINDS: dict[str, Literal["output", "heartbeat", "status"]] = {
-    "output": "output",
-    "heartbeat": "heartbeat",
-    "status": "status",
-}
-
-SUMMARY_SYSTEM = (
-    "You compress the history of a coding session so the work can continue in a "
-    "smaller context. Be faithful and specific."
-)
-SUMMARY_INSTRUCTION = (
-    "Summarise the conversation above for the agent that continues it: the person's "
-    "task and constraints, decisions made, files read and changed (with paths), "
-    "commands run and their outcomes, errors still open, and what was about to "
-    "happen next. Use short bullet points."
-)
-
-
-def format_validation_error(tool: str, exc: ValidationError) -> str:
-    lines = [f"Invalid arguments for {tool}:"]
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-        lines.append(f"  - {loc}: {err['msg']}")
-    lines.append("Fix the arguments and call the tool again.")
-    return "\n".join(lines)
-
-
-def truncate_tool_output(text: str, limit: int) -> str:
-    """Cut ``text`` to ``limit`` characters, keeping head and tail, with a
-    marker that says how much was cut and how to see the rest."""
-    if len(text) <= limit:
-        return text
-    marker_room = 200
-    keep = max(limit - marker_room, 100)
-    head = keep * 2 // 3
-    tail = keep - head
-    cut = len(text) - head - tail
-    cut_lines = text.count("\n", head, len(text) - tail)
-    marker = (
-        f"\n[... {cut} characters ({cut_lines} lines) cut from this result. "
-        "Read the rest with read_file offset/limit, or narrow the search ...]\n"
-    )
-    return text[:head] + marker + text[len(text) - tail :]
 
 
 @asynccontextmanager
@@ -227,25 +111,7 @@ async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIter
                 await aclose()
 
 
-async def _call_hook(emit: Emit, name: str, fn: Callable[..., Any] | None, *args: Any) -> Any:
-    if fn is None:
-        return None
-    try:
-        result = fn(*args)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
-    except Exception as exc:
-        log.exception("hook %s raised", name)
-        emit(
-            ErrorEvent(
-                message=f"hook {name} raised {type(exc).__name__}: {exc}", where=f"hook:{name}"
-            )
-        )
-        return None
-
-
-class _Run:
+class _Run(ToolCalls):
     """State of one run; ``execute`` is the loop, ``finish_*`` the exits."""
 
     def __init__(self, ctx: LoopContext, config: HarnessConfig, emit: Emit, model: Model) -> None:
@@ -337,7 +203,7 @@ class _Run:
             self.emit(TurnStart(turn=self.turn))
             model, options = self.model, ctx.options
             if ctx.hooks.prepare_next_turn is not None:
-                overrides = await _call_hook(
+                overrides = await call_hook(
                     self.emit,
                     "prepare_next_turn",
                     ctx.hooks.prepare_next_turn,
@@ -357,7 +223,7 @@ class _Run:
                     return self.finish("failed", f"context compaction failed: {exc}")
             messages: Sequence[Message] = ctx.messages
             if ctx.hooks.transform_context is not None:
-                transformed = await _call_hook(
+                transformed = await call_hook(
                     self.emit, "transform_context", ctx.hooks.transform_context, ctx.messages
                 )
                 if transformed is not None:
@@ -506,22 +372,9 @@ class _Run:
             )
 
     async def summarize(self, model: Model, text: str) -> str:
-        request = ModelRequest(
-            system=SUMMARY_SYSTEM,
-            messages=[
-                UserMessage(content=text + "\n\n" + SUMMARY_INSTRUCTION, origin="compaction")
-            ],
-            tools=[],
-            options=ModelOptions(tool_choice="none"),
-        )
-        done: AssistantMessage | None = None
-        async for delta in model.stream(request):
-            if isinstance(delta, TurnDone):
-                done = delta.message
-        if done is None or not done.text.strip():
-            raise ModelError("the model returned no summary")
-        self.usage = self.usage + done.usage
-        return done.text
+        summary, usage = await summarize(model, text)
+        self.usage = self.usage + usage
+        return summary
 
     def end_turn(self, tool_calls: int) -> None:
         if self.turn_open:
@@ -593,190 +446,6 @@ class _Run:
         )
         self.append(message)
         self.emit(MessageEnd(message=message))
-
-    # ------------------------------------------------------------------ tools
-
-    async def execute_tools(self, calls: list[ToolCall]) -> None:
-        self.pending_calls = calls
-        self.pending_results = [None] * len(calls)
-        self.started_calls = set()
-        self.ended_calls = set()
-        self.tools_running += 1
-        try:
-            if self.config.tool_execution == "parallel" and len(calls) > 1:
-                async with anyio.create_task_group() as tg:
-                    for index, call in enumerate(calls):
-                        tg.start_soon(self.run_tool, index, call)
-            else:
-                for index, call in enumerate(calls):
-                    await self.run_tool(index, call)
-        finally:
-            self.tools_running -= 1
-        self.commit_tool_results(None)
-
-    def commit_tool_results(self, abort_reason: str | None) -> None:
-        """Append one result per pending call, in call order. On abort, calls
-        without a result get an "aborted" one."""
-        for index, call in enumerate(self.pending_calls):
-            result = self.pending_results[index]
-            if result is None:
-                text = f"Tool call aborted: {abort_reason or 'the run ended'}"
-                result = ToolResultMessage(
-                    tool_call_id=call.id, tool_name=call.name, content=text, is_error=True
-                )
-                if call.id not in self.started_calls:
-                    self.emit(
-                        ToolCallStart(
-                            tool_call_id=call.id, name=call.name, arguments=call.arguments
-                        )
-                    )
-                if call.id not in self.ended_calls:
-                    self.ended_calls.add(call.id)
-                    self.emit(
-                        ToolCallEnd(
-                            tool_call_id=call.id, name=call.name, is_error=True, content=text
-                        )
-                    )
-            self.append_with_events(result)
-        self.pending_calls = []
-        self.pending_results = []
-
-    async def run_tool(self, index: int, call: ToolCall) -> None:
-        started = time.perf_counter()
-        self.started_calls.add(call.id)
-        self.emit(ToolCallStart(tool_call_id=call.id, name=call.name, arguments=call.arguments))
-        verdict = self.breaker.check(call)
-        if verdict.blocked:
-            result = ToolResult(verdict.reason, is_error=True)
-        else:
-            result = await self.supervise(call)
-            workspace = self.ctx.env.workspace
-            self.breaker.record(
-                call, result.is_error, result.content, workspace.generation if workspace else 0
-            )
-        content = truncate_tool_output(result.content, self.config.max_tool_result_chars)
-        self.pending_results[index] = ToolResultMessage(
-            tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
-        )
-        if result.details.get("no_answer"):
-            self.waiting_for.append((call.id, str(result.details.get("question", ""))))
-        if result.details.get("terminal") and not result.is_error:
-            self.terminal = result.details
-            self.terminal_text = str(result.details.get("text") or "") or None
-        self.ended_calls.add(call.id)
-        self.emit(
-            ToolCallEnd(
-                tool_call_id=call.id,
-                name=call.name,
-                is_error=result.is_error,
-                content=content,
-                duration_ms=(time.perf_counter() - started) * 1000.0,
-                details=result.details,
-            )
-        )
-
-    async def supervise(self, call: ToolCall) -> ToolResult:
-        """Run the call under a hard time limit; a run-wide supervisor task
-        emits heartbeats for calls that run past the heartbeat interval."""
-        tool = self.ctx.tools.get(call.name)
-        limit_ms = self.config.tool_timeout_ms
-        if tool is not None and tool.timeout_s is not None:
-            limit_ms = int(tool.timeout_s * 1000)
-        self.running_calls[call.id] = (call.name, time.monotonic())
-        if not self.supervisor_started and self.task_group is not None:
-            self.supervisor_started = True
-            self.task_group.start_soon(self.heartbeats)
-        result: ToolResult | None = None
-        try:
-            with anyio.move_on_after(limit_ms / 1000.0 if limit_ms > 0 else None) as limit:
-                result = await self.invoke_tool(call)
-        finally:
-            self.running_calls.pop(call.id, None)
-        if result is None or limit.cancelled_caught:
-            return ToolResult(
-                f"{call.name} did not finish within {limit_ms / 1000.0:g} s and was cancelled. "
-                "Try a smaller step, or a command that finishes sooner.",
-                is_error=True,
-            )
-        return result
-
-    async def heartbeats(self) -> None:
-        interval = self.config.tool_heartbeat_ms / 1000.0
-        while True:
-            await anyio.sleep(interval)
-            now = time.monotonic()
-            for call_id, (name, started) in list(self.running_calls.items()):
-                if now - started >= interval:
-                    self.emit(
-                        ToolCallUpdate(
-                            tool_call_id=call_id,
-                            name=name,
-                            kind="heartbeat",
-                            text=f"still running after {now - started:.1f} s",
-                        )
-                    )
-
-    async def invoke_tool(self, call: ToolCall) -> ToolResult:
-        """Run one call; every failure becomes an ``is_error`` result."""
-        ctx = self.ctx
-        tool = ctx.tools.get(call.name)
-        if tool is None:
-            available = ", ".join(ctx.tools.names()) or "(none)"
-            return ToolResult(
-                f"Unknown tool {call.name!r}. Available tools: {available}.", is_error=True
-            )
-        if call.parse_error is not None:
-            return ToolResult(
-                f"The arguments for {call.name} were not valid JSON: {call.parse_error}. "
-                "Send a JSON object that matches the tool's schema.",
-                is_error=True,
-            )
-        try:
-            args = tool.args_model.model_validate(call.arguments)
-        except ValidationError as exc:
-            return ToolResult(format_validation_error(call.name, exc), is_error=True)
-        if ctx.hooks.before_tool_call is not None:
-            verdict = await _call_hook(
-                self.emit, "before_tool_call", ctx.hooks.before_tool_call, call, args
-            )
-            if isinstance(verdict, Block):
-                return ToolResult(f"Tool call blocked: {verdict.reason}", is_error=True)
-
-        def update(text: str, kind: str) -> None:
-            self.emit(
-                ToolCallUpdate(
-                    tool_call_id=call.id,
-                    name=call.name,
-                    kind=_UPDATE_KINDS.get(kind, "output"),
-                    text=text,
-                )
-            )
-
-        self.run_state["tools_used"].append(call.name)
-        tool_ctx = ToolContext(
-            call.id, call.name, ctx.env, update, ctx.steering_pending, self.run_state, self.emit
-        )
-        try:
-            raw = await tool.execute(args, tool_ctx)
-            result = raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
-        except ToolError as exc:
-            result = ToolResult(str(exc), is_error=True)
-        except Exception as exc:
-            log.exception("tool %s raised", call.name)
-            result = ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-            self.emit(
-                ErrorEvent(
-                    message=f"tool {call.name} raised {type(exc).__name__}: {exc}",
-                    where=f"tool:{call.name}",
-                )
-            )
-        if ctx.hooks.after_tool_call is not None:
-            replaced = await _call_hook(
-                self.emit, "after_tool_call", ctx.hooks.after_tool_call, call, result
-            )
-            if isinstance(replaced, ToolResult):
-                result = replaced
-        return result
 
     # ------------------------------------------------------------------ exits
 

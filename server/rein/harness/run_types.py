@@ -1,0 +1,95 @@
+"""The loop's inputs and outputs: what a run works on (:class:`LoopContext`),
+how it is aborted (:class:`RunControl`) and what it reports
+(:class:`RunOutcome`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from rein.harness.context import ContextBudget
+from rein.harness.events import Blocker, Event, RunStatus
+from rein.harness.gates import GatePipeline
+from rein.harness.hooks import Hooks
+from rein.harness.messages import Message, Usage, UserMessage
+from rein.harness.ports import ModelOptions, Mutation
+from rein.harness.tools import ToolEnvironment, ToolRegistry
+
+__all__ = ["Emit", "LoopContext", "RunControl", "RunOutcome"]
+
+Emit = Callable[[Event], None]
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    run_id: str
+    status: RunStatus
+    reason: str | None = None
+    text: str = ""
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    repair_attempts: int = 0
+    #: Generations of the changes the agent applied in this run.
+    generations: list[int] = field(default_factory=list)
+    #: What the gates still found when the run failed on its repair budget.
+    blockers: list[Blocker] = field(default_factory=list)
+    #: For "waiting": the ask_user call whose result the next message becomes.
+    waiting_for: str | None = None
+    #: The changes the agent applied in this run.
+    mutations: list[Mutation] = field(default_factory=list)
+    #: The details of the output tool call that gave the answer, if any.
+    output: dict[str, Any] | None = None
+    #: Names of the tools executed in this run, in order.
+    tools_used: list[str] = field(default_factory=list)
+
+
+class RunControl:
+    """Abort handle for one run: ``abort(reason)`` cancels the run's scope."""
+
+    __slots__ = ("_scope", "reason")
+
+    def __init__(self) -> None:
+        self._scope: anyio.CancelScope | None = None
+        self.reason: str | None = None
+
+    def abort(self, reason: str = "aborted") -> None:
+        if self.reason is None:
+            self.reason = reason
+        if self._scope is not None:
+            self._scope.cancel()
+
+    @property
+    def aborted(self) -> bool:
+        return self.reason is not None
+
+
+@dataclass(slots=True)
+class LoopContext:
+    run_id: str
+    #: The transcript; the loop appends to it in place.
+    messages: list[Message]
+    tools: ToolRegistry
+    system: str = ""
+    options: ModelOptions = field(default_factory=ModelOptions)
+    env: ToolEnvironment = field(default_factory=ToolEnvironment)
+    hooks: Hooks = field(default_factory=Hooks)
+    #: Takes the steering messages due now (per the queue mode).
+    take_steering: Callable[[], list[UserMessage]] = lambda: []
+    #: Takes every queued steering message (abort path).
+    drain_steering: Callable[[], list[UserMessage]] = lambda: []
+    steering_pending: Callable[[], bool] = lambda: False
+    #: Called with every message appended to the transcript (persistence).
+    on_message: Callable[[Message], None] | None = None
+    #: Awaited before every model call and tool execution (flush the store).
+    checkpoint: Callable[[], Awaitable[None]] | None = None
+    #: Keeps the context under the window (None: no budget).
+    budget: ContextBudget | None = None
+    #: Validation gates run on a final answer with unvalidated mutations.
+    gates: GatePipeline | None = None
+    #: An output tool the model must call to answer (structured output).
+    required_output: str | None = None
+    #: Initial per-run state (e.g. mutations carried over from earlier steps).
+    run_state_seed: dict[str, Any] = field(default_factory=dict)
