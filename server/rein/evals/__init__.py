@@ -9,7 +9,7 @@ scenario's own check. Exit code 1 when any scenario fails.
 
 Add a scenario: write an ``async def`` in :mod:`rein.evals.scenarios` that
 takes a :class:`Rig` and returns an :class:`Outcome`, decorate it with
-``@scenario(category, budget=...)``. See docs/evals.md.
+``@scenario(category, budget=...)`` in a module of :mod:`rein.evals.scenarios`. See docs/evals.md.
 """
 
 from __future__ import annotations

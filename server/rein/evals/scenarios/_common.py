@@ -1,0 +1,136 @@
+"""What the eval scenarios share: workspaces, agents, flows, helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rein.config import load_config
+from rein.evals import Outcome, Rig
+from rein.harness import Agent, HarnessConfig, ToolResultMessage
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.plan_act import PlanActFlow, planner_system_prompt, toolkit_overview
+from rein.harness.ports import ModelOptions
+from rein.harness.tools import ToolEnvironment
+from rein.headless.disk_workspace import DiskWorkspace
+from rein.providers.replay import ReplayModel
+from rein.tools.registry import default_tools
+
+__all__ = [
+    "APP",
+    "Events",
+    "agent",
+    "call",
+    "complete",
+    "flow",
+    "flow_outcome",
+    "headless",
+    "last_tool",
+    "outcome",
+    "plan",
+    "when",
+    "workspace",
+]
+
+APP = 'def greet(name: str) -> str:\n    return f"hello {name}"\n'
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+class Events(list[Any]):
+    def __call__(self, event: Any) -> None:
+        self.append(event)
+
+
+def when(agent_: Agent, predicate: Any, action: Any) -> None:
+    """Run ``action`` once, synchronously, on the first event matching
+    ``predicate`` (no polling, no sleeps)."""
+    fired = False
+
+    def listener(event: Any) -> None:
+        nonlocal fired
+        if not fired and predicate(event):
+            fired = True
+            action()
+
+    agent_.subscribe(listener)
+
+
+def workspace(rig: Rig, files: dict[str, str] | None = None) -> ToolEnvironment:
+    for rel, text in (files or {"app.py": APP}).items():
+        path = rig.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    disk = DiskWorkspace(rig.root)
+    return ToolEnvironment(
+        workspace=TrackedWorkspace(disk, MutationLog()),
+        settings={"approval": {"command": "allow"}},
+    )
+
+
+def agent(
+    rig: Rig, turns: list[dict[str, Any]], *, files: dict[str, str] | None = None, **config: Any
+) -> tuple[Agent, ReplayModel, Events]:
+    env = workspace(rig, files)
+    model = ReplayModel(turns)
+    tools = default_tools(env.settings)
+    a = Agent(model, tools=tools, env=env, config=HarnessConfig(**config))
+    events = Events()
+    a.subscribe(events)
+    return a, model, events
+
+
+def outcome(result: Any, model: ReplayModel, events: Events, **extra: Any) -> Outcome:
+    return Outcome(
+        status=result.status, model_calls=len(model.requests), events=list(events), **extra
+    )
+
+
+def last_tool(agent_: Agent) -> ToolResultMessage:
+    return [m for m in agent_.messages if isinstance(m, ToolResultMessage)][-1]
+
+
+# -------------------------------------------------------------------- gates
+
+
+def headless(rig: Rig, turns: list[dict[str, Any]], config: dict[str, Any] | None = None) -> Any:
+    from rein.headless.host import HeadlessSession
+
+    (rig.root / "app.py").write_text(APP)
+    return HeadlessSession(rig.root, ReplayModel(turns), load_config(config or {}), watch=False)
+
+
+# ----------------------------------------------------------------- plan-act
+
+
+def plan(*steps: tuple[str, str]) -> dict[str, Any]:
+    return call("submit_plan", steps=[{"id": i, "description": d} for i, d in steps])
+
+
+def complete(step: str, success: bool = True, summary: str = "done") -> dict[str, Any]:
+    return call("complete_step", step_id=step, success=success, summary=summary)
+
+
+def flow(
+    rig: Rig, planner_turns: list[dict[str, Any]], executor_turns: list[dict[str, Any]]
+) -> tuple[PlanActFlow, ReplayModel, ReplayModel, Events]:
+    env = workspace(rig)
+    tools = default_tools(env.settings)
+    pm, em = ReplayModel(planner_turns), ReplayModel(executor_turns)
+    planner = Agent(
+        pm,
+        system_prompt=planner_system_prompt(toolkit_overview(tools)),
+        options=ModelOptions(tool_choice="required"),
+    )
+    executor = Agent(em, tools=tools, env=env)
+    events = Events()
+    planner.subscribe(events)
+    executor.subscribe(events)
+    return PlanActFlow(planner, executor, events), pm, em, events
+
+
+def flow_outcome(
+    result: Any, pm: ReplayModel, em: ReplayModel, events: Events, **extra: Any
+) -> Outcome:
+    return Outcome(result.status, len(pm.requests) + len(em.requests), list(events), **extra)
