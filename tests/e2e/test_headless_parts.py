@@ -34,7 +34,17 @@ async def test_the_watcher_reports_external_changes_but_not_our_own(tmp_path: Pa
     async with anyio.create_task_group() as tg:
         tg.start_soon(watcher.run)
         await watcher.ready.wait()
-        await anyio.sleep(0.2)  # let the OS watch settle before the first write
+        # The OS watch becomes active shortly after start: touch a probe file
+        # until the watcher reports it, then start from a clean slate.
+        with anyio.fail_after(10):
+            n = 0
+            while not got.is_set():
+                n += 1
+                (tmp_path / "probe.txt").write_text(str(n))
+                with anyio.move_on_after(0.1):
+                    await got.wait()
+        seen.clear()
+        got = anyio.Event()
         mutation = await disk.write_text("ours.py", "x = 1\n")
         watcher.on_own_mutation(mutation)
         (tmp_path / "theirs.py").write_text("y = 2\n")

@@ -22,6 +22,22 @@ async def request(editor: Editor, method: str, params: dict[str, Any]) -> Any:
     return await asyncio.wait_for(editor.client.protocol.send_request_async(method, params), 60)
 
 
+async def kill_during_run_command(workspace: Path, tmp_path: Path, params: dict[str, Any]) -> str:
+    """Start a prompt on a real server and SIGKILL the server while the
+    scripted run_command runs; the session's id."""
+    async with running_server(workspace, tmp_path) as editor:
+        task = asyncio.ensure_future(request(editor, "rein/prompt", params))
+        started = await editor.wait_event(
+            lambda e: (
+                e["event"]["type"] == "tool_call_start" and e["event"]["name"] == "run_command"
+            )
+        )
+        os.kill(editor.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
+        with pytest.raises(RuntimeError, match="exited"):
+            await asyncio.wait_for(task, 10)
+    return str(started["sessionId"])
+
+
 async def test_a_session_survives_a_restart_and_continues_with_its_transcript(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -89,13 +105,7 @@ async def test_kill_9_mid_run_keeps_every_committed_message_and_rolls_back(
             }
         ],
     )
-    async with running_server(workspace, tmp_path) as editor:
-        task = asyncio.ensure_future(request(editor, "rein/prompt", {"text": "run the slow thing"}))
-        started = await editor.wait_event(lambda e: e["event"]["type"] == "tool_call_start")
-        session_id = started["sessionId"]
-        os.kill(editor.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
-        with pytest.raises(RuntimeError, match="exited"):
-            await asyncio.wait_for(task, 10)
+    session_id = await kill_during_run_command(workspace, tmp_path, {"text": "run the slow thing"})
     db = sqlite3.connect(tmp_path / "storage" / "sessions.db")
     assert (
         db.execute("SELECT status FROM sessions WHERE id=?", (session_id,)).fetchone()[0]
@@ -261,19 +271,9 @@ async def test_a_killed_plan_act_session_rolls_back_and_continues(
             {"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 60"}}]},
         ],
     )
-    async with running_server(workspace, tmp_path) as editor:
-        task = asyncio.ensure_future(
-            request(editor, "rein/prompt", {"text": "check it", "mode": "plan"})
-        )
-        started = await editor.wait_event(
-            lambda e: (
-                e["event"]["type"] == "tool_call_start" and e["event"]["name"] == "run_command"
-            )
-        )
-        session_id = started["sessionId"]
-        os.kill(editor.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
-        with pytest.raises(RuntimeError, match="exited"):
-            await asyncio.wait_for(task, 10)
+    session_id = await kill_during_run_command(
+        workspace, tmp_path, {"text": "check it", "mode": "plan"}
+    )
     write_script(
         tmp_path,
         [
