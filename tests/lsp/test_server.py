@@ -550,3 +550,12 @@ async def test_a_client_without_rein_save_documents_still_gets_its_edits(
     assert result["status"] == "completed", result.get("error")
     assert "hey {name}" in editor.docs["app.py"][1]
     assert editor.saved == []
+
+
+async def test_a_huge_unknown_session_id_is_refused_with_a_bounded_message(editor: Editor) -> None:
+    with pytest.raises(JsonRpcException) as info:
+        await editor.client.protocol.send_request_async(
+            "rein/session", {"sessionId": "x" * 100_000}
+        )
+    assert info.value.code == -32602
+    assert "no session" in str(info.value) and len(str(info.value)) < 300

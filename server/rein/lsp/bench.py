@@ -73,6 +73,7 @@ async def _run(tmp: Path) -> dict[str, Any]:
                 "model": {"provider": "replay", "script": busy},
                 "gates": {"analyzer": {"enabled": False}},
                 "harness": {"maxModelTurnsPerRun": 300},
+                "storagePath": str(tmp / "storage"),
             },
         )
     )

@@ -32,11 +32,16 @@ __all__ = ["create_server"]
 log = logging.getLogger(__name__)
 
 
+def _shown(value: str, limit: int = 80) -> str:
+    """A client's value quoted in an error message, bounded."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
 def _session(server: ReinServer, session_id: str, method: str) -> Session:
     session = server.sessions.get(session_id)
     if session is None:
         raise JsonRpcInvalidParams(
-            f"{method}: invalid params: sessionId: no session {session_id!r}"
+            f"{method}: invalid params: sessionId: no session {_shown(session_id)}"
         )
     return session
 
@@ -132,7 +137,7 @@ def create_server() -> ReinServer:
             found = await ls.load_session(parsed.session_id)
             if found is None:
                 raise JsonRpcInvalidParams(
-                    f"rein/prompt: invalid params: sessionId: no session {parsed.session_id!r}"
+                    f"rein/prompt: invalid params: sessionId: no session {_shown(parsed.session_id)}"
                 )
             session = found
         else:
@@ -192,7 +197,7 @@ def create_server() -> ReinServer:
         found = await ls.load_session(parsed.session_id)
         if found is None:
             raise JsonRpcInvalidParams(
-                f"rein/session: invalid params: sessionId: no session {parsed.session_id!r}"
+                f"rein/session: invalid params: sessionId: no session {_shown(parsed.session_id)}"
             )
         return {
             **_summary(found),
