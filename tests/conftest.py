@@ -22,3 +22,12 @@ def _guarded_connect(self: socket.socket, address: object) -> object:
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_user_data(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Sessions that tests (and the servers and ``rein run`` they start) keep
+    in the default store go to a temporary folder, not the user's."""
+    import os
+
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))

@@ -81,6 +81,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         as_json=args.json,
         assume_yes=args.yes,
         mode=args.mode,
+        resume=args.resume,
+        storage=args.storage,
     )
 
 
@@ -109,6 +111,7 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     import anyio
 
     from rein.harness.errors import StoreError
+    from rein.session.results import usage_json
     from rein.store import SqliteStore, default_storage_path
 
     folder = args.storage or str(default_storage_path())
@@ -131,7 +134,7 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
                         "mode": r.mode,
                         "origin": r.origin,
                         "turns": r.turns,
-                        "usage": r.usage,
+                        "usage": usage_json(r.usage),
                     }
                 )
             )
@@ -187,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int)
     p.add_argument("--yes", "-y", action="store_true", help="approve every tool call")
     p.add_argument("--json", action="store_true", help="events and the result as JSON lines")
+    p.add_argument(
+        "--resume",
+        metavar="SESSION_ID",
+        help="continue a stored session: the task is the answer to its question, or the next task",
+    )
+    p.add_argument("--storage", help="the session store's folder (default: the user data dir)")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser(

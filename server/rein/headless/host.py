@@ -1,8 +1,13 @@
-"""A headless session: everything ``rein run`` and ``rein demo`` need, wired.
+"""The headless host: everything ``rein run``, ``rein demo`` and the evals
+need, wired around one session built by :func:`rein.session.build_session`.
 
 Disk workspace + mutation log + file watcher + analyzer pool + diagnostics
-and dependency coordinators + gates + tools + the Agent. Use it as an async
-context manager; it starts the analyzers and stops every process it started.
+coordinator + preview are this host's ports; the session itself (agents,
+planner and flow, gates, tools with ``task``, prompts) comes from the same
+assembly as the language server's, and with a ``storage`` folder it lives in
+the same SQLite store (``rein sessions`` lists it, ``rein run --resume``
+continues it). Use it as an async context manager; it starts the analyzers
+and stops every process it started.
 """
 
 from __future__ import annotations
@@ -11,29 +16,25 @@ import logging
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.abc
 
 from rein.config import ReinConfig
-from rein.harness import Agent, Event, RunResult, UserMessage
-from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
-from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
+from rein.harness import Event, RunResult
+from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.errors import ConfigError
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.plan_act import PlanActFlow, planner_system_prompt, toolkit_overview
-from rein.harness.ports import Approver, Model, ModelOptions, Mutation, UserChannel
+from rein.harness.ports import Approver, Model, Mutation, UserChannel
 from rein.harness.preview import PreviewCoordinator
 from rein.harness.preview_gates import preview_gates
-from rein.harness.prompts import build_system_prompt
-from rein.harness.tools import ToolEnvironment
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
 from rein.headless.commands import SubprocessRunner
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.preview_process import SubprocessPreviewFactory
 from rein.headless.watcher import DiskWatcher
-from rein.tools import bootstrap
-from rein.tools.registry import default_tools, tool_sections
+from rein.session import Mode, Session, SessionManager, SessionPorts, SessionSpec
 
 __all__ = ["HeadlessSession"]
 
@@ -46,6 +47,13 @@ class _AllowAll:
 
 
 class HeadlessSession:
+    """One session over a folder on disk.
+
+    ``storage``: the session store's folder (None keeps the session in
+    memory); ``resume``: the id of a stored session to continue (its mode is
+    the stored one).
+    """
+
     def __init__(
         self,
         root: str | Path,
@@ -55,11 +63,18 @@ class HeadlessSession:
         analyzers: Sequence[AnalyzerSpec] = DEFAULT_ANALYZERS,
         approver: Approver | None = None,
         user: UserChannel | None = None,
-        mode: Literal["agent", "plan", "explain"] = "agent",
+        mode: Mode = "agent",
         watch: bool = True,
+        storage: str | Path | None = None,
+        resume: str | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config or ReinConfig()
+        self.model = model
+        self.mode = mode
+        self.resume = resume
+        self._approver = approver or _AllowAll()
+        self._user = user
         self.mutations = MutationLog()
         self.disk = DiskWorkspace(self.root)
         self.workspace = TrackedWorkspace(self.disk, self.mutations)
@@ -81,17 +96,6 @@ class HeadlessSession:
         self.watcher = DiskWatcher(self.root, self._external_change) if watch else None
         if self.watcher is not None:
             self.mutations.subscribe(self.watcher.on_own_mutation)
-        gates: list[Gate] = []
-        dependencies = None
-        if gates_config.dependencies.enabled and gates_config.dependencies.commands:
-            dependencies = DependencyCoordinator(
-                self.runner,
-                gates_config.dependencies.commands,
-                timeout_s=gates_config.dependencies.timeout_ms / 1000,
-            )
-            gates.append(DependencyGate(dependencies))
-        if gates_config.analyzer.enabled:
-            gates.append(AnalyzerGate(self.diagnostics, gates_config.analyzer.severity))
         #: Preview events outside a run go to these listeners.
         self.preview_listeners: list[Callable[[Event], None]] = []
         self.preview = PreviewCoordinator(
@@ -100,56 +104,62 @@ class HeadlessSession:
             emit=self._preview_event,
             spawn=self._spawn,
         )
-        if gates_config.preview.enabled:
-            gates.extend(preview_gates(self.preview))
-        if gates_config.runtime.command:
-            gates.append(
-                CommandGate(
-                    "runtime",
-                    gates_config.runtime.command,
-                    self.runner,
-                    gates_config.runtime.timeout_ms / 1000,
-                )
-            )
-        for custom in gates_config.custom:
-            gates.append(
-                CommandGate(custom.name, custom.command, self.runner, custom.timeout_ms / 1000)
-            )
-        self.gates = GatePipeline(gates, dependencies=dependencies)
-        settings = self.config.tool_settings()
-        tools = default_tools(settings, read_only=mode == "explain")
-        system = build_system_prompt(
-            tools.names(), tool_sections(tools), mode, bootstrap.project_instructions(self.root)
-        )
-        self.agent = Agent(
-            model,
-            tools=tools,
-            config=self.config.harness,
-            system_prompt=system,
-            env=ToolEnvironment(
-                workspace=self.workspace,
-                diagnostics=self.diagnostics,
-                approver=approver or _AllowAll(),
-                user=user,
-                settings=settings,
-            ),
-            gates=None if mode == "plan" else self.gates,
-        )
-        #: Plan mode: the plan-act flow over a planner and this agent as executor.
-        self.flow: PlanActFlow | None = None
-        if mode == "plan":
-            planner = Agent(
-                model,
-                config=self.config.harness,
-                system_prompt=planner_system_prompt(toolkit_overview(tools)),
-                options=ModelOptions(tool_choice="required"),
-            )
-            self.planner = planner
-            self.flow = PlanActFlow(planner, self.agent, self._flow_event, gates=self.gates)
-        self.flow_listeners: list[Callable[[Event], None]] = []
+        self.manager = SessionManager(lambda: self.config, self.ports, storage=lambda: storage)
         self.reports: list[str] = []
+        self._session: Session | None = None
         self._stack: AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
+
+    def ports(self) -> SessionPorts:
+        return SessionPorts(
+            root=self.root,
+            workspace=self.workspace,
+            diagnostics=self.diagnostics,
+            runner=self.runner,
+            approver=lambda session_id: self._approver,
+            user=lambda session_id: self._user,
+            preview_gates=lambda: (
+                preview_gates(self.preview) if self.config.gates.preview.enabled else []
+            ),
+            model_factory=lambda _config: self.model,
+        )
+
+    # ------------------------------------------------------------- the session
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            raise RuntimeError("the headless session is not open (use `async with`)")
+        return self._session
+
+    @property
+    def agent(self) -> Any:
+        return self.session.agent
+
+    @property
+    def planner(self) -> Any:
+        return self.session.planner
+
+    @property
+    def flow(self) -> Any:
+        return self.session.flow
+
+    @property
+    def gates(self) -> Any:
+        return self.session.gates
+
+    async def _open_session(self) -> Session:
+        store = await self.manager.open_store()
+        if self.manager.store_error is not None:
+            self._report(f"sessions are not stored: {self.manager.store_error}")
+        if self.resume is None:
+            return self.manager.new(SessionSpec(mode=self.mode, model=self.model))
+        if store is None:
+            raise ConfigError(f"cannot resume {self.resume}: there is no session store")
+        found = await self.manager.load(self.resume)
+        if found is None:
+            raise ConfigError(f"no stored session {self.resume!r} in {store.path}")
+        return found
 
     # ------------------------------------------------------------- plumbing
 
@@ -178,16 +188,22 @@ class HeadlessSession:
     async def __aenter__(self) -> HeadlessSession:
         self._stack = AsyncExitStack()
         await self._stack.__aenter__()
-        await self.pool.start()
-        self._stack.push_async_callback(self.pool.stop)
-        if self.pool.analyzers:
-            if not await self.pool.wait_initial(60):
-                self._report("the analyzers did not publish a baseline within 60 s")
-        self._tg = await self._stack.enter_async_context(anyio.create_task_group())
-        if self.watcher is not None:
-            self._tg.start_soon(self.watcher.run)
-            await self.watcher.ready.wait()
-            self._stack.callback(self.watcher.stop)
+        try:
+            self._session = await self._open_session()
+            self._stack.callback(self.manager.close)
+            await self.pool.start()
+            self._stack.push_async_callback(self.pool.stop)
+            if self.pool.analyzers:
+                if not await self.pool.wait_initial(60):
+                    self._report("the analyzers did not publish a baseline within 60 s")
+            self._tg = await self._stack.enter_async_context(anyio.create_task_group())
+            if self.watcher is not None:
+                self._tg.start_soon(self.watcher.run)
+                await self.watcher.ready.wait()
+                self._stack.callback(self.watcher.stop)
+        except BaseException:
+            await self._stack.__aexit__(None, None, None)
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -199,27 +215,20 @@ class HeadlessSession:
 
     # ------------------------------------------------------------------ runs
 
-    def subscribe(self, listener: Callable[[Event], None]) -> None:
-        """Every event of the session: the agent's, the planner's and the
-        plan's, and the preview's."""
-        self.agent.subscribe(listener)
-        if self.flow is not None:
-            self.planner.subscribe(listener)
-            self.flow_listeners.append(listener)
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        """Every event of the session (the agent's, the planner's and the
+        plan's) and the preview's."""
+        off = self.session.subscribe(listener)
         self.preview_listeners.append(listener)
 
-    def _flow_event(self, event: Event) -> None:
-        for listener in list(self.flow_listeners):
-            listener(event)
+        def unsubscribe() -> None:
+            off()
+            if listener in self.preview_listeners:
+                self.preview_listeners.remove(listener)
+
+        return unsubscribe
 
     async def prompt(self, text: str) -> RunResult:
-        if self.flow is not None:
-            context = bootstrap.bootstrap_message(self.root) if not self.agent.messages else ""
-            return await self.flow.run(f"{context}\n\n{text}" if context else text)
-        messages = []
-        if not self.agent.messages:
-            messages.append(
-                UserMessage(content=bootstrap.bootstrap_message(self.root), origin="bootstrap")
-            )
-        messages.append(UserMessage(content=text))
-        return await self.agent.prompt_messages(messages)
+        """One run: a new task, or the answer to the question the session
+        waits on."""
+        return await self.manager.run_prompt(self.session, text)

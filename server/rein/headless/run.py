@@ -17,8 +17,10 @@ from rein.harness.ports import ApprovalRequest
 from rein.headless.host import HeadlessSession
 from rein.providers import create_model
 from rein.render import EventPrinter
+from rein.session import result_json
+from rein.store import default_storage_path
 
-__all__ = ["EXIT_CODES", "TerminalApprover", "build_config", "run_task"]
+__all__ = ["EXIT_CODES", "TerminalApprover", "TerminalUserChannel", "build_config", "run_task"]
 
 EXIT_CODES = {"completed": 0, "failed": 1, "aborted": 3, "waiting": 4}
 
@@ -40,6 +42,27 @@ class TerminalApprover:
             return answer.strip().lower() in ("y", "yes")
 
         return await anyio.to_thread.run_sync(ask)
+
+
+class TerminalUserChannel:
+    """``ask_user`` in a terminal: asked on an interactive terminal; with no
+    one to answer (CI, a pipe, ``--json``) the run ends "waiting" (exit 4)
+    and ``rein run --resume SESSION "answer"`` continues it."""
+
+    def __init__(self, interactive: bool) -> None:
+        self.interactive = interactive
+
+    async def ask(self, question: str) -> str | None:
+        if not self.interactive or not sys.stdin.isatty():
+            return None
+
+        def ask() -> str:
+            return input(f"\nRein asks: {question}\n> ")
+
+        try:
+            return await anyio.to_thread.run_sync(ask)
+        except EOFError:
+            return None
 
 
 def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConfig:
@@ -76,35 +99,43 @@ def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConf
 
 
 async def _run(
-    workspace: Path, task: str, config: ReinConfig, as_json: bool, assume_yes: bool, mode: str
+    workspace: Path,
+    task: str,
+    config: ReinConfig,
+    as_json: bool,
+    assume_yes: bool,
+    mode: str,
+    resume: str | None,
+    storage: str | None,
 ) -> int:
     model = create_model(config.model)
     printer = EventPrinter(as_json=as_json)
     session_mode: Literal["agent", "plan", "explain"] = (
         "explain" if mode == "explain" else "plan" if mode == "plan" else "agent"
     )
+    folder = storage or config.storage_path or str(default_storage_path())
     async with HeadlessSession(
-        workspace, model, config, approver=TerminalApprover(assume_yes), mode=session_mode
-    ) as session:
-        session.subscribe(printer)
-        for report in session.reports:
+        workspace,
+        model,
+        config,
+        approver=TerminalApprover(assume_yes),
+        user=TerminalUserChannel(interactive=not as_json),
+        mode=session_mode,
+        storage=folder,
+        resume=resume,
+    ) as host:
+        host.subscribe(printer)
+        for report in host.reports:
             print(f"! {report}", file=sys.stderr)
-        result = await session.prompt(task)
+        result = await host.prompt(task)
+        session_id = host.session.id
     if as_json:
+        print(json.dumps({"result": result_json(session_id, result)}))
+    elif result.status == "waiting":
         print(
-            json.dumps(
-                {
-                    "result": {
-                        "status": result.status,
-                        "text": result.text,
-                        "turns": result.turns,
-                        "repairAttempts": result.repair_attempts,
-                        "generations": result.generations,
-                        "usage": result.usage.model_dump(),
-                        "error": result.error,
-                    }
-                }
-            )
+            f"\nThe run waits for an answer. Continue it with:\n"
+            f'  rein run --resume {session_id} -w {workspace} "your answer"',
+            file=sys.stderr,
         )
     return EXIT_CODES.get(result.status, 1)
 
@@ -118,13 +149,15 @@ def run_task(
     as_json: bool,
     assume_yes: bool,
     mode: str,
+    resume: str | None = None,
+    storage: str | None = None,
 ) -> int:
     try:
         config = build_config(config_file, overrides)
         root = Path(workspace).resolve()
         if not root.is_dir():
             raise ConfigError(f"the workspace {root} is not a folder")
-        return anyio.run(_run, root, task, config, as_json, assume_yes, mode)
+        return anyio.run(_run, root, task, config, as_json, assume_yes, mode, resume, storage)
     except ConfigError as exc:
         print(f"rein run: {exc}", file=sys.stderr)
         return 2

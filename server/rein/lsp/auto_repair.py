@@ -18,7 +18,7 @@ from rein.harness.events import AutoRepair
 
 if TYPE_CHECKING:
     from rein.lsp.server import ReinServer
-    from rein.lsp.sessions import Session
+    from rein.session import Session
 
 __all__ = ["AutoRepairer"]
 

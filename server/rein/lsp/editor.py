@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcException
 
 from rein.harness.errors import SandboxError, ToolError
 from rein.harness.generations import MutationLog
@@ -32,9 +32,10 @@ from rein.harness.ports import (
     Mutation,
     MutationOrigin,
 )
+from rein.lsp.channel import method_not_found
 
 if TYPE_CHECKING:
-    from rein.lsp.server import ReinServer
+    from rein.lsp.channel import ClientChannel
 
 __all__ = [
     "EditorApprover",
@@ -47,7 +48,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-METHOD_NOT_FOUND = -32601
 NO_CONFIRM = (
     "this editor cannot ask the person (it does not support rein/confirm), so calls "
     "that need approval are denied"
@@ -73,8 +73,8 @@ def _end_position(text: str) -> lsp.Position:
 class EditorWorkspace:
     """Workspace port over the editor. One instance per server."""
 
-    def __init__(self, server: ReinServer, root: Path, mutations: MutationLog) -> None:
-        self.server = server
+    def __init__(self, client: ClientChannel, root: Path, mutations: MutationLog) -> None:
+        self.client = client
         self._root = root.resolve()
         self.mutations = mutations
         self._generation = 0
@@ -113,7 +113,7 @@ class EditorWorkspace:
             return None
 
     def _open_document(self, uri: str) -> Any | None:
-        return self.server.workspace.text_documents.get(uri)
+        return self.client.document(uri)
 
     def _mutate(self, paths: tuple[str, ...], origin: MutationOrigin = "agent") -> Mutation:
         self._generation = self.generation + 1
@@ -147,16 +147,14 @@ class EditorWorkspace:
         """Ask the editor to save what Rein changed, so commands, tests and
         the preview (which read the disk) see it. Best effort: a client
         without ``rein/saveDocuments`` leaves the buffers unsaved."""
-        if not self.server.client_features.get("rein/saveDocuments", True):
+        if not self.client.supports("rein/saveDocuments"):
             return
         self._own_saves.update(uris)
         try:
-            await self.server.protocol.send_request_async("rein/saveDocuments", {"uris": uris})
+            await self.client.request("rein/saveDocuments", {"uris": uris})
         except JsonRpcException as exc:
             self._own_saves.difference_update(uris)
-            if _method_not_found(exc):
-                self.server.client_features["rein/saveDocuments"] = False
-            else:
+            if not method_not_found(exc):
                 log.warning("rein/saveDocuments failed: %s", exc)
 
     # ------------------------------------------------------------------ reads
@@ -184,7 +182,7 @@ class EditorWorkspace:
 
     async def _apply(self, edit: lsp.WorkspaceEdit, label: str) -> None:
         try:
-            result = await self.server.workspace_apply_edit_async(
+            result = await self.client.apply_edit(
                 lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
             )
         except JsonRpcException as exc:
@@ -309,10 +307,13 @@ class EditorDiagnostics:
     """The raw source: the editor's current diagnostics from all its
     language servers, asked with ``rein/diagnostics``."""
 
-    def __init__(self, server: ReinServer, workspace: EditorWorkspace) -> None:
-        self.server = server
+    def __init__(self, client: ClientChannel, workspace: EditorWorkspace) -> None:
+        self.client = client
         self.workspace = workspace
-        self.supported = True
+
+    @property
+    def supported(self) -> bool:
+        return self.client.supports("rein/diagnostics")
 
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
@@ -321,11 +322,10 @@ class EditorDiagnostics:
             return DiagnosticsSnapshot((), self.workspace.generation, stale=True)
         uris = [self.workspace.uri(p) for p in paths] if paths is not None else None
         try:
-            result = await self.server.protocol.send_request_async(
-                "rein/diagnostics", {"uris": uris}
-            )
-        except JsonRpcMethodNotFound:
-            self.supported = False
+            result = await self.client.request("rein/diagnostics", {"uris": uris})
+        except JsonRpcException as exc:
+            if not method_not_found(exc):
+                raise
             log.warning("the client does not answer rein/diagnostics: the analyzer gate is blind")
             return DiagnosticsSnapshot((), self.workspace.generation, stale=True)
         items = (result or {}).get("items", []) if isinstance(result, dict) else []
@@ -338,24 +338,18 @@ class EditorDiagnostics:
         return DiagnosticsSnapshot(tuple(out), max(self.workspace.generation, min_generation))
 
 
-def _method_not_found(exc: BaseException) -> bool:
-    return isinstance(exc, JsonRpcMethodNotFound) or (
-        isinstance(exc, JsonRpcException) and getattr(exc, "code", None) == METHOD_NOT_FOUND
-    )
-
-
 class EditorApprover:
     """``rein/confirm``; a client without it makes "ask" fall back to deny."""
 
-    def __init__(self, server: ReinServer, session_id: str) -> None:
-        self.server = server
+    def __init__(self, client: ClientChannel, session_id: str) -> None:
+        self.client = client
         self.session_id = session_id
 
     async def confirm(self, request: ApprovalRequest) -> bool:
-        if not self.server.client_features.get("rein/confirm", True):
+        if not self.client.supports("rein/confirm"):
             raise ToolError(NO_CONFIRM)
         try:
-            result = await self.server.protocol.send_request_async(
+            result = await self.client.request(
                 "rein/confirm",
                 {
                     "sessionId": self.session_id,
@@ -365,8 +359,7 @@ class EditorApprover:
                 },
             )
         except JsonRpcException as exc:
-            if _method_not_found(exc):
-                self.server.client_features["rein/confirm"] = False
+            if method_not_found(exc):
                 raise ToolError(NO_CONFIRM) from None
             log.info("rein/confirm failed: %s", exc)
             return False
@@ -376,20 +369,18 @@ class EditorApprover:
 class EditorUserChannel:
     """``rein/askUser``; None when the client has no answer or no support."""
 
-    def __init__(self, server: ReinServer, session_id: str) -> None:
-        self.server = server
+    def __init__(self, client: ClientChannel, session_id: str) -> None:
+        self.client = client
         self.session_id = session_id
 
     async def ask(self, question: str) -> str | None:
-        if not self.server.client_features.get("rein/askUser", True):
+        if not self.client.supports("rein/askUser"):
             return None
         try:
-            result = await self.server.protocol.send_request_async(
+            result = await self.client.request(
                 "rein/askUser", {"sessionId": self.session_id, "question": question}
             )
-        except JsonRpcException as exc:
-            if _method_not_found(exc):
-                self.server.client_features["rein/askUser"] = False
+        except JsonRpcException:
             return None
         answer = result.get("answer") if isinstance(result, dict) else None
         return answer if isinstance(answer, str) and answer.strip() else None

@@ -5,27 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
-from rein.harness.events import Event
-from rein.lsp import code_actions
-from rein.lsp.auto_repair import AutoRepairer
-from rein.lsp.params import (
-    AbortParams,
-    DiagnosticsChangedParams,
-    FollowUpParams,
-    PreviewParams,
-    PromptParams,
-    SessionParams,
-    SessionsParams,
-    SteerParams,
-    parse,
-)
 from rein.lsp.server import ReinServer
-from rein.lsp.sessions import Session, SessionBusyError, result_payload
+
+if TYPE_CHECKING:
+    from rein.harness.events import Event
+    from rein.session import Session
+
+# Handlers import the rest of Rein when first called, so the server answers
+# ``initialize`` having imported only pygls and lsprotocol (rein bench lsp).
+FIX, EXPLAIN, ASK, ABORT = "rein.fix", "rein.explain", "rein.ask", "rein.abort"
 
 __all__ = ["create_server"]
 
@@ -67,8 +60,6 @@ def _progress_listener(server: ReinServer, token: str | int) -> Any:
 
 def create_server() -> ReinServer:
     server = ReinServer()
-    auto = AutoRepairer(server)
-    server.auto_repair = auto
 
     # ---------------------------------------------------------- lifecycle
 
@@ -78,7 +69,11 @@ def create_server() -> ReinServer:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: ReinServer, params: lsp.InitializedParams) -> None:
-        await _pull_configuration(ls)
+        try:
+            if not await _pull_configuration(ls):
+                ls.apply_configuration({}, "initializationOptions")
+        finally:
+            ls.configured_event().set()
         await ls.open_store()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -93,13 +88,11 @@ def create_server() -> ReinServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: ReinServer, params: Any) -> None:
-        for session in ls.sessions.values():
-            session.abort("the server is shutting down")
-        await ls.preview.shutdown()
+        await ls.shutdown_sessions()
 
     @server.feature(lsp.EXIT)
     def exit_(ls: ReinServer, params: Any) -> None:
-        ls.preview.kill_now()  # without a shutdown request first
+        ls.kill_preview()  # without a shutdown request first
 
     # ------------------------------------------------------- document sync
 
@@ -107,17 +100,19 @@ def create_server() -> ReinServer:
     def did_change(ls: ReinServer, params: lsp.DidChangeTextDocumentParams) -> None:
         workspace, _ = ls.adapters()
         if workspace.on_did_change(params.text_document.uri) is not None:
-            auto.on_person_edit(params.text_document.uri)
+            ls.auto_repair.on_person_edit(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: ReinServer, params: lsp.DidSaveTextDocumentParams) -> None:
         workspace, _ = ls.adapters()
         if workspace.own_save(params.text_document.uri):
             return  # Rein saved its own edit: not the person's save
-        auto.on_save(params.text_document.uri)
+        ls.auto_repair.on_save(params.text_document.uri)
 
     @server.feature("rein/diagnosticsChanged")
     def diagnostics_changed(ls: ReinServer, params: Any) -> None:
+        from rein.lsp.params import DiagnosticsChangedParams, parse
+
         try:
             parsed = parse(DiagnosticsChangedParams, params, "rein/diagnosticsChanged")
         except JsonRpcInvalidParams as exc:
@@ -131,6 +126,11 @@ def create_server() -> ReinServer:
 
     @server.feature("rein/prompt")
     async def prompt(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp import code_actions
+        from rein.lsp.params import PromptParams, parse
+        from rein.session import SessionBusyError, result_json
+
         parsed = parse(PromptParams, params, "rein/prompt")
         await ls.open_store()
         if parsed.session_id is not None:
@@ -163,7 +163,7 @@ def create_server() -> ReinServer:
             if unsubscribe is not None:
                 unsubscribe()
                 ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))  # type: ignore[arg-type]
-        return result_payload(session.id, result)
+        return result_json(session.id, result)
 
     @server.feature("rein/steer")
     def steer(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -175,24 +175,26 @@ def create_server() -> ReinServer:
 
     @server.feature("rein/abort")
     def abort(ls: ReinServer, params: Any) -> dict[str, Any]:
+        from rein.lsp.params import AbortParams, parse
+
         parsed = parse(AbortParams, params, "rein/abort")
         session = _session(ls, parsed.session_id, "rein/abort")
         return {"aborted": session.abort("aborted by the user")}
 
     @server.feature("rein/sessions")
     async def sessions(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp.params import SessionsParams, parse
+
         parse(SessionsParams, params, "rein/sessions")
-        summaries = {s.id: _summary(s) for s in ls.sessions.values()}
-        store = await ls.open_store()
-        if store is not None:
-            for record in await store.list_sessions():
-                if record.id not in summaries:
-                    summaries[record.id] = _record_summary(record)
-        ordered = sorted(summaries.values(), key=lambda s: s["updatedAt"], reverse=True)
-        return {"sessions": ordered}
+        return {"sessions": await ls.manager.summaries()}
 
     @server.feature("rein/session")
     async def session(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp.params import SessionParams, parse
+        from rein.session.manager import summary
+
         parsed = parse(SessionParams, params, "rein/session")
         found = await ls.load_session(parsed.session_id)
         if found is None:
@@ -200,12 +202,15 @@ def create_server() -> ReinServer:
                 f"rein/session: invalid params: sessionId: no session {_shown(parsed.session_id)}"
             )
         return {
-            **_summary(found),
+            **summary(found),
             "messages": [m.model_dump(mode="json") for m in found.agent.messages],
         }
 
     @server.feature("rein/preview")
     async def preview(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp.params import PreviewParams, parse
+
         parsed = parse(PreviewParams, params, "rein/preview")
         return await ls.preview.handle(parsed.action)
 
@@ -218,21 +223,32 @@ def create_server() -> ReinServer:
         ),
     )
     def code_action(ls: ReinServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        from rein.lsp import code_actions
+
         return code_actions.actions_for(params)
 
-    @server.command(code_actions.FIX)
+    @server.command(FIX)
     async def fix(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp import code_actions
+
         return code_actions.start(ls, "fix", args)
 
-    @server.command(code_actions.EXPLAIN)
+    @server.command(EXPLAIN)
     async def explain(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp import code_actions
+
         return code_actions.start(ls, "explain", args)
 
-    @server.command(code_actions.ASK)
+    @server.command(ASK)
     async def ask(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp import code_actions
+
         return code_actions.start(ls, "ask", args)
 
-    @server.command(code_actions.ABORT)
+    @server.command(ABORT)
     async def abort_command(ls: ReinServer, *args: Any) -> dict[str, Any]:
         target = args[0] if args else None
         session_id = target.get("sessionId") if isinstance(target, dict) else target
@@ -245,14 +261,17 @@ def create_server() -> ReinServer:
 
     @server.command("rein.preview.start")
     async def preview_start(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        await ls.ready()
         return await ls.preview.handle("start")
 
     @server.command("rein.preview.stop")
     async def preview_stop(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        await ls.ready()
         return await ls.preview.handle("stop")
 
     @server.command("rein.preview.restart")
     async def preview_restart(ls: ReinServer, *args: Any) -> dict[str, Any]:
+        await ls.ready()
         return await ls.preview.handle("restart")
 
     return server
@@ -260,6 +279,8 @@ def create_server() -> ReinServer:
 
 def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:
     """rein/steer and rein/followUp: queue the text on the active run."""
+    from rein.lsp.params import FollowUpParams, SteerParams, parse
+
     parsed = parse(SteerParams if method == "rein/steer" else FollowUpParams, params, method)
     session = _session(ls, parsed.session_id, method)
     if not session.busy:
@@ -271,46 +292,12 @@ def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:
     return {"queued": True}
 
 
-def _usage_json(usage: dict[str, Any]) -> dict[str, int]:
-    """Usage in the wire's camelCase, as in the rein/prompt result."""
-    return {
-        "inputTokens": int(usage.get("input_tokens", 0)),
-        "outputTokens": int(usage.get("output_tokens", 0)),
-        "cacheReadTokens": int(usage.get("cache_read_tokens", 0)),
-        "cacheWriteTokens": int(usage.get("cache_write_tokens", 0)),
-    }
-
-
-def _summary(session: Session) -> dict[str, Any]:
-    return {
-        "id": session.id,
-        "title": session.title,
-        "status": session.status,
-        "updatedAt": session.updated_at,
-        "mode": session.mode,
-        "origin": session.origin,
-        "turns": session.turns,
-        "usage": _usage_json(session.usage.model_dump()),
-    }
-
-
-def _record_summary(record: Any) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "title": record.title,
-        "status": record.status,
-        "updatedAt": record.updated_at,
-        "mode": record.mode,
-        "origin": record.origin,
-        "turns": record.turns,
-        "usage": _usage_json(record.usage or {}),
-    }
-
-
-async def _pull_configuration(ls: ReinServer) -> None:
+async def _pull_configuration(ls: ReinServer) -> bool:
+    """Ask the client for the ``rein`` section and apply it; False when the
+    client cannot be asked."""
     caps = ls.client_capabilities
     if caps.workspace is None or not caps.workspace.configuration:
-        return
+        return False
     try:
         result = await asyncio.wait_for(
             ls.workspace_configuration_async(
@@ -320,6 +307,7 @@ async def _pull_configuration(ls: ReinServer) -> None:
         )
     except Exception as exc:
         log.warning("workspace/configuration failed: %s", exc)
-        return
+        return False
     section = result[0] if result else None
     ls.apply_configuration(section or {}, "settings")
+    return True

@@ -1,6 +1,12 @@
-"""The Rein language server's state: configuration, the editor adapters, the
-coordinators and the sessions. Handlers live in :mod:`rein.lsp.features`;
-this module builds agents and runs them."""
+"""The Rein language server: configuration, the client channel, and the
+editor's ports for the session assembly. Handlers live in
+:mod:`rein.lsp.features`; sessions and the store in
+:class:`rein.session.SessionManager`.
+
+Starting fast: this module imports only pygls and lsprotocol. The harness,
+the providers, the tools, the store and pydantic are imported on first use,
+after ``initialize`` has been answered.
+"""
 
 from __future__ import annotations
 
@@ -8,55 +14,32 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Sequence
+import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from rein import __version__
-from rein.config import ReinConfig, load_config
-from rein.harness import Agent, HarnessConfig, Message, RunResult, Usage, UserMessage
-from rein.harness.agent import repair_transcript
-from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
-from rein.harness.errors import ConfigError, StoreError
-from rein.harness.events import AutoRepair
-from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
-from rein.harness.generations import MutationLog
-from rein.harness.plan_act import (
-    PlanActFlow,
-    PlanSnapshot,
-    planner_system_prompt,
-    toolkit_overview,
-)
-from rein.harness.ports import Model, ModelOptions
-from rein.harness.prompts import build_system_prompt
-from rein.harness.subagents import SubagentSpawner
-from rein.harness.tools import ToolEnvironment
-from rein.headless.commands import SubprocessRunner
 from rein.lsp._protocol import plain_dict_converter
-from rein.lsp.editor import (
-    EditorApprover,
-    EditorDiagnostics,
-    EditorUserChannel,
-    EditorWorkspace,
-    workspace_root,
-)
-from rein.lsp.preview import ServerPreview
-from rein.lsp.sessions import EventStream, Session, new_session_id
-from rein.providers import create_model
-from rein.store import MAIN_MEMORY, SqliteStore, StorePersistence, default_storage_path
-from rein.tools import bootstrap
-from rein.tools.registry import READ_ONLY_TOOLS, default_tools, tool_sections
-from rein.tools.task import TaskTool
+from rein.lsp.channel import ClientChannel
+
+if TYPE_CHECKING:
+    from rein.config import ReinConfig
+    from rein.harness import RunResult
+    from rein.harness.coordinators import DiagnosticsCoordinator
+    from rein.harness.events import AutoRepair
+    from rein.harness.generations import MutationLog
+    from rein.lsp.auto_repair import AutoRepairer
+    from rein.lsp.editor import EditorWorkspace
+    from rein.lsp.preview import ServerPreview
+    from rein.session import Session, SessionManager, SessionPorts
+    from rein.store import SqliteStore
 
 __all__ = ["ReinServer"]
 
 log = logging.getLogger(__name__)
-
-Mode = Literal["agent", "plan", "explain"]
-PLANNER_MEMORY = "planner:memory"
 
 
 class ReinServer(LanguageServer):
@@ -67,28 +50,44 @@ class ReinServer(LanguageServer):
             text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
             converter_factory=plain_dict_converter,
         )
-        self.config = ReinConfig()
+        self._config: ReinConfig | None = None
         self._init_options: dict[str, Any] = {}
         self._reported_config_errors: set[str] = set()
-        self.sessions: dict[str, Session] = {}
-        self.client_features: dict[str, bool] = {}
-        self.mutations = MutationLog()
+        #: The adapters' narrow view of the client.
+        self.client = ClientChannel(self)
+        self._mutations: MutationLog | None = None
         self._adapters: tuple[EditorWorkspace, DiagnosticsCoordinator] | None = None
+        self._manager: SessionManager | None = None
+        self._preview: ServerPreview | None = None
+        self._auto_repair: AutoRepairer | None = None
         #: Tests and embedders may replace how models are made.
-        self.model_factory = create_model
-        self.auto_repair: Any = None
+        self.model_factory: Any = None
         self._writes: set[asyncio.Future[Any]] = set()
-        self.store: SqliteStore | None = None
-        self.store_error: str | None = None
-        self._store_tried = False
-        #: The preview, one per server, shared by the sessions.
-        self.preview = ServerPreview(self)
+        #: Set once the configuration is known (``initialized`` handled).
+        self._configured: asyncio.Event | None = None
+        #: Each session's event stream to the client, by session id.
+        self.streams: dict[str, Any] = {}
 
     # ---------------------------------------------------------- configuration
+
+    @property
+    def config(self) -> ReinConfig:
+        if self._config is None:
+            from rein.config import ReinConfig
+
+            self._config = ReinConfig()
+        return self._config
+
+    @config.setter
+    def config(self, value: ReinConfig) -> None:
+        self._config = value
 
     def apply_configuration(self, data: Any, source: str) -> bool:
         """Validate and apply a ``rein`` section; on error report it once
         (naming the key) and keep the last good configuration."""
+        from rein.config import load_config
+        from rein.harness.errors import ConfigError
+
         merged = dict(self._init_options)
         if isinstance(data, dict):
             merged.update(data)
@@ -108,101 +107,169 @@ class ReinServer(LanguageServer):
         return True
 
     def set_initialization_options(self, options: Any) -> None:
+        """Keep the ``rein`` section of the initialization options; it is
+        validated (with the editor's settings) once ``initialized`` arrives."""
         if isinstance(options, dict):
             section = options.get("rein", options)
             self._init_options = dict(section) if isinstance(section, dict) else {}
-            self.apply_configuration({}, "initializationOptions")
 
-    # ----------------------------------------------------------------- store
+    def configured_event(self) -> asyncio.Event:
+        if self._configured is None:
+            self._configured = asyncio.Event()
+        return self._configured
 
-    async def open_store(self) -> SqliteStore | None:
-        """Open the session database once (``storagePath``, else the user
-        data dir). On failure say so once and keep sessions in memory."""
-        if self._store_tried:
-            return self.store
-        self._store_tried = True
-        folder = self.config.storage_path or str(default_storage_path())
+    async def ready(self, timeout_s: float = 15.0) -> None:
+        """Wait (bounded) until the configuration is applied: requests that
+        arrive between ``initialized`` and the editor's answer to
+        ``workspace/configuration`` must not run with the defaults."""
+        event = self.configured_event()
+        if event.is_set():
+            return
         try:
-            self.store = SqliteStore.open(folder)
-        except StoreError as exc:
-            self.store_error = str(exc)
-            self.window_show_message(
-                lsp.ShowMessageParams(
-                    type=lsp.MessageType.Error,
-                    message=f"Rein: {exc}. Sessions are kept in memory only until the server restarts.",
-                )
+            await asyncio.wait_for(event.wait(), timeout_s)
+        except TimeoutError:
+            log.warning(
+                "no configuration after %.0f s; using the initialization options", timeout_s
             )
-            log.error("%s", exc)
-            return None
-        interrupted = await self.store.mark_interrupted()
-        if interrupted:
-            log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
-        return self.store
-
-    async def load_session(self, session_id: str) -> Session | None:
-        """A session from the store, its transcript rolled back if a crash
-        left tool calls without results."""
-        if session_id in self.sessions:
-            return self.sessions[session_id]
-        store = await self.open_store()
-        if store is None:
-            return None
-        record = await store.get_session(session_id)
-        if record is None:
-            return None
-        mode: Mode = record.mode if record.mode in ("agent", "plan", "explain") else "agent"  # type: ignore[assignment]
-        memory = "executor:memory" if mode == "plan" else MAIN_MEMORY
-        messages = await self._load_memory(store, session_id, memory)
-        state = await store.memory_state(session_id, memory)
-        planner_messages: list[Message] = []
-        snapshot = None
-        if mode == "plan":
-            planner_messages = await self._load_memory(store, session_id, PLANNER_MEMORY)
-            saved = await store.memory_state(session_id, PLANNER_MEMORY)
-            snapshot = PlanSnapshot.from_json(saved) if saved else None
-        session = self.new_session(
-            mode=mode,
-            title=record.title,
-            origin=record.origin,
-            session_id=session_id,
-            messages=messages,
-            waiting_for=state.get("waiting_for"),
-            persisted=True,
-            planner_messages=planner_messages,
-            plan_snapshot=snapshot,
-        )
-        session.status = record.status  # type: ignore[assignment]
-        session.turns = record.turns
-        session.usage = Usage(
-            **{k: int(v) for k, v in record.usage.items() if k in Usage.model_fields}
-        )
-        session.updated_at = record.updated_at
-        return session
-
-    async def _load_memory(self, store: SqliteStore, session_id: str, memory: str) -> list[Message]:
-        messages, added = repair_transcript(await store.load_messages(session_id, memory))
-        if added:
-            await store.replace_all(session_id, memory, messages)
-        return messages
+            self.apply_configuration({}, "initializationOptions")
+            event.set()
 
     # -------------------------------------------------------------- adapters
 
     @property
     def root(self) -> Path:
-        return workspace_root(self).resolve()
+        root = self.workspace.root_path
+        return (Path(root) if root else Path(os.getcwd())).resolve()
+
+    @property
+    def mutations(self) -> MutationLog:
+        if self._mutations is None:
+            from rein.harness.generations import MutationLog
+
+            self._mutations = MutationLog()
+        return self._mutations
 
     def adapters(self) -> tuple[EditorWorkspace, DiagnosticsCoordinator]:
         if self._adapters is None:
-            workspace = EditorWorkspace(self, self.root, self.mutations)
+            from rein.harness.coordinators import DiagnosticsCoordinator
+            from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
+
+            workspace = EditorWorkspace(self.client, self.root, self.mutations)
             analyzer = self.config.gates.analyzer
             coordinator = DiagnosticsCoordinator(
-                EditorDiagnostics(self, workspace),
+                EditorDiagnostics(self.client, workspace),
                 quiet_ms=analyzer.quiet_period_ms,
                 max_wait_ms=analyzer.max_wait_ms,
             )
             self.mutations.subscribe(coordinator.notify_mutation)
             self._adapters = (workspace, coordinator)
         return self._adapters
+
+    @property
+    def preview(self) -> ServerPreview:
+        """The preview, one per server, shared by the sessions."""
+        if self._preview is None:
+            from rein.lsp.preview import ServerPreview
+
+            self._preview = ServerPreview(self)
+        return self._preview
+
+    @property
+    def auto_repair(self) -> AutoRepairer:
+        if self._auto_repair is None:
+            from rein.lsp.auto_repair import AutoRepairer
+
+            self._auto_repair = AutoRepairer(self)
+        return self._auto_repair
+
+    def session_ports(self) -> SessionPorts:
+        """The editor's ports for :func:`rein.session.build_session`."""
+        from rein.headless.commands import SubprocessRunner
+        from rein.lsp.editor import EditorApprover, EditorUserChannel
+        from rein.providers import create_model
+        from rein.session import SessionPorts
+
+        workspace, coordinator = self.adapters()
+        return SessionPorts(
+            root=self.root,
+            workspace=workspace,
+            diagnostics=coordinator,
+            runner=SubprocessRunner(str(self.root)),
+            approver=lambda session_id: EditorApprover(self.client, session_id),
+            user=lambda session_id: EditorUserChannel(self.client, session_id),
+            preview_gates=self.preview.gates,
+            model_factory=self.model_factory or create_model,
+        )
+
+    # -------------------------------------------------------------- sessions
+
+    @property
+    def manager(self) -> SessionManager:
+        if self._manager is None:
+            from rein.session import SessionManager
+            from rein.store import default_storage_path
+
+            self._manager = SessionManager(
+                lambda: self.config,
+                self.session_ports,
+                storage=lambda: self.config.storage_path or str(default_storage_path()),
+                on_store_error=self._store_error,
+            )
+            self._manager.on_new_session.append(self._stream_session)
+        return self._manager
+
+    def _store_error(self, message: str) -> None:
+        self.window_show_message(
+            lsp.ShowMessageParams(
+                type=lsp.MessageType.Error,
+                message=f"Rein: {message}. Sessions are kept in memory only until the "
+                "server restarts.",
+            )
+        )
+
+    def _stream_session(self, session: Session) -> None:
+        from rein.lsp.sessions import EventStream
+
+        stream = EventStream(session.id, self.send_event, lambda: session.current_run_id)
+        session.closers.append(session.subscribe(stream))
+        session.on_run_end.append(stream.flush)
+        self.streams[session.id] = stream
+
+    @property
+    def sessions(self) -> dict[str, Session]:
+        return self.manager.sessions
+
+    @property
+    def store(self) -> SqliteStore | None:
+        return self.manager.store
+
+    async def open_store(self) -> SqliteStore | None:
+        return await self.manager.open_store()
+
+    async def load_session(self, session_id: str) -> Session | None:
+        return await self.manager.load(session_id)
+
+    def new_session(self, **spec: Any) -> Session:
+        """A new session (``mode``, ``title``, ``origin``, ``harness``, ``model``)."""
+        return self.manager.new(**spec)
+
+    async def run_prompt(self, session: Session, text: str) -> RunResult:
+        return await self.manager.run_prompt(session, text)
+
+    def active_runs(self) -> list[Session]:
+        return self.manager.active()
+
+    async def shutdown_sessions(self) -> None:
+        """Abort every run and stop the preview (the ``shutdown`` request)."""
+        if self._manager is not None:
+            for session in self._manager.sessions.values():
+                session.abort("the server is shutting down")
+        if self._preview is not None:
+            await self._preview.shutdown()
+
+    def kill_preview(self) -> None:
+        if self._preview is not None:
+            self._preview.kill_now()
 
     # ---------------------------------------------------------------- events
 
@@ -227,198 +294,16 @@ class ReinServer(LanguageServer):
             self._writes.add(task)
             task.add_done_callback(self._writes.discard)
 
-    def emit_to(self, session: Session, event: Any) -> None:
-        session.stream(event)
-
-    # -------------------------------------------------------------- sessions
-
-    def _persistence(
-        self, session_id: str, memory_key: str, title: str, mode: str, origin: str, persisted: bool
-    ) -> StorePersistence | None:
-        if self.store is None:
-            return None
-        return StorePersistence(
-            self.store,
-            session_id,
-            memory_key,
-            title=title[:80],
-            mode=mode,
-            origin=origin,
-            created=persisted,
-        )
-
-    def new_session(
-        self,
-        *,
-        mode: Mode = "agent",
-        title: str = "",
-        origin: str = "chat",
-        harness: HarnessConfig | None = None,
-        model: Model | None = None,
-        session_id: str | None = None,
-        messages: Sequence[Message] = (),
-        waiting_for: str | None = None,
-        persisted: bool = False,
-        planner_messages: Sequence[Message] = (),
-        plan_snapshot: PlanSnapshot | None = None,
-    ) -> Session:
-        workspace, coordinator = self.adapters()
-        config = self.config
-        session_id = session_id or new_session_id()
-        settings = config.tool_settings()
-        tools = default_tools(settings, read_only=mode == "explain")
-        model = model or self.model_factory(config.model)
-        env = ToolEnvironment(
-            workspace=workspace,
-            diagnostics=coordinator,
-            approver=EditorApprover(self, session_id),
-            user=EditorUserChannel(self, session_id),
-            settings=settings,
-        )
-        if mode != "explain":
-            env.subagents = SubagentSpawner(
-                model,
-                tools,
-                env,
-                config=config.harness,
-                system_prompt=build_system_prompt(
-                    list(READ_ONLY_TOOLS), tool_sections(tools), "explain", None
-                ),
-                default_tools=READ_ONLY_TOOLS,
-                persistence_for=lambda child: self._persistence(
-                    session_id, f"{child}:memory", title, mode, origin, True
-                ),
-            )
-            tools.register(TaskTool())
-        gates = None if mode == "explain" else self._gates(coordinator)
-        executor_key = "executor:memory" if mode == "plan" else MAIN_MEMORY
-        system = build_system_prompt(
-            tools.names(), tool_sections(tools), mode, bootstrap.project_instructions(self.root)
-        )
-        agent = Agent(
-            model,
-            tools=tools,
-            config=harness or config.harness,
-            system_prompt=system,
-            env=env,
-            gates=None if mode == "plan" else gates,
-            persistence=self._persistence(session_id, executor_key, title, mode, origin, persisted),
-            messages=messages,
-            waiting_for=waiting_for,
-        )
-        planner: Agent | None = None
-        if mode == "plan":
-            planner = Agent(
-                model,
-                config=harness or config.harness,
-                system_prompt=planner_system_prompt(toolkit_overview(tools)),
-                options=ModelOptions(tool_choice="required"),
-                persistence=self._persistence(
-                    session_id, PLANNER_MEMORY, title, mode, origin, persisted
-                ),
-                messages=planner_messages,
-            )
-        holder: list[Session] = []
-        stream = EventStream(
-            session_id, self.send_event, lambda: holder[0].current_run_id if holder else None
-        )
-        session = Session(
-            id=session_id, agent=agent, stream=stream, title=title[:80], mode=mode, origin=origin
-        )
-        holder.append(session)
-        session.closers.append(agent.subscribe(stream))
-        if planner is not None:
-            session.planner = planner
-            session.closers.append(planner.subscribe(stream))
-            store = self.store
-
-            async def save(snapshot: PlanSnapshot) -> None:
-                if store is not None:
-                    await store.set_memory_state(session_id, PLANNER_MEMORY, snapshot.to_json())
-
-            session.flow = PlanActFlow(
-                planner, agent, stream, gates=gates, save_state=save, snapshot=plan_snapshot
-            )
-        self.sessions[session_id] = session
-        return session
-
-    def _gates(self, coordinator: DiagnosticsCoordinator) -> GatePipeline:
-        config = self.config.gates
-        runner = SubprocessRunner(str(self.root))
-        gates: list[Gate] = []
-        dependencies = None
-        if config.dependencies.enabled and config.dependencies.commands:
-            dependencies = DependencyCoordinator(
-                runner,
-                config.dependencies.commands,
-                timeout_s=config.dependencies.timeout_ms / 1000,
-            )
-            gates.append(DependencyGate(dependencies))
-        if config.analyzer.enabled:
-            gates.append(AnalyzerGate(coordinator, config.analyzer.severity))
-        gates.extend(self.preview.gates())
-        if config.runtime.command:
-            gates.append(
-                CommandGate(
-                    "runtime", config.runtime.command, runner, config.runtime.timeout_ms / 1000
-                )
-            )
-        for custom in config.custom:
-            gates.append(CommandGate(custom.name, custom.command, runner, custom.timeout_ms / 1000))
-        return GatePipeline(gates, dependencies=dependencies)
-
-    def messages_for(self, session: Session, text: str) -> list[UserMessage]:
-        messages = []
-        planner = session.planner
-        fresh = not session.agent.messages and (planner is None or not planner.messages)
-        if fresh and session.agent.waiting_for is None:
-            messages.append(
-                UserMessage(content=bootstrap.bootstrap_message(self.root), origin="bootstrap")
-            )
-        messages.append(UserMessage(content=text))
-        return messages
-
-    async def run_prompt(self, session: Session, text: str) -> RunResult:
-        if not session.title:
-            session.title = text.strip().splitlines()[0][:80] if text.strip() else "session"
-        messages = self.messages_for(session, text)
-        store = self.store
-        if store is not None:
-            persistence = session.agent.persistence
-            if isinstance(persistence, StorePersistence):
-                await persistence.ensure_session()
-            await store.set_status(session.id, "running")
-        flow = session.flow
-        if flow is not None:
-            task = "\n\n".join(m.content for m in messages)
-            result = await session.run(lambda: flow.run(task))
-        else:
-            result = await session.run(lambda: session.agent.prompt_messages(messages))
-        session.turns += result.turns
-        session.usage = session.usage + result.usage
-        if store is not None:
-            await store.set_status(
-                session.id, result.status, turns=result.turns, usage=result.usage.model_dump()
-            )
-            memory = "executor:memory" if session.flow is not None else MAIN_MEMORY
-            await store.set_memory_state(session.id, memory, {"waiting_for": result.waiting_for})
-            await store.record_run(
-                result.run_id,
-                session.id,
-                result.status,
-                result.error,
-                result.turns,
-                result.usage.model_dump(),
-            )
-        return result
-
-    def active_runs(self) -> list[Session]:
-        return [s for s in self.sessions.values() if s.busy]
-
-    def report_auto_repair(self, session: Session | None, event: AutoRepair) -> None:
-        if session is not None:
-            session.stream(event)
+    def send_session_event(self, session: Session | None, event: Any) -> None:
+        """An event of ``session`` on its stream; without a session it is
+        sent with ``sessionId: null``."""
+        stream = self.streams.get(session.id) if session is not None else None
+        if stream is not None:
+            stream(event)
         else:
             self.send_event(
                 {"sessionId": None, "runId": None, "seq": 0, "event": event.model_dump(mode="json")}
             )
+
+    def report_auto_repair(self, session: Session | None, event: AutoRepair) -> None:
+        self.send_session_event(session, event)

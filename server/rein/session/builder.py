@@ -1,0 +1,191 @@
+"""Build one session from a configuration and the host's ports.
+
+The only place agents, the planner, the plan-act flow, the gates, the tools
+and the system prompts are put together: the language server and ``rein
+run`` both call :func:`build_session`, so a session has the same tools,
+gates and prompts whichever host runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rein.config import ReinConfig
+from rein.harness import Agent, UserMessage
+from rein.harness.agent import Persistence
+from rein.harness.config import GatesConfig
+from rein.harness.coordinators import DependencyCoordinator
+from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
+from rein.harness.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
+from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions
+from rein.harness.prompts import build_system_prompt
+from rein.harness.subagents import SubagentSpawner
+from rein.harness.tools import ToolEnvironment
+from rein.session.ports import SessionPorts, SessionSpec
+from rein.session.session import Session, new_session_id
+from rein.store.persistence import MAIN_MEMORY
+from rein.tools import bootstrap
+from rein.tools.registry import READ_ONLY_TOOLS, default_tools, tool_sections
+from rein.tools.task import TaskTool
+
+__all__ = [
+    "EXECUTOR_MEMORY",
+    "MAIN_MEMORY",
+    "PLANNER_MEMORY",
+    "PersistenceFor",
+    "bootstrap_messages",
+    "build_gates",
+    "build_session",
+    "memory_key",
+]
+
+#: The persistence of one memory of a session: (memory key, already stored?).
+PersistenceFor = Callable[[str, bool], Persistence | None]
+
+EXECUTOR_MEMORY = "executor:memory"
+PLANNER_MEMORY = "planner:memory"
+
+
+def memory_key(mode: str) -> str:
+    """The memory that holds the agent's transcript (plan mode: the executor's)."""
+    return EXECUTOR_MEMORY if mode == "plan" else MAIN_MEMORY
+
+
+def build_gates(
+    config: GatesConfig,
+    diagnostics: DiagnosticsSource,
+    runner: CommandRunner,
+    preview_gates: list[Gate],
+) -> GatePipeline:
+    """The gates in their order: dependencies, analyzer, the preview's,
+    the runtime command, then the custom command gates."""
+    gates: list[Gate] = []
+    dependencies = None
+    if config.dependencies.enabled and config.dependencies.commands:
+        dependencies = DependencyCoordinator(
+            runner,
+            config.dependencies.commands,
+            timeout_s=config.dependencies.timeout_ms / 1000,
+        )
+        gates.append(DependencyGate(dependencies))
+    if config.analyzer.enabled:
+        gates.append(AnalyzerGate(diagnostics, config.analyzer.severity))
+    gates.extend(preview_gates)
+    if config.runtime.command:
+        gates.append(
+            CommandGate("runtime", config.runtime.command, runner, config.runtime.timeout_ms / 1000)
+        )
+    for custom in config.custom:
+        gates.append(CommandGate(custom.name, custom.command, runner, custom.timeout_ms / 1000))
+    return GatePipeline(gates, dependencies=dependencies)
+
+
+def build_session(
+    config: ReinConfig,
+    ports: SessionPorts,
+    spec: SessionSpec,
+    *,
+    persistence_for: PersistenceFor | None = None,
+    save_plan: Callable[[str, PlanSnapshot], object] | None = None,
+) -> Session:
+    """One session: tools (with ``task`` outside explain mode), gates
+    (none in explain mode; in plan mode they run after the last step),
+    the agent, and in plan mode the planner and the flow."""
+    mode = spec.mode
+    session_id = spec.session_id or new_session_id()
+    persist: PersistenceFor = persistence_for or (lambda key, stored: None)
+    settings = config.tool_settings()
+    tools = default_tools(settings, read_only=mode == "explain")
+    if spec.model is not None:
+        model = spec.model
+    elif ports.model_factory is not None:
+        model = ports.model_factory(config.model)
+    else:
+        raise ValueError("build_session needs spec.model or ports.model_factory")
+    harness = spec.harness or config.harness
+    env = ToolEnvironment(
+        workspace=ports.workspace,
+        diagnostics=ports.diagnostics,
+        approver=ports.approver(session_id),
+        user=ports.user(session_id),
+        settings=settings,
+    )
+    if mode != "explain":
+        env.subagents = SubagentSpawner(
+            model,
+            tools,
+            env,
+            config=harness,
+            system_prompt=build_system_prompt(
+                list(READ_ONLY_TOOLS), tool_sections(tools), "explain", None
+            ),
+            default_tools=READ_ONLY_TOOLS,
+            persistence_for=lambda child: persist(f"{child}:memory", True),
+        )
+        tools.register(TaskTool())
+    gates = (
+        None
+        if mode == "explain"
+        else build_gates(config.gates, ports.diagnostics, ports.runner, ports.preview_gates())
+    )
+    system = build_system_prompt(
+        tools.names(), tool_sections(tools), mode, bootstrap.project_instructions(ports.root)
+    )
+    agent = Agent(
+        model,
+        tools=tools,
+        config=harness,
+        system_prompt=system,
+        env=env,
+        gates=None if mode == "plan" else gates,
+        persistence=persist(memory_key(mode), spec.persisted),
+        messages=spec.messages,
+        waiting_for=spec.waiting_for,
+    )
+    session = Session(
+        id=session_id,
+        agent=agent,
+        title=spec.title[:80],
+        mode=mode,
+        origin=spec.origin,
+        tools=tools,
+        gates=gates,
+        system_prompt=system,
+    )
+    if mode == "plan":
+        session.planner_prompt = planner_system_prompt(toolkit_overview(tools))
+        planner = Agent(
+            model,
+            config=harness,
+            system_prompt=session.planner_prompt,
+            options=ModelOptions(tool_choice="required"),
+            persistence=persist(PLANNER_MEMORY, spec.persisted),
+            messages=spec.planner_messages,
+        )
+        session.planner = planner
+
+        async def save(snapshot: PlanSnapshot) -> None:
+            if save_plan is not None:
+                await save_plan(session_id, snapshot)  # type: ignore[misc]
+
+        session.flow = PlanActFlow(
+            planner,
+            agent,
+            session.emit_flow,
+            gates=gates,
+            save_state=save,
+            snapshot=spec.plan_snapshot,
+        )
+    return session
+
+
+def bootstrap_messages(session: Session, root: object, text: str) -> list[UserMessage]:
+    """The messages a prompt adds: the bootstrap context first in a fresh
+    session (not when the text answers a waiting question), then the text."""
+    messages: list[UserMessage] = []
+    if session.fresh and session.agent.waiting_for is None:
+        messages.append(
+            UserMessage(content=bootstrap.bootstrap_message(root), origin="bootstrap")  # type: ignore[arg-type]
+        )
+    messages.append(UserMessage(content=text))
+    return messages

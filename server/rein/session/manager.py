@@ -1,0 +1,260 @@
+"""The sessions of one workspace and their store.
+
+:class:`SessionManager` opens the SQLite store once (or keeps sessions in
+memory when it cannot, saying so once), makes new sessions, loads stored ones
+(their transcripts repaired after a crash, a waiting ``ask_user`` and a
+plan-act snapshot included) and records every run: status, turns and usage.
+Both hosts use it, so a ``rein run`` session is listed by ``rein sessions``
+and can be resumed from the editor or with ``rein run --resume``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rein.config import ReinConfig
+from rein.harness import Message, RunResult, Usage
+from rein.harness.agent import repair_transcript
+from rein.harness.errors import StoreError
+from rein.harness.plan_act import PlanSnapshot
+from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
+from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
+from rein.session.results import usage_json
+from rein.session.session import Session
+from rein.store import SessionRecord, SqliteStore, StorePersistence
+
+__all__ = ["SessionManager"]
+
+log = logging.getLogger(__name__)
+
+
+class SessionManager:
+    """Sessions by id, the store, and the run bookkeeping around them.
+
+    ``config`` is called for the current configuration (the language server's
+    changes with the editor's settings); ``ports`` for the host's ports, made
+    on first use; ``storage`` is the store's folder (None: memory only);
+    ``on_store_error`` tells the person once that the store is unusable.
+    """
+
+    def __init__(
+        self,
+        config: Callable[[], ReinConfig],
+        ports: Callable[[], SessionPorts],
+        *,
+        storage: Callable[[], str | Path | None],
+        on_store_error: Callable[[str], None] | None = None,
+    ) -> None:
+        self._config = config
+        self._ports = ports
+        self._storage = storage
+        self._on_store_error = on_store_error
+        self.sessions: dict[str, Session] = {}
+        self.store: SqliteStore | None = None
+        self.store_error: str | None = None
+        self._store_tried = False
+        #: Called with every new session (the host subscribes its stream).
+        self.on_new_session: list[Callable[[Session], None]] = []
+
+    # ----------------------------------------------------------------- store
+
+    async def open_store(self) -> SqliteStore | None:
+        """Open the session database once. On failure say so once and keep
+        sessions in memory."""
+        if self._store_tried:
+            return self.store
+        self._store_tried = True
+        folder = self._storage()
+        if folder is None:
+            return None
+        try:
+            self.store = SqliteStore.open(str(folder))
+        except StoreError as exc:
+            self.store_error = str(exc)
+            log.error("%s", exc)
+            if self._on_store_error is not None:
+                self._on_store_error(str(exc))
+            return None
+        interrupted = await self.store.mark_interrupted()
+        if interrupted:
+            log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
+        return self.store
+
+    def close(self) -> None:
+        for session in self.sessions.values():
+            session.close()
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def _persistence(self, session_id: str, spec: SessionSpec) -> Callable[[str, bool], Any]:
+        def persistence_for(memory: str, stored: bool) -> StorePersistence | None:
+            if self.store is None:
+                return None
+            return StorePersistence(
+                self.store,
+                session_id,
+                memory,
+                title=spec.title[:80],
+                mode=spec.mode,
+                origin=spec.origin,
+                created=stored,
+            )
+
+        return persistence_for
+
+    async def _save_plan(self, session_id: str, snapshot: PlanSnapshot) -> None:
+        if self.store is not None:
+            await self.store.set_memory_state(session_id, PLANNER_MEMORY, snapshot.to_json())
+
+    # -------------------------------------------------------------- sessions
+
+    def new(self, spec: SessionSpec | None = None, **fields: Any) -> Session:
+        """A new session (or a loaded one, when ``spec`` carries its
+        transcripts), registered and announced to ``on_new_session``."""
+        spec = spec or SessionSpec(**fields)
+        if spec.session_id is None:
+            from rein.session.session import new_session_id
+
+            spec.session_id = new_session_id()
+        session = build_session(
+            self._config(),
+            self._ports(),
+            spec,
+            persistence_for=self._persistence(spec.session_id, spec),
+            save_plan=self._save_plan,
+        )
+        self.sessions[session.id] = session
+        for listener in list(self.on_new_session):
+            listener(session)
+        return session
+
+    async def load(self, session_id: str) -> Session | None:
+        """A session by id: a live one, else from the store with its
+        transcript rolled back if a crash left tool calls without results."""
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        store = await self.open_store()
+        if store is None:
+            return None
+        record = await store.get_session(session_id)
+        if record is None:
+            return None
+        mode: Mode = record.mode if record.mode in MODES else "agent"
+        memory = memory_key(mode)
+        messages = await self._load_memory(store, session_id, memory)
+        state = await store.memory_state(session_id, memory)
+        planner_messages: list[Message] = []
+        snapshot = None
+        if mode == "plan":
+            planner_messages = await self._load_memory(store, session_id, PLANNER_MEMORY)
+            saved = await store.memory_state(session_id, PLANNER_MEMORY)
+            snapshot = PlanSnapshot.from_json(saved) if saved else None
+        session = self.new(
+            SessionSpec(
+                mode=mode,
+                title=record.title,
+                origin=record.origin,
+                session_id=session_id,
+                messages=messages,
+                waiting_for=state.get("waiting_for"),
+                persisted=True,
+                planner_messages=planner_messages,
+                plan_snapshot=snapshot,
+            )
+        )
+        session.status = record.status  # type: ignore[assignment]
+        session.turns = record.turns
+        session.usage = Usage(
+            **{k: int(v) for k, v in record.usage.items() if k in Usage.model_fields}
+        )
+        session.created_at = record.created_at
+        session.updated_at = record.updated_at
+        return session
+
+    async def _load_memory(self, store: SqliteStore, session_id: str, memory: str) -> list[Message]:
+        messages, added = repair_transcript(await store.load_messages(session_id, memory))
+        if added:
+            await store.replace_all(session_id, memory, messages)
+        return messages
+
+    # ------------------------------------------------------------------ runs
+
+    async def run_prompt(self, session: Session, text: str) -> RunResult:
+        """One run of ``session`` on ``text`` (a new task, or the answer to
+        the question it waits on), recorded in the store."""
+        if not session.title:
+            session.title = text.strip().splitlines()[0][:80] if text.strip() else "session"
+        messages = bootstrap_messages(session, self._ports().root, text)
+        store = self.store
+        if store is not None:
+            persistence = session.agent.persistence
+            if isinstance(persistence, StorePersistence):
+                await persistence.ensure_session()
+            await store.set_status(session.id, "running")
+        flow = session.flow
+        if flow is not None:
+            task = "\n\n".join(m.content for m in messages)
+            result = await session.run(lambda: flow.run(task))
+        else:
+            result = await session.run(lambda: session.agent.prompt_messages(messages))
+        session.turns += result.turns
+        session.usage = session.usage + result.usage
+        if store is not None:
+            await store.set_status(
+                session.id, result.status, turns=result.turns, usage=result.usage.model_dump()
+            )
+            await store.set_memory_state(
+                session.id, memory_key(session.mode), {"waiting_for": result.waiting_for}
+            )
+            await store.record_run(
+                result.run_id,
+                session.id,
+                result.status,
+                result.error,
+                result.turns,
+                result.usage.model_dump(),
+            )
+        return result
+
+    def active(self) -> list[Session]:
+        return [s for s in self.sessions.values() if s.busy]
+
+    async def summaries(self) -> list[dict[str, Any]]:
+        """Every session, live and stored, newest first (``rein/sessions``)."""
+        found = {s.id: summary(s) for s in self.sessions.values()}
+        store = await self.open_store()
+        if store is not None:
+            for record in await store.list_sessions():
+                if record.id not in found:
+                    found[record.id] = record_summary(record)
+        return sorted(found.values(), key=lambda s: s["updatedAt"], reverse=True)
+
+
+def summary(session: Session) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "title": session.title,
+        "status": session.status,
+        "updatedAt": session.updated_at,
+        "mode": session.mode,
+        "origin": session.origin,
+        "turns": session.turns,
+        "usage": usage_json(session.usage),
+    }
+
+
+def record_summary(record: SessionRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "title": record.title,
+        "status": record.status,
+        "updatedAt": record.updated_at,
+        "mode": record.mode,
+        "origin": record.origin,
+        "turns": record.turns,
+        "usage": usage_json(record.usage or {}),
+    }

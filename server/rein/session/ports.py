@@ -1,0 +1,74 @@
+"""What a host gives the session assembly (:class:`SessionPorts`) and what
+one session is built for (:class:`SessionSpec`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from rein.harness import HarnessConfig, Message
+    from rein.harness.gates import Gate
+    from rein.harness.plan_act import PlanSnapshot
+    from rein.harness.ports import (
+        Approver,
+        CommandRunner,
+        DiagnosticsSource,
+        Model,
+        UserChannel,
+        Workspace,
+    )
+    from rein.providers.config import ModelConfig
+
+__all__ = ["Mode", "SessionPorts", "SessionSpec"]
+
+Mode = Literal["agent", "plan", "explain"]
+MODES: tuple[Mode, ...] = ("agent", "plan", "explain")
+
+
+@dataclass(slots=True)
+class SessionPorts:
+    """The host's side of a session. Every field is host-neutral: the
+    language server passes its editor adapters, ``rein run`` the disk and
+    its analyzer pool."""
+
+    #: The workspace folder (bootstrap context, project instructions).
+    root: Path
+    #: Every change goes through it and lands in the mutation log.
+    workspace: Workspace
+    #: Settled diagnostics for a generation (the analyzer gate's source).
+    diagnostics: DiagnosticsSource
+    #: Runs the gates' commands (installs, the runtime command, custom gates).
+    runner: CommandRunner
+    #: The approver of one session (``rein/confirm``, a terminal, allow-all).
+    approver: Callable[[str], Approver]
+    #: The person's channel for one session (None: no one can answer).
+    user: Callable[[str], UserChannel | None]
+    #: The preview gates of a new session (empty when the preview is off).
+    preview_gates: Callable[[], list[Gate]] = lambda: []
+    #: Makes the model of a new session from the ``model`` configuration.
+    model_factory: Callable[[ModelConfig], Model] | None = None
+
+
+@dataclass(slots=True)
+class SessionSpec:
+    """What one session is: its mode and identity, and for a stored session
+    the transcripts it resumes from."""
+
+    mode: Mode = "agent"
+    title: str = ""
+    origin: str = "chat"
+    session_id: str | None = None
+    #: Replaces the configuration's ``harness`` section (auto-repair budget).
+    harness: HarnessConfig | None = None
+    #: Replaces the model made from the configuration (tests, embedders).
+    model: Model | None = None
+    messages: Sequence[Message] = ()
+    waiting_for: str | None = None
+    #: True when the session is already in the store.
+    persisted: bool = False
+    planner_messages: Sequence[Message] = ()
+    plan_snapshot: PlanSnapshot | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,51 @@
+"""A run's result and usage on the wire: one spelling (camelCase) for
+``rein/prompt``, ``rein/sessions`` and ``rein run --json``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rein.harness import RunResult, Usage
+
+__all__ = ["result_json", "usage_json"]
+
+_USAGE_KEYS = (
+    ("input_tokens", "inputTokens"),
+    ("output_tokens", "outputTokens"),
+    ("cache_read_tokens", "cacheReadTokens"),
+    ("cache_write_tokens", "cacheWriteTokens"),
+)
+
+
+def usage_json(usage: Usage | Mapping[str, Any] | None) -> dict[str, int]:
+    """Token usage as the wire spells it. Takes a :class:`Usage` or its
+    stored dict (snake_case keys)."""
+    if usage is None:
+        data: Mapping[str, Any] = {}
+    elif isinstance(usage, Mapping):
+        data = usage
+    else:
+        data = usage.model_dump()
+    return {wire: int(data.get(key) or 0) for key, wire in _USAGE_KEYS}
+
+
+def result_json(session_id: str, result: RunResult) -> dict[str, Any]:
+    """The result of one run: the ``rein/prompt`` result and the ``result``
+    object of ``rein run --json``."""
+    payload: dict[str, Any] = {
+        "sessionId": session_id,
+        "runId": result.run_id,
+        "status": result.status,
+        "text": result.text,
+        "turns": result.turns,
+        "repairAttempts": result.repair_attempts,
+        "generations": list(result.generations),
+        "usage": usage_json(result.usage),
+    }
+    if result.error:
+        payload["error"] = result.error
+    if result.blockers:
+        payload["blockers"] = [b.model_dump(mode="json") for b in result.blockers]
+    return payload

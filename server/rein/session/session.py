@@ -1,0 +1,155 @@
+"""One session: its agents (the agent, or plan mode's planner and executor
+and their flow), what it was built with, and its runs as tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from rein.harness import Agent, RunResult, Usage
+
+if TYPE_CHECKING:
+    from rein.harness.events import Event
+    from rein.harness.gates import GatePipeline
+    from rein.harness.plan_act import PlanActFlow
+    from rein.harness.tools import ToolRegistry
+
+__all__ = ["Session", "SessionBusyError", "SessionStatus", "new_session_id"]
+
+log = logging.getLogger(__name__)
+
+SessionStatus = Literal[
+    "idle", "running", "completed", "failed", "aborted", "waiting", "interrupted"
+]
+
+Listener = Callable[["Event"], None]
+
+
+class SessionBusyError(Exception):
+    pass
+
+
+def new_session_id() -> str:
+    return "ses_" + uuid.uuid4().hex[:12]
+
+
+@dataclass(eq=False)
+class Session:
+    id: str
+    #: The agent (in plan mode: the executor).
+    agent: Agent
+    title: str = ""
+    mode: str = "agent"
+    origin: str = "chat"
+    status: SessionStatus = "idle"
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+    task: asyncio.Future[RunResult] | None = None
+    #: Extra per-session cleanup (unsubscribe, ...).
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    #: Called after every run (the language server flushes its event stream).
+    on_run_end: list[Callable[[], None]] = field(default_factory=list)
+    #: Model turns and token usage over all the session's runs.
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    #: Plan mode: the plan-act flow and its planner (``agent`` is the executor).
+    flow: PlanActFlow | None = None
+    planner: Agent | None = None
+    #: What it was built with (the same for every host; tests compare them).
+    tools: ToolRegistry | None = None
+    gates: GatePipeline | None = None
+    system_prompt: str = ""
+    planner_prompt: str = ""
+    #: Listeners of the plan-act flow's own events (plan transitions).
+    flow_listeners: list[Listener] = field(default_factory=list)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Every event of the session: the agent's, the planner's and the
+        plan's. Returns the unsubscribe function."""
+        offs = [self.agent.subscribe(listener)]
+        if self.planner is not None:
+            offs.append(self.planner.subscribe(listener))
+        self.flow_listeners.append(listener)
+
+        def unsubscribe() -> None:
+            for off in offs:
+                off()
+            if listener in self.flow_listeners:
+                self.flow_listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit_flow(self, event: Event) -> None:
+        for listener in list(self.flow_listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("a session listener raised")
+
+    def abort(self, reason: str) -> bool:
+        aborted = self.agent.abort(reason)
+        if self.planner is not None:
+            aborted = self.planner.abort(reason) or aborted
+        return aborted
+
+    @property
+    def current_run_id(self) -> str | None:
+        if self.planner is not None and self.planner.current_run_id:
+            return self.planner.current_run_id
+        return self.agent.current_run_id
+
+    @property
+    def fresh(self) -> bool:
+        """Nothing has been said in this session yet."""
+        planner = self.planner
+        return not self.agent.messages and (planner is None or not planner.messages)
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def touch(self) -> None:
+        self.updated_at = time.time()
+
+    async def run(self, start: Callable[[], Coroutine[Any, Any, RunResult]]) -> RunResult:
+        """Run ``start()`` as this session's task; resolve when it ends.
+        Cancelling the caller aborts the run and waits (bounded) until its
+        transcript is consistent."""
+        if self.busy:
+            raise SessionBusyError(
+                f"session {self.id} is running; use rein/steer to redirect it or "
+                "rein/followUp to queue the next message"
+            )
+        self.status = "running"
+        self.touch()
+        self.task = asyncio.ensure_future(start())
+        try:
+            result: RunResult = await asyncio.shield(self.task)
+        except asyncio.CancelledError:
+            self.abort("cancelled by the client")
+            try:
+                await asyncio.wait_for(asyncio.shield(self.task), 30)
+            except Exception:
+                log.exception("session %s: abort after cancel did not finish cleanly", self.id)
+            raise
+        finally:
+            self.touch()
+            for closer in self.on_run_end:
+                closer()
+            if self.task is not None and self.task.done() and not self.task.cancelled():
+                exc = self.task.exception()
+                if exc is None:
+                    self.status = self.task.result().status
+                else:
+                    self.status = "failed"
+        return result
+
+    def close(self) -> None:
+        for closer in self.closers:
+            closer()
+        self.closers.clear()

@@ -1,0 +1,71 @@
+"""Both hosts build their sessions through one function: the same config
+gives the same tools, gates and prompts in ``rein serve`` and ``rein run``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pygls.workspace import Workspace
+
+from rein.config import load_config
+from rein.headless.host import HeadlessSession
+from rein.lsp import create_server
+from rein.providers.replay import ReplayModel
+from rein.session import Session
+
+CONFIG = {
+    "gates": {
+        "runtime": {"command": "python -c pass"},
+        "custom": [{"name": "lint", "command": "true"}],
+        "dependencies": {"commands": {"requirements.txt": "true"}},
+    }
+}
+
+
+def _shape(session: Session) -> dict[str, object]:
+    assert session.tools is not None
+    return {
+        "tools": session.tools.names(),
+        "gates": [g.name for g in session.gates.gates] if session.gates else None,
+        "agent_gates": session.agent.gates is not None,
+        "system": session.system_prompt,
+        "agent_system": session.agent.system_prompt,
+        "planner": session.planner_prompt,
+        "flow": session.flow is not None,
+    }
+
+
+def _server_session(root: Path, mode: str) -> Session:
+    server = create_server()
+    server.protocol._workspace = Workspace(root.as_uri())
+    server.config = load_config(CONFIG, "test")
+    server.model_factory = lambda _config: ReplayModel([])
+    return server.new_session(mode=mode, title="t")
+
+
+@pytest.mark.parametrize("mode", ["agent", "plan", "explain"])
+async def test_serve_and_run_build_the_same_session(tmp_path: Path, mode: str) -> None:
+    (tmp_path / "AGENTS.md").write_text("Use tabs, never spaces.\n")
+    (tmp_path / "app.py").write_text("x = 1\n")
+    editor = _shape(_server_session(tmp_path, mode))
+    async with HeadlessSession(
+        tmp_path,
+        ReplayModel([]),
+        load_config(CONFIG, "test"),
+        analyzers=(),
+        mode=mode,  # type: ignore[arg-type]
+        watch=False,
+    ) as host:
+        headless = _shape(host.session)
+    assert headless == editor
+    # What the comparison stands on: the parts each mode must have.
+    assert "Use tabs, never spaces." in str(editor["system"])
+    if mode == "explain":
+        assert "task" not in editor["tools"] and editor["gates"] is None  # type: ignore[operator]
+    else:
+        assert "task" in editor["tools"]  # type: ignore[operator]
+        assert editor["gates"] == ["dependencies", "analyzer", "runtime", "lint"]
+    assert editor["flow"] is (mode == "plan")
+    # Plan mode: the gates run after the last step, through the flow.
+    assert editor["agent_gates"] is (mode == "agent")

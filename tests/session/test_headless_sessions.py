@@ -1,0 +1,125 @@
+"""``rein run`` has what the editor has: the store (its sessions are listed
+by ``rein sessions``), a waiting ``ask_user`` (exit 4) resumed with
+``rein run --resume``, and the ``task`` subagent tool."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REIN = [sys.executable, "-m", "rein"]
+
+
+def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*REIN, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+def _sessions(storage: Path) -> list[dict[str, object]]:
+    out = _run("sessions", "--storage", str(storage), "--json")
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+
+def _result(stdout: str) -> dict[str, object]:
+    last = [line for line in stdout.splitlines() if line.strip()][-1]
+    result = json.loads(last)["result"]
+    assert isinstance(result, dict)
+    return result
+
+
+def test_a_waiting_question_exits_4_and_resume_answers_it(tmp_path: Path) -> None:
+    storage = tmp_path / "store"
+    ask = tmp_path / "ask.yaml"
+    ask.write_text(
+        "turns:\n"
+        "  - tool_calls:\n"
+        "      - name: ask_user\n"
+        "        arguments: {question: 'Which colour?'}\n"
+        "    usage: {input_tokens: 100, output_tokens: 10}\n"
+    )
+    answer = tmp_path / "answer.yaml"
+    answer.write_text(
+        "turns:\n"
+        "  - expect:\n"
+        "      last_role: tool\n"
+        "      last_message_contains: 'The person answered: blue'\n"
+        "    text: 'Blue it is.'\n"
+        "    usage: {input_tokens: 200, output_tokens: 5}\n"
+    )
+    common = ["-w", str(tmp_path), "--provider", "replay", "--storage", str(storage)]
+    first = _run("run", "paint it", *common, "--script", str(ask), "--json")
+    assert first.returncode == 4, first.stdout + first.stderr
+    waiting = _result(first.stdout)
+    assert waiting["status"] == "waiting"
+    session_id = str(waiting["sessionId"])
+    listed = _sessions(storage)
+    assert [(s["id"], s["status"]) for s in listed] == [(session_id, "waiting")]
+
+    second = _run("run", "blue", *common, "--script", str(answer), "--resume", session_id, "--json")
+    assert second.returncode == 0, second.stdout + second.stderr
+    done = _result(second.stdout)
+    assert done["sessionId"] == session_id
+    assert done["text"] == "Blue it is."
+    # One wire spelling for usage, as in rein/prompt.
+    assert done["usage"] == {
+        "inputTokens": 200,
+        "outputTokens": 5,
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+    }
+    (only,) = _sessions(storage)
+    assert only["id"] == session_id and only["status"] == "completed"
+    assert only["turns"] == 2
+    assert only["usage"] == {
+        "inputTokens": 300,
+        "outputTokens": 15,
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+    }
+
+
+def test_resume_of_an_unknown_session_is_a_clear_error(tmp_path: Path) -> None:
+    script = tmp_path / "s.yaml"
+    script.write_text("turns:\n  - text: hi\n")
+    out = _run(
+        "run",
+        "x",
+        "-w",
+        str(tmp_path),
+        "--provider",
+        "replay",
+        "--script",
+        str(script),
+        "--storage",
+        str(tmp_path / "store"),
+        "--resume",
+        "ses_nope",
+    )
+    assert out.returncode == 2
+    assert "no stored session 'ses_nope'" in out.stderr
+
+
+def test_headless_runs_offer_the_task_tool(tmp_path: Path) -> None:
+    script = tmp_path / "s.yaml"
+    script.write_text(
+        "turns:\n  - expect:\n      tools_include: [task, edit_file, run_command]\n    text: done\n"
+    )
+    out = _run(
+        "run",
+        "x",
+        "-w",
+        str(tmp_path),
+        "--provider",
+        "replay",
+        "--script",
+        str(script),
+        "--storage",
+        str(tmp_path / "store"),
+        "--json",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _result(out.stdout)["status"] == "completed"
