@@ -201,9 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "mock-server", help="an OpenAI/Anthropic-compatible server replaying a scenario"
     )
-    from rein.providers.mock_server import add_arguments
-
-    add_arguments(p)
+    # The same flags as ``python -m rein.providers.mock_server``; declared here so
+    # that building the parser imports nothing heavy (rein serve starts fast).
+    p.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="port (0: any free port)")
+    p.add_argument("--scenario", default=None, help="replay script (YAML) to serve")
+    p.add_argument("--delay", type=float, default=0.0, help="seconds before every reply")
     p.set_defaults(func=_cmd_mock_server)
 
     p = sub.add_parser("sessions", help="list the stored sessions, newest first")

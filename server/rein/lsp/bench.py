@@ -1,6 +1,8 @@
 """``rein bench lsp``: the server as a client sees it, over stdio.
 
-* cold start: spawning ``rein serve`` to the initialize result;
+* cold start: spawning ``rein serve`` to the initialize result, against the
+  floor of a bare pygls server (no features) started the same way in the
+  same run, and their ratio (the goal: at most 1.2);
 * ``rein/steer`` round trip (p50/p99) while a run streams;
 * ``rein/event`` notifications per second delivered during a tool-heavy run;
 * the server's RSS idle and after a 200-turn run.
@@ -36,6 +38,45 @@ def _rss_mb(pid: int) -> float:
 def _script(path: Path, turns: list[dict[str, Any]]) -> str:
     path.write_text(yaml.safe_dump({"turns": turns}))
     return str(path)
+
+
+#: A language server with no features: the floor of ``rein serve``'s start.
+BARE_SERVER = (
+    "from pygls.lsp.server import LanguageServer; LanguageServer('bare', '0').start_io()"
+)
+START_SAMPLES = 7
+
+
+async def _start_ms(command: list[str], root: Path) -> float:
+    """Spawn ``command`` and time it to the initialize result."""
+    client = LanguageClient("rein-bench", "0", converter_factory=plain_dict_converter)
+    started = time.perf_counter()
+    await client.start_io(*command)
+    await client.initialize_async(
+        lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=root.as_uri())
+    )
+    elapsed = (time.perf_counter() - started) * 1000
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return elapsed
+
+
+async def bench_start(root: Path, samples: int = START_SAMPLES) -> dict[str, Any]:
+    """Cold start of ``rein serve`` and of a bare pygls server, interleaved
+    so both see the same machine; medians and their ratio."""
+    rein: list[float] = []
+    bare: list[float] = []
+    for _ in range(samples):
+        bare.append(await _start_ms([sys.executable, "-c", BARE_SERVER], root))
+        rein.append(await _start_ms([sys.executable, "-m", "rein", "serve"], root))
+    rein_ms = statistics.median(rein)
+    bare_ms = statistics.median(bare)
+    return {
+        "start_ms_p50": round(rein_ms, 1),
+        "bare_pygls_start_ms_p50": round(bare_ms, 1),
+        "start_ratio": round(rein_ms / bare_ms, 2),
+    }
 
 
 async def _run(tmp: Path) -> dict[str, Any]:
@@ -129,7 +170,9 @@ async def _run(tmp: Path) -> dict[str, Any]:
     client.exit(None)
     await client.stop()
     rtts.sort()
+    start = await bench_start(root)
     return {
+        **start,
         "cold_start_ms": round(cold_ms, 1),
         "steer_rtt_ms_p50": round(statistics.median(rtts), 2) if rtts else None,
         "steer_rtt_ms_p99": round(rtts[int(len(rtts) * 0.99) - 1], 2) if rtts else None,
