@@ -11,10 +11,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.headless.commands import SubprocessRunner
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.watcher import DiskWatcher
-from rein.tools._process import group_alive
+from rein.process.groups import group_alive
+from rein.process.runner import SubprocessRunner
 
 pytestmark = pytest.mark.e2e
 

@@ -14,8 +14,8 @@ import pytest
 
 from rein.config import ReinConfig, load_config
 from rein.headless.host import HeadlessSession
+from rein.process.groups import group_alive
 from rein.providers.replay import ReplayModel
-from rein.tools._process import group_alive
 from tests.e2e.conftest import WORKSPACES
 from tests.fakes import EventLog, WaitingEventLog
 

@@ -18,7 +18,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
-from rein.tools._process import group_alive
+from rein.process.groups import group_alive
 from tests.lsp.conftest import Editor, _settings, running_server, write_script
 
 pytestmark = pytest.mark.e2e

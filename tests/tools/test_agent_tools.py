@@ -12,9 +12,9 @@ from rein.harness import Agent, Message, ToolEnvironment, ToolResultMessage
 from rein.harness.events import Event, ToolCallUpdate
 from rein.harness.prompts import build_system_prompt
 from rein.headless.disk_workspace import DiskWorkspace
+from rein.process.groups import group_alive
 from rein.providers.replay import ReplayModel
 from rein.tools import default_tools, tool_sections
-from rein.tools._process import group_alive
 from tests.fakes import EventLog
 from tests.tools.conftest import WriteFiles
 from tests.tools.test_command import pid_running

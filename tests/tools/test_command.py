@@ -11,8 +11,8 @@ import pytest
 
 from rein.harness.tools import ToolEnvironment, ToolResult
 from rein.headless.disk_workspace import DiskWorkspace
+from rein.process.groups import group_alive
 from rein.tools import RunCommandTool
-from rein.tools._process import group_alive
 from tests.fakes import ToolCallRecorder
 
 

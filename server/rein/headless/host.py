@@ -30,10 +30,10 @@ from rein.harness.ports import Approver, Model, Mutation, UserChannel
 from rein.harness.preview import PreviewCoordinator
 from rein.harness.preview_gates import preview_gates
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
-from rein.headless.commands import SubprocessRunner
 from rein.headless.disk_workspace import DiskWorkspace
-from rein.headless.preview_process import SubprocessPreviewFactory
 from rein.headless.watcher import DiskWatcher
+from rein.process.preview import SubprocessPreviewFactory
+from rein.process.runner import SubprocessRunner
 from rein.session import Mode, Session, SessionManager, SessionPorts, SessionSpec
 
 __all__ = ["HeadlessSession"]

@@ -41,9 +41,7 @@ def _script(path: Path, turns: list[dict[str, Any]]) -> str:
 
 
 #: A language server with no features: the floor of ``rein serve``'s start.
-BARE_SERVER = (
-    "from pygls.lsp.server import LanguageServer; LanguageServer('bare', '0').start_io()"
-)
+BARE_SERVER = "from pygls.lsp.server import LanguageServer; LanguageServer('bare', '0').start_io()"
 START_SAMPLES = 7
 
 

@@ -18,7 +18,7 @@ from rein.harness.events import Event
 from rein.harness.gates import Gate
 from rein.harness.preview import PreviewCoordinator, PreviewOutcome
 from rein.harness.preview_gates import preview_gates
-from rein.headless.preview_process import SubprocessPreviewFactory
+from rein.process.preview import SubprocessPreviewFactory
 
 if TYPE_CHECKING:
     from rein.lsp.server import ReinServer

@@ -184,8 +184,8 @@ class ReinServer(LanguageServer):
 
     def session_ports(self) -> SessionPorts:
         """The editor's ports for :func:`rein.session.build_session`."""
-        from rein.headless.commands import SubprocessRunner
         from rein.lsp.editor import EditorApprover, EditorUserChannel
+        from rein.process.runner import SubprocessRunner
         from rein.providers import create_model
         from rein.session import SessionPorts
 

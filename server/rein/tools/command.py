@@ -21,8 +21,8 @@ from anyio.abc import Process
 from pydantic import BaseModel, Field
 
 from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
 from rein.tools._context import require_workspace
-from rein.tools._process import OutputBuffer, dies_with_us, kill_process_group
 from rein.tools.approval import check_approval
 
 __all__ = ["RunCommandArgs", "RunCommandTool"]

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import anyio
 from anyio.abc import Process
 
-from rein.tools._process import dies_with_us, group_alive, kill_process_group
+from rein.process.groups import dies_with_us, group_alive, kill_process_group
 
 __all__ = ["SubprocessPreview", "SubprocessPreviewFactory", "kill_all_previews"]
 

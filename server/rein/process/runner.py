@@ -12,7 +12,7 @@ import time
 import anyio
 
 from rein.harness.ports import CommandResult
-from rein.tools._process import OutputBuffer, dies_with_us, kill_process_group
+from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
 
 __all__ = ["SubprocessRunner"]
 

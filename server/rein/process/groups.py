@@ -1,5 +1,5 @@
-"""Child process helpers for ``run_command``: ending a whole process group,
-and keeping the head and tail of long output."""
+"""Process groups: ending a whole group, a parent-death signal so children die
+with the server, and the head and tail of long output."""
 
 from __future__ import annotations
 
