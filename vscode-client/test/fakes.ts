@@ -1,0 +1,108 @@
+/**
+ * The reusable fakes of the extension's unit tests, in one place: a
+ * `ReinConnection` that records what the client sends and lets the test play
+ * the server (answer requests, push events, call the client's handlers), and
+ * a way to wait for a `vscode.Event` instead of sleeping. The `vscode` module
+ * itself is faked by test/stub/vscode.ts.
+ */
+
+import type { ConnectionInfo, ReinConnection } from '../src/client';
+import type { EventEnvelope } from '../src/shared/protocol';
+import { Disposable, EventEmitter } from './stub/vscode';
+
+export type Responder = (params: Record<string, unknown>) => unknown;
+
+type Handler = (params: never, token: never) => unknown;
+
+/** A connection to a fake server: records requests and notifications, answers with `responders`. */
+export class FakeConnection implements ReinConnection {
+  info: ConnectionInfo = { state: 'running' };
+  readonly states = new EventEmitter<ConnectionInfo>();
+  readonly onDidChangeState = this.states.event as never;
+  readonly requests: { method: string; params: Record<string, unknown> }[] = [];
+  readonly notifications: { method: string; params: unknown }[] = [];
+  /** What the fake server answers per method (default: `{}`); a responder that throws rejects the request. */
+  readonly responders = new Map<string, Responder>();
+  /** The client's handlers of server -> client requests and notifications. */
+  private readonly handlers = new Map<string, Handler>();
+  private readonly sent = new EventEmitter<string>();
+
+  sendRequest<R>(method: string, params: unknown): Promise<R> {
+    this.requests.push({ method, params: params as Record<string, unknown> });
+    this.sent.fire(method);
+    const responder = this.responders.get(method);
+    try {
+      return Promise.resolve((responder ? responder(params as Record<string, unknown>) : {}) as R);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  sendNotification(method: string, params: unknown): void {
+    this.notifications.push({ method, params });
+    this.sent.fire(method);
+  }
+
+  onRequest(method: string, handler: Handler): Disposable {
+    return this.register(method, handler);
+  }
+
+  onNotification(method: string, handler: Handler): Disposable {
+    return this.register(method, handler);
+  }
+
+  private register(method: string, handler: Handler): Disposable {
+    this.handlers.set(method, handler);
+    return new Disposable(() => {
+      if (this.handlers.get(method) === handler) {
+        this.handlers.delete(method);
+      }
+    });
+  }
+
+  /** The server calls the client: a request (its answer) or a notification. */
+  async call(method: string, params: unknown): Promise<unknown> {
+    const handler = this.handlers.get(method);
+    if (!handler) {
+      throw new Error(`the client has no handler for ${method}`);
+    }
+    return handler(params as never, { isCancellationRequested: false } as never);
+  }
+
+  /** The server sends a `rein/event` notification. */
+  emit(envelope: EventEnvelope): void {
+    const handler = this.handlers.get('rein/event');
+    if (!handler) {
+      throw new Error('the client does not listen to rein/event');
+    }
+    handler(envelope as never, undefined as never);
+  }
+
+  methods(): string[] {
+    return this.requests.map((request) => request.method);
+  }
+
+  /** Resolves when the client next sends `method` (a request or a notification). */
+  nextSent(method: string): Promise<void> {
+    return nextEvent(this.sent.event, (sent) => sent === method).then(() => undefined);
+  }
+}
+
+/** A `rein/event` envelope of session `sessionId` (run r1). */
+export function envelope(seq: number, event: Record<string, unknown>, sessionId = 's1'): EventEnvelope {
+  return { sessionId, runId: 'r1', seq, event: event as EventEnvelope['event'] };
+}
+
+type Event<T> = (listener: (value: T) => unknown) => { dispose(): unknown };
+
+/** Resolves with the next value `event` fires (for which `accept` holds): wait for what happens, never for a time. */
+export function nextEvent<T>(event: Event<T>, accept: (value: T) => boolean = () => true): Promise<T> {
+  return new Promise((resolve) => {
+    const subscription = event((value) => {
+      if (accept(value)) {
+        subscription.dispose();
+        resolve(value);
+      }
+    });
+  });
+}
