@@ -30,11 +30,11 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { launchChromium } from '../test/browser';
-import { REPO, ROOT } from '../test/helpers';
+import { pngSize, REPO, ROOT, screenshotPath } from '../test/helpers';
 import { freePort, httpOk, installCodeServer, portOpen, ProcessGroup, waitUntil, type CodeServer } from './harness';
 
-const SCREENSHOT = path.join(REPO, 'docs', 'images', 'vscode-e2e.png');
-const DIFF_SCREENSHOT = path.join(REPO, 'docs', 'images', 'vscode-e2e-diff.png');
+const SCREENSHOT = screenshotPath('vscode-e2e.png');
+const DIFF_SCREENSHOT = screenshotPath('vscode-e2e-diff.png');
 /** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
@@ -309,6 +309,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
       await waitUntil('the F821 squiggle to go', async () => (await page.locator('.editor-instance .squiggly-error').count()) === 0, 15_000);
     }
     await page.screenshot({ path: SCREENSHOT });
+    assert.deepEqual(pngSize(SCREENSHOT), { width: 1400, height: 860 });
 
     // The repair's diff link opens VS Code's diff editor on that change.
     await panel.locator('.item.tool .diff-link').last().click();
@@ -321,6 +322,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.match(await side('modified'), /n=\{len\(values\)\}/);
     assert.match(await side('original'), /n=\{total\}/);
     await page.screenshot({ path: DIFF_SCREENSHOT });
+    assert.deepEqual(pngSize(DIFF_SCREENSHOT), { width: 1400, height: 860 });
 
     // No preview is configured here: the panel's section stays hidden (its
     // rein/preview status said "off"), and Rein: Start Preview, a rein/preview

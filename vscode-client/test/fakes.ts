@@ -2,11 +2,16 @@
  * The reusable fakes of the extension's unit tests, in one place: a
  * `ReinConnection` that records what the client sends and lets the test play
  * the server (answer requests, push events, call the client's handlers), and
- * a way to wait for a `vscode.Event` instead of sleeping. The `vscode` module
- * itself is faked by test/stub/vscode.ts.
+ * a way to wait for a `vscode.Event` instead of sleeping, and the extension
+ * host of the chat page (for the page in headless Chromium). The `vscode`
+ * module itself is faked by test/stub/vscode.ts.
  */
 
+import type { Page } from 'playwright-core';
 import type { ConnectionInfo, ReinConnection } from '../src/client';
+import { PanelState } from '../src/panel/reducer';
+import { UpdateBuilder } from '../src/panel/updates';
+import type { HostMessage } from '../src/shared/messages';
 import type { EventEnvelope } from '../src/shared/protocol';
 import { Disposable, EventEmitter } from './stub/vscode';
 
@@ -105,4 +110,53 @@ export function nextEvent<T>(event: Event<T>, accept: (value: T) => boolean = ()
       }
     });
   });
+}
+
+/**
+ * The extension host as the chat page sees it, for tests of the page in
+ * Chromium: a PanelState fed events, its changes posted the way the host's
+ * 50 ms timer does (UpdateBuilder -> postMessage).
+ */
+export class FakePanelHost {
+  readonly state: PanelState;
+  private readonly updates = new UpdateBuilder();
+
+  constructor(
+    private readonly page: Page,
+    sessionId: string,
+  ) {
+    this.state = new PanelState(sessionId);
+  }
+
+  /** Posts `message` to the page and waits until the page handled it. */
+  async post(message: HostMessage): Promise<void> {
+    await this.page.evaluate(
+      (msg) =>
+        new Promise<void>((resolve) => {
+          const page = globalThis as unknown as {
+            postMessage(m: unknown, origin: string): void;
+            addEventListener(type: 'message', listener: () => void, options: { once: boolean }): void;
+          };
+          // Listeners run in order: when this one runs, the panel's has.
+          page.addEventListener('message', () => resolve(), { once: true });
+          page.postMessage(msg, '*');
+        }),
+      message,
+    );
+  }
+
+  async feed(envelopes: readonly EventEnvelope[]): Promise<void> {
+    for (const envelope of envelopes) {
+      this.state.apply(envelope.event);
+      await this.flush();
+    }
+  }
+
+  /** Posts what changed (as the host's 50 ms timer does). */
+  async flush(): Promise<void> {
+    const update = this.updates.next(this.state.view());
+    if (update) {
+      await this.post(update);
+    }
+  }
 }
