@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rein-installed
 
-.PHONY: demo test setup lint typecheck eval pytest extension bench clean
+.PHONY: demo test setup lint typecheck eval pytest extension screenshots bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ extension: setup
 	$(MAKE) -C vscode-client test
 
 test: lint typecheck eval pytest extension
+
+# Refresh the pictures in docs/images (the tests only write vscode-client/build/screenshots).
+screenshots: setup
+	$(MAKE) -C vscode-client screenshots
 
 bench: setup
 	$(VENV)/bin/rein bench all

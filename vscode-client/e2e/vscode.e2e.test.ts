@@ -5,18 +5,21 @@
  * 1. Always: code-server starts, the Rein extension activates (its panel
  *    shows the chat), and the fixture's Python error shows in the editor
  *    (the ruff stand-in analyzer gives the editor real diagnostics).
- * 2. Once `rein serve` exists (skipped with a message until then): a prompt
- *    in the panel runs against `rein mock-server` playing e2e/scenario.yaml;
+ * 2. A prompt in the panel runs against `rein mock-server` playing e2e/scenario.yaml;
  *    the first edit leaves an error that the analyzer gate finds in the
  *    editor's diagnostics (a failed gate, a repair attempt), the repair's edit
  *    lands in the editor buffer, the gate passes, the panel shows the run
  *    completed, the error is gone, and the diff link opens the change;
  *    Rein: Start Preview asks the server (no preview is configured there).
  *
- * Saves docs/images/vscode-e2e.png (and vscode-e2e-diff.png after a run).
- * Needs: the vsix (npm run package), out/e2e/analyzer (scripts/build.mjs
- * --tests), chromium, .venv/bin/ruff (without it the squiggle checks are
- * left out). REIN_E2E_REIN names another `rein`.
+ * When `rein serve` cannot start, the suite fails (before it starts
+ * code-server) with the reason: the round trip is never skipped.
+ *
+ * Saves build/screenshots/vscode-e2e.png and vscode-e2e-diff.png (`make
+ * screenshots` copies them to docs/images). Needs: the vsix (npm run
+ * package), out/e2e/analyzer (scripts/build.mjs --tests), chromium,
+ * .venv/bin/ruff (without it the squiggle checks are left out).
+ * REIN_E2E_REIN names another `rein`.
  */
 
 import assert from 'node:assert/strict';
@@ -27,17 +30,17 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { launchChromium } from '../test/browser';
-import { REPO, ROOT } from '../test/helpers';
+import { pngSize, REPO, ROOT, screenshotPath } from '../test/helpers';
 import { freePort, httpOk, installCodeServer, portOpen, ProcessGroup, waitUntil, type CodeServer } from './harness';
 
-const SCREENSHOT = path.join(REPO, 'docs', 'images', 'vscode-e2e.png');
-const DIFF_SCREENSHOT = path.join(REPO, 'docs', 'images', 'vscode-e2e-diff.png');
-/** REIN_E2E_REIN points the test at another `rein` (e.g. to try the skip path). */
+const SCREENSHOT = screenshotPath('vscode-e2e.png');
+const DIFF_SCREENSHOT = screenshotPath('vscode-e2e-diff.png');
+/** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
 const MOD = process.platform === 'darwin' ? 'Meta' : 'Control';
 
-/** Whether `rein serve` exists yet (the LSP server is being built elsewhere). */
+/** Whether `rein serve` can start (its --help answers), and why not. */
 function reinServeExists(): { ok: boolean; why: string } {
   if (!fs.existsSync(REIN)) {
     return { ok: false, why: `${REIN} does not exist (run make setup)` };
@@ -76,7 +79,7 @@ interface Env {
   port: number;
   modelPort: number;
   codeServer: ProcessGroup;
-  mock?: ProcessGroup;
+  mock: ProcessGroup;
   browser: Browser;
   page: Page;
   logs: string;
@@ -107,7 +110,7 @@ function settings(modelPort: number): Record<string, unknown> {
   };
 }
 
-async function startAll(server: CodeServer, withModel: boolean): Promise<Env> {
+async function startAll(server: CodeServer): Promise<Env> {
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'rein-e2e-'));
   const logs = path.join(ROOT, 'out', 'e2e', 'logs');
   fs.mkdirSync(logs, { recursive: true });
@@ -139,15 +142,12 @@ async function startAll(server: CodeServer, withModel: boolean): Promise<Env> {
     });
   }
 
-  let mock: ProcessGroup | undefined;
-  if (withModel) {
-    mock = new ProcessGroup('rein mock-server', REIN, ['mock-server', '--port', String(modelPort), '--scenario', path.join(ROOT, 'e2e', 'scenario.yaml')], {
-      cwd: workspace,
-      env,
-      logFile: path.join(logs, 'mock-server.log'),
-    });
-    await waitUntil(`rein mock-server on port ${modelPort}`, () => portOpen(modelPort), 30_000, mock);
-  }
+  const mock = new ProcessGroup('rein mock-server', REIN, ['mock-server', '--port', String(modelPort), '--scenario', path.join(ROOT, 'e2e', 'scenario.yaml')], {
+    cwd: workspace,
+    env,
+    logFile: path.join(logs, 'mock-server.log'),
+  });
+  await waitUntil(`rein mock-server on port ${modelPort}`, () => portOpen(modelPort), 30_000, mock);
 
   const codeServer = new ProcessGroup(
     'code-server',
@@ -181,7 +181,7 @@ async function stopAll(env: Env | undefined): Promise<void> {
   await env.page.screenshot({ path: path.join(env.logs, 'last.png') }).catch(() => undefined);
   await env.browser.close().catch(() => undefined);
   await env.codeServer.stop();
-  await env.mock?.stop();
+  await env.mock.stop();
   // Keep VS Code's logs (the "Rein" output channel, the extension host) for a look after a failure.
   const vscodeLogs = path.join(env.temp, 'user-data', 'logs');
   if (fs.existsSync(vscodeLogs)) {
@@ -240,8 +240,10 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
   let server: CodeServer;
 
   before(async () => {
+    // No skipping: without a server there is no round trip to test.
+    assert.ok(serve.ok, `\`rein serve\` cannot start: ${serve.why}`);
     server = installCodeServer();
-    env = await startAll(server, serve.ok);
+    env = await startAll(server);
   });
 
   after(async () => {
@@ -263,22 +265,18 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await panel.locator('.empty-title').textContent(), 'Rein');
     assert.deepEqual(await panel.locator('.composer .mode-toggle [role="radio"]').allTextContents(), ['Agent', 'Plan']);
     await page.locator('.statusbar-item', { hasText: 'Rein' }).first().waitFor();
-    if (!serve.ok) {
-      // The server cannot start yet; the panel says so.
-      await panel.locator('.banner:not(.hidden)').waitFor({ timeout: 30_000 });
-      await page.screenshot({ path: SCREENSHOT });
-    }
   });
 
-  it('runs a prompt: the edit lands in the buffer, a gate result shows, the run completes', async (t) => {
-    if (!serve.ok) {
-      t.skip(`\`rein serve\` does not exist yet: ${serve.why}; skipping the prompt round trip`);
-      return;
-    }
+  it('runs a prompt: the edit lands in the buffer, a gate result shows, the run completes', async () => {
     assert.ok(env);
     const { page } = env;
     const panel = chat(page);
-    await panel.locator('.banner.state-running').waitFor({ state: 'attached', timeout: 60_000 });
+    try {
+      await panel.locator('.banner.state-running').waitFor({ state: 'attached', timeout: 60_000 });
+    } catch (error) {
+      const banner = await panel.locator('.banner').first().textContent().catch(() => null);
+      throw new Error(`\`rein serve\` did not start in VS Code: ${String(error)}\nthe panel says: ${banner ?? '(nothing)'}`);
+    }
     const input = panel.locator('.composer textarea');
     await input.fill('Fix the undefined name in calc.py.');
     await input.press('Enter');
@@ -287,7 +285,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
       await end.waitFor({ timeout: 120_000 });
     } catch (error) {
       const notices = await panel.locator('.item.notice').allTextContents();
-      throw new Error(`the run did not end: ${String(error)}\nnotices: ${notices.join(' | ')}\n${env.mock?.tail() ?? ''}`);
+      throw new Error(`the run did not end: ${String(error)}\nnotices: ${notices.join(' | ')}\n${env.mock.tail()}`);
     }
     const endClass = (await end.last().getAttribute('class')) ?? '';
     const summary = `${await end.last().textContent()} | notices: ${(await panel.locator('.item.notice').allTextContents()).join(' | ')}`;
@@ -311,6 +309,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
       await waitUntil('the F821 squiggle to go', async () => (await page.locator('.editor-instance .squiggly-error').count()) === 0, 15_000);
     }
     await page.screenshot({ path: SCREENSHOT });
+    assert.deepEqual(pngSize(SCREENSHOT), { width: 1400, height: 860 });
 
     // The repair's diff link opens VS Code's diff editor on that change.
     await panel.locator('.item.tool .diff-link').last().click();
@@ -323,6 +322,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.match(await side('modified'), /n=\{len\(values\)\}/);
     assert.match(await side('original'), /n=\{total\}/);
     await page.screenshot({ path: DIFF_SCREENSHOT });
+    assert.deepEqual(pngSize(DIFF_SCREENSHOT), { width: 1400, height: 860 });
 
     // No preview is configured here: the panel's section stays hidden (its
     // rein/preview status said "off"), and Rein: Start Preview, a rein/preview

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Every test of the VS Code extension, non-interactively, in this order:
 #   npm ci -> tsc --noEmit (strict) + eslint -> build -> unit tests (node --test)
-#   -> the webview in headless Chromium (docs/images/chat-panel.png)
+#   -> the webview in headless Chromium (build/screenshots/chat-panel*.png)
 #   -> vsce package (rein-<version>.vsix)
-#   -> the real VS Code test in code-server (docs/images/vscode-e2e.png), last.
+#   -> the real VS Code test in code-server (build/screenshots/vscode-e2e*.png), last.
+# The tests never write docs/images: `make screenshots` refreshes it.
 #
 # Environment: REIN_SKIP_E2E=1 skips the code-server test; REIN_E2E_CACHE
 # moves the code-server cache (default ~/.cache/rein-e2e). Installs Debian
@@ -13,6 +14,10 @@ cd "$(dirname "$0")/.."
 
 started=$SECONDS
 step() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - started)); }
+
+# The committed pictures: no test may change them (they save to build/screenshots).
+images_sum() { find ../docs/images -type f -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum; }
+images_before=$(images_sum)
 
 step "npm ci"
 npm ci --no-audit --no-fund --loglevel=error
@@ -57,6 +62,12 @@ else
   bash e2e/install-code-server.sh
   step "VS Code end-to-end (code-server)"
   node --test out/e2e/*.test.js
+fi
+
+step "docs/images untouched"
+if [[ $(images_sum) != "$images_before" ]]; then
+  echo "a test changed docs/images (tests save to build/screenshots; make screenshots refreshes docs)" >&2
+  exit 1
 fi
 
 step "all extension tests passed"

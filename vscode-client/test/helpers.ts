@@ -24,3 +24,21 @@ export function loadEvents(name = 'run-fix-calc.jsonl'): EventEnvelope[] {
     .filter((line) => line.trim())
     .map((line) => JSON.parse(line) as EventEnvelope);
 }
+
+/** Where tests save their screenshots (gitignored); `make screenshots` copies them to docs/images. */
+export const SCREENSHOTS = path.join(ROOT, 'build', 'screenshots');
+
+/** The path of screenshot `name` under build/screenshots (the folder is made). */
+export function screenshotPath(name: string): string {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  return path.join(SCREENSHOTS, name);
+}
+
+/** Width and height of a PNG file (from its IHDR chunk). */
+export function pngSize(file: string): { width: number; height: number } {
+  const data = fs.readFileSync(file);
+  if (data.length < 24 || data.toString('latin1', 1, 4) !== 'PNG' || data.toString('latin1', 12, 16) !== 'IHDR') {
+    throw new Error(`${file} is not a PNG`);
+  }
+  return { width: data.readUInt32BE(16), height: data.readUInt32BE(20) };
+}

@@ -131,7 +131,7 @@ function renderBlockers(blockers: readonly Blocker[]): HTMLElement {
           where,
         )
       : null;
-    const code = blocker.code !== null && blocker.code !== undefined ? h('span', { class: 'code' }, String(blocker.code)) : null;
+    const code = blocker.code !== null && blocker.code !== undefined ? h('span', { class: 'code' }, blocker.code) : null;
     const sev = severityName(blocker.severity);
     list.append(
       h(

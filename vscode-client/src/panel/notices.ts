@@ -1,6 +1,6 @@
 /** The one-line notices some events become in the panel. Pure. */
 
-import type { ReinEvent } from '../shared/protocol';
+import type { AutoRepair, Compaction } from '../shared/protocol';
 import type { NoticeLevel } from '../shared/viewModel';
 import { basename } from './text';
 
@@ -9,7 +9,7 @@ export interface Notice {
   text: string;
 }
 
-export function compactionText(event: Extract<ReinEvent, { type: 'compaction' }>): string {
+export function compactionText(event: Compaction): string {
   const n = (value: number): string => value.toLocaleString('en-US');
   return (
     `Context compacted (${event.kind}): ${n(event.tokens_before)} → ${n(event.tokens_after)} tokens, ` +
@@ -18,17 +18,9 @@ export function compactionText(event: Extract<ReinEvent, { type: 'compaction' }>
   );
 }
 
-type AutoRepairEvent = Extract<ReinEvent, { type: 'auto_repair' | 'auto_repair_started' | 'auto_repair_finished' }>;
-
-/** `auto_repair` (phase started / finished / cancelled / skipped), and the older split names. */
-export function autoRepairNotice(event: AutoRepairEvent): Notice {
+/** `auto_repair`: phase started / finished / cancelled / skipped. */
+export function autoRepairNotice(event: AutoRepair): Notice {
   const file = basename(event.uri);
-  if (event.type === 'auto_repair_started') {
-    return { level: 'info', text: `Auto-repair started for ${file}` };
-  }
-  if (event.type === 'auto_repair_finished') {
-    return { level: event.status === 'completed' ? 'info' : 'warning', text: `Auto-repair of ${file}: ${event.status}` };
-  }
   const reason = event.reason ? `: ${event.reason}` : '';
   switch (event.phase) {
     case 'started':

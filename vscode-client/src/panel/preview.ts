@@ -50,7 +50,7 @@ export class PreviewModel {
           state: event.state ?? 'running',
           pid: event.pid,
           command: event.command || v.command,
-          generation: event.generation ?? v.generation,
+          generation: event.generation,
           error: undefined,
           detail: undefined,
         });
@@ -59,7 +59,7 @@ export class PreviewModel {
         this.changed({
           state: event.state ?? 'running',
           pid: event.pid ?? v.pid,
-          generation: event.generation ?? v.generation,
+          generation: event.generation,
           reloads: v.reloads + 1,
           error: undefined,
           detail: undefined,
@@ -85,7 +85,7 @@ export class PreviewModel {
       case 'preview_stopped': {
         const state = event.state ?? 'stopped';
         const code = state === 'exited' && event.exit_code !== null && event.exit_code !== undefined ? ` (exit code ${event.exit_code})` : '';
-        this.changed({ state, pid: undefined, detail: `${event.reason ?? state}${code}` });
+        this.changed({ state, pid: undefined, detail: `${event.reason}${code}` });
         break;
       }
     }

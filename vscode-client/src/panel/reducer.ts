@@ -292,11 +292,13 @@ export class PanelState {
         });
         break;
       case 'subagent_activity':
-        this.onSubagent(event.child_id, event.name, event.event);
+        if (typeof event.event.type === 'string') {
+          this.onSubagent(event.child_id, event.name, { ...event.event, type: event.event.type });
+        }
         break;
       case 'plan_updated': {
         const plan = this.ensurePlan(event.reason === 'planned');
-        plan.steps = event.steps.map((step) => ({ ...step }));
+        plan.steps = event.steps.map((step) => ({ ...step, status: step.status ?? 'pending' }));
         this.touch(plan);
         break;
       }
@@ -310,13 +312,14 @@ export class PanelState {
       case 'preview_stopped':
         this.preview.apply(event);
         break;
-      case 'auto_repair':
-      case 'auto_repair_started':
-      case 'auto_repair_finished': {
+      case 'auto_repair': {
         const notice = autoRepairNotice(event);
         this.notice(notice.level, notice.text);
         break;
       }
+      default:
+        // A new event in the server's schema fails to compile here until it is handled.
+        event satisfies never;
     }
   }
 

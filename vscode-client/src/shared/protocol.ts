@@ -1,13 +1,37 @@
 /**
  * The Rein LSP contract as the client sees it (docs: /docs/protocol.md).
  *
- * Method names are fixed by the design. Event payloads mirror the server's
- * event union (`rein schema events`); fields the client does not need are
- * left out, and every field the server may omit is optional here, so that a
- * newer server never breaks rendering. Unknown event types are ignored.
+ * Method names are fixed by the design. The events (and the messages and
+ * blockers they carry) are generated from the server's schema into
+ * events.generated.ts, so the panel can only handle events the server sends;
+ * unknown event types are ignored.
  *
- * This module is shared by the extension host and the webview: no imports.
+ * This module is shared by the extension host and the webview: it imports
+ * only the generated types.
  */
+
+import { EVENT_TYPES, type AssistantMessage, type Blocker, type ReinEvent, type ToolResultMessage, type UserMessage } from './events.generated';
+
+export type {
+  AgentEnd,
+  AssistantMessage,
+  AutoRepair,
+  Blocker,
+  Compaction,
+  GateResult,
+  MessageDelta,
+  PlanStep,
+  ReinEvent,
+  ReinEventType,
+  RunEnd,
+  TextPart,
+  ThinkingPart,
+  ToolCall as ToolCallPart,
+  ToolCallEnd,
+  ToolResultMessage,
+  Usage,
+  UserMessage,
+} from './events.generated';
 
 export const Methods = {
   prompt: 'rein/prompt',
@@ -37,13 +61,6 @@ export interface SaveDocumentsResult {
 // ---------------------------------------------------------------- requests
 
 export type RunStatus = 'completed' | 'failed' | 'aborted' | 'waiting';
-
-export interface Usage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_read_tokens?: number;
-  cache_write_tokens?: number;
-}
 
 /** What the client attaches to a prompt: the selection or the problems of a file. */
 export interface PromptContext {
@@ -202,73 +219,14 @@ export interface LspDiagnostic {
 
 // ----------------------------------------------------------------- messages
 
-export interface TextPart {
-  type: 'text';
-  text: string;
-}
-
-export interface ThinkingPart {
-  type: 'thinking';
-  thinking: string;
-  redacted?: boolean;
-}
-
-export interface ToolCallPart {
-  type: 'tool_call';
-  id: string;
-  name: string;
-  arguments?: Record<string, unknown>;
-}
-
-export interface UserMessage {
-  role: 'user';
-  content: string;
-  /** "prompt", "steer", "follow_up", "repair", "bootstrap", "nudge", ... */
-  origin?: string;
-}
-
-export interface AssistantMessage {
-  role: 'assistant';
-  content?: (TextPart | ThinkingPart | ToolCallPart)[];
-  stop_reason?: string;
-  usage?: Usage;
-}
-
-export interface ToolResultMessage {
-  role: 'tool';
-  tool_call_id: string;
-  tool_name: string;
-  content: string;
-  is_error?: boolean;
-}
-
+/** A message of a session's transcript (`rein/session`) or of `message_end`. */
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;
 
 // ------------------------------------------------------------------- events
 
-export interface Blocker {
-  gate: string;
-  message: string;
-  path?: string | null;
-  /** 0-based, as in LSP. */
-  line?: number | null;
-  character?: number | null;
-  severity?: number | null;
-  code?: string | number | null;
-  source?: string | null;
-  context?: string | null;
-}
-
-export interface PlanStep {
-  id: string | number;
-  description: string;
-  status: 'pending' | 'running' | 'done' | 'failed';
-  /** What the step did, once done or failed. */
-  summary?: string | null;
-}
-
 export type PreviewState = 'off' | 'stopped' | 'starting' | 'running' | 'reloading' | 'exited' | 'failed';
 
+/** What the panel reads from `tool_call_end.details` (the schema says only "an object"). */
 export interface ToolDetails {
   generation?: number;
   diff?: string;
@@ -278,136 +236,8 @@ export interface ToolDetails {
   [key: string]: unknown;
 }
 
-export type ReinEvent =
-  | { type: 'agent_start' }
-  | { type: 'agent_end'; status: RunStatus }
-  | { type: 'run_start'; run_id: string; prompt?: string | null }
-  | {
-      type: 'run_end';
-      run_id: string;
-      status: RunStatus;
-      reason?: string | null;
-      turns?: number;
-      usage?: Usage;
-    }
-  | { type: 'turn_start'; turn: number }
-  | { type: 'turn_end'; turn: number; tool_calls?: number; usage?: Usage }
-  | { type: 'message_start'; role: string }
-  | {
-      type: 'message_delta';
-      kind: 'text' | 'thinking' | 'tool_call';
-      delta: string;
-      tool_call_id?: string | null;
-      tool_name?: string | null;
-    }
-  | { type: 'message_end'; message: Message }
-  | {
-      type: 'tool_call_start';
-      tool_call_id: string;
-      name: string;
-      arguments?: Record<string, unknown>;
-    }
-  | {
-      type: 'tool_call_update';
-      tool_call_id: string;
-      name: string;
-      kind?: 'output' | 'heartbeat' | 'status';
-      text?: string;
-    }
-  | {
-      type: 'tool_call_end';
-      tool_call_id: string;
-      name: string;
-      is_error: boolean;
-      content: string;
-      duration_ms?: number;
-      details?: ToolDetails;
-    }
-  | { type: 'steering_applied'; texts: string[] }
-  | { type: 'follow_up_started'; text: string }
-  | {
-      type: 'compaction';
-      kind: string;
-      tokens_before: number;
-      tokens_after: number;
-      messages_affected: number;
-      detail?: string;
-    }
-  | { type: 'error'; message: string; where?: string; fatal?: boolean }
-  | { type: 'gate_start'; gate: string; generation: number }
-  | {
-      type: 'gate_result';
-      gate: string;
-      passed: boolean;
-      blockers?: Blocker[];
-      duration_ms?: number;
-      stale?: boolean;
-      detail?: string;
-    }
-  | { type: 'repair_attempt'; attempt: number; max_attempts: number; blockers?: Blocker[] }
-  | { type: 'subagent_activity'; child_id: string; name: string; tool_call_id?: string; event: ReinEvent }
-  | {
-      type: 'plan_updated';
-      steps: PlanStep[];
-      reason?: 'planned' | 'step_done' | 'step_failed' | 'revised' | 'step_started';
-    }
-  | { type: 'plan_state'; state: string; previous?: string }
-  | { type: 'preview_started'; pid: number; generation?: number; command?: string; state?: PreviewState }
-  | {
-      type: 'preview_reloaded';
-      generation?: number;
-      strategy?: 'restart' | 'signal' | 'self';
-      pid?: number | null;
-      state?: PreviewState;
-    }
-  | { type: 'preview_output'; text: string; lines_dropped?: number }
-  | { type: 'preview_error'; message: string; lines?: string[]; state?: PreviewState; exit_code?: number | null }
-  | { type: 'preview_stopped'; reason?: string; state?: PreviewState; exit_code?: number | null }
-  | {
-      type: 'auto_repair';
-      phase: 'started' | 'finished' | 'cancelled' | 'skipped';
-      uri: string;
-      status?: RunStatus | null;
-      reason?: string | null;
-    }
-  | { type: 'auto_repair_started'; uri: string; status?: string }
-  | { type: 'auto_repair_finished'; uri: string; status: string };
-
-export type ReinEventType = ReinEvent['type'];
-
-/** Every event type this client renders; anything else is ignored. */
-export const KNOWN_EVENT_TYPES: readonly ReinEventType[] = [
-  'agent_start',
-  'agent_end',
-  'run_start',
-  'run_end',
-  'turn_start',
-  'turn_end',
-  'message_start',
-  'message_delta',
-  'message_end',
-  'tool_call_start',
-  'tool_call_update',
-  'tool_call_end',
-  'steering_applied',
-  'follow_up_started',
-  'compaction',
-  'error',
-  'gate_start',
-  'gate_result',
-  'repair_attempt',
-  'subagent_activity',
-  'plan_updated',
-  'plan_state',
-  'preview_started',
-  'preview_reloaded',
-  'preview_output',
-  'preview_error',
-  'preview_stopped',
-  'auto_repair',
-  'auto_repair_started',
-  'auto_repair_finished',
-];
+/** Every event type this client renders (all the server sends); anything else is ignored. */
+export const KNOWN_EVENT_TYPES: readonly string[] = EVENT_TYPES;
 
 export type PreviewEventType = 'preview_started' | 'preview_reloaded' | 'preview_output' | 'preview_error' | 'preview_stopped';
 export type PreviewEvent = Extract<ReinEvent, { type: PreviewEventType }>;
@@ -437,5 +267,5 @@ export interface EventEnvelope {
 }
 
 export function isKnownEvent(event: { type: string }): event is ReinEvent {
-  return (KNOWN_EVENT_TYPES as readonly string[]).includes(event.type);
+  return KNOWN_EVENT_TYPES.includes(event.type);
 }

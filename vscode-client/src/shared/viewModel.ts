@@ -101,7 +101,8 @@ export interface SubagentItem extends ItemBase {
 
 export interface PlanItem extends ItemBase {
   kind: 'plan';
-  steps: PlanStep[];
+  /** The plan's steps, each with its status (pending when the server left it out). */
+  steps: (PlanStep & { status: NonNullable<PlanStep['status']> })[];
   state?: string | undefined;
 }
 

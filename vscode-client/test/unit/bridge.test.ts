@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
-import { collectDiagnostics, DiagnosticsChangeBatcher, toLspDiagnostic } from '../../src/bridge/diagnostics';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import { collectDiagnostics, DiagnosticsChangeBatcher, registerDiagnosticsBridge, toLspDiagnostic } from '../../src/bridge/diagnostics';
 import { askUser, confirmToolCall } from '../../src/bridge/dialogs';
 import { saveDocuments } from '../../src/bridge/save';
 import { selectionContext } from '../../src/commands';
+import type { DiagnosticsResult } from '../../src/shared/protocol';
+import { FakeConnection } from '../fakes';
 import {
   Diagnostic,
   DiagnosticRelatedInformation,
@@ -84,21 +86,62 @@ describe('rein/diagnostics', () => {
 });
 
 describe('rein/diagnosticsChanged', () => {
-  it('sends only the changed URIs, once per quiet period', async () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
+  afterEach(() => mock.timers.reset());
+
+  it('sends the changed file URIs of one quiet period in one notification', () => {
     const sent: string[][] = [];
     const batcher = new DiagnosticsChangeBatcher((uris) => sent.push(uris), 20);
     batcher.add([Uri.parse(CALC)] as never);
+    mock.timers.tick(10);
     batcher.add([Uri.parse('file:///work/project/b.py'), Uri.parse(CALC), Uri.parse('git:/x')] as never);
-    assert.deepEqual(sent, []);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    mock.timers.tick(9);
+    assert.deepEqual(sent, [], 'not before the period is over');
+    mock.timers.tick(1);
     assert.deepEqual(sent, [[CALC, 'file:///work/project/b.py']]);
+    mock.timers.tick(1000);
+    assert.equal(sent.length, 1, 'nothing more without changes');
+    batcher.add([Uri.parse('git:/only-git')] as never);
+    mock.timers.tick(1000);
+    assert.equal(sent.length, 1, 'no notification for URIs of other schemes');
+  });
+
+  it('sends at once on flush, and nothing after dispose', () => {
+    const sent: string[][] = [];
+    const batcher = new DiagnosticsChangeBatcher((uris) => sent.push(uris), 20);
     batcher.add([Uri.parse(CALC)] as never);
     batcher.flush();
-    assert.deepEqual(sent[sent.length - 1], [CALC]);
+    assert.deepEqual(sent, [[CALC]]);
+    mock.timers.tick(20);
+    assert.equal(sent.length, 1, 'the flushed batch is not sent again');
     batcher.add([Uri.parse(CALC)] as never);
     batcher.dispose();
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    assert.equal(sent.length, 2);
+    mock.timers.tick(1000);
+    assert.equal(sent.length, 1);
+  });
+
+  it('is what the bridge sends the server 50 ms after the editor\'s diagnostics change, and answers rein/diagnostics', async () => {
+    const connection = new FakeConnection();
+    const context = { subscriptions: [] as { dispose(): unknown }[] };
+    registerDiagnosticsBridge(context as never, connection);
+    stub.diagnostics.set(CALC, [diagnostic('Undefined name `count`', DiagnosticSeverity.Error)]);
+    stub.fireDiagnosticsChanged([Uri.parse(CALC)]);
+    stub.fireDiagnosticsChanged([Uri.parse('output://rein/1')]);
+    mock.timers.tick(49);
+    assert.deepEqual(connection.notifications, []);
+    mock.timers.tick(1);
+    assert.deepEqual(connection.notifications, [{ method: 'rein/diagnosticsChanged', params: { uris: [CALC] } }]);
+    const answer = (await connection.call('rein/diagnostics', { uris: [CALC] })) as DiagnosticsResult;
+    assert.deepEqual(
+      answer.items.map((item) => [item.uri, item.diagnostics.map((d) => d.message)]),
+      [[CALC, ['Undefined name `count`']]],
+    );
+    for (const subscription of context.subscriptions) {
+      subscription.dispose();
+    }
+    stub.fireDiagnosticsChanged([Uri.parse(CALC)]);
+    mock.timers.tick(1000);
+    assert.equal(connection.notifications.length, 1, 'disposed with the extension');
   });
 });
 

@@ -1,61 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ConnectionInfo, ReinConnection } from '../../src/client';
 import { previewStatusText, runPreviewAction } from '../../src/commands';
 import { ChatController } from '../../src/panel/controller';
-import type { EventEnvelope, PromptResult } from '../../src/shared/protocol';
+import type { PromptResult } from '../../src/shared/protocol';
+import { envelope, FakeConnection, nextEvent } from '../fakes';
 import { loadEvents } from '../helpers';
-import { Disposable, EventEmitter, stub } from '../stub/vscode';
-
-type Responder = (params: Record<string, unknown>) => unknown;
-
-/** A connection that records requests and lets the test push events. */
-class FakeConnection implements ReinConnection {
-  info: ConnectionInfo = { state: 'running' };
-  readonly states = new EventEmitter<ConnectionInfo>();
-  readonly onDidChangeState = this.states.event as never;
-  readonly requests: { method: string; params: Record<string, unknown> }[] = [];
-  readonly responders = new Map<string, Responder>();
-  private eventHandler: ((params: EventEnvelope) => void) | undefined;
-
-  sendRequest<R>(method: string, params: unknown): Promise<R> {
-    this.requests.push({ method, params: params as Record<string, unknown> });
-    const responder = this.responders.get(method);
-    try {
-      return Promise.resolve((responder ? responder(params as Record<string, unknown>) : {}) as R);
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-  }
-  sendNotification(): void {}
-  onRequest(): Disposable {
-    return new Disposable();
-  }
-  onNotification(method: string, handler: (params: never) => void): Disposable {
-    if (method === 'rein/event') {
-      this.eventHandler = handler as (params: EventEnvelope) => void;
-    }
-    return new Disposable();
-  }
-  emit(envelope: EventEnvelope): void {
-    this.eventHandler?.(envelope);
-  }
-  methods(): string[] {
-    return this.requests.map((request) => request.method);
-  }
-}
-
-const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+import { stub } from '../stub/vscode';
 
 function setup(): { connection: FakeConnection; controller: ChatController } {
   const connection = new FakeConnection();
   connection.responders.set('rein/sessions', () => ({ sessions: [] }));
   const controller = new ChatController(connection, undefined);
   return { connection, controller };
-}
-
-function envelope(seq: number, event: Record<string, unknown>, sessionId = 's1'): EventEnvelope {
-  return { sessionId, runId: 'r1', seq, event: event as EventEnvelope['event'] };
 }
 
 describe('ChatController', () => {
@@ -129,9 +85,9 @@ describe('ChatController', () => {
     connection.emit(envelope(2, { type: 'turn_start', turn: 1 }));
     connection.emit(envelope(2, { type: 'turn_start', turn: 1 })); // duplicate
     assert.equal(connection.methods().filter((m) => m === 'rein/session').length, 0);
+    const reloaded = nextEvent(controller.onDidReset);
     connection.emit(envelope(5, { type: 'turn_start', turn: 2 })); // 3 and 4 are missing
-    await tick();
-    await tick();
+    await reloaded;
     assert.deepEqual(connection.requests.find((r) => r.method === 'rein/session')?.params, { sessionId: 's1' });
     const items = controller.state.view().items;
     assert.deepEqual(
@@ -256,7 +212,7 @@ describe('ChatController', () => {
     connection.emit({ sessionId: null, runId: null, seq: 0, event: { type: 'preview_started', pid: 31, generation: 0, command: 'python app.py', state: 'running' } });
     connection.emit({ sessionId: null, runId: null, seq: 0, event: { type: 'preview_output', text: 'ready', lines_dropped: 0 } });
     connection.emit(envelope(3, { type: 'turn_start', turn: 2 }));
-    await tick();
+    // A reload would have asked rein/session synchronously, from emit.
     assert.equal(connection.methods().filter((m) => m === 'rein/session').length, 0, 'no reload');
     assert.equal(controller.header.turn, 2);
     assert.deepEqual([controller.preview.view().state, controller.preview.view().lines], ['running', ['ready']]);
@@ -294,8 +250,9 @@ describe('ChatController', () => {
   it('asks for the preview\'s status when the server runs, and marks it stopped when the server goes', async () => {
     const { connection, controller } = setup();
     connection.responders.set('rein/preview', (params) => ({ state: params.action === 'status' ? 'running' : 'stopped', pid: 5, lines: [] }));
+    const answered = nextEvent(controller.onDidChange, () => controller.preview.view().state === 'running');
     connection.states.fire({ state: 'running' });
-    await tick();
+    await answered;
     assert.deepEqual(connection.requests.find((r) => r.method === 'rein/preview')?.params, { action: 'status' });
     assert.equal(controller.preview.view().state, 'running');
     connection.states.fire({ state: 'restarting', detail: 'exit code 1' });

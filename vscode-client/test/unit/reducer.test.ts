@@ -265,8 +265,8 @@ describe('PanelState details', () => {
     state.apply({ type: 'error', message: 'hook raised', where: 'after_tool_call', fatal: false } as never);
     state.apply({ type: 'preview_started', pid: 4242, generation: 2, command: 'python -m app', state: 'running' } as never);
     state.apply({ type: 'preview_output', text: 'Serving on :8000' } as never);
-    state.apply({ type: 'auto_repair_started', uri: 'file:///w/app.py' } as never);
-    state.apply({ type: 'auto_repair_finished', uri: 'file:///w/app.py', status: 'completed' } as never);
+    state.apply({ type: 'auto_repair', phase: 'started', uri: 'file:///w/app.py' } as never);
+    state.apply({ type: 'auto_repair', phase: 'finished', uri: 'file:///w/app.py', status: 'completed' } as never);
     const view = state.view();
     assert.deepEqual(
       view.items.map((item) => item.kind),
@@ -275,6 +275,17 @@ describe('PanelState details', () => {
     assert.ok(view.items[0]?.kind === 'notice' && view.items[0].level === 'warning' && view.items[0].text === 'after_tool_call: hook raised');
     assert.ok(view.items[2]?.kind === 'notice' && view.items[2].text === 'Auto-repair of app.py: completed');
     assert.deepEqual([view.preview.state, view.preview.pid, view.preview.lines], ['running', 4242, ['Serving on :8000']]);
+  });
+
+  it('ignores event types the server never sends (the old split auto-repair names)', () => {
+    const state = new PanelState('s');
+    const started: { type: string } = { type: 'auto_repair_started', uri: 'file:///w/app.py' } as { type: string };
+    const finished: { type: string } = { type: 'auto_repair_finished', uri: 'file:///w/app.py', status: 'completed' } as { type: string };
+    assert.equal(state.apply(started), false);
+    assert.equal(state.apply(finished), false);
+    assert.deepEqual(state.view().items, []);
+    assert.equal(state.apply({ type: 'auto_repair', phase: 'started', uri: 'file:///w/app.py' } as { type: string }), true);
+    assert.equal(state.view().items.length, 1);
   });
 
   it('says what auto-repair did, by phase', () => {

@@ -1,9 +1,11 @@
 /**
  * The chat webview in headless Chromium, fed the recorded runs the way the
  * extension host feeds it (PanelState -> UpdateBuilder -> postMessage), with
- * the real page (chatHtml: CSP with a nonce) and the built bundle. Saves
- * docs/images/chat-panel.png (an agent run, the preview section open) and
- * docs/images/chat-panel-plan.png (a plan-mode run).
+ * the real page (chatHtml: CSP with a nonce) and the built bundle. The
+ * "looks right" tests check what the picture shows (rows, texts, classes, no
+ * overflow) and save build/screenshots/chat-panel.png (an agent run, the
+ * preview section open) and chat-panel-plan.png (a plan-mode run); `make
+ * screenshots` copies them to docs/images, the tests never write there.
  */
 
 import assert from 'node:assert/strict';
@@ -12,15 +14,13 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { chatHtml } from '../../src/panel/chatView';
-import { PanelState } from '../../src/panel/reducer';
-import { UpdateBuilder } from '../../src/panel/updates';
-import type { HostMessage, WebviewMessage } from '../../src/shared/messages';
-import type { EventEnvelope } from '../../src/shared/protocol';
+import type { WebviewMessage } from '../../src/shared/messages';
 import { launchChromium } from '../browser';
-import { loadEvents, REPO, ROOT } from '../helpers';
+import { FakePanelHost } from '../fakes';
+import { loadEvents, pngSize, ROOT, screenshotPath } from '../helpers';
 
-const SCREENSHOT = path.join(REPO, 'docs', 'images', 'chat-panel.png');
-const PLAN_SCREENSHOT = path.join(REPO, 'docs', 'images', 'chat-panel-plan.png');
+const SCREENSHOT = screenshotPath('chat-panel.png');
+const PLAN_SCREENSHOT = screenshotPath('chat-panel-plan.png');
 const NONCE = 'dGVzdG5vbmNl';
 
 /** The page as the extension serves it, plus a stand-in for acquireVsCodeApi. */
@@ -54,50 +54,6 @@ function writePage(): string {
   return file;
 }
 
-class Host {
-  readonly state: PanelState;
-  private readonly updates = new UpdateBuilder();
-
-  constructor(
-    private readonly page: Page,
-    sessionId: string,
-  ) {
-    this.state = new PanelState(sessionId);
-  }
-
-  /** Posts `message` to the page and waits until the page handled it. */
-  async post(message: HostMessage): Promise<void> {
-    await this.page.evaluate(
-      (msg) =>
-        new Promise<void>((resolve) => {
-          const page = globalThis as unknown as {
-            postMessage(m: unknown, origin: string): void;
-            addEventListener(type: 'message', listener: () => void, options: { once: boolean }): void;
-          };
-          // Listeners run in order: when this one runs, the panel's has.
-          page.addEventListener('message', () => resolve(), { once: true });
-          page.postMessage(msg, '*');
-        }),
-      message,
-    );
-  }
-
-  async feed(envelopes: readonly EventEnvelope[]): Promise<void> {
-    for (const envelope of envelopes) {
-      this.state.apply(envelope.event);
-      await this.flush();
-    }
-  }
-
-  /** Posts what changed (as the host's 50 ms timer does). */
-  async flush(): Promise<void> {
-    const update = this.updates.next(this.state.view());
-    if (update) {
-      await this.post(update);
-    }
-  }
-}
-
 async function posted(page: Page): Promise<WebviewMessage[]> {
   return page.evaluate(() => (globalThis as unknown as { __posted: WebviewMessage[] }).__posted.slice());
 }
@@ -125,6 +81,48 @@ async function scrollTimelineToTop(page: Page): Promise<void> {
   });
 }
 
+/** What a screenshot of the page shows: the timeline's rows in view, the open rows, whether anything overflows sideways. */
+interface Picture {
+  scrollTop: number;
+  overflow: string[];
+  rows: { classes: string; text: string; inView: boolean; open: boolean }[];
+}
+
+async function picture(page: Page): Promise<Picture> {
+  return page.evaluate(() => {
+    interface Box { top: number; bottom: number }
+    interface El {
+      className: string;
+      textContent: string | null;
+      scrollWidth: number;
+      clientWidth: number;
+      scrollTop: number;
+      hasAttribute(name: string): boolean;
+      getBoundingClientRect(): Box;
+      querySelectorAll(selector: string): Iterable<El>;
+    }
+    const doc = (globalThis as unknown as { document: El & { querySelector(s: string): El | null } }).document;
+    const timeline = doc.querySelector('.timeline');
+    if (!timeline) {
+      throw new Error('no timeline');
+    }
+    const view = timeline.getBoundingClientRect();
+    const overflow = [...doc.querySelectorAll('.timeline, .timeline .item, .composer, .status-line, .preview-section')]
+      .filter((el) => el.scrollWidth > el.clientWidth + 1)
+      .map((el) => el.className);
+    const rows = [...timeline.querySelectorAll(':scope > .item')].map((el) => {
+      const box = el.getBoundingClientRect();
+      return {
+        classes: el.className,
+        text: (el.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 60),
+        inView: box.bottom > view.top && box.top < view.bottom,
+        open: el.hasAttribute('open'),
+      };
+    });
+    return { scrollTop: timeline.scrollTop, overflow, rows };
+  });
+}
+
 const planEvents = loadEvents('plan-preview.jsonl');
 /** The preview's events of the plan run up to before it was stopped: running, reloaded twice. */
 const previewEvents = planEvents.slice(0, planEvents.findIndex((e) => e.event.type === 'preview_stopped')).filter((e) => e.event.type.startsWith('preview_'));
@@ -132,14 +130,14 @@ const previewEvents = planEvents.slice(0, planEvents.findIndex((e) => e.event.ty
 describe('chat webview in headless Chromium', () => {
   let browser: Browser;
   let page: Page;
-  let host: Host;
+  let host: FakePanelHost;
   const problems: string[] = [];
   const events = loadEvents();
 
   before(async () => {
     browser = await launchChromium();
     page = await openPanel(browser, problems, 1960);
-    host = new Host(page, events[0]?.sessionId ?? 's');
+    host = new FakePanelHost(page, events[0]?.sessionId ?? 's');
     await host.post({ type: 'connection', state: 'running' });
     await host.post({
       type: 'sessions',
@@ -305,13 +303,52 @@ describe('chat webview in headless Chromium', () => {
     assert.deepEqual(problems, []);
   });
 
-  it('looks right (docs/images/chat-panel.png)', async () => {
+  it('looks right: the run from its top, the test run open, the preview section open (chat-panel.png)', async () => {
     // Open the test run so the screenshot shows a tool row's details.
     await page.locator('.item.tool').nth(4).locator('summary').click({ position: { x: 8, y: 8 } });
     await scrollTimelineToTop(page);
-    fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    const shown = await picture(page);
+    assert.equal(shown.scrollTop, 0);
+    assert.deepEqual(shown.overflow, [], 'nothing wider than the panel');
+    assert.deepEqual(
+      shown.rows.map((row) => row.classes),
+      [
+        'item user origin-prompt',
+        'item assistant', // thinking, then the plan
+        'item tool status-ok', // read_file
+        'item plan',
+        'item assistant',
+        'item tool status-ok', // task
+        'item subagent completed',
+        'item assistant',
+        'item tool status-ok', // edit_file
+        'item user origin-steer',
+        'item assistant',
+        'item gate failed',
+        'item repair',
+        'item assistant',
+        'item tool status-ok', // edit_file
+        'item tool status-ok', // run_command
+        'item notice info', // the compaction
+        'item assistant',
+        'item gate passed',
+        'item run-end completed',
+      ],
+    );
+    assert.ok(shown.rows.every((row) => row.inView), 'the whole run is in the picture');
+    const opened = shown.rows.filter((row) => row.open);
+    assert.equal(opened.length, 1, 'only the test run is open');
+    assert.match(opened[0]?.text ?? '', /^run_commandpython -m pytest -q1\.8 s/);
+    assert.match(shown.rows[0]?.text ?? '', /^Youmean\(\) crashes on an empty list/);
+    assert.match(shown.rows.at(-1)?.text ?? '', /^Run completed6 turns · 1 repair/);
+    const open = page.locator('.item.tool[open]');
+    assert.match((await open.textContent()) ?? '', /4 passed in 0\.03s/);
+    assert.equal(await open.locator('.tool-summary').textContent(), 'python -m pytest -q');
+    const section = page.locator('.preview-section');
+    assert.deepEqual([await section.getAttribute('open'), await section.locator('.preview-state').textContent()], ['', 'running']);
+    assert.equal(await section.locator('.preview-lines').isVisible(), true);
     await page.screenshot({ path: SCREENSHOT });
-    assert.ok(fs.statSync(SCREENSHOT).size > 10_000);
+    assert.deepEqual(pngSize(SCREENSHOT), { width: 440, height: 1960 });
   });
 });
 
@@ -324,7 +361,7 @@ describe('a plan-mode run with the preview in headless Chromium (plan-preview.js
     browser = await launchChromium();
     page = await openPanel(browser, problems, 1370);
     const sessionId = planEvents.find((e) => e.sessionId !== null)?.sessionId ?? 's';
-    const host = new Host(page, sessionId);
+    const host = new FakePanelHost(page, sessionId);
     await host.post({ type: 'connection', state: 'running' });
     await host.post({
       type: 'sessions',
@@ -371,12 +408,44 @@ describe('a plan-mode run with the preview in headless Chromium (plan-preview.js
     );
   });
 
-  it('loaded nothing remote, broke no CSP rule, and looks right (docs/images/chat-panel-plan.png)', async () => {
+  it('loaded nothing remote, broke no CSP rule, and looks right: the plan from its top, the preview folded (chat-panel-plan.png)', async () => {
     assert.deepEqual(problems, []);
     await page.locator('.preview-section > summary').click(); // folded: one line
     await page.locator('.mode-toggle [data-mode="plan"]').click();
     await scrollTimelineToTop(page);
+    const shown = await picture(page);
+    assert.equal(shown.scrollTop, 0);
+    assert.deepEqual(shown.overflow, [], 'nothing wider than the panel');
+    assert.deepEqual(
+      shown.rows.map((row) => row.classes),
+      [
+        'item user origin-prompt',
+        'item assistant',
+        'item plan',
+        'item step-start',
+        'item tool status-ok', // read_file
+        'item step-start',
+        'item assistant',
+        'item tool status-ok', // edit_file
+        'item gate passed', // preview_load
+        'item gate failed', // runtime_observation: the traceback
+        'item repair',
+        'item assistant',
+        'item tool status-ok', // edit_file
+        'item gate passed',
+        'item gate passed',
+        'item gate passed',
+        'item assistant',
+        'item run-end completed',
+      ],
+    );
+    assert.ok(shown.rows.every((row) => row.inView && !row.open), 'the whole run is in the picture, every row folded');
+    assert.match(shown.rows[2]?.text ?? '', /^Plancompleted2 of 2 done/);
+    const section = page.locator('.preview-section');
+    assert.deepEqual([await section.getAttribute('open'), await section.locator('.preview-state').textContent()], [null, 'stopped']);
+    assert.equal(await section.locator('.preview-lines').isVisible(), false, 'folded: one line');
+    assert.equal(await page.locator('.mode-toggle [data-mode="plan"]').getAttribute('aria-checked'), 'true');
     await page.screenshot({ path: PLAN_SCREENSHOT });
-    assert.ok(fs.statSync(PLAN_SCREENSHOT).size > 10_000);
+    assert.deepEqual(pngSize(PLAN_SCREENSHOT), { width: 440, height: 1370 });
   });
 });

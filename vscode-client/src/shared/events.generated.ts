@@ -1,0 +1,366 @@
+/**
+ * The server's events, generated from docs/events.schema.json by
+ * `npm run gen:events` (scripts/eventTypes.ts). Do not edit: change the
+ * event models in server/rein/harness/events.py, run
+ * `rein schema events --write-docs docs`, then `npm run gen:events`.
+ * test/unit/eventTypes.test.ts fails when this file and the schema differ.
+ */
+
+/** The agent is idle again: no run active, no follow-up queued. */
+export interface AgentEnd {
+  status: 'completed' | 'failed' | 'aborted' | 'waiting';
+  type: 'agent_end';
+}
+
+/** The agent left idle: a prompt (or continue) started processing. */
+export interface AgentStart {
+  type: 'agent_start';
+}
+
+export interface AssistantMessage {
+  content?: (TextPart | ThinkingPart | ToolCall)[];
+  model?: string | null;
+  role: 'assistant';
+  stop_reason?: 'stop' | 'tool_use' | 'length' | 'aborted' | 'error';
+  usage?: Usage;
+}
+
+/** Diagnostics-driven auto-repair: a start and an outcome per attempt. */
+export interface AutoRepair {
+  phase: 'started' | 'finished' | 'cancelled' | 'skipped';
+  reason?: string | null;
+  status?: 'completed' | 'failed' | 'aborted' | 'waiting' | null;
+  type: 'auto_repair';
+  uri: string;
+}
+
+/** One problem a gate found that the model must fix. */
+export interface Blocker {
+  character?: number | null;
+  code?: string | null;
+  context?: string | null;
+  gate: string;
+  line?: number | null;
+  message: string;
+  path?: string | null;
+  severity?: number | null;
+  source?: string | null;
+}
+
+/**
+ * The context was brought under the window: oldest tool results elided ("elide") or oldest turns
+ * summarised ("summarize").
+ */
+export interface Compaction {
+  detail?: string;
+  kind: 'elide' | 'summarize';
+  messages_affected: number;
+  tokens_after: number;
+  tokens_before: number;
+  type: 'compaction';
+}
+
+/** Something went wrong that the run survived (a hook raised, ...) or did not. */
+export interface ErrorEvent {
+  fatal?: boolean;
+  message: string;
+  type: 'error';
+  where?: string;
+}
+
+export interface FollowUpStarted {
+  text: string;
+  type: 'follow_up_started';
+}
+
+export interface GateResult {
+  blockers?: Blocker[];
+  detail?: string;
+  duration_ms?: number;
+  gate: string;
+  passed: boolean;
+  stale?: boolean;
+  type: 'gate_result';
+}
+
+export interface GateStart {
+  gate: string;
+  generation: number;
+  type: 'gate_start';
+}
+
+/** A streamed piece of the assistant message being produced. */
+export interface MessageDelta {
+  delta: string;
+  kind: 'text' | 'thinking' | 'tool_call';
+  tool_call_id?: string | null;
+  tool_name?: string | null;
+  type: 'message_delta';
+}
+
+export interface MessageEnd {
+  message: UserMessage | AssistantMessage | ToolResultMessage;
+  type: 'message_end';
+}
+
+export interface MessageStart {
+  role: 'user' | 'assistant' | 'tool';
+  type: 'message_start';
+}
+
+/** A transition of the plan-act state machine. */
+export interface PlanState {
+  previous: 'idle' | 'planning' | 'executing' | 'updating' | 'summarizing' | 'completed' | 'failed' | 'waiting';
+  state: 'idle' | 'planning' | 'executing' | 'updating' | 'summarizing' | 'completed' | 'failed' | 'waiting';
+  type: 'plan_state';
+}
+
+export interface PlanStep {
+  description: string;
+  id: string;
+  status?: 'pending' | 'running' | 'done' | 'failed';
+  summary?: string | null;
+}
+
+/** The plan as it stands: after planning, after each step, after a revision. */
+export interface PlanUpdated {
+  reason?: 'planned' | 'step_done' | 'step_failed' | 'revised' | 'step_started';
+  steps: PlanStep[];
+  type: 'plan_updated';
+}
+
+/**
+ * A runtime error: the preview failed to start or reload, exited with an error, or printed error
+ * output while Rein watched it.
+ */
+export interface PreviewError {
+  exit_code?: number | null;
+  lines?: string[];
+  message: string;
+  state?: 'off' | 'stopped' | 'starting' | 'running' | 'reloading' | 'exited' | 'failed';
+  type: 'preview_error';
+}
+
+/**
+ * What the preview printed since the last such event (stdout and stderr merged; at most one event
+ * per ~100 ms; long bursts keep their tail).
+ */
+export interface PreviewOutput {
+  lines_dropped?: number;
+  text: string;
+  type: 'preview_output';
+}
+
+/** Validated changes were loaded into the running preview. */
+export interface PreviewReloaded {
+  generation: number;
+  pid?: number | null;
+  state?: 'off' | 'stopped' | 'starting' | 'running' | 'reloading' | 'exited' | 'failed';
+  strategy: 'restart' | 'signal' | 'self';
+  type: 'preview_reloaded';
+}
+
+/** The preview (the person's program, run by Rein) started and is ready. */
+export interface PreviewStarted {
+  command?: string;
+  generation: number;
+  pid: number;
+  state?: 'off' | 'stopped' | 'starting' | 'running' | 'reloading' | 'exited' | 'failed';
+  type: 'preview_started';
+}
+
+/**
+ * The preview is no longer running: stopped by Rein ("stopped") or it exited without an error
+ * ("exited").
+ */
+export interface PreviewStopped {
+  exit_code?: number | null;
+  reason: string;
+  state?: 'stopped' | 'exited';
+  type: 'preview_stopped';
+}
+
+export interface RepairAttempt {
+  attempt: number;
+  blockers?: Blocker[];
+  max_attempts: number;
+  type: 'repair_attempt';
+}
+
+export interface RunEnd {
+  reason?: string | null;
+  run_id: string;
+  status: 'completed' | 'failed' | 'aborted' | 'waiting';
+  turns?: number;
+  type: 'run_end';
+  usage?: Usage;
+}
+
+export interface RunStart {
+  prompt?: string | null;
+  run_id: string;
+  type: 'run_start';
+}
+
+export interface SteeringApplied {
+  texts: string[];
+  type: 'steering_applied';
+}
+
+/** An event of a subagent (the ``task`` tool), forwarded so a client can render one box per child. */
+export interface SubagentActivity {
+  child_id: string;
+  event: Record<string, unknown>;
+  name: string;
+  tool_call_id: string;
+  type: 'subagent_activity';
+}
+
+export interface TextPart {
+  text: string;
+  type: 'text';
+}
+
+/** Model reasoning. ``signature`` (Anthropic) must be sent back verbatim. */
+export interface ThinkingPart {
+  redacted?: boolean;
+  signature?: string | null;
+  thinking: string;
+  type: 'thinking';
+}
+
+/**
+ * A tool call requested by the model. ``parse_error`` is set by a provider when the arguments the
+ * model sent were not valid JSON; the loop answers such a call with an error result.
+ */
+export interface ToolCall {
+  arguments?: Record<string, unknown>;
+  id: string;
+  name: string;
+  parse_error?: string | null;
+  type: 'tool_call';
+}
+
+export interface ToolCallEnd {
+  content: string;
+  details?: Record<string, unknown>;
+  duration_ms?: number;
+  is_error: boolean;
+  name: string;
+  tool_call_id: string;
+  type: 'tool_call_end';
+}
+
+export interface ToolCallStart {
+  arguments?: Record<string, unknown>;
+  name: string;
+  tool_call_id: string;
+  type: 'tool_call_start';
+}
+
+/** Progress of a running tool: streamed output or a liveness heartbeat. */
+export interface ToolCallUpdate {
+  kind?: 'output' | 'heartbeat' | 'status';
+  name: string;
+  text?: string;
+  tool_call_id: string;
+  type: 'tool_call_update';
+}
+
+export interface ToolResultMessage {
+  content: string;
+  is_error?: boolean;
+  role: 'tool';
+  tool_call_id: string;
+  tool_name: string;
+}
+
+export interface TurnEnd {
+  tool_calls?: number;
+  turn: number;
+  type: 'turn_end';
+  usage?: Usage;
+}
+
+export interface TurnStart {
+  turn: number;
+  type: 'turn_start';
+}
+
+export interface Usage {
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+}
+
+export interface UserMessage {
+  content: string;
+  origin?: string;
+  role: 'user';
+}
+
+/** Every event the server sends on `rein/event`. */
+export type ReinEvent =
+  | AgentStart
+  | AgentEnd
+  | RunStart
+  | RunEnd
+  | TurnStart
+  | TurnEnd
+  | MessageStart
+  | MessageDelta
+  | MessageEnd
+  | ToolCallStart
+  | ToolCallUpdate
+  | ToolCallEnd
+  | SteeringApplied
+  | FollowUpStarted
+  | Compaction
+  | GateStart
+  | GateResult
+  | RepairAttempt
+  | AutoRepair
+  | PlanState
+  | PlanUpdated
+  | SubagentActivity
+  | PreviewStarted
+  | PreviewReloaded
+  | PreviewOutput
+  | PreviewError
+  | PreviewStopped
+  | ErrorEvent;
+
+export type ReinEventType = ReinEvent['type'];
+
+/** The `type` of every event, in the order of the schema. */
+export const EVENT_TYPES: readonly ReinEventType[] = [
+  'agent_start',
+  'agent_end',
+  'run_start',
+  'run_end',
+  'turn_start',
+  'turn_end',
+  'message_start',
+  'message_delta',
+  'message_end',
+  'tool_call_start',
+  'tool_call_update',
+  'tool_call_end',
+  'steering_applied',
+  'follow_up_started',
+  'compaction',
+  'gate_start',
+  'gate_result',
+  'repair_attempt',
+  'auto_repair',
+  'plan_state',
+  'plan_updated',
+  'subagent_activity',
+  'preview_started',
+  'preview_reloaded',
+  'preview_output',
+  'preview_error',
+  'preview_stopped',
+  'error',
+];

@@ -1,0 +1,162 @@
+/**
+ * The reusable fakes of the extension's unit tests, in one place: a
+ * `ReinConnection` that records what the client sends and lets the test play
+ * the server (answer requests, push events, call the client's handlers), and
+ * a way to wait for a `vscode.Event` instead of sleeping, and the extension
+ * host of the chat page (for the page in headless Chromium). The `vscode`
+ * module itself is faked by test/stub/vscode.ts.
+ */
+
+import type { Page } from 'playwright-core';
+import type { ConnectionInfo, ReinConnection } from '../src/client';
+import { PanelState } from '../src/panel/reducer';
+import { UpdateBuilder } from '../src/panel/updates';
+import type { HostMessage } from '../src/shared/messages';
+import type { EventEnvelope } from '../src/shared/protocol';
+import { Disposable, EventEmitter } from './stub/vscode';
+
+export type Responder = (params: Record<string, unknown>) => unknown;
+
+type Handler = (params: never, token: never) => unknown;
+
+/** A connection to a fake server: records requests and notifications, answers with `responders`. */
+export class FakeConnection implements ReinConnection {
+  info: ConnectionInfo = { state: 'running' };
+  readonly states = new EventEmitter<ConnectionInfo>();
+  readonly onDidChangeState = this.states.event as never;
+  readonly requests: { method: string; params: Record<string, unknown> }[] = [];
+  readonly notifications: { method: string; params: unknown }[] = [];
+  /** What the fake server answers per method (default: `{}`); a responder that throws rejects the request. */
+  readonly responders = new Map<string, Responder>();
+  /** The client's handlers of server -> client requests and notifications. */
+  private readonly handlers = new Map<string, Handler>();
+  private readonly sent = new EventEmitter<string>();
+
+  sendRequest<R>(method: string, params: unknown): Promise<R> {
+    this.requests.push({ method, params: params as Record<string, unknown> });
+    this.sent.fire(method);
+    const responder = this.responders.get(method);
+    try {
+      return Promise.resolve((responder ? responder(params as Record<string, unknown>) : {}) as R);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  sendNotification(method: string, params: unknown): void {
+    this.notifications.push({ method, params });
+    this.sent.fire(method);
+  }
+
+  onRequest(method: string, handler: Handler): Disposable {
+    return this.register(method, handler);
+  }
+
+  onNotification(method: string, handler: Handler): Disposable {
+    return this.register(method, handler);
+  }
+
+  private register(method: string, handler: Handler): Disposable {
+    this.handlers.set(method, handler);
+    return new Disposable(() => {
+      if (this.handlers.get(method) === handler) {
+        this.handlers.delete(method);
+      }
+    });
+  }
+
+  /** The server calls the client: a request (its answer) or a notification. */
+  async call(method: string, params: unknown): Promise<unknown> {
+    const handler = this.handlers.get(method);
+    if (!handler) {
+      throw new Error(`the client has no handler for ${method}`);
+    }
+    return handler(params as never, { isCancellationRequested: false } as never);
+  }
+
+  /** The server sends a `rein/event` notification. */
+  emit(envelope: EventEnvelope): void {
+    const handler = this.handlers.get('rein/event');
+    if (!handler) {
+      throw new Error('the client does not listen to rein/event');
+    }
+    handler(envelope as never, undefined as never);
+  }
+
+  methods(): string[] {
+    return this.requests.map((request) => request.method);
+  }
+
+  /** Resolves when the client next sends `method` (a request or a notification). */
+  nextSent(method: string): Promise<void> {
+    return nextEvent(this.sent.event, (sent) => sent === method).then(() => undefined);
+  }
+}
+
+/** A `rein/event` envelope of session `sessionId` (run r1). */
+export function envelope(seq: number, event: Record<string, unknown>, sessionId = 's1'): EventEnvelope {
+  return { sessionId, runId: 'r1', seq, event: event as EventEnvelope['event'] };
+}
+
+type Event<T> = (listener: (value: T) => unknown) => { dispose(): unknown };
+
+/** Resolves with the next value `event` fires (for which `accept` holds): wait for what happens, never for a time. */
+export function nextEvent<T>(event: Event<T>, accept: (value: T) => boolean = () => true): Promise<T> {
+  return new Promise((resolve) => {
+    const subscription = event((value) => {
+      if (accept(value)) {
+        subscription.dispose();
+        resolve(value);
+      }
+    });
+  });
+}
+
+/**
+ * The extension host as the chat page sees it, for tests of the page in
+ * Chromium: a PanelState fed events, its changes posted the way the host's
+ * 50 ms timer does (UpdateBuilder -> postMessage).
+ */
+export class FakePanelHost {
+  readonly state: PanelState;
+  private readonly updates = new UpdateBuilder();
+
+  constructor(
+    private readonly page: Page,
+    sessionId: string,
+  ) {
+    this.state = new PanelState(sessionId);
+  }
+
+  /** Posts `message` to the page and waits until the page handled it. */
+  async post(message: HostMessage): Promise<void> {
+    await this.page.evaluate(
+      (msg) =>
+        new Promise<void>((resolve) => {
+          const page = globalThis as unknown as {
+            postMessage(m: unknown, origin: string): void;
+            addEventListener(type: 'message', listener: () => void, options: { once: boolean }): void;
+          };
+          // Listeners run in order: when this one runs, the panel's has.
+          page.addEventListener('message', () => resolve(), { once: true });
+          page.postMessage(msg, '*');
+        }),
+      message,
+    );
+  }
+
+  async feed(envelopes: readonly EventEnvelope[]): Promise<void> {
+    for (const envelope of envelopes) {
+      this.state.apply(envelope.event);
+      await this.flush();
+    }
+  }
+
+  /** Posts what changed (as the host's 50 ms timer does). */
+  async flush(): Promise<void> {
+    const update = this.updates.next(this.state.view());
+    if (update) {
+      await this.post(update);
+    }
+  }
+}
