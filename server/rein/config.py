@@ -4,6 +4,11 @@ camelCase on the wire (LSP ``workspace/configuration``, initializationOptions,
 a JSON/YAML file), snake_case in Python. :func:`load_config` validates and
 names the bad key in its error; callers that must go on (the language
 server) keep the last good configuration.
+
+The ``approval`` and ``tools`` sections are the tools' own models
+(:mod:`rein.tools.settings`, where their defaults live);
+:meth:`ReinConfig.tool_settings` turns the validated configuration into the
+frozen :class:`~rein.tools.settings.ToolSettings` a session hands its tools.
 """
 
 from __future__ import annotations
@@ -16,22 +21,9 @@ from pydantic.alias_generators import to_camel
 from rein.harness.config import GatesConfig, HarnessConfig
 from rein.harness.errors import ConfigError
 from rein.providers.config import ModelConfig
+from rein.tools.settings import ApprovalSettings, ToolOptions, ToolSettings
 
-__all__ = ["ApprovalConfig", "ReinConfig", "load_config"]
-
-Policy = Literal["allow", "ask", "deny"]
-
-
-class ApprovalConfig(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
-
-    read: Policy = "allow"
-    write: Policy = "allow"
-    command: Policy = "ask"
-    #: Globs that are never written and need approval to read.
-    deny_globs: list[str] | None = None
+__all__ = ["ReinConfig", "load_config"]
 
 
 class ReinConfig(BaseModel):
@@ -42,23 +34,20 @@ class ReinConfig(BaseModel):
     model: ModelConfig = Field(default_factory=ModelConfig)
     harness: HarnessConfig = HarnessConfig()
     gates: GatesConfig = GatesConfig()
-    approval: ApprovalConfig = ApprovalConfig()
+    approval: ApprovalSettings = ApprovalSettings()
+    tools: ToolOptions = ToolOptions()
     auto_repair: Literal["off", "onSave"] = "off"
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 
-    def tool_settings(self) -> dict[str, Any]:
-        settings: dict[str, Any] = {
-            "approval": {
-                "read": self.approval.read,
-                "write": self.approval.write,
-                "command": self.approval.command,
-            },
-            "max_tool_result_chars": self.harness.max_tool_result_chars,
-        }
-        if self.approval.deny_globs is not None:
-            settings["deny_globs"] = list(self.approval.deny_globs)
-        return settings
+    def tool_settings(self) -> ToolSettings:
+        """The tools' settings of a session with this configuration (built
+        from sections already validated here; frozen)."""
+        return ToolSettings(
+            approval=self.approval,
+            tools=self.tools,
+            max_tool_result_chars=self.harness.max_tool_result_chars,
+        )
 
 
 def _key_of(error: Any) -> str:

@@ -15,6 +15,7 @@ from rein.headless.disk_workspace import DiskWorkspace
 from rein.process.groups import group_alive
 from rein.providers.replay import ReplayModel
 from rein.tools import default_tools, tool_sections
+from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import EventLog
 from tests.tools.conftest import WriteFiles
 from tests.tools.test_command import pid_running
@@ -102,7 +103,8 @@ async def test_abort_during_run_command_kills_its_process_group(root: Path) -> N
         model,
         tools=default_tools(),
         env=ToolEnvironment(
-            workspace=DiskWorkspace(root), settings={"approval": {"command": "allow"}}
+            workspace=DiskWorkspace(root),
+            settings=ToolSettings(approval=ApprovalSettings(command="allow")),
         ),
     )
     pids: list[int] = []

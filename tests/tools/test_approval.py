@@ -2,35 +2,56 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from rein.harness.errors import ToolError
 from rein.harness.ports import Approver
 from rein.harness.tools import ToolEnvironment
 from rein.headless.disk_workspace import DiskWorkspace
-from rein.tools import EditFileTool, RunCommandTool, WriteFileTool, policy_for
+from rein.tools import ApprovalSettings, EditFileTool, RunCommandTool, ToolSettings, WriteFileTool
 from tests.fakes import FailingApprover, FakeApprover, ToolCallRecorder
 
 
 def _calls(
     root: Path, approval: dict[str, str] | None = None, approver: Approver | None = None
 ) -> ToolCallRecorder:
-    settings = {"approval": approval} if approval is not None else {}
+    settings = ToolSettings(approval=ApprovalSettings.model_validate(approval or {}))
     env = ToolEnvironment(workspace=DiskWorkspace(root), approver=approver, settings=settings)
     return ToolCallRecorder(env)
 
 
-def test_defaults_and_invalid_values_fall_back(caplog: pytest.LogCaptureFixture) -> None:
-    assert policy_for({}, "read") == "allow"
-    assert policy_for({}, "write") == "allow"
-    assert policy_for({}, "command") == "ask"
-    assert policy_for({"approval": {"command": "allow"}}, "command") == "allow"
-    with caplog.at_level(logging.WARNING):
-        assert policy_for({"approval": {"write": "sometimes"}}, "write") == "allow"
-    assert "approval.write" in caplog.text
+def test_default_policies_and_a_configured_one() -> None:
+    defaults = ApprovalSettings()
+    assert defaults.policy("read") == "allow"
+    assert defaults.policy("write") == "allow"
+    assert defaults.policy("command") == "ask"
+    assert ApprovalSettings(command="allow").policy("command") == "allow"
+    assert ApprovalSettings(command="allow").policy("write") == "allow"
+
+
+def test_an_invalid_policy_is_refused_when_the_settings_are_built() -> None:
+    with pytest.raises(ValidationError) as caught:
+        ApprovalSettings.model_validate({"write": "sometimes"})
+    assert caught.value.errors()[0]["loc"] == ("write",)
+
+
+async def test_a_session_without_settings_uses_the_defaults(root: Path) -> None:
+    calls = ToolCallRecorder(ToolEnvironment(workspace=DiskWorkspace(root)))
+    result = await calls.run(RunCommandTool(), command="touch ran.txt")
+    assert result.details == {"denied": True, "reason": "no_approver"}
+    written = await calls.run(WriteFileTool(), path="a.txt", content="x")
+    assert not written.is_error
+    assert (root / "a.txt").read_text() == "x"
+
+
+async def test_settings_of_the_wrong_type_fail_the_call_clearly(root: Path) -> None:
+    env = ToolEnvironment(workspace=DiskWorkspace(root), settings={"approval": {"write": "deny"}})
+    with pytest.raises(TypeError, match="must be a ToolSettings, not dict"):
+        await ToolCallRecorder(env).run(WriteFileTool(), path="a.txt", content="x")
+    assert not (root / "a.txt").exists()
 
 
 async def test_command_asks_by_default_and_is_denied_without_an_approver(root: Path) -> None:

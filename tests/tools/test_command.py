@@ -13,6 +13,7 @@ from rein.harness.tools import ToolEnvironment, ToolResult
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.process.groups import group_alive
 from rein.tools import RunCommandTool
+from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import ToolCallRecorder
 
 
@@ -35,7 +36,8 @@ def pid_running(pid: int) -> bool:
 @pytest.fixture
 def command_env(root: Path) -> ToolEnvironment:
     return ToolEnvironment(
-        workspace=DiskWorkspace(root), settings={"approval": {"command": "allow"}}
+        workspace=DiskWorkspace(root),
+        settings=ToolSettings(approval=ApprovalSettings(command="allow")),
     )
 
 

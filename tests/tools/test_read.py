@@ -10,6 +10,7 @@ import pytest
 from rein.harness.errors import ToolError
 from rein.harness.tools import ToolEnvironment
 from rein.tools import READ_STAMPS_KEY, ReadFileTool, ReadStamp
+from rein.tools.settings import ToolSettings
 from tests.fakes import FakeWorkspace, ToolCallRecorder
 from tests.tools.conftest import WriteFiles
 
@@ -42,7 +43,7 @@ async def test_default_limit_is_2000_lines(
     calls: ToolCallRecorder, write_files: WriteFiles
 ) -> None:
     write_files({"long.txt": "x\n" * 2500})
-    calls.env.settings["max_tool_result_chars"] = 1_000_000
+    calls.env.settings = ToolSettings(max_tool_result_chars=1_000_000)
     result = await calls.run(ReadFileTool(), path="long.txt")
     assert result.details["end_line"] == 2000
     assert result.content.endswith("[Showing lines 1-2000 of 2500. Continue with offset=2001.]")
@@ -52,7 +53,7 @@ async def test_output_stops_at_the_result_budget(
     calls: ToolCallRecorder, write_files: WriteFiles
 ) -> None:
     write_files({"wide.txt": ("y" * 90 + "\n") * 100})
-    calls.env.settings["max_tool_result_chars"] = 1_000
+    calls.env.settings = ToolSettings(max_tool_result_chars=1_000)
     result = await calls.run(ReadFileTool(), path="wide.txt")
     end = result.details["end_line"]
     assert 1 <= end < 100

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
-
-from rein.tools import READ_ONLY_TOOLS, GrepTool, default_tools, tool_sections
+from rein.tools import (
+    READ_ONLY_TOOLS,
+    GrepTool,
+    ToolOptions,
+    ToolSettings,
+    default_tools,
+    tool_sections,
+)
+from rein.tools.settings import DEFAULT_TOOL_NAMES
 
 ALL_TOOLS = [
     "read_file",
@@ -26,15 +32,21 @@ def test_default_tools_and_their_classes() -> None:
     assert classes["run_command"] == "command"
     assert {n for n, c in classes.items() if c == "write"} == {"edit_file", "write_file"}
     assert default_tools(read_only=True).names() == list(READ_ONLY_TOOLS)
-    assert "run_command" not in default_tools({"disabled_tools": ["run_command"]})
+    without = default_tools(ToolSettings(tools=ToolOptions(disabled={"run_command"})))
+    assert without.names() == [n for n in ALL_TOOLS if n != "run_command"]
 
 
-def test_grep_backend_setting(caplog: pytest.LogCaptureFixture) -> None:
-    grep = default_tools({"grep_backend": "python"}).get("grep")
-    assert isinstance(grep, GrepTool) and grep.backend == "python"
-    fallback = default_tools({"grep_backend": "fast"}).get("grep")
-    assert isinstance(fallback, GrepTool) and fallback.backend == "auto"
-    assert "grep_backend" in caplog.text
+def test_the_names_settings_may_disable_are_the_default_tools() -> None:
+    assert list(DEFAULT_TOOL_NAMES) == ALL_TOOLS == default_tools().names()
+
+
+def test_grep_backend_setting() -> None:
+    assert isinstance(default_tools().get("grep"), GrepTool)
+    assert default_tools().get("grep").backend == "auto"  # type: ignore[union-attr]
+    for backend in ("python", "rg"):
+        settings = ToolSettings(tools=ToolOptions(grep_backend=backend))
+        grep = default_tools(settings).get("grep")
+        assert isinstance(grep, GrepTool) and grep.backend == backend
 
 
 def test_every_argument_is_described_for_the_model() -> None:

@@ -12,6 +12,7 @@ from rein.harness.tools import ToolEnvironment
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools import EditFileTool, ReadFileTool, WriteFileTool
 from rein.tools.sandbox import Sandbox
+from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import FakeApprover, ToolCallRecorder
 from tests.tools.conftest import WriteFiles
 
@@ -132,7 +133,10 @@ async def test_reading_a_protected_file_needs_approval(
 
 
 async def test_deny_globs_come_from_the_settings(root: Path, write_files: WriteFiles) -> None:
-    env = ToolEnvironment(workspace=DiskWorkspace(root), settings={"deny_globs": ["*.lock"]})
+    env = ToolEnvironment(
+        workspace=DiskWorkspace(root),
+        settings=ToolSettings(approval=ApprovalSettings(deny_globs=("*.lock",))),
+    )
     calls = ToolCallRecorder(env)
     with pytest.raises(SandboxError, match=r"'\*\.lock'"):
         await calls.run(WriteFileTool(), path="poetry.lock", content="x")

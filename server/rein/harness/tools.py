@@ -51,8 +51,11 @@ class ToolEnvironment:
     diagnostics: DiagnosticsSource | None = None
     approver: Approver | None = None
     user: UserChannel | None = None
-    #: Free-form settings tools read (sandbox deny globs, approval policy, ...).
-    settings: dict[str, Any] = field(default_factory=dict)
+    #: The tools' settings (a frozen ``rein.tools.settings.ToolSettings``:
+    #: approval policy, deny globs, ...); None means the tools' defaults. The
+    #: core carries it and never reads it, so it is typed ``Any`` here and the
+    #: harness imports nothing from ``rein.tools``.
+    settings: Any = None
     #: Makes child agents for the ``task`` tool (None: no subagents).
     subagents: Any = None
 

@@ -2,7 +2,8 @@
 
 After a save, if the file still has error diagnostics when a debounce (1.5 s)
 has passed with no edit to it, and no run is active, a repair run scoped to that file starts with a
-small turn and repair budget. Typing in that file cancels it; the same set
+small turn and repair budget (:func:`repair_config`: the person's harness
+settings with the budget lowered, everything else kept). Typing in that file cancels it; the same set
 of diagnostics never triggers twice; every start and outcome is an event.
 """
 
@@ -20,12 +21,26 @@ if TYPE_CHECKING:
     from rein.lsp.server import ReinServer
     from rein.session import Session
 
-__all__ = ["AutoRepairer"]
+__all__ = ["REPAIR_MAX_MODEL_TURNS", "REPAIR_MAX_REPAIR_ATTEMPTS", "AutoRepairer", "repair_config"]
 
 log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 1.5
-REPAIR_BUDGET = HarnessConfig(max_model_turns_per_run=12, max_repair_attempts=1)
+#: An auto-repair run's budget: at most this many model calls and repairs
+#: (less when the person's own harness settings allow less).
+REPAIR_MAX_MODEL_TURNS = 12
+REPAIR_MAX_REPAIR_ATTEMPTS = 1
+
+
+def repair_config(harness: HarnessConfig) -> HarnessConfig:
+    """The harness settings of an auto-repair run: the person's, with the
+    turn and repair budget capped (never raised)."""
+    return harness.model_copy(
+        update={
+            "max_model_turns_per_run": min(harness.max_model_turns_per_run, REPAIR_MAX_MODEL_TURNS),
+            "max_repair_attempts": min(harness.max_repair_attempts, REPAIR_MAX_REPAIR_ATTEMPTS),
+        }
+    )
 
 
 class AutoRepairer:
@@ -100,7 +115,10 @@ class AutoRepairer:
         workspace, _ = self.server.adapters()
         rel = workspace.relative(uri) or uri
         session = self.server.new_session(
-            mode="agent", title=f"Auto-repair {rel}", origin="autoRepair", harness=REPAIR_BUDGET
+            mode="agent",
+            title=f"Auto-repair {rel}",
+            origin="autoRepair",
+            harness=repair_config(self.server.config.harness),
         )
         self._running[uri] = session
         self.server.report_auto_repair(session, AutoRepair(phase="started", uri=uri))

@@ -8,7 +8,7 @@ workspace root (the Workspace port has no listing).
 """
 
 from rein.tools._context import MUTATIONS_KEY, READ_STAMPS_KEY, ReadStamp
-from rein.tools.approval import DEFAULT_POLICY, Policy, check_approval, policy_for
+from rein.tools.approval import check_approval
 from rein.tools.ask_user import AskUserTool
 from rein.tools.bootstrap import (
     bootstrap_message,
@@ -22,18 +22,27 @@ from rein.tools.grep import GrepTool
 from rein.tools.listing import GlobTool, ListDirTool
 from rein.tools.read import ReadFileTool
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools, tool_sections
-from rein.tools.sandbox import DEFAULT_DENY_GLOBS, Sandbox
+from rein.tools.sandbox import Sandbox
+from rein.tools.settings import (
+    DEFAULT_DENY_GLOBS,
+    ApprovalSettings,
+    GrepBackend,
+    Policy,
+    ToolOptions,
+    ToolSettings,
+)
 
 __all__ = [
     "DEFAULT_DENY_GLOBS",
-    "DEFAULT_POLICY",
     "MUTATIONS_KEY",
     "READ_ONLY_TOOLS",
     "READ_STAMPS_KEY",
+    "ApprovalSettings",
     "AskUserTool",
     "EditFileTool",
     "GetDiagnosticsTool",
     "GlobTool",
+    "GrepBackend",
     "GrepTool",
     "ListDirTool",
     "Policy",
@@ -41,11 +50,12 @@ __all__ = [
     "ReadStamp",
     "RunCommandTool",
     "Sandbox",
+    "ToolOptions",
+    "ToolSettings",
     "WriteFileTool",
     "bootstrap_message",
     "check_approval",
     "default_tools",
-    "policy_for",
     "project_instructions",
     "tool_sections",
     "workspace_summary",

@@ -4,18 +4,17 @@ and the per-run records (read stamps, mutations) in ``ctx.run_state``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from rein.harness.errors import ToolError
 from rein.harness.ports import FileContent, Mutation, Workspace
 from rein.harness.tools import ToolContext
 from rein.tools.sandbox import Sandbox
+from rein.tools.settings import settings_of
 
 __all__ = [
     "MUTATIONS_KEY",
     "READ_STAMPS_KEY",
     "ReadStamp",
-    "bounded_setting",
     "record_mutation",
     "record_read",
     "require_workspace",
@@ -45,7 +44,7 @@ def require_workspace(ctx: ToolContext) -> Workspace:
 
 def sandbox_of(ctx: ToolContext) -> tuple[Workspace, Sandbox]:
     workspace = require_workspace(ctx)
-    return workspace, Sandbox.for_root(workspace.root, ctx.env.settings)
+    return workspace, Sandbox.for_root(workspace.root, settings_of(ctx))
 
 
 def record_read(ctx: ToolContext, content: FileContent) -> None:
@@ -60,11 +59,3 @@ def record_mutation(ctx: ToolContext, mutation: Mutation) -> None:
     stamps: dict[str, ReadStamp] = ctx.run_state.setdefault(READ_STAMPS_KEY, {})
     for path in mutation.paths:
         stamps[path] = ReadStamp(mutation.generation, None)
-
-
-def bounded_setting(settings: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
-    """An int setting clamped to [low, high]; the default when absent or invalid."""
-    value = settings.get(key, default)
-    if not isinstance(value, int) or isinstance(value, bool):
-        return default
-    return max(low, min(high, value))

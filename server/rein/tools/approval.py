@@ -1,63 +1,28 @@
 """Approvals: a policy per tool class, the person's answer through the
 Approver port, and denials the model can read.
 
-``settings["approval"]`` maps a class ("read", "write", "command") to
-"allow", "ask" or "deny"; missing or invalid entries fall back to the
-defaults (read allow, write allow, command ask), and an invalid value is
-logged once. "ask" goes through ``ctx.env.approver``; without one the call
-is denied. A denial is a :class:`ToolResult` with ``is_error=True`` saying
-what was denied and why, so the model can choose another way.
+The policy of a class ("read", "write", "command") is "allow", "ask" or
+"deny", from the session's :class:`~rein.tools.settings.ApprovalSettings`
+(``rein.approval``; validated with the configuration, so a tool never sees
+an invalid one). "ask" goes through ``ctx.env.approver``; without one the
+call is denied. A denial is a :class:`ToolResult` with ``is_error=True``
+saying what was denied and why, so the model can choose another way.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any, Literal, get_args
 
 from rein.harness.errors import ToolError
 from rein.harness.ports import ApprovalClass, ApprovalRequest
 from rein.harness.tools import ToolContext, ToolResult
+from rein.tools.settings import settings_of
 
-__all__ = ["DEFAULT_POLICY", "Policy", "check_approval", "policy_for"]
+__all__ = ["check_approval"]
 
 log = logging.getLogger(__name__)
 
-Policy = Literal["allow", "ask", "deny"]
-DEFAULT_POLICY: Mapping[ApprovalClass, Policy] = {
-    "read": "allow",
-    "write": "allow",
-    "command": "ask",
-}
-_VALID: tuple[str, ...] = get_args(Policy)
-_reported: set[tuple[str, str]] = set()
-
 _WHAT = {"read": "reading files", "write": "changing files", "command": "running commands"}
-
-
-def policy_for(settings: Mapping[str, Any], approval_class: ApprovalClass) -> Policy:
-    """The configured policy for ``approval_class``, or its default."""
-    default = DEFAULT_POLICY[approval_class]
-    table = settings.get("approval")
-    if not isinstance(table, Mapping):
-        return default
-    value = table.get(approval_class)
-    if value is None:
-        return default
-    if value not in _VALID:
-        key = (approval_class, repr(value))
-        if key not in _reported:
-            _reported.add(key)
-            log.warning(
-                "approval.%s is %r; expected one of %s. Using %r.",
-                approval_class,
-                value,
-                ", ".join(_VALID),
-                default,
-            )
-        return default
-    policy: Policy = value
-    return policy
 
 
 def _denied(text: str, reason: str) -> ToolResult:
@@ -80,7 +45,7 @@ async def check_approval(
     ``force_ask`` asks even when the policy allows (a protected file), unless
     the policy denies; ``why_ask`` says why in the denial texts.
     """
-    policy = policy_for(ctx.env.settings, approval_class)
+    policy = settings_of(ctx).approval.policy(approval_class)
     setting = f"approval.{approval_class}"
     if policy == "deny":
         return _denied(

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import anyio
 from anyio.abc import Process
@@ -31,10 +31,10 @@ from rein.tools._context import sandbox_of
 from rein.tools._files import FileTree, plural
 from rein.tools._globs import glob_regex
 from rein.tools.sandbox import Sandbox
+from rein.tools.settings import GrepBackend
 
 __all__ = ["GrepArgs", "GrepBackend", "GrepTool", "Match"]
 
-GrepBackend = Literal["auto", "rg", "python"]
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
 MAX_FILE_BYTES = 10 * 1024 * 1024

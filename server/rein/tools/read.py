@@ -10,15 +10,17 @@ from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
 from rein.harness.tools import Tool, ToolContext, ToolResult
-from rein.tools._context import bounded_setting, record_read, sandbox_of
+from rein.tools._context import record_read, sandbox_of
 from rein.tools._files import format_size
 from rein.tools.approval import check_approval
+from rein.tools.settings import settings_of
 
 __all__ = ["ReadFileArgs", "ReadFileTool"]
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_FILE_BYTES = 2 * 1024 * 1024
+MIN_PAGE_CHARS = 1_000
 _SNIFF_BYTES = 8192
 
 
@@ -120,7 +122,8 @@ class ReadFileTool(Tool[ReadFileArgs]):
                 f"{rel} has {len(text):,} characters, too many to read. Search it with grep."
             )
         record_read(ctx, content)
-        budget = bounded_setting(ctx.env.settings, "max_tool_result_chars", 16_000, 1_000, 10**7)
+        # A page is at least 1,000 characters, whatever the result limit.
+        budget = max(MIN_PAGE_CHARS, settings_of(ctx).max_tool_result_chars)
         body, start, end, total = self._number(text, args.offset or 1, args.limit, budget - 300)
         details = {
             "path": rel,

@@ -1,69 +1,50 @@
 """The default tool set and the prompt sections of tools.
 
-``default_tools(settings)`` builds the registry a session uses; the settings
-(the same ``ToolEnvironment.settings`` dict the tools read at run time) may
-hold:
-
-* ``disabled_tools``: names of tools to leave out;
-* ``grep_backend``: "auto" (ripgrep when on PATH), "rg" or "python".
-
-Settings the tools read at run time: ``deny_globs``, ``approval`` (see
-:mod:`rein.tools.sandbox` and :mod:`rein.tools.approval`) and
-``max_tool_result_chars`` (read_file's page size).
+``default_tools(settings)`` builds the registry a session uses from its
+:class:`~rein.tools.settings.ToolSettings` (the same object the tools read
+at run time through ``ToolEnvironment.settings``): ``tools.disabled`` leaves
+tools out (so they are neither offered to the model nor described in its
+prompt), ``tools.grepBackend`` picks grep's backend. The tools read the
+approval policy, the deny globs and ``max_tool_result_chars`` at run time.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable, Mapping
-from typing import Any, get_args
+from collections.abc import Iterable
+from typing import Any
 
 from rein.harness.tools import Tool, ToolRegistry
 from rein.tools.ask_user import AskUserTool
 from rein.tools.command import RunCommandTool
 from rein.tools.diagnostics import GetDiagnosticsTool
 from rein.tools.edit import EditFileTool, WriteFileTool
-from rein.tools.grep import GrepBackend, GrepTool
+from rein.tools.grep import GrepTool
 from rein.tools.listing import GlobTool, ListDirTool
 from rein.tools.read import ReadFileTool
+from rein.tools.settings import DEFAULT_TOOL_SETTINGS, ToolSettings
 
 __all__ = ["READ_ONLY_TOOLS", "default_tools", "tool_sections"]
-
-log = logging.getLogger(__name__)
 
 #: The tools that change nothing (plan and explain modes).
 READ_ONLY_TOOLS = ("read_file", "list_dir", "glob", "grep", "get_diagnostics", "ask_user")
 
 
-def _grep_backend(settings: Mapping[str, Any]) -> GrepBackend:
-    value = settings.get("grep_backend", "auto")
-    if value in get_args(GrepBackend):
-        backend: GrepBackend = value
-        return backend
-    log.warning("grep_backend is %r; expected auto, rg or python. Using auto.", value)
-    return "auto"
-
-
-def default_tools(
-    settings: Mapping[str, Any] | None = None, *, read_only: bool = False
-) -> ToolRegistry:
-    """The standard tools, in the order the system prompt lists them.
-    ``read_only`` keeps only :data:`READ_ONLY_TOOLS`."""
-    settings = settings or {}
+def default_tools(settings: ToolSettings | None = None, *, read_only: bool = False) -> ToolRegistry:
+    """The standard tools, in the order the system prompt lists them, less
+    the disabled ones. ``read_only`` keeps only :data:`READ_ONLY_TOOLS`."""
+    settings = settings or DEFAULT_TOOL_SETTINGS
     tools: list[Tool[Any]] = [
         ReadFileTool(),
         ListDirTool(),
         GlobTool(),
-        GrepTool(_grep_backend(settings)),
+        GrepTool(settings.grep_backend),
         EditFileTool(),
         WriteFileTool(),
         RunCommandTool(),
         GetDiagnosticsTool(),
         AskUserTool(),
     ]
-    disabled = settings.get("disabled_tools") or ()
-    if not isinstance(disabled, list | tuple | set | frozenset):
-        disabled = ()
+    disabled = settings.disabled_tools
     return ToolRegistry(
         t for t in tools if t.name not in disabled and (not read_only or t.name in READ_ONLY_TOOLS)
     )

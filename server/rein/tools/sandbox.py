@@ -6,7 +6,8 @@ a :class:`~rein.harness.errors.SandboxError` anything that leaves the root:
 ``..`` past it, absolute paths elsewhere, ``~``, and symlinks (anywhere on
 the way) whose target lies outside.
 
-Deny globs (``settings["deny_globs"]``) name files that are never written and
+Deny globs (``approval.denyGlobs``, :attr:`ToolSettings.deny_globs
+<rein.tools.settings.ToolSettings.deny_globs>`) name files that are never written and
 that are read only with the person's approval. A glob without ``/`` matches
 a name at any depth (``.env*``, ``*.pem``); one with ``/`` matches from the
 root (``.git/**``); a glob matching a directory covers what is inside it.
@@ -15,26 +16,15 @@ root (``.git/**``); a glob matching a directory covers what is inside it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Any
 
 from rein.harness.errors import SandboxError
 from rein.tools._globs import match_path
+from rein.tools.settings import DEFAULT_DENY_GLOBS, ToolSettings
 
-__all__ = ["DEFAULT_DENY_GLOBS", "Sandbox", "deny_globs_from_settings"]
-
-DEFAULT_DENY_GLOBS: tuple[str, ...] = (".git/**", ".env*", "*.pem", "*.key", "**/*secret*")
-
-
-def deny_globs_from_settings(settings: Mapping[str, Any]) -> tuple[str, ...]:
-    """``settings["deny_globs"]`` (a list of globs; replaces the defaults), or
-    the defaults when it is absent or not a list of strings."""
-    value = settings.get("deny_globs")
-    if isinstance(value, list | tuple) and all(isinstance(g, str) for g in value):
-        return tuple(value)
-    return DEFAULT_DENY_GLOBS
+__all__ = ["DEFAULT_DENY_GLOBS", "Sandbox"]
 
 
 def _inside(path: str, base: str) -> bool:
@@ -48,8 +38,8 @@ class Sandbox:
         self.deny_globs = tuple(deny_globs)
 
     @classmethod
-    def for_root(cls, root: str, settings: Mapping[str, Any]) -> Sandbox:
-        return _cached_sandbox(root, deny_globs_from_settings(settings))
+    def for_root(cls, root: str, settings: ToolSettings) -> Sandbox:
+        return _cached_sandbox(root, settings.deny_globs)
 
     def resolve(self, path: str) -> str:
         """The workspace-relative POSIX path of ``path`` ("." for the root)."""
@@ -112,7 +102,7 @@ class Sandbox:
         glob = self.denied_by(rel)
         if glob is not None:
             raise SandboxError(
-                f"Refused: {rel} matches the protected pattern {glob!r} (settings deny_globs); "
+                f"Refused: {rel} matches the protected pattern {glob!r} (approval.denyGlobs); "
                 "protected files are never written by tools. Leave it unchanged, or tell "
                 "the person what should change there."
             )

@@ -65,7 +65,7 @@ def workspace(rig: Rig, files: dict[str, str] | None = None) -> ToolEnvironment:
     disk = DiskWorkspace(rig.root)
     return ToolEnvironment(
         workspace=TrackedWorkspace(disk, MutationLog()),
-        settings={"approval": {"command": "allow"}},
+        settings=load_config({"approval": {"command": "allow"}}).tool_settings(),
     )
 
 

@@ -1,0 +1,152 @@
+"""The tools' settings, typed and frozen: validated once, read as attributes.
+
+Where it lives and why: the settings hold tool matters (approval policies,
+deny globs, the grep backend, which tools exist), so they belong to
+``rein.tools``, not to the core. The core only carries them:
+``ToolEnvironment.settings`` (``rein.harness.tools``) is typed ``Any`` and
+never read by the harness, so ``rein.harness`` imports nothing from
+``rein.tools`` or ``rein.config``. Tools get them through :func:`settings_of`,
+which gives the defaults when a session has none.
+
+The two wire sections are defined here, once, with their defaults, and
+``rein.config.ReinConfig`` uses them as its ``approval`` and ``tools`` keys
+(camelCase on the wire, snake_case in Python)::
+
+    "approval": {"read": "allow", "write": "allow", "command": "ask",
+                 "denyGlobs": [".git/**", ".env*", ...]},
+    "tools": {"grepBackend": "auto", "disabled": ["run_command"]}
+
+``ReinConfig.tool_settings()`` builds one :class:`ToolSettings` from them and
+``harness.maxToolResultChars``; a bad value fails there, naming its key, and
+never reaches a tool.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from rein.harness.config import HarnessConfig
+from rein.harness.ports import ApprovalClass
+
+if TYPE_CHECKING:
+    from rein.harness.tools import ToolContext
+
+__all__ = [
+    "DEFAULT_DENY_GLOBS",
+    "DEFAULT_TOOL_NAMES",
+    "DEFAULT_TOOL_SETTINGS",
+    "ApprovalSettings",
+    "GrepBackend",
+    "Policy",
+    "ToolOptions",
+    "ToolSettings",
+    "settings_of",
+]
+
+Policy = Literal["allow", "ask", "deny"]
+GrepBackend = Literal["auto", "rg", "python"]
+
+#: Files never written by tools, read only with the person's approval.
+DEFAULT_DENY_GLOBS: tuple[str, ...] = (".git/**", ".env*", "*.pem", "*.key", "**/*secret*")
+
+#: The names of :func:`rein.tools.registry.default_tools`, in its order (a
+#: test keeps the two equal): what ``tools.disabled`` may name.
+DEFAULT_TOOL_NAMES: tuple[str, ...] = (
+    "read_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "edit_file",
+    "write_file",
+    "run_command",
+    "get_diagnostics",
+    "ask_user",
+)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class ApprovalSettings(_Section):
+    """``rein.approval``: a policy per tool class, and the protected files."""
+
+    read: Policy = "allow"
+    write: Policy = "allow"
+    command: Policy = "ask"
+    #: Globs that are never written and need approval to read (replaces the
+    #: defaults when set).
+    deny_globs: tuple[str, ...] = DEFAULT_DENY_GLOBS
+
+    def policy(self, approval_class: ApprovalClass) -> Policy:
+        policy: Policy = getattr(self, approval_class)
+        return policy
+
+
+class ToolOptions(_Section):
+    """``rein.tools``: which tools the model gets, and how grep searches."""
+
+    #: "auto" (ripgrep when on PATH, else Python), "rg" (ripgrep only) or
+    #: "python".
+    grep_backend: GrepBackend = "auto"
+    #: Tools left out of the registry, and so out of the prompt.
+    disabled: frozenset[str] = frozenset()
+
+    @field_validator("disabled", mode="before")
+    @classmethod
+    def _known_tools(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple | set | frozenset):
+            raise ValueError('must be a list of tool names, e.g. ["run_command"]')
+        unknown = sorted(repr(v) for v in value if v not in DEFAULT_TOOL_NAMES)
+        if unknown:
+            raise ValueError(
+                f"unknown tool name(s) {', '.join(unknown)}; "
+                f"the tools are {', '.join(DEFAULT_TOOL_NAMES)}"
+            )
+        return value
+
+
+class ToolSettings(BaseModel):
+    """Everything the tools read, for one session. Frozen; build it with
+    ``ReinConfig.tool_settings()`` (or directly in tests)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    approval: ApprovalSettings = ApprovalSettings()
+    tools: ToolOptions = ToolOptions()
+    #: read_file's page size (the loop cuts every result at this length).
+    max_tool_result_chars: int = Field(
+        HarnessConfig.model_fields["max_tool_result_chars"].default, ge=200
+    )
+
+    @property
+    def grep_backend(self) -> GrepBackend:
+        return self.tools.grep_backend
+
+    @property
+    def disabled_tools(self) -> frozenset[str]:
+        return self.tools.disabled
+
+    @property
+    def deny_globs(self) -> tuple[str, ...]:
+        return self.approval.deny_globs
+
+
+DEFAULT_TOOL_SETTINGS = ToolSettings()
+
+
+def settings_of(ctx: ToolContext) -> ToolSettings:
+    """The session's tool settings (the defaults when it has none)."""
+    settings = ctx.env.settings
+    if settings is None:
+        return DEFAULT_TOOL_SETTINGS
+    if not isinstance(settings, ToolSettings):
+        raise TypeError(
+            f"ToolEnvironment.settings must be a ToolSettings, not {type(settings).__name__}"
+        )
+    return settings
