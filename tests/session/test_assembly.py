@@ -69,3 +69,24 @@ async def test_serve_and_run_build_the_same_session(tmp_path: Path, mode: str) -
     assert editor["flow"] is (mode == "plan")
     # Plan mode: the gates run after the last step, through the flow.
     assert editor["agent_gates"] is (mode == "agent")
+
+
+async def test_disabled_tools_leave_both_hosts_and_their_prompts(tmp_path: Path) -> None:
+    config = {"tools": {"disabled": ["task", "run_command"]}}
+    server = create_server()
+    server.protocol._workspace = Workspace(tmp_path.as_uri())
+    server.config = load_config(config, "test")
+    server.model_factory = lambda _config: ReplayModel([])
+    editor = server.new_session(mode="agent")
+    async with HeadlessSession(
+        tmp_path, ReplayModel([]), load_config(config, "test"), analyzers=(), watch=False
+    ) as host:
+        headless = host.session
+    for session in (editor, headless):
+        assert session.tools is not None
+        names = session.tools.names()
+        assert "task" not in names and "run_command" not in names
+        assert "edit_file" in names
+        assert "`task`" not in session.system_prompt
+        assert "`run_command`" not in session.system_prompt
+        assert session.agent.env.subagents is None

@@ -110,7 +110,7 @@ def build_session(
         user=ports.user(session_id),
         settings=settings,
     )
-    if mode != "explain":
+    if mode != "explain" and "task" not in settings.disabled_tools:
         env.subagents = SubagentSpawner(
             model,
             tools,

@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_DENY_GLOBS",
     "DEFAULT_TOOL_NAMES",
     "DEFAULT_TOOL_SETTINGS",
+    "DISABLEABLE_TOOL_NAMES",
     "ApprovalSettings",
     "GrepBackend",
     "Policy",
@@ -65,6 +66,10 @@ DEFAULT_TOOL_NAMES: tuple[str, ...] = (
     "get_diagnostics",
     "ask_user",
 )
+
+#: What ``tools.disabled`` may name: the standard tools and ``task`` (the
+#: subagent tool the session assembly adds outside explain mode).
+DISABLEABLE_TOOL_NAMES: tuple[str, ...] = (*DEFAULT_TOOL_NAMES, "task")
 
 
 class _Section(BaseModel):
@@ -102,11 +107,11 @@ class ToolOptions(_Section):
     def _known_tools(cls, value: Any) -> Any:
         if not isinstance(value, list | tuple | set | frozenset):
             raise ValueError('must be a list of tool names, e.g. ["run_command"]')
-        unknown = sorted(repr(v) for v in value if v not in DEFAULT_TOOL_NAMES)
+        unknown = sorted(repr(v) for v in value if v not in DISABLEABLE_TOOL_NAMES)
         if unknown:
             raise ValueError(
                 f"unknown tool name(s) {', '.join(unknown)}; "
-                f"the tools are {', '.join(DEFAULT_TOOL_NAMES)}"
+                f"the tools are {', '.join(DISABLEABLE_TOOL_NAMES)}"
             )
         return value
 

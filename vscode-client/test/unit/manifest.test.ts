@@ -56,6 +56,8 @@ describe('package.json', () => {
       'rein.approval.read': 'allow',
       'rein.approval.write': 'allow',
       'rein.approval.command': 'ask',
+      'rein.tools.grepBackend': 'auto',
+      'rein.tools.disabled': [],
       'rein.autoRepair': 'off',
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
