@@ -11,60 +11,14 @@ from rein.evals.scenarios._common import (
     complete,
     flow,
     flow_outcome,
-    last_tool,
     plan,
-    when,
     workspace,
 )
-from rein.harness import Agent, UserMessage
-from rein.harness.agent import dangling_tool_calls
+from rein.harness import Agent
 from rein.harness.subagents import SubagentSpawner
 from rein.providers.replay import ReplayModel
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools
 from rein.tools.task import TaskTool
-
-
-@scenario("plan-act", budget=6)
-async def eval_plan_two_steps(rig: Rig) -> Outcome:
-    f, pm, em, events = flow(
-        rig,
-        [plan(("s1", "read"), ("s2", "list")), {"text": "summary"}],
-        [call("read_file", path="app.py"), complete("s1"), call("list_dir"), complete("s2")],
-    )
-    result = await f.run("look around")
-    states = [e.state for e in events if e.type == "plan_state"]
-    return flow_outcome(
-        result,
-        pm,
-        em,
-        events,
-        check=states == ["planning", "executing", "summarizing", "completed"],
-        why=str(states),
-    )
-
-
-@scenario("plan-act", budget=1)
-async def eval_plan_empty(rig: Rig) -> Outcome:
-    f, pm, em, events = flow(rig, [plan()], [])
-    result = await f.run("nothing")
-    return flow_outcome(result, pm, em, events, check=em.requests == [])
-
-
-@scenario("plan-act", budget=3)
-async def eval_plan_single_step_no_summary(rig: Rig) -> Outcome:
-    f, pm, em, events = flow(
-        rig,
-        [plan(("s1", "read"))],
-        [call("read_file", path="app.py"), complete("s1", summary="read")],
-    )
-    result = await f.run("read")
-    return flow_outcome(
-        result,
-        pm,
-        em,
-        events,
-        check=not any(e.type == "plan_state" and e.state == "summarizing" for e in events),
-    )
 
 
 @scenario("plan-act", budget=4)
@@ -97,18 +51,6 @@ async def eval_plan_replan_after_failure(rig: Rig) -> Outcome:
     return flow_outcome(result, pm, em, events, check=f.plan.replans == 1)
 
 
-@scenario("plan-act", budget=4)
-async def eval_plan_output_nudge(rig: Rig) -> Outcome:
-    f, pm, em, events = flow(
-        rig,
-        [plan(("s1", "read"))],
-        [call("read_file", path="app.py"), {"text": "done"}, complete("s1")],
-    )
-    result = await f.run("read")
-    nudged = any(isinstance(m, UserMessage) and m.origin == "nudge" for m in f.executor.messages)
-    return flow_outcome(result, pm, em, events, check=nudged)
-
-
 # ---------------------------------------------------------------- subagents
 
 
@@ -135,31 +77,6 @@ async def eval_subagent_answer(rig: Rig) -> Outcome:
         len(model.requests) + len(child_model.requests),
         list(events),
         check=bool(forwarded),
-    )
-
-
-@scenario("subagent", budget=3)
-async def eval_subagent_budget(rig: Rig) -> Outcome:
-    env = workspace(rig)
-    tools = default_tools(env.settings)
-    child_model = ReplayModel([call("list_dir")] * 3)
-    env.subagents = SubagentSpawner(child_model, tools, env)
-    tools.register(TaskTool())
-    model = ReplayModel(
-        [
-            call("task", description="loop", prompt="loop", max_turns=1),
-            {"expect": {"last_message_contains": "did not finish"}, "text": "ok"},
-        ]
-    )
-    a = Agent(model, tools=tools, env=env)
-    events = Events()
-    a.subscribe(events)
-    result = await a.prompt("go")
-    return Outcome(
-        result.status,
-        len(model.requests) + len(child_model.requests),
-        list(events),
-        check=last_tool(a).is_error,
     )
 
 
@@ -212,68 +129,4 @@ async def eval_plan_gates_after_last_step(rig: Rig) -> Outcome:
         list(events),
         check=result.repair_attempts == 1 and not gates_before_last,
         why="gates only after the last step, one repair",
-    )
-
-
-@scenario("plan-act", budget=4)
-async def eval_plan_waiting_resume(rig: Rig) -> Outcome:
-    class Silent:
-        async def ask(self, question: str) -> str | None:
-            return None
-
-    f, pm, em, events = flow(
-        rig,
-        [plan(("s1", "ask which file"))],
-        [
-            call("ask_user", question="Which file?"),
-            {
-                "expect": {"last_message_contains": "answered: app.py"},
-                **call("read_file", path="app.py"),
-            },
-            complete("s1", summary="read app.py"),
-        ],
-    )
-    f.executor.env.user = Silent()
-    waiting = await f.run("read the file the person wants")
-    result = await f.run("app.py")
-    return flow_outcome(
-        result, pm, em, events, check=waiting.status == "waiting" and result.text == "read app.py"
-    )
-
-
-@scenario("subagent", budget=2)
-async def eval_subagent_abort(rig: Rig) -> Outcome:
-    env = workspace(rig)
-    tools = default_tools(env.settings)
-    child_model = ReplayModel([call("run_command", command="sleep 30")])
-    env.subagents = SubagentSpawner(child_model, tools, env, default_tools=["run_command"])
-    tools.register(TaskTool())
-    model = ReplayModel([call("task", description="slow", prompt="wait", tools=["run_command"])])
-    a = Agent(model, tools=tools, env=env)
-    events = Events()
-    a.subscribe(events)
-
-    when(
-        a,
-        lambda e: e.type == "subagent_activity" and e.event.get("type") == "tool_call_start",
-        lambda: a.abort("stop"),
-    )
-    result = await a.prompt("go")
-    child_end = [
-        e.event
-        for e in events
-        if e.type == "subagent_activity" and e.event.get("type") == "run_end"
-    ]
-    ok = (
-        bool(child_end)
-        and child_end[0]["status"] == "aborted"
-        and dangling_tool_calls(a.messages) == []
-    )
-    return Outcome(
-        result.status,
-        len(model.requests) + len(child_model.requests),
-        list(events),
-        expect_status="aborted",
-        check=ok,
-        why="the child was aborted with the parent",
     )
