@@ -16,15 +16,28 @@ async def _noop(rig):  # pragma: no cover - never called
 
 def test_a_run_over_budget_or_with_the_wrong_status_fails() -> None:
     spec = _Scenario("x", "agent", budget=2, fn=_noop)
-    assert score(spec, Outcome("completed", 2), 0.1).passed
-    over = score(spec, Outcome("completed", 3), 0.1)
-    assert not over.passed and "3 model calls, budget 2" in over.reason
-    wrong = score(spec, Outcome("failed", 1), 0.1)
-    assert not wrong.passed and "status failed, expected completed" in wrong.reason
-    steer = score(spec, Outcome("completed", 1, steering_honoured=False), 0.1)
-    assert not steer.passed and "steering" in steer.reason
-    check = score(spec, Outcome("completed", 1, check=False, why="the edit did not land"), 0.1)
-    assert check.reason == "the edit did not land"
+    assert score(spec, Outcome("completed", 2, script_turns=4), 0.1).passed
+    over = score(spec, Outcome("completed", 3, script_turns=4), 0.1)
+    assert not over.passed and over.reason == "3 model calls, budget 2"
+    wrong = score(spec, Outcome("failed", 1, script_turns=4), 0.1)
+    assert not wrong.passed and wrong.reason == "status failed, expected completed"
+    steer = score(spec, Outcome("completed", 1, script_turns=4, steering_honoured=False), 0.1)
+    assert not steer.passed and steer.reason == "steering was not honoured"
+    check = score(
+        spec, Outcome("completed", 1, script_turns=4, check=False, why="the edit did not land"), 0.1
+    )
+    assert not check.passed and check.reason == "the edit did not land"
+
+
+def test_a_script_without_spare_turns_beyond_the_budget_fails() -> None:
+    spec = _Scenario("x", "agent", budget=2, fn=_noop)
+    exact = score(spec, Outcome("completed", 2, script_turns=2), 0.1)
+    assert not exact.passed
+    assert exact.reason == (
+        "the script has 2 turns for a budget of 2: no spare turns, so the budget cannot bite"
+    )
+    assert exact.script_turns == 2
+    assert score(spec, Outcome("completed", 2, script_turns=3), 0.1).passed
 
 
 def test_rein_eval_runs_named_scenarios_and_writes_json(tmp_path: Path) -> None:

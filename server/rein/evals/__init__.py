@@ -34,6 +34,10 @@ class Outcome:
     status: str
     model_calls: int
     events: list[Any] = field(default_factory=list)
+    #: How many turns the scenario's scripts hold in all (every replay model
+    #: it used). Must exceed the budget: the spare turns are what a model
+    #: would go on doing if the behaviour under test did not stop it.
+    script_turns: int = 0
     #: The scenario's own verdict and why.
     check: bool = True
     why: str = ""
@@ -49,6 +53,7 @@ class Score:
     status: str
     model_calls: int
     budget: int
+    script_turns: int
     replans: int
     self_repairs: int
     premature_rejections: int
@@ -105,6 +110,11 @@ def score(spec: _Scenario, outcome: Outcome, seconds: float) -> Score:
     reasons = []
     if outcome.status != outcome.expect_status:
         reasons.append(f"status {outcome.status}, expected {outcome.expect_status}")
+    if outcome.script_turns <= spec.budget:
+        reasons.append(
+            f"the script has {outcome.script_turns} turns for a budget of {spec.budget}: "
+            "no spare turns, so the budget cannot bite"
+        )
     if outcome.model_calls > spec.budget:
         reasons.append(f"{outcome.model_calls} model calls, budget {spec.budget}")
     if not outcome.check:
@@ -118,6 +128,7 @@ def score(spec: _Scenario, outcome: Outcome, seconds: float) -> Score:
         status=outcome.status,
         model_calls=outcome.model_calls,
         budget=spec.budget,
+        script_turns=outcome.script_turns,
         replans=replans,
         self_repairs=repairs,
         premature_rejections=premature,
@@ -146,6 +157,7 @@ async def _run_one(spec: _Scenario) -> Score:
                 "crashed",
                 0,
                 spec.budget,
+                0,
                 0,
                 0,
                 0,
@@ -180,6 +192,7 @@ def main(scenario_names: list[str] | None, json_path: str | None) -> int:
         mark = "PASS" if s.passed else "FAIL"
         print(
             f"{mark}  {s.name:<{width}}  {s.category:<9} calls {s.model_calls:>2}/{s.budget:<2} "
+            f"(script {s.script_turns:>2}) "
             f"replans {s.replans} repairs {s.self_repairs} premature {s.premature_rejections} "
             f"errors {s.error_events}  {s.seconds:.2f}s" + (f"  -- {s.reason}" if s.reason else "")
         )

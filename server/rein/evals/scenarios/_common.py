@@ -27,6 +27,7 @@ __all__ = [
     "last_tool",
     "outcome",
     "plan",
+    "script_turns",
     "when",
     "workspace",
 ]
@@ -81,9 +82,18 @@ def agent(
     return a, model, events
 
 
+def script_turns(*models: ReplayModel) -> int:
+    """The turns the scripts hold in all (see Outcome.script_turns)."""
+    return sum(len(m.script.turns) for m in models)
+
+
 def outcome(result: Any, model: ReplayModel, events: Events, **extra: Any) -> Outcome:
     return Outcome(
-        status=result.status, model_calls=len(model.requests), events=list(events), **extra
+        status=result.status,
+        model_calls=len(model.requests),
+        events=list(events),
+        script_turns=script_turns(model),
+        **extra,
     )
 
 
@@ -133,4 +143,10 @@ def flow(
 def flow_outcome(
     result: Any, pm: ReplayModel, em: ReplayModel, events: Events, **extra: Any
 ) -> Outcome:
-    return Outcome(result.status, len(pm.requests) + len(em.requests), list(events), **extra)
+    return Outcome(
+        result.status,
+        len(pm.requests) + len(em.requests),
+        list(events),
+        script_turns=script_turns(pm, em),
+        **extra,
+    )

@@ -1,4 +1,4 @@
-"""Agent mode scenarios."""
+"""Agent mode scenarios: the harness corrects the model's course mid-run."""
 
 from __future__ import annotations
 
@@ -14,18 +14,25 @@ from rein.evals.scenarios._common import (
 )
 from rein.harness import UserMessage
 from rein.harness.agent import dangling_tool_calls
+from rein.harness.tokens import estimate_message_tokens
 
 # --------------------------------------------------------------- agent mode
 
 
 @scenario("agent", budget=2)
 async def eval_steering_honoured(rig: Rig) -> Outcome:
+    """Steering sent while the first turn runs reaches the next model call;
+    unsteered, the model would go on reading."""
     first: dict[str, Any] = {"text": "working", **call("read_file", path="app.py")}
     a, model, events = agent(
         rig,
         [
             first,
             {"expect": {"last_message_contains": "use pathlib"}, "text": "switched"},
+            # Spare: what the model does next when it never hears the steer.
+            call("read_file", path="app.py"),
+            call("list_dir"),
+            {"text": "done, without pathlib"},
         ],
     )
 
@@ -37,28 +44,44 @@ async def eval_steering_honoured(rig: Rig) -> Outcome:
 
 @scenario("agent", budget=8)
 async def eval_breaker_stops_repeats(rig: Rig) -> Outcome:
-    turns = [call("read_file", path="missing.py")] * 7 + [{"text": "giving up"}]
+    """A model repeating a failing call gets a note at 3 and the call refused
+    from the 7th; it gives up once it reads the refusal. Without the breaker
+    it would go on repeating the call."""
+    repeat = call("read_file", path="missing.py")
+    turns = [
+        *[repeat] * 7,
+        {"expect": {"last_message_contains": "will not be executed again"}, "text": "giving up"},
+        *[repeat] * 4,  # spare
+    ]
     a, model, events = agent(rig, turns)
     result = await a.prompt("read missing")
     nudges = [m for m in a.messages if isinstance(m, UserMessage) and m.origin == "nudge"]
     refused = "will not be executed again" in last_tool(a).content
     return outcome(
-        result, model, events, check=len(nudges) == 1 and refused, why="a note at 3, a refusal at 6"
+        result, model, events, check=len(nudges) == 1 and refused, why="a note at 3, a refusal at 7"
     )
 
 
-@scenario("agent", budget=13)
+_WINDOW = 12000
+
+
+@scenario("agent", budget=11)
 async def eval_context_compaction(rig: Rig) -> Outcome:
+    """Ten large files read one after another: no request the model receives
+    is over the context window, and no call is left without its result."""
     body = "\n".join(f"line {j} " + "x" * 50 for j in range(100))
     big = {f"f{i}.txt": f"file {i}\n{body}\n" for i in range(10)}
     turns = [call("read_file", path=f"f{i}.txt") for i in range(10)] + [{"text": "read them all"}]
-    a, model, events = agent(rig, turns, files=big, max_context_tokens=12000)
+    turns += [call("read_file", path="f0.txt"), {"text": "read f0 again"}]  # spare
+    a, model, events = agent(rig, turns, files=big, max_context_tokens=_WINDOW)
     result = await a.prompt("read all")
     compactions = [e for e in events if e.type == "compaction"]
+    largest = max(sum(estimate_message_tokens(m) for m in r.messages) for r in model.requests)
     return outcome(
         result,
         model,
         events,
-        check=bool(compactions) and dangling_tool_calls(a.messages) == [],
-        why="elided and paired",
+        check=bool(compactions) and largest <= _WINDOW and dangling_tool_calls(a.messages) == [],
+        why=f"compactions {len(compactions)}, largest request {largest} tokens "
+        f"(window {_WINDOW}), every call paired",
     )

@@ -12,6 +12,7 @@ from rein.evals.scenarios._common import (
     flow,
     flow_outcome,
     plan,
+    script_turns,
     workspace,
 )
 from rein.harness import Agent
@@ -23,10 +24,20 @@ from rein.tools.task import TaskTool
 
 @scenario("plan-act", budget=4)
 async def eval_plan_premature_complete_rejected(rig: Rig) -> Outcome:
+    """The executor claims a step done without doing any work: the claim is
+    refused, it does the work and completes the step."""
     f, pm, em, events = flow(
         rig,
-        [plan(("s1", "check"))],
-        [complete("s1"), call("read_file", path="app.py"), complete("s1")],
+        [plan(("s1", "check")), {"text": "checked"}],  # spare: a summary
+        [
+            complete("s1"),
+            {
+                "expect": {"last_message_contains": "no work tool ran"},
+                **call("read_file", path="app.py"),
+            },
+            complete("s1"),
+            complete("s1"),  # spare
+        ],
     )
     result = await f.run("check")
     rejected = sum(
@@ -37,14 +48,21 @@ async def eval_plan_premature_complete_rejected(rig: Rig) -> Outcome:
 
 @scenario("plan-act", budget=6)
 async def eval_plan_replan_after_failure(rig: Rig) -> Outcome:
+    """A step fails; the planner revises the rest of the plan and the new step
+    is carried out."""
     f, pm, em, events = flow(
         rig,
-        [plan(("s1", "old way")), plan(("s2", "new way"))],
+        [
+            plan(("s1", "old way")),
+            {"expect": {"last_message_contains": "old way gone"}, **plan(("s2", "new way"))},
+            {"text": "done the new way"},  # spare
+        ],
         [
             call("list_dir"),
             complete("s1", success=False, summary="old way gone"),
             call("read_file", path="app.py"),
             complete("s2"),
+            complete("s2"),  # spare
         ],
     )
     result = await f.run("do it")
@@ -56,15 +74,27 @@ async def eval_plan_replan_after_failure(rig: Rig) -> Outcome:
 
 @scenario("subagent", budget=4)
 async def eval_subagent_answer(rig: Rig) -> Outcome:
+    """The parent delegates a search to a read-only child, which greps the real
+    folder; the child's answer is the tool result and its activity is
+    forwarded."""
     env = workspace(rig)
     tools = default_tools(env.settings)
-    child_model = ReplayModel([call("grep", pattern="greet"), {"text": "greet is in app.py"}])
+    child_model = ReplayModel(
+        [
+            call("grep", pattern="greet"),
+            {"text": "greet is in app.py"},
+            call("grep", pattern="greet"),  # spare
+        ]
+    )
     env.subagents = SubagentSpawner(child_model, tools, env, default_tools=READ_ONLY_TOOLS)
     tools.register(TaskTool())
     model = ReplayModel(
         [
             call("task", description="find greet", prompt="where is greet?"),
             {"expect": {"last_message_contains": "greet is in app.py"}, "text": "in app.py"},
+            # Spare: without a child the parent searches itself.
+            call("grep", pattern="greet"),
+            {"text": "in app.py"},
         ]
     )
     a = Agent(model, tools=tools, env=env)
@@ -76,11 +106,13 @@ async def eval_subagent_answer(rig: Rig) -> Outcome:
         result.status,
         len(model.requests) + len(child_model.requests),
         list(events),
+        script_turns=script_turns(model, child_model),
         check=bool(forwarded),
+        why="the child's activity is forwarded",
     )
 
 
-# ------------------------------------------------- more plan-act, subagents
+# ------------------------------------------------------- plan-act and gates
 
 
 @scenario("plan-act", budget=8)
@@ -105,6 +137,8 @@ async def eval_plan_gates_after_last_step(rig: Rig) -> Outcome:
     )
     turns.append(complete("s2", summary="fixed the typo the gate found"))
     turns.append({"text": "Renamed and checked."})
+    # Spare: the executor would go on with its broken rename unchecked.
+    turns += [call("read_file", path="app.py"), complete("s2", summary="checked again")]
     model = ReplayModel(turns)
     events = Events()
     async with HeadlessSession(
@@ -127,6 +161,7 @@ async def eval_plan_gates_after_last_step(rig: Rig) -> Outcome:
         result.status,
         len(model.requests),
         list(events),
+        script_turns=len(turns),
         check=result.repair_attempts == 1 and not gates_before_last,
         why="gates only after the last step, one repair",
     )

@@ -22,13 +22,23 @@ async def eval_gate_real_analyzer_repair(rig: Rig) -> Outcome:
             **call("edit_file", path="app.py", old_string="{nmae}", new_string="{name}"),
         },
         {"text": "fixed"},
+        # Spare: the model repeats its wrong edit when nothing stops it.
+        call("edit_file", path="app.py", old_string="{name}", new_string="{nmae}"),
+        {"text": "done again"},
     ]
     events = Events()
     async with headless(rig, turns) as session:
         session.agent.subscribe(events)
         result = await session.prompt("edit")
         calls = len(session.agent.model.requests)
-    return Outcome(result.status, calls, list(events), check=result.repair_attempts == 1)
+    return Outcome(
+        result.status,
+        calls,
+        list(events),
+        script_turns=len(turns),
+        check=result.repair_attempts == 1 and "{name}" in (rig.root / "app.py").read_text(),
+        why="one repair and the typo fixed on disk",
+    )
 
 
 @scenario("gates", budget=3)
@@ -37,6 +47,8 @@ async def eval_gate_budget_exhausted(rig: Rig) -> Outcome:
         call("edit_file", path="app.py", old_string="{name}", new_string="{nmae}"),
         {"text": "done"},
         {"text": "still done"},
+        # Spare: the model would insist for ever; the repair budget ends it.
+        *[{"text": "still done"}] * 3,
     ]
     events = Events()
     async with headless(rig, turns, {"harness": {"maxRepairAttempts": 1}}) as session:
@@ -44,7 +56,13 @@ async def eval_gate_budget_exhausted(rig: Rig) -> Outcome:
         result = await session.prompt("edit")
         calls = len(session.agent.model.requests)
     return Outcome(
-        result.status, calls, list(events), expect_status="failed", check=bool(result.blockers)
+        result.status,
+        calls,
+        list(events),
+        script_turns=len(turns),
+        expect_status="failed",
+        check=bool(result.blockers),
+        why="the run fails with the blockers",
     )
 
 
@@ -59,6 +77,14 @@ async def eval_dependency_install_once(rig: Rig) -> Outcome:
             new_string='version = "2"',
         ),
         {"text": "bumped"},
+        # Spare: had the gate blocked, the model would bump again.
+        call(
+            "edit_file",
+            path="pyproject.toml",
+            old_string='version = "2"',
+            new_string='version = "3"',
+        ),
+        {"text": "bumped again"},
     ]
     events = Events()
     config = {
@@ -68,9 +94,15 @@ async def eval_dependency_install_once(rig: Rig) -> Outcome:
         session.agent.subscribe(events)
         result = await session.prompt("bump")
         calls = len(session.agent.model.requests)
-    runs = (rig.root / "installs.log").read_text().splitlines()
+    log = rig.root / "installs.log"
+    runs = log.read_text().splitlines() if log.exists() else []
     return Outcome(
-        result.status, calls, list(events), check=runs == ["ran"], why=f"installs: {runs}"
+        result.status,
+        calls,
+        list(events),
+        script_turns=len(turns),
+        check=runs == ["ran"],
+        why=f"installs: {runs}",
     )
 
 
@@ -137,6 +169,9 @@ async def eval_preview_runtime_error_repaired(rig: Rig) -> Outcome:
             ),
         },
         {"text": "fixed"},
+        # Spare: without the preview's report the model would go on.
+        call("read_file", path="settings.py"),
+        {"text": "checked"},
     ]
     model = ReplayModel(turns)
     events = Events()
@@ -148,6 +183,7 @@ async def eval_preview_runtime_error_repaired(rig: Rig) -> Outcome:
         result.status,
         len(model.requests),
         list(events),
+        script_turns=len(turns),
         check=result.repair_attempts == 1 and running,
         why="one runtime repair, preview still running",
     )
