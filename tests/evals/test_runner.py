@@ -14,8 +14,12 @@ async def _noop(rig):  # pragma: no cover - never called
     raise AssertionError
 
 
+def _no_switch(rig):  # pragma: no cover - never called
+    raise AssertionError
+
+
 def test_a_run_over_budget_or_with_the_wrong_status_fails() -> None:
-    spec = _Scenario("x", "agent", budget=2, fn=_noop)
+    spec = _Scenario("x", "agent", budget=2, fn=_noop, mutation=_no_switch)
     assert score(spec, Outcome("completed", 2, script_turns=4), 0.1).passed
     over = score(spec, Outcome("completed", 3, script_turns=4), 0.1)
     assert not over.passed and over.reason == "3 model calls, budget 2"
@@ -30,7 +34,7 @@ def test_a_run_over_budget_or_with_the_wrong_status_fails() -> None:
 
 
 def test_a_script_without_spare_turns_beyond_the_budget_fails() -> None:
-    spec = _Scenario("x", "agent", budget=2, fn=_noop)
+    spec = _Scenario("x", "agent", budget=2, fn=_noop, mutation=_no_switch)
     exact = score(spec, Outcome("completed", 2, script_turns=2), 0.1)
     assert not exact.passed
     assert exact.reason == (

@@ -7,9 +7,15 @@ completed, model calls used against a budget, replans, self-repairs,
 premature-complete rejections, error events, steering honoured; and the
 scenario's own check. Exit code 1 when any scenario fails.
 
+Every scenario declares a *mutation* (:mod:`rein.evals.mutations`): a small
+function that sets a switch on the :class:`Rig` turning off the behaviour the
+scenario scores. Run mutated (``run_all(mutated=True)``), every scenario must
+fail; tests/evals checks it, so a scenario that cannot fail is caught.
+
 Add a scenario: write an ``async def`` in :mod:`rein.evals.scenarios` that
 takes a :class:`Rig` and returns an :class:`Outcome`, decorate it with
-``@scenario(category, budget=...)`` in a module of :mod:`rein.evals.scenarios`. See docs/evals.md.
+``@scenario(category, budget=..., mutation=...)`` in a module of
+:mod:`rein.evals.scenarios`. See docs/evals.md.
 """
 
 from __future__ import annotations
@@ -19,12 +25,27 @@ import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-__all__ = ["SCENARIOS", "Outcome", "Rig", "Score", "main", "run_all", "scenario"]
+if TYPE_CHECKING:
+    from rein.harness import Agent
+    from rein.harness.tools import Tool
+
+__all__ = [
+    "SCENARIOS",
+    "Mutation",
+    "Outcome",
+    "Rig",
+    "Score",
+    "main",
+    "run_all",
+    "scenario",
+]
 
 
 @dataclass
@@ -64,6 +85,9 @@ class Score:
 
 
 ScenarioFn = Callable[["Rig"], Awaitable[Outcome]]
+#: Switches off the behaviour a scenario scores by setting switches on the Rig
+#: before the scenario runs. Its docstring says what it switches off.
+Mutation = Callable[["Rig"], None]
 
 
 @dataclass
@@ -72,25 +96,50 @@ class _Scenario:
     category: str
     budget: int
     fn: ScenarioFn
+    mutation: Mutation
 
 
 SCENARIOS: dict[str, _Scenario] = {}
 
 
-def scenario(category: str, *, budget: int) -> Callable[[ScenarioFn], ScenarioFn]:
+def scenario(
+    category: str, *, budget: int, mutation: Mutation
+) -> Callable[[ScenarioFn], ScenarioFn]:
+    """Register a scenario: its category, the most model calls a correct run
+    may use (below its script's length), and the mutation that switches off
+    the behaviour it scores."""
+
     def register(fn: ScenarioFn) -> ScenarioFn:
         name = fn.__name__.removeprefix("eval_").replace("_", "-")
-        SCENARIOS[name] = _Scenario(name, category, budget, fn)
+        if name in SCENARIOS:
+            raise ValueError(f"eval scenario {name!r} is defined twice")
+        SCENARIOS[name] = _Scenario(name, category, budget, fn, mutation)
         return fn
 
     return register
 
 
 class Rig:
-    """Scratch space for one scenario: a temporary workspace folder."""
+    """One scenario run: a temporary workspace folder, and the switches a
+    mutation sets. The helpers in :mod:`rein.evals.scenarios._common` honour
+    the switches; unmutated they are all empty and change nothing."""
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
+        #: HarnessConfig fields for every Agent the helpers build (last word).
+        self.harness: dict[str, Any] = {}
+        #: Rein configuration (rein.json shape), merged last into the
+        #: configuration of every headless session the helpers build.
+        self.config: dict[str, Any] = {}
+        #: Keyword arguments for every PlanActFlow the helpers build.
+        self.flow_options: dict[str, Any] = {}
+        #: Tools registered into a flow's executor before the flow is built.
+        self.executor_tools: list[Tool[Any]] = []
+        #: Called with every Agent the helpers build, once it is built.
+        self.agent_setup: list[Callable[[Agent], None]] = []
+        #: Entered around the scenario run: switches that no configuration or
+        #: public API offers (see rein.evals.mutations).
+        self.patches: list[AbstractContextManager[Any]] = []
 
 
 def _count(events: list[Any], type_: str, pred: Callable[[Any], bool] = lambda e: True) -> int:
@@ -139,41 +188,47 @@ def score(spec: _Scenario, outcome: Outcome, seconds: float) -> Score:
     )
 
 
-async def _run_one(spec: _Scenario) -> Score:
+async def _run_one(spec: _Scenario, mutated: bool = False) -> Score:
     import tempfile
-    from pathlib import Path
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"rein-eval-{spec.name}-") as tmp:
+        rig = Rig(Path(tmp))
         try:
-            with anyio.fail_after(120):
-                outcome = await spec.fn(Rig(Path(tmp)))
+            if mutated:
+                spec.mutation(rig)
+            with ExitStack() as stack, anyio.fail_after(120):
+                for patch in rig.patches:
+                    stack.enter_context(patch)
+                outcome = await spec.fn(rig)
         except Exception as exc:
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             return Score(
-                spec.name,
-                spec.category,
-                False,
-                "crashed",
-                0,
-                spec.budget,
-                0,
-                0,
-                0,
-                0,
-                0,
-                None,
-                round(time.monotonic() - started, 3),
-                f"the scenario raised: {detail}",
+                name=spec.name,
+                category=spec.category,
+                passed=False,
+                status="crashed",
+                model_calls=0,
+                budget=spec.budget,
+                script_turns=0,
+                replans=0,
+                self_repairs=0,
+                premature_rejections=0,
+                error_events=0,
+                steering_honoured=None,
+                seconds=round(time.monotonic() - started, 3),
+                reason=f"the scenario raised: {detail}",
             )
     return score(spec, outcome, time.monotonic() - started)
 
 
-async def run_all(names: list[str] | None = None) -> list[Score]:
+async def run_all(names: list[str] | None = None, *, mutated: bool = False) -> list[Score]:
+    """Run the scenarios (all, or those named) one after another. ``mutated``
+    applies each scenario's mutation first: then every scenario must fail."""
     from rein.evals import scenarios  # noqa: F401  (registers the scenarios)
 
     chosen = [SCENARIOS[n] for n in names] if names else list(SCENARIOS.values())
-    return [await _run_one(spec) for spec in chosen]
+    return [await _run_one(spec, mutated) for spec in chosen]
 
 
 def main(scenario_names: list[str] | None, json_path: str | None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rein.evals import Outcome, Rig, scenario
+from rein.evals.mutations import breaker_off, compaction_off, steering_ignored
 from rein.evals.scenarios._common import (
     agent,
     call,
@@ -19,7 +20,7 @@ from rein.harness.tokens import estimate_message_tokens
 # --------------------------------------------------------------- agent mode
 
 
-@scenario("agent", budget=2)
+@scenario("agent", budget=2, mutation=steering_ignored)
 async def eval_steering_honoured(rig: Rig) -> Outcome:
     """Steering sent while the first turn runs reaches the next model call;
     unsteered, the model would go on reading."""
@@ -42,7 +43,7 @@ async def eval_steering_honoured(rig: Rig) -> Outcome:
     return outcome(result, model, events, steering_honoured=honoured)
 
 
-@scenario("agent", budget=8)
+@scenario("agent", budget=8, mutation=breaker_off)
 async def eval_breaker_stops_repeats(rig: Rig) -> Outcome:
     """A model repeating a failing call gets a note at 3 and the call refused
     from the 7th; it gives up once it reads the refusal. Without the breaker
@@ -65,7 +66,7 @@ async def eval_breaker_stops_repeats(rig: Rig) -> Outcome:
 _WINDOW = 12000
 
 
-@scenario("agent", budget=11)
+@scenario("agent", budget=11, mutation=compaction_off)
 async def eval_context_compaction(rig: Rig) -> Outcome:
     """Ten large files read one after another: no request the model receives
     is over the context window, and no call is left without its result."""

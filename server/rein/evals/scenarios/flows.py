@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
-from rein.config import load_config
 from rein.evals import Outcome, Rig, scenario
+from rein.evals.mutations import (
+    analyzer_gate_off,
+    complete_step_unchecked,
+    replans_off,
+    subagents_off,
+)
 from rein.evals.scenarios._common import (
-    APP,
     Events,
+    build_agent,
     call,
     complete,
     flow,
     flow_outcome,
+    headless,
     plan,
     script_turns,
     workspace,
 )
-from rein.harness import Agent
 from rein.harness.subagents import SubagentSpawner
 from rein.providers.replay import ReplayModel
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools
 from rein.tools.task import TaskTool
 
 
-@scenario("plan-act", budget=4)
+@scenario("plan-act", budget=4, mutation=complete_step_unchecked)
 async def eval_plan_premature_complete_rejected(rig: Rig) -> Outcome:
     """The executor claims a step done without doing any work: the claim is
     refused, it does the work and completes the step."""
@@ -43,10 +48,12 @@ async def eval_plan_premature_complete_rejected(rig: Rig) -> Outcome:
     rejected = sum(
         1 for e in events if e.type == "tool_call_end" and e.name == "complete_step" and e.is_error
     )
-    return flow_outcome(result, pm, em, events, check=rejected == 1)
+    return flow_outcome(
+        result, pm, em, events, check=rejected == 1, why=f"{rejected} rejections, expected 1"
+    )
 
 
-@scenario("plan-act", budget=6)
+@scenario("plan-act", budget=6, mutation=replans_off)
 async def eval_plan_replan_after_failure(rig: Rig) -> Outcome:
     """A step fails; the planner revises the rest of the plan and the new step
     is carried out."""
@@ -66,13 +73,20 @@ async def eval_plan_replan_after_failure(rig: Rig) -> Outcome:
         ],
     )
     result = await f.run("do it")
-    return flow_outcome(result, pm, em, events, check=f.plan.replans == 1)
+    return flow_outcome(
+        result,
+        pm,
+        em,
+        events,
+        check=f.plan.replans == 1,
+        why=f"{f.plan.replans} replans, expected 1",
+    )
 
 
 # ---------------------------------------------------------------- subagents
 
 
-@scenario("subagent", budget=4)
+@scenario("subagent", budget=4, mutation=subagents_off)
 async def eval_subagent_answer(rig: Rig) -> Outcome:
     """The parent delegates a search to a read-only child, which greps the real
     folder; the child's answer is the tool result and its activity is
@@ -97,7 +111,7 @@ async def eval_subagent_answer(rig: Rig) -> Outcome:
             {"text": "in app.py"},
         ]
     )
-    a = Agent(model, tools=tools, env=env)
+    a = build_agent(rig, model, tools=tools, env=env)
     events = Events()
     a.subscribe(events)
     result = await a.prompt("where?")
@@ -115,13 +129,10 @@ async def eval_subagent_answer(rig: Rig) -> Outcome:
 # ------------------------------------------------------- plan-act and gates
 
 
-@scenario("plan-act", budget=8)
+@scenario("plan-act", budget=8, mutation=analyzer_gate_off)
 async def eval_plan_gates_after_last_step(rig: Rig) -> Outcome:
     """The plan's first step breaks the code; the gates (real analyzers) run
     only after the last step and the executor repairs it."""
-    from rein.headless.host import HeadlessSession
-
-    (rig.root / "app.py").write_text(APP)
     turns = [
         plan(("s1", "rename the variable"), ("s2", "check the file")),
         call("edit_file", path="app.py", old_string="{name}", new_string="{nmae}"),
@@ -141,9 +152,7 @@ async def eval_plan_gates_after_last_step(rig: Rig) -> Outcome:
     turns += [call("read_file", path="app.py"), complete("s2", summary="checked again")]
     model = ReplayModel(turns)
     events = Events()
-    async with HeadlessSession(
-        rig.root, model, load_config({}), mode="plan", watch=False
-    ) as session:
+    async with headless(rig, model, mode="plan") as session:
         session.subscribe(events)
         result = await session.prompt("rename")
     gates_before_last = [
