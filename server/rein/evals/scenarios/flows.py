@@ -115,14 +115,15 @@ async def eval_subagent_answer(rig: Rig) -> Outcome:
     events = Events()
     a.subscribe(events)
     result = await a.prompt("where?")
-    forwarded = [e for e in events if e.type == "subagent_activity"]
+    forwarded = [e.event for e in events if e.type == "subagent_activity"]
+    grepped = [e for e in forwarded if e.get("type") == "tool_call_end" and e.get("name") == "grep"]
     return Outcome(
         result.status,
         len(model.requests) + len(child_model.requests),
         list(events),
         script_turns=script_turns(model, child_model),
-        check=bool(forwarded),
-        why="the child's activity is forwarded",
+        check=len(grepped) == 1 and not grepped[0].get("is_error"),
+        why="the child's grep of the folder is forwarded",
     )
 
 
