@@ -64,3 +64,14 @@ async def test_the_breaker_switch_is_undone_after_the_mutated_run() -> None:
     score = await _run_one(SCENARIOS["breaker-stops-repeats"], mutated=True)
     assert not score.passed
     assert ToolMisuseBreaker.record is original
+
+
+def test_the_docs_name_every_scenario_and_its_mutation() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "evals.md").read_text()
+    for name, spec in SCENARIOS.items():
+        assert f"| `{name}` | {spec.category} | {spec.budget} / " in docs, (
+            f"docs/evals.md does not list {name} with its category and budget"
+        )
+        assert f"| `{spec.mutation.__name__}` |" in docs, (
+            f"docs/evals.md does not describe the mutation {spec.mutation.__name__}"
+        )
