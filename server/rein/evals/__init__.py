@@ -1,8 +1,8 @@
 """``rein eval``: behavioural evals of the real harness.
 
 Each scenario drives the real Agent, tools and (where it is about them) the
-real analyzers, the plan-act flow, subagents, or the providers over HTTP
-against the mock server, with the replay model as the model. A run is scored:
+real analyzers and gates, the preview, the plan-act flow or subagents, with
+the replay model as the model. A run is scored:
 completed, model calls used against a budget, replans, self-repairs,
 premature-complete rejections, error events, steering honoured; and the
 scenario's own check. Exit code 1 when any scenario fails.
@@ -12,10 +12,10 @@ function that sets a switch on the :class:`Rig` turning off the behaviour the
 scenario scores. Run mutated (``run_all(mutated=True)``), every scenario must
 fail; tests/evals checks it, so a scenario that cannot fail is caught.
 
-Add a scenario: write an ``async def`` in :mod:`rein.evals.scenarios` that
-takes a :class:`Rig` and returns an :class:`Outcome`, decorate it with
-``@scenario(category, budget=..., mutation=...)`` in a module of
-:mod:`rein.evals.scenarios`. See docs/evals.md.
+Add a scenario: write an ``async def`` in a module of
+:mod:`rein.evals.scenarios` that takes a :class:`Rig` and returns an
+:class:`Outcome`, and decorate it with ``@scenario(category, budget=...,
+mutation=...)`` (from :mod:`rein.evals._registry`). See docs/evals.md.
 """
 
 from __future__ import annotations
@@ -24,17 +24,15 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager, ExitStack
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
-if TYPE_CHECKING:
-    from rein.harness import Agent
-    from rein.harness.tools import Tool
+from rein.evals._registry import SCENARIOS, Mutation, Outcome, Rig, _Scenario, scenario
 
 __all__ = [
     "SCENARIOS",
@@ -45,25 +43,8 @@ __all__ = [
     "main",
     "run_all",
     "scenario",
+    "score",
 ]
-
-
-@dataclass
-class Outcome:
-    """What a scenario reports; :func:`score` turns it into a Score."""
-
-    status: str
-    model_calls: int
-    events: list[Any] = field(default_factory=list)
-    #: How many turns the scenario's scripts hold in all (every replay model
-    #: it used). Must exceed the budget: the spare turns are what a model
-    #: would go on doing if the behaviour under test did not stop it.
-    script_turns: int = 0
-    #: The scenario's own verdict and why.
-    check: bool = True
-    why: str = ""
-    expect_status: str = "completed"
-    steering_honoured: bool | None = None
 
 
 @dataclass
@@ -82,64 +63,6 @@ class Score:
     steering_honoured: bool | None
     seconds: float
     reason: str = ""
-
-
-ScenarioFn = Callable[["Rig"], Awaitable[Outcome]]
-#: Switches off the behaviour a scenario scores by setting switches on the Rig
-#: before the scenario runs. Its docstring says what it switches off.
-Mutation = Callable[["Rig"], None]
-
-
-@dataclass
-class _Scenario:
-    name: str
-    category: str
-    budget: int
-    fn: ScenarioFn
-    mutation: Mutation
-
-
-SCENARIOS: dict[str, _Scenario] = {}
-
-
-def scenario(
-    category: str, *, budget: int, mutation: Mutation
-) -> Callable[[ScenarioFn], ScenarioFn]:
-    """Register a scenario: its category, the most model calls a correct run
-    may use (below its script's length), and the mutation that switches off
-    the behaviour it scores."""
-
-    def register(fn: ScenarioFn) -> ScenarioFn:
-        name = fn.__name__.removeprefix("eval_").replace("_", "-")
-        if name in SCENARIOS:
-            raise ValueError(f"eval scenario {name!r} is defined twice")
-        SCENARIOS[name] = _Scenario(name, category, budget, fn, mutation)
-        return fn
-
-    return register
-
-
-class Rig:
-    """One scenario run: a temporary workspace folder, and the switches a
-    mutation sets. The helpers in :mod:`rein.evals.scenarios._common` honour
-    the switches; unmutated they are all empty and change nothing."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        #: HarnessConfig fields for every Agent the helpers build (last word).
-        self.harness: dict[str, Any] = {}
-        #: Rein configuration (rein.json shape), merged last into the
-        #: configuration of every headless session the helpers build.
-        self.config: dict[str, Any] = {}
-        #: Keyword arguments for every PlanActFlow the helpers build.
-        self.flow_options: dict[str, Any] = {}
-        #: Tools registered into a flow's executor before the flow is built.
-        self.executor_tools: list[Tool[Any]] = []
-        #: Called with every Agent the helpers build, once it is built.
-        self.agent_setup: list[Callable[[Agent], None]] = []
-        #: Entered around the scenario run: switches that no configuration or
-        #: public API offers (see rein.evals.mutations).
-        self.patches: list[AbstractContextManager[Any]] = []
 
 
 def _count(events: list[Any], type_: str, pred: Callable[[Any], bool] = lambda e: True) -> int:

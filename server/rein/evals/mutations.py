@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from rein.evals import Rig
+from rein.evals._registry import Rig
 
 if TYPE_CHECKING:
     from rein.harness import Agent

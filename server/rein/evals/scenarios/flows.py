@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rein.evals import Outcome, Rig, scenario
+from rein.evals._registry import Outcome, Rig, scenario
 from rein.evals.mutations import (
     analyzer_gate_off,
     complete_step_unchecked,
