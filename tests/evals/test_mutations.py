@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rein.evals import SCENARIOS, Rig, _run_one
+from rein.evals import SCENARIOS, Rig, run_all
 from rein.evals import scenarios as _scenarios  # noqa: F401  (registers them)
 from rein.harness.breaker import ToolMisuseBreaker
 
@@ -46,11 +46,11 @@ def test_every_scenario_declares_a_documented_mutation_that_sets_a_switch(
 @pytest.mark.parametrize("name", NAMES)
 async def test_a_scenario_passes_and_fails_once_its_behaviour_is_switched_off(name: str) -> None:
     spec = SCENARIOS[name]
-    plain = await _run_one(spec)
+    [plain] = await run_all([name])
     assert plain.passed, f"{name} fails unmutated: {plain.reason}"
     assert plain.model_calls <= plain.budget < plain.script_turns
 
-    mutated = await _run_one(spec, mutated=True)
+    [mutated] = await run_all([name], mutated=True)
     assert not mutated.passed, (
         f"{name} still passes with {spec.mutation.__name__}: it cannot fail on the behaviour "
         "it scores"
@@ -61,7 +61,7 @@ async def test_a_scenario_passes_and_fails_once_its_behaviour_is_switched_off(na
 
 async def test_the_breaker_switch_is_undone_after_the_mutated_run() -> None:
     original = ToolMisuseBreaker.record
-    score = await _run_one(SCENARIOS["breaker-stops-repeats"], mutated=True)
+    [score] = await run_all(["breaker-stops-repeats"], mutated=True)
     assert not score.passed
     assert ToolMisuseBreaker.record is original
 
