@@ -1,15 +1,21 @@
 """``rein eval``: behavioural evals of the real harness.
 
 Each scenario drives the real Agent, tools and (where it is about them) the
-real analyzers, the plan-act flow, subagents, or the providers over HTTP
-against the mock server, with the replay model as the model. A run is scored:
+real analyzers and gates, the preview, the plan-act flow or subagents, with
+the replay model as the model. A run is scored:
 completed, model calls used against a budget, replans, self-repairs,
 premature-complete rejections, error events, steering honoured; and the
 scenario's own check. Exit code 1 when any scenario fails.
 
-Add a scenario: write an ``async def`` in :mod:`rein.evals.scenarios` that
-takes a :class:`Rig` and returns an :class:`Outcome`, decorate it with
-``@scenario(category, budget=...)`` in a module of :mod:`rein.evals.scenarios`. See docs/evals.md.
+Every scenario declares a *mutation* (:mod:`rein.evals.mutations`): a small
+function that sets a switch on the :class:`Rig` turning off the behaviour the
+scenario scores. Run mutated (``run_all(mutated=True)``), every scenario must
+fail; tests/evals checks it, so a scenario that cannot fail is caught.
+
+Add a scenario: write an ``async def`` in a module of
+:mod:`rein.evals.scenarios` that takes a :class:`Rig` and returns an
+:class:`Outcome`, and decorate it with ``@scenario(category, budget=...,
+mutation=...)`` (from :mod:`rein.evals._registry`). See docs/evals.md.
 """
 
 from __future__ import annotations
@@ -18,27 +24,27 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
 
-__all__ = ["SCENARIOS", "Outcome", "Rig", "Score", "main", "run_all", "scenario"]
+from rein.evals._registry import SCENARIOS, Mutation, Outcome, Rig, _Scenario, scenario
 
-
-@dataclass
-class Outcome:
-    """What a scenario reports; :func:`score` turns it into a Score."""
-
-    status: str
-    model_calls: int
-    events: list[Any] = field(default_factory=list)
-    #: The scenario's own verdict and why.
-    check: bool = True
-    why: str = ""
-    expect_status: str = "completed"
-    steering_honoured: bool | None = None
+__all__ = [
+    "SCENARIOS",
+    "Mutation",
+    "Outcome",
+    "Rig",
+    "Score",
+    "main",
+    "run_all",
+    "scenario",
+    "score",
+]
 
 
 @dataclass
@@ -49,6 +55,7 @@ class Score:
     status: str
     model_calls: int
     budget: int
+    script_turns: int
     replans: int
     self_repairs: int
     premature_rejections: int
@@ -56,36 +63,6 @@ class Score:
     steering_honoured: bool | None
     seconds: float
     reason: str = ""
-
-
-ScenarioFn = Callable[["Rig"], Awaitable[Outcome]]
-
-
-@dataclass
-class _Scenario:
-    name: str
-    category: str
-    budget: int
-    fn: ScenarioFn
-
-
-SCENARIOS: dict[str, _Scenario] = {}
-
-
-def scenario(category: str, *, budget: int) -> Callable[[ScenarioFn], ScenarioFn]:
-    def register(fn: ScenarioFn) -> ScenarioFn:
-        name = fn.__name__.removeprefix("eval_").replace("_", "-")
-        SCENARIOS[name] = _Scenario(name, category, budget, fn)
-        return fn
-
-    return register
-
-
-class Rig:
-    """Scratch space for one scenario: a temporary workspace folder."""
-
-    def __init__(self, root: Any) -> None:
-        self.root = root
 
 
 def _count(events: list[Any], type_: str, pred: Callable[[Any], bool] = lambda e: True) -> int:
@@ -105,6 +82,11 @@ def score(spec: _Scenario, outcome: Outcome, seconds: float) -> Score:
     reasons = []
     if outcome.status != outcome.expect_status:
         reasons.append(f"status {outcome.status}, expected {outcome.expect_status}")
+    if outcome.script_turns <= spec.budget:
+        reasons.append(
+            f"the script has {outcome.script_turns} turns for a budget of {spec.budget}: "
+            "no spare turns, so the budget cannot bite"
+        )
     if outcome.model_calls > spec.budget:
         reasons.append(f"{outcome.model_calls} model calls, budget {spec.budget}")
     if not outcome.check:
@@ -118,6 +100,7 @@ def score(spec: _Scenario, outcome: Outcome, seconds: float) -> Score:
         status=outcome.status,
         model_calls=outcome.model_calls,
         budget=spec.budget,
+        script_turns=outcome.script_turns,
         replans=replans,
         self_repairs=repairs,
         premature_rejections=premature,
@@ -128,40 +111,47 @@ def score(spec: _Scenario, outcome: Outcome, seconds: float) -> Score:
     )
 
 
-async def _run_one(spec: _Scenario) -> Score:
+async def _run_one(spec: _Scenario, mutated: bool = False) -> Score:
     import tempfile
-    from pathlib import Path
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"rein-eval-{spec.name}-") as tmp:
+        rig = Rig(Path(tmp))
         try:
-            with anyio.fail_after(120):
-                outcome = await spec.fn(Rig(Path(tmp)))
+            if mutated:
+                spec.mutation(rig)
+            with ExitStack() as stack, anyio.fail_after(120):
+                for patch in rig.patches:
+                    stack.enter_context(patch)
+                outcome = await spec.fn(rig)
         except Exception as exc:
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             return Score(
-                spec.name,
-                spec.category,
-                False,
-                "crashed",
-                0,
-                spec.budget,
-                0,
-                0,
-                0,
-                0,
-                None,
-                round(time.monotonic() - started, 3),
-                f"the scenario raised: {detail}",
+                name=spec.name,
+                category=spec.category,
+                passed=False,
+                status="crashed",
+                model_calls=0,
+                budget=spec.budget,
+                script_turns=0,
+                replans=0,
+                self_repairs=0,
+                premature_rejections=0,
+                error_events=0,
+                steering_honoured=None,
+                seconds=round(time.monotonic() - started, 3),
+                reason=f"the scenario raised: {detail}",
             )
     return score(spec, outcome, time.monotonic() - started)
 
 
-async def run_all(names: list[str] | None = None) -> list[Score]:
+async def run_all(names: list[str] | None = None, *, mutated: bool = False) -> list[Score]:
+    """Run the scenarios (all, or those named) one after another. ``mutated``
+    applies each scenario's mutation first: then every scenario must fail."""
     from rein.evals import scenarios  # noqa: F401  (registers the scenarios)
 
     chosen = [SCENARIOS[n] for n in names] if names else list(SCENARIOS.values())
-    return [await _run_one(spec) for spec in chosen]
+    return [await _run_one(spec, mutated) for spec in chosen]
 
 
 def main(scenario_names: list[str] | None, json_path: str | None) -> int:
@@ -180,6 +170,7 @@ def main(scenario_names: list[str] | None, json_path: str | None) -> int:
         mark = "PASS" if s.passed else "FAIL"
         print(
             f"{mark}  {s.name:<{width}}  {s.category:<9} calls {s.model_calls:>2}/{s.budget:<2} "
+            f"(script {s.script_turns:>2}) "
             f"replans {s.replans} repairs {s.self_repairs} premature {s.premature_rejections} "
             f"errors {s.error_events}  {s.seconds:.2f}s" + (f"  -- {s.reason}" if s.reason else "")
         )

@@ -1,6 +1,6 @@
 """The eval scenarios, by category. Importing this package registers them
 all (see rein.evals)."""
 
-from rein.evals.scenarios import agent, flows, gates, providers
+from rein.evals.scenarios import agent, flows, gates
 
-__all__ = ["agent", "flows", "gates", "providers"]
+__all__ = ["agent", "flows", "gates"]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from rein.config import load_config
-from rein.evals import Outcome, Rig
+from rein.evals._registry import Outcome, Rig
+from rein.evals.mutations import merged
 from rein.harness import Agent, HarnessConfig, ToolResultMessage
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.plan_act import PlanActFlow, planner_system_prompt, toolkit_overview
-from rein.harness.ports import ModelOptions
+from rein.harness.ports import Model, ModelOptions
 from rein.harness.tools import ToolEnvironment
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.providers.replay import ReplayModel
@@ -19,6 +20,7 @@ __all__ = [
     "APP",
     "Events",
     "agent",
+    "build_agent",
     "call",
     "complete",
     "flow",
@@ -27,6 +29,7 @@ __all__ = [
     "last_tool",
     "outcome",
     "plan",
+    "script_turns",
     "when",
     "workspace",
 ]
@@ -69,21 +72,41 @@ def workspace(rig: Rig, files: dict[str, str] | None = None) -> ToolEnvironment:
     )
 
 
+def build_agent(
+    rig: Rig, model: Model, *, config: dict[str, Any] | None = None, **kw: Any
+) -> Agent:
+    """An Agent with the rig's switches applied: ``rig.harness`` over
+    ``config``, then every ``rig.agent_setup``."""
+    a = Agent(model, config=HarnessConfig(**{**(config or {}), **rig.harness}), **kw)
+    for setup in rig.agent_setup:
+        setup(a)
+    return a
+
+
 def agent(
     rig: Rig, turns: list[dict[str, Any]], *, files: dict[str, str] | None = None, **config: Any
 ) -> tuple[Agent, ReplayModel, Events]:
     env = workspace(rig, files)
     model = ReplayModel(turns)
     tools = default_tools(env.settings)
-    a = Agent(model, tools=tools, env=env, config=HarnessConfig(**config))
+    a = build_agent(rig, model, tools=tools, env=env, config=config)
     events = Events()
     a.subscribe(events)
     return a, model, events
 
 
+def script_turns(*models: ReplayModel) -> int:
+    """The turns the scripts hold in all (see Outcome.script_turns)."""
+    return sum(len(m.script.turns) for m in models)
+
+
 def outcome(result: Any, model: ReplayModel, events: Events, **extra: Any) -> Outcome:
     return Outcome(
-        status=result.status, model_calls=len(model.requests), events=list(events), **extra
+        status=result.status,
+        model_calls=len(model.requests),
+        events=list(events),
+        script_turns=script_turns(model),
+        **extra,
     )
 
 
@@ -94,11 +117,21 @@ def last_tool(agent_: Agent) -> ToolResultMessage:
 # -------------------------------------------------------------------- gates
 
 
-def headless(rig: Rig, turns: list[dict[str, Any]], config: dict[str, Any] | None = None) -> Any:
+def headless(
+    rig: Rig,
+    model: ReplayModel,
+    config: dict[str, Any] | None = None,
+    *,
+    mode: Literal["agent", "plan"] = "agent",
+) -> Any:
+    """A HeadlessSession (real analyzers, gates from the configuration) on the
+    rig's folder; ``rig.config`` is merged last into ``config``."""
     from rein.headless.host import HeadlessSession
 
-    (rig.root / "app.py").write_text(APP)
-    return HeadlessSession(rig.root, ReplayModel(turns), load_config(config or {}), watch=False)
+    if not (rig.root / "app.py").exists():
+        (rig.root / "app.py").write_text(APP)
+    settings = load_config(merged(config or {}, rig.config))
+    return HeadlessSession(rig.root, model, settings, mode=mode, watch=False)
 
 
 # ----------------------------------------------------------------- plan-act
@@ -118,19 +151,28 @@ def flow(
     env = workspace(rig)
     tools = default_tools(env.settings)
     pm, em = ReplayModel(planner_turns), ReplayModel(executor_turns)
-    planner = Agent(
+    planner = build_agent(
+        rig,
         pm,
         system_prompt=planner_system_prompt(toolkit_overview(tools)),
         options=ModelOptions(tool_choice="required"),
     )
-    executor = Agent(em, tools=tools, env=env)
+    for tool in rig.executor_tools:
+        tools.register(tool)
+    executor = build_agent(rig, em, tools=tools, env=env)
     events = Events()
     planner.subscribe(events)
     executor.subscribe(events)
-    return PlanActFlow(planner, executor, events), pm, em, events
+    return PlanActFlow(planner, executor, events, **rig.flow_options), pm, em, events
 
 
 def flow_outcome(
     result: Any, pm: ReplayModel, em: ReplayModel, events: Events, **extra: Any
 ) -> Outcome:
-    return Outcome(result.status, len(pm.requests) + len(em.requests), list(events), **extra)
+    return Outcome(
+        result.status,
+        len(pm.requests) + len(em.requests),
+        list(events),
+        script_turns=script_turns(pm, em),
+        **extra,
+    )

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from rein.config import load_config
-from rein.evals import Outcome, Rig, scenario
+from rein.evals._registry import Outcome, Rig, scenario
+from rein.evals.mutations import (
+    analyzer_gate_off,
+    dependency_gate_off,
+    preview_off,
+    repair_budget_unlimited,
+)
 from rein.evals.scenarios._common import (
     Events,
     call,
@@ -12,7 +17,7 @@ from rein.evals.scenarios._common import (
 from rein.providers.replay import ReplayModel
 
 
-@scenario("gates", budget=4)
+@scenario("gates", budget=4, mutation=analyzer_gate_off)
 async def eval_gate_real_analyzer_repair(rig: Rig) -> Outcome:
     turns = [
         call("edit_file", path="app.py", old_string="{name}", new_string="{nmae}"),
@@ -22,33 +27,51 @@ async def eval_gate_real_analyzer_repair(rig: Rig) -> Outcome:
             **call("edit_file", path="app.py", old_string="{nmae}", new_string="{name}"),
         },
         {"text": "fixed"},
+        # Spare: the model repeats its wrong edit when nothing stops it.
+        call("edit_file", path="app.py", old_string="{name}", new_string="{nmae}"),
+        {"text": "done again"},
     ]
     events = Events()
-    async with headless(rig, turns) as session:
+    async with headless(rig, ReplayModel(turns)) as session:
         session.agent.subscribe(events)
         result = await session.prompt("edit")
         calls = len(session.agent.model.requests)
-    return Outcome(result.status, calls, list(events), check=result.repair_attempts == 1)
+    return Outcome(
+        result.status,
+        calls,
+        list(events),
+        script_turns=len(turns),
+        check=result.repair_attempts == 1 and "{name}" in (rig.root / "app.py").read_text(),
+        why="one repair and the typo fixed on disk",
+    )
 
 
-@scenario("gates", budget=3)
+@scenario("gates", budget=3, mutation=repair_budget_unlimited)
 async def eval_gate_budget_exhausted(rig: Rig) -> Outcome:
     turns = [
         call("edit_file", path="app.py", old_string="{name}", new_string="{nmae}"),
         {"text": "done"},
         {"text": "still done"},
+        # Spare: the model would insist for ever; the repair budget ends it.
+        *[{"text": "still done"}] * 3,
     ]
     events = Events()
-    async with headless(rig, turns, {"harness": {"maxRepairAttempts": 1}}) as session:
+    async with headless(rig, ReplayModel(turns), {"harness": {"maxRepairAttempts": 1}}) as session:
         session.agent.subscribe(events)
         result = await session.prompt("edit")
         calls = len(session.agent.model.requests)
     return Outcome(
-        result.status, calls, list(events), expect_status="failed", check=bool(result.blockers)
+        result.status,
+        calls,
+        list(events),
+        script_turns=len(turns),
+        expect_status="failed",
+        check=bool(result.blockers),
+        why="the run fails with the blockers",
     )
 
 
-@scenario("gates", budget=2)
+@scenario("gates", budget=2, mutation=dependency_gate_off)
 async def eval_dependency_install_once(rig: Rig) -> Outcome:
     (rig.root / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')
     turns = [
@@ -59,18 +82,32 @@ async def eval_dependency_install_once(rig: Rig) -> Outcome:
             new_string='version = "2"',
         ),
         {"text": "bumped"},
+        # Spare: had the gate blocked, the model would bump again.
+        call(
+            "edit_file",
+            path="pyproject.toml",
+            old_string='version = "2"',
+            new_string='version = "3"',
+        ),
+        {"text": "bumped again"},
     ]
     events = Events()
     config = {
         "gates": {"dependencies": {"commands": {"pyproject.toml": "echo ran >> installs.log"}}}
     }
-    async with headless(rig, turns, config) as session:
+    async with headless(rig, ReplayModel(turns), config) as session:
         session.agent.subscribe(events)
         result = await session.prompt("bump")
         calls = len(session.agent.model.requests)
-    runs = (rig.root / "installs.log").read_text().splitlines()
+    log = rig.root / "installs.log"
+    runs = log.read_text().splitlines() if log.exists() else []
     return Outcome(
-        result.status, calls, list(events), check=runs == ["ran"], why=f"installs: {runs}"
+        result.status,
+        calls,
+        list(events),
+        script_turns=len(turns),
+        check=runs == ["ran"],
+        why=f"installs: {runs}",
     )
 
 
@@ -99,29 +136,25 @@ while True:
 """
 
 
-@scenario("preview", budget=4)
+@scenario("preview", budget=4, mutation=preview_off)
 async def eval_preview_runtime_error_repaired(rig: Rig) -> Outcome:
     """Analyzer-clean code that crashes at run time: the preview's traceback
     reaches the model, the fix is loaded and observed clean."""
     import sys
 
-    from rein.headless.host import HeadlessSession
-
     (rig.root / "app.py").write_text(_PREVIEW_APP)
     (rig.root / "settings.py").write_text("THRESHOLD = 3\n")
-    config = load_config(
-        {
-            "gates": {
-                "analyzer": {"enabled": False},
-                "preview": {
-                    "command": f"{sys.executable} app.py",
-                    "reload": "signal",
-                    "readiness": {"line": "^ready$"},
-                    "observationWindowMs": 300,
-                },
-            }
+    config = {
+        "gates": {
+            "analyzer": {"enabled": False},
+            "preview": {
+                "command": f"{sys.executable} app.py",
+                "reload": "signal",
+                "readiness": {"line": "^ready$"},
+                "observationWindowMs": 300,
+            },
         }
-    )
+    }
     turns = [
         call(
             "edit_file", path="settings.py", old_string="THRESHOLD = 3", new_string="THRESHOLD = -1"
@@ -137,10 +170,13 @@ async def eval_preview_runtime_error_repaired(rig: Rig) -> Outcome:
             ),
         },
         {"text": "fixed"},
+        # Spare: without the preview's report the model would go on.
+        call("read_file", path="settings.py"),
+        {"text": "checked"},
     ]
     model = ReplayModel(turns)
     events = Events()
-    async with HeadlessSession(rig.root, model, config, watch=False) as session:
+    async with headless(rig, model, config) as session:
         session.subscribe(events)
         result = await session.prompt("make the threshold negative")
         running = session.preview.pid is not None
@@ -148,6 +184,7 @@ async def eval_preview_runtime_error_repaired(rig: Rig) -> Outcome:
         result.status,
         len(model.requests),
         list(events),
+        script_turns=len(turns),
         check=result.repair_attempts == 1 and running,
         why="one runtime repair, preview still running",
     )

@@ -1,0 +1,169 @@
+"""The mutations: each switches off one behaviour a scenario scores.
+
+A mutation takes the scenario's :class:`~rein.evals.Rig` before the scenario
+runs and sets a switch on it; the helpers in
+:mod:`rein.evals.scenarios._common` honour the switches. Where configuration
+or the public Agent API offers the switch, the mutation uses it (a gate turned
+off in the Rein configuration, a flow without replans, an Agent without the
+``task`` tool); where neither does, the switch is made here, never in the
+harness (a breaker that records nothing, a context budget that never compacts,
+a ``complete_step`` without its no-work check).
+
+``run_all(mutated=True)`` runs every scenario with its mutation; each must
+then fail (tests/evals/test_mutations.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rein.evals._registry import Rig
+
+if TYPE_CHECKING:
+    from rein.harness import Agent
+
+__all__ = [
+    "analyzer_gate_off",
+    "breaker_off",
+    "compaction_off",
+    "complete_step_unchecked",
+    "dependency_gate_off",
+    "merged",
+    "preview_off",
+    "repair_budget_unlimited",
+    "replans_off",
+    "steering_ignored",
+    "subagents_off",
+]
+
+
+def merged(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``update`` merged in, nested objects key by key."""
+    out = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _merge(rig: Rig, config: dict[str, Any]) -> None:
+    rig.config = merged(rig.config, config)
+
+
+# ------------------------------------------------------------- configuration
+
+
+def analyzer_gate_off(rig: Rig) -> None:
+    """The analyzer gate is disabled (``gates.analyzer.enabled: false``): the
+    real analyzers' diagnostics no longer send the model back."""
+    _merge(rig, {"gates": {"analyzer": {"enabled": False}}})
+
+
+def dependency_gate_off(rig: Rig) -> None:
+    """The dependency gate is disabled (``gates.dependencies.enabled: false``):
+    a manifest change installs nothing."""
+    _merge(rig, {"gates": {"dependencies": {"enabled": False}}})
+
+
+def preview_off(rig: Rig) -> None:
+    """The preview is off (``gates.preview.command`` empty): runtime errors of
+    the running program never reach the model."""
+    _merge(rig, {"gates": {"preview": {"command": ""}}})
+
+
+def repair_budget_unlimited(rig: Rig) -> None:
+    """The repair budget no longer ends the run (``harness.maxRepairAttempts``
+    far beyond any script): a model that insists it is done is sent back
+    again and again."""
+    _merge(rig, {"harness": {"maxRepairAttempts": 1000}})
+
+
+def replans_off(rig: Rig) -> None:
+    """The plan-act flow may not revise its plan (``max_replans=0``): a
+    failed step fails the flow."""
+    rig.flow_options["max_replans"] = 0
+
+
+# ---------------------------------------------------------- public Agent API
+
+
+def steering_ignored(rig: Rig) -> None:
+    """``Agent.steer`` drops the text: steering never reaches the model."""
+
+    def ignore(agent: Agent) -> None:
+        agent.steer = lambda text: None  # type: ignore[method-assign]
+
+    rig.agent_setup.append(ignore)
+
+
+def subagents_off(rig: Rig) -> None:
+    """The ``task`` tool is removed from every agent: nothing can be
+    delegated to a subagent."""
+
+    def remove(agent: Agent) -> None:
+        agent.tools = agent.tools.subset(n for n in agent.tools.names() if n != "task")
+
+    rig.agent_setup.append(remove)
+
+
+def compaction_off(rig: Rig) -> None:
+    """Every agent's context budget never compacts: the transcript grows past
+    the window and is sent whole."""
+    from rein.harness.context import ContextBudget
+
+    class NeverCompacts(ContextBudget):
+        async def fit(self, messages: Any, overhead: int, summarize: Any) -> list[Any]:
+            return []
+
+    def swap(agent: Agent) -> None:
+        agent.budget = NeverCompacts(agent.budget.window)
+
+    rig.agent_setup.append(swap)
+
+
+def complete_step_unchecked(rig: Rig) -> None:
+    """The executor's ``complete_step`` accepts ``success=true`` with no work
+    done (the flow keeps a ``complete_step`` already registered, so this one,
+    without the check, is used)."""
+    from rein.harness.output import OutputTool
+    from rein.harness.plan_act import CompleteStepArgs
+
+    rig.executor_tools.append(
+        OutputTool(
+            "complete_step",
+            "Finish the current step.",
+            CompleteStepArgs,
+            summary=lambda a: f"Step {a.step_id} {'done' if a.success else 'failed'}: {a.summary}",
+        )
+    )
+
+
+# ------------------------------------------------ switches made in the evals
+
+
+def breaker_off(rig: Rig) -> None:
+    """The tool-misuse breaker records nothing, for the run of the scenario:
+    no note after repeated failures and no refusal. The harness offers no
+    switch for it, so the breaker's ``record`` is replaced while the scenario
+    runs and restored after."""
+    rig.patches.append(_breaker_records_nothing())
+
+
+@contextmanager
+def _breaker_records_nothing() -> Iterator[None]:
+    from rein.harness.breaker import ToolMisuseBreaker
+
+    original = ToolMisuseBreaker.record
+
+    def record(self: ToolMisuseBreaker, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    ToolMisuseBreaker.record = record  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        ToolMisuseBreaker.record = original  # type: ignore[method-assign]
