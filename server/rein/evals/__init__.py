@@ -18,27 +18,15 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import anyio
 
+from rein.evals._registry import SCENARIOS, Outcome, Rig, _Scenario, scenario
+
 __all__ = ["SCENARIOS", "Outcome", "Rig", "Score", "main", "run_all", "scenario"]
-
-
-@dataclass
-class Outcome:
-    """What a scenario reports; :func:`score` turns it into a Score."""
-
-    status: str
-    model_calls: int
-    events: list[Any] = field(default_factory=list)
-    #: The scenario's own verdict and why.
-    check: bool = True
-    why: str = ""
-    expect_status: str = "completed"
-    steering_honoured: bool | None = None
 
 
 @dataclass
@@ -56,36 +44,6 @@ class Score:
     steering_honoured: bool | None
     seconds: float
     reason: str = ""
-
-
-ScenarioFn = Callable[["Rig"], Awaitable[Outcome]]
-
-
-@dataclass
-class _Scenario:
-    name: str
-    category: str
-    budget: int
-    fn: ScenarioFn
-
-
-SCENARIOS: dict[str, _Scenario] = {}
-
-
-def scenario(category: str, *, budget: int) -> Callable[[ScenarioFn], ScenarioFn]:
-    def register(fn: ScenarioFn) -> ScenarioFn:
-        name = fn.__name__.removeprefix("eval_").replace("_", "-")
-        SCENARIOS[name] = _Scenario(name, category, budget, fn)
-        return fn
-
-    return register
-
-
-class Rig:
-    """Scratch space for one scenario: a temporary workspace folder."""
-
-    def __init__(self, root: Any) -> None:
-        self.root = root
 
 
 def _count(events: list[Any], type_: str, pred: Callable[[Any], bool] = lambda e: True) -> int:

@@ -7,7 +7,7 @@ from rein.harness.agent import Agent, AgentBusyError, RunResult
 from rein.harness.config import HarnessConfig
 from rein.harness.events import Event, EventAdapter
 from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
-from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop
+from rein.harness.loop import LoopContext, RunControl, run_loop
 from rein.harness.messages import (
     AssistantMessage,
     Message,
@@ -32,7 +32,6 @@ __all__ = [
     "LoopContext",
     "Message",
     "RunControl",
-    "RunOutcome",
     "RunResult",
     "TextPart",
     "ThinkingPart",

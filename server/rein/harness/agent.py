@@ -11,25 +11,23 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
 
 from rein.harness.config import HarnessConfig, QueueMode
 from rein.harness.context import ContextBudget
-from rein.harness.events import AgentEnd, AgentStart, Blocker, Event, FollowUpStarted, RunStatus
+from rein.harness.events import AgentEnd, AgentStart, Event, FollowUpStarted
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
-from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop
+from rein.harness.loop import LoopContext, RunControl, RunResult, run_loop
 from rein.harness.messages import (
     AssistantMessage,
     Message,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
-from rein.harness.ports import Model, ModelOptions, Mutation
+from rein.harness.ports import Model, ModelOptions
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
 __all__ = [
@@ -70,42 +68,6 @@ class Persistence(Protocol):
 
 class AgentBusyError(RuntimeError):
     """A prompt arrived while a run is active: steer or queue a follow-up."""
-
-
-@dataclass(slots=True)
-class RunResult:
-    run_id: str
-    status: RunStatus
-    text: str = ""
-    turns: int = 0
-    repair_attempts: int = 0
-    generations: list[int] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    error: str | None = None
-    blockers: list[Blocker] = field(default_factory=list)
-    #: For "waiting": the ask_user call the next message answers.
-    waiting_for: str | None = None
-    mutations: list[Mutation] = field(default_factory=list)
-    output: dict[str, Any] | None = None
-    tools_used: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_outcome(cls, outcome: RunOutcome) -> RunResult:
-        return cls(
-            run_id=outcome.run_id,
-            status=outcome.status,
-            text=outcome.text,
-            turns=outcome.turns,
-            usage=outcome.usage,
-            error=outcome.reason if outcome.status != "completed" else None,
-            repair_attempts=outcome.repair_attempts,
-            generations=list(outcome.generations),
-            blockers=list(outcome.blockers),
-            waiting_for=outcome.waiting_for,
-            mutations=list(outcome.mutations),
-            output=outcome.output,
-            tools_used=list(outcome.tools_used),
-        )
 
 
 def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:
@@ -316,15 +278,14 @@ class Agent:
         self._control = control
         ctx = self._loop_context(run_id)
         length_before = len(self._messages)
-        outcome = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
+        result = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
         if self.persistence is not None:
             if len(self._messages) < length_before or any(
                 isinstance(m, UserMessage) and m.origin == "compaction" for m in self._messages[:1]
             ):
                 await self.persistence.rewrite(self._messages)
             await self.persistence.checkpoint()
-        self.waiting_for = outcome.waiting_for
-        result = RunResult.from_outcome(outcome)
+        self.waiting_for = result.waiting_for
         self.last_result = result
         return result
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from rein.harness.agent import Agent, RunResult
 from rein.harness.errors import ToolError
-from rein.harness.events import Event, PlanState, PlanStateName, PlanStep, PlanUpdated
+from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUpdated
 from rein.harness.gates import GatePipeline
 from rein.harness.messages import Usage
 from rein.harness.output import OutputTool, output_of
@@ -158,7 +158,6 @@ class PlanSnapshot:
         )
 
 
-Emit = Callable[[Event], None]
 PlanReason = Literal["planned", "step_done", "step_failed", "revised", "step_started"]
 SaveState = Callable[[PlanSnapshot], Awaitable[None]]
 

@@ -1,6 +1,6 @@
 """The loop's inputs and outputs: what a run works on (:class:`LoopContext`),
 how it is aborted (:class:`RunControl`) and what it reports
-(:class:`RunOutcome`)."""
+(:class:`RunResult`)."""
 
 from __future__ import annotations
 
@@ -11,23 +11,25 @@ from typing import Any
 import anyio
 
 from rein.harness.context import ContextBudget
-from rein.harness.events import Blocker, Event, RunStatus
+from rein.harness.events import Blocker, RunStatus
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage, UserMessage
 from rein.harness.ports import ModelOptions, Mutation
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
-__all__ = ["Emit", "LoopContext", "RunControl", "RunOutcome"]
-
-Emit = Callable[[Event], None]
+__all__ = ["LoopContext", "RunControl", "RunResult"]
 
 
 @dataclass(slots=True)
-class RunOutcome:
+class RunResult:
+    """What one run did and how it ended."""
+
     run_id: str
     status: RunStatus
-    reason: str | None = None
+    #: Why the run did not complete (None when it completed).
+    error: str | None = None
+    #: The final answer (or the last text the model wrote).
     text: str = ""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)

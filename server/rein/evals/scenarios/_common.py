@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rein.config import load_config
-from rein.evals import Outcome, Rig
+from rein.evals._registry import Outcome, Rig
 from rein.harness import Agent, HarnessConfig, ToolResultMessage
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.plan_act import PlanActFlow, planner_system_prompt, toolkit_overview

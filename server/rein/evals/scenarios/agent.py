@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rein.evals import Outcome, Rig, scenario
+from rein.evals._registry import Outcome, Rig, scenario
 from rein.evals.scenarios._common import (
     agent,
     call,

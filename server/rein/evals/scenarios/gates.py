@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rein.config import load_config
-from rein.evals import Outcome, Rig, scenario
+from rein.evals._registry import Outcome, Rig, scenario
 from rein.evals.scenarios._common import (
     Events,
     call,
