@@ -11,7 +11,7 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 
@@ -28,6 +28,7 @@ from rein.harness.messages import (
     UserMessage,
 )
 from rein.harness.ports import Model, ModelOptions
+from rein.harness.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
 __all__ = [
@@ -116,8 +117,8 @@ class Agent:
         self.persistence = persistence
         #: An output tool the model must call to answer (structured output).
         self.required_output: str | None = None
-        #: Seed for the next run's per-run state (consumed by that run).
-        self.run_state_seed: dict[str, Any] = {}
+        #: Changes of earlier runs the next run's gates validate (consumed by it).
+        self.carried: list[RunMutation] = []
         #: The ask_user call whose result the next prompt becomes.
         self.waiting_for = waiting_for
         self._messages: list[Message] = list(messages)
@@ -289,9 +290,9 @@ class Agent:
         self.last_result = result
         return result
 
-    def _take_seed(self) -> dict[str, Any]:
-        seed, self.run_state_seed = self.run_state_seed, {}
-        return seed
+    def _take_carried(self) -> list[RunMutation]:
+        carried, self.carried = self.carried, []
+        return carried
 
     def _loop_context(self, run_id: str) -> LoopContext:
         steering = self._steering
@@ -310,7 +311,7 @@ class Agent:
             budget=self.budget,
             gates=self.gates,
             required_output=self.required_output,
-            run_state_seed=self._take_seed(),
+            carried=self._take_carried(),
             on_message=self.persistence.append if self.persistence is not None else None,
             checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
         )

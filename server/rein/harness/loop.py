@@ -64,12 +64,12 @@ from rein.harness.ports import (
     ModelDelta,
     ModelOptions,
     ModelRequest,
-    Mutation,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
     TurnDone,
 )
+from rein.harness.run_record import RunRecord, recording
 from rein.harness.run_types import LoopContext, RunControl, RunResult
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 
@@ -115,8 +115,8 @@ class _TurnLoop:
         self.turn_open = False
         self.usage = Usage()
         self.last_text = ""
-        self.run_state: dict[str, Any] = dict(ctx.run_state_seed)
-        self.tools = ToolExecutor(ctx, config, self.emit, run_state=self.run_state)
+        self.record = RunRecord(ctx.carried)
+        self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
         # Streaming state (for the abort path).
         self.stream_open = False
         self.partial_text: list[str] = []
@@ -358,25 +358,21 @@ class _TurnLoop:
         self.append_with_events(UserMessage(content=prompt, origin="repair"))
         return "repair"
 
-    def run_mutations(self) -> list[Mutation]:
-        mutations: list[Mutation] = self.run_state.get("mutations", [])
-        return mutations
-
     def observe_mutations(self) -> None:
         """Tell the gates (the dependency coordinator) about new changes."""
-        mutations = self.run_mutations()
+        mutations = self.record.to_validate()
         if self.ctx.gates is not None and self.task_group is not None:
-            for mutation in mutations[self.mutations_seen :]:
-                self.ctx.gates.on_mutation(mutation, self.task_group.start_soon)
+            for change in mutations[self.mutations_seen :]:
+                self.ctx.gates.on_mutation(change.mutation, self.task_group.start_soon)
         self.mutations_seen = len(mutations)
 
     def unvalidated(self) -> bool:
         gates = self.ctx.gates
         assert gates is not None
-        return any(m.generation > gates.validated_generation for m in self.run_mutations())
+        return any(m.generation > gates.validated_generation for m in self.record.to_validate())
 
     async def run_gates(self, gates: GatePipeline) -> list[Blocker]:
-        mutations = self.run_mutations()
+        mutations = self.record.to_validate()
         generation = max(m.generation for m in mutations)
         workspace = self.ctx.env.workspace
         if workspace is not None:
@@ -507,14 +503,14 @@ class _TurnLoop:
             turns=self.turn,
             usage=self.usage,
             repair_attempts=self.repair_attempts,
-            generations=sorted({m.generation for m in self.run_mutations()}),
+            generations=self.record.generations,
             blockers=self.blockers,
             waiting_for=self.waiting_for[0][0]
             if status == "waiting" and self.waiting_for
             else None,
-            mutations=list(self.run_mutations()),
+            mutations=list(self.record.mutations),
             output=self.terminal,
-            tools_used=list(self.run_state.get("tools_used", [])),
+            tools_used=list(self.record.tools_used),
         )
 
     def finish_aborted(self, reason: str) -> RunResult:
@@ -579,7 +575,7 @@ async def run_loop(
     control = control or RunControl()
     run = _TurnLoop(ctx, config, emit, model)
     outcome: RunResult | None = None
-    with anyio.CancelScope() as scope:
+    with recording(run.record), anyio.CancelScope() as scope:
         control._scope = scope
         if control.aborted:
             scope.cancel()

@@ -31,7 +31,8 @@ from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUp
 from rein.harness.gates import GatePipeline
 from rein.harness.messages import Usage
 from rein.harness.output import OutputTool, output_of
-from rein.harness.ports import ModelOptions, Mutation
+from rein.harness.ports import ModelOptions
+from rein.harness.run_record import RunMutation
 from rein.harness.tools import Tool, ToolContext, ToolRegistry
 
 __all__ = [
@@ -84,7 +85,7 @@ def submit_plan_tool() -> OutputTool[PlanArgs]:
 
 
 def _check_complete(args: CompleteStepArgs, ctx: ToolContext) -> None:
-    used = [name for name in ctx.run_state.get("tools_used", []) if name not in NON_WORK_TOOLS]
+    used = [name for name in ctx.record.tools_used if name not in NON_WORK_TOOLS]
     if args.success and not used:
         raise ToolError(
             "complete_step(success=true) was rejected: no work tool ran during this step. "
@@ -198,7 +199,7 @@ class PlanActFlow:
         self._usage = Usage()
         self._turns = 0
         self._repairs = 0
-        self._mutations: list[Mutation] = []
+        self._mutations: list[RunMutation] = []
         self.model_calls = 0
 
     # ------------------------------------------------------------- plumbing
@@ -298,7 +299,7 @@ class PlanActFlow:
             final_step = i == len(self.plan.steps) - 1
             self.executor.gates = self.gates if final_step else None
             if final_step:
-                self.executor.run_state_seed = {"mutations": list(self._mutations)}
+                self.executor.carried = list(self._mutations)
             self.executor.required_output = "complete_step"
             if resume_text is not None and self.executor.waiting_for is not None:
                 last = await self.executor.prompt(resume_text)

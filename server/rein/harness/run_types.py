@@ -4,7 +4,7 @@ how it is aborted (:class:`RunControl`) and what it reports
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,8 @@ from rein.harness.events import Blocker, RunStatus
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage, UserMessage
-from rein.harness.ports import ModelOptions, Mutation
+from rein.harness.ports import ModelOptions
+from rein.harness.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
 __all__ = ["LoopContext", "RunControl", "RunResult"]
@@ -40,8 +41,8 @@ class RunResult:
     blockers: list[Blocker] = field(default_factory=list)
     #: For "waiting": the ask_user call whose result the next message becomes.
     waiting_for: str | None = None
-    #: The changes the agent applied in this run.
-    mutations: list[Mutation] = field(default_factory=list)
+    #: The changes this run caused (its tools', its commands', its subagents').
+    mutations: list[RunMutation] = field(default_factory=list)
     #: The details of the output tool call that gave the answer, if any.
     output: dict[str, Any] | None = None
     #: Names of the tools executed in this run, in order.
@@ -93,5 +94,5 @@ class LoopContext:
     gates: GatePipeline | None = None
     #: An output tool the model must call to answer (structured output).
     required_output: str | None = None
-    #: Initial per-run state (e.g. mutations carried over from earlier steps).
-    run_state_seed: dict[str, Any] = field(default_factory=dict)
+    #: Changes of earlier runs this run's gates validate too (plan-act steps).
+    carried: Sequence[RunMutation] = ()

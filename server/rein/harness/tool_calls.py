@@ -26,6 +26,7 @@ from rein.harness.errors import ToolError
 from rein.harness.events import Emit, ErrorEvent, ToolCallEnd, ToolCallStart, ToolCallUpdate
 from rein.harness.hooks import Block
 from rein.harness.messages import ToolCall, ToolResultMessage
+from rein.harness.run_record import RunRecord
 from rein.harness.run_types import LoopContext
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
@@ -106,8 +107,8 @@ class ToolExecutor:
     """Executes the tool calls of a run, one batch (assistant turn) at a time.
 
     Its state outlives a batch where the run needs it: the misuse breaker and
-    ``running`` (the watchdog does not count tool time). ``run_state`` is the
-    per-run scratch every tool's context shares.
+    ``running`` (the watchdog does not count tool time). ``record`` is the
+    run's record every tool's context shares.
     """
 
     def __init__(
@@ -116,13 +117,12 @@ class ToolExecutor:
         config: HarnessConfig,
         emit: Emit,
         *,
-        run_state: dict[str, Any] | None = None,
+        record: RunRecord | None = None,
     ) -> None:
         self.ctx = ctx
         self.config = config
         self.emit = emit
-        self.run_state: dict[str, Any] = run_state if run_state is not None else {}
-        self.run_state.setdefault("tools_used", [])
+        self.record = record if record is not None else RunRecord()
         self.breaker = ToolMisuseBreaker()
         #: Batches executing now (0 or 1; the watchdog pauses while > 0).
         self.running = 0
@@ -286,7 +286,7 @@ class ToolExecutor:
         if isinstance(checked, ToolResult):
             return checked
         tool, args = checked
-        self.run_state["tools_used"].append(call.name)
+        self.record.note_tool(call.name)
         result = await self._execute_tool(call, tool, args)
         after = self.ctx.hooks.after_tool_call
         if after is not None:
@@ -335,7 +335,7 @@ class ToolExecutor:
 
         ctx = self.ctx
         tool_ctx = ToolContext(
-            call.id, call.name, ctx.env, update, ctx.steering_pending, self.run_state, self.emit
+            call.id, call.name, ctx.env, update, ctx.steering_pending, self.record, self.emit
         )
         try:
             raw = await tool.execute(args, tool_ctx)

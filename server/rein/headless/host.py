@@ -132,6 +132,7 @@ class HeadlessSession:
                 approver=approver or _AllowAll(),
                 user=user,
                 settings=settings,
+                settle_changes=self.watcher.settle if self.watcher is not None else None,
             ),
             gates=None if mode == "plan" else self.gates,
         )

@@ -7,7 +7,6 @@ editor and headless. Listing, globbing and grep read the disk under the
 workspace root (the Workspace port has no listing).
 """
 
-from rein.tools._context import MUTATIONS_KEY, READ_STAMPS_KEY, ReadStamp
 from rein.tools.approval import DEFAULT_POLICY, Policy, check_approval, policy_for
 from rein.tools.ask_user import AskUserTool
 from rein.tools.bootstrap import (
@@ -27,9 +26,7 @@ from rein.tools.sandbox import DEFAULT_DENY_GLOBS, Sandbox
 __all__ = [
     "DEFAULT_DENY_GLOBS",
     "DEFAULT_POLICY",
-    "MUTATIONS_KEY",
     "READ_ONLY_TOOLS",
-    "READ_STAMPS_KEY",
     "AskUserTool",
     "EditFileTool",
     "GetDiagnosticsTool",
@@ -38,7 +35,6 @@ __all__ = [
     "ListDirTool",
     "Policy",
     "ReadFileTool",
-    "ReadStamp",
     "RunCommandTool",
     "Sandbox",
     "WriteFileTool",
