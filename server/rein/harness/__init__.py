@@ -3,7 +3,7 @@
 Imports no pygls, lsprotocol, httpx or sqlite3 (a test checks it).
 """
 
-from rein.harness.agent import Agent, AgentBusyError, RunResult
+from rein.harness.agent import Agent, AgentBusyError, RunOptions, RunResult
 from rein.harness.config import HarnessConfig
 from rein.harness.events import Event, EventAdapter
 from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
@@ -32,6 +32,7 @@ __all__ = [
     "LoopContext",
     "Message",
     "RunControl",
+    "RunOptions",
     "RunResult",
     "TextPart",
     "ThinkingPart",

@@ -11,6 +11,7 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 import anyio
@@ -28,7 +29,7 @@ from rein.harness.messages import (
     UserMessage,
 )
 from rein.harness.ports import Model, ModelOptions
-from rein.harness.run_record import RunMutation
+from rein.harness.run_types import AgentDefault, RunOptions
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "AgentBusyError",
     "Listener",
     "Persistence",
+    "RunOptions",
     "RunResult",
     "answer_message",
     "dangling_tool_calls",
@@ -117,8 +119,6 @@ class Agent:
         self.persistence = persistence
         #: An output tool the model must call to answer (structured output).
         self.required_output: str | None = None
-        #: Changes of earlier runs the next run's gates validate (consumed by it).
-        self.carried: list[RunMutation] = []
         #: The ask_user call whose result the next prompt becomes.
         self.waiting_for = waiting_for
         self._messages: list[Message] = list(messages)
@@ -201,10 +201,15 @@ class Agent:
 
     # ------------------------------------------------------------------- runs
 
-    async def prompt(self, text: str) -> RunResult:
-        return await self.prompt_messages([UserMessage(content=text)])
+    async def prompt(self, text: str, *, run: RunOptions | None = None) -> RunResult:
+        """Run on ``text`` (then on every queued follow-up). ``run`` sets the
+        gates, required output, model options and extra tools of these runs
+        instead of the Agent's own, which stay as they are."""
+        return await self.prompt_messages([UserMessage(content=text)], run=run)
 
-    async def prompt_messages(self, messages: Sequence[Message]) -> RunResult:
+    async def prompt_messages(
+        self, messages: Sequence[Message], *, run: RunOptions | None = None
+    ) -> RunResult:
         if self._running:
             raise AgentBusyError(
                 "a run is already active on this agent; use steer() to redirect it "
@@ -215,7 +220,7 @@ class Agent:
             answer = next((m for m in reversed(new) if isinstance(m, UserMessage)), None)
             if answer is not None and self._answer(self.waiting_for, answer.content):
                 new = [m for m in new if m is not answer and m.origin != "bootstrap"]  # type: ignore[union-attr]
-        return await self._process(new)
+        return await self._process(new, run or RunOptions())
 
     def _answer(self, tool_call_id: str, text: str) -> bool:
         """Make ``text`` the result of the waiting ask_user call."""
@@ -231,7 +236,7 @@ class Agent:
         self.waiting_for = None
         return False
 
-    async def continue_run(self) -> RunResult:
+    async def continue_run(self, *, run: RunOptions | None = None) -> RunResult:
         """Run again from the current transcript (its last message must be a
         user message or a tool result)."""
         if self._running:
@@ -241,7 +246,7 @@ class Agent:
         last = self._messages[-1]
         if isinstance(last, AssistantMessage) and last.stop_reason not in ("aborted", "error"):
             raise ValueError("nothing to continue: the last message is the assistant's answer")
-        return await self._process([])
+        return await self._process([], run or RunOptions())
 
     def abort(self, reason: str = "aborted by the user") -> bool:
         """Abort the active run. Returns False when there was none."""
@@ -253,17 +258,19 @@ class Agent:
     async def wait_for_idle(self) -> None:
         await self._idle.wait()
 
-    async def _process(self, new_messages: list[Message]) -> RunResult:
+    async def _process(self, new_messages: list[Message], run: RunOptions) -> RunResult:
         self._running = True
         self._idle = anyio.Event()
         self._emit(AgentStart())
         result: RunResult | None = None
         try:
-            result = await self._run_once(new_messages)
+            result = await self._run_once(new_messages, run)
+            # Follow-ups run with the same options; carried changes were the first run's.
+            run = replace(run, carried=())
             while result.status == "completed" and self._follow_ups:
                 follow = _take(self._follow_ups, self.config.follow_up_mode)
                 self._emit(FollowUpStarted(text="\n\n".join(m.content for m in follow)))
-                result = await self._run_once(follow)
+                result = await self._run_once(follow, run)
             return result
         finally:
             self._running = False
@@ -272,12 +279,12 @@ class Agent:
             self._emit(AgentEnd(status=result.status if result else "failed"))
             self._idle.set()
 
-    async def _run_once(self, new_messages: Sequence[Message]) -> RunResult:
+    async def _run_once(self, new_messages: Sequence[Message], run: RunOptions) -> RunResult:
         run_id = self._run_id_factory()
         self.current_run_id = run_id
         control = RunControl()
         self._control = control
-        ctx = self._loop_context(run_id)
+        ctx = self._loop_context(run_id, run)
         length_before = len(self._messages)
         result = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
         if self.persistence is not None:
@@ -290,28 +297,26 @@ class Agent:
         self.last_result = result
         return result
 
-    def _take_carried(self) -> list[RunMutation]:
-        carried, self.carried = self.carried, []
-        return carried
-
-    def _loop_context(self, run_id: str) -> LoopContext:
+    def _loop_context(self, run_id: str, run: RunOptions) -> LoopContext:
         steering = self._steering
         mode = self.config.steering_mode
         return LoopContext(
             run_id=run_id,
             messages=self._messages,
-            tools=self.tools,
+            tools=self.tools.extended(run.extra_tools) if run.extra_tools else self.tools,
             system=self.system_prompt,
-            options=self.options,
+            options=run.options or self.options,
             env=self.env,
             hooks=self.hooks,
             take_steering=lambda: _take(steering, mode),
             drain_steering=self.drain_steering_queue,
             steering_pending=lambda: bool(steering),
             budget=self.budget,
-            gates=self.gates,
-            required_output=self.required_output,
-            carried=self._take_carried(),
+            gates=self.gates if isinstance(run.gates, AgentDefault) else run.gates,
+            required_output=self.required_output
+            if isinstance(run.required_output, AgentDefault)
+            else run.required_output,
+            carried=run.carried,
             on_message=self.persistence.append if self.persistence is not None else None,
             checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
         )

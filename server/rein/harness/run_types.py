@@ -1,12 +1,13 @@
 """The loop's inputs and outputs: what a run works on (:class:`LoopContext`),
-how it is aborted (:class:`RunControl`) and what it reports
-(:class:`RunResult`)."""
+what a caller sets for one run (:class:`RunOptions`), how it is aborted
+(:class:`RunControl`) and what it reports (:class:`RunResult`)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, Final
 
 import anyio
 
@@ -17,9 +18,39 @@ from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage, UserMessage
 from rein.harness.ports import ModelOptions
 from rein.harness.run_record import RunMutation
-from rein.harness.tools import ToolEnvironment, ToolRegistry
+from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 
-__all__ = ["LoopContext", "RunControl", "RunResult"]
+__all__ = ["AGENT_DEFAULT", "AgentDefault", "LoopContext", "RunControl", "RunOptions", "RunResult"]
+
+
+class AgentDefault(Enum):
+    """The type of :data:`AGENT_DEFAULT`."""
+
+    AGENT_DEFAULT = "the agent's own"
+
+
+#: A :class:`RunOptions` field left at this uses the Agent's own setting.
+AGENT_DEFAULT: Final = AgentDefault.AGENT_DEFAULT
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Settings for the runs of one ``Agent.prompt`` call, instead of
+    changing the Agent: fields left at their default use the Agent's own.
+
+    A flow (plan-act) passes these per step; the Agent is the same after.
+    """
+
+    #: The gates of these runs (None: no gates).
+    gates: GatePipeline | AgentDefault | None = AGENT_DEFAULT
+    #: An output tool the model must call to answer (None: none).
+    required_output: str | AgentDefault | None = AGENT_DEFAULT
+    #: The model options (None: the Agent's).
+    options: ModelOptions | None = None
+    #: Tools these runs may call besides the Agent's (names must not clash).
+    extra_tools: Sequence[Tool[Any]] = ()
+    #: Changes of earlier runs the first run's gates validate too.
+    carried: Sequence[RunMutation] = ()
 
 
 @dataclass(slots=True)

@@ -173,5 +173,13 @@ class ToolRegistry:
             self._schemas = [t.schema() for t in self._tools.values()]
         return self._schemas
 
+    def extended(self, tools: Iterable[Tool[Any]]) -> ToolRegistry:
+        """A new registry with these tools and ``tools`` (this one unchanged);
+        a name in both is an error."""
+        registry = ToolRegistry(self._tools.values())
+        for tool in tools:
+            registry.register(tool)
+        return registry
+
     def subset(self, names: Iterable[str]) -> ToolRegistry:
         return ToolRegistry(self._tools[n] for n in names if n in self._tools)
