@@ -12,7 +12,6 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Protocol
 
 import anyio
 
@@ -28,7 +27,7 @@ from rein.harness.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from rein.harness.ports import Model, ModelOptions
+from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.run_types import AgentDefault, RunOptions
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
@@ -36,7 +35,6 @@ __all__ = [
     "Agent",
     "AgentBusyError",
     "Listener",
-    "Persistence",
     "RunOptions",
     "RunResult",
     "answer_message",
@@ -47,26 +45,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Listener = Callable[[Event], None]
-
-
-class Persistence(Protocol):
-    """Where an agent's transcript is kept as it is produced (the store)."""
-
-    def append(self, message: Message) -> None:
-        """Queue one appended message; must be cheap (no I/O)."""
-        ...
-
-    def replace(self, index: int, message: Message) -> None:
-        """The message at ``index`` was replaced (an answered question)."""
-        ...
-
-    async def checkpoint(self) -> None:
-        """Commit everything queued (before a model call or tool execution)."""
-        ...
-
-    async def rewrite(self, messages: Sequence[Message]) -> None:
-        """The transcript was rewritten (compaction replaced old turns)."""
-        ...
 
 
 class AgentBusyError(RuntimeError):
