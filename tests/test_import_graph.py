@@ -180,3 +180,15 @@ def test_the_core_imports_no_protocol_network_or_storage_library(module: str) ->
         if top in FORBIDDEN_IN_CORE
     ]
     assert not found, f"{module} imports " + ", ".join(found)
+
+
+def test_no_private_class_name_is_defined_in_two_modules() -> None:
+    """Two private classes of one name (two ``_Run``s) read as one thing."""
+    where: dict[str, list[str]] = {}
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name.startswith("_"):
+                where.setdefault(node.name, []).append(name)
+    twice = {cls: modules for cls, modules in where.items() if len(modules) > 1}
+    assert not twice, f"private classes defined in several modules: {twice}"

@@ -2,13 +2,19 @@
 
 :func:`run_loop` is a function over a :class:`LoopContext` (the transcript,
 tools, hooks, queues), the config, an ``emit`` callback and the model. The
-:class:`~rein.harness.agent.Agent` is its stateful shell.
+:class:`~rein.harness.agent.Agent` is its stateful shell. A turn streams the
+model's reply (:class:`~rein.harness.streaming.TurnStream`), executes its tool
+calls (:class:`~rein.harness.tool_calls.ToolExecutor`), and a final answer
+runs the gates over the run's record of changes
+(:mod:`rein.harness.run_record`).
 
 Invariants kept here (docs/architecture.md lists them all):
 
 * every tool call in the transcript has exactly one result, whatever happens
   (unknown tool, invalid arguments, a raising tool, a blocked call, abort);
 * every ``*_start`` event has its ``*_end``;
+* every change the run caused, whoever made it, is in its record, and a final
+  answer with unvalidated changes runs the gates;
 * the per-turn cost does not grow with the length of the history.
 """
 
@@ -17,8 +23,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import anyio
@@ -37,7 +42,6 @@ from rein.harness.events import (
     Emit,
     ErrorEvent,
     Event,
-    MessageDelta,
     MessageEnd,
     MessageStart,
     RepairAttempt,
@@ -53,24 +57,18 @@ from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.messages import (
     AssistantMessage,
     Message,
-    TextPart,
-    ThinkingPart,
     ToolCall,
     Usage,
     UserMessage,
 )
 from rein.harness.ports import (
     Model,
-    ModelDelta,
     ModelOptions,
     ModelRequest,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    TurnDone,
 )
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.run_types import LoopContext, RunControl, RunResult
+from rein.harness.streaming import TurnStream
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 
 __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
@@ -82,20 +80,6 @@ def _short(b: Blocker) -> str:
     if b.path is not None and b.line is not None:
         return f"{b.path}:{b.line + 1}: {b.message}"
     return b.message
-
-
-@asynccontextmanager
-async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIterator[ModelDelta]]:
-    """Close the model's stream (and its HTTP response) as soon as we stop
-    reading it, not when it is garbage collected."""
-    try:
-        yield stream
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        # An async generator that ran to its end has nothing to close.
-        if aclose is not None and getattr(stream, "ag_frame", True) is not None:
-            with anyio.CancelScope(shield=True):
-                await aclose()
 
 
 #: What a turn's step decided: start the next turn, or go on to validation.
@@ -117,10 +101,8 @@ class _TurnLoop:
         self.last_text = ""
         self.record = RunRecord(ctx.carried)
         self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
-        # Streaming state (for the abort path).
-        self.stream_open = False
-        self.partial_text: list[str] = []
-        self.partial_thinking: list[str] = []
+        #: The assistant message being streamed (for the abort path).
+        self.stream = TurnStream(self.emit)
         self.empty_retries = 0
         self.repair_attempts = 0
         self.blockers: list[Blocker] = []
@@ -231,7 +213,7 @@ class _TurnLoop:
             system=ctx.system, messages=messages, tools=ctx.tools.schemas(), options=options
         )
         try:
-            assistant = await self.stream_turn(model, request)
+            assistant = await self.stream.stream(model, request)
         except ModelError as exc:
             self.close_partial_stream("error")
             return self.finish("failed", f"model error: {exc}")
@@ -421,64 +403,12 @@ class _TurnLoop:
                 self.append_with_events(message)
             self.emit(SteeringApplied(texts=[m.content for m in steering]))
 
-    # ------------------------------------------------------------------ model
-
-    async def stream_turn(self, model: Model, request: ModelRequest) -> AssistantMessage:
-        self.stream_open = False
-        self.partial_text = []
-        self.partial_thinking = []
-        done: AssistantMessage | None = None
-        tool_names: dict[int, tuple[str | None, str | None]] = {}
-        async with _closing(model.stream(request)) as stream:
-            async for delta in stream:
-                if not self.stream_open:
-                    self.stream_open = True
-                    self.emit(MessageStart(role="assistant"))
-                if isinstance(delta, TextDelta):
-                    self.partial_text.append(delta.text)
-                    self.emit(MessageDelta(kind="text", delta=delta.text))
-                elif isinstance(delta, ThinkingDelta):
-                    self.partial_thinking.append(delta.text)
-                    self.emit(MessageDelta(kind="thinking", delta=delta.text))
-                elif isinstance(delta, ToolCallDelta):
-                    known = tool_names.get(delta.index, (None, None))
-                    ident = delta.id or known[0]
-                    name = delta.name or known[1]
-                    tool_names[delta.index] = (ident, name)
-                    self.emit(
-                        MessageDelta(
-                            kind="tool_call",
-                            delta=delta.arguments_delta,
-                            tool_call_id=ident,
-                            tool_name=name,
-                        )
-                    )
-                elif isinstance(delta, TurnDone):
-                    done = delta.message
-        if done is None:
-            raise ModelError(f"model {model.name!r} ended its stream without a final message")
-        if not self.stream_open:
-            self.stream_open = True
-            self.emit(MessageStart(role="assistant"))
-        self.stream_open = False
-        return done
-
     def close_partial_stream(self, stop_reason: str) -> None:
         """Abort or error while streaming: keep what was said, end the message."""
-        if not self.stream_open:
-            return
-        self.stream_open = False
-        parts: list[TextPart | ThinkingPart] = []
-        if self.partial_thinking:
-            parts.append(ThinkingPart(thinking="".join(self.partial_thinking)))
-        if self.partial_text:
-            parts.append(TextPart(text="".join(self.partial_text)))
-        message = AssistantMessage(
-            content=tuple(parts),
-            stop_reason="aborted" if stop_reason == "aborted" else "error",
-        )
-        self.append(message)
-        self.emit(MessageEnd(message=message))
+        message = self.stream.close(stop_reason)
+        if message is not None:
+            self.append(message)
+            self.emit(MessageEnd(message=message))
 
     # ------------------------------------------------------------------ exits
 
