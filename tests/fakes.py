@@ -34,6 +34,7 @@ from rein.harness.ports import (
     ToolCallDelta,
     TurnDone,
 )
+from rein.harness.run_record import RunRecord, recording
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
 # ----------------------------------------------------------------- models
@@ -364,8 +365,8 @@ class WriteArgs(BaseModel):
 
 
 class FakeWriteTool(Tool[WriteArgs]):
-    """Writes through the Workspace port and records the mutation in
-    ``ctx.run_state["mutations"]`` the way the real write tools do."""
+    """Writes through the Workspace port and calls no record function: the
+    workspace layer (a TrackedWorkspace) counts the change for the run."""
 
     name = "write"
     description = "Write a file."
@@ -376,7 +377,6 @@ class FakeWriteTool(Tool[WriteArgs]):
         workspace = ctx.env.workspace
         assert workspace is not None
         mutation = await workspace.write_text(args.path, args.content)
-        ctx.run_state.setdefault("mutations", []).append(mutation)
         return ToolResult(f"wrote {args.path} (generation {mutation.generation})")
 
 
@@ -385,13 +385,14 @@ class FakeWriteTool(Tool[WriteArgs]):
 
 class ToolCallRecorder:
     """Builds the :class:`ToolContext` a tool sees in a run, recording its
-    progress updates; ``run_state`` is shared by every call it makes, as in
-    one run. ``run(tool, **arguments)`` validates like the loop does and
-    lets ToolError propagate (assert it with ``pytest.raises``)."""
+    progress updates; ``record`` is the record of one run, active while a
+    call runs (so a TrackedWorkspace counts the calls' changes in it).
+    ``run(tool, **arguments)`` validates like the loop does and lets
+    ToolError propagate (assert it with ``pytest.raises``)."""
 
     def __init__(self, env: Any, *, on_update: Callable[[str, str], None] | None = None) -> None:
         self.env = env
-        self.run_state: dict[str, Any] = {}
+        self.record = RunRecord()
         self.updates: list[tuple[str, str]] = []
         self.yield_requested = False
         self._on_update = on_update
@@ -403,12 +404,13 @@ class ToolCallRecorder:
 
     def context(self, name: str, call_id: str = "call_1") -> ToolContext:
         return ToolContext(
-            call_id, name, self.env, self._update, lambda: self.yield_requested, self.run_state
+            call_id, name, self.env, self._update, lambda: self.yield_requested, self.record
         )
 
     async def run(self, tool: Tool[Any], **arguments: Any) -> ToolResult:
         args = tool.args_model.model_validate(arguments)
-        result = await tool.execute(args, self.context(tool.name))
+        with recording(self.record):
+            result = await tool.execute(args, self.context(tool.name))
         return result if isinstance(result, ToolResult) else ToolResult(str(result))
 
     def output(self) -> str:

@@ -20,7 +20,6 @@ def _switches(rig: Rig) -> tuple[object, ...]:
         dict(rig.harness),
         dict(rig.config),
         dict(rig.flow_options),
-        list(rig.executor_tools),
         list(rig.agent_setup),
         list(rig.patches),
     )

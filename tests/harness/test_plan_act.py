@@ -335,3 +335,60 @@ async def test_an_executor_budget_that_runs_out_fails_the_step_not_the_process()
     assert result.status == "completed"  # the revised plan is empty
     failed = [e for e in log.of("plan_updated") if e.reason == "step_failed"][0]
     assert "model turns" in failed.steps[0].summary
+
+
+async def test_the_flow_leaves_the_planner_and_the_executor_as_they_were() -> None:
+    workspace = FakeWorkspace()
+    mutations = MutationLog()
+    ref: list = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
+    ref[0] = coordinator
+    mutations.subscribe(coordinator.notify_mutation)
+    mutations.subscribe(analyzer.on_mutation)
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
+    flow, planner_model, executor_model, log, _ = make_flow(
+        [plan(("s1", "write a.py"), ("s2", "write b.py")), {"text": "Wrote both files."}],
+        [
+            write("a.py", "ERROR in a\n"),
+            complete("s1"),
+            write("b.py", "fine\n"),
+            complete("s2"),
+            write("a.py", "fixed\n"),
+            complete("s2", summary="fixed a.py too"),
+        ],
+        executor_tools=[FakeWriteTool()],
+        gates=GatePipeline([AnalyzerGate(coordinator)]),
+        env=env,
+    )
+    planner, executor = flow.planner, flow.executor
+    before = [
+        (agent.options, agent.gates, agent.required_output, agent.tools.names())
+        for agent in (planner, executor)
+    ]
+    result = await flow.run("write files")
+    assert result.status == "completed", result.error
+    after = [
+        (agent.options, agent.gates, agent.required_output, agent.tools.names())
+        for agent in (planner, executor)
+    ]
+    assert after == before
+    assert before == [
+        (ModelOptions(tool_choice="required"), None, None, []),
+        (ModelOptions(), None, None, ["write"]),
+    ]
+    # The runs had what the flow passed them: the planner's output tool and
+    # tool choice, the executor's complete_step, the gates on the last step.
+    assert [(r.tools, r.tool_choice) for r in planner_model.requests] == [
+        (["submit_plan"], "required"),
+        (["submit_plan"], "none"),
+    ]
+    assert {tuple(r.tools) for r in executor_model.requests} == {("write", "complete_step")}
+    assert [r.passed for r in log.of("gate_result")] == [False, True]
+    # The last step's gates saw step 1's change (carried) as well as its own.
+    assert [(m.paths, m.origin) for m in result.mutations] == [
+        (("a.py",), "tool"),
+        (("b.py",), "tool"),
+        (("a.py",), "tool"),
+    ]

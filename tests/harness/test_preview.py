@@ -14,6 +14,7 @@ from rein.harness import Agent, HarnessConfig, UserMessage
 from rein.harness._preview_output import find_errors
 from rein.harness.config import PreviewGateConfig
 from rein.harness.gates import GateContext, GatePipeline
+from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.preview import PreviewCoordinator
 from rein.harness.preview_gates import (
     PreviewLoadGate,
@@ -408,7 +409,7 @@ async def preview_agent(
         agent = Agent(
             model,
             tools=[FakeWriteTool()],
-            env=ToolEnvironment(workspace=workspace),
+            env=ToolEnvironment(workspace=TrackedWorkspace(workspace, MutationLog())),
             gates=GatePipeline(preview_gates(preview)),
             config=HarnessConfig(max_repair_attempts=max_repair_attempts),
         )

@@ -8,11 +8,22 @@ from pathlib import Path
 import pytest
 
 from rein.harness.errors import ToolError
+from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
+from rein.harness.run_record import ReadStamp, RunMutation
 from rein.harness.tools import ToolEnvironment
-from rein.tools import MUTATIONS_KEY, READ_STAMPS_KEY, EditFileTool, ReadStamp, WriteFileTool
+from rein.headless.disk_workspace import DiskWorkspace
+from rein.tools import EditFileTool, WriteFileTool
 from tests.fakes import FakeWorkspace, ToolCallRecorder
 from tests.tools.conftest import WriteFiles
+
+
+@pytest.fixture
+def env(disk: DiskWorkspace) -> ToolEnvironment:
+    """The disk workspace as hosts give it to tools: tracked, so the run's
+    record counts the changes (the tools call no record function)."""
+    return ToolEnvironment(workspace=TrackedWorkspace(disk, MutationLog()))
+
 
 SOURCE = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 
@@ -37,8 +48,8 @@ async def test_edit_applies_records_and_shows_a_diff(
         "-    return a - b",
         "+    return a - b  # ok",
     ]
-    assert calls.run_state[MUTATIONS_KEY] == [Mutation(1, ("calc.py",), "agent")]
-    assert calls.run_state[READ_STAMPS_KEY]["calc.py"] == ReadStamp(1, None)
+    assert calls.record.mutations == [RunMutation(Mutation(1, ("calc.py",), "agent"), "tool")]
+    assert calls.record.read_stamps["calc.py"] == ReadStamp(1, None)
 
 
 async def test_absent_old_string_says_how_to_recover(
@@ -56,7 +67,7 @@ async def test_absent_old_string_says_how_to_recover(
     assert message.startswith("old_string was not found in calc.py. Read the file again")
     assert "including indentation and whitespace" in message
     assert "appears (ignoring leading and trailing whitespace) at line 5" in message
-    assert calls.run_state.get(MUTATIONS_KEY) is None
+    assert calls.record.mutations == []
 
 
 async def test_non_unique_old_string_gives_count_and_lines(
@@ -110,10 +121,10 @@ async def test_edit_goes_to_the_open_buffer_with_the_version_read() -> None:
 async def test_refused_write_is_a_readable_error() -> None:
     workspace = FakeWorkspace({"a.py": "x = 1\n"})
     workspace.refuse_next = "the editor rejected the edit"
-    calls = ToolCallRecorder(ToolEnvironment(workspace=workspace))
+    calls = ToolCallRecorder(ToolEnvironment(workspace=TrackedWorkspace(workspace, MutationLog())))
     with pytest.raises(ToolError, match="the editor rejected the edit"):
         await calls.run(EditFileTool(), path="a.py", old_string="1", new_string="2")
-    assert MUTATIONS_KEY not in calls.run_state
+    assert calls.record.mutations == []
 
 
 async def test_long_diffs_are_cut(calls: ToolCallRecorder, write_files: WriteFiles) -> None:
@@ -133,4 +144,4 @@ async def test_write_creates_parents_then_overwrites(calls: ToolCallRecorder, ro
     again = await calls.run(WriteFileTool(), path="pkg/new/mod.py", content="c = 3")
     assert again.content == "Overwrote pkg/new/mod.py (1 line; generation 2)."
     assert (root / "pkg/new/mod.py").read_text() == "c = 3"
-    assert [m.generation for m in calls.run_state[MUTATIONS_KEY]] == [1, 2]
+    assert [m.generation for m in calls.record.mutations] == [1, 2]

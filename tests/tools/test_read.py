@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from rein.harness.errors import ToolError
+from rein.harness.run_record import ReadStamp
 from rein.harness.tools import ToolEnvironment
-from rein.tools import READ_STAMPS_KEY, ReadFileTool, ReadStamp
+from rein.tools import ReadFileTool
 from rein.tools.settings import ToolSettings
 from tests.fakes import FakeWorkspace, ToolCallRecorder
 from tests.tools.conftest import WriteFiles
@@ -21,7 +22,7 @@ async def test_unsaved_buffer_wins_over_the_disk_and_is_stamped() -> None:
     calls = ToolCallRecorder(ToolEnvironment(workspace=workspace))
     result = await calls.run(ReadFileTool(), path="a.py")
     assert result.content == "     1\tunsaved line 1\n     2\tunsaved line 2"
-    assert calls.run_state[READ_STAMPS_KEY]["a.py"] == ReadStamp(generation=1, version=1)
+    assert calls.record.read_stamps["a.py"] == ReadStamp(generation=1, version=1)
     assert result.details["version"] == 1
 
 

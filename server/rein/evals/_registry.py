@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rein.harness import Agent
-    from rein.harness.tools import Tool
 
 __all__ = ["SCENARIOS", "Mutation", "Outcome", "Rig", "ScenarioFn", "scenario"]
 
@@ -85,8 +84,6 @@ class Rig:
         self.config: dict[str, Any] = {}
         #: Keyword arguments for every PlanActFlow the helpers build.
         self.flow_options: dict[str, Any] = {}
-        #: Tools registered into a flow's executor before the flow is built.
-        self.executor_tools: list[Tool[Any]] = []
         #: Called with every Agent the helpers build, once it is built.
         self.agent_setup: list[Callable[[Agent], None]] = []
         #: Entered around the scenario run: switches that no configuration or

@@ -127,18 +127,15 @@ def compaction_off(rig: Rig) -> None:
 
 def complete_step_unchecked(rig: Rig) -> None:
     """The executor's ``complete_step`` accepts ``success=true`` with no work
-    done (the flow keeps a ``complete_step`` already registered, so this one,
-    without the check, is used)."""
+    done (the flow is given this one, without the check, as its step tool)."""
     from rein.harness.output import OutputTool
     from rein.harness.plan_act import CompleteStepArgs
 
-    rig.executor_tools.append(
-        OutputTool(
-            "complete_step",
-            "Finish the current step.",
-            CompleteStepArgs,
-            summary=lambda a: f"Step {a.step_id} {'done' if a.success else 'failed'}: {a.summary}",
-        )
+    rig.flow_options["step_tool"] = OutputTool(
+        "complete_step",
+        "Finish the current step.",
+        CompleteStepArgs,
+        summary=lambda a: f"Step {a.step_id} {'done' if a.success else 'failed'}: {a.summary}",
     )
 
 

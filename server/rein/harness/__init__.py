@@ -3,11 +3,11 @@
 Imports no pygls, lsprotocol, httpx or sqlite3 (a test checks it).
 """
 
-from rein.harness.agent import Agent, AgentBusyError, RunResult
+from rein.harness.agent import Agent, AgentBusyError, RunOptions, RunResult
 from rein.harness.config import HarnessConfig
 from rein.harness.events import Event, EventAdapter
 from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
-from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop
+from rein.harness.loop import LoopContext, RunControl, run_loop
 from rein.harness.messages import (
     AssistantMessage,
     Message,
@@ -32,7 +32,7 @@ __all__ = [
     "LoopContext",
     "Message",
     "RunControl",
-    "RunOutcome",
+    "RunOptions",
     "RunResult",
     "TextPart",
     "ThinkingPart",

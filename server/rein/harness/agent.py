@@ -11,32 +11,31 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import replace
 
 import anyio
 
 from rein.harness.config import HarnessConfig, QueueMode
 from rein.harness.context import ContextBudget
-from rein.harness.events import AgentEnd, AgentStart, Blocker, Event, FollowUpStarted, RunStatus
+from rein.harness.events import AgentEnd, AgentStart, Event, FollowUpStarted
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
-from rein.harness.loop import LoopContext, RunControl, RunOutcome, run_loop
+from rein.harness.loop import LoopContext, RunControl, RunResult, run_loop
 from rein.harness.messages import (
     AssistantMessage,
     Message,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
-from rein.harness.ports import Model, ModelOptions, Mutation
+from rein.harness.ports import Model, ModelOptions, Persistence
+from rein.harness.run_types import AgentDefault, RunOptions
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
 __all__ = [
     "Agent",
     "AgentBusyError",
     "Listener",
-    "Persistence",
+    "RunOptions",
     "RunResult",
     "answer_message",
     "dangling_tool_calls",
@@ -48,64 +47,8 @@ log = logging.getLogger(__name__)
 Listener = Callable[[Event], None]
 
 
-class Persistence(Protocol):
-    """Where an agent's transcript is kept as it is produced (the store)."""
-
-    def append(self, message: Message) -> None:
-        """Queue one appended message; must be cheap (no I/O)."""
-        ...
-
-    def replace(self, index: int, message: Message) -> None:
-        """The message at ``index`` was replaced (an answered question)."""
-        ...
-
-    async def checkpoint(self) -> None:
-        """Commit everything queued (before a model call or tool execution)."""
-        ...
-
-    async def rewrite(self, messages: Sequence[Message]) -> None:
-        """The transcript was rewritten (compaction replaced old turns)."""
-        ...
-
-
 class AgentBusyError(RuntimeError):
     """A prompt arrived while a run is active: steer or queue a follow-up."""
-
-
-@dataclass(slots=True)
-class RunResult:
-    run_id: str
-    status: RunStatus
-    text: str = ""
-    turns: int = 0
-    repair_attempts: int = 0
-    generations: list[int] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    error: str | None = None
-    blockers: list[Blocker] = field(default_factory=list)
-    #: For "waiting": the ask_user call the next message answers.
-    waiting_for: str | None = None
-    mutations: list[Mutation] = field(default_factory=list)
-    output: dict[str, Any] | None = None
-    tools_used: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_outcome(cls, outcome: RunOutcome) -> RunResult:
-        return cls(
-            run_id=outcome.run_id,
-            status=outcome.status,
-            text=outcome.text,
-            turns=outcome.turns,
-            usage=outcome.usage,
-            error=outcome.reason if outcome.status != "completed" else None,
-            repair_attempts=outcome.repair_attempts,
-            generations=list(outcome.generations),
-            blockers=list(outcome.blockers),
-            waiting_for=outcome.waiting_for,
-            mutations=list(outcome.mutations),
-            output=outcome.output,
-            tools_used=list(outcome.tools_used),
-        )
 
 
 def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:
@@ -154,8 +97,6 @@ class Agent:
         self.persistence = persistence
         #: An output tool the model must call to answer (structured output).
         self.required_output: str | None = None
-        #: Seed for the next run's per-run state (consumed by that run).
-        self.run_state_seed: dict[str, Any] = {}
         #: The ask_user call whose result the next prompt becomes.
         self.waiting_for = waiting_for
         self._messages: list[Message] = list(messages)
@@ -238,10 +179,15 @@ class Agent:
 
     # ------------------------------------------------------------------- runs
 
-    async def prompt(self, text: str) -> RunResult:
-        return await self.prompt_messages([UserMessage(content=text)])
+    async def prompt(self, text: str, *, run: RunOptions | None = None) -> RunResult:
+        """Run on ``text`` (then on every queued follow-up). ``run`` sets the
+        gates, required output, model options and extra tools of these runs
+        instead of the Agent's own, which stay as they are."""
+        return await self.prompt_messages([UserMessage(content=text)], run=run)
 
-    async def prompt_messages(self, messages: Sequence[Message]) -> RunResult:
+    async def prompt_messages(
+        self, messages: Sequence[Message], *, run: RunOptions | None = None
+    ) -> RunResult:
         if self._running:
             raise AgentBusyError(
                 "a run is already active on this agent; use steer() to redirect it "
@@ -252,7 +198,7 @@ class Agent:
             answer = next((m for m in reversed(new) if isinstance(m, UserMessage)), None)
             if answer is not None and self._answer(self.waiting_for, answer.content):
                 new = [m for m in new if m is not answer and m.origin != "bootstrap"]  # type: ignore[union-attr]
-        return await self._process(new)
+        return await self._process(new, run or RunOptions())
 
     def _answer(self, tool_call_id: str, text: str) -> bool:
         """Make ``text`` the result of the waiting ask_user call."""
@@ -268,7 +214,7 @@ class Agent:
         self.waiting_for = None
         return False
 
-    async def continue_run(self) -> RunResult:
+    async def continue_run(self, *, run: RunOptions | None = None) -> RunResult:
         """Run again from the current transcript (its last message must be a
         user message or a tool result)."""
         if self._running:
@@ -278,7 +224,7 @@ class Agent:
         last = self._messages[-1]
         if isinstance(last, AssistantMessage) and last.stop_reason not in ("aborted", "error"):
             raise ValueError("nothing to continue: the last message is the assistant's answer")
-        return await self._process([])
+        return await self._process([], run or RunOptions())
 
     def abort(self, reason: str = "aborted by the user") -> bool:
         """Abort the active run. Returns False when there was none."""
@@ -290,17 +236,19 @@ class Agent:
     async def wait_for_idle(self) -> None:
         await self._idle.wait()
 
-    async def _process(self, new_messages: list[Message]) -> RunResult:
+    async def _process(self, new_messages: list[Message], run: RunOptions) -> RunResult:
         self._running = True
         self._idle = anyio.Event()
         self._emit(AgentStart())
         result: RunResult | None = None
         try:
-            result = await self._run_once(new_messages)
+            result = await self._run_once(new_messages, run)
+            # Follow-ups run with the same options; carried changes were the first run's.
+            run = replace(run, carried=())
             while result.status == "completed" and self._follow_ups:
                 follow = _take(self._follow_ups, self.config.follow_up_mode)
                 self._emit(FollowUpStarted(text="\n\n".join(m.content for m in follow)))
-                result = await self._run_once(follow)
+                result = await self._run_once(follow, run)
             return result
         finally:
             self._running = False
@@ -309,47 +257,44 @@ class Agent:
             self._emit(AgentEnd(status=result.status if result else "failed"))
             self._idle.set()
 
-    async def _run_once(self, new_messages: Sequence[Message]) -> RunResult:
+    async def _run_once(self, new_messages: Sequence[Message], run: RunOptions) -> RunResult:
         run_id = self._run_id_factory()
         self.current_run_id = run_id
         control = RunControl()
         self._control = control
-        ctx = self._loop_context(run_id)
+        ctx = self._loop_context(run_id, run)
         length_before = len(self._messages)
-        outcome = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
+        result = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
         if self.persistence is not None:
             if len(self._messages) < length_before or any(
                 isinstance(m, UserMessage) and m.origin == "compaction" for m in self._messages[:1]
             ):
                 await self.persistence.rewrite(self._messages)
             await self.persistence.checkpoint()
-        self.waiting_for = outcome.waiting_for
-        result = RunResult.from_outcome(outcome)
+        self.waiting_for = result.waiting_for
         self.last_result = result
         return result
 
-    def _take_seed(self) -> dict[str, Any]:
-        seed, self.run_state_seed = self.run_state_seed, {}
-        return seed
-
-    def _loop_context(self, run_id: str) -> LoopContext:
+    def _loop_context(self, run_id: str, run: RunOptions) -> LoopContext:
         steering = self._steering
         mode = self.config.steering_mode
         return LoopContext(
             run_id=run_id,
             messages=self._messages,
-            tools=self.tools,
+            tools=self.tools.extended(run.extra_tools) if run.extra_tools else self.tools,
             system=self.system_prompt,
-            options=self.options,
+            options=run.options or self.options,
             env=self.env,
             hooks=self.hooks,
             take_steering=lambda: _take(steering, mode),
             drain_steering=self.drain_steering_queue,
             steering_pending=lambda: bool(steering),
             budget=self.budget,
-            gates=self.gates,
-            required_output=self.required_output,
-            run_state_seed=self._take_seed(),
+            gates=self.gates if isinstance(run.gates, AgentDefault) else run.gates,
+            required_output=self.required_output
+            if isinstance(run.required_output, AgentDefault)
+            else run.required_output,
+            carried=run.carried,
             on_message=self.persistence.append if self.persistence is not None else None,
             checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
         )

@@ -8,6 +8,7 @@ docs/architecture.md draws the events of a run as a tree.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -20,6 +21,7 @@ __all__ = [
     "AutoRepair",
     "Blocker",
     "Compaction",
+    "Emit",
     "ErrorEvent",
     "Event",
     "EventAdapter",
@@ -364,6 +366,9 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)
+
+#: Where a run, a gate, a flow or the preview sends its events.
+Emit = Callable[[Event], None]
 
 
 def event_json_schema() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from rein.harness.coordinators import DependencyCoordinator
 from rein.harness.errors import ReinError
-from rein.harness.events import Blocker, Event, GateResult, GateStart
+from rein.harness.events import Blocker, Emit, GateResult, GateStart
 from rein.harness.ports import (
     CommandRunner,
     Diagnostic,
@@ -53,7 +53,7 @@ class GateContext:
     workspace: Workspace | None = None
     #: The run's emit, set by :meth:`GatePipeline.check`: events a gate causes
     #: (the preview's) reach the run's listeners.
-    emit: Callable[[Event], None] | None = None
+    emit: Emit | None = None
 
 
 @dataclass(slots=True)
@@ -239,9 +239,6 @@ class DependencyGate:
             ],
             detail="install failed",
         )
-
-
-Emit = Callable[[Event], None]
 
 
 class GatePipeline:

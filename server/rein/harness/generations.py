@@ -6,15 +6,22 @@ dependency coordinators, an analyzer pool). :class:`TrackedWorkspace` wraps
 any Workspace so that every change the agent applies lands in the log;
 adapters record changes Rein did not make (a file watcher, the person typing)
 with :meth:`MutationLog.record`.
+
+The log also keeps the runs' records (:mod:`rein.harness.run_record`): an
+agent change recorded while a run is active is that run's, and an external
+change recorded while a run's process runs
+(:meth:`MutationLog.attributing_processes`) is that run's too.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rein.harness.ports import FileContent, Mutation, Workspace
+from rein.harness.run_record import RunRecord, active_records, attribute
 
 __all__ = ["MutationListener", "MutationLog", "TrackedWorkspace"]
 
@@ -33,6 +40,8 @@ class MutationLog:
         self._latest = 0
         #: path -> (generation, origin) of its last change
         self._last_change: dict[str, tuple[int, str]] = {}
+        #: The active runs' records of every process running now for a run.
+        self._process_windows: list[tuple[RunRecord, ...]] = []
 
     @property
     def latest(self) -> int:
@@ -53,11 +62,37 @@ class MutationLog:
             del self._mutations[: len(self._mutations) - self._history]
         for path in mutation.paths:
             self._last_change[path] = (mutation.generation, mutation.origin)
+        self._attribute(mutation)
         for listener in list(self._listeners):
             try:
                 listener(mutation)
             except Exception:
                 log.exception("mutation listener raised")
+
+    def _attribute(self, mutation: Mutation) -> None:
+        """Count ``mutation`` in the records of the runs that caused it."""
+        if mutation.origin == "agent":
+            attribute(active_records(), mutation, "tool")
+        elif mutation.origin == "external":
+            for records in list(self._process_windows):
+                attribute(records, mutation, "command")
+
+    @contextmanager
+    def attributing_processes(self) -> Iterator[None]:
+        """While open, external changes (a disk watcher's) are counted as
+        changes of the runs active in the caller's context: wrap a process a
+        tool starts, and the wait until the watcher has seen its writes.
+        Changes that overlapping processes of several runs make count for
+        each of those runs."""
+        records = active_records()
+        if not records:
+            yield
+            return
+        self._process_windows.append(records)
+        try:
+            yield
+        finally:
+            self._process_windows.remove(records)
 
     def since(self, generation: int) -> list[Mutation]:
         """Mutations with a generation greater than ``generation``."""

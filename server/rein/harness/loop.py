@@ -2,13 +2,19 @@
 
 :func:`run_loop` is a function over a :class:`LoopContext` (the transcript,
 tools, hooks, queues), the config, an ``emit`` callback and the model. The
-:class:`~rein.harness.agent.Agent` is its stateful shell.
+:class:`~rein.harness.agent.Agent` is its stateful shell. A turn streams the
+model's reply (:class:`~rein.harness.streaming.TurnStream`), executes its tool
+calls (:class:`~rein.harness.tool_calls.ToolExecutor`), and a final answer
+runs the gates over the run's record of changes
+(:mod:`rein.harness.run_record`).
 
 Invariants kept here (docs/architecture.md lists them all):
 
 * every tool call in the transcript has exactly one result, whatever happens
   (unknown tool, invalid arguments, a raising tool, a blocked call, abort);
 * every ``*_start`` event has its ``*_end``;
+* every change the run caused, whoever made it, is in its record, and a final
+  answer with unvalidated changes runs the gates;
 * the per-turn cost does not grow with the length of the history.
 """
 
@@ -17,14 +23,12 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
 
-from rein.harness.breaker import ToolMisuseBreaker
 from rein.harness.config import HarnessConfig
 from rein.harness.context import (
     ContextOverflowError,
@@ -35,9 +39,9 @@ from rein.harness.errors import ModelError
 from rein.harness.events import (
     Blocker,
     Compaction,
+    Emit,
     ErrorEvent,
     Event,
-    MessageDelta,
     MessageEnd,
     MessageStart,
     RepairAttempt,
@@ -53,40 +57,21 @@ from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.messages import (
     AssistantMessage,
     Message,
-    TextPart,
-    ThinkingPart,
     ToolCall,
-    ToolResultMessage,
     Usage,
     UserMessage,
 )
 from rein.harness.ports import (
     Model,
-    ModelDelta,
+    ModelOptions,
     ModelRequest,
-    Mutation,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    TurnDone,
 )
-from rein.harness.run_types import Emit, LoopContext, RunControl, RunOutcome
-from rein.harness.tool_calls import (
-    ToolCalls,
-    call_hook,
-    format_validation_error,
-    truncate_tool_output,
-)
+from rein.harness.run_record import RunRecord, recording
+from rein.harness.run_types import LoopContext, RunControl, RunResult
+from rein.harness.streaming import TurnStream
+from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 
-__all__ = [
-    "Emit",
-    "LoopContext",
-    "RunControl",
-    "RunOutcome",
-    "format_validation_error",
-    "run_loop",
-    "truncate_tool_output",
-]
+__all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
 
 log = logging.getLogger(__name__)
 
@@ -97,21 +82,11 @@ def _short(b: Blocker) -> str:
     return b.message
 
 
-@asynccontextmanager
-async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIterator[ModelDelta]]:
-    """Close the model's stream (and its HTTP response) as soon as we stop
-    reading it, not when it is garbage collected."""
-    try:
-        yield stream
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        # An async generator that ran to its end has nothing to close.
-        if aclose is not None and getattr(stream, "ag_frame", True) is not None:
-            with anyio.CancelScope(shield=True):
-                await aclose()
+#: What a turn's step decided: start the next turn, or go on to validation.
+_Next = Literal["next_turn", "validate"]
 
 
-class _Run(ToolCalls):
+class _TurnLoop:
     """State of one run; ``execute`` is the loop, ``finish_*`` the exits."""
 
     def __init__(self, ctx: LoopContext, config: HarnessConfig, emit: Emit, model: Model) -> None:
@@ -120,34 +95,23 @@ class _Run(ToolCalls):
         self._emit_out = emit
         self.model = model
         self.last_event = time.monotonic()
-        self.tools_running = 0
         self.turn = 0
         self.turn_open = False
         self.usage = Usage()
         self.last_text = ""
-        self.run_state: dict[str, Any] = dict(ctx.run_state_seed)
-        self.run_state.setdefault("tools_used", [])
-        # Streaming state (for the abort path).
-        self.stream_open = False
-        self.partial_text: list[str] = []
-        self.partial_thinking: list[str] = []
-        # Tool execution state (for the abort path).
-        self.pending_calls: list[ToolCall] = []
-        self.pending_results: list[ToolResultMessage | None] = []
-        self.started_calls: set[str] = set()
-        self.ended_calls: set[str] = set()
-        self.breaker = ToolMisuseBreaker()
+        self.record = RunRecord(ctx.carried)
+        self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
+        #: The assistant message being streamed (for the abort path).
+        self.stream = TurnStream(self.emit)
+        self.empty_retries = 0
         self.repair_attempts = 0
         self.blockers: list[Blocker] = []
         #: ask_user calls that got no answer: (tool_call_id, question)
         self.waiting_for: list[tuple[str, str]] = []
         #: The details of an output tool's result that ended the run.
         self.terminal: dict[str, Any] | None = None
-        self.terminal_text: str | None = None
         self.output_nudges = 0
         self.mutations_seen = 0
-        self.running_calls: dict[str, tuple[str, float]] = {}
-        self.supervisor_started = False
         self.task_group: anyio.abc.TaskGroup | None = None
         self._overhead: tuple[int, int] | None = None
 
@@ -173,8 +137,38 @@ class _Run(ToolCalls):
 
     # -------------------------------------------------------------------- loop
 
-    async def execute(self, new_messages: Sequence[Message]) -> RunOutcome:
-        ctx, config = self.ctx, self.config
+    async def execute(self, new_messages: Sequence[Message]) -> RunResult:
+        await self.begin(new_messages)
+        while True:
+            self.apply_steering()
+            if self.turn >= self.config.max_model_turns_per_run:
+                return self.finish(
+                    "failed",
+                    f"reached the limit of {self.config.max_model_turns_per_run} model turns "
+                    "for one run (harness.maxModelTurnsPerRun)",
+                )
+            reply = await self.model_turn()
+            if isinstance(reply, RunResult):
+                return reply
+            if reply is None:
+                continue  # an empty reply, retried
+            if reply.tool_calls:
+                step = await self.tool_turn(reply.tool_calls)
+            else:
+                step = self.answer_turn()
+            if isinstance(step, RunResult):
+                return step
+            if step == "next_turn":
+                continue
+            repaired = await self.validate()
+            if isinstance(repaired, RunResult):
+                return repaired
+            if repaired is None:
+                return self.finish("completed")
+
+    async def begin(self, new_messages: Sequence[Message]) -> None:
+        """Announce the run, append its new messages, give the gates their
+        baseline."""
         prompt = next(
             (
                 m.content
@@ -183,163 +177,184 @@ class _Run(ToolCalls):
             ),
             None,
         )
-        self.emit(RunStart(run_id=ctx.run_id, prompt=prompt))
+        self.emit(RunStart(run_id=self.ctx.run_id, prompt=prompt))
         for message in new_messages:
             self.append_with_events(message)
-        if ctx.gates is not None:
-            workspace = ctx.env.workspace
-            await ctx.gates.on_run_start(workspace.generation if workspace else 0, self.emit)
-        empty_retries = 0
-        while True:
-            self.apply_steering()
-            if self.turn >= config.max_model_turns_per_run:
-                return self.finish(
-                    "failed",
-                    f"reached the limit of {config.max_model_turns_per_run} model turns "
-                    "for one run (harness.maxModelTurnsPerRun)",
-                )
-            self.turn += 1
-            self.turn_open = True
-            self.emit(TurnStart(turn=self.turn))
-            model, options = self.model, ctx.options
-            if ctx.hooks.prepare_next_turn is not None:
-                overrides = await call_hook(
-                    self.emit,
-                    "prepare_next_turn",
-                    ctx.hooks.prepare_next_turn,
-                    TurnInfo(ctx.run_id, self.turn, ctx.messages),
-                )
-                if isinstance(overrides, TurnOverrides):
-                    model = overrides.model or model
-                    options = overrides.options or options
-            for note in self.breaker.take_notes():
-                self.append_with_events(UserMessage(content=note, origin="nudge"))
-            if ctx.budget is not None:
-                try:
-                    await self.fit_context(model)
-                except ContextOverflowError as exc:
-                    return self.finish("failed", f"context overflow: {exc}")
-                except ModelError as exc:
-                    return self.finish("failed", f"context compaction failed: {exc}")
-            messages: Sequence[Message] = ctx.messages
-            if ctx.hooks.transform_context is not None:
-                transformed = await call_hook(
-                    self.emit, "transform_context", ctx.hooks.transform_context, ctx.messages
-                )
-                if transformed is not None:
-                    messages = transformed
-            await self.checkpoint()
-            request = ModelRequest(
-                system=ctx.system, messages=messages, tools=ctx.tools.schemas(), options=options
-            )
-            try:
-                assistant = await self.stream_turn(model, request)
-            except ModelError as exc:
-                self.close_partial_stream("error")
-                return self.finish("failed", f"model error: {exc}")
-            self.usage = self.usage + assistant.usage
-            if assistant.is_empty() and assistant.stop_reason != "length":
-                self.emit(MessageEnd(message=assistant))
-                if empty_retries < config.max_empty_retries:
-                    empty_retries += 1
-                    self.emit(
-                        ErrorEvent(
-                            message=f"the model returned an empty reply; retrying "
-                            f"({empty_retries} of {config.max_empty_retries})",
-                            where="model",
-                        )
-                    )
-                    self.end_turn(0)
-                    continue
-                self.end_turn(0)
-                return self.finish(
-                    "failed",
-                    f"the model returned an empty reply {empty_retries + 1} times",
-                )
-            empty_retries = 0
-            self.append(assistant)
-            self.emit(MessageEnd(message=assistant))
-            if assistant.text:
-                self.last_text = assistant.text
-            calls = assistant.tool_calls
-            if calls:
-                await self.checkpoint()
-                await self.execute_tools(calls)
-                self.end_turn(len(calls))
-                self.observe_mutations()
-                if self.waiting_for:
-                    await self.checkpoint()
-                    question = self.waiting_for[0][1]
-                    return self.finish("waiting", f"waiting for the person's answer: {question}")
-                if not self.terminal:
-                    continue
-                # An output tool gave the answer: treat it like a final answer.
-                self.last_text = self.terminal_text or self.last_text
-            else:
-                self.end_turn(0)
-                required = ctx.required_output
-                if required is not None and not self.terminal:
-                    if self.output_nudges < 1:
-                        self.output_nudges += 1
-                        self.append_with_events(
-                            UserMessage(
-                                content=f"You must answer by calling the `{required}` tool, not with "
-                                "plain text. Call it now.",
-                                origin="nudge",
-                            )
-                        )
-                        continue
-                    return self.finish(
-                        "failed",
-                        f"the model answered in text twice instead of calling `{required}`",
-                    )
-            if ctx.gates is not None and self.unvalidated():
-                blockers = await self.run_gates(ctx.gates)
-                if blockers:
-                    if self.repair_attempts >= config.max_repair_attempts:
-                        self.blockers = blockers
-                        return self.finish(
-                            "failed",
-                            f"{len(blockers)} problem(s) remain after {self.repair_attempts} "
-                            f"repair attempt(s) (harness.maxRepairAttempts = "
-                            f"{config.max_repair_attempts}): "
-                            + "; ".join(_short(b) for b in blockers[:5]),
-                        )
-                    self.repair_attempts += 1
-                    self.emit(
-                        RepairAttempt(
-                            attempt=self.repair_attempts,
-                            max_attempts=config.max_repair_attempts,
-                            blockers=blockers,
-                        )
-                    )
-                    prompt = build_repair_prompt(
-                        blockers, self.repair_attempts, config.max_repair_attempts
-                    )
-                    self.terminal = None
-                    self.append_with_events(UserMessage(content=prompt, origin="repair"))
-                    continue
-            return self.finish("completed")
+        if self.ctx.gates is not None:
+            workspace = self.ctx.env.workspace
+            await self.ctx.gates.on_run_start(workspace.generation if workspace else 0, self.emit)
 
-    def run_mutations(self) -> list[Mutation]:
-        mutations: list[Mutation] = self.run_state.get("mutations", [])
-        return mutations
+    async def model_turn(self) -> AssistantMessage | RunResult | None:
+        """One model call: the assistant message; None for an empty reply
+        that is retried; the run's result when the run ends here."""
+        ctx = self.ctx
+        self.turn += 1
+        self.turn_open = True
+        self.emit(TurnStart(turn=self.turn))
+        model, options = await self.turn_overrides()
+        for note in self.tools.breaker.take_notes():
+            self.append_with_events(UserMessage(content=note, origin="nudge"))
+        if ctx.budget is not None:
+            try:
+                await self.fit_context(model)
+            except ContextOverflowError as exc:
+                return self.finish("failed", f"context overflow: {exc}")
+            except ModelError as exc:
+                return self.finish("failed", f"context compaction failed: {exc}")
+        messages: Sequence[Message] = ctx.messages
+        if ctx.hooks.transform_context is not None:
+            transformed = await call_hook(
+                self.emit, "transform_context", ctx.hooks.transform_context, ctx.messages
+            )
+            if transformed is not None:
+                messages = transformed
+        await self.checkpoint()
+        request = ModelRequest(
+            system=ctx.system, messages=messages, tools=ctx.tools.schemas(), options=options
+        )
+        try:
+            assistant = await self.stream.stream(model, request)
+        except ModelError as exc:
+            self.close_partial_stream("error")
+            return self.finish("failed", f"model error: {exc}")
+        self.usage = self.usage + assistant.usage
+        if assistant.is_empty() and assistant.stop_reason != "length":
+            return self.empty_reply(assistant)
+        self.empty_retries = 0
+        self.append(assistant)
+        self.emit(MessageEnd(message=assistant))
+        if assistant.text:
+            self.last_text = assistant.text
+        return assistant
+
+    async def turn_overrides(self) -> tuple[Model, ModelOptions]:
+        """The model and options of this turn (``prepare_next_turn`` may
+        change them)."""
+        ctx = self.ctx
+        model, options = self.model, ctx.options
+        if ctx.hooks.prepare_next_turn is not None:
+            overrides = await call_hook(
+                self.emit,
+                "prepare_next_turn",
+                ctx.hooks.prepare_next_turn,
+                TurnInfo(ctx.run_id, self.turn, ctx.messages),
+            )
+            if isinstance(overrides, TurnOverrides):
+                model = overrides.model or model
+                options = overrides.options or options
+        return model, options
+
+    def empty_reply(self, assistant: AssistantMessage) -> RunResult | None:
+        """An empty reply is retried a few times, then fails the run."""
+        limit = self.config.max_empty_retries
+        self.emit(MessageEnd(message=assistant))
+        if self.empty_retries < limit:
+            self.empty_retries += 1
+            self.emit(
+                ErrorEvent(
+                    message=f"the model returned an empty reply; retrying "
+                    f"({self.empty_retries} of {limit})",
+                    where="model",
+                )
+            )
+            self.end_turn(0)
+            return None
+        self.end_turn(0)
+        return self.finish(
+            "failed", f"the model returned an empty reply {self.empty_retries + 1} times"
+        )
+
+    async def tool_turn(self, calls: list[ToolCall]) -> RunResult | _Next:
+        """Execute the turn's calls; wait for the person, go on, or (when an
+        output tool answered) validate."""
+        await self.checkpoint()
+        batch = await self.tools.execute(calls)
+        self.take_batch(batch)
+        self.end_turn(len(calls))
+        self.observe_mutations()
+        if self.waiting_for:
+            await self.checkpoint()
+            question = self.waiting_for[0][1]
+            return self.finish("waiting", f"waiting for the person's answer: {question}")
+        if not self.terminal:
+            return "next_turn"
+        # An output tool gave the answer: treat it like a final answer.
+        self.last_text = str(self.terminal.get("text") or "") or self.last_text
+        return "validate"
+
+    def take_batch(self, batch: ToolBatch) -> None:
+        for result in batch.results:
+            self.append_with_events(result)
+        self.waiting_for.extend(batch.waiting_for)
+        if batch.terminal is not None:
+            self.terminal = batch.terminal
+
+    def answer_turn(self) -> RunResult | _Next:
+        """A text answer: validate it, unless an output tool must give it."""
+        self.end_turn(0)
+        required = self.ctx.required_output
+        if required is None or self.terminal:
+            return "validate"
+        if self.output_nudges < 1:
+            self.output_nudges += 1
+            self.append_with_events(
+                UserMessage(
+                    content=f"You must answer by calling the `{required}` tool, not with "
+                    "plain text. Call it now.",
+                    origin="nudge",
+                )
+            )
+            return "next_turn"
+        return self.finish(
+            "failed", f"the model answered in text twice instead of calling `{required}`"
+        )
+
+    async def validate(self) -> RunResult | Literal["repair"] | None:
+        """Run the gates over unvalidated changes: None when they pass (or
+        there is nothing to check), "repair" when a repair turn follows, the
+        failed result when the repair budget is spent."""
+        gates, config = self.ctx.gates, self.config
+        if gates is None or not self.unvalidated():
+            return None
+        blockers = await self.run_gates(gates)
+        if not blockers:
+            return None
+        if self.repair_attempts >= config.max_repair_attempts:
+            self.blockers = blockers
+            return self.finish(
+                "failed",
+                f"{len(blockers)} problem(s) remain after {self.repair_attempts} "
+                f"repair attempt(s) (harness.maxRepairAttempts = "
+                f"{config.max_repair_attempts}): " + "; ".join(_short(b) for b in blockers[:5]),
+            )
+        self.repair_attempts += 1
+        self.emit(
+            RepairAttempt(
+                attempt=self.repair_attempts,
+                max_attempts=config.max_repair_attempts,
+                blockers=blockers,
+            )
+        )
+        prompt = build_repair_prompt(blockers, self.repair_attempts, config.max_repair_attempts)
+        self.terminal = None
+        self.append_with_events(UserMessage(content=prompt, origin="repair"))
+        return "repair"
 
     def observe_mutations(self) -> None:
         """Tell the gates (the dependency coordinator) about new changes."""
-        mutations = self.run_mutations()
+        mutations = self.record.to_validate()
         if self.ctx.gates is not None and self.task_group is not None:
-            for mutation in mutations[self.mutations_seen :]:
-                self.ctx.gates.on_mutation(mutation, self.task_group.start_soon)
+            for change in mutations[self.mutations_seen :]:
+                self.ctx.gates.on_mutation(change.mutation, self.task_group.start_soon)
         self.mutations_seen = len(mutations)
 
     def unvalidated(self) -> bool:
         gates = self.ctx.gates
         assert gates is not None
-        return any(m.generation > gates.validated_generation for m in self.run_mutations())
+        return any(m.generation > gates.validated_generation for m in self.record.to_validate())
 
     async def run_gates(self, gates: GatePipeline) -> list[Blocker]:
-        mutations = self.run_mutations()
+        mutations = self.record.to_validate()
         generation = max(m.generation for m in mutations)
         workspace = self.ctx.env.workspace
         if workspace is not None:
@@ -388,68 +403,16 @@ class _Run(ToolCalls):
                 self.append_with_events(message)
             self.emit(SteeringApplied(texts=[m.content for m in steering]))
 
-    # ------------------------------------------------------------------ model
-
-    async def stream_turn(self, model: Model, request: ModelRequest) -> AssistantMessage:
-        self.stream_open = False
-        self.partial_text = []
-        self.partial_thinking = []
-        done: AssistantMessage | None = None
-        tool_names: dict[int, tuple[str | None, str | None]] = {}
-        async with _closing(model.stream(request)) as stream:
-            async for delta in stream:
-                if not self.stream_open:
-                    self.stream_open = True
-                    self.emit(MessageStart(role="assistant"))
-                if isinstance(delta, TextDelta):
-                    self.partial_text.append(delta.text)
-                    self.emit(MessageDelta(kind="text", delta=delta.text))
-                elif isinstance(delta, ThinkingDelta):
-                    self.partial_thinking.append(delta.text)
-                    self.emit(MessageDelta(kind="thinking", delta=delta.text))
-                elif isinstance(delta, ToolCallDelta):
-                    known = tool_names.get(delta.index, (None, None))
-                    ident = delta.id or known[0]
-                    name = delta.name or known[1]
-                    tool_names[delta.index] = (ident, name)
-                    self.emit(
-                        MessageDelta(
-                            kind="tool_call",
-                            delta=delta.arguments_delta,
-                            tool_call_id=ident,
-                            tool_name=name,
-                        )
-                    )
-                elif isinstance(delta, TurnDone):
-                    done = delta.message
-        if done is None:
-            raise ModelError(f"model {model.name!r} ended its stream without a final message")
-        if not self.stream_open:
-            self.stream_open = True
-            self.emit(MessageStart(role="assistant"))
-        self.stream_open = False
-        return done
-
     def close_partial_stream(self, stop_reason: str) -> None:
         """Abort or error while streaming: keep what was said, end the message."""
-        if not self.stream_open:
-            return
-        self.stream_open = False
-        parts: list[TextPart | ThinkingPart] = []
-        if self.partial_thinking:
-            parts.append(ThinkingPart(thinking="".join(self.partial_thinking)))
-        if self.partial_text:
-            parts.append(TextPart(text="".join(self.partial_text)))
-        message = AssistantMessage(
-            content=tuple(parts),
-            stop_reason="aborted" if stop_reason == "aborted" else "error",
-        )
-        self.append(message)
-        self.emit(MessageEnd(message=message))
+        message = self.stream.close(stop_reason)
+        if message is not None:
+            self.append(message)
+            self.emit(MessageEnd(message=message))
 
     # ------------------------------------------------------------------ exits
 
-    def finish(self, status: RunStatus, reason: str | None = None) -> RunOutcome:
+    def finish(self, status: RunStatus, reason: str | None = None) -> RunResult:
         self.end_turn(0)
         if status == "failed" and reason:
             self.emit(ErrorEvent(message=reason, where="run", fatal=True))
@@ -462,29 +425,29 @@ class _Run(ToolCalls):
                 usage=self.usage,
             )
         )
-        return RunOutcome(
+        return RunResult(
             run_id=self.ctx.run_id,
             status=status,
-            reason=reason,
+            error=reason,
             text=self.last_text,
             turns=self.turn,
             usage=self.usage,
             repair_attempts=self.repair_attempts,
-            generations=sorted({m.generation for m in self.run_mutations()}),
+            generations=self.record.generations,
             blockers=self.blockers,
             waiting_for=self.waiting_for[0][0]
             if status == "waiting" and self.waiting_for
             else None,
-            mutations=list(self.run_mutations()),
+            mutations=list(self.record.mutations),
             output=self.terminal,
-            tools_used=list(self.run_state.get("tools_used", [])),
+            tools_used=list(self.record.tools_used),
         )
 
-    def finish_aborted(self, reason: str) -> RunOutcome:
+    def finish_aborted(self, reason: str) -> RunResult:
         self.close_partial_stream("aborted")
-        if self.pending_calls:
-            self.commit_tool_results(reason)
-        self.end_turn(len(self.pending_calls))
+        pending = self.tools.pending
+        self.abandon_tool_calls(reason)
+        self.end_turn(pending)
         steering = self.ctx.drain_steering()
         if steering:
             for message in steering:
@@ -492,11 +455,15 @@ class _Run(ToolCalls):
             self.emit(SteeringApplied(texts=[m.content for m in steering]))
         return self.finish("aborted", reason)
 
-    def finish_crashed(self, exc: BaseException) -> RunOutcome:
+    def abandon_tool_calls(self, reason: str) -> None:
+        """The run ends mid-batch: every call still gets its one result."""
+        for result in self.tools.abandon(reason):
+            self.append_with_events(result)
+
+    def finish_crashed(self, exc: BaseException) -> RunResult:
         """A bug in the loop itself: keep the transcript valid, fail the run."""
         self.close_partial_stream("error")
-        if self.pending_calls:
-            self.commit_tool_results(f"internal error: {exc}")
+        self.abandon_tool_calls(f"internal error: {exc}")
         self.emit(
             ErrorEvent(
                 message="".join(traceback.format_exception_only(type(exc), exc)).strip(),
@@ -511,7 +478,7 @@ class _Run(ToolCalls):
     async def watchdog(self, control: RunControl, limit_s: float) -> None:
         while True:
             idle = time.monotonic() - self.last_event
-            if self.tools_running:
+            if self.tools.running:
                 # Tool time does not count: measure from the tools' end.
                 self.last_event = time.monotonic()
                 await anyio.sleep(limit_s)
@@ -531,14 +498,14 @@ async def run_loop(
     model: Model,
     new_messages: Sequence[Message] = (),
     control: RunControl | None = None,
-) -> RunOutcome:
+) -> RunResult:
     """Run until the model gives a final answer, the turn limit is hit, the
     model fails, or ``control.abort()`` is called. Never raises for those:
     the outcome says what happened."""
     control = control or RunControl()
-    run = _Run(ctx, config, emit, model)
-    outcome: RunOutcome | None = None
-    with anyio.CancelScope() as scope:
+    run = _TurnLoop(ctx, config, emit, model)
+    outcome: RunResult | None = None
+    with recording(run.record), anyio.CancelScope() as scope:
         control._scope = scope
         if control.aborted:
             scope.cancel()

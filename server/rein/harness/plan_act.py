@@ -27,11 +27,12 @@ from pydantic import BaseModel, Field
 
 from rein.harness.agent import Agent, RunResult
 from rein.harness.errors import ToolError
-from rein.harness.events import Event, PlanState, PlanStateName, PlanStep, PlanUpdated
+from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUpdated
 from rein.harness.gates import GatePipeline
 from rein.harness.messages import Usage
 from rein.harness.output import OutputTool, output_of
-from rein.harness.ports import ModelOptions, Mutation
+from rein.harness.run_record import RunMutation
+from rein.harness.run_types import RunOptions
 from rein.harness.tools import Tool, ToolContext, ToolRegistry
 
 __all__ = [
@@ -84,7 +85,7 @@ def submit_plan_tool() -> OutputTool[PlanArgs]:
 
 
 def _check_complete(args: CompleteStepArgs, ctx: ToolContext) -> None:
-    used = [name for name in ctx.run_state.get("tools_used", []) if name not in NON_WORK_TOOLS]
+    used = [name for name in ctx.record.tools_used if name not in NON_WORK_TOOLS]
     if args.success and not used:
         raise ToolError(
             "complete_step(success=true) was rejected: no work tool ran during this step. "
@@ -158,7 +159,6 @@ class PlanSnapshot:
         )
 
 
-Emit = Callable[[Event], None]
 PlanReason = Literal["planned", "step_done", "step_failed", "revised", "step_started"]
 SaveState = Callable[[PlanSnapshot], Awaitable[None]]
 
@@ -183,7 +183,10 @@ class PlanActFlow:
         max_replans: int = 3,
         save_state: SaveState | None = None,
         snapshot: PlanSnapshot | None = None,
+        step_tool: OutputTool[CompleteStepArgs] | None = None,
     ) -> None:
+        """``step_tool`` replaces the executor's ``complete_step`` (the evals
+        swap in one without the no-work check to show the check matters)."""
         self.planner = planner
         self.executor = executor
         self.emit = emit
@@ -192,14 +195,11 @@ class PlanActFlow:
         self.save_state = save_state
         self.plan = snapshot or PlanSnapshot()
         self._submit = submit_plan_tool()
-        if self._submit.name not in planner.tools:
-            planner.tools.register(self._submit)
-        if "complete_step" not in executor.tools:
-            executor.tools.register(complete_step_tool())
+        self._complete = step_tool or complete_step_tool()
         self._usage = Usage()
         self._turns = 0
         self._repairs = 0
-        self._mutations: list[Mutation] = []
+        self._mutations: list[RunMutation] = []
         self.model_calls = 0
 
     # ------------------------------------------------------------- plumbing
@@ -248,10 +248,27 @@ class PlanActFlow:
             mutations=list(self._mutations),
         )
 
+    def _planner_run(self, tool_choice: str, required_output: str | None) -> RunOptions:
+        return RunOptions(
+            options=self.planner.options.model_copy(update={"tool_choice": tool_choice}),
+            required_output=required_output,
+            extra_tools=[self._submit],
+        )
+
+    def _executor_run(self, final_step: bool) -> RunOptions:
+        """A step's run: ends with complete_step; the last step runs the gates
+        over every change the plan made."""
+        return RunOptions(
+            gates=self.gates if final_step else None,
+            required_output=self._complete.name,
+            extra_tools=[self._complete],
+            carried=list(self._mutations) if final_step else (),
+        )
+
     async def _ask_planner(self, text: str) -> RunResult:
-        self.planner.options = self.planner.options.model_copy(update={"tool_choice": "required"})
-        self.planner.required_output = self._submit.name
-        result = await self.planner.prompt(text)
+        result = await self.planner.prompt(
+            text, run=self._planner_run("required", self._submit.name)
+        )
         self._account(result)
         return result
 
@@ -296,23 +313,22 @@ class PlanActFlow:
         while self.plan.index < len(self.plan.steps):
             i = self.plan.index
             step = self.plan.steps[i]
-            final_step = i == len(self.plan.steps) - 1
-            self.executor.gates = self.gates if final_step else None
-            if final_step:
-                self.executor.run_state_seed = {"mutations": list(self._mutations)}
-            self.executor.required_output = "complete_step"
+            run = self._executor_run(final_step=i == len(self.plan.steps) - 1)
             if resume_text is not None and self.executor.waiting_for is not None:
-                last = await self.executor.prompt(resume_text)
+                last = await self.executor.prompt(resume_text, run=run)
             elif resume_text is not None and self.executor.messages:
                 last = await self.executor.prompt(
                     f"{resume_text}\n\n(Continue step {step.id}: {step.description}; "
-                    "finish it with complete_step.)"
+                    "finish it with complete_step.)",
+                    run=run,
                 )
             else:
                 self._set_step(i, status="running")
                 self._plan_event("step_started")
                 done = [s for s in self.plan.steps[:i] if s.status == "done"]
-                last = await self.executor.prompt(_step_prompt(step, i, len(self.plan.steps), done))
+                last = await self.executor.prompt(
+                    _step_prompt(step, i, len(self.plan.steps), done), run=run
+                )
             resume_text = None
             self._account(last)
             if last.status == "waiting":
@@ -382,14 +398,12 @@ class PlanActFlow:
             await self._to("completed")
             return self._result("completed", done[0].summary or "", run_id)
         await self._to("summarizing")
-        self.planner.options = self.planner.options.model_copy(update={"tool_choice": "none"})
-        self.planner.required_output = None
         steps = "\n".join(f"- {s.id}: {s.summary}" for s in done)
         summary = await self.planner.prompt(
             f"All steps are done:\n{steps}\n\nWrite the final answer for the person: what was "
-            "done and anything they should know. Plain text, short."
+            "done and anything they should know. Plain text, short.",
+            run=self._planner_run("none", None),
         )
         self._account(summary)
-        self.planner.options = ModelOptions(tool_choice="required")
         await self._to("completed")
         return self._result("completed", summary.text, summary.run_id)

@@ -30,9 +30,9 @@ __all__ = [
     "ModelRequest",
     "Mutation",
     "MutationOrigin",
+    "Persistence",
     "PreviewProcess",
     "PreviewProcessFactory",
-    "SessionStore",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
@@ -320,18 +320,25 @@ class PreviewProcessFactory(Protocol):
         ...
 
 
-# -------------------------------------------------------------------- sessions
+# ------------------------------------------------------------------ persistence
 
 
-class SessionStore(Protocol):
-    """Sessions persisted as they are produced (filled in by rein.store)."""
+class Persistence(Protocol):
+    """Where an agent's transcript is kept as it is produced (the store's
+    ``StorePersistence``, one per agent memory)."""
 
-    async def create_session(self, session_id: str, title: str) -> None: ...
+    def append(self, message: Message) -> None:
+        """Queue one appended message; must be cheap (no I/O)."""
+        ...
 
-    async def append_messages(
-        self, session_id: str, memory_key: str, messages: Sequence[Message]
-    ) -> None: ...
+    def replace(self, index: int, message: Message) -> None:
+        """The message at ``index`` was replaced (an answered question)."""
+        ...
 
-    async def load_messages(self, session_id: str, memory_key: str) -> list[Message]: ...
+    async def checkpoint(self) -> None:
+        """Commit everything queued (before a model call or tool execution)."""
+        ...
 
-    async def set_status(self, session_id: str, status: str) -> None: ...
+    async def rewrite(self, messages: Sequence[Message]) -> None:
+        """The transcript was rewritten (compaction replaced old turns)."""
+        ...

@@ -36,6 +36,7 @@ import anyio.lowlevel
 from rein.harness._preview_output import OutputLog, find_errors, headline
 from rein.harness.config import PreviewGateConfig
 from rein.harness.events import (
+    Emit,
     Event,
     PreviewError,
     PreviewOutput,
@@ -55,7 +56,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[Event], None]
 #: Starts a background task that outlives the caller (a host task group's
 #: ``start_soon``).
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]

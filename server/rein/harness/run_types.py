@@ -1,33 +1,67 @@
 """The loop's inputs and outputs: what a run works on (:class:`LoopContext`),
-how it is aborted (:class:`RunControl`) and what it reports
-(:class:`RunOutcome`)."""
+what a caller sets for one run (:class:`RunOptions`), how it is aborted
+(:class:`RunControl`) and what it reports (:class:`RunResult`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, Final
 
 import anyio
 
 from rein.harness.context import ContextBudget
-from rein.harness.events import Blocker, Event, RunStatus
+from rein.harness.events import Blocker, RunStatus
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage, UserMessage
-from rein.harness.ports import ModelOptions, Mutation
-from rein.harness.tools import ToolEnvironment, ToolRegistry
+from rein.harness.ports import ModelOptions
+from rein.harness.run_record import RunMutation
+from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 
-__all__ = ["Emit", "LoopContext", "RunControl", "RunOutcome"]
+__all__ = ["AGENT_DEFAULT", "AgentDefault", "LoopContext", "RunControl", "RunOptions", "RunResult"]
 
-Emit = Callable[[Event], None]
+
+class AgentDefault(Enum):
+    """The type of :data:`AGENT_DEFAULT`."""
+
+    AGENT_DEFAULT = "the agent's own"
+
+
+#: A :class:`RunOptions` field left at this uses the Agent's own setting.
+AGENT_DEFAULT: Final = AgentDefault.AGENT_DEFAULT
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Settings for the runs of one ``Agent.prompt`` call, instead of
+    changing the Agent: fields left at their default use the Agent's own.
+
+    A flow (plan-act) passes these per step; the Agent is the same after.
+    """
+
+    #: The gates of these runs (None: no gates).
+    gates: GatePipeline | AgentDefault | None = AGENT_DEFAULT
+    #: An output tool the model must call to answer (None: none).
+    required_output: str | AgentDefault | None = AGENT_DEFAULT
+    #: The model options (None: the Agent's).
+    options: ModelOptions | None = None
+    #: Tools these runs may call besides the Agent's (names must not clash).
+    extra_tools: Sequence[Tool[Any]] = ()
+    #: Changes of earlier runs the first run's gates validate too.
+    carried: Sequence[RunMutation] = ()
 
 
 @dataclass(slots=True)
-class RunOutcome:
+class RunResult:
+    """What one run did and how it ended."""
+
     run_id: str
     status: RunStatus
-    reason: str | None = None
+    #: Why the run did not complete (None when it completed).
+    error: str | None = None
+    #: The final answer (or the last text the model wrote).
     text: str = ""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -38,8 +72,8 @@ class RunOutcome:
     blockers: list[Blocker] = field(default_factory=list)
     #: For "waiting": the ask_user call whose result the next message becomes.
     waiting_for: str | None = None
-    #: The changes the agent applied in this run.
-    mutations: list[Mutation] = field(default_factory=list)
+    #: The changes this run caused (its tools', its commands', its subagents').
+    mutations: list[RunMutation] = field(default_factory=list)
     #: The details of the output tool call that gave the answer, if any.
     output: dict[str, Any] | None = None
     #: Names of the tools executed in this run, in order.
@@ -91,5 +125,5 @@ class LoopContext:
     gates: GatePipeline | None = None
     #: An output tool the model must call to answer (structured output).
     required_output: str | None = None
-    #: Initial per-run state (e.g. mutations carried over from earlier steps).
-    run_state_seed: dict[str, Any] = field(default_factory=dict)
+    #: Changes of earlier runs this run's gates validate too (plan-act steps).
+    carried: Sequence[RunMutation] = ()

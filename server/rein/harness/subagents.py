@@ -11,30 +11,27 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 import anyio
 
-from rein.harness.agent import Agent, Persistence, RunResult
+from rein.harness.agent import Agent, RunResult
 from rein.harness.config import HarnessConfig
 from rein.harness.events import Event, SubagentActivity
-from rein.harness.ports import Model, ModelOptions
+from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry
 
-__all__ = ["SubagentFactory", "SubagentSpawner", "run_subagent"]
+__all__ = ["SubagentSpawner", "run_subagent"]
 
 #: Inner events not forwarded (their content arrives in message_end).
 _NOT_FORWARDED = frozenset({"message_delta"})
 
 
-class SubagentFactory(Protocol):
-    def __call__(self, child_id: str, tools: Sequence[str] | None, max_turns: int) -> Agent: ...
-
-
 class SubagentSpawner:
-    """The default factory: children share the parent's model, environment
-    and gates-free harness; ``persistence_for(child_id)`` gives each its own
-    memory (``<child_id>:memory``)."""
+    """Makes the ``task`` tool's children (``env.subagents``): they share the
+    parent's model, environment and gates-free harness (the parent's gates
+    validate their changes, which count in the parent's run record);
+    ``persistence_for(child_id)`` gives each its own memory
+    (``<child_id>:memory``)."""
 
     def __init__(
         self,

@@ -1,9 +1,10 @@
 """Tool calls inside a run: validation, hooks, supervision, results.
 
-:class:`ToolCalls` is the part of the loop's run state that executes the
-tool calls of one assistant turn (parallel or sequential), supervises them
-(heartbeats, a hard time limit, the misuse breaker) and appends exactly one
-result per call, in call order, also on abort. Every failure becomes an
+:class:`ToolExecutor` executes the tool calls of one assistant turn (parallel
+or sequential), supervises them (heartbeats, a hard time limit, the misuse
+breaker) and returns exactly one result per call, in call order. When the run
+is aborted or crashes mid-batch, :meth:`ToolExecutor.abandon` gives the
+results of the calls that did not finish. Every failure becomes an
 ``is_error`` result the model can read.
 """
 
@@ -13,28 +14,31 @@ import inspect
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import anyio
-import anyio.abc
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from rein.harness.breaker import ToolMisuseBreaker
 from rein.harness.config import HarnessConfig
 from rein.harness.errors import ToolError
-from rein.harness.events import ErrorEvent, Event, ToolCallEnd, ToolCallStart, ToolCallUpdate
+from rein.harness.events import Emit, ErrorEvent, ToolCallEnd, ToolCallStart, ToolCallUpdate
 from rein.harness.hooks import Block
-from rein.harness.messages import Message, ToolCall, ToolResultMessage
-from rein.harness.tools import ToolContext, ToolResult
+from rein.harness.messages import ToolCall, ToolResultMessage
+from rein.harness.run_record import RunRecord
+from rein.harness.run_types import LoopContext
+from rein.harness.tools import Tool, ToolContext, ToolResult
 
-if TYPE_CHECKING:
-    from rein.harness.loop import LoopContext
-
-__all__ = ["ToolCalls", "call_hook", "format_validation_error", "truncate_tool_output"]
+__all__ = [
+    "ToolBatch",
+    "ToolExecutor",
+    "call_hook",
+    "format_validation_error",
+    "truncate_tool_output",
+]
 
 log = logging.getLogger(__name__)
-
-Emit = Callable[[Event], None]
 
 _UPDATE_KINDS: dict[str, Literal["output", "heartbeat", "status"]] = {
     "output": "output",
@@ -88,102 +92,135 @@ async def call_hook(emit: Emit, name: str, fn: Callable[..., Any] | None, *args:
         return None
 
 
-class ToolCalls:
-    """Tool execution for the loop's run (``_Run`` in loop.py)."""
+@dataclass(slots=True)
+class ToolBatch:
+    """What one turn's tool calls gave: a result per call, in call order."""
 
-    # Provided by the run.
-    ctx: LoopContext
-    config: HarnessConfig
-    breaker: ToolMisuseBreaker
-    run_state: dict[str, Any]
-    tools_running: int
-    task_group: anyio.abc.TaskGroup | None
-    waiting_for: list[tuple[str, str]]
-    terminal: dict[str, Any] | None
-    terminal_text: str | None
-    pending_calls: list[ToolCall]
-    pending_results: list[ToolResultMessage | None]
-    started_calls: set[str]
-    ended_calls: set[str]
-    running_calls: dict[str, tuple[str, float]]
-    supervisor_started: bool
+    results: list[ToolResultMessage]
+    #: ask_user calls that got no answer: (tool_call_id, question).
+    waiting_for: list[tuple[str, str]] = field(default_factory=list)
+    #: The details of an output tool's successful result (it ends the run).
+    terminal: dict[str, Any] | None = None
 
-    def emit(self, event: Event) -> None:
-        raise NotImplementedError
 
-    def append_with_events(self, message: Message) -> None:
-        raise NotImplementedError
+class ToolExecutor:
+    """Executes the tool calls of a run, one batch (assistant turn) at a time.
 
-    # ------------------------------------------------------------------ tools
+    Its state outlives a batch where the run needs it: the misuse breaker and
+    ``running`` (the watchdog does not count tool time). ``record`` is the
+    run's record every tool's context shares.
+    """
 
-    async def execute_tools(self, calls: list[ToolCall]) -> None:
-        self.pending_calls = calls
-        self.pending_results = [None] * len(calls)
-        self.started_calls = set()
-        self.ended_calls = set()
-        self.tools_running += 1
+    def __init__(
+        self,
+        ctx: LoopContext,
+        config: HarnessConfig,
+        emit: Emit,
+        *,
+        record: RunRecord | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.config = config
+        self.emit = emit
+        self.record = record if record is not None else RunRecord()
+        self.breaker = ToolMisuseBreaker()
+        #: Batches executing now (0 or 1; the watchdog pauses while > 0).
+        self.running = 0
+        # The batch in flight.
+        self._calls: list[ToolCall] = []
+        self._results: list[ToolResultMessage | None] = []
+        self._started: set[str] = set()
+        self._ended: set[str] = set()
+        self._waiting_for: list[tuple[str, str]] = []
+        self._terminal: dict[str, Any] | None = None
+        #: call id -> (tool name, monotonic start) of calls executing now.
+        self._executing: dict[str, tuple[str, float]] = {}
+
+    @property
+    def pending(self) -> int:
+        """Calls of an unfinished batch (non-zero only after an abort)."""
+        return len(self._calls)
+
+    # ------------------------------------------------------------------ batch
+
+    async def execute(self, calls: list[ToolCall]) -> ToolBatch:
+        """Execute ``calls`` (parallel when configured) under a heartbeat
+        supervisor; one result per call, in call order."""
+        self._begin(calls)
+        self.running += 1
         try:
-            if self.config.tool_execution == "parallel" and len(calls) > 1:
-                async with anyio.create_task_group() as tg:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._heartbeats)
+                if self.config.tool_execution == "parallel" and len(calls) > 1:
+                    async with anyio.create_task_group() as calls_tg:
+                        for index, call in enumerate(calls):
+                            calls_tg.start_soon(self._run_call, index, call)
+                else:
                     for index, call in enumerate(calls):
-                        tg.start_soon(self.run_tool, index, call)
-            else:
-                for index, call in enumerate(calls):
-                    await self.run_tool(index, call)
+                        await self._run_call(index, call)
+                tg.cancel_scope.cancel()
         finally:
-            self.tools_running -= 1
-        self.commit_tool_results(None)
+            self.running -= 1
+        results = [r for r in self._results if r is not None]
+        batch = ToolBatch(results, self._waiting_for, self._terminal)
+        self._begin([])
+        return batch
 
-    def commit_tool_results(self, abort_reason: str | None) -> None:
-        """Append one result per pending call, in call order. On abort, calls
-        without a result get an "aborted" one."""
-        for index, call in enumerate(self.pending_calls):
-            result = self.pending_results[index]
+    def abandon(self, reason: str) -> list[ToolResultMessage]:
+        """The run ends mid-batch: the results so far, and an "aborted" error
+        result (with its start/end events) for every call without one."""
+        out: list[ToolResultMessage] = []
+        for index, call in enumerate(self._calls):
+            result = self._results[index]
             if result is None:
-                text = f"Tool call aborted: {abort_reason or 'the run ended'}"
-                result = ToolResultMessage(
-                    tool_call_id=call.id, tool_name=call.name, content=text, is_error=True
-                )
-                if call.id not in self.started_calls:
-                    self.emit(
-                        ToolCallStart(
-                            tool_call_id=call.id, name=call.name, arguments=call.arguments
-                        )
-                    )
-                if call.id not in self.ended_calls:
-                    self.ended_calls.add(call.id)
-                    self.emit(
-                        ToolCallEnd(
-                            tool_call_id=call.id, name=call.name, is_error=True, content=text
-                        )
-                    )
-            self.append_with_events(result)
-        self.pending_calls = []
-        self.pending_results = []
+                result = self._aborted(call, reason)
+            out.append(result)
+        self._begin([])
+        return out
 
-    async def run_tool(self, index: int, call: ToolCall) -> None:
+    def _begin(self, calls: list[ToolCall]) -> None:
+        self._calls = calls
+        self._results = [None] * len(calls)
+        self._started = set()
+        self._ended = set()
+        self._waiting_for = []
+        self._terminal = None
+
+    def _aborted(self, call: ToolCall, reason: str) -> ToolResultMessage:
+        text = f"Tool call aborted: {reason}"
+        if call.id not in self._started:
+            self.emit(ToolCallStart(tool_call_id=call.id, name=call.name, arguments=call.arguments))
+        if call.id not in self._ended:
+            self._ended.add(call.id)
+            self.emit(
+                ToolCallEnd(tool_call_id=call.id, name=call.name, is_error=True, content=text)
+            )
+        return ToolResultMessage(
+            tool_call_id=call.id, tool_name=call.name, content=text, is_error=True
+        )
+
+    # ------------------------------------------------------------------- call
+
+    async def _run_call(self, index: int, call: ToolCall) -> None:
+        """One call: start event, breaker, supervised execution, end event."""
         started = time.perf_counter()
-        self.started_calls.add(call.id)
+        self._started.add(call.id)
         self.emit(ToolCallStart(tool_call_id=call.id, name=call.name, arguments=call.arguments))
         verdict = self.breaker.check(call)
         if verdict.blocked:
             result = ToolResult(verdict.reason, is_error=True)
         else:
-            result = await self.supervise(call)
+            result = await self._supervise(call)
             workspace = self.ctx.env.workspace
             self.breaker.record(
                 call, result.is_error, result.content, workspace.generation if workspace else 0
             )
         content = truncate_tool_output(result.content, self.config.max_tool_result_chars)
-        self.pending_results[index] = ToolResultMessage(
+        self._results[index] = ToolResultMessage(
             tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
         )
-        if result.details.get("no_answer"):
-            self.waiting_for.append((call.id, str(result.details.get("question", ""))))
-        if result.details.get("terminal") and not result.is_error:
-            self.terminal = result.details
-            self.terminal_text = str(result.details.get("text") or "") or None
-        self.ended_calls.add(call.id)
+        self._note_outcome(call, result)
+        self._ended.add(call.id)
         self.emit(
             ToolCallEnd(
                 tool_call_id=call.id,
@@ -195,23 +232,27 @@ class ToolCalls:
             )
         )
 
-    async def supervise(self, call: ToolCall) -> ToolResult:
-        """Run the call under a hard time limit; a run-wide supervisor task
-        emits heartbeats for calls that run past the heartbeat interval."""
+    def _note_outcome(self, call: ToolCall, result: ToolResult) -> None:
+        """What the loop must act on: an unanswered question, a final answer."""
+        if result.details.get("no_answer"):
+            self._waiting_for.append((call.id, str(result.details.get("question", ""))))
+        if result.details.get("terminal") and not result.is_error:
+            self._terminal = result.details
+
+    async def _supervise(self, call: ToolCall) -> ToolResult:
+        """Run the call under a hard time limit (the heartbeat supervisor
+        reports it while it runs long)."""
         tool = self.ctx.tools.get(call.name)
         limit_ms = self.config.tool_timeout_ms
         if tool is not None and tool.timeout_s is not None:
             limit_ms = int(tool.timeout_s * 1000)
-        self.running_calls[call.id] = (call.name, time.monotonic())
-        if not self.supervisor_started and self.task_group is not None:
-            self.supervisor_started = True
-            self.task_group.start_soon(self.heartbeats)
+        self._executing[call.id] = (call.name, time.monotonic())
         result: ToolResult | None = None
         try:
             with anyio.move_on_after(limit_ms / 1000.0 if limit_ms > 0 else None) as limit:
-                result = await self.invoke_tool(call)
+                result = await self._invoke(call)
         finally:
-            self.running_calls.pop(call.id, None)
+            self._executing.pop(call.id, None)
         if result is None or limit.cancelled_caught:
             return ToolResult(
                 f"{call.name} did not finish within {limit_ms / 1000.0:g} s and was cancelled. "
@@ -220,12 +261,12 @@ class ToolCalls:
             )
         return result
 
-    async def heartbeats(self) -> None:
+    async def _heartbeats(self) -> None:
         interval = self.config.tool_heartbeat_ms / 1000.0
         while True:
             await anyio.sleep(interval)
             now = time.monotonic()
-            for call_id, (name, started) in list(self.running_calls.items()):
+            for call_id, (name, started) in list(self._executing.items()):
                 if now - started >= interval:
                     self.emit(
                         ToolCallUpdate(
@@ -236,8 +277,27 @@ class ToolCalls:
                         )
                     )
 
-    async def invoke_tool(self, call: ToolCall) -> ToolResult:
-        """Run one call; every failure becomes an ``is_error`` result."""
+    # ----------------------------------------------------------------- invoke
+
+    async def _invoke(self, call: ToolCall) -> ToolResult:
+        """Resolve, validate, ask the hooks, execute; every failure becomes an
+        ``is_error`` result."""
+        checked = await self._checked_arguments(call)
+        if isinstance(checked, ToolResult):
+            return checked
+        tool, args = checked
+        self.record.note_tool(call.name)
+        result = await self._execute_tool(call, tool, args)
+        after = self.ctx.hooks.after_tool_call
+        if after is not None:
+            replaced = await call_hook(self.emit, "after_tool_call", after, call, result)
+            if isinstance(replaced, ToolResult):
+                result = replaced
+        return result
+
+    async def _checked_arguments(self, call: ToolCall) -> tuple[Tool[Any], BaseModel] | ToolResult:
+        """The tool and its validated arguments, or the error result that
+        says why the call cannot run (unknown, invalid, blocked by a hook)."""
         ctx = self.ctx
         tool = ctx.tools.get(call.name)
         if tool is None:
@@ -255,13 +315,14 @@ class ToolCalls:
             args = tool.args_model.model_validate(call.arguments)
         except ValidationError as exc:
             return ToolResult(format_validation_error(call.name, exc), is_error=True)
-        if ctx.hooks.before_tool_call is not None:
-            verdict = await call_hook(
-                self.emit, "before_tool_call", ctx.hooks.before_tool_call, call, args
-            )
+        before = ctx.hooks.before_tool_call
+        if before is not None:
+            verdict = await call_hook(self.emit, "before_tool_call", before, call, args)
             if isinstance(verdict, Block):
                 return ToolResult(f"Tool call blocked: {verdict.reason}", is_error=True)
+        return tool, args
 
+    async def _execute_tool(self, call: ToolCall, tool: Tool[Any], args: BaseModel) -> ToolResult:
         def update(text: str, kind: str) -> None:
             self.emit(
                 ToolCallUpdate(
@@ -272,28 +333,21 @@ class ToolCalls:
                 )
             )
 
-        self.run_state["tools_used"].append(call.name)
+        ctx = self.ctx
         tool_ctx = ToolContext(
-            call.id, call.name, ctx.env, update, ctx.steering_pending, self.run_state, self.emit
+            call.id, call.name, ctx.env, update, ctx.steering_pending, self.record, self.emit
         )
         try:
             raw = await tool.execute(args, tool_ctx)
-            result = raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
+            return raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
         except ToolError as exc:
-            result = ToolResult(str(exc), is_error=True)
+            return ToolResult(str(exc), is_error=True)
         except Exception as exc:
             log.exception("tool %s raised", call.name)
-            result = ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
             self.emit(
                 ErrorEvent(
                     message=f"tool {call.name} raised {type(exc).__name__}: {exc}",
                     where=f"tool:{call.name}",
                 )
             )
-        if ctx.hooks.after_tool_call is not None:
-            replaced = await call_hook(
-                self.emit, "after_tool_call", ctx.hooks.after_tool_call, call, result
-            )
-            if isinstance(replaced, ToolResult):
-                result = replaced
-        return result
+            return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)

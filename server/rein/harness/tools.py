@@ -8,12 +8,13 @@ the loop turns every failure into an ``is_error`` result the model can read.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import (
     Approver,
     DiagnosticsSource,
@@ -21,6 +22,7 @@ from rein.harness.ports import (
     UserChannel,
     Workspace,
 )
+from rein.harness.run_record import RunRecord
 
 __all__ = [
     "Tool",
@@ -58,6 +60,16 @@ class ToolEnvironment:
     settings: Any = None
     #: Makes child agents for the ``task`` tool (None: no subagents).
     subagents: Any = None
+    #: The log of every workspace change; through it the changes of processes
+    #: a tool starts count for the run. Defaults to a TrackedWorkspace's log.
+    changes: MutationLog | None = None
+    #: Returns once every change written to disk before the call has been
+    #: seen (a disk watcher's probe); None when nothing watches the disk.
+    settle_changes: Callable[[], Awaitable[None]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.changes is None and isinstance(self.workspace, TrackedWorkspace):
+            self.changes = self.workspace.mutations
 
 
 class ToolContext:
@@ -70,7 +82,7 @@ class ToolContext:
         "_update",
         "env",
         "name",
-        "run_state",
+        "record",
         "tool_call_id",
     )
 
@@ -81,7 +93,7 @@ class ToolContext:
         env: ToolEnvironment,
         update: Callable[[str, str], None],
         is_yield_requested: Callable[[], bool],
-        run_state: dict[str, Any],
+        record: RunRecord,
         emit: Callable[[Any], None] | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
@@ -90,8 +102,9 @@ class ToolContext:
         self.env = env
         self._update = update
         self._is_yield_requested = is_yield_requested
-        #: Per-run scratch shared by all tools (read stamps, mutations, ...).
-        self.run_state = run_state
+        #: The run's record (read stamps, changes, tools used); the workspace
+        #: layer fills in the changes.
+        self.record = record
 
     def update(self, text: str, kind: str = "output") -> None:
         """Stream progress to the client as a ``tool_call_update`` event."""
@@ -162,6 +175,14 @@ class ToolRegistry:
         if self._schemas is None:
             self._schemas = [t.schema() for t in self._tools.values()]
         return self._schemas
+
+    def extended(self, tools: Iterable[Tool[Any]]) -> ToolRegistry:
+        """A new registry with these tools and ``tools`` (this one unchanged);
+        a name in both is an error."""
+        registry = ToolRegistry(self._tools.values())
+        for tool in tools:
+            registry.register(tool)
+        return registry
 
     def subset(self, names: Iterable[str]) -> ToolRegistry:
         return ToolRegistry(self._tools[n] for n in names if n in self._tools)

@@ -122,6 +122,8 @@ class HeadlessSession:
                 preview_gates(self.preview) if self.config.gates.preview.enabled else []
             ),
             model_factory=lambda _config: self.model,
+            changes=self.mutations,
+            settle_changes=self.watcher.settle if self.watcher is not None else None,
         )
 
     # ------------------------------------------------------------- the session

@@ -1,10 +1,21 @@
 """Notice changes on disk that Rein did not make (watchfiles) and record
-them as mutations with origin "external"."""
+them as mutations with origin "external".
+
+:meth:`DiskWatcher.settle` returns once the watcher has seen (and reported)
+everything written before it was called: it writes a probe file into a
+private folder the watcher also watches, and waits for its event. The OS
+delivers a watcher's events in order, so every earlier write was in the same
+batch as the probe or an earlier one. ``run_command`` awaits it after its
+process exits, so the command's changes count for the run that started it.
+"""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +27,11 @@ from rein.harness.ports import Mutation
 __all__ = ["DiskWatcher"]
 
 log = logging.getLogger(__name__)
+
+#: How long ``settle`` waits for its probe at most (then it gives up, logged).
+SETTLE_LIMIT_S = 10.0
+#: How long start-up waits for the OS watch to deliver its first probe.
+READY_LIMIT_S = 10.0
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -31,7 +47,8 @@ class DiskWatcher:
     last write is reported through ``on_external(paths)``.
 
     Call :meth:`on_own_mutation` for every change Rein applies, so its echo
-    from the file system is recognised and ignored.
+    from the file system is recognised and ignored. ``ready`` is set once the
+    OS watch delivers events (its first probe was seen).
     """
 
     def __init__(
@@ -47,6 +64,10 @@ class DiskWatcher:
         self._own: dict[str, tuple[int, int] | None] = {}
         self.ready = anyio.Event()
         self._stop = anyio.Event()
+        #: The private folder probe files go to (while running).
+        self._probe_dir: Path | None = None
+        self._probes: dict[str, anyio.Event] = {}
+        self._probe_names = (f"probe-{n}" for n in itertools.count(1))
 
     def on_own_mutation(self, mutation: Mutation) -> None:
         if mutation.origin != "agent":
@@ -63,10 +84,58 @@ class DiskWatcher:
     def stop(self) -> None:
         self._stop.set()
 
-    async def run(self) -> None:
-        watch_filter = DefaultFilter(ignore_dirs=(*DefaultFilter.ignore_dirs, ".rein"))
+    async def settle(self) -> None:
+        """Return once every change written before this call has been seen and
+        reported (bounded by SETTLE_LIMIT_S; nothing to wait for when the
+        watcher is not running)."""
+        if self._probe_dir is None or not self.ready.is_set():
+            return
+        if not await self._probe(SETTLE_LIMIT_S):
+            log.warning("the disk watcher did not see its probe within %g s", SETTLE_LIMIT_S)
+
+    async def _probe(self, limit_s: float) -> bool:
+        probe_dir = self._probe_dir
+        if probe_dir is None:
+            return False
+        name = next(self._probe_names)
+        seen = anyio.Event()
+        self._probes[name] = seen
+        path = probe_dir / name
+        try:
+            path.write_bytes(b"")
+            with anyio.move_on_after(limit_s):
+                await seen.wait()
+            return seen.is_set()
+        finally:
+            self._probes.pop(name, None)
+            path.unlink(missing_ok=True)
+
+    async def _announce_ready(self) -> None:
+        """Probe until the OS watch delivers (it starts shortly after the
+        watcher), then set ``ready``; after READY_LIMIT_S set it anyway."""
+        wait_s = 0.05
+        with anyio.move_on_after(READY_LIMIT_S):
+            while not await self._probe(wait_s):
+                wait_s = min(wait_s * 2, 1.0)
+        if not self.ready.is_set():
+            log.warning("the disk watcher saw no probe within %g s", READY_LIMIT_S)
         self.ready.set()
+
+    async def run(self) -> None:
+        self._probe_dir = Path(tempfile.mkdtemp(prefix="rein-watch-"))
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._announce_ready)
+                await self._watch(self._probe_dir)
+                tg.cancel_scope.cancel()
+        finally:
+            shutil.rmtree(self._probe_dir, ignore_errors=True)
+            self._probe_dir = None
+
+    async def _watch(self, probe_dir: Path) -> None:
+        watch_filter = DefaultFilter(ignore_dirs=(*DefaultFilter.ignore_dirs, ".rein"))
         async for changes in awatch(
+            probe_dir,
             self.root,
             watch_filter=watch_filter,
             debounce=self.debounce_ms,
@@ -75,7 +144,11 @@ class DiskWatcher:
             recursive=True,
         ):
             external: list[str] = []
+            probes: list[str] = []
             for _change, raw in changes:
+                if Path(raw).parent == probe_dir:
+                    probes.append(Path(raw).name)
+                    continue
                 rel = self._relative(raw)
                 if rel is None:
                     continue
@@ -88,3 +161,9 @@ class DiskWatcher:
             if external:
                 log.info("external change: %s", ", ".join(sorted(external)))
                 self.on_external(tuple(sorted(set(external))))
+            # After the report: whoever waits for a probe sees what came before it.
+            for name in probes:
+                seen = self._probes.get(name)
+                if seen is not None:
+                    self.ready.set()
+                    seen.set()

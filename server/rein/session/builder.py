@@ -12,12 +12,11 @@ from collections.abc import Callable
 
 from rein.config import ReinConfig
 from rein.harness import Agent, UserMessage
-from rein.harness.agent import Persistence
 from rein.harness.config import GatesConfig
 from rein.harness.coordinators import DependencyCoordinator
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
-from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions
+from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence
 from rein.harness.prompts import build_system_prompt
 from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
@@ -109,6 +108,8 @@ def build_session(
         approver=ports.approver(session_id),
         user=ports.user(session_id),
         settings=settings,
+        changes=ports.changes,
+        settle_changes=ports.settle_changes,
     )
     if mode != "explain" and "task" not in settings.disabled_tools:
         env.subagents = SubagentSpawner(

@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from rein.harness import HarnessConfig, Message
     from rein.harness.gates import Gate
+    from rein.harness.generations import MutationLog
     from rein.harness.plan_act import PlanSnapshot
     from rein.harness.ports import (
         Approver,
@@ -50,6 +53,13 @@ class SessionPorts:
     preview_gates: Callable[[], list[Gate]] = lambda: []
     #: Makes the model of a new session from the ``model`` configuration.
     model_factory: Callable[[ModelConfig], Model] | None = None
+    #: The log of every workspace change (a run's record is fed from it).
+    #: None: the workspace's own log when it is a TrackedWorkspace.
+    changes: MutationLog | None = None
+    #: Returns once every change written to disk before the call has been
+    #: recorded (the disk watcher's probe); run_command awaits it after its
+    #: process exits, so what the process wrote counts for the run.
+    settle_changes: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass(slots=True)

@@ -7,7 +7,6 @@ editor and headless. Listing, globbing and grep read the disk under the
 workspace root (the Workspace port has no listing).
 """
 
-from rein.tools._context import MUTATIONS_KEY, READ_STAMPS_KEY, ReadStamp
 from rein.tools.approval import check_approval
 from rein.tools.ask_user import AskUserTool
 from rein.tools.bootstrap import (
@@ -34,9 +33,7 @@ from rein.tools.settings import (
 
 __all__ = [
     "DEFAULT_DENY_GLOBS",
-    "MUTATIONS_KEY",
     "READ_ONLY_TOOLS",
-    "READ_STAMPS_KEY",
     "ApprovalSettings",
     "AskUserTool",
     "EditFileTool",
@@ -47,7 +44,6 @@ __all__ = [
     "ListDirTool",
     "Policy",
     "ReadFileTool",
-    "ReadStamp",
     "RunCommandTool",
     "Sandbox",
     "ToolOptions",

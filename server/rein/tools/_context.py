@@ -1,38 +1,20 @@
 """Helpers every tool shares: the ports from the context, path resolution,
-and the per-run records (read stamps, mutations) in ``ctx.run_state``."""
+and what the model read (``ctx.record``'s read stamps). Changes need no
+helper: the workspace layer counts them in the run's record."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rein.harness.errors import ToolError
-from rein.harness.ports import FileContent, Mutation, Workspace
+from rein.harness.ports import FileContent, Workspace
 from rein.harness.tools import ToolContext
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import settings_of
 
 __all__ = [
-    "MUTATIONS_KEY",
-    "READ_STAMPS_KEY",
-    "ReadStamp",
-    "record_mutation",
     "record_read",
     "require_workspace",
     "sandbox_of",
 ]
-
-#: ``ctx.run_state`` keys.
-READ_STAMPS_KEY = "read_stamps"
-MUTATIONS_KEY = "mutations"
-
-
-@dataclass(frozen=True, slots=True)
-class ReadStamp:
-    """What a path looked like when the model last saw its text."""
-
-    generation: int
-    #: The editor's document version (None for text from the disk).
-    version: int | None = None
 
 
 def require_workspace(ctx: ToolContext) -> Workspace:
@@ -48,14 +30,5 @@ def sandbox_of(ctx: ToolContext) -> tuple[Workspace, Sandbox]:
 
 
 def record_read(ctx: ToolContext, content: FileContent) -> None:
-    stamps: dict[str, ReadStamp] = ctx.run_state.setdefault(READ_STAMPS_KEY, {})
-    stamps[content.path] = ReadStamp(content.generation, content.version)
-
-
-def record_mutation(ctx: ToolContext, mutation: Mutation) -> None:
-    mutations: list[Mutation] = ctx.run_state.setdefault(MUTATIONS_KEY, [])
-    mutations.append(mutation)
-    # The model knows what it wrote: its view of these paths is current.
-    stamps: dict[str, ReadStamp] = ctx.run_state.setdefault(READ_STAMPS_KEY, {})
-    for path in mutation.paths:
-        stamps[path] = ReadStamp(mutation.generation, None)
+    """The model saw ``content``: stamp its path in the run's record."""
+    ctx.record.note_read(content)

@@ -5,6 +5,8 @@ Output (stdout and stderr merged) streams to the client as batched
 timeout, and when the run is aborted (the tool's scope is cancelled), the
 whole process group gets SIGTERM, then SIGKILL after a grace period; the
 tool returns (or re-raises the cancellation) only after the group is gone.
+The files the command changes count as the run's changes (through the
+mutation log and the disk watcher), so the gates validate them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import signal
 import subprocess
 import time
+from contextlib import nullcontext
 from typing import ClassVar
 
 import anyio
@@ -122,12 +125,23 @@ class RunCommandTool(Tool[RunCommandArgs]):
         )
         if denial is not None:
             return denial
+        changes = ctx.env.changes
+        # What the command changes on disk is the run's change: counted while
+        # it runs, and until the disk watcher has seen everything it wrote.
+        with changes.attributing_processes() if changes is not None else nullcontext():
+            result = await self._run(command, timeout, workspace.root, ctx)
+            if ctx.env.settle_changes is not None:
+                await ctx.env.settle_changes()
+        return result
+
+    async def _run(self, command: str, timeout_s: float, cwd: str, ctx: ToolContext) -> ToolResult:
+        timeout = timeout_s
         output = OutputBuffer(self.head_chars, self.tail_chars)
         streamer = _Streamer(ctx)
         started = time.monotonic()
         process = await anyio.open_process(
             dies_with_us(["bash", "-c", command]),
-            cwd=workspace.root,
+            cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

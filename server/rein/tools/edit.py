@@ -1,5 +1,6 @@
 """``edit_file`` and ``write_file``: changes applied through the Workspace
-port, each one a new mutation generation recorded in ``ctx.run_state``."""
+port, each one a new mutation generation (the workspace layer counts it in
+the run's record)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pydantic import BaseModel, Field
 from rein.harness.errors import ToolError
 from rein.harness.ports import Mutation, Workspace
 from rein.harness.tools import Tool, ToolContext, ToolResult
-from rein.tools._context import record_mutation, sandbox_of
+from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
 from rein.tools.sandbox import Sandbox
@@ -144,7 +145,6 @@ class EditFileTool(Tool[EditFileArgs]):
         if denial is not None:
             return denial
         mutation = await workspace.write_text(rel, updated, expected_version=content.version)
-        record_mutation(ctx, mutation)
         count = len(found) if args.replace_all else 1
         first_line = _line_of(text, found[0])
         summary = (
@@ -196,7 +196,6 @@ class WriteFileTool(Tool[WriteFileArgs]):
         if denial is not None:
             return denial
         mutation: Mutation = await workspace.write_text(rel, args.content)
-        record_mutation(ctx, mutation)
         done = "Overwrote" if existed else "Created"
         return ToolResult(
             f"{done} {rel} ({plural(lines, 'line')}; generation {mutation.generation}).",

@@ -157,8 +157,6 @@ def flow(
         system_prompt=planner_system_prompt(toolkit_overview(tools)),
         options=ModelOptions(tool_choice="required"),
     )
-    for tool in rig.executor_tools:
-        tools.register(tool)
     executor = build_agent(rig, em, tools=tools, env=env)
     events = Events()
     planner.subscribe(events)

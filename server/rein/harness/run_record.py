@@ -1,0 +1,141 @@
+"""The run record: every change a run caused, whoever made it.
+
+A :class:`RunRecord` belongs to one run. The loop makes it active for the
+run's whole scope (:func:`recording`, a context variable, so every task the
+run starts sees it), and the workspace layer fills it, not the tools:
+
+* a change applied through the workspace (:class:`~rein.harness.generations.
+  MutationLog` records it) while a run is active lands in that run's record,
+  origin ``"tool"``;
+* a subagent runs inside its parent's tool call, so while it runs both
+  records are active: its changes land in its own record and, origin
+  ``"subagent"``, in the parent's;
+* a change on disk that a process started by the run made (``run_command``:
+  ``sed -i``, a formatter) is seen by the disk watcher as an external change
+  and attributed, origin ``"command"``, to the runs whose command was running
+  (:meth:`~rein.harness.generations.MutationLog.attributing_processes`).
+
+The record also keeps what the model last saw of each file (read stamps) and
+the tools the run executed. Changes of earlier runs that this run's gates must
+validate too (plan-act's earlier steps) are ``carried``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Literal
+
+from rein.harness.ports import FileContent, Mutation
+
+__all__ = [
+    "ReadStamp",
+    "RunMutation",
+    "RunMutationOrigin",
+    "RunRecord",
+    "active_records",
+    "attribute",
+    "recording",
+]
+
+#: Who in the run made a change: a tool through the workspace, a process a
+#: tool started, or a subagent (a child run inside one of the run's calls).
+RunMutationOrigin = Literal["tool", "command", "subagent"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunMutation:
+    """One change a run caused."""
+
+    mutation: Mutation
+    origin: RunMutationOrigin
+
+    @property
+    def generation(self) -> int:
+        return self.mutation.generation
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return self.mutation.paths
+
+
+@dataclass(frozen=True, slots=True)
+class ReadStamp:
+    """What a path looked like when the model last saw its text."""
+
+    generation: int
+    #: The editor's document version (None for text from the disk).
+    version: int | None = None
+
+
+class RunRecord:
+    """What one run did to the workspace, in the order it happened."""
+
+    __slots__ = ("_generations", "carried", "mutations", "read_stamps", "tools_used")
+
+    def __init__(self, carried: Sequence[RunMutation] = ()) -> None:
+        #: Changes of earlier runs this run's gates validate too.
+        self.carried: list[RunMutation] = list(carried)
+        #: Changes this run caused.
+        self.mutations: list[RunMutation] = []
+        #: path -> what the model last saw of it.
+        self.read_stamps: dict[str, ReadStamp] = {}
+        #: Names of the tools executed, in order.
+        self.tools_used: list[str] = []
+        self._generations: set[int] = set()
+
+    def add(self, mutation: Mutation, origin: RunMutationOrigin) -> bool:
+        """Count ``mutation`` (once per generation); False when it already was."""
+        if mutation.generation in self._generations:
+            return False
+        self._generations.add(mutation.generation)
+        self.mutations.append(RunMutation(mutation, origin))
+        if origin == "tool":
+            # The model knows what it wrote: its view of these paths is current.
+            for path in mutation.paths:
+                self.read_stamps[path] = ReadStamp(mutation.generation, None)
+        return True
+
+    def note_read(self, content: FileContent) -> None:
+        self.read_stamps[content.path] = ReadStamp(content.generation, content.version)
+
+    def note_tool(self, name: str) -> None:
+        self.tools_used.append(name)
+
+    def to_validate(self) -> list[RunMutation]:
+        """The carried changes and this run's: what the gates look at."""
+        return [*self.carried, *self.mutations]
+
+    @property
+    def generations(self) -> list[int]:
+        return sorted(self._generations)
+
+
+#: The records of the runs active in this context, outermost first.
+_ACTIVE: ContextVar[tuple[RunRecord, ...]] = ContextVar("rein_run_records", default=())
+
+
+def active_records() -> tuple[RunRecord, ...]:
+    """The records of the runs in whose context the caller is, outermost
+    first (a subagent's run is inside its parent's)."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def recording(record: RunRecord) -> Iterator[RunRecord]:
+    """Make ``record`` active for the enclosed scope (and every task started
+    in it), inside whatever run is active already."""
+    token = _ACTIVE.set((*_ACTIVE.get(), record))
+    try:
+        yield record
+    finally:
+        _ACTIVE.reset(token)
+
+
+def attribute(records: Sequence[RunRecord], mutation: Mutation, origin: RunMutationOrigin) -> None:
+    """Count ``mutation`` in the innermost of ``records`` with ``origin`` and
+    in the enclosing (parent) runs' records as a subagent's change."""
+    for depth, record in enumerate(reversed(records)):
+        record.add(mutation, origin if depth == 0 else "subagent")

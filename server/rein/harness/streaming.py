@@ -1,0 +1,112 @@
+"""One assistant turn streamed from the model, as message events.
+
+:class:`TurnStream` turns the model's deltas into ``message_start`` /
+``message_delta`` events and returns the final message; when the run is
+aborted or the model fails mid-stream, :meth:`TurnStream.close` gives the
+partial message (what was said so far) so the transcript keeps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+
+from rein.harness.errors import ModelError
+from rein.harness.events import Emit, MessageDelta, MessageStart
+from rein.harness.messages import AssistantMessage, TextPart, ThinkingPart
+from rein.harness.ports import (
+    Model,
+    ModelDelta,
+    ModelRequest,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    TurnDone,
+)
+
+__all__ = ["TurnStream"]
+
+
+@asynccontextmanager
+async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIterator[ModelDelta]]:
+    """Close the model's stream (and its HTTP response) as soon as we stop
+    reading it, not when it is garbage collected."""
+    try:
+        yield stream
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        # An async generator that ran to its end has nothing to close.
+        if aclose is not None and getattr(stream, "ag_frame", True) is not None:
+            with anyio.CancelScope(shield=True):
+                await aclose()
+
+
+class TurnStream:
+    """Streams assistant turns for one run, one at a time."""
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+        #: True between the turn's message_start and its end.
+        self.open = False
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+
+    async def stream(self, model: Model, request: ModelRequest) -> AssistantMessage:
+        """The turn's final message; raises ModelError when the model fails
+        or ends its stream without one (then :meth:`close` it)."""
+        self.open = False
+        self._text = []
+        self._thinking = []
+        done: AssistantMessage | None = None
+        tool_names: dict[int, tuple[str | None, str | None]] = {}
+        async with _closing(model.stream(request)) as stream:
+            async for delta in stream:
+                if not self.open:
+                    self.open = True
+                    self.emit(MessageStart(role="assistant"))
+                if isinstance(delta, TextDelta):
+                    self._text.append(delta.text)
+                    self.emit(MessageDelta(kind="text", delta=delta.text))
+                elif isinstance(delta, ThinkingDelta):
+                    self._thinking.append(delta.text)
+                    self.emit(MessageDelta(kind="thinking", delta=delta.text))
+                elif isinstance(delta, ToolCallDelta):
+                    known = tool_names.get(delta.index, (None, None))
+                    ident = delta.id or known[0]
+                    name = delta.name or known[1]
+                    tool_names[delta.index] = (ident, name)
+                    self.emit(
+                        MessageDelta(
+                            kind="tool_call",
+                            delta=delta.arguments_delta,
+                            tool_call_id=ident,
+                            tool_name=name,
+                        )
+                    )
+                elif isinstance(delta, TurnDone):
+                    done = delta.message
+        if done is None:
+            raise ModelError(f"model {model.name!r} ended its stream without a final message")
+        if not self.open:
+            self.emit(MessageStart(role="assistant"))
+        self.open = False
+        return done
+
+    def close(self, stop_reason: str) -> AssistantMessage | None:
+        """The partial message of a turn cut short (None when no turn was
+        being streamed): what was said so far, stopped as "aborted" or
+        "error". The caller appends it and emits its message_end."""
+        if not self.open:
+            return None
+        self.open = False
+        parts: list[TextPart | ThinkingPart] = []
+        if self._thinking:
+            parts.append(ThinkingPart(thinking="".join(self._thinking)))
+        if self._text:
+            parts.append(TextPart(text="".join(self._text)))
+        return AssistantMessage(
+            content=tuple(parts),
+            stop_reason="aborted" if stop_reason == "aborted" else "error",
+        )

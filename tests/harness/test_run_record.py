@@ -1,0 +1,155 @@
+"""The run record is kept by the workspace layer: a change counts for the run
+whoever made it (a tool that calls no record function, a subagent), and the
+gates validate it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from rein.harness import Agent, HarnessConfig, Tool, ToolContext, ToolRegistry, ToolResult
+from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.gates import AnalyzerGate, GatePipeline
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import Mutation
+from rein.harness.run_record import RunMutation, RunRecord, active_records, recording
+from rein.harness.subagents import SubagentSpawner
+from rein.harness.tools import ToolEnvironment
+from rein.providers.replay import ReplayModel
+from rein.tools.task import TaskTool
+from tests.fakes import EventLog, FakeWorkspace, FakeWriteTool, LineAnalyzer
+
+
+class RenameArgs(BaseModel):
+    old: str
+    new: str
+
+
+class SilentRenameTool(Tool[RenameArgs]):
+    """Renames through the workspace and calls no record function at all."""
+
+    name = "rename"
+    description = "Rename a file."
+    args_model = RenameArgs
+    tool_class = "write"
+
+    async def execute(self, args: RenameArgs, ctx: ToolContext) -> ToolResult:
+        assert ctx.env.workspace is not None
+        await ctx.env.workspace.rename(args.old, args.new)
+        return ToolResult("renamed")
+
+
+def call(name: str, **arguments: Any) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def gated_env(files: dict[str, str]) -> tuple[ToolEnvironment, GatePipeline, FakeWorkspace]:
+    """A tracked fake workspace with an analyzer that flags every ERROR."""
+    workspace = FakeWorkspace(files)
+    log = MutationLog()
+    ref: list = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    analyzer.analyze()
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=10, max_wait_ms=2000)
+    ref[0] = coordinator
+    log.subscribe(coordinator.notify_mutation)
+    log.subscribe(analyzer.on_mutation)
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, log), diagnostics=coordinator)
+    return env, GatePipeline([AnalyzerGate(coordinator)]), workspace
+
+
+async def test_a_tool_that_calls_no_record_function_is_validated_by_the_gates() -> None:
+    env, gates, _ = gated_env({"draft.txt": "x = ERROR\n"})
+    model = ReplayModel(
+        [call("rename", old="draft.txt", new="app.py"), {"text": "renamed"}, {"text": "gave up"}]
+    )
+    agent = Agent(
+        model,
+        tools=[SilentRenameTool()],
+        env=env,
+        gates=gates,
+        config=HarnessConfig(max_repair_attempts=1),
+    )
+    events = EventLog()
+    agent.subscribe(events)
+    result = await agent.prompt("rename the draft")
+    assert result.mutations == [RunMutation(Mutation(1, ("draft.txt", "app.py"), "agent"), "tool")]
+    assert result.generations == [1]
+    assert [g.passed for g in events.of("gate_result")] == [False, False]
+    assert result.status == "failed"
+    assert [b.path for b in result.blockers] == ["app.py"]
+
+
+async def test_a_subagents_edit_reaches_the_parents_gates() -> None:
+    env, gates, workspace = gated_env({})
+    child_model = ReplayModel(
+        [call("write", path="lib.py", content="def f():\n    return ERROR\n"), {"text": "wrote"}],
+        name="child",
+    )
+    spawner = SubagentSpawner(child_model, ToolRegistry([FakeWriteTool()]), env)
+    children: list[Agent] = []
+
+    def factory(child_id: str, tools: Any, max_turns: int) -> Agent:
+        children.append(spawner(child_id, tools, max_turns))
+        return children[-1]
+
+    env.subagents = factory
+    parent = Agent(
+        ReplayModel(
+            [
+                call("task", description="write lib", prompt="write lib.py", tools=["write"]),
+                {"text": "the subagent wrote lib.py"},
+            ],
+            name="parent",
+        ),
+        tools=[TaskTool()],
+        env=env,
+        gates=gates,
+        config=HarnessConfig(max_repair_attempts=0),
+    )
+    result = await parent.prompt("delegate")
+    # The child's undefined name blocks the parent's run.
+    assert result.status == "failed"
+    assert [(b.path, b.line) for b in result.blockers] == [("lib.py", 1)]
+    assert result.mutations == [RunMutation(Mutation(1, ("lib.py",), "agent"), "subagent")]
+    # The child's own record has the same change as its tool's.
+    [child] = children
+    assert child.last_result is not None
+    assert child.last_result.mutations == [RunMutation(Mutation(1, ("lib.py",), "agent"), "tool")]
+    assert workspace.files["lib.py"].endswith("ERROR\n")
+
+
+async def test_changes_outside_any_run_count_for_none() -> None:
+    log = MutationLog()
+    workspace = TrackedWorkspace(FakeWorkspace(), log)
+    outside = RunRecord()
+    await workspace.write_text("a.py", "x = 1\n")
+    with recording(outside) as record:
+        assert active_records() == (record,)
+        await workspace.write_text("b.py", "y = 2\n")
+        log.record(Mutation(9, ("c.py",), "external"))  # no process of the run runs
+        log.record(Mutation(10, ("d.py",), "person"))
+    assert active_records() == ()
+    assert [m.paths for m in outside.mutations] == [("b.py",)]
+
+
+async def test_external_changes_count_only_while_a_process_of_the_run_runs() -> None:
+    log = MutationLog()
+    record = RunRecord()
+    with recording(record):
+        with log.attributing_processes():
+            log.record(Mutation(1, ("gen.py",), "external"))
+            log.record(Mutation(2, ("typed.py",), "person"))
+        log.record(Mutation(3, ("later.py",), "external"))
+    assert record.mutations == [RunMutation(Mutation(1, ("gen.py",), "external"), "command")]
+
+
+@pytest.mark.parametrize("origin", ["tool", "command"])
+def test_a_generation_counts_once(origin: Any) -> None:
+    record = RunRecord()
+    mutation = Mutation(4, ("a.py",), "agent")
+    assert record.add(mutation, origin)
+    assert not record.add(mutation, "subagent")
+    assert [m.origin for m in record.mutations] == [origin]

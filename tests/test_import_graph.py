@@ -1,0 +1,194 @@
+"""The import graph of server/rein: no circles, and a core that imports no
+foreign protocol or storage library.
+
+The rule (what counts as an edge):
+
+* every ``import rein...`` and ``from rein... import ...`` in a module counts,
+  at module level and inside functions alike: a lazy import only moves the
+  moment a dependency is paid, not its direction;
+* imports under ``if TYPE_CHECKING:`` do not count (they never run);
+* ``from rein.pkg import name`` is an edge to ``rein.pkg.name`` when that is a
+  module, else to ``rein.pkg``; relative imports are resolved the same way;
+* importing ``rein.a.b`` does not add an edge to the package ``rein.a``
+  (Python runs ``rein/a/__init__.py`` first, but a package importing its own
+  submodules is not a circle).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent / "server"
+FORBIDDEN_IN_CORE = ("pygls", "lsprotocol", "httpx", "sqlite3")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE_ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted((PACKAGE_ROOT / "rein").rglob("*.py"))}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node below ``node`` except the bodies of ``if TYPE_CHECKING:``."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for other in child.orelse:
+                yield other
+                yield from _runtime_nodes(other)
+            continue
+        yield child
+        yield from _runtime_nodes(child)
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[tuple[str, int]]:
+    """(imported module, line) for every runtime import of a ``rein`` module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in _runtime_nodes(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "rein" or alias.name.startswith("rein."):
+                    yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target != "rein" and not target.startswith("rein."):
+                continue
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                yield (submodule if submodule in modules else target), node.lineno
+
+
+def _foreign_imports(path: Path) -> Iterator[tuple[str, int]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in _runtime_nodes(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.split(".")[0], node.lineno
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            yield node.module.split(".")[0], node.lineno
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """module -> {imported module: line of the first such import}."""
+    modules = _modules()
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        edges: dict[str, int] = {}
+        for target, line in _imports(name, path, modules):
+            if target != name and target in modules:
+                edges.setdefault(target, line)
+        graph[name] = edges
+    return graph
+
+
+def find_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+
+    def visit(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, {}):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def _describe(component: list[str], graph: dict[str, dict[str, int]]) -> str:
+    members = set(component)
+    edges = [
+        f"  {source} -> {target} (line {line})"
+        for source in component
+        for target, line in sorted(graph[source].items())
+        if target in members
+    ]
+    return "\n".join([" <-> ".join(component), *edges])
+
+
+def test_the_graph_sees_the_package() -> None:
+    graph = import_graph()
+    assert "rein.harness.loop" in graph
+    assert "rein.harness.tool_calls" in graph["rein.harness.loop"]
+    assert "rein.harness" in graph["rein.headless.host"]
+
+
+def test_the_cycle_finder_finds_a_circle_and_nothing_else() -> None:
+    graph = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3}, "d": {"a": 1}, "e": {}}
+    assert find_cycles(graph) == [["a", "b", "c"]]
+    assert find_cycles({"a": {"b": 1}, "b": {}}) == []
+
+
+def test_there_is_no_import_circle_in_rein() -> None:
+    graph = import_graph()
+    cycles = find_cycles(graph)
+    assert not cycles, "import circles:\n" + "\n\n".join(_describe(c, graph) for c in cycles)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [pytest.param(name, id=name) for name in _modules() if name.startswith("rein.harness")],
+)
+def test_the_core_imports_no_protocol_network_or_storage_library(module: str) -> None:
+    found = [
+        f"{top} (line {line})"
+        for top, line in _foreign_imports(_modules()[module])
+        if top in FORBIDDEN_IN_CORE
+    ]
+    assert not found, f"{module} imports " + ", ".join(found)
+
+
+def test_no_private_class_name_is_defined_in_two_modules() -> None:
+    """Two private classes of one name (two ``_Run``s) read as one thing."""
+    where: dict[str, list[str]] = {}
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name.startswith("_"):
+                where.setdefault(node.name, []).append(name)
+    twice = {cls: modules for cls, modules in where.items() if len(modules) > 1}
+    assert not twice, f"private classes defined in several modules: {twice}"
