@@ -54,7 +54,7 @@ class DiskWatcher:
     def __init__(
         self,
         root: str | os.PathLike[str],
-        on_external: Callable[[tuple[str, ...]], None],
+        on_external: Callable[[tuple[str, ...]], object],
         *,
         debounce_ms: int = 50,
     ) -> None:
@@ -88,8 +88,12 @@ class DiskWatcher:
         """Return once every change written before this call has been seen and
         reported (bounded by SETTLE_LIMIT_S; nothing to wait for when the
         watcher is not running)."""
-        if self._probe_dir is None or not self.ready.is_set():
+        if self._probe_dir is None:
             return
+        if not self.ready.is_set():
+            # Started moments ago: its first probe decides when it sees.
+            with anyio.move_on_after(READY_LIMIT_S):
+                await self.ready.wait()
         if not await self._probe(SETTLE_LIMIT_S):
             log.warning("the disk watcher did not see its probe within %g s", SETTLE_LIMIT_S)
 

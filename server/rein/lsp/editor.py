@@ -136,6 +136,25 @@ class EditorWorkspace:
             return None
         return self._mutate((rel,), "person")
 
+    def note_external(self, paths: tuple[str, ...]) -> Mutation | None:
+        """Files changed on disk by something other than the editor (a
+        command, a formatter, git). A file whose disk text equals its open
+        buffer is the echo of a save, not a change, and is left out."""
+        changed = tuple(p for p in paths if not self._saved_buffer(p))
+        return self._mutate(changed, "external") if changed else None
+
+    def _saved_buffer(self, rel: str) -> bool:
+        try:
+            doc = self._open_document(self.uri(rel))
+        except SandboxError:
+            return False
+        if doc is None:
+            return False
+        try:
+            return bool((self._root / rel).read_text(encoding="utf-8") == doc.source)
+        except (OSError, UnicodeDecodeError):
+            return False
+
     def own_save(self, uri: str) -> bool:
         """True (once) when a didSave is the echo of Rein's own save request."""
         if uri in self._own_saves:

@@ -74,6 +74,7 @@ def create_server() -> ReinServer:
                 ls.apply_configuration({}, "initializationOptions")
         finally:
             ls.configured_event().set()
+        ls.disk_watcher()
         await ls.open_store()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)

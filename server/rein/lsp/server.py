@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rein.harness.coordinators import DiagnosticsCoordinator
     from rein.harness.events import AutoRepair
     from rein.harness.generations import MutationLog
+    from rein.headless.watcher import DiskWatcher
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorWorkspace
     from rein.lsp.preview import ServerPreview
@@ -60,6 +61,8 @@ class ReinServer(LanguageServer):
         self._manager: SessionManager | None = None
         self._preview: ServerPreview | None = None
         self._auto_repair: AutoRepairer | None = None
+        self._watcher: DiskWatcher | None = None
+        self._watch_task: asyncio.Future[None] | None = None
         #: Tests and embedders may replace how models are made.
         self.model_factory: Any = None
         self._writes: set[asyncio.Future[Any]] = set()
@@ -190,6 +193,7 @@ class ReinServer(LanguageServer):
         from rein.session import SessionPorts
 
         workspace, coordinator = self.adapters()
+        watcher = self.disk_watcher()
         return SessionPorts(
             root=self.root,
             workspace=workspace,
@@ -199,7 +203,23 @@ class ReinServer(LanguageServer):
             user=lambda session_id: EditorUserChannel(self.client, session_id),
             preview_gates=self.preview.gates,
             model_factory=self.model_factory or create_model,
+            changes=self.mutations,
+            settle_changes=watcher.settle,
         )
+
+    def disk_watcher(self) -> DiskWatcher:
+        """Watches the workspace folder for changes the editor did not make
+        (a command the run started, a formatter): they are mutations of
+        origin "external", and while a run's command runs they count for
+        that run. Started with the first session."""
+        if self._watcher is None:
+            from rein.headless.watcher import DiskWatcher
+
+            workspace, _ = self.adapters()
+            self._watcher = DiskWatcher(self.root, workspace.note_external)
+            self.mutations.subscribe(self._watcher.on_own_mutation)
+            self._watch_task = asyncio.ensure_future(self._watcher.run())
+        return self._watcher
 
     # -------------------------------------------------------------- sessions
 
@@ -266,6 +286,8 @@ class ReinServer(LanguageServer):
                 session.abort("the server is shutting down")
         if self._preview is not None:
             await self._preview.shutdown()
+        if self._watcher is not None:
+            self._watcher.stop()
 
     def kill_preview(self) -> None:
         if self._preview is not None:
