@@ -7,7 +7,6 @@ docs/architecture.md draws the events of a run as a tree.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -375,7 +374,3 @@ def event_json_schema() -> dict[str, Any]:
     schema: dict[str, Any] = EventAdapter.json_schema(mode="serialization")
     schema["title"] = "ReinEvent"
     return schema
-
-
-def event_json_schema_text() -> str:
-    return json.dumps(event_json_schema(), indent=2, sort_keys=True)

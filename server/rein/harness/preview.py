@@ -121,7 +121,7 @@ class PreviewStatus:
 
 
 @dataclass(eq=False, slots=True)
-class _Run:
+class _PreviewRun:
     """One process of the preview."""
 
     process: PreviewProcess
@@ -161,7 +161,7 @@ class PreviewCoordinator:
         self.output_interval_s = output_interval_s
         self._clock = clock
         self.configure(config)
-        self._run: _Run | None = None
+        self._run: _PreviewRun | None = None
         self._state: PreviewStateName = "stopped"
         #: The newest generation whose files the running preview has loaded.
         self.loaded_generation = -1
@@ -420,7 +420,7 @@ class PreviewCoordinator:
             message = f"could not start the preview `{command}`: {type(exc).__name__}: {exc}"
             self._send(PreviewError(message=message, state="failed"))
             return PreviewOutcome("failed", generation, mark, message)
-        run = _Run(process)
+        run = _PreviewRun(process)
         self._run = run
         self.spawn(functools.partial(self._pump, run))
         if self._closed:
@@ -473,7 +473,7 @@ class PreviewCoordinator:
             parts.append(f"an answer from {readiness.url}")
         return " and ".join(parts)
 
-    async def _wait_ready(self, run: _Run, mark: int) -> str | None:
+    async def _wait_ready(self, run: _PreviewRun, mark: int) -> str | None:
         """None when ready (or when it printed error output: the observation
         reports that); else why not. Ends early when the process exits."""
         readiness = self.config.readiness
@@ -509,7 +509,9 @@ class PreviewCoordinator:
             with anyio.move_on_after(wait):
                 await changed.wait()
 
-    async def _fail(self, run: _Run, generation: int, mark: int, message: str) -> PreviewOutcome:
+    async def _fail(
+        self, run: _PreviewRun, generation: int, mark: int, message: str
+    ) -> PreviewOutcome:
         await self._stop_run(run)
         self._state = "failed"
         tail = tuple(self.lines_since(mark)[-TAIL_LINES:])
@@ -518,7 +520,7 @@ class PreviewCoordinator:
         )
         return PreviewOutcome("failed", generation, mark, message, tail)
 
-    async def _stop_run(self, run: _Run) -> None:
+    async def _stop_run(self, run: _PreviewRun) -> None:
         run.stopping = True
         with anyio.CancelScope(shield=True):
             try:
@@ -528,7 +530,7 @@ class PreviewCoordinator:
             with anyio.move_on_after(2 * EXIT_DRAIN_S):
                 await run.exited.wait()
 
-    async def _pump(self, run: _Run) -> None:
+    async def _pump(self, run: _PreviewRun) -> None:
         """Read the output of ``run`` until it ends; then note the exit."""
         drained = anyio.Event()
 
@@ -559,7 +561,7 @@ class PreviewCoordinator:
             with anyio.CancelScope(shield=True):
                 await run.process.stop(self.config.stop_timeout_ms / 1000)
 
-    def _exited(self, run: _Run, code: int | None) -> None:
+    def _exited(self, run: _PreviewRun, code: int | None) -> None:
         run.exit_code = code if code is not None else run.process.exit_code
         run.exited.set()  # also when only the reader was cancelled: nobody waits forever
         self._notify()
@@ -588,7 +590,7 @@ class PreviewCoordinator:
     def _scan(self, mark: int) -> tuple[list[str], list[str]]:
         return find_errors(self.lines_since(mark), self._patterns)
 
-    async def _settle(self, run: _Run | None) -> None:
+    async def _settle(self, run: _PreviewRun | None) -> None:
         deadline = self._clock() + SETTLE_MAX_S
         while run is not None and not run.exited.is_set():
             now = self._clock()

@@ -8,6 +8,10 @@ server's protocol object, so they can be tested and reused without a server.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
@@ -17,6 +21,8 @@ if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
 __all__ = ["ClientChannel", "method_not_found"]
+
+log = logging.getLogger(__name__)
 
 _METHOD_NOT_FOUND = -32601
 
@@ -39,6 +45,8 @@ class ClientChannel:
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
         self._unsupported: set[str] = set()
+        #: Pending writes of directly framed notifications (kept referenced).
+        self._writes: set[asyncio.Future[Any]] = set()
 
     def supports(self, method: str) -> bool:
         return method not in self._unsupported
@@ -58,6 +66,27 @@ class ClientChannel:
 
     def notify(self, method: str, params: Any) -> None:
         self._server.protocol.notify(method, params)
+
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """A notification whose params are plain JSON data already, framed
+        here directly instead of through pygls's generic (cattrs)
+        serialisation, which cost two thirds of the time per event. A client
+        that is gone drops it (logged)."""
+        writer = self._server.protocol.writer
+        if writer is None:
+            return
+        body = json.dumps(
+            {"jsonrpc": "2.0", "method": method, "params": params}, separators=(",", ":")
+        ).encode("utf-8")
+        try:
+            result = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        except (BrokenPipeError, ConnectionError):
+            log.warning("the client is gone; dropping %s", method)
+            return
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
 
     async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> Any:
         return await self._server.workspace_apply_edit_async(params)

@@ -11,8 +11,6 @@ after ``initialize`` has been answered.
 from __future__ import annotations
 
 import asyncio
-import inspect
-import json
 import logging
 import os
 from pathlib import Path
@@ -65,7 +63,6 @@ class ReinServer(LanguageServer):
         self._watch_task: asyncio.Future[None] | None = None
         #: Tests and embedders may replace how models are made.
         self.model_factory: Any = None
-        self._writes: set[asyncio.Future[Any]] = set()
         #: Set once the configuration is known (``initialized`` handled).
         self._configured: asyncio.Event | None = None
         #: Each session's event stream to the client, by session id.
@@ -296,25 +293,9 @@ class ReinServer(LanguageServer):
     # ---------------------------------------------------------------- events
 
     def send_event(self, payload: dict[str, Any]) -> None:
-        """Send one ``rein/event`` notification. The payload is plain JSON
-        data already, so it is framed here directly instead of going through
-        pygls's generic (cattrs) serialisation, which cost two thirds of the
-        time per event."""
-        writer = self.protocol.writer
-        if writer is None:
-            return
-        body = json.dumps(
-            {"jsonrpc": "2.0", "method": "rein/event", "params": payload}, separators=(",", ":")
-        ).encode("utf-8")
-        try:
-            result = writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        except (BrokenPipeError, ConnectionError):
-            log.warning("the client is gone; dropping rein/event")
-            return
-        if inspect.isawaitable(result):
-            task = asyncio.ensure_future(result)
-            self._writes.add(task)
-            task.add_done_callback(self._writes.discard)
+        """Send one ``rein/event`` notification (framed directly: the
+        payload is plain JSON data already)."""
+        self.client.notify_json("rein/event", payload)
 
     def send_session_event(self, session: Session | None, event: Any) -> None:
         """An event of ``session`` on its stream; without a session it is

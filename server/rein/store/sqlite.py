@@ -100,7 +100,7 @@ class SessionRecord:
 
 
 class SqliteStore:
-    """A SessionStore over one SQLite file. Use :meth:`open`."""
+    """Sessions, runs and agent memories in one SQLite file. Use :meth:`open`."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
         self.path = path
