@@ -152,7 +152,7 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from rein.evals import main as eval_main
 
-    return eval_main(args.scenario or None, args.json)
+    return eval_main(args.scenario or None, args.json, mutated=args.mutated)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -217,6 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="behavioural evals of the harness (exit 1 on any failure)")
     p.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")
     p.add_argument("--json", metavar="OUT", help="write the scores to this JSON file")
+    p.add_argument(
+        "--mutated",
+        action="store_true",
+        help="switch off what each scenario scores: every scenario must then fail",
+    )
     p.set_defaults(func=_cmd_eval)
 
     p = sub.add_parser("demo", help="a whole scripted run over a copy of examples/, offline")

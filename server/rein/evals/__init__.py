@@ -154,7 +154,10 @@ async def run_all(names: list[str] | None = None, *, mutated: bool = False) -> l
     return [await _run_one(spec, mutated) for spec in chosen]
 
 
-def main(scenario_names: list[str] | None, json_path: str | None) -> int:
+def main(scenario_names: list[str] | None, json_path: str | None, mutated: bool = False) -> int:
+    """``rein eval``. With ``mutated`` every scenario runs with the behaviour
+    it scores switched off and must FAIL: the exit code is 0 only when all
+    of them fail (the evals can tell a broken harness from a working one)."""
     from rein.evals import scenarios  # noqa: F401
 
     unknown = [n for n in scenario_names or [] if n not in SCENARIOS]
@@ -164,7 +167,7 @@ def main(scenario_names: list[str] | None, json_path: str | None) -> int:
             file=sys.stderr,
         )
         return 2
-    scores = anyio.run(run_all, scenario_names)
+    scores = await_all(scenario_names, mutated)
     width = max(len(s.name) for s in scores)
     for s in scores:
         mark = "PASS" if s.passed else "FAIL"
@@ -176,7 +179,10 @@ def main(scenario_names: list[str] | None, json_path: str | None) -> int:
         )
     passed = sum(s.passed for s in scores)
     failed = len(scores) - passed
-    print(f"{passed} passed, {failed} failed")
+    if mutated:
+        print(f"mutated: {failed} failed as they should, {passed} passed although broken")
+    else:
+        print(f"{passed} passed, {failed} failed")
     if json_path:
         with open(json_path, "w", encoding="utf-8") as handle:
             json.dump(
@@ -184,4 +190,13 @@ def main(scenario_names: list[str] | None, json_path: str | None) -> int:
                 handle,
                 indent=2,
             )
+    if mutated:
+        return 0 if passed == 0 else 1
     return 0 if failed == 0 else 1
+
+
+def await_all(names: list[str] | None, mutated: bool) -> list[Score]:
+    async def run() -> list[Score]:
+        return await run_all(names, mutated=mutated)
+
+    return anyio.run(run)
