@@ -13,6 +13,7 @@ from rein.harness import (
     Block,
     HarnessConfig,
     Hooks,
+    ToolContext,
     ToolResult,
     ToolResultMessage,
     TurnOverrides,
@@ -22,14 +23,17 @@ from rein.harness.agent import dangling_tool_calls
 from rein.harness.ports import ModelOptions, ModelRequest
 from rein.providers.replay import ReplayModel
 from tests.fakes import (
+    EchoArgs,
     EchoTool,
     EventLog,
     FailTool,
     FunctionModel,
+    FunctionTool,
     SleepTool,
     assert_well_formed,
     assistant,
     call,
+    run_in_virtual_time,
 )
 
 
@@ -524,36 +528,45 @@ async def test_an_empty_reply_is_retried_then_fails() -> None:
     assert_well_formed(log2.types())
 
 
-async def test_idle_watchdog_aborts_a_silent_run() -> None:
-    model = ReplayModel([{"text": "zzz", "delay": 30}])
-    agent, log = make_agent(model, run_idle_timeout_ms=50)
-    with anyio.fail_after(5):
-        result = await agent.prompt("x")
+def test_idle_watchdog_aborts_a_silent_run() -> None:
+    async def main():
+        model = ReplayModel([{"text": "zzz", "delay": 30}])  # on the fake clock
+        agent, log = make_agent(model, run_idle_timeout_ms=50)
+        with anyio.fail_after(5):
+            result = await agent.prompt("x")
+        assert_well_formed(log.types())
+        return result
+
+    result = run_in_virtual_time(main)
     assert result.status == "aborted"
     assert "idle timeout" in (result.error or "")
-    assert_well_formed(log.types())
 
 
-async def test_idle_watchdog_ignores_time_spent_in_tools() -> None:
-    class Busy(EchoTool):
-        name = "busy"
+def test_idle_watchdog_ignores_time_spent_in_tools() -> None:
+    async def busy(args: EchoArgs, ctx: ToolContext) -> str:
+        await anyio.sleep(0.6)  # the fake clock: three idle limits long
+        return "done"
 
-        async def execute(self, args, ctx):
-            await anyio.sleep(0.6)  # three idle limits long
-            return ToolResult("done")
+    async def main():
+        model = ReplayModel(
+            [{"tool_calls": [{"name": "busy", "arguments": {"text": "x"}}]}, {"text": "ok"}]
+        )
+        agent, _ = make_agent(model, FunctionTool("busy", busy), run_idle_timeout_ms=200)
+        with anyio.fail_after(5):
+            return await agent.prompt("x")
 
-    model = ReplayModel(
-        [{"tool_calls": [{"name": "busy", "arguments": {"text": "x"}}]}, {"text": "ok"}]
-    )
-    agent, _ = make_agent(model, Busy(), run_idle_timeout_ms=200)
-    result = await agent.prompt("x")
+    result = run_in_virtual_time(main)
     assert result.status == "completed", result.error
 
 
-async def test_zero_idle_timeout_disables_the_watchdog() -> None:
-    model = ReplayModel([{"text": "late", "delay": 0.1}])
-    agent, _ = make_agent(model, run_idle_timeout_ms=0)
-    assert (await agent.prompt("x")).status == "completed"
+def test_zero_idle_timeout_disables_the_watchdog() -> None:
+    async def main():
+        model = ReplayModel([{"text": "late", "delay": 3600}])  # an hour on the fake clock
+        agent, _ = make_agent(model, run_idle_timeout_ms=0)
+        with anyio.fail_after(7200):
+            return await agent.prompt("x")
+
+    assert run_in_virtual_time(main).status == "completed"
 
 
 async def test_model_errors_fail_the_run_with_the_reason() -> None:

@@ -4,9 +4,24 @@ from __future__ import annotations
 
 import anyio
 
-from rein.harness import Agent, HarnessConfig, ToolResult, ToolResultMessage, UserMessage
+from rein.harness import (
+    Agent,
+    HarnessConfig,
+    ToolContext,
+    ToolResultMessage,
+    UserMessage,
+)
+from rein.harness.events import Event
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoTool, EventLog, FailTool, SleepTool
+from tests.fakes import (
+    EchoArgs,
+    EchoTool,
+    EventLog,
+    FailTool,
+    FunctionTool,
+    SleepTool,
+    run_in_virtual_time,
+)
 
 
 def results(agent: Agent) -> list[ToolResultMessage]:
@@ -96,40 +111,61 @@ async def test_oscillation_is_nudged_then_stopped() -> None:
     assert all("will not be executed again" in c for c in contents[8:])
 
 
-async def test_a_slow_tool_emits_heartbeats() -> None:
-    class Slow(EchoTool):
-        name = "slow"
-
-        async def execute(self, args, ctx):
-            await anyio.sleep(0.25)
-            return ToolResult("finished")
-
-    model = ReplayModel(
-        [{"tool_calls": [{"name": "slow", "arguments": {"text": "x"}}]}, {"text": "ok"}]
-    )
-    agent = Agent(model, tools=[Slow()], config=HarnessConfig(tool_heartbeat_ms=50))
+def test_a_slow_tool_emits_heartbeats() -> None:
+    """On a fake clock: the tool runs until two heartbeats have arrived, so
+    it finishes only if the harness emits them while it runs."""
     log = EventLog()
-    agent.subscribe(log)
-    await agent.prompt("go")
+    two_beats = anyio.Event()
+
+    def listener(event: Event) -> None:
+        log(event)
+        if len([e for e in log.of("tool_call_update") if e.kind == "heartbeat"]) >= 2:
+            two_beats.set()
+
+    async def slow(args: EchoArgs, ctx: ToolContext) -> str:
+        await two_beats.wait()
+        return "finished"
+
+    async def main():
+        model = ReplayModel(
+            [{"tool_calls": [{"name": "slow", "arguments": {"text": "x"}}]}, {"text": "ok"}]
+        )
+        agent = Agent(
+            model, tools=[FunctionTool("slow", slow)], config=HarnessConfig(tool_heartbeat_ms=50)
+        )
+        agent.subscribe(listener)
+        with anyio.fail_after(5):
+            result = await agent.prompt("go")
+        return agent, result
+
+    agent, result = run_in_virtual_time(main)
+    assert result.status == "completed", result.error
+    types = log.types()
+    during = types[types.index("tool_call_start") : types.index("tool_call_end")]
     beats = [e for e in log.of("tool_call_update") if e.kind == "heartbeat"]
-    assert len(beats) >= 2 and all(b.name == "slow" for b in beats)
+    assert during.count("tool_call_update") == 2
+    assert len(beats) == 2 and all(b.name == "slow" for b in beats)
     assert results(agent)[0].content == "finished"
 
 
-async def test_a_stuck_tool_is_cancelled_and_the_run_goes_on() -> None:
-    sleeper = SleepTool()
-    model = ReplayModel(
-        [
-            {"tool_calls": [{"name": "sleep", "arguments": {"seconds": 60}}]},
-            {
-                "text": "moving on",
-                "expect": {"last_message_contains": "did not finish within 0.1 s"},
-            },
-        ]
-    )
-    agent = Agent(model, tools=[sleeper], config=HarnessConfig(tool_timeout_ms=100))
-    with anyio.fail_after(5):
-        result = await agent.prompt("go")
+def test_a_stuck_tool_is_cancelled_and_the_run_goes_on() -> None:
+    async def main():
+        sleeper = SleepTool()
+        model = ReplayModel(
+            [
+                {"tool_calls": [{"name": "sleep", "arguments": {"seconds": 60}}]},
+                {
+                    "text": "moving on",
+                    "expect": {"last_message_contains": "did not finish within 0.1 s"},
+                },
+            ]
+        )
+        agent = Agent(model, tools=[sleeper], config=HarnessConfig(tool_timeout_ms=100))
+        with anyio.fail_after(30):  # on the fake clock: half the sleep
+            result = await agent.prompt("go")
+        return sleeper, agent, result
+
+    sleeper, agent, result = run_in_virtual_time(main)
     assert result.status == "completed", result.error
     assert sleeper.cancelled
     assert results(agent)[0].is_error

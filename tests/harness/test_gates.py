@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import anyio
 import anyio.lowlevel
 import pytest
@@ -23,6 +21,7 @@ from tests.fakes import (
     FakeWriteTool,
     LineAnalyzer,
     assert_well_formed,
+    run_in_virtual_time,
 )
 
 
@@ -253,30 +252,40 @@ async def test_dependency_installs_are_deduplicated_and_superseded() -> None:
     assert runner.max_running == 1
 
 
-async def test_diagnostics_wait_for_a_change_then_a_quiet_period() -> None:
+def test_diagnostics_wait_for_a_change_then_a_quiet_period() -> None:
+    """On a fake clock: the snapshot waits for every mutated path however
+    long it takes (below the maximum wait), then for a quiet period measured
+    from the last change."""
     source = FakeDiagnostics([Diagnostic(path="a.py", line=0, message="old")])
-    coordinator = DiagnosticsCoordinator(source, quiet_ms=80, max_wait_ms=5000)
-    coordinator.notify_mutation(Mutation(1, ("a.py", "b.py")))
     returned_at: list[float] = []
-    last_notice: list[float] = []
 
-    async def take() -> None:
-        snap = await coordinator.snapshot(min_generation=1)
-        returned_at.append(time.monotonic())
-        assert not snap.stale and snap.generation == 1
+    async def main() -> float:
+        coordinator = DiagnosticsCoordinator(
+            source, quiet_ms=80, max_wait_ms=5000, clock=anyio.current_time
+        )
+        coordinator.notify_mutation(Mutation(1, ("a.py", "b.py")))
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(take)
-        await anyio.sleep(0.01)
-        coordinator.notify_diagnostics_changed(["a.py"])
-        await anyio.sleep(0.01)
-        assert not returned_at, "b.py has not been analysed yet"
-        assert coordinator.pending() == ["b.py"]
-        coordinator.notify_diagnostics_changed(["b.py"])
-        await anyio.sleep(0.04)
-        coordinator.notify_diagnostics_changed(["a.py"])  # a late change restarts the quiet period
-        last_notice.append(time.monotonic())
-    assert returned_at[0] - last_notice[0] >= 0.08
+        async def take() -> None:
+            snap = await coordinator.snapshot(min_generation=1)
+            returned_at.append(anyio.current_time())
+            assert not snap.stale and snap.generation == 1
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(take)
+            await anyio.wait_all_tasks_blocked()
+            coordinator.notify_diagnostics_changed(["a.py"])
+            await anyio.sleep(1.0)  # the fake clock: twelve quiet periods pass
+            assert not returned_at, "b.py has not been analysed yet"
+            assert coordinator.pending() == ["b.py"]
+            coordinator.notify_diagnostics_changed(["b.py"])
+            await anyio.sleep(0.04)
+            assert not returned_at, "within the quiet period"
+            coordinator.notify_diagnostics_changed(["a.py"])  # a late change restarts it
+            last_notice = anyio.current_time()
+        return last_notice
+
+    last_notice = run_in_virtual_time(main)
+    assert returned_at == [pytest.approx(last_notice + 0.08)]
     assert source.calls == [(None, 1)]
 
 

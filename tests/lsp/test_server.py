@@ -420,8 +420,24 @@ async def test_auto_repair_is_off_by_default(editor: Editor, tmp_path: Path) -> 
     editor.save("app.py")
     result = await prompt(editor, text="hi")  # after the save was handled
     assert result["status"] == "completed"
-    await asyncio.sleep(2.0)  # longer than the debounce: nothing may start
-    assert not [e for e in editor.events if e["event"]["type"] == "auto_repair"]
+    # The witness: switch auto-repair on and save another broken file. Every
+    # save waits the same debounce, so a repair of app.py, had its save
+    # scheduled one, would have reported before this repair finishes.
+    (editor.root / "other.py").write_text(BROKEN)
+    editor.open("other.py")
+    await enable_auto_repair(editor, tmp_path)
+    editor.save("other.py")
+    finished = await editor.wait_event(
+        lambda e: e["event"]["type"] == "auto_repair" and e["event"]["phase"] == "finished"
+    )
+    assert finished["event"]["status"] == "completed"
+    repairs = [
+        (e["event"]["phase"], e["event"]["uri"])
+        for e in editor.events
+        if e["event"]["type"] == "auto_repair"
+    ]
+    other = editor.uri("other.py")
+    assert repairs == [("started", other), ("finished", other)]
 
 
 async def test_plan_mode_streams_plan_events_and_completes(editor: Editor, tmp_path: Path) -> None:

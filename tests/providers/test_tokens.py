@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import time
+import uuid
 
+import pytest
+
+from rein.harness import tokens
 from rein.harness.messages import (
     AssistantMessage,
     TextPart,
@@ -47,11 +50,22 @@ def test_message_estimates_cover_every_part() -> None:
     assert MESSAGE_OVERHEAD < estimate_message_tokens(result) < 10
 
 
-def test_re_estimating_a_transcript_is_cheap() -> None:
-    transcript = [UserMessage(content=f"{i} " + PROSE * 5) for i in range(200)]
+def test_re_estimating_a_transcript_does_not_tokenize_it_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tokenized: list[str] = []
+    real = tokens._PIECES
+
+    class Counting:
+        def findall(self, text: str) -> list[str]:
+            tokenized.append(text)
+            return real.findall(text)
+
+    monkeypatch.setattr(tokens, "_PIECES", Counting())
+    marker = uuid.uuid4().hex  # texts no earlier test has estimated
+    transcript = [UserMessage(content=f"{marker} {i} " + PROSE * 5) for i in range(200)]
     first = sum(estimate_message_tokens(m) for m in transcript)
-    started = time.perf_counter()
+    assert len(tokenized) == 200
     for _ in range(10):
         assert sum(estimate_message_tokens(m) for m in transcript) == first
-    per_pass = (time.perf_counter() - started) / 10
-    assert per_pass < 0.01  # cached: no re-tokenizing of unchanged messages
+    assert len(tokenized) == 200  # cached: unchanged messages are not tokenized again

@@ -3,26 +3,23 @@
 
 from __future__ import annotations
 
-import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from rein.harness.errors import SandboxError, ToolError
-from rein.tools import GrepTool
-from rein.tools.grep import GrepBackend
+from rein.tools import GrepTool, grep
+from rein.tools.grep import GrepBackend, find_ripgrep
 from tests.fakes import ToolCallRecorder
 
 pytestmark = pytest.mark.usefixtures("ignore_tree")
 
-HAS_RG = shutil.which("rg") is not None
-BACKENDS = [
-    pytest.param("python", id="python"),
-    pytest.param(
-        "rg", id="rg", marks=pytest.mark.skipif(not HAS_RG, reason="ripgrep (rg) is not installed")
-    ),
-]
+#: Both backends run everywhere: the dev extra installs ripgrep (the
+#: ``ripgrep`` package ships the rg binary into the venv), so no test skips.
+BACKENDS: list[GrepBackend] = ["python", "rg"]
 
 NEEDLE_EVERYWHERE = [
     ".hidden/h.py:1: needle hidden",
@@ -82,7 +79,13 @@ QUERIES: list[dict[str, Any]] = [
 ]
 
 
-@pytest.mark.skipif(not HAS_RG, reason="ripgrep (rg) is not installed")
+def test_ripgrep_is_installed() -> None:
+    rg = find_ripgrep()
+    assert rg is not None, "rg not found: `make setup` installs the ripgrep package"
+    version = subprocess.run([rg, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("ripgrep ")
+
+
 @pytest.mark.parametrize("query", QUERIES, ids=[str(i) for i in range(len(QUERIES))])
 async def test_ripgrep_and_python_give_identical_output(
     calls: ToolCallRecorder, query: dict[str, Any]
@@ -135,12 +138,33 @@ async def test_refusals(calls: ToolCallRecorder) -> None:
 async def test_forced_rg_without_rg_is_an_error(
     calls: ToolCallRecorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(grep, "find_ripgrep", lambda: None)
     with pytest.raises(ToolError, match="rg is not on PATH"):
         await calls.run(GrepTool("rg"), pattern="needle")
     fallback = await calls.run(GrepTool("auto"), pattern="needle")
     assert fallback.details["backend"] == "python"
     assert fallback.content.splitlines() == NEEDLE_EVERYWHERE
+
+
+@pytest.mark.parametrize("backend", ["auto", "rg"])
+async def test_a_pattern_rg_refuses_is_searched_by_python(
+    calls: ToolCallRecorder, root: Path, backend: GrepBackend
+) -> None:
+    pattern = "(?<=needle )lower"  # look-behind: rg's default engine has none
+    rg = find_ripgrep()
+    assert rg is not None
+    refused = await anyio.run_process(
+        [rg, "--no-config", "-e", pattern, "--", "."], cwd=root, check=False
+    )
+    assert refused.returncode == 2, refused.stdout
+    assert b"look-around" in refused.stderr
+
+    result = await calls.run(GrepTool(backend), pattern=pattern)
+    assert result.details["backend"] == "python"
+    assert result.content.splitlines() == [
+        "sub/deep/z.py:3: needle lower",
+        "[1 match in 1 file]",
+    ]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

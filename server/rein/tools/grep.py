@@ -1,6 +1,7 @@
 """``grep``: a regex search over the workspace, ``.gitignore``-aware.
 
-Two backends give the same output: ripgrep when ``rg`` is on PATH, else a
+Two backends give the same output: ripgrep when ``rg`` is on PATH (or beside
+the Python interpreter, as the ``ripgrep`` package installs it in a venv), else a
 Python walk over :class:`~rein.tools._files.FileTree`. Both search hidden
 files, skip ``.git``, binary files (a NUL byte) and files over 10 MB, read
 only the workspace's own ``.gitignore`` files, and report matches in path
@@ -16,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,7 +35,7 @@ from rein.tools._globs import glob_regex
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import GrepBackend
 
-__all__ = ["GrepArgs", "GrepBackend", "GrepTool", "Match"]
+__all__ = ["GrepArgs", "GrepBackend", "GrepTool", "Match", "find_ripgrep"]
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
@@ -85,6 +87,14 @@ class Match:
 
 class _RgRegexError(Exception):
     pass
+
+
+def find_ripgrep() -> str | None:
+    """``rg`` on PATH, else beside this interpreter (a venv's bin/ that is not on PATH)."""
+    found = shutil.which("rg")
+    if found is None:
+        found = shutil.which("rg", path=os.path.dirname(sys.executable))
+    return found
 
 
 class _Filter:
@@ -255,7 +265,7 @@ class GrepTool(Tool[GrepArgs]):
     def ripgrep(self) -> str | None:
         if self.backend == "python":
             return None
-        found = shutil.which("rg")
+        found = find_ripgrep()
         if found is None and self.backend == "rg":
             raise ToolError("grep is configured to use ripgrep (rg), and rg is not on PATH.")
         return found
