@@ -78,6 +78,30 @@ class FunctionModel:
         yield TurnDone(result)
 
 
+class YieldingModel:
+    """Wraps a Model; yields to the event loop before each turn, as a model
+    across a network does (a ReplayModel without delays never yields)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    @property
+    def requests(self) -> list[ModelRequest]:
+        return list(self.inner.requests)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        await anyio.lowlevel.checkpoint()
+        async for delta in self.inner.stream(request):
+            yield delta
+
+
 def assistant(text: str = "", *calls: ToolCall, usage: Usage | None = None) -> AssistantMessage:
     parts: list[Any] = []
     if text:

@@ -420,14 +420,32 @@ async def test_wait_for_idle_and_unsubscribe() -> None:
 
 
 async def test_a_raising_listener_does_not_break_the_run() -> None:
-    agent, _log = make_agent(ReplayModel([{"text": "fine"}]))
+    agent, before = make_agent(ReplayModel([{"text": "fine"}]))
 
     def bad(event) -> None:
         raise RuntimeError("listener bug")
 
     agent.subscribe(bad)
+    after = EventLog()
+    agent.subscribe(after)
     result = await agent.prompt("x")
     assert result.status == "completed"
+    # Listeners before and after the raising one got every event.
+    expected = [
+        "agent_start",
+        "run_start",
+        "message_start",
+        "message_end",
+        "turn_start",
+        "message_start",
+        "message_delta",
+        "message_end",
+        "turn_end",
+        "run_end",
+        "agent_end",
+    ]
+    assert before.types() == expected
+    assert after.types() == expected
 
 
 async def test_before_tool_call_hook_blocks_with_a_reason() -> None:
