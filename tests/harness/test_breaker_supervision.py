@@ -55,14 +55,7 @@ async def test_three_identical_rejections_add_a_corrective_note() -> None:
 
 
 async def test_six_identical_rejections_stop_executing_that_call() -> None:
-    executed = 0
-
-    class CountingFail(FailTool):
-        async def execute(self, args, ctx):
-            nonlocal executed
-            executed += 1
-            return await super().execute(args, ctx)
-
+    fail = FailTool()
     model = ReplayModel(
         [
             *failing_turns(8),
@@ -70,11 +63,11 @@ async def test_six_identical_rejections_stop_executing_that_call() -> None:
             {"text": "done"},
         ]
     )
-    agent = Agent(model, tools=[CountingFail()])
+    agent = Agent(model, tools=[fail])
     result = await agent.prompt("go")
     assert result.status == "completed", result.error
     # 6 real executions, 2 refused, then different arguments run again.
-    assert executed == 7
+    assert fail.executed == 7
     contents = [r.content for r in results(agent)]
     assert contents[5] == "no such file"
     assert (

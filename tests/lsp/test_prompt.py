@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.lsp.conftest import Editor, write_script
+from tests.fakes import Editor
+from tests.lsp.conftest import write_script
 
 
 async def test_a_prompt_edits_gets_a_real_diagnostic_repairs_and_completes(

@@ -10,7 +10,8 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.conftest import Editor, paired, write_script
+from tests.fakes import Editor, paired
+from tests.lsp.conftest import write_script
 
 SLOW = {"text": "thinking it over", "delay": 0.6}
 
