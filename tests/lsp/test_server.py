@@ -13,6 +13,9 @@ from pygls.exceptions import JsonRpcException
 from tests.fakes import Editor, paired
 from tests.lsp.conftest import write_script
 
+#: The real server over stdio with a real analyzer (ruff) behind the editor.
+pytestmark = pytest.mark.e2e
+
 SLOW = {"text": "thinking it over", "delay": 0.6}
 
 
