@@ -1,11 +1,36 @@
 """Shared pytest setup. Unit tests are offline: a guard refuses network
-connections to anything but loopback."""
+connections to anything but loopback. End-to-end tests (real subprocesses and
+analyzers) carry the ``e2e`` marker and run last."""
 
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
+
+_TESTS = Path(__file__).resolve().parent
+_E2E_DIR = _TESTS / "e2e"
+_LSP_DIR = _TESTS / "lsp"
+
+
+def _is_e2e(item: pytest.Item) -> bool:
+    path = Path(str(item.path)).resolve()
+    if item.get_closest_marker("e2e") is not None or path.is_relative_to(_E2E_DIR):
+        return True
+    # The LSP editor fixture runs `rein serve` and a real ruff server.
+    return path.is_relative_to(_LSP_DIR) and "client" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every end-to-end test ``e2e`` (whether or not its module says so)
+    and move them after the others, keeping each group's order."""
+    e2e = {id(item) for item in items if _is_e2e(item)}
+    for item in items:
+        if id(item) in e2e and item.get_closest_marker("e2e") is None:
+            item.add_marker(pytest.mark.e2e)
+    items.sort(key=lambda item: id(item) in e2e)
+
 
 _real_connect = socket.socket.connect
 

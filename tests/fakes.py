@@ -11,12 +11,20 @@ import inspect
 import selectors
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.lowlevel
+import httpx
+from lsprotocol import types as lsp
 from pydantic import BaseModel, Field
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import register_lsp_features
 
+# The benchmark's workload tool lives in the package (``rein bench core`` uses it).
+from rein.bench_tools import FixedReadArgs as FixedReadArgs
+from rein.bench_tools import FixedReadTool as FixedReadTool
 from rein.harness.errors import ToolError
 from rein.harness.events import Event
 from rein.harness.messages import (
@@ -40,6 +48,10 @@ from rein.harness.ports import (
 )
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.lsp._protocol import plain_dict_converter
+
+if TYPE_CHECKING:
+    from rein.headless.analyzers import AnalyzerPool
 
 # ----------------------------------------------------------------- models
 
@@ -77,6 +89,30 @@ class FunctionModel:
         for i, call in enumerate(result.tool_calls):
             yield ToolCallDelta(i, call.id, call.name, "")
         yield TurnDone(result)
+
+
+class YieldingModel:
+    """Wraps a Model; yields to the event loop before each turn, as a model
+    across a network does (a ReplayModel without delays never yields)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    @property
+    def requests(self) -> list[ModelRequest]:
+        return list(self.inner.requests)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        await anyio.lowlevel.checkpoint()
+        async for delta in self.inner.stream(request):
+            yield delta
 
 
 def assistant(text: str = "", *calls: ToolCall, usage: Usage | None = None) -> AssistantMessage:
@@ -139,13 +175,18 @@ class FailArgs(BaseModel):
 
 
 class FailTool(Tool[FailArgs]):
-    """Raises ToolError (kind "tool_error") or RuntimeError (kind "crash")."""
+    """Raises ToolError (kind "tool_error") or RuntimeError (kind "crash");
+    counts its executions in ``executed``."""
 
     name = "fail"
     description = "Always fails."
     args_model = FailArgs
 
+    def __init__(self) -> None:
+        self.executed = 0
+
     async def execute(self, args: FailArgs, ctx: ToolContext) -> ToolResult:
+        self.executed += 1
         if args.kind == "crash":
             raise RuntimeError(args.message)
         raise ToolError(args.message)
@@ -182,25 +223,6 @@ class SleepTool(Tool[SleepArgs]):
             self.cancelled = True
             raise
         return ToolResult(f"slept {args.seconds}s")
-
-
-class FixedReadArgs(BaseModel):
-    path: str
-
-
-class FixedReadTool(Tool[FixedReadArgs]):
-    """``read_file`` returning a fixed string (the benchmark's workload)."""
-
-    name = "read_file"
-    description = "Read a file."
-    args_model = FixedReadArgs
-    tool_class = "read"
-
-    def __init__(self, content: str = "x" * 2000) -> None:
-        self.content = content
-
-    async def execute(self, args: FixedReadArgs, ctx: ToolContext) -> ToolResult:
-        return ToolResult(self.content)
 
 
 # -------------------------------------------------------------- workspace
@@ -670,6 +692,277 @@ class LineAnalyzer:
     def on_mutation(self, mutation: Mutation) -> None:
         self.analyze()
         self.coordinator_ref[0].notify_diagnostics_changed(list(mutation.paths))
+
+
+# ------------------------------------------------------------ providers
+
+
+class SleepLog:
+    """Records the backoff waits instead of sleeping them."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await anyio.lowlevel.checkpoint()
+
+
+class ChunkedStream(httpx.AsyncByteStream):
+    """An HTTP response body arriving in the given chunks."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+
+# ------------------------------------------------------------------ editor
+
+
+def _offset(text: str, pos: lsp.Position) -> int:
+    lines = text.split("\n")
+    if pos.line >= len(lines):
+        return len(text)
+    return sum(len(line) + 1 for line in lines[: pos.line]) + min(
+        pos.character, len(lines[pos.line])
+    )
+
+
+class Editor:
+    """The editor, played by an LSP test client: it keeps documents, applies
+    workspace/applyEdit to them and to disk, runs an analyzer pool on them,
+    answers rein/diagnostics with its diagnostics and sends
+    rein/diagnosticsChanged when they change. :func:`wire` registers its
+    handlers on the client."""
+
+    def __init__(self, client: LanguageClient, root: Path) -> None:
+        self.client = client
+        self.root = root
+        self.docs: dict[str, tuple[int, str]] = {}
+        self.generation = 0
+        self.pool: AnalyzerPool | None = None
+        self.confirm_answer = True
+        self.ask_answer: str | None = "yes"
+        self.confirms: list[dict[str, Any]] = []
+        self.applied: list[lsp.ApplyWorkspaceEditParams] = []
+        self.refused: list[str] = []
+        #: (rel, text): the person types this just before the next edit arrives
+        self.type_before_next_apply: tuple[str, str] | None = None
+        self.events: list[dict[str, Any]] = []
+        self.saved: list[str] = []
+        self.event_arrived = asyncio.Event()
+
+    def uri(self, rel: str) -> str:
+        return (self.root / rel).as_uri()
+
+    def rel(self, uri: str) -> str:
+        return Path(uri.removeprefix("file://")).relative_to(self.root).as_posix()
+
+    # ------------------------------------------------------------- documents
+
+    def open(self, rel: str) -> None:
+        text = (self.root / rel).read_text()
+        self.docs[rel] = (1, text)
+        self.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                lsp.TextDocumentItem(uri=self.uri(rel), language_id="python", version=1, text=text)
+            )
+        )
+
+    def type(self, rel: str, text: str) -> None:
+        """The person edits an open buffer (not saved)."""
+        version = self.docs[rel][0] + 1
+        self.docs[rel] = (version, text)
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(
+                    uri=self.uri(rel), version=version
+                ),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    def save(self, rel: str) -> None:
+        (self.root / rel).write_text(self.docs[rel][1])
+        self._analyze(rel)
+        self.client.text_document_did_save(
+            lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=self.uri(rel)))
+        )
+
+    def _analyze(self, *rels: str) -> None:
+        self.generation += 1
+        if self.pool is not None:
+            self.pool.on_mutation(Mutation(self.generation, tuple(rels)))
+
+    # --------------------------------------------------------------- handlers
+
+    def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        self.applied.append(params)
+        if self.type_before_next_apply is not None:
+            rel, text = self.type_before_next_apply
+            self.type_before_next_apply = None
+            self.type(rel, text)
+        changed: list[str] = []
+        for change in params.edit.document_changes or []:
+            if isinstance(change, lsp.CreateFile):
+                path = self.root / self.rel(change.uri)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if not path.exists():
+                    path.write_text("")
+            elif isinstance(change, lsp.DeleteFile):
+                rel = self.rel(change.uri)
+                (self.root / rel).unlink()
+                self.docs.pop(rel, None)
+                changed.append(rel)
+            elif isinstance(change, lsp.RenameFile):
+                old, new = self.rel(change.old_uri), self.rel(change.new_uri)
+                (self.root / old).rename(self.root / new)
+                changed += [old, new]
+            elif isinstance(change, lsp.TextDocumentEdit):
+                rel = self.rel(change.text_document.uri)
+                if rel in self.docs:
+                    version, text = self.docs[rel]
+                    if (
+                        change.text_document.version is not None
+                        and change.text_document.version != version
+                    ):
+                        self.refused.append(rel)
+                        return lsp.ApplyWorkspaceEditResult(
+                            applied=False,
+                            failure_reason=f"{rel} is at version {version}, not {change.text_document.version}",
+                        )
+                else:
+                    version, text = (
+                        0,
+                        (self.root / rel).read_text() if (self.root / rel).exists() else "",
+                    )
+                for edit in change.edits:
+                    start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
+                    text = text[:start] + edit.new_text + text[end:]
+                (self.root / rel).write_text(text)
+                if rel in self.docs:
+                    self.docs[rel] = (version + 1, text)
+                    self.client.text_document_did_change(
+                        lsp.DidChangeTextDocumentParams(
+                            text_document=lsp.VersionedTextDocumentIdentifier(
+                                uri=self.uri(rel), version=version + 1
+                            ),
+                            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+                        )
+                    )
+                changed.append(rel)
+        if changed:
+            self._analyze(*changed)
+        return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    async def diagnostics(self, params: dict[str, Any]) -> dict[str, Any]:
+        snap = await self.pool.snapshot() if self.pool else None
+        wanted = params.get("uris")
+        items: dict[str, list[dict[str, Any]]] = {}
+        for d in snap.diagnostics if snap else ():
+            uri = self.uri(d.path)
+            if wanted is not None and uri not in wanted:
+                continue
+            items.setdefault(uri, []).append(
+                {
+                    "range": {
+                        "start": {"line": d.line, "character": d.character},
+                        "end": {"line": d.end_line or d.line, "character": d.end_character or 0},
+                    },
+                    "severity": d.severity,
+                    "code": d.code,
+                    "source": d.source,
+                    "message": d.message,
+                }
+            )
+        for uri in wanted or []:
+            items.setdefault(uri, [])
+        return {"items": [{"uri": u, "diagnostics": ds} for u, ds in items.items()]}
+
+    def diagnostics_changed(self, paths: list[str]) -> None:
+        self.client.protocol.notify(
+            "rein/diagnosticsChanged", {"uris": [self.uri(p) for p in paths]}
+        )
+
+    async def wait_event(self, predicate: Any, limit_s: float = 20.0) -> dict[str, Any]:
+        async def find() -> dict[str, Any]:
+            index = 0
+            while True:
+                while index < len(self.events):
+                    if predicate(self.events[index]):
+                        return self.events[index]
+                    index += 1
+                self.event_arrived.clear()
+                await self.event_arrived.wait()
+
+        return await asyncio.wait_for(find(), limit_s)
+
+    def event_types(self, session_id: str | None = None) -> list[str]:
+        return [
+            e["event"]["type"]
+            for e in self.events
+            if session_id is None or e["sessionId"] == session_id
+        ]
+
+
+def paired(messages: list[dict[str, Any]]) -> bool:
+    """Every tool call in a JSON transcript has exactly one result."""
+    calls = [
+        p["id"]
+        for m in messages
+        if m["role"] == "assistant"
+        for p in m["content"]
+        if p["type"] == "tool_call"
+    ]
+    results = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    return sorted(calls) == sorted(results)
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=plain_dict_converter)
+    register_lsp_features(client)
+    return client
+
+
+def wire(ed: Editor) -> None:
+    """Register the editor's handlers on its client."""
+    lsp_client = ed.client
+
+    @lsp_client.feature(lsp.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        return ed.apply_edit(params)
+
+    @lsp_client.feature("rein/diagnostics")
+    async def diagnostics(params: dict[str, Any]) -> dict[str, Any]:
+        return await ed.diagnostics(params)
+
+    @lsp_client.feature("rein/confirm")
+    def confirm(params: dict[str, Any]) -> dict[str, Any]:
+        ed.confirms.append(params)
+        return {"approved": ed.confirm_answer}
+
+    @lsp_client.feature("rein/askUser")
+    def ask_user(params: dict[str, Any]) -> dict[str, Any]:
+        return {"answer": ed.ask_answer}
+
+    @lsp_client.feature("rein/saveDocuments")
+    def save_documents(params: dict[str, Any]) -> dict[str, Any]:
+        # Applied edits are already on disk here; record the request and
+        # answer with didSave like an editor that saved.
+        for uri in params["uris"]:
+            ed.saved.append(ed.rel(uri))
+            lsp_client.text_document_did_save(
+                lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
+            )
+        return {"saved": params["uris"]}
+
+    @lsp_client.feature("rein/event")
+    def on_event(params: dict[str, Any]) -> None:
+        ed.events.append(params)
+        ed.event_arrived.set()
 
 
 # ------------------------------------------------------------ virtual time

@@ -60,22 +60,7 @@ class _TimedModel:
 
 
 def bench_core_one(n: int) -> dict[str, Any]:
-    from pydantic import BaseModel
-
-    from rein.harness.tools import Tool, ToolContext, ToolResult
-
-    content = "x" * 2000
-
-    class Args(BaseModel):
-        path: str
-
-    class FixedRead(Tool[Args]):
-        name = "read_file"
-        description = "Read a file."
-        args_model = Args
-
-        async def execute(self, args: Args, ctx: ToolContext) -> ToolResult:
-            return ToolResult(content)
+    from rein.bench_tools import FixedReadTool
 
     turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "read_file", "arguments": {"path": f"f{i}.py"}}]} for i in range(n)
@@ -84,7 +69,7 @@ def bench_core_one(n: int) -> dict[str, Any]:
     model = _TimedModel(ReplayModel(turns, record=False))
     agent = Agent(
         model,
-        tools=[FixedRead()],
+        tools=[FixedReadTool()],
         config=HarnessConfig(max_model_turns_per_run=n + 1, run_idle_timeout_ms=0),
     )
     count = 0

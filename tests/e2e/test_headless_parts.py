@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -89,7 +88,6 @@ def _alive(pid: int) -> bool:
 
 
 def test_rein_demo_runs_offline_and_completes() -> None:
-    started = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-m", "rein", "demo"],
         capture_output=True,
@@ -102,7 +100,6 @@ def test_rein_demo_runs_offline_and_completes() -> None:
     assert "↻ repair attempt 1 of 3" in out.stdout
     assert "status: completed" in out.stdout
     assert "for i in items" in out.stdout
-    assert time.monotonic() - started < 180
 
 
 def test_rein_run_exit_codes_and_json(tmp_path: Path) -> None:

@@ -160,17 +160,14 @@ async def test_parallel_tools_run_concurrently_and_results_keep_call_order() -> 
     order: list[str] = []
     gate = anyio.Event()
 
-    class Slow(EchoTool):
-        name = "slow"
-
-        async def execute(self, args, ctx):
-            order.append(f"start {args.text}")
-            if args.text == "a":
-                await gate.wait()  # only finishes if b runs meanwhile
-            else:
-                gate.set()
-            order.append(f"end {args.text}")
-            return ToolResult(args.text)
+    async def slow(args: EchoArgs, ctx: ToolContext) -> str:
+        order.append(f"start {args.text}")
+        if args.text == "a":
+            await gate.wait()  # only finishes if b runs meanwhile
+        else:
+            gate.set()
+        order.append(f"end {args.text}")
+        return args.text
 
     model = ReplayModel(
         [
@@ -183,7 +180,7 @@ async def test_parallel_tools_run_concurrently_and_results_keep_call_order() -> 
             {"text": "done"},
         ]
     )
-    agent, _ = make_agent(model, Slow())
+    agent, _ = make_agent(model, FunctionTool("slow", slow))
     with anyio.fail_after(5):
         await agent.prompt("go")
     assert order == ["start a", "start b", "end b", "end a"]
@@ -193,14 +190,11 @@ async def test_parallel_tools_run_concurrently_and_results_keep_call_order() -> 
 async def test_sequential_tools_run_one_after_another() -> None:
     order: list[str] = []
 
-    class Rec(EchoTool):
-        name = "rec"
-
-        async def execute(self, args, ctx):
-            order.append(f"start {args.text}")
-            await anyio.lowlevel.checkpoint()
-            order.append(f"end {args.text}")
-            return ToolResult(args.text)
+    async def rec(args: EchoArgs, ctx: ToolContext) -> str:
+        order.append(f"start {args.text}")
+        await anyio.lowlevel.checkpoint()
+        order.append(f"end {args.text}")
+        return args.text
 
     model = ReplayModel(
         [
@@ -213,7 +207,7 @@ async def test_sequential_tools_run_one_after_another() -> None:
             {"text": "done"},
         ]
     )
-    agent, _ = make_agent(model, Rec(), tool_execution="sequential")
+    agent, _ = make_agent(model, FunctionTool("rec", rec), tool_execution="sequential")
     await agent.prompt("go")
     assert order == ["start a", "end a", "start b", "end b"]
 
@@ -420,14 +414,32 @@ async def test_wait_for_idle_and_unsubscribe() -> None:
 
 
 async def test_a_raising_listener_does_not_break_the_run() -> None:
-    agent, _log = make_agent(ReplayModel([{"text": "fine"}]))
+    agent, before = make_agent(ReplayModel([{"text": "fine"}]))
 
     def bad(event) -> None:
         raise RuntimeError("listener bug")
 
     agent.subscribe(bad)
+    after = EventLog()
+    agent.subscribe(after)
     result = await agent.prompt("x")
     assert result.status == "completed"
+    # Listeners before and after the raising one got every event.
+    expected = [
+        "agent_start",
+        "run_start",
+        "message_start",
+        "message_end",
+        "turn_start",
+        "message_start",
+        "message_delta",
+        "message_end",
+        "turn_end",
+        "run_end",
+        "agent_end",
+    ]
+    assert before.types() == expected
+    assert after.types() == expected
 
 
 async def test_before_tool_call_hook_blocks_with_a_reason() -> None:
@@ -579,16 +591,13 @@ async def test_model_errors_fail_the_run_with_the_reason() -> None:
 
 
 async def test_tool_results_are_truncated_at_ingestion_with_a_marker() -> None:
-    class Big(EchoTool):
-        name = "big"
-
-        async def execute(self, args, ctx):
-            return ToolResult("\n".join(f"line {i}" for i in range(5000)))
+    def big(args: EchoArgs, ctx: ToolContext) -> str:
+        return "\n".join(f"line {i}" for i in range(5000))
 
     model = ReplayModel(
         [{"tool_calls": [{"name": "big", "arguments": {"text": "x"}}]}, {"text": "ok"}]
     )
-    agent, _ = make_agent(model, Big(), max_tool_result_chars=1000)
+    agent, _ = make_agent(model, FunctionTool("big", big), max_tool_result_chars=1000)
     await agent.prompt("x")
     content = tool_results(agent)[0].content
     assert len(content) <= 1000

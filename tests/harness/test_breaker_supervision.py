@@ -55,14 +55,7 @@ async def test_three_identical_rejections_add_a_corrective_note() -> None:
 
 
 async def test_six_identical_rejections_stop_executing_that_call() -> None:
-    executed = 0
-
-    class CountingFail(FailTool):
-        async def execute(self, args, ctx):
-            nonlocal executed
-            executed += 1
-            return await super().execute(args, ctx)
-
+    fail = FailTool()
     model = ReplayModel(
         [
             *failing_turns(8),
@@ -70,10 +63,11 @@ async def test_six_identical_rejections_stop_executing_that_call() -> None:
             {"text": "done"},
         ]
     )
-    agent = Agent(model, tools=[CountingFail()])
-    await agent.prompt("go")
+    agent = Agent(model, tools=[fail])
+    result = await agent.prompt("go")
+    assert result.status == "completed", result.error
     # 6 real executions, 2 refused, then different arguments run again.
-    assert executed == 7
+    assert fail.executed == 7
     contents = [r.content for r in results(agent)]
     assert contents[5] == "no such file"
     assert (
@@ -89,7 +83,8 @@ async def test_a_success_resets_the_streak() -> None:
         turns.append({"tool_calls": [{"name": "echo", "arguments": {"text": "fine"}}]})
     turns.append({"text": "done"})
     agent = Agent(ReplayModel(turns), tools=[FailTool(), EchoTool()])
-    await agent.prompt("go")
+    result = await agent.prompt("go")
+    assert result.status == "completed", result.error
     assert not any(isinstance(m, UserMessage) and m.origin == "nudge" for m in agent.messages)
 
 
@@ -100,7 +95,8 @@ async def test_oscillation_is_nudged_then_stopped() -> None:
         turns.append({"tool_calls": [{"name": "echo", "arguments": {"text": "B"}}]})
     turns.append({"text": "done"})
     agent = Agent(ReplayModel(turns), tools=[EchoTool()])
-    await agent.prompt("go")
+    result = await agent.prompt("go")
+    assert result.status == "completed", result.error
     nudges = [m for m in agent.messages if isinstance(m, UserMessage) and m.origin == "nudge"]
     assert len(nudges) == 1 and "alternating" in nudges[0].content
     contents = [r.content for r in results(agent)]

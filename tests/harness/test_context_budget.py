@@ -13,21 +13,17 @@ from rein.harness import (
     Agent,
     AssistantMessage,
     HarnessConfig,
-    ToolResult,
     ToolResultMessage,
     UserMessage,
 )
 from rein.harness.context import ContextBudget, ContextOverflowError, valid_cut_points
 from rein.harness.messages import Message, TextPart, ToolCall
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoTool, EventLog, assert_well_formed
+from tests.fakes import EchoTool, EventLog, FunctionTool, assert_well_formed
 
 
-class BigRead(EchoTool):
-    name = "big"
-
-    async def execute(self, args, ctx):
-        return ToolResult(f"[{args.text}] " + "y" * 4000)
+def big_read() -> FunctionTool:
+    return FunctionTool("big", lambda args, ctx: f"[{args.text}] " + "y" * 4000)
 
 
 def big_turns(n: int) -> list[dict]:
@@ -36,7 +32,7 @@ def big_turns(n: int) -> list[dict]:
 
 async def test_oldest_tool_results_are_elided_and_the_newest_kept() -> None:
     model = ReplayModel([*big_turns(12), {"text": "done"}])
-    agent = Agent(model, tools=[BigRead()], config=HarnessConfig(max_context_tokens=6000))
+    agent = Agent(model, tools=[big_read()], config=HarnessConfig(max_context_tokens=6000))
     log = EventLog()
     agent.subscribe(log)
     result = await agent.prompt("read a lot")

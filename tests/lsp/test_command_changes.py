@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.lsp.conftest import Editor, write_script
+from tests.fakes import Editor
+from tests.lsp.conftest import write_script
 
 
 async def test_a_command_that_edits_a_file_is_validated(editor: Editor, tmp_path: Path) -> None:

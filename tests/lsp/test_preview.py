@@ -19,7 +19,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from rein.process.groups import group_alive
-from tests.lsp.conftest import Editor, _settings, running_server, write_script
+from tests.fakes import Editor
+from tests.lsp.conftest import _settings, running_server, write_script
 
 pytestmark = pytest.mark.e2e
 

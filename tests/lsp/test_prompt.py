@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.lsp.conftest import Editor, write_script
+import pytest
+
+from tests.fakes import Editor
+from tests.lsp.conftest import write_script
+
+#: The real server over stdio with a real analyzer (ruff) behind the editor.
+pytestmark = pytest.mark.e2e
 
 
 async def test_a_prompt_edits_gets_a_real_diagnostic_repairs_and_completes(

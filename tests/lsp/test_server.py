@@ -10,7 +10,11 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.conftest import Editor, paired, write_script
+from tests.fakes import Editor, paired
+from tests.lsp.conftest import write_script
+
+#: The real server over stdio with a real analyzer (ruff) behind the editor.
+pytestmark = pytest.mark.e2e
 
 SLOW = {"text": "thinking it over", "delay": 0.6}
 
@@ -89,7 +93,8 @@ async def test_abort_via_rein_abort_leaves_a_valid_transcript(
     assert result["status"] == "aborted" and "aborted by the user" in result["error"]
     messages = await session_messages(editor, session_id)
     assert paired(messages)
-    assert "Tool call aborted" in messages[-1]["content"] or "aborted" in messages[-1]["content"]
+    assert messages[-1]["role"] == "tool" and messages[-1]["tool_name"] == "run_command"
+    assert messages[-1]["content"] == "Tool call aborted: aborted by the user"
 
 
 async def test_cancel_request_aborts_the_run(editor: Editor, tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.lsp.conftest import Editor, paired, running_server, write_script
+from tests.fakes import Editor, paired
+from tests.lsp.conftest import running_server, write_script
 
 pytestmark = pytest.mark.e2e
 

@@ -16,3 +16,22 @@ def test_bench_providers_measures_both_providers(capsys: pytest.CaptureFixture[s
     assert all(r["goal"] == GOAL_CHUNKS_PER_S for r in rows)
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert printed == rows
+
+
+def test_bench_core_runs_the_tool_the_tests_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rein.bench import bench_core_one
+    from rein.bench_tools import FixedReadTool
+    from tests import fakes
+
+    assert fakes.FixedReadTool is FixedReadTool  # one definition
+    paths: list[str] = []
+    execute = FixedReadTool.execute
+
+    async def counting(self, args, ctx):  # type: ignore[no-untyped-def]
+        paths.append(args.path)
+        return await execute(self, args, ctx)
+
+    monkeypatch.setattr(FixedReadTool, "execute", counting)
+    row = bench_core_one(3)
+    assert row["n"] == 3
+    assert paths == ["f0.py", "f1.py", "f2.py"]

@@ -23,21 +23,11 @@ from rein.harness.ports import ModelDelta
 from rein.providers._errors import error_message, parse_retry_after
 from rein.providers._http import RetryPolicy
 from rein.providers.mock_server import MockServer
+from tests.fakes import SleepLog
 from tests.providers.conftest import Turn, make_model, request, run_turn
 
 PROVIDERS = [pytest.param("openai", id="openai"), pytest.param("anthropic", id="anthropic")]
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-
-
-class SleepLog:
-    """Records the backoff waits instead of sleeping them."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        await anyio.lowlevel.checkpoint()
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import AsyncIterator
 
 import anyio
 import httpx
@@ -16,6 +15,7 @@ from rein.harness.messages import AssistantMessage, TextPart, ThinkingPart, Tool
 from rein.harness.ports import ModelDelta
 from rein.providers import _mock_wire as wire
 from rein.providers.script import ReplayTurn
+from tests.fakes import ChunkedStream
 from tests.providers.conftest import make_model, request, run_turn
 
 TURN = ReplayTurn.model_validate(
@@ -52,15 +52,6 @@ _REDACTED = (
 ANTHROPIC_STREAM = (
     _ANTHROPIC_EVENTS[0].data + _REDACTED + b"".join(e.data for e in _ANTHROPIC_EVENTS[1:])
 )
-
-
-class ChunkedStream(httpx.AsyncByteStream):
-    def __init__(self, chunks: list[bytes]) -> None:
-        self.chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self.chunks:
-            yield chunk
 
 
 def _split(data: bytes, cuts: list[int]) -> list[bytes]:

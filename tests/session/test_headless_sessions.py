@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+#: Real ``rein run`` and ``rein sessions`` processes.
+pytestmark = pytest.mark.e2e
+
 REIN = [sys.executable, "-m", "rein"]
 
 
