@@ -23,6 +23,25 @@ def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _replay(tmp_path: Path, turns: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``rein run`` with the replay model playing ``turns`` (YAML) and the
+    store in tmp_path."""
+    script = tmp_path / "s.yaml"
+    script.write_text(f"turns:\n{turns}")
+    return _run(
+        "run",
+        *args,
+        "-w",
+        str(tmp_path),
+        "--provider",
+        "replay",
+        "--script",
+        str(script),
+        "--storage",
+        str(tmp_path / "store"),
+    )
+
+
 def _sessions(storage: Path) -> list[dict[str, object]]:
     out = _run("sessions", "--storage", str(storage), "--json")
     assert out.returncode == 0, out.stderr
@@ -88,43 +107,13 @@ def test_a_waiting_question_exits_4_and_resume_answers_it(tmp_path: Path) -> Non
 
 
 def test_resume_of_an_unknown_session_is_a_clear_error(tmp_path: Path) -> None:
-    script = tmp_path / "s.yaml"
-    script.write_text("turns:\n  - text: hi\n")
-    out = _run(
-        "run",
-        "x",
-        "-w",
-        str(tmp_path),
-        "--provider",
-        "replay",
-        "--script",
-        str(script),
-        "--storage",
-        str(tmp_path / "store"),
-        "--resume",
-        "ses_nope",
-    )
+    out = _replay(tmp_path, "  - text: hi\n", "x", "--resume", "ses_nope")
     assert out.returncode == 2
     assert "no stored session 'ses_nope'" in out.stderr
 
 
 def test_headless_runs_offer_the_task_tool(tmp_path: Path) -> None:
-    script = tmp_path / "s.yaml"
-    script.write_text(
-        "turns:\n  - expect:\n      tools_include: [task, edit_file, run_command]\n    text: done\n"
-    )
-    out = _run(
-        "run",
-        "x",
-        "-w",
-        str(tmp_path),
-        "--provider",
-        "replay",
-        "--script",
-        str(script),
-        "--storage",
-        str(tmp_path / "store"),
-        "--json",
-    )
+    turns = "  - expect:\n      tools_include: [task, edit_file, run_command]\n    text: done\n"
+    out = _replay(tmp_path, turns, "x", "--json")
     assert out.returncode == 0, out.stdout + out.stderr
     assert _result(out.stdout)["status"] == "completed"

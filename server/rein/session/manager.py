@@ -235,26 +235,23 @@ class SessionManager:
 
 
 def summary(session: Session) -> dict[str, Any]:
-    return {
-        "id": session.id,
-        "title": session.title,
-        "status": session.status,
-        "updatedAt": session.updated_at,
-        "mode": session.mode,
-        "origin": session.origin,
-        "turns": session.turns,
-        "usage": usage_json(session.usage),
-    }
+    """A live session as ``rein/sessions`` lists it."""
+    return _summary_json(session, session.usage)
 
 
 def record_summary(record: SessionRecord) -> dict[str, Any]:
+    """A stored session as ``rein/sessions`` lists it."""
+    return _summary_json(record, record.usage or {})
+
+
+def _summary_json(item: Session | SessionRecord, usage: Any) -> dict[str, Any]:
     return {
-        "id": record.id,
-        "title": record.title,
-        "status": record.status,
-        "updatedAt": record.updated_at,
-        "mode": record.mode,
-        "origin": record.origin,
-        "turns": record.turns,
-        "usage": usage_json(record.usage or {}),
+        "id": item.id,
+        "title": item.title,
+        "status": item.status,
+        "updatedAt": item.updated_at,
+        "mode": item.mode,
+        "origin": item.origin,
+        "turns": item.turns,
+        "usage": usage_json(usage),
     }
