@@ -33,6 +33,7 @@ __all__ = [
     "Persistence",
     "PreviewProcess",
     "PreviewProcessFactory",
+    "SettlingDiagnostics",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
@@ -213,12 +214,44 @@ class DiagnosticsSnapshot:
     #: True when the bound on the wait passed before every touched file had
     #: fresh diagnostics: the verdict may be stale, and says so.
     stale: bool = False
+    #: Why nobody looked at all (no analyzer runs, the client does not answer
+    #: ``rein/diagnostics``); None when the snapshot comes from analyzers. A
+    #: blind snapshot makes the analyzer gate "unverified", never "passed".
+    blind: str | None = None
+    #: The analyzers (or the editor) that produced it, for reports.
+    sources: tuple[str, ...] = ()
 
 
 class DiagnosticsSource(Protocol):
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
     ) -> DiagnosticsSnapshot: ...
+
+
+@runtime_checkable
+class SettlingDiagnostics(Protocol):
+    """What a DiagnosticsSource may offer beyond :meth:`snapshot` (the
+    headless analyzer pool offers all of it; the editor what it can). The
+    core checks with ``isinstance`` and does without what is missing."""
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until every analyzer says it is done (no work-done or
+        pyright progress open, nothing owed for a sent change) and a quiet
+        period passed after the last progress end. False on timeout."""
+        ...
+
+    async def ensure_open(self, paths: Sequence[str]) -> None:
+        """Have the analyzers analyse these files (open them), so that after
+        :meth:`wait_idle` a snapshot covers them. Paths that do not exist or
+        that no analyzer owns are ignored."""
+        ...
+
+    async def environment_changed(self, paths: Sequence[str]) -> None:
+        """The environment changed under the analyzers (a dependency install:
+        ``paths`` are the manifests and the environment's site-packages).
+        Tell them (didChangeWatchedFiles, or a restart when they do not
+        watch files); the caller then waits with :meth:`wait_idle`."""
+        ...
 
 
 # --------------------------------------------------------- approvals and user
