@@ -15,6 +15,7 @@ from rein.harness.events import (
     AgentStart,
     AutoRepair,
     Blocker,
+    CarriedChanges,
     Compaction,
     ErrorEvent,
     Event,
@@ -42,6 +43,9 @@ from rein.harness.events import (
     ToolCallUpdate,
     TurnEnd,
     TurnStart,
+    Unverified,
+    WatchdogPaused,
+    WatchdogResumed,
     event_json_schema,
 )
 from rein.harness.messages import AssistantMessage, TextPart, ToolCall, Usage
@@ -58,9 +62,10 @@ _BLOCKER = Blocker(
     character=20,
     severity=1,
     code="F821",
-    source="Ruff",
+    source="Ruff, basedpyright",
     message="Undefined name `nmae`",
     context='  3 | def greet(name: str) -> str:\n> 4 |     return f"hello {nmae}"',
+    also=['basedpyright reportUndefinedVariable: "nmae" is not defined'],
 )
 
 EXAMPLES: dict[str, Any] = {
@@ -72,6 +77,13 @@ EXAMPLES: dict[str, Any] = {
         status="completed",
         turns=4,
         usage=Usage(input_tokens=5120, output_tokens=310, cache_read_tokens=4096),
+        unverified=[
+            Unverified(
+                gate="analyzer",
+                generation=3,
+                reason="diagnostics may be stale: the analyzers did not answer in time",
+            )
+        ],
     ),
     "turn_start": TurnStart(turn=1),
     "turn_end": TurnEnd(turn=1, tool_calls=1, usage=Usage(input_tokens=1200, output_tokens=80)),
@@ -115,10 +127,14 @@ EXAMPLES: dict[str, Any] = {
     "gate_result": GateResult(
         gate="analyzer",
         passed=False,
+        status="blocked",
         blockers=[_BLOCKER],
         duration_ms=212.5,
         detail="2 diagnostics at or above the threshold, 1 blocking",
     ),
+    "carried_changes": CarriedChanges(generations=[3, 4], paths=["app.py"]),
+    "watchdog_paused": WatchdogPaused(reason="gates"),
+    "watchdog_resumed": WatchdogResumed(reason="gates"),
     "repair_attempt": RepairAttempt(attempt=1, max_attempts=3, blockers=[_BLOCKER]),
     "auto_repair": AutoRepair(
         phase="finished", uri="file:///home/me/proj/app.py", status="completed"

@@ -51,11 +51,10 @@ async def test_a_real_diagnostic_reaches_the_model_and_the_repair_completes(pypr
     assert result.repair_attempts == 1
     repair = model.requests[2].messages[-1].content
     # The real analyzers' words, with the position and the surrounding code.
-    # Both analyzers take part, each in its own words.
-    assert "app.py:5:21 error F821 (Ruff): Undefined name `nmae`" in repair
-    assert (
-        'app.py:5:21 error reportUndefinedVariable (basedpyright): "nmae" is not defined' in repair
-    )
+    # Both analyzers see it: one blocker naming both, each in its own words.
+    assert "app.py:5:21 error F821 (Ruff, basedpyright): Undefined name `nmae`" in repair
+    assert 'also reported by basedpyright reportUndefinedVariable: "nmae" is not defined' in repair
+    assert repair.count("- [analyzer]") == 1
     assert '> 5 |     return f"hello {nmae}"' in repair
     # legacy.py's pre-existing error did not block.
     assert all(b.path != "legacy.py" for r in events.of("gate_result") for b in r.blockers)

@@ -139,18 +139,34 @@ async def test_pre_existing_errors_elsewhere_do_not_block_but_new_ones_do() -> N
     assert [(b.path, b.message) for b in blockers] == [("other.py", "bad token: ERROR new")]
 
 
-async def test_errors_in_touched_files_block_even_if_they_were_there_before() -> None:
+async def test_pre_existing_errors_in_a_touched_file_do_not_block_but_new_ones_do() -> None:
+    """Issue 14: a touched file is judged against its own baseline, taken
+    before the run first changed it (the old gate blocked on every error in
+    it, the old one included)."""
     files = {"app.py": "ERROR old\n"}
     script = [
-        write("app.py", "ERROR old\nnew line\n"),
+        write("app.py", "inserted above\nERROR old\nnew line\n"),
+        {"text": "done"},  # passes: the old error only moved down a line
+        {"text": "second task"},
+    ]
+    agent, _, events, _, _ = gated_agent(script, files)
+    result = await agent.prompt("touch app.py")
+    assert result.status == "completed" and result.repair_attempts == 0
+    [gate] = events.of("gate_result")
+    assert gate.status == "passed" and gate.blockers == []
+
+    files = {"app.py": "ERROR old\n"}
+    script = [
+        write("app.py", "ERROR old\nERROR new\n"),
         {"text": "done"},
-        write("app.py", "fixed\n"),
+        write("app.py", "ERROR old\n"),
         {"text": "ok"},
     ]
     agent, _, events, _, _ = gated_agent(script, files)
     result = await agent.prompt("touch app.py")
     assert result.status == "completed" and result.repair_attempts == 1
-    assert events.of("gate_result")[0].blockers[0].path == "app.py"
+    [blocker] = events.of("gate_result")[0].blockers
+    assert (blocker.path, blocker.line, blocker.message) == ("app.py", 1, "bad token: ERROR new")
 
 
 async def test_gates_run_in_order_and_stop_at_the_first_blocker() -> None:
@@ -221,7 +237,10 @@ async def test_a_failed_install_is_a_blocker_with_its_output() -> None:
 # ------------------------------------------------------------ coordinators
 
 
-async def test_dependency_installs_are_deduplicated_and_superseded() -> None:
+async def test_dependency_installs_are_deduplicated_per_manifest() -> None:
+    """Each manifest is owed its own install: a change to package.json does
+    not supersede the queued install for requirements-dev.txt (issue 14: it
+    did, and the Python dependencies were never installed)."""
     runner = FakeCommandRunner()
     runner.gate = anyio.Event()
     coordinator = DependencyCoordinator(
@@ -237,7 +256,7 @@ async def test_dependency_installs_are_deduplicated_and_superseded() -> None:
         )  # queued
         assert coordinator.on_mutation(
             Mutation(3, ("package.json",)), tg.start_soon
-        )  # supersedes 2
+        )  # queued too: it does not supersede 2
         assert not coordinator.on_mutation(
             Mutation(3, ("package.json",)), tg.start_soon
         )  # same generation
@@ -247,8 +266,8 @@ async def test_dependency_installs_are_deduplicated_and_superseded() -> None:
         runner.gate.set()
         outcome = await coordinator.wait()
     assert outcome is not None and outcome.generation == 3
-    assert [o.generation for o in coordinator.outcomes] == [1, 3]
-    assert runner.calls == ["npm install", "npm install"]
+    assert [o.generation for o in coordinator.outcomes] == [1, 2, 3]
+    assert runner.calls == ["npm install", "pip install -r requirements.txt", "npm install"]
     assert runner.max_running == 1
 
 
@@ -299,7 +318,9 @@ async def test_diagnostics_past_the_maximum_wait_are_reported_stale() -> None:
     assert coordinator.pending() == []
 
 
-async def test_a_stale_verdict_is_reported_in_the_gate_result() -> None:
+async def test_a_stale_verdict_is_unverified_never_passed() -> None:
+    """Issue 14: a stale snapshot passed with a note. Now the gate result is
+    "unverified", the generation is not validated and the run says so."""
     workspace = FakeWorkspace()
     log = MutationLog()
     coordinator = DiagnosticsCoordinator(FakeDiagnostics(), quiet_ms=10, max_wait_ms=50)
@@ -315,7 +336,13 @@ async def test_a_stale_verdict_is_reported_in_the_gate_result() -> None:
     result = await agent.prompt("go")
     assert result.status == "completed"
     [gate] = events.of("gate_result")
-    assert gate.passed and gate.stale and "may be stale" in gate.detail
+    assert not gate.passed and gate.status == "unverified" and gate.stale
+    assert "may be stale" in gate.detail
+    [unverified] = result.unverified
+    assert (unverified.gate, unverified.generation) == ("analyzer", 1)
+    assert "did not answer in time" in unverified.reason
+    assert events.of("run_end")[0].unverified == result.unverified
+    assert agent.gates is not None and agent.gates.validated_generation == 0
 
 
 def test_mutation_log_knows_stale_reads() -> None:
@@ -346,7 +373,7 @@ async def test_severity_threshold(severity: str, blocking: int) -> None:
 
 
 def test_a_new_duplicate_of_an_old_error_is_the_one_reported() -> None:
-    from rein.harness.gates import _new_or_touched
+    from rein.harness.baselines import blocking_untouched
 
     old = Diagnostic(path="util.py", line=10, code="E1", message="bad")
     new_dup = Diagnostic(path="util.py", line=3, code="E1", message="bad")
@@ -354,7 +381,4 @@ def test_a_new_duplicate_of_an_old_error_is_the_one_reported() -> None:
     baseline = [old, Diagnostic(path="other.py", line=5, code="E2", message="x")]
     # util.py: the old error is still at line 10, a new identical one appeared at line 3.
     # other.py: the person moved the old error from line 5 to 7: not new.
-    blocking = _new_or_touched([new_dup, old, moved], baseline, frozenset())
-    assert blocking == [new_dup]
-    touched = _new_or_touched([old], baseline, frozenset({"util.py"}))
-    assert touched == [old]
+    assert blocking_untouched([new_dup, old, moved], baseline) == [new_dup]

@@ -73,6 +73,10 @@ class AnalyzerGateConfig(_Camel):
     quiet_period_ms: int = Field(150, ge=0)
     #: Bound on the wait for fresh diagnostics; past it the verdict is stale.
     max_wait_ms: int = Field(5_000, ge=100)
+    #: Bound on waiting for the analyzers to say they are done (a file's
+    #: baseline before its first change, the verdict after an install);
+    #: past it the verdict is stale ("unverified" unless something blocks).
+    settle_timeout_ms: int = Field(30_000, ge=100)
 
 
 class DependencyGateConfig(_Camel):

@@ -5,8 +5,9 @@
   event-driven (a change notification for each touched file, then a quiet
   period), bounded by a maximum wait; never a fixed sleep.
 * :class:`DependencyCoordinator` runs the install command when a manifest
-  changes, in the background, at most once per generation; a newer
-  generation supersedes a queued one.
+  changes, in the background, one at a time; each manifest is tracked on its
+  own (a change to one never supersedes another's install, a failure of one
+  is not hidden by another's success), and an interrupted install is redone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 import posixpath
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import anyio
 
@@ -26,6 +27,7 @@ from rein.harness.ports import (
     DiagnosticsSnapshot,
     DiagnosticsSource,
     Mutation,
+    SettlingDiagnostics,
 )
 
 __all__ = [
@@ -83,15 +85,22 @@ class DiagnosticsCoordinator:
         self._changed.set()
         self._changed = anyio.Event()
 
-    def pending(self, generation: int | None = None) -> list[str]:
-        return sorted(p for p, g in self._waiting.items() if generation is None or g <= generation)
+    def pending(
+        self, generation: int | None = None, paths: Sequence[str] | None = None
+    ) -> list[str]:
+        return sorted(
+            p
+            for p, g in self._waiting.items()
+            if (generation is None or g <= generation) and (paths is None or p in paths)
+        )
 
-    async def wait_fresh(self, generation: int) -> bool:
-        """Wait for fresh diagnostics; return True when they may be stale."""
+    async def wait_fresh(self, generation: int, paths: Sequence[str] | None = None) -> bool:
+        """Wait for fresh diagnostics (of ``paths`` only, when given); return
+        True when they may be stale."""
         deadline = self._clock() + self.max_wait_s
         while True:
             now = self._clock()
-            missing = self.pending(generation)
+            missing = self.pending(generation, paths)
             quiet_left = self.quiet_s - (now - self._last_change)
             if not missing and quiet_left <= 0:
                 return False
@@ -111,11 +120,34 @@ class DiagnosticsCoordinator:
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
     ) -> DiagnosticsSnapshot:
         target = max(min_generation, self.generation)
-        stale = await self.wait_fresh(target)
+        stale = await self.wait_fresh(target, paths)
         inner = await self.source.snapshot(paths, min_generation=target)
         return DiagnosticsSnapshot(
-            inner.diagnostics, max(target, inner.generation), stale or inner.stale
+            inner.diagnostics,
+            max(target, inner.generation),
+            stale or inner.stale,
+            blind=inner.blind,
+            sources=inner.sources,
         )
+
+    # The SettlingDiagnostics of the inner source, when it has them: without
+    # them these wait for nothing and tell nobody.
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        inner = self.source
+        if isinstance(inner, SettlingDiagnostics):
+            return await inner.wait_idle(timeout_s)
+        return True
+
+    async def ensure_open(self, paths: Sequence[str]) -> None:
+        inner = self.source
+        if isinstance(inner, SettlingDiagnostics):
+            await inner.ensure_open(paths)
+
+    async def environment_changed(self, paths: Sequence[str]) -> None:
+        inner = self.source
+        if isinstance(inner, SettlingDiagnostics):
+            await inner.environment_changed(paths)
 
 
 DEFAULT_MANIFESTS: tuple[str, ...] = (
@@ -140,19 +172,35 @@ class InstallOutcome:
 
 
 @dataclass(slots=True)
-class _Pending:
-    generation: int
+class _Manifest:
+    """One manifest's install state."""
+
+    path: str
     command: str
-    done: anyio.Event = field(default_factory=anyio.Event)
+    #: Generation of the newest change of this manifest.
+    wanted: int = 0
+    #: Generation whose install finished (any exit code); < wanted: owed.
+    done: int = -1
+    #: The last finished install.
+    outcome: InstallOutcome | None = None
+    #: Outcome not yet reported by the gate.
+    unreported: bool = False
 
 
 class DependencyCoordinator:
-    """Runs install commands for manifest changes, one per generation.
+    """Runs install commands for manifest changes, in the background, one at
+    a time, each manifest tracked on its own.
 
     ``commands`` maps a manifest glob (matched against the file name) to the
     command to run in the workspace root, e.g. ``{"pyproject.toml":
     "pip install -e ."}``. ``spawn`` starts a background task (the run's task
     group's ``start_soon``).
+
+    A manifest whose newest change has no finished install is owed one: a
+    change to another manifest does not supersede it, and an install that an
+    abort or a crash interrupted is redone by :meth:`settle` (the next run's
+    gate). A failed install stays failed until that manifest's own install
+    succeeds.
     """
 
     def __init__(
@@ -165,11 +213,13 @@ class DependencyCoordinator:
         self.runner = runner
         self.commands = dict(commands)
         self.timeout_s = timeout_s
-        self._running: _Pending | None = None
-        self._queued: _Pending | None = None
+        self.manifests: dict[str, _Manifest] = {}
         self.outcomes: list[InstallOutcome] = []
+        self._worker_running = False
         self._idle = anyio.Event()
         self._idle.set()
+        #: Manifests whose install succeeded since the analyzers were told.
+        self._environment: list[str] = []
 
     def command_for(self, path: str) -> str | None:
         name = posixpath.basename(path)
@@ -179,49 +229,96 @@ class DependencyCoordinator:
         return None
 
     def on_mutation(self, mutation: Mutation, spawn: Callable[..., object]) -> bool:
-        """Start (or queue) an install when ``mutation`` touched a manifest.
-        Returns True when an install was started or queued."""
-        commands = [c for c in (self.command_for(p) for p in mutation.paths) if c]
-        if not commands:
-            return False
-        command = commands[0]
-        gen = mutation.generation
-        if self._running is not None and self._running.generation >= gen:
-            return False
-        if self._queued is not None and self._queued.generation >= gen:
-            return False
-        if self.outcomes and self.outcomes[-1].generation >= gen:
-            return False
-        pending = _Pending(gen, command)
-        self._idle = anyio.Event() if self._idle.is_set() else self._idle
-        if self._running is None:
-            self._running = pending
-            spawn(self._worker)
-        else:
-            self._queued = pending  # supersedes an older queued install
-        return True
+        """Start (or queue) an install when ``mutation`` touched a manifest
+        with a newer generation than its last. True when one was owed."""
+        owed = False
+        for path in mutation.paths:
+            command = self.command_for(path)
+            if command is None:
+                continue
+            state = self.manifests.setdefault(path, _Manifest(path, command))
+            if mutation.generation <= state.wanted:
+                continue
+            state.wanted = mutation.generation
+            owed = True
+        if owed and not self._worker_running:
+            self._start(spawn)
+        return owed
+
+    def _start(self, spawn: Callable[..., object]) -> None:
+        self._worker_running = True
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        spawn(self._worker)
+
+    def owed(self) -> list[_Manifest]:
+        """Manifests whose newest change has no finished install."""
+        return [m for m in self.manifests.values() if m.done < m.wanted]
 
     async def _worker(self) -> None:
         try:
-            while self._running is not None:
-                job = self._running
+            while owed := self.owed():
+                job = min(owed, key=lambda m: m.wanted)
+                # Manifests owed the same command are installed by one run;
+                # a change arriving while it runs is owed another.
+                started = {m.path: m.wanted for m in owed if m.command == job.command}
                 try:
                     result = await self.runner.run(job.command, timeout_s=self.timeout_s)
                 except Exception as exc:
                     result = CommandResult(exit_code=-1, output=f"{type(exc).__name__}: {exc}")
-                self.outcomes.append(InstallOutcome(job.generation, job.command, result))
-                job.done.set()
-                self._running, self._queued = self._queued, None
+                outcome = InstallOutcome(max(started.values()), job.command, result)
+                self.outcomes.append(outcome)
+                for path, generation in started.items():
+                    state = self.manifests[path]
+                    state.done = max(state.done, generation)
+                    state.outcome = outcome
+                    state.unreported = True
+                    if result.exit_code == 0 and not result.timed_out:
+                        self._environment.append(path)
         finally:
-            self._running = None
-            self._queued = None
+            # An interrupted install stays owed (done < wanted): settle() redoes it.
+            self._worker_running = False
             self._idle.set()
 
     @property
     def busy(self) -> bool:
-        return self._running is not None
+        return self._worker_running
 
     async def wait(self) -> InstallOutcome | None:
         """Wait for running and queued installs; the newest outcome."""
         await self._idle.wait()
         return self.outcomes[-1] if self.outcomes else None
+
+    async def settle(self) -> None:
+        """Wait for the installs running now, then run (here) what is still
+        owed: an install an abort or a crash interrupted."""
+        await self._idle.wait()
+        if self.owed() and not self._worker_running:
+            self._worker_running = True
+            self._idle = anyio.Event()
+            await self._worker()
+
+    def failed(self) -> list[tuple[str, InstallOutcome]]:
+        """Manifests whose last install failed, with that install."""
+        return [
+            (m.path, m.outcome)
+            for m in sorted(self.manifests.values(), key=lambda m: m.path)
+            if m.outcome is not None
+            and (m.outcome.result.exit_code != 0 or m.outcome.result.timed_out)
+        ]
+
+    def take_reported(self) -> list[InstallOutcome]:
+        """Installs finished since the last call (for the gate's detail)."""
+        seen: list[InstallOutcome] = []
+        for m in self.manifests.values():
+            if m.unreported and m.outcome is not None:
+                m.unreported = False
+                if m.outcome not in seen:
+                    seen.append(m.outcome)
+        return seen
+
+    def take_environment_changes(self) -> list[str]:
+        """Manifests installed successfully since the last call: the
+        analyzers must be told the environment changed."""
+        paths, self._environment = sorted(set(self._environment)), []
+        return paths

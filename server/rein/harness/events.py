@@ -19,6 +19,7 @@ __all__ = [
     "AgentStart",
     "AutoRepair",
     "Blocker",
+    "CarriedChanges",
     "Compaction",
     "Emit",
     "ErrorEvent",
@@ -27,6 +28,7 @@ __all__ = [
     "FollowUpStarted",
     "GateResult",
     "GateStart",
+    "GateStatus",
     "MessageDelta",
     "MessageEnd",
     "MessageStart",
@@ -50,6 +52,9 @@ __all__ = [
     "ToolCallUpdate",
     "TurnEnd",
     "TurnStart",
+    "Unverified",
+    "WatchdogPaused",
+    "WatchdogResumed",
     "event_json_schema",
 ]
 
@@ -79,6 +84,17 @@ class RunStart(_Event):
     prompt: str | None = None
 
 
+class Unverified(BaseModel):
+    """A gate that could not look: the generation it was asked about is not
+    validated (no analyzer, a client without diagnostics, a stale answer)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    gate: str
+    generation: int
+    reason: str
+
+
 class RunEnd(_Event):
     type: Literal["run_end"] = "run_end"
     run_id: str
@@ -86,6 +102,8 @@ class RunEnd(_Event):
     reason: str | None = None
     turns: int = 0
     usage: Usage = Usage()
+    #: Gates that could not verify this run's changes (never reported as passed).
+    unverified: list[Unverified] = Field(default_factory=list)
 
 
 class TurnStart(_Event):
@@ -190,6 +208,9 @@ class Blocker(BaseModel):
     source: str | None = None
     #: A few lines of surrounding code, or a command's output tail.
     context: str | None = None
+    #: The same error in other analyzers' words ("basedpyright
+    #: reportUndefinedVariable: ..."): one blocker however many saw it.
+    also: list[str] = Field(default_factory=list)
 
 
 class GateStart(_Event):
@@ -198,15 +219,45 @@ class GateStart(_Event):
     generation: int
 
 
+#: ``passed``: the gate looked and found nothing; ``blocked``: it found
+#: blockers; ``unverified``: it could not look (never counted as passed).
+GateStatus = Literal["passed", "blocked", "unverified"]
+
+
 class GateResult(_Event):
     type: Literal["gate_result"] = "gate_result"
     gate: str
+    #: True only for status "passed" (kept for older clients).
     passed: bool
+    status: GateStatus = "passed"
     blockers: list[Blocker] = Field(default_factory=list)
     duration_ms: float = 0.0
     #: The diagnostics may be older than the generation (the wait was bounded).
     stale: bool = False
     detail: str = ""
+
+
+class CarriedChanges(_Event):
+    """The run starts with changes an earlier run of the session left
+    unvalidated (its repair budget ran out, it was aborted): this run
+    validates them before it can complete."""
+
+    type: Literal["carried_changes"] = "carried_changes"
+    generations: list[int]
+    paths: list[str]
+
+
+class WatchdogPaused(_Event):
+    """The run's idle watchdog stops counting: a gate, an install or a
+    compaction is working (that time is activity, not idleness)."""
+
+    type: Literal["watchdog_paused"] = "watchdog_paused"
+    reason: str
+
+
+class WatchdogResumed(_Event):
+    type: Literal["watchdog_resumed"] = "watchdog_resumed"
+    reason: str
 
 
 class RepairAttempt(_Event):
@@ -351,6 +402,9 @@ Event = Annotated[
     | Compaction
     | GateStart
     | GateResult
+    | CarriedChanges
+    | WatchdogPaused
+    | WatchdogResumed
     | RepairAttempt
     | AutoRepair
     | PlanState

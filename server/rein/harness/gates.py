@@ -6,29 +6,47 @@ the :class:`GatePipeline` runs its gates in order (dependencies -> analyzer
 -> custom commands; the preview gates are in :mod:`rein.harness.preview`)
 and stops at the first that finds blockers. The loop then injects one focused repair
 prompt and continues, up to ``maxRepairAttempts``.
+
+A gate that raises is a blocker naming the gate and its error (never a pass);
+a gate that could not look is "unverified": the generation is not marked
+validated and the run's result lists it. The pipeline lives as long as the
+session and keeps the session's validation state
+(:class:`~rein.harness.validation.SessionValidation`): changes a run left
+unvalidated are validated by the next run.
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from rein.harness.coordinators import DependencyCoordinator
-from rein.harness.errors import ReinError
-from rein.harness.events import Blocker, Emit, GateResult, GateStart
-from rein.harness.ports import (
-    CommandRunner,
-    Diagnostic,
-    DiagnosticsSnapshot,
-    DiagnosticsSource,
-    Mutation,
-    Workspace,
+from rein.harness.analyzer_gate import (
+    MAX_BLOCKERS_IN_PROMPT,
+    SEVERITY_LEVELS,
+    SEVERITY_NAMES,
+    AnalyzerGate,
 )
+from rein.harness.coordinators import DependencyCoordinator
+from rein.harness.events import (
+    Blocker,
+    Emit,
+    ErrorEvent,
+    GateResult,
+    GateStart,
+    GateStatus,
+    Unverified,
+)
+from rein.harness.gate_types import Gate, GateContext, GateOutcome, code_context
+from rein.harness.ports import CommandRunner, Mutation, Workspace
+from rein.harness.validation import SessionValidation
+
+log = logging.getLogger(__name__)
 
 __all__ = [
+    "SEVERITY_LEVELS",
+    "SEVERITY_NAMES",
     "AnalyzerGate",
     "CommandGate",
     "DependencyGate",
@@ -36,135 +54,10 @@ __all__ = [
     "GateContext",
     "GateOutcome",
     "GatePipeline",
+    "Verdict",
     "build_repair_prompt",
     "code_context",
 ]
-
-SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
-SEVERITY_LEVELS = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
-MAX_BLOCKERS_IN_PROMPT = 20
-
-
-@dataclass(slots=True)
-class GateContext:
-    generation: int
-    #: Paths the agent changed in this run.
-    touched: frozenset[str]
-    workspace: Workspace | None = None
-    #: The run's emit, set by :meth:`GatePipeline.check`: events a gate causes
-    #: (the preview's) reach the run's listeners.
-    emit: Emit | None = None
-
-
-@dataclass(slots=True)
-class GateOutcome:
-    blockers: list[Blocker] = field(default_factory=list)
-    stale: bool = False
-    detail: str = ""
-
-
-class Gate(Protocol):
-    name: str
-
-    async def on_run_start(self, generation: int) -> None: ...
-
-    async def check(self, ctx: GateContext) -> GateOutcome: ...
-
-
-async def code_context(
-    workspace: Workspace | None, path: str, line: int, radius: int = 2
-) -> str | None:
-    """Lines ``line-radius .. line+radius`` (0-based ``line``) with numbers
-    and a marker on the line itself."""
-    if workspace is None:
-        return None
-    try:
-        text = (await workspace.read_text(path)).text
-    except (ReinError, OSError):
-        return None
-    lines = text.splitlines()
-    if not lines:
-        return None
-    start = max(0, line - radius)
-    end = min(len(lines), line + radius + 1)
-    width = len(str(end))
-    return "\n".join(
-        f"{'>' if i == line else ' '} {str(i + 1).rjust(width)} | {lines[i]}"
-        for i in range(start, end)
-    )
-
-
-def _key(d: Diagnostic) -> tuple[str, str | None, str]:
-    return (d.path, d.code, d.message)
-
-
-def _new_or_touched(
-    current: Sequence[Diagnostic], baseline: Sequence[Diagnostic], touched: frozenset[str]
-) -> list[Diagnostic]:
-    """The blocking diagnostics: all in touched files; elsewhere those not in
-    the baseline. A file the run did not touch kept its lines, so a baseline
-    entry is matched at the same line first (so a new duplicate of an old
-    error is the one reported); what is left is matched by file, code and
-    message alone (lines the person moved meanwhile)."""
-    exact = Counter((*_key(d), d.line) for d in baseline)
-    loose = Counter(_key(d) for d in baseline)
-    ordered = sorted(current, key=lambda d: (d.path, d.line, d.character))
-    unmatched: list[Diagnostic] = []
-    blocking: list[Diagnostic] = []
-    for d in ordered:
-        if d.path in touched:
-            blocking.append(d)
-        elif exact[(*_key(d), d.line)] > 0:
-            exact[(*_key(d), d.line)] -= 1
-            loose[_key(d)] -= 1
-        else:
-            unmatched.append(d)
-    for d in unmatched:
-        if loose[_key(d)] > 0:
-            loose[_key(d)] -= 1
-        else:
-            blocking.append(d)
-    return sorted(blocking, key=lambda d: (d.path, d.line, d.character))
-
-
-class AnalyzerGate:
-    """Blocking: diagnostics at or above ``severity`` in files touched this
-    run, plus such diagnostics elsewhere that were not in the baseline taken
-    at run start (matched by file, code and message as a multiset)."""
-
-    name = "analyzer"
-
-    def __init__(self, diagnostics: DiagnosticsSource, severity: str | int = "error") -> None:
-        self.diagnostics = diagnostics
-        self.threshold = severity if isinstance(severity, int) else SEVERITY_LEVELS[severity]
-        self.baseline: DiagnosticsSnapshot | None = None
-
-    async def on_run_start(self, generation: int) -> None:
-        self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
-
-    async def check(self, ctx: GateContext) -> GateOutcome:
-        snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
-        serious = [d for d in snap.diagnostics if d.severity <= self.threshold]
-        baseline = self.baseline.diagnostics if self.baseline else ()
-        blocking = _new_or_touched(serious, baseline, ctx.touched)
-        blockers = [
-            Blocker(
-                gate=self.name,
-                path=d.path,
-                line=d.line,
-                character=d.character,
-                severity=d.severity,
-                code=d.code,
-                source=d.source,
-                message=d.message,
-                context=await code_context(ctx.workspace, d.path, d.line),
-            )
-            for d in blocking[:MAX_BLOCKERS_IN_PROMPT]
-        ]
-        detail = f"{len(serious)} diagnostics at or above the threshold, {len(blocking)} blocking"
-        if snap.stale:
-            detail += "; diagnostics may be stale (the analyzer did not answer in time)"
-        return GateOutcome(blockers, snap.stale, detail)
 
 
 def _tail(text: str, limit: int = 3000) -> str:
@@ -202,47 +95,69 @@ class CommandGate:
 
 
 class DependencyGate:
-    """Awaits the install the DependencyCoordinator started for a manifest
-    change; a failed install is a blocker with its output."""
+    """Awaits the installs the DependencyCoordinator runs for manifest
+    changes (and redoes an install an abort or a crash interrupted). Each
+    manifest counts on its own: a failed install is a blocker with its output
+    until that manifest's install succeeds, whatever other manifests do."""
 
     name = "dependencies"
 
     def __init__(self, coordinator: DependencyCoordinator) -> None:
         self.coordinator = coordinator
-        self._checked_outcomes = 0
 
     async def on_run_start(self, generation: int) -> None:
         return None
 
     async def check(self, ctx: GateContext) -> GateOutcome:
-        outcome = await self.coordinator.wait()
-        outcomes = self.coordinator.outcomes
-        fresh = outcomes[self._checked_outcomes :]
-        self._checked_outcomes = len(outcomes)
-        if outcome is None or not fresh:
-            return GateOutcome(detail="no manifest changed")
-        failed = outcome.result.exit_code != 0 or outcome.result.timed_out
+        await self.coordinator.settle()
+        failed = self.coordinator.failed()
+        ran = self.coordinator.take_reported()
         if not failed:
+            if not ran:
+                return GateOutcome(detail="no manifest changed")
             return GateOutcome(
-                detail=f"`{outcome.command}` succeeded (generation {outcome.generation})"
+                detail="; ".join(
+                    f"`{o.command}` succeeded (generation {o.generation})" for o in ran
+                )
             )
-        # A failed install stays a blocker until a newer one succeeds.
-        self._checked_outcomes -= 1
         return GateOutcome(
             [
                 Blocker(
                     gate=self.name,
-                    message=f"the install command `{outcome.command}` failed with exit code "
-                    f"{outcome.result.exit_code}",
-                    context=_tail(outcome.result.output),
+                    path=manifest,
+                    message=f"the install command `{o.command}` failed with exit code "
+                    f"{o.result.exit_code}"
+                    + (" (timed out)" if o.result.timed_out else "")
+                    + f" (after a change to {manifest})",
+                    context=_tail(o.result.output),
                 )
+                for manifest, o in failed
             ],
             detail="install failed",
         )
 
 
+@dataclass(slots=True)
+class Verdict:
+    """What one pass through the gates found."""
+
+    blockers: list[Blocker] = field(default_factory=list)
+    #: Gates that could not look (only when nothing blocked).
+    unverified: list[Unverified] = field(default_factory=list)
+
+    @property
+    def validated(self) -> bool:
+        return not self.blockers and not self.unverified
+
+
+def _status(outcome: GateOutcome) -> GateStatus:
+    if outcome.blockers:
+        return "blocked"
+    return "unverified" if outcome.unverified else "passed"
+
+
 class GatePipeline:
-    """The gates of one agent, in order."""
+    """The gates of one agent, in order, and the session's validation state."""
 
     def __init__(
         self,
@@ -252,15 +167,18 @@ class GatePipeline:
     ) -> None:
         self.gates = list(gates)
         self.dependencies = dependencies
-        self.validated_generation = 0
+        self.validation = SessionValidation()
+
+    @property
+    def validated_generation(self) -> int:
+        return self.validation.validated_generation
 
     async def on_run_start(self, generation: int, emit: Emit) -> None:
         for gate in self.gates:
             try:
                 await gate.on_run_start(generation)
             except Exception as exc:  # one failing part does not stop the others
-                from rein.harness.events import ErrorEvent
-
+                log.exception("gate %s could not take its baseline", gate.name)
                 emit(
                     ErrorEvent(
                         message=f"gate {gate.name} could not take its baseline: {exc}",
@@ -268,28 +186,51 @@ class GatePipeline:
                     )
                 )
 
+    async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        """The run is about to change ``paths``: gates capture their
+        baselines. Never raises (a failure only costs the baseline)."""
+        for gate in self.gates:
+            hook = getattr(gate, "before_change", None)
+            if hook is None:
+                continue
+            try:
+                await hook(paths, workspace)
+            except Exception:
+                log.exception("gate %s could not capture a baseline for %s", gate.name, paths)
+
     def on_mutation(self, mutation: Mutation, spawn: Callable[..., object]) -> None:
         if self.dependencies is not None:
             self.dependencies.on_mutation(mutation, spawn)
 
-    async def check(self, ctx: GateContext, emit: Emit) -> list[Blocker]:
-        """Run the gates in order; stop at the first with blockers."""
+    async def check(self, ctx: GateContext, emit: Emit) -> Verdict:
+        """Run the gates in order; stop at the first with blockers. The
+        generation is validated only when every gate looked and passed."""
         if ctx.emit is None:
             ctx.emit = emit
+        verdict = Verdict()
         for gate in self.gates:
             emit(GateStart(gate=gate.name, generation=ctx.generation))
             started = time.perf_counter()
             try:
                 outcome = await gate.check(ctx)
             except Exception as exc:
-                outcome = GateOutcome(detail=f"the gate failed to run: {type(exc).__name__}: {exc}")
-                from rein.harness.events import ErrorEvent
-
+                log.exception("gate %s failed to run", gate.name)
+                error = f"{type(exc).__name__}: {exc}"
+                outcome = GateOutcome(
+                    [
+                        Blocker(
+                            gate=gate.name, message=f"the {gate.name} gate failed to run: {error}"
+                        )
+                    ],
+                    detail=f"the gate failed to run: {error}",
+                )
                 emit(ErrorEvent(message=outcome.detail, where=f"gate:{gate.name}"))
+            status = _status(outcome)
             emit(
                 GateResult(
                     gate=gate.name,
-                    passed=not outcome.blockers,
+                    passed=status == "passed",
+                    status=status,
                     blockers=outcome.blockers,
                     duration_ms=(time.perf_counter() - started) * 1000.0,
                     stale=outcome.stale,
@@ -297,9 +238,23 @@ class GatePipeline:
                 )
             )
             if outcome.blockers:
-                return outcome.blockers
-        self.validated_generation = max(self.validated_generation, ctx.generation)
-        return []
+                verdict.blockers = outcome.blockers
+                verdict.unverified = []
+                return verdict
+            if outcome.unverified:
+                verdict.unverified.append(
+                    Unverified(gate=gate.name, generation=ctx.generation, reason=outcome.unverified)
+                )
+        if verdict.validated:
+            self.mark_validated(ctx.generation)
+        return verdict
+
+    def mark_validated(self, generation: int) -> None:
+        self.validation.validated(generation)
+        for gate in self.gates:
+            hook = getattr(gate, "on_validated", None)
+            if hook is not None:
+                hook(generation)
 
 
 def _format_blocker(b: Blocker) -> str:
@@ -311,6 +266,8 @@ def _format_blocker(b: Blocker) -> str:
         head = f"- [{b.gate}] {where} {sev}{code}{source}: {b.message}"
     else:
         head = f"- [{b.gate}] {b.message}"
+    for other in b.also:
+        head += f"\n    also reported by {other}"
     if b.context:
         body = "\n".join("    " + line for line in b.context.splitlines())
         return f"{head}\n{body}"
@@ -318,6 +275,8 @@ def _format_blocker(b: Blocker) -> str:
 
 
 def build_repair_prompt(blockers: Sequence[Blocker], attempt: int, max_attempts: int) -> str:
+    """The focused repair prompt. It lists what blocks and claims nothing
+    about the checks that did not run or could not look."""
     lines = [
         "The checks that ran after your changes found problems that must be fixed before "
         "the task is done:",

@@ -16,14 +16,14 @@ change recorded while a run's process runs
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from rein.harness.ports import FileContent, Mutation, Workspace
 from rein.harness.run_record import RunRecord, active_records, attribute
 
-__all__ = ["MutationListener", "MutationLog", "TrackedWorkspace"]
+__all__ = ["BeforeChange", "MutationListener", "MutationLog", "TrackedWorkspace"]
 
 log = logging.getLogger(__name__)
 
@@ -117,12 +117,40 @@ class MutationLog:
         return self._last_change.get(path)
 
 
+#: Awaited with the paths a change is about to touch, before it is applied.
+BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
+
+
 class TrackedWorkspace:
-    """A Workspace that records every change it applies in a MutationLog."""
+    """A Workspace that records every change it applies in a MutationLog.
+
+    :meth:`before_change` registers a callback awaited with the paths before
+    a write, delete or rename is applied (the analyzer gate captures a file's
+    baseline there). Callbacks run in the writer's context (so they can tell
+    which run writes) and must not raise; a raising one is logged and the
+    change goes on."""
 
     def __init__(self, inner: Workspace, mutations: MutationLog) -> None:
         self.inner = inner
         self.mutations = mutations
+        self._before_change: list[BeforeChange] = []
+
+    def before_change(self, callback: BeforeChange) -> Callable[[], None]:
+        """Register ``callback``; returns the function that removes it."""
+        self._before_change.append(callback)
+
+        def remove() -> None:
+            if callback in self._before_change:
+                self._before_change.remove(callback)
+
+        return remove
+
+    async def _about_to_change(self, *paths: str) -> None:
+        for callback in list(self._before_change):
+            try:
+                await callback(paths)
+            except Exception:
+                log.exception("a before-change callback raised")
 
     @property
     def root(self) -> str:
@@ -141,16 +169,19 @@ class TrackedWorkspace:
     async def write_text(
         self, path: str, text: str, *, expected_version: int | None = None
     ) -> Mutation:
+        await self._about_to_change(path)
         mutation = await self.inner.write_text(path, text, expected_version=expected_version)
         self.mutations.record(mutation)
         return mutation
 
     async def delete(self, path: str) -> Mutation:
+        await self._about_to_change(path)
         mutation = await self.inner.delete(path)
         self.mutations.record(mutation)
         return mutation
 
     async def rename(self, old: str, new: str) -> Mutation:
+        await self._about_to_change(old, new)
         mutation = await self.inner.rename(old, new)
         self.mutations.record(mutation)
         return mutation

@@ -52,7 +52,7 @@ from rein.harness.events import (
     TurnEnd,
     TurnStart,
 )
-from rein.harness.gates import GateContext, GatePipeline, build_repair_prompt
+from rein.harness.gates import build_repair_prompt
 from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.messages import (
     AssistantMessage,
@@ -68,8 +68,10 @@ from rein.harness.ports import (
 )
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.run_types import LoopContext, RunControl, RunResult
-from rein.harness.streaming import TurnStream
+from rein.harness.run_validation import RunValidation
+from rein.harness.streaming import TurnStream, cut_empty_nudge
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
+from rein.harness.watchdog import Activity, watchdog
 
 __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
 
@@ -104,6 +106,9 @@ class _TurnLoop:
         #: The assistant message being streamed (for the abort path).
         self.stream = TurnStream(self.emit)
         self.empty_retries = 0
+        self.cut_retries = 0
+        self.activity = Activity(self.emit)
+        self.validation = RunValidation(ctx.gates, self.record, self.emit)
         self.repair_attempts = 0
         self.blockers: list[Blocker] = []
         #: ask_user calls that got no answer: (tool_call_id, question)
@@ -181,8 +186,8 @@ class _TurnLoop:
         for message in new_messages:
             self.append_with_events(message)
         if self.ctx.gates is not None:
-            workspace = self.ctx.env.workspace
-            await self.ctx.gates.on_run_start(workspace.generation if workspace else 0, self.emit)
+            with self.activity.paused("gate baselines"):
+                await self.validation.begin(self.ctx.env.workspace)
 
     async def model_turn(self) -> AssistantMessage | RunResult | None:
         """One model call: the assistant message; None for an empty reply
@@ -218,7 +223,9 @@ class _TurnLoop:
             self.close_partial_stream("error")
             return self.finish("failed", f"model error: {exc}")
         self.usage = self.usage + assistant.usage
-        if assistant.is_empty() and assistant.stop_reason != "length":
+        if assistant.is_empty():
+            if assistant.stop_reason == "length":
+                return self.cut_reply(assistant)
             return self.empty_reply(assistant)
         self.empty_retries = 0
         self.append(assistant)
@@ -262,6 +269,28 @@ class _TurnLoop:
         self.end_turn(0)
         return self.finish(
             "failed", f"the model returned an empty reply {self.empty_retries + 1} times"
+        )
+
+    def cut_reply(self, assistant: AssistantMessage) -> RunResult | None:
+        """A reply cut at the token limit before it said anything: retried
+        once with a note asking for a shorter answer, then the run fails."""
+        self.emit(MessageEnd(message=assistant))
+        self.end_turn(0)
+        if self.cut_retries < 1:
+            self.cut_retries += 1
+            self.emit(
+                ErrorEvent(
+                    message="the model's reply was cut at the token limit before it said "
+                    "anything; retrying once",
+                    where="model",
+                )
+            )
+            self.append_with_events(UserMessage(content=cut_empty_nudge(), origin="nudge"))
+            return None
+        return self.finish(
+            "failed",
+            "the model's reply was cut at the token limit (stop_reason length) with no text "
+            "and no tool call, twice; raise model.maxTokens or shorten the task",
         )
 
     async def tool_turn(self, calls: list[ToolCall]) -> RunResult | _Next:
@@ -313,11 +342,14 @@ class _TurnLoop:
         """Run the gates over unvalidated changes: None when they pass (or
         there is nothing to check), "repair" when a repair turn follows, the
         failed result when the repair budget is spent."""
-        gates, config = self.ctx.gates, self.config
-        if gates is None or not self.unvalidated():
+        config = self.config
+        if not self.validation.unvalidated():
             return None
-        blockers = await self.run_gates(gates)
+        with self.activity.paused("gates"):
+            verdict = await self.validation.check(self.ctx.env.workspace)
+        blockers = verdict.blockers
         if not blockers:
+            # Passed, or unverified (nothing to repair): the result says which.
             return None
         if self.repair_attempts >= config.max_repair_attempts:
             self.blockers = blockers
@@ -348,20 +380,6 @@ class _TurnLoop:
                 self.ctx.gates.on_mutation(change.mutation, self.task_group.start_soon)
         self.mutations_seen = len(mutations)
 
-    def unvalidated(self) -> bool:
-        gates = self.ctx.gates
-        assert gates is not None
-        return any(m.generation > gates.validated_generation for m in self.record.to_validate())
-
-    async def run_gates(self, gates: GatePipeline) -> list[Blocker]:
-        mutations = self.record.to_validate()
-        generation = max(m.generation for m in mutations)
-        workspace = self.ctx.env.workspace
-        if workspace is not None:
-            generation = max(generation, workspace.generation)
-        touched = frozenset(p for m in mutations for p in m.paths)
-        return await gates.check(GateContext(generation, touched, workspace), self.emit)
-
     async def fit_context(self, model: Model) -> None:
         budget = self.ctx.budget
         assert budget is not None
@@ -372,9 +390,10 @@ class _TurnLoop:
         overhead = self._overhead[1]
         if budget.estimate(self.ctx.messages, overhead) <= budget.window:
             return
-        reports = await budget.fit(
-            self.ctx.messages, overhead, lambda text: self.summarize(model, text)
-        )
+        with self.activity.paused("compaction"):
+            reports = await budget.fit(
+                self.ctx.messages, overhead, lambda text: self.summarize(model, text)
+            )
         for r in reports:
             self.emit(
                 Compaction(
@@ -414,6 +433,8 @@ class _TurnLoop:
 
     def finish(self, status: RunStatus, reason: str | None = None) -> RunResult:
         self.end_turn(0)
+        self.validation.end()
+        unverified = list(self.validation.unverified) if status == "completed" else []
         if status == "failed" and reason:
             self.emit(ErrorEvent(message=reason, where="run", fatal=True))
         self.emit(
@@ -423,6 +444,7 @@ class _TurnLoop:
                 reason=reason,
                 turns=self.turn,
                 usage=self.usage,
+                unverified=unverified,
             )
         )
         return RunResult(
@@ -441,6 +463,7 @@ class _TurnLoop:
             mutations=list(self.record.mutations),
             output=self.terminal,
             tools_used=list(self.record.tools_used),
+            unverified=unverified,
         )
 
     def finish_aborted(self, reason: str) -> RunResult:
@@ -475,20 +498,16 @@ class _TurnLoop:
 
     # --------------------------------------------------------------- watchdog
 
-    async def watchdog(self, control: RunControl, limit_s: float) -> None:
-        while True:
-            idle = time.monotonic() - self.last_event
-            if self.tools.running:
-                # Tool time does not count: measure from the tools' end.
-                self.last_event = time.monotonic()
-                await anyio.sleep(limit_s)
-                continue
-            if idle >= limit_s:
-                control.abort(
-                    f"idle timeout: no event for {limit_s:g} s (harness.runIdleTimeoutMs)"
-                )
-                return
-            await anyio.sleep(limit_s - idle)
+    def busy(self) -> bool:
+        """Tools, gates, installs and compactions are activity, not idleness."""
+        gates = self.ctx.gates
+        installing = (
+            gates is not None and gates.dependencies is not None and gates.dependencies.busy
+        )
+        return self.tools.running > 0 or self.activity.active or installing
+
+    def touch(self) -> None:
+        self.last_event = time.monotonic()
 
 
 async def run_loop(
@@ -513,7 +532,14 @@ async def run_loop(
             async with anyio.create_task_group() as tg:
                 run.task_group = tg
                 if config.run_idle_timeout_ms > 0:
-                    tg.start_soon(run.watchdog, control, config.run_idle_timeout_ms / 1000.0)
+                    tg.start_soon(
+                        watchdog,
+                        control,
+                        config.run_idle_timeout_ms / 1000.0,
+                        lambda: run.last_event,
+                        run.busy,
+                        run.touch,
+                    )
                 outcome = await run.execute(new_messages)
                 tg.cancel_scope.cancel()
         except Exception as exc:

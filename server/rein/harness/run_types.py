@@ -12,7 +12,7 @@ from typing import Any, Final
 import anyio
 
 from rein.harness.context import ContextBudget
-from rein.harness.events import Blocker, RunStatus
+from rein.harness.events import Blocker, RunStatus, Unverified
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage, UserMessage
@@ -78,6 +78,9 @@ class RunResult:
     output: dict[str, Any] | None = None
     #: Names of the tools executed in this run, in order.
     tools_used: list[str] = field(default_factory=list)
+    #: Gates that could not verify this run's changes (a completed run whose
+    #: changes are not validated says so here; never reported as passed).
+    unverified: list[Unverified] = field(default_factory=list)
 
 
 class RunControl:

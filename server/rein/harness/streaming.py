@@ -26,7 +26,7 @@ from rein.harness.ports import (
     TurnDone,
 )
 
-__all__ = ["TurnStream"]
+__all__ = ["TurnStream", "cut_empty_nudge"]
 
 
 @asynccontextmanager
@@ -110,3 +110,12 @@ class TurnStream:
             content=tuple(parts),
             stop_reason="aborted" if stop_reason == "aborted" else "error",
         )
+
+
+def cut_empty_nudge() -> str:
+    """The note after a reply the token limit cut before it said anything."""
+    return (
+        "Your previous reply was cut off at the output token limit before it contained any "
+        "text or tool call. Continue, and keep this reply short: one tool call, or a brief "
+        "answer."
+    )

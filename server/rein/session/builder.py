@@ -68,7 +68,14 @@ def build_gates(
         )
         gates.append(DependencyGate(dependencies))
     if config.analyzer.enabled:
-        gates.append(AnalyzerGate(diagnostics, config.analyzer.severity))
+        gates.append(
+            AnalyzerGate(
+                diagnostics,
+                config.analyzer.severity,
+                dependencies=dependencies,
+                settle_timeout_s=config.analyzer.settle_timeout_ms / 1000,
+            )
+        )
     gates.extend(preview_gates)
     if config.runtime.command:
         gates.append(

@@ -48,4 +48,7 @@ def result_json(session_id: str, result: RunResult) -> dict[str, Any]:
         payload["error"] = result.error
     if result.blockers:
         payload["blockers"] = [b.model_dump(mode="json") for b in result.blockers]
+    if result.unverified:
+        # Gates that could not look: these generations are not validated.
+        payload["unverified"] = [u.model_dump(mode="json") for u in result.unverified]
     return payload

@@ -36,6 +36,7 @@ export interface AutoRepair {
 
 /** One problem a gate found that the model must fix. */
 export interface Blocker {
+  also?: string[];
   character?: number | null;
   code?: string | null;
   context?: string | null;
@@ -45,6 +46,16 @@ export interface Blocker {
   path?: string | null;
   severity?: number | null;
   source?: string | null;
+}
+
+/**
+ * The run starts with changes an earlier run of the session left unvalidated (its repair budget
+ * ran out, it was aborted): this run validates them before it can complete.
+ */
+export interface CarriedChanges {
+  generations: number[];
+  paths: string[];
+  type: 'carried_changes';
 }
 
 /**
@@ -80,6 +91,7 @@ export interface GateResult {
   gate: string;
   passed: boolean;
   stale?: boolean;
+  status?: 'passed' | 'blocked' | 'unverified';
   type: 'gate_result';
 }
 
@@ -193,6 +205,7 @@ export interface RunEnd {
   status: 'completed' | 'failed' | 'aborted' | 'waiting';
   turns?: number;
   type: 'run_end';
+  unverified?: Unverified[];
   usage?: Usage;
 }
 
@@ -287,6 +300,16 @@ export interface TurnStart {
   type: 'turn_start';
 }
 
+/**
+ * A gate that could not look: the generation it was asked about is not validated (no analyzer, a
+ * client without diagnostics, a stale answer).
+ */
+export interface Unverified {
+  gate: string;
+  generation: number;
+  reason: string;
+}
+
 export interface Usage {
   cache_read_tokens?: number;
   cache_write_tokens?: number;
@@ -298,6 +321,20 @@ export interface UserMessage {
   content: string;
   origin?: string;
   role: 'user';
+}
+
+/**
+ * The run's idle watchdog stops counting: a gate, an install or a compaction is working (that time
+ * is activity, not idleness).
+ */
+export interface WatchdogPaused {
+  reason: string;
+  type: 'watchdog_paused';
+}
+
+export interface WatchdogResumed {
+  reason: string;
+  type: 'watchdog_resumed';
 }
 
 /** Every event the server sends on `rein/event`. */
@@ -319,6 +356,9 @@ export type ReinEvent =
   | Compaction
   | GateStart
   | GateResult
+  | CarriedChanges
+  | WatchdogPaused
+  | WatchdogResumed
   | RepairAttempt
   | AutoRepair
   | PlanState
@@ -352,6 +392,9 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'compaction',
   'gate_start',
   'gate_result',
+  'carried_changes',
+  'watchdog_paused',
+  'watchdog_resumed',
   'repair_attempt',
   'auto_repair',
   'plan_state',

@@ -1,0 +1,239 @@
+"""The analyzer gate: block on what the run broke, never on what it found,
+and never pass blind.
+
+* At run start it takes the whole snapshot (the baseline of every file the
+  analyzers know). Before the run first changes a file it captures that
+  file's own baseline (its text, and its settled diagnostics: the file is
+  opened, the analyzers are waited on, bounded), through the workspace
+  layer's ``before_change`` hook (:class:`~rein.harness.generations.
+  TrackedWorkspace`).
+* Blocking: in a changed file, the errors new relative to its own baseline,
+  lines mapped through the change; elsewhere, the errors not in the run-start
+  snapshot (:mod:`rein.harness.baselines`). One error seen by several
+  analyzers is one blocker naming them all.
+* A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
+  that shows no blocker. Never "passed".
+* Baselines live until the changes they judge are validated: the repair
+  loop, and a later run of the session that validates what an earlier run
+  left, judge against the state before the first change.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rein.harness.baselines import (
+    FileBaseline,
+    blocking_in_file,
+    blocking_untouched,
+    merge_same_errors,
+)
+from rein.harness.errors import ReinError
+from rein.harness.events import Blocker
+from rein.harness.gate_types import GateContext, GateOutcome, code_context
+from rein.harness.ports import (
+    Diagnostic,
+    DiagnosticsSnapshot,
+    DiagnosticsSource,
+    SettlingDiagnostics,
+    Workspace,
+)
+
+if TYPE_CHECKING:
+    from rein.harness.coordinators import DependencyCoordinator
+
+__all__ = ["MAX_BLOCKERS_IN_PROMPT", "SEVERITY_LEVELS", "SEVERITY_NAMES", "AnalyzerGate"]
+
+log = logging.getLogger(__name__)
+
+SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+SEVERITY_LEVELS = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
+MAX_BLOCKERS_IN_PROMPT = 20
+
+
+def _describe(d: Diagnostic) -> str:
+    code = f" {d.code}" if d.code else ""
+    return f"{d.source or 'analyzer'}{code}: {d.message}"
+
+
+class AnalyzerGate:
+    """Blocking: diagnostics at or above ``severity`` that the run's
+    changes introduced (see the module docstring)."""
+
+    name = "analyzer"
+
+    def __init__(
+        self,
+        diagnostics: DiagnosticsSource,
+        severity: str | int = "error",
+        *,
+        dependencies: DependencyCoordinator | None = None,
+        settle_timeout_s: float = 30.0,
+    ) -> None:
+        self.diagnostics = diagnostics
+        self.threshold = severity if isinstance(severity, int) else SEVERITY_LEVELS[severity]
+        self.dependencies = dependencies
+        self.settle_timeout_s = settle_timeout_s
+        #: The run-start snapshot (every file the analyzers know).
+        self.baseline: DiagnosticsSnapshot | None = None
+        #: path -> the file before the run first changed it.
+        self.files: dict[str, FileBaseline] = {}
+        #: Changes were judged (or baselined) and not validated yet: the
+        #: next run keeps these baselines.
+        self._unvalidated = False
+
+    @property
+    def _settling(self) -> SettlingDiagnostics | None:
+        source = self.diagnostics
+        return source if isinstance(source, SettlingDiagnostics) else None
+
+    async def on_run_start(self, generation: int) -> None:
+        if self._unvalidated and self.baseline is not None:
+            # Changes of an earlier run are not validated yet: keep judging
+            # them against the state before their first change.
+            return
+        settling = self._settling
+        if settling is not None:
+            await settling.wait_idle(self.settle_timeout_s)
+        self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
+
+    def on_validated(self, generation: int) -> None:
+        """Every change up to ``generation`` passed: the next changes get
+        fresh baselines."""
+        self.files.clear()
+        self._unvalidated = False
+
+    async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        """Capture the baseline of each path the run has not changed yet."""
+        self._unvalidated = True
+        for path in paths:
+            if path not in self.files:
+                self.files[path] = await self._capture(path, workspace)
+
+    async def _capture(self, path: str, workspace: Workspace) -> FileBaseline:
+        text: str | None
+        try:
+            text = (await workspace.read_text(path)).text
+        except (ReinError, OSError):
+            text = None if await _exists(workspace, path) else ""
+        if text == "":
+            return FileBaseline(path, text, ())
+        settling = self._settling
+        settled = True
+        if settling is not None:
+            await settling.ensure_open([path])
+            settled = await settling.wait_idle(self.settle_timeout_s)
+            snap = await self.diagnostics.snapshot([path], min_generation=0)
+            if snap.blind is None:
+                found = tuple(d for d in snap.diagnostics if d.path == path)
+                return FileBaseline(path, text, found, settled and not snap.stale)
+        return FileBaseline(path, text, self._run_start(path), settled)
+
+    def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
+        if self.baseline is None:
+            return ()
+        return tuple(d for d in self.baseline.diagnostics if d.path == path)
+
+    async def _verdict_snapshot(self, ctx: GateContext) -> tuple[DiagnosticsSnapshot, bool]:
+        """The snapshot for the verdict, after telling the analyzers about
+        an install and waiting until they say they are done (bounded).
+        Returns it and whether the analyzers settled."""
+        settling = self._settling
+        settled = True
+        if settling is not None:
+            changed = self.dependencies.take_environment_changes() if self.dependencies else []
+            if changed:
+                await settling.environment_changed(changed)
+            await settling.ensure_open(sorted(ctx.touched))
+            settled = await settling.wait_idle(self.settle_timeout_s)
+        snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
+        return snap, settled
+
+    def _fallback(self, path: str, first_change: int | None) -> FileBaseline:
+        """A changed file without its own baseline (a command changed it on
+        disk, or an earlier step of a flow without gates): the run-start
+        snapshot's entries when that snapshot predates the change; else
+        nothing is known of its errors before the change and every error in
+        it blocks (never a pass on an unknown baseline)."""
+        baseline = self.baseline
+        if baseline is not None and first_change is not None and first_change > baseline.generation:
+            return FileBaseline(path, None, self._run_start(path))
+        return FileBaseline(path, None, ())
+
+    async def check(self, ctx: GateContext) -> GateOutcome:
+        self._unvalidated = True
+        snap, settled = await self._verdict_snapshot(ctx)
+        if snap.blind is not None:
+            return GateOutcome(
+                detail=f"nobody looked: {snap.blind}",
+                unverified=f"no diagnostics: {snap.blind}",
+            )
+        serious = [d for d in snap.diagnostics if d.severity <= self.threshold]
+        blocking: list[Diagnostic] = []
+        by_path: dict[str, list[Diagnostic]] = {}
+        for d in serious:
+            by_path.setdefault(d.path, []).append(d)
+        untouched = [d for d in serious if d.path not in ctx.touched]
+        baseline = [
+            d
+            for d in (self.baseline.diagnostics if self.baseline else ())
+            if d.path not in ctx.touched
+        ]
+        blocking.extend(blocking_untouched(untouched, baseline))
+        for path in sorted(ctx.touched):
+            current = by_path.get(path, [])
+            if not current:
+                continue
+            file_baseline = self.files.get(path) or self._fallback(path, ctx.first_change.get(path))
+            new_text = await _text(ctx.workspace, path) if file_baseline.text is not None else None
+            blocking.extend(blocking_in_file(current, file_baseline, new_text))
+        groups = merge_same_errors(blocking)
+        blockers = [
+            Blocker(
+                gate=self.name,
+                path=d.path,
+                line=d.line,
+                character=d.character,
+                severity=d.severity,
+                code=d.code,
+                source=", ".join(
+                    [d.source or "analyzer", *(o.source or "analyzer" for o in others)]
+                ),
+                message=d.message,
+                context=await code_context(ctx.workspace, d.path, d.line),
+                also=[_describe(o) for o in others],
+            )
+            for d, others in groups[:MAX_BLOCKERS_IN_PROMPT]
+        ]
+        detail = f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
+        stale = snap.stale or not settled
+        if snap.sources:
+            detail += f" (from {', '.join(snap.sources)})"
+        unverified = None
+        if stale:
+            why = (
+                "the analyzers did not answer in time"
+                if snap.stale
+                else "the analyzers did not finish within the settle bound"
+            )
+            detail += f"; diagnostics may be stale ({why})"
+            unverified = f"diagnostics may be stale: {why}"
+        return GateOutcome(blockers, stale, detail, unverified=unverified)
+
+
+async def _exists(workspace: Workspace, path: str) -> bool:
+    try:
+        return await workspace.exists(path)
+    except (ReinError, OSError):
+        return False
+
+
+async def _text(workspace: Workspace | None, path: str) -> str | None:
+    if workspace is None:
+        return None
+    try:
+        return (await workspace.read_text(path)).text
+    except (ReinError, OSError):
+        return "" if not await _exists(workspace, path) else None

@@ -1,0 +1,205 @@
+"""What the analyzer gate compares against: baselines and the matching rules.
+
+A run must be blocked by what it broke, never by what it found. Two kinds of
+baseline:
+
+* the **run-start** snapshot: every file the analyzers know, taken when the
+  run starts; it judges the files the run did not change (an error there is
+  blocking only when it is not in this snapshot);
+* a **per-file** baseline, taken just before the run first changes a file
+  (the workspace layer awaits :meth:`Baselines.before_change` before it
+  applies a write, delete or rename): the file's text and its settled
+  diagnostics. An error in a changed file is blocking only when it is new
+  relative to that file's own baseline, with the baseline's lines mapped
+  through the change (:func:`line_map`): an error that moved because lines
+  were inserted above it is the same error.
+
+The same error reported by two analyzers (ruff's F821 and basedpyright's
+reportUndefinedVariable for one undefined name) is one blocker naming both
+(:func:`merge_same_errors`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rein.harness.ports import Diagnostic
+
+__all__ = [
+    "FileBaseline",
+    "LineMap",
+    "blocking_in_file",
+    "blocking_untouched",
+    "line_map",
+    "merge_same_errors",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class FileBaseline:
+    """A file as it was before the run first changed it."""
+
+    path: str
+    #: Its text (None: unknown, e.g. a command changed it on disk; "" for a
+    #: file that did not exist).
+    text: str | None
+    diagnostics: tuple[Diagnostic, ...]
+    #: False when the analyzers did not settle within the bound: the
+    #: baseline may lack late (semantic) results.
+    settled: bool = True
+
+
+@dataclass(slots=True)
+class LineMap:
+    """Old line -> new line for the lines a change kept; for the lines it
+    replaced, the index of the replaced block on both sides."""
+
+    moved: dict[int, int] = field(default_factory=dict)
+    old_block: dict[int, int] = field(default_factory=dict)
+    new_block: dict[int, int] = field(default_factory=dict)
+
+
+#: How many lines around a replaced block still count as "nearby" for a
+#: loose match (an error whose line was rewritten but is the same error).
+NEARBY_LINES = 2
+
+
+def line_map(old_text: str, new_text: str) -> LineMap:
+    """Map the lines of ``old_text`` to ``new_text`` (difflib opcodes)."""
+    old_lines = old_text.splitlines()
+    new_lines = new_text.splitlines()
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    result = LineMap()
+    for index, (tag, i1, i2, j1, j2) in enumerate(matcher.get_opcodes()):
+        if tag == "equal":
+            for offset in range(i2 - i1):
+                result.moved[i1 + offset] = j1 + offset
+            continue
+        for i in range(max(0, i1 - NEARBY_LINES), i2 + NEARBY_LINES):
+            result.old_block.setdefault(i, index)
+        for j in range(max(0, j1 - NEARBY_LINES), j2 + NEARBY_LINES):
+            result.new_block.setdefault(j, index)
+        if tag in ("replace", "delete"):
+            for i in range(i1, i2):
+                result.old_block[i] = index
+        if tag in ("replace", "insert"):
+            for j in range(j1, j2):
+                result.new_block[j] = index
+    # A line past the end of the old text (an error "at EOF") moves with the end.
+    result.moved.setdefault(len(old_lines), len(new_lines))
+    return result
+
+
+def _key(d: Diagnostic) -> tuple[str | None, str | None, str]:
+    return (d.source, d.code, d.message)
+
+
+def _sort(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diagnostics, key=lambda d: (d.path, d.line, d.character, d.source or ""))
+
+
+def blocking_untouched(
+    current: Sequence[Diagnostic], baseline: Sequence[Diagnostic]
+) -> list[Diagnostic]:
+    """Errors of a file the run did not change (or whose old text is
+    unknown) that are not in ``baseline``. A baseline entry is matched at the
+    same line first (so a new duplicate of an old error is the one
+    reported); what is left is matched by analyzer, code and message alone
+    (lines the person moved meanwhile)."""
+    exact = Counter((*_key(d), d.path, d.line) for d in baseline)
+    loose = Counter((*_key(d), d.path) for d in baseline)
+    unmatched: list[Diagnostic] = []
+    for d in _sort(current):
+        at = (*_key(d), d.path, d.line)
+        if exact[at] > 0:
+            exact[at] -= 1
+            loose[(*_key(d), d.path)] -= 1
+        else:
+            unmatched.append(d)
+    blocking: list[Diagnostic] = []
+    for d in unmatched:
+        if loose[(*_key(d), d.path)] > 0:
+            loose[(*_key(d), d.path)] -= 1
+        else:
+            blocking.append(d)
+    return blocking
+
+
+def blocking_in_file(
+    current: Sequence[Diagnostic], baseline: FileBaseline, new_text: str | None
+) -> list[Diagnostic]:
+    """Errors of a changed file that are new relative to its own baseline,
+    the baseline's lines mapped through the change."""
+    if baseline.text is None or new_text is None:
+        return blocking_untouched(current, baseline.diagnostics)
+    mapping = line_map(baseline.text, new_text)
+    exact: Counter[tuple[object, ...]] = Counter()
+    #: Baseline errors on rewritten lines: (block, key) -> count.
+    nearby: Counter[tuple[object, ...]] = Counter()
+    for d in baseline.diagnostics:
+        moved = mapping.moved.get(d.line)
+        if moved is not None:
+            exact[(*_key(d), moved)] += 1
+        block = mapping.old_block.get(d.line)
+        if block is not None and moved is None:
+            nearby[(*_key(d), block)] += 1
+    unmatched: list[Diagnostic] = []
+    for d in _sort(current):
+        at = (*_key(d), d.line)
+        if exact[at] > 0:
+            exact[at] -= 1
+        else:
+            unmatched.append(d)
+    blocking: list[Diagnostic] = []
+    for d in unmatched:
+        block = mapping.new_block.get(d.line)
+        near = (*_key(d), block)
+        if block is not None and nearby[near] > 0:
+            nearby[near] -= 1  # the old error on a line the change rewrote
+        else:
+            blocking.append(d)
+    return blocking
+
+
+_QUOTED = re.compile("[`\"'\u2018\u201c]([^`\"'\u2019\u201d]{1,200})[`\"'\u2019\u201d]")
+
+
+def _names(message: str) -> set[str]:
+    return {m.group(1) for m in _QUOTED.finditer(message)}
+
+
+def _same_error(a: Diagnostic, b: Diagnostic) -> bool:
+    """Two analyzers' reports of one problem: same file and line, and the
+    same span or the same quoted name in both messages."""
+    if a.path != b.path or a.line != b.line or a.source == b.source:
+        return False
+    if a.code is not None and a.code == b.code and a.message == b.message:
+        return True
+    same_span = a.character == b.character and (
+        a.end_character is None or b.end_character is None or a.end_character == b.end_character
+    )
+    return same_span or bool(_names(a.message) & _names(b.message))
+
+
+def merge_same_errors(
+    diagnostics: Sequence[Diagnostic],
+) -> list[tuple[Diagnostic, list[Diagnostic]]]:
+    """Group the reports of one error by several analyzers: each group is
+    (the first report, the other analyzers' reports)."""
+    groups: list[tuple[Diagnostic, list[Diagnostic]]] = []
+    for d in _sort(diagnostics):
+        for head, others in groups:
+            if head.path == d.path and head.line == d.line and _same_error(head, d):
+                if all(o.source != d.source for o in others):
+                    others.append(d)
+                    break
+        else:
+            groups.append((d, []))
+    return groups

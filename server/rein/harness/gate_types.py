@@ -1,0 +1,73 @@
+"""What every gate shares: the :class:`Gate` protocol, what a check gets
+(:class:`GateContext`) and returns (:class:`GateOutcome`), and the code
+context a blocker shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rein.harness.errors import ReinError
+from rein.harness.events import Blocker, Emit
+from rein.harness.ports import Workspace
+
+__all__ = ["Gate", "GateContext", "GateOutcome", "code_context"]
+
+
+@dataclass(slots=True)
+class GateContext:
+    generation: int
+    #: Paths the agent changed in this run (and the carried changes').
+    touched: frozenset[str]
+    workspace: Workspace | None = None
+    #: The run's emit, set by :meth:`GatePipeline.check`: events a gate causes
+    #: (the preview's) reach the run's listeners.
+    emit: Emit | None = None
+    #: path -> generation of the first change being validated (a baseline
+    #: taken at or after it already contains the change).
+    first_change: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class GateOutcome:
+    blockers: list[Blocker] = field(default_factory=list)
+    stale: bool = False
+    detail: str = ""
+    #: Why the gate could not look (no analyzer, a stale answer): the result
+    #: is "unverified", never "passed". Ignored when there are blockers.
+    unverified: str | None = None
+
+
+class Gate(Protocol):
+    """A validation gate. Optional extras the pipeline calls when a gate has
+    them: ``async before_change(paths, workspace)`` (before the run first
+    changes a file) and ``on_validated(generation)``."""
+
+    name: str
+
+    async def on_run_start(self, generation: int) -> None: ...
+
+    async def check(self, ctx: GateContext) -> GateOutcome: ...
+
+
+async def code_context(
+    workspace: Workspace | None, path: str, line: int, radius: int = 2
+) -> str | None:
+    """Lines ``line-radius .. line+radius`` (0-based ``line``) with numbers
+    and a marker on the line itself."""
+    if workspace is None:
+        return None
+    try:
+        text = (await workspace.read_text(path)).text
+    except (ReinError, OSError):
+        return None
+    lines = text.splitlines()
+    if not lines:
+        return None
+    start = max(0, line - radius)
+    end = min(len(lines), line + radius + 1)
+    width = len(str(end))
+    return "\n".join(
+        f"{'>' if i == line else ' '} {str(i + 1).rjust(width)} | {lines[i]}"
+        for i in range(start, end)
+    )
