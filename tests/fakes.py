@@ -320,6 +320,77 @@ class FakeDiagnostics:
         return DiagnosticsSnapshot(tuple(found), max(self.generation, min_generation), self.stale)
 
 
+class SettlingFakeDiagnostics(FakeDiagnostics):
+    """A FakeDiagnostics that also offers SettlingDiagnostics and records
+    every call in ``log`` ("ensure_open a.py", "wait_idle", "snapshot a.py",
+    "environment_changed pyproject.toml"). ``idle`` is what wait_idle
+    answers; ``blind`` makes every snapshot one nobody looked at; and
+    ``on_environment_changed`` lets a test change what the analyzer sees
+    (the install made an import resolvable)."""
+
+    def __init__(
+        self, diagnostics: Sequence[Diagnostic] = (), *, sources: Sequence[str] = ()
+    ) -> None:
+        super().__init__(diagnostics)
+        self.log: list[str] = []
+        self.idle = True
+        self.blind: str | None = None
+        self.sources = tuple(sources)
+        self.on_environment_changed: Callable[[], None] | None = None
+
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot:
+        self.log.append("snapshot " + (" ".join(paths) if paths is not None else "*"))
+        snap = await super().snapshot(paths, min_generation=min_generation)
+        found = () if self.blind else snap.diagnostics
+        return DiagnosticsSnapshot(
+            found, snap.generation, snap.stale, blind=self.blind, sources=self.sources
+        )
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        self.log.append("wait_idle")
+        return self.idle
+
+    async def ensure_open(self, paths: Sequence[str]) -> None:
+        self.log.append("ensure_open " + " ".join(paths))
+
+    async def environment_changed(self, paths: Sequence[str]) -> None:
+        self.log.append("environment_changed " + " ".join(paths))
+        if self.on_environment_changed is not None:
+            self.on_environment_changed()
+
+
+class RaisingGate:
+    """A gate whose check raises (a bug in a gate)."""
+
+    name = "broken"
+
+    async def on_run_start(self, generation: int) -> None:
+        return None
+
+    async def check(self, ctx: Any) -> Any:
+        raise RuntimeError("the gate's analyzer connection broke")
+
+
+class SlowGate:
+    """A gate that works for ``seconds`` (on the virtual clock) and passes."""
+
+    name = "slow"
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    async def on_run_start(self, generation: int) -> None:
+        return None
+
+    async def check(self, ctx: Any) -> Any:
+        from rein.harness.gates import GateOutcome
+
+        await anyio.sleep(self.seconds)
+        return GateOutcome(detail=f"worked {self.seconds:g} s")
+
+
 class FakeApprover:
     def __init__(self, answer: bool = True) -> None:
         self.answer = answer
@@ -425,6 +496,32 @@ class FakeWriteTool(Tool[WriteArgs]):
         assert workspace is not None
         mutation = await workspace.write_text(args.path, args.content)
         return ToolResult(f"wrote {args.path} (generation {mutation.generation})")
+
+
+class CommandArgs(BaseModel):
+    path: str
+    content: str
+
+
+class FakeCommandTool(Tool[CommandArgs]):
+    """A ``run_command`` stand-in: a "process" writes ``path`` behind the
+    workspace's back (like ``sed -i``), and a "watcher" records the change as
+    external while the process runs, as the disk watcher does."""
+
+    name = "run_command"
+    description = "Run a command that writes a file."
+    args_model = CommandArgs
+    tool_class = "command"
+
+    def __init__(self, workspace: FakeWorkspace, log: Any) -> None:
+        self.workspace = workspace
+        self.log = log
+
+    async def execute(self, args: CommandArgs, ctx: ToolContext) -> ToolResult:
+        with self.log.attributing_processes():
+            self.workspace.files[args.path] = args.content
+            self.log.record(self.workspace._mutate((args.path,), "external"))
+        return ToolResult(f"the command wrote {args.path}")
 
 
 # ------------------------------------------------------------ tool calls

@@ -1,0 +1,510 @@
+"""Issue 14, the core: gates block on what the run broke, never on what it
+found, and never pass blind. Each test names the defect it proves fixed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+
+from rein.harness import Agent, HarnessConfig
+from rein.harness.baselines import FileBaseline, blocking_in_file, line_map
+from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
+from rein.harness.gates import (
+    AnalyzerGate,
+    CommandGate,
+    DependencyGate,
+    GateContext,
+    GatePipeline,
+    build_repair_prompt,
+)
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.messages import AssistantMessage
+from rein.harness.ports import Diagnostic, Mutation
+from rein.harness.run_record import RunMutation
+from rein.harness.tools import ToolEnvironment
+from rein.harness.validation import SessionValidation
+from rein.providers.replay import ReplayModel
+from rein.session.results import result_json
+from tests.fakes import (
+    EventLog,
+    FakeCommandRunner,
+    FakeCommandTool,
+    FakeDiagnostics,
+    FakeWorkspace,
+    FakeWriteTool,
+    FunctionModel,
+    LineAnalyzer,
+    RaisingGate,
+    SettlingFakeDiagnostics,
+    SlowGate,
+    assert_well_formed,
+    assistant,
+    run_in_virtual_time,
+)
+
+
+def write(path: str, content: str) -> dict:
+    return {"tool_calls": [{"name": "write", "arguments": {"path": path, "content": content}}]}
+
+
+def command(path: str, content: str) -> dict:
+    return {
+        "tool_calls": [{"name": "run_command", "arguments": {"path": path, "content": content}}]
+    }
+
+
+class World:
+    """A tracked fake workspace with a LineAnalyzer (every line with ERROR
+    is an error) behind a DiagnosticsCoordinator; its source offers
+    SettlingDiagnostics and logs what the gate asks of it."""
+
+    def __init__(self, files: dict[str, str], *, settling: bool = True) -> None:
+        self.workspace = FakeWorkspace(files)
+        self.log = MutationLog()
+        self.tracked = TrackedWorkspace(self.workspace, self.log)
+        ref: list = [None]
+        self.analyzer = LineAnalyzer(self.workspace, ref)
+        self.source = SettlingFakeDiagnostics(sources=("line",)) if settling else FakeDiagnostics()
+        self.analyzer.source = self.source
+        self.analyzer.analyze()
+        self.coordinator = DiagnosticsCoordinator(self.source, quiet_ms=5, max_wait_ms=2000)
+        ref[0] = self.coordinator
+        self.log.subscribe(self.coordinator.notify_mutation)
+        self.log.subscribe(self.analyzer.on_mutation)
+
+    def agent(
+        self,
+        script: list[dict],
+        *,
+        gates: list[Any] | None = None,
+        max_repair_attempts: int = 3,
+        dependencies: DependencyCoordinator | None = None,
+        **config: Any,
+    ) -> tuple[Agent, ReplayModel, EventLog]:
+        model = ReplayModel(script)
+        pipeline = GatePipeline(
+            gates if gates is not None else [AnalyzerGate(self.coordinator)],
+            dependencies=dependencies,
+        )
+        agent = Agent(
+            model,
+            tools=[FakeWriteTool(), FakeCommandTool(self.workspace, self.log)],
+            env=ToolEnvironment(workspace=self.tracked, diagnostics=self.coordinator),
+            gates=pipeline,
+            config=HarnessConfig(max_repair_attempts=max_repair_attempts, **config),
+        )
+        events = EventLog()
+        agent.subscribe(events)
+        return agent, model, events
+
+
+def diag(path: str, line: int, message: str, **kw: Any) -> Diagnostic:
+    return Diagnostic(path=path, line=line, message=message, **kw)
+
+
+# ------------------------------------------------------- per-file baselines
+
+
+async def test_a_files_baseline_is_captured_before_its_first_change_and_kept() -> None:
+    """The baseline of a touched file is its own settled diagnostics from
+    before the run first changed it (opened, waited on, then snapshotted);
+    the repair loop keeps it. Old: every error in a touched file blocked."""
+    world = World({"app.py": "a = 1\nERROR old\n"})
+    agent, model, events = world.agent(
+        [
+            write("app.py", "a = 1\nERROR old\nERROR new\n"),
+            {"text": "done"},
+            write("app.py", "a = 1\nERROR old\nb = 2\n"),
+            {"text": "fixed"},
+        ]
+    )
+    result = await agent.prompt("edit app.py")
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    first, second = events.of("gate_result")
+    assert [(b.line, b.message) for b in first.blockers] == [(2, "bad token: ERROR new")]
+    assert second.status == "passed"
+    # Captured once, before the first write: opened, settled, then snapshotted.
+    log = world.source.log
+    assert log[log.index("ensure_open app.py") : log.index("ensure_open app.py") + 3] == [
+        "ensure_open app.py",
+        "wait_idle",
+        "snapshot app.py",
+    ]
+    assert log.count("snapshot app.py") == 1
+    assert_well_formed(events.types())
+
+
+async def test_lines_inserted_above_a_pre_existing_error_do_not_block() -> None:
+    world = World({"app.py": "import os\nERROR old\n"})
+    agent, _, events = world.agent(
+        [write("app.py", "import os\nimport sys\nimport re\nERROR old\n"), {"text": "done"}]
+    )
+    result = await agent.prompt("add imports")
+    assert result.status == "completed" and result.repair_attempts == 0
+    [gate] = events.of("gate_result")
+    assert gate.status == "passed" and gate.passed
+
+
+def test_the_line_map_follows_inserted_and_replaced_lines() -> None:
+    mapping = line_map("a\nb\nc\nd\n", "new\na\nb\nC!\nd\n")
+    assert mapping.moved == {0: 1, 1: 2, 3: 4, 4: 5}
+    assert mapping.old_block[2] == mapping.new_block[3]  # c -> C! is one replaced block
+
+
+def test_an_old_error_on_a_rewritten_line_is_matched_loosely_a_new_one_is_not() -> None:
+    old_text = "def f(x):\n    return undefined_a\n\nvalue = 1\n"
+    new_text = "def f(x, y):\n    return undefined_a + y\n\nvalue = 1\nz = undefined_b\n"
+    baseline = FileBaseline(
+        "m.py", old_text, (diag("m.py", 1, "undefined_a is not defined", code="U", source="s"),)
+    )
+    current = [
+        diag("m.py", 1, "undefined_a is not defined", code="U", source="s"),
+        diag("m.py", 4, "undefined_b is not defined", code="U", source="s"),
+    ]
+    blocking = blocking_in_file(current, baseline, new_text)
+    assert [(d.line, d.message) for d in blocking] == [(4, "undefined_b is not defined")]
+
+
+async def test_the_same_error_from_two_analyzers_is_one_blocker_naming_both() -> None:
+    source = FakeDiagnostics(
+        [
+            diag("app.py", 4, "Undefined name `nmae`", code="F821", source="Ruff", character=20),
+            diag(
+                "app.py",
+                4,
+                '"nmae" is not defined',
+                code="reportUndefinedVariable",
+                source="basedpyright",
+                character=20,
+            ),
+            diag("app.py", 7, "Expected expression", code="syntax", source="Ruff", character=3),
+        ]
+    )
+    gate = AnalyzerGate(source)
+    outcome = await gate.check(GateContext(1, frozenset({"app.py"})))
+    assert len(outcome.blockers) == 2
+    merged = outcome.blockers[0]
+    assert (merged.line, merged.code, merged.source) == (4, "F821", "Ruff, basedpyright")
+    assert merged.also == ['basedpyright reportUndefinedVariable: "nmae" is not defined']
+    prompt = build_repair_prompt(outcome.blockers, 1, 3)
+    assert prompt.count("app.py:5:21") == 1
+    assert "also reported by basedpyright" in prompt
+
+
+# ------------------------------------------------------------- never blind
+
+
+async def test_a_gate_that_raises_blocks_and_is_never_a_pass() -> None:
+    """Old: "the gate failed to run" was reported as passed and the
+    generation was marked validated."""
+    world = World({})
+    agent, _, events = world.agent(
+        [write("a.py", "x = 1\n"), {"text": "done"}], gates=[RaisingGate()], max_repair_attempts=0
+    )
+    result = await agent.prompt("go")
+    assert result.status == "failed"
+    [blocker] = result.blockers
+    assert blocker.gate == "broken"
+    assert "RuntimeError: the gate's analyzer connection broke" in blocker.message
+    [gate] = events.of("gate_result")
+    assert gate.status == "blocked" and not gate.passed
+    assert agent.gates is not None and agent.gates.validated_generation == 0
+
+
+async def test_a_blind_analyzer_is_unverified_and_the_run_says_which_generation() -> None:
+    """Old: with no analyzer (or a client without rein/diagnostics) the gate
+    passed silently."""
+    world = World({})
+    world.source.blind = "no analyzer is running (ruff and basedpyright were not found)"
+    agent, model, events = world.agent(
+        [write("a.py", "x = ERROR\n"), {"text": "done"}, {"text": "nothing to do"}]
+    )
+    result = await agent.prompt("go")
+    assert result.status == "completed"
+    assert result.repair_attempts == 0  # nothing to repair: nobody looked
+    [gate] = events.of("gate_result")
+    assert (gate.status, gate.passed) == ("unverified", False)
+    [unverified] = result.unverified
+    assert (unverified.gate, unverified.generation) == ("analyzer", 1)
+    assert "no analyzer is running" in unverified.reason
+    wire = result_json("ses_1", result)
+    assert wire["unverified"] == [
+        {"gate": "analyzer", "generation": 1, "reason": unverified.reason}
+    ]
+    assert agent.gates is not None and agent.gates.validated_generation == 0
+    # The next run of the session carries the change and tries again.
+    again = await agent.prompt("anything else?")
+    assert [e.paths for e in events.of("carried_changes")] == [["a.py"]]
+    assert again.unverified and again.unverified[0].generation == 1
+
+
+async def test_the_repair_prompt_claims_no_check_passed() -> None:
+    world = World({})
+    world.source.blind = "the client does not answer rein/diagnostics"
+    runner = FakeCommandRunner({"pytest -q": (1, "FAILED test_a.py::test_x")})
+    agent, model, events = world.agent(
+        [write("a.py", "x = 1\n"), {"text": "done"}, {"text": "cannot"}],
+        gates=[AnalyzerGate(world.coordinator), CommandGate("runtime", "pytest -q", runner)],
+        max_repair_attempts=1,
+    )
+    await agent.prompt("go")
+    repair = model.requests[2].messages[-1].content
+    assert "`pytest -q` exited with 1" in repair
+    assert "pass" not in repair.lower()
+
+
+# ------------------------------------------------------ session validation
+
+
+async def test_a_run_without_edits_does_not_complete_over_an_earlier_runs_error() -> None:
+    """Old: run 1 failed on its repair budget; run 2 made no edit and
+    completed with the error still in the file."""
+    world = World({})
+    agent, model, events = world.agent(
+        [
+            write("a.py", "x = ERROR\n"),
+            {"text": "done"},
+            {"text": "all good, nothing to change"},  # run 2
+            write("a.py", "x = 1\n"),  # run 3 fixes it
+            {"text": "fixed"},
+            {"text": "nothing"},  # run 4: nothing left to validate
+        ],
+        max_repair_attempts=0,
+    )
+    first = await agent.prompt("write a.py")
+    assert first.status == "failed"
+    second = await agent.prompt("is it done?")
+    assert second.status == "failed"
+    assert [b.message for b in second.blockers] == ["bad token: x = ERROR"]
+    [carried] = events.of("carried_changes")
+    assert (carried.generations, carried.paths) == ([1], ["a.py"])
+    third = await agent.prompt("fix it")
+    assert third.status == "completed", third.error
+    gates_before = len(events.of("gate_start"))
+    fourth = await agent.prompt("anything else?")
+    assert fourth.status == "completed"
+    assert len(events.of("gate_start")) == gates_before
+    assert agent.gates is not None and agent.gates.validation.pending == []
+
+
+def test_the_session_validation_state_round_trips_through_json() -> None:
+    state = SessionValidation()
+    state.run_ended([RunMutation(Mutation(3, ("a.py",), "agent"), "command")])
+    restored = SessionValidation.from_json(state.to_json())
+    [pending] = restored.pending
+    assert (pending.paths, pending.origin) == (("a.py",), "command")
+    assert restored.is_pending(pending)
+    restored.validated(1)
+    assert restored.pending == []
+
+
+# --------------------------------------------- the run record feeds the gates
+
+
+async def test_a_commands_change_is_validated_against_the_run_start_baseline() -> None:
+    world = World({"a.py": "ERROR old\n"})
+    agent, _, events = world.agent(
+        [command("a.py", "ERROR old\nERROR from sed\n"), {"text": "done"}, {"text": "hmm"}],
+        max_repair_attempts=0,
+    )
+    result = await agent.prompt("run sed")
+    assert [(m.origin, m.paths) for m in result.mutations] == [("command", ("a.py",))]
+    assert result.status == "failed"
+    assert [(b.line, b.message) for b in result.blockers] == [(1, "bad token: ERROR from sed")]
+
+
+async def test_a_subagents_change_is_judged_against_the_files_own_baseline() -> None:
+    from rein.harness.subagents import SubagentSpawner
+    from rein.harness.tools import ToolRegistry
+    from rein.tools.task import TaskTool
+
+    world = World({"lib.py": "ERROR old\n"})
+    env = ToolEnvironment(workspace=world.tracked, diagnostics=world.coordinator)
+    child = ReplayModel(
+        [write("lib.py", "header = 1\nERROR old\nERROR child\n"), {"text": "wrote"}], name="child"
+    )
+    spawner = SubagentSpawner(child, ToolRegistry([FakeWriteTool()]), env)
+    env.subagents = lambda child_id, tools, max_turns: spawner(child_id, tools, max_turns)
+    call = {
+        "tool_calls": [
+            {
+                "name": "task",
+                "arguments": {"description": "d", "prompt": "write lib", "tools": ["write"]},
+            }
+        ]
+    }
+    parent = Agent(
+        ReplayModel([call, {"text": "delegated"}], name="parent"),
+        tools=[TaskTool()],
+        env=env,
+        gates=GatePipeline([AnalyzerGate(world.coordinator)]),
+        config=HarnessConfig(max_repair_attempts=0),
+    )
+    result = await parent.prompt("delegate")
+    assert result.status == "failed"
+    # The old error moved down a line and does not block; the child's new one does.
+    assert [(b.line, b.message) for b in result.blockers] == [(2, "bad token: ERROR child")]
+    assert [m.origin for m in result.mutations] == ["subagent"]
+
+
+# ----------------------------------------------------- gate time, installs
+
+
+def test_gate_time_is_activity_for_the_idle_watchdog() -> None:
+    """Old: a gate longer than harness.runIdleTimeoutMs aborted the run."""
+
+    async def main() -> None:
+        world = World({})
+        agent, _, events = world.agent(
+            [write("a.py", "x = 1\n"), {"text": "done"}],
+            gates=[SlowGate(30.0)],
+            run_idle_timeout_ms=5_000,
+        )
+        with anyio.fail_after(120):
+            result = await agent.prompt("go")
+        assert result.status == "completed", result.error
+        paused = events.of("watchdog_paused")
+        assert [e.reason for e in paused] == ["gate baselines", "gates"]
+        assert len(events.of("watchdog_resumed")) == 2
+
+    run_in_virtual_time(main)
+
+
+async def test_an_install_interrupted_by_an_abort_is_redone_by_the_next_run() -> None:
+    runner = FakeCommandRunner()
+    runner.gate = anyio.Event()
+    deps = DependencyCoordinator(runner, {"pyproject.toml": "pip install -e ."})
+    world = World({})
+    agent, _, events = world.agent(
+        [write("pyproject.toml", "[project]\n"), {"text": "done"}, {"text": "checked"}],
+        gates=[DependencyGate(deps), AnalyzerGate(world.coordinator)],
+        dependencies=deps,
+    )
+    async with anyio.create_task_group() as tg:
+        results: list[Any] = []
+
+        async def first() -> None:
+            results.append(await agent.prompt("bump"))
+
+        tg.start_soon(first)
+        while not runner.running:
+            await anyio.lowlevel.checkpoint()
+        agent.abort("stopped by the person")
+    assert results[0].status == "aborted"
+    assert [m.path for m in deps.owed()] == ["pyproject.toml"]
+    runner.gate.set()
+    second = await agent.prompt("is it installed?")
+    assert second.status == "completed", second.error
+    assert runner.calls == ["pip install -e .", "pip install -e ."]
+    assert deps.owed() == []
+    dep = [r for r in events.of("gate_result") if r.gate == "dependencies"]
+    assert [r.status for r in dep] == ["passed"]
+
+
+async def test_a_failed_install_of_one_manifest_is_not_hidden_by_anothers_success() -> None:
+    runner = FakeCommandRunner({"pip install -e .": (1, "ERROR: no matching distribution")})
+    deps = DependencyCoordinator(
+        runner, {"pyproject.toml": "pip install -e .", "package.json": "npm install"}
+    )
+    gate = DependencyGate(deps)
+    async with anyio.create_task_group() as tg:
+        deps.on_mutation(Mutation(1, ("pyproject.toml",)), tg.start_soon)
+        deps.on_mutation(Mutation(2, ("package.json",)), tg.start_soon)
+        outcome = await gate.check(GateContext(2, frozenset()))
+    assert [(b.path, b.message) for b in outcome.blockers] == [
+        (
+            "pyproject.toml",
+            "the install command `pip install -e .` failed with exit code 1 "
+            "(after a change to pyproject.toml)",
+        )
+    ]
+    # Still a blocker on the next check, until pyproject.toml's own install succeeds.
+    again = await gate.check(GateContext(3, frozenset()))
+    assert len(again.blockers) == 1
+    runner.results["pip install -e ."] = (0, "ok")
+    async with anyio.create_task_group() as tg:
+        deps.on_mutation(Mutation(4, ("pyproject.toml",)), tg.start_soon)
+        fixed = await gate.check(GateContext(4, frozenset()))
+    assert fixed.blockers == []
+
+
+async def test_after_an_install_the_analyzers_are_told_and_settle_before_the_verdict() -> None:
+    """Old: `Import "x" could not be resolved` persisted through every
+    repair after the install that made it resolvable."""
+    source = SettlingFakeDiagnostics(
+        [diag("app.py", 0, 'Import "requests" could not be resolved')], sources=("basedpyright",)
+    )
+    source.on_environment_changed = source.diagnostics.clear
+    runner = FakeCommandRunner()
+    deps = DependencyCoordinator(runner, {"pyproject.toml": "pip install -e ."})
+    coordinator = DiagnosticsCoordinator(source, quiet_ms=1, max_wait_ms=500)
+    gate = AnalyzerGate(coordinator, dependencies=deps)
+    async with anyio.create_task_group() as tg:
+        deps.on_mutation(Mutation(1, ("pyproject.toml",)), tg.start_soon)
+    await deps.settle()
+    outcome = await gate.check(GateContext(2, frozenset({"app.py", "pyproject.toml"})))
+    assert outcome.blockers == []
+    assert source.log[:3] == [
+        "environment_changed pyproject.toml",
+        "ensure_open app.py pyproject.toml",
+        "wait_idle",
+    ]
+    # Told once per install.
+    await gate.check(GateContext(2, frozenset({"app.py"})))
+    assert source.log.count("environment_changed pyproject.toml") == 1
+
+
+async def test_the_diagnostics_coordinator_forwards_settling_and_keeps_blind_and_sources() -> None:
+    inner = SettlingFakeDiagnostics(sources=("Ruff", "basedpyright"))
+    inner.idle = False
+    inner.blind = "the client does not answer rein/diagnostics"
+    coordinator = DiagnosticsCoordinator(inner, quiet_ms=1, max_wait_ms=100)
+    assert await coordinator.wait_idle(1.0) is False
+    await coordinator.ensure_open(["a.py"])
+    await coordinator.environment_changed(["pyproject.toml"])
+    snap = await coordinator.snapshot()
+    assert (snap.blind, snap.sources) == (inner.blind, ("Ruff", "basedpyright"))
+    assert inner.log[:3] == ["wait_idle", "ensure_open a.py", "environment_changed pyproject.toml"]
+    # Over a source without them: nothing to wait for, nobody to tell.
+    plain = DiagnosticsCoordinator(FakeDiagnostics(), quiet_ms=1, max_wait_ms=100)
+    assert await plain.wait_idle(1.0) is True
+    await plain.ensure_open(["a.py"])
+    await plain.environment_changed(["pyproject.toml"])
+
+
+async def test_analyzers_that_do_not_settle_make_a_clean_verdict_unverified() -> None:
+    world = World({})
+    world.source.idle = False
+    agent, _, events = world.agent([write("a.py", "x = 1\n"), {"text": "done"}])
+    result = await agent.prompt("go")
+    assert result.status == "completed"
+    [gate] = events.of("gate_result")
+    assert gate.status == "unverified"
+    assert "did not finish within the settle bound" in result.unverified[0].reason
+
+
+# ------------------------------------------------- a reply cut at the limit
+
+
+async def test_an_empty_reply_cut_at_the_token_limit_is_retried_then_fails() -> None:
+    """Old: it completed the run with no text."""
+    cut = AssistantMessage(content=(), stop_reason="length")
+    replies = [cut, cut]
+    model = FunctionModel(lambda request: replies.pop(0))
+    agent = Agent(model)
+    events = EventLog()
+    agent.subscribe(events)
+    result = await agent.prompt("write a long essay")
+    assert result.status == "failed"
+    assert "cut at the token limit" in (result.error or "")
+    assert len(model.requests) == 2
+    nudge = model.requests[1].messages[-1]
+    assert "keep this reply short" in nudge.content
+    assert_well_formed(events.types())
+
+    replies[:] = [cut, assistant("Short answer.")]
+    recovered = await agent.prompt("again")
+    assert recovered.status == "completed" and recovered.text == "Short answer."
