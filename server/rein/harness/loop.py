@@ -69,7 +69,7 @@ from rein.harness.ports import (
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.run_types import LoopContext, RunControl, RunResult
 from rein.harness.run_validation import RunValidation
-from rein.harness.streaming import TurnStream, cut_empty_nudge
+from rein.harness.streaming import DegenerateReplies, TurnStream
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 from rein.harness.watchdog import Activity, watchdog
 
@@ -105,8 +105,7 @@ class _TurnLoop:
         self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
         #: The assistant message being streamed (for the abort path).
         self.stream = TurnStream(self.emit)
-        self.empty_retries = 0
-        self.cut_retries = 0
+        self.degenerate = DegenerateReplies(config.max_empty_retries)
         self.activity = Activity(self.emit)
         self.validation = RunValidation(ctx.gates, self.record, self.emit)
         self.repair_attempts = 0
@@ -224,10 +223,8 @@ class _TurnLoop:
             return self.finish("failed", f"model error: {exc}")
         self.usage = self.usage + assistant.usage
         if assistant.is_empty():
-            if assistant.stop_reason == "length":
-                return self.cut_reply(assistant)
-            return self.empty_reply(assistant)
-        self.empty_retries = 0
+            return self.degenerate_reply(assistant)
+        self.degenerate.empty = 0
         self.append(assistant)
         self.emit(MessageEnd(message=assistant))
         if assistant.text:
@@ -251,47 +248,17 @@ class _TurnLoop:
                 options = overrides.options or options
         return model, options
 
-    def empty_reply(self, assistant: AssistantMessage) -> RunResult | None:
-        """An empty reply is retried a few times, then fails the run."""
-        limit = self.config.max_empty_retries
+    def degenerate_reply(self, assistant: AssistantMessage) -> RunResult | None:
+        """No text and no tool call: retried (None), or the run fails."""
         self.emit(MessageEnd(message=assistant))
-        if self.empty_retries < limit:
-            self.empty_retries += 1
-            self.emit(
-                ErrorEvent(
-                    message=f"the model returned an empty reply; retrying "
-                    f"({self.empty_retries} of {limit})",
-                    where="model",
-                )
-            )
-            self.end_turn(0)
-            return None
+        step = self.degenerate.judge(assistant)
+        if step.fail:
+            return self.finish("failed", step.message)
+        self.emit(ErrorEvent(message=step.message, where="model"))
         self.end_turn(0)
-        return self.finish(
-            "failed", f"the model returned an empty reply {self.empty_retries + 1} times"
-        )
-
-    def cut_reply(self, assistant: AssistantMessage) -> RunResult | None:
-        """A reply cut at the token limit before it said anything: retried
-        once with a note asking for a shorter answer, then the run fails."""
-        self.emit(MessageEnd(message=assistant))
-        self.end_turn(0)
-        if self.cut_retries < 1:
-            self.cut_retries += 1
-            self.emit(
-                ErrorEvent(
-                    message="the model's reply was cut at the token limit before it said "
-                    "anything; retrying once",
-                    where="model",
-                )
-            )
-            self.append_with_events(UserMessage(content=cut_empty_nudge(), origin="nudge"))
-            return None
-        return self.finish(
-            "failed",
-            "the model's reply was cut at the token limit (stop_reason length) with no text "
-            "and no tool call, twice; raise model.maxTokens or shorten the task",
-        )
+        if step.nudge is not None:
+            self.append_with_events(UserMessage(content=step.nudge, origin="nudge"))
+        return None
 
     async def tool_turn(self, calls: list[ToolCall]) -> RunResult | _Next:
         """Execute the turn's calls; wait for the person, go on, or (when an

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import anyio
 
@@ -26,7 +27,7 @@ from rein.harness.ports import (
     TurnDone,
 )
 
-__all__ = ["TurnStream", "cut_empty_nudge"]
+__all__ = ["CUT_EMPTY_NUDGE", "DegenerateReplies", "DegenerateStep", "TurnStream"]
 
 
 @asynccontextmanager
@@ -112,10 +113,54 @@ class TurnStream:
         )
 
 
-def cut_empty_nudge() -> str:
-    """The note after a reply the token limit cut before it said anything."""
-    return (
-        "Your previous reply was cut off at the output token limit before it contained any "
-        "text or tool call. Continue, and keep this reply short: one tool call, or a brief "
-        "answer."
-    )
+CUT_EMPTY_NUDGE = (
+    "Your previous reply was cut off at the output token limit before it contained any "
+    "text or tool call. Continue, and keep this reply short: one tool call, or a brief "
+    "answer."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DegenerateStep:
+    """What to do about a reply with no text and no tool call."""
+
+    #: True: the run fails with ``message``; False: the turn is retried.
+    fail: bool
+    message: str
+    #: A note appended before the retry (None: retry as is).
+    nudge: str | None = None
+
+
+class DegenerateReplies:
+    """Counts a run's degenerate replies: an empty reply is retried up to
+    ``max_empty_retries`` times; one cut at the token limit (``stop_reason``
+    "length") before it said anything is retried once with a note asking for
+    a shorter reply; past that the run fails, never completes with no text."""
+
+    def __init__(self, max_empty_retries: int) -> None:
+        self.max_empty_retries = max_empty_retries
+        self.empty = 0
+        self.cut = 0
+
+    def judge(self, assistant: AssistantMessage) -> DegenerateStep:
+        if assistant.stop_reason == "length":
+            if self.cut < 1:
+                self.cut += 1
+                return DegenerateStep(
+                    False,
+                    "the model's reply was cut at the token limit before it said anything; "
+                    "retrying once",
+                    CUT_EMPTY_NUDGE,
+                )
+            return DegenerateStep(
+                True,
+                "the model's reply was cut at the token limit (stop_reason length) with no "
+                "text and no tool call, twice; raise model.maxTokens or shorten the task",
+            )
+        limit = self.max_empty_retries
+        if self.empty < limit:
+            self.empty += 1
+            return DegenerateStep(
+                False, f"the model returned an empty reply; retrying ({self.empty} of {limit})"
+            )
+        return DegenerateStep(True, f"the model returned an empty reply {self.empty + 1} times")
