@@ -125,3 +125,28 @@ async def test_the_next_run_without_edits_does_not_complete_over_the_error(shop:
     assert [(b.line, b.message) for b in second.blockers] == [(12, "Undefined name `nmae`")]
     [carried] = events.of("carried_changes")
     assert carried.paths == ["shop.py"]
+
+
+async def test_a_resumed_session_still_validates_what_its_last_run_left(shop: Path) -> None:
+    """The validation state is stored with the session: a new process that
+    resumes it validates the earlier run's change against that file's own
+    baseline (the pre-existing errors still do not block)."""
+    storage = shop.parent / "store"
+    config = load_config({"harness": {"maxRepairAttempts": 0}})
+    first_model = ReplayModel(
+        [edit('return f"hello {name}"', 'return f"hello {nmae}"'), {"text": "done"}]
+    )
+    async with HeadlessSession(shop, first_model, config, watch=False, storage=storage) as session:
+        first = await session.prompt("greet")
+        session_id = session.session.id
+    assert first.status == "failed"
+    second_model = ReplayModel([{"text": "it is done"}])
+    events = EventLog()
+    async with HeadlessSession(
+        shop, second_model, config, watch=False, storage=storage, resume=session_id
+    ) as session:
+        session.agent.subscribe(events)
+        second = await session.prompt("is it done?")
+    assert second.status == "failed"
+    assert [(b.line, b.message) for b in second.blockers] == [(12, "Undefined name `nmae`")]
+    assert [e.paths for e in events.of("carried_changes")] == [["shop.py"]]

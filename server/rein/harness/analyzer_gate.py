@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rein.harness.baselines import (
     FileBaseline,
@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 SEVERITY_LEVELS = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
 MAX_BLOCKERS_IN_PROMPT = 20
+#: A stored baseline keeps a file's text up to this size (else no line map).
+MAX_STORED_TEXT = 1_000_000
 
 
 def _describe(d: Diagnostic) -> str:
@@ -98,6 +100,29 @@ class AnalyzerGate:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
+
+    def export_state(self) -> dict[str, Any]:
+        """The per-file baselines, for a session stored with unvalidated
+        changes (a file's text only up to :data:`MAX_STORED_TEXT` chars)."""
+        return {
+            "files": [
+                {
+                    "path": b.path,
+                    "text": b.text if b.text is None or len(b.text) <= MAX_STORED_TEXT else None,
+                    "settled": b.settled,
+                    "diagnostics": [d.model_dump(mode="json") for d in b.diagnostics],
+                }
+                for b in self.files.values()
+            ]
+        }
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        for item in data.get("files", []):
+            diagnostics = tuple(Diagnostic.model_validate(d) for d in item["diagnostics"])
+            self.files[item["path"]] = FileBaseline(
+                item["path"], item.get("text"), diagnostics, bool(item.get("settled", True))
+            )
+        self._unvalidated = bool(self.files) or self._unvalidated
 
     def on_validated(self, generation: int) -> None:
         """Every change up to ``generation`` passed: the next changes get

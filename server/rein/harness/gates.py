@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rein.harness.analyzer_gate import (
     MAX_BLOCKERS_IN_PROMPT,
@@ -248,6 +249,31 @@ class GatePipeline:
         if verdict.validated:
             self.mark_validated(ctx.generation)
         return verdict
+
+    def state_json(self) -> dict[str, Any]:
+        """The session's validation state for the store: the unvalidated
+        changes and, while there are any, the gates' baselines for them."""
+        data = self.validation.to_json()
+        if self.validation.pending:
+            gates = {
+                gate.name: export()
+                for gate in self.gates
+                if (export := getattr(gate, "export_state", None)) is not None
+            }
+            data["gates"] = {name: state for name, state in gates.items() if state}
+        return data
+
+    def restore_state(self, data: dict[str, Any]) -> None:
+        """A stored :meth:`state_json` (a resumed session)."""
+        self.validation = SessionValidation.from_json(data)
+        stored = data.get("gates") or {}
+        for gate in self.gates:
+            restore = getattr(gate, "import_state", None)
+            if restore is not None and isinstance(stored.get(gate.name), dict):
+                try:
+                    restore(stored[gate.name])
+                except Exception:
+                    log.exception("gate %s could not restore its stored state", gate.name)
 
     def mark_validated(self, generation: int) -> None:
         self.validation.validated(generation)

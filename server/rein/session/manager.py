@@ -20,7 +20,6 @@ from rein.harness import Message, RunResult, Usage
 from rein.harness.agent import repair_transcript
 from rein.harness.errors import StoreError
 from rein.harness.plan_act import PlanSnapshot
-from rein.harness.validation import SessionValidation
 from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
 from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
 from rein.session.results import usage_json
@@ -176,7 +175,7 @@ class SessionManager:
         session.updated_at = record.updated_at
         if session.gates is not None and state.get("validation"):
             # Changes earlier runs left unvalidated: the next run validates them.
-            session.gates.validation = SessionValidation.from_json(state["validation"])
+            session.gates.restore_state(state["validation"])
         return session
 
     async def _load_memory(self, store: SqliteStore, session_id: str, memory: str) -> list[Message]:
@@ -213,7 +212,7 @@ class SessionManager:
             )
             state: dict[str, Any] = {"waiting_for": result.waiting_for}
             if session.gates is not None:
-                state["validation"] = session.gates.validation.to_json()
+                state["validation"] = session.gates.state_json()
             await store.set_memory_state(session.id, memory_key(session.mode), state)
             await store.record_run(
                 result.run_id,
