@@ -75,6 +75,10 @@ class EventPrinter:
             if isinstance(detail, str) and detail:
                 for line in detail.splitlines()[:12]:
                     self.out.write(f"      {line}\n")
+        elif t == "carried_changes":
+            self._line(
+                f"  ↺ validating changes an earlier run left unvalidated: {', '.join(event.paths)}"
+            )
         elif t == "steering_applied":
             self._line(f"  ↪ steering: {'; '.join(event.texts)}")
         elif t == "follow_up_started":
@@ -82,7 +86,9 @@ class EventPrinter:
         elif t == "gate_start":
             self._line(f"  ⛨ gate {event.gate} (generation {event.generation})")
         elif t == "gate_result":
-            if event.passed:
+            if event.status == "unverified":
+                self._line(f"    ? {event.gate} unverified: {_one_line(event.detail, 200)}")
+            elif event.passed:
                 stale = " (diagnostics may be stale)" if event.stale else ""
                 self._line(f"    ✓ {event.gate} passed in {event.duration_ms:.0f} ms{stale}")
             else:
@@ -125,4 +131,6 @@ class EventPrinter:
                 f"■ {event.status}{reason} after {event.turns} turn(s); "
                 f"tokens in {usage.input_tokens}, out {usage.output_tokens}"
             )
+            for u in event.unverified:
+                self._line(f"  ? not verified: generation {u.generation} ({u.gate}: {u.reason})")
         self.out.flush()

@@ -508,3 +508,32 @@ async def test_an_empty_reply_cut_at_the_token_limit_is_retried_then_fails() -> 
     replies[:] = [cut, assistant("Short answer.")]
     recovered = await agent.prompt("again")
     assert recovered.status == "completed" and recovered.text == "Short answer."
+
+
+def test_the_terminal_says_unverified_not_passed_or_failed() -> None:
+    import io
+
+    from rein.harness.events import GateResult, RunEnd, Unverified
+    from rein.render import EventPrinter
+
+    out = io.StringIO()
+    printer = EventPrinter(out)
+    printer(
+        GateResult(
+            gate="analyzer",
+            passed=False,
+            status="unverified",
+            detail="nobody looked: no analyzer is running",
+        )
+    )
+    printer(
+        RunEnd(
+            run_id="run_1",
+            status="completed",
+            unverified=[Unverified(gate="analyzer", generation=2, reason="no diagnostics")],
+        )
+    )
+    text = out.getvalue()
+    assert "? analyzer unverified: nobody looked: no analyzer is running" in text
+    assert "not verified: generation 2 (analyzer: no diagnostics)" in text
+    assert "passed" not in text and "blocker" not in text
