@@ -537,3 +537,53 @@ def test_the_terminal_says_unverified_not_passed_or_failed() -> None:
     assert "? analyzer unverified: nobody looked: no analyzer is running" in text
     assert "not verified: generation 2 (analyzer: no diagnostics)" in text
     assert "passed" not in text and "blocker" not in text
+
+
+def test_a_long_compaction_is_activity_for_the_idle_watchdog() -> None:
+    """Old: a summary that took longer than harness.runIdleTimeoutMs (no
+    event while the model summarised) aborted the run."""
+
+    async def main() -> None:
+        async def reply(request: Any) -> AssistantMessage:
+            if request.options.tool_choice == "none":  # the summariser's request
+                await anyio.sleep(30.0)
+                return assistant("SUMMARY: four long questions")
+            return assistant("answer")
+
+        agent = Agent(
+            FunctionModel(reply),
+            config=HarnessConfig(max_context_tokens=3000, run_idle_timeout_ms=5_000),
+        )
+        events = EventLog()
+        agent.subscribe(events)
+        with anyio.fail_after(600):
+            for i in range(5):
+                result = await agent.prompt(f"question {i} " + "z" * 2400)
+                assert result.status == "completed", result.error
+        assert [c.kind for c in events.of("compaction")] == ["summarize"]
+        assert [e.reason for e in events.of("watchdog_paused")] == ["compaction"]
+        assert [e.reason for e in events.of("watchdog_resumed")] == ["compaction"]
+
+    run_in_virtual_time(main)
+
+
+async def test_a_manifest_change_a_stored_session_carried_is_installed() -> None:
+    """The process crashed during the install: the resumed session's
+    pipeline (a new coordinator) installs the carried manifest change."""
+    runner = FakeCommandRunner()
+    deps = DependencyCoordinator(runner, {"pyproject.toml": "pip install -e ."})
+    world = World({"pyproject.toml": "[project]\n"})
+    stored = SessionValidation()
+    stored.run_ended([RunMutation(Mutation(7, ("pyproject.toml",), "agent"), "tool")])
+    agent, _, events = world.agent(
+        [{"text": "it is installed"}],
+        gates=[DependencyGate(deps), AnalyzerGate(world.coordinator)],
+        dependencies=deps,
+    )
+    assert agent.gates is not None
+    agent.gates.restore_state(stored.to_json())
+    result = await agent.prompt("is it installed?")
+    assert result.status == "completed", result.error
+    assert runner.calls == ["pip install -e ."]
+    assert [r.status for r in events.of("gate_result")] == ["passed", "passed"]
+    assert agent.gates.validation.pending == []

@@ -236,8 +236,12 @@ class DependencyCoordinator:
             command = self.command_for(path)
             if command is None:
                 continue
-            state = self.manifests.setdefault(path, _Manifest(path, command))
-            if mutation.generation <= state.wanted:
+            state = self.manifests.get(path)
+            if state is None:
+                # First seen (also a change a stored session carried over a
+                # restart, generation 0): owed an install.
+                state = self.manifests[path] = _Manifest(path, command, mutation.generation)
+            elif mutation.generation <= state.wanted:
                 continue
             state.wanted = mutation.generation
             owed = True

@@ -187,6 +187,7 @@ class _TurnLoop:
         if self.ctx.gates is not None:
             with self.activity.paused("gate baselines"):
                 await self.validation.begin(self.ctx.env.workspace)
+            self.observe_mutations()  # carried manifest changes start their installs now
 
     async def model_turn(self) -> AssistantMessage | RunResult | None:
         """One model call: the assistant message; None for an empty reply
