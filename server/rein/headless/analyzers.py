@@ -49,6 +49,10 @@ log = logging.getLogger(__name__)
 
 #: The progress key of pyright's own notifications (one bar at a time).
 _PYRIGHT_PROGRESS = "pyright"
+#: After an environment change, how long an analyzer that watches files may
+#: stay silent before it is taken as having nothing new to say (pyright waits
+#: 0.5 s for more library changes, then republishes only what changed).
+ENVIRONMENT_GRACE_S = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,18 +148,25 @@ class _Analyzer:
         self.failure: str | None = None
         #: Settings sent to it: the spec's, with the filter's excludes.
         self.settings: dict[str, Any] = spec.settings
+        #: Open files it has not republished since an environment change,
+        #: owed until ``refresh_until`` (it republishes only what changed).
+        self.owed_refresh: set[str] = set()
+        self.refresh_until = 0.0
 
     def idle(self, quiet_s: float, now: float) -> bool:
         """Nothing open, nothing owed, and quiet for ``quiet_s``."""
         if not self.alive:
             return True
+        if self.owed_refresh and now < self.refresh_until:
+            return False
         return not self.progress and not self.awaiting and now - self.last_activity >= quiet_s
 
     def busy_until(self, quiet_s: float) -> float | None:
         """When it becomes idle if nothing else happens; None: not by time."""
         if self.progress or self.awaiting:
             return None
-        return self.last_activity + quiet_s
+        quiet = self.last_activity + quiet_s
+        return max(quiet, self.refresh_until) if self.owed_refresh else quiet
 
     def _activity(self) -> None:
         self.last_activity = time.monotonic()
@@ -312,6 +323,7 @@ class _Analyzer:
         self.failure = None
         self.versions.clear()
         self.awaiting.clear()
+        self.owed_refresh.clear()
         self.diagnostics.clear()
         self._activity()
         for path in self.pool.files:
@@ -319,12 +331,17 @@ class _Analyzer:
                 self.open(path)
 
     def refresh(self) -> None:
-        """After a change it cannot see in a document (the environment): it
-        owes a fresh result for every open file (pulled again where it
-        offers pull diagnostics)."""
+        """After a change it cannot see in a document (the environment):
+        pulled again where it offers pull diagnostics; a pushing analyzer
+        owes a republish of its open files until ENVIRONMENT_GRACE_S passed
+        (it republishes only what changed, and says nothing else)."""
         for path, version in self.versions.items():
-            self.awaiting[path] = version
-            self._schedule_pull(path, version)
+            if self.pull:
+                self.awaiting[path] = version
+                self._schedule_pull(path, version)
+        if not self.pull:
+            self.owed_refresh = set(self.versions)
+            self.refresh_until = time.monotonic() + ENVIRONMENT_GRACE_S
         self._activity()
 
     async def restart(self) -> None:
@@ -444,6 +461,7 @@ class _Analyzer:
         wanted = self.awaiting.get(path)
         if wanted is not None and (params.version is None or params.version >= wanted):
             del self.awaiting[path]
+        self.owed_refresh.discard(path)
         self.pool._published(self, path)
 
     async def stop(self) -> None:
@@ -750,8 +768,15 @@ class AnalyzerPool:
         didChangeWatchedFiles for ``paths`` (manifests, site-packages) to
         those that watch files, a restart for the others. Each owes a fresh
         publish for its open files afterwards, so :meth:`wait_idle` waits."""
+        # A folder (site-packages) gained or lost packages: a structural
+        # change; a file (a manifest, a lock file) changed in place.
         changes = [
-            lsp.FileEvent(uri=(self.root / p).as_uri(), type=lsp.FileChangeType.Changed)
+            lsp.FileEvent(
+                uri=(self.root / p).as_uri(),
+                type=lsp.FileChangeType.Created
+                if (self.root / p).is_dir()
+                else lsp.FileChangeType.Changed,
+            )
             for p in paths
         ]
         for analyzer in list(self.analyzers):

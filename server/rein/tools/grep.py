@@ -117,9 +117,11 @@ class _Filter:
     def __call__(self, path: str) -> bool:
         verdict = self._seen.get(path)
         if verdict is None:
-            verdict = (self.glob is None or bool(self.glob.match(path))) and (
-                self.sandbox.denied_by(path) is None
-            ) and not self.workspace.skipped(path, below=self.base)
+            verdict = (
+                (self.glob is None or bool(self.glob.match(path)))
+                and (self.sandbox.denied_by(path) is None)
+                and not self.workspace.skipped(path, below=self.base)
+            )
             self._seen[path] = verdict
         return verdict
 
