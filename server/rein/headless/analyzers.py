@@ -68,6 +68,10 @@ class AnalyzerSpec:
     #: Declare window.workDoneProgress: the server reports its progress with
     #: ``$/progress`` instead of its own notifications (pyright's).
     work_done_progress: bool = False
+    #: Every publish for an open document carries its version: one without
+    #: (basedpyright's workspace pass over files it enumerated, sent before
+    #: it knows the document is open) does not answer a change.
+    versioned_publish: bool = False
     #: The settings key of the server's ``exclude`` list (dotted), filled with
     #: the workspace filter's folders; None: the server has none.
     exclude_setting: str | None = None
@@ -84,6 +88,7 @@ DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
                 "analysis": {"typeCheckingMode": "standard", "diagnosticMode": "workspace"}
             }
         },
+        versioned_publish=True,
         exclude_setting="basedpyright.analysis.exclude",
     ),
 )
@@ -211,7 +216,9 @@ class _Analyzer:
 
         @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def on_progress_create(params: Any) -> None:
-            return None
+            # Open from here: its begin follows our answer, and publishes
+            # made before that must not look like the end of the work.
+            self.progress_begin(f"token:{getattr(params, 'token', '')}")
 
         @client.feature(lsp.PROGRESS)
         def on_progress(params: Any) -> None:
@@ -459,7 +466,11 @@ class _Analyzer:
             self.pool.convert(path, d, self.spec.name) for d in params.diagnostics
         ]
         wanted = self.awaiting.get(path)
-        if wanted is not None and (params.version is None or params.version >= wanted):
+        if wanted is not None and (
+            params.version >= wanted
+            if params.version is not None
+            else not self.spec.versioned_publish
+        ):
             del self.awaiting[path]
         self.owed_refresh.discard(path)
         self.pool._published(self, path)
