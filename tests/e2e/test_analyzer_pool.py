@@ -251,3 +251,40 @@ async def test_the_analyzers_line_names_versions(tmp_path: Path) -> None:
         )
         snapshot = await host.pool.snapshot()
         assert snapshot.blind is None and snapshot.sources == ("ruff", "basedpyright")
+
+
+def test_rein_run_names_its_analyzers_and_logs_no_ignored_notifications(tmp_path: Path) -> None:
+    # Defects: `rein run` did not say which analyzers it found, and pygls
+    # printed "Ignoring notification for unknown method 'pyright/...'" on
+    # the user's terminal.
+    generated_project(tmp_path, 10)
+    script = tmp_path / "s.yaml"
+    script.write_text("turns:\n  - text: nothing to do\n")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rein",
+            "run",
+            "look",
+            "-w",
+            str(tmp_path),
+            "--provider",
+            "replay",
+            "--script",
+            str(script),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    versions = []
+    for name in ("ruff", "basedpyright"):
+        exe = find_executable(name)
+        assert exe is not None
+        reply = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+        versions.append(f"{name} {reply.stdout.split()[1]}")
+    assert out.stderr.splitlines()[0] == f"analyzers: {', '.join(versions)}"
+    assert "Ignoring notification" not in out.stderr

@@ -395,9 +395,13 @@ class _Analyzer:
                 self.client.text_document_did_close(
                     lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
                 )
+            # A server that lets us watch files for it (basedpyright in
+            # workspace mode) learns of a deleted file only from us.
+            self._watched(uri, lsp.FileChangeType.Deleted)
             self.diagnostics.pop(path, None)
             return
         if path not in self.versions:
+            self._watched(uri, lsp.FileChangeType.Changed)
             self.open(path)
             return
         version = self.versions[path] + 1
@@ -413,6 +417,12 @@ class _Analyzer:
             lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         )
         self._schedule_pull(path, version)
+
+    def _watched(self, uri: str, kind: lsp.FileChangeType) -> None:
+        if self.watches_files and self.client is not None:
+            self.client.workspace_did_change_watched_files(
+                lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri, type=kind)])
+            )
 
     def _schedule_pull(self, path: str, version: int) -> None:
         if not self.pull:
