@@ -288,3 +288,17 @@ def test_rein_run_names_its_analyzers_and_logs_no_ignored_notifications(tmp_path
         versions.append(f"{name} {reply.stdout.split()[1]}")
     assert out.stderr.splitlines()[0] == f"analyzers: {', '.join(versions)}"
     assert "Ignoring notification" not in out.stderr
+
+
+async def test_a_missing_analyzer_is_named_beside_the_running_one(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("VALUE = 1\n")
+    ghost = AnalyzerSpec("ghost", ("rein-no-such-analyzer",), frozenset({".py"}))
+    pool = AnalyzerPool(tmp_path, [RUFF, ghost])
+    await pool.start()
+    try:
+        ruff = pool.analyzers[0]
+        assert pool.describe() == f"ruff {ruff.version} (ghost was not found)"
+        snapshot = await pool.snapshot()
+        assert snapshot.blind is None and snapshot.sources == ("ruff",)
+    finally:
+        await pool.stop()

@@ -736,7 +736,12 @@ class AnalyzerPool:
             if a.alive
         ]
         if running:
-            return ", ".join(running)
+            absent = [
+                *(f"{name} was not found" for name in self.missing),
+                *self.failed,
+                *(a.failure for a in self.analyzers if a.failure),
+            ]
+            return ", ".join(running) + (f" ({'; '.join(absent)})" if absent else "")
         reason = self.blind() or "none"
         return f"none ({reason}; the analyzer gate is unverified)"
 
