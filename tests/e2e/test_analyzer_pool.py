@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -300,5 +303,33 @@ async def test_a_missing_analyzer_is_named_beside_the_running_one(tmp_path: Path
         assert pool.describe() == f"ruff {ruff.version} (ghost was not found)"
         snapshot = await pool.snapshot()
         assert snapshot.blind is None and snapshot.sources == ("ruff",)
+    finally:
+        await pool.stop()
+
+
+async def test_an_analyzer_that_crashed_twice_leaves_the_snapshot_blind(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("print(undefined_name)\n")
+    reports: list[str] = []
+    pool = AnalyzerPool(tmp_path, [RUFF], on_report=reports.append)
+    await pool.start()
+    try:
+        assert await pool.wait_initial(30)
+        ruff = pool.analyzers[0]
+        original = pool._crashed
+        for _ in range(2):
+            handled = anyio.Event()
+
+            async def crashed(analyzer: Any, code: int | None, done: anyio.Event = handled) -> None:
+                await original(analyzer, code)
+                done.set()
+
+            pool._crashed = crashed  # type: ignore[method-assign]
+            os.kill(ruff.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
+            with anyio.fail_after(30):
+                await handled.wait()
+        snapshot = await pool.snapshot()
+        assert snapshot.diagnostics == ()
+        assert snapshot.blind == "no analyzer is running (ruff exited twice (code -9))"
+        assert pool.idle()
     finally:
         await pool.stop()
