@@ -401,7 +401,6 @@ class _Analyzer:
             self.diagnostics.pop(path, None)
             return
         if path not in self.versions:
-            self._watched(uri, lsp.FileChangeType.Changed)
             self.open(path)
             return
         version = self.versions[path] + 1
