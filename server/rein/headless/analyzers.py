@@ -9,6 +9,17 @@ the :class:`~rein.harness.coordinators.DiagnosticsCoordinator` when every
 analyzer that owns a file has published for it since its last change. A
 crashed analyzer is restarted once, and that is reported.
 
+Settled means the analyzer says it is done: the pool tracks LSP work-done
+progress (``$/progress`` begin/end) and pyright's own ``pyright/beginProgress``
+and ``pyright/endProgress`` per analyzer. An analyzer is idle when no
+progress is open, nothing is owed for a change sent to it, and a quiet
+period passed since its last progress end or publish (:meth:`AnalyzerPool.wait_idle`).
+basedpyright runs in ``diagnosticMode: workspace``, so it publishes for files
+nobody opened; touched files are opened (:meth:`AnalyzerPool.ensure_open`).
+What the workspace filter skips (:mod:`rein.tools.ignore`: virtual
+environments, build output, ignored paths) is neither opened nor analysed,
+and diagnostics published for it are dropped.
+
 The pool's own :meth:`AnalyzerPool.snapshot` answers at once with what the
 analyzers last published; the coordinator wraps it to wait for freshness.
 """
@@ -30,23 +41,18 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
+from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["DEFAULT_ANALYZERS", "AnalyzerPool", "AnalyzerSpec", "find_executable"]
 
 log = logging.getLogger(__name__)
 
-_SKIP_DIRS = {
-    ".git",
-    ".venv",
-    "venv",
-    "node_modules",
-    "__pycache__",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".tox",
-    "build",
-    "dist",
-}
+#: The progress key of pyright's own notifications (one bar at a time).
+_PYRIGHT_PROGRESS = "pyright"
+#: After an environment change, how long an analyzer that watches files may
+#: stay silent before it is taken as having nothing new to say (pyright waits
+#: 0.5 s for more library changes, then republishes only what changed).
+ENVIRONMENT_GRACE_S = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +65,16 @@ class AnalyzerSpec:
     #: Ask for pull diagnostics (textDocument/diagnostic) when the server
     #: offers them; otherwise rely on publishDiagnostics.
     pull: bool = True
+    #: Declare window.workDoneProgress: the server reports its progress with
+    #: ``$/progress`` instead of its own notifications (pyright's).
+    work_done_progress: bool = False
+    #: Every publish for an open document carries its version: one without
+    #: (basedpyright's workspace pass over files it enumerated, sent before
+    #: it knows the document is open) does not answer a change.
+    versioned_publish: bool = False
+    #: The settings key of the server's ``exclude`` list (dotted), filled with
+    #: the workspace filter's folders; None: the server has none.
+    exclude_setting: str | None = None
 
 
 DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
@@ -67,7 +83,13 @@ DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
         "basedpyright",
         ("basedpyright-langserver", "--stdio"),
         frozenset({".py", ".pyi"}),
-        settings={"basedpyright": {"analysis": {"typeCheckingMode": "standard"}}},
+        settings={
+            "basedpyright": {
+                "analysis": {"typeCheckingMode": "standard", "diagnosticMode": "workspace"}
+            }
+        },
+        versioned_publish=True,
+        exclude_setting="basedpyright.analysis.exclude",
     ),
 )
 
@@ -83,6 +105,20 @@ def find_executable(name: str) -> str | None:
 
 def _uri(root: Path, rel: str) -> str:
     return (root / rel).as_uri()
+
+
+def _with_setting(settings: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    """A copy of ``settings`` with ``value`` at the dotted key."""
+    out = dict(settings)
+    node = out
+    *parents, last = dotted.split(".")
+    for part in parents:
+        child = node.get(part)
+        child = dict(child) if isinstance(child, dict) else {}
+        node[part] = child
+        node = child
+    node[last] = value
+    return out
 
 
 class _Analyzer:
@@ -105,6 +141,49 @@ class _Analyzer:
         self._result_ids: dict[str, str] = {}
         self._pulls: set[asyncio.Task[None]] = set()
         self._stopping = False
+        #: Open progress: work-done tokens, and "pyright" for its notifications.
+        self.progress: set[str] = set()
+        #: When it last ended a progress or published (monotonic seconds).
+        self.last_activity = time.monotonic()
+        #: It registered workspace/didChangeWatchedFiles (client/registerCapability).
+        self.watches_files = False
+        #: The server's name and version from its initialize result.
+        self.version: str | None = None
+        #: Why it is not running (failed to start, exited twice), for reports.
+        self.failure: str | None = None
+        #: Settings sent to it: the spec's, with the filter's excludes.
+        self.settings: dict[str, Any] = spec.settings
+        #: Open files it has not republished since an environment change,
+        #: owed until ``refresh_until`` (it republishes only what changed).
+        self.owed_refresh: set[str] = set()
+        self.refresh_until = 0.0
+
+    def idle(self, quiet_s: float, now: float) -> bool:
+        """Nothing open, nothing owed, and quiet for ``quiet_s``."""
+        if not self.alive:
+            return True
+        if self.owed_refresh and now < self.refresh_until:
+            return False
+        return not self.progress and not self.awaiting and now - self.last_activity >= quiet_s
+
+    def busy_until(self, quiet_s: float) -> float | None:
+        """When it becomes idle if nothing else happens; None: not by time."""
+        if self.progress or self.awaiting:
+            return None
+        quiet = self.last_activity + quiet_s
+        return max(quiet, self.refresh_until) if self.owed_refresh else quiet
+
+    def _activity(self) -> None:
+        self.last_activity = time.monotonic()
+        self.pool._activity()
+
+    def progress_begin(self, token: str) -> None:
+        self.progress.add(token)
+        self._activity()
+
+    def progress_end(self, token: str) -> None:
+        self.progress.discard(token)
+        self._activity()
 
     def owns(self, path: str) -> bool:
         return os.path.splitext(path)[1] in self.spec.extensions
@@ -129,7 +208,7 @@ class _Analyzer:
             out: list[Any] = []
             for item in params.items:
                 section = item.section or ""
-                value: Any = self.spec.settings
+                value: Any = self.settings
                 for part in section.split(".") if section else []:
                     value = value.get(part, {}) if isinstance(value, dict) else {}
                 out.append(value)
@@ -137,7 +216,33 @@ class _Analyzer:
 
         @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def on_progress_create(params: Any) -> None:
-            return None
+            # Open from here: its begin follows our answer, and publishes
+            # made before that must not look like the end of the work.
+            self.progress_begin(f"token:{getattr(params, 'token', '')}")
+
+        @client.feature(lsp.PROGRESS)
+        def on_progress(params: Any) -> None:
+            token = str(getattr(params, "token", ""))
+            value = getattr(params, "value", None)
+            kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+            if kind == "begin":
+                self.progress_begin(f"token:{token}")
+            elif kind == "end":
+                self.progress_end(f"token:{token}")
+            else:
+                self._activity()
+
+        @client.feature("pyright/beginProgress")
+        def on_pyright_begin(params: Any) -> None:
+            self.progress_begin(_PYRIGHT_PROGRESS)
+
+        @client.feature("pyright/reportProgress")
+        def on_pyright_report(params: Any) -> None:
+            self._activity()
+
+        @client.feature("pyright/endProgress")
+        def on_pyright_end(params: Any) -> None:
+            self.progress_end(_PYRIGHT_PROGRESS)
 
         @client.feature(lsp.WORKSPACE_DIAGNOSTIC_REFRESH)
         def on_refresh(params: Any) -> None:
@@ -147,7 +252,19 @@ class _Analyzer:
 
         @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
         def on_register(params: Any) -> None:
-            return None
+            for registration in getattr(params, "registrations", None) or []:
+                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
+                    self.watches_files = True
+
+        @client.feature(lsp.CLIENT_UNREGISTER_CAPABILITY)
+        def on_unregister(params: Any) -> None:
+            for registration in getattr(params, "unregisterations", None) or []:
+                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
+                    self.watches_files = False
+
+        @client.feature(lsp.WINDOW_SHOW_MESSAGE)
+        def on_show(params: lsp.ShowMessageParams) -> None:
+            log.debug("%s: %s", self.spec.name, params.message)
 
         @client.feature(lsp.WINDOW_LOG_MESSAGE)
         def on_log(params: lsp.LogMessageParams) -> None:
@@ -159,6 +276,13 @@ class _Analyzer:
                 await self.pool._crashed(self, server.returncode)
 
         client.server_exit = server_exit  # type: ignore[method-assign]
+        self.progress.clear()
+        self.watches_files = False
+        self.settings = self.spec.settings
+        if self.spec.exclude_setting:
+            self.settings = _with_setting(
+                self.spec.settings, self.spec.exclude_setting, self.pool.exclude_globs()
+            )
         await client.start_io(self.executable, *self.spec.command[1:], cwd=str(root))
         server = client._server
         if server is not None and server.stderr is not None:
@@ -170,7 +294,14 @@ class _Analyzer:
                 workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
                 capabilities=lsp.ClientCapabilities(
                     workspace=lsp.WorkspaceClientCapabilities(
-                        configuration=True, workspace_folders=True
+                        configuration=True,
+                        workspace_folders=True,
+                        did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
+                            dynamic_registration=True
+                        ),
+                    ),
+                    window=lsp.WindowClientCapabilities(
+                        work_done_progress=self.spec.work_done_progress
                     ),
                     text_document=lsp.TextDocumentClientCapabilities(
                         synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
@@ -182,23 +313,50 @@ class _Analyzer:
                         else None,
                     ),
                 ),
-                initialization_options={"settings": self.spec.settings}
-                if self.spec.settings
-                else None,
+                initialization_options={"settings": self.settings} if self.settings else None,
             )
         )
         caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
+        info = result.get("serverInfo") if isinstance(result, dict) else None
+        if isinstance(info, dict) and info.get("version"):
+            self.version = str(info["version"])
         self.pull = bool(self.spec.pull and caps.get("diagnosticProvider"))
         client.initialized(lsp.InitializedParams())
-        if self.spec.settings:
+        if self.settings:
             client.workspace_did_change_configuration(
-                lsp.DidChangeConfigurationParams(settings=self.spec.settings)
+                lsp.DidChangeConfigurationParams(settings=self.settings)
             )
         self.alive = True
+        self.failure = None
         self.versions.clear()
+        self.awaiting.clear()
+        self.owed_refresh.clear()
+        self.diagnostics.clear()
+        self._activity()
         for path in self.pool.files:
             if self.owns(path):
                 self.open(path)
+
+    def refresh(self) -> None:
+        """After a change it cannot see in a document (the environment):
+        pulled again where it offers pull diagnostics; a pushing analyzer
+        owes a republish of its open files until ENVIRONMENT_GRACE_S passed
+        (it republishes only what changed, and says nothing else)."""
+        for path, version in self.versions.items():
+            if self.pull:
+                self.awaiting[path] = version
+                self._schedule_pull(path, version)
+        if not self.pull:
+            self.owed_refresh = set(self.versions)
+            self.refresh_until = time.monotonic() + ENVIRONMENT_GRACE_S
+        self._activity()
+
+    async def restart(self) -> None:
+        """Stop the server and start it again (it reopens the pool's files)."""
+        await self.stop()
+        self._stopping = False
+        self.client = None
+        await self.start()
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:
         while True:
@@ -237,6 +395,9 @@ class _Analyzer:
                 self.client.text_document_did_close(
                     lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
                 )
+            # A server that lets us watch files for it (basedpyright in
+            # workspace mode) learns of a deleted file only from us.
+            self._watched(uri, lsp.FileChangeType.Deleted)
             self.diagnostics.pop(path, None)
             return
         if path not in self.versions:
@@ -255,6 +416,12 @@ class _Analyzer:
             lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         )
         self._schedule_pull(path, version)
+
+    def _watched(self, uri: str, kind: lsp.FileChangeType) -> None:
+        if self.watches_files and self.client is not None:
+            self.client.workspace_did_change_watched_files(
+                lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri, type=kind)])
+            )
 
     def _schedule_pull(self, path: str, version: int) -> None:
         if not self.pull:
@@ -295,18 +462,26 @@ class _Analyzer:
         wanted = self.awaiting.get(path)
         if wanted is not None and wanted <= version:
             del self.awaiting[path]
+        self.last_activity = time.monotonic()
         self.pool._published(self, path)
 
     def on_publish(self, params: lsp.PublishDiagnosticsParams) -> None:
+        self.last_activity = time.monotonic()
         path = self.pool.relative(params.uri)
-        if path is None:
+        if path is None or self.pool.skipped(path):
+            self.pool._activity()
             return
         self.diagnostics[path] = [
             self.pool.convert(path, d, self.spec.name) for d in params.diagnostics
         ]
         wanted = self.awaiting.get(path)
-        if wanted is not None and (params.version is None or params.version >= wanted):
+        if wanted is not None and (
+            params.version >= wanted
+            if params.version is not None
+            else not self.spec.versioned_publish
+        ):
             del self.awaiting[path]
+        self.owed_refresh.discard(path)
         self.pool._published(self, path)
 
     async def stop(self) -> None:
@@ -353,18 +528,29 @@ class AnalyzerPool:
         on_diagnostics_changed: Callable[[list[str]], None] | None = None,
         on_report: Callable[[str], None] | None = None,
         max_files: int = 500,
+        quiet_ms: int = 150,
     ) -> None:
         self.root = Path(root).resolve()
         self.specs = list(specs)
         self.on_diagnostics_changed = on_diagnostics_changed
         self.on_report = on_report or (lambda message: log.warning("%s", message))
+        #: How many files start-up opens (for speed: basedpyright covers the
+        #: rest in workspace mode, ruff's findings never cross files, and
+        #: :meth:`ensure_open` opens every touched file).
         self.max_files = max_files
+        #: The quiet period after an analyzer's last progress end or publish.
+        self.quiet_s = quiet_ms / 1000
         self.analyzers: list[_Analyzer] = []
+        #: Analyzers that could not run (not found, failed to start, crashed
+        #: twice), as "name: reason".
+        self.failed: list[str] = []
+        self.filter = WorkspaceFilter(self.root)
         self.files: list[str] = []
         self.generation = 0
         self.last_publish_at: dict[str, float] = {}
         self.missing: list[str] = []
         self._publish_event = asyncio.Event()
+        self._activity_event = asyncio.Event()
 
     # ------------------------------------------------------------- lifecycle
 
@@ -380,6 +566,7 @@ class AnalyzerPool:
                 await analyzer.start()
             except Exception as exc:
                 self.on_report(f"analyzer {spec.name} failed to start: {exc}")
+                self.failed.append(f"{spec.name} failed to start: {exc}")
                 await analyzer.stop()
                 continue
             self.analyzers.append(analyzer)
@@ -400,7 +587,11 @@ class AnalyzerPool:
             self.on_report(
                 f"analyzer {analyzer.spec.name} exited again (code {returncode}); it stays off"
             )
+            analyzer.failure = f"{analyzer.spec.name} exited twice (code {returncode})"
             analyzer.awaiting.clear()
+            analyzer.progress.clear()
+            analyzer.diagnostics.clear()
+            self._activity()
             return
         analyzer.restarts += 1
         self.on_report(
@@ -410,24 +601,29 @@ class AnalyzerPool:
             await analyzer.start()
         except Exception as exc:
             self.on_report(f"analyzer {analyzer.spec.name} could not be restarted: {exc}")
+            analyzer.failure = f"{analyzer.spec.name} could not be restarted: {exc}"
+            self._activity()
 
     # ----------------------------------------------------------------- files
 
     def _scan(self) -> list[str]:
+        """The files start-up opens: the first ``max_files`` the workspace
+        filter keeps (hidden folders left out too), in path order."""
         extensions = {e for s in self.specs for e in s.extensions}
-        found: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(
-                d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")
-            )
-            for name in sorted(filenames):
-                if os.path.splitext(name)[1] in extensions:
-                    found.append(
-                        os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/")
-                    )
-                    if len(found) >= self.max_files:
-                        return found
-        return found
+        self.filter = WorkspaceFilter(self.root)
+        found = [
+            path
+            for path in self.filter.walk_files(extensions)
+            if not any(part.startswith(".") for part in path.split("/")[:-1])
+        ]
+        return found[: self.max_files]
+
+    def skipped(self, path: str) -> bool:
+        """The workspace filter skips it: not analysed, its diagnostics dropped."""
+        return self.filter.skipped(path)
+
+    def exclude_globs(self) -> list[str]:
+        return self.filter.exclude_globs()
 
     def read(self, path: str) -> str | None:
         try:
@@ -468,6 +664,9 @@ class AnalyzerPool:
         self.generation = max(self.generation, mutation.generation)
         unowned: list[str] = []
         for path in mutation.paths:
+            if self.skipped(path):
+                unowned.append(path)
+                continue
             if path not in self.files and self.read(path) is not None:
                 self.files.append(path)
             owners = [a for a in self.analyzers if a.alive and a.owns(path)]
@@ -479,10 +678,16 @@ class AnalyzerPool:
             # Nobody analyses these files: their (empty) diagnostics are fresh now.
             self.on_diagnostics_changed(unowned)
 
+    def _activity(self) -> None:
+        """Something changed that may make the pool idle (or busy)."""
+        self._activity_event.set()
+        self._activity_event = asyncio.Event()
+
     def _published(self, analyzer: _Analyzer, path: str) -> None:
         self.last_publish_at[path] = time.monotonic()
         self._publish_event.set()
         self._publish_event = asyncio.Event()
+        self._activity()
         if any(path in a.awaiting for a in self.analyzers if a.alive):
             return  # another analyzer still owes diagnostics for this change
         if self.on_diagnostics_changed is not None:
@@ -503,11 +708,117 @@ class AnalyzerPool:
                 if wanted is None or path in wanted:
                     out.extend(diagnostics)
         out.sort(key=lambda d: (d.path, d.line, d.character, d.source or ""))
-        return DiagnosticsSnapshot(tuple(out), max(self.generation, min_generation))
+        return DiagnosticsSnapshot(
+            tuple(out),
+            max(self.generation, min_generation),
+            blind=self.blind(),
+            sources=tuple(self.names()),
+        )
 
-    async def wait_settled(self, timeout_s: float = 30.0) -> bool:
+    def blind(self) -> str | None:
+        """Why no analyzer looks, or None while one runs."""
+        if any(a.alive for a in self.analyzers):
+            return None
+        reasons = [*(f"{name} was not found" for name in self.missing), *self.failed]
+        reasons += [a.failure for a in self.analyzers if a.failure]
+        if not self.specs:
+            return "no analyzer is configured"
+        if not reasons:
+            return "no analyzer is running"
+        return f"no analyzer is running ({'; '.join(reasons)})"
+
+    def describe(self) -> str:
+        """One line for the terminal: which analyzers run, and their versions."""
+        running = [
+            f"{a.spec.name} {a.version}" if a.version else a.spec.name
+            for a in self.analyzers
+            if a.alive
+        ]
+        if running:
+            absent = [
+                *(f"{name} was not found" for name in self.missing),
+                *self.failed,
+                *(a.failure for a in self.analyzers if a.failure),
+            ]
+            return ", ".join(running) + (f" ({'; '.join(absent)})" if absent else "")
+        reason = self.blind() or "none"
+        return f"none ({reason}; the analyzer gate is unverified)"
+
+    # ------------------------------------------------------------- settling
+
+    def idle(self) -> bool:
+        now = time.monotonic()
+        return all(a.idle(self.quiet_s, now) for a in self.analyzers)
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until every analyzer is idle: no progress open, nothing owed
+        for a change sent to it, and the quiet period passed after its last
+        progress end or publish. False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            now = time.monotonic()
+            if self.idle():
+                return True
+            left = deadline - now
+            if left <= 0:
+                return False
+            wake = [
+                t
+                for a in self.analyzers
+                if a.alive and not a.idle(self.quiet_s, now)
+                for t in [a.busy_until(self.quiet_s)]
+                if t is not None
+            ]
+            timer = min([left, *(max(t - now, 0.0) for t in wake)])
+            event = self._activity_event
+            try:
+                await asyncio.wait_for(event.wait(), timer)
+            except TimeoutError:
+                pass
+
+    async def ensure_open(self, paths: Sequence[str]) -> None:
+        """Open these files in every analyzer that owns them (not waiting);
+        paths that do not exist, are skipped or owned by nobody are ignored."""
+        for path in paths:
+            if self.skipped(path) or self.read(path) is None:
+                continue
+            if path not in self.files:
+                self.files.append(path)
+            for analyzer in self.analyzers:
+                if analyzer.alive and analyzer.owns(path) and path not in analyzer.versions:
+                    analyzer.open(path)
+
+    async def environment_changed(self, paths: Sequence[str]) -> None:
+        """Tell the analyzers the environment changed under them: a
+        didChangeWatchedFiles for ``paths`` (manifests, site-packages) to
+        those that watch files, a restart for the others. Each owes a fresh
+        publish for its open files afterwards, so :meth:`wait_idle` waits."""
+        # A folder (site-packages) gained or lost packages: a structural
+        # change; a file (a manifest, a lock file) changed in place.
+        changes = [
+            lsp.FileEvent(
+                uri=(self.root / p).as_uri(),
+                type=lsp.FileChangeType.Created
+                if (self.root / p).is_dir()
+                else lsp.FileChangeType.Changed,
+            )
+            for p in paths
+        ]
+        for analyzer in list(self.analyzers):
+            if not analyzer.alive or analyzer.client is None:
+                continue
+            if analyzer.watches_files:
+                analyzer.client.workspace_did_change_watched_files(
+                    lsp.DidChangeWatchedFilesParams(changes=changes)
+                )
+                analyzer.refresh()
+            else:
+                await analyzer.restart()
+
+    async def wait_published(self, timeout_s: float = 30.0) -> bool:
         """Wait until every analyzer published for every file it was sent
-        (at start: the baseline). Returns False on timeout."""
+        (the old settle rule; :meth:`wait_idle` also waits for their
+        progress to end). Returns False on timeout."""
         deadline = time.monotonic() + timeout_s
         while self.pending():
             left = deadline - time.monotonic()
@@ -518,6 +829,10 @@ class AnalyzerPool:
             except TimeoutError:
                 return False
         return True
+
+    async def wait_settled(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every analyzer is idle (see :meth:`wait_idle`)."""
+        return await self.wait_idle(timeout_s)
 
     wait_initial = wait_settled
 

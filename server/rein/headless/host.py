@@ -40,6 +40,9 @@ __all__ = ["HeadlessSession"]
 
 log = logging.getLogger(__name__)
 
+#: How long start-up waits for the analyzers' baseline at most.
+BASELINE_LIMIT_S = 120.0
+
 
 class _AllowAll:
     async def confirm(self, request: Any) -> bool:
@@ -85,6 +88,7 @@ class HeadlessSession:
             analyzers if gates_config.analyzer.enabled else (),
             on_diagnostics_changed=self._diagnostics_changed,
             on_report=self._report,
+            quiet_ms=gates_config.analyzer.quiet_period_ms,
         )
         self.diagnostics = DiagnosticsCoordinator(
             self.pool,
@@ -165,6 +169,13 @@ class HeadlessSession:
 
     # ------------------------------------------------------------- plumbing
 
+    def analyzers_line(self) -> str:
+        """``analyzers: ruff 0.x, basedpyright 1.x``, or why there are none,
+        for the terminal at start."""
+        if not self.config.gates.analyzer.enabled:
+            return "analyzers: off (gates.analyzer.enabled is false)"
+        return f"analyzers: {self.pool.describe()}"
+
     def _diagnostics_changed(self, paths: list[str]) -> None:
         self.diagnostics.notify_diagnostics_changed(paths)
 
@@ -196,8 +207,11 @@ class HeadlessSession:
             await self.pool.start()
             self._stack.push_async_callback(self.pool.stop)
             if self.pool.analyzers:
-                if not await self.pool.wait_initial(60):
-                    self._report("the analyzers did not publish a baseline within 60 s")
+                # The baseline: every analyzer says it is done, not its first publish.
+                if not await self.pool.wait_initial(BASELINE_LIMIT_S):
+                    self._report(
+                        f"the analyzers did not finish their baseline within {BASELINE_LIMIT_S:g} s"
+                    )
             self._tg = await self._stack.enter_async_context(anyio.create_task_group())
             if self.watcher is not None:
                 self._tg.start_soon(self.watcher.run)

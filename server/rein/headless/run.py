@@ -125,6 +125,7 @@ async def _run(
         resume=resume,
     ) as host:
         host.subscribe(printer)
+        print(host.analyzers_line(), file=sys.stderr)
         for report in host.reports:
             print(f"! {report}", file=sys.stderr)
         result = await host.prompt(task)

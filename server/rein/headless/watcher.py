@@ -7,6 +7,10 @@ private folder the watcher also watches, and waits for its event. The OS
 delivers a watcher's events in order, so every earlier write was in the same
 batch as the probe or an earlier one. ``run_command`` awaits it after its
 process exits, so the command's changes count for the run that started it.
+
+What the workspace filter skips (:mod:`rein.tools.ignore`: virtual
+environments, build output, caches, what ``.gitignore`` ignores) is not
+reported: an install into ``venv/`` or a build is not a change of the project.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import anyio
 from watchfiles import DefaultFilter, awatch
 
 from rein.harness.ports import Mutation
+from rein.tools.ignore import SKIPPED_DIR_NAMES, WorkspaceFilter
 
 __all__ = ["DiskWatcher"]
 
@@ -137,7 +142,9 @@ class DiskWatcher:
             self._probe_dir = None
 
     async def _watch(self, probe_dir: Path) -> None:
-        watch_filter = DefaultFilter(ignore_dirs=(*DefaultFilter.ignore_dirs, ".rein"))
+        watch_filter = DefaultFilter(
+            ignore_dirs=(*DefaultFilter.ignore_dirs, *sorted(SKIPPED_DIR_NAMES), ".rein")
+        )
         async for changes in awatch(
             probe_dir,
             self.root,
@@ -149,6 +156,7 @@ class DiskWatcher:
         ):
             external: list[str] = []
             probes: list[str] = []
+            skip = WorkspaceFilter(self.root)
             for _change, raw in changes:
                 if Path(raw).parent == probe_dir:
                     probes.append(Path(raw).name)
@@ -156,7 +164,7 @@ class DiskWatcher:
                 rel = self._relative(raw)
                 if rel is None:
                     continue
-                if ".rein-tmp" in rel:
+                if ".rein-tmp" in rel or skip.skipped(rel):
                     continue
                 if rel in self._own and self._own[rel] == _stamp(self.root / rel):
                     continue  # the echo of our own write

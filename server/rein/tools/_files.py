@@ -2,9 +2,10 @@
 
 The Workspace port has no listing method: listing, globbing and the Python
 grep fallback read the disk under the workspace root (a file that exists only
-in an open buffer does not matter for them). ``.git`` is always skipped,
-symlinked directories are never entered, and a directory ignored by a
-``.gitignore`` is not entered either.
+in an open buffer does not matter for them). What the workspace filter
+(:mod:`rein.tools.ignore`) skips is left out: ``.git``, virtual
+environments, build output, caches and what a ``.gitignore`` ignores; a
+skipped directory is not entered, nor is a symlinked one.
 
 Walk order is depth first with each directory's entries sorted by name,
 which equals sorting whole paths by their components (``a/b.py`` before
@@ -18,13 +19,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rein.tools._globs import IgnoreRule, parse_gitignore, path_ignored
+from rein.tools._globs import IgnoreRule
+from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["ALWAYS_SKIPPED", "Entry", "FileTree", "format_size", "plural"]
 
-#: Directory names never listed or searched.
+#: Directory names never listed or searched, whatever the settings.
 ALWAYS_SKIPPED = frozenset({".git"})
-_MAX_GITIGNORE_BYTES = 1_000_000
 
 
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:
@@ -66,7 +67,7 @@ class FileTree:
     def __init__(self, root: str | os.PathLike[str], *, respect_gitignore: bool = True) -> None:
         self.root = Path(root)
         self.respect_gitignore = respect_gitignore
-        self._rules: dict[str, tuple[IgnoreRule, ...]] = {}
+        self.filter = WorkspaceFilter(root, respect_gitignore=respect_gitignore)
 
     def abspath(self, rel: str) -> Path:
         return self.root if rel in ("", ".") else self.root / rel
@@ -76,34 +77,17 @@ class FileTree:
     def rules_for(self, dir_rel: str) -> tuple[IgnoreRule, ...]:
         """The rules that apply to the entries of directory ``dir_rel``: the
         ancestors' rules followed by the directory's own ``.gitignore``."""
-        key = "" if dir_rel in ("", ".") else dir_rel
-        cached = self._rules.get(key)
-        if cached is not None:
-            return cached
-        inherited: tuple[IgnoreRule, ...] = ()
-        if key:
-            parent = key.rsplit("/", 1)[0] if "/" in key else ""
-            inherited = self.rules_for(parent)
-        own: list[IgnoreRule] = []
-        if self.respect_gitignore:
-            gitignore = self.abspath(key) / ".gitignore"
-            try:
-                if gitignore.is_file() and gitignore.stat().st_size <= _MAX_GITIGNORE_BYTES:
-                    own = parse_gitignore(gitignore.read_text("utf-8", errors="replace"), key)
-            except OSError:
-                own = []
-        rules = inherited + tuple(own)
-        self._rules[key] = rules
-        return rules
+        return self.filter.rules_for(dir_rel)
 
     # -------------------------------------------------------------- listing
 
     def list_dir(self, dir_rel: str) -> tuple[list[Entry], int]:
         """The entries of one directory, sorted by name, and how many were
-        left out because a ``.gitignore`` (or the ``.git`` rule) skips them."""
+        left out because the workspace filter (:mod:`rein.tools.ignore`:
+        ``.git``, virtual environments, build output, ``.gitignore``) skips
+        them."""
         entries: list[Entry] = []
         skipped = 0
-        rules = self.rules_for(dir_rel)
         try:
             with os.scandir(self.abspath(dir_rel)) as it:
                 raw = sorted(it, key=lambda e: e.name)
@@ -113,9 +97,7 @@ class FileTree:
             entry = self._entry(dir_rel, item)
             if entry is None:
                 continue
-            if item.name in ALWAYS_SKIPPED or (
-                self.respect_gitignore and path_ignored(rules, entry.path, entry.is_dir)
-            ):
+            if item.name in ALWAYS_SKIPPED or self.filter.entry_skipped(entry.path, entry.is_dir):
                 skipped += 1
                 continue
             entries.append(entry)

@@ -3,7 +3,8 @@
 Two backends give the same output: ripgrep when ``rg`` is on PATH (or beside
 the Python interpreter, as the ``ripgrep`` package installs it in a venv), else a
 Python walk over :class:`~rein.tools._files.FileTree`. Both search hidden
-files, skip ``.git``, binary files (a NUL byte) and files over 10 MB, read
+files, skip what the workspace filter skips (:mod:`rein.tools.ignore`:
+``.git``, virtual environments, build output), binary files (a NUL byte) and files over 10 MB, read
 only the workspace's own ``.gitignore`` files, and report matches in path
 order (by components), so the first ``max_matches`` are the same. The
 ``glob`` filter and the deny globs are applied in Python for both (an rg
@@ -32,6 +33,7 @@ from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools._files import FileTree, plural
 from rein.tools._globs import glob_regex
+from rein.tools.ignore import SKIPPED_DIR_NAMES, WorkspaceFilter
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import GrepBackend
 
@@ -59,6 +61,9 @@ _RG_FLAGS = (
     "--sort=path",
     "--max-filesize=10M",
     "--glob=!.git",
+    # The filter's folder names; a virtual environment under another name
+    # (its pyvenv.cfg) is dropped by _Filter afterwards.
+    *(f"--glob=!{name}/" for name in sorted(SKIPPED_DIR_NAMES)),
 )
 
 
@@ -98,18 +103,24 @@ def find_ripgrep() -> str | None:
 
 
 class _Filter:
-    """Which matched files count: not protected, and matching the glob."""
+    """Which matched files count: not protected, not skipped by the
+    workspace filter, and matching the glob."""
 
-    def __init__(self, sandbox: Sandbox, glob: str | None) -> None:
+    def __init__(self, sandbox: Sandbox, glob: str | None, base: str = ".") -> None:
         self.sandbox = sandbox
+        self.workspace = WorkspaceFilter(sandbox.root)
+        #: The folder searched: skipped folders count only below it.
+        self.base = base
         self.glob = glob_regex(glob.strip("/"), anchored="/" in glob.strip("/")) if glob else None
         self._seen: dict[str, bool] = {}
 
     def __call__(self, path: str) -> bool:
         verdict = self._seen.get(path)
         if verdict is None:
-            verdict = (self.glob is None or bool(self.glob.match(path))) and (
-                self.sandbox.denied_by(path) is None
+            verdict = (
+                (self.glob is None or bool(self.glob.match(path)))
+                and (self.sandbox.denied_by(path) is None)
+                and not self.workspace.skipped(path, below=self.base)
             )
             self._seen[path] = verdict
         return verdict
@@ -290,7 +301,7 @@ class GrepTool(Tool[GrepArgs]):
             py_error = ""
         except re.error as exc:
             regex, py_error = None, str(exc)
-        keep = _Filter(sandbox, args.glob)
+        keep = _Filter(sandbox, args.glob, rel)
         limit = self.max_matches + 1
         rg = self.ripgrep()
         matches: list[Match] | None = None

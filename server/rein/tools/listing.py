@@ -1,4 +1,6 @@
-"""``list_dir`` and ``glob``: the file tree on disk, ``.gitignore``-aware."""
+"""``list_dir`` and ``glob``: the file tree on disk, without what the
+workspace filter skips (:mod:`rein.tools.ignore`: ``.gitignore``, virtual
+environments, build output, caches)."""
 
 from __future__ import annotations
 
