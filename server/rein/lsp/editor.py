@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -50,6 +50,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: Awaited with the paths a change is about to touch, before it is applied.
+BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
 
 NO_DIAGNOSTICS = "the client does not answer rein/diagnostics (method not found)"
 NO_CONFIRM = (
@@ -87,6 +90,30 @@ class EditorWorkspace:
         self._echo: dict[str, str] = {}
         #: uris Rein asked the editor to save; their didSave is not the person's.
         self._own_saves: set[str] = set()
+        self._before_change: list[BeforeChange] = []
+
+    # ------------------------------------------------------- before a change
+
+    def before_change(self, callback: BeforeChange) -> Callable[[], None]:
+        """Register ``callback``, awaited with the paths before a write,
+        delete or rename is applied (the analyzer gate captures a file's
+        baseline there, as with the headless TrackedWorkspace). Returns the
+        function that removes it. A raising callback is logged; the change
+        goes on."""
+        self._before_change.append(callback)
+
+        def remove() -> None:
+            if callback in self._before_change:
+                self._before_change.remove(callback)
+
+        return remove
+
+    async def _about_to_change(self, *paths: str) -> None:
+        for callback in list(self._before_change):
+            try:
+                await callback(paths)
+            except Exception:
+                log.exception("a before-change callback raised")
 
     # ------------------------------------------------------------------ paths
 
@@ -222,6 +249,7 @@ class EditorWorkspace:
         self, path: str, text: str, *, expected_version: int | None = None
     ) -> Mutation:
         uri = self.uri(path)
+        await self._about_to_change(path)
         doc = self._open_document(uri)
         changes: list[Any] = []
         if doc is not None:
@@ -278,6 +306,7 @@ class EditorWorkspace:
 
     async def delete(self, path: str) -> Mutation:
         uri = self.uri(path)
+        await self._about_to_change(path)
         await self._apply(
             lsp.WorkspaceEdit(
                 document_changes=[
@@ -291,6 +320,7 @@ class EditorWorkspace:
         return self._mutate((path,))
 
     async def rename(self, old: str, new: str) -> Mutation:
+        await self._about_to_change(old, new)
         await self._apply(
             lsp.WorkspaceEdit(
                 document_changes=[
