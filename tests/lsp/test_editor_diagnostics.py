@@ -243,6 +243,7 @@ def test_a_client_pending_past_the_bound_gives_a_stale_snapshot(tmp_path: Path) 
     async def main() -> tuple[Any, bool]:
         diagnostics, _ = source(tmp_path, client.answer, pending_wait_s=2.0)
         snap = await diagnostics.snapshot(["app.py"])
+        diagnostics.notify_mutation(Mutation(1, ("app.py",)))
         idle = await diagnostics.wait_idle(1.0)
         return snap, idle
 
@@ -273,18 +274,21 @@ def test_wait_idle_restarts_the_quiet_period_on_each_change(tmp_path: Path) -> N
     async def answer(params: dict[str, Any]) -> Any:
         return {"items": []}
 
-    async def main() -> tuple[bool, float]:
-        diagnostics, _ = source(tmp_path, answer, quiet_ms=100)
+    async def main() -> tuple[bool, float, list[dict[str, Any]]]:
+        diagnostics, channel = source(tmp_path, answer, quiet_ms=100)
         loop = asyncio.get_running_loop()
         diagnostics.notify_changed(["app.py"])
         loop.call_later(0.05, diagnostics.notify_changed, ["app.py"])
         began = loop.time()
         idle = await diagnostics.wait_idle(30)
-        return idle, loop.time() - began
+        return idle, loop.time() - began, channel.asked
 
-    idle, waited = run_in_virtual_time(main)
+    idle, waited, asked = run_in_virtual_time(main)
     assert idle is True
     assert waited == pytest.approx(0.15)
+    # Files the editor published for are not asked about (nor opened): only
+    # files changed or ensured open are.
+    assert asked == []
 
 
 def test_environment_changed_tells_nobody(tmp_path: Path) -> None:

@@ -434,9 +434,10 @@ class EditorDiagnostics:
     # ------------------------------------------------------------ feeding
 
     def notify_changed(self, paths: Sequence[str]) -> None:
-        """A ``rein/diagnosticsChanged`` arrived for ``paths``."""
+        """A ``rein/diagnosticsChanged`` arrived for ``paths`` (they restart
+        the quiet period; they are not asked about: the client opens what it
+        is asked about, and an editor may publish for thousands of files)."""
         self._last_change = self._clock()
-        self._watched.update(paths)
         self._changed.set()
         self._changed = asyncio.Event()
 
@@ -548,11 +549,12 @@ class EditorDiagnostics:
         deadline = self._clock() + timeout_s
         watched = sorted(self._watched)
         while True:
-            answer, settled = await self._settled_answer(self._uris(watched), deadline)
-            if answer.blind is not None:
-                return True
-            if not settled:
-                return False
+            if watched:
+                answer, settled = await self._settled_answer(self._uris(watched), deadline)
+                if answer.blind is not None:
+                    return True
+                if not settled:
+                    return False
             quiet_left = self.quiet_s - (self._clock() - self._last_change)
             if quiet_left <= 0:
                 self._watched.difference_update(watched)
