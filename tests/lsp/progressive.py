@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pygls.exceptions import JsonRpcInternalError
 from pytest_lsp import LanguageClient
 
 from tests.fakes import Editor
@@ -117,6 +118,8 @@ class ProgressiveEditor(Editor):
         #: (rel, layer) in publishing order
         self.publishes: list[tuple[str, str]] = []
         self._late: dict[str, asyncio.TimerHandle] = {}
+        #: set: rein/diagnostics answers with this internal error
+        self.failure: str | None = None
 
     def text(self, rel: str) -> str | None:
         if rel in self.docs:
@@ -182,7 +185,14 @@ class ProgressiveEditor(Editor):
         self.client.protocol.fm.features.pop("rein/diagnostics")
         self.client.report_server_error = lambda error, source: None  # type: ignore[method-assign]
 
+    def fail_diagnostics(self, message: str) -> None:
+        """Answer ``rein/diagnostics`` with an internal error from now on."""
+        self.failure = message
+        self.client.report_server_error = lambda error, source: None  # type: ignore[method-assign]
+
     async def diagnostics(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.failure is not None:
+            raise JsonRpcInternalError(self.failure)
         wanted = params.get("uris")
         rels = [self.rel(u) for u in wanted] if wanted is not None else sorted(self.published)
         for rel in rels:

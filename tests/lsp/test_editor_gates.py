@@ -166,12 +166,25 @@ async def test_pre_existing_errors_do_not_block_only_the_new_late_one(
     ]
 
 
+@pytest.mark.parametrize(
+    "client_fault",
+    [
+        pytest.param("missing", id="method-not-found"),
+        pytest.param("error", id="client-error"),
+    ],
+)
 async def test_a_client_without_rein_diagnostics_is_unverified_not_passed(
-    editor: ProgressiveEditor, tmp_path: Path
+    editor: ProgressiveEditor, tmp_path: Path, client_fault: str
 ) -> None:
-    editor.drop_diagnostics()
+    if client_fault == "missing":
+        editor.drop_diagnostics()
+        reason = "the client does not answer rein/diagnostics (method not found)"
+    else:
+        editor.fail_diagnostics("the extension host crashed")
+        reason = "the client's rein/diagnostics failed: the extension host crashed"
     write_script(tmp_path, [edit("clean.py", BREAK), {"text": "done"}])
-    await prompt(editor, "use a local variable in greet")
+    result = await prompt(editor, "use a local variable in greet")
+    assert result["status"] != "failed", result.get("error")  # the run did not crash
     (gate,) = analyzer_results(editor)
     assert gate["blockers"] == []
     # TODO(merge g-core): GateResult.status exists on g-core; once merged,
@@ -179,6 +192,6 @@ async def test_a_client_without_rein_diagnostics_is_unverified_not_passed(
     # gate["passed"] is False unconditionally.
     if "status" in gate:
         assert gate["status"] == "unverified" and gate["passed"] is False
-        assert "the client does not answer rein/diagnostics (method not found)" in gate["detail"]
+        assert reason in gate["detail"]
     else:
         assert gate["stale"] is True
