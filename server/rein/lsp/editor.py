@@ -12,9 +12,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -48,6 +51,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: Awaited with the paths a change is about to touch, before it is applied.
+BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
+
+NO_DIAGNOSTICS = "the client does not answer rein/diagnostics (method not found)"
 NO_CONFIRM = (
     "this editor cannot ask the person (it does not support rein/confirm), so calls "
     "that need approval are denied"
@@ -83,6 +90,30 @@ class EditorWorkspace:
         self._echo: dict[str, str] = {}
         #: uris Rein asked the editor to save; their didSave is not the person's.
         self._own_saves: set[str] = set()
+        self._before_change: list[BeforeChange] = []
+
+    # ------------------------------------------------------- before a change
+
+    def before_change(self, callback: BeforeChange) -> Callable[[], None]:
+        """Register ``callback``, awaited with the paths before a write,
+        delete or rename is applied (the analyzer gate captures a file's
+        baseline there, as with the headless TrackedWorkspace). Returns the
+        function that removes it. A raising callback is logged; the change
+        goes on."""
+        self._before_change.append(callback)
+
+        def remove() -> None:
+            if callback in self._before_change:
+                self._before_change.remove(callback)
+
+        return remove
+
+    async def _about_to_change(self, *paths: str) -> None:
+        for callback in list(self._before_change):
+            try:
+                await callback(paths)
+            except Exception:
+                log.exception("a before-change callback raised")
 
     # ------------------------------------------------------------------ paths
 
@@ -218,6 +249,7 @@ class EditorWorkspace:
         self, path: str, text: str, *, expected_version: int | None = None
     ) -> Mutation:
         uri = self.uri(path)
+        await self._about_to_change(path)
         doc = self._open_document(uri)
         changes: list[Any] = []
         if doc is not None:
@@ -274,6 +306,7 @@ class EditorWorkspace:
 
     async def delete(self, path: str) -> Mutation:
         uri = self.uri(path)
+        await self._about_to_change(path)
         await self._apply(
             lsp.WorkspaceEdit(
                 document_changes=[
@@ -287,6 +320,7 @@ class EditorWorkspace:
         return self._mutate((path,))
 
     async def rename(self, old: str, new: str) -> Mutation:
+        await self._about_to_change(old, new)
         await self._apply(
             lsp.WorkspaceEdit(
                 document_changes=[
@@ -322,39 +356,219 @@ def _convert(path: str, d: dict[str, Any]) -> Diagnostic:
     )
 
 
+#: The bound on one rein/diagnostics answer: a client that does not answer
+#: within it leaves that snapshot blind (never an unbounded wait).
+ANSWER_TIMEOUT_S = 10.0
+#: Without a settle bound from the caller, how long a ``pending`` answer is
+#: waited on before the snapshot says ``stale``.
+PENDING_WAIT_S = 5.0
+#: The bound on the next asks after one went unanswered.
+RETRY_TIMEOUT_S = 1.0
+
+
+class _Answer:
+    """One rein/diagnostics answer: its items and whether the client says
+    more are coming; ``blind`` says why there is no answer."""
+
+    __slots__ = ("blind", "items", "pending")
+
+    def __init__(
+        self, items: list[dict[str, Any]], pending: bool = False, blind: str | None = None
+    ) -> None:
+        self.items = items
+        self.pending = pending
+        self.blind = blind
+
+
 class EditorDiagnostics:
     """The raw source: the editor's current diagnostics from all its
-    language servers, asked with ``rein/diagnostics``."""
+    language servers, asked with ``rein/diagnostics``.
 
-    def __init__(self, client: ClientChannel, workspace: EditorWorkspace) -> None:
+    It is a :class:`~rein.harness.ports.SettlingDiagnostics` as far as an
+    editor allows (it has no progress API for other extensions' servers):
+
+    * :meth:`ensure_open` asks ``rein/diagnostics`` for the files; the client
+      opens (loads) the documents it is asked about, so its language servers
+      analyse them before the run changes them.
+    * :meth:`wait_idle`: idle is a quiet period (``quiet_ms``) after the last
+      ``rein/diagnosticsChanged``, and no ``pending: true`` in the client's
+      answer for the files opened or changed since the last idle point (a
+      client whose analysis is progressive says so until the last layer is
+      published).
+    * :meth:`environment_changed` does nothing beyond what wait_idle waits
+      for: the editor's servers watch the files themselves.
+
+    Never blind silently: a client without ``rein/diagnostics``, one that
+    does not answer within ``answer_timeout_s`` or answers with an error
+    gives a snapshot whose ``blind`` says so.
+    """
+
+    def __init__(
+        self,
+        client: ClientChannel,
+        workspace: EditorWorkspace,
+        *,
+        quiet_ms: int = 150,
+        answer_timeout_s: float = ANSWER_TIMEOUT_S,
+        pending_wait_s: float = PENDING_WAIT_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.client = client
         self.workspace = workspace
+        self.quiet_s = quiet_ms / 1000.0
+        self.answer_timeout_s = answer_timeout_s
+        self.pending_wait_s = pending_wait_s
+        self._clock = clock
+        self._last_change = -1e9
+        self._changed = asyncio.Event()
+        #: Files opened or changed since the last idle point: wait_idle asks
+        #: the client whether their analysis is still pending.
+        self._watched: set[str] = set()
+        #: The last ask got no answer in time.
+        self._silent = False
 
     @property
     def supported(self) -> bool:
         return self.client.supports("rein/diagnostics")
 
+    # ------------------------------------------------------------ feeding
+
+    def notify_changed(self, paths: Sequence[str]) -> None:
+        """A ``rein/diagnosticsChanged`` arrived for ``paths`` (they restart
+        the quiet period; they are not asked about: the client opens what it
+        is asked about, and an editor may publish for thousands of files)."""
+        self._last_change = self._clock()
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def notify_mutation(self, mutation: Mutation) -> None:
+        """A file changed: its analysis is owed until the client says done."""
+        self._watched.update(mutation.paths)
+
+    # ------------------------------------------------------------ asking
+
+    async def _ask(self, uris: list[str] | None) -> _Answer:
+        if not self.supported:
+            return _Answer([], blind=NO_DIAGNOSTICS)
+        # After one unanswered ask, the next ones wait briefly until the
+        # client answers again (a verdict asks up to three times).
+        bound = (
+            min(self.answer_timeout_s, RETRY_TIMEOUT_S) if self._silent else self.answer_timeout_s
+        )
+        try:
+            result = await asyncio.wait_for(
+                self.client.request("rein/diagnostics", {"uris": uris}), bound
+            )
+        except TimeoutError:
+            log.warning("rein/diagnostics: no answer within %g s", bound)
+            self._silent = True
+            return _Answer(
+                [],
+                blind=f"the client does not answer rein/diagnostics (no answer within {bound:g} s)",
+            )
+        except JsonRpcException as exc:
+            if method_not_found(exc):
+                log.warning(
+                    "the client does not answer rein/diagnostics: the analyzer gate is blind"
+                )
+                return _Answer([], blind=NO_DIAGNOSTICS)
+            log.warning("rein/diagnostics failed: %s", exc)
+            return _Answer([], blind=f"the client's rein/diagnostics failed: {exc}")
+        except Exception as exc:  # the client went away, or a bad frame: not fatal
+            log.warning("rein/diagnostics failed", exc_info=True)
+            return _Answer(
+                [], blind=f"the client's rein/diagnostics failed: {type(exc).__name__}: {exc}"
+            )
+        self._silent = False
+        if not isinstance(result, dict):
+            return _Answer([])
+        items = [i for i in result.get("items") or [] if isinstance(i, dict)]
+        return _Answer(items, pending=result.get("pending") is True)
+
+    async def _wait_change(self, seconds: float) -> None:
+        changed = self._changed
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), max(seconds, 0.0))
+
+    def _uris(self, paths: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for path in sorted(set(paths)):
+            try:
+                out.append(self.workspace.uri(path))
+            except SandboxError:
+                continue
+        return out
+
+    async def _settled_answer(
+        self, uris: list[str] | None, deadline: float
+    ) -> tuple[_Answer, bool]:
+        """Ask until the client no longer says ``pending`` (each pending
+        answer waits for the next rein/diagnosticsChanged), at most until
+        ``deadline``. Returns the last answer and whether it is settled."""
+        while True:
+            answer = await self._ask(uris)
+            if answer.blind is not None or not answer.pending:
+                return answer, True
+            left = deadline - self._clock()
+            if left <= 0:
+                return answer, False
+            await self._wait_change(left)
+
+    # ------------------------------------------------------------ the port
+
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
     ) -> DiagnosticsSnapshot:
-        if not self.supported:
-            return DiagnosticsSnapshot((), self.workspace.generation, stale=True)
-        uris = [self.workspace.uri(p) for p in paths] if paths is not None else None
-        try:
-            result = await self.client.request("rein/diagnostics", {"uris": uris})
-        except JsonRpcException as exc:
-            if not method_not_found(exc):
-                raise
-            log.warning("the client does not answer rein/diagnostics: the analyzer gate is blind")
-            return DiagnosticsSnapshot((), self.workspace.generation, stale=True)
-        items = (result or {}).get("items", []) if isinstance(result, dict) else []
+        uris = self._uris(paths) if paths is not None else None
+        answer, settled = await self._settled_answer(uris, self._clock() + self.pending_wait_s)
+        generation = max(self.workspace.generation, min_generation)
+        if answer.blind is not None:
+            return DiagnosticsSnapshot((), generation, stale=True, blind=answer.blind)
         out: list[Diagnostic] = []
-        for item in items:
+        for item in answer.items:
             path = self.workspace.relative(str(item.get("uri", "")))
             if path is None:
                 continue
             out.extend(_convert(path, d) for d in item.get("diagnostics") or [])
-        return DiagnosticsSnapshot(tuple(out), max(self.workspace.generation, min_generation))
+        return DiagnosticsSnapshot(tuple(out), generation, stale=not settled, sources=("editor",))
+
+    async def ensure_open(self, paths: Sequence[str]) -> None:
+        """Ask the client about ``paths``: it opens (loads) the documents it
+        is asked about, so the editor's servers analyse them. The answer
+        itself is not used (wait_idle asks again)."""
+        uris = self._uris(paths)
+        if not uris:
+            return
+        self._watched.update(paths)
+        await self._ask(uris)
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        """No ``pending`` for the watched files and a quiet period after the
+        last rein/diagnosticsChanged; False when ``timeout_s`` passed first.
+        A blind client has nothing to wait for (its snapshot says blind)."""
+        deadline = self._clock() + timeout_s
+        watched = sorted(self._watched)
+        while True:
+            if watched:
+                answer, settled = await self._settled_answer(self._uris(watched), deadline)
+                if answer.blind is not None:
+                    return True
+                if not settled:
+                    return False
+            quiet_left = self.quiet_s - (self._clock() - self._last_change)
+            if quiet_left <= 0:
+                self._watched.difference_update(watched)
+                return True
+            left = deadline - self._clock()
+            if left <= 0:
+                return False
+            await self._wait_change(min(left, quiet_left))
+
+    async def environment_changed(self, paths: Sequence[str]) -> None:
+        """Nothing to tell: the editor's language servers watch the files
+        and the environment themselves; the verdict waits for their quiet
+        period (:meth:`wait_idle`)."""
+        return None
 
 
 class EditorApprover:

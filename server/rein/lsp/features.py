@@ -119,9 +119,7 @@ def create_server() -> ReinServer:
         except JsonRpcInvalidParams as exc:
             log.warning("%s", exc)
             return
-        workspace, coordinator = ls.adapters()
-        paths = [p for p in (workspace.relative(u) for u in parsed.uris) if p is not None]
-        coordinator.notify_diagnostics_changed(paths)
+        ls.on_diagnostics_changed(parsed.uris)
 
     # ----------------------------------------------------- custom requests
 

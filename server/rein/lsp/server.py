@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from rein.harness.generations import MutationLog
     from rein.headless.watcher import DiskWatcher
     from rein.lsp.auto_repair import AutoRepairer
-    from rein.lsp.editor import EditorWorkspace
+    from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
     from rein.lsp.preview import ServerPreview
     from rein.session import Session, SessionManager, SessionPorts
     from rein.store import SqliteStore
@@ -56,6 +56,7 @@ class ReinServer(LanguageServer):
         self.client = ClientChannel(self)
         self._mutations: MutationLog | None = None
         self._adapters: tuple[EditorWorkspace, DiagnosticsCoordinator] | None = None
+        self._editor_diagnostics: EditorDiagnostics | None = None
         self._manager: SessionManager | None = None
         self._preview: ServerPreview | None = None
         self._auto_repair: AutoRepairer | None = None
@@ -156,14 +157,29 @@ class ReinServer(LanguageServer):
 
             workspace = EditorWorkspace(self.client, self.root, self.mutations)
             analyzer = self.config.gates.analyzer
-            coordinator = DiagnosticsCoordinator(
-                EditorDiagnostics(self.client, workspace),
+            source = EditorDiagnostics(
+                self.client,
+                workspace,
                 quiet_ms=analyzer.quiet_period_ms,
-                max_wait_ms=analyzer.max_wait_ms,
+                pending_wait_s=analyzer.max_wait_ms / 1000.0,
+            )
+            coordinator = DiagnosticsCoordinator(
+                source, quiet_ms=analyzer.quiet_period_ms, max_wait_ms=analyzer.max_wait_ms
             )
             self.mutations.subscribe(coordinator.notify_mutation)
+            self.mutations.subscribe(source.notify_mutation)
+            self._editor_diagnostics = source
             self._adapters = (workspace, coordinator)
         return self._adapters
+
+    def on_diagnostics_changed(self, uris: list[str]) -> None:
+        """``rein/diagnosticsChanged``: feeds the coordinator (freshness) and
+        the editor's source (its quiet period)."""
+        workspace, coordinator = self.adapters()
+        paths = [p for p in (workspace.relative(u) for u in uris) if p is not None]
+        coordinator.notify_diagnostics_changed(paths)
+        if self._editor_diagnostics is not None:
+            self._editor_diagnostics.notify_changed(paths)
 
     @property
     def preview(self) -> ServerPreview:

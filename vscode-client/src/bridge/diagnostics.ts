@@ -2,6 +2,9 @@
  * The editor's diagnostics for the server: `rein/diagnostics` answers with what
  * every language server in the editor currently reports, and
  * `rein/diagnosticsChanged` tells the server which files changed (batched).
+ * Asked about files that are not open, it opens (loads) them first, so the
+ * editor's language servers analyse them, and answers `pending: true` until
+ * their diagnostics first change (at most `openWaitMs`).
  */
 
 import * as vscode from 'vscode';
@@ -83,6 +86,54 @@ export function collectDiagnostics(params: Partial<DiagnosticsParams> | null): D
   };
 }
 
+/**
+ * Answers `rein/diagnostics` (see docs/protocol.md): opens the asked documents
+ * that are not open, as `workspace.openTextDocument` does (without showing
+ * them), and says `pending` while a document it opened has had no diagnostics
+ * change yet, at most `openWaitMs` (a clean file may never get one).
+ */
+export class DiagnosticsAnswerer {
+  /** uri -> when its wait for a first diagnostics change ends (ms). */
+  private readonly opened = new Map<string, number>();
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly openWaitMs = 3000,
+  ) {}
+
+  async answer(params: Partial<DiagnosticsParams> | null): Promise<DiagnosticsResult> {
+    const uris = params?.uris;
+    if (uris == null) {
+      return collectDiagnostics(params);
+    }
+    await Promise.all(uris.map((uri) => this.open(uri)));
+    const result = collectDiagnostics({ uris });
+    const now = this.now();
+    const pending = uris.some((uri) => (this.opened.get(uri) ?? 0) > now);
+    return pending ? { ...result, pending: true } : result;
+  }
+
+  /** Diagnostics changed for these documents: they are analysed. */
+  changed(uris: readonly vscode.Uri[]): void {
+    for (const uri of uris) {
+      this.opened.delete(uri.toString());
+    }
+  }
+
+  private async open(uri: string): Promise<void> {
+    const parsed = vscode.Uri.parse(uri);
+    if (parsed.scheme !== 'file' || vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri)) {
+      return;
+    }
+    try {
+      await vscode.workspace.openTextDocument(parsed);
+    } catch {
+      return; // deleted, binary or too large: the server gets its diagnostics as they are
+    }
+    this.opened.set(uri, this.now() + this.openWaitMs);
+  }
+}
+
 /** Collects changed URIs and sends them in one notification after a quiet `delayMs`. */
 export class DiagnosticsChangeBatcher implements vscode.Disposable {
   private readonly pending = new Set<string>();
@@ -130,9 +181,13 @@ export function registerDiagnosticsBridge(context: vscode.ExtensionContext, conn
   const batcher = new DiagnosticsChangeBatcher((uris) =>
     connection.sendNotification(Methods.diagnosticsChanged, { uris }),
   );
+  const answerer = new DiagnosticsAnswerer();
   context.subscriptions.push(
-    connection.onRequest(Methods.diagnostics, (params: Partial<DiagnosticsParams> | null) => collectDiagnostics(params)),
-    vscode.languages.onDidChangeDiagnostics((event) => batcher.add(event.uris)),
+    connection.onRequest(Methods.diagnostics, (params: Partial<DiagnosticsParams> | null) => answerer.answer(params)),
+    vscode.languages.onDidChangeDiagnostics((event) => {
+      answerer.changed(event.uris);
+      batcher.add(event.uris);
+    }),
     batcher,
   );
 }

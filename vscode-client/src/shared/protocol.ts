@@ -164,6 +164,8 @@ export interface DiagnosticsParams {
 
 export interface DiagnosticsResult {
   items: { uri: string; diagnostics: LspDiagnostic[] }[];
+  /** More diagnostics for the asked files are coming (a document just opened, not analysed yet). */
+  pending?: boolean;
 }
 
 export interface DiagnosticsChangedParams {

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { collectDiagnostics, DiagnosticsChangeBatcher, registerDiagnosticsBridge, toLspDiagnostic } from '../../src/bridge/diagnostics';
+import {
+  collectDiagnostics,
+  DiagnosticsAnswerer,
+  DiagnosticsChangeBatcher,
+  registerDiagnosticsBridge,
+  toLspDiagnostic,
+} from '../../src/bridge/diagnostics';
 import { askUser, confirmToolCall } from '../../src/bridge/dialogs';
 import { saveDocuments } from '../../src/bridge/save';
 import { selectionContext } from '../../src/commands';
@@ -82,6 +88,61 @@ describe('rein/diagnostics', () => {
       result.items.map((item) => [item.uri, item.diagnostics.map((d) => d.severity)]),
       [[CALC, [1, 4]]],
     );
+  });
+});
+
+describe('rein/diagnostics opens what it is asked about', () => {
+  const openTextDocument = workspace.openTextDocument;
+  let opened: string[];
+  let now: number;
+
+  beforeEach(() => {
+    opened = [];
+    now = 1000;
+    (workspace as { openTextDocument: unknown }).openTextDocument = (uri: Uri) => {
+      if (uri.toString().endsWith('/gone.py')) {
+        return Promise.reject(new Error('file not found'));
+      }
+      opened.push(uri.toString());
+      const document = stubDocument(uri.toString(), false);
+      workspace.textDocuments.push(document); // as VS Code: open until closed
+      return Promise.resolve(document);
+    };
+  });
+  afterEach(() => {
+    (workspace as { openTextDocument: unknown }).openTextDocument = openTextDocument;
+  });
+
+  it('opens documents that are not open and is pending until their diagnostics change', async () => {
+    const open = 'file:///work/project/open.py';
+    workspace.textDocuments = [stubDocument(open, false)];
+    const answerer = new DiagnosticsAnswerer(() => now, 3000);
+    const first = await answerer.answer({ uris: [CALC, open, 'file:///work/project/gone.py', 'untitled:Untitled-1'] });
+    assert.deepEqual(opened, [CALC], 'only the file that is not open, exists and is a file');
+    assert.equal(first.pending, true);
+    assert.equal((await answerer.answer({ uris: [open] })).pending, undefined, 'an open document is not pending');
+    stub.diagnostics.set(CALC, [diagnostic('Undefined name `count`', DiagnosticSeverity.Error)]);
+    answerer.changed([Uri.parse(CALC)] as never);
+    const second = await answerer.answer({ uris: [CALC] });
+    assert.equal(second.pending, undefined);
+    assert.deepEqual(
+      second.items.map((item) => [item.uri, item.diagnostics.length]),
+      [[CALC, 1]],
+    );
+  });
+
+  it('stops saying pending after openWaitMs (a clean file may never get diagnostics)', async () => {
+    const answerer = new DiagnosticsAnswerer(() => now, 3000);
+    assert.equal((await answerer.answer({ uris: [CALC] })).pending, true);
+    now += 3000;
+    assert.equal((await answerer.answer({ uris: [CALC] })).pending, undefined);
+  });
+
+  it('opens nothing for null (every file with problems)', async () => {
+    const answerer = new DiagnosticsAnswerer(() => now, 3000);
+    const result = await answerer.answer({ uris: null });
+    assert.deepEqual(opened, []);
+    assert.equal(result.pending, undefined);
   });
 });
 
