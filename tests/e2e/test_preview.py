@@ -11,11 +11,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from rein.config import ReinConfig, load_config
+from rein.harness.preview import PreviewCoordinator
 from rein.headless.host import HeadlessSession
+from rein.headless.watcher import DiskWatcher
 from rein.process.groups import group_alive
+from rein.process.preview import SubprocessPreviewFactory
 from rein.providers.replay import ReplayModel
 from tests.e2e.conftest import WORKSPACES
 from tests.fakes import EventLog, WaitingEventLog
@@ -352,3 +356,74 @@ async def test_a_readme_change_does_not_start_the_preview(previewapp: Path) -> N
         assert result.status == "completed", result.error
         assert session.preview.state == "running"
         assert "threshold is 4" in session.preview.status().lines
+
+
+# ------------------------------------------------------ what the preview writes
+
+#: Logs through a FileHandler (app.log, held open) and rewrites out/data.json
+#: (opened and closed each time) every 20 ms.
+WRITER = """\
+import json
+import logging
+import os
+import time
+
+os.makedirs("out", exist_ok=True)
+logging.basicConfig(filename="app.log", level=logging.INFO)
+n = 0
+print("ready", flush=True)
+while True:
+    n += 1
+    logging.info("tick %d", n)
+    with open("out/data.json", "w") as handle:
+        json.dump({"tick": n}, handle)
+    time.sleep(0.02)
+"""
+
+
+async def test_files_the_preview_writes_are_not_external_changes(previewapp: Path) -> None:
+    """A real preview writes a log (held open: recognised from the process)
+    and out/data.json (listed in gates.preview.outputs); a real disk watcher
+    sees all of it. Filtered as the hosts filter their external changes,
+    only the person's change to settings.py is left."""
+    (previewapp / "writer.py").write_text(WRITER)
+    config = preview_config(command=f"{PYTHON} writer.py", outputs=["out/**"]).gates.preview
+    seen: list[tuple[str, ...]] = []
+    kept: list[tuple[str, ...]] = []
+    changed = anyio.Event()
+
+    async with anyio.create_task_group() as tg:
+        preview = PreviewCoordinator(
+            SubprocessPreviewFactory(str(previewapp)),
+            config,
+            emit=EventLog(),
+            spawn=tg.start_soon,
+        )
+
+        def on_external(paths: tuple[str, ...]) -> None:
+            nonlocal changed
+            seen.append(paths)
+            kept.append(preview.without_outputs(paths))
+            changed.set()
+            changed = anyio.Event()
+
+        watcher = DiskWatcher(previewapp, on_external)
+        tg.start_soon(watcher.run)
+        try:
+            await watcher.settle()
+            assert (await preview.start(0)).ok
+            pid = preview.pid
+            with anyio.fail_after(10):
+                while {"app.log", "out/data.json"} - {p for batch in seen for p in batch}:
+                    await changed.wait()
+            (previewapp / "settings.py").write_text("THRESHOLD = 7\n")
+            await watcher.settle()
+        finally:
+            watcher.stop()  # first: after the preview stops, its files are no one's
+            await preview.shutdown()
+            tg.cancel_scope.cancel()
+    assert pid is not None and not group_alive(pid)
+    assert sum(batch.count("app.log") for batch in seen) >= 1
+    assert [p for batch in kept for p in batch] == ["settings.py"]
+    # The log is the preview's because it holds it open, not by a setting.
+    assert not config.is_output("app.log") and config.is_output("out/data.json")

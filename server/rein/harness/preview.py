@@ -86,8 +86,6 @@ READY_POLL_S = 0.1
 TAIL_LINES = 40
 #: Writes remembered for "self" reloads (older ones are long loaded).
 WRITES_KEPT = 256
-#: How often the files the preview holds open are looked up at most.
-OPEN_FILES_INTERVAL_S = 0.1
 
 OutcomeAction = Literal[
     "started", "reloaded", "unchanged", "not_running", "stopped", "failed", "busy", "off"
@@ -212,7 +210,6 @@ class PreviewCoordinator:
         self._writes: deque[_Write] = deque(maxlen=WRITES_KEPT)
         #: Files the running preview was seen holding open for writing.
         self._written: set[str] = set()
-        self._written_at = -1e9
 
     def configure(self, config: PreviewGateConfig) -> None:
         """Use ``config`` from the next start on (a running preview keeps
@@ -281,30 +278,34 @@ class PreviewCoordinator:
 
     def is_preview_output(self, path: str) -> bool:
         """``path`` (workspace-relative) is the preview's own output: it
-        matches ``gates.preview.outputs``, or the running preview holds it
-        open for writing (a log). Hosts leave such files out of the
-        external changes, so they do not reset the analyzer's quiet period."""
-        if self.config.is_output(path):
-            return True
+        matches ``gates.preview.outputs``, or the running preview holds (or
+        held) it open for writing, like a log. Hosts leave such files out of
+        the external changes, so they do not reset the analyzer's quiet
+        period."""
+        return not self.without_outputs((path,))
+
+    def without_outputs(self, paths: tuple[str, ...]) -> tuple[str, ...]:
+        """``paths`` less the preview's own output: the hosts' filter of the
+        external changes their disk watcher reports. The running preview's
+        open files are looked up once per call, and only when a path is
+        neither listed nor known already."""
+        kept = tuple(p for p in paths if p not in self._written and not self.config.is_output(p))
+        if kept and self._look_up_written():
+            kept = tuple(p for p in kept if p not in self._written)
+        return kept
+
+    def _look_up_written(self) -> bool:
+        """Add what the running preview holds open for writing to the files
+        known as its output; False when it cannot tell."""
         run = self._run
         if run is None or not run.alive or not isinstance(run.process, WritesFiles):
             return False
-        if path in self._written:
-            return True
-        now = self._clock()
-        if now - self._written_at < OPEN_FILES_INTERVAL_S:
-            return False
-        self._written_at = now
         try:
             self._written |= run.process.files_open_for_writing()
         except Exception:
             log.exception("looking up the files the preview writes failed")
-        return path in self._written
-
-    def without_outputs(self, paths: tuple[str, ...]) -> tuple[str, ...]:
-        """``paths`` less the preview's own output (a host's filter of the
-        external changes its disk watcher reports)."""
-        return tuple(p for p in paths if not self.is_preview_output(p))
+            return False
+        return True
 
     def status(self, tail: int = 50) -> PreviewStatus:
         return PreviewStatus(
@@ -512,7 +513,6 @@ class PreviewCoordinator:
         run = _PreviewRun(process)
         self._run = run
         self._written = set()
-        self._written_at = -1e9
         self.spawn(functools.partial(self._pump, run))
         if self._closed:
             await self._stop_run(run)
