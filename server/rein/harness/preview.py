@@ -208,7 +208,8 @@ class PreviewCoordinator:
         self._owners: list[Emit] = []
         self._closed = False
         self._writes: deque[_Write] = deque(maxlen=WRITES_KEPT)
-        #: Files the running preview was seen holding open for writing.
+        #: Files the preview's current (or last) process was seen holding
+        #: open for writing; forgotten when a new process starts.
         self._written: set[str] = set()
 
     def configure(self, config: PreviewGateConfig) -> None:
@@ -296,7 +297,8 @@ class PreviewCoordinator:
 
     def _look_up_written(self) -> bool:
         """Add what the running preview holds open for writing to the files
-        known as its output; False when it cannot tell."""
+        known as its output; False when it cannot tell (or it has exited: what
+        it wrote stays known, as its last writes may be reported late)."""
         run = self._run
         if run is None or not run.alive or not isinstance(run.process, WritesFiles):
             return False
