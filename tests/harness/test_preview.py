@@ -499,7 +499,11 @@ async def test_a_self_reload_is_observed_from_the_write_that_triggered_it() -> N
     host = WaitingEventLog()
     factory = FakePreviewFactory(on_start=ready)
     async with running(
-        factory, host, reload="self", readiness={"line": "^ready", "timeoutMs": 200}
+        factory,
+        host,
+        reload="self",
+        outputs=["*.log"],
+        readiness={"line": "^ready", "timeoutMs": 200},
     ) as preview:
         load = PreviewLoadGate(preview)
         observe = RuntimeObservationGate(preview, load)
@@ -524,10 +528,12 @@ async def test_a_self_reload_is_observed_from_the_write_that_triggered_it() -> N
         preview.on_mutation(Mutation(2, ("settings.py",)))
         process.print("threshold is 5", "ready")
         await printed("threshold is 5")
-        ctx = gate_ctx(2)
+        # The program's own log, written since, is no write that reloads it.
+        preview.on_mutation(Mutation(3, ("app.log",), "external"))
+        ctx = gate_ctx(3)
         assert not (await load.check(ctx)).blockers
         assert not (await observe.check(ctx)).blockers
-        assert preview.loaded_generation == 2
+        assert preview.loaded_generation == 3
 
 
 async def test_a_self_reload_of_documentation_alone_does_not_wait_for_the_program() -> None:

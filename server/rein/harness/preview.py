@@ -260,7 +260,10 @@ class PreviewCoordinator:
         program that reloads itself starts its reload here)."""
         if any(w.generation == mutation.generation for w in self._writes):
             return
-        code = any(self.config.is_code(p) for p in mutation.paths)
+        paths = mutation.paths
+        if mutation.origin == "external":  # the preview's own log is no reason to reload
+            paths = self.without_outputs(paths)
+        code = any(self.config.is_code(p) for p in paths)
         self._writes.append(_Write(mutation.generation, self._output.total, code))
 
     def _self_reload_mark(self, generation: int) -> tuple[int, bool] | None:
