@@ -7,17 +7,23 @@ import shlex
 import shutil
 import socket
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from rein.config import ReinConfig, load_config
+from rein.harness.preview import PreviewCoordinator
 from rein.headless.host import HeadlessSession
+from rein.headless.watcher import DiskWatcher
 from rein.process.groups import group_alive
+from rein.process.preview import SubprocessPreviewFactory
 from rein.providers.replay import ReplayModel
 from tests.e2e.conftest import WORKSPACES
 from tests.fakes import EventLog, WaitingEventLog
+from tests.preview_programs import DEVSERVER, WRITER
 
 pytestmark = pytest.mark.e2e
 
@@ -201,3 +207,172 @@ async def test_an_http_readiness_probe_waits_for_the_server(previewapp: Path) ->
         )
     assert not group_alive(pid)
     assert not await session.preview.factory.http_ready(f"http://127.0.0.1:{port}/", 1)
+
+
+# ---------------------------------------------------- a program that reloads itself
+
+
+class AfterOutput:
+    """The replayed model, whose requests wait (by index) until the preview
+    has printed a line containing the given text: the program reloaded
+    itself on the write before the gates got their turn, deterministically."""
+
+    def __init__(self, inner: ReplayModel, events: WaitingEventLog, waits: dict[int, str]) -> None:
+        self.inner = inner
+        self.events = events
+        self.waits = waits
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def requests(self) -> list[Any]:
+        return self.inner.requests
+
+    def stream(self, request: Any) -> AsyncIterator[Any]:
+        return self._stream(request)
+
+    async def _stream(self, request: Any) -> AsyncIterator[Any]:
+        text = self.waits.get(len(self.inner.requests))
+        if text is not None:
+            await self.events.wait_for(
+                lambda events: any(text in getattr(e, "text", "") for e in events), limit_s=10
+            )
+        async for delta in self.inner.stream(request):
+            yield delta
+
+
+@pytest.mark.parametrize(
+    "readiness",
+    [
+        pytest.param({"line": "^ready$", "timeoutMs": 3000}, id="readiness-line"),
+        pytest.param({}, id="no-readiness"),
+    ],
+)
+async def test_a_program_that_reloads_itself_is_observed_from_the_write(
+    previewapp: Path, readiness: dict[str, Any]
+) -> None:
+    """reload "self": the program reloads on the write, long before the
+    gates run. Its traceback is the blocker (it came after the write), and
+    the fix is ready at once (its "ready" came after the write too)."""
+    (previewapp / "devserver.py").write_text(DEVSERVER)
+    events = WaitingEventLog()
+    model = AfterOutput(ReplayModel(SCRIPT), events, {1: BAD_VALUE, 3: "threshold is 5"})
+    config = preview_config(
+        analyzer=False, command=f"{PYTHON} devserver.py", reload="self", readiness=readiness
+    )
+    async with HeadlessSession(previewapp, model, config, analyzers=(), watch=False) as session:
+        # The host's wiring (see harness/preview.py): the preview hears of every write.
+        session.mutations.subscribe(session.preview.on_mutation)
+        session.agent.subscribe(events)
+        session.preview_listeners.append(events)
+        started = await session.preview.start(session.workspace.generation)
+        assert started.ok, started.message
+        pid = session.preview.pid
+        result = await session.prompt("make the threshold negative")
+        assert result.status == "completed", result.error
+        assert result.repair_attempts == 1
+        repair = model.requests[2].messages[-1].content
+        assert "[runtime_observation] app.py:" in repair
+        assert "    Traceback (most recent call last):" in repair
+        assert BAD_VALUE in repair
+        gates = [(e.gate, e.passed) for e in events.of("gate_result")]
+        assert gates == [
+            ("preview_load", True),
+            ("runtime_observation", False),
+            ("preview_load", True),
+            ("runtime_observation", True),
+            ("preview_start", True),
+        ]
+        assert [e.strategy for e in events.of("preview_reloaded")] == ["self", "self"]
+        # The program re-executed itself: the same process, the fixed value.
+        assert session.preview.pid == pid
+        assert "threshold is 5" in session.preview.status().lines
+    assert pid is not None and not group_alive(pid)
+
+
+async def test_a_readme_change_does_not_start_the_preview(previewapp: Path) -> None:
+    """No preview runs and the run changed only documentation: the start
+    gate passes without starting it. The same run changing code starts it."""
+    model = ReplayModel(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": "README.md", "content": "# previewapp\n"},
+                    }
+                ]
+            },
+            {"text": "documented"},
+            edit("THRESHOLD = 3", "THRESHOLD = 4"),
+            {"text": "the threshold is 4"},
+        ]
+    )
+    events = EventLog()
+    async with HeadlessSession(
+        previewapp, model, preview_config(analyzer=False), analyzers=(), watch=False
+    ) as session:
+        session.agent.subscribe(events)
+        result = await session.prompt("write a readme")
+        assert result.status == "completed", result.error
+        start = events.of("gate_result")[-1]
+        assert (start.gate, start.passed) == ("preview_start", True)
+        assert start.detail == "the run changed no code; the preview is not started"
+        assert session.preview.state == "stopped" and session.preview.pid is None
+        result = await session.prompt("raise the threshold")
+        assert result.status == "completed", result.error
+        assert session.preview.state == "running"
+        assert "threshold is 4" in session.preview.status().lines
+
+
+# ------------------------------------------------------ what the preview writes
+
+
+async def test_files_the_preview_writes_are_not_external_changes(previewapp: Path) -> None:
+    """A real preview writes a log (held open: recognised from the process)
+    and out/data.json (listed in gates.preview.outputs); a real disk watcher
+    sees all of it. Filtered as the hosts filter their external changes,
+    only the person's change to settings.py is left."""
+    (previewapp / "writer.py").write_text(WRITER)
+    config = preview_config(command=f"{PYTHON} writer.py", outputs=["out/**"]).gates.preview
+    seen: list[tuple[str, ...]] = []
+    kept: list[tuple[str, ...]] = []
+    changed = anyio.Event()
+
+    async with anyio.create_task_group() as tg:
+        preview = PreviewCoordinator(
+            SubprocessPreviewFactory(str(previewapp)),
+            config,
+            emit=EventLog(),
+            spawn=tg.start_soon,
+        )
+
+        def on_external(paths: tuple[str, ...]) -> None:
+            nonlocal changed
+            seen.append(paths)
+            kept.append(preview.without_outputs(paths))
+            changed.set()
+            changed = anyio.Event()
+
+        watcher = DiskWatcher(previewapp, on_external)
+        tg.start_soon(watcher.run)
+        try:
+            await watcher.settle()
+            assert (await preview.start(0)).ok
+            pid = preview.pid
+            with anyio.fail_after(10):
+                while {"app.log", "out/data.json"} - {p for batch in seen for p in batch}:
+                    await changed.wait()
+            (previewapp / "settings.py").write_text("THRESHOLD = 7\n")
+            await watcher.settle()
+        finally:
+            watcher.stop()  # first: after the preview stops, its files are no one's
+            await preview.shutdown()
+            tg.cancel_scope.cancel()
+    assert pid is not None and not group_alive(pid)
+    assert sum(batch.count("app.log") for batch in seen) >= 1
+    assert [p for batch in kept for p in batch] == ["settings.py"]
+    # The log is the preview's because it holds it open, not by a setting.
+    assert not config.is_output("app.log") and config.is_output("out/data.json")

@@ -15,7 +15,8 @@ from rein.harness._preview_output import find_errors
 from rein.harness.config import PreviewGateConfig
 from rein.harness.gates import GateContext, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.preview import PreviewCoordinator
+from rein.harness.ports import Mutation
+from rein.harness.preview import PreviewCoordinator, is_preview_output
 from rein.harness.preview_gates import (
     PreviewLoadGate,
     PreviewStartGate,
@@ -487,3 +488,173 @@ def test_preview_configuration_defaults() -> None:
     assert preview.reload == "restart" and preview.signal_number == signal.SIGHUP
     assert preview.observation_window_ms == 1000 and preview.error_on_exit
     assert config(signal="usr1").signal == "SIGUSR1"
+
+
+# ------------------------------------------------ a program that reloads itself
+
+
+async def test_a_self_reload_is_observed_from_the_write_that_triggered_it() -> None:
+    """The program reloaded on the write (its traceback, then on the fix its
+    "ready", came before the gates ran): the gates look from the write."""
+    host = WaitingEventLog()
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(
+        factory,
+        host,
+        reload="self",
+        outputs=["*.log"],
+        readiness={"line": "^ready", "timeoutMs": 200},
+    ) as preview:
+        load = PreviewLoadGate(preview)
+        observe = RuntimeObservationGate(preview, load)
+        await preview.start(0)
+        process = factory.processes[0]
+
+        async def printed(text: str) -> None:
+            await host.wait_for(lambda events: any(text in getattr(e, "text", "") for e in events))
+
+        preview.on_mutation(Mutation(1, ("settings.py",)))
+        process.print(*TRACEBACK)
+        await printed(TRACEBACK[-1])
+        ctx = gate_ctx(1)
+        loaded = await load.check(ctx)
+        assert not loaded.blockers and "loaded generation 1 (self)" in loaded.detail
+        outcome = await observe.check(ctx)
+        assert [b.message for b in outcome.blockers] == [
+            "the preview printed a runtime error: ValueError: threshold must not be negative, "
+            "got -1"
+        ]
+
+        preview.on_mutation(Mutation(2, ("settings.py",)))
+        process.print("threshold is 5", "ready")
+        await printed("threshold is 5")
+        # The program's own log, written since, is no write that reloads it.
+        preview.on_mutation(Mutation(3, ("app.log",), "external"))
+        ctx = gate_ctx(3)
+        assert not (await load.check(ctx)).blockers
+        assert not (await observe.check(ctx)).blockers
+        assert preview.loaded_generation == 3
+
+
+async def test_a_self_reload_of_documentation_alone_does_not_wait_for_the_program() -> None:
+    """A README change makes no program reload: no readiness line comes,
+    and none is waited for (it would fail after the readiness timeout)."""
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(
+        factory, reload="self", readiness={"line": "^ready", "timeoutMs": 200}
+    ) as preview:
+        await preview.start(0)
+        preview.on_mutation(Mutation(1, ("README.md",)))
+        outcome = await preview.reload(1)
+        assert outcome.action == "reloaded" and outcome.ok
+        assert preview.loaded_generation == 1
+        # Without the write noted (a host that does not report mutations),
+        # the reload waits for the readiness line, as before.
+        missed = await preview.reload(2)
+        assert missed.action == "failed" and "did not become ready within 0.2 s" in missed.message
+
+
+# -------------------------------------------------------- code and the start
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        pytest.param("app.py", True, id="python"),
+        pytest.param("README.md", False, id="readme"),
+        pytest.param("pkg/NOTES.rst", False, id="rst-any-depth"),
+        pytest.param("docs/conf.py", False, id="docs-folder"),
+        pytest.param("notes.txt", False, id="txt"),
+        pytest.param("requirements.txt", True, id="requirements-is-a-manifest"),
+        pytest.param("requirements/dev.txt", True, id="requirements-folder"),
+        pytest.param("LICENSE", False, id="licence"),
+        pytest.param("templates/index.html", True, id="template"),
+        pytest.param("pyproject.toml", True, id="pyproject"),
+    ],
+)
+def test_what_counts_as_code(path: str, code: bool) -> None:
+    assert config().is_code(path) is code
+
+
+def test_non_code_is_configurable_and_the_last_pattern_decides() -> None:
+    custom = config(nonCode=["*.md", "!CHANGELOG.md", "content/"])
+    assert not custom.is_code("README.md") and custom.is_code("CHANGELOG.md")
+    assert not custom.is_code("content/post.html") and custom.is_code("notes.txt")
+
+
+@pytest.mark.parametrize(
+    ("path", "output"),
+    [
+        pytest.param("app.log", True, id="name-any-depth"),
+        pytest.param("logs/web.log", True, id="nested-name"),
+        pytest.param("out", True, id="the-folder"),
+        pytest.param("out/a/b.json", True, id="under-the-folder"),
+        pytest.param("src/out/b.json", False, id="anchored-at-the-root"),
+        pytest.param("app.py", False, id="code"),
+    ],
+)
+def test_preview_outputs_are_globs(path: str, output: bool) -> None:
+    assert config(outputs=["*.log", "out/**"]).is_output(path) is output
+    assert is_preview_output(path, ["*.log", "out/**"]) is output
+
+
+async def test_a_run_that_changed_only_documentation_does_not_start_the_preview() -> None:
+    factory = FakePreviewFactory(on_start=ready)
+    async with running(factory) as preview:
+        gate = PreviewStartGate(preview)
+        docs = GateContext(1, frozenset({"README.md", "docs/usage.md"}), FakeWorkspace(root=ROOT))
+        outcome = await gate.check(docs)
+        assert outcome.blockers == []
+        assert outcome.detail == "the run changed no code; the preview is not started"
+        assert factory.processes == [] and preview.state == "stopped"
+        code = GateContext(2, frozenset({"README.md", "settings.py"}), FakeWorkspace(root=ROOT))
+        started = await gate.check(code)
+        assert started.blockers == [] and started.detail.startswith("started generation 2")
+        assert preview.running
+
+
+# ------------------------------------------------------ what the preview writes
+
+
+class WritingProcess(FakePreviewProcess):
+    """A fake preview that holds files open for writing (``open``)."""
+
+    open: set[str] = set()
+
+    def files_open_for_writing(self) -> set[str]:
+        self.factory.lookups += 1  # type: ignore[attr-defined]
+        return set(self.open)
+
+
+async def test_files_the_preview_writes_are_its_output() -> None:
+    factory = FakePreviewFactory()
+    factory.lookups = 0  # type: ignore[attr-defined]
+    async with running(factory, outputs=["out/**"]) as preview:
+        assert preview.without_outputs(("app.log", "out/x.json")) == ("app.log",)
+        assert factory.lookups == 0  # type: ignore[attr-defined]  # nothing runs
+
+        opens = [{"app.log"}, set()]
+
+        async def start(command: str) -> FakePreviewProcess:
+            process = WritingProcess(factory, 4000 + len(factory.processes), command)
+            process.open = opens[len(factory.processes)]
+            factory.processes.append(process)
+            return process
+
+        factory.start = start  # type: ignore[method-assign]
+        await preview.start(1)
+        assert preview.without_outputs(("app.log", "out/x.json", "settings.py")) == ("settings.py",)
+        assert factory.lookups == 1  # type: ignore[attr-defined]
+        # Known now: a batch of known outputs looks nothing up; the log stays
+        # the preview's while it runs, also between its writes.
+        factory.processes[0].open = set()  # type: ignore[attr-defined]
+        assert preview.is_preview_output("app.log")
+        assert factory.lookups == 1  # type: ignore[attr-defined]
+        # Its last writes may reach the watcher after it stopped: still its.
+        await preview.stop()
+        assert preview.is_preview_output("app.log") and factory.lookups == 1  # type: ignore[attr-defined]
+        # A new process (which writes no log) is looked at afresh.
+        await preview.start(2)
+        assert not preview.is_preview_output("app.log")
+        assert factory.lookups == 2  # type: ignore[attr-defined]
+        assert preview.is_preview_output("out/x.json")

@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from rein.process.groups import group_alive
 from tests.fakes import Editor
 from tests.lsp.conftest import _settings, running_server, write_script
+from tests.preview_programs import DEVSERVER
 
 pytestmark = pytest.mark.e2e
 
@@ -34,7 +35,7 @@ def previewapp(tmp_path: Path) -> Path:
     return root
 
 
-def configure(editor: Editor, tmp_path: Path) -> None:
+def configure(editor: Editor, tmp_path: Path, **preview: Any) -> None:
     settings: dict[str, Any] = _settings(tmp_path)
     settings["gates"] = {
         # No analyzer in this editor: do not wait for its diagnostics.
@@ -43,6 +44,7 @@ def configure(editor: Editor, tmp_path: Path) -> None:
             "command": f"{shlex.quote(sys.executable)} app.py",
             "readiness": {"line": "^ready$"},
             "observationWindowMs": 300,
+            **preview,
         },
     }
     # Also what a (late) pull of the configuration answers.
@@ -140,3 +142,93 @@ async def test_no_preview_outlives_a_killed_server(previewapp: Path, tmp_path: P
             while group_alive(pid):  # noqa: ASYNC110  (the kernel's signal is asynchronous)
                 await anyio.sleep(0.02)
     assert not group_alive(pid), "the preview outlived a killed server"
+
+
+def edit(old: str, new: str, **extra: Any) -> dict[str, Any]:
+    return {
+        **extra,
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {"path": "settings.py", "old_string": old, "new_string": new},
+            }
+        ],
+    }
+
+
+BAD_VALUE = "ValueError: threshold must not be negative, got -1"
+
+
+async def test_a_program_that_reloads_itself_is_observed_from_the_edit(
+    previewapp: Path, tmp_path: Path
+) -> None:
+    """reload "self" in the editor: the server hears of each edit, so the
+    program's traceback after the edit blocks (the script checks the repair
+    prompt has it) and the fix's "ready" after the edit counts."""
+    (previewapp / "devserver.py").write_text(DEVSERVER)
+    write_script(
+        tmp_path,
+        [
+            edit("THRESHOLD = 3", "THRESHOLD = -1"),
+            {"text": "done"},
+            edit("THRESHOLD = -1", "THRESHOLD = 5", expect={"last_message_contains": BAD_VALUE}),
+            {"text": "the threshold is 5 now"},
+        ],
+    )
+    async with running_server(previewapp, tmp_path) as editor:
+        configure(
+            editor,
+            tmp_path,
+            command=f"{shlex.quote(sys.executable)} devserver.py",
+            reload="self",
+            readiness={"line": "^ready$", "timeoutMs": 3000},
+        )
+        started = await request(editor, "rein/preview", {"action": "start"})
+        assert started["state"] == "running", started
+        result = await request(editor, "rein/prompt", {"text": "make the threshold negative"})
+        assert result["status"] == "completed", result.get("error")
+        gates = [
+            (e["event"]["gate"], e["event"]["passed"])
+            for e in editor.events
+            if e["event"]["type"] == "gate_result" and e["event"]["gate"] != "analyzer"
+        ]
+        assert gates == [
+            ("preview_load", True),
+            ("runtime_observation", False),
+            ("preview_load", True),
+            ("runtime_observation", True),
+            ("preview_start", True),
+        ]
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert status["pid"] == started["pid"] and "threshold is 5" in status["lines"]
+
+
+async def test_a_readme_change_does_not_start_the_preview(previewapp: Path, tmp_path: Path) -> None:
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": "README.md", "content": "# previewapp\n"},
+                    }
+                ]
+            },
+            {"text": "documented"},
+        ],
+    )
+    async with running_server(previewapp, tmp_path) as editor:
+        configure(editor, tmp_path)
+        result = await request(editor, "rein/prompt", {"text": "write a readme"})
+        assert result["status"] == "completed", result.get("error")
+        start = [
+            e["event"]
+            for e in editor.events
+            if e["event"]["type"] == "gate_result" and e["event"]["gate"] == "preview_start"
+        ]
+        assert [(e["passed"], e["detail"]) for e in start] == [
+            (True, "the run changed no code; the preview is not started")
+        ]
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert status["state"] == "stopped" and "pid" not in status

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from rein.harness._preview_paths import DEFAULT_NON_CODE, is_code, is_preview_output
+
 __all__ = [
     "DEFAULT_PREVIEW_ERROR_PATTERNS",
     "AnalyzerGateConfig",
@@ -169,6 +171,16 @@ class PreviewGateConfig(_Camel):
     observation_window_ms: int = Field(1_000, ge=0)
     #: Grace between SIGTERM and SIGKILL when the preview is stopped.
     stop_timeout_ms: int = Field(3_000, ge=0)
+    #: Globs of the files the preview writes (logs, caches, generated
+    #: output), e.g. ``["*.log", "out/**"]``: the hosts leave their changes
+    #: out of the external changes, so they do not reset the analyzer's
+    #: quiet period. Files the preview holds open for writing count too.
+    outputs: list[str] = Field(default_factory=list)
+    #: Globs of the files that are not code (documentation, licences): a run
+    #: that changed only these does not start the preview, and a "self"
+    #: reload does not wait for the program to reload them. ``!glob`` keeps
+    #: a file code (``!requirements*.txt``). The syntax is a .gitignore's.
+    non_code: list[str] = Field(default_factory=lambda: list(DEFAULT_NON_CODE))
 
     @field_validator("command")
     @classmethod
@@ -197,6 +209,14 @@ class PreviewGateConfig(_Camel):
     @property
     def enabled(self) -> bool:
         return self.command is not None
+
+    def is_code(self, path: str) -> bool:
+        """A change to ``path`` (workspace-relative) changes the program."""
+        return is_code(path, self.non_code)
+
+    def is_output(self, path: str) -> bool:
+        """``path`` (workspace-relative) is listed as the preview's output."""
+        return is_preview_output(path, self.outputs)
 
     @property
     def signal_number(self) -> int:

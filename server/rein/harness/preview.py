@@ -10,6 +10,14 @@ generation, and a newer generation supersedes a queued reload (the operation
 that gets its turn loads what is on disk, the newest requested generation,
 so the older queued request finds its generation loaded).
 
+The coordinator is a mutation listener (:meth:`PreviewCoordinator.on_mutation`,
+subscribed to the host's MutationLog): it notes where the output stood at
+each write, so a program that reloads itself (``reload: "self"``) is observed
+from the write that made it reload, not from when the gate got its turn.
+:meth:`PreviewCoordinator.is_preview_output` tells the hosts which changed
+files are the preview's own (``gates.preview.outputs``, and what it holds
+open for writing): they leave those out of the external changes.
+
 The gates that use it (load, runtime observation, start) are in
 :mod:`rein.harness.preview_gates`; its output bookkeeping and error finding
 in :mod:`rein.harness._preview_output`.
@@ -26,14 +34,16 @@ import functools
 import logging
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
 import anyio.lowlevel
 
 from rein.harness._preview_output import OutputLog, find_errors, headline
+from rein.harness._preview_paths import is_code, is_preview_output
 from rein.harness.config import PreviewGateConfig
 from rein.harness.events import (
     Emit,
@@ -45,13 +55,16 @@ from rein.harness.events import (
     PreviewStateName,
     PreviewStopped,
 )
-from rein.harness.ports import PreviewProcess, PreviewProcessFactory
+from rein.harness.ports import Mutation, PreviewProcess, PreviewProcessFactory
 
 __all__ = [
     "Observation",
     "PreviewCoordinator",
     "PreviewOutcome",
     "PreviewStatus",
+    "WritesFiles",
+    "is_code",
+    "is_preview_output",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,10 +84,29 @@ SETTLE_QUIET_S = 0.1
 SETTLE_MAX_S = 0.5
 READY_POLL_S = 0.1
 TAIL_LINES = 40
+#: Writes remembered for "self" reloads (older ones are long loaded).
+WRITES_KEPT = 256
 
 OutcomeAction = Literal[
     "started", "reloaded", "unchanged", "not_running", "stopped", "failed", "busy", "off"
 ]
+
+
+@runtime_checkable
+class WritesFiles(Protocol):
+    """A PreviewProcess that can tell which workspace files it holds open
+    for writing (optional; the local processes can, on Linux)."""
+
+    def files_open_for_writing(self) -> set[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    """A mutation as the preview saw it: where its output stood then."""
+
+    generation: int
+    mark: int
+    code: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +207,10 @@ class PreviewCoordinator:
         self._flush_scheduled = False
         self._owners: list[Emit] = []
         self._closed = False
+        self._writes: deque[_Write] = deque(maxlen=WRITES_KEPT)
+        #: Files the preview's current (or last) process was seen holding
+        #: open for writing; forgotten when a new process starts.
+        self._written: set[str] = set()
 
     def configure(self, config: PreviewGateConfig) -> None:
         """Use ``config`` from the next start on (a running preview keeps
@@ -216,6 +252,65 @@ class PreviewCoordinator:
 
     def lines_since(self, mark: int) -> list[str]:
         return self._output.since(mark)
+
+    # --------------------------------------------------------------- changes
+
+    def on_mutation(self, mutation: Mutation) -> None:
+        """A MutationListener: note where the output stands at this write (a
+        program that reloads itself starts its reload here)."""
+        if any(w.generation == mutation.generation for w in self._writes):
+            return
+        paths = mutation.paths
+        if mutation.origin == "external":  # the preview's own log is no reason to reload
+            paths = self.without_outputs(paths)
+        code = any(self.config.is_code(p) for p in paths)
+        self._writes.append(_Write(mutation.generation, self._output.total, code))
+
+    def _self_reload_mark(self, generation: int) -> tuple[int, bool] | None:
+        """For a "self" reload of ``generation``: the output index at the
+        newest write of code the preview has not loaded yet, and whether
+        there is one (a change of documentation alone does not make the
+        program reload: the mark is then now). None when no write was noted
+        (the host does not report its mutations)."""
+        pending = [w for w in self._writes if self.loaded_generation < w.generation <= generation]
+        if not pending:
+            return None
+        code = [w for w in pending if w.code]
+        if code:
+            return code[-1].mark, True
+        return self._output.total, False
+
+    def is_preview_output(self, path: str) -> bool:
+        """``path`` (workspace-relative) is the preview's own output: it
+        matches ``gates.preview.outputs``, or the running preview holds (or
+        held) it open for writing, like a log. Hosts leave such files out of
+        the external changes, so they do not reset the analyzer's quiet
+        period."""
+        return not self.without_outputs((path,))
+
+    def without_outputs(self, paths: tuple[str, ...]) -> tuple[str, ...]:
+        """``paths`` less the preview's own output: the hosts' filter of the
+        external changes their disk watcher reports. The running preview's
+        open files are looked up once per call, and only when a path is
+        neither listed nor known already."""
+        kept = tuple(p for p in paths if p not in self._written and not self.config.is_output(p))
+        if kept and self._look_up_written():
+            kept = tuple(p for p in kept if p not in self._written)
+        return kept
+
+    def _look_up_written(self) -> bool:
+        """Add what the running preview holds open for writing to the files
+        known as its output; False when it cannot tell (or it has exited: what
+        it wrote stays known, as its last writes may be reported late)."""
+        run = self._run
+        if run is None or not run.alive or not isinstance(run.process, WritesFiles):
+            return False
+        try:
+            self._written |= run.process.files_open_for_writing()
+        except Exception:
+            log.exception("looking up the files the preview writes failed")
+            return False
+        return True
 
     def status(self, tail: int = 50) -> PreviewStatus:
         return PreviewStatus(
@@ -422,6 +517,7 @@ class PreviewCoordinator:
             return PreviewOutcome("failed", generation, mark, message)
         run = _PreviewRun(process)
         self._run = run
+        self._written = set()
         self.spawn(functools.partial(self._pump, run))
         if self._closed:
             await self._stop_run(run)
@@ -451,10 +547,17 @@ class PreviewCoordinator:
             return outcome
         await anyio.lowlevel.checkpoint()  # let the reader take what is already there
         mark = self._output.total
+        wait = True
+        if strategy == "self":
+            # The program reloaded when the file was written, maybe long
+            # before this gate got its turn: what it printed since counts.
+            write = self._self_reload_mark(generation)
+            if write is not None:
+                mark, wait = write
         self._state = "reloading"
         if strategy == "signal":
             run.process.send_signal(self.config.signal_number)
-        failure = await self._wait_ready(run, mark)
+        failure = await self._wait_ready(run, mark) if wait else None
         if failure is not None:
             return await self._fail(run, generation, mark, f"{failure} (reload, {strategy})")
         self._state = "exited" if run.exited.is_set() else "running"

@@ -8,7 +8,8 @@
   waits the observation window and checks again: new error output (or a
   non-zero exit) is a blocker with the matching lines and the traceback;
 * :class:`PreviewStartGate` starts (and observes) the preview when the run
-  changed code and no preview runs.
+  changed code and no preview runs (a run that changed only documentation,
+  ``gates.preview.nonCode``, leaves it stopped).
 
 They share the pipeline's one repair budget with the other gates.
 """
@@ -128,7 +129,9 @@ class RuntimeObservationGate:
 
 class PreviewStartGate:
     """When the run changed code and no preview runs: start it and observe
-    it; a failed start or error output is a blocker."""
+    it; a failed start or error output is a blocker. A run whose changes
+    are all documentation (none is code by ``gates.preview.nonCode``) does
+    not start it; a check without the run's paths does, as before."""
 
     name = "preview_start"
 
@@ -144,6 +147,8 @@ class PreviewStartGate:
             return GateOutcome(detail="no preview is configured")
         if preview.running:
             return GateOutcome(detail="the preview is running")
+        if ctx.touched and not any(preview.config.is_code(p) for p in ctx.touched):
+            return GateOutcome(detail="the run changed no code; the preview is not started")
         outcome = await preview.start(ctx.generation, emit=ctx.emit)
         if not outcome.ok:
             return GateOutcome([_failure_blocker(self.name, outcome)], detail=outcome.message)

@@ -3,6 +3,8 @@ its sessions, stopped on shutdown and exit.
 
 The coordinator is made on first use with the current ``gates.preview`` and
 follows configuration changes (a new command applies from the next start).
+It listens to the server's mutations from its creation on, so a program that
+reloads itself is observed from the write that made it reload.
 Its events go to the stream of the session whose run caused them (through
 the gates); the others are sent with ``sessionId: null``.
 """
@@ -46,6 +48,7 @@ class ServerPreview:
                 emit=self._emit,
                 spawn=self._spawn,
             )
+            self.server.mutations.subscribe(self._coordinator.on_mutation)
         elif self._coordinator.config != config:
             self._coordinator.configure(config)
         return self._coordinator
@@ -55,6 +58,13 @@ class ServerPreview:
         if not self.server.config.gates.preview.enabled:
             return []
         return preview_gates(self.coordinator)
+
+    def without_outputs(self, paths: tuple[str, ...]) -> tuple[str, ...]:
+        """``paths`` less the preview's own output (the disk watcher's filter;
+        all of them while no preview was made)."""
+        if self._coordinator is None:
+            return paths
+        return self.coordinator.without_outputs(paths)
 
     def _spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         task = asyncio.ensure_future(fn())

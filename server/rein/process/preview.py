@@ -12,6 +12,10 @@ do what it would have done). Only SIGKILL of the server itself escapes this.
 
 The HTTP readiness probe is one plain ``GET`` over a TCP connection to
 127.0.0.1 (no HTTP client library outside providers/).
+
+:meth:`SubprocessPreview.files_open_for_writing` lists the workspace files a
+process of the group holds open for writing (a log), from ``/proc`` (Linux;
+elsewhere none): the preview's own output, which must not count as a change.
 """
 
 from __future__ import annotations
@@ -80,11 +84,53 @@ def _install_exit_guard() -> None:
                 signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+def _group_members(pgid: int) -> list[str]:
+    """The pids (as /proc entries) of the processes in group ``pgid``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may contain spaces and ")".
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid:
+            members.append(entry)
+    return members
+
+
+def _open_for_writing(pid: str) -> set[str]:
+    """The regular files process ``pid`` holds open with write access."""
+    found: set[str] = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return found
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if not target.startswith("/") or target.endswith(" (deleted)"):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as handle:
+                flags = next(
+                    (int(line.split()[1], 8) for line in handle if line.startswith("flags:")), 0
+                )
+        except (OSError, ValueError):
+            continue
+        if flags & (os.O_WRONLY | os.O_RDWR):
+            found.add(target)
+    return found
+
+
 class SubprocessPreview:
     """A PreviewProcess over an anyio process in its own process group."""
 
-    def __init__(self, process: Process) -> None:
+    def __init__(self, process: Process, root: str | None = None) -> None:
         self._process = process
+        self._root = os.path.realpath(root) if root is not None else None
         self._buffer = b""
         self._eof = False
 
@@ -139,6 +185,20 @@ class SubprocessPreview:
             os.killpg(self._process.pid, signal.SIGKILL)
         _LIVE.discard(self._process.pid)
 
+    def files_open_for_writing(self) -> set[str]:
+        """Workspace-relative paths of the files in the workspace that a
+        process of the group holds open for writing now (empty without
+        ``/proc`` or once the group is gone)."""
+        if self._root is None or not os.path.isdir("/proc/self/fd"):
+            return set()
+        base = self._root.rstrip("/") + "/"
+        paths: set[str] = set()
+        for pid in _group_members(self._process.pid):
+            for target in _open_for_writing(pid):
+                if target.startswith(base):
+                    paths.add(target[len(base) :])
+        return paths
+
 
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").rstrip("\r")
@@ -165,7 +225,7 @@ class SubprocessPreviewFactory:
         )
         _LIVE.add(process.pid)
         log.info("preview started: pid %s: %s", process.pid, command)
-        return SubprocessPreview(process)
+        return SubprocessPreview(process, self.root)
 
     async def http_ready(self, url: str, timeout_s: float) -> bool:
         parts = urlsplit(url)
