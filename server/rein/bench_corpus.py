@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tarfile
@@ -217,7 +217,7 @@ def seed_edit(
     lines = text.splitlines(keepends=True)
     starts: list[int] = []
     body = tree.body
-    for prev, stmt in zip(body, body[1:], strict=False):
+    for prev, stmt in itertools.pairwise(body):
         first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
         if prev.end_lineno is not None and prev.end_lineno < first:
             starts.append(first - 1)
@@ -375,11 +375,10 @@ class _Verdict:
     status: str = ""
 
 
-async def _measure(
-    project: Project, root: Path, edits: int, seed: int, log: Any
-) -> dict[str, Any]:
+async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any) -> dict[str, Any]:
     from rein.config import ReinConfig
     from rein.harness import Event
+    from rein.harness.events import GateResult
     from rein.headless.host import HeadlessSession
 
     model = _ScriptedModel()
@@ -419,11 +418,11 @@ async def _measure(
             if seeded is not None:
                 planned.append(seeded)
 
-        current: list[Event] = []
+        current: list[GateResult] = []
         stamps: dict[str, float] = {}
 
         def on_event(event: Event) -> None:
-            if getattr(event, "type", "") == "gate_result" and event.gate == "analyzer":  # type: ignore[attr-defined]
+            if isinstance(event, GateResult) and event.gate == "analyzer":
                 done, _basis = analyzers_done_at(pool)
                 stamps[f"verdict{len(current)}"] = time.monotonic()
                 if done is not None:
@@ -459,7 +458,7 @@ async def _measure(
                 await session.prompt(f"revert {seeded.path}")
             for index, event in enumerate(current):
                 seen: set[tuple[Any, ...]] = set()
-                for b in event.blockers:  # type: ignore[attr-defined]
+                for b in event.blockers:
                     key = (b.path, b.line, b.character, b.message)
                     on_seeded = (
                         index == 0
