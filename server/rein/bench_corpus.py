@@ -41,6 +41,7 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -373,6 +374,10 @@ class _Verdict:
     analyzer_ms: float | None = None
     verdicts: int = 0
     status: str = ""
+    #: Missed by the verdict, but the analyzers reported it afterwards.
+    late: bool = False
+    #: Verdicts that named fewer blockers than they counted.
+    cut: int = 0
 
 
 async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any) -> dict[str, Any]:
@@ -407,11 +412,16 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
         order = [k for k in categories if k in pools]
         planned: list[SeededEdit] = []
         n = 0
-        while len(planned) < edits and any(pools.values()):
+        # Round robin over the categories; a category whose files are all
+        # used starts over with other kinds of error (httpx has 23 files).
+        fresh = {k: list(v) for k, v in pools.items()}
+        attempts = 0
+        while len(planned) < edits and pools and attempts < 20 * edits:
+            attempts += 1
             category = order[n % len(order)]
             n += 1
             if not pools[category]:
-                continue
+                pools[category] = rng.sample(fresh[category], len(fresh[category]))
             path = pools[category].pop()
             text = (root / path).read_text(encoding="utf-8")
             seeded = seed_edit(path, text, KINDS[len(planned) % len(KINDS)], n, rng, category)
@@ -452,11 +462,22 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
             result = await session.prompt(f"edit {seeded.path}")
             verdict = _Verdict(seeded, status=result.status, verdicts=len(current))
             if (root / seeded.path).read_text(encoding="utf-8") != seeded.original:
-                # The gate let the error through: put the file back (and let
-                # that verdict count too).
+                # The gate let the error through. Did the analyzers report it
+                # after the verdict (a verdict taken too early)? Then put the
+                # file back (and let that verdict count too).
+                await _quiet(pool, 1.0, 120)
+                later = await pool.snapshot([seeded.path])
+                verdict.late = any(
+                    seeded.first <= d.line < seeded.last and d.severity == 1
+                    for d in later.diagnostics
+                )
                 model.play([_write(seeded.path, seeded.original), {"text": "reverted"}])
                 await session.prompt(f"revert {seeded.path}")
             for index, event in enumerate(current):
+                # The gate names at most a few blockers; its detail says how many.
+                counted = re.search(r"(\d+) blocking", event.detail)
+                if counted and int(counted.group(1)) > len(event.blockers):
+                    verdict.cut += 1
                 seen: set[tuple[Any, ...]] = set()
                 for b in event.blockers:
                     key = (b.path, b.line, b.character, b.message)
@@ -546,6 +567,8 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
         "precision": round(on_seeded / blockers, 3) if blockers else None,
         "blockers": blockers,
         "false_blockers": len(others),
+        "missed_reported_after_the_verdict": sum(r.late for r in results),
+        "verdicts_with_blockers_cut": sum(r.cut for r in results),
         "duplicate_blockers": sum(r.duplicates for r in results),
         "verdict_delay_ms_p50": _pct(delays, 0.5),
         "verdict_delay_ms_p95": _pct(delays, 0.95),
@@ -556,7 +579,13 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
         "rein_cpu_pct_of_analyzers": cpu_pct,
         **extra,
         "missed": [
-            {"path": r.edit.path, "kind": r.edit.kind, "category": r.edit.category}
+            {
+                "path": r.edit.path,
+                "kind": r.edit.kind,
+                "category": r.edit.category,
+                "reported_after_the_verdict": r.late,
+                "blockers_cut": r.cut > 0,
+            }
             for r in results
             if not r.caught
         ],
