@@ -378,6 +378,8 @@ class _Verdict:
     late: bool = False
     #: Verdicts that named fewer blockers than they counted.
     cut: int = 0
+    #: Verdicts taken on diagnostics the analyzers had not refreshed in time.
+    stale: int = 0
 
 
 async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any) -> dict[str, Any]:
@@ -478,6 +480,7 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
                 counted = re.search(r"(\d+) blocking", event.detail)
                 if counted and int(counted.group(1)) > len(event.blockers):
                     verdict.cut += 1
+                verdict.stale += event.stale
                 seen: set[tuple[Any, ...]] = set()
                 for b in event.blockers:
                     key = (b.path, b.line, b.character, b.message)
@@ -569,6 +572,10 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
         "false_blockers": len(others),
         "missed_reported_after_the_verdict": sum(r.late for r in results),
         "verdicts_with_blockers_cut": sum(r.cut for r in results),
+        "stale_verdicts": sum(r.stale for r in results),
+        "false_blockers_in_the_edited_file": sum(
+            b["path"] == r.edit.path for r in results for b in r.other_blockers
+        ),
         "duplicate_blockers": sum(r.duplicates for r in results),
         "verdict_delay_ms_p50": _pct(delays, 0.5),
         "verdict_delay_ms_p95": _pct(delays, 0.95),
