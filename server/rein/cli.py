@@ -31,6 +31,10 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from rein import bench
 
+    if args.what == "gates" and args.corpus:
+        from rein.bench_corpus import main_corpus
+
+        return main_corpus(args)
     if args.what == "core-one":
         print(json.dumps(bench.bench_core_one(int(args.n))))
         return 0
@@ -169,6 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=["all", "core", "core-one", "providers", "gates", "lsp"])
     p.add_argument("n", nargs="?", default=None, help="sizes, e.g. 50,200,1000")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
+    p.add_argument("--corpus", action="store_true", help="gates: seeded edits in real projects")
+    p.add_argument("--projects", help="--corpus: NAME==VERSION,... (default sympy, rich, httpx)")
+    p.add_argument("--edits", help="--corpus: edits per project (default: per project)")
+    p.add_argument("--strict", action="store_true", help="--corpus: exit 1 when a goal is missed")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("serve", help="the language server (stdio; --tcp for debugging)")

@@ -1,0 +1,695 @@
+"""``rein bench gates --corpus``: the analyzer gate on real projects.
+
+Each project is a pinned source distribution from PyPI (``pip download
+--no-deps --no-binary :all:``), unpacked once into the user cache
+(``platformdirs.user_cache_dir("rein")/corpus``, or ``$REIN_CORPUS_CACHE``)
+and copied per run into a temporary folder that is ``git init``-ed and
+committed, as a user's checkout would be.
+
+One :class:`~rein.headless.host.HeadlessSession` per project (real ruff
+server and basedpyright) stays open across that project's edits. After the
+pool's start, the pristine tree's diagnostics sort the project's files into
+those with pre-existing errors and those without (and, when the pool did not
+open them, those it never analysed). Every seeded edit then goes through the
+real gate path: a scripted model writes the file with exactly one new error
+(an undefined name, a wrong argument type, a missing import or a syntax
+error) inserted between two top-level statements, says done, and, asked to
+repair, writes the original back and says done again. The first analyzer
+``gate_result`` of the run is the verdict on the seeded error; every later
+one (the repair's) should pass.
+
+Measured per project:
+
+- recall: seeded errors with at least one blocker on the seeded lines /
+  seeded errors;
+- precision: blockers on the seeded lines / all analyzer blockers of all
+  verdicts (the repair's verdicts included: a blocker there is false);
+- verdict delay: the analyzer ``gate_result`` minus the moment the analyzers
+  were last done (see :func:`analyzers_done_at`);
+- the analyzers' own time (wall, from the write to their last report) and
+  CPU (``/proc/<pid>/stat`` of each analyzer and its children) next to
+  Rein's own CPU (``time.process_time`` around the edits);
+- the pool's start and the pristine tree's settling time, apart;
+- peak RSS (``VmHWM``) of Rein and of each analyzer process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import itertools
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from rein.harness.ports import ModelDelta, ModelRequest
+
+__all__ = [
+    "FULL_CORPUS",
+    "SMALL_CORPUS",
+    "Project",
+    "analyzers_done_at",
+    "corpus_cache",
+    "fetch",
+    "main_corpus",
+    "run_corpus",
+    "seed_edit",
+]
+
+KINDS = ("undefined-name", "argument-type", "missing-import", "syntax-error")
+#: Goals from issue 14.
+GOAL_DELAY_P95_MS = 150.0
+GOAL_CPU_PCT = 5.0
+#: The pristine tree is settled after this long without a report (basedpyright
+#: publishes its semantic pass seconds after the first one).
+QUIET_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    name: str
+    version: str
+    #: The folder (relative to the distribution's root) whose files get edits.
+    package: str
+    edits: int
+
+
+FULL_CORPUS = (
+    Project("sympy", "1.13.3", "sympy", 40),
+    Project("rich", "13.9.4", "rich", 30),
+    Project("httpx", "0.28.1", "httpx", 30),
+)
+SMALL_CORPUS = (Project("toolz", "1.0.0", "toolz", 10),)
+
+
+# ------------------------------------------------------------------ the cache
+
+
+def corpus_cache() -> Path:
+    env = os.environ.get("REIN_CORPUS_CACHE")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("rein")) / "corpus"
+
+
+def fetch(project: Project, cache: Path | None = None) -> Path:
+    """The unpacked source distribution, downloaded on first use."""
+    cache = cache or corpus_cache()
+    target = cache / f"{project.name}-{project.version}"
+    if (target / ".rein-corpus-complete").exists():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache, prefix=".download-") as tmp:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "--dest",
+                tmp,
+                f"{project.name}=={project.version}",
+            ],
+            check=True,
+        )
+        archives = [p for p in Path(tmp).iterdir() if p.is_file()]
+        if len(archives) != 1:
+            raise RuntimeError(f"pip download left {archives} for {project.name}")
+        unpacked = Path(tmp) / "unpacked"
+        _unpack(archives[0], unpacked)
+        entries = list(unpacked.iterdir())
+        root = entries[0] if len(entries) == 1 and entries[0].is_dir() else unpacked
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.move(str(root), str(target))
+    (target / ".rein-corpus-complete").write_text(f"{project.name}=={project.version}\n")
+    return target
+
+
+def _unpack(archive: Path, into: Path) -> None:
+    into.mkdir()
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(into)
+    else:
+        with tarfile.open(archive) as tf:
+            tf.extractall(into, filter="data")
+
+
+def make_workspace(source: Path, into: Path) -> Path:
+    """A committed git checkout of the unpacked distribution."""
+    shutil.copytree(source, into, ignore=shutil.ignore_patterns(".rein-corpus-complete"))
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "rein bench",
+        "GIT_AUTHOR_EMAIL": "bench@rein.invalid",
+        "GIT_COMMITTER_NAME": "rein bench",
+        "GIT_COMMITTER_EMAIL": "bench@rein.invalid",
+    }
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "pristine"]):
+        subprocess.run(["git", *args], cwd=into, check=True, env=env, capture_output=True)
+    return into
+
+
+# ---------------------------------------------------------------- the edits
+
+
+@dataclass(frozen=True, slots=True)
+class SeededEdit:
+    path: str
+    kind: str
+    category: str
+    original: str
+    edited: str
+    #: 0-based lines [first, last) of the inserted code in ``edited``.
+    first: int
+    last: int
+
+
+def _snippet(kind: str, n: int) -> list[str]:
+    if kind == "undefined-name":
+        return [f"_rein_probe_{n} = rein_undefined_{n}"]
+    if kind == "argument-type":
+        return [
+            f"def _rein_probe_{n}(value: int) -> int:",
+            "    return value",
+            f'_rein_value_{n} = _rein_probe_{n}("{n}")',
+        ]
+    if kind == "missing-import":
+        return [
+            f"def _rein_probe_{n}() -> object:",
+            f"    import rein_missing_module_{n}",
+            f"    return rein_missing_module_{n}",
+        ]
+    if kind == "syntax-error":
+        return [f"_rein_probe_{n} = 1 +"]
+    raise ValueError(kind)
+
+
+def seed_edit(
+    path: str, text: str, kind: str, n: int, rng: random.Random, category: str = ""
+) -> SeededEdit | None:
+    """``text`` with one new error of ``kind`` between two top-level
+    statements (after the first), or None when the file does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    lines = text.splitlines(keepends=True)
+    starts: list[int] = []
+    body = tree.body
+    for prev, stmt in itertools.pairwise(body):
+        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+        if prev.end_lineno is not None and prev.end_lineno < first:
+            starts.append(first - 1)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    at = rng.choice(starts) if starts else len(lines)
+    snippet = [line + "\n" for line in _snippet(kind, n)]
+    edited = "".join(lines[:at] + snippet + lines[at:])
+    return SeededEdit(path, kind, category, text, edited, at, at + len(snippet))
+
+
+# ----------------------------------------------------------- the measurement
+
+
+def analyzers_done_at(pool: Any) -> tuple[float | None, str]:
+    """When the analyzers last finished, and what that is measured from.
+
+    A pool that tracks work-done progress exposes ``last_progress_end_at``
+    (a monotonic time, or a mapping of them per analyzer): the gate's quiet
+    period is meant to start there. Without it, the last publishDiagnostics
+    (``last_publish_at``) stands in."""
+    progress = getattr(pool, "last_progress_end_at", None)
+    if isinstance(progress, dict):
+        progress = max((v for v in progress.values() if v is not None), default=None)
+    published = max(getattr(pool, "last_publish_at", {}).values(), default=None)
+    if isinstance(progress, float):
+        # Diagnostics published after the end of the progress still count.
+        done = max(progress, published) if published is not None else progress
+        return done, "last progress end"
+    return published, "last publishDiagnostics"
+
+
+def _pids(pool: Any) -> dict[str, list[int]]:
+    """Each analyzer's process and its descendants."""
+    out: dict[str, list[int]] = {}
+    for analyzer in getattr(pool, "analyzers", []):
+        client = getattr(analyzer, "client", None)
+        server = getattr(client, "_server", None) if client is not None else None
+        pid = getattr(server, "pid", None)
+        if pid is not None:
+            out[analyzer.spec.name] = [pid, *_descendants(pid)]
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                children = Path(f"/proc/{current}/task/{tid}/children").read_text().split()
+            except OSError:
+                continue
+            for child in children:
+                found.append(int(child))
+                todo.append(int(child))
+    return found
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    # utime and stime are fields 14 and 15 (1-based); fields[0] is field 3.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _hwm_mb(pid: int | str) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _analyzer_cpu(pids: dict[str, list[int]]) -> float:
+    return sum(_cpu_s(p) for group in pids.values() for p in group)
+
+
+def _pct(values: Sequence[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return round(ordered[index], 1)
+
+
+class _ScriptedModel:
+    """The session's model; each edit gets its own replay script."""
+
+    name = "corpus-script"
+
+    def __init__(self) -> None:
+        from rein.providers.replay import ReplayModel
+
+        self.inner = ReplayModel([], record=False)
+
+    def play(self, turns: list[dict[str, Any]]) -> None:
+        from rein.providers.replay import ReplayModel
+
+        self.inner = ReplayModel(turns, record=False)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        return self.inner.stream(request)
+
+
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+async def _quiet(pool: Any, quiet_s: float, timeout_s: float) -> bool:
+    """Wait until the analyzers owe nothing and published nothing for
+    ``quiet_s`` (after their own idle signal when the pool offers one)."""
+    deadline = time.monotonic() + timeout_s
+    wait_idle = getattr(pool, "wait_idle", None)
+    if wait_idle is not None:
+        await wait_idle(timeout_s)
+    while time.monotonic() < deadline:
+        last, _basis = analyzers_done_at(pool)
+        idle_for = time.monotonic() - (last or 0.0)
+        if not pool.pending() and idle_for >= quiet_s:
+            return True
+        await anyio.sleep(min(0.25, max(0.05, quiet_s - idle_for)))
+    return False
+
+
+def _python_files(root: Path, package: str) -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--", f"{package}/*.py", f"{package}/**/*.py"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    return sorted({p for p in out.split("\0") if p})
+
+
+@dataclass
+class _Verdict:
+    edit: SeededEdit
+    caught: bool = False
+    seeded_blockers: int = 0
+    other_blockers: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: int = 0
+    delay_ms: float | None = None
+    analyzer_ms: float | None = None
+    verdicts: int = 0
+    status: str = ""
+    #: Missed by the verdict, but the analyzers reported it afterwards.
+    late: bool = False
+    #: Verdicts that named fewer blockers than they counted.
+    cut: int = 0
+    #: Verdicts taken on diagnostics the analyzers had not refreshed in time.
+    stale: int = 0
+
+
+async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any) -> dict[str, Any]:
+    from rein.config import ReinConfig
+    from rein.harness import Event
+    from rein.harness.events import GateResult
+    from rein.headless.host import HeadlessSession
+
+    model = _ScriptedModel()
+    rng = random.Random(seed)
+    started = time.monotonic()
+    session = HeadlessSession(root, model, ReinConfig(), watch=False)
+    async with session:
+        startup_s = time.monotonic() - started
+        pool = session.pool
+        settled = await _quiet(pool, QUIET_S, 900)
+        settled_s = time.monotonic() - started - (QUIET_S if settled else 0.0)
+        log(f"{project.name}: pool started in {startup_s:.1f} s, settled in {settled_s:.1f} s")
+        pristine = await pool.snapshot(None)
+        errors: dict[str, int] = {}
+        for d in pristine.diagnostics:
+            if d.severity == 1:
+                errors[d.path] = errors.get(d.path, 0) + 1
+        analysed = {p for a in pool.analyzers for p in getattr(a, "diagnostics", {})}
+        files = _python_files(root, project.package)
+        categories = {
+            "pre-existing errors": [f for f in files if errors.get(f)],
+            "no errors": [f for f in files if not errors.get(f) and f in analysed],
+            "not analysed": [f for f in files if f not in analysed],
+        }
+        pools = {k: rng.sample(v, len(v)) for k, v in categories.items() if v}
+        order = [k for k in categories if k in pools]
+        planned: list[SeededEdit] = []
+        n = 0
+        # Round robin over the categories; a category whose files are all
+        # used starts over with other kinds of error (httpx has 23 files).
+        fresh = {k: list(v) for k, v in pools.items()}
+        attempts = 0
+        while len(planned) < edits and pools and attempts < 20 * edits:
+            attempts += 1
+            category = order[n % len(order)]
+            n += 1
+            if not pools[category]:
+                pools[category] = rng.sample(fresh[category], len(fresh[category]))
+            path = pools[category].pop()
+            text = (root / path).read_text(encoding="utf-8")
+            seeded = seed_edit(path, text, KINDS[len(planned) % len(KINDS)], n, rng, category)
+            if seeded is not None:
+                planned.append(seeded)
+
+        current: list[GateResult] = []
+        stamps: dict[str, float] = {}
+
+        def on_event(event: Event) -> None:
+            if isinstance(event, GateResult) and event.gate == "analyzer":
+                done, _basis = analyzers_done_at(pool)
+                stamps[f"verdict{len(current)}"] = time.monotonic()
+                if done is not None:
+                    stamps[f"done{len(current)}"] = done
+                current.append(event)
+
+        def on_mutation(mutation: Any) -> None:
+            stamps.setdefault("write", time.monotonic())
+
+        session.subscribe(on_event)
+        session.mutations.subscribe(on_mutation)
+        pids = _pids(pool)
+        cpu_analyzers0 = _analyzer_cpu(pids)
+        cpu_rein0 = time.process_time()
+        results: list[_Verdict] = []
+        for i, seeded in enumerate(planned):
+            current.clear()
+            stamps.clear()
+            model.play(
+                [
+                    _write(seeded.path, seeded.edited),
+                    {"text": "done"},
+                    _write(seeded.path, seeded.original),
+                    {"text": "repaired"},
+                ]
+            )
+            result = await session.prompt(f"edit {seeded.path}")
+            verdict = _Verdict(seeded, status=result.status, verdicts=len(current))
+            if (root / seeded.path).read_text(encoding="utf-8") != seeded.original:
+                # The gate let the error through. Did the analyzers report it
+                # after the verdict (a verdict taken too early)? Then put the
+                # file back (and let that verdict count too).
+                await _quiet(pool, 1.0, 120)
+                later = await pool.snapshot([seeded.path])
+                verdict.late = any(
+                    seeded.first <= d.line < seeded.last and d.severity == 1
+                    for d in later.diagnostics
+                )
+                model.play([_write(seeded.path, seeded.original), {"text": "reverted"}])
+                await session.prompt(f"revert {seeded.path}")
+            for index, event in enumerate(current):
+                # The gate names at most a few blockers; its detail says how many.
+                counted = re.search(r"(\d+) blocking", event.detail)
+                if counted and int(counted.group(1)) > len(event.blockers):
+                    verdict.cut += 1
+                verdict.stale += event.stale
+                seen: set[tuple[Any, ...]] = set()
+                for b in event.blockers:
+                    key = (b.path, b.line, b.character, b.message)
+                    on_seeded = (
+                        index == 0
+                        and b.path == seeded.path
+                        and b.line is not None
+                        and seeded.first <= b.line < seeded.last
+                    )
+                    if (b.path, b.line, b.character) in {k[:3] for k in seen}:
+                        verdict.duplicates += 1
+                    seen.add(key)
+                    if on_seeded:
+                        verdict.seeded_blockers += 1
+                        verdict.caught = True
+                    else:
+                        verdict.other_blockers.append(
+                            {
+                                "verdict": index,
+                                "path": b.path,
+                                "line": b.line,
+                                "code": b.code,
+                                "source": b.source,
+                                "message": b.message[:160],
+                            }
+                        )
+            if "verdict0" in stamps and "done0" in stamps:
+                verdict.delay_ms = (stamps["verdict0"] - stamps["done0"]) * 1000
+                if "write" in stamps:
+                    verdict.analyzer_ms = (stamps["done0"] - stamps["write"]) * 1000
+            results.append(verdict)
+            log(
+                f"{project.name} {i + 1}/{len(planned)} {seeded.kind} {seeded.path} "
+                f"({seeded.category}): caught={verdict.caught} "
+                f"false={len(verdict.other_blockers)} delay={verdict.delay_ms}"
+            )
+            await _quiet(pool, 0.5, 120)
+        rein_cpu = time.process_time() - cpu_rein0
+        pids = _pids(pool)
+        analyzer_cpu = _analyzer_cpu(pids) - cpu_analyzers0
+        analyzer_rss = {
+            name: round(sum(_hwm_mb(p) for p in group), 1) for name, group in pids.items()
+        }
+        _done, basis = analyzers_done_at(pool)
+        analyzers = "+".join(pool.names())
+    return _summary(
+        project,
+        results,
+        {
+            "analyzers": analyzers,
+            "files": len(files),
+            "pool_files_opened": len(pool.files),
+            "files_by_category": {k: len(v) for k, v in categories.items()},
+            "pool_start_s": round(startup_s, 1),
+            "baseline_settled_s": round(settled_s, 1),
+            "baseline_settled": settled,
+            "pristine_errors": sum(errors.values()),
+            "delay_basis": basis,
+            "rein_cpu_s": round(rein_cpu, 2),
+            "analyzer_cpu_s": round(analyzer_cpu, 2),
+            "rein_rss_peak_mb": round(_hwm_mb("self"), 1),
+            "analyzer_rss_peak_mb": analyzer_rss,
+        },
+    )
+
+
+def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -> dict[str, Any]:
+    seeded = len(results)
+    caught = sum(r.caught for r in results)
+    on_seeded = sum(r.seeded_blockers for r in results)
+    others = [b for r in results for b in r.other_blockers]
+    blockers = on_seeded + len(others)
+    delays = [r.delay_ms for r in results if r.delay_ms is not None]
+    analyzer_ms = [r.analyzer_ms for r in results if r.analyzer_ms is not None]
+    verdicts = sum(r.verdicts for r in results) or 1
+    rein_cpu = extra["rein_cpu_s"]
+    analyzer_cpu = extra["analyzer_cpu_s"]
+    cpu_pct = round(100 * rein_cpu / analyzer_cpu, 1) if analyzer_cpu > 0 else None
+    out: dict[str, Any] = {
+        "project": f"{project.name}=={project.version}",
+        "edits": seeded,
+        "edits_by_category": {
+            c: sum(r.edit.category == c for r in results)
+            for c in sorted({r.edit.category for r in results})
+        },
+        "recall": round(caught / seeded, 3) if seeded else None,
+        "precision": round(on_seeded / blockers, 3) if blockers else None,
+        "blockers": blockers,
+        "false_blockers": len(others),
+        "missed_reported_after_the_verdict": sum(r.late for r in results),
+        "verdicts_with_blockers_cut": sum(r.cut for r in results),
+        "stale_verdicts": sum(r.stale for r in results),
+        "false_blockers_in_the_edited_file": sum(
+            b["path"] == r.edit.path for r in results for b in r.other_blockers
+        ),
+        "duplicate_blockers": sum(r.duplicates for r in results),
+        "verdict_delay_ms_p50": _pct(delays, 0.5),
+        "verdict_delay_ms_p95": _pct(delays, 0.95),
+        "analyzer_ms_p50": _pct(analyzer_ms, 0.5),
+        "analyzer_ms_p95": _pct(analyzer_ms, 0.95),
+        "verdicts": verdicts,
+        "rein_cpu_ms_per_verdict": round(1000 * rein_cpu / verdicts, 1),
+        "rein_cpu_pct_of_analyzers": cpu_pct,
+        **extra,
+        "missed": [
+            {
+                "path": r.edit.path,
+                "kind": r.edit.kind,
+                "category": r.edit.category,
+                "reported_after_the_verdict": r.late,
+                "blockers_cut": r.cut > 0,
+            }
+            for r in results
+            if not r.caught
+        ],
+        "false_blocker_samples": others[:10],
+    }
+    p95 = out["verdict_delay_ms_p95"]
+    out["goals"] = {
+        "precision": out["precision"] == 1.0,
+        "recall": out["recall"] == 1.0,
+        "verdict_delay_p95": p95 is not None and p95 <= GOAL_DELAY_P95_MS,
+        "rein_cpu": cpu_pct is not None and cpu_pct <= GOAL_CPU_PCT,
+    }
+    return out
+
+
+def run_corpus(
+    projects: Iterable[Project],
+    *,
+    edits: int | None = None,
+    seed: int = 14,
+    log: Any = None,
+) -> list[dict[str, Any]]:
+    """Measure every project; ``edits`` overrides each project's count."""
+    say = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    rows: list[dict[str, Any]] = []
+    for project in projects:
+        source = fetch(project)
+        with tempfile.TemporaryDirectory(prefix=f"rein-corpus-{project.name}-") as tmp:
+            root = make_workspace(source, Path(tmp) / project.name)
+            count = edits if edits is not None else project.edits
+            rows.append(anyio.run(_measure, project, root, count, seed, say))
+    return rows
+
+
+# ----------------------------------------------------------------- the command
+
+
+def _parse_projects(spec: str | None) -> list[Project]:
+    if not spec:
+        return list(FULL_CORPUS)
+    known = {p.name: p for p in (*FULL_CORPUS, *SMALL_CORPUS)}
+    out: list[Project] = []
+    for item in spec.split(","):
+        name, _, version = item.strip().partition("==")
+        base = known.get(name)
+        if base is None and not version:
+            raise SystemExit(f"unknown corpus project {name!r}: give NAME==VERSION")
+        out.append(
+            Project(
+                name,
+                version or base.version,  # type: ignore[union-attr]
+                base.package if base else name,
+                base.edits if base else 10,
+            )
+        )
+    return out
+
+
+_TABLE = (
+    ("project", "project"),
+    ("edits", "edits"),
+    ("recall", "recall"),
+    ("precision", "precision"),
+    ("false", "false_blockers"),
+    ("delay p50", "verdict_delay_ms_p50"),
+    ("delay p95", "verdict_delay_ms_p95"),
+    ("analyzers p50", "analyzer_ms_p50"),
+    ("rein cpu %", "rein_cpu_pct_of_analyzers"),
+    ("start s", "pool_start_s"),
+    ("settled s", "baseline_settled_s"),
+    ("rein MB", "rein_rss_peak_mb"),
+)
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    cells = [[h for h, _ in _TABLE]]
+    cells += [[str(row.get(k)) for _, k in _TABLE] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(_TABLE))]
+    for line in cells:
+        print("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)))
+    for row in rows:
+        rss = ", ".join(f"{k} {v} MB" for k, v in row["analyzer_rss_peak_mb"].items())
+        failed = [k for k, ok in row["goals"].items() if not ok]
+        print(
+            f"{row['project']}: delay measured from the {row['delay_basis']}; "
+            f"analyzer peak RSS {rss}; goals missed: {', '.join(failed) or 'none'}"
+        )
+
+
+def main_corpus(args: argparse.Namespace) -> int:
+    projects = _parse_projects(getattr(args, "projects", None))
+    edits = getattr(args, "edits", None)
+    rows = run_corpus(projects, edits=int(edits) if edits else None)
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    else:
+        print_table(rows)
+    missed = any(not ok for row in rows for ok in row["goals"].values())
+    return 1 if missed and getattr(args, "strict", False) else 0
