@@ -140,9 +140,8 @@ async def test_the_late_semantic_error_blocks_and_the_fix_passes(
 async def test_pre_existing_errors_do_not_block_only_the_new_late_one(
     editor: ProgressiveEditor, tmp_path: Path
 ) -> None:
-    """Fails until g-core (per-file baselines) is merged: without a baseline
-    of legacy.py taken before the change, its two pre-existing errors block
-    with the new one."""
+    """Without a baseline of legacy.py taken before the change (the old
+    code), its two pre-existing errors blocked with the new one."""
     write_script(
         tmp_path,
         [
@@ -187,11 +186,5 @@ async def test_a_client_without_rein_diagnostics_is_unverified_not_passed(
     assert result["status"] != "failed", result.get("error")  # the run did not crash
     (gate,) = analyzer_results(editor)
     assert gate["blockers"] == []
-    # TODO(merge g-core): GateResult.status exists on g-core; once merged,
-    # drop this branch and assert gate["status"] == "unverified" and
-    # gate["passed"] is False unconditionally.
-    if "status" in gate:
-        assert gate["status"] == "unverified" and gate["passed"] is False
-        assert reason in gate["detail"]
-    else:
-        assert gate["stale"] is True
+    assert gate["status"] == "unverified" and gate["passed"] is False
+    assert reason in gate["detail"]

@@ -108,6 +108,7 @@ class HeadlessSession:
             emit=self._preview_event,
             spawn=self._spawn,
         )
+        self.mutations.subscribe(self.preview.on_mutation)
         self.manager = SessionManager(lambda: self.config, self.ports, storage=lambda: storage)
         self.reports: list[str] = []
         self._session: Session | None = None
@@ -193,6 +194,10 @@ class HeadlessSession:
         self._tg.start_soon(fn)
 
     def _external_change(self, paths: tuple[str, ...]) -> None:
+        # The preview's own files (its log, its listed outputs) are no change.
+        paths = tuple(self.preview.without_outputs(paths))
+        if not paths:
+            return
         mutation: Mutation = self.disk.note_external_change(paths)
         self.mutations.record(mutation)
 

@@ -229,7 +229,15 @@ class ReinServer(LanguageServer):
             from rein.headless.watcher import DiskWatcher
 
             workspace, _ = self.adapters()
-            self._watcher = DiskWatcher(self.root, workspace.note_external)
+            preview = self.preview
+
+            def external(paths: tuple[str, ...]) -> None:
+                # The preview's own files (its log, its listed outputs) are no change.
+                kept = tuple(preview.without_outputs(paths))
+                if kept:
+                    workspace.note_external(kept)
+
+            self._watcher = DiskWatcher(self.root, external)
             self.mutations.subscribe(self._watcher.on_own_mutation)
             self._watch_task = asyncio.ensure_future(self._watcher.run())
         return self._watcher
