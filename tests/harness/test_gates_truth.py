@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 
 from rein.harness import Agent, HarnessConfig
-from rein.harness.baselines import FileBaseline, blocking_in_file, line_map
+from rein.harness.baselines import FileBaseline, blocking_in_file, blocking_untouched, line_map
 from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
 from rein.harness.gates import (
     AnalyzerGate,
@@ -587,3 +587,23 @@ async def test_a_manifest_change_a_stored_session_carried_is_installed() -> None
     assert runner.calls == ["pip install -e ."]
     assert [r.status for r in events.of("gate_result")] == ["passed", "passed"]
     assert agent.gates.validation.pending == []
+
+
+def test_an_old_error_worded_differently_is_still_the_old_error() -> None:
+    """basedpyright prints a recursive type to a varying depth: one error,
+    two wordings (seen on toolz's test_functoolz.py). The same rule of the same
+    analyzer on the (mapped) line is the old error; a second one there is new."""
+    old_text = "x = 1\nif 'a' in f:\n    pass\n"
+    new_text = "x = 1\ny = 2\nif 'a' in f:\n    pass\n"
+    baseline = FileBaseline(
+        "m.py", old_text, (diag("m.py", 1, 'Operator "in" ... (str | (f)', code="Op", source="s"),)
+    )
+    reworded = diag("m.py", 2, 'Operator "in" ... (str | ((f)', code="Op", source="s")
+    assert blocking_in_file([reworded], baseline, new_text) == []
+    second = diag("m.py", 2, "Operator another", code="Op", source="s")
+    assert blocking_in_file([reworded, second], baseline, new_text) == [second]
+    # untouched files: the same rule at the same line
+    other_words = diag("m.py", 1, "other words", code="Op", source="s")
+    assert blocking_untouched([other_words], baseline.diagnostics) == []
+    other_rule = diag("m.py", 1, "other words", code="X", source="s")
+    assert blocking_untouched([other_rule], baseline.diagnostics) == [other_rule]

@@ -123,9 +123,13 @@ def blocking_untouched(
             loose[(*_key(d), d.path)] -= 1
         else:
             unmatched.append(d)
+    same_rule = _same_rule_left(exact)
     blocking: list[Diagnostic] = []
     for d in unmatched:
-        if loose[(*_key(d), d.path)] > 0:
+        rule = (d.source, d.code, d.path, d.line)
+        if d.code is not None and same_rule[rule] > 0:
+            same_rule[rule] -= 1  # the old error, worded differently this time
+        elif loose[(*_key(d), d.path)] > 0:
             loose[(*_key(d), d.path)] -= 1
         else:
             blocking.append(d)
@@ -157,15 +161,32 @@ def blocking_in_file(
             exact[at] -= 1
         else:
             unmatched.append(d)
+    same_rule = _same_rule_left(exact)
     blocking: list[Diagnostic] = []
     for d in unmatched:
         block = mapping.new_block.get(d.line)
         near = (*_key(d), block)
-        if block is not None and nearby[near] > 0:
+        rule = (d.source, d.code, d.line)
+        if d.code is not None and same_rule[rule] > 0:
+            same_rule[rule] -= 1  # the old error, worded differently this time
+        elif block is not None and nearby[near] > 0:
             nearby[near] -= 1  # the old error on a line the change rewrote
         else:
             blocking.append(d)
     return blocking
+
+
+def _same_rule_left(exact: Counter[tuple[object, ...]]) -> Counter[tuple[object, ...]]:
+    """The baseline errors no current error matched exactly, keyed by
+    analyzer, rule and (mapped) line without the message. An analyzer words
+    one error differently from one analysis to the next (basedpyright prints
+    a recursive type to a varying depth), so the same rule of the same
+    analyzer on the same line is the same error."""
+    left: Counter[tuple[object, ...]] = Counter()
+    for (source, code, _message, *where), count in exact.items():
+        if count > 0 and code is not None:
+            left[(source, code, *where)] += count
+    return left
 
 
 _QUOTED = re.compile("[`\"'\u2018\u201c]([^`\"'\u2019\u201d]{1,200})[`\"'\u2019\u201d]")
