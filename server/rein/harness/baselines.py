@@ -113,7 +113,7 @@ def blocking_untouched(
     same line first (so a new duplicate of an old error is the one
     reported); what is left is matched by analyzer, code and message alone
     (lines the person moved meanwhile)."""
-    exact = Counter((*_key(d), d.path, d.line) for d in baseline)
+    exact: Counter[tuple[object, ...]] = Counter((*_key(d), d.path, d.line) for d in baseline)
     loose = Counter((*_key(d), d.path) for d in baseline)
     unmatched: list[Diagnostic] = []
     for d in _sort(current):
