@@ -148,17 +148,32 @@ function renderBlockers(blockers: readonly Blocker[]): HTMLElement {
   return list;
 }
 
+function gateIcon(status: GateItem['status']): IconName {
+  switch (status) {
+    case 'running':
+      return 'spinner';
+    case 'passed':
+      return 'pass';
+    case 'unverified':
+      return 'warning';
+    default:
+      return 'fail';
+  }
+}
+
 function renderGate(item: GateItem): HTMLElement {
   const result =
     item.status === 'running'
       ? 'checking…'
       : item.status === 'passed'
         ? 'passed'
-        : `${item.blockers.length} blocker${item.blockers.length === 1 ? '' : 's'}`;
+        : item.status === 'unverified'
+          ? 'unverified'
+          : `${item.blockers.length} blocker${item.blockers.length === 1 ? '' : 's'}`;
   const head = h(
     'div',
     { class: 'gate-head' },
-    icon(item.status === 'running' ? 'spinner' : item.status === 'passed' ? 'pass' : 'fail', item.status === 'running' ? 'spin' : ''),
+    icon(gateIcon(item.status), item.status === 'running' ? 'spin' : ''),
     h('span', { class: 'gate-title' }, 'Gate ', h('strong', {}, item.gate)),
     h('span', { class: `gate-result ${item.status}` }, result),
     item.stale ? h('span', { class: 'badge stale', title: 'The diagnostics may be older than this generation' }, 'stale') : null,

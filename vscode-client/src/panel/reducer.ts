@@ -312,6 +312,16 @@ export class PanelState {
       case 'preview_stopped':
         this.preview.apply(event);
         break;
+      case 'carried_changes':
+        this.notice(
+          'info',
+          `Validating ${event.paths.length} file${event.paths.length === 1 ? '' : 's'} an earlier run changed and did not validate: ${event.paths.join(', ')}`,
+        );
+        break;
+      case 'watchdog_paused':
+      case 'watchdog_resumed':
+        // Bookkeeping of the idle watchdog (gate, install and compaction time is activity).
+        break;
       case 'auto_repair': {
         const notice = autoRepairNotice(event);
         this.notice(notice.level, notice.text);
@@ -362,6 +372,9 @@ export class PanelState {
   }
 
   private onRunEnd(event: RunEndEvent): void {
+    for (const item of event.unverified ?? []) {
+      this.notice('warning', `Not verified: generation ${item.generation} (${item.gate}: ${item.reason})`);
+    }
     const usage = event.usage ?? this.header.runUsage;
     this.finishedUsage = addUsage(this.finishedUsage, usage);
     this.header.runUsage = usage;
@@ -606,7 +619,7 @@ export class PanelState {
       blockers: [],
       stale: false,
     });
-    gate.status = event.passed ? 'passed' : 'failed';
+    gate.status = event.status === 'unverified' ? 'unverified' : event.passed ? 'passed' : 'failed';
     gate.blockers = event.blockers ?? [];
     gate.durationMs = event.duration_ms;
     gate.stale = event.stale === true;

@@ -64,7 +64,8 @@ export interface ToolItem extends ItemBase {
   denied?: boolean | undefined;
 }
 
-export type GateStatus = 'running' | 'passed' | 'failed';
+/** `unverified`: the gate could not look (no analyzer, a stale answer); never shown as passed. */
+export type GateStatus = 'running' | 'passed' | 'failed' | 'unverified';
 
 export interface GateItem extends ItemBase {
   kind: 'gate';

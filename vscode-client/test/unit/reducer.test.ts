@@ -288,6 +288,42 @@ describe('PanelState details', () => {
     assert.equal(state.view().items.length, 1);
   });
 
+  it('shows a gate that could not look as unverified, never as passed or failed', () => {
+    const state = new PanelState('s');
+    state.apply({ type: 'gate_start', gate: 'analyzer', generation: 3 } as never);
+    state.apply({
+      type: 'gate_result',
+      gate: 'analyzer',
+      passed: false,
+      status: 'unverified',
+      blockers: [],
+      duration_ms: 5,
+      stale: false,
+      detail: 'no analyzer is running (ruff was not found)',
+    } as never);
+    const [gate] = ofKind(state.view().items, 'gate');
+    assert.equal(gate?.status, 'unverified');
+    assert.equal(gate?.detail, 'no analyzer is running (ruff was not found)');
+  });
+
+  it('says which changes an earlier run left and which generations were not verified', () => {
+    const state = new PanelState('s');
+    state.apply({ type: 'carried_changes', generations: [2], paths: ['app.py'] } as never);
+    state.apply({ type: 'watchdog_paused', reason: 'gate analyzer' } as never);
+    state.apply({
+      type: 'run_end',
+      status: 'completed',
+      unverified: [{ gate: 'analyzer', generation: 3, reason: 'no analyzer is running' }],
+    } as never);
+    assert.deepEqual(
+      state.view().items.flatMap((item) => (item.kind === 'notice' ? [[item.level, item.text]] : [])),
+      [
+        ['info', 'Validating 1 file an earlier run changed and did not validate: app.py'],
+        ['warning', 'Not verified: generation 3 (analyzer: no analyzer is running)'],
+      ],
+    );
+  });
+
   it('says what auto-repair did, by phase', () => {
     const state = new PanelState('s');
     const uri = 'file:///home/me/proj/app.py';
