@@ -143,6 +143,8 @@ class _Analyzer:
         self._stopping = False
         #: Open progress: work-done tokens, and "pyright" for its notifications.
         self.progress: set[str] = set()
+        #: When its last progress ended (monotonic), for the gate benchmark.
+        self.last_progress_end_at: float | None = None
         #: When it last ended a progress or published (monotonic seconds).
         self.last_activity = time.monotonic()
         #: It registered workspace/didChangeWatchedFiles (client/registerCapability).
@@ -184,6 +186,7 @@ class _Analyzer:
     def progress_end(self, token: str) -> None:
         self.progress.discard(token)
         self._activity()
+        self.last_progress_end_at = self.last_activity
 
     def owns(self, path: str) -> bool:
         return os.path.splitext(path)[1] in self.spec.extensions
@@ -835,6 +838,11 @@ class AnalyzerPool:
         return await self.wait_idle(timeout_s)
 
     wait_initial = wait_settled
+
+    @property
+    def last_progress_end_at(self) -> dict[str, float | None]:
+        """Per analyzer, when its last work-done progress ended."""
+        return {a.spec.name: a.last_progress_end_at for a in self.analyzers}
 
     def names(self) -> Iterable[str]:
         return (a.spec.name for a in self.analyzers)
