@@ -72,7 +72,7 @@ class AnalyzerGateConfig(_Camel):
     #: "information" | "hint".
     severity: Literal["error", "warning", "information", "hint"] = "error"
     #: Quiet period after the last diagnostics change before a verdict.
-    quiet_period_ms: int = Field(150, ge=0)
+    quiet_period_ms: int = Field(100, ge=0)
     #: Bound on the wait for fresh diagnostics; past it the verdict is stale.
     max_wait_ms: int = Field(5_000, ge=100)
     #: Bound on waiting for the analyzers to say they are done (a file's
