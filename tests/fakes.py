@@ -337,6 +337,11 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.blind: str | None = None
         self.sources = tuple(sources)
         self.on_environment_changed: Callable[[], None] | None = None
+        #: File by file (a large workspace): only opened files are analysed,
+        #: and opening a file opens its ``importers`` too.
+        self.file_by_file = False
+        self.importers: dict[str, list[str]] = {}
+        self.opened: set[str] = set()
 
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
@@ -344,6 +349,8 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.log.append("snapshot " + (" ".join(paths) if paths is not None else "*"))
         snap = await super().snapshot(paths, min_generation=min_generation)
         found = () if self.blind else snap.diagnostics
+        if self.file_by_file:
+            found = tuple(d for d in found if d.path in self.opened)
         return DiagnosticsSnapshot(
             found, snap.generation, snap.stale, blind=self.blind, sources=self.sources
         )
@@ -352,8 +359,16 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.log.append("wait_idle")
         return self.idle
 
-    async def ensure_open(self, paths: Sequence[str]) -> None:
+    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
         self.log.append("ensure_open " + " ".join(paths))
+        opened: list[str] = []
+        for path in paths:
+            more = self.importers.get(path, []) if importers and self.file_by_file else []
+            for target in [path, *more]:
+                if target not in self.opened:
+                    self.opened.add(target)
+                    opened.append(target)
+        return opened
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         self.log.append("environment_changed " + " ".join(paths))

@@ -330,6 +330,14 @@ class _ScriptedModel:
         self.inner = ReplayModel(turns, record=False)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        if not request.tools and request.options.tool_choice == "none":
+            # A compaction's summary request: answered aside, so it cannot
+            # take the script's next turn (the corpus writes whole files).
+            from rein.providers.replay import ReplayModel
+
+            return ReplayModel([{"text": "Summary: files were edited."}], record=False).stream(
+                request
+            )
         return self.inner.stream(request)
 
 
@@ -453,6 +461,9 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
         for i, seeded in enumerate(planned):
             current.clear()
             stamps.clear()
+            # Each edit is a task of its own, as a person starting a new
+            # conversation would give it (the session's validation state stays).
+            session.agent.reset()
             model.play(
                 [
                     _write(seeded.path, seeded.edited),
@@ -573,6 +584,9 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
         "missed_reported_after_the_verdict": sum(r.late for r in results),
         "verdicts_with_blockers_cut": sum(r.cut for r in results),
         "stale_verdicts": sum(r.stale for r in results),
+        # The script went wrong (no gate ran on the seeded write): a bench
+        # defect, never to be read as a gate that missed the error.
+        "edits_without_a_verdict": sum(r.verdicts == 0 for r in results),
         "false_blockers_in_the_edited_file": sum(
             b["path"] == r.edit.path for r in results for b in r.other_blockers
         ),

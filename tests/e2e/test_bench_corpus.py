@@ -43,6 +43,8 @@ def test_the_small_corpus_meets_the_goals() -> None:
     assert fetch(project) == source
     [row] = run_corpus([project], edits=10)
     assert row["edits"] == 10
+    # Every seeded write got its verdict (the script did not go astray).
+    assert row["edits_without_a_verdict"] == 0
     # Edits both in files with pre-existing errors and in files without.
     assert row["edits_by_category"]["pre-existing errors"] >= 3
     assert row["edits_by_category"]["no errors"] >= 3

@@ -150,3 +150,58 @@ async def test_a_resumed_session_still_validates_what_its_last_run_left(shop: Pa
     assert second.status == "failed"
     assert [(b.line, b.message) for b in second.blockers] == [(12, "Undefined name `nmae`")]
     assert [e.paths for e in events.of("carried_changes")] == [["shop.py"]]
+
+
+CHECKOUT = '''"""Uses the shop, and has an error of its own already."""
+
+from shop import greet
+
+
+def welcome() -> str:
+    return greet("visitor") + undefined_banner
+'''
+
+
+async def test_a_large_workspace_is_checked_file_by_file_with_the_changed_files_importers(
+    shop: Path,
+) -> None:
+    """Over gates.analyzer.workspaceMaxFiles, basedpyright checks open files
+    only: the changed file's importer is opened with it, before the change.
+    The importer's old error does not block; the break the change causes in
+    it does."""
+    (shop / "checkout.py").write_text(CHECKOUT)
+    (shop / "unrelated.py").write_text("value: int = 'not an int'\n")
+    config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2}}})
+    script = [
+        edit("def greet(name: str) -> str:", "def greet(name: str, loud: bool) -> str:"),
+        {"text": "done"},
+        edit(
+            "def greet(name: str, loud: bool) -> str:",
+            "def greet(name: str, loud: bool = False) -> str:",
+        ),
+        {"text": "made it optional"},
+    ]
+    model = ReplayModel(script)
+    events = EventLog()
+    async with HeadlessSession(shop, model, config, watch=False) as session:
+        session.agent.subscribe(events)
+        pool = session.pool
+        assert pool.large
+        basedpyright = next(a for a in pool.analyzers if a.spec.name == "basedpyright")
+        assert basedpyright.file_by_file
+        assert basedpyright.settings["basedpyright"]["analysis"]["diagnosticMode"] == (
+            "openFilesOnly"
+        )
+        assert basedpyright.versions == {}  # nothing opened at start
+        result = await session.prompt("make greet loud")
+        assert sorted(basedpyright.versions) == ["checkout.py", "shop.py"]
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    first, second = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    # The call the change broke, in the importer; not its undefined_banner,
+    # not shop.py's old errors, not the unrelated file nobody opened.
+    assert [(b.path, b.line, b.code) for b in first.blockers] == [
+        ("checkout.py", 6, "reportCallIssue")
+    ], first.blockers
+    assert "importer" in first.detail
+    assert (second.status, second.blockers) == ("passed", [])

@@ -607,3 +607,21 @@ def test_an_old_error_worded_differently_is_still_the_old_error() -> None:
     assert blocking_untouched([other_words], baseline.diagnostics) == []
     other_rule = diag("m.py", 1, "other words", code="X", source="s")
     assert blocking_untouched([other_rule], baseline.diagnostics) == [other_rule]
+
+
+async def test_an_importer_opened_with_a_changed_file_is_judged_against_its_own_past() -> None:
+    """A source that analyses file by file (a large workspace) opens the
+    changed file's importers before the change; their old errors join the
+    baseline. Old: the importer's errors were in no baseline and blocked."""
+    world = World({"lib.py": "def f(): ...\n", "user.py": "import lib\nERROR old\n"})
+    world.source.file_by_file = True
+    world.source.importers = {"lib.py": ["user.py"]}
+    agent, _, events = world.agent([write("lib.py", "def f(): ...\nX = 1\n"), {"text": "done"}])
+    result = await agent.prompt("add X")
+    assert result.status == "completed", result.error
+    [gate] = events.of("gate_result")
+    assert (gate.status, gate.blockers) == ("passed", [])
+    assert "1 importer(s) of the changed files checked" in gate.detail
+    log = world.source.log
+    at = log.index("ensure_open lib.py")
+    assert log[at : at + 3] == ["ensure_open lib.py", "wait_idle", "snapshot lib.py user.py"]

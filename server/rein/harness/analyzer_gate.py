@@ -11,6 +11,10 @@ and never pass blind.
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.harness.baselines`). One error seen by several
   analyzers is one blocker naming them all.
+* A source that analyses file by file (the headless pool in a large
+  workspace) opens a changed file's importers with it, before the change:
+  their diagnostics then join the run-start baseline (``late``), so an
+  importer's old errors never block and its new ones do.
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker. Never "passed".
 * Baselines live until the changes they judge are validated: the repair
@@ -72,7 +76,7 @@ class AnalyzerGate:
         severity: str | int = "error",
         *,
         dependencies: DependencyCoordinator | None = None,
-        settle_timeout_s: float = 30.0,
+        settle_timeout_s: float = 120.0,
     ) -> None:
         self.diagnostics = diagnostics
         self.threshold = severity if isinstance(severity, int) else SEVERITY_LEVELS[severity]
@@ -82,6 +86,10 @@ class AnalyzerGate:
         self.baseline: DiagnosticsSnapshot | None = None
         #: path -> the file before the run first changed it.
         self.files: dict[str, FileBaseline] = {}
+        #: Files first analysed after the run-start snapshot (a source that
+        #: analyses file by file opened them with a changed file, whose
+        #: importers they are): their diagnostics before the change.
+        self.late: dict[str, tuple[Diagnostic, ...]] = {}
         #: Changes were judged (or baselined) and not validated yet: the
         #: next run keeps these baselines.
         self._unvalidated = False
@@ -100,6 +108,9 @@ class AnalyzerGate:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
+        if not self._unvalidated:
+            # The new snapshot covers the importers opened so far.
+            self.late.clear()
 
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
@@ -113,7 +124,11 @@ class AnalyzerGate:
                     "diagnostics": [d.model_dump(mode="json") for d in b.diagnostics],
                 }
                 for b in self.files.values()
-            ]
+            ],
+            "late": {
+                path: [d.model_dump(mode="json") for d in found]
+                for path, found in self.late.items()
+            },
         }
 
     def import_state(self, data: dict[str, Any]) -> None:
@@ -122,6 +137,8 @@ class AnalyzerGate:
             self.files[item["path"]] = FileBaseline(
                 item["path"], item.get("text"), diagnostics, bool(item.get("settled", True))
             )
+        for path, found in data.get("late", {}).items():
+            self.late[path] = tuple(Diagnostic.model_validate(d) for d in found)
         self._unvalidated = bool(self.files) or self._unvalidated
 
     def on_validated(self, generation: int) -> None:
@@ -148,10 +165,13 @@ class AnalyzerGate:
         settling = self._settling
         settled = True
         if settling is not None:
-            await settling.ensure_open([path])
+            opened = [p for p in await settling.ensure_open([path]) or () if p != path]
             settled = await settling.wait_idle(self.settle_timeout_s)
-            snap = await self.diagnostics.snapshot([path], min_generation=0)
+            snap = await self.diagnostics.snapshot([path, *opened], min_generation=0)
             if snap.blind is None:
+                for other in opened:
+                    if other not in self.files and other not in self.late:
+                        self.late[other] = tuple(d for d in snap.diagnostics if d.path == other)
                 found = tuple(d for d in snap.diagnostics if d.path == path)
                 return FileBaseline(path, text, found, settled and not snap.stale)
         return FileBaseline(path, text, self._run_start(path), settled)
@@ -171,7 +191,9 @@ class AnalyzerGate:
             changed = self.dependencies.take_environment_changes() if self.dependencies else []
             if changed:
                 await settling.environment_changed(changed)
-            await settling.ensure_open(sorted(ctx.touched))
+            # The changed files only: an importer opened now would have no
+            # baseline from before the change.
+            await settling.ensure_open(sorted(ctx.touched), importers=False)
             settled = await settling.wait_idle(self.settle_timeout_s)
         snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
         return snap, settled
@@ -204,7 +226,10 @@ class AnalyzerGate:
         baseline = [
             d
             for d in (self.baseline.diagnostics if self.baseline else ())
-            if d.path not in ctx.touched
+            if d.path not in ctx.touched and d.path not in self.late
+        ]
+        baseline += [
+            d for path, found in self.late.items() if path not in ctx.touched for d in found
         ]
         blocking.extend(blocking_untouched(untouched, baseline))
         for path in sorted(ctx.touched):
@@ -233,6 +258,8 @@ class AnalyzerGate:
             for d, others in groups[:MAX_BLOCKERS_IN_PROMPT]
         ]
         detail = f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
+        if self.late:
+            detail += f"; {len(self.late)} importer(s) of the changed files checked"
         stale = snap.stale or not settled
         if snap.sources:
             detail += f" (from {', '.join(snap.sources)})"

@@ -78,7 +78,13 @@ class AnalyzerGateConfig(_Camel):
     #: Bound on waiting for the analyzers to say they are done (a file's
     #: baseline before its first change, the verdict after an install);
     #: past it the verdict is stale ("unverified" unless something blocks).
-    settle_timeout_ms: int = Field(30_000, ge=100)
+    settle_timeout_ms: int = Field(120_000, ge=100)
+    #: Headless: above this many analysable files, analyzers that check the
+    #: whole workspace (basedpyright) check only the open files instead: the
+    #: files the run changes and the files that import them.
+    workspace_max_files: int = Field(1_000, ge=0)
+    #: In that mode, how many importers of a changed file are opened with it.
+    max_importers: int = Field(30, ge=0)
 
 
 class DependencyGateConfig(_Camel):

@@ -139,10 +139,11 @@ class DiagnosticsCoordinator:
             return await inner.wait_idle(timeout_s)
         return True
 
-    async def ensure_open(self, paths: Sequence[str]) -> None:
+    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
         inner = self.source
         if isinstance(inner, SettlingDiagnostics):
-            await inner.ensure_open(paths)
+            return await inner.ensure_open(paths, importers=importers)
+        return ()
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         inner = self.source

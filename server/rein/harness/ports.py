@@ -240,10 +240,13 @@ class SettlingDiagnostics(Protocol):
         period passed after the last progress end. False on timeout."""
         ...
 
-    async def ensure_open(self, paths: Sequence[str]) -> None:
+    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
         """Have the analyzers analyse these files (open them), so that after
         :meth:`wait_idle` a snapshot covers them. Paths that do not exist or
-        that no analyzer owns are ignored."""
+        that no analyzer owns are ignored. A source that analyses file by
+        file may also open the files that import them (``importers``).
+        Returns the paths opened now that were not analysed before, whose
+        diagnostics were not in earlier snapshots."""
         ...
 
     async def environment_changed(self, paths: Sequence[str]) -> None:

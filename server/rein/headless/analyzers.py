@@ -16,6 +16,9 @@ progress is open, nothing is owed for a change sent to it, and a quiet
 period passed since its last progress end or publish (:meth:`AnalyzerPool.wait_idle`).
 basedpyright runs in ``diagnosticMode: workspace``, so it publishes for files
 nobody opened; touched files are opened (:meth:`AnalyzerPool.ensure_open`).
+In a workspace over ``workspace_max_files`` it checks open files only, and
+``ensure_open`` opens a changed file's importers with it
+(:mod:`rein.headless.importers`).
 What the workspace filter skips (:mod:`rein.tools.ignore`: virtual
 environments, build output, ignored paths) is neither opened nor analysed,
 and diagnostics published for it are dropped.
@@ -41,6 +44,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
+from rein.headless.importers import ImportIndex
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["DEFAULT_ANALYZERS", "AnalyzerPool", "AnalyzerSpec", "find_executable"]
@@ -75,6 +79,12 @@ class AnalyzerSpec:
     #: The settings key of the server's ``exclude`` list (dotted), filled with
     #: the workspace filter's folders; None: the server has none.
     exclude_setting: str | None = None
+    #: The settings key (dotted) choosing between the server's own workspace
+    #: analysis ("workspace") and open files only ("openFilesOnly"); None: it
+    #: analyses what is open. In a workspace over the pool's
+    #: ``workspace_max_files`` it is set to "openFilesOnly", and the pool
+    #: opens the files a change touches and their importers instead.
+    diagnostic_mode_setting: str | None = None
 
 
 DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
@@ -90,6 +100,7 @@ DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
         },
         versioned_publish=True,
         exclude_setting="basedpyright.analysis.exclude",
+        diagnostic_mode_setting="basedpyright.analysis.diagnosticMode",
     ),
 )
 
@@ -191,6 +202,12 @@ class _Analyzer:
     def owns(self, path: str) -> bool:
         return os.path.splitext(path)[1] in self.spec.extensions
 
+    @property
+    def file_by_file(self) -> bool:
+        """It would analyse the whole workspace, but the workspace is too
+        large: it analyses the open files only (the pool opens importers)."""
+        return self.pool.large and self.spec.diagnostic_mode_setting is not None
+
     async def start(self) -> None:
         client = LanguageClient("rein-analyzer-pool", "0.1")
         # We only need the analyzer's diagnostics, not its capabilities; some
@@ -286,6 +303,10 @@ class _Analyzer:
             self.settings = _with_setting(
                 self.spec.settings, self.spec.exclude_setting, self.pool.exclude_globs()
             )
+        if self.file_by_file and self.spec.diagnostic_mode_setting:
+            self.settings = _with_setting(
+                self.settings, self.spec.diagnostic_mode_setting, "openFilesOnly"
+            )
         await client.start_io(self.executable, *self.spec.command[1:], cwd=str(root))
         server = client._server
         if server is not None and server.stderr is not None:
@@ -336,7 +357,9 @@ class _Analyzer:
         self.owed_refresh.clear()
         self.diagnostics.clear()
         self._activity()
-        for path in self.pool.files:
+        # File by file, start opens nothing: what a change touches is opened
+        # (with its importers) before the change; a restart reopens those.
+        for path in self.pool.requested if self.file_by_file else self.pool.files:
             if self.owns(path):
                 self.open(path)
 
@@ -532,6 +555,8 @@ class AnalyzerPool:
         on_report: Callable[[str], None] | None = None,
         max_files: int = 500,
         quiet_ms: int = 150,
+        workspace_max_files: int = 1_000,
+        max_importers: int = 30,
     ) -> None:
         self.root = Path(root).resolve()
         self.specs = list(specs)
@@ -541,6 +566,16 @@ class AnalyzerPool:
         #: rest in workspace mode, ruff's findings never cross files, and
         #: :meth:`ensure_open` opens every touched file).
         self.max_files = max_files
+        #: Above this many files the workspace is "large": analyzers with a
+        #: diagnostic mode analyse the open files only (see AnalyzerSpec).
+        self.workspace_max_files = workspace_max_files
+        #: How many importers of a file are opened with it in a large workspace.
+        self.max_importers = max_importers
+        self.large = False
+        #: Files opened on request (ensure_open, changes), in order: what a
+        #: file-by-file analyzer reopens after a restart.
+        self.requested: list[str] = []
+        self.imports: ImportIndex | None = None
         #: The quiet period after an analyzer's last progress end or publish.
         self.quiet_s = quiet_ms / 1000
         self.analyzers: list[_Analyzer] = []
@@ -558,7 +593,10 @@ class AnalyzerPool:
     # ------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
-        self.files = self._scan()
+        found = self._scan()
+        self.large = len(found) > self.workspace_max_files
+        self.imports = ImportIndex(found, self.read) if self.large else None
+        self.files = found[: self.max_files]
         for spec in self.specs:
             executable = find_executable(spec.command[0])
             if executable is None:
@@ -610,8 +648,8 @@ class AnalyzerPool:
     # ----------------------------------------------------------------- files
 
     def _scan(self) -> list[str]:
-        """The files start-up opens: the first ``max_files`` the workspace
-        filter keeps (hidden folders left out too), in path order."""
+        """Every file the workspace filter keeps (hidden folders left out
+        too), in path order; start-up opens the first ``max_files``."""
         extensions = {e for s in self.specs for e in s.extensions}
         self.filter = WorkspaceFilter(self.root)
         found = [
@@ -619,7 +657,7 @@ class AnalyzerPool:
             for path in self.filter.walk_files(extensions)
             if not any(part.startswith(".") for part in path.split("/")[:-1])
         ]
-        return found[: self.max_files]
+        return found
 
     def skipped(self, path: str) -> bool:
         """The workspace filter skips it: not analysed, its diagnostics dropped."""
@@ -672,6 +710,10 @@ class AnalyzerPool:
                 continue
             if path not in self.files and self.read(path) is not None:
                 self.files.append(path)
+            if path not in self.requested:
+                self.requested.append(path)
+            if self.imports is not None:
+                self.imports.update(path)
             owners = [a for a in self.analyzers if a.alive and a.owns(path)]
             for analyzer in owners:
                 analyzer.change(path)
@@ -779,17 +821,34 @@ class AnalyzerPool:
             except TimeoutError:
                 pass
 
-    async def ensure_open(self, paths: Sequence[str]) -> None:
+    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> list[str]:
         """Open these files in every analyzer that owns them (not waiting);
-        paths that do not exist, are skipped or owned by nobody are ignored."""
+        paths that do not exist, are skipped or owned by nobody are ignored.
+        In a large workspace (``importers``) the files that import them are
+        opened too in the analyzers that check file by file. Returns the
+        paths some analyzer opened now."""
+        opened: list[str] = []
         for path in paths:
             if self.skipped(path) or self.read(path) is None:
                 continue
-            if path not in self.files:
-                self.files.append(path)
-            for analyzer in self.analyzers:
-                if analyzer.alive and analyzer.owns(path) and path not in analyzer.versions:
-                    analyzer.open(path)
+            targets = [path]
+            if importers and self.imports is not None:
+                targets += self.imports.importers(path, self.max_importers)
+            for target in targets:
+                if target not in self.files:
+                    self.files.append(target)
+                if target not in self.requested:
+                    self.requested.append(target)
+                for analyzer in self.analyzers:
+                    if not (analyzer.alive and analyzer.owns(target)):
+                        continue
+                    if target != path and not analyzer.file_by_file:
+                        continue
+                    if target not in analyzer.versions:
+                        analyzer.open(target)
+                        if target not in opened:
+                            opened.append(target)
+        return opened
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         """Tell the analyzers the environment changed under them: a

@@ -89,6 +89,8 @@ class HeadlessSession:
             on_diagnostics_changed=self._diagnostics_changed,
             on_report=self._report,
             quiet_ms=gates_config.analyzer.quiet_period_ms,
+            workspace_max_files=gates_config.analyzer.workspace_max_files,
+            max_importers=gates_config.analyzer.max_importers,
         )
         self.diagnostics = DiagnosticsCoordinator(
             self.pool,

@@ -532,15 +532,17 @@ class EditorDiagnostics:
             out.extend(_convert(path, d) for d in item.get("diagnostics") or [])
         return DiagnosticsSnapshot(tuple(out), generation, stale=not settled, sources=("editor",))
 
-    async def ensure_open(self, paths: Sequence[str]) -> None:
+    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
         """Ask the client about ``paths``: it opens (loads) the documents it
         is asked about, so the editor's servers analyse them. The answer
-        itself is not used (wait_idle asks again)."""
+        itself is not used (wait_idle asks again). The editor's analyzers
+        decide what else they analyse: nothing else is opened."""
         uris = self._uris(paths)
         if not uris:
-            return
+            return ()
         self._watched.update(paths)
         await self._ask(uris)
+        return ()
 
     async def wait_idle(self, timeout_s: float) -> bool:
         """No ``pending`` for the watched files and a quiet period after the
