@@ -10,7 +10,7 @@ import fnmatch
 import inspect
 import selectors
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -342,6 +342,8 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.file_by_file = False
         self.importers: dict[str, list[str]] = {}
         self.opened: set[str] = set()
+        #: What snapshot_with answers (None: it cannot tell).
+        self.counterfactual: list[Diagnostic] | None = None
 
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
@@ -369,6 +371,17 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
                     self.opened.add(target)
                     opened.append(target)
         return opened
+
+    async def snapshot_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot | None:
+        """What the analyzer would say with ``texts`` shown: ``counterfactual``
+        (a test sets it), limited to ``paths``; None when it is unset."""
+        self.log.append("snapshot_with " + " ".join(sorted(texts)) + " -> " + " ".join(paths))
+        if self.counterfactual is None:
+            return None
+        found = tuple(d for d in self.counterfactual if d.path in paths)
+        return DiagnosticsSnapshot(found, self.generation, sources=self.sources)
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         self.log.append("environment_changed " + " ".join(paths))

@@ -388,6 +388,16 @@ class _Verdict:
     cut: int = 0
     #: Verdicts taken on diagnostics the analyzers had not refreshed in time.
     stale: int = 0
+    #: Errors the file had before the edit, counted once it was back to its
+    #: original (a file a large workspace's pool had not opened at start is
+    #: classified by this).
+    prior_errors: int | None = None
+
+    @property
+    def category(self) -> str:
+        if self.edit.category != "not analysed" or self.prior_errors is None:
+            return self.edit.category
+        return "pre-existing errors" if self.prior_errors else "no errors"
 
 
 async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any) -> dict[str, Any]:
@@ -522,13 +532,15 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
                 verdict.delay_ms = (stamps["verdict0"] - stamps["done0"]) * 1000
                 if "write" in stamps:
                     verdict.analyzer_ms = (stamps["done0"] - stamps["write"]) * 1000
+            await _quiet(pool, 0.5, 120)
+            restored = await pool.snapshot([seeded.path])
+            verdict.prior_errors = sum(d.severity == 1 for d in restored.diagnostics)
             results.append(verdict)
             log(
                 f"{project.name} {i + 1}/{len(planned)} {seeded.kind} {seeded.path} "
-                f"({seeded.category}): caught={verdict.caught} "
+                f"({verdict.category}): caught={verdict.caught} "
                 f"false={len(verdict.other_blockers)} delay={verdict.delay_ms}"
             )
-            await _quiet(pool, 0.5, 120)
         rein_cpu = time.process_time() - cpu_rein0
         pids = _pids(pool)
         analyzer_cpu = _analyzer_cpu(pids) - cpu_analyzers0
@@ -573,9 +585,10 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
     out: dict[str, Any] = {
         "project": f"{project.name}=={project.version}",
         "edits": seeded,
+        # Files the pool had not analysed at start are classified by the
+        # errors they had once the edit was undone.
         "edits_by_category": {
-            c: sum(r.edit.category == c for r in results)
-            for c in sorted({r.edit.category for r in results})
+            c: sum(r.category == c for r in results) for c in sorted({r.category for r in results})
         },
         "recall": round(caught / seeded, 3) if seeded else None,
         "precision": round(on_seeded / blockers, 3) if blockers else None,
@@ -603,7 +616,7 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
             {
                 "path": r.edit.path,
                 "kind": r.edit.kind,
-                "category": r.edit.category,
+                "category": r.category,
                 "reported_after_the_verdict": r.late,
                 "blockers_cut": r.cut > 0,
             }

@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import pytest
 
 from rein.harness import Agent, HarnessConfig
 from rein.harness.baselines import FileBaseline, blocking_in_file, blocking_untouched, line_map
@@ -625,3 +626,36 @@ async def test_an_importer_opened_with_a_changed_file_is_judged_against_its_own_
     log = world.source.log
     at = log.index("ensure_open lib.py")
     assert log[at : at + 3] == ["ensure_open lib.py", "wait_idle", "snapshot lib.py user.py"]
+
+
+@pytest.mark.parametrize("there_without_the_run", [True, False])
+async def test_an_error_in_an_unchanged_file_is_the_runs_only_if_it_goes_without_the_change(
+    there_without_the_run: bool,
+) -> None:
+    """An error that appears in a file the run did not change is asked
+    about again with the analyzers shown the changed files as they were
+    (basedpyright can gain an error in an importer from a re-check alone).
+    There without the run's change too: not blocking. Gone: the run's."""
+    world = World({"app.py": "a = 1\n", "other.py": "import app\n"})
+
+    def recheck_adds_an_error(mutation: Any) -> None:
+        if "ERROR" not in world.workspace.files["other.py"]:
+            world.workspace.files["other.py"] += "ERROR from a re-check\n"
+            world.analyzer.analyze()
+
+    world.log.subscribe(recheck_adds_an_error)
+    flaky = diag("other.py", 1, "bad token: ERROR from a re-check", code="E1", source="line")
+    world.source.counterfactual = [flaky] if there_without_the_run else []
+    agent, _, events = world.agent(
+        [write("app.py", "a = 2\n"), {"text": "done"}], max_repair_attempts=0
+    )
+    result = await agent.prompt("change a")
+    [gate] = events.of("gate_result")
+    assert "snapshot_with app.py -> other.py" in world.source.log
+    if there_without_the_run:
+        assert result.status == "completed", result.error
+        assert (gate.status, gate.blockers) == ("passed", [])
+        assert "1 error(s) in unchanged files are there without the run's changes" in gate.detail
+    else:
+        assert result.status == "failed"
+        assert [(b.path, b.line) for b in gate.blockers] == [("other.py", 1)]

@@ -38,6 +38,7 @@ from rein.harness.errors import ReinError
 from rein.harness.events import Blocker
 from rein.harness.gate_types import GateContext, GateOutcome, code_context
 from rein.harness.ports import (
+    CounterfactualDiagnostics,
     Diagnostic,
     DiagnosticsSnapshot,
     DiagnosticsSource,
@@ -239,6 +240,7 @@ class AnalyzerGate:
             file_baseline = self.files.get(path) or self._fallback(path, ctx.first_change.get(path))
             new_text = await _text(ctx.workspace, path) if file_baseline.text is not None else None
             blocking.extend(blocking_in_file(current, file_baseline, new_text))
+        blocking, without_run = await self._without_the_run(blocking, ctx)
         groups = merge_same_errors(blocking)
         blockers = [
             Blocker(
@@ -260,6 +262,11 @@ class AnalyzerGate:
         detail = f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
         if self.late:
             detail += f"; {len(self.late)} importer(s) of the changed files checked"
+        if without_run:
+            detail += (
+                f"; {without_run} error(s) in unchanged files are there without the "
+                "run's changes too: not blocking"
+            )
         stale = snap.stale or not settled
         if snap.sources:
             detail += f" (from {', '.join(snap.sources)})"
@@ -273,6 +280,38 @@ class AnalyzerGate:
             detail += f"; diagnostics may be stale ({why})"
             unverified = f"diagnostics may be stale: {why}"
         return GateOutcome(blockers, stale, detail, unverified=unverified)
+
+    async def _without_the_run(
+        self, blocking: list[Diagnostic], ctx: GateContext
+    ) -> tuple[list[Diagnostic], int]:
+        """Errors in files the run did not change are asked about once more,
+        with the analyzers shown the changed files as they were before the
+        run (in memory). An error that is there then too is not the run's
+        (basedpyright's inference over circular imports depends on the order
+        it checks files in: an importer can gain an error from a re-check
+        alone). Returns the blockers left and how many were dropped."""
+        source = self.diagnostics
+        elsewhere = sorted({d.path for d in blocking if d.path not in ctx.touched})
+        if not elsewhere or not isinstance(source, CounterfactualDiagnostics):
+            return blocking, 0
+        before: dict[str, str] = {}
+        for path in sorted(ctx.touched):
+            baseline = self.files.get(path)
+            if (
+                baseline is None
+                or baseline.text is None
+                or await _text(ctx.workspace, path) is None
+            ):
+                return blocking, 0  # the state before the run is not known for every file
+            before[path] = baseline.text
+        snap = await source.snapshot_with(before, elsewhere, self.settle_timeout_s)
+        if snap is None or snap.blind is not None:
+            return blocking, 0
+        there = blocking_untouched(
+            [d for d in blocking if d.path not in ctx.touched], snap.diagnostics
+        )
+        kept = [d for d in blocking if d.path in ctx.touched] + there
+        return kept, len(blocking) - len(kept)
 
 
 async def _exists(workspace: Workspace, path: str) -> bool:

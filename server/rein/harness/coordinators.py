@@ -24,6 +24,7 @@ import anyio
 from rein.harness.ports import (
     CommandResult,
     CommandRunner,
+    CounterfactualDiagnostics,
     DiagnosticsSnapshot,
     DiagnosticsSource,
     Mutation,
@@ -149,6 +150,15 @@ class DiagnosticsCoordinator:
         inner = self.source
         if isinstance(inner, SettlingDiagnostics):
             await inner.environment_changed(paths)
+
+    async def snapshot_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot | None:
+        """The inner source's counterfactual snapshot; None without one."""
+        inner = self.source
+        if isinstance(inner, CounterfactualDiagnostics):
+            return await inner.snapshot_with(texts, paths, timeout_s)
+        return None
 
 
 DEFAULT_MANIFESTS: tuple[str, ...] = (

@@ -7,7 +7,7 @@ through these ports.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -20,6 +20,7 @@ __all__ = [
     "Approver",
     "CommandResult",
     "CommandRunner",
+    "CounterfactualDiagnostics",
     "Diagnostic",
     "DiagnosticsSnapshot",
     "DiagnosticsSource",
@@ -254,6 +255,23 @@ class SettlingDiagnostics(Protocol):
         ``paths`` are the manifests and the environment's site-packages).
         Tell them (didChangeWatchedFiles, or a restart when they do not
         watch files); the caller then waits with :meth:`wait_idle`."""
+        ...
+
+
+@runtime_checkable
+class CounterfactualDiagnostics(Protocol):
+    """A source that can show its analyzers other texts for some files
+    without writing them (the headless pool does): the analyzer gate asks
+    it whether an error in a file the run did not change is there without
+    the run's changes too."""
+
+    async def snapshot_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot | None:
+        """The diagnostics of ``paths`` while the analyzers see ``texts``
+        (path -> text) instead of those files' contents, after they settle;
+        then the real contents are shown again (and settled). None when the
+        analyzers did not settle within ``timeout_s``."""
         ...
 
 

@@ -35,7 +35,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -409,10 +409,11 @@ class _Analyzer:
         )
         self._schedule_pull(path, 1)
 
-    def change(self, path: str) -> None:
+    def change(self, path: str, text: str | None = None) -> None:
+        """Send the file's content (or ``text``, shown instead of it)."""
         if not self.alive or self.client is None or not self.owns(path):
             return
-        text = self.pool.read(path)
+        text = self.pool.read(path) if text is None else text
         uri = _uri(self.pool.root, path)
         if text is None:
             if path in self.versions:
@@ -876,6 +877,28 @@ class AnalyzerPool:
                 analyzer.refresh()
             else:
                 await analyzer.restart()
+
+    async def snapshot_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot | None:
+        """Show the analyzers ``texts`` instead of those files' contents
+        (in memory: nothing is written), snapshot ``paths`` once they are
+        idle, then show the real contents again and wait for that too."""
+        shown = [p for p in texts if not self.skipped(p)]
+        try:
+            for path in shown:
+                for analyzer in self.analyzers:
+                    if analyzer.alive and analyzer.owns(path):
+                        analyzer.change(path, texts[path])
+            if not await self.wait_idle(timeout_s):
+                return None
+            return await self.snapshot(paths)
+        finally:
+            for path in shown:
+                for analyzer in self.analyzers:
+                    if analyzer.alive and analyzer.owns(path):
+                        analyzer.change(path)
+            await self.wait_idle(timeout_s)
 
     async def wait_published(self, timeout_s: float = 30.0) -> bool:
         """Wait until every analyzer published for every file it was sent
