@@ -7,17 +7,27 @@ a run of its own, and returns the last run's result.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from rein.harness.config import HarnessConfig, QueueMode
 from rein.harness.context import ContextBudget
-from rein.harness.events import AgentEnd, AgentStart, Event, FollowUpStarted
+from rein.harness.events import (
+    AgentEnd,
+    AgentStart,
+    ErrorEvent,
+    Event,
+    FollowUpStarted,
+    WatchdogPaused,
+)
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.loop import LoopContext, RunControl, RunResult, run_loop
@@ -29,11 +39,19 @@ from rein.harness.messages import (
 )
 from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.run_types import AgentDefault, RunOptions
+from rein.harness.steering import (
+    ExternalSteeringProbe,
+    ExternalSteeringSource,
+    Steering,
+    SteeringSignal,
+)
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 
 __all__ = [
     "Agent",
     "AgentBusyError",
+    "AgentState",
+    "CancelToken",
     "Listener",
     "RunOptions",
     "RunResult",
@@ -44,7 +62,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Listener = Callable[[Event], None]
+#: A listener; an async one is awaited, in order, before the next event.
+Listener = Callable[[Event], "Awaitable[None] | None"]
+_Delivery = tuple[str, Awaitable[None]]
 
 
 class AgentBusyError(RuntimeError):
@@ -59,6 +79,68 @@ def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:
         queue.clear()
         return items
     return [queue.popleft()]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentState:
+    """A read-only snapshot of the Agent (``Agent.state``)."""
+
+    status: Literal["idle", "running", "waiting"]
+    messages: tuple[Message, ...]
+    #: The assistant message being streamed (partial), or None.
+    streaming_message: AssistantMessage | None
+    #: Ids of the tool calls of the current turn that have no result yet.
+    pending_tool_calls: tuple[str, ...]
+    queued_steering: int
+    queued_follow_ups: int
+    #: The ask_user call the next prompt answers, if any.
+    waiting_for: str | None
+    last_result: RunResult | None
+    run_id: str | None
+
+
+class CancelToken:
+    """The active run's cancellation (``Agent.cancel_token``): secondary
+    work a host starts for the run (a compaction request, a side query) is
+    linked to it, so an abort reaches it too."""
+
+    __slots__ = ("_control", "_linked")
+
+    def __init__(self, control: RunControl) -> None:
+        self._control = control
+        self._linked: list[anyio.CancelScope] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._control.aborted
+
+    @property
+    def reason(self) -> str | None:
+        return self._control.reason
+
+    def link(self, scope: anyio.CancelScope) -> Callable[[], None]:
+        """Cancel ``scope`` when the run is aborted (at once if it was).
+        Returns a function that unlinks it."""
+        if self._control.aborted:
+            scope.cancel()
+        self._linked.append(scope)
+
+        def unlink() -> None:
+            if scope in self._linked:
+                self._linked.remove(scope)
+
+        return unlink
+
+    def linked(self) -> anyio.CancelScope:
+        """A new cancel scope linked to the run: ``with token.linked(): ...``."""
+        scope = anyio.CancelScope()
+        self.link(scope)
+        return scope
+
+    def _cancel(self) -> None:
+        for scope in self._linked:
+            scope.cancel()
+        self._linked.clear()
 
 
 def _new_run_id() -> str:
@@ -81,6 +163,10 @@ class Agent:
         messages: Sequence[Message] = (),
         waiting_for: str | None = None,
         run_id_factory: Callable[[], str] = _new_run_id,
+        external_steering_source: ExternalSteeringSource | None = None,
+        external_steering_probe: ExternalSteeringProbe | None = None,
+        on_run_idle_timeout: Callable[[BaseException], None] | None = None,
+        on_run_watchdog_paused: Callable[[], None] | None = None,
     ) -> None:
         self.model = model
         if tools is None:
@@ -102,9 +188,26 @@ class Agent:
         self._messages: list[Message] = list(messages)
         self._run_id_factory = run_id_factory
         self._listeners: list[Listener] = []
-        self._steering: deque[UserMessage] = deque()
+        self._steering = Steering(self.config.steering_mode)
+        self._steering.external_source = external_steering_source
+        self._steering.external_probe = external_steering_probe
+        self._steering.on_error = lambda message: self._emit(
+            ErrorEvent(message=message, where="steering")
+        )
         self._follow_ups: deque[UserMessage] = deque()
         self._control: RunControl | None = None
+        self._token: CancelToken | None = None
+        #: The run's turn loop while one runs (for ``state``).
+        self._loop: Any = None
+        #: An abort arrived while no run's scope was open (at agent_start,
+        #: between a run and its follow-up, while the store commits).
+        self._abort_pending: str | None = None
+        #: Reports every idle-watchdog fire, with the timeout error.
+        self.on_run_idle_timeout = on_run_idle_timeout
+        #: Reports every idle-watchdog pause (gates, installs, compaction).
+        self.on_run_watchdog_paused = on_run_watchdog_paused
+        #: Async listeners' pending handling, in event order (during a run).
+        self._outbox: MemoryObjectSendStream[_Delivery] | None = None
         self._running = False
         self._idle = anyio.Event()
         self._idle.set()
@@ -115,6 +218,9 @@ class Agent:
     # -------------------------------------------------------------- listeners
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Add a listener; returns the function that removes it. An async
+        listener (a coroutine function) is awaited: events reach it in order,
+        and :meth:`wait_for_idle` waits until it has handled them all."""
         self._listeners.append(listener)
 
         def unsubscribe() -> None:
@@ -124,11 +230,32 @@ class Agent:
         return unsubscribe
 
     def _emit(self, event: Event) -> None:
+        if isinstance(event, WatchdogPaused) and self.on_run_watchdog_paused is not None:
+            try:
+                self.on_run_watchdog_paused()
+            except Exception:
+                log.exception("on_run_watchdog_paused raised")
         for listener in self._listeners:
             try:
-                listener(event)
+                outcome = listener(event)
             except Exception:
                 log.exception("event listener raised on %s", event.type)
+                continue
+            if outcome is not None and inspect.isawaitable(outcome):
+                if self._outbox is not None:
+                    self._outbox.send_nowait((event.type, outcome))
+                elif inspect.iscoroutine(outcome):
+                    outcome.close()  # no run to await it in
+                    log.warning("async listener got %s outside a run: dropped", event.type)
+
+    async def _deliver(self, receive: MemoryObjectReceiveStream[_Delivery]) -> None:
+        """Await the async listeners' handling of each event, in order."""
+        async with receive:
+            async for kind, outcome in receive:
+                try:
+                    await outcome
+                except Exception:
+                    log.exception("async event listener raised on %s", kind)
 
     # ------------------------------------------------------------------ state
 
@@ -140,26 +267,98 @@ class Agent:
     def is_running(self) -> bool:
         return self._running
 
+    @property
+    def state(self) -> AgentState:
+        """One read-only snapshot: status, transcript, the message being
+        streamed, pending tool calls, queue sizes, waiting_for, last result."""
+        loop = self._loop
+        streaming = loop.stream.partial() if loop is not None else None
+        pending = tuple(loop.tools.pending_ids()) if loop is not None else ()
+        status: Literal["idle", "running", "waiting"] = (
+            "running" if self._running else "waiting" if self.waiting_for else "idle"
+        )
+        return AgentState(
+            status=status,
+            messages=tuple(self._messages),
+            streaming_message=streaming,
+            pending_tool_calls=pending,
+            queued_steering=len(self._steering.queue),
+            queued_follow_ups=len(self._follow_ups),
+            waiting_for=self.waiting_for,
+            last_result=self.last_result,
+            run_id=self.current_run_id,
+        )
+
+    @property
+    def cancel_token(self) -> CancelToken | None:
+        """The active run's cancel token (None between runs): link secondary
+        work to it so an abort reaches that work too."""
+        return self._token
+
     def reset(self) -> None:
+        """Clear the transcript, the queues, the waiting ask_user call and
+        every per-run seed (required output, last result, the budget)."""
         if self._running:
             raise AgentBusyError("cannot reset while a run is active; abort it first")
         self._messages.clear()
         self.clear_all_queues()
         self.last_result = None
+        self.waiting_for = None
+        self.required_output = None
+        self.current_run_id = None
+        self._abort_pending = None
+        self.budget = ContextBudget(self.config.context_window)
 
     # ----------------------------------------------------------------- queues
 
-    def steer(self, text: str) -> None:
-        """Inject a message after the current assistant turn, before the next
-        model call. Running tools see ``ctx.yield_requested``."""
-        self._steering.append(UserMessage(content=text, origin="steer"))
+    def steer(self, text: str | UserMessage) -> None:
+        """Inject a message at the next turn boundary (after the current
+        turn, before the next model call). Running tools see
+        ``ctx.steering_arrived`` set."""
+        message = text if isinstance(text, UserMessage) else UserMessage(content=text)
+        self._steering.mode = self.config.steering_mode
+        self._steering.steer(message.model_copy(update={"origin": "steer"}))
 
-    def follow_up(self, text: str) -> None:
+    def poke_steering(self) -> None:
+        """Wake the running tools' soft yield without queueing anything (the
+        owner of an external inbox saw mail land); delivery stays at the
+        boundary, once."""
+        self._steering.poke()
+
+    @property
+    def steering_arrived(self) -> SteeringSignal:
+        """The current tool phase's arrival signal (``await ....wait()``)."""
+        return self._steering.signal
+
+    @property
+    def has_steering(self) -> bool:
+        """Steering messages are still queued (after the run's last drain
+        point): the host decides whether to run or drop them."""
+        return self._steering.pending
+
+    @property
+    def external_steering_source(self) -> ExternalSteeringSource | None:
+        return self._steering.external_source
+
+    @external_steering_source.setter
+    def external_steering_source(self, source: ExternalSteeringSource | None) -> None:
+        self._steering.external_source = source
+
+    @property
+    def external_steering_probe(self) -> ExternalSteeringProbe | None:
+        return self._steering.external_probe
+
+    @external_steering_probe.setter
+    def external_steering_probe(self, probe: ExternalSteeringProbe | None) -> None:
+        self._steering.external_probe = probe
+
+    def follow_up(self, text: str | UserMessage) -> None:
         """Queue a message that starts a new run when the agent would stop."""
-        self._follow_ups.append(UserMessage(content=text, origin="follow_up"))
+        message = text if isinstance(text, UserMessage) else UserMessage(content=text)
+        self._follow_ups.append(message.model_copy(update={"origin": "follow_up"}))
 
     def has_queued_messages(self) -> bool:
-        return bool(self._steering or self._follow_ups)
+        return bool(self._steering.pending or self._follow_ups)
 
     def clear_steering_queue(self) -> None:
         self._steering.clear()
@@ -173,9 +372,7 @@ class Agent:
 
     def drain_steering_queue(self) -> list[UserMessage]:
         """Remove and return every queued steering message."""
-        items = list(self._steering)
-        self._steering.clear()
-        return items
+        return self._steering.drain()
 
     # ------------------------------------------------------------------- runs
 
@@ -184,6 +381,10 @@ class Agent:
         gates, required output, model options and extra tools of these runs
         instead of the Agent's own, which stay as they are."""
         return await self.prompt_messages([UserMessage(content=text)], run=run)
+
+    async def prompt_message(self, message: Message, *, run: RunOptions | None = None) -> RunResult:
+        """Run on one message (a user message with its own origin, say)."""
+        return await self.prompt_messages([message], run=run)
 
     async def prompt_messages(
         self, messages: Sequence[Message], *, run: RunOptions | None = None
@@ -215,56 +416,122 @@ class Agent:
         return False
 
     async def continue_run(self, *, run: RunOptions | None = None) -> RunResult:
-        """Run again from the current transcript (its last message must be a
-        user message or a tool result)."""
+        """Run again from the current transcript. Its last message must be a
+        user message or a tool result, unless steering or follow-up messages
+        are queued: then they start the run."""
         if self._running:
             raise AgentBusyError("a run is already active on this agent")
-        if not self._messages:
-            raise ValueError("nothing to continue: the transcript is empty")
-        last = self._messages[-1]
-        if isinstance(last, AssistantMessage) and last.stop_reason not in ("aborted", "error"):
-            raise ValueError("nothing to continue: the last message is the assistant's answer")
+        last = self._messages[-1] if self._messages else None
+        answered = isinstance(last, AssistantMessage) and last.stop_reason not in (
+            "aborted",
+            "error",
+        )
+        if last is None or answered:
+            queued = self._steering.drain() if self._steering.pending else []
+            if not queued and self._follow_ups:
+                queued = _take(self._follow_ups, self.config.follow_up_mode)
+            if not queued:
+                if last is None:
+                    raise ValueError("nothing to continue: the transcript is empty")
+                raise ValueError(
+                    "nothing to continue: the last message is the assistant's answer "
+                    "and nothing is queued"
+                )
+            return await self._process(list(queued), run or RunOptions())
         return await self._process([], run or RunOptions())
 
     def abort(self, reason: str = "aborted by the user") -> bool:
-        """Abort the active run. Returns False when there was none."""
-        if self._control is None:
+        """Abort the active run, or stop what would run next when no run's
+        scope is open (at agent_start, between a run and its queued
+        follow-up, while the store commits). Returns False when the Agent
+        is idle. Also disarms the idle watchdog (it lives in the run's scope)."""
+        if not self._running:
             return False
-        self._control.abort(reason)
+        if self._control is not None:
+            self._control.abort(reason)
+            if self._token is not None:
+                self._token._cancel()
+        self._abort_pending = self._abort_pending or reason
         return True
 
     async def wait_for_idle(self) -> None:
+        """Resolves when the current run and every awaited (async) listener
+        have finished, agent_end included."""
         await self._idle.wait()
 
     async def _process(self, new_messages: list[Message], run: RunOptions) -> RunResult:
         self._running = True
+        self._abort_pending = None
         self._idle = anyio.Event()
-        self._emit(AgentStart())
+        send, receive = anyio.create_memory_object_stream[_Delivery](max_buffer_size=1_000_000)
+        self._outbox = send
         result: RunResult | None = None
         try:
-            result = await self._run_once(new_messages, run)
-            # Follow-ups run with the same options; carried changes were the first run's.
-            run = replace(run, carried=())
-            while result.status == "completed" and self._follow_ups:
-                follow = _take(self._follow_ups, self.config.follow_up_mode)
-                self._emit(FollowUpStarted(text="\n\n".join(m.content for m in follow)))
-                result = await self._run_once(follow, run)
-            return result
+            async with anyio.create_task_group() as deliveries:
+                deliveries.start_soon(self._deliver, receive)
+                try:
+                    result = await self._runs(new_messages, run)
+                finally:
+                    self._running = False
+                    self._control = None
+                    self._token = None
+                    self.current_run_id = None
+                    self._emit(AgentEnd(status=result.status if result else "failed"))
+                    self._outbox = None
+                    send.close()
+        except BaseExceptionGroup as group:
+            # The delivery task never raises: the error is the run's own.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
         finally:
-            self._running = False
-            self._control = None
-            self.current_run_id = None
-            self._emit(AgentEnd(status=result.status if result else "failed"))
+            self._outbox = None
             self._idle.set()
+        assert result is not None
+        return result
 
-    async def _run_once(self, new_messages: Sequence[Message], run: RunOptions) -> RunResult:
+    async def _runs(self, new_messages: list[Message], run: RunOptions) -> RunResult:
+        self._emit(AgentStart())
+        if self._abort_pending is not None:
+            return await self._run_once(new_messages, run, aborted=self._abort_pending)
+        result = await self._run_once(new_messages, run)
+        # Follow-ups run with the same options; carried changes were the first run's.
+        run = replace(run, carried=())
+        while result.status == "completed" and self._follow_ups:
+            if self._abort_pending is not None:
+                break  # aborted between the run and its follow-up: they stay queued
+            follow = _take(self._follow_ups, self.config.follow_up_mode)
+            self._emit(FollowUpStarted(text="\n\n".join(m.content for m in follow)))
+            result = await self._run_once(follow, run)
+        return result
+
+    async def _run_once(
+        self, new_messages: Sequence[Message], run: RunOptions, aborted: str | None = None
+    ) -> RunResult:
         run_id = self._run_id_factory()
         self.current_run_id = run_id
         control = RunControl()
+        if aborted is not None:
+            control.abort(aborted)
         self._control = control
+        self._token = CancelToken(control)
         ctx = self._loop_context(run_id, run)
         length_before = len(self._messages)
-        result = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
+        try:
+            result = await run_loop(
+                ctx,
+                self.config,
+                self._emit,
+                self.model,
+                new_messages,
+                control,
+                on_loop=self._on_loop,
+            )
+        finally:
+            self._loop = None
+        if control.reason is not None and control.reason.startswith("idle timeout"):
+            self._report_idle_timeout(control.reason)
+        self._control = None
         if self.persistence is not None:
             if len(self._messages) < length_before or any(
                 isinstance(m, UserMessage) and m.origin == "compaction" for m in self._messages[:1]
@@ -275,9 +542,19 @@ class Agent:
         self.last_result = result
         return result
 
+    def _on_loop(self, loop: Any) -> None:
+        self._loop = loop
+
+    def _report_idle_timeout(self, reason: str) -> None:
+        if self.on_run_idle_timeout is None:
+            return
+        try:
+            self.on_run_idle_timeout(TimeoutError(reason))
+        except Exception:
+            log.exception("on_run_idle_timeout raised")
+
     def _loop_context(self, run_id: str, run: RunOptions) -> LoopContext:
-        steering = self._steering
-        mode = self.config.steering_mode
+        self._steering.mode = self.config.steering_mode
         return LoopContext(
             run_id=run_id,
             messages=self._messages,
@@ -286,9 +563,7 @@ class Agent:
             options=run.options or self.options,
             env=self.env,
             hooks=self.hooks,
-            take_steering=lambda: _take(steering, mode),
-            drain_steering=self.drain_steering_queue,
-            steering_pending=lambda: bool(steering),
+            steering=self._steering,
             budget=self.budget,
             gates=self.gates if isinstance(run.gates, AgentDefault) else run.gates,
             required_output=self.required_output

@@ -39,11 +39,16 @@ class HarnessConfig(BaseModel):
     max_model_turns_per_run: int = Field(50, ge=1)
     max_repair_attempts: int = Field(3, ge=0)
     tool_execution: ToolExecution = "parallel"
-    steering_mode: QueueMode = "all"
+    steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     max_empty_retries: int = Field(1, ge=0)
-    #: No event for this long outside tool execution aborts the run; 0 disables.
-    run_idle_timeout_ms: int = Field(300_000, ge=0)
+    #: No event for this long outside tool execution aborts the run; 0
+    #: disables. Longer than the longest default tool, install or gate bound
+    #: (600 s), which pause it anyway.
+    run_idle_timeout_ms: int = Field(900_000, ge=0)
+    #: During a tool phase, how often the Agent's external steering probe is
+    #: asked whether mail is waiting (it soft-yields long tools).
+    external_steering_probe_ms: int = Field(2_000, ge=10)
     max_tool_result_chars: int = Field(16_000, ge=200)
     max_context_tokens: int = Field(100_000, ge=1_000)
     context_window_cap: int | None = Field(None, ge=1_000)

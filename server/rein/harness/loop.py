@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -144,7 +144,7 @@ class _TurnLoop:
     async def execute(self, new_messages: Sequence[Message]) -> RunResult:
         await self.begin(new_messages)
         while True:
-            self.apply_steering()
+            await self.apply_steering()
             if self.turn >= self.config.max_model_turns_per_run:
                 return self.finish(
                     "failed",
@@ -168,6 +168,10 @@ class _TurnLoop:
             if isinstance(repaired, RunResult):
                 return repaired
             if repaired is None:
+                if await self.ctx.steering.probe():
+                    # A steer that arrived during the final turn (or its
+                    # validation) starts another turn: never left stranded.
+                    continue
                 return self.finish("completed")
 
     async def begin(self, new_messages: Sequence[Message]) -> None:
@@ -265,7 +269,17 @@ class _TurnLoop:
         """Execute the turn's calls; wait for the person, go on, or (when an
         output tool answered) validate."""
         await self.checkpoint()
-        batch = await self.tools.execute(calls)
+        steering = self.ctx.steering
+        steering.signal.rearm()
+        if steering.pending:
+            steering.signal.set()
+        if steering.external_probe is not None and self.task_group is not None:
+            async with anyio.create_task_group() as phase:
+                phase.start_soon(self.poll_external_steering)
+                batch = await self.tools.execute(calls)
+                phase.cancel_scope.cancel()
+        else:
+            batch = await self.tools.execute(calls)
         self.take_batch(batch)
         self.end_turn(len(calls))
         self.observe_mutations()
@@ -383,8 +397,18 @@ class _TurnLoop:
             self.turn_open = False
             self.emit(TurnEnd(turn=self.turn, tool_calls=tool_calls, usage=self.usage))
 
-    def apply_steering(self) -> None:
-        steering = self.ctx.take_steering()
+    async def poll_external_steering(self) -> None:
+        """During a tool phase, ask the external probe on a slow timer; mail
+        waiting sets the arrival signal (delivery stays at the boundary)."""
+        steering = self.ctx.steering
+        interval = self.config.external_steering_probe_ms / 1000.0
+        while not steering.signal.is_set():
+            await anyio.sleep(interval)
+            if await steering.probe():
+                steering.signal.set()
+
+    async def apply_steering(self) -> None:
+        steering = await self.ctx.steering.take()
         if steering:
             for message in steering:
                 self.append_with_events(message)
@@ -439,7 +463,7 @@ class _TurnLoop:
         pending = self.tools.pending
         self.abandon_tool_calls(reason)
         self.end_turn(pending)
-        steering = self.ctx.drain_steering()
+        steering = self.ctx.steering.drain()
         if steering:
             for message in steering:
                 self.append_with_events(message)
@@ -485,12 +509,16 @@ async def run_loop(
     model: Model,
     new_messages: Sequence[Message] = (),
     control: RunControl | None = None,
+    *,
+    on_loop: Callable[[_TurnLoop], None] | None = None,
 ) -> RunResult:
     """Run until the model gives a final answer, the turn limit is hit, the
     model fails, or ``control.abort()`` is called. Never raises for those:
     the outcome says what happened."""
     control = control or RunControl()
     run = _TurnLoop(ctx, config, emit, model)
+    if on_loop is not None:
+        on_loop(run)
     outcome: RunResult | None = None
     with recording(run.record), anyio.CancelScope() as scope:
         control._scope = scope

@@ -15,9 +15,10 @@ from rein.harness.context import ContextBudget
 from rein.harness.events import Blocker, RunStatus, Unverified
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
-from rein.harness.messages import Message, Usage, UserMessage
+from rein.harness.messages import Message, Usage
 from rein.harness.ports import ModelOptions
 from rein.harness.run_record import RunMutation
+from rein.harness.steering import Steering
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 
 __all__ = ["AGENT_DEFAULT", "AgentDefault", "LoopContext", "RunControl", "RunOptions", "RunResult"]
@@ -113,11 +114,8 @@ class LoopContext:
     options: ModelOptions = field(default_factory=ModelOptions)
     env: ToolEnvironment = field(default_factory=ToolEnvironment)
     hooks: Hooks = field(default_factory=Hooks)
-    #: Takes the steering messages due now (per the queue mode).
-    take_steering: Callable[[], list[UserMessage]] = lambda: []
-    #: Takes every queued steering message (abort path).
-    drain_steering: Callable[[], list[UserMessage]] = lambda: []
-    steering_pending: Callable[[], bool] = lambda: False
+    #: The Agent's steering: its queue, external source and arrival signal.
+    steering: Steering = field(default_factory=Steering)
     #: Called with every message appended to the transcript (persistence).
     on_message: Callable[[Message], None] | None = None
     #: Awaited before every model call and tool execution (flush the store).

@@ -141,6 +141,10 @@ class ToolExecutor:
         """Calls of an unfinished batch (non-zero only after an abort)."""
         return len(self._calls)
 
+    def pending_ids(self) -> list[str]:
+        """Ids of the batch's calls that have no result yet."""
+        return [c.id for c, r in zip(self._calls, self._results, strict=True) if r is None]
+
     # ------------------------------------------------------------------ batch
 
     async def execute(self, calls: list[ToolCall]) -> ToolBatch:
@@ -334,8 +338,16 @@ class ToolExecutor:
             )
 
         ctx = self.ctx
+        steering = ctx.steering
         tool_ctx = ToolContext(
-            call.id, call.name, ctx.env, update, ctx.steering_pending, self.record, self.emit
+            call.id,
+            call.name,
+            ctx.env,
+            update,
+            steering.signal.is_set,
+            self.record,
+            self.emit,
+            steering_arrived=steering.signal,
         )
         try:
             raw = await tool.execute(args, tool_ctx)

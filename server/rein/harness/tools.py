@@ -23,6 +23,7 @@ from rein.harness.ports import (
     Workspace,
 )
 from rein.harness.run_record import RunRecord
+from rein.harness.steering import SteeringSignal
 
 __all__ = [
     "Tool",
@@ -83,6 +84,7 @@ class ToolContext:
         "env",
         "name",
         "record",
+        "steering_arrived",
         "tool_call_id",
     )
 
@@ -95,8 +97,14 @@ class ToolContext:
         is_yield_requested: Callable[[], bool],
         record: RunRecord,
         emit: Callable[[Any], None] | None = None,
+        *,
+        steering_arrived: SteeringSignal | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
+        #: Set when steering arrives while this call runs (a steer, a poke,
+        #: external mail): ``await ctx.steering_arrived.wait()`` next to the
+        #: tool's own work to wrap up softly. Delivery is at the boundary.
+        self.steering_arrived = steering_arrived or SteeringSignal()
         self._emit = emit
         self.name = name
         self.env = env
@@ -117,7 +125,7 @@ class ToolContext:
 
     @property
     def yield_requested(self) -> bool:
-        """True once a steering message is waiting: long tools should wrap up."""
+        """True once steering arrived in this tool phase: long tools should wrap up."""
         return self._is_yield_requested()
 
 
