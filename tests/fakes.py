@@ -47,6 +47,7 @@ from rein.harness.ports import (
     TurnDone,
 )
 from rein.harness.run_record import RunRecord, recording
+from rein.harness.steering import SteeringSignal
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.lsp._protocol import plain_dict_converter
 
@@ -567,6 +568,8 @@ class ToolCallRecorder:
         self.record = RunRecord()
         self.updates: list[tuple[str, str]] = []
         self.yield_requested = False
+        #: The calls' steering signal: a test sets it to steer mid-call.
+        self.steering = SteeringSignal()
         self._on_update = on_update
 
     def _update(self, text: str, kind: str) -> None:
@@ -576,7 +579,13 @@ class ToolCallRecorder:
 
     def context(self, name: str, call_id: str = "call_1") -> ToolContext:
         return ToolContext(
-            call_id, name, self.env, self._update, lambda: self.yield_requested, self.record
+            call_id,
+            name,
+            self.env,
+            self._update,
+            lambda: self.yield_requested,
+            self.record,
+            steering_arrived=self.steering,
         )
 
     async def run(self, tool: Tool[Any], **arguments: Any) -> ToolResult:

@@ -116,3 +116,36 @@ async def test_without_a_factory_the_task_tool_says_so() -> None:
     await agent.prompt("go")
     [res] = [m for m in agent.messages if isinstance(m, ToolResultMessage)]
     assert res.is_error and "not available" in res.content
+
+
+async def test_a_steer_to_the_parent_makes_the_running_child_wrap_up() -> None:
+    """Issue 15: the task tool awaits steering_arrived; the child gets a
+    wrap-up steer of its own (and yields its own long tool), so the parent
+    gets the child's report and the person's message sooner."""
+    sleeper = SleepTool()
+    parent, parent_model, child_model, _, _ = setup(
+        [
+            task_call(),
+            {"text": "ok, switching"},
+        ],
+        [
+            {"tool_calls": [{"name": "sleep", "arguments": {"seconds": 60}}]},
+            {"expect": {"last_message_contains": "Wrap up now"}, "text": "partial report"},
+        ],
+        child_tools=[sleeper],
+    )
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(parent.prompt, "go")
+            await sleeper.started.wait()
+            parent.steer("actually, look at b.py first")
+    assert sleeper.yielded
+    assert parent.last_result is not None and parent.last_result.status == "completed"
+    steers = [
+        m.content
+        for m in parent_model.requests[1].messages
+        if getattr(m, "origin", None) == "steer"
+    ]
+    assert steers == ["actually, look at b.py first"]
+    [report] = [m for m in parent.messages if isinstance(m, ToolResultMessage)]
+    assert "partial report" in report.content

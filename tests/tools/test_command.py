@@ -167,3 +167,24 @@ async def test_cancellation_kills_the_group_and_propagates(command_env: ToolEnvi
 async def test_empty_command(run: ToolCallRecorder) -> None:
     result = await run.run(RunCommandTool(), command="   ")
     assert result.is_error and result.content == "The command is empty."
+
+
+async def test_steering_ends_a_long_command_softly_with_its_output_so_far(
+    run: ToolCallRecorder,
+) -> None:
+    """Issue 15: run_command awaits steering_arrived; a steer ends the
+    command (and its children) and the result says why, with the output so far."""
+
+    def steer_once_started(text: str, kind: str) -> None:
+        if "started" in text:
+            run.steering.set()
+
+    run._on_update = steer_once_started
+    result = await run.run(
+        RunCommandTool(), command="echo started; sleep 60; echo never", timeout=120
+    )
+    output = result.content.splitlines()[1:]
+    assert output[0] == "started" and not any("never" in line for line in output)
+    assert "the person sent a message" in result.content
+    assert result.details["stopped_for_steering"] is True
+    assert result.details["timed_out"] is False

@@ -179,3 +179,18 @@ async def test_symlinks_are_not_followed(
     (root / "link_in.py").symlink_to(root / "a.py")
     result = await calls.run(GrepTool(backend), pattern="needle outside|needle = 1")
     assert result.content.splitlines() == ["a.py:2: needle = 1", "[1 match in 1 file]"]
+
+
+async def test_a_search_gives_way_to_steering(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 15: grep awaits steering_arrived; a steer stops the search."""
+    from rein.harness.tools import ToolEnvironment
+    from rein.headless.disk_workspace import DiskWorkspace
+    from rein.tools.grep import GrepTool
+    from tests.fakes import ToolCallRecorder
+
+    (tmp_path / "a.py").write_text("needle\n")
+    run = ToolCallRecorder(ToolEnvironment(workspace=DiskWorkspace(tmp_path)))
+    run.steering.set()  # steering arrived before the search could finish
+    result = await run.run(GrepTool(), pattern="needle")
+    assert result.details == {"stopped_for_steering": True}
+    assert "the person sent a message" in result.content

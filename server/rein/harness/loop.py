@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from rein.harness.config import HarnessConfig
 from rein.harness.context import (
@@ -143,6 +144,9 @@ class _TurnLoop:
 
     async def execute(self, new_messages: Sequence[Message]) -> RunResult:
         await self.begin(new_messages)
+        # One checkpoint per run: an abort that came before the run's scope
+        # opened (at agent_start) ends it here, its messages kept.
+        await anyio.lowlevel.checkpoint()
         while True:
             await self.apply_steering()
             if self.turn >= self.config.max_model_turns_per_run:

@@ -69,6 +69,13 @@ def new_child_id() -> str:
     return "task_" + uuid.uuid4().hex[:8]
 
 
+#: The steer a running subagent gets when its parent's person sends a message.
+WRAP_UP = (
+    "Wrap up now: the person sent a new message to the agent that started you. Stop "
+    "starting new work, and report what you found and did so far."
+)
+
+
 async def run_subagent(
     ctx: ToolContext, child: Agent, child_id: str, name: str, prompt: str
 ) -> RunResult:
@@ -99,11 +106,20 @@ async def run_subagent(
             box["result"] = await child.prompt(prompt)
         done.set()
 
+    async def yield_to_steering() -> None:
+        # The parent's person sent a message: the child wraps up softly (a
+        # steer of its own), so the parent gets its report and the message sooner.
+        await ctx.steering_arrived.wait()
+        if not done.is_set():
+            child.steer(WRAP_UP)
+
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
+            tg.start_soon(yield_to_steering)
             try:
                 await done.wait()
+                tg.cancel_scope.cancel()
             except anyio.get_cancelled_exc_class():
                 child.abort("the parent run was aborted")
                 raise

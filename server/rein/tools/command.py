@@ -148,20 +148,30 @@ class RunCommandTool(Tool[RunCommandArgs]):
             start_new_session=True,
             env={**os.environ, **_QUIET_ENV},
         )
-        timed_out = leftovers = False
+        timed_out = leftovers = yielded = False
         try:
             with anyio.move_on_after(timeout) as scope:
                 pumped = anyio.Event()
+
+                async def yield_to_steering() -> None:
+                    # The person sent a message: end the command and say so
+                    # (the soft yield), instead of making them wait it out.
+                    nonlocal yielded
+                    await ctx.steering_arrived.wait()
+                    yielded = True
+                    scope.cancel()
+
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._pump, process, output, streamer, pumped)
                     tg.start_soon(self._flush_periodically, streamer)
+                    tg.start_soon(yield_to_steering)
                     await process.wait()
                     # Background jobs left in the group would keep the pipe
                     # open (and outlive the run): end them.
                     leftovers = await kill_process_group(process, self.grace_s)
                     await pumped.wait()
                     tg.cancel_scope.cancel()
-            timed_out = scope.cancelled_caught
+            timed_out = scope.cancelled_caught and not yielded
         finally:
             # Timeout, cancellation (abort) or an error: the group must go.
             with anyio.CancelScope(shield=True):
@@ -170,7 +180,14 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 streamer.flush()
         elapsed = time.monotonic() - started
         result = self._result(command, process, output, timed_out, timeout, elapsed)
-        if leftovers and not timed_out:
+        if yielded:
+            result.content += (
+                f"\n[Stopped after {elapsed:.1f} s: the person sent a message while the "
+                "command ran, so it and its child processes were ended. Read the message; "
+                "run the command again if it is still needed.]"
+            )
+            result.details["stopped_for_steering"] = True
+        elif leftovers and not timed_out:
             result.content += (
                 "\n[Processes the command left running in the background were stopped.]"
             )

@@ -302,6 +302,44 @@ class GrepTool(Tool[GrepArgs]):
         except re.error as exc:
             regex, py_error = None, str(exc)
         keep = _Filter(sandbox, args.glob, rel)
+        stopped = False
+        found: tuple[list[Match], str] | None = None
+        with anyio.CancelScope() as scope:
+
+            async def yield_to_steering() -> None:
+                # A long search over a big tree gives way to the person's message.
+                nonlocal stopped
+                await ctx.steering_arrived.wait()
+                stopped = True
+                scope.cancel()
+
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(yield_to_steering)
+                    found = await self._search(args, sandbox, rel, pattern, regex, py_error, keep)
+                    tg.cancel_scope.cancel()
+            except BaseExceptionGroup as group:
+                # The search's own error (an invalid pattern), as it was.
+                raise group.exceptions[0] from None
+        if stopped or found is None:
+            return ToolResult(
+                f"The search for {args.pattern!r} was stopped: the person sent a message "
+                "while it ran. Read the message; search again if it is still needed.",
+                details={"stopped_for_steering": True},
+            )
+        matches, backend = found
+        return self._format(args, rel, matches, backend)
+
+    async def _search(
+        self,
+        args: GrepArgs,
+        sandbox: Sandbox,
+        rel: str,
+        pattern: str,
+        regex: re.Pattern[str] | None,
+        py_error: str,
+        keep: _Filter,
+    ) -> tuple[list[Match], str]:
         limit = self.max_matches + 1
         rg = self.ripgrep()
         matches: list[Match] | None = None
@@ -318,9 +356,9 @@ class GrepTool(Tool[GrepArgs]):
             if regex is None:
                 raise ToolError(_invalid(args.pattern, py_error))
             matches = await anyio.to_thread.run_sync(
-                search_python, sandbox, rel, regex, keep, limit
+                search_python, sandbox, rel, regex, keep, limit, abandon_on_cancel=True
             )
-        return self._format(args, rel, matches, backend)
+        return matches, backend
 
     def _format(self, args: GrepArgs, rel: str, matches: list[Match], backend: str) -> ToolResult:
         shown = matches[: self.max_matches]
