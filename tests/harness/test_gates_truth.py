@@ -659,3 +659,18 @@ async def test_an_error_in_an_unchanged_file_is_the_runs_only_if_it_goes_without
     else:
         assert result.status == "failed"
         assert [(b.path, b.line) for b in gate.blockers] == [("other.py", 1)]
+
+
+async def test_an_accepted_empty_reply_still_goes_through_the_gates() -> None:
+    """Issue 15: past harness.maxEmptyRetries the empty turn is accepted as
+    the answer, and the run's changes are validated before it completes."""
+    world = World({"app.py": "a = 1\n"})
+    agent, _, events = world.agent(
+        [write("app.py", "a = 1\nERROR new\n"), {"text": ""}, {"text": ""}, {"text": ""}],
+        max_repair_attempts=0,
+        max_empty_retries=1,
+    )
+    result = await agent.prompt("edit")
+    [gate] = events.of("gate_result")
+    assert gate.status == "blocked"
+    assert result.status == "failed"  # the gate found the new error; no budget to repair

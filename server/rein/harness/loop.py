@@ -116,6 +116,8 @@ class _TurnLoop:
         #: The details of an output tool's result that ended the run.
         self.terminal: dict[str, Any] | None = None
         self.output_nudges = 0
+        #: Why a completed run has no answer text (an accepted empty reply).
+        self.end_reason: str | None = None
         self.mutations_seen = 0
         self.task_group: anyio.abc.TaskGroup | None = None
         self._overhead: tuple[int, int] | None = None
@@ -176,7 +178,7 @@ class _TurnLoop:
                     # A steer that arrived during the final turn (or its
                     # validation) starts another turn: never left stranded.
                     continue
-                return self.finish("completed")
+                return self.finish("completed", self.end_reason)
 
     async def begin(self, new_messages: Sequence[Message]) -> None:
         """Announce the run, append its new messages, give the gates their
@@ -257,10 +259,17 @@ class _TurnLoop:
                 options = overrides.options or options
         return model, options
 
-    def degenerate_reply(self, assistant: AssistantMessage) -> RunResult | None:
-        """No text and no tool call: retried (None), or the run fails."""
-        self.emit(MessageEnd(message=assistant))
+    def degenerate_reply(self, assistant: AssistantMessage) -> AssistantMessage | RunResult | None:
+        """No text and no tool call: retried (None), accepted as the answer
+        once the retries are spent (the message), or the run fails."""
         step = self.degenerate.judge(assistant)
+        if step.accept:
+            self.emit(ErrorEvent(message=step.message, where="model"))
+            self.append(assistant)
+            self.emit(MessageEnd(message=assistant))
+            self.end_reason = step.message
+            return assistant
+        self.emit(MessageEnd(message=assistant))
         if step.fail:
             return self.finish("failed", step.message)
         self.emit(ErrorEvent(message=step.message, where="model"))

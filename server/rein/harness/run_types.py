@@ -60,7 +60,9 @@ class RunResult:
 
     run_id: str
     status: RunStatus
-    #: Why the run did not complete (None when it completed).
+    #: Why the run did not complete; for a completed run, why it has no
+    #: answer text (an empty reply accepted after harness.maxEmptyRetries),
+    #: else None.
     error: str | None = None
     #: The final answer (or the last text the model wrote).
     text: str = ""

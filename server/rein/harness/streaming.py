@@ -141,13 +141,18 @@ class DegenerateStep:
     message: str
     #: A note appended before the retry (None: retry as is).
     nudge: str | None = None
+    #: The retries are spent: the empty reply is the turn's answer (the run
+    #: goes on to validation and says why it has no text).
+    accept: bool = False
 
 
 class DegenerateReplies:
     """Counts a run's degenerate replies: an empty reply is retried up to
     ``max_empty_retries`` times; one cut at the token limit (``stop_reason``
     "length") before it said anything is retried once with a note asking for
-    a shorter reply; past that the run fails, never completes with no text."""
+    a shorter reply; past that the run fails, never completes with no text.
+    Any other empty reply is retried ``max_empty_retries`` times, then
+    accepted as the turn's answer, and the run's end says so."""
 
     def __init__(self, max_empty_retries: int) -> None:
         self.max_empty_retries = max_empty_retries
@@ -175,4 +180,9 @@ class DegenerateReplies:
             return DegenerateStep(
                 False, f"the model returned an empty reply; retrying ({self.empty} of {limit})"
             )
-        return DegenerateStep(True, f"the model returned an empty reply {self.empty + 1} times")
+        return DegenerateStep(
+            False,
+            f"the model returned an empty reply {self.empty + 1} times; its empty reply is "
+            "taken as the turn's answer (harness.maxEmptyRetries)",
+            accept=True,
+        )
