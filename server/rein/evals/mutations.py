@@ -5,9 +5,9 @@ runs and sets a switch on it; the helpers in
 :mod:`rein.evals.scenarios._common` honour the switches. Where configuration
 or the public Agent API offers the switch, the mutation uses it (a gate turned
 off in the Rein configuration, a flow without replans, an Agent without the
-``task`` tool); where neither does, the switch is made here, never in the
-harness (a breaker that records nothing, a context budget that never compacts,
-a ``complete_step`` without its no-work check).
+``task`` tool, without its misuse breaker or its over-window relief); where
+neither does, the switch is made here, never in the harness (a
+``complete_step`` without its no-work check).
 
 ``run_all(mutated=True)`` runs every scenario with its mutation; each must
 then fail (tests/evals/test_mutations.py).
@@ -15,8 +15,6 @@ then fail (tests/evals/test_mutations.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rein.evals._registry import Rig
@@ -110,17 +108,22 @@ def subagents_off(rig: Rig) -> None:
     rig.agent_setup.append(remove)
 
 
-def compaction_off(rig: Rig) -> None:
-    """Every agent's context budget never compacts: the transcript grows past
-    the window and is sent whole."""
-    from rein.harness.context import ContextBudget
+def breaker_off(rig: Rig) -> None:
+    """Every agent's tool-misuse breaker is off: no note after repeated
+    failures and no refusal."""
 
-    class NeverCompacts(ContextBudget):
-        async def fit(self, messages: Any, overhead: int, summarize: Any) -> list[Any]:
-            return []
+    def off(agent: Agent) -> None:
+        agent.tool_misuse_breaker = None
+
+    rig.agent_setup.append(off)
+
+
+def compaction_off(rig: Rig) -> None:
+    """Every agent has no over-window relief: nothing is elided or
+    summarised, and a request over the window fails the run."""
 
     def swap(agent: Agent) -> None:
-        agent.budget = NeverCompacts(agent.budget.window)
+        agent.over_window_relief = None
 
     rig.agent_setup.append(swap)
 
@@ -137,30 +140,3 @@ def complete_step_unchecked(rig: Rig) -> None:
         CompleteStepArgs,
         summary=lambda a: f"Step {a.step_id} {'done' if a.success else 'failed'}: {a.summary}",
     )
-
-
-# ------------------------------------------------ switches made in the evals
-
-
-def breaker_off(rig: Rig) -> None:
-    """The tool-misuse breaker records nothing, for the run of the scenario:
-    no note after repeated failures and no refusal. The harness offers no
-    switch for it, so the breaker's ``record`` is replaced while the scenario
-    runs and restored after."""
-    rig.patches.append(_breaker_records_nothing())
-
-
-@contextmanager
-def _breaker_records_nothing() -> Iterator[None]:
-    from rein.harness.breaker import ToolMisuseBreaker
-
-    original = ToolMisuseBreaker.record
-
-    def record(self: ToolMisuseBreaker, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    ToolMisuseBreaker.record = record  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        ToolMisuseBreaker.record = original  # type: ignore[method-assign]

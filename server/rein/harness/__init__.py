@@ -4,7 +4,7 @@ Imports no pygls, lsprotocol, httpx or sqlite3 (a test checks it).
 """
 
 from rein.harness.agent import Agent, AgentBusyError, RunOptions, RunResult
-from rein.harness.config import HarnessConfig
+from rein.harness.config import HarnessConfig, StuckToolConfig, ToolMisuseBreakerConfig
 from rein.harness.events import Event, EventAdapter
 from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
 from rein.harness.loop import LoopContext, RunControl, run_loop
@@ -18,6 +18,7 @@ from rein.harness.messages import (
     Usage,
     UserMessage,
 )
+from rein.harness.relief import ElideThenSummarise, OverWindowRelief, ReliefRequest
 from rein.harness.tools import Tool, ToolContext, ToolEnvironment, ToolRegistry, ToolResult
 
 __all__ = [
@@ -25,21 +26,26 @@ __all__ = [
     "AgentBusyError",
     "AssistantMessage",
     "Block",
+    "ElideThenSummarise",
     "Event",
     "EventAdapter",
     "HarnessConfig",
     "Hooks",
     "LoopContext",
     "Message",
+    "OverWindowRelief",
+    "ReliefRequest",
     "RunControl",
     "RunOptions",
     "RunResult",
+    "StuckToolConfig",
     "TextPart",
     "ThinkingPart",
     "Tool",
     "ToolCall",
     "ToolContext",
     "ToolEnvironment",
+    "ToolMisuseBreakerConfig",
     "ToolRegistry",
     "ToolResult",
     "ToolResultMessage",

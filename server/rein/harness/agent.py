@@ -18,7 +18,12 @@ from typing import Any, Literal
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from rein.harness.config import HarnessConfig, QueueMode
+from rein.harness.config import (
+    HarnessConfig,
+    QueueMode,
+    StuckToolConfig,
+    ToolMisuseBreakerConfig,
+)
 from rein.harness.context import ContextBudget
 from rein.harness.events import (
     AgentEnd,
@@ -38,7 +43,8 @@ from rein.harness.messages import (
     UserMessage,
 )
 from rein.harness.ports import Model, ModelOptions, Persistence
-from rein.harness.run_types import AgentDefault, RunOptions
+from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
+from rein.harness.run_types import FROM_CONFIG, AgentDefault, FromConfig, RunOptions
 from rein.harness.steering import (
     ExternalSteeringProbe,
     ExternalSteeringSource,
@@ -167,6 +173,10 @@ class Agent:
         external_steering_probe: ExternalSteeringProbe | None = None,
         on_run_idle_timeout: Callable[[BaseException], None] | None = None,
         on_run_watchdog_paused: Callable[[], None] | None = None,
+        context_window_cap: int | None = None,
+        over_window_relief: OverWindowRelief | None = DEFAULT_RELIEF,
+        tool_misuse_breaker: ToolMisuseBreakerConfig | FromConfig | None = FROM_CONFIG,
+        stuck_tool: StuckToolConfig | FromConfig | None = FROM_CONFIG,
     ) -> None:
         self.model = model
         if tools is None:
@@ -213,7 +223,50 @@ class Agent:
         self._idle.set()
         self.current_run_id: str | None = None
         self.last_result: RunResult | None = None
-        self.budget = ContextBudget(self.config.context_window)
+        #: The effective context window instead of the configuration's
+        #: (lower, or higher for an endpoint that serves more than the
+        #: catalogue says); None: ``config.context_window``. Read at every run.
+        self.context_window_cap = context_window_cap
+        #: Makes room when a request is over the window or the provider
+        #: refuses it as too long; None: the guard fails the run verbatim.
+        #: May be set (attached) at any time; read at every run.
+        self.over_window_relief = over_window_relief
+        self._tool_misuse_breaker = tool_misuse_breaker
+        self._stuck_tool = stuck_tool
+        self.budget = ContextBudget(self.context_window)
+
+    # --------------------------------------------------------------- policies
+
+    @property
+    def context_window(self) -> int:
+        """The window the next run keeps its requests under."""
+        if self.context_window_cap is not None:
+            return self.context_window_cap
+        return self.config.context_window
+
+    @property
+    def tool_misuse_breaker(self) -> ToolMisuseBreakerConfig | None:
+        """The misuse breaker's thresholds for the next run (None: off);
+        unless set, ``config.tool_misuse_breaker``."""
+        if isinstance(self._tool_misuse_breaker, FromConfig):
+            return self.config.tool_misuse_breaker
+        return self._tool_misuse_breaker
+
+    @tool_misuse_breaker.setter
+    def tool_misuse_breaker(self, value: ToolMisuseBreakerConfig | FromConfig | None) -> None:
+        self._tool_misuse_breaker = value
+
+    @property
+    def stuck_tool(self) -> StuckToolConfig | None:
+        """Heartbeats and the stuck-call policy for the next run (None:
+        unsupervised); unless set, ``config.stuck_tool``."""
+        if isinstance(self._stuck_tool, FromConfig):
+            return self.config.stuck_tool
+        return self._stuck_tool
+
+    @stuck_tool.setter
+    def stuck_tool(self, value: StuckToolConfig | FromConfig | None) -> None:
+        self._stuck_tool = value
 
     # -------------------------------------------------------------- listeners
 
@@ -307,7 +360,7 @@ class Agent:
         self.required_output = None
         self.current_run_id = None
         self._abort_pending = None
-        self.budget = ContextBudget(self.config.context_window)
+        self.budget = ContextBudget(self.context_window)
 
     # ----------------------------------------------------------------- queues
 
@@ -555,6 +608,8 @@ class Agent:
 
     def _loop_context(self, run_id: str, run: RunOptions) -> LoopContext:
         self._steering.mode = self.config.steering_mode
+        # The configuration and the cap may have changed since the last run.
+        self.budget.window = self.context_window
         return LoopContext(
             run_id=run_id,
             messages=self._messages,
@@ -572,6 +627,9 @@ class Agent:
             carried=run.carried,
             on_message=self.persistence.append if self.persistence is not None else None,
             checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
+            over_window_relief=self.over_window_relief,
+            tool_misuse_breaker=self.tool_misuse_breaker,
+            stuck_tool=self.stuck_tool,
         )
 
 

@@ -24,11 +24,66 @@ __all__ = [
     "PreviewReload",
     "QueueMode",
     "RuntimeGateConfig",
+    "StuckToolConfig",
+    "StuckToolPolicy",
     "ToolExecution",
+    "ToolMisuseBreakerConfig",
 ]
 
 ToolExecution = Literal["parallel", "sequential"]
 QueueMode = Literal["one-at-a-time", "all"]
+#: What happens to a tool call still running at its time limit: "error"
+#: (cancel it; the model reads an error result), "retry" (cancel it and run
+#: it once more; stuck again, the error result), "cancel" (cancel it and
+#: abort the run).
+StuckToolPolicy = Literal["error", "retry", "cancel"]
+
+
+def _off_or_at_least_10(value: int) -> int:
+    if 0 < value < 10:
+        raise ValueError("must be 0 (off) or at least 10 ms")
+    return value
+
+
+class _Camel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class ToolMisuseBreakerConfig(_Camel):
+    """The thresholds of the tool-misuse breaker
+    (:mod:`rein.harness.breaker`)."""
+
+    #: This many consecutive identical rejected calls put a corrective note
+    #: in the next request.
+    note_at: int = Field(3, ge=1)
+    #: This many: that identical call is refused for the rest of the run.
+    block_at: int = Field(6, ge=1)
+    #: Two calls alternating with identical results and no workspace change:
+    #: a note after this many calls ...
+    oscillation_note_at: int = Field(4, ge=4)
+    #: ... and both are refused after this many.
+    oscillation_block_at: int = Field(8, ge=4)
+
+
+class StuckToolConfig(_Camel):
+    """Supervision of running tool calls: liveness heartbeats and what
+    happens to a call that runs past its limit."""
+
+    #: A tool running longer than this emits a heartbeat event every this
+    #: long; 0: no heartbeats.
+    heartbeat_ms: int = Field(5_000, ge=0)
+    #: A call running longer than this is stuck (unless the tool declares
+    #: its own limit); 0: no limit.
+    timeout_ms: int = Field(600_000, ge=0)
+    #: What happens to a stuck call.
+    policy: StuckToolPolicy = "error"
+
+    @field_validator("heartbeat_ms")
+    @classmethod
+    def _heartbeat(cls, value: int) -> int:
+        return _off_or_at_least_10(value)
 
 
 class HarnessConfig(BaseModel):
@@ -52,23 +107,36 @@ class HarnessConfig(BaseModel):
     max_tool_result_chars: int = Field(16_000, ge=200)
     max_context_tokens: int = Field(100_000, ge=1_000)
     context_window_cap: int | None = Field(None, ge=1_000)
-    #: A tool running longer than this emits heartbeat events.
-    tool_heartbeat_ms: int = Field(5_000, ge=10)
+    #: A tool running longer than this emits heartbeat events; 0 disables.
+    tool_heartbeat_ms: int = Field(5_000, ge=0)
     #: A tool running longer than this (unless it declares its own limit) is
-    #: cancelled and the model is told; 0 disables.
+    #: stuck and handled by ``stuck_tool_policy``; 0 disables.
     tool_timeout_ms: int = Field(600_000, ge=0)
+    stuck_tool_policy: StuckToolPolicy = "error"
+    #: The breaker's thresholds; None turns the breaker off.
+    tool_misuse_breaker: ToolMisuseBreakerConfig | None = ToolMisuseBreakerConfig()
+
+    @field_validator("tool_heartbeat_ms")
+    @classmethod
+    def _heartbeat(cls, value: int) -> int:
+        return _off_or_at_least_10(value)
 
     @property
     def context_window(self) -> int:
+        """The effective window: ``context_window_cap`` when set (lower or
+        higher than ``max_context_tokens``, for an endpoint that serves more
+        than the catalogue says), else ``max_context_tokens``."""
         if self.context_window_cap is None:
             return self.max_context_tokens
-        return min(self.max_context_tokens, self.context_window_cap)
+        return self.context_window_cap
 
-
-class _Camel(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
+    @property
+    def stuck_tool(self) -> StuckToolConfig:
+        return StuckToolConfig(
+            heartbeat_ms=self.tool_heartbeat_ms,
+            timeout_ms=self.tool_timeout_ms,
+            policy=self.stuck_tool_policy,
+        )
 
 
 class AnalyzerGateConfig(_Camel):

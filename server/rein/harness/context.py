@@ -1,8 +1,10 @@
 """The context budget: keep what is sent to the model under its window.
 
-Before every model call :meth:`ContextBudget.fit` estimates the context
-(system prompt + tool schemas + transcript). Over the effective window
-(``min(maxContextTokens, contextWindowCap)``) it
+Before every model call the loop estimates the request (system prompt + tool
+schemas + the messages ``transform_context`` produced). Over the effective
+window (``contextWindowCap`` when set, else ``maxContextTokens``) it asks the
+over-window relief (:mod:`rein.harness.relief`); the default relief is
+:meth:`ContextBudget.fit`, which
 
 1. elides the oldest tool results (their content replaced by a short marker;
    the message skeleton and call/result pairing stay intact; the newest
@@ -41,6 +43,7 @@ __all__ = [
     "ContextBudget",
     "ContextOverflowError",
     "FitReport",
+    "Summarize",
     "estimate_message_tokens",
     "estimate_text_tokens",
     "render_for_summary",
@@ -153,11 +156,13 @@ class ContextBudget:
     """
 
     def __init__(self, window: int, keep_recent_results: int = 4, low_water: float = 0.75) -> None:
+        #: The effective window; the Agent sets it before every run (its
+        #: configuration and ``context_window_cap`` may have changed).
         self.window = window
         #: Elision frees down to this share of the window, so it happens in
         #: batches (rarely) instead of on every turn, and a provider's prompt
         #: cache survives between batches.
-        self.low_water = int(window * low_water)
+        self.low_water_share = low_water
         self.keep_recent_results = keep_recent_results
         self._sizes: list[int] = []
         self._total = 0
@@ -184,10 +189,19 @@ class ContextBudget:
 
     # -------------------------------------------------------------------- fit
 
-    def elide(self, messages: list[Message], overhead: int) -> FitReport | None:
-        """Elide the oldest tool results until under the window (in place)."""
+    @property
+    def low_water(self) -> int:
+        return int(self.window * self.low_water_share)
+
+    def elide(
+        self, messages: list[Message], overhead: int, window: int | None = None
+    ) -> FitReport | None:
+        """Elide the oldest tool results until under ``window`` (default: the
+        budget's) (in place)."""
+        window = self.window if window is None else window
+        low_water = int(window * self.low_water_share)
         before = self.estimate(messages, overhead)
-        if before <= self.window:
+        if before <= window:
             return None
         result_indices = [
             i
@@ -199,7 +213,7 @@ class ContextBudget:
         )
         elided = 0
         for i in result_indices:
-            if self._total + overhead <= self.low_water:
+            if self._total + overhead <= low_water:
                 break
             if i in protected:
                 break
@@ -226,21 +240,27 @@ class ContextBudget:
         return FitReport("elide", before, after, elided, f"elided the {elided} oldest tool results")
 
     async def fit(
-        self, messages: list[Message], overhead: int, summarize: Summarize
+        self,
+        messages: list[Message],
+        overhead: int,
+        summarize: Summarize,
+        window: int | None = None,
     ) -> list[FitReport]:
-        """Bring ``messages`` (in place) under the window; raise
-        :class:`ContextOverflowError` when it cannot be done."""
+        """Bring ``messages`` (in place) under ``window`` (default: the
+        budget's); raise :class:`ContextOverflowError` when it cannot be
+        done."""
+        window = self.window if window is None else window
         reports: list[FitReport] = []
-        report = self.elide(messages, overhead)
+        report = self.elide(messages, overhead, window)
         if report is not None:
             reports.append(report)
-        if self.estimate(messages, overhead) <= self.window:
+        if self.estimate(messages, overhead) <= window:
             return reports
         before = self._total + overhead
         points = valid_cut_points(messages)
         # Keep the newest turns: cut as late as needed to free half the window,
         # but never the last turn start (the model needs the current turn).
-        target = self.window // 2
+        target = window // 2
         cut = None
         running = self._total + overhead
         prefix = 0
@@ -253,7 +273,7 @@ class ContextBudget:
                 break
         if cut is None:
             raise ContextOverflowError(
-                f"the context (~{before} tokens) exceeds the window ({self.window} tokens) "
+                f"the context (~{before} tokens) exceeds the window ({window} tokens) "
                 "and has no older turns left to summarise"
             )
         summary = await summarize(render_for_summary(messages[:cut]))
@@ -274,9 +294,9 @@ class ContextBudget:
                 f"summarised the {cut} oldest messages into one",
             )
         )
-        if after > self.window:
+        if after > window:
             raise ContextOverflowError(
                 f"the context is still ~{after} tokens after compaction, over the window of "
-                f"{self.window} tokens (harness.maxContextTokens / contextWindowCap)"
+                f"{window} tokens (harness.maxContextTokens / contextWindowCap)"
             )
         return reports

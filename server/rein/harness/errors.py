@@ -8,6 +8,7 @@
     │   ├── ProviderError      the provider answered with an error
     │   │   ├── AuthError          401/403 (says which env var was read)
     │   │   ├── RequestError       400/404/422: the request was refused
+    │   │   │   └── ContextLengthError  the prompt exceeds the model's window
     │   │   └── RateLimitError     429 (retryable)
     │   ├── TransientError     5xx, connection errors, stalls (retryable)
     │   ├── StreamError        malformed SSE event or JSON chunk
@@ -22,6 +23,7 @@ from __future__ import annotations
 __all__ = [
     "AuthError",
     "ConfigError",
+    "ContextLengthError",
     "ModelError",
     "ProviderError",
     "RateLimitError",
@@ -77,6 +79,13 @@ class AuthError(ProviderError):
 
 class RequestError(ProviderError):
     pass
+
+
+class ContextLengthError(RequestError):
+    """The provider refused the request because the prompt is longer than
+    the model's context window (OpenAI ``context_length_exceeded``,
+    Anthropic "prompt is too long"). The loop answers it with its
+    over-window relief and one retry."""
 
 
 class RateLimitError(ProviderError):

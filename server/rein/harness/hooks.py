@@ -38,8 +38,16 @@ class TurnInfo:
 
 @dataclass(frozen=True, slots=True)
 class TurnOverrides:
+    """What ``prepare_next_turn`` changes for the coming request. Fields left
+    at None keep the run's own."""
+
     model: Model | None = None
     options: ModelOptions | None = None
+    #: The messages of this request instead of the transcript. For this
+    #: request only: they are not stored, and the next turn starts from the
+    #: transcript again (``transform_context`` and the window guard still
+    #: apply to them).
+    messages: Sequence[Message] | None = None
 
 
 BeforeToolCall = Callable[[ToolCall, BaseModel], "Block | Awaitable[Block | None] | None"]
@@ -58,5 +66,5 @@ class Hooks:
     after_tool_call: AfterToolCall | None = None
     #: Rewrites what is sent to the model, never what is stored.
     transform_context: TransformContext | None = None
-    #: May change the model or its options before a turn.
+    #: May change the model, its options or the request's messages before a turn.
     prepare_next_turn: PrepareNextTurn | None = None

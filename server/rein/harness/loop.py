@@ -31,15 +31,10 @@ import anyio.abc
 import anyio.lowlevel
 
 from rein.harness.config import HarnessConfig
-from rein.harness.context import (
-    ContextOverflowError,
-    estimate_schema_tokens,
-    summarize,
-)
-from rein.harness.errors import ModelError
+from rein.harness.context import ContextOverflowError, summarize
+from rein.harness.errors import ContextLengthError, ModelError
 from rein.harness.events import (
     Blocker,
-    Compaction,
     Emit,
     ErrorEvent,
     Event,
@@ -64,7 +59,6 @@ from rein.harness.messages import (
 )
 from rein.harness.ports import (
     Model,
-    ModelOptions,
     ModelRequest,
 )
 from rein.harness.run_record import RunRecord, recording
@@ -73,6 +67,7 @@ from rein.harness.run_validation import RunValidation
 from rein.harness.streaming import DegenerateReplies, TurnStream
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 from rein.harness.watchdog import Activity, watchdog
+from rein.harness.window import WindowGuard
 
 __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
 
@@ -84,6 +79,8 @@ def _short(b: Blocker) -> str:
         return f"{b.path}:{b.line + 1}: {b.message}"
     return b.message
 
+
+_NO_OVERRIDES = TurnOverrides()
 
 #: What a turn's step decided: start the next turn, or go on to validation.
 _Next = Literal["next_turn", "validate"]
@@ -97,6 +94,8 @@ class _TurnLoop:
         self.config = config
         self._emit_out = emit
         self.model = model
+        #: The model of the current turn (``prepare_next_turn`` may change it).
+        self.turn_model = model
         self.last_event = time.monotonic()
         self.turn = 0
         self.turn_open = False
@@ -120,7 +119,7 @@ class _TurnLoop:
         self.end_reason: str | None = None
         self.mutations_seen = 0
         self.task_group: anyio.abc.TaskGroup | None = None
-        self._overhead: tuple[int, int] | None = None
+        self.window = WindowGuard(ctx, self.emit, self.activity, self.summarize)
 
     # ------------------------------------------------------------------ events
 
@@ -206,32 +205,39 @@ class _TurnLoop:
         self.turn += 1
         self.turn_open = True
         self.emit(TurnStart(turn=self.turn))
-        model, options = await self.turn_overrides()
-        for note in self.tools.breaker.take_notes():
-            self.append_with_events(UserMessage(content=note, origin="nudge"))
-        if ctx.budget is not None:
+        overrides = await self.turn_overrides()
+        model = overrides.model or self.model
+        options = overrides.options or ctx.options
+        self.turn_model = model
+        base = overrides.messages
+        # The breaker's notes go into this request only, never the transcript.
+        notes = self.tools.breaker.take_notes() if self.tools.breaker is not None else []
+        rejected: int | None = None
+        while True:
             try:
-                await self.fit_context(model)
+                messages, base = await self.window.fit(base, notes, rejected)
             except ContextOverflowError as exc:
                 return self.finish("failed", f"context overflow: {exc}")
             except ModelError as exc:
                 return self.finish("failed", f"context compaction failed: {exc}")
-        messages: Sequence[Message] = ctx.messages
-        if ctx.hooks.transform_context is not None:
-            transformed = await call_hook(
-                self.emit, "transform_context", ctx.hooks.transform_context, ctx.messages
+            await self.checkpoint()
+            request = ModelRequest(
+                system=ctx.system, messages=messages, tools=ctx.tools.schemas(), options=options
             )
-            if transformed is not None:
-                messages = transformed
-        await self.checkpoint()
-        request = ModelRequest(
-            system=ctx.system, messages=messages, tools=ctx.tools.schemas(), options=options
-        )
-        try:
-            assistant = await self.stream.stream(model, request)
-        except ModelError as exc:
-            self.close_partial_stream("error")
-            return self.finish("failed", f"model error: {exc}")
+            try:
+                assistant = await self.stream.stream(model, request)
+            except ContextLengthError as exc:
+                if rejected is None and not self.stream.open and ctx.budget is not None:
+                    # Relief, then one retry (relief off: the guard fails verbatim).
+                    self.emit(ErrorEvent(message=str(exc), where="model"))
+                    rejected = max(1, self.window.size(messages, ctx.budget))
+                    continue
+                self.close_partial_stream("error")
+                return self.finish("failed", f"model error: {exc}")
+            except ModelError as exc:
+                self.close_partial_stream("error")
+                return self.finish("failed", f"model error: {exc}")
+            break
         self.usage = self.usage + assistant.usage
         if assistant.is_empty():
             return self.degenerate_reply(assistant)
@@ -242,11 +248,10 @@ class _TurnLoop:
             self.last_text = assistant.text
         return assistant
 
-    async def turn_overrides(self) -> tuple[Model, ModelOptions]:
-        """The model and options of this turn (``prepare_next_turn`` may
-        change them)."""
+    async def turn_overrides(self) -> TurnOverrides:
+        """What ``prepare_next_turn`` changes for this turn's request (the
+        model, its options, the request's messages)."""
         ctx = self.ctx
-        model, options = self.model, ctx.options
         if ctx.hooks.prepare_next_turn is not None:
             overrides = await call_hook(
                 self.emit,
@@ -255,9 +260,8 @@ class _TurnLoop:
                 TurnInfo(ctx.run_id, self.turn, ctx.messages),
             )
             if isinstance(overrides, TurnOverrides):
-                model = overrides.model or model
-                options = overrides.options or options
-        return model, options
+                return overrides
+        return _NO_OVERRIDES
 
     def degenerate_reply(self, assistant: AssistantMessage) -> AssistantMessage | RunResult | None:
         """No text and no tool call: retried (None), accepted as the answer
@@ -296,6 +300,8 @@ class _TurnLoop:
         self.take_batch(batch)
         self.end_turn(len(calls))
         self.observe_mutations()
+        if batch.stopped is not None:
+            return self.finish_aborted(batch.stopped)  # a stuck call, policy "cancel"
         if self.waiting_for:
             await self.checkpoint()
             question = self.waiting_for[0][1]
@@ -375,33 +381,9 @@ class _TurnLoop:
                 self.ctx.gates.on_mutation(change.mutation, self.task_group.start_soon)
         self.mutations_seen = len(mutations)
 
-    async def fit_context(self, model: Model) -> None:
-        budget = self.ctx.budget
-        assert budget is not None
-        schemas = self.ctx.tools.schemas()
-        key = (id(schemas), len(self.ctx.system))
-        if self._overhead is None or self._overhead[0] != hash(key):
-            self._overhead = (hash(key), estimate_schema_tokens(self.ctx.system, schemas))
-        overhead = self._overhead[1]
-        if budget.estimate(self.ctx.messages, overhead) <= budget.window:
-            return
-        with self.activity.paused("compaction"):
-            reports = await budget.fit(
-                self.ctx.messages, overhead, lambda text: self.summarize(model, text)
-            )
-        for r in reports:
-            self.emit(
-                Compaction(
-                    kind=r.kind,
-                    tokens_before=r.tokens_before,
-                    tokens_after=r.tokens_after,
-                    messages_affected=r.messages_affected,
-                    detail=r.detail,
-                )
-            )
-
-    async def summarize(self, model: Model, text: str) -> str:
-        summary, usage = await summarize(model, text)
+    async def summarize(self, text: str) -> str:
+        """The summary the over-window relief asked for, by the run's model."""
+        summary, usage = await summarize(self.turn_model, text)
         self.usage = self.usage + usage
         return summary
 

@@ -11,17 +11,28 @@ from typing import Any, Final
 
 import anyio
 
+from rein.harness.config import StuckToolConfig, ToolMisuseBreakerConfig
 from rein.harness.context import ContextBudget
 from rein.harness.events import Blocker, RunStatus, Unverified
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage
 from rein.harness.ports import ModelOptions
+from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
 from rein.harness.run_record import RunMutation
 from rein.harness.steering import Steering
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 
-__all__ = ["AGENT_DEFAULT", "AgentDefault", "LoopContext", "RunControl", "RunOptions", "RunResult"]
+__all__ = [
+    "AGENT_DEFAULT",
+    "FROM_CONFIG",
+    "AgentDefault",
+    "FromConfig",
+    "LoopContext",
+    "RunControl",
+    "RunOptions",
+    "RunResult",
+]
 
 
 class AgentDefault(Enum):
@@ -32,6 +43,16 @@ class AgentDefault(Enum):
 
 #: A :class:`RunOptions` field left at this uses the Agent's own setting.
 AGENT_DEFAULT: Final = AgentDefault.AGENT_DEFAULT
+
+
+class FromConfig(Enum):
+    """The type of :data:`FROM_CONFIG`."""
+
+    FROM_CONFIG = "the HarnessConfig's"
+
+
+#: A policy left at this is built from the run's :class:`HarnessConfig`.
+FROM_CONFIG: Final = FromConfig.FROM_CONFIG
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +151,9 @@ class LoopContext:
     required_output: str | None = None
     #: Changes of earlier runs this run's gates validate too (plan-act steps).
     carried: Sequence[RunMutation] = ()
+    #: Makes room in an over-window request (None: the guard fails the run).
+    over_window_relief: OverWindowRelief | None = DEFAULT_RELIEF
+    #: The misuse breaker's thresholds (None: off).
+    tool_misuse_breaker: ToolMisuseBreakerConfig | FromConfig | None = FROM_CONFIG
+    #: Heartbeats and the stuck-call policy (None: unsupervised).
+    stuck_tool: StuckToolConfig | FromConfig | None = FROM_CONFIG

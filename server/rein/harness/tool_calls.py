@@ -1,8 +1,8 @@
 """Tool calls inside a run: validation, hooks, supervision, results.
 
 :class:`ToolExecutor` executes the tool calls of one assistant turn (parallel
-or sequential), supervises them (heartbeats, a hard time limit, the misuse
-breaker) and returns exactly one result per call, in call order. When the run
+or sequential), supervises them (heartbeats, a time limit with a stuck-call policy, the
+misuse breaker) and returns exactly one result per call, in call order. When the run
 is aborted or crashes mid-batch, :meth:`ToolExecutor.abandon` gives the
 results of the calls that did not finish. Every failure becomes an
 ``is_error`` result the model can read.
@@ -21,13 +21,13 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from rein.harness.breaker import ToolMisuseBreaker
-from rein.harness.config import HarnessConfig
+from rein.harness.config import HarnessConfig, StuckToolConfig
 from rein.harness.errors import ToolError
 from rein.harness.events import Emit, ErrorEvent, ToolCallEnd, ToolCallStart, ToolCallUpdate
 from rein.harness.hooks import Block
 from rein.harness.messages import ToolCall, ToolResultMessage
 from rein.harness.run_record import RunRecord
-from rein.harness.run_types import LoopContext
+from rein.harness.run_types import FromConfig, LoopContext
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -101,6 +101,9 @@ class ToolBatch:
     waiting_for: list[tuple[str, str]] = field(default_factory=list)
     #: The details of an output tool's successful result (it ends the run).
     terminal: dict[str, Any] | None = None
+    #: Why the run must stop now (a stuck call under the "cancel" policy);
+    #: the calls it cut short have "aborted" results.
+    stopped: str | None = None
 
 
 class ToolExecutor:
@@ -123,7 +126,16 @@ class ToolExecutor:
         self.config = config
         self.emit = emit
         self.record = record if record is not None else RunRecord()
-        self.breaker = ToolMisuseBreaker()
+        breaker = ctx.tool_misuse_breaker
+        if isinstance(breaker, FromConfig):
+            breaker = config.tool_misuse_breaker
+        #: The misuse breaker of the run (None: off).
+        self.breaker = ToolMisuseBreaker(breaker) if breaker is not None else None
+        stuck = ctx.stuck_tool
+        #: Heartbeats and the stuck-call policy (None: unsupervised).
+        self.stuck: StuckToolConfig | None = (
+            config.stuck_tool if isinstance(stuck, FromConfig) else stuck
+        )
         #: Batches executing now (0 or 1; the watchdog pauses while > 0).
         self.running = 0
         # The batch in flight.
@@ -133,6 +145,8 @@ class ToolExecutor:
         self._ended: set[str] = set()
         self._waiting_for: list[tuple[str, str]] = []
         self._terminal: dict[str, Any] | None = None
+        self._stopped: str | None = None
+        self._batch_scope: anyio.CancelScope | None = None
         #: call id -> (tool name, monotonic start) of calls executing now.
         self._executing: dict[str, tuple[str, float]] = {}
 
@@ -152,23 +166,30 @@ class ToolExecutor:
         supervisor; one result per call, in call order."""
         self._begin(calls)
         self.running += 1
+        heartbeat_ms = self.stuck.heartbeat_ms if self.stuck is not None else 0
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._heartbeats)
-                if self.config.tool_execution == "parallel" and len(calls) > 1:
-                    async with anyio.create_task_group() as calls_tg:
+                if heartbeat_ms > 0:
+                    tg.start_soon(self._heartbeats, heartbeat_ms / 1000.0)
+                with anyio.CancelScope() as self._batch_scope:
+                    if self.config.tool_execution == "parallel" and len(calls) > 1:
+                        async with anyio.create_task_group() as calls_tg:
+                            for index, call in enumerate(calls):
+                                calls_tg.start_soon(self._run_call, index, call)
+                    else:
                         for index, call in enumerate(calls):
-                            calls_tg.start_soon(self._run_call, index, call)
-                else:
-                    for index, call in enumerate(calls):
-                        await self._run_call(index, call)
+                            await self._run_call(index, call)
                 tg.cancel_scope.cancel()
         finally:
             self.running -= 1
-        results = [r for r in self._results if r is not None]
-        batch = ToolBatch(results, self._waiting_for, self._terminal)
+            self._batch_scope = None
+        stopped, waiting_for, terminal = self._stopped, self._waiting_for, self._terminal
+        if stopped is not None:
+            results = self.abandon(stopped)
+        else:
+            results = [r for r in self._results if r is not None]
         self._begin([])
-        return batch
+        return ToolBatch(results, waiting_for, terminal, stopped)
 
     def abandon(self, reason: str) -> list[ToolResultMessage]:
         """The run ends mid-batch: the results so far, and an "aborted" error
@@ -189,6 +210,7 @@ class ToolExecutor:
         self._ended = set()
         self._waiting_for = []
         self._terminal = None
+        self._stopped = None
 
     def _aborted(self, call: ToolCall, reason: str) -> ToolResultMessage:
         text = f"Tool call aborted: {reason}"
@@ -210,15 +232,17 @@ class ToolExecutor:
         started = time.perf_counter()
         self._started.add(call.id)
         self.emit(ToolCallStart(tool_call_id=call.id, name=call.name, arguments=call.arguments))
-        verdict = self.breaker.check(call)
-        if verdict.blocked:
+        breaker = self.breaker
+        verdict = breaker.check(call) if breaker is not None else None
+        if verdict is not None and verdict.blocked:
             result = ToolResult(verdict.reason, is_error=True)
         else:
             result = await self._supervise(call)
-            workspace = self.ctx.env.workspace
-            self.breaker.record(
-                call, result.is_error, result.content, workspace.generation if workspace else 0
-            )
+            if breaker is not None:
+                workspace = self.ctx.env.workspace
+                breaker.record(
+                    call, result.is_error, result.content, workspace.generation if workspace else 0
+                )
         content = truncate_tool_output(result.content, self.config.max_tool_result_chars)
         self._results[index] = ToolResultMessage(
             tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
@@ -235,6 +259,10 @@ class ToolExecutor:
                 details=result.details,
             )
         )
+        if result.details.get("stuck") and self.stuck is not None and self.stuck.policy == "cancel":
+            self._stopped = f"{call.name} was stuck and was cancelled (stuck_tool policy: cancel)"
+            if self._batch_scope is not None:
+                self._batch_scope.cancel()
 
     def _note_outcome(self, call: ToolCall, result: ToolResult) -> None:
         """What the loop must act on: an unanswered question, a final answer."""
@@ -244,12 +272,38 @@ class ToolExecutor:
             self._terminal = result.details
 
     async def _supervise(self, call: ToolCall) -> ToolResult:
-        """Run the call under a hard time limit (the heartbeat supervisor
-        reports it while it runs long)."""
+        """Run the call under its time limit (the heartbeat supervisor
+        reports it while it runs long); a call past the limit is stuck and
+        handled by the stuck-tool policy."""
+        stuck = self.stuck
         tool = self.ctx.tools.get(call.name)
-        limit_ms = self.config.tool_timeout_ms
+        limit_ms = stuck.timeout_ms if stuck is not None else 0
         if tool is not None and tool.timeout_s is not None:
             limit_ms = int(tool.timeout_s * 1000)
+        attempts = 2 if stuck is not None and stuck.policy == "retry" else 1
+        for attempt in range(1, attempts + 1):
+            result = await self._attempt(call, limit_ms)
+            if result is not None:
+                return result
+            if attempt < attempts:
+                self.emit(
+                    ToolCallUpdate(
+                        tool_call_id=call.id,
+                        name=call.name,
+                        kind="status",
+                        text=f"stuck after {limit_ms / 1000.0:g} s: cancelled, retrying once",
+                    )
+                )
+        retried = " twice (it was retried once)" if attempts > 1 else ""
+        return ToolResult(
+            f"{call.name} did not finish within {limit_ms / 1000.0:g} s{retried} and was "
+            "cancelled. Try a smaller step, or a command that finishes sooner.",
+            is_error=True,
+            details={"stuck": True},
+        )
+
+    async def _attempt(self, call: ToolCall, limit_ms: int) -> ToolResult | None:
+        """One execution under the limit; None when it was stuck."""
         self._executing[call.id] = (call.name, time.monotonic())
         result: ToolResult | None = None
         try:
@@ -257,16 +311,9 @@ class ToolExecutor:
                 result = await self._invoke(call)
         finally:
             self._executing.pop(call.id, None)
-        if result is None or limit.cancelled_caught:
-            return ToolResult(
-                f"{call.name} did not finish within {limit_ms / 1000.0:g} s and was cancelled. "
-                "Try a smaller step, or a command that finishes sooner.",
-                is_error=True,
-            )
-        return result
+        return None if limit.cancelled_caught else result
 
-    async def _heartbeats(self) -> None:
-        interval = self.config.tool_heartbeat_ms / 1000.0
+    async def _heartbeats(self, interval: float) -> None:
         while True:
             await anyio.sleep(interval)
             now = time.monotonic()

@@ -12,6 +12,7 @@ import httpx
 
 from rein.harness.errors import (
     AuthError,
+    ContextLengthError,
     ModelError,
     ProviderError,
     RateLimitError,
@@ -23,6 +24,7 @@ from rein.harness.errors import (
 __all__ = [
     "error_from_payload",
     "error_message",
+    "is_context_length",
     "parse_retry_after",
     "status_error",
     "transport_error",
@@ -75,6 +77,37 @@ def error_message(body: str) -> str:
     return result
 
 
+#: How providers word "the prompt is longer than the window" (lower case):
+#: OpenAI's ``context_length_exceeded`` code and its message, Anthropic's
+#: "prompt is too long", and the wording of OpenAI-compatible servers
+#: (vLLM, llama.cpp, OpenRouter).
+_CONTEXT_LENGTH_MARKERS = (
+    "context_length_exceeded",
+    "prompt is too long",
+    "maximum context length",
+    "context window",
+    "exceeds the context",
+    "available context size",
+)
+
+
+def is_context_length(status: int | None, body: str) -> bool:
+    """Whether an error (its HTTP status and body) says the prompt does not
+    fit the model's context window."""
+    if status is not None and status not in (400, 413, 422):
+        return False
+    text = body.lower()
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
+            return True
+    return any(marker in text for marker in _CONTEXT_LENGTH_MARKERS)
+
+
 def status_error(
     status: int,
     body: str,
@@ -105,7 +138,10 @@ def status_error(
             status=status,
             retry_after=retry_after,
         )
-    return RequestError(f"{label} refused the request (HTTP {status}): {message}", status=status)
+    text = f"{label} refused the request (HTTP {status}): {message}"
+    if is_context_length(status, body):
+        return ContextLengthError(text, status=status)
+    return RequestError(text, status=status)
 
 
 _TRANSIENT_TYPES = {"overloaded_error", "api_error", "server_error", "timeout_error"}
@@ -127,6 +163,8 @@ def error_from_payload(data: dict[str, Any], *, label: str) -> ProviderError:
         return RateLimitError(text, status=status)
     if kind in _TRANSIENT_TYPES or (status is not None and status >= 500):
         return TransientError(text, status=status)
+    if is_context_length(status, json.dumps(data)):
+        return ContextLengthError(text, status=status)
     return RequestError(text, status=status)
 
 

@@ -16,6 +16,7 @@ import anyio
 
 from rein.harness.errors import (
     AuthError,
+    ContextLengthError,
     ProviderError,
     RateLimitError,
     RequestError,
@@ -32,6 +33,7 @@ from rein.harness.ports import (
     ToolCallDelta,
     TurnDone,
 )
+from rein.providers._errors import is_context_length
 from rein.providers.script import ReplayScript, ReplayTurn, check_expect, load_script
 
 __all__ = ["RecordedRequest", "ReplayModel"]
@@ -52,6 +54,8 @@ def _status_error(status: int, message: str, retry_after: float | None) -> Provi
         return AuthError(message, status=status)
     if status >= 500:
         return TransientError(message, status=status, retry_after=retry_after)
+    if is_context_length(status, message):
+        return ContextLengthError(message, status=status)
     return RequestError(message, status=status)
 
 

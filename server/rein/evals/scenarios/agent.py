@@ -56,10 +56,20 @@ async def eval_breaker_stops_repeats(rig: Rig) -> Outcome:
     ]
     a, model, events = agent(rig, turns)
     result = await a.prompt("read missing")
-    nudges = [m for m in a.messages if isinstance(m, UserMessage) and m.origin == "nudge"]
+    # The note is in the request after the third failure, and only there.
+    noted = [
+        i
+        for i, request in enumerate(model.requests)
+        if any(isinstance(m, UserMessage) and m.origin == "nudge" for m in request.messages)
+    ]
+    stored = [m for m in a.messages if isinstance(m, UserMessage) and m.origin == "nudge"]
     refused = "will not be executed again" in last_tool(a).content
     return outcome(
-        result, model, events, check=len(nudges) == 1 and refused, why="a note at 3, a refusal at 7"
+        result,
+        model,
+        events,
+        check=noted == [3] and not stored and refused,
+        why="a note at 3 (in the next request only), a refusal at 7",
     )
 
 
