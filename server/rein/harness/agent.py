@@ -12,12 +12,13 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from rein.harness.agent_state import AgentState, CancelToken
 from rein.harness.config import (
     HarnessConfig,
     QueueMode,
@@ -52,6 +53,11 @@ from rein.harness.steering import (
     SteeringSignal,
 )
 from rein.harness.tools import ToolEnvironment, ToolRegistry
+from rein.harness.transcripts import (
+    answer_message,
+    dangling_tool_calls,
+    repair_transcript,
+)
 
 __all__ = [
     "Agent",
@@ -85,68 +91,6 @@ def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:
         queue.clear()
         return items
     return [queue.popleft()]
-
-
-@dataclass(frozen=True, slots=True)
-class AgentState:
-    """A read-only snapshot of the Agent (``Agent.state``)."""
-
-    status: Literal["idle", "running", "waiting"]
-    messages: tuple[Message, ...]
-    #: The assistant message being streamed (partial), or None.
-    streaming_message: AssistantMessage | None
-    #: Ids of the tool calls of the current turn that have no result yet.
-    pending_tool_calls: tuple[str, ...]
-    queued_steering: int
-    queued_follow_ups: int
-    #: The ask_user call the next prompt answers, if any.
-    waiting_for: str | None
-    last_result: RunResult | None
-    run_id: str | None
-
-
-class CancelToken:
-    """The active run's cancellation (``Agent.cancel_token``): secondary
-    work a host starts for the run (a compaction request, a side query) is
-    linked to it, so an abort reaches it too."""
-
-    __slots__ = ("_control", "_linked")
-
-    def __init__(self, control: RunControl) -> None:
-        self._control = control
-        self._linked: list[anyio.CancelScope] = []
-
-    @property
-    def cancelled(self) -> bool:
-        return self._control.aborted
-
-    @property
-    def reason(self) -> str | None:
-        return self._control.reason
-
-    def link(self, scope: anyio.CancelScope) -> Callable[[], None]:
-        """Cancel ``scope`` when the run is aborted (at once if it was).
-        Returns a function that unlinks it."""
-        if self._control.aborted:
-            scope.cancel()
-        self._linked.append(scope)
-
-        def unlink() -> None:
-            if scope in self._linked:
-                self._linked.remove(scope)
-
-        return unlink
-
-    def linked(self) -> anyio.CancelScope:
-        """A new cancel scope linked to the run: ``with token.linked(): ...``."""
-        scope = anyio.CancelScope()
-        self.link(scope)
-        return scope
-
-    def _cancel(self) -> None:
-        for scope in self._linked:
-            scope.cancel()
-        self._linked.clear()
 
 
 def _new_run_id() -> str:
@@ -631,56 +575,3 @@ class Agent:
             tool_misuse_breaker=self.tool_misuse_breaker,
             stuck_tool=self.stuck_tool,
         )
-
-
-def answer_message(placeholder: ToolResultMessage, text: str) -> ToolResultMessage:
-    return ToolResultMessage(
-        tool_call_id=placeholder.tool_call_id,
-        tool_name=placeholder.tool_name,
-        content=f"The person answered: {text.strip()}",
-    )
-
-
-INTERRUPTED = (
-    "Interrupted: the session stopped before this call finished (the server exited). "
-    "Nothing is known about its effect: check before repeating it."
-)
-
-
-def repair_transcript(messages: Sequence[Message]) -> tuple[list[Message], int]:
-    """Roll back a transcript left by a crash: every tool call without a
-    result gets an "interrupted" one, placed after its turn's results.
-    Returns the repaired transcript and how many results were added."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
-    out: list[Message] = []
-    added = 0
-    missing: list[ToolResultMessage] = []
-    for message in messages:
-        if missing and not isinstance(message, ToolResultMessage):
-            out.extend(missing)
-            added += len(missing)
-            missing = []
-        out.append(message)
-        if isinstance(message, AssistantMessage):
-            missing = [
-                ToolResultMessage(
-                    tool_call_id=c.id, tool_name=c.name, content=INTERRUPTED, is_error=True
-                )
-                for c in message.tool_calls
-                if c.id not in answered
-            ]
-    out.extend(missing)
-    added += len(missing)
-    return out, added
-
-
-def dangling_tool_calls(messages: Sequence[Message]) -> list[str]:
-    """Ids of tool calls that have no result (should always be empty)."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
-    return [
-        c.id
-        for m in messages
-        if isinstance(m, AssistantMessage)
-        for c in m.tool_calls
-        if c.id not in answered
-    ]
