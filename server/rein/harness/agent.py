@@ -54,12 +54,14 @@ from rein.harness.steering import (
 )
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 from rein.harness.transcripts import (
+    INTERRUPTED,
     answer_message,
     dangling_tool_calls,
     repair_transcript,
 )
 
 __all__ = [
+    "INTERRUPTED",
     "Agent",
     "AgentBusyError",
     "AgentState",
