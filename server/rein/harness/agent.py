@@ -15,11 +15,19 @@ from dataclasses import replace
 
 import anyio
 
+from rein.harness._agent_accessors import HookAccessors
+from rein.harness.agent_state import AgentState, AgentStatus, RunTracker
 from rein.harness.config import HarnessConfig, QueueMode
 from rein.harness.context import ContextBudget
 from rein.harness.events import AgentEnd, AgentStart, Event, FollowUpStarted
 from rein.harness.gates import GatePipeline
-from rein.harness.hooks import Hooks
+from rein.harness.hooks import (
+    AfterToolCall,
+    BeforeToolCall,
+    Hooks,
+    PrepareNextTurn,
+    TransformContext,
+)
 from rein.harness.loop import LoopContext, RunControl, RunResult, run_loop
 from rein.harness.messages import (
     AssistantMessage,
@@ -29,11 +37,17 @@ from rein.harness.messages import (
 )
 from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.run_types import AgentDefault, RunOptions
-from rein.harness.tools import ToolEnvironment, ToolRegistry
+from rein.harness.tools import (
+    ToolCallExecutor,
+    ToolEnvironment,
+    ToolRegistry,
+    execute_tool_call,
+)
 
 __all__ = [
     "Agent",
     "AgentBusyError",
+    "AgentState",
     "Listener",
     "RunOptions",
     "RunResult",
@@ -61,11 +75,17 @@ def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:
     return [queue.popleft()]
 
 
+def _queued(message: str | UserMessage, origin: str) -> UserMessage:
+    if isinstance(message, UserMessage):
+        return message
+    return UserMessage(content=message, origin=origin)
+
+
 def _new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
 
 
-class Agent:
+class Agent(HookAccessors):
     def __init__(
         self,
         model: Model,
@@ -81,7 +101,15 @@ class Agent:
         messages: Sequence[Message] = (),
         waiting_for: str | None = None,
         run_id_factory: Callable[[], str] = _new_run_id,
+        tool_executor: ToolCallExecutor = execute_tool_call,
+        wire_dump: bool = False,
+        before_tool_call: BeforeToolCall | None = None,
+        after_tool_call: AfterToolCall | None = None,
+        transform_context: TransformContext | None = None,
+        prepare_next_turn: PrepareNextTurn | None = None,
     ) -> None:
+        """``hooks`` gives the four hooks at once; a hook given by its own
+        keyword (``before_tool_call=`` ...) wins over the one in ``hooks``."""
         self.model = model
         if tools is None:
             tools = ToolRegistry()
@@ -93,6 +121,24 @@ class Agent:
         self.options = options or ModelOptions()
         self.env = env or ToolEnvironment()
         self.hooks = hooks or Hooks()
+        overrides = {
+            name: fn
+            for name, fn in (
+                ("before_tool_call", before_tool_call),
+                ("after_tool_call", after_tool_call),
+                ("transform_context", transform_context),
+                ("prepare_next_turn", prepare_next_turn),
+            )
+            if fn is not None
+        }
+        if overrides:
+            self.hooks = replace(self.hooks, **overrides)  # type: ignore[arg-type]
+        #: Executes each validated tool call (the default runs the tool here).
+        self.tool_executor: ToolCallExecutor = tool_executor
+        #: Emit a ``model_request`` event (the redacted outbound payload)
+        #: before every model request. Off by default: payloads are large and
+        #: hosts store events only if they choose to.
+        self.wire_dump = wire_dump
         self.gates = gates
         self.persistence = persistence
         #: An output tool the model must call to answer (structured output).
@@ -111,6 +157,7 @@ class Agent:
         self.current_run_id: str | None = None
         self.last_result: RunResult | None = None
         self.budget = ContextBudget(self.config.context_window)
+        self._tracker = RunTracker()
 
     # -------------------------------------------------------------- listeners
 
@@ -124,6 +171,7 @@ class Agent:
         return unsubscribe
 
     def _emit(self, event: Event) -> None:
+        self._tracker.observe(event)
         for listener in self._listeners:
             try:
                 listener(event)
@@ -140,6 +188,26 @@ class Agent:
     def is_running(self) -> bool:
         return self._running
 
+    @property
+    def state(self) -> AgentState:
+        """A read-only snapshot: status, transcript, the message being
+        streamed, pending tool calls, queue lengths, waiting_for, last result."""
+        status: AgentStatus = (
+            "running" if self._running else "waiting" if self.waiting_for is not None else "idle"
+        )
+        tracker = self._tracker
+        return AgentState(
+            status=status,
+            messages=tuple(self._messages),
+            streaming_message=tracker.streaming_message() if self._running else None,
+            pending_tool_calls=tracker.pending_tool_calls() if self._running else (),
+            queued_steering=len(self._steering),
+            queued_follow_ups=len(self._follow_ups),
+            waiting_for=self.waiting_for,
+            last_result=self.last_result,
+            run_id=self.current_run_id,
+        )
+
     def reset(self) -> None:
         if self._running:
             raise AgentBusyError("cannot reset while a run is active; abort it first")
@@ -149,14 +217,16 @@ class Agent:
 
     # ----------------------------------------------------------------- queues
 
-    def steer(self, text: str) -> None:
+    def steer(self, message: str | UserMessage) -> None:
         """Inject a message after the current assistant turn, before the next
-        model call. Running tools see ``ctx.yield_requested``."""
-        self._steering.append(UserMessage(content=text, origin="steer"))
+        model call. Running tools see ``ctx.yield_requested``. Text becomes a
+        user message of origin "steer"; a UserMessage is queued as it is."""
+        self._steering.append(_queued(message, "steer"))
 
-    def follow_up(self, text: str) -> None:
-        """Queue a message that starts a new run when the agent would stop."""
-        self._follow_ups.append(UserMessage(content=text, origin="follow_up"))
+    def follow_up(self, message: str | UserMessage) -> None:
+        """Queue a message that starts a new run when the agent would stop
+        (text becomes a user message of origin "follow_up")."""
+        self._follow_ups.append(_queued(message, "follow_up"))
 
     def has_queued_messages(self) -> bool:
         return bool(self._steering or self._follow_ups)
@@ -184,6 +254,10 @@ class Agent:
         gates, required output, model options and extra tools of these runs
         instead of the Agent's own, which stay as they are."""
         return await self.prompt_messages([UserMessage(content=text)], run=run)
+
+    async def prompt_message(self, message: Message, *, run: RunOptions | None = None) -> RunResult:
+        """Run on one message (then on every queued follow-up)."""
+        return await self.prompt_messages([message], run=run)
 
     async def prompt_messages(
         self, messages: Sequence[Message], *, run: RunOptions | None = None
@@ -295,6 +369,8 @@ class Agent:
             if isinstance(run.required_output, AgentDefault)
             else run.required_output,
             carried=run.carried,
+            tool_executor=self.tool_executor,
+            wire_dump=self.wire_dump,
             on_message=self.persistence.append if self.persistence is not None else None,
             checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
         )

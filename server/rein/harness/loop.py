@@ -72,6 +72,7 @@ from rein.harness.run_validation import RunValidation
 from rein.harness.streaming import DegenerateReplies, TurnStream
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 from rein.harness.watchdog import Activity, watchdog
+from rein.harness.wire import WireTap
 
 __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
 
@@ -197,6 +198,8 @@ class _TurnLoop:
         self.turn_open = True
         self.emit(TurnStart(turn=self.turn))
         model, options = await self.turn_overrides()
+        if ctx.wire_dump:
+            model = WireTap(model, self.emit, self.turn)
         for note in self.tools.breaker.take_notes():
             self.append_with_events(UserMessage(content=note, origin="nudge"))
         if ctx.budget is not None:

@@ -18,7 +18,13 @@ from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage, UserMessage
 from rein.harness.ports import ModelOptions
 from rein.harness.run_record import RunMutation
-from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
+from rein.harness.tools import (
+    Tool,
+    ToolCallExecutor,
+    ToolEnvironment,
+    ToolRegistry,
+    execute_tool_call,
+)
 
 __all__ = ["AGENT_DEFAULT", "AgentDefault", "LoopContext", "RunControl", "RunOptions", "RunResult"]
 
@@ -130,3 +136,8 @@ class LoopContext:
     required_output: str | None = None
     #: Changes of earlier runs this run's gates validate too (plan-act steps).
     carried: Sequence[RunMutation] = ()
+    #: Executes one validated tool call (the ``tool_executor`` port).
+    tool_executor: ToolCallExecutor = execute_tool_call
+    #: Emit a ``model_request`` event (the redacted payload) before every
+    #: model request.
+    wire_dump: bool = False

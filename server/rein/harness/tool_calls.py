@@ -338,7 +338,7 @@ class ToolExecutor:
             call.id, call.name, ctx.env, update, ctx.steering_pending, self.record, self.emit
         )
         try:
-            raw = await tool.execute(args, tool_ctx)
+            raw = await ctx.tool_executor(tool, args, tool_ctx)
             return raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True)
