@@ -21,6 +21,7 @@ from rein.harness import (
     HarnessConfig,
     Hooks,
     ToolContext,
+    ToolRegistry,
     ToolResult,
     ToolResultMessage,
     TurnOverrides,
@@ -582,3 +583,20 @@ async def test_steer_and_follow_up_take_text_or_a_user_message() -> None:
     assert agent.has_queued_messages()  # the follow-up is still queued
     agent.clear_all_queues()
     assert not agent.has_queued_messages()
+
+
+async def test_tools_take_a_registry_or_a_list_of_tools() -> None:
+    registry = ToolRegistry([EchoTool()])
+    agent = Agent(ReplayModel([]), tools=registry)
+    assert agent.tools is registry
+    listed = Agent(ReplayModel([]), tools=[EchoTool()])
+    assert isinstance(listed.tools, ToolRegistry) and listed.tools.names() == ["echo"]
+    assert Agent(ReplayModel([])).tools.names() == []
+
+
+async def test_model_options_name_the_model_of_every_request() -> None:
+    model = FunctionModel(lambda request: assistant(f"as {request.options.model}"))
+    agent = Agent(model, options=ModelOptions(model="gpt-4.1", max_tokens=256))
+    result = await agent.prompt("x")
+    assert result.text == "as gpt-4.1"
+    assert model.requests[0].options == ModelOptions(model="gpt-4.1", max_tokens=256)
