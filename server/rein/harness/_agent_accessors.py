@@ -18,10 +18,10 @@ from rein.harness.hooks import (
 )
 from rein.harness.ports import Model
 
-__all__ = ["HookAccessors"]
+__all__ = ["ReferenceAccessors"]
 
 
-class HookAccessors:
+class ReferenceAccessors:
     """Mixed into :class:`~rein.harness.agent.Agent`."""
 
     model: Model

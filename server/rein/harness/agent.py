@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import anyio
 
-from rein.harness._agent_accessors import HookAccessors
+from rein.harness._agent_accessors import ReferenceAccessors
 from rein.harness.agent_state import AgentState, AgentStatus, RunTracker
 from rein.harness.config import HarnessConfig, QueueMode
 from rein.harness.context import ContextBudget
@@ -85,7 +85,7 @@ def _new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
 
 
-class Agent(HookAccessors):
+class Agent(ReferenceAccessors):
     def __init__(
         self,
         model: Model,
