@@ -116,6 +116,52 @@ class YieldingModel:
             yield delta
 
 
+class PausingModel:
+    """A Model that streams scripted turns delta by delta and pauses each
+    turn listed in ``pause_turns`` (1-based) before its delta number
+    ``pause_at`` (``len(deltas)``: before the final message): ``paused`` is
+    set while it waits for :meth:`resume`. A turn is ``(deltas, final
+    message)``; the final message ends the turn."""
+
+    def __init__(
+        self,
+        turns: Sequence[tuple[Sequence[ModelDelta], AssistantMessage]],
+        *,
+        pause_at: int = 1,
+        pause_turns: Sequence[int] = (1,),
+    ) -> None:
+        self.turns = list(turns)
+        self.pause_at = pause_at
+        self.pause_turns = set(pause_turns)
+        self.requests: list[ModelRequest] = []
+        self.paused = anyio.Event()
+        self._resume = anyio.Event()
+
+    @property
+    def name(self) -> str:
+        return "pausing"
+
+    def resume(self) -> None:
+        """Let the paused turn go on; ``paused`` is a fresh event from now."""
+        resume = self._resume
+        self.paused, self._resume = anyio.Event(), anyio.Event()
+        resume.set()
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        self.requests.append(request)
+        number = len(self.requests)
+        deltas, final = self.turns[number - 1]
+        for index, delta in enumerate([*deltas, TurnDone(final)]):
+            if index == self.pause_at and number in self.pause_turns:
+                resume = self._resume
+                self.paused.set()
+                await resume.wait()
+            yield delta
+
+
 def assistant(text: str = "", *calls: ToolCall, usage: Usage | None = None) -> AssistantMessage:
     parts: list[Any] = []
     if text:

@@ -25,6 +25,7 @@ from rein.harness.events import (
     MessageDelta,
     MessageEnd,
     MessageStart,
+    ModelRequestEvent,
     PlanState,
     PlanStep,
     PlanUpdated,
@@ -89,6 +90,25 @@ EXAMPLES: dict[str, Any] = {
     "turn_end": TurnEnd(turn=1, tool_calls=1, usage=Usage(input_tokens=1200, output_tokens=80)),
     "message_start": MessageStart(role="assistant"),
     "message_delta": MessageDelta(kind="text", delta="Let me read app.py first."),
+    "model_request": ModelRequestEvent(
+        turn=1,
+        model="gpt-4.1",
+        format="openai",
+        payload={
+            "url": "https://api.openai.com/v1/chat/completions",
+            "headers": {"authorization": "[redacted]"},
+            "body": {
+                "model": "gpt-4.1",
+                "messages": [
+                    {"role": "system", "content": "You are Rein, a coding agent ..."},
+                    {"role": "user", "content": "Make greet() friendlier"},
+                ],
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "tools": ["..."],
+            },
+        },
+    ),
     "message_end": MessageEnd(
         message=AssistantMessage(
             content=(

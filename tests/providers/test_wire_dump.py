@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from rein.harness import Agent, HarnessConfig
 from rein.harness.errors import AuthError
 from rein.providers.mock_server import MockServer
+from tests.fakes import EventLog
 from tests.providers.conftest import make_model, request, run_turn
 
 SECRET = "sk-live-0123456789abcdef"
@@ -66,3 +68,42 @@ async def test_no_dump_by_default(mock_server: MockServer, tmp_path: Path) -> No
     model = make_model("openai", mock_server)
     await run_turn(model, request())
     assert model._dump is None
+
+
+@pytest.mark.parametrize(
+    ("provider", "header"),
+    [
+        pytest.param("openai", "authorization", id="openai"),
+        pytest.param("anthropic", "x-api-key", id="anthropic"),
+    ],
+)
+async def test_agent_wire_dump_event_is_the_providers_payload_without_the_key(
+    mock_server: MockServer, monkeypatch: pytest.MonkeyPatch, provider: str, header: str
+) -> None:
+    """``Agent(wire_dump=True)``: the model_request event is what the
+    provider sends (URL, headers, body), the key redacted everywhere."""
+    monkeypatch.setenv("DUMP_TEST_KEY", SECRET)
+    mock_server.load([{"text": "dumped"}])
+    model = make_model(provider, mock_server, api_key_env="DUMP_TEST_KEY")
+    agent = Agent(
+        model,
+        system_prompt="Be brief.",
+        wire_dump=True,
+        config=HarnessConfig(run_idle_timeout_ms=0),
+    )
+    log = EventLog()
+    agent.subscribe(log)
+    result = await agent.prompt(f"my key is {SECRET}")
+    await model.aclose()
+    assert result.status == "completed", result.error
+
+    [event] = log.of("model_request")
+    assert event.format == provider and event.model == model.name
+    assert SECRET not in event.model_dump_json()
+    assert event.payload["url"] == mock_server.url + ("/v1" if provider == "openai" else "") + (
+        model.endpoint()
+    )
+    assert event.payload["headers"][header] == "[redacted]"
+    sent = mock_server.requests[0]
+    assert sent.headers[header].endswith(SECRET)  # the real request carried it
+    assert event.payload["body"] == json.loads(json.dumps(sent.body).replace(SECRET, "[redacted]"))

@@ -33,6 +33,7 @@ def _shape(session: Session) -> dict[str, object]:
         "agent_system": session.agent.system_prompt,
         "planner": session.planner_prompt,
         "flow": session.flow is not None,
+        "wire_dump": session.agent.wire_dump,
     }
 
 
@@ -67,6 +68,8 @@ async def test_serve_and_run_build_the_same_session(tmp_path: Path, mode: str) -
         assert "task" in editor["tools"]  # type: ignore[operator]
         assert editor["gates"] == ["dependencies", "analyzer", "runtime", "lint"]
     assert editor["flow"] is (mode == "plan")
+    # Neither host asks for model_request events (wire dumps stay off).
+    assert editor["wire_dump"] is False
     # Plan mode: the gates run after the last step, through the flow.
     assert editor["agent_gates"] is (mode == "agent")
 

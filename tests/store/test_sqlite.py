@@ -9,10 +9,13 @@ from pathlib import Path
 import anyio
 import pytest
 
+from rein.harness import Agent
 from rein.harness.errors import StoreError
 from rein.harness.messages import AssistantMessage, TextPart, ToolResultMessage, UserMessage
 from rein.store import SCHEMA_VERSION, SqliteStore
+from rein.store.persistence import StorePersistence
 from rein.store.sqlite import _MIGRATIONS
+from tests.fakes import EventLog, FunctionModel, assistant
 
 
 async def test_messages_round_trip_by_memory_and_sessions_list_newest_first(tmp_path: Path) -> None:
@@ -189,3 +192,18 @@ def test_rein_sessions_lists_the_store(tmp_path: Path) -> None:
         text=True,
     )
     assert bad.returncode == 2 and "cannot create the session folder" in bad.stderr
+
+
+async def test_wire_dump_events_never_reach_the_store(tmp_path: Path) -> None:
+    """model_request events go to listeners; the store keeps the transcript."""
+    store = SqliteStore.open(tmp_path)
+    model = FunctionModel(lambda request: assistant("stored answer"))
+    agent = Agent(model, wire_dump=True, persistence=StorePersistence(store, "s1"))
+    log = EventLog()
+    agent.subscribe(log)
+    await agent.prompt("stored prompt")
+    assert len(log.of("model_request")) == 1
+    store.close()
+    dump = "\n".join(sqlite3.connect(tmp_path / "sessions.db").iterdump())
+    assert "stored prompt" in dump and "stored answer" in dump
+    assert "model_request" not in dump and '"format"' not in dump

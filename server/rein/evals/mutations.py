@@ -93,7 +93,7 @@ def steering_ignored(rig: Rig) -> None:
     """``Agent.steer`` drops the text: steering never reaches the model."""
 
     def ignore(agent: Agent) -> None:
-        agent.steer = lambda text: None  # type: ignore[method-assign]
+        agent.steer = lambda message: None  # type: ignore[method-assign]
 
     rig.agent_setup.append(ignore)
 

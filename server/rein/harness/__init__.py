@@ -4,6 +4,7 @@ Imports no pygls, lsprotocol, httpx or sqlite3 (a test checks it).
 """
 
 from rein.harness.agent import Agent, AgentBusyError, RunOptions, RunResult
+from rein.harness.agent_state import AgentState
 from rein.harness.config import HarnessConfig, StuckToolConfig, ToolMisuseBreakerConfig
 from rein.harness.events import Event, EventAdapter
 from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
@@ -19,11 +20,19 @@ from rein.harness.messages import (
     UserMessage,
 )
 from rein.harness.relief import ElideThenSummarise, OverWindowRelief, ReliefRequest
-from rein.harness.tools import Tool, ToolContext, ToolEnvironment, ToolRegistry, ToolResult
+from rein.harness.tools import (
+    Tool,
+    ToolCallExecutor,
+    ToolContext,
+    ToolEnvironment,
+    ToolRegistry,
+    ToolResult,
+)
 
 __all__ = [
     "Agent",
     "AgentBusyError",
+    "AgentState",
     "AssistantMessage",
     "Block",
     "ElideThenSummarise",
@@ -43,6 +52,7 @@ __all__ = [
     "ThinkingPart",
     "Tool",
     "ToolCall",
+    "ToolCallExecutor",
     "ToolContext",
     "ToolEnvironment",
     "ToolMisuseBreakerConfig",

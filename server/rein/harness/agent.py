@@ -13,12 +13,12 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from rein.harness.agent_state import AgentState, CancelToken
+from rein.harness._agent_accessors import ReferenceAccessors
+from rein.harness.agent_state import AgentState, AgentStatus, CancelToken, RunTracker
 from rein.harness.config import (
     HarnessConfig,
     QueueMode,
@@ -35,7 +35,13 @@ from rein.harness.events import (
     WatchdogPaused,
 )
 from rein.harness.gates import GatePipeline
-from rein.harness.hooks import Hooks
+from rein.harness.hooks import (
+    AfterToolCall,
+    BeforeToolCall,
+    Hooks,
+    PrepareNextTurn,
+    TransformContext,
+)
 from rein.harness.loop import LoopContext, RunControl, RunResult, run_loop
 from rein.harness.messages import (
     AssistantMessage,
@@ -52,7 +58,12 @@ from rein.harness.steering import (
     Steering,
     SteeringSignal,
 )
-from rein.harness.tools import ToolEnvironment, ToolRegistry
+from rein.harness.tools import (
+    ToolCallExecutor,
+    ToolEnvironment,
+    ToolRegistry,
+    execute_tool_call,
+)
 from rein.harness.transcripts import (
     INTERRUPTED,
     answer_message,
@@ -95,11 +106,17 @@ def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:
     return [queue.popleft()]
 
 
+def _queued(message: str | UserMessage, origin: str) -> UserMessage:
+    if isinstance(message, UserMessage):
+        return message
+    return UserMessage(content=message, origin=origin)
+
+
 def _new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
 
 
-class Agent:
+class Agent(ReferenceAccessors):
     def __init__(
         self,
         model: Model,
@@ -123,7 +140,15 @@ class Agent:
         over_window_relief: OverWindowRelief | None = DEFAULT_RELIEF,
         tool_misuse_breaker: ToolMisuseBreakerConfig | FromConfig | None = FROM_CONFIG,
         stuck_tool: StuckToolConfig | FromConfig | None = FROM_CONFIG,
+        tool_executor: ToolCallExecutor = execute_tool_call,
+        wire_dump: bool = False,
+        before_tool_call: BeforeToolCall | None = None,
+        after_tool_call: AfterToolCall | None = None,
+        transform_context: TransformContext | None = None,
+        prepare_next_turn: PrepareNextTurn | None = None,
     ) -> None:
+        """``hooks`` gives the four hooks at once; a hook given by its own
+        keyword (``before_tool_call=`` ...) wins over the one in ``hooks``."""
         self.model = model
         if tools is None:
             tools = ToolRegistry()
@@ -135,6 +160,24 @@ class Agent:
         self.options = options or ModelOptions()
         self.env = env or ToolEnvironment()
         self.hooks = hooks or Hooks()
+        overrides = {
+            name: fn
+            for name, fn in (
+                ("before_tool_call", before_tool_call),
+                ("after_tool_call", after_tool_call),
+                ("transform_context", transform_context),
+                ("prepare_next_turn", prepare_next_turn),
+            )
+            if fn is not None
+        }
+        if overrides:
+            self.hooks = replace(self.hooks, **overrides)  # type: ignore[arg-type]
+        #: Executes each validated tool call (the default runs the tool here).
+        self.tool_executor: ToolCallExecutor = tool_executor
+        #: Emit a ``model_request`` event (the redacted outbound payload)
+        #: before every model request. Off by default: payloads are large and
+        #: hosts store events only if they choose to.
+        self.wire_dump = wire_dump
         self.gates = gates
         self.persistence = persistence
         #: An output tool the model must call to answer (structured output).
@@ -153,8 +196,6 @@ class Agent:
         self._follow_ups: deque[UserMessage] = deque()
         self._control: RunControl | None = None
         self._token: CancelToken | None = None
-        #: The run's turn loop while one runs (for ``state``).
-        self._loop: Any = None
         #: An abort arrived while no run's scope was open (at agent_start,
         #: between a run and its follow-up, while the store commits).
         self._abort_pending: str | None = None
@@ -180,6 +221,7 @@ class Agent:
         self._tool_misuse_breaker = tool_misuse_breaker
         self._stuck_tool = stuck_tool
         self.budget = ContextBudget(self.context_window)
+        self._tracker = RunTracker()
 
     # --------------------------------------------------------------- policies
 
@@ -234,6 +276,7 @@ class Agent:
                 self.on_run_watchdog_paused()
             except Exception:
                 log.exception("on_run_watchdog_paused raised")
+        self._tracker.observe(event)
         for listener in self._listeners:
             try:
                 outcome = listener(event)
@@ -268,19 +311,17 @@ class Agent:
 
     @property
     def state(self) -> AgentState:
-        """One read-only snapshot: status, transcript, the message being
-        streamed, pending tool calls, queue sizes, waiting_for, last result."""
-        loop = self._loop
-        streaming = loop.stream.partial() if loop is not None else None
-        pending = tuple(loop.tools.pending_ids()) if loop is not None else ()
-        status: Literal["idle", "running", "waiting"] = (
-            "running" if self._running else "waiting" if self.waiting_for else "idle"
+        """A read-only snapshot: status, transcript, the message being
+        streamed, pending tool calls, queue lengths, waiting_for, last result."""
+        status: AgentStatus = (
+            "running" if self._running else "waiting" if self.waiting_for is not None else "idle"
         )
+        tracker = self._tracker
         return AgentState(
             status=status,
             messages=tuple(self._messages),
-            streaming_message=streaming,
-            pending_tool_calls=pending,
+            streaming_message=tracker.streaming_message() if self._running else None,
+            pending_tool_calls=tracker.pending_tool_calls() if self._running else (),
             queued_steering=len(self._steering.queue),
             queued_follow_ups=len(self._follow_ups),
             waiting_for=self.waiting_for,
@@ -310,13 +351,13 @@ class Agent:
 
     # ----------------------------------------------------------------- queues
 
-    def steer(self, text: str | UserMessage) -> None:
+    def steer(self, message: str | UserMessage) -> None:
         """Inject a message at the next turn boundary (after the current
         turn, before the next model call). Running tools see
-        ``ctx.steering_arrived`` set."""
-        message = text if isinstance(text, UserMessage) else UserMessage(content=text)
+        ``ctx.steering_arrived`` set. Text becomes a user message of origin
+        "steer"; a UserMessage is queued as it is."""
         self._steering.mode = self.config.steering_mode
-        self._steering.steer(message.model_copy(update={"origin": "steer"}))
+        self._steering.steer(_queued(message, "steer"))
 
     def poke_steering(self) -> None:
         """Wake the running tools' soft yield without queueing anything (the
@@ -351,10 +392,11 @@ class Agent:
     def external_steering_probe(self, probe: ExternalSteeringProbe | None) -> None:
         self._steering.external_probe = probe
 
-    def follow_up(self, text: str | UserMessage) -> None:
-        """Queue a message that starts a new run when the agent would stop."""
-        message = text if isinstance(text, UserMessage) else UserMessage(content=text)
-        self._follow_ups.append(message.model_copy(update={"origin": "follow_up"}))
+    def follow_up(self, message: str | UserMessage) -> None:
+        """Queue a message that starts a new run when the agent would stop
+        (text becomes a user message of origin "follow_up"; a UserMessage is
+        queued as it is)."""
+        self._follow_ups.append(_queued(message, "follow_up"))
 
     def has_queued_messages(self) -> bool:
         return bool(self._steering.pending or self._follow_ups)
@@ -382,7 +424,7 @@ class Agent:
         return await self.prompt_messages([UserMessage(content=text)], run=run)
 
     async def prompt_message(self, message: Message, *, run: RunOptions | None = None) -> RunResult:
-        """Run on one message (a user message with its own origin, say)."""
+        """Run on one message (then on every queued follow-up)."""
         return await self.prompt_messages([message], run=run)
 
     async def prompt_messages(
@@ -516,18 +558,7 @@ class Agent:
         self._token = CancelToken(control)
         ctx = self._loop_context(run_id, run)
         length_before = len(self._messages)
-        try:
-            result = await run_loop(
-                ctx,
-                self.config,
-                self._emit,
-                self.model,
-                new_messages,
-                control,
-                on_loop=self._on_loop,
-            )
-        finally:
-            self._loop = None
+        result = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
         if control.reason is not None and control.reason.startswith("idle timeout"):
             self._report_idle_timeout(control.reason)
         self._control = None
@@ -540,9 +571,6 @@ class Agent:
         self.waiting_for = result.waiting_for
         self.last_result = result
         return result
-
-    def _on_loop(self, loop: Any) -> None:
-        self._loop = loop
 
     def _report_idle_timeout(self, reason: str) -> None:
         if self.on_run_idle_timeout is None:
@@ -571,6 +599,8 @@ class Agent:
             if isinstance(run.required_output, AgentDefault)
             else run.required_output,
             carried=run.carried,
+            tool_executor=self.tool_executor,
+            wire_dump=self.wire_dump,
             on_message=self.persistence.append if self.persistence is not None else None,
             checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
             over_window_relief=self.over_window_relief,

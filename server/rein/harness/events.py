@@ -32,6 +32,7 @@ __all__ = [
     "MessageDelta",
     "MessageEnd",
     "MessageStart",
+    "ModelRequestEvent",
     "PlanState",
     "PlanStep",
     "PlanUpdated",
@@ -132,6 +133,20 @@ class MessageDelta(_Event):
     #: For kind "tool_call": the call being streamed.
     tool_call_id: str | None = None
     tool_name: str | None = None
+
+
+class ModelRequestEvent(_Event):
+    """The outbound payload of the model request that follows (only with
+    ``Agent(wire_dump=True)``; off by default). Redacted: no API keys, no
+    Authorization header. ``format`` is the wire format ("openai",
+    "anthropic") when the provider serialised it, "neutral" for Rein's own
+    request shape. Hosts do not store it unless they choose to."""
+
+    type: Literal["model_request"] = "model_request"
+    turn: int
+    model: str
+    format: str = "neutral"
+    payload: dict[str, Any] = Field(default_factory=dict)
 
 
 class MessageEnd(_Event):
@@ -394,6 +409,7 @@ Event = Annotated[
     | MessageStart
     | MessageDelta
     | MessageEnd
+    | ModelRequestEvent
     | ToolCallStart
     | ToolCallUpdate
     | ToolCallEnd

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import anyio
@@ -68,6 +68,7 @@ from rein.harness.streaming import DegenerateReplies, TurnStream
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 from rein.harness.watchdog import Activity, watchdog
 from rein.harness.window import WindowGuard
+from rein.harness.wire import WireTap
 
 __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
 
@@ -207,6 +208,8 @@ class _TurnLoop:
         self.emit(TurnStart(turn=self.turn))
         overrides = await self.turn_overrides()
         model = overrides.model or self.model
+        if ctx.wire_dump:
+            model = WireTap(model, self.emit, self.turn)
         options = overrides.options or ctx.options
         self.turn_model = model
         base = overrides.messages
@@ -504,16 +507,12 @@ async def run_loop(
     model: Model,
     new_messages: Sequence[Message] = (),
     control: RunControl | None = None,
-    *,
-    on_loop: Callable[[_TurnLoop], None] | None = None,
 ) -> RunResult:
     """Run until the model gives a final answer, the turn limit is hit, the
     model fails, or ``control.abort()`` is called. Never raises for those:
     the outcome says what happened."""
     control = control or RunControl()
     run = _TurnLoop(ctx, config, emit, model)
-    if on_loop is not None:
-        on_loop(run)
     outcome: RunResult | None = None
     with recording(run.record), anyio.CancelScope() as scope:
         control._scope = scope

@@ -21,7 +21,13 @@ from rein.harness.ports import ModelOptions
 from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
 from rein.harness.run_record import RunMutation
 from rein.harness.steering import Steering
-from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
+from rein.harness.tools import (
+    Tool,
+    ToolCallExecutor,
+    ToolEnvironment,
+    ToolRegistry,
+    execute_tool_call,
+)
 
 __all__ = [
     "AGENT_DEFAULT",
@@ -157,3 +163,8 @@ class LoopContext:
     tool_misuse_breaker: ToolMisuseBreakerConfig | FromConfig | None = FROM_CONFIG
     #: Heartbeats and the stuck-call policy (None: unsupervised).
     stuck_tool: StuckToolConfig | FromConfig | None = FROM_CONFIG
+    #: Executes one validated tool call (the ``tool_executor`` port).
+    tool_executor: ToolCallExecutor = execute_tool_call
+    #: Emit a ``model_request`` event (the redacted payload) before every
+    #: model request.
+    wire_dump: bool = False

@@ -95,18 +95,6 @@ class TurnStream:
         self.open = False
         return done
 
-    def partial(self) -> AssistantMessage | None:
-        """What the turn being streamed said so far (None between turns)."""
-        if not self.open:
-            return None
-        parts: list[TextPart | ThinkingPart] = []
-        if self._thinking:
-            parts.append(ThinkingPart(thinking="".join(self._thinking)))
-        if self._text:
-            parts.append(TextPart(text="".join(self._text)))
-        # Not ended: its stop_reason means nothing yet.
-        return AssistantMessage(content=tuple(parts))
-
     def close(self, stop_reason: str) -> AssistantMessage | None:
         """The partial message of a turn cut short (None when no turn was
         being streamed): what was said so far, stopped as "aborted" or

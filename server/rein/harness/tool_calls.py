@@ -155,10 +155,6 @@ class ToolExecutor:
         """Calls of an unfinished batch (non-zero only after an abort)."""
         return len(self._calls)
 
-    def pending_ids(self) -> list[str]:
-        """Ids of the batch's calls that have no result yet."""
-        return [c.id for c, r in zip(self._calls, self._results, strict=True) if r is None]
-
     # ------------------------------------------------------------------ batch
 
     async def execute(self, calls: list[ToolCall]) -> ToolBatch:
@@ -397,7 +393,7 @@ class ToolExecutor:
             steering_arrived=steering.signal,
         )
         try:
-            raw = await tool.execute(args, tool_ctx)
+            raw = await ctx.tool_executor(tool, args, tool_ctx)
             return raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -27,11 +27,13 @@ from rein.harness.steering import SteeringSignal
 
 __all__ = [
     "Tool",
+    "ToolCallExecutor",
     "ToolClass",
     "ToolContext",
     "ToolEnvironment",
     "ToolRegistry",
     "ToolResult",
+    "execute_tool_call",
 ]
 
 ToolClass = Literal["read", "write", "command", "other"]
@@ -194,3 +196,26 @@ class ToolRegistry:
 
     def subset(self, names: Iterable[str]) -> ToolRegistry:
         return ToolRegistry(self._tools[n] for n in names if n in self._tools)
+
+
+class ToolCallExecutor(Protocol):
+    """The port that executes one tool call (``Agent(tool_executor=...)``).
+
+    The loop calls it with the resolved tool, the validated arguments and the
+    call's context, after ``before_tool_call`` allowed the call and before
+    ``after_tool_call`` sees the result. Everything around it stays the
+    loop's: events, the time limit and heartbeats, the misuse breaker, abort,
+    and exactly one result per call in call order. It may raise (a
+    :class:`~rein.harness.errors.ToolError` or anything else): the loop turns
+    that into an ``is_error`` result, as it does for a tool. The default,
+    :func:`execute_tool_call`, runs ``tool.execute(args, ctx)``.
+    """
+
+    def __call__(
+        self, tool: Tool[Any], args: BaseModel, ctx: ToolContext
+    ) -> Awaitable[ToolResult | str]: ...
+
+
+async def execute_tool_call(tool: Tool[Any], args: BaseModel, ctx: ToolContext) -> ToolResult | str:
+    """The default :class:`ToolCallExecutor`: run the tool in this process."""
+    return await tool.execute(args, ctx)

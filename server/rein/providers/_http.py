@@ -25,6 +25,7 @@ from httpx_sse import EventSource, ServerSentEvent
 from rein.harness.errors import ModelError, ProviderError, StreamError, TransientError
 from rein.harness.messages import AssistantMessage
 from rein.harness.ports import ModelDelta, ModelRequest, TurnDone
+from rein.harness.wire import header_secrets, redact_headers, redact_payload
 from rein.providers._errors import parse_retry_after, status_error, transport_error
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
@@ -127,6 +128,19 @@ class HttpModel(ABC):
 
     @abstractmethod
     def assembler(self, request: ModelRequest) -> StreamAssembler: ...
+
+    def serialize(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
+        """What goes on the wire for ``request`` (the Agent's ``model_request``
+        event with ``wire_dump``): URL, headers and JSON body, the API key
+        redacted wherever it appears."""
+        headers = self.headers()
+        record = {
+            "url": self.base_url + self.endpoint(),
+            "headers": redact_headers(headers.items()),
+            "body": self.payload(request),
+        }
+        secrets = header_secrets(headers.items()) | {self.config.api_key() or ""}
+        return self.provider, redact_payload(record, secrets)
 
     def events_from_json(self, data: Any) -> list[ServerSentEvent] | None:
         """A server that answered a streaming request with plain JSON: the

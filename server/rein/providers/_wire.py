@@ -1,5 +1,8 @@
 """Wire dumps: every raw request (with headers) and response (raw SSE lines)
-appended to a JSONL file, secrets redacted. Off unless ``wireDump`` is set."""
+appended to a JSONL file, secrets redacted. Off unless ``wireDump`` is set.
+
+The redaction is the core's (:mod:`rein.harness.wire`), shared with the
+Agent's ``model_request`` events."""
 
 from __future__ import annotations
 
@@ -11,18 +14,9 @@ from typing import Any
 
 import httpx
 
+from rein.harness.wire import MIN_SECRET, REDACTED, header_secrets, redact_headers, scrub
+
 __all__ = ["REDACTED", "TapStream", "WireDump", "redact_headers"]
-
-REDACTED = "[redacted]"
-#: Shorter strings are not scrubbed from bodies (they would match everywhere).
-_MIN_SECRET = 8
-_SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie"}
-)
-
-
-def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    return {name: REDACTED if name.lower() in _SECRET_HEADERS else value for name, value in headers}
 
 
 class TapStream(httpx.AsyncByteStream):
@@ -47,21 +41,16 @@ class WireDump:
 
     def __init__(self, path: str | Path, secrets: Iterable[str | None] = ()) -> None:
         self.path = Path(path)
-        self._secrets = {s for s in secrets if s and len(s) >= _MIN_SECRET}
+        self._secrets = {s for s in secrets if s and len(s) >= MIN_SECRET}
 
     def _learn_secrets(self, headers: Iterable[tuple[str, str]]) -> None:
         """Whatever a secret header carries is scrubbed everywhere from now on."""
-        for name, value in headers:
-            if name.lower() not in _SECRET_HEADERS:
-                continue
-            scheme, _, token = value.partition(" ")
-            candidates = [value, token] if scheme.lower() in ("bearer", "basic") else [value]
-            self._secrets.update(c for c in candidates if len(c) >= _MIN_SECRET)
+        self._secrets.update(header_secrets(headers))
 
     def write(self, record: Mapping[str, Any]) -> None:
-        line = json.dumps({"ts": round(time.time(), 6), **record}, default=str)
-        for secret in sorted(self._secrets, key=len, reverse=True):
-            line = line.replace(secret, REDACTED)
+        line = scrub(
+            json.dumps({"ts": round(time.time(), 6), **record}, default=str), self._secrets
+        )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")

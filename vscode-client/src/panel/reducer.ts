@@ -318,6 +318,9 @@ export class PanelState {
           `Validating ${event.paths.length} file${event.paths.length === 1 ? '' : 's'} an earlier run changed and did not validate: ${event.paths.join(', ')}`,
         );
         break;
+      case 'model_request':
+        // A wire dump (the host turned Agent.wire_dump on): diagnostics, not shown.
+        break;
       case 'watchdog_paused':
       case 'watchdog_resumed':
         // Bookkeeping of the idle watchdog (gate, install and compaction time is activity).

@@ -120,6 +120,20 @@ export interface MessageStart {
   type: 'message_start';
 }
 
+/**
+ * The outbound payload of the model request that follows (only with ``Agent(wire_dump=True)``; off
+ * by default). Redacted: no API keys, no Authorization header. ``format`` is the wire format
+ * ("openai", "anthropic") when the provider serialised it, "neutral" for Rein's own request shape.
+ * Hosts do not store it unless they choose to.
+ */
+export interface ModelRequestEvent {
+  format?: string;
+  model: string;
+  payload?: Record<string, unknown>;
+  turn: number;
+  type: 'model_request';
+}
+
 /** A transition of the plan-act state machine. */
 export interface PlanState {
   previous: 'idle' | 'planning' | 'executing' | 'updating' | 'summarizing' | 'completed' | 'failed' | 'waiting';
@@ -348,6 +362,7 @@ export type ReinEvent =
   | MessageStart
   | MessageDelta
   | MessageEnd
+  | ModelRequestEvent
   | ToolCallStart
   | ToolCallUpdate
   | ToolCallEnd
@@ -384,6 +399,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'message_start',
   'message_delta',
   'message_end',
+  'model_request',
   'tool_call_start',
   'tool_call_update',
   'tool_call_end',

@@ -306,6 +306,20 @@ describe('PanelState details', () => {
     assert.equal(gate?.detail, 'no analyzer is running (ruff was not found)');
   });
 
+  it('ignores a wire dump (model_request): nothing is shown', () => {
+    const state = new PanelState('s');
+    state.apply({ type: 'run_start', run_id: 'r1', prompt: 'go' } as never);
+    const before = JSON.stringify(state.view());
+    state.apply({
+      type: 'model_request',
+      turn: 1,
+      model: 'gpt-4.1',
+      format: 'neutral',
+      payload: { system: 'x', messages: [] },
+    } as never);
+    assert.equal(JSON.stringify(state.view()), before);
+  });
+
   it('says which changes an earlier run left and which generations were not verified', () => {
     const state = new PanelState('s');
     state.apply({ type: 'carried_changes', generations: [2], paths: ['app.py'] } as never);
