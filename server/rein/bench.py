@@ -59,7 +59,10 @@ class _TimedModel:
         return self.inner.stream(request)
 
 
-def bench_core_one(n: int) -> dict[str, Any]:
+def bench_core_one(n: int, features: bool = False) -> dict[str, Any]:
+    """One run of ``n`` tool turns. ``features``: with the Agent API's
+    optional parts switched on (an external steering source and probe, an
+    async listener, the idle watchdog), to show they cost nothing per turn."""
     from rein.bench_tools import FixedReadTool
 
     turns: list[dict[str, Any]] = [
@@ -70,7 +73,9 @@ def bench_core_one(n: int) -> dict[str, Any]:
     agent = Agent(
         model,
         tools=[FixedReadTool()],
-        config=HarnessConfig(max_model_turns_per_run=n + 1, run_idle_timeout_ms=0),
+        config=HarnessConfig(
+            max_model_turns_per_run=n + 1, run_idle_timeout_ms=900_000 if features else 0
+        ),
     )
     count = 0
 
@@ -79,6 +84,20 @@ def bench_core_one(n: int) -> dict[str, Any]:
         count += 1
 
     agent.subscribe(listener)
+    if features:
+
+        async def inbox() -> list[str]:
+            return []
+
+        async def probe() -> bool:
+            return False
+
+        async def async_listener(event: object) -> None:
+            return None
+
+        agent.external_steering_source = inbox
+        agent.external_steering_probe = probe
+        agent.subscribe(async_listener)
 
     async def main() -> float:
         start = time.perf_counter()
@@ -92,6 +111,7 @@ def bench_core_one(n: int) -> dict[str, Any]:
     window = min(50, len(gaps))
     return {
         "n": n,
+        "features": features,
         "us_per_turn": round(wall / n * 1e6, 2),
         "early_gap_us": round(statistics.median(gaps[:window]) * 1e6, 2),
         "late_gap_us": round(statistics.median(gaps[-window:]) * 1e6, 2),
@@ -103,13 +123,14 @@ def bench_core_one(n: int) -> dict[str, Any]:
 def bench_core(sizes: tuple[int, ...] = CORE_SIZES) -> list[dict[str, Any]]:
     rows = []
     for n in sizes:
-        out = subprocess.run(
-            [sys.executable, "-m", "rein", "bench", "core-one", str(n)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        rows.append(json.loads(out))
+        for spec in (str(n), f"{n}+features"):
+            out = subprocess.run(
+                [sys.executable, "-m", "rein", "bench", "core-one", spec],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            rows.append(json.loads(out))
     return rows
 
 

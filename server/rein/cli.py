@@ -36,7 +36,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         return main_corpus(args)
     if args.what == "core-one":
-        print(json.dumps(bench.bench_core_one(int(args.n))))
+        n, _, extra = str(args.n).partition("+")
+        print(json.dumps(bench.bench_core_one(int(n), features=extra == "features")))
         return 0
     targets = list(bench.ALL_TARGETS) if args.what == "all" else [args.what]
     for target in targets:

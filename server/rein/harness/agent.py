@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from rein.harness._agent_accessors import ReferenceAccessors
 from rein.harness.agent_state import AgentState, AgentStatus, CancelToken, RunTracker
@@ -90,6 +89,38 @@ log = logging.getLogger(__name__)
 #: A listener; an async one is awaited, in order, before the next event.
 Listener = Callable[[Event], "Awaitable[None] | None"]
 _Delivery = tuple[str, Awaitable[None]]
+
+
+class _Outbox:
+    """Async listeners' pending handling, in order: filled by ``_emit``
+    (sync), drained by one task that wakes once per burst of events."""
+
+    __slots__ = ("_closed", "_items", "_ready")
+
+    def __init__(self) -> None:
+        self._items: deque[_Delivery] = deque()
+        self._ready = anyio.Event()
+        self._closed = False
+
+    def put(self, item: _Delivery) -> None:
+        self._items.append(item)
+        if not self._ready.is_set():
+            self._ready.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._ready.set()
+
+    def __aiter__(self) -> _Outbox:
+        return self
+
+    async def __anext__(self) -> _Delivery:
+        while not self._items:
+            if self._closed:
+                raise StopAsyncIteration
+            await self._ready.wait()
+            self._ready = anyio.Event()
+        return self._items.popleft()
 
 
 class AgentBusyError(RuntimeError):
@@ -204,7 +235,7 @@ class Agent(ReferenceAccessors):
         #: Reports every idle-watchdog pause (gates, installs, compaction).
         self.on_run_watchdog_paused = on_run_watchdog_paused
         #: Async listeners' pending handling, in event order (during a run).
-        self._outbox: MemoryObjectSendStream[_Delivery] | None = None
+        self._outbox: _Outbox | None = None
         self._running = False
         self._idle = anyio.Event()
         self._idle.set()
@@ -285,19 +316,19 @@ class Agent(ReferenceAccessors):
                 continue
             if outcome is not None and inspect.isawaitable(outcome):
                 if self._outbox is not None:
-                    self._outbox.send_nowait((event.type, outcome))
+                    self._outbox.put((event.type, outcome))
                 elif inspect.iscoroutine(outcome):
                     outcome.close()  # no run to await it in
                     log.warning("async listener got %s outside a run: dropped", event.type)
 
-    async def _deliver(self, receive: MemoryObjectReceiveStream[_Delivery]) -> None:
+    @staticmethod
+    async def _deliver(outbox: _Outbox) -> None:
         """Await the async listeners' handling of each event, in order."""
-        async with receive:
-            async for kind, outcome in receive:
-                try:
-                    await outcome
-                except Exception:
-                    log.exception("async event listener raised on %s", kind)
+        async for kind, outcome in outbox:
+            try:
+                await outcome
+            except Exception:
+                log.exception("async event listener raised on %s", kind)
 
     # ------------------------------------------------------------------ state
 
@@ -504,12 +535,12 @@ class Agent(ReferenceAccessors):
         self._running = True
         self._abort_pending = None
         self._idle = anyio.Event()
-        send, receive = anyio.create_memory_object_stream[_Delivery](max_buffer_size=1_000_000)
-        self._outbox = send
+        outbox = _Outbox()
+        self._outbox = outbox
         result: RunResult | None = None
         try:
             async with anyio.create_task_group() as deliveries:
-                deliveries.start_soon(self._deliver, receive)
+                deliveries.start_soon(self._deliver, outbox)
                 try:
                     result = await self._runs(new_messages, run)
                 finally:
@@ -519,7 +550,7 @@ class Agent(ReferenceAccessors):
                     self.current_run_id = None
                     self._emit(AgentEnd(status=result.status if result else "failed"))
                     self._outbox = None
-                    send.close()
+                    outbox.close()
         except BaseExceptionGroup as group:
             # The delivery task never raises: the error is the run's own.
             if len(group.exceptions) == 1:

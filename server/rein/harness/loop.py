@@ -293,13 +293,7 @@ class _TurnLoop:
         steering.signal.rearm()
         if steering.pending:
             steering.signal.set()
-        if steering.external_probe is not None and self.task_group is not None:
-            async with anyio.create_task_group() as phase:
-                phase.start_soon(self.poll_external_steering)
-                batch = await self.tools.execute(calls)
-                phase.cancel_scope.cancel()
-        else:
-            batch = await self.tools.execute(calls)
+        batch = await self.tools.execute(calls)
         self.take_batch(batch)
         self.end_turn(len(calls))
         self.observe_mutations()
@@ -396,13 +390,14 @@ class _TurnLoop:
             self.emit(TurnEnd(turn=self.turn, tool_calls=tool_calls, usage=self.usage))
 
     async def poll_external_steering(self) -> None:
-        """During a tool phase, ask the external probe on a slow timer; mail
-        waiting sets the arrival signal (delivery stays at the boundary)."""
+        """For the whole run, one task: during tool phases, ask the external
+        probe on a slow timer; mail waiting sets the arrival signal
+        (delivery stays at the boundary)."""
         steering = self.ctx.steering
         interval = self.config.external_steering_probe_ms / 1000.0
-        while not steering.signal.is_set():
+        while True:
             await anyio.sleep(interval)
-            if await steering.probe():
+            if self.tools.running and not steering.signal.is_set() and await steering.probe():
                 steering.signal.set()
 
     async def apply_steering(self) -> None:
@@ -530,6 +525,8 @@ async def run_loop(
                         run.busy,
                         run.touch,
                     )
+                if ctx.steering.external_probe is not None:
+                    tg.start_soon(run.poll_external_steering)
                 outcome = await run.execute(new_messages)
                 tg.cancel_scope.cancel()
         except Exception as exc:
