@@ -427,3 +427,69 @@ async def test_a_watchdog_pause_is_reported_to_the_host() -> None:
     # Taking the gates' baselines is declared long work: one pause, reported.
     assert [e.reason for e in log.of("watchdog_paused")] == ["gate baselines"]
     assert paused == ["paused"]
+
+
+class GappedModel:
+    """Streams ``chunks``, waiting ``gap`` seconds (on the test's clock)
+    before each: a slow provider that keeps talking."""
+
+    name = "gapped"
+
+    def __init__(self, chunks: list[str], gap: float) -> None:
+        self.chunks = chunks
+        self.gap = gap
+
+    def stream(self, request: ModelRequest) -> Any:
+        return self._stream()
+
+    async def _stream(self) -> Any:
+        from rein.harness.ports import TextDelta, TurnDone
+
+        for chunk in self.chunks:
+            await anyio.sleep(self.gap)
+            yield TextDelta(chunk)
+        yield TurnDone(assistant("".join(self.chunks)))
+
+
+@pytest.mark.parametrize(("chunks", "gap", "fires"), [(list("abcde"), 0.6, 0), (["abcde"], 3.0, 1)])
+def test_streaming_deltas_reset_the_idle_watchdog(
+    chunks: list[str], gap: float, fires: int
+) -> None:
+    """Five deltas 0.6 limits apart (three limits in all) never trip a 1 s
+    watchdog; one 3-limit silence does (the control)."""
+    from tests.fakes import run_in_virtual_time
+
+    fired: list[BaseException] = []
+
+    async def main() -> str:
+        agent = Agent(
+            GappedModel(chunks, gap),
+            tools=[EchoTool()],
+            config=HarnessConfig(run_idle_timeout_ms=1_000),
+            on_run_idle_timeout=fired.append,
+        )
+        with anyio.fail_after(60):
+            return (await agent.prompt("go")).status
+
+    status = run_in_virtual_time(main)
+    assert len(fired) == fires
+    assert status == ("completed" if fires == 0 else "aborted")
+
+
+def test_the_default_idle_timeout_exceeds_every_default_gate_and_tool_timeout() -> None:
+    from rein.harness.config import GatesConfig
+
+    def timeouts(model: Any, where: str = "") -> list[tuple[str, int]]:
+        out: list[tuple[str, int]] = []
+        for name in type(model).model_fields:
+            value = getattr(model, name)
+            if name.endswith("timeout_ms") and isinstance(value, int):
+                out.append((where + name, value))
+            elif hasattr(type(value), "model_fields"):
+                out.extend(timeouts(value, f"{where}{name}."))
+        return out
+
+    others = [*timeouts(GatesConfig(), "gates."), *timeouts(HarnessConfig())]
+    others = [(n, v) for n, v in others if n != "run_idle_timeout_ms"]
+    assert any(name.startswith("gates.") for name, _ in others)
+    assert all(HarnessConfig().run_idle_timeout_ms > value for _, value in others), others

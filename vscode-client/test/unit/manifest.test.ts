@@ -42,7 +42,7 @@ describe('package.json', () => {
       'rein.harness.toolExecution': 'parallel',
       'rein.harness.maxToolResultChars': 16000,
       'rein.harness.maxContextTokens': 100000,
-      'rein.harness.runIdleTimeoutMs': 300000,
+      'rein.harness.runIdleTimeoutMs': 900000,
       'rein.gates.analyzer.enabled': true,
       'rein.gates.analyzer.severity': 'error',
       'rein.gates.dependencies.commands': {},
