@@ -493,3 +493,86 @@ def test_the_default_idle_timeout_exceeds_every_default_gate_and_tool_timeout() 
     others = [(n, v) for n, v in others if n != "run_idle_timeout_ms"]
     assert any(name.startswith("gates.") for name, _ in others)
     assert all(HarnessConfig().run_idle_timeout_ms > value for _, value in others), others
+
+
+async def test_a_steer_left_from_an_earlier_run_is_delivered_late_and_says_so() -> None:
+    model = ReplayModel([{"text": "first"}, {"text": "second"}])
+    agent, log = make_agent(model)
+    await agent.prompt("one")
+    agent.steer("sent after the first run ended")
+    assert agent.has_steering
+    await agent.prompt("two")
+    [applied] = log.of("steering_applied")
+    assert applied.texts == ["sent after the first run ended"]
+    assert applied.late is True
+
+
+async def test_a_steer_at_the_turn_limit_stays_queued_instead_of_going_unanswered() -> None:
+    agent: Agent
+
+    def turn(request: ModelRequest) -> AssistantMessage:
+        agent.steer("too late for this run")
+        return assistant("", call("echo", f"c{len(model.requests)}", text="x"))
+
+    model = FunctionModel(turn)
+    agent, _ = make_agent(model, max_model_turns_per_run=1)
+    result = await agent.prompt("go")
+    assert result.status == "failed" and "model turns" in (result.error or "")
+    assert agent.has_steering
+    assert not any(m.content == "too late for this run" for m in agent.messages)
+
+
+async def test_a_steer_left_queued_in_one_at_a_time_mode_does_not_cut_later_tools_short() -> None:
+    seen: list[bool] = []
+
+    class Probe(Tool[EchoArgs]):
+        name = "probe"
+        description = "Report whether steering is waiting."
+        args_model = EchoArgs
+
+        async def execute(self, args: EchoArgs, ctx: ToolContext) -> ToolResult:
+            seen.append(ctx.steering_arrived.is_set())
+            return ToolResult("ok")
+
+    agent: Agent
+
+    def turn(request: ModelRequest) -> AssistantMessage:
+        n = len(model.requests)
+        if n == 1:
+            agent.steer("a")
+            agent.steer("b")
+        if n <= 3:
+            return assistant("", call("probe", f"c{n}", text="x"))
+        return assistant("done")
+
+    model = FunctionModel(turn)
+    agent, _ = make_agent(model, Probe())
+    await agent.prompt("go")
+    # The first phase is woken by the steers that arrived during its turn;
+    # the later ones, with "b" still queued for its own boundary, are not.
+    assert seen == [True, False, False]
+
+
+async def test_mail_reaching_the_source_during_the_final_turn_starts_another_turn() -> None:
+    inbox: list[str] = []
+
+    async def source() -> list[str]:
+        out = list(inbox)
+        inbox.clear()
+        return out
+
+    agent: Agent
+
+    def turn(request: ModelRequest) -> AssistantMessage:
+        if len(model.requests) == 1:
+            inbox.append("mail during the answer")  # no probe, no poke
+            return assistant("answer")
+        return assistant("answered the mail")
+
+    model = FunctionModel(turn)
+    agent, _ = make_agent(model)
+    agent.external_steering_source = source
+    result = await agent.prompt("go")
+    assert len(model.requests) == 2
+    assert steers(model.requests[1]) == ["mail during the answer"]
+    assert result.text == "answered the mail"

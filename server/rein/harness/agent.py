@@ -534,6 +534,7 @@ class Agent(ReferenceAccessors):
     async def _process(self, new_messages: list[Message], run: RunOptions) -> RunResult:
         self._running = True
         self._abort_pending = None
+        self._steering.run_begins()
         self._idle = anyio.Event()
         outbox = _Outbox()
         self._outbox = outbox

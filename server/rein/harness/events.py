@@ -184,6 +184,9 @@ class ToolCallEnd(_Event):
 class SteeringApplied(_Event):
     type: Literal["steering_applied"] = "steering_applied"
     texts: list[str]
+    #: Queued before this run's prompt began (after an earlier run's last
+    #: boundary): delivered now, late, never silently.
+    late: bool = False
 
 
 class FollowUpStarted(_Event):

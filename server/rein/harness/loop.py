@@ -150,13 +150,15 @@ class _TurnLoop:
         # opened (at agent_start) ends it here, its messages kept.
         await anyio.lowlevel.checkpoint()
         while True:
-            await self.apply_steering()
             if self.turn >= self.config.max_model_turns_per_run:
+                # Checked before the boundary: a steer that no turn would
+                # answer stays queued (has_steering), not in the transcript.
                 return self.finish(
                     "failed",
                     f"reached the limit of {self.config.max_model_turns_per_run} model turns "
                     "for one run (harness.maxModelTurnsPerRun)",
                 )
+            await self.apply_steering()
             reply = await self.model_turn()
             if isinstance(reply, RunResult):
                 return reply
@@ -174,7 +176,7 @@ class _TurnLoop:
             if isinstance(repaired, RunResult):
                 return repaired
             if repaired is None:
-                if await self.ctx.steering.probe():
+                if await self.ctx.steering.waiting():
                     # A steer that arrived during the final turn (or its
                     # validation) starts another turn: never left stranded.
                     continue
@@ -289,10 +291,7 @@ class _TurnLoop:
         """Execute the turn's calls; wait for the person, go on, or (when an
         output tool answered) validate."""
         await self.checkpoint()
-        steering = self.ctx.steering
-        steering.signal.rearm()
-        if steering.pending:
-            steering.signal.set()
+        self.ctx.steering.new_phase()
         batch = await self.tools.execute(calls)
         self.take_batch(batch)
         self.end_turn(len(calls))
@@ -405,7 +404,8 @@ class _TurnLoop:
         if steering:
             for message in steering:
                 self.append_with_events(message)
-            self.emit(SteeringApplied(texts=[m.content for m in steering]))
+            late = self.ctx.steering.is_late(steering)
+            self.emit(SteeringApplied(texts=[m.content for m in steering], late=late))
 
     def close_partial_stream(self, stop_reason: str) -> None:
         """Abort or error while streaming: keep what was said, end the message."""

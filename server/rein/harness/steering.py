@@ -79,14 +79,44 @@ class Steering:
         self._external_backlog: deque[UserMessage] = deque()
         #: Called with a message when the external source raised.
         self.on_error: Callable[[str], None] = lambda message: None
+        #: Steers and pokes so far, and how many of them the last boundary saw:
+        #: a tool phase is woken only by what arrived since.
+        self._arrivals = 0
+        self._seen = 0
+        #: Queued messages that were there before the current run began.
+        self.late: set[int] = set()
 
     def steer(self, message: UserMessage) -> None:
         self.queue.append(message)
+        self._arrivals += 1
         self.signal.set()
 
     def poke(self) -> None:
         """Steering arrived outside the queue (an inbox): wake the tools."""
+        self._arrivals += 1
         self.signal.set()
+
+    def new_phase(self) -> None:
+        """A tool phase starts: its signal is set only by what arrived
+        since the last boundary (a steer left queued by one-at-a-time mode
+        does not cut every later tool short)."""
+        self.signal.rearm()
+        if self._arrivals > self._seen:
+            self.signal.set()
+
+    def run_begins(self) -> None:
+        """What is queued now was queued before this run's prompt."""
+        self.late = {id(m) for m in (*self._external_backlog, *self.queue)}
+
+    def is_late(self, messages: list[UserMessage]) -> bool:
+        return any(id(m) in self.late for m in messages)
+
+    async def waiting(self) -> bool:
+        """At the run's final check: anything to deliver? The external
+        source is drained here too (mail that came during the final turn
+        starts another turn instead of waiting for the next prompt)."""
+        await self._pull_external()
+        return await self.probe()
 
     @property
     def pending(self) -> bool:
@@ -126,6 +156,7 @@ class Steering:
 
     async def take(self) -> list[UserMessage]:
         """The messages due at this boundary: external ones first."""
+        self._seen = self._arrivals
         await self._pull_external()
         if self.mode == "all":
             items = [*self._external_backlog, *self.queue]

@@ -230,6 +230,7 @@ export interface RunStart {
 }
 
 export interface SteeringApplied {
+  late?: boolean;
   texts: string[];
   type: 'steering_applied';
 }
