@@ -44,6 +44,17 @@ def steers(request: ModelRequest) -> list[str]:
     ]
 
 
+def drain(mail: list[str]) -> Any:
+    """An external steering source over ``mail``: returns and clears it."""
+
+    async def source() -> list[str]:
+        out = list(mail)
+        mail.clear()
+        return out
+
+    return source
+
+
 class WaitForSteeringTool(Tool[EchoArgs]):
     """Awaits ``ctx.steering_arrived`` (no polling), as long tools do."""
 
@@ -125,10 +136,7 @@ async def test_poke_wakes_the_tool_without_queueing_and_the_external_mail_lands_
     tool = WaitForSteeringTool()
     mail: list[str] = []
 
-    async def source() -> list[str]:
-        out = list(mail)
-        mail.clear()
-        return out
+    source = drain(mail)
 
     model = ReplayModel(
         [{"tool_calls": [{"name": "wait", "arguments": {"text": "x"}}]}, {"text": "ok"}]
@@ -149,10 +157,7 @@ async def test_the_external_probe_soft_yields_a_long_tool() -> None:
     tool = WaitForSteeringTool()
     mail: list[str] = []
 
-    async def source() -> list[str]:
-        out = list(mail)
-        mail.clear()
-        return out
+    source = drain(mail)
 
     async def probe() -> bool:
         return bool(mail)
@@ -556,10 +561,7 @@ async def test_a_steer_left_queued_in_one_at_a_time_mode_does_not_cut_later_tool
 async def test_mail_reaching_the_source_during_the_final_turn_starts_another_turn() -> None:
     inbox: list[str] = []
 
-    async def source() -> list[str]:
-        out = list(inbox)
-        inbox.clear()
-        return out
+    source = drain(inbox)
 
     agent: Agent
 
