@@ -216,11 +216,17 @@ class _Analyzer:
         client.protocol._converter.register_structure_hook(
             lsp.InitializeResult, lambda obj, _type: obj
         )
+        # A publish is read straight from its JSON (a dict): structuring
+        # thousands of diagnostics with cattrs cost a large repository's
+        # verdict tens of milliseconds per change (sympy).
+        client.protocol._converter.register_structure_hook(
+            lsp.PublishDiagnosticsParams, lambda obj, _type: obj
+        )
         self.client = client
         root = self.pool.root
 
         @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def on_publish(params: lsp.PublishDiagnosticsParams) -> None:
+        def on_publish(params: Any) -> None:
             self.on_publish(params)
 
         @client.feature(lsp.WORKSPACE_CONFIGURATION)
@@ -492,20 +498,25 @@ class _Analyzer:
         self.last_activity = time.monotonic()
         self.pool._published(self, path)
 
-    def on_publish(self, params: lsp.PublishDiagnosticsParams) -> None:
+    def on_publish(self, params: dict[str, Any] | lsp.PublishDiagnosticsParams) -> None:
+        """A publishDiagnostics, as its JSON (the pool's client skips
+        structuring it) or as lsprotocol's object."""
         self.last_activity = time.monotonic()
-        path = self.pool.relative(params.uri)
+        if isinstance(params, dict):
+            uri, version = str(params.get("uri", "")), params.get("version")
+            items = params.get("diagnostics") or []
+            convert = self.pool.convert_json
+        else:
+            uri, version, items = params.uri, params.version, params.diagnostics
+            convert = self.pool.convert  # type: ignore[assignment]
+        path = self.pool.relative(uri)
         if path is None or self.pool.skipped(path):
             self.pool._activity()
             return
-        self.diagnostics[path] = [
-            self.pool.convert(path, d, self.spec.name) for d in params.diagnostics
-        ]
+        self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
         wanted = self.awaiting.get(path)
         if wanted is not None and (
-            params.version >= wanted
-            if params.version is not None
-            else not self.spec.versioned_publish
+            version >= wanted if version is not None else not self.spec.versioned_publish
         ):
             del self.awaiting[path]
         self.owed_refresh.discard(path)
@@ -683,6 +694,25 @@ class AnalyzerPool:
             return Path(unquote(parsed.path)).resolve().relative_to(self.root).as_posix()
         except ValueError:
             return None
+
+    @staticmethod
+    def convert_json(path: str, d: dict[str, Any], source: str) -> Diagnostic:
+        """A diagnostic as the analyzer sent it (JSON) -> Rein's."""
+        start = d["range"]["start"]
+        end = d["range"]["end"]
+        code = d.get("code")
+        severity = d.get("severity")
+        return Diagnostic(
+            path=path,
+            line=start["line"],
+            character=start["character"],
+            end_line=end["line"],
+            end_character=end["character"],
+            severity=int(severity) if severity is not None else 1,
+            code=str(code) if code is not None else None,
+            source=d.get("source") or source,
+            message=d.get("message", ""),
+        )
 
     @staticmethod
     def convert(path: str, d: lsp.Diagnostic, source: str) -> Diagnostic:
