@@ -3,12 +3,15 @@ breaker) and stuck-call supervision (heartbeats, cancel / retry / error)."""
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import pytest
 from pydantic import ValidationError
 
 from rein.harness import Agent, HarnessConfig, ToolContext, ToolResultMessage, UserMessage
 from rein.harness.config import StuckToolConfig, ToolMisuseBreakerConfig
+from rein.harness.events import Event
 from rein.providers.replay import ReplayModel
 from tests.fakes import EchoArgs, EventLog, FailTool, FunctionTool, run_in_virtual_time
 
@@ -213,3 +216,54 @@ def test_a_stuck_call_under_the_cancel_policy_aborts_the_run() -> None:
     stuck, other = results(agent)
     assert stuck.is_error and "did not finish within 0.1 s" in stuck.content
     assert other.is_error and other.content.startswith("Tool call aborted: slow was stuck")
+
+
+def test_a_tool_limit_shorter_than_the_heartbeat_cuts_the_call_at_that_limit() -> None:
+    """The run's supervisor sleeps a heartbeat interval while idle; a call
+    whose own limit falls due sooner wakes it, so the call is cut at 0.05 s,
+    not at the next heartbeat (5 s)."""
+    tool = slow_tool(3600)
+    tool.timeout_s = 0.05
+
+    async def brief(args: EchoArgs, ctx: ToolContext) -> str:
+        await anyio.sleep(0.01)  # the supervisor is asleep when "slow" starts
+        return "brief"
+
+    script = [{"tool_calls": [{"name": "brief", "arguments": {"text": "x"}}]}, *one_call()]
+
+    stamps: dict[str, float] = {}
+
+    def clock(event: Event) -> None:  # time.monotonic reads the fake clock here
+        if getattr(event, "name", None) == "slow":
+            stamps[event.type] = time.monotonic()
+
+    async def main() -> EventLog:
+        agent = Agent(
+            ReplayModel(script), tools=[FunctionTool("brief", brief), tool], config=HarnessConfig()
+        )
+        log = EventLog()
+        agent.subscribe(log)
+        agent.subscribe(clock)
+        with anyio.fail_after(60):
+            await agent.prompt("go")
+        return log
+
+    log = run_in_virtual_time(main)
+    [_, end] = log.of("tool_call_end")
+    assert end.is_error and "did not finish within 0.05 s" in end.content
+    assert stamps["tool_call_end"] - stamps["tool_call_start"] < 1.0
+    assert heartbeats(log) == []
+
+
+def test_an_unsupervised_call_is_still_cut_at_its_tools_own_limit() -> None:
+    tool = slow_tool(3600)
+    tool.timeout_s = 0.2
+
+    async def main() -> Agent:
+        agent = Agent(ReplayModel(one_call()), tools=[tool], stuck_tool=None)
+        with anyio.fail_after(60):
+            await agent.prompt("go")
+        return agent
+
+    [result] = results(run_in_virtual_time(main))
+    assert result.is_error and "did not finish within 0.2 s" in result.content

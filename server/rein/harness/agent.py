@@ -302,7 +302,7 @@ class Agent(ReferenceAccessors):
         return unsubscribe
 
     def _emit(self, event: Event) -> None:
-        if isinstance(event, WatchdogPaused) and self.on_run_watchdog_paused is not None:
+        if self.on_run_watchdog_paused is not None and isinstance(event, WatchdogPaused):
             try:
                 self.on_run_watchdog_paused()
             except Exception:

@@ -96,6 +96,12 @@ class _StreamingCall:
         )
 
 
+#: The event types that change what the tracker follows.
+_OBSERVED = frozenset(
+    {"message_delta", "message_start", "message_end", "tool_call_end", "run_start", "run_end"}
+)
+
+
 class RunTracker:
     """Follows a run's events: the streamed assistant message and the
     pending tool calls. Cheap per event; the snapshot is built on demand."""
@@ -111,6 +117,9 @@ class RunTracker:
         self._pending: dict[str, ToolCall] = {}
 
     def observe(self, event: Event) -> None:
+        kind = event.type
+        if kind not in _OBSERVED:
+            return
         if isinstance(event, MessageDelta):
             if event.kind == "text":
                 self._text.append(event.delta)

@@ -527,6 +527,8 @@ async def run_loop(
                     )
                 if ctx.steering.external_probe is not None:
                     tg.start_soon(run.poll_external_steering)
+                if run.tools.supervisor is not None:
+                    tg.start_soon(run.tools.supervisor.run)
                 outcome = await run.execute(new_messages)
                 tg.cancel_scope.cancel()
         except Exception as exc:

@@ -28,6 +28,7 @@ from rein.harness.hooks import Block
 from rein.harness.messages import ToolCall, ToolResultMessage
 from rein.harness.run_record import RunRecord
 from rein.harness.run_types import FromConfig, LoopContext
+from rein.harness.supervision import CallSupervisor
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -147,8 +148,12 @@ class ToolExecutor:
         self._terminal: dict[str, Any] | None = None
         self._stopped: str | None = None
         self._batch_scope: anyio.CancelScope | None = None
-        #: call id -> (tool name, monotonic start) of calls executing now.
-        self._executing: dict[str, tuple[str, float]] = {}
+        #: Heartbeats and time limits of the running calls (None: unsupervised).
+        self.supervisor: CallSupervisor | None = None
+        if self.stuck is not None and (self.stuck.heartbeat_ms > 0 or self.stuck.timeout_ms > 0):
+            self.supervisor = CallSupervisor(
+                self.stuck.heartbeat_ms / 1000.0, self.stuck.timeout_ms / 1000.0, self._heartbeat
+            )
 
     @property
     def pending(self) -> int:
@@ -162,20 +167,15 @@ class ToolExecutor:
         supervisor; one result per call, in call order."""
         self._begin(calls)
         self.running += 1
-        heartbeat_ms = self.stuck.heartbeat_ms if self.stuck is not None else 0
         try:
-            async with anyio.create_task_group() as tg:
-                if heartbeat_ms > 0:
-                    tg.start_soon(self._heartbeats, heartbeat_ms / 1000.0)
-                with anyio.CancelScope() as self._batch_scope:
-                    if self.config.tool_execution == "parallel" and len(calls) > 1:
-                        async with anyio.create_task_group() as calls_tg:
-                            for index, call in enumerate(calls):
-                                calls_tg.start_soon(self._run_call, index, call)
-                    else:
-                        for index, call in enumerate(calls):
-                            await self._run_call(index, call)
-                tg.cancel_scope.cancel()
+            supervisor = self.supervisor
+            if supervisor is None or supervisor.active:
+                await self._run_batch(calls)
+            else:  # outside a run's task group: supervised for this batch
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(supervisor.run)
+                    await self._run_batch(calls)
+                    tg.cancel_scope.cancel()
         finally:
             self.running -= 1
             self._batch_scope = None
@@ -186,6 +186,16 @@ class ToolExecutor:
             results = [r for r in self._results if r is not None]
         self._begin([])
         return ToolBatch(results, waiting_for, terminal, stopped)
+
+    async def _run_batch(self, calls: list[ToolCall]) -> None:
+        with anyio.CancelScope() as self._batch_scope:
+            if self.config.tool_execution == "parallel" and len(calls) > 1:
+                async with anyio.create_task_group() as calls_tg:
+                    for index, call in enumerate(calls):
+                        calls_tg.start_soon(self._run_call, index, call)
+            else:
+                for index, call in enumerate(calls):
+                    await self._run_call(index, call)
 
     def abandon(self, reason: str) -> list[ToolResultMessage]:
         """The run ends mid-batch: the results so far, and an "aborted" error
@@ -300,29 +310,31 @@ class ToolExecutor:
 
     async def _attempt(self, call: ToolCall, limit_ms: int) -> ToolResult | None:
         """One execution under the limit; None when it was stuck."""
-        self._executing[call.id] = (call.name, time.monotonic())
+        supervisor = self.supervisor
+        if supervisor is None:  # unsupervised: only a tool's own limit applies
+            if limit_ms <= 0:
+                return await self._invoke(call)
+            with anyio.move_on_after(limit_ms / 1000.0):
+                return await self._invoke(call)
+            return None  # cut at the limit: stuck
+        running = supervisor.begin(call.id, call.name, limit_ms / 1000.0)
         result: ToolResult | None = None
         try:
-            with anyio.move_on_after(limit_ms / 1000.0 if limit_ms > 0 else None) as limit:
+            with running.scope:
                 result = await self._invoke(call)
         finally:
-            self._executing.pop(call.id, None)
-        return None if limit.cancelled_caught else result
+            supervisor.end(call.id)
+        return None if running.stuck else result
 
-    async def _heartbeats(self, interval: float) -> None:
-        while True:
-            await anyio.sleep(interval)
-            now = time.monotonic()
-            for call_id, (name, started) in list(self._executing.items()):
-                if now - started >= interval:
-                    self.emit(
-                        ToolCallUpdate(
-                            tool_call_id=call_id,
-                            name=name,
-                            kind="heartbeat",
-                            text=f"still running after {now - started:.1f} s",
-                        )
-                    )
+    def _heartbeat(self, call_id: str, name: str, elapsed: float) -> None:
+        self.emit(
+            ToolCallUpdate(
+                tool_call_id=call_id,
+                name=name,
+                kind="heartbeat",
+                text=f"still running after {elapsed:.1f} s",
+            )
+        )
 
     # ----------------------------------------------------------------- invoke
 
