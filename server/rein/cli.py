@@ -94,6 +94,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
+    from rein.harness.redaction import redact_logs
     from rein.lsp import create_server
 
     logging.basicConfig(
@@ -101,6 +102,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact_logs()  # no secret in a log line, pygls's own included
     server = create_server()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")

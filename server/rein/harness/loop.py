@@ -61,6 +61,7 @@ from rein.harness.ports import (
     Model,
     ModelRequest,
 )
+from rein.harness.redaction import redact
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.run_types import LoopContext, RunControl, RunResult
 from rein.harness.run_validation import RunValidation
@@ -417,6 +418,7 @@ class _TurnLoop:
     # ------------------------------------------------------------------ exits
 
     def finish(self, status: RunStatus, reason: str | None = None) -> RunResult:
+        reason = redact(reason) if reason else reason
         self.end_turn(0)
         self.validation.end()
         unverified = list(self.validation.unverified) if status == "completed" else []

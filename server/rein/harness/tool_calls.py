@@ -26,6 +26,7 @@ from rein.harness.errors import ToolError
 from rein.harness.events import Emit, ErrorEvent, ToolCallEnd, ToolCallStart, ToolCallUpdate
 from rein.harness.hooks import Block
 from rein.harness.messages import ToolCall, ToolResultMessage
+from rein.harness.redaction import redact
 from rein.harness.run_record import RunRecord
 from rein.harness.run_types import FromConfig, LoopContext
 from rein.harness.supervision import CallSupervisor
@@ -249,7 +250,7 @@ class ToolExecutor:
                 breaker.record(
                     call, result.is_error, result.content, workspace.generation if workspace else 0
                 )
-        content = truncate_tool_output(result.content, self.config.max_tool_result_chars)
+        content = truncate_tool_output(redact(result.content), self.config.max_tool_result_chars)
         self._results[index] = ToolResultMessage(
             tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
         )
@@ -388,7 +389,7 @@ class ToolExecutor:
                     tool_call_id=call.id,
                     name=call.name,
                     kind=_UPDATE_KINDS.get(kind, "output"),
-                    text=text,
+                    text=redact(text),
                 )
             )
 

@@ -45,6 +45,7 @@ from pygls.lsp.client import LanguageClient
 
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
 from rein.headless.importers import ImportIndex
+from rein.process.environment import child_environment
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["DEFAULT_ANALYZERS", "AnalyzerPool", "AnalyzerSpec", "find_executable"]
@@ -313,7 +314,9 @@ class _Analyzer:
             self.settings = _with_setting(
                 self.settings, self.spec.diagnostic_mode_setting, "openFilesOnly"
             )
-        await client.start_io(self.executable, *self.spec.command[1:], cwd=str(root))
+        await client.start_io(
+            self.executable, *self.spec.command[1:], cwd=str(root), env=child_environment()
+        )
         server = client._server
         if server is not None and server.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain(server.stderr))

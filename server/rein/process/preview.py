@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import anyio
 from anyio.abc import Process
 
+from rein.process.environment import child_environment
 from rein.process.groups import dies_with_us, group_alive, kill_process_group
 
 __all__ = ["SubprocessPreview", "SubprocessPreviewFactory", "kill_all_previews"]
@@ -213,7 +214,7 @@ class SubprocessPreviewFactory:
 
     async def start(self, command: str) -> SubprocessPreview:
         _install_exit_guard()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+        env = child_environment({"PYTHONUNBUFFERED": "1", **self.env})
         process = await anyio.open_process(
             dies_with_us(["bash", "-c", command]),
             cwd=self.root,

@@ -12,6 +12,7 @@ import time
 import anyio
 
 from rein.harness.ports import CommandResult
+from rein.process.environment import child_environment
 from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
 
 __all__ = ["SubprocessRunner"]
@@ -33,6 +34,7 @@ class SubprocessRunner:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=child_environment(),
         )
         timed_out = False
         try:

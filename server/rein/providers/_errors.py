@@ -20,6 +20,7 @@ from rein.harness.errors import (
     StreamError,
     TransientError,
 )
+from rein.harness.redaction import redact
 
 __all__ = [
     "error_from_payload",
@@ -118,7 +119,7 @@ def status_error(
     retry_after: float | None = None,
 ) -> ProviderError:
     """The Rein error for an HTTP error status answered by ``label``."""
-    message = error_message(body)
+    message = redact(error_message(body))
     if status in (401, 403):
         state = "is set" if key_present else "is not set"
         source = (
@@ -156,7 +157,7 @@ def error_from_payload(data: dict[str, Any], *, label: str) -> ProviderError:
     if isinstance(error, dict):
         kind = str(error.get("type") or "")
         code = error.get("code")
-    message = error_message(json.dumps(data))
+    message = redact(error_message(json.dumps(data)))
     text = f"{label} reported an error in the stream: {message}"
     status = code if isinstance(code, int) else None
     if kind == "rate_limit_error" or status == 429:

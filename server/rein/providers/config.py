@@ -9,6 +9,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from rein.harness.redaction import remember_secret
+from rein.process.environment import remember_secret_name
+
 __all__ = ["ModelConfig", "ProviderName"]
 
 ProviderName = Literal["openai", "anthropic", "replay"]
@@ -69,4 +72,7 @@ class ModelConfig(BaseModel):
     def api_key(self) -> str | None:
         """The key read from :meth:`resolved_api_key_env`, or None when unset."""
         name = self.resolved_api_key_env()
-        return (os.environ.get(name) or None) if name else None
+        remember_secret_name(name)
+        key = (os.environ.get(name) or None) if name else None
+        remember_secret(key)
+        return key

@@ -12,7 +12,6 @@ mutation log and the disk watcher), so the gates validate them.
 from __future__ import annotations
 
 import codecs
-import os
 import signal
 import subprocess
 import time
@@ -24,9 +23,11 @@ from anyio.abc import Process
 from pydantic import BaseModel, Field
 
 from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.process.environment import child_environment
 from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
 from rein.tools._context import require_workspace
 from rein.tools.approval import check_approval
+from rein.tools.settings import settings_of
 
 __all__ = ["RunCommandArgs", "RunCommandTool"]
 
@@ -146,7 +147,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, **_QUIET_ENV},
+            env=child_environment(_QUIET_ENV, pass_env=settings_of(ctx).tools.pass_env),
         )
         timed_out = leftovers = yielded = False
         try:

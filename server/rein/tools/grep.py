@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
 from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.process.environment import child_environment
 from rein.tools._context import sandbox_of
 from rein.tools._files import FileTree, plural
 from rein.tools._globs import glob_regex
@@ -198,7 +199,9 @@ def _rg_command(
 async def _run_rg(command: list[str], cwd: str, keep: _Filter, limit: int) -> list[Match]:
     matches: list[Match] = []
     stderr = bytearray()
-    process = await anyio.open_process(command, cwd=cwd, stdin=subprocess.DEVNULL)
+    process = await anyio.open_process(
+        command, cwd=cwd, stdin=subprocess.DEVNULL, env=child_environment()
+    )
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_drain, process, stderr)

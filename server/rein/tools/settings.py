@@ -101,6 +101,11 @@ class ToolOptions(_Section):
     grep_backend: GrepBackend = "auto"
     #: Tools left out of the registry, and so out of the prompt.
     disabled: frozenset[str] = frozenset()
+    #: Environment variables passed to commands although their names look
+    #: secret (``*_TOKEN``, ``*_API_KEY``, ...) or a provider reads its key
+    #: from them; every other such variable is removed from a child's
+    #: environment.
+    pass_env: tuple[str, ...] = ()
 
     @field_validator("disabled", mode="before")
     @classmethod

@@ -1,0 +1,111 @@
+"""Secrets never leave: the one redactor for what Rein stores, logs, emits
+or sends to a model.
+
+:data:`REDACTOR` knows two kinds of secret: the values Rein holds (a
+provider's API key is registered with :func:`remember_secret` when it is
+read) and common key shapes (``sk-...``, ``sk-ant-...``, GitHub, Slack, AWS
+and Google keys, bearer tokens). :func:`redact` replaces each with
+``[redacted]``. It is applied where text enters Rein from outside: tool
+results and streamed tool output, error reasons, log records and provider
+error bodies; the transcript, events, the store and later model requests are
+built from that text, so they hold no secret either.
+
+A cheap prefilter (substring checks in C) keeps the common case, text with
+no secret, at about a microsecond per few kilobytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+__all__ = [
+    "REDACTED",
+    "REDACTOR",
+    "RedactingFilter",
+    "Redactor",
+    "redact",
+    "redact_logs",
+    "remember_secret",
+]
+
+REDACTED = "[redacted]"
+
+#: Key shapes: the prefix a match must contain, and its pattern.
+_SHAPES: tuple[tuple[str, str], ...] = (
+    ("sk-", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),
+    ("gh", r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
+    ("github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{40,}"),
+    ("xox", r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
+    ("AKIA", r"\bAKIA[0-9A-Z]{16}\b"),
+    ("AIza", r"\bAIza[0-9A-Za-z_\-]{35}"),
+)
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{16,}=*")
+_SHAPE_RE = re.compile("|".join(pattern for _, pattern in _SHAPES))
+_PREFIXES = tuple(prefix for prefix, _ in _SHAPES)
+
+#: Shorter values are not treated as secrets (they would redact ordinary words).
+MIN_SECRET_CHARS = 8
+
+
+class Redactor:
+    """Replaces known secret values and key shapes in text."""
+
+    def __init__(self) -> None:
+        self._values: frozenset[str] = frozenset()
+        self._lock = threading.Lock()
+
+    def remember(self, value: str | None) -> None:
+        """Treat ``value`` as a secret from now on (ignored when too short)."""
+        if value is None or len(value.strip()) < MIN_SECRET_CHARS:
+            return
+        with self._lock:
+            self._values = self._values | {value.strip()}
+
+    def forget_all(self) -> None:
+        """Tests: start from no known values."""
+        with self._lock:
+            self._values = frozenset()
+
+    def redact(self, text: str) -> str:
+        if not text:
+            return text
+        for value in self._values:
+            if value in text:
+                text = text.replace(value, REDACTED)
+        if any(prefix in text for prefix in _PREFIXES):
+            text = _SHAPE_RE.sub(REDACTED, text)
+        if "earer" in text or "EARER" in text:
+            text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+        return text
+
+
+#: The process's redactor: secret values are process-wide, like the
+#: environment they come from.
+REDACTOR = Redactor()
+redact = REDACTOR.redact
+remember_secret = REDACTOR.remember
+
+
+class RedactingFilter(logging.Filter):
+    """A log handler's filter: the formatted message, redacted (pygls's
+    debug lines of what it sends and receives included)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if record.exc_info and record.exc_text is None and record.exc_info[1] is not None:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+def redact_logs(logger: logging.Logger | None = None) -> None:
+    """Add a :class:`RedactingFilter` to every handler of ``logger`` (the root)."""
+    for handler in (logger or logging.getLogger()).handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
