@@ -25,6 +25,7 @@ from rein.session.session import Session, new_session_id
 from rein.store.persistence import MAIN_MEMORY
 from rein.tools import bootstrap
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools, tool_sections
+from rein.tools.settings import DEFAULT_DENY_GLOBS
 from rein.tools.task import TaskTool
 
 __all__ = [
@@ -137,7 +138,10 @@ def build_session(
         else build_gates(config.gates, ports.diagnostics, ports.runner, ports.preview_gates())
     )
     system = build_system_prompt(
-        tools.names(), tool_sections(tools), mode, bootstrap.project_instructions(ports.root)
+        tools.names(),
+        tool_sections(tools),
+        mode,
+        bootstrap.project_instructions(ports.root, settings.deny_globs),
     )
     agent = Agent(
         model,
@@ -193,7 +197,15 @@ def bootstrap_messages(session: Session, root: object, text: str) -> list[UserMe
     messages: list[UserMessage] = []
     if session.fresh and session.agent.waiting_for is None:
         messages.append(
-            UserMessage(content=bootstrap.bootstrap_message(root), origin="bootstrap")  # type: ignore[arg-type]
+            UserMessage(
+                content=bootstrap.bootstrap_message(root, deny_globs=_deny_globs(session)),  # type: ignore[arg-type]
+                origin="bootstrap",
+            )
         )
     messages.append(UserMessage(content=text))
     return messages
+
+
+def _deny_globs(session: Session) -> tuple[str, ...]:
+    settings = session.agent.env.settings
+    return tuple(settings.deny_globs) if settings is not None else DEFAULT_DENY_GLOBS

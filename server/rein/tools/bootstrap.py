@@ -10,9 +10,13 @@ the system prompt (``project_instructions(root)``) or in the first message
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
+from rein.harness.errors import SandboxError
 from rein.tools._files import Entry, FileTree, plural
+from rein.tools.sandbox import Sandbox
+from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
     "INSTRUCTION_FILES",
@@ -66,11 +70,27 @@ def workspace_summary(root: str | os.PathLike[str], max_entries: int = 200) -> s
     return "\n".join(lines)
 
 
-def find_project_instructions(root: str | os.PathLike[str]) -> tuple[str, str] | None:
-    """``(file name, text)`` of the first instruction file found, bounded."""
-    base = Path(root)
+def _read_instructions(
+    root: str | os.PathLike[str], deny_globs: Sequence[str]
+) -> tuple[tuple[str, str] | None, list[str]]:
+    """The first instruction file found, read through the workspace sandbox
+    (as the file tools would), and a note for each one skipped: a symlink
+    out of the workspace or to a protected file is never read."""
+    sandbox = Sandbox(str(root), deny_globs)
+    notes: list[str] = []
     for name in INSTRUCTION_FILES:
-        path = base / name
+        path = Path(sandbox.root, name)
+        if not os.path.lexists(path):
+            continue
+        try:
+            rel = sandbox.resolve(name)
+        except SandboxError:
+            notes.append(f"{name} was not read: it leads outside the workspace.")
+            continue
+        glob = sandbox.denied_by(rel)
+        if glob is not None:
+            notes.append(f"{name} was not read: it leads to a protected file ({glob}).")
+            continue
         try:
             if not path.is_file():
                 continue
@@ -83,19 +103,33 @@ def find_project_instructions(root: str | os.PathLike[str]) -> tuple[str, str] |
             continue
         if len(text) > MAX_INSTRUCTIONS_CHARS:
             text = text[:MAX_INSTRUCTIONS_CHARS] + f"\n[... {name} cut here ...]"
-        return name, text
-    return None
+        return (name, text), notes
+    return None, notes
 
 
-def project_instructions(root: str | os.PathLike[str]) -> str | None:
+def find_project_instructions(
+    root: str | os.PathLike[str], deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+) -> tuple[str, str] | None:
+    """``(file name, text)`` of the first instruction file found, bounded;
+    read under the same sandbox as the file tools."""
+    return _read_instructions(root, deny_globs)[0]
+
+
+def project_instructions(
+    root: str | os.PathLike[str], deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+) -> str | None:
     """The text of AGENTS.md (else CLAUDE.md, else
     .github/copilot-instructions.md), bounded; None when there is none."""
-    found = find_project_instructions(root)
+    found = find_project_instructions(root, deny_globs)
     return found[1] if found else None
 
 
 def bootstrap_message(
-    root: str | os.PathLike[str], *, include_instructions: bool = False, max_entries: int = 200
+    root: str | os.PathLike[str],
+    *,
+    include_instructions: bool = False,
+    max_entries: int = 200,
+    deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
 ) -> str:
     """Context prepended to the first user message of a session."""
     parts = [
@@ -103,9 +137,10 @@ def bootstrap_message(
         f'<workspace root="{Path(root).resolve()}">\n'
         f"{workspace_summary(root, max_entries)}\n</workspace>",
     ]
-    if include_instructions:
-        found = find_project_instructions(root)
-        if found is not None:
-            name, text = found
-            parts.append(f'<project_instructions file="{name}">\n{text}\n</project_instructions>')
+    found, notes = _read_instructions(root, deny_globs)
+    if include_instructions and found is not None:
+        name, text = found
+        parts.append(f'<project_instructions file="{name}">\n{text}\n</project_instructions>')
+    if notes:
+        parts.append("<note>\n" + "\n".join(notes) + "\n</note>")
     return "\n\n".join(parts)
