@@ -254,12 +254,17 @@ class PlanActFlow:
         """The last step's gates looked: what they validated is no longer the
         plan's to carry (what they did not stays pending in the session)."""
         gates = self.gates
-        if gates is None:
-            self.plan.unvalidated = []
-        else:
+        if gates is not None:
             self.plan.unvalidated = [
                 m for m in self.plan.unvalidated if m in gates.validation.pending
             ]
+
+    async def _completed(self, text: str, run_id: str) -> RunResult:
+        """The plan is done. Its changes are the session's now: validated, or
+        pending in the session's gates (none to carry without gates)."""
+        self.plan.unvalidated = []
+        await self._to("completed")
+        return self._result("completed", text, run_id)
 
     async def _ask_planner(self, text: str) -> RunResult:
         result = await self.planner.prompt(
@@ -321,8 +326,7 @@ class PlanActFlow:
         self.plan.index = 0
         self._plan_event("planned")
         if not self.plan.steps:
-            await self._to("completed")
-            return self._result("completed", "Nothing to do: the plan is empty.", result.run_id)
+            return await self._completed("Nothing to do: the plan is empty.", result.run_id)
         await self._to("executing")
         return await self._execute(resume_text=None)
 
@@ -440,11 +444,9 @@ class PlanActFlow:
         run_id = last.run_id if last else "run_plan"
         done = [s for s in self.plan.steps if s.status == "done"]
         if not self.plan.steps:  # the revision left nothing to do
-            await self._to("completed")
-            return self._result("completed", "Nothing to do: the revised plan is empty.", run_id)
+            return await self._completed("Nothing to do: the revised plan is empty.", run_id)
         if len(self.plan.steps) == 1 and done:
-            await self._to("completed")
-            return self._result("completed", done[0].summary or "", run_id)
+            return await self._completed(done[0].summary or "", run_id)
         if self.plan.state != "summarizing":
             await self._to("summarizing")
         steps = "\n".join(f"- {s.id}: {s.summary}" for s in done)
@@ -464,5 +466,4 @@ class PlanActFlow:
             return self._result(
                 "failed", summary.text, summary.run_id, f"the final summary failed: {why}", summary
             )
-        await self._to("completed")
-        return self._result("completed", summary.text, summary.run_id)
+        return await self._completed(summary.text, summary.run_id)
