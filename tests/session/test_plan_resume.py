@@ -17,7 +17,7 @@ import anyio
 
 from rein.config import load_config
 from rein.harness import RunResult
-from rein.harness.events import Event
+from rein.harness.events import Event, GateResult, PlanState
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes import FakeUserChannel, StallingModel
@@ -112,7 +112,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def plan_states(events: list[Event]) -> list[str]:
-    return [e.state for e in events if e.type == "plan_state"]  # type: ignore[attr-defined]
+    return [e.state for e in events if isinstance(e, PlanState)]
 
 
 async def test_the_last_steps_gates_catch_an_earlier_steps_change_after_a_restart(
@@ -153,7 +153,7 @@ async def test_the_last_steps_gates_catch_an_earlier_steps_change_after_a_restar
     assert result.status == "completed", result.error
     assert result.text == "Wrote a.py; b.py was fine."
     assert second.index == len(second.script.turns)
-    assert [(r.gate, r.passed) for r in events if r.type == "gate_result"] == [  # type: ignore[attr-defined]
+    assert [(r.gate, r.passed) for r in events if isinstance(r, GateResult)] == [
         ("check", False),
         ("check", True),
     ]
@@ -254,7 +254,8 @@ async def test_a_plan_interrupted_while_updating_asks_for_the_revision_first_aft
     async with host(root, second, resume=session_id) as h:
         h.subscribe(events.append)
         result = await h.prompt("use the new one")
-        plan_now = h.session.flow.plan  # type: ignore[union-attr]
+        assert h.session.flow is not None
+        plan_now = h.session.flow.plan
     assert result.status == "completed", result.error
     assert result.text == "used the new API"
     assert plan_states(events) == ["executing", "completed"]
