@@ -10,11 +10,16 @@ States: idle -> planning -> executing <-> updating -> summarizing -> completed
   with ``complete_step``. A successful step is marked locally (a
   ``plan_updated`` event, no Planner round trip); only a failed step enters
   *updating*, where the Planner revises the remaining steps.
-* ``complete_step(success=true)`` is rejected unless a work tool ran during
-  the step.
+* ``complete_step(success=true)`` is rejected unless a work tool succeeded
+  during the step (in any of its runs: before a wait, after a restart).
 * An empty plan completes at once; a single successful step skips the summary.
 * The gates run after the Executor's last step, with the agent mode's repair
-  budget, over every change the plan made.
+  budget, over every change the plan made that no gate validated yet (kept
+  in the snapshot, so a restart does not lose them).
+* An abort, a crash or a restart leaves the plan in its state; the next
+  message resumes the same plan (planning: plan again; executing, waiting:
+  continue the step; updating: the revision first; summarizing: the summary).
+* A failed or empty final summary fails the run with the reason.
 """
 
 from __future__ import annotations
