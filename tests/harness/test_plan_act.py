@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rein.harness import Agent, HarnessConfig, ToolResultMessage
+import pytest
+
+from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.events import PlanStep
 from rein.harness.gates import AnalyzerGate, GatePipeline
@@ -599,3 +601,47 @@ async def test_changes_of_unfinished_steps_are_stored_with_the_plan() -> None:
     data = saved[-1].to_json()
     assert [(m["paths"], m["origin"]) for m in data["unvalidated"]] == [(["a.py"], "tool")]
     assert data["stepWork"] == []
+
+
+def test_a_damaged_stored_change_is_a_clear_error_not_a_lost_change() -> None:
+    with pytest.raises(ValueError, match=r"stored plan is damaged: its unvalidated change 2"):
+        PlanSnapshot.from_json(
+            {"unvalidated": [{"paths": ["a.py"], "origin": "tool"}, {"paths": "b.py"}]}
+        )
+
+
+async def test_a_plan_interrupted_between_steps_starts_the_next_step_with_its_own_work_check() -> (
+    None
+):
+    """Stopped after step 1 was done and before step 2 started: the next
+    message starts step 2 (its prompt, the person's words with it), and step
+    1's work does not count for step 2."""
+    snapshot = PlanSnapshot(
+        task="two things",
+        state="executing",
+        steps=[
+            PlanStep(id="s1", description="first", status="done", summary="did the first"),
+            PlanStep(id="s2", description="second"),
+        ],
+        index=1,
+        step_work=["echo"],
+    )
+    flow, _, executor, log, _ = make_flow(
+        [{"text": "Both done."}],
+        [
+            {
+                "expect": {
+                    "last_message_contains": "The person adds: go on\n\nStep 2 of 2 — s2: second"
+                },
+                **complete("s2", summary="nothing to do"),
+            },
+            {"expect": {"last_message_contains": "no work tool ran"}, **echo()},
+            complete("s2"),
+        ],
+        snapshot=snapshot,
+        messages=[UserMessage(content="Step 1 of 2 — s1: first")],
+    )
+    result = await flow.run("go on")
+    assert result.status == "completed", result.error
+    assert executor.index == len(executor.script.turns)
+    assert [e.reason for e in log.of("plan_updated")][:1] == ["step_started"]

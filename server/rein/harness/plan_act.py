@@ -356,7 +356,8 @@ class PlanActFlow:
             run = self._executor_run(final_step)
             if resume_text is not None and self.executor.waiting_for is not None:
                 last = await self.executor.prompt(resume_text, run=run)
-            elif resume_text is not None and self.executor.messages:
+            elif resume_text is not None and step.status == "running":
+                # Interrupted inside the step: go on in its transcript.
                 last = await self.executor.prompt(
                     f"{resume_text}\n\n(Continue step {step.id}: {step.description}; "
                     "finish it with complete_step.)",
@@ -366,10 +367,12 @@ class PlanActFlow:
                 self._set_step(i, status="running")
                 self.plan.step_work = []
                 self._plan_event("step_started")
+                await self._save()
                 done = [s for s in self.plan.steps[:i] if s.status == "done"]
-                last = await self.executor.prompt(
-                    _step_prompt(step, i, len(self.plan.steps), done), run=run
-                )
+                text = _step_prompt(step, i, len(self.plan.steps), done)
+                if resume_text is not None:  # interrupted between steps
+                    text = f"The person adds: {resume_text}\n\n{text}"
+                last = await self.executor.prompt(text, run=run)
             resume_text = None
             self._account(last)
             self.plan.step_work.extend(work_done(last.tools_succeeded))

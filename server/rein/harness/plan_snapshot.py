@@ -51,13 +51,24 @@ class PlanSnapshot:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PlanSnapshot:
         """A stored :meth:`to_json`. Restored changes get generation 0
-        (generations restart with a new process); they stay unvalidated."""
+        (generations restart with a new process); they stay unvalidated.
+        Raises ValueError naming what is damaged (a change is never dropped:
+        the gates could not validate it)."""
+        unvalidated = []
+        for number, item in enumerate(data.get("unvalidated", []), 1):
+            try:
+                unvalidated.append(RunMutation.from_json(item))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"the stored plan is damaged: its unvalidated change {number} ({item!r}) "
+                    f"cannot be read: {type(exc).__name__}: {exc}"
+                ) from exc
         return cls(
             task=str(data.get("task", "")),
             state=data.get("state", "idle"),
             steps=[PlanStep.model_validate(s) for s in data.get("steps", [])],
             index=int(data.get("index", 0)),
             replans=int(data.get("replans", 0)),
-            unvalidated=[RunMutation.from_json(m) for m in data.get("unvalidated", [])],
+            unvalidated=unvalidated,
             step_work=[str(name) for name in data.get("stepWork", [])],
         )
