@@ -105,8 +105,9 @@ def complete_step_tool(
         if args.success and not work_done([*earlier_work(), *ctx.record.tools_succeeded]):
             raise ToolError(
                 "complete_step(success=true) was rejected: no work tool ran during this step "
-                "(or every one failed). Do the work first (read, search, edit, write, run a command), then call "
-                "complete_step again; or call it with success=false and the reason."
+                "(or every one failed). Do the work first (read, search, edit, write, run a "
+                "command), then call complete_step again; or call it with success=false and "
+                "the reason."
             )
 
     return OutputTool(
@@ -447,8 +448,8 @@ class PlanActFlow:
 
     async def _finish(self, last: RunResult | None, note: str | None = None) -> RunResult:
         """The summary (skipped for a single successful step and an empty
-        revised plan). A summary that
-        fails, or says nothing, fails the run with the reason."""
+        revised plan). A summary that fails, or says nothing, fails the run
+        with the reason; ``note`` is the person's message on resume."""
         run_id = last.run_id if last else "run_plan"
         done = [s for s in self.plan.steps if s.status == "done"]
         if not self.plan.steps:  # the revision left nothing to do
