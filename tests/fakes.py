@@ -116,6 +116,34 @@ class YieldingModel:
             yield delta
 
 
+class StallingModel:
+    """Wraps a Model; its turn number ``stall_turn`` (1-based) sets
+    ``stalled`` and never answers, like a model that hangs: the test aborts
+    the run there (or cancels it, as a kill would). Other turns are the
+    inner model's."""
+
+    def __init__(self, inner: Any, stall_turn: int) -> None:
+        self.inner = inner
+        self.stall_turn = stall_turn
+        self.turn = 0
+        self.stalled = anyio.Event()
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        self.turn += 1
+        if self.turn == self.stall_turn:
+            self.stalled.set()
+            await anyio.sleep_forever()
+        async for delta in self.inner.stream(request):
+            yield delta
+
+
 class PausingModel:
     """A Model that streams scripted turns delta by delta and pauses each
     turn listed in ``pause_turns`` (1-based) before its delta number

@@ -4,23 +4,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from rein.harness import Agent, HarnessConfig, ToolResultMessage
+import pytest
+
+from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
 from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.events import PlanStep
 from rein.harness.gates import AnalyzerGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
-from rein.harness.ports import ModelOptions
+from rein.harness.ports import ModelOptions, Mutation
+from rein.harness.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.ask_user import AskUserTool
 from tests.fakes import (
     EchoTool,
     EventLog,
+    FailTool,
     FakeUserChannel,
     FakeWorkspace,
     FakeWriteTool,
+    FunctionModel,
     LineAnalyzer,
     MemoryPersistence,
+    assistant,
+    call,
 )
 
 
@@ -392,3 +400,248 @@ async def test_the_flow_leaves_the_planner_and_the_executor_as_they_were() -> No
         (("b.py",), "tool"),
         (("a.py",), "tool"),
     ]
+
+
+# ------------------------------------------------- the work check, per step
+
+
+async def test_work_then_a_question_then_the_reply_then_complete_step_is_accepted() -> None:
+    flow, _, executor, log, saved = make_flow(
+        [plan(("s1", "read, then ask"))],
+        [
+            echo("read it"),
+            {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Keep it?"}}]},
+            {
+                "expect": {"last_message_contains": "The person answered: yes"},
+                **complete("s1", summary="kept it"),
+            },
+        ],
+        executor_tools=[EchoTool(), AskUserTool()],
+        env=ToolEnvironment(user=FakeUserChannel([None])),
+    )
+    assert (await flow.run("check")).status == "waiting"
+    assert saved[-1].step_work == ["echo"]  # stored with the plan, for a restart
+    result = await flow.run("yes")
+    assert result.status == "completed", result.error
+    assert result.text == "kept it"
+    rejected = [
+        m for m in flow.executor.messages if isinstance(m, ToolResultMessage) and m.is_error
+    ]
+    assert rejected == []
+
+
+async def test_a_failed_work_tool_does_not_count_as_work() -> None:
+    flow, _, executor, log, _ = make_flow(
+        [plan(("s1", "do it"))],
+        [
+            {"tool_calls": [{"name": "fail", "arguments": {"message": "no such file"}}]},
+            complete("s1", summary="did it"),
+            {
+                "expect": {"last_message_contains": "no work tool ran during this step"},
+                **echo("really do it"),
+            },
+            complete("s1", summary="did it"),
+        ],
+        executor_tools=[EchoTool(), FailTool()],
+    )
+    result = await flow.run("go")
+    assert result.status == "completed", result.error
+    rejected = [
+        m.content
+        for m in flow.executor.messages
+        if isinstance(m, ToolResultMessage) and m.is_error and "rejected" in m.content
+    ]
+    assert len(rejected) == 1
+
+
+async def test_work_of_an_earlier_step_does_not_count_for_the_next() -> None:
+    flow, _, executor, log, _ = make_flow(
+        [plan(("s1", "a"), ("s2", "b")), {"text": "Both."}],
+        [
+            echo(),
+            complete("s1"),
+            {
+                "expect": {"last_message_contains": "Step 2 of 2"},
+                **complete("s2", summary="nothing to do"),
+            },
+            {"expect": {"last_message_contains": "no work tool ran"}, **echo()},
+            complete("s2"),
+        ],
+    )
+    result = await flow.run("go")
+    assert result.status == "completed", result.error
+    assert executor.index == len(executor.script.turns)
+
+
+# ------------------------------------------------------------ the summary
+
+
+async def test_a_failed_summary_fails_the_run_with_the_reason() -> None:
+    flow, planner, _, log, _ = make_flow(
+        [
+            plan(("s1", "a"), ("s2", "b")),
+            {"fault": {"kind": "status", "status": 400, "body": "context too long"}},
+        ],
+        [echo(), complete("s1"), echo(), complete("s2")],
+    )
+    result = await flow.run("go")
+    assert result.status == "failed"
+    assert result.error is not None and result.error.startswith("the final summary failed:")
+    assert "context too long" in result.error
+    assert states(log)[-2:] == ["summarizing", "failed"]
+
+
+async def test_an_empty_summary_fails_the_run_with_the_reason() -> None:
+    flow, _, _, log, _ = make_flow(
+        [plan(("s1", "a"), ("s2", "b")), {"text": ""}, {"text": ""}, {"text": ""}],
+        [echo(), complete("s1"), echo(), complete("s2")],
+    )
+    flow.planner.config = HarnessConfig(max_empty_retries=0)
+    result = await flow.run("go")
+    assert result.status == "failed"
+    assert (result.error or "").startswith("the final summary failed:")
+    assert states(log)[-1] == "failed"
+
+
+async def test_the_summary_keeps_the_planners_options() -> None:
+    turns = iter(
+        [
+            assistant(
+                "",
+                call(
+                    "submit_plan",
+                    steps=[{"id": "s1", "description": "a"}, {"id": "s2", "description": "b"}],
+                ),
+            ),
+            assistant("Both done."),
+        ]
+    )
+    planner_model = FunctionModel(lambda request: next(turns))
+    options = ModelOptions(model="big", max_tokens=321, temperature=0.2, tool_choice="required")
+    planner = Agent(planner_model, options=options)
+    executor = Agent(
+        ReplayModel([echo(), complete("s1"), echo(), complete("s2")]), tools=[EchoTool()]
+    )
+    flow = PlanActFlow(planner, executor, EventLog())
+    result = await flow.run("go")
+    assert result.status == "completed", result.error
+    assert [r.options for r in planner_model.requests] == [
+        options,
+        options.model_copy(update={"tool_choice": "none"}),
+    ]
+    assert planner.options == options
+
+
+# ------------------------------------------------ unvalidated changes kept
+
+
+async def test_restored_changes_are_validated_by_the_last_steps_gates() -> None:
+    """After a restart the plan's earlier changes come back from the
+    snapshot (generation 0): the last step's gates judge them although the
+    last step changed another file only."""
+    workspace = FakeWorkspace({"a.py": "ERROR from step 1\n"})
+    mutations = MutationLog()
+    ref: list = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    analyzer.analyze()
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
+    ref[0] = coordinator
+    mutations.subscribe(coordinator.notify_mutation)
+    mutations.subscribe(analyzer.on_mutation)
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
+    stored = PlanSnapshot(
+        task="write files",
+        state="executing",
+        steps=[
+            PlanStep(id="s1", description="write a.py", status="done", summary="wrote a.py"),
+            PlanStep(id="s2", description="write b.py"),
+        ],
+        index=1,
+        unvalidated=[RunMutation(Mutation(7, ("a.py",)), "tool")],
+    )
+    snapshot = PlanSnapshot.from_json(stored.to_json())
+    assert [(m.generation, m.paths, m.origin) for m in snapshot.unvalidated] == [
+        (0, ("a.py",), "tool")
+    ]
+    flow, _, executor, log, saved = make_flow(
+        [{"text": "Wrote both."}],
+        [
+            write("b.py", "fine\n"),
+            complete("s2"),
+            {"expect": {"last_message_contains": "a.py:1:1 error E1"}, **write("a.py", "ok\n")},
+            complete("s2", summary="fixed a.py too"),
+        ],
+        executor_tools=[FakeWriteTool()],
+        gates=GatePipeline([AnalyzerGate(coordinator)]),
+        env=env,
+        snapshot=snapshot,
+    )
+    result = await flow.run("go on")
+    assert result.status == "completed", result.error
+    assert [r.passed for r in log.of("gate_result")] == [False, True]
+    assert saved[-1].state == "completed" and saved[-1].unvalidated == []
+
+
+async def test_changes_of_unfinished_steps_are_stored_with_the_plan() -> None:
+    workspace = FakeWorkspace()
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, MutationLog()))
+    write = {"tool_calls": [{"name": "write", "arguments": {"path": "a.py", "content": "x\n"}}]}
+    flow, _, _, _, saved = make_flow(
+        [plan(("s1", "write"), ("s2", "ask"), ("s3", "more"))],
+        [
+            write,
+            complete("s1"),
+            {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Go on?"}}]},
+        ],
+        executor_tools=[FakeWriteTool(), AskUserTool()],
+        env=ToolEnvironment(workspace=env.workspace, user=FakeUserChannel([None])),
+    )
+    assert (await flow.run("two")).status == "waiting"
+    data = saved[-1].to_json()
+    assert [(m["paths"], m["origin"]) for m in data["unvalidated"]] == [(["a.py"], "tool")]
+    assert data["stepWork"] == []
+
+
+def test_a_damaged_stored_change_is_a_clear_error_not_a_lost_change() -> None:
+    with pytest.raises(ValueError, match=r"stored plan is damaged: its unvalidated change 2"):
+        PlanSnapshot.from_json(
+            {"unvalidated": [{"paths": ["a.py"], "origin": "tool"}, {"paths": "b.py"}]}
+        )
+
+
+async def test_a_plan_interrupted_between_steps_starts_the_next_step_with_its_own_work_check() -> (
+    None
+):
+    """Stopped after step 1 was done and before step 2 started: the next
+    message starts step 2 (its prompt, the person's words with it), and step
+    1's work does not count for step 2."""
+    snapshot = PlanSnapshot(
+        task="two things",
+        state="executing",
+        steps=[
+            PlanStep(id="s1", description="first", status="done", summary="did the first"),
+            PlanStep(id="s2", description="second"),
+        ],
+        index=1,
+        step_work=["echo"],
+    )
+    flow, _, executor, log, _ = make_flow(
+        [{"text": "Both done."}],
+        [
+            {
+                "expect": {
+                    "last_message_contains": "The person adds: go on\n\nStep 2 of 2 — s2: second"
+                },
+                **complete("s2", summary="nothing to do"),
+            },
+            {"expect": {"last_message_contains": "no work tool ran"}, **echo()},
+            complete("s2"),
+        ],
+        snapshot=snapshot,
+        messages=[UserMessage(content="Step 1 of 2 — s1: first")],
+    )
+    result = await flow.run("go on")
+    assert result.status == "completed", result.error
+    assert executor.index == len(executor.script.turns)
+    assert [e.reason for e in log.of("plan_updated")][:1] == ["step_started"]

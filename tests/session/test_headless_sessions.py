@@ -117,3 +117,42 @@ def test_headless_runs_offer_the_task_tool(tmp_path: Path) -> None:
     out = _replay(tmp_path, turns, "x", "--json")
     assert out.returncode == 0, out.stdout + out.stderr
     assert _result(out.stdout)["status"] == "completed"
+
+
+def test_a_plan_waits_and_resume_finishes_its_step_with_the_work_done_before(
+    tmp_path: Path,
+) -> None:
+    """``rein run --mode plan``: a step that read a file and then asked ends
+    "waiting" (exit 4); ``--resume`` answers it in a new process and the
+    step completes on the work done before the wait."""
+    storage = tmp_path / "store"
+    (tmp_path / "app.py").write_text("x = 1\n")
+    first = tmp_path / "first.yaml"
+    first.write_text(
+        "turns:\n"
+        "  - tool_calls:\n"
+        "      - name: submit_plan\n"
+        "        arguments: {steps: [{id: s1, description: read app.py and ask}]}\n"
+        "  - tool_calls:\n"
+        "      - name: read_file\n"
+        "        arguments: {path: app.py}\n"
+        "  - tool_calls:\n"
+        "      - name: ask_user\n"
+        "        arguments: {question: 'Keep x?'}\n"
+    )
+    second = tmp_path / "second.yaml"
+    second.write_text(
+        "turns:\n"
+        "  - expect: {last_message_contains: 'The person answered: keep it'}\n"
+        "    tool_calls:\n"
+        "      - name: complete_step\n"
+        "        arguments: {step_id: s1, success: true, summary: 'x stays 1'}\n"
+    )
+    common = ["-w", str(tmp_path), "--provider", "replay", "--storage", str(storage), "--json"]
+    out = _run("run", "check x", "--mode", "plan", *common, "--script", str(first))
+    assert out.returncode == 4, out.stdout + out.stderr
+    session_id = str(_result(out.stdout)["sessionId"])
+    out = _run("run", "keep it", *common, "--script", str(second), "--resume", session_id)
+    assert out.returncode == 0, out.stdout + out.stderr
+    done = _result(out.stdout)
+    assert done["status"] == "completed" and done["text"] == "x stays 1"

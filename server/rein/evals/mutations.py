@@ -16,6 +16,7 @@ then fail (tests/evals/test_mutations.py).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from unittest import mock
 
 from rein.evals._registry import Rig
 
@@ -29,11 +30,13 @@ __all__ = [
     "complete_step_unchecked",
     "dependency_gate_off",
     "merged",
+    "plan_changes_forgotten",
     "preview_off",
     "repair_budget_unlimited",
     "replans_off",
     "steering_ignored",
     "subagents_off",
+    "summary_failure_ignored",
 ]
 
 
@@ -140,3 +143,34 @@ def complete_step_unchecked(rig: Rig) -> None:
         CompleteStepArgs,
         summary=lambda a: f"Step {a.step_id} {'done' if a.success else 'failed'}: {a.summary}",
     )
+
+
+def plan_changes_forgotten(rig: Rig) -> None:
+    """The stored plan snapshot drops its changes not yet validated (patched
+    ``PlanSnapshot.to_json``): after a restart the last step's gates do not
+    see the earlier steps' changes."""
+    from rein.harness.plan_snapshot import PlanSnapshot
+
+    original = PlanSnapshot.to_json
+
+    def forgetful(self: PlanSnapshot) -> dict[str, Any]:
+        return {**original(self), "unvalidated": []}
+
+    rig.patches.append(mock.patch.object(PlanSnapshot, "to_json", forgetful))
+
+
+def summary_failure_ignored(rig: Rig) -> None:
+    """A failed final summary is reported as a completed run with no text
+    (patched ``PlanActFlow._finish``): the person gets no answer and no
+    reason."""
+    from rein.harness.plan_act import PlanActFlow
+
+    original = PlanActFlow._finish
+
+    async def ignoring(self: PlanActFlow, *args: Any, **kwargs: Any) -> Any:
+        result = await original(self, *args, **kwargs)
+        if result.status == "failed" and (result.error or "").startswith("the final summary"):
+            result.status, result.error, result.text = "completed", None, ""
+        return result
+
+    rig.patches.append(mock.patch.object(PlanActFlow, "_finish", ignoring))

@@ -450,6 +450,7 @@ class _TurnLoop:
             mutations=list(self.record.mutations),
             output=self.terminal,
             tools_used=list(self.record.tools_used),
+            tools_succeeded=list(self.record.tools_succeeded),
             unverified=unverified,
         )
 

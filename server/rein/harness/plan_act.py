@@ -10,17 +10,21 @@ States: idle -> planning -> executing <-> updating -> summarizing -> completed
   with ``complete_step``. A successful step is marked locally (a
   ``plan_updated`` event, no Planner round trip); only a failed step enters
   *updating*, where the Planner revises the remaining steps.
-* ``complete_step(success=true)`` is rejected unless a work tool ran during
-  the step.
+* ``complete_step(success=true)`` is rejected unless a work tool succeeded
+  during the step (in any of its runs: before a wait, after a restart).
 * An empty plan completes at once; a single successful step skips the summary.
 * The gates run after the Executor's last step, with the agent mode's repair
-  budget, over every change the plan made.
+  budget, over every change the plan made that no gate validated yet (kept
+  in the snapshot, so a restart does not lose them).
+* An abort, a crash or a restart leaves the plan in its state; the next
+  message resumes the same plan (planning: plan again; executing, waiting:
+  continue the step; updating: the revision first; summarizing: the summary).
+* A failed or empty final summary fails the run with the reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -31,6 +35,7 @@ from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUp
 from rein.harness.gates import GatePipeline
 from rein.harness.messages import Usage
 from rein.harness.output import OutputTool, output_of
+from rein.harness.plan_snapshot import PlanSnapshot
 from rein.harness.run_record import RunMutation
 from rein.harness.run_types import RunOptions
 from rein.harness.tools import Tool, ToolContext, ToolRegistry
@@ -84,23 +89,33 @@ def submit_plan_tool() -> OutputTool[PlanArgs]:
     )
 
 
-def _check_complete(args: CompleteStepArgs, ctx: ToolContext) -> None:
-    used = [name for name in ctx.record.tools_used if name not in NON_WORK_TOOLS]
-    if args.success and not used:
-        raise ToolError(
-            "complete_step(success=true) was rejected: no work tool ran during this step. "
-            "Do the work first (read, search, edit, write, run a command), then call "
-            "complete_step again; or call it with success=false and the reason."
-        )
+def work_done(names: Sequence[str]) -> list[str]:
+    """The work tools among ``names`` (tools that succeeded)."""
+    return [name for name in names if name not in NON_WORK_TOOLS]
 
 
-def complete_step_tool() -> OutputTool[CompleteStepArgs]:
+def complete_step_tool(
+    earlier_work: Callable[[], Sequence[str]] = lambda: (),
+) -> OutputTool[CompleteStepArgs]:
+    """``complete_step``: success=true is rejected unless a work tool
+    succeeded during the step, in this run or in the step's earlier runs
+    (``earlier_work``: before an ask_user wait or a restart)."""
+
+    def check(args: CompleteStepArgs, ctx: ToolContext) -> None:
+        if args.success and not work_done([*earlier_work(), *ctx.record.tools_succeeded]):
+            raise ToolError(
+                "complete_step(success=true) was rejected: no work tool ran during this step "
+                "(or every one failed). Do the work first (read, search, edit, write, run a "
+                "command), then call complete_step again; or call it with success=false and "
+                "the reason."
+            )
+
     return OutputTool(
         "complete_step",
         "Finish the current step: success=true once it is done (after doing the work), "
         "success=false with the reason when it cannot be done.",
         CompleteStepArgs,
-        check=_check_complete,
+        check=check,
         summary=lambda a: f"Step {a.step_id} {'done' if a.success else 'failed'}: {a.summary}",
     )
 
@@ -127,36 +142,6 @@ def planner_system_prompt(overview: str) -> str:
         "submit_plan; an empty plan means nothing needs doing.\n\n"
         f"The executor's tools:\n{overview}"
     )
-
-
-@dataclass
-class PlanSnapshot:
-    """What is persisted to resume a plan-act session."""
-
-    task: str = ""
-    state: PlanStateName = "idle"
-    steps: list[PlanStep] = field(default_factory=list)
-    index: int = 0
-    replans: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "state": self.state,
-            "steps": [s.model_dump() for s in self.steps],
-            "index": self.index,
-            "replans": self.replans,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PlanSnapshot:
-        return cls(
-            task=str(data.get("task", "")),
-            state=data.get("state", "idle"),
-            steps=[PlanStep.model_validate(s) for s in data.get("steps", [])],
-            index=int(data.get("index", 0)),
-            replans=int(data.get("replans", 0)),
-        )
 
 
 PlanReason = Literal["planned", "step_done", "step_failed", "revised", "step_started"]
@@ -195,7 +180,7 @@ class PlanActFlow:
         self.save_state = save_state
         self.plan = snapshot or PlanSnapshot()
         self._submit = submit_plan_tool()
-        self._complete = step_tool or complete_step_tool()
+        self._complete = step_tool or complete_step_tool(lambda: self.plan.step_work)
         self._usage = Usage()
         self._turns = 0
         self._repairs = 0
@@ -225,6 +210,7 @@ class PlanActFlow:
         self._turns += result.turns
         self._repairs += result.repair_attempts
         self._mutations.extend(result.mutations)
+        self.plan.unvalidated.extend(result.mutations)
 
     def _result(
         self,
@@ -249,6 +235,8 @@ class PlanActFlow:
         )
 
     def _planner_run(self, tool_choice: str, required_output: str | None) -> RunOptions:
+        """The planner's own options (model, max tokens, temperature) with
+        this run's tool choice."""
         return RunOptions(
             options=self.planner.options.model_copy(update={"tool_choice": tool_choice}),
             required_output=required_output,
@@ -257,13 +245,32 @@ class PlanActFlow:
 
     def _executor_run(self, final_step: bool) -> RunOptions:
         """A step's run: ends with complete_step; the last step runs the gates
-        over every change the plan made."""
+        over every change of the plan not validated yet (restored ones too:
+        the session's gates keep them pending until a pass)."""
+        if final_step and self.gates is not None:
+            self.gates.validation.keep(self.plan.unvalidated)
         return RunOptions(
             gates=self.gates if final_step else None,
             required_output=self._complete.name,
             extra_tools=[self._complete],
-            carried=list(self._mutations) if final_step else (),
+            carried=list(self.plan.unvalidated) if final_step else (),
         )
+
+    def _after_final_step(self) -> None:
+        """The last step's gates looked: what they validated is no longer the
+        plan's to carry (what they did not stays pending in the session)."""
+        gates = self.gates
+        if gates is not None:
+            self.plan.unvalidated = [
+                m for m in self.plan.unvalidated if m in gates.validation.pending
+            ]
+
+    async def _completed(self, text: str, run_id: str) -> RunResult:
+        """The plan is done. Its changes are the session's now: validated, or
+        pending in the session's gates (none to carry without gates)."""
+        self.plan.unvalidated = []
+        await self._to("completed")
+        return self._result("completed", text, run_id)
 
     async def _ask_planner(self, text: str) -> RunResult:
         result = await self.planner.prompt(
@@ -272,6 +279,11 @@ class PlanActFlow:
         self._account(result)
         return result
 
+    async def _aborted(self, result: RunResult, text: str = "") -> RunResult:
+        """An aborted run keeps the plan's state: the next message resumes it."""
+        await self._save()
+        return self._result("aborted", text, result.run_id, result.error, result)
+
     # ------------------------------------------------------------------ run
 
     @property
@@ -279,18 +291,37 @@ class PlanActFlow:
         return self.plan.state == "waiting"
 
     async def run(self, text: str) -> RunResult:
-        """A new task, or (when waiting or interrupted) the reply that resumes it."""
-        if self.plan.state in ("waiting", "executing", "updating") and self.plan.steps:
+        """A new task, or (in any unfinished state) the message that resumes
+        the same plan: planning asks for the plan again, executing and
+        waiting continue the step, updating asks for the revision first,
+        summarizing asks for the summary again."""
+        state = self.plan.state
+        if state in ("waiting", "executing") and self.plan.steps:
             return await self._execute(resume_text=text)
-        self.plan = PlanSnapshot(task=text)
-        await self._to("planning")
-        result = await self._ask_planner(
-            f"Task: {text}\n\nMake the plan now and submit it with submit_plan."
-        )
+        if state == "updating" and self.plan.steps:
+            return await self._resume_updating(text)
+        if state == "summarizing" and self.plan.steps:
+            return await self._finish(None, note=text)
+        if state == "planning" and self.plan.task:
+            return await self._make_plan(note=text)
+        # A new task; changes an earlier plan left unvalidated stay the plan's.
+        self.plan = PlanSnapshot(task=text, unvalidated=self.plan.unvalidated)
+        return await self._make_plan(note=None)
+
+    async def _make_plan(self, note: str | None) -> RunResult:
+        if self.plan.state != "planning":
+            await self._to("planning")
+        text = self.plan.task
+        prompt = f"Task: {text}\n\nMake the plan now and submit it with submit_plan."
+        if note is not None:
+            prompt = f"The person adds: {note}\n\n{prompt}"
+        result = await self._ask_planner(prompt)
+        if result.status == "aborted":
+            return await self._aborted(result)
         if result.status != "completed" or result.output is None:
             await self._to("failed")
             return self._result(
-                "failed" if result.status != "aborted" else "aborted",
+                "failed",
                 "",
                 result.run_id,
                 f"planning failed: {result.error or 'no plan was submitted'}",
@@ -301,9 +332,18 @@ class PlanActFlow:
         self.plan.index = 0
         self._plan_event("planned")
         if not self.plan.steps:
-            await self._to("completed")
-            return self._result("completed", "Nothing to do: the plan is empty.", result.run_id)
+            return await self._completed("Nothing to do: the plan is empty.", result.run_id)
         await self._to("executing")
+        return await self._execute(resume_text=None)
+
+    async def _resume_updating(self, text: str) -> RunResult:
+        """Interrupted while the planner revised the plan: ask for the
+        revision again, then go on with the revised steps."""
+        failed = self.plan.steps[self.plan.index]
+        reason = failed.summary or "the step did not finish"
+        revised = await self._ask_revision(failed, reason, note=text)
+        if revised is not None:
+            return revised
         return await self._execute(resume_text=None)
 
     async def _execute(self, resume_text: str | None) -> RunResult:
@@ -313,10 +353,12 @@ class PlanActFlow:
         while self.plan.index < len(self.plan.steps):
             i = self.plan.index
             step = self.plan.steps[i]
-            run = self._executor_run(final_step=i == len(self.plan.steps) - 1)
+            final_step = i == len(self.plan.steps) - 1
+            run = self._executor_run(final_step)
             if resume_text is not None and self.executor.waiting_for is not None:
                 last = await self.executor.prompt(resume_text, run=run)
-            elif resume_text is not None and self.executor.messages:
+            elif resume_text is not None and step.status == "running":
+                # Interrupted inside the step: go on in its transcript.
                 last = await self.executor.prompt(
                     f"{resume_text}\n\n(Continue step {step.id}: {step.description}; "
                     "finish it with complete_step.)",
@@ -324,19 +366,24 @@ class PlanActFlow:
                 )
             else:
                 self._set_step(i, status="running")
+                self.plan.step_work = []
                 self._plan_event("step_started")
+                await self._save()
                 done = [s for s in self.plan.steps[:i] if s.status == "done"]
-                last = await self.executor.prompt(
-                    _step_prompt(step, i, len(self.plan.steps), done), run=run
-                )
+                text = _step_prompt(step, i, len(self.plan.steps), done)
+                if resume_text is not None:  # interrupted between steps
+                    text = f"The person adds: {resume_text}\n\n{text}"
+                last = await self.executor.prompt(text, run=run)
             resume_text = None
             self._account(last)
+            self.plan.step_work.extend(work_done(last.tools_succeeded))
+            if final_step:
+                self._after_final_step()
             if last.status == "waiting":
                 await self._to("waiting")
                 return self._result("waiting", last.text, last.run_id, last.error, last)
             if last.status == "aborted":
-                await self._save()
-                return self._result("aborted", last.text, last.run_id, last.error, last)
+                return await self._aborted(last, last.text)
             answer = output_of(last.output, CompleteStepArgs) if last.output else None
             if last.status == "completed" and answer is not None and answer.success:
                 self._set_step(i, status="done", summary=answer.summary)
@@ -359,14 +406,18 @@ class PlanActFlow:
                     f"step {step.id} failed and the plan was revised {self.max_replans} times: {reason}",
                     last,
                 )
-            revised = await self._revise(step, reason)
+            self.plan.replans += 1
+            await self._to("updating")
+            revised = await self._ask_revision(step, reason, note=None)
             if revised is not None:
                 return revised
         return await self._finish(last)
 
-    async def _revise(self, failed: PlanStep, reason: str) -> RunResult | None:
-        await self._to("updating")
-        self.plan.replans += 1
+    async def _ask_revision(
+        self, failed: PlanStep, reason: str, note: str | None
+    ) -> RunResult | None:
+        """Ask the planner to revise the remaining steps (in *updating*).
+        None when the plan was revised and execution goes on."""
         done = [s for s in self.plan.steps if s.status == "done"]
         remaining = [s for s in self.plan.steps[self.plan.index :]]
         text = (
@@ -378,7 +429,11 @@ class PlanActFlow:
             + "\n".join(f"- {s.id}: {s.description}" for s in remaining)
             + "\n\nSubmit the revised remaining steps with submit_plan (only what is still to do)."
         )
+        if note is not None:
+            text = f"The person adds: {note}\n\n{text}"
         result = await self._ask_planner(text)
+        if result.status == "aborted":
+            return await self._aborted(result)
         if result.status != "completed" or result.output is None:
             await self._to("failed")
             return self._result(
@@ -391,19 +446,33 @@ class PlanActFlow:
         await self._to("executing")
         return None
 
-    async def _finish(self, last: RunResult | None) -> RunResult:
+    async def _finish(self, last: RunResult | None, note: str | None = None) -> RunResult:
+        """The summary (skipped for a single successful step and an empty
+        revised plan). A summary that fails, or says nothing, fails the run
+        with the reason; ``note`` is the person's message on resume."""
         run_id = last.run_id if last else "run_plan"
         done = [s for s in self.plan.steps if s.status == "done"]
+        if not self.plan.steps:  # the revision left nothing to do
+            return await self._completed("Nothing to do: the revised plan is empty.", run_id)
         if len(self.plan.steps) == 1 and done:
-            await self._to("completed")
-            return self._result("completed", done[0].summary or "", run_id)
-        await self._to("summarizing")
+            return await self._completed(done[0].summary or "", run_id)
+        if self.plan.state != "summarizing":
+            await self._to("summarizing")
         steps = "\n".join(f"- {s.id}: {s.summary}" for s in done)
-        summary = await self.planner.prompt(
+        prompt = (
             f"All steps are done:\n{steps}\n\nWrite the final answer for the person: what was "
-            "done and anything they should know. Plain text, short.",
-            run=self._planner_run("none", None),
+            "done and anything they should know. Plain text, short."
         )
+        if note is not None:
+            prompt = f"The person adds: {note}\n\n{prompt}"
+        summary = await self.planner.prompt(prompt, run=self._planner_run("none", None))
         self._account(summary)
-        await self._to("completed")
-        return self._result("completed", summary.text, summary.run_id)
+        if summary.status == "aborted":
+            return await self._aborted(summary, summary.text)
+        if summary.status != "completed" or not summary.text.strip():
+            await self._to("failed")
+            why = summary.error or "the planner wrote no final answer"
+            return self._result(
+                "failed", summary.text, summary.run_id, f"the final summary failed: {why}", summary
+            )
+        return await self._completed(summary.text, summary.run_id)

@@ -16,7 +16,7 @@ run starts sees it), and the workspace layer fills it, not the tools:
   (:meth:`~rein.harness.generations.MutationLog.attributing_processes`).
 
 The record also keeps what the model last saw of each file (read stamps) and
-the tools the run executed. Changes of earlier runs that this run's gates must
+the tools the run executed (and which of them succeeded). Changes of earlier runs that this run's gates must
 validate too (plan-act's earlier steps) are ``carried``.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from rein.harness.ports import FileContent, Mutation
 
@@ -60,6 +60,24 @@ class RunMutation:
     def paths(self) -> tuple[str, ...]:
         return self.mutation.paths
 
+    def to_json(self) -> dict[str, Any]:
+        """The change as a store keeps it (what the gates need: its paths
+        and who made it)."""
+        return {"generation": self.generation, "paths": list(self.paths), "origin": self.origin}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunMutation:
+        """A stored :meth:`to_json`. Generations restart with a new process,
+        so a restored change gets generation 0 (it stays unvalidated until a
+        gate pass). Raises KeyError, TypeError or ValueError on bad data."""
+        paths = data["paths"]
+        if not isinstance(paths, list):
+            raise TypeError(f"a stored change needs a list of paths, got {paths!r}")
+        origin = data.get("origin", "tool")
+        if origin not in ("tool", "command", "subagent"):
+            origin = "tool"
+        return cls(Mutation(0, tuple(str(p) for p in paths), "agent"), origin)
+
 
 @dataclass(frozen=True, slots=True)
 class ReadStamp:
@@ -73,7 +91,14 @@ class ReadStamp:
 class RunRecord:
     """What one run did to the workspace, in the order it happened."""
 
-    __slots__ = ("_generations", "carried", "mutations", "read_stamps", "tools_used")
+    __slots__ = (
+        "_generations",
+        "carried",
+        "mutations",
+        "read_stamps",
+        "tools_succeeded",
+        "tools_used",
+    )
 
     def __init__(self, carried: Sequence[RunMutation] = ()) -> None:
         #: Changes of earlier runs this run's gates validate too.
@@ -84,6 +109,8 @@ class RunRecord:
         self.read_stamps: dict[str, ReadStamp] = {}
         #: Names of the tools executed, in order.
         self.tools_used: list[str] = []
+        #: Names of the tools whose result was not an error, in order.
+        self.tools_succeeded: list[str] = []
         self._generations: set[int] = set()
 
     def add(self, mutation: Mutation, origin: RunMutationOrigin) -> bool:
@@ -103,6 +130,9 @@ class RunRecord:
 
     def note_tool(self, name: str) -> None:
         self.tools_used.append(name)
+
+    def note_success(self, name: str) -> None:
+        self.tools_succeeded.append(name)
 
     def to_validate(self) -> list[RunMutation]:
         """The carried changes and this run's: what the gates look at."""

@@ -108,6 +108,8 @@ class RunResult:
     output: dict[str, Any] | None = None
     #: Names of the tools executed in this run, in order.
     tools_used: list[str] = field(default_factory=list)
+    #: Names of the tools whose result was not an error, in order.
+    tools_succeeded: list[str] = field(default_factory=list)
     #: Gates that could not verify this run's changes (a completed run whose
     #: changes are not validated says so here; never reported as passed).
     unverified: list[Unverified] = field(default_factory=list)

@@ -353,6 +353,8 @@ class ToolExecutor:
             replaced = await call_hook(self.emit, "after_tool_call", after, call, result)
             if isinstance(replaced, ToolResult):
                 result = replaced
+        if not result.is_error:
+            self.record.note_success(call.name)
         return result
 
     async def _checked_arguments(self, call: ToolCall) -> tuple[Tool[Any], BaseModel] | ToolResult:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rein.harness.ports import Mutation
 from rein.harness.run_record import RunMutation
 
 __all__ = ["SessionValidation"]
@@ -56,10 +55,7 @@ class SessionValidation:
     def to_json(self) -> dict[str, Any]:
         return {
             "validatedGeneration": self.validated_generation,
-            "pending": [
-                {"generation": m.generation, "paths": list(m.paths), "origin": m.origin}
-                for m in self.pending
-            ],
+            "pending": [m.to_json() for m in self.pending],
         }
 
     @classmethod
@@ -69,11 +65,16 @@ class SessionValidation:
         state = cls()
         for item in (data or {}).get("pending", []):
             try:
-                mutation = Mutation(0, tuple(str(p) for p in item["paths"]), "agent")
-                origin = item.get("origin", "tool")
-                if origin not in ("tool", "command", "subagent"):
-                    origin = "tool"
-                state.pending.append(RunMutation(mutation, origin))
+                state.pending.append(RunMutation.from_json(item))
             except (KeyError, TypeError, ValueError):
                 continue
         return state
+
+    def keep(self, changes: Iterable[RunMutation]) -> None:
+        """Make ``changes`` pending whatever their generation (a flow's
+        changes restored from the store, generation 0): the next gate pass
+        validates them."""
+        for change in changes:
+            if change not in self.pending:
+                self.pending.append(change)
+        self.pending.sort(key=lambda m: m.generation)

@@ -10,7 +10,7 @@ from rein.evals.mutations import merged
 from rein.harness import Agent, HarnessConfig, ToolResultMessage
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.plan_act import PlanActFlow, planner_system_prompt, toolkit_overview
-from rein.harness.ports import Model, ModelOptions
+from rein.harness.ports import Model, ModelOptions, UserChannel
 from rein.harness.tools import ToolEnvironment
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.providers.replay import ReplayModel
@@ -123,15 +123,28 @@ def headless(
     config: dict[str, Any] | None = None,
     *,
     mode: Literal["agent", "plan"] = "agent",
+    user: UserChannel | None = None,
+    stored: bool = False,
+    resume: str | None = None,
 ) -> Any:
     """A HeadlessSession (real analyzers, gates from the configuration) on the
-    rig's folder; ``rig.config`` is merged last into ``config``."""
+    rig's folder; ``rig.config`` is merged last into ``config``. ``stored``:
+    sessions go to a SQLite store in the folder (``resume`` one of them)."""
     from rein.headless.host import HeadlessSession
 
     if not (rig.root / "app.py").exists():
         (rig.root / "app.py").write_text(APP)
     settings = load_config(merged(config or {}, rig.config))
-    return HeadlessSession(rig.root, model, settings, mode=mode, watch=False)
+    return HeadlessSession(
+        rig.root,
+        model,
+        settings,
+        mode=mode,
+        watch=False,
+        user=user,
+        storage=rig.root / ".rein-store" if stored or resume else None,
+        resume=resume,
+    )
 
 
 # ----------------------------------------------------------------- plan-act
