@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -136,12 +137,14 @@ async def test_reset_returns_to_the_starting_scenario_and_delay(
             again = await client.post("/v1/chat/completions", json=_chat())
             assert again.json()["choices"][0]["message"]["content"] == "first reply"
             # The file is read again: an edited start scenario is what reset serves.
-            scenario_file.write_text("name: edited\nturns: [{text: edited reply}]\n")
+            await anyio.Path(scenario_file).write_text(
+                "name: edited\nturns: [{text: edited reply}]\n"
+            )
             assert (await client.post("/mock/reset")).json()["name"] == "edited"
             edited = await client.post("/v1/chat/completions", json=_chat())
             assert edited.json()["choices"][0]["message"]["content"] == "edited reply"
             # A start file that became unreadable: a 400 that says so.
-            scenario_file.write_text("turns: [{nonsense: 1}]\n")
+            await anyio.Path(scenario_file).write_text("turns: [{nonsense: 1}]\n")
             broken = await client.post("/mock/reset")
             assert broken.status_code == 400 and "cannot reset" in broken.text
 
