@@ -155,31 +155,41 @@ async function startAll(server: CodeServer): Promise<Env> {
     env,
     logFile: path.join(logs, 'mock-server.log'),
   });
-  await waitUntil(`rein mock-server on port ${modelPort}`, () => portOpen(modelPort), 30_000, mock);
+  let codeServer: ProcessGroup | undefined;
+  let browser: Browser | undefined;
+  try {
+    await waitUntil(`rein mock-server on port ${modelPort}`, () => portOpen(modelPort), 30_000, mock);
 
-  const codeServer = new ProcessGroup(
-    'code-server',
-    server.node,
-    [
-      server.entry,
-      '--auth', 'none',
-      '--bind-addr', `127.0.0.1:${port}`,
-      '--disable-telemetry',
-      '--disable-update-check',
-      '--disable-workspace-trust',
-      '--extensions-dir', extensions,
-      '--user-data-dir', userData,
-      workspace,
-    ],
-    { cwd: workspace, env, logFile: path.join(logs, 'code-server.log') },
-  );
-  await waitUntil(`code-server /healthz on port ${port}`, () => httpOk(`http://127.0.0.1:${port}/healthz`), 60_000, codeServer);
+    codeServer = new ProcessGroup(
+      'code-server',
+      server.node,
+      [
+        server.entry,
+        '--auth', 'none',
+        '--bind-addr', `127.0.0.1:${port}`,
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--extensions-dir', extensions,
+        '--user-data-dir', userData,
+        workspace,
+      ],
+      { cwd: workspace, env, logFile: path.join(logs, 'code-server.log') },
+    );
+    await waitUntil(`code-server /healthz on port ${port}`, () => httpOk(`http://127.0.0.1:${port}/healthz`), 60_000, codeServer);
 
-  const browser = await launchChromium();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
-  return { temp, workspace, port, modelPort, codeServer, mock, browser, page, logs };
+    browser = await launchChromium();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    return { temp, workspace, port, modelPort, codeServer, mock, browser, page, logs };
+  } catch (error) {
+    // A later step failed: stop what started, or it outlives the test run.
+    await browser?.close().catch(() => undefined);
+    await codeServer?.stop();
+    await mock.stop();
+    throw error;
+  }
 }
 
 async function stopAll(env: Env | undefined): Promise<void> {
