@@ -12,6 +12,7 @@ import anyio
 import httpx
 import pytest
 
+from rein.harness.errors import ConfigError
 from rein.providers.mock_server import MockServer, run_mock_server
 
 SCENARIO = """\
@@ -171,6 +172,13 @@ async def test_delay_changes_at_runtime() -> None:
 
 def test_only_loopback_is_served() -> None:
     assert run_mock_server("0.0.0.0", 0, None) == 2
+
+
+@pytest.mark.parametrize("delay", [-0.5, float("nan"), float("inf")])
+def test_a_bad_delay_is_refused_at_start(delay: float) -> None:
+    with pytest.raises(ConfigError, match="the delay must be a finite number >= 0"):
+        MockServer(delay=delay)
+    assert run_mock_server("127.0.0.1", 0, None, delay) == 2
 
 
 def test_command_line_server_serves_a_scenario(scenario_file: Path) -> None:

@@ -80,7 +80,8 @@ class MockServer:
             raise ConfigError(f"the mock server listens on loopback only, not {host!r}", "host")
         self.host = host
         self.port = port
-        self.delay = delay
+        self.delay = 0.0
+        self.set_delay(delay)
         self.script = ReplayScript(name="empty", turns=[])
         self.file: str | None = None
         self.index = 0
