@@ -29,6 +29,7 @@ REAL = (
     "tests/lsp/test_prompt.py",
     "tests/lsp/test_sessions.py",
     "tests/lsp/test_preview.py",
+    "tests/lsp/test_plan_act_over_http.py",
 )
 
 

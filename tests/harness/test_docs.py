@@ -1,5 +1,5 @@
 """docs/protocol.md and docs/events.schema.json agree with the event models;
-docs/agent-api.md names only tests that exist."""
+docs/agent-api.md and docs/testing.md name only tests that exist."""
 
 from __future__ import annotations
 
@@ -61,6 +61,18 @@ def test_every_test_named_in_agent_api_md_exists() -> None:
         if not path.is_file() or name not in _defined_tests(path):
             missing.append(f"{file}::{name}")
     assert missing == [], f"docs/agent-api.md names tests that do not exist: {missing}"
+
+
+def test_every_test_named_in_testing_md_exists() -> None:
+    text = (DOCS / "testing.md").read_text(encoding="utf-8")
+    refs = _TEST_REF.findall(text)
+    assert len(refs) >= 4, "docs/testing.md names its end-to-end tests as `tests/x.py::name`"
+    missing = [
+        f"{file}::{name}"
+        for file, name in sorted(set(refs))
+        if not (DOCS.parent / file).is_file() or name not in _defined_tests(DOCS.parent / file)
+    ]
+    assert missing == [], f"docs/testing.md names tests that do not exist: {missing}"
 
 
 def test_every_row_of_the_agent_api_table_names_a_test_or_a_section() -> None:

@@ -8,9 +8,11 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
+from rein.harness.errors import ConfigError
 from rein.providers.mock_server import MockServer, run_mock_server
 
 SCENARIO = """\
@@ -57,8 +59,11 @@ async def test_control_api_switches_reports_and_resets(
         assert requests[0]["api"] == "openai" and requests[0]["disconnected"] is False
 
         reset = await client.post("/mock/reset")
-        assert reset.json() == {"ok": True, "index": 0}
+        # The fixture's server started with no scenario: reset returns to it.
+        assert reset.json() == {"ok": True, "index": 0, "file": None, "name": "empty"}
+        assert (await client.get("/mock/scenario")).json()["turns"] == 0
         assert (await client.get("/mock/requests")).json() == {"requests": []}
+        await client.post("/mock/scenario", json={"file": str(scenario_file)})
         again = await client.post("/v1/chat/completions", json=_chat())
         assert again.json()["choices"][0]["message"]["content"] == "first reply"
 
@@ -107,8 +112,73 @@ async def test_turn_delay_and_server_delay_add_up() -> None:
     assert elapsed >= 0.15
 
 
+async def test_reset_returns_to_the_starting_scenario_and_delay(
+    scenario_file: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.yaml"
+    other.write_text("name: other\nturns: [{text: from other}]\n")
+    async with MockServer(scenario_file, delay=0.0) as server:
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            first = await client.post("/v1/chat/completions", json=_chat())
+            assert first.json()["choices"][0]["message"]["content"] == "first reply"
+            await client.post("/mock/scenario", json={"file": str(other)})
+            await client.post("/mock/delay", json={"ms": 5})
+            switched = await client.post("/v1/chat/completions", json=_chat())
+            assert switched.json()["choices"][0]["message"]["content"] == "from other"
+
+            reset = await client.post("/mock/reset")
+            assert reset.status_code == 200
+            assert reset.json() == {
+                "ok": True,
+                "index": 0,
+                "file": str(scenario_file),
+                "name": "two-turns",
+            }
+            assert (await client.get("/mock/delay")).json() == {"ms": 0.0}
+            again = await client.post("/v1/chat/completions", json=_chat())
+            assert again.json()["choices"][0]["message"]["content"] == "first reply"
+            # The file is read again: an edited start scenario is what reset serves.
+            await anyio.Path(scenario_file).write_text(
+                "name: edited\nturns: [{text: edited reply}]\n"
+            )
+            assert (await client.post("/mock/reset")).json()["name"] == "edited"
+            edited = await client.post("/v1/chat/completions", json=_chat())
+            assert edited.json()["choices"][0]["message"]["content"] == "edited reply"
+            # A start file that became unreadable: a 400 that says so.
+            await anyio.Path(scenario_file).write_text("turns: [{nonsense: 1}]\n")
+            broken = await client.post("/mock/reset")
+            assert broken.status_code == 400 and "cannot reset" in broken.text
+
+
+async def test_delay_changes_at_runtime() -> None:
+    async with MockServer([{"text": "a"}, {"text": "b"}]) as server:
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            assert (await client.get("/mock/delay")).json() == {"ms": 0.0}
+            changed = await client.post("/mock/delay", json={"ms": 150})
+            assert changed.status_code == 200 and changed.json() == {"ms": 150.0}
+            assert server.delay == 0.15
+            started = time.perf_counter()
+            reply = await client.post("/v1/chat/completions", json=_chat())
+            assert time.perf_counter() - started >= 0.15
+            assert reply.json()["choices"][0]["message"]["content"] == "a"
+            for body in ({"ms": -1}, {"ms": "10"}, {"seconds": 1}, [1], {"ms": True}):
+                bad = await client.post("/mock/delay", json=body)
+                assert bad.status_code == 400, body
+                assert "cannot set the delay" in bad.json()["error"]["message"]
+            not_json = await client.post("/mock/delay", content=b"{oops")
+            assert not_json.status_code == 400
+            assert (await client.get("/mock/delay")).json() == {"ms": 150.0}
+
+
 def test_only_loopback_is_served() -> None:
     assert run_mock_server("0.0.0.0", 0, None) == 2
+
+
+@pytest.mark.parametrize("delay", [-0.5, float("nan"), float("inf")])
+def test_a_bad_delay_is_refused_at_start(delay: float) -> None:
+    with pytest.raises(ConfigError, match="the delay must be a finite number >= 0"):
+        MockServer(delay=delay)
+    assert run_mock_server("127.0.0.1", 0, None, delay) == 2
 
 
 def test_command_line_server_serves_a_scenario(scenario_file: Path) -> None:

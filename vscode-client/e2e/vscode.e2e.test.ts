@@ -11,6 +11,14 @@
  *    lands in the editor buffer, the gate passes, the panel shows the run
  *    completed, the error is gone, and the diff link opens the change;
  *    Rein: Start Preview asks the server (no preview is configured there).
+ * 3. Plan mode: the test switches the mock to e2e/plan-scenario.yaml through
+ *    its control API (POST /mock/scenario), starts a new session with the
+ *    panel's Plan mode on; a two-step plan with an edit in each step runs,
+ *    the plan box shows both steps done, the edits land in calc.py.
+ * 4. ask_user: e2e/ask-scenario.yaml; the step asks the person, the test
+ *    dismisses VS Code's input box, the panel shows the run waiting with the
+ *    question; the answer typed in the panel (with e2e/resume-scenario.yaml
+ *    loaded) resumes the step, which edits with it and completes.
  *
  * When `rein serve` cannot start, the suite fails (before it starts
  * code-server) with the reason: the round trip is never skipped.
@@ -147,31 +155,41 @@ async function startAll(server: CodeServer): Promise<Env> {
     env,
     logFile: path.join(logs, 'mock-server.log'),
   });
-  await waitUntil(`rein mock-server on port ${modelPort}`, () => portOpen(modelPort), 30_000, mock);
+  let codeServer: ProcessGroup | undefined;
+  let browser: Browser | undefined;
+  try {
+    await waitUntil(`rein mock-server on port ${modelPort}`, () => portOpen(modelPort), 30_000, mock);
 
-  const codeServer = new ProcessGroup(
-    'code-server',
-    server.node,
-    [
-      server.entry,
-      '--auth', 'none',
-      '--bind-addr', `127.0.0.1:${port}`,
-      '--disable-telemetry',
-      '--disable-update-check',
-      '--disable-workspace-trust',
-      '--extensions-dir', extensions,
-      '--user-data-dir', userData,
-      workspace,
-    ],
-    { cwd: workspace, env, logFile: path.join(logs, 'code-server.log') },
-  );
-  await waitUntil(`code-server /healthz on port ${port}`, () => httpOk(`http://127.0.0.1:${port}/healthz`), 60_000, codeServer);
+    codeServer = new ProcessGroup(
+      'code-server',
+      server.node,
+      [
+        server.entry,
+        '--auth', 'none',
+        '--bind-addr', `127.0.0.1:${port}`,
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--extensions-dir', extensions,
+        '--user-data-dir', userData,
+        workspace,
+      ],
+      { cwd: workspace, env, logFile: path.join(logs, 'code-server.log') },
+    );
+    await waitUntil(`code-server /healthz on port ${port}`, () => httpOk(`http://127.0.0.1:${port}/healthz`), 60_000, codeServer);
 
-  const browser = await launchChromium();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
-  return { temp, workspace, port, modelPort, codeServer, mock, browser, page, logs };
+    browser = await launchChromium();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    return { temp, workspace, port, modelPort, codeServer, mock, browser, page, logs };
+  } catch (error) {
+    // A later step failed: stop what started, or it outlives the test run.
+    await browser?.close().catch(() => undefined);
+    await codeServer?.stop();
+    await mock.stop();
+    throw error;
+  }
 }
 
 async function stopAll(env: Env | undefined): Promise<void> {
@@ -227,6 +245,45 @@ async function widenSideBar(page: Page, width: number): Promise<void> {
   await page.mouse.move(box.x + width, box.y + box.height / 2, { steps: 5 });
   await page.mouse.up();
   await page.mouse.move(box.x + width + 400, box.y + box.height / 2); // off the sash, which lights up under the mouse
+}
+
+/** Switches the mock's scenario through its control API (no restart). */
+async function useScenario(env: Env, file: string): Promise<void> {
+  const reply = await fetch(`http://127.0.0.1:${env.modelPort}/mock/scenario`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ file: path.join(ROOT, 'e2e', file) }),
+  });
+  const body = (await reply.json()) as { index?: number; turns?: number };
+  assert.equal(reply.status, 200, JSON.stringify(body));
+  assert.equal(body.index, 0);
+}
+
+/** Every turn of the mock's current scenario was asked for: the run took the scripted path. */
+async function assertScenarioUsedUp(env: Env): Promise<void> {
+  const state = (await (await fetch(`http://127.0.0.1:${env.modelPort}/mock/scenario`)).json()) as { name: string; index: number; turns: number };
+  assert.equal(state.index, state.turns, `scenario ${state.name}: ${state.index} of ${state.turns} turns used\n${env.mock.tail()}`);
+}
+
+function calcOnDisk(workspace: string): string {
+  return fs.readFileSync(path.join(workspace, 'calc.py'), 'utf8');
+}
+
+/** Sends a task from the panel's composer. */
+async function send(panel: FrameLocator, text: string): Promise<void> {
+  const input = panel.locator('.composer textarea');
+  await input.fill(text);
+  await input.press('Enter');
+}
+
+async function waitForEnd(env: Env, panel: FrameLocator, selector: string): Promise<void> {
+  try {
+    await panel.locator(selector).first().waitFor({ timeout: 90_000 });
+  } catch (error) {
+    const ends = await panel.locator('.item.run-end').allTextContents();
+    const notices = await panel.locator('.item.notice').allTextContents();
+    throw new Error(`no ${selector}: ${String(error)}\nrun ends: ${ends.join(' | ')}\nnotices: ${notices.join(' | ')}\n${env.mock.tail()}`);
+  }
 }
 
 async function editorText(page: Page): Promise<string> {
@@ -330,5 +387,68 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await panel.locator('.preview-section').isHidden(), true);
     await runCommand(page, 'Rein: Start Preview');
     await page.locator('.notification-list-item-message', { hasText: 'no preview is configured' }).first().waitFor({ timeout: 15_000 });
+  });
+  it('runs a plan in Plan mode: two steps, an edit in each, one end for the plan', async () => {
+    assert.ok(env);
+    const { page, workspace } = env;
+    const panel = chat(page);
+    await useScenario(env, 'plan-scenario.yaml');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    await panel.locator('.composer .mode-toggle [role="radio"]', { hasText: 'Plan' }).click();
+    assert.equal(await panel.locator('.composer .mode-toggle [role="radio"][aria-checked="true"]').textContent(), 'Plan');
+
+    await send(panel, 'Document divide and add total.');
+    await waitForEnd(env, panel, '.item.run-end');
+    const ends = panel.locator('.item.run-end');
+    assert.equal(await ends.count(), 1, 'one end for the whole plan');
+    assert.match((await ends.first().getAttribute('class')) ?? '', /\bcompleted\b/, (await ends.first().textContent()) ?? '');
+
+    const plan = panel.locator('.item.plan');
+    assert.equal(await plan.count(), 1);
+    assert.equal(await plan.locator('.badge').textContent(), 'completed');
+    assert.equal(await plan.locator('.step.done').count(), 2);
+    assert.match((await plan.locator('.step').first().textContent()) ?? '', /Add a docstring to divide\(\) — divide\(\) has a docstring/);
+    assert.deepEqual(await panel.locator('.item.step-start .step-label').allTextContents(), ['Step 1 of 2', 'Step 2 of 2']);
+    assert.equal(await panel.locator('.item.tool .tool-name', { hasText: 'edit_file' }).count(), 2);
+    await panel.locator('.item.assistant', { hasText: 'divide() is documented and total() sums the values.' }).waitFor();
+    await waitUntil(
+      'both steps\' edits in calc.py',
+      async () => calcOnDisk(workspace).includes('"""a divided by b."""') && calcOnDisk(workspace).includes('def total(values: list[float]) -> float:'),
+      15_000,
+    );
+    await assertScenarioUsedUp(env);
+  });
+
+  it('shows a run waiting on ask_user and resumes it with the answer typed in the panel', async () => {
+    assert.ok(env);
+    const { page, workspace } = env;
+    const panel = chat(page);
+    await useScenario(env, 'ask-scenario.yaml');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    // Plan mode is still on from the last test.
+    await send(panel, 'Rename the mean label in report().');
+
+    // VS Code asks in an input box; the person dismisses it, so the run waits.
+    const question = page.locator('.quick-input-widget', { hasText: 'Which label should report() use: avg or average?' });
+    await question.waitFor({ timeout: 60_000 });
+    await page.locator('.quick-input-widget input').press('Escape');
+    await waitForEnd(env, panel, '.item.run-end.waiting');
+    const waiting = panel.locator('.item.run-end.waiting');
+    assert.match((await waiting.locator('.run-reason').textContent()) ?? '', /Which label should report\(\) use: avg or average\?/);
+    assert.match((await panel.locator('.status-line').textContent()) ?? '', /last run waiting/);
+    assert.equal(await panel.locator('.item.plan .badge').textContent(), 'waiting');
+    await assertScenarioUsedUp(env);
+    assert.ok(calcOnDisk(workspace).includes('mean={'), 'nothing was edited while waiting');
+
+    // The answer, typed in the panel, resumes the waiting step.
+    await useScenario(env, 'resume-scenario.yaml');
+    await send(panel, 'avg');
+    await waitForEnd(env, panel, '.item.run-end.completed');
+    assert.equal(await panel.locator('.item.plan .step.done').count(), 1);
+    assert.equal(await panel.locator('.item.plan .badge').textContent(), 'completed');
+    await waitUntil('the answer\'s edit in calc.py', async () => calcOnDisk(workspace).includes('avg={'), 15_000);
+    await assertScenarioUsedUp(env);
   });
 });

@@ -4,7 +4,8 @@ model request, with injectable faults and a control API.
 
 Model endpoints: ``POST /v1/chat/completions`` (streaming or not) and
 ``POST /v1/messages``. Control: ``GET|POST /mock/scenario``,
-``POST /mock/reset``, ``GET /mock/requests``, ``GET /mock/health``.
+``POST /mock/reset`` (back to the scenario and delay it started with),
+``GET|POST /mock/delay``, ``GET /mock/requests``, ``GET /mock/health``.
 docs/providers.md describes the scenario faults.
 
 Plain asyncio streams, HTTP/1.1 with ``Connection: close``: no framework.
@@ -16,6 +17,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -78,11 +80,15 @@ class MockServer:
             raise ConfigError(f"the mock server listens on loopback only, not {host!r}", "host")
         self.host = host
         self.port = port
-        self.delay = delay
+        self.delay = 0.0
+        self.set_delay(delay)
         self.script = ReplayScript(name="empty", turns=[])
         self.file: str | None = None
         self.index = 0
         self.requests: list[RecordedHttpRequest] = []
+        #: What ``reset`` returns to: the scenario and delay it started with.
+        self._initial_scenario = scenario
+        self._initial_delay = delay
         self._server: asyncio.Server | None = None
         self._changed = asyncio.Event()
         self._connections: set[asyncio.Task[Any]] = set()
@@ -106,10 +112,21 @@ class MockServer:
         self.index = 0
 
     def reset(self) -> None:
-        """Back to the first turn; forget the recorded requests."""
-        self.index = 0
+        """Back to the scenario and delay the server started with (a file is
+        read again), at its first turn; forget the recorded requests."""
+        if self._initial_scenario is None:
+            self.script, self.file, self.index = ReplayScript(name="empty", turns=[]), None, 0
+        else:
+            self.load(self._initial_scenario)
+        self.delay = self._initial_delay
         self.requests.clear()
         self._notify()
+
+    def set_delay(self, seconds: float) -> None:
+        """Wait ``seconds`` (plus the turn's own delay) before every reply."""
+        if not math.isfinite(seconds) or seconds < 0:
+            raise ConfigError(f"the delay must be a finite number >= 0, not {seconds!r}", "delay")
+        self.delay = seconds
 
     def _notify(self) -> None:
         self._changed.set()
@@ -209,8 +226,21 @@ class MockServer:
                 },
             )
         if path == "/mock/reset" and method == "POST":
-            self.reset()
-            return json_reply(200, {"ok": True, "index": self.index})
+            try:
+                self.reset()
+            except ConfigError as exc:
+                return json_reply(400, wire.error_body(None, f"cannot reset: {exc}"))
+            return json_reply(
+                200, {"ok": True, "index": self.index, "file": self.file, "name": self.script.name}
+            )
+        if path == "/mock/delay" and method == "POST":
+            try:
+                self.set_delay(_delay_ms(raw) / 1000)
+            except (ValueError, ConfigError) as exc:
+                return json_reply(400, wire.error_body(None, f"cannot set the delay: {exc}"))
+            return self._control("GET", path, b"")
+        if path == "/mock/delay" and method == "GET":
+            return json_reply(200, {"ms": self.delay * 1000})
         if path == "/mock/requests" and method == "GET":
             return json_reply(200, {"requests": [asdict(r) for r in self.requests]})
         if path == "/mock/health" and method == "GET":
@@ -357,6 +387,16 @@ class MockServer:
         writer.write(bytes(buffer))
         await writer.drain()
         record.outcome = "completed"
+
+
+def _delay_ms(raw: bytes) -> float:
+    """The ``ms`` of a ``POST /mock/delay`` body; ValueError when missing or
+    not a number."""
+    data = json.loads(raw or b"{}")
+    value = data.get("ms") if isinstance(data, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f'the body must be {{"ms": NUMBER}}, not {raw[:100]!r}')
+    return float(value)
 
 
 def _client_left(watch: asyncio.Task[bytes]) -> bool | None:
