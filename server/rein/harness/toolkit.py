@@ -41,42 +41,33 @@ _NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,63}$")
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """(description, {argument: description}) of a Google-style docstring:
     the description is the text before the first section, the arguments
-    are the ``Args:`` section's entries (continuation lines joined)."""
-    lines = inspect.cleandoc(doc or "").splitlines()
+    are the ``Args:`` section's entries (continuation lines, indented
+    deeper than the entries, joined)."""
     description: list[str] = []
     args: dict[str, str] = {}
     section: str | None = None
+    entry_indent: int | None = None
     current: str | None = None
-    for line in lines:
+    for line in inspect.cleandoc(doc or "").splitlines():
         header = _SECTION.match(line)
         if header:
-            section, current = header.group(1), None
+            section, entry_indent, current = header.group(1), None, None
             continue
         if section is None:
             description.append(line)
             continue
         if section not in ("Args", "Arguments") or not line.strip():
             continue
-        entry = _ARG.match(line.strip())
         indent = len(line) - len(line.lstrip())
-        if entry and (current is None or indent <= _arg_indent(lines, section)):
+        if entry_indent is None:
+            entry_indent = indent
+        entry = _ARG.match(line.strip())
+        if entry and indent <= entry_indent:
             current = entry.group(1).lstrip("*")
             args[current] = entry.group(2).strip()
         elif current is not None:
-            args[current] = f"{args[current]} {line.strip()}".strip()
+            args[current] = f"{args[current]} {line.strip()}"
     return "\n".join(description).strip(), args
-
-
-def _arg_indent(lines: list[str], section: str) -> int:
-    """The indent of the first entry of ``section`` (entries start there)."""
-    inside = False
-    for line in lines:
-        if _SECTION.match(line):
-            inside = line.strip().startswith(section)
-            continue
-        if inside and line.strip():
-            return len(line) - len(line.lstrip())
-    return 0
 
 
 def _is_context(annotation: Any) -> bool:
