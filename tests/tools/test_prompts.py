@@ -111,7 +111,7 @@ def test_the_role_text_follows_the_tool_classes() -> None:
 
 def test_prompt_without_tools_or_sections() -> None:
     assert "No tools are available" in build_system_prompt([], "explainer")
-    assert "- `echo`\n" in build_system_prompt([EchoTool()], "agent")
+    assert "- `echo`: Echo the text back.\n" in build_system_prompt([EchoTool()], "agent")
     with pytest.raises(ValueError, match="unknown acting role"):
         build_system_prompt([], "planner")
 

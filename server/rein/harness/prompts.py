@@ -92,8 +92,8 @@ If a file changed since you read it, read it again before relying on it."""
 CHANGE_RULES = """\
 - Make the smallest change that does the task well. Do not reformat, rename or refactor \
 what the task does not need.
-- After changing code, check your work when you can. When the run ends, the harness \
-checks the analyzers' diagnostics and may send you back to fix what the changes broke.
+- After changing code, check your work when you can. Rein checks the analyzers' \
+diagnostics after the changes, and what they broke has to be fixed.
 - When you finish, say briefly what you changed and anything the person should know. Do \
 not paste whole files back."""
 
@@ -168,7 +168,7 @@ def project_instructions_section(project_instructions: str | None) -> str | None
         text = text[:_MAX_INSTRUCTIONS_CHARS] + "\n[... project instructions cut ...]"
     return (
         "# Project instructions\nThe repository's own guidance for agents. Follow it "
-        "where it does not conflict with the rules above.\n\n" + text
+        "where it does not conflict with the instructions above.\n\n" + text
     )
 
 
@@ -178,6 +178,9 @@ def _tools_section(tools: Sequence[Any], sections: Mapping[str, str] | None) -> 
     lines = []
     for tool in tools:
         text = (sections or {}).get(tool.name, "").strip() or _section(tool)
+        if not text:
+            described = str(getattr(tool, "description", "")).strip().split("\n\n")[0]
+            text = f"`{tool.name}`: {' '.join(described.split())}" if described else ""
         lines.append(f"- {text}" if text else f"- `{tool.name}`")
     return "# Tools\n" + "\n".join(lines)
 
@@ -193,7 +196,7 @@ def build_system_prompt(
     ``tools`` (every tool the model receives, output tools included).
 
     A tool's section is ``sections[name]``, else its ``prompt_section``,
-    else its bare name. ``project_instructions`` come last.
+    else its name and the first paragraph of its description. ``project_instructions`` come last.
     """
     if role not in ACTING_ROLES:
         raise ValueError(
