@@ -291,6 +291,19 @@ def test_an_entry_point_registers_a_toolkit(monkeypatch: pytest.MonkeyPatch) -> 
     assert default_tools(_settings([NOTES_PATH])).names().count("read_note") == 1
 
 
+def test_an_installed_distributions_entry_point_registers_a_toolkit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real distribution on sys.path (its .dist-info), found by importlib.metadata.
+    dist = tmp_path / "rein_notes_kit-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rein-notes-kit\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[rein.toolkits]\nnotes = {NOTES_PATH}\n")
+    assert "read_note" not in default_tools().names()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert default_tools().names()[-2:] == ["read_note", "write_note"]
+
+
 def test_a_broken_entry_point_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     entry = metadata.EntryPoint(name="gone", value="no_such_module_xyz:Kit", group="rein.toolkits")
     monkeypatch.setattr(toolkit_loader.metadata, "entry_points", _entry_points(entry))
