@@ -196,9 +196,10 @@ def tool(
     """Make a tool of a typed async function: ``@tool`` or
     ``@tool(tool_class="write", name=..., prompt_section=..., timeout_s=...)``.
 
-    ``tool_class`` ("read", "write", "command" or "other") picks the
-    approval policy the person set for that class and what the system
-    prompt says the role may do; the prompt section defaults to
+    ``tool_class`` ("read", "write", "command" or "other") decides what the
+    system prompt says the role may do and whether explain mode offers it
+    (approval stays the tool's own: ``rein.tools.check_approval``); the
+    prompt section defaults to
     ``"`name`: <first paragraph of the description>"``.
     """
 
