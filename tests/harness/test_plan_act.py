@@ -120,7 +120,7 @@ async def test_a_two_step_plan_runs_step_by_step_without_planner_round_trips() -
     assert len(planner.requests) == 2  # the plan and the summary; nothing between steps
     first = planner.requests[0]
     assert first.tools == ["submit_plan"] and first.tool_choice == "required"
-    assert "- echo: Echo the text back" in first.system and '"properties"' not in first.system
+    assert "- `echo`: Echo the text back" in first.system and '"properties"' not in first.system
     step_events = [(e.reason, [s.status for s in e.steps]) for e in log.of("plan_updated")]
     assert step_events == [
         ("planned", ["pending", "pending"]),

@@ -454,7 +454,7 @@ async def test_plan_mode_streams_plan_events_and_completes(editor: Editor, tmp_p
                     "tools_include": ["submit_plan"],
                     "tools_exclude": ["read_file"],
                     "tool_choice": "required",
-                    "system_contains": "- read_file:",
+                    "system_contains": "- `read_file`:",
                 },
                 "tool_calls": [
                     {

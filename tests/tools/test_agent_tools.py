@@ -14,7 +14,7 @@ from rein.harness.prompts import build_system_prompt
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.process.groups import group_alive
 from rein.providers.replay import ReplayModel
-from rein.tools import default_tools, tool_sections
+from rein.tools import default_tools
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import EventLog
 from tests.tools.conftest import WriteFiles
@@ -61,7 +61,7 @@ async def test_a_run_reads_edits_and_gets_refusals_back(
         model,
         tools=tools,
         env=ToolEnvironment(workspace=DiskWorkspace(root)),
-        system_prompt=build_system_prompt(tools.names(), tool_sections(tools), "agent"),
+        system_prompt=build_system_prompt(tools.tools(), "agent"),
     )
     agent.subscribe(log)
     result = await agent.prompt("Fix add")

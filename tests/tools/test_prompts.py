@@ -5,80 +5,115 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from rein.harness.prompts import MODE_SECTIONS, PromptMode, build_system_prompt
-from rein.harness.tools import ToolRegistry
+from rein.harness.plan_act import complete_step_tool, planner_system_prompt, toolkit_overview
+from rein.harness.prompts import (
+    ACTING_ROLES,
+    NO_COMMAND,
+    NO_WRITE,
+    ROLE_SECTIONS,
+    Role,
+    build_system_prompt,
+)
+from rein.harness.tools import Tool, ToolRegistry
 from rein.tools import (
     bootstrap_message,
     default_tools,
     project_instructions,
-    tool_sections,
     workspace_summary,
 )
+from tests.fakes import EchoTool
 from tests.tools.conftest import WriteFiles
 
-MODES: list[PromptMode] = ["agent", "plan", "explain"]
 # A backticked identifier, or a snake_case word anywhere.
 TOOL_LIKE = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
 
 
-def _prompt(
-    tools: ToolRegistry, mode: PromptMode = "agent", instructions: str | None = None
-) -> str:
-    return build_system_prompt(tools.names(), tool_sections(tools), mode, instructions)
+def _offered(tools: ToolRegistry, role: Role) -> list[Tool[Any]]:
+    return [*tools.tools(), complete_step_tool()] if role == "executor" else tools.tools()
 
 
-def _unknown_identifiers(prompt: str, tools: ToolRegistry) -> set[str]:
-    allowed = set(tools.names())
-    for schema in tools.schemas():
-        allowed |= set(schema.parameters.get("properties", {}))
+def _prompt(tools: ToolRegistry, role: Role = "agent", instructions: str | None = None) -> str:
+    return build_system_prompt(_offered(tools, role), role, instructions)
+
+
+def _unknown_identifiers(prompt: str, tools: list[Tool[Any]]) -> set[str]:
+    allowed = {t.name for t in tools}
+    for tool in tools:
+        allowed |= set(tool.schema().parameters.get("properties", {}))
     found = {a or b for a, b in TOOL_LIKE.findall(prompt)}
     return found - allowed
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("role", ACTING_ROLES)
 @pytest.mark.parametrize("read_only", [False, True], ids=["all-tools", "read-only"])
-def test_prompt_names_only_registered_tools(mode: PromptMode, read_only: bool) -> None:
+def test_prompt_names_only_registered_tools(role: Role, read_only: bool) -> None:
     tools = default_tools(read_only=read_only)
-    prompt = _prompt(tools, mode)
-    assert _unknown_identifiers(prompt, tools) == set()
-    for name in tools.names():
-        assert f"`{name}`" in prompt
+    prompt = _prompt(tools, role)
+    assert _unknown_identifiers(prompt, _offered(tools, role)) == set()
+    for tool in _offered(tools, role):
+        assert f"`{tool.name}`" in prompt
 
 
 @pytest.mark.parametrize("name", default_tools().names())
 def test_each_tool_alone_gets_a_prompt_naming_only_itself(name: str) -> None:
     tools = default_tools().subset([name])
     prompt = _prompt(tools)
-    assert _unknown_identifiers(prompt, tools) == set()
+    assert _unknown_identifiers(prompt, tools.tools()) == set()
     others = set(default_tools().names()) - {name}
     assert not any(f"`{other}`" in prompt for other in others)
 
 
 def test_guard_catches_a_missing_tool() -> None:
     tools = default_tools().subset(["read_file"])
-    prompt = build_system_prompt(["read_file"], {"read_file": "use `edit_file` after"}, "agent")
-    assert _unknown_identifiers(prompt, tools) == {"edit_file"}
+    prompt = build_system_prompt(
+        tools.tools(), "agent", sections={"read_file": "use `edit_file` after"}
+    )
+    assert _unknown_identifiers(prompt, tools.tools()) == {"edit_file"}
 
 
-def test_layout_modes_and_project_instructions() -> None:
+def test_planner_prompt_names_its_tool_and_the_executors_only() -> None:
     tools = default_tools()
-    prompt = _prompt(tools, "plan", "Run `make check` before you finish.")
+    prompt = planner_system_prompt(toolkit_overview(tools), "Use tabs.")
+    executor = [t for t in tools.tools() if t.name != "ask_user"]
+    assert _unknown_identifiers(prompt, executor) == {"submit_plan"}
+    assert "`submit_plan`" in prompt and prompt.endswith("Use tabs.")
+    assert "# The executor's tools (not yours)" in prompt
+
+
+def test_layout_roles_and_project_instructions() -> None:
+    tools = default_tools()
+    prompt = _prompt(tools, "executor", "Run `make check` before you finish.")
     headings = [line for line in prompt.splitlines() if line.startswith("# ")]
-    assert headings == ["# Rules", "# Tools", "# Mode: plan", "# Project instructions"]
-    assert MODE_SECTIONS["plan"] in prompt
+    assert headings == ["# Rules", "# Tools", "# Role: executor", "# Project instructions"]
+    assert ROLE_SECTIONS["executor"] in prompt
     assert prompt.endswith("Run `make check` before you finish.")
     tool_lines = prompt.split("# Tools\n")[1].split("\n\n")[0].splitlines()
-    assert [re.findall(r"`(\w+)`", line)[0] for line in tool_lines] == tools.names()
+    assert [re.findall(r"`(\w+)`", line)[0] for line in tool_lines] == [
+        *tools.names(),
+        "complete_step",
+    ]
+
+
+def test_the_role_text_follows_the_tool_classes() -> None:
+    everything = _prompt(default_tools(), "subagent")
+    assert NO_WRITE not in everything and NO_COMMAND not in everything
+    assert "smallest change" in everything
+    read_only = _prompt(default_tools(read_only=True), "subagent")
+    assert NO_WRITE in read_only and NO_COMMAND in read_only
+    assert "smallest change" not in read_only
+    writes = _prompt(default_tools().subset(["read_file", "edit_file"]), "agent")
+    assert NO_WRITE not in writes and NO_COMMAND in writes
 
 
 def test_prompt_without_tools_or_sections() -> None:
-    assert "No tools are available" in build_system_prompt([], {}, "explain")
-    assert "- `custom`" in build_system_prompt(["custom"], {}, "agent")
-    with pytest.raises(ValueError, match="unknown prompt mode"):
-        build_system_prompt([], {}, "chat")  # type: ignore[arg-type]
+    assert "No tools are available" in build_system_prompt([], "explainer")
+    assert "- `echo`: Echo the text back.\n" in build_system_prompt([EchoTool()], "agent")
+    with pytest.raises(ValueError, match="unknown acting role"):
+        build_system_prompt([], "planner")
 
 
 def test_project_instructions_precedence_and_bound(root: Path, write_files: WriteFiles) -> None:

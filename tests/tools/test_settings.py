@@ -21,7 +21,6 @@ from rein.tools import (
     ToolSettings,
     WriteFileTool,
     default_tools,
-    tool_sections,
 )
 from tests.fakes import ToolCallRecorder
 from tests.tools.conftest import WriteFiles
@@ -125,13 +124,13 @@ def test_a_disabled_tool_is_neither_registered_nor_in_the_prompt() -> None:
         "ask_user",
     ]
     assert {s.name for s in tools.schemas()} == set(tools.names())
-    prompt = build_system_prompt(tools.names(), tool_sections(tools), "agent")
+    prompt = build_system_prompt(tools.tools(), "agent")
     assert "run_command" not in prompt
     assert "`grep`" not in prompt
     assert "`edit_file`" in prompt and "`read_file`" in prompt
     # The same registry without the setting does list them: the check can fail.
     full = default_tools(load_config({}).tool_settings())
-    full_prompt = build_system_prompt(full.names(), tool_sections(full), "agent")
+    full_prompt = build_system_prompt(full.tools(), "agent")
     assert "`run_command`" in full_prompt and "`grep`" in full_prompt
 
 

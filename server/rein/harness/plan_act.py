@@ -36,6 +36,7 @@ from rein.harness.gates import GatePipeline
 from rein.harness.messages import Usage
 from rein.harness.output import OutputTool, output_of
 from rein.harness.plan_snapshot import PlanSnapshot
+from rein.harness.prompts import planner_prompt
 from rein.harness.run_record import RunMutation
 from rein.harness.run_types import RunOptions
 from rein.harness.tools import Tool, ToolContext, ToolRegistry
@@ -130,18 +131,14 @@ def toolkit_overview(tools: ToolRegistry | Sequence[Tool[Any]]) -> str:
         if tool is None or tool.name in NON_WORK_TOOLS:
             continue
         first = tool.description.strip().split(". ")[0].split("\n")[0].rstrip(".")
-        lines.append(f"- {tool.name}: {first}")
+        lines.append(f"- `{tool.name}`: {first}")
     return "\n".join(lines)
 
 
-def planner_system_prompt(overview: str) -> str:
-    return (
-        "You are the planner of a coding agent. Break the person's task into a short list of "
-        "concrete steps that an executor with the tools below can carry out one at a time. "
-        "Each step must be checkable. Do not do the work yourself. Answer only by calling "
-        "submit_plan; an empty plan means nothing needs doing.\n\n"
-        f"The executor's tools:\n{overview}"
-    )
+def planner_system_prompt(overview: str, project_instructions: str | None = None) -> str:
+    """The planner's (and summariser's) system prompt: see
+    :func:`rein.harness.prompts.planner_prompt`."""
+    return planner_prompt(overview, project_instructions)
 
 
 PlanReason = Literal["planned", "step_done", "step_failed", "revised", "step_started"]

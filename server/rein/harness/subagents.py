@@ -31,7 +31,8 @@ class SubagentSpawner:
     parent's model, environment and gates-free harness (the parent's gates
     validate their changes, which count in the parent's run record);
     ``persistence_for(child_id)`` gives each its own memory
-    (``<child_id>:memory``)."""
+    (``<child_id>:memory``); ``system_prompt`` is a text, or a function of
+    the child's tools that makes its prompt."""
 
     def __init__(
         self,
@@ -40,7 +41,7 @@ class SubagentSpawner:
         env: ToolEnvironment,
         *,
         config: HarnessConfig | None = None,
-        system_prompt: str = "",
+        system_prompt: str | Callable[[ToolRegistry], str] = "",
         default_tools: Sequence[str] = (),
         persistence_for: Callable[[str], Persistence | None] | None = None,
     ) -> None:
@@ -54,11 +55,14 @@ class SubagentSpawner:
 
     def __call__(self, child_id: str, tools: Sequence[str] | None, max_turns: int) -> Agent:
         names = [n for n in (tools or self.default_tools or self.tools.names()) if n != "task"]
+        offered = self.tools.subset(names)
+        system = self.system_prompt
         return Agent(
             self.model,
-            tools=self.tools.subset(names),
+            tools=offered,
             config=self.config.model_copy(update={"max_model_turns_per_run": max_turns}),
-            system_prompt=self.system_prompt,
+            # A callable builds the prompt from the tools this child is offered.
+            system_prompt=system if isinstance(system, str) else system(offered),
             options=ModelOptions(),
             env=self.env,
             persistence=self.persistence_for(child_id) if self.persistence_for else None,

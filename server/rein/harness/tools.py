@@ -175,6 +175,10 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def tools(self) -> list[Tool[Any]]:
+        """The tools, in registration order."""
+        return list(self._tools.values())
+
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 

@@ -9,22 +9,29 @@ gates and prompts whichever host runs it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from rein.config import ReinConfig
 from rein.harness import Agent, UserMessage
 from rein.harness.config import GatesConfig
 from rein.harness.coordinators import DependencyCoordinator
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
-from rein.harness.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
+from rein.harness.plan_act import (
+    PlanActFlow,
+    PlanSnapshot,
+    complete_step_tool,
+    planner_system_prompt,
+    toolkit_overview,
+)
 from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence
-from rein.harness.prompts import build_system_prompt
+from rein.harness.prompts import Role, build_system_prompt
 from rein.harness.subagents import SubagentSpawner
-from rein.harness.tools import ToolEnvironment
+from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
 from rein.store.persistence import MAIN_MEMORY
 from rein.tools import bootstrap
-from rein.tools.registry import READ_ONLY_TOOLS, default_tools, tool_sections
+from rein.tools.registry import READ_ONLY_TOOLS, default_tools
 from rein.tools.settings import DEFAULT_DENY_GLOBS
 from rein.tools.task import TaskTool
 
@@ -44,6 +51,17 @@ PersistenceFor = Callable[[str, bool], Persistence | None]
 
 EXECUTOR_MEMORY = "executor:memory"
 PLANNER_MEMORY = "planner:memory"
+
+
+#: The role of a session's agent in each mode (plan mode's is the executor).
+ROLE_OF_MODE: dict[str, Role] = {"agent": "agent", "plan": "executor", "explain": "explainer"}
+
+
+def _offered(tools: ToolRegistry, mode: str) -> list[Tool[Any]]:
+    """Every tool the agent's model receives: the session's, and in plan
+    mode the executor's ``complete_step``."""
+    offered = tools.tools()
+    return [*offered, complete_step_tool()] if mode == "plan" else offered
 
 
 def memory_key(mode: str) -> str:
@@ -119,14 +137,16 @@ def build_session(
         changes=ports.changes,
         settle_changes=ports.settle_changes,
     )
+    instructions = bootstrap.project_instructions(ports.root, settings.deny_globs)
     if mode != "explain" and "task" not in settings.disabled_tools:
         env.subagents = SubagentSpawner(
             model,
             tools,
             env,
             config=harness,
-            system_prompt=build_system_prompt(
-                list(READ_ONLY_TOOLS), tool_sections(tools), "explain", None
+            # Built from the tools each child is offered.
+            system_prompt=lambda offered: build_system_prompt(
+                offered.tools(), "subagent", instructions
             ),
             default_tools=READ_ONLY_TOOLS,
             persistence_for=lambda child: persist(f"{child}:memory", True),
@@ -137,12 +157,7 @@ def build_session(
         if mode == "explain"
         else build_gates(config.gates, ports.diagnostics, ports.runner, ports.preview_gates())
     )
-    system = build_system_prompt(
-        tools.names(),
-        tool_sections(tools),
-        mode,
-        bootstrap.project_instructions(ports.root, settings.deny_globs),
-    )
+    system = build_system_prompt(_offered(tools, mode), ROLE_OF_MODE[mode], instructions)
     agent = Agent(
         model,
         tools=tools,
@@ -165,7 +180,7 @@ def build_session(
         system_prompt=system,
     )
     if mode == "plan":
-        session.planner_prompt = planner_system_prompt(toolkit_overview(tools))
+        session.planner_prompt = planner_system_prompt(toolkit_overview(tools), instructions)
         planner = Agent(
             model,
             config=harness,

@@ -4,7 +4,9 @@
 :class:`~rein.tools.settings.ToolSettings` (the same object the tools read
 at run time through ``ToolEnvironment.settings``): ``tools.disabled`` leaves
 tools out (so they are neither offered to the model nor described in its
-prompt), ``tools.grepBackend`` picks grep's backend. The tools read the
+prompt), ``tools.grepBackend`` picks grep's backend, and the toolkits of
+``tools.toolkits`` and of ``rein.toolkits`` entry points
+(:mod:`rein.tools.toolkit`) come after the standard tools. The tools read the
 approval policy, the deny globs and ``max_tool_result_chars`` at run time.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from rein.harness.errors import ConfigError
 from rein.harness.tools import Tool, ToolRegistry
 from rein.tools.ask_user import AskUserTool
 from rein.tools.command import RunCommandTool
@@ -21,7 +24,8 @@ from rein.tools.edit import EditFileTool, WriteFileTool
 from rein.tools.grep import GrepTool
 from rein.tools.listing import GlobTool, ListDirTool
 from rein.tools.read import ReadFileTool
-from rein.tools.settings import DEFAULT_TOOL_SETTINGS, ToolSettings
+from rein.tools.settings import DEFAULT_TOOL_SETTINGS, DISABLEABLE_TOOL_NAMES, ToolSettings
+from rein.tools.toolkit import TOOLKITS_KEY, configured_toolkits
 
 __all__ = ["READ_ONLY_TOOLS", "default_tools", "tool_sections"]
 
@@ -29,9 +33,17 @@ __all__ = ["READ_ONLY_TOOLS", "default_tools", "tool_sections"]
 READ_ONLY_TOOLS = ("read_file", "list_dir", "glob", "grep", "get_diagnostics", "ask_user")
 
 
+#: Names a toolkit's tool cannot take: the standard tools, ``task`` and plan
+#: mode's output tools.
+_RESERVED = frozenset({*DISABLEABLE_TOOL_NAMES, "complete_step", "submit_plan"})
+
+
 def default_tools(settings: ToolSettings | None = None, *, read_only: bool = False) -> ToolRegistry:
     """The standard tools, in the order the system prompt lists them, less
-    the disabled ones. ``read_only`` keeps only :data:`READ_ONLY_TOOLS`."""
+    the disabled ones, then the configured toolkits' tools. ``read_only``
+    keeps only :data:`READ_ONLY_TOOLS` and the toolkits' ``read`` tools.
+    A toolkit that does not load, or whose tool's name is taken, is a
+    :class:`~rein.harness.errors.ConfigError` naming ``tools.toolkits``."""
     settings = settings or DEFAULT_TOOL_SETTINGS
     tools: list[Tool[Any]] = [
         ReadFileTool(),
@@ -45,9 +57,21 @@ def default_tools(settings: ToolSettings | None = None, *, read_only: bool = Fal
         AskUserTool(),
     ]
     disabled = settings.disabled_tools
-    return ToolRegistry(
+    registry = ToolRegistry(
         t for t in tools if t.name not in disabled and (not read_only or t.name in READ_ONLY_TOOLS)
     )
+    for kit in configured_toolkits(settings.toolkits):
+        for tool in kit.tools():
+            if read_only and tool.tool_class != "read":
+                continue
+            if tool.name in registry or tool.name in _RESERVED:
+                raise ConfigError(
+                    f"{TOOLKITS_KEY}: toolkit {kit.name!r} has a tool named {tool.name!r}, "
+                    "which another tool already has",
+                    TOOLKITS_KEY,
+                )
+            registry.register(tool)
+    return registry
 
 
 def tool_sections(tools: ToolRegistry | Iterable[Tool[Any]] | None = None) -> dict[str, str]:

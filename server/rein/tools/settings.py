@@ -14,7 +14,8 @@ The two wire sections are defined here, once, with their defaults, and
 
     "approval": {"read": "allow", "write": "allow", "command": "ask",
                  "denyGlobs": [".git/**", ".env*", ...]},
-    "tools": {"grepBackend": "auto", "disabled": ["run_command"]}
+    "tools": {"grepBackend": "auto", "disabled": ["run_command"],
+              "toolkits": ["my_tools:NotesToolkit"]}
 
 ``ReinConfig.tool_settings()`` builds one :class:`ToolSettings` from them and
 ``harness.maxToolResultChars``; a bad value fails there, naming its key, and
@@ -23,6 +24,7 @@ never reaches a tool.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -48,6 +50,7 @@ __all__ = [
 ]
 
 Policy = Literal["allow", "ask", "deny"]
+_IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 GrepBackend = Literal["auto", "rg", "python"]
 
 #: Files never written by tools, read only with the person's approval.
@@ -106,6 +109,21 @@ class ToolOptions(_Section):
     #: from them; every other such variable is removed from a child's
     #: environment.
     pass_env: tuple[str, ...] = ()
+    #: Toolkits to add, as import paths "package.module:ClassName"
+    #: (``rein.tools.toolkit``); imported when a session is built.
+    toolkits: tuple[str, ...] = ()
+
+    @field_validator("toolkits", mode="before")
+    @classmethod
+    def _import_paths(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple):
+            raise ValueError('must be a list of import paths, e.g. ["my_tools:NotesToolkit"]')
+        bad = [repr(v) for v in value if not isinstance(v, str) or not _IMPORT_PATH.match(v)]
+        if bad:
+            raise ValueError(
+                f'{", ".join(bad)}: each entry is an import path "package.module:ClassName"'
+            )
+        return value
 
     @field_validator("disabled", mode="before")
     @classmethod
@@ -141,6 +159,10 @@ class ToolSettings(BaseModel):
     @property
     def disabled_tools(self) -> frozenset[str]:
         return self.tools.disabled
+
+    @property
+    def toolkits(self) -> tuple[str, ...]:
+        return self.tools.toolkits
 
     @property
     def deny_globs(self) -> tuple[str, ...]:

@@ -58,6 +58,7 @@ describe('package.json', () => {
       'rein.approval.command': 'ask',
       'rein.tools.grepBackend': 'auto',
       'rein.tools.disabled': [],
+      'rein.tools.toolkits': [],
       'rein.autoRepair': 'off',
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
