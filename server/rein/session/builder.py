@@ -118,7 +118,11 @@ def build_session(
         changes=ports.changes,
         settle_changes=ports.settle_changes,
     )
-    if mode != "explain" and "task" not in settings.disabled_tools:
+    if (
+        mode != "explain"
+        and "task" not in settings.disabled_tools
+        and harness.subagent_max_depth > 0
+    ):
         env.subagents = SubagentSpawner(
             model,
             tools,
