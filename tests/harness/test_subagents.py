@@ -183,7 +183,10 @@ async def test_steers_reach_the_child_one_at_a_time() -> None:
             parent.steer("first")
             parent.steer("second")
     assert parent.last_result is not None and parent.last_result.status == "completed"
-    applied = [a.event["texts"] for a in log.of("subagent_activity")
-               if a.event["type"] == "steering_applied"]
+    applied = [
+        a.event["texts"]
+        for a in log.of("subagent_activity")
+        if a.event["type"] == "steering_applied"
+    ]
     assert applied == [["first"], ["second"]]
     assert len(child_model.requests) == 3

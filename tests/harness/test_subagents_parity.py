@@ -4,6 +4,9 @@ steering and hooks reach it, its depth is bounded and its text is forwarded."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.gates import AnalyzerGate, GatePipeline
@@ -190,7 +193,10 @@ async def test_a_question_with_no_subagents_waiting_is_answered_as_before() -> N
     """The parent's own ask_user keeps its path: the answer becomes the
     result (no resume)."""
     parent, parent_model, _, _, _, _ = asking_parent(
-        [ask("Which?"), {"expect": {"last_message_contains": "The person answered: A"}, "text": "ok"}],
+        [
+            ask("Which?"),
+            {"expect": {"last_message_contains": "The person answered: A"}, "text": "ok"},
+        ],
         [],
     )
     parent.tools.register(AskUserTool())
@@ -302,3 +308,21 @@ async def test_the_childs_text_deltas_are_forwarded_joined() -> None:
     last = max(i for i, e in enumerate(inner) if e["type"] == "message_delta")
     assert inner[last + 1]["type"] == "message_end"
     assert inner[last + 1]["message"]["content"] == [{"type": "text", "text": text}]
+
+
+# ----------------------------------------------------------------- docs
+
+
+def test_the_architecture_subagent_section_names_tests_that_exist() -> None:
+    """docs/architecture.md lists the subagent invariants with their tests."""
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text[text.index("## Subagents\n") : text.index("## Sessions\n")]
+    refs = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", section)
+    assert len(refs) >= 12
+    missing = [
+        f"{file}::{name}"
+        for file, name in refs
+        if not re.search(rf"^(async )?def {name}\(", (root / file).read_text(), re.MULTILINE)
+    ]
+    assert missing == []

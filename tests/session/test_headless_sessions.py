@@ -146,7 +146,7 @@ def test_a_subagents_question_survives_a_restart_and_resumes_the_subagent(
         "      last_message_contains: 'The person answered: TOTAL'\n"
         "    tool_calls:\n"
         "      - name: write_file\n"
-        "        arguments: {path: notes.txt, content: \"TOTAL\\n\"}\n"
+        '        arguments: {path: notes.txt, content: "TOTAL\\n"}\n'
         "  - text: wrote notes.txt\n"
         "  - expect:\n"  # the parent, with the child's answer as the task result
         "      last_role: tool\n"
@@ -162,7 +162,9 @@ def test_a_subagents_question_survives_a_restart_and_resumes_the_subagent(
     session_id = str(waiting["sessionId"])
     assert not (tmp_path / "notes.txt").exists()
 
-    second = _run("run", "TOTAL", *common, "--script", str(answer), "--resume", session_id, "--json")
+    second = _run(
+        "run", "TOTAL", *common, "--script", str(answer), "--resume", session_id, "--json"
+    )
     assert second.returncode == 0, second.stdout + second.stderr
     done = _result(second.stdout)
     assert done["text"] == "the subagent wrote it"

@@ -485,7 +485,7 @@ class Agent(ReferenceAccessors):
         of this agent's own (``env.subagents`` knows its waiting children)."""
         spawner = self.env.subagents
         resumer = getattr(spawner, "resumer", None)
-        return resumer(tool_call_id, text) if resumer is not None else None  # type: ignore[no-any-return]
+        return resumer(tool_call_id, text) if resumer is not None else None
 
     def _answer(self, tool_call_id: str, text: str) -> bool:
         """Make ``text`` the result of the waiting ask_user call."""

@@ -150,7 +150,9 @@ class _TurnLoop:
         if self.waiting_for:
             # The resumed call (a subagent) asked the person again.
             await self.checkpoint()
-            return self.finish("waiting", f"waiting for the person's answer: {self.waiting_for[0][1]}")
+            return self.finish(
+                "waiting", f"waiting for the person's answer: {self.waiting_for[0][1]}"
+            )
         # One checkpoint per run: an abort that came before the run's scope
         # opened (at agent_start) ends it here, its messages kept.
         await anyio.lowlevel.checkpoint()

@@ -369,8 +369,8 @@ async def run_subagent(
 
     def forward(event: Event) -> None:
         if event.type == "message_delta":
-            if event.kind == "text":  # type: ignore[union-attr]
-                joined = deltas.add(event.delta)  # type: ignore[union-attr]
+            if event.kind == "text":
+                joined = deltas.add(event.delta)
                 if joined is not None:
                     send({"type": "message_delta", "kind": "text", "delta": joined})
             return
