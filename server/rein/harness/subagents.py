@@ -47,7 +47,7 @@ from rein.harness.hooks import HookCaller, Hooks, hooks_for_child
 from rein.harness.messages import AssistantMessage, Message, UserMessage
 from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.run_types import ResumeCall
-from rein.harness.steering import Steering
+from rein.harness.steering import ExternalSteeringProbe, ExternalSteeringSource, Steering
 from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry, ToolResult
 
 __all__ = ["PendingChild", "SubagentSpawner", "new_child_id", "run_subagent", "run_task"]
@@ -207,8 +207,16 @@ class SubagentSpawner:
             )
             if pending.inner is not None:
                 child.env.subagents.restore(pending.inner)
-        result = await run_subagent(ctx, child, pending.child_id, pending.name, answer)
+        result = await self.run(ctx, child, pending.child_id, pending.name, answer)
         return self.outcome(ctx, child, pending.child_id, pending.name, result, pending)
+
+    async def run(
+        self, ctx: ToolContext, child: Agent, child_id: str, name: str, prompt: str
+    ) -> RunResult:
+        """:func:`run_subagent` with this spawner's delta interval and clock."""
+        return await run_subagent(
+            ctx, child, child_id, name, prompt, self.delta_interval_s, self.clock
+        )
 
     def outcome(
         self,
@@ -293,7 +301,7 @@ async def run_task(
         child = spawner(child_id, tools, max_turns)
         return report(child_id, name, await run_subagent(ctx, child, child_id, name, prompt))
     child = spawner.spawn(child_id, tools, max_turns, name=name, hooks=ctx.hooks)
-    result = await run_subagent(ctx, child, child_id, name, prompt, spawner.delta_interval_s)
+    result = await spawner.run(ctx, child, child_id, name, prompt)
     return spawner.outcome(ctx, child, child_id, name, result, tools=tools, max_turns=max_turns)
 
 
@@ -335,7 +343,9 @@ class _Deltas:
         return text
 
 
-def _steering_of(parent: Steering) -> tuple[Any, Any]:
+def _steering_of(parent: Steering) -> tuple[ExternalSteeringSource, ExternalSteeringProbe]:
+    """The child's external source and probe: its parent's steering."""
+
     async def source() -> list[UserMessage]:
         return await parent.take()
 
@@ -358,7 +368,7 @@ async def run_subagent(
     tool call ``ctx``, forwarding its events, with the parent's steering as
     its external source; an abort of the parent aborts the child, whose
     transcript is closed properly before the cancellation goes on."""
-    deltas = _Deltas(delta_interval_s, getattr(ctx.env.subagents, "clock", clock))
+    deltas = _Deltas(delta_interval_s, clock)
 
     def send(event: dict[str, Any]) -> None:
         ctx.emit(
