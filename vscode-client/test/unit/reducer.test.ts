@@ -633,3 +633,34 @@ describe('the subagent box shows what the child says', () => {
     assert.equal(ofKind(state.view().items, 'subagent')[0]?.status, 'waiting');
   });
 });
+
+describe('a steer taken in by a running subagent', () => {
+  const applied = (texts: string[]) =>
+    ({
+      type: 'subagent_activity',
+      child_id: 'task_1',
+      name: 'explore',
+      tool_call_id: 'c1',
+      event: { type: 'steering_applied', texts, late: false },
+    }) as never;
+
+  it('marks our queued steer applied, to that subagent', () => {
+    const state = new PanelState('s');
+    state.queueUser('steer', 'look at b.py first');
+    state.apply(applied(['look at b.py first']));
+    const [steer] = ofKind(state.view().items, 'user');
+    assert.equal(steer?.pending, false);
+    assert.equal(steer?.applied, true);
+    assert.equal(steer?.subagent, 'explore');
+  });
+
+  it("shows another client's steer once, applied to the subagent", () => {
+    const state = new PanelState('s');
+    state.apply(applied(['use pathlib']));
+    const steers = ofKind(state.view().items, 'user');
+    assert.deepEqual(
+      steers.map((item) => [item.text, item.applied, item.subagent]),
+      [['use pathlib', true, 'explore']],
+    );
+  });
+});
