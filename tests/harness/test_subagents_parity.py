@@ -326,3 +326,24 @@ def test_the_architecture_subagent_section_names_tests_that_exist() -> None:
         if not re.search(rf"^(async )?def {name}\(", (root / file).read_text(), re.MULTILINE)
     ]
     assert missing == []
+
+
+async def test_a_grandchilds_calls_reach_the_agents_hooks_marked_with_depth_two() -> None:
+    seen: list[tuple[str, int]] = []
+
+    def before(call, args):  # type: ignore[no-untyped-def]
+        seen.append((call.name, current_caller().depth))
+
+    parent, child_model = depth_setup(
+        2,
+        [
+            task("deeper"),  # the child
+            {"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]},  # the grandchild
+            {"text": "grandchild answer"},
+            {"text": "child answer"},
+        ],
+        [task("go"), {"text": "done"}],
+    )
+    parent.hooks = Hooks(before_tool_call=before)
+    assert (await parent.prompt("go")).status == "completed"
+    assert seen == [("task", 0), ("task", 1), ("echo", 2)]
