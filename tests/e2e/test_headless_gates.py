@@ -188,3 +188,36 @@ async def test_a_crashed_analyzer_is_restarted_once_and_reported(pyproj: Path) -
         assert any(d.code == "F821" for d in snap.diagnostics)
     finally:
         await pool.stop()
+
+
+async def test_a_subagents_undefined_name_is_caught_by_the_parents_analyzer_gate(
+    pyproj: Path,
+) -> None:
+    """Issue 16: a child's edit is part of the parent run's record, so the
+    parent's analyzer gate blocks on it and the parent gets the repair."""
+    script = [
+        {
+            "tool_calls": [
+                {
+                    "name": "task",
+                    "arguments": {
+                        "description": "rename in greet",
+                        "prompt": "edit app.py",
+                        "tools": ["read_file", "edit_file"],
+                    },
+                }
+            ]
+        },
+        edit('return f"hello {name}"', 'return f"hello {nmae}"'),  # the child's edit
+        {"text": "edited greet"},  # the child's answer
+        {"expect": {"last_message_contains": "edited greet"}, "text": "done"},
+        {"expect": {"last_message_contains": "nmae"}, **edit("{nmae}", "{name}")},
+        {"text": "fixed the child's typo"},
+    ]
+    result, model, events = await run_session(pyproj, script)
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    assert "subagent" in [m.origin for m in result.mutations]
+    assert "Undefined name `nmae`" in model.requests[4].messages[-1].content
+    assert [r.passed for r in events.of("gate_result")] == [False, True]
+    assert (pyproj / "app.py").read_text().endswith('return f"hello {name}"\n')

@@ -34,7 +34,9 @@ def setup(parent_turns, child_turns, *, child_tools=None, persistence=None):
         return memories[child_id]
 
     env = ToolEnvironment()
-    env.subagents = SubagentSpawner(child_model, registry, env, persistence_for=persistence_for)
+    env.subagents = SubagentSpawner(
+        child_model, registry, env, persistence_for=persistence_for, clock=lambda: 0.0
+    )
     parent_model = ReplayModel(parent_turns, name="parent")
     parent = Agent(parent_model, tools=[TaskTool(), *registry_tools(registry)], env=env)
     log = EventLog()
@@ -66,7 +68,13 @@ async def test_the_childs_final_text_is_the_tool_result_and_its_events_are_forwa
     forwarded = log.of("subagent_activity")
     inner = [a.event["type"] for a in forwarded]
     assert "tool_call_start" in inner and inner[0] == "agent_start" and inner[-1] == "agent_end"
-    assert "message_delta" not in inner
+    # The child's text reaches the client (issue 16), joined: the replay
+    # model streams it in pieces, the clock here never moves, so it arrives
+    # as one delta just before the message_end that closes it.
+    deltas = [a.event for a in forwarded if a.event["type"] == "message_delta"]
+    assert [d["delta"] for d in deltas] == ["called from a.py and b.py"]
+    at = inner.index("message_delta")
+    assert inner[at + 1] == "message_end"
     assert len({a.child_id for a in forwarded}) == 1 and forwarded[0].name == "find callers"
     # The child's memory is its own.
     [memory] = memories.values()
@@ -118,19 +126,21 @@ async def test_without_a_factory_the_task_tool_says_so() -> None:
     assert res.is_error and "not available" in res.content
 
 
-async def test_a_steer_to_the_parent_makes_the_running_child_wrap_up() -> None:
-    """Issue 15: the task tool awaits steering_arrived; the child gets a
-    wrap-up steer of its own (and yields its own long tool), so the parent
-    gets the child's report and the person's message sooner."""
+async def test_a_steer_to_the_parent_reaches_the_running_child() -> None:
+    """Issue 16 (it replaces issue 15's wrap-up steer): the parent's steering
+    is the child's external source. A steer sent while the child runs wakes
+    the child's long tool and is delivered to the child at its next
+    boundary, with its steering_applied forwarded; the parent does not get
+    it a second time."""
     sleeper = SleepTool()
-    parent, parent_model, child_model, _, _ = setup(
+    parent, parent_model, child_model, log, _ = setup(
         [
             task_call(),
-            {"text": "ok, switching"},
+            {"expect": {"last_message_contains": "looked at b.py"}, "text": "ok"},
         ],
         [
             {"tool_calls": [{"name": "sleep", "arguments": {"seconds": 60}}]},
-            {"expect": {"last_message_contains": "Wrap up now"}, "text": "partial report"},
+            {"expect": {"last_message_contains": "look at b.py first"}, "text": "looked at b.py"},
         ],
         child_tools=[sleeper],
     )
@@ -141,11 +151,42 @@ async def test_a_steer_to_the_parent_makes_the_running_child_wrap_up() -> None:
             parent.steer("actually, look at b.py first")
     assert sleeper.yielded
     assert parent.last_result is not None and parent.last_result.status == "completed"
-    steers = [
-        m.content
-        for m in parent_model.requests[1].messages
-        if getattr(m, "origin", None) == "steer"
+    child_steers = [
+        m.content for m in child_model.requests[1].messages if getattr(m, "origin", None) == "steer"
     ]
-    assert steers == ["actually, look at b.py first"]
+    assert child_steers == ["actually, look at b.py first"]
+    assert all(getattr(m, "origin", None) != "steer" for m in parent_model.requests[1].messages)
+    applied = [a for a in log.of("subagent_activity") if a.event["type"] == "steering_applied"]
+    assert [a.event["texts"] for a in applied] == [["actually, look at b.py first"]]
+    assert log.of("steering_applied") == []  # delivered to the child, not the parent
     [report] = [m for m in parent.messages if isinstance(m, ToolResultMessage)]
-    assert "partial report" in report.content
+    assert "looked at b.py" in report.content
+
+
+async def test_steers_reach_the_child_one_at_a_time() -> None:
+    """Two steers queued while the child's tool runs: one per child
+    boundary (the parent's steering mode, one-at-a-time)."""
+    sleeper = SleepTool()
+    parent, _, child_model, log, _ = setup(
+        [task_call(), {"text": "ok"}],
+        [
+            {"tool_calls": [{"name": "sleep", "arguments": {"seconds": 60}}]},
+            {"expect": {"last_message_contains": "first"}, "text": "took the first"},
+            {"expect": {"last_message_contains": "second"}, "text": "took the second"},
+        ],
+        child_tools=[sleeper],
+    )
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(parent.prompt, "go")
+            await sleeper.started.wait()
+            parent.steer("first")
+            parent.steer("second")
+    assert parent.last_result is not None and parent.last_result.status == "completed"
+    applied = [
+        a.event["texts"]
+        for a in log.of("subagent_activity")
+        if a.event["type"] == "steering_applied"
+    ]
+    assert applied == [["first"], ["second"]]
+    assert len(child_model.requests) == 3

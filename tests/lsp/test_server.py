@@ -522,7 +522,9 @@ async def test_the_task_tool_forwards_subagent_activity(editor: Editor, tmp_path
                 ]
             },
             {
-                "expect": {"tools_exclude": ["task", "edit_file"]},
+                # Read-only by default; task too while harness.subagentMaxDepth
+                # (default 2) allows a child of the child.
+                "expect": {"tools_exclude": ["edit_file"], "tools_include": ["task"]},
                 "tool_calls": [{"name": "list_dir", "arguments": {}}],
             },
             {"text": "app.py and notes.txt"},
@@ -537,6 +539,9 @@ async def test_the_task_tool_forwards_subagent_activity(editor: Editor, tmp_path
     activity = [e["event"] for e in editor.events if e["event"]["type"] == "subagent_activity"]
     assert activity and {a["name"] for a in activity} == {"look around"}
     assert "tool_call_start" in [a["event"]["type"] for a in activity]
+    # The child's text reaches the panel's box (joined deltas, then its message_end).
+    deltas = [a["event"]["delta"] for a in activity if a["event"]["type"] == "message_delta"]
+    assert "".join(deltas) == "app.py and notes.txt"
 
 
 async def test_a_client_without_rein_save_documents_still_gets_its_edits(

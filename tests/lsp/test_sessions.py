@@ -181,6 +181,65 @@ async def test_an_unanswered_question_waits_and_the_next_prompt_answers_it_even_
         ]
 
 
+async def test_a_subagents_unanswered_question_waits_and_resumes_the_subagent_after_a_restart(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 16: the child's question reaches the client (rein/askUser); the
+    person dismisses it; the parent run waits; a new server resumes the
+    child with the next prompt's text, then the parent goes on."""
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "task",
+                        "arguments": {
+                            "description": "pick the style",
+                            "prompt": "ask tabs or spaces",
+                            "tools": ["ask_user"],
+                        },
+                    }
+                ]
+            },
+            {"tool_calls": [{"name": "ask_user", "arguments": {"question": "Tabs or spaces?"}}]},
+        ],
+    )
+    async with running_server(workspace, tmp_path) as editor:
+        editor.ask_answer = None  # the person dismisses the question
+        waiting = await request(editor, "rein/prompt", {"text": "format the file"})
+        assert waiting["status"] == "waiting", waiting.get("error")
+        assert "Tabs or spaces?" in waiting["error"]
+        [end] = [
+            e["event"]
+            for e in editor.events
+            if e["event"]["type"] == "tool_call_end" and e["event"]["name"] == "task"
+        ]
+        assert end["details"]["subagent_waiting"] is True
+    write_script(
+        tmp_path,
+        [
+            {  # the child, from the store
+                "expect": {"last_role": "tool", "last_message_contains": "answered: spaces"},
+                "text": "the person wants spaces",
+            },
+            {  # the parent
+                "expect": {"last_role": "tool", "last_message_contains": "wants spaces"},
+                "text": "Using spaces.",
+            },
+        ],
+    )
+    async with running_server(workspace, tmp_path) as editor:
+        result = await request(
+            editor, "rein/prompt", {"text": "spaces", "sessionId": waiting["sessionId"]}
+        )
+        assert result["status"] == "completed", result.get("error")
+        assert result["text"] == "Using spaces."
+        session = await request(editor, "rein/session", {"sessionId": waiting["sessionId"]})
+        assert paired(session["messages"])
+        assert session["messages"][-2]["content"] == "the person wants spaces"
+
+
 async def test_an_unusable_storage_folder_is_reported_and_prompts_still_work(
     workspace: Path, tmp_path: Path
 ) -> None:

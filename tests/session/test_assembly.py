@@ -93,3 +93,29 @@ async def test_disabled_tools_leave_both_hosts_and_their_prompts(tmp_path: Path)
         assert "`task`" not in session.system_prompt
         assert "`run_command`" not in session.system_prompt
         assert session.agent.env.subagents is None
+
+
+@pytest.mark.parametrize("depth", [0, 1])
+async def test_subagent_max_depth_reaches_both_hosts(tmp_path: Path, depth: int) -> None:
+    """``harness.subagentMaxDepth``: 0 offers no ``task`` tool; 1 offers it
+    to the agent, and its subagents get none."""
+    config = {"harness": {"subagentMaxDepth": depth}}
+    server = create_server()
+    server.protocol._workspace = Workspace(tmp_path.as_uri())
+    server.config = load_config(config, "test")
+    server.model_factory = lambda _config: ReplayModel([])
+    editor = server.new_session(mode="agent")
+    async with HeadlessSession(
+        tmp_path, ReplayModel([]), load_config(config, "test"), analyzers=(), watch=False
+    ) as host:
+        headless = host.session
+    for session in (editor, headless):
+        assert session.tools is not None
+        spawner = session.agent.env.subagents
+        if depth == 0:
+            assert "task" not in session.tools.names() and spawner is None
+            assert "`task`" not in session.system_prompt
+        else:
+            assert "task" in session.tools.names()
+            assert "task" not in spawner.tool_names(None)
+            assert "task" not in spawner.tool_names(["read_file", "task"])

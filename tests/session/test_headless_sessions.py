@@ -156,3 +156,57 @@ def test_a_plan_waits_and_resume_finishes_its_step_with_the_work_done_before(
     assert out.returncode == 0, out.stdout + out.stderr
     done = _result(out.stdout)
     assert done["status"] == "completed" and done["text"] == "x stays 1"
+
+
+def test_a_subagents_question_survives_a_restart_and_resumes_the_subagent(
+    tmp_path: Path,
+) -> None:
+    """Issue 16: the child's unanswered ask_user makes the parent wait (exit
+    4); a new process (the store is the only link) resumes the child with
+    the answer, the child finishes its work, then the parent goes on."""
+    storage = tmp_path / "store"
+    ask = tmp_path / "ask.yaml"
+    ask.write_text(
+        "turns:\n"
+        "  - tool_calls:\n"  # the parent
+        "      - name: task\n"
+        "        arguments:\n"
+        "          description: pick a name\n"
+        "          prompt: ask which name, then write it to notes.txt\n"
+        "          tools: [ask_user, write_file]\n"
+        "  - tool_calls:\n"  # the child
+        "      - name: ask_user\n"
+        "        arguments: {question: 'Which name?'}\n"
+    )
+    answer = tmp_path / "answer.yaml"
+    answer.write_text(
+        "turns:\n"
+        "  - expect:\n"  # the child, resumed from the store
+        "      last_message_contains: 'The person answered: TOTAL'\n"
+        "    tool_calls:\n"
+        "      - name: write_file\n"
+        '        arguments: {path: notes.txt, content: "TOTAL\\n"}\n'
+        "  - text: wrote notes.txt\n"
+        "  - expect:\n"  # the parent, with the child's answer as the task result
+        "      last_role: tool\n"
+        "      last_message_contains: 'wrote notes.txt'\n"
+        "    text: the subagent wrote it\n"
+    )
+    common = ["-w", str(tmp_path), "--provider", "replay", "--storage", str(storage)]
+    first = _run("run", "name it", *common, "--script", str(ask), "--json")
+    assert first.returncode == 4, first.stdout + first.stderr
+    waiting = _result(first.stdout)
+    assert waiting["status"] == "waiting"
+    assert "Which name?" in str(waiting["error"])
+    session_id = str(waiting["sessionId"])
+    assert not (tmp_path / "notes.txt").exists()
+
+    second = _run(
+        "run", "TOTAL", *common, "--script", str(answer), "--resume", session_id, "--json"
+    )
+    assert second.returncode == 0, second.stdout + second.stderr
+    done = _result(second.stdout)
+    assert done["text"] == "the subagent wrote it"
+    assert (tmp_path / "notes.txt").read_text() == "TOTAL\n"
+    (only,) = _sessions(storage)
+    assert only["status"] == "completed"

@@ -24,7 +24,8 @@ import type { IconName } from './icons';
 function renderUser(item: UserItem): HTMLElement {
   const label =
     item.origin === 'steer' ? 'Steering' : item.origin === 'follow_up' ? 'Follow-up' : 'You';
-  const state = item.pending ? 'queued' : item.origin === 'steer' && item.applied ? 'applied' : '';
+  const applied = item.subagent ? `applied · to ${item.subagent}` : 'applied';
+  const state = item.pending ? 'queued' : item.origin === 'steer' && item.applied ? applied : '';
   return h(
     'div',
     { class: `item user origin-${item.origin}${item.pending ? ' pending' : ''}` },

@@ -35,6 +35,7 @@ __all__ = [
     "repair_budget_unlimited",
     "replans_off",
     "steering_ignored",
+    "subagent_questions_dropped",
     "subagents_off",
     "summary_failure_ignored",
 ]
@@ -109,6 +110,21 @@ def subagents_off(rig: Rig) -> None:
         agent.tools = agent.tools.subset(n for n in agent.tools.names() if n != "task")
 
     rig.agent_setup.append(remove)
+
+
+def subagent_questions_dropped(rig: Rig) -> None:
+    """Every agent's children come from a plain factory (``env.subagents`` a
+    function, as the ``task`` tool accepts): a child's unanswered question
+    is a failed ``task`` result, never forwarded to the person."""
+
+    def plain(agent: Agent) -> None:
+        spawner = agent.env.subagents
+        if spawner is not None:
+            agent.env.subagents = lambda child_id, tools, max_turns: spawner(
+                child_id, tools, max_turns
+            )
+
+    rig.agent_setup.append(plain)
 
 
 def breaker_off(rig: Rig) -> None:

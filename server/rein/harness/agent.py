@@ -50,7 +50,7 @@ from rein.harness.messages import (
 )
 from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
-from rein.harness.run_types import FROM_CONFIG, AgentDefault, FromConfig, RunOptions
+from rein.harness.run_types import FROM_CONFIG, AgentDefault, FromConfig, ResumeCall, RunOptions
 from rein.harness.steering import (
     ExternalSteeringProbe,
     ExternalSteeringSource,
@@ -467,11 +467,25 @@ class Agent(ReferenceAccessors):
                 "or follow_up() to queue the next message"
             )
         new = list(messages)
+        run = run or RunOptions()
         if self.waiting_for is not None:
             answer = next((m for m in reversed(new) if isinstance(m, UserMessage)), None)
-            if answer is not None and self._answer(self.waiting_for, answer.content):
+            resume = self._resume_for(self.waiting_for, answer.content) if answer else None
+            if resume is not None:
+                # A subagent waits on the person: the answer resumes it.
+                self.waiting_for = None
+                run = replace(run, resume=resume)
                 new = [m for m in new if m is not answer and m.origin != "bootstrap"]  # type: ignore[union-attr]
-        return await self._process(new, run or RunOptions())
+            elif answer is not None and self._answer(self.waiting_for, answer.content):
+                new = [m for m in new if m is not answer and m.origin != "bootstrap"]  # type: ignore[union-attr]
+        return await self._process(new, run)
+
+    def _resume_for(self, tool_call_id: str, text: str) -> ResumeCall | None:
+        """The waiting call resumed by ``text`` when it is not an ask_user
+        of this agent's own (``env.subagents`` knows its waiting children)."""
+        spawner = self.env.subagents
+        resumer = getattr(spawner, "resumer", None)
+        return resumer(tool_call_id, text) if resumer is not None else None
 
     def _answer(self, tool_call_id: str, text: str) -> bool:
         """Make ``text`` the result of the waiting ask_user call."""
@@ -569,7 +583,7 @@ class Agent(ReferenceAccessors):
             return await self._run_once(new_messages, run, aborted=self._abort_pending)
         result = await self._run_once(new_messages, run)
         # Follow-ups run with the same options; carried changes were the first run's.
-        run = replace(run, carried=())
+        run = replace(run, carried=(), resume=None)
         while result.status == "completed" and self._follow_ups:
             if self._abort_pending is not None:
                 break  # aborted between the run and its follow-up: they stay queued
@@ -634,6 +648,8 @@ class Agent(ReferenceAccessors):
             tool_executor=self.tool_executor,
             wire_dump=self.wire_dump,
             on_message=self.persistence.append if self.persistence is not None else None,
+            on_replace=self.persistence.replace if self.persistence is not None else None,
+            resume=run.resume,
             checkpoint=self.persistence.checkpoint if self.persistence is not None else None,
             over_window_relief=self.over_window_relief,
             tool_misuse_breaker=self.tool_misuse_breaker,

@@ -97,6 +97,9 @@ class HarnessConfig(BaseModel):
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     max_empty_retries: int = Field(1, ge=0)
+    #: How deep subagents nest: 1 lets the agent start subagents that start
+    #: none, 2 lets those start their own; 0 offers no ``task`` tool.
+    subagent_max_depth: int = Field(2, ge=0, le=5)
     #: No event for this long outside tool execution aborts the run; 0
     #: disables. Longer than the longest default tool, install or gate bound
     #: (600 s), which pause it anyway.

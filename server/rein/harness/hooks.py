@@ -5,7 +5,10 @@ treated as "no change". Hooks may be plain functions or coroutines.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,7 +21,15 @@ if TYPE_CHECKING:
     from rein.harness.ports import Model
     from rein.harness.tools import ToolResult
 
-__all__ = ["Block", "Hooks", "TurnInfo", "TurnOverrides"]
+__all__ = [
+    "Block",
+    "HookCaller",
+    "Hooks",
+    "TurnInfo",
+    "TurnOverrides",
+    "current_caller",
+    "hooks_for_child",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +79,66 @@ class Hooks:
     transform_context: TransformContext | None = None
     #: May change the model, its options or the request's messages before a turn.
     prepare_next_turn: PrepareNextTurn | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HookCaller:
+    """Whose tool call a hook is looking at: the agent's own (depth 0, no
+    subagent) or a subagent's, ``depth`` levels below (1: a child of the
+    agent, 2: a grandchild), with its id and its ``task`` description."""
+
+    subagent_id: str | None = None
+    depth: int = 0
+    subagent_name: str | None = None
+
+
+_OWN = HookCaller()
+_CALLER: ContextVar[HookCaller] = ContextVar("rein_hook_caller", default=_OWN)
+
+
+def current_caller() -> HookCaller:
+    """Inside a ``before_tool_call`` / ``after_tool_call`` hook: whose call
+    it is (a subagent's calls reach the hooks of the agent that started it)."""
+    return _CALLER.get()
+
+
+@contextmanager
+def _calling_as(caller: HookCaller) -> Iterator[None]:
+    # The innermost subagent marks the call: a grandchild's call passes
+    # through its parent's forwarding hook, which must not re-mark it.
+    if _CALLER.get() is not _OWN:
+        yield
+        return
+    token = _CALLER.set(caller)
+    try:
+        yield
+    finally:
+        _CALLER.reset(token)
+
+
+async def _resolved(value: object) -> object:
+    return await value if inspect.isawaitable(value) else value
+
+
+def hooks_for_child(parent: Hooks, caller: HookCaller) -> Hooks:
+    """The hooks of a subagent: the parent's ``before_tool_call`` and
+    ``after_tool_call`` see every call of the child, with
+    :func:`current_caller` saying whose it is. The parent's context and turn
+    hooks stay the parent's (they shape the parent's own requests)."""
+    before, after = parent.before_tool_call, parent.after_tool_call
+    child = Hooks()
+    if before is not None:
+
+        async def child_before(call: ToolCall, args: BaseModel) -> Block | None:
+            with _calling_as(caller):
+                return await _resolved(before(call, args))  # type: ignore[return-value]
+
+        child.before_tool_call = child_before
+    if after is not None:
+
+        async def child_after(call: ToolCall, result: ToolResult) -> ToolResult | None:
+            with _calling_as(caller):
+                return await _resolved(after(call, result))  # type: ignore[return-value]
+
+        child.after_tool_call = child_after
+    return child

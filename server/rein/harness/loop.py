@@ -30,6 +30,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from rein.harness._resume import resume_waiting_call
 from rein.harness.config import HarnessConfig
 from rein.harness.context import ContextOverflowError, summarize
 from rein.harness.errors import ContextLengthError, ModelError
@@ -147,6 +148,12 @@ class _TurnLoop:
 
     async def execute(self, new_messages: Sequence[Message]) -> RunResult:
         await self.begin(new_messages)
+        if self.waiting_for:
+            # The resumed call (a subagent) asked the person again.
+            await self.checkpoint()
+            return self.finish(
+                "waiting", f"waiting for the person's answer: {self.waiting_for[0][1]}"
+            )
         # One checkpoint per run: an abort that came before the run's scope
         # opened (at agent_start) ends it here, its messages kept.
         await anyio.lowlevel.checkpoint()
@@ -201,6 +208,12 @@ class _TurnLoop:
             with self.activity.paused("gate baselines"):
                 await self.validation.begin(self.ctx.env.workspace)
             self.observe_mutations()  # carried manifest changes start their installs now
+        if self.ctx.resume is not None:
+            waiting = await resume_waiting_call(
+                self.ctx, self.config, self.emit, self.record, self.ctx.resume
+            )
+            self.waiting_for.extend([waiting] if waiting else [])
+            self.observe_mutations()
 
     async def model_turn(self) -> AssistantMessage | RunResult | None:
         """One model call: the assistant message; None for an empty reply

@@ -24,8 +24,10 @@ from rein.harness.steering import Steering
 from rein.harness.tools import (
     Tool,
     ToolCallExecutor,
+    ToolContext,
     ToolEnvironment,
     ToolRegistry,
+    ToolResult,
     execute_tool_call,
 )
 
@@ -35,6 +37,7 @@ __all__ = [
     "AgentDefault",
     "FromConfig",
     "LoopContext",
+    "ResumeCall",
     "RunControl",
     "RunOptions",
     "RunResult",
@@ -62,6 +65,17 @@ FROM_CONFIG: Final = FromConfig.FROM_CONFIG
 
 
 @dataclass(frozen=True, slots=True)
+class ResumeCall:
+    """A tool call that waited for the person and goes on with the answer
+    (a subagent's question): the run first awaits ``resume`` and its result
+    replaces the call's placeholder result in the transcript."""
+
+    tool_call_id: str
+    tool_name: str
+    resume: Callable[[ToolContext], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
 class RunOptions:
     """Settings for the runs of one ``Agent.prompt`` call, instead of
     changing the Agent: fields left at their default use the Agent's own.
@@ -79,6 +93,8 @@ class RunOptions:
     extra_tools: Sequence[Tool[Any]] = ()
     #: Changes of earlier runs the first run's gates validate too.
     carried: Sequence[RunMutation] = ()
+    #: The waiting call the first run resumes before its first turn.
+    resume: ResumeCall | None = None
 
 
 @dataclass(slots=True)
@@ -170,3 +186,7 @@ class LoopContext:
     #: Emit a ``model_request`` event (the redacted payload) before every
     #: model request.
     wire_dump: bool = False
+    #: Called when the message at an index was replaced (persistence).
+    on_replace: Callable[[int, Message], None] | None = None
+    #: The waiting call this run resumes before its first turn.
+    resume: ResumeCall | None = None

@@ -1,38 +1,91 @@
-"""Subagents: a child Agent run inside a tool call.
+"""Subagents: a child Agent run inside a tool call, with the parent's parity.
 
 The child has the same harness, a subset of the tools, its own context and
-turn budget, and its own memory in the session. Its events reach the client
-as ``subagent_activity`` events (child id + the inner event), so a client can
-render one box per child. Aborting the parent aborts the child; a child that
-runs out of budget returns an error result and never hangs the parent.
+turn budget, and its own memory in the session. What it does stays part of
+its parent's run (docs/architecture.md lists the invariants and their tests):
+
+* **changes**: the child runs inside the parent's tool call, so its changes
+  land in the parent's run record too (origin ``"subagent"``) and the
+  parent's gates validate them at the parent's final check;
+* **questions**: a child's ask_user that got no answer ends the child
+  "waiting"; the ``task`` result says so and the parent run waits too. The
+  person's answer resumes the child (:meth:`SubagentSpawner.resumer`), then
+  the parent goes on with the child's result. The waiting child is in the
+  session's state (:meth:`SubagentSpawner.state`), so a new server resumes it;
+* **steering**: the parent's steering is the child's external source, so a
+  steer sent while a child runs is delivered to the child (its
+  ``steering_applied`` reaches the client inside ``subagent_activity``);
+* **hooks**: the parent's tool-call hooks see the child's calls, with
+  :func:`~rein.harness.hooks.current_caller` naming the child and its depth;
+* **depth**: children may start children while ``harness.subagentMaxDepth``
+  allows; beyond it ``task`` is not offered, and refused if called;
+* **events**: every inner event reaches the client as ``subagent_activity``
+  (child id + the inner event); text deltas are joined, one forwarded delta
+  per :attr:`SubagentSpawner.delta_interval_s` at most.
+
+Aborting the parent aborts the child; a child that runs out of budget
+returns an error result and never hangs the parent.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
 
 import anyio
+from pydantic import BaseModel, ConfigDict
 
 from rein.harness.agent import Agent, RunResult
 from rein.harness.config import HarnessConfig
+from rein.harness.errors import ToolError
 from rein.harness.events import Event, SubagentActivity
+from rein.harness.hooks import HookCaller, Hooks, hooks_for_child
+from rein.harness.messages import AssistantMessage, Message, UserMessage
 from rein.harness.ports import Model, ModelOptions, Persistence
-from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry
+from rein.harness.run_types import ResumeCall
+from rein.harness.steering import ExternalSteeringProbe, ExternalSteeringSource, Steering
+from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry, ToolResult
 
-__all__ = ["SubagentSpawner", "run_subagent"]
+__all__ = ["PendingChild", "SubagentSpawner", "new_child_id", "run_subagent", "run_task"]
 
-#: Inner events not forwarded (their content arrives in message_end).
-_NOT_FORWARDED = frozenset({"message_delta"})
+#: The tool that starts subagents.
+TASK = "task"
+
+
+class PendingChild(BaseModel):
+    """A child waiting for the person, as the session's state keeps it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    #: The parent's ``task`` call that waits with it.
+    tool_call_id: str
+    child_id: str
+    name: str
+    tools: list[str] | None = None
+    max_turns: int
+    #: The question the person is asked.
+    question: str
+    #: The child's own waiting call (its ask_user, or its own ``task``).
+    waiting_for: str
+    #: The child's own waiting child, when the question is a grandchild's.
+    inner: PendingChild | None = None
 
 
 class SubagentSpawner:
     """Makes the ``task`` tool's children (``env.subagents``): they share the
-    parent's model, environment and gates-free harness (the parent's gates
-    validate their changes, which count in the parent's run record);
+    parent's model and environment, run gates-free (the parent's gates
+    validate their changes, which count in the parent's run record), and
     ``persistence_for(child_id)`` gives each its own memory
-    (``<child_id>:memory``); ``system_prompt`` is a text, or a function of
-    the child's tools that makes its prompt."""
+    (``<child_id>:memory``). ``depth`` is that of the agent whose ``task``
+    calls this spawner serves (0: the session's agent); ``system_prompt`` is
+    a text, or a function of the child's tools that makes its prompt."""
+
+    #: Forwarded text deltas are joined: at most one per this many seconds.
+    delta_interval_s: float = 0.2
 
     def __init__(
         self,
@@ -44,6 +97,8 @@ class SubagentSpawner:
         system_prompt: str | Callable[[ToolRegistry], str] = "",
         default_tools: Sequence[str] = (),
         persistence_for: Callable[[str], Persistence | None] | None = None,
+        depth: int = 0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -52,53 +107,294 @@ class SubagentSpawner:
         self.system_prompt = system_prompt
         self.default_tools = list(default_tools)
         self.persistence_for = persistence_for
+        self.depth = depth
+        self.clock = clock
+        #: Children waiting for the person, by the ``task`` call waiting on them.
+        self.waiting: dict[str, PendingChild] = {}
+        #: The transcripts of restored waiting children (after a restart).
+        self.transcripts: dict[str, list[Message]] = {}
+        self._live: dict[str, Agent] = {}
 
-    def __call__(self, child_id: str, tools: Sequence[str] | None, max_turns: int) -> Agent:
-        names = [n for n in (tools or self.default_tools or self.tools.names()) if n != "task"]
-        offered = self.tools.subset(names)
+    @property
+    def max_depth(self) -> int:
+        return self.config.subagent_max_depth
+
+    @property
+    def allowed(self) -> bool:
+        """May the agent this spawner serves start a child?"""
+        return self.depth < self.max_depth
+
+    def nested(self) -> SubagentSpawner:
+        """The spawner of a child's own ``task`` calls, one level deeper."""
+        inner = SubagentSpawner(
+            self.model,
+            self.tools,
+            self.env,
+            config=self.config,
+            system_prompt=self.system_prompt,
+            default_tools=self.default_tools,
+            persistence_for=self.persistence_for,
+            depth=self.depth + 1,
+            clock=self.clock,
+        )
+        inner.delta_interval_s = self.delta_interval_s
+        inner.transcripts = self.transcripts
+        return inner
+
+    def tool_names(self, tools: Sequence[str] | None) -> list[str]:
+        """The child's tools: those asked for, else the defaults (else all);
+        ``task`` only while a child of the child would be within the depth
+        (and by default then)."""
+        names = list(tools or self.default_tools or self.tools.names())
+        deeper = self.depth + 1 < self.max_depth and TASK in self.tools.names()
+        names = [n for n in names if n != TASK]
+        if deeper and (tools is None or TASK in tools):
+            names.append(TASK)
+        return names
+
+    def spawn(
+        self,
+        child_id: str,
+        tools: Sequence[str] | None,
+        max_turns: int,
+        *,
+        name: str = "",
+        hooks: Hooks | None = None,
+        messages: Sequence[Message] = (),
+        waiting_for: str | None = None,
+    ) -> Agent:
+        child_env = replace(self.env, subagents=self.nested())
+        caller = HookCaller(subagent_id=child_id, depth=self.depth + 1, subagent_name=name)
+        offered = self.tools.subset(self.tool_names(tools))
         system = self.system_prompt
-        return Agent(
+        child = Agent(
             self.model,
             tools=offered,
             config=self.config.model_copy(update={"max_model_turns_per_run": max_turns}),
             # A callable builds the prompt from the tools this child is offered.
             system_prompt=system if isinstance(system, str) else system(offered),
             options=ModelOptions(),
-            env=self.env,
+            env=child_env,
+            hooks=hooks_for_child(hooks, caller) if hooks is not None else None,
             persistence=self.persistence_for(child_id) if self.persistence_for else None,
+            messages=messages,
+            waiting_for=waiting_for,
         )
+        self._live[child_id] = child
+        return child
+
+    def __call__(self, child_id: str, tools: Sequence[str] | None, max_turns: int) -> Agent:
+        return self.spawn(child_id, tools, max_turns)
+
+    # ------------------------------------------------------ waiting children
+
+    def resumer(self, tool_call_id: str, answer: str) -> ResumeCall | None:
+        """What resumes the child the ``task`` call ``tool_call_id`` waits
+        on with the person's ``answer`` (None: no child waits there)."""
+        pending = self.waiting.get(tool_call_id)
+        if pending is None:
+            return None
+        return ResumeCall(tool_call_id, TASK, partial(self._resume, pending, answer))
+
+    async def _resume(self, pending: PendingChild, answer: str, ctx: ToolContext) -> ToolResult:
+        self.waiting.pop(pending.tool_call_id, None)
+        child = self._live.get(pending.child_id)
+        if child is None:
+            child = self.spawn(
+                pending.child_id,
+                pending.tools,
+                pending.max_turns,
+                name=pending.name,
+                hooks=ctx.hooks,
+                messages=self.transcripts.pop(pending.child_id, []),
+                waiting_for=pending.waiting_for,
+            )
+            if pending.inner is not None:
+                child.env.subagents.restore(pending.inner)
+        result = await self.run(ctx, child, pending.child_id, pending.name, answer)
+        return self.outcome(ctx, child, pending.child_id, pending.name, result, pending)
+
+    async def run(
+        self, ctx: ToolContext, child: Agent, child_id: str, name: str, prompt: str
+    ) -> RunResult:
+        """:func:`run_subagent` with this spawner's delta interval and clock."""
+        return await run_subagent(
+            ctx, child, child_id, name, prompt, self.delta_interval_s, self.clock
+        )
+
+    def outcome(
+        self,
+        ctx: ToolContext,
+        child: Agent,
+        child_id: str,
+        name: str,
+        result: RunResult,
+        origin: PendingChild | None = None,
+        tools: Sequence[str] | None = None,
+        max_turns: int = 20,
+    ) -> ToolResult:
+        """The ``task`` call's result for how the child's run ended; a
+        waiting child is kept until the answer resumes it."""
+        if result.status != "waiting" or child.waiting_for is None:
+            self._live.pop(child_id, None)
+            return report(child_id, name, result)
+        inner = getattr(child.env.subagents, "waiting", {}).get(child.waiting_for)
+        question = inner.question if inner is not None else _question(child, child.waiting_for)
+        self.waiting[ctx.tool_call_id] = PendingChild(
+            tool_call_id=ctx.tool_call_id,
+            child_id=child_id,
+            name=name,
+            tools=origin.tools if origin else list(tools) if tools is not None else None,
+            max_turns=origin.max_turns if origin else max_turns,
+            question=question,
+            waiting_for=child.waiting_for,
+            inner=inner,
+        )
+        return ToolResult(
+            f"The subagent ({name}) asked the person: {question}\n"
+            "It waits for the answer; the answer will resume it.",
+            details={
+                "child_id": child_id,
+                "status": result.status,
+                "turns": result.turns,
+                "no_answer": True,
+                "question": question,
+                "subagent_waiting": True,
+            },
+        )
+
+    def state(self, tool_call_id: str | None) -> dict[str, Any] | None:
+        """The waiting child of ``tool_call_id`` as JSON for the session's state."""
+        pending = self.waiting.get(tool_call_id) if tool_call_id else None
+        return pending.model_dump(mode="json") if pending is not None else None
+
+    def restore(self, pending: PendingChild) -> None:
+        """A waiting child from the session's state (its transcript, and
+        those of its own waiting children, in :attr:`transcripts`)."""
+        self.waiting[pending.tool_call_id] = pending
+
+
+def _question(child: Agent, call_id: str) -> str:
+    for message in reversed(child.messages):
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                if call.id == call_id:
+                    return str(call.arguments.get("question", ""))
+    return ""
 
 
 def new_child_id() -> str:
     return "task_" + uuid.uuid4().hex[:8]
 
 
-#: The steer a running subagent gets when its parent's person sends a message.
-WRAP_UP = (
-    "Wrap up now: the person sent a new message to the agent that started you. Stop "
-    "starting new work, and report what you found and did so far."
-)
+async def run_task(
+    ctx: ToolContext, name: str, prompt: str, tools: Sequence[str] | None, max_turns: int
+) -> ToolResult:
+    """The ``task`` tool: start a child on ``prompt`` and report how it ended."""
+    spawner = ctx.env.subagents
+    if spawner is None:
+        raise ToolError("Subagents are not available in this session; do the work yourself.")
+    if isinstance(spawner, SubagentSpawner) and not spawner.allowed:
+        raise ToolError(
+            f"Subagents nest at most {spawner.max_depth} level(s) deep "
+            "(harness.subagentMaxDepth): do this subtask yourself."
+        )
+    child_id = new_child_id()
+    if not isinstance(spawner, SubagentSpawner):
+        # A plain factory (child_id, tools, max_turns) -> Agent: no resume.
+        child = spawner(child_id, tools, max_turns)
+        return report(child_id, name, await run_subagent(ctx, child, child_id, name, prompt))
+    child = spawner.spawn(child_id, tools, max_turns, name=name, hooks=ctx.hooks)
+    result = await spawner.run(ctx, child, child_id, name, prompt)
+    return spawner.outcome(ctx, child, child_id, name, result, tools=tools, max_turns=max_turns)
+
+
+def report(child_id: str, name: str, result: RunResult) -> ToolResult:
+    """The ``task`` result of a child that completed or did not finish."""
+    details = {"child_id": child_id, "status": result.status, "turns": result.turns}
+    if result.status == "completed":
+        return ToolResult(result.text or "(the subagent gave no answer)", details=details)
+    return ToolResult(
+        f"The subagent ({name}) did not finish: {result.error or result.status}."
+        + (f"\nIts last answer: {result.text}" if result.text else ""),
+        is_error=True,
+        details=details,
+    )
+
+
+class _Deltas:
+    """Joins a child's text deltas: one forwarded delta per interval, and
+    whatever is buffered before any other event."""
+
+    def __init__(self, interval_s: float, clock: Callable[[], float]) -> None:
+        self.interval_s = interval_s
+        self.clock = clock
+        self.parts: list[str] = []
+        self.since = 0.0
+
+    def add(self, delta: str) -> str | None:
+        if not self.parts:
+            self.since = self.clock()
+        self.parts.append(delta)
+        if self.clock() - self.since >= self.interval_s:
+            return self.take()
+        return None
+
+    def take(self) -> str | None:
+        if not self.parts:
+            return None
+        text, self.parts = "".join(self.parts), []
+        return text
+
+
+def _steering_of(parent: Steering) -> tuple[ExternalSteeringSource, ExternalSteeringProbe]:
+    """The child's external source and probe: its parent's steering."""
+
+    async def source() -> list[UserMessage]:
+        return await parent.take()
+
+    async def probe() -> bool:
+        return await parent.probe()
+
+    return source, probe
 
 
 async def run_subagent(
-    ctx: ToolContext, child: Agent, child_id: str, name: str, prompt: str
+    ctx: ToolContext,
+    child: Agent,
+    child_id: str,
+    name: str,
+    prompt: str,
+    delta_interval_s: float = SubagentSpawner.delta_interval_s,
+    clock: Callable[[], float] = time.monotonic,
 ) -> RunResult:
-    """Run ``child`` on ``prompt`` inside the tool call ``ctx``, forwarding
-    its events; an abort of the parent aborts the child, whose transcript is
-    closed properly before the cancellation goes on."""
+    """Run ``child`` on ``prompt`` (or the answer it waits for) inside the
+    tool call ``ctx``, forwarding its events, with the parent's steering as
+    its external source; an abort of the parent aborts the child, whose
+    transcript is closed properly before the cancellation goes on."""
+    deltas = _Deltas(delta_interval_s, clock)
 
-    def forward(event: Event) -> None:
-        if event.type in _NOT_FORWARDED:
-            return
+    def send(event: dict[str, Any]) -> None:
         ctx.emit(
             SubagentActivity(
-                child_id=child_id,
-                name=name,
-                tool_call_id=ctx.tool_call_id,
-                event=event.model_dump(mode="json"),
+                child_id=child_id, name=name, tool_call_id=ctx.tool_call_id, event=event
             )
         )
 
+    def forward(event: Event) -> None:
+        if event.type == "message_delta":
+            if event.kind == "text":
+                joined = deltas.add(event.delta)
+                if joined is not None:
+                    send({"type": "message_delta", "kind": "text", "delta": joined})
+            return
+        joined = deltas.take()
+        if joined is not None:
+            send({"type": "message_delta", "kind": "text", "delta": joined})
+        send(event.model_dump(mode="json"))
+
+    if ctx.steering is not None:
+        child.external_steering_source, child.external_steering_probe = _steering_of(ctx.steering)
     unsubscribe = child.subscribe(forward)
     box: dict[str, RunResult] = {}
     done = anyio.Event()
@@ -110,17 +406,17 @@ async def run_subagent(
             box["result"] = await child.prompt(prompt)
         done.set()
 
-    async def yield_to_steering() -> None:
-        # The parent's person sent a message: the child wraps up softly (a
-        # steer of its own), so the parent gets its report and the message sooner.
+    async def wake_on_steering() -> None:
+        # The parent's person sent a message: it is the child's to take at
+        # its next boundary; wake its running tools now.
         await ctx.steering_arrived.wait()
         if not done.is_set():
-            child.steer(WRAP_UP)
+            child.poke_steering()
 
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
-            tg.start_soon(yield_to_steering)
+            tg.start_soon(wake_on_steering)
             try:
                 await done.wait()
                 tg.cancel_scope.cancel()

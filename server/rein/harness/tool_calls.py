@@ -406,6 +406,8 @@ class ToolExecutor:
             self.record,
             self.emit,
             steering_arrived=steering.signal,
+            steering=steering,
+            hooks=ctx.hooks,
         )
         try:
             raw = await ctx.tool_executor(tool, args, tool_ctx)

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel
 
 from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.hooks import Hooks
 from rein.harness.ports import (
     Approver,
     DiagnosticsSource,
@@ -23,7 +24,7 @@ from rein.harness.ports import (
     Workspace,
 )
 from rein.harness.run_record import RunRecord
-from rein.harness.steering import SteeringSignal
+from rein.harness.steering import Steering, SteeringSignal
 
 __all__ = [
     "Tool",
@@ -84,8 +85,10 @@ class ToolContext:
         "_is_yield_requested",
         "_update",
         "env",
+        "hooks",
         "name",
         "record",
+        "steering",
         "steering_arrived",
         "tool_call_id",
     )
@@ -101,8 +104,15 @@ class ToolContext:
         emit: Callable[[Any], None] | None = None,
         *,
         steering_arrived: SteeringSignal | None = None,
+        steering: Steering | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
+        #: The calling agent's steering (a subagent takes its parent's
+        #: messages from it) and hooks (they see the subagent's calls too);
+        #: None outside a run.
+        self.steering = steering
+        self.hooks = hooks
         #: Set when steering arrives while this call runs (a steer, a poke,
         #: external mail): ``await ctx.steering_arrived.wait()`` next to the
         #: tool's own work to wrap up softly. Delivery is at the boundary.

@@ -138,7 +138,11 @@ def build_session(
         settle_changes=ports.settle_changes,
     )
     instructions = bootstrap.project_instructions(ports.root, settings.deny_globs)
-    if mode != "explain" and "task" not in settings.disabled_tools:
+    if (
+        mode != "explain"
+        and "task" not in settings.disabled_tools
+        and harness.subagent_max_depth > 0
+    ):
         env.subagents = SubagentSpawner(
             model,
             tools,

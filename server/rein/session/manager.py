@@ -20,6 +20,7 @@ from rein.harness import Message, RunResult, Usage
 from rein.harness.agent import repair_transcript
 from rein.harness.errors import StoreError
 from rein.harness.plan_act import PlanSnapshot
+from rein.harness.subagents import PendingChild, SubagentSpawner
 from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
 from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
 from rein.session.results import usage_json
@@ -173,10 +174,32 @@ class SessionManager:
         )
         session.created_at = record.created_at
         session.updated_at = record.updated_at
+        if state.get("subagent"):
+            await self._restore_subagent(store, session, state["subagent"])
         if session.gates is not None and state.get("validation"):
             # Changes earlier runs left unvalidated: the next run validates them.
             session.gates.restore_state(state["validation"])
         return session
+
+    async def _restore_subagent(self, store: SqliteStore, session: Session, data: Any) -> None:
+        """The subagent the session waits on (and its own waiting children),
+        with their transcripts: the person's answer resumes it."""
+        spawner = session.agent.env.subagents
+        if not isinstance(spawner, SubagentSpawner):
+            log.warning("session %s waits on a subagent but has no subagents", session.id)
+            return
+        try:
+            pending = PendingChild.model_validate(data)
+        except ValueError:
+            log.exception("session %s: its waiting subagent's state is unreadable", session.id)
+            return
+        level: PendingChild | None = pending
+        while level is not None:
+            spawner.transcripts[level.child_id] = await self._load_memory(
+                store, session.id, f"{level.child_id}:memory"
+            )
+            level = level.inner
+        spawner.restore(pending)
 
     async def _load_memory(self, store: SqliteStore, session_id: str, memory: str) -> list[Message]:
         messages, added = repair_transcript(await store.load_messages(session_id, memory))
@@ -211,6 +234,9 @@ class SessionManager:
                 session.id, result.status, turns=result.turns, usage=result.usage.model_dump()
             )
             state: dict[str, Any] = {"waiting_for": result.waiting_for}
+            spawner = session.agent.env.subagents
+            if isinstance(spawner, SubagentSpawner) and result.waiting_for is not None:
+                state["subagent"] = spawner.state(result.waiting_for)
             if session.gates is not None:
                 state["validation"] = session.gates.state_json()
             await store.set_memory_state(session.id, memory_key(session.mode), state)

@@ -6,8 +6,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from rein.harness.errors import ToolError
-from rein.harness.subagents import new_child_id, run_subagent
+from rein.harness.subagents import run_task
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
 __all__ = ["TaskArgs", "TaskTool"]
@@ -39,18 +38,4 @@ class TaskTool(Tool[TaskArgs]):
     )
 
     async def execute(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
-        factory = ctx.env.subagents
-        if factory is None:
-            raise ToolError("Subagents are not available in this session; do the work yourself.")
-        child_id = new_child_id()
-        child = factory(child_id, args.tools, args.max_turns)
-        result = await run_subagent(ctx, child, child_id, args.description, args.prompt)
-        details = {"child_id": child_id, "status": result.status, "turns": result.turns}
-        if result.status == "completed":
-            return ToolResult(result.text or "(the subagent gave no answer)", details=details)
-        return ToolResult(
-            f"The subagent ({args.description}) did not finish: {result.error or result.status}."
-            + (f"\nIts last answer: {result.text}" if result.text else ""),
-            is_error=True,
-            details=details,
-        )
+        return await run_task(ctx, args.description, args.prompt, args.tools, args.max_turns)

@@ -639,6 +639,23 @@ export class PanelState {
     if (applySubagentEvent(box, inner)) {
       this.touch(box);
     }
+    if (inner.type === 'steering_applied' && Array.isArray(inner.texts)) {
+      // The person's steer went to the running subagent, not the agent.
+      for (const text of inner.texts) {
+        if (typeof text === 'string') {
+          this.steerTakenBy(name, text);
+        }
+      }
+    }
+  }
+
+  /** A steer a subagent took in: ours (pending) or another client's. */
+  private steerTakenBy(subagent: string, text: string): void {
+    const item =
+      this.takePending('steer', text) ?? this.add<UserItem>({ kind: 'user', text, origin: 'steer' });
+    item.applied = true;
+    item.subagent = subagent;
+    this.touch(item);
   }
 
   /** The plan box, updated in place; a fresh plan ("planned") gets a new box. */

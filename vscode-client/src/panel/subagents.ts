@@ -35,6 +35,23 @@ export function applySubagentEvent(box: SubagentItem, inner: { type: string }): 
         return true;
       }
       return false;
+    case 'message_end': {
+      // The whole message: the box shows it even when no delta came (a
+      // replayed session, a client that joined late) and ends on its text.
+      const message = inner.message;
+      if (message.role !== 'assistant') {
+        return false;
+      }
+      const text = (message.content ?? [])
+        .map((part) => (part.type === 'text' ? part.text : ''))
+        .join('');
+      const shown = tail(text, MAX_SUBAGENT_TEXT);
+      if (!text || shown === box.text) {
+        return false;
+      }
+      box.text = shown;
+      return true;
+    }
     case 'message_delta':
       if (inner.kind !== 'text') {
         return false;

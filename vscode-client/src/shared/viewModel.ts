@@ -24,6 +24,8 @@ export interface UserItem extends ItemBase {
   origin: UserOrigin;
   /** Steering only: the run took it in (`steering_applied`). */
   applied?: boolean;
+  /** Steering only: the subagent (its `task` description) that took it in. */
+  subagent?: string | undefined;
   /** Sent by this client as steering or follow-up, not yet taken in by the run. */
   pending?: boolean;
 }

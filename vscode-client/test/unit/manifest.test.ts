@@ -43,6 +43,7 @@ describe('package.json', () => {
       'rein.harness.maxToolResultChars': 16000,
       'rein.harness.maxContextTokens': 100000,
       'rein.harness.runIdleTimeoutMs': 900000,
+      'rein.harness.subagentMaxDepth': 2,
       'rein.gates.analyzer.enabled': true,
       'rein.gates.analyzer.severity': 'error',
       'rein.gates.dependencies.commands': {},

@@ -589,3 +589,78 @@ describe('plan mode details', () => {
     assert.equal(planPrompt('All steps are done:\n- s1: x').kind, 'internal');
   });
 });
+
+describe('the subagent box shows what the child says', () => {
+  const activity = (event: Record<string, unknown>) =>
+    ({ type: 'subagent_activity', child_id: 'task_1', name: 'explore', tool_call_id: 'c1', event }) as never;
+  const assistantEnd = (text: string) => ({
+    type: 'message_end',
+    message: { role: 'assistant', content: [{ type: 'text', text }] },
+  });
+
+  it('joins the forwarded deltas, then keeps the message_end text', () => {
+    const state = new PanelState('s');
+    state.apply(activity({ type: 'message_start', role: 'assistant' }));
+    state.apply(activity({ type: 'message_delta', kind: 'text', delta: 'the callers are ' }));
+    assert.equal(ofKind(state.view().items, 'subagent')[0]?.text, 'the callers are ');
+    state.apply(activity({ type: 'message_delta', kind: 'text', delta: 'a.py' }));
+    assert.equal(ofKind(state.view().items, 'subagent')[0]?.text, 'the callers are a.py');
+    assert.equal(state.apply(activity(assistantEnd('the callers are a.py'))), true);
+    assert.equal(ofKind(state.view().items, 'subagent')[0]?.text, 'the callers are a.py');
+  });
+
+  it('shows the message_end text when no delta came', () => {
+    const state = new PanelState('s');
+    state.apply(activity({ type: 'message_start', role: 'assistant' }));
+    state.apply(activity(assistantEnd('found two callers')));
+    const [box] = ofKind(state.view().items, 'subagent');
+    assert.equal(box?.text, 'found two callers');
+  });
+
+  it('ignores the child\'s own prompt and tool results', () => {
+    const state = new PanelState('s');
+    state.apply(activity(assistantEnd('report')));
+    state.apply(activity({ type: 'message_end', message: { role: 'user', content: 'list the files' } }));
+    state.apply(
+      activity({ type: 'message_end', message: { role: 'tool', tool_call_id: 'x', tool_name: 'grep', content: 'a.py' } }),
+    );
+    assert.equal(ofKind(state.view().items, 'subagent')[0]?.text, 'report');
+  });
+
+  it('shows a waiting child as waiting', () => {
+    const state = new PanelState('s');
+    state.apply(activity({ type: 'run_end', run_id: 'r', status: 'waiting', reason: 'waiting for the person', turns: 1 }));
+    assert.equal(ofKind(state.view().items, 'subagent')[0]?.status, 'waiting');
+  });
+});
+
+describe('a steer taken in by a running subagent', () => {
+  const applied = (texts: string[]) =>
+    ({
+      type: 'subagent_activity',
+      child_id: 'task_1',
+      name: 'explore',
+      tool_call_id: 'c1',
+      event: { type: 'steering_applied', texts, late: false },
+    }) as never;
+
+  it('marks our queued steer applied, to that subagent', () => {
+    const state = new PanelState('s');
+    state.queueUser('steer', 'look at b.py first');
+    state.apply(applied(['look at b.py first']));
+    const [steer] = ofKind(state.view().items, 'user');
+    assert.equal(steer?.pending, false);
+    assert.equal(steer?.applied, true);
+    assert.equal(steer?.subagent, 'explore');
+  });
+
+  it("shows another client's steer once, applied to the subagent", () => {
+    const state = new PanelState('s');
+    state.apply(applied(['use pathlib']));
+    const steers = ofKind(state.view().items, 'user');
+    assert.deepEqual(
+      steers.map((item) => [item.text, item.applied, item.subagent]),
+      [['use pathlib', true, 'explore']],
+    );
+  });
+});

@@ -7,6 +7,7 @@ from rein.evals.mutations import (
     analyzer_gate_off,
     complete_step_unchecked,
     replans_off,
+    subagent_questions_dropped,
     subagents_off,
 )
 from rein.evals.scenarios._common import (
@@ -124,6 +125,101 @@ async def eval_subagent_answer(rig: Rig) -> Outcome:
         script_turns=script_turns(model, child_model),
         check=len(grepped) == 1 and not grepped[0].get("is_error"),
         why="the child's grep of the folder is forwarded",
+    )
+
+
+class _Away:
+    """The person is away: a question waits for the next prompt."""
+
+    async def ask(self, question: str) -> str | None:
+        return None
+
+
+@scenario("subagent", budget=5, mutation=subagent_questions_dropped)
+async def eval_subagent_ask_user(rig: Rig) -> Outcome:
+    """A child asks the person; the parent run waits with it, and the
+    person's answer resumes the child, which finishes its work, then the
+    parent goes on with its report."""
+    env = workspace(rig)
+    env.user = _Away()
+    tools = default_tools(env.settings)
+    child_model = ReplayModel(
+        [
+            call("ask_user", question="Which name for the constant?"),
+            {
+                "expect": {"last_message_contains": "The person answered: TOTAL"},
+                **call("write_file", path="names.txt", content="TOTAL\n"),
+            },
+            {"text": "wrote TOTAL to names.txt"},
+            {"text": "I could not ask"},  # spare
+        ]
+    )
+    env.subagents = SubagentSpawner(
+        child_model, tools, env, default_tools=[*READ_ONLY_TOOLS, "write_file"]
+    )
+    tools.register(TaskTool())
+    model = ReplayModel(
+        [
+            call("task", description="name the constant", prompt="ask, then write it"),
+            {"expect": {"last_message_contains": "wrote TOTAL"}, "text": "named it TOTAL"},
+            # Spare: the question lost, the parent would decide itself.
+            call("write_file", path="names.txt", content="COUNT\n"),
+            {"text": "named it COUNT"},
+        ]
+    )
+    a = build_agent(rig, model, tools=tools, env=env)
+    events = Events()
+    a.subscribe(events)
+    first = await a.prompt("name the constant")
+    result = await a.prompt("TOTAL") if first.status == "waiting" else first
+    names = rig.root / "names.txt"
+    written = names.read_text() if names.exists() else ""
+    return Outcome(
+        result.status,
+        len(model.requests) + len(child_model.requests),
+        list(events),
+        script_turns=script_turns(model, child_model),
+        check=first.status == "waiting" and written == "TOTAL\n",
+        why=f"the parent waited ({first.status}) and the answer reached the child ({written!r})",
+    )
+
+
+@scenario("subagent", budget=6, mutation=analyzer_gate_off)
+async def eval_subagent_edits_gated(rig: Rig) -> Outcome:
+    """A child's edit breaks the code (real analyzers); the parent's gate
+    blocks the parent's final answer and the parent repairs the child's typo."""
+    turns = [
+        call(
+            "task",
+            description="rename in greet",
+            prompt="edit greet in app.py",
+            tools=["read_file", "edit_file"],
+        ),
+        call("edit_file", path="app.py", old_string="{name}", new_string="{nmae}"),  # the child
+        {"text": "edited greet"},  # the child's report
+        {"expect": {"last_message_contains": "edited greet"}, "text": "done"},
+        {
+            "expect": {"last_message_contains": "nmae"},
+            **call("edit_file", path="app.py", old_string="{nmae}", new_string="{name}"),
+        },
+        {"text": "fixed the child's typo"},
+        {"text": "done"},  # spare
+    ]
+    model = ReplayModel(turns)
+    events = Events()
+    async with headless(rig, model) as session:
+        session.agent.subscribe(events)
+        result = await session.prompt("rename")
+    origins = [m.origin for m in result.mutations]
+    return Outcome(
+        result.status,
+        len(model.requests),
+        list(events),
+        script_turns=len(turns),
+        check=result.repair_attempts == 1
+        and "subagent" in origins
+        and "{name}" in (rig.root / "app.py").read_text(),
+        why=f"one repair of the child's edit ({result.repair_attempts}, {origins})",
     )
 
 
