@@ -15,8 +15,9 @@ run starts sees it), and the workspace layer fills it, not the tools:
   and attributed, origin ``"command"``, to the runs whose command was running
   (:meth:`~rein.harness.generations.MutationLog.attributing_processes`).
 
-The record also keeps what the model last saw of each file (read stamps) and
-the tools the run executed. Changes of earlier runs that this run's gates must
+The record also keeps what the model last saw of each file (read stamps), the
+tools the run executed, and the tokens its subagents spent (the loop counts
+them in the turn that called them). Changes of earlier runs that this run's gates must
 validate too (plan-act's earlier steps) are ``carried``.
 """
 
@@ -28,6 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
+from rein.harness.messages import Usage
 from rein.harness.ports import FileContent, Mutation
 
 __all__ = [
@@ -73,7 +75,14 @@ class ReadStamp:
 class RunRecord:
     """What one run did to the workspace, in the order it happened."""
 
-    __slots__ = ("_generations", "carried", "mutations", "read_stamps", "tools_used")
+    __slots__ = (
+        "_generations",
+        "_subagent_usage",
+        "carried",
+        "mutations",
+        "read_stamps",
+        "tools_used",
+    )
 
     def __init__(self, carried: Sequence[RunMutation] = ()) -> None:
         #: Changes of earlier runs this run's gates validate too.
@@ -85,6 +94,7 @@ class RunRecord:
         #: Names of the tools executed, in order.
         self.tools_used: list[str] = []
         self._generations: set[int] = set()
+        self._subagent_usage = Usage()
 
     def add(self, mutation: Mutation, origin: RunMutationOrigin) -> bool:
         """Count ``mutation`` (once per generation); False when it already was."""
@@ -103,6 +113,16 @@ class RunRecord:
 
     def note_tool(self, name: str) -> None:
         self.tools_used.append(name)
+
+    def note_subagent_usage(self, usage: Usage) -> None:
+        """A subagent of this run spent ``usage`` (its whole run)."""
+        self._subagent_usage = self._subagent_usage + usage
+
+    def take_subagent_usage(self) -> Usage:
+        """The subagents' usage noted since the last take (the loop adds it
+        to the turn that ends)."""
+        usage, self._subagent_usage = self._subagent_usage, Usage()
+        return usage
 
     def to_validate(self) -> list[RunMutation]:
         """The carried changes and this run's: what the gates look at."""

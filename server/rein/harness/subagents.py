@@ -3,7 +3,8 @@
 The child has the same harness, a subset of the tools, its own context and
 turn budget, and its own memory in the session. Its events reach the client
 as ``subagent_activity`` events (child id + the inner event), so a client can
-render one box per child. Aborting the parent aborts the child; a child that
+render one box per child. The child's usage counts in the parent's turn that
+called it (``turn_end.usage``) and so in the parent's run usage. Aborting the parent aborts the child; a child that
 runs out of budget returns an error result and never hangs the parent.
 """
 
@@ -104,6 +105,9 @@ async def run_subagent(
         # transcript (aborted results, run_end) before the parent unwinds.
         with anyio.CancelScope(shield=True):
             box["result"] = await child.prompt(prompt)
+        # The child's tokens are the parent's too: they count in the turn
+        # that called it (aborted or not).
+        ctx.record.note_subagent_usage(box["result"].usage)
         done.set()
 
     async def yield_to_steering() -> None:
