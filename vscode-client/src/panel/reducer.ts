@@ -200,6 +200,8 @@ export class PanelState {
         this.bumpHeader();
         break;
       case 'turn_end':
+        // `usage` is this turn's alone (its subagents' tokens included); the
+        // counter adds it, so `run_usage` (the run so far) is never added.
         this.header.runUsage = addUsage(this.header.runUsage, event.usage);
         this.header.sessionUsage = addUsage(this.finishedUsage, this.header.runUsage);
         this.bumpHeader();
@@ -241,6 +243,13 @@ export class PanelState {
         } else {
           tool.statusText = event.text;
         }
+        this.touch(tool);
+        break;
+      }
+      case 'tool_retry': {
+        // A transient failure: the call runs again (its one end comes later).
+        const tool = this.ensureTool(event.tool_call_id, event.name);
+        tool.statusText = `retry ${event.attempt} of ${event.max_attempts}: ${event.reason}`;
         this.touch(tool);
         break;
       }
