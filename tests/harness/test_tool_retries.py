@@ -8,11 +8,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from rein.harness import Agent, HarnessConfig, ToolResultMessage
+from rein.harness import Agent, HarnessConfig, RunResult, ToolResultMessage
 from rein.harness.errors import ToolError, TransientToolError
 from rein.harness.tools import ToolClass
 from rein.providers.replay import ReplayModel
-from tests.fakes import EventLog, FlakyTool, run_in_virtual_time
+from tests.fakes import EventLog, FlakyTool, WaitingEventLog, run_in_virtual_time
 
 CALL = {"tool_calls": [{"name": "flaky", "arguments": {"text": "a.py"}}]}
 
@@ -133,3 +133,48 @@ def test_tool_retries_rejects_nonsense() -> None:
 
 def test_the_loop_cap_default_follows_the_seed() -> None:
     assert HarnessConfig().max_model_turns_per_run == 100
+
+
+def test_an_abort_during_the_pause_ends_the_call_without_another_attempt() -> None:
+    async def main() -> None:
+        tool = FlakyTool([TransientToolError("busy")] * 5)
+        agent = Agent(ReplayModel([CALL, {"text": "never asked"}]), tools=[tool])
+        log = WaitingEventLog()
+        agent.subscribe(log)
+        results: list[RunResult] = []
+
+        async def run() -> None:
+            results.append(await agent.prompt("go"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            await log.wait_for(lambda events: any(e.type == "tool_retry" for e in events))
+            agent.abort("the person pressed stop")
+        assert results[0].status == "aborted"
+        assert tool.executed == 1, "no attempt after the abort"
+        (end,) = log.of("tool_call_end")
+        assert end.is_error and "aborted" in end.content
+
+    run_in_virtual_time(main)
+
+
+def test_the_cli_prints_a_retry() -> None:
+    import io
+
+    from rein.harness.events import ToolRetry
+    from rein.render import EventPrinter
+
+    out = io.StringIO()
+    EventPrinter(out)(
+        ToolRetry(
+            tool_call_id="c1",
+            name="read_file",
+            attempt=2,
+            max_attempts=3,
+            reason="read_file failed: TimeoutError: slow",
+            delay_ms=500,
+        )
+    )
+    assert (
+        "read_file retry 2 of 3 in 500 ms: read_file failed: TimeoutError: slow" in out.getvalue()
+    )
