@@ -1,5 +1,5 @@
-"""Tool retries: a transient failure (a TransientToolError; a timeout or a
-network error of a read tool) runs the call again, up to
+"""Tool retries: a transient failure (a TransientToolError; a refused
+connection; a timeout or a network error of a read tool) runs the call again, up to
 ``harness.toolRetries`` times, with a ``tool_retry`` event before each
 retry; anything else is not retried."""
 
@@ -99,9 +99,11 @@ def test_a_non_transient_error_is_not_retried(error: Exception) -> None:
         pytest.param(TimeoutError("slow"), "command", False, id="command-timeout"),
         pytest.param(TimeoutError("slow"), "other", False, id="other-timeout"),
         pytest.param(TransientToolError("busy"), "write", True, id="write-transient"),
+        pytest.param(ConnectionRefusedError("refused"), "write", True, id="write-refused"),
+        pytest.param(ConnectionRefusedError("refused"), "command", True, id="command-refused"),
     ],
 )
-def test_timeouts_and_network_errors_are_retried_only_for_reads(
+def test_timeouts_and_network_errors_are_retried_only_where_repeating_is_safe(
     error: Exception, tool_class: ToolClass, retried: bool
 ) -> None:
     tool = FlakyTool([error], tool_class=tool_class)

@@ -63,11 +63,12 @@ RETRY_BACKOFF_MS = 250
 
 def is_transient(tool: Tool[Any], exc: BaseException) -> bool:
     """A failure worth running the call again for: a ``TransientToolError``
-    (the tool vouches the call is safe to repeat), or a timeout or network
-    error of a read tool (reading again changes nothing). A write, a
-    command or a subagent that timed out may have done its work: never
-    repeated on its own."""
-    if isinstance(exc, TransientToolError):
+    (the tool vouches the call is safe to repeat); a refused connection
+    (nothing was sent); a timeout or other network error of a read tool
+    (reading again changes nothing). A write, a command or a subagent that
+    timed out or lost its connection may have done its work: never repeated
+    on its own."""
+    if isinstance(exc, TransientToolError | ConnectionRefusedError):
         return True
     return tool.tool_class == "read" and isinstance(exc, TimeoutError | ConnectionError)
 

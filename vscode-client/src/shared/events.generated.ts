@@ -304,8 +304,9 @@ export interface ToolResultMessage {
 }
 
 /**
- * A tool call failed transiently (a ``TransientToolError``; a timeout or network error of a read
- * tool) and runs again: one event before each retry, at most ``harness.toolRetries`` per call.
+ * A tool call failed transiently (a ``TransientToolError``; a refused connection; a timeout or
+ * network error of a read tool) and runs again: one event before each retry, at most
+ * ``harness.toolRetries`` per call.
  */
 export interface ToolRetry {
   attempt: number;
