@@ -63,6 +63,10 @@ export class PanelState {
   private runUserShown = false;
   private repairsThisRun = 0;
   private finishedUsage: Usage = {};
+  /** The run's turns so far (the sum of their `turn_end.usage`). */
+  private turnsUsage: Usage = {};
+  /** Subagent turns ended since the parent's last turn_end: shown live, then part of that turn's usage. */
+  private childUsage: Usage = {};
   private plan: PlanItem | undefined;
   /** plan_state before the plan box exists. */
   private planState: string | undefined;
@@ -200,11 +204,12 @@ export class PanelState {
         this.bumpHeader();
         break;
       case 'turn_end':
-        // `usage` is this turn's alone (its subagents' tokens included); the
-        // counter adds it, so `run_usage` (the run so far) is never added.
-        this.header.runUsage = addUsage(this.header.runUsage, event.usage);
-        this.header.sessionUsage = addUsage(this.finishedUsage, this.header.runUsage);
-        this.bumpHeader();
+        // `usage` is this turn's alone, its subagents' tokens included: the
+        // counter adds it (never `run_usage`, the run so far), and drops the
+        // children's turns it showed live meanwhile.
+        this.turnsUsage = addUsage(this.turnsUsage, event.usage);
+        this.childUsage = {};
+        this.showRunUsage();
         break;
       case 'message_start':
         if (event.role === 'assistant') {
@@ -303,6 +308,11 @@ export class PanelState {
       case 'subagent_activity':
         if (typeof event.event.type === 'string') {
           this.onSubagent(event.child_id, event.name, { ...event.event, type: event.event.type });
+          if (event.event.type === 'turn_end') {
+            // Live while the child runs; the parent's turn_end will hold it.
+            this.childUsage = addUsage(this.childUsage, (event.event as { usage?: Usage }).usage);
+            this.showRunUsage();
+          }
         }
         break;
       case 'plan_updated': {
@@ -345,11 +355,20 @@ export class PanelState {
     }
   }
 
+  /** The header's counters: the run's turns, its children's turns since, the session's runs. */
+  private showRunUsage(): void {
+    this.header.runUsage = addUsage(this.turnsUsage, this.childUsage);
+    this.header.sessionUsage = addUsage(this.finishedUsage, this.header.runUsage);
+    this.bumpHeader();
+  }
+
   private onRunStart(runId: string, prompt: string | undefined): void {
     this.runId = runId;
     this.header.status = 'running';
     this.header.turn = 0;
     this.header.runUsage = {};
+    this.turnsUsage = {};
+    this.childUsage = {};
     this.repairsThisRun = 0;
     this.currentAssistant = undefined;
     this.runUserShown = false;
@@ -388,6 +407,8 @@ export class PanelState {
       this.notice('warning', `Not verified: generation ${item.generation} (${item.gate}: ${item.reason})`);
     }
     const usage = event.usage ?? this.header.runUsage;
+    this.turnsUsage = {};
+    this.childUsage = {};
     this.finishedUsage = addUsage(this.finishedUsage, usage);
     this.header.runUsage = usage;
     this.header.sessionUsage = { ...this.finishedUsage };

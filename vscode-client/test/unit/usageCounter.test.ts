@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PanelState } from '../../src/panel/reducer';
 import { isKnownEvent, type ReinEvent, type Usage } from '../../src/shared/protocol';
-import { addUsage, type Item } from '../../src/shared/viewModel';
+import { addUsage, totalTokens, type Item } from '../../src/shared/viewModel';
 import { loadEvents } from '../helpers';
 
 /**
@@ -55,6 +55,29 @@ describe('the token counter over a real run with a subagent (real-subagent-run.j
         assert.deepEqual(state.view().header.runUsage, event.run_usage, `run_usage after turn ${event.turn}`);
       }
     }
+  });
+
+  it('counts a running subagent live, and once when its parent turn ends', () => {
+    const state = new PanelState(envelopes[0]?.sessionId ?? null);
+    const final = runEnd?.usage ?? {};
+    let turns: Usage = {};
+    let children: Usage = {};
+    let shown = 0;
+    for (const event of events) {
+      state.apply(event);
+      if (event.type === 'turn_end') {
+        turns = addUsage(turns, event.usage);
+        children = {};
+      } else if (event.type === 'subagent_activity' && event.event.type === 'turn_end') {
+        children = addUsage(children, (event.event as { usage?: Usage }).usage);
+        assert.deepEqual(state.view().header.runUsage, addUsage(turns, children));
+      }
+      const now = totalTokens(state.view().header.runUsage);
+      assert.ok(now >= shown, `the counter went down at ${event.type}`);
+      assert.ok(now <= totalTokens(final), `the counter passed the run total at ${event.type}`);
+      shown = now;
+    }
+    assert.ok(totalTokens(children) === 0);
   });
 
   it('ends equal to the run total, with the subagent counted once', () => {
