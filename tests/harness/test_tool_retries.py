@@ -89,6 +89,18 @@ def test_a_non_transient_error_is_not_retried(error: Exception) -> None:
     assert "retried" not in result.content
 
 
+def test_a_retried_failure_is_reported_by_its_retry_event_and_the_last_by_an_error_event() -> None:
+    worked = FlakyTool([TimeoutError("the editor did not answer")])
+    _, _, log, _ = run(worked)
+    assert len(log.of("tool_retry")) == 1 and log.of("error") == []
+    assert log.of("tool_retry")[0].reason == "flaky failed: TimeoutError: the editor did not answer"
+
+    failed = FlakyTool([TimeoutError(f"no answer ({i})") for i in range(4)])
+    _, _, log, _ = run(failed)
+    (error,) = log.of("error")
+    assert error.message == "tool flaky raised TimeoutError: no answer (3)"
+
+
 @pytest.mark.parametrize(
     ("error", "tool_class", "retried"),
     [

@@ -42,6 +42,7 @@ __all__ = [
     "ToolBatch",
     "ToolExecutor",
     "call_hook",
+    "failure_text",
     "format_validation_error",
     "is_transient",
     "truncate_tool_output",
@@ -71,6 +72,14 @@ def is_transient(tool: Tool[Any], exc: BaseException) -> bool:
     if isinstance(exc, TransientToolError | ConnectionRefusedError):
         return True
     return tool.tool_class == "read" and isinstance(exc, TimeoutError | ConnectionError)
+
+
+def failure_text(tool: str, exc: Exception) -> str:
+    """What the model reads for a tool's exception: a ``ToolError``'s own
+    message; anything else named with its type."""
+    if isinstance(exc, ToolError):
+        return str(exc)
+    return f"{tool} failed: {type(exc).__name__}: {exc}"
 
 
 def format_validation_error(tool: str, exc: ValidationError) -> str:
@@ -425,38 +434,39 @@ class ToolExecutor:
                 raw = await ctx.tool_executor(tool, args, tool_ctx)
                 return raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
             except Exception as exc:
-                failure = self._failure(call, exc)
+                reason = failure_text(call.name, exc)
                 if attempt >= retries or not is_transient(tool, exc):
-                    if attempt:
-                        failure.content += (
-                            f"\n(The call failed {attempt + 1} times in a row: "
-                            f"it was retried {attempt} times.)"
-                        )
-                    return failure
+                    return self._failure(call, exc, reason, attempt)
                 attempt += 1
                 delay_ms = RETRY_BACKOFF_MS * 2 ** (attempt - 1)
+                log.warning("tool %s failed transiently (%s): retry %d", call.name, reason, attempt)
                 self.emit(
                     ToolRetry(
                         tool_call_id=call.id,
                         name=call.name,
                         attempt=attempt,
                         max_attempts=retries,
-                        reason=failure.content,
+                        reason=reason,
                         delay_ms=delay_ms,
                     )
                 )
                 await anyio.sleep(delay_ms / 1000.0)
 
-    def _failure(self, call: ToolCall, exc: Exception) -> ToolResult:
-        """The error result the model reads for ``exc``; an unexpected
-        exception is also logged and reported as an ``error`` event."""
-        if isinstance(exc, ToolError):
-            return ToolResult(str(exc), is_error=True)
-        log.error("tool %s raised", call.name, exc_info=exc)
-        self.emit(
-            ErrorEvent(
-                message=f"tool {call.name} raised {type(exc).__name__}: {exc}",
-                where=f"tool:{call.name}",
+    def _failure(self, call: ToolCall, exc: Exception, reason: str, retried: int) -> ToolResult:
+        """The error result the model reads (saying how often the call ran
+        when it was retried); an unexpected exception is also logged and
+        reported as an ``error`` event. A failure that is retried is
+        reported by its ``tool_retry`` event instead."""
+        if not isinstance(exc, ToolError):
+            log.error("tool %s raised", call.name, exc_info=exc)
+            self.emit(
+                ErrorEvent(
+                    message=f"tool {call.name} raised {type(exc).__name__}: {exc}",
+                    where=f"tool:{call.name}",
+                )
             )
-        )
-        return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if retried:
+            reason += (
+                f"\n(The call failed {retried + 1} times in a row: it was retried {retried} times.)"
+            )
+        return ToolResult(reason, is_error=True)
