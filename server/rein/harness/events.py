@@ -184,8 +184,8 @@ class ToolCallUpdate(_Event):
 
 class ToolRetry(_Event):
     """A tool call failed transiently (a ``TransientToolError``; a refused
-    connection; a timeout or network error of a read tool) and runs again: one event before each
-    retry, at most ``harness.toolRetries`` per call."""
+    connection; a timeout or network error of a read tool) and runs again:
+    one event before each retry, at most ``harness.toolRetries`` per call."""
 
     type: Literal["tool_retry"] = "tool_retry"
     tool_call_id: str

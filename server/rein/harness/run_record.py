@@ -17,8 +17,8 @@ run starts sees it), and the workspace layer fills it, not the tools:
 
 The record also keeps what the model last saw of each file (read stamps), the
 tools the run executed, and the tokens its subagents spent (the loop counts
-them in the turn that called them). Changes of earlier runs that this run's gates must
-validate too (plan-act's earlier steps) are ``carried``.
+them in the turn that called them). Changes of earlier runs that this run's
+gates must validate too (plan-act's earlier steps) are ``carried``.
 """
 
 from __future__ import annotations

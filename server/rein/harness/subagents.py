@@ -4,8 +4,9 @@ The child has the same harness, a subset of the tools, its own context and
 turn budget, and its own memory in the session. Its events reach the client
 as ``subagent_activity`` events (child id + the inner event), so a client can
 render one box per child. The child's usage counts in the parent's turn that
-called it (``turn_end.usage``) and so in the parent's run usage. Aborting the parent aborts the child; a child that
-runs out of budget returns an error result and never hangs the parent.
+called it (``turn_end.usage``) and so in the parent's run usage. Aborting the
+parent aborts the child; a child that runs out of budget returns an error
+result and never hangs the parent.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Tool calls inside a run: validation, hooks, supervision, results.
 
 :class:`ToolExecutor` executes the tool calls of one assistant turn (parallel
-or sequential), supervises them (heartbeats, a time limit with a stuck-call policy, the
-misuse breaker, retries of transient failures) and returns exactly one result per call, in call order. When the run
-is aborted or crashes mid-batch, :meth:`ToolExecutor.abandon` gives the
+or sequential), supervises them (heartbeats, a time limit with a stuck-call
+policy, the misuse breaker, retries of transient failures) and returns
+exactly one result per call, in call order. When the run is aborted or
+crashes mid-batch, :meth:`ToolExecutor.abandon` gives the
 results of the calls that did not finish. Every failure becomes an
 ``is_error`` result the model can read.
 """
