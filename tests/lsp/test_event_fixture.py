@@ -1,5 +1,5 @@
-"""The events of a real `rein serve` run with a subagent, as the panel gets
-them: the run is checked here (usage per turn, the run total, the child's
+"""The events of a real `rein serve` run with a subagent, its model the
+mock server over HTTP, as the panel gets them: the run is checked here (usage per turn, the run total, the child's
 tokens in the parent's turn) and written, normalised, to
 vscode-client/test/fixtures/real-subagent-run.jsonl, which the extension's
 reducer test (test/unit/usageCounter.test.ts) feeds to the panel.
@@ -16,8 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rein.providers.mock_server import MockServer
 from tests.fakes import Editor
-from tests.lsp.conftest import running_server, write_script
+from tests.lsp.conftest import running_server
 
 FIXTURE = (
     Path(__file__).resolve().parents[2]
@@ -112,9 +113,22 @@ def fixture_text(envelopes: list[dict[str, Any]]) -> str:
 
 
 async def record_run(root: Path, tmp_path: Path) -> list[dict[str, Any]]:
-    write_script(tmp_path, SCRIPT)
+    """The run over real HTTP: the server's OpenAI provider against the mock
+    server playing SCRIPT (the usage comes back parsed from the stream)."""
     editor: Editor
-    async with running_server(root, tmp_path) as editor:
+    async with (
+        MockServer(SCRIPT) as mock,
+        running_server(
+            root,
+            tmp_path,
+            model={
+                "provider": "openai",
+                "baseUrl": mock.url + "/v1",
+                "model": "mock-model",
+                "apiKeyEnv": "",
+            },
+        ) as editor,
+    ):
         result = await editor.client.protocol.send_request_async(
             "rein/prompt", {"text": "what is in the project?"}
         )
