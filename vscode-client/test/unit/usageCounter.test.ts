@@ -127,3 +127,19 @@ describe('tool_retry', () => {
     assert.equal(tool?.status, 'running');
   });
 });
+
+describe('the token counter over a recorded plan-mode run (plan-preview.jsonl)', () => {
+  it('shows each run\'s tokens so far at every turn end', () => {
+    const recorded = loadEvents('plan-preview.jsonl');
+    const state = new PanelState(recorded.find((e) => e.sessionId !== null)?.sessionId ?? null);
+    let checked = 0;
+    for (const { event } of recorded) {
+      state.apply(event);
+      if (isKnownEvent(event) && event.type === 'turn_end') {
+        assert.deepEqual(state.view().header.runUsage, event.run_usage, `after turn ${event.turn}`);
+        checked += 1;
+      }
+    }
+    assert.ok(checked >= 4);
+  });
+});
