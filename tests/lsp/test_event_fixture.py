@@ -134,6 +134,20 @@ async def record_run(root: Path, tmp_path: Path) -> list[dict[str, Any]]:
         )
         assert result["status"] == "completed", result.get("error")
         await editor.wait_event(lambda e: e["event"]["type"] == "agent_end")
+        session = await editor.client.protocol.send_request_async(
+            "rein/session", {"sessionId": result["sessionId"]}
+        )
+        # What a reloaded panel shows: the session's total, the subagent's
+        # tokens included (the transcript alone cannot give them).
+        expected = total(SCRIPT)
+        camel = {
+            "inputTokens": expected["input_tokens"],
+            "outputTokens": expected["output_tokens"],
+            "cacheReadTokens": expected["cache_read_tokens"],
+            "cacheWriteTokens": expected["cache_write_tokens"],
+        }
+        assert result["usage"] == camel
+        assert session["usage"] == camel
         return [e for e in editor.events if e["sessionId"] == result["sessionId"]]
 
 

@@ -25,6 +25,7 @@ import {
   type UserItem,
   type UserOrigin,
   type ViewModel,
+  usageFromResult,
 } from '../shared/viewModel';
 import { autoRepairNotice, compactionText } from './notices';
 import { PLAN_TOOLS, planPrompt } from './planFlow';
@@ -682,8 +683,18 @@ export class PanelState {
 
   // -------------------------------------------------------- transcripts
 
-  /** Rebuilds the items of a stored session from its messages. */
-  static fromTranscript(sessionId: string, messages: readonly Message[], preview?: PreviewModel): PanelState {
+  /**
+   * Rebuilds the items of a stored session from its messages. `usage` is the
+   * session's total as the server keeps it (`rein/session`): it counts what
+   * the transcript cannot show (subagents, summaries); without it the
+   * assistant messages' usage is summed.
+   */
+  static fromTranscript(
+    sessionId: string,
+    messages: readonly Message[],
+    preview?: PreviewModel,
+    usage?: Record<string, number>,
+  ): PanelState {
     const state = new PanelState(sessionId, preview);
     for (const message of messages) {
       if (message.role === 'tool') {
@@ -709,6 +720,9 @@ export class PanelState {
       }
       state.onMessageEnd(message);
       state.header.sessionUsage = addUsage(state.header.sessionUsage, message.usage);
+    }
+    if (usage) {
+      state.header.sessionUsage = usageFromResult(usage);
     }
     state.finishedUsage = { ...state.header.sessionUsage };
     return state;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PanelState } from '../../src/panel/reducer';
-import { isKnownEvent, type ReinEvent, type Usage } from '../../src/shared/protocol';
+import { isKnownEvent, type Message, type ReinEvent, type Usage } from '../../src/shared/protocol';
 import { addUsage, totalTokens, type Item } from '../../src/shared/viewModel';
 import { loadEvents } from '../helpers';
 
@@ -141,5 +141,28 @@ describe('the token counter over a recorded plan-mode run (plan-preview.jsonl)',
       }
     }
     assert.ok(checked >= 4);
+  });
+});
+
+describe('a reloaded session', () => {
+  const messages: Message[] = [
+    { role: 'user', content: 'what is in the project?', origin: 'prompt' },
+    { role: 'assistant', content: [{ type: 'text', text: 'app.py and notes.txt' }], usage: { input_tokens: 1900, output_tokens: 30 } },
+  ];
+
+  it('shows the session total the server keeps, subagents included', () => {
+    const state = PanelState.fromTranscript('s', messages, undefined, { inputTokens: 6100, outputTokens: 165, cacheReadTokens: 3500, cacheWriteTokens: 0 });
+    assert.deepEqual(state.view().header.sessionUsage, { input_tokens: 6100, output_tokens: 165, cache_read_tokens: 3500, cache_write_tokens: 0 });
+    // The next run adds to it.
+    const apply = (event: ReinEvent): boolean => state.apply(event);
+    apply({ type: 'run_start', run_id: 'r2', prompt: 'more' });
+    apply({ type: 'turn_start', turn: 1 });
+    apply({ type: 'turn_end', turn: 1, usage: { input_tokens: 100, output_tokens: 5 }, run_usage: { input_tokens: 100, output_tokens: 5 } });
+    assert.equal(state.view().header.sessionUsage.input_tokens, 6200);
+  });
+
+  it('sums the transcript when the server sends no total', () => {
+    const state = PanelState.fromTranscript('s', messages);
+    assert.equal(state.view().header.sessionUsage.input_tokens, 1900);
   });
 });
