@@ -125,7 +125,7 @@ def test_timeouts_and_network_errors_are_retried_only_where_repeating_is_safe(
     assert tool_result(model).is_error is not retried
 
 
-def test_tool_retries_is_configurable_and_zero_turns_retries_off() -> None:
+def test_tool_retries_is_configurable_and_zero_turns_them_off() -> None:
     config = HarnessConfig.model_validate({"toolRetries": 1})
     assert config.tool_retries == 1
     tool = FlakyTool([TransientToolError("busy")] * 5)
@@ -140,8 +140,9 @@ def test_tool_retries_is_configurable_and_zero_turns_retries_off() -> None:
 
 
 def test_tool_retries_rejects_nonsense() -> None:
-    with pytest.raises(ValueError, match="toolRetries"):
-        HarnessConfig.model_validate({"toolRetries": -1})
+    for bad in (-1, 11, "often"):
+        with pytest.raises(ValueError, match="toolRetries"):
+            HarnessConfig.model_validate({"toolRetries": bad})
     assert HarnessConfig().tool_retries == 3
 
 
