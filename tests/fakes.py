@@ -48,7 +48,7 @@ from rein.harness.ports import (
 )
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.steering import SteeringSignal
-from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.harness.tools import Tool, ToolClass, ToolContext, ToolResult
 from rein.lsp._protocol import plain_dict_converter
 
 if TYPE_CHECKING:
@@ -265,6 +265,27 @@ class FailTool(Tool[FailArgs]):
         if args.kind == "crash":
             raise RuntimeError(args.message)
         raise ToolError(args.message)
+
+
+class FlakyTool(Tool[EchoArgs]):
+    """Raises ``errors[i]`` on its i-th execution while there is one, then
+    echoes; ``tool_class`` as given (a read, a write, a command). Counts its
+    executions in ``executed``."""
+
+    name = "flaky"
+    description = "Fails a few times, then works."
+    args_model = EchoArgs
+
+    def __init__(self, errors: Sequence[BaseException], tool_class: ToolClass = "read") -> None:
+        self.errors = list(errors)
+        self.tool_class = tool_class  # type: ignore[misc]
+        self.executed = 0
+
+    async def execute(self, args: EchoArgs, ctx: ToolContext) -> ToolResult:
+        self.executed += 1
+        if self.executed <= len(self.errors):
+            raise self.errors[self.executed - 1]
+        return ToolResult(f"worked: {args.text}")
 
 
 class SleepArgs(BaseModel):

@@ -42,6 +42,7 @@ from rein.harness.events import (
     ToolCallEnd,
     ToolCallStart,
     ToolCallUpdate,
+    ToolRetry,
     TurnEnd,
     TurnStart,
     Unverified,
@@ -87,7 +88,12 @@ EXAMPLES: dict[str, Any] = {
         ],
     ),
     "turn_start": TurnStart(turn=1),
-    "turn_end": TurnEnd(turn=1, tool_calls=1, usage=Usage(input_tokens=1200, output_tokens=80)),
+    "turn_end": TurnEnd(
+        turn=2,
+        tool_calls=1,
+        usage=Usage(input_tokens=1400, output_tokens=60),
+        run_usage=Usage(input_tokens=2600, output_tokens=140),
+    ),
     "message_start": MessageStart(role="assistant"),
     "message_delta": MessageDelta(kind="text", delta="Let me read app.py first."),
     "model_request": ModelRequestEvent(
@@ -125,6 +131,14 @@ EXAMPLES: dict[str, Any] = {
     ),
     "tool_call_update": ToolCallUpdate(
         tool_call_id="call_1_0", name="run_command", kind="output", text="collected 12 items\n"
+    ),
+    "tool_retry": ToolRetry(
+        tool_call_id="call_0_0",
+        name="read_file",
+        attempt=1,
+        max_attempts=3,
+        reason="read_file failed: TimeoutError: the editor did not answer within 10 s",
+        delay_ms=250,
     ),
     "tool_call_end": ToolCallEnd(
         tool_call_id="call_1_0",

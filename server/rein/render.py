@@ -75,6 +75,11 @@ class EventPrinter:
             if isinstance(detail, str) and detail:
                 for line in detail.splitlines()[:12]:
                     self.out.write(f"      {line}\n")
+        elif t == "tool_retry":
+            self._line(
+                f"    ↻ {event.name} retry {event.attempt} of {event.max_attempts} "
+                f"in {event.delay_ms} ms: {_one_line(event.reason, 200)}"
+            )
         elif t == "carried_changes":
             self._line(
                 f"  ↺ validating changes an earlier run left unvalidated: {', '.join(event.paths)}"

@@ -33,14 +33,17 @@ def write_script(tmp_path: Path, turns: list[dict[str, Any]], name: str = "scrip
 
 @asynccontextmanager
 async def running_server(
-    root: Path, tmp_path: Path, *, analyzer: bool = False
+    root: Path, tmp_path: Path, *, analyzer: bool = False, model: dict[str, Any] | None = None
 ) -> AsyncIterator[Editor]:
     """A real `rein serve` subprocess with an editor, outside pytest-lsp (for
-    tests that restart or kill the server)."""
+    tests that restart or kill the server). ``model``: the ``rein.model``
+    settings (default: the replay model playing tmp_path/script.yaml)."""
     client = make_client()
     ed = Editor(client, root)
     wire(ed)
-    client.set_configuration(_settings(tmp_path), section="rein")
+    settings = _settings(tmp_path)
+    model = model or settings["model"]
+    client.set_configuration({**settings, "model": model}, section="rein")
     await client.start_io(sys.executable, "-m", "rein", "serve")
     if analyzer:
         ed.pool = AnalyzerPool(root, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
@@ -49,10 +52,7 @@ async def running_server(
         lsp.InitializeParams(
             capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
             root_uri=root.as_uri(),
-            initialization_options={
-                "model": {"provider": "replay", "script": str(tmp_path / "script.yaml")},
-                "storagePath": str(tmp_path / "storage"),
-            },
+            initialization_options={"model": model, "storagePath": str(tmp_path / "storage")},
         )
     )
     try:

@@ -281,8 +281,11 @@ async def test_work_done_progress_begin_report_end(editor: Editor, tmp_path: Pat
     write_script(
         tmp_path,
         [
-            {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
-            {"text": "read"},
+            {
+                "tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            },
+            {"text": "read", "usage": {"input_tokens": 200, "output_tokens": 20}},
         ],
     )
     await editor.client.window_work_done_progress_create_async(
@@ -294,7 +297,10 @@ async def test_work_done_progress_begin_report_end(editor: Editor, tmp_path: Pat
     reports = editor.client.progress_reports["tok-1"]
     kinds = [type(r).__name__ for r in reports]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
-    assert any("turn 1" in (getattr(r, "message", "") or "") for r in reports)
+    messages = [getattr(r, "message", "") or "" for r in reports]
+    # The run's tokens so far (turn_end.run_usage), not the turn's alone.
+    assert "turn 1; tokens in 100, out 10" in messages
+    assert "turn 2; tokens in 300, out 30" in messages
 
 
 async def test_invalid_configuration_is_reported_once_and_the_last_good_one_kept(

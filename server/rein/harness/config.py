@@ -91,7 +91,11 @@ class HarnessConfig(BaseModel):
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
     )
 
-    max_model_turns_per_run: int = Field(50, ge=1)
+    #: The loop cap: model turns one run may take before it fails. 100, as
+    #: in the seed harness: the cap is a last resort behind the misuse
+    #: breaker, the repair bound and the idle watchdog, and a long task with
+    #: repairs must not hit it (docs/configuration.md says more).
+    max_model_turns_per_run: int = Field(100, ge=1)
     max_repair_attempts: int = Field(3, ge=0)
     tool_execution: ToolExecution = "parallel"
     steering_mode: QueueMode = "one-at-a-time"
@@ -116,6 +120,10 @@ class HarnessConfig(BaseModel):
     #: stuck and handled by ``stuck_tool_policy``; 0 disables.
     tool_timeout_ms: int = Field(600_000, ge=0)
     stuck_tool_policy: StuckToolPolicy = "error"
+    #: Retries of a tool call that failed transiently (a TransientToolError,
+    #: a refused connection, a TimeoutError or ConnectionError of a read
+    #: tool: ``tool_calls.is_transient``); 0: never retried.
+    tool_retries: int = Field(3, ge=0, le=10)
     #: The breaker's thresholds; None turns the breaker off.
     tool_misuse_breaker: ToolMisuseBreakerConfig | None = ToolMisuseBreakerConfig()
 

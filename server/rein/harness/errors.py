@@ -14,6 +14,7 @@
     │   ├── StreamError        malformed SSE event or JSON chunk
     │   └── ScriptError        replay script exhausted or expectation failed
     ├── ToolError              raised by a tool; becomes an is_error result
+    │   ├── TransientToolError a failure that may pass (retried, harness.toolRetries)
     │   └── SandboxError       a path outside the workspace or a denied glob
     └── StoreError             the session store cannot be used
 """
@@ -35,6 +36,7 @@ __all__ = [
     "StreamError",
     "ToolError",
     "TransientError",
+    "TransientToolError",
 ]
 
 
@@ -106,6 +108,14 @@ class ScriptError(ModelError):
 
 class ToolError(ReinError):
     """Raised by a tool to report a failure the model should read."""
+
+
+class TransientToolError(ToolError):
+    """Raised by a tool for a failure that may pass if the call runs again
+    (a flaky network, a busy service). The tool vouches that running the
+    call again is safe: the executor retries it up to
+    ``harness.toolRetries`` times, with a ``tool_retry`` event before each
+    retry, and the model reads the last error when every attempt failed."""
 
 
 class SandboxError(ToolError):

@@ -51,6 +51,7 @@ __all__ = [
     "ToolCallEnd",
     "ToolCallStart",
     "ToolCallUpdate",
+    "ToolRetry",
     "TurnEnd",
     "TurnStart",
     "Unverified",
@@ -113,10 +114,20 @@ class TurnStart(_Event):
 
 
 class TurnEnd(_Event):
+    """A model turn ended (its tool calls included). ``usage`` is this
+    turn's alone, ``run_usage`` the run's so far: a counter adds ``usage``
+    or shows ``run_usage``, never adds ``run_usage``. Both count the turn's
+    subagents (a ``task`` call's child run is part of the turn that called
+    it); a relief summary counts in the turn that needed it."""
+
     type: Literal["turn_end"] = "turn_end"
     turn: int
     tool_calls: int = 0
+    #: The tokens of this turn: its model call, its subagents, its summaries.
     usage: Usage = Usage()
+    #: The tokens of the run up to the end of this turn (the sum of its
+    #: turns' ``usage``).
+    run_usage: Usage = Usage()
 
 
 class MessageStart(_Event):
@@ -169,6 +180,24 @@ class ToolCallUpdate(_Event):
     name: str
     kind: Literal["output", "heartbeat", "status"] = "output"
     text: str = ""
+
+
+class ToolRetry(_Event):
+    """A tool call failed transiently (a ``TransientToolError``; a refused
+    connection; a timeout or network error of a read tool) and runs again:
+    one event before each retry, at most ``harness.toolRetries`` per call."""
+
+    type: Literal["tool_retry"] = "tool_retry"
+    tool_call_id: str
+    name: str
+    #: This retry's number: 1 for the second execution of the call.
+    attempt: int
+    #: The retries this call may get (``harness.toolRetries``).
+    max_attempts: int
+    #: Why the last execution failed (the error, as the model would read it).
+    reason: str
+    #: The pause before this retry.
+    delay_ms: int = 0
 
 
 class ToolCallEnd(_Event):
@@ -415,6 +444,7 @@ Event = Annotated[
     | ModelRequestEvent
     | ToolCallStart
     | ToolCallUpdate
+    | ToolRetry
     | ToolCallEnd
     | SteeringApplied
     | FollowUpStarted

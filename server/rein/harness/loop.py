@@ -102,7 +102,9 @@ class _TurnLoop:
         self.last_event = time.monotonic()
         self.turn = 0
         self.turn_open = False
+        #: The run's usage so far, and the open turn's part of it.
         self.usage = Usage()
+        self.turn_usage = Usage()
         self.last_text = ""
         self.record = RunRecord(ctx.carried)
         self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
@@ -257,7 +259,7 @@ class _TurnLoop:
                 self.close_partial_stream("error")
                 return self.finish("failed", f"model error: {exc}")
             break
-        self.usage = self.usage + assistant.usage
+        self.count_usage(assistant.usage)
         if assistant.is_empty():
             return self.degenerate_reply(assistant)
         self.degenerate.empty = 0
@@ -394,13 +396,25 @@ class _TurnLoop:
     async def summarize(self, text: str) -> str:
         """The summary the over-window relief asked for, by the run's model."""
         summary, usage = await summarize(self.turn_model, text)
-        self.usage = self.usage + usage
+        self.count_usage(usage)
         return summary
 
+    def count_usage(self, usage: Usage) -> None:
+        """Tokens spent by this run: the open turn's and the run's."""
+        self.turn_usage = self.turn_usage + usage
+        self.usage = self.usage + usage
+
     def end_turn(self, tool_calls: int) -> None:
+        """Close the open turn: its usage (with its subagents') and the run's."""
+        self.count_usage(self.record.take_subagent_usage())
         if self.turn_open:
             self.turn_open = False
-            self.emit(TurnEnd(turn=self.turn, tool_calls=tool_calls, usage=self.usage))
+            turn_usage, self.turn_usage = self.turn_usage, Usage()
+            self.emit(
+                TurnEnd(
+                    turn=self.turn, tool_calls=tool_calls, usage=turn_usage, run_usage=self.usage
+                )
+            )
 
     async def poll_external_steering(self) -> None:
         """For the whole run, one task: during tool phases, ask the external

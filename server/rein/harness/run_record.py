@@ -15,9 +15,11 @@ run starts sees it), and the workspace layer fills it, not the tools:
   and attributed, origin ``"command"``, to the runs whose command was running
   (:meth:`~rein.harness.generations.MutationLog.attributing_processes`).
 
-The record also keeps what the model last saw of each file (read stamps) and
-the tools the run executed (and which of them succeeded). Changes of earlier runs that this run's gates must
-validate too (plan-act's earlier steps) are ``carried``.
+The record also keeps what the model last saw of each file (read stamps),
+the tools the run executed (and which of them succeeded), and the tokens its
+subagents spent (the loop counts them in the turn that called them). Changes
+of earlier runs that this run's gates must validate too (plan-act's earlier
+steps) are ``carried``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rein.harness.messages import Usage
 from rein.harness.ports import FileContent, Mutation
 
 __all__ = [
@@ -93,6 +96,7 @@ class RunRecord:
 
     __slots__ = (
         "_generations",
+        "_subagent_usage",
         "carried",
         "mutations",
         "read_stamps",
@@ -112,6 +116,7 @@ class RunRecord:
         #: Names of the tools whose result was not an error, in order.
         self.tools_succeeded: list[str] = []
         self._generations: set[int] = set()
+        self._subagent_usage = Usage()
 
     def add(self, mutation: Mutation, origin: RunMutationOrigin) -> bool:
         """Count ``mutation`` (once per generation); False when it already was."""
@@ -133,6 +138,16 @@ class RunRecord:
 
     def note_success(self, name: str) -> None:
         self.tools_succeeded.append(name)
+
+    def note_subagent_usage(self, usage: Usage) -> None:
+        """A subagent of this run spent ``usage`` (its whole run)."""
+        self._subagent_usage = self._subagent_usage + usage
+
+    def take_subagent_usage(self) -> Usage:
+        """The subagents' usage noted since the last take (the loop adds it
+        to the turn that ends)."""
+        usage, self._subagent_usage = self._subagent_usage, Usage()
+        return usage
 
     def to_validate(self) -> list[RunMutation]:
         """The carried changes and this run's: what the gates look at."""

@@ -21,7 +21,9 @@ its parent's run (docs/architecture.md lists the invariants and their tests):
   allows; beyond it ``task`` is not offered, and refused if called;
 * **events**: every inner event reaches the client as ``subagent_activity``
   (child id + the inner event); text deltas are joined, one forwarded delta
-  per :attr:`SubagentSpawner.delta_interval_s` at most.
+  per :attr:`SubagentSpawner.delta_interval_s` at most;
+* **usage**: the child's tokens count in the parent's turn that called it
+  (``turn_end.usage``) and so in the parent's run usage.
 
 Aborting the parent aborts the child; a child that runs out of budget
 returns an error result and never hangs the parent.
@@ -404,6 +406,9 @@ async def run_subagent(
         # transcript (aborted results, run_end) before the parent unwinds.
         with anyio.CancelScope(shield=True):
             box["result"] = await child.prompt(prompt)
+        # The child's tokens are the parent's too: they count in the turn
+        # that called it (aborted or not).
+        ctx.record.note_subagent_usage(box["result"].usage)
         done.set()
 
     async def wake_on_steering() -> None:

@@ -1,9 +1,10 @@
 """Tool calls inside a run: validation, hooks, supervision, results.
 
 :class:`ToolExecutor` executes the tool calls of one assistant turn (parallel
-or sequential), supervises them (heartbeats, a time limit with a stuck-call policy, the
-misuse breaker) and returns exactly one result per call, in call order. When the run
-is aborted or crashes mid-batch, :meth:`ToolExecutor.abandon` gives the
+or sequential), supervises them (heartbeats, a time limit with a stuck-call
+policy, the misuse breaker, retries of transient failures) and returns
+exactly one result per call, in call order. When the run is aborted or
+crashes mid-batch, :meth:`ToolExecutor.abandon` gives the
 results of the calls that did not finish. Every failure becomes an
 ``is_error`` result the model can read.
 """
@@ -22,8 +23,15 @@ from pydantic import BaseModel, ValidationError
 
 from rein.harness.breaker import ToolMisuseBreaker
 from rein.harness.config import HarnessConfig, StuckToolConfig
-from rein.harness.errors import ToolError
-from rein.harness.events import Emit, ErrorEvent, ToolCallEnd, ToolCallStart, ToolCallUpdate
+from rein.harness.errors import ToolError, TransientToolError
+from rein.harness.events import (
+    Emit,
+    ErrorEvent,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolCallUpdate,
+    ToolRetry,
+)
 from rein.harness.hooks import Block
 from rein.harness.messages import ToolCall, ToolResultMessage
 from rein.harness.redaction import redact
@@ -33,10 +41,13 @@ from rein.harness.supervision import CallSupervisor
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
+    "RETRY_BACKOFF_MS",
     "ToolBatch",
     "ToolExecutor",
     "call_hook",
+    "failure_text",
     "format_validation_error",
+    "is_transient",
     "truncate_tool_output",
 ]
 
@@ -47,6 +58,31 @@ _UPDATE_KINDS: dict[str, Literal["output", "heartbeat", "status"]] = {
     "heartbeat": "heartbeat",
     "status": "status",
 }
+
+
+#: The pause before the first retry of a transient failure; it doubles for
+#: each further retry (250, 500, 1000 ms for the default three).
+RETRY_BACKOFF_MS = 250
+
+
+def is_transient(tool: Tool[Any], exc: BaseException) -> bool:
+    """A failure worth running the call again for: a ``TransientToolError``
+    (the tool vouches the call is safe to repeat); a refused connection
+    (nothing was sent); a timeout or other network error of a read tool
+    (reading again changes nothing). A write, a command or a subagent that
+    timed out or lost its connection may have done its work: never repeated
+    on its own."""
+    if isinstance(exc, TransientToolError | ConnectionRefusedError):
+        return True
+    return tool.tool_class == "read" and isinstance(exc, TimeoutError | ConnectionError)
+
+
+def failure_text(tool: str, exc: Exception) -> str:
+    """What the model reads for a tool's exception: a ``ToolError``'s own
+    message; anything else named with its type."""
+    if isinstance(exc, ToolError):
+        return str(exc)
+    return f"{tool} failed: {type(exc).__name__}: {exc}"
 
 
 def format_validation_error(tool: str, exc: ValidationError) -> str:
@@ -409,17 +445,46 @@ class ToolExecutor:
             steering=steering,
             hooks=ctx.hooks,
         )
-        try:
-            raw = await ctx.tool_executor(tool, args, tool_ctx)
-            return raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
-        except ToolError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except Exception as exc:
-            log.exception("tool %s raised", call.name)
+        retries = self.config.tool_retries
+        attempt = 0
+        while True:
+            try:
+                raw = await ctx.tool_executor(tool, args, tool_ctx)
+                return raw if isinstance(raw, ToolResult) else ToolResult(str(raw))
+            except Exception as exc:
+                reason = failure_text(call.name, exc)
+                if attempt >= retries or not is_transient(tool, exc):
+                    return self._failure(call, exc, reason, attempt)
+                attempt += 1
+                delay_ms = RETRY_BACKOFF_MS * 2 ** (attempt - 1)
+                log.warning("tool %s failed transiently (%s): retry %d", call.name, reason, attempt)
+                self.emit(
+                    ToolRetry(
+                        tool_call_id=call.id,
+                        name=call.name,
+                        attempt=attempt,
+                        max_attempts=retries,
+                        reason=reason,
+                        delay_ms=delay_ms,
+                    )
+                )
+                await anyio.sleep(delay_ms / 1000.0)
+
+    def _failure(self, call: ToolCall, exc: Exception, reason: str, retried: int) -> ToolResult:
+        """The error result the model reads (saying how often the call ran
+        when it was retried); an unexpected exception is also logged and
+        reported as an ``error`` event. A failure that is retried is
+        reported by its ``tool_retry`` event instead."""
+        if not isinstance(exc, ToolError):
+            log.error("tool %s raised", call.name, exc_info=exc)
             self.emit(
                 ErrorEvent(
                     message=f"tool {call.name} raised {type(exc).__name__}: {exc}",
                     where=f"tool:{call.name}",
                 )
             )
-            return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if retried:
+            reason += (
+                f"\n(The call failed {retried + 1} times in a row: it was retried {retried} times.)"
+            )
+        return ToolResult(reason, is_error=True)

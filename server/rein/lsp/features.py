@@ -42,7 +42,7 @@ def _session(server: ReinServer, session_id: str, method: str) -> Session:
 def _progress_listener(server: ReinServer, token: str | int) -> Any:
     def listener(event: Event) -> None:
         if event.type == "turn_end":
-            usage = event.usage
+            usage = event.run_usage
             server.work_done_progress.report(
                 token,
                 lsp.WorkDoneProgressReport(

@@ -220,7 +220,7 @@ export class ChatController implements vscode.Disposable {
       if (this.sessionIdValue !== sessionId) {
         return;
       }
-      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview);
+      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview, session?.usage);
       state.setRunning(session?.status === 'running' || this.running);
       state.notice('warning', reason);
       this.replaceState(state, sessionId);
@@ -352,7 +352,7 @@ export class ChatController implements vscode.Disposable {
     }
     try {
       const session = await this.connection.sendRequest<Partial<SessionResult> | null>(Methods.session, { sessionId });
-      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview);
+      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview, session?.usage);
       state.setRunning(session?.status === 'running');
       this.replaceState(state, sessionId);
     } catch (error) {

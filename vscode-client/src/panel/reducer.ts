@@ -25,6 +25,7 @@ import {
   type UserItem,
   type UserOrigin,
   type ViewModel,
+  usageFromResult,
 } from '../shared/viewModel';
 import { autoRepairNotice, compactionText } from './notices';
 import { PLAN_TOOLS, planPrompt } from './planFlow';
@@ -63,6 +64,10 @@ export class PanelState {
   private runUserShown = false;
   private repairsThisRun = 0;
   private finishedUsage: Usage = {};
+  /** The run's turns so far (the sum of their `turn_end.usage`). */
+  private turnsUsage: Usage = {};
+  /** Subagent turns ended since the parent's last turn_end: shown live, then part of that turn's usage. */
+  private childUsage: Usage = {};
   private plan: PlanItem | undefined;
   /** plan_state before the plan box exists. */
   private planState: string | undefined;
@@ -200,9 +205,12 @@ export class PanelState {
         this.bumpHeader();
         break;
       case 'turn_end':
-        this.header.runUsage = addUsage(this.header.runUsage, event.usage);
-        this.header.sessionUsage = addUsage(this.finishedUsage, this.header.runUsage);
-        this.bumpHeader();
+        // `usage` is this turn's alone, its subagents' tokens included: the
+        // counter adds it (never `run_usage`, the run so far), and drops the
+        // children's turns it showed live meanwhile.
+        this.turnsUsage = addUsage(this.turnsUsage, event.usage);
+        this.childUsage = {};
+        this.showRunUsage();
         break;
       case 'message_start':
         if (event.role === 'assistant') {
@@ -241,6 +249,13 @@ export class PanelState {
         } else {
           tool.statusText = event.text;
         }
+        this.touch(tool);
+        break;
+      }
+      case 'tool_retry': {
+        // A transient failure: the call runs again (its one end comes later).
+        const tool = this.ensureTool(event.tool_call_id, event.name);
+        tool.statusText = `retry ${event.attempt} of ${event.max_attempts}: ${event.reason}`;
         this.touch(tool);
         break;
       }
@@ -294,6 +309,11 @@ export class PanelState {
       case 'subagent_activity':
         if (typeof event.event.type === 'string') {
           this.onSubagent(event.child_id, event.name, { ...event.event, type: event.event.type });
+          if (event.event.type === 'turn_end') {
+            // Live while the child runs; the parent's turn_end will hold it.
+            this.childUsage = addUsage(this.childUsage, (event.event as { usage?: Usage }).usage);
+            this.showRunUsage();
+          }
         }
         break;
       case 'plan_updated': {
@@ -336,11 +356,20 @@ export class PanelState {
     }
   }
 
+  /** The header's counters: the run's turns, its children's turns since, the session's runs. */
+  private showRunUsage(): void {
+    this.header.runUsage = addUsage(this.turnsUsage, this.childUsage);
+    this.header.sessionUsage = addUsage(this.finishedUsage, this.header.runUsage);
+    this.bumpHeader();
+  }
+
   private onRunStart(runId: string, prompt: string | undefined): void {
     this.runId = runId;
     this.header.status = 'running';
     this.header.turn = 0;
     this.header.runUsage = {};
+    this.turnsUsage = {};
+    this.childUsage = {};
     this.repairsThisRun = 0;
     this.currentAssistant = undefined;
     this.runUserShown = false;
@@ -379,6 +408,8 @@ export class PanelState {
       this.notice('warning', `Not verified: generation ${item.generation} (${item.gate}: ${item.reason})`);
     }
     const usage = event.usage ?? this.header.runUsage;
+    this.turnsUsage = {};
+    this.childUsage = {};
     this.finishedUsage = addUsage(this.finishedUsage, usage);
     this.header.runUsage = usage;
     this.header.sessionUsage = { ...this.finishedUsage };
@@ -669,8 +700,18 @@ export class PanelState {
 
   // -------------------------------------------------------- transcripts
 
-  /** Rebuilds the items of a stored session from its messages. */
-  static fromTranscript(sessionId: string, messages: readonly Message[], preview?: PreviewModel): PanelState {
+  /**
+   * Rebuilds the items of a stored session from its messages. `usage` is the
+   * session's total as the server keeps it (`rein/session`): it counts what
+   * the transcript cannot show (subagents, summaries); without it the
+   * assistant messages' usage is summed.
+   */
+  static fromTranscript(
+    sessionId: string,
+    messages: readonly Message[],
+    preview?: PreviewModel,
+    usage?: Record<string, number>,
+  ): PanelState {
     const state = new PanelState(sessionId, preview);
     for (const message of messages) {
       if (message.role === 'tool') {
@@ -696,6 +737,9 @@ export class PanelState {
       }
       state.onMessageEnd(message);
       state.header.sessionUsage = addUsage(state.header.sessionUsage, message.usage);
+    }
+    if (usage) {
+      state.header.sessionUsage = usageFromResult(usage);
     }
     state.finishedUsage = { ...state.header.sessionUsage };
     return state;

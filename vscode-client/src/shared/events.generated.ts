@@ -303,7 +303,29 @@ export interface ToolResultMessage {
   tool_name: string;
 }
 
+/**
+ * A tool call failed transiently (a ``TransientToolError``; a refused connection; a timeout or
+ * network error of a read tool) and runs again: one event before each retry, at most
+ * ``harness.toolRetries`` per call.
+ */
+export interface ToolRetry {
+  attempt: number;
+  delay_ms?: number;
+  max_attempts: number;
+  name: string;
+  reason: string;
+  tool_call_id: string;
+  type: 'tool_retry';
+}
+
+/**
+ * A model turn ended (its tool calls included). ``usage`` is this turn's alone, ``run_usage`` the
+ * run's so far: a counter adds ``usage`` or shows ``run_usage``, never adds ``run_usage``. Both
+ * count the turn's subagents (a ``task`` call's child run is part of the turn that called it); a
+ * relief summary counts in the turn that needed it.
+ */
 export interface TurnEnd {
+  run_usage?: Usage;
   tool_calls?: number;
   turn: number;
   type: 'turn_end';
@@ -366,6 +388,7 @@ export type ReinEvent =
   | ModelRequestEvent
   | ToolCallStart
   | ToolCallUpdate
+  | ToolRetry
   | ToolCallEnd
   | SteeringApplied
   | FollowUpStarted
@@ -403,6 +426,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'model_request',
   'tool_call_start',
   'tool_call_update',
+  'tool_retry',
   'tool_call_end',
   'steering_applied',
   'follow_up_started',

@@ -137,6 +137,11 @@ export interface SessionResult {
   id: string;
   status: string;
   messages: Message[];
+  /**
+   * The session's tokens over all its runs, subagents and summaries included
+   * (camelCase, as in PromptResult). Older servers leave it out.
+   */
+  usage?: Record<string, number>;
 }
 
 export type PreviewAction = 'start' | 'stop' | 'restart' | 'status';

@@ -214,6 +214,16 @@ export function addUsage(a: Usage, b: Usage | undefined): Usage {
   };
 }
 
+/** A usage from a request's result (camelCase: inputTokens, ...) as the events spell it. */
+export function usageFromResult(usage: Record<string, number>): Usage {
+  return {
+    input_tokens: usage.inputTokens ?? 0,
+    output_tokens: usage.outputTokens ?? 0,
+    cache_read_tokens: usage.cacheReadTokens ?? 0,
+    cache_write_tokens: usage.cacheWriteTokens ?? 0,
+  };
+}
+
 /** 12345 -> "12.3k", 1234567 -> "1.23M". */
 export function formatTokens(n: number): string {
   if (n < 1000) {

@@ -78,8 +78,10 @@ describe('ChatController', () => {
       status: 'idle',
       messages: [
         { role: 'user', content: 'Fix calc.py', origin: 'prompt' },
-        { role: 'assistant', content: [{ type: 'text', text: 'All fixed.' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'All fixed.' }], usage: { input_tokens: 10, output_tokens: 1 } },
       ],
+      // The server's total: more than the transcript shows (a subagent ran).
+      usage: { inputTokens: 4200, outputTokens: 135, cacheReadTokens: 2100, cacheWriteTokens: 0 },
     }));
     connection.emit(envelope(1, { type: 'run_start', run_id: 'r1', prompt: 'Fix calc.py' }));
     connection.emit(envelope(2, { type: 'turn_start', turn: 1 }));
@@ -96,6 +98,7 @@ describe('ChatController', () => {
     );
     const notice = items[2];
     assert.ok(notice?.kind === 'notice' && /Missed 2 events \(seq 3–4\)/.test(notice.text));
+    assert.deepEqual(controller.header.sessionUsage, { input_tokens: 4200, output_tokens: 135, cache_read_tokens: 2100, cache_write_tokens: 0 });
     // After the reload the next event is the new baseline.
     connection.emit(envelope(9, { type: 'turn_start', turn: 3 }));
     assert.equal(controller.header.turn, 3);
