@@ -645,3 +645,52 @@ async def test_a_plan_interrupted_between_steps_starts_the_next_step_with_its_ow
     assert result.status == "completed", result.error
     assert executor.index == len(executor.script.turns)
     assert [e.reason for e in log.of("plan_updated")][:1] == ["step_started"]
+
+
+async def test_a_failed_last_step_skips_the_gates_and_its_change_is_validated_after_the_replan() -> (
+    None
+):
+    """The last step of the plan gives up after writing a broken file: no
+    gate runs on the failed step (a failed step's errors must not fail the
+    plan before the planner revises it); the revised step's gates validate
+    that change and the executor repairs it."""
+    workspace = FakeWorkspace()
+    mutations = MutationLog()
+    ref: list = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
+    ref[0] = coordinator
+    mutations.subscribe(coordinator.notify_mutation)
+    mutations.subscribe(analyzer.on_mutation)
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
+    flow, _, _, log, _ = make_flow(
+        [
+            plan(("s1", "write a.py")),
+            {
+                "expect": {"last_message_contains": "Step s1 failed: the API is gone"},
+                **plan(("s1b", "write b.py instead")),
+            },
+        ],
+        [
+            write("a.py", "ERROR in a\n"),
+            complete("s1", success=False, summary="the API is gone"),
+            write("b.py", "fine\n"),
+            complete("s1b"),
+            {"expect": {"last_message_contains": "a.py:1:1 error E1"}, **write("a.py", "fixed\n")},
+            complete("s1b", summary="fixed a.py too"),
+        ],
+        executor_tools=[FakeWriteTool()],
+        gates=GatePipeline([AnalyzerGate(coordinator)]),
+        env=env,
+    )
+    result = await flow.run("write files")
+    assert result.status == "completed", result.error
+    assert states(log) == ["planning", "executing", "updating", "executing", "completed"]
+    revised = [
+        i for i, e in enumerate(log.events) if e.type == "plan_updated" and e.reason == "revised"
+    ]
+    # No gate ran before the revision; after it, the gates caught a.py and passed.
+    assert log.types().index("gate_start") > revised[0]
+    assert [r.passed for r in log.of("gate_result")] == [False, True]
+    assert result.repair_attempts == 1

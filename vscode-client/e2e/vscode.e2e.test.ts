@@ -13,8 +13,10 @@
  *    Rein: Start Preview asks the server (no preview is configured there).
  * 3. Plan mode: the test switches the mock to e2e/plan-scenario.yaml through
  *    its control API (POST /mock/scenario), starts a new session with the
- *    panel's Plan mode on; a two-step plan with an edit in each step runs,
- *    the plan box shows both steps done, the edits land in calc.py.
+ *    panel's Plan mode on; a two-step plan runs: step 1 edits, step 2 gives
+ *    up, the planner revises it and the revised step has a subagent edit
+ *    (its box shows what it said); the plan box shows both steps done, the
+ *    edits land in calc.py.
  * 4. ask_user: e2e/ask-scenario.yaml; the step asks the person, the test
  *    dismisses VS Code's input box, the panel shows the run waiting with the
  *    question; the answer typed in the panel (with e2e/resume-scenario.yaml
@@ -388,7 +390,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await runCommand(page, 'Rein: Start Preview');
     await page.locator('.notification-list-item-message', { hasText: 'no preview is configured' }).first().waitFor({ timeout: 15_000 });
   });
-  it('runs a plan in Plan mode: two steps, an edit in each, one end for the plan', async () => {
+  it('runs a plan in Plan mode: two steps with edits, a replan and a subagent, one end for the plan', async () => {
     assert.ok(env);
     const { page, workspace } = env;
     const panel = chat(page);
@@ -409,8 +411,15 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await plan.locator('.badge').textContent(), 'completed');
     assert.equal(await plan.locator('.step.done').count(), 2);
     assert.match((await plan.locator('.step').first().textContent()) ?? '', /Add a docstring to divide\(\) — divide\(\) has a docstring/);
-    assert.deepEqual(await panel.locator('.item.step-start .step-label').allTextContents(), ['Step 1 of 2', 'Step 2 of 2']);
-    assert.equal(await panel.locator('.item.tool .tool-name', { hasText: 'edit_file' }).count(), 2);
+    // Step 2 gave up, the planner revised it, and the revised step ran.
+    assert.deepEqual(await panel.locator('.item.step-start .step-label').allTextContents(), ['Step 1 of 2', 'Step 2 of 2', 'Step 2 of 2']);
+    assert.match((await plan.locator('.step').nth(1).textContent()) ?? '', /Have a subagent add total\(\) before mean\(\) — a subagent added total\(\)/);
+    // The revised step's edit was the subagent's: its box shows what it said.
+    assert.equal(await panel.locator('.item.tool .tool-name', { hasText: 'edit_file' }).count(), 1);
+    const subagent = panel.locator('.item.subagent');
+    assert.equal(await subagent.count(), 1);
+    assert.match((await subagent.getAttribute('class')) ?? '', /\bcompleted\b/);
+    assert.match((await subagent.locator('.sub-text').textContent()) ?? '', /total\(\) is in calc\.py, before mean\(\)\./);
     await panel.locator('.item.assistant', { hasText: 'divide() is documented and total() sums the values.' }).waitFor();
     await waitUntil(
       'both steps\' edits in calc.py',

@@ -26,7 +26,10 @@ class OutputTool(Tool[T], Generic[T]):
     """A tool whose valid call is the run's answer.
 
     ``check`` may reject a well-formed answer with a reason the model reads
-    (raise :class:`~rein.harness.errors.ToolError`).
+    (raise :class:`~rein.harness.errors.ToolError`). ``validates`` says
+    whether an answer ends the run through the gates (default: always); an
+    answer that gives up (plan-act's failed step) skips them, and its
+    changes stay unvalidated for a later run's gates.
     """
 
     tool_class: ClassVar[Any] = "other"
@@ -39,22 +42,28 @@ class OutputTool(Tool[T], Generic[T]):
         *,
         check: Callable[[T, ToolContext], None] | None = None,
         summary: Callable[[T], str] | None = None,
+        validates: Callable[[T], bool] | None = None,
     ) -> None:
         self.name = name  # type: ignore[misc]
         self.description = description  # type: ignore[misc]
         self.args_model = args_model  # type: ignore[misc]
         self._check = check
         self._summary = summary
+        self._validates = validates
         self._schema = None
 
     async def execute(self, args: T, ctx: ToolContext) -> ToolResult:
         if self._check is not None:
             self._check(args, ctx)
         text = self._summary(args) if self._summary is not None else "Recorded."
-        return ToolResult(
-            text,
-            details={"terminal": True, "output": args.model_dump(mode="json"), "text": text},
-        )
+        details: dict[str, Any] = {
+            "terminal": True,
+            "output": args.model_dump(mode="json"),
+            "text": text,
+        }
+        if self._validates is not None and not self._validates(args):
+            details["skip_gates"] = True
+        return ToolResult(text, details=details)
 
 
 def output_of(details: dict[str, Any] | None, model: type[T]) -> T:

@@ -118,6 +118,9 @@ def complete_step_tool(
         CompleteStepArgs,
         check=check,
         summary=lambda a: f"Step {a.step_id} {'done' if a.success else 'failed'}: {a.summary}",
+        # A failed step is revised or fails the plan: its changes are
+        # validated by the gates of the step that finishes the plan.
+        validates=lambda a: a.success,
     )
 
 

@@ -61,6 +61,7 @@ describe('package.json', () => {
       'rein.tools.grepBackend': 'auto',
       'rein.tools.disabled': [],
       'rein.tools.toolkits': [],
+      'rein.tools.passEnv': [],
       'rein.autoRepair': 'off',
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
