@@ -65,6 +65,8 @@ describe('package.json', () => {
       'rein.autoRepair': 'off',
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
+    // A workspace's settings must not make the server import code.
+    assert.equal((settings['rein.tools.toolkits'] as { scope?: string }).scope, 'machine');
     for (const [key, value] of Object.entries(expected)) {
       const setting = settings[key] as Setting;
       assert.ok(setting.description ?? setting.markdownDescription, `${key} has a description`);
