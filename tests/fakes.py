@@ -1247,3 +1247,27 @@ def run_in_virtual_time(main: Callable[[], Awaitable[_T]]) -> _T:
             return runner.run(run())
         finally:
             time.monotonic = real_monotonic
+
+
+def plan_turn(*steps: tuple[str, str]) -> dict[str, Any]:
+    """A planner's script turn: ``submit_plan`` with (id, description) steps."""
+    return {
+        "tool_calls": [
+            {
+                "name": "submit_plan",
+                "arguments": {"steps": [{"id": i, "description": d} for i, d in steps]},
+            }
+        ]
+    }
+
+
+def complete_turn(step: str, success: bool = True, summary: str = "done") -> dict[str, Any]:
+    """An executor's script turn: ``complete_step``."""
+    return {
+        "tool_calls": [
+            {
+                "name": "complete_step",
+                "arguments": {"step_id": step, "success": success, "summary": summary},
+            }
+        ]
+    }

@@ -29,29 +29,12 @@ from tests.fakes import (
     MemoryPersistence,
     assistant,
     call,
+    complete_turn,
+    plan_turn,
 )
 
-
-def plan(*steps: tuple[str, str]) -> dict[str, Any]:
-    return {
-        "tool_calls": [
-            {
-                "name": "submit_plan",
-                "arguments": {"steps": [{"id": i, "description": d} for i, d in steps]},
-            }
-        ]
-    }
-
-
-def complete(step: str, success: bool = True, summary: str = "done") -> dict[str, Any]:
-    return {
-        "tool_calls": [
-            {
-                "name": "complete_step",
-                "arguments": {"step_id": step, "success": success, "summary": summary},
-            }
-        ]
-    }
+plan = plan_turn
+complete = complete_turn
 
 
 def echo(text: str = "x") -> dict[str, Any]:
@@ -94,6 +77,24 @@ def make_flow(
 
     flow = PlanActFlow(planner, executor, log, gates=gates, save_state=save, snapshot=snapshot)
     return flow, planner_model, executor_model, log, saved
+
+
+def analyzer_env(
+    files: dict[str, str] | None = None,
+) -> tuple[ToolEnvironment, DiagnosticsCoordinator]:
+    """A tracked fake workspace (holding ``files``, already analyzed) whose
+    analyzer reports every line holding "ERROR"; and the gates' coordinator."""
+    workspace = FakeWorkspace(files or {})
+    mutations = MutationLog()
+    ref: list = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    analyzer.analyze()
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
+    ref[0] = coordinator
+    mutations.subscribe(coordinator.notify_mutation)
+    mutations.subscribe(analyzer.on_mutation)
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    return env, coordinator
 
 
 def states(log: EventLog) -> list[str]:
@@ -217,15 +218,7 @@ async def test_a_text_reply_gets_one_nudge_then_the_step_fails() -> None:
 
 
 async def test_the_gates_run_after_the_last_step_over_every_change_of_the_plan() -> None:
-    workspace = FakeWorkspace()
-    mutations = MutationLog()
-    ref: list = [None]
-    analyzer = LineAnalyzer(workspace, ref)
-    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
-    ref[0] = coordinator
-    mutations.subscribe(coordinator.notify_mutation)
-    mutations.subscribe(analyzer.on_mutation)
-    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    env, coordinator = analyzer_env()
     write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
     flow, _, executor, log, _ = make_flow(
         [plan(("s1", "write a.py"), ("s2", "write b.py")), {"text": "Wrote both files."}],
@@ -346,15 +339,7 @@ async def test_an_executor_budget_that_runs_out_fails_the_step_not_the_process()
 
 
 async def test_the_flow_leaves_the_planner_and_the_executor_as_they_were() -> None:
-    workspace = FakeWorkspace()
-    mutations = MutationLog()
-    ref: list = [None]
-    analyzer = LineAnalyzer(workspace, ref)
-    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
-    ref[0] = coordinator
-    mutations.subscribe(coordinator.notify_mutation)
-    mutations.subscribe(analyzer.on_mutation)
-    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    env, coordinator = analyzer_env()
     write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
     flow, planner_model, executor_model, log, _ = make_flow(
         [plan(("s1", "write a.py"), ("s2", "write b.py")), {"text": "Wrote both files."}],
@@ -539,16 +524,7 @@ async def test_restored_changes_are_validated_by_the_last_steps_gates() -> None:
     """After a restart the plan's earlier changes come back from the
     snapshot (generation 0): the last step's gates judge them although the
     last step changed another file only."""
-    workspace = FakeWorkspace({"a.py": "ERROR from step 1\n"})
-    mutations = MutationLog()
-    ref: list = [None]
-    analyzer = LineAnalyzer(workspace, ref)
-    analyzer.analyze()
-    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
-    ref[0] = coordinator
-    mutations.subscribe(coordinator.notify_mutation)
-    mutations.subscribe(analyzer.on_mutation)
-    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    env, coordinator = analyzer_env({"a.py": "ERROR from step 1\n"})
     write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
     stored = PlanSnapshot(
         task="write files",
@@ -654,15 +630,7 @@ async def test_a_failed_last_step_skips_the_gates_and_its_change_is_validated_af
     gate runs on the failed step (a failed step's errors must not fail the
     plan before the planner revises it); the revised step's gates validate
     that change and the executor repairs it."""
-    workspace = FakeWorkspace()
-    mutations = MutationLog()
-    ref: list = [None]
-    analyzer = LineAnalyzer(workspace, ref)
-    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
-    ref[0] = coordinator
-    mutations.subscribe(coordinator.notify_mutation)
-    mutations.subscribe(analyzer.on_mutation)
-    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    env, coordinator = analyzer_env()
     write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
     flow, _, _, log, _ = make_flow(
         [

@@ -20,7 +20,7 @@ from rein.harness import RunResult
 from rein.harness.events import Event, GateResult, PlanState
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
-from tests.fakes import FakeUserChannel, StallingModel
+from tests.fakes import FakeUserChannel, StallingModel, complete_turn, plan_turn
 
 #: a.py must not contain the word ERROR: the command gate says so.
 CHECK = (
@@ -42,26 +42,8 @@ CONFIG = load_config(
 )
 
 
-def plan(*steps: tuple[str, str]) -> dict[str, Any]:
-    return {
-        "tool_calls": [
-            {
-                "name": "submit_plan",
-                "arguments": {"steps": [{"id": i, "description": d} for i, d in steps]},
-            }
-        ]
-    }
-
-
-def complete(step: str, success: bool = True, summary: str = "done") -> dict[str, Any]:
-    return {
-        "tool_calls": [
-            {
-                "name": "complete_step",
-                "arguments": {"step_id": step, "success": success, "summary": summary},
-            }
-        ]
-    }
+plan = plan_turn
+complete = complete_turn
 
 
 def write(path: str, content: str) -> dict[str, Any]:
