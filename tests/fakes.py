@@ -25,8 +25,10 @@ from pytest_lsp.client import register_lsp_features
 # The benchmark's workload tool lives in the package (``rein bench core`` uses it).
 from rein.bench_tools import FixedReadArgs as FixedReadArgs
 from rein.bench_tools import FixedReadTool as FixedReadTool
+from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.errors import ToolError
 from rein.harness.events import Event
+from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.messages import (
     AssistantMessage,
     TextPart,
@@ -48,7 +50,7 @@ from rein.harness.ports import (
 )
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.steering import SteeringSignal
-from rein.harness.tools import Tool, ToolClass, ToolContext, ToolResult
+from rein.harness.tools import Tool, ToolClass, ToolContext, ToolEnvironment, ToolResult
 from rein.lsp._protocol import plain_dict_converter
 
 if TYPE_CHECKING:
@@ -1271,3 +1273,22 @@ def complete_turn(step: str, success: bool = True, summary: str = "done") -> dic
             }
         ]
     }
+
+
+def analyzed_env(
+    files: Mapping[str, str] | None = None, quiet_ms: int = 10
+) -> tuple[ToolEnvironment, DiagnosticsCoordinator, FakeWorkspace]:
+    """A tracked fake workspace (holding ``files``, already analyzed) whose
+    :class:`LineAnalyzer` flags every line holding "ERROR", with the
+    diagnostics coordinator the gates read."""
+    workspace = FakeWorkspace(dict(files or {}))
+    log = MutationLog()
+    ref: list[Any] = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    analyzer.analyze()
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=quiet_ms, max_wait_ms=2000)
+    ref[0] = coordinator
+    log.subscribe(coordinator.notify_mutation)
+    log.subscribe(analyzer.on_mutation)
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, log), diagnostics=coordinator)
+    return env, coordinator, workspace

@@ -25,8 +25,8 @@ from tests.fakes import (
     FakeWorkspace,
     FakeWriteTool,
     FunctionModel,
-    LineAnalyzer,
     MemoryPersistence,
+    analyzed_env,
     assistant,
     call,
     complete_turn,
@@ -82,18 +82,7 @@ def make_flow(
 def analyzer_env(
     files: dict[str, str] | None = None,
 ) -> tuple[ToolEnvironment, DiagnosticsCoordinator]:
-    """A tracked fake workspace (holding ``files``, already analyzed) whose
-    analyzer reports every line holding "ERROR"; and the gates' coordinator."""
-    workspace = FakeWorkspace(files or {})
-    mutations = MutationLog()
-    ref: list = [None]
-    analyzer = LineAnalyzer(workspace, ref)
-    analyzer.analyze()
-    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=5, max_wait_ms=2000)
-    ref[0] = coordinator
-    mutations.subscribe(coordinator.notify_mutation)
-    mutations.subscribe(analyzer.on_mutation)
-    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, mutations), diagnostics=coordinator)
+    env, coordinator, _ = analyzed_env(files, quiet_ms=5)
     return env, coordinator
 
 

@@ -10,7 +10,6 @@ import pytest
 from pydantic import BaseModel
 
 from rein.harness import Agent, HarnessConfig, Tool, ToolContext, ToolRegistry, ToolResult
-from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.gates import AnalyzerGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
@@ -19,7 +18,7 @@ from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool
-from tests.fakes import EventLog, FakeWorkspace, FakeWriteTool, LineAnalyzer
+from tests.fakes import EventLog, FakeWorkspace, FakeWriteTool, analyzed_env
 
 
 class RenameArgs(BaseModel):
@@ -47,16 +46,7 @@ def call(name: str, **arguments: Any) -> dict:
 
 def gated_env(files: dict[str, str]) -> tuple[ToolEnvironment, GatePipeline, FakeWorkspace]:
     """A tracked fake workspace with an analyzer that flags every ERROR."""
-    workspace = FakeWorkspace(files)
-    log = MutationLog()
-    ref: list = [None]
-    analyzer = LineAnalyzer(workspace, ref)
-    analyzer.analyze()
-    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=10, max_wait_ms=2000)
-    ref[0] = coordinator
-    log.subscribe(coordinator.notify_mutation)
-    log.subscribe(analyzer.on_mutation)
-    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, log), diagnostics=coordinator)
+    env, coordinator, workspace = analyzed_env(files)
     return env, GatePipeline([AnalyzerGate(coordinator)]), workspace
 
 
