@@ -298,4 +298,5 @@ def _with_value(issue: ConfigIssue, shown: dict[str, Any]) -> ConfigIssue:
     value = _lookup(shown, tuple(issue.key.split(".")))
     if value is _MISSING:
         return issue
-    return ConfigIssue(issue.key, issue.problem, f"{issue.instead} {_shown(value)}")
+    shown_value = "(unset)" if value is None else _shown(value)
+    return ConfigIssue(issue.key, issue.problem, f"{issue.instead} {shown_value}")

@@ -108,3 +108,38 @@ async def test_an_invalid_provider_fails_the_prompt_and_sends_nothing_anywhere(
     assert [r.path for r in local.requests] == ["/v1/chat/completions"]
     assert local.requests[0].body["model"] == "local-model"
     assert "authorization" not in local.requests[0].headers  # apiKeyEnv "" kept: no key sent
+
+
+BROKEN = 'def greet(name: str) -> str:\n    return f"hello {nmae}"\n'
+
+
+async def test_fix_and_auto_repair_start_nothing_while_the_provider_is_invalid(
+    editor: Editor, tmp_path: Path
+) -> None:
+    from tests.lsp.conftest import _settings
+
+    settings = {
+        **_settings(tmp_path),
+        "autoRepair": "onSave",
+        "model": {"provider": "openai-compatible", "baseUrl": "http://127.0.0.1:9/v1"},
+    }
+    editor.client.set_configuration(settings, section="rein")
+    editor.client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"rein": settings})
+    )
+    editor.open("app.py")
+    with pytest.raises(JsonRpcException) as refused:
+        await editor.client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="rein.fix", arguments=[{"uri": editor.uri("app.py")}])
+        )
+    assert refused.value.code == -32803 and "rein.model.provider" in str(refused.value)
+    # autoRepair is on (the rest of the settings applied): the save is seen, the run skipped.
+    editor.type("app.py", BROKEN)
+    editor.save("app.py")
+    skipped = await editor.wait_event(
+        lambda e: e["event"]["type"] == "auto_repair" and e["event"]["phase"] == "skipped"
+    )
+    assert "rein.model.provider" in skipped["event"]["reason"]
+    assert ALLOWED in skipped["event"]["reason"]
+    sessions = await editor.client.protocol.send_request_async("rein/sessions", {})
+    assert sessions == {"sessions": []}
