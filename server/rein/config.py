@@ -140,17 +140,23 @@ def resolve_config(
     issues: dict[str, ConfigIssue] = {}
     endpoint: list[ConfigIssue] = []
     fell_back: set[tuple[str, ...]] = set()
-    # Each pass removes or replaces at least one value, so this ends.
-    for _ in range(_count_leaves(raw) + 2):
+    config: ReinConfig | None = None
+    # Each pass deletes a value or puts back a last good one (once per key),
+    # so a few passes per key of the section are always enough.
+    for _ in range(4 * _count_leaves(raw) + 4):
         try:
             config = ReinConfig.model_validate(raw)
             break
         except ValidationError as exc:
             errors = exc.errors(include_url=False)
+        handled: list[tuple[str, ...]] = []
         for error in errors:
             setting = _setting(error["loc"])
+            if any(setting.raw[: len(done)] == done for done in handled):
+                continue  # another error of a key dealt with in this pass
             if not _present(raw, setting.raw):
-                continue  # a parent of this key was already dealt with
+                continue
+            handled.append(setting.raw)
             problem = _problem(error)
             if setting.key in ENDPOINT_KEYS:
                 _delete(raw, setting.raw)
@@ -170,8 +176,8 @@ def resolve_config(
                     instead = _LAST_GOOD
                 issue = ConfigIssue(setting.key, problem, instead)
             issues.setdefault(setting.key, issue)
-    else:  # pragma: no cover - every pass shrinks the section
-        return ResolvedConfig(base, tuple(issues.values()))
+    if config is None:  # pragma: no cover - the passes above always suffice
+        config = base
     if endpoint:
         reason = "; ".join(f"rein.{i.key}: {i.problem}" for i in endpoint)
         config = config.model_copy(update={"model": config.model.unusable_because(reason)})

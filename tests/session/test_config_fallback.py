@@ -129,6 +129,12 @@ def test_last_good_per_key_across_two_changes() -> None:
             id="an-item-of-a-list",
         ),
         pytest.param(
+            {"gates": {"custom": [{"name": "x"}, {"command": 5}]}},
+            "gates.custom",
+            lambda c: [g.command for g in c.gates.custom] == ["pytest"],
+            id="two-bad-items-of-one-list",
+        ),
+        pytest.param(
             {"harness": 5},
             "harness",
             lambda c: c.harness.max_repair_attempts == 1,
