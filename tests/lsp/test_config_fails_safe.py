@@ -93,6 +93,7 @@ async def test_an_invalid_provider_fails_the_prompt_and_sends_nothing_anywhere(
     # The prompt failed with the reason: the key, the allowed values, no request.
     error = str(refused.value)
     assert refused.value.code == -32803, error
+    assert refused.value.data is None  # the reason, not a traceback
     assert "rein.model.provider" in error and ALLOWED in error and "'openai-compatible'" in error
     assert "No model request is sent" in error
     assert sessions_after_refusal == {"sessions": []}  # a refused prompt creates nothing
