@@ -1,9 +1,18 @@
 """The whole ``rein`` configuration section, typed.
 
 camelCase on the wire (LSP ``workspace/configuration``, initializationOptions,
-a JSON/YAML file), snake_case in Python. :func:`load_config` validates and
-names the bad key in its error; callers that must go on (the language
-server) keep the last good configuration.
+a JSON/YAML file), snake_case in Python. Two ways in:
+
+- :func:`load_config` is strict: ConfigError names every bad key, and the
+  value each allows (``rein run``: a bad file or flag stops it before any
+  request).
+- :func:`resolve_config` fails safe, key by key (the language server): an
+  invalid value falls back to the last good value of that key, or its
+  default, and is reported as a :class:`ConfigIssue`; every other setting
+  stays as configured. The model's endpoint settings
+  (:data:`ENDPOINT_KEYS`) never fall back: one that is invalid makes the
+  model configuration unusable (runs fail with the reason), so the
+  workspace is never sent to an endpoint the person did not configure.
 
 The ``approval`` and ``tools`` sections are the tools' own models
 (:mod:`rein.tools.settings`, where their defaults live);
@@ -13,7 +22,10 @@ frozen :class:`~rein.tools.settings.ToolSettings` a session hands its tools.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import copy
+import types
+from dataclasses import dataclass
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -23,7 +35,22 @@ from rein.harness.errors import ConfigError
 from rein.providers.config import ModelConfig
 from rein.tools.settings import ApprovalSettings, ToolOptions, ToolSettings
 
-__all__ = ["ReinConfig", "load_config"]
+__all__ = [
+    "ENDPOINT_KEYS",
+    "ConfigIssue",
+    "ReinConfig",
+    "ResolvedConfig",
+    "load_config",
+    "resolve_config",
+]
+
+#: Settings that decide where model requests go and which key they carry:
+#: an invalid one never falls back (the default endpoint is another host).
+ENDPOINT_KEYS: frozenset[str] = frozenset(
+    {"model", "model.provider", "model.baseUrl", "model.apiKeyEnv"}
+)
+#: Values quoted in messages are cut to this many characters.
+_SHOWN_CHARS = 80
 
 
 class ReinConfig(BaseModel):
@@ -50,17 +77,232 @@ class ReinConfig(BaseModel):
         )
 
 
-def _key_of(error: Any) -> str:
-    return ".".join(str(p) for p in error["loc"]) or "(root)"
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One invalid setting and what is used instead."""
+
+    #: The setting, camelCase, without ``rein.``: ``"approval.command"``.
+    key: str
+    #: What is wrong, with the allowed values where there is a list of them.
+    problem: str
+    #: What happens instead: ``"using the last good value 'allow'"``,
+    #: ``"using the default 'ask'"``, ``"ignored"`` (not a setting); for an
+    #: endpoint setting, that runs fail and no model request is sent.
+    instead: str
+
+    def message(self, source: str = "configuration") -> str:
+        return f"invalid {source}: rein.{self.key}: {self.problem}; {self.instead}"
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """The configuration to use and the invalid settings left out of it."""
+
+    config: ReinConfig
+    issues: tuple[ConfigIssue, ...] = ()
 
 
 def load_config(data: Any, source: str = "configuration") -> ReinConfig:
-    """Validate a ``rein`` section; ConfigError names the first bad key."""
+    """Validate a ``rein`` section strictly: ConfigError names the first bad
+    key (its ``key``) and lists the others."""
     if data is None:
         data = {}
     try:
         return ReinConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        key = _key_of(first)
-        raise ConfigError(f"invalid {source}: rein.{key}: {first['msg']}", key) from exc
+        errors = exc.errors(include_url=False)
+        described = [(_setting(e["loc"]).key, _problem(e)) for e in errors]
+        key, problem = described[0]
+        message = f"invalid {source}: rein.{key}: {problem}"
+        others = sorted({f"rein.{k}" for k, _ in described[1:] if k != key})
+        if others:
+            message += f" (also invalid: {', '.join(others)})"
+        raise ConfigError(message, key) from exc
+
+
+def resolve_config(
+    data: Any, last_good: ReinConfig | None = None, source: str = "configuration"
+) -> ResolvedConfig:
+    """Validate a ``rein`` section key by key: each invalid value falls back
+    to its value in ``last_good`` (else its default) and is reported; an
+    invalid endpoint setting (:data:`ENDPOINT_KEYS`) makes the model
+    configuration unusable instead."""
+    base = last_good if last_good is not None else ReinConfig()
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        problem = f"must be an object; got {_shown(data)}"
+        return ResolvedConfig(
+            base, (ConfigIssue("(root)", problem, "using the last good settings"),)
+        )
+    raw: dict[str, Any] = copy.deepcopy(data)
+    previous = last_good.model_dump(by_alias=True, mode="json") if last_good else None
+    issues: dict[str, ConfigIssue] = {}
+    endpoint: list[ConfigIssue] = []
+    fell_back: set[tuple[str, ...]] = set()
+    config: ReinConfig | None = None
+    # Each pass deletes a value or puts back a last good one (once per key),
+    # so a few passes per key of the section are always enough.
+    for _ in range(4 * _count_leaves(raw) + 4):
+        try:
+            config = ReinConfig.model_validate(raw)
+            break
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+        handled: list[tuple[str, ...]] = []
+        for error in errors:
+            setting = _setting(error["loc"])
+            if any(setting.raw[: len(done)] == done for done in handled):
+                continue  # another error of a key dealt with in this pass
+            if not _present(raw, setting.raw):
+                continue
+            handled.append(setting.raw)
+            problem = _problem(error)
+            if setting.key in ENDPOINT_KEYS:
+                _delete(raw, setting.raw)
+                issue = ConfigIssue(setting.key, problem, _NO_REQUEST)
+                endpoint.append(issue)
+            elif not setting.known:
+                _delete(raw, setting.raw)
+                issue = ConfigIssue(setting.key, problem, "ignored")
+            else:
+                old = _lookup(previous, setting.alias)
+                if old is _MISSING or setting.alias in fell_back:
+                    _delete(raw, setting.raw)
+                    instead = _DEFAULT
+                else:
+                    _assign(raw, setting.raw, old)
+                    fell_back.add(setting.alias)
+                    instead = _LAST_GOOD
+                issue = ConfigIssue(setting.key, problem, instead)
+            issues.setdefault(setting.key, issue)
+    if config is None:  # pragma: no cover - the passes above always suffice
+        config = base
+    if endpoint:
+        reason = "; ".join(f"rein.{i.key}: {i.problem}" for i in endpoint)
+        config = config.model_copy(update={"model": config.model.unusable_because(reason)})
+    shown = config.model_dump(by_alias=True, mode="json")
+    final = tuple(_with_value(issue, shown) for issue in issues.values())
+    return ResolvedConfig(config, final)
+
+
+_NO_REQUEST = "runs fail with this reason until it is fixed; no model request is sent"
+_DEFAULT = "using the default"
+_LAST_GOOD = "using the last good value"
+
+
+class _Missing:
+    pass
+
+
+_MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class _Setting:
+    #: The keys as the section spelled them (an alias or a field name).
+    raw: tuple[str, ...]
+    #: The same path in camelCase.
+    alias: tuple[str, ...]
+    #: False for a key that is not a setting.
+    known: bool
+
+    @property
+    def key(self) -> str:
+        return ".".join(self.alias) or "(root)"
+
+
+def _model_class(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds (``X`` or ``X | None``); None for a list, a
+    dict or a plain value: a setting ends there."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        models = [a for a in get_args(annotation) if a is not type(None)]
+        if len(models) == 1:
+            return _model_class(models[0])
+    return None
+
+
+def _setting(loc: tuple[int | str, ...]) -> _Setting:
+    """The setting an error is about: the path of model fields in ``loc``
+    (an item of a list or a dict is part of its setting)."""
+    model: type[BaseModel] | None = ReinConfig
+    raw: list[str] = []
+    alias: list[str] = []
+    for part in loc:
+        if model is None or not isinstance(part, str):
+            break
+        fields = model.model_fields
+        name = next((n for n, f in fields.items() if part in (n, f.alias)), None)
+        raw.append(part)
+        if name is None:
+            alias.append(part)
+            return _Setting(tuple(raw), tuple(alias), known=False)
+        alias.append(fields[name].alias or name)
+        model = _model_class(fields[name].annotation)
+    return _Setting(tuple(raw), tuple(alias), known=True)
+
+
+def _problem(error: Any) -> str:
+    message = str(error["msg"])
+    if error["type"] == "extra_forbidden":
+        return f"not a setting ({message})"
+    return f"{message}; got {_shown(error.get('input'))}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+def _present(data: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = data
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _delete(data: dict[str, Any], path: tuple[str, ...]) -> None:
+    node: Any = data
+    for part in path[:-1]:
+        node = node[part]
+    if path:
+        del node[path[-1]]
+    else:
+        data.clear()
+
+
+def _assign(data: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node: Any = data
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+
+
+def _lookup(data: dict[str, Any] | None, path: tuple[str, ...]) -> Any:
+    node: Any = data
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _count_leaves(data: Any) -> int:
+    if isinstance(data, dict):
+        return 1 + sum(_count_leaves(v) for v in data.values())
+    return 1
+
+
+def _with_value(issue: ConfigIssue, shown: dict[str, Any]) -> ConfigIssue:
+    """Name the value used instead, when it is one."""
+    if issue.instead not in (_DEFAULT, _LAST_GOOD):
+        return issue
+    value = _lookup(shown, tuple(issue.key.split(".")))
+    if value is _MISSING:
+        return issue
+    shown_value = "(unset)" if value is None else _shown(value)
+    return ConfigIssue(issue.key, issue.problem, f"{issue.instead} {shown_value}")

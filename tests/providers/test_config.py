@@ -81,3 +81,24 @@ def test_an_empty_api_key_env_sends_no_key(monkeypatch: pytest.MonkeyPatch) -> N
     local = ModelConfig(base_url="http://localhost:11434/v1", api_key_env="")
     assert local.resolved_api_key_env() == "" and local.api_key() is None
     assert OpenAIModel(local).headers() == {}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("127.0.0.1:8000/v1", id="no-scheme"),
+        pytest.param("ftp://127.0.0.1/v1", id="ftp"),
+        pytest.param("http:///v1", id="no-host"),
+        pytest.param("http://127.0.0.1:99999/v1", id="bad-port"),
+    ],
+)
+def test_a_base_url_that_cannot_be_used_is_invalid(url: str) -> None:
+    with pytest.raises(ValidationError, match="baseUrl"):
+        ModelConfig.model_validate({"baseUrl": url})
+
+
+def test_an_empty_base_url_means_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert ModelConfig.model_validate({"baseUrl": "  "}).base_url is None
+    assert ModelConfig(base_url="").resolved_base_url() == "https://api.openai.com/v1"
+    assert ModelConfig(base_url=" https://llm.internal/v1 ").base_url == "https://llm.internal/v1"

@@ -21,6 +21,12 @@
  *    dismisses VS Code's input box, the panel shows the run waiting with the
  *    question; the answer typed in the panel (with e2e/resume-scenario.yaml
  *    loaded) resumes the step, which edits with it and completes.
+ * 5. Configuration that fails safe: the user settings get an invalid
+ *    provider ("openai-compatible") next to the local base URL; the server
+ *    restarts with them, VS Code shows the error naming the key and the
+ *    allowed values, a prompt fails with the reason, and no request reaches
+ *    the local mock or a second mock standing in for the default endpoint
+ *    (OPENAI_BASE_URL in the server's environment).
  *
  * When `rein serve` cannot start, the suite fails (before it starts
  * code-server) with the reason: the round trip is never skipped.
@@ -88,8 +94,12 @@ interface Env {
   workspace: string;
   port: number;
   modelPort: number;
+  /** The stand-in for the default endpoint: OPENAI_BASE_URL points here. */
+  publicPort: number;
+  userData: string;
   codeServer: ProcessGroup;
   mock: ProcessGroup;
+  publicMock: ProcessGroup;
   browser: Browser;
   page: Page;
   logs: string;
@@ -128,7 +138,7 @@ async function startAll(server: CodeServer): Promise<Env> {
   fs.cpSync(path.join(ROOT, 'e2e', 'workspace'), workspace, { recursive: true });
   const userData = path.join(temp, 'user-data');
   const extensions = path.join(temp, 'extensions');
-  const [port, modelPort] = [await freePort(), await freePort()];
+  const [port, modelPort, publicPort] = [await freePort(), await freePort(), await freePort()];
   // User settings; machine-scoped ones (rein.server.path) count only as remote
   // "Machine" settings in code-server, so write both.
   for (const scope of ['User', 'Machine']) {
@@ -143,6 +153,8 @@ async function startAll(server: CodeServer): Promise<Env> {
     XDG_DATA_HOME: path.join(temp, 'data'),
     XDG_CACHE_HOME: path.join(temp, 'cache'),
     OPENAI_API_KEY: 'e2e-mock-key',
+    OPENAI_BASE_URL: `http://127.0.0.1:${publicPort}/v1`,
+    ANTHROPIC_BASE_URL: `http://127.0.0.1:${publicPort}`,
     REIN_E2E_RUFF: RUFF,
   };
   for (const extension of [vsix(), analyzerVsix()]) {
@@ -157,10 +169,16 @@ async function startAll(server: CodeServer): Promise<Env> {
     env,
     logFile: path.join(logs, 'mock-server.log'),
   });
+  const publicMock = new ProcessGroup('rein mock-server (default endpoint)', REIN, ['mock-server', '--port', String(publicPort), '--scenario', path.join(ROOT, 'e2e', 'scenario.yaml')], {
+    cwd: workspace,
+    env,
+    logFile: path.join(logs, 'mock-server-public.log'),
+  });
   let codeServer: ProcessGroup | undefined;
   let browser: Browser | undefined;
   try {
     await waitUntil(`rein mock-server on port ${modelPort}`, () => portOpen(modelPort), 30_000, mock);
+    await waitUntil(`rein mock-server on port ${publicPort}`, () => portOpen(publicPort), 30_000, publicMock);
 
     codeServer = new ProcessGroup(
       'code-server',
@@ -184,12 +202,13 @@ async function startAll(server: CodeServer): Promise<Env> {
     const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
-    return { temp, workspace, port, modelPort, codeServer, mock, browser, page, logs };
+    return { temp, workspace, port, modelPort, publicPort, userData, codeServer, mock, publicMock, browser, page, logs };
   } catch (error) {
     // A later step failed: stop what started, or it outlives the test run.
     await browser?.close().catch(() => undefined);
     await codeServer?.stop();
     await mock.stop();
+    await publicMock.stop();
     throw error;
   }
 }
@@ -202,6 +221,7 @@ async function stopAll(env: Env | undefined): Promise<void> {
   await env.browser.close().catch(() => undefined);
   await env.codeServer.stop();
   await env.mock.stop();
+  await env.publicMock.stop();
   // Keep VS Code's logs (the "Rein" output channel, the extension host) for a look after a failure.
   const vscodeLogs = path.join(env.temp, 'user-data', 'logs');
   if (fs.existsSync(vscodeLogs)) {
@@ -265,6 +285,19 @@ async function useScenario(env: Env, file: string): Promise<void> {
 async function assertScenarioUsedUp(env: Env): Promise<void> {
   const state = (await (await fetch(`http://127.0.0.1:${env.modelPort}/mock/scenario`)).json()) as { name: string; index: number; turns: number };
   assert.equal(state.index, state.turns, `scenario ${state.name}: ${state.index} of ${state.turns} turns used\n${env.mock.tail()}`);
+}
+
+/** The model requests a mock server has seen. */
+async function mockRequests(port: number): Promise<{ path: string }[]> {
+  const reply = (await (await fetch(`http://127.0.0.1:${port}/mock/requests`)).json()) as { requests: { path: string }[] };
+  return reply.requests;
+}
+
+/** Writes the user settings (both scopes, as startAll does). */
+function writeSettings(env: Env, values: Record<string, unknown>): void {
+  for (const scope of ['User', 'Machine']) {
+    fs.writeFileSync(path.join(env.userData, scope, 'settings.json'), JSON.stringify(values, null, 2));
+  }
 }
 
 function calcOnDisk(workspace: string): string {
@@ -459,5 +492,29 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await panel.locator('.item.plan .badge').textContent(), 'completed');
     await waitUntil('the answer\'s edit in calc.py', async () => calcOnDisk(workspace).includes('avg={'), 15_000);
     await assertScenarioUsedUp(env);
+  });
+
+  it('an invalid provider with a local base URL: the prompt fails with the reason, no request leaves', async () => {
+    assert.ok(env);
+    const { page } = env;
+    const panel = chat(page);
+    const localBefore = (await mockRequests(env.modelPort)).length;
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    // The provider changes: the extension restarts the server, which starts with it.
+    writeSettings(env, { ...settings(env.modelPort), 'rein.model.provider': 'openai-compatible' });
+    const reported = page.locator('.notification-list-item-message', { hasText: 'rein.model.provider' }).first();
+    await reported.waitFor({ timeout: 60_000 });
+    assert.match((await reported.textContent()) ?? '', /'openai', 'anthropic' or 'replay'.*'openai-compatible'/);
+
+    await send(panel, 'Summarise calc.py.');
+    const failed = panel.locator('.item.notice', { hasText: 'The prompt failed' }).first();
+    await failed.waitFor({ timeout: 60_000 });
+    const said = (await failed.textContent()) ?? '';
+    assert.match(said, /the model settings cannot be used: rein\.model\.provider: .*'openai', 'anthropic' or 'replay'/, said);
+    assert.match(said, /No model request is sent/, said);
+    // Nothing reached the configured server, nor the default endpoint.
+    assert.equal((await mockRequests(env.modelPort)).length, localBefore);
+    assert.deepEqual(await mockRequests(env.publicPort), []);
   });
 });

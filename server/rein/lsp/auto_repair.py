@@ -96,6 +96,13 @@ class AutoRepairer:
                     ),
                 )
                 return
+            unusable = self.server.config.model.unusable
+            if unusable is not None:
+                # The model settings are invalid (already reported): no run, no request.
+                self.server.report_auto_repair(
+                    None, AutoRepair(phase="skipped", uri=uri, reason=unusable)
+                )
+                return
             if self.server.active_runs():
                 self.server.report_auto_repair(
                     None, AutoRepair(phase="skipped", uri=uri, reason="a run is active")

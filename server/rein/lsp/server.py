@@ -13,10 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from rein import __version__
@@ -29,16 +31,25 @@ if TYPE_CHECKING:
     from rein.harness.coordinators import DiagnosticsCoordinator
     from rein.harness.events import AutoRepair
     from rein.harness.generations import MutationLog
+    from rein.harness.ports import Model
     from rein.headless.watcher import DiskWatcher
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
     from rein.lsp.preview import ServerPreview
+    from rein.providers.config import ModelConfig
     from rein.session import Session, SessionManager, SessionPorts
     from rein.store import SqliteStore
 
-__all__ = ["ReinServer"]
+__all__ = ["ReinServer", "RequestFailed"]
 
 log = logging.getLogger(__name__)
+
+
+class RequestFailed(JsonRpcException):
+    """LSP's RequestFailed: a valid request that cannot be done, e.g. a
+    prompt while the model settings cannot be used (the message says why)."""
+
+    CODE = -32803
 
 
 class ReinServer(LanguageServer):
@@ -51,7 +62,8 @@ class ReinServer(LanguageServer):
         )
         self._config: ReinConfig | None = None
         self._init_options: dict[str, Any] = {}
-        self._reported_config_errors: set[str] = set()
+        #: The invalid settings already reported, as (key, problem).
+        self._reported_config_errors: set[tuple[str, str]] = set()
         #: The adapters' narrow view of the client.
         self.client = ClientChannel(self)
         self._mutations: MutationLog | None = None
@@ -84,28 +96,30 @@ class ReinServer(LanguageServer):
         self._config = value
 
     def apply_configuration(self, data: Any, source: str) -> bool:
-        """Validate and apply a ``rein`` section; on error report it once
-        (naming the key) and keep the last good configuration."""
-        from rein.config import load_config
-        from rein.harness.errors import ConfigError
+        """Validate and apply a ``rein`` section key by key
+        (:func:`rein.config.resolve_config`): an invalid value falls back to
+        the last good value of that key (or its default), an invalid model
+        endpoint makes runs fail; each invalid setting is reported once,
+        naming the key and the allowed values. False when one was invalid."""
+        from rein.config import resolve_config
 
         merged = dict(self._init_options)
         if isinstance(data, dict):
             merged.update(data)
-        try:
-            config = load_config(merged, source)
-        except ConfigError as exc:
-            key = exc.key or str(exc)
-            if key not in self._reported_config_errors:
-                self._reported_config_errors.add(key)
-                self.window_show_message(
-                    lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Rein: {exc}")
-                )
-            log.warning("%s; keeping the last good configuration", exc)
-            return False
-        self.config = config
-        self._reported_config_errors.clear()
-        return True
+        resolved = resolve_config(merged, self._config, source)
+        self.config = resolved.config
+        current = {(issue.key, issue.problem) for issue in resolved.issues}
+        for issue in resolved.issues:
+            if (issue.key, issue.problem) in self._reported_config_errors:
+                continue
+            message = issue.message(source)
+            log.warning("%s", message)
+            self.window_show_message(
+                lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Rein: {message}")
+            )
+        # A setting fixed and broken again is reported again.
+        self._reported_config_errors = current
+        return not resolved.issues
 
     def set_initialization_options(self, options: Any) -> None:
         """Keep the ``rein`` section of the initialization options; it is
@@ -215,10 +229,21 @@ class ReinServer(LanguageServer):
             approver=lambda session_id: EditorApprover(self.client, session_id),
             user=lambda session_id: EditorUserChannel(self.client, session_id),
             preview_gates=self.preview.gates,
-            model_factory=self.model_factory or create_model,
+            model_factory=self._model_factory(self.model_factory or create_model),
             changes=self.mutations,
             settle_changes=watcher.settle,
         )
+
+    @staticmethod
+    def _model_factory(make: Callable[[ModelConfig], Model]) -> Callable[[ModelConfig], Model]:
+        """``make``, refusing an unusable model configuration first (also
+        when tests or embedders replace how models are made)."""
+
+        def factory(config: ModelConfig) -> Model:
+            config.check_usable()
+            return make(config)
+
+        return factory
 
     def disk_watcher(self) -> DiskWatcher:
         """Watches the workspace folder for changes the editor did not make
@@ -288,11 +313,23 @@ class ReinServer(LanguageServer):
         return await self.manager.open_store()
 
     async def load_session(self, session_id: str) -> Session | None:
-        return await self.manager.load(session_id)
+        from rein.harness.errors import ConfigError
+
+        try:
+            return await self.manager.load(session_id)
+        except ConfigError as exc:
+            raise RequestFailed(f"Rein: {exc}") from exc
 
     def new_session(self, **spec: Any) -> Session:
-        """A new session (``mode``, ``title``, ``origin``, ``harness``, ``model``)."""
-        return self.manager.new(**spec)
+        """A new session (``mode``, ``title``, ``origin``, ``harness``,
+        ``model``); RequestFailed when its model cannot be built (invalid
+        model settings: nothing is created, no request is sent)."""
+        from rein.harness.errors import ConfigError
+
+        try:
+            return self.manager.new(**spec)
+        except ConfigError as exc:
+            raise RequestFailed(f"Rein: {exc}") from exc
 
     async def run_prompt(self, session: Session, text: str) -> RunResult:
         return await self.manager.run_prompt(session, text)

@@ -16,7 +16,9 @@ __all__ = ["ModelConfig", "create_model"]
 
 
 def create_model(config: ModelConfig) -> Model:
-    """The model ``config`` describes. Raises ConfigError for an unusable one."""
+    """The model ``config`` describes. Raises ConfigError for an unusable one
+    (an invalid provider or base URL: never another endpoint instead)."""
+    config.check_usable()
     if config.provider == "replay":
         if not config.script:
             raise ConfigError("the replay provider needs model.script (a YAML file)", "script")

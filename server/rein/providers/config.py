@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.alias_generators import to_camel
 
+from rein.harness.errors import ConfigError
 from rein.harness.redaction import remember_secret
 from rein.process.environment import remember_secret_name
 
@@ -29,6 +31,11 @@ class ModelConfig(BaseModel):
     ``None`` for ``base_url`` and ``api_key_env`` means the ecosystem's
     default: ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` (else the public
     endpoint) and ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``.
+
+    A configuration whose endpoint settings were invalid is *unusable*
+    (:meth:`unusable_because`): it never resolves a base URL and
+    :func:`rein.providers.create_model` refuses it, so an invalid provider
+    or base URL never falls back to another endpoint.
     """
 
     model_config = ConfigDict(
@@ -56,8 +63,48 @@ class ModelConfig(BaseModel):
     #: Anthropic: enable extended thinking with this many budget tokens.
     thinking_budget: int | None = Field(None, ge=1024)
 
+    #: Why this configuration cannot be used (None: it can).
+    _unusable: str | None = PrivateAttr(None)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None  # empty: the ecosystem's default
+        parts = urlsplit(value.strip())
+        try:
+            parts.port  # noqa: B018 - raises on an invalid port
+        except ValueError as exc:
+            raise ValueError(f"invalid port: {exc}") from exc
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL with a host")
+        return value.strip()
+
+    def unusable_because(self, reason: str) -> ModelConfig:
+        """A copy that no model is built from: every use raises
+        ConfigError with ``reason``."""
+        copy = self.model_copy()
+        copy._unusable = reason
+        return copy
+
+    @property
+    def unusable(self) -> str | None:
+        """Why no model may be built from this configuration, or None."""
+        return self._unusable
+
+    def check_usable(self) -> None:
+        """Raise ConfigError (with the reason) when this configuration is unusable."""
+        if self._unusable is not None:
+            raise ConfigError(
+                f"the model settings cannot be used: {self._unusable}. No model request "
+                "is sent until the setting is fixed.",
+                "model",
+            )
+
     def resolved_base_url(self) -> str:
-        """The base URL without a trailing slash, defaults applied."""
+        """The base URL without a trailing slash, defaults applied (ConfigError
+        when the configuration is unusable: never a default endpoint)."""
+        self.check_usable()
         if self.base_url:
             return self.base_url.rstrip("/")
         env, default = _DEFAULT_BASE_URL.get(self.provider, ("", ""))
