@@ -23,7 +23,22 @@ from rein.harness.errors import ConfigError
 from rein.providers.config import ModelConfig
 from rein.tools.settings import ApprovalSettings, ToolOptions, ToolSettings
 
-__all__ = ["ReinConfig", "load_config"]
+__all__ = ["ReinConfig", "SessionLimits", "load_config"]
+
+
+class SessionLimits(BaseModel):
+    """How many sessions the language server keeps in memory, and for how
+    long an idle one stays there. An evicted session stays in the store and
+    is loaded again, transcript and all, by the next request that names it."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    #: A session that ran and has been idle this long leaves memory (0: never).
+    idle_evict_ms: int = Field(600_000, ge=0)
+    #: At most this many idle sessions in memory; the least recently used go first.
+    max_in_memory: int = Field(32, ge=1)
 
 
 class ReinConfig(BaseModel):
@@ -37,6 +52,7 @@ class ReinConfig(BaseModel):
     approval: ApprovalSettings = ApprovalSettings()
     tools: ToolOptions = ToolOptions()
     auto_repair: Literal["off", "onSave"] = "off"
+    sessions: SessionLimits = SessionLimits()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 

@@ -155,18 +155,20 @@ def start(
         context = context.model_copy(update={"selection": _selection(ls, context)})
     workspace, _ = ls.adapters()
     rel = workspace.relative(context.uri or "") or context.uri or "the file"
+    # The prompt is built (and the request can be rejected) before a session exists.
     if kind == "fix":
         text = f"Fix the problems reported in {rel}. Change as little as needed."
-        session = ls.new_session(mode="agent", title=f"Fix {rel}", origin="fix")
+        spec = {"mode": "agent", "title": f"Fix {rel}", "origin": "fix"}
     elif kind == "explain":
         text = f"Explain this code in {rel}: what it does, and anything surprising."
-        session = ls.new_session(mode="explain", title=f"Explain {rel}", origin="explain")
+        spec = {"mode": "explain", "title": f"Explain {rel}", "origin": "explain"}
     else:
         text = str(
             question or f"Look at this selection in {rel} and tell me what could be improved."
         )
-        session = ls.new_session(mode="explain", title=f"Ask about {rel}", origin="ask")
+        spec = {"mode": "explain", "title": f"Ask about {rel}", "origin": "ask"}
     prompt = with_context(text, context)
+    session = ls.new_session(**spec)
 
     async def run() -> None:
         try:

@@ -131,6 +131,9 @@ def create_server() -> ReinServer:
         from rein.session import SessionBusyError, result_json
 
         parsed = parse(PromptParams, params, "rein/prompt")
+        # Everything that can reject the request comes before a session is
+        # made: a rejected prompt leaves nothing behind.
+        text = code_actions.with_context(parsed.text, parsed.context)
         await ls.open_store()
         if parsed.session_id is not None:
             found = await ls.load_session(parsed.session_id)
@@ -146,7 +149,6 @@ def create_server() -> ReinServer:
                 f"rein/prompt: session {session.id} is already running a task; use "
                 "rein/steer to redirect it or rein/followUp to queue this message"
             )
-        text = code_actions.with_context(parsed.text, parsed.context)
         token = parsed.work_done_token
         unsubscribe = None
         if token is not None:
@@ -159,9 +161,11 @@ def create_server() -> ReinServer:
         except SessionBusyError as exc:
             raise JsonRpcInvalidRequest(f"rein/prompt: {exc}") from exc
         finally:
-            if unsubscribe is not None:
+            if unsubscribe is not None and token is not None:
                 unsubscribe()
-                ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))  # type: ignore[arg-type]
+                ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+                # pygls keeps every token it saw begin; this work is over.
+                ls.work_done_progress.tokens.pop(token, None)
         return result_json(session.id, result)
 
     @server.feature("rein/steer")
@@ -204,6 +208,13 @@ def create_server() -> ReinServer:
             **summary(found),
             "messages": [m.model_dump(mode="json") for m in found.agent.messages],
         }
+
+    @server.feature("rein/serverState")
+    def server_state(ls: ReinServer, params: Any) -> dict[str, Any]:
+        from rein.lsp.params import SessionsParams, parse
+
+        parse(SessionsParams, params, "rein/serverState")
+        return ls.state()
 
     @server.feature("rein/preview")
     async def preview(ls: ReinServer, params: Any) -> dict[str, Any]:
