@@ -269,6 +269,7 @@ class ReinServer(LanguageServer):
                 self.session_ports,
                 storage=lambda: self.config.storage_path or str(default_storage_path()),
                 on_store_error=self._store_error,
+                evict=True,
             )
             self._manager.on_new_session.append(self._stream_session)
             self._manager.on_evict.append(self._drop_stream)

@@ -46,7 +46,8 @@ class SessionManager:
     ``config`` is called for the current configuration (the language server's
     changes with the editor's settings); ``ports`` for the host's ports, made
     on first use; ``storage`` is the store's folder (None: memory only);
-    ``on_store_error`` tells the person once that the store is unusable.
+    ``on_store_error`` tells the person once that the store is unusable;
+    ``evict`` turns on the ``sessions`` memory bounds, measured on ``clock``.
     """
 
     def __init__(
@@ -57,9 +58,13 @@ class SessionManager:
         storage: Callable[[], str | Path | None],
         on_store_error: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
+        evict: bool = False,
     ) -> None:
         self._config = config
         self._clock = clock
+        #: Whether idle sessions leave memory (the language server's choice:
+        #: a host that holds its one session, like ``rein run``, keeps it).
+        self._evict = evict
         self._ports = ports
         self._storage = storage
         self._on_store_error = on_store_error
@@ -170,7 +175,8 @@ class SessionManager:
     def evictable(self, session: Session) -> bool:
         """In the store and not in use: loading it again loses nothing."""
         return (
-            self.store is not None
+            self._evict
+            and self.store is not None
             and not session.busy
             and session.id not in self._in_use
             and session.status not in ("idle", "running")
