@@ -116,6 +116,10 @@ async def _evict_and_reload(workspace: Path, tmp_path: Path, model: dict[str, An
         held = await state(editor)
         assert held["sessionsInMemory"] == [second["sessionId"]]
         assert held["streams"] == 1
+        # Steering or aborting it is answered as for any idle session.
+        steer = await request(editor, "rein/steer", {"sessionId": first_id, "text": "x"})
+        assert steer["queued"] is False
+        assert await request(editor, "rein/abort", {"sessionId": first_id}) == {"aborted": False}
         listed = [s["id"] for s in (await request(editor, "rein/sessions", {}))["sessions"]]
         assert sorted(listed) == sorted([first_id, second["sessionId"]])
         # Named again, it is loaded with its transcript and runs.

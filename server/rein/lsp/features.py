@@ -30,9 +30,13 @@ def _shown(value: str, limit: int = 80) -> str:
     return repr(value if len(value) <= limit else value[:limit] + "…")
 
 
-def _session(server: ReinServer, session_id: str, method: str) -> Session:
+def _session(server: ReinServer, session_id: str, method: str) -> Session | None:
+    """The session in memory; None for one evicted to the store (it runs
+    nothing); InvalidParams for an unknown one."""
     session = server.sessions.get(session_id)
     if session is None:
+        if server.manager.was_evicted(session_id):
+            return None
         raise JsonRpcInvalidParams(
             f"{method}: invalid params: sessionId: no session {_shown(session_id)}"
         )
@@ -182,7 +186,7 @@ def create_server() -> ReinServer:
 
         parsed = parse(AbortParams, params, "rein/abort")
         session = _session(ls, parsed.session_id, "rein/abort")
-        return {"aborted": session.abort("aborted by the user")}
+        return {"aborted": session is not None and session.abort("aborted by the user")}
 
     @server.feature("rein/sessions")
     async def sessions(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -293,7 +297,7 @@ def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:
 
     parsed = parse(SteerParams if method == "rein/steer" else FollowUpParams, params, method)
     session = _session(ls, parsed.session_id, method)
-    if not session.busy:
+    if session is None or not session.busy:
         return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
     if method == "rein/steer":
         session.agent.steer(parsed.text)

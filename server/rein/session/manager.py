@@ -81,6 +81,8 @@ class SessionManager:
         self._sweep: asyncio.TimerHandle | None = None
         #: When each session in memory was last used (made, loaded, ran).
         self._used: dict[str, float] = {}
+        #: Ids of the sessions evicted and not loaded since.
+        self._evicted: set[str] = set()
 
     # ----------------------------------------------------------------- store
 
@@ -155,6 +157,7 @@ class SessionManager:
         )
         self.sessions[session.id] = session
         self._used[session.id] = self._clock()
+        self._evicted.discard(session.id)
         for listener in list(self.on_new_session):
             listener(session)
         self._evict_over_limit(keep=session.id)
@@ -189,11 +192,16 @@ class SessionManager:
             return False
         del self.sessions[session_id]
         self._used.pop(session_id, None)
+        self._evicted.add(session_id)
         session.close()
         for listener in list(self.on_evict):
             listener(session)
         log.debug("session %s evicted from memory", session_id)
         return True
+
+    def was_evicted(self, session_id: str) -> bool:
+        """The session is in the store, not in memory (and so not running)."""
+        return session_id in self._evicted
 
     def sweep(self) -> list[str]:
         """Evict every session idle for ``sessions.idleEvictMs``; re-arm the
