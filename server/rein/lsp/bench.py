@@ -22,6 +22,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -218,8 +220,42 @@ async def _steer_rtts(client: LanguageClient, ids: list[str], count: int, busy: 
     return rtts
 
 
-async def _load(tmp: Path, sessions: int, turns: int, steers: int = 200) -> dict[str, Any]:
-    from rein.providers.mock_server import MockServer
+@asynccontextmanager
+async def _mock_server(scenario: str) -> AsyncIterator[str]:
+    """``rein mock-server`` in its own process (as a provider would be, so
+    its work is not the client's): its URL."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "rein",
+        "mock-server",
+        "--port",
+        "0",
+        "--scenario",
+        scenario,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
+        if "listening on " not in line:
+            raise RuntimeError(f"rein mock-server did not start: {line!r}")
+        yield line.rsplit(" ", 1)[-1].strip()
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 10)
+
+
+async def _load(
+    tmp: Path,
+    sessions: int,
+    turns: int,
+    steers: int = 200,
+    command: list[str] | None = None,
+) -> dict[str, Any]:
+    """The load row; ``command`` starts the server (default ``rein serve``;
+    another build of it, to compare)."""
+    from pygls.exceptions import JsonRpcException
 
     root = tmp / "ws"
     root.mkdir()
@@ -228,11 +264,13 @@ async def _load(tmp: Path, sessions: int, turns: int, steers: int = 200) -> dict
     seqs: dict[str, list[int]] = {}
     ends: dict[str, int] = {}
     all_started = asyncio.Event()
-    async with MockServer() as mock:
-        # One scenario for all: every session asks for the next turn, so each
-        # runs about ``turns`` tool turns before an answer ends it (a steer
-        # that arrives with the answer asks for one more).
-        mock.load([read] * (sessions * turns) + [{"text": "done"}] * (sessions + steers))
+    # One scenario for all: every session asks for the next turn, so each
+    # runs about ``turns`` tool turns before an answer ends it (a steer that
+    # arrives with the answer asks for one more).
+    scenario = _script(
+        tmp / "load.yaml", [read] * (sessions * turns) + [{"text": "done"}] * (sessions + steers)
+    )
+    async with _mock_server(scenario) as mock_url:
         client = LanguageClient("rein-bench", "0", converter_factory=plain_dict_converter)
 
         @client.feature("rein/event")
@@ -248,7 +286,7 @@ async def _load(tmp: Path, sessions: int, turns: int, steers: int = 200) -> dict
         def diagnostics(params: Any) -> dict[str, Any]:
             return {"items": []}
 
-        await client.start_io(sys.executable, "-m", "rein", "serve")
+        await client.start_io(*(command or [sys.executable, "-m", "rein", "serve"]))
         await client.initialize_async(
             lsp.InitializeParams(
                 capabilities=lsp.ClientCapabilities(),
@@ -256,7 +294,7 @@ async def _load(tmp: Path, sessions: int, turns: int, steers: int = 200) -> dict
                 initialization_options={
                     "model": {
                         "provider": "openai",
-                        "baseUrl": mock.url + "/v1",
+                        "baseUrl": mock_url + "/v1",
                         "model": "mock",
                         "apiKeyEnv": "",
                     },
@@ -284,7 +322,10 @@ async def _load(tmp: Path, sessions: int, turns: int, steers: int = 200) -> dict
         results = await asyncio.gather(*tasks)
         run_s = time.perf_counter() - started
         after_rss = _rss_mb(server.pid)
-        held = await client.protocol.send_request_async("rein/serverState", {})
+        try:
+            held = await client.protocol.send_request_async("rein/serverState", {})
+        except JsonRpcException:  # a build without it
+            held = {}
         # The floor: the same steers to the same (now idle) sessions.
         floor = await _steer_rtts(client, ids, max(len(loaded), 20), lambda: True)
         await client.shutdown_async(None)
@@ -312,8 +353,9 @@ async def _load(tmp: Path, sessions: int, turns: int, steers: int = 200) -> dict
         "steer_p99_ratio": round(loaded_p99 / floor_p99, 1) if loaded_p99 and floor_p99 else None,
         "rss_idle_mb": round(idle_rss, 1),
         "rss_after_mb": round(after_rss, 1),
-        "http_clients": held["httpClients"],
-        "progress_tokens": held["progressTokens"],
+        "sessions_in_memory": len(held["sessionsInMemory"]) if held else None,
+        "http_clients": held.get("httpClients"),
+        "progress_tokens": held.get("progressTokens"),
     }
 
 
