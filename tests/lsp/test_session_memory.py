@@ -24,14 +24,14 @@ pytestmark = [
 ]
 
 
-async def request(editor: Editor, method: str, params: Any) -> Any:
+async def send(editor: Editor, method: str, params: Any) -> Any:
     if method == "workspace/executeCommand":
         params = lsp.ExecuteCommandParams(command=params["command"], arguments=params["arguments"])
     return await asyncio.wait_for(editor.client.protocol.send_request_async(method, params), 60)
 
 
 async def state(editor: Editor) -> dict[str, Any]:
-    result: dict[str, Any] = await request(editor, "rein/serverState", {})
+    result: dict[str, Any] = await send(editor, "rein/serverState", {})
     return result
 
 
@@ -44,6 +44,7 @@ APP = "file:///nowhere/app.py"
 REJECTED = [
     pytest.param("rein/prompt", {"text": ""}, id="prompt-empty-text"),
     pytest.param("rein/prompt", {"text": "hi", "sessionId": "ses_missing"}, id="prompt-no-session"),
+    pytest.param("rein/prompt", {"text": "hi \ud800"}, id="prompt-lone-surrogate"),
     pytest.param(
         "rein/prompt", {"text": "hi", "context": {"range": {"start": "x"}}}, id="prompt-bad-range"
     ),
@@ -59,6 +60,16 @@ REJECTED = [
     ),
     pytest.param(
         "workspace/executeCommand",
+        {"command": "rein.ask", "arguments": [{"uri": APP, "question": "why \ud800"}]},
+        id="ask-lone-surrogate",
+    ),
+    pytest.param(
+        "workspace/executeCommand",
+        {"command": "rein.explain", "arguments": [{"uri": APP, "selection": "x \ud800"}]},
+        id="explain-lone-surrogate",
+    ),
+    pytest.param(
+        "workspace/executeCommand",
         {"command": "rein.explain", "arguments": [{"uri": APP, "diagnostics": [{"range": 3}]}]},
         id="explain-bad-diagnostic",
     ),
@@ -67,13 +78,21 @@ REJECTED = [
 
 @pytest.mark.parametrize(("method", "params"), REJECTED)
 async def test_a_rejected_request_leaves_no_session(
-    workspace: Path, tmp_path: Path, method: str, params: dict[str, Any]
+    workspace: Path,
+    tmp_path: Path,
+    method: str,
+    params: dict[str, Any],
+    request: pytest.FixtureRequest,
 ) -> None:
     write_script(tmp_path, [{"text": "never asked"}])
     async with running_server(workspace, tmp_path) as editor:
-        with pytest.raises(JsonRpcException):
-            await request(editor, method, params)
-        assert (await request(editor, "rein/sessions", {}))["sessions"] == []
+        with pytest.raises(JsonRpcException) as raised:
+            await send(editor, method, params)
+        if request.node.callspec.id.endswith("lone-surrogate"):
+            # Invalid params, naming the field, not an internal error.
+            assert raised.value.code == -32602, raised.value
+            assert "nicode" in str(raised.value)
+        assert (await send(editor, "rein/sessions", {}))["sessions"] == []
         assert (await state(editor))["sessionsInMemory"] == []
         assert editor.events == []
 
@@ -105,25 +124,25 @@ async def test_an_evicted_session_comes_back_from_the_store_and_goes_on(
 async def _evict_and_reload(workspace: Path, tmp_path: Path, model: dict[str, Any]) -> None:
     limits = {"sessions": {"maxInMemory": 1}}
     async with running_server(workspace, tmp_path, model=model, settings=limits) as editor:
-        first = await request(editor, "rein/prompt", {"text": "what does greet do?"})
+        first = await send(editor, "rein/prompt", {"text": "what does greet do?"})
         assert first["status"] == "completed", first.get("error")
         first_id = first["sessionId"]
         assert (await state(editor))["sessionsInMemory"] == [first_id]
         first_seqs = seqs(editor, first_id)
-        second = await request(editor, "rein/prompt", {"text": "another task"})
+        second = await send(editor, "rein/prompt", {"text": "another task"})
         assert second["status"] == "completed", second.get("error")
         # Over the bound: the idle first session left memory, not the store.
         held = await state(editor)
         assert held["sessionsInMemory"] == [second["sessionId"]]
         assert held["streams"] == 1
         # Steering or aborting it is answered as for any idle session.
-        steer = await request(editor, "rein/steer", {"sessionId": first_id, "text": "x"})
+        steer = await send(editor, "rein/steer", {"sessionId": first_id, "text": "x"})
         assert steer["queued"] is False
-        assert await request(editor, "rein/abort", {"sessionId": first_id}) == {"aborted": False}
-        listed = [s["id"] for s in (await request(editor, "rein/sessions", {}))["sessions"]]
+        assert await send(editor, "rein/abort", {"sessionId": first_id}) == {"aborted": False}
+        listed = [s["id"] for s in (await send(editor, "rein/sessions", {}))["sessions"]]
         assert sorted(listed) == sorted([first_id, second["sessionId"]])
         # Named again, it is loaded with its transcript and runs.
-        third = await request(editor, "rein/prompt", {"text": "and shout?", "sessionId": first_id})
+        third = await send(editor, "rein/prompt", {"text": "and shout?", "sessionId": first_id})
         assert third["status"] == "completed", third.get("error")
         assert third["text"] == "and shout() shouts it"
         assert (await state(editor))["sessionsInMemory"] == [first_id]
@@ -140,7 +159,7 @@ async def test_sessions_share_one_http_client_and_progress_tokens_end_with_their
         async with running_server(workspace, tmp_path, model=mock_model(mock)) as editor:
             results = await asyncio.gather(
                 *(
-                    request(editor, "rein/prompt", {"text": f"task {i}", "workDoneToken": f"t{i}"})
+                    send(editor, "rein/prompt", {"text": f"task {i}", "workDoneToken": f"t{i}"})
                     for i in range(3)
                 )
             )
