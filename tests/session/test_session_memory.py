@@ -143,3 +143,24 @@ async def test_past_max_in_memory_the_least_recently_used_idle_session_goes(
     assert await manager.load(ids[0]) is not None
     assert sorted(manager.sessions) == sorted([ids[0], ids[2]])
     manager.close()
+
+
+async def test_a_listener_that_raises_does_not_stop_the_sweep(tmp_path: Path) -> None:
+    now = [1000.0]
+    manager = _manager(tmp_path, _answers(), lambda: now[0])
+    await manager.open_store()
+    ids = []
+    for i in range(2):
+        session = manager.new(title=f"s{i}")
+        await manager.run_prompt(session, f"task {i}")
+        ids.append(session.id)
+
+    def fail_first(session: object) -> None:
+        if getattr(session, "id", None) == ids[0]:
+            raise RuntimeError("a broken listener")
+
+    manager.on_evict.append(fail_first)
+    now[0] += BOUND_MS / 1000
+    assert manager.sweep() == [ids[1]]
+    assert manager.sessions == {}
+    manager.close()

@@ -212,8 +212,13 @@ class SessionManager:
         if bound_s > 0:
             now = self._clock()
             for session in list(self.sessions.values()):
-                if now - self._last_used(session) >= bound_s and self.evict(session.id):
-                    evicted.append(session.id)
+                if now - self._last_used(session) < bound_s:
+                    continue
+                try:
+                    if self.evict(session.id):
+                        evicted.append(session.id)
+                except Exception:  # a closer or listener that raised: the others go on
+                    log.exception("evicting session %s failed", session.id)
         self._arm()
         return evicted
 
