@@ -46,6 +46,15 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             bench.print_rows(
                 "core: scripted turns, one read_file call each", bench.bench_core(sizes), args.json
             )
+        elif target == "lsp" and args.sessions:
+            from rein.lsp.bench import bench_load
+
+            rows = bench_load(args.sessions, args.turns)
+            bench.print_rows(
+                f"lsp load: {args.sessions} sessions at once, mock server over HTTP",
+                rows,
+                args.json,
+            )
         elif target == "providers":
             from rein.providers.bench import bench_providers
 
@@ -180,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--projects", help="--corpus: NAME==VERSION,... (default sympy, rich, httpx)")
     p.add_argument("--edits", help="--corpus: edits per project (default: per project)")
     p.add_argument("--strict", action="store_true", help="--corpus: exit 1 when a goal is missed")
+    p.add_argument(
+        "--sessions", type=int, default=0, help="lsp: load mode, this many sessions at once"
+    )
+    p.add_argument("--turns", type=int, default=200, help="lsp load mode: tool turns per session")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("serve", help="the language server (stdio; --tcp for debugging)")

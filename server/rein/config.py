@@ -40,6 +40,7 @@ __all__ = [
     "ConfigIssue",
     "ReinConfig",
     "ResolvedConfig",
+    "SessionLimits",
     "load_config",
     "resolve_config",
 ]
@@ -53,6 +54,21 @@ ENDPOINT_KEYS: frozenset[str] = frozenset(
 _SHOWN_CHARS = 80
 
 
+class SessionLimits(BaseModel):
+    """How many sessions the language server keeps in memory, and for how
+    long an idle one stays there. An evicted session stays in the store and
+    is loaded again, transcript and all, by the next request that names it."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    #: A session that ran and has been idle this long leaves memory (0: never).
+    idle_evict_ms: int = Field(600_000, ge=0)
+    #: At most this many idle sessions in memory; the least recently used go first.
+    max_in_memory: int = Field(32, ge=1)
+
+
 class ReinConfig(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
@@ -64,6 +80,7 @@ class ReinConfig(BaseModel):
     approval: ApprovalSettings = ApprovalSettings()
     tools: ToolOptions = ToolOptions()
     auto_repair: Literal["off", "onSave"] = "off"
+    sessions: SessionLimits = SessionLimits()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 

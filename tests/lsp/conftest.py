@@ -33,17 +33,23 @@ def write_script(tmp_path: Path, turns: list[dict[str, Any]], name: str = "scrip
 
 @asynccontextmanager
 async def running_server(
-    root: Path, tmp_path: Path, *, analyzer: bool = False, model: dict[str, Any] | None = None
+    root: Path,
+    tmp_path: Path,
+    *,
+    analyzer: bool = False,
+    model: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> AsyncIterator[Editor]:
     """A real `rein serve` subprocess with an editor, outside pytest-lsp (for
     tests that restart or kill the server). ``model``: the ``rein.model``
-    settings (default: the replay model playing tmp_path/script.yaml)."""
+    settings (default: the replay model playing tmp_path/script.yaml);
+    ``settings``: more of the ``rein`` section."""
     client = make_client()
     ed = Editor(client, root)
     wire(ed)
-    settings = _settings(tmp_path)
-    model = model or settings["model"]
-    client.set_configuration({**settings, "model": model}, section="rein")
+    base = _settings(tmp_path)
+    model = model or base["model"]
+    client.set_configuration({**base, **(settings or {}), "model": model}, section="rein")
     await client.start_io(sys.executable, "-m", "rein", "serve")
     if analyzer:
         ed.pool = AnalyzerPool(root, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)

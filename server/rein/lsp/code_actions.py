@@ -132,6 +132,16 @@ def _argument(args: tuple[Any, ...], command: str) -> PromptContext:
         raise JsonRpcInvalidParams(f"{command}: invalid argument: {exc}") from exc
 
 
+def _not_unicode(context: PromptContext) -> str:
+    """The field of ``context`` holding text that is not valid Unicode."""
+    for key, value in context.model_dump().items():
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return key
+    return "argument"
+
+
 def _selection(ls: ReinServer, context: PromptContext) -> str | None:
     if not context.uri or not context.range:
         return None
@@ -155,18 +165,26 @@ def start(
         context = context.model_copy(update={"selection": _selection(ls, context)})
     workspace, _ = ls.adapters()
     rel = workspace.relative(context.uri or "") or context.uri or "the file"
+    # The prompt is built (and the request can be rejected) before a session exists.
     if kind == "fix":
         text = f"Fix the problems reported in {rel}. Change as little as needed."
-        session = ls.new_session(mode="agent", title=f"Fix {rel}", origin="fix")
+        spec = {"mode": "agent", "title": f"Fix {rel}", "origin": "fix"}
     elif kind == "explain":
         text = f"Explain this code in {rel}: what it does, and anything surprising."
-        session = ls.new_session(mode="explain", title=f"Explain {rel}", origin="explain")
+        spec = {"mode": "explain", "title": f"Explain {rel}", "origin": "explain"}
     else:
         text = str(
             question or f"Look at this selection in {rel} and tell me what could be improved."
         )
-        session = ls.new_session(mode="explain", title=f"Ask about {rel}", origin="ask")
+        spec = {"mode": "explain", "title": f"Ask about {rel}", "origin": "ask"}
     prompt = with_context(text, context)
+    try:
+        answer_context = json.loads(context.model_dump_json())
+    except ValueError as exc:  # a lone surrogate: not text that can be sent or stored
+        raise JsonRpcInvalidParams(
+            f"{command}: invalid argument: {_not_unicode(context)}: not valid Unicode text"
+        ) from exc
+    session = ls.new_session(**spec)
 
     async def run() -> None:
         try:
@@ -181,4 +199,4 @@ def start(
             task.cancel()
 
     session.closers.append(cancel)
-    return {"sessionId": session.id, "context": json.loads(context.model_dump_json())}
+    return {"sessionId": session.id, "context": answer_context}

@@ -30,9 +30,13 @@ def _shown(value: str, limit: int = 80) -> str:
     return repr(value if len(value) <= limit else value[:limit] + "…")
 
 
-def _session(server: ReinServer, session_id: str, method: str) -> Session:
+def _session(server: ReinServer, session_id: str, method: str) -> Session | None:
+    """The session in memory; None for one evicted to the store (it runs
+    nothing); InvalidParams for an unknown one."""
     session = server.sessions.get(session_id)
     if session is None:
+        if server.manager.was_evicted(session_id):
+            return None
         raise JsonRpcInvalidParams(
             f"{method}: invalid params: sessionId: no session {_shown(session_id)}"
         )
@@ -131,6 +135,9 @@ def create_server() -> ReinServer:
         from rein.session import SessionBusyError, result_json
 
         parsed = parse(PromptParams, params, "rein/prompt")
+        # Everything that can reject the request comes before a session is
+        # made: a rejected prompt leaves nothing behind.
+        text = code_actions.with_context(parsed.text, parsed.context)
         await ls.open_store()
         if parsed.session_id is not None:
             found = await ls.load_session(parsed.session_id)
@@ -146,7 +153,6 @@ def create_server() -> ReinServer:
                 f"rein/prompt: session {session.id} is already running a task; use "
                 "rein/steer to redirect it or rein/followUp to queue this message"
             )
-        text = code_actions.with_context(parsed.text, parsed.context)
         token = parsed.work_done_token
         unsubscribe = None
         if token is not None:
@@ -159,9 +165,11 @@ def create_server() -> ReinServer:
         except SessionBusyError as exc:
             raise JsonRpcInvalidRequest(f"rein/prompt: {exc}") from exc
         finally:
-            if unsubscribe is not None:
+            if unsubscribe is not None and token is not None:
                 unsubscribe()
-                ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))  # type: ignore[arg-type]
+                ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+                # pygls keeps every token it saw begin; this work is over.
+                ls.work_done_progress.tokens.pop(token, None)
         return result_json(session.id, result)
 
     @server.feature("rein/steer")
@@ -178,7 +186,7 @@ def create_server() -> ReinServer:
 
         parsed = parse(AbortParams, params, "rein/abort")
         session = _session(ls, parsed.session_id, "rein/abort")
-        return {"aborted": session.abort("aborted by the user")}
+        return {"aborted": session is not None and session.abort("aborted by the user")}
 
     @server.feature("rein/sessions")
     async def sessions(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -204,6 +212,13 @@ def create_server() -> ReinServer:
             **summary(found),
             "messages": [m.model_dump(mode="json") for m in found.agent.messages],
         }
+
+    @server.feature("rein/serverState")
+    def server_state(ls: ReinServer, params: Any) -> dict[str, Any]:
+        from rein.lsp.params import SessionsParams, parse
+
+        parse(SessionsParams, params, "rein/serverState")
+        return ls.state()
 
     @server.feature("rein/preview")
     async def preview(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -282,7 +297,7 @@ def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:
 
     parsed = parse(SteerParams if method == "rein/steer" else FollowUpParams, params, method)
     session = _session(ls, parsed.session_id, method)
-    if not session.busy:
+    if session is None or not session.busy:
         return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
     if method == "rein/steer":
         session.agent.steer(parsed.text)

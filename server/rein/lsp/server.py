@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
     from rein.lsp.preview import ServerPreview
+    from rein.providers._http import HttpClients
     from rein.providers.config import ModelConfig
     from rein.session import Session, SessionManager, SessionPorts
     from rein.store import SqliteStore
@@ -80,6 +81,11 @@ class ReinServer(LanguageServer):
         self._configured: asyncio.Event | None = None
         #: Each session's event stream to the client, by session id.
         self.streams: dict[str, Any] = {}
+        #: The last ``seq`` sent for each evicted session: a reloaded
+        #: session's events go on from it.
+        self._evicted_seq: dict[str, int] = {}
+        #: The HTTP clients every session's model shares.
+        self._http_clients: HttpClients | None = None
 
     # ---------------------------------------------------------- configuration
 
@@ -216,7 +222,6 @@ class ReinServer(LanguageServer):
         """The editor's ports for :func:`rein.session.build_session`."""
         from rein.lsp.editor import EditorApprover, EditorUserChannel
         from rein.process.runner import SubprocessRunner
-        from rein.providers import create_model
         from rein.session import SessionPorts
 
         workspace, coordinator = self.adapters()
@@ -229,7 +234,7 @@ class ReinServer(LanguageServer):
             approver=lambda session_id: EditorApprover(self.client, session_id),
             user=lambda session_id: EditorUserChannel(self.client, session_id),
             preview_gates=self.preview.gates,
-            model_factory=self._model_factory(self.model_factory or create_model),
+            model_factory=self._model_factory(self.model_factory or self.create_model),
             changes=self.mutations,
             settle_changes=watcher.settle,
         )
@@ -244,6 +249,14 @@ class ReinServer(LanguageServer):
             return make(config)
 
         return factory
+
+    def create_model(self, config: ModelConfig) -> Any:
+        """A session's model; the HTTP providers share the server's clients."""
+        from rein.providers import create_model, shared_http_clients
+
+        if self._http_clients is None:
+            self._http_clients = shared_http_clients()
+        return create_model(config, clients=self._http_clients)
 
     def disk_watcher(self) -> DiskWatcher:
         """Watches the workspace folder for changes the editor did not make
@@ -280,8 +293,10 @@ class ReinServer(LanguageServer):
                 self.session_ports,
                 storage=lambda: self.config.storage_path or str(default_storage_path()),
                 on_store_error=self._store_error,
+                evict=True,
             )
             self._manager.on_new_session.append(self._stream_session)
+            self._manager.on_evict.append(self._drop_stream)
         return self._manager
 
     def _store_error(self, message: str) -> None:
@@ -297,9 +312,28 @@ class ReinServer(LanguageServer):
         from rein.lsp.sessions import EventStream
 
         stream = EventStream(session.id, self.send_event, lambda: session.current_run_id)
+        stream.seq = self._evicted_seq.pop(session.id, 0)
         session.closers.append(session.subscribe(stream))
         session.on_run_end.append(stream.flush)
         self.streams[session.id] = stream
+
+    def _drop_stream(self, session: Session) -> None:
+        """An evicted session's stream goes; its ``seq`` is remembered."""
+        stream = self.streams.pop(session.id, None)
+        if stream is not None:
+            stream.flush()
+            if stream.seq:
+                self._evicted_seq[session.id] = stream.seq
+
+    def state(self) -> dict[str, Any]:
+        """What the server holds (``rein/serverState``): sessions in memory,
+        open HTTP clients, live progress tokens, event streams."""
+        return {
+            "sessionsInMemory": sorted(self.sessions) if self._manager is not None else [],
+            "httpClients": self._http_clients.open if self._http_clients is not None else 0,
+            "progressTokens": len(self.work_done_progress.tokens),
+            "streams": len(self.streams),
+        }
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -346,6 +380,8 @@ class ReinServer(LanguageServer):
             await self._preview.shutdown()
         if self._watcher is not None:
             self._watcher.stop()
+        if self._http_clients is not None:
+            await self._http_clients.aclose()
 
     def kill_preview(self) -> None:
         if self._preview is not None:

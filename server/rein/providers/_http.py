@@ -30,7 +30,14 @@ from rein.providers._errors import parse_retry_after, status_error, transport_er
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
 
-__all__ = ["HttpModel", "RetryPolicy", "StreamAssembler", "decode_json", "incomplete"]
+__all__ = [
+    "HttpClients",
+    "HttpModel",
+    "RetryPolicy",
+    "StreamAssembler",
+    "decode_json",
+    "incomplete",
+]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +93,42 @@ def decode_json(data: str, label: str) -> Any:
         raise StreamError(f"{label} sent a malformed JSON chunk ({exc}): {data[:200]!r}") from exc
 
 
+class HttpClients:
+    """The HTTP clients a host's models share: one ``httpx.AsyncClient``
+    (one connection pool) per set of timeouts, however many sessions made a
+    model. The host closes them once (:meth:`aclose`); a model made with
+    them never closes a shared client itself."""
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[float | None, float | None], httpx.AsyncClient] = {}
+
+    def client(
+        self, request_timeout: float | None, idle_timeout: float | None
+    ) -> httpx.AsyncClient:
+        key = (request_timeout, idle_timeout)
+        client = self._clients.get(key)
+        if client is None or client.is_closed:
+            client = httpx.AsyncClient(timeout=_timeout(request_timeout, idle_timeout))
+            self._clients[key] = client
+        return client
+
+    @property
+    def open(self) -> int:
+        """How many clients are open (the server's ``rein/serverState``)."""
+        return sum(1 for c in self._clients.values() if not c.is_closed)
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
+
+
+def _timeout(request_timeout: float | None, idle_timeout: float | None) -> httpx.Timeout:
+    return httpx.Timeout(
+        connect=request_timeout, write=request_timeout, pool=request_timeout, read=idle_timeout
+    )
+
+
 class HttpModel(ABC):
     """A :class:`~rein.harness.ports.Model` over one streamed HTTP POST."""
 
@@ -98,8 +141,11 @@ class HttpModel(ABC):
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        clients: HttpClients | None = None,
     ) -> None:
         self.config = config
+        #: Shared clients (the language server's); None: this model's own.
+        self._clients = clients
         self.base_url = config.resolved_base_url()
         self.api_key_env = config.resolved_api_key_env()
         self.retry = retry or RetryPolicy(max_retries=config.max_retries)
@@ -150,17 +196,17 @@ class HttpModel(ABC):
     # --------------------------------------------------------------- plumbing
 
     def _get_client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            timeout = httpx.Timeout(
-                connect=self.config.request_timeout,
-                write=self.config.request_timeout,
-                pool=self.config.request_timeout,
-                read=self.config.stream_idle_timeout,
+        if self._clients is not None and self._transport is None:
+            return self._clients.client(
+                self.config.request_timeout, self.config.stream_idle_timeout
             )
+        if self._client is None:
+            timeout = _timeout(self.config.request_timeout, self.config.stream_idle_timeout)
             self._client = httpx.AsyncClient(transport=self._transport, timeout=timeout)
         return self._client
 
     async def aclose(self) -> None:
+        """Close this model's own client (a shared one is the host's to close)."""
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()

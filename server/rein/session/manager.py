@@ -6,11 +6,19 @@ memory when it cannot, saying so once), makes new sessions, loads stored ones
 plan-act snapshot included) and records every run: status, turns and usage.
 Both hosts use it, so a ``rein run`` session is listed by ``rein sessions``
 and can be resumed from the editor or with ``rein run --resume``.
+
+Memory is bounded (``sessions`` settings): a session that ran and has been
+idle for ``idleEvictMs`` is evicted, and past ``maxInMemory`` sessions the
+least recently used idle ones are; an evicted session stays in the store and
+:meth:`SessionManager.load` brings it back. Without a store nothing is
+evicted (it would be lost), and a session in use is never evicted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,7 +46,8 @@ class SessionManager:
     ``config`` is called for the current configuration (the language server's
     changes with the editor's settings); ``ports`` for the host's ports, made
     on first use; ``storage`` is the store's folder (None: memory only);
-    ``on_store_error`` tells the person once that the store is unusable.
+    ``on_store_error`` tells the person once that the store is unusable;
+    ``evict`` turns on the ``sessions`` memory bounds, measured on ``clock``.
     """
 
     def __init__(
@@ -48,8 +57,14 @@ class SessionManager:
         *,
         storage: Callable[[], str | Path | None],
         on_store_error: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.time,
+        evict: bool = False,
     ) -> None:
         self._config = config
+        self._clock = clock
+        #: Whether idle sessions leave memory (the language server's choice:
+        #: a host that holds its one session, like ``rein run``, keeps it).
+        self._evict = evict
         self._ports = ports
         self._storage = storage
         self._on_store_error = on_store_error
@@ -59,6 +74,15 @@ class SessionManager:
         self._store_tried = False
         #: Called with every new session (the host subscribes its stream).
         self.on_new_session: list[Callable[[Session], None]] = []
+        #: Called with every session evicted from memory (after it is closed).
+        self.on_evict: list[Callable[[Session], None]] = []
+        #: Sessions a request is using (between its load and its run's end).
+        self._in_use: dict[str, int] = {}
+        self._sweep: asyncio.TimerHandle | None = None
+        #: When each session in memory was last used (made, loaded, ran).
+        self._used: dict[str, float] = {}
+        #: Ids of the sessions evicted and not loaded since.
+        self._evicted: set[str] = set()
 
     # ----------------------------------------------------------------- store
 
@@ -85,6 +109,9 @@ class SessionManager:
         return self.store
 
     def close(self) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for session in self.sessions.values():
             session.close()
         if self.store is not None:
@@ -129,14 +156,106 @@ class SessionManager:
             save_plan=self._save_plan,
         )
         self.sessions[session.id] = session
+        self._used[session.id] = self._clock()
+        self._evicted.discard(session.id)
         for listener in list(self.on_new_session):
             listener(session)
+        self._evict_over_limit(keep=session.id)
         return session
+
+    def discard(self, session: Session) -> None:
+        """Forget a session a rejected request made before it ran: nothing
+        of it stays in memory (it was never stored)."""
+        if self.sessions.get(session.id) is session and not session.busy:
+            del self.sessions[session.id]
+            self._used.pop(session.id, None)
+            session.close()
+            for listener in list(self.on_evict):
+                listener(session)
+
+    # -------------------------------------------------------------- eviction
+
+    def evictable(self, session: Session) -> bool:
+        """In the store and not in use: loading it again loses nothing."""
+        return (
+            self._evict
+            and self.store is not None
+            and not session.busy
+            and session.id not in self._in_use
+            and session.status not in ("idle", "running")
+        )
+
+    def evict(self, session_id: str) -> bool:
+        """Drop an evictable session from memory (it stays in the store)."""
+        session = self.sessions.get(session_id)
+        if session is None or not self.evictable(session):
+            return False
+        del self.sessions[session_id]
+        self._used.pop(session_id, None)
+        self._evicted.add(session_id)
+        session.close()
+        for listener in list(self.on_evict):
+            listener(session)
+        log.debug("session %s evicted from memory", session_id)
+        return True
+
+    def was_evicted(self, session_id: str) -> bool:
+        """The session is in the store, not in memory (and so not running)."""
+        return session_id in self._evicted
+
+    def sweep(self) -> list[str]:
+        """Evict every session idle for ``sessions.idleEvictMs``; re-arm the
+        timer for the next one due. The evicted ids."""
+        self._sweep = None
+        bound_s = self._config().sessions.idle_evict_ms / 1000
+        evicted: list[str] = []
+        if bound_s > 0:
+            now = self._clock()
+            for session in list(self.sessions.values()):
+                if now - self._last_used(session) < bound_s:
+                    continue
+                try:
+                    if self.evict(session.id):
+                        evicted.append(session.id)
+                except Exception:  # a closer or listener that raised: the others go on
+                    log.exception("evicting session %s failed", session.id)
+        self._arm()
+        return evicted
+
+    def _arm(self) -> None:
+        """Schedule :meth:`sweep` for when the oldest idle session is due."""
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        bound_s = self._config().sessions.idle_evict_ms / 1000
+        due = [self._last_used(s) for s in self.sessions.values() if self.evictable(s)]
+        if bound_s <= 0 or not due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        delay = max(0.0, min(due) + bound_s - self._clock())
+        self._sweep = loop.call_later(delay, self.sweep)
+
+    def _last_used(self, session: Session) -> float:
+        return self._used.get(session.id, session.updated_at)
+
+    def _evict_over_limit(self, keep: str | None = None) -> None:
+        limit = self._config().sessions.max_in_memory
+        if len(self.sessions) <= limit:
+            return
+        for session in sorted(self.sessions.values(), key=self._last_used):
+            if len(self.sessions) <= limit:
+                break
+            if session.id != keep:
+                self.evict(session.id)
 
     async def load(self, session_id: str) -> Session | None:
         """A session by id: a live one, else from the store with its
         transcript rolled back if a crash left tool calls without results."""
         if session_id in self.sessions:
+            self._used[session_id] = self._clock()
             return self.sessions[session_id]
         store = await self.open_store()
         if store is None:
@@ -144,6 +263,7 @@ class SessionManager:
         record = await store.get_session(session_id)
         if record is None:
             return None
+
         mode: Mode = record.mode if record.mode in MODES else "agent"
         memory = memory_key(mode)
         messages = await self._load_memory(store, session_id, memory)
@@ -154,6 +274,8 @@ class SessionManager:
             planner_messages = await self._load_memory(store, session_id, PLANNER_MEMORY)
             saved = await store.memory_state(session_id, PLANNER_MEMORY)
             snapshot = PlanSnapshot.from_json(saved) if saved else None
+        if session_id in self.sessions:  # loaded by another request meanwhile
+            return self.sessions[session_id]
         session = self.new(
             SessionSpec(
                 mode=mode,
@@ -179,6 +301,7 @@ class SessionManager:
         if session.gates is not None and state.get("validation"):
             # Changes earlier runs left unvalidated: the next run validates them.
             session.gates.restore_state(state["validation"])
+        self._arm()
         return session
 
     async def _restore_subagent(self, store: SqliteStore, session: Session, data: Any) -> None:
@@ -211,7 +334,21 @@ class SessionManager:
 
     async def run_prompt(self, session: Session, text: str) -> RunResult:
         """One run of ``session`` on ``text`` (a new task, or the answer to
-        the question it waits on), recorded in the store."""
+        the question it waits on), recorded in the store. The session is not
+        evicted while it runs; its idle time starts when the run ends."""
+        self._in_use[session.id] = self._in_use.get(session.id, 0) + 1
+        try:
+            return await self._run_prompt(session, text)
+        finally:
+            left = self._in_use.pop(session.id) - 1
+            if left:
+                self._in_use[session.id] = left
+            if session.id in self.sessions:
+                self._used[session.id] = self._clock()
+            self._arm()
+            self._evict_over_limit()
+
+    async def _run_prompt(self, session: Session, text: str) -> RunResult:
         if not session.title:
             session.title = text.strip().splitlines()[0][:80] if text.strip() else "session"
         messages = bootstrap_messages(session, self._ports().root, text)

@@ -63,6 +63,8 @@ describe('package.json', () => {
       'rein.tools.toolkits': [],
       'rein.tools.passEnv': [],
       'rein.autoRepair': 'off',
+      'rein.sessions.idleEvictMs': 600000,
+      'rein.sessions.maxInMemory': 32,
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
     // A workspace's settings must not make the server import code.
