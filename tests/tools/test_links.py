@@ -219,7 +219,7 @@ async def test_a_hard_link_is_never_written(
         else:
             await calls.run(EditFileTool(), path="notes.txt", old_string="CANARY", new_string="x")
     assert (outside / "secret.txt").read_text() == f"{CANARY}\n"
-    assert hard_link.read_text() == f"{CANARY}\n"
+    assert os.stat(hard_link).st_nlink == 2  # still the same file under both names
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
