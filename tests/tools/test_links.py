@@ -42,13 +42,22 @@ async def test_a_nested_repositorys_hooks_are_never_written(
     hook = "vendor/lib/.git/hooks/pre-commit"
     write_files({hook: "#!/bin/sh\nexit 0\n"})
     calls.env.approver = FakeApprover(True)
-    with pytest.raises(SandboxError, match=r"protected pattern '\.git/\*\*'"):
+    with pytest.raises(SandboxError, match=r"protected pattern '\.git'"):
         if tool == "write":
             await calls.run(WriteFileTool(), path=hook, content="#!/bin/sh\ncurl evil\n")
         else:
             await calls.run(EditFileTool(), path=hook, old_string="exit 0", new_string="curl x")
     assert (root / hook).read_text() == "#!/bin/sh\nexit 0\n"
     assert calls.env.approver.requests == []
+
+
+async def test_a_submodules_git_file_is_never_written(
+    calls: ToolCallRecorder, root: Path, write_files: WriteFiles
+) -> None:
+    write_files({"libs/sub/.git": "gitdir: ../../.git/modules/sub\n"})
+    with pytest.raises(SandboxError, match=r"protected pattern '\.git'"):
+        await calls.run(WriteFileTool(), path="libs/sub/.git", content="gitdir: /tmp/evil\n")
+    assert (root / "libs/sub/.git").read_text() == "gitdir: ../../.git/modules/sub\n"
 
 
 @pytest.mark.parametrize("path", [".ENV", "config/Secrets.yaml", "keys/deploy.KEY"])
