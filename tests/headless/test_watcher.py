@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from rein.headless._watch_plan import plan_watch
-from rein.headless.watcher import DiskWatcher
+from rein.headless.watcher import MAX_WATCHES, DiskWatcher
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads inotify watches from /proc"
@@ -141,3 +141,20 @@ async def test_folders_made_after_start_are_watched_and_links_in_them_are_not_fo
             (root / "pkg" / "inner" / "n.py").write_text("n\n")
             assert "pkg/inner/n.py" in await running.changes()
             assert outside_inode not in _inotify_inodes()
+
+
+@linux_only
+async def test_many_folders_made_later_are_merged_into_one_plan(root: Path) -> None:
+    async with watching(root) as running:
+        with anyio.fail_after(60):
+            for n in range(MAX_WATCHES + 3):
+                (root / f"f{n}").mkdir()
+                (root / f"f{n}" / "a.py").write_text("a\n")
+                assert f"f{n}/a.py" in await running.changes()
+                assert running.watcher.watch_count <= MAX_WATCHES + 2
+            # Every folder is still watched after the merge.
+            for n in range(MAX_WATCHES + 3):
+                (root / f"f{n}" / "b.py").write_text("b\n")
+            expected = {f"f{n}/b.py" for n in range(MAX_WATCHES + 3)}
+            assert await running.changes() == expected
+            assert running.watcher.watch_count <= MAX_WATCHES

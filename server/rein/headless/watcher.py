@@ -52,6 +52,9 @@ SETTLE_LIMIT_S = 10.0
 READY_LIMIT_S = 10.0
 #: The longest pause between two touches of a probe nobody has seen yet.
 _PROBE_RETOUCH_S = 1.0
+#: At most this many OS watches (each holds a worker thread): past it, a
+#: new plan of the whole tree takes over from all of them.
+MAX_WATCHES = 8
 
 _Batch = tuple[int, set[tuple[Change, str]]]
 
@@ -71,9 +74,14 @@ class _Watch:
     paths: tuple[Path, ...]
     recursive: bool
     stop: anyio.Event = field(default_factory=anyio.Event)
-    #: A folder created after start-up: walked once the watch sees a probe.
+    #: A folder created after start-up: walked once the watches started
+    #: with this one (``group``) have all seen a probe.
     new_folder: Path | None = None
-    #: Its first probe was seen (and ``new_folder`` walked).
+    #: The ids of the watches started together (this one's included).
+    group: list[int] = field(default_factory=list)
+    #: Watches this group takes over from: stopped once the group is live.
+    replaces: frozenset[int] = frozenset()
+    #: It has seen a probe: everything after that reaches it.
     live: bool = False
 
 
@@ -118,9 +126,10 @@ class DiskWatcher:
         self._send: MemoryObjectSendStream[_Batch] | None = None
 
     @property
-    def watched(self) -> tuple[tuple[Path, bool], ...]:
-        """The folders under watch, each with whether it is watched recursively."""
-        return tuple((p, w.recursive) for w in self._watches.values() for p in w.paths)
+    def watch_count(self) -> int:
+        """How many OS watches run (at most MAX_WATCHES + 2 while a new plan
+        takes over)."""
+        return len(self._watches)
 
     def on_own_mutation(self, mutation: Mutation) -> None:
         if mutation.origin != "agent":
@@ -208,7 +217,9 @@ class DiskWatcher:
             shutil.rmtree(self._probe_dir, ignore_errors=True)
             self._probe_dir = None
 
-    def _start(self, plan: WatchPlan, new_folder: Path | None) -> None:
+    def _start(
+        self, plan: WatchPlan, new_folder: Path | None, replaces: frozenset[int] = frozenset()
+    ) -> None:
         """Start the OS watches of ``plan`` (a created folder's, or the root's)."""
         if self._tg is None or self._send is None or self._stop.is_set():
             return
@@ -217,7 +228,9 @@ class DiskWatcher:
             if not paths:
                 continue
             wid = next(self._ids)
-            self._watches[wid] = watch = _Watch(paths, recursive, new_folder=new_folder)
+            self._watches[wid] = watch = _Watch(
+                paths, recursive, new_folder=new_folder, group=ids, replaces=replaces
+            )
             if new_folder is None:
                 watch.live = True  # start-up: ``ready`` covers it
             self._tg.start_soon(self._watch, wid, watch, self._send.clone())
@@ -249,11 +262,17 @@ class DiskWatcher:
             if not watch.stop.is_set():
                 log.warning("a disk watch of %s ended: %s", ", ".join(map(str, paths)), exc)
         finally:
-            self._watches.pop(wid, None)
-            for probe in self._probes.values():
-                probe.pending.discard(wid)
-                if not probe.pending:
-                    probe.seen.set()
+            self._retire(wid)
+
+    def _retire(self, wid: int) -> None:
+        """Stop watch ``wid`` and wait for it no more."""
+        watch = self._watches.pop(wid, None)
+        if watch is not None:
+            watch.stop.set()
+        for probe in self._probes.values():
+            probe.pending.discard(wid)
+            if not probe.pending:
+                probe.seen.set()
 
     async def _handle(self, wid: int, changes: set[tuple[Change, str]]) -> None:
         watch = self._watches.get(wid)
@@ -266,22 +285,31 @@ class DiskWatcher:
                 probes.append(Path(raw).name)
                 continue
             rel = self._relative(raw)
-            if rel is None:
-                continue
-            if ".rein-tmp" in rel or skip.skipped(rel):
+            if rel is None or ".rein-tmp" in rel:
                 continue
             if watch is not None and not watch.recursive and change == Change.added:
-                self._watch_new_folder(Path(raw))
+                # Watched even when ignored now: .gitignore may change.
+                await self._watch_new_folder(Path(raw))
+            if skip.skipped(rel):
+                continue
             if self._is_own_echo(rel):
                 continue
             external.append(rel)
         if watch is not None and probes and not watch.live:
-            # The watch of a created folder is live: report what was already in it.
             watch.live = True
-            if watch.new_folder is not None:
-                found = await anyio.to_thread.run_sync(_files_below, watch.new_folder, self.root)
-                external.extend(rel for rel in found if not skip.skipped(rel))
-                external = [rel for rel in external if not self._is_own_echo(rel)]
+            group = [self._watches[g] for g in watch.group if g in self._watches]
+            folder = watch.new_folder
+            if all(w.live for w in group):
+                # The group sees everything from now on: report what was
+                # already in the created folder, and end what it replaces.
+                for sibling in group:
+                    sibling.new_folder = None
+                if folder is not None:
+                    found = await anyio.to_thread.run_sync(_files_below, folder, self.root)
+                    external.extend(rel for rel in found if not skip.skipped(rel))
+                    external = [rel for rel in external if not self._is_own_echo(rel)]
+                for old in watch.replaces:
+                    self._retire(old)
         if external:
             log.info("external change: %s", ", ".join(sorted(set(external))))
             self.on_external(tuple(sorted(set(external))))
@@ -299,15 +327,25 @@ class DiskWatcher:
         self._own.pop(rel, None)
         return False
 
-    def _watch_new_folder(self, path: Path) -> None:
+    async def _watch_new_folder(self, path: Path) -> None:
         """A folder appeared in a flat-watched folder: watch it (never a link)."""
-        if path.is_symlink() or not path.is_dir() or path.name in UNWATCHED_NAMES:
+        if not _real_folder(path) or path.name in UNWATCHED_NAMES:
             return
         for old in self._by_folder.pop(path, []):
-            stale = self._watches.get(old)
-            if stale is not None:
-                stale.stop.set()  # the folder was removed and made again
-        self._start(plan_watch(path), path)
+            self._retire(old)  # the folder was removed and made again
+        if len(self._watches) + 2 <= MAX_WATCHES:
+            self._start(await anyio.to_thread.run_sync(plan_watch, path), path)
+            return
+        # Too many: one new plan of the whole tree takes over from all of them
+        # once it is live (until then they go on, so nothing is missed).
+        self._by_folder.clear()
+        replaced = frozenset(self._watches)
+        self._start(await anyio.to_thread.run_sync(plan_watch, self.root), path, replaced)
+
+
+def _real_folder(path: Path) -> bool:
+    """A folder, not a link to one."""
+    return path.is_dir() and not path.is_symlink()
 
 
 def _files_below(folder: Path, root: Path) -> list[str]:
