@@ -15,7 +15,7 @@ import pytest
 import rein.tools.sandbox as sandbox_module
 from rein.harness.errors import SandboxError, ToolError
 from rein.tools import EditFileTool, GrepTool, ReadFileTool, WriteFileTool
-from rein.tools.sandbox import Sandbox
+from rein.tools.sandbox import SNIFF_BYTES, Sandbox
 from rein.tools.settings import GrepBackend
 from tests.fakes import FakeApprover, ToolCallRecorder
 from tests.tools.conftest import WriteFiles
@@ -241,3 +241,14 @@ async def test_grep_does_not_search_hard_links(
     assert result.details["matches"] == 1
     with pytest.raises(ToolError, match=r"hard link \(2 names\)"):
         await calls.run(GrepTool(backend), pattern="CANARY", path="notes.txt")
+
+
+def test_read_disk_reads_a_file_over_the_limit_only_to_sniff_it(root: Path) -> None:
+    (root / "big.txt").write_bytes(b"x" * 100_000)
+    (root / "small.txt").write_bytes(b"y" * 1_000)
+    sandbox = Sandbox(str(root))
+    big = sandbox.read_disk("big.txt", 20_000)
+    assert big is not None and big.size == 100_000 and len(big.data) == SNIFF_BYTES
+    small = sandbox.read_disk("small.txt", 20_000)
+    assert small is not None and small.data == b"y" * 1_000 and small.links == 1
+    assert sandbox.read_disk("missing.txt", 20_000) is None

@@ -12,7 +12,7 @@ from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import record_read, sandbox_of
 from rein.tools._files import format_size
 from rein.tools.approval import check_approval
-from rein.tools.sandbox import DiskFile, hard_link_reason
+from rein.tools.sandbox import SNIFF_BYTES, DiskFile, hard_link_reason
 from rein.tools.settings import settings_of
 
 __all__ = ["ReadFileArgs", "ReadFileTool"]
@@ -21,7 +21,6 @@ DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MIN_PAGE_CHARS = 1_000
-_SNIFF_BYTES = 8192
 
 
 class ReadFileArgs(BaseModel):
@@ -39,7 +38,7 @@ class ReadFileArgs(BaseModel):
 
 def _disk_refusal(rel: str, disk: DiskFile, max_bytes: int) -> str | None:
     """Why the file read from disk is not shown: binary or too large."""
-    if b"\x00" in disk.data[:_SNIFF_BYTES]:
+    if b"\x00" in disk.data[:SNIFF_BYTES]:
         return _binary_message(rel, disk.size)
     if disk.size > max_bytes or len(disk.data) > max_bytes:
         return (

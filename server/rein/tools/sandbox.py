@@ -38,7 +38,7 @@ from rein.harness.errors import SandboxError, ToolError
 from rein.tools._globs import match_path
 from rein.tools.settings import DEFAULT_DENY_GLOBS, ToolSettings
 
-__all__ = ["DEFAULT_DENY_GLOBS", "DiskFile", "Sandbox"]
+__all__ = ["DEFAULT_DENY_GLOBS", "SNIFF_BYTES", "DiskFile", "Sandbox"]
 
 _OPEN_FLAGS = (
     os.O_RDONLY
@@ -48,6 +48,8 @@ _OPEN_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
 )
 _READ_CHUNK = 1024 * 1024
+#: What is read of a file over the limit: enough to tell binary from text.
+SNIFF_BYTES = 8192
 
 
 def _inside(path: str, base: str) -> bool:
@@ -75,7 +77,8 @@ class DiskFile:
     size: int
     #: Its link count: more than 1 is a hard link.
     links: int
-    #: The first ``limit + 1`` bytes (all of them when ``size <= limit``).
+    #: All of it when ``size <= limit`` (up to ``limit + 1`` bytes should it
+    #: grow meanwhile), else only its first 8 KB, to tell binary from text.
     data: bytes
 
 
@@ -167,7 +170,7 @@ class Sandbox:
             raise SandboxError(hard_link_refusal(rel, links))
 
     def read_disk(self, rel: str, limit: int) -> DiskFile | None:
-        """Open ``rel`` once and read up to ``limit + 1`` bytes of it; None
+        """Open ``rel`` once and read it (a sniff when over ``limit``); None
         when it is not on disk. Raises SandboxError when what was opened
         lies outside the workspace (a symlink swapped in after
         :meth:`resolve`), ToolError when it is not a regular file."""
@@ -207,7 +210,7 @@ class Sandbox:
             if not stat.S_ISREG(st.st_mode):
                 raise ToolError(f"{rel} is not a regular file (a device, pipe or socket).")
             chunks: list[bytes] = []
-            left = limit + 1
+            left = limit + 1 if st.st_size <= limit else min(limit + 1, SNIFF_BYTES)
             while left > 0:
                 chunk = os.read(fd, min(left, _READ_CHUNK))
                 if not chunk:
