@@ -158,3 +158,10 @@ async def test_many_folders_made_later_are_merged_into_one_plan(root: Path) -> N
             expected = {f"f{n}/b.py" for n in range(MAX_WATCHES + 3)}
             assert await running.changes() == expected
             assert running.watcher.watch_count <= MAX_WATCHES
+
+
+async def test_a_watcher_stopped_before_it_runs_returns(root: Path) -> None:
+    watcher = DiskWatcher(root, lambda paths: None)
+    watcher.stop()
+    with anyio.fail_after(10):
+        await watcher.run()

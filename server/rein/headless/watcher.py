@@ -204,6 +204,8 @@ class DiskWatcher:
                 self._tg, self._send = tg, send
                 plan = await anyio.to_thread.run_sync(plan_watch, self.root)
                 self._start(plan, None)
+                if self._stop.is_set():
+                    send.close()  # stopped before it started
                 tg.start_soon(self._announce_ready)
                 async with receive:
                     async for wid, changes in receive:
@@ -331,10 +333,10 @@ class DiskWatcher:
         """A folder appeared in a flat-watched folder: watch it (never a link)."""
         if not _real_folder(path) or path.name in UNWATCHED_NAMES:
             return
-        for old in self._by_folder.pop(path, []):
-            self._retire(old)  # the folder was removed and made again
+        # Made again after a removal: the old watch ends once the new one is live.
+        stale = frozenset(self._by_folder.pop(path, []))
         if len(self._watches) + 2 <= MAX_WATCHES:
-            self._start(await anyio.to_thread.run_sync(plan_watch, path), path)
+            self._start(await anyio.to_thread.run_sync(plan_watch, path), path, stale)
             return
         # Too many: one new plan of the whole tree takes over from all of them
         # once it is live (until then they go on, so nothing is missed).
