@@ -38,7 +38,14 @@ from rein.harness.errors import SandboxError, ToolError
 from rein.tools._globs import match_path
 from rein.tools.settings import DEFAULT_DENY_GLOBS, ToolSettings
 
-__all__ = ["DEFAULT_DENY_GLOBS", "SNIFF_BYTES", "DiskFile", "Sandbox"]
+__all__ = [
+    "DEFAULT_DENY_GLOBS",
+    "SNIFF_BYTES",
+    "DiskFile",
+    "Sandbox",
+    "hard_link_reason",
+    "hard_link_refusal",
+]
 
 _OPEN_FLAGS = (
     os.O_RDONLY
