@@ -260,7 +260,7 @@ class GrepTool(Tool[GrepArgs]):
     description = (
         "Search file contents with a regular expression; prints `path:line: text` for each "
         "matching line, in path order, up to 200 matches. Files ignored by .gitignore, "
-        "binary files and protected files are skipped. Use it to find definitions, usages "
+        "binary files, protected files and hard links are skipped. Use it to find definitions, usages "
         "and strings; narrow with path or glob when there are many matches."
     )
     args_model = GrepArgs
