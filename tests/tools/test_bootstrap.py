@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rein.tools.bootstrap import bootstrap_message, find_project_instructions, project_instructions
@@ -28,3 +29,17 @@ def test_instructions_that_lead_out_of_the_workspace_or_to_a_protected_file_are_
     (root / ".github" / "copilot-instructions.md").unlink()
     assert project_instructions(root) is None
     assert "AGENTS.md was not read" in bootstrap_message(root)
+
+
+def test_an_instruction_file_hard_linked_elsewhere_is_not_read(tmp_path: Path) -> None:
+    """Issue 17: a hard link may be a second name of a file outside."""
+    outside = tmp_path / "outside.md"
+    outside.write_text("SECRET OUTSIDE TEXT")
+    root = tmp_path / "ws"
+    root.mkdir()
+    os.link(outside, root / "AGENTS.md")
+    (root / "CLAUDE.md").write_text("Use tabs.")
+    assert find_project_instructions(root) == ("CLAUDE.md", "Use tabs.")
+    message = bootstrap_message(root, include_instructions=True)
+    assert "SECRET" not in message
+    assert "AGENTS.md was not read: it is a hard link (2 names)" in message

@@ -37,9 +37,43 @@ def test_match_path_name_at_any_depth_and_directories_cover_contents() -> None:
     assert match_path(".env*", "config/.env.local")
     assert match_path("*.pem", "certs/server.pem")
     assert match_path(".git/**", ".git/config")
-    assert not match_path(".git/**", "sub/.git/config")
     assert match_path("**/*secret*", "a/my_secrets/notes.txt")
+    assert match_path("build", "build/out/app.js")
     assert not match_path("*.key", "keyboard.py")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        pytest.param(".git/**", "vendor/lib/.git/hooks/pre-commit", True, id="nested-repo"),
+        pytest.param(".git/**", "sub/.git/config", True, id="one-level-down"),
+        pytest.param("config/*.yaml", "app/config/db.yaml", True, id="slash-inside-any-depth"),
+        pytest.param("/build/**", "build/a.js", True, id="leading-slash-root"),
+        pytest.param("/build/**", "src/build/a.js", False, id="leading-slash-anchors"),
+        pytest.param(".git/**", "my.git/config", False, id="whole-component"),
+    ],
+)
+def test_deny_globs_match_at_any_depth_unless_anchored(
+    pattern: str, path: str, expected: bool
+) -> None:
+    assert match_path(pattern, path) is expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"),
+    [
+        pytest.param(".env*", ".ENV", id="upper-env"),
+        pytest.param("**/*secret*", "config/Secrets.yaml", id="mixed-case-secret"),
+        pytest.param("*.key", "keys/deploy.KEY", id="upper-extension"),
+        pytest.param(".git/**", ".Git/HOOKS/pre-commit", id="case-insensitive-fs"),
+    ],
+)
+def test_deny_globs_ignore_case(pattern: str, path: str) -> None:
+    assert match_path(pattern, path)
+
+
+def test_the_glob_tool_keeps_case() -> None:
+    assert not glob_regex("*.py").match("A.PY")
 
 
 def _ignored(text: str, path: str, is_dir: bool = False, base: str = "") -> bool:

@@ -11,23 +11,36 @@ process exits, so the command's changes count for the run that started it.
 What the workspace filter skips (:mod:`rein.tools.ignore`: virtual
 environments, build output, caches, what ``.gitignore`` ignores) is not
 reported: an install into ``venv/`` or a build is not a change of the project.
+
+Symlinks are never followed (:mod:`rein.headless._watch_plan`): the tree is
+watched as several OS watches, recursive ones over subtrees without a
+symlinked or skipped folder and flat ones over the folders that hold one.
+A folder created inside a flat-watched folder gets a watch of its own; once
+that watch sees a probe, the folder is walked and what is already in it is
+reported, so nothing written before the watch started is missed. ``settle``
+waits until every running watch has seen its probe (and that walk is done).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import math
 import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-from watchfiles import DefaultFilter, awatch
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectSendStream
+from watchfiles import Change, DefaultFilter, awatch
 
 from rein.harness.ports import Mutation
-from rein.tools.ignore import SKIPPED_DIR_NAMES, WorkspaceFilter
+from rein.headless._watch_plan import UNWATCHED_NAMES, WatchPlan, plan_watch
+from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["DiskWatcher"]
 
@@ -37,6 +50,13 @@ log = logging.getLogger(__name__)
 SETTLE_LIMIT_S = 10.0
 #: How long start-up waits for the OS watch to deliver its first probe.
 READY_LIMIT_S = 10.0
+#: The longest pause between two touches of a probe nobody has seen yet.
+_PROBE_RETOUCH_S = 1.0
+#: At most this many OS watches (each holds a worker thread): past it, a
+#: new plan of the whole tree takes over from all of them.
+MAX_WATCHES = 8
+
+_Batch = tuple[int, set[tuple[Change, str]]]
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -47,13 +67,38 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size)
 
 
+@dataclass(eq=False)
+class _Watch:
+    """One OS watch: ``paths`` (and the probe folder), recursive or flat."""
+
+    paths: tuple[Path, ...]
+    recursive: bool
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    #: A folder created after start-up: walked once the watches started
+    #: with this one (``group``) have all seen a probe.
+    new_folder: Path | None = None
+    #: The ids of the watches started together (this one's included).
+    group: list[int] = field(default_factory=list)
+    #: Watches this group takes over from: stopped once the group is live.
+    replaces: frozenset[int] = frozenset()
+    #: It has seen a probe: everything after that reaches it.
+    live: bool = False
+
+
+@dataclass(eq=False)
+class _Probe:
+    #: The watches that have not seen it yet.
+    pending: set[int]
+    seen: anyio.Event = field(default_factory=anyio.Event)
+
+
 class DiskWatcher:
     """Watches ``root``; a change whose file does not look like Rein's own
     last write is reported through ``on_external(paths)``.
 
     Call :meth:`on_own_mutation` for every change Rein applies, so its echo
     from the file system is recognised and ignored. ``ready`` is set once the
-    OS watch delivers events (its first probe was seen).
+    OS watches deliver events (their first probe was seen).
     """
 
     def __init__(
@@ -71,8 +116,20 @@ class DiskWatcher:
         self._stop = anyio.Event()
         #: The private folder probe files go to (while running).
         self._probe_dir: Path | None = None
-        self._probes: dict[str, anyio.Event] = {}
+        self._probes: dict[str, _Probe] = {}
         self._probe_names = (f"probe-{n}" for n in itertools.count(1))
+        #: The running OS watches by id, and the watches of created folders.
+        self._watches: dict[int, _Watch] = {}
+        self._ids = itertools.count(1)
+        self._by_folder: dict[Path, list[int]] = {}
+        self._tg: TaskGroup | None = None
+        self._send: MemoryObjectSendStream[_Batch] | None = None
+
+    @property
+    def watch_count(self) -> int:
+        """How many OS watches run (at most MAX_WATCHES + 2 while a new plan
+        takes over)."""
+        return len(self._watches)
 
     def on_own_mutation(self, mutation: Mutation) -> None:
         if mutation.origin != "agent":
@@ -88,6 +145,10 @@ class DiskWatcher:
 
     def stop(self) -> None:
         self._stop.set()
+        for watch in self._watches.values():
+            watch.stop.set()
+        if self._send is not None:
+            self._send.close()
 
     async def settle(self) -> None:
         """Return once every change written before this call has been seen and
@@ -103,79 +164,197 @@ class DiskWatcher:
             log.warning("the disk watcher did not see its probe within %g s", SETTLE_LIMIT_S)
 
     async def _probe(self, limit_s: float) -> bool:
+        """Write a probe and wait until every running watch has seen it,
+        touching it again while one has not (a watch starting up)."""
         probe_dir = self._probe_dir
         if probe_dir is None:
             return False
         name = next(self._probe_names)
-        seen = anyio.Event()
-        self._probes[name] = seen
+        probe = _Probe(set(self._watches))
+        self._probes[name] = probe
         path = probe_dir / name
+        wait_s = 0.05
         try:
-            path.write_bytes(b"")
             with anyio.move_on_after(limit_s):
-                await seen.wait()
-            return seen.is_set()
+                while True:
+                    probe.pending &= set(self._watches)  # a watch may have ended
+                    if not probe.pending:
+                        break
+                    path.write_bytes(b"")
+                    with anyio.move_on_after(wait_s):
+                        await probe.seen.wait()
+                    wait_s = min(wait_s * 2, _PROBE_RETOUCH_S)
+            return not probe.pending
         finally:
             self._probes.pop(name, None)
             path.unlink(missing_ok=True)
 
     async def _announce_ready(self) -> None:
-        """Probe until the OS watch delivers (it starts shortly after the
+        """Probe until every OS watch delivers (they start shortly after the
         watcher), then set ``ready``; after READY_LIMIT_S set it anyway."""
-        wait_s = 0.05
-        with anyio.move_on_after(READY_LIMIT_S):
-            while not await self._probe(wait_s):
-                wait_s = min(wait_s * 2, 1.0)
-        if not self.ready.is_set():
+        if not await self._probe(READY_LIMIT_S):
             log.warning("the disk watcher saw no probe within %g s", READY_LIMIT_S)
         self.ready.set()
 
     async def run(self) -> None:
         self._probe_dir = Path(tempfile.mkdtemp(prefix="rein-watch-"))
+        send, receive = anyio.create_memory_object_stream[_Batch](math.inf)
         try:
             async with anyio.create_task_group() as tg:
+                self._tg, self._send = tg, send
+                plan = await anyio.to_thread.run_sync(plan_watch, self.root)
+                self._start(plan, None)
+                if self._stop.is_set():
+                    send.close()  # stopped before it started
                 tg.start_soon(self._announce_ready)
-                await self._watch(self._probe_dir)
+                async with receive:
+                    async for wid, changes in receive:
+                        await self._handle(wid, changes)
                 tg.cancel_scope.cancel()
         finally:
+            for watch in self._watches.values():
+                watch.stop.set()
+            self._watches.clear()
+            self._tg = self._send = None
             shutil.rmtree(self._probe_dir, ignore_errors=True)
             self._probe_dir = None
 
-    async def _watch(self, probe_dir: Path) -> None:
-        watch_filter = DefaultFilter(
-            ignore_dirs=(*DefaultFilter.ignore_dirs, *sorted(SKIPPED_DIR_NAMES), ".rein")
-        )
-        async for changes in awatch(
-            probe_dir,
-            self.root,
-            watch_filter=watch_filter,
-            debounce=self.debounce_ms,
-            step=20,
-            stop_event=self._stop,
-            recursive=True,
-        ):
-            external: list[str] = []
-            probes: list[str] = []
-            skip = WorkspaceFilter(self.root)
-            for _change, raw in changes:
-                if Path(raw).parent == probe_dir:
-                    probes.append(Path(raw).name)
-                    continue
-                rel = self._relative(raw)
-                if rel is None:
-                    continue
-                if ".rein-tmp" in rel or skip.skipped(rel):
-                    continue
-                if rel in self._own and self._own[rel] == _stamp(self.root / rel):
-                    continue  # the echo of our own write
-                self._own.pop(rel, None)
-                external.append(rel)
-            if external:
-                log.info("external change: %s", ", ".join(sorted(external)))
-                self.on_external(tuple(sorted(set(external))))
-            # After the report: whoever waits for a probe sees what came before it.
-            for name in probes:
-                seen = self._probes.get(name)
-                if seen is not None:
-                    self.ready.set()
-                    seen.set()
+    def _start(
+        self, plan: WatchPlan, new_folder: Path | None, replaces: frozenset[int] = frozenset()
+    ) -> None:
+        """Start the OS watches of ``plan`` (a created folder's, or the root's)."""
+        if self._tg is None or self._send is None or self._stop.is_set():
+            return
+        ids: list[int] = []
+        for paths, recursive in ((plan.recursive, True), (plan.flat, False)):
+            if not paths:
+                continue
+            wid = next(self._ids)
+            self._watches[wid] = watch = _Watch(
+                paths, recursive, new_folder=new_folder, group=ids, replaces=replaces
+            )
+            if new_folder is None:
+                watch.live = True  # start-up: ``ready`` covers it
+            self._tg.start_soon(self._watch, wid, watch, self._send.clone())
+            ids.append(wid)
+            for probe in self._probes.values():
+                # A settle in flight also waits for what is already in the folder.
+                probe.pending.add(wid)
+        if new_folder is not None:
+            self._by_folder[new_folder] = ids
+
+    async def _watch(self, wid: int, watch: _Watch, send: MemoryObjectSendStream[_Batch]) -> None:
+        assert self._probe_dir is not None
+        watch_filter = DefaultFilter(ignore_dirs=(*DefaultFilter.ignore_dirs, *UNWATCHED_NAMES))
+        paths = [p for p in watch.paths if p.is_dir()]
+        try:
+            async with send:
+                async for changes in awatch(
+                    self._probe_dir,
+                    *paths,
+                    watch_filter=watch_filter,
+                    debounce=self.debounce_ms,
+                    step=20,
+                    stop_event=watch.stop,
+                    recursive=watch.recursive,
+                    ignore_permission_denied=True,
+                ):
+                    await send.send((wid, changes))
+        except (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            if not watch.stop.is_set():
+                log.warning("a disk watch of %s ended: %s", ", ".join(map(str, paths)), exc)
+        finally:
+            self._retire(wid)
+
+    def _retire(self, wid: int) -> None:
+        """Stop watch ``wid`` and wait for it no more."""
+        watch = self._watches.pop(wid, None)
+        if watch is not None:
+            watch.stop.set()
+        for probe in self._probes.values():
+            probe.pending.discard(wid)
+            if not probe.pending:
+                probe.seen.set()
+
+    async def _handle(self, wid: int, changes: set[tuple[Change, str]]) -> None:
+        watch = self._watches.get(wid)
+        probe_dir = self._probe_dir
+        external: list[str] = []
+        probes: list[str] = []
+        skip = WorkspaceFilter(self.root)
+        for change, raw in changes:
+            if Path(raw).parent == probe_dir:
+                probes.append(Path(raw).name)
+                continue
+            rel = self._relative(raw)
+            if rel is None or ".rein-tmp" in rel:
+                continue
+            if watch is not None and not watch.recursive and change == Change.added:
+                # Watched even when ignored now: .gitignore may change.
+                await self._watch_new_folder(Path(raw))
+            if skip.skipped(rel):
+                continue
+            if self._is_own_echo(rel):
+                continue
+            external.append(rel)
+        if watch is not None and probes and not watch.live:
+            watch.live = True
+            group = [self._watches[g] for g in watch.group if g in self._watches]
+            folder = watch.new_folder
+            if all(w.live for w in group):
+                # The group sees everything from now on: report what was
+                # already in the created folder, and end what it replaces.
+                for sibling in group:
+                    sibling.new_folder = None
+                if folder is not None:
+                    found = await anyio.to_thread.run_sync(_files_below, folder, self.root)
+                    external.extend(rel for rel in found if not skip.skipped(rel))
+                    external = [rel for rel in external if not self._is_own_echo(rel)]
+                for old in watch.replaces:
+                    self._retire(old)
+        if external:
+            log.info("external change: %s", ", ".join(sorted(set(external))))
+            self.on_external(tuple(sorted(set(external))))
+        # After the report: whoever waits for a probe sees what came before it.
+        for name in probes:
+            probe = self._probes.get(name)
+            if probe is not None and watch is not None and watch.live:
+                probe.pending.discard(wid)
+                if not probe.pending:
+                    probe.seen.set()
+
+    def _is_own_echo(self, rel: str) -> bool:
+        if rel in self._own and self._own[rel] == _stamp(self.root / rel):
+            return True  # the echo of our own write
+        self._own.pop(rel, None)
+        return False
+
+    async def _watch_new_folder(self, path: Path) -> None:
+        """A folder appeared in a flat-watched folder: watch it (never a link)."""
+        if not _real_folder(path) or path.name in UNWATCHED_NAMES:
+            return
+        # Made again after a removal: the old watch ends once the new one is live.
+        stale = frozenset(self._by_folder.pop(path, []))
+        if len(self._watches) + 2 <= MAX_WATCHES:
+            self._start(await anyio.to_thread.run_sync(plan_watch, path), path, stale)
+            return
+        # Too many: one new plan of the whole tree takes over from all of them
+        # once it is live (until then they go on, so nothing is missed).
+        self._by_folder.clear()
+        replaced = frozenset(self._watches)
+        self._start(await anyio.to_thread.run_sync(plan_watch, self.root), path, replaced)
+
+
+def _real_folder(path: Path) -> bool:
+    """A folder, not a link to one."""
+    return path.is_dir() and not path.is_symlink()
+
+
+def _files_below(folder: Path, root: Path) -> list[str]:
+    """The files under ``folder`` (links not followed), relative to ``root``."""
+    found: list[str] = []
+    for parent, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in UNWATCHED_NAMES]
+        base = Path(parent).relative_to(root)
+        found.extend((base / name).as_posix() for name in files)
+    return found

@@ -3,6 +3,12 @@
 One translator serves three users: the ``glob`` tool, the sandbox's deny
 globs and ``.gitignore`` rules. Paths are workspace-relative POSIX strings.
 
+Deny globs (:func:`match_path`) match like ``.gitignore`` lines without
+negation, and more broadly: a pattern matches at any depth unless it starts
+with ``/`` (``.git/**`` covers ``vendor/lib/.git/hooks/pre-commit``,
+``/build/**`` only the root's ``build``), a match on a directory covers
+what is inside it, and case is ignored (``.ENV``, ``Secrets.yaml``).
+
 Glob syntax: ``*`` and ``?`` never cross ``/``; ``**`` as a whole path
 component matches zero or more directories; ``[abc]``, ``[!a-z]`` classes;
 ``\\x`` escapes; ``{a,b}`` alternatives (not nested) where ``braces=True``.
@@ -78,20 +84,25 @@ def _translate(pattern: str, braces: bool) -> str:
 
 
 @lru_cache(maxsize=512)
-def glob_regex(pattern: str, *, anchored: bool = True, braces: bool = True) -> re.Pattern[str]:
+def glob_regex(
+    pattern: str, *, anchored: bool = True, braces: bool = True, ignore_case: bool = False
+) -> re.Pattern[str]:
     """Compile ``pattern``. Anchored patterns match the whole relative path;
     unanchored ones match a trailing run of path components (a name at any
     depth)."""
     prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(f"^{prefix}{_translate(pattern, braces)}$", re.DOTALL)
+    flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+    return re.compile(f"^{prefix}{_translate(pattern, braces)}$", flags)
 
 
 def match_path(pattern: str, path: str) -> bool:
-    """Gitignore-style matching without negation: a pattern without ``/``
-    matches a name at any depth, one with ``/`` the path from the root; a
-    match on a directory covers everything inside it."""
-    anchored = "/" in pattern.rstrip("/")
-    regex = glob_regex(pattern.strip("/"), anchored=anchored)
+    """Deny-glob matching: ``pattern`` matches ``path`` or one of its parent
+    directories, at any depth unless the pattern starts with ``/`` (then from
+    the root), ignoring case. Safer than ``.gitignore``'s rule (a ``/`` inside
+    a pattern anchors it there): a protected name is protected wherever a
+    repository nests it."""
+    anchored = pattern.startswith("/")
+    regex = glob_regex(pattern.strip("/"), anchored=anchored, ignore_case=True)
     parts = path.split("/")
     return any(regex.match("/".join(parts[:end])) for end in range(len(parts), 0, -1))
 

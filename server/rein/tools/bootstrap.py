@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from rein.harness.errors import SandboxError
+from rein.harness.errors import SandboxError, ToolError
 from rein.tools._files import Entry, FileTree, plural
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import DEFAULT_DENY_GLOBS
@@ -92,13 +92,22 @@ def _read_instructions(
             notes.append(f"{name} was not read: it leads to a protected file ({glob}).")
             continue
         try:
-            if not path.is_file():
-                continue
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(MAX_INSTRUCTIONS_CHARS + 1)
-        except OSError:
+            # Opened once by the resolved path and checked (rein.tools.sandbox).
+            disk = sandbox.read_disk(rel, 4 * MAX_INSTRUCTIONS_CHARS)
+        except SandboxError:
+            notes.append(f"{name} was not read: it leads outside the workspace.")
             continue
-        text = text.strip()
+        except ToolError:
+            continue  # a folder, a pipe, unreadable
+        if disk is None:
+            continue
+        if disk.links > 1:
+            notes.append(
+                f"{name} was not read: it is a hard link ({disk.links} names), and another "
+                "name may be outside the workspace."
+            )
+            continue
+        text = disk.data.decode("utf-8", "replace").strip()
         if not text:
             continue
         if len(text) > MAX_INSTRUCTIONS_CHARS:

@@ -7,8 +7,11 @@ files, skip what the workspace filter skips (:mod:`rein.tools.ignore`:
 ``.git``, virtual environments, build output), binary files (a NUL byte) and files over 10 MB, read
 only the workspace's own ``.gitignore`` files, and report matches in path
 order (by components), so the first ``max_matches`` are the same. The
-``glob`` filter and the deny globs are applied in Python for both (an rg
-``-g`` glob would override ``.gitignore``). A regex ripgrep cannot parse but
+``glob`` filter, the deny globs (at any depth, ignoring case) and the
+hard-link rule (a file with more than one name is not searched: reading it
+needs approval) are applied in Python for both (an rg ``-g`` glob would
+override ``.gitignore`` and is case-sensitive). The Python backend reads
+each file through :meth:`Sandbox.read_disk <rein.tools.sandbox.Sandbox.read_disk>`. A regex ripgrep cannot parse but
 Python can (look-around, backreferences) is searched by the Python backend.
 """
 
@@ -28,14 +31,14 @@ import anyio
 from anyio.abc import Process
 from pydantic import BaseModel, Field
 
-from rein.harness.errors import ToolError
+from rein.harness.errors import SandboxError, ToolError
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.process.environment import child_environment
 from rein.tools._context import sandbox_of
 from rein.tools._files import FileTree, plural
 from rein.tools._globs import glob_regex
 from rein.tools.ignore import SKIPPED_DIR_NAMES, WorkspaceFilter
-from rein.tools.sandbox import Sandbox
+from rein.tools.sandbox import Sandbox, hard_link_reason
 from rein.tools.settings import GrepBackend
 
 __all__ = ["GrepArgs", "GrepBackend", "GrepTool", "Match", "find_ripgrep"]
@@ -104,8 +107,8 @@ def find_ripgrep() -> str | None:
 
 
 class _Filter:
-    """Which matched files count: not protected, not skipped by the
-    workspace filter, and matching the glob."""
+    """Which matched files count: not protected, not a hard link, not
+    skipped by the workspace filter, and matching the glob."""
 
     def __init__(self, sandbox: Sandbox, glob: str | None, base: str = ".") -> None:
         self.sandbox = sandbox
@@ -122,6 +125,7 @@ class _Filter:
                 (self.glob is None or bool(self.glob.match(path)))
                 and (self.sandbox.denied_by(path) is None)
                 and not self.workspace.skipped(path, below=self.base)
+                and self.sandbox.links(path) <= 1
             )
             self._seen[path] = verdict
         return verdict
@@ -142,13 +146,14 @@ def search_python(
         if not keep(path):
             continue
         try:
-            full = sandbox.abspath(path)
-            if os.path.getsize(full) > MAX_FILE_BYTES:
-                continue
-            with open(full, "rb") as handle:
-                data = handle.read()
-        except OSError:
+            disk = sandbox.read_disk(path, MAX_FILE_BYTES)
+        except (SandboxError, ToolError):
             continue
+        if disk is None or disk.size > MAX_FILE_BYTES or len(disk.data) > MAX_FILE_BYTES:
+            continue
+        if disk.links > 1 or sandbox.denied_by(disk.real) is not None:
+            continue  # became one since the filter looked
+        data = disk.data
         if b"\x00" in data:
             continue
         lines = data.decode("utf-8", "replace").split("\n")
@@ -255,7 +260,7 @@ class GrepTool(Tool[GrepArgs]):
     description = (
         "Search file contents with a regular expression; prints `path:line: text` for each "
         "matching line, in path order, up to 200 matches. Files ignored by .gitignore, "
-        "binary files and protected files are skipped. Use it to find definitions, usages "
+        "binary files, protected files and hard links are skipped. Use it to find definitions, usages "
         "and strings; narrow with path or glob when there are many matches."
     )
     args_model = GrepArgs
@@ -295,6 +300,12 @@ class GrepTool(Tool[GrepArgs]):
             raise ToolError(
                 f"{rel} matches the protected pattern {protected!r} and is not searched. "
                 "Read it with read_file, which asks the person for approval."
+            )
+        links = sandbox.links(rel)
+        if links > 1:
+            raise ToolError(
+                f"{rel} is not searched: {hard_link_reason(links)}. Read it with read_file, "
+                "which asks the person for approval."
             )
         pattern = re.escape(args.pattern) if args.literal else args.pattern
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import ClassVar
 
 import anyio
@@ -13,6 +12,7 @@ from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import record_read, sandbox_of
 from rein.tools._files import format_size
 from rein.tools.approval import check_approval
+from rein.tools.sandbox import SNIFF_BYTES, DiskFile, hard_link_reason
 from rein.tools.settings import settings_of
 
 __all__ = ["ReadFileArgs", "ReadFileTool"]
@@ -21,7 +21,6 @@ DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MIN_PAGE_CHARS = 1_000
-_SNIFF_BYTES = 8192
 
 
 class ReadFileArgs(BaseModel):
@@ -37,27 +36,21 @@ class ReadFileArgs(BaseModel):
     )
 
 
-def _disk_check(path: str, rel: str, max_bytes: int) -> None:
-    """Refuse directories, huge files and binary files before reading them.
-    A file that is not on disk (only in an open buffer) passes."""
-    try:
-        if os.path.isdir(path):
-            raise ToolError(f"{rel} is a directory, not a file. Use list_dir to see its entries.")
-        size = os.path.getsize(path)
-        with open(path, "rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from exc
-    if b"\x00" in head:
-        raise ToolError(_binary_message(rel, size))
-    if size > max_bytes:
-        raise ToolError(
-            f"{rel} is {format_size(size)}, too large to read (the limit is "
+def _disk_refusal(rel: str, disk: DiskFile, max_bytes: int) -> str | None:
+    """Why the file read from disk is not shown: binary or too large."""
+    if b"\x00" in disk.data[:SNIFF_BYTES]:
+        return _binary_message(rel, disk.size)
+    if disk.size > max_bytes or len(disk.data) > max_bytes:
+        return (
+            f"{rel} is {format_size(disk.size)}, too large to read (the limit is "
             f"{format_size(max_bytes)}). Search it with grep, or look at parts of it with "
             "a command such as `head`, `tail` or `sed -n '100,200p'`."
         )
+    return None
+
+
+def _lines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _binary_message(rel: str, size: int) -> str:
@@ -97,24 +90,37 @@ class ReadFileTool(Tool[ReadFileArgs]):
         rel = sandbox.resolve(args.path)
         if rel == ".":
             raise ToolError("The workspace root is a directory. Use list_dir to see its entries.")
-        protected = sandbox.denied_by(rel)
-        if protected is not None and not await workspace.exists(rel):
+        # Opened once, by the resolved path; the checks below are of what was opened.
+        disk = await anyio.to_thread.run_sync(sandbox.read_disk, rel, self.max_file_bytes)
+        protected = sandbox.denied_by(rel) or (sandbox.denied_by(disk.real) if disk else None)
+        if protected is not None and disk is None and not await workspace.exists(rel):
             raise ToolError(f"File not found: {rel}")  # nothing to ask the person about
+        why = f"it matches the protected pattern {protected!r}" if protected else ""
+        if disk is not None and disk.links > 1:
+            why = why or hard_link_reason(disk.links)
         denial = await check_approval(
             ctx,
             "read",
             title=f"Read {rel}",
-            detail=f"The agent wants to read {rel}"
-            + (f", which matches the protected pattern {protected!r}." if protected else "."),
+            detail=f"The agent wants to read {rel}" + (f", but {why}." if why else "."),
             action=f"read {rel}",
-            force_ask=protected is not None,
-            why_ask=f"it matches the protected pattern {protected!r}" if protected else "",
+            force_ask=bool(why),
+            why_ask=why,
         )
         if denial is not None:
             return denial
-        await anyio.to_thread.run_sync(_disk_check, sandbox.abspath(rel), rel, self.max_file_bytes)
+        refusal = _disk_refusal(rel, disk, self.max_file_bytes) if disk else None
+        if refusal is not None:
+            raise ToolError(refusal)
         content = await workspace.read_text(rel)
         text = content.text
+        if (
+            disk is not None
+            and content.version is None
+            and _lines(text) != _lines(disk.data.decode("utf-8", "replace"))
+        ):
+            # A disk read (no editor buffer) must be the file checked above.
+            raise ToolError(f"{rel} changed while it was read; read it again.")
         if "\x00" in text:
             raise ToolError(_binary_message(rel, len(text.encode("utf-8", "replace"))))
         if len(text) > self.max_file_bytes:

@@ -13,7 +13,7 @@ The two wire sections are defined here, once, with their defaults, and
 (camelCase on the wire, snake_case in Python)::
 
     "approval": {"read": "allow", "write": "allow", "command": "ask",
-                 "denyGlobs": [".git/**", ".env*", ...]},
+                 "denyGlobs": [".git", ".env*", ...]},
     "tools": {"grepBackend": "auto", "disabled": ["run_command"],
               "toolkits": ["my_tools:NotesToolkit"]}
 
@@ -54,7 +54,9 @@ _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 GrepBackend = Literal["auto", "rg", "python"]
 
 #: Files never written by tools, read only with the person's approval.
-DEFAULT_DENY_GLOBS: tuple[str, ...] = (".git/**", ".env*", "*.pem", "*.key", "**/*secret*")
+#: ``.git`` is a repository's folder, or in a submodule or worktree the file
+#: that points git at one (its hooks run on the person's next commit).
+DEFAULT_DENY_GLOBS: tuple[str, ...] = (".git", ".env*", "*.pem", "*.key", "**/*secret*")
 
 #: The names of :func:`rein.tools.registry.default_tools`, in its order (a
 #: test keeps the two equal): what ``tools.disabled`` may name.
