@@ -103,7 +103,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     redact_logs()  # no secret in a log line, pygls's own included
-    server = create_server()
+    server = create_server(max_message_bytes=args.max_message_bytes)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
@@ -162,6 +162,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return eval_main(args.scenario or None, args.json, mutated=args.mutated)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rein", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rein {__version__}")
@@ -186,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
     p.add_argument("--log-level", default="warning", help="stderr log level (default: warning)")
+    p.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=64 * 1024 * 1024,
+        help="refuse a message whose Content-Length is over this (default: 64 MiB)",
+    )
     p.set_defaults(func=_cmd_serve)
 
     p = sub.add_parser("run", help="run one task headless in a workspace")
