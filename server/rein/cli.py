@@ -1,5 +1,5 @@
 """The ``rein`` command line: serve | run | demo | mock-server | eval | bench |
-schema | sessions."""
+fuzz | schema | sessions."""
 
 from __future__ import annotations
 
@@ -53,6 +53,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         else:
             bench.run_target(target, args.json)
     return 0
+
+
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    try:
+        from rein.fuzz import run_fuzz
+    except ImportError as exc:  # hypothesis is in the dev extra
+        print(f"rein fuzz needs the dev extra (pip install 'rein[dev]'): {exc}", file=sys.stderr)
+        return 2
+    report = run_fuzz(args.cases, seed=args.seed)
+    print(json.dumps(report.json(), indent=2))
+    for failure in report.failures[10:]:
+        print(failure, file=sys.stderr)
+    return 0 if not report.failures and report.alive else 1
 
 
 def _cmd_mock_server(args: argparse.Namespace) -> int:
@@ -191,6 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--edits", help="--corpus: edits per project (default: per project)")
     p.add_argument("--strict", action="store_true", help="--corpus: exit 1 when a goal is missed")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser(
+        "fuzz", help="fuzz a real `rein serve` over stdio (figures in docs/performance.md)"
+    )
+    p.add_argument("--cases", type=_positive_int, default=1000, help="cases to run (default 1000)")
+    p.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random)")
+    p.set_defaults(func=_cmd_fuzz)
 
     p = sub.add_parser("serve", help="the language server (stdio; --tcp for debugging)")
     p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")

@@ -65,8 +65,11 @@ def _editor_answer(method: str, params: Any, settings: dict[str, Any]) -> Any:
 class WireClient:
     """A ``rein serve`` subprocess and a raw byte channel to it."""
 
-    def __init__(self, root: Path, storage: Path, script: Path) -> None:
+    def __init__(
+        self, root: Path, storage: Path, script: Path, serve_args: tuple[str, ...] = ()
+    ) -> None:
         self.root = root
+        self.serve_args = serve_args
         self.settings: dict[str, Any] = {
             "storagePath": str(storage),
             "model": {"provider": "replay", "script": str(script)},
@@ -76,6 +79,9 @@ class WireClient:
         self._responses: dict[Any, dict[str, Any]] = {}
         self.null_errors: list[dict[str, Any]] = []
         self.messages_shown: list[str] = []
+        #: Server requests of these methods are kept in ``held``, not answered.
+        self.hold_methods: set[str] = set()
+        self.held: list[dict[str, Any]] = []
         self._cond = threading.Condition()
         self._writes: queue.Queue[bytes | None] = queue.Queue()
         self._ids = 0
@@ -86,7 +92,7 @@ class WireClient:
     def start(self, timeout_s: float = 30.0) -> None:
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rein", "serve"],
+            [sys.executable, "-m", "rein", "serve", *self.serve_args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -165,6 +171,11 @@ class WireClient:
             self._cond.wait_for(lambda: key in self._responses or not self.alive, timeout_s)
             return self._responses.pop(key, None)
 
+    def wait_held(self, count: int, timeout_s: float = ANSWER_BOUND_S) -> list[dict[str, Any]]:
+        with self._cond:
+            self._cond.wait_for(lambda: len(self.held) >= count, timeout_s)
+            return list(self.held)
+
     def wait_null_errors(self, count: int, timeout_s: float = ANSWER_BOUND_S) -> int:
         with self._cond:
             self._cond.wait_for(lambda: len(self.null_errors) >= count, timeout_s)
@@ -205,6 +216,11 @@ class WireClient:
     def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if method is not None and "id" in message:
+            if method in self.hold_methods:
+                with self._cond:
+                    self.held.append(message)
+                    self._cond.notify_all()
+                return
             result = _editor_answer(method, message.get("params"), self.settings)
             self.send_raw(frame({"jsonrpc": "2.0", "id": message["id"], "result": result}))
             return
@@ -309,7 +325,7 @@ class FuzzReport:
         }
 
 
-def fuzz_workspace(base: Path) -> WireClient:
+def fuzz_workspace(base: Path, serve_args: tuple[str, ...] = ()) -> WireClient:
     """A small workspace, a replay script whose every session answers in
     one turn, and a client for a server started there."""
     root = base / "ws"
@@ -317,7 +333,7 @@ def fuzz_workspace(base: Path) -> WireClient:
     (root / "app.py").write_text("def add(a, b):\n    return a + b\n")
     script = base / "script.yaml"
     script.write_text('name: fuzz\nturns:\n  - text: "done"\n')
-    return WireClient(root, base / "storage", script)
+    return WireClient(root, base / "storage", script, serve_args)
 
 
 def run_fuzz(cases: int, seed: int | None = None) -> FuzzReport:

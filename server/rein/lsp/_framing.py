@@ -93,7 +93,9 @@ class FrameReader:
                     return FrameError("a message without a Content-Length header")
                 return await self._body(length)
             name, sep, value = content.partition(b":")
-            if not sep or not _HEADER_NAME.fullmatch(name):
+            # A Content-Length after other bytes on the line: junk glued to
+            # the next frame's header (a body that was shorter than said).
+            if not sep or not _HEADER_NAME.fullmatch(name) or content.lower().find(_TOKEN) > 0:
                 return self._fail(f"malformed header line {_shown(line)}")
             if name.lower() == b"content-length":
                 value = value.strip()
