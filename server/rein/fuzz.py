@@ -39,7 +39,7 @@ __all__ = ["FuzzReport", "WireClient", "frame", "run_case", "run_fuzz"]
 ANSWER_BOUND_S = 20.0
 #: The longest error message the server may send (its bound plus a margin).
 MAX_ERROR_CHARS = 1100
-_TRACEBACK_MARKS = ("Traceback (most recent call last)", 'File "', ".py\", line")
+_TRACEBACK_MARKS = ("Traceback (most recent call last)", 'File "', '.py", line')
 
 
 def frame(message: dict[str, Any] | bytes) -> bytes:
@@ -295,9 +295,13 @@ def _check_answer(
         return []
     problems = _error_problems(error, where)
     if case.expect_code is not None and error.get("code") != case.expect_code:
-        problems.append(f"{where}: expected error {case.expect_code}, got {json.dumps(error)[:300]}")
+        problems.append(
+            f"{where}: expected error {case.expect_code}, got {json.dumps(error)[:300]}"
+        )
     if case.field is not None and case.field not in str(error.get("message", "")):
-        problems.append(f"{where}: the error does not name {case.field!r}: {error['message'][:300]}")
+        problems.append(
+            f"{where}: the error does not name {case.field!r}: {error['message'][:300]}"
+        )
     return problems
 
 

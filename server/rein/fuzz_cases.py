@@ -56,9 +56,11 @@ _scalars = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=20),
 )
-json_values = st.recursive(
+json_values: st.SearchStrategy[Any] = st.recursive(
     _scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 _names = st.from_regex(r"[a-z]{1,8}", fullmatch=True)
@@ -94,8 +96,8 @@ def _fields(model: type[BaseModel]) -> list[tuple[str, Any, list[Any], bool]]:
 
 
 def valid_params(model: type[BaseModel]) -> st.SearchStrategy[dict[str, Any]]:
-    required = {}
-    optional = {}
+    required: dict[str, st.SearchStrategy[Any]] = {}
+    optional: dict[str, st.SearchStrategy[Any]] = {}
     for alias, annotation, metadata, is_required in _fields(model):
         if alias == "range":
             strategy: st.SearchStrategy[Any] = st.none() | _ranges
@@ -149,9 +151,7 @@ def broken_params(draw: st.DrawFn, model: type[BaseModel]) -> tuple[dict[str, An
         params[alias] = draw(json_values)
         return params, alias
     alias = draw(st.sampled_from([f[0] for f in fields]))
-    params[alias] = draw(
-        json_values.filter(lambda v: not _accepts(model, {**params, alias: v}))
-    )
+    params[alias] = draw(json_values.filter(lambda v: not _accepts(model, {**params, alias: v})))
     return params, alias
 
 
@@ -187,7 +187,9 @@ def command_case(draw: st.DrawFn) -> Case:
     if name in _CONTEXT_COMMANDS:
         if draw(st.booleans()):
             args = [draw(valid_params(P.PromptContext))]
-            return Case(f"{name} valid", "workspace/executeCommand", {"command": name, "arguments": args})
+            return Case(
+                f"{name} valid", "workspace/executeCommand", {"command": name, "arguments": args}
+            )
         if draw(st.booleans()):
             context, field = draw(broken_params(P.PromptContext))
             return Case(
@@ -198,8 +200,17 @@ def command_case(draw: st.DrawFn) -> Case:
                 field=field,
             )
     args = draw(st.lists(json_values, max_size=3))
-    expect = INVALID_PARAMS if name in _CONTEXT_COMMANDS and (not args or not isinstance(args[0], dict)) else None
-    return Case(f"{name} junk", "workspace/executeCommand", {"command": name, "arguments": args}, expect_code=expect)
+    expect = (
+        INVALID_PARAMS
+        if name in _CONTEXT_COMMANDS and (not args or not isinstance(args[0], dict))
+        else None
+    )
+    return Case(
+        f"{name} junk",
+        "workspace/executeCommand",
+        {"command": name, "arguments": args},
+        expect_code=expect,
+    )
 
 
 def _request(msg_id: Any, method: str = "rein/sessions", params: Any = None) -> dict[str, Any]:
@@ -226,36 +237,161 @@ def fixed_cases() -> list[Case]:
     follow = _framed(json.dumps(_request("next")).encode())
     body = json.dumps(_request("lost")).encode()
     cases = [
-        Case(f"Content-Length: {v}", raw=_framed(body, b"Content-Length: %s\r\n\r\n" % v) + follow, parse_errors=1, answer_id="next")
-        for v in (b"abc", b"-5", b"1099511627776", b"99999999999999999999", b"", b"1e3", b"70000000")
+        Case(
+            f"Content-Length: {v.decode()}",
+            raw=_framed(body, b"Content-Length: %s\r\n\r\n" % v) + follow,
+            parse_errors=1,
+            answer_id="next",
+        )
+        for v in (
+            b"abc",
+            b"-5",
+            b"1099511627776",
+            b"99999999999999999999",
+            b"",
+            b"1e3",
+            b"70000000",
+        )
     ]
     cases += [
-        Case("length 20 too big", raw=_framed(body, b"Content-Length: %d\r\n\r\n" % (len(body) + 20)) + follow, parse_errors=1, answer_id="next"),
-        Case("length 10 too small", raw=_framed(body, b"Content-Length: %d\r\n\r\n" % (len(body) - 10)) + follow, parse_errors=1, answer_id="next"),
+        Case(
+            "length 20 too big",
+            raw=_framed(body, b"Content-Length: %d\r\n\r\n" % (len(body) + 20)) + follow,
+            parse_errors=1,
+            answer_id="next",
+        ),
+        Case(
+            "length 10 too small",
+            raw=_framed(body, b"Content-Length: %d\r\n\r\n" % (len(body) - 10)) + follow,
+            parse_errors=1,
+            answer_id="next",
+        ),
         Case("missing header", raw=body + follow, parse_errors=1, answer_id="next"),
         Case("blank header", raw=b"\r\n" + body + follow, parse_errors=1, answer_id="next"),
-        Case("LF-only line ends", raw=b"Content-Length: %d\n\n" % len(body) + body + follow, parse_errors=1, answer_id="next"),
-        Case("lower-case content-length", raw=_framed(json.dumps(_request("lower")).encode(), b"content-length: %d\r\n\r\n" % len(json.dumps(_request("lower")))), answer_id="lower"),
+        Case(
+            "LF-only line ends",
+            raw=b"Content-Length: %d\n\n" % len(body) + body + follow,
+            parse_errors=1,
+            answer_id="next",
+        ),
+        Case(
+            "lower-case content-length",
+            raw=_framed(
+                json.dumps(_request("lower")).encode(),
+                b"content-length: %d\r\n\r\n" % len(json.dumps(_request("lower"))),
+            ),
+            answer_id="lower",
+        ),
         Case("not JSON", raw=_framed(b"{not json") + follow, parse_errors=1, answer_id="next"),
-        Case("not UTF-8", raw=_framed(b'{"jsonrpc": "2.0", "id": "u", "method": "\xff\xfe"}') + follow, parse_errors=1, answer_id="next"),
-        Case("batch", raw=_framed(json.dumps([_request("b1"), _request("b2")]).encode()) + follow, parse_errors=1, answer_id="next"),
+        Case(
+            "not UTF-8",
+            raw=_framed(b'{"jsonrpc": "2.0", "id": "u", "method": "\xff\xfe"}') + follow,
+            parse_errors=1,
+            answer_id="next",
+        ),
+        Case(
+            "batch",
+            raw=_framed(json.dumps([_request("b1"), _request("b2")]).encode()) + follow,
+            parse_errors=1,
+            answer_id="next",
+        ),
         Case("a number", raw=_framed(b"42") + follow, parse_errors=1, answer_id="next"),
-        Case("nested 200 levels", raw=_framed(_nested("deep", 200)), answer_id="deep", expect_code=INVALID_PARAMS, field="text"),
-        Case("nested 990 levels", raw=_framed(_nested("deeper", 990)), answer_id="deeper", expect_code=INVALID_PARAMS, field="text"),
+        Case(
+            "nested 200 levels",
+            raw=_framed(_nested("deep", 200)),
+            answer_id="deep",
+            expect_code=INVALID_PARAMS,
+            field="text",
+        ),
+        Case(
+            "nested 990 levels",
+            raw=_framed(_nested("deeper", 990)),
+            answer_id="deeper",
+            expect_code=INVALID_PARAMS,
+            field="text",
+        ),
         Case("nested 100000 levels", raw=_framed(_nested("deepest", 100_000)), parse_errors=1),
-        Case("nested jsonrpc key", "rein/steer", {"sessionId": {"jsonrpc": "2.0", "id": 1, "method": "x"}, "text": "t"}, expect_code=INVALID_PARAMS, field="sessionId"),
-        Case("lone surrogate", raw=_framed(b'{"jsonrpc": "2.0", "id": "sur", "method": "rein/prompt", "params": {"text": "a\\ud800b"}}'), answer_id="sur", expect_code=INVALID_PARAMS, field="text"),
-        Case("missing jsonrpc", raw=_framed(b'{"id": "nojsonrpc", "method": "rein/sessions", "params": {}}'), answer_id="nojsonrpc", expect_code=INVALID_REQUEST),
-        Case("10 MB command name", "workspace/executeCommand", {"command": "x" * 10_000_000}, expect_code=INVALID_PARAMS, field="command"),
-        Case("10 MB steer", "rein/steer", {"sessionId": "y" * 100, "text": "z" * 10_000_000}, expect_code=INVALID_PARAMS, field="sessionId"),
-        Case("codeAction {}", "textDocument/codeAction", {}, expect_code=INVALID_PARAMS, field="textDocument"),
+        Case(
+            "nested jsonrpc key",
+            "rein/steer",
+            {"sessionId": {"jsonrpc": "2.0", "id": 1, "method": "x"}, "text": "t"},
+            expect_code=INVALID_PARAMS,
+            field="sessionId",
+        ),
+        Case(
+            "lone surrogate",
+            raw=_framed(
+                b'{"jsonrpc": "2.0", "id": "sur", "method": "rein/prompt", "params": {"text": "a\\ud800b"}}'
+            ),
+            answer_id="sur",
+            expect_code=INVALID_PARAMS,
+            field="text",
+        ),
+        Case(
+            "missing jsonrpc",
+            raw=_framed(b'{"id": "nojsonrpc", "method": "rein/sessions", "params": {}}'),
+            answer_id="nojsonrpc",
+            expect_code=INVALID_REQUEST,
+        ),
+        Case(
+            "10 MB command name",
+            "workspace/executeCommand",
+            {"command": "x" * 10_000_000},
+            expect_code=INVALID_PARAMS,
+            field="command",
+        ),
+        Case(
+            "10 MB steer",
+            "rein/steer",
+            {"sessionId": "y" * 100, "text": "z" * 10_000_000},
+            expect_code=INVALID_PARAMS,
+            field="sessionId",
+        ),
+        Case(
+            "codeAction {}",
+            "textDocument/codeAction",
+            {},
+            expect_code=INVALID_PARAMS,
+            field="textDocument",
+        ),
     ]
-    for label, params in (("no command", {}), ("null", None), ("array", []), ("string", "rein.fix"), ("arguments 5", {"command": "rein.fix", "arguments": 5}), ("arguments true", {"command": "rein.abort", "arguments": True})):
-        cases.append(Case(f"executeCommand {label}", "workspace/executeCommand", params, expect_code=INVALID_PARAMS))
-    for label, msg_id in (("float", 1.5), ("bool", True), ("object", {}), ("array", []), ("null", None)):
-        cases.append(Case(f"id {label}", raw=_framed(json.dumps(_request(msg_id)).encode()), parse_errors=1))
+    for label, params in (
+        ("no command", {}),
+        ("null", None),
+        ("array", []),
+        ("string", "rein.fix"),
+        ("arguments 5", {"command": "rein.fix", "arguments": 5}),
+        ("arguments true", {"command": "rein.abort", "arguments": True}),
+    ):
+        cases.append(
+            Case(
+                f"executeCommand {label}",
+                "workspace/executeCommand",
+                params,
+                expect_code=INVALID_PARAMS,
+            )
+        )
+    for label, msg_id in (
+        ("float", 1.5),
+        ("bool", True),
+        ("object", {}),
+        ("array", []),
+        ("null", None),
+    ):
+        cases.append(
+            Case(f"id {label}", raw=_framed(json.dumps(_request(msg_id)).encode()), parse_errors=1)
+        )
     for label, method in (("number", 5), ("null", None), ("array", []), ("empty", "")):
-        cases.append(Case(f"method {label}", raw=_framed(json.dumps({"jsonrpc": "2.0", "id": f"m-{label}", "method": method}).encode()), answer_id=f"m-{label}", expect_code=INVALID_REQUEST))
+        cases.append(
+            Case(
+                f"method {label}",
+                raw=_framed(
+                    json.dumps({"jsonrpc": "2.0", "id": f"m-{label}", "method": method}).encode()
+                ),
+                answer_id=f"m-{label}",
+                expect_code=INVALID_REQUEST,
+            )
+        )
     return cases
 
 

@@ -17,6 +17,7 @@ from rein.lsp._envelope import (
 )
 from rein.lsp._framing import MAX_HEADER_LINE, FrameError, FrameReader
 
+
 def _chunks(data: bytes, size: int) -> Callable[[], Awaitable[bytes]]:
     parts = [data[i : i + size] for i in range(0, len(data), size)]
 
@@ -56,8 +57,12 @@ async def test_well_formed_frames_in_any_chunking(chunk: int) -> None:
 @pytest.mark.parametrize(
     "raw, reason",
     [
-        pytest.param(_frame(LOST, b"Content-Length: abc\r\n\r\n"), "invalid Content-Length", id="abc"),
-        pytest.param(_frame(LOST, b"Content-Length: -5\r\n\r\n"), "invalid Content-Length", id="-5"),
+        pytest.param(
+            _frame(LOST, b"Content-Length: abc\r\n\r\n"), "invalid Content-Length", id="abc"
+        ),
+        pytest.param(
+            _frame(LOST, b"Content-Length: -5\r\n\r\n"), "invalid Content-Length", id="-5"
+        ),
         pytest.param(
             _frame(LOST, b"Content-Length: 1099511627776\r\n\r\n"), "over the maximum", id="1TB"
         ),
@@ -139,14 +144,20 @@ def test_max_bytes_must_be_positive() -> None:
             Envelope("response", "a", None),
             id="response",
         ),
-        pytest.param([{}], Rejected(INVALID_REQUEST, "batch requests are not supported by LSP", None), id="batch"),
+        pytest.param(
+            [{}],
+            Rejected(INVALID_REQUEST, "batch requests are not supported by LSP", None),
+            id="batch",
+        ),
         pytest.param(
             {"jsonrpc": "2.0", "id": True, "method": "m"},
             Rejected(INVALID_REQUEST, "id must be an integer or a string, got a boolean", None),
             id="bool-id",
         ),
         pytest.param(
-            {"id": 3, "method": "m"}, Rejected(INVALID_REQUEST, 'jsonrpc must be "2.0"', 3), id="no-jsonrpc"
+            {"id": 3, "method": "m"},
+            Rejected(INVALID_REQUEST, 'jsonrpc must be "2.0"', 3),
+            id="no-jsonrpc",
         ),
         pytest.param(
             {"jsonrpc": "2.0", "id": 3, "method": 5},

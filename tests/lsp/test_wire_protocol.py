@@ -90,7 +90,9 @@ def test_an_unknown_command_name_is_quoted_bounded() -> None:
         pytest.param("rein.fix", "params", id="string"),
         pytest.param({"command": "rein.abort", "arguments": 5}, "arguments", id="arguments-5"),
         pytest.param({"command": "rein.abort", "arguments": "ab"}, "arguments", id="arguments-str"),
-        pytest.param({"command": "rein.abort", "arguments": True}, "arguments", id="arguments-bool"),
+        pytest.param(
+            {"command": "rein.abort", "arguments": True}, "arguments", id="arguments-bool"
+        ),
     ],
 )
 def test_execute_command_with_bad_params_is_answered_naming_the_field(

@@ -51,7 +51,9 @@ def _sessions(client: WireClient) -> list[object]:
 
 def test_a_lone_surrogate_is_refused_and_starts_no_run(fresh: WireClient) -> None:
     fresh.send_raw(
-        frame(b'{"jsonrpc": "2.0", "id": 1, "method": "rein/prompt", "params": {"text": "x\\udc80"}}')
+        frame(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "rein/prompt", "params": {"text": "x\\udc80"}}'
+        )
     )
     answer = fresh.wait(1, BOUND_S)
     assert answer is not None
@@ -75,7 +77,11 @@ def test_a_lone_surrogate_is_refused_and_starts_no_run(fresh: WireClient) -> Non
 def test_malformed_context_and_arguments_are_invalid_params(fresh: WireClient) -> None:
     bad_range = {"start": {"line": "one", "character": 0}, "end": {"line": 0, "character": 0}}
     cases = [
-        ("rein/prompt", {"text": "hi", "context": {"range": bad_range}}, "context.range.start.line"),
+        (
+            "rein/prompt",
+            {"text": "hi", "context": {"range": bad_range}},
+            "context.range.start.line",
+        ),
         ("rein/prompt", {"text": "hi", "context": {"diagnostics": [{"range": 5}]}}, "diagnostics"),
         ("rein/prompt", {"text": "hi", "context": []}, "context"),
         (
@@ -102,8 +108,15 @@ def test_the_maximum_message_size_is_configurable(tmp_path: Path) -> None:
     client = fuzz_workspace(tmp_path, serve_args=("--max-message-bytes", "4000"))
     client.start()
     try:
-        big = {"jsonrpc": "2.0", "id": "big", "method": "rein/sessions", "params": {"p": "x" * 5000}}
-        client.send_raw(frame(big) + frame({"jsonrpc": "2.0", "id": "small", "method": "rein/sessions"}))
+        big = {
+            "jsonrpc": "2.0",
+            "id": "big",
+            "method": "rein/sessions",
+            "params": {"p": "x" * 5000},
+        }
+        client.send_raw(
+            frame(big) + frame({"jsonrpc": "2.0", "id": "small", "method": "rein/sessions"})
+        )
         answer = client.wait("small", BOUND_S)
         assert answer is not None and "result" in answer
         assert client.wait_null_errors(1, BOUND_S) == 1
@@ -147,7 +160,16 @@ def test_tcp_serving_uses_the_same_reader(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rein", "serve", "--log-level", "info", "--tcp", f"127.0.0.1:{port}"],
+        [
+            sys.executable,
+            "-m",
+            "rein",
+            "serve",
+            "--log-level",
+            "info",
+            "--tcp",
+            f"127.0.0.1:{port}",
+        ],
         cwd=tmp_path,
         stderr=subprocess.PIPE,
     )
@@ -162,7 +184,7 @@ def test_tcp_serving_uses_the_same_reader(tmp_path: Path) -> None:
                 + frame({"jsonrpc": "2.0", "id": 1, "method": "rein/nothing"})
             )
             data = b""
-            while data.count(b"\"jsonrpc\"") < 2:
+            while data.count(b'"jsonrpc"') < 2:
                 chunk = conn.recv(65536)
                 assert chunk, data
                 data += chunk

@@ -128,7 +128,9 @@ class ReinProtocol(LanguageServerProtocol):
         try:
             data = json.loads(body.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            self._reject(Rejected(PARSE_ERROR, f"the message is not UTF-8 (byte {exc.start})", None))
+            self._reject(
+                Rejected(PARSE_ERROR, f"the message is not UTF-8 (byte {exc.start})", None)
+            )
             if reader is not None:
                 reader.recover(body)
             return
@@ -159,9 +161,7 @@ class ReinProtocol(LanguageServerProtocol):
             self._reject_or_log(envelope, Rejected(exc.code, exc.message, envelope.id))
         except Exception:
             log.exception("failed to handle %s %r", envelope.kind, envelope.method)
-            self._reject_or_log(
-                envelope, Rejected(_INTERNAL, "internal error", envelope.id)
-            )
+            self._reject_or_log(envelope, Rejected(_INTERNAL, "internal error", envelope.id))
 
     def _structure(self, data: dict[str, Any], envelope: Envelope) -> Any:
         method = envelope.method or ""
@@ -169,9 +169,7 @@ class ReinProtocol(LanguageServerProtocol):
         if method == lsp.WORKSPACE_EXECUTE_COMMAND and isinstance(params, dict):
             arguments = params.get("arguments")
             if arguments is not None and not isinstance(arguments, list):
-                raise JsonRpcInvalidParams(
-                    f"{method}: invalid params: arguments: must be an array"
-                )
+                raise JsonRpcInvalidParams(f"{method}: invalid params: arguments: must be an array")
         try:
             return self.structure_message(data)
         except Exception as exc:
@@ -192,7 +190,9 @@ class ReinProtocol(LanguageServerProtocol):
 
     def _reject(self, rejected: Rejected) -> None:
         log.warning("rejected a message: %s", bounded(rejected.message, 300))
-        self._send_error(rejected.id, lsp.ResponseError(code=rejected.code, message=rejected.message))
+        self._send_error(
+            rejected.id, lsp.ResponseError(code=rejected.code, message=rejected.message)
+        )
 
     def _send_error(self, msg_id: MsgId | None, error: lsp.ResponseError) -> None:
         # Plain JSON: the id must be sent, as null for a parse error or an
@@ -213,9 +213,7 @@ class ReinProtocol(LanguageServerProtocol):
             if hasattr(message, "method") and getattr(message, "id", None) is not None:
                 self._send_error(
                     message.id,
-                    lsp.ResponseError(
-                        code=INVALID_REQUEST, message="the server is shutting down"
-                    ),
+                    lsp.ResponseError(code=INVALID_REQUEST, message="the server is shutting down"),
                 )
                 return
         super().handle_message(message)
@@ -285,4 +283,3 @@ async def serve_frames(
         # Yield to the loop between frames: the handlers this frame started
         # run before the next buffered frame is read.
         await asyncio.sleep(0)
-

@@ -109,7 +109,7 @@ class ReinServer(LanguageServer):
         self._stop_event = stop = threading.Event()
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            self.protocol.set_writer(writer)
 
             async def read() -> bytes:
                 return await reader.read(65536)
