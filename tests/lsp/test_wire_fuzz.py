@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from rein.fuzz import WireClient, fuzz_workspace, run_case
 from rein.fuzz_cases import Case, any_case
 
+pytestmark = pytest.mark.e2e
+
 #: The server's resident memory may grow this much over the run (kB).
 RSS_GROWTH_BOUND_KB = 150_000
 

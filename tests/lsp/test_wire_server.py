@@ -16,6 +16,8 @@ import pytest
 from rein.fuzz import WireClient, frame, fuzz_workspace, run_case
 from rein.fuzz_cases import Case, fixed_cases
 
+pytestmark = pytest.mark.e2e
+
 BOUND_S = 15.0
 
 
