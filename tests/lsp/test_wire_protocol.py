@@ -164,3 +164,19 @@ def test_a_failing_notification_is_shown_once_without_details() -> None:
     assert [m["params"]["message"] for m in shown] == [
         "Rein: an internal error occurred; the details are in the server log"
     ]
+
+
+def test_an_answer_that_does_not_fit_fails_the_waiting_request() -> None:
+    """A workspace/applyEdit answer of the wrong shape: the server's
+    request fails (with the reason) instead of waiting for ever."""
+    server, capture = _server()
+    future = server.protocol.send_request(
+        lsp.WORKSPACE_APPLY_EDIT, lsp.ApplyWorkspaceEditParams(edit=lsp.WorkspaceEdit())
+    )
+    [sent] = capture.messages()
+    server.protocol.handle_frame(
+        json.dumps({"jsonrpc": "2.0", "id": sent["id"], "result": {"failureReason": 5}}).encode()
+    )
+    assert future.done()
+    with pytest.raises(Exception, match="does not fit"):
+        future.result()

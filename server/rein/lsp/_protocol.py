@@ -175,18 +175,26 @@ class ReinProtocol(LanguageServerProtocol):
         except Exception as exc:
             cause = exc.__cause__ or exc
             if envelope.kind == "response":
-                raise JsonRpcInvalidParams(f"a response that does not fit: {cause}") from exc
+                raise JsonRpcInvalidParams(
+                    f"the client's answer does not fit: {_structure_problem(cause)}"
+                ) from exc
             log.info("%s %r: params do not fit: %s", envelope.kind, method, cause)
             raise JsonRpcInvalidParams(
                 f"{bounded(method, 100)}: invalid params: {_structure_problem(cause)}"
             ) from exc
 
     def _reject_or_log(self, envelope: Envelope, rejected: Rejected) -> None:
-        """Requests are answered; a notification or a response cannot be."""
+        """Requests are answered; a notification cannot be; a response that
+        does not fit fails the request waiting for it (never left pending)."""
         if envelope.kind == "request":
             self._reject(rejected)
-        else:
-            log.warning("dropped a %s (%r): %s", envelope.kind, envelope.method, rejected.message)
+            return
+        log.warning("dropped a %s (%r): %s", envelope.kind, envelope.method, rejected.message)
+        if envelope.kind == "response" and envelope.id is not None:
+            self._result_types.pop(envelope.id, None)
+            future = self._request_futures.pop(envelope.id, None)
+            if future is not None and not future.done():
+                future.set_exception(JsonRpcInvalidParams(bounded(rejected.message, 300)))
 
     def _reject(self, rejected: Rejected) -> None:
         log.warning("rejected a message: %s", bounded(rejected.message, 300))
