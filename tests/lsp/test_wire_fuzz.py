@@ -6,6 +6,9 @@ A small count runs here; ``rein fuzz --cases N`` runs a long one
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -50,3 +53,17 @@ def test_the_server_is_alive_and_its_memory_bounded_after_the_fuzz(
     client, rss = served
     assert client.alive
     assert client.rss_kb() - rss[0] < RSS_GROWTH_BOUND_KB
+
+
+def test_rein_fuzz_runs_the_cases_and_reports_them() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "rein", "fuzz", "--cases", "8", "--seed", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads(out.stdout)
+    assert report["cases"] == 8
+    assert report["failures"] == 0 and report["alive"] is True
+    assert report["rss_before_kb"] > 0 and report["rss_after_kb"] > 0
