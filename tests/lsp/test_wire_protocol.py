@@ -180,3 +180,21 @@ def test_an_answer_that_does_not_fit_fails_the_waiting_request() -> None:
     assert future.done()
     with pytest.raises(Exception, match="does not fit"):
         future.result()
+
+
+def test_an_error_rein_raises_on_purpose_keeps_its_message_redacted() -> None:
+    from rein.harness.errors import ConfigError
+
+    server, capture = _server()
+    key = "sk-" + "a" * 40
+
+    @server.feature("test/config")
+    def config(ls: ReinServer, params: Any) -> None:
+        raise ConfigError(f"tools.toolkits: 'x:Kit': cannot import ({key})")
+
+    server.protocol.handle_frame(_request(4, "test/config", {}))
+    [answer] = capture.messages()
+    assert answer["error"]["code"] == -32603
+    assert answer["error"]["message"].startswith("tools.toolkits: 'x:Kit': cannot import (")
+    assert key not in json.dumps(answer)
+    assert "data" not in answer["error"]

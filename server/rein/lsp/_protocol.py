@@ -102,18 +102,33 @@ def _structure_problem(exc: BaseException) -> str:
     return f"params do not have the expected shape ({type(exc).__name__})"
 
 
+def _internal(kind: str) -> str:
+    return f"internal error ({bounded(kind, 80)}); the details are in the server log"
+
+
+def internal_message(exc: BaseException) -> str:
+    """What the client is told about an exception a handler raised: the
+    message of an error Rein raises on purpose (written for the person,
+    redacted), else only the exception's type (its text can hold file paths)."""
+    from rein.harness.errors import ReinError
+    from rein.harness.redaction import redact
+
+    if isinstance(exc, ReinError):
+        return redact(str(exc))
+    return _internal(type(exc).__name__)
+
+
 def public_error(error: lsp.ResponseError) -> lsp.ResponseError:
-    """An error as the client may see it: no traceback, no exception text
-    of an internal error (it can hold file paths), a bounded message."""
-    if error.code == _INTERNAL:
-        head = error.message.split(":", 1)[0].strip()
-        kind = head if _ERROR_NAME.fullmatch(head) else "error"
-        return lsp.ResponseError(
-            code=_INTERNAL,
-            message=f"internal error ({bounded(kind, 80)}); the details are in the server log",
-        )
+    """An error as the client may see it: no traceback (pygls puts one in
+    ``data`` when it turns an exception into an internal error; then the
+    exception's text goes too), a bounded message."""
     data = error.data
     if isinstance(data, dict) and "traceback" in data:
+        if error.code == _INTERNAL:
+            head = error.message.split(":", 1)[0].strip()
+            return lsp.ResponseError(
+                code=_INTERNAL, message=_internal(head if _ERROR_NAME.fullmatch(head) else "error")
+            )
         data = None
     return lsp.ResponseError(code=error.code, message=bounded(error.message), data=data)
 
@@ -226,12 +241,22 @@ class ReinProtocol(LanguageServerProtocol):
                 return
         super().handle_message(message)
 
+    def _send_handler_result(self, future: Any, *, msg_id: MsgId) -> None:
+        exc = None if future.cancelled() else future.exception()
+        if exc is not None and not isinstance(exc, JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            log.error("request %r failed", msg_id, exc_info=exc)
+            error = lsp.ResponseError(code=_INTERNAL, message=internal_message(exc))
+            self._send_response(msg_id, error=error)
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
     def _send_response(
         self, msg_id: MsgId, result: Any | None = None, error: lsp.ResponseError | None = None
     ) -> None:
         if error is not None:
-            if error.code == _INTERNAL:
-                log.error("request %r failed: %s %s", msg_id, error.message, error.data or "")
+            if isinstance(error.data, dict) and "traceback" in error.data:
+                log.error("request %r failed: %s %s", msg_id, error.message, error.data)
             error = public_error(error)
         super()._send_response(msg_id, result, error)
 
