@@ -416,10 +416,23 @@ def odd_header_case(draw: st.DrawFn) -> Case:
     return Case("odd Content-Length", raw=raw, parse_errors=1, answer_id="after-header")
 
 
+@st.composite
+def odd_id_case(draw: st.DrawFn) -> Case:
+    """A request whose id is any JSON value: an integer or a string is
+    answered under it; anything else gets InvalidRequest with a null id."""
+    msg_id = draw(json_values)
+    valid = (isinstance(msg_id, int) and not isinstance(msg_id, bool)) or isinstance(msg_id, str)
+    raw = _framed(json.dumps(_request(msg_id)).encode())
+    if valid:
+        return Case("generated id", raw=raw, answer_id=msg_id)
+    return Case("generated invalid id", raw=raw, parse_errors=1)
+
+
 def any_case() -> st.SearchStrategy[Case]:
     return st.one_of(
         method_case(),
         command_case(),
+        odd_id_case(),
         junk_case(),
         odd_header_case(),
         st.sampled_from(fixed_cases()),
