@@ -119,6 +119,7 @@ class ReinServer(LanguageServer):
 
         async def main() -> None:
             server = await asyncio.start_server(connection, host, port)
+            self._server = server  # closed by shutdown(): the client left
             log.info("listening on %s:%s", host, port)
             async with server:
                 await server.serve_forever()
