@@ -185,3 +185,17 @@ def test_find_problem_names_the_place() -> None:
 def test_bounded() -> None:
     assert bounded("abc", 5) == "abc"
     assert bounded("x" * 10_000_000, 10) == "xxxxxxxxxx… (9999990 more characters)"
+
+
+def test_the_serve_flag_defaults_to_the_readers_maximum_and_refuses_zero(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from rein.cli import build_parser
+    from rein.lsp._framing import DEFAULT_MAX_BYTES
+
+    parser = build_parser()
+    assert parser.parse_args(["serve"]).max_message_bytes == DEFAULT_MAX_BYTES
+    assert parser.parse_args(["serve", "--max-message-bytes", "4000"]).max_message_bytes == 4000
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", "--max-message-bytes", "0"])
+    assert "must be at least 1, got 0" in capsys.readouterr().err
