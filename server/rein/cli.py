@@ -1,5 +1,5 @@
 """The ``rein`` command line: serve | run | demo | mock-server | eval | bench |
-schema | sessions."""
+fuzz | schema | sessions."""
 
 from __future__ import annotations
 
@@ -64,6 +64,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    try:
+        from rein.fuzz import run_fuzz
+    except ImportError as exc:  # hypothesis is in the dev extra
+        print(f"rein fuzz needs the dev extra (pip install 'rein[dev]'): {exc}", file=sys.stderr)
+        return 2
+    report = run_fuzz(args.cases, seed=args.seed)
+    print(json.dumps(report.json(), indent=2))
+    for failure in report.failures[10:]:
+        print(failure, file=sys.stderr)
+    return 0 if not report.failures and report.alive else 1
+
+
 def _cmd_mock_server(args: argparse.Namespace) -> int:
     from rein.providers.mock_server import run_mock_server
 
@@ -112,7 +125,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     redact_logs()  # no secret in a log line, pygls's own included
-    server = create_server()
+    server = create_server(max_message_bytes=args.max_message_bytes)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
@@ -171,6 +184,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return eval_main(args.scenario or None, args.json, mutated=args.mutated)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rein", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rein {__version__}")
@@ -195,10 +218,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--turns", type=int, default=200, help="lsp load mode: tool turns per session")
     p.set_defaults(func=_cmd_bench)
 
+    p = sub.add_parser(
+        "fuzz", help="fuzz a real `rein serve` over stdio (figures in docs/performance.md)"
+    )
+    p.add_argument("--cases", type=_positive_int, default=1000, help="cases to run (default 1000)")
+    p.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random)")
+    p.set_defaults(func=_cmd_fuzz)
+
     p = sub.add_parser("serve", help="the language server (stdio; --tcp for debugging)")
     p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
     p.add_argument("--log-level", default="warning", help="stderr log level (default: warning)")
+    p.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=64 * 1024 * 1024,
+        help="refuse a message whose Content-Length is over this (default: 64 MiB)",
+    )
     p.set_defaults(func=_cmd_serve)
 
     p = sub.add_parser("run", help="run one task headless in a workspace")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
-from rein.lsp.params import PromptContext
+from rein.lsp.params import PromptContext, parse
 
 if TYPE_CHECKING:
     from rein.lsp.server import ReinServer
@@ -126,10 +126,10 @@ def _problem_line(d: dict[str, Any]) -> str:
 def _argument(args: tuple[Any, ...], command: str) -> PromptContext:
     if not args or not isinstance(args[0], dict):
         raise JsonRpcInvalidParams(f"{command}: expected one argument {{uri, range, diagnostics}}")
-    try:
-        return PromptContext.model_validate(args[0])
-    except Exception as exc:
-        raise JsonRpcInvalidParams(f"{command}: invalid argument: {exc}") from exc
+    question = args[0].get("question")
+    if question is not None and not isinstance(question, str):
+        raise JsonRpcInvalidParams(f"{command}: invalid params: question: must be a string")
+    return parse(PromptContext, args[0], command)
 
 
 def _not_unicode(context: PromptContext) -> str:

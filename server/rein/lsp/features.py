@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
+from rein.lsp._framing import DEFAULT_MAX_BYTES
 from rein.lsp.server import ReinServer
 
 if TYPE_CHECKING:
@@ -62,8 +63,8 @@ def _progress_listener(server: ReinServer, token: str | int) -> Any:
     return listener
 
 
-def create_server() -> ReinServer:
-    server = ReinServer()
+def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
+    server = ReinServer(max_message_bytes)
 
     # ---------------------------------------------------------- lifecycle
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 from pygls.exceptions import JsonRpcInvalidParams
 
 __all__ = [
@@ -27,8 +27,34 @@ __all__ = [
 _CONFIG = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class _Position(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    line: StrictInt = Field(ge=0)
+    character: StrictInt = Field(ge=0)
+
+
+class _Range(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    start: _Position
+    end: _Position
+
+
+class _Diagnostic(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    range: _Range
+    message: str = ""
+    severity: Literal[1, 2, 3, 4] | None = None
+    code: str | StrictInt | None = None
+    source: str | None = None
+
+
 class PromptContext(BaseModel):
-    """What the client attaches to a prompt (a selection, a file, problems)."""
+    """What the client attaches to a prompt (a selection, a file, problems).
+    ``range`` and ``diagnostics`` are kept as the client sent them, once
+    their shape is checked (an LSP Range; LSP Diagnostics)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
@@ -36,6 +62,20 @@ class PromptContext(BaseModel):
     selection: str | None = None
     range: dict[str, Any] | None = None
     diagnostics: list[dict[str, Any]] | None = None
+
+    @field_validator("range")
+    @classmethod
+    def _a_range(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            _Range.model_validate(value)
+        return value
+
+    @field_validator("diagnostics")
+    @classmethod
+    def _diagnostics(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        for item in value or []:
+            _Diagnostic.model_validate(item)
+        return value
 
 
 class PromptParams(BaseModel):

@@ -13,16 +13,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import FeatureNotificationError, JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from rein import __version__
-from rein.lsp._protocol import plain_dict_converter
+from rein.lsp._framing import DEFAULT_MAX_BYTES
+from rein.lsp._protocol import ReinProtocol, plain_dict_converter, serve_frames
 from rein.lsp.channel import ClientChannel
 
 if TYPE_CHECKING:
@@ -54,13 +58,19 @@ class RequestFailed(JsonRpcException):
 
 
 class ReinServer(LanguageServer):
-    def __init__(self) -> None:
+    protocol: ReinProtocol
+
+    def __init__(self, max_message_bytes: int = DEFAULT_MAX_BYTES) -> None:
         super().__init__(
             "rein",
             __version__,
+            protocol_cls=ReinProtocol,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
             converter_factory=plain_dict_converter,
         )
+        #: The largest message accepted from the client (``--max-message-bytes``).
+        self.max_message_bytes = max_message_bytes
+        self._reported_internal_error = False
         self._config: ReinConfig | None = None
         self._init_options: dict[str, Any] = {}
         #: The invalid settings already reported, as (key, problem).
@@ -86,6 +96,69 @@ class ReinServer(LanguageServer):
         self._evicted_seq: dict[str, int] = {}
         #: The HTTP clients every session's model shares.
         self._http_clients: HttpClients | None = None
+
+    # ------------------------------------------------------------------ wire
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio with Rein's frame reader (:mod:`rein.lsp._framing`)
+        instead of pygls's."""
+        source = stdin or sys.stdin.buffer
+        read_some = getattr(source, "read1", None) or source.read
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def read() -> bytes:
+            loop = asyncio.get_running_loop()
+            chunk: bytes = await loop.run_in_executor(self.thread_pool, read_some, 65536)
+            return chunk
+
+        try:
+            asyncio.run(serve_frames(read, self.protocol, self._stop_event, self.max_message_bytes))
+        except BrokenPipeError:
+            log.error("the client is gone; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one client at a time over TCP (debugging), with Rein's reader."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+
+            async def read() -> bytes:
+                return await reader.read(65536)
+
+            await serve_frames(read, self.protocol, stop, self.max_message_bytes)
+            self.shutdown()
+
+        async def main() -> None:
+            server = await asyncio.start_server(connection, host, port)
+            self._server = server  # closed by shutdown(): the client left
+            log.info("listening on %s:%s", host, port)
+            async with server:
+                await server.serve_forever()
+
+        try:
+            asyncio.run(main())
+        except asyncio.CancelledError:
+            log.debug("the TCP server was cancelled")
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors outside a request go to the log with their traceback; a
+        failing notification handler is shown once, without its details
+        (they can hold file paths)."""
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        if source is FeatureNotificationError and not self._reported_internal_error:
+            self._reported_internal_error = True
+            self.window_show_message(
+                lsp.ShowMessageParams(
+                    type=lsp.MessageType.Error,
+                    message="Rein: an internal error occurred; the details are in the server log",
+                )
+            )
 
     # ---------------------------------------------------------- configuration
 
