@@ -12,7 +12,7 @@ import anyio
 import yaml
 
 from rein.config import ReinConfig, load_config
-from rein.harness.errors import ConfigError
+from rein.harness.errors import ConfigError, ToolError
 from rein.harness.ports import ApprovalRequest
 from rein.headless.host import HeadlessSession
 from rein.providers import create_model
@@ -20,13 +20,30 @@ from rein.render import EventPrinter
 from rein.session import result_json
 from rein.store import default_storage_path
 
-__all__ = ["EXIT_CODES", "TerminalApprover", "TerminalUserChannel", "build_config", "run_task"]
+__all__ = [
+    "EXIT_CODES",
+    "NO_TERMINAL",
+    "TerminalApprover",
+    "TerminalUserChannel",
+    "build_config",
+    "run_task",
+]
 
 EXIT_CODES = {"completed": 0, "failed": 1, "aborted": 3, "waiting": 4}
 
 
+#: Why an ask cannot be answered without a terminal (a tool error result).
+NO_TERMINAL = (
+    "nobody can approve this: rein run has no terminal to ask on (its input is not a "
+    "terminal, as in CI or a pipe); approve everything with --yes, or allow the tool class "
+    "with rein.approval"
+)
+
+
 class TerminalApprover:
-    """``--yes`` approves everything; on a terminal it asks; else it denies."""
+    """``--yes`` approves everything; on a terminal it asks (the question on
+    stderr, so ``--json`` output stays clean); with no terminal (CI, a pipe)
+    an ask is refused with :data:`NO_TERMINAL`, which the model reads."""
 
     def __init__(self, assume_yes: bool) -> None:
         self.assume_yes = assume_yes
@@ -35,13 +52,21 @@ class TerminalApprover:
         if self.assume_yes:
             return True
         if not sys.stdin.isatty():
-            return False
+            raise ToolError(NO_TERMINAL)
 
-        def ask() -> bool:
-            answer = input(f"\nRein wants to {request.title}:\n  {request.detail}\nAllow? [y/N] ")
-            return answer.strip().lower() in ("y", "yes")
+        def ask() -> str:
+            print(
+                f"\nRein wants to {request.title}:\n  {request.detail}\nAllow? [y/N] ",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+            return sys.stdin.readline()
 
-        return await anyio.to_thread.run_sync(ask)
+        answer = await anyio.to_thread.run_sync(ask)
+        if not answer:  # end of input: nobody is there to answer
+            raise ToolError(NO_TERMINAL)
+        return answer.strip().lower() in ("y", "yes")
 
 
 class TerminalUserChannel:
