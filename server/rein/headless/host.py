@@ -100,6 +100,7 @@ class HeadlessSession:
             quiet_ms=gates_config.analyzer.quiet_period_ms,
             workspace_max_files=gates_config.analyzer.workspace_max_files,
             max_importers=gates_config.analyzer.max_importers,
+            request_timeout_ms=gates_config.analyzer.request_timeout_ms,
         )
         self.diagnostics = DiagnosticsCoordinator(
             self.pool,

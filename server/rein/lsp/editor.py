@@ -541,7 +541,15 @@ class EditorDiagnostics:
             if path is None:
                 continue
             out.extend(_convert(path, d) for d in item.get("diagnostics") or [])
-        return DiagnosticsSnapshot(tuple(out), generation, stale=not settled, sources=("editor",))
+        return DiagnosticsSnapshot(
+            tuple(out),
+            generation,
+            stale=not settled,
+            sources=("editor",),
+            stale_reason=None
+            if settled
+            else "the editor still said pending after gates.analyzer.maxWaitMs",
+        )
 
     async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
         """Ask the client about ``paths``: it opens (loads) the documents it
