@@ -19,7 +19,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fakes import Editor, make_client, wire
-from tests.lsp.conftest import _settings, write_script
+from tests.lsp.conftest import _settings, running_server, write_script
 
 #: The real server over stdio.
 pytestmark = pytest.mark.e2e
@@ -189,3 +189,37 @@ async def test_an_unanswered_save_leaves_the_edit_applied(
     assert "hi {name}" in editor.docs["app.py"][1]
     (end,) = [e for e in _events(editor, "tool_call_end") if e["name"] == "edit_file"]
     assert end["is_error"] is False
+
+
+async def test_a_run_aborted_while_diagnostics_are_pending_cancels_them_quietly(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 17: aborting a run while its rein/diagnostics request waits
+    popped "Error in server: CANCELLED: <Future ...>" in the editor (the
+    client's answer to the cancelled request met a cancelled future). Now
+    the editor is sent $/cancelRequest and its answer is dropped quietly.
+    The default bounds here (10 s): the abort, not a bound, ends the wait."""
+    write_script(
+        tmp_path, [{"tool_calls": [{"name": "edit_file", "arguments": BREAK}]}, {"text": "done"}]
+    )
+    async with running_server(workspace, tmp_path) as editor:
+        editor.silent.add("rein/diagnostics")
+        protocol = editor.client.protocol
+        running = asyncio.ensure_future(protocol.send_request_async("rein/prompt", {"text": "go"}))
+        await asyncio.wait_for(editor.request_held.wait(), RUN_LIMIT_S)
+        started = await editor.wait_event(lambda e: e["event"]["type"] == "run_start")
+        aborted = await asyncio.wait_for(
+            protocol.send_request_async("rein/abort", {"sessionId": started["sessionId"]}),
+            RUN_LIMIT_S,
+        )
+        assert aborted["aborted"] is True
+        result = await asyncio.wait_for(running, RUN_LIMIT_S)
+        assert result["status"] == "aborted", result
+        # One more round trip: the server has read the editor's answer to
+        # the cancelled request by now.
+        await asyncio.wait_for(
+            protocol.send_request_async("rein/session", {"sessionId": started["sessionId"]}),
+            RUN_LIMIT_S,
+        )
+        assert editor.held == editor.cancelled == {"rein/diagnostics": 1}
+        assert [m.message for m in editor.client.messages if "Error in server" in m.message] == []
