@@ -35,13 +35,15 @@ def _script(expect: str) -> list[dict[str, object]]:
     ]
 
 
-def _files(tmp_path: Path, expect: str) -> tuple[Path, list[str]]:
+def _files(
+    tmp_path: Path, expect: str, approval: dict[str, object] | None = None
+) -> tuple[Path, list[str]]:
     ws = tmp_path / "ws"
     ws.mkdir()
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": _script(expect)}))
     config = tmp_path / "rein.json"
-    config.write_text(json.dumps(NO_ANALYZERS))
+    config.write_text(json.dumps({**NO_ANALYZERS, "approval": approval or {}}))
     args = [
         *REIN,
         "run",
@@ -176,3 +178,25 @@ def test_rein_run_on_a_terminal_asks_the_person(
         os.close(primary)
     assert _tool_end(stdout)["is_error"] is (not ran)
     assert (ws / "ran.txt").exists() is ran
+
+
+@pytest.mark.e2e
+def test_rein_run_on_a_terminal_refuses_when_nobody_answers_in_time(tmp_path: Path) -> None:
+    """Nobody types: past approval.timeoutMs the call is refused with a
+    reason the model reads, and the run goes on."""
+    expect = "nobody answered the approval request within 0.5 s (approval.timeoutMs)"
+    ws, args = _files(tmp_path, expect, {"timeoutMs": 500})
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(args, stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(secondary)
+    try:
+        assert proc.stdout is not None
+        stdout = proc.stdout.read().decode()
+        assert proc.wait(timeout=60) == 0, stdout[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(primary)
+    end = _tool_end(stdout)
+    assert end["is_error"] is True and expect in str(end["content"])
+    assert not (ws / "ran.txt").exists()
