@@ -985,6 +985,14 @@ class Editor:
         self.events: list[dict[str, Any]] = []
         self.saved: list[str] = []
         self.event_arrived = asyncio.Event()
+        #: Requests of these methods are never answered (an editor that
+        #: hangs); each one that arrived is counted in ``held``.
+        self.silent: set[str] = set()
+        self.held: dict[str, int] = {}
+        #: ... and how many of those the server cancelled ($/cancelRequest).
+        self.cancelled: dict[str, int] = {}
+        #: Set when a request of a silent method arrives.
+        self.request_held = asyncio.Event()
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).as_uri()
@@ -1029,6 +1037,19 @@ class Editor:
             self.pool.on_mutation(Mutation(self.generation, tuple(rels)))
 
     # --------------------------------------------------------------- handlers
+
+    async def hold(self, method: str) -> None:
+        """Never answer this request when ``method`` is silent (the server
+        gives up on it; its cancellation ends the wait)."""
+        if method not in self.silent:
+            return
+        self.held[method] = self.held.get(method, 0) + 1
+        self.request_held.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled[method] = self.cancelled.get(method, 0) + 1
+            raise
 
     def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         self.applied.append(params)
@@ -1163,24 +1184,29 @@ def wire(ed: Editor) -> None:
     lsp_client = ed.client
 
     @lsp_client.feature(lsp.WORKSPACE_APPLY_EDIT)
-    def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+    async def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        await ed.hold(lsp.WORKSPACE_APPLY_EDIT)
         return ed.apply_edit(params)
 
     @lsp_client.feature("rein/diagnostics")
     async def diagnostics(params: dict[str, Any]) -> dict[str, Any]:
+        await ed.hold("rein/diagnostics")
         return await ed.diagnostics(params)
 
     @lsp_client.feature("rein/confirm")
-    def confirm(params: dict[str, Any]) -> dict[str, Any]:
+    async def confirm(params: dict[str, Any]) -> dict[str, Any]:
         ed.confirms.append(params)
+        await ed.hold("rein/confirm")
         return {"approved": ed.confirm_answer}
 
     @lsp_client.feature("rein/askUser")
-    def ask_user(params: dict[str, Any]) -> dict[str, Any]:
+    async def ask_user(params: dict[str, Any]) -> dict[str, Any]:
+        await ed.hold("rein/askUser")
         return {"answer": ed.ask_answer}
 
     @lsp_client.feature("rein/saveDocuments")
-    def save_documents(params: dict[str, Any]) -> dict[str, Any]:
+    async def save_documents(params: dict[str, Any]) -> dict[str, Any]:
+        await ed.hold("rein/saveDocuments")
         # Applied edits are already on disk here; record the request and
         # answer with didSave like an editor that saved.
         for uri in params["uris"]:

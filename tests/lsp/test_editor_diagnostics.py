@@ -92,7 +92,7 @@ async def broken_pipe(params: dict[str, Any]) -> Any:
         ),
         pytest.param(
             never,
-            "the client does not answer rein/diagnostics (no answer within 10 s)",
+            "the client does not answer rein/diagnostics (no answer within 10 s, gates.analyzer.requestTimeoutMs)",
             id="no-answer",
         ),
         pytest.param(
@@ -149,8 +149,14 @@ def test_after_an_unanswered_ask_the_next_ones_wait_briefly(tmp_path: Path) -> N
 
     results = run_in_virtual_time(main)
     assert results == [
-        ("the client does not answer rein/diagnostics (no answer within 10 s)", 10.0),
-        ("the client does not answer rein/diagnostics (no answer within 1 s)", 1.0),
+        (
+            "the client does not answer rein/diagnostics (no answer within 10 s, gates.analyzer.requestTimeoutMs)",
+            10.0,
+        ),
+        (
+            "the client does not answer rein/diagnostics (no answer within 1 s, gates.analyzer.requestTimeoutMs)",
+            1.0,
+        ),
         (None, 0.0),
     ]
 

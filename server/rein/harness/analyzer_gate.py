@@ -16,7 +16,8 @@ and never pass blind.
   their diagnostics then join the run-start baseline (``late``), so an
   importer's old errors never block and its new ones do.
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
-  that shows no blocker. Never "passed".
+  that shows no blocker, with the source's reason when it has one (an
+  analyzer is dead or did not answer within its bound). Never "passed".
 * Baselines live until the changes they judge are validated: the repair
   loop, and a later run of the session that validates what an earlier run
   left, judge against the state before the first change.
@@ -272,11 +273,12 @@ class AnalyzerGate:
             detail += f" (from {', '.join(snap.sources)})"
         unverified = None
         if stale:
-            why = (
-                "the analyzers did not answer in time"
-                if snap.stale
-                else "the analyzers did not finish within the settle bound"
-            )
+            if snap.stale_reason is not None:
+                why = snap.stale_reason
+            elif snap.stale:
+                why = "the analyzers did not answer in time"
+            else:
+                why = "the analyzers did not finish within the settle bound"
             detail += f"; diagnostics may be stale ({why})"
             unverified = f"diagnostics may be stale: {why}"
         return GateOutcome(blockers, stale, detail, unverified=unverified)

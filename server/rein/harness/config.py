@@ -119,6 +119,13 @@ class HarnessConfig(BaseModel):
     #: A tool running longer than this (unless it declares its own limit) is
     #: stuck and handled by ``stuck_tool_policy``; 0 disables.
     tool_timeout_ms: int = Field(600_000, ge=0)
+    #: Bound on the editor's answer to a request Rein sends it that no
+    #: person answers (``workspace/applyEdit``, ``rein/saveDocuments``):
+    #: past it an edit is a tool error the model reads, a save is skipped.
+    #: ``rein/diagnostics`` has ``gates.analyzer.requestTimeoutMs``;
+    #: ``rein/confirm`` and ``rein/askUser`` wait for a person,
+    #: ``approval.timeoutMs``.
+    client_request_timeout_ms: int = Field(30_000, ge=100)
     stuck_tool_policy: StuckToolPolicy = "error"
     #: Retries of a tool call that failed transiently (a TransientToolError,
     #: a refused connection, a TimeoutError or ConnectionError of a read
@@ -163,6 +170,11 @@ class AnalyzerGateConfig(_Camel):
     #: baseline before its first change, the verdict after an install);
     #: past it the verdict is stale ("unverified" unless something blocks).
     settle_timeout_ms: int = Field(120_000, ge=100)
+    #: Bound on one answer of an analyzer: the editor's to
+    #: ``rein/diagnostics``, a headless analyzer's to ``initialize`` or a
+    #: diagnostics pull. Past it that answer is missing: the verdict is
+    #: "unverified" and says why.
+    request_timeout_ms: int = Field(10_000, ge=100)
     #: Headless: above this many analysable files, analyzers that check the
     #: whole workspace (basedpyright) check only the open files instead: the
     #: files the run changes and the files that import them.

@@ -129,6 +129,7 @@ class DiagnosticsCoordinator:
             stale or inner.stale,
             blind=inner.blind,
             sources=inner.sources,
+            stale_reason=inner.stale_reason,
         )
 
     # The SettlingDiagnostics of the inner source, when it has them: without

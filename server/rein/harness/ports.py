@@ -221,6 +221,9 @@ class DiagnosticsSnapshot:
     blind: str | None = None
     #: The analyzers (or the editor) that produced it, for reports.
     sources: tuple[str, ...] = ()
+    #: Why it is stale when the source knows (an analyzer is dead or did
+    #: not answer); the verdict says so.
+    stale_reason: str | None = None
 
 
 class DiagnosticsSource(Protocol):

@@ -35,7 +35,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,13 @@ from rein.headless.importers import ImportIndex
 from rein.process.environment import child_environment
 from rein.tools.ignore import WorkspaceFilter
 
-__all__ = ["DEFAULT_ANALYZERS", "AnalyzerPool", "AnalyzerSpec", "find_executable"]
+__all__ = [
+    "DEFAULT_ANALYZERS",
+    "AnalyzerPool",
+    "AnalyzerSpec",
+    "AnalyzerTimeout",
+    "find_executable",
+]
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +139,22 @@ def _with_setting(settings: dict[str, Any], dotted: str, value: Any) -> dict[str
     return out
 
 
+def _drop_late(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled() and answer.exception() is not None:
+        log.debug("a late analyzer answer: %s", answer.exception())
+
+
+class AnalyzerTimeout(Exception):
+    """An analyzer did not answer a request within
+    ``gates.analyzer.requestTimeoutMs``."""
+
+    def __init__(self, name: str, what: str, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(
+            f"{name} did not answer {what} within {seconds:g} s (gates.analyzer.requestTimeoutMs)"
+        )
+
+
 class _Analyzer:
     """One analyzer server and what it last published."""
 
@@ -171,6 +193,9 @@ class _Analyzer:
         #: owed until ``refresh_until`` (it republishes only what changed).
         self.owed_refresh: set[str] = set()
         self.refresh_until = 0.0
+        #: path -> why its diagnostics are missing (a request not answered
+        #: within the bound), until it answers or publishes for it again.
+        self.unanswered: dict[str, str] = {}
 
     def idle(self, quiet_s: float, now: float) -> bool:
         """Nothing open, nothing owed, and quiet for ``quiet_s``."""
@@ -320,34 +345,39 @@ class _Analyzer:
         server = client._server
         if server is not None and server.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain(server.stderr))
-        result: Any = await client.initialize_async(
-            lsp.InitializeParams(
-                process_id=os.getpid(),
-                root_uri=root.as_uri(),
-                workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-                capabilities=lsp.ClientCapabilities(
-                    workspace=lsp.WorkspaceClientCapabilities(
-                        configuration=True,
-                        workspace_folders=True,
-                        did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
-                            dynamic_registration=True
+        result: Any = await self._bounded(
+            "initialize",
+            client.initialize_async(
+                lsp.InitializeParams(
+                    process_id=os.getpid(),
+                    root_uri=root.as_uri(),
+                    workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                    capabilities=lsp.ClientCapabilities(
+                        workspace=lsp.WorkspaceClientCapabilities(
+                            configuration=True,
+                            workspace_folders=True,
+                            did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
+                                dynamic_registration=True
+                            ),
+                        ),
+                        window=lsp.WindowClientCapabilities(
+                            work_done_progress=self.spec.work_done_progress
+                        ),
+                        text_document=lsp.TextDocumentClientCapabilities(
+                            synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
+                            publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(
+                                version_support=True, related_information=False
+                            ),
+                            diagnostic=lsp.DiagnosticClientCapabilities(
+                                related_document_support=False
+                            )
+                            if self.spec.pull
+                            else None,
                         ),
                     ),
-                    window=lsp.WindowClientCapabilities(
-                        work_done_progress=self.spec.work_done_progress
-                    ),
-                    text_document=lsp.TextDocumentClientCapabilities(
-                        synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
-                        publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(
-                            version_support=True, related_information=False
-                        ),
-                        diagnostic=lsp.DiagnosticClientCapabilities(related_document_support=False)
-                        if self.spec.pull
-                        else None,
-                    ),
-                ),
-                initialization_options={"settings": self.settings} if self.settings else None,
-            )
+                    initialization_options={"settings": self.settings} if self.settings else None,
+                )
+            ),
         )
         caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
         info = result.get("serverInfo") if isinstance(result, dict) else None
@@ -363,6 +393,7 @@ class _Analyzer:
         self.failure = None
         self.versions.clear()
         self.awaiting.clear()
+        self.unanswered.clear()
         self.owed_refresh.clear()
         self.diagnostics.clear()
         self._activity()
@@ -371,6 +402,19 @@ class _Analyzer:
         for path in self.pool.requested if self.file_by_file else self.pool.files:
             if self.owns(path):
                 self.open(path)
+
+    async def _bounded(self, what: str, request: Awaitable[Any]) -> Any:
+        """Await ``request``, at most the pool's request bound; past it
+        :class:`AnalyzerTimeout`."""
+        seconds = self.pool.request_timeout_s
+        # Shielded: a late answer completes the request instead of meeting a
+        # cancelled future (pygls logs that as an error); it is dropped.
+        answer = asyncio.ensure_future(request)
+        answer.add_done_callback(_drop_late)
+        try:
+            return await asyncio.wait_for(asyncio.shield(answer), seconds)
+        except TimeoutError:
+            raise AnalyzerTimeout(self.spec.name, what, seconds) from None
 
     def refresh(self) -> None:
         """After a change it cannot see in a document (the environment):
@@ -474,13 +518,25 @@ class _Analyzer:
         uri = _uri(self.pool.root, path)
         for _attempt in range(3):
             try:
-                report: Any = await client.text_document_diagnostic_async(
-                    lsp.DocumentDiagnosticParams(
-                        text_document=lsp.TextDocumentIdentifier(uri=uri),
-                        previous_result_id=self._result_ids.get(path),
-                    )
+                report: Any = await self._bounded(
+                    f"the diagnostics of {path}",
+                    client.text_document_diagnostic_async(
+                        lsp.DocumentDiagnosticParams(
+                            text_document=lsp.TextDocumentIdentifier(uri=uri),
+                            previous_result_id=self._result_ids.get(path),
+                        )
+                    ),
                 )
                 break
+            except AnalyzerTimeout as exc:
+                # Not owed any more (the wait would run to the settle bound
+                # for nothing): the snapshot says this file is stale, and why.
+                log.warning("%s", exc)
+                if self.versions.get(path) == version:
+                    self.unanswered[path] = str(exc)
+                    self.awaiting.pop(path, None)
+                    self._activity()
+                return
             except Exception as exc:  # ServerCancelled: the server asks to retry
                 log.debug("%s: pull diagnostics for %s failed: %s", self.spec.name, path, exc)
                 await asyncio.sleep(0.05)
@@ -492,6 +548,7 @@ class _Analyzer:
         result_id = getattr(report, "result_id", None)
         if result_id:
             self._result_ids[path] = result_id
+        self.unanswered.pop(path, None)
         if kind != "unchanged":
             items = getattr(report, "items", None) or []
             self.diagnostics[path] = [self.pool.convert(path, d, self.spec.name) for d in items]
@@ -517,6 +574,7 @@ class _Analyzer:
             self.pool._activity()
             return
         self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
+        self.unanswered.pop(path, None)
         wanted = self.awaiting.get(path)
         if wanted is not None and (
             version >= wanted if version is not None else not self.spec.versioned_publish
@@ -572,8 +630,12 @@ class AnalyzerPool:
         quiet_ms: int = 150,
         workspace_max_files: int = 1_000,
         max_importers: int = 30,
+        request_timeout_ms: int = 10_000,
     ) -> None:
         self.root = Path(root).resolve()
+        #: Bound on one answer of an analyzer (initialize, a diagnostics
+        #: pull): ``gates.analyzer.requestTimeoutMs``.
+        self.request_timeout_s = request_timeout_ms / 1000
         self.specs = list(specs)
         self.on_diagnostics_changed = on_diagnostics_changed
         self.on_report = on_report or (lambda message: log.warning("%s", message))
@@ -658,6 +720,7 @@ class AnalyzerPool:
         except Exception as exc:
             self.on_report(f"analyzer {analyzer.spec.name} could not be restarted: {exc}")
             analyzer.failure = f"{analyzer.spec.name} could not be restarted: {exc}"
+            await analyzer.stop()
             self._activity()
 
     # ----------------------------------------------------------------- files
@@ -787,12 +850,35 @@ class AnalyzerPool:
                 if wanted is None or path in wanted:
                     out.extend(diagnostics)
         out.sort(key=lambda d: (d.path, d.line, d.character, d.source or ""))
+        blind = self.blind()
+        missing = None if blind is not None else self.missing_diagnostics(wanted)
         return DiagnosticsSnapshot(
             tuple(out),
             max(self.generation, min_generation),
-            blind=self.blind(),
-            sources=tuple(self.names()),
+            stale=missing is not None,
+            blind=blind,
+            sources=tuple(a.spec.name for a in self.analyzers if a.alive),
+            stale_reason=missing,
         )
+
+    def missing_diagnostics(self, wanted: set[str] | None = None) -> str | None:
+        """Why some diagnostics are missing while others are there: an
+        analyzer that is dead (crashed twice, could not restart) or
+        restarting leaves every later snapshot stale; one that did not
+        answer for a file within the bound leaves that file's stale. None
+        when nothing is missing."""
+        reasons: list[str] = []
+        for a in self.analyzers:
+            if a.alive:
+                late = sorted(p for p in a.unanswered if wanted is None or p in wanted)
+                reasons += [a.unanswered[p] for p in late]
+            elif a.failure is not None:
+                reasons.append(f"{a.spec.name} is not running ({a.failure})")
+            else:
+                reasons.append(f"{a.spec.name} is restarting")
+        if not reasons:
+            return None
+        return "diagnostics are missing: " + "; ".join(reasons)
 
     def blind(self) -> str | None:
         """Why no analyzer looks, or None while one runs."""

@@ -26,7 +26,7 @@ from rein.harness import Event, RunResult
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.errors import ConfigError
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.ports import Approver, Model, Mutation, UserChannel
+from rein.harness.ports import ApprovalRequest, Approver, Model, Mutation, UserChannel
 from rein.harness.preview import PreviewCoordinator
 from rein.harness.preview_gates import preview_gates
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
@@ -36,7 +36,7 @@ from rein.process.preview import SubprocessPreviewFactory
 from rein.process.runner import SubprocessRunner
 from rein.session import Mode, Session, SessionManager, SessionPorts, SessionSpec
 
-__all__ = ["HeadlessSession"]
+__all__ = ["ApproveAll", "HeadlessSession"]
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,11 @@ log = logging.getLogger(__name__)
 BASELINE_LIMIT_S = 120.0
 
 
-class _AllowAll:
-    async def confirm(self, request: Any) -> bool:
+class ApproveAll:
+    """An approver that says yes to everything (``rein run --yes``, the
+    demo, benchmarks). Never the default: pass it on purpose."""
+
+    async def confirm(self, request: ApprovalRequest) -> bool:
         return True
 
 
@@ -55,6 +58,12 @@ class HeadlessSession:
     ``storage``: the session store's folder (None keeps the session in
     memory); ``resume``: the id of a stored session to continue (its mode is
     the stored one).
+
+    ``approver`` answers the calls whose policy is "ask" (``rein.approval``:
+    by default writes inside the workspace are allowed and commands asked,
+    as in the editor). Without one nobody can approve: such a call is
+    refused with a result the model can read. :class:`ApproveAll` approves
+    everything, on purpose only.
     """
 
     def __init__(
@@ -76,7 +85,7 @@ class HeadlessSession:
         self.model = model
         self.mode = mode
         self.resume = resume
-        self._approver = approver or _AllowAll()
+        self._approver = approver
         self._user = user
         self.mutations = MutationLog()
         self.disk = DiskWorkspace(self.root)
@@ -91,6 +100,7 @@ class HeadlessSession:
             quiet_ms=gates_config.analyzer.quiet_period_ms,
             workspace_max_files=gates_config.analyzer.workspace_max_files,
             max_importers=gates_config.analyzer.max_importers,
+            request_timeout_ms=gates_config.analyzer.request_timeout_ms,
         )
         self.diagnostics = DiagnosticsCoordinator(
             self.pool,

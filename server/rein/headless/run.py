@@ -12,7 +12,7 @@ import anyio
 import yaml
 
 from rein.config import ReinConfig, load_config
-from rein.harness.errors import ConfigError
+from rein.harness.errors import ConfigError, ToolError
 from rein.harness.ports import ApprovalRequest
 from rein.headless.host import HeadlessSession
 from rein.providers import create_model
@@ -20,49 +20,83 @@ from rein.render import EventPrinter
 from rein.session import result_json
 from rein.store import default_storage_path
 
-__all__ = ["EXIT_CODES", "TerminalApprover", "TerminalUserChannel", "build_config", "run_task"]
+__all__ = [
+    "EXIT_CODES",
+    "NO_TERMINAL",
+    "TerminalApprover",
+    "TerminalUserChannel",
+    "build_config",
+    "run_task",
+]
 
 EXIT_CODES = {"completed": 0, "failed": 1, "aborted": 3, "waiting": 4}
 
 
-class TerminalApprover:
-    """``--yes`` approves everything; on a terminal it asks; else it denies."""
+#: Why an ask cannot be answered without a terminal (a tool error result).
+NO_TERMINAL = (
+    "nobody can approve this: rein run has no terminal to ask on (its input is not a "
+    "terminal, as in CI or a pipe); approve everything with --yes, or allow the tool class "
+    "with rein.approval"
+)
 
-    def __init__(self, assume_yes: bool) -> None:
+
+async def _read_answer(prompt: str, timeout_s: float) -> str | None:
+    """Show ``prompt`` on stderr and read one line from the terminal, at
+    most ``timeout_s`` (``approval.timeoutMs``). None past the bound; ""
+    at the end of input. No thread: the wait for input is cancellable."""
+    print(prompt, end="", file=sys.stderr, flush=True)
+    with anyio.move_on_after(timeout_s):
+        # A terminal in canonical mode is readable once a whole line (or
+        # the end of input) was typed: the read below does not block.
+        await anyio.wait_readable(sys.stdin.fileno())
+        return sys.stdin.readline()
+    print(file=sys.stderr)
+    return None
+
+
+class TerminalApprover:
+    """``--yes`` approves everything; on a terminal it asks (the question on
+    stderr, so ``--json`` output stays clean), at most ``timeout_s``; with
+    no terminal (CI, a pipe) an ask is refused with :data:`NO_TERMINAL`.
+    Every refusal is a tool error the model reads."""
+
+    def __init__(self, assume_yes: bool, timeout_s: float = 600.0) -> None:
         self.assume_yes = assume_yes
+        self.timeout_s = timeout_s
 
     async def confirm(self, request: ApprovalRequest) -> bool:
         if self.assume_yes:
             return True
         if not sys.stdin.isatty():
-            return False
-
-        def ask() -> bool:
-            answer = input(f"\nRein wants to {request.title}:\n  {request.detail}\nAllow? [y/N] ")
-            return answer.strip().lower() in ("y", "yes")
-
-        return await anyio.to_thread.run_sync(ask)
+            raise ToolError(NO_TERMINAL)
+        answer = await _read_answer(
+            f"\nRein wants to {request.title}:\n  {request.detail}\nAllow? [y/N] ", self.timeout_s
+        )
+        if answer is None:
+            raise ToolError(
+                f"nobody answered the approval request within {self.timeout_s:g} s "
+                "(approval.timeoutMs), so the call is refused"
+            )
+        if not answer:  # end of input: nobody is there to answer
+            raise ToolError(NO_TERMINAL)
+        return answer.strip().lower() in ("y", "yes")
 
 
 class TerminalUserChannel:
-    """``ask_user`` in a terminal: asked on an interactive terminal; with no
-    one to answer (CI, a pipe, ``--json``) the run ends "waiting" (exit 4)
-    and ``rein run --resume SESSION "answer"`` continues it."""
+    """``ask_user`` in a terminal: asked on an interactive terminal (at most
+    ``timeout_s``); with no one to answer (CI, a pipe, ``--json``, no answer
+    in time) the run ends "waiting" (exit 4) and ``rein run --resume
+    SESSION "answer"`` continues it."""
 
-    def __init__(self, interactive: bool) -> None:
+    def __init__(self, interactive: bool, timeout_s: float = 600.0) -> None:
         self.interactive = interactive
+        self.timeout_s = timeout_s
 
     async def ask(self, question: str) -> str | None:
         if not self.interactive or not sys.stdin.isatty():
             return None
-
-        def ask() -> str:
-            return input(f"\nRein asks: {question}\n> ")
-
-        try:
-            return await anyio.to_thread.run_sync(ask)
-        except EOFError:
-            return None
+        answer = await _read_answer(f"\nRein asks: {question}\n> ", self.timeout_s)
+        return answer.rstrip("\n") if answer else None
 
 
 def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConfig:
@@ -137,8 +171,10 @@ async def _run(
         workspace,
         model,
         config,
-        approver=TerminalApprover(assume_yes),
-        user=TerminalUserChannel(interactive=not as_json),
+        approver=TerminalApprover(assume_yes, config.approval.timeout_ms / 1000),
+        user=TerminalUserChannel(
+            interactive=not as_json, timeout_s=config.approval.timeout_ms / 1000
+        ),
         mode=session_mode,
         storage=folder,
         resume=resume,

@@ -4,6 +4,12 @@ open documents, and which of Rein's optional client methods the client has.
 The adapters (workspace, diagnostics, confirm, askUser, saveDocuments) talk
 to the client only through a :class:`ClientChannel`, never through the
 server's protocol object, so they can be tested and reused without a server.
+
+Every request is bounded: :class:`ClientChannel` asks ``bound(method)`` for
+the seconds it waits (from the configuration: :func:`request_bound`); past
+them it tells the client ``$/cancelRequest`` and raises :class:`ClientTimeout`,
+which each adapter turns into what its caller can read (an unverified
+verdict, a tool error, a refusal, no answer).
 """
 
 from __future__ import annotations
@@ -12,15 +18,20 @@ import asyncio
 import inspect
 import json
 import logging
+import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types as lsp_types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 if TYPE_CHECKING:
     from lsprotocol import types as lsp
     from pygls.lsp.server import LanguageServer
 
-__all__ = ["ClientChannel", "method_not_found"]
+    from rein.config import ReinConfig
+
+__all__ = ["ClientChannel", "ClientTimeout", "method_not_found", "request_bound"]
 
 log = logging.getLogger(__name__)
 
@@ -33,17 +44,61 @@ def method_not_found(exc: BaseException) -> bool:
     )
 
 
+#: The bound of a request when no configuration is given (tests, embedders).
+DEFAULT_BOUND_S = 30.0
+
+#: Which setting bounds which client method (the docs list the same).
+BOUND_SETTINGS = {
+    "rein/diagnostics": "gates.analyzer.requestTimeoutMs",
+    "workspace/applyEdit": "harness.clientRequestTimeoutMs",
+    "rein/saveDocuments": "harness.clientRequestTimeoutMs",
+    "rein/confirm": "approval.timeoutMs",
+    "rein/askUser": "approval.timeoutMs",
+}
+
+
+def request_bound(config: ReinConfig, method: str) -> float:
+    """Seconds Rein waits for the client's answer to ``method``: a person's
+    answer (confirm, askUser) ``approval.timeoutMs``; the editor's
+    diagnostics ``gates.analyzer.requestTimeoutMs``; anything else
+    ``harness.clientRequestTimeoutMs``."""
+    if method in ("rein/confirm", "rein/askUser"):
+        ms = config.approval.timeout_ms
+    elif method == "rein/diagnostics":
+        ms = config.gates.analyzer.request_timeout_ms
+    else:
+        ms = config.harness.client_request_timeout_ms
+    return ms / 1000.0
+
+
+class ClientTimeout(TimeoutError):
+    """The client did not answer ``method`` within ``seconds``."""
+
+    def __init__(self, method: str, seconds: float) -> None:
+        self.method = method
+        self.seconds = seconds
+        setting = BOUND_SETTINGS.get(method)
+        where = f" ({setting})" if setting else ""
+        super().__init__(f"the editor did not answer {method} within {seconds:g} s{where}")
+
+
+def _drop_late(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled() and answer.exception() is not None:
+        log.debug("a late or cancelled client answer: %s", answer.exception())
+
+
 class ClientChannel:
     """Request, notify and feature flags over one language server's client.
 
     A client answering MethodNotFound to one of Rein's optional methods
     (``rein/confirm``, ``rein/askUser``, ``rein/saveDocuments``) is
     remembered: :meth:`supports` is then False and the method is not asked
-    again.
+    again. ``bound(method)``: the seconds a request waits for its answer.
     """
 
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: LanguageServer, bound: Callable[[str], float] | None = None) -> None:
         self._server = server
+        self._bound = bound or (lambda method: DEFAULT_BOUND_S)
         self._unsupported: set[str] = set()
         #: Pending writes of directly framed notifications (kept referenced).
         self._writes: set[asyncio.Future[Any]] = set()
@@ -55,14 +110,48 @@ class ClientChannel:
         """The client does not have ``method``: stop asking it."""
         self._unsupported.add(method)
 
+    def bound(self, method: str) -> float:
+        return self._bound(method)
+
     async def request(self, method: str, params: Any) -> Any:
-        """Send a request; a MethodNotFound answer is remembered, then raised."""
+        """Send a request and wait for its answer, at most :meth:`bound`
+        seconds (then the client is sent ``$/cancelRequest`` and
+        :class:`ClientTimeout` raised); a MethodNotFound answer is
+        remembered, then raised."""
+        seconds = self.bound(method)
+        msg_id = str(uuid.uuid4())
+        answer = asyncio.wrap_future(
+            self._server.protocol.send_request(method, params, msg_id=msg_id)
+        )
+        # A late answer (or the client's error for the cancelled request)
+        # still completes the pending future: it is retrieved here and
+        # dropped, never set on a cancelled future (pygls would report
+        # "CANCELLED: <Future ...>" to the editor).
+        answer.add_done_callback(_drop_late)
         try:
-            return await self._server.protocol.send_request_async(method, params)
+            return await asyncio.wait_for(asyncio.shield(answer), seconds)
+        except TimeoutError:
+            log.warning("%s: no answer within %g s", method, seconds)
+            self._cancel(msg_id)
+            raise ClientTimeout(method, seconds) from None
+        except asyncio.CancelledError:
+            # Given up by the caller (its own bound, a cancelled run).
+            self._cancel(msg_id)
+            raise
         except JsonRpcException as exc:
             if method_not_found(exc):
                 self.forget(method)
             raise
+
+    def _cancel(self, msg_id: str) -> None:
+        """Tell the client the request is given up (an editor may close its
+        prompt); its late answer, if any, is then logged and dropped."""
+        try:
+            self._server.protocol.notify(
+                lsp_types.CANCEL_REQUEST, lsp_types.CancelParams(id=msg_id)
+            )
+        except Exception:
+            log.debug("could not send $/cancelRequest", exc_info=True)
 
     def notify(self, method: str, params: Any) -> None:
         self._server.protocol.notify(method, params)
@@ -89,7 +178,8 @@ class ClientChannel:
             task.add_done_callback(self._writes.discard)
 
     async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> Any:
-        return await self._server.workspace_apply_edit_async(params)
+        """``workspace/applyEdit``, bounded like :meth:`request`."""
+        return await self.request("workspace/applyEdit", params)
 
     def document(self, uri: str) -> Any:
         """The open document at ``uri`` (None when the editor has none)."""

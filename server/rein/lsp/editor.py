@@ -35,7 +35,7 @@ from rein.harness.ports import (
     Mutation,
     MutationOrigin,
 )
-from rein.lsp.channel import method_not_found
+from rein.lsp.channel import ClientTimeout, method_not_found
 
 if TYPE_CHECKING:
     from rein.lsp.channel import ClientChannel
@@ -202,6 +202,9 @@ class EditorWorkspace:
         self._own_saves.update(uris)
         try:
             await self.client.request("rein/saveDocuments", {"uris": uris})
+        except ClientTimeout as exc:
+            self._own_saves.difference_update(uris)
+            log.warning("%s: the buffers stay unsaved", exc)
         except JsonRpcException as exc:
             self._own_saves.difference_update(uris)
             if not method_not_found(exc):
@@ -235,6 +238,11 @@ class EditorWorkspace:
             result = await self.client.apply_edit(
                 lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
             )
+        except ClientTimeout as exc:
+            raise ToolError(
+                f"{exc}, so it is not known whether the change was applied: read the "
+                "file again before you redo it."
+            ) from None
         except JsonRpcException as exc:
             raise ToolError(f"The editor could not apply the edit: {exc}") from exc
         if not result.applied:
@@ -464,7 +472,10 @@ class EditorDiagnostics:
             self._silent = True
             return _Answer(
                 [],
-                blind=f"the client does not answer rein/diagnostics (no answer within {bound:g} s)",
+                blind=(
+                    "the client does not answer rein/diagnostics (no answer within "
+                    f"{bound:g} s, gates.analyzer.requestTimeoutMs)"
+                ),
             )
         except JsonRpcException as exc:
             if method_not_found(exc):
@@ -530,7 +541,15 @@ class EditorDiagnostics:
             if path is None:
                 continue
             out.extend(_convert(path, d) for d in item.get("diagnostics") or [])
-        return DiagnosticsSnapshot(tuple(out), generation, stale=not settled, sources=("editor",))
+        return DiagnosticsSnapshot(
+            tuple(out),
+            generation,
+            stale=not settled,
+            sources=("editor",),
+            stale_reason=None
+            if settled
+            else "the editor still said pending after gates.analyzer.maxWaitMs",
+        )
 
     async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
         """Ask the client about ``paths``: it opens (loads) the documents it
@@ -574,7 +593,8 @@ class EditorDiagnostics:
 
 
 class EditorApprover:
-    """``rein/confirm``; a client without it makes "ask" fall back to deny."""
+    """``rein/confirm``; a client without it makes "ask" fall back to deny,
+    and so does no answer within ``approval.timeoutMs`` (the model reads why)."""
 
     def __init__(self, client: ClientChannel, session_id: str) -> None:
         self.client = client
@@ -593,6 +613,11 @@ class EditorApprover:
                     "detail": request.detail,
                 },
             )
+        except ClientTimeout as exc:
+            raise ToolError(
+                f"nobody answered the approval request within {exc.seconds:g} s "
+                "(approval.timeoutMs), so the call is refused"
+            ) from None
         except JsonRpcException as exc:
             if method_not_found(exc):
                 raise ToolError(NO_CONFIRM) from None
@@ -602,7 +627,8 @@ class EditorApprover:
 
 
 class EditorUserChannel:
-    """``rein/askUser``; None when the client has no answer or no support."""
+    """``rein/askUser``; None when the client has no answer or no support,
+    or none within ``approval.timeoutMs``."""
 
     def __init__(self, client: ClientChannel, session_id: str) -> None:
         self.client = client
@@ -615,6 +641,9 @@ class EditorUserChannel:
             result = await self.client.request(
                 "rein/askUser", {"sessionId": self.session_id, "question": question}
             )
+        except ClientTimeout as exc:
+            log.warning("%s: the question stays unanswered", exc)
+            return None
         except JsonRpcException:
             return None
         answer = result.get("answer") if isinstance(result, dict) else None

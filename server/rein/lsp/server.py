@@ -27,7 +27,7 @@ from pygls.lsp.server import LanguageServer
 from rein import __version__
 from rein.lsp._framing import DEFAULT_MAX_BYTES
 from rein.lsp._protocol import ReinProtocol, plain_dict_converter, serve_frames
-from rein.lsp.channel import ClientChannel
+from rein.lsp.channel import ClientChannel, request_bound
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
@@ -76,7 +76,7 @@ class ReinServer(LanguageServer):
         #: The invalid settings already reported, as (key, problem).
         self._reported_config_errors: set[tuple[str, str]] = set()
         #: The adapters' narrow view of the client.
-        self.client = ClientChannel(self)
+        self.client = ClientChannel(self, bound=lambda method: request_bound(self.config, method))
         self._mutations: MutationLog | None = None
         self._adapters: tuple[EditorWorkspace, DiagnosticsCoordinator] | None = None
         self._editor_diagnostics: EditorDiagnostics | None = None
@@ -254,6 +254,7 @@ class ReinServer(LanguageServer):
                 self.client,
                 workspace,
                 quiet_ms=analyzer.quiet_period_ms,
+                answer_timeout_s=analyzer.request_timeout_ms / 1000.0,
                 pending_wait_s=analyzer.max_wait_ms / 1000.0,
             )
             coordinator = DiagnosticsCoordinator(

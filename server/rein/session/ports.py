@@ -45,8 +45,9 @@ class SessionPorts:
     diagnostics: DiagnosticsSource
     #: Runs the gates' commands (installs, the runtime command, custom gates).
     runner: CommandRunner
-    #: The approver of one session (``rein/confirm``, a terminal, allow-all).
-    approver: Callable[[str], Approver]
+    #: The approver of one session (``rein/confirm``, a terminal); None:
+    #: nobody can approve, "ask" calls are refused.
+    approver: Callable[[str], Approver | None]
     #: The person's channel for one session (None: no one can answer).
     user: Callable[[str], UserChannel | None]
     #: The preview gates of a new session (empty when the preview is off).

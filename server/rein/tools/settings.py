@@ -92,6 +92,10 @@ class ApprovalSettings(_Section):
     #: Globs that are never written and need approval to read (replaces the
     #: defaults when set).
     deny_globs: tuple[str, ...] = DEFAULT_DENY_GLOBS
+    #: Bound on a person's answer (``rein/confirm``, ``rein/askUser``): past
+    #: it an approval is refused and a question unanswered, results the
+    #: model reads. Long: a person may be away for a while.
+    timeout_ms: int = Field(600_000, ge=100)
 
     def policy(self, approval_class: ApprovalClass) -> Policy:
         policy: Policy = getattr(self, approval_class)

@@ -58,6 +58,7 @@ describe('package.json', () => {
       'rein.approval.read': 'allow',
       'rein.approval.write': 'allow',
       'rein.approval.command': 'ask',
+      'rein.approval.timeoutMs': 600000,
       'rein.tools.grepBackend': 'auto',
       'rein.tools.disabled': [],
       'rein.tools.toolkits': [],

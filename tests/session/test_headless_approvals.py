@@ -1,0 +1,202 @@
+"""Headless approvals default to the editor's policy (writes inside the
+workspace allowed, commands asked). ``rein run`` without ``--yes`` and
+without a terminal refuses an asked command with a result the model reads;
+``--yes`` approves; on a terminal the person is asked (a real pty)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rein.config import ReinConfig, load_config
+from rein.headless.host import ApproveAll, HeadlessSession
+from rein.headless.run import NO_TERMINAL
+from rein.providers.replay import ReplayModel
+
+REIN = [sys.executable, "-m", "rein"]
+NO_ANALYZERS = {"gates": {"analyzer": {"enabled": False}}}
+
+
+def _script(expect: str) -> list[dict[str, object]]:
+    """Run a command that leaves a marker, then answer; the second turn's
+    contract checks what the model read about the command."""
+    return [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]},
+        {"expect": {"last_message_contains": expect}, "text": "done"},
+    ]
+
+
+def _files(
+    tmp_path: Path, expect: str, approval: dict[str, object] | None = None
+) -> tuple[Path, list[str]]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": _script(expect)}))
+    config = tmp_path / "rein.json"
+    config.write_text(json.dumps({**NO_ANALYZERS, "approval": approval or {}}))
+    args = [
+        *REIN,
+        "run",
+        "run the command",
+        "-w",
+        str(ws),
+        "--provider",
+        "replay",
+        "--script",
+        str(script),
+        "--config",
+        str(config),
+        "--storage",
+        str(tmp_path / "store"),
+        "--json",
+    ]
+    return ws, args
+
+
+def _tool_end(stdout: str) -> dict[str, object]:
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    ends = [e for e in events if e.get("type") == "tool_call_end"]
+    assert len(ends) == 1, events
+    return ends[0]
+
+
+async def test_a_headless_session_without_an_approver_refuses_commands(tmp_path: Path) -> None:
+    model = ReplayModel(_script("no one can approve in this session"))
+    config = load_config(NO_ANALYZERS)
+    events: list[Any] = []
+    async with HeadlessSession(tmp_path, model, config, analyzers=(), watch=False) as host:
+        host.subscribe(events.append)
+        result = await host.prompt("run the command")
+    assert result.status == "completed", result.error
+    assert not (tmp_path / "ran.txt").exists()
+    (end,) = [e for e in events if e.type == "tool_call_end"]
+    assert end.is_error and end.details == {"denied": True, "reason": "no_approver"}
+
+
+async def test_writes_stay_allowed_without_an_approver(tmp_path: Path) -> None:
+    model = ReplayModel(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}
+                ]
+            },
+            {"text": "done"},
+        ]
+    )
+    async with HeadlessSession(tmp_path, model, ReinConfig(), analyzers=(), watch=False) as host:
+        result = await host.prompt("write")
+    assert result.status == "completed", result.error
+    assert (tmp_path / "a.txt").read_text() == "x"
+
+
+async def test_approve_all_is_an_explicit_choice(tmp_path: Path) -> None:
+    model = ReplayModel(_script("exit code 0"))
+    async with HeadlessSession(
+        tmp_path, model, ReinConfig(), analyzers=(), watch=False, approver=ApproveAll()
+    ) as host:
+        result = await host.prompt("run the command")
+    assert result.status == "completed", result.error
+    assert (tmp_path / "ran.txt").exists()
+
+
+@pytest.mark.e2e
+def test_rein_run_without_a_terminal_refuses_the_command_readably(tmp_path: Path) -> None:
+    ws, args = _files(tmp_path, "no terminal to ask on")
+    out = subprocess.run(
+        args, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    end = _tool_end(out.stdout)
+    assert end["is_error"] is True
+    assert NO_TERMINAL in str(end["content"])
+    assert end["details"] == {"denied": True, "reason": "approver_unavailable"}
+    assert not (ws / "ran.txt").exists()
+
+
+@pytest.mark.e2e
+def test_rein_run_with_yes_runs_the_command(tmp_path: Path) -> None:
+    ws, args = _files(tmp_path, "exit code 0")
+    out = subprocess.run(
+        [*args, "--yes"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert _tool_end(out.stdout)["is_error"] is False
+    assert (ws / "ran.txt").exists()
+
+
+def _read_until(fd: int, marker: bytes, limit_s: float) -> bytes:
+    """Read ``fd`` until ``marker`` appears (select-bounded, no sleeps)."""
+    seen = b""
+    deadline = time.monotonic() + limit_s
+    while marker not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {marker!r} within {limit_s} s; got {seen[-2000:]!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 4096)
+            assert chunk, f"the stream ended before {marker!r}; got {seen[-2000:]!r}"
+            seen += chunk
+    return seen
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("answer", "expect", "ran"),
+    [
+        pytest.param(b"y\n", "exit code 0", True, id="approved"),
+        pytest.param(b"n\n", "the person declined", False, id="declined"),
+    ],
+)
+def test_rein_run_on_a_terminal_asks_the_person(
+    tmp_path: Path, answer: bytes, expect: str, ran: bool
+) -> None:
+    ws, args = _files(tmp_path, expect)
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(args, stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(secondary)
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        asked = _read_until(proc.stderr.fileno(), b"Allow? [y/N]", 60)
+        assert b"touch ran.txt" in asked
+        os.write(primary, answer)
+        stdout = proc.stdout.read().decode()
+        assert proc.wait(timeout=60) == 0, stdout[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(primary)
+    assert _tool_end(stdout)["is_error"] is (not ran)
+    assert (ws / "ran.txt").exists() is ran
+
+
+@pytest.mark.e2e
+def test_rein_run_on_a_terminal_refuses_when_nobody_answers_in_time(tmp_path: Path) -> None:
+    """Nobody types: past approval.timeoutMs the call is refused with a
+    reason the model reads, and the run goes on."""
+    expect = "nobody answered the approval request within 0.5 s (approval.timeoutMs)"
+    ws, args = _files(tmp_path, expect, {"timeoutMs": 500})
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(args, stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(secondary)
+    try:
+        assert proc.stdout is not None
+        stdout = proc.stdout.read().decode()
+        assert proc.wait(timeout=60) == 0, stdout[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(primary)
+    end = _tool_end(stdout)
+    assert end["is_error"] is True and expect in str(end["content"])
+    assert not (ws / "ran.txt").exists()
