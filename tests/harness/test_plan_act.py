@@ -651,3 +651,26 @@ async def test_a_failed_last_step_skips_the_gates_and_its_change_is_validated_af
     assert log.types().index("gate_start") > revised[0]
     assert [r.passed for r in log.of("gate_result")] == [False, True]
     assert result.repair_attempts == 1
+
+
+async def test_an_abort_between_two_runs_stops_the_flow_before_the_next_run() -> None:
+    """The person aborts while the flow is between runs (it has entered
+    "summarizing" and saves it; no Agent run is active): the flow takes the
+    abort, the summary run never starts, and the plan keeps its state."""
+    flow, planner, _, log, _ = make_flow(
+        [plan(("s1", "a"), ("s2", "b")), {"text": "never asked"}],
+        [echo(), complete("s1"), echo(), complete("s2")],
+    )
+    answers: list[bool] = []
+
+    async def save(snap: PlanSnapshot) -> None:
+        if snap.state == "summarizing" and not answers:
+            answers.append(flow.abort("stop"))
+
+    flow.save_state = save
+    result = await flow.run("do a and b")
+    assert answers == [True]
+    assert result.status == "aborted" and result.error == "stop"
+    assert flow.plan.state == "summarizing"
+    assert len(planner.requests) == 1  # the plan only: the summary was never asked for
+    assert flow.abort("later") is False  # not running: nothing to abort

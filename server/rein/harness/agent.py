@@ -143,7 +143,7 @@ def _queued(message: str | UserMessage, origin: str) -> UserMessage:
     return UserMessage(content=message, origin=origin)
 
 
-def _new_run_id() -> str:
+def new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
 
 
@@ -162,7 +162,7 @@ class Agent(ReferenceAccessors):
         persistence: Persistence | None = None,
         messages: Sequence[Message] = (),
         waiting_for: str | None = None,
-        run_id_factory: Callable[[], str] = _new_run_id,
+        run_id_factory: Callable[[], str] = new_run_id,
         external_steering_source: ExternalSteeringSource | None = None,
         external_steering_probe: ExternalSteeringProbe | None = None,
         on_run_idle_timeout: Callable[[BaseException], None] | None = None,

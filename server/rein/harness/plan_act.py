@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rein.harness.agent import Agent, RunResult
+from rein.harness.agent import Agent, RunResult, new_run_id
 from rein.harness.errors import ToolError
 from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUpdated
 from rein.harness.gates import GatePipeline
@@ -186,6 +186,9 @@ class PlanActFlow:
         self._repairs = 0
         self._mutations: list[RunMutation] = []
         self.model_calls = 0
+        self._active = False
+        #: An abort that came while no run was active: the next run does not start.
+        self._abort_reason: str | None = None
 
     # ------------------------------------------------------------- plumbing
 
@@ -273,8 +276,8 @@ class PlanActFlow:
         return self._result("completed", text, run_id)
 
     async def _ask_planner(self, text: str) -> RunResult:
-        result = await self.planner.prompt(
-            text, run=self._planner_run("required", self._submit.name)
+        result = await self._prompt(
+            self.planner, text, run=self._planner_run("required", self._submit.name)
         )
         self._account(result)
         return result
@@ -290,7 +293,32 @@ class PlanActFlow:
     def waiting(self) -> bool:
         return self.plan.state == "waiting"
 
+    def abort(self, reason: str) -> bool:
+        """Abort the flow: its running Agent's run, or (between two runs,
+        while the flow saves or changes state) the next run it would start.
+        False when the flow is not running."""
+        if not self._active:
+            return False
+        self._abort_reason = self._abort_reason or reason
+        self.planner.abort(reason)
+        self.executor.abort(reason)
+        return True
+
+    async def _prompt(self, agent: Agent, text: str, run: RunOptions) -> RunResult:
+        """``agent.prompt``, unless an abort came between runs: then the run
+        does not start and its result is "aborted"."""
+        if self._abort_reason is not None:
+            return RunResult(run_id=new_run_id(), status="aborted", error=self._abort_reason)
+        return await agent.prompt(text, run=run)
+
     async def run(self, text: str) -> RunResult:
+        self._active, self._abort_reason = True, None
+        try:
+            return await self._run(text)
+        finally:
+            self._active = False
+
+    async def _run(self, text: str) -> RunResult:
         """A new task, or (in any unfinished state) the message that resumes
         the same plan: planning asks for the plan again, executing and
         waiting continue the step, updating asks for the revision first,
@@ -356,10 +384,11 @@ class PlanActFlow:
             final_step = i == len(self.plan.steps) - 1
             run = self._executor_run(final_step)
             if resume_text is not None and self.executor.waiting_for is not None:
-                last = await self.executor.prompt(resume_text, run=run)
+                last = await self._prompt(self.executor, resume_text, run=run)
             elif resume_text is not None and step.status == "running":
                 # Interrupted inside the step: go on in its transcript.
-                last = await self.executor.prompt(
+                last = await self._prompt(
+                    self.executor,
                     f"{resume_text}\n\n(Continue step {step.id}: {step.description}; "
                     "finish it with complete_step.)",
                     run=run,
@@ -373,7 +402,7 @@ class PlanActFlow:
                 text = _step_prompt(step, i, len(self.plan.steps), done)
                 if resume_text is not None:  # interrupted between steps
                     text = f"The person adds: {resume_text}\n\n{text}"
-                last = await self.executor.prompt(text, run=run)
+                last = await self._prompt(self.executor, text, run=run)
             resume_text = None
             self._account(last)
             self.plan.step_work.extend(work_done(last.tools_succeeded))
@@ -465,7 +494,7 @@ class PlanActFlow:
         )
         if note is not None:
             prompt = f"The person adds: {note}\n\n{prompt}"
-        summary = await self.planner.prompt(prompt, run=self._planner_run("none", None))
+        summary = await self._prompt(self.planner, prompt, run=self._planner_run("none", None))
         self._account(summary)
         if summary.status == "aborted":
             return await self._aborted(summary, summary.text)

@@ -95,6 +95,8 @@ class Session:
         aborted = self.agent.abort(reason)
         if self.planner is not None:
             aborted = self.planner.abort(reason) or aborted
+        if self.flow is not None:  # also between two runs of the flow
+            aborted = self.flow.abort(reason) or aborted
         return aborted
 
     @property
