@@ -412,6 +412,8 @@ export function registerClient(
   const client = new ReinClient(output, storage, keys, { settingKeys: contributedKeys(context.extension.packageJSON) });
   context.subscriptions.push(
     client,
+    // A server inside the workspace may start once the person trusts it.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void client.restart('the workspace is trusted now')),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('rein')) {
         // Pull model: the server asks for the `rein` section again.

@@ -4,6 +4,10 @@
  * Order: the `rein.server.path` setting; the `rein` next to the Python of the
  * workspace's selected environment (ms-python API, when that extension is
  * installed); `.venv/bin/rein` (or `venv/`) in a workspace folder; `PATH`.
+ *
+ * In a workspace that is not trusted, nothing inside a workspace folder is
+ * started (a cloned repository's `.venv/bin/rein` would run its code): only a
+ * `rein` outside every folder, or none until the person trusts the workspace.
  */
 
 import * as fs from 'node:fs';
@@ -18,7 +22,23 @@ export interface ServerLookup {
   pythonBinDirs: readonly string[];
   pathEnv: string;
   platform: NodeJS.Platform;
+  /** Whether the person trusts the workspace (`vscode.workspace.isTrusted`). */
+  trusted: boolean;
   isExecutable(file: string): boolean;
+}
+
+const UNTRUSTED =
+  'The workspace is not trusted, so Rein does not start a `rein` from inside it. ' +
+  'Trust the workspace (Workspaces: Manage Workspace Trust), or install Rein outside it (on PATH).';
+
+function insideAny(file: string, folders: readonly string[]): boolean {
+  if (!path.isAbsolute(file)) {
+    return true; // relative to wherever the process runs: not safe to start
+  }
+  return folders.some((folder) => {
+    const rel = path.relative(folder, file);
+    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  });
 }
 
 export type ServerLocation =
@@ -45,20 +65,24 @@ export function locateServer(lookup: ServerLookup): ServerLocation {
     if (!path.isAbsolute(file) && lookup.workspaceFolders[0]) {
       file = path.join(lookup.workspaceFolders[0], file);
     }
+    if (!lookup.trusted && insideAny(file, lookup.workspaceFolders)) {
+      return { found: false, reason: `rein.server.path ("${lookup.setting}") is inside the workspace. ${UNTRUSTED}` };
+    }
     return lookup.isExecutable(file)
       ? { found: true, path: file, source: 'setting' }
       : { found: false, reason: `rein.server.path is set to "${lookup.setting}", which is not an executable file.` };
   }
+  const allowed = (file: string): boolean => lookup.trusted || !insideAny(file, lookup.workspaceFolders);
   for (const dir of lookup.pythonBinDirs) {
     for (const name of names) {
       const file = path.join(dir, name);
-      if (lookup.isExecutable(file)) {
+      if (allowed(file) && lookup.isExecutable(file)) {
         return { found: true, path: file, source: 'python' };
       }
     }
   }
   const binDir = lookup.platform === 'win32' ? 'Scripts' : 'bin';
-  for (const folder of lookup.workspaceFolders) {
+  for (const folder of lookup.trusted ? lookup.workspaceFolders : []) {
     for (const venv of ['.venv', 'venv']) {
       for (const name of names) {
         const file = path.join(folder, venv, binDir, name);
@@ -75,10 +99,13 @@ export function locateServer(lookup: ServerLookup): ServerLocation {
     }
     for (const name of names) {
       const file = path.join(dir, name);
-      if (lookup.isExecutable(file)) {
+      if (allowed(file) && lookup.isExecutable(file)) {
         return { found: true, path: file, source: 'PATH' };
       }
     }
+  }
+  if (!lookup.trusted) {
+    return { found: false, reason: `No \`rein\` executable found outside the workspace. ${UNTRUSTED}` };
   }
   return {
     found: false,
@@ -164,6 +191,7 @@ export async function findServer(): Promise<ServerLocation> {
     pythonBinDirs: setting ? [] : await pythonBinDirs(folders),
     pathEnv: process.env.PATH ?? '',
     platform: process.platform,
+    trusted: vscode.workspace.isTrusted,
     isExecutable: isExecutableFile,
   });
 }

@@ -19,6 +19,7 @@ function lookup(files: string[], overrides: Partial<ServerLookup> = {}): ServerL
     pythonBinDirs: [],
     pathEnv: '/usr/local/bin:/usr/bin',
     platform: 'linux',
+    trusted: true,
     isExecutable: (file) => files.includes(file),
     ...overrides,
   };
@@ -46,6 +47,29 @@ describe('locateServer', () => {
     assert.ok(found.found && found.path === '/w/tools/rein');
     const relative = locateServer(lookup(['/w/tools/rein'], { setting: 'tools/rein' }));
     assert.ok(relative.found && relative.path === '/w/tools/rein');
+  });
+
+  it('starts nothing inside the workspace before the person trusts it', () => {
+    const all = ['/w/.venv/bin/rein', '/w/env/bin/rein', '/w/tools/rein', '/usr/bin/rein'];
+    const untrusted = { trusted: false, pathEnv: '/w/tools:/usr/bin' };
+    // The workspace's .venv, its selected environment and a PATH entry inside it are passed over.
+    assert.deepEqual(locateServer(lookup(all, { ...untrusted, pythonBinDirs: ['/w/env/bin'] })), {
+      found: true,
+      path: '/usr/bin/rein',
+      source: 'PATH',
+    });
+    const none = locateServer(lookup(['/w/.venv/bin/rein'], untrusted));
+    assert.ok(!none.found && /not trusted/.test(none.reason));
+    const setting = locateServer(lookup(all, { ...untrusted, setting: '${workspaceFolder}/tools/rein' }));
+    assert.ok(!setting.found && /inside the workspace/.test(setting.reason) && /not trusted/.test(setting.reason));
+    const relative = locateServer(lookup(all, { ...untrusted, setting: 'tools/rein' }));
+    assert.ok(!relative.found && /inside the workspace/.test(relative.reason));
+    // Outside every folder, the setting is honoured.
+    assert.deepEqual(locateServer(lookup(['/opt/rein'], { ...untrusted, setting: '/opt/rein' })), {
+      found: true,
+      path: '/opt/rein',
+      source: 'setting',
+    });
   });
 
   it('explains what is missing', () => {

@@ -22,6 +22,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
   };
   engines: { vscode: string };
   devDependencies: Record<string, string>;
+  capabilities?: { untrustedWorkspaces?: { supported?: string; restrictedConfigurations?: string[] } };
 };
 const settings = pkg.contributes.configuration.properties;
 
@@ -68,6 +69,13 @@ describe('package.json', () => {
       'rein.sessions.maxInMemory': 32,
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
+    // An untrusted workspace's settings cannot choose the server or the gates' commands.
+    const trust = pkg.capabilities?.untrustedWorkspaces;
+    assert.equal(trust?.supported, 'limited');
+    for (const key of ['rein.server.path', 'rein.gates.dependencies.commands', 'rein.gates.runtime.command', 'rein.gates.preview.command']) {
+      assert.ok(trust?.restrictedConfigurations?.includes(key), `${key} is restricted in untrusted workspaces`);
+      assert.ok(key in settings, `${key} is a setting`);
+    }
     // A workspace's settings must not make the server import code.
     assert.equal((settings['rein.tools.toolkits'] as { scope?: string }).scope, 'machine');
     for (const [key, value] of Object.entries(expected)) {
