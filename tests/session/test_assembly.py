@@ -4,6 +4,7 @@ gives the same tools, gates and prompts in ``rein serve`` and ``rein run``."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pygls.workspace import Workspace
@@ -37,12 +38,21 @@ def _shape(session: Session) -> dict[str, object]:
     }
 
 
-def _server_session(root: Path, mode: str) -> Session:
+def _server_session(root: Path, mode: str, config: dict[str, Any] = CONFIG) -> Session:
     server = create_server()
     server.protocol._workspace = Workspace(root.as_uri())
-    server.config = load_config(CONFIG, "test")
+    server.config = load_config(config, "test")
     server.model_factory = lambda _config: ReplayModel([])
     return server.new_session(mode=mode, title="t")
+
+
+async def _both_hosts(root: Path, config: dict[str, Any]) -> tuple[Session, Session]:
+    """The agent session ``rein serve`` and ``rein run`` build from ``config``."""
+    editor = _server_session(root, "agent", config)
+    async with HeadlessSession(
+        root, ReplayModel([]), load_config(config, "test"), analyzers=(), watch=False
+    ) as host:
+        return editor, host.session
 
 
 @pytest.mark.parametrize("mode", ["agent", "plan", "explain"])
@@ -76,16 +86,7 @@ async def test_serve_and_run_build_the_same_session(tmp_path: Path, mode: str) -
 
 async def test_disabled_tools_leave_both_hosts_and_their_prompts(tmp_path: Path) -> None:
     config = {"tools": {"disabled": ["task", "run_command"]}}
-    server = create_server()
-    server.protocol._workspace = Workspace(tmp_path.as_uri())
-    server.config = load_config(config, "test")
-    server.model_factory = lambda _config: ReplayModel([])
-    editor = server.new_session(mode="agent")
-    async with HeadlessSession(
-        tmp_path, ReplayModel([]), load_config(config, "test"), analyzers=(), watch=False
-    ) as host:
-        headless = host.session
-    for session in (editor, headless):
+    for session in await _both_hosts(tmp_path, config):
         assert session.tools is not None
         names = session.tools.names()
         assert "task" not in names and "run_command" not in names
@@ -100,16 +101,7 @@ async def test_subagent_max_depth_reaches_both_hosts(tmp_path: Path, depth: int)
     """``harness.subagentMaxDepth``: 0 offers no ``task`` tool; 1 offers it
     to the agent, and its subagents get none."""
     config = {"harness": {"subagentMaxDepth": depth}}
-    server = create_server()
-    server.protocol._workspace = Workspace(tmp_path.as_uri())
-    server.config = load_config(config, "test")
-    server.model_factory = lambda _config: ReplayModel([])
-    editor = server.new_session(mode="agent")
-    async with HeadlessSession(
-        tmp_path, ReplayModel([]), load_config(config, "test"), analyzers=(), watch=False
-    ) as host:
-        headless = host.session
-    for session in (editor, headless):
+    for session in await _both_hosts(tmp_path, config):
         assert session.tools is not None
         spawner = session.agent.env.subagents
         if depth == 0:
