@@ -22,7 +22,6 @@ from rein.harness.checkpoints import (
 )
 from rein.harness.events import CheckpointDropped, Event, RunStart
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.ports import Mutation
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment

@@ -218,7 +218,7 @@ def test_a_damaged_checkpoint_file_is_refused_and_left_untouched(tmp_path: Path)
 async def test_a_write_error_is_a_store_error_naming_the_file(tmp_path: Path) -> None:
     store = SqliteCheckpointStore.open(tmp_path)
     store._db.execute("DROP TABLE blobs")
-    with pytest.raises(StoreError, match="checkpoints.db"):
+    with pytest.raises(StoreError, match=r"checkpoints\.db"):
         await store.put_text("x")
     store.close()
 
