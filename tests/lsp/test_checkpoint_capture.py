@@ -44,6 +44,8 @@ async def test_a_run_through_the_editor_records_each_file_before_and_after(
         ("write_file", {"path": "new.py", "content": "n = 1\n"}),
         ("delete_file", {"path": "notes.txt"}),
         ("move_file", {"path": "draft.py", "new_path": "pkg/final.py"}),
+        # The server's disk watcher sees what a command changes.
+        ("run_command", {"command": "sed -i 's/n = 1/n = 2/' new.py"}),
     ]
     write_script(
         tmp_path,
@@ -58,7 +60,7 @@ async def test_a_run_through_the_editor_records_each_file_before_and_after(
         assert result["status"] == "completed", result
         assert result["changes"] == [
             {"path": "app.py", "change": "modified"},
-            {"path": "new.py", "change": "created"},
+            {"path": "new.py", "change": "created"},  # then changed by the command
             {"path": "notes.txt", "change": "deleted"},
             {"path": "draft.py", "change": "deleted"},
             {"path": "pkg/final.py", "change": "renamed", "renamedFrom": "draft.py"},
@@ -71,7 +73,7 @@ async def test_a_run_through_the_editor_records_each_file_before_and_after(
             changes: list[CheckpointChange] = await store.changes(result["sessionId"])
             texts = {
                 v: await store.get_text(text(v).blob or "")
-                for v in (typed, edited, "n = 1\n", notes, "d = 1\n")
+                for v in (typed, edited, "n = 1\n", "n = 2\n", notes, "d = 1\n")
             }
         finally:
             store.close()
@@ -89,5 +91,7 @@ async def test_a_run_through_the_editor_records_each_file_before_and_after(
                 FileChange("pkg/final.py", FileVersion.absent(), text("d = 1\n"), "draft.py"),
             ],
         ),
+        # The session stored new.py's content itself: that is the command's before.
+        (5, "command", [FileChange("new.py", text("n = 1\n"), text("n = 2\n"))]),
     ]
     assert texts == {k: k for k in texts}

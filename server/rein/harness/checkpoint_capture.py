@@ -19,8 +19,10 @@ tool started) it lands in the run that caused it:
   are read when the capture next acts (:meth:`CheckpointCapture.flush`,
   before the run's next change and at the end of a prompt) and recorded
   with origin ``"command"``; their "before" is the content an earlier change
-  of the session stored, else unstored (Rein did not have it). A change by
-  the person or another session forgets what the session knew of a path.
+  of the session stored, else unstored (Rein did not have it). A path a
+  command removed whose content Rein never had is left out (most often the
+  command's own temporary file). A change by the person or another session
+  forgets what the session knew of a path.
 
 Binary content is recorded as unstored ("binary"), content over
 ``checkpoints.maxFileKb`` as unstored with its size. The capture never
@@ -242,6 +244,10 @@ class CheckpointCapture:
                     continue  # a folder the watcher saw appear: its files are changes
                 if before == after and before.state != "unstored":
                     continue  # touched, not changed
+                if after.state == "absent" and before.state == "unstored":
+                    # Gone, and Rein never had it: most often the command's
+                    # own temporary file (sed -i); nothing to restore anyway.
+                    continue
                 files.append(FileChange(path, before, after))
             if files:
                 await self._record(
