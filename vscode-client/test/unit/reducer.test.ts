@@ -664,3 +664,21 @@ describe('a steer taken in by a running subagent', () => {
     );
   });
 });
+
+describe('PanelState and checkpoints', () => {
+  it('says when the storage limits dropped a run’s checkpoint', () => {
+    const state = new PanelState('s');
+    state.apply({
+      type: 'checkpoint_dropped',
+      session_id: 's',
+      run_id: 'run_1',
+      bytes: 48213,
+      reason: 'over the size limit of 200 MB (checkpoints.maxMb)',
+    } as never);
+    const notices = ofKind(state.view().items, 'notice');
+    assert.deepEqual(
+      notices.map((n) => [n.level, n.text]),
+      [['info', "An older run's checkpoint was dropped (over the size limit of 200 MB (checkpoints.maxMb)): it can no longer be undone."]],
+    );
+  });
+});
