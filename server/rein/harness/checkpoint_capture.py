@@ -145,6 +145,8 @@ class CheckpointCapture:
         self._prompt = _Prompt()
         #: The store error told to ``on_error`` (once).
         self.error: str | None = None
+        #: The store did not answer within the bound (until the next prompt).
+        self._stalled = False
         self._detach: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------- wiring
@@ -303,11 +305,19 @@ class CheckpointCapture:
     # --------------------------------------------------------------- store
 
     async def _bounded(self, what: str, call: Any) -> Any:
-        """Await a store call within the bound; None (reported) on failure."""
+        """Await a store call within the bound; None (reported) on failure.
+        A store that did not answer in time is not waited on again until the
+        next prompt: one bound per prompt at most, not one per edit."""
+        if self._stalled:
+            close = getattr(call, "close", None)
+            if close is not None:
+                close()  # a coroutine never awaited: discarded without a warning
+            return None
         try:
             with anyio.fail_after(self._bound):
                 return await call
         except TimeoutError:
+            self._stalled = True
             self._fail(f"the checkpoint store did not {what} within {self._bound:g} s")
         except Exception as exc:
             log.debug("checkpoint store call failed", exc_info=True)
@@ -374,8 +384,10 @@ class CheckpointCapture:
     # ------------------------------------------------------------ a prompt
 
     def start_prompt(self) -> None:
-        """A prompt starts: :meth:`end_prompt` reports the runs from here."""
+        """A prompt starts: :meth:`end_prompt` reports the runs from here (and
+        a store that stalled is tried again)."""
         self._prompt = _Prompt()
+        self._stalled = False
 
     async def end_prompt(self) -> list[FileChange]:
         """The net change per path of the runs since :meth:`start_prompt`
