@@ -413,3 +413,23 @@ async def test_parallel_calls_changing_one_file_each_keep_their_before(tmp_path:
     assert len(changes) == 2
     assert [c.files[0].before.state for c in changes] == ["text", "text"], changes
     assert {c.files[0].after for c in changes} == {text("from A\n"), text("from B\n")}
+
+
+def test_the_cli_prints_a_dropped_checkpoint() -> None:
+    import io
+
+    from rein.render import EventPrinter
+
+    out = io.StringIO()
+    EventPrinter(out)(
+        CheckpointDropped(
+            session_id=SESSION,
+            run_id="run_1",
+            bytes=100,
+            reason="older than 30 days (checkpoints.maxAgeDays)",
+        )
+    )
+    assert out.getvalue() == (
+        "  ⌫ checkpoint of run run_1 dropped (older than 30 days (checkpoints.maxAgeDays)): "
+        "it can no longer be undone\n"
+    )
