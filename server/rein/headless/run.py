@@ -188,7 +188,14 @@ async def _run(
         changes = host.session.last_changes
     if as_json:
         print(json.dumps({"result": result_json(session_id, result, changes)}))
-    elif result.status == "waiting":
+        return EXIT_CODES.get(result.status, 1)
+    if changes:
+        listed = ", ".join(
+            f"{c.path} ({c.kind}{f' from {c.renamed_from}' if c.renamed_from else ''})"
+            for c in changes
+        )
+        print(f"Changed: {listed}", file=sys.stderr)
+    if result.status == "waiting":
         print(
             f"\nThe run waits for an answer. Continue it with:\n"
             f'  rein run --resume {session_id} -w {workspace} "your answer"',
