@@ -376,7 +376,7 @@ class Restorer:
                 f"({expected.reason}), so it cannot tell whether it changed since"
             )
             return item
-        if not current.matches(expected) and not False:
+        if not current.matches(expected) and not _interrupted(current, history):
             item.expected_text = await self._text(expected, path)
             item.action = "conflict"
             item.reason = self._conflict_reason(current, expected)
