@@ -19,6 +19,7 @@ from rein.harness.events import (
     Compaction,
     ErrorEvent,
     Event,
+    FilesRestored,
     FollowUpStarted,
     GateResult,
     GateStart,
@@ -214,6 +215,14 @@ EXAMPLES: dict[str, Any] = {
         state="running",
     ),
     "preview_stopped": PreviewStopped(reason="stopped on request", state="stopped", exit_code=-15),
+    "files_restored": FilesRestored(
+        restore_id="restore-5f2a9c1e7b3d",
+        run_id="run_8c41d2e09a7f",
+        turn=2,
+        restored=["app.py", "util.py"],
+        conflicts=["README.md"],
+        skipped=[],
+    ),
     "error": ErrorEvent(
         message="hook before_tool_call raised ValueError: bad", where="hook:before_tool_call"
     ),

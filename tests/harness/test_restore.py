@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from rein.harness.checkpoints import (
@@ -11,73 +9,18 @@ from rein.harness.checkpoints import (
     CheckpointRun,
     FileChange,
     FileVersion,
-    MemoryCheckpointStore,
 )
 from rein.harness.errors import RestoreError, ToolError
 from rein.harness.ports import Mutation
 from rein.harness.restore import (
-    Restorer,
     RestoreRequest,
     in_scope,
     restore_note,
     workspace_path,
 )
-from tests.fakes import FakeWorkspace
+from tests.fakes import CheckpointJournal as Journal
 
-SID = "ses_1"
-
-
-class Journal:
-    """Plays runs on a FakeWorkspace and records them as the capture does."""
-
-    def __init__(self, files: dict[str, str]) -> None:
-        self.ws = FakeWorkspace(files)
-        self.store = MemoryCheckpointStore()
-        self.clock = itertools.count(1000)
-        self.ids = (f"restore-{i}" for i in itertools.count(1))
-
-    def restorer(self, workspace: object | None = None) -> Restorer:
-        return Restorer(
-            self.store,
-            workspace or self.ws,  # type: ignore[arg-type]
-            clock=lambda: float(next(self.clock)),
-            new_id=lambda: next(self.ids),
-        )
-
-    async def version(self, text: str | None) -> FileVersion:
-        if text is None:
-            return FileVersion.absent()
-        await self.store.put_text(text)
-        return FileVersion.of_text(text)
-
-    async def run(self, run_id: str, turns: dict[int, dict[str, str | None]]) -> None:
-        """``turns``: turn -> {path: new text or None (deleted)}."""
-        await self.store.begin_run(
-            CheckpointRun(SID, run_id, self.ws.root, "run", run_id, float(next(self.clock)))
-        )
-        for turn, edits in sorted(turns.items()):
-            files = []
-            for path, text in edits.items():
-                before = self.ws.files.get(path)
-                if text is None:
-                    await self.ws.delete(path)
-                else:
-                    await self.ws.write_text(path, text)
-                files.append(FileChange(path, await self.version(before), await self.version(text)))
-            await self.store.record(
-                CheckpointChange(
-                    SID,
-                    run_id,
-                    turn,
-                    self.ws.generation,
-                    "tool",
-                    tuple(files),
-                    float(next(self.clock)),
-                )
-            )
-
-    async def run_ids(self) -> list[str]:
-        return [r.run_id for r in await self.store.runs(SID)]
+SID = Journal.SID
 
 
 ORIGINAL = {"keep.py": "x = 1\n", "mod.py": "a = 1\nb = 2\n", "gone.py": "old\n"}

@@ -25,6 +25,7 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventAdapter",
+    "FilesRestored",
     "FollowUpStarted",
     "GateResult",
     "GateStart",
@@ -422,6 +423,23 @@ class PreviewStopped(_Event):
     exit_code: int | None = None
 
 
+class FilesRestored(_Event):
+    """A restore (``rein/restore``, ``rein undo``) put files back as they
+    were before a run or a turn. Outside any run: its id is the restore's
+    own checkpoint run (undo it by restoring that id)."""
+
+    type: Literal["files_restored"] = "files_restored"
+    restore_id: str
+    #: The run (and turn) restored to before.
+    run_id: str
+    turn: int | None = None
+    #: Paths written back; conflicts (the person changed them, left as they
+    #: are); skipped (content not stored).
+    restored: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+
+
 class ErrorEvent(_Event):
     """Something went wrong that the run survived (a hook raised, ...) or did not."""
 
@@ -464,6 +482,7 @@ Event = Annotated[
     | PreviewOutput
     | PreviewError
     | PreviewStopped
+    | FilesRestored
     | ErrorEvent,
     Field(discriminator="type"),
 ]

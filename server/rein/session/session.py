@@ -67,6 +67,8 @@ class Session:
     planner_prompt: str = ""
     #: Listeners of the plan-act flow's own events (plan transitions).
     flow_listeners: list[Listener] = field(default_factory=list)
+    #: A restore is writing files (:mod:`rein.session.restoring`): no run starts.
+    restoring: bool = False
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Every event of the session: the agent's, the planner's and the
@@ -126,6 +128,10 @@ class Session:
             raise SessionBusyError(
                 f"session {self.id} is running; use rein/steer to redirect it or "
                 "rein/followUp to queue the next message"
+            )
+        if self.restoring:
+            raise SessionBusyError(
+                f"session {self.id} is restoring files; send the prompt when the restore is done"
             )
         self.status = "running"
         self.touch()
