@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rein.harness import Agent, RunResult, Usage
 
 if TYPE_CHECKING:
+    from rein.harness.checkpoints import CheckpointStore
     from rein.harness.events import Event
     from rein.harness.gates import GatePipeline
     from rein.harness.plan_act import PlanActFlow
@@ -67,6 +68,8 @@ class Session:
     planner_prompt: str = ""
     #: Listeners of the plan-act flow's own events (plan transitions).
     flow_listeners: list[Listener] = field(default_factory=list)
+    #: Where the session's checkpoints live (None: checkpoints are off).
+    checkpoints: CheckpointStore | None = None
     #: A restore is writing files (:mod:`rein.session.restoring`): no run starts.
     restoring: bool = False
 
