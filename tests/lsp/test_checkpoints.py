@@ -150,7 +150,7 @@ async def test_a_restore_to_a_turn_undoes_only_the_later_turns(ws: Path, tmp_pat
                     call("edit_file", path="mod.py", old_string="a = 2", new_string="a = 3")
                 ]
             },
-            {"tool_calls": [call("write_file", path="new.py", content="n\n")]},
+            {"tool_calls": [call("write_file", path="new.py", content="n = 2\n")]},
             {"text": "done"},
         ],
     )
