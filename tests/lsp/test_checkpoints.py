@@ -280,3 +280,35 @@ async def test_a_restore_while_the_run_is_active_is_refused(ws: Path, tmp_path: 
         assert files(ws) == after
         await request(editor, "rein/abort", {"sessionId": sid})
         await asyncio.wait_for(task, 30)
+
+
+async def test_a_rename_and_a_delete_by_the_tools_are_undone(ws: Path, tmp_path: Path) -> None:
+    before = files(ws)
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    call("move_file", path="mod.py", new_path="moved.py"),
+                    call("delete_file", path="gone.py"),
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    async with running_server(ws, tmp_path) as editor:
+        run = await request(editor, "rein/prompt", {"text": "move and delete"})
+        sid = run["sessionId"]
+        (entry,) = (await request(editor, "rein/checkpoints", {"sessionId": sid}))["runs"]
+        by_path = {f["path"]: f for f in entry["files"]}
+        assert by_path["moved.py"]["change"] == "renamed"
+        assert by_path["moved.py"]["renamedFrom"] == "mod.py"
+        assert by_path["mod.py"]["change"] == "deleted"
+        assert by_path["gone.py"]["change"] == "deleted"
+        result = await request(editor, "rein/restore", {"sessionId": sid, "runId": run["runId"]})
+        assert files(ws) == before
+        assert {(f["path"], f["change"]) for f in result["restored"]} == {
+            ("moved.py", "deleted"),
+            ("mod.py", "created"),
+            ("gone.py", "created"),
+        }
