@@ -238,6 +238,18 @@ async def test_bad_requests_are_refused_and_change_nothing(ws: Path, tmp_path: P
             -32803,
         )
         await refused(editor, "rein/checkpoints", {"sessionId": "ses_nope"}, -32602)
+        message = await refused(
+            editor,
+            "rein/checkpointContent",
+            {"sessionId": sid, "runId": run_id, "path": "mod.py", "side": "middle"},
+            -32602,
+        )
+        assert "side" in message
+        message = await refused(
+            editor, "rein/restore", {"sessionId": sid, "runId": run_id, "paths": []}, -32602
+        )
+        assert "paths" in message
+        assert files(ws) == after
 
         # The whole run: the unstored files are skipped, mod.py is restored.
         listing = await request(editor, "rein/checkpoints", {"sessionId": sid})
