@@ -367,3 +367,21 @@ async def test_prune_drops_the_oldest_runs_and_emits_checkpoint_dropped() -> Non
         ("run_1", True),
         ("run_2", True),
     ]
+
+
+async def test_a_command_removing_a_file_is_recorded_only_when_rein_had_its_content() -> None:
+    capture, workspace, fake, log, store = captured({"known.py": "k1\n"})
+    record = started(capture)
+    with recording(record):
+        await workspace.write_text("known.py", "k2\n")
+        with log.attributing_processes():
+            # sed -i: a temporary file appears and is gone when the command ends;
+            # rm of a file the session wrote.
+            fake.files["sedX1a2"] = "tmp"
+            log.record(fake._mutate(("sedX1a2",), "external"))
+            del fake.files["sedX1a2"]
+            del fake.files["known.py"]
+            log.record(fake._mutate(("sedX1a2", "known.py"), "external"))
+    await capture.flush()
+    commands = [c for c in await store.changes(SESSION) if c.origin == "command"]
+    assert [list(c.files) for c in commands] == [[FileChange("known.py", text("k2\n"), ABSENT)]]

@@ -19,8 +19,10 @@ tool started) it lands in the run that caused it:
   are read when the capture next acts (:meth:`CheckpointCapture.flush`,
   before the run's next change and at the end of a prompt) and recorded
   with origin ``"command"``; their "before" is the content an earlier change
-  of the session stored, else unstored (Rein did not have it). A change by
-  the person or another session forgets what the session knew of a path.
+  of the session stored, else unstored (Rein did not have it). A path a
+  command removed whose content Rein never had is left out (most often the
+  command's own temporary file). A change by the person or another session
+  forgets what the session knew of a path.
 
 Binary content is recorded as unstored ("binary"), content over
 ``checkpoints.maxFileKb`` as unstored with its size. The capture never
@@ -242,6 +244,10 @@ class CheckpointCapture:
                     continue  # a folder the watcher saw appear: its files are changes
                 if before == after and before.state != "unstored":
                     continue  # touched, not changed
+                if after.state == "absent" and before.state == "unstored":
+                    # Gone, and Rein never had it: most often the command's
+                    # own temporary file (sed -i); nothing to restore anyway.
+                    continue
                 files.append(FileChange(path, before, after))
             if files:
                 await self._record(
@@ -366,13 +372,15 @@ class CheckpointCapture:
         """The net change per path of the runs since :meth:`start_prompt`
         (the ``changes`` of the prompt's result)."""
         await self.flush()
-        runs = self._prompt.runs
-        if not any(self._runs[r].begun for r in runs):
-            return []
-        changes = await self._bounded("list a run's changes", self.store.changes(self.session_id))
-        if changes is None:
-            return []
-        return net_files([c for c in changes if c.run_id in runs])
+        changes: list[CheckpointChange] = []
+        for run_id in self._prompt.runs:
+            if not self._runs[run_id].begun:
+                continue  # changed nothing
+            found = await self._bounded(
+                "list a run's changes", self.store.changes(self.session_id, run_id)
+            )
+            changes.extend(found or [])
+        return net_files(changes)
 
     async def prune(self, *, max_bytes: int, max_age_s: float) -> list[CheckpointRun]:
         """Apply the storage limits to this session's workspace; one

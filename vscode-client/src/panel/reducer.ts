@@ -338,6 +338,13 @@ export class PanelState {
           `Validating ${event.paths.length} file${event.paths.length === 1 ? '' : 's'} an earlier run changed and did not validate: ${event.paths.join(', ')}`,
         );
         break;
+      case 'checkpoint_dropped':
+        // The storage limits dropped an older run's content (checkpoints.maxMb / maxAgeDays).
+        this.notice(
+          'info',
+          `An older run's checkpoint was dropped (${event.reason}): it can no longer be undone.`,
+        );
+        break;
       case 'model_request':
         // A wire dump (the host turned Agent.wire_dump on): diagnostics, not shown.
         break;
@@ -362,9 +369,6 @@ export class PanelState {
         );
         break;
       }
-      case 'checkpoint_dropped':
-        this.notice('info', `The checkpoint of run ${event.run_id} was dropped: ${event.reason}`);
-        break;
       default:
         // A new event in the server's schema fails to compile here until it is handled.
         event satisfies never;
