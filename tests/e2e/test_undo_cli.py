@@ -273,6 +273,12 @@ def test_bad_input_is_refused_with_nothing_changed(tmp_path: Path) -> None:
         assert expected in out.stderr and "nothing was changed" in out.stderr, out.stderr
         assert p.files() == after
 
+    not_a_folder = p.rein("undo", str(p.root / "mod.py"), "--storage", str(p.storage))
+    assert not_a_folder.returncode == 2 and "is not a folder" in not_a_folder.stderr
+    bad_storage = p.rein("undo", str(p.root), "--storage", str(p.root / "keep.py"))
+    assert bad_storage.returncode == 2 and "rein undo:" in bad_storage.stderr
+    assert p.files() == after
+
     # The whole run: the unstored files are skipped (exit 3), mod.py restored.
     whole = p.undo_json(code=3)
     assert {s["path"] for s in whole["skipped"]} == {"data.bin", "big.txt"}
