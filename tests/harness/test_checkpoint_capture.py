@@ -385,3 +385,23 @@ async def test_a_command_removing_a_file_is_recorded_only_when_rein_had_its_cont
     await capture.flush()
     commands = [c for c in await store.changes(SESSION) if c.origin == "command"]
     assert [list(c.files) for c in commands] == [[FileChange("known.py", text("k2\n"), ABSENT)]]
+
+
+async def test_parallel_calls_changing_one_file_each_keep_their_before(tmp_path: Path) -> None:
+    """Two calls of one turn write the same file at once (the disk writes on
+    a worker thread, so their steps interleave): each change still has the
+    content before it."""
+    (tmp_path / "a.py").write_text("v0\n")
+    log = MutationLog()
+    workspace = TrackedWorkspace(DiskWorkspace(tmp_path), log)
+    store = MemoryCheckpointStore()
+    capture = CheckpointCapture(store, workspace, SESSION, mutations=log)
+    capture.attach()
+    with recording(started(capture)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(workspace.write_text, "a.py", "from A\n")
+            tg.start_soon(workspace.write_text, "a.py", "from B\n")
+    changes = await store.changes(SESSION)
+    assert len(changes) == 2
+    assert [c.files[0].before.state for c in changes] == ["text", "text"], changes
+    assert {c.files[0].after for c in changes} == {text("from A\n"), text("from B\n")}

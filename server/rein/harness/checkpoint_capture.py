@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,14 @@ COMMAND_BEFORE = "changed by a command; Rein did not have its earlier content"
 _DIRECTORY = "a directory"
 #: The longest one store call may hold up an edit (seconds).
 STORE_BOUND_S = 5.0
+
+
+#: The content before the change the current task is applying, by (capture,
+#: path). Per task (a context variable, replaced never mutated), so calls
+#: running in parallel that change the same file each keep their own.
+_BEFORE: ContextVar[dict[tuple[int, str], FileVersion] | None] = ContextVar(
+    "rein_checkpoint_before", default=None
+)
 
 
 @dataclass(slots=True)
@@ -130,8 +139,6 @@ class CheckpointCapture:
         self._clock = clock
         self._bound = store_bound_s
         self._runs: dict[str, _Run] = {}
-        #: path -> its content before the change about to be applied.
-        self._before: dict[str, FileVersion] = {}
         #: path -> the content the session's last recorded change left.
         self._known: dict[str, FileVersion] = {}
         self._commands: list[_Pending] = []
@@ -182,8 +189,8 @@ class CheckpointCapture:
         if self._owner(active_records()) is None:
             return
         await self.flush()
-        for path in paths:
-            self._before[path] = await self._read(path)
+        read = {(id(self), path): await self._read(path) for path in paths}
+        _BEFORE.set({**(_BEFORE.get() or {}), **read})
 
     async def _after_change(self, change: AppliedChange) -> None:
         records = active_records()
@@ -191,7 +198,9 @@ class CheckpointCapture:
         if owner is None:
             return
         paths = change.mutation.paths
-        befores = [self._before.pop(p, None) for p in paths]
+        pending = dict(_BEFORE.get() or {})
+        befores = [pending.pop((id(self), p), None) for p in paths]
+        _BEFORE.set(pending)
         before = [
             b if b is not None else FileVersion.unstored("Rein did not see it before the change")
             for b in befores
