@@ -357,6 +357,18 @@ export class PanelState {
         this.notice(notice.level, notice.text);
         break;
       }
+      case 'files_restored': {
+        const where = event.turn != null ? `turn ${event.turn} of run ${event.run_id}` : `run ${event.run_id}`;
+        const kept = event.conflicts ?? [];
+        const skipped = event.skipped ?? [];
+        this.notice(
+          kept.length || skipped.length ? 'warning' : 'info',
+          `Restored ${(event.restored ?? []).length} file(s) to before ${where}` +
+            (kept.length ? `; kept your changes to ${kept.join(', ')}` : '') +
+            (skipped.length ? `; skipped ${skipped.join(', ')}` : ''),
+        );
+        break;
+      }
       default:
         // A new event in the server's schema fails to compile here until it is handled.
         event satisfies never;

@@ -93,6 +93,20 @@ export interface ErrorEvent {
   where?: string;
 }
 
+/**
+ * A restore (``rein/restore``, ``rein undo``) put files back as they were before a run or a turn.
+ * Outside any run: its id is the restore's own checkpoint run (undo it by restoring that id).
+ */
+export interface FilesRestored {
+  conflicts?: string[];
+  restore_id: string;
+  restored?: string[];
+  run_id: string;
+  skipped?: string[];
+  turn?: number | null;
+  type: 'files_restored';
+}
+
 export interface FollowUpStarted {
   text: string;
   type: 'follow_up_started';
@@ -422,6 +436,7 @@ export type ReinEvent =
   | PreviewOutput
   | PreviewError
   | PreviewStopped
+  | FilesRestored
   | CheckpointDropped
   | ErrorEvent;
 
@@ -461,6 +476,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'preview_output',
   'preview_error',
   'preview_stopped',
+  'files_restored',
   'checkpoint_dropped',
   'error',
 ];
