@@ -16,7 +16,8 @@
     ├── ToolError              raised by a tool; becomes an is_error result
     │   ├── TransientToolError a failure that may pass (retried, harness.toolRetries)
     │   └── SandboxError       a path outside the workspace or a denied glob
-    └── StoreError             the session store cannot be used
+    ├── StoreError             the session store cannot be used
+    └── ReviewError            a review request names no reviewed run or file
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "RateLimitError",
     "ReinError",
     "RequestError",
+    "ReviewError",
     "SandboxError",
     "ScriptError",
     "StoreError",
@@ -124,3 +126,8 @@ class SandboxError(ToolError):
 
 class StoreError(ReinError):
     pass
+
+
+class ReviewError(ReinError):
+    """A review request (:mod:`rein.harness.review`) that cannot be done: an
+    unknown run, a path or hunk that is not under review. Nothing changed."""
