@@ -6,6 +6,8 @@ run."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from rein.harness.checkpoints import (
     CheckpointChange,
     CheckpointRun,
+    CheckpointStore,
     FileChange,
     FileVersion,
     MemoryCheckpointStore,
@@ -21,6 +24,7 @@ from rein.harness.checkpoints import (
 from rein.harness.errors import ReviewError
 from rein.harness.events import Event, ReviewDecided, ReviewPending
 from rein.harness.review import Reviewer
+from rein.store.checkpoints import SqliteCheckpointStore
 from tests.fakes import FakeWorkspace
 
 SID = "ses_review"
@@ -31,7 +35,7 @@ AFTER = BEFORE.replace("line 2\n", "LINE TWO\n").replace("line 9\n", "nine a\nni
 
 
 async def agent_run(
-    store: MemoryCheckpointStore,
+    store: CheckpointStore,
     ws: FakeWorkspace,
     edits: list[tuple[str, str | None]],
     run_id: str = RUN,
@@ -66,7 +70,7 @@ async def agent_run(
         )
 
 
-def reviewer(store: MemoryCheckpointStore, ws: FakeWorkspace, events: list[Event]) -> Reviewer:
+def reviewer(store: CheckpointStore, ws: FakeWorkspace, events: list[Event]) -> Reviewer:
     return Reviewer(store, ws, SID, emit=events.append, clock=lambda: 5.0)
 
 
@@ -75,10 +79,27 @@ def events() -> list[Event]:
     return []
 
 
+StoreFactory = Callable[[], CheckpointStore]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+    """Makes the store the reviews live in: memory, or a real SQLite file."""
+    opened: list[SqliteCheckpointStore] = []
+
+    def sqlite() -> CheckpointStore:
+        opened.append(SqliteCheckpointStore.open(tmp_path / f"db{len(opened)}"))
+        return opened[-1]
+
+    yield sqlite if request.param == "sqlite" else MemoryCheckpointStore
+    for store in opened:
+        store.close()
+
+
 async def two_hunks_and_a_new_file(
-    events: list[Event],
-) -> tuple[MemoryCheckpointStore, FakeWorkspace, Reviewer]:
-    store, ws = MemoryCheckpointStore(), FakeWorkspace({"app.py": BEFORE, "gone.txt": "old\n"})
+    events: list[Event], new_store: StoreFactory
+) -> tuple[CheckpointStore, FakeWorkspace, Reviewer]:
+    store, ws = new_store(), FakeWorkspace({"app.py": BEFORE, "gone.txt": "old\n"})
     await agent_run(
         store, ws, [("app.py", AFTER), ("new.py", "print('new')\n"), ("gone.txt", None)]
     )
@@ -87,8 +108,10 @@ async def two_hunks_and_a_new_file(
     return store, ws, rev
 
 
-async def test_marking_pending_lists_each_file_with_its_hunks(events: list[Event]) -> None:
-    _, _, rev = await two_hunks_and_a_new_file(events)
+async def test_marking_pending_lists_each_file_with_its_hunks(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, _, rev = await two_hunks_and_a_new_file(events, new_store)
     assert events == [
         ReviewPending(session_id=SID, run_id=RUN, paths=["app.py", "new.py", "gone.txt"])
     ]
@@ -104,8 +127,10 @@ async def test_marking_pending_lists_each_file_with_its_hunks(events: list[Event
     assert await rev.mark_pending(RUN) == []
 
 
-async def test_undo_one_hunk_and_keep_the_other(events: list[Event]) -> None:
-    store, ws, rev = await two_hunks_and_a_new_file(events)
+async def test_undo_one_hunk_and_keep_the_other(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    store, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     undone = await rev.decide(RUN, "undo", "app.py", 0)
     assert [(d.path, d.hunk, d.status) for d in undone.decided] == [("app.py", 0, "undone")]
     kept = await rev.decide(RUN, "keep", "app.py", 1)
@@ -126,8 +151,10 @@ async def test_undo_one_hunk_and_keep_the_other(events: list[Event]) -> None:
     ]
 
 
-async def test_an_undo_is_a_restore_run_recording_the_edit(events: list[Event]) -> None:
-    store, ws, rev = await two_hunks_and_a_new_file(events)
+async def test_an_undo_is_a_restore_run_recording_the_edit(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    store, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     result = await rev.decide(RUN, "undo", "app.py", 1)
     assert result.restore_id is not None and result.restore_id.startswith("restore-")
     restore = [r for r in await store.runs(SID) if r.run_id == result.restore_id]
@@ -142,8 +169,9 @@ async def test_an_undo_is_a_restore_run_recording_the_edit(events: list[Event]) 
 
 async def test_typing_inside_a_hunk_refuses_its_undo_and_changes_nothing(
     events: list[Event],
+    new_store: StoreFactory,
 ) -> None:
-    store, ws, rev = await two_hunks_and_a_new_file(events)
+    store, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     typed = AFTER.replace("LINE TWO\n", "LINE TWO (mine)\n")
     ws.person_edits("app.py", typed)
     runs_before = len(await store.runs(SID))
@@ -159,8 +187,8 @@ async def test_typing_inside_a_hunk_refuses_its_undo_and_changes_nothing(
     assert (await ws.read_text("app.py")).text == typed.replace("nine a\nnine b\n", "line 9\n")
 
 
-async def test_a_file_undo_is_all_or_nothing(events: list[Event]) -> None:
-    _, ws, rev = await two_hunks_and_a_new_file(events)
+async def test_a_file_undo_is_all_or_nothing(events: list[Event], new_store: StoreFactory) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     ws.person_edits("app.py", AFTER.replace("nine b\n", "nine B\n"))
     result = await rev.decide(RUN, "undo", "app.py")
     assert [(r.path, r.hunk) for r in result.refused] == [("app.py", 1)]
@@ -168,8 +196,10 @@ async def test_a_file_undo_is_all_or_nothing(events: list[Event]) -> None:
     assert (await ws.read_text("app.py")).text == AFTER.replace("nine b\n", "nine B\n")
 
 
-async def test_the_editor_refusing_the_versioned_edit_is_a_refusal(events: list[Event]) -> None:
-    _, ws, rev = await two_hunks_and_a_new_file(events)
+async def test_the_editor_refusing_the_versioned_edit_is_a_refusal(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     ws.refuse_next = "app.py changed in the editor since it was read; read it again"
     result = await rev.decide(RUN, "undo", "app.py", 0)
     assert [r.reason for r in result.refused] == [
@@ -181,8 +211,9 @@ async def test_the_editor_refusing_the_versioned_edit_is_a_refusal(events: list[
 
 async def test_undo_of_a_created_file_deletes_it_and_of_a_deleted_one_recreates_it(
     events: list[Event],
+    new_store: StoreFactory,
 ) -> None:
-    _, ws, rev = await two_hunks_and_a_new_file(events)
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     await rev.decide(RUN, "undo", "new.py")
     assert "new.py" not in ws.files
     await rev.decide(RUN, "undo", "gone.txt")
@@ -191,8 +222,10 @@ async def test_undo_of_a_created_file_deletes_it_and_of_a_deleted_one_recreates_
     assert statuses == {"app.py": "pending", "new.py": "undone", "gone.txt": "undone"}
 
 
-async def test_a_created_file_the_person_changed_is_not_deleted(events: list[Event]) -> None:
-    _, ws, rev = await two_hunks_and_a_new_file(events)
+async def test_a_created_file_the_person_changed_is_not_deleted(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     ws.person_edits("new.py", "print('mine')\n")
     result = await rev.decide(RUN, "undo", "new.py")
     assert [r.reason for r in result.refused] == ["the person changed this file since the run"]
@@ -205,8 +238,8 @@ async def test_a_created_file_the_person_changed_is_not_deleted(events: list[Eve
     assert ws.files["gone.txt"] == "the person's own\n"
 
 
-async def test_keep_all_then_undo_all(events: list[Event]) -> None:
-    store, ws, rev = await two_hunks_and_a_new_file(events)
+async def test_keep_all_then_undo_all(events: list[Event], new_store: StoreFactory) -> None:
+    store, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     await rev.decide(RUN, "undo", "app.py", 0)
     kept = await rev.decide(RUN, "keep")
     assert [(d.path, d.status) for d in kept.decided] == [
@@ -226,8 +259,10 @@ async def test_keep_all_then_undo_all(events: list[Event]) -> None:
     assert len(await store.changes(SID, undone.restore_id)) == 3
 
 
-async def test_keeping_an_undone_hunk_is_refused(events: list[Event]) -> None:
-    _, _, rev = await two_hunks_and_a_new_file(events)
+async def test_keeping_an_undone_hunk_is_refused(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, _, rev = await two_hunks_and_a_new_file(events, new_store)
     await rev.decide(RUN, "undo", "app.py", 0)
     result = await rev.decide(RUN, "keep", "app.py", 0)
     assert result.decided == ()
@@ -244,17 +279,24 @@ async def test_keeping_an_undone_hunk_is_refused(events: list[Event]) -> None:
     ],
 )
 async def test_bad_requests_are_review_errors_and_change_nothing(
-    events: list[Event], run_id: str, path: str | None, hunk: int | None, message: str
+    events: list[Event],
+    new_store: StoreFactory,
+    run_id: str,
+    path: str | None,
+    hunk: int | None,
+    message: str,
 ) -> None:
-    _, ws, rev = await two_hunks_and_a_new_file(events)
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
     files = dict(ws.files)
     with pytest.raises(ReviewError, match=message):
         await rev.decide(run_id, "undo", path, hunk)
     assert ws.files == files
 
 
-async def test_a_run_not_in_review_has_nothing_to_decide(events: list[Event]) -> None:
-    store, ws = MemoryCheckpointStore(), FakeWorkspace({"a.py": "a\n"})
+async def test_a_run_not_in_review_has_nothing_to_decide(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    store, ws = new_store(), FakeWorkspace({"a.py": "a\n"})
     await agent_run(store, ws, [("a.py", "b\n")])
     rev = reviewer(store, ws, events)
     assert await rev.runs() == []
@@ -264,8 +306,9 @@ async def test_a_run_not_in_review_has_nothing_to_decide(events: list[Event]) ->
 
 async def test_a_file_without_its_earlier_content_can_be_kept_not_undone(
     events: list[Event],
+    new_store: StoreFactory,
 ) -> None:
-    store, ws = MemoryCheckpointStore(), FakeWorkspace({"data.bin": "now"})
+    store, ws = new_store(), FakeWorkspace({"data.bin": "now"})
     await store.begin_run(CheckpointRun(SID, RUN, ws.root, "run", "task", 1.0))
     await store.put_text("now")
     change = FileChange("data.bin", FileVersion.unstored("binary"), FileVersion.of_text("now"))
