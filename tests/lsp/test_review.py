@@ -270,3 +270,55 @@ async def test_bad_review_requests_are_clear_errors_and_change_nothing(
         assert (workspace / "app.py").read_text() == text
         review = await request(editor, "rein/review", {"sessionId": result["sessionId"]})
         assert review["runs"][0]["files"][0]["status"] == "pending"
+
+
+async def test_reviews_survive_a_restart_and_are_decided_after_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    before = (workspace / "app.py").read_text()
+    write_script(
+        tmp_path,
+        [
+            edit("app.py", 'f"hello {name}"', 'f"hi {name}"'),
+            edit("app.py", "greet(name).upper()", "greet(name).title()"),
+            {"text": "done"},
+        ],
+    )
+    async with running_server(workspace, tmp_path, settings=REVIEW) as editor:
+        result = await request(editor, "rein/prompt", {"text": "friendlier"})
+        sid, run_id = result["sessionId"], result["runId"]
+        await request(
+            editor,
+            "rein/reviewDecide",
+            {"sessionId": sid, "runId": run_id, "decision": "undo", "path": "app.py", "hunk": 0},
+        )
+    async with running_server(workspace, tmp_path, settings=REVIEW) as editor:
+        review = await request(editor, "rein/review", {"sessionId": sid})
+        [file] = review["runs"][0]["files"]
+        assert (file["status"], [h["status"] for h in file["hunks"]]) == (
+            "pending",
+            ["undone", "pending"],
+        )
+        done = await request(
+            editor,
+            "rein/reviewDecide",
+            {"sessionId": sid, "runId": run_id, "decision": "undo", "path": "app.py", "hunk": 1},
+        )
+        assert done["decided"] == [{"path": "app.py", "hunk": 1, "status": "undone"}]
+        assert (workspace / "app.py").read_text() == before
+
+
+async def test_without_checkpoints_there_is_nothing_to_review(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    write_script(tmp_path, [edit("app.py", 'f"hello {name}"', 'f"hi {name}"'), {"text": "done"}])
+    off = REVIEW | {"checkpoints": {"enabled": False}}
+    async with running_server(workspace, tmp_path, settings=off) as editor:
+        result = await request(editor, "rein/prompt", {"text": "friendlier"})
+        assert result["changes"] == []
+        with pytest.raises(JsonRpcException) as caught:
+            await request(editor, "rein/review", {"sessionId": result["sessionId"]})
+        assert caught.value.code == -32803
+        assert "keeps no checkpoints (checkpoints.enabled is false)" in str(caught.value)

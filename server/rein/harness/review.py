@@ -73,8 +73,8 @@ __all__ = [
 Decision = Literal["keep", "undo"]
 ChangeKind = Literal["created", "modified", "deleted", "renamed"]
 
-#: What a refused hunk undo says (the spec's wording starts it).
-PERSON_CHANGED = "the person changed this region since the run"
+#: What a refused hunk undo says.
+PERSON_CHANGED = "the person changed this region since the run (or a later run did)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,14 +111,16 @@ class SessionManager:
             if self._on_store_error is not None:
                 self._on_store_error(str(exc))
             return None
-        interrupted = await self.store.mark_interrupted()
-        if interrupted:
-            log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
+        # Before the first await: a concurrent caller returns as soon as
+        # ``_store_tried`` is set, and must find both stores in place.
         try:
             self.checkpoints = SqliteCheckpointStore.open(str(folder))
         except StoreError as exc:
             self.checkpoints_error = f"checkpoints are kept in memory only: {exc}"
             self._checkpoint_error(self.checkpoints_error)
+        interrupted = await self.store.mark_interrupted()
+        if interrupted:
+            log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
         return self.store
 
     def _checkpoint_error(self, message: str) -> None:
