@@ -19,8 +19,10 @@ tool started) it lands in the run that caused it:
   are read when the capture next acts (:meth:`CheckpointCapture.flush`,
   before the run's next change and at the end of a prompt) and recorded
   with origin ``"command"``; their "before" is the content an earlier change
-  of the session stored, else unstored (Rein did not have it). A change by
-  the person or another session forgets what the session knew of a path.
+  of the session stored, else unstored (Rein did not have it). A path a
+  command removed whose content Rein never had is left out (most often the
+  command's own temporary file). A change by the person or another session
+  forgets what the session knew of a path.
 
 Binary content is recorded as unstored ("binary"), content over
 ``checkpoints.maxFileKb`` as unstored with its size. The capture never
@@ -63,6 +65,8 @@ log = logging.getLogger(__name__)
 
 #: The "before" of a file a command changed when Rein had no earlier content.
 COMMAND_BEFORE = "changed by a command; Rein did not have its earlier content"
+#: The reason of a path that is a folder, not a file.
+_DIRECTORY = "a directory"
 #: The longest one store call may hold up an edit (seconds).
 STORE_BOUND_S = 5.0
 
@@ -236,8 +240,14 @@ class CheckpointCapture:
             for path in pending.mutation.paths:
                 before = self._known.get(path) or FileVersion.unstored(COMMAND_BEFORE)
                 after = await self._read(path)
+                if after.reason.startswith(_DIRECTORY):
+                    continue  # a folder the watcher saw appear: its files are changes
                 if before == after and before.state != "unstored":
                     continue  # touched, not changed
+                if after.state == "absent" and before.state == "unstored":
+                    # Gone, and Rein never had it: most often the command's
+                    # own temporary file (sed -i); nothing to restore anyway.
+                    continue
                 files.append(FileChange(path, before, after))
             if files:
                 await self._record(
@@ -262,6 +272,8 @@ class CheckpointCapture:
             if not exists:
                 return FileVersion.absent()
             message = str(exc)
+            if "is a directory" in message:
+                return FileVersion.unstored(f"{_DIRECTORY}: {message}")
             if "binary" in message or "UTF-8" in message:
                 return FileVersion.unstored("binary")
             return FileVersion.unstored(f"unreadable: {message}")

@@ -350,14 +350,19 @@ class MemoryCheckpointStore:
             too_big = await self.size(workspace) > max_bytes
             if not (too_old or too_big):
                 break
-            reason = "older than the age limit" if too_old else "over the size limit"
+            reason = (
+                f"older than {max_age_s / 86400:g} days (checkpoints.maxAgeDays)"
+                if too_old
+                else f"over the size limit of {max_bytes / 1048576:g} MB (checkpoints.maxMb)"
+            )
+            freed = self._own_bytes(entry)
             entry.run = replace(entry.run, pruned_at=now, pruned_reason=reason)
             keep = self._blobs_of(list(self._runs.values()))
             for blob in (
                 self._blobs_of([replace(entry, run=replace(entry.run, pruned_at=None))]) - keep
             ):
                 self._blobs.pop(blob, None)
-            dropped.append(entry.run)
+            dropped.append(replace(entry.run, bytes=freed))
         return dropped
 
     async def size(self, workspace: str | None = None) -> int:

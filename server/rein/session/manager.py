@@ -48,7 +48,9 @@ class SessionManager:
     ``config`` is called for the current configuration (the language server's
     changes with the editor's settings); ``ports`` for the host's ports, made
     on first use; ``storage`` is the store's folder (None: memory only);
-    ``on_store_error`` tells the person once that the store is unusable;
+    ``on_store_error`` tells the person once that the store is unusable,
+    ``on_checkpoint_error`` that checkpoints cannot be stored (the edits go
+    on);
     ``evict`` turns on the ``sessions`` memory bounds, measured on ``clock``.
     """
 
@@ -59,6 +61,7 @@ class SessionManager:
         *,
         storage: Callable[[], str | Path | None],
         on_store_error: Callable[[str], None] | None = None,
+        on_checkpoint_error: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
         evict: bool = False,
     ) -> None:
@@ -70,6 +73,7 @@ class SessionManager:
         self._ports = ports
         self._storage = storage
         self._on_store_error = on_store_error
+        self._on_checkpoint_error = on_checkpoint_error
         self.sessions: dict[str, Session] = {}
         self.store: SqliteStore | None = None
         self.store_error: str | None = None
@@ -111,8 +115,7 @@ class SessionManager:
             if self._on_store_error is not None:
                 self._on_store_error(str(exc))
             return None
-        # Before the first await: a concurrent caller returns as soon as
-        # ``_store_tried`` is set, and must find both stores in place.
+        # Before the first await: a concurrent caller gets both stores or neither.
         try:
             self.checkpoints = SqliteCheckpointStore.open(str(folder))
         except StoreError as exc:
@@ -129,8 +132,8 @@ class SessionManager:
         if self._checkpoint_error_told:
             return
         self._checkpoint_error_told = True
-        if self._on_store_error is not None:
-            self._on_store_error(message)
+        if self._on_checkpoint_error is not None:
+            self._on_checkpoint_error(message)
 
     def close(self) -> None:
         if self._sweep is not None:

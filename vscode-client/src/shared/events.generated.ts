@@ -59,6 +59,20 @@ export interface CarriedChanges {
 }
 
 /**
+ * The storage limits dropped a checkpoint run's content (the oldest runs of the workspace first):
+ * the run stays listed, it can no longer be restored. ``session_id`` is the run's session (the
+ * limits are per workspace, so it may be another session's run); ``bytes`` is what its content
+ * alone held.
+ */
+export interface CheckpointDropped {
+  bytes: number;
+  reason: string;
+  run_id: string;
+  session_id: string;
+  type: 'checkpoint_dropped';
+}
+
+/**
  * The context was brought under the window: oldest tool results elided ("elide") or oldest turns
  * summarised ("summarize").
  */
@@ -408,6 +422,7 @@ export type ReinEvent =
   | PreviewOutput
   | PreviewError
   | PreviewStopped
+  | CheckpointDropped
   | ErrorEvent;
 
 export type ReinEventType = ReinEvent['type'];
@@ -446,5 +461,6 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'preview_output',
   'preview_error',
   'preview_stopped',
+  'checkpoint_dropped',
   'error',
 ];
