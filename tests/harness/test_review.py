@@ -370,3 +370,30 @@ async def test_a_rename_is_undone_by_recreating_the_old_path_and_deleting_the_ne
     result = await rev.decide(RUN, "undo")
     assert result.refused == ()
     assert ws.files == {"old.py": "x = 1\n"}
+
+
+async def test_an_undo_that_was_itself_undone_makes_the_hunk_pending_again(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    await rev.decide(RUN, "undo", "app.py", 0)
+    await rev.decide(RUN, "undo", "new.py")
+    # What rein/restore of those undos writes: the agent's text again.
+    await ws.write_text("app.py", AFTER)
+    await ws.write_text("new.py", "print('new')\n")
+    files = {f.path: f for f in await rev.files(RUN)}
+    assert [h.status for h in files["app.py"].hunks] == ["pending", "pending"]
+    assert files["new.py"].status == "pending"
+    kept = await rev.decide(RUN, "keep", "app.py", 0)
+    assert [(d.hunk, d.status) for d in kept.decided] == [(0, "kept")]
+    assert ws.files["app.py"] == AFTER
+
+
+async def test_an_undone_hunk_the_person_rewrote_stays_undone(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    await rev.decide(RUN, "undo", "app.py", 0)
+    ws.person_edits("app.py", ws.files["app.py"].replace("line 2\n", "my own line 2\n"))
+    (app,) = [f for f in await rev.files(RUN) if f.path == "app.py"]
+    assert [h.status for h in app.hunks] == ["undone", "pending"]

@@ -153,3 +153,61 @@ def test_a_headless_run_records_every_changed_file_with_its_content(tmp_path: Pa
     assert session["workspace"] == str(ws)
     text_out = _run("sessions", "--storage", str(storage))
     assert "checkpoints" in text_out.stdout
+
+
+def test_a_subagents_edit_lands_in_the_parents_run(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "lib.py").write_text("x = 1\n")
+    script = tmp_path / "s.yaml"
+    # One replay model plays both: the parent's task call, the child's two
+    # turns, then the parent's answer.
+    script.write_text(
+        """
+turns:
+  - tool_calls:
+      - name: task
+        arguments: {description: fix lib, prompt: "set x to 2 in lib.py", tools: [edit_file]}
+  - tool_calls:
+      - name: edit_file
+        arguments: {path: lib.py, old_string: "x = 1", new_string: "x = 2"}
+  - text: child done
+  - text: parent done
+"""
+    )
+    config = tmp_path / "rein.yaml"
+    config.write_text("gates: {analyzer: {enabled: false}}\n")
+    storage = tmp_path / "store"
+    out = _run(
+        "run",
+        "delegate the fix",
+        "-w",
+        str(ws),
+        "--provider",
+        "replay",
+        "--script",
+        str(script),
+        "--config",
+        str(config),
+        "--storage",
+        str(storage),
+        "--json",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = json.loads(out.stdout.splitlines()[-1])["result"]
+    assert (ws / "lib.py").read_text() == "x = 2\n"
+    assert result["changes"] == [{"path": "lib.py", "change": "modified"}]
+
+    async def read() -> tuple[list[object], list[object]]:
+        store = SqliteCheckpointStore.open(storage)
+        try:
+            return await store.runs(result["sessionId"]), await store.changes(result["sessionId"])
+        finally:
+            store.close()
+
+    runs, changes = anyio.run(read)
+    # One checkpoint run, the parent's; the change at the parent's turn 1.
+    assert [r.run_id for r in runs] == [result["runId"]]  # type: ignore[attr-defined]
+    assert [(c.run_id, c.turn, c.origin, list(c.files)) for c in changes] == [  # type: ignore[attr-defined]
+        (result["runId"], 1, "subagent", [FileChange("lib.py", text("x = 1\n"), text("x = 2\n"))])
+    ]

@@ -377,13 +377,15 @@ class CheckpointCapture:
         """The net change per path of the runs since :meth:`start_prompt`
         (the ``changes`` of the prompt's result)."""
         await self.flush()
-        runs = self._prompt.runs
-        if not any(self._runs[r].begun for r in runs):
-            return []
-        changes = await self._bounded("list a run's changes", self.store.changes(self.session_id))
-        if changes is None:
-            return []
-        return net_files([c for c in changes if c.run_id in runs])
+        changes: list[CheckpointChange] = []
+        for run_id in self._prompt.runs:
+            if not self._runs[run_id].begun:
+                continue  # changed nothing
+            found = await self._bounded(
+                "list a run's changes", self.store.changes(self.session_id, run_id)
+            )
+            changes.extend(found or [])
+        return net_files(changes)
 
     async def prune(self, *, max_bytes: int, max_age_s: float) -> list[CheckpointRun]:
         """Apply the storage limits to this session's workspace; one

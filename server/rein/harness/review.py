@@ -31,8 +31,6 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
 
 from rein.harness.checkpoints import (
     CheckpointChange,
@@ -57,6 +55,18 @@ from rein.harness.hunks import (
     unified_diff,
 )
 from rein.harness.ports import Workspace
+from rein.harness.review_types import (
+    PERSON_CHANGED,
+    ChangeKind,
+    Decided,
+    DecideResult,
+    Decision,
+    Refused,
+    ReviewedFile,
+    ReviewedHunk,
+    file_status,
+    review_note,
+)
 
 __all__ = [
     "ChangeKind",
@@ -68,74 +78,8 @@ __all__ = [
     "ReviewedHunk",
     "Reviewer",
     "file_status",
+    "review_note",
 ]
-
-Decision = Literal["keep", "undo"]
-ChangeKind = Literal["created", "modified", "deleted", "renamed"]
-
-#: What a refused hunk undo says.
-PERSON_CHANGED = "the person changed this region since the run (or a later run did)"
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewedHunk:
-    hunk: Hunk
-    status: HunkStatus
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewedFile:
-    """A run's net change to one path, as the person reviews it."""
-
-    path: str
-    change: ChangeKind
-    status: ReviewStatus
-    hunks: tuple[ReviewedHunk, ...]
-    #: Unified diff of before -> after ("" when a side was not stored).
-    diff: str
-    #: Why it cannot be undone ("" when it can).
-    reason: str
-    before_text: str | None
-    after_text: str | None
-    #: Created (renamed onto a new path) or deleted: its one hunk is the
-    #: whole file, undone by deleting or recreating it.
-    whole: bool = False
-    renamed_from: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    path: str
-    hunk: int | None
-    status: ReviewStatus
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    path: str
-    hunk: int | None
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class DecideResult:
-    run_id: str
-    decided: tuple[Decided, ...]
-    refused: tuple[Refused, ...]
-    #: The restore-kind checkpoint run that recorded the undo (None when
-    #: nothing was written).
-    restore_id: str | None = None
-
-
-def file_status(statuses: list[HunkStatus]) -> ReviewStatus:
-    """A file's status from its hunks' (see the module docstring)."""
-    if not statuses or "pending" in statuses:
-        return "pending"
-    if all(s == "kept" for s in statuses):
-        return "kept"
-    if all(s == "undone" for s in statuses):
-        return "undone"
-    return "mixed"
 
 
 class Reviewer:
@@ -236,9 +180,14 @@ class Reviewer:
             hunks = [Hunk(0, (0, len(old)), (0, len(new)), tuple(old), tuple(new))]
         else:
             hunks = compute_hunks(old, new)
-        reviewed = tuple(
-            ReviewedHunk(h, decisions.get((run_id, path, h.index), "pending")) for h in hunks
-        )
+        statuses = [decisions.get((run_id, path, h.index), "pending") for h in hunks]
+        if "undone" in statuses:
+            deleted = net.after.state == "absent"
+            back = await self._brought_back(path, hunks, statuses, new, whole, deleted)
+            statuses = [
+                "pending" if h.index in back else st for h, st in zip(hunks, statuses, strict=True)
+            ]
+        reviewed = tuple(ReviewedHunk(h, st) for h, st in zip(hunks, statuses, strict=True))
         status = file_status([h.status for h in reviewed]) if reviewed else stored
         return ReviewedFile(
             path,
@@ -252,6 +201,44 @@ class Reviewer:
             whole,
             net.renamed_from,
         )
+
+    async def _brought_back(
+        self,
+        path: str,
+        hunks: list[Hunk],
+        statuses: list[HunkStatus],
+        after: list[str],
+        whole: bool,
+        deleted: bool,
+    ) -> set[int]:
+        """The undone hunks whose agent's lines are in the file again (the
+        undo was itself undone, ``rein/restore``): pending once more."""
+        undone = {h.index for h, st in zip(hunks, statuses, strict=True) if st == "undone"}
+        try:
+            exists = await self.workspace.exists(path)
+            current = lines_of((await self.workspace.read_text(path)).text) if exists else None
+        except ToolError:
+            return set()
+        if whole:
+            # A whole created (or deleted) file: back when the agent's
+            # file is there again (or gone again).
+            if deleted:
+                return undone if not exists else set()
+            return undone if current is not None and current == after else set()
+        if current is None:
+            return set()
+        back: set[int] = set()
+        for index in undone:
+            rest = undone - {index}
+            agent = locate(
+                expected_lines(after, hunks, rest), current, hunk_offsets(hunks, rest)[index]
+            )
+            person = locate(
+                expected_lines(after, hunks, undone), current, hunk_offsets(hunks, undone)[index]
+            )
+            if agent is not None and person is None:
+                back.add(index)
+        return back
 
     async def runs(self, run_id: str | None = None) -> list[tuple[str, list[ReviewedFile]]]:
         """Every run of the session with files under review (or one run,
@@ -303,7 +290,7 @@ class Reviewer:
                 else:
                     await batch.undo(file, hunk)
             return DecideResult(
-                run_id, tuple(batch.decided), tuple(batch.refused), batch.restore_id
+                run_id, decision, tuple(batch.decided), tuple(batch.refused), batch.restore_id
             )
 
 

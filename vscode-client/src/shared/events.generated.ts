@@ -93,6 +93,20 @@ export interface ErrorEvent {
   where?: string;
 }
 
+/**
+ * A restore (``rein/restore``, ``rein undo``) put files back as they were before a run or a turn.
+ * Outside any run: its id is the restore's own checkpoint run (undo it by restoring that id).
+ */
+export interface FilesRestored {
+  conflicts?: string[];
+  restore_id: string;
+  restored?: string[];
+  run_id: string;
+  skipped?: string[];
+  turn?: number | null;
+  type: 'files_restored';
+}
+
 export interface FollowUpStarted {
   text: string;
   type: 'follow_up_started';
@@ -446,6 +460,7 @@ export type ReinEvent =
   | PreviewStopped
   | ReviewPending
   | ReviewDecided
+  | FilesRestored
   | CheckpointDropped
   | ErrorEvent;
 
@@ -487,6 +502,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'preview_stopped',
   'review_pending',
   'review_decided',
+  'files_restored',
   'checkpoint_dropped',
   'error',
 ];
