@@ -397,3 +397,20 @@ async def test_an_undone_hunk_the_person_rewrote_stays_undone(
     ws.person_edits("app.py", ws.files["app.py"].replace("line 2\n", "my own line 2\n"))
     (app,) = [f for f in await rev.files(RUN) if f.path == "app.py"]
     assert [h.status for h in app.hunks] == ["undone", "pending"]
+
+
+async def test_changes_a_restore_put_back_are_undone_in_the_review(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    await rev.decide(RUN, "keep", "app.py", 1)
+    # What rein/restore (or rein undo) of the run writes: the files as before.
+    await ws.write_text("app.py", BEFORE.replace("line 2\n", "LINE TWO\n"))  # hunk 1 only
+    await ws.delete("new.py")
+    await ws.write_text("gone.txt", "old\n")
+    files = {f.path: f for f in await rev.files(RUN)}
+    assert [h.status for h in files["app.py"].hunks] == ["pending", "undone"]
+    assert (files["new.py"].status, files["gone.txt"].status) == ("undone", "undone")
+    # Undoing what is already undone writes nothing.
+    result = await rev.decide(RUN, "undo", "new.py")
+    assert result.restore_id is None and result.refused == ()

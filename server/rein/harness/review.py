@@ -180,13 +180,10 @@ class Reviewer:
             hunks = [Hunk(0, (0, len(old)), (0, len(new)), tuple(old), tuple(new))]
         else:
             hunks = compute_hunks(old, new)
-        statuses = [decisions.get((run_id, path, h.index), "pending") for h in hunks]
-        if "undone" in statuses:
-            deleted = net.after.state == "absent"
-            back = await self._brought_back(path, hunks, statuses, new, whole, deleted)
-            statuses = [
-                "pending" if h.index in back else st for h, st in zip(hunks, statuses, strict=True)
-            ]
+        stored_hunks: list[HunkStatus] = [
+            decisions.get((run_id, path, h.index), "pending") for h in hunks
+        ]
+        statuses = await self._as_now(path, hunks, stored_hunks, new, whole, net)
         reviewed = tuple(ReviewedHunk(h, st) for h, st in zip(hunks, statuses, strict=True))
         status = file_status([h.status for h in reviewed]) if reviewed else stored
         return ReviewedFile(
@@ -202,43 +199,57 @@ class Reviewer:
             net.renamed_from,
         )
 
-    async def _brought_back(
+    async def _as_now(
         self,
         path: str,
         hunks: list[Hunk],
-        statuses: list[HunkStatus],
+        stored: list[HunkStatus],
         after: list[str],
         whole: bool,
-        deleted: bool,
-    ) -> set[int]:
-        """The undone hunks whose agent's lines are in the file again (the
-        undo was itself undone, ``rein/restore``): pending once more."""
-        undone = {h.index for h, st in zip(hunks, statuses, strict=True) if st == "undone"}
+        net: FileChange,
+    ) -> list[HunkStatus]:
+        """The hunks' statuses as the file is now: an undone hunk whose
+        agent's lines are back (its undo was restored) is pending again; a
+        hunk whose lines are the before-lines again (a restore, or the person,
+        put them back) is undone. Otherwise the recorded status."""
         try:
             exists = await self.workspace.exists(path)
             current = lines_of((await self.workspace.read_text(path)).text) if exists else None
         except ToolError:
-            return set()
+            return stored
         if whole:
-            # A whole created (or deleted) file: back when the agent's
-            # file is there again (or gone again).
-            if deleted:
-                return undone if not exists else set()
-            return undone if current is not None and current == after else set()
+            deleted = net.after.state == "absent"
+            agent_now = not exists if deleted else current is not None and current == after
+            before_now = (current == list(hunks[0].before)) if deleted else not exists
+            return [
+                "pending"
+                if st == "undone" and agent_now
+                else "undone"
+                if st != "undone" and before_now
+                else st
+                for st in stored
+            ]
         if current is None:
-            return set()
-        back: set[int] = set()
-        for index in undone:
-            rest = undone - {index}
+            return stored
+        undone = {h.index for h, st in zip(hunks, stored, strict=True) if st == "undone"}
+        out: list[HunkStatus] = []
+        for hunk, st in zip(hunks, stored, strict=True):
+            rest, with_it = undone - {hunk.index}, undone | {hunk.index}
             agent = locate(
-                expected_lines(after, hunks, rest), current, hunk_offsets(hunks, rest)[index]
+                expected_lines(after, hunks, rest), current, hunk_offsets(hunks, rest)[hunk.index]
             )
-            person = locate(
-                expected_lines(after, hunks, undone), current, hunk_offsets(hunks, undone)[index]
+            reverted = locate(
+                expected_lines(after, hunks, with_it),
+                current,
+                hunk_offsets(hunks, with_it)[hunk.index],
             )
-            if agent is not None and person is None:
-                back.add(index)
-        return back
+            if st == "undone" and agent is not None and reverted is None:
+                out.append("pending")
+            elif st != "undone" and reverted is not None and agent is None:
+                out.append("undone")
+            else:
+                out.append(st)
+        return out
 
     async def runs(self, run_id: str | None = None) -> list[tuple[str, list[ReviewedFile]]]:
         """Every run of the session with files under review (or one run,
