@@ -31,16 +31,20 @@ def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     )
 
 
+# One call a turn: the order of the changes is the script's (a turn's calls
+# run in parallel).
 SCRIPT = f"""
 turns:
   - tool_calls:
       - name: write_file
         arguments: {{path: new.py, content: "n = 1\\n"}}
+  - tool_calls:
       - name: edit_file
         arguments: {{path: a.py, old_string: "a = 1", new_string: "a = 2"}}
   - tool_calls:
       - name: delete_file
         arguments: {{path: gone.py}}
+  - tool_calls:
       - name: move_file
         arguments: {{path: old.py, new_path: pkg/moved.py}}
   - tool_calls:
@@ -123,10 +127,10 @@ def test_a_headless_run_records_every_changed_file_with_its_content(tmp_path: Pa
     assert workspace == str(ws)
     assert [(c.turn, c.origin, list(c.files)) for c in changes] == [  # type: ignore[attr-defined]
         (1, "tool", [FileChange("new.py", FileVersion.absent(), text("n = 1\n"))]),
-        (1, "tool", [FileChange("a.py", text("a = 1\n"), text("a = 2\n"))]),
-        (2, "tool", [FileChange("gone.py", text("g = 1\n"), FileVersion.absent())]),
+        (2, "tool", [FileChange("a.py", text("a = 1\n"), text("a = 2\n"))]),
+        (3, "tool", [FileChange("gone.py", text("g = 1\n"), FileVersion.absent())]),
         (
-            2,
+            4,
             "tool",
             [
                 FileChange("old.py", text("o = 1\n"), FileVersion.absent()),
@@ -134,7 +138,7 @@ def test_a_headless_run_records_every_changed_file_with_its_content(tmp_path: Pa
             ],
         ),
         (
-            3,
+            5,
             "command",
             [
                 FileChange(

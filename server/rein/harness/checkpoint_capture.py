@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,14 @@ COMMAND_BEFORE = "changed by a command; Rein did not have its earlier content"
 _DIRECTORY = "a directory"
 #: The longest one store call may hold up an edit (seconds).
 STORE_BOUND_S = 5.0
+
+
+#: The content before the change the current task is applying, by (capture,
+#: path). Per task (a context variable, replaced never mutated), so calls
+#: running in parallel that change the same file each keep their own.
+_BEFORE: ContextVar[dict[tuple[int, str], FileVersion] | None] = ContextVar(
+    "rein_checkpoint_before", default=None
+)
 
 
 @dataclass(slots=True)
@@ -130,14 +139,14 @@ class CheckpointCapture:
         self._clock = clock
         self._bound = store_bound_s
         self._runs: dict[str, _Run] = {}
-        #: path -> its content before the change about to be applied.
-        self._before: dict[str, FileVersion] = {}
         #: path -> the content the session's last recorded change left.
         self._known: dict[str, FileVersion] = {}
         self._commands: list[_Pending] = []
         self._prompt = _Prompt()
         #: The store error told to ``on_error`` (once).
         self.error: str | None = None
+        #: The store did not answer within the bound (until the next prompt).
+        self._stalled = False
         self._detach: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------- wiring
@@ -182,8 +191,8 @@ class CheckpointCapture:
         if self._owner(active_records()) is None:
             return
         await self.flush()
-        for path in paths:
-            self._before[path] = await self._read(path)
+        read = {(id(self), path): await self._read(path) for path in paths}
+        _BEFORE.set({**(_BEFORE.get() or {}), **read})
 
     async def _after_change(self, change: AppliedChange) -> None:
         records = active_records()
@@ -191,7 +200,9 @@ class CheckpointCapture:
         if owner is None:
             return
         paths = change.mutation.paths
-        befores = [self._before.pop(p, None) for p in paths]
+        pending = dict(_BEFORE.get() or {})
+        befores = [pending.pop((id(self), p), None) for p in paths]
+        _BEFORE.set(pending)
         before = [
             b if b is not None else FileVersion.unstored("Rein did not see it before the change")
             for b in befores
@@ -294,11 +305,19 @@ class CheckpointCapture:
     # --------------------------------------------------------------- store
 
     async def _bounded(self, what: str, call: Any) -> Any:
-        """Await a store call within the bound; None (reported) on failure."""
+        """Await a store call within the bound; None (reported) on failure.
+        A store that did not answer in time is not waited on again until the
+        next prompt: one bound per prompt at most, not one per edit."""
+        if self._stalled:
+            close = getattr(call, "close", None)
+            if close is not None:
+                close()  # a coroutine never awaited: discarded without a warning
+            return None
         try:
             with anyio.fail_after(self._bound):
                 return await call
         except TimeoutError:
+            self._stalled = True
             self._fail(f"the checkpoint store did not {what} within {self._bound:g} s")
         except Exception as exc:
             log.debug("checkpoint store call failed", exc_info=True)
@@ -365,8 +384,10 @@ class CheckpointCapture:
     # ------------------------------------------------------------ a prompt
 
     def start_prompt(self) -> None:
-        """A prompt starts: :meth:`end_prompt` reports the runs from here."""
+        """A prompt starts: :meth:`end_prompt` reports the runs from here (and
+        a store that stalled is tried again)."""
         self._prompt = _Prompt()
+        self._stalled = False
 
     @property
     def prompt_runs(self) -> list[str]:
