@@ -150,3 +150,14 @@ async def test_the_manager_refuses_a_prompt_while_a_restore_writes_and_marks_not
     assert record is not None and record.status == "completed"
     assert len(model.requests) == 1
     manager.close()
+
+
+async def test_in_plan_mode_the_planner_is_told_too() -> None:
+    session = Session(SID, Agent(FunctionModel(done)), mode="plan")
+    session.planner = Agent(FunctionModel(done))
+    j = await journal()
+    await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
+    for agent in (session.agent, session.planner):
+        (note,) = agent.messages
+        assert isinstance(note, UserMessage) and note.origin == "restore"
+        assert "a.py (modified again)" in note.content

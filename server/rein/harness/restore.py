@@ -33,6 +33,7 @@ atomic per file (a versioned edit in the editor, a rename on disk).
 from __future__ import annotations
 
 import difflib
+import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -71,6 +72,8 @@ __all__ = [
     "restore_note",
     "workspace_path",
 ]
+
+log = logging.getLogger(__name__)
 
 Action = Literal["write", "already", "skip", "conflict"]
 
@@ -391,7 +394,9 @@ class Restorer:
                     item.path, item.target_text, expected_version=item.current.version
                 )
         except ToolError as exc:
-            return f"the workspace refused the write ({exc})"
+            # The tool error speaks to the model; the log keeps it.
+            log.info("restore of %s refused: %s", item.path, exc)
+            return "changed during the restore: the edit was refused, nothing was overwritten"
         return None
 
     @staticmethod
