@@ -20,7 +20,10 @@ file is one hunk, the whole file.
   undone in turn with ``rein/restore``.
 
 A file's status follows from its hunks: ``pending`` while any hunk is,
-``kept`` or ``undone`` when all are, ``mixed`` otherwise. A file whose
+``kept`` or ``undone`` when all are, ``mixed`` otherwise. A hunk's status is
+the recorded decision, read against the file as it is now: before-lines
+back (a restore of the run) make it undone, the agent's lines back (an undo
+undone) make it pending again. A file whose
 earlier content was not stored (binary, too large, changed by a command) or
 was pruned has no hunks: it can be kept, not undone.
 """
