@@ -414,3 +414,14 @@ async def test_changes_a_restore_put_back_are_undone_in_the_review(
     # Undoing what is already undone writes nothing.
     result = await rev.decide(RUN, "undo", "new.py")
     assert result.restore_id is None and result.refused == ()
+
+
+async def test_decisions_at_once_are_taken_one_after_the_other(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    first, second = await asyncio.gather(
+        rev.decide(RUN, "undo", "app.py", 0), rev.decide(RUN, "undo", "app.py", 1)
+    )
+    assert first.refused == () and second.refused == ()
+    assert ws.files["app.py"] == BEFORE
