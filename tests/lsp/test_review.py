@@ -45,7 +45,10 @@ async def until(editor: Editor, seen: Callable[[], bool], timeout_s: float = 10)
             editor.event_arrived.clear()
             await editor.event_arrived.wait()
 
-    await asyncio.wait_for(wait(), timeout_s)
+    try:
+        await asyncio.wait_for(wait(), timeout_s)
+    except TimeoutError:
+        raise AssertionError(f"not seen in {timeout_s} s: {editor.event_types()}") from None
 
 
 def events_of(editor: Editor, kind: str) -> list[dict[str, Any]]:
