@@ -37,6 +37,8 @@ from rein.harness.events import (
     PreviewStarted,
     PreviewStopped,
     RepairAttempt,
+    ReviewDecided,
+    ReviewPending,
     RunEnd,
     RunStart,
     SteeringApplied,
@@ -216,6 +218,17 @@ EXAMPLES: dict[str, Any] = {
         state="running",
     ),
     "preview_stopped": PreviewStopped(reason="stopped on request", state="stopped", exit_code=-15),
+    "review_pending": ReviewPending(
+        session_id="ses_3f2a9c1d0b7e", run_id="run_3f2a9c1d7e4b", paths=["app.py", "greetings.py"]
+    ),
+    "review_decided": ReviewDecided(
+        session_id="ses_3f2a9c1d0b7e",
+        run_id="run_3f2a9c1d7e4b",
+        path="app.py",
+        hunk=0,
+        decision="undo",
+        status="undone",
+    ),
     "files_restored": FilesRestored(
         restore_id="restore-5f2a9c1e7b3d",
         run_id="run_8c41d2e09a7f",

@@ -389,6 +389,11 @@ class CheckpointCapture:
         self._prompt = _Prompt()
         self._stalled = False
 
+    @property
+    def prompt_runs(self) -> list[str]:
+        """The runs started since :meth:`start_prompt`, in order."""
+        return list(self._prompt.runs)
+
     async def end_prompt(self) -> list[FileChange]:
         """The net change per path of the runs since :meth:`start_prompt`
         (the ``changes`` of the prompt's result)."""

@@ -17,6 +17,7 @@
     │   ├── TransientToolError a failure that may pass (retried, harness.toolRetries)
     │   └── SandboxError       a path outside the workspace or a denied glob
     ├── StoreError             the session store cannot be used
+    ├── ReviewError            a review request names no reviewed run or file
     └── RestoreError           a restore that cannot be done (unknown or pruned
                                run, path outside the workspace, content not
                                stored); nothing was changed
@@ -34,6 +35,7 @@ __all__ = [
     "ReinError",
     "RequestError",
     "RestoreError",
+    "ReviewError",
     "SandboxError",
     "ScriptError",
     "StoreError",
@@ -128,6 +130,11 @@ class SandboxError(ToolError):
 
 class StoreError(ReinError):
     pass
+
+
+class ReviewError(ReinError):
+    """A review request (:mod:`rein.harness.review`) that cannot be done: an
+    unknown run, a path or hunk that is not under review. Nothing changed."""
 
 
 class RestoreError(ReinError):

@@ -45,6 +45,8 @@ __all__ = [
     "PreviewStateName",
     "PreviewStopped",
     "RepairAttempt",
+    "ReviewDecided",
+    "ReviewPending",
     "RunEnd",
     "RunStart",
     "RunStatus",
@@ -424,6 +426,32 @@ class PreviewStopped(_Event):
     exit_code: int | None = None
 
 
+class ReviewPending(_Event):
+    """A run in review mode (``approval.write: "review"``) ended and left
+    changed files for the person to keep or undo (``rein/review``)."""
+
+    type: Literal["review_pending"] = "review_pending"
+    session_id: str
+    run_id: str
+    #: The files now pending, workspace-relative.
+    paths: list[str]
+
+
+class ReviewDecided(_Event):
+    """The person kept or undid a reviewed file, or one hunk of it
+    (``rein/reviewDecide``)."""
+
+    type: Literal["review_decided"] = "review_decided"
+    session_id: str
+    run_id: str
+    path: str
+    #: The hunk's index when one hunk was decided; None for the whole file.
+    hunk: int | None = None
+    decision: Literal["keep", "undo"]
+    #: The hunk's status, or the file's when no hunk is named.
+    status: Literal["pending", "kept", "undone", "mixed"]
+
+
 class FilesRestored(_Event):
     """A restore (``rein/restore``, ``rein undo``) put files back as they
     were before a run or a turn. Outside any run: its id is the restore's
@@ -497,6 +525,8 @@ Event = Annotated[
     | PreviewOutput
     | PreviewError
     | PreviewStopped
+    | ReviewPending
+    | ReviewDecided
     | FilesRestored
     | CheckpointDropped
     | ErrorEvent,

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
 from rein.lsp._framing import DEFAULT_MAX_BYTES
-from rein.lsp.server import ReinServer
+from rein.lsp.server import ReinServer, RequestFailed
 
 if TYPE_CHECKING:
     from rein.harness.events import Event
@@ -171,7 +173,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
                 ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
                 # pygls keeps every token it saw begin; this work is over.
                 ls.work_done_progress.tokens.pop(token, None)
-        return result_json(session.id, result, session.last_changes)
+        return result_json(session.id, result, session.last_changes, session.last_reviews)
 
     @server.feature("rein/steer")
     def steer(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -213,6 +215,37 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
             **summary(found),
             "messages": [m.model_dump(mode="json") for m in found.agent.messages],
         }
+
+    @server.feature("rein/review")
+    async def review(ls: ReinServer, params: Any) -> dict[str, Any]:
+        """The session's changes under review, per run, file and hunk."""
+        from rein.lsp.params import ReviewParams, parse
+        from rein.session.reviews import review_json
+
+        parsed = parse(ReviewParams, params, "rein/review")
+        session = await _reviewed_session(ls, parsed.session_id, "rein/review")
+        assert session.reviewer is not None
+        async with _review_errors("rein/review"):
+            return review_json(await session.reviewer.runs(parsed.run_id))
+
+    @server.feature("rein/reviewDecide")
+    async def review_decide(ls: ReinServer, params: Any) -> dict[str, Any]:
+        """Keep or undo a run's changes: all, one file, or one hunk."""
+        from rein.lsp.params import ReviewDecideParams, parse
+        from rein.session.reviews import decide_in_session, decide_json
+
+        parsed = parse(ReviewDecideParams, params, "rein/reviewDecide")
+        session = await _reviewed_session(ls, parsed.session_id, "rein/reviewDecide")
+        async with _review_errors("rein/reviewDecide"):
+            result = await decide_in_session(
+                session,
+                parsed.run_id,
+                parsed.decision,
+                parsed.path,
+                parsed.hunk,
+                in_use=ls.manager.in_use(session.id),
+            )
+        return decide_json(result)
 
     @server.feature("rein/checkpoints")
     async def checkpoints(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -311,6 +344,36 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
         return await ls.preview.handle("restart")
 
     return server
+
+
+async def _reviewed_session(ls: ReinServer, session_id: str, method: str) -> Session:
+    """The session, with its reviewer; InvalidParams for an unknown
+    session, RequestFailed when it keeps no checkpoints."""
+    await ls.ready()
+    await ls.open_store()
+    session = await ls.load_session(session_id)
+    if session is None:
+        raise JsonRpcInvalidParams(
+            f"{method}: invalid params: sessionId: no session {_shown(session_id)}"
+        )
+    if session.reviewer is None:
+        raise RequestFailed(
+            f"{method}: session {session.id} keeps no checkpoints (checkpoints.enabled is "
+            "false), so it has no changes to review"
+        )
+    return session
+
+
+@asynccontextmanager
+async def _review_errors(method: str) -> AsyncIterator[None]:
+    """A review request that cannot be done is RequestFailed, saying why."""
+    from rein.harness.errors import ReviewError, StoreError
+    from rein.session import SessionBusyError
+
+    try:
+        yield
+    except (ReviewError, StoreError, SessionBusyError) as exc:
+        raise RequestFailed(f"{method}: {exc}") from exc
 
 
 def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:

@@ -68,6 +68,14 @@ _MIGRATIONS: dict[int, str] = {
             status TEXT NOT NULL,
             PRIMARY KEY (session_id, run_id, path)
         );
+        CREATE TABLE hunk_reviews (
+            session_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            hunk INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            PRIMARY KEY (session_id, run_id, path, hunk)
+        );
     """,
 }
 

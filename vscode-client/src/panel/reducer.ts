@@ -348,6 +348,10 @@ export class PanelState {
       case 'model_request':
         // A wire dump (the host turned Agent.wire_dump on): diagnostics, not shown.
         break;
+      case 'review_pending':
+      case 'review_decided':
+        // The checkpoint rows show these (the controller loads rein/checkpoints and rein/review again).
+        break;
       case 'watchdog_paused':
       case 'watchdog_resumed':
         // Bookkeeping of the idle watchdog (gate, install and compaction time is activity).
