@@ -328,6 +328,34 @@ timeline.addEventListener('click', (event) => {
     vscode.postMessage({ type: 'openDiff', itemId: diff.dataset.diff });
     return;
   }
+  const checkpoint = target?.closest('[data-ckpt]');
+  if (checkpoint instanceof HTMLElement && checkpoint.dataset.ckpt && checkpoint.dataset.run) {
+    event.preventDefault();
+    event.stopPropagation();
+    if (!(checkpoint instanceof HTMLButtonElement && checkpoint.disabled)) {
+      vscode.postMessage({
+        type: 'checkpoint',
+        action: checkpoint.dataset.ckpt as Extract<WebviewMessage, { type: 'checkpoint' }>['action'],
+        runId: checkpoint.dataset.run,
+        turn: checkpoint.dataset.turn === undefined ? undefined : Number(checkpoint.dataset.turn),
+        path: checkpoint.dataset.file,
+      });
+    }
+    return;
+  }
+  const decision = target?.closest('[data-review]');
+  if (decision instanceof HTMLElement && decision.dataset.run && (decision.dataset.review === 'keep' || decision.dataset.review === 'undo')) {
+    event.preventDefault();
+    event.stopPropagation();
+    vscode.postMessage({
+      type: 'review',
+      runId: decision.dataset.run,
+      decision: decision.dataset.review,
+      path: decision.dataset.file,
+      hunk: decision.dataset.hunk === undefined ? undefined : Number(decision.dataset.hunk),
+    });
+    return;
+  }
   const link = target?.closest('[data-href]');
   if (link instanceof HTMLElement && link.dataset.href) {
     event.preventDefault();
