@@ -333,13 +333,18 @@ timeline.addEventListener('click', (event) => {
     event.preventDefault();
     event.stopPropagation();
     if (!(checkpoint instanceof HTMLButtonElement && checkpoint.disabled)) {
-      vscode.postMessage({
+      const message: Extract<WebviewMessage, { type: 'checkpoint' }> = {
         type: 'checkpoint',
         action: checkpoint.dataset.ckpt as Extract<WebviewMessage, { type: 'checkpoint' }>['action'],
         runId: checkpoint.dataset.run,
-        turn: checkpoint.dataset.turn === undefined ? undefined : Number(checkpoint.dataset.turn),
-        path: checkpoint.dataset.file,
-      });
+      };
+      if (checkpoint.dataset.turn !== undefined) {
+        message.turn = Number(checkpoint.dataset.turn);
+      }
+      if (checkpoint.dataset.file !== undefined) {
+        message.path = checkpoint.dataset.file;
+      }
+      vscode.postMessage(message);
     }
     return;
   }
@@ -347,13 +352,14 @@ timeline.addEventListener('click', (event) => {
   if (decision instanceof HTMLElement && decision.dataset.run && (decision.dataset.review === 'keep' || decision.dataset.review === 'undo')) {
     event.preventDefault();
     event.stopPropagation();
-    vscode.postMessage({
-      type: 'review',
-      runId: decision.dataset.run,
-      decision: decision.dataset.review,
-      path: decision.dataset.file,
-      hunk: decision.dataset.hunk === undefined ? undefined : Number(decision.dataset.hunk),
-    });
+    const message: Extract<WebviewMessage, { type: 'review' }> = { type: 'review', runId: decision.dataset.run, decision: decision.dataset.review };
+    if (decision.dataset.file !== undefined) {
+      message.path = decision.dataset.file;
+    }
+    if (decision.dataset.hunk !== undefined) {
+      message.hunk = Number(decision.dataset.hunk);
+    }
+    vscode.postMessage(message);
     return;
   }
   const link = target?.closest('[data-href]');

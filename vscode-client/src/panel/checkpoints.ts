@@ -15,7 +15,8 @@ import type {
   ReviewHunk,
   ReviewResult,
 } from '../shared/protocol';
-import type { CheckpointItem, Item, RestoreOutcome } from '../shared/viewModel';
+import type { CheckpointItem, Item, RestoreOutcome, ViewModel } from '../shared/viewModel';
+import type { PanelState } from './reducer';
 
 /** What the person did on a run's row and what came of it (kept across refreshes). */
 interface RowState {
@@ -269,4 +270,10 @@ export function placeCheckpoints(items: readonly Item[], checkpoints: readonly C
   });
   placed.push(...atEnd);
   return placed;
+}
+
+/** What the panel draws: the session's timeline with its checkpoint rows in place. */
+export function panelView(state: PanelState, checkpoints: CheckpointModel): ViewModel {
+  const view = state.view();
+  return { ...view, items: placeCheckpoints(view.items, checkpoints.items()) };
 }

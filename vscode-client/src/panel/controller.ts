@@ -29,7 +29,7 @@ import {
 import type { SendMode } from '../shared/messages';
 import type { Header, ViewModel } from '../shared/viewModel';
 import type { CheckpointDocuments } from './checkpointDiff';
-import { placeCheckpoints } from './checkpoints';
+import { panelView } from './checkpoints';
 import { CheckpointService } from './checkpointService';
 import type { EditCapture } from './edits';
 import { PreviewModel } from './preview';
@@ -136,8 +136,7 @@ export class ChatController implements vscode.Disposable {
 
   /** What the panel draws: the session's timeline with its checkpoint rows in place. */
   view(): ViewModel {
-    const view = this.stateValue.view();
-    return { ...view, items: placeCheckpoints(view.items, this.checkpoints.model.items()) };
+    return panelView(this.stateValue, this.checkpoints.model);
   }
 
   get sessions(): SessionSummary[] {
