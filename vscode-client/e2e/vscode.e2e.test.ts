@@ -51,6 +51,8 @@ import { freePort, httpOk, installCodeServer, portOpen, ProcessGroup, waitUntil,
 
 const SCREENSHOT = screenshotPath('vscode-e2e.png');
 const DIFF_SCREENSHOT = screenshotPath('vscode-e2e-diff.png');
+const CHECKPOINT_SCREENSHOT = screenshotPath('vscode-e2e-checkpoint.png');
+const UNDONE_SCREENSHOT = screenshotPath('vscode-e2e-undone.png');
 /** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
@@ -492,6 +494,53 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await panel.locator('.item.plan .badge').textContent(), 'completed');
     await waitUntil('the answer\'s edit in calc.py', async () => calcOnDisk(workspace).includes('avg={'), 15_000);
     await assertScenarioUsedUp(env);
+  });
+
+  it('undoes a run from the panel: Undo this run, VS Code\'s modal, the three files back as before', async () => {
+    assert.ok(env);
+    const { page, workspace } = env;
+    const panel = chat(page);
+    await useScenario(env, 'checkpoint-scenario.yaml');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    await panel.locator('.composer .mode-toggle [role="radio"]', { hasText: 'Agent' }).click();
+    const calcBefore = calcOnDisk(workspace);
+    await send(panel, 'Add a stats module with spread() and note it.');
+    await waitForEnd(env, panel, '.item.run-end.completed');
+    await assertScenarioUsedUp(env);
+    const created = ['stats.py', 'NOTES.md'].map((name) => path.join(workspace, name));
+    await waitUntil('the run\'s three changes on disk', async () => created.every((file) => fs.existsSync(file)) && calcOnDisk(workspace).includes('spread() is in stats.py'), 15_000);
+
+    // The run's checkpoint row: its files and Undo this run (loaded with rein/checkpoints after run_end).
+    const row = panel.locator('.item.checkpoint').last();
+    await row.waitFor({ timeout: 30_000 });
+    assert.equal(await row.locator('.ckpt-title').textContent(), 'Changed 3 files');
+    assert.deepEqual(
+      (await row.locator(':scope > .ckpt-files .ckpt-file').allTextContents()).sort(),
+      ['ANOTES.mdRestore', 'Astats.pyRestore', 'Mcalc.pyRestore'],
+    );
+    await row.locator('.ckpt-undo').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: CHECKPOINT_SCREENSHOT });
+    assert.deepEqual(pngSize(CHECKPOINT_SCREENSHOT), { width: 1400, height: 860 });
+
+    // Undo this run asks first (a modal naming the files), then restores.
+    await row.locator('.ckpt-undo').click();
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 15_000 });
+    assert.match((await dialog.textContent()) ?? '', /3 files will be put back to how they were before it/);
+    await dialog.locator('.monaco-button', { hasText: 'Undo Run' }).click();
+    await waitUntil(
+      'the three files as before the run',
+      async () => created.every((file) => !fs.existsSync(file)) && calcOnDisk(workspace) === calcBefore,
+      30_000,
+    );
+    await waitUntil('calc.py in the editor as before the run', async () => !(await editorText(page)).includes('spread() is in stats.py'), 15_000);
+    const outcome = panel.locator('.item.checkpoint .ckpt-outcome-head').first();
+    await outcome.waitFor({ timeout: 15_000 });
+    assert.equal(await outcome.textContent(), 'Restored 3 files (the whole run)');
+    // The restore is a checkpoint of its own, which can be undone in turn.
+    await panel.locator('.item.checkpoint.kind-restore .ckpt-undo', { hasText: 'Undo this restore' }).waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: UNDONE_SCREENSHOT });
   });
 
   it('an invalid provider with a local base URL: the prompt fails with the reason, no request leaves', async () => {

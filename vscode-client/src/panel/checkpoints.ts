@@ -118,7 +118,7 @@ export class CheckpointModel {
       hunk,
       header: hunk === undefined ? undefined : files.find((f) => f.path === path)?.hunks.find((h) => h.index === hunk)?.header,
       reason,
-    }));
+    })).map((entry) => (entry.header && entry.reason.includes(entry.header) ? { ...entry, header: undefined } : entry));
     this.row(runId).refused = shown.length > 0 ? shown : undefined;
     this.version++;
   }
