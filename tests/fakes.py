@@ -25,8 +25,9 @@ from pytest_lsp.client import register_lsp_features
 # The benchmark's workload tool lives in the package (``rein bench core`` uses it).
 from rein.bench_tools import FixedReadArgs as FixedReadArgs
 from rein.bench_tools import FixedReadTool as FixedReadTool
+from rein.harness.checkpoints import CheckpointRun, MemoryCheckpointStore
 from rein.harness.coordinators import DiagnosticsCoordinator
-from rein.harness.errors import ToolError
+from rein.harness.errors import StoreError, ToolError
 from rein.harness.events import Event
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.messages import (
@@ -1318,3 +1319,38 @@ def analyzed_env(
     log.subscribe(analyzer.on_mutation)
     env = ToolEnvironment(workspace=TrackedWorkspace(workspace, log), diagnostics=coordinator)
     return env, coordinator, workspace
+
+
+# ------------------------------------------------------------- checkpoints
+
+
+class FailingCheckpointStore(MemoryCheckpointStore):
+    """A CheckpointStore whose writes fail like a full or broken disk."""
+
+    def __init__(self, message: str = "disk I/O error") -> None:
+        super().__init__()
+        self.message = message
+        self.attempts = 0
+
+    async def put_text(self, text: str) -> str:
+        self.attempts += 1
+        raise StoreError(self.message)
+
+    async def begin_run(self, run: CheckpointRun) -> None:
+        self.attempts += 1
+        raise StoreError(self.message)
+
+
+class HangingCheckpointStore(MemoryCheckpointStore):
+    """A CheckpointStore whose writes never return (a disk that hangs):
+    they wait on ``release``, which nobody sets unless a test does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = anyio.Event()
+        self.waiting = 0
+
+    async def put_text(self, text: str) -> str:
+        self.waiting += 1
+        await self.release.wait()
+        return await super().put_text(text)

@@ -37,6 +37,7 @@ from rein.tools.settings import ApprovalSettings, ToolOptions, ToolSettings
 
 __all__ = [
     "ENDPOINT_KEYS",
+    "CheckpointLimits",
     "ConfigIssue",
     "ReinConfig",
     "ResolvedConfig",
@@ -69,6 +70,25 @@ class SessionLimits(BaseModel):
     max_in_memory: int = Field(32, ge=1)
 
 
+class CheckpointLimits(BaseModel):
+    """Checkpoints: the content of what each run changed, kept in the
+    storage folder (``checkpoints.db``) so a run can be undone, bounded per
+    workspace (the oldest runs' content is dropped first, after each run)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    #: Record checkpoints at all.
+    enabled: bool = True
+    #: The stored (compressed) checkpoint content of one workspace, at most.
+    max_mb: int = Field(200, ge=1)
+    #: A run's content is dropped this many days after it started (0: never).
+    max_age_days: int = Field(30, ge=0)
+    #: A file larger than this is recorded without its content (unstored).
+    max_file_kb: int = Field(2048, ge=1)
+
+
 class ReinConfig(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
@@ -81,6 +101,7 @@ class ReinConfig(BaseModel):
     tools: ToolOptions = ToolOptions()
     auto_repair: Literal["off", "onSave"] = "off"
     sessions: SessionLimits = SessionLimits()
+    checkpoints: CheckpointLimits = CheckpointLimits()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 

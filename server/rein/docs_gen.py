@@ -16,6 +16,7 @@ from rein.harness.events import (
     AutoRepair,
     Blocker,
     CarriedChanges,
+    CheckpointDropped,
     Compaction,
     ErrorEvent,
     Event,
@@ -214,6 +215,12 @@ EXAMPLES: dict[str, Any] = {
         state="running",
     ),
     "preview_stopped": PreviewStopped(reason="stopped on request", state="stopped", exit_code=-15),
+    "checkpoint_dropped": CheckpointDropped(
+        session_id="ses_3f2a9c1d0b7e",
+        run_id="run_5d1e8a02c4f6",
+        bytes=48213,
+        reason="over the size limit of 200 MB (checkpoints.maxMb)",
+    ),
     "error": ErrorEvent(
         message="hook before_tool_call raised ValueError: bad", where="hook:before_tool_call"
     ),

@@ -163,7 +163,17 @@ async def test_a_version_1_database_is_migrated_forward(tmp_path: Path) -> None:
     store = SqliteStore.open(tmp_path)
     assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     [record] = await store.list_sessions()
-    assert (record.id, record.origin, record.turns) == ("old", "chat", 0)
+    assert (record.id, record.origin, record.turns, record.workspace) == ("old", "chat", 0, "")
+
+
+async def test_a_session_keeps_its_workspace_folder(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path)
+    await store.create_session("ses_w", "task", workspace="/home/me/proj")
+    # Saving it again without a folder (an older caller) keeps the folder.
+    await store.create_session("ses_w", "task, renamed")
+    [record] = await store.list_sessions()
+    assert (record.title, record.workspace) == ("task, renamed", "/home/me/proj")
+    store.close()
 
 
 def test_rein_sessions_lists_the_store(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ ALL_TOOLS = [
     "grep",
     "edit_file",
     "write_file",
+    "delete_file",
+    "move_file",
     "run_command",
     "get_diagnostics",
     "ask_user",
@@ -30,7 +32,12 @@ def test_default_tools_and_their_classes() -> None:
     assert tools.names() == ALL_TOOLS
     classes = {name: tools.get(name).tool_class for name in ALL_TOOLS}  # type: ignore[union-attr]
     assert classes["run_command"] == "command"
-    assert {n for n, c in classes.items() if c == "write"} == {"edit_file", "write_file"}
+    assert {n for n, c in classes.items() if c == "write"} == {
+        "edit_file",
+        "write_file",
+        "delete_file",
+        "move_file",
+    }
     assert default_tools(read_only=True).names() == list(READ_ONLY_TOOLS)
     without = default_tools(ToolSettings(tools=ToolOptions(disabled={"run_command"})))
     assert without.names() == [n for n in ALL_TOOLS if n != "run_command"]

@@ -120,6 +120,8 @@ def test_a_disabled_tool_is_neither_registered_nor_in_the_prompt() -> None:
         "glob",
         "edit_file",
         "write_file",
+        "delete_file",
+        "move_file",
         "get_diagnostics",
         "ask_user",
     ]

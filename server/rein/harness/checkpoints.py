@@ -40,6 +40,7 @@ __all__ = [
     "FileVersion",
     "MemoryCheckpointStore",
     "ReviewStatus",
+    "net_files",
     "text_hash",
 ]
 
@@ -206,6 +207,31 @@ class CheckpointStore(Protocol):
         """Stored bytes (compressed) of a workspace's checkpoints, or all."""
         ...
 
+    async def session_size(self, session_id: str) -> int:
+        """Stored bytes of the blobs the session's live runs hold."""
+        ...
+
+
+def net_files(changes: Sequence[CheckpointChange]) -> list[FileChange]:
+    """What ``changes`` did to each path taken together (first before ->
+    last after), in the order the paths were first changed; a path whose
+    net before and after are the same (written back, created then deleted)
+    is left out. The new path of a rename keeps ``renamed_from`` when the
+    rename was its first change."""
+    first: dict[str, FileChange] = {}
+    last: dict[str, FileVersion] = {}
+    for change in sorted(changes, key=lambda c: (c.generation, c.at)):
+        for file in change.files:
+            first.setdefault(file.path, file)
+            last[file.path] = file.after
+    out: list[FileChange] = []
+    for path, head in first.items():
+        after = last[path]
+        if head.before == after and head.before.state != "unstored":
+            continue
+        out.append(FileChange(path, head.before, after, head.renamed_from))
+    return out
+
 
 @dataclass
 class _MemoryRun:
@@ -299,20 +325,31 @@ class MemoryCheckpointStore:
             too_big = await self.size(workspace) > max_bytes
             if not (too_old or too_big):
                 break
-            reason = "older than the age limit" if too_old else "over the size limit"
+            reason = (
+                f"older than {max_age_s / 86400:g} days (checkpoints.maxAgeDays)"
+                if too_old
+                else f"over the size limit of {max_bytes / 1048576:g} MB (checkpoints.maxMb)"
+            )
+            freed = self._own_bytes(entry)
             entry.run = replace(entry.run, pruned_at=now, pruned_reason=reason)
             keep = self._blobs_of(list(self._runs.values()))
             for blob in (
                 self._blobs_of([replace(entry, run=replace(entry.run, pruned_at=None))]) - keep
             ):
                 self._blobs.pop(blob, None)
-            dropped.append(entry.run)
+            dropped.append(replace(entry.run, bytes=freed))
         return dropped
 
     async def size(self, workspace: str | None = None) -> int:
         entries = [
             e for e in self._runs.values() if workspace is None or e.run.workspace == workspace
         ]
+        return self._bytes_of(entries)
+
+    async def session_size(self, session_id: str) -> int:
+        return self._bytes_of([e for e in self._runs.values() if e.run.session_id == session_id])
+
+    def _bytes_of(self, entries: Sequence[_MemoryRun]) -> int:
         return sum(
             len(self._blobs[b].encode("utf-8", "surrogatepass"))
             for b in self._blobs_of(entries)

@@ -20,6 +20,7 @@ __all__ = [
     "AutoRepair",
     "Blocker",
     "CarriedChanges",
+    "CheckpointDropped",
     "Compaction",
     "Emit",
     "ErrorEvent",
@@ -422,6 +423,20 @@ class PreviewStopped(_Event):
     exit_code: int | None = None
 
 
+class CheckpointDropped(_Event):
+    """The storage limits dropped a checkpoint run's content (the oldest
+    runs of the workspace first): the run stays listed, it can no longer be
+    restored. ``session_id`` is the run's session (the limits are per
+    workspace, so it may be another session's run); ``bytes`` is what its
+    content alone held."""
+
+    type: Literal["checkpoint_dropped"] = "checkpoint_dropped"
+    session_id: str
+    run_id: str
+    bytes: int
+    reason: str
+
+
 class ErrorEvent(_Event):
     """Something went wrong that the run survived (a hook raised, ...) or did not."""
 
@@ -464,6 +479,7 @@ Event = Annotated[
     | PreviewOutput
     | PreviewError
     | PreviewStopped
+    | CheckpointDropped
     | ErrorEvent,
     Field(discriminator="type"),
 ]

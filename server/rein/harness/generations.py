@@ -18,12 +18,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from rein.harness.ports import FileContent, Mutation, Workspace
-from rein.harness.run_record import RunRecord, active_records, attribute
+from rein.harness.run_record import RunMutationOrigin, RunRecord, active_records, attribute
 
-__all__ = ["BeforeChange", "MutationListener", "MutationLog", "TrackedWorkspace"]
+__all__ = [
+    "AfterChange",
+    "AppliedChange",
+    "BeforeChange",
+    "ChangeHooks",
+    "MutationListener",
+    "MutationLog",
+    "TrackedWorkspace",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +80,21 @@ class MutationLog:
 
     def _attribute(self, mutation: Mutation) -> None:
         """Count ``mutation`` in the records of the runs that caused it."""
+        origin: RunMutationOrigin = "tool" if mutation.origin == "agent" else "command"
+        for records in self.causes(mutation):
+            attribute(records, mutation, origin)
+
+    def causes(self, mutation: Mutation) -> list[tuple[RunRecord, ...]]:
+        """The active records (outermost first) of each run that caused
+        ``mutation``, as seen now: for an agent change the runs active in the
+        caller's context; for an external change the runs whose processes
+        are running (:meth:`attributing_processes`); none for the person's."""
         if mutation.origin == "agent":
-            attribute(active_records(), mutation, "tool")
-        elif mutation.origin == "external":
-            for records in list(self._process_windows):
-                attribute(records, mutation, "command")
+            records = active_records()
+            return [records] if records else []
+        if mutation.origin == "external":
+            return list(self._process_windows)
+        return []
 
     @contextmanager
     def attributing_processes(self) -> Iterator[None]:
@@ -121,36 +140,87 @@ class MutationLog:
 BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
 
 
+@dataclass(frozen=True, slots=True)
+class AppliedChange:
+    """A change a workspace has just applied (and recorded): its mutation
+    (``paths`` is ``(path,)``, or ``(old, new)`` for a rename), what it did,
+    and for a write the text written (what the file now holds: no second
+    read, and no race with the editor's echo of it)."""
+
+    mutation: Mutation
+    kind: Literal["write", "delete", "rename"]
+    text: str | None = None
+
+
+#: Awaited with every change after it is applied, in the writer's context.
+AfterChange = Callable[[AppliedChange], Awaitable[None]]
+
+
+class ChangeHooks:
+    """The before- and after-change callbacks of a workspace (the headless
+    :class:`TrackedWorkspace` and the editor's workspace share it).
+    Callbacks run in the writer's context (so they can tell which run
+    writes) and must not raise; a raising one is logged and the change goes
+    on. An edit that fails after the before-callbacks gets no after-call."""
+
+    def __init__(self) -> None:
+        self._before: list[BeforeChange] = []
+        self._after: list[AfterChange] = []
+
+    @staticmethod
+    def _add(callbacks: list[Any], callback: Any) -> Callable[[], None]:
+        callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in callbacks:
+                callbacks.remove(callback)
+
+        return remove
+
+    def before_change(self, callback: BeforeChange) -> Callable[[], None]:
+        """Register ``callback``; returns the function that removes it."""
+        return self._add(self._before, callback)
+
+    def after_change(self, callback: AfterChange) -> Callable[[], None]:
+        """Register ``callback``; returns the function that removes it."""
+        return self._add(self._after, callback)
+
+    async def about_to_change(self, *paths: str) -> None:
+        for callback in list(self._before):
+            try:
+                await callback(paths)
+            except Exception:
+                log.exception("a before-change callback raised")
+
+    async def changed(self, change: AppliedChange) -> None:
+        for callback in list(self._after):
+            try:
+                await callback(change)
+            except Exception:
+                log.exception("an after-change callback raised")
+
+
 class TrackedWorkspace:
     """A Workspace that records every change it applies in a MutationLog.
 
     :meth:`before_change` registers a callback awaited with the paths before
     a write, delete or rename is applied (the analyzer gate captures a file's
-    baseline there). Callbacks run in the writer's context (so they can tell
-    which run writes) and must not raise; a raising one is logged and the
-    change goes on."""
+    baseline there), :meth:`after_change` one awaited with the
+    :class:`AppliedChange` after it (checkpoints store the new content
+    there); see :class:`ChangeHooks`."""
 
     def __init__(self, inner: Workspace, mutations: MutationLog) -> None:
         self.inner = inner
         self.mutations = mutations
-        self._before_change: list[BeforeChange] = []
+        self._hooks = ChangeHooks()
 
     def before_change(self, callback: BeforeChange) -> Callable[[], None]:
         """Register ``callback``; returns the function that removes it."""
-        self._before_change.append(callback)
+        return self._hooks.before_change(callback)
 
-        def remove() -> None:
-            if callback in self._before_change:
-                self._before_change.remove(callback)
-
-        return remove
-
-    async def _about_to_change(self, *paths: str) -> None:
-        for callback in list(self._before_change):
-            try:
-                await callback(paths)
-            except Exception:
-                log.exception("a before-change callback raised")
+    def after_change(self, callback: AfterChange) -> Callable[[], None]:
+        """Register ``callback``; returns the function that removes it."""
+        return self._hooks.after_change(callback)
 
     @property
     def root(self) -> str:
@@ -169,21 +239,24 @@ class TrackedWorkspace:
     async def write_text(
         self, path: str, text: str, *, expected_version: int | None = None
     ) -> Mutation:
-        await self._about_to_change(path)
+        await self._hooks.about_to_change(path)
         mutation = await self.inner.write_text(path, text, expected_version=expected_version)
         self.mutations.record(mutation)
+        await self._hooks.changed(AppliedChange(mutation, "write", text))
         return mutation
 
     async def delete(self, path: str) -> Mutation:
-        await self._about_to_change(path)
+        await self._hooks.about_to_change(path)
         mutation = await self.inner.delete(path)
         self.mutations.record(mutation)
+        await self._hooks.changed(AppliedChange(mutation, "delete"))
         return mutation
 
     async def rename(self, old: str, new: str) -> Mutation:
-        await self._about_to_change(old, new)
+        await self._hooks.about_to_change(old, new)
         mutation = await self.inner.rename(old, new)
         self.mutations.record(mutation)
+        await self._hooks.changed(AppliedChange(mutation, "rename"))
         return mutation
 
     def __getattr__(self, name: str) -> Any:

@@ -106,7 +106,7 @@ class _TurnLoop:
         self.usage = Usage()
         self.turn_usage = Usage()
         self.last_text = ""
-        self.record = RunRecord(ctx.carried)
+        self.record = RunRecord(ctx.carried, run_id=ctx.run_id)
         self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
         #: The assistant message being streamed (for the abort path).
         self.stream = TurnStream(self.emit)
@@ -222,6 +222,7 @@ class _TurnLoop:
         that is retried; the run's result when the run ends here."""
         ctx = self.ctx
         self.turn += 1
+        self.record.turn = self.turn
         self.turn_open = True
         self.emit(TurnStart(turn=self.turn))
         overrides = await self.turn_overrides()

@@ -100,11 +100,18 @@ class RunRecord:
         "carried",
         "mutations",
         "read_stamps",
+        "run_id",
         "tools_succeeded",
         "tools_used",
+        "turn",
     )
 
-    def __init__(self, carried: Sequence[RunMutation] = ()) -> None:
+    def __init__(self, carried: Sequence[RunMutation] = (), *, run_id: str = "") -> None:
+        #: The run's id (as in its run_start event; "" for a record of no run).
+        self.run_id = run_id
+        #: The run's current turn (1-based; 0 before its first model turn):
+        #: the loop sets it as each turn starts, so a change knows its turn.
+        self.turn = 0
         #: Changes of earlier runs this run's gates validate too.
         self.carried: list[RunMutation] = list(carried)
         #: Changes this run caused.

@@ -185,8 +185,9 @@ async def _run(
             print(f"! {report}", file=sys.stderr)
         result = await host.prompt(task)
         session_id = host.session.id
+        changes = host.session.last_changes
     if as_json:
-        print(json.dumps({"result": result_json(session_id, result)}))
+        print(json.dumps({"result": result_json(session_id, result, changes)}))
     elif result.status == "waiting":
         print(
             f"\nThe run waits for an answer. Continue it with:\n"

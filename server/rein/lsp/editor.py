@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -26,7 +26,13 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from rein.harness.errors import SandboxError, ToolError
-from rein.harness.generations import MutationLog
+from rein.harness.generations import (
+    AfterChange,
+    AppliedChange,
+    BeforeChange,
+    ChangeHooks,
+    MutationLog,
+)
 from rein.harness.ports import (
     ApprovalRequest,
     Diagnostic,
@@ -50,9 +56,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: Awaited with the paths a change is about to touch, before it is applied.
-BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
 
 NO_DIAGNOSTICS = "the client does not answer rein/diagnostics (method not found)"
 NO_CONFIRM = (
@@ -90,9 +93,9 @@ class EditorWorkspace:
         self._echo: dict[str, str] = {}
         #: uris Rein asked the editor to save; their didSave is not the person's.
         self._own_saves: set[str] = set()
-        self._before_change: list[BeforeChange] = []
+        self._hooks = ChangeHooks()
 
-    # ------------------------------------------------------- before a change
+    # ------------------------------------------------- around a change
 
     def before_change(self, callback: BeforeChange) -> Callable[[], None]:
         """Register ``callback``, awaited with the paths before a write,
@@ -100,20 +103,15 @@ class EditorWorkspace:
         baseline there, as with the headless TrackedWorkspace). Returns the
         function that removes it. A raising callback is logged; the change
         goes on."""
-        self._before_change.append(callback)
+        return self._hooks.before_change(callback)
 
-        def remove() -> None:
-            if callback in self._before_change:
-                self._before_change.remove(callback)
-
-        return remove
+    def after_change(self, callback: AfterChange) -> Callable[[], None]:
+        """Register ``callback``, awaited with the :class:`AppliedChange`
+        once the editor applied it (checkpoints store the new content)."""
+        return self._hooks.after_change(callback)
 
     async def _about_to_change(self, *paths: str) -> None:
-        for callback in list(self._before_change):
-            try:
-                await callback(paths)
-            except Exception:
-                log.exception("a before-change callback raised")
+        await self._hooks.about_to_change(*paths)
 
     # ------------------------------------------------------------------ paths
 
@@ -309,6 +307,7 @@ class EditorWorkspace:
             self._echo.pop(uri, None)
             raise
         mutation = self._mutate((path,))
+        await self._hooks.changed(AppliedChange(mutation, "write", text))
         await self._save([uri])
         return mutation
 
@@ -325,7 +324,9 @@ class EditorWorkspace:
             ),
             f"Rein: delete {path}",
         )
-        return self._mutate((path,))
+        mutation = self._mutate((path,))
+        await self._hooks.changed(AppliedChange(mutation, "delete"))
+        return mutation
 
     async def rename(self, old: str, new: str) -> Mutation:
         await self._about_to_change(old, new)
@@ -341,7 +342,9 @@ class EditorWorkspace:
             ),
             f"Rein: rename {old} to {new}",
         )
-        return self._mutate((old, new))
+        mutation = self._mutate((old, new))
+        await self._hooks.changed(AppliedChange(mutation, "rename"))
+        return mutation
 
 
 def _convert(path: str, d: dict[str, Any]) -> Diagnostic:

@@ -13,9 +13,12 @@ from typing import Any
 
 from rein.config import ReinConfig
 from rein.harness import Agent, UserMessage
+from rein.harness.checkpoint_capture import CheckpointCapture
+from rein.harness.checkpoints import CheckpointStore
 from rein.harness.config import GatesConfig
 from rein.harness.coordinators import DependencyCoordinator
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
+from rein.harness.generations import MutationLog
 from rein.harness.plan_act import (
     PlanActFlow,
     PlanSnapshot,
@@ -40,6 +43,7 @@ __all__ = [
     "MAIN_MEMORY",
     "PLANNER_MEMORY",
     "PersistenceFor",
+    "attach_checkpoints",
     "bootstrap_messages",
     "build_gates",
     "build_session",
@@ -112,10 +116,14 @@ def build_session(
     *,
     persistence_for: PersistenceFor | None = None,
     save_plan: Callable[[str, PlanSnapshot], object] | None = None,
+    checkpoints: CheckpointStore | None = None,
+    on_checkpoint_error: Callable[[str], None] | None = None,
 ) -> Session:
     """One session: tools (with ``task`` outside explain mode), gates
     (none in explain mode; in plan mode they run after the last step),
-    the agent, and in plan mode the planner and the flow."""
+    the agent, and in plan mode the planner and the flow. With a
+    ``checkpoints`` store (and ``checkpoints.enabled``) its runs' changes are
+    captured there (:func:`attach_checkpoints`)."""
     mode = spec.mode
     session_id = spec.session_id or new_session_id()
     persist: PersistenceFor = persistence_for or (lambda key, stored: None)
@@ -207,7 +215,37 @@ def build_session(
             save_state=save,
             snapshot=spec.plan_snapshot,
         )
+    if checkpoints is not None and config.checkpoints.enabled:
+        attach_checkpoints(session, ports, checkpoints, config, on_checkpoint_error)
     return session
+
+
+def attach_checkpoints(
+    session: Session,
+    ports: SessionPorts,
+    store: CheckpointStore,
+    config: ReinConfig,
+    on_error: Callable[[str], None] | None = None,
+) -> CheckpointCapture:
+    """Capture ``session``'s runs' changes into ``store``: hooked to the
+    host's workspace and mutation log, fed the session's events, undone by
+    :meth:`Session.close`."""
+    mutations = ports.changes or getattr(ports.workspace, "mutations", None)
+    capture = CheckpointCapture(
+        store,
+        ports.workspace,
+        session.id,
+        mutations=mutations if isinstance(mutations, MutationLog) else None,
+        max_file_bytes=config.checkpoints.max_file_kb * 1024,
+        title=lambda: session.title,
+        on_error=on_error,
+        emit=session.emit_flow,
+    )
+    session.closers.append(capture.attach())
+    session.closers.append(session.subscribe(capture.on_event))
+    session.checkpoints = store
+    session.capture = capture
+    return capture
 
 
 def bootstrap_messages(session: Session, root: object, text: str) -> list[UserMessage]:

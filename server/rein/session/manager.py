@@ -26,6 +26,7 @@ from typing import Any
 from rein.config import ReinConfig
 from rein.harness import Message, RunResult, Usage
 from rein.harness.agent import repair_transcript
+from rein.harness.checkpoints import CheckpointStore, MemoryCheckpointStore
 from rein.harness.errors import StoreError
 from rein.harness.plan_act import PlanSnapshot
 from rein.harness.subagents import PendingChild, SubagentSpawner
@@ -34,6 +35,7 @@ from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
 from rein.session.results import usage_json
 from rein.session.session import Session
 from rein.store import SessionRecord, SqliteStore, StorePersistence
+from rein.store.checkpoints import SqliteCheckpointStore
 
 __all__ = ["SessionManager"]
 
@@ -71,6 +73,12 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self.store: SqliteStore | None = None
         self.store_error: str | None = None
+        #: Where the sessions' checkpoints live: ``checkpoints.db`` next to
+        #: the session database once it is open, else in memory.
+        self.checkpoints: CheckpointStore = MemoryCheckpointStore()
+        #: Why checkpoints are kept in memory although sessions are stored.
+        self.checkpoints_error: str | None = None
+        self._checkpoint_error_told = False
         self._store_tried = False
         #: Called with every new session (the host subscribes its stream).
         self.on_new_session: list[Callable[[Session], None]] = []
@@ -106,7 +114,21 @@ class SessionManager:
         interrupted = await self.store.mark_interrupted()
         if interrupted:
             log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
+        try:
+            self.checkpoints = SqliteCheckpointStore.open(str(folder))
+        except StoreError as exc:
+            self.checkpoints_error = f"checkpoints are kept in memory only: {exc}"
+            self._checkpoint_error(self.checkpoints_error)
         return self.store
+
+    def _checkpoint_error(self, message: str) -> None:
+        """A checkpoint store that cannot be used: said once (the edits go on)."""
+        log.error("%s", message)
+        if self._checkpoint_error_told:
+            return
+        self._checkpoint_error_told = True
+        if self._on_store_error is not None:
+            self._on_store_error(message)
 
     def close(self) -> None:
         if self._sweep is not None:
@@ -117,6 +139,9 @@ class SessionManager:
         if self.store is not None:
             self.store.close()
             self.store = None
+        if isinstance(self.checkpoints, SqliteCheckpointStore):
+            self.checkpoints.close()
+            self.checkpoints = MemoryCheckpointStore()
 
     def _persistence(self, session_id: str, spec: SessionSpec) -> Callable[[str, bool], Any]:
         def persistence_for(memory: str, stored: bool) -> StorePersistence | None:
@@ -130,6 +155,7 @@ class SessionManager:
                 mode=spec.mode,
                 origin=spec.origin,
                 created=stored,
+                workspace=str(self._ports().root),
             )
 
         return persistence_for
@@ -154,6 +180,8 @@ class SessionManager:
             spec,
             persistence_for=self._persistence(spec.session_id, spec),
             save_plan=self._save_plan,
+            checkpoints=self.checkpoints,
+            on_checkpoint_error=self._checkpoint_error,
         )
         self.sessions[session.id] = session
         self._used[session.id] = self._clock()
@@ -358,12 +386,21 @@ class SessionManager:
             if isinstance(persistence, StorePersistence):
                 await persistence.ensure_session()
             await store.set_status(session.id, "running")
+        capture = session.capture
+        if capture is not None:
+            capture.start_prompt()
         flow = session.flow
         if flow is not None:
             task = "\n\n".join(m.content for m in messages)
             result = await session.run(lambda: flow.run(task))
         else:
             result = await session.run(lambda: session.agent.prompt_messages(messages))
+        if capture is not None:
+            session.last_changes = await capture.end_prompt()
+            limits = self._config().checkpoints
+            await capture.prune(
+                max_bytes=limits.max_mb * 1024 * 1024, max_age_s=limits.max_age_days * 86400.0
+            )
         session.turns += result.turns
         session.usage = session.usage + result.usage
         if store is not None:

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rein.harness import RunResult, Usage
+    from rein.harness.checkpoints import FileChange
+
+from rein.harness.checkpoint_capture import changes_json
 
 __all__ = ["result_json", "usage_json"]
 
@@ -31,9 +34,12 @@ def usage_json(usage: Usage | Mapping[str, Any] | None) -> dict[str, int]:
     return {wire: int(data.get(key) or 0) for key, wire in _USAGE_KEYS}
 
 
-def result_json(session_id: str, result: RunResult) -> dict[str, Any]:
+def result_json(
+    session_id: str, result: RunResult, changes: Sequence[FileChange] = ()
+) -> dict[str, Any]:
     """The result of one run: the ``rein/prompt`` result and the ``result``
-    object of ``rein run --json``."""
+    object of ``rein run --json``. ``changes``: the net change per path of
+    the prompt's runs (its checkpoint)."""
     payload: dict[str, Any] = {
         "sessionId": session_id,
         "runId": result.run_id,
@@ -43,6 +49,7 @@ def result_json(session_id: str, result: RunResult) -> dict[str, Any]:
         "repairAttempts": result.repair_attempts,
         "generations": list(result.generations),
         "usage": usage_json(result.usage),
+        "changes": changes_json(changes),
     }
     if result.error:
         payload["error"] = result.error

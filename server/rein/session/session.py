@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from rein.harness import Agent, RunResult, Usage
 
 if TYPE_CHECKING:
+    from rein.harness.checkpoint_capture import CheckpointCapture
+    from rein.harness.checkpoints import CheckpointStore, FileChange
     from rein.harness.events import Event
     from rein.harness.gates import GatePipeline
     from rein.harness.plan_act import PlanActFlow
@@ -67,6 +69,12 @@ class Session:
     planner_prompt: str = ""
     #: Listeners of the plan-act flow's own events (plan transitions).
     flow_listeners: list[Listener] = field(default_factory=list)
+    #: Where the session's checkpoints live (None: checkpoints are off).
+    checkpoints: CheckpointStore | None = None
+    #: What records the session's runs' changes into ``checkpoints``.
+    capture: CheckpointCapture | None = None
+    #: The net change per path of the last prompt's runs (its ``changes``).
+    last_changes: list[FileChange] = field(default_factory=list)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Every event of the session: the agent's, the planner's and the

@@ -24,6 +24,7 @@ class StorePersistence:
         mode: str = "agent",
         origin: str = "chat",
         created: bool = False,
+        workspace: str = "",
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -32,11 +33,14 @@ class StorePersistence:
         self._mode = mode
         self._origin = origin
         self._created = created
+        self._workspace = workspace
         self._replacements: list[tuple[int, Message]] = []
 
     async def ensure_session(self) -> None:
         if not self._created:
-            await self.store.create_session(self.session_id, self._title, self._mode, self._origin)
+            await self.store.create_session(
+                self.session_id, self._title, self._mode, self._origin, self._workspace
+            )
             self._created = True
 
     def append(self, message: Message) -> None:

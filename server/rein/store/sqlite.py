@@ -33,7 +33,7 @@ __all__ = ["SCHEMA_VERSION", "SessionRecord", "SqliteStore", "default_storage_pa
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -75,6 +75,11 @@ _MIGRATIONS: dict[int, str] = {
             PRIMARY KEY (session_id, memory_key)
         );
     """,
+    # The workspace folder a session works in: checkpoint limits are per
+    # workspace, and `rein undo` finds the workspace's latest session.
+    3: """
+        ALTER TABLE sessions ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+    """,
 }
 
 T = TypeVar("T")
@@ -97,6 +102,8 @@ class SessionRecord:
     updated_at: float
     turns: int
     usage: dict[str, Any]
+    #: The workspace folder (absolute; "" for a session stored before it was kept).
+    workspace: str = ""
 
 
 class SqliteStore:
@@ -175,20 +182,29 @@ class SqliteStore:
     # -------------------------------------------------------------- sessions
 
     def _upsert_session(
-        self, session_id: str, title: str, mode: str, origin: str, status: str
+        self, session_id: str, title: str, mode: str, origin: str, status: str, workspace: str
     ) -> None:
         now = time.time()
         self._db.execute(
-            "INSERT INTO sessions (id, title, status, mode, origin, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title=excluded.title, "
-            "updated_at=excluded.updated_at",
-            (session_id, title, status, mode, origin, now, now),
+            "INSERT INTO sessions (id, title, status, mode, origin, created_at, updated_at, "
+            "workspace) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "title=excluded.title, updated_at=excluded.updated_at, "
+            "workspace=CASE WHEN excluded.workspace != '' THEN excluded.workspace "
+            "ELSE sessions.workspace END",
+            (session_id, title, status, mode, origin, now, now, workspace),
         )
 
     async def create_session(
-        self, session_id: str, title: str, mode: str = "agent", origin: str = "chat"
+        self,
+        session_id: str,
+        title: str,
+        mode: str = "agent",
+        origin: str = "chat",
+        workspace: str = "",
     ) -> None:
-        await self._call(lambda: self._upsert_session(session_id, title, mode, origin, "idle"))
+        await self._call(
+            lambda: self._upsert_session(session_id, title, mode, origin, "idle", workspace)
+        )
 
     async def set_status(
         self,
@@ -229,8 +245,8 @@ class SqliteStore:
     async def list_sessions(self) -> list[SessionRecord]:
         def read() -> list[SessionRecord]:
             rows = self._db.execute(
-                "SELECT id, title, status, mode, origin, created_at, updated_at, turns, usage "
-                "FROM sessions ORDER BY updated_at DESC"
+                "SELECT id, title, status, mode, origin, created_at, updated_at, turns, usage, "
+                "workspace FROM sessions ORDER BY updated_at DESC"
             ).fetchall()
             return [
                 SessionRecord(
@@ -243,6 +259,7 @@ class SqliteStore:
                     updated_at=row[6],
                     turns=row[7],
                     usage=json.loads(row[8] or "{}"),
+                    workspace=row[9],
                 )
                 for row in rows
             ]

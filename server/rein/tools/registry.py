@@ -21,6 +21,7 @@ from rein.tools.ask_user import AskUserTool
 from rein.tools.command import RunCommandTool
 from rein.tools.diagnostics import GetDiagnosticsTool
 from rein.tools.edit import EditFileTool, WriteFileTool
+from rein.tools.file_ops import DeleteFileTool, MoveFileTool
 from rein.tools.grep import GrepTool
 from rein.tools.listing import GlobTool, ListDirTool
 from rein.tools.read import ReadFileTool
@@ -52,6 +53,8 @@ def default_tools(settings: ToolSettings | None = None, *, read_only: bool = Fal
         GrepTool(settings.grep_backend),
         EditFileTool(),
         WriteFileTool(),
+        DeleteFileTool(),
+        MoveFileTool(),
         RunCommandTool(),
         GetDiagnosticsTool(),
         AskUserTool(),

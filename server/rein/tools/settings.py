@@ -67,6 +67,8 @@ DEFAULT_TOOL_NAMES: tuple[str, ...] = (
     "grep",
     "edit_file",
     "write_file",
+    "delete_file",
+    "move_file",
     "run_command",
     "get_diagnostics",
     "ask_user",

@@ -67,6 +67,10 @@ describe('package.json', () => {
       'rein.autoRepair': 'off',
       'rein.sessions.idleEvictMs': 600000,
       'rein.sessions.maxInMemory': 32,
+      'rein.checkpoints.enabled': true,
+      'rein.checkpoints.maxMb': 200,
+      'rein.checkpoints.maxAgeDays': 30,
+      'rein.checkpoints.maxFileKb': 2048,
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
     // An untrusted workspace's settings cannot choose the server or the gates' commands.

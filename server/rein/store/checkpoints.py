@@ -1,0 +1,482 @@
+"""Checkpoints in SQLite: ``checkpoints.db`` next to ``sessions.db``.
+
+The :class:`~rein.harness.checkpoints.CheckpointStore` port on disk. Texts
+are blobs keyed by their SHA-256 (stored once however many runs hold them),
+zlib-compressed. A run's changes keep, per path, the versions before and
+after (a blob, absent, or unstored with the reason); a review decision is a
+row per (run, path).
+
+Why a file of its own rather than more tables in ``sessions.db``: the blobs
+are most of the bytes and come and go with the storage limits, so the file
+is created with ``auto_vacuum=INCREMENTAL`` (a setting SQLite takes only
+before the first table exists) and returns the pages pruning frees to the
+file system; pruning and its vacuum never hold the session database's lock
+while a transcript is written; and a damaged or newer checkpoint file costs
+the checkpoints, not the sessions.
+
+Pruning (:meth:`SqliteCheckpointStore.prune`) drops the content of a
+workspace's oldest runs first: the run stays listed with ``pruned_at`` and
+the reason, its blobs that no live run holds are deleted.
+
+Writes run on a worker thread, serialised by a lock, as in
+:mod:`rein.store.sqlite`; a call that waits on the disk can be abandoned
+by its caller's deadline. Schema versions are forward migrations keyed by
+``PRAGMA user_version``; a file written by a newer Rein, or not a database,
+is refused with an error naming it, and nothing in it is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import anyio
+import anyio.to_thread
+
+from rein.harness.checkpoints import (
+    CheckpointChange,
+    CheckpointRun,
+    FileChange,
+    FileVersion,
+    ReviewStatus,
+    text_hash,
+)
+from rein.harness.errors import StoreError
+
+__all__ = ["CHECKPOINT_SCHEMA_VERSION", "SqliteCheckpointStore"]
+
+CHECKPOINT_SCHEMA_VERSION = 1
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+        CREATE TABLE blobs (
+            hash TEXT PRIMARY KEY,
+            data BLOB NOT NULL,
+            size INTEGER NOT NULL
+        );
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            workspace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            started_at REAL NOT NULL,
+            pruned_at REAL,
+            pruned_reason TEXT NOT NULL DEFAULT '',
+            restored_run TEXT,
+            restored_turn INTEGER,
+            UNIQUE (session_id, run_id)
+        );
+        CREATE INDEX runs_workspace ON runs (workspace, started_at);
+        CREATE TABLE changes (
+            id INTEGER PRIMARY KEY,
+            run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL,
+            generation INTEGER NOT NULL,
+            origin TEXT NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX changes_run ON changes (run);
+        CREATE TABLE file_versions (
+            change INTEGER NOT NULL REFERENCES changes(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            before_state TEXT NOT NULL,
+            before_blob TEXT,
+            before_reason TEXT NOT NULL DEFAULT '',
+            after_state TEXT NOT NULL,
+            after_blob TEXT,
+            after_reason TEXT NOT NULL DEFAULT '',
+            renamed_from TEXT,
+            PRIMARY KEY (change, idx)
+        );
+        CREATE INDEX file_versions_before ON file_versions (before_blob);
+        CREATE INDEX file_versions_after ON file_versions (after_blob);
+        CREATE TABLE reviews (
+            session_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            status TEXT NOT NULL,
+            PRIMARY KEY (session_id, run_id, path)
+        );
+    """,
+}
+
+#: The write-ahead log is cut back to this after a checkpoint (bytes), so it
+#: does not keep the size of the largest burst of writes.
+_WAL_LIMIT = 4 * 1024 * 1024
+
+T = TypeVar("T")
+
+#: The blobs a live (not pruned) run holds, with the run's workspace and session.
+_LIVE_BLOBS = """
+    SELECT DISTINCT r.workspace AS workspace, r.session_id AS session_id, r.id AS run,
+           b.hash AS hash, b.size AS size
+    FROM runs r
+    JOIN changes c ON c.run = r.id
+    JOIN file_versions f ON f.change = c.id
+    JOIN blobs b ON b.hash = f.before_blob OR b.hash = f.after_blob
+    WHERE r.pruned_at IS NULL
+"""
+
+
+def _compress(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
+
+
+def _decompress(data: bytes) -> str:
+    return zlib.decompress(data).decode("utf-8", "surrogatepass")
+
+
+def _version(state: str, blob: str | None, reason: str) -> FileVersion:
+    return FileVersion.from_json(
+        {"state": state, **({"blob": blob} if blob else {}), "reason": reason}
+    )
+
+
+class SqliteCheckpointStore:
+    """Checkpoints in ``storage/checkpoints.db``. Use :meth:`open`."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self._db = connection
+        self._lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(1)
+
+    # ------------------------------------------------------------------ open
+
+    @classmethod
+    def open(cls, storage: str | os.PathLike[str]) -> SqliteCheckpointStore:
+        """Open (or create) ``storage/checkpoints.db``. StoreError names the
+        file and what is wrong; the file is left as it was."""
+        folder = Path(storage).expanduser()
+        path = folder / "checkpoints.db"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the checkpoint folder {folder}: {exc.strerror or exc}"
+            ) from exc
+        if path.exists() and not os.access(path, os.W_OK):
+            raise StoreError(f"the checkpoint database {path} is read-only")
+        if not path.exists() and not os.access(folder, os.W_OK):
+            raise StoreError(
+                f"the checkpoint folder {folder} is read-only; cannot create {path.name}"
+            )
+        try:
+            db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the checkpoint database {path}: {exc}") from exc
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > CHECKPOINT_SCHEMA_VERSION:
+                raise StoreError(
+                    f"the checkpoint database {path} was written by a newer Rein (schema "
+                    f"{version}; this Rein knows up to {CHECKPOINT_SCHEMA_VERSION}); it was left "
+                    "untouched"
+                )
+            if version == 0:
+                # Only takes effect before the first table is created.
+                db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute(f"PRAGMA journal_size_limit={_WAL_LIMIT}")
+            for target in range(version + 1, CHECKPOINT_SCHEMA_VERSION + 1):
+                db.execute("BEGIN")
+                for statement in _MIGRATIONS[target].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version={target}")
+                db.execute("COMMIT")
+            db.execute("SELECT count(*) FROM runs").fetchone()
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise StoreError(
+                f"the checkpoint database {path} is corrupt or not a database ({exc}); it was "
+                "left untouched"
+            ) from exc
+        except StoreError:
+            db.close()
+            raise
+        return cls(path, db)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # ------------------------------------------------------------ threading
+
+    async def _call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the worker thread. sqlite3 errors become StoreError;
+        a caller's deadline abandons the wait (the write finishes alone)."""
+
+        def locked() -> T:
+            with self._lock:
+                try:
+                    return fn()
+                except sqlite3.Error as exc:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise StoreError(f"the checkpoint database {self.path}: {exc}") from exc
+
+        return await anyio.to_thread.run_sync(locked, limiter=self._limiter, abandon_on_cancel=True)
+
+    # ----------------------------------------------------------------- blobs
+
+    async def put_text(self, text: str) -> str:
+        blob = text_hash(text)
+
+        def write() -> None:
+            if self._db.execute("SELECT 1 FROM blobs WHERE hash=?", (blob,)).fetchone():
+                return
+            data = _compress(text)
+            self._db.execute(
+                "INSERT INTO blobs (hash, data, size) VALUES (?, ?, ?)", (blob, data, len(data))
+            )
+
+        await self._call(write)
+        return blob
+
+    async def get_text(self, blob: str) -> str | None:
+        def read() -> bytes | None:
+            row = self._db.execute("SELECT data FROM blobs WHERE hash=?", (blob,)).fetchone()
+            return None if row is None else cast(bytes, row[0])
+
+        data = await self._call(read)
+        return None if data is None else _decompress(data)
+
+    # ------------------------------------------------------------------ runs
+
+    async def begin_run(self, run: CheckpointRun) -> None:
+        def write() -> None:
+            self._db.execute(
+                "INSERT INTO runs (session_id, run_id, workspace, kind, title, started_at, "
+                "restored_run, restored_turn) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(session_id, run_id) DO NOTHING",
+                (
+                    run.session_id,
+                    run.run_id,
+                    run.workspace,
+                    run.kind,
+                    run.title,
+                    run.started_at,
+                    run.restored_run,
+                    run.restored_turn,
+                ),
+            )
+
+        await self._call(write)
+
+    async def record(self, change: CheckpointChange) -> None:
+        def write() -> None:
+            row = self._db.execute(
+                "SELECT id FROM runs WHERE session_id=? AND run_id=?",
+                (change.session_id, change.run_id),
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"checkpoint run {change.run_id} was not begun")
+            self._db.execute("BEGIN")
+            cursor = self._db.execute(
+                "INSERT INTO changes (run, turn, generation, origin, at) VALUES (?, ?, ?, ?, ?)",
+                (row[0], change.turn, change.generation, change.origin, change.at),
+            )
+            self._db.executemany(
+                "INSERT INTO file_versions (change, idx, path, before_state, before_blob, "
+                "before_reason, after_state, after_blob, after_reason, renamed_from) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        cursor.lastrowid,
+                        i,
+                        f.path,
+                        f.before.state,
+                        f.before.blob,
+                        f.before.reason,
+                        f.after.state,
+                        f.after.blob,
+                        f.after.reason,
+                        f.renamed_from,
+                    )
+                    for i, f in enumerate(change.files)
+                ],
+            )
+            self._db.execute("COMMIT")
+
+        await self._call(write)
+
+    def _run(self, run: int) -> CheckpointRun:
+        [found] = self._runs_where("id=?", (run,))
+        return found
+
+    def _runs_where(self, where: str, args: Iterable[Any]) -> list[CheckpointRun]:
+        rows = self._db.execute(
+            "SELECT id, session_id, run_id, workspace, kind, title, started_at, pruned_at, "
+            f"pruned_reason, restored_run, restored_turn FROM runs WHERE {where} "
+            "ORDER BY started_at, id",
+            tuple(args),
+        ).fetchall()
+        own = self._own_bytes([row[0] for row in rows])
+        return [
+            CheckpointRun(
+                session_id=row[1],
+                run_id=row[2],
+                workspace=row[3],
+                kind=row[4],
+                title=row[5],
+                started_at=row[6],
+                bytes=own.get(row[0], 0),
+                pruned_at=row[7],
+                pruned_reason=row[8],
+                restored_run=row[9],
+                restored_turn=row[10],
+            )
+            for row in rows
+        ]
+
+    def _own_bytes(self, run_ids: list[int]) -> dict[int, int]:
+        """Per run: the stored bytes of the blobs only it holds (live runs)."""
+        if not run_ids:
+            return {}
+        rows = self._db.execute(
+            f"SELECT run, hash, size FROM ({_LIVE_BLOBS}) WHERE hash IN "
+            f"(SELECT hash FROM ({_LIVE_BLOBS}) GROUP BY hash HAVING count(DISTINCT run) = 1)"
+        ).fetchall()
+        wanted = set(run_ids)
+        out: dict[int, int] = {}
+        for run, _, size in rows:
+            if run in wanted:
+                out[run] = out.get(run, 0) + int(size)
+        return out
+
+    async def runs(self, session_id: str) -> list[CheckpointRun]:
+        return await self._call(lambda: self._runs_where("session_id=?", (session_id,)))
+
+    async def changes(self, session_id: str, run_id: str | None = None) -> list[CheckpointChange]:
+        def read() -> list[CheckpointChange]:
+            where, args = "r.session_id=?", [session_id]
+            if run_id is not None:
+                where += " AND r.run_id=?"
+                args.append(run_id)
+            rows = self._db.execute(
+                "SELECT c.id, r.session_id, r.run_id, c.turn, c.generation, c.origin, c.at, "
+                "f.path, f.before_state, f.before_blob, f.before_reason, f.after_state, "
+                "f.after_blob, f.after_reason, f.renamed_from "
+                "FROM changes c JOIN runs r ON r.id = c.run "
+                "JOIN file_versions f ON f.change = c.id "
+                f"WHERE {where} ORDER BY c.generation, c.at, c.id, f.idx",
+                args,
+            ).fetchall()
+            changes: dict[int, tuple[tuple[Any, ...], list[FileChange]]] = {}
+            for row in rows:
+                files = changes.setdefault(row[0], (row, []))[1]
+                files.append(
+                    FileChange(
+                        row[7],
+                        _version(row[8], row[9], row[10]),
+                        _version(row[11], row[12], row[13]),
+                        row[14],
+                    )
+                )
+            return [
+                CheckpointChange(
+                    session_id=head[1],
+                    run_id=head[2],
+                    turn=head[3],
+                    generation=head[4],
+                    origin=head[5],
+                    files=tuple(files),
+                    at=head[6],
+                )
+                for head, files in changes.values()
+            ]
+
+        return await self._call(read)
+
+    # --------------------------------------------------------------- reviews
+
+    async def set_review(
+        self, session_id: str, run_id: str, path: str, status: ReviewStatus
+    ) -> None:
+        def write() -> None:
+            self._db.execute(
+                "INSERT INTO reviews (session_id, run_id, path, status) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(session_id, run_id, path) DO UPDATE SET status=excluded.status",
+                (session_id, run_id, path, status),
+            )
+
+        await self._call(write)
+
+    async def reviews(self, session_id: str) -> dict[tuple[str, str], ReviewStatus]:
+        def read() -> dict[tuple[str, str], ReviewStatus]:
+            rows = self._db.execute(
+                "SELECT run_id, path, status FROM reviews WHERE session_id=?", (session_id,)
+            ).fetchall()
+            return {(row[0], row[1]): row[2] for row in rows}
+
+        return await self._call(read)
+
+    # ----------------------------------------------------------- the limits
+
+    def _size_locked(self, where: str = "", args: tuple[Any, ...] = ()) -> int:
+        row = self._db.execute(
+            f"SELECT COALESCE(SUM(size), 0) FROM (SELECT DISTINCT hash, size FROM ({_LIVE_BLOBS}) "
+            f"{where})",
+            args,
+        ).fetchone()
+        return int(row[0])
+
+    async def size(self, workspace: str | None = None) -> int:
+        if workspace is None:
+            return await self._call(self._size_locked)
+        return await self._call(lambda: self._size_locked("WHERE workspace=?", (workspace,)))
+
+    async def session_size(self, session_id: str) -> int:
+        return await self._call(lambda: self._size_locked("WHERE session_id=?", (session_id,)))
+
+    async def prune(
+        self, workspace: str, *, max_bytes: int, max_age_s: float, now: float
+    ) -> list[CheckpointRun]:
+        def write() -> list[CheckpointRun]:
+            live = self._db.execute(
+                "SELECT id, started_at FROM runs WHERE workspace=? AND pruned_at IS NULL "
+                "ORDER BY started_at, id",
+                (workspace,),
+            ).fetchall()
+            dropped: list[tuple[int, int]] = []
+            for run, started_at in live:
+                too_old = max_age_s > 0 and now - started_at > max_age_s
+                if (
+                    not too_old
+                    and self._size_locked("WHERE workspace=?", (workspace,)) <= max_bytes
+                ):
+                    break
+                reason = (
+                    f"older than {max_age_s / 86400:g} days (checkpoints.maxAgeDays)"
+                    if too_old
+                    else f"over the size limit of {max_bytes / 1048576:g} MB (checkpoints.maxMb)"
+                )
+                freed = self._own_bytes([run]).get(run, 0)
+                self._db.execute("BEGIN")
+                self._db.execute(
+                    "UPDATE runs SET pruned_at=?, pruned_reason=? WHERE id=?", (now, reason, run)
+                )
+                self._db.execute(
+                    f"DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM ({_LIVE_BLOBS}))"
+                )
+                self._db.execute("COMMIT")
+                dropped.append((run, freed))
+            if not dropped:
+                return []
+            self._db.execute("PRAGMA incremental_vacuum")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return [replace(self._run(run), bytes=freed) for run, freed in dropped]
+
+        return await self._call(write)
