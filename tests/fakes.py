@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import inspect
+import itertools
 import selectors
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -25,7 +26,13 @@ from pytest_lsp.client import register_lsp_features
 # The benchmark's workload tool lives in the package (``rein bench core`` uses it).
 from rein.bench_tools import FixedReadArgs as FixedReadArgs
 from rein.bench_tools import FixedReadTool as FixedReadTool
-from rein.harness.checkpoints import CheckpointRun, MemoryCheckpointStore
+from rein.harness.checkpoints import (
+    CheckpointChange,
+    CheckpointRun,
+    FileChange,
+    FileVersion,
+    MemoryCheckpointStore,
+)
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.errors import StoreError, ToolError
 from rein.harness.events import Event
@@ -49,6 +56,7 @@ from rein.harness.ports import (
     ToolCallDelta,
     TurnDone,
 )
+from rein.harness.restore import Restorer
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.steering import SteeringSignal
 from rein.harness.tools import Tool, ToolClass, ToolContext, ToolEnvironment, ToolResult
@@ -400,6 +408,62 @@ class FakeWorkspace:
 
     def glob(self, pattern: str) -> list[str]:
         return sorted(p for p in self.files if fnmatch.fnmatch(p, pattern))
+
+
+class CheckpointJournal:
+    """Plays runs on a FakeWorkspace and records them in a
+    MemoryCheckpointStore as the capture does (one change per turn)."""
+
+    SID = "ses_1"
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.ws = FakeWorkspace(files)
+        self.store = MemoryCheckpointStore()
+        self.clock = itertools.count(1000)
+        self.ids = (f"restore-{i}" for i in itertools.count(1))
+
+    def restorer(self, workspace: object | None = None) -> Restorer:
+        return Restorer(
+            self.store,
+            workspace or self.ws,  # type: ignore[arg-type]
+            clock=lambda: float(next(self.clock)),
+            new_id=lambda: next(self.ids),
+        )
+
+    async def version(self, text: str | None) -> FileVersion:
+        if text is None:
+            return FileVersion.absent()
+        await self.store.put_text(text)
+        return FileVersion.of_text(text)
+
+    async def run(self, run_id: str, turns: dict[int, dict[str, str | None]]) -> None:
+        """``turns``: turn -> {path: new text or None (deleted)}."""
+        await self.store.begin_run(
+            CheckpointRun(self.SID, run_id, self.ws.root, "run", run_id, float(next(self.clock)))
+        )
+        for turn, edits in sorted(turns.items()):
+            files = []
+            for path, text in edits.items():
+                before = self.ws.files.get(path)
+                if text is None:
+                    await self.ws.delete(path)
+                else:
+                    await self.ws.write_text(path, text)
+                files.append(FileChange(path, await self.version(before), await self.version(text)))
+            await self.store.record(
+                CheckpointChange(
+                    self.SID,
+                    run_id,
+                    turn,
+                    self.ws.generation,
+                    "tool",
+                    tuple(files),
+                    float(next(self.clock)),
+                )
+            )
+
+    async def run_ids(self) -> list[str]:
+        return [r.run_id for r in await self.store.runs(self.SID)]
 
 
 class FakeDiagnostics:

@@ -20,6 +20,7 @@ from rein.harness.events import (
     Compaction,
     ErrorEvent,
     Event,
+    FilesRestored,
     FollowUpStarted,
     GateResult,
     GateStart,
@@ -215,6 +216,14 @@ EXAMPLES: dict[str, Any] = {
         state="running",
     ),
     "preview_stopped": PreviewStopped(reason="stopped on request", state="stopped", exit_code=-15),
+    "files_restored": FilesRestored(
+        restore_id="restore-5f2a9c1e7b3d",
+        run_id="run_8c41d2e09a7f",
+        turn=2,
+        restored=["app.py", "util.py"],
+        conflicts=["README.md"],
+        skipped=[],
+    ),
     "checkpoint_dropped": CheckpointDropped(
         session_id="ses_3f2a9c1d0b7e",
         run_id="run_5d1e8a02c4f6",

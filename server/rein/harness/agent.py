@@ -380,6 +380,19 @@ class Agent(ReferenceAccessors):
         self._abort_pending = None
         self.budget = ContextBudget(self.context_window)
 
+    async def add_note(self, message: UserMessage) -> None:
+        """Add a message to the transcript between runs (a restore tells
+        the model which files changed under it) and persist it now. The
+        next run's model request carries it after the last answer: one more
+        user message, which providers send as such (Anthropic merges it
+        with the next one). Refused while a run is active."""
+        if self._running:
+            raise AgentBusyError("a run is active on this agent; abort it or wait for it")
+        self._messages.append(message)
+        if self.persistence is not None:
+            self.persistence.append(message)
+            await self.persistence.checkpoint()
+
     # ----------------------------------------------------------------- queues
 
     def steer(self, message: str | UserMessage) -> None:

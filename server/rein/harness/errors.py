@@ -16,7 +16,10 @@
     ├── ToolError              raised by a tool; becomes an is_error result
     │   ├── TransientToolError a failure that may pass (retried, harness.toolRetries)
     │   └── SandboxError       a path outside the workspace or a denied glob
-    └── StoreError             the session store cannot be used
+    ├── StoreError             the session store cannot be used
+    └── RestoreError           a restore that cannot be done (unknown or pruned
+                               run, path outside the workspace, content not
+                               stored); nothing was changed
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = [
     "RateLimitError",
     "ReinError",
     "RequestError",
+    "RestoreError",
     "SandboxError",
     "ScriptError",
     "StoreError",
@@ -124,3 +128,9 @@ class SandboxError(ToolError):
 
 class StoreError(ReinError):
     pass
+
+
+class RestoreError(ReinError):
+    """A restore (or a checkpoint lookup) that cannot be done: an unknown or
+    pruned run, a path outside the workspace or not changed by the run,
+    content that was not stored. Raised before any write: nothing changed."""

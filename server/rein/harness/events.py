@@ -26,6 +26,7 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventAdapter",
+    "FilesRestored",
     "FollowUpStarted",
     "GateResult",
     "GateStart",
@@ -423,6 +424,23 @@ class PreviewStopped(_Event):
     exit_code: int | None = None
 
 
+class FilesRestored(_Event):
+    """A restore (``rein/restore``, ``rein undo``) put files back as they
+    were before a run or a turn. Outside any run: its id is the restore's
+    own checkpoint run (undo it by restoring that id)."""
+
+    type: Literal["files_restored"] = "files_restored"
+    restore_id: str
+    #: The run (and turn) restored to before.
+    run_id: str
+    turn: int | None = None
+    #: Paths written back; conflicts (the person changed them, left as they
+    #: are); skipped (content not stored).
+    restored: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+
+
 class CheckpointDropped(_Event):
     """The storage limits dropped a checkpoint run's content (the oldest
     runs of the workspace first): the run stays listed, it can no longer be
@@ -479,6 +497,7 @@ Event = Annotated[
     | PreviewOutput
     | PreviewError
     | PreviewStopped
+    | FilesRestored
     | CheckpointDropped
     | ErrorEvent,
     Field(discriminator="type"),

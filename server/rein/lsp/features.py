@@ -214,6 +214,27 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
             "messages": [m.model_dump(mode="json") for m in found.agent.messages],
         }
 
+    @server.feature("rein/checkpoints")
+    async def checkpoints(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp import checkpoints
+
+        return await checkpoints.checkpoints(ls, params)
+
+    @server.feature("rein/restore")
+    async def restore(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp import checkpoints
+
+        return await checkpoints.restore(ls, params)
+
+    @server.feature("rein/checkpointContent")
+    async def checkpoint_content(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp import checkpoints
+
+        return await checkpoints.content(ls, params)
+
     @server.feature("rein/serverState")
     def server_state(ls: ReinServer, params: Any) -> dict[str, Any]:
         from rein.lsp.params import SessionsParams, parse

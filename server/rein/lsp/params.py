@@ -13,11 +13,14 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 __all__ = [
     "AbortParams",
+    "CheckpointContentParams",
+    "CheckpointsParams",
     "DiagnosticsChangedParams",
     "FollowUpParams",
     "PreviewParams",
     "PromptContext",
     "PromptParams",
+    "RestoreParams",
     "SessionParams",
     "SessionsParams",
     "SteerParams",
@@ -118,6 +121,31 @@ class PreviewParams(BaseModel):
     model_config = _CONFIG
 
     action: Literal["start", "stop", "restart", "status"]
+
+
+class CheckpointsParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str = Field(alias="sessionId")
+
+
+class RestoreParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str = Field(alias="sessionId")
+    run_id: str = Field(alias="runId", min_length=1)
+    turn: StrictInt | None = Field(None, ge=1)
+    paths: list[str] | None = Field(None, min_length=1)
+
+
+class CheckpointContentParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str = Field(alias="sessionId")
+    run_id: str = Field(alias="runId", min_length=1)
+    path: str = Field(min_length=1)
+    side: Literal["before", "after"]
+    turn: StrictInt | None = Field(None, ge=1)
 
 
 class DiagnosticsChangedParams(BaseModel):

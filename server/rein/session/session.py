@@ -71,6 +71,8 @@ class Session:
     flow_listeners: list[Listener] = field(default_factory=list)
     #: Where the session's checkpoints live (None: checkpoints are off).
     checkpoints: CheckpointStore | None = None
+    #: A restore is writing files (:mod:`rein.session.restoring`): no run starts.
+    restoring: bool = False
     #: What records the session's runs' changes into ``checkpoints``.
     capture: CheckpointCapture | None = None
     #: The net change per path of the last prompt's runs (its ``changes``).
@@ -134,6 +136,10 @@ class Session:
             raise SessionBusyError(
                 f"session {self.id} is running; use rein/steer to redirect it or "
                 "rein/followUp to queue the next message"
+            )
+        if self.restoring:
+            raise SessionBusyError(
+                f"session {self.id} is restoring files; send the prompt when the restore is done"
             )
         self.status = "running"
         self.touch()

@@ -1,0 +1,529 @@
+"""Restore: put the files a run changed back as they were before it.
+
+A restore of ``(session, run, turn?, paths?)`` puts every file changed by
+that run from that turn on (the whole run when ``turn`` is None) and by
+every later checkpoint run of the session back to its version just before
+the earliest such change. Per path:
+
+* *target*: the ``before`` of the path's earliest change in scope;
+* *expected*: the ``after`` of its latest change (what the runs left);
+* *current*: what the workspace shows now (the editor's buffer, the disk).
+
+``current == target``: already restored (this makes a restore idempotent
+and resumable); ``current == expected``: the target is written (deleted
+when absent, created when the file is gone); otherwise the person changed
+the file after the run: a *conflict*, not overwritten, reported with a
+unified diff, while the other files are still restored. An ``unstored``
+target (binary, too large, changed by a command) is skipped with its
+reason, or refused when the request named that path.
+
+Everything that can refuse the request (an unknown or pruned run, a path
+outside the workspace or not changed in scope, content no longer stored)
+is checked while planning, before any write: a refused restore changes
+nothing. Then the restore registers itself as a checkpoint run (kind
+``"restore"``, one change at turn 0 with ``before`` = the current version
+and ``after`` = the target of each path it will write) *before* writing:
+it is undoable like any run, and after a kill mid-restore the same restore
+run again finds each file either written (already restored) or still as
+the interrupted restore found it (the ``before`` of its journal entry), and
+completes it. Writes go through the :class:`~rein.harness.ports.Workspace`,
+atomic per file (a versioned edit in the editor, a rename on disk).
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rein.harness.checkpoints import (
+    CheckpointChange,
+    CheckpointRun,
+    CheckpointStore,
+    FileChange,
+    FileVersion,
+    text_hash,
+)
+from rein.harness.errors import RestoreError, SandboxError, ToolError
+from rein.harness.ports import Workspace
+
+__all__ = [
+    "Conflict",
+    "RestoreRequest",
+    "RestoreResult",
+    "RestoredFile",
+    "Restorer",
+    "SkippedFile",
+    "in_scope",
+    "new_restore_id",
+    "restore_note",
+    "workspace_path",
+]
+
+Action = Literal["write", "already", "skip", "conflict"]
+
+
+def new_restore_id() -> str:
+    return "restore-" + uuid.uuid4().hex[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreRequest:
+    session_id: str
+    run_id: str
+    #: 1-based: restore to before this turn of the run (None: the whole run).
+    turn: int | None = None
+    #: Only these paths (workspace-relative or absolute inside the root).
+    paths: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RestoredFile:
+    path: str
+    #: What the restore did to the file.
+    change: Literal["created", "modified", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """A file the person changed after the run: left as it is."""
+
+    path: str
+    reason: str
+    #: Unified diff from the checkpoint's text to the current text.
+    diff: str
+    #: What the run left (None: no file, or not stored).
+    checkpoint_text: str | None
+    #: What the workspace has now (None: no file, or not text).
+    current_text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    restore_id: str
+    session_id: str
+    run_id: str
+    turn: int | None
+    restored: tuple[RestoredFile, ...] = ()
+    already_restored: tuple[str, ...] = ()
+    skipped: tuple[SkippedFile, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``rein/restore`` result."""
+        return {
+            "restoreId": self.restore_id,
+            "restored": [{"path": f.path, "change": f.change} for f in self.restored],
+            "alreadyRestored": list(self.already_restored),
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "conflicts": [
+                {
+                    "path": c.path,
+                    "reason": c.reason,
+                    "diff": c.diff,
+                    "checkpointText": c.checkpoint_text,
+                    "currentText": c.current_text,
+                }
+                for c in self.conflicts
+            ],
+        }
+
+
+@dataclass(slots=True)
+class _Current:
+    """A path in the workspace now."""
+
+    exists: bool
+    text: str | None = None
+    #: The editor's document version when it came from an open buffer.
+    version: int | None = None
+    #: Why the text could not be read (binary, a directory).
+    unreadable: str = ""
+
+    def matches(self, version: FileVersion) -> bool:
+        if version.state == "absent":
+            return not self.exists
+        if version.state == "text":
+            return self.text is not None and text_hash(self.text) == version.blob
+        return False
+
+    @property
+    def as_version(self) -> FileVersion:
+        if not self.exists:
+            return FileVersion.absent()
+        if self.text is None:
+            return FileVersion.unstored(self.unreadable)
+        return FileVersion.of_text(self.text)
+
+
+@dataclass(slots=True)
+class _PathPlan:
+    path: str
+    target: FileVersion
+    expected: FileVersion
+    current: _Current
+    action: Action
+    reason: str = ""
+    target_text: str | None = None
+    expected_text: str | None = None
+
+
+@dataclass(slots=True)
+class _Plan:
+    request: RestoreRequest
+    run: CheckpointRun
+    paths: list[_PathPlan] = field(default_factory=list)
+
+
+def workspace_path(root: str, path: str) -> str:
+    """``path`` as a workspace-relative POSIX path; RestoreError when it is
+    outside the workspace (absolute elsewhere, or climbing out with ``..``)."""
+    given = path.replace("\\", "/")
+    root_posix = root.replace("\\", "/").rstrip("/")
+    if posixpath.isabs(given):
+        norm = posixpath.normpath(given)
+        if norm != root_posix and not norm.startswith(root_posix + "/"):
+            raise RestoreError(f"path {path!r} is outside the workspace {root}")
+        given = norm[len(root_posix) :].lstrip("/")
+    rel = posixpath.normpath(given) if given else "."
+    if rel in (".", "") or rel == ".." or rel.startswith("../"):
+        raise RestoreError(f"path {path!r} is outside the workspace {root}")
+    return rel
+
+
+def in_scope(
+    runs: Sequence[CheckpointRun],
+    changes: Sequence[CheckpointChange],
+    run_id: str,
+    turn: int | None,
+) -> list[CheckpointChange]:
+    """The changes a restore of ``run_id`` (from ``turn`` on) undoes: that
+    run's from the turn, and every change of a later run, in the order
+    they were made (runs in their order, then generation, then time)."""
+    order = {r.run_id: i for i, r in enumerate(runs)}
+    start = order[run_id]
+    kept = [
+        c
+        for c in changes
+        if c.run_id in order
+        and (order[c.run_id] > start or (c.run_id == run_id and (turn is None or c.turn >= turn)))
+    ]
+    return sorted(kept, key=lambda c: (order[c.run_id], c.generation, c.at))
+
+
+def _unified(path: str, old: str | None, new: str | None, old_label: str, new_label: str) -> str:
+    lines = difflib.unified_diff(
+        (old or "").splitlines(keepends=True),
+        (new or "").splitlines(keepends=True),
+        fromfile=f"{path} ({old_label})",
+        tofile=f"{path} ({new_label})",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def _change_kind(
+    current: _Current, target: FileVersion
+) -> Literal["created", "modified", "deleted"]:
+    if target.state == "absent":
+        return "deleted"
+    return "modified" if current.exists else "created"
+
+
+class Restorer:
+    """Plans and applies restores of one session's checkpoints over a
+    workspace. ``clock`` stamps the restore's run and change; ``new_id``
+    names it."""
+
+    def __init__(
+        self,
+        store: CheckpointStore,
+        workspace: Workspace,
+        *,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] = new_restore_id,
+    ) -> None:
+        self.store = store
+        self.workspace = workspace
+        self._clock = clock
+        self._new_id = new_id
+
+    async def restore(self, request: RestoreRequest) -> RestoreResult:
+        """Plan (refusing with RestoreError before any write), register the
+        restore, write. Writes the editor refuses (the person typed in
+        between) become conflicts."""
+        plan = await self.plan(request)
+        return await self.apply(plan)
+
+    # ------------------------------------------------------------------ plan
+
+    async def plan(self, request: RestoreRequest) -> _Plan:
+        if request.turn is not None and request.turn < 1:
+            raise RestoreError(f"turn must be 1 or more, got {request.turn}")
+        runs = await self.store.runs(request.session_id)
+        run = next((r for r in runs if r.run_id == request.run_id), None)
+        if run is None:
+            raise RestoreError(
+                f"no checkpoint of run {request.run_id!r} in session {request.session_id} "
+                "(it changed no files, or it is not a run of this session)"
+            )
+        if run.pruned_at is not None:
+            raise RestoreError(
+                f"the checkpoint of run {run.run_id} was dropped ({run.pruned_reason or 'pruned'})"
+                "; it can no longer be restored"
+            )
+        changes = in_scope(runs, await self.store.changes(request.session_id), run.run_id, None)
+        if request.turn is not None:
+            turns = sorted({c.turn for c in changes if c.run_id == run.run_id})
+            if request.turn not in turns:
+                raise RestoreError(
+                    f"run {run.run_id} changed no files in turn {request.turn} (turns that "
+                    f"changed files: {', '.join(map(str, turns)) or 'none'})"
+                )
+            changes = in_scope(runs, changes, run.run_id, request.turn)
+        by_path = self._by_path(changes)
+        wanted = list(by_path)
+        if request.paths is not None:
+            wanted = []
+            for given in request.paths:
+                rel = workspace_path(self.workspace.root, given)
+                if rel not in by_path:
+                    raise RestoreError(
+                        f"{rel} was not changed by run {run.run_id}"
+                        + (f" from turn {request.turn}" if request.turn else "")
+                        + " or a later run of this session"
+                    )
+                if rel not in wanted:
+                    wanted.append(rel)
+        plan = _Plan(request, run)
+        for path in wanted:
+            path_changes = by_path[path]
+            plan.paths.append(
+                await self._plan_path(
+                    path, path_changes[0][1].before, path_changes[-1][1].after, path_changes
+                )
+            )
+        if request.paths is not None:
+            for item in plan.paths:
+                if item.action == "skip":
+                    raise RestoreError(f"{item.path} cannot be restored: {item.reason}")
+        return plan
+
+    @staticmethod
+    def _by_path(
+        changes: Sequence[CheckpointChange],
+    ) -> dict[str, list[tuple[CheckpointChange, FileChange]]]:
+        out: dict[str, list[tuple[CheckpointChange, FileChange]]] = {}
+        for change in changes:
+            for file in change.files:
+                out.setdefault(file.path, []).append((change, file))
+        return out
+
+    async def _current(self, path: str) -> _Current:
+        try:
+            if not await self.workspace.exists(path):
+                return _Current(False)
+            content = await self.workspace.read_text(path)
+        except SandboxError as exc:
+            raise RestoreError(f"path {path!r} is outside the workspace: {exc}") from exc
+        except ToolError as exc:
+            if "not found" in str(exc).lower():
+                return _Current(False)
+            return _Current(True, unreadable=str(exc))
+        return _Current(True, content.text, content.version)
+
+    async def _text(self, version: FileVersion, path: str) -> str | None:
+        if version.state != "text" or version.blob is None:
+            return None
+        text = await self.store.get_text(version.blob)
+        if text is None:
+            raise RestoreError(
+                f"the stored content of {path} is gone (the checkpoint was pruned); "
+                "it can no longer be restored"
+            )
+        return text
+
+    async def _plan_path(
+        self,
+        path: str,
+        target: FileVersion,
+        expected: FileVersion,
+        history: Sequence[tuple[CheckpointChange, FileChange]],
+    ) -> _PathPlan:
+        workspace_path(self.workspace.root, path)
+        current = await self._current(path)
+        item = _PathPlan(path, target, expected, current, "write")
+        if current.matches(target):
+            item.action = "already"
+            return item
+        if target.state == "unstored":
+            item.action, item.reason = "skip", target.reason
+            return item
+        item.target_text = await self._text(target, path)
+        if expected.state == "unstored":
+            item.action = "skip"
+            item.reason = (
+                "Rein did not store its content after the run "
+                f"({expected.reason}), so it cannot tell whether it changed since"
+            )
+            return item
+        if not current.matches(expected) and not _interrupted(current, history):
+            item.expected_text = await self._text(expected, path)
+            item.action = "conflict"
+            item.reason = self._conflict_reason(current, expected)
+        return item
+
+    @staticmethod
+    def _conflict_reason(current: _Current, expected: FileVersion) -> str:
+        if current.unreadable:
+            return f"changed after the run and not text now ({current.unreadable})"
+        if not current.exists:
+            return "deleted after the run"
+        if expected.state == "absent":
+            return "created again after the run"
+        return "changed after the run"
+
+    # ----------------------------------------------------------------- apply
+
+    async def apply(self, plan: _Plan) -> RestoreResult:
+        request = plan.request
+        writes = [p for p in plan.paths if p.action == "write"]
+        restore_id = self._new_id()
+        now = self._clock()
+        await self.store.begin_run(
+            CheckpointRun(
+                session_id=request.session_id,
+                run_id=restore_id,
+                workspace=self.workspace.root,
+                kind="restore",
+                title=_title(plan.run, request.turn),
+                started_at=now,
+                restored_run=plan.run.run_id,
+                restored_turn=request.turn,
+            )
+        )
+        if writes:
+            for item in writes:
+                if item.current.text is not None:
+                    await self.store.put_text(item.current.text)
+            # The journal, before the first write.
+            await self.store.record(
+                CheckpointChange(
+                    session_id=request.session_id,
+                    run_id=restore_id,
+                    turn=0,
+                    generation=self.workspace.generation,
+                    origin="restore",
+                    files=tuple(
+                        FileChange(item.path, item.current.as_version, item.target)
+                        for item in writes
+                    ),
+                    at=now,
+                )
+            )
+        restored: list[RestoredFile] = []
+        conflicts: list[Conflict] = []
+        for item in plan.paths:
+            if item.action == "write":
+                refused = await self._write(item)
+                if refused is None:
+                    restored.append(
+                        RestoredFile(item.path, _change_kind(item.current, item.target))
+                    )
+                    continue
+                item.action, item.reason = "conflict", refused
+                item.current = await self._current(item.path)
+                item.expected_text = await self._text(item.expected, item.path)
+            if item.action == "conflict":
+                conflicts.append(self._conflict(item))
+        return RestoreResult(
+            restore_id=restore_id,
+            session_id=request.session_id,
+            run_id=plan.run.run_id,
+            turn=request.turn,
+            restored=tuple(restored),
+            already_restored=tuple(p.path for p in plan.paths if p.action == "already"),
+            skipped=tuple(SkippedFile(p.path, p.reason) for p in plan.paths if p.action == "skip"),
+            conflicts=tuple(conflicts),
+        )
+
+    async def _write(self, item: _PathPlan) -> str | None:
+        """Write the target; the reason when the workspace refused."""
+        try:
+            if item.target.state == "absent":
+                await self.workspace.delete(item.path)
+            else:
+                assert item.target_text is not None
+                await self.workspace.write_text(
+                    item.path, item.target_text, expected_version=item.current.version
+                )
+        except ToolError as exc:
+            return f"the workspace refused the write ({exc})"
+        return None
+
+    @staticmethod
+    def _conflict(item: _PathPlan) -> Conflict:
+        return Conflict(
+            path=item.path,
+            reason=item.reason,
+            diff=_unified(
+                item.path, item.expected_text, item.current.text, "checkpoint", "current"
+            ),
+            checkpoint_text=item.expected_text,
+            current_text=item.current.text,
+        )
+
+
+def _interrupted(current: _Current, history: Sequence[tuple[CheckpointChange, FileChange]]) -> bool:
+    """The path is as a restore that came last found it: that restore was
+    stopped before it wrote this file (its journal is written first), so
+    the file is still the runs' and may be written."""
+    for change, file in reversed(history):
+        if change.origin != "restore":
+            return False
+        if current.matches(file.before):
+            return True
+    return False
+
+
+def _title(run: CheckpointRun, turn: int | None) -> str:
+    where = f"turn {turn} of run {run.run_id}" if turn is not None else f"run {run.run_id}"
+    return f"restore to before {where}"
+
+
+def restore_note(result: RestoreResult) -> str:
+    """The message the session's transcript gets after a restore, so the
+    next model turn knows the files changed under it."""
+    where = (
+        f"turn {result.turn} of run {result.run_id}"
+        if result.turn is not None
+        else f"run {result.run_id}"
+    )
+    lines = [f"[Rein] The person restored files to how they were before {where}."]
+    if result.restored:
+        lines.append(
+            "Restored: " + ", ".join(f"{f.path} ({f.change} again)" for f in result.restored) + "."
+        )
+    if result.already_restored:
+        lines.append("Already as before: " + ", ".join(result.already_restored) + ".")
+    if result.conflicts:
+        lines.append(
+            "Not restored because the person changed them after the run: "
+            + ", ".join(c.path for c in result.conflicts)
+            + "."
+        )
+    if result.skipped:
+        lines.append(
+            "Skipped: " + "; ".join(f"{s.path} ({s.reason})" for s in result.skipped) + "."
+        )
+    lines.append("Read these files again before you change them.")
+    return "\n".join(lines)

@@ -1,0 +1,158 @@
+"""``rein undo``: restore a workspace to before a run (or a turn) headless.
+
+The same engine as ``rein/restore`` (:mod:`rein.harness.restore`), over
+the disk (atomic writes: a file is either fully old or fully new, also
+after a kill) and the session store: the session's transcript gets the
+note the model reads at its next run (``rein run --resume``).
+
+Defaults: the session is the workspace's latest session with checkpoints;
+the run is that session's latest run that is not itself a restore (``rein
+undo`` on a restore's id undoes that restore). Exit codes: 0 every file
+restored (or already as before), 3 some conflicted or were skipped, 2 the
+restore was refused (nothing changed) or the store cannot be used.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from rein.harness.checkpoints import CheckpointStore
+from rein.harness.errors import RestoreError, StoreError, ToolError
+from rein.harness.events import FilesRestored
+from rein.harness.messages import UserMessage
+from rein.harness.restore import Restorer, RestoreRequest, RestoreResult, restore_note
+from rein.headless.disk_workspace import DiskWorkspace
+from rein.session.builder import PLANNER_MEMORY, memory_key
+from rein.session.restoring import files_restored
+from rein.store import SessionRecord, SqliteStore, StorePersistence
+
+__all__ = ["UndoArgs", "undo"]
+
+EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 2, 3
+
+
+@dataclass(frozen=True, slots=True)
+class UndoArgs:
+    root: Path
+    storage: str
+    session_id: str | None = None
+    run_id: str | None = None
+    turn: int | None = None
+    paths: tuple[str, ...] | None = None
+    as_json: bool = False
+
+
+class UndoRefused(Exception):
+    """``rein undo`` cannot start: the message says why (exit 2)."""
+
+
+async def _pick_session(
+    sessions: SqliteStore, checkpoints: CheckpointStore, root: str, wanted: str | None
+) -> SessionRecord:
+    if wanted is not None:
+        record = await sessions.get_session(wanted)
+        if record is None:
+            raise UndoRefused(f"no session {wanted!r} in {sessions.path.parent}")
+        return record
+    for record in await sessions.list_sessions():  # newest first
+        if any(r.workspace == root for r in await checkpoints.runs(record.id)):
+            return record
+    raise UndoRefused(f"no session has checkpoints of {root} in {sessions.path.parent}")
+
+
+async def _pick_run(checkpoints: CheckpointStore, session_id: str, wanted: str | None) -> str:
+    if wanted is not None:
+        return wanted
+    runs = [r for r in await checkpoints.runs(session_id) if r.kind == "run"]
+    if not runs:
+        raise UndoRefused(f"session {session_id} has no run that changed files")
+    return runs[-1].run_id
+
+
+async def _note(sessions: SqliteStore, record: SessionRecord, result: RestoreResult) -> None:
+    """The transcript's note (the agent's memory, and the planner's in plan mode)."""
+    note = UserMessage(content=restore_note(result), origin="restore")
+    keys = [memory_key(record.mode)] + ([PLANNER_MEMORY] if record.mode == "plan" else [])
+    for key in keys:
+        persistence = StorePersistence(sessions, record.id, key, created=True)
+        persistence.append(note)
+        await persistence.checkpoint()
+
+
+async def run_undo(
+    args: UndoArgs, sessions: SqliteStore, checkpoints: CheckpointStore
+) -> tuple[RestoreResult, str]:
+    """The restore ``args`` ask for; UndoRefused/RestoreError before any write."""
+    root = str(args.root)
+    record = await _pick_session(sessions, checkpoints, root, args.session_id)
+    if record.status == "running":
+        raise UndoRefused(
+            f"session {record.id} is running a task; abort or wait for the run before undoing"
+        )
+    run_id = await _pick_run(checkpoints, record.id, args.run_id)
+    try:
+        workspace = DiskWorkspace(args.root)
+    except ToolError as exc:
+        raise UndoRefused(str(exc)) from exc
+    request = RestoreRequest(record.id, run_id, args.turn, args.paths)
+    result = await Restorer(checkpoints, workspace).restore(request)
+    if result.restored or result.conflicts or result.skipped:
+        await _note(sessions, record, result)
+    return result, record.id
+
+
+def _print(result: RestoreResult, session_id: str, event: FilesRestored) -> None:
+    print(f"session {session_id}: {event.restore_id} restored to before ", end="")
+    print(f"turn {result.turn} of run {result.run_id}" if result.turn else f"run {result.run_id}")
+    for f in result.restored:
+        print(f"  restored  {f.path} ({f.change})")
+    for path in result.already_restored:
+        print(f"  already   {path}")
+    for s in result.skipped:
+        print(f"  skipped   {s.path}: {s.reason}")
+    for c in result.conflicts:
+        print(f"  conflict  {c.path}: {c.reason}; left as it is")
+        for line in c.diff.splitlines():
+            print(f"    {line}")
+    if not (result.restored or result.already_restored or result.skipped or result.conflicts):
+        print("  nothing to restore")
+    print(f"undo this restore with: rein undo --session {session_id} --run {event.restore_id}")
+
+
+async def _main(args: UndoArgs, open_checkpoints: Any) -> int:
+    try:
+        sessions = SqliteStore.open(args.storage)
+    except StoreError as exc:
+        print(f"rein undo: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        checkpoints: CheckpointStore = open_checkpoints(sessions)
+        result, session_id = await run_undo(args, sessions, checkpoints)
+    except (UndoRefused, RestoreError, StoreError) as exc:
+        print(f"rein undo: {exc}; nothing was changed", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        sessions.close()
+    event = files_restored(result)
+    if args.as_json:
+        print(json.dumps({"sessionId": session_id, **result.to_json()}))
+    else:
+        _print(result, session_id, event)
+    return EXIT_PARTIAL if result.conflicts or result.skipped else EXIT_OK
+
+
+def undo(args: UndoArgs, open_checkpoints: Any) -> int:
+    """Run ``rein undo``; the exit code. ``open_checkpoints(sessions)``
+    opens the checkpoint store next to the session database."""
+    return anyio.run(_main, args, open_checkpoints)
+
+
+def paths_or_none(paths: Sequence[str] | None) -> tuple[str, ...] | None:
+    return tuple(paths) if paths else None

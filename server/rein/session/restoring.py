@@ -1,0 +1,56 @@
+"""A restore in a live session: refused while the session runs, then the
+engine (:mod:`rein.harness.restore`), then the transcript's note and the
+``files_restored`` event. The language server's ``rein/restore`` calls it;
+``rein undo`` (no live session) does the same over the store."""
+
+from __future__ import annotations
+
+from rein.harness.checkpoints import CheckpointStore
+from rein.harness.events import FilesRestored
+from rein.harness.messages import UserMessage
+from rein.harness.ports import Workspace
+from rein.harness.restore import Restorer, RestoreRequest, RestoreResult, restore_note
+from rein.session.session import Session, SessionBusyError
+
+__all__ = ["files_restored", "restore_in_session"]
+
+
+def files_restored(result: RestoreResult) -> FilesRestored:
+    return FilesRestored(
+        restore_id=result.restore_id,
+        run_id=result.run_id,
+        turn=result.turn,
+        restored=[f.path for f in result.restored],
+        conflicts=[c.path for c in result.conflicts],
+        skipped=[s.path for s in result.skipped],
+    )
+
+
+async def restore_in_session(
+    session: Session,
+    store: CheckpointStore,
+    workspace: Workspace,
+    request: RestoreRequest,
+) -> RestoreResult:
+    """Restore, unless a run (or another restore) is active in the session:
+    SessionBusyError then, and nothing changed. While it restores, no run
+    starts in the session (:meth:`Session.run` refuses)."""
+    if session.busy or session.restoring:
+        raise SessionBusyError(
+            f"session {session.id} is "
+            + ("restoring files" if session.restoring else "running a task")
+            + "; abort or wait for the run before restoring"
+        )
+    session.restoring = True
+    try:
+        result = await Restorer(store, workspace).restore(request)
+        if result.restored or result.conflicts or result.skipped:
+            note = UserMessage(content=restore_note(result), origin="restore")
+            await session.agent.add_note(note)
+            if session.planner is not None:
+                await session.planner.add_note(note)
+    finally:
+        session.restoring = False
+    session.touch()
+    session.emit_flow(files_restored(result))
+    return result

@@ -1,0 +1,118 @@
+"""A restore in a live session: refused while it runs, noted in the
+transcript (the next model request carries the note), announced with
+``files_restored``."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from rein.harness import Agent
+from rein.harness.messages import AssistantMessage, UserMessage
+from rein.harness.ports import ModelRequest, Mutation, TextDelta
+from rein.harness.restore import RestoreRequest
+from rein.session import Session, SessionBusyError
+from rein.session.restoring import restore_in_session
+from tests.fakes import (
+    CheckpointJournal,
+    EventLog,
+    FunctionModel,
+    MemoryPersistence,
+    PausingModel,
+    assistant,
+)
+
+SID = CheckpointJournal.SID
+
+
+def done(request: ModelRequest) -> AssistantMessage:
+    return assistant("done")
+
+
+async def journal() -> CheckpointJournal:
+    j = CheckpointJournal({"a.py": "a0\n", "b.py": "b0\n"})
+    await j.run("run-1", {1: {"a.py": "a1\n", "b.py": "b1\n"}})
+    return j
+
+
+async def test_the_next_model_request_carries_the_restore_note() -> None:
+    model = FunctionModel(done)
+    persistence = MemoryPersistence()
+    session = Session(SID, Agent(model, persistence=persistence))
+    events = EventLog()
+    session.subscribe(events)
+    await session.run(lambda: session.agent.prompt("change a and b"))
+    j = await journal()
+    j.ws.person_edits("b.py", "mine\n")
+
+    result = await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
+
+    assert j.ws.files["a.py"] == "a0\n" and j.ws.buffers["b.py"][0] == "mine\n"
+    (event,) = events.of("files_restored")
+    assert (event.restore_id, event.run_id, event.restored, event.conflicts) == (
+        result.restore_id,
+        "run-1",
+        ["a.py"],
+        ["b.py"],
+    )
+    note = session.agent.messages[-1]
+    assert isinstance(note, UserMessage) and note.origin == "restore"
+    assert note in persistence.committed  # persisted now, not at the next run
+
+    await session.run(lambda: session.agent.prompt("what now?"))
+    sent = model.requests[-1].messages
+    roles = [m.role for m in sent]
+    assert roles == ["user", "assistant", "user", "user"]
+    assert "a.py (modified again)" in sent[2].content  # type: ignore[union-attr]
+    assert "changed them after the run: b.py" in sent[2].content  # type: ignore[union-attr]
+    assert sent[3].content == "what now?"  # type: ignore[union-attr]
+
+
+async def test_a_restore_while_a_run_is_active_is_refused_and_changes_nothing() -> None:
+    model = PausingModel([([TextDelta("x")], assistant("x"))])
+    session = Session(SID, Agent(model))
+    j = await journal()
+    task = asyncio.ensure_future(session.run(lambda: session.agent.prompt("go")))
+    await asyncio.wait_for(model.paused.wait(), 10)
+    with pytest.raises(SessionBusyError, match="abort or wait for the run"):
+        await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
+    assert j.ws.files == {"a.py": "a1\n", "b.py": "b1\n"}
+    assert await j.run_ids() == ["run-1"]
+    model.resume()
+    await asyncio.wait_for(task, 10)
+    assert [m.role for m in session.agent.messages] == ["user", "assistant"]
+
+
+async def test_no_run_starts_while_a_restore_writes() -> None:
+    session = Session(SID, Agent(FunctionModel(done)))
+    j = await journal()
+    writing, go_on = asyncio.Event(), asyncio.Event()
+    real_write = j.ws.write_text
+
+    async def slow(path: str, text: str, *, expected_version: int | None = None) -> Mutation:
+        writing.set()
+        await go_on.wait()
+        return await real_write(path, text, expected_version=expected_version)
+
+    j.ws.write_text = slow  # type: ignore[method-assign]
+    restore = asyncio.ensure_future(
+        restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
+    )
+    await asyncio.wait_for(writing.wait(), 10)
+    with pytest.raises(SessionBusyError, match="restoring files"):
+        await session.run(lambda: session.agent.prompt("go"))
+    with pytest.raises(SessionBusyError, match="restoring files"):
+        await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
+    go_on.set()
+    await asyncio.wait_for(restore, 10)
+    assert not session.restoring
+    assert j.ws.files == {"a.py": "a0\n", "b.py": "b0\n"}
+
+
+async def test_a_restore_with_nothing_to_do_adds_no_note() -> None:
+    session = Session(SID, Agent(FunctionModel(done)))
+    j = await journal()
+    await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
+    await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
+    assert [m.origin for m in session.agent.messages] == ["restore"]  # type: ignore[union-attr]
