@@ -120,6 +120,14 @@ class EventPrinter:
             if inner.get("type") in ("run_start", "tool_call_start", "run_end"):
                 what = inner.get("name") or inner.get("status") or "started"
                 self._line(f"  ↳ [{event.name}] {inner['type']}: {what}")
+        elif t == "review_pending":
+            self._line(
+                f"  ⧗ pending review ({len(event.paths)} file(s), applied; keep or undo them): "
+                f"{', '.join(event.paths)}"
+            )
+        elif t == "review_decided":
+            which = f" hunk {event.hunk}" if event.hunk is not None else ""
+            self._line(f"  ⧗ review: {event.decision} {event.path}{which} -> {event.status}")
         elif t == "repair_attempt":
             self._line(f"  ↻ repair attempt {event.attempt} of {event.max_attempts}")
         elif t == "compaction":

@@ -127,3 +127,22 @@ async def test_edit_approval_shows_the_diff_and_a_decline_changes_nothing(root: 
     with pytest.raises(ToolError, match="not found"):
         await calls.run(EditFileTool(), path="a.py", old_string="y = 1", new_string="y = 2")
     assert len(approver.requests) == 1
+
+
+async def test_write_policy_review_applies_the_edit_without_asking(root: Path) -> None:
+    (root / "a.py").write_text("x = 1\n")
+    approver = FakeApprover(False)
+    calls = _calls(root, {"write": "review"}, approver)
+    result = await calls.run(EditFileTool(), path="a.py", old_string="x = 1", new_string="x = 2")
+    assert not result.is_error
+    assert (root / "a.py").read_text() == "x = 2\n"
+    assert approver.requests == []
+    assert ApprovalSettings(write="review").review
+    assert not ApprovalSettings().review
+
+
+@pytest.mark.parametrize("key", ["read", "command"])
+def test_review_is_a_policy_for_writes_only(key: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        ApprovalSettings.model_validate({key: "review"})
+    assert caught.value.errors()[0]["loc"] == (key,)

@@ -356,6 +356,11 @@ class CheckpointCapture:
         """A prompt starts: :meth:`end_prompt` reports the runs from here."""
         self._prompt = _Prompt()
 
+    @property
+    def prompt_runs(self) -> list[str]:
+        """The runs started since :meth:`start_prompt`, in order."""
+        return list(self._prompt.runs)
+
     async def end_prompt(self) -> list[FileChange]:
         """The net change per path of the runs since :meth:`start_prompt`
         (the ``changes`` of the prompt's result)."""

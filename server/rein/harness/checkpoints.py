@@ -38,6 +38,7 @@ __all__ = [
     "CheckpointStore",
     "FileChange",
     "FileVersion",
+    "HunkStatus",
     "MemoryCheckpointStore",
     "ReviewStatus",
     "net_files",
@@ -48,8 +49,13 @@ __all__ = [
 #: a subagent of the run, or a restore.
 ChangeOrigin = Literal["tool", "command", "subagent", "restore"]
 
-#: A reviewed change's state (approval ``write: "review"``).
-ReviewStatus = Literal["pending", "kept", "undone"]
+#: A reviewed file's state (approval ``write: "review"``): "mixed" when some
+#: of its hunks were kept and others undone.
+ReviewStatus = Literal["pending", "kept", "undone", "mixed"]
+
+#: One hunk's state (:mod:`rein.harness.review`); a hunk of a reviewed file
+#: with no recorded decision is pending.
+HunkStatus = Literal["pending", "kept", "undone"]
 
 
 def text_hash(text: str) -> str:
@@ -195,6 +201,16 @@ class CheckpointStore(Protocol):
         """Review states by (run id, path)."""
         ...
 
+    async def set_hunk_review(
+        self, session_id: str, run_id: str, path: str, hunk: int, status: HunkStatus
+    ) -> None:
+        """Record a review decision for one hunk (its index) of ``path``."""
+        ...
+
+    async def hunk_reviews(self, session_id: str) -> dict[tuple[str, str, int], HunkStatus]:
+        """Hunk decisions by (run id, path, hunk index)."""
+        ...
+
     async def prune(
         self, workspace: str, *, max_bytes: int, max_age_s: float, now: float
     ) -> list[CheckpointRun]:
@@ -248,6 +264,7 @@ class MemoryCheckpointStore:
         self._blobs: dict[str, str] = {}
         self._runs: dict[tuple[str, str], _MemoryRun] = {}
         self._reviews: dict[str, dict[tuple[str, str], ReviewStatus]] = {}
+        self._hunk_reviews: dict[str, dict[tuple[str, str, int], HunkStatus]] = {}
 
     async def put_text(self, text: str) -> str:
         blob = text_hash(text)
@@ -288,6 +305,14 @@ class MemoryCheckpointStore:
 
     async def reviews(self, session_id: str) -> dict[tuple[str, str], ReviewStatus]:
         return dict(self._reviews.get(session_id, {}))
+
+    async def set_hunk_review(
+        self, session_id: str, run_id: str, path: str, hunk: int, status: HunkStatus
+    ) -> None:
+        self._hunk_reviews.setdefault(session_id, {})[(run_id, path, hunk)] = status
+
+    async def hunk_reviews(self, session_id: str) -> dict[tuple[str, str, int], HunkStatus]:
+        return dict(self._hunk_reviews.get(session_id, {}))
 
     @staticmethod
     def _blobs_of(entries: Sequence[_MemoryRun]) -> set[str]:

@@ -45,6 +45,8 @@ __all__ = [
     "PreviewStateName",
     "PreviewStopped",
     "RepairAttempt",
+    "ReviewDecided",
+    "ReviewPending",
     "RunEnd",
     "RunStart",
     "RunStatus",
@@ -441,6 +443,32 @@ class FilesRestored(_Event):
     skipped: list[str] = Field(default_factory=list)
 
 
+class ReviewPending(_Event):
+    """A run in review mode (``approval.write: "review"``) ended and left
+    changed files for the person to keep or undo (``rein/review``)."""
+
+    type: Literal["review_pending"] = "review_pending"
+    session_id: str
+    run_id: str
+    #: The files now pending, workspace-relative.
+    paths: list[str]
+
+
+class ReviewDecided(_Event):
+    """The person kept or undid a reviewed file, or one hunk of it
+    (``rein/reviewDecide``)."""
+
+    type: Literal["review_decided"] = "review_decided"
+    session_id: str
+    run_id: str
+    path: str
+    #: The hunk's index when one hunk was decided; None for the whole file.
+    hunk: int | None = None
+    decision: Literal["keep", "undo"]
+    #: The hunk's status, or the file's when no hunk is named.
+    status: Literal["pending", "kept", "undone", "mixed"]
+
+
 class CheckpointDropped(_Event):
     """The storage limits dropped a checkpoint run's content (the oldest
     runs of the workspace first): the run stays listed, it can no longer be
@@ -498,6 +526,8 @@ Event = Annotated[
     | PreviewError
     | PreviewStopped
     | FilesRestored
+    | ReviewPending
+    | ReviewDecided
     | CheckpointDropped
     | ErrorEvent,
     Field(discriminator="type"),

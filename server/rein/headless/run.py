@@ -17,7 +17,7 @@ from rein.harness.ports import ApprovalRequest
 from rein.headless.host import HeadlessSession
 from rein.providers import create_model
 from rein.render import EventPrinter
-from rein.session import result_json
+from rein.session import Session, result_json
 from rein.store import default_storage_path
 
 __all__ = [
@@ -186,8 +186,12 @@ async def _run(
         result = await host.prompt(task)
         session_id = host.session.id
         changes = host.session.last_changes
+        reviews = host.session.last_reviews
+        pending_runs = await _pending_runs(host.session)
     if as_json:
-        print(json.dumps({"result": result_json(session_id, result, changes)}))
+        print(json.dumps({"result": result_json(session_id, result, changes, reviews)}))
+    elif pending_runs:
+        print(_pending_text(session_id, workspace, pending_runs), file=sys.stderr)
     elif result.status == "waiting":
         print(
             f"\nThe run waits for an answer. Continue it with:\n"
@@ -195,6 +199,33 @@ async def _run(
             file=sys.stderr,
         )
     return EXIT_CODES.get(result.status, 1)
+
+
+async def _pending_runs(session: Session) -> dict[str, list[tuple[str, str]]]:
+    """The last prompt's runs with files pending review: (change, path) per run."""
+    reviewer, capture = session.reviewer, session.capture
+    if reviewer is None or capture is None or not session.last_reviews:
+        return {}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for run_id in capture.prompt_runs:
+        files: list[tuple[str, str]] = [
+            (f.change, f.path) for f in await reviewer.files(run_id) if f.status == "pending"
+        ]
+        if files:
+            out[run_id] = files
+    return out
+
+
+def _pending_text(session_id: str, workspace: Path, runs: dict[str, list[tuple[str, str]]]) -> str:
+    """What ``rein run`` says about changes left pending (approval.write
+    "review"): they stay applied; how to undo them."""
+    lines = ['\nPending review (approval.write is "review"): these changes are applied.']
+    for run_id, files in runs.items():
+        lines.extend(f"  {change:<9} {path}" for change, path in files)
+        lines.append(
+            f"  Undo them with: rein undo --session {session_id} --run {run_id} {workspace}"
+        )
+    return "\n".join(lines)
 
 
 def run_task(

@@ -171,7 +171,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
                 ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
                 # pygls keeps every token it saw begin; this work is over.
                 ls.work_done_progress.tokens.pop(token, None)
-        return result_json(session.id, result, session.last_changes)
+        return result_json(session.id, result, session.last_changes, session.last_reviews)
 
     @server.feature("rein/steer")
     def steer(ls: ReinServer, params: Any) -> dict[str, Any]:

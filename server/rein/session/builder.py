@@ -28,6 +28,7 @@ from rein.harness.plan_act import (
 )
 from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence
 from rein.harness.prompts import Role, build_system_prompt
+from rein.harness.review import Reviewer
 from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.session.ports import SessionPorts, SessionSpec
@@ -245,6 +246,8 @@ def attach_checkpoints(
     session.closers.append(session.subscribe(capture.on_event))
     session.checkpoints = store
     session.capture = capture
+    session.reviewer = Reviewer(store, ports.workspace, session.id, emit=session.emit_flow)
+    session.review_edits = config.tool_settings().approval.review
     return capture
 
 

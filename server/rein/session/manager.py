@@ -26,7 +26,7 @@ from typing import Any
 from rein.config import ReinConfig
 from rein.harness import Message, RunResult, Usage
 from rein.harness.agent import repair_transcript
-from rein.harness.checkpoints import CheckpointStore, MemoryCheckpointStore
+from rein.harness.checkpoints import CheckpointStore, MemoryCheckpointStore, ReviewStatus
 from rein.harness.errors import StoreError
 from rein.harness.plan_act import PlanSnapshot
 from rein.harness.subagents import PendingChild, SubagentSpawner
@@ -397,6 +397,7 @@ class SessionManager:
             result = await session.run(lambda: session.agent.prompt_messages(messages))
         if capture is not None:
             session.last_changes = await capture.end_prompt()
+            session.last_reviews = await self._mark_pending(session, capture.prompt_runs)
             limits = self._config().checkpoints
             await capture.prune(
                 max_bytes=limits.max_mb * 1024 * 1024, max_age_s=limits.max_age_days * 86400.0
@@ -423,6 +424,23 @@ class SessionManager:
                 result.usage.model_dump(),
             )
         return result
+
+    async def _mark_pending(self, session: Session, runs: list[str]) -> dict[str, ReviewStatus]:
+        """In review mode: the prompt's changed files become pending (a
+        ``review_pending`` event per run). The review state of each path the
+        prompt changed (its latest run's), for the result's ``changes``."""
+        reviewer = session.reviewer
+        if reviewer is None or not session.review_edits or not session.last_changes:
+            return {}
+        states: dict[str, ReviewStatus] = {}
+        try:
+            for run_id in runs:
+                await reviewer.mark_pending(run_id)
+            for run_id in runs:
+                states |= {f.path: f.status for f in await reviewer.files(run_id)}
+        except StoreError as exc:
+            self._checkpoint_error(f"review: the changes could not be marked pending: {exc}")
+        return states
 
     def active(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.busy]

@@ -35,11 +35,15 @@ def usage_json(usage: Usage | Mapping[str, Any] | None) -> dict[str, int]:
 
 
 def result_json(
-    session_id: str, result: RunResult, changes: Sequence[FileChange] = ()
+    session_id: str,
+    result: RunResult,
+    changes: Sequence[FileChange] = (),
+    reviews: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The result of one run: the ``rein/prompt`` result and the ``result``
     object of ``rein run --json``. ``changes``: the net change per path of
-    the prompt's runs (its checkpoint)."""
+    the prompt's runs (its checkpoint); ``reviews``: their review state by
+    path (``approval.write: "review"``), added to each as ``review``."""
     payload: dict[str, Any] = {
         "sessionId": session_id,
         "runId": result.run_id,
@@ -49,7 +53,12 @@ def result_json(
         "repairAttempts": result.repair_attempts,
         "generations": list(result.generations),
         "usage": usage_json(result.usage),
-        "changes": changes_json(changes),
+        "changes": [
+            {**entry, "review": reviews[entry["path"]]}
+            if reviews and entry["path"] in reviews
+            else entry
+            for entry in changes_json(changes)
+        ],
     }
     if result.error:
         payload["error"] = result.error

@@ -15,10 +15,11 @@ from rein.harness import Agent, RunResult, Usage
 
 if TYPE_CHECKING:
     from rein.harness.checkpoint_capture import CheckpointCapture
-    from rein.harness.checkpoints import CheckpointStore, FileChange
+    from rein.harness.checkpoints import CheckpointStore, FileChange, ReviewStatus
     from rein.harness.events import Event
     from rein.harness.gates import GatePipeline
     from rein.harness.plan_act import PlanActFlow
+    from rein.harness.review import Reviewer
     from rein.harness.tools import ToolRegistry
 
 __all__ = ["Session", "SessionBusyError", "SessionStatus", "new_session_id"]
@@ -77,6 +78,12 @@ class Session:
     capture: CheckpointCapture | None = None
     #: The net change per path of the last prompt's runs (its ``changes``).
     last_changes: list[FileChange] = field(default_factory=list)
+    #: Keeps or undoes reviewed changes (None: checkpoints are off).
+    reviewer: Reviewer | None = None
+    #: ``approval.write: "review"``: a prompt's changed files end pending.
+    review_edits: bool = False
+    #: The review state per path of the last prompt's changes.
+    last_reviews: dict[str, ReviewStatus] = field(default_factory=dict)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Every event of the session: the agent's, the planner's and the

@@ -44,6 +44,7 @@ from rein.harness.checkpoints import (
     CheckpointRun,
     FileChange,
     FileVersion,
+    HunkStatus,
     ReviewStatus,
     text_hash,
 )
@@ -105,6 +106,14 @@ _MIGRATIONS: dict[int, str] = {
             path TEXT NOT NULL,
             status TEXT NOT NULL,
             PRIMARY KEY (session_id, run_id, path)
+        );
+        CREATE TABLE hunk_reviews (
+            session_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            hunk INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            PRIMARY KEY (session_id, run_id, path, hunk)
         );
     """,
 }
@@ -420,6 +429,29 @@ class SqliteCheckpointStore:
                 "SELECT run_id, path, status FROM reviews WHERE session_id=?", (session_id,)
             ).fetchall()
             return {(row[0], row[1]): row[2] for row in rows}
+
+        return await self._call(read)
+
+    async def set_hunk_review(
+        self, session_id: str, run_id: str, path: str, hunk: int, status: HunkStatus
+    ) -> None:
+        def write() -> None:
+            self._db.execute(
+                "INSERT INTO hunk_reviews (session_id, run_id, path, hunk, status) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id, run_id, path, hunk) "
+                "DO UPDATE SET status=excluded.status",
+                (session_id, run_id, path, hunk, status),
+            )
+
+        await self._call(write)
+
+    async def hunk_reviews(self, session_id: str) -> dict[tuple[str, str, int], HunkStatus]:
+        def read() -> dict[tuple[str, str, int], HunkStatus]:
+            rows = self._db.execute(
+                "SELECT run_id, path, hunk, status FROM hunk_reviews WHERE session_id=?",
+                (session_id,),
+            ).fetchall()
+            return {(row[0], row[1], int(row[2])): row[3] for row in rows}
 
         return await self._call(read)
 

@@ -29,6 +29,7 @@ from rein.tools.settings import (
     Policy,
     ToolOptions,
     ToolSettings,
+    WritePolicy,
 )
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "ToolOptions",
     "ToolSettings",
     "WriteFileTool",
+    "WritePolicy",
     "bootstrap_message",
     "check_approval",
     "default_tools",

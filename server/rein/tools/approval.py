@@ -2,7 +2,8 @@
 Approver port, and denials the model can read.
 
 The policy of a class ("read", "write", "command") is "allow", "ask" or
-"deny", from the session's :class:`~rein.tools.settings.ApprovalSettings`
+"deny" (writes also "review": applied like "allow", and the person keeps
+or undoes them after the run, ``rein.harness.review``), from the session's :class:`~rein.tools.settings.ApprovalSettings`
 (``rein.approval``; validated with the configuration, so a tool never sees
 an invalid one). "ask" goes through ``ctx.env.approver``; without one the
 call is denied. A denial is a :class:`ToolResult` with ``is_error=True``
@@ -54,7 +55,7 @@ async def check_approval(
             "the person what you need and why.",
             "policy",
         )
-    if policy == "allow" and not force_ask:
+    if policy in ("allow", "review") and not force_ask:
         return None
     because = why_ask or f'{setting} is "ask"'
     approver = ctx.env.approver

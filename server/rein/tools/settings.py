@@ -46,10 +46,14 @@ __all__ = [
     "Policy",
     "ToolOptions",
     "ToolSettings",
+    "WritePolicy",
     "settings_of",
 ]
 
 Policy = Literal["allow", "ask", "deny"]
+#: Writes also have "review": applied without asking, then kept or undone by
+#: the person after the run (``rein.harness.review``).
+WritePolicy = Literal["allow", "ask", "deny", "review"]
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 GrepBackend = Literal["auto", "rg", "python"]
 
@@ -89,7 +93,7 @@ class ApprovalSettings(_Section):
     """``rein.approval``: a policy per tool class, and the protected files."""
 
     read: Policy = "allow"
-    write: Policy = "allow"
+    write: WritePolicy = "allow"
     command: Policy = "ask"
     #: Globs that are never written and need approval to read (replaces the
     #: defaults when set).
@@ -99,9 +103,14 @@ class ApprovalSettings(_Section):
     #: model reads. Long: a person may be away for a while.
     timeout_ms: int = Field(600_000, ge=100)
 
-    def policy(self, approval_class: ApprovalClass) -> Policy:
-        policy: Policy = getattr(self, approval_class)
+    def policy(self, approval_class: ApprovalClass) -> WritePolicy:
+        policy: WritePolicy = getattr(self, approval_class)
         return policy
+
+    @property
+    def review(self) -> bool:
+        """Edits are reviewed after the run (``write: "review"``)."""
+        return self.write == "review"
 
 
 class ToolOptions(_Section):

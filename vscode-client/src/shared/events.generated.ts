@@ -59,6 +59,20 @@ export interface CarriedChanges {
 }
 
 /**
+ * The storage limits dropped a checkpoint run's content (the oldest runs of the workspace first):
+ * the run stays listed, it can no longer be restored. ``session_id`` is the run's session (the
+ * limits are per workspace, so it may be another session's run); ``bytes`` is what its content
+ * alone held.
+ */
+export interface CheckpointDropped {
+  bytes: number;
+  reason: string;
+  run_id: string;
+  session_id: string;
+  type: 'checkpoint_dropped';
+}
+
+/**
  * The context was brought under the window: oldest tool results elided ("elide") or oldest turns
  * summarised ("summarize").
  */
@@ -77,6 +91,20 @@ export interface ErrorEvent {
   message: string;
   type: 'error';
   where?: string;
+}
+
+/**
+ * A restore (``rein/restore``, ``rein undo``) put files back as they were before a run or a turn.
+ * Outside any run: its id is the restore's own checkpoint run (undo it by restoring that id).
+ */
+export interface FilesRestored {
+  conflicts?: string[];
+  restore_id: string;
+  restored?: string[];
+  run_id: string;
+  skipped?: string[];
+  turn?: number | null;
+  type: 'files_restored';
 }
 
 export interface FollowUpStarted {
@@ -408,6 +436,8 @@ export type ReinEvent =
   | PreviewOutput
   | PreviewError
   | PreviewStopped
+  | FilesRestored
+  | CheckpointDropped
   | ErrorEvent;
 
 export type ReinEventType = ReinEvent['type'];
@@ -446,5 +476,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'preview_output',
   'preview_error',
   'preview_stopped',
+  'files_restored',
+  'checkpoint_dropped',
   'error',
 ];

@@ -93,6 +93,7 @@ describe('package.json', () => {
     assert.deepEqual(settings['rein.model.provider']?.enum, ['openai', 'anthropic', 'replay']);
     assert.deepEqual(settings['rein.gates.preview.reload']?.enum, ['restart', 'signal', 'self']);
     assert.deepEqual(settings['rein.autoRepair']?.enum, ['off', 'onSave']);
+    assert.deepEqual(settings['rein.approval.write']?.enum, ['allow', 'ask', 'deny', 'review']);
   });
 
   it('has the chat as a webview view in its own activity-bar container', () => {

@@ -1,0 +1,506 @@
+"""Review before keeping: a run's changes stay applied, pending, until the
+person keeps or undoes them, per file, per hunk or all at once.
+
+With ``approval.write: "review"`` a run's edits are applied as usual (the
+gates and the preview run on them); when the run ends, every file it changed
+is marked pending in the checkpoint store (:meth:`Reviewer.mark_pending`).
+A reviewed file is the run's net change to a path: the version before the
+run's first change to it, and the agent's latest version. Its hunks
+(:mod:`rein.harness.hunks`) are where the two differ; a created or deleted
+file is one hunk, the whole file.
+
+* **Keep** records the decision; nothing in the workspace changes.
+* **Undo** puts the hunk's before-lines back in the text the file has NOW,
+  as one versioned edit per file (``Workspace.write_text`` with the version
+  that was read: a keystroke in between makes the editor refuse it). It is
+  refused, and nothing is written, when the region's current text is not the
+  agent's (the person changed it). A created file is deleted and a deleted
+  file recreated, with the same refusal. Every undo is recorded as a
+  restore-kind checkpoint run (registered before its write), so it can be
+  undone in turn with ``rein/restore``.
+
+A file's status follows from its hunks: ``pending`` while any hunk is,
+``kept`` or ``undone`` when all are, ``mixed`` otherwise. A file whose
+earlier content was not stored (binary, too large, changed by a command) or
+was pruned has no hunks: it can be kept, not undone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from rein.harness.checkpoints import (
+    CheckpointChange,
+    CheckpointRun,
+    CheckpointStore,
+    FileChange,
+    FileVersion,
+    HunkStatus,
+    ReviewStatus,
+)
+from rein.harness.errors import ReviewError, ToolError
+from rein.harness.events import Emit, ReviewDecided, ReviewPending
+from rein.harness.hunks import (
+    Hunk,
+    apply_regions,
+    compute_hunks,
+    expected_lines,
+    hunk_offsets,
+    lines_of,
+    locate,
+    unified_diff,
+)
+from rein.harness.ports import Workspace
+
+__all__ = [
+    "ChangeKind",
+    "DecideResult",
+    "Decided",
+    "Decision",
+    "Refused",
+    "ReviewedFile",
+    "ReviewedHunk",
+    "Reviewer",
+    "file_status",
+]
+
+Decision = Literal["keep", "undo"]
+ChangeKind = Literal["created", "modified", "deleted", "renamed"]
+
+#: What a refused hunk undo says (the spec's wording starts it).
+PERSON_CHANGED = "the person changed this region since the run"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewedHunk:
+    hunk: Hunk
+    status: HunkStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewedFile:
+    """A run's net change to one path, as the person reviews it."""
+
+    path: str
+    change: ChangeKind
+    status: ReviewStatus
+    hunks: tuple[ReviewedHunk, ...]
+    #: Unified diff of before -> after ("" when a side was not stored).
+    diff: str
+    #: Why it cannot be undone ("" when it can).
+    reason: str
+    before_text: str | None
+    after_text: str | None
+    #: Created (renamed onto a new path) or deleted: its one hunk is the
+    #: whole file, undone by deleting or recreating it.
+    whole: bool = False
+    renamed_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    path: str
+    hunk: int | None
+    status: ReviewStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    path: str
+    hunk: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecideResult:
+    run_id: str
+    decided: tuple[Decided, ...]
+    refused: tuple[Refused, ...]
+    #: The restore-kind checkpoint run that recorded the undo (None when
+    #: nothing was written).
+    restore_id: str | None = None
+
+
+def file_status(statuses: list[HunkStatus]) -> ReviewStatus:
+    """A file's status from its hunks' (see the module docstring)."""
+    if not statuses or "pending" in statuses:
+        return "pending"
+    if all(s == "kept" for s in statuses):
+        return "kept"
+    if all(s == "undone" for s in statuses):
+        return "undone"
+    return "mixed"
+
+
+@dataclass(frozen=True, slots=True)
+class _Net:
+    before: FileVersion
+    after: FileVersion
+    renamed_from: str | None
+
+
+class Reviewer:
+    """The review of one session's runs over its checkpoint store and
+    workspace. Decisions are serialised (one lock per reviewer)."""
+
+    def __init__(
+        self,
+        store: CheckpointStore,
+        workspace: Workspace,
+        session_id: str,
+        *,
+        emit: Emit | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.workspace = workspace
+        self.session_id = session_id
+        self.emit = emit
+        self.clock = clock
+        self._lock = asyncio.Lock()
+
+    # ---------------------------------------------------------------- reading
+
+    async def _net(self, run_id: str) -> dict[str, _Net]:
+        """The run's net change per path (first before -> last after), in
+        the order the paths were first changed; paths it left as they were
+        are left out."""
+        firsts: dict[str, FileVersion] = {}
+        lasts: dict[str, FileChange] = {}
+        for change in await self.store.changes(self.session_id, run_id):
+            for fc in change.files:
+                firsts.setdefault(fc.path, fc.before)
+                lasts[fc.path] = fc
+        out: dict[str, _Net] = {}
+        for path, before in firsts.items():
+            last = lasts[path]
+            if before == last.after and before.state != "unstored":
+                continue
+            out[path] = _Net(before, last.after, last.renamed_from)
+        return out
+
+    async def mark_pending(self, run_id: str) -> list[str]:
+        """Mark every file the run changed and that has no review state yet
+        pending; emit ``review_pending`` when there are any. Returns them."""
+        net = await self._net(run_id)
+        known = await self.store.reviews(self.session_id)
+        paths = [p for p in net if (run_id, p) not in known]
+        for path in paths:
+            await self.store.set_review(self.session_id, run_id, path, "pending")
+        if paths and self.emit is not None:
+            self.emit(ReviewPending(session_id=self.session_id, run_id=run_id, paths=paths))
+        return paths
+
+    async def _text(self, version: FileVersion) -> tuple[str | None, str]:
+        """The text of a version ("" when absent) or None with the reason."""
+        if version.state == "absent":
+            return "", ""
+        if version.state == "unstored":
+            return None, f"its content was not stored ({version.reason})"
+        assert version.blob is not None
+        text = await self.store.get_text(version.blob)
+        if text is None:
+            return None, "its stored content was dropped (pruned by the checkpoint limits)"
+        return text, ""
+
+    async def files(self, run_id: str) -> list[ReviewedFile]:
+        """The run's files under review (every status), in change order."""
+        reviews = await self.store.reviews(self.session_id)
+        decisions = await self.store.hunk_reviews(self.session_id)
+        out: list[ReviewedFile] = []
+        for path, net in (await self._net(run_id)).items():
+            stored = reviews.get((run_id, path))
+            if stored is None:
+                continue
+            out.append(await self._file(run_id, path, net, stored, decisions))
+        return out
+
+    async def _file(
+        self,
+        run_id: str,
+        path: str,
+        net: _Net,
+        stored: ReviewStatus,
+        decisions: dict[tuple[str, str, int], HunkStatus],
+    ) -> ReviewedFile:
+        change: ChangeKind
+        if net.renamed_from is not None:
+            change = "renamed"
+        elif net.before.state == "absent":
+            change = "created"
+        elif net.after.state == "absent":
+            change = "deleted"
+        else:
+            change = "modified"
+        before, why_before = await self._text(net.before)
+        after, why_after = await self._text(net.after)
+        if before is None or after is None:
+            reason = (
+                f"the version before the run: {why_before}"
+                if before is None
+                else f"the agent's version: {why_after}"
+            )
+            return ReviewedFile(
+                path, change, stored, (), "", reason, before, after, renamed_from=net.renamed_from
+            )
+        old, new = lines_of(before), lines_of(after)
+        whole = net.before.state == "absent" or net.after.state == "absent"
+        if whole:
+            hunks = [Hunk(0, (0, len(old)), (0, len(new)), tuple(old), tuple(new))]
+        else:
+            hunks = compute_hunks(old, new)
+        reviewed = tuple(
+            ReviewedHunk(h, decisions.get((run_id, path, h.index), "pending")) for h in hunks
+        )
+        status = file_status([h.status for h in reviewed]) if reviewed else stored
+        return ReviewedFile(
+            path,
+            change,
+            status,
+            reviewed,
+            unified_diff(old, new, path),
+            "",
+            before,
+            after,
+            whole,
+            net.renamed_from,
+        )
+
+    async def runs(self, run_id: str | None = None) -> list[tuple[str, list[ReviewedFile]]]:
+        """Every run of the session with files under review (or one run,
+        which must exist), oldest first."""
+        if run_id is not None:
+            await self._known_run(run_id)
+            return [(run_id, await self.files(run_id))]
+        reviewed = {rid for rid, _ in await self.store.reviews(self.session_id)}
+        runs = [r.run_id for r in await self.store.runs(self.session_id) if r.run_id in reviewed]
+        return [(rid, await self.files(rid)) for rid in runs]
+
+    async def _known_run(self, run_id: str) -> None:
+        ids = {r.run_id for r in await self.store.runs(self.session_id)}
+        if run_id not in ids:
+            raise ReviewError(f"no checkpoint run {run_id!r} in session {self.session_id}")
+
+    # -------------------------------------------------------------- deciding
+
+    async def decide(
+        self,
+        run_id: str,
+        decision: Decision,
+        path: str | None = None,
+        hunk: int | None = None,
+    ) -> DecideResult:
+        """Keep or undo the run's pending changes: all of them (no path),
+        one file, or one hunk of it. Raises :class:`ReviewError` for a run,
+        path or hunk that is not under review (nothing changed)."""
+        if hunk is not None and path is None:
+            raise ReviewError("a hunk needs its path")
+        async with self._lock:
+            await self._known_run(run_id)
+            files = await self.files(run_id)
+            if not files:
+                raise ReviewError(f"run {run_id} has no changes under review")
+            if path is not None:
+                files = [f for f in files if f.path == path]
+                if not files:
+                    raise ReviewError(f"{path} is not under review in run {run_id}")
+                if hunk is not None and not 0 <= hunk < len(files[0].hunks):
+                    raise ReviewError(
+                        f"{path} has {len(files[0].hunks)} hunk(s) under review; "
+                        f"there is no hunk {hunk}"
+                    )
+            batch = _Batch(self, run_id)
+            for file in files:
+                if decision == "keep":
+                    await batch.keep(file, hunk)
+                else:
+                    await batch.undo(file, hunk)
+            return DecideResult(
+                run_id, tuple(batch.decided), tuple(batch.refused), batch.restore_id
+            )
+
+
+class _Batch:
+    """One decision request: its results, and the restore run its undos
+    are recorded in (made before the first write)."""
+
+    def __init__(self, reviewer: Reviewer, run_id: str) -> None:
+        self.r = reviewer
+        self.run_id = run_id
+        self.decided: list[Decided] = []
+        self.refused: list[Refused] = []
+        self.restore_id: str | None = None
+
+    async def _set(
+        self,
+        file: ReviewedFile,
+        statuses: dict[int, HunkStatus],
+        hunk: int | None,
+        decision: Decision,
+    ) -> None:
+        r = self.r
+        for index, hunk_status in statuses.items():
+            await r.store.set_hunk_review(r.session_id, self.run_id, file.path, index, hunk_status)
+        merged = {h.hunk.index: h.status for h in file.hunks} | statuses
+        status: ReviewStatus
+        if file.hunks:
+            status = file_status(list(merged.values()))
+        else:
+            status = "kept" if decision == "keep" else file.status
+        await r.store.set_review(r.session_id, self.run_id, file.path, status)
+        shown: ReviewStatus = merged[hunk] if hunk is not None else status
+        self.decided.append(Decided(file.path, hunk, shown))
+        if r.emit is not None:
+            r.emit(
+                ReviewDecided(
+                    session_id=r.session_id,
+                    run_id=self.run_id,
+                    path=file.path,
+                    hunk=hunk,
+                    decision=decision,
+                    status=shown,
+                )
+            )
+
+    async def keep(self, file: ReviewedFile, hunk: int | None) -> None:
+        if hunk is not None and file.hunks[hunk].status == "undone":
+            self.refused.append(
+                Refused(
+                    file.path,
+                    hunk,
+                    "this hunk was undone; to bring it back, undo that undo with rein/restore",
+                )
+            )
+            return
+        chosen = [h for h in file.hunks if hunk is None or h.hunk.index == hunk]
+        statuses: dict[int, HunkStatus] = {
+            h.hunk.index: "kept" for h in chosen if h.status != "undone"
+        }
+        await self._set(file, statuses, hunk, "keep")
+
+    async def undo(self, file: ReviewedFile, hunk: int | None) -> None:
+        if not file.hunks:
+            self.refused.append(Refused(file.path, hunk, f"cannot undo: {file.reason}"))
+            return
+        chosen = [
+            h.hunk
+            for h in file.hunks
+            if (hunk is None or h.hunk.index == hunk) and h.status != "undone"
+        ]
+        if chosen and not await self._write_undo(file, chosen):
+            return
+        await self._set(file, {h.index: "undone" for h in chosen}, hunk, "undo")
+
+    async def _begin(self) -> str:
+        r = self.r
+        if self.restore_id is None:
+            self.restore_id = "restore-" + uuid.uuid4().hex[:12]
+            await r.store.begin_run(
+                CheckpointRun(
+                    session_id=r.session_id,
+                    run_id=self.restore_id,
+                    workspace=r.workspace.root,
+                    kind="restore",
+                    title=f"review: undo of changes of run {self.run_id}",
+                    started_at=r.clock(),
+                    restored_run=self.run_id,
+                )
+            )
+        return self.restore_id
+
+    async def _record(self, restore_id: str, generation: int, change: FileChange) -> None:
+        r = self.r
+        await r.store.record(
+            CheckpointChange(
+                session_id=r.session_id,
+                run_id=restore_id,
+                turn=0,
+                generation=generation,
+                origin="restore",
+                files=(change,),
+                at=r.clock(),
+            )
+        )
+
+    async def _write_undo(self, file: ReviewedFile, hunks: list[Hunk]) -> bool:
+        """Write the undo of ``hunks`` (one edit of the file); False, with
+        the refusals, when it must not or the workspace refused."""
+        ws = self.r.workspace
+        assert file.before_text is not None and file.after_text is not None
+        exists = await ws.exists(file.path)
+        if file.whole and file.change == "deleted":
+            if exists:
+                self.refused.append(
+                    Refused(file.path, None, "the person created this file again since the run")
+                )
+                return False
+            return await self._apply(file, None, None, file.before_text)
+        if not exists:
+            if file.whole:
+                return True  # created by the run and already gone: nothing to write
+            self.refused.append(
+                Refused(file.path, None, "the file was deleted since the run; nothing to undo")
+            )
+            return False
+        try:
+            current = await ws.read_text(file.path)
+        except ToolError as exc:
+            self.refused.append(Refused(file.path, None, f"cannot read it: {exc}"))
+            return False
+        if file.whole:
+            if current.text != file.after_text:
+                self.refused.append(
+                    Refused(file.path, None, "the person changed this file since the run")
+                )
+                return False
+            return await self._apply(file, current.version, current.text, None)
+        all_hunks = [h.hunk for h in file.hunks]
+        undone = [h.hunk.index for h in file.hunks if h.status == "undone"]
+        expected = expected_lines(lines_of(file.after_text), all_hunks, undone)
+        offsets = hunk_offsets(all_hunks, undone)
+        cur = lines_of(current.text)
+        regions: list[tuple[tuple[int, int], tuple[str, ...]]] = []
+        for h in hunks:
+            region = locate(expected, cur, offsets[h.index])
+            if region is None:
+                self.refused.append(Refused(file.path, h.index, f"{PERSON_CHANGED} ({h.header})"))
+            else:
+                regions.append((region, h.before))
+        if len(regions) < len(hunks):
+            return False
+        new_text = "".join(apply_regions(cur, regions))
+        return await self._apply(file, current.version, current.text, new_text)
+
+    async def _apply(
+        self, file: ReviewedFile, version: int | None, current: str | None, new: str | None
+    ) -> bool:
+        """Record the change (the restore run first), then write ``new``
+        over ``current`` (None: no file; ``new`` None deletes it)."""
+        store = self.r.store
+        versions: list[FileVersion] = []
+        for text in (current, new):
+            if text is None:
+                versions.append(FileVersion.absent())
+            else:
+                await store.put_text(text)
+                versions.append(FileVersion.of_text(text))
+        restore_id = await self._begin()
+        try:
+            if new is None:
+                mutation = await self.r.workspace.delete(file.path)
+            else:
+                mutation = await self.r.workspace.write_text(
+                    file.path, new, expected_version=version
+                )
+        except ToolError as exc:
+            self.refused.append(Refused(file.path, None, f"the edit was refused: {exc}"))
+            return False
+        await self._record(
+            restore_id, mutation.generation, FileChange(file.path, versions[0], versions[1])
+        )
+        return True
