@@ -341,6 +341,10 @@ export class PanelState {
       case 'model_request':
         // A wire dump (the host turned Agent.wire_dump on): diagnostics, not shown.
         break;
+      case 'files_restored':
+      case 'checkpoint_dropped':
+        // The checkpoint rows show these (the controller loads rein/checkpoints again).
+        break;
       case 'watchdog_paused':
       case 'watchdog_resumed':
         // Bookkeeping of the idle watchdog (gate, install and compaction time is activity).
