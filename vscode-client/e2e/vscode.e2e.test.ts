@@ -496,7 +496,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await assertScenarioUsedUp(env);
   });
 
-  it('undoes a run from the panel: Undo this run, VS Code\'s modal, the three files back as before', async () => {
+  it('undoes a run from the panel: Undo this run, VS Code\'s modal, a created, an edited and a deleted file as before', async () => {
     assert.ok(env);
     const { page, workspace } = env;
     const panel = chat(page);
@@ -505,11 +505,17 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
     await panel.locator('.composer .mode-toggle [role="radio"]', { hasText: 'Agent' }).click();
     const calcBefore = calcOnDisk(workspace);
-    await send(panel, 'Add a stats module with spread() and note it.');
+    const legacy = path.join(workspace, 'legacy.py');
+    const legacyBefore = fs.readFileSync(legacy, 'utf8');
+    const stats = path.join(workspace, 'stats.py');
+    await send(panel, 'Add a stats module with spread() and drop legacy.py.');
     await waitForEnd(env, panel, '.item.run-end.completed');
     await assertScenarioUsedUp(env);
-    const created = ['stats.py', 'NOTES.md'].map((name) => path.join(workspace, name));
-    await waitUntil('the run\'s three changes on disk', async () => created.every((file) => fs.existsSync(file)) && calcOnDisk(workspace).includes('spread() is in stats.py'), 15_000);
+    await waitUntil(
+      'the run\'s three changes on disk',
+      async () => fs.existsSync(stats) && !fs.existsSync(legacy) && calcOnDisk(workspace).includes('spread() is in stats.py'),
+      15_000,
+    );
 
     // The run's checkpoint row: its files and Undo this run (loaded with rein/checkpoints after run_end).
     const row = panel.locator('.item.checkpoint').last();
@@ -517,8 +523,13 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await row.locator('.ckpt-title').textContent(), 'Changed 3 files');
     assert.deepEqual(
       (await row.locator(':scope > .ckpt-files .ckpt-file').allTextContents()).sort(),
-      ['ANOTES.mdRestore', 'Astats.pyRestore', 'Mcalc.pyRestore'],
+      ['Astats.pyRestore', 'Dlegacy.pyRestore', 'Mcalc.pyRestore'],
     );
+    // calc.py in the editor shows the run's edit (and nothing else is open for the picture).
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await runCommand(page, 'View: Close All Editors');
+    await openFile(page, 'calc.py');
+    await waitUntil('the run\'s edit in the calc.py editor', async () => (await editorText(page)).includes('spread() is in stats.py'), 15_000);
     await row.locator('.ckpt-undo').scrollIntoViewIfNeeded();
     await page.screenshot({ path: CHECKPOINT_SCREENSHOT });
     assert.deepEqual(pngSize(CHECKPOINT_SCREENSHOT), { width: 1400, height: 860 });
@@ -531,10 +542,10 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await dialog.locator('.monaco-button', { hasText: 'Undo Run' }).click();
     await waitUntil(
       'the three files as before the run',
-      async () => created.every((file) => !fs.existsSync(file)) && calcOnDisk(workspace) === calcBefore,
+      async () => !fs.existsSync(stats) && fs.existsSync(legacy) && fs.readFileSync(legacy, 'utf8') === legacyBefore && calcOnDisk(workspace) === calcBefore,
       30_000,
     );
-    await waitUntil('calc.py in the editor as before the run', async () => !(await editorText(page)).includes('spread() is in stats.py'), 15_000);
+    await waitUntil('calc.py in the editor as before the run', async () => (await editorText(page)).startsWith(calcBefore.split('\n')[0] ?? '-'), 15_000);
     const outcome = panel.locator('.item.checkpoint .ckpt-outcome-head').first();
     await outcome.waitFor({ timeout: 15_000 });
     assert.equal(await outcome.textContent(), 'Restored 3 files (the whole run)');

@@ -184,7 +184,7 @@ export function renderCheckpoint(item: CheckpointItem): HTMLElement {
   const el = h(
     'div',
     { class: `item checkpoint kind-${run.kind}${run.pruned ? ' pruned' : ''}` },
-    h('div', { class: 'ckpt-head' }, icon('history'), h('span', { class: 'ckpt-title', title: run.title }, title), h('span', { class: 'spacer' }), undo),
+    h('div', { class: 'ckpt-head' }, icon('history'), h('span', { class: 'ckpt-title', title: run.title }, title), undo),
   );
   if (!isRestore && run.title) {
     el.append(h('div', { class: 'ckpt-run muted', title: run.title }, run.title));
