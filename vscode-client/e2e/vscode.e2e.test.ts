@@ -53,6 +53,7 @@ const SCREENSHOT = screenshotPath('vscode-e2e.png');
 const DIFF_SCREENSHOT = screenshotPath('vscode-e2e-diff.png');
 const CHECKPOINT_SCREENSHOT = screenshotPath('vscode-e2e-checkpoint.png');
 const UNDONE_SCREENSHOT = screenshotPath('vscode-e2e-undone.png');
+const CONFLICT_SCREENSHOT = screenshotPath('vscode-e2e-conflict.png');
 /** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
@@ -552,6 +553,37 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     // The restore is a checkpoint of its own, which can be undone in turn.
     await panel.locator('.item.checkpoint.kind-restore .ckpt-undo', { hasText: 'Undo this restore' }).waitFor({ timeout: 15_000 });
     await page.screenshot({ path: UNDONE_SCREENSHOT });
+
+    // Undo the restore (the run's changes come back), then the person types in
+    // calc.py, and Undo this run again: calc.py is a conflict the restore does
+    // not touch, the other two files are restored, and Compare opens calc.py
+    // as Rein left it against the person's.
+    await panel.locator('.item.checkpoint.kind-restore .ckpt-undo').click();
+    await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Undo Restore' }).click();
+    await waitUntil('the run\'s changes back', async () => fs.existsSync(stats) && !fs.existsSync(legacy), 30_000);
+    await waitUntil('the run\'s edit back in the editor', async () => (await editorText(page)).includes('spread() is in stats.py'), 15_000);
+    await page.locator('.editor-instance .view-line').first().click();
+    await page.keyboard.press('End');
+    await page.keyboard.type('  # mine');
+    await waitUntil('the person\'s typing in the buffer', async () => (await editorText(page)).includes('# mine'), 15_000);
+    await panel.locator('.item.checkpoint.kind-run .ckpt-undo').last().click();
+    const again = page.locator('.monaco-dialog-box');
+    await again.waitFor({ timeout: 15_000 });
+    await again.locator('.monaco-button', { hasText: 'Undo Run' }).click();
+    const conflict = panel.locator('.item.checkpoint.kind-run .ckpt-conflict').first();
+    await conflict.waitFor({ timeout: 30_000 });
+    assert.equal(await conflict.locator('.ckpt-path').textContent(), 'calc.py');
+    await waitUntil('the others restored', async () => !fs.existsSync(stats) && fs.existsSync(legacy), 30_000);
+    assert.match(await editorText(page), /spread\(\) is in stats\.py\)\.""" {2}# mine/, 'the person\'s text is kept');
+    await conflict.locator('.link-button', { hasText: 'Compare' }).click();
+    await page.locator('.tab', { hasText: 'as Rein left it ↔ yours' }).first().waitFor({ timeout: 15_000 });
+    const side = async (which: string): Promise<string> =>
+      (await page.locator(`.monaco-diff-editor .${which} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    await waitUntil('the comparison to draw both sides', async () => (await side('modified')).includes('# mine') && (await side('original')) !== '', 15_000);
+    // Left: calc.py as the run (then the undone restore) left it; right: the person's buffer.
+    assert.match(await side('original'), /spread\(\) is in stats\.py/);
+    assert.doesNotMatch(await side('original'), /# mine/);
+    await page.screenshot({ path: CONFLICT_SCREENSHOT });
   });
 
   it('an invalid provider with a local base URL: the prompt fails with the reason, no request leaves', async () => {

@@ -97,7 +97,7 @@ function outcome(item: CheckpointItem): HTMLElement | null {
           icon('warning'),
           h('span', { class: 'ckpt-path' }, conflict.path),
           h('span', { class: 'ckpt-reason' }, conflict.reason),
-          action('Compare', `Compare the checkpoint's ${conflict.path} with yours (yours is kept)`, { ckpt: 'compare', run: item.run.runId, file: conflict.path }, 'link-button'),
+          action('Compare', `Compare ${conflict.path} as Rein left it with yours (yours is kept)`, { ckpt: 'compare', run: item.run.runId, file: conflict.path }, 'link-button'),
         ),
       );
     }
@@ -168,9 +168,11 @@ export function renderCheckpoint(item: CheckpointItem): HTMLElement {
   const run = item.run;
   const blocked = run.pruned || item.busy !== undefined;
   const isRestore = run.kind === 'restore';
-  const title = isRestore
-    ? `Restored ${plural(run.files.length, 'file')} to before ${item.restoredTitle ? `“${item.restoredTitle}”` : 'a run'}${run.restoredTurn ? ` (turn ${run.restoredTurn})` : ''}`
-    : `Changed ${plural(run.files.length, 'file')}`;
+  const title = !isRestore
+    ? `Changed ${plural(run.files.length, 'file')}`
+    : item.restoredKind === 'restore'
+      ? `Undid a restore: ${plural(run.files.length, 'file')} as before it`
+      : `Restored ${plural(run.files.length, 'file')} to before ${item.restoredTitle ? `“${item.restoredTitle}”` : 'a run'}${run.restoredTurn ? ` (turn ${run.restoredTurn})` : ''}`;
   const undo = action(
     isRestore ? 'Undo this restore' : 'Undo this run',
     isRestore

@@ -132,7 +132,7 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider, 
     await vscode.commands.executeCommand('vscode.diff', left, await this.current(path), `${path} (${when} ↔ now)`);
   }
 
-  /** A restore conflict: the checkpoint's text against the person's, which stays as it is. */
+  /** A restore conflict: the file as Rein left it against the person's text, which stays as it is. */
   async openConflict(conflict: RestoreConflict): Promise<void> {
     const left = vscode.Uri.from({
       scheme: CHECKPOINT_SCHEME,
@@ -141,6 +141,6 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider, 
     });
     this.remember(left, conflict.checkpointText ?? '');
     const right = conflict.currentText === null ? await this.current(conflict.path) : workspaceFileUri(conflict.path);
-    await vscode.commands.executeCommand('vscode.diff', left, right ?? left, `${conflict.path} (checkpoint ↔ yours)`);
+    await vscode.commands.executeCommand('vscode.diff', left, right ?? left, `${conflict.path} (as Rein left it ↔ yours)`);
   }
 }

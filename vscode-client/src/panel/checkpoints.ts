@@ -201,7 +201,7 @@ export class CheckpointModel {
 
   /** One item per run, oldest first; an item keeps its `rev` until something in it changes. */
   items(): CheckpointItem[] {
-    const titles = new Map(this.runs.map((run) => [run.runId, run.title]));
+    const byId = new Map(this.runs.map((run) => [run.runId, run]));
     const items: CheckpointItem[] = [];
     for (const run of this.runs) {
       const row = this.rows.get(run.runId) ?? {};
@@ -217,7 +217,8 @@ export class CheckpointModel {
         run,
         undoCount: this.restorePaths(run.runId).length,
         turnCounts,
-        restoredTitle: run.restoredRun ? titles.get(run.restoredRun) : undefined,
+        restoredTitle: run.restoredRun ? byId.get(run.restoredRun)?.title : undefined,
+        restoredKind: run.restoredRun ? byId.get(run.restoredRun)?.kind : undefined,
         busy: row.busy,
         outcome: row.outcome,
         review: review && review.length > 0 ? review : undefined,

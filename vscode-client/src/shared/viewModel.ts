@@ -172,6 +172,8 @@ export interface CheckpointItem extends ItemBase {
   turnCounts: Record<number, number>;
   /** The title of the run a restore restored (kind "restore"). */
   restoredTitle?: string | undefined;
+  /** Whether that run was itself a restore (this one undid it). */
+  restoredKind?: 'run' | 'restore' | undefined;
   /** A request of this row is in flight ("Undoing…"). */
   busy?: string | undefined;
   outcome?: RestoreOutcome | undefined;

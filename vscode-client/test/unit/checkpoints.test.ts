@@ -298,7 +298,7 @@ describe('undo and restore from the panel', { timeout: 10_000 }, () => {
     const [left, right, title] = diff?.args as [Uri, Uri, string];
     assert.equal(left.scheme, CHECKPOINT_SCHEME);
     assert.equal(right.toString(), 'file:///work/project/calc.py', 'the person\'s own file, as it is');
-    assert.equal(title, 'calc.py (checkpoint ↔ yours)');
+    assert.equal(title, 'calc.py (as Rein left it ↔ yours)');
     const documents = new CheckpointDocuments(connection);
     assert.equal(await documents.provideTextDocumentContent(left as never), '(this comparison is no longer available: open it again from the Rein panel)');
   });

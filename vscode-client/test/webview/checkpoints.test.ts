@@ -197,6 +197,19 @@ describe('checkpoint rows in headless Chromium', () => {
     ]);
   });
 
+  it('titles a restore by the run it restored, and the undo of a restore as such', async () => {
+    host.checkpoints.setRuns([
+      ...RUNS,
+      { runId: 'restore-9f3a', kind: 'restore', title: 'restore to before run run_later', startedAt: 1796208400, bytes: 300, pruned: false, restoredRun: 'run_later', files: [], turns: [] },
+      { runId: 'restore-77c1', kind: 'restore', title: 'restore to before run restore-9f3a', startedAt: 1796208500, bytes: 300, pruned: false, restoredRun: 'restore-9f3a', files: [{ path: 'stats.py', change: 'modified', restorable: true }], turns: [] },
+    ]);
+    await host.flush();
+    assert.deepEqual(await page.locator('.item.checkpoint.kind-restore .ckpt-title').allTextContents(), [
+      'Restored 0 files to before “Move the statistics into stats.py and test them”',
+      'Undid a restore: 1 file as before it',
+    ]);
+  });
+
   it('loaded nothing remote, broke no CSP rule, and looks right (chat-panel-checkpoints.png)', async () => {
     assert.deepEqual(problems, []);
     host.checkpoints.setRuns(RUNS);
