@@ -1136,6 +1136,7 @@ class Editor:
                 changed.append(rel)
             elif isinstance(change, lsp.RenameFile):
                 old, new = self.rel(change.old_uri), self.rel(change.new_uri)
+                (self.root / new).parent.mkdir(parents=True, exist_ok=True)  # as VS Code does
                 (self.root / old).rename(self.root / new)
                 changed += [old, new]
             elif isinstance(change, lsp.TextDocumentEdit):

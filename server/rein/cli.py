@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from rein import __version__
 
@@ -142,6 +143,7 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     from rein.harness.errors import StoreError
     from rein.session.results import usage_json
     from rein.store import SqliteStore, default_storage_path
+    from rein.store.checkpoints import SqliteCheckpointStore
 
     folder = args.storage or str(default_storage_path())
     try:
@@ -151,6 +153,26 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
         return 2
     records = anyio.run(store.list_sessions)
     store.close()
+    # Checkpoint bytes per session and per workspace (none without the file).
+    per_session: dict[str, int] = {}
+    per_workspace: dict[str, int] = {}
+    if (Path(folder).expanduser() / "checkpoints.db").exists():
+        try:
+            checkpoints = SqliteCheckpointStore.open(folder)
+        except StoreError as exc:
+            print(f"rein sessions: {exc}", file=sys.stderr)
+        else:
+
+            async def sizes() -> None:
+                for r in records:
+                    per_session[r.id] = await checkpoints.session_size(r.id)
+                for workspace in {r.workspace for r in records if r.workspace}:
+                    per_workspace[workspace] = await checkpoints.size(workspace)
+
+            try:
+                anyio.run(sizes)
+            finally:
+                checkpoints.close()
     if args.json:
         for r in records:
             print(
@@ -164,6 +186,9 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
                         "origin": r.origin,
                         "turns": r.turns,
                         "usage": usage_json(r.usage),
+                        "workspace": r.workspace,
+                        "checkpointBytes": per_session.get(r.id, 0),
+                        "workspaceCheckpointBytes": per_workspace.get(r.workspace, 0),
                     }
                 )
             )
@@ -174,8 +199,23 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.updated_at))
         tokens = sum(int(v) for v in r.usage.values()) if r.usage else 0
-        print(f"{r.id}  {when}  {r.status:<11} {r.turns:>3} turns {tokens:>8} tokens  {r.title}")
+        stored = _size(per_session.get(r.id, 0))
+        print(
+            f"{r.id}  {when}  {r.status:<11} {r.turns:>3} turns {tokens:>8} tokens "
+            f"{stored:>9} checkpoints  {r.title}"
+        )
+    for workspace, total in sorted(per_workspace.items()):
+        print(f"checkpoints of {workspace}: {_size(total)}")
     return 0
+
+
+def _size(n: int) -> str:
+    """Bytes as people read them: ``0 B``, ``12.3 KB``, ``4.5 MB``."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 
 #: The "before" of a file a command changed when Rein had no earlier content.
 COMMAND_BEFORE = "changed by a command; Rein did not have its earlier content"
+#: The reason of a path that is a folder, not a file.
+_DIRECTORY = "a directory"
 #: The longest one store call may hold up an edit (seconds).
 STORE_BOUND_S = 5.0
 
@@ -236,6 +238,8 @@ class CheckpointCapture:
             for path in pending.mutation.paths:
                 before = self._known.get(path) or FileVersion.unstored(COMMAND_BEFORE)
                 after = await self._read(path)
+                if after.reason.startswith(_DIRECTORY):
+                    continue  # a folder the watcher saw appear: its files are changes
                 if before == after and before.state != "unstored":
                     continue  # touched, not changed
                 files.append(FileChange(path, before, after))
@@ -262,6 +266,8 @@ class CheckpointCapture:
             if not exists:
                 return FileVersion.absent()
             message = str(exc)
+            if "is a directory" in message:
+                return FileVersion.unstored(f"{_DIRECTORY}: {message}")
             if "binary" in message or "UTF-8" in message:
                 return FileVersion.unstored("binary")
             return FileVersion.unstored(f"unreadable: {message}")

@@ -121,7 +121,12 @@ class HeadlessSession:
             spawn=self._spawn,
         )
         self.mutations.subscribe(self.preview.on_mutation)
-        self.manager = SessionManager(lambda: self.config, self.ports, storage=lambda: storage)
+        self.manager = SessionManager(
+            lambda: self.config,
+            self.ports,
+            storage=lambda: storage,
+            on_checkpoint_error=lambda message: self._report(f"checkpoints: {message}"),
+        )
         self.reports: list[str] = []
         self._session: Session | None = None
         self._stack: AsyncExitStack | None = None

@@ -367,6 +367,7 @@ class ReinServer(LanguageServer):
                 self.session_ports,
                 storage=lambda: self.config.storage_path or str(default_storage_path()),
                 on_store_error=self._store_error,
+                on_checkpoint_error=self._checkpoint_error,
                 evict=True,
             )
             self._manager.on_new_session.append(self._stream_session)
@@ -379,6 +380,14 @@ class ReinServer(LanguageServer):
                 type=lsp.MessageType.Error,
                 message=f"Rein: {message}. Sessions are kept in memory only until the "
                 "server restarts.",
+            )
+        )
+
+    def _checkpoint_error(self, message: str) -> None:
+        self.window_show_message(
+            lsp.ShowMessageParams(
+                type=lsp.MessageType.Warning,
+                message=f"Rein: {message}. Runs go on; what they change may not be undoable.",
             )
         )
 

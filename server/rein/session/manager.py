@@ -48,7 +48,9 @@ class SessionManager:
     ``config`` is called for the current configuration (the language server's
     changes with the editor's settings); ``ports`` for the host's ports, made
     on first use; ``storage`` is the store's folder (None: memory only);
-    ``on_store_error`` tells the person once that the store is unusable;
+    ``on_store_error`` tells the person once that the store is unusable,
+    ``on_checkpoint_error`` that checkpoints cannot be stored (the edits go
+    on);
     ``evict`` turns on the ``sessions`` memory bounds, measured on ``clock``.
     """
 
@@ -59,6 +61,7 @@ class SessionManager:
         *,
         storage: Callable[[], str | Path | None],
         on_store_error: Callable[[str], None] | None = None,
+        on_checkpoint_error: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
         evict: bool = False,
     ) -> None:
@@ -70,6 +73,7 @@ class SessionManager:
         self._ports = ports
         self._storage = storage
         self._on_store_error = on_store_error
+        self._on_checkpoint_error = on_checkpoint_error
         self.sessions: dict[str, Session] = {}
         self.store: SqliteStore | None = None
         self.store_error: str | None = None
@@ -111,14 +115,15 @@ class SessionManager:
             if self._on_store_error is not None:
                 self._on_store_error(str(exc))
             return None
-        interrupted = await self.store.mark_interrupted()
-        if interrupted:
-            log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
+        # Before the first await: a concurrent caller gets both stores or neither.
         try:
             self.checkpoints = SqliteCheckpointStore.open(str(folder))
         except StoreError as exc:
             self.checkpoints_error = f"checkpoints are kept in memory only: {exc}"
             self._checkpoint_error(self.checkpoints_error)
+        interrupted = await self.store.mark_interrupted()
+        if interrupted:
+            log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
         return self.store
 
     def _checkpoint_error(self, message: str) -> None:
@@ -127,8 +132,8 @@ class SessionManager:
         if self._checkpoint_error_told:
             return
         self._checkpoint_error_told = True
-        if self._on_store_error is not None:
-            self._on_store_error(message)
+        if self._on_checkpoint_error is not None:
+            self._on_checkpoint_error(message)
 
     def close(self) -> None:
         if self._sweep is not None:

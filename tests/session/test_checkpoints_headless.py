@@ -1,0 +1,155 @@
+"""A real ``rein run`` records its checkpoint in ``checkpoints.db``: the
+content before and after each file it created, changed, deleted or renamed,
+and what a command it ran changed; ``rein sessions`` shows the bytes."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rein.harness.checkpoint_capture import COMMAND_BEFORE
+from rein.harness.checkpoints import FileChange, FileVersion
+from rein.store import SqliteStore
+from rein.store.checkpoints import SqliteCheckpointStore
+
+#: Real ``rein run`` and ``rein sessions`` processes.
+pytestmark = pytest.mark.e2e
+
+REIN = [sys.executable, "-m", "rein"]
+GEN = "open('gen.txt', 'w').write('made by a command\\n')"
+
+
+def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*REIN, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+SCRIPT = f"""
+turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {{path: new.py, content: "n = 1\\n"}}
+      - name: edit_file
+        arguments: {{path: a.py, old_string: "a = 1", new_string: "a = 2"}}
+  - tool_calls:
+      - name: delete_file
+        arguments: {{path: gone.py}}
+      - name: move_file
+        arguments: {{path: old.py, new_path: pkg/moved.py}}
+  - tool_calls:
+      - name: run_command
+        arguments: {{command: {json.dumps(f"{shlex.quote(sys.executable)} -c {shlex.quote(GEN)}")}}}
+  - text: done
+"""
+
+
+def text(value: str) -> FileVersion:
+    return FileVersion.of_text(value)
+
+
+def test_a_headless_run_records_every_changed_file_with_its_content(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("a = 1\n")
+    (ws / "gone.py").write_text("g = 1\n")
+    (ws / "old.py").write_text("o = 1\n")
+    script = tmp_path / "s.yaml"
+    script.write_text(SCRIPT)
+    config = tmp_path / "rein.yaml"
+    config.write_text("gates: {analyzer: {enabled: false}}\n")
+    storage = tmp_path / "store"
+    out = _run(
+        "run",
+        "change four files",
+        "-w",
+        str(ws),
+        "--provider",
+        "replay",
+        "--script",
+        str(script),
+        "--config",
+        str(config),
+        "--storage",
+        str(storage),
+        "--yes",
+        "--json",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = json.loads(out.stdout.splitlines()[-1])["result"]
+    assert (ws / "gen.txt").read_text() == "made by a command\n"
+    assert result["changes"] == [
+        {"path": "new.py", "change": "created"},
+        {"path": "a.py", "change": "modified"},
+        {"path": "gone.py", "change": "deleted"},
+        {"path": "old.py", "change": "deleted"},
+        {"path": "pkg/moved.py", "change": "renamed", "renamedFrom": "old.py"},
+        {"path": "gen.txt", "change": "modified"},
+    ]
+
+    async def read() -> tuple[list[object], list[object], dict[str, str | None], str]:
+        store = SqliteCheckpointStore.open(storage)
+        sessions = SqliteStore.open(storage)
+        try:
+            runs = await store.runs(result["sessionId"])
+            changes = await store.changes(result["sessionId"])
+            blobs = {
+                v: await store.get_text(FileVersion.of_text(v).blob or "")
+                for v in (
+                    "a = 1\n",
+                    "a = 2\n",
+                    "n = 1\n",
+                    "g = 1\n",
+                    "o = 1\n",
+                    "made by a command\n",
+                )
+            }
+            [record] = await sessions.list_sessions()
+            return runs, changes, blobs, record.workspace
+        finally:
+            store.close()
+            sessions.close()
+
+    runs, changes, blobs, workspace = anyio.run(read)
+    assert [(r.run_id, r.kind, r.title, r.workspace) for r in runs] == [  # type: ignore[attr-defined]
+        (result["runId"], "run", "change four files", str(ws))
+    ]
+    assert workspace == str(ws)
+    assert [(c.turn, c.origin, list(c.files)) for c in changes] == [  # type: ignore[attr-defined]
+        (1, "tool", [FileChange("new.py", FileVersion.absent(), text("n = 1\n"))]),
+        (1, "tool", [FileChange("a.py", text("a = 1\n"), text("a = 2\n"))]),
+        (2, "tool", [FileChange("gone.py", text("g = 1\n"), FileVersion.absent())]),
+        (
+            2,
+            "tool",
+            [
+                FileChange("old.py", text("o = 1\n"), FileVersion.absent()),
+                FileChange("pkg/moved.py", FileVersion.absent(), text("o = 1\n"), "old.py"),
+            ],
+        ),
+        (
+            3,
+            "command",
+            [
+                FileChange(
+                    "gen.txt", FileVersion.unstored(COMMAND_BEFORE), text("made by a command\n")
+                )
+            ],
+        ),
+    ]
+    # Every version is readable back from the file.
+    assert blobs == {k: k for k in blobs}
+
+    listed = _run("sessions", "--storage", str(storage), "--json")
+    assert listed.returncode == 0, listed.stderr
+    [session] = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
+    assert session["checkpointBytes"] > 0
+    assert session["workspace"] == str(ws)
+    text_out = _run("sessions", "--storage", str(storage))
+    assert "checkpoints" in text_out.stdout
