@@ -1155,7 +1155,10 @@ class Editor:
                 else:
                     version, text = (
                         0,
-                        (self.root / rel).read_text() if (self.root / rel).exists() else "",
+                        # an editor opens any file (a binary one shows replacement characters)
+                        (self.root / rel).read_bytes().decode("utf-8", "replace")
+                        if (self.root / rel).exists()
+                        else "",
                     )
                 for edit in change.edits:
                     start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)

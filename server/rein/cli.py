@@ -209,6 +209,34 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_undo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rein.headless.undo import UndoArgs, undo
+    from rein.store import default_storage_path
+    from rein.store.checkpoints import SqliteCheckpointStore
+
+    root = Path(args.root).resolve()
+    if not root.is_dir():
+        print(
+            f"rein undo: the workspace {root} is not a folder; nothing was changed", file=sys.stderr
+        )
+        return 2
+    folder = args.storage or str(default_storage_path())
+    return undo(
+        UndoArgs(
+            root=root,
+            storage=folder,
+            session_id=args.session,
+            run_id=args.run,
+            turn=args.turn,
+            paths=tuple(args.path) if args.path else None,
+            as_json=args.json,
+        ),
+        lambda sessions: SqliteCheckpointStore.open(folder),
+    )
+
+
 def _size(n: int) -> str:
     """Bytes as people read them: ``0 B``, ``12.3 KB``, ``4.5 MB``."""
     if n < 1024:
@@ -313,6 +341,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--storage", help="the storage folder (default: the user data dir)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_sessions)
+
+    p = sub.add_parser(
+        "undo",
+        help="restore the workspace to before a run (or a turn) of a session",
+        description="Restore the files a run changed (from --turn on, and every later run of "
+        "the session) as they were before it. A file changed since the run is left as it is "
+        "and reported with a diff. Exit 0: all restored; 3: conflicts or skipped files; "
+        "2: refused, nothing changed.",
+    )
+    p.add_argument("root", nargs="?", default=".", help="the workspace folder (default: .)")
+    p.add_argument("--session", help="the session (default: the latest with checkpoints here)")
+    p.add_argument("--run", help="the run (default: the session's latest); a restore id undoes it")
+    p.add_argument("--turn", type=_positive_int, help="restore to before this turn of the run")
+    p.add_argument("--path", action="append", metavar="P", help="only this file (repeatable)")
+    p.add_argument("--json", action="store_true", help="the result as one JSON object")
+    p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.set_defaults(func=_cmd_undo)
 
     p = sub.add_parser("eval", help="behavioural evals of the harness (exit 1 on any failure)")
     p.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")

@@ -3,7 +3,9 @@
 
 A run's entry for a path is its *net* change: from the path's version
 before the run's first change to it to the version after its last (a file
-created and deleted again in one run is no change and is not listed).
+created and deleted again in one run is no change and is not listed). A
+restore that wrote nothing (everything was already as before, or in
+conflict) is not listed either.
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ async def list_checkpoints(store: CheckpointStore, session_id: str) -> dict[str,
     out: list[dict[str, Any]] = []
     for run in runs:
         own = [c for c in changes if c.run_id == run.run_id]
+        if run.kind == "restore" and not own:
+            continue  # a restore that found nothing to write
         item: dict[str, Any] = {
             "runId": run.run_id,
             "kind": run.kind,

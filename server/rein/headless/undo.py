@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,7 +151,3 @@ def undo(args: UndoArgs, open_checkpoints: Any) -> int:
     """Run ``rein undo``; the exit code. ``open_checkpoints(sessions)``
     opens the checkpoint store next to the session database."""
     return anyio.run(_main, args, open_checkpoints)
-
-
-def paths_or_none(paths: Sequence[str] | None) -> tuple[str, ...] | None:
-    return tuple(paths) if paths else None
