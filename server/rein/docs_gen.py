@@ -37,6 +37,8 @@ from rein.harness.events import (
     PreviewStarted,
     PreviewStopped,
     RepairAttempt,
+    ReviewDecided,
+    ReviewPending,
     RunEnd,
     RunStart,
     SteeringApplied,
@@ -223,6 +225,17 @@ EXAMPLES: dict[str, Any] = {
         restored=["app.py", "util.py"],
         conflicts=["README.md"],
         skipped=[],
+    ),
+    "review_pending": ReviewPending(
+        session_id="ses_3f2a9c1d0b7e", run_id="run_3f2a9c1d7e4b", paths=["app.py", "greetings.py"]
+    ),
+    "review_decided": ReviewDecided(
+        session_id="ses_3f2a9c1d0b7e",
+        run_id="run_3f2a9c1d7e4b",
+        path="app.py",
+        hunk=0,
+        decision="undo",
+        status="undone",
     ),
     "checkpoint_dropped": CheckpointDropped(
         session_id="ses_3f2a9c1d0b7e",

@@ -348,3 +348,25 @@ def test_undoing_every_hunk_one_by_one_restores_the_file(
         assert (await rev.files(RUN))[0].status == "undone"
 
     asyncio.run(scenario())
+
+
+async def test_a_rename_is_undone_by_recreating_the_old_path_and_deleting_the_new(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    store, ws = new_store(), FakeWorkspace({"old.py": "x = 1\n"})
+    await store.begin_run(CheckpointRun(SID, RUN, ws.root, "run", "task", 1.0))
+    await store.put_text("x = 1\n")
+    mutation = await ws.rename("old.py", "new.py")
+    text = FileVersion.of_text("x = 1\n")
+    files = (
+        FileChange("old.py", text, FileVersion.absent()),
+        FileChange("new.py", FileVersion.absent(), text, renamed_from="old.py"),
+    )
+    await store.record(CheckpointChange(SID, RUN, 1, mutation.generation, "tool", files, 2.0))
+    rev = reviewer(store, ws, events)
+    assert await rev.mark_pending(RUN) == ["old.py", "new.py"]
+    changes = {f.path: (f.change, f.renamed_from) for f in await rev.files(RUN)}
+    assert changes == {"old.py": ("deleted", None), "new.py": ("renamed", "old.py")}
+    result = await rev.decide(RUN, "undo")
+    assert result.refused == ()
+    assert ws.files == {"old.py": "x = 1\n"}

@@ -76,6 +76,18 @@ FORBID_COMMAND = (
     "cannot run commands",
 )
 EXECUTOR_SECTION = "# The executor's tools (not yours)\n"
+#: False in review mode (approval.write "review"): edits are applied without
+#: asking and the person keeps or undoes them after the run.
+FALSE_IN_REVIEW = (
+    "ask for approval",
+    "asks for approval",
+    "approve each edit",
+    "needs the person's approval",
+    "are not applied",
+    "will not be applied",
+    "is not applied until",
+    "before they are applied",
+)
 
 
 def _config(tmp_path: Path, **tools: Any) -> dict[str, Any]:
@@ -249,6 +261,26 @@ async def test_planner_executor_and_summariser(host: Any, project: Path, tmp_pat
         check_contract(role, request, ran.executor_tools)
     assert ran.requests[0].tools == ["submit_plan"]
     assert "complete_step" in ran.requests[1].tools and "edit_file" in ran.requests[1].tools
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_review_mode_prompts_say_nothing_false_about_edits(
+    host: Any, project: Path, tmp_path: Path
+) -> None:
+    """In review mode the edits are applied as usual (and reviewed after the
+    run): the roles are offered the same tools, keep the contract, and
+    nothing says edits wait for an approval."""
+    review = {**_config(tmp_path), "approval": {"write": "review"}}
+    ran = await run_script(host, project, "agent", [read(), {"text": "x is 1."}], review)
+    allowed = await run_script(
+        host, project, "agent", [read(), {"text": "x is 1."}], _config(tmp_path)
+    )
+    request = ran.requests[0]
+    check_contract("agent", request, ran.executor_tools)
+    assert {"edit_file", "write_file"} <= set(request.tools)
+    assert request.tools == allowed.requests[0].tools
+    lower = request.system.lower()
+    assert not [p for p in FALSE_IN_REVIEW if p in lower]
 
 
 #: Tool subsets a subagent is given (None: the default, the read-only tools).

@@ -89,7 +89,7 @@ def test_the_settings_are_frozen() -> None:
         pytest.param(
             {"approval": {"write": "sometimes"}},
             "approval.write",
-            "'allow', 'ask' or 'deny'",
+            "'allow', 'ask', 'deny' or 'review'",
             id="policy",
         ),
         pytest.param(

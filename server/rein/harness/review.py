@@ -42,6 +42,7 @@ from rein.harness.checkpoints import (
     FileVersion,
     HunkStatus,
     ReviewStatus,
+    net_files,
 )
 from rein.harness.errors import ReviewError, ToolError
 from rein.harness.events import Emit, ReviewDecided, ReviewPending
@@ -72,8 +73,8 @@ __all__ = [
 Decision = Literal["keep", "undo"]
 ChangeKind = Literal["created", "modified", "deleted", "renamed"]
 
-#: What a refused hunk undo says (the spec's wording starts it).
-PERSON_CHANGED = "the person changed this region since the run"
+#: What a refused hunk undo says.
+PERSON_CHANGED = "the person changed this region since the run (or a later run did)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,13 +138,6 @@ def file_status(statuses: list[HunkStatus]) -> ReviewStatus:
     return "mixed"
 
 
-@dataclass(frozen=True, slots=True)
-class _Net:
-    before: FileVersion
-    after: FileVersion
-    renamed_from: str | None
-
-
 class Reviewer:
     """The review of one session's runs over its checkpoint store and
     workspace. Decisions are serialised (one lock per reviewer)."""
@@ -166,23 +160,11 @@ class Reviewer:
 
     # ---------------------------------------------------------------- reading
 
-    async def _net(self, run_id: str) -> dict[str, _Net]:
+    async def _net(self, run_id: str) -> dict[str, FileChange]:
         """The run's net change per path (first before -> last after), in
         the order the paths were first changed; paths it left as they were
         are left out."""
-        firsts: dict[str, FileVersion] = {}
-        lasts: dict[str, FileChange] = {}
-        for change in await self.store.changes(self.session_id, run_id):
-            for fc in change.files:
-                firsts.setdefault(fc.path, fc.before)
-                lasts[fc.path] = fc
-        out: dict[str, _Net] = {}
-        for path, before in firsts.items():
-            last = lasts[path]
-            if before == last.after and before.state != "unstored":
-                continue
-            out[path] = _Net(before, last.after, last.renamed_from)
-        return out
+        return {f.path: f for f in net_files(await self.store.changes(self.session_id, run_id))}
 
     async def mark_pending(self, run_id: str) -> list[str]:
         """Mark every file the run changed and that has no review state yet
@@ -224,7 +206,7 @@ class Reviewer:
         self,
         run_id: str,
         path: str,
-        net: _Net,
+        net: FileChange,
         stored: ReviewStatus,
         decisions: dict[tuple[str, str, int], HunkStatus],
     ) -> ReviewedFile:

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
 from rein.lsp._framing import DEFAULT_MAX_BYTES
-from rein.lsp.server import ReinServer
+from rein.lsp.server import ReinServer, RequestFailed
 
 if TYPE_CHECKING:
     from rein.harness.events import Event
+    from rein.harness.review import Reviewer
     from rein.session import Session
 
 # Handlers import the rest of Rein when first called, so the server answers
@@ -235,6 +238,29 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
 
         return await checkpoints.content(ls, params)
 
+    @server.feature("rein/review")
+    async def review(ls: ReinServer, params: Any) -> dict[str, Any]:
+        """The session's changes under review, per run, file and hunk."""
+        from rein.lsp.params import ReviewParams, parse
+        from rein.session.reviews import review_json
+
+        parsed = parse(ReviewParams, params, "rein/review")
+        reviewer = await _reviewer(ls, parsed.session_id, "rein/review")
+        async with _review_errors("rein/review"):
+            return review_json(await reviewer.runs(parsed.run_id))
+
+    @server.feature("rein/reviewDecide")
+    async def review_decide(ls: ReinServer, params: Any) -> dict[str, Any]:
+        """Keep or undo a run's changes: all, one file, or one hunk."""
+        from rein.lsp.params import ReviewDecideParams, parse
+        from rein.session.reviews import decide_json
+
+        parsed = parse(ReviewDecideParams, params, "rein/reviewDecide")
+        reviewer = await _reviewer(ls, parsed.session_id, "rein/reviewDecide")
+        async with _review_errors("rein/reviewDecide"):
+            result = await reviewer.decide(parsed.run_id, parsed.decision, parsed.path, parsed.hunk)
+        return decide_json(result)
+
     @server.feature("rein/serverState")
     def server_state(ls: ReinServer, params: Any) -> dict[str, Any]:
         from rein.lsp.params import SessionsParams, parse
@@ -311,6 +337,35 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
         return await ls.preview.handle("restart")
 
     return server
+
+
+async def _reviewer(ls: ReinServer, session_id: str, method: str) -> Reviewer:
+    """The session's reviewer; InvalidParams for an unknown session,
+    RequestFailed when it keeps no checkpoints."""
+    await ls.ready()
+    await ls.open_store()
+    session = await ls.load_session(session_id)
+    if session is None:
+        raise JsonRpcInvalidParams(
+            f"{method}: invalid params: sessionId: no session {_shown(session_id)}"
+        )
+    if session.reviewer is None:
+        raise RequestFailed(
+            f"{method}: session {session.id} keeps no checkpoints (checkpoints.enabled is "
+            "false), so it has no changes to review"
+        )
+    return session.reviewer
+
+
+@asynccontextmanager
+async def _review_errors(method: str) -> AsyncIterator[None]:
+    """A review request that cannot be done is RequestFailed, saying why."""
+    from rein.harness.errors import ReviewError, StoreError
+
+    try:
+        yield
+    except (ReviewError, StoreError) as exc:
+        raise RequestFailed(f"{method}: {exc}") from exc
 
 
 def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:

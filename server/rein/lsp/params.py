@@ -21,6 +21,8 @@ __all__ = [
     "PromptContext",
     "PromptParams",
     "RestoreParams",
+    "ReviewDecideParams",
+    "ReviewParams",
     "SessionParams",
     "SessionsParams",
     "SteerParams",
@@ -115,6 +117,23 @@ class SessionParams(BaseModel):
     model_config = _CONFIG
 
     session_id: str = Field(alias="sessionId")
+
+
+class ReviewParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str = Field(alias="sessionId")
+    run_id: str | None = Field(None, alias="runId", min_length=1)
+
+
+class ReviewDecideParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str = Field(alias="sessionId")
+    run_id: str = Field(alias="runId", min_length=1)
+    decision: Literal["keep", "undo"]
+    path: str | None = Field(None, min_length=1)
+    hunk: StrictInt | None = Field(None, ge=0)
 
 
 class PreviewParams(BaseModel):

@@ -343,7 +343,9 @@ export class PanelState {
         break;
       case 'files_restored':
       case 'checkpoint_dropped':
-        // The checkpoint rows show these (the controller loads rein/checkpoints again).
+      case 'review_pending':
+      case 'review_decided':
+        // The checkpoint rows show these (the controller loads rein/checkpoints and rein/review again).
         break;
       case 'watchdog_paused':
       case 'watchdog_resumed':

@@ -241,6 +241,28 @@ export interface RepairAttempt {
   type: 'repair_attempt';
 }
 
+/** The person kept or undid a reviewed file, or one hunk of it (``rein/reviewDecide``). */
+export interface ReviewDecided {
+  decision: 'keep' | 'undo';
+  hunk?: number | null;
+  path: string;
+  run_id: string;
+  session_id: string;
+  status: 'pending' | 'kept' | 'undone' | 'mixed';
+  type: 'review_decided';
+}
+
+/**
+ * A run in review mode (``approval.write: "review"``) ended and left changed files for the person
+ * to keep or undo (``rein/review``).
+ */
+export interface ReviewPending {
+  paths: string[];
+  run_id: string;
+  session_id: string;
+  type: 'review_pending';
+}
+
 export interface RunEnd {
   reason?: string | null;
   run_id: string;
@@ -437,6 +459,8 @@ export type ReinEvent =
   | PreviewError
   | PreviewStopped
   | FilesRestored
+  | ReviewPending
+  | ReviewDecided
   | CheckpointDropped
   | ErrorEvent;
 
@@ -477,6 +501,8 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'preview_error',
   'preview_stopped',
   'files_restored',
+  'review_pending',
+  'review_decided',
   'checkpoint_dropped',
   'error',
 ];
