@@ -54,6 +54,7 @@ const DIFF_SCREENSHOT = screenshotPath('vscode-e2e-diff.png');
 const CHECKPOINT_SCREENSHOT = screenshotPath('vscode-e2e-checkpoint.png');
 const UNDONE_SCREENSHOT = screenshotPath('vscode-e2e-undone.png');
 const CONFLICT_SCREENSHOT = screenshotPath('vscode-e2e-conflict.png');
+const REVIEW_SCREENSHOT = screenshotPath('vscode-e2e-review.png');
 /** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
@@ -566,6 +567,8 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await page.keyboard.press('End');
     await page.keyboard.type('  # mine');
     await waitUntil('the person\'s typing in the buffer', async () => (await editorText(page)).includes('# mine'), 15_000);
+    await page.keyboard.press(`${MOD}+S`); // saved, so no editor is left dirty for the next test
+    await waitUntil('the person\'s typing saved', async () => calcOnDisk(workspace).includes('# mine'), 15_000);
     await panel.locator('.item.checkpoint.kind-run .ckpt-undo').last().click();
     const again = page.locator('.monaco-dialog-box');
     await again.waitFor({ timeout: 15_000 });
@@ -584,6 +587,60 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.match(await side('original'), /spread\(\) is in stats\.py/);
     assert.doesNotMatch(await side('original'), /# mine/);
     await page.screenshot({ path: CONFLICT_SCREENSHOT });
+  });
+
+  it('reviews a run in the editor: Undo one hunk and Keep the other with the CodeLens, the panel shows the file mixed', async () => {
+    assert.ok(env);
+    const { page, workspace } = env;
+    const panel = chat(page);
+    const legacy = path.join(workspace, 'legacy.py');
+    const before = fs.readFileSync(legacy, 'utf8');
+    // Review mode for the sessions the restarted server makes.
+    writeSettings(env, { ...settings(env.modelPort), 'rein.approval.write': 'review' });
+    await runCommand(page, 'Rein: Restart Server');
+    await panel.locator('.banner.state-starting').waitFor({ state: 'attached', timeout: 30_000 });
+    await panel.locator('.banner.state-running').waitFor({ state: 'attached', timeout: 60_000 });
+    await useScenario(env, 'review-scenario.yaml');
+    await runCommand(page, 'View: Close All Editors');
+    await openFile(page, 'legacy.py');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    await send(panel, 'Guard average() against an empty list.');
+    await waitForEnd(env, panel, '.item.run-end.completed');
+    await assertScenarioUsedUp(env);
+
+    // Pending: both edits applied, the panel's review lists the file, the editor has a lens per hunk.
+    const review = panel.locator('.item.checkpoint .ckpt-review').last();
+    await review.waitFor({ timeout: 30_000 });
+    assert.equal(await review.locator('.ckpt-review-title').textContent(), 'Review: 1 file pending');
+    const tools = (await panel.locator('.item.tool').allTextContents()).join(' | ');
+    await waitUntil(`both edits in the editor (tool rows: ${tools})`, async () => (await editorText(page)).includes('accepts an empty list') && (await editorText(page)).includes('max(len(values), 1)'), 15_000);
+    const lenses = page.locator('.editor-instance .codelens-decoration');
+    await waitUntil('a Keep | Undo lens on each hunk', async () => (await lenses.count()) === 2, 30_000);
+    assert.match((await lenses.first().textContent()) ?? '', /Keep.*\|.*Undo/);
+    await review.locator('.review-file > summary .ckpt-path').first().click(); // its hunks, for the picture
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15_000 });
+    await page.screenshot({ path: REVIEW_SCREENSHOT });
+
+    // Undo the docstring hunk: its old line comes back in the buffer, its lens goes.
+    await lenses.first().locator('a', { hasText: 'Undo' }).click();
+    await waitUntil('the first hunk undone in the editor', async () => (await editorText(page)).startsWith(before.split('\n')[0] ?? '-'), 15_000);
+    await waitUntil('one lens left', async () => (await lenses.count()) === 1, 15_000);
+    // Keep the other: the file keeps it, the lens goes, the panel shows the file mixed.
+    await lenses.first().locator('a', { hasText: 'Keep' }).click();
+    await waitUntil('no lens left', async () => (await lenses.count()) === 0, 15_000);
+    assert.match(await editorText(page), /max\(len\(values\), 1\)/);
+    await panel.locator('.item.checkpoint .review-file.status-mixed').last().waitFor({ timeout: 15_000 });
+    assert.equal(await panel.locator('.item.checkpoint .ckpt-review .ckpt-review-title').last().textContent(), 'Reviewed');
+    await waitUntil(
+      'legacy.py on disk: the old docstring, the new average()',
+      async () => {
+        const text = fs.readFileSync(legacy, 'utf8');
+        return text.startsWith(before.split('\n')[0] ?? '-') && text.includes('max(len(values), 1)');
+      },
+      15_000,
+    );
   });
 
   it('an invalid provider with a local base URL: the prompt fails with the reason, no request leaves', async () => {

@@ -132,7 +132,7 @@ function review(item: CheckpointItem): HTMLElement | null {
     return null;
   }
   const run = item.run.runId;
-  const pending = reviewed.filter((file) => file.status === 'pending' || file.status === 'mixed').length;
+  const pending = reviewed.filter((file) => file.status === 'pending').length;
   const el = h('div', { class: 'ckpt-review' });
   const head = h('div', { class: 'ckpt-review-head' }, h('span', { class: 'ckpt-review-title' }, pending ? `Review: ${plural(pending, 'file')} pending` : 'Reviewed'));
   if (pending) {
@@ -143,7 +143,7 @@ function review(item: CheckpointItem): HTMLElement | null {
   }
   el.append(head);
   for (const file of reviewed) {
-    const open = file.status === 'pending' || file.status === 'mixed';
+    const open = file.status === 'pending';
     const summary = h(
       'summary',
       {},

@@ -46,8 +46,9 @@ function entryPaths(entry: FileEntry): string[] {
   return entry.renamedFrom ? [entry.path, entry.renamedFrom] : [entry.path];
 }
 
+/** A file still has hunks to decide ("mixed": some kept, some undone, none pending). */
 export function isUnderReview(status: string | undefined): boolean {
-  return status === 'pending' || status === 'mixed';
+  return status === 'pending';
 }
 
 export class CheckpointModel {

@@ -295,4 +295,18 @@ describe('review rows in headless Chromium', () => {
     await page.screenshot({ path: REVIEW_SCREENSHOT });
     assert.deepEqual(pngSize(REVIEW_SCREENSHOT), { width: 440, height: 700 });
   });
+  it('counts a file with kept and undone hunks (mixed) as reviewed: nothing left to decide', async () => {
+    const decided: ReviewResult = structuredClone(REVIEW);
+    const stats = decided.runs[0]?.files[0];
+    assert.ok(stats);
+    stats.status = 'mixed';
+    stats.hunks = stats.hunks.map((hunk, index) => ({ ...hunk, status: index === 0 ? 'undone' : 'kept' }));
+    host.checkpoints.setReview(decided);
+    await host.flush();
+    const review = page.locator('.ckpt-review');
+    assert.equal(await review.locator('.ckpt-review-title').textContent(), 'Reviewed');
+    assert.deepEqual(await review.locator('.review-file > summary .badge').allTextContents(), ['mixed', 'kept']);
+    assert.equal(await review.locator('button').count(), 0);
+    assert.deepEqual(await review.locator('.hunk .badge').allTextContents(), ['undone', 'kept', 'kept']);
+  });
 });
