@@ -21,7 +21,18 @@
  *    dismisses VS Code's input box, the panel shows the run waiting with the
  *    question; the answer typed in the panel (with e2e/resume-scenario.yaml
  *    loaded) resumes the step, which edits with it and completes.
- * 5. Configuration that fails safe: the user settings get an invalid
+ * 5. Undo this run: e2e/checkpoint-scenario.yaml; a run creates stats.py,
+ *    edits calc.py and deletes legacy.py; its checkpoint row in the panel
+ *    lists them; Undo this run, confirmed in VS Code's modal, puts all three
+ *    back (disk and editor); Undo this restore brings the run's version back;
+ *    the person types into calc.py and Undo this run keeps calc.py as a
+ *    conflict (the others restored); Compare opens calc.py as Rein left it
+ *    against the person's.
+ * 6. Review: rein.approval.write "review" (the server restarted with it);
+ *    e2e/review-scenario.yaml edits legacy.py in two places; the editor shows
+ *    Keep | Undo on each hunk; one is undone, one kept; the panel's file is
+ *    mixed, the disk has the kept change only.
+ * 7. Configuration that fails safe: the user settings get an invalid
  *    provider ("openai-compatible") next to the local base URL; the server
  *    restarts with them, VS Code shows the error naming the key and the
  *    allowed values, a prompt fails with the reason, and no request reaches
@@ -31,8 +42,10 @@
  * When `rein serve` cannot start, the suite fails (before it starts
  * code-server) with the reason: the round trip is never skipped.
  *
- * Saves build/screenshots/vscode-e2e.png and vscode-e2e-diff.png (`make
- * screenshots` copies them to docs/images). Needs: the vsix (npm run
+ * Saves build/screenshots/vscode-e2e.png, vscode-e2e-diff.png,
+ * vscode-e2e-checkpoint.png, vscode-e2e-undone.png, vscode-e2e-conflict.png and
+ * vscode-e2e-review.png (`make screenshots` copies those the docs show to
+ * docs/images). Needs: the vsix (npm run
  * package), out/e2e/analyzer (scripts/build.mjs --tests), chromium,
  * .venv/bin/ruff (without it the squiggle checks are left out).
  * REIN_E2E_REIN names another `rein`.
