@@ -30,6 +30,8 @@ export interface PendingHunk {
   runId: string;
   path: string;
   hunk: ReviewHunk;
+  /** Every hunk of the file (an undone one before it moved it). */
+  siblings: readonly ReviewHunk[];
 }
 
 function startedAtMs(run: CheckpointRunInfo): number {
@@ -179,7 +181,7 @@ export class CheckpointModel {
         }
         for (const hunk of file.hunks) {
           if (hunk.status === 'pending') {
-            found.push({ runId, path, hunk });
+            found.push({ runId, path, hunk, siblings: file.hunks });
           }
         }
       }

@@ -27,6 +27,45 @@ export function hunkLines(hunk: Pick<ReviewHunk, 'newStart' | 'newLines'>, lineC
   return { first, last: Math.min(first + hunk.newLines - 1, last), empty: false };
 }
 
+/** Whether `lines` from `at` are `block`. */
+function blockAt(lines: readonly string[], block: readonly string[], at: number): boolean {
+  return at >= 0 && at + block.length <= lines.length && block.every((line, i) => lines[at + i] === line);
+}
+
+/**
+ * Where a hunk is in the file now. Its `newStart` counts in the agent's
+ * version; each hunk before it that was undone moved it by the lines it put
+ * back, and the person may have added or removed lines above it since. So:
+ * the agent's lines of the hunk at the shifted place, else the nearest place
+ * that has them, else the shifted place.
+ */
+export function locateHunk(
+  hunk: ReviewHunk,
+  siblings: readonly ReviewHunk[],
+  lines: readonly string[],
+): { first: number; last: number; empty: boolean } {
+  const shift = siblings
+    .filter((other) => other.index < hunk.index && other.status === 'undone')
+    .reduce((sum, other) => sum + other.oldLines - other.newLines, 0);
+  const shifted = hunkLines({ newStart: hunk.newStart + shift, newLines: hunk.newLines }, lines.length);
+  const added = hunk.lines.filter((line) => line.startsWith('+')).map((line) => line.slice(1));
+  if (added.length === 0 || blockAt(lines, added, shifted.first)) {
+    return shifted;
+  }
+  for (let distance = 1; distance < lines.length; distance++) {
+    for (const at of [shifted.first - distance, shifted.first + distance]) {
+      if (blockAt(lines, added, at)) {
+        return { first: at, last: at + added.length - 1, empty: false };
+      }
+    }
+  }
+  return shifted;
+}
+
+function documentLines(document: vscode.TextDocument): string[] {
+  return document.getText().split(/\r?\n/);
+}
+
 function relative(uri: vscode.Uri): string {
   return vscode.workspace.asRelativePath(uri, false);
 }
@@ -54,6 +93,12 @@ export class ReviewLens implements vscode.CodeLensProvider, vscode.Disposable {
         }
       }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorateAll()),
+      // Typing moves the hunks: draw their lines again (the lenses are asked for again by VS Code).
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        if (vscode.window.visibleTextEditors.some((editor) => editor.document === event.document)) {
+          this.decorateAll();
+        }
+      }),
     ];
   }
 
@@ -68,8 +113,9 @@ export class ReviewLens implements vscode.CodeLensProvider, vscode.Disposable {
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const path = relative(document.uri);
     const lenses: vscode.CodeLens[] = [];
-    for (const { runId, hunk } of this.service.model.pendingHunks(path)) {
-      const lines = hunkLines(hunk, document.lineCount);
+    const text = documentLines(document);
+    for (const { runId, hunk, siblings } of this.service.model.pendingHunks(path)) {
+      const lines = locateHunk(hunk, siblings, text);
       const range = new vscode.Range(lines.first, 0, lines.first, 0);
       const what = lines.empty ? `${hunk.oldLines} removed line${hunk.oldLines === 1 ? '' : 's'}` : hunk.header;
       const lens = (decision: ReviewDecision, title: string, tooltip: string): vscode.CodeLens =>
@@ -86,9 +132,10 @@ export class ReviewLens implements vscode.CodeLensProvider, vscode.Disposable {
   decorateAll(): void {
     for (const editor of vscode.window.visibleTextEditors) {
       const document = editor.document;
+      const text = documentLines(document);
       const ranges = this.service.model
         .pendingHunks(relative(document.uri))
-        .map(({ hunk }) => hunkLines(hunk, document.lineCount))
+        .map(({ hunk, siblings }) => locateHunk(hunk, siblings, text))
         .filter((lines) => !lines.empty)
         .map((lines) => new vscode.Range(lines.first, 0, lines.last, 0));
       editor.setDecorations(this.decoration, ranges);

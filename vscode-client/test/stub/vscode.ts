@@ -174,14 +174,15 @@ export enum OverviewRulerLane {
 
 /** An editor a test shows (window.visibleTextEditors): records its decorations. */
 export interface StubEditor {
-  document: { uri: Uri; lineCount: number };
+  document: { uri: Uri; lineCount: number; getText(): string };
   decorations: Map<unknown, Range[]>;
   setDecorations(type: unknown, ranges: Range[]): void;
 }
 
-export function stubEditor(uri: string, lineCount: number): StubEditor {
+/** An editor showing `text` (its document as much as the extension reads of one). */
+export function stubEditor(uri: string, text: string): StubEditor {
   const editor: StubEditor = {
-    document: { uri: Uri.parse(uri), lineCount },
+    document: { uri: Uri.parse(uri), lineCount: text.split('\n').length, getText: () => text },
     decorations: new Map(),
     setDecorations(type, ranges) {
       editor.decorations.set(type, ranges);
@@ -212,6 +213,7 @@ interface DialogCall {
 
 const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
 const visibleEditorsChanged = new EventEmitter<unknown>();
+const textDocumentChanged = new EventEmitter<{ document: unknown }>();
 
 /** What a test controls and observes. */
 export const stub = {
@@ -228,6 +230,9 @@ export const stub = {
   registered: new Map<string, (...args: unknown[]) => unknown>(),
   /** Files that exist for workspace.fs.stat (file paths). */
   existing: new Set<string>(),
+  fireTextDocumentChanged(document: unknown): void {
+    textDocumentChanged.fire({ document });
+  },
   fireVisibleEditorsChanged(): void {
     visibleEditorsChanged.fire(window.visibleTextEditors);
   },
@@ -334,6 +339,7 @@ export const workspace = {
   openTextDocument: () => Promise.reject(new Error('no documents in the stub')),
   asRelativePath: (value: Uri | string) => (typeof value === 'string' ? value : value.path.replace(/^\/work\/project\//, '')),
   onDidChangeConfiguration: new EventEmitter<unknown>().event,
+  onDidChangeTextDocument: textDocumentChanged.event,
 };
 
 export const commands = {

@@ -4,11 +4,11 @@ import { checkpointAction } from '../../src/panel/chatView';
 import { CheckpointDocuments, CHECKPOINT_SCHEME, checkpointUri, contentParams } from '../../src/panel/checkpointDiff';
 import { CheckpointModel, placeCheckpoints } from '../../src/panel/checkpoints';
 import { ChatController } from '../../src/panel/controller';
-import { hunkLines, REVIEW_HUNK_COMMAND, registerReviewLens } from '../../src/panel/reviewLens';
-import type { CheckpointsResult, RestoreResult, ReviewResult } from '../../src/shared/protocol';
+import { hunkLines, locateHunk, REVIEW_HUNK_COMMAND, registerReviewLens } from '../../src/panel/reviewLens';
+import type { CheckpointsResult, RestoreResult, ReviewHunk, ReviewResult } from '../../src/shared/protocol';
 import type { CheckpointItem, Item } from '../../src/shared/viewModel';
 import { envelope, FakeConnection, nextEvent } from '../fakes';
-import { stub, stubEditor, Uri, window as stubWindow, type CodeLens } from '../stub/vscode';
+import { stub, stubEditor, type Uri, window as stubWindow, type CodeLens } from '../stub/vscode';
 
 /** Two runs: r1 created, changed and deleted a file over two turns; r2 changed one of them again. */
 function checkpoints(overrides: Partial<CheckpointsResult['runs'][number]> = {}): CheckpointsResult {
@@ -406,13 +406,38 @@ describe('review in the editor', { timeout: 10_000 }, () => {
     assert.deepEqual(hunkLines({ newStart: 0, newLines: 0 }, 0), { first: 0, last: 0, empty: true });
   });
 
+  it('finds a hunk in the file now: moved by an undone hunk before it, or by lines the person added', () => {
+    const hunk = (index: number, newStart: number, oldLines: number, lines: string[], status: ReviewHunk['status']): ReviewHunk => ({
+      index,
+      oldStart: newStart,
+      oldLines,
+      newStart,
+      newLines: lines.filter((l) => l.startsWith('+')).length,
+      header: '',
+      lines,
+      status,
+    });
+    // The agent replaced 1 line at line 2 with 3, and line 10 with 1.
+    const first = hunk(0, 2, 1, ['-a', '+A1', '+A2', '+A3'], 'undone');
+    const second = hunk(1, 10, 1, ['-b', '+B'], 'pending');
+    // First undone: 'a' is back in place of A1..A3, so B is 2 lines up (line 8).
+    const now = ['l1', 'a', 'l3', 'l4', 'l5', 'l6', 'l7', 'B', 'l9', 'l10'];
+    assert.deepEqual(locateHunk(second, [first, second], now), { first: 7, last: 7, empty: false });
+    // The person added a line at the top since: found where it is.
+    assert.deepEqual(locateHunk(second, [first, second], ['new', ...now]), { first: 8, last: 8, empty: false });
+    // Its lines are gone (changed by the person): the shifted place.
+    assert.deepEqual(locateHunk(second, [first, second], now.map((l) => (l === 'B' ? 'mine' : l))), { first: 7, last: 7, empty: false });
+  });
+
   it('shows Keep | Undo on each pending hunk and decorates its lines; both go when the hunk is decided', async () => {
     const { connection, controller } = await shown(checkpoints(), REVIEW);
-    const editor = stubEditor('file:///work/project/calc.py', 40);
+    // calc.py as the agent left it: lines 3-4 are hunk 0's, a removal after line 9 is hunk 1.
+    const text = Array.from({ length: 40 }, (_, i) => (i === 2 ? 'x = 2' : i === 3 ? 'y = 3' : `line ${i + 1}`)).join('\n');
+    const editor = stubEditor('file:///work/project/calc.py', text);
     stub.registered.clear();
     const context = { subscriptions: [] as { dispose(): unknown }[] };
     const lens = registerReviewLens(context as never, controller.checkpoints);
-    const document = { uri: Uri.parse('file:///work/project/calc.py'), lineCount: 40 };
+    const document = editor.document;
     const lenses = lens.provideCodeLenses(document as never) as unknown as CodeLens[];
     assert.deepEqual(
       lenses.map((l) => [l.range.start.line, l.command?.title, l.command?.command, l.command?.arguments]),
@@ -423,12 +448,19 @@ describe('review in the editor', { timeout: 10_000 }, () => {
         [9, '$(discard) Undo', REVIEW_HUNK_COMMAND, ['r1', 'calc.py', 1, 'undo']],
       ],
     );
-    assert.deepEqual(lens.provideCodeLenses({ uri: Uri.parse('file:///work/project/util.py'), lineCount: 5 } as never), []);
+    assert.deepEqual(lens.provideCodeLenses(stubEditor('file:///work/project/util.py', 'a\nb').document as never), []);
 
     stubWindow.visibleTextEditors = [editor];
     stub.fireVisibleEditorsChanged();
     const ranges = [...editor.decorations.values()][0];
     assert.deepEqual(ranges?.map((r) => [r.start.line, r.end.line]), [[2, 3]], 'the added lines only');
+
+    // The person adds two lines at the top: the highlight follows the agent's lines.
+    const typed = stubEditor('file:///work/project/calc.py', `# one\n# two\n${text}`);
+    stubWindow.visibleTextEditors = [typed];
+    stub.fireTextDocumentChanged(typed.document);
+    assert.deepEqual([...typed.decorations.values()][0]?.map((r) => [r.start.line, r.end.line]), [[4, 5]]);
+    stubWindow.visibleTextEditors = [editor];
 
     // The lens's Undo: rein/reviewDecide; the server's review then has the hunk undone.
     connection.responders.set('rein/reviewDecide', () => ({ runId: 'r1', decided: [{ path: 'calc.py', hunk: 0, status: 'undone' }], refused: [] }));
