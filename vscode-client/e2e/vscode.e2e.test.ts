@@ -29,7 +29,7 @@
  *    conflict (the others restored); Compare opens calc.py as Rein left it
  *    against the person's.
  * 6. Review: rein.approval.write "review" (the server restarted with it);
- *    e2e/review-scenario.yaml edits legacy.py in two places; the editor shows
+ *    e2e/review-scenario.yaml edits shapes.py in two places; the editor shows
  *    Keep | Undo on each hunk; one is undone, one kept; the panel's file is
  *    mixed, the disk has the kept change only.
  * 7. Configuration that fails safe: the user settings get an invalid
@@ -606,8 +606,8 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.ok(env);
     const { page, workspace } = env;
     const panel = chat(page);
-    const legacy = path.join(workspace, 'legacy.py');
-    const before = fs.readFileSync(legacy, 'utf8');
+    const shapes = path.join(workspace, 'shapes.py');
+    const before = fs.readFileSync(shapes, 'utf8');
     // Review mode for the sessions the restarted server makes.
     writeSettings(env, { ...settings(env.modelPort), 'rein.approval.write': 'review' });
     await runCommand(page, 'Rein: Restart Server');
@@ -615,10 +615,10 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await panel.locator('.banner.state-running').waitFor({ state: 'attached', timeout: 60_000 });
     await useScenario(env, 'review-scenario.yaml');
     await runCommand(page, 'View: Close All Editors');
-    await openFile(page, 'legacy.py');
+    await openFile(page, 'shapes.py');
     await panel.locator('button[aria-label="New session"]').click();
     await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
-    await send(panel, 'Guard average() against an empty list.');
+    await send(panel, 'Use math.pi in circle().');
     await waitForEnd(env, panel, '.item.run-end.completed');
     await assertScenarioUsedUp(env);
 
@@ -627,7 +627,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await review.waitFor({ timeout: 30_000 });
     assert.equal(await review.locator('.ckpt-review-title').textContent(), 'Review: 1 file pending');
     const tools = (await panel.locator('.item.tool').allTextContents()).join(' | ');
-    await waitUntil(`both edits in the editor (tool rows: ${tools})`, async () => (await editorText(page)).includes('accepts an empty list') && (await editorText(page)).includes('max(len(values), 1)'), 15_000);
+    await waitUntil(`both edits in the editor (tool rows: ${tools})`, async () => (await editorText(page)).includes('with math.pi') && (await editorText(page)).includes('math.pi * radius'), 15_000);
     const lenses = page.locator('.editor-instance .codelens-decoration');
     await waitUntil('a Keep | Undo lens on each hunk', async () => (await lenses.count()) === 2, 30_000);
     assert.match((await lenses.first().textContent()) ?? '', /Keep.*\|.*Undo/);
@@ -640,17 +640,23 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await lenses.first().locator('a', { hasText: 'Undo' }).click();
     await waitUntil('the first hunk undone in the editor', async () => (await editorText(page)).startsWith(before.split('\n')[0] ?? '-'), 15_000);
     await waitUntil('one lens left', async () => (await lenses.count()) === 1, 15_000);
+    // The other hunk moved up two lines with the undo: its lens is right above its line.
+    await waitUntil('the lens above circle()\'s return', async () => {
+      const lens = await lenses.first().boundingBox();
+      const line = await page.locator('.editor-instance .view-line', { hasText: 'math.pi * radius' }).first().boundingBox();
+      return lens !== null && line !== null && line.y >= lens.y && line.y - lens.y <= 2 * lens.height + 4;
+    }, 15_000);
     // Keep the other: the file keeps it, the lens goes, the panel shows the file mixed.
     await lenses.first().locator('a', { hasText: 'Keep' }).click();
     await waitUntil('no lens left', async () => (await lenses.count()) === 0, 15_000);
-    assert.match(await editorText(page), /max\(len\(values\), 1\)/);
+    assert.match(await editorText(page), /math\.pi \* radius/);
     await panel.locator('.item.checkpoint .review-file.status-mixed').last().waitFor({ timeout: 15_000 });
     assert.equal(await panel.locator('.item.checkpoint .ckpt-review .ckpt-review-title').last().textContent(), 'Reviewed');
     await waitUntil(
-      'legacy.py on disk: the old docstring, the new average()',
+      'shapes.py on disk: the old docstring, the new circle()',
       async () => {
-        const text = fs.readFileSync(legacy, 'utf8');
-        return text.startsWith(before.split('\n')[0] ?? '-') && text.includes('max(len(values), 1)');
+        const text = fs.readFileSync(shapes, 'utf8');
+        return text.startsWith(before.split('\n')[0] ?? '-') && text.includes('math.pi * radius');
       },
       15_000,
     );
