@@ -180,7 +180,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         void checkpointAction(this.controller, msg);
         break;
       case 'review':
-        void this.controller.checkpoints.decide(msg.runId, msg.decision, msg.path, msg.hunk);
+        void reviewAction(this.controller, msg);
         break;
       case 'openFile':
         void openWorkspaceFile(msg.path, msg.line, msg.character);
@@ -232,6 +232,11 @@ export async function checkpointAction(controller: ChatController, msg: Extract<
       }
       break;
   }
+}
+
+/** Keep or Undo in the panel's review (see WebviewMessage 'review'). */
+export async function reviewAction(controller: ChatController, msg: Extract<WebviewMessage, { type: 'review' }>): Promise<void> {
+  await controller.checkpoints.decide(msg.runId, msg.decision, msg.path, msg.hunk);
 }
 
 async function openWorkspaceFile(file: string, line?: number, character?: number): Promise<void> {

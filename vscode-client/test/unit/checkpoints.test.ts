@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import { checkpointAction } from '../../src/panel/chatView';
+import { checkpointAction, reviewAction } from '../../src/panel/chatView';
 import { CheckpointDocuments, CHECKPOINT_SCHEME, checkpointUri, contentParams } from '../../src/panel/checkpointDiff';
 import { CheckpointModel, placeCheckpoints } from '../../src/panel/checkpoints';
 import { ChatController } from '../../src/panel/controller';
@@ -369,12 +369,12 @@ describe('the diff of a changed file', { timeout: 10_000 }, () => {
 });
 
 describe('review: Keep and Undo', { timeout: 10_000 }, () => {
-  it('sends the decision for the run, a file or a hunk', async () => {
+  it('sends the panel\'s decision for the run, a file or a hunk', async () => {
     const { connection, controller } = await shown(checkpoints(), REVIEW);
     connection.responders.set('rein/reviewDecide', () => ({ runId: 'r1', decided: [], refused: [] }));
-    await controller.checkpoints.decide('r1', 'keep');
-    await controller.checkpoints.decide('r1', 'undo', 'calc.py');
-    await controller.checkpoints.decide('r1', 'undo', 'calc.py', 1);
+    await reviewAction(controller, { type: 'review', runId: 'r1', decision: 'keep' });
+    await reviewAction(controller, { type: 'review', runId: 'r1', decision: 'undo', path: 'calc.py' });
+    await reviewAction(controller, { type: 'review', runId: 'r1', decision: 'undo', path: 'calc.py', hunk: 1 });
     assert.deepEqual(connection.requests.filter((r) => r.method === 'rein/reviewDecide').map((r) => r.params), [
       { sessionId: 's1', runId: 'r1', decision: 'keep' },
       { sessionId: 's1', runId: 'r1', decision: 'undo', path: 'calc.py' },
