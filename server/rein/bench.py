@@ -25,7 +25,7 @@ from rein.providers.replay import ReplayModel
 __all__ = ["bench_core", "bench_core_one", "print_rows"]
 
 CORE_SIZES = (50, 200, 1000)
-ALL_TARGETS = ("core", "providers", "gates", "lsp")
+ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints")
 
 
 def run_target(target: str, as_json: bool) -> None:
@@ -34,6 +34,12 @@ def run_target(target: str, as_json: bool) -> None:
 
         print_rows(
             "gates: analyzer verdict after the last publishDiagnostics", bench_gates(), as_json
+        )
+    elif target == "checkpoints":
+        from rein.headless.bench_checkpoints import bench_checkpoints
+
+        print_rows(
+            "checkpoints: one edit of a 9 KB file, without and with", bench_checkpoints(), as_json
         )
     elif target == "lsp":
         from rein.lsp.bench import bench_lsp

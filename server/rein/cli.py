@@ -273,7 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_schema)
 
     p = sub.add_parser("bench", help="run benchmarks (figures in docs/performance.md)")
-    p.add_argument("what", choices=["all", "core", "core-one", "providers", "gates", "lsp"])
+    p.add_argument(
+        "what", choices=["all", "core", "core-one", "providers", "gates", "lsp", "checkpoints"]
+    )
     p.add_argument("n", nargs="?", default=None, help="sizes, e.g. 50,200,1000")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.add_argument("--corpus", action="store_true", help="gates: seeded edits in real projects")

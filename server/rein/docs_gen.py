@@ -218,14 +218,6 @@ EXAMPLES: dict[str, Any] = {
         state="running",
     ),
     "preview_stopped": PreviewStopped(reason="stopped on request", state="stopped", exit_code=-15),
-    "files_restored": FilesRestored(
-        restore_id="restore-5f2a9c1e7b3d",
-        run_id="run_8c41d2e09a7f",
-        turn=2,
-        restored=["app.py", "util.py"],
-        conflicts=["README.md"],
-        skipped=[],
-    ),
     "review_pending": ReviewPending(
         session_id="ses_3f2a9c1d0b7e", run_id="run_3f2a9c1d7e4b", paths=["app.py", "greetings.py"]
     ),
@@ -236,6 +228,14 @@ EXAMPLES: dict[str, Any] = {
         hunk=0,
         decision="undo",
         status="undone",
+    ),
+    "files_restored": FilesRestored(
+        restore_id="restore-5f2a9c1e7b3d",
+        run_id="run_8c41d2e09a7f",
+        turn=2,
+        restored=["app.py", "util.py"],
+        conflicts=["README.md"],
+        skipped=[],
     ),
     "checkpoint_dropped": CheckpointDropped(
         session_id="ses_3f2a9c1d0b7e",

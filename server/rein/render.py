@@ -137,6 +137,11 @@ class EventPrinter:
             )
         elif t == "error":
             self._line(f"  ! {event.where}: {_one_line(event.message, 200)}")
+        elif t == "checkpoint_dropped":
+            self._line(
+                f"  ⌫ checkpoint of run {event.run_id} dropped ({event.reason}): "
+                "it can no longer be undone"
+            )
         elif t == "run_end":
             reason = f" ({event.reason})" if event.reason else ""
             usage = event.usage

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -91,13 +92,18 @@ def test_rein_run_in_review_mode_lists_the_pending_changes_and_how_to_undo_them(
     assert 'Pending review (approval.write is "review"): these changes are applied.' in out.stderr
     assert re.search(r"^  modified  app\.py$", out.stderr, re.M), out.stderr
     assert re.search(r"^  created   new\.py$", out.stderr, re.M), out.stderr
-    undo = re.search(
-        r"Undo them with: rein undo --session (ses_\w+) --run (\S+) (\S+)$", out.stderr, re.M
-    )
+    undo = re.search(r"Undo them with: (rein undo .*)$", out.stderr, re.M)
     assert undo is not None, out.stderr
-    assert undo.group(3) == str(project)
-    # The review lives in the real checkpoint database.
-    assert (tmp_path / "storage" / "checkpoints.db").exists()
+    command = shlex.split(undo.group(1))
+    assert command[:3] == ["rein", "undo", "--session"] and command[3].startswith("ses_")
+    assert command[-3:] == ["--storage", str(tmp_path / "storage"), str(project)]
+    # The command it prints undoes the run: the files are as before it.
+    done = subprocess.run(
+        [sys.executable, "-m", "rein", *command[1:]], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (project / "app.py").read_text() == APP
+    assert not (project / "new.py").exists()
 
 
 def test_rein_run_json_result_marks_each_change_pending(tmp_path: Path, mock_url: str) -> None:

@@ -18,6 +18,7 @@ import anyio
 import pytest
 import yaml
 
+from rein.store import SqliteStore
 from rein.store.checkpoints import SqliteCheckpointStore
 
 pytestmark = pytest.mark.e2e
@@ -272,6 +273,25 @@ def test_bad_input_is_refused_with_nothing_changed(tmp_path: Path) -> None:
         assert out.returncode == 2, (args, out.stdout, out.stderr)
         assert expected in out.stderr and "nothing was changed" in out.stderr, out.stderr
         assert p.files() == after
+
+    async def mark(status: str) -> None:
+        sessions = SqliteStore.open(p.storage)
+        try:
+            await sessions.set_status(run["sessionId"], status)
+        finally:
+            sessions.close()
+
+    anyio.run(mark, "running")  # as while a rein run or the editor runs it
+    busy = p.undo()
+    assert busy.returncode == 2 and "abort or wait for the run" in busy.stderr, busy.stderr
+    assert p.files() == after
+    anyio.run(mark, "completed")
+
+    not_a_folder = p.rein("undo", str(p.root / "mod.py"), "--storage", str(p.storage))
+    assert not_a_folder.returncode == 2 and "is not a folder" in not_a_folder.stderr
+    bad_storage = p.rein("undo", str(p.root), "--storage", str(p.root / "keep.py"))
+    assert bad_storage.returncode == 2 and "rein undo:" in bad_storage.stderr
+    assert p.files() == after
 
     # The whole run: the unstored files are skipped (exit 3), mod.py restored.
     whole = p.undo_json(code=3)

@@ -322,9 +322,17 @@ async def test_a_hanging_store_holds_an_edit_up_no_longer_than_the_bound() -> No
     with anyio.fail_after(5):  # the test's own bound: without the capture's it would hang
         with recording(started(capture)):
             await workspace.write_text("a.py", "a2\n")
-    assert fake.files["a.py"] == "a2\n"
-    assert store.waiting >= 1
+            await workspace.write_text("a.py", "a3\n")
+            await workspace.write_text("b.py", "b\n")
+    assert fake.files == {"a.py": "a3\n", "b.py": "b\n"}
+    # Waited on once: a stalled store is not waited on again this prompt.
+    assert store.waiting == 1
     assert told == ["the checkpoint store did not store a file's content within 0.05 s"]
+    # The next prompt tries it again.
+    capture.start_prompt()
+    with anyio.fail_after(5), recording(started(capture, "run_2")):
+        await workspace.write_text("a.py", "a4\n")
+    assert store.waiting == 2
 
 
 async def test_the_same_text_is_stored_once() -> None:
@@ -367,3 +375,61 @@ async def test_prune_drops_the_oldest_runs_and_emits_checkpoint_dropped() -> Non
         ("run_1", True),
         ("run_2", True),
     ]
+
+
+async def test_a_command_removing_a_file_is_recorded_only_when_rein_had_its_content() -> None:
+    capture, workspace, fake, log, store = captured({"known.py": "k1\n"})
+    record = started(capture)
+    with recording(record):
+        await workspace.write_text("known.py", "k2\n")
+        with log.attributing_processes():
+            # sed -i: a temporary file appears and is gone when the command ends;
+            # rm of a file the session wrote.
+            fake.files["sedX1a2"] = "tmp"
+            log.record(fake._mutate(("sedX1a2",), "external"))
+            del fake.files["sedX1a2"]
+            del fake.files["known.py"]
+            log.record(fake._mutate(("sedX1a2", "known.py"), "external"))
+    await capture.flush()
+    commands = [c for c in await store.changes(SESSION) if c.origin == "command"]
+    assert [list(c.files) for c in commands] == [[FileChange("known.py", text("k2\n"), ABSENT)]]
+
+
+async def test_parallel_calls_changing_one_file_each_keep_their_before(tmp_path: Path) -> None:
+    """Two calls of one turn write the same file at once (the disk writes on
+    a worker thread, so their steps interleave): each change still has the
+    content before it."""
+    (tmp_path / "a.py").write_text("v0\n")
+    log = MutationLog()
+    workspace = TrackedWorkspace(DiskWorkspace(tmp_path), log)
+    store = MemoryCheckpointStore()
+    capture = CheckpointCapture(store, workspace, SESSION, mutations=log)
+    capture.attach()
+    with recording(started(capture)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(workspace.write_text, "a.py", "from A\n")
+            tg.start_soon(workspace.write_text, "a.py", "from B\n")
+    changes = await store.changes(SESSION)
+    assert len(changes) == 2
+    assert [c.files[0].before.state for c in changes] == ["text", "text"], changes
+    assert {c.files[0].after for c in changes} == {text("from A\n"), text("from B\n")}
+
+
+def test_the_cli_prints_a_dropped_checkpoint() -> None:
+    import io
+
+    from rein.render import EventPrinter
+
+    out = io.StringIO()
+    EventPrinter(out)(
+        CheckpointDropped(
+            session_id=SESSION,
+            run_id="run_1",
+            bytes=100,
+            reason="older than 30 days (checkpoints.maxAgeDays)",
+        )
+    )
+    assert out.getvalue() == (
+        "  ⌫ checkpoint of run run_1 dropped (older than 30 days (checkpoints.maxAgeDays)): "
+        "it can no longer be undone\n"
+    )

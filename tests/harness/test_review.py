@@ -370,3 +370,58 @@ async def test_a_rename_is_undone_by_recreating_the_old_path_and_deleting_the_ne
     result = await rev.decide(RUN, "undo")
     assert result.refused == ()
     assert ws.files == {"old.py": "x = 1\n"}
+
+
+async def test_an_undo_that_was_itself_undone_makes_the_hunk_pending_again(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    await rev.decide(RUN, "undo", "app.py", 0)
+    await rev.decide(RUN, "undo", "new.py")
+    # What rein/restore of those undos writes: the agent's text again.
+    await ws.write_text("app.py", AFTER)
+    await ws.write_text("new.py", "print('new')\n")
+    files = {f.path: f for f in await rev.files(RUN)}
+    assert [h.status for h in files["app.py"].hunks] == ["pending", "pending"]
+    assert files["new.py"].status == "pending"
+    kept = await rev.decide(RUN, "keep", "app.py", 0)
+    assert [(d.hunk, d.status) for d in kept.decided] == [(0, "kept")]
+    assert ws.files["app.py"] == AFTER
+
+
+async def test_an_undone_hunk_the_person_rewrote_stays_undone(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    await rev.decide(RUN, "undo", "app.py", 0)
+    ws.person_edits("app.py", ws.files["app.py"].replace("line 2\n", "my own line 2\n"))
+    (app,) = [f for f in await rev.files(RUN) if f.path == "app.py"]
+    assert [h.status for h in app.hunks] == ["undone", "pending"]
+
+
+async def test_changes_a_restore_put_back_are_undone_in_the_review(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    await rev.decide(RUN, "keep", "app.py", 1)
+    # What rein/restore (or rein undo) of the run writes: the files as before.
+    await ws.write_text("app.py", BEFORE.replace("line 2\n", "LINE TWO\n"))  # hunk 1 only
+    await ws.delete("new.py")
+    await ws.write_text("gone.txt", "old\n")
+    files = {f.path: f for f in await rev.files(RUN)}
+    assert [h.status for h in files["app.py"].hunks] == ["pending", "undone"]
+    assert (files["new.py"].status, files["gone.txt"].status) == ("undone", "undone")
+    # Undoing what is already undone writes nothing.
+    result = await rev.decide(RUN, "undo", "new.py")
+    assert result.restore_id is None and result.refused == ()
+
+
+async def test_decisions_at_once_are_taken_one_after_the_other(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    _, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    first, second = await asyncio.gather(
+        rev.decide(RUN, "undo", "app.py", 0), rev.decide(RUN, "undo", "app.py", 1)
+    )
+    assert first.refused == () and second.refused == ()
+    assert ws.files["app.py"] == BEFORE

@@ -6,6 +6,7 @@ and renamed files; the ``rein/prompt`` result lists the changes."""
 from __future__ import annotations
 
 import asyncio
+import random
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,8 @@ async def test_a_run_through_the_editor_records_each_file_before_and_after(
         ("write_file", {"path": "new.py", "content": "n = 1\n"}),
         ("delete_file", {"path": "notes.txt"}),
         ("move_file", {"path": "draft.py", "new_path": "pkg/final.py"}),
+        # The server's disk watcher sees what a command changes.
+        ("run_command", {"command": "sed -i 's/n = 1/n = 2/' new.py"}),
     ]
     write_script(
         tmp_path,
@@ -58,7 +61,7 @@ async def test_a_run_through_the_editor_records_each_file_before_and_after(
         assert result["status"] == "completed", result
         assert result["changes"] == [
             {"path": "app.py", "change": "modified"},
-            {"path": "new.py", "change": "created"},
+            {"path": "new.py", "change": "created"},  # then changed by the command
             {"path": "notes.txt", "change": "deleted"},
             {"path": "draft.py", "change": "deleted"},
             {"path": "pkg/final.py", "change": "renamed", "renamedFrom": "draft.py"},
@@ -71,7 +74,7 @@ async def test_a_run_through_the_editor_records_each_file_before_and_after(
             changes: list[CheckpointChange] = await store.changes(result["sessionId"])
             texts = {
                 v: await store.get_text(text(v).blob or "")
-                for v in (typed, edited, "n = 1\n", notes, "d = 1\n")
+                for v in (typed, edited, "n = 1\n", "n = 2\n", notes, "d = 1\n")
             }
         finally:
             store.close()
@@ -89,5 +92,67 @@ async def test_a_run_through_the_editor_records_each_file_before_and_after(
                 FileChange("pkg/final.py", FileVersion.absent(), text("d = 1\n"), "draft.py"),
             ],
         ),
+        # The session stored new.py's content itself: that is the command's before.
+        (5, "command", [FileChange("new.py", text("n = 1\n"), text("n = 2\n"))]),
     ]
     assert texts == {k: k for k in texts}
+
+
+def _noise(seed: int, size: int) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz \n") for _ in range(size))
+
+
+async def test_the_limits_drop_the_oldest_run_and_the_editor_is_told(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Two prompts each edit a large file (~0.58 MB compressed before and
+    after); under checkpoints.maxMb 1 the second prompt's pruning drops the
+    first run's content, with a checkpoint_dropped event."""
+    for i, name in enumerate(("a.txt", "b.txt")):
+        (workspace / name).write_text(f"line {i} to change\n" + _noise(i, 450_000))
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": name,
+                            "old_string": f"line {i} to change",
+                            "new_string": "changed",
+                        },
+                    }
+                ]
+            }
+            if step == 0
+            else {"text": f"edited {name}"}
+            for i, name in enumerate(("a.txt", "b.txt"))
+            for step in (0, 1)
+        ],
+    )
+    settings = {"gates": {"analyzer": {"enabled": False}}, "checkpoints": {"maxMb": 1}}
+    async with running_server(workspace, tmp_path, settings=settings) as editor:
+        first = await request(editor, "rein/prompt", {"text": "edit a"})
+        assert first["status"] == "completed", first
+        second = await request(
+            editor, "rein/prompt", {"text": "edit b", "sessionId": first["sessionId"]}
+        )
+        assert second["status"] == "completed", second
+        dropped = await editor.wait_event(lambda e: e["event"]["type"] == "checkpoint_dropped")
+    event = dropped["event"]
+    assert (event["session_id"], event["run_id"]) == (first["sessionId"], first["runId"])
+    assert event["bytes"] > 400_000
+    assert event["reason"] == "over the size limit of 1 MB (checkpoints.maxMb)"
+    assert [e["event"]["type"] for e in editor.events].count("checkpoint_dropped") == 1
+    store = SqliteCheckpointStore.open(tmp_path / "storage")
+    try:
+        runs = await store.runs(first["sessionId"])
+        assert [(r.run_id, r.pruned_at is not None) for r in runs] == [
+            (first["runId"], True),
+            (second["runId"], False),
+        ]
+        assert await store.size(str(workspace)) <= 1024 * 1024
+    finally:
+        store.close()

@@ -238,6 +238,18 @@ async def test_bad_requests_are_refused_and_change_nothing(ws: Path, tmp_path: P
             -32803,
         )
         await refused(editor, "rein/checkpoints", {"sessionId": "ses_nope"}, -32602)
+        message = await refused(
+            editor,
+            "rein/checkpointContent",
+            {"sessionId": sid, "runId": run_id, "path": "mod.py", "side": "middle"},
+            -32602,
+        )
+        assert "side" in message
+        message = await refused(
+            editor, "rein/restore", {"sessionId": sid, "runId": run_id, "paths": []}, -32602
+        )
+        assert "paths" in message
+        assert files(ws) == after
 
         # The whole run: the unstored files are skipped, mod.py is restored.
         listing = await request(editor, "rein/checkpoints", {"sessionId": sid})
@@ -312,3 +324,24 @@ async def test_a_rename_and_a_delete_by_the_tools_are_undone(ws: Path, tmp_path:
             ("mod.py", "created"),
             ("gone.py", "created"),
         }
+
+
+async def test_typing_between_the_check_and_the_edit_makes_a_conflict_not_a_loss(
+    ws: Path, tmp_path: Path
+) -> None:
+    write_script(tmp_path, THREE_FILES)
+    async with running_server(ws, tmp_path) as editor:
+        editor.open("mod.py")
+        run = await run_three(editor)
+        # The person types just before the restore's first edit reaches the editor:
+        # mod.py's versioned edit no longer matches its version and is refused
+        # (by the editor, or by the server once the didChange arrived first).
+        editor.type_before_next_apply = ("mod.py", "typed meanwhile\n")
+        result = await request(
+            editor, "rein/restore", {"sessionId": run["sessionId"], "runId": run["runId"]}
+        )
+        (conflict,) = result["conflicts"]
+        assert conflict["path"] == "mod.py" and "refused" in conflict["reason"]
+        assert conflict["currentText"] == "typed meanwhile\n"
+        assert editor.docs["mod.py"][1] == "typed meanwhile\n"
+        assert sorted(f["path"] for f in result["restored"]) == ["gone.py", "new.py"]

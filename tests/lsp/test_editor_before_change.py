@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types as lsp
 
 from rein.harness.generations import MutationLog
@@ -23,11 +24,15 @@ class ApplyingChannel(ClientChannel):
         self._unsupported = {"rein/saveDocuments"}
         self.root = root
         self.log = log
+        #: Set to refuse every edit, as an editor whose document moved on.
+        self.refuse = False
 
     async def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> Any:
         return self._apply(params)
 
     def _apply(self, params: lsp.ApplyWorkspaceEditParams) -> Any:
+        if self.refuse:
+            return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason="busy")
         for change in params.edit.document_changes or []:
             if isinstance(change, lsp.TextDocumentEdit):
                 path = Path(change.text_document.uri.removeprefix("file://"))
@@ -92,3 +97,56 @@ def test_a_raising_callback_does_not_stop_the_change(tmp_path: Path) -> None:
 
     assert asyncio.run(main()) == 1
     assert (tmp_path / "app.py").read_text() == "new\n"
+
+
+def test_after_change_gets_each_applied_change_with_the_text_written(tmp_path: Path) -> None:
+    from rein.harness.generations import AppliedChange
+
+    (tmp_path / "app.py").write_text("old\n")
+    log: list[str] = []
+    workspace = EditorWorkspace(ApplyingChannel(tmp_path, log), tmp_path, MutationLog())
+    seen: list[AppliedChange] = []
+
+    async def after(change: AppliedChange) -> None:
+        seen.append(change)
+
+    async def broken(change: AppliedChange) -> None:
+        raise RuntimeError("a checkpoint store that fails")
+
+    async def main() -> None:
+        workspace.after_change(broken)
+        remove = workspace.after_change(after)
+        await workspace.write_text("app.py", "new\n")
+        await workspace.rename("app.py", "main.py")
+        await workspace.delete("main.py")
+        remove()
+        await workspace.write_text("other.py", "y\n")
+
+    asyncio.run(main())
+    assert [(c.kind, c.mutation.paths, c.mutation.generation, c.text) for c in seen] == [
+        ("write", ("app.py",), 1, "new\n"),
+        ("rename", ("app.py", "main.py"), 2, None),
+        ("delete", ("main.py",), 3, None),
+    ]
+    assert (tmp_path / "other.py").read_text() == "y\n"  # the raising callback stopped nothing
+
+
+def test_a_refused_edit_gets_no_after_change(tmp_path: Path) -> None:
+    from rein.harness.errors import ToolError
+    from rein.harness.generations import AppliedChange
+
+    channel = ApplyingChannel(tmp_path, [])
+    channel.refuse = True
+    workspace = EditorWorkspace(channel, tmp_path, MutationLog())
+    seen: list[AppliedChange] = []
+
+    async def after(change: AppliedChange) -> None:
+        seen.append(change)
+
+    async def main() -> None:
+        workspace.after_change(after)
+        await workspace.write_text("app.py", "new\n")
+
+    with pytest.raises(ToolError, match="refused"):
+        asyncio.run(main())
+    assert seen == []

@@ -322,3 +322,58 @@ async def test_without_checkpoints_there_is_nothing_to_review(
             await request(editor, "rein/review", {"sessionId": result["sessionId"]})
         assert caught.value.code == -32803
         assert "keeps no checkpoints (checkpoints.enabled is false)" in str(caught.value)
+
+
+async def test_an_undo_is_told_to_the_model_undoable_and_refused_during_a_run(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    before = (workspace / "app.py").read_text()
+    write_script(
+        tmp_path,
+        [
+            edit("app.py", 'f"hello {name}"', 'f"hi {name}"'),
+            {"text": "done"},
+            # The second prompt's model is slow: the person decides meanwhile.
+            {"delay": 60, "text": "never seen"},
+        ],
+    )
+    async with running_server(workspace, tmp_path, settings=REVIEW) as editor:
+        result = await request(editor, "rein/prompt", {"text": "friendlier"})
+        sid, run_id = result["sessionId"], result["runId"]
+        after = (workspace / "app.py").read_text()
+        undo = {"sessionId": sid, "runId": run_id, "decision": "undo", "path": "app.py"}
+        undone = await request(editor, "rein/reviewDecide", undo)
+        assert (workspace / "app.py").read_text() == before
+        # The model is told, in the transcript its next request carries.
+        session = await request(editor, "rein/session", {"sessionId": sid})
+        notes = [m for m in session["messages"] if m.get("origin") == "restore"]
+        assert len(notes) == 1
+        assert "undid: app.py" in notes[0]["content"]
+        # The undo is undoable: rein/restore of it brings the agent's text
+        # back, and the hunk is pending again.
+        redo = await request(
+            editor, "rein/restore", {"sessionId": sid, "runId": undone["restoreId"]}
+        )
+        assert [r["path"] for r in redo["restored"]] == ["app.py"]
+        assert (workspace / "app.py").read_text() == after
+        review = await request(editor, "rein/review", {"sessionId": sid, "runId": run_id})
+        assert review["runs"][0]["files"][0]["status"] == "pending"
+
+        # While a run of the session is active an undo is refused, a keep is not.
+        running = asyncio.ensure_future(
+            request(editor, "rein/prompt", {"text": "more", "sessionId": sid})
+        )
+        await editor.wait_event(
+            lambda e: e["event"]["type"] == "run_start" and e["event"]["run_id"] != run_id
+        )
+        with pytest.raises(JsonRpcException) as caught:
+            await request(editor, "rein/reviewDecide", undo)
+        assert caught.value.code == -32803
+        assert "is running a task; abort or wait for the run" in str(caught.value)
+        assert (workspace / "app.py").read_text() == after
+        kept = await request(editor, "rein/reviewDecide", {**undo, "decision": "keep"})
+        assert kept["decided"] == [{"path": "app.py", "status": "kept"}]
+        assert (await request(editor, "rein/abort", {"sessionId": sid}))["aborted"]
+        assert (await asyncio.wait_for(running, 30))["status"] == "aborted"

@@ -16,6 +16,7 @@ from rein.harness.events import CheckpointDropped, Event
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
 from rein.store.checkpoints import SqliteCheckpointStore
+from tests.fakes import complete_turn, plan_turn
 
 NO_ANALYZERS: dict[str, Any] = {"gates": {"analyzer": {"enabled": False}}}
 
@@ -146,3 +147,42 @@ async def test_the_size_limit_after_a_prompt_drops_the_oldest_run_with_an_event(
         assert await store.size(str(ws)) <= 1024 * 1024
     finally:
         store.close()
+
+
+async def test_each_plan_step_is_a_checkpoint_run_of_its_own(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    def write(path: str, content: str) -> dict[str, Any]:
+        return {
+            "tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]
+        }
+
+    model = ReplayModel(
+        [
+            plan_turn(("s1", "write a.py"), ("s2", "write b.py")),
+            write("a.py", "a = 1\n"),
+            complete_turn("s1", summary="wrote a.py"),
+            write("b.py", "b = 1\n"),
+            complete_turn("s2", summary="wrote b.py"),
+            {"text": "Wrote a.py and b.py."},
+        ]
+    )
+    async with HeadlessSession(
+        ws, model, config(), analyzers=(), watch=False, mode="plan", storage=tmp_path / "store"
+    ) as host:
+        result = await host.prompt("write a.py and b.py")
+        assert result.status == "completed", result.error
+        store = host.session.checkpoints
+        assert store is not None
+        changes = await store.changes(host.session.id)
+        # Two executor runs, one change each; the planner's runs changed nothing.
+        assert [[f.path for f in c.files] for c in changes] == [["a.py"], ["b.py"]]
+        assert len({c.run_id for c in changes}) == 2
+        runs = await store.runs(host.session.id)
+        assert [r.run_id for r in runs] == [c.run_id for c in changes]
+        # The prompt's result covers every step's change.
+        assert [(f.path, f.kind) for f in host.session.last_changes] == [
+            ("a.py", "created"),
+            ("b.py", "created"),
+        ]

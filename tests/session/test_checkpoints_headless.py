@@ -31,16 +31,20 @@ def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     )
 
 
+# One call a turn: the order of the changes is the script's (a turn's calls
+# run in parallel).
 SCRIPT = f"""
 turns:
   - tool_calls:
       - name: write_file
         arguments: {{path: new.py, content: "n = 1\\n"}}
+  - tool_calls:
       - name: edit_file
         arguments: {{path: a.py, old_string: "a = 1", new_string: "a = 2"}}
   - tool_calls:
       - name: delete_file
         arguments: {{path: gone.py}}
+  - tool_calls:
       - name: move_file
         arguments: {{path: old.py, new_path: pkg/moved.py}}
   - tool_calls:
@@ -123,10 +127,10 @@ def test_a_headless_run_records_every_changed_file_with_its_content(tmp_path: Pa
     assert workspace == str(ws)
     assert [(c.turn, c.origin, list(c.files)) for c in changes] == [  # type: ignore[attr-defined]
         (1, "tool", [FileChange("new.py", FileVersion.absent(), text("n = 1\n"))]),
-        (1, "tool", [FileChange("a.py", text("a = 1\n"), text("a = 2\n"))]),
-        (2, "tool", [FileChange("gone.py", text("g = 1\n"), FileVersion.absent())]),
+        (2, "tool", [FileChange("a.py", text("a = 1\n"), text("a = 2\n"))]),
+        (3, "tool", [FileChange("gone.py", text("g = 1\n"), FileVersion.absent())]),
         (
-            2,
+            4,
             "tool",
             [
                 FileChange("old.py", text("o = 1\n"), FileVersion.absent()),
@@ -134,7 +138,7 @@ def test_a_headless_run_records_every_changed_file_with_its_content(tmp_path: Pa
             ],
         ),
         (
-            3,
+            5,
             "command",
             [
                 FileChange(
@@ -153,3 +157,61 @@ def test_a_headless_run_records_every_changed_file_with_its_content(tmp_path: Pa
     assert session["workspace"] == str(ws)
     text_out = _run("sessions", "--storage", str(storage))
     assert "checkpoints" in text_out.stdout
+
+
+def test_a_subagents_edit_lands_in_the_parents_run(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "lib.py").write_text("x = 1\n")
+    script = tmp_path / "s.yaml"
+    # One replay model plays both: the parent's task call, the child's two
+    # turns, then the parent's answer.
+    script.write_text(
+        """
+turns:
+  - tool_calls:
+      - name: task
+        arguments: {description: fix lib, prompt: "set x to 2 in lib.py", tools: [edit_file]}
+  - tool_calls:
+      - name: edit_file
+        arguments: {path: lib.py, old_string: "x = 1", new_string: "x = 2"}
+  - text: child done
+  - text: parent done
+"""
+    )
+    config = tmp_path / "rein.yaml"
+    config.write_text("gates: {analyzer: {enabled: false}}\n")
+    storage = tmp_path / "store"
+    out = _run(
+        "run",
+        "delegate the fix",
+        "-w",
+        str(ws),
+        "--provider",
+        "replay",
+        "--script",
+        str(script),
+        "--config",
+        str(config),
+        "--storage",
+        str(storage),
+        "--json",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = json.loads(out.stdout.splitlines()[-1])["result"]
+    assert (ws / "lib.py").read_text() == "x = 2\n"
+    assert result["changes"] == [{"path": "lib.py", "change": "modified"}]
+
+    async def read() -> tuple[list[object], list[object]]:
+        store = SqliteCheckpointStore.open(storage)
+        try:
+            return await store.runs(result["sessionId"]), await store.changes(result["sessionId"])
+        finally:
+            store.close()
+
+    runs, changes = anyio.run(read)
+    # One checkpoint run, the parent's; the change at the parent's turn 1.
+    assert [r.run_id for r in runs] == [result["runId"]]  # type: ignore[attr-defined]
+    assert [(c.run_id, c.turn, c.origin, list(c.files)) for c in changes] == [  # type: ignore[attr-defined]
+        (result["runId"], 1, "subagent", [FileChange("lib.py", text("x = 1\n"), text("x = 2\n"))])
+    ]

@@ -5,6 +5,7 @@ transcript (the next model request carries the note), announced with
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,47 @@ async def test_a_restore_with_nothing_to_do_adds_no_note() -> None:
     await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
     await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
     assert [m.origin for m in session.agent.messages] == ["restore"]  # type: ignore[union-attr]
+
+
+async def test_the_manager_refuses_a_prompt_while_a_restore_writes_and_marks_nothing_running(
+    tmp_path: Path,
+) -> None:
+    from rein.config import ReinConfig
+    from rein.session import SessionManager, SessionPorts
+    from tests.fakes import FakeApprover, FakeCommandRunner, FakeDiagnostics, FakeWorkspace
+
+    model = FunctionModel(done)
+    config = ReinConfig(gates={"analyzer": {"enabled": False}})  # type: ignore[arg-type]
+    ports = SessionPorts(
+        root=tmp_path,
+        workspace=FakeWorkspace(root=str(tmp_path)),
+        diagnostics=FakeDiagnostics(),
+        runner=FakeCommandRunner(),
+        approver=lambda _id: FakeApprover(),
+        user=lambda _id: None,
+        model_factory=lambda _config: model,
+    )
+    manager = SessionManager(lambda: config, lambda: ports, storage=lambda: tmp_path / "store")
+    store = await manager.open_store()
+    assert store is not None
+    session = manager.new(title="t")
+    await manager.run_prompt(session, "first")
+    session.restoring = True
+    with pytest.raises(SessionBusyError, match="restoring files"):
+        await manager.run_prompt(session, "second")
+    assert not manager.in_use(session.id)
+    record = await store.get_session(session.id)
+    assert record is not None and record.status == "completed"
+    assert len(model.requests) == 1
+    manager.close()
+
+
+async def test_in_plan_mode_the_planner_is_told_too() -> None:
+    session = Session(SID, Agent(FunctionModel(done)), mode="plan")
+    session.planner = Agent(FunctionModel(done))
+    j = await journal()
+    await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
+    for agent in (session.agent, session.planner):
+        (note,) = agent.messages
+        assert isinstance(note, UserMessage) and note.origin == "restore"
+        assert "a.py (modified again)" in note.content

@@ -156,6 +156,12 @@ async def test_the_size_limit_drops_the_oldest_runs_and_their_unshared_blobs(sto
     assert [(r.run_id, r.pruned_at) for r in listed][:2] == [("run_0", 200.0), ("run_1", None)]
     # Its changes stay listed (what it changed), only the content is gone.
     assert len(await store.changes("ses_a", "run_0")) == 1
+    # Several runs at once: only the newest fits.
+    newest = await store.size(WORKSPACE) - sum(r.bytes for r in listed[1:3])
+    again = await store.prune(WORKSPACE, max_bytes=newest, max_age_s=0, now=300.0)
+    assert [r.run_id for r in again] == ["run_1", "run_2"]
+    assert await store.size(WORKSPACE) <= newest
+    assert await store.get_text(text_hash(shared)) == shared  # run_3 still holds it
 
 
 async def test_the_age_limit_drops_runs_older_than_it(store: Any) -> None:

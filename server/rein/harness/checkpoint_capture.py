@@ -19,8 +19,10 @@ tool started) it lands in the run that caused it:
   are read when the capture next acts (:meth:`CheckpointCapture.flush`,
   before the run's next change and at the end of a prompt) and recorded
   with origin ``"command"``; their "before" is the content an earlier change
-  of the session stored, else unstored (Rein did not have it). A change by
-  the person or another session forgets what the session knew of a path.
+  of the session stored, else unstored (Rein did not have it). A path a
+  command removed whose content Rein never had is left out (most often the
+  command's own temporary file). A change by the person or another session
+  forgets what the session knew of a path.
 
 Binary content is recorded as unstored ("binary"), content over
 ``checkpoints.maxFileKb`` as unstored with its size. The capture never
@@ -33,6 +35,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +70,14 @@ COMMAND_BEFORE = "changed by a command; Rein did not have its earlier content"
 _DIRECTORY = "a directory"
 #: The longest one store call may hold up an edit (seconds).
 STORE_BOUND_S = 5.0
+
+
+#: The content before the change the current task is applying, by (capture,
+#: path). Per task (a context variable, replaced never mutated), so calls
+#: running in parallel that change the same file each keep their own.
+_BEFORE: ContextVar[dict[tuple[int, str], FileVersion] | None] = ContextVar(
+    "rein_checkpoint_before", default=None
+)
 
 
 @dataclass(slots=True)
@@ -128,14 +139,14 @@ class CheckpointCapture:
         self._clock = clock
         self._bound = store_bound_s
         self._runs: dict[str, _Run] = {}
-        #: path -> its content before the change about to be applied.
-        self._before: dict[str, FileVersion] = {}
         #: path -> the content the session's last recorded change left.
         self._known: dict[str, FileVersion] = {}
         self._commands: list[_Pending] = []
         self._prompt = _Prompt()
         #: The store error told to ``on_error`` (once).
         self.error: str | None = None
+        #: The store did not answer within the bound (until the next prompt).
+        self._stalled = False
         self._detach: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------- wiring
@@ -180,8 +191,8 @@ class CheckpointCapture:
         if self._owner(active_records()) is None:
             return
         await self.flush()
-        for path in paths:
-            self._before[path] = await self._read(path)
+        read = {(id(self), path): await self._read(path) for path in paths}
+        _BEFORE.set({**(_BEFORE.get() or {}), **read})
 
     async def _after_change(self, change: AppliedChange) -> None:
         records = active_records()
@@ -189,7 +200,9 @@ class CheckpointCapture:
         if owner is None:
             return
         paths = change.mutation.paths
-        befores = [self._before.pop(p, None) for p in paths]
+        pending = dict(_BEFORE.get() or {})
+        befores = [pending.pop((id(self), p), None) for p in paths]
+        _BEFORE.set(pending)
         before = [
             b if b is not None else FileVersion.unstored("Rein did not see it before the change")
             for b in befores
@@ -242,6 +255,10 @@ class CheckpointCapture:
                     continue  # a folder the watcher saw appear: its files are changes
                 if before == after and before.state != "unstored":
                     continue  # touched, not changed
+                if after.state == "absent" and before.state == "unstored":
+                    # Gone, and Rein never had it: most often the command's
+                    # own temporary file (sed -i); nothing to restore anyway.
+                    continue
                 files.append(FileChange(path, before, after))
             if files:
                 await self._record(
@@ -288,11 +305,19 @@ class CheckpointCapture:
     # --------------------------------------------------------------- store
 
     async def _bounded(self, what: str, call: Any) -> Any:
-        """Await a store call within the bound; None (reported) on failure."""
+        """Await a store call within the bound; None (reported) on failure.
+        A store that did not answer in time is not waited on again until the
+        next prompt: one bound per prompt at most, not one per edit."""
+        if self._stalled:
+            close = getattr(call, "close", None)
+            if close is not None:
+                close()  # a coroutine never awaited: discarded without a warning
+            return None
         try:
             with anyio.fail_after(self._bound):
                 return await call
         except TimeoutError:
+            self._stalled = True
             self._fail(f"the checkpoint store did not {what} within {self._bound:g} s")
         except Exception as exc:
             log.debug("checkpoint store call failed", exc_info=True)
@@ -359,8 +384,10 @@ class CheckpointCapture:
     # ------------------------------------------------------------ a prompt
 
     def start_prompt(self) -> None:
-        """A prompt starts: :meth:`end_prompt` reports the runs from here."""
+        """A prompt starts: :meth:`end_prompt` reports the runs from here (and
+        a store that stalled is tried again)."""
         self._prompt = _Prompt()
+        self._stalled = False
 
     @property
     def prompt_runs(self) -> list[str]:
@@ -371,13 +398,15 @@ class CheckpointCapture:
         """The net change per path of the runs since :meth:`start_prompt`
         (the ``changes`` of the prompt's result)."""
         await self.flush()
-        runs = self._prompt.runs
-        if not any(self._runs[r].begun for r in runs):
-            return []
-        changes = await self._bounded("list a run's changes", self.store.changes(self.session_id))
-        if changes is None:
-            return []
-        return net_files([c for c in changes if c.run_id in runs])
+        changes: list[CheckpointChange] = []
+        for run_id in self._prompt.runs:
+            if not self._runs[run_id].begun:
+                continue  # changed nothing
+            found = await self._bounded(
+                "list a run's changes", self.store.changes(self.session_id, run_id)
+            )
+            changes.extend(found or [])
+        return net_files(changes)
 
     async def prune(self, *, max_bytes: int, max_age_s: float) -> list[CheckpointRun]:
         """Apply the storage limits to this session's workspace; one

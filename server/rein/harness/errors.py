@@ -17,10 +17,10 @@
     │   ├── TransientToolError a failure that may pass (retried, harness.toolRetries)
     │   └── SandboxError       a path outside the workspace or a denied glob
     ├── StoreError             the session store cannot be used
-    ├── RestoreError           a restore that cannot be done (unknown or pruned
-    │                          run, path outside the workspace, content not
-    │                          stored); nothing was changed
-    └── ReviewError            a review request names no reviewed run or file
+    ├── ReviewError            a review request names no reviewed run or file
+    └── RestoreError           a restore that cannot be done (unknown or pruned
+                               run, path outside the workspace, content not
+                               stored); nothing was changed
 """
 
 from __future__ import annotations
@@ -132,12 +132,12 @@ class StoreError(ReinError):
     pass
 
 
+class ReviewError(ReinError):
+    """A review request (:mod:`rein.harness.review`) that cannot be done: an
+    unknown run, a path or hunk that is not under review. Nothing changed."""
+
+
 class RestoreError(ReinError):
     """A restore (or a checkpoint lookup) that cannot be done: an unknown or
     pruned run, a path outside the workspace or not changed by the run,
     content that was not stored. Raised before any write: nothing changed."""
-
-
-class ReviewError(ReinError):
-    """A review request (:mod:`rein.harness.review`) that cannot be done: an
-    unknown run, a path or hunk that is not under review. Nothing changed."""

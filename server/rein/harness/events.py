@@ -426,23 +426,6 @@ class PreviewStopped(_Event):
     exit_code: int | None = None
 
 
-class FilesRestored(_Event):
-    """A restore (``rein/restore``, ``rein undo``) put files back as they
-    were before a run or a turn. Outside any run: its id is the restore's
-    own checkpoint run (undo it by restoring that id)."""
-
-    type: Literal["files_restored"] = "files_restored"
-    restore_id: str
-    #: The run (and turn) restored to before.
-    run_id: str
-    turn: int | None = None
-    #: Paths written back; conflicts (the person changed them, left as they
-    #: are); skipped (content not stored).
-    restored: list[str] = Field(default_factory=list)
-    conflicts: list[str] = Field(default_factory=list)
-    skipped: list[str] = Field(default_factory=list)
-
-
 class ReviewPending(_Event):
     """A run in review mode (``approval.write: "review"``) ended and left
     changed files for the person to keep or undo (``rein/review``)."""
@@ -467,6 +450,23 @@ class ReviewDecided(_Event):
     decision: Literal["keep", "undo"]
     #: The hunk's status, or the file's when no hunk is named.
     status: Literal["pending", "kept", "undone", "mixed"]
+
+
+class FilesRestored(_Event):
+    """A restore (``rein/restore``, ``rein undo``) put files back as they
+    were before a run or a turn. Outside any run: its id is the restore's
+    own checkpoint run (undo it by restoring that id)."""
+
+    type: Literal["files_restored"] = "files_restored"
+    restore_id: str
+    #: The run (and turn) restored to before.
+    run_id: str
+    turn: int | None = None
+    #: Paths written back; conflicts (the person changed them, left as they
+    #: are); skipped (content not stored).
+    restored: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
 
 
 class CheckpointDropped(_Event):
@@ -525,9 +525,9 @@ Event = Annotated[
     | PreviewOutput
     | PreviewError
     | PreviewStopped
-    | FilesRestored
     | ReviewPending
     | ReviewDecided
+    | FilesRestored
     | CheckpointDropped
     | ErrorEvent,
     Field(discriminator="type"),

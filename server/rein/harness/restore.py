@@ -33,12 +33,12 @@ atomic per file (a versioned edit in the editor, a rename on disk).
 from __future__ import annotations
 
 import difflib
-import posixpath
+import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from rein.harness.checkpoints import (
     CheckpointChange,
@@ -50,6 +50,15 @@ from rein.harness.checkpoints import (
 )
 from rein.harness.errors import RestoreError, SandboxError, ToolError
 from rein.harness.ports import Workspace
+from rein.harness.restore_types import (
+    Conflict,
+    RestoredFile,
+    RestoreRequest,
+    RestoreResult,
+    SkippedFile,
+    restore_note,
+    workspace_path,
+)
 
 __all__ = [
     "Conflict",
@@ -64,79 +73,13 @@ __all__ = [
     "workspace_path",
 ]
 
+log = logging.getLogger(__name__)
+
 Action = Literal["write", "already", "skip", "conflict"]
 
 
 def new_restore_id() -> str:
     return "restore-" + uuid.uuid4().hex[:12]
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreRequest:
-    session_id: str
-    run_id: str
-    #: 1-based: restore to before this turn of the run (None: the whole run).
-    turn: int | None = None
-    #: Only these paths (workspace-relative or absolute inside the root).
-    paths: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RestoredFile:
-    path: str
-    #: What the restore did to the file.
-    change: Literal["created", "modified", "deleted"]
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    """A file the person changed after the run: left as it is."""
-
-    path: str
-    reason: str
-    #: Unified diff from the checkpoint's text to the current text.
-    diff: str
-    #: What the run left (None: no file, or not stored).
-    checkpoint_text: str | None
-    #: What the workspace has now (None: no file, or not text).
-    current_text: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreResult:
-    restore_id: str
-    session_id: str
-    run_id: str
-    turn: int | None
-    restored: tuple[RestoredFile, ...] = ()
-    already_restored: tuple[str, ...] = ()
-    skipped: tuple[SkippedFile, ...] = ()
-    conflicts: tuple[Conflict, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``rein/restore`` result."""
-        return {
-            "restoreId": self.restore_id,
-            "restored": [{"path": f.path, "change": f.change} for f in self.restored],
-            "alreadyRestored": list(self.already_restored),
-            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
-            "conflicts": [
-                {
-                    "path": c.path,
-                    "reason": c.reason,
-                    "diff": c.diff,
-                    "checkpointText": c.checkpoint_text,
-                    "currentText": c.current_text,
-                }
-                for c in self.conflicts
-            ],
-        }
 
 
 @dataclass(slots=True)
@@ -183,22 +126,6 @@ class _Plan:
     request: RestoreRequest
     run: CheckpointRun
     paths: list[_PathPlan] = field(default_factory=list)
-
-
-def workspace_path(root: str, path: str) -> str:
-    """``path`` as a workspace-relative POSIX path; RestoreError when it is
-    outside the workspace (absolute elsewhere, or climbing out with ``..``)."""
-    given = path.replace("\\", "/")
-    root_posix = root.replace("\\", "/").rstrip("/")
-    if posixpath.isabs(given):
-        norm = posixpath.normpath(given)
-        if norm != root_posix and not norm.startswith(root_posix + "/"):
-            raise RestoreError(f"path {path!r} is outside the workspace {root}")
-        given = norm[len(root_posix) :].lstrip("/")
-    rel = posixpath.normpath(given) if given else "."
-    if rel in (".", "") or rel == ".." or rel.startswith("../"):
-        raise RestoreError(f"path {path!r} is outside the workspace {root}")
-    return rel
 
 
 def in_scope(
@@ -467,7 +394,9 @@ class Restorer:
                     item.path, item.target_text, expected_version=item.current.version
                 )
         except ToolError as exc:
-            return f"the workspace refused the write ({exc})"
+            # The tool error speaks to the model; the log keeps it.
+            log.info("restore of %s refused: %s", item.path, exc)
+            return "changed during the restore: the edit was refused, nothing was overwritten"
         return None
 
     @staticmethod
@@ -498,32 +427,3 @@ def _interrupted(current: _Current, history: Sequence[tuple[CheckpointChange, Fi
 def _title(run: CheckpointRun, turn: int | None) -> str:
     where = f"turn {turn} of run {run.run_id}" if turn is not None else f"run {run.run_id}"
     return f"restore to before {where}"
-
-
-def restore_note(result: RestoreResult) -> str:
-    """The message the session's transcript gets after a restore, so the
-    next model turn knows the files changed under it."""
-    where = (
-        f"turn {result.turn} of run {result.run_id}"
-        if result.turn is not None
-        else f"run {result.run_id}"
-    )
-    lines = [f"[Rein] The person restored files to how they were before {where}."]
-    if result.restored:
-        lines.append(
-            "Restored: " + ", ".join(f"{f.path} ({f.change} again)" for f in result.restored) + "."
-        )
-    if result.already_restored:
-        lines.append("Already as before: " + ", ".join(result.already_restored) + ".")
-    if result.conflicts:
-        lines.append(
-            "Not restored because the person changed them after the run: "
-            + ", ".join(c.path for c in result.conflicts)
-            + "."
-        )
-    if result.skipped:
-        lines.append(
-            "Skipped: " + "; ".join(f"{s.path} ({s.reason})" for s in result.skipped) + "."
-        )
-    lines.append("Read these files again before you change them.")
-    return "\n".join(lines)

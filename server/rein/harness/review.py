@@ -20,7 +20,10 @@ file is one hunk, the whole file.
   undone in turn with ``rein/restore``.
 
 A file's status follows from its hunks: ``pending`` while any hunk is,
-``kept`` or ``undone`` when all are, ``mixed`` otherwise. A file whose
+``kept`` or ``undone`` when all are, ``mixed`` otherwise. A hunk's status is
+the recorded decision, read against the file as it is now: before-lines
+back (a restore of the run) make it undone, the agent's lines back (an undo
+undone) make it pending again. A file whose
 earlier content was not stored (binary, too large, changed by a command) or
 was pruned has no hunks: it can be kept, not undone.
 """
@@ -31,8 +34,6 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
 
 from rein.harness.checkpoints import (
     CheckpointChange,
@@ -57,6 +58,18 @@ from rein.harness.hunks import (
     unified_diff,
 )
 from rein.harness.ports import Workspace
+from rein.harness.review_types import (
+    PERSON_CHANGED,
+    ChangeKind,
+    Decided,
+    DecideResult,
+    Decision,
+    Refused,
+    ReviewedFile,
+    ReviewedHunk,
+    file_status,
+    review_note,
+)
 
 __all__ = [
     "ChangeKind",
@@ -68,74 +81,8 @@ __all__ = [
     "ReviewedHunk",
     "Reviewer",
     "file_status",
+    "review_note",
 ]
-
-Decision = Literal["keep", "undo"]
-ChangeKind = Literal["created", "modified", "deleted", "renamed"]
-
-#: What a refused hunk undo says.
-PERSON_CHANGED = "the person changed this region since the run (or a later run did)"
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewedHunk:
-    hunk: Hunk
-    status: HunkStatus
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewedFile:
-    """A run's net change to one path, as the person reviews it."""
-
-    path: str
-    change: ChangeKind
-    status: ReviewStatus
-    hunks: tuple[ReviewedHunk, ...]
-    #: Unified diff of before -> after ("" when a side was not stored).
-    diff: str
-    #: Why it cannot be undone ("" when it can).
-    reason: str
-    before_text: str | None
-    after_text: str | None
-    #: Created (renamed onto a new path) or deleted: its one hunk is the
-    #: whole file, undone by deleting or recreating it.
-    whole: bool = False
-    renamed_from: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    path: str
-    hunk: int | None
-    status: ReviewStatus
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    path: str
-    hunk: int | None
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class DecideResult:
-    run_id: str
-    decided: tuple[Decided, ...]
-    refused: tuple[Refused, ...]
-    #: The restore-kind checkpoint run that recorded the undo (None when
-    #: nothing was written).
-    restore_id: str | None = None
-
-
-def file_status(statuses: list[HunkStatus]) -> ReviewStatus:
-    """A file's status from its hunks' (see the module docstring)."""
-    if not statuses or "pending" in statuses:
-        return "pending"
-    if all(s == "kept" for s in statuses):
-        return "kept"
-    if all(s == "undone" for s in statuses):
-        return "undone"
-    return "mixed"
 
 
 class Reviewer:
@@ -236,9 +183,11 @@ class Reviewer:
             hunks = [Hunk(0, (0, len(old)), (0, len(new)), tuple(old), tuple(new))]
         else:
             hunks = compute_hunks(old, new)
-        reviewed = tuple(
-            ReviewedHunk(h, decisions.get((run_id, path, h.index), "pending")) for h in hunks
-        )
+        stored_hunks: list[HunkStatus] = [
+            decisions.get((run_id, path, h.index), "pending") for h in hunks
+        ]
+        statuses = await self._as_now(path, hunks, stored_hunks, new, whole, net)
+        reviewed = tuple(ReviewedHunk(h, st) for h, st in zip(hunks, statuses, strict=True))
         status = file_status([h.status for h in reviewed]) if reviewed else stored
         return ReviewedFile(
             path,
@@ -252,6 +201,58 @@ class Reviewer:
             whole,
             net.renamed_from,
         )
+
+    async def _as_now(
+        self,
+        path: str,
+        hunks: list[Hunk],
+        stored: list[HunkStatus],
+        after: list[str],
+        whole: bool,
+        net: FileChange,
+    ) -> list[HunkStatus]:
+        """The hunks' statuses as the file is now: an undone hunk whose
+        agent's lines are back (its undo was restored) is pending again; a
+        hunk whose lines are the before-lines again (a restore, or the person,
+        put them back) is undone. Otherwise the recorded status."""
+        try:
+            exists = await self.workspace.exists(path)
+            current = lines_of((await self.workspace.read_text(path)).text) if exists else None
+        except ToolError:
+            return stored
+        if whole:
+            deleted = net.after.state == "absent"
+            agent_now = not exists if deleted else current is not None and current == after
+            before_now = (current == list(hunks[0].before)) if deleted else not exists
+            return [
+                "pending"
+                if st == "undone" and agent_now
+                else "undone"
+                if st != "undone" and before_now
+                else st
+                for st in stored
+            ]
+        if current is None:
+            return stored
+        undone = {h.index for h, st in zip(hunks, stored, strict=True) if st == "undone"}
+        out: list[HunkStatus] = []
+        for hunk, st in zip(hunks, stored, strict=True):
+            rest, with_it = undone - {hunk.index}, undone | {hunk.index}
+            agent = locate(
+                expected_lines(after, hunks, rest), current, hunk_offsets(hunks, rest)[hunk.index]
+            )
+            reverted = locate(
+                expected_lines(after, hunks, with_it),
+                current,
+                hunk_offsets(hunks, with_it)[hunk.index],
+            )
+            if st == "undone" and agent is not None and reverted is None:
+                out.append("pending")
+            elif st != "undone" and reverted is not None and agent is None:
+                out.append("undone")
+            else:
+                out.append(st)
+        return out
 
     async def runs(self, run_id: str | None = None) -> list[tuple[str, list[ReviewedFile]]]:
         """Every run of the session with files under review (or one run,
@@ -303,7 +304,7 @@ class Reviewer:
                 else:
                     await batch.undo(file, hunk)
             return DecideResult(
-                run_id, tuple(batch.decided), tuple(batch.refused), batch.restore_id
+                run_id, decision, tuple(batch.decided), tuple(batch.refused), batch.restore_id
             )
 
 

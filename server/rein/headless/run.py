@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -191,7 +192,8 @@ async def _run(
     if as_json:
         print(json.dumps({"result": result_json(session_id, result, changes, reviews)}))
     elif pending_runs:
-        print(_pending_text(session_id, workspace, pending_runs), file=sys.stderr)
+        explicit = folder if folder != str(default_storage_path()) else None
+        print(_pending_text(session_id, workspace, pending_runs, explicit), file=sys.stderr)
     elif result.status == "waiting":
         print(
             f"\nThe run waits for an answer. Continue it with:\n"
@@ -216,14 +218,22 @@ async def _pending_runs(session: Session) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _pending_text(session_id: str, workspace: Path, runs: dict[str, list[tuple[str, str]]]) -> str:
+def _pending_text(
+    session_id: str,
+    workspace: Path,
+    runs: dict[str, list[tuple[str, str]]],
+    storage: str | None = None,
+) -> str:
     """What ``rein run`` says about changes left pending (approval.write
-    "review"): they stay applied; how to undo them."""
+    "review"): they stay applied; how to undo them (``storage``: a storage
+    folder that is not the default, which ``rein undo`` must be told)."""
     lines = ['\nPending review (approval.write is "review"): these changes are applied.']
+    where = f" --storage {shlex.quote(storage)}" if storage else ""
     for run_id, files in runs.items():
         lines.extend(f"  {change:<9} {path}" for change, path in files)
         lines.append(
-            f"  Undo them with: rein undo --session {session_id} --run {run_id} {workspace}"
+            f"  Undo them with: rein undo --session {session_id} --run {run_id}{where} "
+            + shlex.quote(str(workspace))
         )
     return "\n".join(lines)
 

@@ -47,6 +47,11 @@ async def checkpoints(ls: ReinServer, params: Any) -> dict[str, Any]:
 async def restore(ls: ReinServer, params: Any) -> dict[str, Any]:
     parsed = parse(RestoreParams, params, "rein/restore")
     session, store = await _session(ls, parsed.session_id, "rein/restore")
+    if ls.manager.in_use(session.id):  # a prompt that is starting counts as running
+        raise RequestFailed(
+            f"rein/restore: session {session.id} is running a task; abort or wait for the run "
+            "before restoring"
+        )
     workspace, _ = ls.adapters()
     request = RestoreRequest(
         parsed.session_id,

@@ -17,7 +17,6 @@ from rein.lsp.server import ReinServer, RequestFailed
 
 if TYPE_CHECKING:
     from rein.harness.events import Event
-    from rein.harness.review import Reviewer
     from rein.session import Session
 
 # Handlers import the rest of Rein when first called, so the server answers
@@ -217,6 +216,37 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
             "messages": [m.model_dump(mode="json") for m in found.agent.messages],
         }
 
+    @server.feature("rein/review")
+    async def review(ls: ReinServer, params: Any) -> dict[str, Any]:
+        """The session's changes under review, per run, file and hunk."""
+        from rein.lsp.params import ReviewParams, parse
+        from rein.session.reviews import review_json
+
+        parsed = parse(ReviewParams, params, "rein/review")
+        session = await _reviewed_session(ls, parsed.session_id, "rein/review")
+        assert session.reviewer is not None
+        async with _review_errors("rein/review"):
+            return review_json(await session.reviewer.runs(parsed.run_id))
+
+    @server.feature("rein/reviewDecide")
+    async def review_decide(ls: ReinServer, params: Any) -> dict[str, Any]:
+        """Keep or undo a run's changes: all, one file, or one hunk."""
+        from rein.lsp.params import ReviewDecideParams, parse
+        from rein.session.reviews import decide_in_session, decide_json
+
+        parsed = parse(ReviewDecideParams, params, "rein/reviewDecide")
+        session = await _reviewed_session(ls, parsed.session_id, "rein/reviewDecide")
+        async with _review_errors("rein/reviewDecide"):
+            result = await decide_in_session(
+                session,
+                parsed.run_id,
+                parsed.decision,
+                parsed.path,
+                parsed.hunk,
+                in_use=ls.manager.in_use(session.id),
+            )
+        return decide_json(result)
+
     @server.feature("rein/checkpoints")
     async def checkpoints(ls: ReinServer, params: Any) -> dict[str, Any]:
         await ls.ready()
@@ -237,29 +267,6 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
         from rein.lsp import checkpoints
 
         return await checkpoints.content(ls, params)
-
-    @server.feature("rein/review")
-    async def review(ls: ReinServer, params: Any) -> dict[str, Any]:
-        """The session's changes under review, per run, file and hunk."""
-        from rein.lsp.params import ReviewParams, parse
-        from rein.session.reviews import review_json
-
-        parsed = parse(ReviewParams, params, "rein/review")
-        reviewer = await _reviewer(ls, parsed.session_id, "rein/review")
-        async with _review_errors("rein/review"):
-            return review_json(await reviewer.runs(parsed.run_id))
-
-    @server.feature("rein/reviewDecide")
-    async def review_decide(ls: ReinServer, params: Any) -> dict[str, Any]:
-        """Keep or undo a run's changes: all, one file, or one hunk."""
-        from rein.lsp.params import ReviewDecideParams, parse
-        from rein.session.reviews import decide_json
-
-        parsed = parse(ReviewDecideParams, params, "rein/reviewDecide")
-        reviewer = await _reviewer(ls, parsed.session_id, "rein/reviewDecide")
-        async with _review_errors("rein/reviewDecide"):
-            result = await reviewer.decide(parsed.run_id, parsed.decision, parsed.path, parsed.hunk)
-        return decide_json(result)
 
     @server.feature("rein/serverState")
     def server_state(ls: ReinServer, params: Any) -> dict[str, Any]:
@@ -339,9 +346,9 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
     return server
 
 
-async def _reviewer(ls: ReinServer, session_id: str, method: str) -> Reviewer:
-    """The session's reviewer; InvalidParams for an unknown session,
-    RequestFailed when it keeps no checkpoints."""
+async def _reviewed_session(ls: ReinServer, session_id: str, method: str) -> Session:
+    """The session, with its reviewer; InvalidParams for an unknown
+    session, RequestFailed when it keeps no checkpoints."""
     await ls.ready()
     await ls.open_store()
     session = await ls.load_session(session_id)
@@ -354,17 +361,18 @@ async def _reviewer(ls: ReinServer, session_id: str, method: str) -> Reviewer:
             f"{method}: session {session.id} keeps no checkpoints (checkpoints.enabled is "
             "false), so it has no changes to review"
         )
-    return session.reviewer
+    return session
 
 
 @asynccontextmanager
 async def _review_errors(method: str) -> AsyncIterator[None]:
     """A review request that cannot be done is RequestFailed, saying why."""
     from rein.harness.errors import ReviewError, StoreError
+    from rein.session import SessionBusyError
 
     try:
         yield
-    except (ReviewError, StoreError) as exc:
+    except (ReviewError, StoreError, SessionBusyError) as exc:
         raise RequestFailed(f"{method}: {exc}") from exc
 
 

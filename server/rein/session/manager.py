@@ -33,7 +33,7 @@ from rein.harness.subagents import PendingChild, SubagentSpawner
 from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
 from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
 from rein.session.results import usage_json
-from rein.session.session import Session
+from rein.session.session import Session, SessionBusyError
 from rein.store import SessionRecord, SqliteStore, StorePersistence
 from rein.store.checkpoints import SqliteCheckpointStore
 
@@ -368,7 +368,12 @@ class SessionManager:
     async def run_prompt(self, session: Session, text: str) -> RunResult:
         """One run of ``session`` on ``text`` (a new task, or the answer to
         the question it waits on), recorded in the store. The session is not
-        evicted while it runs; its idle time starts when the run ends."""
+        evicted while it runs; its idle time starts when the run ends.
+        Refused (SessionBusyError) while a restore writes the session's files."""
+        if session.restoring:
+            raise SessionBusyError(
+                f"session {session.id} is restoring files; send the prompt when the restore is done"
+            )
         self._in_use[session.id] = self._in_use.get(session.id, 0) + 1
         try:
             return await self._run_prompt(session, text)
@@ -446,6 +451,11 @@ class SessionManager:
         except StoreError as exc:
             self._checkpoint_error(f"review: the changes could not be marked pending: {exc}")
         return states
+
+    def in_use(self, session_id: str) -> bool:
+        """A prompt of the session is being prepared or runs (between
+        :meth:`run_prompt`'s start and its end): a restore must wait."""
+        return session_id in self._in_use
 
     def active(self) -> list[Session]:
         return [s for s in self.sessions.values() if s.busy]

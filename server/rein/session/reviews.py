@@ -1,14 +1,57 @@
-"""Reviews on the wire: ``rein/review`` and ``rein/reviewDecide`` results
-(camelCase), from :mod:`rein.harness.review`. Host-neutral: the language
-server answers with them, and any other host can."""
+"""Reviews in a live session and on the wire: a decision refused while the
+session runs (an undo writes files), the transcript's note after an undo,
+and the ``rein/review`` and ``rein/reviewDecide`` results (camelCase), from
+:mod:`rein.harness.review`. Host-neutral: the language server uses them,
+and any other host can."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rein.harness.review import DecideResult, ReviewedFile
+from rein.harness.messages import UserMessage
+from rein.harness.review import DecideResult, Decision, ReviewedFile, review_note
+from rein.session.session import Session, SessionBusyError
 
-__all__ = ["decide_json", "review_json"]
+__all__ = ["decide_in_session", "decide_json", "review_json"]
+
+
+async def decide_in_session(
+    session: Session,
+    run_id: str,
+    decision: Decision,
+    path: str | None = None,
+    hunk: int | None = None,
+    *,
+    in_use: bool = False,
+) -> DecideResult:
+    """Keep or undo through the session's reviewer. An undo writes files:
+    refused (SessionBusyError, nothing changed) while a run or a restore is
+    active or a prompt is starting (``in_use``), and while it writes no run
+    starts; the transcript then gets a note saying what was undone."""
+    reviewer = session.reviewer
+    if reviewer is None:
+        raise ValueError(f"session {session.id} keeps no checkpoints")
+    if decision == "keep":
+        return await reviewer.decide(run_id, decision, path, hunk)
+    if in_use or session.busy or session.restoring:
+        raise SessionBusyError(
+            f"session {session.id} is "
+            + ("restoring files" if session.restoring else "running a task")
+            + "; abort or wait for the run before undoing its changes"
+        )
+    session.restoring = True
+    try:
+        result = await reviewer.decide(run_id, decision, path, hunk)
+        note = review_note(result)
+        if note is not None:
+            message = UserMessage(content=note, origin="restore")
+            await session.agent.add_note(message)
+            if session.planner is not None:
+                await session.planner.add_note(message)
+    finally:
+        session.restoring = False
+    session.touch()
+    return result
 
 
 def _file_json(file: ReviewedFile) -> dict[str, Any]:

@@ -365,6 +365,26 @@ class SqliteCheckpointStore:
                 out[run] = out.get(run, 0) + int(size)
         return out
 
+    def _run_own_bytes(self, run: int, workspace: str | None = None) -> int:
+        """The stored bytes of the blobs ``run`` holds and no other live run
+        does (of ``workspace``, when given)."""
+        other = "r2.pruned_at IS NULL AND r2.id != :run" + (
+            " AND r2.workspace = :workspace" if workspace is not None else ""
+        )
+        row = self._db.execute(
+            "SELECT COALESCE(SUM(b.size), 0) FROM blobs b WHERE b.hash IN ("
+            "  SELECT f.before_blob FROM file_versions f JOIN changes c ON c.id = f.change"
+            "  WHERE c.run = :run AND f.before_blob IS NOT NULL"
+            "  UNION SELECT f.after_blob FROM file_versions f JOIN changes c ON c.id = f.change"
+            "  WHERE c.run = :run AND f.after_blob IS NOT NULL)"
+            " AND NOT EXISTS (SELECT 1 FROM file_versions f2 JOIN changes c2 ON c2.id = f2.change"
+            f"  JOIN runs r2 ON r2.id = c2.run WHERE f2.before_blob = b.hash AND {other})"
+            " AND NOT EXISTS (SELECT 1 FROM file_versions f2 JOIN changes c2 ON c2.id = f2.change"
+            f"  JOIN runs r2 ON r2.id = c2.run WHERE f2.after_blob = b.hash AND {other})",
+            {"run": run, "workspace": workspace},
+        ).fetchone()
+        return int(row[0])
+
     async def runs(self, session_id: str) -> list[CheckpointRun]:
         return await self._call(lambda: self._runs_where("session_id=?", (session_id,)))
 
@@ -483,28 +503,31 @@ class SqliteCheckpointStore:
                 (workspace,),
             ).fetchall()
             dropped: list[tuple[int, int]] = []
+            # One transaction: the runs are marked, then the blobs no live run
+            # holds go in one statement. The size is measured once and each
+            # dropped run's share of it taken off.
+            self._db.execute("BEGIN")
+            size = self._size_locked("WHERE workspace=?", (workspace,))
             for run, started_at in live:
                 too_old = max_age_s > 0 and now - started_at > max_age_s
-                if (
-                    not too_old
-                    and self._size_locked("WHERE workspace=?", (workspace,)) <= max_bytes
-                ):
+                if not too_old and size <= max_bytes:
                     break
                 reason = (
                     f"older than {max_age_s / 86400:g} days (checkpoints.maxAgeDays)"
                     if too_old
                     else f"over the size limit of {max_bytes / 1048576:g} MB (checkpoints.maxMb)"
                 )
-                freed = self._own_bytes([run]).get(run, 0)
-                self._db.execute("BEGIN")
+                freed = self._run_own_bytes(run)
+                size -= self._run_own_bytes(run, workspace)
                 self._db.execute(
                     "UPDATE runs SET pruned_at=?, pruned_reason=? WHERE id=?", (now, reason, run)
                 )
+                dropped.append((run, freed))
+            if dropped:
                 self._db.execute(
                     f"DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM ({_LIVE_BLOBS}))"
                 )
-                self._db.execute("COMMIT")
-                dropped.append((run, freed))
+            self._db.execute("COMMIT")
             if not dropped:
                 return []
             self._db.execute("PRAGMA incremental_vacuum")

@@ -338,11 +338,16 @@ export class PanelState {
           `Validating ${event.paths.length} file${event.paths.length === 1 ? '' : 's'} an earlier run changed and did not validate: ${event.paths.join(', ')}`,
         );
         break;
+      case 'checkpoint_dropped':
+        // The storage limits dropped an older run's content (checkpoints.maxMb / maxAgeDays).
+        this.notice(
+          'info',
+          `An older run's checkpoint was dropped (${event.reason}): it can no longer be undone.`,
+        );
+        break;
       case 'model_request':
         // A wire dump (the host turned Agent.wire_dump on): diagnostics, not shown.
         break;
-      case 'files_restored':
-      case 'checkpoint_dropped':
       case 'review_pending':
       case 'review_decided':
         // The checkpoint rows show these (the controller loads rein/checkpoints and rein/review again).
@@ -354,6 +359,18 @@ export class PanelState {
       case 'auto_repair': {
         const notice = autoRepairNotice(event);
         this.notice(notice.level, notice.text);
+        break;
+      }
+      case 'files_restored': {
+        const where = event.turn != null ? `turn ${event.turn} of run ${event.run_id}` : `run ${event.run_id}`;
+        const kept = event.conflicts ?? [];
+        const skipped = event.skipped ?? [];
+        this.notice(
+          kept.length || skipped.length ? 'warning' : 'info',
+          `Restored ${(event.restored ?? []).length} file(s) to before ${where}` +
+            (kept.length ? `; kept your changes to ${kept.join(', ')}` : '') +
+            (skipped.length ? `; skipped ${skipped.join(', ')}` : ''),
+        );
         break;
       }
       default:

@@ -458,9 +458,9 @@ export type ReinEvent =
   | PreviewOutput
   | PreviewError
   | PreviewStopped
-  | FilesRestored
   | ReviewPending
   | ReviewDecided
+  | FilesRestored
   | CheckpointDropped
   | ErrorEvent;
 
@@ -500,9 +500,9 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'preview_output',
   'preview_error',
   'preview_stopped',
-  'files_restored',
   'review_pending',
   'review_decided',
+  'files_restored',
   'checkpoint_dropped',
   'error',
 ];

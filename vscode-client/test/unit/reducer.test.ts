@@ -320,6 +320,27 @@ describe('PanelState details', () => {
     assert.equal(JSON.stringify(state.view()), before);
   });
 
+  it('says what a restore put back and what it kept', () => {
+    const state = new PanelState('s');
+    state.apply({
+      type: 'files_restored',
+      restore_id: 'restore-1',
+      run_id: 'r1',
+      turn: 2,
+      restored: ['a.py', 'b.py'],
+      conflicts: ['c.py'],
+      skipped: [],
+    } as never);
+    state.apply({ type: 'files_restored', restore_id: 'restore-2', run_id: 'restore-1', restored: ['a.py'] } as never);
+    assert.deepEqual(
+      state.view().items.flatMap((item) => (item.kind === 'notice' ? [[item.level, item.text]] : [])),
+      [
+        ['warning', 'Restored 2 file(s) to before turn 2 of run r1; kept your changes to c.py'],
+        ['info', 'Restored 1 file(s) to before run restore-1'],
+      ],
+    );
+  });
+
   it('says which changes an earlier run left and which generations were not verified', () => {
     const state = new PanelState('s');
     state.apply({ type: 'carried_changes', generations: [2], paths: ['app.py'] } as never);
@@ -661,6 +682,24 @@ describe('a steer taken in by a running subagent', () => {
     assert.deepEqual(
       steers.map((item) => [item.text, item.applied, item.subagent]),
       [['use pathlib', true, 'explore']],
+    );
+  });
+});
+
+describe('PanelState and checkpoints', () => {
+  it('says when the storage limits dropped a run’s checkpoint', () => {
+    const state = new PanelState('s');
+    state.apply({
+      type: 'checkpoint_dropped',
+      session_id: 's',
+      run_id: 'run_1',
+      bytes: 48213,
+      reason: 'over the size limit of 200 MB (checkpoints.maxMb)',
+    } as never);
+    const notices = ofKind(state.view().items, 'notice');
+    assert.deepEqual(
+      notices.map((n) => [n.level, n.text]),
+      [['info', "An older run's checkpoint was dropped (over the size limit of 200 MB (checkpoints.maxMb)): it can no longer be undone."]],
     );
   });
 });
