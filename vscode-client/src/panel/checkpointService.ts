@@ -218,7 +218,7 @@ export class CheckpointService implements vscode.Disposable {
       const result = await this.connection.sendRequest<RestoreResult>(Methods.restore, params);
       this.model.setOutcome(scope.runId, label, result);
       this.conflicts.set(scope.runId, result.conflicts);
-      this.report(result);
+      // The row says what the restore did (no popup: the person is looking at the panel).
       return result;
     } catch (error) {
       this.model.setError(scope.runId, message(error));
@@ -229,24 +229,6 @@ export class CheckpointService implements vscode.Disposable {
       this.changed();
       void this.refresh();
     }
-  }
-
-  private report(result: RestoreResult): void {
-    const parts = [`restored ${files(result.restored.length)}`];
-    if (result.alreadyRestored.length) {
-      parts.push(`${files(result.alreadyRestored.length)} already as before`);
-    }
-    if (result.skipped.length) {
-      parts.push(`${files(result.skipped.length)} skipped`);
-    }
-    if (result.conflicts.length) {
-      const names = result.conflicts.map((c) => c.path).join(', ');
-      void vscode.window.showWarningMessage(
-        `Rein: ${parts.join(', ')}; ${files(result.conflicts.length)} not restored because you changed them since: ${names}. Compare them in the Rein panel.`,
-      );
-      return;
-    }
-    void vscode.window.showInformationMessage(`Rein: ${parts.join(', ')}.`);
   }
 
   /** Compare: the checkpoint's text against the person's, for a conflict of the run's last restore. */
