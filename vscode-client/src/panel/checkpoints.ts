@@ -60,6 +60,7 @@ export class CheckpointModel {
   private readonly rows = new Map<string, RowState>();
   private readonly cache = new Map<string, { key: string; item: CheckpointItem }>();
   private clock = 0;
+  private built: { version: number; items: CheckpointItem[] } | undefined;
   /** Bumped on every change (the CodeLens and the view listen to the service's event). */
   version = 0;
 
@@ -202,8 +203,21 @@ export class CheckpointModel {
     return paths;
   }
 
-  /** One item per run, oldest first; an item keeps its `rev` until something in it changes. */
+  /**
+   * One item per run, oldest first; an item keeps its `rev` until something
+   * in it changes. Built again only after a change (the view asks for them on
+   * every flush while a run streams).
+   */
   items(): CheckpointItem[] {
+    if (this.built?.version === this.version) {
+      return this.built.items;
+    }
+    const items = this.build();
+    this.built = { version: this.version, items };
+    return items;
+  }
+
+  private build(): CheckpointItem[] {
     const byId = new Map(this.runs.map((run) => [run.runId, run]));
     const items: CheckpointItem[] = [];
     for (const run of this.runs) {
