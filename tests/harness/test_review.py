@@ -425,3 +425,13 @@ async def test_decisions_at_once_are_taken_one_after_the_other(
     )
     assert first.refused == () and second.refused == ()
     assert ws.files["app.py"] == BEFORE
+
+
+async def test_a_status_the_file_changed_is_recorded(
+    events: list[Event], new_store: StoreFactory
+) -> None:
+    store, ws, rev = await two_hunks_and_a_new_file(events, new_store)
+    await ws.delete("new.py")  # as a restore of the run does
+    await rev.files(RUN)
+    assert (await store.reviews(SID))[(RUN, "new.py")] == "undone"
+    assert (await store.hunk_reviews(SID))[(RUN, "new.py", 0)] == "undone"

@@ -18,7 +18,7 @@ from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool
-from tests.fakes import EventLog, FakeWorkspace, FakeWriteTool, analyzed_env
+from tests.fakes import EventLog, FakeWorkspace, FakeWriteTool, FunctionTool, analyzed_env
 
 
 class RenameArgs(BaseModel):
@@ -143,3 +143,25 @@ def test_a_generation_counts_once(origin: Any) -> None:
     assert record.add(mutation, origin)
     assert not record.add(mutation, "subagent")
     assert [m.origin for m in record.mutations] == [origin]
+
+
+async def test_a_record_knows_its_run_and_the_turn_it_is_in() -> None:
+    seen: list[tuple[str, int]] = []
+
+    def note(args: Any, ctx: Any) -> str:
+        [record] = active_records()
+        seen.append((record.run_id, record.turn))
+        return "noted"
+
+    agent = Agent(
+        ReplayModel(
+            [
+                call("note", text="a"),
+                call("note", text="b"),
+                {"text": "done"},
+            ]
+        ),
+        tools=[FunctionTool("note", note)],
+    )
+    result = await agent.prompt("note twice")
+    assert seen == [(result.run_id, 1), (result.run_id, 2)]

@@ -45,7 +45,10 @@ async def until(editor: Editor, seen: Callable[[], bool], timeout_s: float = 10)
             editor.event_arrived.clear()
             await editor.event_arrived.wait()
 
-    await asyncio.wait_for(wait(), timeout_s)
+    try:
+        await asyncio.wait_for(wait(), timeout_s)
+    except TimeoutError:
+        raise AssertionError(f"not seen in {timeout_s} s: {editor.event_types()}") from None
 
 
 def events_of(editor: Editor, kind: str) -> list[dict[str, Any]]:
@@ -87,10 +90,10 @@ async def test_a_reviewed_run_is_kept_and_undone_per_hunk_and_file(
         assert result["changes"] == [
             {"path": "app.py", "change": "modified", "review": "pending"},
             {"path": "new.py", "change": "created", "review": "pending"},
-        ]
+        ], result
         # The gates ran on the pending edits.
         gates = [g for g in events_of(editor, "gate_result") if g["gate"] == "analyzer"]
-        assert gates and gates[-1]["status"] == "passed"
+        assert gates and gates[-1]["status"] == "passed", gates
         await until(editor, lambda: bool(events_of(editor, "review_pending")))
         assert events_of(editor, "review_pending") == [
             {
@@ -166,7 +169,7 @@ async def test_a_reviewed_run_is_kept_and_undone_per_hunk_and_file(
         second = await request(editor, "rein/prompt", {"text": "shout the notes", "sessionId": sid})
         assert second["changes"] == [
             {"path": "notes.txt", "change": "modified", "review": "pending"}
-        ]
+        ], second
         keep_all = await request(
             editor,
             "rein/reviewDecide",

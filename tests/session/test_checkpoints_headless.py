@@ -215,3 +215,43 @@ turns:
     assert [(c.run_id, c.turn, c.origin, list(c.files)) for c in changes] == [  # type: ignore[attr-defined]
         (result["runId"], 1, "subagent", [FileChange("lib.py", text("x = 1\n"), text("x = 2\n"))])
     ]
+
+
+def test_rein_run_says_which_files_it_changed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "draft.py").write_text("d = 1\n")
+    script = tmp_path / "s.yaml"
+    script.write_text(
+        """
+turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {path: new.py, content: "n = 1\\n"}
+  - tool_calls:
+      - name: move_file
+        arguments: {path: draft.py, new_path: final.py}
+  - text: done
+"""
+    )
+    config = tmp_path / "rein.yaml"
+    config.write_text("gates: {analyzer: {enabled: false}}\n")
+    out = _run(
+        "run",
+        "create and move",
+        "-w",
+        str(ws),
+        "--provider",
+        "replay",
+        "--script",
+        str(script),
+        "--config",
+        str(config),
+        "--storage",
+        str(tmp_path / "store"),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (
+        "Changed: new.py (created), draft.py (deleted), final.py (renamed from draft.py)"
+        in out.stderr.splitlines()
+    )

@@ -191,10 +191,17 @@ async def _run(
         pending_runs = await _pending_runs(host.session)
     if as_json:
         print(json.dumps({"result": result_json(session_id, result, changes, reviews)}))
-    elif pending_runs:
+        return EXIT_CODES.get(result.status, 1)
+    if changes:
+        listed = ", ".join(
+            f"{c.path} ({c.kind}{f' from {c.renamed_from}' if c.renamed_from else ''})"
+            for c in changes
+        )
+        print(f"Changed: {listed}", file=sys.stderr)
+    if pending_runs:
         explicit = folder if folder != str(default_storage_path()) else None
         print(_pending_text(session_id, workspace, pending_runs, explicit), file=sys.stderr)
-    elif result.status == "waiting":
+    if result.status == "waiting":
         print(
             f"\nThe run waits for an answer. Continue it with:\n"
             f'  rein run --resume {session_id} -w {workspace} "your answer"',
