@@ -152,12 +152,15 @@ function review(item: CheckpointItem): HTMLElement | null {
       h('span', { class: `badge review-${file.status}` }, file.status),
     );
     if (open) {
-      summary.append(
-        reviewButton('keep', 'Keep', `Keep every change to ${file.path}`, run, file.path),
-        reviewButton('undo', 'Undo', `Undo every change to ${file.path}`, run, file.path),
-      );
+      summary.append(reviewButton('keep', 'Keep', `Keep every change to ${file.path}`, run, file.path));
+      if (file.reason === undefined) {
+        summary.append(reviewButton('undo', 'Undo', `Undo every change to ${file.path}`, run, file.path));
+      }
     }
     const details = h('details', { class: `review-file status-${file.status}`, 'data-key': `review-${file.path}` }, summary);
+    if (file.reason !== undefined) {
+      details.append(h('div', { class: 'ckpt-reason muted' }, `Cannot be undone: ${file.reason}`));
+    }
     details.append(...file.hunks.map((hunk) => hunkBlock(run, file, hunk)));
     el.append(details);
   }

@@ -305,9 +305,12 @@ export interface ReviewHunk {
 export interface ReviewFile {
   path: string;
   change: FileChangeKind;
+  renamedFrom?: string;
   status: ReviewStatus;
   diff: string;
   hunks: ReviewHunk[];
+  /** Why it cannot be undone (its earlier content was not stored); it has no hunks then. */
+  reason?: string;
 }
 
 export interface ReviewParams {

@@ -309,4 +309,15 @@ describe('review rows in headless Chromium', () => {
     assert.equal(await review.locator('button').count(), 0);
     assert.deepEqual(await review.locator('.hunk .badge').allTextContents(), ['undone', 'kept', 'kept']);
   });
+  it('offers only Keep for a file whose earlier content was not stored, and says why', async () => {
+    const review: ReviewResult = {
+      runs: [{ runId: 'run_later', files: [{ path: 'data/sample.bin', change: 'modified', status: 'pending', diff: '', hunks: [], reason: 'binary' }] }],
+    };
+    host.checkpoints.setReview(review);
+    await host.flush();
+    const file = page.locator('.ckpt-review .review-file');
+    assert.deepEqual(await file.locator('summary button').allTextContents(), ['Keep']);
+    await file.locator('summary .ckpt-path').click();
+    assert.equal(await file.locator('.ckpt-reason').textContent(), 'Cannot be undone: binary');
+  });
 });
