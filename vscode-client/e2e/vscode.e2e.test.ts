@@ -21,7 +21,18 @@
  *    dismisses VS Code's input box, the panel shows the run waiting with the
  *    question; the answer typed in the panel (with e2e/resume-scenario.yaml
  *    loaded) resumes the step, which edits with it and completes.
- * 5. Configuration that fails safe: the user settings get an invalid
+ * 5. Undo this run: e2e/checkpoint-scenario.yaml; a run creates stats.py,
+ *    edits calc.py and deletes legacy.py; its checkpoint row in the panel
+ *    lists them; Undo this run, confirmed in VS Code's modal, puts all three
+ *    back (disk and editor); Undo this restore brings the run's version back;
+ *    the person types into calc.py and Undo this run keeps calc.py as a
+ *    conflict (the others restored); Compare opens calc.py as Rein left it
+ *    against the person's.
+ * 6. Review: rein.approval.write "review" (the server restarted with it);
+ *    e2e/review-scenario.yaml edits shapes.py in two places; the editor shows
+ *    Keep | Undo on each hunk; one is undone, one kept; the panel's file is
+ *    mixed, the disk has the kept change only.
+ * 7. Configuration that fails safe: the user settings get an invalid
  *    provider ("openai-compatible") next to the local base URL; the server
  *    restarts with them, VS Code shows the error naming the key and the
  *    allowed values, a prompt fails with the reason, and no request reaches
@@ -31,8 +42,10 @@
  * When `rein serve` cannot start, the suite fails (before it starts
  * code-server) with the reason: the round trip is never skipped.
  *
- * Saves build/screenshots/vscode-e2e.png and vscode-e2e-diff.png (`make
- * screenshots` copies them to docs/images). Needs: the vsix (npm run
+ * Saves build/screenshots/vscode-e2e.png, vscode-e2e-diff.png,
+ * vscode-e2e-checkpoint.png, vscode-e2e-undone.png, vscode-e2e-conflict.png and
+ * vscode-e2e-review.png (`make screenshots` copies those the docs show to
+ * docs/images). Needs: the vsix (npm run
  * package), out/e2e/analyzer (scripts/build.mjs --tests), chromium,
  * .venv/bin/ruff (without it the squiggle checks are left out).
  * REIN_E2E_REIN names another `rein`.
@@ -51,6 +64,10 @@ import { freePort, httpOk, installCodeServer, portOpen, ProcessGroup, waitUntil,
 
 const SCREENSHOT = screenshotPath('vscode-e2e.png');
 const DIFF_SCREENSHOT = screenshotPath('vscode-e2e-diff.png');
+const CHECKPOINT_SCREENSHOT = screenshotPath('vscode-e2e-checkpoint.png');
+const UNDONE_SCREENSHOT = screenshotPath('vscode-e2e-undone.png');
+const CONFLICT_SCREENSHOT = screenshotPath('vscode-e2e-conflict.png');
+const REVIEW_SCREENSHOT = screenshotPath('vscode-e2e-review.png');
 /** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
@@ -492,6 +509,157 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await panel.locator('.item.plan .badge').textContent(), 'completed');
     await waitUntil('the answer\'s edit in calc.py', async () => calcOnDisk(workspace).includes('avg={'), 15_000);
     await assertScenarioUsedUp(env);
+  });
+
+  it('undoes a run from the panel: Undo this run, VS Code\'s modal, a created, an edited and a deleted file as before', async () => {
+    assert.ok(env);
+    const { page, workspace } = env;
+    const panel = chat(page);
+    await useScenario(env, 'checkpoint-scenario.yaml');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    await panel.locator('.composer .mode-toggle [role="radio"]', { hasText: 'Agent' }).click();
+    const calcBefore = calcOnDisk(workspace);
+    const legacy = path.join(workspace, 'legacy.py');
+    const legacyBefore = fs.readFileSync(legacy, 'utf8');
+    const stats = path.join(workspace, 'stats.py');
+    await send(panel, 'Add a stats module with spread() and drop legacy.py.');
+    await waitForEnd(env, panel, '.item.run-end.completed');
+    await assertScenarioUsedUp(env);
+    await waitUntil(
+      'the run\'s three changes on disk',
+      async () => fs.existsSync(stats) && !fs.existsSync(legacy) && calcOnDisk(workspace).includes('spread() is in stats.py'),
+      15_000,
+    );
+
+    // The run's checkpoint row: its files and Undo this run (loaded with rein/checkpoints after run_end).
+    const row = panel.locator('.item.checkpoint').last();
+    await row.waitFor({ timeout: 30_000 });
+    assert.equal(await row.locator('.ckpt-title').textContent(), 'Changed 3 files');
+    assert.deepEqual(
+      (await row.locator(':scope > .ckpt-files .ckpt-file').allTextContents()).sort(),
+      ['Astats.pyRestore', 'Dlegacy.pyRestore', 'Mcalc.pyRestore'],
+    );
+    // calc.py in the editor shows the run's edit (and nothing else is open for the picture).
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await runCommand(page, 'View: Close All Editors');
+    await openFile(page, 'calc.py');
+    await waitUntil('the run\'s edit in the calc.py editor', async () => (await editorText(page)).includes('spread() is in stats.py'), 15_000);
+    await row.locator('.ckpt-undo').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: CHECKPOINT_SCREENSHOT });
+    assert.deepEqual(pngSize(CHECKPOINT_SCREENSHOT), { width: 1400, height: 860 });
+
+    // Undo this run asks first (a modal naming the files), then restores.
+    await row.locator('.ckpt-undo').click();
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 15_000 });
+    assert.match((await dialog.textContent()) ?? '', /3 files will be put back to how they were before it/);
+    await dialog.locator('.monaco-button', { hasText: 'Undo Run' }).click();
+    await waitUntil(
+      'the three files as before the run',
+      async () => !fs.existsSync(stats) && fs.existsSync(legacy) && fs.readFileSync(legacy, 'utf8') === legacyBefore && calcOnDisk(workspace) === calcBefore,
+      30_000,
+    );
+    await waitUntil('calc.py in the editor as before the run', async () => (await editorText(page)).startsWith(calcBefore.split('\n')[0] ?? '-'), 15_000);
+    const outcome = panel.locator('.item.checkpoint .ckpt-outcome-head').first();
+    await outcome.waitFor({ timeout: 15_000 });
+    assert.equal(await outcome.textContent(), 'Restored 3 files (the whole run)');
+    // The restore is a checkpoint of its own, which can be undone in turn.
+    await panel.locator('.item.checkpoint.kind-restore .ckpt-undo', { hasText: 'Undo this restore' }).waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: UNDONE_SCREENSHOT });
+
+    // Undo the restore (the run's changes come back), then the person types in
+    // calc.py, and Undo this run again: calc.py is a conflict the restore does
+    // not touch, the other two files are restored, and Compare opens calc.py
+    // as Rein left it against the person's.
+    await panel.locator('.item.checkpoint.kind-restore .ckpt-undo').click();
+    await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Undo Restore' }).click();
+    await waitUntil('the run\'s changes back', async () => fs.existsSync(stats) && !fs.existsSync(legacy), 30_000);
+    await waitUntil('the run\'s edit back in the editor', async () => (await editorText(page)).includes('spread() is in stats.py'), 15_000);
+    await page.locator('.editor-instance .view-line').first().click();
+    await page.keyboard.press('End');
+    await page.keyboard.type('  # mine');
+    await waitUntil('the person\'s typing in the buffer', async () => (await editorText(page)).includes('# mine'), 15_000);
+    await page.keyboard.press(`${MOD}+S`); // saved, so no editor is left dirty for the next test
+    await waitUntil('the person\'s typing saved', async () => calcOnDisk(workspace).includes('# mine'), 15_000);
+    await panel.locator('.item.checkpoint.kind-run .ckpt-undo').last().click();
+    const again = page.locator('.monaco-dialog-box');
+    await again.waitFor({ timeout: 15_000 });
+    await again.locator('.monaco-button', { hasText: 'Undo Run' }).click();
+    const conflict = panel.locator('.item.checkpoint.kind-run .ckpt-conflict').first();
+    await conflict.waitFor({ timeout: 30_000 });
+    assert.equal(await conflict.locator('.ckpt-path').textContent(), 'calc.py');
+    await waitUntil('the others restored', async () => !fs.existsSync(stats) && fs.existsSync(legacy), 30_000);
+    assert.match(await editorText(page), /spread\(\) is in stats\.py\)\.""" {2}# mine/, 'the person\'s text is kept');
+    await conflict.locator('.link-button', { hasText: 'Compare' }).click();
+    await page.locator('.tab', { hasText: 'as Rein left it ↔ yours' }).first().waitFor({ timeout: 15_000 });
+    const side = async (which: string): Promise<string> =>
+      (await page.locator(`.monaco-diff-editor .${which} .view-lines`).first().innerText()).replace(/\u00a0/g, ' ');
+    await waitUntil('the comparison to draw both sides', async () => (await side('modified')).includes('# mine') && (await side('original')) !== '', 15_000);
+    // Left: calc.py as the run (then the undone restore) left it; right: the person's buffer.
+    assert.match(await side('original'), /spread\(\) is in stats\.py/);
+    assert.doesNotMatch(await side('original'), /# mine/);
+    await page.screenshot({ path: CONFLICT_SCREENSHOT });
+  });
+
+  it('reviews a run in the editor: Undo one hunk and Keep the other with the CodeLens, the panel shows the file mixed', async () => {
+    assert.ok(env);
+    const { page, workspace } = env;
+    const panel = chat(page);
+    const shapes = path.join(workspace, 'shapes.py');
+    const before = fs.readFileSync(shapes, 'utf8');
+    // Review mode for the sessions the restarted server makes.
+    writeSettings(env, { ...settings(env.modelPort), 'rein.approval.write': 'review' });
+    await runCommand(page, 'Rein: Restart Server');
+    await panel.locator('.banner.state-starting').waitFor({ state: 'attached', timeout: 30_000 });
+    await panel.locator('.banner.state-running').waitFor({ state: 'attached', timeout: 60_000 });
+    await useScenario(env, 'review-scenario.yaml');
+    await runCommand(page, 'View: Close All Editors');
+    await openFile(page, 'shapes.py');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    await send(panel, 'Use math.pi in circle().');
+    await waitForEnd(env, panel, '.item.run-end.completed');
+    await assertScenarioUsedUp(env);
+
+    // Pending: both edits applied, the panel's review lists the file, the editor has a lens per hunk.
+    const review = panel.locator('.item.checkpoint .ckpt-review').last();
+    await review.waitFor({ timeout: 30_000 });
+    assert.equal(await review.locator('.ckpt-review-title').textContent(), 'Review: 1 file pending');
+    const tools = (await panel.locator('.item.tool').allTextContents()).join(' | ');
+    await waitUntil(`both edits in the editor (tool rows: ${tools})`, async () => (await editorText(page)).includes('with math.pi') && (await editorText(page)).includes('math.pi * radius'), 15_000);
+    const lenses = page.locator('.editor-instance .codelens-decoration');
+    await waitUntil('a Keep | Undo lens on each hunk', async () => (await lenses.count()) === 2, 30_000);
+    assert.match((await lenses.first().textContent()) ?? '', /Keep.*\|.*Undo/);
+    await review.locator('.review-file > summary .ckpt-path').first().click(); // its hunks, for the picture
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15_000 });
+    await page.screenshot({ path: REVIEW_SCREENSHOT });
+
+    // Undo the docstring hunk: its old line comes back in the buffer, its lens goes.
+    await lenses.first().locator('a', { hasText: 'Undo' }).click();
+    await waitUntil('the first hunk undone in the editor', async () => (await editorText(page)).startsWith(before.split('\n')[0] ?? '-'), 15_000);
+    await waitUntil('one lens left', async () => (await lenses.count()) === 1, 15_000);
+    // The other hunk moved up two lines with the undo: its lens is right above its line.
+    await waitUntil('the lens above circle()\'s return', async () => {
+      const lens = await lenses.first().boundingBox();
+      const line = await page.locator('.editor-instance .view-line', { hasText: 'math.pi * radius' }).first().boundingBox();
+      return lens !== null && line !== null && line.y >= lens.y && line.y - lens.y <= 2 * lens.height + 4;
+    }, 15_000);
+    // Keep the other: the file keeps it, the lens goes, the panel shows the file mixed.
+    await lenses.first().locator('a', { hasText: 'Keep' }).click();
+    await waitUntil('no lens left', async () => (await lenses.count()) === 0, 15_000);
+    assert.match(await editorText(page), /math\.pi \* radius/);
+    await panel.locator('.item.checkpoint .review-file.status-mixed').last().waitFor({ timeout: 15_000 });
+    assert.equal(await panel.locator('.item.checkpoint .ckpt-review .ckpt-review-title').last().textContent(), 'Reviewed');
+    await waitUntil(
+      'shapes.py on disk: the old docstring, the new circle()',
+      async () => {
+        const text = fs.readFileSync(shapes, 'utf8');
+        return text.startsWith(before.split('\n')[0] ?? '-') && text.includes('math.pi * radius');
+      },
+      15_000,
+    );
   });
 
   it('an invalid provider with a local base URL: the prompt fails with the reason, no request leaves', async () => {

@@ -9,6 +9,7 @@ import { registerEditorBridge } from './bridge';
 import { registerClient, type ReinClient } from './client';
 import { registerCommands } from './commands';
 import { registerChatPanel } from './panel/chatView';
+import { registerReviewLens } from './panel/reviewLens';
 import { registerStatusBar } from './statusBar';
 
 let client: ReinClient | undefined;
@@ -25,6 +26,7 @@ export function activate(context: vscode.ExtensionContext): void {
   client = registerClient(context, output, keys);
   registerEditorBridge(context, client);
   const chat = registerChatPanel(context, client);
+  registerReviewLens(context, chat.controller.checkpoints);
   registerCommands(context, client, chat, output, keys);
   registerStatusBar(context, client, chat.controller);
 }

@@ -9,6 +9,7 @@
 
 import type { Page } from 'playwright-core';
 import type { ConnectionInfo, ReinConnection } from '../src/client';
+import { CheckpointModel, panelView } from '../src/panel/checkpoints';
 import { PanelState } from '../src/panel/reducer';
 import { UpdateBuilder } from '../src/panel/updates';
 import type { HostMessage } from '../src/shared/messages';
@@ -114,11 +115,13 @@ export function nextEvent<T>(event: Event<T>, accept: (value: T) => boolean = ()
 
 /**
  * The extension host as the chat page sees it, for tests of the page in
- * Chromium: a PanelState fed events, its changes posted the way the host's
+ * Chromium: a PanelState fed events (and a CheckpointModel), its changes posted the way the host's
  * 50 ms timer does (UpdateBuilder -> postMessage).
  */
 export class FakePanelHost {
   readonly state: PanelState;
+  /** The session's checkpoints, drawn into the timeline as the host does. */
+  readonly checkpoints = new CheckpointModel();
   private readonly updates = new UpdateBuilder();
 
   constructor(
@@ -154,7 +157,7 @@ export class FakePanelHost {
 
   /** Posts what changed (as the host's 50 ms timer does). */
   async flush(): Promise<void> {
-    const update = this.updates.next(this.state.view());
+    const update = this.updates.next(panelView(this.state, this.checkpoints));
     if (update) {
       await this.post(update);
     }

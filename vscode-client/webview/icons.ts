@@ -24,6 +24,8 @@ export const ICONS = {
   send: svg('<path d="M2.5 8h9M8 4l4 4-4 4"/>'),
   queue: svg('<path d="M2.5 4.5h8M2.5 8h8M2.5 11.5h5M11.5 10v4M9.5 12h4"/>'),
   stop: svg('<rect x="4" y="4" width="8" height="8" rx="1"/>'),
+  history: svg('<path d="M2.5 8a5.5 5.5 0 1 0 1.6-3.9M2.5 2.5v2.6h2.6M8 5v3.2l2.2 1.4"/>'),
+  undo: svg('<path d="M5 3.5L2.5 6 5 8.5M2.5 6h6.5a4 4 0 0 1 0 8H6"/>'),
 } as const;
 
 export type IconName = keyof typeof ICONS;

@@ -18,6 +18,7 @@ import {
   type ToolItem,
   type UserItem,
 } from '../src/shared/viewModel';
+import { renderCheckpoint } from './checkpoints';
 import { diffPre, h, icon, markdown, pre, severityName, usageText } from './dom';
 import type { IconName } from './icons';
 
@@ -330,5 +331,7 @@ export function renderItem(item: Item): HTMLElement {
       return renderRunEnd(item);
     case 'notice':
       return renderNotice(item);
+    case 'checkpoint':
+      return renderCheckpoint(item);
   }
 }

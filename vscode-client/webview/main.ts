@@ -328,6 +328,40 @@ timeline.addEventListener('click', (event) => {
     vscode.postMessage({ type: 'openDiff', itemId: diff.dataset.diff });
     return;
   }
+  const checkpoint = target?.closest('[data-ckpt]');
+  if (checkpoint instanceof HTMLElement && checkpoint.dataset.ckpt && checkpoint.dataset.run) {
+    event.preventDefault();
+    event.stopPropagation();
+    if (!(checkpoint instanceof HTMLButtonElement && checkpoint.disabled)) {
+      const message: Extract<WebviewMessage, { type: 'checkpoint' }> = {
+        type: 'checkpoint',
+        action: checkpoint.dataset.ckpt as Extract<WebviewMessage, { type: 'checkpoint' }>['action'],
+        runId: checkpoint.dataset.run,
+      };
+      if (checkpoint.dataset.turn !== undefined) {
+        message.turn = Number(checkpoint.dataset.turn);
+      }
+      if (checkpoint.dataset.file !== undefined) {
+        message.path = checkpoint.dataset.file;
+      }
+      vscode.postMessage(message);
+    }
+    return;
+  }
+  const decision = target?.closest('[data-review]');
+  if (decision instanceof HTMLElement && decision.dataset.run && (decision.dataset.review === 'keep' || decision.dataset.review === 'undo')) {
+    event.preventDefault();
+    event.stopPropagation();
+    const message: Extract<WebviewMessage, { type: 'review' }> = { type: 'review', runId: decision.dataset.run, decision: decision.dataset.review };
+    if (decision.dataset.file !== undefined) {
+      message.path = decision.dataset.file;
+    }
+    if (decision.dataset.hunk !== undefined) {
+      message.hunk = Number(decision.dataset.hunk);
+    }
+    vscode.postMessage(message);
+    return;
+  }
   const link = target?.closest('[data-href]');
   if (link instanceof HTMLElement && link.dataset.href) {
     event.preventDefault();

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
 import type { HostMessage, WebviewMessage } from '../shared/messages';
+import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
 import { EditSnapshots, workspaceFileUri } from './edits';
 import { UpdateBuilder } from './updates';
@@ -129,7 +130,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (!this.view) {
       return;
     }
-    const update = this.updates.next(this.controller.state.view());
+    const update = this.updates.next(this.controller.view());
     if (update) {
       this.post(update);
     }
@@ -175,6 +176,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         break;
       }
+      case 'checkpoint':
+        void checkpointAction(this.controller, msg);
+        break;
+      case 'review':
+        void reviewAction(this.controller, msg);
+        break;
       case 'openFile':
         void openWorkspaceFile(msg.path, msg.line, msg.character);
         break;
@@ -195,6 +202,41 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         break;
     }
   }
+}
+
+/** A checkpoint row's button (see WebviewMessage 'checkpoint'). */
+export async function checkpointAction(controller: ChatController, msg: Extract<WebviewMessage, { type: 'checkpoint' }>): Promise<void> {
+  const checkpoints = controller.checkpoints;
+  switch (msg.action) {
+    case 'undoRun':
+      await checkpoints.restore({ runId: msg.runId });
+      break;
+    case 'restoreTurn':
+      if (msg.turn !== undefined) {
+        await checkpoints.restore({ runId: msg.runId, turn: msg.turn });
+      }
+      break;
+    case 'restoreFile':
+      if (msg.path !== undefined) {
+        await checkpoints.restore({ runId: msg.runId, path: msg.path });
+      }
+      break;
+    case 'openDiff':
+      if (msg.path !== undefined) {
+        await checkpoints.openDiff(msg.runId, msg.path, msg.turn);
+      }
+      break;
+    case 'compare':
+      if (msg.path !== undefined) {
+        await checkpoints.compare(msg.runId, msg.path);
+      }
+      break;
+  }
+}
+
+/** Keep or Undo in the panel's review (see WebviewMessage 'review'). */
+export async function reviewAction(controller: ChatController, msg: Extract<WebviewMessage, { type: 'review' }>): Promise<void> {
+  await controller.checkpoints.decide(msg.runId, msg.decision, msg.path, msg.hunk);
 }
 
 async function openWorkspaceFile(file: string, line?: number, character?: number): Promise<void> {
@@ -218,10 +260,12 @@ export interface Chat {
 /** The chat: its controller (state, requests), the edit snapshots, the view. */
 export function registerChatPanel(context: vscode.ExtensionContext, connection: ReinConnection): Chat {
   const edits = new EditSnapshots();
-  const controller = new ChatController(connection, edits);
+  const documents = new CheckpointDocuments(connection);
+  const controller = new ChatController(connection, edits, documents);
   const view = new ChatViewProvider(context.extensionUri, controller, connection, edits);
   context.subscriptions.push(
     edits,
+    documents,
     controller,
     view,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, view, {

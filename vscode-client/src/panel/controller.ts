@@ -9,6 +9,7 @@
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
 import {
+  CHECKPOINT_EVENT_TYPES,
   isPreviewEvent,
   Methods,
   type AbortResult,
@@ -26,7 +27,10 @@ import {
   type SessionsResult,
 } from '../shared/protocol';
 import type { SendMode } from '../shared/messages';
-import type { Header } from '../shared/viewModel';
+import type { Header, ViewModel } from '../shared/viewModel';
+import type { CheckpointDocuments } from './checkpointDiff';
+import { panelView } from './checkpoints';
+import { CheckpointService } from './checkpointService';
 import type { EditCapture } from './edits';
 import { PreviewModel } from './preview';
 import { PanelState } from './reducer';
@@ -69,12 +73,21 @@ export class ChatController implements vscode.Disposable {
   readonly onDidReset = this.resetEmitter.event;
   readonly onDidChangeSessions = this.sessionsEmitter.event;
   private readonly subscriptions: vscode.Disposable[];
+  /** The shown session's checkpoints and review (the timeline's checkpoint rows, the CodeLens). */
+  readonly checkpoints: CheckpointService;
 
   constructor(
     private readonly connection: ReinConnection,
     private readonly edits?: EditCapture,
+    documents?: CheckpointDocuments,
   ) {
+    this.checkpoints = new CheckpointService(connection, () => this.sessionIdValue, documents, (text) => {
+      this.stateValue.notice('warning', text);
+      this.changed();
+    });
     this.subscriptions = [
+      new vscode.Disposable(() => this.checkpoints.dispose()),
+      this.checkpoints.onDidChange(() => this.changed()),
       connection.onNotification(Methods.event, (params: unknown) => {
         if (isEnvelope(params)) {
           this.handleEnvelope(params);
@@ -84,6 +97,7 @@ export class ChatController implements vscode.Disposable {
         if (info.state === 'running') {
           void this.refreshSessions();
           void this.refreshPreview();
+          void this.checkpoints.refresh();
           return;
         }
         if (info.state !== 'starting') {
@@ -120,6 +134,11 @@ export class ChatController implements vscode.Disposable {
     return this.stateValue.header;
   }
 
+  /** What the panel draws: the session's timeline with its checkpoint rows in place. */
+  view(): ViewModel {
+    return panelView(this.stateValue, this.checkpoints.model);
+  }
+
   get sessions(): SessionSummary[] {
     return this.sessionsValue;
   }
@@ -136,6 +155,7 @@ export class ChatController implements vscode.Disposable {
     this.stateValue = state;
     this.sessionIdValue = sessionId;
     this.lastSeq = undefined;
+    void this.checkpoints.sessionChanged();
     this.resetEmitter.fire();
     this.changed();
   }
@@ -187,6 +207,9 @@ export class ChatController implements vscode.Disposable {
     }
     this.lastSeq = envelope.seq;
     const event = envelope.event;
+    if (CHECKPOINT_EVENT_TYPES.includes(event.type)) {
+      void this.checkpoints.refresh(); // what the runs changed, restored or left pending
+    }
     if (!this.stateValue.apply(event)) {
       return; // an event type this client does not know
     }
@@ -287,6 +310,7 @@ export class ChatController implements vscode.Disposable {
         if (this.sessionIdValue === null) {
           this.sessionIdValue = result.sessionId;
           this.stateValue.header.sessionId = result.sessionId;
+          void this.checkpoints.refresh();
         }
         if (!this.stateValue.hasRunEnd(result.runId)) {
           // The events did not show the end (or never came): say how it went.

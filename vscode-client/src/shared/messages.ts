@@ -3,7 +3,7 @@
  * Shared by both sides: no imports but types.
  */
 
-import type { PreviewAction, PromptMode, SessionSummary } from './protocol';
+import type { PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
 import type { Header, Item, PreviewView } from './viewModel';
 
 export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'failed';
@@ -38,6 +38,20 @@ export type WebviewMessage =
   | { type: 'selectSession'; sessionId: string }
   | { type: 'refreshSessions' }
   | { type: 'openDiff'; itemId: string }
+  /**
+   * A checkpoint row's action: undo the run, restore to before a turn,
+   * restore one file, open a file's diff (before the run or turn ↔ now),
+   * compare a conflict of the last restore.
+   */
+  | {
+      type: 'checkpoint';
+      action: 'undoRun' | 'restoreTurn' | 'restoreFile' | 'openDiff' | 'compare';
+      runId: string;
+      turn?: number | undefined;
+      path?: string | undefined;
+    }
+  /** Keep or Undo under review: the run (no path), a file (no hunk) or a hunk. */
+  | { type: 'review'; runId: string; decision: ReviewDecision; path?: string | undefined; hunk?: number | undefined }
   | { type: 'openFile'; path: string; line?: number | undefined; character?: number | undefined }
   | { type: 'openLink'; href: string }
   | { type: 'command'; command: 'showOutput' | 'openSettings' | 'restartServer' | 'setApiKey' };

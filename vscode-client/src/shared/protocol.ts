@@ -47,6 +47,11 @@ export const Methods = {
   confirm: 'rein/confirm',
   askUser: 'rein/askUser',
   saveDocuments: 'rein/saveDocuments',
+  checkpoints: 'rein/checkpoints',
+  restore: 'rein/restore',
+  checkpointContent: 'rein/checkpointContent',
+  review: 'rein/review',
+  reviewDecide: 'rein/reviewDecide',
 } as const;
 
 /** `rein/saveDocuments` (server -> client): save what Rein just changed. */
@@ -196,6 +201,152 @@ export interface AskUserParams {
 export interface AskUserResult {
   answer: string | null;
 }
+
+// ------------------------------------------------- checkpoints and review
+
+export type FileChangeKind = 'created' | 'modified' | 'deleted' | 'renamed';
+export type ReviewStatus = 'pending' | 'kept' | 'undone' | 'mixed';
+
+/** A run's (or a turn's) net change to one path (`rein/checkpoints`). */
+export interface FileEntry {
+  path: string;
+  change: FileChangeKind;
+  renamedFrom?: string;
+  restorable: boolean;
+  /** Why it cannot be restored (not stored, pruned). */
+  reason?: string;
+  review?: ReviewStatus;
+}
+
+export interface CheckpointTurn {
+  turn: number;
+  files: FileEntry[];
+}
+
+/** One run that changed files; a restore is one too (kind "restore"). */
+export interface CheckpointRunInfo {
+  runId: string;
+  kind: 'run' | 'restore';
+  title: string;
+  /** Seconds since the epoch, or an ISO date. */
+  startedAt: number | string;
+  bytes: number;
+  pruned: boolean;
+  prunedReason?: string;
+  restoredRun?: string;
+  restoredTurn?: number;
+  files: FileEntry[];
+  turns: CheckpointTurn[];
+}
+
+export interface CheckpointsParams {
+  sessionId: string;
+}
+
+export interface CheckpointsResult {
+  sessionId: string;
+  bytes: number;
+  runs: CheckpointRunInfo[];
+}
+
+/** Restore to before `runId` (or its `turn`), all files or `paths`. */
+export interface RestoreParams {
+  sessionId: string;
+  runId: string;
+  turn?: number;
+  paths?: string[];
+}
+
+export interface RestoreConflict {
+  path: string;
+  reason: string;
+  /** Unified: the checkpoint's text against the person's. */
+  diff: string;
+  checkpointText: string | null;
+  currentText: string | null;
+}
+
+export interface RestoreResult {
+  /** The restore's own checkpoint run: undo it with rein/restore. */
+  restoreId: string;
+  restored: { path: string; change: 'created' | 'modified' | 'deleted' }[];
+  alreadyRestored: string[];
+  skipped: { path: string; reason: string }[];
+  conflicts: RestoreConflict[];
+}
+
+export interface CheckpointContentParams {
+  sessionId: string;
+  runId: string;
+  path: string;
+  side: 'before' | 'after';
+  turn?: number;
+}
+
+export interface CheckpointContentResult {
+  path: string;
+  state: 'text' | 'absent' | 'unstored';
+  text?: string;
+  reason?: string;
+}
+
+export interface ReviewHunk {
+  index: number;
+  oldStart: number;
+  oldLines: number;
+  /** 1-based, as in the "@@" header. */
+  newStart: number;
+  newLines: number;
+  header: string;
+  lines: string[];
+  status: ReviewStatus;
+}
+
+export interface ReviewFile {
+  path: string;
+  change: FileChangeKind;
+  renamedFrom?: string;
+  status: ReviewStatus;
+  diff: string;
+  hunks: ReviewHunk[];
+  /** Why it cannot be undone (its earlier content was not stored); it has no hunks then. */
+  reason?: string;
+}
+
+export interface ReviewParams {
+  sessionId: string;
+  runId?: string;
+}
+
+export interface ReviewResult {
+  runs: { runId: string; files: ReviewFile[] }[];
+}
+
+export type ReviewDecision = 'keep' | 'undo';
+
+/** No path: the whole run (Keep all / Undo all); a path without hunk: the file. */
+export interface ReviewDecideParams {
+  sessionId: string;
+  runId: string;
+  decision: ReviewDecision;
+  path?: string;
+  hunk?: number;
+}
+
+export interface ReviewDecideResult {
+  runId: string;
+  decided: { path: string; hunk?: number; status: string }[];
+  refused: { path: string; hunk?: number; reason: string }[];
+}
+
+/** The events after which the panel asks for the checkpoints (and the review) again. */
+export const CHECKPOINT_EVENT_TYPES: readonly string[] = [
+  'run_end',
+  'files_restored',
+  'checkpoint_dropped',
+  'review_pending',
+  'review_decided',
+];
 
 // ------------------------------------------------------------ LSP subset
 

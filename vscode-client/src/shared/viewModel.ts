@@ -6,7 +6,17 @@
  * Shared by the extension host and the webview: no imports but types.
  */
 
-import type { Blocker, PlanStep, PreviewAction, PreviewState, RunStatus, Usage } from './protocol';
+import type {
+  Blocker,
+  CheckpointRunInfo,
+  FileEntry,
+  PlanStep,
+  PreviewAction,
+  PreviewState,
+  ReviewFile,
+  RunStatus,
+  Usage,
+} from './protocol';
 
 interface ItemBase {
   /** Stable for the item's life; the webview keys its DOM nodes by it. */
@@ -136,6 +146,47 @@ export interface NoticeItem extends ItemBase {
   text: string;
 }
 
+/** The outcome of the last restore the person started from this run's row. */
+export interface RestoreOutcome {
+  /** What was asked: the whole run, a turn, or one file. */
+  scope: string;
+  restoreId: string;
+  restored: number;
+  alreadyRestored: number;
+  skipped: { path: string; reason: string }[];
+  /** Not overwritten: the person changed them; "Compare" opens each. */
+  conflicts: { path: string; reason: string }[];
+}
+
+/**
+ * A run that changed files (`rein/checkpoints`), shown in the timeline after
+ * the run's last row (or at the end when the timeline has none of its rows:
+ * a loaded session, a restore), with its review when it has pending files.
+ */
+export interface CheckpointItem extends ItemBase {
+  kind: 'checkpoint';
+  run: CheckpointRunInfo;
+  /** The files "Undo this run" restores: this run's and every later run's (they are undone too). */
+  undoCount: number;
+  /** Per turn: the files "Restore to here" restores. */
+  turnCounts: Record<number, number>;
+  /** The title of the run a restore restored (kind "restore"). */
+  restoredTitle?: string | undefined;
+  /** Whether that run was itself a restore (this one undid it). */
+  restoredKind?: 'run' | 'restore' | undefined;
+  /** A request of this row is in flight ("Undoing…"). */
+  busy?: string | undefined;
+  outcome?: RestoreOutcome | undefined;
+  /** The run's files under review (`rein/review`), when any. */
+  review?: ReviewFile[] | undefined;
+  /** What the last Keep / Undo refused, and why. */
+  refused?: { path: string; hunk?: number | undefined; header?: string | undefined; reason: string }[] | undefined;
+  /** The last request of this row that failed. */
+  error?: string | undefined;
+}
+
+export type { FileEntry };
+
 export type Item =
   | UserItem
   | AssistantItem
@@ -146,7 +197,8 @@ export type Item =
   | PlanItem
   | StepItem
   | RunEndItem
-  | NoticeItem;
+  | NoticeItem
+  | CheckpointItem;
 
 export type AgentStatus = 'idle' | 'running';
 

@@ -158,6 +158,39 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 
+export class CodeLens {
+  constructor(
+    readonly range: Range,
+    readonly command?: { title: string; command: string; tooltip?: string; arguments?: unknown[] },
+  ) {}
+}
+
+export enum OverviewRulerLane {
+  Left = 1,
+  Center = 2,
+  Right = 4,
+  Full = 7,
+}
+
+/** An editor a test shows (window.visibleTextEditors): records its decorations. */
+export interface StubEditor {
+  document: { uri: Uri; lineCount: number; getText(): string };
+  decorations: Map<unknown, Range[]>;
+  setDecorations(type: unknown, ranges: Range[]): void;
+}
+
+/** An editor showing `text` (its document as much as the extension reads of one). */
+export function stubEditor(uri: string, text: string): StubEditor {
+  const editor: StubEditor = {
+    document: { uri: Uri.parse(uri), lineCount: text.split('\n').length, getText: () => text },
+    decorations: new Map(),
+    setDecorations(type, ranges) {
+      editor.decorations.set(type, ranges);
+    },
+  };
+  return editor;
+}
+
 export enum ProgressLocation {
   SourceControl = 1,
   Window = 10,
@@ -179,6 +212,8 @@ interface DialogCall {
 }
 
 const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
+const visibleEditorsChanged = new EventEmitter<unknown>();
+const textDocumentChanged = new EventEmitter<{ document: unknown }>();
 
 /** What a test controls and observes. */
 export const stub = {
@@ -191,6 +226,16 @@ export const stub = {
   statusMessages: [] as string[],
   progress: [] as string[],
   configuration: {} as Record<string, unknown>,
+  /** Registered commands (registerCommand), by id. */
+  registered: new Map<string, (...args: unknown[]) => unknown>(),
+  /** Files that exist for workspace.fs.stat (file paths). */
+  existing: new Set<string>(),
+  fireTextDocumentChanged(document: unknown): void {
+    textDocumentChanged.fire({ document });
+  },
+  fireVisibleEditorsChanged(): void {
+    visibleEditorsChanged.fire(window.visibleTextEditors);
+  },
   fireDiagnosticsChanged(uris: Uri[]): void {
     diagnosticsChanged.fire({ uris });
   },
@@ -202,7 +247,10 @@ export const stub = {
     this.statusMessages = [];
     this.progress = [];
     this.configuration = {};
+    this.registered.clear();
+    this.existing.clear();
     workspace.textDocuments = [];
+    window.visibleTextEditors = [];
   },
 };
 
@@ -228,6 +276,7 @@ export const languages = {
   },
   onDidChangeDiagnostics: diagnosticsChanged.event,
   setTextDocumentLanguage: (document: unknown) => Promise.resolve(document),
+  registerCodeLensProvider: () => new Disposable(),
 };
 
 export const window = {
@@ -245,6 +294,9 @@ export const window = {
     return task();
   },
   activeTextEditor: undefined as unknown,
+  visibleTextEditors: [] as StubEditor[],
+  onDidChangeVisibleTextEditors: visibleEditorsChanged.event,
+  createTextEditorDecorationType: (options: unknown) => ({ options, dispose: () => undefined }),
 };
 
 export interface StubDocument {
@@ -280,9 +332,14 @@ export const workspace = {
     };
   },
   registerTextDocumentContentProvider: () => new Disposable(),
+  fs: {
+    stat: (uri: Uri) =>
+      stub.existing.has(uri.path) ? Promise.resolve({ type: 1 }) : Promise.reject(new Error(`no such file: ${uri.path}`)),
+  },
   openTextDocument: () => Promise.reject(new Error('no documents in the stub')),
   asRelativePath: (value: Uri | string) => (typeof value === 'string' ? value : value.path.replace(/^\/work\/project\//, '')),
   onDidChangeConfiguration: new EventEmitter<unknown>().event,
+  onDidChangeTextDocument: textDocumentChanged.event,
 };
 
 export const commands = {
@@ -290,7 +347,10 @@ export const commands = {
     stub.commands.push({ command, args });
     return Promise.resolve(undefined);
   },
-  registerCommand: () => new Disposable(),
+  registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => {
+    stub.registered.set(id, handler);
+    return new Disposable(() => stub.registered.delete(id));
+  },
 };
 
 export const extensions = {

@@ -7,9 +7,13 @@ import { envelope, FakeConnection, nextEvent } from '../fakes';
 import { loadEvents } from '../helpers';
 import { stub } from '../stub/vscode';
 
+const BACKGROUND = new Set(['rein/sessions', 'rein/checkpoints', 'rein/review']);
+
 function setup(): { connection: FakeConnection; controller: ChatController } {
   const connection = new FakeConnection();
   connection.responders.set('rein/sessions', () => ({ sessions: [] }));
+  connection.responders.set('rein/checkpoints', (params) => ({ sessionId: params.sessionId, bytes: 0, runs: [] }));
+  connection.responders.set('rein/review', () => ({ runs: [] }));
   const controller = new ChatController(connection, undefined);
   return { connection, controller };
 }
@@ -53,7 +57,8 @@ describe('ChatController', () => {
     await controller.send('use pathlib');
     await controller.send('then update the docs', 'followUp');
     assert.deepEqual(
-      connection.requests.filter((r) => r.method !== 'rein/sessions').map((r) => [r.method, r.params]),
+      // The session list and its checkpoints load in the background when the session shows.
+      connection.requests.filter((r) => !BACKGROUND.has(r.method)).map((r) => [r.method, r.params]),
       [
         ['rein/steer', { sessionId: 's1', text: 'use pathlib' }],
         ['rein/followUp', { sessionId: 's1', text: 'then update the docs' }],

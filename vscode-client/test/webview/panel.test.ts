@@ -9,68 +9,15 @@
  */
 
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chatHtml } from '../../src/panel/chatView';
-import type { WebviewMessage } from '../../src/shared/messages';
 import { launchChromium } from '../browser';
 import { FakePanelHost } from '../fakes';
-import { loadEvents, pngSize, ROOT, screenshotPath } from '../helpers';
+import { loadEvents, pngSize, screenshotPath } from '../helpers';
+import { openPanel, posted } from '../page';
 
 const SCREENSHOT = screenshotPath('chat-panel.png');
 const PLAN_SCREENSHOT = screenshotPath('chat-panel-plan.png');
-const NONCE = 'dGVzdG5vbmNl';
-
-/** The page as the extension serves it, plus a stand-in for acquireVsCodeApi. */
-function writePage(): string {
-  const dist = path.join(ROOT, 'dist', 'webview');
-  assert.ok(fs.existsSync(path.join(dist, 'main.js')), 'run scripts/build.mjs first');
-  const html = chatHtml(
-    { cspSource: 'file:' },
-    `file://${path.join(dist, 'main.js')}`,
-    `file://${path.join(dist, 'panel.css')}`,
-    NONCE,
-  );
-  const api = `<script nonce="${NONCE}">
-  (() => {
-    const posted = [];
-    let state;
-    window.__posted = posted;
-    window.acquireVsCodeApi = () => ({
-      postMessage: (message) => posted.push(message),
-      getState: () => state,
-      setState: (next) => { state = next; },
-    });
-  })();
-</script>
-`;
-  const page = html.replace(`<script nonce="${NONCE}"`, `${api}<script nonce="${NONCE}"`);
-  const dir = path.join(ROOT, 'out', 'webview-page');
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, 'index.html');
-  fs.writeFileSync(file, page);
-  return file;
-}
-
-async function posted(page: Page): Promise<WebviewMessage[]> {
-  return page.evaluate(() => (globalThis as unknown as { __posted: WebviewMessage[] }).__posted.slice());
-}
-
-/** A fresh page with the panel, the server connected; records page errors and CSP reports in `problems`. */
-async function openPanel(browser: Browser, problems: string[], height: number): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 440, height }, deviceScaleFactor: 1 });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error' || /Content Security Policy/i.test(message.text())) {
-      problems.push(`console ${message.type()}: ${message.text()}`);
-    }
-  });
-  await page.goto(`file://${writePage()}`);
-  await page.waitForSelector('.composer textarea');
-  return page;
-}
 
 async function scrollTimelineToTop(page: Page): Promise<void> {
   await page.evaluate(() => {
