@@ -308,6 +308,49 @@ def test_diagnostics_wait_for_a_change_then_a_quiet_period() -> None:
     assert source.calls == [(None, 1)]
 
 
+def test_a_publish_between_sending_an_edit_and_its_answer_counts_as_fresh() -> None:
+    """The editor may publish a file's diagnostics before its answer to the
+    applyEdit arrives (before the mutation is recorded). That publish is the
+    fresh one: the verdict does not wait the maximum for another (the
+    plan-act-over-HTTP tests stalled 30 s and came out unverified)."""
+    source = FakeDiagnostics()
+
+    async def main() -> tuple[bool, float]:
+        coordinator = DiagnosticsCoordinator(
+            source, quiet_ms=50, max_wait_ms=30_000, clock=anyio.current_time
+        )
+        coordinator.expect(["a.py"])  # the applyEdit is sent
+        coordinator.notify_diagnostics_changed(["a.py"])  # the editor publishes first
+        coordinator.notify_mutation(Mutation(1, ("a.py",)))  # then its answer arrives
+        started = anyio.current_time()
+        snap = await coordinator.snapshot(min_generation=1)
+        return snap.stale, anyio.current_time() - started
+
+    stale, waited = run_in_virtual_time(main)
+    assert not stale
+    assert waited == pytest.approx(0.05)
+
+
+def test_a_publish_before_an_edit_is_sent_does_not_count_for_it() -> None:
+    """A publish that arrived before Rein sent the change (an earlier
+    analysis), or for a change the person made, leaves the path waiting."""
+    source = FakeDiagnostics()
+
+    async def main() -> list[str]:
+        coordinator = DiagnosticsCoordinator(
+            source, quiet_ms=50, max_wait_ms=30_000, clock=anyio.current_time
+        )
+        coordinator.notify_diagnostics_changed(["a.py"])
+        coordinator.expect(["a.py"])
+        coordinator.notify_mutation(Mutation(1, ("a.py",)))
+        coordinator.expect(["b.py"])
+        coordinator.notify_diagnostics_changed(["b.py"])
+        coordinator.notify_mutation(Mutation(2, ("b.py",), "person"))
+        return coordinator.pending()
+
+    assert run_in_virtual_time(main) == ["a.py", "b.py"]
+
+
 async def test_diagnostics_past_the_maximum_wait_are_reported_stale() -> None:
     source = FakeDiagnostics()
     coordinator = DiagnosticsCoordinator(source, quiet_ms=10, max_wait_ms=100)

@@ -71,10 +71,35 @@ class DiagnosticsCoordinator:
         self.generation = 0
         #: For the benchmark: when the last awaited notification arrived.
         self.last_fresh_at: float | None = None
+        #: path -> when Rein sent a change of it that is not recorded yet
+        self._sending: dict[str, float] = {}
+        #: paths of ``_sending`` whose diagnostics changed after it was sent
+        self._early: set[str] = set()
+
+    def expect(self, paths: Sequence[str]) -> None:
+        """Rein is about to send a change of ``paths`` (an editor's
+        ``workspace/applyEdit``). The editor may publish their diagnostics
+        before its answer arrives, that is before :meth:`notify_mutation`:
+        such a change counts as fresh for the mutation that follows."""
+        now = self._clock()
+        for path in paths:
+            self._sending[path] = now
+            self._early.discard(path)
 
     def notify_mutation(self, mutation: Mutation) -> None:
         self.generation = max(self.generation, mutation.generation)
+        now = self._clock()
         for path in mutation.paths:
+            sent = self._sending.pop(path, None)
+            early = path in self._early
+            self._early.discard(path)
+            if (
+                early
+                and mutation.origin == "agent"
+                and sent is not None
+                and now - sent <= self.max_wait_s
+            ):
+                continue  # the analyzer published after the change was sent
             self._waiting[path] = max(self._waiting.get(path, 0), mutation.generation)
 
     def notify_diagnostics_changed(self, paths: Sequence[str]) -> None:
@@ -83,6 +108,8 @@ class DiagnosticsCoordinator:
         for path in paths:
             if self._waiting.pop(path, None) is not None:
                 self.last_fresh_at = now
+            elif path in self._sending:
+                self._early.add(path)
         self._changed.set()
         self._changed = anyio.Event()
 

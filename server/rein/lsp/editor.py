@@ -94,6 +94,10 @@ class EditorWorkspace:
         #: uris Rein asked the editor to save; their didSave is not the person's.
         self._own_saves: set[str] = set()
         self._hooks = ChangeHooks()
+        #: Called with the paths right before an edit is sent to the editor
+        #: (the diagnostics coordinator: the editor may publish for them
+        #: before it answers).
+        self.on_sending: Callable[[tuple[str, ...]], None] | None = None
 
     # ------------------------------------------------- around a change
 
@@ -231,7 +235,9 @@ class EditorWorkspace:
 
     # ----------------------------------------------------------------- writes
 
-    async def _apply(self, edit: lsp.WorkspaceEdit, label: str) -> None:
+    async def _apply(self, edit: lsp.WorkspaceEdit, label: str, paths: tuple[str, ...]) -> None:
+        if self.on_sending is not None:
+            self.on_sending(paths)
         try:
             result = await self.client.apply_edit(
                 lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
@@ -302,7 +308,9 @@ class EditorWorkspace:
             )
         self._echo[uri] = text
         try:
-            await self._apply(lsp.WorkspaceEdit(document_changes=changes), f"Rein: edit {path}")
+            await self._apply(
+                lsp.WorkspaceEdit(document_changes=changes), f"Rein: edit {path}", (path,)
+            )
         except BaseException:
             self._echo.pop(uri, None)
             raise
@@ -323,6 +331,7 @@ class EditorWorkspace:
                 ]
             ),
             f"Rein: delete {path}",
+            (path,),
         )
         mutation = self._mutate((path,))
         await self._hooks.changed(AppliedChange(mutation, "delete"))
@@ -341,6 +350,7 @@ class EditorWorkspace:
                 ]
             ),
             f"Rein: rename {old} to {new}",
+            (old, new),
         )
         mutation = self._mutate((old, new))
         await self._hooks.changed(AppliedChange(mutation, "rename"))

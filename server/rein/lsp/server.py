@@ -262,6 +262,7 @@ class ReinServer(LanguageServer):
             )
             self.mutations.subscribe(coordinator.notify_mutation)
             self.mutations.subscribe(source.notify_mutation)
+            workspace.on_sending = coordinator.expect
             self._editor_diagnostics = source
             self._adapters = (workspace, coordinator)
         return self._adapters
