@@ -42,9 +42,7 @@ _text = st.text(min_size=0, max_size=90)
 
 
 @given(st.lists(st.tuples(_text, _text), max_size=25), st.sets(_text.map(lambda t: t[:64])))
-def test_every_name_is_valid_and_unique(
-    pairs: list[tuple[str, str]], reserved: set[str]
-) -> None:
+def test_every_name_is_valid_and_unique(pairs: list[tuple[str, str]], reserved: set[str]) -> None:
     names = mcp_tool_names(pairs, reserved)
     assert set(names) == set(pairs)
     values = list(names.values())

@@ -26,8 +26,8 @@ def test_acyclic_local_refs_pass() -> None:
     ("schema", "needle"),
     [
         pytest.param(["not", "a", "dict"], "not a JSON object schema", id="list"),
-        pytest.param({"type": "string"}, "need \"object\"", id="not-object"),
-        pytest.param({"properties": {}}, "need \"object\"", id="no-type"),
+        pytest.param({"type": "string"}, 'need "object"', id="not-object"),
+        pytest.param({"properties": {}}, 'need "object"', id="no-type"),
         pytest.param(
             {"type": "object", "properties": {"n": {"type": 5}}},
             "not valid JSON Schema at properties/n/type",
@@ -50,7 +50,9 @@ def test_acyclic_local_refs_pass() -> None:
                 "$defs": {
                     "Node": {
                         "type": "object",
-                        "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+                        "properties": {
+                            "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+                        },
                     }
                 },
             },
