@@ -13,7 +13,6 @@ from rein.mcp.manager import McpManager, ServerStatus
 from tests.mcp.conftest import time_spec, toolbox_spec
 
 
-
 class States:
     """Every state event, and a way to wait for one."""
 
