@@ -1422,3 +1422,26 @@ class HangingCheckpointStore(MemoryCheckpointStore):
         self.waiting += 1
         await self.release.wait()
         return await super().put_text(text)
+
+
+class FakeMcpPorts:
+    """McpConfigPorts for unit tests: inputs answered from ``answers`` (a
+    missing id: None, nobody answered), trust answered by ``trust_answer``;
+    every question recorded in ``asked_inputs`` / ``asked_trust``."""
+
+    def __init__(self, answers: Mapping[str, str] | None = None, trust_answer: bool = True) -> None:
+        from rein.mcp.trust import MemoryTrustStore
+
+        self.answers = dict(answers or {})
+        self.trust_answer = trust_answer
+        self.trust = MemoryTrustStore()
+        self.asked_inputs: list[str] = []
+        self.asked_trust: list[str] = []
+
+    async def ask_input(self, spec: Any) -> str | None:
+        self.asked_inputs.append(spec.id)
+        return self.answers.get(spec.id)
+
+    async def confirm_trust(self, spec: Any) -> bool:
+        self.asked_trust.append(spec.command_line())
+        return self.trust_answer

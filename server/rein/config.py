@@ -39,6 +39,7 @@ __all__ = [
     "ENDPOINT_KEYS",
     "CheckpointLimits",
     "ConfigIssue",
+    "McpSettings",
     "ReinConfig",
     "ResolvedConfig",
     "SessionLimits",
@@ -89,6 +90,24 @@ class CheckpointLimits(BaseModel):
     max_file_kb: int = Field(2048, ge=1)
 
 
+class McpSettings(BaseModel):
+    """MCP tool servers (:mod:`rein.mcp.config` reads them): ``servers``
+    defined in the settings, and whether the workspace's own files
+    (``.vscode/mcp.json``, ``.mcp.json``) are read. Each server's fields are
+    checked by :func:`rein.mcp.config.load_servers`, which skips an invalid
+    one with the reason (the other servers and settings are unaffected)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    #: name -> the server's fields (``command``/``args``/``env``/``cwd`` or
+    #: ``url``/``headers``, ``disabled``, ``includeTools``, ...).
+    servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Read ``.vscode/mcp.json`` and ``.mcp.json`` of the workspace.
+    config_files: bool = True
+
+
 class ReinConfig(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
@@ -102,6 +121,7 @@ class ReinConfig(BaseModel):
     auto_repair: Literal["off", "onSave"] = "off"
     sessions: SessionLimits = SessionLimits()
     checkpoints: CheckpointLimits = CheckpointLimits()
+    mcp: McpSettings = McpSettings()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 

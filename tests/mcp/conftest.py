@@ -18,6 +18,7 @@ def toolbox_spec(name: str = "box", **kwargs: object) -> McpServerSpec:
         transport="stdio",
         command=sys.executable,
         args=(str(TOOLBOX),),
+        trusted=True,
         **kwargs,  # type: ignore[arg-type]
     )
 
@@ -30,4 +31,5 @@ def time_spec(name: str = "time") -> McpServerSpec:
         transport="stdio",
         command=sys.executable,
         args=("-m", "mcp_server_time", "--local-timezone", "UTC"),
+        trusted=True,
     )

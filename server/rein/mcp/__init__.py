@@ -1,6 +1,5 @@
-"""MCP tool servers inside Rein: the layer above harness/tools that talks to
-servers through the ``mcp`` SDK (the optional extra ``rein[mcp]``).
-
-Nothing in the harness imports this package, and the SDK is imported only
-by :mod:`rein.mcp.client`, and only once a server is configured.
-"""
+"""MCP tool servers: their configuration (:mod:`rein.mcp.config`), and the
+runtime that starts them and offers their tools (:mod:`rein.mcp.manager`,
+:mod:`rein.mcp.client`, :mod:`rein.mcp.tools`). The ``mcp`` SDK is imported
+only inside this package (:mod:`rein.mcp.client`), and only when a server is
+configured. Nothing in the harness imports this package."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rein.harness.tools import ToolResult
-from rein.mcp.config import McpServerSpec
+from rein.mcp.config import McpServerSpec, Skipped
 from rein.mcp.results import map_result
 from rein.mcp.schemas import schema_problem
 from rein.mcp.tools import McpCallFailed, McpToolInfo
@@ -96,7 +96,7 @@ class McpManager:
         self,
         specs: Sequence[McpServerSpec],
         *,
-        skipped: Iterable[tuple[str, str, str]] = (),
+        skipped: Iterable[Skipped] = (),
         connect: ConnectionFactory = _sdk_connection,
         start_timeout_s: float = START_TIMEOUT_S,
         restart_backoff_s: Sequence[float] = RESTART_BACKOFF_S,
@@ -104,7 +104,7 @@ class McpManager:
     ) -> None:
         self.servers = {s.name: ServerStatus(s) for s in specs if not s.disabled}
         self.skipped = [
-            {"name": name, "source": source, "reason": reason} for name, source, reason in skipped
+            {"name": s.name, "source": s.source, "reason": s.reason} for s in skipped
         ]
         self._connect = connect
         self._start_timeout_s = start_timeout_s
