@@ -140,7 +140,11 @@ async def test_include_and_exclude_tools() -> None:
 
 async def test_a_server_that_cannot_start_fails_with_why() -> None:
     spec = McpServerSpec(
-        name="bad", source="settings", transport="stdio", command="/nonexistent/mcp-server", trusted=True
+        name="bad",
+        source="settings",
+        transport="stdio",
+        command="/nonexistent/mcp-server",
+        trusted=True,
     )
     manager = McpManager([spec, toolbox_spec()])
     try:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rein.harness.tools import ToolResult
-from rein.mcp.config import McpServerSpec, Skipped
+from rein.mcp.config import McpServers, McpServerSpec, Skipped
 from rein.mcp.results import map_result
 from rein.mcp.schemas import schema_problem
 from rein.mcp.tools import McpCallFailed, McpToolInfo
@@ -94,18 +94,21 @@ StateListener = Callable[[ServerStatus], None]
 class McpManager:
     def __init__(
         self,
-        specs: Sequence[McpServerSpec],
+        specs: Sequence[McpServerSpec] = (),
         *,
         skipped: Iterable[Skipped] = (),
+        load: Callable[[], Awaitable[McpServers]] | None = None,
         connect: ConnectionFactory = _sdk_connection,
         start_timeout_s: float = START_TIMEOUT_S,
         restart_backoff_s: Sequence[float] = RESTART_BACKOFF_S,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self.servers = {s.name: ServerStatus(s) for s in specs if not s.disabled}
-        self.skipped = [
-            {"name": s.name, "source": s.source, "reason": s.reason} for s in skipped
-        ]
+        self.servers: dict[str, ServerStatus] = {}
+        self.skipped: list[dict[str, str]] = []
+        #: File-level configuration problems (from ``load``).
+        self.errors: list[str] = []
+        self._load = load
+        self._take_config(McpServers(servers=list(specs), skipped=list(skipped)))
         self._connect = connect
         self._start_timeout_s = start_timeout_s
         self._backoff = tuple(restart_backoff_s)
@@ -115,6 +118,20 @@ class McpManager:
         self._restarts: set[asyncio.Task[None]] = set()
         self._started = False
         self._closed = False
+
+    def _take_config(self, config: McpServers) -> None:
+        for spec in config.servers:
+            if not spec.disabled:
+                self.servers[spec.name] = ServerStatus(spec)
+        self.skipped.extend(
+            {"name": s.name, "source": s.source, "reason": s.reason} for s in config.skipped
+        )
+        self.errors.extend(config.errors)
+
+    @property
+    def configured(self) -> bool:
+        """Servers may exist: some were given, or they are still to be loaded."""
+        return bool(self.servers) or self._load is not None
 
     def subscribe(self, listener: StateListener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -136,6 +153,15 @@ class McpManager:
             if self._started or self._closed:
                 return
             self._started = True
+            if self._load is not None:
+                try:
+                    self._take_config(await self._load())
+                except Exception as exc:
+                    log.exception("reading the MCP server configuration failed")
+                    self.errors.append(f"reading the MCP server configuration failed: {exc}")
+                for skipped in self.skipped:
+                    for listener in list(self._listeners):
+                        listener(_skipped_status(skipped))
             await asyncio.gather(*(self._start(s) for s in self.servers.values()))
 
     async def _start(self, status: ServerStatus) -> bool:
@@ -263,10 +289,13 @@ class McpManager:
 
     def snapshot(self) -> dict[str, Any]:
         """``rein/mcpServers``: every server's state and tools, and the skipped ones."""
-        return {
+        data: dict[str, Any] = {
             "servers": [s.as_json() for s in self.servers.values()],
             "skipped": list(self.skipped),
         }
+        if self.errors:
+            data["errors"] = list(self.errors)
+        return data
 
     async def aclose(self) -> None:
         """Stop every server (and any restart in progress)."""
@@ -281,3 +310,14 @@ class McpManager:
                 status.connection = None
                 self._set(status, "stopped")
         await asyncio.gather(*stops, return_exceptions=True)
+
+
+def _skipped_status(skipped: dict[str, str]) -> ServerStatus:
+    """A skipped server as a status for the listeners (state "skipped")."""
+    spec = McpServerSpec(
+        name=skipped["name"],
+        source=skipped["source"],  # type: ignore[arg-type]
+        transport="stdio",
+        trusted=False,
+    )
+    return ServerStatus(spec, state="skipped", error=skipped["reason"])

@@ -72,6 +72,9 @@ class McpTool(Tool[McpArgs]):
             name=name, description=self.description, parameters=info.input_schema
         )
 
+    def start_details(self) -> dict[str, Any]:
+        return {"mcpServer": self.info.server, "mcpTool": self.info.name}
+
     def schema(self) -> ToolSchema:
         assert self._schema is not None
         return self._schema
