@@ -9,6 +9,7 @@ import asyncio
 import fnmatch
 import inspect
 import itertools
+import json
 import selectors
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -1445,3 +1446,36 @@ class FakeMcpPorts:
     async def confirm_trust(self, spec: Any) -> bool:
         self.asked_trust.append(spec.command_line())
         return self.trust_answer
+
+
+class FakeMcpConnection:
+    """An MCP server connection for unit tests of the offer and the manager
+    (``McpManager(connect=FakeMcpConnection.factory(tools))``): it lists
+    ``tools`` ({server: [McpToolInfo]}) and answers every call with the
+    arguments echoed."""
+
+    def __init__(self, spec: Any, tools: list[Any]) -> None:
+        self.spec = spec
+        self.tools = tools
+        self.closed = False
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    @staticmethod
+    def factory(tools: Mapping[str, list[Any]]) -> Callable[[Any, Callable[[], None]], Any]:
+        def make(spec: Any, on_tools_changed: Callable[[], None]) -> FakeMcpConnection:
+            return FakeMcpConnection(spec, list(tools.get(spec.name, [])))
+
+        return make
+
+    async def start(self, timeout_s: float) -> None:
+        return None
+
+    async def list_tools(self) -> list[Any]:
+        return list(self.tools)
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        self.calls.append((tool, arguments))
+        return {"content": [{"type": "text", "text": f"{tool} {json.dumps(arguments)}"}]}
+
+    async def stop(self) -> None:
+        self.closed = True
