@@ -1434,7 +1434,8 @@ class FakeMcpPorts:
 
         self.answers = dict(answers or {})
         self.trust_answer = trust_answer
-        self.trust = MemoryTrustStore()
+        #: Any TrustStore (a test may put a FileTrustStore here).
+        self.trust: Any = MemoryTrustStore()
         self.asked_inputs: list[str] = []
         self.asked_trust: list[str] = []
 

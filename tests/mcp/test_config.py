@@ -385,12 +385,12 @@ async def test_a_workspace_server_not_trusted_is_skipped_with_its_command_line(
 async def test_trust_is_remembered_and_a_changed_command_asks_again(tmp_path: Path) -> None:
     store = FileTrustStore(tmp_path / "storage")
     ports = FakeMcpPorts()
-    ports.trust = store  # type: ignore[assignment]
+    ports.trust = store
     _write(tmp_path / "ws", ".mcp.json", {"mcpServers": {"s": {"command": "srv", "args": ["1"]}}})
     assert [s.name for s in (await _load(tmp_path / "ws", ports=ports)).servers] == ["s"]
     assert ports.asked_trust == ["srv 1"]
     # Another load (another process: a new store on the same folder) asks nothing.
-    ports.trust = FileTrustStore(tmp_path / "storage")  # type: ignore[assignment]
+    ports.trust = FileTrustStore(tmp_path / "storage")
     assert [s.name for s in (await _load(tmp_path / "ws", ports=ports)).servers] == ["s"]
     assert ports.asked_trust == ["srv 1"]
     # A changed argument, env value or cwd asks again; a refusal skips it.
@@ -420,7 +420,7 @@ async def test_a_corrupt_trust_file_trusts_nothing(tmp_path: Path) -> None:
     (tmp_path / "storage").mkdir()
     (tmp_path / "storage" / "mcp-trust.json").write_text("{not json")
     ports = FakeMcpPorts(trust_answer=False)
-    ports.trust = FileTrustStore(tmp_path / "storage")  # type: ignore[assignment]
+    ports.trust = FileTrustStore(tmp_path / "storage")
     _write(tmp_path / "ws", ".mcp.json", {"mcpServers": {"s": {"command": "srv"}}})
     result = await _load(tmp_path / "ws", ports=ports)
     assert result.servers == [] and ports.asked_trust == ["srv"]

@@ -256,7 +256,11 @@ def run_task(
     mode: str,
     resume: str | None = None,
     storage: str | None = None,
+    trust_mcp: bool = False,
 ) -> int:
+    # ``trust_mcp``: the workspace's MCP servers start without asking
+    # (rein.headless.mcp_ports.TerminalMcpPorts); ``assume_yes`` never
+    # trusts them.
     try:
         config = build_config(config_file, overrides)
         root = Path(workspace).resolve()
