@@ -88,7 +88,9 @@ class TerminalMcpPorts:
             if answer is not None and answer not in spec.options:
                 raise McpConfigError(f"{answer!r} is not one of {choices}")
             return answer or None
-        answer = await _read_line(f"\nMCP input {spec.id}: {about}> ", self.timeout_s, spec.password)
+        answer = await _read_line(
+            f"\nMCP input {spec.id}: {about}> ", self.timeout_s, spec.password
+        )
         if answer == "" and spec.default:
             return spec.default
         return answer or None

@@ -127,8 +127,7 @@ async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) ->
                     trusted, why = False, f" ({exc})"
                 if not trusted:
                     reason = (
-                        f"not trusted: {entry.where} defines it to run "
-                        f"{shown.command_line()}{why}"
+                        f"not trusted: {entry.where} defines it to run {shown.command_line()}{why}"
                     )
                     out.skipped.append(Skipped(name, entry.source, reason))
                     continue
