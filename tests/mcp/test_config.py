@@ -438,3 +438,28 @@ async def test_a_corrupt_trust_file_trusts_nothing(tmp_path: Path) -> None:
 def test_jsonc_keeps_commas_that_follow_no_value_errors(text: str) -> None:
     with pytest.raises(JsoncError):
         loads_jsonc(text)
+
+
+@pytest.mark.anyio
+async def test_the_documented_examples_load(tmp_path: Path) -> None:
+    """docs/configuration.md's three examples are valid, as written."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    section = docs.split("\n## mcp\n", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("\n", 1)[1] for b in section.split("```")[1::2]]
+    vscode, claude, settings = blocks[:3]
+    _write(tmp_path, ".vscode/mcp.json", vscode)
+    _write(tmp_path, ".mcp.json", claude)
+    servers = json.loads("{" + settings + "}")["rein.mcp.servers"]
+    ports = FakeMcpPorts({"tz": "UTC", "github-token": "ghp_" + "x" * 36})
+    result = await _load(tmp_path, _config(servers), ports)
+    assert result.errors == []
+    assert sorted((s.name, s.source) for s in result.servers) == [
+        ("docs", "mcp.json"),
+        ("git", "settings"),
+        ("github", "vscode"),
+        ("time", "vscode"),
+    ]
+    assert sorted((s.name, s.reason.split(" by ")[0]) for s in result.skipped) == [
+        ("files", "disabled"),
+        ("files", "overridden"),
+    ]
