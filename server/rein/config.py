@@ -106,6 +106,13 @@ class McpSettings(BaseModel):
     servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: Read ``.vscode/mcp.json`` and ``.mcp.json`` of the workspace.
     config_files: bool = True
+    #: Offer one ``mcp_search_tools`` tool instead of every MCP tool; the
+    #: model enables the tools it needs (:mod:`rein.mcp.offer`).
+    lazy_tools: bool = False
+    #: The share of the model's window the MCP tool definitions may take;
+    #: past it only the tools of servers with ``includeTools`` are offered
+    #: (and ``mcp_budget_warning`` says so).
+    max_tool_share: float = Field(0.1, ge=0.0, le=1.0)
 
 
 class ReinConfig(BaseModel):
