@@ -1043,6 +1043,8 @@ class Editor:
         self.confirm_answer = True
         self.ask_answer: str | None = "yes"
         self.confirms: list[dict[str, Any]] = []
+        #: The params of every rein/askUser.
+        self.asks: list[dict[str, Any]] = []
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []
         self.refused: list[str] = []
         #: (rel, text): the person types this just before the next edit arrives
@@ -1270,6 +1272,7 @@ def wire(ed: Editor) -> None:
 
     @lsp_client.feature("rein/askUser")
     async def ask_user(params: dict[str, Any]) -> dict[str, Any]:
+        ed.asks.append(params)
         await ed.hold("rein/askUser")
         return {"answer": ed.ask_answer}
 

@@ -440,11 +440,13 @@ def test_jsonc_keeps_commas_that_follow_no_value_errors(text: str) -> None:
         loads_jsonc(text)
 
 
+_DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+
+
 @pytest.mark.anyio
 async def test_the_documented_examples_load(tmp_path: Path) -> None:
     """docs/configuration.md's three examples are valid, as written."""
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
-    section = docs.split("\n## mcp\n", 1)[1].split("\n## ", 1)[0]
+    section = _DOCS.read_text(encoding="utf-8").split("\n## mcp\n", 1)[1].split("\n## ", 1)[0]
     blocks = [b.split("\n", 1)[1] for b in section.split("```")[1::2]]
     vscode, claude, settings = blocks[:3]
     _write(tmp_path, ".vscode/mcp.json", vscode)

@@ -15,6 +15,7 @@ refuses: the server is skipped and the reason says why.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,9 +67,14 @@ class EditorMcpPorts:
     """:class:`~rein.mcp.config.McpConfigPorts` over ``rein/askUser`` and
     ``rein/confirm``."""
 
-    def __init__(self, client: ClientChannel, storage: Path) -> None:
+    def __init__(self, client: ClientChannel, storage: Path | Callable[[], Path]) -> None:
         self.client = client
-        self.trust = FileTrustStore(storage)
+        self._storage = storage
+
+    @property
+    def trust(self) -> FileTrustStore:
+        """In the storage folder configured now (``storagePath``)."""
+        return FileTrustStore(self._storage() if callable(self._storage) else self._storage)
 
     async def _request(self, method: str, params: dict[str, Any]) -> Any:
         if not self.client.supports(method):
