@@ -1044,6 +1044,8 @@ class Editor:
         self.confirm_answer = True
         self.ask_answer: str | None = "yes"
         self.confirms: list[dict[str, Any]] = []
+        #: The params of every rein/askUser.
+        self.asks: list[dict[str, Any]] = []
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []
         self.refused: list[str] = []
         #: (rel, text): the person types this just before the next edit arrives
@@ -1271,6 +1273,7 @@ def wire(ed: Editor) -> None:
 
     @lsp_client.feature("rein/askUser")
     async def ask_user(params: dict[str, Any]) -> dict[str, Any]:
+        ed.asks.append(params)
         await ed.hold("rein/askUser")
         return {"answer": ed.ask_answer}
 
@@ -1435,7 +1438,8 @@ class FakeMcpPorts:
 
         self.answers = dict(answers or {})
         self.trust_answer = trust_answer
-        self.trust = MemoryTrustStore()
+        #: Any TrustStore (a test may put a FileTrustStore here).
+        self.trust: Any = MemoryTrustStore()
         self.asked_inputs: list[str] = []
         self.asked_trust: list[str] = []
 
@@ -1479,3 +1483,24 @@ class FakeMcpConnection:
 
     async def stop(self) -> None:
         self.closed = True
+
+
+class FakeClientChannel:
+    """The editor side of ``rein.lsp.channel.ClientChannel`` for unit tests
+    of the LSP adapters: ``answers[method]`` is a list of results (or
+    exceptions to raise) given in order; every request is recorded."""
+
+    def __init__(self, answers: Mapping[str, list[Any]] | None = None) -> None:
+        self.answers = {m: list(a) for m, a in (answers or {}).items()}
+        self.requests: list[tuple[str, Any]] = []
+        self.unsupported: set[str] = set()
+
+    def supports(self, method: str) -> bool:
+        return method not in self.unsupported
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.requests.append((method, params))
+        answer = self.answers[method].pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer

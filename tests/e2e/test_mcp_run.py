@@ -88,10 +88,13 @@ async def test_rein_run_calls_an_mcp_tool_over_http_and_names_collide_determinis
     events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     ends = [e for e in events if e.get("type") == "tool_call_end"]
     assert len(ends) == 2 and not any(e["is_error"] for e in ends), ends
-    assert '"timezone": "UTC"' in ends[0]["content"]
-    starts = [e for e in events if e.get("type") == "tool_call_start"]
+    # The calls run in parallel: their ends come in either order.
+    content = {e["name"]: e["content"] for e in ends}
+    assert '"timezone": "UTC"' in content["mcp__time__get_current_time"]
+    assert content["mcp__my_box__echo_2"] == "echo: second"
+    starts = {e["name"]: e for e in events if e.get("type") == "tool_call_start"}
     # "my.box" and "my_box" both sanitise to my_box: sorted, "my.box" keeps the name.
-    assert starts[1]["details"] == {"mcpServer": "my_box", "mcpTool": "echo"}
+    assert starts["mcp__my_box__echo_2"]["details"] == {"mcpServer": "my_box", "mcpTool": "echo"}
     assert any(
         e.get("type") == "mcp_server_state" and e["server"] == "time" and e["state"] == "running"
         for e in events

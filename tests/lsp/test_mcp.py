@@ -77,8 +77,12 @@ async def test_mcp_tools_are_offered_named_called_and_in_the_transcript(tmp_path
         assert [r["content"] for r in results][0] == "echo: hi"
         assert '"timezone": "UTC"' in results[1]["content"]
         assert not any(r.get("is_error") for r in results)
-        starts = [e["event"] for e in editor.events if e["event"]["type"] == "tool_call_start"]
-        assert starts[0]["details"] == {"mcpServer": "box", "mcpTool": "echo"}
+        starts = {
+            e["event"]["name"]: e["event"]
+            for e in editor.events
+            if e["event"]["type"] == "tool_call_start"
+        }
+        assert starts["mcp__box__echo"]["details"] == {"mcpServer": "box", "mcpTool": "echo"}
         states = [
             (e["event"]["server"], e["event"]["state"])
             for e in editor.events

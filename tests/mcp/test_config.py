@@ -385,12 +385,12 @@ async def test_a_workspace_server_not_trusted_is_skipped_with_its_command_line(
 async def test_trust_is_remembered_and_a_changed_command_asks_again(tmp_path: Path) -> None:
     store = FileTrustStore(tmp_path / "storage")
     ports = FakeMcpPorts()
-    ports.trust = store  # type: ignore[assignment]
+    ports.trust = store
     _write(tmp_path / "ws", ".mcp.json", {"mcpServers": {"s": {"command": "srv", "args": ["1"]}}})
     assert [s.name for s in (await _load(tmp_path / "ws", ports=ports)).servers] == ["s"]
     assert ports.asked_trust == ["srv 1"]
     # Another load (another process: a new store on the same folder) asks nothing.
-    ports.trust = FileTrustStore(tmp_path / "storage")  # type: ignore[assignment]
+    ports.trust = FileTrustStore(tmp_path / "storage")
     assert [s.name for s in (await _load(tmp_path / "ws", ports=ports)).servers] == ["s"]
     assert ports.asked_trust == ["srv 1"]
     # A changed argument, env value or cwd asks again; a refusal skips it.
@@ -420,7 +420,7 @@ async def test_a_corrupt_trust_file_trusts_nothing(tmp_path: Path) -> None:
     (tmp_path / "storage").mkdir()
     (tmp_path / "storage" / "mcp-trust.json").write_text("{not json")
     ports = FakeMcpPorts(trust_answer=False)
-    ports.trust = FileTrustStore(tmp_path / "storage")  # type: ignore[assignment]
+    ports.trust = FileTrustStore(tmp_path / "storage")
     _write(tmp_path / "ws", ".mcp.json", {"mcpServers": {"s": {"command": "srv"}}})
     result = await _load(tmp_path / "ws", ports=ports)
     assert result.servers == [] and ports.asked_trust == ["srv"]
@@ -438,3 +438,30 @@ async def test_a_corrupt_trust_file_trusts_nothing(tmp_path: Path) -> None:
 def test_jsonc_keeps_commas_that_follow_no_value_errors(text: str) -> None:
     with pytest.raises(JsoncError):
         loads_jsonc(text)
+
+
+_DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+
+
+@pytest.mark.anyio
+async def test_the_documented_examples_load(tmp_path: Path) -> None:
+    """docs/configuration.md's three examples are valid, as written."""
+    section = _DOCS.read_text(encoding="utf-8").split("\n## mcp\n", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("\n", 1)[1] for b in section.split("```")[1::2]]
+    vscode, claude, settings = blocks[:3]
+    _write(tmp_path, ".vscode/mcp.json", vscode)
+    _write(tmp_path, ".mcp.json", claude)
+    servers = json.loads("{" + settings + "}")["rein.mcp.servers"]
+    ports = FakeMcpPorts({"tz": "UTC", "github-token": "ghp_" + "x" * 36})
+    result = await _load(tmp_path, _config(servers), ports)
+    assert result.errors == []
+    assert sorted((s.name, s.source) for s in result.servers) == [
+        ("docs", "mcp.json"),
+        ("git", "settings"),
+        ("github", "vscode"),
+        ("time", "vscode"),
+    ]
+    assert sorted((s.name, s.reason.split(" by ")[0]) for s in result.skipped) == [
+        ("files", "disabled"),
+        ("files", "overridden"),
+    ]

@@ -22,7 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 import * as vscode from 'vscode';
 import type { ApiKeyStore } from './apiKey';
-import { contributedKeys, serverSection, withStoragePath } from './configuration';
+import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust } from './configuration';
 import { RestartPolicy } from './restartPolicy';
 import { findServer, type ServerLocation } from './serverPath';
 
@@ -300,7 +300,14 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
             }
             return params.items.map((item, index) =>
               item.section === 'rein'
-                ? withStoragePath('rein', serverSection(settingKeys, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined), storagePath)
+                ? withStoragePath(
+                    'rein',
+                    withWorkspaceTrust(
+                      serverSection(settingKeys, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined),
+                      vscode.workspace.isTrusted,
+                    ),
+                    storagePath,
+                  )
                 : withStoragePath(item.section, result[index], storagePath),
             );
           },

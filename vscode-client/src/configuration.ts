@@ -63,6 +63,20 @@ export function withStoragePath(section: string | undefined, value: unknown, sto
   return value;
 }
 
+/**
+ * In a workspace the person has not trusted, no MCP server the workspace
+ * defines may start: the server is told not to read `.vscode/mcp.json` and
+ * `.mcp.json` (`mcp.configFiles: false`); `rein.mcp.servers` from the
+ * workspace's settings is already ignored there (restrictedConfigurations).
+ */
+export function withWorkspaceTrust(section: Section, trusted: boolean): Section {
+  if (trusted) {
+    return section;
+  }
+  const mcp = isObject(section.mcp) ? section.mcp : {};
+  return { ...section, mcp: { ...mcp, configFiles: false } };
+}
+
 /** The contributed `rein.*` setting keys of this extension's package.json. */
 export function contributedKeys(packageJSON: unknown): Set<string> {
   const properties = (packageJSON as { contributes?: { configuration?: { properties?: Section } } }).contributes?.configuration

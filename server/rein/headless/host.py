@@ -32,6 +32,7 @@ from rein.harness.preview_gates import preview_gates
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.watcher import DiskWatcher
+from rein.mcp.config import McpConfigPorts
 from rein.mcp.hosting import workspace_manager
 from rein.process.preview import SubprocessPreviewFactory
 from rein.process.runner import SubprocessRunner
@@ -80,6 +81,7 @@ class HeadlessSession:
         watch: bool = True,
         storage: str | Path | None = None,
         resume: str | None = None,
+        mcp_ports: McpConfigPorts | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config or ReinConfig()
@@ -130,7 +132,8 @@ class HeadlessSession:
         )
         self.reports: list[str] = []
         #: The workspace's MCP servers (started by the first run that needs tools).
-        self.mcp = workspace_manager(self.root, lambda: self.config)
+        #: ``mcp_ports``: who is asked for inputs and trust (None: nobody).
+        self.mcp = workspace_manager(self.root, lambda: self.config, mcp_ports)
         self._session: Session | None = None
         self._stack: AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None

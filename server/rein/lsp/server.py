@@ -320,9 +320,14 @@ class ReinServer(LanguageServer):
     def mcp(self) -> McpManager:
         """The workspace's MCP servers, one manager shared by the sessions."""
         if self._mcp is None:
+            from rein.lsp.mcp_ports import EditorMcpPorts
             from rein.mcp.hosting import workspace_manager
+            from rein.store import default_storage_path
 
-            self._mcp = workspace_manager(self.root, lambda: self.config)
+            ports = EditorMcpPorts(
+                self.client, lambda: Path(self.config.storage_path or default_storage_path())
+            )
+            self._mcp = workspace_manager(self.root, lambda: self.config, ports)
         return self._mcp
 
     @staticmethod

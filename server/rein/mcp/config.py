@@ -70,17 +70,21 @@ class TrustStore(Protocol):
 class McpConfigPorts(Protocol):
     """What loading needs from the host (the editor, or the terminal)."""
 
-    #: Where the person's trust is remembered.
-    trust: TrustStore
+    @property
+    def trust(self) -> TrustStore:
+        """Where the person's trust is remembered."""
+        ...
 
     async def ask_input(self, spec: InputSpec) -> str | None:
         """The value of an input (``rein/askUser``; at the terminal), or None
-        when nobody gives one (the servers using it are skipped)."""
+        when nobody gives one (the servers using it are skipped).
+        McpConfigError: nobody can be asked (its message is the reason)."""
         ...
 
     async def confirm_trust(self, spec: McpServerSpec) -> bool:
         """Whether the person trusts this workspace-defined server (a
-        ``rein/confirm`` naming :meth:`McpServerSpec.command_line`)."""
+        ``rein/confirm`` naming :meth:`McpServerSpec.command_line`).
+        McpConfigError: nobody can be asked (its message is the reason)."""
         ...
 
 
@@ -116,8 +120,15 @@ async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) ->
             shown = _substitute_plain(spec, root)
             key = trust_key(root, name, entry.source, _trust_parts(spec))
             if not ports.trust.is_trusted(key):
-                if not await ports.confirm_trust(shown):
-                    reason = f"not trusted: {entry.where} defines it to run {shown.command_line()}"
+                try:
+                    trusted = await ports.confirm_trust(shown)
+                    why = ""
+                except McpConfigError as exc:
+                    trusted, why = False, f" ({exc})"
+                if not trusted:
+                    reason = (
+                        f"not trusted: {entry.where} defines it to run {shown.command_line()}{why}"
+                    )
                     out.skipped.append(Skipped(name, entry.source, reason))
                     continue
                 ports.trust.remember(key)
@@ -174,7 +185,10 @@ async def _substitute(
         if spec_in is None:
             raise _Unresolved(f"${{input:{name}}}: no input with that id in 'inputs'")
         if name not in values:
-            answer = await ports.ask_input(spec_in)
+            try:
+                answer = await ports.ask_input(spec_in)
+            except McpConfigError as exc:
+                raise _Unresolved(f"input '{name}' was not given ({exc})") from None
             if answer is not None:
                 remember_secret(answer)
             values[name] = answer

@@ -54,8 +54,10 @@ class FileTrustStore:
     asked again); one that cannot be written keeps the trust for this
     process only, with a log line saying so."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, persist: bool = True) -> None:
         self.path = folder / TRUST_FILE
+        #: False: what is trusted now is not written (``--trust-mcp``).
+        self.persist = persist
         self._lock = threading.Lock()
         #: Trusted in this process when the file could not be written.
         self._unsaved: set[str] = set()
@@ -80,6 +82,9 @@ class FileTrustStore:
 
     def remember(self, key: str) -> None:
         with self._lock:
+            if not self.persist:
+                self._unsaved.add(key)
+                return
             keys = self._read() | {key}
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)

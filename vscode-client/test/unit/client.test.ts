@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { apiKeyEnvName } from '../../src/apiKey';
-import { contributedKeys, explicitSettings, withStoragePath } from '../../src/configuration';
+import { contributedKeys, explicitSettings, withStoragePath, withWorkspaceTrust } from '../../src/configuration';
 import { backoffMs, RestartPolicy } from '../../src/restartPolicy';
 import { chatHtml } from '../../src/panel/chatView';
 import { changedItems, UpdateBuilder } from '../../src/panel/updates';
@@ -124,6 +124,17 @@ describe('client helpers', () => {
     assert.deepEqual(withStoragePath('rein', null, '/store'), { storagePath: '/store' });
     assert.equal(withStoragePath('rein.storagePath', null, '/store'), '/store');
     assert.deepEqual(withStoragePath('python', { x: 1 }, '/store'), { x: 1 });
+  });
+
+  it('reads no workspace MCP file in an untrusted workspace', () => {
+    const section = { mcp: { servers: { mine: { command: 'x' } } }, autoRepair: 'off' };
+    assert.deepEqual(withWorkspaceTrust(section, true), section);
+    assert.deepEqual(withWorkspaceTrust(section, false), {
+      mcp: { servers: { mine: { command: 'x' } }, configFiles: false },
+      autoRepair: 'off',
+    });
+    assert.deepEqual(withWorkspaceTrust({ mcp: { configFiles: true } }, false), { mcp: { configFiles: false } });
+    assert.deepEqual(withWorkspaceTrust({}, false), { mcp: { configFiles: false } });
   });
 
   it('names the API key variable by provider unless rein.model.apiKeyEnv says otherwise', () => {

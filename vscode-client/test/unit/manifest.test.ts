@@ -71,12 +71,21 @@ describe('package.json', () => {
       'rein.checkpoints.maxMb': 200,
       'rein.checkpoints.maxAgeDays': 30,
       'rein.checkpoints.maxFileKb': 2048,
+      'rein.mcp.servers': {},
+      'rein.mcp.configFiles': true,
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
     // An untrusted workspace's settings cannot choose the server or the gates' commands.
     const trust = pkg.capabilities?.untrustedWorkspaces;
     assert.equal(trust?.supported, 'limited');
-    for (const key of ['rein.server.path', 'rein.gates.dependencies.commands', 'rein.gates.runtime.command', 'rein.gates.preview.command']) {
+    for (const key of [
+      'rein.server.path',
+      'rein.gates.dependencies.commands',
+      'rein.gates.runtime.command',
+      'rein.gates.preview.command',
+      'rein.mcp.servers',
+      'rein.mcp.configFiles',
+    ]) {
       assert.ok(trust?.restrictedConfigurations?.includes(key), `${key} is restricted in untrusted workspaces`);
       assert.ok(key in settings, `${key} is a setting`);
     }
