@@ -86,3 +86,37 @@ async def test_lazy_tools_offer_the_search_tool_and_enable_at_the_next_turn() ->
     assert await offered.offer.before_turn(TurnInfo("run", 2, []))
     assert sorted(offered.registry.names()) == sorted([SEARCH_TOOL, "mcp__small__tool1"])
     assert not await offered.offer.before_turn(TurnInfo("run", 3, []))
+
+
+async def test_a_server_that_keeps_failing_after_a_crash_is_given_up_and_says_so() -> None:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    manager = McpManager(
+        [toolbox_spec("x")],
+        connect=FakeMcpConnection.factory({"x": _tools("x", 1)}, starts=[True, False, False]),
+        restart_backoff_s=(1.0, 2.0),
+        sleep=sleep,
+    )
+    states: list[tuple[str, str | None]] = []
+    manager.subscribe(lambda s: states.append((s.state, s.error)))
+    await manager.ensure_started()
+    result = await manager.call_tool("x", "crash", {})
+    assert result.is_error and "stopped while running crash" in result.content
+    await manager.restarts_settled()
+    assert slept == [1.0, 2.0]
+    assert [s for s, _ in states] == [
+        "starting",
+        "running",
+        "failed",
+        "starting",
+        "failed",
+        "starting",
+        "failed",
+        "failed",
+    ]
+    final = states[-1][1]
+    assert final is not None and final.startswith("gave up after 2 restarts")
+    assert manager.snapshot()["servers"][0]["state"] == "failed"
