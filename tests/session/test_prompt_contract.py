@@ -49,7 +49,17 @@ from tests.session.notes_toolkit import NOTES_PATH
 
 AGENTS_MD = "Always run `make lint` before finishing; use tabs, never spaces."
 NOTES_TOOLS = ("read_note", "write_note")
-MCP_BOX_TOOLS = ("crash", "echo", "fail", "grow", "hang", "image", "late_tool")
+MCP_BOX_TOOLS = (
+    "crash",
+    "echo",
+    "fail",
+    "grow",
+    "hang",
+    "hang_started",
+    "image",
+    "late_tool",
+    "wait_cancelled",
+)
 #: The tool class of every tool a session can offer.
 CLASSES: dict[str, str] = {
     **{t.name: t.tool_class for t in default_tools().tools()},
