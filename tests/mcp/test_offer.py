@@ -120,3 +120,15 @@ async def test_a_server_that_keeps_failing_after_a_crash_is_given_up_and_says_so
     final = states[-1][1]
     assert final is not None and final.startswith("gave up after 2 restarts")
     assert manager.snapshot()["servers"][0]["state"] == "failed"
+
+
+async def test_a_tool_whose_schema_the_providers_refuse_is_skipped_with_the_reason() -> None:
+    bad = McpToolInfo("x", "bad", "Bad.", {"type": "array"})
+    good = McpToolInfo("x", "good", "Good.", SCHEMA)
+    manager = McpManager([toolbox_spec("x")], connect=FakeMcpConnection.factory({"x": [bad, good]}))
+    await manager.ensure_started()
+    assert [t.name for t in manager.tool_infos()] == ["good"]
+    [server] = manager.snapshot()["servers"]
+    assert server["tools"] == ["good"]
+    [skipped] = server["skippedTools"]
+    assert skipped["tool"] == "bad" and 'need "object"' in skipped["reason"]
