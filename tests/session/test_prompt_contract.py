@@ -395,6 +395,10 @@ async def test_mcp_tools_are_named_when_offered_and_only_then(
     assert "mcp__box__hang" not in second.tools
     for request in ran.requests:
         check_contract("agent", request, ran.executor_tools)
+    # Explain mode is read-only: no MCP tool is offered (or named).
+    explainer = await run_script(host, project, "explain", [{"text": "x is 1."}], config)
+    assert not [t for t in explainer.requests[0].tools if t.startswith("mcp")]
+    check_contract("explainer", explainer.requests[0], explainer.executor_tools)
 
 
 def test_the_contract_catches_each_kind_of_breach() -> None:

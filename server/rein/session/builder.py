@@ -225,7 +225,8 @@ def build_session(
         )
     if checkpoints is not None and config.checkpoints.enabled:
         attach_checkpoints(session, ports, checkpoints, config, on_checkpoint_error)
-    if ports.mcp is not None and ports.mcp.configured:
+    # Explain mode is read-only: an MCP tool may change anything, so none is offered.
+    if ports.mcp is not None and ports.mcp.configured and mode != "explain":
         attach_mcp(session, ports.mcp, config, harness.context_window, instructions)
     return session
 
