@@ -4,6 +4,7 @@ list_changed, schema checks, stop."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
 
 import pytest
@@ -190,3 +191,23 @@ async def test_stop_ends_the_servers(managed: tuple[McpManager, States]) -> None
     assert states.seen[-1][:2] == ("box", "stopped")
     result = await manager.call_tool("box", "echo", {"text": "z"})
     assert result.is_error
+
+
+async def test_a_server_that_never_answers_fails_at_the_start_bound() -> None:
+    silent = McpServerSpec(
+        name="silent",
+        source="settings",
+        transport="stdio",
+        command=sys.executable,
+        args=("-c", "import sys; sys.stdin.read()"),
+        trusted=True,
+    )
+    manager = McpManager([silent], start_timeout_s=1.0)
+    try:
+        async with asyncio.timeout(15):
+            await manager.ensure_started()
+        status = manager.servers["silent"]
+        assert status.state == "failed"
+        assert status.error is not None and "did not start within 1 s" in status.error
+    finally:
+        await manager.aclose()

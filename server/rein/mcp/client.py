@@ -175,7 +175,8 @@ class McpConnection:
         """Stop the server (the SDK ends the process and its children)."""
         self._stop.set()
         task = self._task
-        if task is not None and not task.done():
+        if task is not None and not task.done() and self._session is not None:
+            # Running: leave the session and the transport in order (bounded).
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), 10)
             if not task.done():
