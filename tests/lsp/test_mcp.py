@@ -230,3 +230,62 @@ async def test_rein_serve_without_mcp_servers_never_imports_the_sdk(
         listing = await editor.client.protocol.send_request_async("rein/mcpServers", {})
         assert listing == {"servers": [], "skipped": []}
     assert not marker.exists()
+
+
+async def test_lazy_tools_offer_the_search_tool_which_enables_tools(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    search = {
+        "name": "mcp_search_tools",
+        "arguments": {"query": "echo", "enable": ["mcp__box__echo"]},
+    }
+    write_script(
+        tmp_path,
+        [
+            {
+                "expect": {
+                    "tools_include": ["mcp_search_tools"],
+                    "tools_exclude": ["mcp__box__echo", "mcp__time__get_current_time"],
+                },
+                "tool_calls": [search],
+            },
+            {
+                "expect": {
+                    "last_message_contains": "Enabled from the next turn on: mcp__box__echo",
+                    "tools_include": ["mcp__box__echo"],
+                    "system_contains": "`mcp__box__echo` (MCP server box)",
+                },
+                **_call("mcp__box__echo", text="found"),
+            },
+            {"expect": {"last_message_contains": "echo: found"}, "text": "done"},
+        ],
+    )
+    settings = {"mcp": {**_servers(), "lazyTools": True}, "approval": {"mcp": "allow"}}
+    async with running_server(root, tmp_path, settings=settings) as editor:
+        result = await _prompt(editor)
+        assert result["status"] == "completed", result
+
+
+async def test_over_the_budget_only_include_tools_servers_are_offered(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    write_script(
+        tmp_path,
+        [
+            {
+                "expect": {
+                    "tools_include": ["mcp__box__echo"],
+                    "tools_exclude": ["mcp__box__hang", "mcp__time__get_current_time"],
+                },
+                "text": "ok",
+            }
+        ],
+    )
+    mcp = {**_servers(includeTools=["echo"]), "maxToolShare": 0.0001}
+    async with running_server(root, tmp_path, settings={"mcp": mcp}) as editor:
+        result = await _prompt(editor)
+        assert result["status"] == "completed", result
+        [warning] = [
+            e["event"] for e in editor.events if e["event"]["type"] == "mcp_budget_warning"
+        ]
+        assert warning["offered"] == 1 and warning["total"] > 1
