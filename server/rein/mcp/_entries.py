@@ -20,8 +20,8 @@ from rein.mcp.spec import InputSpec, McpServerSpec, Source, Transport
 
 __all__ = ["Entry", "McpConfigError", "parse_entry", "read_sources"]
 
-VSCODE_FILE = Path(".vscode") / "mcp.json"
-MCP_JSON_FILE = Path(".mcp.json")
+VSCODE_FILE = ".vscode/mcp.json"
+MCP_JSON_FILE = ".mcp.json"
 SETTINGS_WHERE = "settings rein.mcp.servers"
 
 #: The fields a server may have (the camelCase names of the files).
@@ -70,15 +70,15 @@ def read_sources(
     errors: list[str] = []
     if not config_files:
         return entries, inputs, errors
-    vscode = _read_file(root / VSCODE_FILE, str(VSCODE_FILE), "servers", errors)
+    vscode = _read_file(root / VSCODE_FILE, VSCODE_FILE, "servers", errors)
     if vscode is not None:
         servers, document = vscode
-        entries += [Entry(n, "vscode", str(VSCODE_FILE), r) for n, r in sorted(servers.items())]
+        entries += [Entry(n, "vscode", VSCODE_FILE, r) for n, r in sorted(servers.items())]
         inputs = _inputs(document.get("inputs"), errors)
-    claude = _read_file(root / MCP_JSON_FILE, str(MCP_JSON_FILE), "mcpServers", errors)
+    claude = _read_file(root / MCP_JSON_FILE, MCP_JSON_FILE, "mcpServers", errors)
     if claude is not None:
         servers, _ = claude
-        entries += [Entry(n, "mcp.json", str(MCP_JSON_FILE), r) for n, r in sorted(servers.items())]
+        entries += [Entry(n, "mcp.json", MCP_JSON_FILE, r) for n, r in sorted(servers.items())]
     return entries, inputs, errors
 
 
