@@ -5,10 +5,12 @@ tests' toolbox, and mcp-server-time from PyPI)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.fakes import Editor
@@ -75,8 +77,12 @@ async def test_mcp_tools_are_offered_named_called_and_in_the_transcript(tmp_path
         assert [r["content"] for r in results][0] == "echo: hi"
         assert '"timezone": "UTC"' in results[1]["content"]
         assert not any(r.get("is_error") for r in results)
-        starts = [e["event"] for e in editor.events if e["event"]["type"] == "tool_call_start"]
-        assert starts[0]["details"] == {"mcpServer": "box", "mcpTool": "echo"}
+        starts = {
+            e["event"]["name"]: e["event"]
+            for e in editor.events
+            if e["event"]["type"] == "tool_call_start"
+        }
+        assert starts["mcp__box__echo"]["details"] == {"mcpServer": "box", "mcpTool": "echo"}
         states = [
             (e["event"]["server"], e["event"]["state"])
             for e in editor.events
@@ -195,3 +201,32 @@ async def test_abort_cancels_a_hanging_call_and_the_run_ends_aborted(tmp_path: P
         assert aborted["aborted"]
         result = await asyncio.wait_for(prompt, 10)
         assert result["status"] == "aborted", result
+
+
+def _shadow_mcp(tmp_path: Path) -> tuple[Path, Path]:
+    """A directory with an ``mcp`` package that writes a marker when imported."""
+    shadow = tmp_path / "shadow"
+    (shadow / "mcp").mkdir(parents=True)
+    marker = tmp_path / "mcp-imported"
+    (shadow / "mcp" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('imported')\n")
+    return shadow, marker
+
+
+async def test_rein_serve_without_mcp_servers_never_imports_the_sdk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shadow, marker = _shadow_mcp(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(shadow), *sys.path]))
+    # The shadow package works: importing mcp with this path writes the marker.
+    await anyio.run_process([sys.executable, "-c", "import mcp"])
+    assert marker.exists()
+    marker.unlink()
+    root = tmp_path / "ws"
+    root.mkdir()
+    write_script(tmp_path, [{"text": "hello"}])
+    async with running_server(root, tmp_path) as editor:
+        result = await _prompt(editor)
+        assert result["status"] == "completed", result
+        listing = await editor.client.protocol.send_request_async("rein/mcpServers", {})
+        assert listing == {"servers": [], "skipped": []}
+    assert not marker.exists()

@@ -55,7 +55,16 @@ async def test_starts_lists_and_calls(managed: tuple[McpManager, States]) -> Non
     await manager.ensure_started()
     assert [s for _, s, _ in states.seen] == ["starting", "running"]
     names = [t.name for t in manager.tool_infos()]
-    assert names == ["crash", "echo", "fail", "grow", "hang", "image"]
+    assert names == [
+        "crash",
+        "echo",
+        "fail",
+        "grow",
+        "hang",
+        "hang_started",
+        "image",
+        "wait_cancelled",
+    ]
     result = await manager.call_tool("box", "echo", {"text": "hi"})
     assert (result.content, result.is_error) == ("echo: hi", False)
     assert result.details == {"mcpServer": "box", "mcpTool": "echo"}
@@ -102,17 +111,19 @@ async def test_a_hang_is_cut_by_the_timeout_and_the_server_goes_on(
     assert (await manager.call_tool("box", "echo", {"text": "x"})).content == "echo: x"
 
 
-async def test_cancelling_a_call_cancels_it_promptly(managed: tuple[McpManager, States]) -> None:
+async def test_cancelling_a_call_cancels_it_on_the_server_too() -> None:
     manager = McpManager([toolbox_spec(timeout_s=600.0)])
     try:
         await manager.ensure_started()
         call = asyncio.create_task(manager.call_tool("box", "hang", {}))
-        await asyncio.sleep(0)  # let the call start
+        assert (await manager.call_tool("box", "hang_started", {})).content == "hanging"
         call.cancel()
         async with asyncio.timeout(5):
             with pytest.raises(asyncio.CancelledError):
                 await call
-        assert (await manager.call_tool("box", "echo", {"text": "y"})).content == "echo: y"
+        # The server got notifications/cancelled: its handler was cancelled.
+        cancelled = await manager.call_tool("box", "wait_cancelled", {})
+        assert (cancelled.content, cancelled.is_error) == ("cancelled", False)
     finally:
         await manager.aclose()
 

@@ -4,7 +4,9 @@ Run as ``python -m tests.mcp_servers.toolbox`` (or by path). Tools:
 
 * ``echo(text)``: returns the text;
 * ``crash()``: the process exits mid-call (status 3);
-* ``hang()``: never returns (until cancelled);
+* ``hang()``: never returns (until cancelled); ``hang_started()`` returns
+  once one runs, ``wait_cancelled()`` once one was cancelled (the client's
+  ``notifications/cancelled`` arrived);
 * ``image()``: returns a tiny PNG;
 * ``fail(reason)``: the tool fails (``isError``);
 * ``grow()``: adds the tool ``late_tool`` and sends ``notifications/tools/list_changed``.
@@ -41,11 +43,36 @@ def crash() -> str:
     os._exit(3)
 
 
+_hanging = anyio.Event()
+_cancelled = anyio.Event()
+
+
 @server.tool()
 async def hang() -> str:
-    """Never return."""
-    await anyio.sleep_forever()
+    """Never return (until cancelled)."""
+    _hanging.set()
+    try:
+        await anyio.sleep_forever()
+    except anyio.get_cancelled_exc_class():
+        _cancelled.set()
+        raise
     return "unreachable"
+
+
+@server.tool()
+async def hang_started() -> str:
+    """Return once a hang() call is running (within 10 s)."""
+    with anyio.fail_after(10):
+        await _hanging.wait()
+    return "hanging"
+
+
+@server.tool()
+async def wait_cancelled() -> str:
+    """Return once a hang() call was cancelled by the client (within 10 s)."""
+    with anyio.fail_after(10):
+        await _cancelled.wait()
+    return "cancelled"
 
 
 @server.tool()

@@ -287,6 +287,11 @@ class McpManager:
             f"gave up after {len(self._backoff)} restarts: {status.error}",
         )
 
+    async def restarts_settled(self) -> None:
+        """Returns once no restart is in progress (tests, ``rein mcp list``)."""
+        while self._restarts:
+            await asyncio.gather(*self._restarts, return_exceptions=True)
+
     def snapshot(self) -> dict[str, Any]:
         """``rein/mcpServers``: every server's state and tools, and the skipped ones."""
         data: dict[str, Any] = {

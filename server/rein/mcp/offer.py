@@ -150,9 +150,12 @@ class McpOffer:
         except Exception:
             log.exception("preparing the MCP tools failed; the run goes on without changes")
 
-    async def before_turn(self, info: TurnInfo) -> None:
+    async def before_turn(self, info: TurnInfo) -> bool:
+        """Pick up changed tool lists and enabled tools; True when the
+        offered tools changed (the prompt was rebuilt)."""
         if await self.manager.refresh() or self._dirty:
-            self.sync()
+            return self.sync()
+        return False
 
     def _choose(self) -> list[Tool[Any]]:
         tools = self.available
@@ -181,8 +184,9 @@ class McpOffer:
             return list(offered)
         return list(tools)
 
-    def sync(self) -> None:
-        """Bring the registry's MCP tools up to date; the prompt follows."""
+    def sync(self) -> bool:
+        """Bring the registry's MCP tools up to date; the prompt follows.
+        True when the offered tools changed."""
         self._dirty = False
         self.available = build_tools(
             self.manager.tool_infos(), self.manager, reserved=self._builtin | {SEARCH_TOOL}
@@ -198,3 +202,4 @@ class McpOffer:
         self._offered = names
         if changed:
             self._on_change()
+        return changed

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from rein.config import ReinConfig
@@ -261,11 +262,13 @@ def attach_mcp(
     previous = agent.hooks.prepare_next_turn
 
     async def before_turn(info: TurnInfo) -> TurnOverrides | None:
-        await offer.before_turn(info)
-        if previous is None:
-            return None
-        result = previous(info)
-        return await result if inspect.isawaitable(result) else result
+        changed = await offer.before_turn(info)
+        result = previous(info) if previous is not None else None
+        overrides = await result if inspect.isawaitable(result) else result
+        if not changed:
+            return overrides
+        # The tools changed mid-run: the prompt that names them changes too.
+        return replace(overrides or TurnOverrides(), system=agent.system_prompt)
 
     agent.prepare_next_turn = before_turn
 

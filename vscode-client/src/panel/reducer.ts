@@ -385,6 +385,17 @@ export class PanelState {
         );
         break;
       }
+      case 'mcp_server_state':
+        // The MCP servers section shows the servers' states (rein/mcpServers and these events).
+        break;
+      case 'mcp_budget_warning':
+        this.notice(
+          'warning',
+          `The MCP tools' definitions take ${event.tokens} tokens (${Math.round(event.share * 100)}% of the ` +
+            `${event.window}-token window): ${event.offered} of ${event.total} tools are offered ` +
+            '(rein.mcp.maxToolShare; set includeTools or rein.mcp.lazyTools).',
+        );
+        break;
       default:
         // A new event in the server's schema fails to compile here until it is handled.
         event satisfies never;

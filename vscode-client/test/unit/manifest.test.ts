@@ -59,6 +59,8 @@ describe('package.json', () => {
       'rein.approval.read': 'allow',
       'rein.approval.write': 'allow',
       'rein.approval.command': 'ask',
+      'rein.approval.mcp': 'ask',
+      'rein.approval.mcpAllow': [],
       'rein.approval.timeoutMs': 600000,
       'rein.tools.grepBackend': 'auto',
       'rein.tools.disabled': [],
@@ -73,6 +75,8 @@ describe('package.json', () => {
       'rein.checkpoints.maxFileKb': 2048,
       'rein.mcp.servers': {},
       'rein.mcp.configFiles': true,
+      'rein.mcp.lazyTools': false,
+      'rein.mcp.maxToolShare': 0.1,
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
     // An untrusted workspace's settings cannot choose the server or the gates' commands.
