@@ -338,12 +338,6 @@ export class PanelState {
       case 'mcp_server_state':
         this.mcp.apply(event);
         break;
-      case 'mcp_budget_warning':
-        this.notice(
-          'warning',
-          `The MCP tools' definitions take ${Math.round((event.tokens / Math.max(event.window, 1)) * 100)}% of the model's window (${event.tokens} of ${event.window} tokens): offering ${event.offered} of ${event.total} MCP tools`,
-        );
-        break;
       case 'carried_changes':
         this.notice(
           'info',
@@ -385,9 +379,6 @@ export class PanelState {
         );
         break;
       }
-      case 'mcp_server_state':
-        // The MCP servers section shows the servers' states (rein/mcpServers and these events).
-        break;
       case 'mcp_budget_warning':
         this.notice(
           'warning',

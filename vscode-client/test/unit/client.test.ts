@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { apiKeyEnvName } from '../../src/apiKey';
-import { contributedKeys, explicitSettings, withStoragePath, withWorkspaceTrust } from '../../src/configuration';
+import { contributedKeys, explicitSettings, withStoragePath, withWorkspaceTrust, workspaceServerNames } from '../../src/configuration';
 import { backoffMs, RestartPolicy } from '../../src/restartPolicy';
 import { chatHtml } from '../../src/panel/chatView';
 import { changedItems, UpdateBuilder } from '../../src/panel/updates';
@@ -128,13 +128,26 @@ describe('client helpers', () => {
 
   it('reads no workspace MCP file in an untrusted workspace', () => {
     const section = { mcp: { servers: { mine: { command: 'x' } } }, autoRepair: 'off' };
-    assert.deepEqual(withWorkspaceTrust(section, true), section);
+    assert.deepEqual(withWorkspaceTrust(section, true), { ...section, mcp: { ...section.mcp, workspaceServers: [] } });
     assert.deepEqual(withWorkspaceTrust(section, false), {
-      mcp: { servers: { mine: { command: 'x' } }, configFiles: false },
+      mcp: { servers: { mine: { command: 'x' } }, workspaceServers: [], configFiles: false },
       autoRepair: 'off',
     });
-    assert.deepEqual(withWorkspaceTrust({ mcp: { configFiles: true } }, false), { mcp: { configFiles: false } });
-    assert.deepEqual(withWorkspaceTrust({}, false), { mcp: { configFiles: false } });
+    assert.deepEqual(withWorkspaceTrust({ mcp: { configFiles: true } }, false), { mcp: { configFiles: false, workspaceServers: [] } });
+    assert.deepEqual(withWorkspaceTrust({}, false), { mcp: { configFiles: false, workspaceServers: [] } });
+  });
+
+  it('names the MCP servers the workspace settings define, which a workspace cannot hide', () => {
+    const info = {
+      globalValue: { mine: { command: 'a' } },
+      workspaceValue: { team: { command: 'b' } },
+      workspaceFolderValue: { folder: { command: 'c' }, mine: { command: 'd' } },
+    };
+    assert.deepEqual(workspaceServerNames(info), ['folder', 'mine', 'team']);
+    assert.deepEqual(workspaceServerNames({ globalValue: { mine: {} } } as never), []);
+    assert.deepEqual(workspaceServerNames(undefined), []);
+    const spoofed = { mcp: { workspaceServers: [] as string[], servers: {} } };
+    assert.deepEqual(withWorkspaceTrust(spoofed, true, ['team']).mcp, { workspaceServers: ['team'], servers: {} });
   });
 
   it('names the API key variable by provider unless rein.model.apiKeyEnv says otherwise', () => {

@@ -91,7 +91,11 @@ describe('the MCP servers section', () => {
     assert.equal(panel.apply(warning), true);
     const notices = panel.view().items.filter((i): i is NoticeItem => i.kind === 'notice');
     assert.deepEqual(notices.map((n) => [n.level, n.text]), [
-      ['warning', "The MCP tools' definitions take 12% of the model's window (12000 of 100000 tokens): offering 5 of 40 MCP tools"],
+      [
+        'warning',
+        "The MCP tools' definitions take 12000 tokens (10% of the 100000-token window): 5 of 40 tools are offered " +
+          '(rein.mcp.maxToolShare; set includeTools or rein.mcp.lazyTools).',
+      ],
     ]);
   });
 });
