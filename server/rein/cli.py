@@ -131,7 +131,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         print(f"rein mcp: {root} is not a folder", file=sys.stderr)
         return 2
     folder = Path(args.storage or config.storage_path or default_storage_path())
-    return list_servers(root, config, folder, args.json, args.trust_mcp)
+    return list_servers(root, config, folder, args.json, args.trust_mcp, start=not args.no_start)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -365,10 +365,16 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = p.add_subparsers(dest="mcp_command", required=True)
     p = mcp.add_parser(
         "list",
-        help="the configured MCP servers: source, command line or URL, and why any is skipped",
+        help="the configured MCP servers: source, command line or URL, state and tools, "
+        "and why any is skipped",
         description="Read rein.mcp.servers (from --config), .vscode/mcp.json and .mcp.json of "
-        "ROOT and list the servers. A workspace-defined server not yet trusted is asked about "
-        "on the terminal (without one it is listed as skipped). Exit 1 when a file is invalid.",
+        "ROOT and list the servers; start each once to list its tools and state, then stop "
+        "them. A workspace-defined server not yet trusted is asked about on the terminal "
+        "(without one it is listed as skipped). Exit 1 when a file is invalid or a server "
+        "failed to start.",
+    )
+    p.add_argument(
+        "--no-start", action="store_true", help="only read the configuration; start nothing"
     )
     p.add_argument("root", nargs="?", default=".", help="the workspace folder (default: .)")
     p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")

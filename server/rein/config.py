@@ -106,6 +106,10 @@ class McpSettings(BaseModel):
     servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: Read ``.vscode/mcp.json`` and ``.mcp.json`` of the workspace.
     config_files: bool = True
+    #: The names in ``servers`` that come from the workspace's own settings
+    #: (set by the VS Code extension, which can tell): those start only
+    #: after the person trusts them, like the servers of the two files.
+    workspace_servers: list[str] = Field(default_factory=list)
     #: Offer one ``mcp_search_tools`` tool instead of every MCP tool; the
     #: model enables the tools it needs (:mod:`rein.mcp.offer`).
     lazy_tools: bool = False

@@ -15,11 +15,15 @@ from typing import Any
 import pytest
 
 from rein.mcp.trust import TRUST_FILE, FileTrustStore, trust_key
+from tests.mcp.conftest import TOOLBOX
 
 _BOUND_S = 60.0
 
 
 def _rein(*args: str, stdin: Any = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+    if args[:2] == ("mcp", "list") and "--start" not in args:
+        args = (*args, "--no-start")
+    args = tuple(a for a in args if a != "--start")
     return subprocess.run(
         [sys.executable, "-m", "rein", *args],
         stdin=stdin,
@@ -204,3 +208,78 @@ def test_at_a_terminal_trust_is_asked_and_a_yes_remembered(
     # Remembered: without a terminal the next listing has it (or still not).
     again = json.loads(_rein("mcp", "list", str(root), "--json", "--storage", str(storage)).stdout)
     assert [s["name"] for s in again["servers"]] == (["time"] if listed else [])
+
+
+def test_list_starts_each_server_once_and_shows_its_tools_and_state(tmp_path: Path) -> None:
+    config = tmp_path / "rein.json"
+    servers = {
+        "box": {"command": sys.executable, "args": [str(TOOLBOX)], "excludeTools": ["crash"]},
+        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
+        "broken": {"command": str(tmp_path / "no-such-program")},
+    }
+    config.write_text(json.dumps({"rein": {"mcp": {"servers": servers}}}))
+    args = (
+        "mcp",
+        "list",
+        str(tmp_path),
+        "--storage",
+        str(tmp_path / "st"),
+        "--config",
+        str(config),
+    )
+    done = _rein(*args, "--json", "--start")
+    assert done.returncode == 1, done.stderr  # one failed to start
+    by_name = {s["name"]: s for s in json.loads(done.stdout)["servers"]}
+    assert by_name["box"]["state"] == "running"
+    assert "echo" in by_name["box"]["tools"] and "crash" not in by_name["box"]["tools"]
+    assert by_name["time"]["state"] == "running"
+    assert sorted(by_name["time"]["tools"]) == ["convert_time", "get_current_time"]
+    assert by_name["broken"]["state"] == "failed"
+    assert by_name["broken"]["tools"] == [] and by_name["broken"]["error"]
+    text = _rein(*args, "--start").stdout
+    assert "time  [settings, stdio]  running, 2 tools: " in text
+    assert "broken  [settings, stdio]  failed: " in text
+
+
+def _marking_workspace(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "run-ws"
+    root.mkdir()
+    marker = tmp_path / "marker"
+    code = (
+        "import pathlib, runpy, sys; pathlib.Path(sys.argv[1]).write_text('ran'); "
+        f"sys.argv = [{str(TOOLBOX)!r}]; runpy.run_path({str(TOOLBOX)!r}, run_name='__main__')"
+    )
+    server = {"command": sys.executable, "args": ["-c", code, str(marker)]}
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"box": server}}))
+    return root, marker
+
+
+@pytest.mark.parametrize(
+    ("flags", "runs"),
+    [
+        pytest.param(("--yes",), False, id="yes-does-not-trust"),
+        pytest.param(("--trust-mcp",), True, id="trust-mcp"),
+    ],
+)
+def test_rein_run_without_a_terminal_runs_a_workspace_server_only_with_trust_mcp(
+    tmp_path: Path, flags: tuple[str, ...], runs: bool
+) -> None:
+    root, marker = _marking_workspace(tmp_path)
+    expect = {"tools_include" if runs else "tools_exclude": ["mcp__box__echo"]}
+    (tmp_path / "script.yaml").write_text(json.dumps([{"expect": expect, "text": "done"}]))
+    done = _rein(
+        "run",
+        "look around",
+        "-w",
+        str(root),
+        "--provider",
+        "replay",
+        "--script",
+        str(tmp_path / "script.yaml"),
+        "--storage",
+        str(tmp_path / "st"),
+        *flags,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert marker.exists() is runs
+    assert not (tmp_path / "st" / TRUST_FILE).exists()  # --trust-mcp is not remembered

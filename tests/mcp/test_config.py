@@ -465,3 +465,30 @@ async def test_the_documented_examples_load(tmp_path: Path) -> None:
         ("files", "disabled"),
         ("files", "overridden"),
     ]
+
+
+@pytest.mark.anyio
+async def test_servers_from_the_workspace_settings_are_asked_about_like_the_files(
+    tmp_path: Path,
+) -> None:
+    config = ReinConfig.model_validate(
+        {
+            "mcp": {
+                "servers": {"ws": {"command": "team-server"}, "mine": {"command": "my-server"}},
+                "workspaceServers": ["ws"],
+            }
+        }
+    )
+    ports = FakeMcpPorts(trust_answer=False)
+    result = await _load(tmp_path, config, ports)
+    assert [s.name for s in result.servers] == ["mine"]
+    assert ports.asked_trust == ["team-server"]
+    assert _reasons(result) == {
+        "ws": "not trusted: workspace settings rein.mcp.servers defines it to run team-server"
+    }
+    ports.trust_answer = True
+    result = await _load(tmp_path, config, ports)
+    assert [(s.name, s.source, s.trusted) for s in result.servers] == [
+        ("mine", "settings", True),
+        ("ws", "settings", True),
+    ]

@@ -22,7 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 import * as vscode from 'vscode';
 import type { ApiKeyStore } from './apiKey';
-import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust } from './configuration';
+import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust, workspaceServerNames } from './configuration';
 import { RestartPolicy } from './restartPolicy';
 import { findServer, type ServerLocation } from './serverPath';
 
@@ -305,6 +305,11 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
                     withWorkspaceTrust(
                       serverSection(settingKeys, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined),
                       vscode.workspace.isTrusted,
+                      workspaceServerNames(
+                        vscode.workspace
+                          .getConfiguration(undefined, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined)
+                          .inspect('rein.mcp.servers'),
+                      ),
                     ),
                     storagePath,
                   )

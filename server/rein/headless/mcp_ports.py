@@ -100,7 +100,7 @@ class TerminalMcpPorts:
             return True
         if not sys.stdin.isatty():
             raise McpConfigError(NO_TERMINAL_TRUST)
-        where = ".vscode/mcp.json" if spec.source == "vscode" else ".mcp.json"
+        where = {"vscode": ".vscode/mcp.json", "mcp.json": ".mcp.json"}.get(spec.source, "settings")
         answer = await _read_line(
             f"\nThe workspace's {where} defines the MCP server '{spec.name}', which runs:\n"
             f"  {spec.command_line()}\nTrust it and start it? [y/N] ",

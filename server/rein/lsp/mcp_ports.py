@@ -33,7 +33,13 @@ __all__ = ["EditorMcpPorts", "input_request", "trust_request"]
 
 log = logging.getLogger(__name__)
 
-_WHERE = {"vscode": ".vscode/mcp.json", "mcp.json": ".mcp.json", "settings": "the settings"}
+#: Only workspace-defined servers are asked about: a "settings" one is from
+#: the workspace's settings (``mcp.workspaceServers``).
+_WHERE = {
+    "vscode": ".vscode/mcp.json",
+    "mcp.json": ".mcp.json",
+    "settings": "the workspace settings",
+}
 
 
 def input_request(spec: InputSpec) -> dict[str, Any]:

@@ -9,7 +9,7 @@ server as written, :func:`parse_entry` turns it into a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +18,19 @@ from rein.harness.redaction import remember_secret
 from rein.mcp._jsonc import JsoncError, loads_jsonc
 from rein.mcp.spec import InputSpec, McpServerSpec, Source, Transport
 
-__all__ = ["Entry", "McpConfigError", "parse_entry", "read_sources"]
+__all__ = [
+    "SETTINGS_WHERE",
+    "WORKSPACE_SETTINGS_WHERE",
+    "Entry",
+    "McpConfigError",
+    "parse_entry",
+    "read_sources",
+]
 
-VSCODE_FILE = Path(".vscode") / "mcp.json"
-MCP_JSON_FILE = Path(".mcp.json")
+VSCODE_FILE = ".vscode/mcp.json"
+MCP_JSON_FILE = ".mcp.json"
 SETTINGS_WHERE = "settings rein.mcp.servers"
+WORKSPACE_SETTINGS_WHERE = "workspace settings rein.mcp.servers"
 
 #: The fields a server may have (the camelCase names of the files).
 _FIELDS = frozenset(
@@ -57,28 +65,43 @@ class Entry:
     where: str
     raw: Any
 
+    @property
+    def workspace_defined(self) -> bool:
+        """Defined by the workspace (a file, or its settings): trust first."""
+        return self.source != "settings" or self.where == WORKSPACE_SETTINGS_WHERE
+
 
 def read_sources(
-    root: Path, settings: Mapping[str, Any], config_files: bool
+    root: Path,
+    settings: Mapping[str, Any],
+    config_files: bool,
+    workspace_settings: Collection[str] = (),
 ) -> tuple[list[Entry], dict[str, InputSpec], list[str]]:
     """Every entry, highest precedence first; the inputs of
-    ``.vscode/mcp.json``; file-level errors."""
+    ``.vscode/mcp.json``; file-level errors. ``workspace_settings``: the
+    names in ``settings`` that the workspace's settings define."""
     entries = [
-        Entry(name, "settings", SETTINGS_WHERE, raw) for name, raw in sorted(settings.items())
+        Entry(
+            name,
+            "settings",
+            WORKSPACE_SETTINGS_WHERE if name in workspace_settings else SETTINGS_WHERE,
+            raw,
+        )
+        for name, raw in sorted(settings.items())
     ]
     inputs: dict[str, InputSpec] = {}
     errors: list[str] = []
     if not config_files:
         return entries, inputs, errors
-    vscode = _read_file(root / VSCODE_FILE, str(VSCODE_FILE), "servers", errors)
+    vscode = _read_file(root / VSCODE_FILE, VSCODE_FILE, "servers", errors)
     if vscode is not None:
         servers, document = vscode
-        entries += [Entry(n, "vscode", str(VSCODE_FILE), r) for n, r in sorted(servers.items())]
+        entries += [Entry(n, "vscode", VSCODE_FILE, r) for n, r in sorted(servers.items())]
         inputs = _inputs(document.get("inputs"), errors)
-    claude = _read_file(root / MCP_JSON_FILE, str(MCP_JSON_FILE), "mcpServers", errors)
+    claude = _read_file(root / MCP_JSON_FILE, MCP_JSON_FILE, "mcpServers", errors)
     if claude is not None:
         servers, _ = claude
-        entries += [Entry(n, "mcp.json", str(MCP_JSON_FILE), r) for n, r in sorted(servers.items())]
+        entries += [Entry(n, "mcp.json", MCP_JSON_FILE, r) for n, r in sorted(servers.items())]
     return entries, inputs, errors
 
 

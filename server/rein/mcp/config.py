@@ -4,14 +4,16 @@ Three sources, in this order of precedence when the same name appears in more
 than one (the others are skipped, saying which one won):
 
 1. ``rein.mcp.servers`` in the settings (``source="settings"``; trusted: the
-   person wrote them into their own settings);
+   person wrote them into their own settings, except the names listed in
+   ``rein.mcp.workspaceServers``, which the workspace's settings define);
 2. ``.vscode/mcp.json`` (VS Code's format: ``servers`` and ``inputs``; JSON
    with comments; ``source="vscode"``);
 3. ``.mcp.json`` at the workspace root (Claude Code's format:
    ``mcpServers``; ``source="mcp.json"``).
 
 The two files are read only with ``rein.mcp.configFiles`` (default true), and
-their servers start only after the person trusts them (:mod:`rein.mcp.trust`).
+their servers (and the workspace settings' ones) start only after the person
+trusts them (:mod:`rein.mcp.trust`).
 
 Every invalid entry is skipped with a reason naming the file, the server and
 the field; a file that is not JSON is reported with its line. ``${input:id}``
@@ -95,7 +97,9 @@ class _Unresolved(Exception):
 async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) -> McpServers:
     """The configured MCP servers of the workspace at ``root``."""
     out = McpServers()
-    entries, inputs, errors = read_sources(root, config.mcp.servers, config.mcp.config_files)
+    entries, inputs, errors = read_sources(
+        root, config.mcp.servers, config.mcp.config_files, config.mcp.workspace_servers
+    )
     out.errors.extend(errors)
     winners: dict[str, Entry] = {}
     for entry in entries:  # highest precedence first
@@ -116,7 +120,7 @@ async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) ->
         if spec.disabled:
             out.skipped.append(Skipped(name, entry.source, "disabled"))
             continue
-        if entry.source != "settings":
+        if entry.workspace_defined:
             shown = _substitute_plain(spec, root)
             key = trust_key(root, name, entry.source, _trust_parts(spec))
             if not ports.trust.is_trusted(key):

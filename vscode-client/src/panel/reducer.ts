@@ -29,6 +29,7 @@ import {
 } from '../shared/viewModel';
 import { autoRepairNotice, compactionText } from './notices';
 import { PLAN_TOOLS, planPrompt } from './planFlow';
+import { McpModel, mcpServerOf } from './mcp';
 import { PreviewModel } from './preview';
 import { applySubagentEvent, newSubagent } from './subagents';
 import { assistantParts, tail } from './text';
@@ -81,17 +82,18 @@ export class PanelState {
     sessionUsage: {},
   };
 
-  /** `preview` is the workspace's, shared by the states of every session the panel shows. */
+  /** `preview` and `mcp` are the workspace's, shared by the states of every session the panel shows. */
   constructor(
     sessionId: string | null = null,
     readonly preview: PreviewModel = new PreviewModel(),
+    readonly mcp: McpModel = new McpModel(),
   ) {
     this.header.sessionId = sessionId;
   }
 
   /** The current view model (items in display order). */
   view(): ViewModel {
-    return { header: { ...this.header }, items: this.items, preview: this.preview.view() };
+    return { header: { ...this.header }, items: this.items, preview: this.preview.view(), mcp: this.mcp.view() };
   }
 
   // ------------------------------------------------------------ items
@@ -233,6 +235,7 @@ export class PanelState {
           break;
         }
         const tool = this.ensureTool(event.tool_call_id, event.name);
+        tool.mcpServer = mcpServerOf(event.name, event.details);
         tool.args = event.arguments ?? {};
         tool.summary = summarizeArgs(event.name, tool.args);
         tool.status = 'running';
@@ -332,6 +335,9 @@ export class PanelState {
       case 'preview_stopped':
         this.preview.apply(event);
         break;
+      case 'mcp_server_state':
+        this.mcp.apply(event);
+        break;
       case 'carried_changes':
         this.notice(
           'info',
@@ -373,9 +379,6 @@ export class PanelState {
         );
         break;
       }
-      case 'mcp_server_state':
-        // The MCP servers section shows the servers' states (rein/mcpServers and these events).
-        break;
       case 'mcp_budget_warning':
         this.notice(
           'warning',
@@ -745,14 +748,16 @@ export class PanelState {
     messages: readonly Message[],
     preview?: PreviewModel,
     usage?: Record<string, number>,
+    mcp?: McpModel,
   ): PanelState {
-    const state = new PanelState(sessionId, preview);
+    const state = new PanelState(sessionId, preview, mcp);
     for (const message of messages) {
       if (message.role === 'tool') {
         if (PLAN_TOOLS.has(message.tool_name) && !message.is_error) {
           continue;
         }
         const tool = state.ensureTool(message.tool_call_id, message.tool_name);
+        tool.mcpServer = mcpServerOf(message.tool_name);
         tool.status = message.is_error ? 'error' : 'ok';
         tool.content = message.content;
         state.touch(tool);

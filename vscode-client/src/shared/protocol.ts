@@ -41,6 +41,7 @@ export const Methods = {
   sessions: 'rein/sessions',
   session: 'rein/session',
   preview: 'rein/preview',
+  mcpServers: 'rein/mcpServers',
   event: 'rein/event',
   diagnostics: 'rein/diagnostics',
   diagnosticsChanged: 'rein/diagnosticsChanged',
