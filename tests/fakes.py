@@ -9,6 +9,7 @@ import asyncio
 import fnmatch
 import inspect
 import itertools
+import json
 import selectors
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -1043,6 +1044,8 @@ class Editor:
         self.confirm_answer = True
         self.ask_answer: str | None = "yes"
         self.confirms: list[dict[str, Any]] = []
+        #: The params of every rein/askUser.
+        self.asks: list[dict[str, Any]] = []
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []
         self.refused: list[str] = []
         #: (rel, text): the person types this just before the next edit arrives
@@ -1270,6 +1273,7 @@ def wire(ed: Editor) -> None:
 
     @lsp_client.feature("rein/askUser")
     async def ask_user(params: dict[str, Any]) -> dict[str, Any]:
+        ed.asks.append(params)
         await ed.hold("rein/askUser")
         return {"answer": ed.ask_answer}
 
@@ -1422,3 +1426,94 @@ class HangingCheckpointStore(MemoryCheckpointStore):
         self.waiting += 1
         await self.release.wait()
         return await super().put_text(text)
+
+
+class FakeMcpPorts:
+    """McpConfigPorts for unit tests: inputs answered from ``answers`` (a
+    missing id: None, nobody answered), trust answered by ``trust_answer``;
+    every question recorded in ``asked_inputs`` / ``asked_trust``."""
+
+    def __init__(self, answers: Mapping[str, str] | None = None, trust_answer: bool = True) -> None:
+        from rein.mcp.trust import MemoryTrustStore
+
+        self.answers = dict(answers or {})
+        self.trust_answer = trust_answer
+        #: Any TrustStore (a test may put a FileTrustStore here).
+        self.trust: Any = MemoryTrustStore()
+        self.asked_inputs: list[str] = []
+        self.asked_trust: list[str] = []
+
+    async def ask_input(self, spec: Any) -> str | None:
+        self.asked_inputs.append(spec.id)
+        return self.answers.get(spec.id)
+
+    async def confirm_trust(self, spec: Any) -> bool:
+        self.asked_trust.append(spec.command_line())
+        return self.trust_answer
+
+
+class FakeMcpConnection:
+    """An MCP server connection for unit tests of the offer and the manager
+    (``McpManager(connect=FakeMcpConnection.factory(tools))``): it lists
+    ``tools`` ({server: [McpToolInfo]}) and answers every call with the
+    arguments echoed. ``starts``: the outcome of each start in order
+    (True: it starts, False: it fails; past the list: it starts); a call
+    of the tool "crash" fails as a closed connection."""
+
+    def __init__(self, spec: Any, tools: list[Any], starts: list[bool] | None = None) -> None:
+        self.spec = spec
+        self.tools = tools
+        self.closed = False
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._starts = starts if starts is not None else []
+
+    @staticmethod
+    def factory(
+        tools: Mapping[str, list[Any]], starts: list[bool] | None = None
+    ) -> Callable[[Any, Callable[[], None]], Any]:
+        shared = starts if starts is not None else []
+
+        def make(spec: Any, on_tools_changed: Callable[[], None]) -> FakeMcpConnection:
+            return FakeMcpConnection(spec, list(tools.get(spec.name, [])), shared)
+
+        return make
+
+    async def start(self, timeout_s: float) -> None:
+        if self._starts and not self._starts.pop(0):
+            raise RuntimeError("the fake server does not start")
+
+    async def list_tools(self) -> list[Any]:
+        return list(self.tools)
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        from rein.mcp.tools import McpCallFailed
+
+        self.calls.append((tool, arguments))
+        if tool == "crash":
+            self.closed = True
+            raise McpCallFailed("closed", "the connection closed")
+        return {"content": [{"type": "text", "text": f"{tool} {json.dumps(arguments)}"}]}
+
+    async def stop(self) -> None:
+        self.closed = True
+
+
+class FakeClientChannel:
+    """The editor side of ``rein.lsp.channel.ClientChannel`` for unit tests
+    of the LSP adapters: ``answers[method]`` is a list of results (or
+    exceptions to raise) given in order; every request is recorded."""
+
+    def __init__(self, answers: Mapping[str, list[Any]] | None = None) -> None:
+        self.answers = {m: list(a) for m, a in (answers or {}).items()}
+        self.requests: list[tuple[str, Any]] = []
+        self.unsupported: set[str] = set()
+
+    def supports(self, method: str) -> bool:
+        return method not in self.unsupported
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.requests.append((method, params))
+        answer = self.answers[method].pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer

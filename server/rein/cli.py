@@ -1,5 +1,5 @@
 """The ``rein`` command line: serve | run | demo | mock-server | eval | bench |
-fuzz | schema | sessions."""
+fuzz | schema | sessions | undo | mcp."""
 
 from __future__ import annotations
 
@@ -108,10 +108,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
         overrides=overrides,
         as_json=args.json,
         assume_yes=args.yes,
+        trust_mcp=args.trust_mcp,
         mode=args.mode,
         resume=args.resume,
         storage=args.storage,
     )
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from rein.harness.errors import ConfigError
+    from rein.headless.mcp_list import list_servers
+    from rein.headless.run import build_config
+    from rein.store import default_storage_path
+
+    try:
+        config = build_config(args.config, {})
+    except ConfigError as exc:
+        print(f"rein mcp: {exc}", file=sys.stderr)
+        return 2
+    root = Path(args.root).resolve()
+    if not root.is_dir():
+        print(f"rein mcp: {root} is not a folder", file=sys.stderr)
+        return 2
+    folder = Path(args.storage or config.storage_path or default_storage_path())
+    return list_servers(root, config, folder, args.json, args.trust_mcp, start=not args.no_start)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -262,6 +282,12 @@ def _positive_int(text: str) -> int:
     return value
 
 
+_TRUST_MCP_HELP = (
+    "trust the MCP servers the workspace defines (.vscode/mcp.json, .mcp.json) without "
+    "asking; without it, and without a terminal to ask on, they do not start"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rein", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rein {__version__}")
@@ -318,7 +344,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=["agent", "plan", "explain"], default="agent")
     p.add_argument("--max-repair-attempts", type=int)
     p.add_argument("--max-turns", type=int)
-    p.add_argument("--yes", "-y", action="store_true", help="approve every tool call")
+    p.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="approve every tool call (it does not trust the workspace's MCP servers: "
+        "see --trust-mcp)",
+    )
+    p.add_argument("--trust-mcp", action="store_true", help=_TRUST_MCP_HELP)
     p.add_argument("--json", action="store_true", help="events and the result as JSON lines")
     p.add_argument(
         "--resume",
@@ -327,6 +360,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--storage", help="the session store's folder (default: the user data dir)")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("mcp", help="MCP tool servers")
+    mcp = p.add_subparsers(dest="mcp_command", required=True)
+    p = mcp.add_parser(
+        "list",
+        help="the configured MCP servers: source, command line or URL, state and tools, "
+        "and why any is skipped",
+        description="Read rein.mcp.servers (from --config), .vscode/mcp.json and .mcp.json of "
+        "ROOT and list the servers; start each once to list its tools and state, then stop "
+        "them. A workspace-defined server not yet trusted is asked about on the terminal "
+        "(without one it is listed as skipped). Exit 1 when a file is invalid or a server "
+        "failed to start.",
+    )
+    p.add_argument(
+        "--no-start", action="store_true", help="only read the configuration; start nothing"
+    )
+    p.add_argument("root", nargs="?", default=".", help="the workspace folder (default: .)")
+    p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")
+    p.add_argument("--json", action="store_true", help="the listing as one JSON object")
+    p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.add_argument("--trust-mcp", action="store_true", help=_TRUST_MCP_HELP)
+    p.set_defaults(func=_cmd_mcp)
 
     p = sub.add_parser(
         "mock-server", help="an OpenAI/Anthropic-compatible server replaying a scenario"

@@ -39,6 +39,7 @@ __all__ = [
     "ENDPOINT_KEYS",
     "CheckpointLimits",
     "ConfigIssue",
+    "McpSettings",
     "ReinConfig",
     "ResolvedConfig",
     "SessionLimits",
@@ -89,6 +90,35 @@ class CheckpointLimits(BaseModel):
     max_file_kb: int = Field(2048, ge=1)
 
 
+class McpSettings(BaseModel):
+    """MCP tool servers (:mod:`rein.mcp.config` reads them): ``servers``
+    defined in the settings, and whether the workspace's own files
+    (``.vscode/mcp.json``, ``.mcp.json``) are read. Each server's fields are
+    checked by :func:`rein.mcp.config.load_servers`, which skips an invalid
+    one with the reason (the other servers and settings are unaffected)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    #: name -> the server's fields (``command``/``args``/``env``/``cwd`` or
+    #: ``url``/``headers``, ``disabled``, ``includeTools``, ...).
+    servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Read ``.vscode/mcp.json`` and ``.mcp.json`` of the workspace.
+    config_files: bool = True
+    #: The names in ``servers`` that come from the workspace's own settings
+    #: (set by the VS Code extension, which can tell): those start only
+    #: after the person trusts them, like the servers of the two files.
+    workspace_servers: list[str] = Field(default_factory=list)
+    #: Offer one ``mcp_search_tools`` tool instead of every MCP tool; the
+    #: model enables the tools it needs (:mod:`rein.mcp.offer`).
+    lazy_tools: bool = False
+    #: The share of the model's window the MCP tool definitions may take;
+    #: past it only the tools of servers with ``includeTools`` are offered
+    #: (and ``mcp_budget_warning`` says so).
+    max_tool_share: float = Field(0.1, ge=0.0, le=1.0)
+
+
 class ReinConfig(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
@@ -102,6 +132,7 @@ class ReinConfig(BaseModel):
     auto_repair: Literal["off", "onSave"] = "off"
     sessions: SessionLimits = SessionLimits()
     checkpoints: CheckpointLimits = CheckpointLimits()
+    mcp: McpSettings = McpSettings()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 

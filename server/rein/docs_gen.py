@@ -24,6 +24,8 @@ from rein.harness.events import (
     FollowUpStarted,
     GateResult,
     GateStart,
+    McpBudgetWarning,
+    McpServerState,
     MessageDelta,
     MessageEnd,
     MessageStart,
@@ -242,6 +244,10 @@ EXAMPLES: dict[str, Any] = {
         run_id="run_5d1e8a02c4f6",
         bytes=48213,
         reason="over the size limit of 200 MB (checkpoints.maxMb)",
+    ),
+    "mcp_server_state": McpServerState(server="time", state="running", tools=2, source="mcp.json"),
+    "mcp_budget_warning": McpBudgetWarning(
+        tokens=21500, window=128000, share=0.168, offered=4, total=57
     ),
     "error": ErrorEvent(
         message="hook before_tool_call raised ValueError: bad", where="hook:before_tool_call"

@@ -65,7 +65,9 @@ class EventPrinter:
             elif event.kind == "thinking":
                 self._line(f"  💭 {_one_line(event.delta)}")
         elif t == "tool_call_start":
-            self._line(f"  ⚙ {event.name} {_args(event.arguments)}")
+            server = event.details.get("mcpServer")
+            via = f" (MCP server {server})" if server else ""
+            self._line(f"  ⚙ {event.name}{via} {_args(event.arguments)}")
         elif t == "tool_call_end":
             mark = "✗" if event.is_error else "✓"
             detail = event.details.get("diff") if isinstance(event.details, dict) else None
@@ -137,6 +139,16 @@ class EventPrinter:
             )
         elif t == "error":
             self._line(f"  ! {event.where}: {_one_line(event.message, 200)}")
+        elif t == "mcp_server_state":
+            if event.state in ("running", "failed", "skipped"):
+                tools = f" with {event.tools} tool(s)" if event.state == "running" else ""
+                why = f": {_one_line(event.error, 200)}" if event.error else ""
+                self._line(f"  ⧉ MCP server {event.server} {event.state}{tools}{why}")
+        elif t == "mcp_budget_warning":
+            self._line(
+                f"  ⧉ the MCP tools take {event.tokens} tokens ({event.share:.0%} of the window): "
+                f"{event.offered} of {event.total} offered (rein.mcp.maxToolShare)"
+            )
         elif t == "checkpoint_dropped":
             self._line(
                 f"  ⌫ checkpoint of run {event.run_id} dropped ({event.reason}): "

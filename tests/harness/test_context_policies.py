@@ -250,6 +250,32 @@ async def test_the_default_relief_is_elide_then_summarise() -> None:
 # ------------------------------------------------------- prepare_next_turn
 
 
+async def test_prepare_next_turn_system_replaces_the_prompt_for_the_rest_of_the_run() -> None:
+    def from_the_second_turn(info: TurnInfo) -> TurnOverrides | None:
+        return TurnOverrides(system="the new prompt") if info.turn == 2 else None
+
+    model = ReplayModel(
+        [
+            {"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]},
+            {"tool_calls": [{"name": "echo", "arguments": {"text": "y"}}]},
+            {"text": "done"},
+        ]
+    )
+    agent = Agent(
+        model,
+        tools=[EchoTool()],
+        system_prompt="the first prompt",
+        hooks=Hooks(prepare_next_turn=from_the_second_turn),
+    )
+    result = await agent.prompt("go")
+    assert result.status == "completed", result.error
+    assert [r.system for r in model.requests] == [
+        "the first prompt",
+        "the new prompt",
+        "the new prompt",
+    ]
+
+
 async def test_prepare_next_turn_sets_the_messages_of_one_request_only() -> None:
     def only_on_the_first_turn(info: TurnInfo) -> TurnOverrides | None:
         if info.turn == 1:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -43,10 +44,22 @@ from rein.lsp import create_server
 from rein.providers.replay import RecordedRequest, ReplayModel
 from rein.tools import default_tools
 from rein.tools.settings import DEFAULT_TOOL_NAMES
+from tests.mcp.conftest import TOOLBOX
 from tests.session.notes_toolkit import NOTES_PATH
 
 AGENTS_MD = "Always run `make lint` before finishing; use tabs, never spaces."
 NOTES_TOOLS = ("read_note", "write_note")
+MCP_BOX_TOOLS = (
+    "crash",
+    "echo",
+    "fail",
+    "grow",
+    "hang",
+    "hang_started",
+    "image",
+    "late_tool",
+    "wait_cancelled",
+)
 #: The tool class of every tool a session can offer.
 CLASSES: dict[str, str] = {
     **{t.name: t.tool_class for t in default_tools().tools()},
@@ -55,6 +68,9 @@ CLASSES: dict[str, str] = {
     "task": "other",
     "complete_step": "other",
     "submit_plan": "other",
+    # The MCP tools of the tests' toolbox server (tests/mcp_servers/toolbox.py).
+    **{f"mcp__box__{n}": "other" for n in MCP_BOX_TOOLS},
+    "mcp_search_tools": "other",
 }
 #: Every registered tool name (the standard tools, task, the toolkit's and
 #: plan mode's output tools).
@@ -351,6 +367,38 @@ async def test_disabled_tools_leave_every_role_prompt(
 
 
 # ------------------------------------------------- the contract can fail
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_mcp_tools_are_named_when_offered_and_only_then(
+    host: Any, project: Path, tmp_path: Path
+) -> None:
+    """A server's tools are offered and named, its excluded ones are not,
+    and a tool added by notifications/tools/list_changed is named from the
+    turn it is offered on."""
+    box = {
+        "command": sys.executable,
+        "args": [str(TOOLBOX)],
+        "includeTools": ["echo", "grow", "late_tool"],
+    }
+    config = {**_config(tmp_path), "mcp": {"servers": {"box": box}}, "approval": {"mcp": "allow"}}
+    turns = [
+        {"tool_calls": [{"name": "mcp__box__grow", "arguments": {}}]},
+        {"tool_calls": [{"name": "mcp__box__late_tool", "arguments": {}}]},
+        {"text": "done"},
+    ]
+    ran = await run_script(host, project, "agent", turns, config)
+    first, second = ran.requests[0], ran.requests[1]
+    assert {"mcp__box__echo", "mcp__box__grow"} <= set(first.tools)
+    assert "mcp__box__late_tool" not in first.tools
+    assert "mcp__box__late_tool" in second.tools
+    assert "mcp__box__hang" not in second.tools
+    for request in ran.requests:
+        check_contract("agent", request, ran.executor_tools)
+    # Explain mode is read-only: no MCP tool is offered (or named).
+    explainer = await run_script(host, project, "explain", [{"text": "x is 1."}], config)
+    assert not [t for t in explainer.requests[0].tools if t.startswith("mcp")]
+    check_contract("explainer", explainer.requests[0], explainer.executor_tools)
 
 
 def test_the_contract_catches_each_kind_of_breach() -> None:

@@ -22,7 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 import * as vscode from 'vscode';
 import type { ApiKeyStore } from './apiKey';
-import { contributedKeys, serverSection, withStoragePath } from './configuration';
+import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust, workspaceServerNames } from './configuration';
 import { RestartPolicy } from './restartPolicy';
 import { findServer, type ServerLocation } from './serverPath';
 
@@ -300,7 +300,19 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
             }
             return params.items.map((item, index) =>
               item.section === 'rein'
-                ? withStoragePath('rein', serverSection(settingKeys, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined), storagePath)
+                ? withStoragePath(
+                    'rein',
+                    withWorkspaceTrust(
+                      serverSection(settingKeys, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined),
+                      vscode.workspace.isTrusted,
+                      workspaceServerNames(
+                        vscode.workspace
+                          .getConfiguration(undefined, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined)
+                          .inspect('rein.mcp.servers'),
+                      ),
+                    ),
+                    storagePath,
+                  )
                 : withStoragePath(item.section, result[index], storagePath),
             );
           },

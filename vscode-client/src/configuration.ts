@@ -63,6 +63,39 @@ export function withStoragePath(section: string | undefined, value: unknown, sto
   return value;
 }
 
+/**
+ * The names in `rein.mcp.servers` that the workspace's own settings define
+ * (workspace or folder scope, from `inspect`): the server asks the person to
+ * trust those, like the servers of `.vscode/mcp.json` and `.mcp.json`.
+ */
+export function workspaceServerNames(info: { workspaceValue?: unknown; workspaceFolderValue?: unknown } | undefined): string[] {
+  const names = new Set<string>();
+  for (const value of [info?.workspaceValue, info?.workspaceFolderValue]) {
+    if (isObject(value)) {
+      for (const name of Object.keys(value)) {
+        names.add(name);
+      }
+    }
+  }
+  return [...names].sort();
+}
+
+/**
+ * What the server must know to trust MCP servers: `mcp.workspaceServers`
+ * (always set here, so a workspace cannot write its own) and, in a workspace
+ * the person has not trusted, `mcp.configFiles: false`: no MCP server the
+ * workspace defines may start (`.vscode/mcp.json` and `.mcp.json` are not
+ * read; the workspace's `rein.mcp.servers` is already ignored there, a
+ * restricted setting).
+ */
+export function withWorkspaceTrust(section: Section, trusted: boolean, workspaceServers: readonly string[] = []): Section {
+  const mcp = isObject(section.mcp) ? section.mcp : {};
+  return {
+    ...section,
+    mcp: { ...mcp, workspaceServers: [...workspaceServers], ...(trusted ? {} : { configFiles: false }) },
+  };
+}
+
 /** The contributed `rein.*` setting keys of this extension's package.json. */
 export function contributedKeys(packageJSON: unknown): Set<string> {
   const properties = (packageJSON as { contributes?: { configuration?: { properties?: Section } } }).contributes?.configuration

@@ -72,6 +72,7 @@ function renderTool(item: ToolItem): HTMLElement {
     icon('chevron', 'chevron'),
     icon(TOOL_ICON[item.status], item.status === 'running' ? 'spin status' : 'status'),
     h('span', { class: 'tool-name' }, item.name),
+    item.mcpServer ? h('span', { class: 'badge tool-server', title: `MCP server ${item.mcpServer}` }, item.mcpServer) : null,
     h('span', { class: 'tool-summary', title: item.summary }, item.summary),
   );
   if (item.edit) {

@@ -13,6 +13,7 @@ import type { PromptMode, SessionSummary } from '../src/shared/protocol';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
 import { append, h, icon, usageText } from './dom';
 import { renderItem } from './items';
+import { mcpSection } from './mcp';
 import { previewSection } from './preview';
 
 interface VsCodeApi {
@@ -30,6 +31,7 @@ interface SavedState {
   draft?: string;
   runMode?: PromptMode;
   previewOpen?: boolean;
+  mcpOpen?: boolean;
 }
 
 const saved: SavedState = (vscode.getState() as SavedState | undefined) ?? {};
@@ -83,11 +85,14 @@ const preview = previewSection(
   () => saveState(),
 );
 
+const mcp = mcpSection(saved.mcpOpen === true, () => saveState());
+
 app.append(
   h('div', { class: 'toolbar' }, sessionSelect, newButton, refreshButton),
   statusLine,
   banner,
   preview.el,
+  mcp.el,
   timeline,
   h(
     'div',
@@ -157,6 +162,7 @@ function applyUpdate(message: Extract<HostMessage, { type: 'update' }>): void {
   if (message.preview) {
     preview.render(message.preview, connection === 'running');
   }
+  mcp.render(message.mcp);
   setHeader(message.header);
   if (nearBottom || message.reset) {
     timeline.scrollTop = timeline.scrollHeight;
@@ -280,7 +286,7 @@ function send(mode: SendMode): void {
 }
 
 function saveState(): void {
-  const state: SavedState = { draft: input.value, runMode, previewOpen: preview.el.open };
+  const state: SavedState = { draft: input.value, runMode, previewOpen: preview.el.open, mcpOpen: mcp.el.open };
   vscode.setState(state);
 }
 

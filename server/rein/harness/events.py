@@ -31,6 +31,8 @@ __all__ = [
     "GateResult",
     "GateStart",
     "GateStatus",
+    "McpBudgetWarning",
+    "McpServerState",
     "MessageDelta",
     "MessageEnd",
     "MessageStart",
@@ -170,10 +172,14 @@ class MessageEnd(_Event):
 
 
 class ToolCallStart(_Event):
+    """A tool call starts. ``details`` says more about the tool: an MCP
+    server's tool carries ``{"mcpServer": ..., "mcpTool": <its own name>}``."""
+
     type: Literal["tool_call_start"] = "tool_call_start"
     tool_call_id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
 
 
 class ToolCallUpdate(_Event):
@@ -483,6 +489,33 @@ class CheckpointDropped(_Event):
     reason: str
 
 
+class McpServerState(_Event):
+    """An MCP server of the workspace changed state: "starting", "running"
+    (with its tool count), "failed" (with the error: a failed start, a
+    crash, a restart that failed, or giving up), "stopped" or "skipped"
+    (not started: disabled, not trusted, invalid; ``error`` says why)."""
+
+    type: Literal["mcp_server_state"] = "mcp_server_state"
+    server: str
+    state: Literal["starting", "running", "failed", "stopped", "skipped"]
+    tools: int = 0
+    error: str | None = None
+    source: str
+
+
+class McpBudgetWarning(_Event):
+    """The MCP tools' definitions together take more than
+    ``rein.mcp.maxToolShare`` of the model's window (once per session):
+    only ``offered`` of the ``total`` tools are offered."""
+
+    type: Literal["mcp_budget_warning"] = "mcp_budget_warning"
+    tokens: int
+    window: int
+    share: float
+    offered: int
+    total: int
+
+
 class ErrorEvent(_Event):
     """Something went wrong that the run survived (a hook raised, ...) or did not."""
 
@@ -529,6 +562,8 @@ Event = Annotated[
     | ReviewDecided
     | FilesRestored
     | CheckpointDropped
+    | McpServerState
+    | McpBudgetWarning
     | ErrorEvent,
     Field(discriminator="type"),
 ]

@@ -59,6 +59,9 @@ class TurnOverrides:
     #: transcript again (``transform_context`` and the window guard still
     #: apply to them).
     messages: Sequence[Message] | None = None
+    #: A new system prompt, from this request on for the rest of the run
+    #: (the tool set changed between turns: an MCP server's list changed).
+    system: str | None = None
 
 
 BeforeToolCall = Callable[[ToolCall, BaseModel], "Block | Awaitable[Block | None] | None"]

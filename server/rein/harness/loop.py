@@ -226,6 +226,8 @@ class _TurnLoop:
         self.turn_open = True
         self.emit(TurnStart(turn=self.turn))
         overrides = await self.turn_overrides()
+        if overrides.system is not None:
+            ctx.system = overrides.system
         model = overrides.model or self.model
         if ctx.wire_dump:
             model = WireTap(model, self.emit, self.turn)

@@ -280,7 +280,7 @@ class CounterfactualDiagnostics(Protocol):
 
 # --------------------------------------------------------- approvals and user
 
-ApprovalClass = Literal["read", "write", "command"]
+ApprovalClass = Literal["read", "write", "command", "mcp"]
 
 
 @dataclass(frozen=True, slots=True)

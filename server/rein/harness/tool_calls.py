@@ -274,7 +274,15 @@ class ToolExecutor:
         """One call: start event, breaker, supervised execution, end event."""
         started = time.perf_counter()
         self._started.add(call.id)
-        self.emit(ToolCallStart(tool_call_id=call.id, name=call.name, arguments=call.arguments))
+        tool = self.ctx.tools.get(call.name)
+        self.emit(
+            ToolCallStart(
+                tool_call_id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                details=tool.start_details() if tool is not None else {},
+            )
+        )
         breaker = self.breaker
         verdict = breaker.check(call) if breaker is not None else None
         if verdict is not None and verdict.blocked:

@@ -154,6 +154,11 @@ class Tool(ABC, Generic[ArgsT]):
     @abstractmethod
     async def execute(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...
 
+    def start_details(self) -> dict[str, Any]:
+        """What ``tool_call_start`` says about this tool besides its name
+        (an MCP tool: its server and its own name); empty by default."""
+        return {}
+
     def schema(self) -> ToolSchema:
         if self._schema is None:
             params = self.args_model.model_json_schema()
@@ -207,6 +212,14 @@ class ToolRegistry:
         for tool in tools:
             registry.register(tool)
         return registry
+
+    def unregister(self, name: str) -> None:
+        """Take the tool ``name`` out (tools that come and go between turns:
+        an MCP server's); a name not registered is an error."""
+        if name not in self._tools:
+            raise KeyError(f"tool {name!r} is not registered")
+        del self._tools[name]
+        self._schemas = None
 
     def subset(self, names: Iterable[str]) -> ToolRegistry:
         return ToolRegistry(self._tools[n] for n in names if n in self._tools)

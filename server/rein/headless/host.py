@@ -32,6 +32,8 @@ from rein.harness.preview_gates import preview_gates
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.watcher import DiskWatcher
+from rein.mcp.config import McpConfigPorts
+from rein.mcp.hosting import workspace_manager
 from rein.process.preview import SubprocessPreviewFactory
 from rein.process.runner import SubprocessRunner
 from rein.session import Mode, Session, SessionManager, SessionPorts, SessionSpec
@@ -79,6 +81,7 @@ class HeadlessSession:
         watch: bool = True,
         storage: str | Path | None = None,
         resume: str | None = None,
+        mcp_ports: McpConfigPorts | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config or ReinConfig()
@@ -128,6 +131,9 @@ class HeadlessSession:
             on_checkpoint_error=lambda message: self._report(f"checkpoints: {message}"),
         )
         self.reports: list[str] = []
+        #: The workspace's MCP servers (started by the first run that needs tools).
+        #: ``mcp_ports``: who is asked for inputs and trust (None: nobody).
+        self.mcp = workspace_manager(self.root, lambda: self.config, mcp_ports)
         self._session: Session | None = None
         self._stack: AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -146,6 +152,7 @@ class HeadlessSession:
             model_factory=lambda _config: self.model,
             changes=self.mutations,
             settle_changes=self.watcher.settle if self.watcher is not None else None,
+            mcp=self.mcp,
         )
 
     # ------------------------------------------------------------- the session
@@ -226,6 +233,7 @@ class HeadlessSession:
         try:
             self._session = await self._open_session()
             self._stack.callback(self.manager.close)
+            self._stack.push_async_callback(self.mcp.aclose)
             await self.pool.start()
             self._stack.push_async_callback(self.pool.stop)
             if self.pool.analyzers:

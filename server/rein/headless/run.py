@@ -16,6 +16,7 @@ from rein.config import ReinConfig, load_config
 from rein.harness.errors import ConfigError, ToolError
 from rein.harness.ports import ApprovalRequest
 from rein.headless.host import HeadlessSession
+from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.session import Session, result_json
@@ -161,6 +162,7 @@ async def _run(
     mode: str,
     resume: str | None,
     storage: str | None,
+    trust_mcp: bool,
 ) -> int:
     model = create_model(config.model)
     printer = EventPrinter(as_json=as_json)
@@ -179,6 +181,9 @@ async def _run(
         mode=session_mode,
         storage=folder,
         resume=resume,
+        mcp_ports=TerminalMcpPorts(
+            Path(folder), trust_mcp=trust_mcp, timeout_s=config.approval.timeout_ms / 1000
+        ),
     ) as host:
         host.subscribe(printer)
         print(host.analyzers_line(), file=sys.stderr)
@@ -256,13 +261,18 @@ def run_task(
     mode: str,
     resume: str | None = None,
     storage: str | None = None,
+    trust_mcp: bool = False,
 ) -> int:
+    # ``trust_mcp``: the workspace's MCP servers start without asking
+    # (TerminalMcpPorts); ``assume_yes`` never trusts them.
     try:
         config = build_config(config_file, overrides)
         root = Path(workspace).resolve()
         if not root.is_dir():
             raise ConfigError(f"the workspace {root} is not a folder")
-        return anyio.run(_run, root, task, config, as_json, assume_yes, mode, resume, storage)
+        return anyio.run(
+            _run, root, task, config, as_json, assume_yes, mode, resume, storage, trust_mcp
+        )
     except ConfigError as exc:
         print(f"rein run: {exc}", file=sys.stderr)
         return 2

@@ -275,6 +275,13 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
         parse(SessionsParams, params, "rein/serverState")
         return ls.state()
 
+    @server.feature("rein/mcpServers")
+    def mcp_servers(ls: ReinServer, params: Any) -> dict[str, Any]:
+        from rein.lsp.params import McpServersParams, parse
+
+        parse(McpServersParams, params, "rein/mcpServers")
+        return ls.mcp.snapshot()
+
     @server.feature("rein/preview")
     async def preview(ls: ReinServer, params: Any) -> dict[str, Any]:
         await ls.ready()

@@ -17,6 +17,7 @@ __all__ = [
     "CheckpointsParams",
     "DiagnosticsChangedParams",
     "FollowUpParams",
+    "McpServersParams",
     "PreviewParams",
     "PromptContext",
     "PromptParams",
@@ -111,6 +112,15 @@ class AbortParams(BaseModel):
 
 class SessionsParams(BaseModel):
     model_config = _CONFIG
+
+
+class McpServersParams(BaseModel):
+    """``rein/mcpServers``: the servers are the workspace's, shared by its
+    sessions; ``sessionId`` is accepted for symmetry and not needed."""
+
+    model_config = _CONFIG
+
+    session_id: str | None = Field(None, alias="sessionId")
 
 
 class SessionParams(BaseModel):

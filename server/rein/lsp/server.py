@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
     from rein.lsp.preview import ServerPreview
+    from rein.mcp.manager import McpManager
     from rein.providers._http import HttpClients
     from rein.providers.config import ModelConfig
     from rein.session import Session, SessionManager, SessionPorts
@@ -96,6 +97,7 @@ class ReinServer(LanguageServer):
         self._evicted_seq: dict[str, int] = {}
         #: The HTTP clients every session's model shares.
         self._http_clients: HttpClients | None = None
+        self._mcp: McpManager | None = None
 
     # ------------------------------------------------------------------ wire
 
@@ -312,7 +314,22 @@ class ReinServer(LanguageServer):
             model_factory=self._model_factory(self.model_factory or self.create_model),
             changes=self.mutations,
             settle_changes=watcher.settle,
+            mcp=self.mcp,
         )
+
+    @property
+    def mcp(self) -> McpManager:
+        """The workspace's MCP servers, one manager shared by the sessions."""
+        if self._mcp is None:
+            from rein.lsp.mcp_ports import EditorMcpPorts
+            from rein.mcp.hosting import workspace_manager
+            from rein.store import default_storage_path
+
+            ports = EditorMcpPorts(
+                self.client, lambda: Path(self.config.storage_path or default_storage_path())
+            )
+            self._mcp = workspace_manager(self.root, lambda: self.config, ports)
+        return self._mcp
 
     @staticmethod
     def _model_factory(make: Callable[[ModelConfig], Model]) -> Callable[[ModelConfig], Model]:
@@ -464,6 +481,8 @@ class ReinServer(LanguageServer):
             await self._preview.shutdown()
         if self._watcher is not None:
             self._watcher.stop()
+        if self._mcp is not None:
+            await self._mcp.aclose()
         if self._http_clients is not None:
             await self._http_clients.aclose()
 

@@ -8,7 +8,9 @@ gates and prompts whichever host runs it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from rein.config import ReinConfig
@@ -17,8 +19,10 @@ from rein.harness.checkpoint_capture import CheckpointCapture
 from rein.harness.checkpoints import CheckpointStore
 from rein.harness.config import GatesConfig
 from rein.harness.coordinators import DependencyCoordinator
+from rein.harness.events import McpServerState
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog
+from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.plan_act import (
     PlanActFlow,
     PlanSnapshot,
@@ -31,6 +35,8 @@ from rein.harness.prompts import Role, build_system_prompt
 from rein.harness.review import Reviewer
 from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
+from rein.mcp.manager import McpManager, ServerStatus
+from rein.mcp.offer import McpOffer
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
 from rein.store.persistence import MAIN_MEMORY
@@ -45,6 +51,7 @@ __all__ = [
     "PLANNER_MEMORY",
     "PersistenceFor",
     "attach_checkpoints",
+    "attach_mcp",
     "bootstrap_messages",
     "build_gates",
     "build_session",
@@ -218,7 +225,68 @@ def build_session(
         )
     if checkpoints is not None and config.checkpoints.enabled:
         attach_checkpoints(session, ports, checkpoints, config, on_checkpoint_error)
+    # Explain mode is read-only: an MCP tool may change anything, so none is offered.
+    if ports.mcp is not None and ports.mcp.configured and mode != "explain":
+        attach_mcp(session, ports.mcp, config, harness.context_window, instructions)
     return session
+
+
+def attach_mcp(
+    session: Session,
+    manager: McpManager,
+    config: ReinConfig,
+    window: int,
+    instructions: str | None,
+) -> McpOffer:
+    """Offer the MCP servers' tools in ``session``: the servers start before
+    its first run, its tool set follows their lists (before each run and
+    each turn), the system prompt is rebuilt to name what is offered, and
+    the servers' state changes are the session's ``mcp_server_state``
+    events."""
+    agent = session.agent
+    role = ROLE_OF_MODE[session.mode]
+
+    def rebuild_prompt() -> None:
+        system = build_system_prompt(_offered(agent.tools, session.mode), role, instructions)
+        agent.system_prompt = session.system_prompt = system
+
+    offer = McpOffer(
+        manager,
+        agent.tools,
+        window=window,
+        max_share=config.mcp.max_tool_share,
+        lazy=config.mcp.lazy_tools,
+        emit=session.emit_flow,
+        on_change=rebuild_prompt,
+    )
+    session.before_run.append(offer.before_run)
+    previous = agent.hooks.prepare_next_turn
+
+    async def before_turn(info: TurnInfo) -> TurnOverrides | None:
+        changed = await offer.before_turn(info)
+        result = previous(info) if previous is not None else None
+        overrides = await result if inspect.isawaitable(result) else result
+        if not changed:
+            return overrides
+        # The tools changed mid-run: the prompt that names them changes too.
+        return replace(overrides or TurnOverrides(), system=agent.system_prompt)
+
+    agent.prepare_next_turn = before_turn
+
+    def on_state(status: ServerStatus) -> None:
+        session.emit_flow(
+            McpServerState(
+                server=status.spec.name,
+                state=status.state,
+                tools=len(status.tools),
+                error=status.error,
+                source=status.spec.source,
+            )
+        )
+
+    session.closers.append(manager.subscribe(on_state))
+    session.mcp = offer
+    return offer
 
 
 def attach_checkpoints(

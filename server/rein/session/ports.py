@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         UserChannel,
         Workspace,
     )
+    from rein.mcp.manager import McpManager
     from rein.providers.config import ModelConfig
 
 __all__ = ["Mode", "SessionPorts", "SessionSpec"]
@@ -61,6 +62,9 @@ class SessionPorts:
     #: recorded (the disk watcher's probe); run_command awaits it after its
     #: process exits, so what the process wrote counts for the run.
     settle_changes: Callable[[], Awaitable[None]] | None = None
+    #: The workspace's MCP servers (one :class:`rein.mcp.manager.McpManager`
+    #: shared by the host's sessions); None: no MCP tools.
+    mcp: McpManager | None = None
 
 
 @dataclass(slots=True)

@@ -7,7 +7,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -57,6 +57,9 @@ class Session:
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: Called after every run (the language server flushes its event stream).
     on_run_end: list[Callable[[], None]] = field(default_factory=list)
+    #: Awaited before every run, inside its task (MCP servers start and the
+    #: tool set and system prompt are brought up to date).
+    before_run: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     #: Model turns and token usage over all the session's runs.
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -82,6 +85,8 @@ class Session:
     reviewer: Reviewer | None = None
     #: ``approval.write: "review"``: a prompt's changed files end pending.
     review_edits: bool = False
+    #: The MCP tools it offers (a ``rein.mcp.offer.McpOffer``; None: no MCP servers).
+    mcp: Any = None
     #: The review state per path of the last prompt's changes.
     last_reviews: dict[str, ReviewStatus] = field(default_factory=dict)
 
@@ -150,7 +155,7 @@ class Session:
             )
         self.status = "running"
         self.touch()
-        self.task = asyncio.ensure_future(start())
+        self.task = asyncio.ensure_future(self._prepared(start))
         try:
             result: RunResult = await asyncio.shield(self.task)
         except asyncio.CancelledError:
@@ -171,6 +176,11 @@ class Session:
                 else:
                     self.status = "failed"
         return result
+
+    async def _prepared(self, start: Callable[[], Coroutine[Any, Any, RunResult]]) -> RunResult:
+        for prepare in list(self.before_run):
+            await prepare()
+        return await start()
 
     def close(self) -> None:
         for closer in self.closers:

@@ -23,7 +23,12 @@ __all__ = ["check_approval"]
 
 log = logging.getLogger(__name__)
 
-_WHAT = {"read": "reading files", "write": "changing files", "command": "running commands"}
+_WHAT = {
+    "read": "reading files",
+    "write": "changing files",
+    "command": "running commands",
+    "mcp": "calling MCP tools",
+}
 
 
 def _denied(text: str, reason: str) -> ToolResult:
@@ -39,14 +44,18 @@ async def check_approval(
     action: str,
     force_ask: bool = False,
     why_ask: str = "",
+    mcp: tuple[str, str] | None = None,
 ) -> ToolResult | None:
     """``None`` when the call may go ahead, else the denial to return.
 
     ``action`` completes "the person declined to ..." (e.g. "run `make`").
     ``force_ask`` asks even when the policy allows (a protected file), unless
-    the policy denies; ``why_ask`` says why in the denial texts.
+    the policy denies; ``why_ask`` says why in the denial texts. ``mcp``
+    (server, tool) of an MCP call: an ``approval.mcpAllow`` rule naming it
+    allows the call without asking (unless the policy denies).
     """
-    policy = settings_of(ctx).approval.policy(approval_class)
+    approval = settings_of(ctx).approval
+    policy = approval.policy(approval_class)
     setting = f"approval.{approval_class}"
     if policy == "deny":
         return _denied(
@@ -56,6 +65,8 @@ async def check_approval(
             "policy",
         )
     if policy in ("allow", "review") and not force_ask:
+        return None
+    if mcp is not None and approval.mcp_allowed(*mcp):
         return None
     because = why_ask or f'{setting} is "ask"'
     approver = ctx.env.approver

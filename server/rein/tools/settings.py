@@ -95,6 +95,11 @@ class ApprovalSettings(_Section):
     read: Policy = "allow"
     write: WritePolicy = "allow"
     command: Policy = "ask"
+    #: Calls of MCP servers' tools (``rein.mcp``).
+    mcp: Policy = "ask"
+    #: MCP calls allowed without asking: ``"server"`` (every tool of that
+    #: server) or ``"server/tool"``; a "deny" policy still wins.
+    mcp_allow: tuple[str, ...] = ()
     #: Globs that are never written and need approval to read (replaces the
     #: defaults when set).
     deny_globs: tuple[str, ...] = DEFAULT_DENY_GLOBS
@@ -106,6 +111,10 @@ class ApprovalSettings(_Section):
     def policy(self, approval_class: ApprovalClass) -> WritePolicy:
         policy: WritePolicy = getattr(self, approval_class)
         return policy
+
+    def mcp_allowed(self, server: str, tool: str) -> bool:
+        """An ``mcpAllow`` rule names this server or this server's tool."""
+        return server in self.mcp_allow or f"{server}/{tool}" in self.mcp_allow
 
     @property
     def review(self) -> bool:

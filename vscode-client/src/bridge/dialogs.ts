@@ -1,7 +1,9 @@
 /**
  * The person in the loop: `rein/confirm` (allow a tool call) as a modal with
- * the command or path shown, and `rein/askUser` (the model asks a question)
- * as an input box.
+ * the command or path shown, and `rein/askUser` (the model asks a question,
+ * or an MCP server's configuration needs an input) as an input box, hidden
+ * for a password, or a pick list; an answer the server asks to `remember` is
+ * kept in SecretStorage per workspace and given without asking next time.
  */
 
 import * as vscode from 'vscode';
@@ -23,19 +25,49 @@ export async function confirmToolCall(params: Partial<ConfirmParams>): Promise<C
   return { approved: choice === ALLOW };
 }
 
-export async function askUser(params: Partial<AskUserParams>): Promise<AskUserResult> {
-  const answer = await vscode.window.showInputBox({
-    title: 'Rein asks',
-    prompt: params.question ?? 'Rein has a question.',
-    placeHolder: 'Your answer (Escape to decline)',
-    ignoreFocusOut: true,
-  });
+/** Where remembered answers are kept: the extension's SecretStorage. */
+export interface AnswerSecrets {
+  get(key: string): Thenable<string | undefined>;
+  store(key: string, value: string): Thenable<void>;
+}
+
+/** The SecretStorage key of a remembered answer: the workspace and the server's key. */
+export function rememberedAnswerKey(remember: string): string {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.toString() ?? '(no folder)';
+  return `rein.askUser:${folder}:${remember}`;
+}
+
+export async function askUser(params: Partial<AskUserParams>, secrets?: AnswerSecrets): Promise<AskUserResult> {
+  const key = params.remember && secrets ? rememberedAnswerKey(params.remember) : undefined;
+  if (key && secrets) {
+    const known = await secrets.get(key);
+    if (known) {
+      return { answer: known };
+    }
+  }
+  const title = params.title?.trim() || 'Rein asks';
+  const question = params.question ?? 'Rein has a question.';
+  const options = Array.isArray(params.options) ? params.options.filter((o): o is string => typeof o === 'string') : [];
+  const answer =
+    options.length > 0
+      ? await vscode.window.showQuickPick(options, { title, placeHolder: question, ignoreFocusOut: true })
+      : await vscode.window.showInputBox({
+          title,
+          prompt: question,
+          placeHolder: 'Your answer (Escape to decline)',
+          password: params.password === true,
+          value: params.default,
+          ignoreFocusOut: true,
+        });
+  if (key && secrets && answer) {
+    await secrets.store(key, answer);
+  }
   return { answer: answer ?? null };
 }
 
 export function registerDialogs(context: vscode.ExtensionContext, connection: ReinConnection): void {
   context.subscriptions.push(
     connection.onRequest(Methods.confirm, (params: Partial<ConfirmParams>) => confirmToolCall(params)),
-    connection.onRequest(Methods.askUser, (params: Partial<AskUserParams>) => askUser(params)),
+    connection.onRequest(Methods.askUser, (params: Partial<AskUserParams>) => askUser(params, context.secrets)),
   );
 }

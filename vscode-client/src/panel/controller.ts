@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
 import {
   CHECKPOINT_EVENT_TYPES,
+  isKnownEvent,
   isPreviewEvent,
   Methods,
   type AbortResult,
@@ -32,6 +33,7 @@ import type { CheckpointDocuments } from './checkpointDiff';
 import { panelView } from './checkpoints';
 import { CheckpointService } from './checkpointService';
 import type { EditCapture } from './edits';
+import { McpModel, type McpServersResult } from './mcp';
 import { PreviewModel } from './preview';
 import { PanelState } from './reducer';
 
@@ -58,7 +60,9 @@ function message(error: unknown): string {
 export class ChatController implements vscode.Disposable {
   /** The workspace's preview: every PanelState of this controller shares it. */
   readonly preview = new PreviewModel();
-  private stateValue = new PanelState(null, this.preview);
+  /** The workspace's MCP servers: shared like the preview. */
+  readonly mcp = new McpModel();
+  private stateValue = new PanelState(null, this.preview, this.mcp);
   private sessionIdValue: string | null = null;
   private lastSeq: number | undefined;
   private reloading = false;
@@ -97,6 +101,7 @@ export class ChatController implements vscode.Disposable {
         if (info.state === 'running') {
           void this.refreshSessions();
           void this.refreshPreview();
+          void this.refreshMcp();
           void this.checkpoints.refresh();
           return;
         }
@@ -162,10 +167,13 @@ export class ChatController implements vscode.Disposable {
 
   // ------------------------------------------------------------ events
 
-  /** The preview is the workspace's: its events count whichever session's stream they came on. */
+  /** The preview and the MCP servers are the workspace's: their events count whichever session's stream they came on. */
   private applyPreview(event: EventEnvelope['event']): void {
     if (isPreviewEvent(event)) {
       this.preview.apply(event);
+      this.changed();
+    } else if (isKnownEvent(event) && event.type === 'mcp_server_state') {
+      this.mcp.apply(event);
       this.changed();
     }
   }
@@ -187,7 +195,7 @@ export class ChatController implements vscode.Disposable {
       // Nothing running here: follow the session that is active (a new
       // session's first run, or a run a code action started).
       const adopted = this.sessionIdValue === null && this.stateValue.view().items.length === 0;
-      this.replaceState(adopted ? this.reuse(envelope.sessionId) : new PanelState(envelope.sessionId, this.preview), envelope.sessionId);
+      this.replaceState(adopted ? this.reuse(envelope.sessionId) : new PanelState(envelope.sessionId, this.preview, this.mcp), envelope.sessionId);
       void this.refreshSessions();
     }
     if (this.reloading) {
@@ -227,7 +235,7 @@ export class ChatController implements vscode.Disposable {
 
   /** The empty state of a new session keeps the header's "running" mark. */
   private reuse(sessionId: string): PanelState {
-    const state = new PanelState(sessionId, this.preview);
+    const state = new PanelState(sessionId, this.preview, this.mcp);
     state.setRunning(this.running);
     return state;
   }
@@ -243,7 +251,7 @@ export class ChatController implements vscode.Disposable {
       if (this.sessionIdValue !== sessionId) {
         return;
       }
-      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview, session?.usage);
+      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview, session?.usage, this.mcp);
       state.setRunning(session?.status === 'running' || this.running);
       state.notice('warning', reason);
       this.replaceState(state, sessionId);
@@ -361,7 +369,7 @@ export class ChatController implements vscode.Disposable {
       void vscode.window.showWarningMessage('Rein: a run is active. Abort it before starting a new session.');
       return;
     }
-    this.replaceState(new PanelState(null, this.preview), null);
+    this.replaceState(new PanelState(null, this.preview, this.mcp), null);
     this.sessionsEmitter.fire(this.sessionsValue);
   }
 
@@ -376,7 +384,7 @@ export class ChatController implements vscode.Disposable {
     }
     try {
       const session = await this.connection.sendRequest<Partial<SessionResult> | null>(Methods.session, { sessionId });
-      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview, session?.usage);
+      const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview, session?.usage, this.mcp);
       state.setRunning(session?.status === 'running');
       this.replaceState(state, sessionId);
     } catch (error) {
@@ -417,6 +425,22 @@ export class ChatController implements vscode.Disposable {
       await this.previewRequest('status');
     } catch {
       // an older server without rein/preview, or not connected after all
+    }
+  }
+
+  /** The MCP servers section from `rein/mcpServers` (what events before the panel opened said). */
+  async refreshMcp(): Promise<void> {
+    if (this.connection.info.state !== 'running') {
+      return; // asked again when the server runs
+    }
+    try {
+      const result = await this.connection.sendRequest<McpServersResult | null>(Methods.mcpServers, {});
+      if (result) {
+        this.mcp.setSnapshot(result);
+        this.changed();
+      }
+    } catch {
+      // an older server without rein/mcpServers: the events fill the section
     }
   }
 

@@ -29,6 +29,7 @@ import {
 } from '../shared/viewModel';
 import { autoRepairNotice, compactionText } from './notices';
 import { PLAN_TOOLS, planPrompt } from './planFlow';
+import { McpModel, mcpServerOf } from './mcp';
 import { PreviewModel } from './preview';
 import { applySubagentEvent, newSubagent } from './subagents';
 import { assistantParts, tail } from './text';
@@ -81,17 +82,18 @@ export class PanelState {
     sessionUsage: {},
   };
 
-  /** `preview` is the workspace's, shared by the states of every session the panel shows. */
+  /** `preview` and `mcp` are the workspace's, shared by the states of every session the panel shows. */
   constructor(
     sessionId: string | null = null,
     readonly preview: PreviewModel = new PreviewModel(),
+    readonly mcp: McpModel = new McpModel(),
   ) {
     this.header.sessionId = sessionId;
   }
 
   /** The current view model (items in display order). */
   view(): ViewModel {
-    return { header: { ...this.header }, items: this.items, preview: this.preview.view() };
+    return { header: { ...this.header }, items: this.items, preview: this.preview.view(), mcp: this.mcp.view() };
   }
 
   // ------------------------------------------------------------ items
@@ -233,6 +235,7 @@ export class PanelState {
           break;
         }
         const tool = this.ensureTool(event.tool_call_id, event.name);
+        tool.mcpServer = mcpServerOf(event.name, event.details);
         tool.args = event.arguments ?? {};
         tool.summary = summarizeArgs(event.name, tool.args);
         tool.status = 'running';
@@ -332,6 +335,9 @@ export class PanelState {
       case 'preview_stopped':
         this.preview.apply(event);
         break;
+      case 'mcp_server_state':
+        this.mcp.apply(event);
+        break;
       case 'carried_changes':
         this.notice(
           'info',
@@ -373,6 +379,14 @@ export class PanelState {
         );
         break;
       }
+      case 'mcp_budget_warning':
+        this.notice(
+          'warning',
+          `The MCP tools' definitions take ${event.tokens} tokens (${Math.round(event.share * 100)}% of the ` +
+            `${event.window}-token window): ${event.offered} of ${event.total} tools are offered ` +
+            '(rein.mcp.maxToolShare; set includeTools or rein.mcp.lazyTools).',
+        );
+        break;
       default:
         // A new event in the server's schema fails to compile here until it is handled.
         event satisfies never;
@@ -734,14 +748,16 @@ export class PanelState {
     messages: readonly Message[],
     preview?: PreviewModel,
     usage?: Record<string, number>,
+    mcp?: McpModel,
   ): PanelState {
-    const state = new PanelState(sessionId, preview);
+    const state = new PanelState(sessionId, preview, mcp);
     for (const message of messages) {
       if (message.role === 'tool') {
         if (PLAN_TOOLS.has(message.tool_name) && !message.is_error) {
           continue;
         }
         const tool = state.ensureTool(message.tool_call_id, message.tool_name);
+        tool.mcpServer = mcpServerOf(message.tool_name);
         tool.status = message.is_error ? 'error' : 'ok';
         tool.content = message.content;
         state.touch(tool);

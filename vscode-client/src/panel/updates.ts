@@ -1,7 +1,7 @@
 /**
  * What the host sends the webview: after a reset every item, otherwise only
  * the items whose `rev` changed, plus the display order, the header and the
- * preview section when it changed.
+ * preview and MCP servers sections when they changed.
  * Pure; the chat view and the webview test both use it.
  */
 
@@ -27,6 +27,7 @@ export class UpdateBuilder {
   private lastOrder = '';
   private lastHeader = '';
   private lastPreviewRev = -1;
+  private lastMcpRev = -1;
   private needsReset = true;
 
   /** The next update draws everything from scratch (a new webview, another session). */
@@ -46,7 +47,8 @@ export class UpdateBuilder {
     const orderKey = order.join(',');
     const headerKey = JSON.stringify(view.header);
     const previewChanged = reset || view.preview.rev !== this.lastPreviewRev;
-    if (!reset && changed.length === 0 && !previewChanged && orderKey === this.lastOrder && headerKey === this.lastHeader) {
+    const mcpChanged = reset || view.mcp.rev !== this.lastMcpRev;
+    if (!reset && changed.length === 0 && !previewChanged && !mcpChanged && orderKey === this.lastOrder && headerKey === this.lastHeader) {
       return undefined;
     }
     if (orderKey !== this.lastOrder) {
@@ -60,6 +62,15 @@ export class UpdateBuilder {
     this.lastOrder = orderKey;
     this.lastHeader = headerKey;
     this.lastPreviewRev = view.preview.rev;
-    return { type: 'update', reset, header: view.header, order, items: changed, preview: previewChanged ? view.preview : undefined };
+    this.lastMcpRev = view.mcp.rev;
+    return {
+      type: 'update',
+      reset,
+      header: view.header,
+      order,
+      items: changed,
+      preview: previewChanged ? view.preview : undefined,
+      mcp: mcpChanged ? view.mcp : undefined,
+    };
   }
 }

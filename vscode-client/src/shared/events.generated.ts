@@ -129,6 +129,33 @@ export interface GateStart {
   type: 'gate_start';
 }
 
+/**
+ * The MCP tools' definitions together take more than ``rein.mcp.maxToolShare`` of the model's
+ * window (once per session): only ``offered`` of the ``total`` tools are offered.
+ */
+export interface McpBudgetWarning {
+  offered: number;
+  share: number;
+  tokens: number;
+  total: number;
+  type: 'mcp_budget_warning';
+  window: number;
+}
+
+/**
+ * An MCP server of the workspace changed state: "starting", "running" (with its tool count),
+ * "failed" (with the error: a failed start, a crash, a restart that failed, or giving up),
+ * "stopped" or "skipped" (not started: disabled, not trusted, invalid; ``error`` says why).
+ */
+export interface McpServerState {
+  error?: string | null;
+  server: string;
+  source: string;
+  state: 'starting' | 'running' | 'failed' | 'stopped' | 'skipped';
+  tools?: number;
+  type: 'mcp_server_state';
+}
+
 /** A streamed piece of the assistant message being produced. */
 export interface MessageDelta {
   delta: string;
@@ -329,8 +356,13 @@ export interface ToolCallEnd {
   type: 'tool_call_end';
 }
 
+/**
+ * A tool call starts. ``details`` says more about the tool: an MCP server's tool carries
+ * ``{"mcpServer": ..., "mcpTool": <its own name>}``.
+ */
 export interface ToolCallStart {
   arguments?: Record<string, unknown>;
+  details?: Record<string, unknown>;
   name: string;
   tool_call_id: string;
   type: 'tool_call_start';
@@ -462,6 +494,8 @@ export type ReinEvent =
   | ReviewDecided
   | FilesRestored
   | CheckpointDropped
+  | McpServerState
+  | McpBudgetWarning
   | ErrorEvent;
 
 export type ReinEventType = ReinEvent['type'];
@@ -504,5 +538,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'review_decided',
   'files_restored',
   'checkpoint_dropped',
+  'mcp_server_state',
+  'mcp_budget_warning',
   'error',
 ];

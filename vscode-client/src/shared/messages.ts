@@ -4,7 +4,7 @@
  */
 
 import type { PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
-import type { Header, Item, PreviewView } from './viewModel';
+import type { Header, Item, McpView, PreviewView } from './viewModel';
 
 export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'failed';
 
@@ -20,6 +20,8 @@ export type HostMessage =
       items: Item[];
       /** The preview section, when it changed (always after a reset). */
       preview?: PreviewView | undefined;
+      /** The MCP servers section, when it changed (always after a reset). */
+      mcp?: McpView | undefined;
     }
   | { type: 'sessions'; sessions: SessionSummary[]; current: string | null }
   | { type: 'connection'; state: ConnectionStateName; detail?: string | undefined }

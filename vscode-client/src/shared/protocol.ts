@@ -41,6 +41,7 @@ export const Methods = {
   sessions: 'rein/sessions',
   session: 'rein/session',
   preview: 'rein/preview',
+  mcpServers: 'rein/mcpServers',
   event: 'rein/event',
   diagnostics: 'rein/diagnostics',
   diagnosticsChanged: 'rein/diagnosticsChanged',
@@ -194,8 +195,22 @@ export interface ConfirmResult {
 }
 
 export interface AskUserParams {
-  sessionId: string;
+  /** Absent when no session asks (an MCP server's input while loading). */
+  sessionId?: string;
   question: string;
+  /** A short title for the box (default "Rein asks"). */
+  title?: string;
+  /** Hide what is typed (a password or key). */
+  password?: boolean;
+  /** Pick one of these instead of typing. */
+  options?: string[];
+  /** What the box starts with (or the preselected option). */
+  default?: string;
+  /**
+   * Remember the answer under this key (with the workspace) in the
+   * extension's SecretStorage and answer from there next time, without asking.
+   */
+  remember?: string;
 }
 
 export interface AskUserResult {

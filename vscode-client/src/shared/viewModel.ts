@@ -74,6 +74,8 @@ export interface ToolItem extends ItemBase {
   content?: string | undefined;
   edit?: EditInfo | undefined;
   denied?: boolean | undefined;
+  /** An MCP tool: the server it belongs to (`details.mcpServer`). */
+  mcpServer?: string | undefined;
 }
 
 /** `unverified`: the gate could not look (no analyzer, a stale answer); never shown as passed. */
@@ -244,10 +246,30 @@ export interface PreviewView {
   pending?: Exclude<PreviewAction, 'status'> | undefined;
 }
 
+/** One MCP server of the workspace, as the MCP servers section shows it. */
+export interface McpServerView {
+  name: string;
+  /** "settings", "vscode" (.vscode/mcp.json) or "mcp.json". */
+  source: string;
+  state: 'starting' | 'running' | 'failed' | 'stopped' | 'skipped';
+  /** Tools offered (while running; the last count otherwise). */
+  tools: number;
+  /** Failed: the error; skipped: the reason. */
+  error?: string | undefined;
+}
+
+/** The MCP servers section (one per workspace). */
+export interface McpView {
+  /** Bumped on every change. */
+  rev: number;
+  servers: McpServerView[];
+}
+
 export interface ViewModel {
   header: Header;
   items: Item[];
   preview: PreviewView;
+  mcp: McpView;
 }
 
 export function totalTokens(usage: Usage): number {

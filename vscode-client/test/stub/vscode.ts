@@ -205,7 +205,7 @@ export enum StatusBarAlignment {
 // ------------------------------------------------------------------ state
 
 interface DialogCall {
-  kind: 'warning' | 'info' | 'error' | 'input';
+  kind: 'warning' | 'info' | 'error' | 'input' | 'pick';
   message: string;
   options?: unknown;
   items: string[];
@@ -284,6 +284,8 @@ export const window = {
   showInformationMessage: (message: string, ...rest: unknown[]) => answer({ kind: 'info', message, ...splitItems(rest) }),
   showErrorMessage: (message: string, ...rest: unknown[]) => answer({ kind: 'error', message, ...splitItems(rest) }),
   showInputBox: (options: { prompt?: string }) => answer({ kind: 'input', message: options.prompt ?? '', options, items: [] }),
+  showQuickPick: (items: string[], options: { placeHolder?: string }) =>
+    answer({ kind: 'pick', message: options.placeHolder ?? '', options, items }),
   showTextDocument: () => Promise.resolve(undefined),
   setStatusBarMessage: (text: string) => {
     stub.statusMessages.push(text);

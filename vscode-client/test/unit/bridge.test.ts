@@ -7,7 +7,7 @@ import {
   registerDiagnosticsBridge,
   toLspDiagnostic,
 } from '../../src/bridge/diagnostics';
-import { askUser, confirmToolCall } from '../../src/bridge/dialogs';
+import { askUser, confirmToolCall, rememberedAnswerKey } from '../../src/bridge/dialogs';
 import { saveDocuments } from '../../src/bridge/save';
 import { selectionContext } from '../../src/commands';
 import type { DiagnosticsResult } from '../../src/shared/protocol';
@@ -230,6 +230,47 @@ describe('rein/confirm and rein/askUser', () => {
     assert.equal(stub.calls[0]?.message, 'Which API?');
     stub.answers.push(undefined);
     assert.deepEqual(await askUser({ sessionId: 's', question: 'Which API?' }), { answer: null });
+  });
+
+  it('hides a password, asks once and answers a remembered input from SecretStorage', async () => {
+    const kept = new Map<string, string>();
+    const secrets = {
+      get: (key: string) => Promise.resolve(kept.get(key)),
+      store: (key: string, value: string) => {
+        kept.set(key, value);
+        return Promise.resolve();
+      },
+    };
+    const params = { question: 'GitHub token', title: 'MCP server github', password: true, remember: 'mcp-input:token' };
+    stub.answers.push('ghp-secret-value');
+    assert.deepEqual(await askUser(params, secrets), { answer: 'ghp-secret-value' });
+    assert.equal(stub.calls.length, 1);
+    const options = stub.calls[0]?.options as { password: boolean; title: string };
+    assert.equal(options.password, true);
+    assert.equal(options.title, 'MCP server github');
+    // Kept per workspace and key; the next ask is answered without a box.
+    assert.deepEqual([...kept.entries()], [['rein.askUser:file:///work/project:mcp-input:token', 'ghp-secret-value']]);
+    assert.equal(rememberedAnswerKey('mcp-input:token'), 'rein.askUser:file:///work/project:mcp-input:token');
+    assert.deepEqual(await askUser(params, secrets), { answer: 'ghp-secret-value' });
+    assert.equal(stub.calls.length, 1);
+    // Another key is asked; a dismissed box stores nothing.
+    stub.answers.push(undefined);
+    assert.deepEqual(await askUser({ ...params, remember: 'mcp-input:other' }, secrets), { answer: null });
+    assert.equal(stub.calls.length, 2);
+    assert.equal(kept.size, 1);
+    // Without remember, nothing is read or kept, and the text is not hidden.
+    stub.answers.push('plain');
+    assert.deepEqual(await askUser({ question: 'Which?' }, secrets), { answer: 'plain' });
+    assert.equal((stub.calls[2]?.options as { password: boolean }).password, false);
+    assert.equal(kept.size, 1);
+  });
+
+  it('offers the options of a pickString input as a pick list', async () => {
+    stub.answers.push('eu');
+    assert.deepEqual(await askUser({ question: 'Region', options: ['eu', 'us'] }), { answer: 'eu' });
+    assert.equal(stub.calls[0]?.kind, 'pick');
+    assert.deepEqual(stub.calls[0]?.items, ['eu', 'us']);
+    assert.equal(stub.calls[0]?.message, 'Region');
   });
 });
 

@@ -3,13 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { apiKeyEnvName } from '../../src/apiKey';
-import { contributedKeys, explicitSettings, withStoragePath } from '../../src/configuration';
+import { contributedKeys, explicitSettings, withStoragePath, withWorkspaceTrust, workspaceServerNames } from '../../src/configuration';
 import { backoffMs, RestartPolicy } from '../../src/restartPolicy';
 import { chatHtml } from '../../src/panel/chatView';
 import { changedItems, UpdateBuilder } from '../../src/panel/updates';
 import { locateServer, type ServerLookup } from '../../src/serverPath';
 import { statusText } from '../../src/statusBar';
-import type { Header, Item, PreviewView } from '../../src/shared/viewModel';
+import type { Header, Item, McpView, PreviewView } from '../../src/shared/viewModel';
 import { ROOT } from '../helpers';
 
 function lookup(files: string[], overrides: Partial<ServerLookup> = {}): ServerLookup {
@@ -126,6 +126,30 @@ describe('client helpers', () => {
     assert.deepEqual(withStoragePath('python', { x: 1 }, '/store'), { x: 1 });
   });
 
+  it('reads no workspace MCP file in an untrusted workspace', () => {
+    const section = { mcp: { servers: { mine: { command: 'x' } } }, autoRepair: 'off' };
+    assert.deepEqual(withWorkspaceTrust(section, true), { ...section, mcp: { ...section.mcp, workspaceServers: [] } });
+    assert.deepEqual(withWorkspaceTrust(section, false), {
+      mcp: { servers: { mine: { command: 'x' } }, workspaceServers: [], configFiles: false },
+      autoRepair: 'off',
+    });
+    assert.deepEqual(withWorkspaceTrust({ mcp: { configFiles: true } }, false), { mcp: { configFiles: false, workspaceServers: [] } });
+    assert.deepEqual(withWorkspaceTrust({}, false), { mcp: { configFiles: false, workspaceServers: [] } });
+  });
+
+  it('names the MCP servers the workspace settings define, which a workspace cannot hide', () => {
+    const info = {
+      globalValue: { mine: { command: 'a' } },
+      workspaceValue: { team: { command: 'b' } },
+      workspaceFolderValue: { folder: { command: 'c' }, mine: { command: 'd' } },
+    };
+    assert.deepEqual(workspaceServerNames(info), ['folder', 'mine', 'team']);
+    assert.deepEqual(workspaceServerNames({ globalValue: { mine: {} } } as never), []);
+    assert.deepEqual(workspaceServerNames(undefined), []);
+    const spoofed = { mcp: { workspaceServers: [] as string[], servers: {} } };
+    assert.deepEqual(withWorkspaceTrust(spoofed, true, ['team']).mcp, { workspaceServers: ['team'], servers: {} });
+  });
+
   it('names the API key variable by provider unless rein.model.apiKeyEnv says otherwise', () => {
     assert.equal(apiKeyEnvName('openai', ''), 'OPENAI_API_KEY');
     assert.equal(apiKeyEnvName('anthropic', undefined), 'ANTHROPIC_API_KEY');
@@ -160,20 +184,25 @@ describe('chat view plumbing', () => {
     const header = { sessionId: 's', status: 'idle' as const, turn: 0, runUsage: {}, sessionUsage: {} };
     const items = [{ id: 'a', rev: 1, kind: 'notice', level: 'info', text: 'x' }] as Item[];
     const preview: PreviewView = { rev: 0, state: 'unknown', reloads: 0, lines: [] };
-    const first = builder.next({ header, items, preview });
+    const mcp: McpView = { rev: 0, servers: [] };
+    const first = builder.next({ header, items, preview, mcp });
     assert.equal(first?.reset, true);
     assert.deepEqual(first.preview, preview, 'a reset sends the preview section');
-    assert.equal(builder.next({ header, items, preview }), undefined);
-    const turned = builder.next({ header: { ...header, turn: 2 }, items, preview });
+    assert.equal(builder.next({ header, items, preview, mcp }), undefined);
+    const turned = builder.next({ header: { ...header, turn: 2 }, items, preview, mcp });
     assert.deepEqual(turned?.items, []);
     assert.equal(turned?.preview, undefined, 'the preview did not change');
-    const removed = builder.next({ header: { ...header, turn: 2 }, items: [], preview });
+    const removed = builder.next({ header: { ...header, turn: 2 }, items: [], preview, mcp });
     assert.deepEqual(removed?.order, []);
     const running: PreviewView = { ...preview, rev: 1, state: 'running', lines: ['ready'] };
-    const previewOnly = builder.next({ header: { ...header, turn: 2 }, items: [], preview: running });
+    const previewOnly = builder.next({ header: { ...header, turn: 2 }, items: [], preview: running, mcp });
     assert.deepEqual([previewOnly?.items, previewOnly?.preview?.state], [[], 'running']);
+    assert.equal(previewOnly?.mcp, undefined, 'the MCP servers did not change');
+    const mcpRunning: McpView = { rev: 1, servers: [{ name: 'time', source: 'vscode', state: 'running', tools: 2 }] };
+    const mcpOnly = builder.next({ header: { ...header, turn: 2 }, items: [], preview: running, mcp: mcpRunning });
+    assert.deepEqual([mcpOnly?.items, mcpOnly?.preview, mcpOnly?.mcp], [[], undefined, mcpRunning]);
     builder.reset();
-    assert.equal(builder.next({ header, items, preview: running })?.items.length, 1);
+    assert.equal(builder.next({ header, items, preview: running, mcp })?.items.length, 1);
   });
 
   it('sends only new or changed items', () => {

@@ -59,6 +59,8 @@ describe('package.json', () => {
       'rein.approval.read': 'allow',
       'rein.approval.write': 'allow',
       'rein.approval.command': 'ask',
+      'rein.approval.mcp': 'ask',
+      'rein.approval.mcpAllow': [],
       'rein.approval.timeoutMs': 600000,
       'rein.tools.grepBackend': 'auto',
       'rein.tools.disabled': [],
@@ -71,12 +73,23 @@ describe('package.json', () => {
       'rein.checkpoints.maxMb': 200,
       'rein.checkpoints.maxAgeDays': 30,
       'rein.checkpoints.maxFileKb': 2048,
+      'rein.mcp.servers': {},
+      'rein.mcp.configFiles': true,
+      'rein.mcp.lazyTools': false,
+      'rein.mcp.maxToolShare': 0.1,
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
     // An untrusted workspace's settings cannot choose the server or the gates' commands.
     const trust = pkg.capabilities?.untrustedWorkspaces;
     assert.equal(trust?.supported, 'limited');
-    for (const key of ['rein.server.path', 'rein.gates.dependencies.commands', 'rein.gates.runtime.command', 'rein.gates.preview.command']) {
+    for (const key of [
+      'rein.server.path',
+      'rein.gates.dependencies.commands',
+      'rein.gates.runtime.command',
+      'rein.gates.preview.command',
+      'rein.mcp.servers',
+      'rein.mcp.configFiles',
+    ]) {
       assert.ok(trust?.restrictedConfigurations?.includes(key), `${key} is restricted in untrusted workspaces`);
       assert.ok(key in settings, `${key} is a setting`);
     }

@@ -1,0 +1,208 @@
+"""One connection to one MCP server through the ``mcp`` SDK.
+
+The only module that imports the SDK. A :class:`McpConnection` runs the
+SDK's transport and session in a task of its own (their context managers
+must be entered and left by one task), so a call may come from any task.
+Stdio servers run under :func:`rein.process.groups.dies_with_us`: they are
+killed with Rein even when Rein is killed. The server's stderr goes to a
+temporary file whose tail explains a failed start.
+
+Failures are :class:`McpCallFailed` with a ``kind``: "timeout" (the call
+took longer than the server's timeout; it was cancelled, which sends the
+MCP cancellation), "closed" (the connection is gone: a crash) or "error"
+(the server answered with a JSON-RPC error). Cancelling the caller (an
+aborted run) cancels the request the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+from typing import IO, Any
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import Implementation, ToolListChangedNotification
+
+from rein.mcp.config import McpServerSpec
+from rein.mcp.tools import McpCallFailed, McpToolInfo
+from rein.process.groups import dies_with_us
+
+__all__ = ["McpConnection"]
+
+_STDERR_TAIL = 2000
+
+
+class McpConnection:
+    """A started server: its tools, calls, and a way to stop it."""
+
+    def __init__(self, spec: McpServerSpec, *, on_tools_changed: Callable[[], None]) -> None:
+        self.spec = spec
+        self._on_tools_changed = on_tools_changed
+        self._session: ClientSession | None = None
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stderr: IO[str] | None = None
+        self.closed = False
+
+    async def start(self, timeout_s: float) -> None:
+        """Connect and initialize, within ``timeout_s``; raises with the
+        server's stderr tail on failure (and leaves nothing running)."""
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.get_running_loop().create_task(self._run(ready))
+        try:
+            async with asyncio.timeout(timeout_s):
+                await asyncio.shield(ready)
+        except TimeoutError:
+            note = self._stderr_note()
+            await self.stop()
+            raise RuntimeError(f"did not start within {timeout_s:g} s{note}") from None
+        except BaseException as exc:
+            note = self._stderr_note()
+            await self.stop()
+            if isinstance(exc, Exception):
+                raise RuntimeError(f"{_describe(exc)}{note}") from exc
+            raise
+
+    def _transport(self) -> Any:
+        spec = self.spec
+        if spec.transport == "http":
+            return _http_transport(spec.url or "", dict(spec.headers))
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        argv = dies_with_us([spec.command or "", *spec.args])
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        params = StdioServerParameters(
+            command=argv[0], args=argv[1:], env=dict(spec.env) or None, cwd=spec.cwd
+        )
+        return stdio_client(params, errlog=self._stderr)
+
+    async def _run(self, ready: asyncio.Future[None]) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = (await stack.enter_async_context(self._transport()))[:2]
+                session = await stack.enter_async_context(
+                    ClientSession(
+                        read,
+                        write,
+                        message_handler=self._on_message,
+                        client_info=Implementation(name="rein", version="0.1.0"),
+                    )
+                )
+                await session.initialize()
+                self._session = session
+                ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self.closed = True
+            self._session = None
+
+    async def _on_message(self, message: object) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            self._on_tools_changed()
+
+    def _stderr_note(self) -> str:
+        if self._stderr is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.flush()
+            self._stderr.seek(0)
+            tail = self._stderr.read()[-_STDERR_TAIL:].strip()
+            if tail:
+                return f"; its stderr ends with:\n{tail}"
+        return ""
+
+    async def list_tools(self) -> list[McpToolInfo]:
+        session = self._live()
+        tools: list[McpToolInfo] = []
+        cursor: str | None = None
+        from mcp_types import PaginatedRequestParams
+
+        while True:
+            params = PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            tools.extend(
+                McpToolInfo(
+                    server=self.spec.name,
+                    name=tool.name,
+                    description=tool.description or "",
+                    input_schema=tool.input_schema,
+                )
+                for tool in page.tools
+            )
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """The call's result as its JSON dict (camelCase keys)."""
+        session = self._live()
+        try:
+            with anyio.fail_after(timeout_s):
+                result = await session.call_tool(tool, arguments)
+        except TimeoutError:
+            raise McpCallFailed(
+                "timeout", f"no result within the server's timeout of {timeout_s:g} s"
+            ) from None
+        except MCPError as exc:
+            if self.closed or "closed" in str(exc).lower():
+                self.closed = True
+                raise McpCallFailed(
+                    "closed", f"the server's connection closed during the call ({exc})"
+                ) from exc
+            raise McpCallFailed("error", f"the server answered with an error: {exc}") from exc
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            self.closed = True
+            raise McpCallFailed("closed", f"the server's connection broke ({exc!r})") from exc
+        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+
+    def _live(self) -> ClientSession:
+        if self._session is None or self.closed:
+            raise McpCallFailed("closed", "the server is not running")
+        return self._session
+
+    async def stop(self) -> None:
+        """Stop the server (the SDK ends the process and its children)."""
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done() and self._session is not None:
+            # Running: leave the session and the transport in order (bounded).
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), 10)
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """Streamable HTTP with the configured headers, on an HTTP client with
+    the SDK's own timeouts (its helper; the SDK takes headers only that way)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers=headers or None) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _describe(exc.exceptions[0])
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

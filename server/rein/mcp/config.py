@@ -1,0 +1,228 @@
+"""MCP servers from where people keep them, checked, substituted and trusted.
+
+Three sources, in this order of precedence when the same name appears in more
+than one (the others are skipped, saying which one won):
+
+1. ``rein.mcp.servers`` in the settings (``source="settings"``; trusted: the
+   person wrote them into their own settings, except the names listed in
+   ``rein.mcp.workspaceServers``, which the workspace's settings define);
+2. ``.vscode/mcp.json`` (VS Code's format: ``servers`` and ``inputs``; JSON
+   with comments; ``source="vscode"``);
+3. ``.mcp.json`` at the workspace root (Claude Code's format:
+   ``mcpServers``; ``source="mcp.json"``).
+
+The two files are read only with ``rein.mcp.configFiles`` (default true), and
+their servers (and the workspace settings' ones) start only after the person
+trusts them (:mod:`rein.mcp.trust`).
+
+Every invalid entry is skipped with a reason naming the file, the server and
+the field; a file that is not JSON is reported with its line. ``${input:id}``
+values are asked once per load through :class:`McpConfigPorts` and
+registered with the redactor, so they never reach a log, an event or the
+store; ``${env:VAR}`` and ``${workspaceFolder}`` are put in too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from rein.harness.redaction import remember_secret
+from rein.mcp._entries import Entry, McpConfigError, parse_entry, read_sources
+from rein.mcp.spec import InputSpec, McpServerSpec, Skipped, Source
+from rein.mcp.trust import trust_key
+
+if TYPE_CHECKING:
+    from rein.config import ReinConfig
+
+__all__ = [
+    "InputSpec",
+    "McpConfigError",
+    "McpConfigPorts",
+    "McpServerSpec",
+    "McpServers",
+    "Skipped",
+    "Source",
+    "TrustStore",
+    "load_servers",
+]
+
+_VARIABLE = re.compile(r"\$\{(input|env):([^}]*)\}|\$\{workspaceFolder\}")
+
+
+@dataclass(slots=True)
+class McpServers:
+    #: Enabled and trusted servers, by name.
+    servers: list[McpServerSpec] = field(default_factory=list)
+    #: Disabled, not trusted, invalid, overridden, or an input not given.
+    skipped: list[Skipped] = field(default_factory=list)
+    #: File-level problems: a file that is not JSON (with the line), ...
+    errors: list[str] = field(default_factory=list)
+
+
+class TrustStore(Protocol):
+    def is_trusted(self, key: str) -> bool: ...
+    def remember(self, key: str) -> None: ...
+
+
+class McpConfigPorts(Protocol):
+    """What loading needs from the host (the editor, or the terminal)."""
+
+    @property
+    def trust(self) -> TrustStore:
+        """Where the person's trust is remembered."""
+        ...
+
+    async def ask_input(self, spec: InputSpec) -> str | None:
+        """The value of an input (``rein/askUser``; at the terminal), or None
+        when nobody gives one (the servers using it are skipped).
+        McpConfigError: nobody can be asked (its message is the reason)."""
+        ...
+
+    async def confirm_trust(self, spec: McpServerSpec) -> bool:
+        """Whether the person trusts this workspace-defined server (a
+        ``rein/confirm`` naming :meth:`McpServerSpec.command_line`).
+        McpConfigError: nobody can be asked (its message is the reason)."""
+        ...
+
+
+class _Unresolved(Exception):
+    """A variable that has no value: the server is skipped with the reason."""
+
+
+async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) -> McpServers:
+    """The configured MCP servers of the workspace at ``root``."""
+    out = McpServers()
+    entries, inputs, errors = read_sources(
+        root, config.mcp.servers, config.mcp.config_files, config.mcp.workspace_servers
+    )
+    out.errors.extend(errors)
+    winners: dict[str, Entry] = {}
+    for entry in entries:  # highest precedence first
+        first = winners.get(entry.name)
+        if first is not None:
+            reason = f"overridden by the server of the same name in {first.where}"
+            out.skipped.append(Skipped(entry.name, entry.source, reason))
+            continue
+        winners[entry.name] = entry
+    values: dict[str, str | None] = {}
+    for name in sorted(winners):
+        entry = winners[name]
+        try:
+            spec = parse_entry(entry, root)
+        except McpConfigError as exc:
+            out.skipped.append(Skipped(name, entry.source, str(exc)))
+            continue
+        if spec.disabled:
+            out.skipped.append(Skipped(name, entry.source, "disabled"))
+            continue
+        if entry.workspace_defined:
+            shown = _substitute_plain(spec, root)
+            key = trust_key(root, name, entry.source, _trust_parts(spec))
+            if not ports.trust.is_trusted(key):
+                try:
+                    trusted = await ports.confirm_trust(shown)
+                    why = ""
+                except McpConfigError as exc:
+                    trusted, why = False, f" ({exc})"
+                if not trusted:
+                    reason = (
+                        f"not trusted: {entry.where} defines it to run {shown.command_line()}{why}"
+                    )
+                    out.skipped.append(Skipped(name, entry.source, reason))
+                    continue
+                ports.trust.remember(key)
+        try:
+            final = await _substitute(spec, root, entry, inputs, values, ports)
+        except _Unresolved as exc:
+            out.skipped.append(Skipped(name, entry.source, f"{entry.where}: {exc}"))
+            continue
+        out.servers.append(replace(final, trusted=True))
+    return out
+
+
+def _trust_parts(spec: McpServerSpec) -> list[str]:
+    """What decides what runs, as written in the file."""
+    parts = [spec.transport, spec.command or "", *spec.args, spec.url or "", spec.cwd or ""]
+    parts += [f"{k}={v}" for k, v in sorted(spec.env.items())]
+    return parts
+
+
+def _substitute_plain(spec: McpServerSpec, root: Path) -> McpServerSpec:
+    """The spec the trust question shows: ``${workspaceFolder}`` put in,
+    inputs and environment variables left as written (they may be secrets)."""
+
+    def sub(text: str) -> str:
+        return text.replace("${workspaceFolder}", str(root))
+
+    return replace(
+        spec,
+        command=sub(spec.command) if spec.command else None,
+        args=tuple(sub(a) for a in spec.args),
+        url=sub(spec.url) if spec.url else None,
+    )
+
+
+async def _substitute(
+    spec: McpServerSpec,
+    root: Path,
+    entry: Entry,
+    inputs: Mapping[str, InputSpec],
+    values: dict[str, str | None],
+    ports: McpConfigPorts,
+) -> McpServerSpec:
+    async def value(kind: str | None, name: str) -> str:
+        if kind is None:
+            return str(root)
+        if kind == "env":
+            found = os.environ.get(name)
+            if found is None:
+                raise _Unresolved(f"the environment variable {name} is not set (${{env:{name}}})")
+            return found
+        if entry.source != "vscode":
+            raise _Unresolved(f"${{input:{name}}}: inputs are defined only in .vscode/mcp.json")
+        spec_in = inputs.get(name)
+        if spec_in is None:
+            raise _Unresolved(f"${{input:{name}}}: no input with that id in 'inputs'")
+        if name not in values:
+            try:
+                answer = await ports.ask_input(spec_in)
+            except McpConfigError as exc:
+                raise _Unresolved(f"input '{name}' was not given ({exc})") from None
+            if answer is not None:
+                remember_secret(answer)
+            values[name] = answer
+        answer = values[name]
+        if answer is None:
+            raise _Unresolved(f"input '{name}' was not given")
+        return answer
+
+    async def sub(text: str) -> str:
+        parts: list[str] = []
+        last = 0
+        for match in _VARIABLE.finditer(text):
+            parts.append(text[last : match.start()])
+            parts.append(await value(match.group(1), match.group(2) or ""))
+            last = match.end()
+        parts.append(text[last:])
+        return "".join(parts)
+
+    async def sub_map(mapping: Mapping[str, str]) -> dict[str, str]:
+        return {k: await sub(v) for k, v in mapping.items()}
+
+    cwd = await sub(spec.cwd) if spec.cwd else None
+    if cwd is not None and not Path(cwd).is_absolute():
+        cwd = str((root / cwd).resolve())
+    return replace(
+        spec,
+        command=await sub(spec.command) if spec.command else None,
+        args=tuple([await sub(a) for a in spec.args]),
+        env=await sub_map(spec.env),
+        cwd=cwd,
+        url=await sub(spec.url) if spec.url else None,
+        headers=await sub_map(spec.headers),
+    )

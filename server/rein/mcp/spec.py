@@ -1,0 +1,63 @@
+"""The shapes of MCP configuration: a server as Rein starts it, an input
+to ask for, a server that does not start and why."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["InputSpec", "McpServerSpec", "Skipped", "Source", "Transport"]
+
+Source = Literal["vscode", "mcp.json", "settings"]
+Transport = Literal["stdio", "http"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerSpec:
+    """One MCP server as Rein starts it (values substituted)."""
+
+    name: str
+    source: Source
+    transport: Transport
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    disabled: bool = False
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    timeout_s: float = 60.0
+    trusted: bool
+
+    def command_line(self) -> str:
+        """What the trust question shows: the command line, or the URL."""
+        if self.transport == "http":
+            return self.url or ""
+        return shlex.join([self.command or "", *self.args])
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A configured server that does not start, and why."""
+
+    name: str
+    source: Source
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputSpec:
+    """An entry of ``inputs`` in ``.vscode/mcp.json``."""
+
+    id: str
+    type: Literal["promptString", "pickString"]
+    description: str = ""
+    #: promptString: hide what is typed.
+    password: bool = False
+    #: pickString: the choices.
+    options: tuple[str, ...] = ()
+    default: str | None = None

@@ -1,0 +1,120 @@
+"""MCP tool servers through `rein run`: the OpenAI provider over real HTTP
+against the mock server (whose scenario checks the tools it was offered),
+calling real stdio MCP servers (mcp-server-time from PyPI, the tests'
+toolbox)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rein.providers.mock_server import MockServer
+from tests.mcp.conftest import TOOLBOX
+
+pytestmark = pytest.mark.e2e
+
+
+def _config(tmp_path: Path, url: str, **approval: object) -> Path:
+    section = {
+        "model": {"provider": "openai", "baseUrl": url + "/v1", "model": "m", "apiKeyEnv": ""},
+        "mcp": {
+            "servers": {
+                "time": {
+                    "command": sys.executable,
+                    "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+                },
+                "my.box": {"command": sys.executable, "args": [str(TOOLBOX)]},
+                "my_box": {"command": sys.executable, "args": [str(TOOLBOX)]},
+            }
+        },
+        "approval": approval,
+    }
+    path = tmp_path / "rein.json"
+    path.write_text(json.dumps({"rein": section}))
+    return path
+
+
+def _rein_run(root: Path, config: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "rein",
+        "run",
+        "what time is it",
+        "-w",
+        str(root),
+        "--config",
+        str(config),
+        "--json",
+    ]
+
+
+async def test_rein_run_calls_an_mcp_tool_over_http_and_names_collide_deterministically(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    scenario = [
+        {
+            "expect": {
+                "tools_include": [
+                    "mcp__time__get_current_time",
+                    "mcp__my_box__echo",
+                    "mcp__my_box__echo_2",
+                ],
+            },
+            "tool_calls": [
+                {"name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}},
+                {"name": "mcp__my_box__echo_2", "arguments": {"text": "second"}},
+            ],
+        },
+        {"expect": {"last_message_contains": "echo: second"}, "text": "it is late"},
+    ]
+    async with MockServer(scenario) as mock:
+        config = _config(tmp_path, mock.url, mcp="allow")
+        done = await anyio.run_process(
+            _rein_run(root, config),
+            check=False,
+        )
+        outcomes = [r.outcome for r in mock.requests]
+    stdout = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert outcomes == ["completed", "completed"]
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    ends = [e for e in events if e.get("type") == "tool_call_end"]
+    assert len(ends) == 2 and not any(e["is_error"] for e in ends), ends
+    # The calls run in parallel: their ends come in either order.
+    content = {e["name"]: e["content"] for e in ends}
+    assert '"timezone": "UTC"' in content["mcp__time__get_current_time"]
+    assert content["mcp__my_box__echo_2"] == "echo: second"
+    starts = {e["name"]: e for e in events if e.get("type") == "tool_call_start"}
+    # "my.box" and "my_box" both sanitise to my_box: sorted, "my.box" keeps the name.
+    assert starts["mcp__my_box__echo_2"]["details"] == {"mcpServer": "my_box", "mcpTool": "echo"}
+    assert any(
+        e.get("type") == "mcp_server_state" and e["server"] == "time" and e["state"] == "running"
+        for e in events
+    )
+
+
+async def test_rein_run_without_an_approver_denies_mcp_calls(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    scenario = [
+        {"tool_calls": [{"name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}}]},
+        {"expect": {"last_message_contains": "Denied"}, "text": "could not"},
+    ]
+    async with MockServer(scenario) as mock:
+        config = _config(tmp_path, mock.url)
+        done = await anyio.run_process(
+            _rein_run(root, config),
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        outcomes = [r.outcome for r in mock.requests]
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert outcomes == ["completed", "completed"]

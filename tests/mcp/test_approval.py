@@ -1,0 +1,65 @@
+"""MCP calls and approvals: class "mcp", mcpAllow rules, the question's text."""
+
+from __future__ import annotations
+
+import pytest
+
+from rein.harness.run_record import RunRecord
+from rein.harness.tools import ToolContext, ToolEnvironment
+from rein.mcp.manager import McpManager
+from rein.mcp.tools import McpArgs, McpToolInfo, build_tools
+from rein.tools.settings import ApprovalSettings, ToolSettings
+from tests.fakes import FakeApprover, FakeMcpConnection
+from tests.mcp.conftest import toolbox_spec
+
+SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
+
+
+async def _call(approval: ApprovalSettings, approver: FakeApprover) -> tuple[bool, McpManager]:
+    manager = McpManager(
+        [toolbox_spec("box")],
+        connect=FakeMcpConnection.factory({"box": [McpToolInfo("box", "echo", "Echo.", SCHEMA)]}),
+    )
+    await manager.ensure_started()
+    [tool] = build_tools(manager.tool_infos(), manager)
+    env = ToolEnvironment(approver=approver, settings=ToolSettings(approval=approval))
+    ctx = ToolContext("c1", tool.name, env, lambda *_: None, lambda: False, RunRecord())
+    result = await tool.execute(McpArgs.model_validate({"text": "the plan"}), ctx)
+    assert result.details["mcpServer"] == "box" and result.details["mcpTool"] == "echo"
+    return not result.is_error, manager
+
+
+async def test_ask_names_the_server_the_tool_and_the_arguments() -> None:
+    approver = FakeApprover(answer=True)
+    ran, _ = await _call(ApprovalSettings(), approver)
+    assert ran
+    [request] = approver.requests
+    assert request.approval_class == "mcp"
+    assert "box" in request.title and "echo" in request.title
+    assert '"text": "the plan"' in request.detail
+
+
+async def test_a_declined_call_is_not_made() -> None:
+    ran, manager = await _call(ApprovalSettings(), FakeApprover(answer=False))
+    assert not ran
+    connection = manager.servers["box"].connection
+    assert isinstance(connection, FakeMcpConnection) and connection.calls == []
+
+
+@pytest.mark.parametrize(
+    ("approval", "asked", "ran"),
+    [
+        pytest.param(ApprovalSettings(mcp_allow=("box",)), False, True, id="server-rule"),
+        pytest.param(ApprovalSettings(mcp_allow=("box/echo",)), False, True, id="tool-rule"),
+        pytest.param(ApprovalSettings(mcp_allow=("box/other",)), True, True, id="other-tool"),
+        pytest.param(ApprovalSettings(mcp="allow"), False, True, id="allow"),
+        pytest.param(
+            ApprovalSettings(mcp="deny", mcp_allow=("box",)), False, False, id="deny-wins"
+        ),
+    ],
+)
+async def test_policies_and_allow_rules(approval: ApprovalSettings, asked: bool, ran: bool) -> None:
+    approver = FakeApprover(answer=True)
+    made, _ = await _call(approval, approver)
+    assert made is ran
+    assert bool(approver.requests) is asked

@@ -1,0 +1,213 @@
+"""The manager against real stdio servers: start, call, crash, hang, abort,
+list_changed, schema checks, stop."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+
+from rein.mcp.config import McpServerSpec
+from rein.mcp.manager import McpManager, ServerStatus
+from tests.mcp.conftest import time_spec, toolbox_spec
+
+
+class States:
+    """Every state event, and a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str | None]] = []
+        self._changed = asyncio.Condition()
+
+    def __call__(self, status: ServerStatus) -> None:
+        self.seen.append((status.spec.name, status.state, status.error))
+        asyncio.get_running_loop().create_task(self._notify())
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def wait_for(self, server: str, state: str, after: int = 0) -> str | None:
+        async with asyncio.timeout(30), self._changed:
+            while True:
+                for name, seen, error in self.seen[after:]:
+                    if (name, seen) == (server, state):
+                        return error
+                await self._changed.wait()
+
+
+async def _no_wait(_: float) -> None:
+    return None
+
+
+@pytest.fixture
+async def managed() -> AsyncIterator[tuple[McpManager, States]]:
+    manager = McpManager([toolbox_spec(timeout_s=1.0)], restart_backoff_s=(0.0,), sleep=_no_wait)
+    states = States()
+    manager.subscribe(states)
+    yield manager, states
+    await manager.aclose()
+
+
+async def test_starts_lists_and_calls(managed: tuple[McpManager, States]) -> None:
+    manager, states = managed
+    await manager.ensure_started()
+    assert [s for _, s, _ in states.seen] == ["starting", "running"]
+    names = [t.name for t in manager.tool_infos()]
+    assert names == [
+        "crash",
+        "echo",
+        "fail",
+        "grow",
+        "hang",
+        "hang_started",
+        "image",
+        "wait_cancelled",
+    ]
+    result = await manager.call_tool("box", "echo", {"text": "hi"})
+    assert (result.content, result.is_error) == ("echo: hi", False)
+    assert result.details == {"mcpServer": "box", "mcpTool": "echo"}
+
+
+async def test_is_error_and_images(managed: tuple[McpManager, States]) -> None:
+    manager, _ = managed
+    await manager.ensure_started()
+    failed = await manager.call_tool("box", "fail", {"reason": "because"})
+    assert failed.is_error
+    assert "failed on purpose: because" in failed.content
+    image = await manager.call_tool("box", "image", {})
+    assert not image.is_error
+    assert "image omitted: image/png" in image.content
+
+
+async def test_a_crash_mid_call_is_an_error_result_and_the_server_restarts(
+    managed: tuple[McpManager, States],
+) -> None:
+    manager, states = managed
+    await manager.ensure_started()
+    mark = len(states.seen)
+    result = await manager.call_tool("box", "crash", {})
+    assert result.is_error
+    assert "stopped while running crash" in result.content
+    assert result.details["failure"] == "closed"
+    error = await states.wait_for("box", "failed", mark)
+    assert error is not None and error.startswith("crashed:")
+    await states.wait_for("box", "running", mark)
+    assert manager.servers["box"].restarts == 1
+    again = await manager.call_tool("box", "echo", {"text": "back"})
+    assert again.content == "echo: back"
+
+
+async def test_a_hang_is_cut_by_the_timeout_and_the_server_goes_on(
+    managed: tuple[McpManager, States],
+) -> None:
+    manager, _ = managed
+    await manager.ensure_started()
+    result = await manager.call_tool("box", "hang", {})
+    assert result.is_error
+    assert "timeout of 1 s" in result.content
+    assert result.details["failure"] == "timeout"
+    assert (await manager.call_tool("box", "echo", {"text": "x"})).content == "echo: x"
+
+
+async def test_cancelling_a_call_cancels_it_on_the_server_too() -> None:
+    manager = McpManager([toolbox_spec(timeout_s=600.0)])
+    try:
+        await manager.ensure_started()
+        call = asyncio.create_task(manager.call_tool("box", "hang", {}))
+        assert (await manager.call_tool("box", "hang_started", {})).content == "hanging"
+        call.cancel()
+        async with asyncio.timeout(5):
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        # The server got notifications/cancelled: its handler was cancelled.
+        cancelled = await manager.call_tool("box", "wait_cancelled", {})
+        assert (cancelled.content, cancelled.is_error) == ("cancelled", False)
+    finally:
+        await manager.aclose()
+
+
+async def test_list_changed_is_picked_up_by_refresh(managed: tuple[McpManager, States]) -> None:
+    manager, _ = managed
+    await manager.ensure_started()
+    assert not await manager.refresh()
+    await manager.call_tool("box", "grow", {})
+    assert manager.servers["box"].stale
+    assert await manager.refresh()
+    assert "late_tool" in [t.name for t in manager.tool_infos()]
+
+
+async def test_include_and_exclude_tools() -> None:
+    manager = McpManager(
+        [toolbox_spec(include_tools=("echo", "fail", "hang"), exclude_tools=("hang",))]
+    )
+    try:
+        await manager.ensure_started()
+        assert [t.name for t in manager.tool_infos()] == ["echo", "fail"]
+    finally:
+        await manager.aclose()
+
+
+async def test_a_server_that_cannot_start_fails_with_why() -> None:
+    spec = McpServerSpec(
+        name="bad",
+        source="settings",
+        transport="stdio",
+        command="/nonexistent/mcp-server",
+        trusted=True,
+    )
+    manager = McpManager([spec, toolbox_spec()])
+    try:
+        await manager.ensure_started()
+        snapshot = manager.snapshot()
+        by_name = {s["name"]: s for s in snapshot["servers"]}
+        assert by_name["bad"]["state"] == "failed"
+        assert by_name["bad"]["error"]
+        assert by_name["box"]["state"] == "running"
+        result = await manager.call_tool("bad", "x", {})
+        assert result.is_error and "not running" in result.content
+    finally:
+        await manager.aclose()
+
+
+async def test_mcp_server_time_from_pypi() -> None:
+    manager = McpManager([time_spec()])
+    try:
+        await manager.ensure_started()
+        assert "get_current_time" in [t.name for t in manager.tool_infos()]
+        result = await manager.call_tool("time", "get_current_time", {"timezone": "UTC"})
+        assert not result.is_error
+        assert '"timezone": "UTC"' in result.content
+    finally:
+        await manager.aclose()
+
+
+async def test_stop_ends_the_servers(managed: tuple[McpManager, States]) -> None:
+    manager, states = managed
+    await manager.ensure_started()
+    await manager.aclose()
+    assert states.seen[-1][:2] == ("box", "stopped")
+    result = await manager.call_tool("box", "echo", {"text": "z"})
+    assert result.is_error
+
+
+async def test_a_server_that_never_answers_fails_at_the_start_bound() -> None:
+    silent = McpServerSpec(
+        name="silent",
+        source="settings",
+        transport="stdio",
+        command=sys.executable,
+        args=("-c", "import sys; sys.stdin.read()"),
+        trusted=True,
+    )
+    manager = McpManager([silent], start_timeout_s=1.0)
+    try:
+        async with asyncio.timeout(15):
+            await manager.ensure_started()
+        status = manager.servers["silent"]
+        assert status.state == "failed"
+        assert status.error is not None and "did not start within 1 s" in status.error
+    finally:
+        await manager.aclose()
