@@ -20,30 +20,13 @@ import yaml
 
 from rein.store import SqliteStore
 from rein.store.checkpoints import SqliteCheckpointStore
+from tests.checkpoint_scenario import BEFORE, NOTE, THREE_FILES
+from tests.checkpoint_scenario import script_call as call
 
 pytestmark = pytest.mark.e2e
 
 REIN = [sys.executable, "-m", "rein"]
 REPO = Path(__file__).resolve().parents[2]
-NOTE = "[Rein] The person restored files"
-BEFORE = {"mod.py": "a = 1\nb = 2\n", "gone.py": "old\n", "keep.py": "x = 1\n"}
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
-THREE_FILES = [
-    {
-        "tool_calls": [
-            call("edit_file", path="mod.py", old_string="a = 1", new_string="a = 10"),
-            call("write_file", path="new.py", content="n = 1\n"),
-            call("edit_file", path="gone.py", old_string="old", new_string="older"),
-        ]
-    },
-    {"tool_calls": [call("run_command", command="rm gone.py")]},
-    {"text": "done"},
-]
 
 
 class Project:
