@@ -31,3 +31,20 @@ THREE_FILES = [
     {"tool_calls": [script_call("run_command", command="rm gone.py")]},
     {"text": "done"},
 ]
+
+#: One run over three turns: mod.py a = 2 (turn 1), a = 3 (turn 2), then
+#: new.py created (turn 3).
+THREE_TURNS = [
+    {
+        "tool_calls": [
+            script_call("edit_file", path="mod.py", old_string="a = 1", new_string="a = 2")
+        ]
+    },
+    {
+        "tool_calls": [
+            script_call("edit_file", path="mod.py", old_string="a = 2", new_string="a = 3")
+        ]
+    },
+    {"tool_calls": [script_call("write_file", path="new.py", content="n = 2\n")]},
+    {"text": "done"},
+]

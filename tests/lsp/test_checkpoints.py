@@ -12,7 +12,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from rein.store.checkpoints import SqliteCheckpointStore
-from tests.checkpoint_scenario import BEFORE, NOTE, THREE_FILES
+from tests.checkpoint_scenario import BEFORE, NOTE, THREE_FILES, THREE_TURNS
 from tests.checkpoint_scenario import script_call as call
 from tests.fakes import Editor
 from tests.lsp.conftest import running_server, write_script
@@ -117,23 +117,7 @@ async def test_a_run_is_listed_undone_exactly_and_the_undo_undone(ws: Path, tmp_
 
 
 async def test_a_restore_to_a_turn_undoes_only_the_later_turns(ws: Path, tmp_path: Path) -> None:
-    write_script(
-        tmp_path,
-        [
-            {
-                "tool_calls": [
-                    call("edit_file", path="mod.py", old_string="a = 1", new_string="a = 2")
-                ]
-            },
-            {
-                "tool_calls": [
-                    call("edit_file", path="mod.py", old_string="a = 2", new_string="a = 3")
-                ]
-            },
-            {"tool_calls": [call("write_file", path="new.py", content="n = 2\n")]},
-            {"text": "done"},
-        ],
-    )
+    write_script(tmp_path, THREE_TURNS)
     async with running_server(ws, tmp_path) as editor:
         run = await request(editor, "rein/prompt", {"text": "three turns"})
         result = await request(
