@@ -65,6 +65,7 @@ from rein.lsp._protocol import plain_dict_converter
 
 if TYPE_CHECKING:
     from rein.headless.analyzers import AnalyzerPool
+    from rein.session import SessionPorts
 
 # ----------------------------------------------------------------- models
 
@@ -1517,3 +1518,20 @@ class FakeClientChannel:
         if isinstance(answer, BaseException):
             raise answer
         return answer
+
+
+def fake_session_ports(root: Path, model: Any) -> SessionPorts:
+    """A session manager's ports over fakes: a FakeWorkspace at ``root``, no
+    diagnostics, commands or questions, every approval granted, and ``model``
+    for every run."""
+    from rein.session import SessionPorts
+
+    return SessionPorts(
+        root=root,
+        workspace=FakeWorkspace(root=str(root)),
+        diagnostics=FakeDiagnostics(),
+        runner=FakeCommandRunner(),
+        approver=lambda _id: FakeApprover(),
+        user=lambda _id: None,
+        model_factory=lambda _config: model,
+    )

@@ -1,9 +1,15 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from rein.headless.analyzers import find_executable
 
@@ -24,3 +30,24 @@ def _analyzers_installed() -> None:
         pytest.fail(
             f"the e2e tests need the real analyzers; missing: {missing} (make test installs them)"
         )
+
+
+@contextmanager
+def mock_server(tmp_path: Path, name: str, turns: list[dict[str, Any]]) -> Iterator[str]:
+    """``rein mock-server`` as a subprocess serving ``turns``; yields its URL
+    once it accepts connections and stops it on exit."""
+    scenario = tmp_path / f"{name}.yaml"
+    scenario.write_text(yaml.safe_dump({"name": name, "turns": turns}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rein", "mock-server", "--port", "0", "--scenario", str(scenario)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # printed once it accepts connections
+        assert line.startswith("rein mock server listening on http://127.0.0.1:"), line
+        yield line.rsplit(" ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

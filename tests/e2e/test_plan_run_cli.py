@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
+
+from tests.e2e.conftest import mock_server
 
 pytestmark = pytest.mark.e2e
 
@@ -130,21 +131,8 @@ SCENARIO: list[dict[str, Any]] = [
 @pytest.fixture
 def mock_url(tmp_path: Path) -> Iterator[str]:
     """``rein mock-server`` as a subprocess, serving SCENARIO."""
-    scenario = tmp_path / "plan.yaml"
-    scenario.write_text(yaml.safe_dump({"name": "plan-cli", "turns": SCENARIO}))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rein", "mock-server", "--port", "0", "--scenario", str(scenario)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # printed once it accepts connections
-        assert line.startswith("rein mock server listening on http://127.0.0.1:"), line
-        yield line.rsplit(" ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with mock_server(tmp_path, "plan-cli", SCENARIO) as url:
+        yield url
 
 
 def test_rein_run_plan_mode_with_edits_a_replan_and_a_subagent(

@@ -20,30 +20,13 @@ import yaml
 
 from rein.store import SqliteStore
 from rein.store.checkpoints import SqliteCheckpointStore
+from tests.checkpoint_scenario import BEFORE, NOTE, THREE_FILES, THREE_TURNS
+from tests.checkpoint_scenario import script_call as call
 
 pytestmark = pytest.mark.e2e
 
 REIN = [sys.executable, "-m", "rein"]
 REPO = Path(__file__).resolve().parents[2]
-NOTE = "[Rein] The person restored files"
-BEFORE = {"mod.py": "a = 1\nb = 2\n", "gone.py": "old\n", "keep.py": "x = 1\n"}
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
-THREE_FILES = [
-    {
-        "tool_calls": [
-            call("edit_file", path="mod.py", old_string="a = 1", new_string="a = 10"),
-            call("write_file", path="new.py", content="n = 1\n"),
-            call("edit_file", path="gone.py", old_string="old", new_string="older"),
-        ]
-    },
-    {"tool_calls": [call("run_command", command="rm gone.py")]},
-    {"text": "done"},
-]
 
 
 class Project:
@@ -155,22 +138,7 @@ def test_the_resumed_session_is_told_what_was_restored(tmp_path: Path) -> None:
 
 def test_a_restore_to_a_turn_undoes_only_the_later_turns(tmp_path: Path) -> None:
     p = Project(tmp_path)
-    p.run(
-        [
-            {
-                "tool_calls": [
-                    call("edit_file", path="mod.py", old_string="a = 1", new_string="a = 2")
-                ]
-            },
-            {
-                "tool_calls": [
-                    call("edit_file", path="mod.py", old_string="a = 2", new_string="a = 3")
-                ]
-            },
-            {"tool_calls": [call("write_file", path="new.py", content="n = 2\n")]},
-            {"text": "done"},
-        ]
-    )
+    p.run(THREE_TURNS)
     result = p.undo_json("--turn", "2")
     assert sorted(f["path"] for f in result["restored"]) == ["mod.py", "new.py"]
     assert (p.root / "mod.py").read_text() == "a = 2\nb = 2\n"

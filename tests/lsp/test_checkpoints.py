@@ -12,32 +12,12 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from rein.store.checkpoints import SqliteCheckpointStore
+from tests.checkpoint_scenario import BEFORE, NOTE, THREE_FILES, THREE_TURNS
+from tests.checkpoint_scenario import script_call as call
 from tests.fakes import Editor
 from tests.lsp.conftest import running_server, write_script
 
 pytestmark = pytest.mark.e2e
-
-BEFORE = {"mod.py": "a = 1\nb = 2\n", "gone.py": "old\n", "keep.py": "x = 1\n"}
-NOTE = "[Rein] The person restored files"
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
-#: One run: mod.py edited and new.py created (turn 1); gone.py edited, then
-#: deleted by a command (turns 1 and 2).
-THREE_FILES = [
-    {
-        "tool_calls": [
-            call("edit_file", path="mod.py", old_string="a = 1", new_string="a = 10"),
-            call("write_file", path="new.py", content="n = 1\n"),
-            call("edit_file", path="gone.py", old_string="old", new_string="older"),
-        ]
-    },
-    {"tool_calls": [call("run_command", command="rm gone.py")]},
-    {"text": "done"},
-]
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -137,23 +117,7 @@ async def test_a_run_is_listed_undone_exactly_and_the_undo_undone(ws: Path, tmp_
 
 
 async def test_a_restore_to_a_turn_undoes_only_the_later_turns(ws: Path, tmp_path: Path) -> None:
-    write_script(
-        tmp_path,
-        [
-            {
-                "tool_calls": [
-                    call("edit_file", path="mod.py", old_string="a = 1", new_string="a = 2")
-                ]
-            },
-            {
-                "tool_calls": [
-                    call("edit_file", path="mod.py", old_string="a = 2", new_string="a = 3")
-                ]
-            },
-            {"tool_calls": [call("write_file", path="new.py", content="n = 2\n")]},
-            {"text": "done"},
-        ],
-    )
+    write_script(tmp_path, THREE_TURNS)
     async with running_server(ws, tmp_path) as editor:
         run = await request(editor, "rein/prompt", {"text": "three turns"})
         result = await request(

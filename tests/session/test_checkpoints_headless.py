@@ -31,6 +31,32 @@ def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _replay(
+    tmp_path: Path, task: str, script: str, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """``rein run`` on ``tmp_path/ws`` following ``script`` (replay provider,
+    the analyzer gate off), storing into ``tmp_path/store``."""
+    script_file = tmp_path / "s.yaml"
+    script_file.write_text(script)
+    config = tmp_path / "rein.yaml"
+    config.write_text("gates: {analyzer: {enabled: false}}\n")
+    return _run(
+        "run",
+        task,
+        "-w",
+        str(tmp_path / "ws"),
+        "--provider",
+        "replay",
+        "--script",
+        str(script_file),
+        "--config",
+        str(config),
+        "--storage",
+        str(tmp_path / "store"),
+        *flags,
+    )
+
+
 # One call a turn: the order of the changes is the script's (a turn's calls
 # run in parallel).
 SCRIPT = f"""
@@ -64,27 +90,8 @@ def test_a_headless_run_records_every_changed_file_with_its_content(tmp_path: Pa
     (ws / "a.py").write_text("a = 1\n")
     (ws / "gone.py").write_text("g = 1\n")
     (ws / "old.py").write_text("o = 1\n")
-    script = tmp_path / "s.yaml"
-    script.write_text(SCRIPT)
-    config = tmp_path / "rein.yaml"
-    config.write_text("gates: {analyzer: {enabled: false}}\n")
     storage = tmp_path / "store"
-    out = _run(
-        "run",
-        "change four files",
-        "-w",
-        str(ws),
-        "--provider",
-        "replay",
-        "--script",
-        str(script),
-        "--config",
-        str(config),
-        "--storage",
-        str(storage),
-        "--yes",
-        "--json",
-    )
+    out = _replay(tmp_path, "change four files", SCRIPT, "--yes", "--json")
     assert out.returncode == 0, out.stdout + out.stderr
     result = json.loads(out.stdout.splitlines()[-1])["result"]
     assert (ws / "gen.txt").read_text() == "made by a command\n"
@@ -163,10 +170,12 @@ def test_a_subagents_edit_lands_in_the_parents_run(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "lib.py").write_text("x = 1\n")
-    script = tmp_path / "s.yaml"
+    storage = tmp_path / "store"
     # One replay model plays both: the parent's task call, the child's two
     # turns, then the parent's answer.
-    script.write_text(
+    out = _replay(
+        tmp_path,
+        "delegate the fix",
         """
 turns:
   - tool_calls:
@@ -177,24 +186,7 @@ turns:
         arguments: {path: lib.py, old_string: "x = 1", new_string: "x = 2"}
   - text: child done
   - text: parent done
-"""
-    )
-    config = tmp_path / "rein.yaml"
-    config.write_text("gates: {analyzer: {enabled: false}}\n")
-    storage = tmp_path / "store"
-    out = _run(
-        "run",
-        "delegate the fix",
-        "-w",
-        str(ws),
-        "--provider",
-        "replay",
-        "--script",
-        str(script),
-        "--config",
-        str(config),
-        "--storage",
-        str(storage),
+""",
         "--json",
     )
     assert out.returncode == 0, out.stdout + out.stderr
@@ -221,8 +213,9 @@ def test_rein_run_says_which_files_it_changed(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "draft.py").write_text("d = 1\n")
-    script = tmp_path / "s.yaml"
-    script.write_text(
+    out = _replay(
+        tmp_path,
+        "create and move",
         """
 turns:
   - tool_calls:
@@ -232,23 +225,7 @@ turns:
       - name: move_file
         arguments: {path: draft.py, new_path: final.py}
   - text: done
-"""
-    )
-    config = tmp_path / "rein.yaml"
-    config.write_text("gates: {analyzer: {enabled: false}}\n")
-    out = _run(
-        "run",
-        "create and move",
-        "-w",
-        str(ws),
-        "--provider",
-        "replay",
-        "--script",
-        str(script),
-        "--config",
-        str(config),
-        "--storage",
-        str(tmp_path / "store"),
+""",
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert (

@@ -123,20 +123,12 @@ async def test_the_manager_refuses_a_prompt_while_a_restore_writes_and_marks_not
     tmp_path: Path,
 ) -> None:
     from rein.config import ReinConfig
-    from rein.session import SessionManager, SessionPorts
-    from tests.fakes import FakeApprover, FakeCommandRunner, FakeDiagnostics, FakeWorkspace
+    from rein.session import SessionManager
+    from tests.fakes import fake_session_ports
 
     model = FunctionModel(done)
     config = ReinConfig(gates={"analyzer": {"enabled": False}})  # type: ignore[arg-type]
-    ports = SessionPorts(
-        root=tmp_path,
-        workspace=FakeWorkspace(root=str(tmp_path)),
-        diagnostics=FakeDiagnostics(),
-        runner=FakeCommandRunner(),
-        approver=lambda _id: FakeApprover(),
-        user=lambda _id: None,
-        model_factory=lambda _config: model,
-    )
+    ports = fake_session_ports(tmp_path, model)
     manager = SessionManager(lambda: config, lambda: ports, storage=lambda: tmp_path / "store")
     store = await manager.open_store()
     assert store is not None

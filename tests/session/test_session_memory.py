@@ -14,14 +14,11 @@ import anyio
 from rein.config import ReinConfig, SessionLimits
 from rein.harness import AssistantMessage
 from rein.harness.ports import ModelRequest
-from rein.session import SessionManager, SessionPorts
+from rein.session import SessionManager
 from tests.fakes import (
-    FakeApprover,
-    FakeCommandRunner,
-    FakeDiagnostics,
-    FakeWorkspace,
     FunctionModel,
     assistant,
+    fake_session_ports,
     run_in_virtual_time,
 )
 
@@ -40,15 +37,7 @@ def _manager(
         sessions=SessionLimits(idle_evict_ms=BOUND_MS, max_in_memory=max_in_memory),
         gates={"analyzer": {"enabled": False}},  # type: ignore[arg-type]
     )
-    ports = SessionPorts(
-        root=tmp_path,
-        workspace=FakeWorkspace(root=str(tmp_path)),
-        diagnostics=FakeDiagnostics(),
-        runner=FakeCommandRunner(),
-        approver=lambda _id: FakeApprover(),
-        user=lambda _id: None,
-        model_factory=lambda _config: model,
-    )
+    ports = fake_session_ports(tmp_path, model)
     return SessionManager(
         lambda: config,
         lambda: ports,

@@ -5,7 +5,6 @@ under the limits however many runs come and go."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from rein.harness.checkpoints import (
     text_hash,
 )
 from rein.harness.errors import StoreError
-from rein.store.checkpoints import CHECKPOINT_SCHEMA_VERSION, SqliteCheckpointStore
+from rein.store.checkpoints import SqliteCheckpointStore
 
 WORKSPACE = "/home/me/proj"
 
@@ -196,29 +195,6 @@ async def test_sqlite_stores_a_text_once_compressed(tmp_path: Path) -> None:
     reopened = SqliteCheckpointStore.open(tmp_path)
     assert await reopened.get_text(text_hash(text)) == text
     reopened.close()
-
-
-def test_a_newer_checkpoint_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "checkpoints.db"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE future (x)")
-    db.execute(f"PRAGMA user_version={CHECKPOINT_SCHEMA_VERSION + 1}")
-    db.commit()
-    db.close()
-    before = path.read_bytes()
-    with pytest.raises(StoreError) as info:
-        SqliteCheckpointStore.open(tmp_path)
-    assert str(path) in str(info.value) and "newer Rein" in str(info.value)
-    assert path.read_bytes() == before
-
-
-def test_a_damaged_checkpoint_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "checkpoints.db"
-    garbage = b"not a database\x00" * 200
-    path.write_bytes(garbage)
-    with pytest.raises(StoreError, match="corrupt or not a database"):
-        SqliteCheckpointStore.open(tmp_path)
-    assert path.read_bytes() == garbage
 
 
 async def test_a_write_error_is_a_store_error_naming_the_file(tmp_path: Path) -> None:

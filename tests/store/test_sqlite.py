@@ -97,30 +97,6 @@ async def test_running_sessions_are_marked_interrupted(tmp_path: Path) -> None:
     assert (await store.get_session("s")).status == "interrupted"  # type: ignore[union-attr]
 
 
-def test_a_corrupt_file_is_refused_with_its_name_and_left_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "sessions.db"
-    garbage = b"this is not a database\x00" * 100
-    path.write_bytes(garbage)
-    with pytest.raises(StoreError) as info:
-        SqliteStore.open(tmp_path)
-    assert str(path) in str(info.value) and "corrupt" in str(info.value)
-    assert path.read_bytes() == garbage
-
-
-def test_a_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "sessions.db"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE future (x)")
-    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
-    db.commit()
-    db.close()
-    before = path.read_bytes()
-    with pytest.raises(StoreError) as info:
-        SqliteStore.open(tmp_path)
-    assert str(path) in str(info.value) and "newer Rein" in str(info.value)
-    assert path.read_bytes() == before
-
-
 def test_a_read_only_folder_gives_a_clear_error(tmp_path: Path) -> None:
     folder = tmp_path / "ro"
     folder.mkdir()

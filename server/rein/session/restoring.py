@@ -5,6 +5,9 @@ engine (:mod:`rein.harness.restore`), then the transcript's note and the
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from rein.harness.checkpoints import CheckpointStore
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
@@ -12,7 +15,7 @@ from rein.harness.ports import Workspace
 from rein.harness.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.session.session import Session, SessionBusyError
 
-__all__ = ["files_restored", "restore_in_session"]
+__all__ = ["add_note", "files_restored", "restore_in_session", "writing_files"]
 
 
 def files_restored(result: RestoreResult) -> FilesRestored:
@@ -26,6 +29,35 @@ def files_restored(result: RestoreResult) -> FilesRestored:
     )
 
 
+@asynccontextmanager
+async def writing_files(
+    session: Session, what: str, *, in_use: bool = False
+) -> AsyncIterator[None]:
+    """Hold ``session`` while a restore or an undo writes its files: refused
+    (SessionBusyError naming ``what``, nothing changed) while a run or a
+    restore is active or ``in_use``; no run starts until it ends, and the
+    session is touched when it ends well."""
+    if in_use or session.busy or session.restoring:
+        raise SessionBusyError(
+            f"session {session.id} is "
+            + ("restoring files" if session.restoring else "running a task")
+            + f"; abort or wait for the run before {what}"
+        )
+    session.restoring = True
+    try:
+        yield
+    finally:
+        session.restoring = False
+    session.touch()
+
+
+async def add_note(session: Session, note: UserMessage) -> None:
+    """Tell the session's model (and its planner's) what the person did."""
+    await session.agent.add_note(note)
+    if session.planner is not None:
+        await session.planner.add_note(note)
+
+
 async def restore_in_session(
     session: Session,
     store: CheckpointStore,
@@ -35,22 +67,9 @@ async def restore_in_session(
     """Restore, unless a run (or another restore) is active in the session:
     SessionBusyError then, and nothing changed. While it restores, no run
     starts in the session (:meth:`Session.run` refuses)."""
-    if session.busy or session.restoring:
-        raise SessionBusyError(
-            f"session {session.id} is "
-            + ("restoring files" if session.restoring else "running a task")
-            + "; abort or wait for the run before restoring"
-        )
-    session.restoring = True
-    try:
+    async with writing_files(session, "restoring"):
         result = await Restorer(store, workspace).restore(request)
         if result.restored or result.conflicts or result.skipped:
-            note = UserMessage(content=restore_note(result), origin="restore")
-            await session.agent.add_note(note)
-            if session.planner is not None:
-                await session.planner.add_note(note)
-    finally:
-        session.restoring = False
-    session.touch()
+            await add_note(session, UserMessage(content=restore_note(result), origin="restore"))
     session.emit_flow(files_restored(result))
     return result

@@ -10,7 +10,8 @@ from typing import Any
 
 from rein.harness.messages import UserMessage
 from rein.harness.review import DecideResult, Decision, ReviewedFile, review_note
-from rein.session.session import Session, SessionBusyError
+from rein.session.restoring import add_note, writing_files
+from rein.session.session import Session
 
 __all__ = ["decide_in_session", "decide_json", "review_json"]
 
@@ -33,24 +34,11 @@ async def decide_in_session(
         raise ValueError(f"session {session.id} keeps no checkpoints")
     if decision == "keep":
         return await reviewer.decide(run_id, decision, path, hunk)
-    if in_use or session.busy or session.restoring:
-        raise SessionBusyError(
-            f"session {session.id} is "
-            + ("restoring files" if session.restoring else "running a task")
-            + "; abort or wait for the run before undoing its changes"
-        )
-    session.restoring = True
-    try:
+    async with writing_files(session, "undoing its changes", in_use=in_use):
         result = await reviewer.decide(run_id, decision, path, hunk)
         note = review_note(result)
         if note is not None:
-            message = UserMessage(content=note, origin="restore")
-            await session.agent.add_note(message)
-            if session.planner is not None:
-                await session.planner.add_note(message)
-    finally:
-        session.restoring = False
-    session.touch()
+            await add_note(session, UserMessage(content=note, origin="restore"))
     return result
 
 

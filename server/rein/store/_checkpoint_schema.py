@@ -9,7 +9,7 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from rein.harness.errors import StoreError
+from rein.store._sqlite_open import open_database
 
 __all__ = ["CHECKPOINT_SCHEMA_VERSION", "LIVE_BLOBS", "compress", "connect", "decompress"]
 
@@ -107,52 +107,14 @@ def connect(storage: str | os.PathLike[str]) -> tuple[Path, sqlite3.Connection]:
     """Open (or create) ``storage/checkpoints.db`` and bring its schema up
     to date. StoreError names the file and what is wrong; the file is left
     as it was."""
-    folder = Path(storage).expanduser()
-    path = folder / "checkpoints.db"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(
-            f"cannot create the checkpoint folder {folder}: {exc.strerror or exc}"
-        ) from exc
-    if path.exists() and not os.access(path, os.W_OK):
-        raise StoreError(f"the checkpoint database {path} is read-only")
-    if not path.exists() and not os.access(folder, os.W_OK):
-        raise StoreError(f"the checkpoint folder {folder} is read-only; cannot create {path.name}")
-    try:
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open the checkpoint database {path}: {exc}") from exc
-    try:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > CHECKPOINT_SCHEMA_VERSION:
-            raise StoreError(
-                f"the checkpoint database {path} was written by a newer Rein (schema "
-                f"{version}; this Rein knows up to {CHECKPOINT_SCHEMA_VERSION}); it was left "
-                "untouched"
-            )
-        if version == 0:
-            # Only takes effect before the first table is created.
-            db.execute("PRAGMA auto_vacuum=INCREMENTAL")
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA foreign_keys=ON")
-        db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
-        for target in range(version + 1, CHECKPOINT_SCHEMA_VERSION + 1):
-            db.execute("BEGIN")
-            for statement in _MIGRATIONS[target].split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version={target}")
-            db.execute("COMMIT")
-        db.execute("SELECT count(*) FROM runs").fetchone()
-    except sqlite3.DatabaseError as exc:
-        db.close()
-        raise StoreError(
-            f"the checkpoint database {path} is corrupt or not a database ({exc}); it was "
-            "left untouched"
-        ) from exc
-    except StoreError:
-        db.close()
-        raise
-    return path, db
+    return open_database(
+        storage,
+        filename="checkpoints.db",
+        kind="checkpoint",
+        schema_version=CHECKPOINT_SCHEMA_VERSION,
+        migrations=_MIGRATIONS,
+        probe_table="runs",
+        # auto_vacuum only takes effect before the first table is created.
+        fresh_pragmas=("auto_vacuum=INCREMENTAL",),
+        pragmas=(f"journal_size_limit={WAL_LIMIT}",),
+    )

@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from rein.harness.errors import StoreError
 from rein.harness.messages import Message, MessageAdapter
+from rein.store._sqlite_open import open_database
 
 __all__ = ["SCHEMA_VERSION", "SessionRecord", "SqliteStore", "default_storage_path"]
 
@@ -123,47 +123,16 @@ class SqliteStore:
     def open(cls, storage: str | os.PathLike[str]) -> SqliteStore:
         """Open (or create) ``storage/sessions.db``. StoreError names the file
         and what is wrong; the file is left as it was."""
-        folder = Path(storage).expanduser()
-        path = folder / "sessions.db"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the session folder {folder}: {exc.strerror or exc}"
-            ) from exc
-        if path.exists() and not os.access(path, os.W_OK):
-            raise StoreError(f"the session database {path} is read-only")
-        if not path.exists() and not os.access(folder, os.W_OK):
-            raise StoreError(f"the session folder {folder} is read-only; cannot create {path.name}")
-        try:
-            db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the session database {path}: {exc}") from exc
-        try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the session database {path} was written by a newer Rein (schema {version}; "
-                    f"this Rein knows up to {SCHEMA_VERSION}); it was left untouched"
-                )
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA foreign_keys=ON")
-            for target in range(version + 1, SCHEMA_VERSION + 1):
-                db.execute("BEGIN")
-                _run_script(db, _MIGRATIONS[target])
-                db.execute(f"PRAGMA user_version={target}")
-                db.execute("COMMIT")
-            db.execute("SELECT count(*) FROM sessions").fetchone()
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            raise StoreError(
-                f"the session database {path} is corrupt or not a database ({exc}); it was left untouched"
-            ) from exc
-        except StoreError:
-            db.close()
-            raise
-        return cls(path, db)
+        return cls(
+            *open_database(
+                storage,
+                filename="sessions.db",
+                kind="session",
+                schema_version=SCHEMA_VERSION,
+                migrations=_MIGRATIONS,
+                probe_table="sessions",
+            )
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -442,11 +411,3 @@ class SqliteStore:
             return ids
 
         return await self._call(write)
-
-
-def _run_script(db: sqlite3.Connection, script: str) -> None:
-    # executescript() would COMMIT the open transaction first; run statement
-    # by statement so a migration is all-or-nothing.
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
