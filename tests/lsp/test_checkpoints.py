@@ -17,6 +17,9 @@ from tests.checkpoint_scenario import script_call as call
 from tests.fakes import Editor
 from tests.lsp.conftest import running_server, write_script
 
+#: No analyzer runs here: the analyzer gate would only wait out its bound.
+NO_GATE: dict[str, Any] = {"gates": {"analyzer": {"enabled": False}}}
+
 pytestmark = pytest.mark.e2e
 
 
@@ -64,7 +67,7 @@ async def test_a_run_is_listed_undone_exactly_and_the_undo_undone(ws: Path, tmp_
             {"expect": {"messages_contain": [NOTE, "new.py (deleted again)"]}, "text": "noted"},
         ],
     )
-    async with running_server(ws, tmp_path) as editor:
+    async with running_server(ws, tmp_path, settings=NO_GATE) as editor:
         run = await run_three(editor)
         sid, run_id = run["sessionId"], run["runId"]
         after = files(ws)
@@ -118,7 +121,7 @@ async def test_a_run_is_listed_undone_exactly_and_the_undo_undone(ws: Path, tmp_
 
 async def test_a_restore_to_a_turn_undoes_only_the_later_turns(ws: Path, tmp_path: Path) -> None:
     write_script(tmp_path, THREE_TURNS)
-    async with running_server(ws, tmp_path) as editor:
+    async with running_server(ws, tmp_path, settings=NO_GATE) as editor:
         run = await request(editor, "rein/prompt", {"text": "three turns"})
         result = await request(
             editor,
@@ -134,7 +137,7 @@ async def test_a_file_the_person_typed_in_is_kept_and_reported_with_a_diff(
     ws: Path, tmp_path: Path
 ) -> None:
     write_script(tmp_path, THREE_FILES)
-    async with running_server(ws, tmp_path) as editor:
+    async with running_server(ws, tmp_path, settings=NO_GATE) as editor:
         editor.open("mod.py")
         run = await run_three(editor)
         assert editor.docs["mod.py"][1] == "a = 10\nb = 2\n"
@@ -170,7 +173,9 @@ async def test_bad_requests_are_refused_and_change_nothing(ws: Path, tmp_path: P
             {"text": "done"},
         ],
     )
-    async with running_server(ws, tmp_path, settings={"checkpoints": {"maxFileKb": 1}}) as editor:
+    async with running_server(
+        ws, tmp_path, settings=NO_GATE | {"checkpoints": {"maxFileKb": 1}}
+    ) as editor:
         run = await request(editor, "rein/prompt", {"text": "overwrite"})
         sid, run_id = run["sessionId"], run["runId"]
         after = files(ws)
@@ -244,7 +249,7 @@ async def test_a_restore_while_the_run_is_active_is_refused(ws: Path, tmp_path: 
             {"text": "done"},
         ],
     )
-    async with running_server(ws, tmp_path) as editor:
+    async with running_server(ws, tmp_path, settings=NO_GATE) as editor:
         editor.silent.add("rein/askUser")
         task = asyncio.ensure_future(request(editor, "rein/prompt", {"text": "ask me"}))
         await asyncio.wait_for(editor.request_held.wait(), 30)
@@ -272,7 +277,7 @@ async def test_a_rename_and_a_delete_by_the_tools_are_undone(ws: Path, tmp_path:
             {"text": "done"},
         ],
     )
-    async with running_server(ws, tmp_path) as editor:
+    async with running_server(ws, tmp_path, settings=NO_GATE) as editor:
         run = await request(editor, "rein/prompt", {"text": "move and delete"})
         sid = run["sessionId"]
         (entry,) = (await request(editor, "rein/checkpoints", {"sessionId": sid}))["runs"]
@@ -294,7 +299,7 @@ async def test_typing_between_the_check_and_the_edit_makes_a_conflict_not_a_loss
     ws: Path, tmp_path: Path
 ) -> None:
     write_script(tmp_path, THREE_FILES)
-    async with running_server(ws, tmp_path) as editor:
+    async with running_server(ws, tmp_path, settings=NO_GATE) as editor:
         editor.open("mod.py")
         run = await run_three(editor)
         # The person types just before the restore's first edit reaches the editor:

@@ -20,6 +20,8 @@ REVIEW = {"approval": {"write": "review", "command": "ask"}}
 #: The analyzer gate's bound is generous: the machine may be busy, and the
 #: verdict must be the analyzer's, not "unverified" for want of time.
 GATES = {"gates": {"analyzer": {"quietPeriodMs": 100, "maxWaitMs": 30000}}}
+#: Without an analyzer the analyzer gate would only wait out its bound.
+NO_GATE = {"gates": {"analyzer": {"enabled": False}}}
 
 
 def edit(path: str, old: str, new: str) -> dict[str, Any]:
@@ -189,7 +191,7 @@ async def test_a_keystroke_between_read_and_undo_makes_the_editor_refuse(
         tmp_path,
         [edit("app.py", 'f"hello {name}"', 'f"hi {name}"'), {"text": "done"}],
     )
-    async with running_server(workspace, tmp_path, settings=REVIEW) as editor:
+    async with running_server(workspace, tmp_path, settings=REVIEW | NO_GATE) as editor:
         editor.open("app.py")
         result = await request(editor, "rein/prompt", {"text": "friendlier"})
         sid, run_id = result["sessionId"], result["runId"]
@@ -257,7 +259,7 @@ async def test_bad_review_requests_are_clear_errors_and_change_nothing(
     from pygls.exceptions import JsonRpcException
 
     write_script(tmp_path, [edit("app.py", 'f"hello {name}"', 'f"hi {name}"'), {"text": "done"}])
-    async with running_server(workspace, tmp_path, settings=REVIEW) as editor:
+    async with running_server(workspace, tmp_path, settings=REVIEW | NO_GATE) as editor:
         result = await request(editor, "rein/prompt", {"text": "friendlier"})
         text = (workspace / "app.py").read_text()
         sent = {
@@ -287,7 +289,7 @@ async def test_reviews_survive_a_restart_and_are_decided_after_it(
             {"text": "done"},
         ],
     )
-    async with running_server(workspace, tmp_path, settings=REVIEW) as editor:
+    async with running_server(workspace, tmp_path, settings=REVIEW | NO_GATE) as editor:
         result = await request(editor, "rein/prompt", {"text": "friendlier"})
         sid, run_id = result["sessionId"], result["runId"]
         await request(
@@ -295,7 +297,7 @@ async def test_reviews_survive_a_restart_and_are_decided_after_it(
             "rein/reviewDecide",
             {"sessionId": sid, "runId": run_id, "decision": "undo", "path": "app.py", "hunk": 0},
         )
-    async with running_server(workspace, tmp_path, settings=REVIEW) as editor:
+    async with running_server(workspace, tmp_path, settings=REVIEW | NO_GATE) as editor:
         review = await request(editor, "rein/review", {"sessionId": sid})
         [file] = review["runs"][0]["files"]
         assert (file["status"], [h["status"] for h in file["hunks"]]) == (
@@ -318,7 +320,7 @@ async def test_without_checkpoints_there_is_nothing_to_review(
 
     write_script(tmp_path, [edit("app.py", 'f"hello {name}"', 'f"hi {name}"'), {"text": "done"}])
     off = REVIEW | {"checkpoints": {"enabled": False}}
-    async with running_server(workspace, tmp_path, settings=off) as editor:
+    async with running_server(workspace, tmp_path, settings=off | NO_GATE) as editor:
         result = await request(editor, "rein/prompt", {"text": "friendlier"})
         assert result["changes"] == []
         with pytest.raises(JsonRpcException) as caught:
@@ -342,7 +344,7 @@ async def test_an_undo_is_told_to_the_model_undoable_and_refused_during_a_run(
             {"delay": 60, "text": "never seen"},
         ],
     )
-    async with running_server(workspace, tmp_path, settings=REVIEW) as editor:
+    async with running_server(workspace, tmp_path, settings=REVIEW | NO_GATE) as editor:
         result = await request(editor, "rein/prompt", {"text": "friendlier"})
         sid, run_id = result["sessionId"], result["runId"]
         after = (workspace / "app.py").read_text()
