@@ -5,6 +5,7 @@ toolbox)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -118,3 +119,70 @@ async def test_rein_run_without_an_approver_denies_mcp_calls(tmp_path: Path) -> 
         outcomes = [r.outcome for r in mock.requests]
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     assert outcomes == ["completed", "completed"]
+
+
+def _image_config(tmp_path: Path, url: str, provider: str, images: bool) -> Path:
+    base = url + "/v1" if provider == "openai" else url
+    model = {"provider": provider, "baseUrl": base, "model": "m", "apiKeyEnv": "", "images": images}
+    section = {
+        "model": model,
+        "mcp": {"servers": {"box": {"command": sys.executable, "args": [str(TOOLBOX)]}}},
+        "approval": {"mcp": "allow"},
+    }
+    path = tmp_path / "rein.json"
+    path.write_text(json.dumps({"rein": section}))
+    return path
+
+
+def _images_sent(provider: str, body: dict[str, object]) -> list[object]:
+    """The images of a request body, as the provider's wire has them."""
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    found: list[object] = []
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            inner = part.get("content") if part.get("type") == "tool_result" else [part]
+            for block in inner if isinstance(inner, list) else []:
+                if block.get("type") in ("image", "image_url"):
+                    found.append(block)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("provider", "images"),
+    [("anthropic", True), ("openai", True), ("openai", False)],
+    ids=["anthropic", "openai", "openai-text-only"],
+)
+async def test_an_mcp_tools_image_reaches_the_model_over_http(
+    tmp_path: Path, provider: str, images: bool
+) -> None:
+    from tests.mcp_servers.toolbox import PNG
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    scenario = [
+        {"tool_calls": [{"name": "mcp__box__image", "arguments": {}}]},
+        {"expect": {"messages_contain": ["[image 1: image/png"]}, "text": "a tiny picture"},
+    ]
+    async with MockServer(scenario) as mock:
+        config = _image_config(tmp_path, mock.url, provider, images)
+        done = await anyio.run_process(_rein_run(root, config), check=False)
+        requests = list(mock.requests)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert [r.outcome for r in requests] == ["completed", "completed"]
+    sent = _images_sent(provider, requests[1].body)
+    data = base64.b64encode(PNG).decode()
+    if not images:
+        assert sent == []
+        assert "rein.model.images is false" in json.dumps(requests[1].body)
+    elif provider == "anthropic":
+        assert sent == [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+        ]
+    else:
+        assert sent == [
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
+        ]

@@ -79,7 +79,8 @@ async def test_is_error_and_images(managed: tuple[McpManager, States]) -> None:
     assert "failed on purpose: because" in failed.content
     image = await manager.call_tool("box", "image", {})
     assert not image.is_error
-    assert "image omitted: image/png" in image.content
+    assert "[image 1: image/png" in image.content
+    assert [i.mime_type for i in image.images] == ["image/png"]
 
 
 async def test_a_crash_mid_call_is_an_error_result_and_the_server_restarts(

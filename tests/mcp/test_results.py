@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import json
 
-from rein.mcp.results import map_result
+from rein.harness.messages import ImagePart
+from rein.mcp.results import MAX_IMAGE_BYTES, map_result
 
 
 def test_text_parts_are_joined() -> None:
@@ -19,15 +20,44 @@ def test_text_parts_are_joined() -> None:
     assert result.details == {"mcpServer": "s", "mcpTool": "t"}
 
 
-def test_an_image_becomes_a_placeholder_with_mime_type_and_size() -> None:
+def test_an_image_is_attached_for_the_model() -> None:
     data = base64.b64encode(b"\x89PNG" + b"\0" * 96).decode()
     result = map_result(
-        {"content": [{"type": "image", "data": data, "mimeType": "image/png"}]},
+        {
+            "content": [
+                {"type": "text", "text": "here"},
+                {"type": "image", "data": data, "mimeType": "image/png"},
+            ]
+        },
         server="s",
         tool="shot",
     )
-    assert "image omitted: image/png, 100 bytes" in result.content
+    assert result.images == (ImagePart(mime_type="image/png", data=data),)
+    assert result.content == "here\n\n[image 1: image/png, 100 bytes, attached]"
     assert result.details["media"] == [{"type": "image", "mimeType": "image/png", "bytes": 100}]
+
+
+def test_audio_an_oversized_image_and_bad_data_become_placeholders() -> None:
+    small = base64.b64encode(b"RIFF").decode()
+    big = base64.b64encode(b"\0" * (MAX_IMAGE_BYTES + 1)).decode()
+    result = map_result(
+        {
+            "content": [
+                {"type": "audio", "data": small, "mimeType": "audio/wav"},
+                {"type": "image", "data": big, "mimeType": "image/png"},
+                {"type": "image", "data": "not base64!", "mimeType": "image/png"},
+            ]
+        },
+        server="s",
+        tool="t",
+    )
+    assert result.images == ()
+    assert "[audio omitted: audio/wav, 4 bytes; Rein sends no audio to models]" in result.content
+    assert (
+        f"[image omitted: image/png, {MAX_IMAGE_BYTES + 1} bytes; over the 5 MB" in result.content
+    )
+    assert "[image omitted: image/png, its data is not base64]" in result.content
+    assert len(result.details["media"]) == 3
 
 
 def test_structured_content_is_json_when_there_is_no_text() -> None:

@@ -11,6 +11,7 @@ from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
 from rein.harness.loop import LoopContext, RunControl, run_loop
 from rein.harness.messages import (
     AssistantMessage,
+    ImagePart,
     Message,
     TextPart,
     ThinkingPart,
@@ -40,6 +41,7 @@ __all__ = [
     "EventAdapter",
     "HarnessConfig",
     "Hooks",
+    "ImagePart",
     "LoopContext",
     "Message",
     "OverWindowRelief",

@@ -222,11 +222,12 @@ class ContextBudget:
             self._elide_cursor = i + 1
             if message.content.startswith(_ELIDED_PREFIX):
                 continue
+            images = f" and {len(message.images)} images" if message.images else ""
             marker = (
-                f"{_ELIDED_PREFIX}: {len(message.content)} characters; "
+                f"{_ELIDED_PREFIX}: {len(message.content)} characters{images}; "
                 "run the tool again if you need it]"
             )
-            replacement = message.model_copy(update={"content": marker})
+            replacement = message.model_copy(update={"content": marker, "images": ()})
             messages[i] = replacement
             size = estimate_message_tokens(replacement)
             self._total += size - self._sizes[i]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 __all__ = [
     "AssistantMessage",
     "ContentPart",
+    "ImagePart",
     "Message",
     "MessageAdapter",
     "TextPart",
@@ -84,6 +85,26 @@ class ThinkingPart(BaseModel):
     redacted: bool = False
 
 
+class ImagePart(BaseModel):
+    """An image the model sees: from a tool result (an MCP tool's screenshot)
+    or the person. ``data`` is base64; providers that take no images get a
+    placeholder naming it instead."""
+
+    model_config = _FROZEN
+
+    type: Literal["image"] = "image"
+    mime_type: str
+    data: str
+
+    @property
+    def size(self) -> int:
+        """The decoded size in bytes (from the base64 length)."""
+        return len(self.data) * 3 // 4 - self.data[-2:].count("=")
+
+    def placeholder(self, why: str) -> str:
+        return f"[image {self.mime_type}, {self.size} bytes, not shown: {why}]"
+
+
 ContentPart = Annotated[TextPart | ThinkingPart | ToolCall, Field(discriminator="type")]
 
 
@@ -95,6 +116,8 @@ class UserMessage(BaseModel):
     #: Where the message came from: "prompt", "steer", "follow_up", "repair",
     #: "bootstrap", "nudge" ... The model sees only the content.
     origin: str = "prompt"
+    #: Images attached to the message (after the text).
+    images: tuple[ImagePart, ...] = ()
 
 
 StopReason = Literal["stop", "tool_use", "length", "aborted", "error"]
@@ -137,6 +160,8 @@ class ToolResultMessage(BaseModel):
     tool_name: str
     content: str
     is_error: bool = False
+    #: Images the tool returned (an MCP tool's screenshot), after the text.
+    images: tuple[ImagePart, ...] = ()
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]

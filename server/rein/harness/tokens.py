@@ -23,11 +23,14 @@ from rein.harness.messages import (
     ToolResultMessage,
 )
 
-__all__ = ["MESSAGE_OVERHEAD", "estimate_message_tokens", "estimate_tokens"]
+__all__ = ["IMAGE_TOKENS", "MESSAGE_OVERHEAD", "estimate_message_tokens", "estimate_tokens"]
 
 #: Tokens every message costs beyond its text (role, separators).
 MESSAGE_OVERHEAD = 4
 _CALL_OVERHEAD = 8
+#: What one image costs: providers scale images to about a megapixel, which
+#: is ~1,600 tokens at Anthropic's (width * height / 750).
+IMAGE_TOKENS = 1600
 _PIECES = re.compile(r"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]+|\n")
 #: Below this size the cache costs more than it saves.
 _CACHE_FROM = 64
@@ -70,10 +73,15 @@ def estimate_message_tokens(message: Message) -> int:
     """The estimate for one transcript message, overhead included."""
     if isinstance(message, ToolResultMessage):
         return (
-            MESSAGE_OVERHEAD + estimate_tokens(message.tool_name) + estimate_tokens(message.content)
+            MESSAGE_OVERHEAD
+            + estimate_tokens(message.tool_name)
+            + estimate_tokens(message.content)
+            + IMAGE_TOKENS * len(message.images)
         )
     if not isinstance(message, AssistantMessage):
-        return MESSAGE_OVERHEAD + estimate_tokens(message.content)
+        return (
+            MESSAGE_OVERHEAD + estimate_tokens(message.content) + IMAGE_TOKENS * len(message.images)
+        )
     total = MESSAGE_OVERHEAD
     for part in message.content:
         if isinstance(part, TextPart):

@@ -296,7 +296,11 @@ class ToolExecutor:
                 )
         content = truncate_tool_output(redact(result.content), self.config.max_tool_result_chars)
         self._results[index] = ToolResultMessage(
-            tool_call_id=call.id, tool_name=call.name, content=content, is_error=result.is_error
+            tool_call_id=call.id,
+            tool_name=call.name,
+            content=content,
+            is_error=result.is_error,
+            images=result.images,
         )
         self._note_outcome(call, result)
         self._ended.add(call.id)

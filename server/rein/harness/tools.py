@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Hooks
+from rein.harness.messages import ImagePart
 from rein.harness.ports import (
     Approver,
     DiagnosticsSource,
@@ -47,6 +48,9 @@ class ToolResult:
     is_error: bool = False
     #: Structured extras for clients (generation, diff, exit code, ...).
     details: dict[str, Any] = field(default_factory=dict)
+    #: Images for the model (after the text); providers that take none get
+    #: a placeholder naming each.
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig
 
 __all__ = [
+    "IMAGES_OFF",
     "HttpClients",
     "HttpModel",
     "RetryPolicy",
@@ -127,6 +128,10 @@ def _timeout(request_timeout: float | None, idle_timeout: float | None) -> httpx
     return httpx.Timeout(
         connect=request_timeout, write=request_timeout, pool=request_timeout, read=idle_timeout
     )
+
+
+#: Why an image was not sent to a model configured as text-only.
+IMAGES_OFF = "this model takes no images (rein.model.images is false)"
 
 
 class HttpModel(ABC):

@@ -10,6 +10,7 @@ from typing import Any
 from rein.harness.messages import (
     AssistantMessage,
     ContentPart,
+    ImagePart,
     Message,
     TextPart,
     ThinkingPart,
@@ -40,6 +41,29 @@ def _text(content: Any) -> str:
     return ""
 
 
+def _images(content: Any) -> tuple[ImagePart, ...]:
+    """The images of a list of parts: Anthropic ``image`` blocks (base64)
+    and OpenAI ``image_url`` parts (data URLs)."""
+    if not isinstance(content, list):
+        return ()
+    images: list[ImagePart] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "image":
+            source = part.get("source") or {}
+            images.append(
+                ImagePart(
+                    mime_type=str(source.get("media_type", "")), data=str(source.get("data", ""))
+                )
+            )
+        elif part.get("type") == "image_url":
+            url = str((part.get("image_url") or {}).get("url", ""))
+            head, _, data = url.partition(";base64,")
+            images.append(ImagePart(mime_type=head.removeprefix("data:"), data=data))
+    return tuple(images)
+
+
 def _load_arguments(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
@@ -59,7 +83,8 @@ def decode_openai_request(body: dict[str, Any]) -> DecodedRequest:
         if role in ("system", "developer"):
             system.append(_text(m.get("content")))
         elif role == "user":
-            messages.append(UserMessage(content=_text(m.get("content"))))
+            content = m.get("content")
+            messages.append(UserMessage(content=_text(content), images=_images(content)))
         elif role == "tool":
             call_id = str(m.get("tool_call_id") or "")
             messages.append(
@@ -133,10 +158,13 @@ def decode_anthropic_request(body: dict[str, Any]) -> DecodedRequest:
                         tool_name=names.get(call_id, ""),
                         content=_text(b.get("content")),
                         is_error=bool(b.get("is_error")),
+                        images=_images(b.get("content")),
                     )
                 )
             elif b.get("type") == "text":
                 messages.append(UserMessage(content=str(b.get("text", ""))))
+            elif b.get("type") == "image":
+                messages.append(UserMessage(content="", images=_images([b])))
     choice = body.get("tool_choice")
     tool_choice: str | None = None
     if isinstance(choice, dict):

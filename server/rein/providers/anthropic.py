@@ -17,6 +17,7 @@ from rein.harness.errors import StreamError
 from rein.harness.messages import (
     AssistantMessage,
     ContentPart,
+    ImagePart,
     Message,
     StopReason,
     TextPart,
@@ -35,7 +36,7 @@ from rein.harness.ports import (
     ToolChoice,
 )
 from rein.providers._errors import error_from_payload
-from rein.providers._http import HttpModel, decode_json, incomplete
+from rein.providers._http import IMAGES_OFF, HttpModel, decode_json, incomplete
 from rein.providers.openai import parse_arguments
 
 __all__ = [
@@ -57,14 +58,47 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-def _blocks(message: Message) -> list[dict[str, Any]]:
+#: The image types the Messages API takes.
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+#: Its limit per image (decoded bytes).
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+
+def _image_blocks(images: Sequence[ImagePart], send: bool) -> list[dict[str, Any]]:
+    """Image blocks, or text placeholders for what the API would refuse."""
+    blocks: list[dict[str, Any]] = []
+    for image in images:
+        if not send:
+            blocks.append({"type": "text", "text": image.placeholder(IMAGES_OFF)})
+        elif image.mime_type not in IMAGE_TYPES:
+            blocks.append({"type": "text", "text": image.placeholder("the API takes no such type")})
+        elif image.size > MAX_IMAGE_BYTES:
+            blocks.append({"type": "text", "text": image.placeholder("over the API's 5 MB")})
+        else:
+            source: dict[str, Any] = {
+                "type": "base64",
+                "media_type": image.mime_type,
+                "data": image.data,
+            }
+            blocks.append({"type": "image", "source": source})
+    return blocks
+
+
+def _blocks(message: Message, images: bool = True) -> list[dict[str, Any]]:
     if isinstance(message, UserMessage):
-        return [{"type": "text", "text": message.content}] if message.content else []
+        text: list[dict[str, Any]] = (
+            [{"type": "text", "text": message.content}] if message.content else []
+        )
+        return text + _image_blocks(message.images, images)
     if isinstance(message, ToolResultMessage):
+        content: str | list[dict[str, Any]] = message.content
+        if message.images:
+            content = [{"type": "text", "text": message.content}] if message.content else []
+            content += _image_blocks(message.images, images)
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": message.tool_call_id,
-            "content": message.content,
+            "content": content,
         }
         if message.is_error:
             block["is_error"] = True
@@ -91,14 +125,15 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def anthropic_messages(messages: Sequence[Message], *, images: bool = True) -> list[dict[str, Any]]:
     """Rein messages as Messages API messages: tool results become
-    ``tool_result`` blocks of a user message, consecutive messages of one
-    role are merged, and the last stable message (the one before the newest
-    user turn) gets a cache breakpoint."""
+    ``tool_result`` blocks of a user message (their images inside them),
+    consecutive messages of one role are merged, and the last stable message
+    (the one before the newest user turn) gets a cache breakpoint.
+    ``images=False`` (a text-only model) sends placeholders for images."""
     out: list[dict[str, Any]] = []
     for message in messages:
-        blocks = _blocks(message)
+        blocks = _blocks(message, images)
         if not blocks:
             continue
         role = "assistant" if isinstance(message, AssistantMessage) else "user"
@@ -288,7 +323,7 @@ class AnthropicModel(HttpModel):
         payload: dict[str, Any] = {
             "model": options.model or self.config.model,
             "max_tokens": options.max_tokens or self.config.max_tokens or DEFAULT_MAX_TOKENS,
-            "messages": anthropic_messages(request.messages),
+            "messages": anthropic_messages(request.messages, images=self.config.images),
             "stream": True,
         }
         if request.system:

@@ -62,6 +62,9 @@ class ModelConfig(BaseModel):
     wire_dump: str | None = None
     #: Anthropic: enable extended thinking with this many budget tokens.
     thinking_budget: int | None = Field(None, ge=1024)
+    #: Send images (an MCP tool's screenshot) to the model. False for a
+    #: text-only model: each image becomes a placeholder naming it.
+    images: bool = True
 
     #: Why this configuration cannot be used (None: it can).
     _unusable: str | None = PrivateAttr(None)

@@ -18,6 +18,7 @@ from rein.harness.errors import StreamError
 from rein.harness.messages import (
     AssistantMessage,
     ContentPart,
+    ImagePart,
     Message,
     StopReason,
     TextPart,
@@ -37,7 +38,7 @@ from rein.harness.ports import (
     ToolSchema,
 )
 from rein.providers._errors import error_from_payload
-from rein.providers._http import HttpModel, decode_json, incomplete
+from rein.providers._http import IMAGES_OFF, HttpModel, decode_json, incomplete
 
 __all__ = [
     "OpenAIAssembler",
@@ -55,18 +56,65 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-def openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Rein messages as Chat Completions messages (system prompt first)."""
+def _user_content(text: str, images: Sequence[ImagePart], send: bool) -> str | list[dict[str, Any]]:
+    """A user message's content: its text, or parts when it has images."""
+    if not images:
+        return text
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for image in images:
+        if send:
+            url = f"data:{image.mime_type};base64,{image.data}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            parts.append({"type": "text", "text": image.placeholder(IMAGES_OFF)})
+    return parts
+
+
+def _tool_images(results: Sequence[ToolResultMessage], send: bool) -> dict[str, Any] | None:
+    """The user message carrying a batch's tool-result images (Chat
+    Completions takes images only in user messages), or None."""
+    with_images = [r for r in results if r.images]
+    if not with_images:
+        return None
+    parts: list[dict[str, Any]] = []
+    for result in with_images:
+        label = f"The images returned by the {result.tool_name} call {result.tool_call_id}:"
+        content = _user_content(label, result.images, send)
+        assert isinstance(content, list)
+        parts.extend(content)
+    return {"role": "user", "content": parts}
+
+
+def openai_messages(
+    system: str, messages: Sequence[Message], *, images: bool = True
+) -> list[dict[str, Any]]:
+    """Rein messages as Chat Completions messages (system prompt first).
+
+    Tool messages carry text only, so the images of a batch of tool results
+    follow the batch as one user message naming the call each came from;
+    ``images=False`` (a text-only model) sends placeholders instead."""
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
+    batch: list[ToolResultMessage] = []
+
+    def close_batch() -> None:
+        extra = _tool_images(batch, images)
+        if extra is not None:
+            out.append(extra)
+        batch.clear()
+
     for message in messages:
-        if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.content})
-        elif isinstance(message, ToolResultMessage):
+        if isinstance(message, ToolResultMessage):
             out.append(
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
             )
+            batch.append(message)
+            continue
+        close_batch()
+        if isinstance(message, UserMessage):
+            content = _user_content(message.content, message.images, images)
+            out.append({"role": "user", "content": content})
         elif not message.is_empty():
             calls = message.tool_calls
             entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
@@ -80,6 +128,7 @@ def openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, 
                     for c in calls
                 ]
             out.append(entry)
+    close_batch()
     return out
 
 
@@ -265,7 +314,9 @@ class OpenAIModel(HttpModel):
         options = request.options
         payload: dict[str, Any] = {
             "model": options.model or self.config.model,
-            "messages": openai_messages(request.system, request.messages),
+            "messages": openai_messages(
+                request.system, request.messages, images=self.config.images
+            ),
             "stream": True,
             "stream_options": {"include_usage": True},
         }

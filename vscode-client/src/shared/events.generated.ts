@@ -130,6 +130,16 @@ export interface GateStart {
 }
 
 /**
+ * An image the model sees: from a tool result (an MCP tool's screenshot) or the person. ``data``
+ * is base64; providers that take no images get a placeholder naming it instead.
+ */
+export interface ImagePart {
+  data: string;
+  mime_type: string;
+  type: 'image';
+}
+
+/**
  * The MCP tools' definitions together take more than ``rein.mcp.maxToolShare`` of the model's
  * window (once per session): only ``offered`` of the ``total`` tools are offered.
  */
@@ -379,6 +389,7 @@ export interface ToolCallUpdate {
 
 export interface ToolResultMessage {
   content: string;
+  images?: ImagePart[];
   is_error?: boolean;
   role: 'tool';
   tool_call_id: string;
@@ -438,6 +449,7 @@ export interface Usage {
 
 export interface UserMessage {
   content: string;
+  images?: ImagePart[];
   origin?: string;
   role: 'user';
 }
