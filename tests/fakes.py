@@ -1212,9 +1212,13 @@ class Editor:
             "rein/diagnosticsChanged", {"uris": [self.uri(p) for p in paths]}
         )
 
-    async def wait_event(self, predicate: Any, limit_s: float = 20.0) -> dict[str, Any]:
+    async def wait_event(
+        self, predicate: Any, limit_s: float = 20.0, *, after: int = 0
+    ) -> dict[str, Any]:
+        """The first event from index ``after`` on that ``predicate`` accepts."""
+
         async def find() -> dict[str, Any]:
-            index = 0
+            index = after
             while True:
                 while index < len(self.events):
                     if predicate(self.events[index]):

@@ -20,6 +20,11 @@ from tests.mcp.conftest import TOOLBOX
 pytestmark = pytest.mark.e2e
 
 
+#: These tests need no analyzer: without it the gate would wait its bound
+#: for diagnostics nobody sends.
+NO_ANALYZER_GATE: dict[str, Any] = {"gates": {"analyzer": {"enabled": False}}}
+
+
 def _servers(**box: Any) -> dict[str, Any]:
     return {
         "servers": {
@@ -69,7 +74,7 @@ async def test_mcp_tools_are_offered_named_called_and_in_the_transcript(tmp_path
             {"text": "done"},
         ],
     )
-    settings = {"mcp": _servers(), "approval": {"mcp": "allow"}}
+    settings = {"mcp": _servers(), "approval": {"mcp": "allow"}, **NO_ANALYZER_GATE}
     async with running_server(root, tmp_path, settings=settings) as editor:
         result = await _prompt(editor)
         assert result["status"] == "completed", result
@@ -111,7 +116,7 @@ async def test_a_crash_a_hang_and_an_error_are_results_the_model_reads(tmp_path:
             {"expect": {"last_message_contains": "stopped while running crash"}, "text": "done"},
         ],
     )
-    settings = {"mcp": _servers(timeout=1), "approval": {"mcp": "allow"}}
+    settings = {"mcp": _servers(timeout=1), "approval": {"mcp": "allow"}, **NO_ANALYZER_GATE}
     async with running_server(root, tmp_path, settings=settings) as editor:
         result = await _prompt(editor)
         assert result["status"] == "completed", result
@@ -140,7 +145,9 @@ async def test_an_approval_is_asked_naming_server_tool_and_arguments_and_denied(
             {"expect": {"last_message_contains": "declined"}, "text": "ok"},
         ],
     )
-    async with running_server(root, tmp_path, settings={"mcp": _servers()}) as editor:
+    async with running_server(
+        root, tmp_path, settings={"mcp": _servers(), **NO_ANALYZER_GATE}
+    ) as editor:
         editor.confirm_answer = False
         result = await _prompt(editor)
         assert result["status"] == "completed", result
@@ -155,7 +162,7 @@ async def test_mcp_allow_rules_skip_the_question(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     write_script(tmp_path, [_call("mcp__box__echo", text="x"), {"text": "ok"}])
-    settings = {"mcp": _servers(), "approval": {"mcpAllow": ["box/echo"]}}
+    settings = {"mcp": _servers(), "approval": {"mcpAllow": ["box/echo"]}, **NO_ANALYZER_GATE}
     async with running_server(root, tmp_path, settings=settings) as editor:
         result = await _prompt(editor)
         assert result["status"] == "completed", result
@@ -175,7 +182,7 @@ async def test_list_changed_is_offered_at_the_next_turn(tmp_path: Path) -> None:
             {"expect": {"last_message_contains": "late"}, "text": "done"},
         ],
     )
-    settings = {"mcp": _servers(), "approval": {"mcp": "allow"}}
+    settings = {"mcp": _servers(), "approval": {"mcp": "allow"}, **NO_ANALYZER_GATE}
     async with running_server(root, tmp_path, settings=settings) as editor:
         result = await _prompt(editor)
         assert result["status"] == "completed", result
@@ -185,7 +192,7 @@ async def test_abort_cancels_a_hanging_call_and_the_run_ends_aborted(tmp_path: P
     root = tmp_path / "ws"
     root.mkdir()
     write_script(tmp_path, [_call("mcp__box__hang"), {"text": "never"}])
-    settings = {"mcp": _servers(timeout=600), "approval": {"mcp": "allow"}}
+    settings = {"mcp": _servers(timeout=600), "approval": {"mcp": "allow"}, **NO_ANALYZER_GATE}
     async with running_server(root, tmp_path, settings=settings) as editor:
         import asyncio
 
@@ -201,6 +208,52 @@ async def test_abort_cancels_a_hanging_call_and_the_run_ends_aborted(tmp_path: P
         assert aborted["aborted"]
         result = await asyncio.wait_for(prompt, 10)
         assert result["status"] == "aborted", result
+
+
+async def test_abort_while_a_server_starts_ends_the_prompt_and_the_next_run_starts_it_again(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    write_script(tmp_path, [{"text": "never"}, {"text": "second"}])
+    # A server that never answers initialize: its start waits for the 30 s bound.
+    silent = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
+    settings = {"mcp": {"servers": {"silent": silent}}, **NO_ANALYZER_GATE}
+    async with running_server(root, tmp_path, settings=settings) as editor:
+        import asyncio
+
+        prompt = asyncio.ensure_future(_prompt(editor))
+        starting = await editor.wait_event(
+            lambda e: e["event"]["type"] == "mcp_server_state" and e["event"]["state"] == "starting"
+        )
+        aborted = await editor.client.protocol.send_request_async(
+            "rein/abort", {"sessionId": starting["sessionId"]}
+        )
+        assert aborted["aborted"]
+        result = await asyncio.wait_for(prompt, 10)
+        assert result["status"] == "aborted", result
+        assert "before the run started" in result["error"]
+        stopped = await editor.wait_event(
+            lambda e: e["event"]["type"] == "mcp_server_state" and e["event"]["state"] == "stopped"
+        )
+        assert "cancelled" in stopped["event"]["error"]
+        # The next prompt of the session tries the server again.
+        mark = len(editor.events)
+        second = asyncio.ensure_future(
+            editor.client.protocol.send_request_async(
+                "rein/prompt", {"text": "again", "sessionId": starting["sessionId"]}
+            )
+        )
+        await editor.wait_event(
+            lambda e: (
+                e["event"]["type"] == "mcp_server_state" and e["event"]["state"] == "starting"
+            ),
+            after=mark,
+        )
+        await editor.client.protocol.send_request_async(
+            "rein/abort", {"sessionId": starting["sessionId"]}
+        )
+        assert (await asyncio.wait_for(second, 10))["status"] == "aborted"
 
 
 def _shadow_mcp(tmp_path: Path) -> tuple[Path, Path]:
@@ -260,7 +313,11 @@ async def test_lazy_tools_offer_the_search_tool_which_enables_tools(tmp_path: Pa
             {"expect": {"last_message_contains": "echo: found"}, "text": "done"},
         ],
     )
-    settings = {"mcp": {**_servers(), "lazyTools": True}, "approval": {"mcp": "allow"}}
+    settings = {
+        "mcp": {**_servers(), "lazyTools": True},
+        "approval": {"mcp": "allow"},
+        **NO_ANALYZER_GATE,
+    }
     async with running_server(root, tmp_path, settings=settings) as editor:
         result = await _prompt(editor)
         assert result["status"] == "completed", result
@@ -282,7 +339,7 @@ async def test_over_the_budget_only_include_tools_servers_are_offered(tmp_path: 
         ],
     )
     mcp = {**_servers(includeTools=["echo"]), "maxToolShare": 0.0001}
-    async with running_server(root, tmp_path, settings={"mcp": mcp}) as editor:
+    async with running_server(root, tmp_path, settings={"mcp": mcp, **NO_ANALYZER_GATE}) as editor:
         result = await _prompt(editor)
         assert result["status"] == "completed", result
         [warning] = [

@@ -64,7 +64,8 @@ async def test_a_workspace_server_runs_only_after_trust_and_a_change_asks_again(
     root.mkdir()
     marker = tmp_path / "marker"
     _mcp_json(root, marker)
-    settings = {"approval": {"mcp": "allow"}}
+    # No analyzer here: the gate would wait its bound for diagnostics nobody sends.
+    settings = {"approval": {"mcp": "allow"}, "gates": {"analyzer": {"enabled": False}}}
 
     _echo_script(tmp_path, offered=False)
     async with running_server(root, tmp_path, settings=settings) as editor:
@@ -135,7 +136,11 @@ async def test_an_input_is_asked_once_hidden_with_its_remember_key(tmp_path: Pat
         tmp_path,
         [{"expect": {"tools_include": ["mcp__box__echo", "mcp__box2__echo"]}, "text": "done"}],
     )
-    async with running_server(root, tmp_path, settings={"approval": {"mcp": "allow"}}) as editor:
+    async with running_server(
+        root,
+        tmp_path,
+        settings={"approval": {"mcp": "allow"}, "gates": {"analyzer": {"enabled": False}}},
+    ) as editor:
         editor.ask_answer = str(marker)
         result = await _prompt(editor)
         assert result["status"] == "completed", result

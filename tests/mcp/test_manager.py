@@ -212,3 +212,41 @@ async def test_a_server_that_never_answers_fails_at_the_start_bound() -> None:
         assert status.error is not None and "did not start within 1 s" in status.error
     finally:
         await manager.aclose()
+
+
+async def test_a_cancelled_start_stops_the_waiting_server_and_the_next_start_retries_only_it() -> (
+    None
+):
+    silent = McpServerSpec(
+        name="silent",
+        source="settings",
+        transport="stdio",
+        command=sys.executable,
+        args=("-c", "import sys; sys.stdin.read()"),
+        trusted=True,
+    )
+    manager = McpManager([toolbox_spec(), silent], start_timeout_s=600.0)
+    states = States()
+    manager.subscribe(states)
+    try:
+        starting = asyncio.ensure_future(manager.ensure_started())
+        await states.wait_for("box", "running")
+        await states.wait_for("silent", "starting")
+        box = manager.servers["box"].connection
+        starting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+        assert manager.servers["silent"].state == "stopped"
+        assert "cancelled" in (manager.servers["silent"].error or "")
+        assert manager.servers["box"].state == "running"
+        # The next start tries the silent server again and leaves the box alone.
+        mark = len(states.seen)
+        again = asyncio.ensure_future(manager.ensure_started())
+        await states.wait_for("silent", "starting", mark)
+        again.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await again
+        assert manager.servers["box"].connection is box
+        assert [name for name, state, _ in states.seen[mark:] if state == "starting"] == ["silent"]
+    finally:
+        await manager.aclose()

@@ -401,6 +401,27 @@ async def test_mcp_tools_are_named_when_offered_and_only_then(
     check_contract("explainer", explainer.requests[0], explainer.executor_tools)
 
 
+@pytest.mark.parametrize("host", HOSTS)
+async def test_the_planner_plans_with_the_executors_mcp_tools(
+    host: Any, project: Path, tmp_path: Path
+) -> None:
+    box = {"command": sys.executable, "args": [str(TOOLBOX)], "includeTools": ["echo"]}
+    config = {**_config(tmp_path), "mcp": {"servers": {"box": box}}, "approval": {"mcp": "allow"}}
+    steps = [{"id": "s1", "description": "echo hi"}]
+    turns = [
+        {"tool_calls": [{"name": "submit_plan", "arguments": {"steps": steps}}]},
+        {"tool_calls": [{"name": "mcp__box__echo", "arguments": {"text": "hi"}}]},
+        complete("s1"),
+    ]
+    ran = await run_script(host, project, "plan", turns, config)
+    planner = ran.requests[0]
+    assert "- `mcp__box__echo`: " in planner.system
+    assert "mcp__box__echo" in ran.requests[1].tools
+    roles = ["planner", "executor", "executor"]
+    for role, request in zip(roles, ran.requests, strict=True):
+        check_contract(role, request, ran.executor_tools)
+
+
 def test_the_contract_catches_each_kind_of_breach() -> None:
     good = RecordedRequest(
         system=f"Use `read_file`. None of your tools changes files: {NO_WRITE} {NO_COMMAND}\n"

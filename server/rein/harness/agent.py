@@ -81,6 +81,7 @@ __all__ = [
     "RunResult",
     "answer_message",
     "dangling_tool_calls",
+    "new_run_id",
     "repair_transcript",
 ]
 

@@ -117,6 +117,8 @@ class McpManager:
         self._start_lock = asyncio.Lock()
         self._restarts: set[asyncio.Task[None]] = set()
         self._started = False
+        #: The configuration was loaded (once, by the first start).
+        self._loaded = False
         self._closed = False
 
     def _take_config(self, config: McpServers) -> None:
@@ -153,7 +155,8 @@ class McpManager:
             if self._started or self._closed:
                 return
             self._started = True
-            if self._load is not None:
+            if self._load is not None and not self._loaded:
+                self._loaded = True
                 try:
                     self._take_config(await self._load())
                 except Exception as exc:
@@ -162,7 +165,20 @@ class McpManager:
                 for skipped in self.skipped:
                     for listener in list(self._listeners):
                         listener(_skipped_status(skipped))
-            await asyncio.gather(*(self._start(s) for s in self.servers.values()))
+            waiting = [s for s in self.servers.values() if s.state == "stopped"]
+            try:
+                await asyncio.gather(*(self._start(s) for s in waiting))
+            except asyncio.CancelledError:
+                # The run was aborted while servers started: the next run
+                # starts the ones that did not get there.
+                self._started = False
+                for status in self.servers.values():
+                    if status.state == "starting":
+                        status.connection = None
+                        self._set(
+                            status, "stopped", "the start was cancelled (the run was aborted)"
+                        )
+                raise
 
     async def _start(self, status: ServerStatus) -> bool:
         self._set(status, "starting")

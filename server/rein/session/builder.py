@@ -249,6 +249,11 @@ def attach_mcp(
     def rebuild_prompt() -> None:
         system = build_system_prompt(_offered(agent.tools, session.mode), role, instructions)
         agent.system_prompt = session.system_prompt = system
+        if session.planner is not None:
+            # The planner plans with what the executor has, MCP tools included.
+            overview = toolkit_overview(agent.tools)
+            planner_prompt = planner_system_prompt(overview, instructions)
+            session.planner.system_prompt = session.planner_prompt = planner_prompt
 
     offer = McpOffer(
         manager,

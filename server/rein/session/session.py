@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from rein.harness import Agent, RunResult, Usage
+from rein.harness.agent import new_run_id
 
 if TYPE_CHECKING:
     from rein.harness.checkpoint_capture import CheckpointCapture
@@ -89,6 +90,10 @@ class Session:
     mcp: Any = None
     #: The review state per path of the last prompt's changes.
     last_reviews: dict[str, ReviewStatus] = field(default_factory=dict)
+    #: The ``before_run`` preparations of the starting run (abortable).
+    _preparing: asyncio.Future[None] | None = field(default=None, init=False, repr=False)
+    #: Why they were aborted (None: they were not).
+    _prepare_aborted: str | None = field(default=None, init=False, repr=False)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Every event of the session: the agent's, the planner's and the
@@ -114,7 +119,15 @@ class Session:
                 log.exception("a session listener raised")
 
     def abort(self, reason: str) -> bool:
-        aborted = self.agent.abort(reason)
+        aborted = False
+        preparing = self._preparing
+        if preparing is not None and not preparing.done():
+            # Before the run: MCP servers may be starting (up to their
+            # start bound); the run does not start at all.
+            self._prepare_aborted = reason
+            preparing.cancel()
+            aborted = True
+        aborted = self.agent.abort(reason) or aborted
         if self.planner is not None:
             aborted = self.planner.abort(reason) or aborted
         if self.flow is not None:  # also between two runs of the flow
@@ -178,9 +191,25 @@ class Session:
         return result
 
     async def _prepared(self, start: Callable[[], Coroutine[Any, Any, RunResult]]) -> RunResult:
+        if self.before_run:
+            self._prepare_aborted = None
+            self._preparing = asyncio.ensure_future(self._prepare())
+            try:
+                await self._preparing
+            except asyncio.CancelledError:
+                reason = self._prepare_aborted
+                if reason is None:
+                    raise  # the run's own task was cancelled
+                return RunResult(
+                    new_run_id(), "aborted", error=f"aborted before the run started: {reason}"
+                )
+            finally:
+                self._preparing = None
+        return await start()
+
+    async def _prepare(self) -> None:
         for prepare in list(self.before_run):
             await prepare()
-        return await start()
 
     def close(self) -> None:
         for closer in self.closers:
