@@ -24,6 +24,7 @@ store; ``${env:VAR}`` and ``${workspaceFolder}`` are put in too.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -32,7 +33,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rein.harness.redaction import remember_secret
-from rein.mcp._entries import Entry, McpConfigError, parse_entry, read_sources
+from rein.mcp._entries import (
+    MCP_JSON_FILE,
+    VSCODE_FILE,
+    Entry,
+    McpConfigError,
+    parse_entry,
+    read_sources,
+)
 from rein.mcp.spec import InputSpec, McpServerSpec, Skipped, Source
 from rein.mcp.trust import trust_key
 
@@ -48,6 +56,7 @@ __all__ = [
     "Skipped",
     "Source",
     "TrustStore",
+    "config_fingerprint",
     "load_servers",
 ]
 
@@ -92,6 +101,23 @@ class McpConfigPorts(Protocol):
 
 class _Unresolved(Exception):
     """A variable that has no value: the server is skipped with the reason."""
+
+
+def config_fingerprint(root: Path, config: ReinConfig) -> object:
+    """What the servers are read from, cheaply: the ``mcp`` settings and the
+    size and modification time of each configuration file. A different
+    value means the configuration may have changed."""
+    files: list[tuple[int, int] | None] = []
+    if config.mcp.config_files:
+        for name in (VSCODE_FILE, MCP_JSON_FILE):
+            try:
+                stat = (root / name).stat()
+            except OSError:
+                files.append(None)
+            else:
+                files.append((stat.st_mtime_ns, stat.st_size))
+    settings = json.dumps(config.mcp.servers, sort_keys=True, default=str)
+    return settings, tuple(config.mcp.workspace_servers), config.mcp.config_files, tuple(files)
 
 
 async def load_servers(root: Path, config: ReinConfig, ports: McpConfigPorts) -> McpServers:

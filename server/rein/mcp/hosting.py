@@ -14,7 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rein.mcp.config import McpConfigPorts, McpServers, TrustStore, load_servers
+from rein.mcp.config import (
+    McpConfigPorts,
+    McpServers,
+    TrustStore,
+    config_fingerprint,
+    load_servers,
+)
 from rein.mcp.manager import McpManager
 from rein.mcp.trust import MemoryTrustStore
 
@@ -43,9 +49,10 @@ def workspace_manager(
     root: Path, config: Callable[[], ReinConfig], ports: McpConfigPorts | None = None
 ) -> McpManager:
     """The manager of the workspace at ``root``; the configuration is read
-    (``config()`` at that time) when the first run starts the servers."""
+    (``config()`` at that time) when the first run starts the servers, and
+    again before a run when the settings or the configuration files changed."""
 
     async def load() -> McpServers:
         return await load_servers(root, config(), ports or NoPromptPorts())
 
-    return McpManager(load=load)
+    return McpManager(load=load, fingerprint=lambda: config_fingerprint(root, config()))

@@ -98,6 +98,7 @@ class McpManager:
         *,
         skipped: Iterable[Skipped] = (),
         load: Callable[[], Awaitable[McpServers]] | None = None,
+        fingerprint: Callable[[], object] | None = None,
         connect: ConnectionFactory = _sdk_connection,
         start_timeout_s: float = START_TIMEOUT_S,
         restart_backoff_s: Sequence[float] = RESTART_BACKOFF_S,
@@ -116,9 +117,11 @@ class McpManager:
         self._listeners: list[StateListener] = []
         self._start_lock = asyncio.Lock()
         self._restarts: set[asyncio.Task[None]] = set()
-        self._started = False
-        #: The configuration was loaded (once, by the first start).
+        #: The configuration was loaded (by the first start).
         self._loaded = False
+        #: Says when the configuration changed (files, settings); None: never.
+        self._fingerprint = fingerprint
+        self._seen_fingerprint: object = None
         self._closed = False
 
     def _take_config(self, config: McpServers) -> None:
@@ -149,36 +152,88 @@ class McpManager:
                 log.exception("an MCP state listener failed")
 
     async def ensure_started(self) -> None:
-        """Start every server not started yet, in parallel (once; later calls
-        return at once). A failed start is that server's "failed" state."""
+        """Start every server not started yet, in parallel. The configuration
+        is read by the first call, and again when ``fingerprint`` says it
+        changed (servers removed are stopped, changed ones restarted, new
+        ones started). A failed start is that server's "failed" state."""
         async with self._start_lock:
-            if self._started or self._closed:
+            if self._closed:
                 return
-            self._started = True
-            if self._load is not None and not self._loaded:
-                self._loaded = True
-                try:
-                    self._take_config(await self._load())
-                except Exception as exc:
-                    log.exception("reading the MCP server configuration failed")
-                    self.errors.append(f"reading the MCP server configuration failed: {exc}")
-                for skipped in self.skipped:
-                    for listener in list(self._listeners):
-                        listener(_skipped_status(skipped))
+            if self._load is not None and (not self._loaded or self._config_changed()):
+                await self._reload()
             waiting = [s for s in self.servers.values() if s.state == "stopped"]
+            if not waiting:
+                return
             try:
                 await asyncio.gather(*(self._start(s) for s in waiting))
             except asyncio.CancelledError:
                 # The run was aborted while servers started: the next run
                 # starts the ones that did not get there.
-                self._started = False
-                for status in self.servers.values():
+                for status in waiting:
                     if status.state == "starting":
                         status.connection = None
                         self._set(
                             status, "stopped", "the start was cancelled (the run was aborted)"
                         )
                 raise
+
+    def _config_changed(self) -> bool:
+        if self._fingerprint is None:
+            return False
+        try:
+            return self._fingerprint() != self._seen_fingerprint
+        except Exception:
+            log.exception("checking the MCP configuration for changes failed")
+            return False
+
+    async def _reload(self) -> None:
+        """Read the configuration (again) and bring the servers in line."""
+        assert self._load is not None
+        first = not self._loaded
+        self._loaded = True
+        if self._fingerprint is not None:
+            try:
+                self._seen_fingerprint = self._fingerprint()
+            except Exception:
+                log.exception("checking the MCP configuration for changes failed")
+        try:
+            config = await self._load()
+        except Exception as exc:
+            log.exception("reading the MCP server configuration failed")
+            self.errors.append(f"reading the MCP server configuration failed: {exc}")
+            return
+        if first:
+            self._take_config(config)
+        else:
+            await self._apply_changes(config)
+        for skipped in self.skipped:
+            for listener in list(self._listeners):
+                listener(_skipped_status(skipped))
+
+    async def _apply_changes(self, config: McpServers) -> None:
+        """A changed configuration: stop the servers removed or changed; the
+        changed and new ones are "stopped", so they start next."""
+        wanted = {spec.name: spec for spec in config.servers if not spec.disabled}
+        stops: list[Awaitable[None]] = []
+        for name, status in list(self.servers.items()):
+            spec = wanted.get(name)
+            if spec == status.spec:
+                continue
+            if status.connection is not None:
+                stops.append(status.connection.stop())
+                status.connection = None
+            status.tools = []
+            if spec is None:
+                del self.servers[name]
+                self._set(status, "stopped", "removed from the configuration")
+        await asyncio.gather(*stops, return_exceptions=True)
+        for name, spec in wanted.items():
+            current = self.servers.get(name)
+            if current is None or current.spec != spec:
+                self.servers[name] = ServerStatus(spec)
+        self.skipped = []
+        self.errors = []
+        self._take_config(McpServers(skipped=config.skipped, errors=config.errors))
 
     async def _start(self, status: ServerStatus) -> bool:
         self._set(status, "starting")
