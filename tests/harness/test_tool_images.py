@@ -22,8 +22,13 @@ async def test_a_tool_results_images_are_in_the_next_model_request() -> None:
         [{"tool_calls": [{"name": "shot", "arguments": {"text": "a"}}]}, {"text": "I see it"}]
     )
     agent = Agent(model, tools=[shot()])
+    log = EventLog()
+    agent.subscribe(log)
     result = await agent.prompt("take a screenshot")
     assert result.status == "completed", result.error
+    # Events carry no image data: the tool result's message_end is text only.
+    ends = [e.message for e in log.of("message_end") if e.message.role == "tool"]
+    assert [(m.content, m.images) for m in ends] == [("shot a", ())]
     seen = [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
     assert [(m.content, m.images) for m in seen] == [("shot a", (PNG,))]
     # The transcript keeps them (a resumed session sends them again).

@@ -140,7 +140,11 @@ class _TurnLoop:
     def append_with_events(self, message: Message) -> None:
         self.emit(MessageStart(role=message.role))
         self.append(message)
-        self.emit(MessageEnd(message=message))
+        # Events carry no image data (megabytes each); the transcript keeps it.
+        shown = message
+        if not isinstance(message, AssistantMessage) and message.images:
+            shown = message.model_copy(update={"images": ()})
+        self.emit(MessageEnd(message=shown))
 
     async def checkpoint(self) -> None:
         if self.ctx.checkpoint is not None:

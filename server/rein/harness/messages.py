@@ -30,6 +30,10 @@ __all__ = [
 _FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
+def _none(images: tuple[object, ...]) -> bool:
+    return not images
+
+
 class Usage(BaseModel):
     model_config = _FROZEN
 
@@ -116,8 +120,9 @@ class UserMessage(BaseModel):
     #: Where the message came from: "prompt", "steer", "follow_up", "repair",
     #: "bootstrap", "nudge" ... The model sees only the content.
     origin: str = "prompt"
-    #: Images attached to the message (after the text).
-    images: tuple[ImagePart, ...] = ()
+    #: Images attached to the message (after the text); left out of the
+    #: JSON when there are none.
+    images: tuple[ImagePart, ...] = Field(default=(), exclude_if=_none)
 
 
 StopReason = Literal["stop", "tool_use", "length", "aborted", "error"]
@@ -160,8 +165,9 @@ class ToolResultMessage(BaseModel):
     tool_name: str
     content: str
     is_error: bool = False
-    #: Images the tool returned (an MCP tool's screenshot), after the text.
-    images: tuple[ImagePart, ...] = ()
+    #: Images the tool returned (an MCP tool's screenshot), after the text;
+    #: left out of the JSON when there are none.
+    images: tuple[ImagePart, ...] = Field(default=(), exclude_if=_none)
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
