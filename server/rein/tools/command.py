@@ -211,6 +211,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
         started = time.monotonic()
         yielded = False
         outcome = None
+        failure: Exception | None = None
 
         def on_output(text: str) -> None:
             streamed.write(text)
@@ -231,16 +232,21 @@ class RunCommandTool(Tool[RunCommandArgs]):
 
                 tg.start_soon(yield_to_steering)
                 tg.start_soon(self._flush_periodically, streamer)
-                outcome = await executor.run(
-                    command,
-                    cwd=cwd,
-                    timeout_s=timeout_s,
-                    on_output=on_output,
-                    on_terminal=on_terminal,
-                )
+                try:
+                    outcome = await executor.run(
+                        command,
+                        cwd=cwd,
+                        timeout_s=timeout_s,
+                        on_output=on_output,
+                        on_terminal=on_terminal,
+                    )
+                except Exception as exc:
+                    failure = exc  # raised below as itself, not in a group
                 tg.cancel_scope.cancel()
         finally:
             streamer.flush()
+        if failure is not None:
+            raise failure
         elapsed = time.monotonic() - started
         if outcome is None:  # ended for steering: what streamed is all there is
             result = self._result(command, None, streamed, False, timeout_s, elapsed)
