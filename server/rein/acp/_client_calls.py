@@ -32,8 +32,10 @@ class ClientCallError(ToolError):
     """The client did not do what was asked (``method``): it answered with
     an error, did not answer within the bound, or the connection is gone."""
 
-    def __init__(self, method: str, message: str) -> None:
+    def __init__(self, method: str, message: str, *, timed_out: bool = False) -> None:
         self.method = method
+        #: No answer within the bound (rather than a refusal or a lost link).
+        self.timed_out = timed_out
         super().__init__(message)
 
 
@@ -60,7 +62,7 @@ async def ask_client(
             return await request()
     except TimeoutError:
         raise ClientCallError(
-            method, f"the editor did not answer {method} within {bound_s:g} s"
+            method, f"the editor did not answer {method} within {bound_s:g} s", timed_out=True
         ) from None
     except RequestError as exc:
         detail = _detail(exc.data)

@@ -290,6 +290,12 @@ class ApprovalRequest:
     approval_class: ApprovalClass
     title: str
     detail: str
+    #: What the call acts on, for rules that remember an answer ("always
+    #: allow"): the path of a file tool, the program of a command (its first
+    #: word); None: the tool as a whole.
+    subject: str | None = None
+    #: The id of the tool call that asks (None outside a tool call).
+    tool_call_id: str | None = None
 
 
 class Approver(Protocol):
