@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -31,7 +31,14 @@ from rein.config import ReinConfig
 from rein.harness import Event
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.ports import Approver, Model, Mutation, UserChannel, Workspace
+from rein.harness.ports import (
+    Approver,
+    CommandExecutor,
+    Model,
+    Mutation,
+    UserChannel,
+    Workspace,
+)
 from rein.harness.preview import PreviewCoordinator
 from rein.harness.preview_gates import preview_gates
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
@@ -44,7 +51,7 @@ from rein.process.runner import SubprocessRunner
 from rein.providers.config import ModelConfig
 from rein.session import SessionManager, SessionPorts
 
-__all__ = ["BASELINE_LIMIT_S", "WorkspaceHost"]
+__all__ = ["BASELINE_LIMIT_S", "KeepsTexts", "WorkspaceHost"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +61,15 @@ BASELINE_LIMIT_S = 120.0
 
 def _nobody(session_id: str) -> None:
     return None
+
+
+@runtime_checkable
+class KeepsTexts(Protocol):
+    """A workspace view that knows files by a text other than the disk's
+    (``rein acp``: the client's buffers). The analyzers read it first, and
+    the watcher takes a save of exactly that text for no outside change."""
+
+    def text_of(self, path: str) -> str | None: ...
 
 
 class WorkspaceHost:
@@ -67,10 +83,12 @@ class WorkspaceHost:
     Per session (called with its id): ``approver`` answers the calls whose
     policy is "ask" (None: nobody can approve, such a call is refused with a
     result the model can read); ``user`` answers ``ask_user`` (None: the run
-    ends waiting).
+    ends waiting); ``commands`` runs ``run_command``'s commands (None: a
+    local process).
 
     ``wrap_workspace`` puts another view in front of the disk (``rein acp``:
-    the client's buffers); the mutation log tracks whatever it returns.
+    the client's buffers); the mutation log tracks whatever it returns, and
+    when the view :class:`KeepsTexts` the analyzers and the watcher use it.
     """
 
     def __init__(
@@ -82,6 +100,7 @@ class WorkspaceHost:
         analyzers: Sequence[AnalyzerSpec] = DEFAULT_ANALYZERS,
         approver: Callable[[str], Approver | None] = _nobody,
         user: Callable[[str], UserChannel | None] = _nobody,
+        commands: Callable[[str], CommandExecutor | None] = _nobody,
         wrap_workspace: Callable[[DiskWorkspace], Workspace] | None = None,
         watch: bool = True,
         storage: str | Path | None = None,
@@ -92,11 +111,13 @@ class WorkspaceHost:
         self.model_factory = model_factory
         self._approver = approver
         self._user = user
+        self._commands = commands
         self.mutations = MutationLog()
         self.disk = DiskWorkspace(self.root)
         #: What the sessions read and write through (the disk, or a view over it).
         self.view: Workspace = wrap_workspace(self.disk) if wrap_workspace else self.disk
         self.workspace = TrackedWorkspace(self.view, self.mutations)
+        known = self.view.text_of if isinstance(self.view, KeepsTexts) else None
         self.runner = SubprocessRunner(str(self.root))
         gates_config = self.config.gates
         self.pool = AnalyzerPool(
@@ -108,6 +129,7 @@ class WorkspaceHost:
             workspace_max_files=gates_config.analyzer.workspace_max_files,
             max_importers=gates_config.analyzer.max_importers,
             request_timeout_ms=gates_config.analyzer.request_timeout_ms,
+            read=known,
         )
         self.diagnostics = DiagnosticsCoordinator(
             self.pool,
@@ -116,7 +138,9 @@ class WorkspaceHost:
         )
         self.mutations.subscribe(self.diagnostics.notify_mutation)
         self.mutations.subscribe(self.pool.on_mutation)
-        self.watcher = DiskWatcher(self.root, self._external_change) if watch else None
+        self.watcher = (
+            DiskWatcher(self.root, self._external_change, known_text=known) if watch else None
+        )
         if self.watcher is not None:
             self.mutations.subscribe(self.watcher.on_own_mutation)
         #: Preview events outside a run go to these listeners.
@@ -156,6 +180,7 @@ class WorkspaceHost:
             changes=self.mutations,
             settle_changes=self.watcher.settle if self.watcher is not None else None,
             mcp=self.mcp,
+            commands=self._commands,
         )
 
     # ------------------------------------------------------------- plumbing
