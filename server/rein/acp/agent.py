@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from acp import PROTOCOL_VERSION, RequestError, helpers
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
@@ -50,7 +51,6 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from acp import PROTOCOL_VERSION, RequestError, helpers
 from rein import __version__
 from rein.acp import errors
 from rein.acp.context import current_session
@@ -343,6 +343,7 @@ class ReinAcpAgent:
             raise errors.busy(session_id)
         if live.pending_mode is not None:
             live = await self._switch_mode(live, live.pending_mode)
+        untitled = not live.session.title
         token = current_session.set(session_id)
         try:
             result = await live.host.manager.run_prompt(live.session, text)
@@ -350,6 +351,9 @@ class ReinAcpAgent:
             raise RequestError(-32600, str(exc), {"sessionId": session_id}) from exc
         finally:
             current_session.reset(token)
+        store = live.host.manager.store
+        if untitled and store is not None:  # session/list shows it by its first prompt
+            await store.set_title(session_id, live.session.title)
         reason = stop_reason(result, live.session.agent.messages)
         if result.status == "failed" and reason == "end_turn":
             live.updates.say(

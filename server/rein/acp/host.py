@@ -16,8 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
 from pathlib import Path
+
+import anyio
+import anyio.abc
 
 from rein.acp.ask import ClientUserChannel
 from rein.acp.client_fs import ClientFsWorkspace
@@ -70,28 +72,51 @@ class AcpHosts:
         self.hosts: dict[Path, WorkspaceHost] = {}
         self._opening: dict[Path, asyncio.Lock] = {}
         self._approvers: dict[str, PermissionApprover] = {}
-        self._stack = AsyncExitStack()
+        # Each host lives in its own task of this group (a host's task group
+        # must be left by the task that entered it; requests come and go).
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._closing = anyio.Event()
 
     async def __aenter__(self) -> AcpHosts:
-        await self._stack.__aenter__()
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self._closing.set()
+        assert self._tg is not None
+        await self._tg.__aexit__(None, None, None)
         self.hosts.clear()
-        await self._stack.__aexit__(None, None, None)
 
     async def host(self, root: Path) -> WorkspaceHost:
-        """The host of ``root`` (an absolute, resolved folder), started on first use."""
+        """The host of ``root`` (an absolute, resolved folder), started on
+        first use; its start-up error is raised to the caller."""
         if root in self.hosts:
             return self.hosts[root]
+        if self._tg is None:
+            raise RuntimeError("the ACP hosts are not open (use `async with`)")
         lock = self._opening.setdefault(root, asyncio.Lock())
         async with lock:
             if root not in self.hosts:
                 host = self._make(root)
-                await self._stack.enter_async_context(host)
+                started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._tg.start_soon(self._keep, host, started)
+                await started
                 self.hosts[root] = host
                 log.info("workspace %s: %s", root, host.analyzers_line())
         return self.hosts[root]
+
+    async def _keep(self, host: WorkspaceHost, started: asyncio.Future[None]) -> None:
+        """Run ``host`` until the process ends (or say why it did not start)."""
+        try:
+            async with host:
+                started.set_result(None)
+                await self._closing.wait()
+        except Exception as exc:
+            if not started.done():
+                started.set_exception(exc)
+            else:
+                log.exception("closing the workspace host of %s failed", host.root)
 
     # ---------------------------------------------------------------- ports
 
