@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from acp import connect_to_agent
 from acp._transport import memory_transport_pair
+from acp.schema import ClientCapabilities
 
 from rein.acp.main import serve_acp
 from rein.config import ReinConfig, load_config
@@ -35,8 +36,8 @@ class Connected:
     storage: Path
     agent_task: asyncio.Task[None]
 
-    async def new(self) -> str:
-        await self.conn.initialize(protocol_version=1)
+    async def new(self, capabilities: ClientCapabilities | None = None) -> str:
+        await self.conn.initialize(protocol_version=1, client_capabilities=capabilities)
         return (await self.conn.new_session(cwd=str(self.root))).session_id
 
     async def raw(self, method: str, params: Any) -> Any:

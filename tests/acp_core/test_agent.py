@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 from acp import RequestError, helpers
+from acp.schema import ClientCapabilities, FileSystemCapabilities
 
 from tests.acp_core.conftest import config_for, connected
-from tests.fakes import WatchedAcpClient
+from tests.fakes import FakeTerminal, WatchedAcpClient
 
 READ_THEN_ANSWER = [
     {
@@ -87,6 +88,76 @@ async def test_an_edit_is_a_diff_of_the_file_before_and_after(
         [diff] = end.content
         assert diff.type == "diff" and diff.path == str(workspace / "app.py")
         assert (diff.old_text, diff.new_text) == ("VALUE = 1\n", "VALUE = 2\n")
+
+
+EDIT_APP = [
+    {
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {
+                    "path": "app.py",
+                    "old_string": "VALUE = 1",
+                    "new_string": "VALUE = 2",
+                },
+                "id": "e1",
+            }
+        ]
+    },
+    {"text": "Changed."},
+]
+
+
+async def test_with_the_clients_fs_the_edit_goes_into_its_buffer(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    async with connect() as c:
+        c.server.load(EDIT_APP)
+        app = str(workspace / "app.py")
+        c.client.buffers[app] = "VALUE = 1\n# unsaved\n"
+        session_id = await c.new(
+            ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+        )
+        response = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("bump")])
+        assert response.stop_reason == "end_turn"
+        assert c.client.buffers[app] == "VALUE = 2\n# unsaved\n"
+        assert (workspace / "app.py").read_text() == "VALUE = 1\n"  # not saved: disk untouched
+        assert [p["session_id"] for p in c.client.params("fs/write_text_file")] == [session_id]
+        [end] = [u for u in c.client.of("tool_call_update") if u.status == "completed"]
+        [diff] = end.content
+        assert (diff.old_text, diff.new_text) == (
+            "VALUE = 1\n# unsaved\n",
+            "VALUE = 2\n# unsaved\n",
+        )
+
+
+async def test_with_the_clients_terminal_the_command_shows_there(
+    connect: Callable[..., Any],
+) -> None:
+    client = WatchedAcpClient(terminals=[FakeTerminal(["ok\n"])], permissions=["allow_once"])
+    async with connect(client=client) as c:
+        c.server.load(
+            [
+                {
+                    "tool_calls": [
+                        {"name": "run_command", "arguments": {"command": "echo ok"}, "id": "r1"}
+                    ]
+                },
+                {"text": "Ran.", "expect": {"last_message_contains": "ok"}},
+            ]
+        )
+        session_id = await c.new(ClientCapabilities(terminal=True))
+        response = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run")])
+        assert response.stop_reason == "end_turn"
+        [create] = client.params("terminal/create")
+        assert create["session_id"] == session_id
+        [permission] = client.params("session/request_permission")
+        assert permission["tool_call"].tool_call_id == "r1"
+        shown = [u for u in client.of("tool_call_update") if u.content and u.status is None]
+        assert shown[0].content[0].type == "terminal"
+        terminal_id = shown[0].content[0].terminal_id
+        [end] = [u for u in client.of("tool_call_update") if u.status == "completed"]
+        assert end.content[0].type == "terminal" and end.content[0].terminal_id == terminal_id
 
 
 async def test_cancel_ends_the_prompt_with_cancelled(

@@ -112,6 +112,7 @@ class ReinAcpAgent:
             self,
             model_factory,
             self._tell,
+            self._before_change,
             storage=storage,
             analyzers=analyzers,
             watch=watch,
@@ -139,6 +140,11 @@ class ReinAcpAgent:
             await live.updates.drain()
         else:
             await self._send(session_id, helpers.update_agent_message_text(text))
+
+    def _before_change(self, session_id: str, path: str, text: str) -> None:
+        live = self.live.get(session_id)
+        if live is not None:
+            live.updates.before_change(path, text)
 
     # ------------------------------------------------------------ initialize
 

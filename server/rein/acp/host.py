@@ -26,6 +26,7 @@ from rein.acp.client_fs import ClientFsWorkspace
 from rein.acp.context import ClientLink, current_session
 from rein.acp.permissions import PermissionApprover
 from rein.acp.terminal import client_terminal
+from rein.acp.witness import WitnessedWorkspace
 from rein.config import ReinConfig
 from rein.harness.ports import Approver, CommandExecutor, Model, UserChannel
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerSpec
@@ -39,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: Says a text to a session's client (an agent message).
 Tell = Callable[[str, str], Awaitable[None]]
+#: A session's tool is about to change a file: (session id, path, its text before).
+BeforeChange = Callable[[str, str, str], None]
 
 
 class AcpHosts:
@@ -46,7 +49,9 @@ class AcpHosts:
 
     ``model_factory`` makes a session's model from its ``model``
     configuration; ``tell(session_id, text)`` says a text to the client
-    (the questions of ``ask_user``); ``storage`` is the session store's
+    (the questions of ``ask_user``); ``before_change(session_id, path, text)``
+    hears a file's text before a session's tool changes it (the edit's
+    diff); ``storage`` is the session store's
     folder; ``analyzers`` and ``watch`` as for :class:`WorkspaceHost`.
     Use it as an async context manager: leaving it closes every host.
     """
@@ -57,6 +62,7 @@ class AcpHosts:
         link: ClientLink,
         model_factory: Callable[[ModelConfig], Model],
         tell: Tell,
+        before_change: BeforeChange,
         *,
         storage: str | Path | None,
         analyzers: tuple[AnalyzerSpec, ...] = DEFAULT_ANALYZERS,
@@ -66,6 +72,7 @@ class AcpHosts:
         self.link = link
         self.model_factory = model_factory
         self.tell = tell
+        self.before_change = before_change
         self.storage = storage
         self.analyzers = analyzers
         self.watch = watch
@@ -134,8 +141,15 @@ class AcpHosts:
             storage=self.storage,
         )
 
-    def _client_view(self, disk: DiskWorkspace) -> ClientFsWorkspace:
-        return ClientFsWorkspace(disk, self.link, current_session.get)
+    def _client_view(self, disk: DiskWorkspace) -> WitnessedWorkspace:
+        def before_change(path: str, text: str) -> None:
+            session_id = current_session.get()
+            if session_id is not None:
+                self.before_change(session_id, path, text)
+
+        return WitnessedWorkspace(
+            ClientFsWorkspace(disk, self.link, current_session.get), before_change
+        )
 
     def _approver(self, session_id: str) -> Approver:
         # One per session, kept: its "always" answers outlive a rebuild of
