@@ -383,3 +383,42 @@ async def test_load_after_a_restart_replays_the_transcript(
         with pytest.raises(RequestError) as unknown:
             await again.conn.load_session(cwd=str(workspace), session_id="ses_unknown")
         assert unknown.value.code == -32002
+
+
+async def test_a_client_that_leaves_mid_run_leaves_the_session_loadable(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    client = WatchedAcpClient(hang=["session/request_permission"])
+    async with connect(client=client) as c:
+        c.server.load(
+            [
+                {
+                    "text": "Running it.",
+                    "tool_calls": [
+                        {"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}
+                    ],
+                },
+            ]
+        )
+        session_id = await c.new()
+        prompt = asyncio.create_task(
+            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
+        )
+        await client.wait_update(lambda u: u.session_update == "tool_call")
+    # Leaving closed the client's end: the agent saw end of input, aborted
+    # the run and closed its hosts (connected() waited for it, bounded).
+    assert c.agent_task.done() and c.agent_task.exception() is None
+    prompt.cancel()
+    async with connect() as again:
+        await again.conn.initialize(protocol_version=1)
+        await again.conn.load_session(cwd=str(workspace), session_id=session_id)
+        assert again.client.texts("user_message_chunk") == "run it"
+        assert again.client.texts() == "Running it."
+        [call] = again.client.of("tool_call")
+        assert call.tool_call_id == "r1" and call.status == "failed"
+        # The loaded session runs again.
+        again.server.load([{"text": "Back."}])
+        response = await again.conn.prompt(
+            session_id=session_id, prompt=[helpers.text_block("go on")]
+        )
+        assert response.stop_reason == "end_turn"

@@ -53,7 +53,8 @@ class AcpHosts:
     hears a file's text before a session's tool changes it (the edit's
     diff); ``storage`` is the session store's
     folder; ``analyzers`` and ``watch`` as for :class:`WorkspaceHost`.
-    Use it as an async context manager: leaving it closes every host.
+    Each host runs in a task of ``tg`` (a host's task group must be left by
+    the task that entered it; requests come and go) until :meth:`close`.
     """
 
     def __init__(
@@ -63,6 +64,7 @@ class AcpHosts:
         model_factory: Callable[[ModelConfig], Model],
         tell: Tell,
         before_change: BeforeChange,
+        tg: anyio.abc.TaskGroup,
         *,
         storage: str | Path | None,
         analyzers: tuple[AnalyzerSpec, ...] = DEFAULT_ANALYZERS,
@@ -79,29 +81,20 @@ class AcpHosts:
         self.hosts: dict[Path, WorkspaceHost] = {}
         self._opening: dict[Path, asyncio.Lock] = {}
         self._approvers: dict[str, PermissionApprover] = {}
-        # Each host lives in its own task of this group (a host's task group
-        # must be left by the task that entered it; requests come and go).
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._tg = tg
         self._closing = anyio.Event()
 
-    async def __aenter__(self) -> AcpHosts:
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
+    def close(self) -> None:
+        """Let every host close (their tasks end once they have)."""
         self._closing.set()
-        assert self._tg is not None
-        await self._tg.__aexit__(None, None, None)
-        self.hosts.clear()
 
     async def host(self, root: Path) -> WorkspaceHost:
         """The host of ``root`` (an absolute, resolved folder), started on
         first use; its start-up error is raised to the caller."""
         if root in self.hosts:
             return self.hosts[root]
-        if self._tg is None:
-            raise RuntimeError("the ACP hosts are not open (use `async with`)")
+        if self._closing.is_set():
+            raise RuntimeError("rein acp is closing: no new workspace")
         lock = self._opening.setdefault(root, asyncio.Lock())
         async with lock:
             if root not in self.hosts:
