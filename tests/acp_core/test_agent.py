@@ -5,16 +5,20 @@ the extension methods, session/list and session/load after a restart."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp import RequestError, helpers
-from acp.schema import ClientCapabilities, FileSystemCapabilities
+from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdio, SseMcpServer
 
 from tests.acp_core.conftest import config_for, connected
 from tests.fakes import FakeTerminal, WatchedAcpClient
+
+#: The tests' real stdio MCP server.
+TOOLBOX = Path(__file__).resolve().parents[1] / "mcp_servers" / "toolbox.py"
 
 READ_THEN_ANSWER = [
     {
@@ -422,3 +426,41 @@ async def test_a_client_that_leaves_mid_run_leaves_the_session_loadable(
             session_id=session_id, prompt=[helpers.text_block("go on")]
         )
         assert response.stop_reason == "end_turn"
+
+
+async def test_the_clients_mcp_servers_are_offered_and_called(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    client = WatchedAcpClient(permissions=["allow_once"])
+    async with connect(client=client) as c:
+        c.server.load(
+            [
+                {
+                    "tool_calls": [
+                        {"name": "mcp__box__echo", "arguments": {"text": "hi there"}, "id": "m1"}
+                    ],
+                    "expect": {"tools_include": ["mcp__box__echo"]},
+                },
+                {"text": "Echoed.", "expect": {"last_message_contains": "hi there"}},
+            ]
+        )
+        init = await c.conn.initialize(protocol_version=1)
+        assert init.agent_capabilities.mcp_capabilities.http is True
+        new = await c.conn.new_session(
+            cwd=str(workspace),
+            mcp_servers=[
+                McpServerStdio(name="box", command=sys.executable, args=[str(TOOLBOX)], env=[])
+            ],
+        )
+        response = await c.conn.prompt(
+            session_id=new.session_id, prompt=[helpers.text_block("echo")]
+        )
+        assert response.stop_reason == "end_turn" and c.client.texts() == "Echoed."
+        [start] = c.client.of("tool_call")
+        assert (start.title, start.kind) == ("box: echo", "other")
+        with pytest.raises(RequestError) as sse:
+            await c.conn.new_session(
+                cwd=str(workspace),
+                mcp_servers=[SseMcpServer(type="sse", name="s", url="http://x", headers=[])],
+            )
+        assert sse.value.data == {"field": "mcpServers[0]"}

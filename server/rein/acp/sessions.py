@@ -41,6 +41,7 @@ from acp.schema import (
 from rein.acp import errors
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
+from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
 from rein.acp.prompts import prompt_text, stop_reason
 from rein.acp.replay import replay_session
@@ -183,22 +184,20 @@ class AcpSessions:
         if missing is not None:
             raise errors.auth_required(missing)
 
-    def _refuse_client_mcp(self, servers: list[Any] | None) -> None:
-        if servers:
-            names = ", ".join(getattr(s, "name", "?") for s in servers)
-            log.warning(
-                "the client's MCP servers (%s) are not used: rein acp reads MCP servers from "
-                "rein.mcp.servers and the workspace's .mcp.json",
-                names,
-            )
+    async def _add_client_mcp(self, host: WorkspaceHost, servers: list[Any] | None) -> None:
+        specs = client_servers(servers, str(host.root))
+        if specs:
+            added = await host.mcp.add(specs)
+            log.info("MCP servers from the client for %s: %s", host.root, ", ".join(added))
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         root = self._cwd(cwd)
         self._check_key()
-        self._refuse_client_mcp(mcp_servers)
+        client_servers(mcp_servers, str(root))  # refused before anything starts
         host = await self.hosts.host(root)
+        await self._add_client_mcp(host, mcp_servers)
         session = host.manager.new(SessionSpec(mode="agent", origin="acp"))
         live = self._serve(host, session)
         return NewSessionResponse(
@@ -212,8 +211,9 @@ class AcpSessions:
     ) -> LoadSessionResponse:
         root = self._cwd(cwd)
         self._check_key()
-        self._refuse_client_mcp(mcp_servers)
+        client_servers(mcp_servers, str(root))  # refused before anything starts
         host = await self.hosts.host(root)
+        await self._add_client_mcp(host, mcp_servers)
         live = self.live.get(session_id)
         if live is not None and live.session.busy:
             raise errors.busy(session_id)
