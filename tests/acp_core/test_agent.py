@@ -15,7 +15,7 @@ from acp import RequestError, helpers
 from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdio, SseMcpServer
 
 from tests.acp_core.conftest import config_for, connected
-from tests.fakes import FakeTerminal, WatchedAcpClient
+from tests.fakes import FakeTerminal, WatchedAcpClient, complete_turn, plan_turn
 
 #: The tests' real stdio MCP server.
 TOOLBOX = Path(__file__).resolve().parents[1] / "mcp_servers" / "toolbox.py"
@@ -464,3 +464,55 @@ async def test_the_clients_mcp_servers_are_offered_and_called(
                 mcp_servers=[SseMcpServer(type="sse", name="s", url="http://x", headers=[])],
             )
         assert sse.value.data == {"field": "mcpServers[0]"}
+
+
+async def test_plan_mode_sends_the_plan_as_it_moves(connect: Callable[..., Any]) -> None:
+    def read(path: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "read_file", "arguments": {"path": path}}]}
+
+    async with connect() as c:
+        c.server.load(
+            [
+                plan_turn(("s1", "read app.py"), ("s2", "read it again")),
+                read("app.py"),
+                complete_turn("s1", summary="read"),
+                read("app.py"),
+                complete_turn("s2", summary="read again"),
+                {"text": "Read it twice."},
+            ]
+        )
+        session_id = await c.new()
+        await c.conn.set_session_mode(session_id=session_id, mode_id="plan")
+        response = await c.conn.prompt(
+            session_id=session_id, prompt=[helpers.text_block("read app.py twice")]
+        )
+        assert response.stop_reason == "end_turn"
+        plans = [[(e.content, e.status) for e in u.entries] for u in c.client.of("plan")]
+        assert plans[0] == [("read app.py", "pending"), ("read it again", "pending")]
+        assert ("read app.py", "in_progress") in plans[1]
+        assert plans[-1] == [("read app.py", "completed"), ("read it again", "completed")]
+
+
+async def test_a_question_is_said_and_the_next_prompt_answers_it(
+    connect: Callable[..., Any],
+) -> None:
+    async with connect() as c:
+        c.server.load(
+            [
+                {
+                    "tool_calls": [
+                        {"name": "ask_user", "arguments": {"question": "Which file?"}, "id": "q1"}
+                    ]
+                },
+                {
+                    "text": "Thanks.",
+                    "expect": {"last_role": "tool", "last_message_contains": "app.py"},
+                },
+            ]
+        )
+        session_id = await c.new()
+        first = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("fix it")])
+        assert first.stop_reason == "end_turn"
+        assert "Which file?" in c.client.texts()
+        second = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("app.py")])
+        assert second.stop_reason == "end_turn" and c.client.texts().endswith("Thanks.")
