@@ -10,7 +10,8 @@ counter). ACP has no delete or rename: those go to the disk.
 
 The texts read from and written to the client are kept (:meth:`text_of`):
 the headless analyzers read them before the disk
-(``AnalyzerPool(read=...)``), so the analyzer gate judges the client's
+(``AnalyzerPool(read=...)``, and ``on_text`` has the pool look again when a
+read shows an unsaved change), so the analyzer gate judges the client's
 view, and the disk watcher does not take the editor's later save of the
 same text for a change by someone else (``DiskWatcher(known_text=...)``).
 A kept text is dropped once the disk holds a different one (the person
@@ -75,11 +76,16 @@ class ClientFsWorkspace:
         session_id_of: Callable[[], str | None],
         *,
         bound_s: float = CLIENT_BOUND_S,
+        on_text: Callable[[str], None] | None = None,
     ) -> None:
         self.disk = disk
         self.link = link
         self.session_id_of = session_id_of
         self.bound_s = bound_s
+        #: Called with a path when a read shows a text other than the one
+        #: Rein knew (the person's unsaved change): the analyzer pool's
+        #: ``refresh``, so the analyzers see it before Rein changes the file.
+        self.on_text = on_text
         self._overlay: dict[str, _Seen] = {}
 
     # ------------------------------------------------------------ the port
@@ -110,7 +116,12 @@ class ClientFsWorkspace:
             lambda: self.link.conn.read_text_file(session_id=session_id, path=self._abs(path)),
             bound_s=self.bound_s,
         )
+        known = self.text_of(path)
+        if known is None:
+            known = _disk_text(full)
         self._remember(path, answer.content)
+        if answer.content != known and self.on_text is not None:
+            self.on_text(path)
         return FileContent(path, answer.content, None, generation)
 
     async def exists(self, path: str) -> bool:
