@@ -69,6 +69,28 @@ async def test_a_read_is_the_client_s_unsaved_buffer(root: Path) -> None:
     assert (root / "app.py").read_text() == "x = 1\n"
 
 
+async def test_read_file_shows_the_unsaved_buffer(root: Path) -> None:
+    # The tool refuses a disk read that differs from the file it checked;
+    # the editor's buffer (a text with a version) is no such read.
+    client = FakeAcpClient(buffers={str(root / "app.py"): "x = 2\ny = 3\n"})
+    _, workspace = client_fs(root, client)
+    recorder = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=workspace, settings=ToolSettings(approval=ApprovalSettings(read="allow"))
+        )
+    )
+    with in_session():
+        result = await recorder.run(ReadFileTool(), path="app.py")
+        again = await recorder.run(ReadFileTool(), path="app.py")
+    assert not result.is_error, result.content
+    assert "x = 2" in result.content and "y = 3" in result.content
+    assert result.details["version"] == again.details["version"] == 1
+    client.buffers[str(root / "app.py")] = "x = 4\n"
+    with in_session():
+        changed = await recorder.run(ReadFileTool(), path="app.py")
+    assert changed.details["version"] == 2 and "x = 4" in changed.content
+
+
 async def test_a_read_that_shows_an_unsaved_change_is_announced(root: Path) -> None:
     (root / "same.py").write_text("s = 1\n")
     app = str(root / "app.py")

@@ -3,7 +3,8 @@
 them, the disk otherwise.
 
 The client's buffers are the truth: a file the person changed and did not
-save is read as they see it, and an edit goes into the editor's buffer
+save is read as they see it (with a version, as an editor's buffer is read,
+so the tools do not take it for a disk read that changed under them), and an edit goes into the editor's buffer
 (which the editor tracks, shows and saves). Every change is a mutation
 generation exactly as a disk write is (:class:`DiskWorkspace` keeps the
 counter). ACP has no delete or rename: those go to the disk.
@@ -55,10 +56,12 @@ def _disk_text(path: Path) -> str | None:
 
 @dataclass(slots=True)
 class _Seen:
-    """A text the client gave or was given, and the disk's stamp then."""
+    """A text the client gave or was given, the disk's stamp then, and its
+    version (:meth:`ClientFsWorkspace._remember`)."""
 
     text: str
     stamp: _Stamp
+    version: int
 
 
 class ClientFsWorkspace:
@@ -87,6 +90,9 @@ class ClientFsWorkspace:
         #: ``refresh``, so the analyzers see it before Rein changes the file.
         self.on_text = on_text
         self._overlay: dict[str, _Seen] = {}
+        #: The last version given out per path (never reset: a version is
+        #: not reused for another text).
+        self._versions: dict[str, int] = {}
 
     # ------------------------------------------------------------ the port
 
@@ -104,7 +110,7 @@ class ClientFsWorkspace:
         if session_id is None:
             known = self.text_of(path)
             if known is not None:
-                return FileContent(path, known, None, self.disk.generation)
+                return FileContent(path, known, self._overlay[path].version, self.disk.generation)
             return await self.disk.read_text(path)
         if full.is_dir():
             raise ToolError(f"{path} is a directory, not a file")
@@ -119,10 +125,10 @@ class ClientFsWorkspace:
         known = self.text_of(path)
         if known is None:
             known = _disk_text(full)
-        self._remember(path, answer.content)
+        version = self._remember(path, answer.content)
         if answer.content != known and self.on_text is not None:
             self.on_text(path)
-        return FileContent(path, answer.content, None, generation)
+        return FileContent(path, answer.content, version, generation)
 
     async def exists(self, path: str) -> bool:
         return path in self._overlay or await self.disk.exists(path)
@@ -157,7 +163,8 @@ class ClientFsWorkspace:
         mutation = await self.disk.rename(old, new)
         seen = self._overlay.pop(old, None)
         if seen is not None:
-            self._overlay[new] = _Seen(seen.text, _stamp(self.disk.path_of(new)))
+            self._versions[new] = version = self._versions.get(new, 0) + 1
+            self._overlay[new] = _Seen(seen.text, _stamp(self.disk.path_of(new)), version)
         return mutation
 
     # ------------------------------------------------------------ the overlay
@@ -196,5 +203,14 @@ class ClientFsWorkspace:
         the person's view of the folder)."""
         return str(Path(self.disk.root) / path)
 
-    def _remember(self, path: str, text: str) -> None:
-        self._overlay[path] = _Seen(text, _stamp(Path(self.disk.root) / path))
+    def _remember(self, path: str, text: str) -> int:
+        """Keep ``text`` as the client's text of ``path``; returns its
+        version: the last one's when the text is the same, else one more
+        (ACP has no document versions; a version marks the text as the
+        editor's)."""
+        seen = self._overlay.get(path)
+        version = self._versions.get(path, 0)
+        if seen is None or seen.text != text:
+            version = self._versions[path] = version + 1
+        self._overlay[path] = _Seen(text, _stamp(Path(self.disk.root) / path), version)
+        return version
