@@ -24,7 +24,7 @@ from rein.harness.tools import ToolEnvironment
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.watcher import DiskWatcher
-from rein.tools import ReadFileTool
+from rein.tools import EditFileTool, ReadFileTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import FakeAcpClient, FakeClientLink, ToolCallRecorder, run_in_virtual_time
 
@@ -89,6 +89,26 @@ async def test_read_file_shows_the_unsaved_buffer(root: Path) -> None:
     with in_session():
         changed = await recorder.run(ReadFileTool(), path="app.py")
     assert changed.details["version"] == 2 and "x = 4" in changed.content
+
+
+async def test_edit_file_changes_the_buffer_as_the_person_left_it(root: Path) -> None:
+    app = str(root / "app.py")
+    client = FakeAcpClient(buffers={app: "x = 1\nname = 'draft'\n"})  # unsaved line
+    _, workspace = client_fs(root, client)
+    recorder = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=workspace, settings=ToolSettings(approval=ApprovalSettings(write="allow"))
+        )
+    )
+    with in_session():
+        result = await recorder.run(
+            EditFileTool(), path="app.py", old_string="'draft'", new_string="'final'"
+        )
+    assert not result.is_error, result.content
+    assert client.buffers[app] == "x = 1\nname = 'final'\n"
+    assert (root / "app.py").read_text() == "x = 1\n"
+    assert workspace.generation == 1
+    assert [m.paths for m in recorder.record.to_validate()] == [("app.py",)]
 
 
 async def test_a_read_that_shows_an_unsaved_change_is_announced(root: Path) -> None:
