@@ -256,6 +256,19 @@ async def test_delete_and_rename_go_to_the_disk_and_the_overlay_follows(root: Pa
     assert client.methods() == ["fs/read_text_file", "fs/write_text_file"]
 
 
+async def test_a_file_the_person_deleted_is_gone(root: Path) -> None:
+    client = FakeAcpClient()
+    fs, workspace = client_fs(root, client)
+    with in_session():
+        await workspace.read_text("app.py")
+    (root / "app.py").unlink()
+    assert not await workspace.exists("app.py")
+    assert fs.text_of("app.py") is None
+    with in_session(), pytest.raises(ToolError, match=r"File not found: app\.py"):
+        await workspace.read_text("app.py")
+    assert client.methods() == ["fs/read_text_file"]
+
+
 async def test_the_overlay_yields_to_a_newer_text_on_disk(root: Path) -> None:
     app = str(root / "app.py")
     client = FakeAcpClient()

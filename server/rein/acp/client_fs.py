@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+
 from rein.acp._client_calls import CLIENT_BOUND_S, ask_client
 from rein.acp.context import ClientLink
 from rein.harness.errors import ToolError
@@ -114,7 +116,7 @@ class ClientFsWorkspace:
             return await self.disk.read_text(path)
         if full.is_dir():
             raise ToolError(f"{path} is a directory, not a file")
-        if path not in self._overlay and not full.exists():
+        if self.text_of(path) is None and not full.exists():
             raise ToolError(f"File not found: {path}")
         generation = self.disk.generation
         answer = await ask_client(
@@ -124,14 +126,15 @@ class ClientFsWorkspace:
         )
         known = self.text_of(path)
         if known is None:
-            known = _disk_text(full)
+            known = await anyio.to_thread.run_sync(_disk_text, full)
         version = self._remember(path, answer.content)
         if answer.content != known and self.on_text is not None:
             self.on_text(path)
         return FileContent(path, answer.content, version, generation)
 
     async def exists(self, path: str) -> bool:
-        return path in self._overlay or await self.disk.exists(path)
+        """On disk, or a file Rein wrote into the editor that it has not saved."""
+        return self.text_of(path) is not None or await self.disk.exists(path)
 
     async def write_text(
         self, path: str, text: str, *, expected_version: int | None = None
