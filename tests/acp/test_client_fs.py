@@ -24,7 +24,7 @@ from rein.harness.tools import ToolEnvironment
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.watcher import DiskWatcher
-from rein.tools import ReadFileTool
+from rein.tools import EditFileTool, ReadFileTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import FakeAcpClient, FakeClientLink, ToolCallRecorder, run_in_virtual_time
 
@@ -67,6 +67,64 @@ async def test_a_read_is_the_client_s_unsaved_buffer(root: Path) -> None:
     assert client.calls == [("fs/read_text_file", {"session_id": "sess-1", "path": app})]
     assert fs.text_of("app.py") == "x = 2  # unsaved\n"
     assert (root / "app.py").read_text() == "x = 1\n"
+
+
+async def test_read_file_shows_the_unsaved_buffer(root: Path) -> None:
+    # The tool refuses a disk read that differs from the file it checked;
+    # the editor's buffer (a text with a version) is no such read.
+    client = FakeAcpClient(buffers={str(root / "app.py"): "x = 2\ny = 3\n"})
+    _, workspace = client_fs(root, client)
+    recorder = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=workspace, settings=ToolSettings(approval=ApprovalSettings(read="allow"))
+        )
+    )
+    with in_session():
+        result = await recorder.run(ReadFileTool(), path="app.py")
+        again = await recorder.run(ReadFileTool(), path="app.py")
+    assert not result.is_error, result.content
+    assert "x = 2" in result.content and "y = 3" in result.content
+    assert result.details["version"] == again.details["version"] == 1
+    client.buffers[str(root / "app.py")] = "x = 4\n"
+    with in_session():
+        changed = await recorder.run(ReadFileTool(), path="app.py")
+    assert changed.details["version"] == 2 and "x = 4" in changed.content
+
+
+async def test_edit_file_changes_the_buffer_as_the_person_left_it(root: Path) -> None:
+    app = str(root / "app.py")
+    client = FakeAcpClient(buffers={app: "x = 1\nname = 'draft'\n"})  # unsaved line
+    _, workspace = client_fs(root, client)
+    recorder = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=workspace, settings=ToolSettings(approval=ApprovalSettings(write="allow"))
+        )
+    )
+    with in_session():
+        result = await recorder.run(
+            EditFileTool(), path="app.py", old_string="'draft'", new_string="'final'"
+        )
+    assert not result.is_error, result.content
+    assert client.buffers[app] == "x = 1\nname = 'final'\n"
+    assert (root / "app.py").read_text() == "x = 1\n"
+    assert workspace.generation == 1
+    assert [m.paths for m in recorder.record.to_validate()] == [("app.py",)]
+
+
+async def test_a_read_that_shows_an_unsaved_change_is_announced(root: Path) -> None:
+    (root / "same.py").write_text("s = 1\n")
+    app = str(root / "app.py")
+    client = FakeAcpClient(buffers={app: "x = 2\n"})
+    fs, workspace = client_fs(root, client)
+    announced: list[str] = []
+    fs.on_text = announced.append
+    with in_session():
+        await workspace.read_text("same.py")  # the buffer is the disk's text
+        await workspace.read_text("app.py")  # an unsaved change
+        await workspace.read_text("app.py")  # known now
+        client.buffers[app] = "x = 3\n"
+        await workspace.read_text("app.py")  # changed again
+    assert announced == ["app.py", "app.py"]
 
 
 async def test_a_write_goes_to_the_buffer_and_is_a_new_generation(root: Path) -> None:
@@ -198,6 +256,19 @@ async def test_delete_and_rename_go_to_the_disk_and_the_overlay_follows(root: Pa
     assert client.methods() == ["fs/read_text_file", "fs/write_text_file"]
 
 
+async def test_a_file_the_person_deleted_is_gone(root: Path) -> None:
+    client = FakeAcpClient()
+    fs, workspace = client_fs(root, client)
+    with in_session():
+        await workspace.read_text("app.py")
+    (root / "app.py").unlink()
+    assert not await workspace.exists("app.py")
+    assert fs.text_of("app.py") is None
+    with in_session(), pytest.raises(ToolError, match=r"File not found: app\.py"):
+        await workspace.read_text("app.py")
+    assert client.methods() == ["fs/read_text_file"]
+
+
 async def test_the_overlay_yields_to_a_newer_text_on_disk(root: Path) -> None:
     app = str(root / "app.py")
     client = FakeAcpClient()
@@ -255,6 +326,7 @@ async def test_the_headless_analyzers_judge_the_client_s_text_not_the_disk(root:
     client = FakeAcpClient(buffers={str(root / "clean.py"): "y = 2\nimport os\n"})
     fs, workspace = client_fs(root, client)
     pool = AnalyzerPool(root, [RUFF], read=fs.text_of)
+    fs.on_text = lambda path: pool.refresh([path])
     workspace.mutations.subscribe(pool.on_mutation)
     await pool.start()
     try:
@@ -266,9 +338,10 @@ async def test_the_headless_analyzers_judge_the_client_s_text_not_the_disk(root:
             await workspace.read_text("clean.py")  # an unsaved import in the editor
         assert await pool.wait_idle(30)
         found = (await pool.snapshot(["app.py", "clean.py"])).diagnostics
-        assert [(d.path, d.code) for d in found] == [("app.py", "F821")]
-        # What the pool shows its analyzers of a file read from the editor.
-        assert pool.read("clean.py") == "y = 2\nimport os\n"
+        assert sorted((d.path, d.code) for d in found) == [
+            ("app.py", "F821"),
+            ("clean.py", "F401"),
+        ]
         assert (root / "app.py").read_text() == "x = 1\n"
         assert (root / "clean.py").read_text() == "y = 2\n"
     finally:

@@ -3,14 +3,16 @@
 them, the disk otherwise.
 
 The client's buffers are the truth: a file the person changed and did not
-save is read as they see it, and an edit goes into the editor's buffer
+save is read as they see it (with a version, as an editor's buffer is read,
+so the tools do not take it for a disk read that changed under them), and an edit goes into the editor's buffer
 (which the editor tracks, shows and saves). Every change is a mutation
 generation exactly as a disk write is (:class:`DiskWorkspace` keeps the
 counter). ACP has no delete or rename: those go to the disk.
 
 The texts read from and written to the client are kept (:meth:`text_of`):
 the headless analyzers read them before the disk
-(``AnalyzerPool(read=...)``), so the analyzer gate judges the client's
+(``AnalyzerPool(read=...)``, and ``on_text`` has the pool look again when a
+read shows an unsaved change), so the analyzer gate judges the client's
 view, and the disk watcher does not take the editor's later save of the
 same text for a change by someone else (``DiskWatcher(known_text=...)``).
 A kept text is dropped once the disk holds a different one (the person
@@ -23,6 +25,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import anyio
 
 from rein.acp._client_calls import CLIENT_BOUND_S, ask_client
 from rein.acp.context import ClientLink
@@ -54,10 +58,12 @@ def _disk_text(path: Path) -> str | None:
 
 @dataclass(slots=True)
 class _Seen:
-    """A text the client gave or was given, and the disk's stamp then."""
+    """A text the client gave or was given, the disk's stamp then, and its
+    version (:meth:`ClientFsWorkspace._remember`)."""
 
     text: str
     stamp: _Stamp
+    version: int
 
 
 class ClientFsWorkspace:
@@ -75,12 +81,20 @@ class ClientFsWorkspace:
         session_id_of: Callable[[], str | None],
         *,
         bound_s: float = CLIENT_BOUND_S,
+        on_text: Callable[[str], None] | None = None,
     ) -> None:
         self.disk = disk
         self.link = link
         self.session_id_of = session_id_of
         self.bound_s = bound_s
+        #: Called with a path when a read shows a text other than the one
+        #: Rein knew (the person's unsaved change): the analyzer pool's
+        #: ``refresh``, so the analyzers see it before Rein changes the file.
+        self.on_text = on_text
         self._overlay: dict[str, _Seen] = {}
+        #: The last version given out per path (never reset: a version is
+        #: not reused for another text).
+        self._versions: dict[str, int] = {}
 
     # ------------------------------------------------------------ the port
 
@@ -98,11 +112,11 @@ class ClientFsWorkspace:
         if session_id is None:
             known = self.text_of(path)
             if known is not None:
-                return FileContent(path, known, None, self.disk.generation)
+                return FileContent(path, known, self._overlay[path].version, self.disk.generation)
             return await self.disk.read_text(path)
         if full.is_dir():
             raise ToolError(f"{path} is a directory, not a file")
-        if path not in self._overlay and not full.exists():
+        if self.text_of(path) is None and not full.exists():
             raise ToolError(f"File not found: {path}")
         generation = self.disk.generation
         answer = await ask_client(
@@ -110,11 +124,17 @@ class ClientFsWorkspace:
             lambda: self.link.conn.read_text_file(session_id=session_id, path=self._abs(path)),
             bound_s=self.bound_s,
         )
-        self._remember(path, answer.content)
-        return FileContent(path, answer.content, None, generation)
+        known = self.text_of(path)
+        if known is None:
+            known = await anyio.to_thread.run_sync(_disk_text, full)
+        version = self._remember(path, answer.content)
+        if answer.content != known and self.on_text is not None:
+            self.on_text(path)
+        return FileContent(path, answer.content, version, generation)
 
     async def exists(self, path: str) -> bool:
-        return path in self._overlay or await self.disk.exists(path)
+        """On disk, or a file Rein wrote into the editor that it has not saved."""
+        return self.text_of(path) is not None or await self.disk.exists(path)
 
     async def write_text(
         self, path: str, text: str, *, expected_version: int | None = None
@@ -146,7 +166,8 @@ class ClientFsWorkspace:
         mutation = await self.disk.rename(old, new)
         seen = self._overlay.pop(old, None)
         if seen is not None:
-            self._overlay[new] = _Seen(seen.text, _stamp(self.disk.path_of(new)))
+            self._versions[new] = version = self._versions.get(new, 0) + 1
+            self._overlay[new] = _Seen(seen.text, _stamp(self.disk.path_of(new)), version)
         return mutation
 
     # ------------------------------------------------------------ the overlay
@@ -185,5 +206,14 @@ class ClientFsWorkspace:
         the person's view of the folder)."""
         return str(Path(self.disk.root) / path)
 
-    def _remember(self, path: str, text: str) -> None:
-        self._overlay[path] = _Seen(text, _stamp(Path(self.disk.root) / path))
+    def _remember(self, path: str, text: str) -> int:
+        """Keep ``text`` as the client's text of ``path``; returns its
+        version: the last one's when the text is the same, else one more
+        (ACP has no document versions; a version marks the text as the
+        editor's)."""
+        seen = self._overlay.get(path)
+        version = self._versions.get(path, 0)
+        if seen is None or seen.text != text:
+            version = self._versions[path] = version + 1
+        self._overlay[path] = _Seen(text, _stamp(Path(self.disk.root) / path), version)
+        return version

@@ -808,6 +808,19 @@ class AnalyzerPool:
 
     # ------------------------------------------------------------- mutations
 
+    def refresh(self, paths: Sequence[str]) -> None:
+        """Show the analyzers the text of ``paths`` again (:meth:`read`),
+        without a new generation: a text learnt other than by a change (the
+        ACP client's unsaved buffer, read by the model)."""
+        for path in paths:
+            if self.skipped(path):
+                continue
+            if path not in self.requested:
+                self.requested.append(path)
+            for analyzer in self.analyzers:
+                if analyzer.alive and analyzer.owns(path):
+                    analyzer.change(path)
+
     def on_mutation(self, mutation: Mutation) -> None:
         """Send the change to every analyzer that owns the file."""
         self.generation = max(self.generation, mutation.generation)
