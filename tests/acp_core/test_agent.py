@@ -281,6 +281,7 @@ async def test_the_model_option_changes_the_model_of_the_next_turn(
             config_id="model", session_id=session_id, value="mock-2"
         )
         assert answer.config_options[1].current_value == "mock-2"
+        assert [o.value for o in answer.config_options[1].options] == ["mock-1", "mock-2"]
         c.server.load([{"text": "ok"}])
         response = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("hi")])
         assert response.stop_reason == "end_turn" and c.client.texts() == "ok"
@@ -516,3 +517,19 @@ async def test_a_question_is_said_and_the_next_prompt_answers_it(
         assert "Which file?" in c.client.texts()
         second = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("app.py")])
         assert second.stop_reason == "end_turn" and c.client.texts().endswith("Thanks.")
+
+
+async def test_a_mode_switch_keeps_the_transcript_across_a_restart(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    async with connect() as c:
+        c.server.load(READ_THEN_ANSWER)
+        session_id = await c.new()
+        await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("what is VALUE?")])
+        await c.conn.set_session_mode(session_id=session_id, mode_id="plan")
+    async with connect() as again:
+        await again.conn.initialize(protocol_version=1)
+        loaded = await again.conn.load_session(cwd=str(workspace), session_id=session_id)
+        assert loaded.modes.current_mode_id == "plan"
+        assert again.client.texts("user_message_chunk") == "what is VALUE?"
+        assert again.client.texts() == "Reading it.VALUE is 1."
