@@ -558,3 +558,21 @@ async def test_a_second_folder_does_not_mark_the_first_folders_run_interrupted(
         assert record is not None and record.status == "running"
         await c.conn.cancel(session_id=session_id)
         assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"
+
+
+async def test_an_answer_no_turn_streamed_is_said(connect: Callable[..., Any]) -> None:
+    async with connect() as c:
+        c.server.load(
+            [
+                plan_turn(("s1", "look at app.py")),
+                {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+                complete_turn("s1", summary="app.py sets VALUE"),
+            ]
+        )
+        session_id = await c.new()
+        await c.conn.set_session_mode(session_id=session_id, mode_id="plan")
+        response = await c.conn.prompt(
+            session_id=session_id, prompt=[helpers.text_block("what does app.py do?")]
+        )
+        assert response.stop_reason == "end_turn"
+        assert c.client.texts().strip() == "app.py sets VALUE"

@@ -290,6 +290,7 @@ class AcpSessions:
         if live.pending_mode is not None:
             live = await self._switch_mode(live, live.pending_mode)
         untitled = not live.session.title
+        live.updates.begin()
         token = current_session.set(session_id)
         try:
             result = await live.host.manager.run_prompt(live.session, text)
@@ -301,6 +302,14 @@ class AcpSessions:
         if untitled and store is not None:  # session/list shows it by its first prompt
             await store.set_title(session_id, live.session.title)
         reason = stop_reason(result, live.session.agent.messages)
+        answer = result.text.strip()
+        if (
+            result.status == "completed"
+            and answer
+            and not live.updates.said().rstrip().endswith(answer)
+        ):
+            # An answer no model turn streamed (plan mode's last step summary).
+            live.updates.say(helpers.update_agent_message_text(f"\n\n{answer}"))
         if result.status == "failed" and reason == "end_turn":
             live.updates.say(
                 helpers.update_agent_message_text(f"\n\nRein stopped: {result.error or 'failed'}")

@@ -408,6 +408,8 @@ class SessionUpdates:
         self._coalescer = DeltaCoalescer(self._mapped, interval_s)
         self._queue: asyncio.Queue[SessionUpdate] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
+        #: The agent's message text put out since :meth:`begin`.
+        self._said: list[str] = []
 
     def __call__(self, event: Event) -> None:
         self._coalescer(event)
@@ -428,7 +430,20 @@ class SessionUpdates:
         for update in updates:
             self._put(update)
 
+    def begin(self) -> None:
+        """A prompt starts: :meth:`said` counts from here."""
+        self._coalescer.flush()
+        self._said = []
+
+    def said(self) -> str:
+        """The agent's message text put out since :meth:`begin` (pending
+        deltas included)."""
+        self._coalescer.flush()
+        return "".join(self._said)
+
     def _put(self, update: SessionUpdate) -> None:
+        if isinstance(update, AgentMessageChunk) and update.content.type == "text":
+            self._said.append(update.content.text)
         self._queue.put_nowait(update)
         if self._sender is None or self._sender.done():
             self._sender = asyncio.get_running_loop().create_task(self._send_all())
