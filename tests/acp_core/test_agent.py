@@ -576,3 +576,52 @@ async def test_an_answer_no_turn_streamed_is_said(connect: Callable[..., Any]) -
         )
         assert response.stop_reason == "end_turn"
         assert c.client.texts().strip() == "app.py sets VALUE"
+
+
+async def test_a_session_loads_only_in_its_own_folder(
+    connect: Callable[..., Any], workspace: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    async with connect() as c:
+        session_id = await c.new()
+        with pytest.raises(RequestError) as live:
+            await c.conn.load_session(cwd=str(other), session_id=session_id, mcp_servers=[])
+        assert live.value.data == {"field": "cwd"} and str(workspace) in str(live.value)
+        c.server.load([{"text": "hi"}])
+        await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("hello")])
+    async with connect() as again:
+        await again.conn.initialize(protocol_version=1)
+        with pytest.raises(RequestError) as stored:
+            await again.conn.load_session(cwd=str(other), session_id=session_id, mcp_servers=[])
+        assert stored.value.code == -32602 and stored.value.data == {"field": "cwd"}
+
+
+async def test_a_follow_up_runs_after_the_prompt_it_was_queued_on(
+    connect: Callable[..., Any],
+) -> None:
+    client = WatchedAcpClient(permissions=["reject_once"], held=["session/request_permission"])
+    async with connect(client=client) as c:
+        c.server.load(
+            [
+                {
+                    "tool_calls": [
+                        {"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}
+                    ]
+                },
+                {"text": "Done."},
+                {"text": "Listed.", "expect": {"last_message_contains": "then list the files"}},
+            ]
+        )
+        session_id = await c.new()
+        prompt = asyncio.create_task(
+            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
+        )
+        await client.wait_update(lambda u: u.session_update == "tool_call")
+        answer = await c.conn.ext_method(
+            "rein/followUp", {"sessionId": session_id, "text": "then list the files"}
+        )
+        assert answer == {"queued": True}
+        client.release("session/request_permission")
+        assert (await asyncio.wait_for(prompt, 30)).stop_reason == "end_turn"
+        assert c.client.texts() == "Done.Listed."

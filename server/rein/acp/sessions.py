@@ -220,6 +220,7 @@ class AcpSessions:
         live = self.live.get(session_id)
         if live is not None and live.session.busy:
             raise errors.busy(session_id)
+        await self._check_folder(host, session_id, live)
         session = await host.manager.load(session_id)
         if session is None:
             raise errors.unknown_session(session_id)
@@ -233,6 +234,18 @@ class AcpSessions:
                 session.mode, self._model_name(live), self._configured_model()
             ),
         )
+
+    async def _check_folder(self, host: WorkspaceHost, session_id: str, live: _Live | None) -> None:
+        """A session is loaded in the folder it works in, not another."""
+        folder: Path | None = live.host.root if live is not None else None
+        store = host.manager.store
+        if folder is None and store is not None:
+            record = await store.get_session(session_id)
+            folder = Path(record.workspace) if record is not None and record.workspace else None
+        if folder is not None and folder != host.root:
+            raise errors.invalid_field(
+                "cwd", f"session {session_id} works in {folder}, not in {host.root}"
+            )
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
