@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from acp import helpers
-from acp.schema import ToolCallLocation
+from acp.schema import ToolCallLocation, ToolCallStatus
 
 from rein.acp.updates import RESULT_CHARS, SessionUpdate, plan_entries, tool_kind, tool_title
 from rein.harness.messages import (
@@ -64,6 +64,7 @@ def replay_messages(messages: Sequence[Message], root: Path) -> list[SessionUpda
 
 
 def _replayed_call(call: ToolCall, result: ToolResultMessage | None, root: Path) -> SessionUpdate:
+    status: ToolCallStatus
     if result is None:
         status, text = "failed", "no result (the run was interrupted)"
     else:
@@ -73,7 +74,7 @@ def _replayed_call(call: ToolCall, result: ToolResultMessage | None, root: Path)
         call.id,
         tool_title(call.name, call.arguments),
         kind=tool_kind(call.name),
-        status=status,  # type: ignore[arg-type]
+        status=status,
         content=[helpers.tool_content(helpers.text_block(text))] if text else None,
         locations=_locations(root, call),
         raw_input=dict(call.arguments),

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio.abc
 from acp import RequestError, helpers
@@ -380,7 +380,7 @@ class AcpSessions:
             raise errors.invalid_field(
                 field_name, f"{mode_id!r} is not one of: agent, plan, explain"
             )
-        mode: Mode = mode_id  # type: ignore[assignment]
+        mode = cast(Mode, mode_id)  # one of MODE_IDS, checked above
         if live.session.busy:
             live.pending_mode = mode  # from the next prompt
         else:

@@ -40,6 +40,7 @@ from acp.schema import (
     CurrentModeUpdate,
     FileEditToolCallContent,
     PlanEntry,
+    PlanEntryStatus,
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
@@ -98,6 +99,13 @@ _KINDS: dict[str, ToolKind] = {
     "think": "think",
 }
 _EDITS = frozenset({"edit_file", "write_file"})
+#: A plan step's status as a plan entry's (a failed step is done, and says so).
+_PLAN_STATUS: dict[str, PlanEntryStatus] = {
+    "pending": "pending",
+    "running": "in_progress",
+    "done": "completed",
+    "failed": "completed",
+}
 
 
 def tool_kind(name: str) -> ToolKind:
@@ -172,8 +180,7 @@ def plan_entries(steps: list[PlanStep]) -> list[PlanEntry]:
     entries = []
     for step in steps:
         content = step.description if step.status != "failed" else f"Failed: {step.description}"
-        status = {"pending": "pending", "running": "in_progress"}.get(step.status, "completed")
-        entries.append(helpers.plan_entry(content, status=status))  # type: ignore[arg-type]
+        entries.append(helpers.plan_entry(content, status=_PLAN_STATUS[step.status]))
     return entries
 
 
