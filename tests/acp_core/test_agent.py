@@ -625,3 +625,57 @@ async def test_a_follow_up_runs_after_the_prompt_it_was_queued_on(
         client.release("session/request_permission")
         assert (await asyncio.wait_for(prompt, 30)).stop_reason == "end_turn"
         assert c.client.texts() == "Done.Listed."
+
+
+async def test_session_list_pages_newest_first(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    async with connect() as c:
+        first = await c.new()
+        made = [first] + [
+            (await c.conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+            for _ in range(54)
+        ]
+        page = await c.conn.list_sessions(cwd=str(workspace))
+        assert len(page.sessions) == 50 and page.next_cursor == "50"
+        rest = await c.conn.list_sessions(cwd=str(workspace), cursor=page.next_cursor)
+        assert len(rest.sessions) == 5 and rest.next_cursor is None
+        listed = [s.session_id for s in page.sessions + rest.sessions]
+        assert sorted(listed) == sorted(made)
+        stamps = [s.updated_at for s in page.sessions + rest.sessions]
+        assert stamps == sorted(stamps, reverse=True)
+        with pytest.raises(RequestError) as bad:
+            await c.conn.list_sessions(cwd=str(workspace), cursor="next please")
+        assert bad.value.data == {"field": "cursor"}
+
+
+async def test_a_mode_chosen_during_a_prompt_applies_to_the_next(
+    connect: Callable[..., Any],
+) -> None:
+    client = WatchedAcpClient(permissions=["reject_once"], held=["session/request_permission"])
+    async with connect(client=client) as c:
+        c.server.load(
+            [
+                {
+                    "tool_calls": [
+                        {"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}
+                    ],
+                    "expect": {"tools_include": ["edit_file"]},
+                },
+                {"text": "Done."},
+                {"text": "Explained.", "expect": {"tools_exclude": ["edit_file", "run_command"]}},
+            ]
+        )
+        session_id = await c.new()
+        prompt = asyncio.create_task(
+            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
+        )
+        await client.wait_update(lambda u: u.session_update == "tool_call")
+        await c.conn.set_session_mode(session_id=session_id, mode_id="explain")
+        [said] = client.of("current_mode_update")
+        assert said.current_mode_id == "explain"
+        client.release("session/request_permission")
+        assert (await asyncio.wait_for(prompt, 30)).stop_reason == "end_turn"
+        response = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("why?")])
+        assert response.stop_reason == "end_turn"
+        assert c.client.texts() == "Done.Explained."
