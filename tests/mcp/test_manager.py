@@ -250,3 +250,20 @@ async def test_a_cancelled_start_stops_the_waiting_server_and_the_next_start_ret
         assert [name for name, state, _ in states.seen[mark:] if state == "starting"] == ["silent"]
     finally:
         await manager.aclose()
+
+
+async def test_servers_added_later_start_at_once_when_the_others_run(
+    managed: tuple[McpManager, States],
+) -> None:
+    manager, _states = managed
+    assert await manager.add([toolbox_spec("early")]) == ["early"]
+    await manager.ensure_started()
+    assert {s.spec.name: s.state for s in manager.servers.values()} == {
+        "box": "running",
+        "early": "running",
+    }
+    # Added after the start: started by add itself; a known name keeps its server.
+    assert await manager.add([toolbox_spec("late"), toolbox_spec("box")]) == ["late"]
+    assert manager.servers["late"].state == "running"
+    result = await manager.call_tool("late", "echo", {"text": "later"})
+    assert (result.content, result.is_error) == ("echo: later", False)

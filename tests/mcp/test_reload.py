@@ -93,3 +93,23 @@ async def test_an_edited_mcp_json_is_read_again(tmp_path: Path) -> None:
         assert len(ports.asked_trust) == 2
     finally:
         await manager.aclose()
+
+
+async def test_servers_added_by_the_client_survive_a_configuration_change(tmp_path: Path) -> None:
+    from tests.mcp.conftest import toolbox_spec
+
+    settings = Settings({"box": BOX})
+    manager = workspace_manager(tmp_path, settings, FakeMcpPorts())
+    try:
+        await manager.ensure_started()
+        assert await manager.add([toolbox_spec("editor")]) == ["editor"]
+        editor = manager.servers["editor"].connection
+        settings.set({"other": BOX})
+        await manager.ensure_started()
+        assert {n: s.state for n, s in manager.servers.items()} == {
+            "editor": "running",
+            "other": "running",
+        }
+        assert manager.servers["editor"].connection is editor
+    finally:
+        await manager.aclose()

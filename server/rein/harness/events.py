@@ -183,12 +183,14 @@ class ToolCallStart(_Event):
 
 
 class ToolCallUpdate(_Event):
-    """Progress of a running tool: streamed output or a liveness heartbeat."""
+    """Progress of a running tool: streamed output or a liveness heartbeat;
+    ``terminal``: the command runs in the ACP client's terminal, ``text``
+    is its id (``rein acp`` shows the terminal in the tool call)."""
 
     type: Literal["tool_call_update"] = "tool_call_update"
     tool_call_id: str
     name: str
-    kind: Literal["output", "heartbeat", "status"] = "output"
+    kind: Literal["output", "heartbeat", "status", "terminal"] = "output"
     text: str = ""
 
 

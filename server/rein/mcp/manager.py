@@ -119,6 +119,10 @@ class McpManager:
         self._restarts: set[asyncio.Task[None]] = set()
         #: The configuration was loaded (by the first start).
         self._loaded = False
+        #: ensure_started ran (servers added later start at once).
+        self._started = False
+        #: Servers given with :meth:`add` (kept when the configuration changes).
+        self._added: dict[str, McpServerSpec] = {}
         #: Says when the configuration changed (files, settings); None: never.
         self._fingerprint = fingerprint
         self._seen_fingerprint: object = None
@@ -161,6 +165,7 @@ class McpManager:
                 return
             if self._load is not None and (not self._loaded or self._config_changed()):
                 await self._reload()
+            self._started = True
             waiting = [s for s in self.servers.values() if s.state == "stopped"]
             if not waiting:
                 return
@@ -214,6 +219,8 @@ class McpManager:
         """A changed configuration: stop the servers removed or changed; the
         changed and new ones are "stopped", so they start next."""
         wanted = {spec.name: spec for spec in config.servers if not spec.disabled}
+        for name, given in self._added.items():
+            wanted.setdefault(name, given)
         stops: list[Awaitable[None]] = []
         for name, status in list(self.servers.items()):
             spec = wanted.get(name)
@@ -234,6 +241,20 @@ class McpManager:
         self.skipped = []
         self.errors = []
         self._take_config(McpServers(skipped=config.skipped, errors=config.errors))
+
+    async def add(self, specs: Sequence[McpServerSpec]) -> list[str]:
+        """Servers given after the manager was made (``rein acp``: the ones
+        the client passes with ``session/new``): registered, and started at
+        once when the others already were. A name already known keeps its
+        server. The names added."""
+        async with self._start_lock:
+            added = [s for s in specs if s.name not in self.servers and not s.disabled]
+            for spec in added:
+                self.servers[spec.name] = ServerStatus(spec)
+                self._added[spec.name] = spec
+            if self._started and not self._closed:
+                await asyncio.gather(*(self._start(self.servers[s.name]) for s in added))
+        return [s.name for s in added]
 
     async def _start(self, status: ServerStatus) -> bool:
         self._set(status, "starting")

@@ -378,9 +378,13 @@ export interface ToolCallStart {
   type: 'tool_call_start';
 }
 
-/** Progress of a running tool: streamed output or a liveness heartbeat. */
+/**
+ * Progress of a running tool: streamed output or a liveness heartbeat; ``terminal``: the command
+ * runs in the ACP client's terminal, ``text`` is its id (``rein acp`` shows the terminal in the
+ * tool call).
+ */
 export interface ToolCallUpdate {
-  kind?: 'output' | 'heartbeat' | 'status';
+  kind?: 'output' | 'heartbeat' | 'status' | 'terminal';
   name: string;
   text?: string;
   tool_call_id: string;
