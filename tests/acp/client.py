@@ -102,6 +102,9 @@ class EditorClient:
         self.buffers: dict[Path, str] = {}
         #: The permission answers still to give, in order.
         self.permissions: list[str] = list(permissions or [])
+        #: When set, permission requests wait (bounded) until it is set: a
+        #: test holds a run at a known point (a busy session, a steer).
+        self.hold_permissions: asyncio.Event | None = None
         #: Every permission request: (session id, tool call JSON, option kinds).
         self.permission_requests: list[tuple[str, dict[str, Any], list[str]]] = []
         #: Every client request the agent made: (method, params JSON).
@@ -261,6 +264,8 @@ class EditorClient:
         kinds = [option.kind for option in options]
         await self._log("session/request_permission", {"sessionId": session_id, "toolCall": call})
         self.permission_requests.append((session_id, call, kinds))
+        if self.hold_permissions is not None:
+            await asyncio.wait_for(self.hold_permissions.wait(), WAIT_S)
         if not self.permissions:
             raise AssertionError(f"unscripted permission request for {call}")
         answer = self.permissions.pop(0)
