@@ -1,5 +1,5 @@
-"""The ``rein`` command line: serve | run | demo | mock-server | eval | bench |
-fuzz | schema | sessions | undo | mcp."""
+"""The ``rein`` command line: serve | run | acp | demo | mock-server | eval |
+bench | fuzz | schema | sessions | undo | mcp."""
 
 from __future__ import annotations
 
@@ -102,14 +102,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from rein.headless.run import run_task
 
-    overrides = {
-        "model.provider": args.provider,
-        "model.model": args.model,
-        "model.baseUrl": args.base_url,
-        "model.script": args.script,
-        "harness.maxRepairAttempts": args.max_repair_attempts,
-        "harness.maxModelTurnsPerRun": args.max_turns,
-    }
+    overrides = _model_overrides(args)
     return run_task(
         args.task,
         workspace=args.workspace,
@@ -122,6 +115,34 @@ def _cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         storage=args.storage,
     )
+
+
+def _model_overrides(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "model.provider": args.provider,
+        "model.model": args.model,
+        "model.baseUrl": args.base_url,
+        "model.script": args.script,
+        "harness.maxRepairAttempts": args.max_repair_attempts,
+        "harness.maxModelTurnsPerRun": args.max_turns,
+    }
+
+
+def _cmd_acp(args: argparse.Namespace) -> int:
+    import logging
+
+    from rein.harness.redaction import redact_logs
+
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper(), logging.WARNING),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    redact_logs()
+    # Imported here: rein serve and rein run never load the ACP SDK.
+    from rein.acp.main import run_acp
+
+    return run_acp(args.config, _model_overrides(args), args.storage)
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
@@ -370,6 +391,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--storage", help="the session store's folder (default: the user data dir)")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "acp",
+        help="the Agent Client Protocol agent over stdio (Zed, JetBrains, Neovim, Emacs)",
+        description="Serve one ACP client over stdin/stdout: its sessions are rein run's "
+        "(the same store, configuration and flags). Logs go to stderr.",
+    )
+    p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")
+    p.add_argument("--provider", choices=["openai", "anthropic", "replay"])
+    p.add_argument("--model", help="model name (or REIN_MODEL)")
+    p.add_argument("--base-url", help="API base URL (or REIN_BASE_URL)")
+    p.add_argument("--script", help="replay script (provider replay)")
+    p.add_argument("--max-repair-attempts", type=int)
+    p.add_argument("--max-turns", type=int)
+    p.add_argument("--storage", help="the session store's folder (default: the user data dir)")
+    p.add_argument("--log-level", default="warning", help="stderr log level (default: warning)")
+    p.set_defaults(func=_cmd_acp)
 
     p = sub.add_parser("mcp", help="MCP tool servers")
     mcp = p.add_subparsers(dest="mcp_command", required=True)

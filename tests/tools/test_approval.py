@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -11,7 +12,14 @@ from rein.harness.errors import ToolError
 from rein.harness.ports import Approver
 from rein.harness.tools import ToolEnvironment
 from rein.headless.disk_workspace import DiskWorkspace
-from rein.tools import ApprovalSettings, EditFileTool, RunCommandTool, ToolSettings, WriteFileTool
+from rein.tools import (
+    ApprovalSettings,
+    EditFileTool,
+    RunCommandTool,
+    ToolSettings,
+    WriteFileTool,
+)
+from rein.tools.file_ops import DeleteFileTool, MoveFileTool
 from tests.fakes import FailingApprover, FakeApprover, ToolCallRecorder
 
 
@@ -146,3 +154,28 @@ def test_review_is_a_policy_for_writes_only(key: str) -> None:
     with pytest.raises(ValidationError) as caught:
         ApprovalSettings.model_validate({key: "review"})
     assert caught.value.errors()[0]["loc"] == (key,)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "subject"),
+    [
+        pytest.param(RunCommandTool(), {"command": "  pytest -q tests"}, "pytest", id="command"),
+        pytest.param(
+            WriteFileTool(), {"path": "src/a.txt", "content": "x"}, "src/a.txt", id="write"
+        ),
+        pytest.param(DeleteFileTool(), {"path": "old.txt"}, "old.txt", id="delete"),
+        pytest.param(
+            MoveFileTool(), {"path": "old.txt", "new_path": "b.txt"}, "old.txt", id="move"
+        ),
+    ],
+)
+async def test_a_request_names_its_subject_and_its_tool_call(
+    root: Path, tool: Any, arguments: dict[str, str], subject: str
+) -> None:
+    # What "always allow" rules are keyed by: the program, or the path.
+    (root / "old.txt").write_text("o\n")
+    approver = FakeApprover(False)
+    calls = _calls(root, {"write": "ask", "command": "ask"}, approver)
+    await calls.run(tool, **arguments)
+    [request] = approver.requests
+    assert (request.tool, request.subject, request.tool_call_id) == (tool.name, subject, "call_1")

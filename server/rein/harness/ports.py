@@ -7,7 +7,7 @@ through these ports.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -18,6 +18,7 @@ from rein.harness.messages import AssistantMessage, Message
 __all__ = [
     "ApprovalRequest",
     "Approver",
+    "CommandExecutor",
     "CommandResult",
     "CommandRunner",
     "CounterfactualDiagnostics",
@@ -289,6 +290,12 @@ class ApprovalRequest:
     approval_class: ApprovalClass
     title: str
     detail: str
+    #: What the call acts on, for rules that remember an answer ("always
+    #: allow"): the path of a file tool, the program of a command (its first
+    #: word); None: the tool as a whole.
+    subject: str | None = None
+    #: The id of the tool call that asks (None outside a tool call).
+    tool_call_id: str | None = None
 
 
 class Approver(Protocol):
@@ -319,6 +326,33 @@ class CommandRunner(Protocol):
     checks). Kills the whole process group on timeout or cancellation."""
 
     async def run(self, command: str, *, timeout_s: float = 600.0) -> CommandResult: ...
+
+
+class CommandExecutor(Protocol):
+    """Runs ``run_command``'s commands somewhere other than a local
+    subprocess: the ACP client's terminal (``rein.acp.terminal``). Without
+    one (``ToolEnvironment.commands`` is None) ``run_command`` starts its own
+    process group, as always.
+
+    ``on_terminal(terminal_id)`` is called once, when the command has
+    started where the person can watch it; ``on_output(text)`` with each new
+    piece of output, in order. On ``timeout_s`` the command is killed and the
+    result says ``timed_out``; when the caller's scope is cancelled (the run
+    is aborted) the command is killed and the cancellation re-raised. Either
+    way what was acquired for it is released before ``run`` returns. A
+    command killed by a signal has a negative ``exit_code`` (minus the
+    signal's number). Raises :class:`~rein.harness.errors.ToolError` when
+    the command could not be run there (the result the model reads)."""
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        timeout_s: float,
+        on_output: Callable[[str], None],
+        on_terminal: Callable[[str], None],
+    ) -> CommandResult: ...
 
 
 # --------------------------------------------------------------------- preview

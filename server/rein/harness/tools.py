@@ -18,6 +18,7 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Hooks
 from rein.harness.ports import (
     Approver,
+    CommandExecutor,
     DiagnosticsSource,
     ToolSchema,
     UserChannel,
@@ -70,6 +71,9 @@ class ToolEnvironment:
     #: Returns once every change written to disk before the call has been
     #: seen (a disk watcher's probe); None when nothing watches the disk.
     settle_changes: Callable[[], Awaitable[None]] | None = None
+    #: Where ``run_command`` runs its commands (the ACP client's terminal);
+    #: None: a local process group of its own.
+    commands: CommandExecutor | None = None
 
     def __post_init__(self) -> None:
         if self.changes is None and isinstance(self.workspace, TrackedWorkspace):

@@ -631,8 +631,13 @@ class AnalyzerPool:
         workspace_max_files: int = 1_000,
         max_importers: int = 30,
         request_timeout_ms: int = 10_000,
+        read: Callable[[str], str | None] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
+        #: Asked for a file's text before the disk (``rein acp``: the text
+        #: the client showed or was given, its unsaved buffer); None: the
+        #: disk only.
+        self.read_first = read
         #: Bound on one answer of an analyzer (initialize, a diagnostics
         #: pull): ``gates.analyzer.requestTimeoutMs``.
         self.request_timeout_s = request_timeout_ms / 1000
@@ -745,6 +750,12 @@ class AnalyzerPool:
         return self.filter.exclude_globs()
 
     def read(self, path: str) -> str | None:
+        """The text the analyzers are shown for ``path``: the ``read`` hook's
+        when it knows one, else the disk's; None when there is none."""
+        if self.read_first is not None:
+            text = self.read_first(path)
+            if text is not None:
+                return text
         try:
             return (self.root / path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -796,6 +807,19 @@ class AnalyzerPool:
         )
 
     # ------------------------------------------------------------- mutations
+
+    def refresh(self, paths: Sequence[str]) -> None:
+        """Show the analyzers the text of ``paths`` again (:meth:`read`),
+        without a new generation: a text learnt other than by a change (the
+        ACP client's unsaved buffer, read by the model)."""
+        for path in paths:
+            if self.skipped(path):
+                continue
+            if path not in self.requested:
+                self.requested.append(path)
+            for analyzer in self.analyzers:
+                if analyzer.alive and analyzer.owns(path):
+                    analyzer.change(path)
 
     def on_mutation(self, mutation: Mutation) -> None:
         """Send the change to every analyzer that owns the file."""

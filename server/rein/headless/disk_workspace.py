@@ -86,6 +86,11 @@ class DiskWorkspace:
 
         return unsubscribe
 
+    def path_of(self, rel: str) -> Path:
+        """The file ``rel`` names (through symlinks); raises SandboxError
+        for a path that leaves the workspace."""
+        return self._path(rel)
+
     def _path(self, rel: str, *, follow: bool = True) -> Path:
         """The file for ``rel``: its symlink target when ``follow`` (reads and
         writes go through links), else the link itself (delete, rename)."""

@@ -99,6 +99,10 @@ class DiskWatcher:
     Call :meth:`on_own_mutation` for every change Rein applies, so its echo
     from the file system is recognised and ignored. ``ready`` is set once the
     OS watches deliver events (their first probe was seen).
+
+    ``known_text(rel)``, when given, is the text Rein last knew a file by
+    beyond the disk (``rein acp``: what it wrote into the editor's buffer);
+    the editor's later save of exactly that text is no external change.
     """
 
     def __init__(
@@ -107,9 +111,11 @@ class DiskWatcher:
         on_external: Callable[[tuple[str, ...]], object],
         *,
         debounce_ms: int = 50,
+        known_text: Callable[[str], str | None] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.on_external = on_external
+        self.known_text = known_text
         self.debounce_ms = debounce_ms
         self._own: dict[str, tuple[int, int] | None] = {}
         self.ready = anyio.Event()
@@ -326,8 +332,21 @@ class DiskWatcher:
     def _is_own_echo(self, rel: str) -> bool:
         if rel in self._own and self._own[rel] == _stamp(self.root / rel):
             return True  # the echo of our own write
+        if self._saved_known_text(rel):
+            self._own[rel] = _stamp(self.root / rel)
+            return True
         self._own.pop(rel, None)
         return False
+
+    def _saved_known_text(self, rel: str) -> bool:
+        """The file now holds the text Rein knew it by (an editor's save)."""
+        known = self.known_text(rel) if self.known_text is not None else None
+        if known is None:
+            return False
+        try:
+            return (self.root / rel).read_bytes() == known.encode("utf-8")
+        except OSError:
+            return False
 
     async def _watch_new_folder(self, path: Path) -> None:
         """A folder appeared in a flat-watched folder: watch it (never a link)."""

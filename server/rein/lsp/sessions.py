@@ -1,23 +1,21 @@
 """The event stream of a session to the client: gap-free ``seq`` per
-session, text and thinking deltas coalesced. Sessions themselves are
-host-neutral (:mod:`rein.session`)."""
+session, text and thinking deltas coalesced (:mod:`rein.session.coalesce`).
+Sessions themselves are host-neutral (:mod:`rein.session`)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rein.session.coalesce import COALESCE_S, DeltaCoalescer
+
 if TYPE_CHECKING:
-    from rein.harness.events import Event, MessageDelta
+    from rein.harness.events import Event
 
 __all__ = ["EventStream"]
 
 log = logging.getLogger(__name__)
-
-#: Text deltas are flushed at most this often per session (~60 per second).
-COALESCE_S = 0.016
 
 
 class EventStream:
@@ -34,49 +32,24 @@ class EventStream:
         self.session_id = session_id
         self._send = send
         self._run_id = run_id
-        self.interval_s = interval_s
         self.seq = 0
-        self._pending: list[MessageDelta] = []
-        self._timer: asyncio.TimerHandle | None = None
         self._last_run_id: str | None = None
         self.sent = 0
+        self._coalescer = DeltaCoalescer(self._emit, interval_s)
+
+    @property
+    def interval_s(self) -> float:
+        return self._coalescer.interval_s
 
     def __call__(self, event: Event) -> None:
         if event.type == "run_start":
             self._last_run_id = event.run_id
-        if event.type == "message_delta" and event.kind in ("text", "thinking"):
-            if self._pending and self._pending[-1].kind != event.kind:
-                self.flush()
-            self._pending.append(event)
-            if self._timer is None:
-                try:
-                    loop = asyncio.get_running_loop()
-                except RuntimeError:
-                    self.flush()
-                    return
-                self._timer = loop.call_later(self.interval_s, self.flush)
-            return
-        self.flush()
-        self._emit(event.model_dump(mode="json"))
+        self._coalescer(event)
 
     def flush(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self._pending:
-            return
-        first = self._pending[0]
-        merged = {
-            "type": "message_delta",
-            "kind": first.kind,
-            "delta": "".join(e.delta for e in self._pending),
-            "tool_call_id": None,
-            "tool_name": None,
-        }
-        self._pending = []
-        self._emit(merged)
+        self._coalescer.flush()
 
-    def _emit(self, payload: dict[str, Any]) -> None:
+    def _emit(self, event: Event) -> None:
         self.seq += 1
         self.sent += 1
         self._send(
@@ -84,6 +57,6 @@ class EventStream:
                 "sessionId": self.session_id,
                 "runId": self._run_id() or self._last_run_id,
                 "seq": self.seq,
-                "event": payload,
+                "event": event.model_dump(mode="json"),
             }
         )

@@ -152,6 +152,7 @@ def build_session(
         settings=settings,
         changes=ports.changes,
         settle_changes=ports.settle_changes,
+        commands=ports.commands(session_id),
     )
     instructions = bootstrap.project_instructions(ports.root, settings.deny_globs)
     if (

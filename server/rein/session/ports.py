@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rein.harness.plan_act import PlanSnapshot
     from rein.harness.ports import (
         Approver,
+        CommandExecutor,
         CommandRunner,
         DiagnosticsSource,
         Model,
@@ -65,6 +66,9 @@ class SessionPorts:
     #: The workspace's MCP servers (one :class:`rein.mcp.manager.McpManager`
     #: shared by the host's sessions); None: no MCP tools.
     mcp: McpManager | None = None
+    #: Where ``run_command`` runs the commands of one session (``rein acp``:
+    #: the client's terminal when it offers one); None: locally.
+    commands: Callable[[str], CommandExecutor | None] = lambda session_id: None
 
 
 @dataclass(slots=True)

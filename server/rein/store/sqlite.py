@@ -205,6 +205,15 @@ class SqliteStore:
 
         await self._call(write)
 
+    async def set_mode(self, session_id: str, mode: str) -> None:
+        """The session's mode changed (``rein acp``'s ``session/set_mode``):
+        a load rebuilds it in the new one."""
+
+        def write() -> None:
+            self._db.execute("UPDATE sessions SET mode=? WHERE id=?", (mode, session_id))
+
+        await self._call(write)
+
     async def set_title(self, session_id: str, title: str) -> None:
         def write() -> None:
             self._db.execute("UPDATE sessions SET title=? WHERE id=?", (title, session_id))

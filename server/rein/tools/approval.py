@@ -45,6 +45,7 @@ async def check_approval(
     force_ask: bool = False,
     why_ask: str = "",
     mcp: tuple[str, str] | None = None,
+    subject: str | None = None,
 ) -> ToolResult | None:
     """``None`` when the call may go ahead, else the denial to return.
 
@@ -52,7 +53,8 @@ async def check_approval(
     ``force_ask`` asks even when the policy allows (a protected file), unless
     the policy denies; ``why_ask`` says why in the denial texts. ``mcp``
     (server, tool) of an MCP call: an ``approval.mcpAllow`` rule naming it
-    allows the call without asking (unless the policy denies).
+    allows the call without asking (unless the policy denies). ``subject``:
+    what the call acts on (:attr:`ApprovalRequest.subject`).
     """
     approval = settings_of(ctx).approval
     policy = approval.policy(approval_class)
@@ -78,7 +80,12 @@ async def check_approval(
             "no_approver",
         )
     request = ApprovalRequest(
-        tool=ctx.name, approval_class=approval_class, title=title, detail=detail
+        tool=ctx.name,
+        approval_class=approval_class,
+        title=title,
+        detail=detail,
+        subject=subject,
+        tool_call_id=ctx.tool_call_id,
     )
     try:
         approved = await approver.confirm(request)

@@ -7,6 +7,12 @@ whole process group gets SIGTERM, then SIGKILL after a grace period; the
 tool returns (or re-raises the cancellation) only after the group is gone.
 The files the command changes count as the run's changes (through the
 mutation log and the disk watcher), so the gates validate them.
+
+With a :class:`~rein.harness.ports.CommandExecutor` in the environment
+(``rein acp``: the client's terminal) the command runs there instead: the
+terminal's id goes to the client as a ``terminal`` update, its output
+streams the same way, and the executor kills and releases it on timeout and
+abort. Steering ends it as it ends a local one.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import anyio
 from anyio.abc import Process
 from pydantic import BaseModel, Field
 
+from rein.harness.ports import CommandExecutor
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.process.environment import child_environment
 from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
@@ -123,6 +130,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
             title=f"Run: {short}",
             detail=f"$ {command}\n(in {workspace.root}, timeout {timeout:g} s)",
             action=f"run `{short}`",
+            subject=command.split()[0],
         )
         if denial is not None:
             return denial
@@ -130,7 +138,12 @@ class RunCommandTool(Tool[RunCommandArgs]):
         # What the command changes on disk is the run's change: counted while
         # it runs, and until the disk watcher has seen everything it wrote.
         with changes.attributing_processes() if changes is not None else nullcontext():
-            result = await self._run(command, timeout, workspace.root, ctx)
+            if ctx.env.commands is not None:
+                result = await self._run_elsewhere(
+                    ctx.env.commands, command, timeout, workspace.root, ctx
+                )
+            else:
+                result = await self._run(command, timeout, workspace.root, ctx)
             if ctx.env.settle_changes is not None:
                 await ctx.env.settle_changes()
         return result
@@ -180,18 +193,73 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 await process.aclose()
                 streamer.flush()
         elapsed = time.monotonic() - started
-        result = self._result(command, process, output, timed_out, timeout, elapsed)
+        result = self._result(command, process.returncode, output, timed_out, timeout, elapsed)
         if yielded:
-            result.content += (
-                f"\n[Stopped after {elapsed:.1f} s: the person sent a message while the "
-                "command ran, so it and its child processes were ended. Read the message; "
-                "run the command again if it is still needed.]"
-            )
-            result.details["stopped_for_steering"] = True
+            _note_steering(result, elapsed)
         elif leftovers and not timed_out:
             result.content += (
                 "\n[Processes the command left running in the background were stopped.]"
             )
+        return result
+
+    async def _run_elsewhere(
+        self, executor: CommandExecutor, command: str, timeout_s: float, cwd: str, ctx: ToolContext
+    ) -> ToolResult:
+        """Run ``command`` through ``executor`` (the client's terminal)."""
+        streamed = OutputBuffer(self.head_chars, self.tail_chars)
+        streamer = _Streamer(ctx)
+        terminals: list[str] = []
+        started = time.monotonic()
+        yielded = False
+        outcome = None
+        failure: Exception | None = None
+
+        def on_output(text: str) -> None:
+            streamed.write(text)
+            streamer.feed(text)
+
+        def on_terminal(terminal_id: str) -> None:
+            terminals.append(terminal_id)
+            ctx.update(terminal_id, "terminal")
+
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def yield_to_steering() -> None:
+                    nonlocal yielded
+                    await ctx.steering_arrived.wait()
+                    yielded = True
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(yield_to_steering)
+                tg.start_soon(self._flush_periodically, streamer)
+                try:
+                    outcome = await executor.run(
+                        command,
+                        cwd=cwd,
+                        timeout_s=timeout_s,
+                        on_output=on_output,
+                        on_terminal=on_terminal,
+                    )
+                except Exception as exc:
+                    failure = exc  # raised below as itself, not in a group
+                tg.cancel_scope.cancel()
+        finally:
+            streamer.flush()
+        if failure is not None:
+            raise failure
+        elapsed = time.monotonic() - started
+        if outcome is None:  # ended for steering: what streamed is all there is
+            result = self._result(command, None, streamed, False, timeout_s, elapsed)
+            _note_steering(result, elapsed)
+        else:
+            output = OutputBuffer(self.head_chars, self.tail_chars)
+            output.write(outcome.output)
+            result = self._result(
+                command, outcome.exit_code, output, outcome.timed_out, timeout_s, elapsed
+            )
+        if terminals:
+            result.details["terminal_id"] = terminals[0]
         return result
 
     @staticmethod
@@ -220,13 +288,12 @@ class RunCommandTool(Tool[RunCommandArgs]):
     def _result(
         self,
         command: str,
-        process: Process,
+        code: int | None,
         output: OutputBuffer,
         timed_out: bool,
         timeout: float,
         elapsed: float,
     ) -> ToolResult:
-        code = process.returncode
         body = output.text().rstrip("\n")
         parts = [f"$ {command}"]
         if body:
@@ -236,7 +303,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 f"[Timed out after {timeout:g} s; the command and its child processes were "
                 "killed. Run something shorter, or pass a larger timeout.]"
             )
-        elif code is not None and code < 0:
+        elif code is None:
+            parts.append("[Ended before it exited; no exit code]")
+        elif code < 0:
             parts.append(f"[Killed by signal {_signal_name(-code)}; exit code {code}]")
         else:
             parts.append(f"[exit code {code}]")
@@ -247,6 +316,15 @@ class RunCommandTool(Tool[RunCommandArgs]):
             "output_chars": output.total,
         }
         return ToolResult("\n".join(parts), is_error=timed_out or code != 0, details=details)
+
+
+def _note_steering(result: ToolResult, elapsed: float) -> None:
+    result.content += (
+        f"\n[Stopped after {elapsed:.1f} s: the person sent a message while the "
+        "command ran, so it and its child processes were ended. Read the message; "
+        "run the command again if it is still needed.]"
+    )
+    result.details["stopped_for_steering"] = True
 
 
 def _signal_name(number: int) -> str:

@@ -49,7 +49,12 @@ class DeleteFileTool(Tool[DeleteFileArgs]):
         if not await workspace.exists(rel):
             raise ToolError(f"File not found: {rel}")
         denial = await check_approval(
-            ctx, "write", title=f"Delete {rel}", detail=f"Delete {rel}", action=f"delete {rel}"
+            ctx,
+            "write",
+            title=f"Delete {rel}",
+            detail=f"Delete {rel}",
+            action=f"delete {rel}",
+            subject=rel,
         )
         if denial is not None:
             return denial
@@ -96,6 +101,7 @@ class MoveFileTool(Tool[MoveFileArgs]):
             title=f"Move {old} to {new}",
             detail=f"Move {old} to {new}",
             action=f"move {old} to {new}",
+            subject=old,
         )
         if denial is not None:
             return denial

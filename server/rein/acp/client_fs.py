@@ -1,0 +1,219 @@
+"""The workspace as the ACP client sees it: reads and writes through
+``fs/read_text_file`` and ``fs/write_text_file`` when the client offers
+them, the disk otherwise.
+
+The client's buffers are the truth: a file the person changed and did not
+save is read as they see it (with a version, as an editor's buffer is read,
+so the tools do not take it for a disk read that changed under them), and an edit goes into the editor's buffer
+(which the editor tracks, shows and saves). Every change is a mutation
+generation exactly as a disk write is (:class:`DiskWorkspace` keeps the
+counter). ACP has no delete or rename: those go to the disk.
+
+The texts read from and written to the client are kept (:meth:`text_of`):
+the headless analyzers read them before the disk
+(``AnalyzerPool(read=...)``, and ``on_text`` has the pool look again when a
+read shows an unsaved change), so the analyzer gate judges the client's
+view, and the disk watcher does not take the editor's later save of the
+same text for a change by someone else (``DiskWatcher(known_text=...)``).
+A kept text is dropped once the disk holds a different one (the person
+saved something newer): from then on the disk is newer than what Rein saw.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from rein.acp._client_calls import CLIENT_BOUND_S, ask_client
+from rein.acp.context import ClientLink
+from rein.harness.errors import ToolError
+from rein.harness.ports import FileContent, Mutation
+from rein.headless.disk_workspace import DiskWorkspace
+
+__all__ = ["ClientFsWorkspace"]
+
+log = logging.getLogger(__name__)
+
+_Stamp = tuple[int, int] | None
+
+
+def _stamp(path: Path) -> _Stamp:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+@dataclass(slots=True)
+class _Seen:
+    """A text the client gave or was given, the disk's stamp then, and its
+    version (:meth:`ClientFsWorkspace._remember`)."""
+
+    text: str
+    stamp: _Stamp
+    version: int
+
+
+class ClientFsWorkspace:
+    """The harness ``Workspace`` over the client's ``fs/*`` methods.
+
+    ``session_id_of()`` names the ACP session a request is for (the
+    agent's :data:`rein.acp.context.current_session`); outside a session,
+    and for what the client does not offer, the disk answers.
+    """
+
+    def __init__(
+        self,
+        disk: DiskWorkspace,
+        link: ClientLink,
+        session_id_of: Callable[[], str | None],
+        *,
+        bound_s: float = CLIENT_BOUND_S,
+        on_text: Callable[[str], None] | None = None,
+    ) -> None:
+        self.disk = disk
+        self.link = link
+        self.session_id_of = session_id_of
+        self.bound_s = bound_s
+        #: Called with a path when a read shows a text other than the one
+        #: Rein knew (the person's unsaved change): the analyzer pool's
+        #: ``refresh``, so the analyzers see it before Rein changes the file.
+        self.on_text = on_text
+        self._overlay: dict[str, _Seen] = {}
+        #: The last version given out per path (never reset: a version is
+        #: not reused for another text).
+        self._versions: dict[str, int] = {}
+
+    # ------------------------------------------------------------ the port
+
+    @property
+    def root(self) -> str:
+        return self.disk.root
+
+    @property
+    def generation(self) -> int:
+        return self.disk.generation
+
+    async def read_text(self, path: str) -> FileContent:
+        full = self.disk.path_of(path)
+        session_id = self._session_for("read_text_file")
+        if session_id is None:
+            known = self.text_of(path)
+            if known is not None:
+                return FileContent(path, known, self._overlay[path].version, self.disk.generation)
+            return await self.disk.read_text(path)
+        if full.is_dir():
+            raise ToolError(f"{path} is a directory, not a file")
+        if self.text_of(path) is None and not full.exists():
+            raise ToolError(f"File not found: {path}")
+        generation = self.disk.generation
+        answer = await ask_client(
+            "fs/read_text_file",
+            lambda: self.link.conn.read_text_file(session_id=session_id, path=self._abs(path)),
+            bound_s=self.bound_s,
+        )
+        known = self.text_of(path)
+        if known is None:
+            known = await anyio.to_thread.run_sync(_disk_text, full)
+        version = self._remember(path, answer.content)
+        if answer.content != known and self.on_text is not None:
+            self.on_text(path)
+        return FileContent(path, answer.content, version, generation)
+
+    async def exists(self, path: str) -> bool:
+        """On disk, or a file Rein wrote into the editor that it has not saved."""
+        return self.text_of(path) is not None or await self.disk.exists(path)
+
+    async def write_text(
+        self, path: str, text: str, *, expected_version: int | None = None
+    ) -> Mutation:
+        full = self.disk.path_of(path)
+        session_id = self._session_for("write_text_file")
+        if session_id is None:
+            self._overlay.pop(path, None)
+            return await self.disk.write_text(path, text, expected_version=expected_version)
+        if full.is_dir():
+            raise ToolError(f"{path} is a directory; it cannot be written as a file")
+        await ask_client(
+            "fs/write_text_file",
+            lambda: self.link.conn.write_text_file(
+                session_id=session_id, path=self._abs(path), content=text
+            ),
+            bound_s=self.bound_s,
+        )
+        self._remember(path, text)
+        # Recorded as the disk records its own writes: a new generation.
+        return self.disk.note_external_change((path,), origin="agent")
+
+    async def delete(self, path: str) -> Mutation:
+        mutation = await self.disk.delete(path)
+        self._overlay.pop(path, None)
+        return mutation
+
+    async def rename(self, old: str, new: str) -> Mutation:
+        mutation = await self.disk.rename(old, new)
+        seen = self._overlay.pop(old, None)
+        if seen is not None:
+            self._versions[new] = version = self._versions.get(new, 0) + 1
+            self._overlay[new] = _Seen(seen.text, _stamp(self.disk.path_of(new)), version)
+        return mutation
+
+    # ------------------------------------------------------------ the overlay
+
+    def text_of(self, path: str) -> str | None:
+        """The text of ``path`` as the client last showed or was given it,
+        while the disk holds nothing newer; None when Rein knows no text of
+        it beyond the disk's."""
+        seen = self._overlay.get(path)
+        if seen is None:
+            return None
+        full = Path(self.disk.root) / path
+        stamp = _stamp(full)
+        if stamp == seen.stamp:
+            return seen.text
+        if _disk_text(full) == seen.text:
+            seen.stamp = stamp  # the editor saved what Rein knows
+            return seen.text
+        log.debug("%s changed on disk since the client showed it; the disk is newer", path)
+        del self._overlay[path]
+        return None
+
+    # ------------------------------------------------------------ plumbing
+
+    def _session_for(self, capability: str) -> str | None:
+        """The session to ask the client in, or None when the disk answers
+        (no session, or the client does not offer ``fs.<capability>``)."""
+        capabilities = self.link.capabilities
+        fs = capabilities.fs if capabilities is not None else None
+        if fs is None or not getattr(fs, capability):
+            return None
+        return self.session_id_of()
+
+    def _abs(self, path: str) -> str:
+        """The absolute path the client knows the file by (not resolved:
+        the person's view of the folder)."""
+        return str(Path(self.disk.root) / path)
+
+    def _remember(self, path: str, text: str) -> int:
+        """Keep ``text`` as the client's text of ``path``; returns its
+        version: the last one's when the text is the same, else one more
+        (ACP has no document versions; a version marks the text as the
+        editor's)."""
+        seen = self._overlay.get(path)
+        version = self._versions.get(path, 0)
+        if seen is None or seen.text != text:
+            version = self._versions[path] = version + 1
+        self._overlay[path] = _Seen(text, _stamp(Path(self.disk.root) / path), version)
+        return version

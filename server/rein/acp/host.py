@@ -1,0 +1,138 @@
+"""``rein acp``'s workspaces: one :class:`~rein.headless.workspace_host.WorkspaceHost`
+per distinct ``cwd``, made on the first ``session/new`` or ``session/load``
+for it and shared by all the sessions of that folder, closed when the
+process ends.
+
+Each host is wired to the client: files through ``fs/*`` when it offers
+them (:class:`~rein.acp.client_fs.ClientFsWorkspace`, whose texts the
+headless analyzers judge), commands in its terminal when it offers one,
+approvals through ``session/request_permission`` and questions as messages.
+The store is the one ``rein run`` uses (``rein sessions`` lists ACP
+sessions; ``rein run --resume`` continues them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from rein.acp.ask import ClientUserChannel
+from rein.acp.client_fs import ClientFsWorkspace
+from rein.acp.context import ClientLink, current_session
+from rein.acp.permissions import PermissionApprover
+from rein.acp.terminal import client_terminal
+from rein.config import ReinConfig
+from rein.harness.ports import Approver, CommandExecutor, Model, UserChannel
+from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.headless.disk_workspace import DiskWorkspace
+from rein.headless.workspace_host import WorkspaceHost
+from rein.providers.config import ModelConfig
+
+__all__ = ["AcpHosts"]
+
+log = logging.getLogger(__name__)
+
+#: Says a text to a session's client (an agent message).
+Tell = Callable[[str, str], Awaitable[None]]
+
+
+class AcpHosts:
+    """The workspace hosts of one ``rein acp`` process, by folder.
+
+    ``model_factory`` makes a session's model from its ``model``
+    configuration; ``tell(session_id, text)`` says a text to the client
+    (the questions of ``ask_user``); ``storage`` is the session store's
+    folder; ``analyzers`` and ``watch`` as for :class:`WorkspaceHost`.
+    Use it as an async context manager: leaving it closes every host.
+    """
+
+    def __init__(
+        self,
+        config: ReinConfig,
+        link: ClientLink,
+        model_factory: Callable[[ModelConfig], Model],
+        tell: Tell,
+        *,
+        storage: str | Path | None,
+        analyzers: tuple[AnalyzerSpec, ...] = DEFAULT_ANALYZERS,
+        watch: bool = True,
+    ) -> None:
+        self.config = config
+        self.link = link
+        self.model_factory = model_factory
+        self.tell = tell
+        self.storage = storage
+        self.analyzers = analyzers
+        self.watch = watch
+        self.hosts: dict[Path, WorkspaceHost] = {}
+        self._opening: dict[Path, asyncio.Lock] = {}
+        self._approvers: dict[str, PermissionApprover] = {}
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> AcpHosts:
+        await self._stack.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.hosts.clear()
+        await self._stack.__aexit__(None, None, None)
+
+    async def host(self, root: Path) -> WorkspaceHost:
+        """The host of ``root`` (an absolute, resolved folder), started on first use."""
+        if root in self.hosts:
+            return self.hosts[root]
+        lock = self._opening.setdefault(root, asyncio.Lock())
+        async with lock:
+            if root not in self.hosts:
+                host = self._make(root)
+                await self._stack.enter_async_context(host)
+                self.hosts[root] = host
+                log.info("workspace %s: %s", root, host.analyzers_line())
+        return self.hosts[root]
+
+    # ---------------------------------------------------------------- ports
+
+    def _make(self, root: Path) -> WorkspaceHost:
+        return WorkspaceHost(
+            root,
+            self.config,
+            self.model_factory,
+            analyzers=self.analyzers,
+            approver=self._approver,
+            user=self._user,
+            commands=lambda session_id: self._commands(root),
+            wrap_workspace=self._client_view,
+            watch=self.watch,
+            storage=self.storage,
+        )
+
+    def _client_view(self, disk: DiskWorkspace) -> ClientFsWorkspace:
+        return ClientFsWorkspace(disk, self.link, current_session.get)
+
+    def _approver(self, session_id: str) -> Approver:
+        # One per session, kept: its "always" answers outlive a rebuild of
+        # the session (a mode change).
+        approver = self._approvers.get(session_id)
+        if approver is None:
+            approver = PermissionApprover(
+                self.link, session_id, timeout_s=self.config.approval.timeout_ms / 1000
+            )
+            self._approvers[session_id] = approver
+        return approver
+
+    def _user(self, session_id: str) -> UserChannel:
+        async def tell(text: str) -> None:
+            await self.tell(session_id, text)
+
+        return ClientUserChannel(self.link, session_id, tell)
+
+    def _commands(self, root: Path) -> CommandExecutor | None:
+        return client_terminal(
+            self.link,
+            root,
+            current_session.get,
+            pass_env=self.config.tools.pass_env,
+        )

@@ -1,0 +1,87 @@
+"""What ``session/prompt`` carries, as the text of a Rein run, and how a
+run's end becomes the prompt's stop reason.
+
+Text blocks are joined; a resource link becomes a ``[file: <path>]`` line
+(relative to the workspace when it is inside it, else the URI); an embedded
+text resource a ``<resource uri="...">`` block with its text. Images, audio
+and binary resources are refused, naming the block: ``initialize`` does not
+offer them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from acp.schema import (
+    EmbeddedResourceContentBlock,
+    ResourceContentBlock,
+    StopReason,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+from rein.acp.errors import invalid_field
+from rein.harness import RunResult
+from rein.harness.messages import AssistantMessage, Message
+
+__all__ = ["TURN_CAP_SETTING", "prompt_text", "stop_reason"]
+
+#: The setting a run that hit the turn cap names in its error.
+TURN_CAP_SETTING = "harness.maxModelTurnsPerRun"
+
+
+def _link_text(uri: str, root: Path) -> str:
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        path = Path(unquote(parsed.path))
+        try:
+            return str(path.resolve().relative_to(root))
+        except ValueError:
+            return str(path)
+    return uri
+
+
+def prompt_text(blocks: Sequence[Any], root: Path) -> str:
+    """The run's text for ``blocks``; InvalidParams naming ``prompt[i]`` for
+    a block Rein does not take."""
+    parts: list[str] = []
+    for i, block in enumerate(blocks):
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"[file: {_link_text(block.uri, root)}]")
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if not isinstance(resource, TextResourceContents):
+                raise invalid_field(
+                    f"prompt[{i}]", "a binary embedded resource is not supported; embed text"
+                )
+            parts.append(f'<resource uri="{resource.uri}">\n{resource.text}\n</resource>')
+        else:
+            kind = getattr(block, "type", type(block).__name__)
+            raise invalid_field(
+                f"prompt[{i}]",
+                f"{kind} content is not supported (initialize offers text, resource links "
+                "and embedded text resources)",
+            )
+    text = "\n".join(parts).strip()
+    if not text:
+        raise invalid_field("prompt", "the prompt has no text")
+    return text
+
+
+def stop_reason(result: RunResult, messages: Sequence[Message]) -> StopReason:
+    """The ACP stop reason of a run: aborted -> cancelled; the turn cap ->
+    max_turn_requests; a reply cut at the model's token limit -> max_tokens;
+    everything else (completed, failed, waiting) -> end_turn."""
+    if result.status == "aborted":
+        return "cancelled"
+    if result.status == "failed" and result.error and TURN_CAP_SETTING in result.error:
+        return "max_turn_requests"
+    last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+    if result.status == "completed" and last is not None and last.stop_reason == "length":
+        return "max_tokens"
+    return "end_turn"

@@ -1,0 +1,437 @@
+"""A session's events as ACP ``session/update`` notifications.
+
+:class:`UpdateMapper` is the mapping, one event in and the updates it
+becomes out (pure but for what it remembers between events: the text of a
+file before an edit, the output of a running command, the open gate and
+repair calls); :class:`SessionUpdates` subscribes it to a session, puts the
+shared delta coalescer (:mod:`rein.session.coalesce`) in front of it, and
+sends the updates in order through one queue, so that :meth:`SessionUpdates.drain`
+can make sure every update of a run reached the client before its
+``session/prompt`` is answered.
+
+The mapping (docs/acp.md draws it for clients):
+
+- ``message_delta`` text / thinking -> ``agent_message_chunk`` / ``agent_thought_chunk``;
+- ``tool_call_start`` -> ``tool_call`` (title, kind, ``in_progress``,
+  locations, rawInput); ``tool_call_update`` output -> ``tool_call_update``
+  with the output's bounded tail, a terminal -> terminal content;
+  ``tool_call_end`` -> ``completed`` / ``failed`` with a diff for edits, else
+  the result text (bounded);
+- ``gate_start`` / ``gate_result`` -> a ``think`` call "Check: <gate>";
+  ``repair_attempt`` -> an ``other`` call "Repair n/max" with its blockers;
+- ``plan_updated`` -> ``plan``; ``turn_end`` -> ``usage_update``;
+- ``subagent_activity`` -> content on the ``task`` call; ``error`` -> a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    ContentToolCallContent,
+    CurrentModeUpdate,
+    FileEditToolCallContent,
+    PlanEntry,
+    TerminalToolCallContent,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolKind,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from acp import helpers
+from rein.harness.events import Blocker, Event, PlanStep
+from rein.session.coalesce import COALESCE_S, DeltaCoalescer
+
+__all__ = [
+    "OUTPUT_TAIL_CHARS",
+    "RESULT_CHARS",
+    "SessionUpdate",
+    "SessionUpdates",
+    "UpdateMapper",
+    "tool_kind",
+    "tool_title",
+]
+
+log = logging.getLogger(__name__)
+
+SessionUpdate = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | CurrentModeUpdate
+    | UsageUpdate
+)
+ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+
+#: A running command's output is shown by its last this many characters.
+OUTPUT_TAIL_CHARS = 8_000
+#: A tool's result text is shown by its first this many characters.
+RESULT_CHARS = 8_000
+
+_KINDS: dict[str, ToolKind] = {
+    "read_file": "read",
+    "list_dir": "read",
+    "list_files": "read",
+    "glob": "read",
+    "get_diagnostics": "read",
+    "edit_file": "edit",
+    "write_file": "edit",
+    "delete_file": "delete",
+    "move_file": "move",
+    "grep": "search",
+    "run_command": "execute",
+    "complete_step": "think",
+    "submit_plan": "think",
+    "think": "think",
+}
+_EDITS = frozenset({"edit_file", "write_file"})
+
+
+def tool_kind(name: str) -> ToolKind:
+    """The ACP kind of a Rein tool (``task``, ``ask_user`` and MCP tools: other)."""
+    if name in _KINDS:
+        return _KINDS[name]
+    if "fetch" in name and not name.startswith("mcp__"):
+        return "fetch"
+    return "other"
+
+
+def tool_title(name: str, arguments: dict[str, Any]) -> str:
+    """What a person reads for a call: "Read src/x.py", "Run `pytest -q`"."""
+    path = str(arguments.get("path") or "")
+    if name == "read_file":
+        return f"Read {path}"
+    if name in ("list_dir", "list_files"):
+        return f"List {path or '.'}"
+    if name == "glob":
+        return f"Find {arguments.get('pattern', '')}"
+    if name == "grep":
+        where = f" in {path}" if path and path != "." else ""
+        return f"Search {arguments.get('pattern', '')!r}{where}"
+    if name == "edit_file":
+        return f"Edit {path}"
+    if name == "write_file":
+        return f"Write {path}"
+    if name == "delete_file":
+        return f"Delete {path}"
+    if name == "move_file":
+        return f"Move {path} to {arguments.get('new_path', '')}"
+    if name == "run_command":
+        return f"Run `{arguments.get('command', '')}`"
+    if name == "get_diagnostics":
+        return "Diagnostics"
+    if name == "task":
+        return f"Task: {arguments.get('description') or arguments.get('prompt') or ''}".strip()
+    if name == "ask_user":
+        return f"Ask: {arguments.get('question', '')}"
+    if name.startswith("mcp__"):
+        server, _, tool = name.removeprefix("mcp__").partition("__")
+        return f"{server}: {tool}" if tool else server
+    return name.replace("_", " ").capitalize()
+
+
+def _text(text: str) -> ContentToolCallContent:
+    return helpers.tool_content(helpers.text_block(text))
+
+
+def _head(text: str, limit: int = RESULT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit} more characters)"
+
+
+def _tail(text: str, limit: int = OUTPUT_TAIL_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"… ({len(text) - limit} earlier characters)\n" + text[-limit:]
+
+
+def _blockers_text(blockers: list[Blocker]) -> str:
+    lines = []
+    for b in blockers:
+        where = f"{b.path}:{b.line + 1 if b.line is not None else ''}" if b.path else b.gate
+        lines.append(f"- {where.rstrip(':')}: {b.message}")
+    return "\n".join(lines)
+
+
+def plan_entries(steps: list[PlanStep]) -> list[PlanEntry]:
+    """Plan steps as ACP plan entries (a failed step: completed, "Failed: ...")."""
+    entries = []
+    for step in steps:
+        content = step.description if step.status != "failed" else f"Failed: {step.description}"
+        status = {"pending": "pending", "running": "in_progress"}.get(step.status, "completed")
+        entries.append(helpers.plan_entry(content, status=status))  # type: ignore[arg-type]
+    return entries
+
+
+class UpdateMapper:
+    """Events in, ``session/update`` objects out, for one session.
+
+    ``root``: the workspace (locations and diffs name absolute paths);
+    ``text_now(rel)``: a file's text as the session sees it now (the
+    client's buffer when it gave or was given one), None when it has none:
+    read at an edit's start and end for its diff; ``context_window``: the
+    size a ``usage_update`` reports.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        text_now: Callable[[str], str | None],
+        context_window: Callable[[], int],
+    ) -> None:
+        self.root = root
+        self._text_now = text_now
+        self._window = context_window
+        self._before: dict[str, tuple[str, str | None]] = {}
+        self._output: dict[str, str] = {}
+        self._terminal: dict[str, str] = {}
+        self._children: dict[str, list[str]] = {}
+        self._gate_seq = 0
+        self._gate_ids: dict[str, str] = {}
+        self._repair_id: str | None = None
+
+    def _abs(self, rel: str) -> str:
+        return str((self.root / rel).resolve()) if rel else str(self.root)
+
+    def __call__(self, event: Event) -> list[SessionUpdate]:
+        handler = getattr(self, f"_on_{event.type}", None)
+        if handler is None:
+            return []
+        updates: list[SessionUpdate] = handler(event)
+        return updates
+
+    # ------------------------------------------------------------ messages
+
+    def _on_message_delta(self, event: Any) -> list[SessionUpdate]:
+        if not event.delta:
+            return []
+        if event.kind == "text":
+            return [helpers.update_agent_message_text(event.delta)]
+        if event.kind == "thinking":
+            return [helpers.update_agent_thought_text(event.delta)]
+        return []
+
+    def _on_error(self, event: Any) -> list[SessionUpdate]:
+        return [
+            helpers.update_agent_message_text(f"\n\nRein error ({event.where}): {event.message}")
+        ]
+
+    # ------------------------------------------------------------ tool calls
+
+    def _on_tool_call_start(self, event: Any) -> list[SessionUpdate]:
+        args: dict[str, Any] = dict(event.arguments)
+        path = str(args.get("path") or "")
+        locations = []
+        if path and event.name != "run_command":
+            line = args.get("offset") if event.name == "read_file" else None
+            locations.append(
+                ToolCallLocation(path=self._abs(path), line=line if isinstance(line, int) else None)
+            )
+        if event.name in _EDITS and path:
+            self._before[event.tool_call_id] = (path, self._text_now(path))
+        return [
+            helpers.start_tool_call(
+                event.tool_call_id,
+                tool_title(event.name, args),
+                kind=tool_kind(event.name),
+                status="in_progress",
+                locations=locations or None,
+                raw_input=args,
+            )
+        ]
+
+    def _on_tool_call_update(self, event: Any) -> list[SessionUpdate]:
+        call = event.tool_call_id
+        if event.kind == "terminal":
+            self._terminal[call] = event.text
+            return [helpers.update_tool_call(call, content=[helpers.tool_terminal_ref(event.text)])]
+        if event.kind != "output" or not event.text or call in self._terminal:
+            return []
+        self._output[call] = _tail(self._output.get(call, "") + event.text, OUTPUT_TAIL_CHARS)
+        return [helpers.update_tool_call(call, content=[_text(self._output[call])])]
+
+    def _on_tool_call_end(self, event: Any) -> list[SessionUpdate]:
+        call = event.tool_call_id
+        self._output.pop(call, None)
+        self._children.pop(call, None)
+        before = self._before.pop(call, None)
+        content: list[ToolContent] = []
+        terminal = self._terminal.pop(call, None)
+        if terminal is not None:
+            content.append(helpers.tool_terminal_ref(terminal))
+        if before is not None and not event.is_error:
+            path, old = before
+            new = self._text_now(path)
+            if new is not None:
+                content.append(helpers.tool_diff_content(self._abs(path), new, old))
+        if not content or terminal is not None or event.is_error:
+            if event.content:
+                content.append(_text(_head(event.content)))
+        return [
+            helpers.update_tool_call(
+                call,
+                status="failed" if event.is_error else "completed",
+                content=content or None,
+                raw_output={"isError": event.is_error, "durationMs": round(event.duration_ms)},
+            )
+        ]
+
+    def _on_subagent_activity(self, event: Any) -> list[SessionUpdate]:
+        child = event.event
+        kind = child.get("type")
+        if kind == "tool_call_start":
+            line = "▸ " + tool_title(str(child.get("name", "")), dict(child.get("arguments") or {}))
+        elif kind == "tool_call_end" and child.get("is_error"):
+            line = f"  ✗ {str(child.get('content', ''))[:200]}"
+        elif kind == "run_end":
+            line = f"{event.name}: {child.get('status')}"
+        else:
+            return []
+        lines = self._children.setdefault(event.tool_call_id, [])
+        lines.append(line)
+        del lines[:-40]
+        return [helpers.update_tool_call(event.tool_call_id, content=[_text("\n".join(lines))])]
+
+    # ------------------------------------------------------------ gates, repairs
+
+    def _close_repair(self) -> list[SessionUpdate]:
+        if self._repair_id is None:
+            return []
+        call, self._repair_id = self._repair_id, None
+        return [helpers.update_tool_call(call, status="completed")]
+
+    def _on_gate_start(self, event: Any) -> list[SessionUpdate]:
+        self._gate_seq += 1
+        call = f"rein-gate-{self._gate_seq}-{event.gate}"
+        self._gate_ids[event.gate] = call
+        return [
+            *self._close_repair(),
+            helpers.start_tool_call(
+                call,
+                f"Check: {event.gate}",
+                kind="think",
+                status="in_progress",
+                raw_input={"gate": event.gate, "generation": event.generation},
+            ),
+        ]
+
+    def _on_gate_result(self, event: Any) -> list[SessionUpdate]:
+        call = self._gate_ids.pop(event.gate, None)
+        if call is None:
+            return []
+        ok = event.passed or event.status == "unverified"
+        if event.blockers and not event.passed:
+            text = _blockers_text(event.blockers)
+        elif event.status == "unverified":
+            text = f"unverified: {event.detail}" if event.detail else "unverified"
+        else:
+            text = event.detail or "passed"
+        return [
+            helpers.update_tool_call(
+                call, status="completed" if ok else "failed", content=[_text(_head(text))]
+            )
+        ]
+
+    def _on_repair_attempt(self, event: Any) -> list[SessionUpdate]:
+        updates = self._close_repair()
+        self._gate_seq += 1
+        self._repair_id = f"rein-repair-{self._gate_seq}"
+        updates.append(
+            helpers.start_tool_call(
+                self._repair_id,
+                f"Repair {event.attempt}/{event.max_attempts}",
+                kind="other",
+                status="in_progress",
+                content=[_text(_head(_blockers_text(event.blockers)))] if event.blockers else None,
+            )
+        )
+        return updates
+
+    def _on_run_end(self, event: Any) -> list[SessionUpdate]:
+        return self._close_repair()
+
+    # ------------------------------------------------------------ plan, usage
+
+    def _on_plan_updated(self, event: Any) -> list[SessionUpdate]:
+        return [helpers.update_plan(plan_entries(event.steps))]
+
+    def _on_turn_end(self, event: Any) -> list[SessionUpdate]:
+        usage = event.usage
+        used = usage.input_tokens + usage.output_tokens
+        if used <= 0:
+            return []
+        return [UsageUpdate(session_update="usage_update", used=used, size=self._window())]
+
+
+Send = Callable[[SessionUpdate], Awaitable[None]]
+
+
+class SessionUpdates:
+    """One session's events, mapped, coalesced and sent in order.
+
+    Call it with events (subscribe it to the session); :meth:`say` adds an
+    update of the agent's own (a message); :meth:`drain` returns once
+    everything so far was sent. A send that fails is logged, and the rest go
+    on (the client may have gone; the run is not the place to find out)."""
+
+    def __init__(self, mapper: UpdateMapper, send: Send, *, interval_s: float = COALESCE_S) -> None:
+        self._mapper = mapper
+        self._send = send
+        self._coalescer = DeltaCoalescer(self._mapped, interval_s)
+        self._queue: asyncio.Queue[SessionUpdate] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+
+    def __call__(self, event: Event) -> None:
+        self._coalescer(event)
+
+    def say(self, update: SessionUpdate) -> None:
+        self._coalescer.flush()
+        self._put(update)
+
+    def _mapped(self, event: Event) -> None:
+        try:
+            updates = self._mapper(event)
+        except Exception:  # one odd event must not end the stream
+            log.exception("mapping the %s event to session/update failed", event.type)
+            return
+        for update in updates:
+            self._put(update)
+
+    def _put(self, update: SessionUpdate) -> None:
+        self._queue.put_nowait(update)
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(self._send_all())
+
+    async def _send_all(self) -> None:
+        while True:
+            update = await self._queue.get()
+            try:
+                await self._send(update)
+            except Exception as exc:
+                log.warning("a session/update could not be sent: %s", exc)
+            finally:
+                self._queue.task_done()
+
+    async def drain(self) -> None:
+        """Flush the coalescer and wait until every update so far was sent."""
+        self._coalescer.flush()
+        await self._queue.join()
+
+    def close(self) -> None:
+        if self._sender is not None:
+            self._sender.cancel()
+            self._sender = None

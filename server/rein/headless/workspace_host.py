@@ -1,0 +1,263 @@
+"""One folder on disk, hosted for any number of sessions.
+
+:class:`WorkspaceHost` is what ``rein run`` and ``rein acp`` share: the disk
+workspace and its mutation log, the file watcher, the analyzer pool and the
+diagnostics coordinator over it, the preview, the workspace's MCP servers and
+the :class:`~rein.session.SessionManager` with its SQLite store. The sessions
+themselves come from :func:`rein.session.build_session` through
+:meth:`WorkspaceHost.ports`; what differs per host (who approves, who answers
+``ask_user``, where commands run, whose view of a file is the truth) is
+passed in as per-session factories and an optional workspace wrapper.
+
+``rein run`` puts one session over it (:class:`rein.headless.host.HeadlessSession`);
+``rein acp`` keeps one host per distinct ``cwd`` and all the sessions of that
+folder (:mod:`rein.acp.host`). Use it as an async context manager: it opens
+the store, starts the analyzers (and waits for their baseline, bounded), the
+watcher and the preview's task group, and stops every process it started.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import anyio
+import anyio.abc
+
+from rein.config import ReinConfig
+from rein.harness import Event
+from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import (
+    Approver,
+    CommandExecutor,
+    Model,
+    Mutation,
+    UserChannel,
+    Workspace,
+)
+from rein.harness.preview import PreviewCoordinator
+from rein.harness.preview_gates import preview_gates
+from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
+from rein.headless.disk_workspace import DiskWorkspace
+from rein.headless.watcher import DiskWatcher
+from rein.mcp.config import McpConfigPorts
+from rein.mcp.hosting import workspace_manager
+from rein.process.preview import SubprocessPreviewFactory
+from rein.process.runner import SubprocessRunner
+from rein.providers.config import ModelConfig
+from rein.session import SessionManager, SessionPorts
+
+__all__ = ["BASELINE_LIMIT_S", "KeepsTexts", "WorkspaceHost"]
+
+log = logging.getLogger(__name__)
+
+#: How long start-up waits for the analyzers' baseline at most.
+BASELINE_LIMIT_S = 120.0
+
+
+def _nobody(session_id: str) -> None:
+    return None
+
+
+@runtime_checkable
+class KeepsTexts(Protocol):
+    """A workspace view that knows files by a text other than the disk's
+    (``rein acp``: the client's buffers). The analyzers read it first, and
+    the watcher takes a save of exactly that text for no outside change."""
+
+    def text_of(self, path: str) -> str | None: ...
+
+
+class WorkspaceHost:
+    """The ports of one folder and the sessions over it.
+
+    ``model_factory`` makes a session's model from the ``model``
+    configuration; ``storage`` is the session store's folder (None keeps
+    sessions in memory); ``mcp_ports`` is who is asked for MCP inputs and
+    trust (None: nobody).
+
+    Per session (called with its id): ``approver`` answers the calls whose
+    policy is "ask" (None: nobody can approve, such a call is refused with a
+    result the model can read); ``user`` answers ``ask_user`` (None: the run
+    ends waiting); ``commands`` runs ``run_command``'s commands (None: a
+    local process).
+
+    ``wrap_workspace`` puts another view in front of the disk (``rein acp``:
+    the client's buffers); the mutation log tracks whatever it returns, and
+    when the view :class:`KeepsTexts` the analyzers and the watcher use it.
+    """
+
+    def __init__(
+        self,
+        root: str | Path,
+        config: ReinConfig,
+        model_factory: Callable[[ModelConfig], Model],
+        *,
+        analyzers: Sequence[AnalyzerSpec] = DEFAULT_ANALYZERS,
+        approver: Callable[[str], Approver | None] = _nobody,
+        user: Callable[[str], UserChannel | None] = _nobody,
+        commands: Callable[[str], CommandExecutor | None] = _nobody,
+        wrap_workspace: Callable[[DiskWorkspace], Workspace] | None = None,
+        watch: bool = True,
+        storage: str | Path | None = None,
+        mcp_ports: McpConfigPorts | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.config = config
+        self.model_factory = model_factory
+        self._approver = approver
+        self._user = user
+        self._commands = commands
+        self.mutations = MutationLog()
+        self.disk = DiskWorkspace(self.root)
+        #: What the sessions read and write through (the disk, or a view over it).
+        self.view: Workspace = wrap_workspace(self.disk) if wrap_workspace else self.disk
+        self.workspace = TrackedWorkspace(self.view, self.mutations)
+        known = self.view.text_of if isinstance(self.view, KeepsTexts) else None
+        self.runner = SubprocessRunner(str(self.root))
+        gates_config = self.config.gates
+        self.pool = AnalyzerPool(
+            self.root,
+            analyzers if gates_config.analyzer.enabled else (),
+            on_diagnostics_changed=self._diagnostics_changed,
+            on_report=self.report,
+            quiet_ms=gates_config.analyzer.quiet_period_ms,
+            workspace_max_files=gates_config.analyzer.workspace_max_files,
+            max_importers=gates_config.analyzer.max_importers,
+            request_timeout_ms=gates_config.analyzer.request_timeout_ms,
+            read=known,
+        )
+        self.diagnostics = DiagnosticsCoordinator(
+            self.pool,
+            quiet_ms=gates_config.analyzer.quiet_period_ms,
+            max_wait_ms=gates_config.analyzer.max_wait_ms,
+        )
+        self.mutations.subscribe(self.diagnostics.notify_mutation)
+        self.mutations.subscribe(self.pool.on_mutation)
+        self.watcher = (
+            DiskWatcher(self.root, self._external_change, known_text=known) if watch else None
+        )
+        if self.watcher is not None:
+            self.mutations.subscribe(self.watcher.on_own_mutation)
+        #: Preview events outside a run go to these listeners.
+        self.preview_listeners: list[Callable[[Event], None]] = []
+        self.preview = PreviewCoordinator(
+            SubprocessPreviewFactory(str(self.root)),
+            gates_config.preview,
+            emit=self._preview_event,
+            spawn=self._spawn,
+        )
+        self.mutations.subscribe(self.preview.on_mutation)
+        self.manager = SessionManager(
+            lambda: self.config,
+            self.ports,
+            storage=lambda: storage,
+            on_checkpoint_error=lambda message: self.report(f"checkpoints: {message}"),
+        )
+        #: What went wrong around the sessions (said once each, in order).
+        self.reports: list[str] = []
+        #: The workspace's MCP servers (started by the first run that needs tools).
+        self.mcp = workspace_manager(self.root, lambda: self.config, mcp_ports)
+        self._stack: AsyncExitStack | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    def ports(self) -> SessionPorts:
+        return SessionPorts(
+            root=self.root,
+            workspace=self.workspace,
+            diagnostics=self.diagnostics,
+            runner=self.runner,
+            approver=self._approver,
+            user=self._user,
+            preview_gates=lambda: (
+                preview_gates(self.preview) if self.config.gates.preview.enabled else []
+            ),
+            model_factory=self.model_factory,
+            changes=self.mutations,
+            settle_changes=self.watcher.settle if self.watcher is not None else None,
+            mcp=self.mcp,
+            commands=self._commands,
+        )
+
+    # ------------------------------------------------------------- plumbing
+
+    def analyzers_line(self) -> str:
+        """``analyzers: ruff 0.x, basedpyright 1.x``, or why there are none,
+        for the terminal at start."""
+        if not self.config.gates.analyzer.enabled:
+            return "analyzers: off (gates.analyzer.enabled is false)"
+        return f"analyzers: {self.pool.describe()}"
+
+    def report(self, message: str) -> None:
+        self.reports.append(message)
+        log.warning("%s", message)
+
+    def _diagnostics_changed(self, paths: list[str]) -> None:
+        self.diagnostics.notify_diagnostics_changed(paths)
+
+    def _preview_event(self, event: Event) -> None:
+        for listener in list(self.preview_listeners):
+            listener(event)
+
+    def _spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        if self._tg is None:
+            raise RuntimeError("the workspace host is not running (use `async with`)")
+        self._tg.start_soon(fn)
+
+    def _external_change(self, paths: tuple[str, ...]) -> None:
+        # The preview's own files (its log, its listed outputs) are no change.
+        paths = tuple(self.preview.without_outputs(paths))
+        if not paths:
+            return
+        mutation: Mutation = self.disk.note_external_change(paths)
+        self.mutations.record(mutation)
+
+    # ------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> WorkspaceHost:
+        self._stack = AsyncExitStack()
+        await self._stack.__aenter__()
+        try:
+            await self.manager.open_store()
+            if self.manager.store_error is not None:
+                self.report(f"sessions are not stored: {self.manager.store_error}")
+            self._stack.callback(self.manager.close)
+            self._stack.push_async_callback(self.mcp.aclose)
+            await self.pool.start()
+            self._stack.push_async_callback(self.pool.stop)
+            if self.pool.analyzers:
+                # The baseline: every analyzer says it is done, not its first publish.
+                if not await self.pool.wait_initial(BASELINE_LIMIT_S):
+                    self.report(
+                        f"the analyzers did not finish their baseline within {BASELINE_LIMIT_S:g} s"
+                    )
+            self._tg = await self._stack.enter_async_context(anyio.create_task_group())
+            if self.watcher is not None:
+                self._tg.start_soon(self.watcher.run)
+                await self.watcher.ready.wait()
+                self._stack.callback(self.watcher.stop)
+        except BaseException:
+            await self._stack.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.preview.shutdown()
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+        assert self._stack is not None
+        await self._stack.__aexit__(None, None, None)
+
+    def subscribe_preview(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        """The preview's events outside a run (a crash, a reload by hand)."""
+        self.preview_listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self.preview_listeners:
+                self.preview_listeners.remove(listener)
+
+        return unsubscribe
