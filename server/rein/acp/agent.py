@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from acp import PROTOCOL_VERSION, RequestError, helpers
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
@@ -50,7 +51,6 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from acp import PROTOCOL_VERSION, RequestError, helpers
 from rein import __version__
 from rein.acp import errors
 from rein.acp.context import current_session

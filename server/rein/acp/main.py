@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import run_agent
+
 from rein.acp.agent import ReinAcpAgent
 from rein.config import ReinConfig
 from rein.harness.errors import ConfigError

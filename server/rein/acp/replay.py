@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from acp import helpers
 from acp.schema import ToolCallLocation
 
-from acp import helpers
 from rein.acp.updates import RESULT_CHARS, SessionUpdate, plan_entries, tool_kind, tool_title
 from rein.harness.messages import (
     AssistantMessage,

@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from acp import helpers
 from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
@@ -48,7 +49,6 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from acp import helpers
 from rein.harness.events import Blocker, Event, PlanStep
 from rein.session.coalesce import COALESCE_S, DeltaCoalescer
 
