@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 from rein.acp.ask import ClientUserChannel
@@ -70,15 +69,20 @@ class AcpHosts:
         self.hosts: dict[Path, WorkspaceHost] = {}
         self._opening: dict[Path, asyncio.Lock] = {}
         self._approvers: dict[str, PermissionApprover] = {}
-        self._stack = AsyncExitStack()
+        # Each host is entered and left by a keeper task of its own: a host
+        # holds anyio task groups, which must be left by the task that
+        # entered them (not the request handler that opened the host, not
+        # the main task that closes them all).
+        self._keepers: list[asyncio.Task[None]] = []
+        self._closing = asyncio.Event()
 
     async def __aenter__(self) -> AcpHosts:
-        await self._stack.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         self.hosts.clear()
-        await self._stack.__aexit__(None, None, None)
+        self._closing.set()
+        await asyncio.gather(*self._keepers)
 
     async def host(self, root: Path) -> WorkspaceHost:
         """The host of ``root`` (an absolute, resolved folder), started on first use."""
@@ -88,10 +92,26 @@ class AcpHosts:
         async with lock:
             if root not in self.hosts:
                 host = self._make(root)
-                await self._stack.enter_async_context(host)
+                opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._keepers.append(asyncio.create_task(self._keep(host, opened)))
+                await opened
                 self.hosts[root] = host
                 log.info("workspace %s: %s", root, host.analyzers_line())
         return self.hosts[root]
+
+    async def _keep(self, host: WorkspaceHost, opened: asyncio.Future[None]) -> None:
+        """Open ``host``, hold it open until the process closes the hosts,
+        then close it, all in this one task. A failure to open is the
+        opener's; a failure to close is logged (the others still close)."""
+        try:
+            async with host:
+                opened.set_result(None)
+                await self._closing.wait()
+        except Exception as exc:
+            if not opened.done():
+                opened.set_exception(exc)
+            else:
+                log.exception("closing the workspace of %s failed", host.root)
 
     # ---------------------------------------------------------------- ports
 
