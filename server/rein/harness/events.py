@@ -183,12 +183,14 @@ class ToolCallStart(_Event):
 
 
 class ToolCallUpdate(_Event):
-    """Progress of a running tool: streamed output or a liveness heartbeat."""
+    """Progress of a running tool: streamed output, a liveness heartbeat, a
+    status line, or (``terminal``) the id of the client terminal a command
+    runs in (``rein acp``: the client embeds that terminal)."""
 
     type: Literal["tool_call_update"] = "tool_call_update"
     tool_call_id: str
     name: str
-    kind: Literal["output", "heartbeat", "status"] = "output"
+    kind: Literal["output", "heartbeat", "status", "terminal"] = "output"
     text: str = ""
 
 

@@ -53,10 +53,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_UPDATE_KINDS: dict[str, Literal["output", "heartbeat", "status"]] = {
+_UPDATE_KINDS: dict[str, Literal["output", "heartbeat", "status", "terminal"]] = {
     "output": "output",
     "heartbeat": "heartbeat",
     "status": "status",
+    "terminal": "terminal",
 }
 
 

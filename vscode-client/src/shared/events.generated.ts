@@ -368,9 +368,13 @@ export interface ToolCallStart {
   type: 'tool_call_start';
 }
 
-/** Progress of a running tool: streamed output or a liveness heartbeat. */
+/**
+ * Progress of a running tool: streamed output, a liveness heartbeat, a status line, or
+ * (``terminal``) the id of the client terminal a command runs in (``rein acp``: the client embeds
+ * that terminal).
+ */
 export interface ToolCallUpdate {
-  kind?: 'output' | 'heartbeat' | 'status';
+  kind?: 'output' | 'heartbeat' | 'status' | 'terminal';
   name: string;
   text?: string;
   tool_call_id: string;
