@@ -101,45 +101,58 @@ async def test_an_edit_goes_to_the_buffer_a_real_error_is_repaired_and_the_disk_
 async def test_plan_mode_sends_the_plan_as_updates(
     pyproj: Path, home: Home, mock: MockServer
 ) -> None:
+    executor = {"tools_include": [*WORK, "complete_step"], "tools_exclude": ["submit_plan"]}
+    steps = [
+        {"id": "s1", "description": "Add a docstring to greet"},
+        {"id": "s2", "description": "Add farewell()"},
+    ]
     await load_scenario(
         mock,
         "plan",
         [
             tool_turn(
-                call(
-                    "submit_plan", steps=[{"id": "s1", "description": "Add a docstring to greet"}]
-                ),
+                call("submit_plan", steps=steps),
                 expect={"tools_include": ["submit_plan"], "tools_exclude": WORK},
             ),
             tool_turn(
                 edit(
                     '    return f"hello {name}"', '    """Say hello."""\n    return f"hello {name}"'
                 ),
-                expect={
-                    "tools_include": [*WORK, "complete_step"],
-                    "tools_exclude": ["submit_plan"],
-                },
+                expect={**executor, "last_message_contains": "Step 1 of 2"},
             ),
             tool_turn(call("complete_step", step_id="s1", success=True, summary="documented")),
-            {"expect": {"tools_exclude": WORK}, "text": "greet() has a docstring."},
+            tool_turn(
+                call(
+                    "write_file",
+                    path="bye.py",
+                    content='def farewell(name: str) -> str:\n    return f"bye {name}"\n',
+                ),
+                expect={"last_message_contains": "Step 2 of 2"},
+            ),
+            tool_turn(call("complete_step", step_id="s2", success=True, summary="farewell added")),
+            {
+                "expect": {"last_message_contains": "All steps are done", "tools_exclude": WORK},
+                "text": "greet() has a docstring and farewell() is new.",
+            },
         ],
     )
     async with started(pyproj, home) as (agent, sid):
         with anyio.fail_after(REQUEST_S):
             await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
         await agent.editor.wait_for(sid, lambda u: u["sessionUpdate"] == "current_mode_update")
-        stop = await prompt(agent, sid, "Document greet")
+        stop = await prompt(agent, sid, "Document greet and add a farewell")
 
     assert stop == "end_turn"
     [mode] = agent.editor.of(sid, "current_mode_update")
     assert mode["currentModeId"] == "plan"
-    plans = agent.editor.of(sid, "plan")
+    plans = [
+        [(e["status"], e["content"]) for e in p["entries"]] for p in agent.editor.of(sid, "plan")
+    ]
     assert plans, "no plan update"
-    steps = [[(e["status"], e["content"]) for e in p["entries"]] for p in plans]
-    assert all(len(s) == 1 and "Add a docstring to greet" in s[0][1] for s in steps), steps
-    assert steps[0][0][0] in ("pending", "in_progress")
-    assert steps[-1][0][0] == "completed"
-    assert agent.editor.said(sid).endswith("greet() has a docstring.")
+    assert all([c for _, c in p] == ["Add a docstring to greet", "Add farewell()"] for p in plans)
+    assert ("in_progress", "Add a docstring to greet") in plans[0] + plans[1]
+    assert plans[-1] == [("completed", "Add a docstring to greet"), ("completed", "Add farewell()")]
+    assert agent.editor.said(sid).endswith("greet() has a docstring and farewell() is new.")
     await assert_used_up(mock)
 
 
@@ -223,11 +236,11 @@ async def test_allow_always_is_remembered_and_commands_run_in_the_editors_termin
     assert all(p["cwd"] == str(pyproj) for p in created)
     released = [p["terminalId"] for m, p in agent.editor.calls if m == "terminal/release"]
     assert len(released) == 2
-    runs = [c for c in agent.editor.tool_calls(sid).values() if c.get("kind") == "execute"]
+    # Each run's tool call embedded its live terminal while it ran.
     terminal_ids = {
         item["terminalId"]
-        for run in runs
-        for item in run.get("content", [])
+        for update in agent.editor.of(sid, "tool_call_update")
+        for item in update.get("content", [])
         if item.get("type") == "terminal"
     }
     assert terminal_ids == set(released)
