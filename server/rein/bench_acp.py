@@ -5,8 +5,12 @@ Each sample spawns the command and times it from the spawn to the
 ``initialize`` result read back from its stdout. Both are driven by the same
 few lines of raw JSON-RPC (ACP: one JSON object per line; LSP: a
 Content-Length header), so neither pays for a client library the other does
-not. Samples alternate between the two so both see the same machine. The
-processes start in a fresh temporary HOME and workspace.
+not. Samples alternate between the commands so all see the same machine.
+The processes start in a fresh temporary HOME and workspace.
+
+The floor: a bare agent of the ACP SDK (:data:`BARE_AGENT`, ``initialize``
+only) started the same way. Importing the SDK's schema is most of it, as
+``lsprotocol`` is most of ``rein serve``'s.
 
 Figures go to docs/performance.md.
 """
@@ -32,7 +36,26 @@ SAMPLES = 9
 #: The bound on one answer and on one exit (a broken server fails the bench).
 BOUND_S = 30.0
 
-Protocol = str  # "acp" | "lsp"
+Protocol = str  # "acp" | "lsp" | "floor"
+
+#: An ACP agent that answers ``initialize`` and nothing else: the floor.
+BARE_AGENT = """
+import asyncio
+from acp import PROTOCOL_VERSION, run_agent
+from acp.schema import InitializeResponse
+
+class Bare:
+    async def initialize(self, protocol_version, client_capabilities=None, client_info=None, **kw):
+        return InitializeResponse(protocol_version=PROTOCOL_VERSION)
+
+asyncio.run(run_agent(Bare()))
+"""
+
+_COMMANDS = {
+    "acp": ("-m", "rein", "acp"),
+    "lsp": ("-m", "rein", "serve"),
+    "floor": ("-c", BARE_AGENT),
+}
 
 
 def _p95(values: list[float]) -> float:
@@ -72,7 +95,7 @@ def _lsp_frame(message: dict[str, Any]) -> bytes:
 
 
 def _initialize(protocol: Protocol, root: Path) -> bytes:
-    if protocol == "acp":
+    if protocol != "lsp":
         params: dict[str, Any] = {"protocolVersion": 1, "clientCapabilities": {}}
         request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
         return json.dumps(request).encode() + b"\n"
@@ -81,19 +104,17 @@ def _initialize(protocol: Protocol, root: Path) -> bytes:
 
 
 async def initialize_ms(protocol: Protocol, root: Path, env: dict[str, str]) -> float:
-    """Spawn ``rein acp`` or ``rein serve`` in ``root`` and time it to its
-    ``initialize`` result; then end it the protocol's way (ACP: stdin closed;
-    LSP: shutdown and exit) and check it exits."""
-    command = "acp" if protocol == "acp" else "serve"
+    """Spawn ``rein acp``, ``rein serve`` or the bare agent in ``root`` and
+    time it to its ``initialize`` result; then end it the protocol's way
+    (ACP: stdin closed; LSP: shutdown and exit) and check it exits."""
+    command = protocol if protocol != "lsp" else "serve"
     read: Callable[[asyncio.StreamReader], Awaitable[dict[str, Any]]] = (
-        _read_acp if protocol == "acp" else _read_lsp
+        _read_lsp if protocol == "lsp" else _read_acp
     )
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        "-m",
-        "rein",
-        command,
+        *_COMMANDS[protocol],
         cwd=root,
         env=env,
         stdin=asyncio.subprocess.PIPE,
@@ -137,11 +158,12 @@ async def _measure(samples: int, tmp: Path) -> dict[str, Any]:
         "XDG_CONFIG_HOME": str(tmp / "config"),
         "XDG_DATA_HOME": str(tmp / "data"),
     }
-    times: dict[Protocol, list[float]] = {"acp": [], "lsp": []}
+    times: dict[Protocol, list[float]] = {name: [] for name in _COMMANDS}
     for _ in range(samples):
-        for protocol in ("acp", "lsp"):
+        for protocol in _COMMANDS:
             times[protocol].append(await initialize_ms(protocol, root, env))
     acp_p50, lsp_p50 = statistics.median(times["acp"]), statistics.median(times["lsp"])
+    floor_p50 = statistics.median(times["floor"])
     return {
         "samples": samples,
         "acp_init_ms_p50": round(acp_p50, 1),
@@ -149,11 +171,14 @@ async def _measure(samples: int, tmp: Path) -> dict[str, Any]:
         "lsp_init_ms_p50": round(lsp_p50, 1),
         "lsp_init_ms_p95": round(_p95(times["lsp"]), 1),
         "ratio_p50": round(acp_p50 / lsp_p50, 2),
+        "sdk_floor_ms_p50": round(floor_p50, 1),
+        "ratio_to_floor_p50": round(acp_p50 / floor_p50, 2),
     }
 
 
 def bench_acp(samples: int = SAMPLES) -> list[dict[str, Any]]:
-    """One row: both commands' medians and p95s and the ratio of the medians."""
+    """One row: both commands' medians and p95s, the ratio of the medians,
+    and ``rein acp`` against the bare SDK agent."""
     if samples < 1:
         raise ValueError(f"rein bench acp: samples must be at least 1, got {samples}")
     with tempfile.TemporaryDirectory(prefix="rein-bench-acp-") as tmp:

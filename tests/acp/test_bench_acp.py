@@ -22,6 +22,7 @@ def test_the_bench_times_both_commands_to_their_initialize_result() -> None:
     assert row["ratio_p50"] == pytest.approx(
         row["acp_init_ms_p50"] / row["lsp_init_ms_p50"], abs=0.01
     )
+    assert row["sdk_floor_ms_p50"] > 0
 
 
 def test_the_cli_prints_one_json_row() -> None:
@@ -40,6 +41,8 @@ def test_the_cli_prints_one_json_row() -> None:
         "lsp_init_ms_p50",
         "lsp_init_ms_p95",
         "ratio_p50",
+        "sdk_floor_ms_p50",
+        "ratio_to_floor_p50",
     }
 
 
