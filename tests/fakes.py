@@ -1786,3 +1786,43 @@ class FakeClientLink:
     @property
     def conn(self) -> Any:
         return self.client
+
+
+class WatchedAcpClient(FakeAcpClient):
+    """A :class:`FakeAcpClient` a test can wait on: :meth:`wait_update`
+    returns the first ``session/update`` that matches (bounded), and
+    :meth:`texts` joins the agent's message chunks. A method in ``held``
+    answers only after :meth:`release` (the person is slow to decide)."""
+
+    def __init__(self, *, held: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._arrived = asyncio.Condition()
+        self._held = {method: asyncio.Event() for method in held}
+
+    def release(self, method: str) -> None:
+        self._held[method].set()
+
+    async def _enter(self, method: str, **params: Any) -> None:
+        await super()._enter(method, **params)
+        if method in self._held:
+            await self._held[method].wait()
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        await super().session_update(session_id, update, **kwargs)
+        async with self._arrived:
+            self._arrived.notify_all()
+
+    async def wait_update(self, match: Callable[[Any], bool], timeout_s: float = 10.0) -> Any:
+        async with self._arrived:
+            await asyncio.wait_for(
+                self._arrived.wait_for(lambda: any(match(u) for _, u in self.updates)),
+                timeout_s,
+            )
+        return next(u for _, u in self.updates if match(u))
+
+    def of(self, kind: str) -> list[Any]:
+        """The updates of one ``sessionUpdate`` kind, in order."""
+        return [u for _, u in self.updates if u.session_update == kind]
+
+    def texts(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(u.content.text for u in self.of(kind))

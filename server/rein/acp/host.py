@@ -18,11 +18,15 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import anyio
+import anyio.abc
+
 from rein.acp.ask import ClientUserChannel
 from rein.acp.client_fs import ClientFsWorkspace
 from rein.acp.context import ClientLink, current_session
 from rein.acp.permissions import PermissionApprover
 from rein.acp.terminal import client_terminal
+from rein.acp.witness import WitnessedWorkspace
 from rein.config import ReinConfig
 from rein.harness.ports import Approver, CommandExecutor, Model, UserChannel
 from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerSpec
@@ -36,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: Says a text to a session's client (an agent message).
 Tell = Callable[[str, str], Awaitable[None]]
+#: A session's tool is about to change a file: (session id, path, its text before).
+BeforeChange = Callable[[str, str, str], None]
 
 
 class AcpHosts:
@@ -43,9 +49,12 @@ class AcpHosts:
 
     ``model_factory`` makes a session's model from its ``model``
     configuration; ``tell(session_id, text)`` says a text to the client
-    (the questions of ``ask_user``); ``storage`` is the session store's
+    (the questions of ``ask_user``); ``before_change(session_id, path, text)``
+    hears a file's text before a session's tool changes it (the edit's
+    diff); ``storage`` is the session store's
     folder; ``analyzers`` and ``watch`` as for :class:`WorkspaceHost`.
-    Use it as an async context manager: leaving it closes every host.
+    Each host runs in a task of ``tg`` (a host's task group must be left by
+    the task that entered it; requests come and go) until :meth:`close`.
     """
 
     def __init__(
@@ -54,6 +63,8 @@ class AcpHosts:
         link: ClientLink,
         model_factory: Callable[[ModelConfig], Model],
         tell: Tell,
+        before_change: BeforeChange,
+        tg: anyio.abc.TaskGroup,
         *,
         storage: str | Path | None,
         analyzers: tuple[AnalyzerSpec, ...] = DEFAULT_ANALYZERS,
@@ -63,55 +74,49 @@ class AcpHosts:
         self.link = link
         self.model_factory = model_factory
         self.tell = tell
+        self.before_change = before_change
         self.storage = storage
         self.analyzers = analyzers
         self.watch = watch
         self.hosts: dict[Path, WorkspaceHost] = {}
         self._opening: dict[Path, asyncio.Lock] = {}
         self._approvers: dict[str, PermissionApprover] = {}
-        # Each host is entered and left by a keeper task of its own: a host
-        # holds anyio task groups, which must be left by the task that
-        # entered them (not the request handler that opened the host, not
-        # the main task that closes them all).
-        self._keepers: list[asyncio.Task[None]] = []
-        self._closing = asyncio.Event()
+        self._tg = tg
+        self._closing = anyio.Event()
 
-    async def __aenter__(self) -> AcpHosts:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.hosts.clear()
+    def close(self) -> None:
+        """Let every host close (their tasks end once they have)."""
         self._closing.set()
-        await asyncio.gather(*self._keepers)
 
     async def host(self, root: Path) -> WorkspaceHost:
-        """The host of ``root`` (an absolute, resolved folder), started on first use."""
+        """The host of ``root`` (an absolute, resolved folder), started on
+        first use; its start-up error is raised to the caller."""
         if root in self.hosts:
             return self.hosts[root]
+        if self._closing.is_set():
+            raise RuntimeError("rein acp is closing: no new workspace")
         lock = self._opening.setdefault(root, asyncio.Lock())
         async with lock:
             if root not in self.hosts:
                 host = self._make(root)
-                opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-                self._keepers.append(asyncio.create_task(self._keep(host, opened)))
-                await opened
+                started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._tg.start_soon(self._keep, host, started)
+                await started
                 self.hosts[root] = host
                 log.info("workspace %s: %s", root, host.analyzers_line())
         return self.hosts[root]
 
-    async def _keep(self, host: WorkspaceHost, opened: asyncio.Future[None]) -> None:
-        """Open ``host``, hold it open until the process closes the hosts,
-        then close it, all in this one task. A failure to open is the
-        opener's; a failure to close is logged (the others still close)."""
+    async def _keep(self, host: WorkspaceHost, started: asyncio.Future[None]) -> None:
+        """Run ``host`` until the process ends (or say why it did not start)."""
         try:
             async with host:
-                opened.set_result(None)
+                started.set_result(None)
                 await self._closing.wait()
         except Exception as exc:
-            if not opened.done():
-                opened.set_exception(exc)
+            if not started.done():
+                started.set_exception(exc)
             else:
-                log.exception("closing the workspace of %s failed", host.root)
+                log.exception("closing the workspace host of %s failed", host.root)
 
     # ---------------------------------------------------------------- ports
 
@@ -129,8 +134,15 @@ class AcpHosts:
             storage=self.storage,
         )
 
-    def _client_view(self, disk: DiskWorkspace) -> ClientFsWorkspace:
-        return ClientFsWorkspace(disk, self.link, current_session.get)
+    def _client_view(self, disk: DiskWorkspace) -> WitnessedWorkspace:
+        def before_change(path: str, text: str) -> None:
+            session_id = current_session.get()
+            if session_id is not None:
+                self.before_change(session_id, path, text)
+
+        return WitnessedWorkspace(
+            ClientFsWorkspace(disk, self.link, current_session.get), before_change
+        )
 
     def _approver(self, session_id: str) -> Approver:
         # One per session, kept: its "always" answers outlive a rebuild of

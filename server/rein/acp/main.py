@@ -15,18 +15,19 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
 from acp import run_agent
 
 from rein.acp.agent import ReinAcpAgent
 from rein.config import ReinConfig
 from rein.harness.errors import ConfigError
-from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerSpec
-from rein.headless.run import build_config
-from rein.providers import create_model
+from rein.headless.config_file import build_config
 from rein.providers.config import ModelConfig
-from rein.store import default_storage_path
+
+if TYPE_CHECKING:
+    from rein.headless.analyzers import AnalyzerSpec
 
 __all__ = ["run_acp", "serve_acp"]
 
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 
 def _model(config: ModelConfig) -> Any:
+    from rein.providers import create_model
+
     config.check_usable()
     return create_model(config)
 
@@ -44,17 +47,21 @@ async def serve_acp(
     storage: str | Path | None,
     input_stream: Any = None,
     output_stream: Any = None,
-    analyzers: tuple[AnalyzerSpec, ...] = DEFAULT_ANALYZERS,
+    analyzers: tuple[AnalyzerSpec, ...] | None = None,
     watch: bool = True,
 ) -> None:
     """Serve one client over the given streams (stdio by default) until it
     leaves; then abort the runs and close the hosts."""
-    agent = ReinAcpAgent(config, _model, storage=storage, analyzers=analyzers, watch=watch)
-    async with agent.hosts:
+    async with anyio.create_task_group() as tg:
+        agent = ReinAcpAgent(config, _model, tg, storage=storage, analyzers=analyzers, watch=watch)
         try:
+            # The SDK's Agent protocol also lists its unstable methods
+            # (session/fork, session/resume, session/close): Rein implements
+            # protocol version 1 only.
             await run_agent(agent, input_stream, output_stream)  # type: ignore[arg-type]
         finally:
-            await asyncio.shield(agent.abort_all("the client disconnected"))
+            with anyio.CancelScope(shield=True):
+                await agent.aclose()
 
 
 def run_acp(config_file: str | None, overrides: dict[str, Any], storage: str | None) -> int:
@@ -65,6 +72,8 @@ def run_acp(config_file: str | None, overrides: dict[str, Any], storage: str | N
     except ConfigError as exc:
         print(f"rein acp: {exc}", file=sys.stderr)
         return 2
+    from rein.store import default_storage_path
+
     folder = storage or config.storage_path or str(default_storage_path())
     asyncio.run(serve_acp(config, storage=folder))
     return 0

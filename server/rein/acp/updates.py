@@ -197,6 +197,8 @@ class UpdateMapper:
         self._text_now = text_now
         self._window = context_window
         self._before: dict[str, tuple[str, str | None]] = {}
+        #: The edits running now whose old text was not witnessed yet, by path.
+        self._unwitnessed: dict[str, list[str]] = {}
         self._output: dict[str, str] = {}
         self._terminal: dict[str, str] = {}
         self._children: dict[str, list[str]] = {}
@@ -243,6 +245,7 @@ class UpdateMapper:
             )
         if event.name in _EDITS and path:
             self._before[event.tool_call_id] = (path, self._text_now(path))
+            self._unwitnessed.setdefault(path, []).append(event.tool_call_id)
         return [
             helpers.start_tool_call(
                 event.tool_call_id,
@@ -253,6 +256,15 @@ class UpdateMapper:
                 raw_input=args,
             )
         ]
+
+    def before_change(self, path: str, text: str) -> None:
+        """A tool is about to change ``path``, which held ``text`` (as the
+        client showed it): the old text of the running edit of that file,
+        better than what was known when the call started."""
+        waiting = self._unwitnessed.get(path)
+        if waiting:
+            call = waiting.pop(0)
+            self._before[call] = (path, text)
 
     def _on_tool_call_update(self, event: Any) -> list[SessionUpdate]:
         call = event.tool_call_id
@@ -269,6 +281,8 @@ class UpdateMapper:
         self._output.pop(call, None)
         self._children.pop(call, None)
         before = self._before.pop(call, None)
+        if before is not None and call in self._unwitnessed.get(before[0], []):
+            self._unwitnessed[before[0]].remove(call)
         content: list[ToolContent] = []
         terminal = self._terminal.pop(call, None)
         if terminal is not None:
@@ -397,6 +411,9 @@ class SessionUpdates:
 
     def __call__(self, event: Event) -> None:
         self._coalescer(event)
+
+    def before_change(self, path: str, text: str) -> None:
+        self._mapper.before_change(path, text)
 
     def say(self, update: SessionUpdate) -> None:
         self._coalescer.flush()

@@ -183,9 +183,9 @@ class ToolCallStart(_Event):
 
 
 class ToolCallUpdate(_Event):
-    """Progress of a running tool: streamed output, a liveness heartbeat, a
-    status line, or (``terminal``) the id of the client terminal a command
-    runs in (``rein acp``: the client embeds that terminal)."""
+    """Progress of a running tool: streamed output or a liveness heartbeat;
+    ``terminal``: the command runs in the ACP client's terminal, ``text``
+    is its id (``rein acp`` shows the terminal in the tool call)."""
 
     type: Literal["tool_call_update"] = "tool_call_update"
     tool_call_id: str

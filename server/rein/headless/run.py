@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import yaml
 
-from rein.config import ReinConfig, load_config
+from rein.config import ReinConfig
 from rein.harness.errors import ConfigError, ToolError
 from rein.harness.ports import ApprovalRequest
+from rein.headless.config_file import build_config
 from rein.headless.host import HeadlessSession
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.providers import create_model
@@ -99,58 +98,6 @@ class TerminalUserChannel:
             return None
         answer = await _read_answer(f"\nRein asks: {question}\n> ", self.timeout_s)
         return answer.rstrip("\n") if answer else None
-
-
-def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConfig:
-    """The config file (JSON or YAML, a ``rein`` section), then env vars
-    (REIN_PROVIDER, REIN_MODEL, REIN_BASE_URL), then flags.
-
-    Strict, unlike the language server: with no one to read a warning
-    mid-run, an invalid value stops ``rein run`` before any request, with a
-    ConfigError naming every bad key and the values it allows."""
-    data: dict[str, Any] = {}
-    path = config_file or os.environ.get("REIN_CONFIG")
-    if path:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read the configuration file {path}: {exc}") from exc
-        section = loaded.get("rein", loaded) if isinstance(loaded, dict) else loaded
-        if section is not None and not isinstance(section, dict):
-            raise ConfigError(
-                f"invalid configuration file {path}: the rein section must be a mapping, "
-                f"not {type(section).__name__}"
-            )
-        data = dict(section or {})
-    source = f"configuration ({path} and flags)" if path else "configuration (flags)"
-    given = data.get("model")
-    if given is not None and not isinstance(given, dict):
-        raise ConfigError(
-            f"invalid {source}: rein.model: must be a mapping, not {type(given).__name__}", "model"
-        )
-    model = dict(given or {})
-    for env, key in (
-        ("REIN_PROVIDER", "provider"),
-        ("REIN_MODEL", "model"),
-        ("REIN_BASE_URL", "baseUrl"),
-    ):
-        if os.environ.get(env):
-            model[key] = os.environ[env]
-    for key, value in overrides.items():
-        if value is None:
-            continue
-        section_name, _, name = key.partition(".")
-        if section_name == "model":
-            model[name] = value
-        else:
-            part = data.setdefault(section_name, {})
-            if not isinstance(part, dict):
-                raise ConfigError(
-                    f"invalid {source}: rein.{section_name}: must be a mapping", section_name
-                )
-            part[name] = value
-    data["model"] = model
-    return load_config(data, source)
 
 
 async def _run(

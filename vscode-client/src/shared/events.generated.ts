@@ -369,9 +369,9 @@ export interface ToolCallStart {
 }
 
 /**
- * Progress of a running tool: streamed output, a liveness heartbeat, a status line, or
- * (``terminal``) the id of the client terminal a command runs in (``rein acp``: the client embeds
- * that terminal).
+ * Progress of a running tool: streamed output or a liveness heartbeat; ``terminal``: the command
+ * runs in the ACP client's terminal, ``text`` is its id (``rein acp`` shows the terminal in the
+ * tool call).
  */
 export interface ToolCallUpdate {
   kind?: 'output' | 'heartbeat' | 'status' | 'terminal';

@@ -1,0 +1,434 @@
+"""The sessions ``rein acp`` serves: ``session/new`` to ``_rein/followUp``.
+
+Imported by :class:`rein.acp.agent.ReinAcpAgent` on the first request that
+needs a session (``initialize`` stays as light as ``rein serve``'s). Each
+handler parses what the SDK validated, calls the session layer and converts
+the result; the sessions are the ones ``rein serve`` and ``rein run`` build
+(:mod:`rein.session`), hosted per workspace by :class:`~rein.acp.host.AcpHosts`:
+
+- ``session/new`` / ``session/load`` (replays the transcript before it
+  answers) / ``session/list`` (newest first, cursor pages);
+- ``session/prompt``: one run, ``current_session`` set around it; the stop
+  reason from :func:`rein.acp.prompts.stop_reason`;
+- ``session/cancel``: aborts the run (its prompt answers ``cancelled``);
+- ``session/set_mode`` and ``session/set_config_option`` (mode, model);
+- ``_rein/steer`` and ``_rein/followUp``: steering and follow-ups, which
+  ACP v1 lacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio.abc
+from acp import RequestError, helpers
+from acp.schema import (
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    SessionInfo,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+)
+
+from rein.acp import errors
+from rein.acp.context import ClientLink, current_session
+from rein.acp.host import AcpHosts
+from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
+from rein.acp.prompts import prompt_text, stop_reason
+from rein.acp.replay import replay_session
+from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
+from rein.config import ReinConfig
+from rein.harness.ports import Model
+from rein.headless.analyzers import AnalyzerSpec
+from rein.headless.workspace_host import WorkspaceHost
+from rein.providers.config import ModelConfig
+from rein.session import Mode, Session, SessionBusyError, SessionSpec
+from rein.session.builder import memory_key
+from rein.store import SqliteStore
+
+__all__ = ["PAGE_SIZE", "AcpSessions"]
+
+log = logging.getLogger(__name__)
+
+#: Sessions per ``session/list`` page.
+PAGE_SIZE = 50
+
+
+@dataclass(eq=False)
+class _Live:
+    """A session this process serves: its host, the session and its stream."""
+
+    host: WorkspaceHost
+    session: Session
+    updates: SessionUpdates
+    unsubscribe: Callable[[], None]
+    #: The model chosen with set_config_option (None: the configured one).
+    model: str | None = None
+    #: A mode chosen while a prompt ran: applied before the next one.
+    pending_mode: Mode | None = None
+
+
+class AcpSessions:
+    """The sessions of one client connection and their workspace hosts.
+
+    ``link`` is the connection (``conn``, ``capabilities``); ``missing_key()``
+    names the model key's variable while it is unset; the hosts live in
+    ``tg`` until :meth:`aclose`."""
+
+    def __init__(
+        self,
+        link: ClientLink,
+        config: ReinConfig,
+        model_factory: Callable[[ModelConfig], Model],
+        missing_key: Callable[[], str | None],
+        tg: anyio.abc.TaskGroup,
+        *,
+        storage: str | Path | None,
+        analyzers: tuple[AnalyzerSpec, ...],
+        watch: bool,
+    ) -> None:
+        self.link = link
+        self.config = config
+        self.model_factory = model_factory
+        self.storage = storage
+        self._missing_key = missing_key
+        self.hosts = AcpHosts(
+            config,
+            link,
+            model_factory,
+            self._tell,
+            self._before_change,
+            tg,
+            storage=storage,
+            analyzers=analyzers,
+            watch=watch,
+        )
+        self.live: dict[str, _Live] = {}
+
+    async def _send(self, session_id: str, update: SessionUpdate) -> None:
+        await self.link.conn.session_update(session_id, update)
+
+    async def _tell(self, session_id: str, text: str) -> None:
+        live = self.live.get(session_id)
+        if live is not None:
+            live.updates.say(helpers.update_agent_message_text(text))
+            await live.updates.drain()
+        else:
+            await self._send(session_id, helpers.update_agent_message_text(text))
+
+    def _before_change(self, session_id: str, path: str, text: str) -> None:
+        live = self.live.get(session_id)
+        if live is not None:
+            live.updates.before_change(path, text)
+
+    # ------------------------------------------------------------ sessions
+
+    def _cwd(self, cwd: str) -> Path:
+        path = Path(cwd)
+        if not path.is_absolute():
+            raise errors.invalid_field("cwd", f"{cwd!r} is not an absolute path")
+        if not path.is_dir():
+            raise errors.invalid_field("cwd", f"{cwd} is not an existing folder")
+        return path.resolve()
+
+    def _serve(self, host: WorkspaceHost, session: Session) -> _Live:
+        """Stream ``session``'s events to the client from now on."""
+        old = self.live.get(session.id)
+        if old is not None:
+            old.unsubscribe()
+            old.updates.close()
+        view = host.view
+        text_of = getattr(view, "text_of", None)
+
+        def text_now(rel: str) -> str | None:
+            known = text_of(rel) if text_of is not None else None
+            if isinstance(known, str):
+                return known
+            try:
+                return (host.root / rel).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+
+        mapper = UpdateMapper(host.root, text_now, lambda: self.config.harness.context_window)
+        updates = SessionUpdates(mapper, lambda update: self._send(session.id, update))
+        off_session = session.subscribe(updates)
+        off_preview = host.subscribe_preview(updates)
+
+        def unsubscribe() -> None:
+            off_session()
+            off_preview()
+
+        live = _Live(host, session, updates, unsubscribe)
+        if old is not None:
+            live.model = old.model
+        self.live[session.id] = live
+        return live
+
+    def _live(self, session_id: str) -> _Live:
+        live = self.live.get(session_id)
+        if live is None:
+            raise errors.unknown_session(session_id)
+        return live
+
+    def _check_key(self) -> None:
+        missing = self._missing_key()
+        if missing is not None:
+            raise errors.auth_required(missing)
+
+    def _refuse_client_mcp(self, servers: list[Any] | None) -> None:
+        if servers:
+            names = ", ".join(getattr(s, "name", "?") for s in servers)
+            log.warning(
+                "the client's MCP servers (%s) are not used: rein acp reads MCP servers from "
+                "rein.mcp.servers and the workspace's .mcp.json",
+                names,
+            )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        root = self._cwd(cwd)
+        self._check_key()
+        self._refuse_client_mcp(mcp_servers)
+        host = await self.hosts.host(root)
+        session = host.manager.new(SessionSpec(mode="agent", origin="acp"))
+        live = self._serve(host, session)
+        return NewSessionResponse(
+            session_id=session.id,
+            modes=mode_state(session.mode),
+            config_options=config_options(session.mode, self._model_name(live)),
+        )
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        root = self._cwd(cwd)
+        self._check_key()
+        self._refuse_client_mcp(mcp_servers)
+        host = await self.hosts.host(root)
+        live = self.live.get(session_id)
+        if live is not None and live.session.busy:
+            raise errors.busy(session_id)
+        session = await host.manager.load(session_id)
+        if session is None:
+            raise errors.unknown_session(session_id)
+        live = self._serve(host, session)
+        for update in replay_session(session, host.root):
+            live.updates.say(update)
+        await live.updates.drain()
+        return LoadSessionResponse(
+            modes=mode_state(session.mode),
+            config_options=config_options(session.mode, self._model_name(live)),
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        root = self._cwd(cwd) if cwd is not None else None
+        try:
+            start = int(cursor) if cursor else 0
+        except ValueError:
+            raise errors.invalid_field(
+                "cursor", f"{cursor!r} is not a cursor this agent gave"
+            ) from None
+        found: dict[str, SessionInfo] = {}
+        for live in self.live.values():
+            if root is None or live.host.root == root:
+                found[live.session.id] = _info(
+                    live.session.id, live.host.root, live.session.title, live.session.updated_at
+                )
+        for record in await self._stored_sessions():
+            if record.id in found or not record.workspace:
+                continue
+            if root is None or Path(record.workspace) == root:
+                found[record.id] = _info(
+                    record.id, Path(record.workspace), record.title, record.updated_at
+                )
+        ordered = sorted(found.values(), key=lambda s: s.updated_at or "", reverse=True)
+        page = ordered[start : start + PAGE_SIZE]
+        more = start + PAGE_SIZE < len(ordered)
+        return ListSessionsResponse(
+            sessions=page, next_cursor=str(start + PAGE_SIZE) if more else None
+        )
+
+    async def _stored_sessions(self) -> list[Any]:
+        for host in self.hosts.hosts.values():
+            if host.manager.store is not None:
+                return await host.manager.store.list_sessions()
+        if self.storage is None:
+            return []
+        try:
+            store = SqliteStore.open(str(self.storage))
+        except Exception as exc:
+            log.warning("session/list: the session store cannot be read: %s", exc)
+            return []
+        try:
+            return await store.list_sessions()
+        finally:
+            store.close()
+
+    # ------------------------------------------------------------ the run
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        live = self._live(session_id)
+        text = prompt_text(prompt, live.host.root)
+        if live.session.busy or live.host.manager.in_use(session_id):
+            raise errors.busy(session_id)
+        if live.pending_mode is not None:
+            live = await self._switch_mode(live, live.pending_mode)
+        untitled = not live.session.title
+        token = current_session.set(session_id)
+        try:
+            result = await live.host.manager.run_prompt(live.session, text)
+        except SessionBusyError as exc:
+            raise RequestError(-32600, str(exc), {"sessionId": session_id}) from exc
+        finally:
+            current_session.reset(token)
+        store = live.host.manager.store
+        if untitled and store is not None:  # session/list shows it by its first prompt
+            await store.set_title(session_id, live.session.title)
+        reason = stop_reason(result, live.session.agent.messages)
+        if result.status == "failed" and reason == "end_turn":
+            live.updates.say(
+                helpers.update_agent_message_text(f"\n\nRein stopped: {result.error or 'failed'}")
+            )
+        await live.updates.drain()
+        return PromptResponse(stop_reason=reason)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        live = self.live.get(session_id)
+        if live is None:
+            log.warning("session/cancel: no session %s", session_id)
+            return
+        if not live.session.abort("cancelled by the client"):
+            log.info("session/cancel: session %s is not running", session_id)
+
+    # ------------------------------------------------------------ modes, model
+
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        live = self._live(session_id)
+        await self._choose_mode(live, mode_id, "modeId")
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        live = self._live(session_id)
+        if config_id == "mode":
+            live = await self._choose_mode(live, str(value), "value")
+        elif config_id == "model":
+            if not isinstance(value, str) or not value.strip():
+                raise errors.invalid_field("value", "the model is a non-empty name")
+            model = self.model_factory(self.config.model.model_copy(update={"model": value}))
+            set_model(live.session, model)
+            live.model = value
+        else:
+            raise errors.invalid_field("configId", f"{config_id!r} is not one of: mode, model")
+        mode = live.pending_mode or live.session.mode
+        return SetSessionConfigOptionResponse(
+            config_options=config_options(mode, self._model_name(live))
+        )
+
+    def _model_name(self, live: _Live) -> str:
+        return live.model or self.config.model.model or self.config.model.provider
+
+    async def _choose_mode(self, live: _Live, mode_id: str, field_name: str) -> _Live:
+        if mode_id not in MODE_IDS:
+            raise errors.invalid_field(
+                field_name, f"{mode_id!r} is not one of: agent, plan, explain"
+            )
+        mode: Mode = mode_id  # type: ignore[assignment]
+        if live.session.busy:
+            live.pending_mode = mode  # from the next prompt
+        else:
+            live = await self._switch_mode(live, mode)
+        live.updates.say(helpers.update_current_mode(mode))
+        await live.updates.drain()
+        return live
+
+    async def _switch_mode(self, live: _Live, mode: Mode) -> _Live:
+        """Rebuild the session in ``mode`` with its transcript (same id)."""
+        live.pending_mode = None
+        old = live.session
+        if old.mode == mode:
+            return live
+        manager = live.host.manager
+        stored = manager.store is not None and await manager.store.get_session(old.id) is not None
+        messages = list(old.agent.messages)
+        manager.discard(old)
+        session = manager.new(
+            SessionSpec(
+                mode=mode,
+                title=old.title,
+                origin=old.origin,
+                session_id=old.id,
+                messages=messages,
+                persisted=stored,
+            )
+        )
+        if stored and manager.store is not None:
+            await manager.store.set_mode(old.id, mode)
+            await manager.store.replace_all(old.id, memory_key(mode), messages)
+        renewed = self._serve(live.host, session)
+        if live.model is not None:
+            set_model(
+                session,
+                self.model_factory(self.config.model.model_copy(update={"model": live.model})),
+            )
+        return renewed
+
+    # ------------------------------------------------------------ extensions
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method not in ("rein/steer", "rein/followUp"):
+            raise RequestError.method_not_found(f"_{method}")
+        session_id = params.get("sessionId")
+        text = params.get("text")
+        if not isinstance(session_id, str) or not session_id:
+            raise errors.invalid_field("sessionId", "a session id (string) is required")
+        if not isinstance(text, str) or not text.strip():
+            raise errors.invalid_field("text", "a non-empty text is required")
+        live = self._live(session_id)
+        if not live.session.busy:
+            raise errors.no_active_run(session_id, f"_{method}")
+        if method == "rein/steer":
+            live.session.agent.steer(text)
+            return {"delivered": True}
+        live.session.agent.follow_up(text)
+        return {"queued": True}
+
+    # ------------------------------------------------------------ the end
+
+    async def aclose(self, reason: str) -> None:
+        """Abort every run and wait for them (bounded), stop streaming, and
+        let the hosts close (their task group's owner waits for that)."""
+        tasks = []
+        for live in self.live.values():
+            if live.session.busy and live.session.task is not None:
+                live.session.abort(reason)
+                tasks.append(live.session.task)
+        if tasks:
+            await asyncio.wait(tasks, timeout=30)
+        for live in self.live.values():
+            live.unsubscribe()
+            live.updates.close()
+        self.hosts.close()
+
+
+def _info(session_id: str, root: Path, title: str, updated_at: float) -> SessionInfo:
+    return SessionInfo(
+        session_id=session_id,
+        cwd=str(root),
+        title=title or None,
+        updated_at=datetime.fromtimestamp(updated_at, UTC).isoformat(),
+    )

@@ -1,0 +1,255 @@
+"""Rein events in, ACP ``session/update`` objects out (rein.acp.updates):
+titles and kinds, locations, edit diffs from the text before and after,
+bounded output tails, terminals, gates and repairs as tool calls, the plan,
+usage, subagent lines, errors; and the stream: deltas coalesced, order kept,
+everything sent before drain returns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rein.acp.updates import (
+    OUTPUT_TAIL_CHARS,
+    SessionUpdates,
+    UpdateMapper,
+    tool_kind,
+    tool_title,
+)
+from rein.harness.events import (
+    Blocker,
+    ErrorEvent,
+    GateResult,
+    GateStart,
+    MessageDelta,
+    PlanStep,
+    PlanUpdated,
+    RepairAttempt,
+    RunEnd,
+    SubagentActivity,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolCallUpdate,
+    TurnEnd,
+)
+from rein.harness.messages import Usage
+
+
+@pytest.fixture
+def files() -> dict[str, str]:
+    return {"app.py": "x = 1\n"}
+
+
+@pytest.fixture
+def mapper(tmp_path: Path, files: dict[str, str]) -> UpdateMapper:
+    return UpdateMapper(tmp_path, files.get, lambda: 128_000)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "title", "kind"),
+    [
+        pytest.param("read_file", {"path": "a.py"}, "Read a.py", "read", id="read"),
+        pytest.param("list_dir", {}, "List .", "read", id="list"),
+        pytest.param("glob", {"pattern": "**/*.py"}, "Find **/*.py", "read", id="glob"),
+        pytest.param("grep", {"pattern": "TODO"}, "Search 'TODO'", "search", id="grep"),
+        pytest.param("edit_file", {"path": "a.py"}, "Edit a.py", "edit", id="edit"),
+        pytest.param("write_file", {"path": "b.py"}, "Write b.py", "edit", id="write"),
+        pytest.param("delete_file", {"path": "b.py"}, "Delete b.py", "delete", id="delete"),
+        pytest.param("move_file", {"path": "a", "new_path": "b"}, "Move a to b", "move", id="move"),
+        pytest.param(
+            "run_command", {"command": "pytest -q"}, "Run `pytest -q`", "execute", id="run"
+        ),
+        pytest.param("complete_step", {}, "Complete step", "think", id="step"),
+        pytest.param("task", {"description": "look"}, "Task: look", "other", id="task"),
+        pytest.param("ask_user", {"question": "which?"}, "Ask: which?", "other", id="ask"),
+        pytest.param("mcp__docs__fetch_page", {}, "docs: fetch_page", "other", id="mcp"),
+        pytest.param("web_fetch", {}, "Web fetch", "fetch", id="fetch"),
+    ],
+)
+def test_titles_and_kinds(name: str, arguments: dict[str, Any], title: str, kind: str) -> None:
+    assert tool_title(name, arguments) == title
+    assert tool_kind(name) == kind
+
+
+def test_a_tool_call_starts_in_progress_with_its_location(
+    mapper: UpdateMapper, tmp_path: Path
+) -> None:
+    [update] = mapper(
+        ToolCallStart(
+            tool_call_id="c1", name="read_file", arguments={"path": "app.py", "offset": 3}
+        )
+    )
+    assert update.session_update == "tool_call"
+    assert (update.tool_call_id, update.status, update.kind) == ("c1", "in_progress", "read")
+    assert [(loc.path, loc.line) for loc in update.locations] == [(str(tmp_path / "app.py"), 3)]
+    assert update.raw_input == {"path": "app.py", "offset": 3}
+
+
+def test_an_edit_ends_with_a_diff_of_before_and_after(
+    mapper: UpdateMapper, files: dict[str, str], tmp_path: Path
+) -> None:
+    mapper(ToolCallStart(tool_call_id="e1", name="edit_file", arguments={"path": "app.py"}))
+    files["app.py"] = "x = 2\n"
+    [end] = mapper(ToolCallEnd(tool_call_id="e1", name="edit_file", is_error=False, content="ok"))
+    assert end.status == "completed"
+    [diff] = end.content
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == (
+        "diff",
+        str(tmp_path / "app.py"),
+        "x = 1\n",
+        "x = 2\n",
+    )
+
+
+def test_a_new_file_has_no_old_text_and_a_failed_edit_shows_its_error(
+    mapper: UpdateMapper, files: dict[str, str]
+) -> None:
+    mapper(ToolCallStart(tool_call_id="w1", name="write_file", arguments={"path": "new.py"}))
+    files["new.py"] = "y = 1\n"
+    [end] = mapper(ToolCallEnd(tool_call_id="w1", name="write_file", is_error=False, content=""))
+    assert end.content[0].old_text is None and end.content[0].new_text == "y = 1\n"
+    mapper(ToolCallStart(tool_call_id="e2", name="edit_file", arguments={"path": "app.py"}))
+    [failed] = mapper(
+        ToolCallEnd(tool_call_id="e2", name="edit_file", is_error=True, content="no match")
+    )
+    assert failed.status == "failed"
+    assert [c.type for c in failed.content] == ["content"]
+    assert failed.content[0].content.text == "no match"
+
+
+def test_command_output_is_a_bounded_tail_until_a_terminal_takes_over(
+    mapper: UpdateMapper,
+) -> None:
+    mapper(ToolCallStart(tool_call_id="r1", name="run_command", arguments={"command": "make"}))
+    mapper(ToolCallUpdate(tool_call_id="r1", name="run_command", text="a" * OUTPUT_TAIL_CHARS))
+    [update] = mapper(ToolCallUpdate(tool_call_id="r1", name="run_command", text="END"))
+    text = update.content[0].content.text
+    assert text.endswith("aEND") and "3 earlier characters" in text
+    [ref] = mapper(
+        ToolCallUpdate.model_construct(
+            type="tool_call_update",
+            tool_call_id="r1",
+            name="run_command",
+            kind="terminal",
+            text="term-1",
+        )
+    )
+    assert ref.content[0].type == "terminal" and ref.content[0].terminal_id == "term-1"
+    assert mapper(ToolCallUpdate(tool_call_id="r1", name="run_command", text="more")) == []
+    [end] = mapper(
+        ToolCallEnd(tool_call_id="r1", name="run_command", is_error=False, content="exit 0")
+    )
+    assert [c.type for c in end.content] == ["terminal", "content"]
+
+
+def test_gates_and_repairs_are_tool_calls(mapper: UpdateMapper) -> None:
+    [start] = mapper(GateStart(gate="analyzer", generation=3))
+    assert (start.title, start.kind, start.status) == ("Check: analyzer", "think", "in_progress")
+    blocker = Blocker(gate="analyzer", message="undefined name 'y'", path="app.py", line=2)
+    [blocked] = mapper(
+        GateResult(gate="analyzer", passed=False, status="blocked", blockers=[blocker])
+    )
+    assert blocked.tool_call_id == start.tool_call_id and blocked.status == "failed"
+    assert blocked.content[0].content.text == "- app.py:3: undefined name 'y'"
+    [repair] = mapper(RepairAttempt(attempt=1, max_attempts=3, blockers=[blocker]))
+    assert (repair.title, repair.kind, repair.status) == ("Repair 1/3", "other", "in_progress")
+    closed, again = mapper(GateStart(gate="analyzer", generation=4))
+    assert (closed.tool_call_id, closed.status) == (repair.tool_call_id, "completed")
+    assert again.tool_call_id != start.tool_call_id
+    [unverified] = mapper(
+        GateResult(gate="analyzer", passed=False, status="unverified", detail="no analyzer")
+    )
+    assert unverified.status == "completed"
+    assert unverified.content[0].content.text == "unverified: no analyzer"
+    mapper(RepairAttempt(attempt=2, max_attempts=3))
+    [ended] = mapper(RunEnd(run_id="r", status="failed"))
+    assert ended.status == "completed"
+
+
+def test_the_plan_usage_subagents_and_errors(mapper: UpdateMapper) -> None:
+    steps = [
+        PlanStep(id="1", description="read", status="done"),
+        PlanStep(id="2", description="edit", status="running"),
+        PlanStep(id="3", description="test", status="failed"),
+        PlanStep(id="4", description="docs"),
+    ]
+    [plan] = mapper(PlanUpdated(steps=steps))
+    assert [(e.content, e.status, e.priority) for e in plan.entries] == [
+        ("read", "completed", "medium"),
+        ("edit", "in_progress", "medium"),
+        ("Failed: test", "completed", "medium"),
+        ("docs", "pending", "medium"),
+    ]
+    [usage] = mapper(TurnEnd(turn=1, usage=Usage(input_tokens=900, output_tokens=100)))
+    assert (usage.session_update, usage.used, usage.size) == ("usage_update", 1000, 128_000)
+    assert mapper(TurnEnd(turn=2)) == []
+    child = {"type": "tool_call_start", "name": "read_file", "arguments": {"path": "a.py"}}
+    [line] = mapper(SubagentActivity(child_id="k", name="reader", tool_call_id="t1", event=child))
+    assert line.tool_call_id == "t1" and line.content[0].content.text == "▸ Read a.py"
+    [said] = mapper(ErrorEvent(message="the provider refused", where="model"))
+    assert said.session_update == "agent_message_chunk"
+    assert "the provider refused" in said.content.text
+
+
+async def test_the_stream_coalesces_deltas_keeps_order_and_drains(
+    mapper: UpdateMapper,
+) -> None:
+    sent: list[Any] = []
+
+    async def send(update: Any) -> None:
+        sent.append(update)
+
+    stream = SessionUpdates(mapper, send, interval_s=3600)
+    for piece in ("Hel", "lo"):
+        stream(MessageDelta(kind="text", delta=piece))
+    stream(MessageDelta(kind="thinking", delta="hm"))
+    stream(ToolCallStart(tool_call_id="c1", name="read_file", arguments={"path": "app.py"}))
+    stream(MessageDelta(kind="text", delta="done"))
+    await stream.drain()
+    assert [u.session_update for u in sent] == [
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "agent_message_chunk",
+    ]
+    assert [getattr(getattr(u, "content", None), "text", None) for u in sent] == [
+        "Hello",
+        "hm",
+        None,
+        "done",
+    ]
+
+
+async def test_a_failing_send_does_not_stop_the_stream(mapper: UpdateMapper) -> None:
+    sent: list[Any] = []
+
+    async def send(update: Any) -> None:
+        if not sent:
+            sent.append("failed")
+            raise ConnectionError("gone")
+        sent.append(update)
+
+    stream = SessionUpdates(mapper, send)
+    stream(ErrorEvent(message="one"))
+    stream(ErrorEvent(message="two"))
+    await stream.drain()
+    assert sent[0] == "failed" and "two" in sent[1].content.text
+
+
+def test_the_witnessed_text_before_a_write_is_the_diffs_old_text(
+    mapper: UpdateMapper, files: dict[str, str]
+) -> None:
+    mapper(ToolCallStart(tool_call_id="e1", name="edit_file", arguments={"path": "app.py"}))
+    mapper.before_change("other.py", "not this file")
+    mapper.before_change("app.py", "x = 1\n# unsaved buffer\n")
+    files["app.py"] = "x = 2\n# unsaved buffer\n"
+    [end] = mapper(ToolCallEnd(tool_call_id="e1", name="edit_file", is_error=False, content=""))
+    assert end.content[0].old_text == "x = 1\n# unsaved buffer\n"
+    # Outside a running edit a witnessed text changes nothing.
+    mapper.before_change("app.py", "late")
+    mapper(ToolCallStart(tool_call_id="e2", name="edit_file", arguments={"path": "app.py"}))
+    files["app.py"] = "x = 3\n"
+    [end] = mapper(ToolCallEnd(tool_call_id="e2", name="edit_file", is_error=False, content=""))
+    assert end.content[0].old_text == "x = 2\n# unsaved buffer\n"
