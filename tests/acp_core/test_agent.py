@@ -5,16 +5,20 @@ the extension methods, session/list and session/load after a restart."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp import RequestError, helpers
-from acp.schema import ClientCapabilities, FileSystemCapabilities
+from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdio, SseMcpServer
 
 from tests.acp_core.conftest import config_for, connected
-from tests.fakes import FakeTerminal, WatchedAcpClient
+from tests.fakes import FakeTerminal, WatchedAcpClient, complete_turn, plan_turn
+
+#: The tests' real stdio MCP server.
+TOOLBOX = Path(__file__).resolve().parents[1] / "mcp_servers" / "toolbox.py"
 
 READ_THEN_ANSWER = [
     {
@@ -277,6 +281,7 @@ async def test_the_model_option_changes_the_model_of_the_next_turn(
             config_id="model", session_id=session_id, value="mock-2"
         )
         assert answer.config_options[1].current_value == "mock-2"
+        assert [o.value for o in answer.config_options[1].options] == ["mock-1", "mock-2"]
         c.server.load([{"text": "ok"}])
         response = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("hi")])
         assert response.stop_reason == "end_turn" and c.client.texts() == "ok"
@@ -422,3 +427,109 @@ async def test_a_client_that_leaves_mid_run_leaves_the_session_loadable(
             session_id=session_id, prompt=[helpers.text_block("go on")]
         )
         assert response.stop_reason == "end_turn"
+
+
+async def test_the_clients_mcp_servers_are_offered_and_called(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    client = WatchedAcpClient(permissions=["allow_once"])
+    async with connect(client=client) as c:
+        c.server.load(
+            [
+                {
+                    "tool_calls": [
+                        {"name": "mcp__box__echo", "arguments": {"text": "hi there"}, "id": "m1"}
+                    ],
+                    "expect": {"tools_include": ["mcp__box__echo"]},
+                },
+                {"text": "Echoed.", "expect": {"last_message_contains": "hi there"}},
+            ]
+        )
+        init = await c.conn.initialize(protocol_version=1)
+        assert init.agent_capabilities.mcp_capabilities.http is True
+        new = await c.conn.new_session(
+            cwd=str(workspace),
+            mcp_servers=[
+                McpServerStdio(name="box", command=sys.executable, args=[str(TOOLBOX)], env=[])
+            ],
+        )
+        response = await c.conn.prompt(
+            session_id=new.session_id, prompt=[helpers.text_block("echo")]
+        )
+        assert response.stop_reason == "end_turn" and c.client.texts() == "Echoed."
+        [start] = c.client.of("tool_call")
+        assert (start.title, start.kind) == ("box: echo", "other")
+        with pytest.raises(RequestError) as sse:
+            await c.conn.new_session(
+                cwd=str(workspace),
+                mcp_servers=[SseMcpServer(type="sse", name="s", url="http://x", headers=[])],
+            )
+        assert sse.value.data == {"field": "mcpServers[0]"}
+
+
+async def test_plan_mode_sends_the_plan_as_it_moves(connect: Callable[..., Any]) -> None:
+    def read(path: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "read_file", "arguments": {"path": path}}]}
+
+    async with connect() as c:
+        c.server.load(
+            [
+                plan_turn(("s1", "read app.py"), ("s2", "read it again")),
+                read("app.py"),
+                complete_turn("s1", summary="read"),
+                read("app.py"),
+                complete_turn("s2", summary="read again"),
+                {"text": "Read it twice."},
+            ]
+        )
+        session_id = await c.new()
+        await c.conn.set_session_mode(session_id=session_id, mode_id="plan")
+        response = await c.conn.prompt(
+            session_id=session_id, prompt=[helpers.text_block("read app.py twice")]
+        )
+        assert response.stop_reason == "end_turn"
+        plans = [[(e.content, e.status) for e in u.entries] for u in c.client.of("plan")]
+        assert plans[0] == [("read app.py", "pending"), ("read it again", "pending")]
+        assert ("read app.py", "in_progress") in plans[1]
+        assert plans[-1] == [("read app.py", "completed"), ("read it again", "completed")]
+
+
+async def test_a_question_is_said_and_the_next_prompt_answers_it(
+    connect: Callable[..., Any],
+) -> None:
+    async with connect() as c:
+        c.server.load(
+            [
+                {
+                    "tool_calls": [
+                        {"name": "ask_user", "arguments": {"question": "Which file?"}, "id": "q1"}
+                    ]
+                },
+                {
+                    "text": "Thanks.",
+                    "expect": {"last_role": "tool", "last_message_contains": "app.py"},
+                },
+            ]
+        )
+        session_id = await c.new()
+        first = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("fix it")])
+        assert first.stop_reason == "end_turn"
+        assert "Which file?" in c.client.texts()
+        second = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("app.py")])
+        assert second.stop_reason == "end_turn" and c.client.texts().endswith("Thanks.")
+
+
+async def test_a_mode_switch_keeps_the_transcript_across_a_restart(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    async with connect() as c:
+        c.server.load(READ_THEN_ANSWER)
+        session_id = await c.new()
+        await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("what is VALUE?")])
+        await c.conn.set_session_mode(session_id=session_id, mode_id="plan")
+    async with connect() as again:
+        await again.conn.initialize(protocol_version=1)
+        loaded = await again.conn.load_session(cwd=str(workspace), session_id=session_id)
+        assert loaded.modes.current_mode_id == "plan"
+        assert again.client.texts("user_message_chunk") == "what is VALUE?"
+        assert again.client.texts() == "Reading it.VALUE is 1."

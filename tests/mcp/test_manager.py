@@ -211,3 +211,20 @@ async def test_a_server_that_never_answers_fails_at_the_start_bound() -> None:
         assert status.error is not None and "did not start within 1 s" in status.error
     finally:
         await manager.aclose()
+
+
+async def test_servers_added_later_start_at_once_when_the_others_run(
+    managed: tuple[McpManager, States],
+) -> None:
+    manager, _states = managed
+    assert await manager.add([toolbox_spec("early")]) == ["early"]
+    await manager.ensure_started()
+    assert {s.spec.name: s.state for s in manager.servers.values()} == {
+        "box": "running",
+        "early": "running",
+    }
+    # Added after the start: started by add itself; a known name keeps its server.
+    assert await manager.add([toolbox_spec("late"), toolbox_spec("box")]) == ["late"]
+    assert manager.servers["late"].state == "running"
+    result = await manager.call_tool("late", "echo", {"text": "later"})
+    assert (result.content, result.is_error) == ("echo: later", False)

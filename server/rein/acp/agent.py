@@ -47,6 +47,7 @@ from acp.schema import (
 
 from rein import __version__
 from rein.acp import errors
+from rein.acp.mcp_servers import mcp_available
 from rein.config import ReinConfig
 from rein.providers.config import ModelConfig
 
@@ -159,7 +160,7 @@ class ReinAcpAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=mcp_available(), sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="rein", title="Rein", version=__version__),

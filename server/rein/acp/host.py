@@ -121,7 +121,14 @@ class AcpHosts:
     # ---------------------------------------------------------------- ports
 
     def _make(self, root: Path) -> WorkspaceHost:
-        return WorkspaceHost(
+        views: list[ClientFsWorkspace] = []
+
+        def client_view(disk: DiskWorkspace) -> WitnessedWorkspace:
+            view = ClientFsWorkspace(disk, self.link, current_session.get)
+            views.append(view)
+            return WitnessedWorkspace(view, self._witness)
+
+        host = WorkspaceHost(
             root,
             self.config,
             self.model_factory,
@@ -129,20 +136,20 @@ class AcpHosts:
             approver=self._approver,
             user=self._user,
             commands=lambda session_id: self._commands(root),
-            wrap_workspace=self._client_view,
+            wrap_workspace=client_view,
             watch=self.watch,
             storage=self.storage,
         )
+        # A read that shows the person's unsaved change: the analyzers look
+        # again, so they judge the buffer before Rein changes the file.
+        for view in views:
+            view.on_text = lambda path: host.pool.refresh([path])
+        return host
 
-    def _client_view(self, disk: DiskWorkspace) -> WitnessedWorkspace:
-        def before_change(path: str, text: str) -> None:
-            session_id = current_session.get()
-            if session_id is not None:
-                self.before_change(session_id, path, text)
-
-        return WitnessedWorkspace(
-            ClientFsWorkspace(disk, self.link, current_session.get), before_change
-        )
+    def _witness(self, path: str, text: str) -> None:
+        session_id = current_session.get()
+        if session_id is not None:
+            self.before_change(session_id, path, text)
 
     def _approver(self, session_id: str) -> Approver:
         # One per session, kept: its "always" answers outlive a rebuild of

@@ -47,9 +47,9 @@ def mode_state(current: str) -> SessionModeState:
     return SessionModeState(current_mode_id=current, available_modes=list(MODES))
 
 
-def config_options(mode: str, model: str) -> list[SessionConfigOptionSelect]:
-    """The mode select and the model select (the configured model, or the
-    one chosen for this session)."""
+def config_options(mode: str, model: str, configured: str) -> list[SessionConfigOptionSelect]:
+    """The mode select and the model select: ``model`` (the one this
+    session uses) current, the ``configured`` one offered too."""
     return [
         SessionConfigOptionSelect(
             id="mode",
@@ -68,7 +68,10 @@ def config_options(mode: str, model: str) -> list[SessionConfigOptionSelect]:
             category="model",
             type="select",
             current_value=model,
-            options=[SessionConfigSelectOption(value=model, name=model)],
+            options=[
+                SessionConfigSelectOption(value=name, name=name)
+                for name in dict.fromkeys((configured, model))
+            ],
         ),
     ]
 

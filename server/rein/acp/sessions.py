@@ -41,11 +41,13 @@ from acp.schema import (
 from rein.acp import errors
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
+from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
 from rein.acp.prompts import prompt_text, stop_reason
 from rein.acp.replay import replay_session
 from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
 from rein.config import ReinConfig
+from rein.harness.errors import ConfigError
 from rein.harness.ports import Model
 from rein.headless.analyzers import AnalyzerSpec
 from rein.headless.workspace_host import WorkspaceHost
@@ -183,28 +185,28 @@ class AcpSessions:
         if missing is not None:
             raise errors.auth_required(missing)
 
-    def _refuse_client_mcp(self, servers: list[Any] | None) -> None:
-        if servers:
-            names = ", ".join(getattr(s, "name", "?") for s in servers)
-            log.warning(
-                "the client's MCP servers (%s) are not used: rein acp reads MCP servers from "
-                "rein.mcp.servers and the workspace's .mcp.json",
-                names,
-            )
+    async def _add_client_mcp(self, host: WorkspaceHost, servers: list[Any] | None) -> None:
+        specs = client_servers(servers, str(host.root))
+        if specs:
+            added = await host.mcp.add(specs)
+            log.info("MCP servers from the client for %s: %s", host.root, ", ".join(added))
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         root = self._cwd(cwd)
         self._check_key()
-        self._refuse_client_mcp(mcp_servers)
+        client_servers(mcp_servers, str(root))  # refused before anything starts
         host = await self.hosts.host(root)
+        await self._add_client_mcp(host, mcp_servers)
         session = host.manager.new(SessionSpec(mode="agent", origin="acp"))
         live = self._serve(host, session)
         return NewSessionResponse(
             session_id=session.id,
             modes=mode_state(session.mode),
-            config_options=config_options(session.mode, self._model_name(live)),
+            config_options=config_options(
+                session.mode, self._model_name(live), self._configured_model()
+            ),
         )
 
     async def load_session(
@@ -212,8 +214,9 @@ class AcpSessions:
     ) -> LoadSessionResponse:
         root = self._cwd(cwd)
         self._check_key()
-        self._refuse_client_mcp(mcp_servers)
+        client_servers(mcp_servers, str(root))  # refused before anything starts
         host = await self.hosts.host(root)
+        await self._add_client_mcp(host, mcp_servers)
         live = self.live.get(session_id)
         if live is not None and live.session.busy:
             raise errors.busy(session_id)
@@ -226,7 +229,9 @@ class AcpSessions:
         await live.updates.drain()
         return LoadSessionResponse(
             modes=mode_state(session.mode),
-            config_options=config_options(session.mode, self._model_name(live)),
+            config_options=config_options(
+                session.mode, self._model_name(live), self._configured_model()
+            ),
         )
 
     async def list_sessions(
@@ -329,18 +334,24 @@ class AcpSessions:
         elif config_id == "model":
             if not isinstance(value, str) or not value.strip():
                 raise errors.invalid_field("value", "the model is a non-empty name")
-            model = self.model_factory(self.config.model.model_copy(update={"model": value}))
+            try:
+                model = self.model_factory(self.config.model.model_copy(update={"model": value}))
+            except ConfigError as exc:
+                raise errors.invalid_field("value", str(exc)) from exc
             set_model(live.session, model)
             live.model = value
         else:
             raise errors.invalid_field("configId", f"{config_id!r} is not one of: mode, model")
         mode = live.pending_mode or live.session.mode
         return SetSessionConfigOptionResponse(
-            config_options=config_options(mode, self._model_name(live))
+            config_options=config_options(mode, self._model_name(live), self._configured_model())
         )
 
     def _model_name(self, live: _Live) -> str:
-        return live.model or self.config.model.model or self.config.model.provider
+        return live.model or self._configured_model()
+
+    def _configured_model(self) -> str:
+        return self.config.model.model or self.config.model.provider
 
     async def _choose_mode(self, live: _Live, mode_id: str, field_name: str) -> _Live:
         if mode_id not in MODE_IDS:
@@ -373,6 +384,7 @@ class AcpSessions:
                 origin=old.origin,
                 session_id=old.id,
                 messages=messages,
+                waiting_for=old.agent.waiting_for,
                 persisted=stored,
             )
         )

@@ -164,6 +164,19 @@ class McpManager:
                         listener(_skipped_status(skipped))
             await asyncio.gather(*(self._start(s) for s in self.servers.values()))
 
+    async def add(self, specs: Sequence[McpServerSpec]) -> list[str]:
+        """Servers given after the manager was made (``rein acp``: the ones
+        the client passes with ``session/new``): registered, and started at
+        once when the others already were. A name already known keeps its
+        server. The names added."""
+        async with self._start_lock:
+            added = [s for s in specs if s.name not in self.servers and not s.disabled]
+            for spec in added:
+                self.servers[spec.name] = ServerStatus(spec)
+            if self._started and not self._closed:
+                await asyncio.gather(*(self._start(self.servers[s.name]) for s in added))
+        return [s.name for s in added]
+
     async def _start(self, status: ServerStatus) -> bool:
         self._set(status, "starting")
         name = status.spec.name

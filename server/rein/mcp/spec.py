@@ -10,7 +10,8 @@ from typing import Literal
 
 __all__ = ["InputSpec", "McpServerSpec", "Skipped", "Source", "Transport"]
 
-Source = Literal["vscode", "mcp.json", "settings"]
+#: Where a server was configured ("acp": the ACP client gave it with session/new).
+Source = Literal["vscode", "mcp.json", "settings", "acp"]
 Transport = Literal["stdio", "http"]
 
 
