@@ -14,6 +14,7 @@ import pytest
 from acp import RequestError, helpers
 from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdio, SseMcpServer
 
+from rein.store import SqliteStore
 from tests.acp_core.conftest import config_for, connected
 from tests.fakes import FakeTerminal, WatchedAcpClient, complete_turn, plan_turn
 
@@ -533,3 +534,27 @@ async def test_a_mode_switch_keeps_the_transcript_across_a_restart(
         assert loaded.modes.current_mode_id == "plan"
         assert again.client.texts("user_message_chunk") == "what is VALUE?"
         assert again.client.texts() == "Reading it.VALUE is 1."
+
+
+async def test_a_second_folder_does_not_mark_the_first_folders_run_interrupted(
+    connect: Callable[..., Any], workspace: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    client = WatchedAcpClient(hang=["session/request_permission"])
+    async with connect(client=client) as c:
+        c.server.load([{"tool_calls": [{"name": "run_command", "arguments": {"command": "true"}}]}])
+        session_id = await c.new()
+        prompt = asyncio.create_task(
+            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
+        )
+        await client.wait_update(lambda u: u.session_update == "tool_call")
+        await c.conn.new_session(cwd=str(other), mcp_servers=[])
+        store = SqliteStore.open(str(c.storage))
+        try:
+            record = await store.get_session(session_id)
+        finally:
+            store.close()
+        assert record is not None and record.status == "running"
+        await c.conn.cancel(session_id=session_id)
+        assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"

@@ -83,6 +83,7 @@ class AcpHosts:
         self._approvers: dict[str, PermissionApprover] = {}
         self._tg = tg
         self._closing = anyio.Event()
+        self._recovered = False
 
     def close(self) -> None:
         """Let every host close (their tasks end once they have)."""
@@ -139,7 +140,11 @@ class AcpHosts:
             wrap_workspace=client_view,
             watch=self.watch,
             storage=self.storage,
+            # Only the first host of this process marks the sessions a dead
+            # process left "running": a later one would mark the first's runs.
+            recover_interrupted=not self._recovered,
         )
+        self._recovered = True
         # A read that shows the person's unsaved change: the analyzers look
         # again, so they judge the buffer before Rein changes the file.
         for view in views:

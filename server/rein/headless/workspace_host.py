@@ -78,7 +78,9 @@ class WorkspaceHost:
     ``model_factory`` makes a session's model from the ``model``
     configuration; ``storage`` is the session store's folder (None keeps
     sessions in memory); ``mcp_ports`` is who is asked for MCP inputs and
-    trust (None: nobody).
+    trust (None: nobody); ``recover_interrupted`` as for
+    :class:`~rein.session.SessionManager` (False for a second host of the
+    same store in one process).
 
     Per session (called with its id): ``approver`` answers the calls whose
     policy is "ask" (None: nobody can approve, such a call is refused with a
@@ -105,6 +107,7 @@ class WorkspaceHost:
         watch: bool = True,
         storage: str | Path | None = None,
         mcp_ports: McpConfigPorts | None = None,
+        recover_interrupted: bool = True,
     ) -> None:
         self.root = Path(root).resolve()
         self.config = config
@@ -157,6 +160,7 @@ class WorkspaceHost:
             self.ports,
             storage=lambda: storage,
             on_checkpoint_error=lambda message: self.report(f"checkpoints: {message}"),
+            recover_interrupted=recover_interrupted,
         )
         #: What went wrong around the sessions (said once each, in order).
         self.reports: list[str] = []

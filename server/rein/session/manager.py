@@ -51,7 +51,10 @@ class SessionManager:
     ``on_store_error`` tells the person once that the store is unusable,
     ``on_checkpoint_error`` that checkpoints cannot be stored (the edits go
     on);
-    ``evict`` turns on the ``sessions`` memory bounds, measured on ``clock``.
+    ``evict`` turns on the ``sessions`` memory bounds, measured on ``clock``;
+    ``recover_interrupted``: on opening the store, sessions left "running"
+    are marked "interrupted" (False for a second manager of the same store in
+    one process, whose first manager's runs may be running).
     """
 
     def __init__(
@@ -64,8 +67,10 @@ class SessionManager:
         on_checkpoint_error: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
         evict: bool = False,
+        recover_interrupted: bool = True,
     ) -> None:
         self._config = config
+        self._recover_interrupted = recover_interrupted
         self._clock = clock
         #: Whether idle sessions leave memory (the language server's choice:
         #: a host that holds its one session, like ``rein run``, keeps it).
@@ -121,7 +126,7 @@ class SessionManager:
         except StoreError as exc:
             self.checkpoints_error = f"checkpoints are kept in memory only: {exc}"
             self._checkpoint_error(self.checkpoints_error)
-        interrupted = await self.store.mark_interrupted()
+        interrupted = await self.store.mark_interrupted() if self._recover_interrupted else []
         if interrupted:
             log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
         return self.store
