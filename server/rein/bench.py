@@ -25,7 +25,7 @@ from rein.providers.replay import ReplayModel
 __all__ = ["bench_core", "bench_core_one", "print_rows"]
 
 CORE_SIZES = (50, 200, 1000)
-ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints")
+ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints", "acp")
 
 
 def run_target(target: str, as_json: bool) -> None:

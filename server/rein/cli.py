@@ -56,6 +56,15 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 rows,
                 args.json,
             )
+        elif target == "acp":
+            from rein.bench_acp import SAMPLES, bench_acp
+
+            samples = int(args.n) if args.n and args.what == "acp" else SAMPLES
+            bench.print_rows(
+                "acp: spawn to the initialize result, rein acp and rein serve",
+                bench_acp(samples),
+                args.json,
+            )
         elif target == "providers":
             from rein.providers.bench import bench_providers
 
@@ -321,9 +330,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="run benchmarks (figures in docs/performance.md)")
     p.add_argument(
-        "what", choices=["all", "core", "core-one", "providers", "gates", "lsp", "checkpoints"]
+        "what",
+        choices=["all", "core", "core-one", "providers", "gates", "lsp", "checkpoints", "acp"],
     )
-    p.add_argument("n", nargs="?", default=None, help="sizes, e.g. 50,200,1000")
+    p.add_argument("n", nargs="?", default=None, help="core: sizes, e.g. 50,200,1000; acp: samples")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.add_argument("--corpus", action="store_true", help="gates: seeded edits in real projects")
     p.add_argument("--projects", help="--corpus: NAME==VERSION,... (default sympy, rich, httpx)")

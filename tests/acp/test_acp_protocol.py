@@ -1,0 +1,151 @@
+"""``rein acp`` at the protocol level: what ``initialize`` offers, the key
+missing, and requests that are wrong (malformed params, an unknown session,
+a cancel of nothing). The real ``rein acp`` over stdio; the model, when a
+test needs one, the mock server over HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from acp import RequestError
+from acp.helpers import text_block
+
+from rein.providers.mock_server import MockServer
+from tests.acp.client import EditorClient
+from tests.acp.conftest import (
+    REQUEST_S,
+    Home,
+    assert_used_up,
+    load_scenario,
+    rein_config,
+    running_agent,
+    started,
+    write_config,
+)
+
+pytestmark = pytest.mark.e2e
+
+KEY_VAR = "REIN_ACP_TEST_KEY"
+
+
+def said(error: RequestError) -> str:
+    """All an error says: its message and its data."""
+    return f"{error} {json.dumps(error.data)}"
+
+
+async def refused(request: Any) -> RequestError:
+    with pytest.raises(RequestError) as info:
+        with anyio.fail_after(REQUEST_S):
+            await request
+    return info.value
+
+
+async def test_initialize_answers_version_1_and_what_rein_offers(pyproj: Path, home: Home) -> None:
+    async with running_agent(EditorClient(pyproj), home) as agent:
+        answer = await agent.initialize()
+        # A client asking for a later version is answered with the one Rein speaks.
+        later = await agent.raw("initialize", {"protocolVersion": 7, "clientCapabilities": {}})
+
+    assert answer.protocol_version == 1
+    assert later["protocolVersion"] == 1
+    caps = answer.agent_capabilities
+    assert caps is not None and caps.load_session is True
+    prompt = caps.prompt_capabilities
+    assert prompt is not None
+    assert (prompt.image, prompt.audio, prompt.embedded_context) == (False, False, True)
+    assert answer.agent_info is not None
+    assert (answer.agent_info.name, answer.agent_info.title) == ("rein", "Rein")
+    assert answer.auth_methods == []  # the mock needs no key (apiKeyEnv "")
+
+
+async def test_without_the_key_initialize_offers_the_env_method_and_sessions_need_it(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    config = rein_config(home.path, mock.url)
+    config["model"]["apiKeyEnv"] = KEY_VAR
+    write_config(home.config_file, config)
+
+    async with running_agent(EditorClient(pyproj), home) as agent:
+        answer = await agent.initialize()
+        no_session = await refused(agent.conn.new_session(cwd=str(pyproj), mcp_servers=[]))
+        still_no_key = await refused(agent.conn.authenticate(method_id=f"env:{KEY_VAR}"))
+
+    [method] = answer.auth_methods
+    offered = method.model_dump(by_alias=True, exclude_none=True)
+    assert offered["id"] == f"env:{KEY_VAR}"
+    assert offered["name"] == f"Set {KEY_VAR}"
+    assert KEY_VAR in offered["description"]
+    assert no_session.code == -32000 and KEY_VAR in said(no_session)
+    assert still_no_key.code == -32000 and KEY_VAR in said(still_no_key)
+
+    # The editor restarts Rein with the key set: nothing to authenticate.
+    async with running_agent(
+        EditorClient(pyproj), home, env={KEY_VAR: "sk-test"}, name="with-key"
+    ) as agent:
+        answer = await agent.initialize()
+        session = await agent.new_session(pyproj)
+    assert answer.auth_methods == []
+    assert session.session_id
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "field"),
+    [
+        pytest.param("session/new", {"mcpServers": []}, "cwd", id="new-without-cwd"),
+        pytest.param(
+            "session/new", {"cwd": "relative/dir", "mcpServers": []}, "cwd", id="new-relative-cwd"
+        ),
+        pytest.param(
+            "session/new", {"cwd": "/no/such/folder", "mcpServers": []}, "cwd", id="new-no-folder"
+        ),
+        pytest.param("session/prompt", {"sessionId": "{sid}"}, "prompt", id="prompt-missing"),
+        pytest.param(
+            "session/prompt",
+            {
+                "sessionId": "{sid}",
+                "prompt": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}],
+            },
+            "prompt[0]",
+            id="prompt-image",
+        ),
+        pytest.param(
+            "session/set_mode", {"sessionId": "{sid}", "modeId": "yolo"}, "modeId", id="bad-mode"
+        ),
+    ],
+)
+async def test_malformed_requests_are_errors_naming_the_field(
+    pyproj: Path, home: Home, method: str, params: dict[str, Any], field: str
+) -> None:
+    async with started(pyproj, home) as (agent, sid):
+        filled = {k: (sid if v == "{sid}" else v) for k, v in params.items()}
+        error = await refused(agent.raw(method, filled))
+        # The server goes on: the next good request is answered.
+        again = await agent.new_session(pyproj)
+    assert error.code == -32602, said(error)
+    assert field in said(error), said(error)
+    assert again.session_id != sid
+
+
+async def test_an_unknown_session_is_an_error_naming_it(pyproj: Path, home: Home) -> None:
+    async with started(pyproj, home) as (agent, _sid):
+        prompt = await refused(agent.conn.prompt(session_id="no-such-session", prompt=[]))
+        mode = await refused(agent.conn.set_session_mode(session_id="gone-too", mode_id="plan"))
+    assert prompt.code == -32002 and "no-such-session" in said(prompt), said(prompt)
+    assert mode.code == -32002 and "gone-too" in said(mode), said(mode)
+
+
+async def test_a_cancel_of_nothing_is_ignored(pyproj: Path, home: Home, mock: MockServer) -> None:
+    await load_scenario(mock, "hello", [{"text": "hello there"}])
+    async with started(pyproj, home) as (agent, sid):
+        await agent.conn.cancel(session_id=sid)  # no run
+        await agent.conn.cancel(session_id="no-such-session")
+        with anyio.fail_after(REQUEST_S):
+            answer = await agent.conn.prompt(session_id=sid, prompt=[text_block("hi")])
+        assert agent.process.returncode is None
+    assert answer.stop_reason == "end_turn"
+    assert agent.editor.said(sid) == "hello there"
+    await assert_used_up(mock)

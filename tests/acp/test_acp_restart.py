@@ -1,0 +1,106 @@
+"""Sessions outlive ``rein acp``: a restart loads and replays a stored
+session, and an editor that goes away mid-run leaves the session stored and
+loadable. Two real ``rein acp`` processes over one HOME, one after the other."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import anyio
+import pytest
+from acp.helpers import text_block
+
+from rein.providers.mock_server import MockServer
+from tests.acp.client import EditorClient
+from tests.acp.conftest import (
+    REQUEST_S,
+    Home,
+    assert_used_up,
+    call,
+    load_scenario,
+    running_agent,
+    started,
+    tool_turn,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_session_load_after_a_restart_replays_the_transcript(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    await load_scenario(
+        mock,
+        "first",
+        [tool_turn(call("read_file", path="app.py")), {"text": "app.py greets people."}],
+    )
+    async with started(pyproj, home) as (agent, sid):
+        with anyio.fail_after(REQUEST_S):
+            await agent.conn.prompt(session_id=sid, prompt=[text_block("What does app.py do?")])
+
+    editor = EditorClient(pyproj)
+    async with running_agent(editor, home, name="second") as agent:
+        await agent.initialize()
+        with anyio.fail_after(REQUEST_S):
+            await agent.conn.load_session(cwd=str(pyproj), session_id=sid, mcp_servers=[])
+        # Replayed before the answer, so all there now, in order.
+        kinds = [u["sessionUpdate"] for u in editor.of(sid)]
+        user = "".join(u["content"]["text"] for u in editor.of(sid, "user_message_chunk"))
+        reads = [c for c in editor.tool_calls(sid).values() if c.get("kind") == "read"]
+        replayed_text = editor.said(sid)
+
+        # The loaded session goes on with its history.
+        await load_scenario(
+            mock,
+            "second",
+            [
+                {
+                    "expect": {
+                        "messages_contain": ["What does app.py do?", "app.py greets people."],
+                        "last_message_contains": "And then?",
+                    },
+                    "text": "Nothing else.",
+                }
+            ],
+        )
+        with anyio.fail_after(REQUEST_S):
+            answer = await agent.conn.prompt(session_id=sid, prompt=[text_block("And then?")])
+
+    assert "What does app.py do?" in user
+    assert kinds.index("user_message_chunk") < kinds.index("tool_call")
+    assert kinds.index("tool_call") < kinds.index("agent_message_chunk")
+    assert len(reads) == 1 and reads[0]["status"] == "completed"
+    assert replayed_text == "app.py greets people."
+    assert answer.stop_reason == "end_turn"
+    await assert_used_up(mock)
+
+
+async def test_an_editor_gone_mid_run_leaves_the_session_stored_and_loadable(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    await load_scenario(
+        mock,
+        "stall",
+        [{"text": "Working on it", "fault": {"kind": "stall", "after_chunks": 1, "seconds": 60}}],
+    )
+    async with started(pyproj, home) as (agent, sid):
+        running = asyncio.ensure_future(
+            agent.conn.prompt(session_id=sid, prompt=[text_block("Rename greet")])
+        )
+        await agent.editor.wait_for(sid, lambda u: u["sessionUpdate"] == "agent_message_chunk")
+        running.cancel()  # the editor stops waiting and closes the pipe
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        first = agent
+    # stdin closed mid-run: rein acp aborted the run and exited by itself.
+    assert first.process.returncode == 0, first.log()
+
+    editor = EditorClient(pyproj)
+    async with running_agent(editor, home, name="second") as agent:
+        await agent.initialize()
+        with anyio.fail_after(REQUEST_S):
+            await agent.conn.load_session(cwd=str(pyproj), session_id=sid, mcp_servers=[])
+    user = "".join(u["content"]["text"] for u in editor.of(sid, "user_message_chunk"))
+    assert "Rename greet" in user

@@ -1,0 +1,332 @@
+"""Runs through ``rein acp`` as an editor sees them: edits in its buffers
+judged by the real analyzers, plan mode, cancel, permissions, terminals,
+steering and a busy session. The real ``rein acp`` over stdio; the model an
+``openai`` provider talking HTTP to the mock server, every scenario turn
+checking the request it answers (``expect``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from acp import RequestError
+from acp.helpers import text_block
+
+from rein.providers.mock_server import MockServer
+from tests.acp.conftest import (
+    REQUEST_S,
+    Agent,
+    Home,
+    assert_used_up,
+    call,
+    load_scenario,
+    started,
+    tool_turn,
+)
+
+pytestmark = pytest.mark.e2e
+
+ORIGINAL = '"""Fixture project for the end-to-end gate tests."""\n\n\ndef greet(name: str) -> str:\n    return f"hello {name}"\n'
+UNSAVED = "\n\nGREETING = greet('you')\n"
+WORK = ["read_file", "edit_file"]
+
+
+def edit(old: str, new: str, path: str = "app.py") -> dict[str, Any]:
+    return call("edit_file", path=path, old_string=old, new_string=new)
+
+
+async def prompt(agent: Agent, session_id: str, text: str) -> str:
+    with anyio.fail_after(REQUEST_S):
+        answer = await agent.conn.prompt(session_id=session_id, prompt=[text_block(text)])
+    return answer.stop_reason
+
+
+def contents_text(call: dict[str, Any]) -> str:
+    return json.dumps(call.get("content", []))
+
+
+async def test_an_edit_goes_to_the_buffer_a_real_error_is_repaired_and_the_disk_is_untouched(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    app = pyproj / "app.py"
+    assert app.read_text() == ORIGINAL
+    await load_scenario(
+        mock,
+        "typo-repair",
+        [
+            tool_turn(edit('return f"hello {name}"', 'return f"hello {nmae}"')),
+            {"text": "done"},
+            # The real analyzers judged the editor's buffer: the model is told.
+            tool_turn(
+                edit("{nmae}", "{name}"),
+                expect={"last_message_contains": "nmae", "messages_contain": ["F821"]},
+            ),
+            {"text": "fixed the typo"},
+        ],
+    )
+    async with started(pyproj, home) as (agent, sid):
+        editor = agent.editor
+        editor.open(app, ORIGINAL + UNSAVED)  # typed, not saved
+        stop = await prompt(agent, sid, "greet people")
+
+    assert stop == "end_turn"
+    # The fix is in the editor's buffer, on top of the unsaved text; the disk
+    # was never written.
+    assert editor.buffers[app] == ORIGINAL + UNSAVED
+    assert app.read_text() == ORIGINAL
+    writes = [p["content"] for m, p in editor.calls if m == "fs/write_text_file"]
+    assert writes[0] == ORIGINAL.replace("{name}", "{nmae}") + UNSAVED
+    assert writes[-1] == ORIGINAL + UNSAVED
+    assert any(m == "fs/read_text_file" and p["path"] == str(app) for m, p in editor.calls)
+
+    calls = list(editor.tool_calls(sid).values())
+    edits = [c for c in calls if c.get("kind") == "edit"]
+    assert len(edits) == 2 and all(c["status"] == "completed" for c in edits)
+    diff = next(c for c in edits[0]["content"] if c["type"] == "diff")
+    assert diff["path"] == str(app)
+    assert "{name}" in diff["oldText"] and "{nmae}" in diff["newText"]
+    checks = [c for c in calls if c.get("title", "").startswith("Check:")]
+    assert [c["status"] for c in checks][:1] == ["failed"]
+    assert "nmae" in contents_text(checks[0])
+    assert checks[-1]["status"] == "completed"
+    assert any(c.get("title", "").startswith("Repair 1/") for c in calls)
+    assert editor.said(sid).endswith("fixed the typo")
+    await assert_used_up(mock)
+
+
+async def test_plan_mode_sends_the_plan_as_updates(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    executor = {"tools_include": [*WORK, "complete_step"], "tools_exclude": ["submit_plan"]}
+    steps = [
+        {"id": "s1", "description": "Add a docstring to greet"},
+        {"id": "s2", "description": "Add farewell()"},
+    ]
+    await load_scenario(
+        mock,
+        "plan",
+        [
+            tool_turn(
+                call("submit_plan", steps=steps),
+                expect={"tools_include": ["submit_plan"], "tools_exclude": WORK},
+            ),
+            tool_turn(
+                edit(
+                    '    return f"hello {name}"', '    """Say hello."""\n    return f"hello {name}"'
+                ),
+                expect={**executor, "last_message_contains": "Step 1 of 2"},
+            ),
+            tool_turn(call("complete_step", step_id="s1", success=True, summary="documented")),
+            tool_turn(
+                call(
+                    "write_file",
+                    path="bye.py",
+                    content='def farewell(name: str) -> str:\n    return f"bye {name}"\n',
+                ),
+                expect={"last_message_contains": "Step 2 of 2"},
+            ),
+            tool_turn(call("complete_step", step_id="s2", success=True, summary="farewell added")),
+            {
+                "expect": {"last_message_contains": "All steps are done", "tools_exclude": WORK},
+                "text": "greet() has a docstring and farewell() is new.",
+            },
+        ],
+    )
+    async with started(pyproj, home) as (agent, sid):
+        with anyio.fail_after(REQUEST_S):
+            await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+        await agent.editor.wait_for(sid, lambda u: u["sessionUpdate"] == "current_mode_update")
+        stop = await prompt(agent, sid, "Document greet and add a farewell")
+
+    assert stop == "end_turn"
+    [mode] = agent.editor.of(sid, "current_mode_update")
+    assert mode["currentModeId"] == "plan"
+    plans = [
+        [(e["status"], e["content"]) for e in p["entries"]] for p in agent.editor.of(sid, "plan")
+    ]
+    assert plans, "no plan update"
+    assert all([c for _, c in p] == ["Add a docstring to greet", "Add farewell()"] for p in plans)
+    assert ("in_progress", "Add a docstring to greet") in plans[0] + plans[1]
+    assert plans[-1] == [("completed", "Add a docstring to greet"), ("completed", "Add farewell()")]
+    assert agent.editor.said(sid).endswith("greet() has a docstring and farewell() is new.")
+    await assert_used_up(mock)
+
+
+async def test_a_cancel_mid_run_stops_with_cancelled(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    await load_scenario(
+        mock,
+        "stall",
+        [{"text": "Let me think", "fault": {"kind": "stall", "after_chunks": 1, "seconds": 60}}],
+    )
+    async with started(pyproj, home) as (agent, sid):
+        running = asyncio.ensure_future(prompt(agent, sid, "take your time"))
+        await agent.editor.wait_for(sid, lambda u: u["sessionUpdate"] == "agent_message_chunk")
+        await agent.conn.cancel(session_id=sid)
+        stop = await running
+        # The session is not stuck: the next prompt runs.
+        await load_scenario(mock, "after", [{"text": "back again"}])
+        again = await prompt(agent, sid, "and now?")
+
+    assert stop == "cancelled"
+    assert again == "end_turn"
+    assert agent.editor.said(sid).endswith("back again")
+
+
+async def test_a_denied_command_is_a_refusal_the_model_reads(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    await load_scenario(
+        mock,
+        "denied",
+        [
+            tool_turn(call("run_command", command="rm -rf build")),
+            {
+                "expect": {"last_role": "tool", "last_message_contains": "the person declined"},
+                "text": "I will leave build alone.",
+            },
+        ],
+    )
+    async with started(pyproj, home, permissions=["reject_once"]) as (agent, sid):
+        stop = await prompt(agent, sid, "clean up")
+
+    assert stop == "end_turn"
+    [(session, tool_call, kinds)] = agent.editor.permission_requests
+    assert session == sid
+    assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert "rm -rf build" in json.dumps(tool_call)
+    assert tool_call.get("kind") == "execute"
+    assert not any(m == "terminal/create" for m, _ in agent.editor.calls)
+    [run] = [c for c in agent.editor.tool_calls(sid).values() if c.get("kind") == "execute"]
+    assert run["status"] == "failed"
+    await assert_used_up(mock)
+
+
+async def test_allow_always_is_remembered_and_commands_run_in_the_editors_terminals(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    await load_scenario(
+        mock,
+        "always",
+        [
+            tool_turn(call("run_command", command="echo $((6*7))")),
+            # Same first word: allowed without asking again.
+            tool_turn(
+                call("run_command", command="echo $((6*8))"), expect={"messages_contain": ["42"]}
+            ),
+            # Another command: asked again (and refused this time).
+            tool_turn(call("run_command", command="ls"), expect={"messages_contain": ["48"]}),
+            {"expect": {"last_message_contains": "the person declined"}, "text": "done"},
+        ],
+    )
+    async with started(pyproj, home, permissions=["allow_always", "reject_once"]) as (agent, sid):
+        stop = await prompt(agent, sid, "compute")
+
+    assert stop == "end_turn"
+    asked = [json.dumps(call) for _, call, _ in agent.editor.permission_requests]
+    assert len(asked) == 2, asked
+    assert "6*7" in asked[0] and "ls" in asked[1]
+    created = [p for m, p in agent.editor.calls if m == "terminal/create"]
+    assert len(created) == 2
+    assert all(p["cwd"] == str(pyproj) for p in created)
+    released = [p["terminalId"] for m, p in agent.editor.calls if m == "terminal/release"]
+    assert len(released) == 2
+    # Each run's tool call embedded its live terminal while it ran.
+    terminal_ids = {
+        item["terminalId"]
+        for update in agent.editor.of(sid, "tool_call_update")
+        for item in update.get("content", [])
+        if item.get("type") == "terminal"
+    }
+    assert terminal_ids == set(released)
+    await assert_used_up(mock)
+
+
+async def test_rein_steer_reaches_the_running_run(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    await load_scenario(
+        mock,
+        "steer",
+        [
+            tool_turn(call("run_command", command="echo hi")),
+            {"expect": {"messages_contain": ["keep it short"]}, "text": "ok"},
+        ],
+    )
+    async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
+        agent.editor.hold_permissions = asyncio.Event()
+        running = asyncio.ensure_future(prompt(agent, sid, "say hi"))
+        await agent.editor.wait_for_call("session/request_permission")
+        with anyio.fail_after(REQUEST_S):
+            steered = await agent.conn.ext_method(
+                "rein/steer", {"sessionId": sid, "text": "keep it short"}
+            )
+        agent.editor.hold_permissions.set()
+        stop = await running
+        idle = await _refused(
+            agent.conn.ext_method("rein/steer", {"sessionId": sid, "text": "too late"})
+        )
+
+    assert steered == {"delivered": True}
+    assert stop == "end_turn"
+    assert idle.code == -32600
+    await assert_used_up(mock)
+
+
+async def test_a_second_prompt_on_a_busy_session_is_refused(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    await load_scenario(
+        mock, "busy", [tool_turn(call("run_command", command="echo hi")), {"text": "done"}]
+    )
+    async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
+        agent.editor.hold_permissions = asyncio.Event()
+        running = asyncio.ensure_future(prompt(agent, sid, "say hi"))
+        await agent.editor.wait_for_call("session/request_permission")
+        busy = await _refused(agent.conn.prompt(session_id=sid, prompt=[text_block("again")]))
+        agent.editor.hold_permissions.set()
+        stop = await running
+
+    assert busy.code == -32600
+    assert sid in str(busy) or sid in json.dumps(busy.data)
+    assert "running a prompt" in f"{busy} {json.dumps(busy.data)}"
+    assert stop == "end_turn"
+    await assert_used_up(mock)
+
+
+async def _refused(request: Any) -> RequestError:
+    with pytest.raises(RequestError) as info:
+        with anyio.fail_after(REQUEST_S):
+            await request
+    return info.value
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="lead: a one-step plan's answer is the step's summary (plan_act._finish, no summary "
+    "turn); it is never streamed, so rein acp never shows the run's final text",
+)
+async def test_a_one_step_plan_shows_its_answer(pyproj: Path, home: Home, mock: MockServer) -> None:
+    await load_scenario(
+        mock,
+        "one-step",
+        [
+            tool_turn(call("submit_plan", steps=[{"id": "s1", "description": "Look at app.py"}])),
+            tool_turn(call("read_file", path="app.py")),
+            tool_turn(
+                call("complete_step", step_id="s1", success=True, summary="app.py greets people")
+            ),
+        ],
+    )
+    async with started(pyproj, home) as (agent, sid):
+        with anyio.fail_after(REQUEST_S):
+            await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+        stop = await prompt(agent, sid, "What does app.py do?")
+    assert stop == "end_turn"
+    await assert_used_up(mock)
+    assert "app.py greets people" in agent.editor.said(sid)
