@@ -306,11 +306,6 @@ async def _refused(request: Any) -> RequestError:
     return info.value
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead: a one-step plan's answer is the step's summary (plan_act._finish, no summary "
-    "turn); it is never streamed, so rein acp never shows the run's final text",
-)
 async def test_a_one_step_plan_shows_its_answer(pyproj: Path, home: Home, mock: MockServer) -> None:
     await load_scenario(
         mock,
