@@ -18,7 +18,6 @@ made on the first of them. The agent is also the
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +46,8 @@ from acp.schema import (
 
 from rein import __version__
 from rein.acp import errors
-from rein.acp.mcp_servers import mcp_available
+from rein.acp.fast_start import mcp_available
+from rein.acp.fast_start import missing_key as _missing_key
 from rein.config import ReinConfig
 from rein.providers.config import ModelConfig
 
@@ -129,10 +129,7 @@ class ReinAcpAgent:
 
     def missing_key(self) -> str | None:
         """The variable the model key should be in, while it is not set."""
-        variable = self.config.model.resolved_api_key_env()
-        if not variable or os.environ.get(variable):
-            return None
-        return variable
+        return _missing_key(self.config)
 
     async def initialize(
         self,

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from acp import run_agent
 
-from rein.acp.agent import ReinAcpAgent
+from rein.acp import fast_start
 from rein.config import ReinConfig
 from rein.harness.errors import ConfigError
 from rein.headless.config_file import build_config
@@ -41,6 +41,22 @@ def _model(config: ModelConfig) -> Any:
     return create_model(config)
 
 
+async def _stdio(first_line: bytes) -> tuple[asyncio.StreamWriter, asyncio.StreamReader]:
+    """stdin and stdout as streams, ``first_line`` (read before, not
+    answered) in front of the rest of stdin."""
+    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    if first_line:
+        reader.feed_data(first_line)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    write_protocol = asyncio.streams.FlowControlMixin()
+    transport, _ = await loop.connect_write_pipe(lambda: write_protocol, sys.stdout)
+    writer = asyncio.StreamWriter(transport, write_protocol, None, loop)
+    return writer, reader
+
+
 async def serve_acp(
     config: ReinConfig,
     *,
@@ -49,12 +65,34 @@ async def serve_acp(
     output_stream: Any = None,
     analyzers: tuple[AnalyzerSpec, ...] | None = None,
     watch: bool = True,
+    first_line: bytes | None = None,
+    initialized: dict[str, Any] | None = None,
 ) -> None:
     """Serve one client over the given streams (stdio by default) until it
-    leaves; then abort the runs and close the hosts."""
+    leaves; then abort the runs and close the hosts. ``first_line``: read
+    from stdin already; ``initialized``: its ``initialize`` params when it
+    was answered (:mod:`rein.acp.fast_start`), else the SDK reads it first."""
+    from acp import run_agent
+    from acp.schema import InitializeRequest
+    from pydantic import ValidationError
+
+    from rein.acp.agent import ReinAcpAgent
+
     async with anyio.create_task_group() as tg:
         agent = ReinAcpAgent(config, _model, tg, storage=storage, analyzers=analyzers, watch=watch)
         try:
+            if initialized is not None:
+                # Answered already: the agent takes the client's capabilities.
+                try:
+                    request = InitializeRequest.model_validate(initialized)
+                except ValidationError as exc:
+                    log.warning("initialize params the SDK does not take: %s", exc)
+                    request = InitializeRequest(protocol_version=fast_start.PROTOCOL_VERSION)
+                await agent.initialize(
+                    request.protocol_version, request.client_capabilities, request.client_info
+                )
+            if first_line is not None:
+                input_stream, output_stream = await _stdio(b"" if initialized else first_line)
             # The SDK's Agent protocol also lists its unstable methods
             # (session/fork, session/resume, session/close): Rein implements
             # protocol version 1 only.
@@ -75,5 +113,14 @@ def run_acp(config_file: str | None, overrides: dict[str, Any], storage: str | N
     from rein.store import default_storage_path
 
     folder = storage or config.storage_path or str(default_storage_path())
-    asyncio.run(serve_acp(config, storage=folder))
+    # The editor's first message is initialize: answered before the SDK loads.
+    first_line = fast_start.read_first_line()
+    answered = fast_start.answer_initialize(first_line, config)
+    initialized = None
+    if answered is not None:
+        reply, initialized = answered
+        view = memoryview(reply)
+        while view:
+            view = view[os.write(sys.stdout.fileno(), view) :]
+    asyncio.run(serve_acp(config, storage=folder, first_line=first_line, initialized=initialized))
     return 0
