@@ -49,13 +49,11 @@ def _session(server: ReinServer, session_id: str, method: str) -> Session | None
 def _progress_listener(server: ReinServer, token: str | int) -> Any:
     def listener(event: Event) -> None:
         if event.type == "turn_end":
-            usage = event.run_usage
+            from rein.harness.spend import spend_line
+
+            line = spend_line(event.run_usage, event.context, event.run_cost)
             server.work_done_progress.report(
-                token,
-                lsp.WorkDoneProgressReport(
-                    message=f"turn {event.turn}; tokens in {usage.input_tokens}, "
-                    f"out {usage.output_tokens}"
-                ),
+                token, lsp.WorkDoneProgressReport(message=f"turn {event.turn} · {line}")
             )
         elif event.type == "gate_start":
             server.work_done_progress.report(
