@@ -30,7 +30,11 @@ def answer(i: int, o: int) -> dict[str, Any]:
 
 
 def agent_for(
-    script: list[dict[str, Any]], *, name: str = "priced", prices: PriceTable | None = None, **cfg: Any
+    script: list[dict[str, Any]],
+    *,
+    name: str = "priced",
+    prices: PriceTable | None = None,
+    **cfg: Any,
 ) -> tuple[Agent, EventLog]:
     agent = Agent(
         ReplayModel(script, name=name),
@@ -183,8 +187,7 @@ async def test_a_cost_budget_ends_the_run_with_a_clear_reason() -> None:
     result = await agent.prompt("go")
     assert result.status == "failed"
     assert result.error == (
-        "budget: the run cost $0.0040, more than harness.maxCostPerRun ($0.0030); "
-        "continue to go on"
+        "budget: the run cost $0.0040, more than harness.maxCostPerRun ($0.0030); continue to go on"
     )
     (exceeded,) = log.of("budget_exceeded")
     assert exceeded.limit == "cost" and exceeded.spent == pytest.approx(0.004)

@@ -149,6 +149,7 @@ def build_session(
         workspace=ports.workspace,
         diagnostics=ports.diagnostics,
         approver=ports.approver(session_id),
+        approval_rules=ports.approval_rules(session_id),
         user=ports.user(session_id),
         settings=settings,
         changes=ports.changes,
