@@ -646,7 +646,7 @@ class EditorApprover:
             return approved
         if remember not in ("session", "workspace"):
             log.warning(
-                "rein/confirm: remember must be \"session\" or \"workspace\", not %r; "
+                'rein/confirm: remember must be "session" or "workspace", not %r; '
                 "the call is approved this once",
                 remember,
             )
