@@ -269,9 +269,9 @@ class _TurnLoop:
                 return self.finish("failed", f"model error: {exc}")
             break
         self.count_usage(assistant.usage)
+        budget = ctx.budget
         self.spend.request(
-            assistant.usage,
-            self.window.size(messages, ctx.budget) if ctx.budget is not None else 0,
+            assistant.usage, lambda: self.window.size(messages, budget) if budget is not None else 0
         )
         if assistant.is_empty():
             return self.degenerate_reply(assistant)

@@ -11,6 +11,8 @@ over ends cleanly at a turn boundary: every tool call answered.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rein.harness.config import HarnessConfig
 from rein.harness.events import BudgetExceeded, ContextShare
 from rein.harness.messages import Usage
@@ -54,11 +56,11 @@ class RunSpend:
         self._turn = None if cost is None or self._turn is None else self._turn + cost
         self._run = None if cost is None or self._run is None else self._run + cost
 
-    def request(self, usage: Usage, estimate: int) -> None:
+    def request(self, usage: Usage, estimate: Callable[[], int]) -> None:
         """A model request was answered: its size as the provider counted it
-        (``estimate`` when the provider reported no input tokens)."""
+        (``estimate()`` only when the provider reported no input tokens)."""
         used = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-        used = used or estimate
+        used = used or estimate()
         share = used / self.window if self.window > 0 else 0.0
         self.context = ContextShare(used=used, window=self.window, share=round(share, 4))
 
