@@ -151,6 +151,19 @@ async def test_an_unknown_models_cost_is_none() -> None:
     assert result.context is not None  # the context share is known without a price
 
 
+@pytest.mark.parametrize(
+    ("name", "cost"),
+    [pytest.param("priced", 0.0, id="known-price"), pytest.param("mystery", None, id="unknown")],
+)
+async def test_a_run_that_spent_nothing_costs_nothing_only_with_a_known_price(
+    name: str, cost: float | None
+) -> None:
+    agent, log = agent_for([], name=name)  # the script is empty: the first call fails
+    result = await agent.prompt("go")
+    assert result.status == "failed"
+    assert result.cost == cost and log.of("run_end")[0].cost == cost
+
+
 # ---------------------------------------------------------------- budgets
 
 

@@ -127,7 +127,7 @@ class _TurnLoop:
         self.task_group: anyio.abc.TaskGroup | None = None
         self.window = WindowGuard(ctx, self.emit, self.activity, self.summarize)
         window = ctx.budget.window if ctx.budget is not None else config.context_window
-        self.spend = RunSpend(ctx.prices, config, window)
+        self.spend = RunSpend(ctx.prices, config, window, model.name)
 
     # ------------------------------------------------------------------ events
 

@@ -36,16 +36,21 @@ def _round(cost: float | None) -> float | None:
 
 
 class RunSpend:
-    """The cost and context accounting of one run. ``prices`` None: no cost
-    is known (every cost is None)."""
+    """The cost and context accounting of one run of ``model`` (the name of
+    the run's first model). ``prices`` None: no cost is known (every cost is
+    None)."""
 
-    def __init__(self, prices: PriceTable | None, config: HarnessConfig, window: int) -> None:
+    def __init__(
+        self, prices: PriceTable | None, config: HarnessConfig, window: int, model: str
+    ) -> None:
         self.prices = prices
         self.config = config
         self.window = window
-        #: The run's cost so far; None once any usage had no known price.
-        self._run: float | None = 0.0
-        self._turn: float | None = 0.0
+        known = prices is not None and prices.price(model) is not None
+        #: The run's cost so far; None while the model's price is unknown
+        #: and once any usage had no known price.
+        self._run: float | None = 0.0 if known else None
+        self._turn: float | None = self._run
         self.context: ContextShare | None = None
         #: A cost budget that cannot be applied (no price) is said once.
         self.cost_budget_unknown_said = False
@@ -66,7 +71,7 @@ class RunSpend:
 
     def take_turn_cost(self) -> float | None:
         """The open turn's cost; the next turn starts at zero."""
-        cost, self._turn = self._turn, 0.0
+        cost, self._turn = self._turn, (None if self._run is None else 0.0)
         return _round(cost)
 
     @property
