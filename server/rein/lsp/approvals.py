@@ -41,14 +41,16 @@ class WorkspaceRules:
     async def list(self) -> list[StoredRule]:
         from rein.tools.approval_rules import StoredRule
 
+        # Rules kept while there was no store stay in memory (and apply).
+        kept = await self._memory.list()
         store = self._store()
         if store is None:
-            return await self._memory.list()
+            return kept
         rows = await store.approval_rules(self.workspace)
         return [
             StoredRule(rule_id, "workspace", _kind(kind), pattern, created)
             for rule_id, kind, pattern, created in rows
-        ]
+        ] + kept
 
     async def add(self, kind: ApprovalRuleKind, pattern: str) -> StoredRule:
         from rein.tools.approval_rules import StoredRule, new_rule_id
@@ -62,10 +64,10 @@ class WorkspaceRules:
         return StoredRule(rule_id, "workspace", kind, pattern, created)
 
     async def remove(self, rule_id: str) -> bool:
+        if await self._memory.remove(rule_id):
+            return True
         store = self._store()
-        if store is None:
-            return await self._memory.remove(rule_id)
-        return await store.remove_approval_rule(self.workspace, rule_id)
+        return store is not None and await store.remove_approval_rule(self.workspace, rule_id)
 
 
 def _kind(value: str) -> ApprovalRuleKind:
