@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 __all__ = [
     "AbortParams",
+    "ApprovalsParams",
     "CheckpointContentParams",
     "CheckpointsParams",
     "DiagnosticsChangedParams",
@@ -24,6 +25,7 @@ __all__ = [
     "RestoreParams",
     "ReviewDecideParams",
     "ReviewParams",
+    "RevokeApprovalParams",
     "SessionParams",
     "SessionsParams",
     "SteerParams",
@@ -108,6 +110,18 @@ class AbortParams(BaseModel):
     model_config = _CONFIG
 
     session_id: str = Field(alias="sessionId")
+
+
+class ApprovalsParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str | None = Field(None, alias="sessionId")
+
+
+class RevokeApprovalParams(BaseModel):
+    model_config = _CONFIG
+
+    id: str = Field(min_length=1)
 
 
 class SessionsParams(BaseModel):

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rein.harness.generations import MutationLog
     from rein.harness.plan_act import PlanSnapshot
     from rein.harness.ports import (
+        ApprovalRuleBook,
         Approver,
         CommandExecutor,
         CommandRunner,
@@ -69,6 +70,9 @@ class SessionPorts:
     #: Where ``run_command`` runs the commands of one session (``rein acp``:
     #: the client's terminal when it offers one); None: locally.
     commands: Callable[[str], CommandExecutor | None] = lambda session_id: None
+    #: The approval rules of one session ("always allow": its own and the
+    #: workspace's); None: no rules are kept, the person is always asked.
+    approval_rules: Callable[[str], ApprovalRuleBook | None] = lambda session_id: None
 
 
 @dataclass(slots=True)

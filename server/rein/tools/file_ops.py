@@ -54,7 +54,7 @@ class DeleteFileTool(Tool[DeleteFileArgs]):
             title=f"Delete {rel}",
             detail=f"Delete {rel}",
             action=f"delete {rel}",
-            subject=rel,
+            subject=("write", rel),
         )
         if denial is not None:
             return denial
@@ -101,7 +101,7 @@ class MoveFileTool(Tool[MoveFileArgs]):
             title=f"Move {old} to {new}",
             detail=f"Move {old} to {new}",
             action=f"move {old} to {new}",
-            subject=old,
+            about=old,
         )
         if denial is not None:
             return denial

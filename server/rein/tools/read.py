@@ -106,7 +106,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
             action=f"read {rel}",
             force_ask=bool(why),
             why_ask=why,
-            subject=rel,
+            about=rel,
         )
         if denial is not None:
             return denial
