@@ -1594,3 +1594,30 @@ class FakeLmHost:
         if reply.error is not None:
             result["error"] = reply.error
         return result
+
+
+def wire_lm(ed: Editor, host: FakeLmHost, models: list[dict[str, Any]] | None = None) -> None:
+    """The editor's language models on its client: ``rein/lm/chat`` played
+    by ``host`` (its deltas sent as ``rein/lm/delta``, its errors as error
+    answers) and ``rein/lm/models`` answering ``models`` (None: the client
+    has no such method)."""
+    from pygls.exceptions import JsonRpcException
+
+    from rein.providers.vscode_lm import LmRequestError
+
+    lsp_client = ed.client
+
+    @lsp_client.feature("rein/lm/chat")
+    async def chat(params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await host.chat(
+                params, lambda delta: lsp_client.protocol.notify("rein/lm/delta", delta)
+            )
+        except LmRequestError as exc:
+            raise JsonRpcException(code=exc.code, message=str(exc)) from exc
+
+    if models is not None:
+
+        @lsp_client.feature("rein/lm/models")
+        def lm_models(params: dict[str, Any]) -> dict[str, Any]:
+            return {"models": models}

@@ -238,7 +238,7 @@ async def test_consent_required_is_its_own_error() -> None:
 
 async def test_a_silent_editor_stalls_the_turn_after_the_idle_bound() -> None:
     host = FakeLmHost([LmReply(deltas=[text("half")], hang=True)])
-    with pytest.raises(StreamError, match="sent nothing for 0.05 s") as caught:
+    with pytest.raises(StreamError, match=r"sent nothing for 0\.05 s") as caught:
         await collect(VsCodeLmModel(host, idle_timeout=0.05), request())
     assert caught.value.streamed is True
     await asyncio.wait_for(host.cancelled.wait(), 5)  # the editor's request is cancelled

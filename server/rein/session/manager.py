@@ -416,7 +416,10 @@ class SessionManager:
         session.usage = session.usage + result.usage
         if store is not None:
             await store.set_status(
-                session.id, result.status, turns=result.turns, usage=result.usage.model_dump(exclude={"estimated"})
+                session.id,
+                result.status,
+                turns=result.turns,
+                usage=result.usage.model_dump(exclude={"estimated"}),
             )
             state: dict[str, Any] = {"waiting_for": result.waiting_for}
             spawner = session.agent.env.subagents
