@@ -215,7 +215,7 @@ async def test_set_model_refuses_a_choice_that_cannot_be_built(
     async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
         wire_lm(ed, host)
         # Replay from another provider's settings has no script to play.
-        with pytest.raises(JsonRpcException, match="model.script"):
+        with pytest.raises(JsonRpcException, match=r"model\.script"):
             await ed.client.protocol.send_request_async("rein/setModel", {"provider": "replay"})
         result = await prompt(ed, text="go")
         assert result["text"] == "still the editor's"
