@@ -225,9 +225,7 @@ BROKEN = 'def greet(name: str) -> str:\n    return f"hello {nmae}"\n'
 
 
 @pytest.mark.e2e
-async def test_auto_repair_waits_for_consent_with_vscode_lm(
-    editor: Editor, tmp_path: Path
-) -> None:
+async def test_auto_repair_waits_for_consent_with_vscode_lm(editor: Editor, tmp_path: Path) -> None:
     fix = {
         "kind": "tool_call",
         "id": "fix-1",
