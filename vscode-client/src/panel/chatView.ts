@@ -13,6 +13,7 @@ import type { HostMessage, WebviewMessage } from '../shared/messages';
 import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
 import { EditSnapshots, workspaceFileUri } from './edits';
+import { modelLabel, pickModel } from './modelPicker';
 import { UpdateBuilder } from './updates';
 
 export const CHAT_VIEW_ID = 'rein.chat';
@@ -149,6 +150,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         void this.controller.refreshSessions();
         void this.controller.refreshPreview();
+        void modelLabel(this.connection).then((label) => label && this.post({ type: 'model', label }));
+        break;
+      case 'pickModel':
+        void pickModel(this.connection).then(
+          (label) => label && this.post({ type: 'model', label }),
+          (error: unknown) => void vscode.window.showErrorMessage(`Rein: could not change the model: ${String(error)}`),
+        );
         break;
       case 'send':
         void this.controller.send(msg.text, msg.mode, undefined, msg.runMode);
