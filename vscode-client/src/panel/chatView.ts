@@ -74,7 +74,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       controller.onDidChangeSessions((sessions) =>
         this.post({ type: 'sessions', sessions, current: controller.sessionId }),
       ),
-      connection.onDidChangeState((info) => this.post({ type: 'connection', state: info.state, detail: info.detail })),
+      connection.onDidChangeState((info) => {
+        this.post({ type: 'connection', state: info.state, detail: info.detail });
+        if (info.state === 'running') {
+          // A restarted server may run another model (the settings changed).
+          void modelLabel(connection).then((label) => label && this.post({ type: 'model', label }));
+        }
+      }),
     );
   }
 
