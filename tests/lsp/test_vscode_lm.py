@@ -255,3 +255,16 @@ async def test_auto_repair_waits_for_consent_with_vscode_lm(editor: Editor, tmp_
     assert finished["event"]["status"] == "completed", finished
     assert "{name}" in editor.docs["app.py"][1]
     assert len(host.requests) == 2
+
+
+async def test_the_configured_vscode_lm_model_is_listed_once_with_the_editors_name(
+    workspace: Path, tmp_path: Path
+) -> None:
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, FakeLmHost([]), models=EDITOR_MODELS)
+        listed = await ed.client.protocol.send_request_async("rein/models", {})
+        assert listed["current"] == VSCODE_LM
+        assert [(m["model"], m["label"], m["source"]) for m in listed["models"]] == [
+            ("test/scripted", "Scripted (test)", "config"),
+            ("test/other", "Other (test)", "vscode-lm"),
+        ]

@@ -142,9 +142,14 @@ def register(server: ReinServer) -> None:
         name = configured.model or "(the provider's default)"
         listed = [_entry(configured.provider, configured.model, name, "config")]
         found, problem = await editor_models(ls)
-        # The configured vscode-lm model is listed once, as configured.
+        # The configured vscode-lm model is listed once, as configured, with
+        # the name the editor gives it.
         same = configured.provider == "vscode-lm"
-        listed.extend(e for e in found if not (same and e["model"] == configured.model))
+        for entry in found:
+            if same and entry["model"] == configured.model:
+                listed[0]["label"] = entry["label"]
+            else:
+                listed.append(entry)
         result: dict[str, Any] = {
             "current": {"provider": current.provider, "model": current.model},
             "models": listed,

@@ -21,11 +21,11 @@ export interface ModelsResult {
   vscodeLmError?: string;
 }
 
-/** What the button says: the current model's label, else provider · model. */
+/** What the button says: a VS Code model's name, else model · provider. */
 export function currentLabel(result: ModelsResult): string {
   const { provider, model } = result.current;
   const known = result.models.find((m) => m.provider === provider && m.model === model);
-  if (known && known.source === 'vscode-lm') {
+  if (known && known.provider === 'vscode-lm') {
     return known.label;
   }
   return model ? `${model} · ${provider}` : `${provider} (default model)`;

@@ -19,6 +19,12 @@ describe('the model picker', () => {
     assert.equal(currentLabel(MODELS), 'gpt-4.1 · openai');
     assert.equal(currentLabel({ ...MODELS, current: { provider: 'vscode-lm', model: 'copilot/gpt-4o' } }), 'GPT-4o (copilot)');
     assert.equal(currentLabel({ ...MODELS, current: { provider: 'replay', model: '' } }), 'replay (default model)');
+    // The configured vscode-lm model carries the name VS Code gives it.
+    const configured: ModelsResult = {
+      current: { provider: 'vscode-lm', model: 'rein-test/scripted' },
+      models: [{ provider: 'vscode-lm', model: 'rein-test/scripted', label: 'Scripted (rein-test)', source: 'config' }],
+    };
+    assert.equal(currentLabel(configured), 'Scripted (rein-test)');
   });
 
   it('marks the current model and where each comes from', () => {
