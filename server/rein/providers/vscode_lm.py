@@ -297,10 +297,10 @@ class VsCodeLmModel:
             result = call.result()
         except LmRequestError as exc:
             if exc.code == CONSENT_REQUIRED:
-                raise ConsentRequired(
-                    f"consent required: {exc} (allow Rein to use the editor's language "
-                    "models, then send the prompt again)"
-                ) from exc
+                said = str(exc)
+                if not said.startswith("consent required"):
+                    said = f"consent required: {said}"
+                raise ConsentRequired(f"{said}; once allowed, send the prompt again") from exc
             raise ProviderError(f"rein/lm/chat failed: {exc}", streamed=streamed) from exc
         if not isinstance(result, dict):
             raise StreamError(f"rein/lm/chat answered {result!r:.200}, not an object")
