@@ -15,7 +15,8 @@ Wire shapes (docs/protocol.md):
   toolCallId, name, text, isError}``;
 * deltas ``{requestId, kind: "text", text}`` and ``{requestId, kind:
   "tool_call", id, name, input}``;
-* result ``{stopReason: "stop"|"tool_use"|"length"|"error", error?}``.
+* result ``{stopReason: "stop"|"tool_use"|"length"|"error", error?, deltas?}``
+  (``deltas``: how many were sent; the host waits for them all).
 """
 
 from __future__ import annotations
