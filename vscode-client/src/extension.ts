@@ -8,6 +8,7 @@ import { ApiKeyStore } from './apiKey';
 import { registerEditorBridge } from './bridge';
 import { registerClient, type ReinClient } from './client';
 import { registerCommands } from './commands';
+import { registerLanguageModels } from './lm';
 import { registerChatPanel } from './panel/chatView';
 import { registerReviewLens } from './panel/reviewLens';
 import { registerStatusBar } from './statusBar';
@@ -25,6 +26,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const keys = new ApiKeyStore(context.secrets);
   client = registerClient(context, output, keys);
   registerEditorBridge(context, client);
+  registerLanguageModels(context, client);
   const chat = registerChatPanel(context, client);
   registerReviewLens(context, chat.controller.checkpoints);
   registerCommands(context, client, chat, output, keys);

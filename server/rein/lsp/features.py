@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
-from rein.lsp import approvals
+from rein.lsp import approvals, lm, models
 from rein.lsp._framing import DEFAULT_MAX_BYTES
 from rein.lsp.server import ReinServer, RequestFailed
 
@@ -67,6 +67,8 @@ def _progress_listener(server: ReinServer, token: str | int) -> Any:
 def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
     server = ReinServer(max_message_bytes)
     approvals.register(server)
+    lm.register(server)
+    models.register(server)
 
     # ---------------------------------------------------------- lifecycle
 
