@@ -253,3 +253,37 @@ def test_the_witnessed_text_before_a_write_is_the_diffs_old_text(
     files["app.py"] = "x = 3\n"
     [end] = mapper(ToolCallEnd(tool_call_id="e2", name="edit_file", is_error=False, content=""))
     assert end.content[0].old_text == "x = 2\n# unsaved buffer\n"
+
+
+def test_usage_reports_the_context_fill_and_the_sessions_cost_while_known(
+    mapper: UpdateMapper,
+) -> None:
+    from rein.harness.events import ContextShare
+
+    turn = Usage(input_tokens=9000, output_tokens=200)
+    [first] = mapper(
+        TurnEnd(
+            turn=1,
+            usage=turn,
+            cost=0.03,
+            context=ContextShare(used=9000, window=200_000, share=0.045),
+        )
+    )
+    assert (first.used, first.size) == (9000, 200_000)
+    assert first.cost is not None and (first.cost.amount, first.cost.currency) == (0.03, "USD")
+    [second] = mapper(
+        TurnEnd(
+            turn=2,
+            usage=turn,
+            cost=0.02,
+            context=ContextShare(used=9500, window=200_000, share=0.0475),
+        )
+    )
+    assert second.used == 9500 and second.cost is not None and second.cost.amount == 0.05
+    # A turn whose price is unknown: the session's cost is not known any more.
+    [third] = mapper(
+        TurnEnd(turn=3, usage=turn, context=ContextShare(used=9800, window=200_000, share=0.049))
+    )
+    assert third.cost is None
+    [fourth] = mapper(TurnEnd(turn=4, usage=turn, cost=0.01))
+    assert fourth.cost is None

@@ -37,6 +37,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     ContentToolCallContent,
+    Cost,
     CurrentModeUpdate,
     FileEditToolCallContent,
     PlanEntry,
@@ -203,6 +204,8 @@ class UpdateMapper:
         self.root = root
         self._text_now = text_now
         self._window = context_window
+        #: USD of the session's turns so far; None once a turn's is unknown.
+        self._cost: float | None = 0.0
         self._before: dict[str, tuple[str, str | None]] = {}
         #: The edits running now whose old text was not witnessed yet, by path.
         self._unwitnessed: dict[str, list[str]] = {}
@@ -392,10 +395,20 @@ class UpdateMapper:
 
     def _on_turn_end(self, event: Any) -> list[SessionUpdate]:
         usage = event.usage
-        used = usage.input_tokens + usage.output_tokens
+        context = event.context
+        if context is not None:
+            used, size = context.used, context.window
+        else:
+            used, size = usage.input_tokens + usage.output_tokens, self._window()
         if used <= 0:
             return []
-        return [UsageUpdate(session_update="usage_update", used=used, size=self._window())]
+        # The session's cost in this process, while every turn's is known.
+        if event.cost is None:
+            self._cost = None
+        elif self._cost is not None:
+            self._cost += event.cost
+        cost = None if self._cost is None else Cost(amount=round(self._cost, 6), currency="USD")
+        return [UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)]
 
 
 Send = Callable[[SessionUpdate], Awaitable[None]]
