@@ -9,7 +9,7 @@
  */
 
 import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
-import type { PromptMode, SessionSummary } from '../src/shared/protocol';
+import type { Attachment, PromptMode, SessionSummary } from '../src/shared/protocol';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
 import { append, h, icon, usageText } from './dom';
 import { renderItem } from './items';
@@ -59,6 +59,10 @@ const input = h('textarea', {
   placeholder: 'Ask Rein to change something…',
   'aria-label': 'Prompt',
 });
+/** The context picked with `@`, shown as chips above the prompt box until sent with a new prompt. */
+let chips: { label: string; attachments: Attachment[] }[] = [];
+const chipRow = h('div', { class: 'attachments hidden', 'aria-label': 'Attachments' });
+const mentionButton = h('button', { class: 'icon-button mention-button', title: 'Attach context (@)', 'aria-label': 'Attach context' }, '@');
 const sendLabel = h('span', { class: 'send-label' }, 'Send');
 const sendButton = h('button', { class: 'primary', title: 'Send (Enter)' }, icon('send'), sendLabel);
 const queueButton = h('button', { class: 'secondary hidden', title: 'Queue as a follow-up (Alt+Enter)' }, icon('queue'), 'Queue');
@@ -97,8 +101,9 @@ app.append(
   h(
     'div',
     { class: 'composer' },
+    chipRow,
     input,
-    h('div', { class: 'composer-actions' }, modeToggle, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
+    h('div', { class: 'composer-actions' }, modeToggle, mentionButton, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
   ),
 );
 timeline.append(empty);
@@ -274,12 +279,33 @@ function updateSendEnabled(): void {
   queueButton.disabled = !ready || !input.value.trim();
 }
 
+function renderChips(): void {
+  chipRow.replaceChildren(
+    ...chips.map((chip, index) => {
+      const remove = h('button', { class: 'chip-remove', title: `Remove ${chip.label}`, 'aria-label': `Remove ${chip.label}` }, '\u00d7');
+      remove.addEventListener('click', () => {
+        chips = chips.filter((_, i) => i !== index);
+        renderChips();
+      });
+      return h('span', { class: 'chip', title: chip.label }, h('span', { class: 'chip-label' }, `@${chip.label}`), remove);
+    }),
+  );
+  chipRow.classList.toggle('hidden', chips.length === 0);
+}
+
 function send(mode: SendMode): void {
   const text = input.value.trim();
   if (!text || connection !== 'running') {
     return;
   }
-  vscode.postMessage({ type: 'send', text, mode, runMode });
+  // Attachments go with a new prompt; while a run is active they wait for the next one.
+  const fresh = header.status !== 'running';
+  const attachments = fresh ? chips.flatMap((chip) => chip.attachments) : [];
+  vscode.postMessage(attachments.length ? { type: 'send', text, mode, runMode, attachments } : { type: 'send', text, mode, runMode });
+  if (fresh) {
+    chips = [];
+    renderChips();
+  }
   input.value = '';
   saveState();
   updateSendEnabled();
@@ -298,10 +324,18 @@ input.addEventListener('keydown', (event) => {
     send(event.altKey && header.status === 'running' ? 'followUp' : 'auto');
   }
 });
-input.addEventListener('input', () => {
+input.addEventListener('input', (event) => {
+  // `@` typed at the start or after a space opens the context picker; the chip replaces it.
+  const at = input.selectionStart - 1;
+  if (event instanceof InputEvent && event.data === '@' && input.value[at] === '@' && (at === 0 || /\s/.test(input.value[at - 1] ?? ''))) {
+    input.value = input.value.slice(0, at) + input.value.slice(at + 1);
+    input.setSelectionRange(at, at);
+    vscode.postMessage({ type: 'mention' });
+  }
   saveState();
   updateSendEnabled();
 });
+mentionButton.addEventListener('click', () => vscode.postMessage({ type: 'mention' }));
 for (const option of modeButtons) {
   option.addEventListener('click', () => setRunMode(option.dataset.mode === 'plan' ? 'plan' : 'agent'));
 }
@@ -394,6 +428,11 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'connection':
       setConnection(message.state, message.detail);
+      break;
+    case 'attachment':
+      chips = [...chips, { label: message.label, attachments: message.attachments }];
+      renderChips();
+      input.focus();
       break;
     case 'focusInput':
       if (message.text) {

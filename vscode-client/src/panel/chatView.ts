@@ -13,6 +13,7 @@ import type { HostMessage, WebviewMessage } from '../shared/messages';
 import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
 import { EditSnapshots, workspaceFileUri } from './edits';
+import { pickMention, registerTerminalOutput, TerminalOutputLog } from './mentions';
 import { UpdateBuilder } from './updates';
 
 export const CHAT_VIEW_ID = 'rein.chat';
@@ -63,6 +64,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly controller: ChatController,
     private readonly connection: ReinConnection,
     private readonly edits: EditSnapshots,
+    private readonly terminalOutput: TerminalOutputLog = new TerminalOutputLog(),
   ) {
     this.subscriptions.push(
       controller.onDidChange(() => this.schedule()),
@@ -151,7 +153,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         void this.controller.refreshPreview();
         break;
       case 'send':
-        void this.controller.send(msg.text, msg.mode, undefined, msg.runMode);
+        void this.controller.send(msg.text, msg.mode, undefined, msg.runMode, msg.attachments ?? []);
+        break;
+      case 'mention':
+        void pickMention(this.terminalOutput).then((chip) => {
+          if (chip) {
+            this.post({ type: 'attachment', label: chip.label, attachments: chip.attachments });
+          }
+        });
         break;
       case 'preview':
         // The same as the commands (and their status message).
@@ -262,7 +271,9 @@ export function registerChatPanel(context: vscode.ExtensionContext, connection: 
   const edits = new EditSnapshots();
   const documents = new CheckpointDocuments(connection);
   const controller = new ChatController(connection, edits, documents);
-  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits);
+  const terminalOutput = new TerminalOutputLog();
+  registerTerminalOutput(context, terminalOutput);
+  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits, terminalOutput);
   context.subscriptions.push(
     edits,
     documents,

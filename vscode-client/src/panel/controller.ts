@@ -18,6 +18,7 @@ import {
   type PreviewAction,
   type PreviewParams,
   type PreviewResult,
+  type Attachment,
   type PromptContext,
   type PromptMode,
   type PromptParams,
@@ -271,12 +272,22 @@ export class ChatController implements vscode.Disposable {
    * Enter in the prompt box: a new run when idle; while a run is active,
    * steering ("auto") or a queued follow-up ("followUp").
    */
-  async send(text: string, mode: SendMode = 'auto', context?: PromptContext, runMode: PromptMode = 'agent'): Promise<void> {
+  async send(
+    text: string,
+    mode: SendMode = 'auto',
+    context?: PromptContext,
+    runMode: PromptMode = 'agent',
+    attachments: Attachment[] = [],
+  ): Promise<void> {
     const trimmed = text.trim();
     if (!trimmed) {
       return;
     }
     if (this.running && this.sessionIdValue) {
+      if (attachments.length) {
+        // rein/steer and rein/followUp carry text only (the panel keeps its chips while a run is active).
+        this.stateValue.notice('warning', 'Attachments go with a new prompt: this message was sent without them.');
+      }
       const origin = mode === 'followUp' ? 'follow_up' : 'steer';
       const method = mode === 'followUp' ? Methods.followUp : Methods.steer;
       try {
@@ -296,11 +307,19 @@ export class ChatController implements vscode.Disposable {
       }
       // The run ended meanwhile: send it as a new prompt.
     }
-    await this.prompt(trimmed, context, runMode);
+    await this.prompt(trimmed, context, runMode, attachments);
   }
 
-  private async prompt(text: string, context: PromptContext | undefined, runMode: PromptMode): Promise<void> {
+  private async prompt(
+    text: string,
+    context: PromptContext | undefined,
+    runMode: PromptMode,
+    attachments: Attachment[],
+  ): Promise<void> {
     const params: PromptParams = { text, mode: runMode };
+    if (attachments.length) {
+      params.attachments = attachments;
+    }
     if (this.sessionIdValue) {
       params.sessionId = this.sessionIdValue;
     }

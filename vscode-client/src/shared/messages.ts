@@ -3,7 +3,7 @@
  * Shared by both sides: no imports but types.
  */
 
-import type { PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
+import type { Attachment, PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
 import type { Header, Item, McpView, PreviewView } from './viewModel';
 
 export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'failed';
@@ -25,7 +25,9 @@ export type HostMessage =
     }
   | { type: 'sessions'; sessions: SessionSummary[]; current: string | null }
   | { type: 'connection'; state: ConnectionStateName; detail?: string | undefined }
-  | { type: 'focusInput'; text?: string | undefined };
+  | { type: 'focusInput'; text?: string | undefined }
+  /** What the person picked after `@`: shown as a chip by the prompt box until sent. */
+  | { type: 'attachment'; label: string; attachments: Attachment[] };
 
 /** auto: a new prompt when idle, steering while a run is active; followUp: queued after the run. */
 export type SendMode = 'auto' | 'followUp';
@@ -33,7 +35,9 @@ export type SendMode = 'auto' | 'followUp';
 export type WebviewMessage =
   | { type: 'ready' }
   /** runMode: how a new prompt runs (the toggle by the prompt box); steering and follow-ups ignore it. */
-  | { type: 'send'; text: string; mode: SendMode; runMode: PromptMode }
+  | { type: 'send'; text: string; mode: SendMode; runMode: PromptMode; attachments?: Attachment[] | undefined }
+  /** `@` typed in the prompt box: the extension shows the context picker. */
+  | { type: 'mention' }
   | { type: 'preview'; action: Exclude<PreviewAction, 'status'> }
   | { type: 'abort' }
   | { type: 'newSession' }

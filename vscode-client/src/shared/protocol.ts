@@ -83,11 +83,21 @@ export interface PromptContext {
 /** agent: do the task; plan: a planner makes steps, an executor does them one by one. */
 export type PromptMode = 'agent' | 'plan';
 
+/** Context the person attached with `@`; the server renders each as a tagged block. */
+export interface Attachment {
+  kind: 'file' | 'selection' | 'problems' | 'terminal';
+  uri?: string;
+  range?: LspRange;
+  text?: string;
+  diagnostics?: LspDiagnostic[];
+}
+
 export interface PromptParams {
   text: string;
   sessionId?: string;
   mode?: PromptMode;
   context?: PromptContext;
+  attachments?: Attachment[];
 }
 
 export interface PromptResult {
