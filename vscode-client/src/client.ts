@@ -25,6 +25,7 @@ import type { ApiKeyStore } from './apiKey';
 import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust, workspaceServerNames } from './configuration';
 import { RestartPolicy } from './restartPolicy';
 import { findServer, type ServerLocation } from './serverPath';
+import { trustGate, UNTRUSTED_DETAIL } from './trust';
 
 export type ConnectionState =
   | 'stopped' // not started yet, or stopped on purpose
@@ -32,6 +33,7 @@ export type ConnectionState =
   | 'running'
   | 'restarting' // crashed; a restart is scheduled
   | 'missing' // no `rein` executable found
+  | 'untrusted' // the workspace is not trusted: nothing starts until it is
   | 'failed'; // crashed too often; waiting for the person
 
 export interface ConnectionInfo {
@@ -57,7 +59,9 @@ export class NotConnectedError extends Error {
     super(
       state === 'missing'
         ? 'The Rein server was not found: set rein.server.path.'
-        : `The Rein server is not running (${state}).`,
+        : state === 'untrusted'
+          ? UNTRUSTED_DETAIL
+          : `The Rein server is not running (${state}).`,
     );
   }
 }
@@ -162,6 +166,14 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     this.clearRestartTimer();
     const generation = ++this.generation;
     await this.disposeClient();
+    const untrusted = trustGate(vscode.workspace.isTrusted);
+    if (untrusted) {
+      // No server, no gate or preview command, until the person trusts the workspace
+      // (onDidGrantWorkspaceTrust starts it then).
+      this.setState(untrusted.state, untrusted.detail);
+      this.output.info('The workspace is not trusted: the Rein server starts once it is.');
+      return;
+    }
     const location = await findServer();
     if (generation !== this.generation) {
       return;

@@ -52,6 +52,7 @@ const empty = h(
   h('div', { class: 'empty-title' }, 'Rein'),
   h('div', {}, 'Describe a change. Rein edits through the editor and checks the result with the editor\u2019s own diagnostics before it says done.'),
   h('div', { class: 'muted' }, 'Enter sends · Shift+Enter new line · while a run is active Enter steers it and Alt+Enter queues a follow-up'),
+  h('div', { class: 'muted' }, '@ attaches a file, the selection, Problems or the terminal\u2019s output'),
 );
 const input = h('textarea', {
   class: 'prompt-input',
@@ -242,13 +243,17 @@ function setSessions(sessions: SessionSummary[], current: string | null): void {
   sessionSelect.value = current ?? '';
 }
 
-const BANNERS: Record<ConnectionStateName, { text: string; action?: { label: string; command: 'showOutput' | 'openSettings' | 'restartServer' } } | null> = {
+const BANNERS: Record<ConnectionStateName, { text: string; action?: { label: string; command: 'showOutput' | 'openSettings' | 'restartServer' | 'manageTrust' } } | null> = {
   running: null,
   stopped: { text: 'The Rein server is stopped.', action: { label: 'Start', command: 'restartServer' } },
   starting: { text: 'Starting the Rein server…' },
   restarting: { text: 'The Rein server stopped', action: { label: 'Show output', command: 'showOutput' } },
   missing: { text: 'The Rein server was not found.', action: { label: 'Open settings', command: 'openSettings' } },
   failed: { text: 'The Rein server keeps stopping.', action: { label: 'Restart', command: 'restartServer' } },
+  untrusted: {
+    text: 'Rein starts its server and runs commands only in a trusted workspace.',
+    action: { label: 'Manage Workspace Trust', command: 'manageTrust' },
+  },
 };
 
 function setConnection(state: ConnectionStateName, detail: string | undefined): void {

@@ -206,6 +206,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             openSettings: 'rein.openSettings',
             restartServer: 'rein.restartServer',
             setApiKey: 'rein.setApiKey',
+            manageTrust: 'workbench.trust.manage',
           }[msg.command],
         );
         break;

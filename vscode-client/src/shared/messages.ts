@@ -6,7 +6,7 @@
 import type { Attachment, PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
 import type { Header, Item, McpView, PreviewView } from './viewModel';
 
-export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'failed';
+export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'untrusted' | 'failed';
 
 export type HostMessage =
   | {
@@ -60,4 +60,4 @@ export type WebviewMessage =
   | { type: 'review'; runId: string; decision: ReviewDecision; path?: string | undefined; hunk?: number | undefined }
   | { type: 'openFile'; path: string; line?: number | undefined; character?: number | undefined }
   | { type: 'openLink'; href: string }
-  | { type: 'command'; command: 'showOutput' | 'openSettings' | 'restartServer' | 'setApiKey' };
+  | { type: 'command'; command: 'showOutput' | 'openSettings' | 'restartServer' | 'setApiKey' | 'manageTrust' };
