@@ -24,10 +24,14 @@ export const Commands = {
   setApiKey: 'rein.setApiKey',
   restartServer: 'rein.restartServer',
   openSettings: 'rein.openSettings',
+  openWalkthrough: 'rein.openWalkthrough',
   previewStart: 'rein.previewStart',
   previewStop: 'rein.previewStop',
   previewRestart: 'rein.previewRestart',
 } as const;
+
+/** The walkthrough (package.json contributes.walkthroughs), as `publisher.name#id`. */
+export const WALKTHROUGH = 'rein.rein#rein.gettingStarted';
 
 const STATUS_MESSAGE_MS = 6000;
 
@@ -158,6 +162,9 @@ export function registerCommands(
   register(Commands.setApiKey, () => promptForApiKey(keys, (reason) => client.restart(reason)));
   register(Commands.restartServer, () => client.restart('restart requested'));
   register(Commands.openSettings, () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:rein.rein'));
+  register(Commands.openWalkthrough, () =>
+    vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH, false),
+  );
   register(Commands.previewStart, () => runPreviewAction(controller, 'start'));
   register(Commands.previewStop, () => runPreviewAction(controller, 'stop'));
   register(Commands.previewRestart, () => runPreviewAction(controller, 'restart'));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { Commands } from '../../src/commands';
+import { Commands, WALKTHROUGH } from '../../src/commands';
 import { ROOT } from '../helpers';
 
 interface Setting {
@@ -22,7 +22,14 @@ const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
   };
   engines: { vscode: string };
   devDependencies: Record<string, string>;
-  capabilities?: { untrustedWorkspaces?: { supported?: string; restrictedConfigurations?: string[] } };
+  capabilities?: {
+    untrustedWorkspaces?: { supported?: string; restrictedConfigurations?: string[] };
+    virtualWorkspaces?: { supported?: boolean; description?: string };
+  };
+  activationEvents: string[];
+  repository?: { type?: string; url?: string };
+  publisher: string;
+  name: string;
 };
 const settings = pkg.contributes.configuration.properties;
 
@@ -89,6 +96,8 @@ describe('package.json', () => {
       'rein.gates.preview.command',
       'rein.mcp.servers',
       'rein.mcp.configFiles',
+      'rein.model.baseUrl',
+      'rein.model.apiKeyEnv',
     ]) {
       assert.ok(trust?.restrictedConfigurations?.includes(key), `${key} is restricted in untrusted workspaces`);
       assert.ok(key in settings, `${key} is a setting`);
@@ -127,6 +136,33 @@ describe('package.json', () => {
     }
     for (const serverCommand of ['rein.fix', 'rein.explain', 'rein.ask', 'rein.abort', 'rein.preview.start', 'rein.preview.stop', 'rein.preview.restart']) {
       assert.ok(!ids.includes(serverCommand), `${serverCommand} is registered by vscode-languageclient`);
+    }
+  });
+
+  it('follows the conventions: no virtual workspaces, a repository, activation on the view and commands only', () => {
+    assert.equal(pkg.capabilities?.virtualWorkspaces?.supported, false);
+    assert.ok(pkg.capabilities?.virtualWorkspaces?.description);
+    assert.equal(pkg.repository?.type, 'git');
+    assert.match(pkg.repository?.url ?? '', /^https:\/\//);
+    // Commands and the view activate the extension by themselves (VS Code >= 1.74); nothing at startup.
+    assert.deepEqual(pkg.activationEvents, ['onView:rein.chat']);
+  });
+
+  it('has a walkthrough whose steps have media that exist and links to contributed commands', () => {
+    const walkthroughs = (pkg.contributes as unknown as {
+      walkthroughs: { id: string; steps: { id: string; description: string; media: { markdown?: string; image?: string } }[] }[];
+    }).walkthroughs;
+    assert.deepEqual(walkthroughs.map((w) => w.id), ['rein.gettingStarted']);
+    assert.equal(WALKTHROUGH, `${pkg.publisher}.${pkg.name}#rein.gettingStarted`);
+    const steps = walkthroughs[0]?.steps ?? [];
+    assert.deepEqual(steps.map((s) => s.id), ['installServer', 'chooseModel', 'tryFix']);
+    const ids = new Set(pkg.contributes.commands.map((c) => c.command));
+    for (const step of steps) {
+      const media = step.media.markdown ?? step.media.image ?? '';
+      assert.ok(fs.existsSync(path.join(ROOT, media)), `${step.id}: ${media} exists`);
+      for (const [, command] of step.description.matchAll(/\(command:([\w.]+)/g)) {
+        assert.ok(ids.has(command ?? ''), `${step.id} links ${command ?? ''}, a contributed command`);
+      }
     }
   });
 
