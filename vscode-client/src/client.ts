@@ -10,6 +10,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as readline from 'node:readline';
 import {
   CloseAction,
   ErrorAction,
@@ -24,6 +25,7 @@ import * as vscode from 'vscode';
 import type { ApiKeyStore } from './apiKey';
 import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust, workspaceServerNames } from './configuration';
 import { RestartPolicy } from './restartPolicy';
+import { ServerLogReader, write } from './log';
 import { findServer, type ServerLocation } from './serverPath';
 import { trustGate, UNTRUSTED_DETAIL } from './trust';
 
@@ -299,6 +301,17 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
+      // The server's log lines at their level (the client's default logs all of stderr as errors).
+      stdioOptions: {
+        // Our server options start the process themselves: its stdout is the protocol, never piped here.
+        stdout: () => undefined,
+        stderr: (input, channel) => {
+          const reader = new ServerLogReader();
+          readline
+            .createInterface({ input, crlfDelay: Infinity, terminal: false })
+            .on('line', (line) => write(channel, reader.line(line)));
+        },
+      },
       traceOutputChannel: this.output,
       initializationOptions: { storagePath },
       errorHandler,

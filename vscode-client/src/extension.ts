@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { ApiKeyStore } from './apiKey';
 import { registerEditorBridge } from './bridge';
 import { registerClient, type ReinClient } from './client';
+import { registerRunLog } from './log';
 import { registerCommands } from './commands';
 import { registerChatPanel } from './panel/chatView';
 import { registerReviewLens } from './panel/reviewLens';
@@ -28,6 +29,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const chat = registerChatPanel(context, client);
   registerReviewLens(context, chat.controller.checkpoints);
   registerCommands(context, client, chat, output, keys);
+  registerRunLog(context, chat.controller, output);
   registerStatusBar(context, client, chat.controller);
 }
 

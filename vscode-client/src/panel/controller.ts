@@ -72,6 +72,9 @@ export class ChatController implements vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   private readonly resetEmitter = new vscode.EventEmitter<void>();
   private readonly sessionsEmitter = new vscode.EventEmitter<SessionSummary[]>();
+  private readonly envelopeEmitter = new vscode.EventEmitter<EventEnvelope>();
+  /** Every `rein/event` the server sent (the output channel logs runs from them). */
+  readonly onDidReceiveEvent = this.envelopeEmitter.event;
   /** Fires after every change of the view model (many times a second while streaming). */
   readonly onDidChange = this.changeEmitter.event;
   /** Fires when the whole view model was replaced (another session, a reload). */
@@ -96,6 +99,7 @@ export class ChatController implements vscode.Disposable {
       connection.onNotification(Methods.event, (params: unknown) => {
         if (isEnvelope(params)) {
           this.handleEnvelope(params);
+          this.envelopeEmitter.fire(params);
         }
       }),
       connection.onDidChangeState((info) => {
@@ -126,6 +130,7 @@ export class ChatController implements vscode.Disposable {
     this.changeEmitter.dispose();
     this.resetEmitter.dispose();
     this.sessionsEmitter.dispose();
+    this.envelopeEmitter.dispose();
   }
 
   get state(): PanelState {
