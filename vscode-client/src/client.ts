@@ -28,6 +28,7 @@ import { RestartPolicy } from './restartPolicy';
 import { ServerLogReader, write } from './log';
 import { findServer, type ServerLocation } from './serverPath';
 import { trustGate, UNTRUSTED_DETAIL } from './trust';
+import { plain } from './panel/text';
 
 export type ConnectionState =
   | 'stopped' // not started yet, or stopped on purpose
@@ -399,7 +400,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     if (decision.crashes === 1) {
       // Once per streak; later restarts show in the status bar and the panel.
       void vscode.window
-        .showWarningMessage(`Rein server stopped (${why}). Restarting in ${seconds} s.`, 'Show Output')
+        .showWarningMessage(plain(`Rein server stopped (${why}). Restarting in ${seconds} s.`), 'Show Output')
         .then((choice) => {
           if (choice === 'Show Output') {
             this.output.show(true);
@@ -413,7 +414,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   }
 
   private async showMissing(location: Extract<ServerLocation, { found: false }>): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(`Rein: ${location.reason}`, 'Open Settings', 'Retry');
+    const choice = await vscode.window.showErrorMessage(plain(`Rein: ${location.reason}`), 'Open Settings', 'Retry');
     if (choice === 'Open Settings') {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'rein.server.path');
     } else if (choice === 'Retry') {
@@ -423,7 +424,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
 
   private async showFailed(why: string): Promise<void> {
     const choice = await vscode.window.showErrorMessage(
-      `Rein server keeps stopping (${why}). It will not be restarted automatically.`,
+      plain(`Rein server keeps stopping (${why}). It will not be restarted automatically.`),
       'Show Output',
       'Restart',
       'Open Settings',

@@ -13,6 +13,7 @@ import { toLspDiagnostic } from './bridge/diagnostics';
 import type { Chat, ChatViewProvider } from './panel/chatView';
 import type { ChatController } from './panel/controller';
 import type { PreviewAction, PreviewResult, PromptContext } from './shared/protocol';
+import { plain } from './panel/text';
 
 export const Commands = {
   openChat: 'rein.openChat',
@@ -89,7 +90,7 @@ async function fixProblems(controller: ChatController, view: ChatViewProvider): 
     .filter((d) => d.severity === vscode.DiagnosticSeverity.Error || d.severity === vscode.DiagnosticSeverity.Warning);
   const name = relativePath(uri);
   if (problems.length === 0) {
-    void vscode.window.showInformationMessage(`Rein: ${name} has no errors or warnings.`);
+    void vscode.window.showInformationMessage(plain(`Rein: ${name} has no errors or warnings.`));
     return;
   }
   const text = `Fix the ${problems.length} problem${problems.length === 1 ? '' : 's'} reported in ${name}.`;
@@ -122,7 +123,7 @@ export async function runPreviewAction(controller: ChatController, action: Exclu
       () => controller.previewRequest(action),
     );
   } catch (error) {
-    void vscode.window.showErrorMessage(`Rein: could not ${action} the preview: ${error instanceof Error ? error.message : String(error)}`);
+    void vscode.window.showErrorMessage(plain(`Rein: could not ${action} the preview: ${error instanceof Error ? error.message : String(error)}`));
     return;
   }
   if (result.state === 'off') {
@@ -134,7 +135,7 @@ export async function runPreviewAction(controller: ChatController, action: Exclu
     return;
   }
   if (result.error) {
-    void vscode.window.showErrorMessage(`Rein: preview ${action} failed: ${result.error}`);
+    void vscode.window.showErrorMessage(plain(`Rein: preview ${action} failed: ${result.error}`));
     return;
   }
   vscode.window.setStatusBarMessage(previewStatusText(result), STATUS_MESSAGE_MS);
@@ -168,4 +169,24 @@ export function registerCommands(
   register(Commands.previewStart, () => runPreviewAction(controller, 'start'));
   register(Commands.previewStop, () => runPreviewAction(controller, 'stop'));
   register(Commands.previewRestart, () => runPreviewAction(controller, 'restart'));
+}
+
+/** The context key that enables Rein: Abort (package.json `enablement`) only while a run is active. */
+export const RUN_ACTIVE_KEY = 'rein.runActive';
+
+/** Keeps RUN_ACTIVE_KEY equal to whether the panel's session is running. */
+export function registerRunContext(
+  context: vscode.ExtensionContext,
+  controller: Pick<ChatController, 'running' | 'onDidChange' | 'onDidReset'>,
+): void {
+  let last: boolean | undefined;
+  const update = (): void => {
+    const running = controller.running;
+    if (running !== last) {
+      last = running;
+      void vscode.commands.executeCommand('setContext', RUN_ACTIVE_KEY, running);
+    }
+  };
+  update();
+  context.subscriptions.push(controller.onDidChange(update), controller.onDidReset(update));
 }

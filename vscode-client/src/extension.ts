@@ -8,7 +8,7 @@ import { ApiKeyStore } from './apiKey';
 import { registerEditorBridge } from './bridge';
 import { registerClient, type ReinClient } from './client';
 import { registerRunLog } from './log';
-import { registerCommands } from './commands';
+import { registerCommands, registerRunContext } from './commands';
 import { registerChatPanel } from './panel/chatView';
 import { registerReviewLens } from './panel/reviewLens';
 import { registerStatusBar } from './statusBar';
@@ -30,6 +30,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerReviewLens(context, chat.controller.checkpoints);
   registerCommands(context, client, chat, output, keys);
   registerRunLog(context, chat.controller, output);
+  registerRunContext(context, chat.controller);
   registerStatusBar(context, client, chat.controller);
 }
 

@@ -19,7 +19,7 @@ import {
   type UserItem,
 } from '../src/shared/viewModel';
 import { renderCheckpoint } from './checkpoints';
-import { diffPre, h, icon, markdown, pre, severityName, usageText } from './dom';
+import { diffPre, h, icon, inline, markdown, pre, severityName, usageText } from './dom';
 import type { IconName } from './icons';
 
 function renderUser(item: UserItem): HTMLElement {
@@ -306,7 +306,7 @@ function renderNotice(item: NoticeItem): HTMLElement {
     'div',
     { class: `item notice ${item.level}` },
     icon(item.level === 'info' ? 'info' : item.level === 'warning' ? 'warning' : 'error'),
-    h('span', {}, item.text),
+    inline(item.text),
   );
 }
 

@@ -11,7 +11,7 @@
 import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
 import type { Attachment, PromptMode, SessionSummary } from '../src/shared/protocol';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
-import { append, h, icon, usageText } from './dom';
+import { append, h, icon, inline, usageText } from './dom';
 import { renderItem } from './items';
 import { mcpSection } from './mcp';
 import { previewSection } from './preview';
@@ -266,7 +266,8 @@ function setConnection(state: ConnectionStateName, detail: string | undefined): 
     const text = detail && (state === 'restarting' || state === 'failed' || state === 'missing')
       ? `${info.text.replace(/[.…]+$/, '')}: ${detail}`
       : info.text;
-    banner.append(icon(state === 'starting' ? 'spinner' : 'warning', state === 'starting' ? 'spin' : ''), h('span', { class: 'banner-text', title: detail }, text));
+    banner.append(icon(state === 'starting' ? 'spinner' : 'warning', state === 'starting' ? 'spin' : ''), inline(text, 'banner-text'));
+    banner.title = detail ?? '';
     if (info.action) {
       const action = info.action;
       const button = h('button', { class: 'link-button' }, action.label);

@@ -9,6 +9,7 @@
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
 import { Methods, type AskUserParams, type AskUserResult, type ConfirmParams, type ConfirmResult } from '../shared/protocol';
+import { plain } from '../panel/text';
 
 export const ALLOW = 'Allow';
 export const DENY = 'Deny';
@@ -17,8 +18,8 @@ export async function confirmToolCall(params: Partial<ConfirmParams>): Promise<C
   const tool = params.tool ?? 'a tool';
   const title = params.title?.trim() || `Allow ${tool}?`;
   const choice = await vscode.window.showWarningMessage(
-    `Rein: ${title}`,
-    { modal: true, detail: `${params.detail ?? ''}\n\nTool: ${tool}`.trim() },
+    plain(`Rein: ${title}`),
+    { modal: true, detail: plain(`${params.detail ?? ''}\n\nTool: ${tool}`.trim()) },
     ALLOW,
     DENY,
   );

@@ -15,6 +15,7 @@ import { ChatController } from './controller';
 import { EditSnapshots, workspaceFileUri } from './edits';
 import { pickMention, registerTerminalOutput, TerminalOutputLog } from './mentions';
 import { UpdateBuilder } from './updates';
+import { plain } from './text';
 
 export const CHAT_VIEW_ID = 'rein.chat';
 const PREVIEW_COMMANDS = {
@@ -258,7 +259,7 @@ async function openWorkspaceFile(file: string, line?: number, character?: number
     const position = new vscode.Position(Math.max(0, line ?? 0), Math.max(0, character ?? 0));
     await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
   } catch (error) {
-    void vscode.window.showWarningMessage(`Rein: cannot open ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    void vscode.window.showWarningMessage(plain(`Rein: cannot open ${file}: ${error instanceof Error ? error.message : String(error)}`));
   }
 }
 

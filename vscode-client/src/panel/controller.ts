@@ -37,6 +37,7 @@ import type { EditCapture } from './edits';
 import { McpModel, type McpServersResult } from './mcp';
 import { PreviewModel } from './preview';
 import { PanelState } from './reducer';
+import { plain } from './text';
 
 /** A `rein/event` notification as the contract defines it (anything else is dropped). */
 export function isEnvelope(value: unknown): value is EventEnvelope {
@@ -412,7 +413,7 @@ export class ChatController implements vscode.Disposable {
       state.setRunning(session?.status === 'running');
       this.replaceState(state, sessionId);
     } catch (error) {
-      void vscode.window.showErrorMessage(`Rein: could not open the session: ${message(error)}`);
+      void vscode.window.showErrorMessage(plain(`Rein: could not open the session: ${message(error)}`));
     }
     this.sessionsEmitter.fire(this.sessionsValue);
   }

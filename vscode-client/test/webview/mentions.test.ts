@@ -98,6 +98,18 @@ describe('@ mentions in the chat webview', () => {
     assert.equal(await page.locator('.composer button.primary').isDisabled(), true);
   });
 
+  it('shows code in notices and banners as code, not raw backticks', async () => {
+    await host.post({ type: 'connection', state: 'running' });
+    host.state.notice('error', 'Undefined name `nmae`');
+    await host.flush();
+    const notice = page.locator('.item.notice').last();
+    assert.equal(await notice.textContent(), 'Undefined name nmae');
+    assert.equal(await notice.locator('code').textContent(), 'nmae');
+    await host.post({ type: 'connection', state: 'missing', detail: 'no `rein` on PATH' });
+    assert.equal(await page.locator('.banner code').textContent(), 'rein');
+    await host.post({ type: 'connection', state: 'running' });
+  });
+
   it('broke nothing on the page', () => {
     assert.deepEqual(problems, []);
   });

@@ -1,0 +1,69 @@
+/** Issue 21, item 7: the rough edges met in the real VS Code run. */
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, it } from 'node:test';
+import { confirmToolCall } from '../../src/bridge/dialogs';
+import { registerRunContext, RUN_ACTIVE_KEY } from '../../src/commands';
+import { plain } from '../../src/panel/text';
+import { ChatController } from '../../src/panel/controller';
+import { envelope, FakeConnection } from '../fakes';
+import { ROOT } from '../helpers';
+import { stub } from '../stub/vscode';
+
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  contributes: {
+    commands: { command: string; enablement?: string }[];
+    menus: Record<string, { command: string; when?: string }[]>;
+  };
+};
+
+afterEach(() => stub.reset());
+
+describe('the view title', () => {
+  it('enables Abort only while a run is active', async () => {
+    const abort = pkg.contributes.commands.find((c) => c.command === 'rein.abortRun');
+    assert.equal(abort?.enablement, RUN_ACTIVE_KEY);
+    const connection = new FakeConnection();
+    connection.responders.set('rein/sessions', () => ({ sessions: [] }));
+    connection.responders.set('rein/checkpoints', () => ({ runs: [] }));
+    connection.responders.set('rein/review', () => ({ runs: [] }));
+    const controller = new ChatController(connection, undefined);
+    const context = { subscriptions: [] as { dispose(): void }[] };
+    registerRunContext(context as never, controller);
+    connection.emit(envelope(1, { type: 'agent_start' }));
+    connection.emit(envelope(2, { type: 'run_start', run_id: 'r1', prompt: 'go' }));
+    connection.emit(envelope(3, { type: 'turn_start', turn: 1 }));
+    connection.emit(envelope(4, { type: 'run_end', run_id: 'r1', status: 'completed' }));
+    connection.emit(envelope(5, { type: 'agent_end', status: 'completed' }));
+    await Promise.resolve();
+    const contexts = stub.commands.filter((c) => c.command === 'setContext').map((c) => c.args);
+    assert.deepEqual(contexts, [
+      [RUN_ACTIVE_KEY, false],
+      [RUN_ACTIVE_KEY, true],
+      [RUN_ACTIVE_KEY, false],
+    ]);
+    controller.dispose();
+  });
+
+  it('has one New Session button: the panel toolbar has it, the view title does not', () => {
+    const title = pkg.contributes.menus['view/title'] ?? [];
+    assert.ok(!title.some((item) => item.command === 'rein.newSession'));
+    const page = fs.readFileSync(path.join(ROOT, 'webview', 'main.ts'), 'utf8');
+    assert.equal(page.match(/'aria-label': 'New session'/g)?.length, 1);
+  });
+});
+
+describe('notifications', () => {
+  it('show code in quotes, never raw backticks', async () => {
+    assert.equal(plain('Undefined name `nmae` in `calc.py`'), "Undefined name 'nmae' in 'calc.py'");
+    assert.equal(plain('a stray ` tick'), "a stray ' tick");
+    stub.answers.push('Allow');
+    await confirmToolCall({ tool: 'run_command', title: 'Run `rm -rf build`?', detail: 'in `build/`' });
+    const call = stub.calls[0];
+    assert.equal(call?.message, "Rein: Run 'rm -rf build'?");
+    assert.deepEqual(call?.options, { modal: true, detail: "in 'build/'\n\nTool: run_command" });
+    assert.ok(!JSON.stringify(stub.calls).includes('`'));
+  });
+});
