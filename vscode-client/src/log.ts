@@ -67,6 +67,9 @@ export function runLogLine(envelope: EventEnvelope): { level: LogLevel; text: st
       return { level, text: `Run ${String(event.run_id)} ${status}${turns} (${where})${reason}` };
     }
     case 'error': {
+      if (event.where === 'run' && event.fatal === true) {
+        return undefined; // the run_end line says why the run failed, once
+      }
       const place = typeof event.where === 'string' && event.where ? ` in ${event.where}` : '';
       return { level: event.fatal === false ? 'warn' : 'error', text: `Error${place} (${where}): ${String(event.message)}` };
     }

@@ -298,6 +298,7 @@ function renderRunEnd(item: RunEndItem): HTMLElement {
     ),
     h('div', { class: 'run-meta' }, parts.join(' · ')),
     item.reason ? h('div', { class: 'run-reason' }, item.reason) : null,
+    item.keyProblem ? h('button', { class: 'link-button', 'data-command': 'setApiKey' }, 'Set API Key') : null,
   );
 }
 

@@ -367,6 +367,12 @@ sessionSelect.addEventListener('change', () => {
 
 timeline.addEventListener('click', (event) => {
   const target = event.target instanceof Element ? event.target : null;
+  const command = target?.closest('[data-command]');
+  if (command instanceof HTMLElement && command.dataset.command === 'setApiKey') {
+    event.preventDefault();
+    vscode.postMessage({ type: 'command', command: 'setApiKey' });
+    return;
+  }
   const diff = target?.closest('[data-diff]');
   if (diff instanceof HTMLElement && diff.dataset.diff) {
     event.preventDefault();

@@ -7,7 +7,9 @@ import { afterEach, describe, it } from 'node:test';
 import { confirmToolCall } from '../../src/bridge/dialogs';
 import { registerRunContext, RUN_ACTIVE_KEY } from '../../src/commands';
 import { plain } from '../../src/panel/text';
+import { runLogLine } from '../../src/log';
 import { ChatController } from '../../src/panel/controller';
+import { isKeyProblem, PanelState } from '../../src/panel/reducer';
 import { envelope, FakeConnection } from '../fakes';
 import { ROOT } from '../helpers';
 import { stub } from '../stub/vscode';
@@ -65,5 +67,37 @@ describe('notifications', () => {
     assert.equal(call?.message, "Rein: Run 'rm -rf build'?");
     assert.deepEqual(call?.options, { modal: true, detail: "in 'build/'\n\nTool: run_command" });
     assert.ok(!JSON.stringify(stub.calls).includes('`'));
+  });
+});
+
+describe('a missing or rejected API key', () => {
+  const REASON =
+    'openai rejected the credentials (HTTP 401): Incorrect API key provided; the API key was read from the environment variable OPENAI_API_KEY (is not set)';
+
+  it('is said once, on the run row, with Set API Key, and reaches the output channel once', () => {
+    const state = new PanelState('s1');
+    const events = [
+      { type: 'agent_start' },
+      { type: 'run_start', run_id: 'r1', prompt: 'go' },
+      { type: 'turn_start', turn: 1 },
+      { type: 'error', message: REASON, where: 'run', fatal: true },
+      { type: 'run_end', run_id: 'r1', status: 'failed', reason: REASON, turns: 1 },
+      { type: 'agent_end', status: 'failed' },
+    ];
+    for (const event of events) {
+      state.apply(event);
+    }
+    const items = state.view().items;
+    assert.deepEqual(items.filter((i) => i.kind === 'notice'), []);
+    const end = items.find((i) => i.kind === 'run_end');
+    assert.ok(end?.kind === 'run_end' && end.keyProblem === true && end.reason === REASON);
+    const logged = events.map((event, seq) => runLogLine(envelope(seq + 1, event))).filter((line) => line?.level === 'error');
+    assert.deepEqual(logged, [{ level: 'error', text: `Run r1 failed after 1 turn (session s1): ${REASON}` }]);
+  });
+
+  it('is told from other failures', () => {
+    assert.equal(isKeyProblem(REASON), true);
+    assert.equal(isKeyProblem('anthropic denied access (HTTP 403): forbidden'), true);
+    assert.equal(isKeyProblem('budget: 120000 tokens used of 100000'), false);
   });
 });

@@ -110,6 +110,23 @@ describe('@ mentions in the chat webview', () => {
     await host.post({ type: 'connection', state: 'running' });
   });
 
+  it('offers Set API Key on a run that failed on its key, and says the reason once', async () => {
+    const reason = 'openai rejected the credentials (HTTP 401): bad key; the API key was read from the environment variable OPENAI_API_KEY (is not set)';
+    await host.feed(
+      [
+        { type: 'agent_start' },
+        { type: 'run_start', run_id: 'rk', prompt: 'go' },
+        { type: 'error', message: reason, where: 'run', fatal: true },
+        { type: 'run_end', run_id: 'rk', status: 'failed', reason, turns: 1 },
+        { type: 'agent_end', status: 'failed' },
+      ].map((event) => ({ sessionId: SESSION, seq: 0, event })),
+    );
+    const text = (await page.locator('.timeline').textContent()) ?? '';
+    assert.equal(text.split('rejected the credentials').length - 1, 1);
+    await page.locator('.item.run-end button[data-command="setApiKey"]').last().click();
+    assert.deepEqual((await posted(page)).at(-1), { type: 'command', command: 'setApiKey' });
+  });
+
   it('broke nothing on the page', () => {
     assert.deepEqual(problems, []);
   });
