@@ -182,3 +182,35 @@ async def test_more_attachments_than_the_bound_are_refused(workspace: Path, tmp_
         with pytest.raises(JsonRpcException) as info:
             await _prompt(editor, {"text": "hi", "attachments": many})
     assert "attachments: List should have at most 20 items" in str(info.value)
+
+
+async def test_the_server_takes_incremental_changes_of_a_buffer(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 21: the editor sends each keystroke's range, not the whole buffer
+    after a delay; the server's view of the buffer follows the ranges (under
+    full sync the change would replace the whole buffer)."""
+    from lsprotocol import types as lsp
+
+    write_script(tmp_path, [{"text": "ok"}])
+    async with running_server(workspace, tmp_path) as editor:
+        editor.open("notes.txt")
+        editor.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(
+                    uri=editor.uri("notes.txt"), version=2
+                ),
+                content_changes=[
+                    lsp.TextDocumentContentChangePartial(
+                        range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 7)),
+                        text="Typed",
+                    )
+                ],
+            )
+        )
+        result = await _prompt(
+            editor,
+            {"text": "read", "attachments": [{"kind": "file", "uri": editor.uri("notes.txt")}]},
+        )
+        text = _user_text(await _messages(editor, result["sessionId"]))
+    assert '<attachment kind="file" path="notes.txt">\nTyped to analyze here.' in text

@@ -66,7 +66,7 @@ class ReinServer(LanguageServer):
             "rein",
             __version__,
             protocol_cls=ReinProtocol,
-            text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
             converter_factory=plain_dict_converter,
         )
         #: The largest message accepted from the client (``--max-message-bytes``).
