@@ -16,7 +16,7 @@ import {
   ErrorAction,
   LanguageClient,
   State,
-  type CancellationToken,
+  CancellationToken,
   type ErrorHandler,
   type LanguageClientOptions,
   type ServerOptions,
@@ -25,6 +25,7 @@ import * as vscode from 'vscode';
 import type { ApiKeyStore } from './apiKey';
 import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust, workspaceServerNames } from './configuration';
 import { RestartPolicy } from './restartPolicy';
+import { editedUris } from './bridge/save';
 import { ServerLogReader, write } from './log';
 import { findServer, type ServerLocation } from './serverPath';
 import { trustGate, UNTRUSTED_DETAIL } from './trust';
@@ -73,6 +74,8 @@ export interface ClientOptions {
   /** The contributed `rein.*` setting keys (package.json). */
   settingKeys?: ReadonlySet<string>;
   maxQuickCrashes?: number;
+  /** Called with the documents of each workspace/applyEdit from the server, before it is applied. */
+  beforeApplyEdit?: (uris: string[]) => void;
   /** A server that ran this long before crashing resets the crash count. */
   stableAfterMs?: number;
   backoffBaseMs?: number;
@@ -102,6 +105,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   readonly onDidChangeState = this.stateEmitter.event;
   private readonly policy: RestartPolicy;
   private readonly settingKeys: ReadonlySet<string>;
+  private readonly beforeApplyEdit: (uris: string[]) => void;
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -111,6 +115,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   ) {
     this.policy = new RestartPolicy(options.maxQuickCrashes, options.stableAfterMs, options.backoffBaseMs);
     this.settingKeys = options.settingKeys ?? new Set();
+    this.beforeApplyEdit = options.beforeApplyEdit ?? (() => undefined);
   }
 
   get info(): ConnectionInfo {
@@ -319,6 +324,11 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
       initializationFailedHandler: () => false,
       middleware: {
         workspace: {
+          handleApplyEdit: (params, next) => {
+            // Whether each document held the person's unsaved changes before Rein's edit (bridge/save).
+            this.beforeApplyEdit(editedUris(params.edit));
+            return next(params, CancellationToken.None);
+          },
           configuration: async (params, token, next) => {
             const result = await next(params, token);
             if (!Array.isArray(result)) {
@@ -444,10 +454,14 @@ export function registerClient(
   context: vscode.ExtensionContext,
   output: vscode.LogOutputChannel,
   keys: ApiKeyStore,
+  beforeApplyEdit?: (uris: string[]) => void,
 ): ReinClient {
   const storage = (context.storageUri ?? context.globalStorageUri).fsPath;
   fs.mkdirSync(storage, { recursive: true });
-  const client = new ReinClient(output, storage, keys, { settingKeys: contributedKeys(context.extension.packageJSON) });
+  const client = new ReinClient(output, storage, keys, {
+    settingKeys: contributedKeys(context.extension.packageJSON),
+    ...(beforeApplyEdit ? { beforeApplyEdit } : {}),
+  });
   context.subscriptions.push(
     client,
     // A server inside the workspace may start once the person trusts it.

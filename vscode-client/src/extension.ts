@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { ApiKeyStore } from './apiKey';
 import { registerEditorBridge } from './bridge';
+import { PersonEdits } from './bridge/save';
 import { registerClient, type ReinClient } from './client';
 import { registerRunLog } from './log';
 import { registerCommands, registerRunContext } from './commands';
@@ -24,8 +25,9 @@ function registerOutput(context: vscode.ExtensionContext): vscode.LogOutputChann
 export function activate(context: vscode.ExtensionContext): void {
   const output = registerOutput(context);
   const keys = new ApiKeyStore(context.secrets);
-  client = registerClient(context, output, keys);
-  registerEditorBridge(context, client);
+  const person = new PersonEdits();
+  client = registerClient(context, output, keys, (uris) => person.beforeRein(uris));
+  registerEditorBridge(context, client, person);
   const chat = registerChatPanel(context, client);
   registerReviewLens(context, chat.controller.checkpoints);
   registerCommands(context, client, chat, output, keys);

@@ -62,6 +62,8 @@ export interface SaveDocumentsParams {
 
 export interface SaveDocumentsResult {
   saved: string[];
+  /** Left dirty: they held the person's unsaved changes before Rein's edit (the disk is behind the buffer). */
+  unsaved?: string[];
 }
 
 // ---------------------------------------------------------------- requests

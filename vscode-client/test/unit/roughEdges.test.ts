@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { confirmToolCall } from '../../src/bridge/dialogs';
+import { editedUris, PersonEdits, saveDocuments } from '../../src/bridge/save';
 import { registerRunContext, RUN_ACTIVE_KEY } from '../../src/commands';
 import { plain } from '../../src/panel/text';
 import { runLogLine } from '../../src/log';
@@ -12,7 +13,7 @@ import { ChatController } from '../../src/panel/controller';
 import { isKeyProblem, PanelState } from '../../src/panel/reducer';
 import { envelope, FakeConnection } from '../fakes';
 import { ROOT } from '../helpers';
-import { stub } from '../stub/vscode';
+import { stub, stubDocument, workspace } from '../stub/vscode';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   contributes: {
@@ -99,5 +100,30 @@ describe('a missing or rejected API key', () => {
     assert.equal(isKeyProblem(REASON), true);
     assert.equal(isKeyProblem('anthropic denied access (HTTP 403): forbidden'), true);
     assert.equal(isKeyProblem('budget: 120000 tokens used of 100000'), false);
+  });
+});
+
+describe("Rein's save after an edit", () => {
+  const CALC = 'file:///work/project/calc.py';
+  const UTIL = 'file:///work/project/util.py';
+
+  it("never saves the person's unsaved typing: such a document stays dirty and is reported unsaved", async () => {
+    const typing = stubDocument(CALC, true); // the person's unsaved changes before Rein's edit
+    const clean = stubDocument(UTIL, false);
+    workspace.textDocuments = [typing, clean];
+    const person = new PersonEdits();
+    person.beforeRein(editedUris({ changes: { [CALC]: [] }, documentChanges: [{ textDocument: { uri: UTIL } }, { kind: 'create' }] }));
+    clean.isDirty = true; // Rein's edit made it dirty
+    const result = await saveDocuments({ uris: [CALC, UTIL] }, person);
+    assert.deepEqual(result, { saved: [UTIL], unsaved: [CALC] });
+    assert.equal(typing.saves, 0);
+    assert.equal(typing.isDirty, true);
+    assert.equal(clean.saves, 1);
+    // Once the person saved it, Rein's next edit of a clean buffer is saved again.
+    person.settled(CALC);
+    typing.isDirty = false;
+    person.beforeRein([CALC]);
+    typing.isDirty = true;
+    assert.deepEqual(await saveDocuments({ uris: [CALC] }, person), { saved: [CALC] });
   });
 });
