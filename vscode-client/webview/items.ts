@@ -1,5 +1,6 @@
 /** One DOM element per view-model item (src/shared/viewModel.ts). */
 
+import { argsText } from '../src/shared/args';
 import type { Blocker } from '../src/shared/protocol';
 import {
   blockerLocation,
@@ -101,7 +102,7 @@ function renderTool(item: ToolItem): HTMLElement {
 
   const body = h('div', { class: 'tool-body' });
   if (Object.keys(item.args).length) {
-    body.append(h('div', { class: 'label' }, 'Arguments'), pre(JSON.stringify(item.args, null, 2), 'args'));
+    body.append(h('div', { class: 'label' }, 'Arguments'), pre(argsText(item.args), 'args'));
   }
   if (item.output) {
     body.append(h('div', { class: 'label' }, 'Output'), pre(item.output, 'output'));

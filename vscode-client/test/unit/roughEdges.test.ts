@@ -7,6 +7,7 @@ import { afterEach, describe, it } from 'node:test';
 import { confirmToolCall } from '../../src/bridge/dialogs';
 import { editedUris, PersonEdits, saveDocuments } from '../../src/bridge/save';
 import { registerRunContext, RUN_ACTIVE_KEY } from '../../src/commands';
+import { argsText } from '../../src/shared/args';
 import { plain } from '../../src/panel/text';
 import { runLogLine } from '../../src/log';
 import { ChatController } from '../../src/panel/controller';
@@ -125,5 +126,15 @@ describe("Rein's save after an edit", () => {
     person.beforeRein([CALC]);
     typing.isDirty = true;
     assert.deepEqual(await saveDocuments({ uris: [CALC] }, person), { saved: [CALC] });
+  });
+});
+
+describe('tool arguments', () => {
+  it('read as key: value lines, a multi-line string as its text indented under its key', () => {
+    assert.equal(
+      argsText({ path: 'src/calc.py', old_string: 'def a():\n    return 1', replace_all: false, lines: [1, 2], opts: { a: 1 } }),
+      'path: src/calc.py\nold_string:\n  def a():\n      return 1\nreplace_all: false\nlines: [1,2]\nopts: {"a":1}',
+    );
+    assert.equal(argsText({ big: { text: 'x'.repeat(70) } }), `big: {\n  "text": "${'x'.repeat(70)}"\n}`);
   });
 });
