@@ -20,7 +20,7 @@ from rein.providers.mock_server import MockServer
 
 pytestmark = pytest.mark.e2e
 
-ALLOWED = "'openai', 'anthropic' or 'replay'"
+ALLOWED = "'openai', 'anthropic', 'replay' or 'vscode-lm'"
 
 
 async def test_an_invalid_provider_stops_rein_run_before_any_request(tmp_path: Path) -> None:

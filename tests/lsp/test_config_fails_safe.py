@@ -28,7 +28,7 @@ from tests.fakes import Editor, make_client, wire
 
 pytestmark = pytest.mark.e2e
 
-ALLOWED = "'openai', 'anthropic' or 'replay'"
+ALLOWED = "'openai', 'anthropic', 'replay' or 'vscode-lm'"
 
 
 async def test_an_invalid_provider_fails_the_prompt_and_sends_nothing_anywhere(

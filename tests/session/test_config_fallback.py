@@ -94,7 +94,7 @@ def test_an_invalid_endpoint_setting_never_points_at_the_public_endpoint(
         copied = config.model_copy(update={"storage_path": "/elsewhere"})
         with pytest.raises(ConfigError):
             copied.model.resolved_base_url()
-    assert "'openai', 'anthropic' or 'replay'" in (
+    assert "'openai', 'anthropic', 'replay' or 'vscode-lm'" in (
         resolve_config({"model": {"provider": "gemini"}}).config.model.unusable or ""
     )
 
@@ -192,8 +192,8 @@ def test_the_strict_loader_names_every_invalid_key() -> None:
         )
     assert caught.value.key == "model.provider"
     assert str(caught.value) == (
-        "invalid f.yaml: rein.model.provider: Input should be 'openai', 'anthropic' or "
-        "'replay'; got 'openai-compatible' (also invalid: rein.approval.command)"
+        "invalid f.yaml: rein.model.provider: Input should be 'openai', 'anthropic', 'replay' "
+        "or 'vscode-lm'; got 'openai-compatible' (also invalid: rein.approval.command)"
     )
 
 

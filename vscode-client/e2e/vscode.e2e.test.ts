@@ -68,6 +68,8 @@ const CHECKPOINT_SCREENSHOT = screenshotPath('vscode-e2e-checkpoint.png');
 const UNDONE_SCREENSHOT = screenshotPath('vscode-e2e-undone.png');
 const CONFLICT_SCREENSHOT = screenshotPath('vscode-e2e-conflict.png');
 const REVIEW_SCREENSHOT = screenshotPath('vscode-e2e-review.png');
+const LM_SCREENSHOT = screenshotPath('vscode-e2e-vscode-lm.png');
+const PICKER_SCREENSHOT = screenshotPath('vscode-e2e-model-picker.png');
 /** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
@@ -94,10 +96,15 @@ function vsix(): string {
 
 /** The e2e stand-in analyzer, packaged from out/e2e/analyzer. */
 function analyzerVsix(): string {
-  const dir = path.join(ROOT, 'out', 'e2e', 'analyzer');
+  return testVsix('analyzer', 'rein-e2e-ruff.vsix');
+}
+
+/** A test extension from out/e2e/<name> (scripts/build.mjs --tests), packaged. */
+function testVsix(name: string, file: string): string {
+  const dir = path.join(ROOT, 'out', 'e2e', name);
   assert.ok(fs.existsSync(path.join(dir, 'extension.js')), 'run scripts/build.mjs --tests first');
   fs.copyFileSync(path.join(ROOT, 'LICENSE'), path.join(dir, 'LICENSE'));
-  const out = path.join(ROOT, 'out', 'e2e', 'rein-e2e-ruff.vsix');
+  const out = path.join(ROOT, 'out', 'e2e', file);
   execFileSync(
     path.join(ROOT, 'node_modules', '.bin', 'vsce'),
     ['package', '--no-dependencies', '--allow-missing-repository', '--out', out],
@@ -173,8 +180,9 @@ async function startAll(server: CodeServer): Promise<Env> {
     OPENAI_BASE_URL: `http://127.0.0.1:${publicPort}/v1`,
     ANTHROPIC_BASE_URL: `http://127.0.0.1:${publicPort}`,
     REIN_E2E_RUFF: RUFF,
+    REIN_E2E_LM_LOG: path.join(temp, 'lm-requests.jsonl'),
   };
-  for (const extension of [vsix(), analyzerVsix()]) {
+  for (const extension of [vsix(), analyzerVsix(), testVsix('lm-provider', 'rein-e2e-lm.vsix')]) {
     execFileSync(server.node, [server.entry, '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', extension], {
       env,
       stdio: 'ignore',
@@ -673,16 +681,79 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     writeSettings(env, { ...settings(env.modelPort), 'rein.model.provider': 'openai-compatible' });
     const reported = page.locator('.notification-list-item-message', { hasText: 'rein.model.provider' }).first();
     await reported.waitFor({ timeout: 60_000 });
-    assert.match((await reported.textContent()) ?? '', /'openai', 'anthropic' or 'replay'.*'openai-compatible'/);
+    assert.match((await reported.textContent()) ?? '', /'openai', 'anthropic', 'replay' or 'vscode-lm'.*'openai-compatible'/);
 
     await send(panel, 'Summarise calc.py.');
     const failed = panel.locator('.item.notice', { hasText: 'The prompt failed' }).first();
     await failed.waitFor({ timeout: 60_000 });
     const said = (await failed.textContent()) ?? '';
-    assert.match(said, /the model settings cannot be used: rein\.model\.provider: .*'openai', 'anthropic' or 'replay'/, said);
+    assert.match(said, /the model settings cannot be used: rein\.model\.provider: .*'openai', 'anthropic', 'replay' or 'vscode-lm'/, said);
     assert.match(said, /No model request is sent/, said);
     // Nothing reached the configured server, nor the default endpoint.
     assert.equal((await mockRequests(env.modelPort)).length, localBefore);
     assert.deepEqual(await mockRequests(env.publicPort), []);
+  });
+
+  it('runs a prompt through VS Code\'s language models (vscode-lm): consent, a tool call that writes a file, the model picker', async () => {
+    assert.ok(env);
+    const { page } = env;
+    const panel = chat(page);
+    await panel.locator('button[aria-label="New session"]').click();
+    // The test extension's model, chosen in the settings (the server restarts with it).
+    writeSettings(env, {
+      ...settings(env.modelPort),
+      'chat.disableAIFeatures': false,
+      'rein.model.provider': 'vscode-lm',
+      'rein.model.model': 'rein-test/scripted',
+    });
+    const button = panel.locator('button.model-button');
+    await button.locator('.model-label', { hasText: 'Scripted (rein-test)' }).waitFor({ timeout: 60_000 });
+
+    // The first prompt: no consent yet. Rein asks; the run fails with the reason.
+    await send(panel, 'Write the note.');
+    const ask = page.locator('.notification-list-item', { hasText: "allow Rein to send your prompts to VS Code's language models" }).first();
+    await ask.waitFor({ timeout: 60_000 });
+    await panel.locator('.item.run-end.failed', { hasText: 'consent required' }).first().waitFor({ timeout: 60_000 });
+    await ask.locator('a.monaco-button', { hasText: 'Allow' }).click();
+
+    // Allowed: the prompt again runs through the scripted model and writes the file.
+    const note = path.join(env.workspace, 'lm_note.txt');
+    await send(panel, 'Write the note.');
+    await waitUntil(
+      'the run through vscode-lm to write lm_note.txt',
+      async () => {
+        // VS Code may ask too (the first use of another extension's models).
+        const allow = page.locator('.monaco-dialog-box a.monaco-button', { hasText: 'Allow' });
+        if (await allow.count()) {
+          await allow.first().click().catch(() => undefined);
+        }
+        return fs.existsSync(note);
+      },
+      60_000,
+    );
+    assert.equal(fs.readFileSync(note, 'utf8'), 'written by the scripted VS Code language model\n');
+    await panel.locator('.item.run-end.completed').last().waitFor({ timeout: 60_000 });
+    await panel.locator('.item.assistant', { hasText: 'Wrote lm_note.txt.' }).first().waitFor({ timeout: 15_000 });
+    // What the model was sent: Rein's tools with the tool mode, the system
+    // prompt in the first user message, the tool's result in the second request.
+    const requests = fs
+      .readFileSync(path.join(env.temp, 'lm-requests.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { tools: string[]; messages: string[] });
+    assert.equal(requests.length, 2, JSON.stringify(requests));
+    assert.ok(requests[0]?.tools.includes('write_file'), JSON.stringify(requests[0]?.tools));
+    assert.match(requests[0]?.messages[0] ?? '', /^<instructions>/);
+    assert.match(requests[0]?.messages.at(-1) ?? '', /Write the note\./);
+    assert.match(requests[1]?.messages.at(-1) ?? '', /\[result lm-call-1\]/);
+    await page.screenshot({ path: LM_SCREENSHOT });
+
+    // The picker lists the configured model and VS Code's.
+    await button.click();
+    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Scripted (rein-test)' }).first();
+    await row.waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: PICKER_SCREENSHOT });
+    await row.click();
+    await button.locator('.model-label', { hasText: 'Scripted (rein-test)' }).waitFor({ timeout: 15_000 });
   });
 });

@@ -80,6 +80,17 @@ if (tests) {
       target: 'node20',
       external: ['vscode'],
     }).then(() => copyFile(join(root, 'e2e', 'analyzer', 'package.json'), join(root, 'out', 'e2e', 'analyzer', 'package.json'))),
+    // The e2e test's scripted language model (provider vscode-lm), packaged by the e2e harness.
+    build({
+      ...common,
+      sourcemap: false,
+      entryPoints: ['e2e/lm-provider/extension.ts'],
+      outfile: 'out/e2e/lm-provider/extension.js',
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      external: ['vscode'],
+    }).then(() => copyFile(join(root, 'e2e', 'lm-provider', 'package.json'), join(root, 'out', 'e2e', 'lm-provider', 'package.json'))),
   );
 }
 

@@ -8,8 +8,9 @@ import { ApiKeyStore } from './apiKey';
 import { registerEditorBridge } from './bridge';
 import { PersonEdits } from './bridge/save';
 import { registerClient, type ReinClient } from './client';
-import { registerRunLog } from './log';
 import { registerCommands, registerRunContext } from './commands';
+import { registerLanguageModels } from './lm';
+import { registerRunLog } from './log';
 import { registerChatPanel } from './panel/chatView';
 import { registerReviewLens } from './panel/reviewLens';
 import { registerStatusBar } from './statusBar';
@@ -28,6 +29,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const person = new PersonEdits();
   client = registerClient(context, output, keys, (uris) => person.beforeRein(uris));
   registerEditorBridge(context, client, person);
+  registerLanguageModels(context, client);
   const chat = registerChatPanel(context, client);
   registerReviewLens(context, chat.controller.checkpoints);
   registerCommands(context, client, chat, output, keys);

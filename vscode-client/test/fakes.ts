@@ -163,3 +163,92 @@ export class FakePanelHost {
     }
   }
 }
+
+/** A part of the fake LM API's messages and streams. */
+export type FakeLmPart =
+  | { kind: 'text'; value: string }
+  | { kind: 'call'; callId: string; name: string; input: object }
+  | { kind: 'result'; callId: string; text: string }
+  | { kind: 'data' };
+
+/** A language model of the fake LM API: streams its script's parts whatever it is asked, records each request. */
+export class FakeLmModel {
+  readonly requests: { messages: unknown[]; options: Record<string, unknown> }[] = [];
+  /** Set when a request's token was cancelled. */
+  cancelled = false;
+  constructor(
+    readonly id: string,
+    readonly vendor: string,
+    readonly family: string,
+    readonly name: string,
+    private readonly script: FakeLmPart[][] = [],
+    /** Stream the parts, then wait for cancellation instead of ending. */
+    private readonly hang = false,
+  ) {}
+
+  sendRequest(messages: unknown[], options: object, token: { isCancellationRequested: boolean; onCancellationRequested: Event<void> }): Promise<{ stream: AsyncIterable<unknown> }> {
+    this.requests.push({ messages, options: options as Record<string, unknown> });
+    const parts = this.script.shift() ?? [];
+    const hang = this.hang;
+    const cancelled = new Promise<void>((resolve) => {
+      token.onCancellationRequested(() => {
+        this.cancelled = true;
+        resolve();
+      });
+    });
+    async function* stream(): AsyncIterable<unknown> {
+      for (const part of parts) {
+        yield part;
+      }
+      if (hang) {
+        await cancelled;
+      }
+    }
+    return Promise.resolve({ stream: stream() });
+  }
+}
+
+/** `vscode.lm` and its classes, faked: messages are `{role, parts}`, parts are `FakeLmPart`. */
+export class FakeLmApi {
+  selectors: object[] = [];
+  constructor(readonly models: FakeLmModel[]) {}
+  selectChatModels(selector: { vendor?: string; family?: string; id?: string } = {}): Promise<FakeLmModel[]> {
+    this.selectors.push(selector);
+    return Promise.resolve(
+      this.models.filter(
+        (m) =>
+          (selector.vendor === undefined || m.vendor === selector.vendor) &&
+          (selector.family === undefined || m.family === selector.family) &&
+          (selector.id === undefined || m.id === selector.id),
+      ),
+    );
+  }
+  userMessage(parts: unknown[]): unknown {
+    return { role: 'user', parts };
+  }
+  assistantMessage(parts: unknown[]): unknown {
+    return { role: 'assistant', parts };
+  }
+  textPart(value: string): FakeLmPart {
+    return { kind: 'text', value };
+  }
+  toolCallPart(callId: string, name: string, input: object): FakeLmPart {
+    return { kind: 'call', callId, name, input };
+  }
+  toolResultPart(callId: string, text: string): FakeLmPart {
+    return { kind: 'result', callId, text };
+  }
+  toolMode(mode: 'auto' | 'required'): unknown {
+    return `mode:${mode}`;
+  }
+  readPart(part: unknown): { text: string } | { id: string; name: string; input: object } | undefined {
+    const p = part as FakeLmPart;
+    if (p.kind === 'text') {
+      return { text: p.value };
+    }
+    if (p.kind === 'call') {
+      return { id: p.callId, name: p.name, input: p.input };
+    }
+    return undefined;
+  }
+}

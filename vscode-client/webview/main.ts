@@ -83,6 +83,13 @@ const MODES: Record<PromptMode, { label: string; title: string; placeholder: str
 const modeButtons = (Object.keys(MODES) as PromptMode[]).map((mode) =>
   h('button', { class: 'mode-option', role: 'radio', 'data-mode': mode, title: MODES[mode].title }, MODES[mode].label),
 );
+const modelButton = h(
+  'button',
+  { class: 'model-button secondary', title: 'The model of the next turn: click to choose another', 'aria-label': 'Model' },
+  icon('chevron'),
+  h('span', { class: 'model-label' }, 'Model'),
+);
+modelButton.addEventListener('click', () => vscode.postMessage({ type: 'pickModel' }));
 const modeToggle = h('div', { class: 'mode-toggle', role: 'radiogroup', 'aria-label': 'Mode of a new prompt' }, ...modeButtons);
 const preview = previewSection(
   (action) => vscode.postMessage({ type: 'preview', action }),
@@ -104,7 +111,7 @@ app.append(
     { class: 'composer' },
     chipRow,
     input,
-    h('div', { class: 'composer-actions' }, modeToggle, mentionButton, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
+    h('div', { class: 'composer-actions' }, modeToggle, modelButton, mentionButton, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
   ),
 );
 timeline.append(empty);
@@ -446,6 +453,14 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       renderChips();
       input.focus();
       break;
+    case 'model': {
+      const label = modelButton.querySelector('.model-label');
+      if (label) {
+        label.textContent = message.label;
+      }
+      modelButton.title = `Model of the next turn: ${message.label}. Click to choose another.`;
+      break;
+    }
     case 'focusInput':
       if (message.text) {
         input.value = message.text;

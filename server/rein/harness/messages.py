@@ -37,6 +37,9 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    #: The provider reported no counts: these are Rein's estimates
+    #: (:mod:`rein.harness.tokens`). A sum with an estimate is an estimate.
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -44,6 +47,7 @@ class Usage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
     @property

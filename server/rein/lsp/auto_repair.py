@@ -3,7 +3,8 @@
 After a save, if the file still has error diagnostics when a debounce (1.5 s)
 has passed with no edit to it, and no run is active, a repair run scoped to that file starts with a
 small turn and repair budget (:func:`repair_config`: the person's harness
-settings with the budget lowered, everything else kept). Typing in that file cancels it; the same set
+settings with the budget lowered, everything else kept). With the vscode-lm
+provider it waits for the person's consent (``rein/lm/consent``). Typing in that file cancels it; the same set
 of diagnostics never triggers twice; every start and outcome is an event.
 """
 
@@ -30,6 +31,10 @@ DEBOUNCE_S = 1.5
 #: (less when the person's own harness settings allow less).
 REPAIR_MAX_MODEL_TURNS = 12
 REPAIR_MAX_REPAIR_ATTEMPTS = 1
+NO_CONSENT = (
+    "the vscode-lm provider has no consent yet: send a prompt from the Rein panel and "
+    "allow Rein to use VS Code's language models first"
+)
 
 
 def repair_config(harness: HarnessConfig) -> HarnessConfig:
@@ -101,6 +106,15 @@ class AutoRepairer:
                 # The model settings are invalid (already reported): no run, no request.
                 self.server.report_auto_repair(
                     None, AutoRepair(phase="skipped", uri=uri, reason=unusable)
+                )
+                return
+            if (
+                self.server.model_choices.current(None).provider == "vscode-lm"
+                and not self.server.lm_host.consented
+            ):
+                # No person started this run: the editor's models wait for consent.
+                self.server.report_auto_repair(
+                    None, AutoRepair(phase="skipped", uri=uri, reason=NO_CONSENT)
                 )
                 return
             if self.server.active_runs():

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
+from rein.lsp import lm, models
 from rein.lsp._framing import DEFAULT_MAX_BYTES
 from rein.lsp.server import ReinServer, RequestFailed
 
@@ -68,6 +69,8 @@ def _progress_listener(server: ReinServer, token: str | int) -> Any:
 
 def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
     server = ReinServer(max_message_bytes)
+    lm.register(server)
+    models.register(server)
 
     # ---------------------------------------------------------- lifecycle
 

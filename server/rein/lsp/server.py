@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from rein.headless.watcher import DiskWatcher
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
+    from rein.lsp.lm import EditorLmHost
+    from rein.lsp.models import ModelChoices
     from rein.lsp.preview import ServerPreview
     from rein.mcp.manager import McpManager
     from rein.providers._http import HttpClients
@@ -98,6 +100,8 @@ class ReinServer(LanguageServer):
         #: The HTTP clients every session's model shares.
         self._http_clients: HttpClients | None = None
         self._mcp: McpManager | None = None
+        self._lm_host: EditorLmHost | None = None
+        self._model_choices: ModelChoices | None = None
 
     # ------------------------------------------------------------------ wire
 
@@ -343,12 +347,33 @@ class ReinServer(LanguageServer):
         return factory
 
     def create_model(self, config: ModelConfig) -> Any:
-        """A session's model; the HTTP providers share the server's clients."""
+        """A session's model (the model picker's choice first, rein/setModel);
+        the HTTP providers share the server's clients, vscode-lm asks the
+        editor."""
         from rein.providers import create_model, shared_http_clients
 
         if self._http_clients is None:
             self._http_clients = shared_http_clients()
-        return create_model(config, clients=self._http_clients)
+        config = self.model_choices.effective(config)
+        return create_model(config, clients=self._http_clients, lm_host=self.lm_host)
+
+    @property
+    def lm_host(self) -> EditorLmHost:
+        """The editor's language models (provider vscode-lm)."""
+        if self._lm_host is None:
+            from rein.lsp.lm import EditorLmHost
+
+            self._lm_host = EditorLmHost(self)
+        return self._lm_host
+
+    @property
+    def model_choices(self) -> ModelChoices:
+        """The model picker's choices (rein/setModel)."""
+        if self._model_choices is None:
+            from rein.lsp.models import ModelChoices
+
+            self._model_choices = ModelChoices(self)
+        return self._model_choices
 
     def disk_watcher(self) -> DiskWatcher:
         """Watches the workspace folder for changes the editor did not make
@@ -390,6 +415,8 @@ class ReinServer(LanguageServer):
             )
             self._manager.on_new_session.append(self._stream_session)
             self._manager.on_evict.append(self._drop_stream)
+            self._manager.on_new_session.append(self.model_choices.on_new_session)
+            self._manager.on_evict.append(self.model_choices.forget)
         return self._manager
 
     def _store_error(self, message: str) -> None:

@@ -16,7 +16,7 @@ from rein.process.environment import remember_secret_name
 
 __all__ = ["ModelConfig", "ProviderName"]
 
-ProviderName = Literal["openai", "anthropic", "replay"]
+ProviderName = Literal["openai", "anthropic", "replay", "vscode-lm"]
 
 _DEFAULT_BASE_URL = {
     "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -44,6 +44,8 @@ class ModelConfig(BaseModel):
 
     provider: ProviderName = "openai"
     base_url: str | None = None
+    #: The model name; for vscode-lm a VS Code model selector: ``vendor/family``
+    #: (``copilot/gpt-4o``) or a model id, empty for the editor's first model.
     model: str = ""
     #: The NAME of the environment variable that holds the API key (never the key).
     api_key_env: str | None = None

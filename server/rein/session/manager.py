@@ -416,7 +416,10 @@ class SessionManager:
         session.usage = session.usage + result.usage
         if store is not None:
             await store.set_status(
-                session.id, result.status, turns=result.turns, usage=result.usage.model_dump()
+                session.id,
+                result.status,
+                turns=result.turns,
+                usage=result.usage.model_dump(exclude={"estimated"}),
             )
             state: dict[str, Any] = {"waiting_for": result.waiting_for}
             spawner = session.agent.env.subagents
@@ -431,7 +434,7 @@ class SessionManager:
                 result.status,
                 result.error,
                 result.turns,
-                result.usage.model_dump(),
+                result.usage.model_dump(exclude={"estimated"}),
             )
         return result
 

@@ -22,8 +22,9 @@ _USAGE_KEYS = (
 )
 
 
-def usage_json(usage: Usage | Mapping[str, Any] | None) -> dict[str, int]:
-    """Token usage as the wire spells it. Takes a :class:`Usage` or its
+def usage_json(usage: Usage | Mapping[str, Any] | None) -> dict[str, int | bool]:
+    """Token usage as the wire spells it, with ``estimated: true`` when the
+    provider reported no counts (vscode-lm). Takes a :class:`Usage` or its
     stored dict (snake_case keys)."""
     if usage is None:
         data: Mapping[str, Any] = {}
@@ -31,7 +32,10 @@ def usage_json(usage: Usage | Mapping[str, Any] | None) -> dict[str, int]:
         data = usage
     else:
         data = usage.model_dump()
-    return {wire: int(data.get(key) or 0) for key, wire in _USAGE_KEYS}
+    wire: dict[str, int | bool] = {name: int(data.get(key) or 0) for key, name in _USAGE_KEYS}
+    if data.get("estimated") is True:
+        wire["estimated"] = True
+    return wire
 
 
 def result_json(

@@ -14,6 +14,7 @@ import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
 import { EditSnapshots, workspaceFileUri } from './edits';
 import { pickMention, registerTerminalOutput, TerminalOutputLog } from './mentions';
+import { modelLabel, pickModel } from './modelPicker';
 import { UpdateBuilder } from './updates';
 import { plain } from './text';
 
@@ -76,7 +77,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       controller.onDidChangeSessions((sessions) =>
         this.post({ type: 'sessions', sessions, current: controller.sessionId }),
       ),
-      connection.onDidChangeState((info) => this.post({ type: 'connection', state: info.state, detail: info.detail })),
+      connection.onDidChangeState((info) => {
+        this.post({ type: 'connection', state: info.state, detail: info.detail });
+        if (info.state === 'running') {
+          // A restarted server may run another model (the settings changed).
+          void modelLabel(connection).then((label) => label && this.post({ type: 'model', label }));
+        }
+      }),
     );
   }
 
@@ -152,6 +159,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         void this.controller.refreshSessions();
         void this.controller.refreshPreview();
+        void modelLabel(this.connection).then((label) => label && this.post({ type: 'model', label }));
+        break;
+      case 'pickModel':
+        void pickModel(this.connection).then(
+          (label) => label && this.post({ type: 'model', label }),
+          (error: unknown) => void vscode.window.showErrorMessage(`Rein: could not change the model: ${String(error)}`),
+        );
         break;
       case 'send':
         void this.controller.send(msg.text, msg.mode, undefined, msg.runMode, msg.attachments ?? []);

@@ -443,6 +443,7 @@ export interface Unverified {
 export interface Usage {
   cache_read_tokens?: number;
   cache_write_tokens?: number;
+  estimated?: boolean;
   input_tokens?: number;
   output_tokens?: number;
 }

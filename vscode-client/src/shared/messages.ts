@@ -27,7 +27,9 @@ export type HostMessage =
   | { type: 'connection'; state: ConnectionStateName; detail?: string | undefined }
   | { type: 'focusInput'; text?: string | undefined }
   /** What the person picked after `@`: shown as a chip by the prompt box until sent. */
-  | { type: 'attachment'; label: string; attachments: Attachment[] };
+  | { type: 'attachment'; label: string; attachments: Attachment[] }
+  /** The model of the next turn (the picker button's text). */
+  | { type: 'model'; label: string };
 
 /** auto: a new prompt when idle, steering while a run is active; followUp: queued after the run. */
 export type SendMode = 'auto' | 'followUp';
@@ -41,6 +43,8 @@ export type WebviewMessage =
   | { type: 'preview'; action: Exclude<PreviewAction, 'status'> }
   | { type: 'abort' }
   | { type: 'newSession' }
+  /** The model picker button: choose the model of the next turn. */
+  | { type: 'pickModel' }
   | { type: 'selectSession'; sessionId: string }
   | { type: 'refreshSessions' }
   | { type: 'openDiff'; itemId: string }

@@ -292,13 +292,11 @@ export const window = {
   showInformationMessage: (message: string, ...rest: unknown[]) => answer({ kind: 'info', message, ...splitItems(rest) }),
   showErrorMessage: (message: string, ...rest: unknown[]) => answer({ kind: 'error', message, ...splitItems(rest) }),
   showInputBox: (options: { prompt?: string }) => answer({ kind: 'input', message: options.prompt ?? '', options, items: [] }),
-  /** String items answer the title; object items (QuickPickItem) answer the item whose label is the answer. */
-  showQuickPick: (items: (string | { label: string })[], options: { placeHolder?: string }) => {
-    const labels = items.map((item) => (typeof item === 'string' ? item : item.label));
-    return answer({ kind: 'pick', message: options.placeHolder ?? '', options, items: labels }).then((picked) =>
+  /** Items as strings or QuickPickItems: the answer is a string, or the item with that label. */
+  showQuickPick: (items: (string | { label: string })[], options: { placeHolder?: string }) =>
+    answer({ kind: 'pick', message: options.placeHolder ?? '', options, items: items.map((item) => (typeof item === 'string' ? item : item.label)) }).then((picked) =>
       items.every((item) => typeof item === 'string') ? picked : items.find((item) => typeof item !== 'string' && item.label === picked),
-    );
-  },
+    ),
   showTextDocument: () => Promise.resolve(undefined),
   setStatusBarMessage: (text: string) => {
     stub.statusMessages.push(text);

@@ -112,7 +112,7 @@ describe('package.json', () => {
         assert.deepEqual(setting.default, value, `${key} default`);
       }
     }
-    assert.deepEqual(settings['rein.model.provider']?.enum, ['openai', 'anthropic', 'replay']);
+    assert.deepEqual(settings['rein.model.provider']?.enum, ['openai', 'anthropic', 'replay', 'vscode-lm']);
     assert.deepEqual(settings['rein.gates.preview.reload']?.enum, ['restart', 'signal', 'self']);
     assert.deepEqual(settings['rein.autoRepair']?.enum, ['off', 'onSave']);
     assert.deepEqual(settings['rein.approval.write']?.enum, ['allow', 'ask', 'deny', 'review']);

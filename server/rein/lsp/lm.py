@@ -1,0 +1,131 @@
+"""The editor's language models (provider ``vscode-lm``): the language
+server's side of :class:`rein.providers.vscode_lm.LmHost`.
+
+``rein/lm/chat`` goes to the client as a request; the ``rein/lm/delta``
+notifications the client sends while it runs are routed to the turn that
+asked, by ``requestId``. Cancelling a turn sends ``$/cancelRequest``. The
+``rein/lm/consent`` notification tells the server a person allowed Rein to
+use the editor's models: auto-repair, which no person starts, waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp_types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from rein.lsp.channel import method_not_found
+
+if TYPE_CHECKING:
+    from rein.lsp.server import ReinServer
+
+__all__ = ["CHAT", "DELTA", "EditorLmHost", "register"]
+
+log = logging.getLogger(__name__)
+
+CHAT, DELTA, CONSENT = "rein/lm/chat", "rein/lm/delta", "rein/lm/consent"
+
+#: The code this host answers with when the client has no ``rein/lm/chat``.
+NO_EDITOR = -32601
+
+Delta = dict[str, Any]
+
+
+def _drop_late(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled() and answer.exception() is not None:
+        log.debug("a late or failed rein/lm/chat answer: %s", answer.exception())
+
+
+class EditorLmHost:
+    """:class:`~rein.providers.vscode_lm.LmHost` over the language server's
+    client. ``consented``: a person has allowed the editor's models (the
+    client's ``rein/lm/consent``)."""
+
+    def __init__(self, server: ReinServer) -> None:
+        self._server = server
+        self._turns: dict[str, Callable[[Delta], None]] = {}
+        self.consented = False
+
+    async def chat(
+        self, params: dict[str, Any], on_delta: Callable[[Delta], None]
+    ) -> dict[str, Any]:
+        # Imported here: the server answers ``initialize`` before the providers load.
+        from rein.providers.vscode_lm import LmRequestError
+
+        request_id = params["requestId"]
+        msg_id = str(uuid.uuid4())
+        self._turns[request_id] = on_delta
+        answer = asyncio.wrap_future(
+            self._server.protocol.send_request(CHAT, params, msg_id=msg_id)
+        )
+        # The client's answer to a cancelled request still completes the
+        # pending future: retrieved and dropped here, never set on a
+        # cancelled one.
+        answer.add_done_callback(_drop_late)
+        try:
+            result = await asyncio.shield(answer)
+        except asyncio.CancelledError:
+            self._cancel(msg_id)
+            raise
+        except JsonRpcException as exc:
+            if method_not_found(exc):
+                raise LmRequestError(
+                    NO_EDITOR,
+                    "the editor does not answer rein/lm/chat: the vscode-lm provider needs "
+                    "the Rein extension for VS Code",
+                ) from exc
+            raise LmRequestError(int(getattr(exc, "code", -32603)), exc.message) from exc
+        finally:
+            self._turns.pop(request_id, None)
+        if not isinstance(result, dict):
+            raise LmRequestError(-32603, f"rein/lm/chat answered {result!r:.200}, not an object")
+        return result
+
+    def _cancel(self, msg_id: str) -> None:
+        try:
+            self._server.protocol.notify(
+                lsp_types.CANCEL_REQUEST, lsp_types.CancelParams(id=msg_id)
+            )
+        except Exception:
+            log.debug("could not send $/cancelRequest for rein/lm/chat", exc_info=True)
+
+    def on_delta(self, params: Any) -> None:
+        """A ``rein/lm/delta``: to the turn that asked (a late one, after its
+        turn ended or was cancelled, is dropped)."""
+        if not isinstance(params, dict):
+            log.warning("%s: params must be an object, got %s", DELTA, type(params).__name__)
+            return
+        request_id = params.get("requestId")
+        if not isinstance(request_id, str):
+            log.warning("%s without a requestId: dropped", DELTA)
+            return
+        turn = self._turns.get(request_id)
+        if turn is None:
+            log.debug("%s for %s, which is not running: dropped", DELTA, request_id)
+            return
+        turn(params)
+
+
+def register(server: ReinServer) -> None:
+    """The notifications of the vscode-lm provider (requests go out)."""
+
+    @server.feature(DELTA)
+    def lm_delta(ls: ReinServer, params: Any) -> None:
+        ls.lm_host.on_delta(params)
+
+    @server.feature(CONSENT)
+    def lm_consent(ls: ReinServer, params: Any) -> None:
+        from rein.lsp._lm_params import ConsentParams
+        from rein.lsp.params import parse
+
+        try:
+            parsed = parse(ConsentParams, params, CONSENT)
+        except JsonRpcInvalidParams as exc:
+            log.warning("%s", exc)
+            return
+        ls.lm_host.consented = parsed.granted

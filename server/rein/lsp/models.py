@@ -1,0 +1,183 @@
+"""The model picker: ``rein/models`` lists the models a person can choose
+(the configured one and, when the client has them, the editor's language
+models) and ``rein/setModel`` changes a session's model, or every
+session's, from its next turn without restarting the server.
+
+A choice for every session (no ``sessionId``) also applies to the
+sessions made afterwards; a choice for one session lasts while that
+session is in memory. Subagents keep the model they were started with.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+if TYPE_CHECKING:
+    from rein.harness.ports import Model
+    from rein.lsp._lm_params import Choice
+    from rein.lsp.server import ReinServer
+    from rein.providers.config import ModelConfig
+    from rein.session import Session
+
+# The handlers import the rest of Rein when first called (see features.py).
+
+__all__ = ["LM_MODELS", "ModelChoices", "register"]
+
+log = logging.getLogger(__name__)
+
+#: Server -> client: the editor's language models ``{} -> {models: [{id,
+#: vendor, family, name}]}``.
+LM_MODELS = "rein/lm/models"
+
+
+class ModelChoices:
+    """The choices made with ``rein/setModel``: one for every session and
+    one per session."""
+
+    def __init__(self, server: ReinServer) -> None:
+        self._server = server
+        self.everywhere: Choice | None = None
+        self.per_session: dict[str, Choice] = {}
+
+    def effective(self, config: ModelConfig) -> ModelConfig:
+        """What a new session's model is built from."""
+        from rein.lsp._lm_params import chosen_config
+
+        return chosen_config(config, self.everywhere)
+
+    def current(self, session_id: str | None) -> Choice:
+        from rein.lsp._lm_params import Choice
+
+        choice = self.per_session.get(session_id or "") or self.everywhere
+        if choice is not None:
+            return choice
+        configured = self._server.config.model
+        return Choice(configured.provider, configured.model)
+
+    def on_new_session(self, session: Session) -> None:
+        """A vscode-lm model tells the editor whose turn it asks for."""
+        from rein.providers.vscode_lm import VsCodeLmModel
+
+        for agent in (session.agent, session.planner):
+            if agent is not None and isinstance(agent.model, VsCodeLmModel):
+                agent.model.session_id = session.id
+
+    def build(self, choice: Choice, session_id: str | None) -> Model:
+        """The model of ``choice`` (ConfigError when it cannot be used)."""
+        from rein.lsp._lm_params import chosen_config
+        from rein.providers import create_model
+        from rein.providers.vscode_lm import VsCodeLmModel
+
+        config = chosen_config(self._server.config.model, choice)
+
+        model = create_model(config, lm_host=self._server.lm_host)
+        if isinstance(model, VsCodeLmModel):
+            model.session_id = session_id
+        return model
+
+    def choose(self, choice: Choice, sessions: list[Session], everywhere: bool) -> None:
+        """Every one of ``sessions`` takes the choice's model from its next
+        turn; raises ConfigError (nothing changed) when it cannot be built."""
+        models = [(s, self.build(choice, s.id)) for s in sessions]
+        if not models:
+            self.build(choice, None)  # refused now, not at the next session's start
+        if everywhere:
+            self.everywhere = choice
+            self.per_session.clear()
+        for session, model in models:
+            if not everywhere:
+                self.per_session[session.id] = choice
+            session.agent.model = model
+            if session.planner is not None:
+                session.planner.model = model
+
+    def forget(self, session: Session) -> None:
+        """An evicted session: its own choice is not kept."""
+        self.per_session.pop(session.id, None)
+
+
+def _entry(provider: str, model: str, label: str, source: str) -> dict[str, str]:
+    return {"provider": provider, "model": model, "label": label, "source": source}
+
+
+async def editor_models(server: ReinServer) -> tuple[list[dict[str, str]], str | None]:
+    """The editor's language models as picker entries, and why there are
+    none when the client could not list them."""
+    from rein.lsp._lm_params import LmModels
+    from rein.lsp.channel import ClientTimeout
+
+    if not server.client.supports(LM_MODELS):
+        return [], "the editor does not list language models (rein/lm/models)"
+    try:
+        answer = await server.client.request(LM_MODELS, {})
+        listed = LmModels.model_validate(answer)
+    except ClientTimeout as exc:
+        return [], str(exc)
+    except JsonRpcException as exc:
+        return [], f"the editor could not list its language models: {exc.message}"
+    except ValueError as exc:
+        log.warning("%s: an answer of the wrong shape: %s", LM_MODELS, exc)
+        return [], f"the editor's {LM_MODELS} answer has the wrong shape"
+    entries: dict[str, dict[str, str]] = {}
+    for item in listed.models:
+        selector = f"{item.vendor}/{item.family}" if item.vendor and item.family else item.id
+        label = f"{item.name or item.family or item.id} ({item.vendor or 'VS Code'})"
+        entries.setdefault(selector, _entry("vscode-lm", selector, label, "vscode-lm"))
+    return list(entries.values()), None
+
+
+def register(server: ReinServer) -> None:
+    @server.feature("rein/models")
+    async def models(ls: ReinServer, params: Any) -> dict[str, Any]:
+        from rein.lsp._lm_params import ModelsParams
+        from rein.lsp.params import parse
+
+        parsed = parse(ModelsParams, params, "rein/models")
+        await ls.ready()
+        configured = ls.config.model
+        current = ls.model_choices.current(parsed.session_id)
+        name = configured.model or "(the provider's default)"
+        listed = [_entry(configured.provider, configured.model, name, "config")]
+        found, problem = await editor_models(ls)
+        # The configured vscode-lm model is listed once, as configured, with
+        # the name the editor gives it.
+        same = configured.provider == "vscode-lm"
+        for entry in found:
+            if same and entry["model"] == configured.model:
+                listed[0]["label"] = entry["label"]
+            else:
+                listed.append(entry)
+        result: dict[str, Any] = {
+            "current": {"provider": current.provider, "model": current.model},
+            "models": listed,
+        }
+        if problem is not None:
+            result["vscodeLmError"] = problem
+        return result
+
+    @server.feature("rein/setModel")
+    async def set_model(ls: ReinServer, params: Any) -> dict[str, Any]:
+        from rein.harness.errors import ConfigError
+        from rein.lsp._lm_params import Choice, SetModelParams
+        from rein.lsp.params import parse
+
+        parsed = parse(SetModelParams, params, "rein/setModel")
+        await ls.ready()
+        choice = Choice(parsed.provider, parsed.model)
+        if parsed.session_id is not None:
+            session = ls.sessions.get(parsed.session_id)
+            if session is None:
+                raise JsonRpcInvalidParams(
+                    f"rein/setModel: invalid params: sessionId: no session {parsed.session_id!r}"
+                )
+            sessions, everywhere = [session], False
+        else:
+            sessions, everywhere = list(ls.sessions.values()), True
+        try:
+            ls.model_choices.choose(choice, sessions, everywhere)
+        except ConfigError as exc:
+            raise JsonRpcInvalidParams(f"rein/setModel: invalid params: {exc}") from exc
+        return {"ok": True}

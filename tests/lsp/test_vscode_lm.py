@@ -1,0 +1,270 @@
+"""The vscode-lm provider and the model picker through the real server over
+stdio: the editor (the test client) answers ``rein/lm/chat`` with scripted
+deltas (tests.fakes.FakeLmHost), lists its models on ``rein/lm/models``,
+and the person picks a model with ``rein/setModel``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+
+from tests.fakes import Editor, FakeLmHost, LmReply, wire_lm
+from tests.lsp.conftest import _settings, running_server, write_script
+
+VSCODE_LM = {"provider": "vscode-lm", "model": "test/scripted"}
+NO_ANALYZER = {"gates": {"analyzer": {"enabled": False}}}
+EDITOR_MODELS = [
+    {"id": "scripted-1", "vendor": "test", "family": "scripted", "name": "Scripted"},
+    {"id": "other-2", "vendor": "test", "family": "other", "name": "Other"},
+]
+
+
+def edit_call(ident: str) -> dict[str, Any]:
+    return {
+        "kind": "tool_call",
+        "id": ident,
+        "name": "edit_file",
+        "input": {"path": "app.py", "old_string": "hello {name}", "new_string": "hi {name}"},
+    }
+
+
+async def prompt(editor: Editor, **params: Any) -> dict[str, Any]:
+    result: dict[str, Any] = await asyncio.wait_for(
+        editor.client.protocol.send_request_async("rein/prompt", params), 60
+    )
+    return result
+
+
+async def test_a_prompt_through_vscode_lm_edits_a_file(workspace: Path, tmp_path: Path) -> None:
+    host = FakeLmHost(
+        [
+            LmReply(deltas=[{"kind": "text", "text": "Editing."}, edit_call("call-1")]),
+            LmReply(deltas=[{"kind": "text", "text": "Done: "}, {"kind": "text", "text": "hi."}]),
+        ]
+    )
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host)
+        ed.open("app.py")
+        result = await prompt(ed, text="greet shorter")
+        assert result["status"] == "completed", result
+        assert result["text"] == "Done: hi."
+        assert result["usage"]["estimated"] is True
+        assert result["usage"]["inputTokens"] > 0
+        assert "hi {name}" in ed.docs["app.py"][1]
+        first, second = host.requests
+        assert first["model"] == "test/scripted"
+        assert first["sessionId"] == result["sessionId"]
+        assert first["toolMode"] == "auto"
+        assert "edit_file" in [t["name"] for t in first["tools"]]
+        assert first["messages"][-1]["role"] == "user"
+        assert "greet shorter" in first["messages"][-1]["text"]
+        assert second["messages"][-1]["role"] == "tool"
+        assert second["messages"][-1]["toolCallId"] == "call-1"
+        ends = [
+            e["event"]
+            for e in ed.events
+            if e["sessionId"] == result["sessionId"] and e["event"]["type"] == "turn_end"
+        ]
+        assert ends and all(e["usage"]["estimated"] for e in ends)
+
+
+async def test_without_consent_the_run_fails_with_that_reason(
+    workspace: Path, tmp_path: Path
+) -> None:
+    host = FakeLmHost([LmReply(error_code=-32001, error="consent required")])
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host)
+        result = await prompt(ed, text="hello")
+        assert result["status"] == "failed"
+        assert "consent required" in result["error"]
+
+
+async def test_an_editor_without_the_lm_methods_fails_the_run_clearly(
+    workspace: Path, tmp_path: Path
+) -> None:
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        result = await prompt(ed, text="hello")
+        assert result["status"] == "failed"
+        assert "needs the Rein extension" in result["error"]
+
+
+async def test_abort_cancels_the_editors_chat_request(workspace: Path, tmp_path: Path) -> None:
+    host = FakeLmHost([LmReply(deltas=[{"kind": "text", "text": "working"}], hang=True)])
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host)
+        running = asyncio.ensure_future(prompt(ed, text="long task"))
+        await asyncio.wait_for(host.hanging.wait(), 30)
+        (session,) = (await ed.client.protocol.send_request_async("rein/sessions", {}))["sessions"]
+        await ed.client.protocol.send_request_async("rein/abort", {"sessionId": session["id"]})
+        result = await running
+        assert result["status"] == "aborted"
+        await asyncio.wait_for(host.cancelled.wait(), 10)  # $/cancelRequest reached the editor
+
+
+async def test_models_lists_the_configured_and_the_editors_models(
+    workspace: Path, tmp_path: Path
+) -> None:
+    write_script(tmp_path, [{"text": "ok"}])
+    async with running_server(workspace, tmp_path, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, FakeLmHost([]), models=EDITOR_MODELS)
+        listed = await ed.client.protocol.send_request_async("rein/models", {})
+        assert listed["current"] == {"provider": "replay", "model": ""}
+        assert listed["models"] == [
+            {
+                "provider": "replay",
+                "model": "",
+                "label": "(the provider's default)",
+                "source": "config",
+            },
+            {
+                "provider": "vscode-lm",
+                "model": "test/scripted",
+                "label": "Scripted (test)",
+                "source": "vscode-lm",
+            },
+            {
+                "provider": "vscode-lm",
+                "model": "test/other",
+                "label": "Other (test)",
+                "source": "vscode-lm",
+            },
+        ]
+        assert "vscodeLmError" not in listed
+
+
+async def test_models_without_the_editors_list_says_why(workspace: Path, tmp_path: Path) -> None:
+    write_script(tmp_path, [{"text": "ok"}])
+    async with running_server(workspace, tmp_path, settings=NO_ANALYZER) as ed:
+        listed = await ed.client.protocol.send_request_async("rein/models", {})
+        assert [m["source"] for m in listed["models"]] == ["config"]
+        assert "rein/lm/models" in listed["vscodeLmError"]
+
+
+async def test_set_model_switches_a_sessions_next_turn_without_a_restart(
+    workspace: Path, tmp_path: Path
+) -> None:
+    write_script(tmp_path, [{"text": "from the replay model"}])
+    host = FakeLmHost([LmReply(deltas=[{"kind": "text", "text": "from the editor's model"}])])
+    async with running_server(workspace, tmp_path, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host, models=EDITOR_MODELS)
+        first = await prompt(ed, text="one")
+        assert first["text"] == "from the replay model"
+        session_id = first["sessionId"]
+        answer = await ed.client.protocol.send_request_async(
+            "rein/setModel",
+            {"sessionId": session_id, "provider": "vscode-lm", "model": "test/other"},
+        )
+        assert answer == {"ok": True}
+        listed = await ed.client.protocol.send_request_async(
+            "rein/models", {"sessionId": session_id}
+        )
+        assert listed["current"] == {"provider": "vscode-lm", "model": "test/other"}
+        # Other sessions keep the configured model.
+        everywhere = await ed.client.protocol.send_request_async("rein/models", {})
+        assert everywhere["current"] == {"provider": "replay", "model": ""}
+        second = await prompt(ed, text="two", sessionId=session_id)
+        assert second["status"] == "completed", second
+        assert second["text"] == "from the editor's model"
+        assert host.requests[0]["model"] == "test/other"
+        assert host.requests[0]["sessionId"] == session_id
+
+
+async def test_set_model_for_every_session_applies_to_new_sessions(
+    workspace: Path, tmp_path: Path
+) -> None:
+    host = FakeLmHost([LmReply(deltas=[{"kind": "text", "text": "picked"}])])
+    async with running_server(workspace, tmp_path, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host)
+        await ed.client.protocol.send_request_async(
+            "rein/setModel", {"provider": "vscode-lm", "model": "test/scripted"}
+        )
+        result = await prompt(ed, text="new session")
+        assert result["text"] == "picked"
+        assert host.requests[0]["model"] == "test/scripted"
+
+
+@pytest.mark.parametrize(
+    ("params", "fragment"),
+    [
+        pytest.param({"provider": "gemini", "model": "x"}, "provider", id="unknown-provider"),
+        pytest.param(
+            {"provider": "vscode-lm", "sessionId": "nope"}, "no session 'nope'", id="no-session"
+        ),
+    ],
+)
+async def test_set_model_refuses_bad_input_and_keeps_the_model(
+    workspace: Path, tmp_path: Path, params: dict[str, Any], fragment: str
+) -> None:
+    write_script(tmp_path, [{"text": "still replay"}])
+    async with running_server(workspace, tmp_path, settings=NO_ANALYZER) as ed:
+        with pytest.raises(JsonRpcException, match=fragment):
+            await ed.client.protocol.send_request_async("rein/setModel", params)
+        result = await prompt(ed, text="go")
+        assert result["text"] == "still replay"
+
+
+async def test_set_model_refuses_a_choice_that_cannot_be_built(
+    workspace: Path, tmp_path: Path
+) -> None:
+    host = FakeLmHost([LmReply(deltas=[{"kind": "text", "text": "still the editor's"}])])
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host)
+        # Replay from another provider's settings has no script to play.
+        with pytest.raises(JsonRpcException, match=r"model\.script"):
+            await ed.client.protocol.send_request_async("rein/setModel", {"provider": "replay"})
+        result = await prompt(ed, text="go")
+        assert result["text"] == "still the editor's"
+
+
+BROKEN = 'def greet(name: str) -> str:\n    return f"hello {nmae}"\n'
+
+
+@pytest.mark.e2e
+async def test_auto_repair_waits_for_consent_with_vscode_lm(editor: Editor, tmp_path: Path) -> None:
+    fix = {
+        "kind": "tool_call",
+        "id": "fix-1",
+        "name": "edit_file",
+        "input": {"path": "app.py", "old_string": "{nmae}", "new_string": "{name}"},
+    }
+    host = FakeLmHost([LmReply(deltas=[fix]), LmReply(deltas=[{"kind": "text", "text": "ok"}])])
+    wire_lm(editor, host)
+    settings = {**_settings(tmp_path), "autoRepair": "onSave", "model": VSCODE_LM}
+    editor.client.set_configuration(settings, section="rein")
+    editor.client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"rein": settings})
+    )
+    editor.open("app.py")
+    editor.type("app.py", BROKEN)
+    editor.save("app.py")
+    skipped = await editor.wait_event(
+        lambda e: e["event"]["type"] == "auto_repair" and e["event"]["phase"] == "skipped"
+    )
+    assert "no consent yet" in skipped["event"]["reason"]
+    assert host.requests == []
+    editor.client.protocol.notify("rein/lm/consent", {"granted": True})
+    editor.save("app.py")
+    finished = await editor.wait_event(
+        lambda e: e["event"]["type"] == "auto_repair" and e["event"]["phase"] == "finished", 60
+    )
+    assert finished["event"]["status"] == "completed", finished
+    assert "{name}" in editor.docs["app.py"][1]
+    assert len(host.requests) == 2
+
+
+async def test_the_configured_vscode_lm_model_is_listed_once_with_the_editors_name(
+    workspace: Path, tmp_path: Path
+) -> None:
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, FakeLmHost([]), models=EDITOR_MODELS)
+        listed = await ed.client.protocol.send_request_async("rein/models", {})
+        assert listed["current"] == VSCODE_LM
+        assert [(m["model"], m["label"], m["source"]) for m in listed["models"]] == [
+            ("test/scripted", "Scripted (test)", "config"),
+            ("test/other", "Other (test)", "vscode-lm"),
+        ]
