@@ -45,6 +45,7 @@ from rein.harness.messages import (
     Usage,
 )
 from rein.harness.ports import (
+    ApprovalAnswer,
     ApprovalRequest,
     Diagnostic,
     DiagnosticsSnapshot,
@@ -585,11 +586,14 @@ class SlowGate:
 
 
 class FakeApprover:
-    def __init__(self, answer: bool = True) -> None:
+    """Answers every request with ``answer`` (an ApprovalAnswer says to
+    remember the offered rules)."""
+
+    def __init__(self, answer: bool | ApprovalAnswer = True) -> None:
         self.answer = answer
         self.requests: list[ApprovalRequest] = []
 
-    async def confirm(self, request: ApprovalRequest) -> bool:
+    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
         self.requests.append(request)
         return self.answer
 
@@ -1043,6 +1047,8 @@ class Editor:
         self.generation = 0
         self.pool: AnalyzerPool | None = None
         self.confirm_answer = True
+        #: Sent as the answer's ``remember`` ("always allow") when set.
+        self.confirm_remember: Any = None
         self.ask_answer: str | None = "yes"
         self.confirms: list[dict[str, Any]] = []
         #: The params of every rein/askUser.
@@ -1274,7 +1280,10 @@ def wire(ed: Editor) -> None:
     async def confirm(params: dict[str, Any]) -> dict[str, Any]:
         ed.confirms.append(params)
         await ed.hold("rein/confirm")
-        return {"approved": ed.confirm_answer}
+        answer: dict[str, Any] = {"approved": ed.confirm_answer}
+        if ed.confirm_remember is not None:
+            answer["remember"] = ed.confirm_remember
+        return answer
 
     @lsp_client.feature("rein/askUser")
     async def ask_user(params: dict[str, Any]) -> dict[str, Any]:

@@ -15,9 +15,11 @@ from rein.harness.events import (
     AgentStart,
     AutoRepair,
     Blocker,
+    BudgetExceeded,
     CarriedChanges,
     CheckpointDropped,
     Compaction,
+    ContextShare,
     ErrorEvent,
     Event,
     FilesRestored,
@@ -85,6 +87,8 @@ EXAMPLES: dict[str, Any] = {
         status="completed",
         turns=4,
         usage=Usage(input_tokens=5120, output_tokens=310, cache_read_tokens=4096),
+        cost=0.017048,
+        context=ContextShare(used=3300, window=128000, share=0.0258),
         unverified=[
             Unverified(
                 gate="analyzer",
@@ -99,6 +103,9 @@ EXAMPLES: dict[str, Any] = {
         tool_calls=1,
         usage=Usage(input_tokens=1400, output_tokens=60),
         run_usage=Usage(input_tokens=2600, output_tokens=140),
+        cost=0.0035,
+        run_cost=0.0063,
+        context=ContextShare(used=1400, window=128000, share=0.0109),
     ),
     "message_start": MessageStart(role="assistant"),
     "message_delta": MessageDelta(kind="text", delta="Let me read app.py first."),
@@ -249,6 +256,7 @@ EXAMPLES: dict[str, Any] = {
     "mcp_budget_warning": McpBudgetWarning(
         tokens=21500, window=128000, share=0.168, offered=4, total=57
     ),
+    "budget_exceeded": BudgetExceeded(limit="cost", spent=0.5212, allowed=0.5),
     "error": ErrorEvent(
         message="hook before_tool_call raised ValueError: bad", where="hook:before_tool_call"
     ),

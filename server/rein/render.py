@@ -154,12 +154,16 @@ class EventPrinter:
                 f"  ⌫ checkpoint of run {event.run_id} dropped ({event.reason}): "
                 "it can no longer be undone"
             )
+        elif t == "budget_exceeded":
+            what = "tokens" if event.limit == "tokens" else "cost (USD)"
+            self._line(f"  $ budget: {what} {event.spent:g} over {event.allowed:g}")
         elif t == "run_end":
+            from rein.harness.spend import spend_line
+
             reason = f" ({event.reason})" if event.reason else ""
-            usage = event.usage
             self._line(
                 f"■ {event.status}{reason} after {event.turns} turn(s); "
-                f"tokens in {usage.input_tokens}, out {usage.output_tokens}"
+                + spend_line(event.usage, event.context, event.cost)
             )
             for u in event.unverified:
                 self._line(f"  ? not verified: generation {u.generation} ({u.gate}: {u.reason})")

@@ -299,8 +299,9 @@ async def test_work_done_progress_begin_report_end(editor: Editor, tmp_path: Pat
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     messages = [getattr(r, "message", "") or "" for r in reports]
     # The run's tokens so far (turn_end.run_usage), not the turn's alone.
-    assert "turn 1; tokens in 100, out 10" in messages
-    assert "turn 2; tokens in 300, out 30" in messages
+    # No price for the replay model: no cost in the line.
+    assert "turn 1 · 100 in / 10 out · 0% of context" in messages
+    assert "turn 2 · 300 in / 30 out · 0% of context" in messages
 
 
 async def test_invalid_configuration_is_reported_once_and_the_last_good_one_kept(

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from rein.harness.ports import ApprovalAnswer, ApprovalRule
 from rein.harness.run_record import RunRecord
 from rein.harness.tools import ToolContext, ToolEnvironment
 from rein.mcp.manager import McpManager
 from rein.mcp.tools import McpArgs, McpToolInfo, build_tools
+from rein.tools.approval_rules import RuleBook
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import FakeApprover, FakeMcpConnection
 from tests.mcp.conftest import toolbox_spec
@@ -15,14 +17,18 @@ from tests.mcp.conftest import toolbox_spec
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
 
 
-async def _call(approval: ApprovalSettings, approver: FakeApprover) -> tuple[bool, McpManager]:
+async def _call(
+    approval: ApprovalSettings, approver: FakeApprover, rules: RuleBook | None = None
+) -> tuple[bool, McpManager]:
     manager = McpManager(
         [toolbox_spec("box")],
         connect=FakeMcpConnection.factory({"box": [McpToolInfo("box", "echo", "Echo.", SCHEMA)]}),
     )
     await manager.ensure_started()
     [tool] = build_tools(manager.tool_infos(), manager)
-    env = ToolEnvironment(approver=approver, settings=ToolSettings(approval=approval))
+    env = ToolEnvironment(
+        approver=approver, settings=ToolSettings(approval=approval), approval_rules=rules
+    )
     ctx = ToolContext("c1", tool.name, env, lambda *_: None, lambda: False, RunRecord())
     result = await tool.execute(McpArgs.model_validate({"text": "the plan"}), ctx)
     assert result.details["mcpServer"] == "box" and result.details["mcpTool"] == "echo"
@@ -63,3 +69,23 @@ async def test_policies_and_allow_rules(approval: ApprovalSettings, asked: bool,
     made, _ = await _call(approval, approver)
     assert made is ran
     assert bool(approver.requests) is asked
+
+
+async def test_always_allow_keeps_the_server_tool_rule_and_stops_asking() -> None:
+    rules = RuleBook()
+    approver = FakeApprover(ApprovalAnswer(approved=True, remember="session"))
+    ran, _ = await _call(ApprovalSettings(), approver, rules)
+    assert ran
+    assert approver.requests[0].rules == (ApprovalRule("mcp", "box/echo"),)
+    again, _ = await _call(ApprovalSettings(), approver, rules)
+    assert again and len(approver.requests) == 1
+
+
+async def test_a_server_rule_allows_its_tools_but_a_deny_policy_still_wins() -> None:
+    rules = RuleBook()
+    await rules.remember("session", [ApprovalRule("mcp", "box")])
+    approver = FakeApprover(answer=False)
+    ran, _ = await _call(ApprovalSettings(), approver, rules)
+    assert ran and approver.requests == []
+    denied, _ = await _call(ApprovalSettings(mcp="deny"), approver, rules)
+    assert not denied

@@ -32,7 +32,14 @@
  *    e2e/review-scenario.yaml edits shapes.py in two places; the editor shows
  *    Keep | Undo on each hunk; one is undone, one kept; the panel's file is
  *    mixed, the disk has the kept change only.
- * 7. Configuration that fails safe: the user settings get an invalid
+ * 7. Cost and approvals: rein.approval.command "ask" and a price for
+ *    mock-model (the server restarted with them); e2e/approval-scenario.yaml
+ *    runs "echo checks && echo done"; VS Code's modal offers Always allow,
+ *    the test keeps it for the workspace; the panel's cost line shows the
+ *    tokens, the context share and the cost; the same commands in another
+ *    order run again without asking; the rules section lists both rules and
+ *    Revoke drops one.
+ * 8. Configuration that fails safe: the user settings get an invalid
  *    provider ("openai-compatible") next to the local base URL; the server
  *    restarts with them, VS Code shows the error naming the key and the
  *    allowed values, a prompt fails with the reason, and no request reaches
@@ -70,6 +77,7 @@ const CONFLICT_SCREENSHOT = screenshotPath('vscode-e2e-conflict.png');
 const REVIEW_SCREENSHOT = screenshotPath('vscode-e2e-review.png');
 const LM_SCREENSHOT = screenshotPath('vscode-e2e-vscode-lm.png');
 const PICKER_SCREENSHOT = screenshotPath('vscode-e2e-model-picker.png');
+const APPROVALS_SCREENSHOT = screenshotPath('vscode-e2e-approvals.png');
 /** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
@@ -668,6 +676,55 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
       },
       15_000,
     );
+  });
+
+  it('cost and approvals: Always allow a compound command for the workspace, the cost line, the rules with Revoke', async () => {
+    assert.ok(env);
+    const { page } = env;
+    const panel = chat(page);
+    writeSettings(env, {
+      ...settings(env.modelPort),
+      'rein.approval.command': 'ask',
+      'rein.model.prices': { 'mock-model': { input: 2.5, output: 10 } },
+    });
+    await runCommand(page, 'Rein: Restart Server');
+    await panel.locator('.banner.state-starting').waitFor({ state: 'attached', timeout: 30_000 });
+    await panel.locator('.banner.state-running').waitFor({ state: 'attached', timeout: 60_000 });
+    await useScenario(env, 'approval-scenario.yaml');
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    await panel.locator('.composer .mode-toggle [role="radio"]', { hasText: 'Agent' }).click();
+    await send(panel, 'Run the checks.');
+
+    // VS Code's modal: the command, and Always allow with the rules it keeps.
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 60_000 });
+    const asked = (await dialog.textContent()) ?? '';
+    assert.match(asked, /echo checks && echo done/);
+    assert.match(asked, /"Always allow" keeps: command "echo checks", command "echo done"/);
+    await dialog.locator('.monaco-button', { hasText: 'Always allow (workspace)' }).click();
+    await waitForEnd(env, panel, '.item.run-end.completed');
+    const costLine = (await panel.locator('.cost-line').textContent()) ?? '';
+    assert.match(costLine, /^24\.4k in \/ 340 out · \d+% of context · \$0\.06$/, costLine);
+
+    // The same commands in another order: allowed by the rules, no modal.
+    await send(panel, 'Run them again.');
+    await waitUntil('the second run to complete', async () => (await panel.locator('.item.run-end.completed').count()) === 2, 90_000);
+    assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'not asked again');
+    await assertScenarioUsedUp(env);
+
+    const section = panel.locator('.approvals-section');
+    await section.waitFor({ timeout: 15_000 });
+    if ((await section.getAttribute('open')) === null) {
+      await section.locator('summary').click();
+    }
+    assert.deepEqual(await section.locator('.approval-pattern').allTextContents(), ['echo checks', 'echo done']);
+    assert.deepEqual(await section.locator('.approval-scope').allTextContents(), ['workspace', 'workspace']);
+    await page.screenshot({ path: APPROVALS_SCREENSHOT });
+    await section.locator('.approval-rule', { hasText: 'echo done' }).locator('.approval-revoke').click();
+    await waitUntil('the revoked rule to leave the list', async () => (await section.locator('.approval-rule').count()) === 1, 15_000);
+    assert.deepEqual(await section.locator('.approval-pattern').allTextContents(), ['echo checks']);
   });
 
   it('an invalid provider with a local base URL: the prompt fails with the reason, no request leaves', async () => {

@@ -9,6 +9,7 @@
 
 import type { Page } from 'playwright-core';
 import type { ConnectionInfo, ReinConnection } from '../src/client';
+import { ApprovalsModel } from '../src/panel/approvals';
 import { CheckpointModel, panelView } from '../src/panel/checkpoints';
 import { PanelState } from '../src/panel/reducer';
 import { UpdateBuilder } from '../src/panel/updates';
@@ -122,6 +123,8 @@ export class FakePanelHost {
   readonly state: PanelState;
   /** The session's checkpoints, drawn into the timeline as the host does. */
   readonly checkpoints = new CheckpointModel();
+  /** The approval rules section, drawn as the controller adds it. */
+  readonly approvals = new ApprovalsModel();
   private readonly updates = new UpdateBuilder();
 
   constructor(
@@ -157,7 +160,7 @@ export class FakePanelHost {
 
   /** Posts what changed (as the host's 50 ms timer does). */
   async flush(): Promise<void> {
-    const update = this.updates.next(panelView(this.state, this.checkpoints));
+    const update = this.updates.next({ ...panelView(this.state, this.checkpoints), approvals: this.approvals.view() });
     if (update) {
       await this.post(update);
     }

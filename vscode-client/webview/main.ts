@@ -11,6 +11,7 @@
 import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
 import type { Attachment, PromptMode, SessionSummary } from '../src/shared/protocol';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
+import { approvalsSection } from './approvals';
 import { append, h, icon, inline, usageText } from './dom';
 import { renderItem } from './items';
 import { mcpSection } from './mcp';
@@ -32,6 +33,7 @@ interface SavedState {
   runMode?: PromptMode;
   previewOpen?: boolean;
   mcpOpen?: boolean;
+  approvalsOpen?: boolean;
 }
 
 const saved: SavedState = (vscode.getState() as SavedState | undefined) ?? {};
@@ -45,6 +47,12 @@ const newButton = h('button', { class: 'icon-button', title: 'New session', 'ari
 const refreshButton = h('button', { class: 'icon-button', title: 'Reload the session list', 'aria-label': 'Reload sessions' }, icon('refresh'));
 const statusLine = h('div', { class: 'status-line' });
 const banner = h('div', { class: 'banner hidden' });
+/** The run's tokens, context share and cost (header.costLine). */
+const costLineEl = h('div', { class: 'cost-line hidden', title: 'Tokens in and out, the context window in use, and the cost when the price is known' });
+/** A run ended on its budget: the reason and Continue. */
+const budgetText = h('span', { class: 'budget-text' });
+const continueButton = h('button', { class: 'link-button budget-continue', title: 'Go on: send "continue" as a new prompt' }, 'Continue');
+const budgetEl = h('div', { class: 'budget-stop hidden', role: 'status' }, icon('warning'), budgetText, continueButton);
 const timeline = h('div', { class: 'timeline', role: 'log', 'aria-live': 'polite' });
 const empty = h(
   'div',
@@ -98,13 +106,21 @@ const preview = previewSection(
 );
 
 const mcp = mcpSection(saved.mcpOpen === true, () => saveState());
+const approvals = approvalsSection(
+  saved.approvalsOpen === true,
+  () => saveState(),
+  (id) => vscode.postMessage({ type: 'revokeApproval', id }),
+);
 
 app.append(
   h('div', { class: 'toolbar' }, sessionSelect, newButton, refreshButton),
   statusLine,
+  costLineEl,
+  budgetEl,
   banner,
   preview.el,
   mcp.el,
+  approvals.el,
   timeline,
   h(
     'div',
@@ -176,6 +192,7 @@ function applyUpdate(message: Extract<HostMessage, { type: 'update' }>): void {
     preview.render(message.preview, connection === 'running');
   }
   mcp.render(message.mcp);
+  approvals.render(message.approvals);
   setHeader(message.header);
   if (nearBottom || message.reset) {
     timeline.scrollTop = timeline.scrollHeight;
@@ -207,6 +224,10 @@ function setHeader(next: Header): void {
     statusLine.append(h('span', { class: 'muted right nowrap', title: `This session: ${usageText(header.sessionUsage)}` }, `${formatTokens(tokens)} tokens`));
   }
   statusLine.classList.toggle('running', running);
+  costLineEl.textContent = header.costLine ?? '';
+  costLineEl.classList.toggle('hidden', !header.costLine);
+  budgetText.textContent = header.budgetStop ? `Stopped: ${header.budgetStop.replace(/^budget: /, '')}` : '';
+  budgetEl.classList.toggle('hidden', !header.budgetStop || running);
   sendLabel.textContent = running ? 'Steer' : 'Send';
   sendButton.title = running ? 'Steer the active run (Enter)' : 'Send (Enter)';
   queueButton.classList.toggle('hidden', !running);
@@ -325,11 +346,23 @@ function send(mode: SendMode): void {
 }
 
 function saveState(): void {
-  const state: SavedState = { draft: input.value, runMode, previewOpen: preview.el.open, mcpOpen: mcp.el.open };
+  const state: SavedState = {
+    draft: input.value,
+    runMode,
+    previewOpen: preview.el.open,
+    mcpOpen: mcp.el.open,
+    approvalsOpen: approvals.el.open,
+  };
   vscode.setState(state);
 }
 
 // ------------------------------------------------------------------ events
+
+continueButton.addEventListener('click', () => {
+  if (connection === 'running') {
+    vscode.postMessage({ type: 'continueRun' });
+  }
+});
 
 input.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {

@@ -49,6 +49,7 @@ from rein.harness.messages import (
     UserMessage,
 )
 from rein.harness.ports import Model, ModelOptions, Persistence
+from rein.harness.pricing import PriceTable
 from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
 from rein.harness.run_types import FROM_CONFIG, AgentDefault, FromConfig, ResumeCall, RunOptions
 from rein.harness.steering import (
@@ -254,6 +255,9 @@ class Agent(ReferenceAccessors):
         self._stuck_tool = stuck_tool
         self.budget = ContextBudget(self.context_window)
         self._tracker = RunTracker()
+        #: Prices the runs' tokens (``model.prices``); None: no cost is known.
+        #: Read at every run.
+        self.prices: PriceTable | None = None
 
     # --------------------------------------------------------------- policies
 
@@ -668,4 +672,5 @@ class Agent(ReferenceAccessors):
             over_window_relief=self.over_window_relief,
             tool_misuse_breaker=self.tool_misuse_breaker,
             stuck_tool=self.stuck_tool,
+            prices=self.prices,
         )

@@ -133,6 +133,12 @@ class HarnessConfig(BaseModel):
     tool_retries: int = Field(3, ge=0, le=10)
     #: The breaker's thresholds; None turns the breaker off.
     tool_misuse_breaker: ToolMisuseBreakerConfig | None = ToolMisuseBreakerConfig()
+    #: A run that processed more tokens than this (input, output, cache
+    #: reads and writes, its subagents' included) ends before its next turn
+    #: (status "failed", reason "budget: ..."); None: no limit.
+    max_tokens_per_run: int | None = Field(None, ge=1)
+    #: The same for the run's cost in USD (``model.prices``); None: no limit.
+    max_cost_per_run: float | None = Field(None, gt=0)
 
     @field_validator("tool_heartbeat_ms")
     @classmethod

@@ -19,9 +19,11 @@ __all__ = [
     "AgentStart",
     "AutoRepair",
     "Blocker",
+    "BudgetExceeded",
     "CarriedChanges",
     "CheckpointDropped",
     "Compaction",
+    "ContextShare",
     "Emit",
     "ErrorEvent",
     "Event",
@@ -103,6 +105,19 @@ class Unverified(BaseModel):
     reason: str
 
 
+class ContextShare(BaseModel):
+    """How full the context window is: the tokens of the last model request
+    (as the provider counted them; estimated when it reported none) of the
+    ``window``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    used: int
+    window: int
+    #: ``used / window`` (0..1; above 1 only when a provider served more).
+    share: float
+
+
 class RunEnd(_Event):
     type: Literal["run_end"] = "run_end"
     run_id: str
@@ -110,6 +125,11 @@ class RunEnd(_Event):
     reason: str | None = None
     turns: int = 0
     usage: Usage = Usage()
+    #: USD of the run's tokens (``model.prices``); None when a model's price
+    #: is unknown.
+    cost: float | None = None
+    #: The context window's fill at the run's last model request.
+    context: ContextShare | None = None
     #: Gates that could not verify this run's changes (never reported as passed).
     unverified: list[Unverified] = Field(default_factory=list)
 
@@ -134,6 +154,25 @@ class TurnEnd(_Event):
     #: The tokens of the run up to the end of this turn (the sum of its
     #: turns' ``usage``).
     run_usage: Usage = Usage()
+    #: USD of this turn's ``usage`` and of the run's so far; None when a
+    #: model's price is unknown (``model.prices``).
+    cost: float | None = None
+    run_cost: float | None = None
+    #: The context window's fill at this turn's model request.
+    context: ContextShare | None = None
+
+
+class BudgetExceeded(_Event):
+    """The run spent more than ``harness.maxTokensPerRun`` or
+    ``harness.maxCostPerRun`` allow: it ends before its next turn (status
+    "failed", reason "budget: ..."); a client may offer to continue."""
+
+    type: Literal["budget_exceeded"] = "budget_exceeded"
+    #: Which budget: "tokens" or "cost" (USD).
+    limit: Literal["tokens", "cost"]
+    #: What the run spent, and the setting's value.
+    spent: float
+    allowed: float
 
 
 class MessageStart(_Event):
@@ -564,6 +603,7 @@ Event = Annotated[
     | CheckpointDropped
     | McpServerState
     | McpBudgetWarning
+    | BudgetExceeded
     | ErrorEvent,
     Field(discriminator="type"),
 ]

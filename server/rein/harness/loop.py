@@ -66,6 +66,7 @@ from rein.harness.redaction import redact
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.run_types import LoopContext, RunControl, RunResult
 from rein.harness.run_validation import RunValidation
+from rein.harness.spend import RunSpend, budget_reason
 from rein.harness.streaming import DegenerateReplies, TurnStream
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 from rein.harness.watchdog import Activity, watchdog
@@ -125,6 +126,8 @@ class _TurnLoop:
         self.mutations_seen = 0
         self.task_group: anyio.abc.TaskGroup | None = None
         self.window = WindowGuard(ctx, self.emit, self.activity, self.summarize)
+        window = ctx.budget.window if ctx.budget is not None else config.context_window
+        self.spend = RunSpend(ctx.prices, config, window, model.name)
 
     # ------------------------------------------------------------------ events
 
@@ -168,6 +171,9 @@ class _TurnLoop:
                     f"reached the limit of {self.config.max_model_turns_per_run} model turns "
                     "for one run (harness.maxModelTurnsPerRun)",
                 )
+            over = self.over_budget()
+            if over is not None:
+                return over
             await self.apply_steering()
             reply = await self.model_turn()
             if isinstance(reply, RunResult):
@@ -263,6 +269,10 @@ class _TurnLoop:
                 return self.finish("failed", f"model error: {exc}")
             break
         self.count_usage(assistant.usage)
+        budget = ctx.budget
+        self.spend.request(
+            assistant.usage, lambda: self.window.size(messages, budget) if budget is not None else 0
+        )
         if assistant.is_empty():
             return self.degenerate_reply(assistant)
         self.degenerate.empty = 0
@@ -408,6 +418,24 @@ class _TurnLoop:
         """Tokens spent by this run: the open turn's and the run's."""
         self.turn_usage = self.turn_usage + usage
         self.usage = self.usage + usage
+        self.spend.count(self.turn_model.name, usage)
+
+    def over_budget(self) -> RunResult | None:
+        """Before a turn: the failed result when the run went over
+        ``harness.maxTokensPerRun`` or ``harness.maxCostPerRun``."""
+        if self.spend.cost_budget_unknown():
+            self.emit(
+                ErrorEvent(
+                    message=f"harness.maxCostPerRun is not applied: the price of model "
+                    f"{self.turn_model.name!r} is unknown (model.prices)",
+                    where="budget",
+                )
+            )
+        exceeded = self.spend.exceeded(self.usage)
+        if exceeded is None:
+            return None
+        self.emit(exceeded)
+        return self.finish("failed", budget_reason(exceeded))
 
     def end_turn(self, tool_calls: int) -> None:
         """Close the open turn: its usage (with its subagents') and the run's."""
@@ -417,7 +445,13 @@ class _TurnLoop:
             turn_usage, self.turn_usage = self.turn_usage, Usage()
             self.emit(
                 TurnEnd(
-                    turn=self.turn, tool_calls=tool_calls, usage=turn_usage, run_usage=self.usage
+                    turn=self.turn,
+                    tool_calls=tool_calls,
+                    usage=turn_usage,
+                    run_usage=self.usage,
+                    cost=self.spend.take_turn_cost(),
+                    run_cost=self.spend.run_cost,
+                    context=self.spend.context,
                 )
             )
 
@@ -463,6 +497,8 @@ class _TurnLoop:
                 reason=reason,
                 turns=self.turn,
                 usage=self.usage,
+                cost=self.spend.run_cost,
+                context=self.spend.context,
                 unverified=unverified,
             )
         )
@@ -484,6 +520,8 @@ class _TurnLoop:
             tools_used=list(self.record.tools_used),
             tools_succeeded=list(self.record.tools_succeeded),
             unverified=unverified,
+            cost=self.spend.run_cost,
+            context=self.spend.context,
         )
 
     def finish_aborted(self, reason: str) -> RunResult:

@@ -16,7 +16,11 @@ from pydantic import BaseModel, ConfigDict
 from rein.harness.messages import AssistantMessage, Message
 
 __all__ = [
+    "ApprovalAnswer",
     "ApprovalRequest",
+    "ApprovalRule",
+    "ApprovalRuleBook",
+    "ApprovalRuleKind",
     "Approver",
     "CommandResult",
     "CommandRunner",
@@ -34,6 +38,7 @@ __all__ = [
     "Persistence",
     "PreviewProcess",
     "PreviewProcessFactory",
+    "RememberScope",
     "SettlingDiagnostics",
     "TextDelta",
     "ThinkingDelta",
@@ -283,16 +288,59 @@ class CounterfactualDiagnostics(Protocol):
 ApprovalClass = Literal["read", "write", "command", "mcp"]
 
 
+#: What a sticky approval rule allows: a command line's commands, file
+#: writes by path glob, MCP tools (``server`` or ``server/tool``).
+ApprovalRuleKind = Literal["command", "write", "mcp"]
+#: How long a remembered approval lasts: the session, or the workspace
+#: (stored).
+RememberScope = Literal["session", "workspace"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRule:
+    """A rule the person may keep instead of answering again
+    (``rein.tools.approval_rules`` matches them)."""
+
+    kind: ApprovalRuleKind
+    pattern: str
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     tool: str
     approval_class: ApprovalClass
     title: str
     detail: str
+    #: The rules "always allow" would keep (empty: none can be kept). A
+    #: compound command needs one per command not yet allowed.
+    rules: tuple[ApprovalRule, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAnswer:
+    """An approval with more than yes or no: keep the request's rules for
+    the session or the workspace."""
+
+    approved: bool
+    remember: RememberScope | None = None
 
 
 class Approver(Protocol):
-    async def confirm(self, request: ApprovalRequest) -> bool: ...
+    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer: ...
+
+
+class ApprovalRuleBook(Protocol):
+    """The approval rules a session keeps (``rein.tools.approval_rules``)."""
+
+    async def uncovered(
+        self, kind: ApprovalRuleKind, subject: str
+    ) -> tuple[ApprovalRule, ...] | None:
+        """None when the rules allow ``subject`` (a command line, a
+        workspace-relative path, ``server/tool``); else the rules that
+        would allow it (empty when no rule can)."""
+        ...
+
+    async def remember(self, scope: RememberScope, rules: Sequence[ApprovalRule]) -> None: ...
 
 
 class UserChannel(Protocol):

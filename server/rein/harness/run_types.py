@@ -13,11 +13,12 @@ import anyio
 
 from rein.harness.config import StuckToolConfig, ToolMisuseBreakerConfig
 from rein.harness.context import ContextBudget
-from rein.harness.events import Blocker, RunStatus, Unverified
+from rein.harness.events import Blocker, ContextShare, RunStatus, Unverified
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage
 from rein.harness.ports import ModelOptions
+from rein.harness.pricing import PriceTable
 from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
 from rein.harness.run_record import RunMutation
 from rein.harness.steering import Steering
@@ -129,6 +130,10 @@ class RunResult:
     #: Gates that could not verify this run's changes (a completed run whose
     #: changes are not validated says so here; never reported as passed).
     unverified: list[Unverified] = field(default_factory=list)
+    #: USD of the run's tokens; None when a model's price is unknown.
+    cost: float | None = None
+    #: The context window's fill at the run's last model request.
+    context: ContextShare | None = None
 
 
 class RunControl:
@@ -190,3 +195,5 @@ class LoopContext:
     on_replace: Callable[[int, Message], None] | None = None
     #: The waiting call this run resumes before its first turn.
     resume: ResumeCall | None = None
+    #: Prices the run's tokens (None: no cost is known).
+    prices: PriceTable | None = None

@@ -18,6 +18,7 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Hooks
 from rein.harness.messages import ImagePart
 from rein.harness.ports import (
+    ApprovalRuleBook,
     Approver,
     DiagnosticsSource,
     ToolSchema,
@@ -60,6 +61,8 @@ class ToolEnvironment:
     workspace: Workspace | None = None
     diagnostics: DiagnosticsSource | None = None
     approver: Approver | None = None
+    #: The approval rules the person kept ("always allow"); None: none.
+    approval_rules: ApprovalRuleBook | None = None
     user: UserChannel | None = None
     #: The tools' settings (a frozen ``rein.tools.settings.ToolSettings``:
     #: approval policy, deny globs, ...); None means the tools' defaults. The

@@ -34,6 +34,7 @@ from rein.harness.generations import (
     MutationLog,
 )
 from rein.harness.ports import (
+    ApprovalAnswer,
     ApprovalRequest,
     Diagnostic,
     DiagnosticsSnapshot,
@@ -626,19 +627,22 @@ class EditorApprover:
         self.client = client
         self.session_id = session_id
 
-    async def confirm(self, request: ApprovalRequest) -> bool:
+    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
         if not self.client.supports("rein/confirm"):
             raise ToolError(NO_CONFIRM)
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "tool": request.tool,
+            "title": request.title,
+            "detail": request.detail,
+        }
+        if request.rules:
+            # "Always allow" keeps all of them; ``rule`` is the first, shown.
+            rules = [{"kind": r.kind, "pattern": r.pattern} for r in request.rules]
+            params["rule"] = rules[0]
+            params["rules"] = rules
         try:
-            result = await self.client.request(
-                "rein/confirm",
-                {
-                    "sessionId": self.session_id,
-                    "tool": request.tool,
-                    "title": request.title,
-                    "detail": request.detail,
-                },
-            )
+            result = await self.client.request("rein/confirm", params)
         except ClientTimeout as exc:
             raise ToolError(
                 f"nobody answered the approval request within {exc.seconds:g} s "
@@ -649,7 +653,18 @@ class EditorApprover:
                 raise ToolError(NO_CONFIRM) from None
             log.info("rein/confirm failed: %s", exc)
             return False
-        return bool(isinstance(result, dict) and result.get("approved"))
+        approved = bool(isinstance(result, dict) and result.get("approved"))
+        remember = result.get("remember") if isinstance(result, dict) else None
+        if remember is None or not approved:
+            return approved
+        if remember not in ("session", "workspace"):
+            log.warning(
+                'rein/confirm: remember must be "session" or "workspace", not %r; '
+                "the call is approved this once",
+                remember,
+            )
+            return approved
+        return ApprovalAnswer(approved=True, remember=remember)
 
 
 class EditorUserChannel:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
-from rein.lsp import lm, models
+from rein.lsp import approvals, lm, models
 from rein.lsp._framing import DEFAULT_MAX_BYTES
 from rein.lsp.server import ReinServer, RequestFailed
 
@@ -51,13 +51,11 @@ def _session(server: ReinServer, session_id: str, method: str) -> Session | None
 def _progress_listener(server: ReinServer, token: str | int) -> Any:
     def listener(event: Event) -> None:
         if event.type == "turn_end":
-            usage = event.run_usage
+            from rein.harness.spend import spend_line
+
+            line = spend_line(event.run_usage, event.context, event.run_cost)
             server.work_done_progress.report(
-                token,
-                lsp.WorkDoneProgressReport(
-                    message=f"turn {event.turn}; tokens in {usage.input_tokens}, "
-                    f"out {usage.output_tokens}"
-                ),
+                token, lsp.WorkDoneProgressReport(message=f"turn {event.turn} · {line}")
             )
         elif event.type == "gate_start":
             server.work_done_progress.report(
@@ -71,6 +69,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
     server = ReinServer(max_message_bytes)
     lm.register(server)
     models.register(server)
+    approvals.register(server)
 
     # ---------------------------------------------------------- lifecycle
 

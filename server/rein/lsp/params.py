@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 __all__ = [
     "MAX_ATTACHMENTS",
     "AbortParams",
+    "ApprovalsParams",
     "Attachment",
     "CheckpointContentParams",
     "CheckpointsParams",
@@ -33,6 +34,7 @@ __all__ = [
     "RestoreParams",
     "ReviewDecideParams",
     "ReviewParams",
+    "RevokeApprovalParams",
     "SessionParams",
     "SessionsParams",
     "SteerParams",
@@ -138,6 +140,18 @@ class AbortParams(BaseModel):
     model_config = _CONFIG
 
     session_id: str = Field(alias="sessionId")
+
+
+class ApprovalsParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str | None = Field(None, alias="sessionId")
+
+
+class RevokeApprovalParams(BaseModel):
+    model_config = _CONFIG
+
+    id: str = Field(min_length=1)
 
 
 class SessionsParams(BaseModel):

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from rein.harness.generations import MutationLog
     from rein.harness.ports import Model
     from rein.headless.watcher import DiskWatcher
+    from rein.lsp.approvals import ApprovalRegistry
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
     from rein.lsp.lm import EditorLmHost
@@ -102,6 +103,7 @@ class ReinServer(LanguageServer):
         self._mcp: McpManager | None = None
         self._lm_host: EditorLmHost | None = None
         self._model_choices: ModelChoices | None = None
+        self._approvals: ApprovalRegistry | None = None
 
     # ------------------------------------------------------------------ wire
 
@@ -319,7 +321,18 @@ class ReinServer(LanguageServer):
             changes=self.mutations,
             settle_changes=watcher.settle,
             mcp=self.mcp,
+            approval_rules=self.approvals.book,
         )
+
+    @property
+    def approvals(self) -> ApprovalRegistry:
+        """The sessions' approval rules over the workspace's (stored)."""
+        if self._approvals is None:
+            from rein.lsp.approvals import ApprovalRegistry, WorkspaceRules
+
+            workspace = WorkspaceRules(str(self.root), lambda: self.store)
+            self._approvals = ApprovalRegistry(workspace)
+        return self._approvals
 
     @property
     def mcp(self) -> McpManager:

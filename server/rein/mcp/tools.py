@@ -91,6 +91,7 @@ class McpTool(Tool[McpArgs]):
             detail=f"Server: {self.info.server}\nTool: {self.info.name}\nArguments:\n{shown}",
             action=f"call the MCP tool {self.info.name} of server {self.info.server}",
             mcp=(self.info.server, self.info.name),
+            subject=("mcp", f"{self.info.server}/{self.info.name}"),
         )
         if denied is not None:
             denied.details.update(mcpServer=self.info.server, mcpTool=self.info.name)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.alias_generators import to_camel
 
 from rein.harness.errors import ConfigError
+from rein.harness.pricing import ModelPrice
 from rein.harness.redaction import remember_secret
 from rein.process.environment import remember_secret_name
 
@@ -67,6 +68,11 @@ class ModelConfig(BaseModel):
     #: Send images (an MCP tool's screenshot) to the model. False for a
     #: text-only model: each image becomes a placeholder naming it.
     images: bool = True
+    #: USD per million tokens by model name (``{input, output, cacheRead,
+    #: cacheWrite}``), over the built-in table of well-known models
+    #: (:data:`rein.harness.pricing.BUILTIN_PRICES`). A model in neither
+    #: has no cost.
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     #: Why this configuration cannot be used (None: it can).
     _unusable: str | None = PrivateAttr(None)

@@ -31,6 +31,7 @@ from rein.harness.plan_act import (
     toolkit_overview,
 )
 from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence
+from rein.harness.pricing import PriceTable
 from rein.harness.prompts import Role, build_system_prompt
 from rein.harness.review import Reviewer
 from rein.harness.subagents import SubagentSpawner
@@ -148,6 +149,7 @@ def build_session(
         workspace=ports.workspace,
         diagnostics=ports.diagnostics,
         approver=ports.approver(session_id),
+        approval_rules=ports.approval_rules(session_id),
         user=ports.user(session_id),
         settings=settings,
         changes=ports.changes,
@@ -191,6 +193,7 @@ def build_session(
         messages=spec.messages,
         waiting_for=spec.waiting_for,
     )
+    agent.prices = PriceTable(config.model.prices)
     session = Session(
         id=session_id,
         agent=agent,
@@ -211,6 +214,7 @@ def build_session(
             persistence=persist(PLANNER_MEMORY, spec.persisted),
             messages=spec.planner_messages,
         )
+        planner.prices = agent.prices
         session.planner = planner
 
         async def save(snapshot: PlanSnapshot) -> None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rein.harness.generations import MutationLog
     from rein.harness.plan_act import PlanSnapshot
     from rein.harness.ports import (
+        ApprovalRuleBook,
         Approver,
         CommandRunner,
         DiagnosticsSource,
@@ -65,6 +66,9 @@ class SessionPorts:
     #: The workspace's MCP servers (one :class:`rein.mcp.manager.McpManager`
     #: shared by the host's sessions); None: no MCP tools.
     mcp: McpManager | None = None
+    #: The approval rules of one session ("always allow": its own and the
+    #: workspace's); None: no rules are kept, the person is always asked.
+    approval_rules: Callable[[str], ApprovalRuleBook | None] = lambda session_id: None
 
 
 @dataclass(slots=True)

@@ -57,6 +57,8 @@ def result_json(
         "repairAttempts": result.repair_attempts,
         "generations": list(result.generations),
         "usage": usage_json(result.usage),
+        "cost": result.cost,
+        "context": result.context.model_dump(mode="json") if result.context else None,
         "changes": [
             {**entry, "review": reviews[entry["path"]]}
             if reviews and entry["path"] in reviews

@@ -33,7 +33,7 @@ __all__ = ["SCHEMA_VERSION", "SessionRecord", "SqliteStore", "default_storage_pa
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -79,6 +79,17 @@ _MIGRATIONS: dict[int, str] = {
     # workspace, and `rein undo` finds the workspace's latest session.
     3: """
         ALTER TABLE sessions ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+    """,
+    # Approval rules the person kept for a workspace ("always allow").
+    4: """
+        CREATE TABLE approval_rules (
+            id TEXT PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            pattern TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (workspace, kind, pattern)
+        );
     """,
 }
 
@@ -409,5 +420,50 @@ class SqliteStore:
             if ids:
                 self._db.execute("UPDATE sessions SET status='interrupted' WHERE status='running'")
             return ids
+
+        return await self._call(write)
+
+    # ------------------------------------------------------- approval rules
+
+    async def add_approval_rule(
+        self, rule_id: str, workspace: str, kind: str, pattern: str
+    ) -> tuple[str, float]:
+        """Keep a workspace's rule; the id and time of the one kept (an
+        equal rule kept before stays, with its id)."""
+
+        def write() -> tuple[str, float]:
+            self._db.execute(
+                "INSERT INTO approval_rules (id, workspace, kind, pattern, created_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(workspace, kind, pattern) DO NOTHING",
+                (rule_id, workspace, kind, pattern, time.time()),
+            )
+            row = self._db.execute(
+                "SELECT id, created_at FROM approval_rules WHERE workspace=? AND kind=? "
+                "AND pattern=?",
+                (workspace, kind, pattern),
+            ).fetchone()
+            return str(row[0]), float(row[1])
+
+        return await self._call(write)
+
+    async def approval_rules(self, workspace: str) -> list[tuple[str, str, str, float]]:
+        """A workspace's rules, oldest first: (id, kind, pattern, created_at)."""
+
+        def read() -> list[tuple[str, str, str, float]]:
+            rows = self._db.execute(
+                "SELECT id, kind, pattern, created_at FROM approval_rules WHERE workspace=? "
+                "ORDER BY created_at, id",
+                (workspace,),
+            ).fetchall()
+            return [(str(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows]
+
+        return await self._call(read)
+
+    async def remove_approval_rule(self, workspace: str, rule_id: str) -> bool:
+        def write() -> bool:
+            cursor = self._db.execute(
+                "DELETE FROM approval_rules WHERE workspace=? AND id=?", (workspace, rule_id)
+            )
+            return cursor.rowcount > 0
 
         return await self._call(write)

@@ -8,6 +8,12 @@ or undoes them after the run, ``rein.harness.review``), from the session's :clas
 an invalid one). "ask" goes through ``ctx.env.approver``; without one the
 call is denied. A denial is a :class:`ToolResult` with ``is_error=True``
 saying what was denied and why, so the model can choose another way.
+
+Before asking, the session's approval rules (``ctx.env.approval_rules``,
+:mod:`rein.tools.approval_rules`) may allow the call's ``subject``; the
+request offers the rules that would, and an answer that says to remember
+them (``ApprovalAnswer.remember``) keeps them for the session or the
+workspace.
 """
 
 from __future__ import annotations
@@ -15,7 +21,13 @@ from __future__ import annotations
 import logging
 
 from rein.harness.errors import ToolError
-from rein.harness.ports import ApprovalClass, ApprovalRequest
+from rein.harness.ports import (
+    ApprovalAnswer,
+    ApprovalClass,
+    ApprovalRequest,
+    ApprovalRule,
+    ApprovalRuleKind,
+)
 from rein.harness.tools import ToolContext, ToolResult
 from rein.tools.settings import settings_of
 
@@ -45,6 +57,7 @@ async def check_approval(
     force_ask: bool = False,
     why_ask: str = "",
     mcp: tuple[str, str] | None = None,
+    subject: tuple[ApprovalRuleKind, str] | None = None,
 ) -> ToolResult | None:
     """``None`` when the call may go ahead, else the denial to return.
 
@@ -53,6 +66,8 @@ async def check_approval(
     the policy denies; ``why_ask`` says why in the denial texts. ``mcp``
     (server, tool) of an MCP call: an ``approval.mcpAllow`` rule naming it
     allows the call without asking (unless the policy denies).
+    ``subject`` (kind, value): what an approval rule would allow (the
+    command line, the workspace-relative path, ``server/tool``).
     """
     approval = settings_of(ctx).approval
     policy = approval.policy(approval_class)
@@ -68,6 +83,13 @@ async def check_approval(
         return None
     if mcp is not None and approval.mcp_allowed(*mcp):
         return None
+    rules = ctx.env.approval_rules
+    offered: tuple[ApprovalRule, ...] = ()
+    if rules is not None and subject is not None:
+        uncovered = await rules.uncovered(*subject)
+        if uncovered is None:
+            return None  # a rule the person kept allows it
+        offered = uncovered
     because = why_ask or f'{setting} is "ask"'
     approver = ctx.env.approver
     if approver is None:
@@ -78,10 +100,10 @@ async def check_approval(
             "no_approver",
         )
     request = ApprovalRequest(
-        tool=ctx.name, approval_class=approval_class, title=title, detail=detail
+        tool=ctx.name, approval_class=approval_class, title=title, detail=detail, rules=offered
     )
     try:
-        approved = await approver.confirm(request)
+        answer = await approver.confirm(request)
     except ToolError as exc:
         return _denied(
             f"Denied: {exc}. Find another way, or tell the person what you need.",
@@ -94,7 +116,15 @@ async def check_approval(
             "Find another way, or tell the person what you need.",
             "approver_error",
         )
+    approved = answer.approved if isinstance(answer, ApprovalAnswer) else bool(answer)
     if approved:
+        if isinstance(answer, ApprovalAnswer) and answer.remember and offered:
+            assert rules is not None
+            try:
+                await rules.remember(answer.remember, offered)
+            except Exception:
+                # The call was approved: it goes ahead; the rule is not kept.
+                log.exception("could not keep the approval rules %s", offered)
         return None
     return _denied(
         f"Denied: the person declined to let you {action}. Do not repeat the same call; "

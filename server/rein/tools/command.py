@@ -123,6 +123,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
             title=f"Run: {short}",
             detail=f"$ {command}\n(in {workspace.root}, timeout {timeout:g} s)",
             action=f"run `{short}`",
+            subject=("command", command),
         )
         if denial is not None:
             return denial

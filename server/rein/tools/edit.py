@@ -140,7 +140,12 @@ class EditFileTool(Tool[EditFileArgs]):
         updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
         diff = bounded_diff(rel, text, updated)
         denial = await check_approval(
-            ctx, "write", title=f"Edit {rel}", detail=diff, action=f"edit {rel}"
+            ctx,
+            "write",
+            title=f"Edit {rel}",
+            detail=diff,
+            action=f"edit {rel}",
+            subject=("write", rel),
         )
         if denial is not None:
             return denial
@@ -192,6 +197,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
             title=f"{verb} {rel}",
             detail=f"{verb} {rel} ({plural(lines, 'line')}):\n{args.content[:1000]}",
             action=f"{verb.lower()} {rel}",
+            subject=("write", rel),
         )
         if denial is not None:
             return denial

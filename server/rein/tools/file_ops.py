@@ -49,7 +49,12 @@ class DeleteFileTool(Tool[DeleteFileArgs]):
         if not await workspace.exists(rel):
             raise ToolError(f"File not found: {rel}")
         denial = await check_approval(
-            ctx, "write", title=f"Delete {rel}", detail=f"Delete {rel}", action=f"delete {rel}"
+            ctx,
+            "write",
+            title=f"Delete {rel}",
+            detail=f"Delete {rel}",
+            action=f"delete {rel}",
+            subject=("write", rel),
         )
         if denial is not None:
             return denial

@@ -8,21 +8,57 @@
 
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
-import { Methods, type AskUserParams, type AskUserResult, type ConfirmParams, type ConfirmResult } from '../shared/protocol';
+import {
+  Methods,
+  type ApprovalRule,
+  type AskUserParams,
+  type AskUserResult,
+  type ConfirmParams,
+  type ConfirmResult,
+} from '../shared/protocol';
 import { plain } from '../panel/text';
 
 export const ALLOW = 'Allow';
+export const ALWAYS_SESSION = 'Always allow (session)';
+export const ALWAYS_WORKSPACE = 'Always allow (workspace)';
 export const DENY = 'Deny';
+
+const KIND_TEXT: Record<ApprovalRule['kind'], string> = { command: 'command', write: 'writes to', mcp: 'MCP tool' };
+
+/** How a rule reads in the dialog: command "npm test", writes to "src/**", MCP tool "time/now". */
+export function ruleText(rule: ApprovalRule): string {
+  return `${KIND_TEXT[rule.kind]} "${rule.pattern}"`;
+}
+
+function isRule(value: unknown): value is ApprovalRule {
+  const rule = value as Partial<ApprovalRule> | null;
+  return typeof rule === 'object' && rule !== null && typeof rule.pattern === 'string' && rule.pattern !== '' &&
+    typeof rule.kind === 'string' && rule.kind in KIND_TEXT;
+}
+
+/** The rules the server offers (anything that is not a rule is left out). */
+function offeredRules(params: Partial<ConfirmParams>): ApprovalRule[] {
+  const rules: unknown[] = Array.isArray(params.rules) ? params.rules : [params.rule];
+  return rules.filter(isRule);
+}
 
 export async function confirmToolCall(params: Partial<ConfirmParams>): Promise<ConfirmResult> {
   const tool = params.tool ?? 'a tool';
   const title = params.title?.trim() || `Allow ${tool}?`;
+  const rules = offeredRules(params);
+  const keeps = rules.length ? `\n\n"Always allow" keeps: ${rules.map(ruleText).join(', ')}` : '';
+  const choices = rules.length ? [ALLOW, ALWAYS_SESSION, ALWAYS_WORKSPACE, DENY] : [ALLOW, DENY];
   const choice = await vscode.window.showWarningMessage(
     plain(`Rein: ${title}`),
-    { modal: true, detail: plain(`${params.detail ?? ''}\n\nTool: ${tool}`.trim()) },
-    ALLOW,
-    DENY,
+    { modal: true, detail: plain(`${params.detail ?? ''}\n\nTool: ${tool}${keeps}`.trim()) },
+    ...choices,
   );
+  if (choice === ALWAYS_SESSION) {
+    return { approved: true, remember: 'session' };
+  }
+  if (choice === ALWAYS_WORKSPACE) {
+    return { approved: true, remember: 'workspace' };
+  }
   return { approved: choice === ALLOW };
 }
 

@@ -12,6 +12,7 @@ import type { ReinConnection } from '../client';
 import type { HostMessage, WebviewMessage } from '../shared/messages';
 import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
+import { CONTINUE_PROMPT } from './cost';
 import { EditSnapshots, workspaceFileUri } from './edits';
 import { pickMention, registerTerminalOutput, TerminalOutputLog } from './mentions';
 import { modelLabel, pickModel } from './modelPicker';
@@ -208,6 +209,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         break;
       case 'openFile':
         void openWorkspaceFile(msg.path, msg.line, msg.character);
+        break;
+      case 'continueRun':
+        void this.controller.send(CONTINUE_PROMPT, 'auto');
+        break;
+      case 'revokeApproval':
+        void this.controller.revokeApproval(msg.id);
         break;
       case 'openLink':
         if (/^(https?:|mailto:)/i.test(msg.href)) {

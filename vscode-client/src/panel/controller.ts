@@ -14,6 +14,7 @@ import {
   isPreviewEvent,
   Methods,
   type AbortResult,
+  type ApprovalsResult,
   type EventEnvelope,
   type PreviewAction,
   type PreviewParams,
@@ -34,6 +35,7 @@ import type { CheckpointDocuments } from './checkpointDiff';
 import { panelView } from './checkpoints';
 import { CheckpointService } from './checkpointService';
 import type { EditCapture } from './edits';
+import { ApprovalsModel } from './approvals';
 import { McpModel, type McpServersResult } from './mcp';
 import { PreviewModel } from './preview';
 import { PanelState } from './reducer';
@@ -64,6 +66,8 @@ export class ChatController implements vscode.Disposable {
   readonly preview = new PreviewModel();
   /** The workspace's MCP servers: shared like the preview. */
   readonly mcp = new McpModel();
+  /** The approval rules section (the workspace's rules and the shown session's). */
+  readonly approvals = new ApprovalsModel();
   private stateValue = new PanelState(null, this.preview, this.mcp);
   private sessionIdValue: string | null = null;
   private lastSeq: number | undefined;
@@ -108,6 +112,7 @@ export class ChatController implements vscode.Disposable {
           void this.refreshSessions();
           void this.refreshPreview();
           void this.refreshMcp();
+          void this.refreshApprovals();
           void this.checkpoints.refresh();
           return;
         }
@@ -148,7 +153,7 @@ export class ChatController implements vscode.Disposable {
 
   /** What the panel draws: the session's timeline with its checkpoint rows in place. */
   view(): ViewModel {
-    return panelView(this.stateValue, this.checkpoints.model);
+    return { ...panelView(this.stateValue, this.checkpoints.model), approvals: this.approvals.view() };
   }
 
   get sessions(): SessionSummary[] {
@@ -168,6 +173,7 @@ export class ChatController implements vscode.Disposable {
     this.sessionIdValue = sessionId;
     this.lastSeq = undefined;
     void this.checkpoints.sessionChanged();
+    void this.refreshApprovals();
     this.resetEmitter.fire();
     this.changed();
   }
@@ -236,6 +242,7 @@ export class ChatController implements vscode.Disposable {
     }
     if (event.type === 'run_end') {
       void this.refreshSessions();
+      void this.refreshApprovals(); // rules "Always allow" kept during the run
     }
     this.changed();
   }
@@ -467,6 +474,37 @@ export class ChatController implements vscode.Disposable {
     } catch {
       // an older server without rein/mcpServers: the events fill the section
     }
+  }
+
+  /** The approval rules section from `rein/approvals`: the workspace's rules and the shown session's. */
+  async refreshApprovals(): Promise<void> {
+    if (this.connection.info.state !== 'running') {
+      return; // asked again when the server runs
+    }
+    try {
+      const params = this.sessionIdValue ? { sessionId: this.sessionIdValue } : {};
+      const result = await this.connection.sendRequest<Partial<ApprovalsResult> | null>(Methods.approvals, params);
+      const before = this.approvals.rev;
+      this.approvals.setSnapshot(result);
+      if (this.approvals.rev !== before) {
+        this.changed();
+      }
+    } catch {
+      // an older server without rein/approvals: the section stays empty
+    }
+  }
+
+  /** Revoke a rule (the section's Revoke button); a failure is said in the timeline. */
+  async revokeApproval(id: string): Promise<void> {
+    try {
+      await this.connection.sendRequest(Methods.revokeApproval, { id });
+      this.approvals.remove(id);
+      this.changed();
+    } catch (error) {
+      this.stateValue.notice('error', `Revoking the approval rule failed: ${message(error)}`);
+      this.changed();
+    }
+    await this.refreshApprovals();
   }
 
   async refreshSessions(): Promise<SessionSummary[]> {

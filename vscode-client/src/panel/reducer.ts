@@ -5,6 +5,7 @@
  * new `rev`, which is what the host uses to send only what changed.
  */
 
+import type { ContextShare } from '../shared/events.generated';
 import type { Message, ReinEvent, RunStatus, ToolDetails, Usage } from '../shared/protocol';
 import { isKnownEvent } from '../shared/protocol';
 import {
@@ -27,6 +28,7 @@ import {
   type ViewModel,
   usageFromResult,
 } from '../shared/viewModel';
+import { costLine, isBudgetStop } from './cost';
 import { autoRepairNotice, compactionText } from './notices';
 import { PLAN_TOOLS, planPrompt } from './planFlow';
 import { McpModel, mcpServerOf } from './mcp';
@@ -74,6 +76,9 @@ export class PanelState {
   private turnsUsage: Usage = {};
   /** Subagent turns ended since the parent's last turn_end: shown live, then part of that turn's usage. */
   private childUsage: Usage = {};
+  /** The run's cost so far (null: a price is unknown) and the context's fill, from turn_end / run_end. */
+  private runCost: number | null | undefined;
+  private context: ContextShare | null | undefined;
   private plan: PlanItem | undefined;
   /** plan_state before the plan box exists. */
   private planState: string | undefined;
@@ -217,6 +222,8 @@ export class PanelState {
         // children's turns it showed live meanwhile.
         this.turnsUsage = addUsage(this.turnsUsage, event.usage);
         this.childUsage = {};
+        this.runCost = event.run_cost;
+        this.context = event.context ?? this.context;
         this.showRunUsage();
         break;
       case 'message_start':
@@ -395,6 +402,9 @@ export class PanelState {
             '(rein.mcp.maxToolShare; set includeTools or rein.mcp.lazyTools).',
         );
         break;
+      case 'budget_exceeded':
+        // The run_end that follows fails with the reason; the header offers Continue.
+        break;
       default:
         // A new event in the server's schema fails to compile here until it is handled.
         event satisfies never;
@@ -405,6 +415,7 @@ export class PanelState {
   private showRunUsage(): void {
     this.header.runUsage = addUsage(this.turnsUsage, this.childUsage);
     this.header.sessionUsage = addUsage(this.finishedUsage, this.header.runUsage);
+    this.header.costLine = costLine(this.header.runUsage, this.context, this.runCost);
     this.bumpHeader();
   }
 
@@ -415,6 +426,8 @@ export class PanelState {
     this.header.runUsage = {};
     this.turnsUsage = {};
     this.childUsage = {};
+    this.runCost = undefined;
+    this.header.budgetStop = undefined;
     this.repairsThisRun = 0;
     this.currentAssistant = undefined;
     this.runUserShown = false;
@@ -458,6 +471,10 @@ export class PanelState {
     this.finishedUsage = addUsage(this.finishedUsage, usage);
     this.header.runUsage = usage;
     this.header.sessionUsage = { ...this.finishedUsage };
+    this.runCost = event.cost;
+    this.context = event.context ?? this.context;
+    this.header.costLine = costLine(usage, this.context, this.runCost);
+    this.header.budgetStop = isBudgetStop(event.status, event.reason) ? (event.reason ?? undefined) : undefined;
     if (!this.planFlow) {
       this.header.lastRunStatus = event.status;
       this.header.status = 'idle';

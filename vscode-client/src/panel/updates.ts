@@ -1,7 +1,7 @@
 /**
  * What the host sends the webview: after a reset every item, otherwise only
  * the items whose `rev` changed, plus the display order, the header and the
- * preview and MCP servers sections when they changed.
+ * preview, MCP servers and approval rules sections when they changed.
  * Pure; the chat view and the webview test both use it.
  */
 
@@ -28,6 +28,7 @@ export class UpdateBuilder {
   private lastHeader = '';
   private lastPreviewRev = -1;
   private lastMcpRev = -1;
+  private lastApprovalsRev = -1;
   private needsReset = true;
 
   /** The next update draws everything from scratch (a new webview, another session). */
@@ -48,7 +49,8 @@ export class UpdateBuilder {
     const headerKey = JSON.stringify(view.header);
     const previewChanged = reset || view.preview.rev !== this.lastPreviewRev;
     const mcpChanged = reset || view.mcp.rev !== this.lastMcpRev;
-    if (!reset && changed.length === 0 && !previewChanged && !mcpChanged && orderKey === this.lastOrder && headerKey === this.lastHeader) {
+    const approvalsChanged = view.approvals !== undefined && (reset || view.approvals.rev !== this.lastApprovalsRev);
+    if (!reset && changed.length === 0 && !previewChanged && !mcpChanged && !approvalsChanged && orderKey === this.lastOrder && headerKey === this.lastHeader) {
       return undefined;
     }
     if (orderKey !== this.lastOrder) {
@@ -63,6 +65,7 @@ export class UpdateBuilder {
     this.lastHeader = headerKey;
     this.lastPreviewRev = view.preview.rev;
     this.lastMcpRev = view.mcp.rev;
+    this.lastApprovalsRev = view.approvals?.rev ?? this.lastApprovalsRev;
     return {
       type: 'update',
       reset,
@@ -71,6 +74,7 @@ export class UpdateBuilder {
       items: changed,
       preview: previewChanged ? view.preview : undefined,
       mcp: mcpChanged ? view.mcp : undefined,
+      approvals: approvalsChanged ? view.approvals : undefined,
     };
   }
 }

@@ -49,6 +49,17 @@ export interface Blocker {
 }
 
 /**
+ * The run spent more than ``harness.maxTokensPerRun`` or ``harness.maxCostPerRun`` allow: it ends
+ * before its next turn (status "failed", reason "budget: ..."); a client may offer to continue.
+ */
+export interface BudgetExceeded {
+  allowed: number;
+  limit: 'tokens' | 'cost';
+  spent: number;
+  type: 'budget_exceeded';
+}
+
+/**
  * The run starts with changes an earlier run of the session left unvalidated (its repair budget
  * ran out, it was aborted): this run validates them before it can complete.
  */
@@ -83,6 +94,16 @@ export interface Compaction {
   tokens_after: number;
   tokens_before: number;
   type: 'compaction';
+}
+
+/**
+ * How full the context window is: the tokens of the last model request (as the provider counted
+ * them; estimated when it reported none) of the ``window``.
+ */
+export interface ContextShare {
+  share: number;
+  used: number;
+  window: number;
 }
 
 /** Something went wrong that the run survived (a hook raised, ...) or did not. */
@@ -301,6 +322,8 @@ export interface ReviewPending {
 }
 
 export interface RunEnd {
+  context?: ContextShare | null;
+  cost?: number | null;
   reason?: string | null;
   run_id: string;
   status: 'completed' | 'failed' | 'aborted' | 'waiting';
@@ -418,6 +441,9 @@ export interface ToolRetry {
  * relief summary counts in the turn that needed it.
  */
 export interface TurnEnd {
+  context?: ContextShare | null;
+  cost?: number | null;
+  run_cost?: number | null;
   run_usage?: Usage;
   tool_calls?: number;
   turn: number;
@@ -509,6 +535,7 @@ export type ReinEvent =
   | CheckpointDropped
   | McpServerState
   | McpBudgetWarning
+  | BudgetExceeded
   | ErrorEvent;
 
 export type ReinEventType = ReinEvent['type'];
@@ -553,5 +580,6 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'checkpoint_dropped',
   'mcp_server_state',
   'mcp_budget_warning',
+  'budget_exceeded',
   'error',
 ];

@@ -4,7 +4,7 @@
  */
 
 import type { Attachment, PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
-import type { Header, Item, McpView, PreviewView } from './viewModel';
+import type { ApprovalsView, Header, Item, McpView, PreviewView } from './viewModel';
 
 export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'untrusted' | 'failed';
 
@@ -22,6 +22,8 @@ export type HostMessage =
       preview?: PreviewView | undefined;
       /** The MCP servers section, when it changed (always after a reset). */
       mcp?: McpView | undefined;
+      /** The approval rules section, when it changed (always after a reset). */
+      approvals?: ApprovalsView | undefined;
     }
   | { type: 'sessions'; sessions: SessionSummary[]; current: string | null }
   | { type: 'connection'; state: ConnectionStateName; detail?: string | undefined }
@@ -64,4 +66,8 @@ export type WebviewMessage =
   | { type: 'review'; runId: string; decision: ReviewDecision; path?: string | undefined; hunk?: number | undefined }
   | { type: 'openFile'; path: string; line?: number | undefined; character?: number | undefined }
   | { type: 'openLink'; href: string }
+  /** Continue after a budget stop: the host sends the follow-up prompt "continue". */
+  | { type: 'continueRun' }
+  /** Revoke an approval rule ("Always allow") by its id. */
+  | { type: 'revokeApproval'; id: string }
   | { type: 'command'; command: 'showOutput' | 'openSettings' | 'restartServer' | 'setApiKey' | 'manageTrust' };

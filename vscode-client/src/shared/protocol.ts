@@ -53,6 +53,8 @@ export const Methods = {
   checkpointContent: 'rein/checkpointContent',
   review: 'rein/review',
   reviewDecide: 'rein/reviewDecide',
+  approvals: 'rein/approvals',
+  revokeApproval: 'rein/approvals/revoke',
 } as const;
 
 /** `rein/saveDocuments` (server -> client): save what Rein just changed. */
@@ -195,15 +197,38 @@ export interface DiagnosticsChangedParams {
   uris: string[];
 }
 
+/** A sticky approval rule: a command prefix, a write glob, an MCP `server` or `server/tool`. */
+export interface ApprovalRule {
+  kind: 'command' | 'write' | 'mcp';
+  pattern: string;
+}
+
 export interface ConfirmParams {
   sessionId: string;
   tool: string;
   title: string;
   detail: string;
+  /** The rule "always allow" keeps (the first of `rules`); absent: none can be kept. */
+  rule?: ApprovalRule;
+  /** Every rule "always allow" keeps (a compound command: one per command not yet allowed). */
+  rules?: ApprovalRule[];
 }
 
 export interface ConfirmResult {
   approved: boolean;
+  /** Keep the offered rules for the session or the workspace ("always allow"). */
+  remember?: 'session' | 'workspace';
+}
+
+/** `rein/approvals`: the kept rules (the workspace's, and the session's). */
+export interface ApprovalRuleInfo extends ApprovalRule {
+  id: string;
+  scope: 'session' | 'workspace';
+  sessionId?: string;
+}
+
+export interface ApprovalsResult {
+  rules: ApprovalRuleInfo[];
 }
 
 export interface AskUserParams {

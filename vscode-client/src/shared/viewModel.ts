@@ -216,6 +216,10 @@ export interface Header {
   runUsage: Usage;
   /** All finished runs of the session plus the active one. */
   sessionUsage: Usage;
+  /** The run's tokens, context share and cost (src/panel/cost.ts); '' or absent: nothing yet. */
+  costLine?: string | undefined;
+  /** The last run ended on its budget: the reason (the panel offers Continue). */
+  budgetStop?: string | undefined;
 }
 
 export interface PreviewError {
@@ -267,11 +271,28 @@ export interface McpView {
   servers: McpServerView[];
 }
 
+/** A rule the person kept with "Always allow" (`rein/approvals`). */
+export interface ApprovalRuleView {
+  id: string;
+  scope: 'session' | 'workspace';
+  kind: 'command' | 'write' | 'mcp';
+  pattern: string;
+}
+
+/** The approval rules section: the workspace's and the shown session's rules. */
+export interface ApprovalsView {
+  /** Bumped on every change. */
+  rev: number;
+  rules: ApprovalRuleView[];
+}
+
 export interface ViewModel {
   header: Header;
   items: Item[];
   preview: PreviewView;
   mcp: McpView;
+  /** Absent in a PanelState's own view; the controller adds it. */
+  approvals?: ApprovalsView | undefined;
 }
 
 export function totalTokens(usage: Usage): number {

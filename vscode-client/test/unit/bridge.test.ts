@@ -224,6 +224,38 @@ describe('rein/confirm and rein/askUser', () => {
     assert.deepEqual(await confirmToolCall(params), { approved: false });
   });
 
+  it('offers Always allow (session | workspace) when the server suggests rules, and says which', async () => {
+    const params = {
+      sessionId: 's',
+      tool: 'run_command',
+      title: 'Run: npm test && git status',
+      detail: '$ npm test && git status',
+      rule: { kind: 'command' as const, pattern: 'npm test' },
+      rules: [
+        { kind: 'command' as const, pattern: 'npm test' },
+        { kind: 'command' as const, pattern: 'git status' },
+      ],
+    };
+    stub.answers.push('Always allow (session)');
+    assert.deepEqual(await confirmToolCall(params), { approved: true, remember: 'session' });
+    const call = stub.calls[0];
+    assert.deepEqual(call?.items, ['Allow', 'Always allow (session)', 'Always allow (workspace)', 'Deny']);
+    assert.match((call?.options as { detail: string }).detail, /"Always allow" keeps: command "npm test", command "git status"/);
+    stub.answers.push('Always allow (workspace)');
+    assert.deepEqual(await confirmToolCall(params), { approved: true, remember: 'workspace' });
+    stub.answers.push('Allow');
+    assert.deepEqual(await confirmToolCall(params), { approved: true });
+    stub.answers.push('Deny');
+    assert.deepEqual(await confirmToolCall(params), { approved: false });
+  });
+
+  it('offers no Always allow when the suggested rules are not rules', async () => {
+    stub.answers.push('Allow');
+    const params = { sessionId: 's', tool: 'run_command', title: 'Run', detail: 'x', rules: [{ kind: 'shell', pattern: 'x' }, null] };
+    assert.deepEqual(await confirmToolCall(params as never), { approved: true });
+    assert.deepEqual(stub.calls[0]?.items, ['Allow', 'Deny']);
+  });
+
   it('asks the question in an input box and answers null when dismissed', async () => {
     stub.answers.push('use pathlib');
     assert.deepEqual(await askUser({ sessionId: 's', question: 'Which API?' }), { answer: 'use pathlib' });

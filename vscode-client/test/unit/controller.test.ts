@@ -7,7 +7,7 @@ import { envelope, FakeConnection, nextEvent } from '../fakes';
 import { loadEvents } from '../helpers';
 import { stub } from '../stub/vscode';
 
-const BACKGROUND = new Set(['rein/sessions', 'rein/checkpoints', 'rein/review']);
+const BACKGROUND = new Set(['rein/approvals', 'rein/sessions', 'rein/checkpoints', 'rein/review']);
 
 function setup(): { connection: FakeConnection; controller: ChatController } {
   const connection = new FakeConnection();

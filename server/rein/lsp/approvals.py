@@ -1,0 +1,138 @@
+"""Approval rules over LSP: ``rein/approvals`` lists the rules the person
+kept ("always allow"), ``rein/approvals/revoke`` drops one.
+
+:class:`ApprovalRegistry` holds one :class:`~rein.tools.approval_rules.RuleBook`
+per session (its session rules live as long as the server) over the
+workspace's rules, which are kept in the session store (``sessions.db``),
+keyed by the workspace folder. Without a store (it could not be opened; the
+person was told) the workspace's rules are kept in memory, like its sessions.
+
+Imported when the server is made: it imports the rest of Rein only when a
+handler or a session first needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+if TYPE_CHECKING:
+    from rein.harness.ports import ApprovalRuleKind
+    from rein.lsp.server import ReinServer
+    from rein.store import SqliteStore
+    from rein.tools.approval_rules import MemoryRules, RuleBook, StoredRule
+
+__all__ = ["ApprovalRegistry", "WorkspaceRules", "register"]
+
+
+class WorkspaceRules:
+    """A workspace's rules in the session store (a ``RuleStore``); in memory
+    while there is no store."""
+
+    def __init__(self, workspace: str, store: Callable[[], SqliteStore | None]) -> None:
+        from rein.tools.approval_rules import MemoryRules
+
+        self.workspace = workspace
+        self._store = store
+        self._memory: MemoryRules = MemoryRules("workspace")
+
+    async def list(self) -> list[StoredRule]:
+        from rein.tools.approval_rules import StoredRule
+
+        # Rules kept while there was no store stay in memory (and apply).
+        kept = await self._memory.list()
+        store = self._store()
+        if store is None:
+            return kept
+        rows = await store.approval_rules(self.workspace)
+        return [
+            StoredRule(rule_id, "workspace", _kind(kind), pattern, created)
+            for rule_id, kind, pattern, created in rows
+        ] + kept
+
+    async def add(self, kind: ApprovalRuleKind, pattern: str) -> StoredRule:
+        from rein.tools.approval_rules import StoredRule, new_rule_id
+
+        store = self._store()
+        if store is None:
+            return await self._memory.add(kind, pattern)
+        rule_id, created = await store.add_approval_rule(
+            new_rule_id(), self.workspace, kind, pattern
+        )
+        return StoredRule(rule_id, "workspace", kind, pattern, created)
+
+    async def remove(self, rule_id: str) -> bool:
+        if await self._memory.remove(rule_id):
+            return True
+        store = self._store()
+        return store is not None and await store.remove_approval_rule(self.workspace, rule_id)
+
+
+def _kind(value: str) -> ApprovalRuleKind:
+    if value == "command":
+        return "command"
+    if value == "write":
+        return "write"
+    return "mcp"
+
+
+class ApprovalRegistry:
+    """The rule books of a server's sessions over one workspace's rules."""
+
+    def __init__(self, workspace: WorkspaceRules) -> None:
+        self.workspace = workspace
+        self._books: dict[str, RuleBook] = {}
+
+    def book(self, session_id: str) -> RuleBook:
+        """The session's rule book (made on first use, kept for the server's
+        life: an evicted session gets its rules back when it is loaded)."""
+        from rein.tools.approval_rules import RuleBook
+
+        found = self._books.get(session_id)
+        if found is None:
+            found = self._books[session_id] = RuleBook(self.workspace)
+        return found
+
+    async def rules(self, session_id: str | None) -> list[dict[str, Any]]:
+        """The workspace's rules and the session's (every session's when
+        ``session_id`` is None), each with its ``sessionId`` when it is a
+        session's."""
+        out = [r.to_json() for r in await self.workspace.list()]
+        for owner, book in self._books.items():
+            if session_id is None or owner == session_id:
+                out += [{**r.to_json(), "sessionId": owner} for r in await book.session.list()]
+        return out
+
+    async def revoke(self, rule_id: str) -> bool:
+        for book in self._books.values():
+            if await book.session.remove(rule_id):
+                return True
+        return await self.workspace.remove(rule_id)
+
+
+def register(server: ReinServer) -> None:
+    """``rein/approvals`` and ``rein/approvals/revoke``."""
+
+    @server.feature("rein/approvals")
+    async def approvals(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp.params import ApprovalsParams, parse
+
+        parsed = parse(ApprovalsParams, params, "rein/approvals")
+        await ls.open_store()
+        return {"rules": await ls.approvals.rules(parsed.session_id)}
+
+    @server.feature("rein/approvals/revoke")
+    async def revoke(ls: ReinServer, params: Any) -> dict[str, Any]:
+        await ls.ready()
+        from rein.lsp.params import RevokeApprovalParams, parse
+
+        parsed = parse(RevokeApprovalParams, params, "rein/approvals/revoke")
+        await ls.open_store()
+        if not await ls.approvals.revoke(parsed.id):
+            raise JsonRpcInvalidParams(
+                f"rein/approvals/revoke: invalid params: id: no rule {parsed.id[:80]!r}"
+            )
+        return {"revoked": True}
