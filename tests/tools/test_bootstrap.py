@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from rein.config import load_config
+from rein.harness.errors import ConfigError
 from rein.tools.bootstrap import (
     bootstrap_message,
     find_instructions,
@@ -125,3 +129,22 @@ def test_a_nested_instruction_file_leading_out_is_not_read(tmp_path: Path) -> No
     assert [f.path for f in found.files] == ["AGENTS.md"]
     assert found.notes == ("lib/AGENTS.md was not read: it leads outside the workspace.",)
     assert "SECRET" not in bootstrap_message(root, include_instructions=True)
+
+
+@pytest.mark.parametrize(
+    ("files", "problem"),
+    [
+        pytest.param("AGENTS.md", "must be a list of globs", id="not-a-list"),
+        pytest.param(["AGENTS.md", ""], "must be a list of globs", id="empty-glob"),
+        pytest.param(["/etc/*.md"], "relative to the workspace root", id="absolute"),
+        pytest.param(["../other/AGENTS.md"], "relative to the workspace root", id="outside"),
+    ],
+)
+def test_an_invalid_instruction_files_setting_names_its_key(files: object, problem: str) -> None:
+    with pytest.raises(ConfigError, match=problem) as info:
+        load_config({"instructions": {"files": files}}, "test")
+    assert "rein.instructions.files" in str(info.value)
+    assert info.value.key == "instructions.files"
+    assert load_config(
+        {"instructions": {"files": ["CLAUDE.md"]}}, "test"
+    ).tool_settings().instruction_files == ("CLAUDE.md",)
