@@ -27,7 +27,7 @@ import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust, wo
 import { RestartPolicy } from './restartPolicy';
 import { editedUris } from './bridge/save';
 import { ServerLogReader, write } from './log';
-import { findServer, type ServerLocation } from './serverPath';
+import { findServer, ignoredServerPathHere, type ServerLocation } from './serverPath';
 import { trustGate, UNTRUSTED_DETAIL } from './trust';
 import { plain } from './panel/text';
 
@@ -99,6 +99,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   private stopping = false;
   private generation = 0;
   private current: ConnectionInfo = { state: 'stopped' };
+  private reportedIgnored: string | undefined;
   private readonly requestHandlers = new Map<string, Handler>();
   private readonly notificationHandlers = new Map<string, NotificationHandler>();
   private readonly stateEmitter = new vscode.EventEmitter<ConnectionInfo>();
@@ -174,6 +175,12 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     this.clearRestartTimer();
     const generation = ++this.generation;
     await this.disposeClient();
+    const ignored = ignoredServerPathHere();
+    if (ignored && ignored !== this.reportedIgnored) {
+      this.reportedIgnored = ignored; // once per reason, not at every restart
+      this.output.warn(ignored);
+      void vscode.window.showWarningMessage(`Rein: ${ignored}`);
+    }
     const untrusted = trustGate(vscode.workspace.isTrusted);
     if (untrusted) {
       // No server, no gate or preview command, until the person trusts the workspace

@@ -10,6 +10,7 @@
 
 import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
 import type { Attachment, PromptMode, SessionSummary } from '../src/shared/protocol';
+import { sessionLabel } from '../src/shared/sessionLabel';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
 import { approvalsSection } from './approvals';
 import { append, h, icon, inline, usageText } from './dom';
@@ -260,11 +261,7 @@ function setSessions(sessions: SessionSummary[], current: string | null): void {
     sessionSelect.append(h('option', { value: current ?? '' }, current === null ? 'New session' : 'Current session'));
   }
   for (const session of sessions) {
-    const when = typeof session.updatedAt === 'number'
-      ? new Date(session.updatedAt < 1e12 ? session.updatedAt * 1000 : session.updatedAt)
-      : session.updatedAt ? new Date(session.updatedAt) : undefined;
-    const stamp = when && !Number.isNaN(when.getTime()) ? ` · ${when.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' })}` : '';
-    const option = h('option', { value: session.id }, `${session.title || session.id}${stamp}`);
+    const option = h('option', { value: session.id }, sessionLabel(session));
     option.title = `${session.title} (${session.status})`;
     sessionSelect.append(option);
   }

@@ -7,7 +7,9 @@ import { afterEach, describe, it } from 'node:test';
 import { confirmToolCall } from '../../src/bridge/dialogs';
 import { editedUris, PersonEdits, saveDocuments } from '../../src/bridge/save';
 import { registerRunContext, RUN_ACTIVE_KEY } from '../../src/commands';
+import { ignoredServerPath } from '../../src/serverPath';
 import { argsText } from '../../src/shared/args';
+import { sessionLabel } from '../../src/shared/sessionLabel';
 import { plain } from '../../src/panel/text';
 import { runLogLine } from '../../src/log';
 import { ChatController } from '../../src/panel/controller';
@@ -136,5 +138,31 @@ describe('tool arguments', () => {
       'path: src/calc.py\nold_string:\n  def a():\n      return 1\nreplace_all: false\nlines: [1,2]\nopts: {"a":1}',
     );
     assert.equal(argsText({ big: { text: 'x'.repeat(70) } }), `big: {\n  "text": "${'x'.repeat(70)}"\n}`);
+  });
+});
+
+describe('rein.server.path in a scope where it is ignored', () => {
+  it("is reported: a folder's value in a multi-root workspace, the workspace's value while untrusted", () => {
+    assert.match(ignoredServerPath({ workspaceFolderValue: '/opt/rein' }, true, true) ?? '', /folder's settings, which Rein does not read/);
+    assert.match(ignoredServerPath({ workspaceValue: '/opt/rein' }, false, false) ?? '', /ignored until you trust the workspace/);
+    assert.equal(ignoredServerPath({ workspaceValue: '/opt/rein' }, true, false), undefined);
+    assert.equal(ignoredServerPath({ workspaceFolderValue: '/opt/rein', workspaceValue: '/opt/rein' }, true, true), undefined);
+    assert.equal(ignoredServerPath({ workspaceFolderValue: '/opt/rein' }, true, false), undefined, 'a single folder is the workspace');
+    assert.equal(ignoredServerPath(undefined, false, true), undefined);
+    assert.equal(ignoredServerPath({ workspaceValue: '  ' }, false, false), undefined);
+  });
+});
+
+describe('the session picker', () => {
+  it('never shows a dangling separator', () => {
+    const at = 1796208060;
+    const stamp = new Date(at * 1000).toLocaleString('en-US', { dateStyle: 'short', timeStyle: 'short' });
+    assert.equal(sessionLabel({ id: 's1', title: 'Fix calc.py', updatedAt: at }, 'en-US'), `Fix calc.py · ${stamp}`);
+    assert.equal(sessionLabel({ id: 's1', title: 'Fix calc.py', updatedAt: 'not a date' }, 'en-US'), 'Fix calc.py');
+    assert.equal(sessionLabel({ id: 's1', title: '  ', updatedAt: '' }, 'en-US'), 's1');
+    assert.equal(sessionLabel({ id: 's1', title: 'Fix the problems ·\n', updatedAt: '' }, 'en-US'), 'Fix the problems');
+    assert.equal(sessionLabel({ id: 's1', title: 'Fix\nthe   tests:', updatedAt: '' }, 'en-US'), 'Fix the tests');
+    const long = sessionLabel({ id: 's1', title: 'x'.repeat(100), updatedAt: '' }, 'en-US');
+    assert.equal(long, `${'x'.repeat(59)}\u2026`);
   });
 });
