@@ -179,7 +179,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     if (ignored && ignored !== this.reportedIgnored) {
       this.reportedIgnored = ignored; // once per reason, not at every restart
       this.output.warn(ignored);
-      void vscode.window.showWarningMessage(`Rein: ${ignored}`);
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: {0}', ignored));
     }
     const untrusted = trustGate(vscode.workspace.isTrusted);
     if (untrusted) {
@@ -417,7 +417,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     if (decision.crashes === 1) {
       // Once per streak; later restarts show in the status bar and the panel.
       void vscode.window
-        .showWarningMessage(plain(`Rein server stopped (${why}). Restarting in ${seconds} s.`), 'Show Output')
+        .showWarningMessage(plain(vscode.l10n.t('Rein server stopped ({0}). Restarting in {1} s.', why, seconds)), 'Show Output')
         .then((choice) => {
           if (choice === 'Show Output') {
             this.output.show(true);
@@ -431,7 +431,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   }
 
   private async showMissing(location: Extract<ServerLocation, { found: false }>): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(plain(`Rein: ${location.reason}`), 'Open Settings', 'Retry');
+    const choice = await vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: {0}', location.reason)), 'Open Settings', 'Retry');
     if (choice === 'Open Settings') {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'rein.server.path');
     } else if (choice === 'Retry') {
@@ -441,7 +441,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
 
   private async showFailed(why: string): Promise<void> {
     const choice = await vscode.window.showErrorMessage(
-      plain(`Rein server keeps stopping (${why}). It will not be restarted automatically.`),
+      plain(vscode.l10n.t('Rein server keeps stopping ({0}). It will not be restarted automatically.', why)),
       'Show Output',
       'Restart',
       'Open Settings',

@@ -81,7 +81,7 @@ async function ask(controller: ChatController, view: ChatViewProvider): Promise<
 async function fixProblems(controller: ChatController, view: ChatViewProvider): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
-    void vscode.window.showInformationMessage('Rein: open a file to fix its problems.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('Rein: open a file to fix its problems.'));
     return;
   }
   const uri = editor.document.uri;
@@ -90,7 +90,7 @@ async function fixProblems(controller: ChatController, view: ChatViewProvider): 
     .filter((d) => d.severity === vscode.DiagnosticSeverity.Error || d.severity === vscode.DiagnosticSeverity.Warning);
   const name = relativePath(uri);
   if (problems.length === 0) {
-    void vscode.window.showInformationMessage(plain(`Rein: ${name} has no errors or warnings.`));
+    void vscode.window.showInformationMessage(plain(vscode.l10n.t('Rein: {0} has no errors or warnings.', name)));
     return;
   }
   const text = `Fix the ${problems.length} problem${problems.length === 1 ? '' : 's'} reported in ${name}.`;
@@ -123,19 +123,19 @@ export async function runPreviewAction(controller: ChatController, action: Exclu
       () => controller.previewRequest(action),
     );
   } catch (error) {
-    void vscode.window.showErrorMessage(plain(`Rein: could not ${action} the preview: ${error instanceof Error ? error.message : String(error)}`));
+    void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: could not {0} the preview: {1}', action, error instanceof Error ? error.message : String(error))));
     return;
   }
   if (result.state === 'off') {
     const open = 'Open Settings';
-    const choice = await vscode.window.showWarningMessage('Rein: no preview is configured. Set rein.gates.preview.command to the command that starts your program.', open);
+    const choice = await vscode.window.showWarningMessage(vscode.l10n.t('Rein: no preview is configured. Set rein.gates.preview.command to the command that starts your program.'), open);
     if (choice === open) {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'rein.gates.preview');
     }
     return;
   }
   if (result.error) {
-    void vscode.window.showErrorMessage(plain(`Rein: preview ${action} failed: ${result.error}`));
+    void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: preview {0} failed: {1}', action, result.error)));
     return;
   }
   vscode.window.setStatusBarMessage(previewStatusText(result), STATUS_MESSAGE_MS);

@@ -49,7 +49,7 @@ export async function confirmToolCall(params: Partial<ConfirmParams>): Promise<C
   const keeps = rules.length ? `\n\n"Always allow" keeps: ${rules.map(ruleText).join(', ')}` : '';
   const choices = rules.length ? [ALLOW, ALWAYS_SESSION, ALWAYS_WORKSPACE, DENY] : [ALLOW, DENY];
   const choice = await vscode.window.showWarningMessage(
-    plain(`Rein: ${title}`),
+    plain(vscode.l10n.t('Rein: {0}', title)),
     { modal: true, detail: plain(`${params.detail ?? ''}\n\nTool: ${tool}${keeps}`.trim()) },
     ...choices,
   );

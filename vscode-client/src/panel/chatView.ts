@@ -165,7 +165,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'pickModel':
         void pickModel(this.connection).then(
           (label) => label && this.post({ type: 'model', label }),
-          (error: unknown) => void vscode.window.showErrorMessage(`Rein: could not change the model: ${String(error)}`),
+          (error: unknown) => void vscode.window.showErrorMessage(vscode.l10n.t('Rein: could not change the model: {0}', String(error))),
         );
         break;
       case 'send':
@@ -280,7 +280,7 @@ async function openWorkspaceFile(file: string, line?: number, character?: number
     const position = new vscode.Position(Math.max(0, line ?? 0), Math.max(0, character ?? 0));
     await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
   } catch (error) {
-    void vscode.window.showWarningMessage(plain(`Rein: cannot open ${file}: ${error instanceof Error ? error.message : String(error)}`));
+    void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: cannot open {0}: {1}', file, error instanceof Error ? error.message : String(error))));
   }
 }
 

@@ -398,7 +398,7 @@ export class ChatController implements vscode.Disposable {
 
   newSession(): void {
     if (this.running) {
-      void vscode.window.showWarningMessage('Rein: a run is active. Abort it before starting a new session.');
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: a run is active. Abort it before starting a new session.'));
       return;
     }
     this.replaceState(new PanelState(null, this.preview, this.mcp), null);
@@ -410,7 +410,7 @@ export class ChatController implements vscode.Disposable {
       return;
     }
     if (this.running) {
-      void vscode.window.showWarningMessage('Rein: a run is active. Abort it before switching sessions.');
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: a run is active. Abort it before switching sessions.'));
       this.sessionsEmitter.fire(this.sessionsValue);
       return;
     }
@@ -420,7 +420,7 @@ export class ChatController implements vscode.Disposable {
       state.setRunning(session?.status === 'running');
       this.replaceState(state, sessionId);
     } catch (error) {
-      void vscode.window.showErrorMessage(plain(`Rein: could not open the session: ${message(error)}`));
+      void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: could not open the session: {0}', message(error))));
     }
     this.sessionsEmitter.fire(this.sessionsValue);
   }
