@@ -1,6 +1,7 @@
 /** One DOM element per view-model item (src/shared/viewModel.ts). */
 
 import { argsText } from '../src/shared/args';
+import { blockLabel, splitAttachments } from '../src/shared/attachmentBlocks';
 import type { Blocker } from '../src/shared/protocol';
 import {
   blockerLocation,
@@ -32,8 +33,24 @@ function renderUser(item: UserItem): HTMLElement {
     'div',
     { class: `item user origin-${item.origin}${item.pending ? ' pending' : ''}` },
     h('div', { class: 'who' }, label, state && h('span', { class: 'badge' }, state)),
-    h('div', { class: 'user-text' }, item.text),
+    ...userBody(item.text),
   );
+}
+
+/** The prompt text, then each attachment folded under its name (`@src/calc.py`). */
+function userBody(content: string): HTMLElement[] {
+  const { text, blocks } = splitAttachments(content);
+  return [
+    h('div', { class: 'user-text' }, text),
+    ...blocks.map((block, index) =>
+      h(
+        'details',
+        { class: 'user-attachment', 'data-key': `attachment-${index}` },
+        h('summary', {}, icon('chevron', 'chevron'), `@${blockLabel(block)}`),
+        pre(block.body, 'attachment-body'),
+      ),
+    ),
+  ];
 }
 
 function renderAssistant(item: AssistantItem): HTMLElement {

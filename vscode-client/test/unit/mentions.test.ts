@@ -12,6 +12,7 @@ import {
   TerminalOutputLog,
   workspaceProblemsChip,
 } from '../../src/panel/mentions';
+import { blockLabel, splitAttachments } from '../../src/shared/attachmentBlocks';
 import { envelope, FakeConnection } from '../fakes';
 import { Diagnostic, DiagnosticSeverity, EventEmitter, Position, Range, Selection, stub, Uri, window } from '../stub/vscode';
 
@@ -195,5 +196,29 @@ describe('@ mentions: the prompt', () => {
     assert.deepEqual(connection.requests.find((r) => r.method === 'rein/steer')?.params, { sessionId: 's1', text: 'look here' });
     const notices = controller.state.view().items.filter((item) => item.kind === 'notice');
     assert.ok(notices.some((n) => n.kind === 'notice' && /Attachments go with a new prompt/.test(n.text)));
+  });
+});
+
+describe('@ mentions: the prompt as the panel shows it', () => {
+  const PROMPT =
+    'explain this\n\n<attachment kind="file" path="src/calc.py">\ndef add(a, b):\n\n    return a - b\n</attachment>' +
+    '\n\n<attachment kind="selection" path="app.py" lines="4-6">\ngreet()\n</attachment>' +
+    '\n\n<attachment kind="terminal">\n$ make\nsaid <\\/attachment> once\n</attachment>';
+
+  it('splits the text from the attachments the server appended', () => {
+    const { text, blocks } = splitAttachments(PROMPT);
+    assert.equal(text, 'explain this');
+    assert.deepEqual(blocks, [
+      { kind: 'file', path: 'src/calc.py', lines: undefined, body: 'def add(a, b):\n\n    return a - b' },
+      { kind: 'selection', path: 'app.py', lines: '4-6', body: 'greet()' },
+      { kind: 'terminal', path: undefined, lines: undefined, body: '$ make\nsaid </attachment> once' },
+    ]);
+    assert.deepEqual(blocks.map(blockLabel), ['src/calc.py', 'app.py:4-6', 'Terminal']);
+  });
+
+  it('leaves a message that only looks like one as it is', () => {
+    for (const content of ['no blocks here', 'text\n\n<attachment kind="file" path="a.py">\nunclosed', 'text\n\n<attachment kind="file">\nx\n</attachment>\nmore text']) {
+      assert.deepEqual(splitAttachments(content), { text: content, blocks: [] });
+    }
   });
 });

@@ -127,6 +127,24 @@ describe('@ mentions in the chat webview', () => {
     assert.deepEqual((await posted(page)).at(-1), { type: 'command', command: 'setApiKey' });
   });
 
+  it('shows a prompt with attachments as its text and each attachment folded under its name', async () => {
+    const prompt = 'explain this\n\n<attachment kind="file" path="src/calc.py">\ndef add(a, b):\n    return a - b\n</attachment>\n\n<attachment kind="terminal">\n$ make\nok\n</attachment>';
+    await host.post({ type: 'connection', state: 'running' });
+    await host.feed([
+      { sessionId: SESSION, seq: 0, event: { type: 'agent_start' } },
+      { sessionId: SESSION, seq: 0, event: { type: 'run_start', run_id: 'ra', prompt } },
+      { sessionId: SESSION, seq: 0, event: { type: 'turn_start', turn: 1 } },
+    ]);
+    const user = page.locator('.item.user').last();
+    assert.equal(await user.locator('.user-text').textContent(), 'explain this');
+    assert.deepEqual(await user.locator('.user-attachment > summary').allTextContents(), ['@src/calc.py', '@Terminal']);
+    assert.equal(await user.locator('.attachment-body').first().isVisible(), false);
+    await user.locator('.user-attachment > summary').first().click();
+    assert.equal(await user.locator('.attachment-body').first().textContent(), 'def add(a, b):\n    return a - b');
+    assert.ok(!((await user.textContent()) ?? '').includes('<attachment'));
+    await host.feed([{ sessionId: SESSION, seq: 0, event: { type: 'agent_end', status: 'completed' } }]);
+  });
+
   it('broke nothing on the page', () => {
     assert.deepEqual(problems, []);
   });
