@@ -204,7 +204,7 @@ def instructions_text(found: Sequence[InstructionFile]) -> str | None:
         lines.append(
             "An AGENTS.md in a subfolder applies to the files under that folder; for a "
             "file, the AGENTS.md nearest to it wins where it disagrees with one further "
-            "up. Read the one that applies before changing a file."
+            "up. Follow the one that applies to a file when you change it."
         )
     return "\n".join(lines) + "\n\n" + "\n\n".join(_block(f) for f in found)
 
