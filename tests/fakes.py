@@ -1599,10 +1599,42 @@ class FakeLmHost:
             except asyncio.CancelledError:
                 self.cancelled.set()
                 raise
-        result: dict[str, Any] = {"stopReason": reply.stop_reason}
+        result: dict[str, Any] = {"stopReason": reply.stop_reason, "deltas": len(reply.deltas)}
         if reply.error is not None:
             result["error"] = reply.error
         return result
+
+
+class FakeLmProtocol:
+    """The part of a language server's protocol :class:`rein.lsp.lm.
+    EditorLmHost` uses, with the client played by the test: each request is
+    kept (method, params, its future) for the test to answer; notifications
+    are recorded."""
+
+    def __init__(self) -> None:
+        import concurrent.futures
+
+        self.requests: list[tuple[str, Any, concurrent.futures.Future[Any]]] = []
+        self.notifications: list[tuple[str, Any]] = []
+        self.sent = asyncio.Event()
+
+    def send_request(self, method: str, params: Any, msg_id: str | None = None) -> Any:
+        import concurrent.futures
+
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.requests.append((method, params, future))
+        self.sent.set()
+        return future
+
+    def notify(self, method: str, params: Any) -> None:
+        self.notifications.append((method, params))
+
+
+class FakeLmServer:
+    """A stand-in for the language server behind :class:`EditorLmHost`."""
+
+    def __init__(self) -> None:
+        self.protocol = FakeLmProtocol()
 
 
 def wire_lm(ed: Editor, host: FakeLmHost, models: list[dict[str, Any]] | None = None) -> None:

@@ -268,3 +268,31 @@ async def test_the_configured_vscode_lm_model_is_listed_once_with_the_editors_na
             ("test/scripted", "Scripted (test)", "config"),
             ("test/other", "Other (test)", "vscode-lm"),
         ]
+
+
+async def test_a_sessions_own_choice_wins_over_the_choice_for_every_session(
+    workspace: Path, tmp_path: Path
+) -> None:
+    host = FakeLmHost(
+        [
+            LmReply(deltas=[{"kind": "text", "text": "one"}]),
+            LmReply(deltas=[{"kind": "text", "text": "two"}]),
+        ]
+    )
+    async with running_server(workspace, tmp_path, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host)
+        send = ed.client.protocol.send_request_async
+        await send("rein/setModel", {"provider": "vscode-lm", "model": "test/scripted"})
+        first = await prompt(ed, text="one")
+        session_id = first["sessionId"]
+        await send(
+            "rein/setModel",
+            {"sessionId": session_id, "provider": "vscode-lm", "model": "test/other"},
+        )
+        second = await prompt(ed, text="two", sessionId=session_id)
+        assert second["text"] == "two"
+        assert [r["model"] for r in host.requests] == ["test/scripted", "test/other"]
+        mine = await send("rein/models", {"sessionId": session_id})
+        assert mine["current"] == {"provider": "vscode-lm", "model": "test/other"}
+        everyone = await send("rein/models", {})
+        assert everyone["current"] == {"provider": "vscode-lm", "model": "test/scripted"}

@@ -45,13 +45,20 @@
  *    allowed values, a prompt fails with the reason, and no request reaches
  *    the local mock or a second mock standing in for the default endpoint
  *    (OPENAI_BASE_URL in the server's environment).
+ * 8. VS Code's language models: rein.model.provider "vscode-lm" with the
+ *    model of the test extension e2e/lm-provider (a language model chat
+ *    provider whose scripted model calls write_file, then answers). The
+ *    first prompt asks for consent and fails with the reason; after Allow
+ *    the prompt runs through vscode.lm, the file is written, the requests
+ *    the model saw carry Rein's tools and the tool result; the panel's model
+ *    picker lists the model.
  *
  * When `rein serve` cannot start, the suite fails (before it starts
  * code-server) with the reason: the round trip is never skipped.
  *
  * Saves build/screenshots/vscode-e2e.png, vscode-e2e-diff.png,
- * vscode-e2e-checkpoint.png, vscode-e2e-undone.png, vscode-e2e-conflict.png and
- * vscode-e2e-review.png (`make screenshots` copies those the docs show to
+ * vscode-e2e-checkpoint.png, vscode-e2e-undone.png, vscode-e2e-conflict.png,
+ * vscode-e2e-review.png, vscode-e2e-vscode-lm.png and vscode-e2e-model-picker.png (`make screenshots` copies those the docs show to
  * docs/images). Needs: the vsix (npm run
  * package), out/e2e/analyzer (scripts/build.mjs --tests), chromium,
  * .venv/bin/ruff (without it the squiggle checks are left out).
@@ -835,6 +842,8 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     );
     assert.equal(fs.readFileSync(note, 'utf8'), 'written by the scripted VS Code language model\n');
     await panel.locator('.item.run-end.completed').last().waitFor({ timeout: 60_000 });
+    // The API reports no token counts: the run's are Rein's estimate, marked so.
+    assert.match((await panel.locator('.item.run-end.completed .run-meta').last().textContent()) ?? '', /≈[\d.]+k? in · ≈\d+ out/);
     await panel.locator('.item.assistant', { hasText: 'Wrote lm_note.txt.' }).first().waitFor({ timeout: 15_000 });
     // What the model was sent: Rein's tools with the tool mode, the system
     // prompt in the first user message, the tool's result in the second request.
@@ -848,6 +857,9 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.match(requests[0]?.messages[0] ?? '', /^<instructions>/);
     assert.match(requests[0]?.messages.at(-1) ?? '', /Write the note\./);
     assert.match(requests[1]?.messages.at(-1) ?? '', /\[result lm-call-1\]/);
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await page.locator('.notification-toast').first().waitFor({ state: 'detached' });
     await page.screenshot({ path: LM_SCREENSHOT });
 
     // The picker lists the configured model and VS Code's.

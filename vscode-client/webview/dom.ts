@@ -1,7 +1,7 @@
 /** Small DOM helpers of the panel: elements from text (never from HTML strings), icons, code blocks. */
 
 import { renderInline, renderMarkdown } from '../src/shared/markdown';
-import { formatTokens } from '../src/shared/viewModel';
+export { usageText } from '../src/shared/viewModel';
 import { ICONS, type IconName } from './icons';
 
 const MAX_SHOWN_CHARS = 6000;
@@ -74,14 +74,6 @@ export function diffPre(text: string, cls: string): HTMLPreElement {
     el.append(kind ? h('span', { class: kind }, line) : line, '\n');
   }
   return el;
-}
-
-export function usageText(usage: { input_tokens?: number; output_tokens?: number; cache_read_tokens?: number }): string {
-  const parts = [`${formatTokens(usage.input_tokens ?? 0)} in`, `${formatTokens(usage.output_tokens ?? 0)} out`];
-  if (usage.cache_read_tokens) {
-    parts.push(`${formatTokens(usage.cache_read_tokens)} cached`);
-  }
-  return parts.join(' · ');
 }
 
 export function severityName(severity: number | null | undefined): string {

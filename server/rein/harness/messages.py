@@ -39,7 +39,8 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
     #: The provider reported no counts: these are Rein's estimates
     #: (:mod:`rein.harness.tokens`). A sum with an estimate is an estimate.
-    estimated: bool = False
+    #: Left out of the JSON when False (most providers report counts).
+    estimated: bool = Field(False, exclude_if=lambda estimated: not estimated)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

@@ -41,6 +41,23 @@ def _drop_late(answer: asyncio.Future[Any]) -> None:
         log.debug("a late or failed rein/lm/chat answer: %s", answer.exception())
 
 
+class _Turn:
+    """One running ``rein/lm/chat``: where its deltas go and how many came."""
+
+    def __init__(self, on_delta: Callable[[Delta], None]) -> None:
+        self.on_delta = on_delta
+        self.received = 0
+        #: The count the answer announced (``deltas``), once it came.
+        self.expected: int | None = None
+        self.complete = asyncio.Event()
+
+    def take(self, delta: Delta) -> None:
+        self.received += 1
+        self.on_delta(delta)
+        if self.expected is not None and self.received >= self.expected:
+            self.complete.set()
+
+
 class EditorLmHost:
     """:class:`~rein.providers.vscode_lm.LmHost` over the language server's
     client. ``consented``: a person has allowed the editor's models (the
@@ -48,7 +65,7 @@ class EditorLmHost:
 
     def __init__(self, server: ReinServer) -> None:
         self._server = server
-        self._turns: dict[str, Callable[[Delta], None]] = {}
+        self._turns: dict[str, _Turn] = {}
         self.consented = False
 
     async def chat(
@@ -59,7 +76,7 @@ class EditorLmHost:
 
         request_id = params["requestId"]
         msg_id = str(uuid.uuid4())
-        self._turns[request_id] = on_delta
+        turn = self._turns[request_id] = _Turn(on_delta)
         answer = asyncio.wrap_future(
             self._server.protocol.send_request(CHAT, params, msg_id=msg_id)
         )
@@ -69,6 +86,7 @@ class EditorLmHost:
         answer.add_done_callback(_drop_late)
         try:
             result = await asyncio.shield(answer)
+            await self._all_deltas(turn, result)
         except asyncio.CancelledError:
             self._cancel(msg_id)
             raise
@@ -85,6 +103,17 @@ class EditorLmHost:
         if not isinstance(result, dict):
             raise LmRequestError(-32603, f"rein/lm/chat answered {result!r:.200}, not an object")
         return result
+
+    @staticmethod
+    async def _all_deltas(turn: _Turn, result: Any) -> None:
+        """The answer can overtake the client's last deltas on the wire (a
+        client may queue notifications): with ``deltas`` (how many it sent)
+        in the answer, wait for that many. The provider's idle bound
+        (``model.streamIdleTimeout``) bounds the wait."""
+        expected = result.get("deltas") if isinstance(result, dict) else None
+        if isinstance(expected, int) and turn.received < expected:
+            turn.expected = expected
+            await turn.complete.wait()
 
     def _cancel(self, msg_id: str) -> None:
         try:
@@ -108,7 +137,7 @@ class EditorLmHost:
         if turn is None:
             log.debug("%s for %s, which is not running: dropped", DELTA, request_id)
             return
-        turn(params)
+        turn.take(params)
 
 
 def register(server: ReinServer) -> None:

@@ -68,12 +68,9 @@ class ModelChoices:
     def build(self, choice: Choice, session_id: str | None) -> Model:
         """The model of ``choice`` (ConfigError when it cannot be used)."""
         from rein.lsp._lm_params import chosen_config
-        from rein.providers import create_model
         from rein.providers.vscode_lm import VsCodeLmModel
 
-        config = chosen_config(self._server.config.model, choice)
-
-        model = create_model(config, lm_host=self._server.lm_host)
+        model = self._server.build_model(chosen_config(self._server.config.model, choice))
         if isinstance(model, VsCodeLmModel):
             model.session_id = session_id
         return model

@@ -363,11 +363,16 @@ class ReinServer(LanguageServer):
         """A session's model (the model picker's choice first, rein/setModel);
         the HTTP providers share the server's clients, vscode-lm asks the
         editor."""
+        return self.build_model(self.model_choices.effective(config))
+
+    def build_model(self, config: ModelConfig) -> Model:
+        """The model ``config`` describes, as given (no picker choice
+        applied): HTTP providers share the server's clients, vscode-lm asks
+        the editor. ConfigError when it cannot be built."""
         from rein.providers import create_model, shared_http_clients
 
         if self._http_clients is None:
             self._http_clients = shared_http_clients()
-        config = self.model_choices.effective(config)
         return create_model(config, clients=self._http_clients, lm_host=self.lm_host)
 
     @property

@@ -15,7 +15,8 @@ Wire shapes (docs/protocol.md):
   toolCallId, name, text, isError}``;
 * deltas ``{requestId, kind: "text", text}`` and ``{requestId, kind:
   "tool_call", id, name, input}``;
-* result ``{stopReason: "stop"|"tool_use"|"length"|"error", error?}``.
+* result ``{stopReason: "stop"|"tool_use"|"length"|"error", error?, deltas?}``
+  (``deltas``: how many were sent; the host waits for them all).
 """
 
 from __future__ import annotations
@@ -297,10 +298,10 @@ class VsCodeLmModel:
             result = call.result()
         except LmRequestError as exc:
             if exc.code == CONSENT_REQUIRED:
-                raise ConsentRequired(
-                    f"consent required: {exc} (allow Rein to use the editor's language "
-                    "models, then send the prompt again)"
-                ) from exc
+                said = str(exc)
+                if not said.startswith("consent required"):
+                    said = f"consent required: {said}"
+                raise ConsentRequired(f"{said}; once allowed, send the prompt again") from exc
             raise ProviderError(f"rein/lm/chat failed: {exc}", streamed=streamed) from exc
         if not isinstance(result, dict):
             raise StreamError(f"rein/lm/chat answered {result!r:.200}, not an object")

@@ -31,6 +31,8 @@ export type StopReason = 'stop' | 'tool_use' | 'length' | 'error';
 export interface LmChatResult {
   stopReason: StopReason;
   error?: string;
+  /** How many `rein/lm/delta` were sent: the server waits for them all (a notification can be overtaken by the answer). */
+  deltas?: number;
 }
 
 export type LmDelta =
@@ -137,6 +139,11 @@ export async function runChat(
     options.modelOptions = { maxTokens: params.maxTokens };
   }
   let calls = 0;
+  let sent = 0;
+  const deliver = (delta: LmDelta): void => {
+    sent += 1;
+    send(delta);
+  };
   try {
     const response = await model.sendRequest(toLmMessages(api, params), options, token);
     for await (const part of response.stream) {
@@ -149,18 +156,18 @@ export async function runChat(
       }
       if ('text' in read) {
         if (read.text) {
-          send({ requestId: params.requestId, kind: 'text', text: read.text });
+          deliver({ requestId: params.requestId, kind: 'text', text: read.text });
         }
       } else {
         calls += 1;
-        send({ requestId: params.requestId, kind: 'tool_call', id: read.id, name: read.name, input: read.input });
+        deliver({ requestId: params.requestId, kind: 'tool_call', id: read.id, name: read.name, input: read.input });
       }
     }
   } catch (error) {
     if (token.isCancellationRequested) {
-      return { stopReason: 'stop' };
+      return { stopReason: 'stop', deltas: sent };
     }
     throw error;
   }
-  return { stopReason: calls > 0 ? 'tool_use' : 'stop' };
+  return { stopReason: calls > 0 ? 'tool_use' : 'stop', deltas: sent };
 }

@@ -383,3 +383,13 @@ export function summarizeArgs(name: string, args: Record<string, unknown>): stri
   const line = summary.split('\n', 1)[0] ?? '';
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
+
+/** "12.3k in · 1.1k out"; "≈" before counts the provider did not report (vscode-lm: Rein's estimate). */
+export function usageText(usage: { input_tokens?: number; output_tokens?: number; cache_read_tokens?: number; estimated?: boolean }): string {
+  const about = usage.estimated ? '≈' : '';
+  const parts = [`${about}${formatTokens(usage.input_tokens ?? 0)} in`, `${about}${formatTokens(usage.output_tokens ?? 0)} out`];
+  if (usage.cache_read_tokens) {
+    parts.push(`${formatTokens(usage.cache_read_tokens)} cached`);
+  }
+  return parts.join(' · ');
+}

@@ -61,7 +61,7 @@ describe('the vscode-lm adapter', () => {
     const api = new FakeLmApi([model, new FakeLmModel('o', 'test', 'other', 'Other')]);
     const deltas: LmDelta[] = [];
     const result = await runChat(api, params(), (d) => deltas.push(d), new CancellationTokenSource().token);
-    assert.deepEqual(result, { stopReason: 'tool_use' });
+    assert.deepEqual(result, { stopReason: 'tool_use', deltas: 3 });
     assert.deepEqual(api.selectors, [{ vendor: 'test', family: 'scripted' }]);
     assert.deepEqual(deltas, [
       { requestId: 'r1', kind: 'text', text: 'Let me ' },
@@ -83,7 +83,7 @@ describe('the vscode-lm adapter', () => {
   it('answers stop for a text-only reply', async () => {
     const api = new FakeLmApi([scripted([{ kind: 'text', value: 'done' }])]);
     const result = await runChat(api, params({ tools: [] }), () => undefined, new CancellationTokenSource().token);
-    assert.deepEqual(result, { stopReason: 'stop' });
+    assert.deepEqual(result, { stopReason: 'stop', deltas: 1 });
   });
 
   it("cancels the model's request when the server cancels", async () => {
@@ -116,7 +116,7 @@ describe('rein/lm/chat and consent', () => {
     assert.equal(state.get(CONSENT_KEY), true);
     assert.deepEqual(connection.notifications.at(-1), { method: 'rein/lm/consent', params: { granted: true } });
     const result = await answerChat(api, consent, connection, params(), token);
-    assert.deepEqual(result, { stopReason: 'stop' });
+    assert.deepEqual(result, { stopReason: 'stop', deltas: 1 });
     assert.deepEqual(
       connection.notifications.filter((n) => n.method === 'rein/lm/delta').map((n) => n.params),
       [{ requestId: 'r1', kind: 'text', text: 'hi' }],
