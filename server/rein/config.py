@@ -33,7 +33,7 @@ from pydantic.alias_generators import to_camel
 from rein.harness.config import GatesConfig, HarnessConfig
 from rein.harness.errors import ConfigError
 from rein.providers.config import ModelConfig
-from rein.tools.settings import ApprovalSettings, ToolOptions, ToolSettings
+from rein.tools.settings import ApprovalSettings, InstructionSettings, ToolOptions, ToolSettings
 
 __all__ = [
     "ENDPOINT_KEYS",
@@ -129,6 +129,7 @@ class ReinConfig(BaseModel):
     gates: GatesConfig = GatesConfig()
     approval: ApprovalSettings = ApprovalSettings()
     tools: ToolOptions = ToolOptions()
+    instructions: InstructionSettings = InstructionSettings()
     auto_repair: Literal["off", "onSave"] = "off"
     sessions: SessionLimits = SessionLimits()
     checkpoints: CheckpointLimits = CheckpointLimits()
@@ -142,6 +143,7 @@ class ReinConfig(BaseModel):
         return ToolSettings(
             approval=self.approval,
             tools=self.tools,
+            instructions=self.instructions,
             max_tool_result_chars=self.harness.max_tool_result_chars,
         )
 

@@ -20,7 +20,9 @@ from rein.harness import (
     UserMessage,
 )
 from rein.harness.agent import dangling_tool_calls
+from rein.harness.messages import Usage
 from rein.harness.ports import ModelOptions, ModelRequest
+from rein.harness.tokens import estimate_tokens
 from rein.providers.replay import ReplayModel
 from tests.fakes import (
     EchoArgs,
@@ -323,6 +325,13 @@ async def test_abort_cancels_a_streaming_model_and_keeps_partial_text() -> None:
     assert agent.messages[-1] == UserMessage(content="queued steer", origin="steer")
     assert log.of("run_end")[0].status == "aborted"
     assert_well_formed(log.types())
+    # The text that streamed is counted (estimated: a cut stream reports nothing).
+    said = estimate_tokens("partial answer")
+    assert said > 0
+    assert last_assistant.usage == Usage(output_tokens=said, estimated=True)
+    assert result.usage == Usage(output_tokens=said, estimated=True)
+    assert log.of("run_end")[0].usage == result.usage
+    assert log.of("turn_end")[-1].usage == result.usage
 
 
 async def test_abort_cancels_running_tools_and_answers_dangling_calls() -> None:

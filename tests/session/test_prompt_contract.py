@@ -14,7 +14,9 @@ tools that request offered:
 * no instruction contradicts the tools: where a ``write`` tool is offered,
   nothing forbids changing files, where a ``command`` tool is offered,
   nothing forbids running commands; a role without them is told so;
-* the project's AGENTS.md reaches every role;
+* the project's instruction files reach every role: AGENTS.md, CLAUDE.md,
+  ``.github/copilot-instructions.md``, ``.cursor/rules/*.mdc`` and an
+  AGENTS.md in a subfolder, named with the folder it applies to;
 * a toolkit's ``<notes_rules>`` section is there exactly when one of its
   tools is offered.
 """
@@ -48,6 +50,13 @@ from tests.mcp.conftest import TOOLBOX
 from tests.session.notes_toolkit import NOTES_PATH
 
 AGENTS_MD = "Always run `make lint` before finishing; use tabs, never spaces."
+#: The other instruction files of the project, by path (none names a tool).
+MORE_INSTRUCTIONS = {
+    "CLAUDE.md": "Prefer small functions.",
+    ".github/copilot-instructions.md": "Write docstrings in English.",
+    ".cursor/rules/style.mdc": "---\nalwaysApply: true\n---\nKeep lines under 100 characters.",
+    "lib/AGENTS.md": "Code under lib is vendored: leave it as it is.",
+}
 NOTES_TOOLS = ("read_note", "write_note")
 MCP_BOX_TOOLS = (
     "crash",
@@ -126,6 +135,9 @@ def check_contract(role: str, request: RecordedRequest, executor_tools: Sequence
     """The contract above, for one request of ``role``."""
     system, offered = request.system, set(request.tools)
     assert AGENTS_MD in system, f"{role}: AGENTS.md does not reach it"
+    for path, text in MORE_INSTRUCTIONS.items():
+        assert text in system, f"{role}: {path} does not reach it"
+    assert '<project_instructions file="lib/AGENTS.md" applies_to="lib/">' in system, role
     named_as_executors: set[str] = set()
     if role in ("planner", "summariser"):
         head, _, overview = system.partition(EXECUTOR_SECTION)
@@ -213,6 +225,9 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     (root / "AGENTS.md").write_text(AGENTS_MD + "\n")
+    for path, text in MORE_INSTRUCTIONS.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text + "\n")
     (root / "app.py").write_text("x = 1\n")
     return root
 
@@ -425,7 +440,9 @@ async def test_the_planner_plans_with_the_executors_mcp_tools(
 def test_the_contract_catches_each_kind_of_breach() -> None:
     good = RecordedRequest(
         system=f"Use `read_file`. None of your tools changes files: {NO_WRITE} {NO_COMMAND}\n"
-        + AGENTS_MD,
+        + AGENTS_MD
+        + "\n".join(MORE_INSTRUCTIONS.values())
+        + '\n<project_instructions file="lib/AGENTS.md" applies_to="lib/">',
         messages=[],
         tools=["read_file"],
         tool_choice=None,
@@ -434,6 +451,8 @@ def test_the_contract_catches_each_kind_of_breach() -> None:
     breaches = {
         "not offered": good.system + " Then call edit_file.",
         "AGENTS.md": good.system.replace(AGENTS_MD, ""),
+        "CLAUDE.md": good.system.replace(MORE_INSTRUCTIONS["CLAUDE.md"], ""),
+        "nested scope": good.system.replace(' applies_to="lib/"', ""),
         "rules": good.system + "\n<notes_rules>\nx\n</notes_rules>",
     }
     for what, system in breaches.items():
@@ -450,3 +469,14 @@ def test_the_contract_catches_each_kind_of_breach() -> None:
 
 def _with(request: RecordedRequest, **change: Any) -> RecordedRequest:
     return dataclasses.replace(request, **change)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_the_instruction_files_setting_decides_what_reaches_the_prompt(
+    host: Any, project: Path, tmp_path: Path
+) -> None:
+    config = {**_config(tmp_path), "instructions": {"files": ["CLAUDE.md"]}}
+    ran = await run_script(host, project, "agent", [{"text": "x is 1."}], config)
+    system = ran.requests[0].system
+    assert MORE_INSTRUCTIONS["CLAUDE.md"] in system
+    assert AGENTS_MD not in system and MORE_INSTRUCTIONS["lib/AGENTS.md"] not in system

@@ -116,17 +116,29 @@ def test_prompt_without_tools_or_sections() -> None:
         build_system_prompt([], "planner")
 
 
-def test_project_instructions_precedence_and_bound(root: Path, write_files: WriteFiles) -> None:
+def test_project_instructions_reads_every_file_found_each_bounded(
+    root: Path, write_files: WriteFiles
+) -> None:
+    """Issue 21: CLAUDE.md and the others are read as well as AGENTS.md, not
+    instead of it; each file is cut at its bound."""
     assert project_instructions(root) is None
     write_files({".github/copilot-instructions.md": "copilot"})
-    assert project_instructions(root) == "copilot"
-    write_files({"CLAUDE.md": "claude"})
-    assert project_instructions(root) == "claude"
-    write_files({"AGENTS.md": "agents " * 5000})
+    assert project_instructions(root) == (
+        '<project_instructions file=".github/copilot-instructions.md">\ncopilot\n'
+        "</project_instructions>"
+    )
+    write_files({"CLAUDE.md": "claude", "AGENTS.md": "agents " * 5000})
     text = project_instructions(root)
-    assert text is not None and text.startswith("agents agents")
-    assert text.endswith("[... AGENTS.md cut here ...]")
-    assert len(text) < 16_100
+    assert text is not None
+    assert text.startswith(
+        "Instruction files found: AGENTS.md, CLAUDE.md, .github/copilot-instructions.md.\n"
+    )
+    agents = text.split('<project_instructions file="AGENTS.md">\n', 1)[1]
+    agents = agents.split("\n</project_instructions>", 1)[0]
+    assert agents.startswith("agents agents")
+    assert agents.endswith("[... AGENTS.md cut here ...]")
+    assert len(agents) < 16_100
+    assert text.index("\nclaude\n") < text.index("\ncopilot\n")
 
 
 @pytest.mark.usefixtures("ignore_tree")

@@ -82,9 +82,12 @@ const CHECKPOINT_SCREENSHOT = screenshotPath('vscode-e2e-checkpoint.png');
 const UNDONE_SCREENSHOT = screenshotPath('vscode-e2e-undone.png');
 const CONFLICT_SCREENSHOT = screenshotPath('vscode-e2e-conflict.png');
 const REVIEW_SCREENSHOT = screenshotPath('vscode-e2e-review.png');
-const APPROVALS_SCREENSHOT = screenshotPath('vscode-e2e-approvals.png');
 const LM_SCREENSHOT = screenshotPath('vscode-e2e-vscode-lm.png');
 const PICKER_SCREENSHOT = screenshotPath('vscode-e2e-model-picker.png');
+const APPROVALS_SCREENSHOT = screenshotPath('vscode-e2e-approvals.png');
+const MENTION_SCREENSHOT = screenshotPath('vscode-e2e-mention.png');
+const WALKTHROUGH_SCREENSHOT = screenshotPath('vscode-e2e-walkthrough.png');
+const UNTRUSTED_SCREENSHOT = screenshotPath('vscode-e2e-untrusted.png');
 /** REIN_E2E_REIN points the test at another `rein` (e.g. to see the suite fail without one). */
 const REIN = process.env.REIN_E2E_REIN ?? path.join(REPO, '.venv', 'bin', 'rein');
 const RUFF = path.join(REPO, '.venv', 'bin', 'ruff');
@@ -144,8 +147,10 @@ interface Env {
   logs: string;
 }
 
-function settings(modelPort: number): Record<string, unknown> {
+function settings(modelPort: number, trust = false): Record<string, unknown> {
   return {
+    // The untrusted-workspace test turns workspace trust on (and opens the folder untrusted).
+    ...(trust ? { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false } : { 'security.workspace.trust.enabled': false }),
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'workbench.colorTheme': 'Default Dark Modern',
@@ -158,7 +163,6 @@ function settings(modelPort: number): Record<string, unknown> {
     'extensions.autoCheckUpdates': false,
     'telemetry.telemetryLevel': 'off',
     'update.mode': 'none',
-    'security.workspace.trust.enabled': false,
     'git.enabled': false,
     'editor.minimap.enabled': false,
     'rein.server.path': REIN,
@@ -169,7 +173,7 @@ function settings(modelPort: number): Record<string, unknown> {
   };
 }
 
-async function startAll(server: CodeServer): Promise<Env> {
+async function startAll(server: CodeServer, trust = false): Promise<Env> {
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'rein-e2e-'));
   const logs = path.join(ROOT, 'out', 'e2e', 'logs');
   fs.mkdirSync(logs, { recursive: true });
@@ -182,7 +186,7 @@ async function startAll(server: CodeServer): Promise<Env> {
   // "Machine" settings in code-server, so write both.
   for (const scope of ['User', 'Machine']) {
     fs.mkdirSync(path.join(userData, scope), { recursive: true });
-    fs.writeFileSync(path.join(userData, scope, 'settings.json'), JSON.stringify(settings(modelPort), null, 2));
+    fs.writeFileSync(path.join(userData, scope, 'settings.json'), JSON.stringify(settings(modelPort, trust), null, 2));
   }
 
   const env: NodeJS.ProcessEnv = {
@@ -229,7 +233,7 @@ async function startAll(server: CodeServer): Promise<Env> {
         '--bind-addr', `127.0.0.1:${port}`,
         '--disable-telemetry',
         '--disable-update-check',
-        '--disable-workspace-trust',
+        ...(trust ? [] : ['--disable-workspace-trust']),
         '--extensions-dir', extensions,
         '--user-data-dir', userData,
         workspace,
@@ -463,6 +467,34 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await runCommand(page, 'Rein: Start Preview');
     await page.locator('.notification-list-item-message', { hasText: 'no preview is configured' }).first().waitFor({ timeout: 15_000 });
   });
+  it('attaches a file with @ in the prompt box: the model reads it as a tagged block', async () => {
+    assert.ok(env);
+    const { page } = env;
+    const panel = chat(page);
+    await useScenario(env, 'mention-scenario.yaml');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    const input = panel.locator('.composer textarea');
+    await input.fill('');
+    await input.pressSequentially('What does this file define? @');
+    // VS Code's quick pick: the selection, Problems, the terminal, then the workspace's files.
+    const quick = page.locator('.quick-input-widget');
+    await quick.locator('.monaco-list-row', { hasText: 'Selection' }).first().waitFor({ timeout: 15_000 });
+    await quick.locator('input').fill('shapes');
+    await quick.locator('.monaco-list-row', { hasText: 'shapes.py' }).first().waitFor();
+    await quick.locator('input').press('Enter');
+    await panel.locator('.attachments .chip-label', { hasText: '@shapes.py' }).waitFor({ timeout: 15_000 });
+    assert.equal(await input.inputValue(), 'What does this file define? ');
+    await page.screenshot({ path: MENTION_SCREENSHOT });
+    await input.click();
+    await input.press('End');
+    await input.press('Enter');
+    await waitForEnd(env, panel, '.item.run-end');
+    assert.match((await panel.locator('.item.run-end').last().getAttribute('class')) ?? '', /\bcompleted\b/, env.mock.tail());
+    await assertScenarioUsedUp(env);
+    assert.equal(await panel.locator('.attachments .chip').count(), 0, 'the chips went with the prompt');
+  });
+
   it('runs a plan in Plan mode: two steps with edits, a replan and a subagent, one end for the plan', async () => {
     assert.ok(env);
     const { page, workspace } = env;
@@ -824,5 +856,70 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await page.screenshot({ path: PICKER_SCREENSHOT });
     await row.click();
     await button.locator('.model-label', { hasText: 'Scripted (rein-test)' }).waitFor({ timeout: 15_000 });
+  });
+});
+
+describe('Rein in an untrusted workspace (code-server)', { timeout: 300_000 }, () => {
+  const serve = reinServeExists();
+  let env: Env | undefined;
+
+  before(async () => {
+    assert.ok(serve.ok, `\`rein serve\` cannot start: ${serve.why}`);
+    env = await startAll(installCodeServer(), true);
+  });
+
+  after(async () => {
+    await stopAll(env);
+  });
+
+  it('starts no server, says why in the panel and the status bar, and offers to manage trust', async () => {
+    assert.ok(env);
+    const { page } = env;
+    await page.locator('.monaco-workbench .part.banner').getByText('Restricted Mode').first().waitFor({ timeout: 30_000 });
+    // The Rein view in the activity bar (opening it activates the extension).
+    await page.locator('.activitybar .action-item a[aria-label^="Rein"]').first().click();
+    const panel = chat(page);
+    await panel.locator('.composer textarea').waitFor({ timeout: 60_000 });
+    await widenSideBar(page, 440);
+    const banner = panel.locator('.banner.state-untrusted');
+    await banner.waitFor({ timeout: 30_000 });
+    assert.equal(await banner.locator('.banner-text').textContent(), 'Rein starts its server and runs commands only in a trusted workspace.');
+    assert.equal(await banner.locator('button').textContent(), 'Manage Workspace Trust');
+    await panel.locator('.composer textarea').fill('Fix calc.py');
+    assert.equal(await panel.locator('.composer button.primary').isDisabled(), true, 'nothing can be sent');
+    assert.equal((await mockRequests(env.modelPort)).length, 0, 'no model request');
+    await page.screenshot({ path: UNTRUSTED_SCREENSHOT });
+    await banner.locator('button').click();
+    await page.locator('.workspace-trust-editor').first().waitFor({ timeout: 30_000 });
+  });
+});
+
+// Its own VS Code: the walkthrough's media are a second webview and may open as a modal editor,
+// which would stand in the way of the other tests.
+describe('Rein: Get Started (code-server)', { timeout: 300_000 }, () => {
+  const serve = reinServeExists();
+  let env: Env | undefined;
+
+  before(async () => {
+    assert.ok(serve.ok, `\`rein serve\` cannot start: ${serve.why}`);
+    env = await startAll(installCodeServer());
+  });
+
+  after(async () => {
+    await stopAll(env);
+  });
+
+  it('opens the walkthrough with Rein: Get Started', async () => {
+    assert.ok(env);
+    const { page } = env;
+    // The extension's contributions are loaded (its view in the activity bar) before its command is looked up.
+    await page.locator('.activitybar .action-item a[aria-label^="Rein"]').first().waitFor({ timeout: 60_000 });
+    await runCommand(page, 'Rein: Get Started');
+    const walkthrough = page.locator('.gettingStartedContainer');
+    await walkthrough.getByText('Get started with Rein').first().waitFor({ timeout: 30_000 });
+    for (const step of ['Install the Rein server', 'Choose a model or set a key', 'Fix a problem with Rein']) {
+      await walkthrough.getByText(step).first().waitFor();
+    }
+    await page.screenshot({ path: WALKTHROUGH_SCREENSHOT });
   });
 });

@@ -65,7 +65,7 @@ export async function promptForApiKey(store: ApiKeyStore, restart: (reason: stri
   const { provider, envName } = configuredKeyEnv();
   if (!envName) {
     void vscode.window.showInformationMessage(
-      `The "${provider}" provider needs no API key. Set rein.model.apiKeyEnv to name one anyway.`,
+      vscode.l10n.t('The "{0}" provider needs no API key. Set rein.model.apiKeyEnv to name one anyway.', provider),
     );
     return;
   }
@@ -85,10 +85,10 @@ export async function promptForApiKey(store: ApiKeyStore, restart: (reason: stri
   if (key.trim()) {
     await store.store(envName, key.trim());
     await restart(`API key for ${envName} stored`);
-    void vscode.window.showInformationMessage(`Rein: API key stored; the server restarted with ${envName} set.`);
+    void vscode.window.showInformationMessage(vscode.l10n.t('Rein: API key stored; the server restarted with {0} set.', envName));
   } else if (existing) {
     await store.delete(envName);
     await restart(`API key for ${envName} removed`);
-    void vscode.window.showInformationMessage(`Rein: stored API key for ${envName} removed.`);
+    void vscode.window.showInformationMessage(vscode.l10n.t('Rein: stored API key for {0} removed.', envName));
   }
 }

@@ -10,12 +10,13 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as readline from 'node:readline';
 import {
   CloseAction,
   ErrorAction,
   LanguageClient,
   State,
-  type CancellationToken,
+  CancellationToken,
   type ErrorHandler,
   type LanguageClientOptions,
   type ServerOptions,
@@ -24,7 +25,11 @@ import * as vscode from 'vscode';
 import type { ApiKeyStore } from './apiKey';
 import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust, workspaceServerNames } from './configuration';
 import { RestartPolicy } from './restartPolicy';
-import { findServer, type ServerLocation } from './serverPath';
+import { editedUris } from './bridge/save';
+import { ServerLogReader, write } from './log';
+import { findServer, ignoredServerPathHere, type ServerLocation } from './serverPath';
+import { trustGate, UNTRUSTED_DETAIL } from './trust';
+import { plain } from './panel/text';
 
 export type ConnectionState =
   | 'stopped' // not started yet, or stopped on purpose
@@ -32,6 +37,7 @@ export type ConnectionState =
   | 'running'
   | 'restarting' // crashed; a restart is scheduled
   | 'missing' // no `rein` executable found
+  | 'untrusted' // the workspace is not trusted: nothing starts until it is
   | 'failed'; // crashed too often; waiting for the person
 
 export interface ConnectionInfo {
@@ -57,7 +63,9 @@ export class NotConnectedError extends Error {
     super(
       state === 'missing'
         ? 'The Rein server was not found: set rein.server.path.'
-        : `The Rein server is not running (${state}).`,
+        : state === 'untrusted'
+          ? UNTRUSTED_DETAIL
+          : `The Rein server is not running (${state}).`,
     );
   }
 }
@@ -66,6 +74,8 @@ export interface ClientOptions {
   /** The contributed `rein.*` setting keys (package.json). */
   settingKeys?: ReadonlySet<string>;
   maxQuickCrashes?: number;
+  /** Called with the documents of each workspace/applyEdit from the server, before it is applied. */
+  beforeApplyEdit?: (uris: string[]) => void;
   /** A server that ran this long before crashing resets the crash count. */
   stableAfterMs?: number;
   backoffBaseMs?: number;
@@ -89,12 +99,14 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   private stopping = false;
   private generation = 0;
   private current: ConnectionInfo = { state: 'stopped' };
+  private reportedIgnored: string | undefined;
   private readonly requestHandlers = new Map<string, Handler>();
   private readonly notificationHandlers = new Map<string, NotificationHandler>();
   private readonly stateEmitter = new vscode.EventEmitter<ConnectionInfo>();
   readonly onDidChangeState = this.stateEmitter.event;
   private readonly policy: RestartPolicy;
   private readonly settingKeys: ReadonlySet<string>;
+  private readonly beforeApplyEdit: (uris: string[]) => void;
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -104,6 +116,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   ) {
     this.policy = new RestartPolicy(options.maxQuickCrashes, options.stableAfterMs, options.backoffBaseMs);
     this.settingKeys = options.settingKeys ?? new Set();
+    this.beforeApplyEdit = options.beforeApplyEdit ?? (() => undefined);
   }
 
   get info(): ConnectionInfo {
@@ -162,6 +175,20 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     this.clearRestartTimer();
     const generation = ++this.generation;
     await this.disposeClient();
+    const ignored = ignoredServerPathHere();
+    if (ignored && ignored !== this.reportedIgnored) {
+      this.reportedIgnored = ignored; // once per reason, not at every restart
+      this.output.warn(ignored);
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: {0}', ignored));
+    }
+    const untrusted = trustGate(vscode.workspace.isTrusted);
+    if (untrusted) {
+      // No server, no gate or preview command, until the person trusts the workspace
+      // (onDidGrantWorkspaceTrust starts it then).
+      this.setState(untrusted.state, untrusted.detail);
+      this.output.info('The workspace is not trusted: the Rein server starts once it is.');
+      return;
+    }
     const location = await findServer();
     if (generation !== this.generation) {
       return;
@@ -287,12 +314,28 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
+      // The server's log lines at their level (the client's default logs all of stderr as errors).
+      stdioOptions: {
+        // Our server options start the process themselves: its stdout is the protocol, never piped here.
+        stdout: () => undefined,
+        stderr: (input, channel) => {
+          const reader = new ServerLogReader();
+          readline
+            .createInterface({ input, crlfDelay: Infinity, terminal: false })
+            .on('line', (line) => write(channel, reader.line(line)));
+        },
+      },
       traceOutputChannel: this.output,
       initializationOptions: { storagePath },
       errorHandler,
       initializationFailedHandler: () => false,
       middleware: {
         workspace: {
+          handleApplyEdit: (params, next) => {
+            // Whether each document held the person's unsaved changes before Rein's edit (bridge/save).
+            this.beforeApplyEdit(editedUris(params.edit));
+            return next(params, CancellationToken.None);
+          },
           configuration: async (params, token, next) => {
             const result = await next(params, token);
             if (!Array.isArray(result)) {
@@ -374,7 +417,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
     if (decision.crashes === 1) {
       // Once per streak; later restarts show in the status bar and the panel.
       void vscode.window
-        .showWarningMessage(`Rein server stopped (${why}). Restarting in ${seconds} s.`, 'Show Output')
+        .showWarningMessage(plain(vscode.l10n.t('Rein server stopped ({0}). Restarting in {1} s.', why, seconds)), 'Show Output')
         .then((choice) => {
           if (choice === 'Show Output') {
             this.output.show(true);
@@ -388,7 +431,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   }
 
   private async showMissing(location: Extract<ServerLocation, { found: false }>): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(`Rein: ${location.reason}`, 'Open Settings', 'Retry');
+    const choice = await vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: {0}', location.reason)), 'Open Settings', 'Retry');
     if (choice === 'Open Settings') {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'rein.server.path');
     } else if (choice === 'Retry') {
@@ -398,7 +441,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
 
   private async showFailed(why: string): Promise<void> {
     const choice = await vscode.window.showErrorMessage(
-      `Rein server keeps stopping (${why}). It will not be restarted automatically.`,
+      plain(vscode.l10n.t('Rein server keeps stopping ({0}). It will not be restarted automatically.', why)),
       'Show Output',
       'Restart',
       'Open Settings',
@@ -418,10 +461,14 @@ export function registerClient(
   context: vscode.ExtensionContext,
   output: vscode.LogOutputChannel,
   keys: ApiKeyStore,
+  beforeApplyEdit?: (uris: string[]) => void,
 ): ReinClient {
   const storage = (context.storageUri ?? context.globalStorageUri).fsPath;
   fs.mkdirSync(storage, { recursive: true });
-  const client = new ReinClient(output, storage, keys, { settingKeys: contributedKeys(context.extension.packageJSON) });
+  const client = new ReinClient(output, storage, keys, {
+    settingKeys: contributedKeys(context.extension.packageJSON),
+    ...(beforeApplyEdit ? { beforeApplyEdit } : {}),
+  });
   context.subscriptions.push(
     client,
     // A server inside the workspace may start once the person trusts it.

@@ -13,6 +13,7 @@ import { toLspDiagnostic } from './bridge/diagnostics';
 import type { Chat, ChatViewProvider } from './panel/chatView';
 import type { ChatController } from './panel/controller';
 import type { PreviewAction, PreviewResult, PromptContext } from './shared/protocol';
+import { plain } from './panel/text';
 
 export const Commands = {
   openChat: 'rein.openChat',
@@ -24,10 +25,14 @@ export const Commands = {
   setApiKey: 'rein.setApiKey',
   restartServer: 'rein.restartServer',
   openSettings: 'rein.openSettings',
+  openWalkthrough: 'rein.openWalkthrough',
   previewStart: 'rein.previewStart',
   previewStop: 'rein.previewStop',
   previewRestart: 'rein.previewRestart',
 } as const;
+
+/** The walkthrough (package.json contributes.walkthroughs), as `publisher.name#id`. */
+export const WALKTHROUGH = 'rein.rein#rein.gettingStarted';
 
 const STATUS_MESSAGE_MS = 6000;
 
@@ -76,7 +81,7 @@ async function ask(controller: ChatController, view: ChatViewProvider): Promise<
 async function fixProblems(controller: ChatController, view: ChatViewProvider): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
-    void vscode.window.showInformationMessage('Rein: open a file to fix its problems.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('Rein: open a file to fix its problems.'));
     return;
   }
   const uri = editor.document.uri;
@@ -85,7 +90,7 @@ async function fixProblems(controller: ChatController, view: ChatViewProvider): 
     .filter((d) => d.severity === vscode.DiagnosticSeverity.Error || d.severity === vscode.DiagnosticSeverity.Warning);
   const name = relativePath(uri);
   if (problems.length === 0) {
-    void vscode.window.showInformationMessage(`Rein: ${name} has no errors or warnings.`);
+    void vscode.window.showInformationMessage(plain(vscode.l10n.t('Rein: {0} has no errors or warnings.', name)));
     return;
   }
   const text = `Fix the ${problems.length} problem${problems.length === 1 ? '' : 's'} reported in ${name}.`;
@@ -118,19 +123,19 @@ export async function runPreviewAction(controller: ChatController, action: Exclu
       () => controller.previewRequest(action),
     );
   } catch (error) {
-    void vscode.window.showErrorMessage(`Rein: could not ${action} the preview: ${error instanceof Error ? error.message : String(error)}`);
+    void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: could not {0} the preview: {1}', action, error instanceof Error ? error.message : String(error))));
     return;
   }
   if (result.state === 'off') {
     const open = 'Open Settings';
-    const choice = await vscode.window.showWarningMessage('Rein: no preview is configured. Set rein.gates.preview.command to the command that starts your program.', open);
+    const choice = await vscode.window.showWarningMessage(vscode.l10n.t('Rein: no preview is configured. Set rein.gates.preview.command to the command that starts your program.'), open);
     if (choice === open) {
       await vscode.commands.executeCommand('workbench.action.openSettings', 'rein.gates.preview');
     }
     return;
   }
   if (result.error) {
-    void vscode.window.showErrorMessage(`Rein: preview ${action} failed: ${result.error}`);
+    void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: preview {0} failed: {1}', action, result.error)));
     return;
   }
   vscode.window.setStatusBarMessage(previewStatusText(result), STATUS_MESSAGE_MS);
@@ -158,7 +163,30 @@ export function registerCommands(
   register(Commands.setApiKey, () => promptForApiKey(keys, (reason) => client.restart(reason)));
   register(Commands.restartServer, () => client.restart('restart requested'));
   register(Commands.openSettings, () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:rein.rein'));
+  register(Commands.openWalkthrough, () =>
+    vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH, false),
+  );
   register(Commands.previewStart, () => runPreviewAction(controller, 'start'));
   register(Commands.previewStop, () => runPreviewAction(controller, 'stop'));
   register(Commands.previewRestart, () => runPreviewAction(controller, 'restart'));
+}
+
+/** The context key that enables Rein: Abort (package.json `enablement`) only while a run is active. */
+export const RUN_ACTIVE_KEY = 'rein.runActive';
+
+/** Keeps RUN_ACTIVE_KEY equal to whether the panel's session is running. */
+export function registerRunContext(
+  context: vscode.ExtensionContext,
+  controller: Pick<ChatController, 'running' | 'onDidChange' | 'onDidReset'>,
+): void {
+  let last: boolean | undefined;
+  const update = (): void => {
+    const running = controller.running;
+    if (running !== last) {
+      last = running;
+      void vscode.commands.executeCommand('setContext', RUN_ACTIVE_KEY, running);
+    }
+  };
+  update();
+  context.subscriptions.push(controller.onDidChange(update), controller.onDidReset(update));
 }

@@ -6,9 +6,11 @@
 import * as vscode from 'vscode';
 import { ApiKeyStore } from './apiKey';
 import { registerEditorBridge } from './bridge';
+import { PersonEdits } from './bridge/save';
 import { registerClient, type ReinClient } from './client';
-import { registerCommands } from './commands';
+import { registerCommands, registerRunContext } from './commands';
 import { registerLanguageModels } from './lm';
+import { registerRunLog } from './log';
 import { registerChatPanel } from './panel/chatView';
 import { registerReviewLens } from './panel/reviewLens';
 import { registerStatusBar } from './statusBar';
@@ -24,12 +26,15 @@ function registerOutput(context: vscode.ExtensionContext): vscode.LogOutputChann
 export function activate(context: vscode.ExtensionContext): void {
   const output = registerOutput(context);
   const keys = new ApiKeyStore(context.secrets);
-  client = registerClient(context, output, keys);
-  registerEditorBridge(context, client);
+  const person = new PersonEdits();
+  client = registerClient(context, output, keys, (uris) => person.beforeRein(uris));
+  registerEditorBridge(context, client, person);
   registerLanguageModels(context, client);
   const chat = registerChatPanel(context, client);
   registerReviewLens(context, chat.controller.checkpoints);
   registerCommands(context, client, chat, output, keys);
+  registerRunLog(context, chat.controller, output);
+  registerRunContext(context, chat.controller);
   registerStatusBar(context, client, chat.controller);
 }
 

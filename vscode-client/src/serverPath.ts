@@ -195,3 +195,34 @@ export async function findServer(): Promise<ServerLocation> {
     isExecutable: isExecutableFile,
   });
 }
+
+/** What `inspect('rein.server.path')` says, in the scopes Rein may ignore. */
+export interface ServerPathScopes {
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+const set = (value: unknown): boolean => typeof value === 'string' && value.trim() !== '';
+
+/**
+ * Pure: why a `rein.server.path` the person set is not used, or undefined.
+ * Rein reads the setting for the window, so a folder's value in a multi-root
+ * workspace is never read; in an untrusted workspace VS Code ignores the
+ * workspace's value (a restricted setting).
+ */
+export function ignoredServerPath(scopes: ServerPathScopes | undefined, trusted: boolean, multiRoot: boolean): string | undefined {
+  if (multiRoot && set(scopes?.workspaceFolderValue) && scopes?.workspaceFolderValue !== scopes?.workspaceValue) {
+    return "rein.server.path is set in a folder's settings, which Rein does not read in a multi-root workspace: set it in the user or workspace settings.";
+  }
+  if (!trusted && set(scopes?.workspaceValue)) {
+    return "rein.server.path is set in this workspace's settings, which are ignored until you trust the workspace.";
+  }
+  return undefined;
+}
+
+/** ignoredServerPath for this window. */
+export function ignoredServerPathHere(): string | undefined {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const scopes = vscode.workspace.getConfiguration('rein', folder).inspect('server.path');
+  return ignoredServerPath(scopes, vscode.workspace.isTrusted, vscode.workspace.workspaceFile !== undefined);
+}

@@ -19,6 +19,8 @@ export function statusText(connection: ConnectionInfo, header: Header): StatusTe
   switch (connection.state) {
     case 'missing':
       return { text: '$(warning) Rein', tooltip: `Rein: server not found. ${connection.detail ?? ''}`.trim(), warning: true };
+    case 'untrusted':
+      return { text: '$(shield) Rein', tooltip: `Rein: ${connection.detail ?? 'the workspace is not trusted'}`, warning: true };
     case 'failed':
       return { text: '$(error) Rein', tooltip: `Rein: the server keeps stopping (${connection.detail ?? 'see the output'})`, warning: true };
     case 'restarting':

@@ -1,6 +1,6 @@
 /** Small DOM helpers of the panel: elements from text (never from HTML strings), icons, code blocks. */
 
-import { renderMarkdown } from '../src/shared/markdown';
+import { renderInline, renderMarkdown } from '../src/shared/markdown';
 export { usageText } from '../src/shared/viewModel';
 import { ICONS, type IconName } from './icons';
 
@@ -41,6 +41,13 @@ export function markdown(text: string, cls = 'md'): HTMLDivElement {
   const div = h('div', { class: cls });
   div.innerHTML = renderMarkdown(text);
   return div;
+}
+
+/** One line of inline Markdown (code spans, emphasis, links): notices and banners show `x` as code, not backticks. */
+export function inline(text: string, cls = ''): HTMLSpanElement {
+  const span = h('span', cls ? { class: cls } : {});
+  span.innerHTML = renderInline(text);
+  return span;
 }
 
 export function clip(text: string, max = MAX_SHOWN_CHARS): string {

@@ -1,5 +1,7 @@
 /** One DOM element per view-model item (src/shared/viewModel.ts). */
 
+import { argsText } from '../src/shared/args';
+import { blockLabel, splitAttachments } from '../src/shared/attachmentBlocks';
 import type { Blocker } from '../src/shared/protocol';
 import {
   blockerLocation,
@@ -19,7 +21,7 @@ import {
   type UserItem,
 } from '../src/shared/viewModel';
 import { renderCheckpoint } from './checkpoints';
-import { diffPre, h, icon, markdown, pre, severityName, usageText } from './dom';
+import { diffPre, h, icon, inline, markdown, pre, severityName, usageText } from './dom';
 import type { IconName } from './icons';
 
 function renderUser(item: UserItem): HTMLElement {
@@ -31,8 +33,24 @@ function renderUser(item: UserItem): HTMLElement {
     'div',
     { class: `item user origin-${item.origin}${item.pending ? ' pending' : ''}` },
     h('div', { class: 'who' }, label, state && h('span', { class: 'badge' }, state)),
-    h('div', { class: 'user-text' }, item.text),
+    ...userBody(item.text),
   );
+}
+
+/** The prompt text, then each attachment folded under its name (`@src/calc.py`). */
+function userBody(content: string): HTMLElement[] {
+  const { text, blocks } = splitAttachments(content);
+  return [
+    h('div', { class: 'user-text' }, text),
+    ...blocks.map((block, index) =>
+      h(
+        'details',
+        { class: 'user-attachment', 'data-key': `attachment-${index}` },
+        h('summary', {}, icon('chevron', 'chevron'), `@${blockLabel(block)}`),
+        pre(block.body, 'attachment-body'),
+      ),
+    ),
+  ];
 }
 
 function renderAssistant(item: AssistantItem): HTMLElement {
@@ -101,7 +119,7 @@ function renderTool(item: ToolItem): HTMLElement {
 
   const body = h('div', { class: 'tool-body' });
   if (Object.keys(item.args).length) {
-    body.append(h('div', { class: 'label' }, 'Arguments'), pre(JSON.stringify(item.args, null, 2), 'args'));
+    body.append(h('div', { class: 'label' }, 'Arguments'), pre(argsText(item.args), 'args'));
   }
   if (item.output) {
     body.append(h('div', { class: 'label' }, 'Output'), pre(item.output, 'output'));
@@ -298,6 +316,7 @@ function renderRunEnd(item: RunEndItem): HTMLElement {
     ),
     h('div', { class: 'run-meta' }, parts.join(' · ')),
     item.reason ? h('div', { class: 'run-reason' }, item.reason) : null,
+    item.keyProblem ? h('button', { class: 'link-button', 'data-command': 'setApiKey' }, 'Set API Key') : null,
   );
 }
 
@@ -306,7 +325,7 @@ function renderNotice(item: NoticeItem): HTMLElement {
     'div',
     { class: `item notice ${item.level}` },
     icon(item.level === 'info' ? 'info' : item.level === 'warning' ? 'warning' : 'error'),
-    h('span', {}, item.text),
+    inline(item.text),
   );
 }
 

@@ -9,10 +9,11 @@
  */
 
 import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
-import type { PromptMode, SessionSummary } from '../src/shared/protocol';
+import type { Attachment, PromptMode, SessionSummary } from '../src/shared/protocol';
+import { sessionLabel } from '../src/shared/sessionLabel';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
 import { approvalsSection } from './approvals';
-import { append, h, icon, usageText } from './dom';
+import { append, h, icon, inline, usageText } from './dom';
 import { renderItem } from './items';
 import { mcpSection } from './mcp';
 import { previewSection } from './preview';
@@ -60,6 +61,7 @@ const empty = h(
   h('div', { class: 'empty-title' }, 'Rein'),
   h('div', {}, 'Describe a change. Rein edits through the editor and checks the result with the editor\u2019s own diagnostics before it says done.'),
   h('div', { class: 'muted' }, 'Enter sends · Shift+Enter new line · while a run is active Enter steers it and Alt+Enter queues a follow-up'),
+  h('div', { class: 'muted' }, '@ attaches a file, the selection, Problems or the terminal\u2019s output'),
 );
 const input = h('textarea', {
   class: 'prompt-input',
@@ -67,6 +69,10 @@ const input = h('textarea', {
   placeholder: 'Ask Rein to change something…',
   'aria-label': 'Prompt',
 });
+/** The context picked with `@`, shown as chips above the prompt box until sent with a new prompt. */
+let chips: { label: string; attachments: Attachment[] }[] = [];
+const chipRow = h('div', { class: 'attachments hidden', 'aria-label': 'Attachments' });
+const mentionButton = h('button', { class: 'icon-button mention-button', title: 'Attach context (@)', 'aria-label': 'Attach context' }, '@');
 const sendLabel = h('span', { class: 'send-label' }, 'Send');
 const sendButton = h('button', { class: 'primary', title: 'Send (Enter)' }, icon('send'), sendLabel);
 const queueButton = h('button', { class: 'secondary hidden', title: 'Queue as a follow-up (Alt+Enter)' }, icon('queue'), 'Queue');
@@ -120,8 +126,9 @@ app.append(
   h(
     'div',
     { class: 'composer' },
+    chipRow,
     input,
-    h('div', { class: 'composer-actions' }, modeToggle, modelButton, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
+    h('div', { class: 'composer-actions' }, modeToggle, modelButton, mentionButton, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
   ),
 );
 timeline.append(empty);
@@ -254,24 +261,24 @@ function setSessions(sessions: SessionSummary[], current: string | null): void {
     sessionSelect.append(h('option', { value: current ?? '' }, current === null ? 'New session' : 'Current session'));
   }
   for (const session of sessions) {
-    const when = typeof session.updatedAt === 'number'
-      ? new Date(session.updatedAt < 1e12 ? session.updatedAt * 1000 : session.updatedAt)
-      : session.updatedAt ? new Date(session.updatedAt) : undefined;
-    const stamp = when && !Number.isNaN(when.getTime()) ? ` · ${when.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' })}` : '';
-    const option = h('option', { value: session.id }, `${session.title || session.id}${stamp}`);
+    const option = h('option', { value: session.id }, sessionLabel(session));
     option.title = `${session.title} (${session.status})`;
     sessionSelect.append(option);
   }
   sessionSelect.value = current ?? '';
 }
 
-const BANNERS: Record<ConnectionStateName, { text: string; action?: { label: string; command: 'showOutput' | 'openSettings' | 'restartServer' } } | null> = {
+const BANNERS: Record<ConnectionStateName, { text: string; action?: { label: string; command: 'showOutput' | 'openSettings' | 'restartServer' | 'manageTrust' } } | null> = {
   running: null,
   stopped: { text: 'The Rein server is stopped.', action: { label: 'Start', command: 'restartServer' } },
   starting: { text: 'Starting the Rein server…' },
   restarting: { text: 'The Rein server stopped', action: { label: 'Show output', command: 'showOutput' } },
   missing: { text: 'The Rein server was not found.', action: { label: 'Open settings', command: 'openSettings' } },
   failed: { text: 'The Rein server keeps stopping.', action: { label: 'Restart', command: 'restartServer' } },
+  untrusted: {
+    text: 'Rein starts its server and runs commands only in a trusted workspace.',
+    action: { label: 'Manage Workspace Trust', command: 'manageTrust' },
+  },
 };
 
 function setConnection(state: ConnectionStateName, detail: string | undefined): void {
@@ -284,7 +291,8 @@ function setConnection(state: ConnectionStateName, detail: string | undefined): 
     const text = detail && (state === 'restarting' || state === 'failed' || state === 'missing')
       ? `${info.text.replace(/[.…]+$/, '')}: ${detail}`
       : info.text;
-    banner.append(icon(state === 'starting' ? 'spinner' : 'warning', state === 'starting' ? 'spin' : ''), h('span', { class: 'banner-text', title: detail }, text));
+    banner.append(icon(state === 'starting' ? 'spinner' : 'warning', state === 'starting' ? 'spin' : ''), inline(text, 'banner-text'));
+    banner.title = detail ?? '';
     if (info.action) {
       const action = info.action;
       const button = h('button', { class: 'link-button' }, action.label);
@@ -302,12 +310,33 @@ function updateSendEnabled(): void {
   queueButton.disabled = !ready || !input.value.trim();
 }
 
+function renderChips(): void {
+  chipRow.replaceChildren(
+    ...chips.map((chip, index) => {
+      const remove = h('button', { class: 'chip-remove', title: `Remove ${chip.label}`, 'aria-label': `Remove ${chip.label}` }, '\u00d7');
+      remove.addEventListener('click', () => {
+        chips = chips.filter((_, i) => i !== index);
+        renderChips();
+      });
+      return h('span', { class: 'chip', title: chip.label }, h('span', { class: 'chip-label' }, `@${chip.label}`), remove);
+    }),
+  );
+  chipRow.classList.toggle('hidden', chips.length === 0);
+}
+
 function send(mode: SendMode): void {
   const text = input.value.trim();
   if (!text || connection !== 'running') {
     return;
   }
-  vscode.postMessage({ type: 'send', text, mode, runMode });
+  // Attachments go with a new prompt; while a run is active they wait for the next one.
+  const fresh = header.status !== 'running';
+  const attachments = fresh ? chips.flatMap((chip) => chip.attachments) : [];
+  vscode.postMessage(attachments.length ? { type: 'send', text, mode, runMode, attachments } : { type: 'send', text, mode, runMode });
+  if (fresh) {
+    chips = [];
+    renderChips();
+  }
   input.value = '';
   saveState();
   updateSendEnabled();
@@ -338,10 +367,18 @@ input.addEventListener('keydown', (event) => {
     send(event.altKey && header.status === 'running' ? 'followUp' : 'auto');
   }
 });
-input.addEventListener('input', () => {
+input.addEventListener('input', (event) => {
+  // `@` typed at the start or after a space opens the context picker; the chip replaces it.
+  const at = input.selectionStart - 1;
+  if (event instanceof InputEvent && event.data === '@' && input.value[at] === '@' && (at === 0 || /\s/.test(input.value[at - 1] ?? ''))) {
+    input.value = input.value.slice(0, at) + input.value.slice(at + 1);
+    input.setSelectionRange(at, at);
+    vscode.postMessage({ type: 'mention' });
+  }
   saveState();
   updateSendEnabled();
 });
+mentionButton.addEventListener('click', () => vscode.postMessage({ type: 'mention' }));
 for (const option of modeButtons) {
   option.addEventListener('click', () => setRunMode(option.dataset.mode === 'plan' ? 'plan' : 'agent'));
 }
@@ -367,6 +404,12 @@ sessionSelect.addEventListener('change', () => {
 
 timeline.addEventListener('click', (event) => {
   const target = event.target instanceof Element ? event.target : null;
+  const command = target?.closest('[data-command]');
+  if (command instanceof HTMLElement && command.dataset.command === 'setApiKey') {
+    event.preventDefault();
+    vscode.postMessage({ type: 'command', command: 'setApiKey' });
+    return;
+  }
   const diff = target?.closest('[data-diff]');
   if (diff instanceof HTMLElement && diff.dataset.diff) {
     event.preventDefault();
@@ -434,6 +477,11 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'connection':
       setConnection(message.state, message.detail);
+      break;
+    case 'attachment':
+      chips = [...chips, { label: message.label, attachments: message.attachments }];
+      renderChips();
+      input.focus();
       break;
     case 'model': {
       const label = modelButton.querySelector('.model-label');

@@ -68,6 +68,7 @@ from rein.harness.run_types import LoopContext, RunControl, RunResult
 from rein.harness.run_validation import RunValidation
 from rein.harness.spend import RunSpend, budget_reason
 from rein.harness.streaming import DegenerateReplies, TurnStream
+from rein.harness.tokens import estimate_tokens
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 from rein.harness.watchdog import Activity, watchdog
 from rein.harness.window import WindowGuard
@@ -482,6 +483,13 @@ class _TurnLoop:
         """Abort or error while streaming: keep what was said, end the message."""
         message = self.stream.close(stop_reason)
         if message is not None:
+            # The model produced what streamed and reports nothing for a cut
+            # stream: count it, estimated, so an aborted run is not free.
+            said = estimate_tokens(message.text + message.thinking) if message.content else 0
+            if said:
+                usage = Usage(output_tokens=said, estimated=True)
+                message = message.model_copy(update={"usage": usage})
+                self.count_usage(usage)
             self.append(message)
             self.emit(MessageEnd(message=message))
 

@@ -204,14 +204,27 @@ class EditorWorkspace:
             return
         self._own_saves.update(uris)
         try:
-            await self.client.request("rein/saveDocuments", {"uris": uris})
+            answer = await self.client.request("rein/saveDocuments", {"uris": uris})
         except ClientTimeout as exc:
             self._own_saves.difference_update(uris)
             log.warning("%s: the buffers stay unsaved", exc)
+            return
         except JsonRpcException as exc:
             self._own_saves.difference_update(uris)
             if not method_not_found(exc):
                 log.warning("rein/saveDocuments failed: %s", exc)
+            return
+        # Left dirty by the editor: they held the person's unsaved changes
+        # before Rein's edit. Their next save is the person's own, and the
+        # buffer (which reads prefer) is ahead of the disk until then.
+        unsaved = answer.get("unsaved") if isinstance(answer, dict) else None
+        if isinstance(unsaved, list):
+            left = [uri for uri in unsaved if isinstance(uri, str)]
+            self._own_saves.difference_update(left)
+            if left:
+                log.info(
+                    "left unsaved (the person's unsaved changes are in them): %s", ", ".join(left)
+                )
 
     # ------------------------------------------------------------------ reads
 

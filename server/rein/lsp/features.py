@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from rein.lsp.server import ReinServer, RequestFailed
 
 if TYPE_CHECKING:
     from rein.harness.events import Event
+    from rein.lsp.params import Attachment
     from rein.session import Session
 
 # Handlers import the rest of Rein when first called, so the server answers
@@ -66,9 +67,9 @@ def _progress_listener(server: ReinServer, token: str | int) -> Any:
 
 def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
     server = ReinServer(max_message_bytes)
-    approvals.register(server)
     lm.register(server)
     models.register(server)
+    approvals.register(server)
 
     # ---------------------------------------------------------- lifecycle
 
@@ -143,6 +144,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
         # Everything that can reject the request comes before a session is
         # made: a rejected prompt leaves nothing behind.
         text = code_actions.with_context(parsed.text, parsed.context)
+        text = await _attached(ls, text, parsed.attachments)
         await ls.open_store()
         if parsed.session_id is not None:
             found = await ls.load_session(parsed.session_id)
@@ -383,6 +385,23 @@ async def _review_errors(method: str) -> AsyncIterator[None]:
         yield
     except (ReviewError, StoreError, SessionBusyError) as exc:
         raise RequestFailed(f"{method}: {exc}") from exc
+
+
+async def _attached(ls: ReinServer, text: str, attachments: Sequence[Attachment]) -> str:
+    """The prompt text with its attachments' tagged blocks (rein.lsp.attachments)."""
+    if not attachments:
+        return text
+    from rein.lsp.attachments import with_attachments
+
+    workspace, _ = ls.adapters()
+    return await with_attachments(
+        text,
+        attachments,
+        workspace,
+        workspace.relative,
+        str(ls.root),
+        ls.config.approval.deny_globs,
+    )
 
 
 def _queue(ls: ReinServer, params: Any, method: str) -> dict[str, Any]:

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
 from pygls.exceptions import JsonRpcInvalidParams
 
 __all__ = [
+    "MAX_ATTACHMENTS",
     "AbortParams",
     "ApprovalsParams",
+    "Attachment",
     "CheckpointContentParams",
     "CheckpointsParams",
     "DiagnosticsChangedParams",
@@ -86,6 +95,26 @@ class PromptContext(BaseModel):
         return value
 
 
+#: The most attachments one prompt may carry.
+MAX_ATTACHMENTS = 20
+
+
+class Attachment(BaseModel):
+    """One piece of context the person attached with ``@`` (the panel's
+    mention picker): a file, the selection, the Problems of a file or of the
+    workspace, the terminal's last output. What each kind needs (a file's
+    ``uri``, a selection's ``text`` ...) is checked where it is rendered
+    (:mod:`rein.lsp.attachments`)."""
+
+    model_config = _CONFIG
+
+    kind: Literal["file", "selection", "problems", "terminal"]
+    uri: str | None = Field(None, min_length=1)
+    range: _Range | None = None
+    text: str | None = None
+    diagnostics: list[_Diagnostic] | None = None
+
+
 class PromptParams(BaseModel):
     model_config = _CONFIG
 
@@ -93,6 +122,7 @@ class PromptParams(BaseModel):
     session_id: str | None = Field(None, alias="sessionId")
     mode: Literal["agent", "plan", "explain"] = "agent"
     context: PromptContext | None = None
+    attachments: list[Attachment] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
     work_done_token: str | int | None = Field(None, alias="workDoneToken")
 
 
@@ -201,7 +231,11 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def _loc(err: Any) -> str:
-    return ".".join(str(p) for p in err["loc"]) or "params"
+    """``attachments[0].uri``: list indices in brackets, fields dotted."""
+    shown = ""
+    for part in err["loc"]:
+        shown += f"[{part}]" if isinstance(part, int) else (f".{part}" if shown else str(part))
+    return shown or "params"
 
 
 def parse(model: type[M], params: Any, method: str) -> M:

@@ -69,7 +69,7 @@ class ReinServer(LanguageServer):
             "rein",
             __version__,
             protocol_cls=ReinProtocol,
-            text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
             converter_factory=plain_dict_converter,
         )
         #: The largest message accepted from the client (``--max-message-bytes``).
@@ -101,9 +101,9 @@ class ReinServer(LanguageServer):
         #: The HTTP clients every session's model shares.
         self._http_clients: HttpClients | None = None
         self._mcp: McpManager | None = None
-        self._approvals: ApprovalRegistry | None = None
         self._lm_host: EditorLmHost | None = None
         self._model_choices: ModelChoices | None = None
+        self._approvals: ApprovalRegistry | None = None
 
     # ------------------------------------------------------------------ wire
 

@@ -43,7 +43,7 @@ from rein.session.session import Session, new_session_id
 from rein.store.persistence import MAIN_MEMORY
 from rein.tools import bootstrap
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools
-from rein.tools.settings import DEFAULT_DENY_GLOBS
+from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 from rein.tools.task import TaskTool
 
 __all__ = [
@@ -156,7 +156,9 @@ def build_session(
         settle_changes=ports.settle_changes,
         commands=ports.commands(session_id),
     )
-    instructions = bootstrap.project_instructions(ports.root, settings.deny_globs)
+    instructions = bootstrap.project_instructions(
+        ports.root, settings.deny_globs, settings.instruction_files
+    )
     if (
         mode != "explain"
         and "task" not in settings.disabled_tools
@@ -336,12 +338,21 @@ def bootstrap_messages(session: Session, root: object, text: str) -> list[UserMe
     if session.fresh and session.agent.waiting_for is None:
         messages.append(
             UserMessage(
-                content=bootstrap.bootstrap_message(root, deny_globs=_deny_globs(session)),  # type: ignore[arg-type]
+                content=bootstrap.bootstrap_message(
+                    root,  # type: ignore[arg-type]
+                    deny_globs=_deny_globs(session),
+                    files=_instruction_files(session),
+                ),
                 origin="bootstrap",
             )
         )
     messages.append(UserMessage(content=text))
     return messages
+
+
+def _instruction_files(session: Session) -> tuple[str, ...]:
+    settings = session.agent.env.settings
+    return tuple(settings.instruction_files) if settings is not None else DEFAULT_INSTRUCTION_FILES
 
 
 def _deny_globs(session: Session) -> tuple[str, ...]:

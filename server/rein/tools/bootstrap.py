@@ -11,24 +11,33 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rein.harness.errors import SandboxError, ToolError
 from rein.tools._files import Entry, FileTree, plural
+from rein.tools._globs import glob_regex
 from rein.tools.sandbox import Sandbox
-from rein.tools.settings import DEFAULT_DENY_GLOBS
+from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 
 __all__ = [
     "INSTRUCTION_FILES",
+    "FoundInstructions",
+    "InstructionFile",
     "bootstrap_message",
+    "find_instructions",
     "find_project_instructions",
+    "instructions_text",
     "project_instructions",
     "workspace_summary",
 ]
 
-#: Looked for in this order; the first that exists is used.
-INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
+#: The default instruction-file globs (the setting ``instructions.files``).
+INSTRUCTION_FILES = DEFAULT_INSTRUCTION_FILES
+#: Each instruction file is cut at this many characters.
 MAX_INSTRUCTIONS_CHARS = 16_000
+#: The most workspace entries visited looking for instruction files.
+MAX_INSTRUCTION_WALK = 20_000
 _CHILDREN_PER_DIR = 8
 
 
@@ -70,67 +79,153 @@ def workspace_summary(root: str | os.PathLike[str], max_entries: int = 200) -> s
     return "\n".join(lines)
 
 
-def _read_instructions(
-    root: str | os.PathLike[str], deny_globs: Sequence[str]
-) -> tuple[tuple[str, str] | None, list[str]]:
-    """The first instruction file found, read through the workspace sandbox
-    (as the file tools would), and a note for each one skipped: a symlink
-    out of the workspace or to a protected file is never read."""
+@dataclass(frozen=True, slots=True)
+class InstructionFile:
+    """One instruction file read: its workspace-relative path, its text
+    (bounded) and, for an AGENTS.md in a subfolder, the folder it applies to
+    (``"src/api/"``; None: the whole workspace)."""
+
+    path: str
+    text: str
+    scope: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FoundInstructions:
+    files: tuple[InstructionFile, ...]
+    #: Why a matching file was not read (outside the workspace, protected,
+    #: a hard link), and whether the search stopped at its bound.
+    notes: tuple[str, ...]
+
+
+def _matching(root: str, globs: Sequence[str]) -> tuple[list[tuple[int, str]], bool]:
+    """``(index of the first glob it matches, path)`` of every file the
+    globs match, ``.gitignore``-aware, visiting at most
+    :data:`MAX_INSTRUCTION_WALK` entries; and whether it stopped there."""
+    regexes = [glob_regex(g.strip().removeprefix("./"), anchored=True) for g in globs]
+    deep = any("**" in g for g in globs)
+    depth = None if deep else max((g.count("/") + 1 for g in globs), default=1)
+    found: list[tuple[int, str]] = []
+    for visited, entry in enumerate(FileTree(root).walk(max_depth=depth)):
+        if visited >= MAX_INSTRUCTION_WALK:
+            return found, True
+        if entry.is_dir and not entry.is_symlink:
+            continue
+        for index, regex in enumerate(regexes):
+            if regex.match(entry.path):
+                found.append((index, entry.path))
+                break
+    return found, False
+
+
+def _read_one(sandbox: Sandbox, name: str) -> tuple[str | None, str | None]:
+    """``(text, None)``, ``(None, note)`` for a file not read for safety, or
+    ``(None, None)`` for one with nothing to read."""
+    try:
+        rel = sandbox.resolve(name)
+    except SandboxError:
+        return None, f"{name} was not read: it leads outside the workspace."
+    glob = sandbox.denied_by(rel)
+    if glob is not None:
+        return None, f"{name} was not read: it leads to a protected file ({glob})."
+    try:
+        # Opened once by the resolved path and checked (rein.tools.sandbox).
+        disk = sandbox.read_disk(rel, 4 * MAX_INSTRUCTIONS_CHARS)
+    except SandboxError:
+        return None, f"{name} was not read: it leads outside the workspace."
+    except ToolError:
+        return None, None  # a folder, a pipe, unreadable
+    if disk is None:
+        return None, None
+    if disk.links > 1:
+        return None, (
+            f"{name} was not read: it is a hard link ({disk.links} names), and another "
+            "name may be outside the workspace."
+        )
+    text = disk.data.decode("utf-8", "replace").strip()
+    if len(text) > MAX_INSTRUCTIONS_CHARS:
+        text = text[:MAX_INSTRUCTIONS_CHARS] + f"\n[... {name} cut here ...]"
+    return text or None, None
+
+
+def _scope(path: str) -> str | None:
+    folder, _, name = path.rpartition("/")
+    return f"{folder}/" if folder and name == "AGENTS.md" else None
+
+
+def find_instructions(
+    root: str | os.PathLike[str],
+    files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
+    deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
+) -> FoundInstructions:
+    """Every instruction file the globs ``files`` match, read under the
+    file tools' sandbox (a symlink out of the workspace, a protected file or
+    a hard link is never read; a note says so). Workspace-wide files first
+    in the order of ``files``, then each subfolder's AGENTS.md, shallowest
+    first."""
     sandbox = Sandbox(str(root), deny_globs)
     notes: list[str] = []
-    for name in INSTRUCTION_FILES:
-        path = Path(sandbox.root, name)
-        if not os.path.lexists(path):
+    read: list[tuple[tuple[int, int, int, str], InstructionFile]] = []
+    matches, cut = _matching(sandbox.root, files)
+    if cut:
+        notes.append(
+            f"Instruction files were looked for in the first {MAX_INSTRUCTION_WALK} "
+            "entries of the workspace only."
+        )
+    for index, path in matches:
+        text, note = _read_one(sandbox, path)
+        if note is not None:
+            notes.append(note)
+        if text is None:
             continue
-        try:
-            rel = sandbox.resolve(name)
-        except SandboxError:
-            notes.append(f"{name} was not read: it leads outside the workspace.")
-            continue
-        glob = sandbox.denied_by(rel)
-        if glob is not None:
-            notes.append(f"{name} was not read: it leads to a protected file ({glob}).")
-            continue
-        try:
-            # Opened once by the resolved path and checked (rein.tools.sandbox).
-            disk = sandbox.read_disk(rel, 4 * MAX_INSTRUCTIONS_CHARS)
-        except SandboxError:
-            notes.append(f"{name} was not read: it leads outside the workspace.")
-            continue
-        except ToolError:
-            continue  # a folder, a pipe, unreadable
-        if disk is None:
-            continue
-        if disk.links > 1:
-            notes.append(
-                f"{name} was not read: it is a hard link ({disk.links} names), and another "
-                "name may be outside the workspace."
-            )
-            continue
-        text = disk.data.decode("utf-8", "replace").strip()
-        if not text:
-            continue
-        if len(text) > MAX_INSTRUCTIONS_CHARS:
-            text = text[:MAX_INSTRUCTIONS_CHARS] + f"\n[... {name} cut here ...]"
-        return (name, text), notes
-    return None, notes
+        scope = _scope(path)
+        key = (scope is not None, index, path.count("/"), path)
+        read.append((key, InstructionFile(path, text, scope)))
+    return FoundInstructions(tuple(f for _, f in sorted(read, key=lambda r: r[0])), tuple(notes))
+
+
+def _block(found: InstructionFile) -> str:
+    scope = f' applies_to="{found.scope}"' if found.scope else ""
+    return (
+        f'<project_instructions file="{found.path}"{scope}>\n{found.text}\n</project_instructions>'
+    )
+
+
+def instructions_text(found: Sequence[InstructionFile]) -> str | None:
+    """The instructions as the prompt carries them: the list of every file
+    found, the nearest-wins rule when a subfolder has its own AGENTS.md, then
+    one tagged block per file."""
+    if not found:
+        return None
+    if len(found) == 1 and found[0].scope is None:
+        return _block(found[0])
+    lines = ["Instruction files found: " + ", ".join(f.path for f in found) + "."]
+    if any(f.scope for f in found):
+        lines.append(
+            "An AGENTS.md in a subfolder applies to the files under that folder; for a "
+            "file, the AGENTS.md nearest to it wins where it disagrees with one further "
+            "up. Follow the one that applies to a file when you change it."
+        )
+    return "\n".join(lines) + "\n\n" + "\n\n".join(_block(f) for f in found)
 
 
 def find_project_instructions(
     root: str | os.PathLike[str], deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
 ) -> tuple[str, str] | None:
-    """``(file name, text)`` of the first instruction file found, bounded;
-    read under the same sandbox as the file tools."""
-    return _read_instructions(root, deny_globs)[0]
+    """``(path, text)`` of the first instruction file found with the
+    default globs, bounded; read under the same sandbox as the file tools."""
+    found = find_instructions(root, DEFAULT_INSTRUCTION_FILES, deny_globs).files
+    return (found[0].path, found[0].text) if found else None
 
 
 def project_instructions(
-    root: str | os.PathLike[str], deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+    root: str | os.PathLike[str],
+    deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
+    files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
 ) -> str | None:
-    """The text of AGENTS.md (else CLAUDE.md, else
-    .github/copilot-instructions.md), bounded; None when there is none."""
-    found = find_project_instructions(root, deny_globs)
-    return found[1] if found else None
+    """Every instruction file ``files`` match (:func:`instructions_text`);
+    None when there is none."""
+    return instructions_text(find_instructions(root, files, deny_globs).files)
 
 
 def bootstrap_message(
@@ -139,6 +234,7 @@ def bootstrap_message(
     include_instructions: bool = False,
     max_entries: int = 200,
     deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
+    files: Sequence[str] = DEFAULT_INSTRUCTION_FILES,
 ) -> str:
     """Context prepended to the first user message of a session."""
     parts = [
@@ -146,10 +242,10 @@ def bootstrap_message(
         f'<workspace root="{Path(root).resolve()}">\n'
         f"{workspace_summary(root, max_entries)}\n</workspace>",
     ]
-    found, notes = _read_instructions(root, deny_globs)
-    if include_instructions and found is not None:
-        name, text = found
-        parts.append(f'<project_instructions file="{name}">\n{text}\n</project_instructions>')
-    if notes:
-        parts.append("<note>\n" + "\n".join(notes) + "\n</note>")
+    found = find_instructions(root, files, deny_globs)
+    text = instructions_text(found.files)
+    if include_instructions and text is not None:
+        parts.append(text)
+    if found.notes:
+        parts.append("<note>\n" + "\n".join(found.notes) + "\n</note>")
     return "\n\n".join(parts)

@@ -38,11 +38,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_DENY_GLOBS",
+    "DEFAULT_INSTRUCTION_FILES",
     "DEFAULT_TOOL_NAMES",
     "DEFAULT_TOOL_SETTINGS",
     "DISABLEABLE_TOOL_NAMES",
     "ApprovalSettings",
     "GrepBackend",
+    "InstructionSettings",
     "Policy",
     "ToolOptions",
     "ToolSettings",
@@ -61,6 +63,16 @@ GrepBackend = Literal["auto", "rg", "python"]
 #: ``.git`` is a repository's folder, or in a submodule or worktree the file
 #: that points git at one (its hooks run on the person's next commit).
 DEFAULT_DENY_GLOBS: tuple[str, ...] = (".git", ".env*", "*.pem", "*.key", "**/*secret*")
+
+#: The project's instruction files, as globs relative to the workspace root
+#: (``**/`` matches any folder, the root included). An AGENTS.md in a
+#: subfolder applies to the files under it (rein.tools.bootstrap).
+DEFAULT_INSTRUCTION_FILES: tuple[str, ...] = (
+    "**/AGENTS.md",
+    "CLAUDE.md",
+    ".github/copilot-instructions.md",
+    ".cursor/rules/*.mdc",
+)
 
 #: The names of :func:`rein.tools.registry.default_tools`, in its order (a
 #: test keeps the two equal): what ``tools.disabled`` may name.
@@ -165,6 +177,27 @@ class ToolOptions(_Section):
         return value
 
 
+class InstructionSettings(_Section):
+    """``rein.instructions``: which files hold the project's instructions
+    for agents (every one found is read; rein.tools.bootstrap)."""
+
+    files: tuple[str, ...] = DEFAULT_INSTRUCTION_FILES
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _globs(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(v, str) and v.strip() for v in value
+        ):
+            raise ValueError('must be a list of globs, e.g. ["**/AGENTS.md", "CLAUDE.md"]')
+        outside = [v for v in value if v.startswith(("/", "../")) or "/../" in v]
+        if outside:
+            raise ValueError(
+                f"{', '.join(map(repr, outside))}: a glob is relative to the workspace root"
+            )
+        return value
+
+
 class ToolSettings(BaseModel):
     """Everything the tools read, for one session. Frozen; build it with
     ``ReinConfig.tool_settings()`` (or directly in tests)."""
@@ -173,6 +206,7 @@ class ToolSettings(BaseModel):
 
     approval: ApprovalSettings = ApprovalSettings()
     tools: ToolOptions = ToolOptions()
+    instructions: InstructionSettings = InstructionSettings()
     #: read_file's page size (the loop cuts every result at this length).
     max_tool_result_chars: int = Field(
         HarnessConfig.model_fields["max_tool_result_chars"].default, ge=200
@@ -193,6 +227,10 @@ class ToolSettings(BaseModel):
     @property
     def deny_globs(self) -> tuple[str, ...]:
         return self.approval.deny_globs
+
+    @property
+    def instruction_files(self) -> tuple[str, ...]:
+        return self.instructions.files
 
 
 DEFAULT_TOOL_SETTINGS = ToolSettings()

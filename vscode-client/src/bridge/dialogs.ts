@@ -16,6 +16,7 @@ import {
   type ConfirmParams,
   type ConfirmResult,
 } from '../shared/protocol';
+import { plain } from '../panel/text';
 
 export const ALLOW = 'Allow';
 export const ALWAYS_SESSION = 'Always allow (session)';
@@ -48,8 +49,8 @@ export async function confirmToolCall(params: Partial<ConfirmParams>): Promise<C
   const keeps = rules.length ? `\n\n"Always allow" keeps: ${rules.map(ruleText).join(', ')}` : '';
   const choices = rules.length ? [ALLOW, ALWAYS_SESSION, ALWAYS_WORKSPACE, DENY] : [ALLOW, DENY];
   const choice = await vscode.window.showWarningMessage(
-    `Rein: ${title}`,
-    { modal: true, detail: `${params.detail ?? ''}\n\nTool: ${tool}${keeps}`.trim() },
+    plain(vscode.l10n.t('Rein: {0}', title)),
+    { modal: true, detail: plain(`${params.detail ?? ''}\n\nTool: ${tool}${keeps}`.trim()) },
     ...choices,
   );
   if (choice === ALWAYS_SESSION) {

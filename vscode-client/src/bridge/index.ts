@@ -2,11 +2,11 @@ import type * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
 import { registerDiagnosticsBridge } from './diagnostics';
 import { registerDialogs } from './dialogs';
-import { registerSaveDocuments } from './save';
+import { type PersonEdits, registerSaveDocuments } from './save';
 
 /** The editor side of the protocol: diagnostics, confirmations, questions. */
-export function registerEditorBridge(context: vscode.ExtensionContext, connection: ReinConnection): void {
+export function registerEditorBridge(context: vscode.ExtensionContext, connection: ReinConnection, person: PersonEdits): void {
   registerDiagnosticsBridge(context, connection);
   registerDialogs(context, connection);
-  registerSaveDocuments(context, connection);
+  registerSaveDocuments(context, connection, person);
 }

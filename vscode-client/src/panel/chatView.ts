@@ -14,8 +14,10 @@ import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
 import { CONTINUE_PROMPT } from './cost';
 import { EditSnapshots, workspaceFileUri } from './edits';
+import { pickMention, registerTerminalOutput, TerminalOutputLog } from './mentions';
 import { modelLabel, pickModel } from './modelPicker';
 import { UpdateBuilder } from './updates';
+import { plain } from './text';
 
 export const CHAT_VIEW_ID = 'rein.chat';
 const PREVIEW_COMMANDS = {
@@ -65,6 +67,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly controller: ChatController,
     private readonly connection: ReinConnection,
     private readonly edits: EditSnapshots,
+    private readonly terminalOutput: TerminalOutputLog = new TerminalOutputLog(),
   ) {
     this.subscriptions.push(
       controller.onDidChange(() => this.schedule()),
@@ -162,11 +165,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'pickModel':
         void pickModel(this.connection).then(
           (label) => label && this.post({ type: 'model', label }),
-          (error: unknown) => void vscode.window.showErrorMessage(`Rein: could not change the model: ${String(error)}`),
+          (error: unknown) => void vscode.window.showErrorMessage(vscode.l10n.t('Rein: could not change the model: {0}', String(error))),
         );
         break;
       case 'send':
-        void this.controller.send(msg.text, msg.mode, undefined, msg.runMode);
+        void this.controller.send(msg.text, msg.mode, undefined, msg.runMode, msg.attachments ?? []);
+        break;
+      case 'mention':
+        void pickMention(this.terminalOutput).then((chip) => {
+          if (chip) {
+            this.post({ type: 'attachment', label: chip.label, attachments: chip.attachments });
+          }
+        });
         break;
       case 'preview':
         // The same as the commands (and their status message).
@@ -218,6 +228,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             openSettings: 'rein.openSettings',
             restartServer: 'rein.restartServer',
             setApiKey: 'rein.setApiKey',
+            manageTrust: 'workbench.trust.manage',
           }[msg.command],
         );
         break;
@@ -269,7 +280,7 @@ async function openWorkspaceFile(file: string, line?: number, character?: number
     const position = new vscode.Position(Math.max(0, line ?? 0), Math.max(0, character ?? 0));
     await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
   } catch (error) {
-    void vscode.window.showWarningMessage(`Rein: cannot open ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: cannot open {0}: {1}', file, error instanceof Error ? error.message : String(error))));
   }
 }
 
@@ -283,7 +294,9 @@ export function registerChatPanel(context: vscode.ExtensionContext, connection: 
   const edits = new EditSnapshots();
   const documents = new CheckpointDocuments(connection);
   const controller = new ChatController(connection, edits, documents);
-  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits);
+  const terminalOutput = new TerminalOutputLog();
+  registerTerminalOutput(context, terminalOutput);
+  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits, terminalOutput);
   context.subscriptions.push(
     edits,
     documents,

@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
 import { Methods, type CheckpointContentParams, type CheckpointContentResult, type RestoreConflict } from '../shared/protocol';
 import { workspaceFileUri } from './edits';
+import { plain } from './text';
 
 export const CHECKPOINT_SCHEME = 'rein-checkpoint';
 const MAX_TEXTS = 100;
@@ -119,11 +120,11 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider, 
     try {
       shown = contentText(await this.fetch(params));
     } catch (error) {
-      void vscode.window.showErrorMessage(`Rein: cannot open the diff of ${path}: ${message(error)}`);
+      void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: cannot open the diff of {0}: {1}', path, message(error))));
       return;
     }
     if ('reason' in shown) {
-      void vscode.window.showWarningMessage(`Rein: no diff of ${path}: ${shown.reason}`);
+      void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: no diff of {0}: {1}', path, shown.reason)));
       return;
     }
     const left = checkpointUri(params);

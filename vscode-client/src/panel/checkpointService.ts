@@ -22,6 +22,7 @@ import {
 } from '../shared/protocol';
 import type { CheckpointDocuments } from './checkpointDiff';
 import { CheckpointModel } from './checkpoints';
+import { plain } from './text';
 
 const METHOD_NOT_FOUND = -32601;
 
@@ -197,7 +198,7 @@ export class CheckpointService implements vscode.Disposable {
       return undefined;
     }
     if (run.pruned) {
-      void vscode.window.showWarningMessage(`Rein: this run cannot be restored: ${run.prunedReason ?? 'its checkpoint was pruned'}.`);
+      void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: this run cannot be restored: {0}.', run.prunedReason ?? 'its checkpoint was pruned')));
       return undefined;
     }
     const answer = await vscode.window.showWarningMessage(question.text, { modal: true, detail: question.detail }, question.button);
@@ -222,7 +223,7 @@ export class CheckpointService implements vscode.Disposable {
       return result;
     } catch (error) {
       this.model.setError(scope.runId, message(error));
-      void vscode.window.showErrorMessage(`Rein: the restore failed: ${message(error)}`);
+      void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: the restore failed: {0}', message(error))));
       return undefined;
     } finally {
       this.model.setBusy(scope.runId, undefined);
@@ -235,7 +236,7 @@ export class CheckpointService implements vscode.Disposable {
   async compare(runId: string, path: string): Promise<void> {
     const conflict = this.conflicts.get(runId)?.find((c) => c.path === path);
     if (!conflict) {
-      void vscode.window.showWarningMessage(`Rein: the conflict of ${path} is no longer known; restore it again to compare.`);
+      void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: the conflict of {0} is no longer known; restore it again to compare.', path)));
       return;
     }
     await this.documents?.openConflict(conflict);
@@ -273,12 +274,12 @@ export class CheckpointService implements vscode.Disposable {
       const first = this.model.items().find((item) => item.runId === runId)?.refused?.[0];
       if (first) {
         const more = result.refused.length > 1 ? ` and ${result.refused.length - 1} more` : '';
-        void vscode.window.showWarningMessage(`Rein: could not undo ${CheckpointModel.where(first)}${more}: ${first.reason}`);
+        void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: could not undo {0}{1}: {2}', CheckpointModel.where(first), more, first.reason)));
       }
       return result;
     } catch (error) {
       this.model.setError(runId, message(error));
-      void vscode.window.showErrorMessage(`Rein: ${decision} failed: ${message(error)}`);
+      void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: {0} failed: {1}', decision, message(error))));
       return undefined;
     } finally {
       this.changed();

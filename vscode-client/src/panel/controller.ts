@@ -19,6 +19,7 @@ import {
   type PreviewAction,
   type PreviewParams,
   type PreviewResult,
+  type Attachment,
   type PromptContext,
   type PromptMode,
   type PromptParams,
@@ -38,6 +39,7 @@ import { ApprovalsModel } from './approvals';
 import { McpModel, type McpServersResult } from './mcp';
 import { PreviewModel } from './preview';
 import { PanelState } from './reducer';
+import { plain } from './text';
 
 /** A `rein/event` notification as the contract defines it (anything else is dropped). */
 export function isEnvelope(value: unknown): value is EventEnvelope {
@@ -75,6 +77,9 @@ export class ChatController implements vscode.Disposable {
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   private readonly resetEmitter = new vscode.EventEmitter<void>();
   private readonly sessionsEmitter = new vscode.EventEmitter<SessionSummary[]>();
+  private readonly envelopeEmitter = new vscode.EventEmitter<EventEnvelope>();
+  /** Every `rein/event` the server sent (the output channel logs runs from them). */
+  readonly onDidReceiveEvent = this.envelopeEmitter.event;
   /** Fires after every change of the view model (many times a second while streaming). */
   readonly onDidChange = this.changeEmitter.event;
   /** Fires when the whole view model was replaced (another session, a reload). */
@@ -99,6 +104,7 @@ export class ChatController implements vscode.Disposable {
       connection.onNotification(Methods.event, (params: unknown) => {
         if (isEnvelope(params)) {
           this.handleEnvelope(params);
+          this.envelopeEmitter.fire(params);
         }
       }),
       connection.onDidChangeState((info) => {
@@ -130,6 +136,7 @@ export class ChatController implements vscode.Disposable {
     this.changeEmitter.dispose();
     this.resetEmitter.dispose();
     this.sessionsEmitter.dispose();
+    this.envelopeEmitter.dispose();
   }
 
   get state(): PanelState {
@@ -278,12 +285,22 @@ export class ChatController implements vscode.Disposable {
    * Enter in the prompt box: a new run when idle; while a run is active,
    * steering ("auto") or a queued follow-up ("followUp").
    */
-  async send(text: string, mode: SendMode = 'auto', context?: PromptContext, runMode: PromptMode = 'agent'): Promise<void> {
+  async send(
+    text: string,
+    mode: SendMode = 'auto',
+    context?: PromptContext,
+    runMode: PromptMode = 'agent',
+    attachments: Attachment[] = [],
+  ): Promise<void> {
     const trimmed = text.trim();
     if (!trimmed) {
       return;
     }
     if (this.running && this.sessionIdValue) {
+      if (attachments.length) {
+        // rein/steer and rein/followUp carry text only (the panel keeps its chips while a run is active).
+        this.stateValue.notice('warning', 'Attachments go with a new prompt: this message was sent without them.');
+      }
       const origin = mode === 'followUp' ? 'follow_up' : 'steer';
       const method = mode === 'followUp' ? Methods.followUp : Methods.steer;
       try {
@@ -303,11 +320,19 @@ export class ChatController implements vscode.Disposable {
       }
       // The run ended meanwhile: send it as a new prompt.
     }
-    await this.prompt(trimmed, context, runMode);
+    await this.prompt(trimmed, context, runMode, attachments);
   }
 
-  private async prompt(text: string, context: PromptContext | undefined, runMode: PromptMode): Promise<void> {
+  private async prompt(
+    text: string,
+    context: PromptContext | undefined,
+    runMode: PromptMode,
+    attachments: Attachment[],
+  ): Promise<void> {
     const params: PromptParams = { text, mode: runMode };
+    if (attachments.length) {
+      params.attachments = attachments;
+    }
     if (this.sessionIdValue) {
       params.sessionId = this.sessionIdValue;
     }
@@ -373,7 +398,7 @@ export class ChatController implements vscode.Disposable {
 
   newSession(): void {
     if (this.running) {
-      void vscode.window.showWarningMessage('Rein: a run is active. Abort it before starting a new session.');
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: a run is active. Abort it before starting a new session.'));
       return;
     }
     this.replaceState(new PanelState(null, this.preview, this.mcp), null);
@@ -385,7 +410,7 @@ export class ChatController implements vscode.Disposable {
       return;
     }
     if (this.running) {
-      void vscode.window.showWarningMessage('Rein: a run is active. Abort it before switching sessions.');
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: a run is active. Abort it before switching sessions.'));
       this.sessionsEmitter.fire(this.sessionsValue);
       return;
     }
@@ -395,7 +420,7 @@ export class ChatController implements vscode.Disposable {
       state.setRunning(session?.status === 'running');
       this.replaceState(state, sessionId);
     } catch (error) {
-      void vscode.window.showErrorMessage(`Rein: could not open the session: ${message(error)}`);
+      void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: could not open the session: {0}', message(error))));
     }
     this.sessionsEmitter.fire(this.sessionsValue);
   }

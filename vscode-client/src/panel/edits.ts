@@ -103,7 +103,7 @@ export class EditSnapshots implements EditCapture, vscode.TextDocumentContentPro
   async open(toolCallId: string): Promise<void> {
     const snapshot = this.snapshots.get(toolCallId);
     if (!snapshot) {
-      void vscode.window.showInformationMessage('Rein: the diff of this change is not available in this window.');
+      void vscode.window.showInformationMessage(vscode.l10n.t('Rein: the diff of this change is not available in this window.'));
       return;
     }
     const name = path.basename(snapshot.path);

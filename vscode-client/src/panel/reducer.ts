@@ -53,6 +53,11 @@ interface PlanFlow {
   last?: RunEndEvent | undefined;
 }
 
+/** A provider's credentials error (rein.providers: HTTP 401/403 naming the key's variable). */
+export function isKeyProblem(reason: string): boolean {
+  return /rejected the credentials|denied access|API key/i.test(reason);
+}
+
 export class PanelState {
   private items: Item[] = [];
   private readonly byId = new Map<string, Item>();
@@ -289,6 +294,9 @@ export class PanelState {
         this.notice('info', compactionText(event));
         break;
       case 'error':
+        if (event.where === 'run' && event.fatal) {
+          break; // the reason a run failed: its run_end row says it, once
+        }
         this.notice(
           event.fatal ? 'error' : 'warning',
           event.where ? `${event.where}: ${event.message}` : event.message,
@@ -498,6 +506,7 @@ export class PanelState {
         kind: 'run_end',
         status: event.status,
         reason: event.reason ?? undefined,
+        keyProblem: event.status === 'failed' && isKeyProblem(event.reason ?? ''),
         turns,
         repairs: this.repairsThisRun,
         usage,

@@ -26,3 +26,11 @@ export function assistantParts(message: AssistantMessage): { text: string; think
   }
   return { text, thinking };
 }
+
+/**
+ * Text for a notification (which shows no Markdown): code spans in quotes
+ * instead of raw backticks (`nmae` -> 'nmae').
+ */
+export function plain(text: string): string {
+  return text.replace(/(`+)([^`]+?)\1(?!`)/g, "'$2'").replace(/`/g, "'");
+}

@@ -3,10 +3,10 @@
  * Shared by both sides: no imports but types.
  */
 
-import type { PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
+import type { Attachment, PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
 import type { ApprovalsView, Header, Item, McpView, PreviewView } from './viewModel';
 
-export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'failed';
+export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'untrusted' | 'failed';
 
 export type HostMessage =
   | {
@@ -28,6 +28,8 @@ export type HostMessage =
   | { type: 'sessions'; sessions: SessionSummary[]; current: string | null }
   | { type: 'connection'; state: ConnectionStateName; detail?: string | undefined }
   | { type: 'focusInput'; text?: string | undefined }
+  /** What the person picked after `@`: shown as a chip by the prompt box until sent. */
+  | { type: 'attachment'; label: string; attachments: Attachment[] }
   /** The model of the next turn (the picker button's text). */
   | { type: 'model'; label: string };
 
@@ -37,7 +39,9 @@ export type SendMode = 'auto' | 'followUp';
 export type WebviewMessage =
   | { type: 'ready' }
   /** runMode: how a new prompt runs (the toggle by the prompt box); steering and follow-ups ignore it. */
-  | { type: 'send'; text: string; mode: SendMode; runMode: PromptMode }
+  | { type: 'send'; text: string; mode: SendMode; runMode: PromptMode; attachments?: Attachment[] | undefined }
+  /** `@` typed in the prompt box: the extension shows the context picker. */
+  | { type: 'mention' }
   | { type: 'preview'; action: Exclude<PreviewAction, 'status'> }
   | { type: 'abort' }
   | { type: 'newSession' }
@@ -66,4 +70,4 @@ export type WebviewMessage =
   | { type: 'continueRun' }
   /** Revoke an approval rule ("Always allow") by its id. */
   | { type: 'revokeApproval'; id: string }
-  | { type: 'command'; command: 'showOutput' | 'openSettings' | 'restartServer' | 'setApiKey' };
+  | { type: 'command'; command: 'showOutput' | 'openSettings' | 'restartServer' | 'setApiKey' | 'manageTrust' };

@@ -64,6 +64,8 @@ export interface SaveDocumentsParams {
 
 export interface SaveDocumentsResult {
   saved: string[];
+  /** Left dirty: they held the person's unsaved changes before Rein's edit (the disk is behind the buffer). */
+  unsaved?: string[];
 }
 
 // ---------------------------------------------------------------- requests
@@ -85,11 +87,21 @@ export interface PromptContext {
 /** agent: do the task; plan: a planner makes steps, an executor does them one by one. */
 export type PromptMode = 'agent' | 'plan';
 
+/** Context the person attached with `@`; the server renders each as a tagged block. */
+export interface Attachment {
+  kind: 'file' | 'selection' | 'problems' | 'terminal';
+  uri?: string;
+  range?: LspRange;
+  text?: string;
+  diagnostics?: LspDiagnostic[];
+}
+
 export interface PromptParams {
   text: string;
   sessionId?: string;
   mode?: PromptMode;
   context?: PromptContext;
+  attachments?: Attachment[];
 }
 
 export interface PromptResult {

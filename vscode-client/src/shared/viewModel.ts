@@ -135,6 +135,8 @@ export interface RunEndItem extends ItemBase {
   kind: 'run_end';
   status: RunStatus;
   reason?: string | undefined;
+  /** The run failed on the model's credentials: the row offers Set API Key. */
+  keyProblem?: boolean | undefined;
   turns: number;
   repairs: number;
   usage: Usage;

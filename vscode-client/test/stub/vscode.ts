@@ -114,7 +114,11 @@ export class Range {
   }
 }
 
-export class Selection extends Range {}
+export class Selection extends Range {
+  get active(): Position {
+    return this.end;
+  }
+}
 
 export enum DiagnosticSeverity {
   Error = 0,
@@ -230,6 +234,8 @@ export const stub = {
   registered: new Map<string, (...args: unknown[]) => unknown>(),
   /** Files that exist for workspace.fs.stat (file paths). */
   existing: new Set<string>(),
+  /** The workspace's files for workspace.findFiles (file paths). */
+  files: new Set<string>(),
   fireTextDocumentChanged(document: unknown): void {
     textDocumentChanged.fire({ document });
   },
@@ -249,7 +255,9 @@ export const stub = {
     this.configuration = {};
     this.registered.clear();
     this.existing.clear();
+    this.files.clear();
     workspace.textDocuments = [];
+    window.activeTextEditor = undefined;
     window.visibleTextEditors = [];
   },
 };
@@ -342,9 +350,23 @@ export const workspace = {
       stub.existing.has(uri.path) ? Promise.resolve({ type: 1 }) : Promise.reject(new Error(`no such file: ${uri.path}`)),
   },
   openTextDocument: () => Promise.reject(new Error('no documents in the stub')),
+  /** The files findFiles answers (file paths under /work/project). */
+  findFiles: () => Promise.resolve([...stub.files].map((file) => Uri.file(file))),
   asRelativePath: (value: Uri | string) => (typeof value === 'string' ? value : value.path.replace(/^\/work\/project\//, '')),
   onDidChangeConfiguration: new EventEmitter<unknown>().event,
   onDidChangeTextDocument: textDocumentChanged.event,
+};
+
+export enum QuickPickItemKind {
+  Separator = -1,
+  Default = 0,
+}
+
+/** vscode.l10n without bundles: the message with its {0} placeholders filled (as VS Code does for English). */
+export const l10n = {
+  t(message: string, ...args: unknown[]): string {
+    return message.replace(/\{(\d+)\}/g, (whole, index: string) => (Number(index) < args.length ? String(args[Number(index)]) : whole));
+  },
 };
 
 export const commands = {

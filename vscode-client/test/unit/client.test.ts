@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { apiKeyEnvName } from '../../src/apiKey';
+import { trustGate, UNTRUSTED_DETAIL } from '../../src/trust';
 import { contributedKeys, explicitSettings, withStoragePath, withWorkspaceTrust, workspaceServerNames } from '../../src/configuration';
 import { backoffMs, RestartPolicy } from '../../src/restartPolicy';
 import { chatHtml } from '../../src/panel/chatView';
@@ -218,5 +219,22 @@ describe('chat view plumbing', () => {
       changedItems(items, sent).map((item) => item.id),
       ['b'],
     );
+  });
+});
+
+describe('an untrusted workspace', () => {
+  it('starts nothing and says why until the workspace is trusted', () => {
+    assert.equal(trustGate(true), undefined);
+    assert.deepEqual(trustGate(false), { state: 'untrusted', detail: UNTRUSTED_DETAIL });
+    assert.match(UNTRUSTED_DETAIL, /only in a trusted workspace/);
+  });
+
+  it('shows a shield in the status bar with the reason', () => {
+    const header: Header = { sessionId: null, status: 'idle', turn: 0, runUsage: {}, sessionUsage: {} };
+    assert.deepEqual(statusText({ state: 'untrusted', detail: UNTRUSTED_DETAIL }, header), {
+      text: '$(shield) Rein',
+      tooltip: `Rein: ${UNTRUSTED_DETAIL}`,
+      warning: true,
+    });
   });
 });

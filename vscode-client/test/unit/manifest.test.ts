@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { Commands } from '../../src/commands';
+import { Commands, WALKTHROUGH } from '../../src/commands';
 import { ROOT } from '../helpers';
 
 interface Setting {
@@ -22,9 +22,19 @@ const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
   };
   engines: { vscode: string };
   devDependencies: Record<string, string>;
-  capabilities?: { untrustedWorkspaces?: { supported?: string; restrictedConfigurations?: string[] } };
+  capabilities?: {
+    untrustedWorkspaces?: { supported?: string; restrictedConfigurations?: string[] };
+    virtualWorkspaces?: { supported?: boolean; description?: string };
+  };
+  activationEvents: string[];
+  repository?: { type?: string; url?: string };
+  publisher: string;
+  name: string;
 };
 const settings = pkg.contributes.configuration.properties;
+/** The manifest's strings (package.nls.json): `%key%` in package.json is `nls[key]`. */
+const nls = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.nls.json'), 'utf8')) as Record<string, string>;
+const text = (value: string | undefined): string => value?.replace(/^%(.+)%$/, (_m, key: string) => nls[key] ?? `<missing ${key}>`) ?? '';
 
 describe('package.json', () => {
   it('contributes every rein setting with a description and a default', () => {
@@ -78,6 +88,7 @@ describe('package.json', () => {
       'rein.checkpoints.maxFileKb': 2048,
       'rein.mcp.servers': {},
       'rein.mcp.configFiles': true,
+      'rein.instructions.files': ['**/AGENTS.md', 'CLAUDE.md', '.github/copilot-instructions.md', '.cursor/rules/*.mdc'],
       'rein.mcp.lazyTools': false,
       'rein.mcp.maxToolShare': 0.1,
     };
@@ -92,6 +103,8 @@ describe('package.json', () => {
       'rein.gates.preview.command',
       'rein.mcp.servers',
       'rein.mcp.configFiles',
+      'rein.model.baseUrl',
+      'rein.model.apiKeyEnv',
     ]) {
       assert.ok(trust?.restrictedConfigurations?.includes(key), `${key} is restricted in untrusted workspaces`);
       assert.ok(key in settings, `${key} is a setting`);
@@ -112,15 +125,39 @@ describe('package.json', () => {
     assert.deepEqual(settings['rein.approval.write']?.enum, ['allow', 'ask', 'deny', 'review']);
   });
 
+  it('takes every manifest string from package.nls.json, and every key there is used', () => {
+    const raw = fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8');
+    const used = new Set([...raw.matchAll(/"%([^"%]+)%"/g)].map((m) => m[1] ?? ''));
+    assert.deepEqual([...used].filter((key) => !(key in nls)), [], 'placeholders without a string');
+    assert.deepEqual(Object.keys(nls).filter((key) => !used.has(key)), [], 'strings nothing uses');
+    for (const [key, setting] of Object.entries(settings)) {
+      const described = setting.description ?? setting.markdownDescription ?? '';
+      assert.match(described, /^%.+%$/, `${key}: its description is in package.nls.json`);
+    }
+    assert.match(text(pkg.contributes.commands[0]?.title), /^[A-Z]/);
+    const ignore = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8');
+    assert.match(ignore, /^!package\.nls\.json$/m, 'the strings ship in the .vsix');
+    assert.match(ignore, /^!media\/walkthrough\/\*\.md$/m, 'the walkthrough media ship in the .vsix');
+  });
+
+  it('orders the settings with the model first', () => {
+    const ordered = Object.entries(settings as Record<string, { order?: number }>).sort((a, b) => (a[1].order ?? 1e9) - (b[1].order ?? 1e9));
+    assert.deepEqual(ordered.map(([, s]) => s.order), ordered.map((_, i) => i), 'every setting has its order');
+    assert.deepEqual(ordered.slice(0, 4).map(([key]) => key), ['rein.model.provider', 'rein.model.model', 'rein.model.baseUrl', 'rein.model.apiKeyEnv']);
+    const firstOther = ordered.findIndex(([key]) => !key.startsWith('rein.model.'));
+    assert.ok(ordered.slice(firstOther).every(([key]) => !key.startsWith('rein.model.')), 'the model settings come together, first');
+    assert.deepEqual(Object.keys(settings), ordered.map(([key]) => key), 'package.json lists them in that order');
+  });
+
   it('has the chat as a webview view in its own activity-bar container', () => {
     assert.deepEqual(pkg.contributes.viewsContainers.activitybar.map((c) => c.id), ['rein']);
     assert.deepEqual(pkg.contributes.views.rein, [
-      { type: 'webview', id: 'rein.chat', name: 'Chat', icon: 'media/rein.svg', contextualTitle: 'Rein' },
+      { type: 'webview', id: 'rein.chat', name: '%view.rein.chat.name%', icon: 'media/rein.svg', contextualTitle: '%view.rein.chat.contextualTitle%' },
     ]);
   });
 
   it('names the commands of issues 9 and 10 and leaves the server commands to the server', () => {
-    const titles = pkg.contributes.commands.map((c) => `${c.category ?? ''}: ${c.title}`);
+    const titles = pkg.contributes.commands.map((c) => `${text(c.category)}: ${text(c.title)}`);
     for (const title of ['New Session', 'Ask', 'Fix Problems in File', 'Abort', 'Show Output', 'Set API Key', 'Start Preview', 'Stop Preview', 'Restart Preview']) {
       assert.ok(titles.includes(`Rein: ${title}`), `Rein: ${title}`);
     }
@@ -130,6 +167,33 @@ describe('package.json', () => {
     }
     for (const serverCommand of ['rein.fix', 'rein.explain', 'rein.ask', 'rein.abort', 'rein.preview.start', 'rein.preview.stop', 'rein.preview.restart']) {
       assert.ok(!ids.includes(serverCommand), `${serverCommand} is registered by vscode-languageclient`);
+    }
+  });
+
+  it('follows the conventions: no virtual workspaces, a repository, activation on the view and commands only', () => {
+    assert.equal(pkg.capabilities?.virtualWorkspaces?.supported, false);
+    assert.ok(pkg.capabilities?.virtualWorkspaces?.description);
+    assert.equal(pkg.repository?.type, 'git');
+    assert.match(pkg.repository?.url ?? '', /^https:\/\//);
+    // Commands and the view activate the extension by themselves (VS Code >= 1.74); nothing at startup.
+    assert.deepEqual(pkg.activationEvents, ['onView:rein.chat']);
+  });
+
+  it('has a walkthrough whose steps have media that exist and links to contributed commands', () => {
+    const walkthroughs = (pkg.contributes as unknown as {
+      walkthroughs: { id: string; steps: { id: string; description: string; media: { markdown?: string; image?: string } }[] }[];
+    }).walkthroughs;
+    assert.deepEqual(walkthroughs.map((w) => w.id), ['rein.gettingStarted']);
+    assert.equal(WALKTHROUGH, `${pkg.publisher}.${pkg.name}#rein.gettingStarted`);
+    const steps = walkthroughs[0]?.steps ?? [];
+    assert.deepEqual(steps.map((s) => s.id), ['installServer', 'chooseModel', 'tryFix']);
+    const ids = new Set(pkg.contributes.commands.map((c) => c.command));
+    for (const step of steps) {
+      const media = step.media.markdown ?? step.media.image ?? '';
+      assert.ok(fs.existsSync(path.join(ROOT, media)), `${step.id}: ${media} exists`);
+      for (const [, command] of step.description.matchAll(/\(command:([\w.]+)/g)) {
+        assert.ok(ids.has(command ?? ''), `${step.id} links ${command ?? ''}, a contributed command`);
+      }
     }
   });
 

@@ -1,0 +1,31 @@
+"""EditorWorkspace's save after an edit: a document the editor left dirty
+because it held the person's unsaved typing is not counted as Rein's own
+save, so the person's later save is theirs (issue 21)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rein.harness.generations import MutationLog
+from rein.lsp.channel import ClientTimeout
+from rein.lsp.editor import EditorWorkspace
+from tests.fakes import FakeClientChannel
+
+
+def test_a_document_left_unsaved_for_the_person_is_not_reins_save(tmp_path: Path) -> None:
+    ours, theirs = (tmp_path / "a.py").as_uri(), (tmp_path / "b.py").as_uri()
+    channel = FakeClientChannel({"rein/saveDocuments": [{"saved": [ours], "unsaved": [theirs]}]})
+    workspace = EditorWorkspace(channel, tmp_path, MutationLog())  # type: ignore[arg-type]
+    asyncio.run(workspace._save([ours, theirs]))
+    assert channel.requests == [("rein/saveDocuments", {"uris": [ours, theirs]})]
+    assert workspace.own_save(ours) is True  # the didSave of Rein's save
+    assert workspace.own_save(theirs) is False  # the person's save, when it comes
+
+
+def test_an_editor_that_does_not_answer_leaves_nothing_counted(tmp_path: Path) -> None:
+    uri = (tmp_path / "a.py").as_uri()
+    channel = FakeClientChannel({"rein/saveDocuments": [ClientTimeout("rein/saveDocuments", 5)]})
+    workspace = EditorWorkspace(channel, tmp_path, MutationLog())  # type: ignore[arg-type]
+    asyncio.run(workspace._save([uri]))
+    assert workspace.own_save(uri) is False
