@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from acp import connect_to_agent
+from acp import connect_to_agent, helpers
 from acp._transport import memory_transport_pair
 from acp.schema import ClientCapabilities
 
@@ -25,6 +25,7 @@ from tests.fakes import WatchedAcpClient
 
 if TYPE_CHECKING:
     from acp import ClientSideConnection
+    from acp.schema import PromptResponse
 
 
 @dataclass
@@ -39,6 +40,17 @@ class Connected:
     async def new(self, capabilities: ClientCapabilities | None = None) -> str:
         await self.conn.initialize(protocol_version=1, client_capabilities=capabilities)
         return (await self.conn.new_session(cwd=str(self.root))).session_id
+
+    async def prompt_to_its_tool_call(
+        self, session_id: str, text: str = "run it"
+    ) -> asyncio.Task[PromptResponse]:
+        """Start a prompt and return, its run still going, once the client
+        has seen the run's first ``tool_call``."""
+        prompt = asyncio.create_task(
+            self.conn.prompt(session_id=session_id, prompt=[helpers.text_block(text)])
+        )
+        await self.client.wait_update(lambda u: u.session_update == "tool_call")
+        return prompt
 
     async def raw(self, method: str, params: Any) -> Any:
         """A request as the client wrote it, not checked by the SDK's models."""

@@ -62,38 +62,10 @@ async def test_a_prompt_streams_its_updates_and_ends_the_turn(
         assert {sid for sid, _ in c.client.updates} == {session_id}
 
 
-async def test_an_edit_is_a_diff_of_the_file_before_and_after(
-    connect: Callable[..., Any], workspace: Path
-) -> None:
-    async with connect() as c:
-        c.server.load(
-            [
-                {
-                    "tool_calls": [
-                        {
-                            "name": "edit_file",
-                            "arguments": {
-                                "path": "app.py",
-                                "old_string": "VALUE = 1",
-                                "new_string": "VALUE = 2",
-                            },
-                            "id": "e1",
-                        }
-                    ]
-                },
-                {"text": "Changed."},
-            ]
-        )
-        session_id = await c.new()
-        response = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("bump")])
-        assert response.stop_reason == "end_turn"
-        [start] = c.client.of("tool_call")
-        assert (start.title, start.kind) == ("Edit app.py", "edit")
-        [end] = [u for u in c.client.of("tool_call_update") if u.status == "completed"]
-        [diff] = end.content
-        assert diff.type == "diff" and diff.path == str(workspace / "app.py")
-        assert (diff.old_text, diff.new_text) == ("VALUE = 1\n", "VALUE = 2\n")
-
+RUN_TRUE: dict[str, Any] = {
+    "tool_calls": [{"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}]
+}
+"""A model turn that runs ``true``, which asks the client for permission."""
 
 EDIT_APP = [
     {
@@ -111,6 +83,22 @@ EDIT_APP = [
     },
     {"text": "Changed."},
 ]
+
+
+async def test_an_edit_is_a_diff_of_the_file_before_and_after(
+    connect: Callable[..., Any], workspace: Path
+) -> None:
+    async with connect() as c:
+        c.server.load(EDIT_APP)
+        session_id = await c.new()
+        response = await c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("bump")])
+        assert response.stop_reason == "end_turn"
+        [start] = c.client.of("tool_call")
+        assert (start.title, start.kind) == ("Edit app.py", "edit")
+        [end] = [u for u in c.client.of("tool_call_update") if u.status == "completed"]
+        [diff] = end.content
+        assert diff.type == "diff" and diff.path == str(workspace / "app.py")
+        assert (diff.old_text, diff.new_text) == ("VALUE = 1\n", "VALUE = 2\n")
 
 
 async def test_with_the_clients_fs_the_edit_goes_into_its_buffer(
@@ -172,19 +160,13 @@ async def test_cancel_ends_the_prompt_with_cancelled(
     async with connect(client=client) as c:
         c.server.load(
             [
-                {
-                    "tool_calls": [
-                        {"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}
-                    ]
-                },
+                RUN_TRUE,
                 {"text": "never asked for"},
             ]
         )
         session_id = await c.new()
-        prompt = asyncio.create_task(
-            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
-        )
-        started = await client.wait_update(lambda u: u.session_update == "tool_call")
+        prompt = await c.prompt_to_its_tool_call(session_id)
+        [started] = client.of("tool_call")
         assert (started.kind, started.title) == ("execute", "Run `true`")
         # A second prompt meanwhile: the session is busy.
         with pytest.raises(RequestError) as busy:
@@ -306,19 +288,12 @@ async def test_steer_reaches_the_running_prompt(connect: Callable[..., Any]) -> 
     async with connect(client=client) as c:
         c.server.load(
             [
-                {
-                    "tool_calls": [
-                        {"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}
-                    ]
-                },
+                RUN_TRUE,
                 {"text": "Steered.", "expect": {"messages_contain": ["use pathlib"]}},
             ]
         )
         session_id = await c.new()
-        prompt = asyncio.create_task(
-            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
-        )
-        await client.wait_update(lambda u: u.session_update == "tool_call")
+        prompt = await c.prompt_to_its_tool_call(session_id)
         answer = await c.conn.ext_method(
             "rein/steer", {"sessionId": session_id, "text": "use pathlib"}
         )
@@ -398,19 +373,11 @@ async def test_a_client_that_leaves_mid_run_leaves_the_session_loadable(
     async with connect(client=client) as c:
         c.server.load(
             [
-                {
-                    "text": "Running it.",
-                    "tool_calls": [
-                        {"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}
-                    ],
-                },
+                {**RUN_TRUE, "text": "Running it."},
             ]
         )
         session_id = await c.new()
-        prompt = asyncio.create_task(
-            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
-        )
-        await client.wait_update(lambda u: u.session_update == "tool_call")
+        prompt = await c.prompt_to_its_tool_call(session_id)
     # Leaving closed the client's end: the agent saw end of input, aborted
     # the run and closed its hosts (connected() waited for it, bounded).
     assert c.agent_task.done() and c.agent_task.exception() is None
@@ -545,10 +512,7 @@ async def test_a_second_folder_does_not_mark_the_first_folders_run_interrupted(
     async with connect(client=client) as c:
         c.server.load([{"tool_calls": [{"name": "run_command", "arguments": {"command": "true"}}]}])
         session_id = await c.new()
-        prompt = asyncio.create_task(
-            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
-        )
-        await client.wait_update(lambda u: u.session_update == "tool_call")
+        prompt = await c.prompt_to_its_tool_call(session_id)
         await c.conn.new_session(cwd=str(other), mcp_servers=[])
         store = SqliteStore.open(str(c.storage))
         try:
@@ -604,20 +568,13 @@ async def test_a_follow_up_runs_after_the_prompt_it_was_queued_on(
     async with connect(client=client) as c:
         c.server.load(
             [
-                {
-                    "tool_calls": [
-                        {"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}
-                    ]
-                },
+                RUN_TRUE,
                 {"text": "Done."},
                 {"text": "Listed.", "expect": {"last_message_contains": "then list the files"}},
             ]
         )
         session_id = await c.new()
-        prompt = asyncio.create_task(
-            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
-        )
-        await client.wait_update(lambda u: u.session_update == "tool_call")
+        prompt = await c.prompt_to_its_tool_call(session_id)
         answer = await c.conn.ext_method(
             "rein/followUp", {"sessionId": session_id, "text": "then list the files"}
         )
@@ -656,21 +613,13 @@ async def test_a_mode_chosen_during_a_prompt_applies_to_the_next(
     async with connect(client=client) as c:
         c.server.load(
             [
-                {
-                    "tool_calls": [
-                        {"name": "run_command", "arguments": {"command": "true"}, "id": "r1"}
-                    ],
-                    "expect": {"tools_include": ["edit_file"]},
-                },
+                {**RUN_TRUE, "expect": {"tools_include": ["edit_file"]}},
                 {"text": "Done."},
                 {"text": "Explained.", "expect": {"tools_exclude": ["edit_file", "run_command"]}},
             ]
         )
         session_id = await c.new()
-        prompt = asyncio.create_task(
-            c.conn.prompt(session_id=session_id, prompt=[helpers.text_block("run it")])
-        )
-        await client.wait_update(lambda u: u.session_update == "tool_call")
+        prompt = await c.prompt_to_its_tool_call(session_id)
         await c.conn.set_session_mode(session_id=session_id, mode_id="explain")
         [said] = client.of("current_mode_update")
         assert said.current_mode_id == "explain"
