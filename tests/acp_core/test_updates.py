@@ -261,29 +261,19 @@ def test_usage_reports_the_context_fill_and_the_sessions_cost_while_known(
     from rein.harness.events import ContextShare
 
     turn = Usage(input_tokens=9000, output_tokens=200)
-    [first] = mapper(
-        TurnEnd(
-            turn=1,
-            usage=turn,
-            cost=0.03,
-            context=ContextShare(used=9000, window=200_000, share=0.045),
-        )
-    )
+
+    def ended(number: int, used: int, cost: float | None = None) -> Any:
+        share = ContextShare(used=used, window=200_000, share=used / 200_000)
+        [update] = mapper(TurnEnd(turn=number, usage=turn, cost=cost, context=share))
+        return update
+
+    first = ended(1, 9000, cost=0.03)
     assert (first.used, first.size) == (9000, 200_000)
     assert first.cost is not None and (first.cost.amount, first.cost.currency) == (0.03, "USD")
-    [second] = mapper(
-        TurnEnd(
-            turn=2,
-            usage=turn,
-            cost=0.02,
-            context=ContextShare(used=9500, window=200_000, share=0.0475),
-        )
-    )
+    second = ended(2, 9500, cost=0.02)
     assert second.used == 9500 and second.cost is not None and second.cost.amount == 0.05
     # A turn whose price is unknown: the session's cost is not known any more.
-    [third] = mapper(
-        TurnEnd(turn=3, usage=turn, context=ContextShare(used=9800, window=200_000, share=0.049))
-    )
+    third = ended(3, 9800)
     assert third.cost is None
     [fourth] = mapper(TurnEnd(turn=4, usage=turn, cost=0.01))
     assert fourth.cost is None
