@@ -5,6 +5,7 @@ and the editor played by :class:`tests.acp.client.EditorClient`."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -20,7 +21,8 @@ import pytest
 import yaml
 from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.client.connection import ClientSideConnection
-from acp.schema import InitializeResponse, NewSessionResponse
+from acp.helpers import text_block
+from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 
 from rein.providers.mock_server import MockServer
 from tests.acp.client import EditorClient
@@ -176,6 +178,18 @@ async def started(
         yield agent, session.session_id
 
 
+async def prompt_under_way(
+    agent: Agent, session_id: str, text: str
+) -> asyncio.Future[PromptResponse]:
+    """Start a prompt and return, its run still going, once the editor has
+    the run's first ``agent_message_chunk``."""
+    running = asyncio.ensure_future(
+        agent.conn.prompt(session_id=session_id, prompt=[text_block(text)])
+    )
+    await agent.editor.wait_for(session_id, lambda u: u["sessionUpdate"] == "agent_message_chunk")
+    return running
+
+
 # ------------------------------------------------------- the mock model
 
 
@@ -205,6 +219,11 @@ async def assert_used_up(mock: MockServer) -> None:
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
+
+
+def stall_turn(text: str) -> dict[str, Any]:
+    """A model turn that streams ``text`` as one chunk, then stalls for a minute."""
+    return {"text": text, "fault": {"kind": "stall", "after_chunks": 1, "seconds": 60}}
 
 
 def tool_turn(*calls: dict[str, Any], **extra: Any) -> dict[str, Any]:

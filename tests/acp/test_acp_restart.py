@@ -20,7 +20,9 @@ from tests.acp.conftest import (
     assert_used_up,
     call,
     load_scenario,
+    prompt_under_way,
     running_agent,
+    stall_turn,
     started,
     tool_turn,
 )
@@ -80,16 +82,9 @@ async def test_session_load_after_a_restart_replays_the_transcript(
 async def test_an_editor_gone_mid_run_leaves_the_session_stored_and_loadable(
     pyproj: Path, home: Home, mock: MockServer
 ) -> None:
-    await load_scenario(
-        mock,
-        "stall",
-        [{"text": "Working on it", "fault": {"kind": "stall", "after_chunks": 1, "seconds": 60}}],
-    )
+    await load_scenario(mock, "stall", [stall_turn("Working on it")])
     async with started(pyproj, home) as (agent, sid):
-        running = asyncio.ensure_future(
-            agent.conn.prompt(session_id=sid, prompt=[text_block("Rename greet")])
-        )
-        await agent.editor.wait_for(sid, lambda u: u["sessionUpdate"] == "agent_message_chunk")
+        running = await prompt_under_way(agent, sid, "Rename greet")
         running.cancel()  # the editor stops waiting and closes the pipe
         with contextlib.suppress(asyncio.CancelledError):
             await running

@@ -24,6 +24,8 @@ from tests.acp.conftest import (
     assert_used_up,
     call,
     load_scenario,
+    prompt_under_way,
+    stall_turn,
     started,
     tool_turn,
 )
@@ -43,6 +45,16 @@ async def prompt(agent: Agent, session_id: str, text: str) -> str:
     with anyio.fail_after(REQUEST_S):
         answer = await agent.conn.prompt(session_id=session_id, prompt=[text_block(text)])
     return answer.stop_reason
+
+
+async def held_at_its_permission(agent: Agent, session_id: str, text: str) -> asyncio.Future[str]:
+    """Start a prompt whose permission requests the editor holds; return,
+    its run still going, once the first one has come (``hold_permissions.set()``
+    lets them through)."""
+    agent.editor.hold_permissions = asyncio.Event()
+    running = asyncio.ensure_future(prompt(agent, session_id, text))
+    await agent.editor.wait_for_call("session/request_permission")
+    return running
 
 
 def contents_text(call: dict[str, Any]) -> str:
@@ -159,16 +171,12 @@ async def test_plan_mode_sends_the_plan_as_updates(
 async def test_a_cancel_mid_run_stops_with_cancelled(
     pyproj: Path, home: Home, mock: MockServer
 ) -> None:
-    await load_scenario(
-        mock,
-        "stall",
-        [{"text": "Let me think", "fault": {"kind": "stall", "after_chunks": 1, "seconds": 60}}],
-    )
+    await load_scenario(mock, "stall", [stall_turn("Let me think")])
     async with started(pyproj, home) as (agent, sid):
-        running = asyncio.ensure_future(prompt(agent, sid, "take your time"))
-        await agent.editor.wait_for(sid, lambda u: u["sessionUpdate"] == "agent_message_chunk")
+        running = await prompt_under_way(agent, sid, "take your time")
         await agent.conn.cancel(session_id=sid)
-        stop = await running
+        with anyio.fail_after(REQUEST_S):
+            stop = (await running).stop_reason
         # The session is not stuck: the next prompt runs.
         await load_scenario(mock, "after", [{"text": "back again"}])
         again = await prompt(agent, sid, "and now?")
@@ -259,9 +267,7 @@ async def test_rein_steer_reaches_the_running_run(
         ],
     )
     async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
-        agent.editor.hold_permissions = asyncio.Event()
-        running = asyncio.ensure_future(prompt(agent, sid, "say hi"))
-        await agent.editor.wait_for_call("session/request_permission")
+        running = await held_at_its_permission(agent, sid, "say hi")
         with anyio.fail_after(REQUEST_S):
             steered = await agent.conn.ext_method(
                 "rein/steer", {"sessionId": sid, "text": "keep it short"}
@@ -285,9 +291,7 @@ async def test_a_second_prompt_on_a_busy_session_is_refused(
         mock, "busy", [tool_turn(call("run_command", command="echo hi")), {"text": "done"}]
     )
     async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
-        agent.editor.hold_permissions = asyncio.Event()
-        running = asyncio.ensure_future(prompt(agent, sid, "say hi"))
-        await agent.editor.wait_for_call("session/request_permission")
+        running = await held_at_its_permission(agent, sid, "say hi")
         busy = await _refused(agent.conn.prompt(session_id=sid, prompt=[text_block("again")]))
         agent.editor.hold_permissions.set()
         stop = await running
