@@ -11,6 +11,7 @@ They join the workspace's MCP manager: every session of that folder in this
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,9 @@ from rein.acp.errors import invalid_field
 from rein.mcp.spec import McpServerSpec
 
 __all__ = ["client_servers", "mcp_available"]
+
+#: A spec of a server the client passed: its source "acp", trusted.
+_client_spec = functools.partial(McpServerSpec, source="acp", trusted=True)
 
 
 def mcp_available() -> bool:
@@ -35,26 +39,22 @@ def client_servers(servers: Sequence[Any] | None, cwd: str) -> list[McpServerSpe
     for i, server in enumerate(servers or ()):
         if isinstance(server, McpServerStdio):
             specs.append(
-                McpServerSpec(
+                _client_spec(
                     name=server.name,
-                    source="acp",
                     transport="stdio",
                     command=server.command,
                     args=tuple(server.args),
                     env={v.name: v.value for v in server.env},
                     cwd=cwd,
-                    trusted=True,
                 )
             )
         elif isinstance(server, HttpMcpServer):
             specs.append(
-                McpServerSpec(
+                _client_spec(
                     name=server.name,
-                    source="acp",
                     transport="http",
                     url=server.url,
                     headers={h.name: h.value for h in server.headers},
-                    trusted=True,
                 )
             )
         else:

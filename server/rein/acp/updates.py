@@ -118,11 +118,20 @@ def tool_kind(name: str) -> ToolKind:
     return "other"
 
 
+#: The tools a title names by a verb and the path they act on.
+_PATH_VERBS = {
+    "read_file": "Read",
+    "edit_file": "Edit",
+    "write_file": "Write",
+    "delete_file": "Delete",
+}
+
+
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
     """What a person reads for a call: "Read src/x.py", "Run `pytest -q`"."""
     path = str(arguments.get("path") or "")
-    if name == "read_file":
-        return f"Read {path}"
+    if name in _PATH_VERBS:
+        return f"{_PATH_VERBS[name]} {path}"
     if name in ("list_dir", "list_files"):
         return f"List {path or '.'}"
     if name == "glob":
@@ -130,12 +139,6 @@ def tool_title(name: str, arguments: dict[str, Any]) -> str:
     if name == "grep":
         where = f" in {path}" if path and path != "." else ""
         return f"Search {arguments.get('pattern', '')!r}{where}"
-    if name == "edit_file":
-        return f"Edit {path}"
-    if name == "write_file":
-        return f"Write {path}"
-    if name == "delete_file":
-        return f"Delete {path}"
     if name == "move_file":
         return f"Move {path} to {arguments.get('new_path', '')}"
     if name == "run_command":
