@@ -1621,6 +1621,20 @@ class FakeTerminal:
         return TerminalExitStatus(exit_code=self.exit_code, signal=self.signal)
 
 
+def permission_answer(answer: str, options: Sequence[Any]) -> RequestPermissionResponse:
+    """The person's ``answer`` to a permission request: "cancelled", or the
+    kind of the option they select (an ``AssertionError`` when none is of
+    that kind)."""
+    if answer == "cancelled":
+        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+    option = next((o for o in options if o.kind == answer), None)
+    if option is None:
+        raise AssertionError(f"no {answer!r} option among {[o.kind for o in options]}")
+    return RequestPermissionResponse(
+        outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
+    )
+
+
 class FakeAcpClient:
     """The editor's side of an ACP connection, for unit tests of the ports
     in ``rein.acp``: implements the requests they send (``fs/*``,
@@ -1751,13 +1765,7 @@ class FakeAcpClient:
             tool_call=tool_call,
             options=options,
         )
-        answer = self.permissions.pop(0)
-        if answer == "cancelled":
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        chosen = next(option for option in options if option.kind == answer)
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(option_id=chosen.option_id, outcome="selected")
-        )
+        return permission_answer(self.permissions.pop(0), options)
 
     async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
         await self._enter("elicitation/create", message=message, mode=mode)

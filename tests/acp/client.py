@@ -30,10 +30,8 @@ from typing import Any
 from acp import RequestError
 from acp.interfaces import Agent
 from acp.schema import (
-    AllowedOutcome,
     ClientCapabilities,
     CreateTerminalResponse,
-    DeniedOutcome,
     EnvVariable,
     FileSystemCapabilities,
     KillTerminalResponse,
@@ -47,6 +45,8 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
+
+from tests.fakes import permission_answer
 
 __all__ = ["EditorClient", "Update"]
 
@@ -268,15 +268,7 @@ class EditorClient:
             await asyncio.wait_for(self.hold_permissions.wait(), WAIT_S)
         if not self.permissions:
             raise AssertionError(f"unscripted permission request for {call}")
-        answer = self.permissions.pop(0)
-        if answer == "cancelled":
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        option = next((o for o in options if o.kind == answer), None)
-        if option is None:
-            raise AssertionError(f"no {answer!r} option among {kinds}")
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
-        )
+        return permission_answer(self.permissions.pop(0), options)
 
     # -------------------------------------------------------- terminal/*
 
