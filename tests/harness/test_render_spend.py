@@ -3,23 +3,13 @@ known), and a budget stop."""
 
 from __future__ import annotations
 
-import io
-
 from rein.harness.events import BudgetExceeded, ContextShare, RunEnd
 from rein.harness.messages import Usage
-from rein.render import EventPrinter
-
-
-def _printed(*events: object) -> str:
-    out = io.StringIO()
-    printer = EventPrinter(out)
-    for event in events:
-        printer(event)  # type: ignore[arg-type]
-    return out.getvalue()
+from tests.printed import printed
 
 
 def test_the_run_end_line_says_tokens_context_and_cost() -> None:
-    text = _printed(
+    text = printed(
         RunEnd(
             run_id="r1",
             status="completed",
@@ -36,10 +26,10 @@ def test_the_run_end_line_says_tokens_context_and_cost() -> None:
 
 
 def test_no_cost_is_printed_when_the_price_is_unknown() -> None:
-    text = _printed(RunEnd(run_id="r1", status="completed", turns=1, usage=Usage(input_tokens=5)))
+    text = printed(RunEnd(run_id="r1", status="completed", turns=1, usage=Usage(input_tokens=5)))
     assert text.rstrip().endswith("after 1 turn(s); 5 in / 0 out")
 
 
 def test_a_budget_stop_is_printed() -> None:
-    text = _printed(BudgetExceeded(limit="tokens", spent=1220, allowed=1000))
+    text = printed(BudgetExceeded(limit="tokens", spent=1220, allowed=1000))
     assert "budget: tokens 1220 over 1000" in text

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import io
-
 from rein.harness.events import McpBudgetWarning, McpServerState, ToolCallStart
-from rein.render import EventPrinter
-
-
-def _printed(*events: object) -> str:
-    out = io.StringIO()
-    printer = EventPrinter(out)
-    for event in events:
-        printer(event)  # type: ignore[arg-type]
-    return out.getvalue()
+from tests.printed import printed
 
 
 def test_server_states_budget_and_tool_rows_are_printed() -> None:
-    text = _printed(
+    text = printed(
         McpServerState(server="time", state="starting", source="settings"),
         McpServerState(server="time", state="running", tools=2, source="settings"),
         McpServerState(server="db", state="failed", error="did not start", source="mcp.json"),
