@@ -194,16 +194,19 @@ async def test_stop_ends_the_servers(managed: tuple[McpManager, States]) -> None
     assert result.is_error
 
 
+#: A server that reads its input and never answers ``initialize``.
+SILENT = McpServerSpec(
+    name="silent",
+    source="settings",
+    transport="stdio",
+    command=sys.executable,
+    args=("-c", "import sys; sys.stdin.read()"),
+    trusted=True,
+)
+
+
 async def test_a_server_that_never_answers_fails_at_the_start_bound() -> None:
-    silent = McpServerSpec(
-        name="silent",
-        source="settings",
-        transport="stdio",
-        command=sys.executable,
-        args=("-c", "import sys; sys.stdin.read()"),
-        trusted=True,
-    )
-    manager = McpManager([silent], start_timeout_s=1.0)
+    manager = McpManager([SILENT], start_timeout_s=1.0)
     try:
         async with asyncio.timeout(15):
             await manager.ensure_started()
@@ -217,15 +220,7 @@ async def test_a_server_that_never_answers_fails_at_the_start_bound() -> None:
 async def test_a_cancelled_start_stops_the_waiting_server_and_the_next_start_retries_only_it() -> (
     None
 ):
-    silent = McpServerSpec(
-        name="silent",
-        source="settings",
-        transport="stdio",
-        command=sys.executable,
-        args=("-c", "import sys; sys.stdin.read()"),
-        trusted=True,
-    )
-    manager = McpManager([toolbox_spec(), silent], start_timeout_s=600.0)
+    manager = McpManager([toolbox_spec(), SILENT], start_timeout_s=600.0)
     states = States()
     manager.subscribe(states)
     try:
