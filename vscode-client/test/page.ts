@@ -10,6 +10,8 @@ import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chatHtml } from '../src/panel/chatView';
 import type { WebviewMessage } from '../src/shared/messages';
+import { launchChromium } from './browser';
+import { FakePanelHost } from './fakes';
 import { ROOT } from './helpers';
 
 const NONCE = 'dGVzdG5vbmNl';
@@ -61,4 +63,17 @@ export async function openPanel(browser: Browser, problems: string[], height: nu
   await page.goto(`file://${writePage()}`);
   await page.waitForSelector('.composer textarea');
   return page;
+}
+
+/** A fresh headless Chromium with the panel open (`openPanel`) and a FakePanelHost on `sessionId`, the server connected. */
+export async function connectedPanel(
+  problems: string[],
+  height: number,
+  sessionId: string,
+): Promise<{ browser: Browser; page: Page; host: FakePanelHost }> {
+  const browser = await launchChromium();
+  const page = await openPanel(browser, problems, height);
+  const host = new FakePanelHost(page, sessionId);
+  await host.post({ type: 'connection', state: 'running' });
+  return { browser, page, host };
 }

@@ -11,10 +11,9 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { CheckpointRunInfo, ReviewResult } from '../../src/shared/protocol';
 import type { WebviewMessage } from '../../src/shared/messages';
-import { launchChromium } from '../browser';
-import { FakePanelHost } from '../fakes';
+import type { FakePanelHost } from '../fakes';
 import { loadEvents, pngSize, screenshotPath } from '../helpers';
-import { openPanel, posted } from '../page';
+import { connectedPanel, posted } from '../page';
 
 const SCREENSHOT = screenshotPath('chat-panel-checkpoints.png');
 const REVIEW_SCREENSHOT = screenshotPath('chat-panel-review.png');
@@ -101,10 +100,7 @@ describe('checkpoint rows in headless Chromium', () => {
   const problems: string[] = [];
 
   before(async () => {
-    browser = await launchChromium();
-    page = await openPanel(browser, problems, 900);
-    host = new FakePanelHost(page, events[0]?.sessionId ?? 's');
-    await host.post({ type: 'connection', state: 'running' });
+    ({ browser, page, host } = await connectedPanel(problems, 900, events[0]?.sessionId ?? 's'));
     await host.feed(events);
     host.checkpoints.setRuns(RUNS);
     await host.flush();
@@ -242,10 +238,7 @@ describe('review rows in headless Chromium', () => {
   const problems: string[] = [];
 
   before(async () => {
-    browser = await launchChromium();
-    page = await openPanel(browser, problems, 700);
-    host = new FakePanelHost(page, 's-review');
-    await host.post({ type: 'connection', state: 'running' });
+    ({ browser, page, host } = await connectedPanel(problems, 700, 's-review'));
     host.checkpoints.setRuns(RUNS.slice(1).map((run) => ({
       ...run,
       files: run.files.map((file) => ({ ...file, review: file.path === 'stats.py' ? 'pending' as const : file.path === 'tests/test_stats.py' ? 'kept' as const : undefined })),

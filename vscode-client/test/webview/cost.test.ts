@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../browser';
-import { FakePanelHost } from '../fakes';
-import { openPanel, posted } from '../page';
+import type { FakePanelHost } from '../fakes';
+import { connectedPanel, posted } from '../page';
 
 const SESSION = 'ses_cost';
 const REASON = 'budget: the run cost $0.5212, more than harness.maxCostPerRun ($0.5000); continue to go on';
@@ -25,10 +24,7 @@ describe('cost and approvals in the chat webview', () => {
   const problems: string[] = [];
 
   before(async () => {
-    browser = await launchChromium();
-    page = await openPanel(browser, problems, 900);
-    host = new FakePanelHost(page, SESSION);
-    await host.post({ type: 'connection', state: 'running' });
+    ({ browser, page, host } = await connectedPanel(problems, 900, SESSION));
   });
 
   after(async () => {

@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../browser';
-import { FakePanelHost } from '../fakes';
-import { openPanel } from '../page';
+import type { FakePanelHost } from '../fakes';
+import { connectedPanel } from '../page';
 
 const SESSION = 'ses_mcp';
 
@@ -24,10 +23,7 @@ describe('MCP servers in the chat webview', () => {
   const problems: string[] = [];
 
   before(async () => {
-    browser = await launchChromium();
-    page = await openPanel(browser, problems, 900);
-    host = new FakePanelHost(page, SESSION);
-    await host.post({ type: 'connection', state: 'running' });
+    ({ browser, page, host } = await connectedPanel(problems, 900, SESSION));
   });
 
   after(async () => {

@@ -8,10 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../browser';
-import { FakePanelHost } from '../fakes';
+import type { FakePanelHost } from '../fakes';
 import { pngSize, screenshotPath } from '../helpers';
-import { openPanel, posted } from '../page';
+import { connectedPanel, posted } from '../page';
 
 const SESSION = 'ses_mentions';
 const CALC = 'file:///work/project/src/calc.py';
@@ -23,10 +22,7 @@ describe('@ mentions in the chat webview', () => {
   const problems: string[] = [];
 
   before(async () => {
-    browser = await launchChromium();
-    page = await openPanel(browser, problems, 700);
-    host = new FakePanelHost(page, SESSION);
-    await host.post({ type: 'connection', state: 'running' });
+    ({ browser, page, host } = await connectedPanel(problems, 700, SESSION));
   });
 
   after(async () => {

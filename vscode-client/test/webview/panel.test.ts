@@ -11,10 +11,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../browser';
-import { FakePanelHost } from '../fakes';
+import type { FakePanelHost } from '../fakes';
 import { loadEvents, pngSize, screenshotPath } from '../helpers';
-import { openPanel, posted } from '../page';
+import { connectedPanel, posted } from '../page';
 
 const SCREENSHOT = screenshotPath('chat-panel.png');
 const PLAN_SCREENSHOT = screenshotPath('chat-panel-plan.png');
@@ -82,10 +81,7 @@ describe('chat webview in headless Chromium', () => {
   const events = loadEvents();
 
   before(async () => {
-    browser = await launchChromium();
-    page = await openPanel(browser, problems, 1960);
-    host = new FakePanelHost(page, events[0]?.sessionId ?? 's');
-    await host.post({ type: 'connection', state: 'running' });
+    ({ browser, page, host } = await connectedPanel(problems, 1960, events[0]?.sessionId ?? 's'));
     await host.post({
       type: 'sessions',
       current: events[0]?.sessionId ?? null,
@@ -302,14 +298,12 @@ describe('chat webview in headless Chromium', () => {
 describe('a plan-mode run with the preview in headless Chromium (plan-preview.jsonl)', () => {
   let browser: Browser;
   let page: Page;
+  let host: FakePanelHost;
   const problems: string[] = [];
 
   before(async () => {
-    browser = await launchChromium();
-    page = await openPanel(browser, problems, 1370);
     const sessionId = planEvents.find((e) => e.sessionId !== null)?.sessionId ?? 's';
-    const host = new FakePanelHost(page, sessionId);
-    await host.post({ type: 'connection', state: 'running' });
+    ({ browser, page, host } = await connectedPanel(problems, 1370, sessionId));
     await host.post({
       type: 'sessions',
       current: sessionId,
