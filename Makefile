@@ -34,7 +34,11 @@ eval: setup
 extension: setup
 	$(MAKE) -C vscode-client test
 
-test: lint typecheck eval pytest extension
+# eval, pytest and the extension's suite are independent: they run side by
+# side (each mostly waits on its subprocesses), each one's output printed in
+# one piece when it ends. The setup they share runs once, first.
+test: lint typecheck
+	$(MAKE) --no-print-directory -j3 --output-sync=target eval pytest extension
 
 # Refresh the pictures in docs/images (the tests only write vscode-client/build/screenshots).
 screenshots: setup
