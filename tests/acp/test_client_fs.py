@@ -21,7 +21,8 @@ from rein.acp.context import current_session
 from rein.harness.errors import ToolError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.tools import ToolEnvironment
-from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool
+from rein.headless.analyzer_specs import DEFAULT_ANALYZERS
+from rein.headless.analyzers import AnalyzerPool
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.watcher import DiskWatcher
 from rein.tools import EditFileTool, ReadFileTool

@@ -18,7 +18,8 @@ import anyio
 import pytest
 
 from rein.config import ReinConfig
-from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec, find_executable
+from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
+from rein.headless.analyzers import AnalyzerPool
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
 

@@ -16,7 +16,8 @@ import pytest
 
 from rein.config import ReinConfig, load_config
 from rein.harness.events import GateResult, RunEnd
-from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
+from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.headless.analyzers import AnalyzerPool
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
 

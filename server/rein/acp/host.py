@@ -29,7 +29,7 @@ from rein.acp.terminal import client_terminal
 from rein.acp.witness import WitnessedWorkspace
 from rein.config import ReinConfig
 from rein.harness.ports import Approver, CommandExecutor, Model, UserChannel
-from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig

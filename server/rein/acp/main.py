@@ -27,7 +27,7 @@ from rein.headless.config_file import build_config
 from rein.providers.config import ModelConfig
 
 if TYPE_CHECKING:
-    from rein.headless.analyzers import AnalyzerSpec
+    from rein.headless.analyzer_specs import AnalyzerSpec
 
 __all__ = ["run_acp", "serve_acp"]
 

@@ -49,7 +49,7 @@ from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
 from rein.config import ReinConfig
 from rein.harness.errors import ConfigError
 from rein.harness.ports import Model
-from rein.headless.analyzers import AnalyzerSpec
+from rein.headless.analyzer_specs import AnalyzerSpec
 from rein.headless.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.session import Mode, Session, SessionBusyError, SessionSpec

@@ -24,7 +24,8 @@ from rein.harness.errors import ConfigError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ApprovalRequest, Approver, Model, UserChannel
 from rein.harness.preview import PreviewCoordinator
-from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
+from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.headless.analyzers import AnalyzerPool
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.watcher import DiskWatcher
 from rein.headless.workspace_host import BASELINE_LIMIT_S, WorkspaceHost

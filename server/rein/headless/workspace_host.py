@@ -41,7 +41,8 @@ from rein.harness.ports import (
 )
 from rein.harness.preview import PreviewCoordinator
 from rein.harness.preview_gates import preview_gates
-from rein.headless.analyzers import DEFAULT_ANALYZERS, AnalyzerPool, AnalyzerSpec
+from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.headless.analyzers import AnalyzerPool
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.watcher import DiskWatcher
 from rein.mcp.config import McpConfigPorts

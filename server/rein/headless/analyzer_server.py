@@ -1,0 +1,518 @@
+"""One analyzer language server, driven by the pool as its LSP client
+(pygls's LanguageClient): start and initialize it, track its progress,
+send didOpen/didChange, pull or receive its diagnostics, stop it. The
+:class:`~rein.headless.analyzers.AnalyzerPool` owns one per running
+analyzer and decides what is open, when it is settled and what a crash
+means."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+from rein.harness.ports import Diagnostic
+from rein.headless.analyzer_specs import AnalyzerSpec, with_setting
+from rein.process.environment import child_environment
+
+if TYPE_CHECKING:
+    from rein.headless.analyzers import AnalyzerPool
+
+__all__ = ["ENVIRONMENT_GRACE_S", "AnalyzerTimeout"]
+
+log = logging.getLogger(__name__)
+
+#: The progress key of pyright's own notifications (one bar at a time).
+_PYRIGHT_PROGRESS = "pyright"
+#: After an environment change, how long an analyzer that watches files may
+#: stay silent before it is taken as having nothing new to say (pyright waits
+#: 0.5 s for more library changes, then republishes only what changed).
+ENVIRONMENT_GRACE_S = 3.0
+
+
+def _uri(root: Path, rel: str) -> str:
+    return (root / rel).as_uri()
+
+
+def _drop_late(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled() and answer.exception() is not None:
+        log.debug("a late analyzer answer: %s", answer.exception())
+
+
+class AnalyzerTimeout(Exception):
+    """An analyzer did not answer a request within
+    ``gates.analyzer.requestTimeoutMs``."""
+
+    def __init__(self, name: str, what: str, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(
+            f"{name} did not answer {what} within {seconds:g} s (gates.analyzer.requestTimeoutMs)"
+        )
+
+
+class _Analyzer:
+    """One analyzer server and what it last published."""
+
+    def __init__(self, spec: AnalyzerSpec, executable: str, pool: AnalyzerPool) -> None:
+        self.spec = spec
+        self.executable = executable
+        self.pool = pool
+        self.client: LanguageClient | None = None
+        self.diagnostics: dict[str, list[Diagnostic]] = {}
+        self.versions: dict[str, int] = {}
+        #: path -> the version whose diagnostics we still wait for
+        self.awaiting: dict[str, int] = {}
+        self.restarts = 0
+        self.alive = False
+        self._stderr_task: asyncio.Task[None] | None = None
+        #: The server answers textDocument/diagnostic (set after initialize).
+        self.pull = False
+        self._result_ids: dict[str, str] = {}
+        self._pulls: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        #: Open progress: work-done tokens, and "pyright" for its notifications.
+        self.progress: set[str] = set()
+        #: When its last progress ended (monotonic), for the gate benchmark.
+        self.last_progress_end_at: float | None = None
+        #: When it last ended a progress or published (monotonic seconds).
+        self.last_activity = time.monotonic()
+        #: It registered workspace/didChangeWatchedFiles (client/registerCapability).
+        self.watches_files = False
+        #: The server's name and version from its initialize result.
+        self.version: str | None = None
+        #: Why it is not running (failed to start, exited twice), for reports.
+        self.failure: str | None = None
+        #: Settings sent to it: the spec's, with the filter's excludes.
+        self.settings: dict[str, Any] = spec.settings
+        #: Open files it has not republished since an environment change,
+        #: owed until ``refresh_until`` (it republishes only what changed).
+        self.owed_refresh: set[str] = set()
+        self.refresh_until = 0.0
+        #: path -> why its diagnostics are missing (a request not answered
+        #: within the bound), until it answers or publishes for it again.
+        self.unanswered: dict[str, str] = {}
+
+    def idle(self, quiet_s: float, now: float) -> bool:
+        """Nothing open, nothing owed, and quiet for ``quiet_s``."""
+        if not self.alive:
+            return True
+        if self.owed_refresh and now < self.refresh_until:
+            return False
+        return not self.progress and not self.awaiting and now - self.last_activity >= quiet_s
+
+    def busy_until(self, quiet_s: float) -> float | None:
+        """When it becomes idle if nothing else happens; None: not by time."""
+        if self.progress or self.awaiting:
+            return None
+        quiet = self.last_activity + quiet_s
+        return max(quiet, self.refresh_until) if self.owed_refresh else quiet
+
+    def _activity(self) -> None:
+        self.last_activity = time.monotonic()
+        self.pool._activity()
+
+    def progress_begin(self, token: str) -> None:
+        self.progress.add(token)
+        self._activity()
+
+    def progress_end(self, token: str) -> None:
+        self.progress.discard(token)
+        self._activity()
+        self.last_progress_end_at = self.last_activity
+
+    def owns(self, path: str) -> bool:
+        return os.path.splitext(path)[1] in self.spec.extensions
+
+    @property
+    def file_by_file(self) -> bool:
+        """It would analyse the whole workspace, but the workspace is too
+        large: it analyses the open files only (the pool opens importers)."""
+        return self.pool.large and self.spec.diagnostic_mode_setting is not None
+
+    async def start(self) -> None:
+        client = LanguageClient("rein-analyzer-pool", "0.1")
+        # We only need the analyzer's diagnostics, not its capabilities; some
+        # servers send capabilities lsprotocol cannot structure (ruff's
+        # notebook selector), so keep the initialize result as a plain dict.
+        client.protocol._converter.register_structure_hook(
+            lsp.InitializeResult, lambda obj, _type: obj
+        )
+        # A publish is read straight from its JSON (a dict): structuring
+        # thousands of diagnostics with cattrs cost a large repository's
+        # verdict tens of milliseconds per change (sympy).
+        client.protocol._converter.register_structure_hook(
+            lsp.PublishDiagnosticsParams, lambda obj, _type: obj
+        )
+        self.client = client
+        root = self.pool.root
+
+        @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_publish(params: Any) -> None:
+            self.on_publish(params)
+
+        @client.feature(lsp.WORKSPACE_CONFIGURATION)
+        def on_configuration(params: lsp.ConfigurationParams) -> list[Any]:
+            out: list[Any] = []
+            for item in params.items:
+                section = item.section or ""
+                value: Any = self.settings
+                for part in section.split(".") if section else []:
+                    value = value.get(part, {}) if isinstance(value, dict) else {}
+                out.append(value)
+            return out
+
+        @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def on_progress_create(params: Any) -> None:
+            # Open from here: its begin follows our answer, and publishes
+            # made before that must not look like the end of the work.
+            self.progress_begin(f"token:{getattr(params, 'token', '')}")
+
+        @client.feature(lsp.PROGRESS)
+        def on_progress(params: Any) -> None:
+            token = str(getattr(params, "token", ""))
+            value = getattr(params, "value", None)
+            kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+            if kind == "begin":
+                self.progress_begin(f"token:{token}")
+            elif kind == "end":
+                self.progress_end(f"token:{token}")
+            else:
+                self._activity()
+
+        @client.feature("pyright/beginProgress")
+        def on_pyright_begin(params: Any) -> None:
+            self.progress_begin(_PYRIGHT_PROGRESS)
+
+        @client.feature("pyright/reportProgress")
+        def on_pyright_report(params: Any) -> None:
+            self._activity()
+
+        @client.feature("pyright/endProgress")
+        def on_pyright_end(params: Any) -> None:
+            self.progress_end(_PYRIGHT_PROGRESS)
+
+        @client.feature(lsp.WORKSPACE_DIAGNOSTIC_REFRESH)
+        def on_refresh(params: Any) -> None:
+            # The server's view changed (e.g. a config file): pull every file again.
+            for path, version in list(self.versions.items()):
+                self._schedule_pull(path, version)
+
+        @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+        def on_register(params: Any) -> None:
+            for registration in getattr(params, "registrations", None) or []:
+                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
+                    self.watches_files = True
+
+        @client.feature(lsp.CLIENT_UNREGISTER_CAPABILITY)
+        def on_unregister(params: Any) -> None:
+            for registration in getattr(params, "unregisterations", None) or []:
+                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
+                    self.watches_files = False
+
+        @client.feature(lsp.WINDOW_SHOW_MESSAGE)
+        def on_show(params: lsp.ShowMessageParams) -> None:
+            log.debug("%s: %s", self.spec.name, params.message)
+
+        @client.feature(lsp.WINDOW_LOG_MESSAGE)
+        def on_log(params: lsp.LogMessageParams) -> None:
+            log.debug("%s: %s", self.spec.name, params.message)
+
+        async def server_exit(server: Any) -> None:
+            self.alive = False
+            if not self._stopping:
+                await self.pool._crashed(self, server.returncode)
+
+        client.server_exit = server_exit  # type: ignore[method-assign]
+        self.progress.clear()
+        self.watches_files = False
+        self.settings = self.spec.settings
+        if self.spec.exclude_setting:
+            self.settings = with_setting(
+                self.spec.settings, self.spec.exclude_setting, self.pool.exclude_globs()
+            )
+        if self.file_by_file and self.spec.diagnostic_mode_setting:
+            self.settings = with_setting(
+                self.settings, self.spec.diagnostic_mode_setting, "openFilesOnly"
+            )
+        await client.start_io(
+            self.executable, *self.spec.command[1:], cwd=str(root), env=child_environment()
+        )
+        server = client._server
+        if server is not None and server.stderr is not None:
+            self._stderr_task = asyncio.create_task(self._drain(server.stderr))
+        result: Any = await self._bounded(
+            "initialize",
+            client.initialize_async(
+                lsp.InitializeParams(
+                    process_id=os.getpid(),
+                    root_uri=root.as_uri(),
+                    workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                    capabilities=lsp.ClientCapabilities(
+                        workspace=lsp.WorkspaceClientCapabilities(
+                            configuration=True,
+                            workspace_folders=True,
+                            did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
+                                dynamic_registration=True
+                            ),
+                        ),
+                        window=lsp.WindowClientCapabilities(
+                            work_done_progress=self.spec.work_done_progress
+                        ),
+                        text_document=lsp.TextDocumentClientCapabilities(
+                            synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
+                            publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(
+                                version_support=True, related_information=False
+                            ),
+                            diagnostic=lsp.DiagnosticClientCapabilities(
+                                related_document_support=False
+                            )
+                            if self.spec.pull
+                            else None,
+                        ),
+                    ),
+                    initialization_options={"settings": self.settings} if self.settings else None,
+                )
+            ),
+        )
+        caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
+        info = result.get("serverInfo") if isinstance(result, dict) else None
+        if isinstance(info, dict) and info.get("version"):
+            self.version = str(info["version"])
+        self.pull = bool(self.spec.pull and caps.get("diagnosticProvider"))
+        client.initialized(lsp.InitializedParams())
+        if self.settings:
+            client.workspace_did_change_configuration(
+                lsp.DidChangeConfigurationParams(settings=self.settings)
+            )
+        self.alive = True
+        self.failure = None
+        self.versions.clear()
+        self.awaiting.clear()
+        self.unanswered.clear()
+        self.owed_refresh.clear()
+        self.diagnostics.clear()
+        self._activity()
+        # File by file, start opens nothing: what a change touches is opened
+        # (with its importers) before the change; a restart reopens those.
+        for path in self.pool.requested if self.file_by_file else self.pool.files:
+            if self.owns(path):
+                self.open(path)
+
+    async def _bounded(self, what: str, request: Awaitable[Any]) -> Any:
+        """Await ``request``, at most the pool's request bound; past it
+        :class:`AnalyzerTimeout`."""
+        seconds = self.pool.request_timeout_s
+        # Shielded: a late answer completes the request instead of meeting a
+        # cancelled future (pygls logs that as an error); it is dropped.
+        answer = asyncio.ensure_future(request)
+        answer.add_done_callback(_drop_late)
+        try:
+            return await asyncio.wait_for(asyncio.shield(answer), seconds)
+        except TimeoutError:
+            raise AnalyzerTimeout(self.spec.name, what, seconds) from None
+
+    def refresh(self) -> None:
+        """After a change it cannot see in a document (the environment):
+        pulled again where it offers pull diagnostics; a pushing analyzer
+        owes a republish of its open files until ENVIRONMENT_GRACE_S passed
+        (it republishes only what changed, and says nothing else)."""
+        for path, version in self.versions.items():
+            if self.pull:
+                self.awaiting[path] = version
+                self._schedule_pull(path, version)
+        if not self.pull:
+            self.owed_refresh = set(self.versions)
+            self.refresh_until = time.monotonic() + ENVIRONMENT_GRACE_S
+        self._activity()
+
+    async def restart(self) -> None:
+        """Stop the server and start it again (it reopens the pool's files)."""
+        await self.stop()
+        self._stopping = False
+        self.client = None
+        await self.start()
+
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            line = await stream.readline()
+            if not line:
+                return
+            log.debug("%s stderr: %s", self.spec.name, line.decode(errors="replace").rstrip())
+
+    def open(self, path: str) -> None:
+        text = self.pool.read(path)
+        if text is None or self.client is None:
+            return
+        self.versions[path] = 1
+        self.awaiting[path] = 1
+        self.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                lsp.TextDocumentItem(
+                    uri=_uri(self.pool.root, path),
+                    language_id=self.spec.language_id,
+                    version=1,
+                    text=text,
+                )
+            )
+        )
+        self._schedule_pull(path, 1)
+
+    def change(self, path: str, text: str | None = None) -> None:
+        """Send the file's content (or ``text``, shown instead of it)."""
+        if not self.alive or self.client is None or not self.owns(path):
+            return
+        text = self.pool.read(path) if text is None else text
+        uri = _uri(self.pool.root, path)
+        if text is None:
+            if path in self.versions:
+                del self.versions[path]
+                self.awaiting.pop(path, None)
+                self.client.text_document_did_close(
+                    lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
+                )
+            # A server that lets us watch files for it (basedpyright in
+            # workspace mode) learns of a deleted file only from us.
+            self._watched(uri, lsp.FileChangeType.Deleted)
+            self.diagnostics.pop(path, None)
+            return
+        if path not in self.versions:
+            self.open(path)
+            return
+        version = self.versions[path] + 1
+        self.versions[path] = version
+        self.awaiting[path] = version
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        self.client.text_document_did_save(
+            lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+        )
+        self._schedule_pull(path, version)
+
+    def _watched(self, uri: str, kind: lsp.FileChangeType) -> None:
+        if self.watches_files and self.client is not None:
+            self.client.workspace_did_change_watched_files(
+                lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri, type=kind)])
+            )
+
+    def _schedule_pull(self, path: str, version: int) -> None:
+        if not self.pull:
+            return
+        task = asyncio.ensure_future(self._pull(path, version))
+        self._pulls.add(task)
+        task.add_done_callback(self._pulls.discard)
+
+    async def _pull(self, path: str, version: int) -> None:
+        """Ask for the diagnostics of ``path`` at ``version`` (pull model)."""
+        client = self.client
+        if client is None:
+            return
+        uri = _uri(self.pool.root, path)
+        for _attempt in range(3):
+            try:
+                report: Any = await self._bounded(
+                    f"the diagnostics of {path}",
+                    client.text_document_diagnostic_async(
+                        lsp.DocumentDiagnosticParams(
+                            text_document=lsp.TextDocumentIdentifier(uri=uri),
+                            previous_result_id=self._result_ids.get(path),
+                        )
+                    ),
+                )
+                break
+            except AnalyzerTimeout as exc:
+                # Not owed any more (the wait would run to the settle bound
+                # for nothing): the snapshot says this file is stale, and why.
+                log.warning("%s", exc)
+                if self.versions.get(path) == version:
+                    self.unanswered[path] = str(exc)
+                    self.awaiting.pop(path, None)
+                    self._activity()
+                return
+            except Exception as exc:  # ServerCancelled: the server asks to retry
+                log.debug("%s: pull diagnostics for %s failed: %s", self.spec.name, path, exc)
+                await asyncio.sleep(0.05)
+        else:
+            return
+        if self.versions.get(path) != version:
+            return  # a newer version is already being pulled
+        kind = getattr(report, "kind", None)
+        result_id = getattr(report, "result_id", None)
+        if result_id:
+            self._result_ids[path] = result_id
+        self.unanswered.pop(path, None)
+        if kind != "unchanged":
+            items = getattr(report, "items", None) or []
+            self.diagnostics[path] = [self.pool.convert(path, d, self.spec.name) for d in items]
+        wanted = self.awaiting.get(path)
+        if wanted is not None and wanted <= version:
+            del self.awaiting[path]
+        self.last_activity = time.monotonic()
+        self.pool._published(self, path)
+
+    def on_publish(self, params: dict[str, Any] | lsp.PublishDiagnosticsParams) -> None:
+        """A publishDiagnostics, as its JSON (the pool's client skips
+        structuring it) or as lsprotocol's object."""
+        self.last_activity = time.monotonic()
+        if isinstance(params, dict):
+            uri, version = str(params.get("uri", "")), params.get("version")
+            items = params.get("diagnostics") or []
+            convert = self.pool.convert_json
+        else:
+            uri, version, items = params.uri, params.version, params.diagnostics
+            convert = self.pool.convert  # type: ignore[assignment]
+        path = self.pool.relative(uri)
+        if path is None or self.pool.skipped(path):
+            self.pool._activity()
+            return
+        self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
+        self.unanswered.pop(path, None)
+        wanted = self.awaiting.get(path)
+        if wanted is not None and (
+            version >= wanted if version is not None else not self.spec.versioned_publish
+        ):
+            del self.awaiting[path]
+        self.owed_refresh.discard(path)
+        self.pool._published(self, path)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        client = self.client
+        if client is None:
+            return
+        try:
+            if self.alive:
+                with anyio_fail_after(3):
+                    await client.shutdown_async(None)
+                client.exit(None)
+        except Exception:
+            log.debug("%s did not shut down cleanly", self.spec.name, exc_info=True)
+        server = client._server
+        if server is not None and server.returncode is None:
+            try:
+                await asyncio.wait_for(server.wait(), 3)
+            except TimeoutError:
+                server.kill()
+        try:
+            await asyncio.wait_for(client.stop(), 3)
+        except (TimeoutError, Exception):
+            log.debug("%s client stop", self.spec.name, exc_info=True)
+        if self._stderr_task is not None:
+            self._stderr_task.cancel()
+        self.alive = False
+
+
+def anyio_fail_after(seconds: float) -> Any:
+    import anyio
+
+    return anyio.fail_after(seconds)
