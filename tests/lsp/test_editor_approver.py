@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rein.harness.ports import ApprovalAnswer, ApprovalRequest, ApprovalRule
-from rein.lsp.editor import EditorApprover
+from rein.lsp.editor_dialogs import EditorApprover
 from tests.fakes import FakeClientChannel
 
 REQUEST = ApprovalRequest(

@@ -16,7 +16,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from rein.harness.generations import MutationLog
 from rein.harness.ports import Mutation, SettlingDiagnostics
 from rein.lsp.channel import ClientChannel
-from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
+from rein.lsp.editor import EditorWorkspace
+from rein.lsp.editor_diagnostics import EditorDiagnostics
 from tests.fakes import run_in_virtual_time
 
 Answer = Callable[[dict[str, Any]], Awaitable[Any]]

@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from rein.headless.watcher import DiskWatcher
     from rein.lsp.approvals import ApprovalRegistry
     from rein.lsp.auto_repair import AutoRepairer
-    from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
+    from rein.lsp.editor import EditorWorkspace
+    from rein.lsp.editor_diagnostics import EditorDiagnostics
     from rein.lsp.lm import EditorLmHost
     from rein.lsp.models import ModelChoices
     from rein.lsp.preview import ServerPreview
@@ -254,7 +255,8 @@ class ReinServer(LanguageServer):
     def adapters(self) -> tuple[EditorWorkspace, DiagnosticsCoordinator]:
         if self._adapters is None:
             from rein.harness.coordinators import DiagnosticsCoordinator
-            from rein.lsp.editor import EditorDiagnostics, EditorWorkspace
+            from rein.lsp.editor import EditorWorkspace
+            from rein.lsp.editor_diagnostics import EditorDiagnostics
 
             workspace = EditorWorkspace(self.client, self.root, self.mutations)
             analyzer = self.config.gates.analyzer
@@ -303,7 +305,7 @@ class ReinServer(LanguageServer):
 
     def session_ports(self) -> SessionPorts:
         """The editor's ports for :func:`rein.session.build_session`."""
-        from rein.lsp.editor import EditorApprover, EditorUserChannel
+        from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
         from rein.process.runner import SubprocessRunner
         from rein.session import SessionPorts
 
