@@ -74,6 +74,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       controller.onDidReset(() => {
         this.updates.reset();
         this.schedule();
+        // Another session: the button names its model.
+        this.refreshModel();
       }),
       controller.onDidChangeSessions((sessions) =>
         this.post({ type: 'sessions', sessions, current: controller.sessionId }),
@@ -82,7 +84,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.post({ type: 'connection', state: info.state, detail: info.detail });
         if (info.state === 'running') {
           // A restarted server may run another model (the settings changed).
-          void modelLabel(connection).then((label) => label && this.post({ type: 'model', label }));
+          this.refreshModel();
         }
       }),
     );
@@ -124,6 +126,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
   }
 
+  /** The model button names the model of the panel's session (a new session's when none). */
+  private refreshModel(): void {
+    const sessionId = this.controller.sessionId;
+    void modelLabel(this.connection, sessionId).then((label) => {
+      if (label && this.controller.sessionId === sessionId) {
+        this.post({ type: 'model', label });
+      }
+    });
+  }
+
   private post(message: HostMessage): void {
     void this.view?.webview.postMessage(message);
   }
@@ -160,10 +172,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         void this.controller.refreshSessions();
         void this.controller.refreshPreview();
-        void modelLabel(this.connection).then((label) => label && this.post({ type: 'model', label }));
+        this.refreshModel();
         break;
       case 'pickModel':
-        void pickModel(this.connection).then(
+        void pickModel(this.connection, this.controller.sessionId).then(
           (label) => label && this.post({ type: 'model', label }),
           (error: unknown) => void vscode.window.showErrorMessage(vscode.l10n.t('Rein: could not change the model: {0}', String(error))),
         );

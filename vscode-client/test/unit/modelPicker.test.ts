@@ -50,6 +50,23 @@ describe('the model picker', () => {
     assert.deepEqual(pick?.items, ['gpt-4.1', 'GPT-4o (copilot)']);
   });
 
+  it("switches the panel's session and the sessions made afterwards, and labels that session's model", async () => {
+    const connection = new FakeConnection();
+    connection.responders.set('rein/models', () => MODELS);
+    connection.responders.set('rein/setModel', () => ({ ok: true }));
+    stub.answers.push('GPT-4o (copilot)');
+    assert.equal(await pickModel(connection, 'session-7'), 'GPT-4o (copilot)');
+    assert.deepEqual(connection.requests, [
+      { method: 'rein/models', params: { sessionId: 'session-7' } },
+      { method: 'rein/setModel', params: { provider: 'vscode-lm', model: 'copilot/gpt-4o', sessionId: 'session-7', newSessions: true } },
+    ]);
+    assert.equal(await modelLabel(connection, 'session-7'), 'gpt-4.1 · openai');
+    assert.deepEqual(connection.requests.at(-1), { method: 'rein/models', params: { sessionId: 'session-7' } });
+    // A panel without a session asks for a new session's model.
+    await modelLabel(connection, null);
+    assert.deepEqual(connection.requests.at(-1), { method: 'rein/models', params: {} });
+  });
+
   it('changes nothing when the person dismisses the list, and says why VS Code models are missing', async () => {
     const connection = new FakeConnection();
     connection.responders.set('rein/models', () => ({ ...MODELS, vscodeLmError: 'no rein/lm/models' }));
