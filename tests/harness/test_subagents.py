@@ -190,3 +190,30 @@ async def test_steers_reach_the_child_one_at_a_time() -> None:
     ]
     assert applied == [["first"], ["second"]]
     assert len(child_model.requests) == 3
+
+
+def test_a_child_takes_the_model_of_its_source_when_it_starts() -> None:
+    first, second = ReplayModel([], name="first"), ReplayModel([], name="second")
+    current = [first]
+    env = ToolEnvironment()
+    spawner = SubagentSpawner(
+        ReplayModel([], name="built-with"),
+        ToolRegistry([EchoTool()]),
+        env,
+        model_source=lambda: current[0],
+    )
+    before = spawner.spawn("child-1", None, 5)
+    current[0] = second
+    after = spawner.spawn("child-2", None, 5)
+    grandchild = after.env.subagents.spawn("child-3", None, 5)
+    # A running child keeps its model; children started after the change
+    # (and theirs) take the new one.
+    assert before.model is first
+    assert after.model is second
+    assert grandchild.model is second
+
+
+def test_without_a_source_every_child_has_the_model_given() -> None:
+    given = ReplayModel([], name="given")
+    spawner = SubagentSpawner(given, ToolRegistry([EchoTool()]), ToolEnvironment())
+    assert spawner.spawn("child-1", None, 5).model is given

@@ -296,3 +296,100 @@ async def test_a_sessions_own_choice_wins_over_the_choice_for_every_session(
         assert mine["current"] == {"provider": "vscode-lm", "model": "test/other"}
         everyone = await send("rein/models", {})
         assert everyone["current"] == {"provider": "vscode-lm", "model": "test/scripted"}
+
+
+def said(text: str) -> LmReply:
+    return LmReply(deltas=[{"kind": "text", "text": text}])
+
+
+@pytest.mark.parametrize(
+    ("extra", "new_session_model"),
+    [
+        pytest.param({"newSessions": True}, "test/other", id="new-sessions-too"),
+        pytest.param({}, "test/scripted", id="this-session-only"),
+        pytest.param({"newSessions": False}, "test/scripted", id="new-sessions-false"),
+    ],
+)
+async def test_set_model_for_one_session_leaves_the_others_and_new_ones_when_asked(
+    workspace: Path, tmp_path: Path, extra: dict[str, Any], new_session_model: str
+) -> None:
+    host = FakeLmHost([said(f"reply {n}") for n in range(5)])
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host, models=EDITOR_MODELS)
+        send = ed.client.protocol.send_request_async
+        first = (await prompt(ed, text="a"))["sessionId"]
+        second = (await prompt(ed, text="b"))["sessionId"]
+        answer = await send(
+            "rein/setModel",
+            {"sessionId": first, "provider": "vscode-lm", "model": "test/other", **extra},
+        )
+        assert answer == {"ok": True}
+        await prompt(ed, text="a again", sessionId=first)
+        await prompt(ed, text="b again", sessionId=second)
+        third = (await prompt(ed, text="c"))["sessionId"]
+        asked = [(r["sessionId"], r["model"]) for r in host.requests]
+        assert asked == [
+            (first, "test/scripted"),
+            (second, "test/scripted"),
+            (first, "test/other"),
+            (second, "test/scripted"),
+            (third, new_session_model),
+        ]
+        models = {
+            sid: (await send("rein/models", {"sessionId": sid}))["current"]["model"]
+            for sid in (first, second, third)
+        }
+        assert models == {
+            first: "test/other",
+            second: "test/scripted",
+            third: new_session_model,
+        }
+        # Without a session: the model a new session starts with.
+        fresh = await send("rein/models", {})
+        assert fresh["current"]["model"] == new_session_model
+
+
+async def test_set_model_refuses_new_sessions_false_without_a_session(
+    workspace: Path, tmp_path: Path
+) -> None:
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, FakeLmHost([]))
+        for params, field in [
+            ({"provider": "vscode-lm", "model": "test/other", "newSessions": False}, "newSessions"),
+            ({"provider": "vscode-lm", "newSessions": "yes"}, "newSessions"),
+        ]:
+            with pytest.raises(JsonRpcException, match=field):
+                await ed.client.protocol.send_request_async("rein/setModel", params)
+        listed = await ed.client.protocol.send_request_async("rein/models", {})
+        assert listed["current"] == VSCODE_LM
+
+
+async def test_a_subagent_started_after_a_model_change_uses_the_new_model(
+    workspace: Path, tmp_path: Path
+) -> None:
+    task = {
+        "kind": "tool_call",
+        "id": "task-1",
+        "name": "task",
+        "input": {"description": "look around", "prompt": "list the files"},
+    }
+    host = FakeLmHost(
+        [said("first"), LmReply(deltas=[task]), said("child done"), said("parent done")]
+    )
+    async with running_server(workspace, tmp_path, model=VSCODE_LM, settings=NO_ANALYZER) as ed:
+        wire_lm(ed, host, models=EDITOR_MODELS)
+        session_id = (await prompt(ed, text="hello"))["sessionId"]
+        await ed.client.protocol.send_request_async(
+            "rein/setModel",
+            {"sessionId": session_id, "provider": "vscode-lm", "model": "test/other"},
+        )
+        result = await prompt(ed, text="delegate", sessionId=session_id)
+        assert result["status"] == "completed", result
+        assert result["text"] == "parent done"
+        # parent (before), parent (task call), the child, parent (after the child)
+        assert [r["model"] for r in host.requests] == [
+            "test/scripted",
+            "test/other",
+            "test/other",
+            "test/other",
+        ]

@@ -823,7 +823,8 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
         if (await allow.count()) {
           await allow.first().click().catch(() => undefined);
         }
-        return fs.existsSync(note);
+        // The editor creates the file, then saves its text: wait for the text.
+        return fs.existsSync(note) && fs.statSync(note).size > 0;
       },
       60_000,
     );

@@ -71,13 +71,13 @@ export async function promptForApiKey(store: ApiKeyStore, restart: (reason: stri
   }
   const existing = await store.get(envName);
   const key = await vscode.window.showInputBox({
-    title: `Rein: API key for ${provider}`,
-    prompt:
-      `Stored in VS Code's secret storage (not in settings) and given to the Rein server as ${envName}.` +
-      (existing ? ' Leave empty to remove the stored key.' : ''),
+    title: vscode.l10n.t('Rein: API key for {0}', provider),
+    prompt: existing
+      ? vscode.l10n.t("Stored in VS Code's secret storage (not in settings) and given to the Rein server as {0}. Leave empty to remove the stored key.", envName)
+      : vscode.l10n.t("Stored in VS Code's secret storage (not in settings) and given to the Rein server as {0}.", envName),
     password: true,
     ignoreFocusOut: true,
-    placeHolder: existing ? '(a key is stored)' : 'sk-…',
+    placeHolder: existing ? vscode.l10n.t('(a key is stored)') : 'sk-…',
   });
   if (key === undefined) {
     return;

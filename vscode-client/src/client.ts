@@ -440,17 +440,18 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   }
 
   private async showFailed(why: string): Promise<void> {
+    const [SHOW_OUTPUT, RESTART, OPEN_SETTINGS] = [vscode.l10n.t('Show Output'), vscode.l10n.t('Restart'), vscode.l10n.t('Open Settings')];
     const choice = await vscode.window.showErrorMessage(
       plain(vscode.l10n.t('Rein server keeps stopping ({0}). It will not be restarted automatically.', why)),
-      'Show Output',
-      'Restart',
-      'Open Settings',
+      SHOW_OUTPUT,
+      RESTART,
+      OPEN_SETTINGS,
     );
-    if (choice === 'Show Output') {
+    if (choice === SHOW_OUTPUT) {
       this.output.show(true);
-    } else if (choice === 'Restart') {
+    } else if (choice === RESTART) {
       await this.restart('restart requested after repeated crashes');
-    } else if (choice === 'Open Settings') {
+    } else if (choice === OPEN_SETTINGS) {
       await vscode.commands.executeCommand('workbench.action.openSettings', '@ext:rein.rein');
     }
   }

@@ -62,13 +62,13 @@ async function ask(controller: ChatController, view: ChatViewProvider): Promise<
   const context = selectionContext(editor);
   const where = editor
     ? context?.selection
-      ? `the selection in ${relativePath(editor.document.uri)}`
+      ? vscode.l10n.t('the selection in {0}', relativePath(editor.document.uri))
       : relativePath(editor.document.uri)
-    : 'the workspace';
+    : vscode.l10n.t('the workspace');
   const question = await vscode.window.showInputBox({
-    title: 'Rein: Ask',
-    prompt: `Ask about ${where}`,
-    placeHolder: 'What should Rein do or explain?',
+    title: vscode.l10n.t('Rein: Ask'),
+    prompt: vscode.l10n.t('Ask about {0}', where),
+    placeHolder: vscode.l10n.t('What should Rein do or explain?'),
     ignoreFocusOut: true,
   });
   if (!question?.trim()) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { chatHtml } from '../src/panel/chatView';
+import { chatHtml, type PageLocale } from '../src/panel/chatView';
 import type { WebviewMessage } from '../src/shared/messages';
 import { launchChromium } from './browser';
 import { FakePanelHost } from './fakes';
@@ -16,8 +16,8 @@ import { ROOT } from './helpers';
 
 const NONCE = 'dGVzdG5vbmNl';
 
-/** The page as the extension serves it, plus a stand-in for acquireVsCodeApi. */
-function writePage(): string {
+/** The page as the extension serves it (in `locale`'s language), plus a stand-in for acquireVsCodeApi. */
+function writePage(locale: PageLocale): string {
   const dist = path.join(ROOT, 'dist', 'webview');
   assert.ok(fs.existsSync(path.join(dist, 'main.js')), 'run scripts/build.mjs first');
   const html = chatHtml(
@@ -25,6 +25,7 @@ function writePage(): string {
     `file://${path.join(dist, 'main.js')}`,
     `file://${path.join(dist, 'panel.css')}`,
     NONCE,
+    locale,
   );
   const api = `<script nonce="${NONCE}">
   (() => {
@@ -51,8 +52,8 @@ export async function posted(page: Page): Promise<WebviewMessage[]> {
   return page.evaluate(() => (globalThis as unknown as { __posted: WebviewMessage[] }).__posted.slice());
 }
 
-/** A fresh page with the panel, the server connected; records page errors and CSP reports in `problems`. */
-export async function openPanel(browser: Browser, problems: string[], height: number): Promise<Page> {
+/** A fresh page with the panel (translated with `locale.bundle`, if any); records page errors and CSP reports in `problems`. */
+export async function openPanel(browser: Browser, problems: string[], height: number, locale: PageLocale = {}): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 440, height }, deviceScaleFactor: 1 });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
@@ -60,7 +61,7 @@ export async function openPanel(browser: Browser, problems: string[], height: nu
       problems.push(`console ${message.type()}: ${message.text()}`);
     }
   });
-  await page.goto(`file://${writePage()}`);
+  await page.goto(`file://${writePage(locale)}`);
   await page.waitForSelector('.composer textarea');
   return page;
 }
@@ -70,9 +71,10 @@ export async function connectedPanel(
   problems: string[],
   height: number,
   sessionId: string,
+  locale: PageLocale = {},
 ): Promise<{ browser: Browser; page: Page; host: FakePanelHost }> {
   const browser = await launchChromium();
-  const page = await openPanel(browser, problems, height);
+  const page = await openPanel(browser, problems, height, locale);
   const host = new FakePanelHost(page, sessionId);
   await host.post({ type: 'connection', state: 'running' });
   return { browser, page, host };

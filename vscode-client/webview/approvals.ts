@@ -5,10 +5,21 @@
  * while no rule is kept. Updated in place.
  */
 
+import * as l10n from '@vscode/l10n';
 import type { ApprovalRuleView, ApprovalsView } from '../src/shared/viewModel';
 import { h, icon } from './dom';
+import { stateName } from './locale';
 
-const KIND: Record<ApprovalRuleView['kind'], string> = { command: 'command', write: 'writes', mcp: 'MCP' };
+function kindName(kind: ApprovalRuleView['kind']): string {
+  switch (kind) {
+    case 'command':
+      return l10n.t('command');
+    case 'write':
+      return l10n.t('writes');
+    case 'mcp':
+      return l10n.t('MCP');
+  }
+}
 
 export interface ApprovalsSection {
   el: HTMLDetailsElement;
@@ -17,7 +28,7 @@ export interface ApprovalsSection {
 }
 
 function row(rule: ApprovalRuleView, onRevoke: (id: string) => void): HTMLElement {
-  const revoke = h('button', { class: 'link-button approval-revoke', title: `Ask again before ${KIND[rule.kind]} ${rule.pattern}` }, 'Revoke');
+  const revoke = h('button', { class: 'link-button approval-revoke', title: l10n.t('Ask again before {0} {1}', kindName(rule.kind), rule.pattern) }, l10n.t('Revoke'));
   revoke.addEventListener('click', () => {
     revoke.setAttribute('disabled', '');
     onRevoke(rule.id);
@@ -25,8 +36,8 @@ function row(rule: ApprovalRuleView, onRevoke: (id: string) => void): HTMLElemen
   return h(
     'li',
     { class: `approval-rule scope-${rule.scope}`, 'data-rule': rule.id },
-    h('span', { class: `badge approval-scope ${rule.scope}` }, rule.scope),
-    h('span', { class: 'approval-kind muted' }, KIND[rule.kind]),
+    h('span', { class: `badge approval-scope ${rule.scope}` }, stateName(rule.scope)),
+    h('span', { class: 'approval-kind muted' }, kindName(rule.kind)),
     h('span', { class: 'approval-pattern', title: rule.pattern }, rule.pattern),
     revoke,
   );
@@ -40,10 +51,10 @@ export function approvalsSection(open: boolean, onToggle: (open: boolean) => voi
     { class: 'approvals-section hidden' },
     h(
       'summary',
-      { title: 'Calls you chose to "Always allow": Rein runs them without asking' },
+      { title: l10n.t('Calls you chose to "Always allow": Rein runs them without asking') },
       icon('chevron', 'chevron'),
       icon('check', 'approvals-title-icon'),
-      h('span', { class: 'approvals-title' }, 'Always allowed'),
+      h('span', { class: 'approvals-title' }, l10n.t('Always allowed')),
       count,
     ),
     list,
@@ -56,7 +67,7 @@ export function approvalsSection(open: boolean, onToggle: (open: boolean) => voi
       return;
     }
     el.classList.toggle('hidden', view.rules.length === 0);
-    count.textContent = `${view.rules.length} rule${view.rules.length === 1 ? '' : 's'}`;
+    count.textContent = view.rules.length === 1 ? l10n.t('1 rule') : l10n.t('{0} rules', view.rules.length);
     list.replaceChildren(...view.rules.map((rule) => row(rule, onRevoke)));
   }
 

@@ -1,5 +1,6 @@
 /** Small DOM helpers of the panel: elements from text (never from HTML strings), icons, code blocks. */
 
+import * as l10n from '@vscode/l10n';
 import { renderInline, renderMarkdown } from '../src/shared/markdown';
 export { usageText } from '../src/shared/viewModel';
 import { ICONS, type IconName } from './icons';
@@ -51,7 +52,7 @@ export function inline(text: string, cls = ''): HTMLSpanElement {
 }
 
 export function clip(text: string, max = MAX_SHOWN_CHARS): string {
-  return text.length > max ? `${text.slice(0, max)}\n… (${(text.length - max).toLocaleString('en-US')} more characters)` : text;
+  return text.length > max ? `${text.slice(0, max)}\n${l10n.t('… ({0} more characters)', (text.length - max).toLocaleString('en-US'))}` : text;
 }
 
 export function pre(text: string, cls = ''): HTMLPreElement {

@@ -20,15 +20,21 @@ import {
   type ToolItem,
   type UserItem,
 } from '../src/shared/viewModel';
+import * as l10n from '@vscode/l10n';
 import { renderCheckpoint } from './checkpoints';
 import { diffPre, h, icon, inline, markdown, pre, severityName, usageText } from './dom';
 import type { IconName } from './icons';
+import { stateName } from './locale';
+
+function blockerCount(count: number): string {
+  return count === 1 ? l10n.t('1 blocker') : l10n.t('{0} blockers', count);
+}
 
 function renderUser(item: UserItem): HTMLElement {
   const label =
-    item.origin === 'steer' ? 'Steering' : item.origin === 'follow_up' ? 'Follow-up' : 'You';
-  const applied = item.subagent ? `applied · to ${item.subagent}` : 'applied';
-  const state = item.pending ? 'queued' : item.origin === 'steer' && item.applied ? applied : '';
+    item.origin === 'steer' ? l10n.t('Steering') : item.origin === 'follow_up' ? l10n.t('Follow-up') : l10n.t('You');
+  const applied = item.subagent ? l10n.t('applied · to {0}', item.subagent) : l10n.t('applied');
+  const state = item.pending ? l10n.t('queued') : item.origin === 'steer' && item.applied ? applied : '';
   return h(
     'div',
     { class: `item user origin-${item.origin}${item.pending ? ' pending' : ''}` },
@@ -60,7 +66,7 @@ function renderAssistant(item: AssistantItem): HTMLElement {
       h(
         'details',
         { class: 'thinking', 'data-key': 'thinking' },
-        h('summary', {}, icon('chevron', 'chevron'), 'Thinking'),
+        h('summary', {}, icon('chevron', 'chevron'), l10n.t('Thinking')),
         h('div', { class: 'thinking-text' }, item.thinking),
       ),
     );
@@ -71,7 +77,7 @@ function renderAssistant(item: AssistantItem): HTMLElement {
     el.append(h('div', { class: 'md typing' }, icon('spinner', 'spin')));
   }
   if (item.stopReason === 'aborted' || item.stopReason === 'length' || item.stopReason === 'error') {
-    el.append(h('div', { class: 'stop-reason' }, `stopped: ${item.stopReason}`));
+    el.append(h('div', { class: 'stop-reason' }, l10n.t('stopped: {0}', stateName(item.stopReason))));
   }
   return el;
 }
@@ -90,43 +96,43 @@ function renderTool(item: ToolItem): HTMLElement {
     icon('chevron', 'chevron'),
     icon(TOOL_ICON[item.status], item.status === 'running' ? 'spin status' : 'status'),
     h('span', { class: 'tool-name' }, item.name),
-    item.mcpServer ? h('span', { class: 'badge tool-server', title: `MCP server ${item.mcpServer}` }, item.mcpServer) : null,
+    item.mcpServer ? h('span', { class: 'badge tool-server', title: l10n.t('MCP server {0}', item.mcpServer) }, item.mcpServer) : null,
     h('span', { class: 'tool-summary', title: item.summary }, item.summary),
   );
   if (item.edit) {
-    const label = item.edit.created ? 'new file' : 'diff';
+    const label = item.edit.created ? l10n.t('new file') : l10n.t('diff');
     summary.append(
       h(
         'a',
-        { class: 'diff-link', 'data-diff': item.id, title: `Open the diff of this change to ${item.edit.path}` },
+        { class: 'diff-link', 'data-diff': item.id, title: l10n.t('Open the diff of this change to {0}', item.edit.path) },
         icon('diff'),
         label,
       ),
     );
   }
   if (item.denied) {
-    summary.append(h('span', { class: 'badge denied' }, 'denied'));
+    summary.append(h('span', { class: 'badge denied' }, l10n.t('denied')));
   }
   const time =
     item.durationMs !== undefined
       ? formatDuration(item.durationMs)
       : item.status === 'running'
-        ? item.statusText ?? 'running'
+        ? item.statusText ?? l10n.t('running')
         : item.status === 'pending'
-          ? 'preparing'
+          ? l10n.t('preparing')
           : '';
   summary.append(h('span', { class: 'tool-time' }, time));
 
   const body = h('div', { class: 'tool-body' });
   if (Object.keys(item.args).length) {
-    body.append(h('div', { class: 'label' }, 'Arguments'), pre(argsText(item.args), 'args'));
+    body.append(h('div', { class: 'label' }, l10n.t('Arguments')), pre(argsText(item.args), 'args'));
   }
   if (item.output) {
-    body.append(h('div', { class: 'label' }, 'Output'), pre(item.output, 'output'));
+    body.append(h('div', { class: 'label' }, l10n.t('Output')), pre(item.output, 'output'));
   }
   if (item.content !== undefined) {
     const result = /^@@ .* @@/m.test(item.content) ? diffPre(item.content, 'result') : pre(item.content, 'result');
-    body.append(h('div', { class: 'label' }, item.status === 'error' ? 'Error' : 'Result'), result);
+    body.append(h('div', { class: 'label' }, item.status === 'error' ? l10n.t('Error') : l10n.t('Result')), result);
   }
   return h(
     'details',
@@ -164,7 +170,7 @@ function renderBlockers(blockers: readonly Blocker[]): HTMLElement {
     );
   }
   if (blockers.length > 50) {
-    list.append(h('li', { class: 'more' }, `… and ${blockers.length - 50} more`));
+    list.append(h('li', { class: 'more' }, l10n.t('… and {0} more', blockers.length - 50)));
   }
   return list;
 }
@@ -185,22 +191,22 @@ function gateIcon(status: GateItem['status']): IconName {
 function renderGate(item: GateItem): HTMLElement {
   const result =
     item.status === 'running'
-      ? 'checking…'
+      ? l10n.t('checking…')
       : item.status === 'passed'
-        ? 'passed'
+        ? l10n.t('passed')
         : item.status === 'unverified'
-          ? 'unverified'
-          : `${item.blockers.length} blocker${item.blockers.length === 1 ? '' : 's'}`;
+          ? l10n.t('unverified')
+          : blockerCount(item.blockers.length);
   const head = h(
     'div',
     { class: 'gate-head' },
     icon(gateIcon(item.status), item.status === 'running' ? 'spin' : ''),
-    h('span', { class: 'gate-title' }, 'Gate ', h('strong', {}, item.gate)),
+    h('span', { class: 'gate-title' }, l10n.t('Gate'), ' ', h('strong', {}, item.gate)),
     h('span', { class: `gate-result ${item.status}` }, result),
-    item.stale ? h('span', { class: 'badge stale', title: 'The diagnostics may be older than this generation' }, 'stale') : null,
+    item.stale ? h('span', { class: 'badge stale', title: l10n.t('The diagnostics may be older than this generation') }, l10n.t('stale')) : null,
     item.durationMs !== undefined ? h('span', { class: 'muted right nowrap' }, formatDuration(item.durationMs)) : null,
   );
-  const about = [item.generation !== undefined ? `generation ${item.generation}` : '', item.detail ?? ''].filter(Boolean).join(' · ');
+  const about = [item.generation !== undefined ? l10n.t('generation {0}', item.generation) : '', item.detail ?? ''].filter(Boolean).join(' · ');
   return h(
     'div',
     { class: `item gate ${item.status}` },
@@ -211,7 +217,7 @@ function renderGate(item: GateItem): HTMLElement {
 }
 
 function renderRepair(item: RepairItem): HTMLElement {
-  const dots = h('span', { class: 'attempts', title: `attempt ${item.attempt} of ${item.maxAttempts}` });
+  const dots = h('span', { class: 'attempts', title: l10n.t('attempt {0} of {1}', item.attempt, item.maxAttempts) });
   for (let n = 1; n <= item.maxAttempts; n++) {
     dots.append(h('span', { class: `dot${n <= item.attempt ? ' used' : ''}` }));
   }
@@ -223,9 +229,9 @@ function renderRepair(item: RepairItem): HTMLElement {
       'div',
       { class: 'repair-head' },
       icon('wrench'),
-      h('span', { class: 'repair-title' }, `Repair attempt ${item.attempt} of ${item.maxAttempts}`),
+      h('span', { class: 'repair-title' }, l10n.t('Repair attempt {0} of {1}', item.attempt, item.maxAttempts)),
       dots,
-      h('span', { class: 'muted right', title: 'sent back to the model to fix' }, `${count} blocker${count === 1 ? '' : 's'}`),
+      h('span', { class: 'muted right', title: l10n.t('sent back to the model to fix') }, blockerCount(count)),
     ),
   );
 }
@@ -233,9 +239,9 @@ function renderRepair(item: RepairItem): HTMLElement {
 function renderSubagent(item: SubagentItem): HTMLElement {
   const running = item.status === 'running';
   const meta = [
-    item.turn ? `turn ${item.turn}` : '',
-    `${item.toolCalls} tool call${item.toolCalls === 1 ? '' : 's'}`,
-    totalTokens(item.usage) ? `${formatTokens(totalTokens(item.usage))} tokens` : '',
+    item.turn ? l10n.t('turn {0}', item.turn) : '',
+    item.toolCalls === 1 ? l10n.t('1 tool call') : l10n.t('{0} tool calls', item.toolCalls),
+    totalTokens(item.usage) ? l10n.t('{0} tokens', formatTokens(totalTokens(item.usage))) : '',
   ].filter(Boolean);
   return h(
     'div',
@@ -244,8 +250,8 @@ function renderSubagent(item: SubagentItem): HTMLElement {
       'div',
       { class: 'sub-head' },
       icon(running ? 'spinner' : item.status === 'completed' ? 'pass' : 'fail', running ? 'spin' : ''),
-      h('span', { class: 'sub-title' }, 'Subagent ', h('strong', {}, item.name)),
-      h('span', { class: `badge status-${item.status} right` }, item.status),
+      h('span', { class: 'sub-title' }, l10n.t('Subagent'), ' ', h('strong', {}, item.name)),
+      h('span', { class: `badge status-${item.status} right` }, stateName(item.status)),
     ),
     h('div', { class: 'sub-meta' }, meta.join(' · ')),
     item.currentTool ? h('div', { class: 'sub-tool' }, icon('tool'), h('span', {}, item.currentTool)) : null,
@@ -281,9 +287,9 @@ function renderPlan(item: PlanItem): HTMLElement {
       'div',
       { class: 'plan-head' },
       icon('list'),
-      h('span', { class: 'plan-title' }, 'Plan'),
-      item.state ? h('span', { class: 'badge' }, item.state) : null,
-      h('span', { class: 'muted right' }, `${done} of ${item.steps.length} done`),
+      h('span', { class: 'plan-title' }, l10n.t('Plan')),
+      item.state ? h('span', { class: 'badge' }, stateName(item.state)) : null,
+      h('span', { class: 'muted right' }, l10n.t('{0} of {1} done', done, item.steps.length)),
     ),
     list,
   );
@@ -293,16 +299,16 @@ function renderPlan(item: PlanItem): HTMLElement {
 function renderStep(item: StepItem): HTMLElement {
   return h(
     'div',
-    { class: 'item step-start', role: 'separator', 'aria-label': `Step ${item.index} of ${item.total}` },
-    h('span', { class: 'step-label' }, `Step ${item.index} of ${item.total}`),
+    { class: 'item step-start', role: 'separator', 'aria-label': l10n.t('Step {0} of {1}', item.index, item.total) },
+    h('span', { class: 'step-label' }, l10n.t('Step {0} of {1}', item.index, item.total)),
     h('span', { class: 'step-description', title: item.description }, item.description),
   );
 }
 
 function renderRunEnd(item: RunEndItem): HTMLElement {
-  const parts = [`${item.turns} turn${item.turns === 1 ? '' : 's'}`];
+  const parts = [item.turns === 1 ? l10n.t('1 turn') : l10n.t('{0} turns', item.turns)];
   if (item.repairs) {
-    parts.push(`${item.repairs} repair${item.repairs === 1 ? '' : 's'}`);
+    parts.push(item.repairs === 1 ? l10n.t('1 repair') : l10n.t('{0} repairs', item.repairs));
   }
   parts.push(usageText(item.usage));
   return h(
@@ -312,11 +318,11 @@ function renderRunEnd(item: RunEndItem): HTMLElement {
       'div',
       { class: 'run-head' },
       icon(item.status === 'completed' ? 'pass' : item.status === 'waiting' ? 'dots' : 'fail'),
-      h('span', { class: 'run-title' }, `Run ${item.status}`),
+      h('span', { class: 'run-title' }, l10n.t('Run {0}', stateName(item.status))),
     ),
     h('div', { class: 'run-meta' }, parts.join(' · ')),
     item.reason ? h('div', { class: 'run-reason' }, item.reason) : null,
-    item.keyProblem ? h('button', { class: 'link-button', 'data-command': 'setApiKey' }, 'Set API Key') : null,
+    item.keyProblem ? h('button', { class: 'link-button', 'data-command': 'setApiKey' }, l10n.t('Set API Key')) : null,
   );
 }
 

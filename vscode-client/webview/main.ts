@@ -8,12 +8,15 @@
  * Markdown renderer's (escaped by construction) and the constant icons.
  */
 
+import { stateName } from './locale';
+import * as l10n from '@vscode/l10n';
 import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
 import type { Attachment, PromptMode, SessionSummary } from '../src/shared/protocol';
 import { sessionLabel } from '../src/shared/sessionLabel';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
 import { approvalsSection } from './approvals';
-import { append, h, icon, inline, usageText } from './dom';
+import { fillBanner } from './banner';
+import { append, h, icon, usageText } from './dom';
 import { renderItem } from './items';
 import { mcpSection } from './mcp';
 import { previewSection } from './preview';
@@ -43,50 +46,50 @@ let runMode: PromptMode = saved.runMode === 'plan' ? 'plan' : 'agent';
 // ------------------------------------------------------------------ page
 
 const app = document.getElementById('app') ?? document.body;
-const sessionSelect = h('select', { class: 'session-select', title: 'Sessions', 'aria-label': 'Session' });
-const newButton = h('button', { class: 'icon-button', title: 'New session', 'aria-label': 'New session' }, icon('plus'));
-const refreshButton = h('button', { class: 'icon-button', title: 'Reload the session list', 'aria-label': 'Reload sessions' }, icon('refresh'));
+const sessionSelect = h('select', { class: 'session-select', title: l10n.t('Sessions'), 'aria-label': l10n.t('Session') });
+const newButton = h('button', { class: 'icon-button', title: l10n.t('New session'), 'aria-label': l10n.t('New session') }, icon('plus'));
+const refreshButton = h('button', { class: 'icon-button', title: l10n.t('Reload the session list'), 'aria-label': l10n.t('Reload sessions') }, icon('refresh'));
 const statusLine = h('div', { class: 'status-line' });
 const banner = h('div', { class: 'banner hidden' });
 /** The run's tokens, context share and cost (header.costLine). */
-const costLineEl = h('div', { class: 'cost-line hidden', title: 'Tokens in and out, the context window in use, and the cost when the price is known' });
+const costLineEl = h('div', { class: 'cost-line hidden', title: l10n.t('Tokens in and out, the context window in use, and the cost when the price is known') });
 /** A run ended on its budget: the reason and Continue. */
 const budgetText = h('span', { class: 'budget-text' });
-const continueButton = h('button', { class: 'link-button budget-continue', title: 'Go on: send "continue" as a new prompt' }, 'Continue');
+const continueButton = h('button', { class: 'link-button budget-continue', title: l10n.t('Go on: send "continue" as a new prompt') }, l10n.t('Continue'));
 const budgetEl = h('div', { class: 'budget-stop hidden', role: 'status' }, icon('warning'), budgetText, continueButton);
 const timeline = h('div', { class: 'timeline', role: 'log', 'aria-live': 'polite' });
 const empty = h(
   'div',
   { class: 'empty' },
   h('div', { class: 'empty-title' }, 'Rein'),
-  h('div', {}, 'Describe a change. Rein edits through the editor and checks the result with the editor\u2019s own diagnostics before it says done.'),
-  h('div', { class: 'muted' }, 'Enter sends · Shift+Enter new line · while a run is active Enter steers it and Alt+Enter queues a follow-up'),
-  h('div', { class: 'muted' }, '@ attaches a file, the selection, Problems or the terminal\u2019s output'),
+  h('div', {}, l10n.t('Describe a change. Rein edits through the editor and checks the result with the editor\u2019s own diagnostics before it says done.')),
+  h('div', { class: 'muted' }, l10n.t('Enter sends · Shift+Enter new line · while a run is active Enter steers it and Alt+Enter queues a follow-up')),
+  h('div', { class: 'muted' }, l10n.t('@ attaches a file, the selection, Problems or the terminal\u2019s output')),
 );
 const input = h('textarea', {
   class: 'prompt-input',
   rows: '3',
-  placeholder: 'Ask Rein to change something…',
-  'aria-label': 'Prompt',
+  placeholder: l10n.t('Ask Rein to change something…'),
+  'aria-label': l10n.t('Prompt'),
 });
 /** The context picked with `@`, shown as chips above the prompt box until sent with a new prompt. */
 let chips: { label: string; attachments: Attachment[] }[] = [];
-const chipRow = h('div', { class: 'attachments hidden', 'aria-label': 'Attachments' });
-const mentionButton = h('button', { class: 'icon-button mention-button', title: 'Attach context (@)', 'aria-label': 'Attach context' }, '@');
-const sendLabel = h('span', { class: 'send-label' }, 'Send');
-const sendButton = h('button', { class: 'primary', title: 'Send (Enter)' }, icon('send'), sendLabel);
-const queueButton = h('button', { class: 'secondary hidden', title: 'Queue as a follow-up (Alt+Enter)' }, icon('queue'), 'Queue');
-const stopButton = h('button', { class: 'secondary danger hidden', title: 'Abort the run' }, icon('stop'), 'Stop');
+const chipRow = h('div', { class: 'attachments hidden', 'aria-label': l10n.t('Attachments') });
+const mentionButton = h('button', { class: 'icon-button mention-button', title: l10n.t('Attach context (@)'), 'aria-label': l10n.t('Attach context') }, '@');
+const sendLabel = h('span', { class: 'send-label' }, l10n.t('Send'));
+const sendButton = h('button', { class: 'primary', title: l10n.t('Send (Enter)') }, icon('send'), sendLabel);
+const queueButton = h('button', { class: 'secondary hidden', title: l10n.t('Queue as a follow-up (Alt+Enter)') }, icon('queue'), l10n.t('Queue'));
+const stopButton = h('button', { class: 'secondary danger hidden', title: l10n.t('Abort the run') }, icon('stop'), l10n.t('Stop'));
 const MODES: Record<PromptMode, { label: string; title: string; placeholder: string }> = {
   agent: {
-    label: 'Agent',
-    title: 'Agent mode: Rein works on the task directly',
-    placeholder: 'Ask Rein to change something…',
+    label: l10n.t('Agent'),
+    title: l10n.t('Agent mode: Rein works on the task directly'),
+    placeholder: l10n.t('Ask Rein to change something…'),
   },
   plan: {
-    label: 'Plan',
-    title: 'Plan mode: Rein first makes a plan, then carries it out step by step',
-    placeholder: 'Describe a task; Rein plans it, then does it step by step…',
+    label: l10n.t('Plan'),
+    title: l10n.t('Plan mode: Rein first makes a plan, then carries it out step by step'),
+    placeholder: l10n.t('Describe a task; Rein plans it, then does it step by step…'),
   },
 };
 const modeButtons = (Object.keys(MODES) as PromptMode[]).map((mode) =>
@@ -94,12 +97,12 @@ const modeButtons = (Object.keys(MODES) as PromptMode[]).map((mode) =>
 );
 const modelButton = h(
   'button',
-  { class: 'model-button secondary', title: 'The model of the next turn: click to choose another', 'aria-label': 'Model' },
+  { class: 'model-button secondary', title: l10n.t('The model of the next turn: click to choose another'), 'aria-label': l10n.t('Model') },
   icon('chevron'),
-  h('span', { class: 'model-label' }, 'Model'),
+  h('span', { class: 'model-label' }, l10n.t('Model')),
 );
 modelButton.addEventListener('click', () => vscode.postMessage({ type: 'pickModel' }));
-const modeToggle = h('div', { class: 'mode-toggle', role: 'radiogroup', 'aria-label': 'Mode of a new prompt' }, ...modeButtons);
+const modeToggle = h('div', { class: 'mode-toggle', role: 'radiogroup', 'aria-label': l10n.t('Mode of a new prompt') }, ...modeButtons);
 const preview = previewSection(
   (action) => vscode.postMessage({ type: 'preview', action }),
   saved.previewOpen === true,
@@ -209,33 +212,33 @@ function setHeader(next: Header): void {
     append(
       statusLine,
       icon('spinner', 'spin'),
-      h('span', { class: 'state running' }, 'Running'),
-      header.turn ? h('span', { class: 'nowrap' }, `· turn ${header.turn}`) : null,
-      h('span', { class: 'nowrap' }, `· ${formatTokens(totalTokens(header.runUsage))} tokens`),
+      h('span', { class: 'state running' }, l10n.t('Running')),
+      header.turn ? h('span', { class: 'nowrap' }, l10n.t('· turn {0}', header.turn)) : null,
+      h('span', { class: 'nowrap' }, l10n.t('· {0} tokens', formatTokens(totalTokens(header.runUsage)))),
     );
   } else {
     append(
       statusLine,
       h('span', { class: `dot-state ${header.lastRunStatus ?? 'idle'}` }),
-      h('span', { class: 'state' }, 'Idle'),
-      header.lastRunStatus ? h('span', { class: 'nowrap' }, `· last run ${header.lastRunStatus}`) : null,
+      h('span', { class: 'state' }, l10n.t('Idle')),
+      header.lastRunStatus ? h('span', { class: 'nowrap' }, l10n.t('· last run {0}', stateName(header.lastRunStatus))) : null,
     );
   }
   if (tokens) {
-    statusLine.append(h('span', { class: 'muted right nowrap', title: `This session: ${usageText(header.sessionUsage)}` }, `${formatTokens(tokens)} tokens`));
+    statusLine.append(h('span', { class: 'muted right nowrap', title: l10n.t('This session: {0}', usageText(header.sessionUsage)) }, l10n.t('{0} tokens', formatTokens(tokens))));
   }
   statusLine.classList.toggle('running', running);
   costLineEl.textContent = header.costLine ?? '';
   costLineEl.classList.toggle('hidden', !header.costLine);
-  budgetText.textContent = header.budgetStop ? `Stopped: ${header.budgetStop.replace(/^budget: /, '')}` : '';
+  budgetText.textContent = header.budgetStop ? l10n.t('Stopped: {0}', header.budgetStop.replace(/^budget: /, '')) : '';
   budgetEl.classList.toggle('hidden', !header.budgetStop || running);
-  sendLabel.textContent = running ? 'Steer' : 'Send';
-  sendButton.title = running ? 'Steer the active run (Enter)' : 'Send (Enter)';
+  sendLabel.textContent = running ? l10n.t('Steer') : l10n.t('Send');
+  sendButton.title = running ? l10n.t('Steer the active run (Enter)') : l10n.t('Send (Enter)');
   queueButton.classList.toggle('hidden', !running);
   stopButton.classList.toggle('hidden', !running);
   modeToggle.classList.toggle('hidden', running); // it is for a new prompt; Enter steers now
   input.placeholder = running
-    ? 'Steer the run (Enter) or queue a follow-up (Alt+Enter)…'
+    ? l10n.t('Steer the run (Enter) or queue a follow-up (Alt+Enter)…')
     : MODES[runMode].placeholder;
   updateSendEnabled();
 }
@@ -258,48 +261,19 @@ function setSessions(sessions: SessionSummary[], current: string | null): void {
   sessionSelect.replaceChildren();
   const currentKnown = sessions.some((s) => s.id === current);
   if (current === null || !currentKnown) {
-    sessionSelect.append(h('option', { value: current ?? '' }, current === null ? 'New session' : 'Current session'));
+    sessionSelect.append(h('option', { value: current ?? '' }, current === null ? l10n.t('New session') : l10n.t('Current session')));
   }
   for (const session of sessions) {
     const option = h('option', { value: session.id }, sessionLabel(session));
-    option.title = `${session.title} (${session.status})`;
+    option.title = l10n.t('{0} ({1})', session.title, stateName(session.status));
     sessionSelect.append(option);
   }
   sessionSelect.value = current ?? '';
 }
 
-const BANNERS: Record<ConnectionStateName, { text: string; action?: { label: string; command: 'showOutput' | 'openSettings' | 'restartServer' | 'manageTrust' } } | null> = {
-  running: null,
-  stopped: { text: 'The Rein server is stopped.', action: { label: 'Start', command: 'restartServer' } },
-  starting: { text: 'Starting the Rein server…' },
-  restarting: { text: 'The Rein server stopped', action: { label: 'Show output', command: 'showOutput' } },
-  missing: { text: 'The Rein server was not found.', action: { label: 'Open settings', command: 'openSettings' } },
-  failed: { text: 'The Rein server keeps stopping.', action: { label: 'Restart', command: 'restartServer' } },
-  untrusted: {
-    text: 'Rein starts its server and runs commands only in a trusted workspace.',
-    action: { label: 'Manage Workspace Trust', command: 'manageTrust' },
-  },
-};
-
 function setConnection(state: ConnectionStateName, detail: string | undefined): void {
   connection = state;
-  const info = BANNERS[state];
-  banner.replaceChildren();
-  banner.className = `banner state-${state}${info ? '' : ' hidden'}`;
-  if (info) {
-    // Say why when it helps: the exit code, the restart delay, what is missing.
-    const text = detail && (state === 'restarting' || state === 'failed' || state === 'missing')
-      ? `${info.text.replace(/[.…]+$/, '')}: ${detail}`
-      : info.text;
-    banner.append(icon(state === 'starting' ? 'spinner' : 'warning', state === 'starting' ? 'spin' : ''), inline(text, 'banner-text'));
-    banner.title = detail ?? '';
-    if (info.action) {
-      const action = info.action;
-      const button = h('button', { class: 'link-button' }, action.label);
-      button.addEventListener('click', () => vscode.postMessage({ type: 'command', command: action.command }));
-      banner.append(button);
-    }
-  }
+  fillBanner(banner, state, detail, (command) => vscode.postMessage({ type: 'command', command }));
   preview.render(undefined, state === 'running');
   updateSendEnabled();
 }
@@ -313,7 +287,7 @@ function updateSendEnabled(): void {
 function renderChips(): void {
   chipRow.replaceChildren(
     ...chips.map((chip, index) => {
-      const remove = h('button', { class: 'chip-remove', title: `Remove ${chip.label}`, 'aria-label': `Remove ${chip.label}` }, '\u00d7');
+      const remove = h('button', { class: 'chip-remove', title: l10n.t('Remove {0}', chip.label), 'aria-label': l10n.t('Remove {0}', chip.label) }, '\u00d7');
       remove.addEventListener('click', () => {
         chips = chips.filter((_, i) => i !== index);
         renderChips();
@@ -488,7 +462,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       if (label) {
         label.textContent = message.label;
       }
-      modelButton.title = `Model of the next turn: ${message.label}. Click to choose another.`;
+      modelButton.title = l10n.t('Model of the next turn: {0}. Click to choose another.', message.label);
       break;
     }
     case 'focusInput':

@@ -7,14 +7,25 @@
  * streams in.
  */
 
+import * as l10n from '@vscode/l10n';
 import type { PreviewAction } from '../src/shared/protocol';
 import type { PreviewView } from '../src/shared/viewModel';
 import { h, icon } from './dom';
 import type { IconName } from './icons';
+import { stateName as stateWord } from './locale';
 
 type Action = Exclude<PreviewAction, 'status'>;
 
-const PENDING: Record<Action, string> = { start: 'starting…', stop: 'stopping…', restart: 'restarting…' };
+function pendingText(action: Action): string {
+  switch (action) {
+    case 'start':
+      return l10n.t('starting…');
+    case 'stop':
+      return l10n.t('stopping…');
+    case 'restart':
+      return l10n.t('restarting…');
+  }
+}
 const LIVE: ReadonlySet<string> = new Set(['starting', 'running', 'reloading']);
 
 export interface PreviewSection {
@@ -30,24 +41,24 @@ function button(action: Action, iconName: IconName, label: string, title: string
 export function previewSection(onAction: (action: Action) => void, open: boolean, onToggle: (open: boolean) => void): PreviewSection {
   const stateIcon = h('span', { class: 'preview-icon' });
   const badge = h('span', { class: 'badge preview-state' });
-  const errorBadge = h('span', { class: 'badge preview-error-badge hidden' }, 'error');
+  const errorBadge = h('span', { class: 'badge preview-error-badge hidden' }, l10n.t('error'));
   const command = h('span', { class: 'preview-command' });
   const meta = h('span', { class: 'preview-meta' });
   const summary = h(
     'summary',
-    { title: 'The preview: your program, which Rein starts, reloads with validated changes and watches for errors' },
+    { title: l10n.t('The preview: your program, which Rein starts, reloads with validated changes and watches for errors') },
     icon('chevron', 'chevron'),
     stateIcon,
-    h('span', { class: 'preview-title' }, 'Preview'),
+    h('span', { class: 'preview-title' }, l10n.t('Preview')),
     badge,
     errorBadge,
     command,
     meta,
   );
   const buttons: Record<Action, HTMLButtonElement> = {
-    start: button('start', 'play', 'Start', 'Start the preview (Rein: Start Preview)'),
-    restart: button('restart', 'refresh', 'Restart', 'Stop the preview and start it again (Rein: Restart Preview)'),
-    stop: button('stop', 'stop', 'Stop', 'Stop the preview (Rein: Stop Preview)'),
+    start: button('start', 'play', l10n.t('Start'), l10n.t('Start the preview (Rein: Start Preview)')),
+    restart: button('restart', 'refresh', l10n.t('Restart'), l10n.t('Stop the preview and start it again (Rein: Restart Preview)')),
+    stop: button('stop', 'stop', l10n.t('Stop'), l10n.t('Stop the preview (Rein: Stop Preview)')),
   };
   for (const [action, node] of Object.entries(buttons) as [Action, HTMLButtonElement][]) {
     node.addEventListener('click', () => onAction(action));
@@ -57,7 +68,7 @@ export function previewSection(onAction: (action: Action) => void, open: boolean
   const errorLines = h('pre', { class: 'preview-error-lines' });
   const errorBox = h('div', { class: 'preview-error hidden' }, h('div', { class: 'preview-error-message' }, icon('error'), errorMessage), errorLines);
   const lines = h('pre', { class: 'preview-lines' });
-  const noLines = h('div', { class: 'preview-no-lines muted' }, 'No output yet.');
+  const noLines = h('div', { class: 'preview-no-lines muted' }, l10n.t('No output yet.'));
   const el = h(
     'details',
     { class: 'preview-section hidden' },
@@ -65,7 +76,7 @@ export function previewSection(onAction: (action: Action) => void, open: boolean
     h(
       'div',
       { class: 'preview-body' },
-      h('div', { class: 'preview-actions', role: 'toolbar', 'aria-label': 'Preview' }, buttons.start, buttons.restart, buttons.stop, detail),
+      h('div', { class: 'preview-actions', role: 'toolbar', 'aria-label': l10n.t('Preview') }, buttons.start, buttons.restart, buttons.stop, detail),
       errorBox,
       lines,
       noLines,
@@ -90,12 +101,12 @@ export function previewSection(onAction: (action: Action) => void, open: boolean
     const spinning = busy || v.state === 'starting' || v.state === 'reloading';
     stateIcon.replaceChildren(icon(spinning ? 'spinner' : 'play', spinning ? 'spin' : ''));
     badge.className = `badge preview-state ${stateName}`;
-    badge.textContent = v.pending ? PENDING[v.pending] : v.state;
+    badge.textContent = v.pending ? pendingText(v.pending) : stateWord(v.state);
     errorBadge.classList.toggle('hidden', !v.error);
     errorBadge.title = v.error?.message ?? '';
     command.textContent = v.command ?? '';
     command.title = v.command ?? '';
-    meta.textContent = [v.pid !== undefined ? `pid ${v.pid}` : '', live && v.generation !== undefined ? `gen ${v.generation}` : '']
+    meta.textContent = [v.pid !== undefined ? l10n.t('pid {0}', v.pid) : '', live && v.generation !== undefined ? l10n.t('gen {0}', v.generation) : '']
       .filter(Boolean)
       .join(' · ');
 

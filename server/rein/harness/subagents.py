@@ -79,7 +79,10 @@ class PendingChild(BaseModel):
 
 class SubagentSpawner:
     """Makes the ``task`` tool's children (``env.subagents``): they share the
-    parent's model and environment, run gates-free (the parent's gates
+    parent's model and environment (the model is read when a child starts:
+    with ``model_source``, the parent agent's current model, so a child
+    started after a model change uses the new one while a running child
+    keeps its own), run gates-free (the parent's gates
     validate their changes, which count in the parent's run record), and
     ``persistence_for(child_id)`` gives each its own memory
     (``<child_id>:memory``). ``depth`` is that of the agent whose ``task``
@@ -101,8 +104,11 @@ class SubagentSpawner:
         persistence_for: Callable[[str], Persistence | None] | None = None,
         depth: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        model_source: Callable[[], Model] | None = None,
     ) -> None:
-        self.model = model
+        self._model = model
+        #: Where a new child's model comes from (None: always ``model``).
+        self.model_source = model_source
         self.tools = tools
         self.env = env
         self.config = config or HarnessConfig()
@@ -118,6 +124,11 @@ class SubagentSpawner:
         self._live: dict[str, Agent] = {}
 
     @property
+    def model(self) -> Model:
+        """The model of the next child: the source's current one, if any."""
+        return self.model_source() if self.model_source is not None else self._model
+
+    @property
     def max_depth(self) -> int:
         return self.config.subagent_max_depth
 
@@ -129,7 +140,7 @@ class SubagentSpawner:
     def nested(self) -> SubagentSpawner:
         """The spawner of a child's own ``task`` calls, one level deeper."""
         inner = SubagentSpawner(
-            self.model,
+            self._model,
             self.tools,
             self.env,
             config=self.config,
@@ -138,6 +149,7 @@ class SubagentSpawner:
             persistence_for=self.persistence_for,
             depth=self.depth + 1,
             clock=self.clock,
+            model_source=self.model_source,
         )
         inner.delta_interval_s = self.delta_interval_s
         inner.transcripts = self.transcripts

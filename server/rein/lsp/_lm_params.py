@@ -54,6 +54,8 @@ class SetModelParams(BaseModel):
     session_id: str | None = Field(None, alias="sessionId")
     provider: ProviderName
     model: str = ""
+    #: With ``sessionId``: the sessions made afterwards start with it too.
+    new_sessions: StrictBool | None = Field(None, alias="newSessions")
 
 
 class ConsentParams(BaseModel):

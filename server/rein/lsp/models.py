@@ -4,8 +4,12 @@ models) and ``rein/setModel`` changes a session's model, or every
 session's, from its next turn without restarting the server.
 
 A choice for every session (no ``sessionId``) also applies to the
-sessions made afterwards; a choice for one session lasts while that
-session is in memory. Subagents keep the model they were started with.
+sessions made afterwards; a choice for one session (``sessionId``) lasts
+while that session is in memory and, with ``newSessions: true`` (what the
+panel's picker sends), is also the model of the sessions made afterwards,
+leaving the other sessions as they are. Subagents take their parent
+agent's model when they start: a child started after a change uses the
+new model, a running child keeps its own.
 """
 
 from __future__ import annotations
@@ -34,32 +38,44 @@ LM_MODELS = "rein/lm/models"
 
 
 class ModelChoices:
-    """The choices made with ``rein/setModel``: one for every session and
-    one per session."""
+    """The choices made with ``rein/setModel``: one for every session, one
+    for the sessions made from now on, and one per session."""
 
     def __init__(self, server: ReinServer) -> None:
         self._server = server
+        #: The model of every session without a choice of its own.
         self.everywhere: Choice | None = None
+        #: The model a new session starts with.
+        self.for_new: Choice | None = None
         self.per_session: dict[str, Choice] = {}
 
     def effective(self, config: ModelConfig) -> ModelConfig:
         """What a new session's model is built from."""
         from rein.lsp._lm_params import chosen_config
 
-        return chosen_config(config, self.everywhere)
+        return chosen_config(config, self.for_new)
 
     def current(self, session_id: str | None) -> Choice:
+        """The model of session ``session_id``; without one, a new session's."""
         from rein.lsp._lm_params import Choice
 
-        choice = self.per_session.get(session_id or "") or self.everywhere
+        if session_id is None:
+            choice = self.for_new
+        else:
+            choice = self.per_session.get(session_id) or self.everywhere
         if choice is not None:
             return choice
         configured = self._server.config.model
         return Choice(configured.provider, configured.model)
 
     def on_new_session(self, session: Session) -> None:
-        """A vscode-lm model tells the editor whose turn it asks for."""
+        """A session made with the new sessions' choice keeps it as its own
+        (the choice for every session may differ); a vscode-lm model tells
+        the editor whose turn it asks for."""
         from rein.providers.vscode_lm import VsCodeLmModel
+
+        if self.for_new is not None and self.for_new != self.everywhere:
+            self.per_session[session.id] = self.for_new
 
         for agent in (session.agent, session.planner):
             if agent is not None and isinstance(agent.model, VsCodeLmModel):
@@ -75,15 +91,21 @@ class ModelChoices:
             model.session_id = session_id
         return model
 
-    def choose(self, choice: Choice, sessions: list[Session], everywhere: bool) -> None:
+    def choose(
+        self, choice: Choice, sessions: list[Session], everywhere: bool, new_sessions: bool
+    ) -> None:
         """Every one of ``sessions`` takes the choice's model from its next
-        turn; raises ConfigError (nothing changed) when it cannot be built."""
+        turn (``everywhere``: all of them, dropping their own choices), and
+        with ``new_sessions`` the sessions made afterwards start with it;
+        raises ConfigError (nothing changed) when it cannot be built."""
         models = [(s, self.build(choice, s.id)) for s in sessions]
         if not models:
             self.build(choice, None)  # refused now, not at the next session's start
         if everywhere:
             self.everywhere = choice
             self.per_session.clear()
+        if everywhere or new_sessions:
+            self.for_new = choice
         for session, model in models:
             if not everywhere:
                 self.per_session[session.id] = choice
@@ -171,10 +193,15 @@ def register(server: ReinServer) -> None:
                     f"rein/setModel: invalid params: sessionId: no session {parsed.session_id!r}"
                 )
             sessions, everywhere = [session], False
+        elif parsed.new_sessions is False:
+            raise JsonRpcInvalidParams(
+                "rein/setModel: invalid params: newSessions: false needs a sessionId "
+                "(without one the choice is for every session and the new ones)"
+            )
         else:
             sessions, everywhere = list(ls.sessions.values()), True
         try:
-            ls.model_choices.choose(choice, sessions, everywhere)
+            ls.model_choices.choose(choice, sessions, everywhere, parsed.new_sessions is True)
         except ConfigError as exc:
             raise JsonRpcInvalidParams(f"rein/setModel: invalid params: {exc}") from exc
         return {"ok": True}

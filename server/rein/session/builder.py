@@ -195,6 +195,10 @@ def build_session(
         waiting_for=spec.waiting_for,
     )
     agent.prices = PriceTable(config.model.prices)
+    if isinstance(env.subagents, SubagentSpawner):
+        # A child takes the agent's model when it starts: a model picked for
+        # the session (rein/setModel, ACP's model select) reaches later children.
+        env.subagents.model_source = lambda: agent.model
     session = Session(
         id=session_id,
         agent=agent,

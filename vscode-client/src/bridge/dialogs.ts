@@ -18,22 +18,29 @@ import {
 } from '../shared/protocol';
 import { plain } from '../panel/text';
 
-export const ALLOW = 'Allow';
-export const ALWAYS_SESSION = 'Always allow (session)';
-export const ALWAYS_WORKSPACE = 'Always allow (workspace)';
-export const DENY = 'Deny';
+export const ALLOW = vscode.l10n.t('Allow');
+export const ALWAYS_SESSION = vscode.l10n.t('Always allow (session)');
+export const ALWAYS_WORKSPACE = vscode.l10n.t('Always allow (workspace)');
+export const DENY = vscode.l10n.t('Deny');
 
-const KIND_TEXT: Record<ApprovalRule['kind'], string> = { command: 'command', write: 'writes to', mcp: 'MCP tool' };
+const KINDS: ReadonlySet<string> = new Set<ApprovalRule['kind']>(['command', 'write', 'mcp']);
 
 /** How a rule reads in the dialog: command "npm test", writes to "src/**", MCP tool "time/now". */
 export function ruleText(rule: ApprovalRule): string {
-  return `${KIND_TEXT[rule.kind]} "${rule.pattern}"`;
+  switch (rule.kind) {
+    case 'command':
+      return vscode.l10n.t('command "{0}"', rule.pattern);
+    case 'write':
+      return vscode.l10n.t('writes to "{0}"', rule.pattern);
+    case 'mcp':
+      return vscode.l10n.t('MCP tool "{0}"', rule.pattern);
+  }
 }
 
 function isRule(value: unknown): value is ApprovalRule {
   const rule = value as Partial<ApprovalRule> | null;
   return typeof rule === 'object' && rule !== null && typeof rule.pattern === 'string' && rule.pattern !== '' &&
-    typeof rule.kind === 'string' && rule.kind in KIND_TEXT;
+    typeof rule.kind === 'string' && KINDS.has(rule.kind);
 }
 
 /** The rules the server offers (anything that is not a rule is left out). */
@@ -43,14 +50,14 @@ function offeredRules(params: Partial<ConfirmParams>): ApprovalRule[] {
 }
 
 export async function confirmToolCall(params: Partial<ConfirmParams>): Promise<ConfirmResult> {
-  const tool = params.tool ?? 'a tool';
-  const title = params.title?.trim() || `Allow ${tool}?`;
+  const tool = params.tool ?? vscode.l10n.t('a tool');
+  const title = params.title?.trim() || vscode.l10n.t('Allow {0}?', tool);
   const rules = offeredRules(params);
-  const keeps = rules.length ? `\n\n"Always allow" keeps: ${rules.map(ruleText).join(', ')}` : '';
+  const keeps = rules.length ? `\n\n${vscode.l10n.t('"Always allow" keeps: {0}', rules.map(ruleText).join(', '))}` : '';
   const choices = rules.length ? [ALLOW, ALWAYS_SESSION, ALWAYS_WORKSPACE, DENY] : [ALLOW, DENY];
   const choice = await vscode.window.showWarningMessage(
     plain(vscode.l10n.t('Rein: {0}', title)),
-    { modal: true, detail: plain(`${params.detail ?? ''}\n\nTool: ${tool}${keeps}`.trim()) },
+    { modal: true, detail: plain(`${params.detail ?? ''}\n\n${vscode.l10n.t('Tool: {0}', tool)}${keeps}`.trim()) },
     ...choices,
   );
   if (choice === ALWAYS_SESSION) {
@@ -82,8 +89,8 @@ export async function askUser(params: Partial<AskUserParams>, secrets?: AnswerSe
       return { answer: known };
     }
   }
-  const title = params.title?.trim() || 'Rein asks';
-  const question = params.question ?? 'Rein has a question.';
+  const title = params.title?.trim() || vscode.l10n.t('Rein asks');
+  const question = params.question ?? vscode.l10n.t('Rein has a question.');
   const options = Array.isArray(params.options) ? params.options.filter((o): o is string => typeof o === 'string') : [];
   const answer =
     options.length > 0
@@ -91,7 +98,7 @@ export async function askUser(params: Partial<AskUserParams>, secrets?: AnswerSe
       : await vscode.window.showInputBox({
           title,
           prompt: question,
-          placeHolder: 'Your answer (Escape to decline)',
+          placeHolder: vscode.l10n.t('Your answer (Escape to decline)'),
           password: params.password === true,
           value: params.default,
           ignoreFocusOut: true,

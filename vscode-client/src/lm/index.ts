@@ -14,7 +14,7 @@ import { NoModelError, runChat, type LmApi, type LmChatParams, type LmChatResult
 
 export const CONSENT_REQUIRED = -32001;
 export const CONSENT_KEY = 'rein.lm.consent';
-export const ALLOW_MODELS = 'Allow';
+export const ALLOW_MODELS = vscode.l10n.t('Allow');
 
 /** The person's consent to send their prompts to VS Code's language models. */
 export class LmConsent {
@@ -33,9 +33,9 @@ export class LmConsent {
   ask(): Thenable<boolean> {
     this.asking ??= vscode.window
       .showInformationMessage(
-        "Rein: allow Rein to send your prompts to VS Code's language models (rein.model.provider is vscode-lm)? Then send the prompt again.",
+        vscode.l10n.t("Rein: allow Rein to send your prompts to VS Code's language models (rein.model.provider is vscode-lm)? Then send the prompt again."),
         ALLOW_MODELS,
-        'Not now',
+        vscode.l10n.t('Not now'),
       )
       .then(async (choice) => {
         this.asking = undefined;

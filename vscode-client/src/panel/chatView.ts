@@ -3,7 +3,9 @@
  * host keeps the state (ChatController) and sends the webview the items that
  * changed, at most every 50 ms; a webview that is created again (moved,
  * reloaded) gets everything. The page has a strict Content Security Policy
- * with a nonce and loads nothing remote.
+ * with a nonce and loads nothing remote. Its strings are translated with
+ * the extension's l10n bundle (`vscode.l10n.bundle`, undefined in English),
+ * which the page reads from `#app`'s `data-l10n` (webview/locale.ts).
  */
 
 import { randomBytes } from 'node:crypto';
@@ -31,7 +33,24 @@ export function nonce(): string {
   return randomBytes(18).toString('base64').replace(/[+/=]/g, '');
 }
 
-export function chatHtml(webview: { cspSource: string }, scriptUri: string, styleUri: string, scriptNonce: string): string {
+/** Text safe inside a double-quoted HTML attribute. */
+function attribute(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** The page's language and strings: `vscode.env.language` and `vscode.l10n.bundle` (undefined in English). */
+export interface PageLocale {
+  language?: string | undefined;
+  bundle?: Record<string, string> | undefined;
+}
+
+export function chatHtml(
+  webview: { cspSource: string },
+  scriptUri: string,
+  styleUri: string,
+  scriptNonce: string,
+  locale: PageLocale = {},
+): string {
   const csp = [
     "default-src 'none'",
     `style-src ${webview.cspSource}`,
@@ -40,7 +59,7 @@ export function chatHtml(webview: { cspSource: string }, scriptUri: string, styl
     `script-src 'nonce-${scriptNonce}'`,
   ].join('; ');
   return `<!DOCTYPE html>
-<html lang="en">
+<html lang="${attribute(locale.language || 'en')}">
 <head>
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
@@ -49,7 +68,7 @@ export function chatHtml(webview: { cspSource: string }, scriptUri: string, styl
 <title>Rein</title>
 </head>
 <body>
-<div id="app"></div>
+<div id="app"${locale.bundle ? ` data-l10n="${attribute(JSON.stringify(locale.bundle))}"` : ''}></div>
 <script nonce="${scriptNonce}" src="${scriptUri}"></script>
 </body>
 </html>`;
@@ -74,6 +93,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       controller.onDidReset(() => {
         this.updates.reset();
         this.schedule();
+        // Another session: the button names its model.
+        this.refreshModel();
       }),
       controller.onDidChangeSessions((sessions) =>
         this.post({ type: 'sessions', sessions, current: controller.sessionId }),
@@ -82,7 +103,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.post({ type: 'connection', state: info.state, detail: info.detail });
         if (info.state === 'running') {
           // A restarted server may run another model (the settings changed).
-          void modelLabel(connection).then((label) => label && this.post({ type: 'model', label }));
+          this.refreshModel();
         }
       }),
     );
@@ -103,7 +124,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     const script = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'main.js')).toString();
     const style = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'panel.css')).toString();
-    view.webview.html = chatHtml(view.webview, script, style, nonce());
+    view.webview.html = chatHtml(view.webview, script, style, nonce(), {
+      language: vscode.env.language,
+      bundle: vscode.l10n.bundle,
+    });
     this.updates.reset();
     const listener = view.webview.onDidReceiveMessage((msg: WebviewMessage) => this.onMessage(msg));
     view.onDidDispose(() => {
@@ -122,6 +146,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     } else {
       this.pendingInput = text;
     }
+  }
+
+  /** The model button names the model of the panel's session (a new session's when none). */
+  private refreshModel(): void {
+    const sessionId = this.controller.sessionId;
+    void modelLabel(this.connection, sessionId).then((label) => {
+      if (label && this.controller.sessionId === sessionId) {
+        this.post({ type: 'model', label });
+      }
+    });
   }
 
   private post(message: HostMessage): void {
@@ -160,10 +194,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         void this.controller.refreshSessions();
         void this.controller.refreshPreview();
-        void modelLabel(this.connection).then((label) => label && this.post({ type: 'model', label }));
+        this.refreshModel();
         break;
       case 'pickModel':
-        void pickModel(this.connection).then(
+        void pickModel(this.connection, this.controller.sessionId).then(
           (label) => label && this.post({ type: 'model', label }),
           (error: unknown) => void vscode.window.showErrorMessage(vscode.l10n.t('Rein: could not change the model: {0}', String(error))),
         );

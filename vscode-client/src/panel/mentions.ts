@@ -207,7 +207,7 @@ export async function pickMention(log: TerminalOutputLog): Promise<AttachmentChi
   }
   const chip = picked.chip();
   if (typeof chip === 'string') {
-    void vscode.window.showInformationMessage(`Rein: ${chip}`);
+    void vscode.window.showInformationMessage(vscode.l10n.t('Rein: {0}', chip));
     return undefined;
   }
   return chip;

@@ -364,6 +364,7 @@ export enum QuickPickItemKind {
 
 /** vscode.l10n without bundles: the message with its {0} placeholders filled (as VS Code does for English). */
 export const l10n = {
+  bundle: undefined as Record<string, string> | undefined,
   t(message: string, ...args: unknown[]): string {
     return message.replace(/\{(\d+)\}/g, (whole, index: string) => (Number(index) < args.length ? String(args[Number(index)]) : whole));
   },
@@ -385,5 +386,6 @@ export const extensions = {
 };
 
 export const env = {
+  language: 'en',
   openExternal: () => Promise.resolve(true),
 };

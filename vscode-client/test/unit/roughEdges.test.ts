@@ -57,7 +57,7 @@ describe('the view title', () => {
     const title = pkg.contributes.menus['view/title'] ?? [];
     assert.ok(!title.some((item) => item.command === 'rein.newSession'));
     const page = fs.readFileSync(path.join(ROOT, 'webview', 'main.ts'), 'utf8');
-    assert.equal(page.match(/'aria-label': 'New session'/g)?.length, 1);
+    assert.equal(page.match(/'aria-label': l10n.t\('New session'\)/g)?.length, 1);
   });
 });
 
