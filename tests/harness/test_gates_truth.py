@@ -10,7 +10,13 @@ import anyio.lowlevel
 import pytest
 
 from rein.harness import Agent, HarnessConfig
-from rein.harness.baselines import FileBaseline, blocking_in_file, blocking_untouched, line_map
+from rein.harness.baselines import (
+    FileBaseline,
+    blocking_in_file,
+    blocking_in_untouched_files,
+    blocking_untouched,
+    line_map,
+)
 from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
 from rein.harness.gates import (
     AnalyzerGate,
@@ -167,6 +173,35 @@ def test_an_old_error_on_a_rewritten_line_is_matched_loosely_a_new_one_is_not() 
     ]
     blocking = blocking_in_file(current, baseline, new_text)
     assert [(d.line, d.message) for d in blocking] == [(4, "undefined_b is not defined")]
+
+
+def test_untouched_files_are_judged_file_by_file_and_a_republished_baseline_is_skipped() -> None:
+    old = diag("a.py", 3, "x is not defined", code="U", source="s")
+    moved = diag("b.py", 7, "y is not defined", code="U", source="s")
+    baseline = {"a.py": [old], "b.py": [moved]}
+    calls: list[str] = []
+
+    def baseline_of(path: str) -> list[Diagnostic]:
+        calls.append(path)
+        return baseline.get(path, [])
+
+    current = {
+        # the baseline's own objects: the analyzer re-published them unchanged
+        "a.py": [old],
+        # the same error as new objects (a changed publish), one line lower
+        "b.py": [diag("b.py", 8, "y is not defined", code="U", source="s")],
+        "c.py": [diag("c.py", 0, "z is not defined", code="U", source="s")],
+    }
+    blocking = blocking_in_untouched_files(current, baseline_of)
+    assert [(d.path, d.line) for d in blocking] == [("c.py", 0)]
+    assert calls == ["a.py", "b.py", "c.py"]
+    # the fast path decides as the comparison does
+    assert blocking == blocking_untouched(
+        [d for found in current.values() for d in found], [old, moved]
+    )
+    # an extra error beside the baseline's own objects is new
+    extra = diag("a.py", 9, "w is not defined", code="U", source="s")
+    assert blocking_in_untouched_files({"a.py": [old, extra]}, baseline_of) == [extra]
 
 
 async def test_the_same_error_from_two_analyzers_is_one_blocker_naming_both() -> None:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from rein.harness.baselines import (
     FileBaseline,
     blocking_in_file,
+    blocking_in_untouched_files,
     blocking_untouched,
     merge_same_errors,
 )
@@ -95,6 +96,9 @@ class AnalyzerGate:
         #: Changes were judged (or baselined) and not validated yet: the
         #: next run keeps these baselines.
         self._unvalidated = False
+        #: ``baseline``'s diagnostics by path, and the snapshot they are of.
+        self._baseline_paths: dict[str, list[Diagnostic]] = {}
+        self._baseline_grouped: DiagnosticsSnapshot | None = None
 
     @property
     def _settling(self) -> SettlingDiagnostics | None:
@@ -200,6 +204,19 @@ class AnalyzerGate:
         snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
         return snap, settled
 
+    def _baseline_of(self, path: str) -> Sequence[Diagnostic]:
+        """A file's diagnostics before the run: from when it was first
+        analysed (``late``), else the run-start snapshot's."""
+        late = self.late.get(path)
+        if late is not None:
+            return late
+        if self._baseline_grouped is not self.baseline:
+            grouped: dict[str, list[Diagnostic]] = {}
+            for d in self.baseline.diagnostics if self.baseline else ():
+                grouped.setdefault(d.path, []).append(d)
+            self._baseline_paths, self._baseline_grouped = grouped, self.baseline
+        return self._baseline_paths.get(path, ())
+
     def _fallback(self, path: str, first_change: int | None) -> FileBaseline:
         """A changed file without its own baseline (a command changed it on
         disk, or an earlier step of a flow without gates): the run-start
@@ -224,16 +241,8 @@ class AnalyzerGate:
         by_path: dict[str, list[Diagnostic]] = {}
         for d in serious:
             by_path.setdefault(d.path, []).append(d)
-        untouched = [d for d in serious if d.path not in ctx.touched]
-        baseline = [
-            d
-            for d in (self.baseline.diagnostics if self.baseline else ())
-            if d.path not in ctx.touched and d.path not in self.late
-        ]
-        baseline += [
-            d for path, found in self.late.items() if path not in ctx.touched for d in found
-        ]
-        blocking.extend(blocking_untouched(untouched, baseline))
+        untouched = {p: found for p, found in by_path.items() if p not in ctx.touched}
+        blocking.extend(blocking_in_untouched_files(untouched, self._baseline_of))
         for path in sorted(ctx.touched):
             current = by_path.get(path, [])
             if not current:

@@ -25,7 +25,7 @@ import difflib
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rein.harness.ports import Diagnostic
@@ -34,6 +34,7 @@ __all__ = [
     "FileBaseline",
     "LineMap",
     "blocking_in_file",
+    "blocking_in_untouched_files",
     "blocking_untouched",
     "line_map",
     "merge_same_errors",
@@ -133,6 +134,26 @@ def blocking_untouched(
             loose[(*_key(d), d.path)] -= 1
         else:
             blocking.append(d)
+    return blocking
+
+
+def blocking_in_untouched_files(
+    current: Mapping[str, Sequence[Diagnostic]],
+    baseline_of: Callable[[str], Sequence[Diagnostic]],
+) -> list[Diagnostic]:
+    """:func:`blocking_untouched` file by file, in path order. A file whose
+    findings are all objects of its baseline (an analyzer that re-checked it
+    and published the same findings keeps them) has nothing new, without
+    comparing: on a large project most files an edit re-checks are such."""
+    blocking: list[Diagnostic] = []
+    for path in sorted(current):
+        found = current[path]
+        before = baseline_of(path)
+        if before and len(found) <= len(before):
+            known = {id(d) for d in before}
+            if all(id(d) in known for d in found):
+                continue
+        blocking.extend(blocking_untouched(found, before))
     return blocking
 
 

@@ -66,6 +66,11 @@ class _Analyzer:
         self.pool = pool
         self.client: LanguageClient | None = None
         self.diagnostics: dict[str, list[Diagnostic]] = {}
+        #: path -> the JSON items of its last publish: an unchanged publish
+        #: (basedpyright re-checking an importer) keeps the same Diagnostic
+        #: objects, so the gate can skip files whose findings are the
+        #: baseline's own objects.
+        self._published_items: dict[str, list[Any]] = {}
         self.versions: dict[str, int] = {}
         #: path -> the version whose diagnostics we still wait for
         self.awaiting: dict[str, int] = {}
@@ -298,6 +303,7 @@ class _Analyzer:
         self.unanswered.clear()
         self.owed_refresh.clear()
         self.diagnostics.clear()
+        self._published_items.clear()
         self._activity()
         # File by file, start opens nothing: what a change touches is opened
         # (with its importers) before the change; a restart reopens those.
@@ -381,6 +387,7 @@ class _Analyzer:
             # workspace mode) learns of a deleted file only from us.
             self._watched(uri, lsp.FileChangeType.Deleted)
             self.diagnostics.pop(path, None)
+            self._published_items.pop(path, None)
             return
         if path not in self.versions:
             self.open(path)
@@ -475,7 +482,11 @@ class _Analyzer:
         if path is None or self.pool.skipped(path):
             self.pool._activity()
             return
-        self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
+        if not isinstance(params, dict):
+            self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
+        elif items != self._published_items.get(path) or path not in self.diagnostics:
+            self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
+            self._published_items[path] = items
         self.unanswered.pop(path, None)
         wanted = self.awaiting.get(path)
         if wanted is not None and (

@@ -54,6 +54,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: How many analyzer URIs :meth:`AnalyzerPool.relative` remembers.
+MAX_REMEMBERED_URIS = 100_000
+_UNKNOWN = object()
+
 
 class AnalyzerPool:
     """Analyzers for one workspace root; a raw DiagnosticsSource."""
@@ -108,6 +112,7 @@ class AnalyzerPool:
         self.generation = 0
         self.last_publish_at: dict[str, float] = {}
         self.missing: list[str] = []
+        self._relative: dict[str, str | None] = {}
         self._publish_event = asyncio.Event()
         self._activity_event = asyncio.Event()
 
@@ -201,15 +206,23 @@ class AnalyzerPool:
             return None
 
     def relative(self, uri: str) -> str | None:
+        """The workspace path of an analyzer's URI (remembered: resolving
+        it asks the file system, and a large project publishes thousands)."""
+        known = self._relative.get(uri, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
         from urllib.parse import unquote, urlparse
 
         parsed = urlparse(uri)
-        if parsed.scheme != "file":
-            return None
-        try:
-            return Path(unquote(parsed.path)).resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            return None
+        path: str | None = None
+        if parsed.scheme == "file":
+            try:
+                path = Path(unquote(parsed.path)).resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                path = None
+        if len(self._relative) < MAX_REMEMBERED_URIS:
+            self._relative[uri] = path
+        return path
 
     @staticmethod
     def convert_json(path: str, d: dict[str, Any], source: str) -> Diagnostic:
