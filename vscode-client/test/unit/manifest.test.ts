@@ -29,6 +29,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
   activationEvents: string[];
   repository?: { type?: string; url?: string };
   publisher: string;
+  version: string;
   name: string;
 };
 const settings = pkg.contributes.configuration.properties;
@@ -138,6 +139,9 @@ describe('package.json', () => {
     const ignore = fs.readFileSync(path.join(ROOT, '.vscodeignore'), 'utf8');
     assert.match(ignore, /^!package\.nls\.json$/m, 'the strings ship in the .vsix');
     assert.match(ignore, /^!media\/walkthrough\/\*\.md$/m, 'the walkthrough media ship in the .vsix');
+    assert.match(ignore, /^!CHANGELOG\.md$/m, 'the changelog ships in the .vsix');
+    const changelog = fs.readFileSync(path.join(ROOT, 'CHANGELOG.md'), 'utf8');
+    assert.ok(changelog.includes(`## ${pkg.version}`), 'the changelog has an entry for the version');
   });
 
   it('orders the settings with the model first', () => {
