@@ -551,6 +551,15 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
                     opened.append(target)
         return opened
 
+    def release_opened(self) -> Sequence[str]:
+        """File by file, every opened file is closed (what the pool does once
+        the changes they were opened for are validated)."""
+        self.log.append("release_opened")
+        if not self.file_by_file:
+            return ()
+        closed, self.opened = sorted(self.opened), set()
+        return closed
+
     async def snapshot_with(
         self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
     ) -> DiagnosticsSnapshot | None:

@@ -180,6 +180,18 @@ async def test_a_large_workspace_is_checked_file_by_file_with_the_changed_files_
             "def greet(name: str, loud: bool = False) -> str:",
         ),
         {"text": "made it optional"},
+        # A second task breaks the importer again: it was closed when the
+        # first change was validated and is opened again with this one.
+        edit(
+            "def greet(name: str, loud: bool = False) -> str:",
+            "def greet(name: str, loud: bool, times: int) -> str:",
+        ),
+        {"text": "done"},
+        edit(
+            "def greet(name: str, loud: bool, times: int) -> str:",
+            "def greet(name: str, loud: bool = False, times: int = 1) -> str:",
+        ),
+        {"text": "defaults again"},
     ]
     model = ReplayModel(script)
     events = EventLog()
@@ -193,11 +205,29 @@ async def test_a_large_workspace_is_checked_file_by_file_with_the_changed_files_
             "openFilesOnly"
         )
         assert basedpyright.versions == {}  # nothing opened at start
+        opened: list[list[str]] = []
+        original_open = basedpyright.open
+
+        def recording_open(path: str) -> None:
+            opened.append([path])
+            original_open(path)
+
+        basedpyright.open = recording_open  # type: ignore[method-assign]
         result = await session.prompt("make greet loud")
-        assert sorted(basedpyright.versions) == ["checkout.py", "shop.py"]
+        # Validated: what was opened for the change is closed again, so a
+        # long session does not make basedpyright re-check every file an
+        # earlier change needed.
+        assert basedpyright.versions == {}
+        assert "checkout.py" not in basedpyright.diagnostics
+        assert sorted(p for [p] in opened) == ["checkout.py", "shop.py"]
+        again = await session.prompt("make greet repeat")
+        assert basedpyright.versions == {}
+        assert sorted(p for [p] in opened[2:]) == ["checkout.py", "shop.py"]
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
-    first, second = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    assert again.status == "completed", again.error
+    assert again.repair_attempts == 1
+    first, second, third, fourth = [r for r in events.of("gate_result") if r.gate == "analyzer"]
     # The call the change broke, in the importer; not its undefined_banner,
     # not shop.py's old errors, not the unrelated file nobody opened.
     assert [(b.path, b.line, b.code) for b in first.blockers] == [
@@ -205,3 +235,9 @@ async def test_a_large_workspace_is_checked_file_by_file_with_the_changed_files_
     ], first.blockers
     assert "importer" in first.detail
     assert (second.status, second.blockers) == ("passed", [])
+    # The importer, opened again, has a baseline from then: its old
+    # undefined_banner does not block, the new break does.
+    assert [(b.path, b.line, b.code) for b in third.blockers] == [
+        ("checkout.py", 6, "reportCallIssue")
+    ], third.blockers
+    assert (fourth.status, fourth.blockers) == ("passed", [])

@@ -663,6 +663,37 @@ async def test_an_importer_opened_with_a_changed_file_is_judged_against_its_own_
     assert log[at : at + 3] == ["ensure_open lib.py", "wait_idle", "snapshot lib.py user.py"]
 
 
+async def test_files_opened_for_a_validated_change_are_released_and_rebaselined_later() -> None:
+    """Once a change is validated, what a file-by-file source opened for it
+    is closed (on sympy every later edit re-checked every importer an
+    earlier one opened), and a later change opens its importers again with
+    a baseline from then: an error that came meanwhile is not the run's."""
+    world = World({"lib.py": "def f(): ...\n", "user.py": "import lib\n"})
+    world.source.file_by_file = True
+    world.source.importers = {"lib.py": ["user.py"]}
+    agent, _, events = world.agent(
+        [
+            write("lib.py", "def f(): ...\nX = 1\n"),
+            {"text": "done"},
+            write("lib.py", "def f(): ...\nX = 2\n"),
+            {"text": "done again"},
+        ]
+    )
+    first = await agent.prompt("add X")
+    assert first.status == "completed", first.error
+    log = world.source.log
+    assert "release_opened" in log[log.index("ensure_open lib.py") :]
+    assert world.source.opened == set()
+    # Meanwhile user.py got an error of its own (the person, another tool).
+    world.workspace.files["user.py"] += "ERROR meanwhile\n"
+    world.analyzer.analyze()
+    second = await agent.prompt("change X")
+    assert second.status == "completed", second.error
+    gates = events.of("gate_result")
+    assert [(g.status, g.blockers) for g in gates] == [("passed", []), ("passed", [])]
+    assert world.source.opened == set()
+
+
 @pytest.mark.parametrize("there_without_the_run", [True, False])
 async def test_an_error_in_an_unchanged_file_is_the_runs_only_if_it_goes_without_the_change(
     there_without_the_run: bool,

@@ -44,6 +44,7 @@ from rein.harness.ports import (
     Diagnostic,
     DiagnosticsSnapshot,
     DiagnosticsSource,
+    ReleasingDiagnostics,
     SettlingDiagnostics,
     Workspace,
 )
@@ -152,6 +153,12 @@ class AnalyzerGate:
         fresh baselines."""
         self.files.clear()
         self._unvalidated = False
+        source = self.diagnostics
+        if isinstance(source, ReleasingDiagnostics):
+            # Importers opened for these changes are closed; opened again
+            # for a later change, they get a baseline from then.
+            for path in source.release_opened():
+                self.late.pop(path, None)
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         """Capture the baseline of each path the run has not changed yet."""

@@ -28,6 +28,7 @@ from rein.harness.ports import (
     DiagnosticsSnapshot,
     DiagnosticsSource,
     Mutation,
+    ReleasingDiagnostics,
     SettlingDiagnostics,
 )
 
@@ -187,6 +188,13 @@ class DiagnosticsCoordinator:
         if isinstance(inner, CounterfactualDiagnostics):
             return await inner.snapshot_with(texts, paths, timeout_s)
         return None
+
+    def release_opened(self) -> Sequence[str]:
+        """The inner source closes the files it opened for validated changes."""
+        inner = self.source
+        if isinstance(inner, ReleasingDiagnostics):
+            return inner.release_opened()
+        return ()
 
 
 DEFAULT_MANIFESTS: tuple[str, ...] = (

@@ -39,6 +39,7 @@ __all__ = [
     "Persistence",
     "PreviewProcess",
     "PreviewProcessFactory",
+    "ReleasingDiagnostics",
     "RememberScope",
     "SettlingDiagnostics",
     "TextDelta",
@@ -281,6 +282,21 @@ class CounterfactualDiagnostics(Protocol):
         (path -> text) instead of those files' contents, after they settle;
         then the real contents are shown again (and settled). None when the
         analyzers did not settle within ``timeout_s``."""
+        ...
+
+
+@runtime_checkable
+class ReleasingDiagnostics(Protocol):
+    """A source that opened files for the changes it was asked about (the
+    headless pool on a large project opens a changed file's importers) and
+    can close them again once those changes are validated, so that a long
+    session's later changes do not make the analyzers re-check every file
+    an earlier change needed."""
+
+    def release_opened(self) -> Sequence[str]:
+        """Close the files opened for validated changes; returns them. A
+        later :meth:`SettlingDiagnostics.ensure_open` opens what it needs
+        again (and reports it as newly opened)."""
         ...
 
 

@@ -370,6 +370,24 @@ class _Analyzer:
         )
         self._schedule_pull(path, 1)
 
+    def close(self, path: str) -> None:
+        """Close an open file; its diagnostics are forgotten (a file-by-file
+        analyzer publishes none for a closed file)."""
+        if path not in self.versions:
+            return
+        del self.versions[path]
+        self.awaiting.pop(path, None)
+        self.unanswered.pop(path, None)
+        self.owed_refresh.discard(path)
+        self.diagnostics.pop(path, None)
+        self._published_items.pop(path, None)
+        if self.client is not None and self.alive:
+            self.client.text_document_did_close(
+                lsp.DidCloseTextDocumentParams(
+                    lsp.TextDocumentIdentifier(uri=_uri(self.pool.root, path))
+                )
+            )
+
     def change(self, path: str, text: str | None = None) -> None:
         """Send the file's content (or ``text``, shown instead of it)."""
         if not self.alive or self.client is None or not self.owns(path):
@@ -480,6 +498,13 @@ class _Analyzer:
             convert = self.pool.convert  # type: ignore[assignment]
         path = self.pool.relative(uri)
         if path is None or self.pool.skipped(path):
+            self.pool._activity()
+            return
+        if self.file_by_file and path not in self.versions:
+            # A closed file's last word (an empty publish, or an analysis
+            # that finished after the close): not part of any snapshot.
+            self.diagnostics.pop(path, None)
+            self._published_items.pop(path, None)
             self.pool._activity()
             return
         if not isinstance(params, dict):
