@@ -388,9 +388,8 @@ class _Verdict:
     cut: int = 0
     #: Verdicts taken on diagnostics the analyzers had not refreshed in time.
     stale: int = 0
-    #: Errors the file had before the edit, counted once it was back to its
-    #: original (a file a large workspace's pool had not opened at start is
-    #: classified by this).
+    #: Errors the file had before the edit (a file a large workspace's pool
+    #: had not opened at start is classified by this).
     prior_errors: int | None = None
 
     @property
@@ -474,6 +473,13 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
             # Each edit is a task of its own, as a person starting a new
             # conversation would give it (the session's validation state stays).
             session.agent.reset()
+            # The errors the file has before the edit (a file a large
+            # workspace's pool had not opened at start is classified by
+            # them; the gate closes what it opened once the edit is undone).
+            await pool.ensure_open([seeded.path], importers=False)
+            await _quiet(pool, 0.5, 120)
+            before = await pool.snapshot([seeded.path])
+            prior_errors = sum(d.severity == 1 for d in before.diagnostics)
             model.play(
                 [
                     _write(seeded.path, seeded.edited),
@@ -483,7 +489,9 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
                 ]
             )
             result = await session.prompt(f"edit {seeded.path}")
-            verdict = _Verdict(seeded, status=result.status, verdicts=len(current))
+            verdict = _Verdict(
+                seeded, status=result.status, verdicts=len(current), prior_errors=prior_errors
+            )
             if (root / seeded.path).read_text(encoding="utf-8") != seeded.original:
                 # The gate let the error through. Did the analyzers report it
                 # after the verdict (a verdict taken too early)? Then put the
@@ -533,8 +541,6 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
                 if "write" in stamps:
                     verdict.analyzer_ms = (stamps["done0"] - stamps["write"]) * 1000
             await _quiet(pool, 0.5, 120)
-            restored = await pool.snapshot([seeded.path])
-            verdict.prior_errors = sum(d.severity == 1 for d in restored.diagnostics)
             results.append(verdict)
             log(
                 f"{project.name} {i + 1}/{len(planned)} {seeded.kind} {seeded.path} "
@@ -586,7 +592,7 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
         "project": f"{project.name}=={project.version}",
         "edits": seeded,
         # Files the pool had not analysed at start are classified by the
-        # errors they had once the edit was undone.
+        # errors they had just before the edit.
         "edits_by_category": {
             c: sum(r.category == c for r in results) for c in sorted({r.category for r in results})
         },
