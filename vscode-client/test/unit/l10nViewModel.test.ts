@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import { registerChatPanel } from '../../src/panel/chatView';
 import { PanelState } from '../../src/panel/reducer';
 import { useBundle } from '../../src/shared/l10n';
@@ -77,7 +77,7 @@ describe("the host's view-model words with a pseudo-localized bundle", () => {
       const tools = state.view().items.flatMap((item) => (item.kind === 'tool' ? [item.statusText] : []));
       assert.deepEqual(tools, ['[xx] ended with the run ([xx] aborted)', '[xx] ended with the run ([xx] aborted)']);
       const retrying = new PanelState('s1');
-      retrying.apply({ type: 'tool_retry', tool_call_id: 'c2', name: 'read_file', attempt: 1, max_attempts: 3, reason: 'read_file failed: TimeoutError' });
+      retrying.apply({ type: 'tool_retry', tool_call_id: 'c2', name: 'read_file', attempt: 1, max_attempts: 3, reason: 'read_file failed: TimeoutError' } as { type: string });
       assert.equal(retrying.findTool('c2')?.statusText, '[xx] retry 1 of 3: read_file failed: TimeoutError');
       assert.equal(state.view().header.costLine, '[xx] 1.0k in / 100 out · [xx] 10% of context');
       assert.equal(usageText({ input_tokens: 12_300, output_tokens: 1100, cache_read_tokens: 4000 }), '[xx] 12.3k in · 1.1k out · 4k cached');
