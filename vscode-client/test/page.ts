@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chatHtml, type PageLocale } from '../src/panel/chatView';
+import { useBundle } from '../src/shared/l10n';
 import type { WebviewMessage } from '../src/shared/messages';
 import { launchChromium } from './browser';
 import { FakePanelHost } from './fakes';
@@ -75,6 +76,8 @@ export async function connectedPanel(
 ): Promise<{ browser: Browser; page: Page; host: FakePanelHost }> {
   const browser = await launchChromium();
   const page = await openPanel(browser, problems, height, locale);
+  // The host's words (notices, the cost line) in the page's language, as registerChatPanel sets them.
+  useBundle(locale.bundle);
   const host = new FakePanelHost(page, sessionId);
   await host.post({ type: 'connection', state: 'running' });
   return { browser, page, host };

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../client';
+import { useBundle } from '../shared/l10n';
 import type { HostMessage, WebviewMessage } from '../shared/messages';
 import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
@@ -325,6 +326,8 @@ export interface Chat {
 
 /** The chat: its controller (state, requests), the edit snapshots, the view. */
 export function registerChatPanel(context: vscode.ExtensionContext, connection: ReinConnection): Chat {
+  // The words the view-model code makes on this side (notices, the cost line): src/shared/l10n.ts.
+  useBundle(vscode.l10n.bundle);
   const edits = new EditSnapshots();
   const documents = new CheckpointDocuments(connection);
   const controller = new ChatController(connection, edits, documents);

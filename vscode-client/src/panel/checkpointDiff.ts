@@ -52,7 +52,7 @@ export function contentText(result: CheckpointContentResult): { text: string } |
   if (result.state === 'absent') {
     return { text: '' };
   }
-  return { reason: result.reason ?? 'Rein did not store this version' };
+  return { reason: result.reason ?? vscode.l10n.t('Rein did not store this version') };
 }
 
 export class CheckpointDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -86,10 +86,10 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider, 
     }
     const params = contentParams(uri);
     if (!params) {
-      return new URLSearchParams(uri.query).has('empty') ? '' : '(this comparison is no longer available: open it again from the Rein panel)';
+      return new URLSearchParams(uri.query).has('empty') ? '' : vscode.l10n.t('(this comparison is no longer available: open it again from the Rein panel)');
     }
     const shown = contentText(await this.fetch(params));
-    return 'text' in shown ? shown.text : `(Rein cannot show this version: ${shown.reason})`;
+    return 'text' in shown ? shown.text : vscode.l10n.t('(Rein cannot show this version: {0})', shown.reason);
   }
 
   private fetch(params: CheckpointContentParams): Promise<CheckpointContentResult> {
@@ -129,8 +129,8 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider, 
     }
     const left = checkpointUri(params);
     this.remember(left, shown.text);
-    const when = turn === undefined ? `before ${title}` : `before turn ${turn} of ${title}`;
-    await vscode.commands.executeCommand('vscode.diff', left, await this.current(path), `${path} (${when} ↔ now)`);
+    const label = turn === undefined ? vscode.l10n.t('{0} (before {1} ↔ now)', path, title) : vscode.l10n.t('{0} (before turn {1} of {2} ↔ now)', path, turn, title);
+    await vscode.commands.executeCommand('vscode.diff', left, await this.current(path), label);
   }
 
   /** A restore conflict: the file as Rein left it against the person's text, which stays as it is. */
@@ -142,6 +142,6 @@ export class CheckpointDocuments implements vscode.TextDocumentContentProvider, 
     });
     this.remember(left, conflict.checkpointText ?? '');
     const right = conflict.currentText === null ? await this.current(conflict.path) : workspaceFileUri(conflict.path);
-    await vscode.commands.executeCommand('vscode.diff', left, right ?? left, `${conflict.path} (as Rein left it ↔ yours)`);
+    await vscode.commands.executeCommand('vscode.diff', left, right ?? left, vscode.l10n.t('{0} (as Rein left it ↔ yours)', conflict.path));
   }
 }

@@ -41,7 +41,7 @@ function isCheckpoints(value: unknown): value is CheckpointsResult {
 }
 
 export function files(count: number): string {
-  return `${count} file${count === 1 ? '' : 's'}`;
+  return count === 1 ? vscode.l10n.t('1 file') : vscode.l10n.t('{0} files', count);
 }
 
 /** What a restore is asked to do, for the modal and the row's outcome. */
@@ -122,7 +122,7 @@ export class CheckpointService implements vscode.Disposable {
       checkpoints = await this.connection.sendRequest<CheckpointsResult>(Methods.checkpoints, { sessionId });
     } catch (error) {
       if (!isMethodNotFound(error)) {
-        this.failed(`Could not load the checkpoints: ${message(error)}`);
+        this.failed(vscode.l10n.t('Could not load the checkpoints: {0}', message(error)));
       }
       return; // a server without checkpoints: nothing to show
     }
@@ -131,14 +131,14 @@ export class CheckpointService implements vscode.Disposable {
       review = await this.connection.sendRequest<ReviewResult>(Methods.review, { sessionId });
     } catch (error) {
       if (!isMethodNotFound(error)) {
-        this.failed(`Could not load the review: ${message(error)}`);
+        this.failed(vscode.l10n.t('Could not load the review: {0}', message(error)));
       }
     }
     if (this.sessionId() !== sessionId) {
       return; // switched meanwhile: the next load is the new session's
     }
     if (!isCheckpoints(checkpoints)) {
-      this.failed('Could not load the checkpoints: the server answered without a list of runs.');
+      this.failed(vscode.l10n.t('Could not load the checkpoints: the server answered without a list of runs.'));
       return;
     }
     this.lastError = undefined;
@@ -165,26 +165,35 @@ export class CheckpointService implements vscode.Disposable {
       return undefined;
     }
     const count = scope.path !== undefined ? 1 : this.model.restorePaths(scope.runId, scope.turn).length;
-    const what = run.kind === 'restore' ? 'this restore' : `"${run.title}"`;
-    const detail =
-      'Files you changed since are not overwritten: they are listed as conflicts to compare. ' +
-      'The restore is itself a checkpoint you can undo.';
+    const restore = run.kind === 'restore';
+    const title = `"${run.title}"`;
+    const detail = vscode.l10n.t(
+      'Files you changed since are not overwritten: they are listed as conflicts to compare. The restore is itself a checkpoint you can undo.',
+    );
     if (scope.path !== undefined) {
-      return { text: `Restore ${scope.path} (1 file) to how it was before ${what}?`, detail, button: 'Restore', count };
+      const text = restore
+        ? vscode.l10n.t('Restore {0} (1 file) to how it was before this restore?', scope.path)
+        : vscode.l10n.t('Restore {0} (1 file) to how it was before {1}?', scope.path, title);
+      return { text, detail, button: vscode.l10n.t('Restore'), count };
     }
-    const later = this.model.runIds.indexOf(scope.runId) < this.model.runIds.length - 1 ? ' Changes of later runs to these files are undone too.' : '';
+    const later = this.model.runIds.indexOf(scope.runId) < this.model.runIds.length - 1;
+    const fullDetail = later ? vscode.l10n.t('{0} Changes of later runs to these files are undone too.', detail) : detail;
     if (scope.turn !== undefined) {
       return {
-        text: `Restore ${files(count)} to how they were before turn ${scope.turn} of ${what}?`,
-        detail: `${detail}${later}`,
-        button: 'Restore',
+        text: restore
+          ? vscode.l10n.t('Restore {0} to how they were before turn {1} of this restore?', files(count), scope.turn)
+          : vscode.l10n.t('Restore {0} to how they were before turn {1} of {2}?', files(count), scope.turn, title),
+        detail: fullDetail,
+        button: vscode.l10n.t('Restore'),
         count,
       };
     }
     return {
-      text: `Undo ${what}? ${files(count)} will be put back to how they were before it.`,
-      detail: `${detail}${later}`,
-      button: run.kind === 'restore' ? 'Undo Restore' : 'Undo Run',
+      text: restore
+        ? vscode.l10n.t('Undo this restore? {0} will be put back to how they were before it.', files(count))
+        : vscode.l10n.t('Undo {0}? {1} will be put back to how they were before it.', title, files(count)),
+      detail: fullDetail,
+      button: restore ? vscode.l10n.t('Undo Restore') : vscode.l10n.t('Undo Run'),
       count,
     };
   }
@@ -198,7 +207,7 @@ export class CheckpointService implements vscode.Disposable {
       return undefined;
     }
     if (run.pruned) {
-      void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: this run cannot be restored: {0}.', run.prunedReason ?? 'its checkpoint was pruned')));
+      void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: this run cannot be restored: {0}.', run.prunedReason ?? vscode.l10n.t('its checkpoint was pruned'))));
       return undefined;
     }
     const answer = await vscode.window.showWarningMessage(question.text, { modal: true, detail: question.detail }, question.button);
@@ -212,8 +221,17 @@ export class CheckpointService implements vscode.Disposable {
     if (scope.path !== undefined) {
       params.paths = [scope.path];
     }
-    const label = scope.path !== undefined ? scope.path : scope.turn !== undefined ? `to before turn ${scope.turn}` : 'the whole run';
-    this.model.setBusy(scope.runId, scope.path !== undefined ? `Restoring ${scope.path}…` : run.kind === 'restore' ? 'Undoing the restore…' : scope.turn !== undefined ? `Restoring to before turn ${scope.turn}…` : 'Undoing the run…');
+    const label =
+      scope.path !== undefined ? scope.path : scope.turn !== undefined ? vscode.l10n.t('to before turn {0}', scope.turn) : vscode.l10n.t('the whole run');
+    const busy =
+      scope.path !== undefined
+        ? vscode.l10n.t('Restoring {0}…', scope.path)
+        : run.kind === 'restore'
+          ? vscode.l10n.t('Undoing the restore…')
+          : scope.turn !== undefined
+            ? vscode.l10n.t('Restoring to before turn {0}…', scope.turn)
+            : vscode.l10n.t('Undoing the run…');
+    this.model.setBusy(scope.runId, busy);
     this.changed();
     try {
       const result = await this.connection.sendRequest<RestoreResult>(Methods.restore, params);
@@ -273,8 +291,15 @@ export class CheckpointService implements vscode.Disposable {
       this.model.setError(runId, undefined);
       const first = this.model.items().find((item) => item.runId === runId)?.refused?.[0];
       if (first) {
-        const more = result.refused.length > 1 ? ` and ${result.refused.length - 1} more` : '';
-        void vscode.window.showWarningMessage(plain(vscode.l10n.t('Rein: could not undo {0}{1}: {2}', CheckpointModel.where(first), more, first.reason)));
+        const where = CheckpointModel.where(first);
+        const more = result.refused.length - 1;
+        void vscode.window.showWarningMessage(
+          plain(
+            more > 0
+              ? vscode.l10n.t('Rein: could not undo {0} and {1} more: {2}', where, more, first.reason)
+              : vscode.l10n.t('Rein: could not undo {0}: {1}', where, first.reason),
+          ),
+        );
       }
       return result;
     } catch (error) {

@@ -7,6 +7,7 @@
  * pending hunks.
  */
 
+import * as l10n from '@vscode/l10n';
 import type {
   CheckpointRunInfo,
   FileEntry,
@@ -132,7 +133,7 @@ export class CheckpointModel {
     if (refused.hunk === undefined) {
       return refused.path;
     }
-    return `${refused.path} (${refused.header ?? `hunk ${refused.hunk}`})`;
+    return l10n.t('{0} ({1})', refused.path, refused.header ?? l10n.t('hunk {0}', refused.hunk));
   }
 
   setOutcome(runId: string, scope: string, result: RestoreResult): void {

@@ -29,6 +29,7 @@ import {
   type SessionSummary,
   type SessionsResult,
 } from '../shared/protocol';
+import { stateName } from '../shared/l10n';
 import type { SendMode } from '../shared/messages';
 import type { Header, ViewModel } from '../shared/viewModel';
 import type { CheckpointDocuments } from './checkpointDiff';
@@ -120,7 +121,7 @@ export class ChatController implements vscode.Disposable {
           this.preview.serverStopped(); // the server stops its preview when it goes
           if (this.stateValue.header.status === 'running') {
             this.stateValue.setRunning(false);
-            this.stateValue.notice('error', 'The Rein server stopped during the run.');
+            this.stateValue.notice('error', vscode.l10n.t('The Rein server stopped during the run.'));
           }
           this.changed();
         }
@@ -222,7 +223,13 @@ export class ChatController implements vscode.Disposable {
       if (envelope.seq !== this.lastSeq + 1) {
         const missed = envelope.seq - this.lastSeq - 1;
         this.applyPreview(envelope.event);
-        void this.reload(`Missed ${missed} event${missed === 1 ? '' : 's'} (seq ${this.lastSeq + 1}–${envelope.seq - 1}); the session was reloaded.`);
+        const first = this.lastSeq + 1;
+        const last = envelope.seq - 1;
+        void this.reload(
+          missed === 1
+            ? vscode.l10n.t('Missed 1 event (seq {0}–{1})', first, last)
+            : vscode.l10n.t('Missed {0} events (seq {1}–{2})', missed, first, last),
+        );
         return;
       }
     }
@@ -254,7 +261,8 @@ export class ChatController implements vscode.Disposable {
     return state;
   }
 
-  private async reload(reason: string): Promise<void> {
+  /** Loads the shown session again after `gap` (what was missed), saying so in a notice. */
+  private async reload(gap: string): Promise<void> {
     const sessionId = this.sessionIdValue;
     if (!sessionId || this.reloading) {
       return;
@@ -267,11 +275,11 @@ export class ChatController implements vscode.Disposable {
       }
       const state = PanelState.fromTranscript(sessionId, session?.messages ?? [], this.preview, session?.usage, this.mcp);
       state.setRunning(session?.status === 'running' || this.running);
-      state.notice('warning', reason);
+      state.notice('warning', vscode.l10n.t('{0}; the session was reloaded.', gap));
       this.replaceState(state, sessionId);
       void this.refreshPreview(); // preview output missed in the gap
     } catch (error) {
-      this.stateValue.notice('error', `${reason.replace(/; the session was reloaded\.$/, '')}; reloading failed: ${message(error)}`);
+      this.stateValue.notice('error', vscode.l10n.t('{0}; reloading failed: {1}', gap, message(error)));
       this.changed();
     } finally {
       this.reloading = false;
@@ -299,7 +307,7 @@ export class ChatController implements vscode.Disposable {
     if (this.running && this.sessionIdValue) {
       if (attachments.length) {
         // rein/steer and rein/followUp carry text only (the panel keeps its chips while a run is active).
-        this.stateValue.notice('warning', 'Attachments go with a new prompt: this message was sent without them.');
+        this.stateValue.notice('warning', vscode.l10n.t('Attachments go with a new prompt: this message was sent without them.'));
       }
       const origin = mode === 'followUp' ? 'follow_up' : 'steer';
       const method = mode === 'followUp' ? Methods.followUp : Methods.steer;
@@ -314,7 +322,7 @@ export class ChatController implements vscode.Disposable {
           return;
         }
       } catch (error) {
-        this.stateValue.notice('error', `Could not queue the message: ${message(error)}`);
+        this.stateValue.notice('error', vscode.l10n.t('Could not queue the message: {0}', message(error)));
         this.changed();
         return;
       }
@@ -355,8 +363,13 @@ export class ChatController implements vscode.Disposable {
         if (!this.stateValue.hasRunEnd(result.runId)) {
           // The events did not show the end (or never came): say how it went.
           const level = result.status === 'completed' ? 'info' : result.status === 'waiting' ? 'warning' : 'error';
-          const detail = result.error ? `: ${result.error}` : '';
-          this.stateValue.notice(level, `Run ${result.status}${detail} (${result.turns} turns, ${result.repairAttempts} repairs)`);
+          const status = stateName(result.status);
+          this.stateValue.notice(
+            level,
+            result.error
+              ? vscode.l10n.t('Run {0}: {1} ({2} turns, {3} repairs)', status, result.error, result.turns, result.repairAttempts)
+              : vscode.l10n.t('Run {0} ({1} turns, {2} repairs)', status, result.turns, result.repairAttempts),
+          );
         }
         // "waiting": the run ended waiting for an answer (ask_user); the next prompt resumes it.
         this.stateValue.setRunning(false);
@@ -364,9 +377,9 @@ export class ChatController implements vscode.Disposable {
     } catch (error) {
       this.stateValue.setRunning(false);
       if (!cancel.token.isCancellationRequested) {
-        this.stateValue.notice('error', `The prompt failed: ${message(error)}`);
+        this.stateValue.notice('error', vscode.l10n.t('The prompt failed: {0}', message(error)));
       } else {
-        this.stateValue.notice('warning', 'The run was aborted.');
+        this.stateValue.notice('warning', vscode.l10n.t('The run was aborted.'));
       }
     } finally {
       if (this.promptCancel === cancel) {
@@ -389,7 +402,7 @@ export class ChatController implements vscode.Disposable {
           return;
         }
       } catch (error) {
-        this.stateValue.notice('warning', `Abort request failed (${message(error)}); cancelling the prompt.`);
+        this.stateValue.notice('warning', vscode.l10n.t('Abort request failed ({0}); cancelling the prompt.', message(error)));
         this.changed();
       }
     }
@@ -501,7 +514,7 @@ export class ChatController implements vscode.Disposable {
       this.approvals.remove(id);
       this.changed();
     } catch (error) {
-      this.stateValue.notice('error', `Revoking the approval rule failed: ${message(error)}`);
+      this.stateValue.notice('error', vscode.l10n.t('Revoking the approval rule failed: {0}', message(error)));
       this.changed();
     }
     await this.refreshApprovals();

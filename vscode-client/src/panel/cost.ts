@@ -4,9 +4,11 @@
  * is known, as the server's `$/progress` message says it:
  * "12.3k in (4.1k cached) / 1.1k out · 34% of context · $0.04".
  * And whether a run ended on its budget (the panel then offers Continue).
- * Pure.
+ * Each of the line's parts is a whole phrase in the panel's language (the
+ * parts are a list, joined by " · "). Pure.
  */
 
+import * as l10n from '@vscode/l10n';
 import type { ContextShare } from '../shared/events.generated';
 import type { RunStatus, Usage } from '../shared/protocol';
 
@@ -36,11 +38,14 @@ export function costLine(usage: Usage, context: ContextShare | null | undefined,
   const tokensOut = usage.output_tokens ?? 0;
   const parts: string[] = [];
   if (tokensIn || tokensOut) {
-    const cachedText = cached ? ` (${formatTokenCount(cached)} cached)` : '';
-    parts.push(`${formatTokenCount(tokensIn)} in${cachedText} / ${formatTokenCount(tokensOut)} out`);
+    parts.push(
+      cached
+        ? l10n.t('{0} in ({1} cached) / {2} out', formatTokenCount(tokensIn), formatTokenCount(cached), formatTokenCount(tokensOut))
+        : l10n.t('{0} in / {1} out', formatTokenCount(tokensIn), formatTokenCount(tokensOut)),
+    );
   }
   if (context) {
-    parts.push(`${Math.round(context.share * 100)}% of context`);
+    parts.push(l10n.t('{0}% of context', Math.round(context.share * 100)));
   }
   if (typeof cost === 'number') {
     parts.push(formatCost(cost));

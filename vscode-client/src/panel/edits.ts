@@ -87,7 +87,7 @@ export class EditSnapshots implements EditCapture, vscode.TextDocumentContentPro
     const params = new URLSearchParams(uri.query);
     const snapshot = this.snapshots.get(params.get('id') ?? '');
     if (!snapshot) {
-      return '(This change is no longer available: it is from an earlier window.)';
+      return vscode.l10n.t('(This change is no longer available: it is from an earlier window.)');
     }
     switch (params.get('side')) {
       case 'before':
@@ -107,7 +107,7 @@ export class EditSnapshots implements EditCapture, vscode.TextDocumentContentPro
       return;
     }
     const name = path.basename(snapshot.path);
-    const generation = snapshot.generation === undefined ? '' : `, generation ${snapshot.generation}`;
+
     const make = (side: string, ext = ''): vscode.Uri =>
       vscode.Uri.from({
         scheme: SNAPSHOT_SCHEME,
@@ -119,7 +119,7 @@ export class EditSnapshots implements EditCapture, vscode.TextDocumentContentPro
         'vscode.diff',
         make('before'),
         make('after'),
-        `${name} (Rein edit${generation})`,
+        snapshot.generation === undefined ? vscode.l10n.t('{0} (Rein edit)', name) : vscode.l10n.t('{0} (Rein edit, generation {1})', name, snapshot.generation),
         { preview: true },
       );
       return;

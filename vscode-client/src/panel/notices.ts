@@ -1,5 +1,10 @@
-/** The one-line notices some events become in the panel. Pure. */
+/**
+ * The one-line notices some events become in the panel, in its language
+ * (the server's words in them, reasons and details, as sent). Pure.
+ */
 
+import * as l10n from '@vscode/l10n';
+import { stateName } from '../shared/l10n';
 import type { AutoRepair, Compaction } from '../shared/protocol';
 import type { NoticeLevel } from '../shared/viewModel';
 import { basename } from './text';
@@ -11,26 +16,29 @@ export interface Notice {
 
 export function compactionText(event: Compaction): string {
   const n = (value: number): string => value.toLocaleString('en-US');
-  return (
-    `Context compacted (${event.kind}): ${n(event.tokens_before)} → ${n(event.tokens_after)} tokens, ` +
-    `${event.messages_affected} messages` +
-    (event.detail ? ` · ${event.detail}` : '')
-  );
+  const args = [event.kind, n(event.tokens_before), n(event.tokens_after), event.messages_affected] as const;
+  return event.detail
+    ? l10n.t('Context compacted ({0}): {1} → {2} tokens, {3} messages · {4}', ...args, event.detail)
+    : l10n.t('Context compacted ({0}): {1} → {2} tokens, {3} messages', ...args);
 }
 
 /** `auto_repair`: phase started / finished / cancelled / skipped. */
 export function autoRepairNotice(event: AutoRepair): Notice {
   const file = basename(event.uri);
-  const reason = event.reason ? `: ${event.reason}` : '';
+  const reason = event.reason ?? '';
   switch (event.phase) {
     case 'started':
-      return { level: 'info', text: `Auto-repair started for ${file}${reason}` };
-    case 'finished':
+      return { level: 'info', text: reason ? l10n.t('Auto-repair started for {0}: {1}', file, reason) : l10n.t('Auto-repair started for {0}', file) };
+    case 'finished': {
+      const status = stateName(event.status ?? 'finished');
       return {
         level: event.status === 'completed' ? 'info' : 'warning',
-        text: `Auto-repair of ${file}: ${event.status ?? 'finished'}${reason}`,
+        text: reason ? l10n.t('Auto-repair of {0}: {1}: {2}', file, status, reason) : l10n.t('Auto-repair of {0}: {1}', file, status),
       };
-    default:
-      return { level: 'info', text: `Auto-repair of ${file} ${event.phase}${reason}` };
+    }
+    case 'cancelled':
+      return { level: 'info', text: reason ? l10n.t('Auto-repair of {0} cancelled: {1}', file, reason) : l10n.t('Auto-repair of {0} cancelled', file) };
+    case 'skipped':
+      return { level: 'info', text: reason ? l10n.t('Auto-repair of {0} skipped: {1}', file, reason) : l10n.t('Auto-repair of {0} skipped', file) };
   }
 }

@@ -6,6 +6,7 @@
  * results of `rein/preview`. Pure.
  */
 
+import * as l10n from '@vscode/l10n';
 import type { PreviewAction, PreviewEvent, PreviewResult } from '../shared/protocol';
 import type { PreviewView } from '../shared/viewModel';
 
@@ -66,26 +67,28 @@ export class PreviewModel {
         });
         break;
       case 'preview_output': {
-        const dropped = event.lines_dropped ? [`… ${event.lines_dropped} lines left out`] : [];
+        const dropped = event.lines_dropped ? [l10n.t('… {0} lines left out', event.lines_dropped)] : [];
         const lines = event.text.replace(/\n$/, '').split('\n').map(clean);
         this.changed({ lines: keepTail([...v.lines, ...dropped, ...lines]) });
         break;
       }
       case 'preview_error': {
         const state = event.state ?? v.state;
-        const exited = event.exit_code !== null && event.exit_code !== undefined;
+        const code = event.exit_code;
+        const exited = code !== null && code !== undefined;
         this.changed({
           state,
           pid: state === 'failed' || state === 'exited' ? undefined : v.pid,
           error: { message: event.message, lines: (event.lines ?? []).slice(-MAX_ERROR_LINES).map(clean) },
-          detail: exited ? `exit code ${event.exit_code}` : v.detail,
+          detail: exited ? l10n.t('exit code {0}', code) : v.detail,
         });
         break;
       }
       case 'preview_stopped': {
         const state = event.state ?? 'stopped';
-        const code = state === 'exited' && event.exit_code !== null && event.exit_code !== undefined ? ` (exit code ${event.exit_code})` : '';
-        this.changed({ state, pid: undefined, detail: `${event.reason}${code}` });
+        const code = state === 'exited' ? event.exit_code : undefined;
+        const detail = code === null || code === undefined ? event.reason : l10n.t('{0} (exit code {1})', event.reason, code);
+        this.changed({ state, pid: undefined, detail });
         break;
       }
     }
@@ -116,7 +119,13 @@ export class PreviewModel {
 
   /** A request failed (the server is not running, ...). */
   requestFailed(action: PreviewAction, reason: string): void {
-    this.changed({ pending: undefined, detail: `${action} failed: ${reason}` });
+    const failed: Record<PreviewAction, string> = {
+      start: l10n.t('start failed: {0}', reason),
+      stop: l10n.t('stop failed: {0}', reason),
+      restart: l10n.t('restart failed: {0}', reason),
+      status: l10n.t('status failed: {0}', reason),
+    };
+    this.changed({ pending: undefined, detail: failed[action] });
   }
 
   /** The server went away, and its preview with it. */
@@ -130,7 +139,7 @@ export class PreviewModel {
       state: wasRunning ? 'stopped' : v.state,
       pid: undefined,
       pending: undefined,
-      detail: wasRunning ? 'the Rein server stopped' : v.detail,
+      detail: wasRunning ? l10n.t('the Rein server stopped') : v.detail,
     });
   }
 }

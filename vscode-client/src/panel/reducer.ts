@@ -1,12 +1,16 @@
 /**
  * Turns the `rein/event` stream (and stored transcripts) into the panel's
- * view model. Pure: no vscode, no I/O. The state is mutated in place for
+ * view model. Pure: no vscode, no I/O. Its own words (notices, status
+ * lines) are in the panel's language (src/shared/l10n.ts); what the server
+ * sends (reasons, messages, paths) goes into them as it came. The state is mutated in place for
  * speed (text deltas arrive many times a second); every changed item gets a
  * new `rev`, which is what the host uses to send only what changed.
  */
 
+import * as l10n from '@vscode/l10n';
 import type { ContextShare } from '../shared/events.generated';
 import type { Message, ReinEvent, RunStatus, ToolDetails, Usage } from '../shared/protocol';
+import { stateName } from '../shared/l10n';
 import { isKnownEvent } from '../shared/protocol';
 import {
   addUsage,
@@ -270,7 +274,7 @@ export class PanelState {
       case 'tool_retry': {
         // A transient failure: the call runs again (its one end comes later).
         const tool = this.ensureTool(event.tool_call_id, event.name);
-        tool.statusText = `retry ${event.attempt} of ${event.max_attempts}: ${event.reason}`;
+        tool.statusText = l10n.t('retry {0} of {1}: {2}', event.attempt, event.max_attempts, event.reason);
         this.touch(tool);
         break;
       }
@@ -356,15 +360,14 @@ export class PanelState {
       case 'carried_changes':
         this.notice(
           'info',
-          `Validating ${event.paths.length} file${event.paths.length === 1 ? '' : 's'} an earlier run changed and did not validate: ${event.paths.join(', ')}`,
+          event.paths.length === 1
+            ? l10n.t('Validating 1 file an earlier run changed and did not validate: {0}', event.paths.join(', '))
+            : l10n.t('Validating {0} files an earlier run changed and did not validate: {1}', event.paths.length, event.paths.join(', ')),
         );
         break;
       case 'checkpoint_dropped':
         // The storage limits dropped an older run's content (checkpoints.maxMb / maxAgeDays).
-        this.notice(
-          'info',
-          `An older run's checkpoint was dropped (${event.reason}): it can no longer be undone.`,
-        );
+        this.notice('info', l10n.t("An older run's checkpoint was dropped ({0}): it can no longer be undone.", event.reason));
         break;
       case 'model_request':
         // A wire dump (the host turned Agent.wire_dump on): diagnostics, not shown.
@@ -383,23 +386,34 @@ export class PanelState {
         break;
       }
       case 'files_restored': {
-        const where = event.turn != null ? `turn ${event.turn} of run ${event.run_id}` : `run ${event.run_id}`;
+        const count = (event.restored ?? []).length;
         const kept = event.conflicts ?? [];
         const skipped = event.skipped ?? [];
-        this.notice(
-          kept.length || skipped.length ? 'warning' : 'info',
-          `Restored ${(event.restored ?? []).length} file(s) to before ${where}` +
-            (kept.length ? `; kept your changes to ${kept.join(', ')}` : '') +
-            (skipped.length ? `; skipped ${skipped.join(', ')}` : ''),
-        );
+        // Each clause wraps the sentence so far ({0}): a translation may order them as its language needs.
+        let text =
+          event.turn != null
+            ? l10n.t('Restored {0} file(s) to before turn {1} of run {2}', count, event.turn, event.run_id)
+            : l10n.t('Restored {0} file(s) to before run {1}', count, event.run_id);
+        if (kept.length) {
+          text = l10n.t('{0}; kept your changes to {1}', text, kept.join(', '));
+        }
+        if (skipped.length) {
+          text = l10n.t('{0}; skipped {1}', text, skipped.join(', '));
+        }
+        this.notice(kept.length || skipped.length ? 'warning' : 'info', text);
         break;
       }
       case 'mcp_budget_warning':
         this.notice(
           'warning',
-          `The MCP tools' definitions take ${event.tokens} tokens (${Math.round(event.share * 100)}% of the ` +
-            `${event.window}-token window): ${event.offered} of ${event.total} tools are offered ` +
-            '(rein.mcp.maxToolShare; set includeTools or rein.mcp.lazyTools).',
+          l10n.t(
+            "The MCP tools' definitions take {0} tokens ({1}% of the {2}-token window): {3} of {4} tools are offered (rein.mcp.maxToolShare; set includeTools or rein.mcp.lazyTools).",
+            event.tokens,
+            Math.round(event.share * 100),
+            event.window,
+            event.offered,
+            event.total,
+          ),
         );
         break;
       case 'budget_exceeded':
@@ -463,7 +477,7 @@ export class PanelState {
 
   private onRunEnd(event: RunEndEvent): void {
     for (const item of event.unverified ?? []) {
-      this.notice('warning', `Not verified: generation ${item.generation} (${item.gate}: ${item.reason})`);
+      this.notice('warning', l10n.t('Not verified: generation {0} ({1}: {2})', item.generation, item.gate, item.reason));
     }
     const usage = event.usage ?? this.header.runUsage;
     this.turnsUsage = {};
@@ -486,7 +500,7 @@ export class PanelState {
     for (const tool of this.toolByCallId.values()) {
       if (tool.status === 'running' || tool.status === 'pending') {
         tool.status = 'error';
-        tool.statusText = `ended with the run (${event.status})`;
+        tool.statusText = l10n.t('ended with the run ({0})', stateName(event.status));
         this.touch(tool);
       }
     }

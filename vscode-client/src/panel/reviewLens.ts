@@ -117,12 +117,12 @@ export class ReviewLens implements vscode.CodeLensProvider, vscode.Disposable {
     for (const { runId, hunk, siblings } of this.service.model.pendingHunks(path)) {
       const lines = locateHunk(hunk, siblings, text);
       const range = new vscode.Range(lines.first, 0, lines.first, 0);
-      const what = lines.empty ? `${hunk.oldLines} removed line${hunk.oldLines === 1 ? '' : 's'}` : hunk.header;
+      const what = !lines.empty ? hunk.header : hunk.oldLines === 1 ? vscode.l10n.t('1 removed line') : vscode.l10n.t('{0} removed lines', hunk.oldLines);
       const lens = (decision: ReviewDecision, title: string, tooltip: string): vscode.CodeLens =>
         new vscode.CodeLens(range, { title, tooltip, command: REVIEW_HUNK_COMMAND, arguments: [runId, path, hunk.index, decision] });
       lenses.push(
-        lens('keep', '$(check) Keep', `Keep this change of Rein's (${what})`),
-        lens('undo', '$(discard) Undo', `Undo this change of Rein's (${what}); refused if you changed these lines since`),
+        lens('keep', `$(check) ${vscode.l10n.t('Keep')}`, vscode.l10n.t("Keep this change of Rein's ({0})", what)),
+        lens('undo', `$(discard) ${vscode.l10n.t('Undo')}`, vscode.l10n.t("Undo this change of Rein's ({0}); refused if you changed these lines since", what)),
       );
     }
     return lenses;

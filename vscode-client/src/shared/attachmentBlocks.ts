@@ -4,6 +4,8 @@
  * text and each attachment folded, not the raw tags. Pure.
  */
 
+import * as l10n from '@vscode/l10n';
+
 export interface AttachmentBlock {
   kind: string;
   path?: string | undefined;
@@ -49,9 +51,9 @@ export function blockLabel(block: AttachmentBlock): string {
     case 'selection':
       return where || block.kind;
     case 'problems':
-      return where ? `Problems: ${where}` : 'Problems';
+      return where ? l10n.t('Problems: {0}', where) : l10n.t('Problems');
     case 'terminal':
-      return 'Terminal';
+      return l10n.t('Terminal');
     default:
       return where || block.kind;
   }

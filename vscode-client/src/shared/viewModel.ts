@@ -3,8 +3,11 @@
  * builds it from the `rein/event` stream (src/panel/reducer.ts) and sends the
  * items that changed (by `rev`) to the webview.
  *
- * Shared by the extension host and the webview: no imports but types.
+ * Shared by the extension host and the webview: no imports but types and
+ * `@vscode/l10n` (its words: src/shared/l10n.ts).
  */
+
+import * as l10n from '@vscode/l10n';
 
 import type {
   Blocker,
@@ -335,14 +338,14 @@ export function formatTokens(n: number): string {
 /** 840 -> "840 ms", 12_300 -> "12.3 s", 125_000 -> "2 min 5 s". */
 export function formatDuration(ms: number): string {
   if (ms < 1000) {
-    return `${Math.round(ms)} ms`;
+    return l10n.t('{0} ms', Math.round(ms));
   }
   if (ms < 60_000) {
-    return `${(ms / 1000).toFixed(1).replace(/\.0$/, '')} s`;
+    return l10n.t('{0} s', (ms / 1000).toFixed(1).replace(/\.0$/, ''));
   }
   const minutes = Math.floor(ms / 60_000);
   const seconds = Math.round((ms % 60_000) / 1000);
-  return `${minutes} min ${seconds} s`;
+  return l10n.t('{0} min {1} s', minutes, seconds);
 }
 
 /** "calc.py:13:5" for a blocker with a location (1-based for people). */
@@ -372,7 +375,7 @@ export function summarizeArgs(name: string, args: Record<string, unknown>): stri
   if (name === 'grep' || name === 'glob') {
     const pattern = pick('pattern', 'query');
     const where = pick('path', 'glob', 'include');
-    summary = pattern ? (where ? `${pattern}  in ${where}` : pattern) : where;
+    summary = pattern ? (where ? l10n.t('{0}  in {1}', pattern, where) : pattern) : where;
   } else {
     summary = pick('command', 'path', 'file', 'pattern', 'question', 'description', 'prompt', 'task', 'url');
   }
@@ -384,12 +387,13 @@ export function summarizeArgs(name: string, args: Record<string, unknown>): stri
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
-/** "12.3k in · 1.1k out"; "≈" before counts the provider did not report (vscode-lm: Rein's estimate). */
+/** "12.3k in · 1.1k out" (and "· 4k cached"); "≈" before counts the provider did not report (vscode-lm: Rein's estimate). */
 export function usageText(usage: { input_tokens?: number; output_tokens?: number; cache_read_tokens?: number; estimated?: boolean }): string {
   const about = usage.estimated ? '≈' : '';
-  const parts = [`${about}${formatTokens(usage.input_tokens ?? 0)} in`, `${about}${formatTokens(usage.output_tokens ?? 0)} out`];
+  const tokensIn = `${about}${formatTokens(usage.input_tokens ?? 0)}`;
+  const tokensOut = `${about}${formatTokens(usage.output_tokens ?? 0)}`;
   if (usage.cache_read_tokens) {
-    parts.push(`${formatTokens(usage.cache_read_tokens)} cached`);
+    return l10n.t('{0} in · {1} out · {2} cached', tokensIn, tokensOut, formatTokens(usage.cache_read_tokens));
   }
-  return parts.join(' · ');
+  return l10n.t('{0} in · {1} out', tokensIn, tokensOut);
 }

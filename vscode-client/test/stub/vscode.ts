@@ -310,6 +310,7 @@ export const window = {
   visibleTextEditors: [] as StubEditor[],
   onDidChangeVisibleTextEditors: visibleEditorsChanged.event,
   createTextEditorDecorationType: (options: unknown) => ({ options, dispose: () => undefined }),
+  registerWebviewViewProvider: () => new Disposable(),
 };
 
 export interface StubDocument {

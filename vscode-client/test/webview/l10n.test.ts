@@ -2,7 +2,9 @@
  * The panel in another language: the page loaded with a pseudo-localized
  * bundle (every string of l10n/bundle.l10n.json as "[xx] …", as the
  * extension passes `vscode.l10n.bundle`) shows its placeholder, mode labels,
- * button titles and item headers translated, with the values in place.
+ * button titles and item headers translated, with the values in place, and
+ * the words the host's view-model code makes (src/shared, the reducer: a
+ * notice, the cost line, usage lines, durations) in the same language.
  */
 
 import assert from 'node:assert/strict';
@@ -54,6 +56,17 @@ describe('the panel with a pseudo-localized bundle', () => {
     assert.ok(runTitles.length > 0 && runTitles.every((t) => t.startsWith('[xx] Run [xx] ')), runTitles.join(' | '));
     const labels = await texts(page, '.tool-body .label');
     assert.ok(labels.includes('[xx] Arguments'), labels.join(' | '));
+    assert.deepEqual(problems, []);
+  });
+
+  it("translates the host-built words: a reducer notice, the cost line, the run's usage, tool durations", async () => {
+    const notices = await texts(page, '.item.notice');
+    assert.deepEqual(notices, ['[xx] Context compacted (elide): 14,210 → 9,870 tokens, 2 messages · oldest tool results elided']);
+    assert.equal(await page.textContent('.cost-line'), '[xx] 30.7k in (12.3k cached) / 430 out');
+    const meta = await texts(page, '.run-end .run-meta');
+    assert.ok(meta.length > 0 && meta.every((m) => /· \[xx\] [\d.]+k? in · [\d.]+k? out/.test(m)), meta.join(' | '));
+    const times = (await texts(page, '.tool-time')).filter(Boolean);
+    assert.ok(times.length > 0 && times.every((t) => /^\[xx\] [\d.]+ (ms|s)$/.test(t)), times.join(' | '));
     assert.deepEqual(problems, []);
   });
 
