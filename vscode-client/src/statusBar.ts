@@ -18,35 +18,52 @@ export interface StatusText {
 export function statusText(connection: ConnectionInfo, header: Header): StatusText {
   switch (connection.state) {
     case 'missing':
-      return { text: '$(warning) Rein', tooltip: `Rein: server not found. ${connection.detail ?? ''}`.trim(), warning: true };
+      return {
+        text: '$(warning) Rein',
+        tooltip: connection.detail ? vscode.l10n.t('Rein: server not found. {0}', connection.detail) : vscode.l10n.t('Rein: server not found.'),
+        warning: true,
+      };
     case 'untrusted':
-      return { text: '$(shield) Rein', tooltip: `Rein: ${connection.detail ?? 'the workspace is not trusted'}`, warning: true };
+      return { text: '$(shield) Rein', tooltip: vscode.l10n.t('Rein: {0}', connection.detail ?? vscode.l10n.t('the workspace is not trusted')), warning: true };
     case 'failed':
-      return { text: '$(error) Rein', tooltip: `Rein: the server keeps stopping (${connection.detail ?? 'see the output'})`, warning: true };
+      return { text: '$(error) Rein', tooltip: vscode.l10n.t('Rein: the server keeps stopping ({0})', connection.detail ?? vscode.l10n.t('see the output')), warning: true };
     case 'restarting':
-      return { text: '$(sync~spin) Rein: restarting', tooltip: `Rein: ${connection.detail ?? 'restarting the server'}`, warning: true };
+      return {
+        text: vscode.l10n.t('$(sync~spin) Rein: restarting'),
+        tooltip: vscode.l10n.t('Rein: {0}', connection.detail ?? vscode.l10n.t('restarting the server')),
+        warning: true,
+      };
     case 'starting':
-      return { text: '$(loading~spin) Rein', tooltip: 'Rein: starting the server', warning: false };
+      return { text: '$(loading~spin) Rein', tooltip: vscode.l10n.t('Rein: starting the server'), warning: false };
     case 'stopped':
-      return { text: '$(circle-slash) Rein', tooltip: 'Rein: the server is stopped', warning: false };
+      return { text: '$(circle-slash) Rein', tooltip: vscode.l10n.t('Rein: the server is stopped'), warning: false };
     case 'running':
       break;
   }
   if (header.status === 'running') {
     const tokens = formatTokens(totalTokens(header.runUsage));
-    const turn = header.turn ? `turn ${header.turn} · ` : '';
     return {
-      text: `$(sync~spin) Rein: ${turn}${tokens} tokens`,
-      tooltip: 'Rein: a run is active. Click to open the chat.',
+      text: header.turn
+        ? vscode.l10n.t('$(sync~spin) Rein: turn {0} · {1} tokens', header.turn, tokens)
+        : vscode.l10n.t('$(sync~spin) Rein: {0} tokens', tokens),
+      tooltip: vscode.l10n.t('Rein: a run is active. Click to open the chat.'),
       warning: false,
     };
   }
   const session = totalTokens(header.sessionUsage);
-  return {
-    text: '$(hubot) Rein',
-    tooltip: `Rein: idle${header.lastRunStatus ? ` (last run ${header.lastRunStatus})` : ''}${session ? `, ${formatTokens(session)} tokens this session` : ''}. Click to open the chat.`,
-    warning: false,
-  };
+  const last = header.lastRunStatus;
+  const used = session ? formatTokens(session) : '';
+  let tooltip: string;
+  if (last && used) {
+    tooltip = vscode.l10n.t('Rein: idle (last run {0}), {1} tokens this session. Click to open the chat.', last, used);
+  } else if (last) {
+    tooltip = vscode.l10n.t('Rein: idle (last run {0}). Click to open the chat.', last);
+  } else if (used) {
+    tooltip = vscode.l10n.t('Rein: idle, {0} tokens this session. Click to open the chat.', used);
+  } else {
+    tooltip = vscode.l10n.t('Rein: idle. Click to open the chat.');
+  }
+  return { text: '$(hubot) Rein', tooltip, warning: false };
 }
 
 export function registerStatusBar(

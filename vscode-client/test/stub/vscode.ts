@@ -363,11 +363,11 @@ export enum QuickPickItemKind {
   Default = 0,
 }
 
-/** vscode.l10n without bundles: the message with its {0} placeholders filled (as VS Code does for English). */
+/** vscode.l10n: the message (its translation when a test sets `bundle`) with its {0} placeholders filled. */
 export const l10n = {
   bundle: undefined as Record<string, string> | undefined,
   t(message: string, ...args: unknown[]): string {
-    return message.replace(/\{(\d+)\}/g, (whole, index: string) => (Number(index) < args.length ? String(args[Number(index)]) : whole));
+    return (l10n.bundle?.[message] ?? message).replace(/\{(\d+)\}/g, (whole, index: string) => (Number(index) < args.length ? String(args[Number(index)]) : whole));
   },
 };
 

@@ -15,6 +15,7 @@ import type * as vscode from 'vscode';
 import { registerChatPanel } from '../../src/panel/chatView';
 import { PanelState } from '../../src/panel/reducer';
 import { useBundle } from '../../src/shared/l10n';
+import { statusText } from '../../src/statusBar';
 import { formatDuration, usageText } from '../../src/shared/viewModel';
 import { FakeConnection } from '../fakes';
 import { ROOT } from '../helpers';
@@ -87,6 +88,18 @@ describe("the host's view-model words with a pseudo-localized bundle", () => {
         disposable.dispose();
       }
     }
+  });
+
+  it("translate the status bar item's words, with the values in place", () => {
+    stubL10n.bundle = pseudoBundle();
+    const idle = new PanelState('s1').view().header;
+    assert.equal(statusText({ state: 'running' }, idle).tooltip, '[xx] Rein: idle. Click to open the chat.');
+    assert.equal(statusText({ state: 'failed', detail: 'exit 3' }, idle).tooltip, '[xx] Rein: the server keeps stopping (exit 3)');
+    assert.equal(statusText({ state: 'starting' }, idle).tooltip, '[xx] Rein: starting the server');
+    const running = { ...idle, status: 'running' as const, turn: 3, runUsage: { input_tokens: 12_000, output_tokens: 300 } };
+    assert.equal(statusText({ state: 'running' }, running).text, '[xx] $(sync~spin) Rein: turn 3 · 12.3k tokens');
+    stubL10n.bundle = undefined;
+    assert.equal(statusText({ state: 'running' }, running).text, '$(sync~spin) Rein: turn 3 · 12.3k tokens');
   });
 
   it('are English without a bundle, and again after one is dropped', () => {
