@@ -103,7 +103,13 @@ class DiagnosticsCoordinator:
                 continue  # the analyzer published after the change was sent
             self._waiting[path] = max(self._waiting.get(path, 0), mutation.generation)
 
-    def notify_diagnostics_changed(self, paths: Sequence[str]) -> None:
+    def notify_diagnostics_changed(
+        self, paths: Sequence[str], *, outdated: Sequence[str] = ()
+    ) -> None:
+        """The analyzer published for ``paths``; ``outdated`` are paths whose
+        diagnostics were made for an older text than the one Rein's last
+        change left (the editor says which document version): they restart
+        the quiet period but are not fresh for that change."""
         now = self._clock()
         self._last_change = now
         for path in paths:

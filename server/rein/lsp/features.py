@@ -129,7 +129,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_BYTES) -> ReinServer:
         except JsonRpcInvalidParams as exc:
             log.warning("%s", exc)
             return
-        ls.on_diagnostics_changed(parsed.uris)
+        ls.on_diagnostics_changed(parsed.uris, parsed.versions)
 
     # ----------------------------------------------------- custom requests
 

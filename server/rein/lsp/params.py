@@ -225,6 +225,9 @@ class DiagnosticsChangedParams(BaseModel):
     model_config = _CONFIG
 
     uris: list[str]
+    #: uri -> the version of the open document when its diagnostics
+    #: changed (open documents only; an older client sends none).
+    versions: dict[str, int] = Field(default_factory=dict)
 
 
 M = TypeVar("M", bound=BaseModel)

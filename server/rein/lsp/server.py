@@ -277,12 +277,31 @@ class ReinServer(LanguageServer):
             self._adapters = (workspace, coordinator)
         return self._adapters
 
-    def on_diagnostics_changed(self, uris: list[str]) -> None:
+    def on_diagnostics_changed(
+        self, uris: list[str], versions: dict[str, int] | None = None
+    ) -> None:
         """``rein/diagnosticsChanged``: feeds the coordinator (freshness) and
-        the editor's source (its quiet period)."""
+        the editor's source (its quiet period). Diagnostics the editor made
+        for an older version of a document than the one synced here (the
+        client batches its notices: one can arrive after Rein's next edit)
+        are not fresh for that edit."""
         workspace, coordinator = self.adapters()
-        paths = [p for p in (workspace.relative(u) for u in uris) if p is not None]
-        coordinator.notify_diagnostics_changed(paths)
+        versions = versions or {}
+        fresh: list[str] = []
+        outdated: list[str] = []
+        for uri in uris:
+            path = workspace.relative(uri)
+            if path is None:
+                continue
+            made_for = versions.get(uri)
+            document = self.workspace.text_documents.get(uri) if made_for is not None else None
+            synced = getattr(document, "version", None)
+            if made_for is not None and synced is not None and made_for < synced:
+                outdated.append(path)
+            else:
+                fresh.append(path)
+        paths = fresh + outdated
+        coordinator.notify_diagnostics_changed(fresh, outdated=outdated)
         if self._editor_diagnostics is not None:
             self._editor_diagnostics.notify_changed(paths)
 

@@ -134,20 +134,34 @@ export class DiagnosticsAnswerer {
   }
 }
 
-/** Collects changed URIs and sends them in one notification after a quiet `delayMs`. */
+/**
+ * Collects changed URIs and sends them in one notification after a quiet
+ * `delayMs`, with the version each open document had when its diagnostics
+ * changed: the batch can reach the server after Rein's next edit, and the
+ * server must not take diagnostics of the older text as fresh for it.
+ */
 export class DiagnosticsChangeBatcher implements vscode.Disposable {
   private readonly pending = new Set<string>();
+  private readonly versions = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly send: (uris: string[]) => void,
+    private readonly send: (uris: string[], versions: Record<string, number>) => void,
     private readonly delayMs = 50,
   ) {}
 
-  add(uris: readonly vscode.Uri[]): void {
+  /** `versionOf`: the open document's version now (undefined: not open). */
+  add(uris: readonly vscode.Uri[], versionOf: (uri: string) => number | undefined = () => undefined): void {
     for (const uri of uris) {
       if (SCHEMES.has(uri.scheme)) {
-        this.pending.add(uri.toString());
+        const key = uri.toString();
+        this.pending.add(key);
+        const version = versionOf(key);
+        if (version === undefined) {
+          this.versions.delete(key);
+        } else {
+          this.versions.set(key, version);
+        }
       }
     }
     if (this.pending.size > 0 && this.timer === undefined) {
@@ -164,8 +178,10 @@ export class DiagnosticsChangeBatcher implements vscode.Disposable {
       return;
     }
     const uris = [...this.pending];
+    const versions = Object.fromEntries(this.versions);
     this.pending.clear();
-    this.send(uris);
+    this.versions.clear();
+    this.send(uris, versions);
   }
 
   dispose(): void {
@@ -174,19 +190,26 @@ export class DiagnosticsChangeBatcher implements vscode.Disposable {
       this.timer = undefined;
     }
     this.pending.clear();
+    this.versions.clear();
   }
 }
 
+/** The open documents' versions, looked up when the diagnostics change. */
+function openVersions(): (uri: string) => number | undefined {
+  const versions = new Map(vscode.workspace.textDocuments.map((document) => [document.uri.toString(), document.version]));
+  return (uri) => versions.get(uri);
+}
+
 export function registerDiagnosticsBridge(context: vscode.ExtensionContext, connection: ReinConnection): void {
-  const batcher = new DiagnosticsChangeBatcher((uris) =>
-    connection.sendNotification(Methods.diagnosticsChanged, { uris }),
+  const batcher = new DiagnosticsChangeBatcher((uris, versions) =>
+    connection.sendNotification(Methods.diagnosticsChanged, { uris, versions }),
   );
   const answerer = new DiagnosticsAnswerer();
   context.subscriptions.push(
     connection.onRequest(Methods.diagnostics, (params: Partial<DiagnosticsParams> | null) => answerer.answer(params)),
     vscode.languages.onDidChangeDiagnostics((event) => {
       answerer.changed(event.uris);
-      batcher.add(event.uris);
+      batcher.add(event.uris, openVersions());
     }),
     batcher,
   );

@@ -195,6 +195,8 @@ export interface DiagnosticsResult {
 
 export interface DiagnosticsChangedParams {
   uris: string[];
+  /** uri -> the open document's version when its diagnostics changed (open documents only). */
+  versions?: Record<string, number>;
 }
 
 /** A sticky approval rule: a command prefix, a write glob, an MCP `server` or `server/tool`. */

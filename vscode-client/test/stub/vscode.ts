@@ -315,6 +315,7 @@ export const window = {
 
 export interface StubDocument {
   uri: Uri;
+  version?: number;
   isDirty: boolean;
   saves: number;
   save(): Promise<boolean>;

@@ -167,6 +167,27 @@ describe('rein/diagnosticsChanged', () => {
     assert.equal(sent.length, 1, 'no notification for URIs of other schemes');
   });
 
+  it("sends each open document's version from when its diagnostics changed, not from when the batch is sent", () => {
+    const connection = new FakeConnection();
+    const context = { subscriptions: [] as { dispose(): unknown }[] };
+    registerDiagnosticsBridge(context as never, connection);
+    const calc = { ...stubDocument(CALC, false), version: 3 };
+    workspace.textDocuments = [calc];
+    try {
+      stub.fireDiagnosticsChanged([Uri.parse(CALC), Uri.parse('file:///work/project/closed.py')]);
+      calc.version = 4; // Rein's next edit lands before the batch goes
+      mock.timers.tick(50);
+      assert.deepEqual(connection.notifications, [
+        { method: 'rein/diagnosticsChanged', params: { uris: [CALC, 'file:///work/project/closed.py'], versions: { [CALC]: 3 } } },
+      ]);
+    } finally {
+      workspace.textDocuments = [];
+      for (const disposable of context.subscriptions) {
+        disposable.dispose();
+      }
+    }
+  });
+
   it('sends at once on flush, and nothing after dispose', () => {
     const sent: string[][] = [];
     const batcher = new DiagnosticsChangeBatcher((uris) => sent.push(uris), 20);
@@ -191,7 +212,7 @@ describe('rein/diagnosticsChanged', () => {
     mock.timers.tick(49);
     assert.deepEqual(connection.notifications, []);
     mock.timers.tick(1);
-    assert.deepEqual(connection.notifications, [{ method: 'rein/diagnosticsChanged', params: { uris: [CALC] } }]);
+    assert.deepEqual(connection.notifications, [{ method: 'rein/diagnosticsChanged', params: { uris: [CALC], versions: {} } }]);
     const answer = (await connection.call('rein/diagnostics', { uris: [CALC] })) as DiagnosticsResult;
     assert.deepEqual(
       answer.items.map((item) => [item.uri, item.diagnostics.map((d) => d.message)]),
