@@ -32,6 +32,28 @@ def write_script(tmp_path: Path, turns: list[dict[str, Any]], name: str = "scrip
     return str(path)
 
 
+async def open_session(
+    client: LanguageClient,
+    root: Path,
+    settings: dict[str, Any],
+    *,
+    profile: str = "visual-studio-code",
+    initialization_options: Any = None,
+) -> None:
+    """Give the client ``settings`` (the ``rein`` section it answers
+    workspace/configuration with) and initialize the server on ``root``, one
+    workspace folder, as ``profile``'s editor does."""
+    client.set_configuration(settings, section="rein")
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=pytest_lsp.client_capabilities(profile),
+            root_uri=root.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+            initialization_options=initialization_options,
+        )
+    )
+
+
 @asynccontextmanager
 async def running_server(
     root: Path,
@@ -101,17 +123,15 @@ async def client(
     ed.pool = AnalyzerPool(workspace, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
     await ed.pool.start()
     await ed.pool.wait_settled(30)
-    lsp_client.set_configuration(_settings(tmp_path), section="rein")
     profile = request.param if hasattr(request, "param") else "visual-studio-code"
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities(profile),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-            initialization_options={
-                "model": {"provider": "replay", "script": str(tmp_path / "script.yaml")}
-            },
-        )
+    await open_session(
+        lsp_client,
+        workspace,
+        _settings(tmp_path),
+        profile=profile,
+        initialization_options={
+            "model": {"provider": "replay", "script": str(tmp_path / "script.yaml")}
+        },
     )
     yield lsp_client
     await ed.pool.stop()

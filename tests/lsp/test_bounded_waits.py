@@ -19,7 +19,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fakes import Editor, make_client, wire
-from tests.lsp.conftest import _settings, running_server, write_script
+from tests.lsp.conftest import _settings, open_session, running_server, write_script
 
 #: The real server over stdio.
 pytestmark = pytest.mark.e2e
@@ -52,14 +52,8 @@ async def client(
     settings["gates"]["analyzer"].update(requestTimeoutMs=BOUND_MS, maxWaitMs=BOUND_MS)
     settings["harness"] = {"clientRequestTimeoutMs": BOUND_MS}
     settings["approval"] = {"command": "ask", "timeoutMs": BOUND_MS}
-    lsp_client.set_configuration(settings, section="rein")
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-            initialization_options={"model": settings["model"]},
-        )
+    await open_session(
+        lsp_client, workspace, settings, initialization_options={"model": settings["model"]}
     )
     yield lsp_client
     await lsp_client.shutdown_session()

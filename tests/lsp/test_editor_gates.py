@@ -23,11 +23,10 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fakes import make_client, wire
-from tests.lsp.conftest import _settings, write_script
+from tests.lsp.conftest import _settings, open_session, write_script
 from tests.lsp.progressive import ProgressiveEditor
 
 #: The real server over stdio, real ruff behind the editor's semantic layer.
@@ -74,14 +73,7 @@ async def client(lsp_client: LanguageClient, tmp_path: Path) -> AsyncIterator[La
     wire(ed)
     settings = _settings(tmp_path)
     assert settings["gates"]["analyzer"]["quietPeriodMs"] < ed.delay_s * 1000
-    lsp_client.set_configuration(settings, section="rein")
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-            root_uri=root.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-        )
-    )
+    await open_session(lsp_client, root, settings)
     yield lsp_client
     await lsp_client.shutdown_session()
 

@@ -22,13 +22,12 @@ from typing import Any
 import httpx
 import pytest
 import pytest_lsp
-from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from rein.headless.analyzers import AnalyzerPool
 from rein.providers.mock_server import MockServer
 from tests.fakes import Editor, make_client, wire
-from tests.lsp.conftest import RUFF
+from tests.lsp.conftest import RUFF, open_session
 
 pytestmark = pytest.mark.e2e
 
@@ -67,15 +66,7 @@ async def client(
         # A bound, not a wait: the verdict comes when ruff publishes (slow on a loaded machine).
         "gates": {"analyzer": {"quietPeriodMs": 100, "maxWaitMs": 30000}},
     }
-    lsp_client.set_configuration(settings, section="rein")
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-            initialization_options=settings,
-        )
-    )
+    await open_session(lsp_client, workspace, settings, initialization_options=settings)
     yield lsp_client
     await ed.pool.stop()
     await lsp_client.shutdown_session()

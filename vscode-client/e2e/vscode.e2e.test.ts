@@ -173,9 +173,11 @@ function settings(modelPort: number, trust = false): Record<string, unknown> {
   };
 }
 
-async function startAll(server: CodeServer, trust = false): Promise<Env> {
+/** `label`: the folder under out/e2e/logs this suite keeps its logs in (each suite its own). */
+async function startAll(server: CodeServer, label: string, trust = false): Promise<Env> {
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'rein-e2e-'));
-  const logs = path.join(ROOT, 'out', 'e2e', 'logs');
+  const logs = path.join(ROOT, 'out', 'e2e', 'logs', label);
+  fs.rmSync(logs, { recursive: true, force: true });
   fs.mkdirSync(logs, { recursive: true });
   const workspace = path.join(temp, 'workspace');
   fs.cpSync(path.join(ROOT, 'e2e', 'workspace'), workspace, { recursive: true });
@@ -379,7 +381,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     // No skipping: without a server there is no round trip to test.
     assert.ok(serve.ok, `\`rein serve\` cannot start: ${serve.why}`);
     server = installCodeServer();
-    env = await startAll(server);
+    env = await startAll(server, 'main');
   });
 
   after(async () => {
@@ -866,7 +868,7 @@ describe('Rein in an untrusted workspace (code-server)', { timeout: 300_000 }, (
 
   before(async () => {
     assert.ok(serve.ok, `\`rein serve\` cannot start: ${serve.why}`);
-    env = await startAll(installCodeServer(), true);
+    env = await startAll(installCodeServer(), 'untrusted', true);
   });
 
   after(async () => {
@@ -903,7 +905,7 @@ describe('Rein: Get Started (code-server)', { timeout: 300_000 }, () => {
 
   before(async () => {
     assert.ok(serve.ok, `\`rein serve\` cannot start: ${serve.why}`);
-    env = await startAll(installCodeServer());
+    env = await startAll(installCodeServer(), 'get-started');
   });
 
   after(async () => {

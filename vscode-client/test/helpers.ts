@@ -42,3 +42,9 @@ export function pngSize(file: string): { width: number; height: number } {
   }
   return { width: data.readUInt32BE(16), height: data.readUInt32BE(20) };
 }
+
+/** Every string of l10n/bundle.l10n.json as "[xx] …": a bundle that makes translated text visible. */
+export function pseudoBundle(): Record<string, string> {
+  const english = JSON.parse(fs.readFileSync(path.join(ROOT, 'l10n', 'bundle.l10n.json'), 'utf8')) as Record<string, string>;
+  return Object.fromEntries(Object.keys(english).map((key) => [key, `[xx] ${key}`]));
+}

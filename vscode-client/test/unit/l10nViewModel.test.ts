@@ -8,8 +8,6 @@
  */
 
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import type * as vscode from 'vscode';
 import { registerChatPanel } from '../../src/panel/chatView';
@@ -18,13 +16,8 @@ import { useBundle } from '../../src/shared/l10n';
 import { statusText } from '../../src/statusBar';
 import { formatDuration, usageText } from '../../src/shared/viewModel';
 import { FakeConnection } from '../fakes';
-import { ROOT } from '../helpers';
+import { pseudoBundle } from '../helpers';
 import { l10n as stubL10n, Uri } from '../stub/vscode';
-
-function pseudoBundle(): Record<string, string> {
-  const english = JSON.parse(fs.readFileSync(path.join(ROOT, 'l10n', 'bundle.l10n.json'), 'utf8')) as Record<string, string>;
-  return Object.fromEntries(Object.keys(english).map((key) => [key, `[xx] ${key}`]));
-}
 
 function notices(state: PanelState): string[] {
   return state.view().items.flatMap((item) => (item.kind === 'notice' ? [item.text] : []));

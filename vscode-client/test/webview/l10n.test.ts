@@ -8,18 +8,11 @@
  */
 
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { FakePanelHost } from '../fakes';
-import { loadEvents, ROOT } from '../helpers';
+import { loadEvents, pseudoBundle } from '../helpers';
 import { connectedPanel } from '../page';
-
-function pseudoBundle(): Record<string, string> {
-  const english = JSON.parse(fs.readFileSync(path.join(ROOT, 'l10n', 'bundle.l10n.json'), 'utf8')) as Record<string, string>;
-  return Object.fromEntries(Object.keys(english).map((key) => [key, `[xx] ${key}`]));
-}
 
 async function texts(page: Page, selector: string): Promise<string[]> {
   return (await page.locator(selector).allTextContents()).map((text) => text.trim());
