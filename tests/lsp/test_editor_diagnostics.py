@@ -17,7 +17,7 @@ from rein.harness.generations import MutationLog
 from rein.harness.ports import Mutation, SettlingDiagnostics
 from rein.lsp.channel import ClientChannel
 from rein.lsp.editor import EditorWorkspace
-from rein.lsp.editor_diagnostics import EditorDiagnostics
+from rein.lsp.editor_diagnostics import PENDING_RECHECK_S, EditorDiagnostics
 from tests.fakes import run_in_virtual_time
 
 Answer = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -257,6 +257,37 @@ def test_a_client_pending_past_the_bound_gives_a_stale_snapshot(tmp_path: Path) 
     snap, idle = run_in_virtual_time(main)
     assert snap.stale is True and snap.blind is None
     assert idle is False
+
+
+def test_a_pending_that_ends_without_a_change_is_asked_again_not_waited_out(
+    tmp_path: Path,
+) -> None:
+    """VS Code's bridge says ``pending`` for 3 s after it opened a file no
+    language server analyses (a .txt the run wrote), and no
+    rein/diagnosticsChanged ever comes for it. Old: the wait slept until the
+    next change anywhere, or its bound (the settle timeout, 120 s; the
+    code-server vscode-lm test timed out at 60 s)."""
+
+    async def main() -> tuple[bool, float, int]:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        uri = (tmp_path / "note.txt").as_uri()
+
+        async def answer(params: dict[str, Any]) -> Any:
+            result: dict[str, Any] = {"items": [{"uri": uri, "diagnostics": []}]}
+            if loop.time() - began < 3.0:
+                result["pending"] = True
+            return result
+
+        diagnostics, channel = source(tmp_path, answer)
+        diagnostics.notify_mutation(Mutation(1, ("note.txt",)))
+        idle = await diagnostics.wait_idle(120.0)
+        return idle, loop.time() - began, len(channel.asked)
+
+    idle, waited, asked = run_in_virtual_time(main)
+    assert idle is True
+    assert 3.0 <= waited <= 3.0 + PENDING_RECHECK_S
+    assert asked == 7  # at 0, 0.5, ..., 2.5 pending; at 3.0 not
 
 
 def test_wait_idle_waits_for_pending_then_a_quiet_period(tmp_path: Path) -> None:

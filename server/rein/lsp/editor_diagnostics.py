@@ -54,6 +54,11 @@ ANSWER_TIMEOUT_S = 10.0
 #: Without a settle bound from the caller, how long a ``pending`` answer is
 #: waited on before the snapshot says ``stale``.
 PENDING_WAIT_S = 5.0
+#: A ``pending`` answer is asked again at the next rein/diagnosticsChanged or
+#: after this long: a client's pending can end without any change (VS Code's
+#: bridge says pending for a few seconds after it opened a file no language
+#: server analyses), and nothing else would wake the wait before its bound.
+PENDING_RECHECK_S = 0.5
 #: The bound on the next asks after one went unanswered.
 RETRY_TIMEOUT_S = 1.0
 
@@ -103,6 +108,7 @@ class EditorDiagnostics:
         quiet_ms: int = 150,
         answer_timeout_s: float = ANSWER_TIMEOUT_S,
         pending_wait_s: float = PENDING_WAIT_S,
+        pending_recheck_s: float = PENDING_RECHECK_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
@@ -110,6 +116,7 @@ class EditorDiagnostics:
         self.quiet_s = quiet_ms / 1000.0
         self.answer_timeout_s = answer_timeout_s
         self.pending_wait_s = pending_wait_s
+        self.pending_recheck_s = pending_recheck_s
         self._clock = clock
         self._last_change = -1e9
         self._changed = asyncio.Event()
@@ -198,8 +205,9 @@ class EditorDiagnostics:
         self, uris: list[str] | None, deadline: float
     ) -> tuple[_Answer, bool]:
         """Ask until the client no longer says ``pending`` (each pending
-        answer waits for the next rein/diagnosticsChanged), at most until
-        ``deadline``. Returns the last answer and whether it is settled."""
+        answer is asked again at the next rein/diagnosticsChanged, or after
+        ``pending_recheck_s``), at most until ``deadline``. Returns the last
+        answer and whether it is settled."""
         while True:
             answer = await self._ask(uris)
             if answer.blind is not None or not answer.pending:
@@ -207,7 +215,7 @@ class EditorDiagnostics:
             left = deadline - self._clock()
             if left <= 0:
                 return answer, False
-            await self._wait_change(left)
+            await self._wait_change(min(left, self.pending_recheck_s))
 
     # ------------------------------------------------------------ the port
 
