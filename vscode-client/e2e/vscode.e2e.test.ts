@@ -831,7 +831,8 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
       60_000,
     );
     assert.equal(fs.readFileSync(note, 'utf8'), 'written by the scripted VS Code language model\n');
-    await panel.locator('.item.run-end.completed').last().waitFor({ timeout: 60_000 });
+    // On a timeout this says how the runs ended and what the panel noticed.
+    await waitForEnd(env, panel, '.item.run-end.completed');
     // The API reports no token counts: the run's are Rein's estimate, marked so.
     assert.match((await panel.locator('.item.run-end.completed .run-meta').last().textContent()) ?? '', /≈[\d.]+k? in · ≈\d+ out/);
     await panel.locator('.item.assistant', { hasText: 'Wrote lm_note.txt.' }).first().waitFor({ timeout: 15_000 });
