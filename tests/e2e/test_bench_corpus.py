@@ -10,7 +10,8 @@ import random
 
 import pytest
 
-from rein.bench_corpus import KINDS, SMALL_CORPUS, corpus_cache, fetch, run_corpus, seed_edit
+from rein.bench_corpus import run_corpus
+from rein.corpus import KINDS, SMALL_CORPUS, corpus_cache, fetch, seed_edit
 
 pytestmark = pytest.mark.e2e
 
