@@ -159,7 +159,9 @@ def test_review_is_a_policy_for_writes_only(key: str) -> None:
 @pytest.mark.parametrize(
     ("tool", "arguments", "subject"),
     [
-        pytest.param(RunCommandTool(), {"command": "  pytest -q tests"}, "pytest", id="command"),
+        pytest.param(
+            RunCommandTool(), {"command": "  pytest -q tests"}, "pytest -q tests", id="command"
+        ),
         pytest.param(
             WriteFileTool(), {"path": "src/a.txt", "content": "x"}, "src/a.txt", id="write"
         ),

@@ -11,6 +11,7 @@ from rein.harness.ports import ApprovalAnswer, ApprovalRule
 from rein.harness.tools import ToolEnvironment
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools import ApprovalSettings, EditFileTool, RunCommandTool, ToolSettings, WriteFileTool
+from rein.tools._shell_words import Word, parse_line
 from rein.tools.approval_rules import (
     RuleBook,
     UnsafeCommand,
@@ -18,7 +19,9 @@ from rein.tools.approval_rules import (
     rule_matches,
     split_command,
     suggest_rules,
+    unsafe_extra,
     validate_pattern,
+    widen,
 )
 from tests.fakes import FakeApprover, ToolCallRecorder
 
@@ -58,6 +61,10 @@ def test_a_command_line_splits_into_its_commands_quotes_respected(
         pytest.param("sleep 100 &", id="background"),
         pytest.param("(cd x && rm y)", id="subshell"),
         pytest.param("PATH=/tmp npm test", id="assignment"),
+        pytest.param("cat README.md $HOME/secret.txt", id="variable"),
+        pytest.param("cat ${HOME}/secret.txt", id="braced-variable"),
+        pytest.param('git log --output="$HOME/.bashrc"', id="variable-in-quotes"),
+        pytest.param("echo $'\\x41'", id="ansi-c-quote"),
         pytest.param('echo "open', id="open-quote"),
         pytest.param("  ", id="empty"),
     ],
@@ -67,11 +74,64 @@ def test_a_line_rules_cannot_vouch_for_is_unsafe(line: str) -> None:
         split_command(line)
 
 
-def test_a_command_rule_is_a_prefix_of_words() -> None:
-    assert command_allowed(["npm", "test", "--", "-k", "x"], ["npm test"])
-    assert not command_allowed(["npm", "install"], ["npm test"])
-    assert not command_allowed(["npm"], ["npm test"])
-    assert not command_allowed(["npm-test"], ["npm"])  # words, not characters
+def test_single_quotes_keep_a_dollar_literal() -> None:
+    assert split_command("echo '$HOME' | grep -c x") == [["echo", "$HOME"], ["grep", "-c", "x"]]
+
+
+def _words(command: str) -> list[Word]:
+    (words,) = parse_line(command)
+    return words
+
+
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        pytest.param("rm -rf build", True, id="the-same"),
+        pytest.param("rm  -rf   build", True, id="spacing"),
+        pytest.param("rm -rf build /home/someone", False, id="more-words"),
+        pytest.param("rm -rf", False, id="fewer-words"),
+        pytest.param("rm -rf 'build'", False, id="quoted-otherwise"),
+        pytest.param("rm -rf buildx", False, id="words-not-characters"),
+    ],
+)
+def test_a_command_rule_matches_the_whole_command(command: str, allowed: bool) -> None:
+    assert command_allowed(_words(command), ["rm -rf build"]) is allowed
+
+
+def test_a_quoted_star_is_not_a_glob() -> None:
+    assert command_allowed(_words("rm '*'"), ["rm '*'"])
+    assert not command_allowed(_words("rm *"), ["rm '*'"])
+
+
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        pytest.param("git log", True, id="bare"),
+        pytest.param("git log -5 --oneline src/app.py", True, id="options-and-a-path"),
+        pytest.param("git log -- /proj/src/app.py", True, id="absolute-inside"),
+        pytest.param("git log --output=/home/u/.bashrc", False, id="option-path-outside"),
+        pytest.param("git log -o/tmp/x", False, id="short-option-path-outside"),
+        pytest.param("git log /etc", False, id="absolute-outside"),
+        pytest.param("git log ../other", False, id="dot-dot"),
+        pytest.param("git log --output=../x", False, id="option-dot-dot"),
+        pytest.param("git log ~/x", False, id="tilde"),
+        pytest.param("git log --output=~/x", False, id="tilde-after-equals"),
+        pytest.param("git log {/etc,src}", False, id="braces"),
+        pytest.param("git log .*", False, id="dot-glob"),
+        pytest.param("git log *.py", True, id="glob-in-the-workspace"),
+        pytest.param("git logs", False, id="another-subcommand"),
+        pytest.param("git -c core.pager=x log", False, id="words-before"),
+    ],
+)
+def test_a_prefix_rule_allows_more_words_that_stay_in_the_workspace(
+    command: str, allowed: bool
+) -> None:
+    assert command_allowed(_words(command), ["git log *"], root="/proj") is allowed
+
+
+def test_without_a_root_every_absolute_path_asks() -> None:
+    assert not command_allowed(_words("git log -- /proj/src"), ["git log *"])
+    assert unsafe_extra(_words("x /proj")[1], None) == "/proj names a path outside the workspace"
 
 
 @pytest.mark.parametrize(
@@ -91,20 +151,34 @@ def test_write_globs_and_mcp_rules(kind: str, pattern: str, subject: str, matche
     assert rule_matches(kind, pattern, subject) is matches  # type: ignore[arg-type]
 
 
-def test_suggested_rules_name_each_command_and_the_folder() -> None:
+def test_suggested_rules_name_each_command_exactly_and_the_folder() -> None:
     assert suggest_rules("command", "npm test -- -x && python -m pytest -q | tee log") == (
-        ApprovalRule("command", "npm test"),
-        ApprovalRule("command", "python -m pytest"),
+        ApprovalRule("command", "npm test -- -x"),
+        ApprovalRule("command", "python -m pytest -q"),
         ApprovalRule("command", "tee log"),
     )
-    # No subcommand: the whole command, never the bare program.
-    assert suggest_rules("command", "pytest -q tests") == (
-        ApprovalRule("command", "pytest -q tests"),
+    assert suggest_rules("command", "cat 'my file.txt'") == (
+        ApprovalRule("command", "cat 'my file.txt'"),
     )
+    # A command ending in a bare * would read as a prefix rule: none offered.
+    assert suggest_rules("command", "ls *") == ()
     assert suggest_rules("command", "rm x > y") == ()
     assert suggest_rules("write", "src/pkg/a.py") == (ApprovalRule("write", "src/pkg/**"),)
     assert suggest_rules("write", "a.py") == (ApprovalRule("write", "a.py"),)
     assert suggest_rules("mcp", "time/now") == (ApprovalRule("mcp", "time/now"),)
+
+
+def test_the_wider_choice_is_the_program_and_its_subcommand() -> None:
+    exact = suggest_rules("command", "npm test -- -x && python -m pytest -q | rm -rf build")
+    assert widen(exact) == (
+        ApprovalRule("command", "npm test *"),
+        ApprovalRule("command", "python -m pytest *"),
+        ApprovalRule("command", "rm -rf build"),  # no subcommand: no bare program
+    )
+    assert widen(suggest_rules("command", "ls -la")) == ()  # nothing wider
+    assert widen(suggest_rules("command", "git status")) == (
+        ApprovalRule("command", "git status *"),
+    )
 
 
 def test_a_pattern_is_validated_with_a_clear_reason() -> None:
@@ -122,15 +196,38 @@ def test_a_pattern_is_validated_with_a_clear_reason() -> None:
 
 async def test_each_part_of_a_compound_command_must_be_allowed() -> None:
     book = RuleBook()
-    await book.remember("session", [ApprovalRule("command", "npm test")])
+    await book.remember("session", [ApprovalRule("command", "npm test *")])
     assert await book.uncovered("command", "npm test -- -k x") is None
     assert await book.uncovered("command", "npm test && rm -rf build") == (
         ApprovalRule("command", "rm -rf build"),
     )
     await book.remember("session", [ApprovalRule("command", "git status")])
     assert await book.uncovered("command", "git status; npm test | npm test") is None
+    assert await book.uncovered("command", "git status -s") == (
+        ApprovalRule("command", "git status -s"),
+    )
     # A line rules cannot vouch for is never allowed, and offers no rule.
     assert await book.uncovered("command", "npm test > /etc/passwd") == ()
+
+
+@pytest.mark.parametrize(
+    ("kept", "line"),
+    [
+        pytest.param("ls -la", "ls -la && touch M", id="and-another-command"),
+        pytest.param("ls -la", "ls -la $(touch M)", id="substitution"),
+        pytest.param("ls -la", "ls -la; touch M", id="semicolon"),
+        pytest.param("rm -rf build", "rm -rf build /home/someone/folder", id="more-paths"),
+        pytest.param("cat README.md", "cat README.md $HOME/secret.txt", id="variable"),
+        pytest.param("cat README.md", "cat README.md ~/secret.txt", id="tilde"),
+        pytest.param("git log", "git log --output=/home/someone/.bashrc", id="exact-git-log"),
+        pytest.param("git log *", "git log --output=$HOME/.bashrc", id="prefix-variable"),
+        pytest.param("git log *", "git log --output=/home/someone/.bashrc", id="prefix-outside"),
+    ],
+)
+async def test_a_kept_rule_never_allows_what_the_person_did_not_see(kept: str, line: str) -> None:
+    book = RuleBook(root="/proj")
+    await book.remember("session", [ApprovalRule("command", kept)])
+    assert await book.uncovered("command", line) is not None
 
 
 async def test_a_revoked_rule_no_longer_allows() -> None:
@@ -218,7 +315,7 @@ async def test_a_declined_call_keeps_no_rule_even_if_asked_to(root: Path) -> Non
 
 async def test_the_deny_policy_wins_over_a_rule(root: Path) -> None:
     book = RuleBook()
-    await book.remember("session", [ApprovalRule("command", "touch")])
+    await book.remember("session", [ApprovalRule("command", "touch x")])
     settings = ToolSettings(approval=ApprovalSettings(command="deny"))
     env = ToolEnvironment(
         workspace=DiskWorkspace(root),
@@ -229,3 +326,64 @@ async def test_the_deny_policy_wins_over_a_rule(root: Path) -> None:
     result = await ToolCallRecorder(env).run(RunCommandTool(), command="touch x")
     assert result.is_error and result.details["reason"] == "policy"
     assert not (root / "x").exists()
+
+
+async def test_kept_rules_do_not_run_the_issues_commands(root: Path, tmp_path: Path) -> None:
+    """The reproductions of issue 30: each line ran unasked under a rule
+    kept for a shorter command."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    (root / "build").mkdir()
+    (root / "README.md").write_text("hello\n")
+    book = RuleBook(root=str(root))
+    kept = ["rm -rf build", "cat README.md", "git log *", "ls -la"]
+    await book.remember("session", [ApprovalRule("command", p) for p in kept])
+    approver = FakeApprover(False)
+    calls = _calls(root, approver, book)
+    lines = [
+        f"rm -rf build {outside}",
+        "cat README.md $HOME/secret.txt",
+        f"git log --output={outside}/log.txt",
+        "git log --output=$HOME/.bashrc",
+        "ls -la && touch M",
+        "ls -la $(touch M)",
+    ]
+    for line in lines:
+        result = await calls.run(RunCommandTool(), command=line)
+        assert result.is_error and result.details["reason"] == "declined", line
+    assert [r.detail.splitlines()[0] for r in approver.requests] == [f"$ {x}" for x in lines]
+    assert (outside / "keep.txt").read_text() == "mine"
+    assert not (outside / "log.txt").exists() and not (root / "M").exists()
+    # What the rules were kept for still runs without asking.
+    ran = await calls.run(RunCommandTool(), command="cat README.md")
+    assert not ran.is_error and "hello" in ran.content
+    assert len(approver.requests) == len(lines)
+
+
+async def test_the_person_chooses_the_wider_rule(root: Path) -> None:
+    book = RuleBook(root=str(root))
+    approver = FakeApprover(ApprovalAnswer(approved=True, remember="session", prefix=True))
+    calls = _calls(root, approver, book)
+    await calls.run(RunCommandTool(), command="echo one && ls -la")
+    (request,) = approver.requests
+    assert request.rules == (ApprovalRule("command", "echo one"), ApprovalRule("command", "ls -la"))
+    assert request.prefix_rules == (
+        ApprovalRule("command", "echo one *"),
+        ApprovalRule("command", "ls -la"),
+    )
+    assert [r.pattern for r in await book.rules()] == ["echo one *", "ls -la"]
+    assert not (await calls.run(RunCommandTool(), command="echo one two")).is_error
+    assert len(approver.requests) == 1
+    await calls.run(RunCommandTool(), command="echo one /etc/passwd")
+    assert len(approver.requests) == 2  # a path outside still asks
+
+
+async def test_the_exact_choice_keeps_the_exact_rules(root: Path) -> None:
+    book = RuleBook(root=str(root))
+    approver = FakeApprover(ApprovalAnswer(approved=True, remember="session"))
+    calls = _calls(root, approver, book)
+    await calls.run(RunCommandTool(), command="echo one")
+    assert [r.pattern for r in await book.rules()] == ["echo one"]
+    await calls.run(RunCommandTool(), command="echo one two")
+    assert len(approver.requests) == 2

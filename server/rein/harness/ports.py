@@ -329,14 +329,18 @@ class ApprovalRequest:
     title: str
     detail: str
     #: What the call acts on, for rules that remember an answer ("always
-    #: allow"): the path of a file tool, the program of a command (its first
-    #: word); None: the tool as a whole.
+    #: allow"): the path of a file tool, the whole command line of a
+    #: command; None: the tool as a whole.
     subject: str | None = None
     #: The id of the tool call that asks (None outside a tool call).
     tool_call_id: str | None = None
-    #: The rules "always allow" would keep (empty: none can be kept). A
-    #: compound command needs one per command not yet allowed.
+    #: The rules "always allow" would keep (empty: none can be kept): for
+    #: a command line, each of its commands not yet allowed, exactly as
+    #: written.
     rules: tuple[ApprovalRule, ...] = ()
+    #: The wider choice the person may make instead ("commands starting with
+    #: `git log`": ``git log *``); empty when none is wider than ``rules``.
+    prefix_rules: tuple[ApprovalRule, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,6 +350,9 @@ class ApprovalAnswer:
 
     approved: bool
     remember: RememberScope | None = None
+    #: Keep the request's ``prefix_rules`` (the person chose the wider
+    #: rule) instead of its ``rules``.
+    prefix: bool = False
 
 
 class Approver(Protocol):

@@ -11,9 +11,11 @@ saying what was denied and why, so the model can choose another way.
 
 Before asking, the session's approval rules (``ctx.env.approval_rules``,
 :mod:`rein.tools.approval_rules`) may allow the call's ``subject``; the
-request offers the rules that would, and an answer that says to remember
-them (``ApprovalAnswer.remember``) keeps them for the session or the
-workspace.
+request offers the rules that would (each command exactly as written) and,
+where there is one, the wider choice (``git log *``: the program and its
+subcommand with more words); an answer that says to remember them
+(``ApprovalAnswer.remember``, ``prefix`` for the wider choice) keeps them
+for the session or the workspace.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from rein.harness.ports import (
     ApprovalRuleKind,
 )
 from rein.harness.tools import ToolContext, ToolResult
+from rein.tools.approval_rules import widen
 from rein.tools.settings import settings_of
 
 __all__ = ["check_approval"]
@@ -45,14 +48,8 @@ _WHAT = {
 
 def _subject_of(subject: tuple[ApprovalRuleKind, str] | None) -> str | None:
     """What a request is about, for answers kept per subject (an ACP
-    client's "always allow"): a command's program, a path, ``server/tool``."""
-    if subject is None:
-        return None
-    kind, value = subject
-    if kind == "command":
-        words = value.split()
-        return words[0] if words else None
-    return value
+    client's "always reject"): a command line, a path, ``server/tool``."""
+    return None if subject is None else subject[1]
 
 
 def _denied(text: str, reason: str) -> ToolResult:
@@ -122,6 +119,7 @@ async def check_approval(
         subject=about or _subject_of(subject),
         tool_call_id=ctx.tool_call_id,
         rules=offered,
+        prefix_rules=widen(offered),
     )
     try:
         answer = await approver.confirm(request)
@@ -141,11 +139,12 @@ async def check_approval(
     if approved:
         if isinstance(answer, ApprovalAnswer) and answer.remember and offered:
             assert rules is not None
+            kept = request.prefix_rules if answer.prefix and request.prefix_rules else offered
             try:
-                await rules.remember(answer.remember, offered)
+                await rules.remember(answer.remember, kept)
             except Exception:
                 # The call was approved: it goes ahead; the rule is not kept.
-                log.exception("could not keep the approval rules %s", offered)
+                log.exception("could not keep the approval rules %s", kept)
         return None
     return _denied(
         f"Denied: the person declined to let you {action}. Do not repeat the same call; "

@@ -3,11 +3,15 @@ session (in memory) or the workspace (in the session store).
 
 A rule is ``{kind, pattern}``:
 
-* ``command``: a command prefix of words (``npm test``, ``git status``).
-  A command line is split into its commands on ``&&``, ``||``, ``;``, ``|``
-  and newlines, quotes respected (:func:`split_command`); it is allowed when
-  EVERY command starts with the words of some rule. A line with anything
-  else a shell would run or redirect (``$(...)``, backticks, ``>``, ``<``,
+* ``command``: one command exactly as written (``rm -rf build``: the same
+  words, quoted the same way), or, when the person chose the wider rule, a
+  program and its subcommand then ``*`` (``git log *``): that command with
+  any more words, as long as none names a path outside the workspace or
+  expands anything (:func:`unsafe_extra`). A command line is split into its
+  commands on ``&&``, ``||``, ``;``, ``|`` and newlines, quotes respected
+  (:mod:`rein.tools._shell_words`); it is allowed when EVERY command is
+  allowed by some rule. A line with anything else a shell would run, expand
+  or redirect (``$(...)``, backticks, ``$VAR``, ``${...}``, ``>``, ``<``,
   ``&``, parentheses, a ``VAR=value`` prefix) or that does not parse (an
   open quote) is never allowed by rules: the person is asked.
 * ``write``: a glob over workspace-relative paths (``src/**``, ``*.md``;
@@ -22,6 +26,7 @@ remember.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 import time
@@ -32,8 +37,10 @@ from typing import Any, Protocol
 
 from rein.harness.ports import ApprovalRule, ApprovalRuleKind, RememberScope
 from rein.tools._globs import glob_regex
+from rein.tools._shell_words import UnsafeCommand, Word, parse_line
 
 __all__ = [
+    "PREFIX_MARK",
     "MemoryRules",
     "RuleBook",
     "RuleStore",
@@ -43,60 +50,100 @@ __all__ = [
     "rule_matches",
     "split_command",
     "suggest_rules",
+    "unsafe_extra",
     "validate_pattern",
+    "widen",
 ]
 
-_SEPARATORS = frozenset({"&&", "||", "|"})
-_PUNCTUATION = ";&|<>()\n"
-#: A word that makes the shell run or expand something beyond the words.
-_EXPANDS = re.compile(r"\$\(|`|<\(|>\(")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-class UnsafeCommand(ValueError):
-    """A command line rules cannot vouch for (the person is asked)."""
+#: The last word of a prefix rule: the command may go on (``git log *``).
+PREFIX_MARK = "*"
 
 
 def split_command(line: str) -> list[list[str]]:
-    """The commands of ``line`` as lists of words, split on ``&&``, ``||``,
-    ``;``, ``|`` and newlines outside quotes. UnsafeCommand for a line that
-    does not parse or that redirects, substitutes or backgrounds."""
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace = " \t\r"  # a newline separates commands, like ;
-    lexer.whitespace_split = True
-    lexer.commenters = ""
+    """The commands of ``line`` as lists of words (quotes removed), split on
+    ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes. UnsafeCommand
+    for a line rules cannot vouch for (:mod:`rein.tools._shell_words`)."""
+    return [[word.text for word in words] for words in parse_line(line)]
+
+
+def _raw(words: Sequence[Word]) -> list[str]:
+    return [word.raw for word in words]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    """A command rule read: its words as written, and whether more may follow."""
+
+    words: tuple[str, ...]
+    prefix: bool
+
+
+def _read_pattern(pattern: str) -> _Pattern | None:
     try:
-        tokens = list(lexer)
-    except ValueError as exc:
-        raise UnsafeCommand(f"cannot parse the command line: {exc}") from None
-    commands: list[list[str]] = [[]]
-    for token in tokens:
-        if token in _SEPARATORS or (token and set(token) <= {";", "\n"}):
-            commands.append([])
-        elif token and set(token) <= set(_PUNCTUATION):
-            raise UnsafeCommand(f"the command line uses {token!r}")
-        elif _EXPANDS.search(token):
-            raise UnsafeCommand("the command line substitutes a command")
-        else:
-            commands[-1].append(token)
-    commands = [c for c in commands if c]
-    if not commands:
-        raise UnsafeCommand("the command line is empty")
-    for words in commands:
-        if _ASSIGNMENT.match(words[0]):
-            raise UnsafeCommand(f"the command sets a variable ({words[0]})")
-    return commands
+        (words,) = parse_line(pattern)
+    except (UnsafeCommand, ValueError):
+        return None  # not one command a rule can be (a bad stored row)
+    raw = tuple(_raw(words))
+    if len(raw) > 1 and raw[-1] == PREFIX_MARK:
+        return _Pattern(raw[:-1], prefix=True)
+    return _Pattern(raw, prefix=False)
 
 
-def _prefix_words(pattern: str) -> list[str]:
-    return shlex.split(pattern)
+def _outside(candidate: str, root: str | None) -> bool:
+    if candidate.startswith("~") or ".." in candidate.split("/"):
+        return True
+    if not candidate.startswith("/"):
+        return False
+    if root is None:
+        return True
+    full = posixpath.normpath(candidate)
+    base = root.rstrip("/") or "/"
+    return not (full == base or full.startswith(base.rstrip("/") + "/"))
 
 
-def command_allowed(words: Sequence[str], patterns: Sequence[str]) -> bool:
-    """``words`` start with the words of one of the command ``patterns``."""
+def unsafe_extra(word: Word, root: str | None) -> str | None:
+    """Why an extra word (after a prefix rule's words) still needs the
+    person: it names a path outside the workspace ``root`` (absolute
+    elsewhere, ``..``, ``~``; also after ``=``, ``:``, ``@`` or ``,``, and
+    in a short option's value), or the shell would expand it (a tilde, a
+    brace, a glob starting with a dot, which may match ``..``)."""
+    if word.tilde:
+        return f"{word.raw} expands ~"
+    if word.brace:
+        return f"{word.raw} expands braces"
+    if word.glob and word.text.startswith("."):
+        return f"{word.raw} is a glob that may match .."
+    text = word.text
+    candidates = {text, *re.split(r"[=:@,]", text)}
+    if re.match(r"^-[A-Za-z]", text) and len(text) > 2:
+        candidates.add(text[2:])
+    for candidate in candidates:
+        if _outside(candidate, root):
+            return f"{word.raw} names a path outside the workspace"
+    return None
+
+
+def command_allowed(
+    words: Sequence[Word | str], patterns: Sequence[str], root: str | None = None
+) -> bool:
+    """One command is allowed by one of the command ``patterns``: a pattern
+    is the whole command as written (``rm -rf build``), or its first words
+    then `` *`` (``git log *``: any more words whose paths stay in the
+    workspace ``root`` and that expand nothing, :func:`unsafe_extra`)."""
+    parsed = [w if isinstance(w, Word) else Word(w, shlex.quote(w)) for w in words]
+    raw = _raw(parsed)
     for pattern in patterns:
-        prefix = _prefix_words(pattern)
-        if prefix and list(words[: len(prefix)]) == prefix:
+        rule = _read_pattern(pattern)
+        if rule is None:
+            continue
+        if not rule.prefix:
+            if tuple(raw) == rule.words:
+                return True
+            continue
+        head = len(rule.words)
+        if tuple(raw[:head]) == rule.words and all(
+            unsafe_extra(word, root) is None for word in parsed[head:]
+        ):
             return True
     return False
 
@@ -109,42 +156,84 @@ def _mcp_matches(pattern: str, subject: str) -> bool:
     return subject == pattern or subject.startswith(pattern + "/")
 
 
-def rule_matches(kind: ApprovalRuleKind, pattern: str, subject: str) -> bool:
-    """One rule allows one subject (for commands: one command's words
-    joined by spaces; use :func:`command_allowed` for a whole line)."""
+def rule_matches(
+    kind: ApprovalRuleKind, pattern: str, subject: str, root: str | None = None
+) -> bool:
+    """One rule allows one subject (for commands: one command; use
+    :meth:`RuleBook.uncovered` for a whole line)."""
     if kind == "command":
-        return command_allowed(shlex.split(subject), [pattern])
+        try:
+            commands = parse_line(subject)
+        except UnsafeCommand:
+            return False
+        return len(commands) == 1 and command_allowed(commands[0], [pattern], root)
     if kind == "write":
         return _write_matches(pattern, subject)
     return _mcp_matches(pattern, subject)
 
 
-def _command_prefix(words: Sequence[str]) -> str:
-    """The suggested rule of one command: the program and its subcommand
-    when the second word is one (``npm test``, ``git status``; ``python -m
-    pytest`` keeps the module); otherwise the whole command (``rm -rf
-    build``), never a bare program that would allow all its uses."""
-    if len(words) > 2 and words[1] == "-m":
-        return shlex.join(words[:3])
-    if len(words) > 1 and re.fullmatch(r"[A-Za-z][\w:-]*", words[1]):
-        return shlex.join(words[:2])
-    return shlex.join(words)
+def _exact_rule(words: Sequence[Word]) -> str | None:
+    """The rule of exactly this command: its words as written. None when
+    that would read as a prefix rule (its last word is a bare ``*``)."""
+    raw = _raw(words)
+    if len(raw) > 1 and raw[-1] == PREFIX_MARK:
+        return None
+    return " ".join(raw)
+
+
+def _prefix_rule(words: Sequence[Word]) -> str | None:
+    """The wider rule the person may choose instead of the exact one: the
+    program and its subcommand, then `` *`` (``git log *``, ``npm test *``;
+    ``python -m pytest *`` keeps the module). None when the second word is
+    not a subcommand (``rm -rf build``, ``ls -la``): no bare program."""
+    raw = _raw(words)
+    if len(raw) > 2 and raw[1] == "-m":
+        head = raw[:3]
+    elif len(raw) > 1 and re.fullmatch(r"[A-Za-z][\w:-]*", raw[1]):
+        head = raw[:2]
+    else:
+        return None
+    return " ".join([*head, PREFIX_MARK])
+
+
+def _command_rules(commands: Sequence[Sequence[Word]]) -> tuple[ApprovalRule, ...]:
+    exact = [_exact_rule(words) for words in commands]
+    if any(pattern is None for pattern in exact):
+        return ()
+    return tuple(ApprovalRule("command", p) for p in dict.fromkeys(exact) if p is not None)
 
 
 def suggest_rules(kind: ApprovalRuleKind, subject: str) -> tuple[ApprovalRule, ...]:
-    """The rules that would allow ``subject`` (a command line: one per
-    command; empty when rules cannot allow it)."""
+    """The rules that would allow exactly ``subject`` (a command line: one
+    per command, each the whole command; empty when rules cannot allow it)."""
     if kind == "command":
         try:
-            commands = split_command(subject)
+            commands = parse_line(subject)
         except UnsafeCommand:
             return ()
-        patterns = list(dict.fromkeys(_command_prefix(words) for words in commands))
-        return tuple(ApprovalRule("command", p) for p in patterns)
+        return _command_rules(commands)
     if kind == "write":
         parent, _, name = subject.rpartition("/")
         return (ApprovalRule("write", f"{parent}/**" if parent else name),)
     return (ApprovalRule("mcp", subject),)
+
+
+def widen(rules: Sequence[ApprovalRule]) -> tuple[ApprovalRule, ...]:
+    """The wider choice next to exact command ``rules``: each command that
+    has a subcommand as its prefix rule (``git log -5`` -> ``git log *``),
+    the others as they are. Empty when nothing would be wider."""
+    wider: list[ApprovalRule] = []
+    for rule in rules:
+        pattern = None
+        if rule.kind == "command":
+            try:
+                (words,) = parse_line(rule.pattern)
+            except (UnsafeCommand, ValueError):
+                words = []
+            pattern = _prefix_rule(words) if words else None
+        wider.append(ApprovalRule("command", pattern) if pattern else rule)
+    found = tuple(dict.fromkeys(wider))
+    return found if found != tuple(rules) else ()
 
 
 def validate_pattern(kind: ApprovalRuleKind, pattern: str) -> str:
@@ -154,7 +243,7 @@ def validate_pattern(kind: ApprovalRuleKind, pattern: str) -> str:
         raise ValueError("the pattern is empty")
     if kind == "command":
         try:
-            words = split_command(pattern)
+            words = parse_line(pattern)
         except UnsafeCommand as exc:
             raise ValueError(str(exc)) from None
         if len(words) != 1:
@@ -219,9 +308,12 @@ class RuleBook:
     """One session's rules and the workspace's (the ``ApprovalRuleBook``
     port of :class:`rein.harness.tools.ToolEnvironment`)."""
 
-    def __init__(self, workspace: RuleStore | None = None) -> None:
+    def __init__(self, workspace: RuleStore | None = None, *, root: str | None = None) -> None:
         self.session = MemoryRules("session")
         self.workspace = workspace
+        #: The workspace folder: a prefix rule's extra words may name paths
+        #: inside it (None: every absolute path asks).
+        self.root = root
 
     def _stores(self) -> list[RuleStore]:
         return [self.session] + ([self.workspace] if self.workspace is not None else [])
@@ -243,14 +335,13 @@ class RuleBook:
                 return None
             return suggest_rules(kind, subject)
         try:
-            commands = split_command(subject)
+            commands = parse_line(subject)
         except UnsafeCommand:
             return ()
-        missing = [words for words in commands if not command_allowed(words, patterns)]
+        missing = [words for words in commands if not command_allowed(words, patterns, self.root)]
         if not missing:
             return None
-        suggested = dict.fromkeys(_command_prefix(words) for words in missing)
-        return tuple(ApprovalRule("command", p) for p in suggested)
+        return _command_rules(missing)
 
     async def remember(self, scope: RememberScope, rules: Sequence[ApprovalRule]) -> None:
         store: RuleStore = self.session
