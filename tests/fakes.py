@@ -1071,6 +1071,8 @@ class Editor:
         self.confirm_answer = True
         #: Sent as the answer's ``remember`` ("always allow") when set.
         self.confirm_remember: Any = None
+        #: Sent as the answer's ``prefix`` (keep the wider rules) when set.
+        self.confirm_prefix: bool | None = None
         self.ask_answer: str | None = "yes"
         self.confirms: list[dict[str, Any]] = []
         #: The params of every rein/askUser.
@@ -1305,6 +1307,8 @@ def wire(ed: Editor) -> None:
         answer: dict[str, Any] = {"approved": ed.confirm_answer}
         if ed.confirm_remember is not None:
             answer["remember"] = ed.confirm_remember
+        if ed.confirm_prefix is not None:
+            answer["prefix"] = ed.confirm_prefix
         return answer
 
     @lsp_client.feature("rein/askUser")

@@ -104,6 +104,44 @@ async def test_always_allow_sticks_for_compound_commands_and_is_revocable(
         assert [(r["scope"], r["pattern"]) for r in listed["rules"]] == [("workspace", "echo two")]
 
 
+async def test_the_wider_rule_is_kept_only_when_chosen_and_extra_paths_still_ask(
+    workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    write_script(
+        tmp_path,
+        [
+            command_turn("git status --short"),
+            DONE,
+            command_turn("git status"),
+            DONE,
+            command_turn(f"git status {outside}"),
+            DONE,
+        ],
+    )
+    async with running_server(workspace, tmp_path, model=model(tmp_path)) as editor:
+        editor.confirm_remember = "session"
+        editor.confirm_prefix = True
+        first = await request(editor, "rein/prompt", {"text": "status"})
+        assert first["status"] == "completed", first
+        (asked,) = editor.confirms
+        assert asked["rules"] == [{"kind": "command", "pattern": "git status --short"}]
+        assert asked["prefixRules"] == [{"kind": "command", "pattern": "git status *"}]
+        editor.confirm_remember = editor.confirm_prefix = None
+        session = {"sessionId": first["sessionId"]}
+        second = await request(editor, "rein/prompt", {"text": "again", **session})
+        assert second["status"] == "completed", second
+        assert len(editor.confirms) == 1  # git status * covers it
+        third = await request(editor, "rein/prompt", {"text": "outside", **session})
+        assert third["status"] == "completed", third
+        assert len(editor.confirms) == 2  # a path outside the workspace asks
+        assert editor.confirms[-1]["rules"] == [
+            {"kind": "command", "pattern": f"git status {outside}"}
+        ]
+        listed = await request(editor, "rein/approvals", session)
+        assert [r["pattern"] for r in listed["rules"]] == ["git status *"]
+
+
 async def test_session_rules_stay_in_their_session(workspace: Path, tmp_path: Path) -> None:
     write_script(tmp_path, [command_turn("echo hi"), DONE])
     async with running_server(workspace, tmp_path, model=model(tmp_path)) as editor:

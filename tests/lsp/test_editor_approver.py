@@ -1,5 +1,6 @@
 """``rein/confirm`` as the editor approver sends and reads it: the offered
-rules go out as ``rule`` and ``rules``; ``remember`` comes back as an
+rules go out as ``rule`` and ``rules``, the wider choice as ``prefixRules``;
+``remember`` (and ``prefix``) comes back as an
 ApprovalAnswer, a value it cannot use is the plain approval."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ REQUEST = ApprovalRequest(
     title="Run: npm test && git status",
     detail="$ npm test && git status",
     rules=(ApprovalRule("command", "npm test"), ApprovalRule("command", "git status")),
+    prefix_rules=(ApprovalRule("command", "npm test *"), ApprovalRule("command", "git status *")),
 )
 
 
@@ -34,12 +36,16 @@ async def test_the_offered_rules_go_out_as_rule_and_rules() -> None:
         {"kind": "command", "pattern": "npm test"},
         {"kind": "command", "pattern": "git status"},
     ]
+    assert params["prefixRules"] == [
+        {"kind": "command", "pattern": "npm test *"},
+        {"kind": "command", "pattern": "git status *"},
+    ]
 
 
 async def test_a_request_without_rules_offers_none() -> None:
     plain = ApprovalRequest(tool="read_file", approval_class="read", title="Read .env", detail="")
     _, params = await confirm({"approved": True}, plain)
-    assert "rule" not in params and "rules" not in params
+    assert "rule" not in params and "rules" not in params and "prefixRules" not in params
 
 
 @pytest.mark.parametrize(
@@ -54,6 +60,16 @@ async def test_a_request_without_rules_offers_none() -> None:
             {"approved": True, "remember": "workspace"},
             ApprovalAnswer(approved=True, remember="workspace"),
             id="workspace",
+        ),
+        pytest.param(
+            {"approved": True, "remember": "session", "prefix": True},
+            ApprovalAnswer(approved=True, remember="session", prefix=True),
+            id="prefix",
+        ),
+        pytest.param(
+            {"approved": True, "remember": "session", "prefix": "yes"},
+            ApprovalAnswer(approved=True, remember="session"),
+            id="prefix-not-true",
         ),
         pytest.param({"approved": True, "remember": "forever"}, True, id="unknown-scope"),
         pytest.param({"approved": False, "remember": "workspace"}, False, id="declined"),

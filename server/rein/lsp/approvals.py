@@ -92,7 +92,9 @@ class ApprovalRegistry:
 
         found = self._books.get(session_id)
         if found is None:
-            found = self._books[session_id] = RuleBook(self.workspace)
+            found = self._books[session_id] = RuleBook(
+                self.workspace, root=self.workspace.workspace
+            )
         return found
 
     async def rules(self, session_id: str | None) -> list[dict[str, Any]]:

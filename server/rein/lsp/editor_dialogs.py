@@ -47,6 +47,12 @@ class EditorApprover:
             rules = [{"kind": r.kind, "pattern": r.pattern} for r in request.rules]
             params["rule"] = rules[0]
             params["rules"] = rules
+        if request.prefix_rules:
+            # The wider choice ("commands starting with ..."): kept instead
+            # of ``rules`` when the answer says ``"prefix": true``.
+            params["prefixRules"] = [
+                {"kind": r.kind, "pattern": r.pattern} for r in request.prefix_rules
+            ]
         try:
             result = await self.client.request("rein/confirm", params)
         except ClientTimeout as exc:
@@ -70,7 +76,8 @@ class EditorApprover:
                 remember,
             )
             return approved
-        return ApprovalAnswer(approved=True, remember=remember)
+        prefix = result.get("prefix") is True and bool(request.prefix_rules)
+        return ApprovalAnswer(approved=True, remember=remember, prefix=prefix)
 
 
 class EditorUserChannel:
