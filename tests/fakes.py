@@ -1636,11 +1636,12 @@ class FakeTerminal:
 
 def permission_answer(answer: str, options: Sequence[Any]) -> RequestPermissionResponse:
     """The person's ``answer`` to a permission request: "cancelled", or the
-    kind of the option they select (an ``AssertionError`` when none is of
-    that kind)."""
+    id or else the kind of the option they select (the first of that kind;
+    an ``AssertionError`` when there is none)."""
     if answer == "cancelled":
         return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-    option = next((o for o in options if o.kind == answer), None)
+    option = next((o for o in options if o.option_id == answer), None)
+    option = option or next((o for o in options if o.kind == answer), None)
     if option is None:
         raise AssertionError(f"no {answer!r} option among {[o.kind for o in options]}")
     return RequestPermissionResponse(

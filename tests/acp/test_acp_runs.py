@@ -222,13 +222,14 @@ async def test_allow_always_is_remembered_and_commands_run_in_the_editors_termin
         mock,
         "always",
         [
-            tool_turn(call("run_command", command="echo $((6*7))")),
-            # Same first word: allowed without asking again.
+            tool_turn(call("run_command", command="echo forty-two")),
+            # The same command: allowed without asking again.
             tool_turn(
-                call("run_command", command="echo $((6*8))"), expect={"messages_contain": ["42"]}
+                call("run_command", command="echo forty-two"),
+                expect={"messages_contain": ["forty-two"]},
             ),
-            # Another command: asked again (and refused this time).
-            tool_turn(call("run_command", command="ls"), expect={"messages_contain": ["48"]}),
+            # More than the person saw (issue 30): asked again, and refused.
+            tool_turn(call("run_command", command="echo forty-two && touch M")),
             {"expect": {"last_message_contains": "the person declined"}, "text": "done"},
         ],
     )
@@ -238,7 +239,8 @@ async def test_allow_always_is_remembered_and_commands_run_in_the_editors_termin
     assert stop == "end_turn"
     asked = [json.dumps(call) for _, call, _ in agent.editor.permission_requests]
     assert len(asked) == 2, asked
-    assert "6*7" in asked[0] and "ls" in asked[1]
+    assert "touch M" not in asked[0] and "touch M" in asked[1]
+    assert not (pyproj / "M").exists()
     created = [p for m, p in agent.editor.calls if m == "terminal/create"]
     assert len(created) == 2
     assert all(p["cwd"] == str(pyproj) for p in created)

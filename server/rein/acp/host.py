@@ -33,6 +33,7 @@ from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig
+from rein.tools.approval_rules import RuleBook
 
 __all__ = ["AcpHosts"]
 
@@ -81,6 +82,8 @@ class AcpHosts:
         self.hosts: dict[Path, WorkspaceHost] = {}
         self._opening: dict[Path, asyncio.Lock] = {}
         self._approvers: dict[str, PermissionApprover] = {}
+        #: Each session's approval rules ("always allow"), as long as rein acp runs.
+        self._rule_books: dict[str, RuleBook] = {}
         self._tg = tg
         self._closing = anyio.Event()
         self._recovered = False
@@ -137,6 +140,7 @@ class AcpHosts:
             approver=self._approver,
             user=self._user,
             commands=lambda session_id: self._commands(root),
+            approval_rules=lambda session_id: self._rules(session_id, root),
             wrap_workspace=client_view,
             watch=self.watch,
             storage=self.storage,
@@ -166,6 +170,14 @@ class AcpHosts:
             )
             self._approvers[session_id] = approver
         return approver
+
+    def _rules(self, session_id: str, root: Path) -> RuleBook:
+        # The rule book rein serve uses; only the session's rules (ACP
+        # offers no workspace scope), kept like the approver.
+        book = self._rule_books.get(session_id)
+        if book is None:
+            book = self._rule_books[session_id] = RuleBook(root=str(root))
+        return book
 
     def _user(self, session_id: str) -> UserChannel:
         async def tell(text: str) -> None:

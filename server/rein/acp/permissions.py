@@ -2,13 +2,18 @@
 
 A call whose policy is "ask" (``rein.approval``) becomes a permission
 request naming the tool call (its id, a title, the kind of tool, the detail
-Rein shows elsewhere) with four options: "Allow" (allow_once), "Always
-allow" (allow_always), "Reject" (reject_once) and "Always reject"
-(reject_always). An "always" answer becomes a rule of the session, kept in
-memory for as long as the approver (one per session): later requests for
-the same tool and subject (the program a command runs, the path a file tool
-acts on; else the tool as a whole) are answered by the rule without asking.
-Another session asks again.
+Rein shows elsewhere) with the options "Allow" (allow_once), "Reject"
+(reject_once) and "Always reject" (reject_always), and, when the session's
+approval rules (:class:`~rein.tools.approval_rules.RuleBook`, the same rule
+book ``rein serve`` uses) could keep the answer, "Always allow" naming what
+it keeps (allow_always: each command exactly as written, the folder of a
+write, the MCP tool) and, when there is a wider choice, "Always allow
+commands starting with ..." (a second allow_always, ``allow_always_prefix``:
+``git log *``). An "always allow" answer keeps those rules for the session;
+the approval check asks the rule book before asking again. "Always reject"
+refuses the same tool on the same subject (the whole command line, the
+path, the MCP tool; else the tool) for the rest of the session, without
+asking. Another session asks again.
 
 A cancelled request (the client cancels pending requests when the prompt
 is cancelled) refuses the call; so does no answer within the bound
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate, ToolKind
@@ -26,20 +32,18 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate, ToolKin
 from rein.acp._client_calls import ClientCallError, ask_client
 from rein.acp.context import ClientLink
 from rein.harness.errors import ToolError
-from rein.harness.ports import ApprovalClass, ApprovalRequest
+from rein.harness.ports import ApprovalAnswer, ApprovalClass, ApprovalRequest, ApprovalRule
 
-__all__ = ["PERMISSION_OPTIONS", "PermissionApprover"]
+__all__ = ["ALLOW", "ALWAYS", "ALWAYS_PREFIX", "REJECT", "REJECT_ALWAYS", "PermissionApprover"]
 
 log = logging.getLogger(__name__)
 
-#: The options every request offers; the option id is its kind.
-PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
-    PermissionOption(option_id="allow_once", name="Allow", kind="allow_once"),
-    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
-    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
-    PermissionOption(option_id="reject_always", name="Always reject", kind="reject_always"),
-)
-_ANSWERS = {option.option_id: option.kind for option in PERMISSION_OPTIONS}
+#: The option ids; an id's kind is the ACP option kind.
+ALLOW = "allow_once"
+ALWAYS = "allow_always"
+ALWAYS_PREFIX = "allow_always_prefix"
+REJECT = "reject_once"
+REJECT_ALWAYS = "reject_always"
 
 _KIND_OF_TOOL: dict[str, ToolKind] = {
     "edit_file": "edit",
@@ -57,6 +61,52 @@ _KIND_OF_CLASS: dict[ApprovalClass, ToolKind] = {
 }
 
 
+def _shown(rules: Sequence[ApprovalRule]) -> str:
+    return ", ".join(f"`{r.pattern}`" for r in rules)
+
+
+def _always_name(rules: Sequence[ApprovalRule]) -> str:
+    """What "Always allow" keeps, in its name."""
+    if all(r.kind == "command" for r in rules):
+        what = "this exact command" if len(rules) == 1 else "these exact commands"
+        return f"Always allow {what}: {_shown(rules)}"
+    if all(r.kind == "write" for r in rules):
+        return f"Always allow writes to {_shown(rules)}"
+    return f"Always allow {_shown(rules)}"
+
+
+def _prefix_name(rules: Sequence[ApprovalRule]) -> str:
+    starts = ", ".join(
+        f"`{r.pattern.removesuffix(' *')}`" if r.pattern.endswith(" *") else f"`{r.pattern}`"
+        for r in rules
+    )
+    return f"Always allow commands starting with {starts}"
+
+
+def options_for(request: ApprovalRequest) -> list[PermissionOption]:
+    """The options of ``request``: "always allow" only when rules can keep it."""
+    options = [PermissionOption(option_id=ALLOW, name="Allow", kind="allow_once")]
+    if request.rules:
+        options.append(
+            PermissionOption(
+                option_id=ALWAYS, name=_always_name(request.rules), kind="allow_always"
+            )
+        )
+    if request.rules and request.prefix_rules:
+        options.append(
+            PermissionOption(
+                option_id=ALWAYS_PREFIX,
+                name=_prefix_name(request.prefix_rules),
+                kind="allow_always",
+            )
+        )
+    options += [
+        PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"),
+        PermissionOption(option_id=REJECT_ALWAYS, name="Always reject", kind="reject_always"),
+    ]
+    return options
+
+
 class PermissionApprover:
     """The harness ``Approver`` of one ACP session. ``timeout_s`` bounds the
     wait for the person's answer (``approval.timeoutMs``)."""
@@ -65,13 +115,13 @@ class PermissionApprover:
         self.link = link
         self.session_id = session_id
         self.timeout_s = timeout_s
-        #: (tool, subject) -> allowed, from the "always" answers.
-        self.rules: dict[tuple[str, str], bool] = {}
+        #: (tool, subject) the person answered "always reject".
+        self.rejected: set[tuple[str, str]] = set()
 
-    async def confirm(self, request: ApprovalRequest) -> bool:
+    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
         key = (request.tool, request.subject or request.tool)
-        if key in self.rules:
-            return self.rules[key]
+        if key in self.rejected:
+            return False
         tool_call = ToolCallUpdate(
             tool_call_id=request.tool_call_id or f"rein-approval-{uuid.uuid4().hex[:12]}",
             title=request.title,
@@ -79,13 +129,12 @@ class PermissionApprover:
             status="pending",
             raw_input=_raw_input(request),
         )
+        options = options_for(request)
         try:
             answer = await ask_client(
                 "session/request_permission",
                 lambda: self.link.conn.request_permission(
-                    session_id=self.session_id,
-                    tool_call=tool_call,
-                    options=list(PERMISSION_OPTIONS),
+                    session_id=self.session_id, tool_call=tool_call, options=options
                 ),
                 bound_s=self.timeout_s,
             )
@@ -95,16 +144,19 @@ class PermissionApprover:
         outcome = answer.outcome
         if not isinstance(outcome, AllowedOutcome):
             return False  # cancelled: the prompt was cancelled
-        kind = _ANSWERS.get(outcome.option_id)
-        if kind is None:
+        chosen = outcome.option_id
+        if chosen not in {option.option_id for option in options}:
             raise ToolError(
-                f"the editor chose an option Rein did not offer ({outcome.option_id!r}), "
+                f"the editor chose an option Rein did not offer ({chosen!r}), "
                 "so the call is refused"
             )
-        allowed = kind.startswith("allow")
-        if kind.endswith("always"):
-            self.rules[key] = allowed
-        return allowed
+        if chosen == ALWAYS:
+            return ApprovalAnswer(approved=True, remember="session")
+        if chosen == ALWAYS_PREFIX:
+            return ApprovalAnswer(approved=True, remember="session", prefix=True)
+        if chosen == REJECT_ALWAYS:
+            self.rejected.add(key)
+        return chosen == ALLOW
 
 
 def _raw_input(request: ApprovalRequest) -> dict[str, Any]:

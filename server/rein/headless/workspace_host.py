@@ -32,6 +32,7 @@ from rein.harness import Event
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import (
+    ApprovalRuleBook,
     Approver,
     CommandExecutor,
     Model,
@@ -104,6 +105,7 @@ class WorkspaceHost:
         approver: Callable[[str], Approver | None] = _nobody,
         user: Callable[[str], UserChannel | None] = _nobody,
         commands: Callable[[str], CommandExecutor | None] = _nobody,
+        approval_rules: Callable[[str], ApprovalRuleBook | None] = _nobody,
         wrap_workspace: Callable[[DiskWorkspace], Workspace] | None = None,
         watch: bool = True,
         storage: str | Path | None = None,
@@ -116,6 +118,7 @@ class WorkspaceHost:
         self._approver = approver
         self._user = user
         self._commands = commands
+        self._approval_rules = approval_rules
         self.mutations = MutationLog()
         self.disk = DiskWorkspace(self.root)
         #: What the sessions read and write through (the disk, or a view over it).
@@ -186,6 +189,7 @@ class WorkspaceHost:
             settle_changes=self.watcher.settle if self.watcher is not None else None,
             mcp=self.mcp,
             commands=self._commands,
+            approval_rules=self._approval_rules,
         )
 
     # ------------------------------------------------------------- plumbing
