@@ -82,6 +82,11 @@ async def test_the_output_streams_and_the_exit_code_is_the_command_s(tmp_path: P
     )
     assert create["output_byte_limit"] > 0
     assert EnvVariable(name="PAGER", value="cat") in create["env"]
+    # git never takes a folder for a bare repository (issue 30).
+    git = {v.name: v.value for v in create["env"] if v.name.startswith("GIT_CONFIG_")}
+    count = int(git["GIT_CONFIG_COUNT"])
+    assert git[f"GIT_CONFIG_KEY_{count - 1}"] == "safe.bareRepository"
+    assert git[f"GIT_CONFIG_VALUE_{count - 1}"] == "explicit"
     methods = client.methods()
     assert "terminal/kill" not in methods
     assert methods[-1] == "terminal/release"

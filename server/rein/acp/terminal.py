@@ -34,7 +34,7 @@ from rein.acp._client_calls import CLIENT_BOUND_S, ask_client, client_session
 from rein.acp.context import ClientLink
 from rein.harness.errors import ToolError
 from rein.harness.ports import CommandResult
-from rein.process.environment import is_secret_name
+from rein.process.environment import git_safety, is_secret_name
 
 __all__ = ["ClientTerminalCommands", "client_terminal"]
 
@@ -102,7 +102,9 @@ def _exit_code(status: TerminalExitStatus | None) -> int:
 def _environment(pass_env: Iterable[str]) -> list[EnvVariable]:
     keep = set(pass_env)
     blanked = sorted(k for k in os.environ if is_secret_name(k) and k not in keep)
-    variables = {**dict.fromkeys(blanked, ""), **_QUIET_ENV}
+    # Git's safety settings are numbered after Rein's own GIT_CONFIG_COUNT:
+    # the editor's environment is not known here.
+    variables = {**dict.fromkeys(blanked, ""), **_QUIET_ENV, **git_safety(os.environ)}
     return [EnvVariable(name=name, value=value) for name, value in variables.items()]
 
 

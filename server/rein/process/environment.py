@@ -8,7 +8,14 @@ provider key. A variable is a secret when its name is one a configured
 provider reads its key from (:func:`remember_secret_name`), or when it looks
 like one (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ...).
 The configuration passes one on explicitly (``tools.passEnv``); an explicit
-``extra`` mapping (a preview's configured env) is added last, as configured.
+``extra`` mapping (a preview's configured env) is added, as configured.
+
+Last comes git's configuration for every child (:func:`git_safety`, through
+``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, after any
+the environment already has): ``safe.bareRepository=explicit``, so a folder
+whose files the model wrote (``HEAD``, ``config``, ``objects/``, ``refs/``)
+is never taken for a bare repository whose ``config`` runs commands
+(``core.fsmonitor``) when an allowed ``git status`` looks at it.
 """
 
 from __future__ import annotations
@@ -17,7 +24,13 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["child_environment", "is_secret_name", "remember_secret_name"]
+__all__ = [
+    "GIT_SAFETY",
+    "child_environment",
+    "git_safety",
+    "is_secret_name",
+    "remember_secret_name",
+]
 
 _SECRET_NAME = re.compile(
     r"(?:^|_)(?:API_?KEY|APIKEY|TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|ACCESS_KEY|"
@@ -26,6 +39,9 @@ _SECRET_NAME = re.compile(
 )
 
 _secret_names: set[str] = set()
+
+#: The git configuration every child gets, as (key, value).
+GIT_SAFETY: tuple[tuple[str, str], ...] = (("safe.bareRepository", "explicit"),)
 
 
 def remember_secret_name(name: str | None) -> None:
@@ -47,4 +63,20 @@ def child_environment(
     env = {k: v for k, v in os.environ.items() if k in keep or not is_secret_name(k)}
     if extra:
         env.update(extra)
+    env.update(git_safety(env))
     return env
+
+
+def git_safety(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables that add :data:`GIT_SAFETY` to ``env``'s git
+    configuration: numbered after the entries ``env`` has (a count that is
+    not a number is replaced: git would refuse to run with it)."""
+    try:
+        start = max(0, int(env.get("GIT_CONFIG_COUNT", "0")))
+    except ValueError:
+        start = 0
+    added = {"GIT_CONFIG_COUNT": str(start + len(GIT_SAFETY))}
+    for offset, (key, value) in enumerate(GIT_SAFETY):
+        added[f"GIT_CONFIG_KEY_{start + offset}"] = key
+        added[f"GIT_CONFIG_VALUE_{start + offset}"] = value
+    return added

@@ -31,6 +31,7 @@ from rein.harness.ports import (
     ApprovalRuleKind,
 )
 from rein.harness.tools import ToolContext, ToolResult
+from rein.tools._context import sandbox_of
 from rein.tools.approval_rules import widen
 from rein.tools.settings import settings_of
 
@@ -52,6 +53,21 @@ def _subject_of(subject: tuple[ApprovalRuleKind, str] | None) -> str | None:
     return None if subject is None else subject[1]
 
 
+def _git_internals(
+    ctx: ToolContext, subject: tuple[ApprovalRuleKind, str] | None, writes: tuple[str, ...]
+) -> tuple[str, str] | None:
+    """The path of a write into git's internals and why, or None."""
+    paths = [*writes, *([subject[1]] if subject is not None and subject[0] == "write" else [])]
+    if not paths:
+        return None
+    _, sandbox = sandbox_of(ctx)
+    for path in paths:
+        why = sandbox.git_internals(path)
+        if why is not None:
+            return path, why
+    return None
+
+
 def _denied(text: str, reason: str) -> ToolResult:
     return ToolResult(text, is_error=True, details={"denied": True, "reason": reason})
 
@@ -68,6 +84,7 @@ async def check_approval(
     mcp: tuple[str, str] | None = None,
     subject: tuple[ApprovalRuleKind, str] | None = None,
     about: str | None = None,
+    writes: tuple[str, ...] = (),
 ) -> ToolResult | None:
     """``None`` when the call may go ahead, else the denial to return.
 
@@ -80,7 +97,18 @@ async def check_approval(
     command line, the workspace-relative path, ``server/tool``). ``about``:
     what the request names as its subject when ``subject`` does not
     (:attr:`ApprovalRequest.subject`: a read's path, a move's source).
+    ``writes``: the workspace-relative paths a write changes besides a
+    ``write`` subject (a move's target). A write into git's internals
+    (:meth:`~rein.tools.sandbox.Sandbox.git_internals`) asks like a
+    protected file, every time: no rule can allow it.
     """
+    internals = _git_internals(ctx, subject, writes)
+    if internals is not None:
+        path, why = internals
+        force_ask, subject = True, None
+        why_ask = why_ask or f"{path}: {why}"
+        about = about or path
+        detail = f"Asked because {path}: {why}.\n\n{detail}"
     approval = settings_of(ctx).approval
     policy = approval.policy(approval_class)
     setting = f"approval.{approval_class}"

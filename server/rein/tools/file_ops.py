@@ -102,6 +102,7 @@ class MoveFileTool(Tool[MoveFileArgs]):
             detail=f"Move {old} to {new}",
             action=f"move {old} to {new}",
             about=old,
+            writes=(new,),
         )
         if denial is not None:
             return denial

@@ -14,6 +14,12 @@ that are read only with the person's approval. A glob matches at any depth
 what is inside it (:func:`rein.tools._globs.match_path`). Both the path as
 written and where it really is (after symlinks) are checked.
 
+Git's internals: a write into a ``.git`` folder or file anywhere, or one
+that would make a folder look like a repository (``HEAD``, ``config``,
+``objects/``, ``refs/``: two of them side by side, git's bare layout, whose
+``config`` may name commands git runs) needs the person's approval even when
+writes are allowed (:meth:`Sandbox.git_internals`).
+
 Hard links: a regular file with more than one name may have its other name
 outside the workspace, and nothing cheap tells where. Such a file is treated
 like a protected one: never written, read only with approval.
@@ -57,6 +63,10 @@ _OPEN_FLAGS = (
 _READ_CHUNK = 1024 * 1024
 #: What is read of a file over the limit: enough to tell binary from text.
 SNIFF_BYTES = 8192
+
+
+#: What makes a folder a (bare) git repository, for :meth:`Sandbox.git_internals`.
+_REPOSITORY_MARKERS = ("HEAD", "config", "objects", "refs")
 
 
 def _inside(path: str, base: str) -> bool:
@@ -153,6 +163,33 @@ class Sandbox:
         for glob in self.deny_globs:
             if any(match_path(glob, candidate) for candidate in candidates):
                 return glob
+        return None
+
+    def git_internals(self, rel: str) -> str | None:
+        """Why writing ``rel`` touches a git repository's internals (for the
+        approval prompt), or None: a ``.git`` folder or file on its way, or
+        a ``HEAD``, ``config``, ``objects/`` or ``refs/`` in a folder that
+        then has two of them (a bare repository's layout)."""
+        parts = rel.split("/")
+        if any(part.lower() == ".git" for part in parts):
+            return "it is inside a git repository's internals (.git)"
+        for depth, name in enumerate(parts):
+            if name not in _REPOSITORY_MARKERS:
+                continue
+            folder = "/".join(parts[:depth])
+            base = self.abspath(folder or ".")
+            others = [
+                marker
+                for marker in _REPOSITORY_MARKERS
+                if marker != name and os.path.lexists(os.path.join(base, marker))
+            ]
+            if others:
+                where = folder or "the workspace root"
+                return (
+                    f"it would make {where} look like a git repository ({name} beside "
+                    f"{', '.join(sorted(others))}), whose config git reads when a command "
+                    "runs git there"
+                )
         return None
 
     def links(self, rel: str) -> int:
