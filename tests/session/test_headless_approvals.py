@@ -26,22 +26,25 @@ REIN = [sys.executable, "-m", "rein"]
 NO_ANALYZERS = {"gates": {"analyzer": {"enabled": False}}}
 
 
-def _script(expect: str) -> list[dict[str, object]]:
+def _script(expect: str, command: str = "touch ran.txt") -> list[dict[str, object]]:
     """Run a command that leaves a marker, then answer; the second turn's
     contract checks what the model read about the command."""
     return [
-        {"tool_calls": [{"name": "run_command", "arguments": {"command": "touch ran.txt"}}]},
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": command}}]},
         {"expect": {"last_message_contains": expect}, "text": "done"},
     ]
 
 
 def _files(
-    tmp_path: Path, expect: str, approval: dict[str, object] | None = None
+    tmp_path: Path,
+    expect: str,
+    approval: dict[str, object] | None = None,
+    command: str = "touch ran.txt",
 ) -> tuple[Path, list[str]]:
     ws = tmp_path / "ws"
     ws.mkdir()
     script = tmp_path / "s.json"
-    script.write_text(json.dumps({"turns": _script(expect)}))
+    script.write_text(json.dumps({"turns": _script(expect, command)}))
     config = tmp_path / "rein.json"
     config.write_text(json.dumps({**NO_ANALYZERS, "approval": approval or {}}))
     args = [
@@ -199,4 +202,29 @@ def test_rein_run_on_a_terminal_refuses_when_nobody_answers_in_time(tmp_path: Pa
         os.close(primary)
     end = _tool_end(stdout)
     assert end["is_error"] is True and expect in str(end["content"])
+    assert not (ws / "ran.txt").exists()
+
+
+@pytest.mark.e2e
+def test_rein_run_shows_control_characters_escaped(tmp_path: Path) -> None:
+    """Issue 30: a command with ``\\e[2K\\r\\e[1A`` redrew the question so it
+    showed ``$ ls -la``; the question shows every control character."""
+    hidden = "touch ran.txt; \x1b[2K\r\x1b[1A\u202els -la"
+    ws, args = _files(tmp_path, "the person declined", command=hidden)
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(args, stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(secondary)
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        asked = _read_until(proc.stderr.fileno(), b"Allow? [y/N]", 60)
+        os.write(primary, b"n\n")
+        stdout = proc.stdout.read().decode()
+        assert proc.wait(timeout=60) == 0, stdout[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(primary)
+    question = asked[asked.index(b"Rein wants to") :].decode()
+    assert "$ touch ran.txt; \\x1b[2K\\r\\x1b[1A\\u202els -la" in question
+    assert not any(ord(c) < 0x20 and c != "\n" for c in question), repr(question)
     assert not (ws / "ran.txt").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +42,30 @@ NO_TERMINAL = (
 )
 
 
+def shown(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` safe to print on a terminal: every control character (C0,
+    DEL, C1) and every invisible format character (bidi overrides,
+    zero-width) written as an escape (``\\x1b``, ``\\r``, ``\\u202e``), so
+    a command cannot hide itself from the question (``\\e[2K\\r\\e[1A``
+    would redraw the line). Newlines stay when ``keep_newlines``."""
+    out: list[str] = []
+    for char in text:
+        if char == "\n" and keep_newlines:
+            out.append(char)
+        elif unicodedata.category(char) in ("Cc", "Cf"):
+            out.append(repr(char)[1:-1] if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _question(request: ApprovalRequest) -> str:
+    """The approval question: the title, then the detail with every line
+    indented (a newline in a command cannot start a line of its own)."""
+    detail = shown(request.detail, keep_newlines=True).replace("\n", "\n  ")
+    return f"\nRein wants to {shown(request.title)}:\n  {detail}\nAllow? [y/N] "
+
+
 async def _read_answer(prompt: str, timeout_s: float) -> str | None:
     """Show ``prompt`` on stderr and read one line from the terminal, at
     most ``timeout_s`` (``approval.timeoutMs``). None past the bound; ""
@@ -70,9 +95,7 @@ class TerminalApprover:
             return True
         if not sys.stdin.isatty():
             raise ToolError(NO_TERMINAL)
-        answer = await _read_answer(
-            f"\nRein wants to {request.title}:\n  {request.detail}\nAllow? [y/N] ", self.timeout_s
-        )
+        answer = await _read_answer(_question(request), self.timeout_s)
         if answer is None:
             raise ToolError(
                 f"nobody answered the approval request within {self.timeout_s:g} s "
@@ -96,7 +119,9 @@ class TerminalUserChannel:
     async def ask(self, question: str) -> str | None:
         if not self.interactive or not sys.stdin.isatty():
             return None
-        answer = await _read_answer(f"\nRein asks: {question}\n> ", self.timeout_s)
+        answer = await _read_answer(
+            f"\nRein asks: {shown(question, keep_newlines=True)}\n> ", self.timeout_s
+        )
         return answer.rstrip("\n") if answer else None
 
 
