@@ -23,7 +23,14 @@ import {
 } from 'vscode-languageclient/node';
 import * as vscode from 'vscode';
 import type { ApiKeyStore } from './apiKey';
-import { contributedKeys, serverSection, withStoragePath, withWorkspaceTrust, workspaceServerNames } from './configuration';
+import {
+  contributedKeys,
+  serverSection,
+  wideningNoticeHere,
+  withStoragePath,
+  withWorkspaceTrust,
+  workspaceServerNames,
+} from './configuration';
 import { RestartPolicy } from './restartPolicy';
 import { editedUris } from './bridge/save';
 import { ServerLogReader, write } from './log';
@@ -100,6 +107,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
   private generation = 0;
   private current: ConnectionInfo = { state: 'stopped' };
   private reportedIgnored: string | undefined;
+  private reportedWidening: string | undefined;
   private readonly requestHandlers = new Map<string, Handler>();
   private readonly notificationHandlers = new Map<string, NotificationHandler>();
   private readonly stateEmitter = new vscode.EventEmitter<ConnectionInfo>();
@@ -180,6 +188,12 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
       this.reportedIgnored = ignored; // once per reason, not at every restart
       this.output.warn(ignored);
       void vscode.window.showWarningMessage(vscode.l10n.t('Rein: {0}', ignored));
+    }
+    const widening = wideningNoticeHere();
+    if (widening && widening !== this.reportedWidening) {
+      this.reportedWidening = widening; // once per set of settings, not at every restart
+      this.output.warn(widening);
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: {0}', widening));
     }
     const untrusted = trustGate(vscode.workspace.isTrusted);
     if (untrusted) {

@@ -103,15 +103,93 @@ export function contributedKeys(packageJSON: unknown): Set<string> {
   return new Set(Object.keys(properties ?? {}));
 }
 
+/**
+ * The settings that widen what runs without asking. Only the person's own
+ * (user) settings count: package.json gives them the `machine` scope (VS
+ * Code drops a workspace's value) and restricts them; the section sent to
+ * the server carries the user's value only, and a workspace that tries to
+ * set one is named to the person.
+ */
+export const USER_ONLY_SETTINGS = ['rein.approval.command', 'rein.approval.mcp', 'rein.approval.mcpAllow', 'rein.tools.passEnv'];
+
+/** What `inspect` says of a setting, in the scopes that matter here. */
+export interface SettingScopes {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/** Pure: `section` with each of USER_ONLY_SETTINGS as the user set it (left out when they did not). */
+export function userOnly(section: Section, inspect: (key: string) => SettingScopes | undefined): Section {
+  const groups = new Map<string, Map<string, unknown>>();
+  for (const key of USER_ONLY_SETTINGS) {
+    const [, group = '', name = ''] = key.split('.');
+    const names = groups.get(group) ?? new Map<string, unknown>();
+    names.set(name, inspect(key)?.globalValue);
+    groups.set(group, names);
+  }
+  const out: Section = {};
+  for (const [group, value] of Object.entries(section)) {
+    const names = groups.get(group);
+    if (!names) {
+      out[group] = value;
+      continue;
+    }
+    const kept = Object.entries(isObject(value) ? value : {}).filter(([name]) => !names.has(name));
+    const user = [...names].filter(([, setting]) => setting !== undefined);
+    const inner = Object.fromEntries([...kept, ...user]);
+    if (Object.keys(inner).length > 0) {
+      out[group] = inner;
+    }
+  }
+  for (const [group, names] of groups) {
+    const user = [...names].filter(([, setting]) => setting !== undefined);
+    if (!(group in section) && user.length > 0) {
+      out[group] = Object.fromEntries(user);
+    }
+  }
+  return out;
+}
+
+/** Pure: the USER_ONLY_SETTINGS a workspace's (or a folder's) own settings try to set. */
+export function workspaceWidenings(inspect: (key: string) => SettingScopes | undefined): string[] {
+  return USER_ONLY_SETTINGS.filter((key) => {
+    const info = inspect(key);
+    return info?.workspaceValue !== undefined || info?.workspaceFolderValue !== undefined;
+  });
+}
+
+/** Pure: what the person is told about `keys` (none: undefined). */
+export function wideningNotice(keys: readonly string[]): string | undefined {
+  if (keys.length === 0) {
+    return undefined;
+  }
+  return `This workspace tries to set ${keys.join(', ')} in its own settings; Rein ignores it: only your user settings can widen what runs without asking.`;
+}
+
+/** The notice for this window's folders (undefined: no workspace tries). */
+export function wideningNoticeHere(): string | undefined {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const found = new Set<string>();
+  for (const folder of folders.length ? folders.map((f) => f.uri) : [undefined]) {
+    const all = vscode.workspace.getConfiguration(undefined, folder);
+    for (const key of workspaceWidenings((k) => all.inspect(k))) {
+      found.add(key);
+    }
+  }
+  return wideningNotice([...found]);
+}
+
 /** The `rein` section for the server, for a resource's scope. */
 export function serverSection(contributed: ReadonlySet<string>, scope?: vscode.Uri): Section {
   const all = vscode.workspace.getConfiguration(undefined, scope);
   const section = JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('rein', scope))) as Section;
-  return explicitSettings(section, contributed, (key) => {
+  const explicit = explicitSettings(section, contributed, (key) => {
     const info = all.inspect(key);
     return (
       info !== undefined &&
       (info.globalValue !== undefined || info.workspaceValue !== undefined || info.workspaceFolderValue !== undefined)
     );
   });
+  return userOnly(explicit, (key) => all.inspect(key));
 }

@@ -21,6 +21,8 @@ import { plain } from '../panel/text';
 export const ALLOW = vscode.l10n.t('Allow');
 export const ALWAYS_SESSION = vscode.l10n.t('Always allow (session)');
 export const ALWAYS_WORKSPACE = vscode.l10n.t('Always allow (workspace)');
+export const PREFIX_SESSION = vscode.l10n.t('Always allow this prefix (session)');
+export const PREFIX_WORKSPACE = vscode.l10n.t('Always allow this prefix (workspace)');
 export const DENY = vscode.l10n.t('Deny');
 
 const KINDS: ReadonlySet<string> = new Set<ApprovalRule['kind']>(['command', 'write', 'mcp']);
@@ -49,12 +51,29 @@ function offeredRules(params: Partial<ConfirmParams>): ApprovalRule[] {
   return rules.filter(isRule);
 }
 
+/** How a wider rule reads: commands starting with "git log" (its pattern without the final " *"). */
+function prefixText(rule: ApprovalRule): string {
+  if (rule.kind === 'command' && rule.pattern.endsWith(' *')) {
+    return vscode.l10n.t('commands starting with "{0}"', rule.pattern.slice(0, -2));
+  }
+  return ruleText(rule);
+}
+
 export async function confirmToolCall(params: Partial<ConfirmParams>): Promise<ConfirmResult> {
   const tool = params.tool ?? vscode.l10n.t('a tool');
   const title = params.title?.trim() || vscode.l10n.t('Allow {0}?', tool);
   const rules = offeredRules(params);
-  const keeps = rules.length ? `\n\n${vscode.l10n.t('"Always allow" keeps: {0}', rules.map(ruleText).join(', '))}` : '';
-  const choices = rules.length ? [ALLOW, ALWAYS_SESSION, ALWAYS_WORKSPACE, DENY] : [ALLOW, DENY];
+  // The wider choice (a program and its subcommand), offered beside the exact one.
+  const prefixRules = rules.length && Array.isArray(params.prefixRules) ? params.prefixRules.filter(isRule) : [];
+  let keeps = rules.length ? `\n\n${vscode.l10n.t('"Always allow" keeps exactly: {0}', rules.map(ruleText).join(', '))}` : '';
+  if (prefixRules.length) {
+    keeps += `\n${vscode.l10n.t('"Always allow this prefix" keeps: {0}', prefixRules.map(prefixText).join(', '))}`;
+  }
+  const choices = rules.length ? [ALLOW, ALWAYS_SESSION, ALWAYS_WORKSPACE] : [ALLOW];
+  if (prefixRules.length) {
+    choices.push(PREFIX_SESSION, PREFIX_WORKSPACE);
+  }
+  choices.push(DENY);
   const choice = await vscode.window.showWarningMessage(
     plain(vscode.l10n.t('Rein: {0}', title)),
     { modal: true, detail: plain(`${params.detail ?? ''}\n\n${vscode.l10n.t('Tool: {0}', tool)}${keeps}`.trim()) },
@@ -65,6 +84,12 @@ export async function confirmToolCall(params: Partial<ConfirmParams>): Promise<C
   }
   if (choice === ALWAYS_WORKSPACE) {
     return { approved: true, remember: 'workspace' };
+  }
+  if (choice === PREFIX_SESSION) {
+    return { approved: true, remember: 'session', prefix: true };
+  }
+  if (choice === PREFIX_WORKSPACE) {
+    return { approved: true, remember: 'workspace', prefix: true };
   }
   return { approved: choice === ALLOW };
 }

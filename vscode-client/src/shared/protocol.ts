@@ -212,14 +212,18 @@ export interface ConfirmParams {
   detail: string;
   /** The rule "always allow" keeps (the first of `rules`); absent: none can be kept. */
   rule?: ApprovalRule;
-  /** Every rule "always allow" keeps (a compound command: one per command not yet allowed). */
+  /** Every rule "always allow" keeps (a compound command: one per command not yet allowed, each exactly as written). */
   rules?: ApprovalRule[];
+  /** The wider choice: the same commands as "program subcommand *" where one has a subcommand (absent: none is wider). */
+  prefixRules?: ApprovalRule[];
 }
 
 export interface ConfirmResult {
   approved: boolean;
   /** Keep the offered rules for the session or the workspace ("always allow"). */
   remember?: 'session' | 'workspace';
+  /** Keep `prefixRules` instead of `rules` (the person chose the wider rule). */
+  prefix?: boolean;
 }
 
 /** `rein/approvals`: the kept rules (the workspace's, and the session's). */

@@ -261,13 +261,42 @@ describe('rein/confirm and rein/askUser', () => {
     assert.deepEqual(await confirmToolCall(params), { approved: true, remember: 'session' });
     const call = stub.calls[0];
     assert.deepEqual(call?.items, ['Allow', 'Always allow (session)', 'Always allow (workspace)', 'Deny']);
-    assert.match((call?.options as { detail: string }).detail, /"Always allow" keeps: command "npm test", command "git status"/);
+    assert.match((call?.options as { detail: string }).detail, /"Always allow" keeps exactly: command "npm test", command "git status"/);
     stub.answers.push('Always allow (workspace)');
     assert.deepEqual(await confirmToolCall(params), { approved: true, remember: 'workspace' });
     stub.answers.push('Allow');
     assert.deepEqual(await confirmToolCall(params), { approved: true });
     stub.answers.push('Deny');
     assert.deepEqual(await confirmToolCall(params), { approved: false });
+  });
+
+  it('offers the wider rule as a choice of its own, naming what each keeps', async () => {
+    const params = {
+      sessionId: 's',
+      tool: 'run_command',
+      title: 'Run: git log -5',
+      detail: '$ git log -5',
+      rules: [{ kind: 'command' as const, pattern: 'git log -5' }],
+      prefixRules: [{ kind: 'command' as const, pattern: 'git log *' }],
+    };
+    stub.answers.push('Always allow this prefix (session)');
+    assert.deepEqual(await confirmToolCall(params), { approved: true, remember: 'session', prefix: true });
+    const call = stub.calls[0];
+    assert.deepEqual(call?.items, [
+      'Allow',
+      'Always allow (session)',
+      'Always allow (workspace)',
+      'Always allow this prefix (session)',
+      'Always allow this prefix (workspace)',
+      'Deny',
+    ]);
+    const detail = (call?.options as { detail: string }).detail;
+    assert.match(detail, /"Always allow" keeps exactly: command "git log -5"/);
+    assert.match(detail, /"Always allow this prefix" keeps: commands starting with "git log"/);
+    stub.answers.push('Always allow this prefix (workspace)');
+    assert.deepEqual(await confirmToolCall(params), { approved: true, remember: 'workspace', prefix: true });
+    stub.answers.push('Always allow (session)');
+    assert.deepEqual(await confirmToolCall(params), { approved: true, remember: 'session' });
   });
 
   it('offers no Always allow when the suggested rules are not rules', async () => {

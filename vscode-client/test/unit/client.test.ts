@@ -4,7 +4,18 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { apiKeyEnvName } from '../../src/apiKey';
 import { trustGate, UNTRUSTED_DETAIL } from '../../src/trust';
-import { contributedKeys, explicitSettings, withStoragePath, withWorkspaceTrust, workspaceServerNames } from '../../src/configuration';
+import {
+  contributedKeys,
+  explicitSettings,
+  type SettingScopes,
+  USER_ONLY_SETTINGS,
+  userOnly,
+  wideningNotice,
+  withStoragePath,
+  withWorkspaceTrust,
+  workspaceServerNames,
+  workspaceWidenings,
+} from '../../src/configuration';
 import { backoffMs, RestartPolicy } from '../../src/restartPolicy';
 import { chatHtml } from '../../src/panel/chatView';
 import { changedItems, UpdateBuilder } from '../../src/panel/updates';
@@ -149,6 +160,44 @@ describe('client helpers', () => {
     assert.deepEqual(workspaceServerNames(undefined), []);
     const spoofed = { mcp: { workspaceServers: [] as string[], servers: {} } };
     assert.deepEqual(withWorkspaceTrust(spoofed, true, ['team']).mcp, { workspaceServers: ['team'], servers: {} });
+  });
+
+  it('sends only the user\'s value of the settings that widen what runs unasked', () => {
+    const scopes: Record<string, SettingScopes> = {
+      'rein.approval.command': { globalValue: 'ask', workspaceValue: 'allow' },
+      'rein.approval.mcp': { workspaceFolderValue: 'allow' },
+      'rein.approval.mcpAllow': { workspaceValue: ['evil'] },
+      'rein.tools.passEnv': { globalValue: ['NPM_TOKEN'], workspaceValue: ['OPENAI_API_KEY'] },
+    };
+    // The merged section as a client might get it, workspace values included.
+    const merged = {
+      approval: { command: 'allow', mcp: 'allow', mcpAllow: ['evil'], write: 'review' },
+      tools: { passEnv: ['OPENAI_API_KEY'] },
+    };
+    assert.deepEqual(userOnly(merged, (key) => scopes[key]), {
+      approval: { command: 'ask', write: 'review' },
+      tools: { passEnv: ['NPM_TOKEN'] },
+    });
+    assert.deepEqual(userOnly({ approval: { mcp: 'allow' } }, () => undefined), {});
+    assert.deepEqual(userOnly({}, (key) => scopes[key]), { approval: { command: 'ask' }, tools: { passEnv: ['NPM_TOKEN'] } });
+    assert.deepEqual(workspaceWidenings((key) => scopes[key]), USER_ONLY_SETTINGS);
+    assert.deepEqual(workspaceWidenings(() => ({ globalValue: 'allow' })), []);
+    assert.equal(
+      wideningNotice(['rein.approval.command']),
+      'This workspace tries to set rein.approval.command in its own settings; Rein ignores it: only your user settings can widen what runs without asking.',
+    );
+    assert.equal(wideningNotice([]), undefined);
+  });
+
+  it('gives the widening settings the machine scope and restricts them', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } };
+      contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+    };
+    for (const key of USER_ONLY_SETTINGS) {
+      assert.equal(manifest.contributes.configuration.properties[key]?.scope, 'machine', key);
+      assert.ok(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(key), key);
+    }
   });
 
   it('names the API key variable by provider unless rein.model.apiKeyEnv says otherwise', () => {
