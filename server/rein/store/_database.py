@@ -14,6 +14,7 @@ process holds in memory, once, before that call or any other goes on.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import sqlite3
@@ -33,6 +34,10 @@ __all__ = ["Database"]
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+#: Set while the ``on_replaced`` hook runs: its own calls do not wait for it.
+_IN_HOOK: contextvars.ContextVar[bool] = contextvars.ContextVar("rein_store_in_hook", default=False)
 
 
 class _Replaced(Exception):
@@ -109,8 +114,9 @@ class Database:
                 raise store_error(exc, kind=self.kind, path=self.path, doing=doing) from exc
 
     async def call(self, fn: Callable[[], T], *, doing: str = "", check: bool = True) -> T:
-        """``fn`` on the worker thread (see :meth:`run_locked`). ``check``:
-        False only for the ``on_replaced`` hook's own writes."""
+        """``fn`` on the worker thread (see :meth:`run_locked`). The calls
+        the ``on_replaced`` hook makes (or ``check=False``) skip the check."""
+        check = check and not _IN_HOOK.get()
         while True:
             try:
                 return await anyio.to_thread.run_sync(
@@ -127,7 +133,11 @@ class Database:
             if reason is None:
                 return  # another call ran the hook
             if self.on_replaced is not None:
-                await self.on_replaced(reason)  # if it raises, the next call tries again
+                token = _IN_HOOK.set(True)
+                try:
+                    await self.on_replaced(reason)  # if it raises, the next call tries again
+                finally:
+                    _IN_HOOK.reset(token)
             self._replaced = None
 
     def close(self) -> None:

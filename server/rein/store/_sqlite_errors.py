@@ -27,6 +27,7 @@ LOCK_WAIT_S = 2.0
 # SQLite's primary result codes (the low byte of an extended code).
 _BUSY, _LOCKED, _NOMEM, _READONLY, _IOERR, _CORRUPT = 5, 6, 7, 8, 10, 11
 _FULL, _CANTOPEN, _NOTADB = 13, 14, 26
+_IOERR_WRITE = _IOERR | (3 << 8)
 
 #: The most of a holder's command line shown.
 _COMMAND_CHARS = 120
@@ -103,6 +104,11 @@ def store_error(exc: sqlite3.Error, *, kind: str, path: Path, doing: str = "") -
         reason, cause = "disk_full", "the disk is full (SQLite: database or disk is full)"
     elif primary == _READONLY:
         reason, cause = "read_only", f"the database cannot be written ({text})"
+    elif code == _IOERR_WRITE:
+        reason = "io"
+        cause = (
+            f"a write to the disk failed: the disk may be full or the file at a size limit ({text})"
+        )
     elif primary == _IOERR:
         reason, cause = "io", f"a disk I/O error ({text})"
     elif primary in (_CORRUPT, _NOTADB):
