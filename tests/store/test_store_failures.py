@@ -5,6 +5,7 @@ by another real process, a database deleted while it is open."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -172,7 +173,8 @@ async def test_a_deleted_database_is_created_again_and_the_hook_refills_it(
     await store.create_session("s", "first")
     store.on_replaced = refill
     for suffix in ("", "-wal", "-shm"):
-        Path(f"{store.path}{suffix}").unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{store.path}{suffix}")
     await store.append_messages("s", "main:messages", [UserMessage(content="after")])
     assert told == ["was deleted"]
     assert store.path.exists()
