@@ -79,8 +79,9 @@ class StoreTrouble:
             self.notice("the session database works again: the queued messages are stored")
 
     def notice(self, message: str) -> None:
-        """``message`` to the log, the host's notice and the busy sessions' events."""
-        log.warning("%s", message)
+        """``message`` to the host's notice (else the log's warnings) and the
+        busy sessions' events."""
+        log.log(logging.INFO if self._notify is not None else logging.WARNING, "%s", message)
         if self._notify is not None:
             try:
                 self._notify(message)
