@@ -61,7 +61,9 @@ def test_defaults_follow_each_ecosystem(monkeypatch: pytest.MonkeyPatch) -> None
     assert anthropic.resolved_base_url() == "http://127.0.0.1:9000"
 
 
-def test_create_model_builds_each_provider(tmp_path: Path) -> None:
+def test_create_model_builds_each_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     script = tmp_path / "s.yaml"
     script.write_text("turns:\n  - text: hi\n")
     openai = create_model(ModelConfig(provider="openai", model="gpt"))
@@ -73,6 +75,29 @@ def test_create_model_builds_each_provider(tmp_path: Path) -> None:
     assert all(isinstance(m, Model) for m in (openai, anthropic, replay))
     with pytest.raises(ConfigError, match=r"model\.script"):
         create_model(ModelConfig(provider="replay"))
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_missing_key_or_model_name_is_refused_before_any_request(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: a first run without a key went to the public endpoint and
+    retried; now nothing is built, and the error names what to set."""
+    variable = f"{provider.upper()}_API_KEY"
+    with pytest.raises(ConfigError) as both:
+        create_model(ModelConfig(provider=provider))  # type: ignore[arg-type]
+    text = str(both.value)
+    assert variable in text and "rein.model.apiKeyEnv" in text and "rein.model.model" in text
+    assert "No request was sent" in text and "docs/providers.md" in text
+    with pytest.raises(ConfigError, match="MY_KEY is not set") as key_only:
+        create_model(ModelConfig(provider=provider, model="m", api_key_env="MY_KEY"))  # type: ignore[arg-type]
+    assert "rein.model.model" not in str(key_only.value)
+    # A server that needs no key ("") only needs the model's name.
+    keyless = ModelConfig(provider=provider, api_key_env="", base_url="http://127.0.0.1:9/v1")  # type: ignore[arg-type]
+    assert [m.split(":")[0] for m in keyless.missing()] == ["the model's name"]
+    monkeypatch.setenv("MY_KEY", "k")
+    assert ModelConfig(provider=provider, model="m", api_key_env="MY_KEY").missing() == []  # type: ignore[arg-type]
+    assert ModelConfig(provider="replay").missing() == []
 
 
 def test_an_empty_api_key_env_sends_no_key(monkeypatch: pytest.MonkeyPatch) -> None:

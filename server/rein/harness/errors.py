@@ -16,7 +16,9 @@
     ├── ToolError              raised by a tool; becomes an is_error result
     │   ├── TransientToolError a failure that may pass (retried, harness.toolRetries)
     │   └── SandboxError       a path outside the workspace or a denied glob
-    ├── StoreError             the session store cannot be used
+    ├── StoreError             a store (sessions.db, checkpoints.db) cannot be
+    │                          used; ``reason`` says why in a word (disk_full,
+    │                          locked, read_only, io, corrupt, newer, ...)
     ├── ReviewError            a review request names no reviewed run or file
     └── RestoreError           a restore that cannot be done (unknown or pruned
                                run, path outside the workspace, content not
@@ -129,7 +131,13 @@ class SandboxError(ToolError):
 
 
 class StoreError(ReinError):
-    pass
+    """A store that cannot be used. The message names the file and the cause
+    for the person; ``reason`` is the cause in a word for code ("disk_full",
+    "locked", "read_only", "io", "corrupt", "missing", "" when unknown)."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class ReviewError(ReinError):

@@ -181,6 +181,10 @@ class HeadlessSession:
 
     async def _open_session(self) -> Session:
         store = await self.manager.open_store()
+        if store is not None:
+            # Another process holding the store's lock stops the run before
+            # it starts (StoreError naming the holder), not at its first write.
+            await store.check_writable()
         if self.resume is None:
             return self.manager.new(SessionSpec(mode=self.mode, model=self.model))
         if store is None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import anyio
 
 from rein.config import ReinConfig
-from rein.harness.errors import ConfigError, ToolError
+from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest
 from rein.headless.config_file import build_config
 from rein.headless.host import HeadlessSession
@@ -161,11 +161,14 @@ async def _run(
         print(host.analyzers_line(), file=sys.stderr)
         for report in host.reports:
             print(f"! {report}", file=sys.stderr)
+        shown = len(host.reports)
         result = await host.prompt(task)
         session_id = host.session.id
         changes = host.session.last_changes
         reviews = host.session.last_reviews
         pending_runs = await _pending_runs(host.session)
+    for report in host.reports[shown:]:  # said during the run or at its end (the store's)
+        print(f"! {report}", file=sys.stderr)
     if as_json:
         print(json.dumps({"result": result_json(session_id, result, changes, reviews)}))
         return EXIT_CODES.get(result.status, 1)
@@ -245,6 +248,6 @@ def run_task(
         return anyio.run(
             _run, root, task, config, as_json, assume_yes, mode, resume, storage, trust_mcp
         )
-    except ConfigError as exc:
+    except (ConfigError, StoreError) as exc:
         print(f"rein run: {exc}", file=sys.stderr)
         return 2

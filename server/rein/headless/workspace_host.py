@@ -164,6 +164,7 @@ class WorkspaceHost:
             self.ports,
             storage=lambda: storage,
             on_checkpoint_error=lambda message: self.report(f"checkpoints: {message}"),
+            on_store_notice=lambda message: self.report(f"sessions: {message}"),
             recover_interrupted=recover_interrupted,
         )
         #: What went wrong around the sessions (said once each, in order).

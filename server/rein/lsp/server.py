@@ -450,6 +450,7 @@ class ReinServer(LanguageServer):
                 storage=lambda: self.config.storage_path or str(default_storage_path()),
                 on_store_error=self._store_error,
                 on_checkpoint_error=self._checkpoint_error,
+                on_store_notice=self._store_notice,
                 evict=True,
             )
             self._manager.on_new_session.append(self._stream_session)
@@ -465,6 +466,13 @@ class ReinServer(LanguageServer):
                 message=f"Rein: {message}. Sessions are kept in memory only until the "
                 "server restarts.",
             )
+        )
+
+    def _store_notice(self, message: str) -> None:
+        """Trouble with the open session store (a write that failed, a
+        database deleted and created again): a warning, the runs go on."""
+        self.window_show_message(
+            lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"Rein: {message}")
         )
 
     def _checkpoint_error(self, message: str) -> None:

@@ -37,7 +37,9 @@ def create_model(
     ``clients``: HTTP clients shared with the host's other models (the
     language server's, so that sessions do not each keep a connection pool).
     ``lm_host``: the editor that answers the vscode-lm provider (None: a
-    host without an editor, where vscode-lm is a ConfigError)."""
+    host without an editor, where vscode-lm is a ConfigError). An HTTP
+    provider missing its key or model name is a ConfigError naming them
+    (:meth:`ModelConfig.check_ready`): nothing is sent."""
     config.check_usable()
     if config.provider == "vscode-lm":
         if lm_host is None:
@@ -60,6 +62,8 @@ def create_model(
         from rein.providers.replay import ReplayModel
 
         return ReplayModel(config.script, name=config.model or "replay")
+    # An HTTP provider without its key or model name stops here, before any request.
+    config.check_ready()
     if config.provider == "anthropic":
         from rein.providers.anthropic import AnthropicModel
 

@@ -24,6 +24,8 @@ _DEFAULT_BASE_URL = {
     "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
 }
 _DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+#: Where a person who left a setting out reads how to set it.
+_DOCS = 'docs/providers.md ("Configuration" and "Pointing Rein at a server")'
 
 
 class ModelConfig(BaseModel):
@@ -126,6 +128,42 @@ class ModelConfig(BaseModel):
         if self.api_key_env is not None:
             return self.api_key_env
         return _DEFAULT_KEY_ENV.get(self.provider, "")
+
+    def missing(self) -> list[str]:
+        """What an HTTP provider (openai, anthropic) needs and this
+        configuration does not give: its key's variable unset (unless
+        ``apiKeyEnv`` is ``""``: a server that needs no key) and the model's
+        name. Each says the setting or variable to set. Empty when ready."""
+        if self.provider not in _DEFAULT_KEY_ENV:
+            return []
+        missing = []
+        name = self.resolved_api_key_env()
+        if name and not os.environ.get(name):
+            missing.append(
+                f"the API key: the environment variable {name} is not set (set it, name "
+                'another variable in rein.model.apiKeyEnv, or set rein.model.apiKeyEnv to "" '
+                "for a server that needs no key)"
+            )
+        if not self.model.strip():
+            missing.append(
+                "the model's name: rein.model.model is empty (set it, or pass --model or "
+                "REIN_MODEL to rein run)"
+            )
+        return missing
+
+    def check_ready(self) -> None:
+        """Raise ConfigError naming what is missing (:meth:`missing`) before
+        any request is sent: a request without them fails anyway (after
+        retries, at the public endpoint when no base URL is set)."""
+        self.check_usable()
+        missing = self.missing()
+        if missing:
+            raise ConfigError(
+                f"the {self.provider} model cannot be used: missing "
+                + "; and ".join(missing)
+                + f". No request was sent. See {_DOCS} and docs/configuration.md.",
+                "model",
+            )
 
     def api_key(self) -> str | None:
         """The key read from :meth:`resolved_api_key_env`, or None when unset."""

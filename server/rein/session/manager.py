@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_sessi
 from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
 from rein.session.results import usage_json
 from rein.session.session import Session, SessionBusyError
+from rein.session.store_trouble import StoreTrouble, session_image
 from rein.store import SessionRecord, SqliteStore, StorePersistence
 from rein.store.checkpoints import SqliteCheckpointStore
 
@@ -50,7 +51,9 @@ class SessionManager:
     on first use; ``storage`` is the store's folder (None: memory only);
     ``on_store_error`` tells the person once that the store is unusable,
     ``on_checkpoint_error`` that checkpoints cannot be stored (the edits go
-    on);
+    on); ``on_store_notice`` tells what went wrong with the open store (a
+    write that failed, a database deleted and created again: see
+    :mod:`rein.session.store_trouble`);
     ``evict`` turns on the ``sessions`` memory bounds, measured on ``clock``;
     ``recover_interrupted``: on opening the store, sessions left "running"
     are marked "interrupted" (False for a second manager of the same store in
@@ -65,6 +68,7 @@ class SessionManager:
         storage: Callable[[], str | Path | None],
         on_store_error: Callable[[str], None] | None = None,
         on_checkpoint_error: Callable[[str], None] | None = None,
+        on_store_notice: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
         evict: bool = False,
         recover_interrupted: bool = True,
@@ -89,6 +93,7 @@ class SessionManager:
         self.checkpoints_error: str | None = None
         self._checkpoint_error_told = False
         self._store_tried = False
+        self.trouble = StoreTrouble(on_store_notice, lambda: self.sessions.values())
         #: Called with every new session (the host subscribes its stream).
         self.on_new_session: list[Callable[[Session], None]] = []
         #: Called with every session evicted from memory (after it is closed).
@@ -120,13 +125,19 @@ class SessionManager:
             if self._on_store_error is not None:
                 self._on_store_error(str(exc))
             return None
+        self.store.on_replaced = self._store_replaced
         # Before the first await: a concurrent caller gets both stores or neither.
         try:
             self.checkpoints = SqliteCheckpointStore.open(str(folder))
+            self.checkpoints.on_replaced = self._checkpoints_replaced
         except StoreError as exc:
             self.checkpoints_error = f"checkpoints are kept in memory only: {exc}"
             self._checkpoint_error(self.checkpoints_error)
-        interrupted = await self.store.mark_interrupted() if self._recover_interrupted else []
+        try:
+            interrupted = await self.store.mark_interrupted() if self._recover_interrupted else []
+        except StoreError as exc:
+            self.trouble.failed(exc, kept=False)
+            interrupted = []
         if interrupted:
             log.warning("sessions interrupted by the last exit: %s", ", ".join(interrupted))
         return self.store
@@ -140,6 +151,36 @@ class SessionManager:
         if self._on_checkpoint_error is not None:
             self._on_checkpoint_error(message)
 
+    async def _store_replaced(self, reason: str) -> None:
+        """The session database was deleted or replaced while open and is
+        created again: the sessions in memory are written into it."""
+        store = self.store
+        if store is None:
+            return
+        root = self._ports().root
+        images = [
+            session_image(s, root, self._memory_state(s, s.agent.waiting_for))
+            for s in self.sessions.values()
+            if s.agent.messages
+        ]
+        await store.restore(images)
+        self.trouble.notice(
+            f"the session database {store.path} {reason} while Rein was using it: it was "
+            f"created again with the {len(images)} session(s) in memory; sessions that were "
+            "not in memory are gone"
+        )
+
+    async def _checkpoints_replaced(self, reason: str) -> None:
+        self._checkpoint_error_told = False  # a new trouble: said again
+        self._checkpoint_error(
+            f"the checkpoint database {self.checkpoints_path()} {reason} while Rein was using "
+            "it: it was created again, empty; the changes of earlier runs cannot be undone"
+        )
+
+    def checkpoints_path(self) -> Path | None:
+        store = self.checkpoints
+        return store.path if isinstance(store, SqliteCheckpointStore) else None
+
     def close(self) -> None:
         if self._sweep is not None:
             self._sweep.cancel()
@@ -147,7 +188,10 @@ class SessionManager:
         for session in self.sessions.values():
             session.close()
         if self.store is not None:
-            self.store.close()
+            try:
+                self.store.close()
+            except StoreError as exc:
+                self.trouble.notice(str(exc))
             self.store = None
         if isinstance(self.checkpoints, SqliteCheckpointStore):
             self.checkpoints.close()
@@ -166,13 +210,30 @@ class SessionManager:
                 origin=spec.origin,
                 created=stored,
                 workspace=str(self._ports().root),
+                report=self._checkpoint_failed,
             )
 
         return persistence_for
 
+    def _checkpoint_failed(self, exc: StoreError | None) -> None:
+        if exc is None:
+            self.trouble.recovered()
+        else:
+            self.trouble.failed(exc)
+
     async def _save_plan(self, session_id: str, snapshot: PlanSnapshot) -> None:
         if self.store is not None:
-            await self.store.set_memory_state(session_id, PLANNER_MEMORY, snapshot.to_json())
+            await self._bookkeeping(
+                self.store.set_memory_state(session_id, PLANNER_MEMORY, snapshot.to_json())
+            )
+
+    async def _bookkeeping(self, write: Awaitable[None]) -> None:
+        """A write about a run (its status, usage, state): when the store
+        fails, the person is told and the run goes on."""
+        try:
+            await write
+        except StoreError as exc:
+            self.trouble.failed(exc, kept=False)
 
     # -------------------------------------------------------------- sessions
 
@@ -392,15 +453,18 @@ class SessionManager:
             self._evict_over_limit()
 
     async def _run_prompt(self, session: Session, text: str) -> RunResult:
-        if not session.title:
-            session.title = text.strip().splitlines()[0][:80] if text.strip() else "session"
+        untitled = not session.title
+        if untitled:
+            session.title = title_of(text)
         messages = bootstrap_messages(session, self._ports().root, text)
         store = self.store
         if store is not None:
             persistence = session.agent.persistence
             if isinstance(persistence, StorePersistence):
-                await persistence.ensure_session()
-            await store.set_status(session.id, "running")
+                await self._bookkeeping(persistence.ensure_session())
+            if untitled:  # `rein sessions` lists it by its first prompt
+                await self._bookkeeping(store.set_title(session.id, session.title))
+            await self._bookkeeping(store.set_status(session.id, "running"))
         capture = session.capture
         if capture is not None:
             capture.start_prompt()
@@ -420,28 +484,32 @@ class SessionManager:
         session.turns += result.turns
         session.usage = session.usage + result.usage
         if store is not None:
-            await store.set_status(
-                session.id,
-                result.status,
-                turns=result.turns,
-                usage=result.usage.model_dump(exclude={"estimated"}),
+            usage = result.usage.model_dump(exclude={"estimated"})
+            await self._bookkeeping(
+                store.set_status(session.id, result.status, turns=result.turns, usage=usage)
             )
-            state: dict[str, Any] = {"waiting_for": result.waiting_for}
-            spawner = session.agent.env.subagents
-            if isinstance(spawner, SubagentSpawner) and result.waiting_for is not None:
-                state["subagent"] = spawner.state(result.waiting_for)
-            if session.gates is not None:
-                state["validation"] = session.gates.state_json()
-            await store.set_memory_state(session.id, memory_key(session.mode), state)
-            await store.record_run(
-                result.run_id,
-                session.id,
-                result.status,
-                result.error,
-                result.turns,
-                result.usage.model_dump(exclude={"estimated"}),
+            state = self._memory_state(session, result.waiting_for)
+            await self._bookkeeping(
+                store.set_memory_state(session.id, memory_key(session.mode), state)
+            )
+            await self._bookkeeping(
+                store.record_run(
+                    result.run_id, session.id, result.status, result.error, result.turns, usage
+                )
             )
         return result
+
+    @staticmethod
+    def _memory_state(session: Session, waiting_for: str | None) -> dict[str, Any]:
+        """What a load needs besides the transcript: the question it waits
+        on, the subagent that asked it, the changes left unvalidated."""
+        state: dict[str, Any] = {"waiting_for": waiting_for}
+        spawner = session.agent.env.subagents
+        if isinstance(spawner, SubagentSpawner) and waiting_for is not None:
+            state["subagent"] = spawner.state(waiting_for)
+        if session.gates is not None:
+            state["validation"] = session.gates.state_json()
+        return state
 
     async def _mark_pending(self, session: Session, runs: list[str]) -> dict[str, ReviewStatus]:
         """In review mode: the prompt's changed files become pending (a
@@ -477,6 +545,11 @@ class SessionManager:
                 if record.id not in found:
                     found[record.id] = record_summary(record)
         return sorted(found.values(), key=lambda s: s["updatedAt"], reverse=True)
+
+
+def title_of(text: str) -> str:
+    """A session's title from its first prompt: the first line, 80 characters."""
+    return text.strip().splitlines()[0][:80] if text.strip() else "session"
 
 
 def summary(session: Session) -> dict[str, Any]:

@@ -7,14 +7,29 @@ they give the same errors for the same trouble.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rein.harness.errors import StoreError
+from rein.store._sqlite_errors import LOCK_WAIT_S, store_error
 
-__all__ = ["open_database"]
+__all__ = ["FileIdentity", "file_identity", "open_database"]
+
+#: What makes a database file the same file: (device, inode).
+FileIdentity = tuple[int, int]
+
+
+def file_identity(path: Path) -> FileIdentity | None:
+    """The file at ``path`` now (None: there is none): a database deleted
+    or replaced under an open connection has another one."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _run_script(db: sqlite3.Connection, script: str) -> None:
@@ -47,22 +62,27 @@ def open_database(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(
-            f"cannot create the {kind} folder {folder}: {exc.strerror or exc}"
+            f"cannot create the {kind} folder {folder}: {exc.strerror or exc}", "io"
         ) from exc
     if path.exists() and not os.access(path, os.W_OK):
-        raise StoreError(f"the {kind} database {path} is read-only")
+        raise StoreError(f"the {kind} database {path} is read-only", "read_only")
     if not path.exists() and not os.access(folder, os.W_OK):
-        raise StoreError(f"the {kind} folder {folder} is read-only; cannot create {path.name}")
+        raise StoreError(
+            f"the {kind} folder {folder} is read-only; cannot create {path.name}", "read_only"
+        )
     try:
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        db = sqlite3.connect(
+            path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_S
+        )
     except sqlite3.Error as exc:
-        raise StoreError(f"cannot open the {kind} database {path}: {exc}") from exc
+        raise store_error(exc, kind=kind, path=path, doing="opening it") from exc
     try:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > schema_version:
             raise StoreError(
                 f"the {kind} database {path} was written by a newer Rein (schema {version}; "
-                f"this Rein knows up to {schema_version}); it was left untouched"
+                f"this Rein knows up to {schema_version}); it was left untouched",
+                "newer",
             )
         if version == 0:
             for pragma in fresh_pragmas:
@@ -78,12 +98,17 @@ def open_database(
             db.execute(f"PRAGMA user_version={target}")
             db.execute("COMMIT")
         db.execute(f"SELECT count(*) FROM {probe_table}").fetchone()
-    except sqlite3.DatabaseError as exc:
-        db.close()
-        raise StoreError(
-            f"the {kind} database {path} is corrupt or not a database ({exc}); it was left "
-            "untouched"
-        ) from exc
+    except sqlite3.Error as exc:
+        with contextlib.suppress(sqlite3.Error):
+            db.close()  # an open migration is rolled back
+        error = store_error(exc, kind=kind, path=path, doing="opening it")
+        if error.reason == "corrupt" or (error.reason == "" and type(exc) is sqlite3.DatabaseError):
+            raise StoreError(
+                f"the {kind} database {path} is corrupt or not a database ({exc}); it was left "
+                "untouched",
+                "corrupt",
+            ) from exc
+        raise error from exc
     except StoreError:
         db.close()
         raise

@@ -20,7 +20,9 @@ the reason, its blobs that no live run holds are deleted.
 
 Writes run on a worker thread, serialised by a lock, as in
 :mod:`rein.store.sqlite`; a call that waits on the disk can be abandoned
-by its caller's deadline. Schema versions are forward migrations keyed by
+by its caller's deadline. Every SQLite error is a StoreError with the cause
+(the disk is full, the lock another process holds, ...); a file deleted
+while open is created again (:attr:`SqliteCheckpointStore.on_replaced`). Schema versions are forward migrations keyed by
 ``PRAGMA user_version``; a file written by a newer Rein, or not a database,
 is refused with an error naming it, and nothing in it is touched.
 """
@@ -29,14 +31,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
-
-import anyio
-import anyio.to_thread
 
 from rein.harness.checkpoints import (
     CheckpointChange,
@@ -55,6 +53,7 @@ from rein.store._checkpoint_schema import (
     connect,
     decompress,
 )
+from rein.store._database import Database
 
 __all__ = ["CHECKPOINT_SCHEMA_VERSION", "SqliteCheckpointStore"]
 
@@ -71,10 +70,32 @@ class SqliteCheckpointStore:
     """Checkpoints in ``storage/checkpoints.db``. Use :meth:`open`."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
-        self.path = path
-        self._db = connection
-        self._lock = threading.Lock()
-        self._limiter = anyio.CapacityLimiter(1)
+        self._file = Database(
+            path,
+            connection,
+            kind="checkpoint",
+            reopen=lambda: connect(path.parent),
+            abandon_on_cancel=True,
+        )
+
+    @property
+    def path(self) -> Path:
+        return self._file.path
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._file.connection
+
+    @property
+    def on_replaced(self) -> Callable[[str], Awaitable[None]] | None:
+        """Called when ``checkpoints.db`` was deleted or replaced while open
+        (with why), after it was created again (empty) and before any other
+        call goes on."""
+        return self._file.on_replaced
+
+    @on_replaced.setter
+    def on_replaced(self, hook: Callable[[str], Awaitable[None]] | None) -> None:
+        self._file.on_replaced = hook
 
     # ------------------------------------------------------------------ open
 
@@ -85,25 +106,15 @@ class SqliteCheckpointStore:
         return cls(*connect(storage))
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()
 
     # ------------------------------------------------------------ threading
 
     async def _call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` on the worker thread. sqlite3 errors become StoreError;
-        a caller's deadline abandons the wait (the write finishes alone)."""
-
-        def locked() -> T:
-            with self._lock:
-                try:
-                    return fn()
-                except sqlite3.Error as exc:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
-                    raise StoreError(f"the checkpoint database {self.path}: {exc}") from exc
-
-        return await anyio.to_thread.run_sync(locked, limiter=self._limiter, abandon_on_cancel=True)
+        """Run ``fn`` on the worker thread. sqlite3 errors become StoreError
+        with the cause; a caller's deadline abandons the wait (the write
+        finishes alone)."""
+        return await self._file.call(fn)
 
     # ----------------------------------------------------------------- blobs
 

@@ -1,10 +1,16 @@
 """The harness's Persistence port over the SQLite store: one agent memory
-(``agent_id:name``) of one session."""
+(``agent_id:name``) of one session.
+
+With a ``report`` callback a checkpoint that cannot be stored does not
+fail the run: the messages stay queued in the store (committed by the next
+checkpoint that can), ``report`` is told the StoreError, and told None at
+the first checkpoint that works again."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from rein.harness.errors import StoreError
 from rein.harness.messages import Message
 from rein.store.sqlite import SqliteStore
 
@@ -25,6 +31,7 @@ class StorePersistence:
         origin: str = "chat",
         created: bool = False,
         workspace: str = "",
+        report: Callable[[StoreError | None], None] | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -35,6 +42,8 @@ class StorePersistence:
         self._created = created
         self._workspace = workspace
         self._replacements: list[tuple[int, Message]] = []
+        self._report = report
+        self._failing = False
 
     async def ensure_session(self) -> None:
         if not self._created:
@@ -50,11 +59,24 @@ class StorePersistence:
         self._replacements.append((index, message))
 
     async def checkpoint(self) -> None:
-        await self.ensure_session()
-        await self.store.flush()
-        while self._replacements:
-            index, message = self._replacements.pop(0)
-            await self.store.replace_message(self.session_id, self.memory_key, index, message)
+        """Commit what is queued. A StoreError is raised, or with ``report``
+        reported (the messages stay queued for the next checkpoint)."""
+        try:
+            await self.ensure_session()
+            await self.store.flush()
+            while self._replacements:
+                index, message = self._replacements[0]
+                await self.store.replace_message(self.session_id, self.memory_key, index, message)
+                self._replacements.pop(0)
+        except StoreError as exc:
+            if self._report is None:
+                raise
+            self._failing = True
+            self._report(exc)
+            return
+        if self._failing and self._report is not None:
+            self._failing = False
+            self._report(None)
 
     async def rewrite(self, messages: Sequence[Message]) -> None:
         await self.ensure_session()

@@ -18,82 +18,39 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-import anyio.to_thread
-
+from rein.harness.errors import StoreError
 from rein.harness.messages import Message, MessageAdapter
+from rein.store._database import Database
+from rein.store._session_schema import _MIGRATIONS, SCHEMA_VERSION
 from rein.store._sqlite_open import open_database
 
-__all__ = ["SCHEMA_VERSION", "SessionRecord", "SqliteStore", "default_storage_path"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "SessionImage",
+    "SessionRecord",
+    "SqliteStore",
+    "default_storage_path",
+]
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
-
-_MIGRATIONS: dict[int, str] = {
-    1: """
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            title TEXT NOT NULL DEFAULT '',
-            status TEXT NOT NULL DEFAULT 'idle',
-            mode TEXT NOT NULL DEFAULT 'agent',
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        CREATE TABLE messages (
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            memory_key TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            body TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            PRIMARY KEY (session_id, memory_key, seq)
-        );
-        CREATE TABLE runs (
-            id TEXT PRIMARY KEY,
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            status TEXT NOT NULL,
-            reason TEXT,
-            turns INTEGER NOT NULL DEFAULT 0,
-            usage TEXT NOT NULL DEFAULT '{}',
-            started_at REAL NOT NULL,
-            ended_at REAL
-        );
-    """,
-    2: """
-        ALTER TABLE sessions ADD COLUMN origin TEXT NOT NULL DEFAULT 'chat';
-        ALTER TABLE sessions ADD COLUMN turns INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '{}';
-        CREATE TABLE memories (
-            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            memory_key TEXT NOT NULL,
-            state TEXT NOT NULL DEFAULT '{}',
-            PRIMARY KEY (session_id, memory_key)
-        );
-    """,
-    # The workspace folder a session works in: checkpoint limits are per
-    # workspace, and `rein undo` finds the workspace's latest session.
-    3: """
-        ALTER TABLE sessions ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
-    """,
-    # Approval rules the person kept for a workspace ("always allow").
-    4: """
-        CREATE TABLE approval_rules (
-            id TEXT PRIMARY KEY,
-            workspace TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            pattern TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            UNIQUE (workspace, kind, pattern)
-        );
-    """,
-}
-
 T = TypeVar("T")
+
+
+def _open(storage: str | os.PathLike[str]) -> tuple[Path, sqlite3.Connection]:
+    return open_database(
+        storage,
+        filename="sessions.db",
+        kind="session",
+        schema_version=SCHEMA_VERSION,
+        migrations=_MIGRATIONS,
+        probe_table="sessions",
+    )
 
 
 def default_storage_path() -> Path:
@@ -117,16 +74,58 @@ class SessionRecord:
     workspace: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class SessionImage:
+    """A session as the process holds it, to write again into a database
+    that was deleted under it (:meth:`SqliteStore.restore`): its row, its
+    memories' transcripts and their states."""
+
+    record: SessionRecord
+    memories: dict[str, list[Message]]
+    states: dict[str, dict[str, Any]]
+
+
 class SqliteStore:
-    """Sessions, runs and agent memories in one SQLite file. Use :meth:`open`."""
+    """Sessions, runs and agent memories in one SQLite file. Use :meth:`open`.
+
+    Every failure is a StoreError naming the file and the cause (the disk
+    is full, another process (pid N) holds the lock, ...). Queued messages
+    are never dropped: a commit that fails keeps them queued for the next
+    one. A database deleted or replaced while open is created again, and
+    :attr:`on_replaced` writes back what the process holds in memory."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
-        self.path = path
-        self._db = connection
-        self._lock = threading.Lock()
-        self._limiter = anyio.CapacityLimiter(1)
+        self._file = Database(path, connection, kind="session", reopen=lambda: _open(path.parent))
         self._pending: list[tuple[str, str, int, str, float]] = []
         self._next_seq: dict[tuple[str, str], int] = {}
+
+    @property
+    def path(self) -> Path:
+        return self._file.path
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._file.connection
+
+    @property
+    def _lock(self) -> threading.Lock:
+        return self._file.lock
+
+    @property
+    def on_replaced(self) -> Callable[[str], Awaitable[None]] | None:
+        """Called when the database was deleted or replaced while open (with
+        why), after it was created again and before any other call: write
+        back what is in memory with :meth:`restore`."""
+        return self._file.on_replaced
+
+    @on_replaced.setter
+    def on_replaced(self, hook: Callable[[str], Awaitable[None]] | None) -> None:
+        self._file.on_replaced = hook
+
+    @property
+    def unsaved(self) -> int:
+        """Messages queued and not committed yet."""
+        return len(self._pending)
 
     # ------------------------------------------------------------------ open
 
@@ -134,30 +133,36 @@ class SqliteStore:
     def open(cls, storage: str | os.PathLike[str]) -> SqliteStore:
         """Open (or create) ``storage/sessions.db``. StoreError names the file
         and what is wrong; the file is left as it was."""
-        return cls(
-            *open_database(
-                storage,
-                filename="sessions.db",
-                kind="session",
-                schema_version=SCHEMA_VERSION,
-                migrations=_MIGRATIONS,
-                probe_table="sessions",
-            )
-        )
+        return cls(*_open(storage))
 
     def close(self) -> None:
-        with self._lock:
-            self._flush_locked()
-            self._db.close()
+        """Commit what is queued and close. StoreError (after closing) when
+        queued messages could not be committed: they are lost, and it says
+        how many."""
+        error: StoreError | None = None
+        lost = 0
+        try:
+            self._file.run_locked(self._flush_locked, doing="saving the last messages")
+        except StoreError as exc:
+            error, lost = exc, len(self._pending)
+        self._file.close()
+        if error is not None:
+            raise StoreError(f"{error}; {lost} message(s) were not stored", error.reason)
+
+    async def check_writable(self) -> None:
+        """Take the write lock and give it back: StoreError (locked, read-only,
+        ...) when this process could not write now."""
+
+        def probe() -> None:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("ROLLBACK")
+
+        await self._call(probe, "checking that it can be written")
 
     # ------------------------------------------------------------ threading
 
-    async def _call(self, fn: Callable[[], T]) -> T:
-        def locked() -> T:
-            with self._lock:
-                return fn()
-
-        return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
+    async def _call(self, fn: Callable[[], T], doing: str = "") -> T:
+        return await self._file.call(fn, doing=doing)
 
     # -------------------------------------------------------------- sessions
 
@@ -289,24 +294,26 @@ class SqliteStore:
             )
 
     def _flush_locked(self) -> None:
+        """Commit the queued messages; when that fails they stay queued (a
+        failed commit may have been rolled back by SQLite already: the
+        queue is restored before anything else can raise)."""
         if not self._pending:
             return
         pending, self._pending = self._pending, []
-        self._db.execute("BEGIN")
         try:
+            self._db.execute("BEGIN")
             self._db.executemany(
                 "INSERT OR REPLACE INTO messages (session_id, memory_key, seq, body, created_at) VALUES (?, ?, ?, ?, ?)",
                 pending,
             )
             self._db.execute("COMMIT")
-        except sqlite3.Error:
-            self._db.execute("ROLLBACK")
+        except BaseException:
             self._pending = pending + self._pending
             raise
 
     async def flush(self) -> None:
         if self._pending:
-            await self._call(self._flush_locked)
+            await self._call(self._flush_locked, "saving messages")
 
     async def append_messages(
         self, session_id: str, memory_key: str, messages: Sequence[Message]
@@ -476,3 +483,60 @@ class SqliteStore:
             return cursor.rowcount > 0
 
         return await self._call(write)
+
+    # ------------------------------------------------------- a lost database
+
+    async def restore(self, images: Sequence[SessionImage]) -> None:
+        """Write ``images`` into the database in one transaction (the
+        :attr:`on_replaced` hook's write: it does not wait for itself).
+        Queued messages stay queued; a session they belong to that has no
+        image gets a row, so they can be committed."""
+
+        def write() -> None:
+            self._db.execute("BEGIN")
+            for image in images:
+                r = image.record
+                self._db.execute(
+                    "INSERT OR REPLACE INTO sessions (id, title, status, mode, origin, "
+                    "created_at, updated_at, turns, usage, workspace) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        r.id,
+                        r.title,
+                        r.status,
+                        r.mode,
+                        r.origin,
+                        r.created_at,
+                        r.updated_at,
+                        r.turns,
+                        json.dumps(r.usage),
+                        r.workspace,
+                    ),
+                )
+                now = time.time()
+                for key, messages in image.memories.items():
+                    self._db.execute(
+                        "DELETE FROM messages WHERE session_id=? AND memory_key=?", (r.id, key)
+                    )
+                    self._db.executemany(
+                        "INSERT INTO messages (session_id, memory_key, seq, body, created_at) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        [(r.id, key, i, m.model_dump_json(), now) for i, m in enumerate(messages)],
+                    )
+                    seq = self._next_seq.get((r.id, key), 0)
+                    self._next_seq[(r.id, key)] = max(seq, len(messages))
+                for key, state in image.states.items():
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO memories (session_id, memory_key, state) "
+                        "VALUES (?, ?, ?)",
+                        (r.id, key, json.dumps(state)),
+                    )
+            now = time.time()
+            for session_id in {p[0] for p in self._pending} - {i.record.id for i in images}:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)",
+                    (session_id, now, now),
+                )
+            self._db.execute("COMMIT")
+
+        await self._file.call(write, doing="writing the sessions in memory again", check=False)
