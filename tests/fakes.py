@@ -1510,10 +1510,12 @@ class FakeMcpConnection:
     @staticmethod
     def factory(
         tools: Mapping[str, list[Any]], starts: list[bool] | None = None
-    ) -> Callable[[Any, Callable[[], None]], Any]:
+    ) -> Callable[[Any, Callable[[], None], Callable[[str], None]], Any]:
         shared = starts if starts is not None else []
 
-        def make(spec: Any, on_tools_changed: Callable[[], None]) -> FakeMcpConnection:
+        def make(
+            spec: Any, on_tools_changed: Callable[[], None], on_closed: Callable[[str], None]
+        ) -> FakeMcpConnection:
             return FakeMcpConnection(spec, list(tools.get(spec.name, [])), shared)
 
         return make

@@ -21,6 +21,7 @@ from rein.config import ReinConfig
 from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.headless.analyzers import AnalyzerPool
 from rein.headless.host import HeadlessSession
+from rein.headless.restarts import RestartPolicy
 from rein.providers.replay import ReplayModel
 
 pytestmark = pytest.mark.e2e
@@ -308,10 +309,14 @@ async def test_a_missing_analyzer_is_named_beside_the_running_one(tmp_path: Path
         await pool.stop()
 
 
-async def test_an_analyzer_that_crashed_twice_leaves_the_snapshot_blind(tmp_path: Path) -> None:
+async def test_an_analyzer_past_its_restart_budget_leaves_the_snapshot_blind_until_its_cool_down_ends(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "app.py").write_text("print(undefined_name)\n")
     reports: list[str] = []
-    pool = AnalyzerPool(tmp_path, [RUFF], on_report=reports.append)
+    # One restart a minute, and a cool-down short enough to wait for.
+    policy = RestartPolicy(max_restarts=1, cool_down_s=0.5)
+    pool = AnalyzerPool(tmp_path, [RUFF], on_report=reports.append, restart_policy=policy)
     await pool.start()
     try:
         assert await pool.wait_initial(30)
@@ -328,9 +333,29 @@ async def test_an_analyzer_that_crashed_twice_leaves_the_snapshot_blind(tmp_path
             os.kill(ruff.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
             with anyio.fail_after(30):
                 await handled.wait()
+                if ruff.failure is None:  # the first crash: restarted after 0.5 s
+                    await pool.restarts.settled()
+                    assert ruff.alive
         snapshot = await pool.snapshot()
         assert snapshot.diagnostics == ()
-        assert snapshot.blind == "no analyzer is running (ruff exited twice (code -9))"
+        assert snapshot.blind == (
+            "no analyzer is running (ruff exited (code -9), 2 times within 60 s; "
+            "off for 0.5 s, then tried again)"
+        )
+        assert pool.idle()
+        # The cool-down ends: it runs again and looks.
+        with anyio.fail_after(30):
+            await pool.restarts.settled()
+        assert ruff.alive and ruff.failure is None
+        assert await pool.wait_initial(30)
+        snapshot = await pool.snapshot()
+        assert snapshot.blind is None and [d.code for d in snapshot.diagnostics] == ["F821"]
+        assert reports == [
+            "analyzer ruff exited (code -9); restarting it in 0.5 s (restart 1 of 1 within 60 s)",
+            "analyzer ruff exited (code -9), 2 times within 60 s; it stays off for 0.5 s, "
+            "then is tried again",
+            "analyzer ruff runs again after its cool-down",
+        ]
         assert pool.idle()
     finally:
         await pool.stop()

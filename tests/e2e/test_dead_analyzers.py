@@ -1,6 +1,8 @@
 """Dead or silent analyzers, headless, with the real ones (ruff server,
-basedpyright): a killed analyzer that stays off makes every later verdict
-stale and says which one and why; an analyzer that never answers is
+basedpyright): a killed analyzer is restarted again and again (with a
+backoff) and later verdicts look; one past its restart budget stays off for
+a cool-down and makes every verdict meanwhile stale and says which one and
+why; an analyzer that never answers is
 bounded by ``gates.analyzer.requestTimeoutMs``."""
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from rein.harness.events import GateResult, RunEnd
 from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.headless.analyzers import AnalyzerPool
 from rein.headless.host import HeadlessSession
+from rein.headless.restarts import COOL_DOWN_S, MAX_RESTARTS, RestartPolicy
 from rein.providers.replay import ReplayModel
 
 pytestmark = pytest.mark.e2e
@@ -44,36 +47,32 @@ def _kill_tree(pid: int) -> None:
     os.kill(pid, signal.SIGKILL)
 
 
-async def _kill_twice(pool: AnalyzerPool, name: str) -> None:
-    """SIGKILL the analyzer, let the pool restart it once, kill it again:
-    it stays off (each crash awaited through the pool's handler)."""
+async def _kill(pool: AnalyzerPool, name: str, times: int = 1) -> None:
+    """SIGKILL the analyzer ``times`` times, each crash awaited through the
+    pool's handler and the restart it plans (but not a cool-down's)."""
     analyzer = next(a for a in pool.analyzers if a.spec.name == name)
     original = pool._crashed
-    for _ in range(2):
-        handled = anyio.Event()
+    try:
+        for _ in range(times):
+            handled = anyio.Event()
 
-        async def crashed(a: Any, code: int | None, done: anyio.Event = handled) -> None:
-            await original(a, code)
-            done.set()
+            async def crashed(a: Any, code: int | None, done: anyio.Event = handled) -> None:
+                await original(a, code)
+                done.set()
 
-        pool._crashed = crashed  # type: ignore[method-assign]
-        assert analyzer.client is not None and analyzer.client._server is not None
-        _kill_tree(analyzer.client._server.pid)
-        with anyio.fail_after(60):
-            await handled.wait()
-    pool._crashed = original  # type: ignore[method-assign]
-    assert not analyzer.alive and analyzer.failure is not None
+            pool._crashed = crashed  # type: ignore[method-assign]
+            assert analyzer.client is not None and analyzer.client._server is not None
+            _kill_tree(analyzer.client._server.pid)
+            with anyio.fail_after(60):
+                await handled.wait()
+                if analyzer.failure is None:  # not cooling down: restarted after its backoff
+                    await pool.restarts.settled()
+                    assert analyzer.alive
+    finally:
+        pool._crashed = original  # type: ignore[method-assign]
 
 
-async def test_a_dead_analyzer_makes_every_later_verdict_stale_and_says_so(pyproj: Path) -> None:
-    model = ReplayModel(
-        [
-            _edit('f"hello {name}"', 'f"hi {name}"'),
-            {"text": "first"},
-            _edit('f"hi {name}"', 'f"hey {name}"'),
-            {"text": "second"},
-        ]
-    )
+def _analyzer_gates(host: HeadlessSession) -> tuple[list[GateResult], list[RunEnd]]:
     gates: list[GateResult] = []
     ends: list[RunEnd] = []
 
@@ -83,17 +82,84 @@ async def test_a_dead_analyzer_makes_every_later_verdict_stale_and_says_so(pypro
         elif isinstance(event, RunEnd):
             ends.append(event)
 
+    host.subscribe(listen)
+    return gates, ends
+
+
+async def test_an_analyzer_killed_again_and_again_is_restarted_and_later_verdicts_look(
+    pyproj: Path,
+) -> None:
+    """Killed three times in one session (once between two runs): each
+    crash is reported with its backoff, and every verdict after it is made
+    with basedpyright looking (before: restarted once, then it stayed off
+    and every verdict was "unverified")."""
+    model = ReplayModel(
+        [
+            _edit('f"hello {name}"', 'f"hi {name}"'),
+            {"text": "first"},
+            _edit('f"hi {name}"', "name + 1"),
+            {"text": "second"},
+            _edit("name + 1", 'f"hey {name}"'),  # the repair the blocker asked for
+            {"text": "repaired"},
+        ]
+    )
     async with HeadlessSession(pyproj, model, ReinConfig(), watch=False) as host:
-        assert {a.spec.name for a in host.pool.analyzers if a.alive} == {"ruff", "basedpyright"}
-        await _kill_twice(host.pool, "basedpyright")
-        host.subscribe(listen)
+        gates, ends = _analyzer_gates(host)
+        await _kill(host.pool, "basedpyright", times=2)
+        first = await host.prompt("say hi")
+        await _kill(host.pool, "basedpyright")
+        second = await host.prompt("break it")
+        reports = list(host.reports)
+        running = {a.spec.name for a in host.pool.analyzers if a.alive}
+    assert running == {"ruff", "basedpyright"}
+    assert [r for r in reports if "basedpyright" in r] == [
+        f"analyzer basedpyright exited (code -9); restarting it in {delay} s "
+        f"(restart {n} of {MAX_RESTARTS} within 60 s)"
+        for n, delay in ((1, "0.5"), (2, "1"), (3, "2"))
+    ]
+    assert [r.status for r in (first, second)] == ["completed", "completed"]
+    assert [(g.status, g.stale) for g in gates] == [
+        ("passed", False),
+        ("blocked", False),
+        ("passed", False),
+    ], [g.detail for g in gates]
+    assert all("(from ruff, basedpyright)" in g.detail for g in gates), [g.detail for g in gates]
+    assert [[u.reason for u in e.unverified] for e in ends] == [[], []]
+    # basedpyright looked at the second edit after its third kill: its type
+    # error blocked the edit until the model repaired it.
+    assert [(b.source, b.code) for b in gates[1].blockers] == [
+        ("basedpyright", "reportOperatorIssue")
+    ]
+
+
+async def test_an_analyzer_past_its_restart_budget_makes_verdicts_stale_and_says_so(
+    pyproj: Path,
+) -> None:
+    """Past its budget (here one restart a minute) an analyzer stays off
+    for the cool-down: every verdict meanwhile is stale and says which one
+    and why (ruff still looks)."""
+    model = ReplayModel(
+        [
+            _edit('f"hello {name}"', 'f"hi {name}"'),
+            {"text": "first"},
+            _edit('f"hi {name}"', 'f"hey {name}"'),
+            {"text": "second"},
+        ]
+    )
+    host = HeadlessSession(pyproj, model, ReinConfig(), watch=False)
+    host.pool.restarts.policy = RestartPolicy(max_restarts=1)
+    async with host:
+        gates, ends = _analyzer_gates(host)
+        await _kill(host.pool, "basedpyright", times=2)
         first = await host.prompt("say hi")
         second = await host.prompt("say hey")
         reports = list(host.reports)
+    off = "basedpyright exited (code -9), 2 times within 60 s"
     why = (
-        "diagnostics are missing: basedpyright is not running (basedpyright exited twice (code -9))"
+        f"diagnostics are missing: basedpyright is not running ({off}; "
+        f"off for {COOL_DOWN_S:g} s, then tried again)"
     )
-    assert any("basedpyright exited again" in r and "it stays off" in r for r in reports), reports
+    assert f"analyzer {off}; it stays off for 300 s, then is tried again" in reports, reports
     assert [r.status for r in (first, second)] == ["completed", "completed"]
     assert [(g.status, g.stale) for g in gates] == [("unverified", True)] * 2
     assert all(why in g.detail for g in gates), [g.detail for g in gates]

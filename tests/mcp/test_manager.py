@@ -4,6 +4,8 @@ list_changed, schema checks, stop."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 
@@ -60,10 +62,12 @@ async def test_starts_lists_and_calls(managed: tuple[McpManager, States]) -> Non
         "crash",
         "echo",
         "fail",
+        "garble",
         "grow",
         "hang",
         "hang_started",
         "image",
+        "pid",
         "wait_cancelled",
     ]
     result = await manager.call_tool("box", "echo", {"text": "hi"})
@@ -262,3 +266,41 @@ async def test_servers_added_later_start_at_once_when_the_others_run(
     assert manager.servers["late"].state == "running"
     result = await manager.call_tool("late", "echo", {"text": "later"})
     assert (result.content, result.is_error) == ("echo: later", False)
+
+
+async def test_a_line_that_is_not_utf8_does_not_break_the_connection() -> None:
+    """A server that prints one line of invalid UTF-8: the SDK's strict
+    decoding killed its reader, and every later call waited out the
+    server's timeout (here 30 s); decoded with replacement, they answer."""
+    manager = McpManager([toolbox_spec(timeout_s=30.0)])
+    try:
+        async with asyncio.timeout(10):
+            await manager.ensure_started()
+            garbled = await manager.call_tool("box", "garble", {})
+            assert (garbled.content, garbled.is_error) == ("garbled", False)
+            for text in ("one", "two"):
+                answer = await manager.call_tool("box", "echo", {"text": text})
+                assert answer.content == f"echo: {text}"
+        assert manager.servers["box"].state == "running"
+        assert manager.servers["box"].restarts == 0
+    finally:
+        await manager.aclose()
+
+
+async def test_a_server_that_dies_while_idle_is_restarted_and_reported(
+    managed: tuple[McpManager, States],
+) -> None:
+    """Killed between calls (its output ends, nobody is waiting for an
+    answer): the manager notices at once, says so and restarts it, so the
+    next call answers instead of failing as "stopped while running"."""
+    manager, states = managed
+    await manager.ensure_started()
+    pid = int((await manager.call_tool("box", "pid", {})).content)
+    mark = len(states.seen)
+    os.kill(pid, signal.SIGKILL)
+    error = await states.wait_for("box", "failed", mark)
+    assert error is not None and error.startswith("crashed: ") and "output ended" in error, error
+    await states.wait_for("box", "running", mark)
+    assert manager.servers["box"].restarts == 1
+    again = await manager.call_tool("box", "echo", {"text": "back"})
+    assert (again.content, again.is_error) == ("echo: back", False)

@@ -9,7 +9,9 @@ Run as ``python -m tests.mcp_servers.toolbox`` (or by path). Tools:
   ``notifications/cancelled`` arrived);
 * ``image()``: returns a tiny PNG;
 * ``fail(reason)``: the tool fails (``isError``);
-* ``grow()``: adds the tool ``late_tool`` and sends ``notifications/tools/list_changed``.
+* ``grow()``: adds the tool ``late_tool`` and sends ``notifications/tools/list_changed``;
+* ``garble()``: prints one line that is not UTF-8 on stdout, then returns;
+* ``pid()``: returns the server's process id (a test kills it while idle).
 """
 
 from __future__ import annotations
@@ -98,6 +100,24 @@ async def grow(ctx: Context) -> str:
     server.add_tool(late_tool)
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.tool()
+def garble() -> str:
+    """Print one line of bytes that are not UTF-8 between two messages."""
+    # The SDK moves the wire off fd 1 (print goes to stderr): write to its
+    # private copy, between two messages (nothing else is being sent now).
+    from mcp.server import stdio
+
+    wire = stdio._claims[1].private_fd
+    os.write(wire if wire is not None else 1, b"\xff\xfe not utf-8 \xc3\x28\n")
+    return "garbled"
+
+
+@server.tool()
+def pid() -> str:
+    """The server's process id."""
+    return str(os.getpid())
 
 
 if __name__ == "__main__":

@@ -62,11 +62,13 @@ MCP_BOX_TOOLS = (
     "crash",
     "echo",
     "fail",
+    "garble",
     "grow",
     "hang",
     "hang_started",
     "image",
     "late_tool",
+    "pid",
     "wait_cancelled",
 )
 #: The tool class of every tool a session can offer.

@@ -27,6 +27,8 @@ from rein.tools._globs import glob_regex, match_path, parse_gitignore, path_igno
         pytest.param("*.{ts,tsx}", "a.js", False, id="braces-miss"),
         pytest.param("a+b(1).txt", "a+b(1).txt", True, id="regex-chars-literal"),
         pytest.param("\\*.md", "*.md", True, id="escape"),
+        pytest.param("*.py", "a.py\n", False, id="no-trailing-newline"),
+        pytest.param("*.py", "a\nb.py", True, id="newline-inside-a-name"),
     ],
 )
 def test_glob_regex(pattern: str, path: str, expected: bool) -> None:

@@ -92,7 +92,8 @@ class _Analyzer:
         self.watches_files = False
         #: The server's name and version from its initialize result.
         self.version: str | None = None
-        #: Why it is not running (failed to start, exited twice), for reports.
+        #: Why it is not running (failed to start, off after repeated
+        #: crashes), for reports; None while it runs or restarts.
         self.failure: str | None = None
         #: Settings sent to it: the spec's, with the filter's excludes.
         self.settings: dict[str, Any] = spec.settings

@@ -7,7 +7,9 @@ LanguageClient. The pool opens the workspace's relevant files, sends
 didOpen/didChange for every mutation, collects publishDiagnostics, and tells
 the :class:`~rein.harness.coordinators.DiagnosticsCoordinator` when every
 analyzer that owns a file has published for it since its last change. A
-crashed analyzer is restarted once, and that is reported.
+crashed analyzer is restarted after a backoff, a few times a minute at most,
+then again after a cool-down (:mod:`rein.headless.restarts`); each crash is
+reported, and verdicts while it is down say it is missing.
 
 Settled means the analyzer says it is done: the pool tracks LSP work-done
 progress (``$/progress`` begin/end) and pyright's own ``pyright/beginProgress``
@@ -42,6 +44,7 @@ from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
 from rein.headless.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.headless.importers import ImportIndex
+from rein.headless.restarts import AnalyzerRestarts, RestartPolicy
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = [
@@ -75,6 +78,7 @@ class AnalyzerPool:
         max_importers: int = 30,
         request_timeout_ms: int = 10_000,
         read: Callable[[str], str | None] | None = None,
+        restart_policy: RestartPolicy | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         #: Asked for a file's text before the disk (``rein acp``: the text
@@ -87,6 +91,10 @@ class AnalyzerPool:
         self.specs = list(specs)
         self.on_diagnostics_changed = on_diagnostics_changed
         self.on_report = on_report or (lambda message: log.warning("%s", message))
+        #: Starts crashed analyzers again (backoff, a budget, a cool-down).
+        self.restarts = AnalyzerRestarts(
+            restart_policy or RestartPolicy(), report=self.on_report, changed=self._activity
+        )
         #: How many files start-up opens (for speed: basedpyright covers the
         #: rest in workspace mode, ruff's findings never cross files, and
         #: :meth:`ensure_open` opens every touched file).
@@ -104,8 +112,8 @@ class AnalyzerPool:
         #: The quiet period after an analyzer's last progress end or publish.
         self.quiet_s = quiet_ms / 1000
         self.analyzers: list[_Analyzer] = []
-        #: Analyzers that could not run (not found, failed to start, crashed
-        #: twice), as "name: reason".
+        #: Analyzers that could not run (not found, failed to start), as
+        #: "name: reason".
         self.failed: list[str] = []
         self.filter = WorkspaceFilter(self.root)
         self.files: list[str] = []
@@ -139,6 +147,7 @@ class AnalyzerPool:
             self.analyzers.append(analyzer)
 
     async def stop(self) -> None:
+        await self.restarts.aclose()
         for analyzer in self.analyzers:
             await analyzer.stop()
 
@@ -150,27 +159,9 @@ class AnalyzerPool:
         await self.stop()
 
     async def _crashed(self, analyzer: _Analyzer, returncode: int | None) -> None:
-        if analyzer.restarts >= 1:
-            self.on_report(
-                f"analyzer {analyzer.spec.name} exited again (code {returncode}); it stays off"
-            )
-            analyzer.failure = f"{analyzer.spec.name} exited twice (code {returncode})"
-            analyzer.awaiting.clear()
-            analyzer.progress.clear()
-            analyzer.diagnostics.clear()
-            self._activity()
-            return
-        analyzer.restarts += 1
-        self.on_report(
-            f"analyzer {analyzer.spec.name} exited (code {returncode}); restarting it once"
-        )
-        try:
-            await analyzer.start()
-        except Exception as exc:
-            self.on_report(f"analyzer {analyzer.spec.name} could not be restarted: {exc}")
-            analyzer.failure = f"{analyzer.spec.name} could not be restarted: {exc}"
-            await analyzer.stop()
-            self._activity()
+        """Its process exited: reported, started again later (not here: this
+        runs in the dead client's exit handler)."""
+        self.restarts.crashed(analyzer, f"exited (code {returncode})")
 
     # ----------------------------------------------------------------- files
 
@@ -339,8 +330,8 @@ class AnalyzerPool:
 
     def missing_diagnostics(self, wanted: set[str] | None = None) -> str | None:
         """Why some diagnostics are missing while others are there: an
-        analyzer that is dead (crashed twice, could not restart) or
-        restarting leaves every later snapshot stale; one that did not
+        analyzer that is off (cooling down after repeated crashes) or
+        restarting leaves every snapshot stale until it runs again; one that did not
         answer for a file within the bound leaves that file's stale. None
         when nothing is missing."""
         reasons: list[str] = []

@@ -12,6 +12,13 @@ took longer than the server's timeout; it was cancelled, which sends the
 MCP cancellation), "closed" (the connection is gone: a crash) or "error"
 (the server answered with a JSON-RPC error). Cancelling the caller (an
 aborted run) cancels the request the same way.
+
+A stdio server's output is decoded with replacement: one line that is not
+UTF-8 is a message that does not parse (dropped), not a dead reader (the
+SDK's strict default ended its reader and every later call waited out its
+timeout). When the server's output ends without our stop (it exited, was
+killed, closed its stdout), ``on_closed`` says why at once, calls or not:
+the manager restarts it.
 """
 
 from __future__ import annotations
@@ -40,11 +47,20 @@ _STDERR_TAIL = 2000
 class McpConnection:
     """A started server: its tools, calls, and a way to stop it."""
 
-    def __init__(self, spec: McpServerSpec, *, on_tools_changed: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        spec: McpServerSpec,
+        *,
+        on_tools_changed: Callable[[], None],
+        on_closed: Callable[[str], None] | None = None,
+    ) -> None:
         self.spec = spec
         self._on_tools_changed = on_tools_changed
+        self._on_closed = on_closed
         self._session: ClientSession | None = None
         self._stop = asyncio.Event()
+        #: The server's output ended before :meth:`stop` (see ``on_closed``).
+        self._output_ended = False
         self._task: asyncio.Task[None] | None = None
         self._stderr: IO[str] | None = None
         self.closed = False
@@ -77,7 +93,11 @@ class McpConnection:
         argv = dies_with_us([spec.command or "", *spec.args])
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         params = StdioServerParameters(
-            command=argv[0], args=argv[1:], env=dict(spec.env) or None, cwd=spec.cwd
+            command=argv[0],
+            args=argv[1:],
+            env=dict(spec.env) or None,
+            cwd=spec.cwd,
+            encoding_error_handler="replace",
         )
         return stdio_client(params, errlog=self._stderr)
 
@@ -85,9 +105,14 @@ class McpConnection:
         try:
             async with AsyncExitStack() as stack:
                 read, write = (await stack.enter_async_context(self._transport()))[:2]
+                # The session reads through a relay that sees the output end.
+                relay, received = anyio.create_memory_object_stream[Any](0)
+                relays = await stack.enter_async_context(anyio.create_task_group())
+                relays.start_soon(self._relay, read, relay)
+                stack.callback(relays.cancel_scope.cancel)  # before the transport closes
                 session = await stack.enter_async_context(
                     ClientSession(
-                        read,
+                        received,
                         write,
                         message_handler=self._on_message,
                         client_info=Implementation(name="rein", version="0.1.0"),
@@ -97,6 +122,11 @@ class McpConnection:
                 self._session = session
                 ready.set_result(None)
                 await self._stop.wait()
+                if self._output_ended:
+                    self.closed = True
+                    why = f"its output ended (it exited or closed its stdout){self._stderr_note()}"
+                    if self._on_closed is not None:
+                        self._on_closed(why)
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
@@ -105,6 +135,17 @@ class McpConnection:
         finally:
             self.closed = True
             self._session = None
+
+    async def _relay(self, read: Any, relay: Any) -> None:
+        """Pass the server's messages on to the session; when its output
+        ends (not by our stop), wake :meth:`_run` to say so."""
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            async with relay:
+                async for item in read:
+                    await relay.send(item)
+        if not self._stop.is_set():
+            self._output_ended = True
+            self._stop.set()
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, ToolListChangedNotification):

@@ -51,13 +51,19 @@ class Connection(Protocol):
     async def stop(self) -> None: ...
 
 
-ConnectionFactory = Callable[[McpServerSpec, Callable[[], None]], Connection]
+#: (spec, on_tools_changed, on_closed(why)) -> a connection not started yet;
+#: ``on_closed`` is called when the connection ends on its own (a crash).
+ConnectionFactory = Callable[[McpServerSpec, Callable[[], None], Callable[[str], None]], Connection]
 
 
-def _sdk_connection(spec: McpServerSpec, on_tools_changed: Callable[[], None]) -> Connection:
+def _sdk_connection(
+    spec: McpServerSpec, on_tools_changed: Callable[[], None], on_closed: Callable[[str], None]
+) -> Connection:
     from rein.mcp.client import McpConnection  # the SDK: only once a server is configured
 
-    connection: McpConnection = McpConnection(spec, on_tools_changed=on_tools_changed)
+    connection: McpConnection = McpConnection(
+        spec, on_tools_changed=on_tools_changed, on_closed=on_closed
+    )
     return connection
 
 
@@ -263,7 +269,11 @@ class McpManager:
         def changed() -> None:
             status.stale = True
 
-        connection = self._connect(status.spec, changed)
+        def closed(why: str) -> None:
+            # Its output ended between calls (or during one): a crash.
+            self._crashed(status, why, connection)
+
+        connection = self._connect(status.spec, changed, closed)
         try:
             await connection.start(self._start_timeout_s)
             async with asyncio.timeout(self._start_timeout_s):
@@ -336,11 +346,12 @@ class McpManager:
                 is_error=True,
                 details=details,
             )
+        connection = status.connection
         try:
-            result = await status.connection.call(tool, arguments, status.spec.timeout_s)
+            result = await connection.call(tool, arguments, status.spec.timeout_s)
         except McpCallFailed as exc:
             if exc.kind == "closed":
-                self._crashed(status, str(exc))
+                self._crashed(status, str(exc), connection)
                 return ToolResult(
                     f"The MCP server {server} stopped while running {tool} ({exc}); the call "
                     "did not complete. Rein restarts the server; you may try again later.",
@@ -354,8 +365,13 @@ class McpManager:
             )
         return map_result(result, server=server, tool=tool)
 
-    def _crashed(self, status: ServerStatus, error: str) -> None:
-        connection, status.connection, status.tools = status.connection, None, []
+    def _crashed(self, status: ServerStatus, error: str, connection: Connection) -> None:
+        """``connection`` of ``status`` ended on its own: say so, restart it.
+        Once per connection (a call and the connection's end may both tell)."""
+        if status.connection is not connection or self._closed:
+            return
+        status.connection, status.tools = None, []
+        log.warning("MCP server %s crashed: %s; restarting it", status.spec.name, error)
         self._set(status, "failed", f"crashed: {error}")
         task = asyncio.get_running_loop().create_task(self._restart(status, connection))
         self._restarts.add(task)

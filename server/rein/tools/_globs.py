@@ -92,7 +92,8 @@ def glob_regex(
     depth)."""
     prefix = "" if anchored else "(?:.*/)?"
     flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-    return re.compile(f"^{prefix}{_translate(pattern, braces)}$", flags)
+    # \Z, not $: "$" also matches before a final newline ("*.py" took "a.py\n").
+    return re.compile(f"^{prefix}{_translate(pattern, braces)}\\Z", flags)
 
 
 def match_path(pattern: str, path: str) -> bool:

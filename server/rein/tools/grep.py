@@ -13,10 +13,19 @@ needs approval) are applied in Python for both (an rg ``-g`` glob would
 override ``.gitignore`` and is case-sensitive). The Python backend reads
 each file through :meth:`Sandbox.read_disk <rein.tools.sandbox.Sandbox.read_disk>`. A regex ripgrep cannot parse but
 Python can (look-around, backreferences) is searched by the Python backend.
+
+ripgrep's output is read as JSON (``--json``), one message a line: a path
+is whole whatever it holds (a newline would split the plain output, so the
+rules were applied to a name that is not the file's, and a hard link named
+``x\nb.txt`` was searched as ``b.txt``), and a name that is not UTF-8
+comes as bytes (base64) and is decoded as the Python backend's walk decodes
+it. Names are shown escaped where needed (:mod:`rein.tools._names`).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import shutil
@@ -37,6 +46,7 @@ from rein.process.environment import child_environment
 from rein.tools._context import sandbox_of
 from rein.tools._files import FileTree, plural
 from rein.tools._globs import glob_regex
+from rein.tools._names import ESCAPED_NOTE, shown_name
 from rein.tools.ignore import SKIPPED_DIR_NAMES, WorkspaceFilter
 from rein.tools.sandbox import Sandbox, hard_link_reason
 from rein.tools.settings import GrepBackend
@@ -49,11 +59,7 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 
 _RG_FLAGS = (
     "--no-config",
-    "--color=never",
-    "--no-heading",
-    "--with-filename",
-    "--line-number",
-    "--null",
+    "--json",
     "--no-messages",
     "--hidden",
     "--crlf",
@@ -216,9 +222,10 @@ async def _run_rg(command: list[str], cwd: str, keep: _Filter, limit: int) -> li
                 pending += chunk
                 if b"\n" not in chunk:
                     continue
+                # JSON escapes a newline inside a name or a line: one message a line.
                 *lines, pending = pending.split(b"\n")
                 for raw in lines:
-                    match = _parse_rg_line(raw)
+                    match = _parse_rg_message(raw)
                     if match is not None and keep(match.path):
                         matches.append(match)
                         if len(matches) >= limit:
@@ -246,13 +253,37 @@ async def _drain(process: Process, sink: bytearray) -> None:
             sink.extend(chunk)
 
 
-def _parse_rg_line(raw: bytes) -> Match | None:
-    path, sep, rest = raw.partition(b"\x00")
-    number, sep2, text = rest.partition(b":")
-    if not sep or not sep2 or not number.isdigit():
+def _parse_rg_message(raw: bytes) -> Match | None:
+    """A match from one line of ``rg --json``; None for its other messages."""
+    if b'"type":"match"' not in raw:
+        return None  # begin, end, summary: not parsed (a quote in a name is escaped)
+    try:
+        data = json.loads(raw)["data"]
+        path = _rg_data(data["path"], name=True)
+        text = _rg_data(data["lines"], name=False)
+        number = data["line_number"]
+    except (ValueError, KeyError, TypeError):
         return None
-    name = path.decode("utf-8", "replace").removeprefix("./")
-    return Match(name, int(number), text.decode("utf-8", "replace").removesuffix("\r"))
+    if path is None or text is None or not isinstance(number, int):
+        return None
+    text = text.removesuffix("\n").removesuffix("\r")
+    return Match(path.removeprefix("./"), number, text)
+
+
+def _rg_data(value: object, *, name: bool) -> str | None:
+    """rg's ``{"text": ...}``, or ``{"bytes": base64}`` when not UTF-8: a
+    name decoded as the file system's (what ``os.scandir`` gives), a line
+    with replacement characters (as the Python backend decodes a file)."""
+    if not isinstance(value, dict):
+        return None
+    text = value.get("text")
+    if isinstance(text, str):
+        return text
+    encoded = value.get("bytes")
+    if not isinstance(encoded, str):
+        return None
+    data = base64.b64decode(encoded)
+    return os.fsdecode(data) if name else data.decode("utf-8", "replace")
 
 
 class GrepTool(Tool[GrepArgs]):
@@ -298,14 +329,14 @@ class GrepTool(Tool[GrepArgs]):
         protected = sandbox.denied_by(rel)
         if protected is not None:
             raise ToolError(
-                f"{rel} matches the protected pattern {protected!r} and is not searched. "
-                "Read it with read_file, which asks the person for approval."
+                f"{shown_name(rel)} matches the protected pattern {protected!r} and is not "
+                "searched. Read it with read_file, which asks the person for approval."
             )
         links = sandbox.links(rel)
         if links > 1:
             raise ToolError(
-                f"{rel} is not searched: {hard_link_reason(links)}. Read it with read_file, "
-                "which asks the person for approval."
+                f"{shown_name(rel)} is not searched: {hard_link_reason(links)}. Read it with "
+                "read_file, which asks the person for approval."
             )
         pattern = re.escape(args.pattern) if args.literal else args.pattern
         try:
@@ -380,10 +411,11 @@ class GrepTool(Tool[GrepArgs]):
         files = len({m.path for m in shown})
         details = {"matches": len(shown), "files": files, "truncated": cut, "backend": backend}
         if not shown:
-            where = "" if rel == "." else f" in {rel}"
+            where = "" if rel == "." else f" in {shown_name(rel)}"
             also = f" (files matching {args.glob!r})" if args.glob else ""
             return ToolResult(f"No matches for {args.pattern!r}{where}{also}.", details=details)
-        lines = [f"{m.path}:{m.line}: {self._cut(m.text)}" for m in shown]
+        names = {m.path: shown_name(m.path) for m in shown}
+        lines = [f"{names[m.path]}:{m.line}: {self._cut(m.text)}" for m in shown]
         if cut:
             lines.append(
                 f"[Output cut at {self.max_matches} matches; there are more. Narrow the "
@@ -391,6 +423,8 @@ class GrepTool(Tool[GrepArgs]):
             )
         else:
             lines.append(f"[{plural(len(shown), 'match', 'matches')} in {plural(files, 'file')}]")
+        if any(shown != path for path, shown in names.items()):
+            lines.append(ESCAPED_NOTE)
         return ToolResult("\n".join(lines), details=details)
 
     def _cut(self, text: str) -> str:

@@ -1,6 +1,8 @@
 """``list_dir`` and ``glob``: the file tree on disk, without what the
 workspace filter skips (:mod:`rein.tools.ignore`: ``.gitignore``, virtual
-environments, build output, caches)."""
+environments, build output, caches). One entry, one line: a name with a
+newline or another control character is shown escaped
+(:mod:`rein.tools._names`)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools._files import FileTree, format_size, plural
 from rein.tools._globs import glob_regex
+from rein.tools._names import ESCAPED_NOTE, shown_name
 from rein.tools.sandbox import Sandbox
 
 __all__ = ["GlobArgs", "GlobTool", "ListDirArgs", "ListDirTool"]
@@ -59,14 +62,18 @@ class ListDirTool(Tool[ListDirArgs]):
         tree = FileTree(sandbox.root)
         entries, skipped = tree.list_dir(rel)
         shown = entries[: self.max_entries]
-        lines = [f"{'.' if rel == '.' else rel + '/'} ({plural(len(entries), 'entry', 'entries')})"]
+        title = "." if rel == "." else shown_name(rel) + "/"
+        lines = [f"{title} ({plural(len(entries), 'entry', 'entries')})"]
+        escaped = title != ("." if rel == "." else rel + "/")
         for entry in shown:
+            name = shown_name(entry.name)
+            escaped = escaped or name != entry.name
             if entry.is_symlink:
-                lines.append(f"  {entry.name}{'/' if entry.is_dir else ''} (symlink)")
+                lines.append(f"  {name}{'/' if entry.is_dir else ''} (symlink)")
             elif entry.is_dir:
-                lines.append(f"  {entry.name}/")
+                lines.append(f"  {name}/")
             else:
-                lines.append(f"  {entry.name} ({format_size(entry.size)})")
+                lines.append(f"  {name} ({format_size(entry.size)})")
         if not entries:
             lines.append("  (empty)")
         if len(entries) > len(shown):
@@ -79,6 +86,8 @@ class ListDirTool(Tool[ListDirArgs]):
                 f"[{plural(skipped, 'entry', 'entries')} ignored by .gitignore (or .git) "
                 "not shown.]"
             )
+        if escaped:
+            lines.append(ESCAPED_NOTE)
         details = {"path": rel, "entries": len(entries), "ignored": skipped}
         return ToolResult("\n".join(lines), details=details)
 
@@ -157,7 +166,7 @@ class GlobTool(Tool[GlobArgs]):
         if not matches:
             where = "" if base == "." else f" under {base}"
             return ToolResult(f"No files match {pattern!r}{where}.", details=details)
-        shown = matches[: self.max_entries]
+        shown = [shown_name(path) for path in matches[: self.max_entries]]
         text = "\n".join(shown)
         if len(matches) > len(shown):
             details["truncated"] = True
@@ -165,4 +174,6 @@ class GlobTool(Tool[GlobArgs]):
                 f"\n[Output cut at {self.max_entries} files; more match. "
                 "Use a narrower pattern or path.]"
             )
+        if shown != matches[: self.max_entries]:
+            text += f"\n{ESCAPED_NOTE}"
         return ToolResult(text, details=details)
