@@ -48,7 +48,7 @@ from rein.harness.checkpoints import (
     MemoryCheckpointStore,
 )
 from rein.harness.coordinators import DiagnosticsCoordinator
-from rein.harness.errors import StoreError, ToolError
+from rein.harness.errors import FileChangedError, StoreError, ToolError
 from rein.harness.events import Event
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.messages import (
@@ -396,11 +396,20 @@ class FakeWorkspace:
         return path in self.files or path in self.buffers
 
     async def write_text(
-        self, path: str, text: str, *, expected_version: int | None = None
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
     ) -> Mutation:
         if self.refuse_next is not None:
             message, self.refuse_next = self.refuse_next, None
             raise ToolError(message)
+        if expected_text is not None and expected_text != (
+            self.buffers[path][0] if path in self.buffers else self.files.get(path)
+        ):
+            raise FileChangedError(f"{path} changed since it was read; it was not written")
         if path in self.buffers:
             current = self.buffers[path][1]
             if expected_version is not None and expected_version != current:

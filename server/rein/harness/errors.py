@@ -15,7 +15,10 @@
     │   └── ScriptError        replay script exhausted or expectation failed
     ├── ToolError              raised by a tool; becomes an is_error result
     │   ├── TransientToolError a failure that may pass (retried, harness.toolRetries)
-    │   └── SandboxError       a path outside the workspace or a denied glob
+    │   ├── SandboxError       a path outside the workspace or a denied glob
+    │   └── FileChangedError   a write computed from a text the file no longer
+    │                          holds (someone changed it since it was read);
+    │                          nothing was written
     ├── StoreError             the session store cannot be used
     ├── ReviewError            a review request names no reviewed run or file
     └── RestoreError           a restore that cannot be done (unknown or pruned
@@ -29,6 +32,7 @@ __all__ = [
     "AuthError",
     "ConfigError",
     "ContextLengthError",
+    "FileChangedError",
     "ModelError",
     "ProviderError",
     "RateLimitError",
@@ -126,6 +130,14 @@ class TransientToolError(ToolError):
 
 class SandboxError(ToolError):
     pass
+
+
+class FileChangedError(ToolError):
+    """A write carried the text it was computed from
+    (``Workspace.write_text(expected_text=...)``) and the file no longer
+    holds it: another edit, session, process or the person changed it since
+    it was read. Nothing was written; the caller may read it again and redo
+    its change on the new text."""
 
 
 class StoreError(ReinError):
