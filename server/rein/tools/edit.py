@@ -17,6 +17,7 @@ every byte outside the change.
 from __future__ import annotations
 
 import difflib
+import random
 import re
 import weakref
 from dataclasses import dataclass
@@ -45,8 +46,9 @@ __all__ = [
 
 MAX_DIFF_LINES = 80
 MAX_DIFF_CHARS = 6000
-#: How many times an edit is made again on a file that changed under it.
-EDIT_ATTEMPTS = 5
+#: How many times an edit is made again on a file that changed under it
+#: (another process writing it in a burst), with a growing random pause.
+EDIT_ATTEMPTS = 20
 
 
 def bounded_diff(path: str, before: str, after: str) -> str:
@@ -257,7 +259,9 @@ class EditFileTool(Tool[EditFileArgs]):
                             f"{rel} kept changing while it was edited ({EDIT_ATTEMPTS} tries); "
                             "nothing was written. Read it again and redo the change."
                         ) from exc
-                # Changed since it was read: make the same edit on its new text.
+                # Changed since it was read: make the same edit on its new text
+                # (after a pause, so that two processes do not keep colliding).
+                await anyio.sleep(random.uniform(0, 0.005 * attempt))
                 content = await workspace.read_text(rel)
                 _check_size(rel, content.text)
                 text = content.text
