@@ -1055,6 +1055,9 @@ class ChunkedStream(httpx.AsyncByteStream):
 # ------------------------------------------------------------------ editor
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _offset(text: str, pos: lsp.Position) -> int:
     lines = text.split("\n")
     if pos.line >= len(lines):
@@ -1085,6 +1088,8 @@ class Editor:
         #: The params of every rein/askUser.
         self.asks: list[dict[str, Any]] = []
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []
+        #: rel -> whether the file it loaded had a byte order mark.
+        self.boms: dict[str, bool] = {}
         self.refused: list[str] = []
         #: (rel, text): the person types this just before the next edit arrives
         self.type_before_next_apply: tuple[str, str] | None = None
@@ -1194,17 +1199,17 @@ class Editor:
                             failure_reason=f"{rel} is at version {version}, not {change.text_document.version}",
                         )
                 else:
-                    version, text = (
-                        0,
-                        # an editor opens any file (a binary one shows replacement characters)
-                        (self.root / rel).read_bytes().decode("utf-8", "replace")
-                        if (self.root / rel).exists()
-                        else "",
-                    )
+                    data = (self.root / rel).read_bytes() if (self.root / rel).exists() else b""
+                    # an editor opens any file (a binary one shows replacement
+                    # characters); as VS Code, it keeps a byte order mark out
+                    # of the text and puts it back when it saves
+                    self.boms[rel] = data.startswith(_BOM)
+                    version, text = 0, data.removeprefix(_BOM).decode("utf-8", "replace")
                 for edit in change.edits:
                     start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
                     text = text[:start] + edit.new_text + text[end:]
-                (self.root / rel).write_text(text)
+                bom = _BOM if self.boms.get(rel) else b""
+                (self.root / rel).write_bytes(bom + text.encode("utf-8"))
                 if rel in self.docs:
                     self.docs[rel] = (version + 1, text)
                     self.client.text_document_did_change(
