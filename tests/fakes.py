@@ -1684,6 +1684,8 @@ class FakeAcpClient:
         hang: Sequence[str] = (),
     ) -> None:
         self.buffers = dict(buffers or {})
+        #: path -> whether the file it read from disk had a byte order mark.
+        self.boms: dict[str, bool] = {}
         self.terminal_script = list(terminals)
         self.terminals: dict[str, FakeTerminal] = {}
         self.permissions = list(permissions)
@@ -1700,7 +1702,8 @@ class FakeAcpClient:
 
     def save(self, path: str) -> None:
         """The person saves the editor's buffer of ``path`` to disk."""
-        Path(path).write_text(self.buffers[path], encoding="utf-8")
+        bom = _BOM if self.boms.get(path) else b""
+        Path(path).write_bytes(bom + self.buffers[path].encode("utf-8"))
 
     async def _enter(self, method: str, **params: Any) -> None:
         self.calls.append((method, params))
@@ -1721,7 +1724,11 @@ class FakeAcpClient:
         if path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
         try:
-            return ReadTextFileResponse(content=await anyio.Path(path).read_text(encoding="utf-8"))
+            # As an editor loads a file: line ends as they are, a byte order
+            # mark kept out of the text (and put back by ``save``).
+            data = await anyio.Path(path).read_bytes()
+            self.boms[path] = data.startswith(_BOM)
+            return ReadTextFileResponse(content=data.removeprefix(_BOM).decode("utf-8"))
         except FileNotFoundError:
             raise RequestError.resource_not_found(path) from None
 
