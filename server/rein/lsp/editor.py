@@ -103,6 +103,16 @@ def line_edit(old: str, new: str) -> lsp.TextEdit:
     )
 
 
+def _whole(text: str) -> lsp.TextEdit:
+    """Replace the whole document (its end clamped by the editor)."""
+    end = lsp.Position(_MAX_LINE, 0)
+    return lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), end), new_text=text)
+
+
+#: LSP's largest line number (a uinteger).
+_MAX_LINE = 2**31 - 1
+
+
 class EditorWorkspace:
     """Workspace port over the editor. One instance per server."""
 
@@ -332,6 +342,7 @@ class EditorWorkspace:
         open), after checking it is the text the change was computed from."""
         doc = self._open_document(uri)
         changes: list[Any] = []
+        old: str | None
         if doc is not None:
             if expected_version is not None and doc.version != expected_version:
                 raise FileChangedError(
@@ -344,18 +355,22 @@ class EditorWorkspace:
             version, old = doc.version, doc.source
         else:
             version = None
+            full = self._path(path)
             try:
-                old = (await read_text_async(self._path(path), path)).text
+                old = (await read_text_async(full, path)).text
             except ToolError:
-                if self._path(path).exists():
+                if full.exists() and (expected_text is not None or not full.is_file()):
                     raise
-                old = ""
-                changes.append(
-                    lsp.CreateFile(
-                        uri=uri,
-                        options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+                if full.exists():
+                    old = None  # binary, not UTF-8 or large: replaced whole (write_file)
+                else:
+                    old = ""
+                    changes.append(
+                        lsp.CreateFile(
+                            uri=uri,
+                            options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+                        )
                     )
-                )
             if expected_text is not None and old != expected_text:
                 raise FileChangedError(
                     f"{path} changed on disk since it was read; it was not written."
@@ -363,7 +378,7 @@ class EditorWorkspace:
         changes.append(
             lsp.TextDocumentEdit(
                 text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=[line_edit(old, text)],
+                edits=[line_edit(old, text) if old is not None else _whole(text)],
             )
         )
         return changes
