@@ -48,7 +48,7 @@ from rein.harness.checkpoints import (
     MemoryCheckpointStore,
 )
 from rein.harness.coordinators import DiagnosticsCoordinator
-from rein.harness.errors import StoreError, ToolError
+from rein.harness.errors import FileChangedError, StoreError, ToolError
 from rein.harness.events import Event
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.messages import (
@@ -396,11 +396,20 @@ class FakeWorkspace:
         return path in self.files or path in self.buffers
 
     async def write_text(
-        self, path: str, text: str, *, expected_version: int | None = None
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
     ) -> Mutation:
         if self.refuse_next is not None:
             message, self.refuse_next = self.refuse_next, None
             raise ToolError(message)
+        if expected_text is not None and expected_text != (
+            self.buffers[path][0] if path in self.buffers else self.files.get(path)
+        ):
+            raise FileChangedError(f"{path} changed since it was read; it was not written")
         if path in self.buffers:
             current = self.buffers[path][1]
             if expected_version is not None and expected_version != current:
@@ -1046,6 +1055,9 @@ class ChunkedStream(httpx.AsyncByteStream):
 # ------------------------------------------------------------------ editor
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _offset(text: str, pos: lsp.Position) -> int:
     lines = text.split("\n")
     if pos.line >= len(lines):
@@ -1078,6 +1090,8 @@ class Editor:
         #: The params of every rein/askUser.
         self.asks: list[dict[str, Any]] = []
         self.applied: list[lsp.ApplyWorkspaceEditParams] = []
+        #: rel -> whether the file it loaded had a byte order mark.
+        self.boms: dict[str, bool] = {}
         self.refused: list[str] = []
         #: (rel, text): the person types this just before the next edit arrives
         self.type_before_next_apply: tuple[str, str] | None = None
@@ -1187,17 +1201,17 @@ class Editor:
                             failure_reason=f"{rel} is at version {version}, not {change.text_document.version}",
                         )
                 else:
-                    version, text = (
-                        0,
-                        # an editor opens any file (a binary one shows replacement characters)
-                        (self.root / rel).read_bytes().decode("utf-8", "replace")
-                        if (self.root / rel).exists()
-                        else "",
-                    )
+                    data = (self.root / rel).read_bytes() if (self.root / rel).exists() else b""
+                    # an editor opens any file (a binary one shows replacement
+                    # characters); as VS Code, it keeps a byte order mark out
+                    # of the text and puts it back when it saves
+                    self.boms[rel] = data.startswith(_BOM)
+                    version, text = 0, data.removeprefix(_BOM).decode("utf-8", "replace")
                 for edit in change.edits:
                     start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
                     text = text[:start] + edit.new_text + text[end:]
-                (self.root / rel).write_text(text)
+                bom = _BOM if self.boms.get(rel) else b""
+                (self.root / rel).write_bytes(bom + text.encode("utf-8"))
                 if rel in self.docs:
                     self.docs[rel] = (version + 1, text)
                     self.client.text_document_did_change(
@@ -1677,6 +1691,8 @@ class FakeAcpClient:
         hang: Sequence[str] = (),
     ) -> None:
         self.buffers = dict(buffers or {})
+        #: path -> whether the file it read from disk had a byte order mark.
+        self.boms: dict[str, bool] = {}
         self.terminal_script = list(terminals)
         self.terminals: dict[str, FakeTerminal] = {}
         self.permissions = list(permissions)
@@ -1693,7 +1709,8 @@ class FakeAcpClient:
 
     def save(self, path: str) -> None:
         """The person saves the editor's buffer of ``path`` to disk."""
-        Path(path).write_text(self.buffers[path], encoding="utf-8")
+        bom = _BOM if self.boms.get(path) else b""
+        Path(path).write_bytes(bom + self.buffers[path].encode("utf-8"))
 
     async def _enter(self, method: str, **params: Any) -> None:
         self.calls.append((method, params))
@@ -1714,7 +1731,11 @@ class FakeAcpClient:
         if path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
         try:
-            return ReadTextFileResponse(content=await anyio.Path(path).read_text(encoding="utf-8"))
+            # As an editor loads a file: line ends as they are, a byte order
+            # mark kept out of the text (and put back by ``save``).
+            data = await anyio.Path(path).read_bytes()
+            self.boms[path] = data.startswith(_BOM)
+            return ReadTextFileResponse(content=data.removeprefix(_BOM).decode("utf-8"))
         except FileNotFoundError:
             raise RequestError.resource_not_found(path) from None
 

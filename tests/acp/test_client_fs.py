@@ -347,3 +347,74 @@ async def test_the_headless_analyzers_judge_the_client_s_text_not_the_disk(root:
         assert (root / "clean.py").read_text() == "y = 2\n"
     finally:
         await pool.stop()
+
+
+async def test_parallel_edits_of_one_buffer_both_land(root: Path) -> None:
+    app = str(root / "app.py")
+    client = FakeAcpClient(buffers={app: "a = 1\nb = 2\nc = 3\n"})
+    _, workspace = client_fs(root, client)
+    recorder = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=workspace, settings=ToolSettings(approval=ApprovalSettings(write="allow"))
+        )
+    )
+    results = []
+
+    async def edit(old: str, new: str) -> None:
+        results.append(
+            await recorder.run(EditFileTool(), path="app.py", old_string=old, new_string=new)
+        )
+
+    with in_session():
+        async with anyio.create_task_group() as tg:
+            for name in "abc":
+                tg.start_soon(edit, f"{name} = ", f"{name} = 1")
+    assert [r.content for r in results if r.is_error] == []
+    assert client.buffers[app] == "a = 11\nb = 12\nc = 13\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "old", "new", "after"),
+    [
+        pytest.param(
+            b"a = 1\r\nb = 2\r\n", "b = 2\n", "b = 20\n", b"a = 1\r\nb = 20\r\n", id="crlf"
+        ),
+        pytest.param(
+            b"\xef\xbb\xbfa = 1\nb = 2\n",
+            "a = 1",
+            "a = 10",
+            b"\xef\xbb\xbfa = 10\nb = 2\n",
+            id="bom",
+        ),
+        pytest.param(
+            b"a = 1\r\nc = 3\nd = 4\n",
+            "c = 3\nd = 4",
+            "c = 30\nd = 40",
+            b"a = 1\r\nc = 30\nd = 40\n",
+            id="mixed-lf-part",
+        ),
+    ],
+)
+@pytest.mark.parametrize("capability", [True, False], ids=["client-fs", "disk"])
+async def test_edits_keep_every_byte_they_do_not_change(
+    root: Path, before: bytes, old: str, new: str, after: bytes, capability: bool
+) -> None:
+    (root / "f.py").write_bytes(before)
+    client = FakeAcpClient()
+    _, workspace = client_fs(root, client)
+    recorder = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=workspace, settings=ToolSettings(approval=ApprovalSettings(write="allow"))
+        )
+    )
+    if capability:
+        with in_session():
+            result = await recorder.run(EditFileTool(), path="f.py", old_string=old, new_string=new)
+        # The client's text (an editor keeps a byte order mark out of it)
+        # changed where the edit is and nowhere else; its save keeps the rest.
+        client.save(str(root / "f.py"))
+        assert (root / "f.py").read_bytes() == after
+    else:
+        result = await recorder.run(EditFileTool(), path="f.py", old_string=old, new_string=new)
+        assert (root / "f.py").read_bytes() == after
+    assert not result.is_error, result.content

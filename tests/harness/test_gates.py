@@ -129,9 +129,9 @@ async def test_pre_existing_errors_elsewhere_do_not_block_but_new_ones_do() -> N
     agent, model, events, workspace, _ = gated_agent(script, files, max_repair_attempts=1)
     original = workspace.write_text
 
-    async def write_and_break(path, text, *, expected_version=None):
+    async def write_and_break(path, text, **kwargs):
         workspace.files["other.py"] = "ERROR new\n"
-        return await original(path, text, expected_version=expected_version)
+        return await original(path, text, **kwargs)
 
     workspace.write_text = write_and_break  # type: ignore[method-assign]
     result = await agent.prompt("change app.py")

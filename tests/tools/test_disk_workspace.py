@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
+import anyio
 import pytest
 
-from rein.harness.errors import SandboxError, ToolError
+from rein.harness.errors import FileChangedError, SandboxError, ToolError
 from rein.harness.ports import Mutation
-from rein.headless.disk_workspace import DiskWorkspace
+from rein.headless.disk_workspace import DiskWorkspace, directory_lock
+from rein.tools.disk_read import MAX_TEXT_BYTES
 
 
 async def test_write_is_atomic_keeps_mode_and_creates_parents(root: Path) -> None:
@@ -94,3 +97,60 @@ async def test_paths_leaving_the_root_are_refused(root: Path, tmp_path: Path) ->
             await workspace.write_text(bad, "x")
     assert not (tmp_path / "x.txt").exists()
     assert not await workspace.exists("../x.txt")
+
+
+async def test_a_write_computed_from_an_old_text_is_refused_and_nothing_written(
+    root: Path,
+) -> None:
+    workspace = DiskWorkspace(root)
+    (root / "f.py").write_text("a = 1\n")
+    read = await workspace.read_text("f.py")
+    (root / "f.py").write_text("a = 1\nb = 2\n")  # another process changed it
+    with pytest.raises(FileChangedError, match=r"f\.py changed since it was read"):
+        await workspace.write_text("f.py", "a = 10\n", expected_text=read.text)
+    assert (root / "f.py").read_text() == "a = 1\nb = 2\n"
+    assert workspace.generation == 0
+    current = await workspace.read_text("f.py")
+    await workspace.write_text("f.py", "a = 10\nb = 2\n", expected_text=current.text)
+    assert (root / "f.py").read_text() == "a = 10\nb = 2\n"
+
+
+async def test_reads_keep_line_ends_and_writes_keep_the_byte_order_mark(root: Path) -> None:
+    workspace = DiskWorkspace(root)
+    (root / "crlf.txt").write_bytes(b"a\r\nb\r\n")
+    (root / "bom.txt").write_bytes(b"\xef\xbb\xbfa\n")
+    assert (await workspace.read_text("crlf.txt")).text == "a\r\nb\r\n"
+    assert (await workspace.read_text("bom.txt")).text == "a\n"
+    await workspace.write_text("bom.txt", "b\n")  # a whole new text (write_file)
+    assert (root / "bom.txt").read_bytes() == b"\xef\xbb\xbfb\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "large"])
+async def test_a_special_or_large_file_is_refused_without_blocking(root: Path, kind: str) -> None:
+    workspace = DiskWorkspace(root)
+    if kind == "fifo":
+        os.mkfifo(root / "f")
+        says = "f is a named pipe (FIFO), not a regular file"
+    elif kind == "device":
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(root / "f", 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
+        says = "f is a device, not a regular file"
+    else:
+        with (root / "f").open("wb") as handle:
+            handle.truncate(MAX_TEXT_BYTES + 1)
+        says = "f is 2.0 MB, too large to read or edit"
+    with anyio.fail_after(5):  # a FIFO read used to wait for a writer forever
+        with pytest.raises(ToolError, match=re.escape(says)):
+            await workspace.read_text("f")
+
+
+def test_the_directory_lock_excludes_other_holders_and_is_bounded(root: Path) -> None:
+    with (
+        directory_lock(root),
+        pytest.raises(ToolError, match="Another process has held the write lock"),
+        directory_lock(root, bound_s=0.05),
+    ):
+        pass
+    with directory_lock(root, bound_s=0.05):
+        pass  # released

@@ -22,6 +22,7 @@ saved something newer): from then on the disk is newer than what Rein saw.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +31,10 @@ import anyio
 
 from rein.acp._client_calls import CLIENT_BOUND_S, ask_client
 from rein.acp.context import ClientLink
-from rein.harness.errors import ToolError
+from rein.harness.errors import FileChangedError, ToolError
 from rein.harness.ports import FileContent, Mutation
 from rein.headless.disk_workspace import DiskWorkspace
+from rein.tools.disk_read import read_text
 
 __all__ = ["ClientFsWorkspace"]
 
@@ -50,9 +52,11 @@ def _stamp(path: Path) -> _Stamp:
 
 
 def _disk_text(path: Path) -> str | None:
+    """The file's text as an editor shows it (the one workspace reader:
+    regular files only, bounded, line ends kept, no byte order mark)."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_text(path, path.name).text
+    except (OSError, ToolError):
         return None
 
 
@@ -95,6 +99,7 @@ class ClientFsWorkspace:
         #: The last version given out per path (never reset: a version is
         #: not reused for another text).
         self._versions: dict[str, int] = {}
+        self._locks: weakref.WeakValueDictionary[str, anyio.Lock] = weakref.WeakValueDictionary()
 
     # ------------------------------------------------------------ the port
 
@@ -137,25 +142,55 @@ class ClientFsWorkspace:
         return self.text_of(path) is not None or await self.disk.exists(path)
 
     async def write_text(
-        self, path: str, text: str, *, expected_version: int | None = None
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
     ) -> Mutation:
+        """Through ``fs/write_text_file`` (ACP writes whole texts). With
+        ``expected_text``, the client's text is read again first and the
+        write refused (FileChangedError) when it is another; one write per
+        path at a time."""
         full = self.disk.path_of(path)
         session_id = self._session_for("write_text_file")
         if session_id is None:
             self._overlay.pop(path, None)
-            return await self.disk.write_text(path, text, expected_version=expected_version)
+            return await self.disk.write_text(
+                path, text, expected_version=expected_version, expected_text=expected_text
+            )
         if full.is_dir():
             raise ToolError(f"{path} is a directory; it cannot be written as a file")
-        await ask_client(
-            "fs/write_text_file",
-            lambda: self.link.conn.write_text_file(
-                session_id=session_id, path=self._abs(path), content=text
-            ),
+        lock = self._locks.get(path)
+        if lock is None:
+            lock = self._locks[path] = anyio.Lock()
+        async with lock:
+            if expected_text is not None:
+                current = await self._client_text(path, session_id)
+                if current != expected_text:
+                    raise FileChangedError(f"{path} changed since it was read; it was not written.")
+            await ask_client(
+                "fs/write_text_file",
+                lambda: self.link.conn.write_text_file(
+                    session_id=session_id, path=self._abs(path), content=text
+                ),
+                bound_s=self.bound_s,
+            )
+            self._remember(path, text)
+            # Recorded as the disk records its own writes: a new generation.
+            return self.disk.note_external_change((path,), origin="agent")
+
+    async def _client_text(self, path: str, session_id: str) -> str | None:
+        """The client's text of ``path`` now (None when it has none)."""
+        if self.text_of(path) is None and not self.disk.path_of(path).exists():
+            return None
+        answer = await ask_client(
+            "fs/read_text_file",
+            lambda: self.link.conn.read_text_file(session_id=session_id, path=self._abs(path)),
             bound_s=self.bound_s,
         )
-        self._remember(path, text)
-        # Recorded as the disk records its own writes: a new generation.
-        return self.disk.note_external_change((path,), origin="agent")
+        return str(answer.content)
 
     async def delete(self, path: str) -> Mutation:
         mutation = await self.disk.delete(path)

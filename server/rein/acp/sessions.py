@@ -47,7 +47,7 @@ from rein.acp.prompts import prompt_text, stop_reason
 from rein.acp.replay import replay_session
 from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
 from rein.config import ReinConfig
-from rein.harness.errors import ConfigError
+from rein.harness.errors import ConfigError, ToolError
 from rein.harness.ports import Model
 from rein.headless.analyzer_specs import AnalyzerSpec
 from rein.headless.workspace_host import WorkspaceHost
@@ -55,6 +55,7 @@ from rein.providers.config import ModelConfig
 from rein.session import Mode, Session, SessionBusyError, SessionSpec
 from rein.session.builder import memory_key
 from rein.store import SqliteStore
+from rein.tools.disk_read import read_text
 
 __all__ = ["PAGE_SIZE", "AcpSessions"]
 
@@ -155,8 +156,8 @@ class AcpSessions:
             if isinstance(known, str):
                 return known
             try:
-                return (host.root / rel).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                return read_text(host.root / rel, rel).text
+            except (OSError, ToolError):
                 return None
 
         mapper = UpdateMapper(host.root, text_now, lambda: self.config.harness.context_window)

@@ -56,10 +56,17 @@ class WitnessedWorkspace:
         return await self.inner.exists(path)
 
     async def write_text(
-        self, path: str, text: str, *, expected_version: int | None = None
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
     ) -> Mutation:
         self._witness(path)
-        return await self.inner.write_text(path, text, expected_version=expected_version)
+        return await self.inner.write_text(
+            path, text, expected_version=expected_version, expected_text=expected_text
+        )
 
     async def delete(self, path: str) -> Mutation:
         self._witness(path)

@@ -15,7 +15,10 @@
     │   └── ScriptError        replay script exhausted or expectation failed
     ├── ToolError              raised by a tool; becomes an is_error result
     │   ├── TransientToolError a failure that may pass (retried, harness.toolRetries)
-    │   └── SandboxError       a path outside the workspace or a denied glob
+    │   ├── SandboxError       a path outside the workspace or a denied glob
+    │   └── FileChangedError   a write computed from a text the file no longer
+    │                          holds (someone changed it since it was read);
+    │                          nothing was written
     ├── StoreError             a store (sessions.db, checkpoints.db) cannot be
     │                          used; ``reason`` says why in a word (disk_full,
     │                          locked, read_only, io, corrupt, newer, ...)
@@ -31,6 +34,7 @@ __all__ = [
     "AuthError",
     "ConfigError",
     "ContextLengthError",
+    "FileChangedError",
     "ModelError",
     "ProviderError",
     "RateLimitError",
@@ -128,6 +132,14 @@ class TransientToolError(ToolError):
 
 class SandboxError(ToolError):
     pass
+
+
+class FileChangedError(ToolError):
+    """A write carried the text it was computed from
+    (``Workspace.write_text(expected_text=...)``) and the file no longer
+    holds it: another edit, session, process or the person changed it since
+    it was read. Nothing was written; the caller may read it again and redo
+    its change on the new text."""
 
 
 class StoreError(ReinError):

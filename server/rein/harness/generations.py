@@ -237,10 +237,17 @@ class TrackedWorkspace:
         return await self.inner.exists(path)
 
     async def write_text(
-        self, path: str, text: str, *, expected_version: int | None = None
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
     ) -> Mutation:
         await self._hooks.about_to_change(path)
-        mutation = await self.inner.write_text(path, text, expected_version=expected_version)
+        mutation = await self.inner.write_text(
+            path, text, expected_version=expected_version, expected_text=expected_text
+        )
         self.mutations.record(mutation)
         await self._hooks.changed(AppliedChange(mutation, "write", text))
         return mutation

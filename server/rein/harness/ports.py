@@ -185,9 +185,22 @@ class Workspace(Protocol):
     async def exists(self, path: str) -> bool: ...
 
     async def write_text(
-        self, path: str, text: str, *, expected_version: int | None = None
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
     ) -> Mutation:
-        """Create or replace a file. Raises ToolError when the editor refuses."""
+        """Create or replace a file. Raises ToolError when the editor refuses.
+
+        ``expected_text``: the text the new one was computed from (what was
+        read). When the file no longer holds it the write is refused with
+        :class:`~rein.harness.errors.FileChangedError` and nothing is
+        written: checked against the disk under a lock every Rein process
+        takes, or against the editor's buffer. Changes to one path are
+        applied one at a time within a process. Bytes the text does not
+        show are kept (a byte order mark)."""
         ...
 
     async def delete(self, path: str) -> Mutation: ...

@@ -40,11 +40,13 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from rein.harness.errors import ToolError
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
 from rein.headless.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.headless.importers import ImportIndex
 from rein.headless.restarts import AnalyzerRestarts, RestartPolicy
+from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = [
@@ -192,8 +194,9 @@ class AnalyzerPool:
             if text is not None:
                 return text
         try:
-            return (self.root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            # The one workspace reader: a FIFO or device is refused, never waited on.
+            return read_text(self.root / path, path).text
+        except (OSError, ToolError):
             return None
 
     def relative(self, uri: str) -> str | None:

@@ -1,7 +1,16 @@
 """The Workspace port on the file system, for headless runs.
 
 Writes are atomic (a temporary file in the same directory, then
-``os.replace``), keep the file's mode and create missing parent directories.
+``os.replace``), keep the file's mode and its byte order mark, and create
+missing parent directories. A write that carries the text it was computed
+from (``expected_text``) is a compare-and-swap: under an advisory lock
+(``flock``) on the file's directory, which every Rein process and thread
+takes around its check and replace, the file is read again and replaced
+only when it still holds that text; otherwise
+:class:`~rein.harness.errors.FileChangedError` and nothing is written.
+Reads go through the one workspace reader (:mod:`rein.tools.disk_read`):
+regular files only, never blocking on a FIFO, capped in size, in a worker
+thread.
 Every applied change is a new mutation generation; changes seen on disk by
 someone else come in through :meth:`DiskWorkspace.note_external_change`.
 
@@ -12,18 +21,29 @@ them); as a second line of defence a path that leaves the root is refused.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
+import logging
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import anyio
 
-from rein.harness.errors import SandboxError, ToolError
+from rein.harness.errors import FileChangedError, SandboxError, ToolError
 from rein.harness.ports import FileContent, Mutation, MutationOrigin
+from rein.tools.disk_read import BOM, encode_text, read_regular, read_text, read_text_async
 
-__all__ = ["DiskWorkspace"]
+__all__ = ["DiskWorkspace", "directory_lock"]
+
+log = logging.getLogger(__name__)
+
+#: How long a write waits for another process's check-and-replace in the
+#: same directory (each takes milliseconds; a holder past this is stuck).
+LOCK_BOUND_S = 10.0
 
 MutationListener = Callable[[Mutation], None]
 
@@ -58,6 +78,72 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+@contextlib.contextmanager
+def directory_lock(directory: Path, bound_s: float = LOCK_BOUND_S) -> Iterator[None]:
+    """Hold the advisory lock of ``directory`` (``flock`` on it: every
+    open file description is its own holder, so threads of one process
+    exclude each other as processes do). Waits at most ``bound_s``; a file
+    system without ``flock`` is written without it (logged)."""
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    try:
+        deadline = time.monotonic() + bound_s
+        pause = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise ToolError(
+                        f"Another process has held the write lock of {directory} for "
+                        f"{bound_s:.0f} s; the file was not written. Try again."
+                    ) from None
+                time.sleep(pause)  # a poll with a bound, in a worker thread
+                pause = min(pause * 2, 0.05)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                    raise
+                log.warning("no advisory lock on %s (%s): written without it", directory, exc)
+                break
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _head(path: Path, count: int) -> bytes:
+    """The first ``count`` bytes of the regular file ``path`` (b"" when it
+    is missing or not a regular file)."""
+    try:
+        return read_regular(path, path.name, limit=count - 1, sniff=count).data[:count]
+    except (OSError, ToolError):
+        return b""
+
+
+def _replace_checked(
+    path: Path, rel: str, text: str, expected_text: str | None, bound_s: float
+) -> None:
+    """Replace ``path`` with ``text`` under the directory's lock; when
+    ``expected_text`` is given, only if the file still holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with directory_lock(path.parent, bound_s):
+        if expected_text is not None:
+            try:
+                current = read_text(path, rel)
+            except ToolError as exc:
+                raise FileChangedError(
+                    f"{rel} changed since it was read ({exc}); it was not written."
+                ) from None
+            if current.text != expected_text:
+                raise FileChangedError(
+                    f"{rel} changed since it was read (by another edit, session or "
+                    "process); it was not written."
+                )
+            bom = current.bom
+        else:
+            bom = _head(path, 3) == BOM.encode("utf-8")
+        _atomic_write(path, encode_text(text, bom=bom))
+
+
 class DiskWorkspace:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         path = Path(root).resolve()
@@ -67,6 +153,7 @@ class DiskWorkspace:
         self._generation = 0
         self.mutations: list[Mutation] = []
         self._listeners: list[MutationListener] = []
+        self.lock_bound_s = LOCK_BOUND_S
 
     @property
     def root(self) -> str:
@@ -122,24 +209,8 @@ class DiskWorkspace:
     async def read_text(self, path: str) -> FileContent:
         full = self._path(path)
         generation = self._generation
-        try:
-            data = await anyio.to_thread.run_sync(full.read_bytes)
-        except FileNotFoundError:
-            raise ToolError(f"File not found: {path}") from None
-        except IsADirectoryError:
-            raise ToolError(f"{path} is a directory, not a file") from None
-        except OSError as exc:
-            raise ToolError(f"Cannot read {path}: {exc.strerror or exc}") from exc
-        if b"\x00" in data:
-            raise ToolError(f"{path} is a binary file; it cannot be read as text")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ToolError(
-                f"{path} is not valid UTF-8 text (byte {exc.start}); it may be binary or use "
-                "another encoding"
-            ) from None
-        return FileContent(path, text, None, generation)
+        disk = await read_text_async(full, path)
+        return FileContent(path, disk.text, None, generation)
 
     async def exists(self, path: str) -> bool:
         try:
@@ -149,15 +220,22 @@ class DiskWorkspace:
         return full.exists()
 
     async def write_text(
-        self, path: str, text: str, *, expected_version: int | None = None
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
     ) -> Mutation:
         """Files on disk have no editor version: ``expected_version`` is not
-        checked here."""
+        checked here; ``expected_text`` is (a compare-and-swap)."""
         full = self._path(path)
         if full.is_dir():
             raise ToolError(f"{path} is a directory; it cannot be written as a file")
         try:
-            await anyio.to_thread.run_sync(_atomic_write, full, text.encode("utf-8"))
+            await anyio.to_thread.run_sync(
+                _replace_checked, full, path, text, expected_text, self.lock_bound_s
+            )
         except OSError as exc:
             raise ToolError(f"Cannot write {path}: {exc.strerror or exc}") from exc
         return self._mutate((path,))

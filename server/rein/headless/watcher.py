@@ -38,8 +38,10 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectSendStream
 from watchfiles import Change, DefaultFilter, awatch
 
+from rein.harness.errors import ToolError
 from rein.harness.ports import Mutation
 from rein.headless._watch_plan import UNWATCHED_NAMES, WatchPlan, plan_watch
+from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["DiskWatcher"]
@@ -344,8 +346,9 @@ class DiskWatcher:
         if known is None:
             return False
         try:
-            return (self.root / rel).read_bytes() == known.encode("utf-8")
-        except OSError:
+            # The one workspace reader: a FIFO or device is refused, never waited on.
+            return read_text(self.root / rel, rel).text == known
+        except (OSError, ToolError):
             return False
 
     async def _watch_new_folder(self, path: Path) -> None:

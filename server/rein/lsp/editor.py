@@ -1,9 +1,16 @@
 """The editor as Rein's workspace.
 
 * :class:`EditorWorkspace` reads open documents from the text document sync
-  (the editor's buffers are the truth) and the disk for the rest; writes go
-  through ``workspace/applyEdit``: a versioned TextDocumentEdit for an open
-  document, CreateFile/DeleteFile/RenameFile for file operations.
+  (the editor's buffers are the truth) and the disk for the rest (through
+  the one workspace reader, :mod:`rein.tools.disk_read`: in a worker
+  thread, regular files only, line ends as they are, the byte order mark
+  off as an editor shows it); writes go through ``workspace/applyEdit``:
+  the smallest run of whole lines that changed, in a TextDocumentEdit with
+  the version it was computed against (``null`` for a document the editor
+  has not open: its disk text, checked again right before the edit is
+  sent), CreateFile/DeleteFile/RenameFile for file operations. Changes to
+  one file are sent one at a time; a write whose ``expected_text`` the
+  file no longer holds raises FileChangedError and sends nothing.
 
 The editor's diagnostics are :mod:`rein.lsp.editor_diagnostics`; its
 approvals and questions :mod:`rein.lsp.editor_dialogs`.
@@ -13,15 +20,17 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
+import anyio
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from rein.harness.errors import SandboxError, ToolError
+from rein.harness.errors import FileChangedError, SandboxError, ToolError
 from rein.harness.generations import (
     AfterChange,
     AppliedChange,
@@ -35,6 +44,7 @@ from rein.harness.ports import (
     MutationOrigin,
 )
 from rein.lsp.channel import ClientTimeout, method_not_found
+from rein.tools.disk_read import read_text, read_text_async
 
 if TYPE_CHECKING:
     from rein.lsp.channel import ClientChannel
@@ -60,9 +70,47 @@ def path_to_uri(path: Path) -> str:
     return path.as_uri()
 
 
-def _end_position(text: str) -> lsp.Position:
-    """A position after the last character (clamped by editors)."""
-    return lsp.Position(line=text.count("\n") + 1, character=0)
+def _lines(text: str) -> list[str]:
+    """``text`` as lines with their line ends (the last one without)."""
+    pieces = text.split("\n")
+    lines = [piece + "\n" for piece in pieces[:-1]]
+    return [*lines, pieces[-1]] if pieces[-1] else lines
+
+
+def line_edit(old: str, new: str) -> lsp.TextEdit:
+    """The edit that turns ``old`` into ``new`` by replacing the smallest run
+    of whole lines that differ. Positions are at the start of a line (no
+    character offsets, which depend on the position encoding); an end past
+    the last line is clamped by editors to the end of the document."""
+    a, b = _lines(old), _lines(new)
+    if "\r" in old.replace("\r\n", ""):
+        # A lone CR ends a line for the editor, not here: replace it all.
+        prefix = suffix = 0
+    else:
+        prefix = 0
+        while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+            prefix += 1
+        suffix = 0
+        while (
+            suffix < min(len(a), len(b)) - prefix
+            and a[len(a) - 1 - suffix] == b[len(b) - 1 - suffix]
+        ):
+            suffix += 1
+    end_line = len(a) - suffix
+    return lsp.TextEdit(
+        range=lsp.Range(lsp.Position(prefix, 0), lsp.Position(end_line, 0)),
+        new_text="".join(b[prefix : len(b) - suffix]),
+    )
+
+
+def _whole(text: str) -> lsp.TextEdit:
+    """Replace the whole document (its end clamped by the editor)."""
+    end = lsp.Position(_MAX_LINE, 0)
+    return lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), end), new_text=text)
+
+
+#: LSP's largest line number (a uinteger).
+_MAX_LINE = 2**31 - 1
 
 
 class EditorWorkspace:
@@ -79,6 +127,7 @@ class EditorWorkspace:
         #: uris Rein asked the editor to save; their didSave is not the person's.
         self._own_saves: set[str] = set()
         self._hooks = ChangeHooks()
+        self._locks: weakref.WeakValueDictionary[str, anyio.Lock] = weakref.WeakValueDictionary()
         #: Called with the paths right before an edit is sent to the editor
         #: (the diagnostics coordinator: the editor may publish for them
         #: before it answers).
@@ -169,8 +218,9 @@ class EditorWorkspace:
         if doc is None:
             return False
         try:
-            return bool((self._root / rel).read_text(encoding="utf-8") == doc.source)
-        except (OSError, UnicodeDecodeError):
+            # Synchronous but bounded: the reader refuses FIFOs and large files.
+            return bool(read_text(self._root / rel, rel).text == doc.source)
+        except (OSError, ToolError):
             return False
 
     def own_save(self, uri: str) -> bool:
@@ -217,16 +267,8 @@ class EditorWorkspace:
         doc = self._open_document(uri)
         if doc is not None:
             return FileContent(path, doc.source, doc.version, self.generation)
-        file = self._path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ToolError(f"File not found: {path}") from None
-        except IsADirectoryError:
-            raise ToolError(f"{path} is a directory; use list_dir") from None
-        except UnicodeDecodeError:
-            raise ToolError(f"{path} is not UTF-8 text") from None
-        return FileContent(path, text, None, self.generation)
+        disk = await read_text_async(self._path(path), path)
+        return FileContent(path, disk.text, None, self.generation)
 
     async def exists(self, path: str) -> bool:
         return self._open_document(self.uri(path)) is not None or self._path(path).exists()
@@ -255,67 +297,91 @@ class EditorWorkspace:
                 "redo the change on its current text. Nothing the person typed was lost."
             )
 
+    def _lock(self, uri: str) -> anyio.Lock:
+        lock = self._locks.get(uri)
+        if lock is None:
+            lock = self._locks[uri] = anyio.Lock()
+        return lock
+
     async def write_text(
-        self, path: str, text: str, *, expected_version: int | None = None
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
     ) -> Mutation:
         uri = self.uri(path)
-        await self._about_to_change(path)
+        async with self._lock(uri):
+            await self._about_to_change(path)
+            changes = await self._changes(path, uri, text, expected_version, expected_text)
+            self._echo[uri] = text
+            try:
+                await self._apply(
+                    lsp.WorkspaceEdit(document_changes=changes), f"Rein: edit {path}", (path,)
+                )
+            except BaseException:
+                self._echo.pop(uri, None)
+                raise
+            mutation = self._mutate((path,))
+        await self._hooks.changed(AppliedChange(mutation, "write", text))
+        await self._save([uri])
+        return mutation
+
+    async def _changes(
+        self,
+        path: str,
+        uri: str,
+        text: str,
+        expected_version: int | None,
+        expected_text: str | None,
+    ) -> list[Any]:
+        """The document changes that make ``path`` hold ``text``: a line
+        edit against the open buffer (with its version) or the disk's text
+        (version null: the editor has no version of a document it has not
+        open), after checking it is the text the change was computed from."""
         doc = self._open_document(uri)
         changes: list[Any] = []
+        old: str | None
         if doc is not None:
-            version = expected_version if expected_version is not None else doc.version
             if expected_version is not None and doc.version != expected_version:
-                raise ToolError(
+                raise FileChangedError(
                     f"{path} changed in the editor since you read it (version {expected_version}, "
                     f"now {doc.version}): read it again and redo the change. Nothing the person "
                     "typed was lost."
                 )
-            old = doc.source
-            changes.append(
-                lsp.TextDocumentEdit(
-                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(
-                        uri=uri, version=version
-                    ),
-                    edits=[
-                        lsp.TextEdit(
-                            range=lsp.Range(lsp.Position(0, 0), _end_position(old)), new_text=text
-                        )
-                    ],
-                )
-            )
+            if expected_text is not None and doc.source != expected_text:
+                raise FileChangedError(f"{path} changed in the editor since it was read.")
+            version, old = doc.version, doc.source
         else:
-            file = self._path(path)
-            if file.exists():
-                old = file.read_text(encoding="utf-8", errors="replace")
-                end = _end_position(old)
-            else:
-                changes.append(
-                    lsp.CreateFile(
-                        uri=uri,
-                        options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+            version = None
+            full = self._path(path)
+            try:
+                old = (await read_text_async(full, path)).text
+            except ToolError:
+                if full.exists() and (expected_text is not None or not full.is_file()):
+                    raise
+                if full.exists():
+                    old = None  # binary, not UTF-8 or large: replaced whole (write_file)
+                else:
+                    old = ""
+                    changes.append(
+                        lsp.CreateFile(
+                            uri=uri,
+                            options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+                        )
                     )
+            if expected_text is not None and old != expected_text:
+                raise FileChangedError(
+                    f"{path} changed on disk since it was read; it was not written."
                 )
-                end = lsp.Position(0, 0)
-            changes.append(
-                lsp.TextDocumentEdit(
-                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(
-                        uri=uri, version=None
-                    ),
-                    edits=[lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), end), new_text=text)],
-                )
+        changes.append(
+            lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                edits=[line_edit(old, text) if old is not None else _whole(text)],
             )
-        self._echo[uri] = text
-        try:
-            await self._apply(
-                lsp.WorkspaceEdit(document_changes=changes), f"Rein: edit {path}", (path,)
-            )
-        except BaseException:
-            self._echo.pop(uri, None)
-            raise
-        mutation = self._mutate((path,))
-        await self._hooks.changed(AppliedChange(mutation, "write", text))
-        await self._save([uri])
-        return mutation
+        )
+        return changes
 
     async def delete(self, path: str) -> Mutation:
         uri = self.uri(path)

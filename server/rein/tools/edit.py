@@ -1,26 +1,54 @@
 """``edit_file`` and ``write_file``: changes applied through the Workspace
 port, each one a new mutation generation (the workspace layer counts it in
-the run's record)."""
+the run's record).
+
+``edit_file`` writes with the text it read (``expected_text``): when the
+file changed in between (a parallel edit of the same file, another session
+or process, the person) the workspace refuses the write, and the edit is
+made again on the file's new text while ``old_string`` still matches it
+(uniquely), else refused with a message; nothing is overwritten.
+
+Line ends: ``old_string`` matches whatever line end the file has at that
+place (``\n`` in it matches ``\r\n`` too), and ``new_string`` is written
+with the line end of the text it replaces, so a CRLF or mixed file keeps
+every byte outside the change.
+"""
 
 from __future__ import annotations
 
 import difflib
+import random
+import re
+import weakref
+from dataclasses import dataclass
 from typing import ClassVar
 
+import anyio
 from pydantic import BaseModel, Field
 
-from rein.harness.errors import ToolError
+from rein.harness.errors import FileChangedError, ToolError
 from rein.harness.ports import Mutation, Workspace
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
+from rein.tools.disk_read import MAX_TEXT_BYTES, too_large_message
 from rein.tools.sandbox import Sandbox
 
-__all__ = ["EditFileArgs", "EditFileTool", "WriteFileArgs", "WriteFileTool", "bounded_diff"]
+__all__ = [
+    "EditFileArgs",
+    "EditFileTool",
+    "WriteFileArgs",
+    "WriteFileTool",
+    "bounded_diff",
+    "path_lock",
+]
 
 MAX_DIFF_LINES = 80
 MAX_DIFF_CHARS = 6000
+#: How many times an edit is made again on a file that changed under it
+#: (another process writing it in a burst), with a growing random pause.
+EDIT_ATTEMPTS = 20
 
 
 def bounded_diff(path: str, before: str, after: str) -> str:
@@ -50,13 +78,85 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def _occurrences(text: str, needle: str) -> list[int]:
-    found: list[int] = []
+def _occurrences(text: str, needle: str) -> list[tuple[int, int]]:
+    """Where ``needle`` occurs in ``text``: exactly, else with each of its
+    line ends matching any line end (``\n`` or ``\r\n``)."""
+    found: list[tuple[int, int]] = []
     start = text.find(needle)
     while start != -1:
-        found.append(start)
+        found.append((start, start + len(needle)))
         start = text.find(needle, start + len(needle))
-    return found
+    if found or "\n" not in needle:
+        return found
+    lines = needle.replace("\r\n", "\n").split("\n")
+    pattern = re.compile(r"\r?\n".join(re.escape(line) for line in lines))
+    return [m.span() for m in pattern.finditer(text)]
+
+
+def _line_end_at(text: str, index: int) -> str:
+    """The line end of the line holding ``index`` (the file's first one
+    when that line has none)."""
+    newline = text.find("\n", index)
+    if newline == -1:
+        newline = text.find("\n")
+    return "\r\n" if newline > 0 and text[newline - 1] == "\r" else "\n"
+
+
+def _replacement(text: str, span: tuple[int, int], new: str) -> str:
+    """``new`` with the line end of the text it replaces."""
+    matched = text[span[0] : span[1]]
+    if "\r\n" in matched:
+        eol = "\r\n"
+    elif "\n" in matched:
+        eol = "\n"
+    else:
+        eol = _line_end_at(text, span[0])
+    return new.replace("\r\n", "\n").replace("\n", eol)
+
+
+_PATH_LOCKS: weakref.WeakValueDictionary[tuple[str, str], anyio.Lock] = (
+    weakref.WeakValueDictionary()
+)
+
+
+def path_lock(root: str, rel: str) -> anyio.Lock:
+    """The lock that serialises the changes to one file in this process
+    (every session and tool call of it share it)."""
+    key = (root, rel)
+    lock = _PATH_LOCKS.get(key)
+    if lock is None:
+        lock = _PATH_LOCKS[key] = anyio.Lock()
+    return lock
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    updated: str
+    spans: list[tuple[int, int]]
+
+
+def _plan(rel: str, text: str, args: EditFileArgs) -> _Edit:
+    """The file's new text; a ToolError when old_string is missing or not
+    unique."""
+    found = _occurrences(text, args.old_string)
+    if not found:
+        raise ToolError(_not_found_message(rel, text, args.old_string))
+    if len(found) > 1 and not args.replace_all:
+        lines = ", ".join(str(_line_of(text, i)) for i, _ in found[:20])
+        more = ", ..." if len(found) > 20 else ""
+        raise ToolError(
+            f"old_string occurs {len(found)} times in {rel} (at lines {lines}{more}). "
+            "Include more surrounding lines to make it unique, or set replace_all=true "
+            "to change every occurrence."
+        )
+    spans = found if args.replace_all else found[:1]
+    parts: list[str] = []
+    last = 0
+    for span in spans:
+        parts += [text[last : span[0]], _replacement(text, span, args.new_string)]
+        last = span[1]
+    parts.append(text[last:])
+    return _Edit("".join(parts), spans)
 
 
 def _not_found_message(rel: str, text: str, old: str) -> str:
@@ -75,6 +175,14 @@ def _not_found_message(rel: str, text: str, old: str) -> str:
                 f"whitespace) at line {lines}; check the indentation and the lines after it."
             )
     return message
+
+
+def _check_size(rel: str, text: str) -> None:
+    """Files over read_file's limit are not edited (one in an editor buffer
+    included)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_TEXT_BYTES:
+        raise ToolError(too_large_message(rel, size, MAX_TEXT_BYTES))
 
 
 def _prepare(ctx: ToolContext, path: str) -> tuple[Workspace, Sandbox, str]:
@@ -122,23 +230,10 @@ class EditFileTool(Tool[EditFileArgs]):
                 "to insert text, include the neighbouring line in old_string and new_string."
             )
         content = await workspace.read_text(rel)
+        _check_size(rel, content.text)
         text = content.text
-        if "\r\n" in text and "\r\n" not in old:
-            # The file uses CRLF line ends; what the model saw had them removed.
-            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        found = _occurrences(text, old)
-        if not found:
-            raise ToolError(_not_found_message(rel, text, args.old_string))
-        if len(found) > 1 and not args.replace_all:
-            lines = ", ".join(str(_line_of(text, i)) for i in found[:20])
-            more = ", ..." if len(found) > 20 else ""
-            raise ToolError(
-                f"old_string occurs {len(found)} times in {rel} (at lines {lines}{more}). "
-                "Include more surrounding lines to make it unique, or set replace_all=true "
-                "to change every occurrence."
-            )
-        updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
-        diff = bounded_diff(rel, text, updated)
+        edit = _plan(rel, text, args)
+        diff = bounded_diff(rel, text, edit.updated)
         denial = await check_approval(
             ctx,
             "write",
@@ -149,7 +244,36 @@ class EditFileTool(Tool[EditFileArgs]):
         )
         if denial is not None:
             return denial
-        mutation = await workspace.write_text(rel, updated, expected_version=content.version)
+        # One change to a file at a time in this process; other processes are
+        # caught by the write's check.
+        async with path_lock(workspace.root, rel):
+            for attempt in range(1, EDIT_ATTEMPTS + 1):
+                try:
+                    mutation = await workspace.write_text(
+                        rel, edit.updated, expected_version=content.version, expected_text=text
+                    )
+                    break
+                except FileChangedError as exc:
+                    if attempt == EDIT_ATTEMPTS:
+                        raise ToolError(
+                            f"{rel} kept changing while it was edited ({EDIT_ATTEMPTS} tries); "
+                            "nothing was written. Read it again and redo the change."
+                        ) from exc
+                # Changed since it was read: make the same edit on its new text
+                # (after a pause, so that two processes do not keep colliding).
+                await anyio.sleep(random.uniform(0, 0.005 * attempt))
+                content = await workspace.read_text(rel)
+                _check_size(rel, content.text)
+                text = content.text
+                try:
+                    edit = _plan(rel, text, args)
+                except ToolError as exc:
+                    raise ToolError(
+                        f"{rel} changed since it was read (another edit, session or process "
+                        f"changed it), and the edit no longer fits: {exc} Nothing was written."
+                    ) from None
+                diff = bounded_diff(rel, text, edit.updated)
+        found = [start for start, _ in edit.spans]
         count = len(found) if args.replace_all else 1
         first_line = _line_of(text, found[0])
         summary = (

@@ -12,6 +12,7 @@ from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import record_read, sandbox_of
 from rein.tools._files import format_size
 from rein.tools.approval import check_approval
+from rein.tools.disk_read import BOM, MAX_TEXT_BYTES
 from rein.tools.sandbox import SNIFF_BYTES, DiskFile, hard_link_reason
 from rein.tools.settings import settings_of
 
@@ -19,7 +20,8 @@ __all__ = ["ReadFileArgs", "ReadFileTool"]
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
-MAX_FILE_BYTES = 2 * 1024 * 1024
+#: The workspace reader's limit: edit_file refuses what read_file cannot show.
+MAX_FILE_BYTES = MAX_TEXT_BYTES
 MIN_PAGE_CHARS = 1_000
 
 
@@ -118,7 +120,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
         if (
             disk is not None
             and content.version is None
-            and _lines(text) != _lines(disk.data.decode("utf-8", "replace"))
+            and _lines(text) != _lines(disk.data.decode("utf-8", "replace").removeprefix(BOM))
         ):
             # A disk read (no editor buffer) must be the file checked above.
             raise ToolError(f"{rel} changed while it was read; read it again.")
