@@ -20,7 +20,7 @@ from rein.fuzz_cases import Case, any_case, nested_case
 pytestmark = pytest.mark.e2e
 
 #: The server's resident memory may grow this much over the run (kB).
-RSS_GROWTH_BOUND_KB = 150_000
+RSS_GROWTH_BOUND_KB = 64_000
 
 
 @pytest.fixture(scope="module")

@@ -54,6 +54,7 @@ from rein.lsp._envelope import (
     nesting_problem,
 )
 from rein.lsp._framing import FrameError, FrameReader
+from rein.lsp._memory import MemoryRelease
 
 __all__ = ["ReinProtocol", "plain_dict_converter", "serve_frames"]
 
@@ -319,6 +320,7 @@ async def serve_frames(
     """Read frames from ``read`` and hand them to ``protocol`` until the
     stream ends or ``stop`` is set."""
     reader = FrameReader(read, max_bytes)
+    memory = MemoryRelease()
     while not stop.is_set():
         frame = await reader.next()
         if frame is None:
@@ -326,7 +328,9 @@ async def serve_frames(
         if isinstance(frame, FrameError):
             protocol.reject_frame(frame)
         else:
+            memory.release()  # the last large message's handler has run
             protocol.handle_frame(frame, reader)
+            memory.handled(len(frame))
         # Yield to the loop between frames: the handlers this frame started
         # run before the next buffered frame is read.
         await asyncio.sleep(0)
