@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from rein.lsp import params as P
 
-__all__ = ["Case", "any_case", "fixed_cases"]
+__all__ = ["Case", "any_case", "fixed_cases", "nested_case"]
 
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
@@ -310,7 +310,32 @@ def fixed_cases() -> list[Case]:
             expect_code=INVALID_PARAMS,
             field="text",
         ),
-        Case("nested 100000 levels", raw=_framed(_nested("deepest", 100_000)), parse_errors=1),
+        Case(
+            "nested 100000 levels",
+            raw=_framed(_nested("deepest", 100_000)),
+            answer_id="deepest",
+            expect_code=INVALID_PARAMS,
+            field="text",
+        ),
+        Case(
+            "nested 100000 levels before the id",
+            raw=_framed(
+                b'{"params": {"text": %s}, "jsonrpc": "2.0", "id": "late", "method": "rein/steer"}'
+                % (b"[" * 100_000 + b"]" * 100_000)
+            )
+            + follow,
+            parse_errors=1,
+            answer_id="next",
+        ),
+        Case(
+            "nested notification",
+            raw=_framed(
+                b'{"jsonrpc": "2.0", "method": "rein/diagnosticsChanged", "params": {"uris": %s}}'
+                % (b"[" * 5000 + b"]" * 5000)
+            )
+            + follow,
+            answer_id="next",
+        ),
         Case(
             "nested jsonrpc key",
             "rein/steer",
@@ -428,9 +453,38 @@ def odd_id_case(draw: st.DrawFn) -> Case:
     return Case("generated invalid id", raw=raw, parse_errors=1)
 
 
+@st.composite
+def nested_case(draw: st.DrawFn) -> Case:
+    """A request to any method whose params hold a value nested deeper than
+    the bound (objects, arrays or both, up to 200,000 levels): answered at
+    once under its id, InvalidParams naming the member."""
+    depth = draw(st.integers(129, 200_000))
+    member = draw(_names)
+    opens = draw(st.sampled_from([b'{"a":', b"[", b'[{"b":']))
+    closes = {b'{"a":': b"}", b"[": b"]", b'[{"b":': b"}]"}[opens]
+    count = max(1, depth // (2 if opens == b'[{"b":' else 1))
+    value = opens * count + b"0" * (opens != b"[") + closes * count
+    method = draw(st.sampled_from([*sorted(_METHODS), "workspace/executeCommand", "x/unknown"]))
+    msg_id = f"nest-{draw(_names)}"
+    body = b'{"jsonrpc": "2.0", "id": "%s", "method": "%s", "params": {"%s": %s}}' % (
+        msg_id.encode(),
+        method.encode(),
+        member.encode(),
+        value,
+    )
+    return Case(
+        f"nested {depth} levels",
+        raw=_framed(body),
+        answer_id=msg_id,
+        expect_code=INVALID_PARAMS,
+        field=member,
+    )
+
+
 def any_case() -> st.SearchStrategy[Case]:
     return st.one_of(
         method_case(),
+        nested_case(),
         command_case(),
         odd_id_case(),
         junk_case(),

@@ -140,6 +140,32 @@ async def test_invalid_tool_arguments_become_a_parse_error(mock_server: MockServ
     assert empty.arguments == {} and empty.parse_error is None
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_deeply_nested_tool_arguments_become_a_parse_error(
+    provider: str, mock_server: MockServer
+) -> None:
+    # 254 levels failed the run's events, 1,000 the parser (RecursionError).
+    def nested(depth: int) -> str:
+        return '{"text": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+    mock_server.load(
+        [
+            {
+                "tool_calls": [
+                    {"name": "echo", "raw_arguments": nested(depth), "id": f"d{depth}"}
+                    for depth in (64, 65, 254, 1_000, 100_000)
+                ]
+            }
+        ]
+    )
+    message = (await run_turn(make_model(provider, mock_server), request(tools=[ECHO]))).done
+    at_limit, *deep = message.tool_calls
+    assert at_limit.parse_error is None
+    for call in deep:
+        assert call.arguments == {}
+        assert call.parse_error == "the arguments are nested deeper than 64 levels", call.id
+
+
 async def test_length_stop_reason(mock_server: MockServer) -> None:
     mock_server.load([{"text": "cut", "stop_reason": "length"}])
     message = (await run_turn(make_model("openai", mock_server), request())).done

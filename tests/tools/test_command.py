@@ -13,6 +13,7 @@ from rein.harness.tools import ToolEnvironment, ToolResult
 from rein.headless.disk_workspace import DiskWorkspace
 from rein.process.groups import group_alive
 from rein.tools import RunCommandTool
+from rein.tools.command import _FLUSH_BYTES
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import ToolCallRecorder
 
@@ -106,6 +107,34 @@ async def test_long_output_keeps_head_and_tail(run: ToolCallRecorder) -> None:
     assert any("characters cut from the middle of the output" in line for line in lines)
     assert result.details["output_chars"] == len("".join(f"{i}\n" for i in range(1, 10001)))
     assert len(result.content) < 400
+
+
+#: What one read of the pipe can add to a batch past the size flush.
+PIPE_READ = 65_536
+
+
+async def test_output_without_newlines_streams_in_bounded_pieces(run: ToolCallRecorder) -> None:
+    # 20 MB and not one newline: it streams as it comes, in batches of about
+    # 4 KB (one pipe read at most past it), not as one 20 MB update at the
+    # end (whose search for a newline made the command superlinear).
+    size = 20_000_000
+    result = await run.run(RunCommandTool(), command=f"head -c {size} /dev/zero | tr '\\0' x")
+    outputs = [text for text, kind in run.updates if kind == "output"]
+    assert sum(map(len, outputs)) == size and set("".join(outputs)) == {"x"}
+    assert max(map(len, outputs)) <= _FLUSH_BYTES + PIPE_READ
+    assert len(outputs) >= size // (_FLUSH_BYTES + PIPE_READ)
+    assert result.details["output_chars"] == size and result.details["exit_code"] == 0
+    assert len(result.content) < 15_000 and result.content.endswith("x\n[exit code 0]")
+
+
+async def test_a_long_line_streams_by_size_and_lines_stay_whole(run: ToolCallRecorder) -> None:
+    # A 10,000-character line between short ones: sent whole or in 4 KB
+    # pieces once that long; the short lines around it arrive as lines.
+    script = "print('a'); print('b' * 10000); print('c')"
+    await run.run(RunCommandTool(), command=f'python3 -c "{script}"')
+    outputs = [text for text, kind in run.updates if kind == "output"]
+    assert "".join(outputs) == "a\n" + "b" * 10000 + "\nc\n"
+    assert all(len(text) <= _FLUSH_BYTES + PIPE_READ for text in outputs)
 
 
 async def test_timeout_kills_the_process_group(run: ToolCallRecorder) -> None:

@@ -18,6 +18,7 @@ from rein.harness.messages import ToolResultMessage
 from rein.harness.run_record import RunRecord
 from rein.harness.run_types import LoopContext, ResumeCall
 from rein.harness.tool_calls import truncate_tool_output
+from rein.harness.tool_updates import ToolUpdates
 from rein.harness.tools import ToolContext
 
 __all__ = ["resume_waiting_call"]
@@ -41,9 +42,6 @@ async def resume_waiting_call(
         raise ValueError(f"no waiting result for tool call {call_id} in the transcript")
     started = time.perf_counter()
 
-    def update(text: str, kind: str) -> None:
-        emit(ToolCallUpdate(tool_call_id=call_id, name=name, kind="output", text=text))
-
     emit(
         ToolCallUpdate(
             tool_call_id=call_id, name=name, kind="status", text="resumed with the answer"
@@ -54,7 +52,7 @@ async def resume_waiting_call(
         call_id,
         name,
         ctx.env,
-        update,
+        ToolUpdates(emit, call_id, name),
         steering.signal.is_set,
         record,
         emit,

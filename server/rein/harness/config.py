@@ -112,6 +112,9 @@ class HarnessConfig(BaseModel):
     #: asked whether mail is waiting (it soft-yields long tools).
     external_steering_probe_ms: int = Field(2_000, ge=10)
     max_tool_result_chars: int = Field(16_000, ge=200)
+    #: The most tool calls of one assistant turn that run; each call past
+    #: it gets an error result saying why (every call keeps its result).
+    max_tool_calls_per_turn: int = Field(64, ge=1)
     max_context_tokens: int = Field(100_000, ge=1_000)
     context_window_cap: int | None = Field(None, ge=1_000)
     #: A tool running longer than this emits heartbeat events; 0 disables.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from rein.harness.arguments import bounded_tool_calls
 from rein.harness.errors import ModelError
 from rein.harness.events import Emit, MessageDelta, MessageStart
 from rein.harness.messages import AssistantMessage, TextPart, ThinkingPart
@@ -93,7 +94,7 @@ class TurnStream:
         if not self.open:
             self.emit(MessageStart(role="assistant"))
         self.open = False
-        return done
+        return bounded_tool_calls(done)
 
     def close(self, stop_reason: str) -> AssistantMessage | None:
         """The partial message of a turn cut short (None when no turn was

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -38,6 +38,7 @@ from rein.harness.redaction import redact
 from rein.harness.run_record import RunRecord
 from rein.harness.run_types import FromConfig, LoopContext
 from rein.harness.supervision import CallSupervisor
+from rein.harness.tool_updates import ToolUpdates
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -52,14 +53,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-_UPDATE_KINDS: dict[str, Literal["output", "heartbeat", "status", "terminal"]] = {
-    "output": "output",
-    "heartbeat": "heartbeat",
-    "status": "status",
-    "terminal": "terminal",
-}
-
 
 #: The pause before the first retry of a transient failure; it doubles for
 #: each further retry (250, 500, 1000 ms for the default three).
@@ -202,17 +195,23 @@ class ToolExecutor:
 
     async def execute(self, calls: list[ToolCall]) -> ToolBatch:
         """Execute ``calls`` (parallel when configured) under a heartbeat
-        supervisor; one result per call, in call order."""
+        supervisor; one result per call, in call order. Calls past
+        ``harness.maxToolCallsPerTurn`` are not run: each gets an error
+        result saying why."""
         self._begin(calls)
+        cap = self.config.max_tool_calls_per_turn
+        for index, call in enumerate(calls[cap:], start=cap):
+            self._refuse(index, call, len(calls), cap)
+        runs = calls[:cap]
         self.running += 1
         try:
             supervisor = self.supervisor
             if supervisor is None or supervisor.active:
-                await self._run_batch(calls)
+                await self._run_batch(runs)
             else:  # outside a run's task group: supervised for this batch
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(supervisor.run)
-                    await self._run_batch(calls)
+                    await self._run_batch(runs)
                     tg.cancel_scope.cancel()
         finally:
             self.running -= 1
@@ -255,6 +254,20 @@ class ToolExecutor:
         self._waiting_for = []
         self._terminal = None
         self._stopped = None
+
+    def _refuse(self, index: int, call: ToolCall, asked: int, cap: int) -> None:
+        """A call past the per-turn cap: its events and an error result."""
+        text = (
+            f"Not run: this turn asked for {asked} tool calls; only the first {cap} ran "
+            "(harness.maxToolCallsPerTurn). Call it again later if it is still needed."
+        )
+        self._started.add(call.id)
+        self._ended.add(call.id)
+        self.emit(ToolCallStart(tool_call_id=call.id, name=call.name, arguments=call.arguments))
+        self.emit(ToolCallEnd(tool_call_id=call.id, name=call.name, is_error=True, content=text))
+        self._results[index] = ToolResultMessage(
+            tool_call_id=call.id, tool_name=call.name, content=text, is_error=True
+        )
 
     def _aborted(self, call: ToolCall, reason: str) -> ToolResultMessage:
         text = f"Tool call aborted: {reason}"
@@ -434,23 +447,13 @@ class ToolExecutor:
         return tool, args
 
     async def _execute_tool(self, call: ToolCall, tool: Tool[Any], args: BaseModel) -> ToolResult:
-        def update(text: str, kind: str) -> None:
-            self.emit(
-                ToolCallUpdate(
-                    tool_call_id=call.id,
-                    name=call.name,
-                    kind=_UPDATE_KINDS.get(kind, "output"),
-                    text=redact(text),
-                )
-            )
-
         ctx = self.ctx
         steering = ctx.steering
         tool_ctx = ToolContext(
             call.id,
             call.name,
             ctx.env,
-            update,
+            ToolUpdates(self.emit, call.id, call.name),
             steering.signal.is_set,
             self.record,
             self.emit,

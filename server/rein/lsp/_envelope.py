@@ -4,7 +4,8 @@
 notification, a response) or why it is none of them, with the id to answer
 when there is one to answer. :func:`find_problem` looks through a message
 for what no handler should receive: nesting deeper than
-``MAX_DEPTH`` and strings that are not valid Unicode (a lone surrogate,
+``MAX_DEPTH`` (a raw body that deep is refused before it is parsed:
+:mod:`rein.lsp._depth`) and strings that are not valid Unicode (a lone surrogate,
 which JSON can spell as ``"\\ud800"``).
 """
 
@@ -23,6 +24,7 @@ __all__ = [
     "bounded",
     "classify",
     "find_problem",
+    "nesting_problem",
 ]
 
 PARSE_ERROR = -32700
@@ -112,6 +114,11 @@ def _path(parts: tuple[str | int, ...]) -> str:
     return ".".join(str(p) for p in parts) or "message"
 
 
+def nesting_problem(path: tuple[str | int, ...], max_depth: int = MAX_DEPTH) -> str:
+    """What the client is told about a value at ``path`` nested too deep."""
+    return f"{bounded(_path(path[:3]), 200)}…: nested deeper than {max_depth} levels"
+
+
 def find_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     """The first place in ``value`` nested deeper than ``max_depth`` or
     holding a string that is not valid Unicode, described; None if clean.
@@ -120,7 +127,7 @@ def find_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     while stack:
         item, path = stack.pop()
         if len(path) > max_depth:
-            return f"{bounded(_path(path[:3]), 200)}…: nested deeper than {max_depth} levels"
+            return nesting_problem(path, max_depth)
         if isinstance(item, str):
             if not _encodable(item):
                 return f"{bounded(_path(path), 200)}: not valid Unicode (a lone surrogate)"

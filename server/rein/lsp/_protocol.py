@@ -20,7 +20,6 @@ import asyncio
 import json
 import logging
 import re
-import sys
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
@@ -41,24 +40,27 @@ from pygls.protocol.json_rpc import (
 )
 from pygls.protocol.language_server import _prepare_command_arguments, lsp_method
 
+from rein.lsp._depth import deep_envelope, too_deep
 from rein.lsp._envelope import (
     INVALID_PARAMS,
     INVALID_REQUEST,
+    MAX_DEPTH,
     PARSE_ERROR,
     Envelope,
     Rejected,
     bounded,
     classify,
     find_problem,
+    nesting_problem,
 )
 from rein.lsp._framing import FrameError, FrameReader
+from rein.lsp._memory import MemoryRelease
 
 __all__ = ["ReinProtocol", "plain_dict_converter", "serve_frames"]
 
 log = logging.getLogger(__name__)
 
 _INTERNAL = -32603
-_PARSE_RECURSION = 4000
 
 
 def _as_is(obj: Any, cls: type) -> Any:
@@ -140,6 +142,9 @@ class ReinProtocol(LanguageServerProtocol):
     def handle_frame(self, body: bytes, reader: FrameReader | None = None) -> None:
         """One framed body: decode, check, structure, dispatch. Never raises
         (except SystemExit from ``exit``): every request is answered."""
+        if too_deep(body, MAX_DEPTH):
+            self._reject_deep(body)
+            return
         try:
             data = json.loads(body.decode("utf-8"))
         except UnicodeDecodeError as exc:
@@ -177,6 +182,20 @@ class ReinProtocol(LanguageServerProtocol):
         except Exception:
             log.exception("failed to handle %s %r", envelope.kind, envelope.method)
             self._reject_or_log(envelope, Rejected(_INTERNAL, "internal error", envelope.id))
+
+    def _reject_deep(self, body: bytes) -> None:
+        """A body nested deeper than ``MAX_DEPTH``, refused unparsed: under
+        its id when the id comes before the part too deep (InvalidParams
+        when that part is in ``params``), else a parse error."""
+        deep = deep_envelope(body, MAX_DEPTH)
+        problem = nesting_problem(deep.path or ("message",), MAX_DEPTH)
+        envelope = classify(deep.members)
+        if isinstance(envelope, Envelope):
+            code = INVALID_PARAMS if deep.path[:1] == ("params",) else INVALID_REQUEST
+            self._reject_or_log(envelope, Rejected(code, problem, envelope.id))
+        else:
+            code = PARSE_ERROR if envelope.id is None else INVALID_REQUEST
+            self._reject(Rejected(code, problem, envelope.id))
 
     def _structure(self, data: dict[str, Any], envelope: Envelope) -> Any:
         method = envelope.method or ""
@@ -300,11 +319,8 @@ async def serve_frames(
 ) -> None:
     """Read frames from ``read`` and hand them to ``protocol`` until the
     stream ends or ``stop`` is set."""
-    # JSON nested a few hundred levels deep is still JSON: parse it (the
-    # envelope check then refuses it past MAX_DEPTH, naming the request)
-    # rather than fail with a RecursionError that cannot name it.
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), _PARSE_RECURSION))
     reader = FrameReader(read, max_bytes)
+    memory = MemoryRelease()
     while not stop.is_set():
         frame = await reader.next()
         if frame is None:
@@ -312,7 +328,9 @@ async def serve_frames(
         if isinstance(frame, FrameError):
             protocol.reject_frame(frame)
         else:
+            memory.release()  # the last large message's handler has run
             protocol.handle_frame(frame, reader)
+            memory.handled(len(frame))
         # Yield to the loop between frames: the handlers this frame started
         # run before the next buffered frame is read.
         await asyncio.sleep(0)

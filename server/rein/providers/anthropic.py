@@ -13,6 +13,7 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
+from rein.harness.arguments import checked_arguments, parse_arguments
 from rein.harness.errors import StreamError
 from rein.harness.messages import (
     AssistantMessage,
@@ -37,7 +38,6 @@ from rein.harness.ports import (
 )
 from rein.providers._errors import error_from_payload
 from rein.providers._http import IMAGES_OFF, HttpModel, decode_json, incomplete
-from rein.providers.openai import parse_arguments
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -287,7 +287,9 @@ class AnthropicAssembler:
                 parts.append(ThinkingPart(thinking="", signature=block.signature, redacted=True))
             elif block.kind == "tool":
                 raw = "".join(block.pieces)
-                arguments, error = parse_arguments(raw) if raw else (block.initial_input, None)
+                arguments, error = (
+                    parse_arguments(raw) if raw else checked_arguments(block.initial_input)
+                )
                 parts.append(
                     ToolCall(id=block.id, name=block.name, arguments=arguments, parse_error=error)
                 )

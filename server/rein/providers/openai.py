@@ -14,6 +14,7 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
+from rein.harness.arguments import parse_arguments
 from rein.harness.errors import StreamError
 from rein.harness.messages import (
     AssistantMessage,
@@ -45,7 +46,6 @@ __all__ = [
     "OpenAIModel",
     "openai_messages",
     "openai_tool_choice",
-    "parse_arguments",
 ]
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -146,19 +146,6 @@ def openai_tool_choice(choice: ToolChoice) -> Any:
     if choice in ("auto", "required", "none"):
         return choice
     return {"type": "function", "function": {"name": choice}}
-
-
-def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    """Tool-call arguments from their JSON text: (arguments, parse_error)."""
-    if not raw.strip():
-        return {}, None
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        return {}, f"{exc} in {raw[:200]!r}"
-    if not isinstance(value, dict):
-        return {}, f"the arguments are a JSON {type(value).__name__}, not an object"
-    return value, None
 
 
 @dataclass(slots=True)

@@ -7,13 +7,13 @@ documents every field.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rein.harness.arguments import parse_arguments
 from rein.harness.errors import ConfigError
 from rein.harness.messages import (
     AssistantMessage,
@@ -115,13 +115,7 @@ class ReplayTurn(BaseModel):
         for i, call in enumerate(self.tool_calls):
             arguments, parse_error = call.arguments, None
             if call.raw_arguments is not None:
-                try:
-                    loaded = json.loads(call.raw_arguments)
-                    arguments = loaded if isinstance(loaded, dict) else {}
-                    if not isinstance(loaded, dict):
-                        parse_error = "the arguments are not a JSON object"
-                except json.JSONDecodeError as exc:
-                    arguments, parse_error = {}, str(exc)
+                arguments, parse_error = parse_arguments(call.raw_arguments)
             parts.append(
                 ToolCall(
                     id=self.tool_call_id(turn_index, i),

@@ -27,6 +27,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol
 
+from rein.harness.arguments import checked_arguments
 from rein.harness.errors import AuthError, ProviderError, StreamError
 from rein.harness.messages import (
     AssistantMessage,
@@ -313,7 +314,8 @@ def _tool_call(item: Delta) -> ToolCall:
     if not isinstance(ident, str) or not ident or not isinstance(name, str) or not name:
         raise StreamError(f"rein/lm/delta: a tool call without id or name: {item!r:.200}")
     if isinstance(arguments, dict):
-        return ToolCall(id=ident, name=name, arguments=arguments)
+        checked, error = checked_arguments(arguments)
+        return ToolCall(id=ident, name=name, arguments=checked, parse_error=error)
     return ToolCall(
         id=ident, name=name, parse_error=f"the input is not a JSON object: {arguments!r:.100}"
     )

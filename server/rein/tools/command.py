@@ -59,31 +59,46 @@ class RunCommandArgs(BaseModel):
 
 
 class _Streamer:
-    """Batches complete output lines into ``ctx.update`` calls."""
+    """Batches output into ``ctx.update`` calls: complete lines every
+    ``_FLUSH_INTERVAL_S``, and by size once ``_FLUSH_BYTES`` are pending
+    (up to the last newline, or all of it when the pending line is that
+    long), so output without newlines streams too. Linear: each piece of
+    text is searched for a newline once, when it arrives."""
 
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
-        self.pending = ""
+        self.pending: list[str] = []
+        self.size = 0
+        #: Characters of ``pending`` up to and including its last newline.
+        self.lines = 0
         self.last_flush = time.monotonic()
 
     def feed(self, text: str) -> None:
-        self.pending += text
-        if time.monotonic() - self.last_flush >= _FLUSH_INTERVAL_S or (
-            len(self.pending) >= _FLUSH_BYTES
-        ):
+        if not text:
+            return
+        newline = text.rfind("\n")
+        if newline >= 0:
+            self.lines = self.size + newline + 1
+        self.pending.append(text)
+        self.size += len(text)
+        if self.size >= _FLUSH_BYTES:
+            # A long unfinished line goes out as it is.
+            whole = self.size - self.lines >= _FLUSH_BYTES
+            self.flush(complete_lines_only=not whole)
+        elif time.monotonic() - self.last_flush >= _FLUSH_INTERVAL_S:
             self.flush(complete_lines_only=True)
 
     def flush(self, *, complete_lines_only: bool = False) -> None:
-        if complete_lines_only:
-            cut = self.pending.rfind("\n") + 1
-            if cut == 0:
-                return
-            batch, self.pending = self.pending[:cut], self.pending[cut:]
-        else:
-            batch, self.pending = self.pending, ""
+        cut = self.lines if complete_lines_only else self.size
+        if cut == 0:
+            return
+        pending = "".join(self.pending)
+        batch, rest = pending[:cut], pending[cut:]
+        self.pending = [rest] if rest else []
+        self.size = len(rest)
+        self.lines = 0
         self.last_flush = time.monotonic()
-        if batch:
-            self.ctx.update(batch, "output")
+        self.ctx.update(batch, "output")
 
 
 class RunCommandTool(Tool[RunCommandArgs]):
