@@ -55,6 +55,7 @@ describe('package.json', () => {
       'rein.harness.toolExecution': 'parallel',
       'rein.harness.toolRetries': 3,
       'rein.harness.maxToolResultChars': 16000,
+      'rein.harness.maxToolCallsPerTurn': 64,
       'rein.harness.maxContextTokens': 100000,
       'rein.harness.runIdleTimeoutMs': 900000,
       'rein.harness.subagentMaxDepth': 2,
