@@ -387,3 +387,117 @@ async def test_the_exact_choice_keeps_the_exact_rules(root: Path) -> None:
     assert [r.pattern for r in await book.rules()] == ["echo one"]
     await calls.run(RunCommandTool(), command="echo one two")
     assert len(approver.requests) == 2
+
+
+# ------------------------------------------- the review's holes (issue 30)
+
+
+def test_a_comment_ends_at_the_line_and_hides_no_command() -> None:
+    """``#`` at a word's start begins a comment as in bash: a quote in it
+    opens nothing, and the next line is a command of its own."""
+    line = "git log #'\ntouch /tmp/PWN1\n#'"
+    assert split_command(line) == [["git", "log"], ["touch", "/tmp/PWN1"]]
+    assert split_command("echo a#b # c 'd") == [["echo", "a#b"]]
+    commands = parse_line(line)
+    assert not all(command_allowed(c, ["git log *"], "/proj") for c in commands)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param("X+=1 git log", id="append-assignment"),
+        pytest.param("a[1]=x git log", id="array-assignment"),
+        pytest.param("a[1]+=x git log", id="array-append"),
+        pytest.param("git log\r", id="carriage-return"),
+        pytest.param("git log\x1b[2K", id="escape"),
+        pytest.param("git log \u202e", id="bidi-override"),
+        pytest.param("git\u00a0log", id="no-break-space"),
+        pytest.param("git log\u200b", id="zero-width-space"),
+    ],
+)
+def test_assignments_and_control_characters_are_unsafe(line: str) -> None:
+    with pytest.raises(UnsafeCommand):
+        split_command(line)
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        pytest.param(
+            "git log *",
+            "git log -1 '--format=[core]%n%x09fsmonitor=touch PWN2' --output=.git/config",
+            id="output-into-git-config",
+        ),
+        pytest.param("git log *", "git log --outp=x", id="abbreviated-output"),
+        pytest.param("git log *", "git log -p --ext-diff", id="ext-diff"),
+        pytest.param("git grep *", "git grep '-Osh -c \"touch PWN3\"' -e x", id="grep-pager"),
+        pytest.param("git grep *", "git grep --open-files-in-pager=sh x", id="grep-pager-long"),
+        pytest.param("git log *", "git log *", id="glob-may-be-an-option"),
+        pytest.param("git log *", "git log src/?.py", id="question-glob"),
+        pytest.param("git log *", "git log -- .git/config", id="git-internals"),
+        pytest.param("git log *", "git log -- sub/.GIT/hooks", id="git-internals-case"),
+        pytest.param("go test *", "go test -exec 'sh -c evil' ./...", id="go-exec"),
+        pytest.param("go test *", "go test -o out ./...", id="go-output"),
+        pytest.param("pytest *", "pytest -p evil", id="pytest-plugin"),
+        pytest.param("pytest *", "pytest --basetemp=src", id="pytest-basetemp"),
+        pytest.param("make test *", "make test CC=evil", id="make-variable"),
+        pytest.param("make test *", "make test -f other.mk", id="make-file"),
+        pytest.param("npm test *", "npm test --script-shell=sh", id="npm-config"),
+        pytest.param("find src *", "find src -exec sh -c 'touch PWN4' ;", id="find-exec"),
+    ],
+)
+def test_extra_words_that_write_run_or_expand_ask(rule: str, command: str) -> None:
+    assert not command_allowed(_words(command), [rule], root="/proj")
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        pytest.param("git log *", "git log -5 --oneline --stat -- src/app.py", id="git-log"),
+        pytest.param("git log *", "git log -n 3 --format=%h%x09%s main", id="git-log-format"),
+        pytest.param("git diff *", "git diff --cached --name-only HEAD~1", id="git-diff"),
+        pytest.param("git grep *", "git grep -n -i -e needle -- src", id="git-grep"),
+        pytest.param("pytest *", "pytest -x -q -k 'not slow' tests/test_a.py", id="pytest"),
+        pytest.param("pytest *", "pytest -xq --tb=short", id="pytest-cluster"),
+        pytest.param("python -m pytest *", "python -m pytest -v tests", id="python-m-pytest"),
+        pytest.param("cargo test *", "cargo test --release -p core -- --nocapture", id="cargo"),
+        pytest.param("go test *", "go test -run=TestX -count=1 -v ./...", id="go"),
+        pytest.param("make test *", "make test -j4 -k", id="make"),
+        pytest.param("npm test *", "npm test -- src/a.test.ts", id="npm"),
+    ],
+)
+def test_extra_words_a_prefix_rule_still_allows(rule: str, command: str) -> None:
+    assert command_allowed(_words(command), [rule], root="/proj")
+
+
+@pytest.mark.parametrize(
+    ("command", "wider"),
+    [
+        pytest.param("git log -5", "git log *", id="git-log"),
+        pytest.param("git status", "git status *", id="git-status"),
+        pytest.param("npm test", "npm test *", id="npm-test"),
+        pytest.param("npm run build --silent", "npm run build *", id="npm-run"),
+        pytest.param("pytest -x tests", "pytest *", id="pytest"),
+        pytest.param("python -m pytest -q", "python -m pytest *", id="python-m-pytest"),
+        pytest.param("cargo check --all", "cargo check *", id="cargo"),
+        pytest.param("go vet ./...", "go vet *", id="go"),
+        pytest.param("make test V=1", "make test *", id="make"),
+        pytest.param("find src -name x", None, id="find"),
+        pytest.param("rm build x", None, id="rm"),
+        pytest.param("bash deploy x", None, id="bash"),
+        pytest.param("sudo rm -rf x", None, id="sudo"),
+        pytest.param("xargs rm x", None, id="xargs"),
+        pytest.param("nohup x y", None, id="nohup"),
+        pytest.param("env git log", None, id="env"),
+        pytest.param("python -m http.server", None, id="python-m-other"),
+        pytest.param("python -c 'import os'", None, id="python-c"),
+        pytest.param("git push origin", None, id="git-push"),
+        pytest.param("git branch -D main", None, id="git-branch"),
+        pytest.param("npm install x", None, id="npm-install"),
+    ],
+)
+def test_a_wider_rule_is_offered_only_for_a_known_program_and_subcommand(
+    command: str, wider: str | None
+) -> None:
+    offered = widen(suggest_rules("command", command))
+    assert offered == ((ApprovalRule("command", wider),) if wider else ())

@@ -8,7 +8,15 @@ removed) and what was written (``raw``: quotes kept), so ``rm '*'`` and
 with :class:`UnsafeCommand`: it redirects (``>``, ``<``), backgrounds
 (``&``), opens a subshell, expands a parameter (``$VAR``, ``${...}``) or
 substitutes a command (``$(...)``, backticks) — inside double quotes too —,
-starts with ``VAR=value``, or does not parse (an open quote).
+starts with an assignment (``VAR=value``, ``VAR+=value``, ``VAR[i]=value``),
+holds a character a person may not see as written (a control character
+other than tab and newline, such as ``\r``; a Unicode space, format or
+bidi character, such as U+00A0 or U+202E), or does not parse (an open
+quote).
+
+An unquoted ``#`` at the start of a word begins a comment to the end of the
+line, as in bash: quotes in it open nothing, and the next line is a command
+of its own.
 
 A word also says what the shell would still expand in it (unquoted):
 a glob (``*``, ``?``, ``[``), a brace (``{a,b}``), a tilde (``~`` at its
@@ -18,16 +26,21 @@ start or after ``=`` or ``:``). Rules that allow extra words look at those.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 __all__ = ["UnsafeCommand", "Word", "parse_line"]
 
 _OPERATORS = frozenset(";&|<>()")
 _SEPARATORS = frozenset({"&&", "||", "|"})
-_BLANKS = frozenset(" \t\r")
+#: What bash splits words on (not ``\r``, which is refused, nor U+00A0).
+_BLANKS = frozenset(" \t")
 #: What a backslash escapes inside double quotes (else it stays).
 _DQ_ESCAPES = frozenset('$`"\\\n')
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: ``NAME=``, ``NAME+=``, ``NAME[index]=``: bash takes the word for an assignment.
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+#: Unicode categories of characters a person may not see as written.
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 
 
 class UnsafeCommand(ValueError):
@@ -112,8 +125,19 @@ def _double_quoted(line: str, i: int, word: _WordBuilder) -> int:
     raise UnsafeCommand("cannot parse the command line: No closing quotation")
 
 
+def _hidden(line: str) -> str | None:
+    """The first character of ``line`` a person may not see as written."""
+    for char in line:
+        if char not in " \t\n" and unicodedata.category(char) in _HIDDEN:
+            return char
+    return None
+
+
 def _tokens(line: str) -> list[Word | str]:
     """Words, and the operators between them (as strings)."""
+    hidden = _hidden(line)
+    if hidden is not None:
+        raise UnsafeCommand(f"the command line holds the character {hidden!r}")
     tokens: list[Word | str] = []
     word = _WordBuilder()
 
@@ -129,6 +153,9 @@ def _tokens(line: str) -> list[Word | str]:
         if char in _BLANKS:
             end_word()
             i += 1
+        elif char == "#" and not word.started:
+            end = line.find("\n", i)  # a comment, to the end of the line
+            i = len(line) if end < 0 else end
         elif char == "\n":
             end_word()
             tokens.append(";")
