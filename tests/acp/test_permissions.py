@@ -51,24 +51,24 @@ def command(text: str, call_id: str | None = "call-9") -> ApprovalRequest:
 )
 async def test_each_option_is_the_person_s_answer(answer: str, allowed: object) -> None:
     client = FakeAcpClient(permissions=[answer])
-    assert await approver(client).confirm(command("pytest -q")) == allowed
+    assert await approver(client).confirm(command("ls -la")) == allowed
     [asked] = client.params("session/request_permission")
     assert asked["session_id"] == "sess-1"
     call = asked["tool_call"]
     assert (call.tool_call_id, call.title, call.kind, call.status) == (
         "call-9",
-        "Run: pytest -q",
+        "Run: ls -la",
         "execute",
         "pending",
     )
     assert call.raw_input == {
         "tool": "run_command",
-        "detail": "$ pytest -q",
-        "subject": "pytest -q",
+        "detail": "$ ls -la",
+        "subject": "ls -la",
     }
     assert [(o.option_id, o.name, o.kind) for o in asked["options"]] == [
         ("allow_once", "Allow", "allow_once"),
-        ("allow_always", "Always allow this exact command: `pytest -q`", "allow_always"),
+        ("allow_always", "Always allow this exact command: `ls -la`", "allow_always"),
         ("reject_once", "Reject", "reject_once"),
         ("reject_always", "Always reject", "reject_always"),
     ]

@@ -5,9 +5,11 @@ A rule is ``{kind, pattern}``:
 
 * ``command``: one command exactly as written (``rm -rf build``: the same
   words, quoted the same way), or, when the person chose the wider rule, a
-  program and its subcommand then ``*`` (``git log *``): that command with
-  any more words, as long as none names a path outside the workspace or
-  expands anything (:func:`unsafe_extra`). A command line is split into its
+  known program and its subcommand then ``*`` (``git log *``,
+  :mod:`rein.tools._command_prefixes`): that command with any more words,
+  as long as none is an option the program's list does not name, names a
+  path outside the workspace or in git's internals, or expands anything
+  (:func:`unsafe_extra`). A command line is split into its
   commands on ``&&``, ``||``, ``;``, ``|`` and newlines, quotes respected
   (:mod:`rein.tools._shell_words`); it is allowed when EVERY command is
   allowed by some rule. A line with anything else a shell would run, expand
@@ -36,8 +38,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rein.harness.ports import ApprovalRule, ApprovalRuleKind, RememberScope
+from rein.tools._command_prefixes import Options, option_allowed, prefix_head
 from rein.tools._globs import glob_regex
 from rein.tools._shell_words import UnsafeCommand, Word, parse_line
+from rein.tools.sandbox import Sandbox
 
 __all__ = [
     "PREFIX_MARK",
@@ -101,25 +105,47 @@ def _outside(candidate: str, root: str | None) -> bool:
     return not (full == base or full.startswith(base.rstrip("/") + "/"))
 
 
-def unsafe_extra(word: Word, root: str | None) -> str | None:
+def _git_internals(candidate: str, root: str | None) -> bool:
+    """``candidate`` names a path in git's internals: through a ``.git``
+    at any depth, or (inside the workspace ``root``) one
+    :meth:`Sandbox.git_internals` calls a bare repository's layout."""
+    if any(part.lower() == ".git" for part in candidate.split("/")):
+        return True
+    if root is None or not candidate or candidate.startswith("-"):
+        return False
+    full = posixpath.normpath(posixpath.join(root, candidate))
+    rel = posixpath.relpath(full, root)
+    if rel == "." or rel.startswith(".."):
+        return False
+    return Sandbox(root).git_internals(rel) is not None
+
+
+def unsafe_extra(word: Word, root: str | None, options: Options | None = None) -> str | None:
     """Why an extra word (after a prefix rule's words) still needs the
-    person: it names a path outside the workspace ``root`` (absolute
+    person: it is an option ``options`` does not name (any option, without
+    them), it names a path outside the workspace ``root`` (absolute
     elsewhere, ``..``, ``~``; also after ``=``, ``:``, ``@`` or ``,``, and
-    in a short option's value), or the shell would expand it (a tilde, a
-    brace, a glob starting with a dot, which may match ``..``)."""
+    in a short option's value) or in git's internals (``.git``), or the
+    shell would expand it (a tilde, a brace, a glob: ``*``, ``?``, ``[``,
+    which may match a file named like an option)."""
     if word.tilde:
         return f"{word.raw} expands ~"
     if word.brace:
         return f"{word.raw} expands braces"
-    if word.glob and word.text.startswith("."):
-        return f"{word.raw} is a glob that may match .."
+    if word.glob:
+        return f"{word.raw} is a glob (the shell may expand it to any name)"
     text = word.text
+    if not option_allowed(text, options or Options(frozenset())):
+        return f"{word.raw} is an option a rule does not allow"
     candidates = {text, *re.split(r"[=:@,]", text)}
     if re.match(r"^-[A-Za-z]", text) and len(text) > 2:
         candidates.add(text[2:])
     for candidate in candidates:
         if _outside(candidate, root):
             return f"{word.raw} names a path outside the workspace"
+    for candidate in candidates:
+        if _git_internals(candidate, root):
+            return f"{word.raw} names a path in git's internals"
     return None
 
 
@@ -127,9 +153,10 @@ def command_allowed(
     words: Sequence[Word | str], patterns: Sequence[str], root: str | None = None
 ) -> bool:
     """One command is allowed by one of the command ``patterns``: a pattern
-    is the whole command as written (``rm -rf build``), or its first words
-    then `` *`` (``git log *``: any more words whose paths stay in the
-    workspace ``root`` and that expand nothing, :func:`unsafe_extra`)."""
+    is the whole command as written (``rm -rf build``), or a known program
+    and subcommand then `` *`` (``git log *``: any more words that
+    :func:`unsafe_extra` lets through). A prefix rule for anything else (kept
+    by an earlier version: ``find src *``) allows nothing."""
     parsed = [w if isinstance(w, Word) else Word(w, shlex.quote(w)) for w in words]
     raw = _raw(parsed)
     for pattern in patterns:
@@ -140,9 +167,12 @@ def command_allowed(
             if tuple(raw) == rule.words:
                 return True
             continue
+        known = prefix_head(rule.words)
+        if known is None or known[0] != rule.words:
+            continue
         head = len(rule.words)
         if tuple(raw[:head]) == rule.words and all(
-            unsafe_extra(word, root) is None for word in parsed[head:]
+            unsafe_extra(word, root, known[1]) is None for word in parsed[head:]
         ):
             return True
     return False
@@ -182,18 +212,13 @@ def _exact_rule(words: Sequence[Word]) -> str | None:
 
 
 def _prefix_rule(words: Sequence[Word]) -> str | None:
-    """The wider rule the person may choose instead of the exact one: the
-    program and its subcommand, then `` *`` (``git log *``, ``npm test *``;
-    ``python -m pytest *`` keeps the module). None when the second word is
-    not a subcommand (``rm -rf build``, ``ls -la``): no bare program."""
-    raw = _raw(words)
-    if len(raw) > 2 and raw[1] == "-m":
-        head = raw[:3]
-    elif len(raw) > 1 and re.fullmatch(r"[A-Za-z][\w:-]*", raw[1]):
-        head = raw[:2]
-    else:
-        return None
-    return " ".join([*head, PREFIX_MARK])
+    """The wider rule the person may choose instead of the exact one: a
+    known program and its subcommand, then `` *`` (``git log *``,
+    ``npm run build *``, ``python -m pytest *``, ``pytest *``;
+    :func:`rein.tools._command_prefixes.prefix_head`). None for anything
+    else (``rm -rf build``, ``find src``, ``sudo rm``, ``git push``)."""
+    known = prefix_head(_raw(words))
+    return None if known is None else " ".join([*known[0], PREFIX_MARK])
 
 
 def _command_rules(commands: Sequence[Sequence[Word]]) -> tuple[ApprovalRule, ...]:
