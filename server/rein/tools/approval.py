@@ -12,8 +12,8 @@ saying what was denied and why, so the model can choose another way.
 Before asking, the session's approval rules (``ctx.env.approval_rules``,
 :mod:`rein.tools.approval_rules`) may allow the call's ``subject``; the
 request offers the rules that would (each command exactly as written) and,
-where there is one, the wider choice (``git log *``: the program and its
-subcommand with more words); an answer that says to remember them
+where there is one, the wider choice (``git log *``: a known program and
+its subcommand with more words, :mod:`rein.tools._command_prefixes`); an answer that says to remember them
 (``ApprovalAnswer.remember``, ``prefix`` for the wider choice) keeps them
 for the session or the workspace.
 """
