@@ -184,6 +184,25 @@ async def test_a_deleted_database_is_created_again_and_the_hook_refills_it(
     assert [m.content for m in await reopened.load_messages("s", "main:messages")] == ["after"]
 
 
+async def test_closing_after_the_database_was_deleted_is_a_store_error_that_counts_the_loss(
+    tmp_path: Path,
+) -> None:
+    # Deleted, then closed before any other call: close() cannot run the
+    # (async) refill hook, so it says what was not stored; it never raises
+    # anything but StoreError (it raised the store's private _Replaced).
+    store = SqliteStore.open(tmp_path)
+    await store.create_session("s", "first")
+    store.append_now("s", "main:messages", UserMessage(content="queued"))
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{store.path}{suffix}")
+    with pytest.raises(StoreError) as caught:
+        store.close()
+    assert "was deleted while open" in str(caught.value)
+    assert "1 message(s) were not stored" in str(caught.value)
+    assert caught.value.reason == "missing"
+
+
 def test_lock_holders_reads_the_lock_table(tmp_path: Path) -> None:
     database = tmp_path / "x.db"
     database.write_bytes(b"")

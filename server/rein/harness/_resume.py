@@ -48,11 +48,12 @@ async def resume_waiting_call(
         )
     )
     steering = ctx.steering
+    updates = ToolUpdates(emit, call_id, name)
     tool_ctx = ToolContext(
         call_id,
         name,
         ctx.env,
-        ToolUpdates(emit, call_id, name),
+        updates,
         steering.signal.is_set,
         record,
         emit,
@@ -60,7 +61,10 @@ async def resume_waiting_call(
         steering=steering,
         hooks=ctx.hooks,
     )
-    result = await resume.resume(tool_ctx)
+    try:
+        result = await resume.resume(tool_ctx)
+    finally:
+        updates.finish()
     content = truncate_tool_output(result.content, config.max_tool_result_chars)
     message = ToolResultMessage(
         tool_call_id=call_id, tool_name=name, content=content, is_error=result.is_error

@@ -28,6 +28,7 @@ __all__ = [
     "redact",
     "redact_logs",
     "remember_secret",
+    "safe_cut",
 ]
 
 REDACTED = "[redacted]"
@@ -68,6 +69,20 @@ class Redactor:
         with self._lock:
             self._values = frozenset()
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the secrets :meth:`redact` would replace lie in ``text``."""
+        found: list[tuple[int, int]] = []
+        for value in self._values:
+            start = text.find(value)
+            while start != -1:
+                found.append((start, start + len(value)))
+                start = text.find(value, start + 1)
+        if any(prefix in text for prefix in _PREFIXES):
+            found.extend(m.span() for m in _SHAPE_RE.finditer(text))
+        if "earer" in text or "EARER" in text:
+            found.extend(m.span() for m in _BEARER.finditer(text))
+        return found
+
     def redact(self, text: str) -> str:
         if not text:
             return text
@@ -79,6 +94,40 @@ class Redactor:
         if "earer" in text or "EARER" in text:
             text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
         return text
+
+
+#: The most characters :func:`safe_cut` holds back at the end of a text
+#: (longer than any key: the end of a longer word is let go).
+MAX_HOLD_CHARS = 4096
+
+_SPACE_END = re.compile(r"\s(?=\S*\Z)")
+_BEARER_END = re.compile(r"(?i)\bbearer\s*\Z")
+
+
+def safe_cut(text: str, hold: int = MAX_HOLD_CHARS, redactor: Redactor | None = None) -> int:
+    """Where a text that is still arriving (a command's output) may be cut
+    so that no secret lies across the cut: the part before it can be
+    redacted and sent on its own, the rest waits for more text.
+
+    The cut comes after the last whitespace (a key has none, so a key still
+    arriving is held whole), before a trailing ``Bearer`` (its token comes
+    next), at most ``hold`` characters from the end, and never inside a
+    secret the redactor finds in ``text``. ``len(text)`` when nothing needs
+    holding (text that ends with a newline)."""
+    space = _SPACE_END.search(text)
+    cut = space.end() if space is not None else 0
+    bearer = _BEARER_END.search(text, 0, cut)
+    if bearer is not None:
+        cut = bearer.start()
+    cut = max(cut, len(text) - hold)
+    spans = (redactor or REDACTOR).spans(text)
+    moved = True
+    while moved:
+        moved = False
+        for start, end in spans:
+            if start < cut < end:
+                cut, moved = start, True
+    return max(cut, 0)
 
 
 #: The process's redactor: secret values are process-wide, like the

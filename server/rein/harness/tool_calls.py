@@ -449,11 +449,12 @@ class ToolExecutor:
     async def _execute_tool(self, call: ToolCall, tool: Tool[Any], args: BaseModel) -> ToolResult:
         ctx = self.ctx
         steering = ctx.steering
+        updates = ToolUpdates(self.emit, call.id, call.name)
         tool_ctx = ToolContext(
             call.id,
             call.name,
             ctx.env,
-            ToolUpdates(self.emit, call.id, call.name),
+            updates,
             steering.signal.is_set,
             self.record,
             self.emit,
@@ -461,6 +462,15 @@ class ToolExecutor:
             steering=steering,
             hooks=ctx.hooks,
         )
+        try:
+            return await self._run_with_retries(call, tool, args, tool_ctx)
+        finally:
+            updates.finish()
+
+    async def _run_with_retries(
+        self, call: ToolCall, tool: Tool[Any], args: BaseModel, tool_ctx: ToolContext
+    ) -> ToolResult:
+        ctx = self.ctx
         retries = self.config.tool_retries
         attempt = 0
         while True:

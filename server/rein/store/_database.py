@@ -26,6 +26,7 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
+from rein.harness.errors import StoreError
 from rein.store._sqlite_errors import store_error
 from rein.store._sqlite_open import file_identity
 
@@ -99,19 +100,37 @@ class Database:
 
     def run_locked(self, fn: Callable[[], T], *, doing: str = "", check: bool = True) -> T:
         """``fn`` under :attr:`lock` (on this thread); sqlite3 errors become
-        StoreError, an open transaction is rolled back."""
+        StoreError, an open transaction is rolled back. With ``check``, a
+        file opened again since the last call raises ``_Replaced`` (for
+        :meth:`call`, which runs the owner's hook first)."""
         with self.lock:
             if check:
                 self._check_file()
                 if self._replaced is not None:
                     raise _Replaced(self._replaced)
-            try:
-                return fn()
-            except sqlite3.Error as exc:
-                if self.connection.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        self.connection.execute("ROLLBACK")
-                raise store_error(exc, kind=self.kind, path=self.path, doing=doing) from exc
+            return self._run(fn, doing)
+
+    def run_now(self, fn: Callable[[], T], *, doing: str = "") -> T:
+        """``fn`` under :attr:`lock`, on this thread, with no hook to run (a
+        store closing): a file deleted or replaced since the last call is
+        StoreError, and ``fn`` does not run."""
+        with self.lock:
+            self._check_file()
+            if self._replaced is not None:
+                raise StoreError(
+                    f"the {self.kind} database {self.path} {self._replaced} while open",
+                    "missing",
+                )
+            return self._run(fn, doing)
+
+    def _run(self, fn: Callable[[], T], doing: str) -> T:
+        try:
+            return fn()
+        except sqlite3.Error as exc:
+            if self.connection.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.connection.execute("ROLLBACK")
+            raise store_error(exc, kind=self.kind, path=self.path, doing=doing) from exc
 
     async def call(self, fn: Callable[[], T], *, doing: str = "", check: bool = True) -> T:
         """``fn`` on the worker thread (see :meth:`run_locked`). The calls

@@ -142,7 +142,7 @@ class SqliteStore:
         error: StoreError | None = None
         lost = 0
         try:
-            self._file.run_locked(self._flush_locked, doing="saving the last messages")
+            self._file.run_now(self._flush_locked, doing="saving the last messages")
         except StoreError as exc:
             error, lost = exc, len(self._pending)
         self._file.close()
