@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test of the VS Code extension, non-interactively, in this order:
-#   npm ci -> tsc --noEmit (strict) + eslint -> build -> unit tests (node --test)
+#   npm ci -> tsc --noEmit (strict) + eslint + no import circles -> build -> unit tests (node --test)
 #   -> the webview in headless Chromium (build/screenshots/chat-panel*.png)
 #   -> vsce package (rein-<version>.vsix)
 #   -> the real VS Code test in code-server (build/screenshots/vscode-e2e*.png), last.
@@ -40,6 +40,9 @@ npx tsc --noEmit -p webview/tsconfig.json
 
 step "eslint"
 npx eslint --max-warnings 0 .
+
+step "no import circles in src/ and webview/ (dependency-cruiser, import type included)"
+npm run -s lint:cycles
 
 step "build"
 node scripts/build.mjs --tests

@@ -6,7 +6,6 @@
  */
 
 import type * as vscode from 'vscode';
-import type { ChatController } from './panel/controller';
 import type { EventEnvelope } from './shared/protocol';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
@@ -78,10 +77,15 @@ export function runLogLine(envelope: EventEnvelope): { level: LogLevel; text: st
   }
 }
 
+/** Where the run log hears the server's events (the chat controller); tests pass an emitter. */
+export interface RunEvents {
+  readonly onDidReceiveEvent: vscode.Event<EventEnvelope>;
+}
+
 /** Logs each run's start and end and its errors to the output channel. */
 export function registerRunLog(
   context: vscode.ExtensionContext,
-  controller: Pick<ChatController, 'onDidReceiveEvent'>,
+  controller: RunEvents,
   output: vscode.LogOutputChannel,
 ): void {
   context.subscriptions.push(controller.onDidReceiveEvent((envelope) => write(output, runLogLine(envelope))));

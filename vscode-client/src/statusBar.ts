@@ -4,7 +4,7 @@
  */
 
 import * as vscode from 'vscode';
-import type { ConnectionInfo, ReinConnection } from './client';
+import type { ConnectionInfo, ReinConnection } from './connection';
 import type { ChatController } from './panel/controller';
 import { formatTokens, totalTokens, type Header } from './shared/viewModel';
 

@@ -8,7 +8,7 @@
  */
 
 import type { Page } from 'playwright-core';
-import type { ConnectionInfo, ReinConnection } from '../src/client';
+import type { ConnectionInfo, ReinConnection } from '../src/connection';
 import { ApprovalsModel } from '../src/panel/approvals';
 import { CheckpointModel, panelView } from '../src/panel/checkpoints';
 import { PanelState } from '../src/panel/reducer';

@@ -1,5 +1,5 @@
 import type * as vscode from 'vscode';
-import type { ReinConnection } from '../client';
+import type { ReinConnection } from '../connection';
 import { registerDiagnosticsBridge } from './diagnostics';
 import { registerDialogs } from './dialogs';
 import { type PersonEdits, registerSaveDocuments } from './save';

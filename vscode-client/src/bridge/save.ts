@@ -10,7 +10,7 @@
  */
 
 import * as vscode from 'vscode';
-import type { ReinConnection } from '../client';
+import type { ReinConnection } from '../connection';
 import { Methods, type SaveDocumentsParams, type SaveDocumentsResult } from '../shared/protocol';
 
 /** The documents that held the person's unsaved changes when a Rein edit arrived. */

@@ -9,7 +9,7 @@
 
 import * as vscode from 'vscode';
 import { ResponseError } from 'vscode-jsonrpc';
-import type { ReinConnection } from '../client';
+import type { ReinConnection } from '../connection';
 import { NoModelError, runChat, type LmApi, type LmChatParams, type LmChatResult, type LmModel } from './chat';
 
 export const CONSENT_REQUIRED = -32001;

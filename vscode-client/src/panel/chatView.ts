@@ -10,7 +10,7 @@
 
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ReinConnection } from '../client';
+import type { ReinConnection } from '../connection';
 import { useBundle } from '../shared/l10n';
 import type { HostMessage, WebviewMessage } from '../shared/messages';
 import { CheckpointDocuments } from './checkpointDiff';

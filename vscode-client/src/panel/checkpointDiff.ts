@@ -6,7 +6,7 @@
  */
 
 import * as vscode from 'vscode';
-import type { ReinConnection } from '../client';
+import type { ReinConnection } from '../connection';
 import { Methods, type CheckpointContentParams, type CheckpointContentResult, type RestoreConflict } from '../shared/protocol';
 import { workspaceFileUri } from './edits';
 import { plain } from './text';

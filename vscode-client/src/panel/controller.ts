@@ -7,7 +7,7 @@
  */
 
 import * as vscode from 'vscode';
-import type { ReinConnection } from '../client';
+import type { ReinConnection } from '../connection';
 import {
   CHECKPOINT_EVENT_TYPES,
   isKnownEvent,

@@ -8,7 +8,7 @@
  */
 
 import * as vscode from 'vscode';
-import type { ReinConnection } from '../client';
+import type { ReinConnection } from '../connection';
 
 export interface ModelEntry {
   provider: string;
