@@ -30,10 +30,10 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from rein import bench
+    from rein.bench import core as bench
 
     if args.what == "gates" and args.corpus:
-        from rein.bench_corpus import main_corpus
+        from rein.bench.gates_corpus import main_corpus
 
         return main_corpus(args)
     if args.what == "core-one":
@@ -48,7 +48,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 "core: scripted turns, one read_file call each", bench.bench_core(sizes), args.json
             )
         elif target == "lsp" and args.sessions:
-            from rein.lsp.bench import bench_load
+            from rein.bench.lsp import bench_load
 
             rows = bench_load(args.sessions, args.turns)
             bench.print_rows(
@@ -57,7 +57,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 args.json,
             )
         elif target == "acp":
-            from rein.bench_acp import SAMPLES, bench_acp
+            from rein.bench.acp import SAMPLES, bench_acp
 
             samples = int(args.n) if args.n and args.what == "acp" else SAMPLES
             bench.print_rows(
@@ -66,7 +66,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 args.json,
             )
         elif target == "providers":
-            from rein.providers.bench import bench_providers
+            from rein.bench.providers import bench_providers
 
             bench_providers(args.json)
         else:

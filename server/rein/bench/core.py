@@ -30,19 +30,19 @@ ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints", "acp")
 
 def run_target(target: str, as_json: bool) -> None:
     if target == "gates":
-        from rein.headless.bench import bench_gates
+        from rein.bench.gates import bench_gates
 
         print_rows(
             "gates: analyzer verdict after the last publishDiagnostics", bench_gates(), as_json
         )
     elif target == "checkpoints":
-        from rein.headless.bench_checkpoints import bench_checkpoints
+        from rein.bench.checkpoints import bench_checkpoints
 
         print_rows(
             "checkpoints: one edit of a 9 KB file, without and with", bench_checkpoints(), as_json
         )
     elif target == "lsp":
-        from rein.lsp.bench import bench_lsp
+        from rein.bench.lsp import bench_lsp
 
         print_rows("lsp: the server over stdio", bench_lsp(), as_json)
     else:
@@ -69,7 +69,7 @@ def bench_core_one(n: int, features: bool = False) -> dict[str, Any]:
     """One run of ``n`` tool turns. ``features``: with the Agent API's
     optional parts switched on (an external steering source and probe, an
     async listener, the idle watchdog), to show they cost nothing per turn."""
-    from rein.bench_tools import FixedReadTool
+    from rein.bench.tools import FixedReadTool
 
     turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "read_file", "arguments": {"path": f"f{i}.py"}}]} for i in range(n)
