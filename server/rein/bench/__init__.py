@@ -2,7 +2,8 @@
 
 One module per thing measured:
 
-* :mod:`rein.bench.core`: the loop (scripted turns), and the row printer;
+* :mod:`rein.bench.cli`: the ``rein bench`` dispatcher and the row printer;
+* :mod:`rein.bench.core`: the loop (scripted turns);
 * :mod:`rein.bench.tools`: the fixed tool ``core`` measures with;
 * :mod:`rein.bench.providers`: SSE chunks parsed per second;
 * :mod:`rein.bench.gates`: the analyzer gate's wait after the last diagnostics;
