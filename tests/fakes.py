@@ -38,8 +38,8 @@ from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
 # The benchmark's workload tool lives in the package (``rein bench core`` uses it).
-from rein.bench_tools import FixedReadArgs as FixedReadArgs
-from rein.bench_tools import FixedReadTool as FixedReadTool
+from rein.bench.tools import FixedReadArgs as FixedReadArgs
+from rein.bench.tools import FixedReadTool as FixedReadTool
 from rein.harness.checkpoints import (
     CheckpointChange,
     CheckpointRun,

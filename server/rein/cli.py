@@ -30,48 +30,9 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from rein import bench
+    from rein.bench.cli import main
 
-    if args.what == "gates" and args.corpus:
-        from rein.bench_corpus import main_corpus
-
-        return main_corpus(args)
-    if args.what == "core-one":
-        n, _, extra = str(args.n).partition("+")
-        print(json.dumps(bench.bench_core_one(int(n), features=extra == "features")))
-        return 0
-    targets = list(bench.ALL_TARGETS) if args.what == "all" else [args.what]
-    for target in targets:
-        if target == "core":
-            sizes = tuple(int(x) for x in args.n.split(",")) if args.n else bench.CORE_SIZES
-            bench.print_rows(
-                "core: scripted turns, one read_file call each", bench.bench_core(sizes), args.json
-            )
-        elif target == "lsp" and args.sessions:
-            from rein.lsp.bench import bench_load
-
-            rows = bench_load(args.sessions, args.turns)
-            bench.print_rows(
-                f"lsp load: {args.sessions} sessions at once, mock server over HTTP",
-                rows,
-                args.json,
-            )
-        elif target == "acp":
-            from rein.bench_acp import SAMPLES, bench_acp
-
-            samples = int(args.n) if args.n and args.what == "acp" else SAMPLES
-            bench.print_rows(
-                "acp: spawn to the initialize result, rein acp and rein serve",
-                bench_acp(samples),
-                args.json,
-            )
-        elif target == "providers":
-            from rein.providers.bench import bench_providers
-
-            bench_providers(args.json)
-        else:
-            bench.run_target(target, args.json)
-    return 0
+    return main(args)
 
 
 def _cmd_fuzz(args: argparse.Namespace) -> int:

@@ -22,31 +22,9 @@ from rein.harness import Agent, HarnessConfig
 from rein.harness.ports import ModelDelta, ModelRequest
 from rein.providers.replay import ReplayModel
 
-__all__ = ["bench_core", "bench_core_one", "print_rows"]
+__all__ = ["CORE_SIZES", "bench_core", "bench_core_one"]
 
 CORE_SIZES = (50, 200, 1000)
-ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints", "acp")
-
-
-def run_target(target: str, as_json: bool) -> None:
-    if target == "gates":
-        from rein.headless.bench import bench_gates
-
-        print_rows(
-            "gates: analyzer verdict after the last publishDiagnostics", bench_gates(), as_json
-        )
-    elif target == "checkpoints":
-        from rein.headless.bench_checkpoints import bench_checkpoints
-
-        print_rows(
-            "checkpoints: one edit of a 9 KB file, without and with", bench_checkpoints(), as_json
-        )
-    elif target == "lsp":
-        from rein.lsp.bench import bench_lsp
-
-        print_rows("lsp: the server over stdio", bench_lsp(), as_json)
-    else:
-        raise SystemExit(f"unknown benchmark {target!r}")
 
 
 class _TimedModel:
@@ -69,7 +47,7 @@ def bench_core_one(n: int, features: bool = False) -> dict[str, Any]:
     """One run of ``n`` tool turns. ``features``: with the Agent API's
     optional parts switched on (an external steering source and probe, an
     async listener, the idle watchdog), to show they cost nothing per turn."""
-    from rein.bench_tools import FixedReadTool
+    from rein.bench.tools import FixedReadTool
 
     turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "read_file", "arguments": {"path": f"f{i}.py"}}]} for i in range(n)
@@ -140,18 +118,3 @@ def bench_core(sizes: tuple[int, ...] = CORE_SIZES) -> list[dict[str, Any]]:
             ).stdout
             rows.append(json.loads(out))
     return rows
-
-
-def print_rows(title: str, rows: list[dict[str, Any]], as_json: bool) -> None:
-    if as_json:
-        for row in rows:
-            print(json.dumps(row))
-        return
-    print(title)
-    if not rows:
-        return
-    keys = list(rows[0])
-    widths = {k: max(len(k), *(len(str(r.get(k, ""))) for r in rows)) for k in keys}
-    print("  ".join(k.rjust(widths[k]) for k in keys))
-    for row in rows:
-        print("  ".join(str(row.get(k, "")).rjust(widths[k]) for k in keys))

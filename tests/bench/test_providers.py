@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from rein.providers.bench import GOAL_CHUNKS_PER_S, bench_providers
+from rein.bench.providers import GOAL_CHUNKS_PER_S, bench_providers
+from tests.providers.conftest import _no_real_keys  # noqa: F401  (autouse here, as in tests/providers)
 
 
 def test_bench_providers_measures_both_providers(capsys: pytest.CaptureFixture[str]) -> None:
@@ -19,8 +20,8 @@ def test_bench_providers_measures_both_providers(capsys: pytest.CaptureFixture[s
 
 
 def test_bench_core_runs_the_tool_the_tests_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rein.bench import bench_core_one
-    from rein.bench_tools import FixedReadTool
+    from rein.bench.core import bench_core_one
+    from rein.bench.tools import FixedReadTool
     from tests import fakes
 
     assert fakes.FixedReadTool is FixedReadTool  # one definition

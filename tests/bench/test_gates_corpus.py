@@ -10,8 +10,9 @@ import random
 
 import pytest
 
-from rein.bench_corpus import run_corpus
-from rein.corpus import KINDS, SMALL_CORPUS, corpus_cache, fetch, seed_edit
+from rein.bench.corpus import KINDS, SMALL_CORPUS, corpus_cache, fetch, seed_edit
+from rein.bench.gates_corpus import run_corpus
+from tests.e2e.conftest import _analyzers_installed  # noqa: F401  (autouse here, as in tests/e2e)
 
 pytestmark = pytest.mark.e2e
 

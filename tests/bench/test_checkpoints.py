@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from rein.headless.bench_checkpoints import bench_checkpoints
+from rein.bench.checkpoints import bench_checkpoints
 
 
 def test_the_bench_times_edits_without_and_with_checkpoints() -> None:

@@ -1,6 +1,6 @@
 """``rein bench gates --corpus``: the analyzer gate on real projects.
 
-The projects, their cache and the seeded errors are :mod:`rein.corpus`.
+The projects, their cache and the seeded errors are :mod:`rein.bench.corpus`.
 
 One :class:`~rein.headless.host.HeadlessSession` per project (real ruff
 server and basedpyright) stays open across that project's edits. After the
@@ -47,7 +47,7 @@ from typing import Any
 
 import anyio
 
-from rein.corpus import (
+from rein.bench.corpus import (
     FULL_CORPUS,
     KINDS,
     SMALL_CORPUS,

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from rein.bench_acp import _p95, bench_acp
+from rein.bench.acp import _p95, bench_acp
 
 pytestmark = pytest.mark.e2e
 

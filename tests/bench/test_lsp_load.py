@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rein.lsp.bench import _load
+from rein.bench.lsp import _load
 
 pytestmark = pytest.mark.e2e
 
