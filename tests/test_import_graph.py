@@ -22,12 +22,18 @@ The rule (what counts as an edge):
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent / "server"
+PYPROJECT = PACKAGE_ROOT.parent / "pyproject.toml"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 FORBIDDEN_IN_CORE = ("pygls", "lsprotocol", "httpx", "sqlite3")
 
 
@@ -218,3 +224,48 @@ def test_no_private_class_name_is_defined_in_two_modules() -> None:
                 where.setdefault(node.name, []).append(name)
     twice = {cls: modules for cls, modules in where.items() if len(modules) > 1}
     assert not twice, f"private classes defined in several modules: {twice}"
+
+
+def _lint_imports(package_root: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` with the contracts of pyproject.toml over the ``rein``
+    package found in ``package_root``."""
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(PYPROJECT)],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(package_root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_lint_imports_keeps_every_contract(tmp_path: Path) -> None:
+    done = _lint_imports(PACKAGE_ROOT, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "probe",
+    [
+        pytest.param("import rein.lsp\n", id="at-module-level"),
+        pytest.param(
+            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from rein.lsp import server\n",
+            id="under-type-checking",
+        ),
+        pytest.param("def f() -> None:\n    from rein.lsp import features\n", id="in-a-function"),
+    ],
+)
+def test_lint_imports_fails_when_the_core_imports_the_lsp_host(tmp_path: Path, probe: str) -> None:
+    """A copy of the package whose core imports ``rein.lsp`` breaks the core
+    contract (and the hosts' one): the contracts are checked, not only
+    written down."""
+    copy = tmp_path / "server"
+    shutil.copytree(
+        PACKAGE_ROOT / "rein", copy / "rein", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (copy / "rein" / "harness" / "_probe.py").write_text(probe, encoding="utf-8")
+    done = _lint_imports(copy, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 broken" in done.stdout, done.stdout
+    assert "rein.harness._probe -> rein.lsp" in done.stdout, done.stdout
