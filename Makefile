@@ -21,6 +21,7 @@ demo: setup
 lint: setup
 	$(VENV)/bin/ruff check server tests
 	$(VENV)/bin/ruff format --check server tests
+	$(VENV)/bin/lint-imports --no-logo
 
 typecheck: setup
 	$(VENV)/bin/mypy
@@ -48,4 +49,4 @@ bench: setup
 	$(VENV)/bin/rein bench all
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

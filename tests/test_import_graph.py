@@ -1,12 +1,17 @@
 """The import graph of server/rein: no circles, and a core that imports no
-foreign protocol or storage library.
+foreign protocol or storage library. (The layering itself is stated as
+import-linter contracts in pyproject.toml and checked by ``lint-imports`` in
+``make lint``; :func:`test_lint_imports_fails_when_the_core_imports_the_lsp_host`
+shows they bite.)
 
 The rule (what counts as an edge):
 
 * every ``import rein...`` and ``from rein... import ...`` in a module counts,
   at module level and inside functions alike: a lazy import only moves the
   moment a dependency is paid, not its direction;
-* imports under ``if TYPE_CHECKING:`` do not count (they never run);
+* imports under ``if TYPE_CHECKING:`` count too: they never run, but a
+  circle closed by one is still two modules that cannot be read (or moved)
+  apart;
 * ``from rein.pkg import name`` is an edge to ``rein.pkg.name`` when that is a
   module, else to ``rein.pkg``; relative imports are resolved the same way;
 * importing ``rein.a.b`` does not add an edge to the package ``rein.a``
@@ -17,12 +22,18 @@ The rule (what counts as an edge):
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent / "server"
+PYPROJECT = PACKAGE_ROOT.parent / "pyproject.toml"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 FORBIDDEN_IN_CORE = ("pygls", "lsprotocol", "httpx", "sqlite3")
 
 
@@ -56,10 +67,11 @@ def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[tuple[str, int]]:
-    """(imported module, line) for every runtime import of a ``rein`` module."""
+    """(imported module, line) for every import of a ``rein`` module, those
+    under ``if TYPE_CHECKING:`` included."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in _runtime_nodes(tree):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == "rein" or alias.name.startswith("rein."):
@@ -96,7 +108,7 @@ def import_graph() -> dict[str, dict[str, int]]:
         edges: dict[str, int] = {}
         for target, line in _imports(name, path, modules):
             if target != name and target in modules:
-                edges.setdefault(target, line)
+                edges[target] = min(line, edges.get(target, line))
         graph[name] = edges
     return graph
 
@@ -163,10 +175,30 @@ def test_the_cycle_finder_finds_a_circle_and_nothing_else() -> None:
     assert find_cycles({"a": {"b": 1}, "b": {}}) == []
 
 
+#: The one circle left, closed by a ``TYPE_CHECKING`` import: the analyzer
+#: pool and its analyzer server are one object in two files. Issue 31 item 2
+#: (the disk adapters' package, another engineer's part) makes them one object
+#: with a narrow protocol between them; this set is then empty.
+KNOWN_CIRCLES = [
+    ["rein.headless.analyzer_server", "rein.headless.analyzers", "rein.headless.restarts"],
+]
+
+
 def test_there_is_no_import_circle_in_rein() -> None:
     graph = import_graph()
     cycles = find_cycles(graph)
-    assert not cycles, "import circles:\n" + "\n\n".join(_describe(c, graph) for c in cycles)
+    assert cycles == KNOWN_CIRCLES, "import circles:\n" + "\n\n".join(
+        _describe(c, graph) for c in cycles
+    )
+
+
+def test_an_import_under_type_checking_is_an_edge(tmp_path: Path) -> None:
+    source = tmp_path / "b.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from rein.a import A\n"
+    )
+    modules = {"rein.a": tmp_path / "a.py", "rein.b": source}
+    assert list(_imports("rein.b", source, modules)) == [("rein.a", 4)]
 
 
 @pytest.mark.parametrize(
@@ -192,3 +224,48 @@ def test_no_private_class_name_is_defined_in_two_modules() -> None:
                 where.setdefault(node.name, []).append(name)
     twice = {cls: modules for cls, modules in where.items() if len(modules) > 1}
     assert not twice, f"private classes defined in several modules: {twice}"
+
+
+def _lint_imports(package_root: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` with the contracts of pyproject.toml over the ``rein``
+    package found in ``package_root``."""
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(PYPROJECT)],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(package_root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_lint_imports_keeps_every_contract(tmp_path: Path) -> None:
+    done = _lint_imports(PACKAGE_ROOT, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "probe",
+    [
+        pytest.param("import rein.lsp\n", id="at-module-level"),
+        pytest.param(
+            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from rein.lsp import server\n",
+            id="under-type-checking",
+        ),
+        pytest.param("def f() -> None:\n    from rein.lsp import features\n", id="in-a-function"),
+    ],
+)
+def test_lint_imports_fails_when_the_core_imports_the_lsp_host(tmp_path: Path, probe: str) -> None:
+    """A copy of the package whose core imports ``rein.lsp`` breaks the core
+    contract (and the hosts' one): the contracts are checked, not only
+    written down."""
+    copy = tmp_path / "server"
+    shutil.copytree(
+        PACKAGE_ROOT / "rein", copy / "rein", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (copy / "rein" / "harness" / "_probe.py").write_text(probe, encoding="utf-8")
+    done = _lint_imports(copy, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 broken" in done.stdout, done.stdout
+    assert "rein.harness._probe -> rein.lsp" in done.stdout, done.stdout

@@ -6,18 +6,20 @@ restore-kind checkpoint run."""
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
 from rein.harness.checkpoints import (
     CheckpointChange,
     CheckpointRun,
+    CheckpointStore,
     FileChange,
     FileVersion,
     HunkStatus,
     ReviewStatus,
 )
 from rein.harness.errors import ToolError
-from rein.harness.events import ReviewDecided
+from rein.harness.events import Emit, ReviewDecided
 from rein.harness.hunks import (
     Hunk,
     apply_regions,
@@ -26,6 +28,7 @@ from rein.harness.hunks import (
     lines_of,
     locate,
 )
+from rein.harness.ports import Workspace
 from rein.harness.review_types import (
     PERSON_CHANGED,
     Decided,
@@ -35,17 +38,30 @@ from rein.harness.review_types import (
     file_status,
 )
 
-if TYPE_CHECKING:
-    from rein.harness.review import Reviewer
+__all__ = ["Batch", "ReviewScope"]
 
-__all__ = ["Batch"]
+
+class ReviewScope(Protocol):
+    """What a batch reads of its :class:`~rein.harness.review.Reviewer`:
+    the session's checkpoint store and workspace, where to emit, the clock."""
+
+    @property
+    def store(self) -> CheckpointStore: ...
+    @property
+    def workspace(self) -> Workspace: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def emit(self) -> Emit | None: ...
+    @property
+    def clock(self) -> Callable[[], float]: ...
 
 
 class Batch:
     """One decision request: its results, and the restore run its undos
     are recorded in (made before the first write)."""
 
-    def __init__(self, reviewer: Reviewer, run_id: str) -> None:
+    def __init__(self, reviewer: ReviewScope, run_id: str) -> None:
         self.r = reviewer
         self.run_id = run_id
         self.decided: list[Decided] = []

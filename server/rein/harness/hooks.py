@@ -16,10 +16,10 @@ from pydantic import BaseModel
 
 from rein.harness.messages import Message, ToolCall
 from rein.harness.ports import ModelOptions
+from rein.harness.tool_result import ToolResult
 
 if TYPE_CHECKING:
     from rein.harness.ports import Model
-    from rein.harness.tools import ToolResult
 
 __all__ = [
     "Block",

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Hooks
-from rein.harness.messages import ImagePart
 from rein.harness.ports import (
     ApprovalRuleBook,
     Approver,
@@ -28,6 +27,7 @@ from rein.harness.ports import (
 )
 from rein.harness.run_record import RunRecord
 from rein.harness.steering import Steering, SteeringSignal
+from rein.harness.tool_result import ToolResult
 
 __all__ = [
     "Tool",
@@ -42,17 +42,6 @@ __all__ = [
 
 ToolClass = Literal["read", "write", "command", "other"]
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
-
-
-@dataclass(slots=True)
-class ToolResult:
-    content: str
-    is_error: bool = False
-    #: Structured extras for clients (generation, diff, exit code, ...).
-    details: dict[str, Any] = field(default_factory=dict)
-    #: Images for the model (after the text); providers that take none get
-    #: a placeholder naming each.
-    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(slots=True)

@@ -14,17 +14,26 @@ handler or a session first needs it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 
 if TYPE_CHECKING:
     from rein.harness.ports import ApprovalRuleKind
-    from rein.lsp.server import ReinServer
     from rein.store import SqliteStore
     from rein.tools.approval_rules import MemoryRules, RuleBook, StoredRule
 
-__all__ = ["ApprovalRegistry", "WorkspaceRules", "register"]
+__all__ = ["ApprovalRegistry", "ApprovalsServer", "WorkspaceRules", "register"]
+
+
+class ApprovalsServer(Protocol):
+    """What the approval handlers use of the server."""
+
+    async def ready(self) -> None: ...
+    async def open_store(self) -> SqliteStore | None: ...
+    @property
+    def approvals(self) -> ApprovalRegistry: ...
 
 
 class WorkspaceRules:
@@ -114,11 +123,11 @@ class ApprovalRegistry:
         return await self.workspace.remove(rule_id)
 
 
-def register(server: ReinServer) -> None:
+def register(server: LanguageServer) -> None:
     """``rein/approvals`` and ``rein/approvals/revoke``."""
 
     @server.feature("rein/approvals")
-    async def approvals(ls: ReinServer, params: Any) -> dict[str, Any]:
+    async def approvals(ls: ApprovalsServer, params: Any) -> dict[str, Any]:
         await ls.ready()
         from rein.lsp.params import ApprovalsParams, parse
 
@@ -127,7 +136,7 @@ def register(server: ReinServer) -> None:
         return {"rules": await ls.approvals.rules(parsed.session_id)}
 
     @server.feature("rein/approvals/revoke")
-    async def revoke(ls: ReinServer, params: Any) -> dict[str, Any]:
+    async def revoke(ls: ApprovalsServer, params: Any) -> dict[str, Any]:
         await ls.ready()
         from rein.lsp.params import RevokeApprovalParams, parse
 

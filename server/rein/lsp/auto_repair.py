@@ -13,16 +13,27 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.harness import HarnessConfig
 from rein.harness.events import AutoRepair
 
 if TYPE_CHECKING:
-    from rein.lsp.server import ReinServer
+    from rein.config import ReinConfig
+    from rein.harness import RunResult
+    from rein.harness.coordinators import DiagnosticsCoordinator
+    from rein.lsp.editor import EditorWorkspace
+    from rein.lsp.lm import EditorLmHost
+    from rein.lsp.models import ModelChoices
     from rein.session import Session
 
-__all__ = ["REPAIR_MAX_MODEL_TURNS", "REPAIR_MAX_REPAIR_ATTEMPTS", "AutoRepairer", "repair_config"]
+__all__ = [
+    "REPAIR_MAX_MODEL_TURNS",
+    "REPAIR_MAX_REPAIR_ATTEMPTS",
+    "AutoRepairer",
+    "RepairServer",
+    "repair_config",
+]
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +59,24 @@ def repair_config(harness: HarnessConfig) -> HarnessConfig:
     )
 
 
+class RepairServer(Protocol):
+    """What :class:`AutoRepairer` uses of the server."""
+
+    @property
+    def config(self) -> ReinConfig: ...
+    @property
+    def model_choices(self) -> ModelChoices: ...
+    @property
+    def lm_host(self) -> EditorLmHost: ...
+    def adapters(self) -> tuple[EditorWorkspace, DiagnosticsCoordinator]: ...
+    def active_runs(self) -> list[Session]: ...
+    def new_session(self, **spec: Any) -> Session: ...
+    async def run_prompt(self, session: Session, text: str) -> RunResult: ...
+    def report_auto_repair(self, session: Session | None, event: AutoRepair) -> None: ...
+
+
 class AutoRepairer:
-    def __init__(self, server: ReinServer, debounce_s: float = DEBOUNCE_S) -> None:
+    def __init__(self, server: RepairServer, debounce_s: float = DEBOUNCE_S) -> None:
         self.server = server
         self.debounce_s = debounce_s
         self._pending: dict[str, asyncio.Task[None]] = {}

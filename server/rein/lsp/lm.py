@@ -14,17 +14,16 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lsprotocol import types as lsp_types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCProtocol
 
 from rein.lsp.channel import method_not_found
 
-if TYPE_CHECKING:
-    from rein.lsp.server import ReinServer
-
-__all__ = ["CHAT", "DELTA", "EditorLmHost", "register"]
+__all__ = ["CHAT", "DELTA", "EditorLmHost", "LmHandlerServer", "LmServer", "register"]
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +57,26 @@ class _Turn:
             self.complete.set()
 
 
+class LmServer(Protocol):
+    """What :class:`EditorLmHost` uses of the server: its JSON-RPC protocol."""
+
+    @property
+    def protocol(self) -> JsonRPCProtocol: ...
+
+
+class LmHandlerServer(Protocol):
+    """What the vscode-lm notification handlers use of the server."""
+
+    @property
+    def lm_host(self) -> EditorLmHost: ...
+
+
 class EditorLmHost:
     """:class:`~rein.providers.vscode_lm.LmHost` over the language server's
     client. ``consented``: a person has allowed the editor's models (the
     client's ``rein/lm/consent``)."""
 
-    def __init__(self, server: ReinServer) -> None:
+    def __init__(self, server: LmServer) -> None:
         self._server = server
         self._turns: dict[str, _Turn] = {}
         self.consented = False
@@ -140,15 +153,15 @@ class EditorLmHost:
         turn.take(params)
 
 
-def register(server: ReinServer) -> None:
+def register(server: LanguageServer) -> None:
     """The notifications of the vscode-lm provider (requests go out)."""
 
     @server.feature(DELTA)
-    def lm_delta(ls: ReinServer, params: Any) -> None:
+    def lm_delta(ls: LmHandlerServer, params: Any) -> None:
         ls.lm_host.on_delta(params)
 
     @server.feature(CONSENT)
-    def lm_consent(ls: ReinServer, params: Any) -> None:
+    def lm_consent(ls: LmHandlerServer, params: Any) -> None:
         from rein.lsp._lm_params import ConsentParams
         from rein.lsp.params import parse
 

@@ -15,20 +15,22 @@ new model, a running child keeps its own.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 
 if TYPE_CHECKING:
+    from rein.config import ReinConfig
     from rein.harness.ports import Model
     from rein.lsp._lm_params import Choice
-    from rein.lsp.server import ReinServer
+    from rein.lsp.channel import ClientChannel
     from rein.providers.config import ModelConfig
     from rein.session import Session
 
 # The handlers import the rest of Rein when first called (see features.py).
 
-__all__ = ["LM_MODELS", "ModelChoices", "register"]
+__all__ = ["LM_MODELS", "ModelChoices", "ModelsHandlerServer", "ModelsServer", "register"]
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +39,34 @@ log = logging.getLogger(__name__)
 LM_MODELS = "rein/lm/models"
 
 
+class ModelsServer(Protocol):
+    """What :class:`ModelChoices` uses of the server: the configured model
+    and how a model is built."""
+
+    @property
+    def config(self) -> ReinConfig: ...
+    def build_model(self, config: ModelConfig) -> Model: ...
+
+
+class ModelsHandlerServer(Protocol):
+    """What ``rein/models`` and ``rein/setModel`` use of the server."""
+
+    async def ready(self) -> None: ...
+    @property
+    def config(self) -> ReinConfig: ...
+    @property
+    def client(self) -> ClientChannel: ...
+    @property
+    def model_choices(self) -> ModelChoices: ...
+    @property
+    def sessions(self) -> dict[str, Session]: ...
+
+
 class ModelChoices:
     """The choices made with ``rein/setModel``: one for every session, one
     for the sessions made from now on, and one per session."""
 
-    def __init__(self, server: ReinServer) -> None:
+    def __init__(self, server: ModelsServer) -> None:
         self._server = server
         #: The model of every session without a choice of its own.
         self.everywhere: Choice | None = None
@@ -122,7 +147,7 @@ def _entry(provider: str, model: str, label: str, source: str) -> dict[str, str]
     return {"provider": provider, "model": model, "label": label, "source": source}
 
 
-async def editor_models(server: ReinServer) -> tuple[list[dict[str, str]], str | None]:
+async def editor_models(server: ModelsHandlerServer) -> tuple[list[dict[str, str]], str | None]:
     """The editor's language models as picker entries, and why there are
     none when the client could not list them."""
     from rein.lsp._lm_params import LmModels
@@ -148,9 +173,9 @@ async def editor_models(server: ReinServer) -> tuple[list[dict[str, str]], str |
     return list(entries.values()), None
 
 
-def register(server: ReinServer) -> None:
+def register(server: LanguageServer) -> None:
     @server.feature("rein/models")
-    async def models(ls: ReinServer, params: Any) -> dict[str, Any]:
+    async def models(ls: ModelsHandlerServer, params: Any) -> dict[str, Any]:
         from rein.lsp._lm_params import ModelsParams
         from rein.lsp.params import parse
 
@@ -178,7 +203,7 @@ def register(server: ReinServer) -> None:
         return result
 
     @server.feature("rein/setModel")
-    async def set_model(ls: ReinServer, params: Any) -> dict[str, Any]:
+    async def set_model(ls: ModelsHandlerServer, params: Any) -> dict[str, Any]:
         from rein.harness.errors import ConfigError
         from rein.lsp._lm_params import Choice, SetModelParams
         from rein.lsp.params import parse

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rein.harness.events import Event
 from rein.harness.gates import Gate
@@ -23,17 +23,32 @@ from rein.harness.preview_gates import preview_gates
 from rein.process.preview import SubprocessPreviewFactory
 
 if TYPE_CHECKING:
-    from rein.lsp.server import ReinServer
+    from pathlib import Path
 
-__all__ = ["ServerPreview"]
+    from rein.config import ReinConfig
+    from rein.harness.generations import MutationLog
+
+__all__ = ["PreviewServer", "ServerPreview"]
 
 log = logging.getLogger(__name__)
 
 PreviewAction = Literal["start", "stop", "restart", "status"]
 
 
+class PreviewServer(Protocol):
+    """What :class:`ServerPreview` uses of the server."""
+
+    @property
+    def config(self) -> ReinConfig: ...
+    @property
+    def root(self) -> Path: ...
+    @property
+    def mutations(self) -> MutationLog: ...
+    def send_event(self, payload: dict[str, Any]) -> None: ...
+
+
 class ServerPreview:
-    def __init__(self, server: ReinServer) -> None:
+    def __init__(self, server: PreviewServer) -> None:
         self.server = server
         self._coordinator: PreviewCoordinator | None = None
         self._tasks: set[asyncio.Future[None]] = set()
