@@ -18,10 +18,10 @@ import anyio
 import pytest
 
 from rein.config import ReinConfig
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
-from rein.headless.analyzers import AnalyzerPool
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.restarts import RestartPolicy
 from rein.headless.host import HeadlessSession
-from rein.headless.restarts import RestartPolicy
 from rein.providers.replay import ReplayModel
 
 pytestmark = pytest.mark.e2e

@@ -17,11 +17,11 @@ import anyio
 import pytest
 
 from rein.config import ReinConfig, load_config
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.restarts import COOL_DOWN_S, MAX_RESTARTS, RestartPolicy
 from rein.harness.events import GateResult, RunEnd
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
-from rein.headless.analyzers import AnalyzerPool
 from rein.headless.host import HeadlessSession
-from rein.headless.restarts import COOL_DOWN_S, MAX_RESTARTS, RestartPolicy
 from rein.providers.replay import ReplayModel
 
 pytestmark = pytest.mark.e2e

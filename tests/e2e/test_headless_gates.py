@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from rein.config import ReinConfig, load_config
+from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import Mutation
-from rein.headless.analyzers import AnalyzerPool
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes import EventLog

@@ -8,7 +8,7 @@ didOpen/didChange for every mutation, collects publishDiagnostics, and tells
 the :class:`~rein.harness.coordinators.DiagnosticsCoordinator` when every
 analyzer that owns a file has published for it since its last change. A
 crashed analyzer is restarted after a backoff, a few times a minute at most,
-then again after a cool-down (:mod:`rein.headless.restarts`); each crash is
+then again after a cool-down (:mod:`rein.disk.restarts`); each crash is
 reported, and verdicts while it is down say it is missing.
 
 Settled means the analyzer says it is done: the pool tracks LSP work-done
@@ -20,7 +20,7 @@ basedpyright runs in ``diagnosticMode: workspace``, so it publishes for files
 nobody opened; touched files are opened (:meth:`AnalyzerPool.ensure_open`).
 In a workspace over ``workspace_max_files`` it checks open files only, and
 ``ensure_open`` opens a changed file's importers with it
-(:mod:`rein.headless.importers`).
+(:mod:`rein.disk.importers`).
 What the workspace filter skips (:mod:`rein.tools.ignore`: virtual
 environments, build output, ignored paths) is neither opened nor analysed,
 and diagnostics published for it are dropped.
@@ -40,12 +40,12 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
+from rein.disk.importers import ImportIndex
+from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.harness.errors import ToolError
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
-from rein.headless.analyzer_server import AnalyzerTimeout, _Analyzer
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
-from rein.headless.importers import ImportIndex
-from rein.headless.restarts import AnalyzerRestarts, RestartPolicy
 from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 

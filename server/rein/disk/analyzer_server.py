@@ -1,7 +1,7 @@
 """One analyzer language server, driven by the pool as its LSP client
 (pygls's LanguageClient): start and initialize it, track its progress,
 send didOpen/didChange, pull or receive its diagnostics, stop it. The
-:class:`~rein.headless.analyzers.AnalyzerPool` owns one per running
+:class:`~rein.disk.analyzers.AnalyzerPool` owns one per running
 analyzer and decides what is open, when it is settled and what a crash
 means."""
 
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
 from rein.harness.ports import Diagnostic
-from rein.headless.analyzer_specs import AnalyzerSpec, with_setting
 from rein.process.environment import child_environment
 
 if TYPE_CHECKING:
-    from rein.headless.analyzers import AnalyzerPool
+    from rein.disk.analyzers import AnalyzerPool
 
 __all__ = ["ENVIRONMENT_GRACE_S", "AnalyzerTimeout"]
 
