@@ -321,7 +321,7 @@ async def test_an_analyzer_past_its_restart_budget_leaves_the_snapshot_blind_unt
     try:
         assert await pool.wait_initial(30)
         ruff = pool.analyzers[0]
-        original = pool._crashed
+        original = pool.analyzer_exited
         for _ in range(2):
             handled = anyio.Event()
 
@@ -329,7 +329,7 @@ async def test_an_analyzer_past_its_restart_budget_leaves_the_snapshot_blind_unt
                 await original(analyzer, code)
                 done.set()
 
-            pool._crashed = crashed  # type: ignore[method-assign]
+            pool.analyzer_exited = crashed  # type: ignore[method-assign]
             os.kill(ruff.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
             with anyio.fail_after(30):
                 await handled.wait()

@@ -168,13 +168,13 @@ async def test_a_crashed_analyzer_is_restarted_once_and_reported(pyproj: Path) -
         assert ruff.pull
         assert any(d.code == "F821" for d in (await pool.snapshot(["legacy.py"])).diagnostics)
         restarted = anyio.Event()
-        original = pool._crashed
+        original = pool.analyzer_exited
 
         async def crashed(analyzer, code):
             await original(analyzer, code)
             restarted.set()
 
-        pool._crashed = crashed  # type: ignore[method-assign]
+        pool.analyzer_exited = crashed  # type: ignore[method-assign]
         os.kill(ruff.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
         with anyio.fail_after(30):
             await restarted.wait()
