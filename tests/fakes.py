@@ -78,7 +78,7 @@ from rein.harness.tools import Tool, ToolClass, ToolContext, ToolEnvironment, To
 from rein.lsp._protocol import plain_dict_converter
 
 if TYPE_CHECKING:
-    from rein.headless.analyzers import AnalyzerPool
+    from rein.disk.analyzers import AnalyzerPool
     from rein.session import SessionPorts
 
 # ----------------------------------------------------------------- models

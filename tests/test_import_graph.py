@@ -175,21 +175,10 @@ def test_the_cycle_finder_finds_a_circle_and_nothing_else() -> None:
     assert find_cycles({"a": {"b": 1}, "b": {}}) == []
 
 
-#: The one circle left, closed by a ``TYPE_CHECKING`` import: the analyzer
-#: pool and its analyzer server are one object in two files. Issue 31 item 2
-#: (the disk adapters' package, another engineer's part) makes them one object
-#: with a narrow protocol between them; this set is then empty.
-KNOWN_CIRCLES = [
-    ["rein.headless.analyzer_server", "rein.headless.analyzers", "rein.headless.restarts"],
-]
-
-
 def test_there_is_no_import_circle_in_rein() -> None:
     graph = import_graph()
     cycles = find_cycles(graph)
-    assert cycles == KNOWN_CIRCLES, "import circles:\n" + "\n\n".join(
-        _describe(c, graph) for c in cycles
-    )
+    assert cycles == [], "import circles:\n" + "\n\n".join(_describe(c, graph) for c in cycles)
 
 
 def test_an_import_under_type_checking_is_an_edge(tmp_path: Path) -> None:

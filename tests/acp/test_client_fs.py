@@ -18,13 +18,13 @@ from acp.exceptions import RequestError
 
 from rein.acp.client_fs import ClientFsWorkspace
 from rein.acp.context import current_session
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.disk.watcher import DiskWatcher
 from rein.harness.errors import ToolError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.tools import ToolEnvironment
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS
-from rein.headless.analyzers import AnalyzerPool
-from rein.headless.disk_workspace import DiskWorkspace
-from rein.headless.watcher import DiskWatcher
 from rein.tools import EditFileTool, ReadFileTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import FakeAcpClient, FakeClientLink, ToolCallRecorder, run_in_virtual_time

@@ -12,10 +12,10 @@ import anyio
 import pytest
 
 from rein.acp.permissions import PermissionApprover
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ToolError
 from rein.harness.ports import ApprovalAnswer, ApprovalRequest
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools import RunCommandTool, WriteFileTool
 from rein.tools.approval_rules import RuleBook, suggest_rules, widen
 from rein.tools.settings import ApprovalSettings, ToolSettings

@@ -13,9 +13,9 @@ from acp.exceptions import RequestError
 from acp.schema import EnvVariable
 
 from rein.acp.terminal import ClientTerminalCommands, _NewOutput, client_terminal
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ToolError
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools import RunCommandTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes import (

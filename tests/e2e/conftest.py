@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.headless.analyzer_specs import find_executable
+from rein.disk.analyzer_specs import find_executable
 
 WORKSPACES = Path(__file__).resolve().parents[1] / "workspaces"
 

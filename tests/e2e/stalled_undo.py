@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from rein.cli import main
-from rein.headless import disk_workspace
+from rein.disk import disk_workspace
 
 
 def run() -> int:

@@ -18,10 +18,10 @@ import anyio
 import pytest
 
 from rein.config import ReinConfig
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
-from rein.headless.analyzers import AnalyzerPool
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.restarts import RestartPolicy
 from rein.headless.host import HeadlessSession
-from rein.headless.restarts import RestartPolicy
 from rein.providers.replay import ReplayModel
 
 pytestmark = pytest.mark.e2e
@@ -321,7 +321,7 @@ async def test_an_analyzer_past_its_restart_budget_leaves_the_snapshot_blind_unt
     try:
         assert await pool.wait_initial(30)
         ruff = pool.analyzers[0]
-        original = pool._crashed
+        original = pool.analyzer_exited
         for _ in range(2):
             handled = anyio.Event()
 
@@ -329,7 +329,7 @@ async def test_an_analyzer_past_its_restart_budget_leaves_the_snapshot_blind_unt
                 await original(analyzer, code)
                 done.set()
 
-            pool._crashed = crashed  # type: ignore[method-assign]
+            pool.analyzer_exited = crashed  # type: ignore[method-assign]
             os.kill(ruff.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
             with anyio.fail_after(30):
                 await handled.wait()

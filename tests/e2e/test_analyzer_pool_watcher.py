@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.headless.watcher import DiskWatcher
+from rein.disk.watcher import DiskWatcher
 
 pytestmark = pytest.mark.e2e
 

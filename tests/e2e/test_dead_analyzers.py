@@ -17,11 +17,11 @@ import anyio
 import pytest
 
 from rein.config import ReinConfig, load_config
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.restarts import COOL_DOWN_S, MAX_RESTARTS, RestartPolicy
 from rein.harness.events import GateResult, RunEnd
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
-from rein.headless.analyzers import AnalyzerPool
 from rein.headless.host import HeadlessSession
-from rein.headless.restarts import COOL_DOWN_S, MAX_RESTARTS, RestartPolicy
 from rein.providers.replay import ReplayModel
 
 pytestmark = pytest.mark.e2e
@@ -51,7 +51,7 @@ async def _kill(pool: AnalyzerPool, name: str, times: int = 1) -> None:
     """SIGKILL the analyzer ``times`` times, each crash awaited through the
     pool's handler and the restart it plans (but not a cool-down's)."""
     analyzer = next(a for a in pool.analyzers if a.spec.name == name)
-    original = pool._crashed
+    original = pool.analyzer_exited
     try:
         for _ in range(times):
             handled = anyio.Event()
@@ -60,7 +60,7 @@ async def _kill(pool: AnalyzerPool, name: str, times: int = 1) -> None:
                 await original(a, code)
                 done.set()
 
-            pool._crashed = crashed  # type: ignore[method-assign]
+            pool.analyzer_exited = crashed  # type: ignore[method-assign]
             assert analyzer.client is not None and analyzer.client._server is not None
             _kill_tree(analyzer.client._server.pid)
             with anyio.fail_after(60):
@@ -69,7 +69,7 @@ async def _kill(pool: AnalyzerPool, name: str, times: int = 1) -> None:
                     await pool.restarts.settled()
                     assert analyzer.alive
     finally:
-        pool._crashed = original  # type: ignore[method-assign]
+        pool.analyzer_exited = original  # type: ignore[method-assign]
 
 
 def _analyzer_gates(host: HeadlessSession) -> tuple[list[GateResult], list[RunEnd]]:

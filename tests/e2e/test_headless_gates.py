@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from rein.config import ReinConfig, load_config
+from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import Mutation
-from rein.headless.analyzers import AnalyzerPool
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes import EventLog
@@ -168,13 +168,13 @@ async def test_a_crashed_analyzer_is_restarted_once_and_reported(pyproj: Path) -
         assert ruff.pull
         assert any(d.code == "F821" for d in (await pool.snapshot(["legacy.py"])).diagnostics)
         restarted = anyio.Event()
-        original = pool._crashed
+        original = pool.analyzer_exited
 
         async def crashed(analyzer, code):
             await original(analyzer, code)
             restarted.set()
 
-        pool._crashed = crashed  # type: ignore[method-assign]
+        pool.analyzer_exited = crashed  # type: ignore[method-assign]
         os.kill(ruff.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
         with anyio.fail_after(30):
             await restarted.wait()

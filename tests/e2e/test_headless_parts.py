@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.headless.disk_workspace import DiskWorkspace
-from rein.headless.watcher import DiskWatcher
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.disk.watcher import DiskWatcher
 from rein.process.groups import group_alive
 from rein.process.runner import SubprocessRunner
 

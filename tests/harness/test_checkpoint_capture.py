@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness import Agent, ToolRegistry
 from rein.harness.checkpoint_capture import COMMAND_BEFORE, CheckpointCapture, changes_json
 from rein.harness.checkpoints import (
@@ -25,7 +26,6 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool
 from tests.fakes import (

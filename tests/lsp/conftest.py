@@ -18,8 +18,8 @@ import yaml
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from rein.headless.analyzer_specs import AnalyzerSpec
-from rein.headless.analyzers import AnalyzerPool
+from rein.disk.analyzer_specs import AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
 from tests.fakes import Editor, make_client, wire
 
 RUFF = AnalyzerSpec("ruff", ("ruff", "server"), frozenset({".py"}))

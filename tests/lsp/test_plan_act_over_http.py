@@ -24,7 +24,7 @@ import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from rein.headless.analyzers import AnalyzerPool
+from rein.disk.analyzers import AnalyzerPool
 from rein.providers.mock_server import MockServer
 from tests.fakes import Editor, make_client, wire
 from tests.lsp.conftest import RUFF, open_session

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from tests.fakes import ToolCallRecorder
 
 WriteFiles = Callable[[dict[str, str | bytes]], None]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import anyio
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness import Agent, Message, ToolEnvironment, ToolResultMessage
 from rein.harness.events import Event, ToolCallUpdate
 from rein.harness.prompts import build_system_prompt
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.process.groups import group_alive
 from rein.providers.replay import ReplayModel
 from rein.tools import default_tools

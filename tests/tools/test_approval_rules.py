@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.ports import ApprovalAnswer, ApprovalRule
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools import ApprovalSettings, EditFileTool, RunCommandTool, ToolSettings, WriteFileTool
 from rein.tools._shell_words import Word, parse_line
 from rein.tools.approval_rules import (

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.tools import ToolEnvironment, ToolResult
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.process.groups import group_alive
 from rein.tools import RunCommandTool
 from rein.tools.command import _FLUSH_BYTES

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import anyio
 
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.disk.watcher import DiskWatcher
 from rein.harness import Agent, HarnessConfig
 from rein.harness.gates import CommandGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
-from rein.headless.watcher import DiskWatcher
 from rein.process.runner import SubprocessRunner
 from rein.providers.replay import ReplayModel
 from rein.tools import RunCommandTool

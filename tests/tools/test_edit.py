@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ToolError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
 from rein.harness.run_record import ReadStamp, RunMutation
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools import EditFileTool, WriteFileTool
 from tests.fakes import FakeWorkspace, ToolCallRecorder
 from tests.tools.conftest import WriteFiles

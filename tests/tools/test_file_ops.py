@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ToolError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
 from rein.harness.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools.file_ops import DeleteFileTool, MoveFileTool
 from tests.fakes import FakeApprover, ToolCallRecorder
 from tests.tools.conftest import WriteFiles

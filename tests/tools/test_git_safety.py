@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.ports import ApprovalAnswer, ApprovalRule
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.process.environment import child_environment, git_safety
 from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings, WriteFileTool
 from rein.tools.approval_rules import RuleBook

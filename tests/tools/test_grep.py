@@ -183,8 +183,8 @@ async def test_symlinks_are_not_followed(
 
 async def test_a_search_gives_way_to_steering(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Issue 15: grep awaits steering_arrived; a steer stops the search."""
+    from rein.disk.disk_workspace import DiskWorkspace
     from rein.harness.tools import ToolEnvironment
-    from rein.headless.disk_workspace import DiskWorkspace
     from rein.tools.grep import GrepTool
     from tests.fakes import ToolCallRecorder
 

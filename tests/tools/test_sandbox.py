@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import SandboxError, ToolError
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools import EditFileTool, ReadFileTool, WriteFileTool
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import ApprovalSettings, ToolSettings

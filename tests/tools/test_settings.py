@@ -10,10 +10,10 @@ import pytest
 from pydantic import ValidationError
 
 from rein.config import load_config
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ConfigError, SandboxError
 from rein.harness.prompts import build_system_prompt
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools import (
     DEFAULT_DENY_GLOBS,
     GrepTool,

@@ -53,8 +53,8 @@ from rein.providers.config import ModelConfig
 
 if TYPE_CHECKING:
     from rein.acp.sessions import AcpSessions
+    from rein.disk.analyzer_specs import AnalyzerSpec
     from rein.harness.ports import Model
-    from rein.headless.analyzer_specs import AnalyzerSpec
 
 __all__ = ["ReinAcpAgent"]
 
@@ -106,7 +106,7 @@ class ReinAcpAgent:
         """The session side, made on first use."""
         if self._impl is None:
             from rein.acp.sessions import AcpSessions
-            from rein.headless.analyzer_specs import DEFAULT_ANALYZERS
+            from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 
             self._impl = AcpSessions(
                 self,

@@ -31,9 +31,9 @@ import anyio
 
 from rein.acp._client_calls import CLIENT_BOUND_S, ask_client
 from rein.acp.context import ClientLink
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import FileChangedError, ToolError
 from rein.harness.ports import FileContent, Mutation
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.tools.disk_read import read_text
 
 __all__ = ["ClientFsWorkspace"]

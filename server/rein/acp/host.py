@@ -28,9 +28,9 @@ from rein.acp.permissions import PermissionApprover
 from rein.acp.terminal import client_terminal
 from rein.acp.witness import WitnessedWorkspace
 from rein.config import ReinConfig
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.ports import Approver, CommandExecutor, Model, UserChannel
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.headless.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.tools.approval_rules import RuleBook

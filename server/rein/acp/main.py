@@ -22,12 +22,12 @@ import anyio
 
 from rein.acp import fast_start
 from rein.config import ReinConfig
+from rein.config_file import build_config
 from rein.harness.errors import ConfigError
-from rein.headless.config_file import build_config
 from rein.providers.config import ModelConfig
 
 if TYPE_CHECKING:
-    from rein.headless.analyzer_specs import AnalyzerSpec
+    from rein.disk.analyzer_specs import AnalyzerSpec
 
 __all__ = ["run_acp", "serve_acp"]
 

@@ -47,9 +47,9 @@ from rein.acp.prompts import prompt_text, stop_reason
 from rein.acp.replay import replay_session
 from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
 from rein.config import ReinConfig
+from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.harness.errors import ConfigError, ToolError
 from rein.harness.ports import Model
-from rein.headless.analyzer_specs import AnalyzerSpec
 from rein.headless.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.session import Mode, Session, SessionBusyError, SessionSpec

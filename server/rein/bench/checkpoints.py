@@ -18,11 +18,11 @@ from typing import Any
 
 import anyio
 
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.checkpoint_capture import CheckpointCapture
 from rein.harness.events import RunStart
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.run_record import RunRecord, recording
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.store.checkpoints import SqliteCheckpointStore
 
 __all__ = ["bench_checkpoints"]

@@ -17,10 +17,10 @@ from typing import Any
 
 import anyio
 
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.headless.analyzers import AnalyzerPool
-from rein.headless.disk_workspace import DiskWorkspace
 
 __all__ = ["bench_gates"]
 

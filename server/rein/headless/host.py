@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from rein.config import ReinConfig
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.disk.watcher import DiskWatcher
 from rein.harness import Event, RunResult
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.errors import ConfigError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ApprovalRequest, Approver, Model, UserChannel
 from rein.harness.preview import PreviewCoordinator
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
-from rein.headless.analyzers import AnalyzerPool
-from rein.headless.disk_workspace import DiskWorkspace
-from rein.headless.watcher import DiskWatcher
 from rein.headless.workspace_host import BASELINE_LIMIT_S, WorkspaceHost
 from rein.mcp.config import McpConfigPorts
 from rein.mcp.manager import McpManager

@@ -12,9 +12,9 @@ from typing import Any, Literal
 import anyio
 
 from rein.config import ReinConfig
+from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest
-from rein.headless.config_file import build_config
 from rein.headless.host import HeadlessSession
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.providers import create_model

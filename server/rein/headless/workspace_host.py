@@ -28,6 +28,10 @@ import anyio
 import anyio.abc
 
 from rein.config import ReinConfig
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.disk.watcher import DiskWatcher
 from rein.harness import Event
 from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog, TrackedWorkspace
@@ -42,10 +46,6 @@ from rein.harness.ports import (
 )
 from rein.harness.preview import PreviewCoordinator
 from rein.harness.preview_gates import preview_gates
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
-from rein.headless.analyzers import AnalyzerPool
-from rein.headless.disk_workspace import DiskWorkspace
-from rein.headless.watcher import DiskWatcher
 from rein.mcp.config import McpConfigPorts
 from rein.mcp.hosting import workspace_manager
 from rein.process.preview import SubprocessPreviewFactory

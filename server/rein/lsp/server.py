@@ -31,12 +31,12 @@ from rein.lsp.channel import ClientChannel, request_bound
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
+    from rein.disk.watcher import DiskWatcher
     from rein.harness import RunResult
     from rein.harness.coordinators import DiagnosticsCoordinator
     from rein.harness.events import AutoRepair
     from rein.harness.generations import MutationLog
     from rein.harness.ports import Model
-    from rein.headless.watcher import DiskWatcher
     from rein.lsp.approvals import ApprovalRegistry
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorWorkspace
@@ -420,7 +420,7 @@ class ReinServer(LanguageServer):
         origin "external", and while a run's command runs they count for
         that run. Started with the first session."""
         if self._watcher is None:
-            from rein.headless.watcher import DiskWatcher
+            from rein.disk.watcher import DiskWatcher
 
             workspace, _ = self.adapters()
             preview = self.preview

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rein.config import load_config
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.evals._registry import Outcome, Rig
 from rein.evals.mutations import merged
 from rein.harness import Agent, HarnessConfig, ToolResultMessage
@@ -12,7 +13,6 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.plan_act import PlanActFlow, planner_system_prompt, toolkit_overview
 from rein.harness.ports import Model, ModelOptions, UserChannel
 from rein.harness.tools import ToolEnvironment
-from rein.headless.disk_workspace import DiskWorkspace
 from rein.providers.replay import ReplayModel
 from rein.tools.registry import default_tools
 

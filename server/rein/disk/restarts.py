@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rein.headless.analyzer_server import _Analyzer
+    from rein.disk.analyzer_server import _Analyzer
 
 log = logging.getLogger(__name__)
 

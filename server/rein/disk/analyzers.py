@@ -8,7 +8,7 @@ didOpen/didChange for every mutation, collects publishDiagnostics, and tells
 the :class:`~rein.harness.coordinators.DiagnosticsCoordinator` when every
 analyzer that owns a file has published for it since its last change. A
 crashed analyzer is restarted after a backoff, a few times a minute at most,
-then again after a cool-down (:mod:`rein.headless.restarts`); each crash is
+then again after a cool-down (:mod:`rein.disk.restarts`); each crash is
 reported, and verdicts while it is down say it is missing.
 
 Settled means the analyzer says it is done: the pool tracks LSP work-done
@@ -20,7 +20,7 @@ basedpyright runs in ``diagnosticMode: workspace``, so it publishes for files
 nobody opened; touched files are opened (:meth:`AnalyzerPool.ensure_open`).
 In a workspace over ``workspace_max_files`` it checks open files only, and
 ``ensure_open`` opens a changed file's importers with it
-(:mod:`rein.headless.importers`).
+(:mod:`rein.disk.importers`).
 What the workspace filter skips (:mod:`rein.tools.ignore`: virtual
 environments, build output, ignored paths) is neither opened nor analysed,
 and diagnostics published for it are dropped.
@@ -36,16 +36,15 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types as lsp
 
+from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
+from rein.disk.importers import ImportIndex
+from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.harness.errors import ToolError
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
-from rein.headless.analyzer_server import AnalyzerTimeout, _Analyzer
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
-from rein.headless.importers import ImportIndex
-from rein.headless.restarts import AnalyzerRestarts, RestartPolicy
 from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 
@@ -95,7 +94,7 @@ class AnalyzerPool:
         self.on_report = on_report or (lambda message: log.warning("%s", message))
         #: Starts crashed analyzers again (backoff, a budget, a cool-down).
         self.restarts = AnalyzerRestarts(
-            restart_policy or RestartPolicy(), report=self.on_report, changed=self._activity
+            restart_policy or RestartPolicy(), report=self.on_report, changed=self.analyzer_active
         )
         #: How many files start-up opens (for speed: basedpyright covers the
         #: rest in workspace mode, ruff's findings never cross files, and
@@ -160,7 +159,7 @@ class AnalyzerPool:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _crashed(self, analyzer: _Analyzer, returncode: int | None) -> None:
+    async def analyzer_exited(self, analyzer: _Analyzer, returncode: int | None) -> None:
         """Its process exited: reported, started again later (not here: this
         runs in the dead client's exit handler)."""
         self.restarts.crashed(analyzer, f"exited (code {returncode})")
@@ -185,6 +184,11 @@ class AnalyzerPool:
 
     def exclude_globs(self) -> list[str]:
         return self.filter.exclude_globs()
+
+    def files_to_open(self, *, file_by_file: bool) -> list[str]:
+        """What a (re)started analyzer opens: file by file, the files opened
+        on request; else the files start-up opens and those touched since."""
+        return self.requested if file_by_file else self.files
 
     def read(self, path: str) -> str | None:
         """The text the analyzers are shown for ``path``: the ``read`` hook's
@@ -217,40 +221,6 @@ class AnalyzerPool:
         if len(self._relative) < MAX_REMEMBERED_URIS:
             self._relative[uri] = path
         return path
-
-    @staticmethod
-    def convert_json(path: str, d: dict[str, Any], source: str) -> Diagnostic:
-        """A diagnostic as the analyzer sent it (JSON) -> Rein's."""
-        start = d["range"]["start"]
-        end = d["range"]["end"]
-        code = d.get("code")
-        severity = d.get("severity")
-        return Diagnostic(
-            path=path,
-            line=start["line"],
-            character=start["character"],
-            end_line=end["line"],
-            end_character=end["character"],
-            severity=int(severity) if severity is not None else 1,
-            code=str(code) if code is not None else None,
-            source=d.get("source") or source,
-            message=d.get("message", ""),
-        )
-
-    @staticmethod
-    def convert(path: str, d: lsp.Diagnostic, source: str) -> Diagnostic:
-        code = d.code
-        return Diagnostic(
-            path=path,
-            line=d.range.start.line,
-            character=d.range.start.character,
-            end_line=d.range.end.line,
-            end_character=d.range.end.character,
-            severity=int(d.severity) if d.severity is not None else 1,
-            code=str(code) if code is not None else None,
-            source=d.source or source,
-            message=d.message,
-        )
 
     # ------------------------------------------------------------- mutations
 
@@ -290,16 +260,17 @@ class AnalyzerPool:
             # Nobody analyses these files: their (empty) diagnostics are fresh now.
             self.on_diagnostics_changed(unowned)
 
-    def _activity(self) -> None:
+    def analyzer_active(self) -> None:
         """Something changed that may make the pool idle (or busy)."""
         self._activity_event.set()
         self._activity_event = asyncio.Event()
 
-    def _published(self, analyzer: _Analyzer, path: str) -> None:
+    def analyzer_published(self, path: str) -> None:
+        """An analyzer has new diagnostics for ``path``."""
         self.last_publish_at[path] = time.monotonic()
         self._publish_event.set()
         self._publish_event = asyncio.Event()
-        self._activity()
+        self.analyzer_active()
         if any(path in a.awaiting for a in self.analyzers if a.alive):
             return  # another analyzer still owes diagnostics for this change
         if self.on_diagnostics_changed is not None:
@@ -454,7 +425,7 @@ class AnalyzerPool:
                     closed.add(path)
         if closed:
             self.requested = [p for p in self.requested if p not in closed]
-            self._activity()
+            self.analyzer_active()
         return sorted(closed)
 
     async def environment_changed(self, paths: Sequence[str]) -> None:

@@ -3,7 +3,7 @@ files a large workspace's file-by-file analyzer must also look at)."""
 
 from __future__ import annotations
 
-from rein.headless.importers import ImportIndex, imported_modules, module_name
+from rein.disk.importers import ImportIndex, imported_modules, module_name
 
 FILES = {
     "pkg/__init__.py": "from pkg.core import run\n",

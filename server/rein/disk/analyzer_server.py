@@ -1,9 +1,10 @@
 """One analyzer language server, driven by the pool as its LSP client
 (pygls's LanguageClient): start and initialize it, track its progress,
 send didOpen/didChange, pull or receive its diagnostics, stop it. The
-:class:`~rein.headless.analyzers.AnalyzerPool` owns one per running
+:class:`~rein.disk.analyzers.AnalyzerPool` owns one per running
 analyzer and decides what is open, when it is settled and what a crash
-means."""
+means; the server knows it only as an :class:`AnalyzerOwner` (and does not
+import the pool)."""
 
 from __future__ import annotations
 
@@ -11,21 +12,19 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
+from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
 from rein.harness.ports import Diagnostic
-from rein.headless.analyzer_specs import AnalyzerSpec, with_setting
 from rein.process.environment import child_environment
 
-if TYPE_CHECKING:
-    from rein.headless.analyzers import AnalyzerPool
-
-__all__ = ["ENVIRONMENT_GRACE_S", "AnalyzerTimeout"]
+__all__ = ["ENVIRONMENT_GRACE_S", "AnalyzerOwner", "AnalyzerTimeout"]
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +56,33 @@ class AnalyzerTimeout(Exception):
         )
 
 
+class AnalyzerOwner(Protocol):
+    """All an analyzer server needs from the pool that owns it: the
+    workspace (its root, a file's text, a URI's path, what the filter
+    skips and excludes), the pool's bounds (one answer's timeout; too large
+    to check more than the open files), what a (re)start opens, and three
+    reports back: activity, new diagnostics for a path, an unasked exit."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def request_timeout_s(self) -> float: ...
+    @property
+    def large(self) -> bool: ...
+    def read(self, path: str) -> str | None: ...
+    def relative(self, uri: str) -> str | None: ...
+    def skipped(self, path: str) -> bool: ...
+    def exclude_globs(self) -> list[str]: ...
+    def files_to_open(self, *, file_by_file: bool) -> Sequence[str]: ...
+    def analyzer_active(self) -> None: ...
+    def analyzer_published(self, path: str) -> None: ...
+    async def analyzer_exited(self, analyzer: _Analyzer, returncode: int | None) -> None: ...
+
+
 class _Analyzer:
     """One analyzer server and what it last published."""
 
-    def __init__(self, spec: AnalyzerSpec, executable: str, pool: AnalyzerPool) -> None:
+    def __init__(self, spec: AnalyzerSpec, executable: str, pool: AnalyzerOwner) -> None:
         self.spec = spec
         self.executable = executable
         self.pool = pool
@@ -122,7 +144,7 @@ class _Analyzer:
 
     def _activity(self) -> None:
         self.last_activity = time.monotonic()
-        self.pool._activity()
+        self.pool.analyzer_active()
 
     def progress_begin(self, token: str) -> None:
         self.progress.add(token)
@@ -233,7 +255,7 @@ class _Analyzer:
         async def server_exit(server: Any) -> None:
             self.alive = False
             if not self._stopping:
-                await self.pool._crashed(self, server.returncode)
+                await self.pool.analyzer_exited(self, server.returncode)
 
         client.server_exit = server_exit  # type: ignore[method-assign]
         self.progress.clear()
@@ -308,7 +330,7 @@ class _Analyzer:
         self._activity()
         # File by file, start opens nothing: what a change touches is opened
         # (with its importers) before the change; a restart reopens those.
-        for path in self.pool.requested if self.file_by_file else self.pool.files:
+        for path in self.pool.files_to_open(file_by_file=self.file_by_file):
             if self.owns(path):
                 self.open(path)
 
@@ -479,12 +501,12 @@ class _Analyzer:
         self.unanswered.pop(path, None)
         if kind != "unchanged":
             items = getattr(report, "items", None) or []
-            self.diagnostics[path] = [self.pool.convert(path, d, self.spec.name) for d in items]
+            self.diagnostics[path] = [diagnostic_from_lsp(path, d, self.spec.name) for d in items]
         wanted = self.awaiting.get(path)
         if wanted is not None and wanted <= version:
             del self.awaiting[path]
         self.last_activity = time.monotonic()
-        self.pool._published(self, path)
+        self.pool.analyzer_published(path)
 
     def on_publish(self, params: dict[str, Any] | lsp.PublishDiagnosticsParams) -> None:
         """A publishDiagnostics, as its JSON (the pool's client skips
@@ -493,20 +515,20 @@ class _Analyzer:
         if isinstance(params, dict):
             uri, version = str(params.get("uri", "")), params.get("version")
             items = params.get("diagnostics") or []
-            convert = self.pool.convert_json
+            convert = diagnostic_from_json
         else:
             uri, version, items = params.uri, params.version, params.diagnostics
-            convert = self.pool.convert  # type: ignore[assignment]
+            convert = diagnostic_from_lsp  # type: ignore[assignment]
         path = self.pool.relative(uri)
         if path is None or self.pool.skipped(path):
-            self.pool._activity()
+            self.pool.analyzer_active()
             return
         if self.file_by_file and path not in self.versions:
             # A closed file's last word (an empty publish, or an analysis
             # that finished after the close): not part of any snapshot.
             self.diagnostics.pop(path, None)
             self._published_items.pop(path, None)
-            self.pool._activity()
+            self.pool.analyzer_active()
             return
         if not isinstance(params, dict):
             self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
@@ -520,7 +542,7 @@ class _Analyzer:
         ):
             del self.awaiting[path]
         self.owed_refresh.discard(path)
-        self.pool._published(self, path)
+        self.pool.analyzer_published(path)
 
     async def stop(self) -> None:
         self._stopping = True

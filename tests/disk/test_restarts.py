@@ -4,7 +4,7 @@ which it is tried again with a fresh budget."""
 
 from __future__ import annotations
 
-from rein.headless.restarts import (
+from rein.disk.restarts import (
     COOL_DOWN_S,
     MAX_RESTARTS,
     RESTART_WINDOW_S,

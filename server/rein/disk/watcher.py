@@ -12,7 +12,7 @@ What the workspace filter skips (:mod:`rein.tools.ignore`: virtual
 environments, build output, caches, what ``.gitignore`` ignores) is not
 reported: an install into ``venv/`` or a build is not a change of the project.
 
-Symlinks are never followed (:mod:`rein.headless._watch_plan`): the tree is
+Symlinks are never followed (:mod:`rein.disk._watch_plan`): the tree is
 watched as several OS watches, recursive ones over subtrees without a
 symlinked or skipped folder and flat ones over the folders that hold one.
 A folder created inside a flat-watched folder gets a watch of its own; once
@@ -38,9 +38,9 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectSendStream
 from watchfiles import Change, DefaultFilter, awatch
 
+from rein.disk._watch_plan import UNWATCHED_NAMES, WatchPlan, plan_watch
 from rein.harness.errors import ToolError
 from rein.harness.ports import Mutation
-from rein.headless._watch_plan import UNWATCHED_NAMES, WatchPlan, plan_watch
 from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.headless._watch_plan import plan_watch
-from rein.headless.watcher import MAX_WATCHES, DiskWatcher
+from rein.disk._watch_plan import plan_watch
+from rein.disk.watcher import MAX_WATCHES, DiskWatcher
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads inotify watches from /proc"

@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from rein.disk.disk_workspace import DiskWorkspace, directory_lock
 from rein.harness.errors import FileChangedError, SandboxError, ToolError
 from rein.harness.ports import Mutation
-from rein.headless.disk_workspace import DiskWorkspace, directory_lock
 from rein.tools.disk_read import MAX_TEXT_BYTES
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rein.headless.analyzer_server import _Analyzer
-from rein.headless.analyzer_specs import DEFAULT_ANALYZERS
-from rein.headless.analyzers import AnalyzerPool
+from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzers import AnalyzerPool
 
 
 def _publish(root: Path, message: str, version: int | None = None) -> dict[str, Any]:
