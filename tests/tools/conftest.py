@@ -9,7 +9,7 @@ import pytest
 
 from rein.harness.tools import ToolEnvironment
 from rein.headless.disk_workspace import DiskWorkspace
-from tests.fakes import ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
 
 WriteFiles = Callable[[dict[str, str | bytes]], None]
 

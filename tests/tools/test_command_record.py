@@ -19,7 +19,8 @@ from rein.headless.watcher import DiskWatcher
 from rein.process.runner import SubprocessRunner
 from rein.providers.replay import ReplayModel
 from rein.tools import RunCommandTool
-from tests.fakes import EventLog, FakeApprover
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.events import EventLog
 
 
 def command(line: str) -> dict:
