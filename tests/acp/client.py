@@ -46,7 +46,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from tests.fakes import permission_answer
+from tests.fakes.acp_client import permission_answer
 
 __all__ = ["EditorClient", "Update"]
 

@@ -12,7 +12,8 @@ from rein.harness import Agent
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.ask_user import AskUserTool
-from tests.fakes import FakeAcpClient, FakeClientLink, run_in_virtual_time
+from tests.fakes.acp_client import FakeAcpClient, FakeClientLink
+from tests.fakes.clock import run_in_virtual_time
 
 
 class Told:

@@ -27,7 +27,9 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.tools import ToolEnvironment
 from rein.tools import EditFileTool, ReadFileTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
-from tests.fakes import FakeAcpClient, FakeClientLink, ToolCallRecorder, run_in_virtual_time
+from tests.fakes.acp_client import FakeAcpClient, FakeClientLink
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.tools import ToolCallRecorder
 
 RUFF = DEFAULT_ANALYZERS[0]
 

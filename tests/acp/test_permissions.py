@@ -19,7 +19,9 @@ from rein.harness.tools import ToolEnvironment
 from rein.tools import RunCommandTool, WriteFileTool
 from rein.tools.approval_rules import RuleBook, suggest_rules, widen
 from rein.tools.settings import ApprovalSettings, ToolSettings
-from tests.fakes import FakeAcpClient, FakeClientLink, ToolCallRecorder, run_in_virtual_time
+from tests.fakes.acp_client import FakeAcpClient, FakeClientLink
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.tools import ToolCallRecorder
 
 
 def approver(client: FakeAcpClient, session_id: str = "sess-1") -> PermissionApprover:

@@ -18,13 +18,9 @@ from rein.harness.errors import ToolError
 from rein.harness.tools import ToolEnvironment
 from rein.tools import RunCommandTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
-from tests.fakes import (
-    FakeAcpClient,
-    FakeClientLink,
-    FakeTerminal,
-    ToolCallRecorder,
-    run_in_virtual_time,
-)
+from tests.fakes.acp_client import FakeAcpClient, FakeClientLink, FakeTerminal
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.tools import ToolCallRecorder
 
 
 def commands(client: FakeAcpClient, root: Path, **options: float) -> ClientTerminalCommands:

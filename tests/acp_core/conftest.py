@@ -21,7 +21,7 @@ from acp.schema import ClientCapabilities
 from rein.acp.main import serve_acp
 from rein.config import ReinConfig, load_config
 from rein.providers.mock_server import MockServer
-from tests.fakes import WatchedAcpClient
+from tests.fakes.acp_client import WatchedAcpClient
 
 if TYPE_CHECKING:
     from acp import ClientSideConnection

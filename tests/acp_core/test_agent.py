@@ -16,7 +16,8 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdi
 
 from rein.store import SqliteStore
 from tests.acp_core.conftest import config_for, connected
-from tests.fakes import FakeTerminal, WatchedAcpClient, complete_turn, plan_turn
+from tests.fakes.acp_client import FakeTerminal, WatchedAcpClient
+from tests.fakes.models import complete_turn, plan_turn
 
 #: The tests' real stdio MCP server.
 TOOLBOX = Path(__file__).resolve().parents[1] / "mcp_servers" / "toolbox.py"

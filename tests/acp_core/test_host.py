@@ -17,7 +17,7 @@ from rein.acp.host import AcpHosts
 from rein.acp.witness import WitnessedWorkspace
 from rein.config import load_config
 from rein.providers.replay import ReplayModel
-from tests.fakes import FakeAcpClient, FakeClientLink
+from tests.fakes.acp_client import FakeAcpClient, FakeClientLink
 
 
 async def test_the_host_wires_the_clients_view_and_the_pools_refresh(tmp_path: Path) -> None:

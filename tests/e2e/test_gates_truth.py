@@ -14,7 +14,7 @@ import pytest
 from rein.config import ReinConfig, load_config
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
-from tests.fakes import EventLog
+from tests.fakes.events import EventLog
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import Mutation
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
-from tests.fakes import EventLog
+from tests.fakes.events import EventLog
 
 pytestmark = pytest.mark.e2e
 

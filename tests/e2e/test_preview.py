@@ -22,7 +22,7 @@ from rein.process.groups import group_alive
 from rein.process.preview import SubprocessPreviewFactory
 from rein.providers.replay import ReplayModel
 from tests.e2e.conftest import WORKSPACES
-from tests.fakes import EventLog, WaitingEventLog
+from tests.fakes.events import EventLog, WaitingEventLog
 from tests.preview_programs import DEVSERVER, WRITER
 
 pytestmark = pytest.mark.e2e

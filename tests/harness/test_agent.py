@@ -24,19 +24,10 @@ from rein.harness.messages import Usage
 from rein.harness.ports import ModelOptions, ModelRequest
 from rein.harness.tokens import estimate_tokens
 from rein.providers.replay import ReplayModel
-from tests.fakes import (
-    EchoArgs,
-    EchoTool,
-    EventLog,
-    FailTool,
-    FunctionModel,
-    FunctionTool,
-    SleepTool,
-    assert_well_formed,
-    assistant,
-    call,
-    run_in_virtual_time,
-)
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.models import FunctionModel, assistant, call
+from tests.fakes.tools import EchoArgs, EchoTool, FailTool, FunctionTool, SleepTool
 
 
 def make_agent(model, *tools, **config) -> tuple[Agent, EventLog]:

@@ -39,17 +39,9 @@ from rein.harness.ports import (
 )
 from rein.harness.tools import Tool, execute_tool_call
 from rein.providers.replay import ReplayModel
-from tests.fakes import (
-    EchoArgs,
-    EchoTool,
-    EventLog,
-    FunctionModel,
-    FunctionTool,
-    PausingModel,
-    assert_well_formed,
-    assistant,
-    call,
-)
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.models import FunctionModel, PausingModel, assistant, call
+from tests.fakes.tools import EchoArgs, EchoTool, FunctionTool
 
 
 def observed(agent: Agent) -> EventLog:

@@ -10,7 +10,8 @@ import pytest
 from rein.harness import Agent, AgentBusyError
 from rein.harness.messages import UserMessage
 from rein.harness.ports import TextDelta
-from tests.fakes import FunctionModel, MemoryPersistence, PausingModel, assistant
+from tests.fakes.models import FunctionModel, PausingModel, assistant
+from tests.fakes.persistence import MemoryPersistence
 
 
 async def test_a_note_is_persisted_now_and_sent_with_the_next_request() -> None:

@@ -18,17 +18,10 @@ from rein.harness.messages import AssistantMessage, ToolResultMessage, UserMessa
 from rein.harness.ports import ModelRequest
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.providers.replay import ReplayModel
-from tests.fakes import (
-    EchoArgs,
-    EchoTool,
-    EventLog,
-    FunctionModel,
-    MemoryPersistence,
-    SleepTool,
-    assert_well_formed,
-    assistant,
-    call,
-)
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.models import FunctionModel, assistant, call
+from tests.fakes.persistence import MemoryPersistence
+from tests.fakes.tools import EchoArgs, EchoTool, SleepTool
 
 
 def make_agent(model: Any, *tools: Any, **config: Any) -> tuple[Agent, EventLog]:
@@ -462,7 +455,7 @@ def test_streaming_deltas_reset_the_idle_watchdog(
 ) -> None:
     """Five deltas 0.6 limits apart (three limits in all) never trip a 1 s
     watchdog; one 3-limit silence does (the control)."""
-    from tests.fakes import run_in_virtual_time
+    from tests.fakes.clock import run_in_virtual_time
 
     fired: list[BaseException] = []
 

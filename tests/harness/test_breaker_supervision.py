@@ -13,15 +13,9 @@ from rein.harness import (
 )
 from rein.harness.events import Event
 from rein.providers.replay import ReplayModel
-from tests.fakes import (
-    EchoArgs,
-    EchoTool,
-    EventLog,
-    FailTool,
-    FunctionTool,
-    SleepTool,
-    run_in_virtual_time,
-)
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.events import EventLog
+from tests.fakes.tools import EchoArgs, EchoTool, FailTool, FunctionTool, SleepTool
 
 
 def results(agent: Agent) -> list[ToolResultMessage]:

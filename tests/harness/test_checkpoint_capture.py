@@ -28,13 +28,9 @@ from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool
-from tests.fakes import (
-    FailingCheckpointStore,
-    FakeCommandTool,
-    FakeWorkspace,
-    FakeWriteTool,
-    HangingCheckpointStore,
-)
+from tests.fakes.checkpoints import FailingCheckpointStore, HangingCheckpointStore
+from tests.fakes.tools import FakeCommandTool, FakeWriteTool
+from tests.fakes.workspace import FakeWorkspace
 
 SESSION = "ses_capture"
 

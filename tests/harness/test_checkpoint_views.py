@@ -8,7 +8,7 @@ from rein.harness.checkpoint_views import checkpoint_content, list_checkpoints, 
 from rein.harness.checkpoints import CheckpointChange, FileChange, FileVersion
 from rein.harness.errors import RestoreError
 from rein.harness.restore import RestoreRequest
-from tests.fakes import CheckpointJournal
+from tests.fakes.checkpoints import CheckpointJournal
 
 SID = CheckpointJournal.SID
 

@@ -19,7 +19,8 @@ from rein.harness import (
 from rein.harness.context import ContextBudget, ContextOverflowError, valid_cut_points
 from rein.harness.messages import Message, TextPart, ToolCall
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoTool, EventLog, FunctionTool, assert_well_formed
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.tools import EchoTool, FunctionTool
 
 
 def big_read() -> FunctionTool:

@@ -21,7 +21,8 @@ from rein.harness.messages import Message, TextPart, ToolCall
 from rein.harness.relief import ElideThenSummarise, ReliefRequest
 from rein.harness.tokens import estimate_message_tokens
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoTool, EventLog
+from tests.fakes.events import EventLog
+from tests.fakes.tools import EchoTool
 
 #: ~1,000 tokens each (one word per 7 characters or less).
 BODY = " ".join(["word"] * 1000)

@@ -12,7 +12,8 @@ from rein.harness import Agent, HarnessConfig
 from rein.harness.messages import Usage
 from rein.harness.pricing import BUILTIN_PRICES, ModelPrice, PriceTable, usage_cost
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoTool, EventLog, assert_well_formed
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.tools import EchoTool
 
 #: $1 per million input tokens, $10 per million output, reads $0.5, writes $2.
 PRICE = ModelPrice(input=1.0, output=10.0, cache_read=0.5, cache_write=2.0)

@@ -13,16 +13,12 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Diagnostic, Mutation
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
-from tests.fakes import (
-    EventLog,
-    FakeCommandRunner,
-    FakeDiagnostics,
-    FakeWorkspace,
-    FakeWriteTool,
-    LineAnalyzer,
-    assert_well_formed,
-    run_in_virtual_time,
-)
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.commands import FakeCommandRunner
+from tests.fakes.diagnostics import FakeDiagnostics, LineAnalyzer
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.tools import FakeWriteTool
+from tests.fakes.workspace import FakeWorkspace
 
 
 def gated_agent(

@@ -34,22 +34,14 @@ from rein.harness.tools import ToolEnvironment
 from rein.harness.validation import SessionValidation
 from rein.providers.replay import ReplayModel
 from rein.session.results import result_json
-from tests.fakes import (
-    EventLog,
-    FakeCommandRunner,
-    FakeCommandTool,
-    FakeDiagnostics,
-    FakeWorkspace,
-    FakeWriteTool,
-    FunctionModel,
-    LineAnalyzer,
-    RaisingGate,
-    SettlingFakeDiagnostics,
-    SlowGate,
-    assert_well_formed,
-    assistant,
-    run_in_virtual_time,
-)
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.commands import FakeCommandRunner
+from tests.fakes.diagnostics import FakeDiagnostics, LineAnalyzer, SettlingFakeDiagnostics
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.gates import RaisingGate, SlowGate
+from tests.fakes.models import FunctionModel, assistant
+from tests.fakes.tools import FakeCommandTool, FakeWriteTool
+from tests.fakes.workspace import FakeWorkspace
 
 
 def write(path: str, content: str) -> dict:

@@ -13,15 +13,9 @@ from hypothesis import strategies as st
 from rein.harness import Agent, AssistantMessage, Block, HarnessConfig, Hooks, ToolResultMessage
 from rein.harness.messages import TextPart, ToolCall, UserMessage
 from rein.providers.replay import ReplayModel
-from tests.fakes import (
-    EchoTool,
-    EventLog,
-    FailTool,
-    FunctionModel,
-    SleepTool,
-    YieldingModel,
-    assert_well_formed,
-)
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.models import FunctionModel, YieldingModel
+from tests.fakes.tools import EchoTool, FailTool, SleepTool
 
 CALL_KINDS = {
     "ok": {"name": "echo", "arguments": {"text": "hi"}},

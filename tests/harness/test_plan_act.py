@@ -17,21 +17,13 @@ from rein.harness.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.ask_user import AskUserTool
-from tests.fakes import (
-    EchoTool,
-    EventLog,
-    FailTool,
-    FakeUserChannel,
-    FakeWorkspace,
-    FakeWriteTool,
-    FunctionModel,
-    MemoryPersistence,
-    analyzed_env,
-    assistant,
-    call,
-    complete_turn,
-    plan_turn,
-)
+from tests.fakes.approvals import FakeUserChannel
+from tests.fakes.diagnostics import analyzed_env
+from tests.fakes.events import EventLog
+from tests.fakes.models import FunctionModel, assistant, call, complete_turn, plan_turn
+from tests.fakes.persistence import MemoryPersistence
+from tests.fakes.tools import EchoTool, FailTool, FakeWriteTool
+from tests.fakes.workspace import FakeWorkspace
 
 plan = plan_turn
 complete = complete_turn

@@ -25,15 +25,10 @@ from rein.harness.preview_gates import (
 )
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
-from tests.fakes import (
-    EventLog,
-    FakePreviewFactory,
-    FakePreviewProcess,
-    FakeWorkspace,
-    FakeWriteTool,
-    WaitingEventLog,
-    assert_well_formed,
-)
+from tests.fakes.events import EventLog, WaitingEventLog, assert_well_formed
+from tests.fakes.preview import FakePreviewFactory, FakePreviewProcess
+from tests.fakes.tools import FakeWriteTool
+from tests.fakes.workspace import FakeWorkspace
 
 ROOT = "/proj"
 TRACEBACK = [

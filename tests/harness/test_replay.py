@@ -8,7 +8,7 @@ from rein.harness import Agent
 from rein.harness.errors import ConfigError
 from rein.providers.replay import ReplayModel
 from rein.providers.script import load_script
-from tests.fakes import EchoTool
+from tests.fakes.tools import EchoTool
 
 
 async def test_script_from_yaml_file_plays_and_records(tmp_path: Path) -> None:

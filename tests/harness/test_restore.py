@@ -18,7 +18,7 @@ from rein.harness.restore import (
     restore_note,
     workspace_path,
 )
-from tests.fakes import CheckpointJournal as Journal
+from tests.fakes.checkpoints import CheckpointJournal as Journal
 
 SID = Journal.SID
 

@@ -25,7 +25,7 @@ from rein.harness.errors import ReviewError
 from rein.harness.events import Event, ReviewDecided, ReviewPending
 from rein.harness.review import Reviewer
 from rein.store.checkpoints import SqliteCheckpointStore
-from tests.fakes import FakeWorkspace
+from tests.fakes.workspace import FakeWorkspace
 
 SID = "ses_review"
 RUN = "run_1"

@@ -11,7 +11,8 @@ from rein.harness.output import OutputTool
 from rein.harness.ports import ModelOptions, Mutation
 from rein.harness.run_record import RunMutation
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoArgs, EchoTool, EventLog
+from tests.fakes.events import EventLog
+from tests.fakes.tools import EchoArgs, EchoTool
 
 
 def echo(text: str) -> dict:

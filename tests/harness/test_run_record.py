@@ -18,7 +18,10 @@ from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool
-from tests.fakes import EventLog, FakeWorkspace, FakeWriteTool, FunctionTool, analyzed_env
+from tests.fakes.diagnostics import analyzed_env
+from tests.fakes.events import EventLog
+from tests.fakes.tools import FakeWriteTool, FunctionTool
+from tests.fakes.workspace import FakeWorkspace
 
 
 class RenameArgs(BaseModel):

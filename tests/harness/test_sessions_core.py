@@ -9,7 +9,9 @@ from rein.harness.messages import TextPart, ToolCall
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.ask_user import AskUserTool
-from tests.fakes import EchoTool, FakeUserChannel, MemoryPersistence
+from tests.fakes.approvals import FakeUserChannel
+from tests.fakes.persistence import MemoryPersistence
+from tests.fakes.tools import EchoTool
 
 
 async def test_every_message_is_committed_before_the_next_model_call() -> None:

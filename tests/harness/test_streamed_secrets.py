@@ -14,7 +14,8 @@ from rein.harness.events import Event, ToolCallUpdate
 from rein.harness.redaction import REDACTED, REDACTOR, Redactor, safe_cut
 from rein.harness.tool_updates import MAX_UPDATE_CHARS, ToolUpdates
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoArgs, EventLog, FunctionTool
+from tests.fakes.events import EventLog
+from tests.fakes.tools import EchoArgs, FunctionTool
 
 KEY = "sk-proj-" + "A1b2C3d4" * 5
 HELD = "hunter2-held-value-0123"

@@ -10,7 +10,9 @@ from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool
-from tests.fakes import EchoTool, EventLog, MemoryPersistence, SleepTool, assert_well_formed
+from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.persistence import MemoryPersistence
+from tests.fakes.tools import EchoTool, SleepTool
 
 
 def task_call(prompt: str = "find the callers", **extra) -> dict:

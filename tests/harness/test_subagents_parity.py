@@ -17,15 +17,12 @@ from rein.harness.tools import ToolEnvironment, ToolRegistry
 from rein.providers.replay import ReplayModel
 from rein.tools.ask_user import AskUserTool
 from rein.tools.task import TaskTool
-from tests.fakes import (
-    EchoTool,
-    EventLog,
-    FakeUserChannel,
-    FakeWorkspace,
-    FakeWriteTool,
-    LineAnalyzer,
-    MemoryPersistence,
-)
+from tests.fakes.approvals import FakeUserChannel
+from tests.fakes.diagnostics import LineAnalyzer
+from tests.fakes.events import EventLog
+from tests.fakes.persistence import MemoryPersistence
+from tests.fakes.tools import EchoTool, FakeWriteTool
+from tests.fakes.workspace import FakeWorkspace
 
 
 def task(prompt: str, tools: list[str] | None = None) -> dict:

@@ -8,7 +8,8 @@ import base64
 from rein.harness import Agent, HarnessConfig, ImagePart, ToolResult, ToolResultMessage
 from rein.harness.tokens import IMAGE_TOKENS, estimate_message_tokens
 from rein.providers.replay import ReplayModel
-from tests.fakes import EventLog, FunctionTool
+from tests.fakes.events import EventLog
+from tests.fakes.tools import FunctionTool
 
 PNG = ImagePart(mime_type="image/png", data=base64.b64encode(b"\x89PNG" + b"\0" * 60).decode())
 

@@ -13,7 +13,9 @@ from rein.harness import Agent, HarnessConfig, ToolContext, ToolResultMessage, U
 from rein.harness.config import StuckToolConfig, ToolMisuseBreakerConfig
 from rein.harness.events import Event
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoArgs, EventLog, FailTool, FunctionTool, run_in_virtual_time
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.events import EventLog
+from tests.fakes.tools import EchoArgs, FailTool, FunctionTool
 
 
 def failing_turns(n: int) -> list[dict]:

@@ -12,7 +12,9 @@ from rein.harness import Agent, HarnessConfig, RunResult, ToolResultMessage
 from rein.harness.errors import ToolError, TransientToolError
 from rein.harness.tools import ToolClass
 from rein.providers.replay import ReplayModel
-from tests.fakes import EventLog, FlakyTool, WaitingEventLog, run_in_virtual_time
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.events import EventLog, WaitingEventLog
+from tests.fakes.tools import FlakyTool
 
 CALL = {"tool_calls": [{"name": "flaky", "arguments": {"text": "a.py"}}]}
 

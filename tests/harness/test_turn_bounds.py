@@ -16,7 +16,9 @@ from rein.harness.arguments import MAX_ARGUMENT_DEPTH
 from rein.harness.messages import AssistantMessage, ToolCall
 from rein.harness.tool_updates import MAX_STREAMED_CHARS, MAX_UPDATE_CHARS
 from rein.providers.replay import ReplayModel
-from tests.fakes import EchoArgs, EchoTool, EventLog, FunctionModel, FunctionTool, assistant
+from tests.fakes.events import EventLog
+from tests.fakes.models import FunctionModel, assistant
+from tests.fakes.tools import EchoArgs, EchoTool, FunctionTool
 
 
 def results(agent: Agent) -> list[ToolResultMessage]:

@@ -10,7 +10,8 @@ from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool
-from tests.fakes import EchoTool, EventLog
+from tests.fakes.events import EventLog
+from tests.fakes.tools import EchoTool
 
 
 def usage(i: int, o: int) -> dict[str, int]:

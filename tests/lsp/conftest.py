@@ -20,7 +20,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
-from tests.fakes import Editor, make_client, wire
+from tests.fakes.editor import Editor, make_client, wire
 
 RUFF = AnalyzerSpec("ruff", ("ruff", "server"), frozenset({".py"}))
 WORKSPACE = Path(__file__).resolve().parents[1] / "workspaces" / "lspproj"

@@ -25,7 +25,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInternalError
 from pytest_lsp import LanguageClient
 
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 
 __all__ = ["ProgressiveEditor"]
 

@@ -18,7 +18,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.fakes import Editor, make_client, wire
+from tests.fakes.editor import Editor, make_client, wire
 from tests.lsp.conftest import _settings, open_session, running_server, write_script
 
 #: The real server over stdio.

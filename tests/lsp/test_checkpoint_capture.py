@@ -14,7 +14,7 @@ import pytest
 
 from rein.harness.checkpoints import CheckpointChange, FileChange, FileVersion
 from rein.store.checkpoints import SqliteCheckpointStore
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcException
 from rein.store.checkpoints import SqliteCheckpointStore
 from tests.checkpoint_scenario import BEFORE, NOTE, THREE_FILES, THREE_TURNS
 from tests.checkpoint_scenario import script_call as call
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script
 
 #: No analyzer runs here: the analyzer gate would only wait out its bound.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import write_script
 
 

@@ -24,7 +24,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from rein.providers.mock_server import MockServer
-from tests.fakes import Editor, make_client, wire
+from tests.fakes.editor import Editor, make_client, wire
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ import pytest
 
 from rein.harness.ports import ApprovalAnswer, ApprovalRequest, ApprovalRule
 from rein.lsp.editor_dialogs import EditorApprover
-from tests.fakes import FakeClientChannel
+from tests.fakes.channel import FakeClientChannel
 
 REQUEST = ApprovalRequest(
     tool="run_command",

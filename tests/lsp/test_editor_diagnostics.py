@@ -18,7 +18,7 @@ from rein.harness.ports import Mutation, SettlingDiagnostics
 from rein.lsp.channel import ClientChannel
 from rein.lsp.editor import EditorWorkspace
 from rein.lsp.editor_diagnostics import PENDING_RECHECK_S, EditorDiagnostics
-from tests.fakes import run_in_virtual_time
+from tests.fakes.clock import run_in_virtual_time
 
 Answer = Callable[[dict[str, Any]], Awaitable[Any]]
 

@@ -28,7 +28,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.fakes import Editor, make_client, wire
+from tests.fakes.editor import Editor, make_client, wire
 from tests.lsp.conftest import _settings, open_session, write_script
 from tests.lsp.progressive import semantic_layer
 

@@ -25,7 +25,7 @@ import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.fakes import make_client, wire
+from tests.fakes.editor import make_client, wire
 from tests.lsp.conftest import _settings, open_session, write_script
 from tests.lsp.progressive import ProgressiveEditor
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from rein.harness.generations import MutationLog
 from rein.lsp.channel import ClientTimeout
 from rein.lsp.editor import EditorWorkspace
-from tests.fakes import FakeClientChannel
+from tests.fakes.channel import FakeClientChannel
 
 
 def test_a_document_left_unsaved_for_the_person_is_not_reins_save(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.providers.mock_server import MockServer
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server
 
 FIXTURE = (

@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 from rein.lsp.lm import EditorLmHost
-from tests.fakes import FakeLmServer
+from tests.fakes.lm import FakeLmServer
 
 
 async def settle() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script
 from tests.mcp.conftest import TOOLBOX
 

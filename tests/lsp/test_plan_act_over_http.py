@@ -26,7 +26,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from rein.disk.analyzers import AnalyzerPool
 from rein.providers.mock_server import MockServer
-from tests.fakes import Editor, make_client, wire
+from tests.fakes.editor import Editor, make_client, wire
 from tests.lsp.conftest import RUFF, open_session
 
 pytestmark = pytest.mark.e2e

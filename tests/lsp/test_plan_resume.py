@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script
 
 pytestmark = pytest.mark.e2e

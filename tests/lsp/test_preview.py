@@ -19,7 +19,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from rein.process.groups import group_alive
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import _settings, running_server, write_script
 from tests.preview_programs import DEVSERVER
 

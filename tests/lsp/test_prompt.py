@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import write_script
 
 #: The real server over stdio with a real analyzer (ruff) behind the editor.

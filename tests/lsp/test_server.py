@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from tests.fakes import Editor, paired
+from tests.fakes.editor import Editor, paired
 from tests.lsp.conftest import write_script
 
 #: The real server over stdio with a real analyzer (ruff) behind the editor.

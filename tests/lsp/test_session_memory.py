@@ -14,7 +14,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from rein.providers.mock_server import MockServer
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script
 
 pytestmark = [

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes import Editor, paired
+from tests.fakes.editor import Editor, paired
 from tests.lsp.conftest import running_server, write_script
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rein.store import SqliteStore
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from tests.fakes import Editor
+from tests.fakes.editor import Editor
 from tests.lsp.conftest import _settings, running_server, write_script
 from tests.session.notes_toolkit import NOTES_PATH
 

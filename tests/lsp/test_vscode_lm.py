@@ -13,7 +13,8 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
-from tests.fakes import Editor, FakeLmHost, LmReply, wire_lm
+from tests.fakes.editor import Editor
+from tests.fakes.lm import FakeLmHost, LmReply, wire_lm
 from tests.lsp.conftest import _settings, running_server, write_script
 
 VSCODE_LM = {"provider": "vscode-lm", "model": "test/scripted"}

@@ -11,7 +11,8 @@ from rein.mcp.manager import McpManager
 from rein.mcp.tools import McpArgs, McpToolInfo, build_tools
 from rein.tools.approval_rules import RuleBook
 from rein.tools.settings import ApprovalSettings, ToolSettings
-from tests.fakes import FakeApprover, FakeMcpConnection
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.mcp import FakeMcpConnection
 from tests.mcp.conftest import toolbox_spec
 
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}

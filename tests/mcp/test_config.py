@@ -14,7 +14,7 @@ from rein.harness.redaction import REDACTOR, redact
 from rein.mcp._jsonc import JsoncError, loads_jsonc
 from rein.mcp.config import McpServers, load_servers
 from rein.mcp.trust import FileTrustStore
-from tests.fakes import FakeMcpPorts
+from tests.fakes.mcp import FakeMcpPorts
 
 
 def _write(root: Path, rel: str, data: Any) -> None:

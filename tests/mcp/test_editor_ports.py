@@ -15,7 +15,7 @@ from rein.harness.redaction import REDACTOR, redact
 from rein.lsp.channel import ClientTimeout
 from rein.lsp.mcp_ports import EditorMcpPorts
 from rein.mcp.config import load_servers
-from tests.fakes import FakeClientChannel
+from tests.fakes.channel import FakeClientChannel
 
 _FILE = {
     "inputs": [

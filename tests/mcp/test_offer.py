@@ -11,7 +11,7 @@ from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager
 from rein.mcp.offer import SEARCH_TOOL, McpOffer, SearchToolsArgs, tool_tokens
 from rein.mcp.tools import McpToolInfo, build_tools
-from tests.fakes import FakeMcpConnection
+from tests.fakes.mcp import FakeMcpConnection
 from tests.mcp.conftest import toolbox_spec
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string", "description": "x" * 200}}}

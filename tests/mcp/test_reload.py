@@ -12,7 +12,7 @@ from typing import Any
 
 from rein.config import ReinConfig
 from rein.mcp.hosting import workspace_manager
-from tests.fakes import FakeMcpPorts
+from tests.fakes.mcp import FakeMcpPorts
 from tests.mcp.conftest import TOOLBOX
 from tests.mcp.test_manager import States
 

@@ -8,7 +8,8 @@ import pytest
 from rein.harness import Agent, HarnessConfig
 from rein.harness.messages import AssistantMessage, ToolResultMessage
 from rein.providers.mock_server import MockServer
-from tests.fakes import EchoTool, EventLog
+from tests.fakes.events import EventLog
+from tests.fakes.tools import EchoTool
 from tests.providers.conftest import make_model
 
 PROVIDERS = [pytest.param("openai", id="openai"), pytest.param("anthropic", id="anthropic")]

@@ -13,7 +13,7 @@ from rein.harness.errors import ContextLengthError, RequestError
 from rein.harness.messages import Message, TextPart, ToolCall
 from rein.providers._errors import error_from_payload, is_context_length
 from rein.providers.mock_server import MockServer
-from tests.fakes import EventLog
+from tests.fakes.events import EventLog
 from tests.providers.conftest import make_model, request, run_turn
 
 TOO_LONG: dict[str, dict[str, Any]] = {

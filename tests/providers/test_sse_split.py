@@ -15,7 +15,7 @@ from rein.harness.messages import AssistantMessage, TextPart, ThinkingPart, Tool
 from rein.harness.ports import ModelDelta
 from rein.providers import _mock_wire as wire
 from rein.providers.script import ReplayTurn
-from tests.fakes import ChunkedStream
+from tests.fakes.providers import ChunkedStream
 from tests.providers.conftest import make_model, request, run_turn
 
 TURN = ReplayTurn.model_validate(

@@ -33,7 +33,9 @@ from rein.providers import create_model
 from rein.providers.config import ModelConfig
 from rein.providers.vscode_lm import CONSENT_REQUIRED, ConsentRequired, VsCodeLmModel
 from rein.session.results import usage_json
-from tests.fakes import EchoTool, EventLog, FakeLmHost, LmReply
+from tests.fakes.events import EventLog
+from tests.fakes.lm import FakeLmHost, LmReply
+from tests.fakes.tools import EchoTool
 
 ECHO = ToolSchema(
     name="echo",

@@ -10,7 +10,7 @@ import pytest
 from rein.harness import Agent, HarnessConfig
 from rein.harness.errors import AuthError
 from rein.providers.mock_server import MockServer
-from tests.fakes import EventLog
+from tests.fakes.events import EventLog
 from tests.providers.conftest import make_model, request, run_turn
 
 SECRET = "sk-live-0123456789abcdef"

@@ -16,7 +16,7 @@ from rein.harness.events import CheckpointDropped, Event
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
 from rein.store.checkpoints import SqliteCheckpointStore
-from tests.fakes import complete_turn, plan_turn
+from tests.fakes.models import complete_turn, plan_turn
 
 NO_ANALYZERS: dict[str, Any] = {"gates": {"analyzer": {"enabled": False}}}
 

@@ -10,7 +10,8 @@ from rein.config import ReinConfig
 from rein.harness.ports import CommandExecutor
 from rein.session import SessionSpec
 from rein.session.builder import build_session
-from tests.fakes import FunctionModel, assistant, fake_session_ports
+from tests.fakes.models import FunctionModel, assistant
+from tests.fakes.session import fake_session_ports
 
 
 def _model() -> FunctionModel:

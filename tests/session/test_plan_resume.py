@@ -20,7 +20,8 @@ from rein.harness import RunResult
 from rein.harness.events import Event, GateResult, PlanState
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
-from tests.fakes import FakeUserChannel, StallingModel, complete_turn, plan_turn
+from tests.fakes.approvals import FakeUserChannel
+from tests.fakes.models import StallingModel, complete_turn, plan_turn
 
 #: a.py must not contain the word ERROR: the command gate says so.
 CHECK = (

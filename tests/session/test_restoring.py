@@ -15,14 +15,10 @@ from rein.harness.ports import ModelRequest, Mutation, TextDelta
 from rein.harness.restore import RestoreRequest
 from rein.session import Session, SessionBusyError
 from rein.session.restoring import restore_in_session
-from tests.fakes import (
-    CheckpointJournal,
-    EventLog,
-    FunctionModel,
-    MemoryPersistence,
-    PausingModel,
-    assistant,
-)
+from tests.fakes.checkpoints import CheckpointJournal
+from tests.fakes.events import EventLog
+from tests.fakes.models import FunctionModel, PausingModel, assistant
+from tests.fakes.persistence import MemoryPersistence
 
 SID = CheckpointJournal.SID
 
@@ -124,7 +120,7 @@ async def test_the_manager_refuses_a_prompt_while_a_restore_writes_and_marks_not
 ) -> None:
     from rein.config import ReinConfig
     from rein.session import SessionManager
-    from tests.fakes import fake_session_ports
+    from tests.fakes.session import fake_session_ports
 
     model = FunctionModel(done)
     config = ReinConfig(gates={"analyzer": {"enabled": False}})  # type: ignore[arg-type]

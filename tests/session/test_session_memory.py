@@ -15,12 +15,9 @@ from rein.config import ReinConfig, SessionLimits
 from rein.harness import AssistantMessage
 from rein.harness.ports import ModelRequest
 from rein.session import SessionManager
-from tests.fakes import (
-    FunctionModel,
-    assistant,
-    fake_session_ports,
-    run_in_virtual_time,
-)
+from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.models import FunctionModel, assistant
+from tests.fakes.session import fake_session_ports
 
 BOUND_MS = 60_000
 

@@ -13,7 +13,7 @@ from rein.harness.events import ErrorEvent
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel
 from rein.store import SqliteStore
-from tests.fakes import EventLog
+from tests.fakes.events import EventLog
 
 LONG = "x" * 30_000
 

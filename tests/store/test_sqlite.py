@@ -15,7 +15,8 @@ from rein.harness.messages import AssistantMessage, TextPart, ToolResultMessage,
 from rein.store import SCHEMA_VERSION, SqliteStore
 from rein.store.persistence import StorePersistence
 from rein.store.sqlite import _MIGRATIONS
-from tests.fakes import EventLog, FunctionModel, assistant
+from tests.fakes.events import EventLog
+from tests.fakes.models import FunctionModel, assistant
 
 
 async def test_messages_round_trip_by_memory_and_sessions_list_newest_first(tmp_path: Path) -> None:

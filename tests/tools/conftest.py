@@ -9,7 +9,7 @@ import pytest
 
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.tools import ToolEnvironment
-from tests.fakes import ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
 
 WriteFiles = Callable[[dict[str, str | bytes]], None]
 

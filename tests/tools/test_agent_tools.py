@@ -16,7 +16,7 @@ from rein.process.groups import group_alive
 from rein.providers.replay import ReplayModel
 from rein.tools import default_tools
 from rein.tools.settings import ApprovalSettings, ToolSettings
-from tests.fakes import EventLog
+from tests.fakes.events import EventLog
 from tests.tools.conftest import WriteFiles
 from tests.tools.test_command import pid_running
 

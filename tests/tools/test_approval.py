@@ -20,7 +20,8 @@ from rein.tools import (
     WriteFileTool,
 )
 from rein.tools.file_ops import DeleteFileTool, MoveFileTool
-from tests.fakes import FailingApprover, FakeApprover, ToolCallRecorder
+from tests.fakes.approvals import FailingApprover, FakeApprover
+from tests.fakes.tools import ToolCallRecorder
 
 
 def _calls(

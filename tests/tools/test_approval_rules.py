@@ -23,7 +23,8 @@ from rein.tools.approval_rules import (
     validate_pattern,
     widen,
 )
-from tests.fakes import FakeApprover, ToolCallRecorder
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.tools import ToolCallRecorder
 
 # ------------------------------------------------------------- parsing
 

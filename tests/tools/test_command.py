@@ -15,7 +15,7 @@ from rein.process.groups import group_alive
 from rein.tools import RunCommandTool
 from rein.tools.command import _FLUSH_BYTES
 from rein.tools.settings import ApprovalSettings, ToolSettings
-from tests.fakes import ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
 
 
 def pid_running(pid: int) -> bool:

@@ -19,7 +19,8 @@ from rein.harness.tools import ToolEnvironment
 from rein.process.runner import SubprocessRunner
 from rein.providers.replay import ReplayModel
 from rein.tools import RunCommandTool
-from tests.fakes import EventLog, FakeApprover
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.events import EventLog
 
 
 def command(line: str) -> dict:

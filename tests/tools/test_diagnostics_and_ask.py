@@ -8,7 +8,10 @@ from rein.harness.errors import SandboxError, ToolError
 from rein.harness.ports import Diagnostic
 from rein.harness.tools import ToolEnvironment
 from rein.tools import AskUserTool, GetDiagnosticsTool
-from tests.fakes import FakeDiagnostics, FakeUserChannel, FakeWorkspace, ToolCallRecorder
+from tests.fakes.approvals import FakeUserChannel
+from tests.fakes.diagnostics import FakeDiagnostics
+from tests.fakes.tools import ToolCallRecorder
+from tests.fakes.workspace import FakeWorkspace
 
 DIAGNOSTICS = [
     Diagnostic(

@@ -14,7 +14,8 @@ from rein.harness.ports import Mutation
 from rein.harness.run_record import ReadStamp, RunMutation
 from rein.harness.tools import ToolEnvironment
 from rein.tools import EditFileTool, WriteFileTool
-from tests.fakes import FakeWorkspace, ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
+from tests.fakes.workspace import FakeWorkspace
 from tests.tools.conftest import WriteFiles
 
 

@@ -16,7 +16,8 @@ from rein.harness.ports import Mutation
 from rein.harness.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
 from rein.tools.file_ops import DeleteFileTool, MoveFileTool
-from tests.fakes import FakeApprover, ToolCallRecorder
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.tools import ToolCallRecorder
 from tests.tools.conftest import WriteFiles
 
 

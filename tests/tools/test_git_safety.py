@@ -17,7 +17,8 @@ from rein.process.environment import child_environment, git_safety
 from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings, WriteFileTool
 from rein.tools.approval_rules import RuleBook
 from rein.tools.file_ops import MoveFileTool
-from tests.fakes import FakeApprover, ToolCallRecorder
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.tools import ToolCallRecorder
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -13,7 +13,7 @@ import pytest
 from rein.harness.errors import SandboxError, ToolError
 from rein.tools import GrepTool, grep
 from rein.tools.grep import GrepBackend, find_ripgrep
-from tests.fakes import ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
 
 pytestmark = pytest.mark.usefixtures("ignore_tree")
 
@@ -186,7 +186,7 @@ async def test_a_search_gives_way_to_steering(tmp_path) -> None:  # type: ignore
     from rein.disk.disk_workspace import DiskWorkspace
     from rein.harness.tools import ToolEnvironment
     from rein.tools.grep import GrepTool
-    from tests.fakes import ToolCallRecorder
+    from tests.fakes.tools import ToolCallRecorder
 
     (tmp_path / "a.py").write_text("needle\n")
     run = ToolCallRecorder(ToolEnvironment(workspace=DiskWorkspace(tmp_path)))

@@ -17,7 +17,8 @@ from rein.harness.errors import SandboxError, ToolError
 from rein.tools import EditFileTool, GrepTool, ReadFileTool, WriteFileTool
 from rein.tools.sandbox import SNIFF_BYTES, Sandbox
 from rein.tools.settings import GrepBackend
-from tests.fakes import FakeApprover, ToolCallRecorder
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.tools import ToolCallRecorder
 from tests.tools.conftest import WriteFiles
 
 BACKENDS: list[GrepBackend] = ["python", "rg"]

@@ -8,7 +8,7 @@ import pytest
 
 from rein.harness.errors import SandboxError, ToolError
 from rein.tools import GlobTool, ListDirTool
-from tests.fakes import ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
 
 pytestmark = pytest.mark.usefixtures("ignore_tree")
 

@@ -13,7 +13,7 @@ import pytest
 from rein.tools import GlobTool, GrepTool, ListDirTool
 from rein.tools._names import shown_name
 from rein.tools.grep import GrepBackend
-from tests.fakes import ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
 
 BACKENDS: list[GrepBackend] = ["python", "rg"]
 #: The note under a listing that shows an escaped name.

@@ -25,7 +25,7 @@ from rein.tools import (
     project_instructions,
     workspace_summary,
 )
-from tests.fakes import EchoTool
+from tests.fakes.tools import EchoTool
 from tests.tools.conftest import WriteFiles
 
 # A backticked identifier, or a snake_case word anywhere.

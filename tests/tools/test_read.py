@@ -12,7 +12,8 @@ from rein.harness.run_record import ReadStamp
 from rein.harness.tools import ToolEnvironment
 from rein.tools import ReadFileTool
 from rein.tools.settings import ToolSettings
-from tests.fakes import FakeWorkspace, ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
+from tests.fakes.workspace import FakeWorkspace
 from tests.tools.conftest import WriteFiles
 
 

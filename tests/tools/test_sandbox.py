@@ -13,7 +13,8 @@ from rein.harness.tools import ToolEnvironment
 from rein.tools import EditFileTool, ReadFileTool, WriteFileTool
 from rein.tools.sandbox import Sandbox
 from rein.tools.settings import ApprovalSettings, ToolSettings
-from tests.fakes import FakeApprover, ToolCallRecorder
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.tools import ToolCallRecorder
 from tests.tools.conftest import WriteFiles
 
 

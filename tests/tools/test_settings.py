@@ -22,7 +22,7 @@ from rein.tools import (
     WriteFileTool,
     default_tools,
 )
-from tests.fakes import ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
 from tests.tools.conftest import WriteFiles
 
 

@@ -13,7 +13,7 @@ import pytest
 from rein.tools import GlobTool, GrepTool, ListDirTool
 from rein.tools.grep import GrepBackend
 from rein.tools.ignore import WorkspaceFilter
-from tests.fakes import ToolCallRecorder
+from tests.fakes.tools import ToolCallRecorder
 
 #: A project with its own code next to environments and build output.
 TREE: dict[str, str] = {

@@ -1,0 +1,162 @@
+"""The DiagnosticsSource port: settable and settling diagnostics, a tiny
+line analyzer, and a tracked workspace wired to a diagnostics coordinator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import (
+    Diagnostic,
+    DiagnosticsSnapshot,
+    Mutation,
+)
+from rein.harness.tools import ToolEnvironment
+from tests.fakes.workspace import FakeWorkspace
+
+
+class FakeDiagnostics:
+    """A DiagnosticsSource answering from a settable list."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        self.generation = 0
+        self.calls: list[tuple[Sequence[str] | None, int]] = []
+        self.stale = False
+
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot:
+        self.calls.append((paths, min_generation))
+        found = [d for d in self.diagnostics if paths is None or d.path in paths]
+        return DiagnosticsSnapshot(tuple(found), max(self.generation, min_generation), self.stale)
+
+
+class SettlingFakeDiagnostics(FakeDiagnostics):
+    """A FakeDiagnostics that also offers SettlingDiagnostics and records
+    every call in ``log`` ("ensure_open a.py", "wait_idle", "snapshot a.py",
+    "environment_changed pyproject.toml"). ``idle`` is what wait_idle
+    answers; ``blind`` makes every snapshot one nobody looked at; and
+    ``on_environment_changed`` lets a test change what the analyzer sees
+    (the install made an import resolvable)."""
+
+    def __init__(
+        self, diagnostics: Sequence[Diagnostic] = (), *, sources: Sequence[str] = ()
+    ) -> None:
+        super().__init__(diagnostics)
+        self.log: list[str] = []
+        self.idle = True
+        self.blind: str | None = None
+        self.sources = tuple(sources)
+        self.on_environment_changed: Callable[[], None] | None = None
+        #: File by file (a large workspace): only opened files are analysed,
+        #: and opening a file opens its ``importers`` too.
+        self.file_by_file = False
+        self.importers: dict[str, list[str]] = {}
+        self.opened: set[str] = set()
+        #: What snapshot_with answers (None: it cannot tell).
+        self.counterfactual: list[Diagnostic] | None = None
+
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot:
+        self.log.append("snapshot " + (" ".join(paths) if paths is not None else "*"))
+        snap = await super().snapshot(paths, min_generation=min_generation)
+        found = () if self.blind else snap.diagnostics
+        if self.file_by_file:
+            found = tuple(d for d in found if d.path in self.opened)
+        return DiagnosticsSnapshot(
+            found, snap.generation, snap.stale, blind=self.blind, sources=self.sources
+        )
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        self.log.append("wait_idle")
+        return self.idle
+
+    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
+        self.log.append("ensure_open " + " ".join(paths))
+        opened: list[str] = []
+        for path in paths:
+            more = self.importers.get(path, []) if importers and self.file_by_file else []
+            for target in [path, *more]:
+                if target not in self.opened:
+                    self.opened.add(target)
+                    opened.append(target)
+        return opened
+
+    def release_opened(self) -> Sequence[str]:
+        """File by file, every opened file is closed (what the pool does once
+        the changes they were opened for are validated)."""
+        self.log.append("release_opened")
+        if not self.file_by_file:
+            return ()
+        closed, self.opened = sorted(self.opened), set()
+        return closed
+
+    async def snapshot_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot | None:
+        """What the analyzer would say with ``texts`` shown: ``counterfactual``
+        (a test sets it), limited to ``paths``; None when it is unset."""
+        self.log.append("snapshot_with " + " ".join(sorted(texts)) + " -> " + " ".join(paths))
+        if self.counterfactual is None:
+            return None
+        found = tuple(d for d in self.counterfactual if d.path in paths)
+        return DiagnosticsSnapshot(found, self.generation, sources=self.sources)
+
+    async def environment_changed(self, paths: Sequence[str]) -> None:
+        self.log.append("environment_changed " + " ".join(paths))
+        if self.on_environment_changed is not None:
+            self.on_environment_changed()
+
+
+class LineAnalyzer:
+    """A tiny analyzer over a FakeWorkspace: every line containing ERROR is an
+    error diagnostic. It publishes after each mutation, like a real one."""
+
+    def __init__(self, workspace: FakeWorkspace, coordinator_ref: list) -> None:
+        self.workspace = workspace
+        self.source = FakeDiagnostics()
+        self.coordinator_ref = coordinator_ref
+
+    def analyze(self) -> None:
+        diags = []
+        for path, text in sorted(self.workspace.files.items()):
+            for i, line in enumerate(text.splitlines()):
+                if "ERROR" in line:
+                    diags.append(
+                        Diagnostic(
+                            path=path,
+                            line=i,
+                            character=line.index("ERROR"),
+                            code="E1",
+                            source="line",
+                            message=f"bad token: {line.strip()}",
+                        )
+                    )
+        self.source.diagnostics = diags
+
+    def on_mutation(self, mutation: Mutation) -> None:
+        self.analyze()
+        self.coordinator_ref[0].notify_diagnostics_changed(list(mutation.paths))
+
+
+def analyzed_env(
+    files: Mapping[str, str] | None = None, quiet_ms: int = 10
+) -> tuple[ToolEnvironment, DiagnosticsCoordinator, FakeWorkspace]:
+    """A tracked fake workspace (holding ``files``, already analyzed) whose
+    :class:`LineAnalyzer` flags every line holding "ERROR", with the
+    diagnostics coordinator the gates read."""
+    workspace = FakeWorkspace(dict(files or {}))
+    log = MutationLog()
+    ref: list[Any] = [None]
+    analyzer = LineAnalyzer(workspace, ref)
+    analyzer.analyze()
+    coordinator = DiagnosticsCoordinator(analyzer.source, quiet_ms=quiet_ms, max_wait_ms=2000)
+    ref[0] = coordinator
+    log.subscribe(coordinator.notify_mutation)
+    log.subscribe(analyzer.on_mutation)
+    env = ToolEnvironment(workspace=TrackedWorkspace(workspace, log), diagnostics=coordinator)
+    return env, coordinator, workspace
