@@ -41,7 +41,7 @@ from watchfiles import Change, DefaultFilter, awatch
 from rein.disk._watch_plan import UNWATCHED_NAMES, WatchPlan, plan_watch
 from rein.harness.errors import ToolError
 from rein.harness.ports import Mutation
-from rein.tools.disk_read import read_text
+from rein.tools.disk_read import read_text_async
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["DiskWatcher"]
@@ -302,7 +302,7 @@ class DiskWatcher:
                 await self._watch_new_folder(Path(raw))
             if skip.skipped(rel):
                 continue
-            if self._is_own_echo(rel):
+            if await self._is_own_echo(rel):
                 continue
             external.append(rel)
         if watch is not None and probes and not watch.live:
@@ -317,7 +317,7 @@ class DiskWatcher:
                 if folder is not None:
                     found = await anyio.to_thread.run_sync(_files_below, folder, self.root)
                     external.extend(rel for rel in found if not skip.skipped(rel))
-                    external = [rel for rel in external if not self._is_own_echo(rel)]
+                    external = [rel for rel in external if not await self._is_own_echo(rel)]
                 for old in watch.replaces:
                     self._retire(old)
         if external:
@@ -331,23 +331,24 @@ class DiskWatcher:
                 if not probe.pending:
                     probe.seen.set()
 
-    def _is_own_echo(self, rel: str) -> bool:
+    async def _is_own_echo(self, rel: str) -> bool:
         if rel in self._own and self._own[rel] == _stamp(self.root / rel):
             return True  # the echo of our own write
-        if self._saved_known_text(rel):
+        if await self._saved_known_text(rel):
             self._own[rel] = _stamp(self.root / rel)
             return True
         self._own.pop(rel, None)
         return False
 
-    def _saved_known_text(self, rel: str) -> bool:
+    async def _saved_known_text(self, rel: str) -> bool:
         """The file now holds the text Rein knew it by (an editor's save)."""
         known = self.known_text(rel) if self.known_text is not None else None
         if known is None:
             return False
         try:
-            # The one workspace reader: a FIFO or device is refused, never waited on.
-            return read_text(self.root / rel, rel).text == known
+            # The one workspace reader, in a worker thread: a FIFO or device
+            # is refused, never waited on.
+            return (await read_text_async(self.root / rel, rel)).text == known
         except (OSError, ToolError):
             return False
 

@@ -44,7 +44,7 @@ from rein.harness.ports import (
     MutationOrigin,
 )
 from rein.lsp.channel import ClientTimeout, method_not_found
-from rein.tools.disk_read import read_text, read_text_async
+from rein.tools.disk_read import read_text_async
 
 if TYPE_CHECKING:
     from rein.lsp.channel import ClientChannel
@@ -205,23 +205,18 @@ class EditorWorkspace:
 
     def note_external(self, paths: tuple[str, ...]) -> Mutation | None:
         """Files changed on disk by something other than the editor (a
-        command, a formatter, git). A file whose disk text equals its open
-        buffer is the echo of a save, not a change, and is left out."""
-        changed = tuple(p for p in paths if not self._saved_buffer(p))
-        return self._mutate(changed, "external") if changed else None
+        command, a formatter, git). The watcher has left out the echoes of
+        saves already (a file whose disk text equals its open buffer:
+        :meth:`buffer_text` is its ``known_text``)."""
+        return self._mutate(paths, "external") if paths else None
 
-    def _saved_buffer(self, rel: str) -> bool:
+    def buffer_text(self, rel: str) -> str | None:
+        """The open buffer's text of ``rel``; None when it is not open."""
         try:
             doc = self._open_document(self.uri(rel))
         except SandboxError:
-            return False
-        if doc is None:
-            return False
-        try:
-            # Synchronous but bounded: the reader refuses FIFOs and large files.
-            return bool(read_text(self._root / rel, rel).text == doc.source)
-        except (OSError, ToolError):
-            return False
+            return None
+        return None if doc is None else doc.source
 
     def own_save(self, uri: str) -> bool:
         """True (once) when a didSave is the echo of Rein's own save request."""

@@ -431,7 +431,9 @@ class ReinServer(LanguageServer):
                 if kept:
                     workspace.note_external(kept)
 
-            self._watcher = DiskWatcher(self.root, external)
+            # A save of an open buffer is no external change: the watcher
+            # compares the disk's text with the buffer's, off the event loop.
+            self._watcher = DiskWatcher(self.root, external, known_text=workspace.buffer_text)
             self.mutations.subscribe(self._watcher.on_own_mutation)
             self._watch_task = asyncio.ensure_future(self._watcher.run())
         return self._watcher
