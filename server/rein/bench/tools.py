@@ -1,5 +1,5 @@
 """The tool ``rein bench core`` measures the loop with; the tests use it too
-(tests/fakes.py re-exports it), so there is one definition."""
+(tests/fakes/tools.py re-exports it), so there is one definition."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Protocols the core depends on. Adapters (providers/, lsp/, headless/,
-store/) implement them; tests use the fakes in tests/fakes.py.
+store/) implement them; tests use the fakes in tests/fakes/.
 
 The core never imports pygls, httpx or sqlite3: everything foreign comes in
 through these ports.
