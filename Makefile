@@ -26,8 +26,11 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
+# Two workers (pytest-xdist): most tests wait on a subprocess (rein serve,
+# rein run, an analyzer), so two keep both cores busy; e2e tests still run
+# last (tests/conftest.py orders them, the workers take them in that order).
 pytest: setup
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n 2
 
 eval: setup
 	$(VENV)/bin/rein eval --json .eval-scores.json
