@@ -27,6 +27,7 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.tools import ToolEnvironment
 from rein.tools import EditFileTool, ReadFileTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
+from tests.faithful_bytes import FAITHFUL_BYTES, FIELDS
 from tests.fakes.acp_client import FakeAcpClient, FakeClientLink
 from tests.fakes.clock import run_in_virtual_time
 from tests.fakes.tools import ToolCallRecorder
@@ -375,28 +376,7 @@ async def test_parallel_edits_of_one_buffer_both_land(root: Path) -> None:
     assert client.buffers[app] == "a = 11\nb = 12\nc = 13\n"
 
 
-@pytest.mark.parametrize(
-    ("before", "old", "new", "after"),
-    [
-        pytest.param(
-            b"a = 1\r\nb = 2\r\n", "b = 2\n", "b = 20\n", b"a = 1\r\nb = 20\r\n", id="crlf"
-        ),
-        pytest.param(
-            b"\xef\xbb\xbfa = 1\nb = 2\n",
-            "a = 1",
-            "a = 10",
-            b"\xef\xbb\xbfa = 10\nb = 2\n",
-            id="bom",
-        ),
-        pytest.param(
-            b"a = 1\r\nc = 3\nd = 4\n",
-            "c = 3\nd = 4",
-            "c = 30\nd = 40",
-            b"a = 1\r\nc = 30\nd = 40\n",
-            id="mixed-lf-part",
-        ),
-    ],
-)
+@pytest.mark.parametrize(FIELDS, FAITHFUL_BYTES)
 @pytest.mark.parametrize("capability", [True, False], ids=["client-fs", "disk"])
 async def test_edits_keep_every_byte_they_do_not_change(
     root: Path, before: bytes, old: str, new: str, after: bytes, capability: bool

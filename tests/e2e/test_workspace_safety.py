@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.faithful_bytes import FAITHFUL_BYTES, FIELDS
+
 pytestmark = pytest.mark.e2e
 
 NO_ANALYZER = {"gates": {"analyzer": {"enabled": False}}}
@@ -164,39 +166,7 @@ def test_a_fifo_made_by_an_approved_command_does_not_hang_the_reads(tmp_path: Pa
 # ------------------------------------------------------------ faithful bytes
 
 
-@pytest.mark.parametrize(
-    ("before", "old", "new", "after"),
-    [
-        pytest.param(
-            b"a = 1\r\nb = 2\r\nc = 3\r\n",
-            "b = 2\nc = 3",
-            "b = 20\nc = 30",
-            b"a = 1\r\nb = 20\r\nc = 30\r\n",
-            id="crlf",
-        ),
-        pytest.param(
-            b"\xef\xbb\xbfa = 1\nb = 2\n",
-            "a = 1",
-            "a = 10",
-            b"\xef\xbb\xbfa = 10\nb = 2\n",
-            id="bom",
-        ),
-        pytest.param(
-            b"a = 1\r\nb = 2\r\nc = 3\nd = 4\n",
-            "c = 3\nd = 4",
-            "c = 30\nd = 40\ne = 5",
-            b"a = 1\r\nb = 2\r\nc = 30\nd = 40\ne = 5\n",
-            id="mixed-lf-part",
-        ),
-        pytest.param(
-            b"a = 1\r\nb = 2\r\nc = 3\nd = 4\n",
-            "a = 1\nb = 2",
-            "a = 10\nb = 20",
-            b"a = 10\r\nb = 20\r\nc = 3\nd = 4\n",
-            id="mixed-crlf-part",
-        ),
-    ],
-)
+@pytest.mark.parametrize(FIELDS, FAITHFUL_BYTES)
 def test_rein_run_edits_keep_every_byte_they_do_not_change(
     tmp_path: Path, before: bytes, old: str, new: str, after: bytes
 ) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from lsprotocol import types as lsp
 
+from tests.faithful_bytes import FAITHFUL_BYTES, FIELDS
 from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script
 
@@ -81,32 +82,7 @@ async def test_parallel_edits_and_two_sessions_on_a_closed_file_lose_nothing(
     )
 
 
-@pytest.mark.parametrize(
-    ("before", "old", "new", "after"),
-    [
-        pytest.param(
-            b"a = 1\r\nb = 2\r\nc = 3\r\n",
-            "b = 2",
-            "b = 20",
-            b"a = 1\r\nb = 20\r\nc = 3\r\n",
-            id="crlf",
-        ),
-        pytest.param(
-            b"\xef\xbb\xbfa = 1\nb = 2\n",
-            "a = 1",
-            "a = 10",
-            b"\xef\xbb\xbfa = 10\nb = 2\n",
-            id="bom",
-        ),
-        pytest.param(
-            b"a = 1\r\nb = 2\r\nc = 3\nd = 4\n",
-            "c = 3\nd = 4",
-            "c = 30\nd = 40",
-            b"a = 1\r\nb = 2\r\nc = 30\nd = 40\n",
-            id="mixed-lf-part",
-        ),
-    ],
-)
+@pytest.mark.parametrize(FIELDS, FAITHFUL_BYTES)
 async def test_edits_of_a_closed_file_keep_every_byte_they_do_not_change(
     tmp_path: Path, before: bytes, old: str, new: str, after: bytes
 ) -> None:
