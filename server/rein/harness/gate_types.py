@@ -4,14 +4,23 @@ context a blocker shows."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker, Emit
 from rein.harness.ports import Workspace
 
-__all__ = ["Gate", "GateContext", "GateOutcome", "code_context"]
+__all__ = [
+    "BaselineGate",
+    "Gate",
+    "GateContext",
+    "GateOutcome",
+    "StatefulGate",
+    "ValidationListener",
+    "code_context",
+]
 
 
 @dataclass(slots=True)
@@ -39,15 +48,40 @@ class GateOutcome:
 
 
 class Gate(Protocol):
-    """A validation gate. Optional extras the pipeline calls when a gate has
-    them: ``async before_change(paths, workspace)`` (before the run first
-    changes a file) and ``on_validated(generation)``."""
+    """A validation gate. What else it can do is declared by the protocols
+    below, which the pipeline checks for: :class:`BaselineGate`,
+    :class:`StatefulGate`, :class:`ValidationListener`."""
 
     name: str
 
     async def on_run_start(self, generation: int) -> None: ...
 
     async def check(self, ctx: GateContext) -> GateOutcome: ...
+
+
+@runtime_checkable
+class BaselineGate(Protocol):
+    """A gate that captures a baseline before the run first changes a file."""
+
+    async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None: ...
+
+
+@runtime_checkable
+class StatefulGate(Protocol):
+    """A gate whose baselines for unvalidated changes are stored with the
+    session and restored when it resumes."""
+
+    def export_state(self) -> dict[str, Any]: ...
+
+    def import_state(self, data: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class ValidationListener(Protocol):
+    """A gate told when a generation is validated (it may drop what it kept
+    for the changes up to it)."""
+
+    def on_validated(self, generation: int) -> None: ...
 
 
 async def code_context(

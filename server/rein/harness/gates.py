@@ -39,7 +39,15 @@ from rein.harness.events import (
     GateStatus,
     Unverified,
 )
-from rein.harness.gate_types import Gate, GateContext, GateOutcome, code_context
+from rein.harness.gate_types import (
+    BaselineGate,
+    Gate,
+    GateContext,
+    GateOutcome,
+    StatefulGate,
+    ValidationListener,
+    code_context,
+)
 from rein.harness.ports import CommandRunner, Mutation, Workspace
 from rein.harness.validation import SessionValidation
 
@@ -191,11 +199,10 @@ class GatePipeline:
         """The run is about to change ``paths``: gates capture their
         baselines. Never raises (a failure only costs the baseline)."""
         for gate in self.gates:
-            hook = getattr(gate, "before_change", None)
-            if hook is None:
+            if not isinstance(gate, BaselineGate):
                 continue
             try:
-                await hook(paths, workspace)
+                await gate.before_change(paths, workspace)
             except Exception:
                 log.exception("gate %s could not capture a baseline for %s", gate.name, paths)
 
@@ -256,9 +263,9 @@ class GatePipeline:
         data = self.validation.to_json()
         if self.validation.pending:
             gates = {
-                gate.name: export()
+                gate.name: gate.export_state()
                 for gate in self.gates
-                if (export := getattr(gate, "export_state", None)) is not None
+                if isinstance(gate, StatefulGate)
             }
             data["gates"] = {name: state for name, state in gates.items() if state}
         return data
@@ -268,19 +275,17 @@ class GatePipeline:
         self.validation = SessionValidation.from_json(data)
         stored = data.get("gates") or {}
         for gate in self.gates:
-            restore = getattr(gate, "import_state", None)
-            if restore is not None and isinstance(stored.get(gate.name), dict):
+            if isinstance(gate, StatefulGate) and isinstance(stored.get(gate.name), dict):
                 try:
-                    restore(stored[gate.name])
+                    gate.import_state(stored[gate.name])
                 except Exception:
                     log.exception("gate %s could not restore its stored state", gate.name)
 
     def mark_validated(self, generation: int) -> None:
         self.validation.validated(generation)
         for gate in self.gates:
-            hook = getattr(gate, "on_validated", None)
-            if hook is not None:
-                hook(generation)
+            if isinstance(gate, ValidationListener):
+                gate.on_validated(generation)
 
 
 def _format_blocker(b: Blocker) -> str:
