@@ -66,6 +66,9 @@ class PromptTool(Protocol):
     @property
     def tool_class(self) -> str: ...
 
+    @property
+    def prompt_section(self) -> str: ...
+
 
 IDENTITY = (
     "You are Rein, a coding agent working in the person's workspace through their "
@@ -139,9 +142,8 @@ NO_TOOLS = "No tools are available in this session: answer from what you know."
 _MAX_INSTRUCTIONS_CHARS = 20_000
 
 
-def _section(tool: Any) -> str:
-    text = getattr(tool, "prompt_section", "")
-    return text.strip() if isinstance(text, str) else ""
+def _section(tool: PromptTool) -> str:
+    return tool.prompt_section.strip()
 
 
 def toolkit_rules_sections(tools: Iterable[Any]) -> list[str]:

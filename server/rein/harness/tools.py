@@ -148,6 +148,9 @@ class Tool(ABC, Generic[ArgsT]):
     tool_class: ClassVar[ToolClass] = "other"
     #: Soft limit: past it the tool gets heartbeat events; hard limit cancels it.
     timeout_s: ClassVar[float | None] = None
+    #: The tool's lines in the system prompt's "# Tools" section; empty: its
+    #: name and the first paragraph of its description.
+    prompt_section: str = ""
 
     _schema: ToolSchema | None = None
 

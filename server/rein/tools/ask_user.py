@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from pydantic import BaseModel, Field
 
 from rein.harness.tools import Tool, ToolContext, ToolResult
@@ -27,7 +25,7 @@ class AskUserTool(Tool[AskUserArgs]):
     )
     args_model = AskUserArgs
     tool_class = "other"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`ask_user` asks the person; use it only for decisions you cannot make from the "
         "code and the task."
     )

@@ -114,7 +114,7 @@ class RunCommandTool(Tool[RunCommandArgs]):
     #: The loop's hard limit: above the longest timeout plus the kill grace,
     #: so the command's own timeout (and its clearer result) comes first.
     timeout_s: ClassVar[float | None] = MAX_TIMEOUT_S + 60.0
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`run_command` runs a bash command in the workspace root (no input, killed after the "
         "timeout); use it to run tests and builds. It may need the person's approval."
     )

@@ -4,8 +4,6 @@ analyzers)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
@@ -58,7 +56,7 @@ class GetDiagnosticsTool(Tool[GetDiagnosticsArgs]):
     )
     args_model = GetDiagnosticsArgs
     tool_class = "read"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`get_diagnostics` shows the analyzers' current errors and warnings; check it after "
         "your changes."
     )

@@ -21,7 +21,6 @@ import random
 import re
 import weakref
 from dataclasses import dataclass
-from typing import ClassVar
 
 import anyio
 from pydantic import BaseModel, Field
@@ -214,7 +213,7 @@ class EditFileTool(Tool[EditFileArgs]):
     )
     args_model = EditFileArgs
     tool_class = "write"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`edit_file` replaces an exact, unique piece of a file's text; copy it from what you "
         "read, with its indentation. Prefer several small edits to rewriting a file."
     )
@@ -305,9 +304,7 @@ class WriteFileTool(Tool[WriteFileArgs]):
     )
     args_model = WriteFileArgs
     tool_class = "write"
-    prompt_section: ClassVar[str] = (
-        "`write_file` creates a file or replaces all of it; use it for new files."
-    )
+    prompt_section: str = "`write_file` creates a file or replaces all of it; use it for new files."
 
     async def execute(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         workspace, _, rel = _prepare(ctx, args.path)

@@ -6,8 +6,6 @@ checkpoint keeps the file's content (a ``rm`` or ``mv`` through
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
@@ -39,7 +37,7 @@ class DeleteFileTool(Tool[DeleteFileArgs]):
     )
     args_model = DeleteFileArgs
     tool_class = "write"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`delete_file` deletes a file; use it rather than a shell rm, so the deletion can "
         "be undone."
     )
@@ -78,7 +76,7 @@ class MoveFileTool(Tool[MoveFileArgs]):
     )
     args_model = MoveFileArgs
     tool_class = "write"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`move_file` renames or moves a file; use it rather than a shell mv, so the move "
         "can be undone."
     )

@@ -34,7 +34,6 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import ClassVar
 
 import anyio
 from anyio.abc import Process
@@ -296,7 +295,7 @@ class GrepTool(Tool[GrepArgs]):
     )
     args_model = GrepArgs
     tool_class = "read"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`grep` searches contents by regex and answers `path:line: text`; prefer it over "
         "reading many files to find something."
     )

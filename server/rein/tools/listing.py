@@ -7,7 +7,6 @@ newline or another control character is shown escaped
 from __future__ import annotations
 
 import os
-from typing import ClassVar
 
 import anyio
 from pydantic import BaseModel, Field
@@ -41,7 +40,7 @@ class ListDirTool(Tool[ListDirArgs]):
     )
     args_model = ListDirArgs
     tool_class = "read"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`list_dir` lists one directory; entries ignored by .gitignore are not shown."
     )
 
@@ -120,7 +119,7 @@ class GlobTool(Tool[GlobArgs]):
     )
     args_model = GlobArgs
     tool_class = "read"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`glob` finds files by name pattern (`**/*.py` for every depth); it skips what "
         ".gitignore ignores."
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import anyio
 from pydantic import BaseModel, Field
 
@@ -72,7 +70,7 @@ class ReadFileTool(Tool[ReadFileArgs]):
     )
     args_model = ReadFileArgs
     tool_class = "read"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`read_file` shows a file with line numbers (`   12\\tcode`); the number and the "
         "tab are not part of the file. Read a file before you change it, and read only the "
         "part you need of a long file (offset and limit)."

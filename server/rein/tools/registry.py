@@ -89,7 +89,6 @@ def tool_sections(tools: ToolRegistry | Iterable[Tool[Any]] | None = None) -> di
         items = tools
     sections: dict[str, str] = {}
     for tool in items:
-        section = getattr(tool, "prompt_section", "") if tool is not None else ""
-        if tool is not None and isinstance(section, str) and section:
-            sections[tool.name] = section
+        if tool is not None and tool.prompt_section:
+            sections[tool.name] = tool.prompt_section
     return sections

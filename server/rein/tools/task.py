@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from pydantic import BaseModel, Field
 
 from rein.harness.subagents import run_task
@@ -32,7 +30,7 @@ class TaskTool(Tool[TaskArgs]):
     )
     args_model = TaskArgs
     tool_class = "other"
-    prompt_section: ClassVar[str] = (
+    prompt_section: str = (
         "`task` runs a subagent on a self-contained subtask (its own context and budget) and "
         "returns its answer; use it for broad searches so your context stays small."
     )
