@@ -13,6 +13,13 @@ The editor here is the real server's client (``rein serve`` over stdio):
 its analyzer (real ruff, undefined names) answers ``rein/diagnostics``
 without ``pending`` (as VS Code does for an edited document) and publishes a
 text's analysis ``delay_s`` after it changed.
+
+The late notice can also reach the server while the edit is on its way,
+before the editor's answer and its ``didChange`` (CI's code-server run: the
+server still had the old version synced, took the old text's notice as the
+edit's own early analysis and gave the verdict on the old diagnostics). A
+notice made for the version Rein's edit was computed against is never fresh
+for that edit.
 """
 
 from __future__ import annotations
@@ -54,9 +61,18 @@ class BatchingEditor(Editor):
     after the change, and whose notice of the analysis of the text before
     an edit goes out after its answer to that edit (the batch it was in)."""
 
-    def __init__(self, client: LanguageClient, root: Path, *, delay_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        client: LanguageClient,
+        root: Path,
+        *,
+        delay_s: float = 0.5,
+        before_answer: bool = False,
+    ) -> None:
         super().__init__(client, root)
         self.delay_s = delay_s
+        #: The old text's notice goes out before the answer (and didChange).
+        self.before_answer = before_answer
         self.published: dict[str, list[dict[str, Any]]] = {}
         #: (rel, version the notice names)
         self.notices: list[tuple[str, int | None]] = []
@@ -77,8 +93,24 @@ class BatchingEditor(Editor):
         self.published[rel] = semantic_layer(rel, self.text(rel))
         self.notify(rel, self.docs[rel][0] if rel in self.docs else None)
 
+    def analyze_later(self, rel: str) -> None:
+        """The analysis of ``rel``'s text now publishes ``delay_s`` later."""
+        self._timers[rel] = asyncio.get_running_loop().call_later(self.delay_s, self.publish, rel)
+
     def apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         before = {rel: (version, text) for rel, (version, text) in self.docs.items()}
+        edited = {
+            self.rel(c.text_document.uri)
+            for c in params.edit.document_changes or []
+            if isinstance(c, lsp.TextDocumentEdit)
+        }
+        if self.before_answer:
+            for rel in sorted(edited & set(self._timers)):
+                # The analysis of the text before this edit finished while the
+                # edit was on its way: its notice leaves before the answer.
+                self._timers.pop(rel).cancel()
+                self.published[rel] = semantic_layer(rel, before[rel][1])
+                self.notify(rel, before[rel][0])
         result = super().apply_edit(params)
         loop = asyncio.get_running_loop()
         for rel, (version, text) in before.items():
@@ -92,7 +124,7 @@ class BatchingEditor(Editor):
                 pending.cancel()
                 self.published[rel] = semantic_layer(rel, text)
                 loop.call_later(BATCH_S, self.notify, rel, version)
-            self._timers[rel] = loop.call_later(self.delay_s, self.publish, rel)
+            self.analyze_later(rel)
         return result
 
     def _analyze(self, *rels: str) -> None:
@@ -110,13 +142,19 @@ class BatchingEditor(Editor):
 @pytest_lsp.fixture(
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
-    )
+    ),
+    params=["after the answer", "before the answer"],
 )
-async def client(lsp_client: LanguageClient, tmp_path: Path) -> AsyncIterator[LanguageClient]:
+async def client(
+    lsp_client: LanguageClient, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[LanguageClient]:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "clean.py").write_text(CLEAN)
-    ed = BatchingEditor(lsp_client, root)
+    before = request.param == "before the answer"
+    # Before the answer: each analysis is still running when the next edit
+    # is sent (2 s is far beyond a scripted turn), so its notice races it.
+    ed = BatchingEditor(lsp_client, root, delay_s=2.0 if before else 0.5, before_answer=before)
     lsp_client.editor = ed  # type: ignore[attr-defined]
     wire(ed)
     settings = _settings(tmp_path)
@@ -136,6 +174,9 @@ async def test_a_late_notice_of_the_previous_texts_analysis_is_not_fresh_for_the
     editor: BatchingEditor = client.editor  # type: ignore[attr-defined]
     editor.open("clean.py")
     editor.published["clean.py"] = []
+    if editor.before_answer:
+        # The opened text's analysis is still running when the first edit goes.
+        editor.analyze_later("clean.py")
     # Two edits in a row (the second fixes the first), then "done": one verdict.
     write_script(tmp_path, [edit(BREAK), edit(FIX), {"text": "done"}])
     result = await asyncio.wait_for(
@@ -149,6 +190,10 @@ async def test_a_late_notice_of_the_previous_texts_analysis_is_not_fresh_for_the
     ]
     assert (verdict["passed"], verdict["blockers"], verdict["stale"]) == (True, [], False)
     # The late notice named the text before the fix (version 2, with `nmae`)
-    # and came before the fixed text's own notice (version 3).
-    assert editor.notices == [("clean.py", 2), ("clean.py", 3)]
+    # and came before the fixed text's own notice (version 3); before the
+    # answer, the opened text's (version 1) raced the first edit too.
+    expected = [("clean.py", 2), ("clean.py", 3)]
+    if editor.before_answer:
+        expected.insert(0, ("clean.py", 1))
+    assert editor.notices == expected
     assert editor.published["clean.py"] == []

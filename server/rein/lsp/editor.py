@@ -132,6 +132,11 @@ class EditorWorkspace:
         #: (the diagnostics coordinator: the editor may publish for them
         #: before it answers).
         self.on_sending: Callable[[tuple[str, ...]], None] | None = None
+        #: uri -> the document version Rein's last edit of it was computed
+        #: against (sent or applied): diagnostics the editor made for that
+        #: version or an older one are not fresh for the edit, whenever
+        #: their notice arrives (before the editor's answer and didChange).
+        self._edited_from: dict[str, int] = {}
 
     # ------------------------------------------------- around a change
 
@@ -298,6 +303,12 @@ class EditorWorkspace:
             lock = self._locks[uri] = anyio.Lock()
         return lock
 
+    def older_than_last_edit(self, uri: str, version: int) -> bool:
+        """Whether ``version`` of the document at ``uri`` is older than
+        the text of Rein's last edit of it (that edit's base or before)."""
+        base = self._edited_from.get(uri)
+        return base is not None and version <= base
+
     async def write_text(
         self,
         path: str,
@@ -311,12 +322,20 @@ class EditorWorkspace:
             await self._about_to_change(path)
             changes = await self._changes(path, uri, text, expected_version, expected_text)
             self._echo[uri] = text
+            edited_from = self._edited_from.get(uri)
+            base = changes[-1].text_document.version
+            if base is not None:
+                self._edited_from[uri] = base
             try:
                 await self._apply(
                     lsp.WorkspaceEdit(document_changes=changes), f"Rein: edit {path}", (path,)
                 )
             except BaseException:
                 self._echo.pop(uri, None)
+                if edited_from is None:
+                    self._edited_from.pop(uri, None)
+                else:
+                    self._edited_from[uri] = edited_from
                 raise
             mutation = self._mutate((path,))
         await self._hooks.changed(AppliedChange(mutation, "write", text))

@@ -284,7 +284,9 @@ class ReinServer(LanguageServer):
         the editor's source (its quiet period). Diagnostics the editor made
         for an older version of a document than the one synced here (the
         client batches its notices: one can arrive after Rein's next edit)
-        are not fresh for that edit."""
+        are not fresh for that edit, nor are those made for the version an
+        edit of Rein's was computed against (the notice can arrive while that
+        edit is on its way, before the editor's answer and its didChange)."""
         workspace, coordinator = self.adapters()
         versions = versions or {}
         fresh: list[str] = []
@@ -295,8 +297,11 @@ class ReinServer(LanguageServer):
                 continue
             made_for = versions.get(uri)
             document = self.workspace.text_documents.get(uri) if made_for is not None else None
-            synced = getattr(document, "version", None)
-            if made_for is not None and synced is not None and made_for < synced:
+            synced = document.version if document is not None else None
+            if made_for is not None and (
+                (synced is not None and made_for < synced)
+                or workspace.older_than_last_edit(uri, made_for)
+            ):
                 outdated.append(path)
             else:
                 fresh.append(path)
