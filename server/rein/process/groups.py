@@ -12,7 +12,13 @@ import time
 import anyio
 from anyio.abc import Process
 
-__all__ = ["OutputBuffer", "dies_with_us", "group_alive", "kill_process_group"]
+__all__ = [
+    "OutputBuffer",
+    "dies_with_us",
+    "group_alive",
+    "group_members",
+    "kill_process_group",
+]
 
 _POLL_S = 0.02
 _SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
@@ -30,7 +36,10 @@ def dies_with_us(argv: list[str]) -> list[str]:
 _KILL_WAIT_S = 5.0
 
 
-def _proc_group_alive(pgid: int) -> bool:
+def group_members(pgid: int, *, live_only: bool = False) -> list[str]:
+    """The pids (as ``/proc`` entries) of the processes in group ``pgid``,
+    zombies left out when ``live_only``. Linux only: it reads ``/proc``."""
+    members = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -41,15 +50,18 @@ def _proc_group_alive(pgid: int) -> bool:
             continue
         # "pid (comm) state ppid pgrp ..."; comm may contain spaces and ")".
         fields = data[data.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+        if len(fields) <= 2 or int(fields[2]) != pgid:
+            continue
+        if live_only and fields[0] in (b"Z", b"X"):
+            continue
+        members.append(entry)
+    return members
 
 
 def group_alive(pgid: int) -> bool:
     """True while a live (non-zombie) process is in group ``pgid``."""
     if os.path.isdir("/proc/self"):
-        return _proc_group_alive(pgid)
+        return bool(group_members(pgid, live_only=True))
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:

@@ -35,7 +35,7 @@ import anyio
 from anyio.abc import Process
 
 from rein.process.environment import child_environment
-from rein.process.groups import dies_with_us, group_alive, kill_process_group
+from rein.process.groups import dies_with_us, group_alive, group_members, kill_process_group
 
 __all__ = ["SubprocessPreview", "SubprocessPreviewFactory", "kill_all_previews"]
 
@@ -83,24 +83,6 @@ def _install_exit_guard() -> None:
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
                 signal.signal(signal.SIGTERM, _on_sigterm)
-
-
-def _group_members(pgid: int) -> list[str]:
-    """The pids (as /proc entries) of the processes in group ``pgid``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ..."; comm may contain spaces and ")".
-        fields = data[data.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid:
-            members.append(entry)
-    return members
 
 
 def _open_for_writing(pid: str) -> set[str]:
@@ -194,7 +176,7 @@ class SubprocessPreview:
             return set()
         base = self._root.rstrip("/") + "/"
         paths: set[str] = set()
-        for pid in _group_members(self._process.pid):
+        for pid in group_members(self._process.pid):
             for target in _open_for_writing(pid):
                 if target.startswith(base):
                     paths.add(target[len(base) :])
