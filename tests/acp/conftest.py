@@ -1,7 +1,7 @@
 """Fixtures for the ACP tests: a real ``rein acp`` subprocess over stdio with
 an isolated HOME and XDG folders, its model an ``openai`` provider talking
 real HTTP to the mock model server (in-process, on the test's event loop),
-and the editor played by :class:`tests.acp.client.EditorClient`."""
+and the editor played by :class:`tests.fakes.acp_client.FakeAcpClient`."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from acp.helpers import text_block
 from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 
 from rein.providers.mock_server import MockServer
-from tests.acp.client import EditorClient
+from tests.fakes.acp_client import FakeAcpClient
 
 WORKSPACES = Path(__file__).resolve().parents[1] / "workspaces"
 
@@ -114,7 +114,7 @@ class Agent:
 
     conn: ClientSideConnection
     process: Any  # asyncio.subprocess.Process
-    editor: EditorClient
+    editor: FakeAcpClient
     stderr: Path
 
     async def initialize(self) -> InitializeResponse:
@@ -139,7 +139,7 @@ class Agent:
 
 @asynccontextmanager
 async def running_agent(
-    editor: EditorClient, home: Home, *, env: dict[str, str] | None = None, name: str = "acp"
+    editor: FakeAcpClient, home: Home, *, env: dict[str, str] | None = None, name: str = "acp"
 ) -> AsyncIterator[Agent]:
     """``rein acp`` as a subprocess of the test, stderr to a file under HOME
     (shown when a test fails). On exit stdin is closed and the process must
@@ -171,7 +171,7 @@ async def started(
     root: Path, home: Home, *, permissions: list[str] | None = None, **kwargs: Any
 ) -> AsyncIterator[tuple[Agent, str]]:
     """``rein acp`` initialized, with one session on ``root``."""
-    editor = EditorClient(root, permissions=permissions)
+    editor = FakeAcpClient(root, run_commands=True, permissions=permissions or ())
     async with running_agent(editor, home, **kwargs) as agent:
         await agent.initialize()
         session = await agent.new_session(root)

@@ -15,7 +15,6 @@ from acp import RequestError
 from acp.helpers import text_block
 
 from rein.providers.mock_server import MockServer
-from tests.acp.client import EditorClient
 from tests.acp.conftest import (
     REQUEST_S,
     Home,
@@ -26,6 +25,7 @@ from tests.acp.conftest import (
     started,
     write_config,
 )
+from tests.fakes.acp_client import FakeAcpClient
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +45,7 @@ async def refused(request: Any) -> RequestError:
 
 
 async def test_initialize_answers_version_1_and_what_rein_offers(pyproj: Path, home: Home) -> None:
-    async with running_agent(EditorClient(pyproj), home) as agent:
+    async with running_agent(FakeAcpClient(pyproj, run_commands=True), home) as agent:
         answer = await agent.initialize()
         # A client asking for a later version is answered with the one Rein speaks.
         later = await agent.raw("initialize", {"protocolVersion": 7, "clientCapabilities": {}})
@@ -69,7 +69,7 @@ async def test_without_the_key_initialize_offers_the_env_method_and_sessions_nee
     config["model"]["apiKeyEnv"] = KEY_VAR
     write_config(home.config_file, config)
 
-    async with running_agent(EditorClient(pyproj), home) as agent:
+    async with running_agent(FakeAcpClient(pyproj, run_commands=True), home) as agent:
         answer = await agent.initialize()
         no_session = await refused(agent.conn.new_session(cwd=str(pyproj), mcp_servers=[]))
         still_no_key = await refused(agent.conn.authenticate(method_id=f"env:{KEY_VAR}"))
@@ -84,7 +84,7 @@ async def test_without_the_key_initialize_offers_the_env_method_and_sessions_nee
 
     # The editor restarts Rein with the key set: nothing to authenticate.
     async with running_agent(
-        EditorClient(pyproj), home, env={KEY_VAR: "sk-test"}, name="with-key"
+        FakeAcpClient(pyproj, run_commands=True), home, env={KEY_VAR: "sk-test"}, name="with-key"
     ) as agent:
         answer = await agent.initialize()
         session = await agent.new_session(pyproj)

@@ -13,7 +13,6 @@ import pytest
 from acp.helpers import text_block
 
 from rein.providers.mock_server import MockServer
-from tests.acp.client import EditorClient
 from tests.acp.conftest import (
     REQUEST_S,
     Home,
@@ -26,6 +25,7 @@ from tests.acp.conftest import (
     started,
     tool_turn,
 )
+from tests.fakes.acp_client import FakeAcpClient
 
 pytestmark = pytest.mark.e2e
 
@@ -42,14 +42,14 @@ async def test_session_load_after_a_restart_replays_the_transcript(
         with anyio.fail_after(REQUEST_S):
             await agent.conn.prompt(session_id=sid, prompt=[text_block("What does app.py do?")])
 
-    editor = EditorClient(pyproj)
+    editor = FakeAcpClient(pyproj, run_commands=True)
     async with running_agent(editor, home, name="second") as agent:
         await agent.initialize()
         with anyio.fail_after(REQUEST_S):
             await agent.conn.load_session(cwd=str(pyproj), session_id=sid, mcp_servers=[])
         # Replayed before the answer, so all there now, in order.
-        kinds = [u["sessionUpdate"] for u in editor.of(sid)]
-        user = "".join(u["content"]["text"] for u in editor.of(sid, "user_message_chunk"))
+        kinds = [u["sessionUpdate"] for u in editor.sent(sid)]
+        user = "".join(u["content"]["text"] for u in editor.sent(sid, "user_message_chunk"))
         reads = [c for c in editor.tool_calls(sid).values() if c.get("kind") == "read"]
         replayed_text = editor.said(sid)
 
@@ -92,10 +92,10 @@ async def test_an_editor_gone_mid_run_leaves_the_session_stored_and_loadable(
     # stdin closed mid-run: rein acp aborted the run and exited by itself.
     assert first.process.returncode == 0, first.log()
 
-    editor = EditorClient(pyproj)
+    editor = FakeAcpClient(pyproj, run_commands=True)
     async with running_agent(editor, home, name="second") as agent:
         await agent.initialize()
         with anyio.fail_after(REQUEST_S):
             await agent.conn.load_session(cwd=str(pyproj), session_id=sid, mcp_servers=[])
-    user = "".join(u["content"]["text"] for u in editor.of(sid, "user_message_chunk"))
+    user = "".join(u["content"]["text"] for u in editor.sent(sid, "user_message_chunk"))
     assert "Rename greet" in user

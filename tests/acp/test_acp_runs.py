@@ -49,9 +49,9 @@ async def prompt(agent: Agent, session_id: str, text: str) -> str:
 
 async def held_at_its_permission(agent: Agent, session_id: str, text: str) -> asyncio.Future[str]:
     """Start a prompt whose permission requests the editor holds; return,
-    its run still going, once the first one has come (``hold_permissions.set()``
-    lets them through)."""
-    agent.editor.hold_permissions = asyncio.Event()
+    its run still going, once the first one has come (the editor's
+    ``release("session/request_permission")`` lets them through)."""
+    agent.editor.hold("session/request_permission")
     running = asyncio.ensure_future(prompt(agent, session_id, text))
     await agent.editor.wait_for_call("session/request_permission")
     return running
@@ -88,7 +88,7 @@ async def test_an_edit_goes_to_the_buffer_a_real_error_is_repaired_and_the_disk_
     assert stop == "end_turn"
     # The fix is in the editor's buffer, on top of the unsaved text; the disk
     # was never written.
-    assert editor.buffers[app] == ORIGINAL + UNSAVED
+    assert editor.buffers[str(app)] == ORIGINAL + UNSAVED
     assert app.read_text() == ORIGINAL
     writes = [p["content"] for m, p in editor.calls if m == "fs/write_text_file"]
     assert writes[0] == ORIGINAL.replace("{name}", "{nmae}") + UNSAVED
@@ -155,10 +155,10 @@ async def test_plan_mode_sends_the_plan_as_updates(
         stop = await prompt(agent, sid, "Document greet and add a farewell")
 
     assert stop == "end_turn"
-    [mode] = agent.editor.of(sid, "current_mode_update")
+    [mode] = agent.editor.sent(sid, "current_mode_update")
     assert mode["currentModeId"] == "plan"
     plans = [
-        [(e["status"], e["content"]) for e in p["entries"]] for p in agent.editor.of(sid, "plan")
+        [(e["status"], e["content"]) for e in p["entries"]] for p in agent.editor.sent(sid, "plan")
     ]
     assert plans, "no plan update"
     assert all([c for _, c in p] == ["Add a docstring to greet", "Add farewell()"] for p in plans)
@@ -244,12 +244,12 @@ async def test_allow_always_is_remembered_and_commands_run_in_the_editors_termin
     created = [p for m, p in agent.editor.calls if m == "terminal/create"]
     assert len(created) == 2
     assert all(p["cwd"] == str(pyproj) for p in created)
-    released = [p["terminalId"] for m, p in agent.editor.calls if m == "terminal/release"]
+    released = [p["terminal_id"] for m, p in agent.editor.calls if m == "terminal/release"]
     assert len(released) == 2
     # Each run's tool call embedded its live terminal while it ran.
     terminal_ids = {
         item["terminalId"]
-        for update in agent.editor.of(sid, "tool_call_update")
+        for update in agent.editor.sent(sid, "tool_call_update")
         for item in update.get("content", [])
         if item.get("type") == "terminal"
     }
@@ -274,7 +274,7 @@ async def test_rein_steer_reaches_the_running_run(
             steered = await agent.conn.ext_method(
                 "rein/steer", {"sessionId": sid, "text": "keep it short"}
             )
-        agent.editor.hold_permissions.set()
+        agent.editor.release("session/request_permission")
         stop = await running
         idle = await _refused(
             agent.conn.ext_method("rein/steer", {"sessionId": sid, "text": "too late"})
@@ -295,7 +295,7 @@ async def test_a_second_prompt_on_a_busy_session_is_refused(
     async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
         running = await held_at_its_permission(agent, sid, "say hi")
         busy = await _refused(agent.conn.prompt(session_id=sid, prompt=[text_block("again")]))
-        agent.editor.hold_permissions.set()
+        agent.editor.release("session/request_permission")
         stop = await running
 
     assert busy.code == -32600

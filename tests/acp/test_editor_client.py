@@ -10,7 +10,7 @@ import pytest
 from acp import RequestError
 from acp.schema import AllowedOutcome, DeniedOutcome, PermissionOption, ToolCallUpdate
 
-from tests.acp.client import EditorClient
+from tests.fakes.acp_client import FakeAcpClient
 
 OPTIONS = [
     PermissionOption(option_id="a1", name="Allow", kind="allow_once"),
@@ -22,7 +22,7 @@ OPTIONS = [
 async def test_reads_see_the_unsaved_buffer_and_writes_stay_in_it(tmp_path: Path) -> None:
     target = tmp_path / "a.py"
     target.write_text("one\ntwo\nthree\n")
-    editor = EditorClient(tmp_path)
+    editor = FakeAcpClient(tmp_path, run_commands=True)
     assert (await editor.read_text_file("s", str(target))).content == "one\ntwo\nthree\n"
     assert (await editor.read_text_file("s", str(target), line=2, limit=1)).content == "two\n"
     await editor.write_text_file("s", str(target), "new\n")
@@ -38,7 +38,7 @@ async def test_reads_see_the_unsaved_buffer_and_writes_stay_in_it(tmp_path: Path
 
 
 async def test_terminals_are_real_processes_with_truncated_output(tmp_path: Path) -> None:
-    editor = EditorClient(tmp_path)
+    editor = FakeAcpClient(tmp_path, run_commands=True)
     made = await editor.create_terminal(
         "s",
         sys.executable,
@@ -53,11 +53,13 @@ async def test_terminals_are_real_processes_with_truncated_output(tmp_path: Path
     assert output.truncated
     assert output.exit_status is not None and output.exit_status.exit_code == 3
     await editor.release_terminal("s", made.terminal_id)
-    assert made.terminal_id not in editor.terminals
+    assert editor.terminals[made.terminal_id].released
+    with pytest.raises(RequestError):  # a released terminal is gone
+        await editor.terminal_output("s", made.terminal_id)
 
 
 async def test_a_killed_terminal_reports_its_signal(tmp_path: Path) -> None:
-    editor = EditorClient(tmp_path)
+    editor = FakeAcpClient(tmp_path, run_commands=True)
     made = await editor.create_terminal("s", "sleep", args=["30"])
     assert (await editor.terminal_output("s", made.terminal_id)).exit_status is None
     await editor.kill_terminal("s", made.terminal_id)
@@ -67,7 +69,9 @@ async def test_a_killed_terminal_reports_its_signal(tmp_path: Path) -> None:
 
 
 async def test_permission_answers_follow_the_script(tmp_path: Path) -> None:
-    editor = EditorClient(tmp_path, permissions=["allow_always", "reject_once", "cancelled"])
+    editor = FakeAcpClient(
+        tmp_path, run_commands=True, permissions=["allow_always", "reject_once", "cancelled"]
+    )
     call = ToolCallUpdate(tool_call_id="t1", title="Run `ls`")
     answers = [(await editor.request_permission("s", call, OPTIONS)).outcome for _ in range(3)]
     assert isinstance(answers[0], AllowedOutcome) and answers[0].option_id == "a2"
@@ -80,7 +84,7 @@ async def test_permission_answers_follow_the_script(tmp_path: Path) -> None:
 async def test_wait_for_returns_an_update_recorded_before_or_after(tmp_path: Path) -> None:
     from acp.helpers import update_agent_message_text
 
-    editor = EditorClient(tmp_path)
+    editor = FakeAcpClient(tmp_path, run_commands=True)
     await editor.session_update("s", update_agent_message_text("hello "))
     first = await editor.wait_for("s", lambda u: u["sessionUpdate"] == "agent_message_chunk")
     assert first["content"] == {"type": "text", "text": "hello "}

@@ -21,7 +21,7 @@ from acp.schema import ClientCapabilities
 from rein.acp.main import serve_acp
 from rein.config import ReinConfig, load_config
 from rein.providers.mock_server import MockServer
-from tests.fakes.acp_client import WatchedAcpClient
+from tests.fakes.acp_client import FakeAcpClient
 
 if TYPE_CHECKING:
     from acp import ClientSideConnection
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 @dataclass
 class Connected:
     conn: ClientSideConnection
-    client: WatchedAcpClient
+    client: FakeAcpClient
     server: MockServer
     root: Path
     storage: Path
@@ -74,7 +74,7 @@ async def connected(
     server: MockServer,
     *,
     config: ReinConfig | None = None,
-    client: WatchedAcpClient | None = None,
+    client: FakeAcpClient | None = None,
 ) -> AsyncIterator[Connected]:
     """One ``rein acp`` agent and its client; leaving closes the client's
     end (the agent sees end of input) and waits for the agent to finish."""
@@ -88,7 +88,7 @@ async def connected(
             watch=False,
         )
     )
-    fake = client or WatchedAcpClient()
+    fake = client or FakeAcpClient()
     conn = connect_to_agent(fake, client_end)
     try:
         yield Connected(conn, fake, server, root, storage, task)

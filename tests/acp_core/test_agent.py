@@ -16,7 +16,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdi
 
 from rein.store import SqliteStore
 from tests.acp_core.conftest import config_for, connected
-from tests.fakes.acp_client import FakeTerminal, WatchedAcpClient
+from tests.fakes.acp_client import FakeAcpClient, FakeTerminal
 from tests.fakes.models import complete_turn, plan_turn
 
 #: The tests' real stdio MCP server.
@@ -128,7 +128,7 @@ async def test_with_the_clients_fs_the_edit_goes_into_its_buffer(
 async def test_with_the_clients_terminal_the_command_shows_there(
     connect: Callable[..., Any],
 ) -> None:
-    client = WatchedAcpClient(terminals=[FakeTerminal(["ok\n"])], permissions=["allow_once"])
+    client = FakeAcpClient(terminals=[FakeTerminal(["ok\n"])], permissions=["allow_once"])
     async with connect(client=client) as c:
         c.server.load(
             [
@@ -157,7 +157,7 @@ async def test_with_the_clients_terminal_the_command_shows_there(
 async def test_cancel_ends_the_prompt_with_cancelled(
     connect: Callable[..., Any], workspace: Path
 ) -> None:
-    client = WatchedAcpClient(hang=["session/request_permission"])
+    client = FakeAcpClient(hang=["session/request_permission"])
     async with connect(client=client) as c:
         c.server.load(
             [
@@ -285,7 +285,7 @@ async def test_steer_and_follow_up_need_a_running_prompt(connect: Callable[..., 
 
 
 async def test_steer_reaches_the_running_prompt(connect: Callable[..., Any]) -> None:
-    client = WatchedAcpClient(permissions=["reject_once"], held=["session/request_permission"])
+    client = FakeAcpClient(permissions=["reject_once"], held=["session/request_permission"])
     async with connect(client=client) as c:
         c.server.load(
             [
@@ -370,7 +370,7 @@ async def test_load_after_a_restart_replays_the_transcript(
 async def test_a_client_that_leaves_mid_run_leaves_the_session_loadable(
     connect: Callable[..., Any], workspace: Path
 ) -> None:
-    client = WatchedAcpClient(hang=["session/request_permission"])
+    client = FakeAcpClient(hang=["session/request_permission"])
     async with connect(client=client) as c:
         c.server.load(
             [
@@ -401,7 +401,7 @@ async def test_a_client_that_leaves_mid_run_leaves_the_session_loadable(
 async def test_the_clients_mcp_servers_are_offered_and_called(
     connect: Callable[..., Any], workspace: Path
 ) -> None:
-    client = WatchedAcpClient(permissions=["allow_once"])
+    client = FakeAcpClient(permissions=["allow_once"])
     async with connect(client=client) as c:
         c.server.load(
             [
@@ -509,7 +509,7 @@ async def test_a_second_folder_does_not_mark_the_first_folders_run_interrupted(
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    client = WatchedAcpClient(hang=["session/request_permission"])
+    client = FakeAcpClient(hang=["session/request_permission"])
     async with connect(client=client) as c:
         c.server.load([{"tool_calls": [{"name": "run_command", "arguments": {"command": "true"}}]}])
         session_id = await c.new()
@@ -565,7 +565,7 @@ async def test_a_session_loads_only_in_its_own_folder(
 async def test_a_follow_up_runs_after_the_prompt_it_was_queued_on(
     connect: Callable[..., Any],
 ) -> None:
-    client = WatchedAcpClient(permissions=["reject_once"], held=["session/request_permission"])
+    client = FakeAcpClient(permissions=["reject_once"], held=["session/request_permission"])
     async with connect(client=client) as c:
         c.server.load(
             [
@@ -610,7 +610,7 @@ async def test_session_list_pages_newest_first(
 async def test_a_mode_chosen_during_a_prompt_applies_to_the_next(
     connect: Callable[..., Any],
 ) -> None:
-    client = WatchedAcpClient(permissions=["reject_once"], held=["session/request_permission"])
+    client = FakeAcpClient(permissions=["reject_once"], held=["session/request_permission"])
     async with connect(client=client) as c:
         c.server.load(
             [

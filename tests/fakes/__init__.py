@@ -12,7 +12,7 @@ from tests.fakes.acp_client import (
     FakeAcpClient,
     FakeClientLink,
     FakeTerminal,
-    WatchedAcpClient,
+    LocalTerminal,
     permission_answer,
 )
 from tests.fakes.approvals import FailingApprover, FakeApprover, FakeUserChannel
@@ -107,6 +107,7 @@ __all__ = [
     "HangingCheckpointStore",
     "LineAnalyzer",
     "LmReply",
+    "LocalTerminal",
     "MemoryPersistence",
     "PausingModel",
     "RaisingGate",
@@ -120,7 +121,6 @@ __all__ = [
     "ToolFunction",
     "VirtualTimeLoop",
     "WaitingEventLog",
-    "WatchedAcpClient",
     "WriteArgs",
     "YieldingModel",
     "analyzed_env",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,19 @@ from tests.fakes.editor import Editor, make_client, wire
 
 RUFF = AnalyzerSpec("ruff", ("ruff", "server"), frozenset({".py"}))
 WORKSPACE = Path(__file__).resolve().parents[1] / "workspaces" / "lspproj"
+
+#: The server of every LSP test: a real `rein serve` over stdio, its client
+#: the test's editor (tests.fakes.editor.make_client).
+SERVE = ClientServerConfig(
+    server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
+)
+
+
+def serve_fixture(**kwargs: Any) -> Callable[[Callable[..., Any]], Any]:
+    """``@pytest_lsp.fixture`` of a :data:`SERVE` server: decorate an async
+    generator that sets up the client's session (with :func:`editing`);
+    ``kwargs`` as pytest's fixture (``params``)."""
+    return pytest_lsp.fixture(config=SERVE, **kwargs)  # type: ignore[no-any-return]
 
 
 def write_script(tmp_path: Path, turns: list[dict[str, Any]], name: str = "script.yaml") -> str:
@@ -55,6 +68,36 @@ async def open_session(
 
 
 @asynccontextmanager
+async def editing(
+    ed: Editor,
+    settings: dict[str, Any],
+    *,
+    analyzer: bool = False,
+    profile: str = "visual-studio-code",
+    initialization_options: Any = None,
+) -> AsyncIterator[LanguageClient]:
+    """``ed`` as the editor of its client's session, for a
+    :func:`serve_fixture`: wired to the client, with ``analyzer`` ruff
+    analyzing its root (settled before the session starts), the session
+    opened on its root with ``settings`` (see :func:`open_session`); after
+    the body, the analyzer stopped and the session shut down."""
+    client = ed.client
+    client.editor = ed  # type: ignore[attr-defined]
+    wire(ed)
+    if analyzer:
+        ed.pool = AnalyzerPool(ed.root, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
+        await ed.pool.start()
+        await ed.pool.wait_settled(30)
+    await open_session(
+        client, ed.root, settings, profile=profile, initialization_options=initialization_options
+    )
+    yield client
+    if ed.pool is not None:
+        await ed.pool.stop()
+    await client.shutdown_session()
+
+
+@asynccontextmanager
 async def running_server(
     root: Path,
     tmp_path: Path,
@@ -73,7 +116,7 @@ async def running_server(
     base = _settings(tmp_path)
     model = model or base["model"]
     client.set_configuration({**base, **(settings or {}), "model": model}, section="rein")
-    await client.start_io(sys.executable, "-m", "rein", "serve")
+    await client.start_io(*SERVE.server_command)
     if analyzer:
         ed.pool = AnalyzerPool(root, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
         await ed.pool.start()
@@ -106,36 +149,19 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
-    ),
-    params=["visual-studio-code", "neovim"],
-)
+@serve_fixture(params=["visual-studio-code", "neovim"])
 async def client(
     lsp_client: LanguageClient, request: pytest.FixtureRequest, workspace: Path, tmp_path: Path
 ) -> AsyncIterator[LanguageClient]:
-    ed = Editor(lsp_client, workspace)
-    lsp_client.editor = ed  # type: ignore[attr-defined]
-
-    wire(ed)
-
-    ed.pool = AnalyzerPool(workspace, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
-    await ed.pool.start()
-    await ed.pool.wait_settled(30)
-    profile = request.param if hasattr(request, "param") else "visual-studio-code"
-    await open_session(
-        lsp_client,
-        workspace,
-        _settings(tmp_path),
-        profile=profile,
-        initialization_options={
-            "model": {"provider": "replay", "script": str(tmp_path / "script.yaml")}
-        },
-    )
-    yield lsp_client
-    await ed.pool.stop()
-    await lsp_client.shutdown_session()
+    settings = _settings(tmp_path)
+    async with editing(
+        Editor(lsp_client, workspace),
+        settings,
+        analyzer=True,
+        profile=request.param if hasattr(request, "param") else "visual-studio-code",
+        initialization_options={"model": settings["model"]},
+    ):
+        yield lsp_client
 
 
 @pytest.fixture

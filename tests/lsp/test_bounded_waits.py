@@ -8,18 +8,16 @@ default bounds (10 s, 30 s, 600 s): the small configured ones were used."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
-from tests.fakes.editor import Editor, make_client, wire
-from tests.lsp.conftest import _settings, open_session, running_server, write_script
+from tests.fakes.editor import Editor
+from tests.lsp.conftest import _settings, editing, running_server, serve_fixture, write_script
 
 #: The real server over stdio.
 pytestmark = pytest.mark.e2e
@@ -37,31 +35,18 @@ NO_ANSWER = (
 BREAK = {"path": "app.py", "old_string": "hello {name}", "new_string": "hello {nmae}"}
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
-    )
-)
+@serve_fixture()
 async def client(
     lsp_client: LanguageClient, workspace: Path, tmp_path: Path
 ) -> AsyncIterator[LanguageClient]:
-    ed = Editor(lsp_client, workspace)
-    lsp_client.editor = ed  # type: ignore[attr-defined]
-    wire(ed)
     settings = _settings(tmp_path)
     settings["gates"]["analyzer"].update(requestTimeoutMs=BOUND_MS, maxWaitMs=BOUND_MS)
     settings["harness"] = {"clientRequestTimeoutMs": BOUND_MS}
     settings["approval"] = {"command": "ask", "timeoutMs": BOUND_MS}
-    await open_session(
-        lsp_client, workspace, settings, initialization_options={"model": settings["model"]}
-    )
-    yield lsp_client
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture
-def editor(client: LanguageClient) -> Editor:
-    return client.editor  # type: ignore[attr-defined,no-any-return]
+    async with editing(
+        Editor(lsp_client, workspace), settings, initialization_options={"model": settings["model"]}
+    ):
+        yield lsp_client
 
 
 async def _prompt(editor: Editor) -> dict[str, Any]:

@@ -25,18 +25,16 @@ for that edit.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
-from tests.fakes.editor import Editor, make_client, wire
-from tests.lsp.conftest import _settings, open_session, write_script
+from tests.fakes.editor import Editor
+from tests.lsp.conftest import _settings, editing, serve_fixture, write_script
 from tests.lsp.progressive import semantic_layer
 
 pytestmark = pytest.mark.e2e
@@ -139,12 +137,7 @@ class BatchingEditor(Editor):
         }
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
-    ),
-    params=["after the answer", "before the answer"],
-)
+@serve_fixture(params=["after the answer", "before the answer"])
 async def client(
     lsp_client: LanguageClient, tmp_path: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[LanguageClient]:
@@ -155,13 +148,10 @@ async def client(
     # Before the answer: each analysis is still running when the next edit
     # is sent (2 s is far beyond a scripted turn), so its notice races it.
     ed = BatchingEditor(lsp_client, root, delay_s=2.0 if before else 0.5, before_answer=before)
-    lsp_client.editor = ed  # type: ignore[attr-defined]
-    wire(ed)
     settings = _settings(tmp_path)
     assert settings["gates"]["analyzer"]["quietPeriodMs"] < ed.delay_s * 1000
-    await open_session(lsp_client, root, settings)
-    yield lsp_client
-    await lsp_client.shutdown_session()
+    async with editing(ed, settings):
+        yield lsp_client
 
 
 def edit(change: dict[str, str]) -> dict[str, Any]:

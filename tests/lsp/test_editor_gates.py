@@ -16,17 +16,14 @@ waits the quiet period. The test itself awaits the run's result, no sleeps.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
-from tests.fakes.editor import make_client, wire
-from tests.lsp.conftest import _settings, open_session, write_script
+from tests.lsp.conftest import _settings, editing, serve_fixture, write_script
 from tests.lsp.progressive import ProgressiveEditor
 
 #: The real server over stdio, real ruff behind the editor's semantic layer.
@@ -58,29 +55,17 @@ BREAK = {
 FIX = {"old_string": "{nmae}", "new_string": "{name}"}
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
-    )
-)
+@serve_fixture()
 async def client(lsp_client: LanguageClient, tmp_path: Path) -> AsyncIterator[LanguageClient]:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "legacy.py").write_text(LEGACY)
     (root / "clean.py").write_text(CLEAN)
     ed = ProgressiveEditor(lsp_client, root, delay_s=0.3)
-    lsp_client.editor = ed  # type: ignore[attr-defined]
-    wire(ed)
     settings = _settings(tmp_path)
     assert settings["gates"]["analyzer"]["quietPeriodMs"] < ed.delay_s * 1000
-    await open_session(lsp_client, root, settings)
-    yield lsp_client
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture
-def editor(client: LanguageClient) -> ProgressiveEditor:
-    return client.editor  # type: ignore[attr-defined,no-any-return]
+    async with editing(ed, settings):
+        yield lsp_client
 
 
 def edit(path: str, change: dict[str, str], **turn: Any) -> dict[str, Any]:

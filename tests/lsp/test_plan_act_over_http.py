@@ -14,20 +14,17 @@ scenario used up exactly, every request answered.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import pytest_lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
-from rein.disk.analyzers import AnalyzerPool
 from rein.providers.mock_server import MockServer
-from tests.fakes.editor import Editor, make_client, wire
-from tests.lsp.conftest import RUFF, open_session
+from tests.fakes.editor import Editor
+from tests.lsp.conftest import editing, serve_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -35,11 +32,7 @@ pytestmark = pytest.mark.e2e
 WORK = ["read_file", "edit_file"]
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "rein", "serve"], client_factory=make_client
-    )
-)
+@serve_fixture()
 async def client(
     lsp_client: LanguageClient, workspace: Path, tmp_path: Path
 ) -> AsyncIterator[LanguageClient]:
@@ -48,12 +41,6 @@ async def client(
     mock = MockServer()
     await mock.start()
     lsp_client.mock = mock  # type: ignore[attr-defined]
-    ed = Editor(lsp_client, workspace)
-    lsp_client.editor = ed  # type: ignore[attr-defined]
-    wire(ed)
-    ed.pool = AnalyzerPool(workspace, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
-    await ed.pool.start()
-    await ed.pool.wait_settled(30)
     settings = {
         "storagePath": str(tmp_path / "storage"),
         # apiKeyEnv "": the mock needs no key, and no real key is ever read.
@@ -66,16 +53,11 @@ async def client(
         # A bound, not a wait: the verdict comes when ruff publishes (slow on a loaded machine).
         "gates": {"analyzer": {"quietPeriodMs": 100, "maxWaitMs": 30000}},
     }
-    await open_session(lsp_client, workspace, settings, initialization_options=settings)
-    yield lsp_client
-    await ed.pool.stop()
-    await lsp_client.shutdown_session()
+    async with editing(
+        Editor(lsp_client, workspace), settings, analyzer=True, initialization_options=settings
+    ):
+        yield lsp_client
     await mock.aclose()
-
-
-@pytest.fixture
-def editor(client: LanguageClient) -> Editor:
-    return client.editor  # type: ignore[attr-defined,no-any-return]
 
 
 @pytest.fixture
