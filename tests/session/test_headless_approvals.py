@@ -12,6 +12,8 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +155,31 @@ def _read_until(fd: int, marker: bytes, limit_s: float) -> bytes:
     return seen
 
 
+@contextmanager
+def _on_a_terminal(args: list[str]) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """``rein run`` (``args``) with a pseudo-terminal as its stdin, as a
+    person at a terminal starts it: the process (stdout and stderr piped) and
+    the terminal's side the person types on. Killed if still running after."""
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(args, stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(secondary)
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        yield proc, primary
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(primary)
+
+
+def _finished(proc: subprocess.Popen[bytes]) -> str:
+    """The run's whole stdout, once it exited with status 0."""
+    assert proc.stdout is not None
+    stdout = proc.stdout.read().decode()
+    assert proc.wait(timeout=60) == 0, stdout[-2000:]
+    return stdout
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     ("answer", "expect", "ran"),
@@ -165,20 +192,11 @@ def test_rein_run_on_a_terminal_asks_the_person(
     tmp_path: Path, answer: bytes, expect: str, ran: bool
 ) -> None:
     ws, args = _files(tmp_path, expect)
-    primary, secondary = pty.openpty()
-    proc = subprocess.Popen(args, stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    os.close(secondary)
-    try:
-        assert proc.stderr is not None and proc.stdout is not None
+    with _on_a_terminal(args) as (proc, primary):
         asked = _read_until(proc.stderr.fileno(), b"Allow? [y/N]", 60)
         assert b"touch ran.txt" in asked
         os.write(primary, answer)
-        stdout = proc.stdout.read().decode()
-        assert proc.wait(timeout=60) == 0, stdout[-2000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(primary)
+        stdout = _finished(proc)
     assert _tool_end(stdout)["is_error"] is (not ran)
     assert (ws / "ran.txt").exists() is ran
 
@@ -189,17 +207,8 @@ def test_rein_run_on_a_terminal_refuses_when_nobody_answers_in_time(tmp_path: Pa
     reason the model reads, and the run goes on."""
     expect = "nobody answered the approval request within 0.5 s (approval.timeoutMs)"
     ws, args = _files(tmp_path, expect, {"timeoutMs": 500})
-    primary, secondary = pty.openpty()
-    proc = subprocess.Popen(args, stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    os.close(secondary)
-    try:
-        assert proc.stdout is not None
-        stdout = proc.stdout.read().decode()
-        assert proc.wait(timeout=60) == 0, stdout[-2000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(primary)
+    with _on_a_terminal(args) as (proc, _):
+        stdout = _finished(proc)
     end = _tool_end(stdout)
     assert end["is_error"] is True and expect in str(end["content"])
     assert not (ws / "ran.txt").exists()
@@ -211,19 +220,10 @@ def test_rein_run_shows_control_characters_escaped(tmp_path: Path) -> None:
     showed ``$ ls -la``; the question shows every control character."""
     hidden = "touch ran.txt; \x1b[2K\r\x1b[1A\u202els -la"
     ws, args = _files(tmp_path, "the person declined", command=hidden)
-    primary, secondary = pty.openpty()
-    proc = subprocess.Popen(args, stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    os.close(secondary)
-    try:
-        assert proc.stderr is not None and proc.stdout is not None
+    with _on_a_terminal(args) as (proc, primary):
         asked = _read_until(proc.stderr.fileno(), b"Allow? [y/N]", 60)
         os.write(primary, b"n\n")
-        stdout = proc.stdout.read().decode()
-        assert proc.wait(timeout=60) == 0, stdout[-2000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(primary)
+        _finished(proc)
     question = asked[asked.index(b"Rein wants to") :].decode()
     assert "$ touch ran.txt; \\x1b[2K\\r\\x1b[1A\\u202els -la" in question
     assert not any(ord(c) < 0x20 and c != "\n" for c in question), repr(question)

@@ -30,7 +30,7 @@ from rein.harness.errors import StoreError
 from rein.store._sqlite_errors import store_error
 from rein.store._sqlite_open import file_identity
 
-__all__ = ["Database"]
+__all__ = ["Database", "DatabaseStore"]
 
 log = logging.getLogger(__name__)
 
@@ -162,3 +162,32 @@ class Database:
     def close(self) -> None:
         with self.lock, contextlib.suppress(sqlite3.Error):
             self.connection.close()
+
+
+class DatabaseStore:
+    """A store over one :class:`Database` (``_file``, made by the store's
+    ``__init__``): the file's path, its connection and the hook for a file
+    deleted or replaced while open, once for both stores."""
+
+    _file: Database
+
+    @property
+    def path(self) -> Path:
+        return self._file.path
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._file.connection
+
+    @property
+    def on_replaced(self) -> Callable[[str], Awaitable[None]] | None:
+        """Called when the database was deleted or replaced while open (with
+        why), after it was created again (empty) and before any other call
+        goes on: the owner writes back what the process holds in memory
+        (sessions, with ``SqliteStore.restore``) or tells what was lost
+        (checkpoints)."""
+        return self._file.on_replaced
+
+    @on_replaced.setter
+    def on_replaced(self, hook: Callable[[str], Awaitable[None]] | None) -> None:
+        self._file.on_replaced = hook

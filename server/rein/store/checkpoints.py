@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -53,7 +53,7 @@ from rein.store._checkpoint_schema import (
     connect,
     decompress,
 )
-from rein.store._database import Database
+from rein.store._database import Database, DatabaseStore
 
 __all__ = ["CHECKPOINT_SCHEMA_VERSION", "SqliteCheckpointStore"]
 
@@ -66,7 +66,7 @@ def _version(state: str, blob: str | None, reason: str) -> FileVersion:
     )
 
 
-class SqliteCheckpointStore:
+class SqliteCheckpointStore(DatabaseStore):
     """Checkpoints in ``storage/checkpoints.db``. Use :meth:`open`."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
@@ -77,25 +77,6 @@ class SqliteCheckpointStore:
             reopen=lambda: connect(path.parent),
             abandon_on_cancel=True,
         )
-
-    @property
-    def path(self) -> Path:
-        return self._file.path
-
-    @property
-    def _db(self) -> sqlite3.Connection:
-        return self._file.connection
-
-    @property
-    def on_replaced(self) -> Callable[[str], Awaitable[None]] | None:
-        """Called when ``checkpoints.db`` was deleted or replaced while open
-        (with why), after it was created again (empty) and before any other
-        call goes on."""
-        return self._file.on_replaced
-
-    @on_replaced.setter
-    def on_replaced(self, hook: Callable[[str], Awaitable[None]] | None) -> None:
-        self._file.on_replaced = hook
 
     # ------------------------------------------------------------------ open
 

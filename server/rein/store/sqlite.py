@@ -18,14 +18,14 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from rein.harness.errors import StoreError
 from rein.harness.messages import Message, MessageAdapter
-from rein.store._database import Database
+from rein.store._database import Database, DatabaseStore
 from rein.store._session_schema import _MIGRATIONS, SCHEMA_VERSION
 from rein.store._sqlite_open import open_database
 
@@ -85,14 +85,15 @@ class SessionImage:
     states: dict[str, dict[str, Any]]
 
 
-class SqliteStore:
+class SqliteStore(DatabaseStore):
     """Sessions, runs and agent memories in one SQLite file. Use :meth:`open`.
 
     Every failure is a StoreError naming the file and the cause (the disk
     is full, another process (pid N) holds the lock, ...). Queued messages
     are never dropped: a commit that fails keeps them queued for the next
     one. A database deleted or replaced while open is created again, and
-    :attr:`on_replaced` writes back what the process holds in memory."""
+    :attr:`on_replaced` writes back what the process holds in memory (with
+    :meth:`restore`)."""
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
         self._file = Database(path, connection, kind="session", reopen=lambda: _open(path.parent))
@@ -100,27 +101,8 @@ class SqliteStore:
         self._next_seq: dict[tuple[str, str], int] = {}
 
     @property
-    def path(self) -> Path:
-        return self._file.path
-
-    @property
-    def _db(self) -> sqlite3.Connection:
-        return self._file.connection
-
-    @property
     def _lock(self) -> threading.Lock:
         return self._file.lock
-
-    @property
-    def on_replaced(self) -> Callable[[str], Awaitable[None]] | None:
-        """Called when the database was deleted or replaced while open (with
-        why), after it was created again and before any other call: write
-        back what is in memory with :meth:`restore`."""
-        return self._file.on_replaced
-
-    @on_replaced.setter
-    def on_replaced(self, hook: Callable[[str], Awaitable[None]] | None) -> None:
-        self._file.on_replaced = hook
 
     @property
     def unsaved(self) -> int:
