@@ -50,7 +50,7 @@ from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.harness.errors import ConfigError, ToolError
 from rein.harness.ports import Model
-from rein.headless.workspace_host import WorkspaceHost
+from rein.headless.workspace_host import KeepsTexts, WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.session import Mode, Session, SessionBusyError, SessionSpec
 from rein.session.builder import memory_key
@@ -149,7 +149,7 @@ class AcpSessions:
             old.unsubscribe()
             old.updates.close()
         view = host.view
-        text_of = getattr(view, "text_of", None)
+        text_of = view.text_of if isinstance(view, KeepsTexts) else None
 
         def text_now(rel: str) -> str | None:
             known = text_of(rel) if text_of is not None else None

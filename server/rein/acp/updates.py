@@ -218,12 +218,27 @@ class UpdateMapper:
         self._gate_seq = 0
         self._gate_ids: dict[str, str] = {}
         self._repair_id: str | None = None
+        #: The events the client is told of, by type; the others are not shown.
+        self._handlers: dict[str, Callable[[Any], list[SessionUpdate]]] = {
+            "message_delta": self._on_message_delta,
+            "error": self._on_error,
+            "tool_call_start": self._on_tool_call_start,
+            "tool_call_update": self._on_tool_call_update,
+            "tool_call_end": self._on_tool_call_end,
+            "subagent_activity": self._on_subagent_activity,
+            "gate_start": self._on_gate_start,
+            "gate_result": self._on_gate_result,
+            "repair_attempt": self._on_repair_attempt,
+            "run_end": self._on_run_end,
+            "plan_updated": self._on_plan_updated,
+            "turn_end": self._on_turn_end,
+        }
 
     def _abs(self, rel: str) -> str:
         return str((self.root / rel).resolve()) if rel else str(self.root)
 
     def __call__(self, event: Event) -> list[SessionUpdate]:
-        handler = getattr(self, f"_on_{event.type}", None)
+        handler = self._handlers.get(event.type)
         if handler is None:
             return []
         updates: list[SessionUpdate] = handler(event)

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -52,7 +52,7 @@ from rein.harness.checkpoints import (
 from rein.harness.errors import ToolError
 from rein.harness.events import CheckpointDropped, Emit, Event, RunStart
 from rein.harness.generations import AppliedChange, MutationLog
-from rein.harness.ports import Mutation, Workspace
+from rein.harness.ports import ChangeAnnouncer, Mutation, Workspace
 from rein.harness.run_record import RunRecord, active_records
 
 __all__ = [
@@ -63,6 +63,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 #: The "before" of a file a command changed when Rein had no earlier content.
 COMMAND_BEFORE = "changed by a command; Rein did not have its earlier content"
@@ -153,15 +155,11 @@ class CheckpointCapture:
 
     def attach(self) -> Callable[[], None]:
         """Hook the workspace and the mutation log; returns the detach."""
-        for name, callback in (
-            ("before_change", self._before_change),
-            ("after_change", self._after_change),
-        ):
-            hook = getattr(self.workspace, name, None)
-            if callable(hook):
-                self._detach.append(hook(callback))
-            else:
-                log.warning("the workspace has no %s hook: checkpoints miss its changes", name)
+        if isinstance(self.workspace, ChangeAnnouncer):
+            self._detach.append(self.workspace.before_change(self._before_change))
+            self._detach.append(self.workspace.after_change(self._after_change))
+        else:
+            log.warning("the workspace has no change hooks: checkpoints miss its changes")
         if self.mutations is not None:
             self._detach.append(self.mutations.subscribe(self._on_mutation))
         return self.detach
@@ -304,14 +302,12 @@ class CheckpointCapture:
 
     # --------------------------------------------------------------- store
 
-    async def _bounded(self, what: str, call: Any) -> Any:
+    async def _bounded(self, what: str, call: Coroutine[Any, Any, _T]) -> _T | None:
         """Await a store call within the bound; None (reported) on failure.
         A store that did not answer in time is not waited on again until the
         next prompt: one bound per prompt at most, not one per edit."""
         if self._stalled:
-            close = getattr(call, "close", None)
-            if close is not None:
-                close()  # a coroutine never awaited: discarded without a warning
+            call.close()  # a coroutine never awaited: discarded without a warning
             return None
         try:
             with anyio.fail_after(self._bound):

@@ -16,12 +16,18 @@ change recorded while a run's process runs
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from rein.harness.ports import FileContent, Mutation, Workspace
+from rein.harness.ports import (
+    AfterChange,
+    AppliedChange,
+    BeforeChange,
+    FileContent,
+    Mutation,
+    Workspace,
+)
 from rein.harness.run_record import RunMutationOrigin, RunRecord, active_records, attribute
 
 __all__ = [
@@ -31,6 +37,7 @@ __all__ = [
     "ChangeHooks",
     "MutationListener",
     "MutationLog",
+    "RecordingWorkspace",
     "TrackedWorkspace",
 ]
 
@@ -136,32 +143,13 @@ class MutationLog:
         return self._last_change.get(path)
 
 
-#: Awaited with the paths a change is about to touch, before it is applied.
-BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class AppliedChange:
-    """A change a workspace has just applied (and recorded): its mutation
-    (``paths`` is ``(path,)``, or ``(old, new)`` for a rename), what it did,
-    and for a write the text written (what the file now holds: no second
-    read, and no race with the editor's echo of it)."""
-
-    mutation: Mutation
-    kind: Literal["write", "delete", "rename"]
-    text: str | None = None
-
-
-#: Awaited with every change after it is applied, in the writer's context.
-AfterChange = Callable[[AppliedChange], Awaitable[None]]
-
-
 class ChangeHooks:
-    """The before- and after-change callbacks of a workspace (the headless
-    :class:`TrackedWorkspace` and the editor's workspace share it).
-    Callbacks run in the writer's context (so they can tell which run
-    writes) and must not raise; a raising one is logged and the change goes
-    on. An edit that fails after the before-callbacks gets no after-call."""
+    """The before- and after-change callbacks of a workspace (the
+    :class:`~rein.harness.ports.ChangeAnnouncer` seam; every
+    :class:`RecordingWorkspace` holds one). Callbacks run in the writer's
+    context (so they can tell which run writes) and must not raise; a
+    raising one is logged and the change goes on. An edit that fails after
+    the before-callbacks gets no after-call."""
 
     def __init__(self) -> None:
         self._before: list[BeforeChange] = []
@@ -200,27 +188,40 @@ class ChangeHooks:
                 log.exception("an after-change callback raised")
 
 
-class TrackedWorkspace:
-    """A Workspace that records every change it applies in a MutationLog.
+class RecordingWorkspace:
+    """What every workspace the sessions write through shares (the headless
+    :class:`TrackedWorkspace`, the editor's workspace): the
+    :class:`~rein.harness.ports.ChangeAnnouncer` seam, implemented once,
+    and the :class:`MutationLog` its changes are recorded in. A subclass
+    awaits ``self._hooks.about_to_change(*paths)`` before it applies a
+    change and ``self._hooks.changed(...)`` once it applied and recorded
+    it."""
 
-    :meth:`before_change` registers a callback awaited with the paths before
-    a write, delete or rename is applied (the analyzer gate captures a file's
-    baseline there), :meth:`after_change` one awaited with the
-    :class:`AppliedChange` after it (checkpoints store the new content
-    there); see :class:`ChangeHooks`."""
-
-    def __init__(self, inner: Workspace, mutations: MutationLog) -> None:
-        self.inner = inner
+    def __init__(self, mutations: MutationLog) -> None:
         self.mutations = mutations
         self._hooks = ChangeHooks()
 
     def before_change(self, callback: BeforeChange) -> Callable[[], None]:
-        """Register ``callback``; returns the function that removes it."""
+        """Register ``callback``, awaited with the paths before a write,
+        delete or rename is applied (the analyzer gate captures a file's
+        baseline there). Returns the function that removes it. A raising
+        callback is logged; the change goes on."""
         return self._hooks.before_change(callback)
 
     def after_change(self, callback: AfterChange) -> Callable[[], None]:
-        """Register ``callback``; returns the function that removes it."""
+        """Register ``callback``, awaited with the :class:`AppliedChange`
+        once the change is applied (checkpoints store the new content
+        there). Returns the function that removes it."""
         return self._hooks.after_change(callback)
+
+
+class TrackedWorkspace(RecordingWorkspace):
+    """A Workspace that records every change it applies in a MutationLog
+    and announces it to its change hooks (:class:`RecordingWorkspace`)."""
+
+    def __init__(self, inner: Workspace, mutations: MutationLog) -> None:
+        super().__init__(mutations)
+        self.inner = inner
 
     @property
     def root(self) -> str:
@@ -265,6 +266,3 @@ class TrackedWorkspace:
         self.mutations.record(mutation)
         await self._hooks.changed(AppliedChange(mutation, "rename"))
         return mutation
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)

@@ -7,7 +7,7 @@ through these ports.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -16,12 +16,16 @@ from pydantic import BaseModel, ConfigDict
 from rein.harness.messages import AssistantMessage, Message
 
 __all__ = [
+    "AfterChange",
+    "AppliedChange",
     "ApprovalAnswer",
     "ApprovalRequest",
     "ApprovalRule",
     "ApprovalRuleBook",
     "ApprovalRuleKind",
     "Approver",
+    "BeforeChange",
+    "ChangeAnnouncer",
     "CommandExecutor",
     "CommandResult",
     "CommandRunner",
@@ -206,6 +210,52 @@ class Workspace(Protocol):
     async def delete(self, path: str) -> Mutation: ...
 
     async def rename(self, old: str, new: str) -> Mutation: ...
+
+
+#: Awaited with the paths a change is about to touch, before it is applied.
+BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedChange:
+    """A change a workspace has just applied (and recorded): its mutation
+    (``paths`` is ``(path,)``, or ``(old, new)`` for a rename), what it did,
+    and for a write the text written (what the file now holds: no second
+    read, and no race with the editor's echo of it)."""
+
+    mutation: Mutation
+    kind: Literal["write", "delete", "rename"]
+    text: str | None = None
+
+
+#: Awaited with every change after it is applied, in the writer's context.
+AfterChange = Callable[[AppliedChange], Awaitable[None]]
+
+
+@runtime_checkable
+class ChangeAnnouncer(Protocol):
+    """The change hooks of a workspace: what the core hooks to see every
+    change, whoever makes it (a tool, a subagent), in the writer's context.
+    Every workspace the sessions write through offers them (the headless
+    :class:`~rein.harness.generations.TrackedWorkspace` and the editor's
+    workspace, both through :class:`~rein.harness.generations.
+    RecordingWorkspace`); the core checks with ``isinstance``.
+
+    Callbacks run in the writer's context (so they can tell which run
+    writes) and must not raise; a raising one is logged and the change goes
+    on. An edit that fails after the before-callbacks gets no after-call."""
+
+    def before_change(self, callback: BeforeChange) -> Callable[[], None]:
+        """Register ``callback``, awaited with the paths before a write,
+        delete or rename is applied (the analyzer gate captures a file's
+        baseline there). Returns the function that removes it."""
+        ...
+
+    def after_change(self, callback: AfterChange) -> Callable[[], None]:
+        """Register ``callback``, awaited with the :class:`AppliedChange`
+        once it is applied (checkpoints store the new content there).
+        Returns the function that removes it."""
+        ...
 
 
 # ----------------------------------------------------------------- diagnostics

@@ -34,7 +34,7 @@ Layout of an acting role's prompt::
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, get_args
+from typing import Literal, Protocol, get_args
 
 __all__ = [
     "ACTING_ROLES",
@@ -43,6 +43,7 @@ __all__ = [
     "ROLES",
     "ROLE_SECTIONS",
     "PromptTool",
+    "PromptToolkit",
     "Role",
     "build_system_prompt",
     "planner_prompt",
@@ -57,11 +58,28 @@ ROLES: tuple[Role, ...] = get_args(Role)
 ACTING_ROLES: tuple[Role, ...] = ("agent", "explainer", "executor", "subagent")
 
 
+class PromptToolkit(Protocol):
+    """What a prompt needs of a tool's toolkit (a
+    :class:`~rein.harness.toolkit.Toolkit`): its name and rules."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def instructions(self) -> str: ...
+
+
 class PromptTool(Protocol):
     """What a prompt needs of a tool (a :class:`~rein.harness.tools.Tool`)."""
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def toolkit(self) -> PromptToolkit | None: ...
 
     @property
     def tool_class(self) -> str: ...
@@ -146,14 +164,14 @@ def _section(tool: PromptTool) -> str:
     return tool.prompt_section.strip()
 
 
-def toolkit_rules_sections(tools: Iterable[Any]) -> list[str]:
+def toolkit_rules_sections(tools: Iterable[PromptTool]) -> list[str]:
     """One ``<name_rules>`` section per toolkit with a tool in ``tools``
     (a tool's ``toolkit`` attribute: a name and its ``instructions``), in
     the order the toolkits first appear; toolkits without instructions give
     none."""
     seen: dict[str, str] = {}
     for tool in tools:
-        kit = getattr(tool, "toolkit", None)
+        kit = tool.toolkit
         if kit is None or kit.name in seen:
             continue
         seen[kit.name] = kit.instructions.strip()
@@ -174,14 +192,14 @@ def project_instructions_section(project_instructions: str | None) -> str | None
     )
 
 
-def _tools_section(tools: Sequence[Any], sections: Mapping[str, str] | None) -> str:
+def _tools_section(tools: Sequence[PromptTool], sections: Mapping[str, str] | None) -> str:
     if not tools:
         return "# Tools\n" + NO_TOOLS
     lines = []
     for tool in tools:
         text = (sections or {}).get(tool.name, "").strip() or _section(tool)
         if not text:
-            described = str(getattr(tool, "description", "")).strip().split("\n\n")[0]
+            described = tool.description.strip().split("\n\n")[0]
             text = f"`{tool.name}`: {' '.join(described.split())}" if described else ""
         lines.append(f"- {text}" if text else f"- `{tool.name}`")
     return "# Tools\n" + "\n".join(lines)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from rein.harness.events import CarriedChanges, Emit, Unverified
 from rein.harness.gates import GateContext, GatePipeline, Verdict
-from rein.harness.ports import Workspace
+from rein.harness.ports import ChangeAnnouncer, Workspace
 from rein.harness.run_record import RunRecord, active_records
 
 __all__ = ["RunValidation"]
@@ -47,8 +47,7 @@ class RunValidation:
                     paths=sorted({p for m in carried for p in m.paths}),
                 )
             )
-        hook = getattr(workspace, "before_change", None)
-        if workspace is not None and callable(hook):
+        if isinstance(workspace, ChangeAnnouncer):
             record = self.record
 
             async def before_change(paths: tuple[str, ...]) -> None:
@@ -56,7 +55,7 @@ class RunValidation:
                 if any(r is record for r in active_records()):
                     await gates.before_change(paths, workspace)
 
-            self._unhook = hook(before_change)
+            self._unhook = workspace.before_change(before_change)
         await gates.on_run_start(workspace.generation if workspace else 0, self.emit)
 
     def unvalidated(self) -> bool:

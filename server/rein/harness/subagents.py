@@ -252,7 +252,12 @@ class SubagentSpawner:
         if result.status != "waiting" or child.waiting_for is None:
             self._live.pop(child_id, None)
             return report(child_id, name, result)
-        inner = getattr(child.env.subagents, "waiting", {}).get(child.waiting_for)
+        # The child's own waiting child, when its spawner keeps one (a plain
+        # factory keeps none).
+        spawner = child.env.subagents
+        inner = (
+            spawner.waiting.get(child.waiting_for) if isinstance(spawner, SubagentSpawner) else None
+        )
         question = inner.question if inner is not None else _question(child, child.waiting_for)
         self.waiting[ctx.tool_call_id] = PendingChild(
             tool_call_id=ctx.tool_call_id,

@@ -37,6 +37,7 @@ __all__ = [
     "ToolEnvironment",
     "ToolRegistry",
     "ToolResult",
+    "ToolkitRules",
     "execute_tool_call",
 ]
 
@@ -141,6 +142,17 @@ class ToolContext:
         return self._is_yield_requested()
 
 
+class ToolkitRules(Protocol):
+    """What a tool's toolkit (a :class:`~rein.harness.toolkit.Toolkit`)
+    gives the prompt: its name and its rules."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def instructions(self) -> str: ...
+
+
 class Tool(ABC, Generic[ArgsT]):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -151,6 +163,9 @@ class Tool(ABC, Generic[ArgsT]):
     #: The tool's lines in the system prompt's "# Tools" section; empty: its
     #: name and the first paragraph of its description.
     prompt_section: str = ""
+    #: The toolkit the tool belongs to (its rules go into the prompt of a
+    #: role offered the tool); None for a tool of no toolkit.
+    toolkit: ToolkitRules | None = None
 
     _schema: ToolSchema | None = None
 

@@ -31,14 +31,9 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from rein.harness.errors import FileChangedError, SandboxError, ToolError
-from rein.harness.generations import (
-    AfterChange,
-    AppliedChange,
-    BeforeChange,
-    ChangeHooks,
-    MutationLog,
-)
+from rein.harness.generations import MutationLog, RecordingWorkspace
 from rein.harness.ports import (
+    AppliedChange,
     FileContent,
     Mutation,
     MutationOrigin,
@@ -113,20 +108,22 @@ def _whole(text: str) -> lsp.TextEdit:
 _MAX_LINE = 2**31 - 1
 
 
-class EditorWorkspace:
-    """Workspace port over the editor. One instance per server."""
+class EditorWorkspace(RecordingWorkspace):
+    """Workspace port over the editor. One instance per server. Its change
+    hooks (:class:`~rein.harness.generations.RecordingWorkspace`) are
+    awaited before a write, delete or rename is sent and once the editor
+    applied it."""
 
     def __init__(self, client: ClientChannel, root: Path, mutations: MutationLog) -> None:
+        super().__init__(mutations)
         self.client = client
         self._root = root.resolve()
-        self.mutations = mutations
         self._generation = 0
         #: uri -> the text we just applied; the editor's didChange echo of it
         #: is ours, anything else is the person typing.
         self._echo: dict[str, str] = {}
         #: uris Rein asked the editor to save; their didSave is not the person's.
         self._own_saves: set[str] = set()
-        self._hooks = ChangeHooks()
         self._locks: weakref.WeakValueDictionary[str, anyio.Lock] = weakref.WeakValueDictionary()
         #: Called with the paths right before an edit is sent to the editor
         #: (the diagnostics coordinator: the editor may publish for them
@@ -139,19 +136,6 @@ class EditorWorkspace:
         self._edited_from: dict[str, int] = {}
 
     # ------------------------------------------------- around a change
-
-    def before_change(self, callback: BeforeChange) -> Callable[[], None]:
-        """Register ``callback``, awaited with the paths before a write,
-        delete or rename is applied (the analyzer gate captures a file's
-        baseline there, as with the headless TrackedWorkspace). Returns the
-        function that removes it. A raising callback is logged; the change
-        goes on."""
-        return self._hooks.before_change(callback)
-
-    def after_change(self, callback: AfterChange) -> Callable[[], None]:
-        """Register ``callback``, awaited with the :class:`AppliedChange`
-        once the editor applied it (checkpoints store the new content)."""
-        return self._hooks.after_change(callback)
 
     async def _about_to_change(self, *paths: str) -> None:
         await self._hooks.about_to_change(*paths)

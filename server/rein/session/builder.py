@@ -21,7 +21,7 @@ from rein.harness.config import GatesConfig
 from rein.harness.coordinators import DependencyCoordinator
 from rein.harness.events import McpServerState
 from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
-from rein.harness.generations import MutationLog
+from rein.harness.generations import RecordingWorkspace
 from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.plan_act import (
     PlanActFlow,
@@ -315,12 +315,14 @@ def attach_checkpoints(
     """Capture ``session``'s runs' changes into ``store``: hooked to the
     host's workspace and mutation log, fed the session's events, undone by
     :meth:`Session.close`."""
-    mutations = ports.changes or getattr(ports.workspace, "mutations", None)
+    mutations = ports.changes
+    if mutations is None and isinstance(ports.workspace, RecordingWorkspace):
+        mutations = ports.workspace.mutations
     capture = CheckpointCapture(
         store,
         ports.workspace,
         session.id,
-        mutations=mutations if isinstance(mutations, MutationLog) else None,
+        mutations=mutations,
         max_file_bytes=config.checkpoints.max_file_kb * 1024,
         title=lambda: session.title,
         on_error=on_error,
