@@ -53,9 +53,19 @@ DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
         "basedpyright",
         ("basedpyright-langserver", "--stdio"),
         frozenset({".py", ".pyi"}),
+        # The language server reads a setting it is not sent as off, not as
+        # the command line's default: autoSearchPaths is sent on (``src/`` on
+        # the search path, as ``basedpyright`` on the command line has it).
+        # No python.pythonPath: the server then finds the interpreter as the
+        # command line does (the project's venvPath/venv, else ``.venv`` in
+        # the root, else ``python`` on PATH).
         settings={
             "basedpyright": {
-                "analysis": {"typeCheckingMode": "standard", "diagnosticMode": "workspace"}
+                "analysis": {
+                    "typeCheckingMode": "standard",
+                    "diagnosticMode": "workspace",
+                    "autoSearchPaths": True,
+                }
             }
         },
         versioned_publish=True,

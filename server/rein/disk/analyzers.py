@@ -430,8 +430,9 @@ class AnalyzerPool:
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         """Tell the analyzers the environment changed under them: a
-        didChangeWatchedFiles for ``paths`` (manifests, site-packages) to
-        those that watch files, a restart for the others. Each owes a fresh
+        didChangeWatchedFiles for ``paths`` (manifests, site-packages) and
+        their settings again (a didChangeConfiguration) to those that watch
+        files, a restart for the others. Each owes a fresh
         publish for its open files afterwards, so :meth:`wait_idle` waits."""
         # A folder (site-packages) gained or lost packages: a structural
         # change; a file (a manifest, a lock file) changed in place.
@@ -451,6 +452,13 @@ class AnalyzerPool:
                 analyzer.client.workspace_did_change_watched_files(
                     lsp.DidChangeWatchedFilesParams(changes=changes)
                 )
+                if analyzer.settings:
+                    # basedpyright resolves imports anew only when its
+                    # settings change: a changed manifest alone leaves an
+                    # install's packages unresolved.
+                    analyzer.client.workspace_did_change_configuration(
+                        lsp.DidChangeConfigurationParams(settings=analyzer.settings)
+                    )
                 analyzer.refresh()
             else:
                 await analyzer.restart()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import unicodedata
@@ -28,7 +29,9 @@ __all__ = [
     "TerminalApprover",
     "TerminalUserChannel",
     "build_config",
+    "read_only_warning",
     "run_task",
+    "session_line",
 ]
 
 EXIT_CODES = {"completed": 0, "failed": 1, "aborted": 3, "waiting": 4}
@@ -159,6 +162,9 @@ async def _run(
     ) as host:
         host.subscribe(printer)
         print(host.analyzers_line(), file=sys.stderr)
+        warning = read_only_warning(workspace)
+        if warning:
+            print(f"! {warning}", file=sys.stderr)
         for report in host.reports:
             print(f"! {report}", file=sys.stderr)
         shown = len(host.reports)
@@ -178,8 +184,8 @@ async def _run(
             for c in changes
         )
         print(f"Changed: {listed}", file=sys.stderr)
+    explicit = folder if folder != str(default_storage_path()) else None
     if pending_runs:
-        explicit = folder if folder != str(default_storage_path()) else None
         print(_pending_text(session_id, workspace, pending_runs, explicit), file=sys.stderr)
     if result.status == "waiting":
         print(
@@ -187,7 +193,32 @@ async def _run(
             f'  rein run --resume {session_id} -w {workspace} "your answer"',
             file=sys.stderr,
         )
+    print(session_line(session_id, workspace, explicit), file=sys.stderr)
     return EXIT_CODES.get(result.status, 1)
+
+
+def session_line(session_id: str, workspace: Path, storage: str | None = None) -> str:
+    """The last line of ``rein run``'s text output: the session id and the
+    commands that need it (``storage``: a storage folder that is not the
+    default, which both must be told)."""
+    where = f" --storage {shlex.quote(storage)}" if storage else ""
+    ws = shlex.quote(str(workspace))
+    return (
+        f"Session {session_id}: continue it with rein run --resume {session_id}{where} "
+        f'-w {ws} "..."; undo it with rein undo --session {session_id}{where} {ws}'
+    )
+
+
+def read_only_warning(workspace: Path) -> str | None:
+    """A warning when this process cannot write into ``workspace`` (a
+    read-only mount, permissions): said at the start instead of at the
+    first failed write. None when it can."""
+    if os.access(workspace, os.W_OK):
+        return None
+    return (
+        f"the workspace {workspace} is read-only for Rein: every edit and every file "
+        "a command writes there will fail"
+    )
 
 
 async def _pending_runs(session: Session) -> dict[str, list[tuple[str, str]]]:

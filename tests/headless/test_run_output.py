@@ -1,0 +1,94 @@
+"""What ``rein run``'s text output tells the person (issue 32 item 9): the
+session id with the commands that need it, at the end; a workspace it
+cannot write, at the start. Real ``rein run`` processes, replay model."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CONFIG = "gates: {analyzer: {enabled: false}}\n"
+
+
+def rein(*args: str, wrap: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*(wrap or []), sys.executable, "-m", "rein", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def run_args(tmp_path: Path, ws: Path, script: str) -> list[str]:
+    (tmp_path / "s.yaml").write_text(script)
+    (tmp_path / "rein.yaml").write_text(CONFIG)
+    return [
+        "run", "task", "-w", str(ws), "--provider", "replay", "--script", str(tmp_path / "s.yaml"),
+        "--config", str(tmp_path / "rein.yaml"), "--storage", str(tmp_path / "store"), "--yes",
+    ]  # fmt: skip
+
+
+def test_the_last_line_names_the_session_and_its_undo_command_works(tmp_path: Path) -> None:
+    # Defect: the text output never printed the session id that --resume
+    # and `rein undo --session` need.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("x = 1\n")
+    script = """
+turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {path: app.py, content: "x = 2\\n"}
+  - text: done
+"""
+    out = rein(*run_args(tmp_path, ws, script))
+    assert out.returncode == 0, out.stderr
+    assert (ws / "app.py").read_text() == "x = 2\n"
+    last = out.stderr.splitlines()[-1]
+    assert last.startswith("Session ")
+    session_id = last.split()[1].rstrip(":")
+    store = shlex.quote(str(tmp_path / "store"))
+    assert f"rein run --resume {session_id} --storage {store} -w " in last
+    assert "read-only" not in out.stderr
+    # The printed undo command is the one that undoes the run.
+    undo = shlex.split(last.split("undo it with ", 1)[1])
+    assert undo[:2] == ["rein", "undo"] and undo[2:4] == ["--session", session_id]
+    done = rein(*undo[1:])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (ws / "app.py").read_text() == "x = 1\n"
+
+
+def test_a_read_only_workspace_is_named_at_the_start(tmp_path: Path) -> None:
+    # Defect: a read-only workspace was discovered only by the first failed write.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("x = 1\n")
+    wrap: list[str] | None = None
+    if os.geteuid() == 0:
+        # Root writes through permissions: a read-only mount (in a mount
+        # namespace of its own) is what binds it.
+        if shutil.which("unshare") is None:
+            pytest.skip("running as root without unshare: no read-only mount to test with")
+        probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=30)
+        if probe.returncode != 0:
+            pytest.skip("running as root and unshare -rm is refused here")
+        wrap = ["unshare", "-rm", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', str(ws)]
+    else:
+        ws.chmod(0o555)
+    try:
+        out = rein(*run_args(tmp_path, ws, "turns:\n  - text: done\n"), wrap=wrap)
+    finally:
+        ws.chmod(0o755)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert lines[0].startswith("analyzers: ")
+    assert lines[1] == (
+        f"! the workspace {ws.resolve()} is read-only for Rein: every edit and every file "
+        "a command writes there will fail"
+    )
