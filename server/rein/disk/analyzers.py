@@ -118,6 +118,10 @@ class AnalyzerPool:
         self.failed: list[str] = []
         self.filter = WorkspaceFilter(self.root)
         self.files: list[str] = []
+        #: Every file the analyzers could see on disk (the scan's, then kept
+        #: up to date by the changes): a change that adds or removes one
+        #: changes the file set, which every analyzer must hear of.
+        self.existing: set[str] = set()
         self.generation = 0
         self.last_publish_at: dict[str, float] = {}
         self.missing: list[str] = []
@@ -132,6 +136,7 @@ class AnalyzerPool:
         self.large = len(found) > self.workspace_max_files
         self.imports = ImportIndex(found, self.read) if self.large else None
         self.files = found[: self.max_files]
+        self.existing = set(found)
         for spec in self.specs:
             executable = find_executable(spec.command[0])
             if executable is None:
@@ -241,6 +246,8 @@ class AnalyzerPool:
         """Send the change to every analyzer that owns the file."""
         self.generation = max(self.generation, mutation.generation)
         unowned: list[str] = []
+        created: list[str] = []
+        deleted: list[str] = []
         for path in mutation.paths:
             if self.skipped(path):
                 unowned.append(path)
@@ -251,14 +258,41 @@ class AnalyzerPool:
                 self.requested.append(path)
             if self.imports is not None:
                 self.imports.update(path)
+            exists = self.read(path) is not None
+            if exists != (path in self.existing):
+                (created if exists else deleted).append(path)
+                (self.existing.add if exists else self.existing.discard)(path)
             owners = [a for a in self.analyzers if a.alive and a.owns(path)]
             for analyzer in owners:
                 analyzer.change(path)
             if not owners:
                 unowned.append(path)
+        if created or deleted:
+            self.file_set_changed(created, deleted)
         if unowned and self.on_diagnostics_changed is not None:
             # Nobody analyses these files: their (empty) diagnostics are fresh now.
             self.on_diagnostics_changed(unowned)
+
+    def file_set_changed(self, created: Sequence[str], deleted: Sequence[str]) -> None:
+        """Files appeared or went (a write of a new file, a delete, a
+        rename): what other files import resolves differently now. Each
+        analyzer that watches files is told of the new ones (the deleted
+        ones it heard of with their close) and owes a fresh analysis of its
+        open files (pulled again, or a republish awaited), so the next
+        verdict waits for what it makes of the importers, not only of the
+        changed files."""
+        events = [
+            lsp.FileEvent(uri=(self.root / p).as_uri(), type=lsp.FileChangeType.Created)
+            for p in created
+        ]
+        for analyzer in self.analyzers:
+            if not analyzer.alive or analyzer.client is None or not analyzer.watches_files:
+                continue
+            if events:
+                analyzer.client.workspace_did_change_watched_files(
+                    lsp.DidChangeWatchedFilesParams(changes=events)
+                )
+            analyzer.refresh()
 
     def analyzer_active(self) -> None:
         """Something changed that may make the pool idle (or busy)."""

@@ -33,9 +33,10 @@ from rein.harness.baselines import (
     FileBaseline,
     blocking_in_file,
     blocking_in_untouched_files,
-    blocking_untouched,
     merge_same_errors,
 )
+from rein.harness.blocker_order import by_cause
+from rein.harness.counterfactual import without_the_run
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker
 from rein.harness.gate_types import GateContext, GateOutcome, code_context
@@ -258,7 +259,7 @@ class AnalyzerGate:
             new_text = await _text(ctx.workspace, path) if file_baseline.text is not None else None
             blocking.extend(blocking_in_file(current, file_baseline, new_text))
         blocking, without_run = await self._without_the_run(blocking, ctx)
-        groups = merge_same_errors(blocking)
+        groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = [
             Blocker(
                 gate=self.name,
@@ -271,10 +272,13 @@ class AnalyzerGate:
                     [d.source or "analyzer", *(o.source or "analyzer" for o in others)]
                 ),
                 message=d.message,
-                context=await code_context(ctx.workspace, d.path, d.line),
+                # The prompt shows the first few in full: only they get context.
+                context=await code_context(ctx.workspace, d.path, d.line)
+                if index < MAX_BLOCKERS_IN_PROMPT
+                else None,
                 also=[_describe(o) for o in others],
             )
-            for d, others in groups[:MAX_BLOCKERS_IN_PROMPT]
+            for index, (d, others) in enumerate(groups)
         ]
         detail = f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
         if self.late:
@@ -304,32 +308,24 @@ class AnalyzerGate:
     ) -> tuple[list[Diagnostic], int]:
         """Errors in files the run did not change are asked about once more,
         with the analyzers shown the changed files as they were before the
-        run (in memory). An error that is there then too is not the run's
-        (basedpyright's inference over circular imports depends on the order
-        it checks files in: an importer can gain an error from a re-check
-        alone). Returns the blockers left and how many were dropped."""
+        run (:mod:`rein.harness.counterfactual`). Returns the blockers left
+        and how many were dropped."""
         source = self.diagnostics
-        elsewhere = sorted({d.path for d in blocking if d.path not in ctx.touched})
-        if not elsewhere or not isinstance(source, CounterfactualDiagnostics):
+        if not isinstance(source, CounterfactualDiagnostics) or all(
+            d.path in ctx.touched for d in blocking
+        ):
             return blocking, 0
         before: dict[str, str] = {}
+        now: dict[str, str] = {}
         for path in sorted(ctx.touched):
             baseline = self.files.get(path)
-            if (
-                baseline is None
-                or baseline.text is None
-                or await _text(ctx.workspace, path) is None
-            ):
+            text = await _text(ctx.workspace, path)
+            if baseline is None or baseline.text is None or text is None:
                 return blocking, 0  # the state before the run is not known for every file
-            before[path] = baseline.text
-        snap = await source.snapshot_with(before, elsewhere, self.settle_timeout_s)
-        if snap is None or snap.blind is not None:
-            return blocking, 0
-        there = blocking_untouched(
-            [d for d in blocking if d.path not in ctx.touched], snap.diagnostics
+            before[path], now[path] = baseline.text, text
+        return await without_the_run(
+            source, blocking, ctx.touched, before, now, self.settle_timeout_s
         )
-        kept = [d for d in blocking if d.path in ctx.touched] + there
-        return kept, len(blocking) - len(kept)
 
 
 async def _exists(workspace: Workspace, path: str) -> bool:
