@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -126,6 +127,8 @@ class AnalyzerPool:
         self.last_publish_at: dict[str, float] = {}
         self.missing: list[str] = []
         self._relative: dict[str, str | None] = {}
+        #: Importers of changed files past ``max_importers``, not opened.
+        self._importers_left: list[str] = []
         self._publish_event = asyncio.Event()
         self._activity_event = asyncio.Event()
 
@@ -428,7 +431,11 @@ class AnalyzerPool:
                 continue
             targets = [path]
             if importers and self.imports is not None:
-                targets += self.imports.importers(path, self.max_importers)
+                every = self.imports.importers(path, sys.maxsize)
+                targets += every[: self.max_importers]
+                for left in every[self.max_importers :]:
+                    if left not in self._importers_left:
+                        self._importers_left.append(left)
             for target in targets:
                 if target not in self.files:
                     self.files.append(target)
@@ -445,6 +452,38 @@ class AnalyzerPool:
                             opened.append(target)
         return opened
 
+    def importers_left(self) -> list[str]:
+        """Importers of changed files past ``max_importers`` that are not
+        open yet (:meth:`open_importers` opens them)."""
+        open_now = {p for a in self.analyzers if a.alive for p in a.versions}
+        self._importers_left = [p for p in self._importers_left if p not in open_now]
+        return list(self._importers_left)
+
+    async def open_more_importers(self) -> list[str]:
+        """Open the next ``max_importers`` of :meth:`importers_left` in the
+        analyzers that check file by file; returns those opened now."""
+        opened: list[str] = []
+        for path in self.importers_left()[: self.max_importers]:
+            if self.skipped(path) or self.read(path) is None:
+                continue
+            if path not in self.requested:
+                self.requested.append(path)
+            for analyzer in self.analyzers:
+                if analyzer.alive and analyzer.file_by_file and analyzer.owns(path):
+                    if path not in analyzer.versions:
+                        analyzer.open(path)
+                        if path not in opened:
+                            opened.append(path)
+            if path in self._importers_left:
+                self._importers_left.remove(path)
+        return opened
+
+    def covers(self, path: str) -> bool:
+        """A configured analyzer checks files like ``path`` and the workspace
+        filter does not skip it."""
+        suffix = Path(path).suffix
+        return not self.skipped(path) and any(suffix in s.extensions for s in self.specs)
+
     def release_opened(self) -> list[str]:
         """Close what the analyzers that check file by file have open (the
         changed files and their importers, opened for changes that are now
@@ -457,6 +496,7 @@ class AnalyzerPool:
                 for path in list(analyzer.versions):
                     analyzer.close(path)
                     closed.add(path)
+        self._importers_left.clear()
         if closed:
             self.requested = [p for p in self.requested if p not in closed]
             self.analyzer_active()
