@@ -18,6 +18,14 @@ and never pass blind.
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
+* Blockers come cause first (:mod:`rein.harness.blocker_order`); errors in
+  unchanged files are asked about again without the run's changes
+  (:mod:`rein.harness.counterfactual`: a deleted module's importers' errors
+  naming it are the run's).
+* A changed source file the source does not cover, and importers left past
+  the source's bound when a public name changed, make the verdict
+  "unverified" (:mod:`rein.harness.analysis_reach`); the importers left are
+  opened a batch per later verdict.
 * Baselines live until the changes they judge are validated: the repair
   loop, and a later run of the session that validates what an earlier run
   left, judge against the state before the first change.
