@@ -261,11 +261,11 @@ class AnalyzerPool:
                 self.requested.append(path)
             if self.imports is not None:
                 self.imports.update(path)
-            exists = self.read(path) is not None
+            owners = [a for a in self.analyzers if a.alive and a.owns(path)]
+            exists = self.read(path) is not None if owners else path in self.existing
             if exists != (path in self.existing):
                 (created if exists else deleted).append(path)
                 (self.existing.add if exists else self.existing.discard)(path)
-            owners = [a for a in self.analyzers if a.alive and a.owns(path)]
             for analyzer in owners:
                 analyzer.change(path)
             if not owners:
