@@ -85,3 +85,35 @@ def test_the_pool_covers_its_analyzers_extensions_outside_skipped_folders(
     assert pool.covers("pkg/app.py") and pool.covers("pkg/app.pyi")
     assert not pool.covers("web/app.ts")
     assert not pool.covers("node_modules/x/y.py")
+
+
+class FileByFile(StubAnalyzer):
+    file_by_file = True
+
+    def __init__(self) -> None:
+        super().__init__(watches_files=True)
+        self.versions: dict[str, int] = {}
+
+    def open(self, path: str) -> None:
+        self.versions[path] = 1
+
+
+async def test_importers_past_the_bound_are_left_then_opened_a_batch_at_a_time(
+    tmp_path: Path,
+) -> None:
+    from rein.disk.importers import ImportIndex
+
+    (tmp_path / "lib.py").write_text("def f(): ...\n")
+    for i in range(5):
+        (tmp_path / f"user{i}.py").write_text("import lib\n")
+    pool = AnalyzerPool(tmp_path, max_importers=2)
+    pool.imports = ImportIndex(pool._scan(), pool.read)
+    analyzer = FileByFile()
+    pool.analyzers = [analyzer]  # type: ignore[list-item]
+    opened = await pool.ensure_open(["lib.py"])
+    assert opened == ["lib.py", "user0.py", "user1.py"]
+    assert pool.importers_left() == ["user2.py", "user3.py", "user4.py"]
+    assert await pool.open_more_importers() == ["user2.py", "user3.py"]
+    assert pool.importers_left() == ["user4.py"]
+    assert await pool.open_more_importers() == ["user4.py"]
+    assert pool.importers_left() == []
