@@ -58,6 +58,12 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.opened: set[str] = set()
         #: What snapshot_with answers (None: it cannot tell).
         self.counterfactual: list[Diagnostic] | None = None
+        #: File suffixes no analyzer of this source covers (".ts").
+        self.uncovered: set[str] = set()
+        #: File by file, at most this many importers of a file are opened
+        #: with it; the rest are left for open_more_importers.
+        self.max_importers: int | None = None
+        self.left: list[str] = []
 
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
@@ -80,11 +86,26 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         opened: list[str] = []
         for path in paths:
             more = self.importers.get(path, []) if importers and self.file_by_file else []
+            if self.max_importers is not None:
+                self.left += [p for p in more[self.max_importers :] if p not in self.left]
+                more = more[: self.max_importers]
             for target in [path, *more]:
                 if target not in self.opened:
                     self.opened.add(target)
                     opened.append(target)
         return opened
+
+    def covers(self, path: str) -> bool:
+        return not any(path.endswith(suffix) for suffix in self.uncovered)
+
+    def importers_left(self) -> Sequence[str]:
+        return [p for p in self.left if p not in self.opened]
+
+    async def open_more_importers(self) -> Sequence[str]:
+        batch = list(self.importers_left())[: self.max_importers or 0]
+        self.log.append("open_more_importers " + " ".join(batch))
+        self.opened.update(batch)
+        return batch
 
     def release_opened(self) -> Sequence[str]:
         """File by file, every opened file is closed (what the pool does once
@@ -93,6 +114,7 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         if not self.file_by_file:
             return ()
         closed, self.opened = sorted(self.opened), set()
+        self.left = []
         return closed
 
     async def snapshot_with(

@@ -213,8 +213,9 @@ async def test_the_same_error_from_two_analyzers_is_one_blocker_naming_both() ->
     )
     gate = AnalyzerGate(source)
     outcome = await gate.check(GateContext(1, frozenset({"app.py"})))
-    assert len(outcome.blockers) == 2
-    merged = outcome.blockers[0]
+    # the syntax error first: it is the likelier cause (issue 32 item 4)
+    syntax, merged = outcome.blockers
+    assert (syntax.line, syntax.code) == (7, "syntax")
     assert (merged.line, merged.code, merged.source) == (4, "F821", "Ruff, basedpyright")
     assert merged.also == ['basedpyright reportUndefinedVariable: "nmae" is not defined']
     prompt = build_repair_prompt(outcome.blockers, 1, 3)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -118,10 +119,16 @@ class AnalyzerPool:
         self.failed: list[str] = []
         self.filter = WorkspaceFilter(self.root)
         self.files: list[str] = []
+        #: Every file the analyzers could see on disk (the scan's, then kept
+        #: up to date by the changes): a change that adds or removes one
+        #: changes the file set, which every analyzer must hear of.
+        self.existing: set[str] = set()
         self.generation = 0
         self.last_publish_at: dict[str, float] = {}
         self.missing: list[str] = []
         self._relative: dict[str, str | None] = {}
+        #: Importers of changed files past ``max_importers``, not opened.
+        self._importers_left: list[str] = []
         self._publish_event = asyncio.Event()
         self._activity_event = asyncio.Event()
 
@@ -132,6 +139,7 @@ class AnalyzerPool:
         self.large = len(found) > self.workspace_max_files
         self.imports = ImportIndex(found, self.read) if self.large else None
         self.files = found[: self.max_files]
+        self.existing = set(found)
         for spec in self.specs:
             executable = find_executable(spec.command[0])
             if executable is None:
@@ -241,6 +249,8 @@ class AnalyzerPool:
         """Send the change to every analyzer that owns the file."""
         self.generation = max(self.generation, mutation.generation)
         unowned: list[str] = []
+        created: list[str] = []
+        deleted: list[str] = []
         for path in mutation.paths:
             if self.skipped(path):
                 unowned.append(path)
@@ -252,13 +262,40 @@ class AnalyzerPool:
             if self.imports is not None:
                 self.imports.update(path)
             owners = [a for a in self.analyzers if a.alive and a.owns(path)]
+            exists = self.read(path) is not None if owners else path in self.existing
+            if exists != (path in self.existing):
+                (created if exists else deleted).append(path)
+                (self.existing.add if exists else self.existing.discard)(path)
             for analyzer in owners:
                 analyzer.change(path)
             if not owners:
                 unowned.append(path)
+        if created or deleted:
+            self.file_set_changed(created, deleted)
         if unowned and self.on_diagnostics_changed is not None:
             # Nobody analyses these files: their (empty) diagnostics are fresh now.
             self.on_diagnostics_changed(unowned)
+
+    def file_set_changed(self, created: Sequence[str], deleted: Sequence[str]) -> None:
+        """Files appeared or went (a write of a new file, a delete, a
+        rename): what other files import resolves differently now. Each
+        analyzer that watches files is told of the new ones (the deleted
+        ones it heard of with their close) and owes a fresh analysis of its
+        open files (pulled again, or a republish awaited), so the next
+        verdict waits for what it makes of the importers, not only of the
+        changed files."""
+        events = [
+            lsp.FileEvent(uri=(self.root / p).as_uri(), type=lsp.FileChangeType.Created)
+            for p in created
+        ]
+        for analyzer in self.analyzers:
+            if not analyzer.alive or analyzer.client is None or not analyzer.watches_files:
+                continue
+            if events:
+                analyzer.client.workspace_did_change_watched_files(
+                    lsp.DidChangeWatchedFilesParams(changes=events)
+                )
+            analyzer.refresh()
 
     def analyzer_active(self) -> None:
         """Something changed that may make the pool idle (or busy)."""
@@ -394,7 +431,11 @@ class AnalyzerPool:
                 continue
             targets = [path]
             if importers and self.imports is not None:
-                targets += self.imports.importers(path, self.max_importers)
+                every = self.imports.importers(path, sys.maxsize)
+                targets += every[: self.max_importers]
+                for left in every[self.max_importers :]:
+                    if left not in self._importers_left:
+                        self._importers_left.append(left)
             for target in targets:
                 if target not in self.files:
                     self.files.append(target)
@@ -411,6 +452,38 @@ class AnalyzerPool:
                             opened.append(target)
         return opened
 
+    def importers_left(self) -> list[str]:
+        """Importers of changed files past ``max_importers`` that are not
+        open yet (:meth:`open_importers` opens them)."""
+        open_now = {p for a in self.analyzers if a.alive for p in a.versions}
+        self._importers_left = [p for p in self._importers_left if p not in open_now]
+        return list(self._importers_left)
+
+    async def open_more_importers(self) -> list[str]:
+        """Open the next ``max_importers`` of :meth:`importers_left` in the
+        analyzers that check file by file; returns those opened now."""
+        opened: list[str] = []
+        for path in self.importers_left()[: self.max_importers]:
+            if self.skipped(path) or self.read(path) is None:
+                continue
+            if path not in self.requested:
+                self.requested.append(path)
+            for analyzer in self.analyzers:
+                if analyzer.alive and analyzer.file_by_file and analyzer.owns(path):
+                    if path not in analyzer.versions:
+                        analyzer.open(path)
+                        if path not in opened:
+                            opened.append(path)
+            if path in self._importers_left:
+                self._importers_left.remove(path)
+        return opened
+
+    def covers(self, path: str) -> bool:
+        """A configured analyzer checks files like ``path`` and the workspace
+        filter does not skip it."""
+        suffix = Path(path).suffix
+        return not self.skipped(path) and any(suffix in s.extensions for s in self.specs)
+
     def release_opened(self) -> list[str]:
         """Close what the analyzers that check file by file have open (the
         changed files and their importers, opened for changes that are now
@@ -423,6 +496,7 @@ class AnalyzerPool:
                 for path in list(analyzer.versions):
                     analyzer.close(path)
                     closed.add(path)
+        self._importers_left.clear()
         if closed:
             self.requested = [p for p in self.requested if p not in closed]
             self.analyzer_active()

@@ -18,6 +18,14 @@ and never pass blind.
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
+* Blockers come cause first (:mod:`rein.harness.blocker_order`); errors in
+  unchanged files are asked about again without the run's changes
+  (:mod:`rein.harness.counterfactual`: a deleted module's importers' errors
+  naming it are the run's).
+* A changed source file the source does not cover, and importers left past
+  the source's bound when a public name changed, make the verdict
+  "unverified" (:mod:`rein.harness.analysis_reach`); the importers left are
+  opened a batch per later verdict.
 * Baselines live until the changes they judge are validated: the repair
   loop, and a later run of the session that validates what an earlier run
   left, judge against the state before the first change.
@@ -29,16 +37,18 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rein.harness.analysis_reach import describe, not_analysed, public_names_changed
 from rein.harness.baselines import (
     FileBaseline,
     blocking_in_file,
     blocking_in_untouched_files,
-    blocking_untouched,
     merge_same_errors,
 )
+from rein.harness.blocker_order import by_cause
+from rein.harness.counterfactual import without_the_run
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker
-from rein.harness.gate_types import GateContext, GateOutcome, code_context
+from rein.harness.gate_types import GateContext, GateOutcome, PartialImporters, code_context
 from rein.harness.ports import (
     CounterfactualDiagnostics,
     Diagnostic,
@@ -100,6 +110,9 @@ class AnalyzerGate:
         #: ``baseline``'s diagnostics by path, and the snapshot they are of.
         self._baseline_paths: dict[str, list[Diagnostic]] = {}
         self._baseline_grouped: DiagnosticsSnapshot | None = None
+        #: Importers opened past the source's bound whose baseline could
+        #: not be taken: not judged, reported as not checked.
+        self._unbaselined: set[str] = set()
 
     @property
     def _settling(self) -> SettlingDiagnostics | None:
@@ -152,6 +165,7 @@ class AnalyzerGate:
         """Every change up to ``generation`` passed: the next changes get
         fresh baselines."""
         self.files.clear()
+        self._unbaselined.clear()
         self._unvalidated = False
         source = self.diagnostics
         if isinstance(source, ReleasingDiagnostics):
@@ -237,6 +251,7 @@ class AnalyzerGate:
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         self._unvalidated = True
+        unbaselined = await self._check_more_importers(ctx)
         snap, settled = await self._verdict_snapshot(ctx)
         if snap.blind is not None:
             return GateOutcome(
@@ -248,7 +263,11 @@ class AnalyzerGate:
         by_path: dict[str, list[Diagnostic]] = {}
         for d in serious:
             by_path.setdefault(d.path, []).append(d)
-        untouched = {p: found for p, found in by_path.items() if p not in ctx.touched}
+        untouched = {
+            p: found
+            for p, found in by_path.items()
+            if p not in ctx.touched and p not in unbaselined
+        }
         blocking.extend(blocking_in_untouched_files(untouched, self._baseline_of))
         for path in sorted(ctx.touched):
             current = by_path.get(path, [])
@@ -258,7 +277,7 @@ class AnalyzerGate:
             new_text = await _text(ctx.workspace, path) if file_baseline.text is not None else None
             blocking.extend(blocking_in_file(current, file_baseline, new_text))
         blocking, without_run = await self._without_the_run(blocking, ctx)
-        groups = merge_same_errors(blocking)
+        groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = [
             Blocker(
                 gate=self.name,
@@ -271,10 +290,13 @@ class AnalyzerGate:
                     [d.source or "analyzer", *(o.source or "analyzer" for o in others)]
                 ),
                 message=d.message,
-                context=await code_context(ctx.workspace, d.path, d.line),
+                # The prompt shows the first few in full: only they get context.
+                context=await code_context(ctx.workspace, d.path, d.line)
+                if index < MAX_BLOCKERS_IN_PROMPT
+                else None,
                 also=[_describe(o) for o in others],
             )
-            for d, others in groups[:MAX_BLOCKERS_IN_PROMPT]
+            for index, (d, others) in enumerate(groups)
         ]
         detail = f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
         if self.late:
@@ -288,6 +310,15 @@ class AnalyzerGate:
         if snap.sources:
             detail += f" (from {', '.join(snap.sources)})"
         unverified = None
+        left = await self._importers_not_checked(ctx, unbaselined)
+        if left is not None:
+            detail += f"; {left[0]}"
+            unverified = left[1]
+        nobody = not_analysed(self.diagnostics, ctx.touched)
+        if nobody:
+            why = f"changed files no analyzer covers were not analysed: {describe(nobody)}"
+            detail += f"; {why}"
+            unverified = why if unverified is None else f"{unverified}; {why}"
         if stale:
             if snap.stale_reason is not None:
                 why = snap.stale_reason
@@ -296,40 +327,99 @@ class AnalyzerGate:
             else:
                 why = "the analyzers did not finish within the settle bound"
             detail += f"; diagnostics may be stale ({why})"
-            unverified = f"diagnostics may be stale: {why}"
+            stale_why = f"diagnostics may be stale: {why}"
+            unverified = stale_why if unverified is None else f"{unverified}; {stale_why}"
         return GateOutcome(blockers, stale, detail, unverified=unverified)
+
+    async def _before_and_now(
+        self, ctx: GateContext
+    ) -> tuple[dict[str, str], dict[str, str]] | None:
+        """Each changed file's text before the run and now ("" for a file
+        that does not exist); None when one of them is not known."""
+        before: dict[str, str] = {}
+        now: dict[str, str] = {}
+        for path in sorted(ctx.touched):
+            baseline = self.files.get(path)
+            text = await _text(ctx.workspace, path)
+            if baseline is None or baseline.text is None or text is None:
+                return None
+            before[path], now[path] = baseline.text, text
+        return before, now
 
     async def _without_the_run(
         self, blocking: list[Diagnostic], ctx: GateContext
     ) -> tuple[list[Diagnostic], int]:
         """Errors in files the run did not change are asked about once more,
         with the analyzers shown the changed files as they were before the
-        run (in memory). An error that is there then too is not the run's
-        (basedpyright's inference over circular imports depends on the order
-        it checks files in: an importer can gain an error from a re-check
-        alone). Returns the blockers left and how many were dropped."""
+        run (:mod:`rein.harness.counterfactual`). Returns the blockers left
+        and how many were dropped."""
         source = self.diagnostics
-        elsewhere = sorted({d.path for d in blocking if d.path not in ctx.touched})
-        if not elsewhere or not isinstance(source, CounterfactualDiagnostics):
+        if not isinstance(source, CounterfactualDiagnostics) or all(
+            d.path in ctx.touched for d in blocking
+        ):
             return blocking, 0
-        before: dict[str, str] = {}
-        for path in sorted(ctx.touched):
-            baseline = self.files.get(path)
-            if (
-                baseline is None
-                or baseline.text is None
-                or await _text(ctx.workspace, path) is None
-            ):
-                return blocking, 0  # the state before the run is not known for every file
-            before[path] = baseline.text
-        snap = await source.snapshot_with(before, elsewhere, self.settle_timeout_s)
-        if snap is None or snap.blind is not None:
-            return blocking, 0
-        there = blocking_untouched(
-            [d for d in blocking if d.path not in ctx.touched], snap.diagnostics
+        texts = await self._before_and_now(ctx)
+        if texts is None:
+            return blocking, 0  # the state before the run is not known for every file
+        return await without_the_run(source, blocking, ctx.touched, *texts, self.settle_timeout_s)
+
+    async def _check_more_importers(self, ctx: GateContext) -> set[str]:
+        """Importers left past the source's bound by earlier verdicts: the
+        next batch is opened now, its baseline taken with the analyzers
+        shown the changed files as they were before the run (they were not
+        open then). Returns the opened importers whose baseline could not
+        be taken: their errors are not judged (they stay not checked)."""
+        source = self.diagnostics
+        if not (
+            isinstance(source, PartialImporters)
+            and isinstance(source, CounterfactualDiagnostics)
+            and source.importers_left()
+        ):
+            return set()
+        texts = await self._before_and_now(ctx)
+        if texts is None:
+            return set()  # no baseline could be taken: they stay unopened, not checked
+        before, now = texts
+        opened = [p for p in await source.open_more_importers() if p not in ctx.touched]
+        shown = {p: text for p, text in before.items() if not (text and not now[p])}
+        snap = await source.snapshot_with(shown, opened, self.settle_timeout_s) if opened else None
+        if snap is None or snap.blind is not None or snap.stale:
+            self._unbaselined.update(opened)
+            return set(self._unbaselined)
+        for path in opened:
+            self.late[path] = tuple(d for d in snap.diagnostics if d.path == path)
+        return set(self._unbaselined)
+
+    async def _importers_not_checked(
+        self, ctx: GateContext, unbaselined: set[str]
+    ) -> tuple[str, str | None] | None:
+        """What the verdict says about importers it did not check: the
+        detail, and why it is unverified when a changed file's public names
+        changed (None: it may pass). None when every importer was checked."""
+        source = self.diagnostics
+        left = sorted(
+            {
+                *(source.importers_left() if isinstance(source, PartialImporters) else ()),
+                *unbaselined,
+            }
         )
-        kept = [d for d in blocking if d.path in ctx.touched] + there
-        return kept, len(blocking) - len(kept)
+        if not left:
+            return None
+        detail = (
+            f"partial: {len(left)} importer(s) of the changed files not checked "
+            f"(past gates.analyzer.maxImporters; the next verdicts check them): {describe(left)}"
+        )
+        texts = await self._before_and_now(ctx)
+        changed = [
+            p
+            for p in sorted(ctx.touched)
+            if texts is None or public_names_changed(texts[0][p], texts[1][p], p)
+        ]
+        if not changed:
+            return detail + " (no public name changed)", None
+        return detail, (
+            f"{len(left)} importer(s) of changed public names not checked: {describe(left)}"
+        )
 
 
 async def _exists(workspace: Workspace, path: str) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from rein.harness.gate_types import CoveringDiagnostics, PartialImporters
 from rein.harness.ports import (
     CommandResult,
     CommandRunner,
@@ -194,6 +195,23 @@ class DiagnosticsCoordinator:
         if isinstance(inner, CounterfactualDiagnostics):
             return await inner.snapshot_with(texts, paths, timeout_s)
         return None
+
+    def covers(self, path: str) -> bool:
+        """The inner source's coverage; a source that does not say (the
+        editor's diagnostics) covers whatever it analyses."""
+        inner = self.source
+        return inner.covers(path) if isinstance(inner, CoveringDiagnostics) else True
+
+    def importers_left(self) -> Sequence[str]:
+        """The inner source's importers past its bound, not opened yet."""
+        inner = self.source
+        return inner.importers_left() if isinstance(inner, PartialImporters) else ()
+
+    async def open_more_importers(self) -> Sequence[str]:
+        inner = self.source
+        if isinstance(inner, PartialImporters):
+            return await inner.open_more_importers()
+        return ()
 
     def release_opened(self) -> Sequence[str]:
         """The inner source closes the files it opened for validated changes."""

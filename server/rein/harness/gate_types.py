@@ -14,9 +14,11 @@ from rein.harness.ports import Workspace
 
 __all__ = [
     "BaselineGate",
+    "CoveringDiagnostics",
     "Gate",
     "GateContext",
     "GateOutcome",
+    "PartialImporters",
     "StatefulGate",
     "ValidationListener",
     "code_context",
@@ -82,6 +84,35 @@ class ValidationListener(Protocol):
     for the changes up to it)."""
 
     def on_validated(self, generation: int) -> None: ...
+
+
+@runtime_checkable
+class CoveringDiagnostics(Protocol):
+    """A diagnostics source that knows which files its analyzers cover (the
+    headless pool: the extensions of its configured analyzers, outside the
+    paths the workspace filter skips). A changed source file it does not
+    cover was analysed by nobody: the analyzer gate names it and its verdict
+    is "unverified", never "passed". A source without this (the editor's
+    diagnostics cover whatever the editor analyses) is taken to cover all."""
+
+    def covers(self, path: str) -> bool: ...
+
+
+@runtime_checkable
+class PartialImporters(Protocol):
+    """A source that opens a changed file's importers with it, at most a
+    bound of them (``gates.analyzer.maxImporters``), and can open the rest
+    later, a batch at a time."""
+
+    def importers_left(self) -> Sequence[str]:
+        """Importers of the changed files that were not opened (past the
+        bound), in the order they would be opened."""
+        ...
+
+    async def open_more_importers(self) -> Sequence[str]:
+        """Open the next batch of them (at most the bound) in the analyzers
+        that check file by file; returns those opened now."""
+        ...
 
 
 async def code_context(

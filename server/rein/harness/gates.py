@@ -305,17 +305,63 @@ def _format_blocker(b: Blocker) -> str:
     return head
 
 
+#: How many other places of one error the prompt lists after its first.
+MAX_PLACES_LISTED = 10
+
+
+def _place(b: Blocker) -> str:
+    return f"{b.path}:{(b.line or 0) + 1}"
+
+
+def _group_same_error(blockers: Sequence[Blocker]) -> list[list[Blocker]]:
+    """Blockers of one gate with the same rule and message at several
+    places (one cause: a name that went away, a module that cannot be
+    imported) are one group, in the order of their first member."""
+    groups: dict[tuple[object, ...], list[Blocker]] = {}
+    out: list[list[Blocker]] = []
+    for b in blockers:
+        if b.path is None or b.line is None:
+            out.append([b])
+            continue
+        key = (b.gate, b.code, b.source, b.message)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = group = []
+            out.append(group)
+        group.append(b)
+    return out
+
+
 def build_repair_prompt(blockers: Sequence[Blocker], attempt: int, max_attempts: int) -> str:
-    """The focused repair prompt. It lists what blocks and claims nothing
-    about the checks that did not run or could not look."""
+    """The focused repair prompt. It lists what blocks in the order the gate
+    gave (the analyzer gate: the cause first), one error at several places
+    once with the other places, at most :data:`MAX_BLOCKERS_IN_PROMPT` of
+    them, and says how many it left out. It claims nothing about the checks
+    that did not run or could not look."""
     lines = [
         "The checks that ran after your changes found problems that must be fixed before "
         "the task is done:",
         "",
     ]
-    lines.extend(_format_blocker(b) for b in blockers[:MAX_BLOCKERS_IN_PROMPT])
-    if len(blockers) > MAX_BLOCKERS_IN_PROMPT:
-        lines.append(f"- ... and {len(blockers) - MAX_BLOCKERS_IN_PROMPT} more")
+    groups = _group_same_error(blockers)
+    shown = 0
+    for group in groups[:MAX_BLOCKERS_IN_PROMPT]:
+        head, others = group[0], group[1:]
+        text = _format_blocker(head)
+        if others:
+            places = ", ".join(_place(b) for b in others[:MAX_PLACES_LISTED])
+            more = len(others) - MAX_PLACES_LISTED
+            text += f"\n    the same error at {len(others)} more place(s): {places}"
+            if more > 0:
+                text += f" and {more} more"
+        lines.append(text)
+        shown += len(group)
+    left_out = len(blockers) - shown
+    if left_out > 0:
+        lines.append(
+            f"- ... and {left_out} more problem(s) not shown here "
+            f"({len(blockers)} in all; fix the ones above first, the checks run again)"
+        )
     lines += [
         "",
         f"Repair attempt {attempt} of {max_attempts}. Fix the cause (do not silence the "

@@ -1,0 +1,77 @@
+"""What a verdict's analyzers did not look at.
+
+* A changed source file no configured analyzer covers (a ``.ts`` or ``.go``
+  file with only Python analyzers) was analysed by nobody: the analyzer
+  gate names it and its verdict is "unverified", never "passed". Files that
+  are not source code (docs, data, configuration) are nobody's to analyse.
+* Importers past ``gates.analyzer.maxImporters`` are opened a batch per
+  verdict; while some are left, the verdict says it is partial, and it is
+  not "passed" when a changed file's public names changed (what those
+  importers use may be gone).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from rein.harness.gate_types import CoveringDiagnostics
+
+__all__ = ["CODE_EXTENSIONS", "describe", "not_analysed", "public_names_changed"]
+
+#: Source files some analyzer could check. A changed file with one of these
+#: that the diagnostics source does not cover is "not analysed".
+CODE_EXTENSIONS = frozenset(
+    {
+        ".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts",
+        ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp",
+        ".cxx", ".hpp", ".cs", ".fs", ".swift", ".m", ".rb", ".php", ".dart", ".lua",
+        ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".zig", ".nim", ".vue", ".svelte",
+    }
+)  # fmt: skip
+
+
+def _suffix(path: str) -> str:
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else ""
+
+
+def not_analysed(source: object, paths: Collection[str]) -> list[str]:
+    """The source files among ``paths`` that ``source`` does not cover (a
+    source that does not say covers all)."""
+    if not isinstance(source, CoveringDiagnostics):
+        return []
+    return sorted(p for p in paths if _suffix(p) in CODE_EXTENSIONS and not source.covers(p))
+
+
+_TOP_LEVEL = re.compile(
+    r"^(?:(?:async\s+)?def|class)\s+([A-Za-z]\w*)[^\n]*|^([A-Za-z]\w*)\s*(?::[^=\n]*)?=(?!=)",
+    re.MULTILINE,
+)
+
+
+def _public_names(text: str) -> set[str]:
+    """A Python module's public top-level definitions, each as its header
+    line (a signature change is a change) or assigned name."""
+    out: set[str] = set()
+    for m in _TOP_LEVEL.finditer(text):
+        if m.group(1) is not None:
+            out.add(m.group(0).rstrip())
+        else:
+            out.add(m.group(2))
+    return out
+
+
+def public_names_changed(before: str | None, after: str | None, path: str) -> bool:
+    """Whether a change of ``path`` may have changed what its importers use:
+    a public top-level name or signature added, removed or changed (any
+    change of a file that is not Python, or whose text is unknown)."""
+    if before is None or after is None or _suffix(path) not in {".py", ".pyi"}:
+        return True
+    return _public_names(before) != _public_names(after)
+
+
+def describe(paths: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")

@@ -1,0 +1,41 @@
+"""The order of a verdict's blockers: the cause first.
+
+One broken file can make dozens of errors elsewhere (an unclosed parenthesis
+in a module turns every ``from module import name`` into "unknown import
+symbol"). The repair prompt shows the first few blockers in full, so they
+must be the causes: errors in the files the run changed before errors in
+other files, and syntax errors before the rest within each."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import TypeVar
+
+from rein.harness.ports import Diagnostic
+
+__all__ = ["by_cause", "is_syntax_error"]
+
+T = TypeVar("T")
+
+#: Rule codes analyzers give a file they could not parse.
+SYNTAX_CODES = frozenset({"invalid-syntax", "syntax", "E999"})
+
+
+def is_syntax_error(d: Diagnostic) -> bool:
+    """A parse error: ruff's ``invalid-syntax`` (E999 in old versions), or a
+    message that says so."""
+    return (d.code or "") in SYNTAX_CODES or d.message.startswith("SyntaxError")
+
+
+def by_cause(
+    groups: Sequence[tuple[Diagnostic, T]], touched: Collection[str]
+) -> list[tuple[Diagnostic, T]]:
+    """``groups`` (a diagnostic and what goes with it) ordered cause first:
+    syntax errors in changed files, other errors in changed files, syntax
+    errors elsewhere, the rest; by path and line within each (stable)."""
+
+    def rank(item: tuple[Diagnostic, T]) -> tuple[bool, bool, str, int, int]:
+        d = item[0]
+        return (d.path not in touched, not is_syntax_error(d), d.path, d.line, d.character)
+
+    return sorted(groups, key=rank)

@@ -1,0 +1,107 @@
+"""Issue 32 item 1 with the real analyzers (ruff server, basedpyright),
+headless: deleting or renaming a module that another module imports blocks
+on the importer's broken import, and the repair passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rein.config import ReinConfig
+from rein.headless.host import HeadlessSession
+from rein.providers.replay import ReplayModel
+from tests.fakes.events import EventLog
+
+pytestmark = pytest.mark.e2e
+
+UTIL = '''"""Helpers."""
+
+
+def double(x: int) -> int:
+    return x * 2
+'''
+
+APP = '''"""The app."""
+
+from pkg.util import double
+
+
+def run() -> int:
+    return double(21)
+'''
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "0.1.0"\n')
+    (root / "pkg" / "__init__.py").write_text('"""The package."""\n')
+    (root / "pkg" / "util.py").write_text(UTIL)
+    (root / "pkg" / "app.py").write_text(APP)
+    return root
+
+
+def call(name: str, **arguments: str) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+async def run(root: Path, script: list[dict]) -> tuple[object, ReplayModel, EventLog]:
+    model = ReplayModel(script)
+    events = EventLog()
+    async with HeadlessSession(root, model, ReinConfig(), watch=False) as session:
+        session.agent.subscribe(events)
+        result = await session.prompt("tidy the package")
+    return result, model, events
+
+
+def analyzer_results(events: EventLog) -> list:
+    return [r for r in events.of("gate_result") if r.gate == "analyzer"]
+
+
+async def test_deleting_an_imported_module_blocks_on_the_importer(package: Path) -> None:
+    script = [
+        call("delete_file", path="pkg/util.py"),
+        {"text": "removed the helpers"},
+        {
+            "expect": {"last_message_contains": "pkg/app.py"},
+            **call("write_file", path="pkg/util.py", content=UTIL),
+        },
+        {"text": "put the helpers back"},
+    ]
+    result, model, events = await run(package, script)
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    first, second = analyzer_results(events)
+    assert first.status == "blocked"
+    assert {b.path for b in first.blockers} == {"pkg/app.py"}
+    assert any("pkg.util" in b.message for b in first.blockers)
+    repair = model.requests[2].messages[-1].content
+    assert "pkg/app.py:3" in repair
+    assert (second.status, second.blockers) == ("passed", [])
+
+
+async def test_renaming_an_imported_module_blocks_until_the_import_follows(package: Path) -> None:
+    script = [
+        call("move_file", path="pkg/util.py", new_path="pkg/helpers.py"),
+        {"text": "renamed util to helpers"},
+        {
+            "expect": {"last_message_contains": "pkg.util"},
+            **call(
+                "edit_file",
+                path="pkg/app.py",
+                old_string="from pkg.util import",
+                new_string="from pkg.helpers import",
+            ),
+        },
+        {"text": "followed the rename"},
+    ]
+    result, _, events = await run(package, script)
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    first, second = analyzer_results(events)
+    assert first.status == "blocked"
+    assert {b.path for b in first.blockers} == {"pkg/app.py"}
+    assert (second.status, second.blockers) == ("passed", [])
+    assert "from pkg.helpers import double" in (package / "pkg" / "app.py").read_text()

@@ -1,0 +1,245 @@
+"""Issue 32, the core: the verdict names the cause first and says how many
+problems it left out (item 4), says it is partial past maxImporters (item
+5), calls changes nobody analysed unverified (item 6), and a module the run
+deleted breaks its importers whatever the counterfactual says (item 1)."""
+
+from __future__ import annotations
+
+from rein.harness.analysis_reach import not_analysed, public_names_changed
+from rein.harness.counterfactual import module_names, names_a_module
+from rein.harness.events import Blocker
+from rein.harness.gates import AnalyzerGate, GateContext, build_repair_prompt
+from tests.fakes.diagnostics import FakeDiagnostics, SettlingFakeDiagnostics
+from tests.fakes.workspace import FakeWorkspace
+from tests.harness.test_gates_truth import World, diag, write
+
+# ---------------------------------------------------------- the cause first
+
+
+async def test_a_syntax_error_in_the_changed_file_comes_first_and_the_rest_are_counted() -> None:
+    """Old: blockers were sorted by path and cut to 20 before the prompt was
+    built, so 39 blockers showed 20 "unknown import symbol" errors in other
+    files, never the unclosed parenthesis in utils.py, and no "… more"."""
+    found = [
+        diag(f"a{i:02}.py", 0, f'"name{i}" is unknown import symbol', code="reportAttr")
+        for i in range(38)
+    ]
+    found.append(diag("utils.py", 40, '"(" was not closed', code="invalid-syntax", source="Ruff"))
+    gate = AnalyzerGate(FakeDiagnostics(found))
+    outcome = await gate.check(GateContext(1, frozenset({"utils.py"})))
+    assert len(outcome.blockers) == 39
+    assert (outcome.blockers[0].path, outcome.blockers[0].line) == ("utils.py", 40)
+    prompt = build_repair_prompt(outcome.blockers, 1, 3)
+    lines = prompt.splitlines()
+    assert lines[2].startswith("- [analyzer] utils.py:41:1 error invalid-syntax")
+    assert "- ... and 19 more problem(s) not shown here (39 in all" in prompt
+
+
+async def test_errors_in_the_changed_files_come_before_errors_elsewhere() -> None:
+    found = [
+        diag("a.py", 1, "elsewhere", code="X"),
+        diag("z.py", 5, "in the changed file", code="Y"),
+        diag("z.py", 2, "a syntax error", code="invalid-syntax"),
+    ]
+    gate = AnalyzerGate(FakeDiagnostics(found))
+    outcome = await gate.check(GateContext(1, frozenset({"z.py"})))
+    assert [(b.path, b.line) for b in outcome.blockers] == [("z.py", 2), ("z.py", 5), ("a.py", 1)]
+
+
+def test_one_error_at_many_places_is_one_entry_naming_the_places() -> None:
+    same = [
+        Blocker(gate="analyzer", path=f"m{i}.py", line=2, code="R", message='"f" is unknown')
+        for i in range(14)
+    ]
+    other = Blocker(gate="analyzer", path="lib.py", line=0, code="S", message="broken")
+    prompt = build_repair_prompt([other, *same], 1, 3)
+    assert prompt.count('"f" is unknown') == 1
+    assert "the same error at 13 more place(s): m1.py:3, m2.py:3" in prompt
+    assert "m10.py:3 and 3 more" in prompt
+    assert "not shown here" not in prompt  # every blocker is named or counted
+
+
+def test_more_distinct_blockers_than_the_prompt_shows_are_counted() -> None:
+    many = [Blocker(gate="tests", message=f"failure {i}") for i in range(23)]
+    prompt = build_repair_prompt(many, 1, 3)
+    assert "failure 19" in prompt and "failure 20" not in prompt
+    assert "- ... and 3 more problem(s) not shown here (23 in all" in prompt
+
+
+# ------------------------------------------------------ nobody analysed it
+
+
+async def test_a_change_no_analyzer_covers_is_unverified_and_named() -> None:
+    """Old: a run that changed only .ts files ended "passed" (0 diagnostics
+    from ruff, basedpyright) with nothing unverified."""
+    world = World({"web/app.ts": "let a = 1;\n", "README.md": "hi\n"})
+    world.source.uncovered = {".ts", ".md"}
+    agent, _, events = world.agent(
+        [write("web/app.ts", "let a = 2;\n"), write("README.md", "hello\n"), {"text": "done"}]
+    )
+    result = await agent.prompt("change a")
+    [gate] = events.of("gate_result")
+    assert gate.status == "unverified"
+    assert "not analysed: web/app.ts" in gate.detail
+    assert "README.md" not in gate.detail  # not source code: nobody's to analyse
+    [unverified] = result.unverified
+    assert "web/app.ts" in unverified.reason
+
+
+async def test_a_source_that_does_not_say_what_it_covers_covers_everything() -> None:
+    """The editor's diagnostics cover whatever the editor analyses."""
+    assert not_analysed(FakeDiagnostics(), ["web/app.ts", "main.go"]) == []
+    source = SettlingFakeDiagnostics()
+    source.uncovered = {".ts"}
+    assert not_analysed(source, ["web/app.ts", "a.py", "notes.txt"]) == ["web/app.ts"]
+
+
+# ------------------------------------------------------- partial verdicts
+
+
+def importer_world() -> World:
+    files = {"lib.py": "def f(): ...\n"}
+    files |= {f"user{i}.py": "import lib\n" for i in range(5)}
+    world = World(files)
+    world.source.file_by_file = True
+    world.source.max_importers = 2
+    world.source.importers = {"lib.py": [f"user{i}.py" for i in range(5)]}
+    world.source.counterfactual = []
+    return world
+
+
+async def test_a_verdict_past_max_importers_is_partial_and_never_passed() -> None:
+    """Old: past maxImporters the gate checked the first importers and
+    reported as if complete; a renamed function's other importers were
+    never looked at, and the verdict could pass."""
+    world = importer_world()
+    agent, _, events = world.agent(
+        [write("lib.py", "def g(): ...\n"), {"text": "renamed f"}], max_repair_attempts=0
+    )
+    result = await agent.prompt("rename f")
+    [gate] = events.of("gate_result")
+    assert gate.status == "unverified"
+    assert "partial: 1 importer(s) of the changed files not checked" in gate.detail
+    assert "user4.py" in gate.detail
+    [unverified] = result.unverified
+    assert "importer(s) of changed public names not checked: user4.py" in unverified.reason
+    # The verdict opened the next batch (user2, user3) with a baseline of their own.
+    assert "open_more_importers user2.py user3.py" in world.source.log
+    assert "snapshot_with lib.py -> user2.py user3.py" in world.source.log
+
+
+async def test_the_rest_of_the_importers_are_checked_in_later_verdicts() -> None:
+    world = importer_world()
+    agent, _, events = world.agent(
+        [
+            write("lib.py", "def g(): ...\n"),
+            {"text": "renamed f"},
+            {"text": "still renamed"},
+        ],
+        max_repair_attempts=0,
+    )
+    await agent.prompt("rename f")
+    second = await agent.prompt("check again")
+    first, later = events.of("gate_result")
+    assert first.status == "unverified"
+    assert "open_more_importers user4.py" in world.source.log
+    assert (later.status, later.blockers) == ("passed", [])
+    assert second.status == "completed", second.error
+    assert second.unverified == []
+
+
+async def test_a_new_error_in_a_later_importer_blocks() -> None:
+    world = importer_world()
+    world.workspace.files["user3.py"] = "import lib\nlib.f()\n"
+
+    def user3_breaks(mutation: object) -> None:
+        if "ERROR" not in world.workspace.files["user3.py"]:
+            world.workspace.files["user3.py"] += "ERROR f is gone\n"
+            world.analyzer.analyze()
+
+    world.log.subscribe(user3_breaks)
+    agent, _, events = world.agent(
+        [write("lib.py", "def g(): ...\n"), {"text": "renamed f"}], max_repair_attempts=0
+    )
+    result = await agent.prompt("rename f")
+    [gate] = events.of("gate_result")
+    assert result.status == "failed"
+    assert [(b.path, b.line) for b in gate.blockers] == [("user3.py", 2)]
+    assert "partial: 1 importer(s)" in gate.detail
+
+
+async def test_importers_left_unchecked_do_not_stop_a_pass_when_no_public_name_changed() -> None:
+    world = importer_world()
+    agent, _, events = world.agent(
+        [write("lib.py", "def f(): ...\n# a comment\n"), {"text": "commented"}]
+    )
+    result = await agent.prompt("comment")
+    [gate] = events.of("gate_result")
+    assert (gate.status, result.status) == ("passed", "completed")
+    assert "(no public name changed)" in gate.detail
+
+
+def test_public_names_changed() -> None:
+    before = "import os\n\ndef f(a: int) -> int:\n    return a\n\nX = 1\n_y = 2\n"
+    assert not public_names_changed(before, before + "# note\n", "m.py")
+    assert not public_names_changed(before, before.replace("_y = 2", "_y = 3"), "m.py")
+    assert not public_names_changed(before, before.replace("return a", "return a + 1"), "m.py")
+    assert public_names_changed(before, before.replace("def f(a: int)", "def f(b: int)"), "m.py")
+    assert public_names_changed(before, before.replace("X = 1", "Z = 1"), "m.py")
+    assert public_names_changed(before, "", "m.py")
+    assert public_names_changed(None, before, "m.py")
+    assert public_names_changed("a", "a", "m.ts")
+
+
+# ------------------------------------------------ a deleted module's importers
+
+
+def test_the_names_an_import_of_a_file_could_use() -> None:
+    assert module_names("src/pkg/util.py") == {"src.pkg.util", "pkg.util", "util"}
+    assert module_names("pkg/__init__.py") == {"pkg"}
+    names = module_names("pkg/util.py")
+    assert names_a_module(diag("a.py", 0, 'Import "pkg.util" could not be resolved'), names, [])
+    assert names_a_module(diag("a.py", 0, 'Import ".util" could not be resolved'), names, [])
+    assert not names_a_module(diag("a.py", 0, '"double" is not defined'), names, [])
+
+
+async def test_an_importers_error_naming_a_deleted_module_is_the_runs() -> None:
+    """Old: the counterfactual showed the analyzers the deleted file's old
+    text in memory, while they resolved imports from the disk: the
+    importer's broken import was there "without the run" too and passed."""
+    workspace = FakeWorkspace({"pkg/util.py": "def double(x): ...\n", "pkg/app.py": "x = 1\n"})
+    source = SettlingFakeDiagnostics()
+    gate = AnalyzerGate(source)
+    await gate.on_run_start(0)
+    await gate.before_change(["pkg/util.py"], workspace)
+    await workspace.delete("pkg/util.py")
+    broken = diag("pkg/app.py", 2, 'Import "pkg.util" could not be resolved', code="I")
+    other = diag("pkg/app.py", 5, "something unrelated", code="U")
+    source.diagnostics = [broken, other]
+    source.counterfactual = [broken, other]  # what showing the old text in memory answers
+    outcome = await gate.check(GateContext(1, frozenset({"pkg/util.py"}), workspace))
+    # Nothing can be shown in memory for a deleted file: no question is
+    # asked, and what it may have caused blocks.
+    assert [(b.path, b.line) for b in outcome.blockers] == [("pkg/app.py", 2), ("pkg/app.py", 5)]
+    assert not any(entry.startswith("snapshot_with") for entry in source.log)
+
+
+async def test_with_a_module_deleted_the_other_changes_are_still_asked_about() -> None:
+    workspace = FakeWorkspace(
+        {"pkg/util.py": "def double(x): ...\n", "pkg/core.py": "A = 1\n", "pkg/app.py": "x\n"}
+    )
+    source = SettlingFakeDiagnostics()
+    gate = AnalyzerGate(source)
+    await gate.on_run_start(0)
+    await gate.before_change(["pkg/util.py", "pkg/core.py"], workspace)
+    await workspace.delete("pkg/util.py")
+    await workspace.write_text("pkg/core.py", "A = 2\n")
+    broken = diag("pkg/app.py", 2, 'Import "pkg.util" could not be resolved', code="I")
+    other = diag("pkg/app.py", 5, "there without the run too", code="U")
+    source.diagnostics = [broken, other]
+    source.counterfactual = [broken, other]
+    touched = frozenset({"pkg/util.py", "pkg/core.py"})
+    outcome = await gate.check(GateContext(1, touched, workspace))
+    assert [(b.path, b.line) for b in outcome.blockers] == [("pkg/app.py", 2)]
+    assert "1 error(s) in unchanged files are there without the run's changes" in outcome.detail
+    assert "snapshot_with pkg/core.py -> pkg/app.py" in source.log
