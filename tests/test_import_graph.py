@@ -166,7 +166,7 @@ def test_the_graph_sees_the_package() -> None:
     graph = import_graph()
     assert "rein.harness.loop" in graph
     assert "rein.harness.tool_calls" in graph["rein.harness.loop"]
-    assert "rein.harness" in graph["rein.headless.host"]
+    assert "rein.harness" in graph["rein.hosting.headless"]
 
 
 def test_the_cycle_finder_finds_a_circle_and_nothing_else() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 
 from rein.config import ReinConfig
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from rein.render import EventPrinter
 

@@ -21,7 +21,7 @@ from rein.config import ReinConfig
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.restarts import RestartPolicy
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 
 pytestmark = pytest.mark.e2e

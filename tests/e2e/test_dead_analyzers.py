@@ -21,7 +21,7 @@ from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.restarts import COOL_DOWN_S, MAX_RESTARTS, RestartPolicy
 from rein.harness.events import GateResult, RunEnd
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 
 pytestmark = pytest.mark.e2e

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rein.config import ReinConfig
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rein.config import ReinConfig, load_config
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 

@@ -12,7 +12,7 @@ import pytest
 from rein.config import ReinConfig, load_config
 from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import Mutation
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 

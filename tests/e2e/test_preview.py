@@ -17,7 +17,7 @@ import pytest
 from rein.config import ReinConfig, load_config
 from rein.disk.watcher import DiskWatcher
 from rein.harness.preview import PreviewCoordinator
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.process.groups import group_alive
 from rein.process.preview import SubprocessPreviewFactory
 from rein.providers.replay import ReplayModel

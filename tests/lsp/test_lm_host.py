@@ -21,7 +21,7 @@ async def settle() -> None:
 
 def host_and_server() -> tuple[EditorLmHost, FakeLmServer]:
     server = FakeLmServer()
-    return EditorLmHost(server), server  # type: ignore[arg-type]
+    return EditorLmHost(server.protocol), server
 
 
 async def test_an_answer_that_overtook_its_deltas_waits_for_them() -> None:

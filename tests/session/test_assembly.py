@@ -10,7 +10,7 @@ import pytest
 from pygls.workspace import Workspace
 
 from rein.config import load_config
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.lsp import create_server
 from rein.providers.replay import ReplayModel
 from rein.session import Session

@@ -13,7 +13,7 @@ from typing import Any
 from rein.config import ReinConfig, load_config
 from rein.harness.checkpoints import FileChange, FileVersion, MemoryCheckpointStore
 from rein.harness.events import CheckpointDropped, Event
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from rein.store.checkpoints import SqliteCheckpointStore
 from tests.fakes.models import complete_turn, plan_turn

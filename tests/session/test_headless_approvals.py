@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from rein.config import ReinConfig, load_config
-from rein.headless.host import ApproveAll, HeadlessSession
 from rein.headless.run import NO_TERMINAL
+from rein.hosting.headless import ApproveAll, HeadlessSession
 from rein.providers.replay import ReplayModel
 
 REIN = [sys.executable, "-m", "rein"]

@@ -18,7 +18,7 @@ import anyio
 from rein.config import load_config
 from rein.harness import RunResult
 from rein.harness.events import Event, GateResult, PlanState
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes.approvals import FakeUserChannel
 from tests.fakes.models import StallingModel, complete_turn, plan_turn

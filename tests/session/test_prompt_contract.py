@@ -41,7 +41,7 @@ from rein.config import load_config
 from rein.harness.agent import RunResult
 from rein.harness.plan_act import NON_WORK_TOOLS
 from rein.harness.prompts import NO_COMMAND, NO_WRITE
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.lsp import create_server
 from rein.providers.replay import RecordedRequest, ReplayModel
 from rein.tools import default_tools

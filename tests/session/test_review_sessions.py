@@ -10,7 +10,7 @@ from typing import Any
 
 from rein.config import load_config
 from rein.harness.events import Event, ReviewPending
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 
 

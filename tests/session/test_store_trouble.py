@@ -10,7 +10,7 @@ from typing import Any
 
 from rein.config import ReinConfig, load_config
 from rein.harness.events import ErrorEvent
-from rein.headless.host import HeadlessSession
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from rein.store import SqliteStore
 from tests.fakes.events import EventLog

@@ -16,8 +16,8 @@ from rein.harness.errors import ConfigError
 from rein.harness.prompts import build_system_prompt
 from rein.harness.toolkit import FunctionTool, Toolkit, parse_docstring, tool
 from rein.harness.tools import ToolContext, ToolResult
-from rein.headless.host import HeadlessSession
 from rein.headless.run import run_task
+from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from rein.tools import default_tools
 from rein.tools import toolkit as toolkit_loader

@@ -68,7 +68,7 @@ class ReinAcpAgent:
     configuration; ``tg`` is where the workspace hosts live (its owner
     leaves it after :meth:`aclose`); ``storage`` is the session store's
     folder; ``analyzers`` (None: the default ones) and ``watch`` as for
-    :class:`~rein.headless.workspace_host.WorkspaceHost`."""
+    :class:`~rein.hosting.workspace_host.WorkspaceHost`."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""``rein acp``'s workspaces: one :class:`~rein.headless.workspace_host.WorkspaceHost`
+"""``rein acp``'s workspaces: one :class:`~rein.hosting.workspace_host.WorkspaceHost`
 per distinct ``cwd``, made on the first ``session/new`` or ``session/load``
 for it and shared by all the sessions of that folder, closed when the
 process ends.
@@ -31,7 +31,7 @@ from rein.config import ReinConfig
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.ports import Approver, CommandExecutor, Model, UserChannel
-from rein.headless.workspace_host import WorkspaceHost
+from rein.hosting.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.tools.approval_rules import RuleBook
 

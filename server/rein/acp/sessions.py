@@ -50,7 +50,7 @@ from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.harness.errors import ConfigError, ToolError
 from rein.harness.ports import Model
-from rein.headless.workspace_host import KeepsTexts, WorkspaceHost
+from rein.hosting.workspace_host import KeepsTexts, WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.session import Mode, Session, SessionBusyError, SessionSpec
 from rein.session.builder import memory_key

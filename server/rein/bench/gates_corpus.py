@@ -2,7 +2,7 @@
 
 The projects, their cache and the seeded errors are :mod:`rein.bench.corpus`.
 
-One :class:`~rein.headless.host.HeadlessSession` per project (real ruff
+One :class:`~rein.hosting.headless.HeadlessSession` per project (real ruff
 server and basedpyright) stays open across that project's edits. After the
 pool's start, the pristine tree's diagnostics sort the project's files into
 those with pre-existing errors and those without (and, when the pool did not
@@ -242,7 +242,7 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
     from rein.config import ReinConfig
     from rein.harness import Event
     from rein.harness.events import GateResult
-    from rein.headless.host import HeadlessSession
+    from rein.hosting.headless import HeadlessSession
 
     model = _ScriptedModel()
     rng = random.Random(seed)

@@ -1,1 +1,2 @@
-"""headless layer (see docs/architecture.md)."""
+"""rein run, rein undo and rein mcp list (and the terminal's MCP questions);
+the folder they host is :mod:`rein.hosting`'s (see docs/architecture.md)."""

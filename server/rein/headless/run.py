@@ -16,8 +16,8 @@ from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest
-from rein.headless.host import HeadlessSession
 from rein.headless.mcp_ports import TerminalMcpPorts
+from rein.hosting.headless import HeadlessSession
 from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.session import Session, result_json

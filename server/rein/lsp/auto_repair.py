@@ -13,25 +13,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rein.harness import HarnessConfig
 from rein.harness.events import AutoRepair
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
-    from rein.harness import RunResult
-    from rein.harness.coordinators import DiagnosticsCoordinator
+    from rein.hosting.folder import FolderHost
     from rein.lsp.editor import EditorWorkspace
-    from rein.lsp.lm import EditorLmHost
-    from rein.lsp.models import ModelChoices
     from rein.session import Session
 
 __all__ = [
     "REPAIR_MAX_MODEL_TURNS",
     "REPAIR_MAX_REPAIR_ATTEMPTS",
     "AutoRepairer",
-    "RepairServer",
     "repair_config",
 ]
 
@@ -59,32 +56,34 @@ def repair_config(harness: HarnessConfig) -> HarnessConfig:
     )
 
 
-class RepairServer(Protocol):
-    """What :class:`AutoRepairer` uses of the server."""
-
-    @property
-    def config(self) -> ReinConfig: ...
-    @property
-    def model_choices(self) -> ModelChoices: ...
-    @property
-    def lm_host(self) -> EditorLmHost: ...
-    def adapters(self) -> tuple[EditorWorkspace, DiagnosticsCoordinator]: ...
-    def active_runs(self) -> list[Session]: ...
-    def new_session(self, **spec: Any) -> Session: ...
-    async def run_prompt(self, session: Session, text: str) -> RunResult: ...
-    def report_auto_repair(self, session: Session | None, event: AutoRepair) -> None: ...
-
-
 class AutoRepairer:
-    def __init__(self, server: RepairServer, debounce_s: float = DEBOUNCE_S) -> None:
-        self.server = server
+    """Auto-repair in the folder ``folder``: ``config`` gives the settings
+    now; ``new_session(**spec)`` makes the repair's session (as
+    ``rein/newSession`` would); ``report(session, event)`` tells the editor
+    of each start and outcome; ``waits_for_consent()`` says whether the
+    model a new session gets is the editor's and no person allowed it yet."""
+
+    def __init__(
+        self,
+        folder: FolderHost[EditorWorkspace],
+        config: Callable[[], ReinConfig],
+        new_session: Callable[..., Session],
+        report: Callable[[Session | None, AutoRepair], None],
+        waits_for_consent: Callable[[], bool],
+        debounce_s: float = DEBOUNCE_S,
+    ) -> None:
+        self.folder = folder
+        self._config = config
+        self._new_session = new_session
+        self._report = report
+        self._waits_for_consent = waits_for_consent
         self.debounce_s = debounce_s
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._running: dict[str, Session] = {}
         self._seen: set[tuple[str, str]] = set()
 
     def enabled(self) -> bool:
-        return self.server.config.auto_repair == "onSave"
+        return self._config().auto_repair == "onSave"
 
     def on_save(self, uri: str) -> None:
         if not self.enabled():
@@ -101,12 +100,12 @@ class AutoRepairer:
         session = self._running.get(uri)
         if session is not None and session.busy:
             session.abort("the person edited the file during auto-repair")
-            self.server.report_auto_repair(
+            self._report(
                 session, AutoRepair(phase="cancelled", uri=uri, reason="the person edited the file")
             )
 
     async def _errors(self, uri: str) -> list[str]:
-        workspace, coordinator = self.server.adapters()
+        workspace, coordinator = self.folder.workspace, self.folder.diagnostics
         rel = workspace.relative(uri)
         if rel is None:
             return []
@@ -121,33 +120,24 @@ class AutoRepairer:
                 return
             key = (uri, hashlib.sha256("\n".join(errors).encode()).hexdigest())
             if key in self._seen:
-                self.server.report_auto_repair(
+                self._report(
                     None,
                     AutoRepair(
                         phase="skipped", uri=uri, reason="these diagnostics were already tried"
                     ),
                 )
                 return
-            unusable = self.server.config.model.unusable
+            unusable = self._config().model.unusable
             if unusable is not None:
                 # The model settings are invalid (already reported): no run, no request.
-                self.server.report_auto_repair(
-                    None, AutoRepair(phase="skipped", uri=uri, reason=unusable)
-                )
+                self._report(None, AutoRepair(phase="skipped", uri=uri, reason=unusable))
                 return
-            if (
-                self.server.model_choices.current(None).provider == "vscode-lm"
-                and not self.server.lm_host.consented
-            ):
+            if self._waits_for_consent():
                 # No person started this run: the editor's models wait for consent.
-                self.server.report_auto_repair(
-                    None, AutoRepair(phase="skipped", uri=uri, reason=NO_CONSENT)
-                )
+                self._report(None, AutoRepair(phase="skipped", uri=uri, reason=NO_CONSENT))
                 return
-            if self.server.active_runs():
-                self.server.report_auto_repair(
-                    None, AutoRepair(phase="skipped", uri=uri, reason="a run is active")
-                )
+            if self.folder.manager.active():
+                self._report(None, AutoRepair(phase="skipped", uri=uri, reason="a run is active"))
                 return
             self._seen.add(key)
             await self._repair(uri, errors)
@@ -160,16 +150,15 @@ class AutoRepairer:
                 del self._pending[uri]
 
     async def _repair(self, uri: str, errors: list[str]) -> None:
-        workspace, _ = self.server.adapters()
-        rel = workspace.relative(uri) or uri
-        session = self.server.new_session(
+        rel = self.folder.workspace.relative(uri) or uri
+        session = self._new_session(
             mode="agent",
             title=f"Auto-repair {rel}",
             origin="autoRepair",
-            harness=repair_config(self.server.config.harness),
+            harness=repair_config(self._config().harness),
         )
         self._running[uri] = session
-        self.server.report_auto_repair(session, AutoRepair(phase="started", uri=uri))
+        self._report(session, AutoRepair(phase="started", uri=uri))
         listing = "\n".join(
             f"- line {int(e.split(':', 1)[0]) + 1}: {e.split(':', 2)[2]}" for e in errors
         )
@@ -179,8 +168,8 @@ class AutoRepairer:
             "fix needs it."
         )
         try:
-            result = await self.server.run_prompt(session, text)
-            self.server.report_auto_repair(
+            result = await self.folder.manager.run_prompt(session, text)
+            self._report(
                 session,
                 AutoRepair(phase="finished", uri=uri, status=result.status, reason=result.error),
             )

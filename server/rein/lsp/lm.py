@@ -11,6 +11,7 @@ use the editor's models: auto-repair, which no person starts, waits for it.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import uuid
 from collections.abc import Callable
@@ -19,11 +20,10 @@ from typing import Any, Protocol
 from lsprotocol import types as lsp_types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCProtocol
 
 from rein.lsp.channel import method_not_found
 
-__all__ = ["CHAT", "DELTA", "EditorLmHost", "LmHandlerServer", "LmServer", "register"]
+__all__ = ["CHAT", "DELTA", "EditorLmHost", "LmHandlerServer", "LmWire", "register"]
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +57,13 @@ class _Turn:
             self.complete.set()
 
 
-class LmServer(Protocol):
-    """What :class:`EditorLmHost` uses of the server: its JSON-RPC protocol."""
+class LmWire(Protocol):
+    """What :class:`EditorLmHost` uses of the server's JSON-RPC protocol."""
 
-    @property
-    def protocol(self) -> JsonRPCProtocol: ...
+    def send_request(
+        self, method: str, params: Any, *, msg_id: str | None = ...
+    ) -> concurrent.futures.Future[Any]: ...
+    def notify(self, method: str, params: Any) -> None: ...
 
 
 class LmHandlerServer(Protocol):
@@ -73,11 +75,11 @@ class LmHandlerServer(Protocol):
 
 class EditorLmHost:
     """:class:`~rein.providers.vscode_lm.LmHost` over the language server's
-    client. ``consented``: a person has allowed the editor's models (the
-    client's ``rein/lm/consent``)."""
+    client, over the server's protocol ``wire``. ``consented``: a person
+    has allowed the editor's models (the client's ``rein/lm/consent``)."""
 
-    def __init__(self, server: LmServer) -> None:
-        self._server = server
+    def __init__(self, wire: LmWire) -> None:
+        self._wire = wire
         self._turns: dict[str, _Turn] = {}
         self.consented = False
 
@@ -90,9 +92,7 @@ class EditorLmHost:
         request_id = params["requestId"]
         msg_id = str(uuid.uuid4())
         turn = self._turns[request_id] = _Turn(on_delta)
-        answer = asyncio.wrap_future(
-            self._server.protocol.send_request(CHAT, params, msg_id=msg_id)
-        )
+        answer = asyncio.wrap_future(self._wire.send_request(CHAT, params, msg_id=msg_id))
         # The client's answer to a cancelled request still completes the
         # pending future: retrieved and dropped here, never set on a
         # cancelled one.
@@ -130,9 +130,7 @@ class EditorLmHost:
 
     def _cancel(self, msg_id: str) -> None:
         try:
-            self._server.protocol.notify(
-                lsp_types.CANCEL_REQUEST, lsp_types.CancelParams(id=msg_id)
-            )
+            self._wire.notify(lsp_types.CANCEL_REQUEST, lsp_types.CancelParams(id=msg_id))
         except Exception:
             log.debug("could not send $/cancelRequest for rein/lm/chat", exc_info=True)
 

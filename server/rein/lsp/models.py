@@ -15,6 +15,7 @@ new model, a running child keeps its own.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -30,22 +31,13 @@ if TYPE_CHECKING:
 
 # The handlers import the rest of Rein when first called (see features.py).
 
-__all__ = ["LM_MODELS", "ModelChoices", "ModelsHandlerServer", "ModelsServer", "register"]
+__all__ = ["LM_MODELS", "ModelChoices", "ModelsHandlerServer", "register"]
 
 log = logging.getLogger(__name__)
 
 #: Server -> client: the editor's language models ``{} -> {models: [{id,
 #: vendor, family, name}]}``.
 LM_MODELS = "rein/lm/models"
-
-
-class ModelsServer(Protocol):
-    """What :class:`ModelChoices` uses of the server: the configured model
-    and how a model is built."""
-
-    @property
-    def config(self) -> ReinConfig: ...
-    def build_model(self, config: ModelConfig) -> Model: ...
 
 
 class ModelsHandlerServer(Protocol):
@@ -64,10 +56,15 @@ class ModelsHandlerServer(Protocol):
 
 class ModelChoices:
     """The choices made with ``rein/setModel``: one for every session, one
-    for the sessions made from now on, and one per session."""
+    for the sessions made from now on, and one per session. ``config``
+    gives the configured model now; ``build_model`` builds the model a
+    configuration describes (ConfigError when it cannot)."""
 
-    def __init__(self, server: ModelsServer) -> None:
-        self._server = server
+    def __init__(
+        self, config: Callable[[], ReinConfig], build_model: Callable[[ModelConfig], Model]
+    ) -> None:
+        self._config = config
+        self._build_model = build_model
         #: The model of every session without a choice of its own.
         self.everywhere: Choice | None = None
         #: The model a new session starts with.
@@ -90,7 +87,7 @@ class ModelChoices:
             choice = self.per_session.get(session_id) or self.everywhere
         if choice is not None:
             return choice
-        configured = self._server.config.model
+        configured = self._config().model
         return Choice(configured.provider, configured.model)
 
     def on_new_session(self, session: Session) -> None:
@@ -111,7 +108,7 @@ class ModelChoices:
         from rein.lsp._lm_params import chosen_config
         from rein.providers.vscode_lm import VsCodeLmModel
 
-        model = self._server.build_model(chosen_config(self._server.config.model, choice))
+        model = self._build_model(chosen_config(self._config().model, choice))
         if isinstance(model, VsCodeLmModel):
             model.session_id = session_id
         return model

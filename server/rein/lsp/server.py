@@ -34,16 +34,17 @@ if TYPE_CHECKING:
     from rein.disk.watcher import DiskWatcher
     from rein.harness import RunResult
     from rein.harness.coordinators import DiagnosticsCoordinator
-    from rein.harness.events import AutoRepair
+    from rein.harness.events import AutoRepair, Event
     from rein.harness.generations import MutationLog
     from rein.harness.ports import Model
+    from rein.hosting.folder import FolderHost
+    from rein.hosting.preview import FolderPreview
     from rein.lsp.approvals import ApprovalRegistry
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorWorkspace
     from rein.lsp.editor_diagnostics import EditorDiagnostics
     from rein.lsp.lm import EditorLmHost
     from rein.lsp.models import ModelChoices
-    from rein.lsp.preview import ServerPreview
     from rein.mcp.manager import McpManager
     from rein.providers._http import HttpClients
     from rein.providers.config import ModelConfig
@@ -82,13 +83,10 @@ class ReinServer(LanguageServer):
         self._reported_config_errors: set[tuple[str, str]] = set()
         #: The adapters' narrow view of the client.
         self.client = ClientChannel(self, bound=lambda method: request_bound(self.config, method))
-        self._mutations: MutationLog | None = None
-        self._adapters: tuple[EditorWorkspace, DiagnosticsCoordinator] | None = None
+        #: The workspace folder's shared parts, made on first use.
+        self._folder: FolderHost[EditorWorkspace] | None = None
         self._editor_diagnostics: EditorDiagnostics | None = None
-        self._manager: SessionManager | None = None
-        self._preview: ServerPreview | None = None
         self._auto_repair: AutoRepairer | None = None
-        self._watcher: DiskWatcher | None = None
         self._watch_task: asyncio.Future[None] | None = None
         #: Tests and embedders may replace how models are made.
         self.model_factory: Any = None
@@ -101,7 +99,6 @@ class ReinServer(LanguageServer):
         self._evicted_seq: dict[str, int] = {}
         #: The HTTP clients every session's model shares.
         self._http_clients: HttpClients | None = None
-        self._mcp: McpManager | None = None
         self._lm_host: EditorLmHost | None = None
         self._model_choices: ModelChoices | None = None
         self._approvals: ApprovalRegistry | None = None
@@ -245,20 +242,22 @@ class ReinServer(LanguageServer):
         return (Path(root) if root else Path(os.getcwd())).resolve()
 
     @property
-    def mutations(self) -> MutationLog:
-        if self._mutations is None:
+    def folder(self) -> FolderHost[EditorWorkspace]:
+        """The workspace folder's shared parts (:class:`rein.hosting.folder.
+        FolderHost`: the mutation log, the diagnostics coordinator, the
+        preview, the disk watcher, MCP and the sessions) over the editor's
+        documents and diagnostics."""
+        if self._folder is None:
             from rein.harness.generations import MutationLog
-
-            self._mutations = MutationLog()
-        return self._mutations
-
-    def adapters(self) -> tuple[EditorWorkspace, DiagnosticsCoordinator]:
-        if self._adapters is None:
-            from rein.harness.coordinators import DiagnosticsCoordinator
+            from rein.hosting.folder import FolderHost, FolderNotices
             from rein.lsp.editor import EditorWorkspace
             from rein.lsp.editor_diagnostics import EditorDiagnostics
+            from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
+            from rein.lsp.mcp_ports import EditorMcpPorts
+            from rein.store import default_storage_path
 
-            workspace = EditorWorkspace(self.client, self.root, self.mutations)
+            mutations = MutationLog()
+            workspace = EditorWorkspace(self.client, self.root, mutations)
             analyzer = self.config.gates.analyzer
             source = EditorDiagnostics(
                 self.client,
@@ -267,15 +266,49 @@ class ReinServer(LanguageServer):
                 answer_timeout_s=analyzer.request_timeout_ms / 1000.0,
                 pending_wait_s=analyzer.max_wait_ms / 1000.0,
             )
-            coordinator = DiagnosticsCoordinator(
-                source, quiet_ms=analyzer.quiet_period_ms, max_wait_ms=analyzer.max_wait_ms
+            folder = FolderHost(
+                self.root,
+                lambda: self.config,
+                mutations,
+                workspace,
+                source,
+                self._make_model,
+                storage=lambda: self.config.storage_path or str(default_storage_path()),
+                emit=self._preview_event,
+                note_external=workspace.note_external,
+                # A save of an open buffer is no external change: the watcher
+                # compares the disk's text with the buffer's, off the event loop.
+                known_text=workspace.buffer_text,
+                on_watch=self._run_watcher,
+                approver=lambda session_id: EditorApprover(self.client, session_id),
+                user=lambda session_id: EditorUserChannel(self.client, session_id),
+                approval_rules=lambda session_id: self.approvals.book(session_id),
+                mcp_ports=EditorMcpPorts(
+                    self.client, lambda: Path(self.config.storage_path or default_storage_path())
+                ),
+                notices=FolderNotices(
+                    self._store_error, self._checkpoint_error, self._store_notice
+                ),
+                evict=True,
             )
-            self.mutations.subscribe(coordinator.notify_mutation)
-            self.mutations.subscribe(source.notify_mutation)
-            workspace.on_sending = coordinator.expect
+            mutations.subscribe(source.notify_mutation)
+            workspace.on_sending = folder.diagnostics.expect
             self._editor_diagnostics = source
-            self._adapters = (workspace, coordinator)
-        return self._adapters
+            self._folder = folder
+            manager = folder.manager
+            manager.on_new_session.append(self._stream_session)
+            manager.on_evict.append(self._drop_stream)
+            manager.on_new_session.append(self.model_choices.on_new_session)
+            manager.on_evict.append(self.model_choices.forget)
+        return self._folder
+
+    @property
+    def mutations(self) -> MutationLog:
+        return self.folder.mutations
+
+    def adapters(self) -> tuple[EditorWorkspace, DiagnosticsCoordinator]:
+        folder = self.folder
+        return folder.workspace, folder.diagnostics
 
     def on_diagnostics_changed(
         self, uris: list[str], versions: dict[str, int] | None = None
@@ -311,44 +344,40 @@ class ReinServer(LanguageServer):
             self._editor_diagnostics.notify_changed(paths)
 
     @property
-    def preview(self) -> ServerPreview:
+    def preview(self) -> FolderPreview:
         """The preview, one per server, shared by the sessions."""
-        if self._preview is None:
-            from rein.lsp.preview import ServerPreview
+        return self.folder.preview
 
-            self._preview = ServerPreview(self)
-        return self._preview
+    def _preview_event(self, event: Event) -> None:
+        """The preview's events outside a run: sent with ``sessionId: null``."""
+        self.send_event(
+            {"sessionId": None, "runId": None, "seq": 0, "event": event.model_dump(mode="json")}
+        )
 
     @property
     def auto_repair(self) -> AutoRepairer:
         if self._auto_repair is None:
             from rein.lsp.auto_repair import AutoRepairer
 
-            self._auto_repair = AutoRepairer(self)
+            self._auto_repair = AutoRepairer(
+                self.folder,
+                lambda: self.config,
+                self.new_session,
+                self.report_auto_repair,
+                self._waits_for_lm_consent,
+            )
         return self._auto_repair
+
+    def _waits_for_lm_consent(self) -> bool:
+        """A run no person started would use the editor's models, which no
+        person allowed yet."""
+        return (
+            self.model_choices.current(None).provider == "vscode-lm" and not self.lm_host.consented
+        )
 
     def session_ports(self) -> SessionPorts:
         """The editor's ports for :func:`rein.session.build_session`."""
-        from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
-        from rein.process.runner import SubprocessRunner
-        from rein.session import SessionPorts
-
-        workspace, coordinator = self.adapters()
-        watcher = self.disk_watcher()
-        return SessionPorts(
-            root=self.root,
-            workspace=workspace,
-            diagnostics=coordinator,
-            runner=SubprocessRunner(str(self.root)),
-            approver=lambda session_id: EditorApprover(self.client, session_id),
-            user=lambda session_id: EditorUserChannel(self.client, session_id),
-            preview_gates=self.preview.gates,
-            model_factory=self._model_factory(self.model_factory or self.create_model),
-            changes=self.mutations,
-            settle_changes=watcher.settle,
-            mcp=self.mcp,
-            approval_rules=self.approvals.book,
-        )
+        return self.folder.ports()
 
     @property
     def approvals(self) -> ApprovalRegistry:
@@ -363,27 +392,14 @@ class ReinServer(LanguageServer):
     @property
     def mcp(self) -> McpManager:
         """The workspace's MCP servers, one manager shared by the sessions."""
-        if self._mcp is None:
-            from rein.lsp.mcp_ports import EditorMcpPorts
-            from rein.mcp.hosting import workspace_manager
-            from rein.store import default_storage_path
+        return self.folder.mcp
 
-            ports = EditorMcpPorts(
-                self.client, lambda: Path(self.config.storage_path or default_storage_path())
-            )
-            self._mcp = workspace_manager(self.root, lambda: self.config, ports)
-        return self._mcp
-
-    @staticmethod
-    def _model_factory(make: Callable[[ModelConfig], Model]) -> Callable[[ModelConfig], Model]:
-        """``make``, refusing an unusable model configuration first (also
-        when tests or embedders replace how models are made)."""
-
-        def factory(config: ModelConfig) -> Model:
-            config.check_usable()
-            return make(config)
-
-        return factory
+    def _make_model(self, config: ModelConfig) -> Model:
+        """A session's model, refusing an unusable model configuration first
+        (also when tests or embedders replace how models are made)."""
+        config.check_usable()
+        make: Callable[[ModelConfig], Model] = self.model_factory or self.create_model
+        return make(config)
 
     def create_model(self, config: ModelConfig) -> Any:
         """A session's model (the model picker's choice first, rein/setModel);
@@ -407,7 +423,7 @@ class ReinServer(LanguageServer):
         if self._lm_host is None:
             from rein.lsp.lm import EditorLmHost
 
-            self._lm_host = EditorLmHost(self)
+            self._lm_host = EditorLmHost(self.protocol)
         return self._lm_host
 
     @property
@@ -416,7 +432,7 @@ class ReinServer(LanguageServer):
         if self._model_choices is None:
             from rein.lsp.models import ModelChoices
 
-            self._model_choices = ModelChoices(self)
+            self._model_choices = ModelChoices(lambda: self.config, self.build_model)
         return self._model_choices
 
     def disk_watcher(self) -> DiskWatcher:
@@ -424,47 +440,16 @@ class ReinServer(LanguageServer):
         (a command the run started, a formatter): they are mutations of
         origin "external", and while a run's command runs they count for
         that run. Started with the first session."""
-        if self._watcher is None:
-            from rein.disk.watcher import DiskWatcher
+        return self.folder.disk_watcher()
 
-            workspace, _ = self.adapters()
-            preview = self.preview
-
-            def external(paths: tuple[str, ...]) -> None:
-                # The preview's own files (its log, its listed outputs) are no change.
-                kept = tuple(preview.without_outputs(paths))
-                if kept:
-                    workspace.note_external(kept)
-
-            # A save of an open buffer is no external change: the watcher
-            # compares the disk's text with the buffer's, off the event loop.
-            self._watcher = DiskWatcher(self.root, external, known_text=workspace.buffer_text)
-            self.mutations.subscribe(self._watcher.on_own_mutation)
-            self._watch_task = asyncio.ensure_future(self._watcher.run())
-        return self._watcher
+    def _run_watcher(self, watcher: DiskWatcher) -> None:
+        self._watch_task = asyncio.ensure_future(watcher.run())
 
     # -------------------------------------------------------------- sessions
 
     @property
     def manager(self) -> SessionManager:
-        if self._manager is None:
-            from rein.session import SessionManager
-            from rein.store import default_storage_path
-
-            self._manager = SessionManager(
-                lambda: self.config,
-                self.session_ports,
-                storage=lambda: self.config.storage_path or str(default_storage_path()),
-                on_store_error=self._store_error,
-                on_checkpoint_error=self._checkpoint_error,
-                on_store_notice=self._store_notice,
-                evict=True,
-            )
-            self._manager.on_new_session.append(self._stream_session)
-            self._manager.on_evict.append(self._drop_stream)
-            self._manager.on_new_session.append(self.model_choices.on_new_session)
-            self._manager.on_evict.append(self.model_choices.forget)
-        return self._manager
+        return self.folder.manager
 
     def _store_error(self, message: str) -> None:
         self.window_show_message(
@@ -511,7 +496,7 @@ class ReinServer(LanguageServer):
         """What the server holds (``rein/serverState``): sessions in memory,
         open HTTP clients, live progress tokens, event streams."""
         return {
-            "sessionsInMemory": sorted(self.sessions) if self._manager is not None else [],
+            "sessionsInMemory": sorted(self.sessions) if self._folder is not None else [],
             "httpClients": self._http_clients.open if self._http_clients is not None else 0,
             "progressTokens": len(self.work_done_progress.tokens),
             "streams": len(self.streams),
@@ -555,21 +540,16 @@ class ReinServer(LanguageServer):
 
     async def shutdown_sessions(self) -> None:
         """Abort every run and stop the preview (the ``shutdown`` request)."""
-        if self._manager is not None:
-            for session in self._manager.sessions.values():
+        if self._folder is not None:
+            for session in self._folder.manager.sessions.values():
                 session.abort("the server is shutting down")
-        if self._preview is not None:
-            await self._preview.shutdown()
-        if self._watcher is not None:
-            self._watcher.stop()
-        if self._mcp is not None:
-            await self._mcp.aclose()
+            await self._folder.close()
         if self._http_clients is not None:
             await self._http_clients.aclose()
 
     def kill_preview(self) -> None:
-        if self._preview is not None:
-            self._preview.kill_now()
+        if self._folder is not None:
+            self._folder.preview.kill_now()
 
     # ---------------------------------------------------------------- events
 

@@ -130,7 +130,7 @@ def headless(
     """A HeadlessSession (real analyzers, gates from the configuration) on the
     rig's folder; ``rig.config`` is merged last into ``config``. ``stored``:
     sessions go to a SQLite store in the folder (``resume`` one of them)."""
-    from rein.headless.host import HeadlessSession
+    from rein.hosting.headless import HeadlessSession
 
     if not (rig.root / "app.py").exists():
         (rig.root / "app.py").write_text(APP)

@@ -1,12 +1,13 @@
-"""The language server's preview: one per server (one workspace), shared by
-its sessions, stopped on shutdown and exit.
+"""A folder's preview: one per workspace folder, shared by its sessions,
+whichever host serves the folder.
 
 The coordinator is made on first use with the current ``gates.preview`` and
 follows configuration changes (a new command applies from the next start).
-It listens to the server's mutations from its creation on, so a program that
-reloads itself is observed from the write that made it reload.
-Its events go to the stream of the session whose run caused them (through
-the gates); the others are sent with ``sessionId: null``.
+It listens to the folder's mutations from its creation on, so a program that
+reloads itself is observed from the write that made it reload. Its events
+outside a run go to ``emit`` (the language server sends them with
+``sessionId: null``; ``rein run`` to its listeners); its background work is
+started with ``spawn`` (by default an asyncio task, kept until it ends).
 """
 
 from __future__ import annotations
@@ -14,63 +15,64 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from pathlib import Path
+from typing import Any, Literal
 
+from rein.harness.config import PreviewGateConfig
 from rein.harness.events import Event
 from rein.harness.gates import Gate
+from rein.harness.generations import MutationLog
 from rein.harness.preview import PreviewCoordinator, PreviewOutcome
 from rein.harness.preview_gates import preview_gates
 from rein.process.preview import SubprocessPreviewFactory
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from rein.config import ReinConfig
-    from rein.harness.generations import MutationLog
-
-__all__ = ["PreviewServer", "ServerPreview"]
+__all__ = ["FolderPreview", "PreviewAction"]
 
 log = logging.getLogger(__name__)
 
 PreviewAction = Literal["start", "stop", "restart", "status"]
 
-
-class PreviewServer(Protocol):
-    """What :class:`ServerPreview` uses of the server."""
-
-    @property
-    def config(self) -> ReinConfig: ...
-    @property
-    def root(self) -> Path: ...
-    @property
-    def mutations(self) -> MutationLog: ...
-    def send_event(self, payload: dict[str, Any]) -> None: ...
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
-class ServerPreview:
-    def __init__(self, server: PreviewServer) -> None:
-        self.server = server
+class FolderPreview:
+    """The preview of the folder at ``root``: ``config`` gives the current
+    ``gates.preview`` settings, ``mutations`` is the folder's log."""
+
+    def __init__(
+        self,
+        root: Path,
+        config: Callable[[], PreviewGateConfig],
+        mutations: MutationLog,
+        emit: Callable[[Event], None],
+        spawn: Spawn | None = None,
+    ) -> None:
+        self._root = root
+        self._config = config
+        self._mutations = mutations
+        self._emit = emit
+        self._spawn = spawn or self._task
         self._coordinator: PreviewCoordinator | None = None
         self._tasks: set[asyncio.Future[None]] = set()
 
     @property
     def coordinator(self) -> PreviewCoordinator:
-        config = self.server.config.gates.preview
+        config = self._config()
         if self._coordinator is None:
             self._coordinator = PreviewCoordinator(
-                SubprocessPreviewFactory(str(self.server.root)),
+                SubprocessPreviewFactory(str(self._root)),
                 config,
                 emit=self._emit,
                 spawn=self._spawn,
             )
-            self.server.mutations.subscribe(self._coordinator.on_mutation)
+            self._mutations.subscribe(self._coordinator.on_mutation)
         elif self._coordinator.config != config:
             self._coordinator.configure(config)
         return self._coordinator
 
     def gates(self) -> list[Gate]:
         """The preview gates for a new session's pipeline (none when off)."""
-        if not self.server.config.gates.preview.enabled:
+        if not self._config().enabled:
             return []
         return preview_gates(self.coordinator)
 
@@ -81,20 +83,16 @@ class ServerPreview:
             return paths
         return self.coordinator.without_outputs(paths)
 
-    def _spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    def _task(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
         task = asyncio.ensure_future(fn())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _emit(self, event: Event) -> None:
-        self.server.send_event(
-            {"sessionId": None, "runId": None, "seq": 0, "event": event.model_dump(mode="json")}
-        )
-
     async def handle(self, action: PreviewAction) -> dict[str, Any]:
-        """``rein/preview`` and the ``rein.preview.*`` commands."""
+        """Start, stop or restart the preview (``rein/preview`` and the
+        ``rein.preview.*`` commands) and say its status."""
         preview = self.coordinator
-        generation = self.server.mutations.latest
+        generation = self._mutations.latest
         outcome: PreviewOutcome | None = None
         if action == "start":
             outcome = await preview.start(generation)

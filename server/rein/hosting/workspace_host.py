@@ -1,15 +1,16 @@
 """One folder on disk, hosted for any number of sessions.
 
-:class:`WorkspaceHost` is what ``rein run`` and ``rein acp`` share: the disk
-workspace and its mutation log, the file watcher, the analyzer pool and the
-diagnostics coordinator over it, the preview, the workspace's MCP servers and
-the :class:`~rein.session.SessionManager` with its SQLite store. The sessions
-themselves come from :func:`rein.session.build_session` through
-:meth:`WorkspaceHost.ports`; what differs per host (who approves, who answers
-``ask_user``, where commands run, whose view of a file is the truth) is
-passed in as per-session factories and an optional workspace wrapper.
+:class:`WorkspaceHost` is what ``rein run`` and ``rein acp`` share: a
+:class:`~rein.hosting.folder.FolderHost` (the mutation log, the diagnostics
+coordinator, the preview, the file watcher, the workspace's MCP servers and
+the :class:`~rein.session.SessionManager` with its SQLite store) over the
+disk workspace and the headless analyzer pool. The sessions themselves come
+from :func:`rein.session.build_session` through :meth:`WorkspaceHost.ports`;
+what differs per host (who approves, who answers ``ask_user``, where
+commands run, whose view of a file is the truth) is passed in as per-session
+factories and an optional workspace wrapper.
 
-``rein run`` puts one session over it (:class:`rein.headless.host.HeadlessSession`);
+``rein run`` puts one session over it (:class:`rein.hosting.headless.HeadlessSession`);
 ``rein acp`` keeps one host per distinct ``cwd`` and all the sessions of that
 folder (:mod:`rein.acp.host`). Use it as an async context manager: it opens
 the store, starts the analyzers (and waits for their baseline, bounded), the
@@ -31,9 +32,7 @@ from rein.config import ReinConfig
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
-from rein.disk.watcher import DiskWatcher
 from rein.harness import Event
-from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import (
     ApprovalRuleBook,
@@ -44,14 +43,10 @@ from rein.harness.ports import (
     UserChannel,
     Workspace,
 )
-from rein.harness.preview import PreviewCoordinator
-from rein.harness.preview_gates import preview_gates
+from rein.hosting.folder import FolderHost, FolderNotices
 from rein.mcp.config import McpConfigPorts
-from rein.mcp.hosting import workspace_manager
-from rein.process.preview import SubprocessPreviewFactory
-from rein.process.runner import SubprocessRunner
 from rein.providers.config import ModelConfig
-from rein.session import SessionManager, SessionPorts
+from rein.session import SessionPorts
 
 __all__ = ["BASELINE_LIMIT_S", "KeepsTexts", "WorkspaceHost"]
 
@@ -115,17 +110,12 @@ class WorkspaceHost:
         self.root = Path(root).resolve()
         self.config = config
         self.model_factory = model_factory
-        self._approver = approver
-        self._user = user
-        self._commands = commands
-        self._approval_rules = approval_rules
-        self.mutations = MutationLog()
+        mutations = MutationLog()
         self.disk = DiskWorkspace(self.root)
         #: What the sessions read and write through (the disk, or a view over it).
         self.view: Workspace = wrap_workspace(self.disk) if wrap_workspace else self.disk
-        self.workspace = TrackedWorkspace(self.view, self.mutations)
+        workspace = TrackedWorkspace(self.view, mutations)
         known = self.view.text_of if isinstance(self.view, KeepsTexts) else None
-        self.runner = SubprocessRunner(str(self.root))
         gates_config = self.config.gates
         self.pool = AnalyzerPool(
             self.root,
@@ -138,60 +128,52 @@ class WorkspaceHost:
             request_timeout_ms=gates_config.analyzer.request_timeout_ms,
             read=known,
         )
-        self.diagnostics = DiagnosticsCoordinator(
-            self.pool,
-            quiet_ms=gates_config.analyzer.quiet_period_ms,
-            max_wait_ms=gates_config.analyzer.max_wait_ms,
-        )
-        self.mutations.subscribe(self.diagnostics.notify_mutation)
-        self.mutations.subscribe(self.pool.on_mutation)
-        self.watcher = (
-            DiskWatcher(self.root, self._external_change, known_text=known) if watch else None
-        )
-        if self.watcher is not None:
-            self.mutations.subscribe(self.watcher.on_own_mutation)
-        #: Preview events outside a run go to these listeners.
-        self.preview_listeners: list[Callable[[Event], None]] = []
-        self.preview = PreviewCoordinator(
-            SubprocessPreviewFactory(str(self.root)),
-            gates_config.preview,
-            emit=self._preview_event,
-            spawn=self._spawn,
-        )
-        self.mutations.subscribe(self.preview.on_mutation)
-        self.manager = SessionManager(
+        #: The folder's shared parts (mutation log, coordinator, preview,
+        #: watcher, MCP, sessions) over the disk and the analyzers.
+        self.folder: FolderHost[TrackedWorkspace] = FolderHost(
+            self.root,
             lambda: self.config,
-            self.ports,
+            mutations,
+            workspace,
+            self.pool,
+            model_factory,
             storage=lambda: storage,
-            on_checkpoint_error=lambda message: self.report(f"checkpoints: {message}"),
-            on_store_notice=lambda message: self.report(f"sessions: {message}"),
+            emit=self._preview_event,
+            note_external=self._external_change,
+            known_text=known,
+            spawn=self._spawn,
+            watch=watch,
+            approver=approver,
+            user=user,
+            commands=commands,
+            approval_rules=approval_rules,
+            mcp_ports=mcp_ports,
+            notices=FolderNotices(
+                checkpoint_error=lambda message: self.report(f"checkpoints: {message}"),
+                store_notice=lambda message: self.report(f"sessions: {message}"),
+            ),
             recover_interrupted=recover_interrupted,
         )
+        self.mutations = mutations
+        self.workspace = workspace
+        self.runner = self.folder.runner
+        self.diagnostics = self.folder.diagnostics
+        mutations.subscribe(self.pool.on_mutation)
+        self.watcher = self.folder.disk_watcher() if watch else None
+        #: Preview events outside a run go to these listeners.
+        self.preview_listeners: list[Callable[[Event], None]] = []
+        #: The preview, made now: it observes the folder from the start.
+        self.preview = self.folder.preview.coordinator
+        self.manager = self.folder.manager
         #: What went wrong around the sessions (said once each, in order).
         self.reports: list[str] = []
         #: The workspace's MCP servers (started by the first run that needs tools).
-        self.mcp = workspace_manager(self.root, lambda: self.config, mcp_ports)
+        self.mcp = self.folder.mcp
         self._stack: AsyncExitStack | None = None
         self._tg: anyio.abc.TaskGroup | None = None
 
     def ports(self) -> SessionPorts:
-        return SessionPorts(
-            root=self.root,
-            workspace=self.workspace,
-            diagnostics=self.diagnostics,
-            runner=self.runner,
-            approver=self._approver,
-            user=self._user,
-            preview_gates=lambda: (
-                preview_gates(self.preview) if self.config.gates.preview.enabled else []
-            ),
-            model_factory=self.model_factory,
-            changes=self.mutations,
-            settle_changes=self.watcher.settle if self.watcher is not None else None,
-            mcp=self.mcp,
-            commands=self._commands,
-            approval_rules=self._approval_rules,
-        )
+        return self.folder.ports()
 
     # ------------------------------------------------------------- plumbing
 
@@ -219,10 +201,6 @@ class WorkspaceHost:
         self._tg.start_soon(fn)
 
     def _external_change(self, paths: tuple[str, ...]) -> None:
-        # The preview's own files (its log, its listed outputs) are no change.
-        paths = tuple(self.preview.without_outputs(paths))
-        if not paths:
-            return
         mutation: Mutation = self.disk.note_external_change(paths)
         self.mutations.record(mutation)
 

@@ -1,5 +1,5 @@
 """The headless host: everything ``rein run``, ``rein demo`` and the evals
-need, one session over a :class:`~rein.headless.workspace_host.WorkspaceHost`.
+need, one session over a :class:`~rein.hosting.workspace_host.WorkspaceHost`.
 
 The workspace host has the ports (disk workspace + mutation log + file
 watcher + analyzer pool + diagnostics coordinator + preview + the session
@@ -28,7 +28,7 @@ from rein.harness.errors import ConfigError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ApprovalRequest, Approver, Model, UserChannel
 from rein.harness.preview import PreviewCoordinator
-from rein.headless.workspace_host import BASELINE_LIMIT_S, WorkspaceHost
+from rein.hosting.workspace_host import BASELINE_LIMIT_S, WorkspaceHost
 from rein.mcp.config import McpConfigPorts
 from rein.mcp.manager import McpManager
 from rein.process.runner import SubprocessRunner
