@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.config import ReinConfig, load_config
-from rein.harness.checkpoints import FileChange, FileVersion, MemoryCheckpointStore
+from rein.checkpoints.model import FileChange, FileVersion, MemoryCheckpointStore
 from rein.harness.events import CheckpointDropped, Event
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel

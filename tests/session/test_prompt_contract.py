@@ -39,7 +39,7 @@ from pygls.workspace import Workspace
 
 from rein.config import load_config
 from rein.harness.agent import RunResult
-from rein.harness.plan_act import NON_WORK_TOOLS
+from rein.flows.plan_act import NON_WORK_TOOLS
 from rein.harness.prompts import NO_COMMAND, NO_WRITE
 from rein.headless.host import HeadlessSession
 from rein.lsp import create_server

@@ -44,8 +44,8 @@ from rein.harness.ports import (
     UserChannel,
     Workspace,
 )
-from rein.harness.preview import PreviewCoordinator
-from rein.harness.preview_gates import preview_gates
+from rein.preview.coordinator import PreviewCoordinator
+from rein.preview.gates import preview_gates
 from rein.mcp.config import McpConfigPorts
 from rein.mcp.hosting import workspace_manager
 from rein.process.preview import SubprocessPreviewFactory

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rein.harness.events import Event
 from rein.harness.gates import Gate
-from rein.harness.preview import PreviewCoordinator, PreviewOutcome
-from rein.harness.preview_gates import preview_gates
+from rein.preview.coordinator import PreviewCoordinator, PreviewOutcome
+from rein.preview.gates import preview_gates
 from rein.process.preview import SubprocessPreviewFactory
 
 if TYPE_CHECKING:

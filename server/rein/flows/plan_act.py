@@ -35,7 +35,7 @@ from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUp
 from rein.harness.gates import GatePipeline
 from rein.harness.messages import Usage
 from rein.harness.output import OutputTool, output_of
-from rein.harness.plan_snapshot import PlanSnapshot
+from rein.flows.plan_snapshot import PlanSnapshot
 from rein.harness.prompts import planner_prompt
 from rein.harness.run_record import RunMutation
 from rein.harness.run_types import RunOptions

@@ -19,8 +19,8 @@ files are the preview's own (``gates.preview.outputs``, and what it holds
 open for writing): they leave those out of the external changes.
 
 The gates that use it (load, runtime observation, start) are in
-:mod:`rein.harness.preview_gates`; its output bookkeeping and error finding
-in :mod:`rein.harness._preview_output`.
+:mod:`rein.preview.gates`; its output bookkeeping and error finding
+in :mod:`rein.preview.output_log`.
 
 Events (preview_started, preview_reloaded, preview_output, preview_error,
 preview_stopped) go to the emit of the run that caused them, else to the
@@ -42,8 +42,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import anyio
 import anyio.lowlevel
 
-from rein.harness._preview_output import OutputLog, find_errors, headline
-from rein.harness._preview_paths import is_code, is_preview_output
+from rein.preview.output_log import OutputLog, find_errors, headline
+from rein.harness.path_globs import is_code, is_preview_output
 from rein.harness.config import PreviewGateConfig
 from rein.harness.events import (
     Emit,

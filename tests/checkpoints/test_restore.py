@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     FileChange,
@@ -12,7 +12,7 @@ from rein.harness.checkpoints import (
 )
 from rein.harness.errors import RestoreError, ToolError
 from rein.harness.ports import Mutation
-from rein.harness.restore import (
+from rein.checkpoints.restore import (
     RestoreRequest,
     in_scope,
     restore_note,
@@ -352,7 +352,7 @@ async def test_an_unreadable_current_file_is_a_conflict() -> None:
 
 
 def test_the_note_says_what_was_restored_and_what_conflicted() -> None:
-    from rein.harness.restore import Conflict, RestoredFile, RestoreResult
+    from rein.checkpoints.restore import Conflict, RestoredFile, RestoreResult
 
     note = restore_note(
         RestoreResult(

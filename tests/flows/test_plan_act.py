@@ -11,7 +11,7 @@ from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.events import PlanStep
 from rein.harness.gates import AnalyzerGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
+from rein.flows.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
 from rein.harness.ports import ModelOptions, Mutation
 from rein.harness.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
