@@ -11,8 +11,6 @@ from typing import Any
 import anyio
 import pytest
 
-from rein.disk.disk_workspace import DiskWorkspace
-from rein.harness import Agent, ToolRegistry
 from rein.checkpoints.capture import COMMAND_BEFORE, CheckpointCapture, changes_json
 from rein.checkpoints.model import (
     CheckpointChange,
@@ -21,10 +19,12 @@ from rein.checkpoints.model import (
     MemoryCheckpointStore,
     text_hash,
 )
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.flows.subagents import SubagentSpawner
+from rein.harness import Agent, ToolRegistry
 from rein.harness.events import CheckpointDropped, Event, RunStart
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.run_record import RunRecord, recording
-from rein.flows.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rein.checkpoints.views import checkpoint_content, list_checkpoints, net_changes
 from rein.checkpoints.model import CheckpointChange, FileChange, FileVersion
-from rein.harness.errors import RestoreError
 from rein.checkpoints.restore import RestoreRequest
+from rein.checkpoints.views import checkpoint_content, list_checkpoints, net_changes
+from rein.harness.errors import RestoreError
 from tests.fakes.checkpoints import CheckpointJournal
 
 SID = CheckpointJournal.SID

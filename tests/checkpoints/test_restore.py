@@ -10,14 +10,14 @@ from rein.checkpoints.model import (
     FileChange,
     FileVersion,
 )
-from rein.harness.errors import RestoreError, ToolError
-from rein.harness.ports import Mutation
 from rein.checkpoints.restore import (
     RestoreRequest,
     in_scope,
     restore_note,
     workspace_path,
 )
+from rein.harness.errors import RestoreError, ToolError
+from rein.harness.ports import Mutation
 from tests.fakes.checkpoints import CheckpointJournal as Journal
 
 SID = Journal.SID

@@ -21,9 +21,9 @@ from rein.checkpoints.model import (
     FileVersion,
     MemoryCheckpointStore,
 )
+from rein.checkpoints.review import Reviewer
 from rein.harness.errors import ReviewError
 from rein.harness.events import Event, ReviewDecided, ReviewPending
-from rein.checkpoints.review import Reviewer
 from rein.store.checkpoints import SqliteCheckpointStore
 from tests.fakes.workspace import FakeWorkspace
 

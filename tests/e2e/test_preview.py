@@ -16,8 +16,8 @@ import pytest
 
 from rein.config import ReinConfig, load_config
 from rein.disk.watcher import DiskWatcher
-from rein.preview.coordinator import PreviewCoordinator
 from rein.headless.host import HeadlessSession
+from rein.preview.coordinator import PreviewCoordinator
 from rein.process.groups import group_alive
 from rein.process.preview import SubprocessPreviewFactory
 from rein.providers.replay import ReplayModel

@@ -14,8 +14,8 @@ from rein.checkpoints.model import (
     FileVersion,
     MemoryCheckpointStore,
 )
-from rein.harness.errors import StoreError
 from rein.checkpoints.restore import Restorer
+from rein.harness.errors import StoreError
 from tests.fakes.workspace import FakeWorkspace
 
 

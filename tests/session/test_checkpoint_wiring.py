@@ -10,8 +10,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from rein.config import ReinConfig, load_config
 from rein.checkpoints.model import FileChange, FileVersion, MemoryCheckpointStore
+from rein.config import ReinConfig, load_config
 from rein.harness.events import CheckpointDropped, Event
 from rein.headless.host import HeadlessSession
 from rein.providers.replay import ReplayModel

@@ -9,6 +9,14 @@ import uuid
 from collections.abc import Callable
 from typing import Protocol
 
+from rein.checkpoints.hunks import (
+    Hunk,
+    apply_regions,
+    expected_lines,
+    hunk_offsets,
+    lines_of,
+    locate,
+)
 from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
@@ -18,17 +26,6 @@ from rein.checkpoints.model import (
     HunkStatus,
     ReviewStatus,
 )
-from rein.harness.errors import ToolError
-from rein.harness.events import Emit, ReviewDecided
-from rein.checkpoints.hunks import (
-    Hunk,
-    apply_regions,
-    expected_lines,
-    hunk_offsets,
-    lines_of,
-    locate,
-)
-from rein.harness.ports import Workspace
 from rein.checkpoints.review_types import (
     PERSON_CHANGED,
     Decided,
@@ -37,6 +34,9 @@ from rein.checkpoints.review_types import (
     ReviewedFile,
     file_status,
 )
+from rein.harness.errors import ToolError
+from rein.harness.events import Emit, ReviewDecided
+from rein.harness.ports import Workspace
 
 __all__ = ["Batch", "ReviewScope"]
 

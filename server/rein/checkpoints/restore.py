@@ -48,8 +48,6 @@ from rein.checkpoints.model import (
     FileVersion,
     text_hash,
 )
-from rein.harness.errors import RestoreError, SandboxError, ToolError
-from rein.harness.ports import Workspace
 from rein.checkpoints.restore_types import (
     Conflict,
     RestoredFile,
@@ -59,6 +57,8 @@ from rein.checkpoints.restore_types import (
     restore_note,
     workspace_path,
 )
+from rein.harness.errors import RestoreError, SandboxError, ToolError
+from rein.harness.ports import Workspace
 
 __all__ = [
     "Conflict",

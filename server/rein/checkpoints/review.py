@@ -35,16 +35,6 @@ import time
 from collections.abc import Callable
 
 from rein.checkpoints._review_batch import Batch
-from rein.checkpoints.model import (
-    CheckpointStore,
-    FileChange,
-    FileVersion,
-    HunkStatus,
-    ReviewStatus,
-    net_files,
-)
-from rein.harness.errors import ReviewError, ToolError
-from rein.harness.events import Emit, ReviewPending
 from rein.checkpoints.hunks import (
     Hunk,
     compute_hunks,
@@ -54,7 +44,14 @@ from rein.checkpoints.hunks import (
     locate,
     unified_diff,
 )
-from rein.harness.ports import Workspace
+from rein.checkpoints.model import (
+    CheckpointStore,
+    FileChange,
+    FileVersion,
+    HunkStatus,
+    ReviewStatus,
+    net_files,
+)
 from rein.checkpoints.review_types import (
     ChangeKind,
     Decided,
@@ -66,6 +63,9 @@ from rein.checkpoints.review_types import (
     file_status,
     review_note,
 )
+from rein.harness.errors import ReviewError, ToolError
+from rein.harness.events import Emit, ReviewPending
+from rein.harness.ports import Workspace
 
 __all__ = [
     "ChangeKind",

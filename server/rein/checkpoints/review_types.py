@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rein.checkpoints.model import HunkStatus, ReviewStatus
 from rein.checkpoints.hunks import Hunk
+from rein.checkpoints.model import HunkStatus, ReviewStatus
 
 __all__ = [
     "PERSON_CHANGED",

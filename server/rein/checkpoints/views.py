@@ -21,8 +21,8 @@ from rein.checkpoints.model import (
     FileVersion,
     ReviewStatus,
 )
-from rein.harness.errors import RestoreError
 from rein.checkpoints.restore import workspace_path
+from rein.harness.errors import RestoreError
 
 __all__ = ["checkpoint_content", "list_checkpoints", "net_changes"]
 

@@ -22,12 +22,12 @@ from typing import Any
 
 import anyio
 
-from rein.disk.disk_workspace import DiskWorkspace
 from rein.checkpoints.model import CheckpointStore
+from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import RestoreError, StoreError, ToolError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
-from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.session.builder import PLANNER_MEMORY, memory_key
 from rein.session.restoring import files_restored
 from rein.store import SessionRecord, SqliteStore, StorePersistence

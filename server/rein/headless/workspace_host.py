@@ -44,10 +44,10 @@ from rein.harness.ports import (
     UserChannel,
     Workspace,
 )
-from rein.preview.coordinator import PreviewCoordinator
-from rein.preview.gates import preview_gates
 from rein.mcp.config import McpConfigPorts
 from rein.mcp.hosting import workspace_manager
+from rein.preview.coordinator import PreviewCoordinator
+from rein.preview.gates import preview_gates
 from rein.process.preview import SubprocessPreviewFactory
 from rein.process.runner import SubprocessRunner
 from rein.providers.config import ModelConfig

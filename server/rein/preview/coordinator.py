@@ -42,8 +42,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import anyio
 import anyio.lowlevel
 
-from rein.preview.output_log import OutputLog, find_errors, headline
-from rein.harness.path_globs import is_code, is_preview_output
 from rein.harness.config import PreviewGateConfig
 from rein.harness.events import (
     Emit,
@@ -55,7 +53,9 @@ from rein.harness.events import (
     PreviewStateName,
     PreviewStopped,
 )
+from rein.harness.path_globs import is_code, is_preview_output
 from rein.harness.ports import Mutation, PreviewProcess, PreviewProcessFactory
+from rein.preview.output_log import OutputLog, find_errors, headline
 
 __all__ = [
     "Observation",

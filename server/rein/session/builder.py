@@ -13,16 +13,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from rein.config import ReinConfig
-from rein.harness import Agent, UserMessage
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import CheckpointStore
-from rein.harness.config import GatesConfig
-from rein.harness.coordinators import DependencyCoordinator
-from rein.harness.events import McpServerState
-from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
-from rein.harness.generations import MutationLog
-from rein.harness.hooks import TurnInfo, TurnOverrides
+from rein.checkpoints.review import Reviewer
+from rein.config import ReinConfig
 from rein.flows.plan_act import (
     PlanActFlow,
     PlanSnapshot,
@@ -30,11 +24,17 @@ from rein.flows.plan_act import (
     planner_system_prompt,
     toolkit_overview,
 )
+from rein.flows.subagents import SubagentSpawner
+from rein.harness import Agent, UserMessage
+from rein.harness.config import GatesConfig
+from rein.harness.coordinators import DependencyCoordinator
+from rein.harness.events import McpServerState
+from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
+from rein.harness.generations import MutationLog
+from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence
 from rein.harness.pricing import PriceTable
 from rein.harness.prompts import Role, build_system_prompt
-from rein.checkpoints.review import Reviewer
-from rein.flows.subagents import SubagentSpawner
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus
 from rein.mcp.offer import McpOffer

@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from rein.checkpoints.model import CheckpointStore
+from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
 from rein.harness.ports import Workspace
-from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.session.session import Session, SessionBusyError
 
 __all__ = ["add_note", "files_restored", "restore_in_session", "writing_files"]

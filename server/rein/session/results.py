@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rein.harness import RunResult, Usage
     from rein.checkpoints.model import FileChange
+    from rein.harness import RunResult, Usage
 
 from rein.checkpoints.capture import changes_json
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rein.harness.messages import UserMessage
 from rein.checkpoints.review import DecideResult, Decision, ReviewedFile, review_note
+from rein.harness.messages import UserMessage
 from rein.session.restoring import add_note, writing_files
 from rein.session.session import Session
 
