@@ -16,8 +16,8 @@ import pytest
 
 from rein.config import ReinConfig, load_config
 from rein.disk.watcher import DiskWatcher
-from rein.harness.preview import PreviewCoordinator
 from rein.hosting.headless import HeadlessSession
+from rein.preview.coordinator import PreviewCoordinator
 from rein.process.groups import group_alive
 from rein.process.preview import SubprocessPreviewFactory
 from rein.providers.replay import ReplayModel
@@ -263,7 +263,7 @@ async def test_a_program_that_reloads_itself_is_observed_from_the_write(
         analyzer=False, command=f"{PYTHON} devserver.py", reload="self", readiness=readiness
     )
     async with HeadlessSession(previewapp, model, config, analyzers=(), watch=False) as session:
-        # The host's wiring (see harness/preview.py): the preview hears of every write.
+        # The host's wiring (see preview/coordinator.py): the preview hears of every write.
         session.mutations.subscribe(session.preview.on_mutation)
         session.agent.subscribe(events)
         session.preview_listeners.append(events)

@@ -7,15 +7,15 @@ import itertools
 import anyio
 import anyio.lowlevel
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     FileChange,
     FileVersion,
     MemoryCheckpointStore,
 )
+from rein.checkpoints.restore import Restorer
 from rein.harness.errors import StoreError
-from rein.harness.restore import Restorer
 from tests.fakes.workspace import FakeWorkspace
 
 

@@ -346,7 +346,7 @@ async def test_a_commands_change_is_validated_against_the_run_start_baseline() -
 
 
 async def test_a_subagents_change_is_judged_against_the_files_own_baseline() -> None:
-    from rein.harness.subagents import SubagentSpawner
+    from rein.flows.subagents import SubagentSpawner
     from rein.harness.tools import ToolRegistry
     from rein.tools.task import TaskTool
 

@@ -4,9 +4,9 @@ parent turn that called it."""
 
 from __future__ import annotations
 
+from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, ToolRegistry
 from rein.harness.messages import Usage
-from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool

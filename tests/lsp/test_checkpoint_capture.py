@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rein.harness.checkpoints import CheckpointChange, FileChange, FileVersion
+from rein.checkpoints.model import CheckpointChange, FileChange, FileVersion
 from rein.store.checkpoints import SqliteCheckpointStore
 from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script

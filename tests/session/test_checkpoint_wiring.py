@@ -10,8 +10,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from rein.checkpoints.model import FileChange, FileVersion, MemoryCheckpointStore
 from rein.config import ReinConfig, load_config
-from rein.harness.checkpoints import FileChange, FileVersion, MemoryCheckpointStore
 from rein.harness.events import CheckpointDropped, Event
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel

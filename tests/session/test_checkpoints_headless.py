@@ -13,8 +13,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.harness.checkpoint_capture import COMMAND_BEFORE
-from rein.harness.checkpoints import FileChange, FileVersion
+from rein.checkpoints.capture import COMMAND_BEFORE
+from rein.checkpoints.model import FileChange, FileVersion
 from rein.store import SqliteStore
 from rein.store.checkpoints import SqliteCheckpointStore
 

@@ -38,8 +38,8 @@ from hypothesis import strategies as st
 from pygls.workspace import Workspace
 
 from rein.config import load_config
+from rein.flows.plan_act import NON_WORK_TOOLS
 from rein.harness.agent import RunResult
-from rein.harness.plan_act import NON_WORK_TOOLS
 from rein.harness.prompts import NO_COMMAND, NO_WRITE
 from rein.hosting.headless import HeadlessSession
 from rein.lsp import create_server

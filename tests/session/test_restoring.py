@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from rein.checkpoints.restore import RestoreRequest
 from rein.harness import Agent
 from rein.harness.messages import AssistantMessage, UserMessage
 from rein.harness.ports import ModelRequest, Mutation, TextDelta
-from rein.harness.restore import RestoreRequest
 from rein.session import Session, SessionBusyError
 from rein.session.restoring import restore_in_session
 from tests.fakes.checkpoints import CheckpointJournal

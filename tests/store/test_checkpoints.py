@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     CheckpointStore,

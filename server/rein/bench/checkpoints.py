@@ -18,8 +18,8 @@ from typing import Any
 
 import anyio
 
+from rein.checkpoints.capture import CheckpointCapture
 from rein.disk.disk_workspace import DiskWorkspace
-from rein.harness.checkpoint_capture import CheckpointCapture
 from rein.harness.events import RunStart
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.run_record import RunRecord, recording

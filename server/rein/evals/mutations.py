@@ -150,8 +150,8 @@ def compaction_off(rig: Rig) -> None:
 def complete_step_unchecked(rig: Rig) -> None:
     """The executor's ``complete_step`` accepts ``success=true`` with no work
     done (the flow is given this one, without the check, as its step tool)."""
+    from rein.flows.plan_act import CompleteStepArgs
     from rein.harness.output import OutputTool
-    from rein.harness.plan_act import CompleteStepArgs
 
     rig.flow_options["step_tool"] = OutputTool(
         "complete_step",
@@ -165,7 +165,7 @@ def plan_changes_forgotten(rig: Rig) -> None:
     """The stored plan snapshot drops its changes not yet validated (patched
     ``PlanSnapshot.to_json``): after a restart the last step's gates do not
     see the earlier steps' changes."""
-    from rein.harness.plan_snapshot import PlanSnapshot
+    from rein.flows.plan_snapshot import PlanSnapshot
 
     original = PlanSnapshot.to_json
 
@@ -179,7 +179,7 @@ def summary_failure_ignored(rig: Rig) -> None:
     """A failed final summary is reported as a completed run with no text
     (patched ``PlanActFlow._finish``): the person gets no answer and no
     reason."""
-    from rein.harness.plan_act import PlanActFlow
+    from rein.flows.plan_act import PlanActFlow
 
     original = PlanActFlow._finish
 

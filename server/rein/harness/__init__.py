@@ -1,6 +1,8 @@
 """The core: messages, events, the loop and the Agent, ports, tools.
 
-Imports no pygls, lsprotocol, httpx or sqlite3 (a test checks it).
+Imports no pygls, lsprotocol, httpx or sqlite3 (a test checks it). Its
+wings (:mod:`rein.checkpoints`, :mod:`rein.preview`, :mod:`rein.flows`)
+import it; it imports none of them.
 """
 
 from rein.harness.agent import Agent, AgentBusyError, RunOptions, RunResult

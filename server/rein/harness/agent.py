@@ -7,20 +7,20 @@ a run of its own, and returns the last run's result.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 import anyio
 
 from rein.harness._agent_accessors import ReferenceAccessors
+from rein.harness._agent_listeners import EventListeners, Listener, Outbox
+from rein.harness._agent_queues import MessageQueues, take
 from rein.harness.agent_state import AgentState, AgentStatus, CancelToken, RunTracker
 from rein.harness.config import (
     HarnessConfig,
-    QueueMode,
     StuckToolConfig,
     ToolMisuseBreakerConfig,
 )
@@ -29,9 +29,7 @@ from rein.harness.events import (
     AgentEnd,
     AgentStart,
     ErrorEvent,
-    Event,
     FollowUpStarted,
-    WatchdogPaused,
 )
 from rein.harness.gates import GatePipeline
 from rein.harness.hooks import (
@@ -51,12 +49,18 @@ from rein.harness.messages import (
 from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.pricing import PriceTable
 from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
-from rein.harness.run_types import FROM_CONFIG, AgentDefault, FromConfig, ResumeCall, RunOptions
+from rein.harness.run_types import (
+    FROM_CONFIG,
+    AgentDefault,
+    ChildResumer,
+    FromConfig,
+    ResumeCall,
+    RunOptions,
+)
 from rein.harness.steering import (
     ExternalSteeringProbe,
     ExternalSteeringSource,
     Steering,
-    SteeringSignal,
 )
 from rein.harness.tools import (
     ToolCallExecutor,
@@ -88,68 +92,16 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: A listener; an async one is awaited, in order, before the next event.
-Listener = Callable[[Event], "Awaitable[None] | None"]
-_Delivery = tuple[str, Awaitable[None]]
-
-
-class _Outbox:
-    """Async listeners' pending handling, in order: filled by ``_emit``
-    (sync), drained by one task that wakes once per burst of events."""
-
-    __slots__ = ("_closed", "_items", "_ready")
-
-    def __init__(self) -> None:
-        self._items: deque[_Delivery] = deque()
-        self._ready = anyio.Event()
-        self._closed = False
-
-    def put(self, item: _Delivery) -> None:
-        self._items.append(item)
-        if not self._ready.is_set():
-            self._ready.set()
-
-    def close(self) -> None:
-        self._closed = True
-        self._ready.set()
-
-    def __aiter__(self) -> _Outbox:
-        return self
-
-    async def __anext__(self) -> _Delivery:
-        while not self._items:
-            if self._closed:
-                raise StopAsyncIteration
-            await self._ready.wait()
-            self._ready = anyio.Event()
-        return self._items.popleft()
-
 
 class AgentBusyError(RuntimeError):
     """A prompt arrived while a run is active: steer or queue a follow-up."""
-
-
-def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:
-    if not queue:
-        return []
-    if mode == "all":
-        items = list(queue)
-        queue.clear()
-        return items
-    return [queue.popleft()]
-
-
-def _queued(message: str | UserMessage, origin: str) -> UserMessage:
-    if isinstance(message, UserMessage):
-        return message
-    return UserMessage(content=message, origin=origin)
 
 
 def new_run_id() -> str:
     return "run_" + uuid.uuid4().hex[:12]
 
 
-class Agent(ReferenceAccessors):
+class Agent(ReferenceAccessors, EventListeners, MessageQueues):
     def __init__(
         self,
         model: Model,
@@ -237,7 +189,7 @@ class Agent(ReferenceAccessors):
         #: Reports every idle-watchdog pause (gates, installs, compaction).
         self.on_run_watchdog_paused = on_run_watchdog_paused
         #: Async listeners' pending handling, in event order (during a run).
-        self._outbox: _Outbox | None = None
+        self._outbox: Outbox | None = None
         self._running = False
         self._idle = anyio.Event()
         self._idle.set()
@@ -293,47 +245,6 @@ class Agent(ReferenceAccessors):
         self._stuck_tool = value
 
     # -------------------------------------------------------------- listeners
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Add a listener; returns the function that removes it. An async
-        listener (a coroutine function) is awaited: events reach it in order,
-        and :meth:`wait_for_idle` waits until it has handled them all."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
-
-    def _emit(self, event: Event) -> None:
-        if self.on_run_watchdog_paused is not None and isinstance(event, WatchdogPaused):
-            try:
-                self.on_run_watchdog_paused()
-            except Exception:
-                log.exception("on_run_watchdog_paused raised")
-        self._tracker.observe(event)
-        for listener in self._listeners:
-            try:
-                outcome = listener(event)
-            except Exception:
-                log.exception("event listener raised on %s", event.type)
-                continue
-            if outcome is not None and inspect.isawaitable(outcome):
-                if self._outbox is not None:
-                    self._outbox.put((event.type, outcome))
-                elif inspect.iscoroutine(outcome):
-                    outcome.close()  # no run to await it in
-                    log.warning("async listener got %s outside a run: dropped", event.type)
-
-    @staticmethod
-    async def _deliver(outbox: _Outbox) -> None:
-        """Await the async listeners' handling of each event, in order."""
-        async for kind, outcome in outbox:
-            try:
-                await outcome
-            except Exception:
-                log.exception("async event listener raised on %s", kind)
 
     # ------------------------------------------------------------------ state
 
@@ -398,72 +309,6 @@ class Agent(ReferenceAccessors):
             self.persistence.append(message)
             await self.persistence.checkpoint()
 
-    # ----------------------------------------------------------------- queues
-
-    def steer(self, message: str | UserMessage) -> None:
-        """Inject a message at the next turn boundary (after the current
-        turn, before the next model call). Running tools see
-        ``ctx.steering_arrived`` set. Text becomes a user message of origin
-        "steer"; a UserMessage is queued as it is."""
-        self._steering.mode = self.config.steering_mode
-        self._steering.steer(_queued(message, "steer"))
-
-    def poke_steering(self) -> None:
-        """Wake the running tools' soft yield without queueing anything (the
-        owner of an external inbox saw mail land); delivery stays at the
-        boundary, once."""
-        self._steering.poke()
-
-    @property
-    def steering_arrived(self) -> SteeringSignal:
-        """The current tool phase's arrival signal (``await ....wait()``)."""
-        return self._steering.signal
-
-    @property
-    def has_steering(self) -> bool:
-        """Steering messages are still queued (after the run's last drain
-        point): the host decides whether to run or drop them."""
-        return self._steering.pending
-
-    @property
-    def external_steering_source(self) -> ExternalSteeringSource | None:
-        return self._steering.external_source
-
-    @external_steering_source.setter
-    def external_steering_source(self, source: ExternalSteeringSource | None) -> None:
-        self._steering.external_source = source
-
-    @property
-    def external_steering_probe(self) -> ExternalSteeringProbe | None:
-        return self._steering.external_probe
-
-    @external_steering_probe.setter
-    def external_steering_probe(self, probe: ExternalSteeringProbe | None) -> None:
-        self._steering.external_probe = probe
-
-    def follow_up(self, message: str | UserMessage) -> None:
-        """Queue a message that starts a new run when the agent would stop
-        (text becomes a user message of origin "follow_up"; a UserMessage is
-        queued as it is)."""
-        self._follow_ups.append(_queued(message, "follow_up"))
-
-    def has_queued_messages(self) -> bool:
-        return bool(self._steering.pending or self._follow_ups)
-
-    def clear_steering_queue(self) -> None:
-        self._steering.clear()
-
-    def clear_follow_up_queue(self) -> None:
-        self._follow_ups.clear()
-
-    def clear_all_queues(self) -> None:
-        self._steering.clear()
-        self._follow_ups.clear()
-
-    def drain_steering_queue(self) -> list[UserMessage]:
-        """Remove and return every queued steering message."""
-        return self._steering.drain()
-
     # ------------------------------------------------------------------- runs
 
     async def prompt(self, text: str, *, run: RunOptions | None = None) -> RunResult:
@@ -502,8 +347,9 @@ class Agent(ReferenceAccessors):
         """The waiting call resumed by ``text`` when it is not an ask_user
         of this agent's own (``env.subagents`` knows its waiting children)."""
         spawner = self.env.subagents
-        resumer = getattr(spawner, "resumer", None)
-        return resumer(tool_call_id, text) if resumer is not None else None
+        if isinstance(spawner, ChildResumer):
+            return spawner.resumer(tool_call_id, text)
+        return None
 
     def _answer(self, tool_call_id: str, text: str) -> bool:
         """Make ``text`` the result of the waiting ask_user call."""
@@ -533,7 +379,7 @@ class Agent(ReferenceAccessors):
         if last is None or answered:
             queued = self._steering.drain() if self._steering.pending else []
             if not queued and self._follow_ups:
-                queued = _take(self._follow_ups, self.config.follow_up_mode)
+                queued = take(self._follow_ups, self.config.follow_up_mode)
             if not queued:
                 if last is None:
                     raise ValueError("nothing to continue: the transcript is empty")
@@ -568,7 +414,7 @@ class Agent(ReferenceAccessors):
         self._abort_pending = None
         self._steering.run_begins()
         self._idle = anyio.Event()
-        outbox = _Outbox()
+        outbox = Outbox()
         self._outbox = outbox
         result: RunResult | None = None
         try:
@@ -605,7 +451,7 @@ class Agent(ReferenceAccessors):
         while result.status == "completed" and self._follow_ups:
             if self._abort_pending is not None:
                 break  # aborted between the run and its follow-up: they stay queued
-            follow = _take(self._follow_ups, self.config.follow_up_mode)
+            follow = take(self._follow_ups, self.config.follow_up_mode)
             self._emit(FollowUpStarted(text="\n\n".join(m.content for m in follow)))
             result = await self._run_once(follow, run)
         return result

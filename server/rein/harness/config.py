@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from rein.harness._preview_paths import DEFAULT_NON_CODE, is_code, is_preview_output
+from rein.harness.path_globs import DEFAULT_NON_CODE, is_code, is_preview_output
 
 __all__ = [
     "DEFAULT_PREVIEW_ERROR_PATTERNS",

@@ -153,7 +153,7 @@ class StoreError(ReinError):
 
 
 class ReviewError(ReinError):
-    """A review request (:mod:`rein.harness.review`) that cannot be done: an
+    """A review request (:mod:`rein.checkpoints.review`) that cannot be done: an
     unknown run, a path or hunk that is not under review. Nothing changed."""
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import time
-import traceback
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -30,6 +29,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from rein.harness._loop_exits import RunExits
 from rein.harness._resume import resume_waiting_call
 from rein.harness.config import HarnessConfig
 from rein.harness.context import ContextOverflowError, summarize
@@ -42,9 +42,7 @@ from rein.harness.events import (
     MessageEnd,
     MessageStart,
     RepairAttempt,
-    RunEnd,
     RunStart,
-    RunStatus,
     SteeringApplied,
     TurnEnd,
     TurnStart,
@@ -62,13 +60,11 @@ from rein.harness.ports import (
     Model,
     ModelRequest,
 )
-from rein.harness.redaction import redact
 from rein.harness.run_record import RunRecord, recording
 from rein.harness.run_types import LoopContext, RunControl, RunResult
 from rein.harness.run_validation import RunValidation
 from rein.harness.spend import RunSpend, budget_reason
 from rein.harness.streaming import DegenerateReplies, TurnStream
-from rein.harness.tokens import estimate_tokens
 from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
 from rein.harness.watchdog import Activity, watchdog
 from rein.harness.window import WindowGuard
@@ -91,7 +87,7 @@ _NO_OVERRIDES = TurnOverrides()
 _Next = Literal["next_turn", "validate"]
 
 
-class _TurnLoop:
+class _TurnLoop(RunExits):
     """State of one run; ``execute`` is the loop, ``finish_*`` the exits."""
 
     def __init__(self, ctx: LoopContext, config: HarnessConfig, emit: Emit, model: Model) -> None:
@@ -478,93 +474,6 @@ class _TurnLoop:
                 self.append_with_events(message)
             late = self.ctx.steering.is_late(steering)
             self.emit(SteeringApplied(texts=[m.content for m in steering], late=late))
-
-    def close_partial_stream(self, stop_reason: str) -> None:
-        """Abort or error while streaming: keep what was said, end the message."""
-        message = self.stream.close(stop_reason)
-        if message is not None:
-            # The model produced what streamed and reports nothing for a cut
-            # stream: count it, estimated, so an aborted run is not free.
-            said = estimate_tokens(message.text + message.thinking) if message.content else 0
-            if said:
-                usage = Usage(output_tokens=said, estimated=True)
-                message = message.model_copy(update={"usage": usage})
-                self.count_usage(usage)
-            self.append(message)
-            self.emit(MessageEnd(message=message))
-
-    # ------------------------------------------------------------------ exits
-
-    def finish(self, status: RunStatus, reason: str | None = None) -> RunResult:
-        reason = redact(reason) if reason else reason
-        self.end_turn(0)
-        self.validation.end()
-        unverified = list(self.validation.unverified) if status == "completed" else []
-        if status == "failed" and reason:
-            self.emit(ErrorEvent(message=reason, where="run", fatal=True))
-        self.emit(
-            RunEnd(
-                run_id=self.ctx.run_id,
-                status=status,
-                reason=reason,
-                turns=self.turn,
-                usage=self.usage,
-                cost=self.spend.run_cost,
-                context=self.spend.context,
-                unverified=unverified,
-            )
-        )
-        return RunResult(
-            run_id=self.ctx.run_id,
-            status=status,
-            error=reason,
-            text=self.last_text,
-            turns=self.turn,
-            usage=self.usage,
-            repair_attempts=self.repair_attempts,
-            generations=self.record.generations,
-            blockers=self.blockers,
-            waiting_for=self.waiting_for[0][0]
-            if status == "waiting" and self.waiting_for
-            else None,
-            mutations=list(self.record.mutations),
-            output=self.terminal,
-            tools_used=list(self.record.tools_used),
-            tools_succeeded=list(self.record.tools_succeeded),
-            unverified=unverified,
-            cost=self.spend.run_cost,
-            context=self.spend.context,
-        )
-
-    def finish_aborted(self, reason: str) -> RunResult:
-        self.close_partial_stream("aborted")
-        pending = self.tools.pending
-        self.abandon_tool_calls(reason)
-        self.end_turn(pending)
-        steering = self.ctx.steering.drain()
-        if steering:
-            for message in steering:
-                self.append_with_events(message)
-            self.emit(SteeringApplied(texts=[m.content for m in steering]))
-        return self.finish("aborted", reason)
-
-    def abandon_tool_calls(self, reason: str) -> None:
-        """The run ends mid-batch: every call still gets its one result."""
-        for result in self.tools.abandon(reason):
-            self.append_with_events(result)
-
-    def finish_crashed(self, exc: BaseException) -> RunResult:
-        """A bug in the loop itself: keep the transcript valid, fail the run."""
-        self.close_partial_stream("error")
-        self.abandon_tool_calls(f"internal error: {exc}")
-        self.emit(
-            ErrorEvent(
-                message="".join(traceback.format_exception_only(type(exc), exc)).strip(),
-                where="loop",
-                fatal=True,
-            )
-        )
-        return self.finish("failed", f"internal error: {type(exc).__name__}: {exc}")
 
     # --------------------------------------------------------------- watchdog
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, Protocol, runtime_checkable
 
 import anyio
 
@@ -36,6 +36,7 @@ __all__ = [
     "AGENT_DEFAULT",
     "FROM_CONFIG",
     "AgentDefault",
+    "ChildResumer",
     "FromConfig",
     "LoopContext",
     "ResumeCall",
@@ -74,6 +75,18 @@ class ResumeCall:
     tool_call_id: str
     tool_name: str
     resume: Callable[[ToolContext], Awaitable[ToolResult]]
+
+
+@runtime_checkable
+class ChildResumer(Protocol):
+    """What the Agent asks of its ``env.subagents`` (a
+    :class:`~rein.flows.subagents.SubagentSpawner`) when the person answers
+    while it waits: the call that resumes a child waiting on the person
+    under ``tool_call_id`` (None: no child waits there). The ``subagents``
+    of a :class:`~rein.harness.tools.ToolEnvironment` that is not one never
+    has a child to resume."""
+
+    def resumer(self, tool_call_id: str, answer: str) -> ResumeCall | None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """``rein undo``: restore a workspace to before a run (or a turn) headless.
 
-The same engine as ``rein/restore`` (:mod:`rein.harness.restore`), over
+The same engine as ``rein/restore`` (:mod:`rein.checkpoints.restore`), over
 the disk (atomic writes: a file is either fully old or fully new, also
 after a kill) and the session store: the session's transcript gets the
 note the model reads at its next run (``rein run --resume``).
@@ -22,12 +22,12 @@ from typing import Any
 
 import anyio
 
+from rein.checkpoints.model import CheckpointStore
+from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.disk.disk_workspace import DiskWorkspace
-from rein.harness.checkpoints import CheckpointStore
 from rein.harness.errors import RestoreError, StoreError, ToolError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
-from rein.harness.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.session.builder import PLANNER_MEMORY, memory_key
 from rein.session.restoring import files_restored
 from rein.store import SessionRecord, SqliteStore, StorePersistence

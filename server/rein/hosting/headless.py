@@ -27,10 +27,10 @@ from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.errors import ConfigError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ApprovalRequest, Approver, Model, UserChannel
-from rein.harness.preview import PreviewCoordinator
 from rein.hosting.workspace_host import BASELINE_LIMIT_S, WorkspaceHost
 from rein.mcp.config import McpConfigPorts
 from rein.mcp.manager import McpManager
+from rein.preview.coordinator import PreviewCoordinator
 from rein.process.runner import SubprocessRunner
 from rein.session import Mode, Session, SessionManager, SessionPorts, SessionSpec
 

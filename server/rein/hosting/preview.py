@@ -22,8 +22,8 @@ from rein.harness.config import PreviewGateConfig
 from rein.harness.events import Event
 from rein.harness.gates import Gate
 from rein.harness.generations import MutationLog
-from rein.harness.preview import PreviewCoordinator, PreviewOutcome
-from rein.harness.preview_gates import preview_gates
+from rein.preview.coordinator import PreviewCoordinator, PreviewOutcome
+from rein.preview.gates import preview_gates
 from rein.process.preview import SubprocessPreviewFactory
 
 __all__ = ["FolderPreview", "PreviewAction"]

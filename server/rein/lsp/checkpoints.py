@@ -10,10 +10,10 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from rein.harness.checkpoint_views import checkpoint_content, list_checkpoints
-from rein.harness.checkpoints import CheckpointStore
+from rein.checkpoints.model import CheckpointStore
+from rein.checkpoints.restore import RestoreRequest
+from rein.checkpoints.views import checkpoint_content, list_checkpoints
 from rein.harness.errors import RestoreError, StoreError
-from rein.harness.restore import RestoreRequest
 from rein.lsp.params import CheckpointContentParams, CheckpointsParams, RestoreParams, parse
 from rein.lsp.server import ReinServer, RequestFailed
 from rein.session import Session, SessionBusyError

@@ -13,28 +13,28 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from rein.checkpoints.capture import CheckpointCapture
+from rein.checkpoints.model import CheckpointStore
+from rein.checkpoints.review import Reviewer
 from rein.config import ReinConfig
-from rein.harness import Agent, UserMessage
-from rein.harness.checkpoint_capture import CheckpointCapture
-from rein.harness.checkpoints import CheckpointStore
-from rein.harness.config import GatesConfig
-from rein.harness.coordinators import DependencyCoordinator
-from rein.harness.events import McpServerState
-from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
-from rein.harness.generations import RecordingWorkspace
-from rein.harness.hooks import TurnInfo, TurnOverrides
-from rein.harness.plan_act import (
+from rein.flows.plan_act import (
     PlanActFlow,
     PlanSnapshot,
     complete_step_tool,
     planner_system_prompt,
     toolkit_overview,
 )
+from rein.flows.subagents import SubagentSpawner
+from rein.harness import Agent, UserMessage
+from rein.harness.config import GatesConfig
+from rein.harness.coordinators import DependencyCoordinator
+from rein.harness.events import McpServerState
+from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
+from rein.harness.generations import RecordingWorkspace
+from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence
 from rein.harness.pricing import PriceTable
 from rein.harness.prompts import Role, build_system_prompt
-from rein.harness.review import Reviewer
-from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus
 from rein.mcp.offer import McpOffer

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
+    from rein.flows.plan_act import PlanSnapshot
     from rein.harness import HarnessConfig, Message
     from rein.harness.gates import Gate
     from rein.harness.generations import MutationLog
-    from rein.harness.plan_act import PlanSnapshot
     from rein.harness.ports import (
         ApprovalRuleBook,
         Approver,

@@ -1,5 +1,5 @@
 """A restore in a live session: refused while the session runs, then the
-engine (:mod:`rein.harness.restore`), then the transcript's note and the
+engine (:mod:`rein.checkpoints.restore`), then the transcript's note and the
 ``files_restored`` event. The language server's ``rein/restore`` calls it;
 ``rein undo`` (no live session) does the same over the store."""
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from rein.harness.checkpoints import CheckpointStore
+from rein.checkpoints.model import CheckpointStore
+from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
 from rein.harness.ports import Workspace
-from rein.harness.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.session.session import Session, SessionBusyError
 
 __all__ = ["add_note", "files_restored", "restore_in_session", "writing_files"]

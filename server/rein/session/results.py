@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rein.checkpoints.model import FileChange
     from rein.harness import RunResult, Usage
-    from rein.harness.checkpoints import FileChange
 
-from rein.harness.checkpoint_capture import changes_json
+from rein.checkpoints.capture import changes_json
 
 __all__ = ["result_json", "usage_json"]
 

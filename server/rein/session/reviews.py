@@ -1,15 +1,15 @@
 """Reviews in a live session and on the wire: a decision refused while the
 session runs (an undo writes files), the transcript's note after an undo,
 and the ``rein/review`` and ``rein/reviewDecide`` results (camelCase), from
-:mod:`rein.harness.review`. Host-neutral: the language server uses them,
+:mod:`rein.checkpoints.review`. Host-neutral: the language server uses them,
 and any other host can."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rein.checkpoints.review import DecideResult, Decision, ReviewedFile, review_note
 from rein.harness.messages import UserMessage
-from rein.harness.review import DecideResult, Decision, ReviewedFile, review_note
 from rein.session.restoring import add_note, writing_files
 from rein.session.session import Session
 

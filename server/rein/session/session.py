@@ -15,12 +15,12 @@ from rein.harness import Agent, RunResult, Usage
 from rein.harness.agent import new_run_id
 
 if TYPE_CHECKING:
-    from rein.harness.checkpoint_capture import CheckpointCapture
-    from rein.harness.checkpoints import CheckpointStore, FileChange, ReviewStatus
+    from rein.checkpoints.capture import CheckpointCapture
+    from rein.checkpoints.model import CheckpointStore, FileChange, ReviewStatus
+    from rein.checkpoints.review import Reviewer
+    from rein.flows.plan_act import PlanActFlow
     from rein.harness.events import Event
     from rein.harness.gates import GatePipeline
-    from rein.harness.plan_act import PlanActFlow
-    from rein.harness.review import Reviewer
     from rein.harness.tools import ToolRegistry
 
 __all__ = ["Session", "SessionBusyError", "SessionStatus", "new_session_id"]

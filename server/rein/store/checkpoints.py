@@ -1,6 +1,6 @@
 """Checkpoints in SQLite: ``checkpoints.db`` next to ``sessions.db``.
 
-The :class:`~rein.harness.checkpoints.CheckpointStore` port on disk. Texts
+The :class:`~rein.checkpoints.model.CheckpointStore` port on disk. Texts
 are blobs keyed by their SHA-256 (stored once however many runs hold them),
 zlib-compressed. A run's changes keep, per path, the versions before and
 after (a blob, absent, or unstored with the reason); a review decision is a
@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     FileChange,

@@ -3,7 +3,7 @@ Approver port, and denials the model can read.
 
 The policy of a class ("read", "write", "command") is "allow", "ask" or
 "deny" (writes also "review": applied like "allow", and the person keeps
-or undoes them after the run, ``rein.harness.review``), from the session's :class:`~rein.tools.settings.ApprovalSettings`
+or undoes them after the run, ``rein.checkpoints.review``), from the session's :class:`~rein.tools.settings.ApprovalSettings`
 (``rein.approval``; validated with the configuration, so a tool never sees
 an invalid one). "ask" goes through ``ctx.env.approver``; without one the
 call is denied. A denial is a :class:`ToolResult` with ``is_error=True``

@@ -54,7 +54,7 @@ __all__ = [
 
 Policy = Literal["allow", "ask", "deny"]
 #: Writes also have "review": applied without asking, then kept or undone by
-#: the person after the run (``rein.harness.review``).
+#: the person after the run (``rein.checkpoints.review``).
 WritePolicy = Literal["allow", "ask", "deny", "review"]
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 GrepBackend = Literal["auto", "rg", "python"]

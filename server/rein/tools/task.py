@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from rein.harness.subagents import run_task
+from rein.flows.subagents import run_task
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
 __all__ = ["TaskArgs", "TaskTool"]

@@ -1,6 +1,6 @@
 /**
  * Plan mode as the panel shows it. The server's plan-act flow
- * (server/rein/harness/plan_act.py) runs a planner, then an executor step by
+ * (server/rein/flows/plan_act.py) runs a planner, then an executor step by
  * step, then the planner again for a summary: each is a run of its own with
  * its own user message, and `submit_plan` / `complete_step` are tool calls.
  * The panel shows the person's task once, a divider where each step starts,

@@ -22,7 +22,7 @@ from rein.evals.scenarios._common import (
     script_turns,
     workspace,
 )
-from rein.harness.subagents import SubagentSpawner
+from rein.flows.subagents import SubagentSpawner
 from rein.providers.replay import ReplayModel
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools
 from rein.tools.task import TaskTool

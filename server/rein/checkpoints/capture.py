@@ -1,5 +1,5 @@
 """Capture: every change a session's runs make, with its content, into a
-:class:`~rein.harness.checkpoints.CheckpointStore`.
+:class:`~rein.checkpoints.model.CheckpointStore`.
 
 One :class:`CheckpointCapture` per session. It hooks the workspace layer,
 not the tools, so whoever makes a change (a tool, a subagent, a command a
@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     CheckpointStore,

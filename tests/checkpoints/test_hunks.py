@@ -1,5 +1,5 @@
 """Hunks of a reviewed file and where a hunk is in the text now
-(rein.harness.hunks): undoing every hunk, in any order, gives the before
+(rein.checkpoints.hunks): undoing every hunk, in any order, gives the before
 text back; keeping them all leaves the after text; a region the person
 changed is not found."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rein.harness.hunks import (
+from rein.checkpoints.hunks import (
     apply_regions,
     compute_hunks,
     expected_lines,

@@ -1,4 +1,4 @@
-"""One review decision request (:meth:`rein.harness.review.Reviewer.decide`):
+"""One review decision request (:meth:`rein.checkpoints.review.Reviewer.decide`):
 keep or undo its files and hunks, record the statuses and the events, and
 write each undo as one versioned edit per file, journaled first in a
 restore-kind checkpoint run."""
@@ -9,7 +9,15 @@ import uuid
 from collections.abc import Callable
 from typing import Protocol
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.hunks import (
+    Hunk,
+    apply_regions,
+    expected_lines,
+    hunk_offsets,
+    lines_of,
+    locate,
+)
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     CheckpointStore,
@@ -18,18 +26,7 @@ from rein.harness.checkpoints import (
     HunkStatus,
     ReviewStatus,
 )
-from rein.harness.errors import ToolError
-from rein.harness.events import Emit, ReviewDecided
-from rein.harness.hunks import (
-    Hunk,
-    apply_regions,
-    expected_lines,
-    hunk_offsets,
-    lines_of,
-    locate,
-)
-from rein.harness.ports import Workspace
-from rein.harness.review_types import (
+from rein.checkpoints.review_types import (
     PERSON_CHANGED,
     Decided,
     Decision,
@@ -37,12 +34,15 @@ from rein.harness.review_types import (
     ReviewedFile,
     file_status,
 )
+from rein.harness.errors import ToolError
+from rein.harness.events import Emit, ReviewDecided
+from rein.harness.ports import Workspace
 
 __all__ = ["Batch", "ReviewScope"]
 
 
 class ReviewScope(Protocol):
-    """What a batch reads of its :class:`~rein.harness.review.Reviewer`:
+    """What a batch reads of its :class:`~rein.checkpoints.review.Reviewer`:
     the session's checkpoint store and workspace, where to emit, the clock."""
 
     @property

@@ -5,7 +5,7 @@ checkpoint adds the content: before a run changes a file, the file's text is
 stored (content-addressed by SHA-256, so the same text is stored once), and
 each change records, per file, the version before and after it. With that a
 run, a turn of a run, or one file can be put back as it was
-(:mod:`rein.harness.restore`), and a change can be reviewed before it is kept.
+(:mod:`rein.checkpoints.restore`), and a change can be reviewed before it is kept.
 
 This module holds the model and the :class:`CheckpointStore` port. The
 SQLite store (``rein.store.checkpoints``) keeps it next to the session
@@ -53,7 +53,7 @@ ChangeOrigin = Literal["tool", "command", "subagent", "restore"]
 #: of its hunks were kept and others undone.
 ReviewStatus = Literal["pending", "kept", "undone", "mixed"]
 
-#: One hunk's state (:mod:`rein.harness.review`); a hunk of a reviewed file
+#: One hunk's state (:mod:`rein.checkpoints.review`); a hunk of a reviewed file
 #: with no recorded decision is pending.
 HunkStatus = Literal["pending", "kept", "undone"]
 

@@ -1,4 +1,4 @@
-"""The Reviewer (rein.harness.review) over the in-memory checkpoint store and
+"""The Reviewer (rein.checkpoints.review) over the in-memory checkpoint store and
 the fake workspace: pending files, hunks, keep and undo per hunk, file and
 run, refusals when the person changed a region, undo recorded as a restore
 run."""
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     CheckpointStore,
@@ -21,9 +21,9 @@ from rein.harness.checkpoints import (
     FileVersion,
     MemoryCheckpointStore,
 )
+from rein.checkpoints.review import Reviewer
 from rein.harness.errors import ReviewError
 from rein.harness.events import Event, ReviewDecided, ReviewPending
-from rein.harness.review import Reviewer
 from rein.store.checkpoints import SqliteCheckpointStore
 from tests.fakes.workspace import FakeWorkspace
 

@@ -11,20 +11,20 @@ from typing import Any
 import anyio
 import pytest
 
-from rein.disk.disk_workspace import DiskWorkspace
-from rein.harness import Agent, ToolRegistry
-from rein.harness.checkpoint_capture import COMMAND_BEFORE, CheckpointCapture, changes_json
-from rein.harness.checkpoints import (
+from rein.checkpoints.capture import COMMAND_BEFORE, CheckpointCapture, changes_json
+from rein.checkpoints.model import (
     CheckpointChange,
     FileChange,
     FileVersion,
     MemoryCheckpointStore,
     text_hash,
 )
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.flows.subagents import SubagentSpawner
+from rein.harness import Agent, ToolRegistry
 from rein.harness.events import CheckpointDropped, Event, RunStart
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.run_record import RunRecord, recording
-from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool

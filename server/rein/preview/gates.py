@@ -19,10 +19,10 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 
-from rein.harness._preview_output import FRAME
 from rein.harness.events import Blocker
 from rein.harness.gates import Gate, GateContext, GateOutcome
-from rein.harness.preview import Observation, PreviewCoordinator, PreviewOutcome
+from rein.preview.coordinator import Observation, PreviewCoordinator, PreviewOutcome
+from rein.preview.output_log import FRAME
 
 __all__ = ["PreviewLoadGate", "PreviewStartGate", "RuntimeObservationGate", "preview_gates"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import anyio
 
+from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, HarnessConfig, ToolRegistry, ToolResultMessage
 from rein.harness.agent import dangling_tool_calls
-from rein.harness.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool

@@ -29,13 +29,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rein.flows.plan_snapshot import PlanSnapshot
 from rein.harness.agent import Agent, RunResult, new_run_id
 from rein.harness.errors import ToolError
 from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUpdated
 from rein.harness.gates import GatePipeline
 from rein.harness.messages import Usage
 from rein.harness.output import OutputTool, output_of
-from rein.harness.plan_snapshot import PlanSnapshot
 from rein.harness.prompts import planner_prompt
 from rein.harness.run_record import RunMutation
 from rein.harness.run_types import RunOptions

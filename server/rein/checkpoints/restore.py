@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     CheckpointStore,
@@ -48,9 +48,7 @@ from rein.harness.checkpoints import (
     FileVersion,
     text_hash,
 )
-from rein.harness.errors import RestoreError, SandboxError, ToolError
-from rein.harness.ports import Workspace
-from rein.harness.restore_types import (
+from rein.checkpoints.restore_types import (
     Conflict,
     RestoredFile,
     RestoreRequest,
@@ -59,6 +57,8 @@ from rein.harness.restore_types import (
     restore_note,
     workspace_path,
 )
+from rein.harness.errors import RestoreError, SandboxError, ToolError
+from rein.harness.ports import Workspace
 
 __all__ = [
     "Conflict",

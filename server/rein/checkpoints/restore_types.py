@@ -1,4 +1,4 @@
-"""The values of a restore (:mod:`rein.harness.restore`): the request, what
+"""The values of a restore (:mod:`rein.checkpoints.restore`): the request, what
 it did per file, its result as ``rein/restore`` answers it, the note the
 transcript gets, and how a path given by a client is made workspace-relative."""
 

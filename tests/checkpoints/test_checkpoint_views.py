@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rein.harness.checkpoint_views import checkpoint_content, list_checkpoints, net_changes
-from rein.harness.checkpoints import CheckpointChange, FileChange, FileVersion
+from rein.checkpoints.model import CheckpointChange, FileChange, FileVersion
+from rein.checkpoints.restore import RestoreRequest
+from rein.checkpoints.views import checkpoint_content, list_checkpoints, net_changes
 from rein.harness.errors import RestoreError
-from rein.harness.restore import RestoreRequest
 from tests.fakes.checkpoints import CheckpointJournal
 
 SID = CheckpointJournal.SID

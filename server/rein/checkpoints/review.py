@@ -6,7 +6,7 @@ gates and the preview run on them); when the run ends, every file it changed
 is marked pending in the checkpoint store (:meth:`Reviewer.mark_pending`).
 A reviewed file is the run's net change to a path: the version before the
 run's first change to it, and the agent's latest version. Its hunks
-(:mod:`rein.harness.hunks`) are where the two differ; a created or deleted
+(:mod:`rein.checkpoints.hunks`) are where the two differ; a created or deleted
 file is one hunk, the whole file.
 
 * **Keep** records the decision; nothing in the workspace changes.
@@ -34,18 +34,8 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from rein.harness._review_batch import Batch
-from rein.harness.checkpoints import (
-    CheckpointStore,
-    FileChange,
-    FileVersion,
-    HunkStatus,
-    ReviewStatus,
-    net_files,
-)
-from rein.harness.errors import ReviewError, ToolError
-from rein.harness.events import Emit, ReviewPending
-from rein.harness.hunks import (
+from rein.checkpoints._review_batch import Batch
+from rein.checkpoints.hunks import (
     Hunk,
     compute_hunks,
     expected_lines,
@@ -54,8 +44,15 @@ from rein.harness.hunks import (
     locate,
     unified_diff,
 )
-from rein.harness.ports import Workspace
-from rein.harness.review_types import (
+from rein.checkpoints.model import (
+    CheckpointStore,
+    FileChange,
+    FileVersion,
+    HunkStatus,
+    ReviewStatus,
+    net_files,
+)
+from rein.checkpoints.review_types import (
     ChangeKind,
     Decided,
     DecideResult,
@@ -66,6 +63,9 @@ from rein.harness.review_types import (
     file_status,
     review_note,
 )
+from rein.harness.errors import ReviewError, ToolError
+from rein.harness.events import Emit, ReviewPending
+from rein.harness.ports import Workspace
 
 __all__ = [
     "ChangeKind",

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     FileChange,
     FileVersion,
 )
-from rein.harness.errors import RestoreError, ToolError
-from rein.harness.ports import Mutation
-from rein.harness.restore import (
+from rein.checkpoints.restore import (
     RestoreRequest,
     in_scope,
     restore_note,
     workspace_path,
 )
+from rein.harness.errors import RestoreError, ToolError
+from rein.harness.ports import Mutation
 from tests.fakes.checkpoints import CheckpointJournal as Journal
 
 SID = Journal.SID
@@ -352,7 +352,7 @@ async def test_an_unreadable_current_file_is_a_conflict() -> None:
 
 
 def test_the_note_says_what_was_restored_and_what_conflicted() -> None:
-    from rein.harness.restore import Conflict, RestoredFile, RestoreResult
+    from rein.checkpoints.restore import Conflict, RestoredFile, RestoreResult
 
     note = restore_note(
         RestoreResult(

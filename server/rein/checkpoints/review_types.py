@@ -1,4 +1,4 @@
-"""The values of a review (:mod:`rein.harness.review`): reviewed files and
+"""The values of a review (:mod:`rein.checkpoints.review`): reviewed files and
 hunks, decisions and refusals, a file's status from its hunks', and the
 note the transcript gets after an undo."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rein.harness.checkpoints import HunkStatus, ReviewStatus
-from rein.harness.hunks import Hunk
+from rein.checkpoints.hunks import Hunk
+from rein.checkpoints.model import HunkStatus, ReviewStatus
 
 __all__ = [
     "PERSON_CHANGED",

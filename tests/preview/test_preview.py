@@ -11,19 +11,19 @@ import anyio
 import pytest
 
 from rein.harness import Agent, HarnessConfig, UserMessage
-from rein.harness._preview_output import find_errors
 from rein.harness.config import PreviewGateConfig
 from rein.harness.gates import GateContext, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
-from rein.harness.preview import PreviewCoordinator, is_preview_output
-from rein.harness.preview_gates import (
+from rein.harness.tools import ToolEnvironment
+from rein.preview.coordinator import PreviewCoordinator, is_preview_output
+from rein.preview.gates import (
     PreviewLoadGate,
     PreviewStartGate,
     RuntimeObservationGate,
     preview_gates,
 )
-from rein.harness.tools import ToolEnvironment
+from rein.preview.output_log import find_errors
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog, WaitingEventLog, assert_well_formed
 from tests.fakes.preview import FakePreviewFactory, FakePreviewProcess

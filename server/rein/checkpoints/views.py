@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from rein.harness.checkpoints import (
+from rein.checkpoints.model import (
     CheckpointChange,
     CheckpointRun,
     CheckpointStore,
@@ -21,8 +21,8 @@ from rein.harness.checkpoints import (
     FileVersion,
     ReviewStatus,
 )
+from rein.checkpoints.restore import workspace_path
 from rein.harness.errors import RestoreError
-from rein.harness.restore import workspace_path
 
 __all__ = ["checkpoint_content", "list_checkpoints", "net_changes"]
 

@@ -10,17 +10,12 @@ generation, and a newer generation supersedes a queued reload (the operation
 that gets its turn loads what is on disk, the newest requested generation,
 so the older queued request finds its generation loaded).
 
-The coordinator is a mutation listener (:meth:`PreviewCoordinator.on_mutation`,
-subscribed to the host's MutationLog): it notes where the output stood at
-each write, so a program that reloads itself (``reload: "self"``) is observed
-from the write that made it reload, not from when the gate got its turn.
-:meth:`PreviewCoordinator.is_preview_output` tells the hosts which changed
-files are the preview's own (``gates.preview.outputs``, and what it holds
-open for writing): they leave those out of the external changes.
-
+The coordinator is a mutation listener (``on_mutation``, subscribed to the
+host's MutationLog) and tells the hosts which changed files are the
+preview's own (``is_preview_output``): both in :mod:`rein.preview.writes`.
 The gates that use it (load, runtime observation, start) are in
-:mod:`rein.harness.preview_gates`; its output bookkeeping and error finding
-in :mod:`rein.harness._preview_output`.
+:mod:`rein.preview.gates`; its output bookkeeping and error finding in
+:mod:`rein.preview.output_log`; its values in :mod:`rein.preview.values`.
 
 Events (preview_started, preview_reloaded, preview_output, preview_error,
 preview_stopped) go to the emit of the run that caused them, else to the
@@ -36,14 +31,12 @@ import re
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from dataclasses import replace
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 
-from rein.harness._preview_output import OutputLog, find_errors, headline
-from rein.harness._preview_paths import is_code, is_preview_output
 from rein.harness.config import PreviewGateConfig
 from rein.harness.events import (
     Emit,
@@ -55,7 +48,11 @@ from rein.harness.events import (
     PreviewStateName,
     PreviewStopped,
 )
-from rein.harness.ports import Mutation, PreviewProcess, PreviewProcessFactory
+from rein.harness.path_globs import is_code, is_preview_output
+from rein.harness.ports import PreviewProcessFactory
+from rein.preview.output_log import OutputLog, find_errors, headline
+from rein.preview.values import Observation, PreviewOutcome, PreviewStatus, _PreviewRun
+from rein.preview.writes import WRITES_KEPT, WritesFiles, WriteWatch, _Write
 
 __all__ = [
     "Observation",
@@ -84,92 +81,9 @@ SETTLE_QUIET_S = 0.1
 SETTLE_MAX_S = 0.5
 READY_POLL_S = 0.1
 TAIL_LINES = 40
-#: Writes remembered for "self" reloads (older ones are long loaded).
-WRITES_KEPT = 256
-
-OutcomeAction = Literal[
-    "started", "reloaded", "unchanged", "not_running", "stopped", "failed", "busy", "off"
-]
 
 
-@runtime_checkable
-class WritesFiles(Protocol):
-    """A PreviewProcess that can tell which workspace files it holds open
-    for writing (optional; the local processes can, on Linux)."""
-
-    def files_open_for_writing(self) -> set[str]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Write:
-    """A mutation as the preview saw it: where its output stood then."""
-
-    generation: int
-    mark: int
-    code: bool
-
-
-@dataclass(frozen=True, slots=True)
-class PreviewOutcome:
-    """What a start, reload, restart or stop did."""
-
-    action: OutcomeAction
-    generation: int = 0
-    #: The output index where this start or reload begins (for observation).
-    mark: int = 0
-    message: str = ""
-    #: The output tail of a failure.
-    lines: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.action not in ("failed", "busy")
-
-
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """What the output showed after a load; ``ok`` when nothing."""
-
-    message: str = ""
-    #: The lines that matched an error pattern.
-    matches: tuple[str, ...] = ()
-    #: The error lines with their tracebacks (bounded), or the output tail.
-    excerpt: tuple[str, ...] = ()
-    #: The exit code when the preview exited with an error while watched.
-    exit_code: int | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.message
-
-
-@dataclass(frozen=True, slots=True)
-class PreviewStatus:
-    state: PreviewStateName
-    pid: int | None
-    generation: int | None
-    command: str | None
-    lines: tuple[str, ...]
-
-
-@dataclass(eq=False, slots=True)
-class _PreviewRun:
-    """One process of the preview."""
-
-    process: PreviewProcess
-    exited: anyio.Event = field(default_factory=anyio.Event)
-    exit_code: int | None = None
-    #: Rein is stopping it: its exit is not an error.
-    stopping: bool = False
-
-    @property
-    def alive(self) -> bool:
-        """Not known to have exited (its output reader may be gone while it
-        still runs, e.g. after the host cancelled its tasks)."""
-        return not self.exited.is_set() or self.process.exit_code is None
-
-
-class PreviewCoordinator:
+class PreviewCoordinator(WriteWatch):
     """Starts, reloads, stops and watches the preview; one per workspace,
     shared by the sessions. Stateful and idempotent, keyed by generation."""
 
@@ -252,65 +166,6 @@ class PreviewCoordinator:
 
     def lines_since(self, mark: int) -> list[str]:
         return self._output.since(mark)
-
-    # --------------------------------------------------------------- changes
-
-    def on_mutation(self, mutation: Mutation) -> None:
-        """A MutationListener: note where the output stands at this write (a
-        program that reloads itself starts its reload here)."""
-        if any(w.generation == mutation.generation for w in self._writes):
-            return
-        paths = mutation.paths
-        if mutation.origin == "external":  # the preview's own log is no reason to reload
-            paths = self.without_outputs(paths)
-        code = any(self.config.is_code(p) for p in paths)
-        self._writes.append(_Write(mutation.generation, self._output.total, code))
-
-    def _self_reload_mark(self, generation: int) -> tuple[int, bool] | None:
-        """For a "self" reload of ``generation``: the output index at the
-        newest write of code the preview has not loaded yet, and whether
-        there is one (a change of documentation alone does not make the
-        program reload: the mark is then now). None when no write was noted
-        (the host does not report its mutations)."""
-        pending = [w for w in self._writes if self.loaded_generation < w.generation <= generation]
-        if not pending:
-            return None
-        code = [w for w in pending if w.code]
-        if code:
-            return code[-1].mark, True
-        return self._output.total, False
-
-    def is_preview_output(self, path: str) -> bool:
-        """``path`` (workspace-relative) is the preview's own output: it
-        matches ``gates.preview.outputs``, or the running preview holds (or
-        held) it open for writing, like a log. Hosts leave such files out of
-        the external changes, so they do not reset the analyzer's quiet
-        period."""
-        return not self.without_outputs((path,))
-
-    def without_outputs(self, paths: tuple[str, ...]) -> tuple[str, ...]:
-        """``paths`` less the preview's own output: the hosts' filter of the
-        external changes their disk watcher reports. The running preview's
-        open files are looked up once per call, and only when a path is
-        neither listed nor known already."""
-        kept = tuple(p for p in paths if p not in self._written and not self.config.is_output(p))
-        if kept and self._look_up_written():
-            kept = tuple(p for p in kept if p not in self._written)
-        return kept
-
-    def _look_up_written(self) -> bool:
-        """Add what the running preview holds open for writing to the files
-        known as its output; False when it cannot tell (or it has exited: what
-        it wrote stays known, as its last writes may be reported late)."""
-        run = self._run
-        if run is None or not run.alive or not isinstance(run.process, WritesFiles):
-            return False
-        try:
-            self._written |= run.process.files_open_for_writing()
-        except Exception:
-            log.exception("looking up the files the preview writes failed")
-            return False
-        return True
 
     def status(self, tail: int = 50) -> PreviewStatus:
         return PreviewStatus(

@@ -1,0 +1,17 @@
+"""The preview: the person's program, run by Rein and watched.
+
+A wing of the core (it imports :mod:`rein.harness`, never the reverse):
+
+* ``coordinator``: :class:`PreviewCoordinator`, which starts, reloads and
+  stops the program behind the :class:`~rein.harness.ports.PreviewProcess`
+  port;
+* ``writes``: what it writes (the output mark at each workspace write, the
+  files that are its own output);
+* ``values``: what an operation did, what an observation saw, its status;
+* ``gates``: the gates that use it (load, runtime observation, start);
+* ``output_log``: its output bookkeeping and error finding.
+
+Which paths are code and which are the preview's output is configuration
+(:mod:`rein.harness.path_globs`). Like the core it imports no pygls,
+lsprotocol, httpx, sqlite3 or watchfiles.
+"""
