@@ -66,7 +66,7 @@ class Score:
 
 
 def _count(events: list[Any], type_: str, pred: Callable[[Any], bool] = lambda e: True) -> int:
-    return sum(1 for e in events if getattr(e, "type", None) == type_ and pred(e))
+    return sum(1 for e in events if e.type == type_ and pred(e))
 
 
 def score(spec: _Scenario, outcome: Outcome, seconds: float) -> Score:
