@@ -125,8 +125,9 @@ class _Outbox:
         return self._items.popleft()
 
 
-class AgentBusyError(RuntimeError):
-    """A prompt arrived while a run is active: steer or queue a follow-up."""
+# A prompt arrived while a run is active: steer or queue a follow-up. The
+# one busy error of the tree, under its documented name (docs/agent-api.md).
+from rein.harness.errors import BusyError as AgentBusyError  # noqa: E402
 
 
 def _take(queue: deque[UserMessage], mode: QueueMode) -> list[UserMessage]:

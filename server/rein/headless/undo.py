@@ -24,7 +24,7 @@ import anyio
 
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.checkpoints import CheckpointStore
-from rein.harness.errors import RestoreError, StoreError, ToolError
+from rein.harness.errors import ReinError, RestoreError, StoreError, ToolError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
 from rein.harness.restore import Restorer, RestoreRequest, RestoreResult, restore_note
@@ -48,7 +48,7 @@ class UndoArgs:
     as_json: bool = False
 
 
-class UndoRefused(Exception):
+class UndoRefused(ReinError):
     """``rein undo`` cannot start: the message says why (exit 2)."""
 
 
