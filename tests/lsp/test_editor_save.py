@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from rein.harness.generations import MutationLog
-from rein.lsp.channel import ClientTimeout
+from rein.lsp.client_timeout import ClientTimeout
 from rein.lsp.editor import EditorWorkspace
 from tests.fakes.channel import FakeClientChannel
 

@@ -8,7 +8,8 @@ import pytest
 
 from rein.config import load_config
 from rein.harness.errors import ConfigError
-from rein.lsp.channel import BOUND_SETTINGS, ClientTimeout, request_bound
+from rein.lsp.channel import request_bound
+from rein.lsp.client_timeout import BOUND_SETTINGS, ClientTimeout
 
 
 def test_each_client_method_has_its_configured_bound() -> None:

@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcMethodNotFound
 
 from rein.config import ReinConfig
 from rein.harness.redaction import REDACTOR, redact
-from rein.lsp.channel import ClientTimeout
+from rein.lsp.client_timeout import ClientTimeout
 from rein.lsp.mcp_ports import EditorMcpPorts
 from rein.mcp.config import load_servers
 from tests.fakes.channel import FakeClientChannel

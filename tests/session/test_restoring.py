@@ -11,9 +11,11 @@ import pytest
 
 from rein.checkpoints.restore import RestoreRequest
 from rein.harness import Agent
+from rein.harness.errors import BusyError
 from rein.harness.messages import AssistantMessage, UserMessage
 from rein.harness.ports import ModelRequest, Mutation, TextDelta
-from rein.session import Session, SessionBusyError
+from rein.session import Session
+from rein.checkpoints.restore import RestoreRequest
 from rein.session.restoring import restore_in_session
 from tests.fakes.checkpoints import CheckpointJournal
 from tests.fakes.events import EventLog
@@ -72,7 +74,7 @@ async def test_a_restore_while_a_run_is_active_is_refused_and_changes_nothing() 
     j = await journal()
     task = asyncio.ensure_future(session.run(lambda: session.agent.prompt("go")))
     await asyncio.wait_for(model.paused.wait(), 10)
-    with pytest.raises(SessionBusyError, match="abort or wait for the run"):
+    with pytest.raises(BusyError, match="abort or wait for the run"):
         await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
     assert j.ws.files == {"a.py": "a1\n", "b.py": "b1\n"}
     assert await j.run_ids() == ["run-1"]
@@ -97,9 +99,9 @@ async def test_no_run_starts_while_a_restore_writes() -> None:
         restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
     )
     await asyncio.wait_for(writing.wait(), 10)
-    with pytest.raises(SessionBusyError, match="restoring files"):
+    with pytest.raises(BusyError, match="restoring files"):
         await session.run(lambda: session.agent.prompt("go"))
-    with pytest.raises(SessionBusyError, match="restoring files"):
+    with pytest.raises(BusyError, match="restoring files"):
         await restore_in_session(session, j.store, j.ws, RestoreRequest(SID, "run-1"))
     go_on.set()
     await asyncio.wait_for(restore, 10)
@@ -131,7 +133,7 @@ async def test_the_manager_refuses_a_prompt_while_a_restore_writes_and_marks_not
     session = manager.new(title="t")
     await manager.run_prompt(session, "first")
     session.restoring = True
-    with pytest.raises(SessionBusyError, match="restoring files"):
+    with pytest.raises(BusyError, match="restoring files"):
         await manager.run_prompt(session, "second")
     assert not manager.in_use(session.id)
     record = await store.get_session(session.id)

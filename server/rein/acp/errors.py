@@ -6,8 +6,9 @@
   ``loc`` names the field;
 - ``-32002`` resource not found: an unknown session, its id in the message
   and as ``data.sessionId``;
-- ``-32600`` invalid request: a prompt on a busy session, a steer or
-  follow-up with no run to take it;
+- ``-32600`` invalid request: a prompt on a busy session (also one that
+  turns busy as it starts: Rein's ``BusyError``, its message as is), a
+  steer or follow-up with no run to take it;
 - ``-32000`` authentication required: the provider's key is not set, the
   variable named.
 """
@@ -16,7 +17,16 @@ from __future__ import annotations
 
 from acp import RequestError
 
-__all__ = ["auth_required", "busy", "invalid_field", "no_active_run", "unknown_session"]
+from rein.harness.errors import BusyError
+
+__all__ = [
+    "auth_required",
+    "busy",
+    "busy_now",
+    "invalid_field",
+    "no_active_run",
+    "unknown_session",
+]
 
 
 def invalid_field(field: str, problem: str) -> RequestError:
@@ -38,6 +48,12 @@ def busy(session_id: str) -> RequestError:
         f"session {session_id} is running a prompt; cancel it or wait",
         {"sessionId": session_id},
     )
+
+
+def busy_now(session_id: str, exc: BusyError) -> RequestError:
+    """Rein's :class:`~rein.harness.errors.BusyError` (a restore is writing
+    the session's files, a run started meanwhile), its message as is."""
+    return RequestError(-32600, str(exc), {"sessionId": session_id})
 
 
 def no_active_run(session_id: str, method: str) -> RequestError:

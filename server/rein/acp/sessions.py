@@ -48,11 +48,11 @@ from rein.acp.replay import replay_session
 from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
-from rein.harness.errors import ConfigError, ToolError
+from rein.harness.errors import BusyError, ConfigError, ToolError
 from rein.harness.ports import Model
 from rein.hosting.workspace_host import KeepsTexts, WorkspaceHost
 from rein.providers.config import ModelConfig
-from rein.session import Mode, Session, SessionBusyError, SessionSpec
+from rein.session import Mode, Session, SessionSpec
 from rein.session.builder import memory_key
 from rein.store import SqliteStore
 from rein.tools.disk_read import read_text
@@ -308,8 +308,8 @@ class AcpSessions:
         token = current_session.set(session_id)
         try:
             result = await live.host.manager.run_prompt(live.session, text)
-        except SessionBusyError as exc:
-            raise RequestError(-32600, str(exc), {"sessionId": session_id}) from exc
+        except BusyError as exc:
+            raise errors.busy_now(session_id, exc) from exc
         finally:
             current_session.reset(token)
         store = live.host.manager.store

@@ -21,6 +21,7 @@ from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
+from rein.harness.errors import ReinError
 from rein.harness.ports import Diagnostic
 from rein.process.environment import child_environment
 
@@ -45,7 +46,7 @@ def _drop_late(answer: asyncio.Future[Any]) -> None:
         log.debug("a late analyzer answer: %s", answer.exception())
 
 
-class AnalyzerTimeout(Exception):
+class AnalyzerTimeout(ReinError):
     """An analyzer did not answer a request within
     ``gates.analyzer.requestTimeoutMs``."""
 

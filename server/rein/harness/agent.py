@@ -93,8 +93,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class AgentBusyError(RuntimeError):
-    """A prompt arrived while a run is active: steer or queue a follow-up."""
+# A prompt arrived while a run is active: steer or queue a follow-up. The
+# one busy error of the tree, under its documented name (docs/agent-api.md).
+from rein.harness.errors import BusyError as AgentBusyError  # noqa: E402
 
 
 def new_run_id() -> str:

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rein.harness.errors import ModelError
+from rein.harness.errors import ModelError, ReinError
 from rein.harness.messages import (
     AssistantMessage,
     Message,
@@ -65,7 +65,7 @@ def estimate_schema_tokens(system: str, tools: Sequence[ToolSchema]) -> int:
     return total
 
 
-class ContextOverflowError(Exception):
+class ContextOverflowError(ReinError):
     """The context cannot be brought under the window."""
 
 

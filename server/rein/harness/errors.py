@@ -23,15 +23,22 @@
     │                          used; ``reason`` says why in a word (disk_full,
     │                          locked, read_only, io, corrupt, newer, ...)
     ├── ReviewError            a review request names no reviewed run or file
-    └── RestoreError           a restore that cannot be done (unknown or pruned
-                               run, path outside the workspace, content not
-                               stored); nothing was changed
+    ├── RestoreError           a restore that cannot be done (unknown or pruned
+    │                          run, path outside the workspace, content not
+    │                          stored); nothing was changed
+    └── BusyError              an agent or a session is running (or restoring)
+                               and cannot take this now; nothing was changed
+
+Every public exception class of ``rein`` is in the tree (tests/test_errors_tree.py
+checks it); where callers catch a built-in kind too (``ValueError``,
+``TimeoutError``) the class inherits both.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "AuthError",
+    "BusyError",
     "ConfigError",
     "ContextLengthError",
     "FileChangedError",
@@ -161,3 +168,10 @@ class RestoreError(ReinError):
     """A restore (or a checkpoint lookup) that cannot be done: an unknown or
     pruned run, a path outside the workspace or not changed by the run,
     content that was not stored. Raised before any write: nothing changed."""
+
+
+class BusyError(ReinError, RuntimeError):
+    """An agent or a session that cannot take this now: a prompt while a run
+    is active (steer or queue a follow-up), a restore or undo while a run or
+    another restore is. Nothing was changed. ``AgentBusyError`` is its
+    documented name on :class:`rein.harness.Agent`."""

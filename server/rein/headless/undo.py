@@ -26,6 +26,8 @@ from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import RestoreError, StoreError, ToolError
+from rein.checkpoints.model import CheckpointStore
+from rein.harness.errors import ReinError, RestoreError, StoreError, ToolError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
 from rein.session.builder import PLANNER_MEMORY, memory_key
@@ -48,7 +50,7 @@ class UndoArgs:
     as_json: bool = False
 
 
-class UndoRefused(Exception):
+class UndoRefused(ReinError):
     """``rein undo`` cannot start: the message says why (exit 2)."""
 
 

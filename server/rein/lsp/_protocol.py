@@ -55,6 +55,7 @@ from rein.lsp._envelope import (
 )
 from rein.lsp._framing import FrameError, FrameReader
 from rein.lsp._memory import MemoryRelease
+from rein.lsp.errors import log_failed_request
 
 __all__ = ["ReinProtocol", "plain_dict_converter", "serve_frames"]
 
@@ -262,7 +263,14 @@ class ReinProtocol(LanguageServerProtocol):
 
     def _send_handler_result(self, future: Any, *, msg_id: MsgId) -> None:
         exc = None if future.cancelled() else future.exception()
-        if exc is not None and not isinstance(exc, JsonRpcException):
+        if isinstance(exc, JsonRpcException):
+            # A JSON-RPC error the handler raised on purpose (a setting to
+            # fix, an unknown session): one warning line, no traceback.
+            self._request_futures.pop(msg_id, None)
+            log_failed_request(msg_id, exc)
+            self._send_response(msg_id, error=exc.to_response_error())
+            return
+        if exc is not None:
             self._request_futures.pop(msg_id, None)
             log.error("request %r failed", msg_id, exc_info=exc)
             error = lsp.ResponseError(code=_INTERNAL, message=internal_message(exc))

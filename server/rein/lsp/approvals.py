@@ -1,5 +1,6 @@
 """Approval rules over LSP: ``rein/approvals`` lists the rules the person
-kept ("always allow"), ``rein/approvals/revoke`` drops one.
+kept ("always allow"), ``rein/approvals/revoke`` drops one (their
+handlers are in :mod:`rein.lsp.handlers.approvals`).
 
 :class:`ApprovalRegistry` holds one :class:`~rein.tools.approval_rules.RuleBook`
 per session (its session rules live as long as the server) over the
@@ -16,15 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pygls.exceptions import JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
-
 if TYPE_CHECKING:
     from rein.harness.ports import ApprovalRuleKind
     from rein.store import SqliteStore
     from rein.tools.approval_rules import MemoryRules, RuleBook, StoredRule
 
-__all__ = ["ApprovalRegistry", "ApprovalsServer", "WorkspaceRules", "register"]
+__all__ = ["ApprovalRegistry", "ApprovalsServer", "WorkspaceRules"]
 
 
 class ApprovalsServer(Protocol):
@@ -121,29 +119,3 @@ class ApprovalRegistry:
             if await book.session.remove(rule_id):
                 return True
         return await self.workspace.remove(rule_id)
-
-
-def register(server: LanguageServer) -> None:
-    """``rein/approvals`` and ``rein/approvals/revoke``."""
-
-    @server.feature("rein/approvals")
-    async def approvals(ls: ApprovalsServer, params: Any) -> dict[str, Any]:
-        await ls.ready()
-        from rein.lsp.params import ApprovalsParams, parse
-
-        parsed = parse(ApprovalsParams, params, "rein/approvals")
-        await ls.open_store()
-        return {"rules": await ls.approvals.rules(parsed.session_id)}
-
-    @server.feature("rein/approvals/revoke")
-    async def revoke(ls: ApprovalsServer, params: Any) -> dict[str, Any]:
-        await ls.ready()
-        from rein.lsp.params import RevokeApprovalParams, parse
-
-        parsed = parse(RevokeApprovalParams, params, "rein/approvals/revoke")
-        await ls.open_store()
-        if not await ls.approvals.revoke(parsed.id):
-            raise JsonRpcInvalidParams(
-                f"rein/approvals/revoke: invalid params: id: no rule {parsed.id[:80]!r}"
-            )
-        return {"revoked": True}

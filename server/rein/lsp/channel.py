@@ -7,7 +7,7 @@ server's protocol object, so they can be tested and reused without a server.
 
 Every request is bounded: :class:`ClientChannel` asks ``bound(method)`` for
 the seconds it waits (from the configuration: :func:`request_bound`); past
-them it tells the client ``$/cancelRequest`` and raises :class:`ClientTimeout`,
+them it tells the client ``$/cancelRequest`` and raises :class:`~rein.lsp.client_timeout.ClientTimeout`,
 which each adapter turns into what its caller can read (an unverified
 verdict, a tool error, a refusal, no answer).
 """
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from rein.config import ReinConfig
 
-__all__ = ["ClientChannel", "ClientTimeout", "method_not_found", "request_bound"]
+__all__ = ["ClientChannel", "method_not_found", "request_bound"]
 
 log = logging.getLogger(__name__)
 
@@ -47,15 +47,6 @@ def method_not_found(exc: BaseException) -> bool:
 #: The bound of a request when no configuration is given (tests, embedders).
 DEFAULT_BOUND_S = 30.0
 
-#: Which setting bounds which client method (the docs list the same).
-BOUND_SETTINGS = {
-    "rein/diagnostics": "gates.analyzer.requestTimeoutMs",
-    "workspace/applyEdit": "harness.clientRequestTimeoutMs",
-    "rein/saveDocuments": "harness.clientRequestTimeoutMs",
-    "rein/confirm": "approval.timeoutMs",
-    "rein/askUser": "approval.timeoutMs",
-}
-
 
 def request_bound(config: ReinConfig, method: str) -> float:
     """Seconds Rein waits for the client's answer to ``method``: a person's
@@ -69,17 +60,6 @@ def request_bound(config: ReinConfig, method: str) -> float:
     else:
         ms = config.harness.client_request_timeout_ms
     return ms / 1000.0
-
-
-class ClientTimeout(TimeoutError):
-    """The client did not answer ``method`` within ``seconds``."""
-
-    def __init__(self, method: str, seconds: float) -> None:
-        self.method = method
-        self.seconds = seconds
-        setting = BOUND_SETTINGS.get(method)
-        where = f" ({setting})" if setting else ""
-        super().__init__(f"the editor did not answer {method} within {seconds:g} s{where}")
 
 
 def _drop_late(answer: asyncio.Future[Any]) -> None:
@@ -116,7 +96,7 @@ class ClientChannel:
     async def request(self, method: str, params: Any) -> Any:
         """Send a request and wait for its answer, at most :meth:`bound`
         seconds (then the client is sent ``$/cancelRequest`` and
-        :class:`ClientTimeout` raised); a MethodNotFound answer is
+        :class:`~rein.lsp.client_timeout.ClientTimeout` raised); a MethodNotFound answer is
         remembered, then raised."""
         seconds = self.bound(method)
         msg_id = str(uuid.uuid4())
@@ -133,6 +113,8 @@ class ClientChannel:
         except TimeoutError:
             log.warning("%s: no answer within %g s", method, seconds)
             self._cancel(msg_id)
+            from rein.lsp.client_timeout import ClientTimeout
+
             raise ClientTimeout(method, seconds) from None
         except asyncio.CancelledError:
             # Given up by the caller (its own bound, a cancelled run).

@@ -38,7 +38,8 @@ from rein.harness.ports import (
     Mutation,
     MutationOrigin,
 )
-from rein.lsp.channel import ClientTimeout, method_not_found
+from rein.lsp.channel import method_not_found
+from rein.lsp.client_timeout import ClientTimeout
 from rein.tools.disk_read import read_text_async
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from pygls.exceptions import JsonRpcException
 
 from rein.harness.errors import ToolError
 from rein.harness.ports import ApprovalAnswer, ApprovalRequest
-from rein.lsp.channel import ClientTimeout, method_not_found
+from rein.lsp.channel import method_not_found
+from rein.lsp.client_timeout import ClientTimeout
 
 if TYPE_CHECKING:
     from rein.lsp.channel import ClientChannel

@@ -18,12 +18,11 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp_types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
+from pygls.exceptions import JsonRpcException
 
 from rein.lsp.channel import method_not_found
 
-__all__ = ["CHAT", "DELTA", "EditorLmHost", "LmHandlerServer", "LmWire", "register"]
+__all__ = ["CHAT", "CONSENT", "DELTA", "EditorLmHost", "LmHandlerServer", "LmWire"]
 
 log = logging.getLogger(__name__)
 
@@ -149,23 +148,3 @@ class EditorLmHost:
             log.debug("%s for %s, which is not running: dropped", DELTA, request_id)
             return
         turn.take(params)
-
-
-def register(server: LanguageServer) -> None:
-    """The notifications of the vscode-lm provider (requests go out)."""
-
-    @server.feature(DELTA)
-    def lm_delta(ls: LmHandlerServer, params: Any) -> None:
-        ls.lm_host.on_delta(params)
-
-    @server.feature(CONSENT)
-    def lm_consent(ls: LmHandlerServer, params: Any) -> None:
-        from rein.lsp._lm_params import ConsentParams
-        from rein.lsp.params import parse
-
-        try:
-            parsed = parse(ConsentParams, params, CONSENT)
-        except JsonRpcInvalidParams as exc:
-            log.warning("%s", exc)
-            return
-        ls.lm_host.consented = parsed.granted

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
 
-from rein.lsp.channel import ClientTimeout, method_not_found
+from rein.lsp.channel import method_not_found
+from rein.lsp.client_timeout import ClientTimeout
 from rein.mcp.config import McpConfigError
 from rein.mcp.spec import InputSpec, McpServerSpec
 from rein.mcp.trust import FileTrustStore

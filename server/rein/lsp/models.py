@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
+from pygls.exceptions import JsonRpcException
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
@@ -29,9 +28,10 @@ if TYPE_CHECKING:
     from rein.providers.config import ModelConfig
     from rein.session import Session
 
-# The handlers import the rest of Rein when first called (see features.py).
+# The handlers (rein.lsp.handlers.models) import the rest of Rein when
+# first called.
 
-__all__ = ["LM_MODELS", "ModelChoices", "ModelsHandlerServer", "register"]
+__all__ = ["LM_MODELS", "ModelChoices", "ModelsHandlerServer", "editor_models", "entry"]
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,8 @@ class ModelChoices:
         self.per_session.pop(session.id, None)
 
 
-def _entry(provider: str, model: str, label: str, source: str) -> dict[str, str]:
+def entry(provider: str, model: str, label: str, source: str) -> dict[str, str]:
+    """One model of the picker, as ``rein/models`` lists it."""
     return {"provider": provider, "model": model, "label": label, "source": source}
 
 
@@ -148,7 +149,7 @@ async def editor_models(server: ModelsHandlerServer) -> tuple[list[dict[str, str
     """The editor's language models as picker entries, and why there are
     none when the client could not list them."""
     from rein.lsp._lm_params import LmModels
-    from rein.lsp.channel import ClientTimeout
+    from rein.lsp.client_timeout import ClientTimeout
 
     if not server.client.supports(LM_MODELS):
         return [], "the editor does not list language models (rein/lm/models)"
@@ -166,64 +167,5 @@ async def editor_models(server: ModelsHandlerServer) -> tuple[list[dict[str, str
     for item in listed.models:
         selector = f"{item.vendor}/{item.family}" if item.vendor and item.family else item.id
         label = f"{item.name or item.family or item.id} ({item.vendor or 'VS Code'})"
-        entries.setdefault(selector, _entry("vscode-lm", selector, label, "vscode-lm"))
+        entries.setdefault(selector, entry("vscode-lm", selector, label, "vscode-lm"))
     return list(entries.values()), None
-
-
-def register(server: LanguageServer) -> None:
-    @server.feature("rein/models")
-    async def models(ls: ModelsHandlerServer, params: Any) -> dict[str, Any]:
-        from rein.lsp._lm_params import ModelsParams
-        from rein.lsp.params import parse
-
-        parsed = parse(ModelsParams, params, "rein/models")
-        await ls.ready()
-        configured = ls.config.model
-        current = ls.model_choices.current(parsed.session_id)
-        name = configured.model or "(the provider's default)"
-        listed = [_entry(configured.provider, configured.model, name, "config")]
-        found, problem = await editor_models(ls)
-        # The configured vscode-lm model is listed once, as configured, with
-        # the name the editor gives it.
-        same = configured.provider == "vscode-lm"
-        for entry in found:
-            if same and entry["model"] == configured.model:
-                listed[0]["label"] = entry["label"]
-            else:
-                listed.append(entry)
-        result: dict[str, Any] = {
-            "current": {"provider": current.provider, "model": current.model},
-            "models": listed,
-        }
-        if problem is not None:
-            result["vscodeLmError"] = problem
-        return result
-
-    @server.feature("rein/setModel")
-    async def set_model(ls: ModelsHandlerServer, params: Any) -> dict[str, Any]:
-        from rein.harness.errors import ConfigError
-        from rein.lsp._lm_params import Choice, SetModelParams
-        from rein.lsp.params import parse
-
-        parsed = parse(SetModelParams, params, "rein/setModel")
-        await ls.ready()
-        choice = Choice(parsed.provider, parsed.model)
-        if parsed.session_id is not None:
-            session = ls.sessions.get(parsed.session_id)
-            if session is None:
-                raise JsonRpcInvalidParams(
-                    f"rein/setModel: invalid params: sessionId: no session {parsed.session_id!r}"
-                )
-            sessions, everywhere = [session], False
-        elif parsed.new_sessions is False:
-            raise JsonRpcInvalidParams(
-                "rein/setModel: invalid params: newSessions: false needs a sessionId "
-                "(without one the choice is for every session and the new ones)"
-            )
-        else:
-            sessions, everywhere = list(ls.sessions.values()), True
-        try:
-            ls.model_choices.choose(choice, sessions, everywhere, parsed.new_sessions is True)
-        except ConfigError as exc:
-            raise JsonRpcInvalidParams(f"rein/setModel: invalid params: {exc}") from exc
-        return {"ok": True}

@@ -1,6 +1,6 @@
 """The Rein language server: configuration, the client channel, and the
 editor's ports for the session assembly. Handlers live in
-:mod:`rein.lsp.features`; sessions and the store in
+:mod:`rein.lsp.handlers` (their errors are mapped in :mod:`rein.lsp.errors`); sessions and the store in
 :class:`rein.session.SessionManager`.
 
 Starting fast: this module imports only pygls and lsprotocol. The harness,
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types as lsp
-from pygls.exceptions import FeatureNotificationError, JsonRpcException
+from pygls.exceptions import FeatureNotificationError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -51,16 +51,9 @@ if TYPE_CHECKING:
     from rein.session import Session, SessionManager, SessionPorts
     from rein.store import SqliteStore
 
-__all__ = ["ReinServer", "RequestFailed"]
+__all__ = ["ReinServer"]
 
 log = logging.getLogger(__name__)
-
-
-class RequestFailed(JsonRpcException):
-    """LSP's RequestFailed: a valid request that cannot be done, e.g. a
-    prompt while the model settings cannot be used (the message says why)."""
-
-    CODE = -32803
 
 
 class ReinServer(LanguageServer):
@@ -514,23 +507,16 @@ class ReinServer(LanguageServer):
         return await self.manager.open_store()
 
     async def load_session(self, session_id: str) -> Session | None:
-        from rein.harness.errors import ConfigError
-
-        try:
-            return await self.manager.load(session_id)
-        except ConfigError as exc:
-            raise RequestFailed(f"Rein: {exc}") from exc
+        """The session, loaded from the store if need be; ConfigError when
+        its model cannot be built (a handler answers RequestFailed)."""
+        return await self.manager.load(session_id)
 
     def new_session(self, **spec: Any) -> Session:
         """A new session (``mode``, ``title``, ``origin``, ``harness``,
-        ``model``); RequestFailed when its model cannot be built (invalid
-        model settings: nothing is created, no request is sent)."""
-        from rein.harness.errors import ConfigError
-
-        try:
-            return self.manager.new(**spec)
-        except ConfigError as exc:
-            raise RequestFailed(f"Rein: {exc}") from exc
+        ``model``); ConfigError when its model cannot be built (invalid
+        model settings: nothing is created, no request is sent; a handler
+        answers RequestFailed, :mod:`rein.lsp.errors`)."""
+        return self.manager.new(**spec)
 
     async def run_prompt(self, session: Session, text: str) -> RunResult:
         return await self.manager.run_prompt(session, text)

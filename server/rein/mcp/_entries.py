@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.harness.errors import ReinError
 from rein.harness.redaction import remember_secret
 from rein.mcp._jsonc import JsoncError, loads_jsonc
 from rein.mcp.spec import InputSpec, McpServerSpec, Source, Transport
@@ -53,7 +54,7 @@ _FIELDS = frozenset(
 _VSCODE_ONLY = frozenset({"dev", "gallery", "version", "description"})
 
 
-class McpConfigError(ValueError):
+class McpConfigError(ReinError, ValueError):
     """An invalid server entry; the message names where and which field."""
 
 

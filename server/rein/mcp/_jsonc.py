@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rein.harness.errors import ReinError
+
 __all__ = ["JsoncError", "loads_jsonc"]
 
 
-class JsoncError(ValueError):
+class JsoncError(ReinError, ValueError):
     """Text that is not JSON (with comments): the message names the line."""
 
     def __init__(self, message: str, line: int, column: int) -> None:

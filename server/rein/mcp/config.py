@@ -100,7 +100,9 @@ class McpConfigPorts(Protocol):
 
 
 class _Unresolved(Exception):
-    """A variable that has no value: the server is skipped with the reason."""
+    """A variable that has no value: the server is skipped with the reason.
+    Control flow caught in this module (the reason becomes the skipped
+    server's), so outside the ReinError tree."""
 
 
 def config_fingerprint(root: Path, config: ReinConfig) -> object:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from rein.harness.errors import ReinError
 from rein.harness.ports import ToolSchema
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.mcp.names import mcp_tool_names
@@ -27,7 +28,7 @@ __all__ = ["McpArgs", "McpCallFailed", "McpCaller", "McpTool", "McpToolInfo", "b
 _MAX_ARGS_SHOWN = 2000
 
 
-class McpCallFailed(Exception):
+class McpCallFailed(ReinError):
     """A call without a result: "timeout" (cancelled after the server's
     timeout), "closed" (the connection is gone: a crash) or "error" (a
     JSON-RPC error answer)."""

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol
 
 from rein.harness.arguments import checked_arguments
-from rein.harness.errors import AuthError, ProviderError, StreamError
+from rein.harness.errors import AuthError, ProviderError, ReinError, StreamError
 from rein.harness.messages import (
     AssistantMessage,
     ContentPart,
@@ -65,7 +65,7 @@ CONSENT_REQUIRED = -32001
 Delta = dict[str, Any]
 
 
-class LmRequestError(Exception):
+class LmRequestError(ReinError):
     """The editor answered ``rein/lm/chat`` with an error (``code`` as sent)."""
 
     def __init__(self, code: int, message: str) -> None:

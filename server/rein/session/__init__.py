@@ -17,12 +17,11 @@ from rein.session.builder import bootstrap_messages, build_gates, build_session
 from rein.session.manager import SessionManager
 from rein.session.ports import Mode, SessionPorts, SessionSpec
 from rein.session.results import result_json, usage_json
-from rein.session.session import Session, SessionBusyError, SessionStatus, new_session_id
+from rein.session.session import Session, SessionStatus, new_session_id
 
 __all__ = [
     "Mode",
     "Session",
-    "SessionBusyError",
     "SessionManager",
     "SessionPorts",
     "SessionSpec",

@@ -30,10 +30,14 @@ from rein.flows.subagents import PendingChild, SubagentSpawner
 from rein.harness import Message, RunResult, Usage
 from rein.harness.agent import repair_transcript
 from rein.harness.errors import StoreError
+from rein.checkpoints.model import CheckpointStore, MemoryCheckpointStore, ReviewStatus
+from rein.harness.errors import BusyError, StoreError
+from rein.flows.plan_act import PlanSnapshot
+from rein.flows.subagents import PendingChild, SubagentSpawner
 from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
 from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
 from rein.session.results import usage_json
-from rein.session.session import Session, SessionBusyError
+from rein.session.session import Session
 from rein.session.store_trouble import StoreTrouble, session_image
 from rein.store import SessionRecord, SqliteStore, StorePersistence
 from rein.store.checkpoints import SqliteCheckpointStore
@@ -435,9 +439,9 @@ class SessionManager:
         """One run of ``session`` on ``text`` (a new task, or the answer to
         the question it waits on), recorded in the store. The session is not
         evicted while it runs; its idle time starts when the run ends.
-        Refused (SessionBusyError) while a restore writes the session's files."""
+        Refused (BusyError) while a restore writes the session's files."""
         if session.restoring:
-            raise SessionBusyError(
+            raise BusyError(
                 f"session {session.id} is restoring files; send the prompt when the restore is done"
             )
         self._in_use[session.id] = self._in_use.get(session.id, 0) + 1

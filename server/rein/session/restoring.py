@@ -13,7 +13,8 @@ from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, re
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
 from rein.harness.ports import Workspace
-from rein.session.session import Session, SessionBusyError
+from rein.session.session import Session
+from rein.harness.errors import BusyError
 
 __all__ = ["add_note", "files_restored", "restore_in_session", "writing_files"]
 
@@ -34,11 +35,11 @@ async def writing_files(
     session: Session, what: str, *, in_use: bool = False
 ) -> AsyncIterator[None]:
     """Hold ``session`` while a restore or an undo writes its files: refused
-    (SessionBusyError naming ``what``, nothing changed) while a run or a
+    (BusyError naming ``what``, nothing changed) while a run or a
     restore is active or ``in_use``; no run starts until it ends, and the
     session is touched when it ends well."""
     if in_use or session.busy or session.restoring:
-        raise SessionBusyError(
+        raise BusyError(
             f"session {session.id} is "
             + ("restoring files" if session.restoring else "running a task")
             + f"; abort or wait for the run before {what}"
@@ -65,7 +66,7 @@ async def restore_in_session(
     request: RestoreRequest,
 ) -> RestoreResult:
     """Restore, unless a run (or another restore) is active in the session:
-    SessionBusyError then, and nothing changed. While it restores, no run
+    BusyError then, and nothing changed. While it restores, no run
     starts in the session (:meth:`Session.run` refuses)."""
     async with writing_files(session, "restoring"):
         result = await Restorer(store, workspace).restore(request)

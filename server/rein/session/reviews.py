@@ -26,7 +26,7 @@ async def decide_in_session(
     in_use: bool = False,
 ) -> DecideResult:
     """Keep or undo through the session's reviewer. An undo writes files:
-    refused (SessionBusyError, nothing changed) while a run or a restore is
+    refused (BusyError, nothing changed) while a run or a restore is
     active or a prompt is starting (``in_use``), and while it writes no run
     starts; the transcript then gets a note saying what was undone."""
     reviewer = session.reviewer

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rein.harness import Agent, RunResult, Usage
 from rein.harness.agent import new_run_id
+from rein.harness.errors import BusyError
 
 if TYPE_CHECKING:
     from rein.checkpoints.capture import CheckpointCapture
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from rein.harness.gates import GatePipeline
     from rein.harness.tools import ToolRegistry
 
-__all__ = ["Session", "SessionBusyError", "SessionStatus", "new_session_id"]
+__all__ = ["Session", "SessionStatus", "new_session_id"]
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +33,6 @@ SessionStatus = Literal[
 ]
 
 Listener = Callable[["Event"], None]
-
-
-class SessionBusyError(Exception):
-    pass
 
 
 def new_session_id() -> str:
@@ -158,12 +155,12 @@ class Session:
         Cancelling the caller aborts the run and waits (bounded) until its
         transcript is consistent."""
         if self.busy:
-            raise SessionBusyError(
+            raise BusyError(
                 f"session {self.id} is running; use rein/steer to redirect it or "
                 "rein/followUp to queue the next message"
             )
         if self.restoring:
-            raise SessionBusyError(
+            raise BusyError(
                 f"session {self.id} is restoring files; send the prompt when the restore is done"
             )
         self.status = "running"

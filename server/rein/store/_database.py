@@ -42,7 +42,9 @@ _IN_HOOK: contextvars.ContextVar[bool] = contextvars.ContextVar("rein_store_in_h
 
 
 class _Replaced(Exception):
-    """The file was opened again: the owner's hook runs before the call."""
+    """The file was opened again: the owner's hook runs before the call.
+    Control flow caught in this module, never raised to a caller, so
+    outside the ReinError tree."""
 
 
 class Database:

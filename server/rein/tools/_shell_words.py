@@ -29,6 +29,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from rein.harness.errors import ReinError
+
 __all__ = ["UnsafeCommand", "Word", "parse_line"]
 
 _OPERATORS = frozenset(";&|<>()")
@@ -43,7 +45,7 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 
 
-class UnsafeCommand(ValueError):
+class UnsafeCommand(ReinError, ValueError):
     """A command line rules cannot vouch for (the person is asked)."""
 
 

@@ -100,7 +100,9 @@ class Match:
 
 
 class _RgRegexError(Exception):
-    pass
+    """ripgrep refused the pattern: caught in this module (Python's regex
+    is used instead, or a ToolError says why). Control flow that never
+    leaves the module, so outside the ReinError tree."""
 
 
 def find_ripgrep() -> str | None:

@@ -1,0 +1,71 @@
+"""The server's life and its configuration: ``initialize``,
+``initialized`` (pulls the ``rein`` section), the pushed or changed
+settings, ``shutdown`` and ``exit``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+if TYPE_CHECKING:
+    from rein.lsp.server import ReinServer
+
+__all__ = ["did_change_configuration", "exit_", "initialize", "initialized", "shutdown"]
+
+log = logging.getLogger(__name__)
+
+
+def initialize(server: ReinServer, params: lsp.InitializeParams) -> None:
+    server.set_initialization_options(params.initialization_options)
+
+
+async def initialized(server: ReinServer, params: lsp.InitializedParams) -> None:
+    try:
+        if not await _pull_configuration(server):
+            server.apply_configuration({}, "initializationOptions")
+    finally:
+        server.configured_event().set()
+    server.disk_watcher()
+    await server.open_store()
+
+
+async def did_change_configuration(
+    server: ReinServer, params: lsp.DidChangeConfigurationParams
+) -> None:
+    settings = params.settings
+    if isinstance(settings, dict) and isinstance(settings.get("rein"), dict):
+        server.apply_configuration(settings["rein"], "settings")
+    else:
+        await _pull_configuration(server)
+
+
+async def shutdown(server: ReinServer, params: Any) -> None:
+    await server.shutdown_sessions()
+
+
+def exit_(server: ReinServer, params: Any) -> None:
+    server.kill_preview()  # without a shutdown request first
+
+
+async def _pull_configuration(server: ReinServer) -> bool:
+    """Ask the client for the ``rein`` section and apply it; False when the
+    client cannot be asked."""
+    caps = server.client_capabilities
+    if caps.workspace is None or not caps.workspace.configuration:
+        return False
+    try:
+        result = await asyncio.wait_for(
+            server.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="rein")])
+            ),
+            10,
+        )
+    except Exception as exc:
+        log.warning("workspace/configuration failed: %s", exc)
+        return False
+    section = result[0] if result else None
+    server.apply_configuration(section or {}, "settings")
+    return True

@@ -1,0 +1,160 @@
+"""Runs: ``rein/prompt`` (with its work-done progress), ``rein/steer``,
+``rein/followUp``, ``rein/abort``, and the commands that start or abort
+runs (``rein.fix``, ``rein.explain``, ``rein.ask``: one handler, the kind
+as its parameter; ``rein.abort``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from lsprotocol import types as lsp
+
+from rein.lsp import errors
+
+if TYPE_CHECKING:
+    from rein.harness.events import Event
+    from rein.lsp.params import Attachment
+    from rein.lsp.server import ReinServer
+    from rein.session import Session
+
+__all__ = ["abort", "abort_command", "code_run", "follow_up", "prompt", "steer"]
+
+
+async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
+    await server.ready()
+    from rein.lsp import code_actions
+    from rein.lsp.params import PromptParams, parse
+    from rein.session import result_json
+
+    parsed = parse(PromptParams, params, "rein/prompt")
+    # Everything that can reject the request comes before a session is
+    # made: a rejected prompt leaves nothing behind.
+    text = code_actions.with_context(parsed.text, parsed.context)
+    text = await _attached(server, text, parsed.attachments)
+    await server.open_store()
+    if parsed.session_id is not None:
+        found = await server.load_session(parsed.session_id)
+        if found is None:
+            raise errors.no_session("rein/prompt", parsed.session_id)
+        session = found
+    else:
+        session = server.new_session(mode=parsed.mode, title=parsed.text)
+    if session.busy:
+        raise errors.busy_prompt(session.id)
+    token = parsed.work_done_token
+    unsubscribe = None
+    if token is not None:
+        server.work_done_progress.begin(
+            token, lsp.WorkDoneProgressBegin(title="Rein", message="starting", cancellable=True)
+        )
+        unsubscribe = session.agent.subscribe(_progress_listener(server, token))
+    try:
+        result = await server.run_prompt(session, text)
+    finally:
+        if unsubscribe is not None and token is not None:
+            unsubscribe()
+            server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+            # pygls keeps every token it saw begin; this work is over.
+            server.work_done_progress.tokens.pop(token, None)
+    return result_json(session.id, result, session.last_changes, session.last_reviews)
+
+
+def steer(server: ReinServer, params: Any) -> dict[str, Any]:
+    return _queue(server, params, "rein/steer")
+
+
+def follow_up(server: ReinServer, params: Any) -> dict[str, Any]:
+    return _queue(server, params, "rein/followUp")
+
+
+def abort(server: ReinServer, params: Any) -> dict[str, Any]:
+    from rein.lsp.params import AbortParams, parse
+
+    parsed = parse(AbortParams, params, "rein/abort")
+    session = _session(server, parsed.session_id, "rein/abort")
+    return {"aborted": session is not None and session.abort("aborted by the user")}
+
+
+async def code_run(
+    server: ReinServer, args: tuple[Any, ...], kind: Literal["fix", "explain", "ask"]
+) -> dict[str, Any]:
+    """``rein.fix``, ``rein.explain`` and ``rein.ask``: a run started in the
+    background on the code the argument names."""
+    await server.ready()
+    from rein.lsp import code_actions
+
+    return code_actions.start(server, kind, args)
+
+
+async def abort_command(server: ReinServer, args: tuple[Any, ...]) -> dict[str, Any]:
+    """``rein.abort``: the run of one session (``{sessionId}`` or the id),
+    or every run."""
+    target = args[0] if args else None
+    session_id = target.get("sessionId") if isinstance(target, dict) else target
+    aborted = [
+        s.id
+        for s in server.sessions.values()
+        if (session_id in (None, s.id)) and s.abort("aborted by the user")
+    ]
+    return {"aborted": aborted}
+
+
+def _session(server: ReinServer, session_id: str, method: str) -> Session | None:
+    """The session in memory; None for one evicted to the store (it runs
+    nothing); InvalidParams for an unknown one."""
+    session = server.sessions.get(session_id)
+    if session is None:
+        if server.manager.was_evicted(session_id):
+            return None
+        raise errors.no_session(method, session_id)
+    return session
+
+
+def _queue(server: ReinServer, params: Any, method: str) -> dict[str, Any]:
+    """rein/steer and rein/followUp: queue the text on the active run."""
+    from rein.lsp.params import FollowUpParams, SteerParams, parse
+
+    parsed = parse(SteerParams if method == "rein/steer" else FollowUpParams, params, method)
+    session = _session(server, parsed.session_id, method)
+    if session is None or not session.busy:
+        return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
+    if method == "rein/steer":
+        session.agent.steer(parsed.text)
+    else:
+        session.agent.follow_up(parsed.text)
+    return {"queued": True}
+
+
+def _progress_listener(server: ReinServer, token: str | int) -> Any:
+    def listener(event: Event) -> None:
+        if event.type == "turn_end":
+            from rein.harness.spend import spend_line
+
+            line = spend_line(event.run_usage, event.context, event.run_cost)
+            server.work_done_progress.report(
+                token, lsp.WorkDoneProgressReport(message=f"turn {event.turn} · {line}")
+            )
+        elif event.type == "gate_start":
+            server.work_done_progress.report(
+                token, lsp.WorkDoneProgressReport(message=f"checking: {event.gate}")
+            )
+
+    return listener
+
+
+async def _attached(server: ReinServer, text: str, attachments: Sequence[Attachment]) -> str:
+    """The prompt text with its attachments' tagged blocks (rein.lsp.attachments)."""
+    if not attachments:
+        return text
+    from rein.lsp.attachments import with_attachments
+
+    workspace, _ = server.adapters()
+    return await with_attachments(
+        text,
+        attachments,
+        workspace,
+        workspace.relative,
+        str(server.root),
+        server.config.approval.deny_globs,
+    )

@@ -1,0 +1,51 @@
+"""What the server holds: ``rein/sessions`` (the stored and live
+sessions), ``rein/session`` (one, with its messages), ``rein/serverState``
+and ``rein/mcpServers``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rein.lsp import errors
+
+if TYPE_CHECKING:
+    from rein.lsp.server import ReinServer
+
+__all__ = ["mcp_servers", "server_state", "session", "sessions"]
+
+
+async def sessions(server: ReinServer, params: Any) -> dict[str, Any]:
+    await server.ready()
+    from rein.lsp.params import SessionsParams, parse
+
+    parse(SessionsParams, params, "rein/sessions")
+    return {"sessions": await server.manager.summaries()}
+
+
+async def session(server: ReinServer, params: Any) -> dict[str, Any]:
+    await server.ready()
+    from rein.lsp.params import SessionParams, parse
+    from rein.session.manager import summary
+
+    parsed = parse(SessionParams, params, "rein/session")
+    found = await server.load_session(parsed.session_id)
+    if found is None:
+        raise errors.no_session("rein/session", parsed.session_id)
+    return {
+        **summary(found),
+        "messages": [m.model_dump(mode="json") for m in found.agent.messages],
+    }
+
+
+def server_state(server: ReinServer, params: Any) -> dict[str, Any]:
+    from rein.lsp.params import SessionsParams, parse
+
+    parse(SessionsParams, params, "rein/serverState")
+    return server.state()
+
+
+def mcp_servers(server: ReinServer, params: Any) -> dict[str, Any]:
+    from rein.lsp.params import McpServersParams, parse
+
+    parse(McpServersParams, params, "rein/mcpServers")
+    return server.mcp.snapshot()
