@@ -36,7 +36,7 @@ PYPROJECT = PACKAGE_ROOT.parent / "pyproject.toml"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 FORBIDDEN_IN_CORE = ("pygls", "lsprotocol", "httpx", "sqlite3")
 #: The core and its wings: the same rule holds for all of them.
-CORE_PACKAGES = ("harness", "checkpoints", "flows", "preview")
+CORE_PACKAGES = ("harness", "analysis", "checkpoints", "flows", "preview")
 
 
 def _module_name(path: Path) -> str:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rein.analysis.gate import AnalyzerGate
 from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
 from rein.harness.coordinators import DiagnosticsCoordinator
-from rein.harness.gates import AnalyzerGate, GatePipeline
+from rein.harness.gates import GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Block, HookCaller, Hooks, current_caller
 from rein.harness.tools import ToolEnvironment, ToolRegistry

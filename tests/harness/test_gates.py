@@ -6,9 +6,10 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from rein.analysis.gate import AnalyzerGate
 from rein.harness import Agent, HarnessConfig, UserMessage
 from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
-from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, GatePipeline
+from rein.harness.gates import CommandGate, DependencyGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Diagnostic, Mutation
 from rein.harness.tools import ToolEnvironment
@@ -412,7 +413,7 @@ async def test_severity_threshold(severity: str, blocking: int) -> None:
 
 
 def test_a_new_duplicate_of_an_old_error_is_the_one_reported() -> None:
-    from rein.harness.baselines import blocking_untouched
+    from rein.analysis.baselines import blocking_untouched
 
     old = Diagnostic(path="util.py", line=10, code="E1", message="bad")
     new_dup = Diagnostic(path="util.py", line=3, code="E1", message="bad")

@@ -9,17 +9,17 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from rein.harness import Agent, HarnessConfig
-from rein.harness.baselines import (
+from rein.analysis.baselines import (
     FileBaseline,
     blocking_in_file,
     blocking_in_untouched_files,
     blocking_untouched,
     line_map,
 )
+from rein.analysis.gate import AnalyzerGate
+from rein.harness import Agent, HarnessConfig
 from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
 from rein.harness.gates import (
-    AnalyzerGate,
     CommandGate,
     DependencyGate,
     GateContext,

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from rein.analysis.gate import AnalyzerGate
 from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, HarnessConfig, Tool, ToolContext, ToolRegistry, ToolResult
-from rein.harness.gates import AnalyzerGate, GatePipeline
+from rein.harness.gates import GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
 from rein.harness.run_record import RunMutation, RunRecord, active_records, recording

@@ -15,7 +15,6 @@ from rein.harness.errors import BusyError
 from rein.harness.messages import AssistantMessage, UserMessage
 from rein.harness.ports import ModelRequest, Mutation, TextDelta
 from rein.session import Session
-from rein.checkpoints.restore import RestoreRequest
 from rein.session.restoring import restore_in_session
 from tests.fakes.checkpoints import CheckpointJournal
 from tests.fakes.events import EventLog

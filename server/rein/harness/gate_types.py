@@ -13,6 +13,9 @@ from rein.harness.events import Blocker, Emit
 from rein.harness.ports import Workspace
 
 __all__ = [
+    "MAX_BLOCKERS_IN_PROMPT",
+    "SEVERITY_LEVELS",
+    "SEVERITY_NAMES",
     "BaselineGate",
     "CoveringDiagnostics",
     "Gate",
@@ -23,6 +26,12 @@ __all__ = [
     "ValidationListener",
     "code_context",
 ]
+
+#: LSP severities by number, and the names configuration uses for them.
+SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+SEVERITY_LEVELS = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
+#: The repair prompt names at most this many blockers (and says how many more).
+MAX_BLOCKERS_IN_PROMPT = 20
 
 
 @dataclass(slots=True)

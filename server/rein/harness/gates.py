@@ -23,12 +23,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rein.harness.analyzer_gate import (
-    MAX_BLOCKERS_IN_PROMPT,
-    SEVERITY_LEVELS,
-    SEVERITY_NAMES,
-    AnalyzerGate,
-)
 from rein.harness.coordinators import DependencyCoordinator
 from rein.harness.events import (
     Blocker,
@@ -40,6 +34,9 @@ from rein.harness.events import (
     Unverified,
 )
 from rein.harness.gate_types import (
+    MAX_BLOCKERS_IN_PROMPT,
+    SEVERITY_LEVELS,
+    SEVERITY_NAMES,
     BaselineGate,
     Gate,
     GateContext,
@@ -56,7 +53,6 @@ log = logging.getLogger(__name__)
 __all__ = [
     "SEVERITY_LEVELS",
     "SEVERITY_NAMES",
-    "AnalyzerGate",
     "CommandGate",
     "DependencyGate",
     "Gate",

@@ -25,8 +25,6 @@ import anyio
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
 from rein.disk.disk_workspace import DiskWorkspace
-from rein.harness.errors import RestoreError, StoreError, ToolError
-from rein.checkpoints.model import CheckpointStore
 from rein.harness.errors import ReinError, RestoreError, StoreError, ToolError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage

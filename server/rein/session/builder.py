@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from rein.analysis.gate import AnalyzerGate
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.review import Reviewer
@@ -29,7 +30,7 @@ from rein.harness import Agent, UserMessage
 from rein.harness.config import GatesConfig
 from rein.harness.coordinators import DependencyCoordinator
 from rein.harness.events import McpServerState
-from rein.harness.gates import AnalyzerGate, CommandGate, DependencyGate, Gate, GatePipeline
+from rein.harness.gates import CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import RecordingWorkspace
 from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence

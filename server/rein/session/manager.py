@@ -29,11 +29,7 @@ from rein.flows.plan_act import PlanSnapshot
 from rein.flows.subagents import PendingChild, SubagentSpawner
 from rein.harness import Message, RunResult, Usage
 from rein.harness.agent import repair_transcript
-from rein.harness.errors import StoreError
-from rein.checkpoints.model import CheckpointStore, MemoryCheckpointStore, ReviewStatus
 from rein.harness.errors import BusyError, StoreError
-from rein.flows.plan_act import PlanSnapshot
-from rein.flows.subagents import PendingChild, SubagentSpawner
 from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
 from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
 from rein.session.results import usage_json

@@ -10,11 +10,11 @@ from contextlib import asynccontextmanager
 
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
+from rein.harness.errors import BusyError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
 from rein.harness.ports import Workspace
 from rein.session.session import Session
-from rein.harness.errors import BusyError
 
 __all__ = ["add_note", "files_restored", "restore_in_session", "writing_files"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping, Sequence
 
-from rein.harness.baselines import blocking_untouched
+from rein.analysis.baselines import blocking_untouched
 from rein.harness.ports import CounterfactualDiagnostics, Diagnostic
 
 __all__ = ["module_names", "names_a_module", "without_the_run"]

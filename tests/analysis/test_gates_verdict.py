@@ -5,10 +5,11 @@ deleted breaks its importers whatever the counterfactual says (item 1)."""
 
 from __future__ import annotations
 
-from rein.harness.analysis_reach import not_analysed, public_names_changed
-from rein.harness.counterfactual import module_names, names_a_module
+from rein.analysis.counterfactual import module_names, names_a_module
+from rein.analysis.gate import AnalyzerGate
+from rein.analysis.reach import not_analysed, public_names_changed
 from rein.harness.events import Blocker
-from rein.harness.gates import AnalyzerGate, GateContext, build_repair_prompt
+from rein.harness.gates import GateContext, build_repair_prompt
 from tests.fakes.diagnostics import FakeDiagnostics, SettlingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import World, diag, write

@@ -9,7 +9,7 @@ and never pass blind.
   TrackedWorkspace`).
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
-  snapshot (:mod:`rein.harness.baselines`). One error seen by several
+  snapshot (:mod:`rein.analysis.baselines`). One error seen by several
   analyzers is one blocker naming them all.
 * A source that analyses file by file (the headless pool in a large
   workspace) opens a changed file's importers with it, before the change:
@@ -18,13 +18,13 @@ and never pass blind.
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
-* Blockers come cause first (:mod:`rein.harness.blocker_order`); errors in
+* Blockers come cause first (:mod:`rein.analysis.blocker_order`); errors in
   unchanged files are asked about again without the run's changes
-  (:mod:`rein.harness.counterfactual`: a deleted module's importers' errors
+  (:mod:`rein.analysis.counterfactual`: a deleted module's importers' errors
   naming it are the run's).
 * A changed source file the source does not cover, and importers left past
   the source's bound when a public name changed, make the verdict
-  "unverified" (:mod:`rein.harness.analysis_reach`); the importers left are
+  "unverified" (:mod:`rein.analysis.reach`); the importers left are
   opened a batch per later verdict.
 * Baselines live until the changes they judge are validated: the repair
   loop, and a later run of the session that validates what an earlier run
@@ -37,18 +37,26 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rein.harness.analysis_reach import describe, not_analysed, public_names_changed
-from rein.harness.baselines import (
+from rein.analysis.baselines import (
     FileBaseline,
     blocking_in_file,
     blocking_in_untouched_files,
     merge_same_errors,
 )
-from rein.harness.blocker_order import by_cause
-from rein.harness.counterfactual import without_the_run
+from rein.analysis.blocker_order import by_cause
+from rein.analysis.counterfactual import without_the_run
+from rein.analysis.reach import describe, not_analysed, public_names_changed
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker
-from rein.harness.gate_types import GateContext, GateOutcome, PartialImporters, code_context
+from rein.harness.gate_types import (
+    MAX_BLOCKERS_IN_PROMPT,
+    SEVERITY_LEVELS,
+    SEVERITY_NAMES,
+    GateContext,
+    GateOutcome,
+    PartialImporters,
+    code_context,
+)
 from rein.harness.ports import (
     CounterfactualDiagnostics,
     Diagnostic,
@@ -66,9 +74,6 @@ __all__ = ["MAX_BLOCKERS_IN_PROMPT", "SEVERITY_LEVELS", "SEVERITY_NAMES", "Analy
 
 log = logging.getLogger(__name__)
 
-SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
-SEVERITY_LEVELS = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
-MAX_BLOCKERS_IN_PROMPT = 20
 #: A stored baseline keeps a file's text up to this size (else no line map).
 MAX_STORED_TEXT = 1_000_000
 
@@ -351,7 +356,7 @@ class AnalyzerGate:
     ) -> tuple[list[Diagnostic], int]:
         """Errors in files the run did not change are asked about once more,
         with the analyzers shown the changed files as they were before the
-        run (:mod:`rein.harness.counterfactual`). Returns the blockers left
+        run (:mod:`rein.analysis.counterfactual`). Returns the blockers left
         and how many were dropped."""
         source = self.diagnostics
         if not isinstance(source, CounterfactualDiagnostics) or all(

@@ -1,0 +1,16 @@
+"""The analyzer gate, a wing of the core: it blocks on the diagnostics a
+run introduced, never on those it found.
+
+- :mod:`~rein.analysis.gate`: :class:`AnalyzerGate`, the gate itself (run-start
+  and per-file baselines, the verdict);
+- :mod:`~rein.analysis.baselines`: what "pre-existing" means (a file's
+  diagnostics before its first change, matched through its line map);
+- :mod:`~rein.analysis.counterfactual`: asking the analyzers about the
+  workspace without the run's changes;
+- :mod:`~rein.analysis.reach`: what the verdict could not see (files no
+  analyzer covers, importers left unchecked);
+- :mod:`~rein.analysis.blocker_order`: blockers ordered cause first.
+
+It keeps the core's rules (no adapter, no protocol library) and the core
+does not import it: hosts build it into a session's gate pipeline.
+"""
