@@ -166,8 +166,8 @@ def _describe(component: list[str], graph: dict[str, dict[str, int]]) -> str:
 
 def test_the_graph_sees_the_package() -> None:
     graph = import_graph()
-    assert "rein.harness.loop" in graph
-    assert "rein.harness.tool_calls" in graph["rein.harness.loop"]
+    assert "rein.harness.run.loop" in graph
+    assert "rein.harness.calls.tool_calls" in graph["rein.harness.run.loop"]
     assert "rein.harness" in graph["rein.hosting.headless"]
 
 

@@ -158,7 +158,7 @@ class EventPrinter:
             what = "tokens" if event.limit == "tokens" else "cost (USD)"
             self._line(f"  $ budget: {what} {event.spent:g} over {event.allowed:g}")
         elif t == "run_end":
-            from rein.harness.spend import spend_line
+            from rein.harness.cost.spend import spend_line
 
             reason = f" ({event.reason})" if event.reason else ""
             self._line(

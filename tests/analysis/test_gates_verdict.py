@@ -9,7 +9,7 @@ from rein.analysis.counterfactual import module_names, names_a_module
 from rein.analysis.gate import AnalyzerGate
 from rein.analysis.reach import not_analysed, public_names_changed
 from rein.harness.events import Blocker
-from rein.harness.gates import GateContext, build_repair_prompt
+from rein.harness.gating.gates import GateContext, build_repair_prompt
 from tests.fakes.diagnostics import FakeDiagnostics, SettlingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import World, diag, write

@@ -24,7 +24,7 @@ from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, ToolRegistry
 from rein.harness.events import CheckpointDropped, Event, RunStart
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.run_record import RunRecord, recording
+from rein.harness.run.run_record import RunRecord, recording
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool

@@ -13,7 +13,7 @@ import anyio
 import pytest
 import yaml
 
-from rein.harness.tool_updates import MAX_STREAMED_CHARS, MAX_UPDATE_CHARS
+from rein.harness.calls.tool_updates import MAX_STREAMED_CHARS, MAX_UPDATE_CHARS
 
 pytestmark = pytest.mark.e2e
 

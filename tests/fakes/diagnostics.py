@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import (
     Diagnostic,

@@ -32,7 +32,7 @@ class SlowGate:
         return None
 
     async def check(self, ctx: Any) -> Any:
-        from rein.harness.gates import GateOutcome
+        from rein.harness.gating.gates import GateOutcome
 
         await anyio.sleep(self.seconds)
         return GateOutcome(detail=f"worked {self.seconds:g} s")

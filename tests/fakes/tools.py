@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 from rein.bench.tools import FixedReadArgs as FixedReadArgs
 from rein.bench.tools import FixedReadTool as FixedReadTool
 from rein.harness.errors import ToolError
-from rein.harness.run_record import RunRecord, recording
-from rein.harness.steering import SteeringSignal
+from rein.harness.run.run_record import RunRecord, recording
+from rein.harness.run.steering import SteeringSignal
 from rein.harness.tools import Tool, ToolClass, ToolContext, ToolResult
 from tests.fakes.workspace import FakeWorkspace
 

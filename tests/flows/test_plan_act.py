@@ -9,12 +9,12 @@ import pytest
 from rein.analysis.gate import AnalyzerGate
 from rein.flows.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
 from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
-from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.events import PlanStep
-from rein.harness.gates import GatePipeline
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
+from rein.harness.gating.gates import GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ModelOptions, Mutation
-from rein.harness.run_record import RunMutation
+from rein.harness.run.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.ask_user import AskUserTool

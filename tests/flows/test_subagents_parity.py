@@ -10,8 +10,8 @@ from pathlib import Path
 from rein.analysis.gate import AnalyzerGate
 from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
-from rein.harness.coordinators import DiagnosticsCoordinator
-from rein.harness.gates import GatePipeline
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
+from rein.harness.gating.gates import GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Block, HookCaller, Hooks, current_caller
 from rein.harness.tools import ToolEnvironment, ToolRegistry

@@ -20,9 +20,9 @@ from rein.harness import (
     UserMessage,
 )
 from rein.harness.agent import dangling_tool_calls
+from rein.harness.conversation.tokens import estimate_tokens
 from rein.harness.messages import Usage
 from rein.harness.ports import ModelOptions, ModelRequest
-from rein.harness.tokens import estimate_tokens
 from rein.providers.replay import ReplayModel
 from tests.fakes.clock import run_in_virtual_time
 from tests.fakes.events import EventLog, assert_well_formed

@@ -409,7 +409,7 @@ def test_the_queue_modes_and_limits_read_under_the_reference_names() -> None:
 
 
 async def test_a_watchdog_pause_is_reported_to_the_host() -> None:
-    from rein.harness.gates import GatePipeline
+    from rein.harness.gating.gates import GatePipeline
 
     paused: list[str] = []
     model = ReplayModel([{"text": "done"}])

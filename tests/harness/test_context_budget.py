@@ -16,7 +16,7 @@ from rein.harness import (
     ToolResultMessage,
     UserMessage,
 )
-from rein.harness.context import ContextBudget, ContextOverflowError, valid_cut_points
+from rein.harness.conversation.context import ContextBudget, ContextOverflowError, valid_cut_points
 from rein.harness.messages import Message, TextPart, ToolCall
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog, assert_well_formed

@@ -16,10 +16,10 @@ from rein.harness import (
     TurnOverrides,
     UserMessage,
 )
-from rein.harness.context import FitReport
+from rein.harness.conversation.context import FitReport
+from rein.harness.conversation.relief import ElideThenSummarise, ReliefRequest
+from rein.harness.conversation.tokens import estimate_message_tokens
 from rein.harness.messages import Message, TextPart, ToolCall
-from rein.harness.relief import ElideThenSummarise, ReliefRequest
-from rein.harness.tokens import estimate_message_tokens
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 from tests.fakes.tools import EchoTool

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from rein.harness import Agent, HarnessConfig
+from rein.harness.cost.pricing import BUILTIN_PRICES, ModelPrice, PriceTable, usage_cost
 from rein.harness.messages import Usage
-from rein.harness.pricing import BUILTIN_PRICES, ModelPrice, PriceTable, usage_cost
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog, assert_well_formed
 from tests.fakes.tools import EchoTool

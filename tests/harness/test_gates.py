@@ -8,8 +8,8 @@ import pytest
 
 from rein.analysis.gate import AnalyzerGate
 from rein.harness import Agent, HarnessConfig, UserMessage
-from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
-from rein.harness.gates import CommandGate, DependencyGate, GatePipeline
+from rein.harness.gating.coordinators import DependencyCoordinator, DiagnosticsCoordinator
+from rein.harness.gating.gates import CommandGate, DependencyGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Diagnostic, Mutation
 from rein.harness.tools import ToolEnvironment
@@ -405,7 +405,7 @@ async def test_severity_threshold(severity: str, blocking: int) -> None:
             Diagnostic(path="a.py", line=2, severity=3, message="i"),
         ]
     )
-    from rein.harness.gates import GateContext
+    from rein.harness.gating.gates import GateContext
 
     gate = AnalyzerGate(source, severity)
     outcome = await gate.check(GateContext(1, frozenset({"a.py"})))

@@ -18,20 +18,20 @@ from rein.analysis.baselines import (
 )
 from rein.analysis.gate import AnalyzerGate
 from rein.harness import Agent, HarnessConfig
-from rein.harness.coordinators import DependencyCoordinator, DiagnosticsCoordinator
-from rein.harness.gates import (
+from rein.harness.gating.coordinators import DependencyCoordinator, DiagnosticsCoordinator
+from rein.harness.gating.gates import (
     CommandGate,
     DependencyGate,
     GateContext,
     GatePipeline,
     build_repair_prompt,
 )
+from rein.harness.gating.validation import SessionValidation
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.messages import AssistantMessage
 from rein.harness.ports import Diagnostic, Mutation
-from rein.harness.run_record import RunMutation
+from rein.harness.run.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
-from rein.harness.validation import SessionValidation
 from rein.providers.replay import ReplayModel
 from rein.session.results import result_json
 from tests.fakes.clock import run_in_virtual_time

@@ -121,7 +121,7 @@ def test_rein_schema_events_cli_prints_the_schema() -> None:
 
 def test_core_imports_no_foreign_io_libraries() -> None:
     code = (
-        "import sys, rein.harness, rein.harness.loop, rein.harness.agent, rein.harness.ports\n"
+        "import sys, rein.harness, rein.harness.run.loop, rein.harness.agent, rein.harness.ports\n"
         "import rein.harness.tools, rein.harness.events, rein.harness.messages\n"
         "import pkgutil, importlib, rein.harness as h\n"
         "for m in pkgutil.iter_modules(h.__path__): importlib.import_module('rein.harness.' + m.name)\n"

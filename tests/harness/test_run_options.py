@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from rein.harness import Agent, RunOptions
-from rein.harness.gates import GatePipeline
-from rein.harness.output import OutputTool
+from rein.harness.gating.gates import GatePipeline
 from rein.harness.ports import ModelOptions, Mutation
-from rein.harness.run_record import RunMutation
+from rein.harness.run.output import OutputTool
+from rein.harness.run.run_record import RunMutation
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 from tests.fakes.tools import EchoArgs, EchoTool
@@ -35,7 +35,7 @@ class CountingGate:
         return None
 
     async def check(self, ctx):  # type: ignore[no-untyped-def]
-        from rein.harness.gates import GateOutcome
+        from rein.harness.gating.gates import GateOutcome
 
         self.touched.append(ctx.touched)
         return GateOutcome()

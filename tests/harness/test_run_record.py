@@ -12,10 +12,10 @@ from pydantic import BaseModel
 from rein.analysis.gate import AnalyzerGate
 from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, HarnessConfig, Tool, ToolContext, ToolRegistry, ToolResult
-from rein.harness.gates import GatePipeline
+from rein.harness.gating.gates import GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
-from rein.harness.run_record import RunMutation, RunRecord, active_records, recording
+from rein.harness.run.run_record import RunMutation, RunRecord, active_records, recording
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from rein.harness import Agent
+from rein.harness.calls.tool_updates import MAX_UPDATE_CHARS, ToolUpdates
 from rein.harness.events import Event, ToolCallUpdate
 from rein.harness.redaction import REDACTED, REDACTOR, Redactor, safe_cut
-from rein.harness.tool_updates import MAX_UPDATE_CHARS, ToolUpdates
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 from tests.fakes.tools import EchoArgs, FunctionTool

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 
 from rein.harness import Agent, HarnessConfig, ImagePart, ToolResult, ToolResultMessage
-from rein.harness.tokens import IMAGE_TOKENS, estimate_message_tokens
+from rein.harness.conversation.tokens import IMAGE_TOKENS, estimate_message_tokens
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 from tests.fakes.tools import FunctionTool

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from rein.harness import Agent, HarnessConfig, ToolContext, ToolResultMessage
-from rein.harness.arguments import MAX_ARGUMENT_DEPTH
+from rein.harness.calls.arguments import MAX_ARGUMENT_DEPTH
+from rein.harness.calls.tool_updates import MAX_STREAMED_CHARS, MAX_UPDATE_CHARS
 from rein.harness.messages import AssistantMessage, ToolCall
-from rein.harness.tool_updates import MAX_STREAMED_CHARS, MAX_UPDATE_CHARS
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog
 from tests.fakes.models import FunctionModel, assistant

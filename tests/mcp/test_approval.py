@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rein.harness.ports import ApprovalAnswer, ApprovalRule
-from rein.harness.run_record import RunRecord
+from rein.harness.run.run_record import RunRecord
 from rein.harness.tools import ToolContext, ToolEnvironment
 from rein.mcp.manager import McpManager
 from rein.mcp.tools import McpArgs, McpToolInfo, build_tools

@@ -6,7 +6,7 @@ from typing import Any
 
 from rein.harness.events import McpBudgetWarning
 from rein.harness.hooks import TurnInfo
-from rein.harness.run_record import RunRecord
+from rein.harness.run.run_record import RunRecord
 from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager
 from rein.mcp.offer import SEARCH_TOOL, McpOffer, SearchToolsArgs, tool_tokens

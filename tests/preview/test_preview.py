@@ -12,7 +12,7 @@ import pytest
 
 from rein.harness import Agent, HarnessConfig, UserMessage
 from rein.harness.config import PreviewGateConfig
-from rein.harness.gates import GateContext, GatePipeline
+from rein.harness.gating.gates import GateContext, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
 from rein.harness.tools import ToolEnvironment

@@ -1,4 +1,4 @@
-"""Token estimates (rein.harness.tokens): cheap, roughly right, safe-side."""
+"""Token estimates (rein.harness.conversation.tokens): cheap, roughly right, safe-side."""
 
 from __future__ import annotations
 
@@ -6,7 +6,12 @@ import uuid
 
 import pytest
 
-from rein.harness import tokens
+from rein.harness.conversation import tokens
+from rein.harness.conversation.tokens import (
+    MESSAGE_OVERHEAD,
+    estimate_message_tokens,
+    estimate_tokens,
+)
 from rein.harness.messages import (
     AssistantMessage,
     TextPart,
@@ -15,7 +20,6 @@ from rein.harness.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from rein.harness.tokens import MESSAGE_OVERHEAD, estimate_message_tokens, estimate_tokens
 
 PROSE = "The quick brown fox jumps over the lazy dog. It was the best of times. " * 20
 

@@ -13,7 +13,7 @@ import anyio
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.disk.watcher import DiskWatcher
 from rein.harness import Agent, HarnessConfig
-from rein.harness.gates import CommandGate, GatePipeline
+from rein.harness.gating.gates import CommandGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.tools import ToolEnvironment
 from rein.process.runner import SubprocessRunner

@@ -11,7 +11,7 @@ from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ToolError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
-from rein.harness.run_record import ReadStamp, RunMutation
+from rein.harness.run.run_record import ReadStamp, RunMutation
 from rein.harness.tools import ToolEnvironment
 from rein.tools import EditFileTool, WriteFileTool
 from tests.fakes.tools import ToolCallRecorder

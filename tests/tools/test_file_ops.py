@@ -13,7 +13,7 @@ from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ToolError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
-from rein.harness.run_record import RunMutation
+from rein.harness.run.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
 from rein.tools.file_ops import DeleteFileTool, MoveFileTool
 from tests.fakes.approvals import FakeApprover

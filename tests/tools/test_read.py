@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rein.harness.errors import ToolError
-from rein.harness.run_record import ReadStamp
+from rein.harness.run.run_record import ReadStamp
 from rein.harness.tools import ToolEnvironment
 from rein.tools import ReadFileTool
 from rein.tools.settings import ToolSettings

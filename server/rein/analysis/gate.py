@@ -48,7 +48,7 @@ from rein.analysis.counterfactual import without_the_run
 from rein.analysis.reach import describe, not_analysed, public_names_changed
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker
-from rein.harness.gate_types import (
+from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
     SEVERITY_NAMES,
@@ -68,7 +68,7 @@ from rein.harness.ports import (
 )
 
 if TYPE_CHECKING:
-    from rein.harness.coordinators import DependencyCoordinator
+    from rein.harness.gating.coordinators import DependencyCoordinator
 
 __all__ = ["MAX_BLOCKERS_IN_PROMPT", "SEVERITY_LEVELS", "SEVERITY_NAMES", "AnalyzerGate"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from rein.harness.gate_types import CoveringDiagnostics
+from rein.harness.gating.gate_types import CoveringDiagnostics
 
 __all__ = ["CODE_EXTENSIONS", "describe", "not_analysed", "public_names_changed"]
 

@@ -22,7 +22,7 @@ from rein.checkpoints.capture import CheckpointCapture
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.events import RunStart
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.run_record import RunRecord, recording
+from rein.harness.run.run_record import RunRecord, recording
 from rein.store.checkpoints import SqliteCheckpointStore
 
 __all__ = ["bench_checkpoints"]

@@ -19,7 +19,7 @@ import anyio
 
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
-from rein.harness.coordinators import DiagnosticsCoordinator
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog, TrackedWorkspace
 
 __all__ = ["bench_gates"]

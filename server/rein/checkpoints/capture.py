@@ -53,7 +53,7 @@ from rein.harness.errors import ToolError
 from rein.harness.events import CheckpointDropped, Emit, Event, RunStart
 from rein.harness.generations import AppliedChange, MutationLog
 from rein.harness.ports import ChangeAnnouncer, Mutation, Workspace
-from rein.harness.run_record import RunRecord, active_records
+from rein.harness.run.run_record import RunRecord, active_records
 
 __all__ = [
     "COMMAND_BEFORE",

@@ -5,7 +5,7 @@ Each analyzer (by default ``ruff server`` and ``basedpyright-langserver
 --stdio`` when installed) is started as an LSP server with pygls's
 LanguageClient. The pool opens the workspace's relevant files, sends
 didOpen/didChange for every mutation, collects publishDiagnostics, and tells
-the :class:`~rein.harness.coordinators.DiagnosticsCoordinator` when every
+the :class:`~rein.harness.gating.coordinators.DiagnosticsCoordinator` when every
 analyzer that owns a file has published for it since its last change. A
 crashed analyzer is restarted after a backoff, a few times a minute at most,
 then again after a cool-down (:mod:`rein.disk.restarts`); each crash is

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rein.harness.events import PlanStateName, PlanStep
-from rein.harness.run_record import RunMutation
+from rein.harness.run.run_record import RunMutation
 
 __all__ = ["PlanSnapshot"]
 

@@ -48,8 +48,8 @@ from rein.harness.events import Event, SubagentActivity
 from rein.harness.hooks import HookCaller, Hooks, hooks_for_child
 from rein.harness.messages import AssistantMessage, Message, UserMessage
 from rein.harness.ports import Model, ModelOptions, Persistence
-from rein.harness.run_types import ResumeCall
-from rein.harness.steering import ExternalSteeringProbe, ExternalSteeringSource, Steering
+from rein.harness.run.run_types import ResumeCall
+from rein.harness.run.steering import ExternalSteeringProbe, ExternalSteeringSource, Steering
 from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry, ToolResult
 
 __all__ = ["PendingChild", "SubagentSpawner", "new_child_id", "run_subagent", "run_task"]

@@ -8,9 +8,9 @@ import it; it imports none of them.
 from rein.harness.agent import Agent, AgentBusyError, RunOptions, RunResult
 from rein.harness.agent_state import AgentState
 from rein.harness.config import HarnessConfig, StuckToolConfig, ToolMisuseBreakerConfig
+from rein.harness.conversation.relief import ElideThenSummarise, OverWindowRelief, ReliefRequest
 from rein.harness.events import Event, EventAdapter
 from rein.harness.hooks import Block, Hooks, TurnInfo, TurnOverrides
-from rein.harness.loop import LoopContext, RunControl, run_loop
 from rein.harness.messages import (
     AssistantMessage,
     ImagePart,
@@ -22,7 +22,7 @@ from rein.harness.messages import (
     Usage,
     UserMessage,
 )
-from rein.harness.relief import ElideThenSummarise, OverWindowRelief, ReliefRequest
+from rein.harness.run.loop import LoopContext, RunControl, run_loop
 from rein.harness.tools import (
     Tool,
     ToolCallExecutor,

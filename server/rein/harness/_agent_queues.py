@@ -8,7 +8,7 @@ from collections import deque
 
 from rein.harness.config import HarnessConfig, QueueMode
 from rein.harness.messages import UserMessage
-from rein.harness.steering import (
+from rein.harness.run.steering import (
     ExternalSteeringProbe,
     ExternalSteeringSource,
     Steering,

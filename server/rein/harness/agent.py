@@ -1,4 +1,4 @@
-"""The Agent: the stateful shell around :func:`~rein.harness.loop.run_loop`.
+"""The Agent: the stateful shell around :func:`~rein.harness.run.loop.run_loop`.
 
 It holds the transcript, the steering and follow-up queues, the abort handle
 and the listeners. ``prompt()`` runs one run, then every queued follow-up as
@@ -24,14 +24,22 @@ from rein.harness.config import (
     StuckToolConfig,
     ToolMisuseBreakerConfig,
 )
-from rein.harness.context import ContextBudget
+from rein.harness.conversation.context import ContextBudget
+from rein.harness.conversation.relief import DEFAULT_RELIEF, OverWindowRelief
+from rein.harness.conversation.transcripts import (
+    INTERRUPTED,
+    answer_message,
+    dangling_tool_calls,
+    repair_transcript,
+)
+from rein.harness.cost.pricing import PriceTable
 from rein.harness.events import (
     AgentEnd,
     AgentStart,
     ErrorEvent,
     FollowUpStarted,
 )
-from rein.harness.gates import GatePipeline
+from rein.harness.gating.gates import GatePipeline
 from rein.harness.hooks import (
     AfterToolCall,
     BeforeToolCall,
@@ -39,7 +47,6 @@ from rein.harness.hooks import (
     PrepareNextTurn,
     TransformContext,
 )
-from rein.harness.loop import LoopContext, RunControl, RunResult, run_loop
 from rein.harness.messages import (
     AssistantMessage,
     Message,
@@ -47,9 +54,8 @@ from rein.harness.messages import (
     UserMessage,
 )
 from rein.harness.ports import Model, ModelOptions, Persistence
-from rein.harness.pricing import PriceTable
-from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
-from rein.harness.run_types import (
+from rein.harness.run.loop import LoopContext, RunControl, RunResult, run_loop
+from rein.harness.run.run_types import (
     FROM_CONFIG,
     AgentDefault,
     ChildResumer,
@@ -57,7 +63,7 @@ from rein.harness.run_types import (
     ResumeCall,
     RunOptions,
 )
-from rein.harness.steering import (
+from rein.harness.run.steering import (
     ExternalSteeringProbe,
     ExternalSteeringSource,
     Steering,
@@ -67,12 +73,6 @@ from rein.harness.tools import (
     ToolEnvironment,
     ToolRegistry,
     execute_tool_call,
-)
-from rein.harness.transcripts import (
-    INTERRUPTED,
-    answer_message,
-    dangling_tool_calls,
-    repair_transcript,
 )
 
 __all__ = [

@@ -35,7 +35,7 @@ from rein.harness.messages import (
 )
 
 if TYPE_CHECKING:
-    from rein.harness.run_types import RunControl, RunResult
+    from rein.harness.run.run_types import RunControl, RunResult
 
 __all__ = ["AgentState", "AgentStatus", "CancelToken", "RunTracker"]
 

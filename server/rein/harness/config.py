@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from rein.harness.path_globs import DEFAULT_NON_CODE, is_code, is_preview_output
+from rein.harness.gating.path_globs import DEFAULT_NON_CODE, is_code, is_preview_output
 
 __all__ = [
     "DEFAULT_PREVIEW_ERROR_PATTERNS",
@@ -53,7 +53,7 @@ class _Camel(BaseModel):
 
 class ToolMisuseBreakerConfig(_Camel):
     """The thresholds of the tool-misuse breaker
-    (:mod:`rein.harness.breaker`)."""
+    (:mod:`rein.harness.run.breaker`)."""
 
     #: This many consecutive identical rejected calls put a corrective note
     #: in the next request.

@@ -7,7 +7,7 @@ any Workspace so that every change the agent applies lands in the log;
 adapters record changes Rein did not make (a file watcher, the person typing)
 with :meth:`MutationLog.record`.
 
-The log also keeps the runs' records (:mod:`rein.harness.run_record`): an
+The log also keeps the runs' records (:mod:`rein.harness.run.run_record`): an
 agent change recorded while a run is active is that run's, and an external
 change recorded while a run's process runs
 (:meth:`MutationLog.attributing_processes`) is that run's too.
@@ -28,7 +28,7 @@ from rein.harness.ports import (
     Mutation,
     Workspace,
 )
-from rein.harness.run_record import RunMutationOrigin, RunRecord, active_records, attribute
+from rein.harness.run.run_record import RunMutationOrigin, RunRecord, active_records, attribute
 
 __all__ = [
     "AfterChange",

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from rein.harness.calls.tool_result import ToolResult
 from rein.harness.messages import Message, ToolCall
 from rein.harness.ports import ModelOptions
-from rein.harness.tool_result import ToolResult
 
 if TYPE_CHECKING:
     from rein.harness.ports import Model

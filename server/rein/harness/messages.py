@@ -42,7 +42,7 @@ class Usage(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     #: The provider reported no counts: these are Rein's estimates
-    #: (:mod:`rein.harness.tokens`). A sum with an estimate is an estimate.
+    #: (:mod:`rein.harness.conversation.tokens`). A sum with an estimate is an estimate.
     #: Left out of the JSON when False (most providers report counts).
     estimated: bool = Field(False, exclude_if=lambda estimated: not estimated)
 

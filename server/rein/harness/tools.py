@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from rein.harness.calls.tool_result import ToolResult
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Hooks
 from rein.harness.ports import (
@@ -25,9 +26,8 @@ from rein.harness.ports import (
     UserChannel,
     Workspace,
 )
-from rein.harness.run_record import RunRecord
-from rein.harness.steering import Steering, SteeringSignal
-from rein.harness.tool_result import ToolResult
+from rein.harness.run.run_record import RunRecord
+from rein.harness.run.steering import Steering, SteeringSignal
 
 __all__ = [
     "Tool",

@@ -24,8 +24,8 @@ from typing import Generic, TypeVar
 
 from rein.config import ReinConfig
 from rein.disk.watcher import DiskWatcher
-from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.events import Event
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog
 from rein.harness.ports import (
     ApprovalRuleBook,

@@ -23,8 +23,8 @@ from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.disk.watcher import DiskWatcher
 from rein.harness import Event, RunResult
-from rein.harness.coordinators import DiagnosticsCoordinator
 from rein.harness.errors import ConfigError
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ApprovalRequest, Approver, Model, UserChannel
 from rein.hosting.workspace_host import BASELINE_LIMIT_S, WorkspaceHost

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from rein.harness.config import PreviewGateConfig
 from rein.harness.events import Event
-from rein.harness.gates import Gate
+from rein.harness.gating.gates import Gate
 from rein.harness.generations import MutationLog
 from rein.preview.coordinator import PreviewCoordinator, PreviewOutcome
 from rein.preview.gates import preview_gates

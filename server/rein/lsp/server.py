@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from rein.config import ReinConfig
     from rein.disk.watcher import DiskWatcher
     from rein.harness import RunResult
-    from rein.harness.coordinators import DiagnosticsCoordinator
     from rein.harness.events import AutoRepair, Event
+    from rein.harness.gating.coordinators import DiagnosticsCoordinator
     from rein.harness.generations import MutationLog
     from rein.harness.ports import Model
     from rein.hosting.folder import FolderHost

@@ -9,7 +9,7 @@ offered. Before each turn (:meth:`McpOffer.before_turn`, the agent's
 ``mcp_search_tools`` ``enable`` is picked up the same way.
 
 The context budget: the MCP tools' definitions are counted with
-:func:`rein.harness.tokens.estimate_tokens`; past ``maxToolShare`` of the
+:func:`rein.harness.conversation.tokens.estimate_tokens`; past ``maxToolShare`` of the
 window one ``mcp_budget_warning`` is emitted (once per session) and only the
 tools of servers that set ``includeTools`` are offered. With ``lazyTools``
 one ``mcp_search_tools`` tool is offered instead: it finds tools by a query
@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from rein.harness.conversation.tokens import estimate_tokens
 from rein.harness.events import Event, McpBudgetWarning
 from rein.harness.hooks import TurnInfo
-from rein.harness.tokens import estimate_tokens
 from rein.harness.tools import Tool, ToolContext, ToolRegistry, ToolResult
 from rein.mcp.manager import McpManager
 from rein.mcp.tools import McpTool, build_tools

@@ -12,6 +12,6 @@ A wing of the core (it imports :mod:`rein.harness`, never the reverse):
 * ``output_log``: its output bookkeeping and error finding.
 
 Which paths are code and which are the preview's output is configuration
-(:mod:`rein.harness.path_globs`). Like the core it imports no pygls,
+(:mod:`rein.harness.gating.path_globs`). Like the core it imports no pygls,
 lsprotocol, httpx, sqlite3 or watchfiles.
 """

@@ -48,7 +48,7 @@ from rein.harness.events import (
     PreviewStateName,
     PreviewStopped,
 )
-from rein.harness.path_globs import is_code, is_preview_output
+from rein.harness.gating.path_globs import is_code, is_preview_output
 from rein.harness.ports import PreviewProcessFactory
 from rein.preview.output_log import OutputLog, find_errors, headline
 from rein.preview.values import Observation, PreviewOutcome, PreviewStatus, _PreviewRun

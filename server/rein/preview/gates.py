@@ -20,7 +20,7 @@ import posixpath
 from collections.abc import Sequence
 
 from rein.harness.events import Blocker
-from rein.harness.gates import Gate, GateContext, GateOutcome
+from rein.harness.gating.gates import Gate, GateContext, GateOutcome
 from rein.preview.coordinator import Observation, PreviewCoordinator, PreviewOutcome
 from rein.preview.output_log import FRAME
 

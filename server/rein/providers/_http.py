@@ -22,10 +22,10 @@ import anyio
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
+from rein.harness.conversation.wire import header_secrets, redact_headers, redact_payload
 from rein.harness.errors import ModelError, ProviderError, StreamError, TransientError
 from rein.harness.messages import AssistantMessage
 from rein.harness.ports import ModelDelta, ModelRequest, TurnDone
-from rein.harness.wire import header_secrets, redact_headers, redact_payload
 from rein.providers._errors import parse_retry_after, status_error, transport_error
 from rein.providers._wire import TapStream, WireDump
 from rein.providers.config import ModelConfig

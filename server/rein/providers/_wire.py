@@ -1,7 +1,7 @@
 """Wire dumps: every raw request (with headers) and response (raw SSE lines)
 appended to a JSONL file, secrets redacted. Off unless ``wireDump`` is set.
 
-The redaction is the core's (:mod:`rein.harness.wire`), shared with the
+The redaction is the core's (:mod:`rein.harness.conversation.wire`), shared with the
 Agent's ``model_request`` events."""
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ from typing import Any
 
 import httpx
 
-from rein.harness.wire import MIN_SECRET, REDACTED, header_secrets, redact_headers, scrub
+from rein.harness.conversation.wire import (
+    MIN_SECRET,
+    REDACTED,
+    header_secrets,
+    redact_headers,
+    scrub,
+)
 
 __all__ = ["REDACTED", "TapStream", "WireDump", "redact_headers"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from rein.harness.arguments import checked_arguments, parse_arguments
+from rein.harness.calls.arguments import checked_arguments, parse_arguments
 from rein.harness.errors import StreamError
 from rein.harness.messages import (
     AssistantMessage,

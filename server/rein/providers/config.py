@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic.alias_generators import to_camel
 
+from rein.harness.cost.pricing import ModelPrice
 from rein.harness.errors import ConfigError
-from rein.harness.pricing import ModelPrice
 from rein.harness.redaction import remember_secret
 from rein.process.environment import remember_secret_name
 
@@ -72,7 +72,7 @@ class ModelConfig(BaseModel):
     images: bool = True
     #: USD per million tokens by model name (``{input, output, cacheRead,
     #: cacheWrite}``), over the built-in table of well-known models
-    #: (:data:`rein.harness.pricing.BUILTIN_PRICES`). A model in neither
+    #: (:data:`rein.harness.cost.pricing.BUILTIN_PRICES`). A model in neither
     #: has no cost.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
 

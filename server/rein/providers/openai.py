@@ -14,7 +14,7 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from rein.harness.arguments import parse_arguments
+from rein.harness.calls.arguments import parse_arguments
 from rein.harness.errors import StreamError
 from rein.harness.messages import (
     AssistantMessage,

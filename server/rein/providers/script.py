@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rein.harness.arguments import parse_arguments
+from rein.harness.calls.arguments import parse_arguments
 from rein.harness.errors import ConfigError
 from rein.harness.messages import (
     AssistantMessage,

@@ -5,7 +5,7 @@ The model sends one ``rein/lm/chat`` request per turn through an
 :class:`LmHost` (the language server implements it; this module imports no
 pygls) and turns the ``rein/lm/delta`` notifications the editor streams
 back into the turn's deltas. The API reports no token counts: usage is
-estimated with :mod:`rein.harness.tokens` and marked ``estimated``.
+estimated with :mod:`rein.harness.conversation.tokens` and marked ``estimated``.
 
 Wire shapes (docs/protocol.md):
 
@@ -27,7 +27,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol
 
-from rein.harness.arguments import checked_arguments
+from rein.harness.calls.arguments import checked_arguments
+from rein.harness.conversation.tokens import estimate_message_tokens, estimate_tokens
 from rein.harness.errors import AuthError, ProviderError, ReinError, StreamError
 from rein.harness.messages import (
     AssistantMessage,
@@ -47,7 +48,6 @@ from rein.harness.ports import (
     ToolSchema,
     TurnDone,
 )
-from rein.harness.tokens import estimate_message_tokens, estimate_tokens
 
 __all__ = [
     "CONSENT_REQUIRED",

@@ -28,13 +28,13 @@ from rein.flows.plan_act import (
 from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, UserMessage
 from rein.harness.config import GatesConfig
-from rein.harness.coordinators import DependencyCoordinator
+from rein.harness.cost.pricing import PriceTable
 from rein.harness.events import McpServerState
-from rein.harness.gates import CommandGate, DependencyGate, Gate, GatePipeline
+from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.gates import CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import RecordingWorkspace
 from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence
-from rein.harness.pricing import PriceTable
 from rein.harness.prompts import Role, build_system_prompt
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus

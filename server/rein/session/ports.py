@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from rein.flows.plan_act import PlanSnapshot
     from rein.harness import HarnessConfig, Message
-    from rein.harness.gates import Gate
+    from rein.harness.gating.gates import Gate
     from rein.harness.generations import MutationLog
     from rein.harness.ports import (
         ApprovalRuleBook,

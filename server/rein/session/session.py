@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rein.checkpoints.review import Reviewer
     from rein.flows.plan_act import PlanActFlow
     from rein.harness.events import Event
-    from rein.harness.gates import GatePipeline
+    from rein.harness.gating.gates import GatePipeline
     from rein.harness.tools import ToolRegistry
 
 __all__ = ["Session", "SessionStatus", "new_session_id"]

@@ -15,7 +15,7 @@ from rein.evals.scenarios._common import (
 )
 from rein.harness import UserMessage
 from rein.harness.agent import dangling_tool_calls
-from rein.harness.tokens import estimate_message_tokens
+from rein.harness.conversation.tokens import estimate_message_tokens
 
 # --------------------------------------------------------------- agent mode
 

@@ -129,7 +129,7 @@ def _queue(server: ReinServer, params: Any, method: str) -> dict[str, Any]:
 def _progress_listener(server: ReinServer, token: str | int) -> Any:
     def listener(event: Event) -> None:
         if event.type == "turn_end":
-            from rein.harness.spend import spend_line
+            from rein.harness.cost.spend import spend_line
 
             line = spend_line(event.run_usage, event.context, event.run_cost)
             server.work_done_progress.report(

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from rein.harness.breaker import ToolMisuseBreaker
+from rein.harness.calls.tool_updates import ToolUpdates
 from rein.harness.config import HarnessConfig, StuckToolConfig
 from rein.harness.errors import ToolError, TransientToolError
 from rein.harness.events import (
@@ -35,10 +35,10 @@ from rein.harness.events import (
 from rein.harness.hooks import Block
 from rein.harness.messages import ToolCall, ToolResultMessage
 from rein.harness.redaction import redact
-from rein.harness.run_record import RunRecord
-from rein.harness.run_types import FromConfig, LoopContext
-from rein.harness.supervision import CallSupervisor
-from rein.harness.tool_updates import ToolUpdates
+from rein.harness.run.breaker import ToolMisuseBreaker
+from rein.harness.run.run_record import RunRecord
+from rein.harness.run.run_types import FromConfig, LoopContext
+from rein.harness.run.supervision import CallSupervisor
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
 __all__ = [

@@ -6,7 +6,7 @@ request only, the messages ``prepare_next_turn`` returned), the breaker's
 corrective notes (this request only: they are never stored), then whatever
 ``transform_context`` makes of that. The guard estimates *that* list (plus
 the system prompt and tool schemas) against the effective window, and over
-it asks the run's :class:`~rein.harness.relief.OverWindowRelief` for room,
+it asks the run's :class:`~rein.harness.conversation.relief.OverWindowRelief` for room,
 builds the messages again and checks once more.
 """
 
@@ -15,20 +15,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from rein.harness.context import (
+from rein.harness.calls.tool_calls import call_hook
+from rein.harness.conversation.context import (
     ContextBudget,
     ContextOverflowError,
     FitReport,
     estimate_schema_tokens,
 )
+from rein.harness.conversation.relief import OverWindowRelief, ReliefReason, ReliefRequest
+from rein.harness.conversation.tokens import estimate_message_tokens
 from rein.harness.errors import ModelError
 from rein.harness.events import Compaction, Emit
 from rein.harness.messages import Message, UserMessage
-from rein.harness.relief import OverWindowRelief, ReliefReason, ReliefRequest
-from rein.harness.run_types import LoopContext
-from rein.harness.tokens import estimate_message_tokens
-from rein.harness.tool_calls import call_hook
-from rein.harness.watchdog import Activity
+from rein.harness.run.run_types import LoopContext
+from rein.harness.run.watchdog import Activity
 
 __all__ = ["WindowGuard"]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from rein.harness.gate_types import CoveringDiagnostics, PartialImporters
+from rein.harness.gating.gate_types import CoveringDiagnostics, PartialImporters
 from rein.harness.ports import (
     CommandResult,
     CommandRunner,

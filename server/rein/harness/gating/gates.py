@@ -11,7 +11,7 @@ A gate that raises is a blocker naming the gate and its error (never a pass);
 a gate that could not look is "unverified": the generation is not marked
 validated and the run's result lists it. The pipeline lives as long as the
 session and keeps the session's validation state
-(:class:`~rein.harness.validation.SessionValidation`): changes a run left
+(:class:`~rein.harness.gating.validation.SessionValidation`): changes a run left
 unvalidated are validated by the next run.
 """
 
@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rein.harness.coordinators import DependencyCoordinator
 from rein.harness.events import (
     Blocker,
     Emit,
@@ -33,7 +32,8 @@ from rein.harness.events import (
     GateStatus,
     Unverified,
 )
-from rein.harness.gate_types import (
+from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
     SEVERITY_NAMES,
@@ -45,8 +45,8 @@ from rein.harness.gate_types import (
     ValidationListener,
     code_context,
 )
+from rein.harness.gating.validation import SessionValidation
 from rein.harness.ports import CommandRunner, Mutation, Workspace
-from rein.harness.validation import SessionValidation
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ could not look) leaves them :attr:`SessionValidation.pending`; the next run
 of the session carries them (its record's ``carried``), says so with a
 ``carried_changes`` event, and validates them before it can complete, even
 when it makes no edit itself. The state is kept by the session's
-:class:`~rein.harness.gates.GatePipeline` and stored with the session
+:class:`~rein.harness.gating.gates.GatePipeline` and stored with the session
 (``to_json``/``from_json``; the session manager saves it in the store's
 memory state, so a resumed session knows too).
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rein.harness.run_record import RunMutation
+from rein.harness.run.run_record import RunMutation
 
 __all__ = ["SessionValidation"]
 

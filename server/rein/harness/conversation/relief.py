@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from rein.harness.context import ContextBudget, FitReport, Summarize
+from rein.harness.conversation.context import ContextBudget, FitReport, Summarize
 from rein.harness.messages import Message
 
 __all__ = [
@@ -61,7 +61,7 @@ class ReliefRequest:
 class OverWindowRelief(Protocol):
     """Makes room in an over-window request. Returns what it did (reported
     as ``compaction`` events); raises
-    :class:`~rein.harness.context.ContextOverflowError` when it cannot.
+    :class:`~rein.harness.conversation.context.ContextOverflowError` when it cannot.
     Runs with the idle watchdog paused."""
 
     async def relieve(self, request: ReliefRequest) -> list[FitReport]: ...

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import anyio
 
 from rein.harness.events import Emit, WatchdogPaused, WatchdogResumed
-from rein.harness.run_types import RunControl
+from rein.harness.run.run_types import RunControl
 
 __all__ = ["Activity", "watchdog"]
 

@@ -8,6 +8,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from rein.harness.calls.tool_calls import ToolExecutor
+from rein.harness.conversation.tokens import estimate_tokens
+from rein.harness.cost.spend import RunSpend
 from rein.harness.events import (
     Blocker,
     ErrorEvent,
@@ -19,19 +22,16 @@ from rein.harness.events import (
 )
 from rein.harness.messages import Message, Usage
 from rein.harness.redaction import redact
-from rein.harness.run_record import RunRecord
-from rein.harness.run_types import LoopContext, RunResult
-from rein.harness.run_validation import RunValidation
-from rein.harness.spend import RunSpend
-from rein.harness.streaming import TurnStream
-from rein.harness.tokens import estimate_tokens
-from rein.harness.tool_calls import ToolExecutor
+from rein.harness.run.run_record import RunRecord
+from rein.harness.run.run_types import LoopContext, RunResult
+from rein.harness.run.run_validation import RunValidation
+from rein.harness.run.streaming import TurnStream
 
 __all__ = ["RunExits"]
 
 
 class RunExits:
-    """Mixed into the loop's run state (:mod:`rein.harness.loop`)."""
+    """Mixed into the loop's run state (:mod:`rein.harness.run.loop`)."""
 
     ctx: LoopContext
     turn: int

@@ -3,7 +3,7 @@
 Before every model call the loop estimates the request (system prompt + tool
 schemas + the messages ``transform_context`` produced). Over the effective
 window (``contextWindowCap`` when set, else ``maxContextTokens``) it asks the
-over-window relief (:mod:`rein.harness.relief`); the default relief is
+over-window relief (:mod:`rein.harness.conversation.relief`); the default relief is
 :meth:`ContextBudget.fit`, which
 
 1. elides the oldest tool results (their content replaced by a short marker;
@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from rein.harness.conversation.tokens import estimate_message_tokens, estimate_tokens
 from rein.harness.errors import ModelError, ReinError
 from rein.harness.messages import (
     AssistantMessage,
@@ -37,7 +38,6 @@ from rein.harness.messages import (
     UserMessage,
 )
 from rein.harness.ports import Model, ModelOptions, ModelRequest, ToolSchema, TurnDone
-from rein.harness.tokens import estimate_message_tokens, estimate_tokens
 
 __all__ = [
     "ContextBudget",

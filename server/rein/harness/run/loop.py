@@ -3,10 +3,10 @@
 :func:`run_loop` is a function over a :class:`LoopContext` (the transcript,
 tools, hooks, queues), the config, an ``emit`` callback and the model. The
 :class:`~rein.harness.agent.Agent` is its stateful shell. A turn streams the
-model's reply (:class:`~rein.harness.streaming.TurnStream`), executes its tool
-calls (:class:`~rein.harness.tool_calls.ToolExecutor`), and a final answer
+model's reply (:class:`~rein.harness.run.streaming.TurnStream`), executes its tool
+calls (:class:`~rein.harness.calls.tool_calls.ToolExecutor`), and a final answer
 runs the gates over the run's record of changes
-(:mod:`rein.harness.run_record`).
+(:mod:`rein.harness.run.run_record`).
 
 Invariants kept here (docs/architecture.md lists them all):
 
@@ -29,10 +29,12 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from rein.harness._loop_exits import RunExits
-from rein.harness._resume import resume_waiting_call
+from rein.harness.calls.tool_calls import ToolBatch, ToolExecutor, call_hook
 from rein.harness.config import HarnessConfig
-from rein.harness.context import ContextOverflowError, summarize
+from rein.harness.conversation.context import ContextOverflowError, summarize
+from rein.harness.conversation.window import WindowGuard
+from rein.harness.conversation.wire import WireTap
+from rein.harness.cost.spend import RunSpend, budget_reason
 from rein.harness.errors import ContextLengthError, ModelError
 from rein.harness.events import (
     Blocker,
@@ -47,7 +49,7 @@ from rein.harness.events import (
     TurnEnd,
     TurnStart,
 )
-from rein.harness.gates import build_repair_prompt
+from rein.harness.gating.gates import build_repair_prompt
 from rein.harness.hooks import TurnInfo, TurnOverrides
 from rein.harness.messages import (
     AssistantMessage,
@@ -60,15 +62,13 @@ from rein.harness.ports import (
     Model,
     ModelRequest,
 )
-from rein.harness.run_record import RunRecord, recording
-from rein.harness.run_types import LoopContext, RunControl, RunResult
-from rein.harness.run_validation import RunValidation
-from rein.harness.spend import RunSpend, budget_reason
-from rein.harness.streaming import DegenerateReplies, TurnStream
-from rein.harness.tool_calls import ToolBatch, ToolExecutor, call_hook
-from rein.harness.watchdog import Activity, watchdog
-from rein.harness.window import WindowGuard
-from rein.harness.wire import WireTap
+from rein.harness.run._loop_exits import RunExits
+from rein.harness.run._resume import resume_waiting_call
+from rein.harness.run.run_record import RunRecord, recording
+from rein.harness.run.run_types import LoopContext, RunControl, RunResult
+from rein.harness.run.run_validation import RunValidation
+from rein.harness.run.streaming import DegenerateReplies, TurnStream
+from rein.harness.run.watchdog import Activity, watchdog
 
 __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from rein.harness.arguments import bounded_tool_calls
+from rein.harness.calls.arguments import bounded_tool_calls
 from rein.harness.errors import ModelError
 from rein.harness.events import Emit, MessageDelta, MessageStart
 from rein.harness.messages import AssistantMessage, TextPart, ThinkingPart

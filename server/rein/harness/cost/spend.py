@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rein.harness.config import HarnessConfig
+from rein.harness.cost.pricing import PriceTable
 from rein.harness.events import BudgetExceeded, ContextShare
 from rein.harness.messages import Usage
-from rein.harness.pricing import PriceTable
 
 __all__ = ["RunSpend", "budget_reason", "format_cost", "processed_tokens", "spend_line"]
 

@@ -8,7 +8,7 @@ baselines, and hooks the workspace layer so that the gates capture a file's
 baseline before the run (or its subagents) first changes it. On a final
 answer it runs the gates over every change in the run record (tools',
 commands', subagents', carried); at the end it hands what is still not
-validated back to the session's :class:`~rein.harness.validation.
+validated back to the session's :class:`~rein.harness.gating.validation.
 SessionValidation`.
 """
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rein.harness.events import CarriedChanges, Emit, Unverified
-from rein.harness.gates import GateContext, GatePipeline, Verdict
+from rein.harness.gating.gates import GateContext, GatePipeline, Verdict
 from rein.harness.ports import ChangeAnnouncer, Workspace
-from rein.harness.run_record import RunRecord, active_records
+from rein.harness.run.run_record import RunRecord, active_records
 
 __all__ = ["RunValidation"]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import time
 
+from rein.harness.calls.tool_calls import truncate_tool_output
+from rein.harness.calls.tool_updates import ToolUpdates
 from rein.harness.config import HarnessConfig
 from rein.harness.events import Emit, ToolCallEnd, ToolCallUpdate
 from rein.harness.messages import ToolResultMessage
-from rein.harness.run_record import RunRecord
-from rein.harness.run_types import LoopContext, ResumeCall
-from rein.harness.tool_calls import truncate_tool_output
-from rein.harness.tool_updates import ToolUpdates
+from rein.harness.run.run_record import RunRecord
+from rein.harness.run.run_types import LoopContext, ResumeCall
 from rein.harness.tools import ToolContext
 
 __all__ = ["resume_waiting_call"]

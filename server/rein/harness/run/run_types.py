@@ -12,16 +12,16 @@ from typing import Any, Final, Protocol, runtime_checkable
 import anyio
 
 from rein.harness.config import StuckToolConfig, ToolMisuseBreakerConfig
-from rein.harness.context import ContextBudget
+from rein.harness.conversation.context import ContextBudget
+from rein.harness.conversation.relief import DEFAULT_RELIEF, OverWindowRelief
+from rein.harness.cost.pricing import PriceTable
 from rein.harness.events import Blocker, ContextShare, RunStatus, Unverified
-from rein.harness.gates import GatePipeline
+from rein.harness.gating.gates import GatePipeline
 from rein.harness.hooks import Hooks
 from rein.harness.messages import Message, Usage
 from rein.harness.ports import ModelOptions
-from rein.harness.pricing import PriceTable
-from rein.harness.relief import DEFAULT_RELIEF, OverWindowRelief
-from rein.harness.run_record import RunMutation
-from rein.harness.steering import Steering
+from rein.harness.run.run_record import RunMutation
+from rein.harness.run.steering import Steering
 from rein.harness.tools import (
     Tool,
     ToolCallExecutor,
