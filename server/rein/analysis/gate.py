@@ -17,7 +17,7 @@ and never pass blind.
   importer's old errors never block and its new ones do.
 * A file a command changed (seen only after the fact) gets the same, at the
   verdict, from its text before the change when the source still knows it
-  (:mod:`rein.harness.command_baselines`).
+  (:mod:`rein.analysis.command_baselines`).
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
