@@ -5,6 +5,8 @@ run introduced, never on those it found.
   and per-file baselines, the verdict);
 - :mod:`~rein.analysis.baselines`: what "pre-existing" means (a file's
   diagnostics before its first change, matched through its line map);
+- :mod:`~rein.analysis.command_baselines`: baselines, at the verdict, for
+  the files a command changed (seen only after the fact);
 - :mod:`~rein.analysis.counterfactual`: asking the analyzers about the
   workspace without the run's changes;
 - :mod:`~rein.analysis.reach`: what the verdict could not see (files no

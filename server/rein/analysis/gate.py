@@ -15,6 +15,9 @@ and never pass blind.
   workspace) opens a changed file's importers with it, before the change:
   their diagnostics then join the run-start baseline (``late``), so an
   importer's old errors never block and its new ones do.
+* A file a command changed (seen only after the fact) gets the same, at the
+  verdict, from its text before the change when the source still knows it
+  (:mod:`rein.analysis.command_baselines`).
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
@@ -44,6 +47,7 @@ from rein.analysis.baselines import (
     merge_same_errors,
 )
 from rein.analysis.blocker_order import by_cause
+from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import without_the_run
 from rein.analysis.reach import describe, not_analysed, public_names_changed
 from rein.harness.errors import ReinError
@@ -254,8 +258,25 @@ class AnalyzerGate:
             return FileBaseline(path, None, self._run_start(path))
         return FileBaseline(path, None, ())
 
+    async def _baseline_command_changes(self, ctx: GateContext) -> None:
+        """Changed files with no baseline (a command changed them: nobody
+        announced it) get one from their text before the change, with their
+        importers (:mod:`rein.analysis.command_baselines`)."""
+        if all(p in self.files for p in ctx.touched):
+            return
+
+        async def now(path: str) -> str | None:
+            return await _text(ctx.workspace, path)
+
+        files, late = await baselines_after_the_fact(
+            self.diagnostics, ctx.touched, self.files, self.late, now, self.settle_timeout_s
+        )
+        self.files.update(files)
+        self.late.update(late)
+
     async def check(self, ctx: GateContext) -> GateOutcome:
         self._unvalidated = True
+        await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)
         snap, settled = await self._verdict_snapshot(ctx)
         if snap.blind is not None:

@@ -43,7 +43,9 @@ from lsprotocol import types as lsp
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.importers import ImportIndex
+from rein.disk.prior_texts import TextMemory
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
+from rein.disk.uri_paths import UriPaths
 from rein.harness.errors import ToolError
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
 from rein.tools.disk_read import read_text
@@ -58,10 +60,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: How many analyzer URIs :meth:`AnalyzerPool.relative` remembers.
-MAX_REMEMBERED_URIS = 100_000
-_UNKNOWN = object()
 
 
 class AnalyzerPool:
@@ -111,6 +109,8 @@ class AnalyzerPool:
         #: file-by-file analyzer reopens after a restart.
         self.requested: list[str] = []
         self.imports: ImportIndex | None = None
+        #: A large workspace's texts (:meth:`text_before_change`).
+        self.texts: TextMemory | None = None
         #: The quiet period after an analyzer's last progress end or publish.
         self.quiet_s = quiet_ms / 1000
         self.analyzers: list[_Analyzer] = []
@@ -126,7 +126,7 @@ class AnalyzerPool:
         self.generation = 0
         self.last_publish_at: dict[str, float] = {}
         self.missing: list[str] = []
-        self._relative: dict[str, str | None] = {}
+        self._uris = UriPaths(self.root)
         #: Importers of changed files past ``max_importers``, not opened.
         self._importers_left: list[str] = []
         self._publish_event = asyncio.Event()
@@ -137,7 +137,12 @@ class AnalyzerPool:
     async def start(self) -> None:
         found = self._scan()
         self.large = len(found) > self.workspace_max_files
-        self.imports = ImportIndex(found, self.read) if self.large else None
+        # A command's change is seen after the fact: what a file said before
+        # is known only if it was read before.
+        self.texts = TextMemory(self.read) if self.large else None
+        if self.texts is not None:
+            await asyncio.to_thread(self.texts.remember, found)
+        self.imports = ImportIndex(found, self.texts.read) if self.texts else None
         self.files = found[: self.max_files]
         self.existing = set(found)
         for spec in self.specs:
@@ -211,24 +216,16 @@ class AnalyzerPool:
         except (OSError, ToolError):
             return None
 
-    def relative(self, uri: str) -> str | None:
-        """The workspace path of an analyzer's URI (remembered: resolving
-        it asks the file system, and a large project publishes thousands)."""
-        known = self._relative.get(uri, _UNKNOWN)
-        if known is not _UNKNOWN:
-            return known  # type: ignore[return-value]
-        from urllib.parse import unquote, urlparse
+    def text_before_change(self, path: str) -> str | None:
+        """``path``'s text before its first change since the changes were
+        last released (:meth:`release_opened`); None when it did not change
+        or that text is not known (a workspace analysed as a whole keeps no
+        texts)."""
+        return self.texts.before_change(path) if self.texts is not None else None
 
-        parsed = urlparse(uri)
-        path: str | None = None
-        if parsed.scheme == "file":
-            try:
-                path = Path(unquote(parsed.path)).resolve().relative_to(self.root).as_posix()
-            except ValueError:
-                path = None
-        if len(self._relative) < MAX_REMEMBERED_URIS:
-            self._relative[uri] = path
-        return path
+    def relative(self, uri: str) -> str | None:
+        """The workspace path of an analyzer's URI (remembered)."""
+        return self._uris.relative(uri)
 
     # ------------------------------------------------------------- mutations
 
@@ -259,6 +256,8 @@ class AnalyzerPool:
                 self.files.append(path)
             if path not in self.requested:
                 self.requested.append(path)
+            if self.texts is not None:
+                self.texts.changed(path, self.read(path))
             if self.imports is not None:
                 self.imports.update(path)
             owners = [a for a in self.analyzers if a.alive and a.owns(path)]
@@ -497,6 +496,8 @@ class AnalyzerPool:
                     analyzer.close(path)
                     closed.add(path)
         self._importers_left.clear()
+        if self.texts is not None:
+            self.texts.forget_changes()
         if closed:
             self.requested = [p for p in self.requested if p not in closed]
             self.analyzer_active()

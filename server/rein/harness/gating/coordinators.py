@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from rein.harness.gating.gate_types import CoveringDiagnostics, PartialImporters
+from rein.harness.gating.gate_types import CoveringDiagnostics, PartialImporters, PriorTexts
 from rein.harness.ports import (
     CommandResult,
     CommandRunner,
@@ -212,6 +212,11 @@ class DiagnosticsCoordinator:
         if isinstance(inner, PartialImporters):
             return await inner.open_more_importers()
         return ()
+
+    def text_before_change(self, path: str) -> str | None:
+        """The inner source's text of ``path`` before its first change."""
+        inner = self.source
+        return inner.text_before_change(path) if isinstance(inner, PriorTexts) else None
 
     def release_opened(self) -> Sequence[str]:
         """The inner source closes the files it opened for validated changes."""

@@ -22,6 +22,7 @@ __all__ = [
     "GateContext",
     "GateOutcome",
     "PartialImporters",
+    "PriorTexts",
     "StatefulGate",
     "ValidationListener",
     "code_context",
@@ -121,6 +122,19 @@ class PartialImporters(Protocol):
     async def open_more_importers(self) -> Sequence[str]:
         """Open the next batch of them (at most the bound) in the analyzers
         that check file by file; returns those opened now."""
+        ...
+
+
+@runtime_checkable
+class PriorTexts(Protocol):
+    """A source that knows what a changed file said before the run first
+    changed it, though the run's change was not announced before it was
+    made (a command's, seen by the disk watcher): the headless pool in a
+    workspace it analyses file by file, which read every file at start."""
+
+    def text_before_change(self, path: str) -> str | None:
+        """``path``'s text before its first change since the changes were
+        last released; None when it did not change or that is not known."""
         ...
 
 

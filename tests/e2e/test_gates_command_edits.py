@@ -1,0 +1,135 @@
+"""Issue 32 item 2 with the real analyzers (ruff server, basedpyright),
+headless, in a workspace over ``gates.analyzer.workspaceMaxFiles`` (open
+files only): a file ``run_command`` changed gets what a tool edit gets, a
+baseline of its text before the command and its importers opened and
+baselined. Its old errors never block; what the command broke, in it and in
+its importers, does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rein.config import load_config
+from rein.hosting.headless import ApproveAll, HeadlessSession
+from rein.providers.replay import ReplayModel
+from tests.fakes.events import EventLog
+
+pytestmark = pytest.mark.e2e
+
+#: Two errors it already had (a wrong return type; an undefined name).
+UTIL = '''"""Helpers, with errors they already had."""
+
+
+def double(x: int) -> int:
+    return x * 2
+
+
+def label(x: int) -> str:
+    return x + 1
+
+
+def scaled(x: int) -> int:
+    return x * factor
+'''
+
+APP = '''"""The app, with an error it already had."""
+
+from pkg.util import double
+
+
+def run() -> int:
+    return double(21)
+
+
+def name() -> int:
+    return "app"
+'''
+
+CLI = '''"""The command line."""
+
+from pkg import util
+
+
+def main() -> int:
+    return util.double(2)
+'''
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "0.1.0"\n')
+    (root / "pkg" / "__init__.py").write_text('"""The package."""\n')
+    (root / "pkg" / "util.py").write_text(UTIL)
+    (root / "pkg" / "app.py").write_text(APP)
+    (root / "pkg" / "cli.py").write_text(CLI)
+    return root
+
+
+def command(line: str, **expect: str) -> dict:
+    turn: dict = {"tool_calls": [{"name": "run_command", "arguments": {"command": line}}]}
+    if expect:
+        turn["expect"] = expect
+    return turn
+
+
+async def run(root: Path, script: list[dict]) -> tuple[object, ReplayModel, EventLog]:
+    config = load_config({"gates": {"analyzer": {"workspaceMaxFiles": 2}}})
+    model = ReplayModel(script)
+    events = EventLog()
+    async with HeadlessSession(root, model, config, approver=ApproveAll()) as session:
+        assert session.pool.large
+        session.agent.subscribe(events)
+        result = await session.prompt("tidy the helpers")
+    return result, model, events
+
+
+def analyzer_results(events: EventLog) -> list:
+    return [r for r in events.of("gate_result") if r.gate == "analyzer"]
+
+
+async def test_a_function_renamed_by_sed_blocks_on_its_importers_only(package: Path) -> None:
+    script = [
+        command("sed -i 's/def double/def twice/' pkg/util.py"),
+        {"text": "renamed double to twice"},
+        command("sed -i 's/def twice/def double/' pkg/util.py", last_message_contains="pkg/app.py"),
+        {"text": "put the name back"},
+    ]
+    result, model, events = await run(package, script)
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    first, second = analyzer_results(events)
+    assert first.status == "blocked"
+    # Exactly the importers' new errors: each names the renamed function;
+    # none of the three errors util.py and app.py already had.
+    # (Lines from 0: app.py's import, cli.py's call.)
+    where = sorted({(b.path, b.line) for b in first.blockers})
+    assert where == [("pkg/app.py", 2), ("pkg/cli.py", 6)], first.blockers
+    assert all("double" in b.message for b in first.blockers), first.blockers
+    repair = model.requests[2].messages[-1].content
+    assert "factor" not in repair and "pkg/util.py" not in repair
+    assert '"app"' not in repair
+    assert (second.status, second.blockers) == ("passed", [])
+
+
+async def test_a_command_that_adds_one_error_to_a_file_with_errors_blocks_on_it(
+    package: Path,
+) -> None:
+    script = [
+        command("""printf 'LIMIT: int = "ten"\\n' >> pkg/util.py"""),
+        {"text": "added a limit"},
+        command("sed -i '/^LIMIT/d' pkg/util.py", last_message_contains="pkg/util.py:14"),
+        {"text": "removed it"},
+    ]
+    result, _, events = await run(package, script)
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    first, second = analyzer_results(events)
+    assert first.status == "blocked"
+    [blocker] = first.blockers
+    assert (blocker.path, blocker.line) == ("pkg/util.py", 13), blocker
+    assert blocker.message.startswith("Type \"Literal['ten']\" is not assignable"), blocker
+    assert (second.status, second.blockers) == ("passed", [])
