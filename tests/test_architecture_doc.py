@@ -314,3 +314,38 @@ def test_every_link_between_the_docs_finds_its_page_and_heading() -> None:
             elif anchor and anchor not in _anchors(linked):
                 broken.append(f"{page.name}: {target}#{anchor}")
     assert broken == []
+
+
+# Names of Python's or the MCP SDK's that the pages mention.
+_FOREIGN_NAMES = {
+    "CallToolResult",
+    "ClientSession",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "TimeoutError",
+}
+
+
+@cache
+def _declared_names() -> set[str]:
+    """Every class, function and attribute declared in server/rein or the extension."""
+    names: set[str] = set()
+    declared = re.compile(
+        r"^\s*(?:export\s+)?(?:async def|def|class|interface|type|function)\s+(\w+)"
+        r"|^\s*(?:export\s+)?(?:const\s+)?(\w+)\s*[:=]",
+        re.MULTILINE,
+    )
+    for base, pattern in ((REIN, "*.py"), (ROOT / "vscode-client" / "src", "*.ts")):
+        for file in base.rglob(pattern):
+            for a, b in declared.findall(file.read_text(encoding="utf-8")):
+                names.add(a or b)
+    return names
+
+
+@pytest.mark.parametrize("page", ["architecture.md", *MOVED_TO])
+def test_every_class_name_the_page_mentions_is_declared(page: str) -> None:
+    """A backticked CamelCase name (`FolderHost`, `RecordingWorkspace`) is a
+    class (or a function, a type) that the code declares."""
+    names = set(re.findall(r"`([A-Z][a-z0-9]+[A-Z]\w*)", _text(page)))
+    assert names, f"docs/{page} names no class"
+    assert names - _declared_names() - _FOREIGN_NAMES == set(), f"docs/{page}"
