@@ -7,6 +7,7 @@ to)."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import tomllib
 from functools import cache
@@ -15,6 +16,7 @@ from pathlib import Path
 import grimp
 import pytest
 
+from rein.harness import ports
 from tests.harness.test_docs import _defined_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -349,3 +351,28 @@ def test_every_class_name_the_page_mentions_is_declared(page: str) -> None:
     names = set(re.findall(r"`([A-Z][a-z0-9]+[A-Z]\w*)", _text(page)))
     assert names, f"docs/{page} names no class"
     assert names - _declared_names() - _FOREIGN_NAMES == set(), f"docs/{page}"
+
+
+def test_the_ports_table_names_the_cores_protocols_and_real_implementations() -> None:
+    text = _text()
+    table = text[text.index("| port | what it does | implemented by |") :].split("\n\n")[0]
+    rows = [_cells(line) for line in table.splitlines()[2:]]
+    assert len(rows) >= 8
+    for port, _, implemented in rows:
+        name = port.strip("`")
+        assert getattr(ports, name, None) is not None, f"harness/ports.py has no {name}"
+        assert getattr(ports, name)._is_protocol, f"{name} is not a Protocol"
+        for dotted in re.findall(r"`((?:harness|disk|store|acp|providers)\.[\w.]+)`", implemented):
+            module, _, attr = dotted.rpartition(".")
+            try:
+                found = importlib.import_module(f"rein.{dotted}")
+            except ModuleNotFoundError:
+                found = getattr(importlib.import_module(f"rein.{module}"), attr, None)
+            assert found is not None, f"{name}: rein.{dotted} is not there"
+
+
+def test_the_lsp_handler_modules_are_those_the_page_lists() -> None:
+    text = _text()
+    listed = text[text.index("one module per concern (") :].split(")", 1)[0]
+    modules = {p.stem for p in (REIN / "lsp" / "handlers").glob("*.py") if p.name != "__init__.py"}
+    assert set(re.findall(r"`(\w+)`", listed)) == modules
