@@ -2,7 +2,7 @@
 
 The child has the same harness, a subset of the tools, its own context and
 turn budget, and its own memory in the session. What it does stays part of
-its parent's run (docs/architecture.md lists the invariants and their tests):
+its parent's run (docs/flows.md lists the invariants and their tests):
 
 * **changes**: the child runs inside the parent's tool call, so its changes
   land in the parent's run record too (origin ``"subagent"``) and the
