@@ -241,6 +241,7 @@ def build_session(
             gates=gates,
             save_state=save,
             snapshot=spec.plan_snapshot,
+            project_instructions=instructions,
         )
     if checkpoints is not None and config.checkpoints.enabled:
         attach_checkpoints(session, ports, checkpoints, config, on_checkpoint_error)
