@@ -332,8 +332,12 @@ class PlanActFlow:
         """A new task, or (in any unfinished state) the message that resumes
         the same plan: planning asks for the plan again, executing and
         waiting continue the step, updating asks for the revision first,
-        summarizing asks for the summary again."""
+        summarizing asks for the summary again. A resumed plan first says
+        where it stands (a ``plan_state`` whose ``previous`` is the same
+        state), so a panel that reconnected after a restart shows it."""
         state = self.plan.state
+        if self._resumable:
+            self.emit(PlanState(state=state, previous=state))
         if state in ("waiting", "executing") and self.plan.steps:
             return await self._execute(resume_text=text)
         if state == "updating" and self.plan.steps:
@@ -344,7 +348,17 @@ class PlanActFlow:
             return await self._make_plan(note=text)
         # A new task; changes an earlier plan left unvalidated stay the plan's.
         self.plan = PlanSnapshot(task=text, unvalidated=self.plan.unvalidated)
+        if state != "planning":
+            self.plan.state = state  # its first plan_state names where the last one stood
         return await self._make_plan(note=None)
+
+    @property
+    def _resumable(self) -> bool:
+        """Does the next message go on with the plan (not a new task)?"""
+        state = self.plan.state
+        if state in ("waiting", "executing", "updating", "summarizing"):
+            return bool(self.plan.steps)
+        return state == "planning" and bool(self.plan.task)
 
     async def _make_plan(self, note: str | None) -> RunResult:
         if self.plan.state != "planning":
