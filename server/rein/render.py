@@ -112,7 +112,10 @@ class EventPrinter:
         elif t == "preview_error":
             self._line(f"  ▣ preview: {_one_line(event.message, 200)}")
         elif t == "plan_state":
-            self._line(f"  ◆ plan: {event.previous} -> {event.state}")
+            if event.previous == event.state:  # a resumed plan says where it stands
+                self._line(f"  ◆ plan: {event.state} (resumed)")
+            else:
+                self._line(f"  ◆ plan: {event.previous} -> {event.state}")
         elif t == "plan_updated":
             marks = {"pending": "·", "running": "▸", "done": "✓", "failed": "✗"}
             steps = "  ".join(f"{marks.get(s.status, '?')} {s.id}" for s in event.steps)

@@ -9,8 +9,9 @@ import pytest
 from rein.analysis.gate import AnalyzerGate
 from rein.flows.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
 from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
-from rein.harness.events import PlanStep
 from rein.harness.gating.coordinators import DiagnosticsCoordinator
+from rein.harness.events import PlanState, PlanStep
+from rein.analysis.gate import AnalyzerGate
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ModelOptions, Mutation
@@ -25,6 +26,7 @@ from tests.fakes.models import FunctionModel, assistant, call, complete_turn, pl
 from tests.fakes.persistence import MemoryPersistence
 from tests.fakes.tools import EchoTool, FailTool, FakeWriteTool
 from tests.fakes.workspace import FakeWorkspace
+from tests.printed import printed
 
 plan = plan_turn
 complete = complete_turn
@@ -256,7 +258,8 @@ async def test_a_waiting_question_resumes_with_the_reply_as_the_tool_result() ->
     result = await flow.run("SQLite")
     assert result.status == "completed", result.error
     assert result.text == "set up SQLite"
-    assert states(log) == ["planning", "executing", "waiting", "executing", "completed"]
+    # The resumed plan first says where it stands (waiting), then goes on.
+    assert states(log) == ["planning", "executing", "waiting", "waiting", "executing", "completed"]
 
 
 async def test_a_plan_act_session_resumes_after_a_restart() -> None:
@@ -667,3 +670,72 @@ async def test_an_abort_between_two_runs_stops_the_flow_before_the_next_run() ->
     assert flow.plan.state == "summarizing"
     assert len(planner.requests) == 1  # the plan only: the summary was never asked for
     assert flow.abort("later") is False  # not running: nothing to abort
+
+
+def _steps(*statuses: str) -> list[PlanStep]:
+    return [
+        PlanStep(id=f"s{i}", description=f"step {i}", status=s)  # type: ignore[arg-type]
+        for i, s in enumerate(statuses, 1)
+    ]
+
+
+def resumed(state: str) -> tuple[PlanSnapshot, list, list]:
+    """A stored plan in ``state``, the planner's and the executor's scripts
+    that finish it."""
+    return {
+        "planning": (
+            PlanSnapshot(task="t", state="planning"),
+            [plan(("s1", "a"))],
+            [echo(), complete("s1")],
+        ),
+        "executing": (
+            PlanSnapshot(task="t", state="executing", steps=_steps("running")),
+            [],
+            [echo(), complete("s1")],
+        ),
+        "waiting": (
+            PlanSnapshot(task="t", state="waiting", steps=_steps("running")),
+            [],
+            [echo(), complete("s1")],
+        ),
+        "updating": (
+            PlanSnapshot(task="t", state="updating", steps=_steps("failed"), replans=1),
+            [plan(("s2", "b"))],
+            [echo(), complete("s2")],
+        ),
+        "summarizing": (
+            PlanSnapshot(task="t", state="summarizing", steps=_steps("done", "done"), index=1),
+            [{"expect": {"tool_choice": "none"}, "text": "All done."}],
+            [],
+        ),
+    }[state]
+
+
+@pytest.mark.parametrize("state", ["planning", "executing", "waiting", "updating", "summarizing"])
+async def test_a_resumed_plan_says_where_it_stands_before_it_goes_on(state: str) -> None:
+    snapshot, planner_turns, executor_turns = resumed(state)
+    flow, planner, executor, log, _ = make_flow(planner_turns, executor_turns, snapshot=snapshot)
+    result = await flow.run("go on")
+    assert result.status == "completed", result.error
+    # The first event of the message, before any model request: where it stands.
+    first = log.events[0]
+    assert (first.type, first.state, first.previous) == ("plan_state", state, state)
+    assert states(log)[-1] == "completed"
+    assert planner.remaining == 0 and executor.remaining == 0
+
+
+@pytest.mark.parametrize("state", ["idle", "completed", "failed"])
+async def test_a_finished_plan_starts_the_new_task_from_where_it_stood(state: str) -> None:
+    snapshot = PlanSnapshot(task="old", state=state, steps=_steps("done"))  # type: ignore[arg-type]
+    flow, _, _, log, _ = make_flow([plan(("s1", "a"))], [echo(), complete("s1")], snapshot=snapshot)
+    result = await flow.run("a new task")
+    assert result.status == "completed", result.error
+    first = log.events[0]
+    assert (first.type, first.state, first.previous) == ("plan_state", "planning", state)
+
+
+def test_rein_run_prints_a_resumed_state_as_where_the_plan_stands() -> None:
+    assert "plan: waiting (resumed)" in printed(PlanState(state="waiting", previous="waiting"))
+    assert "plan: planning -> executing" in printed(
+        PlanState(state="executing", previous="planning")
+    )

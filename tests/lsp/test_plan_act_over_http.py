@@ -283,7 +283,12 @@ async def test_plan_mode_ask_user_waits_then_resumes_with_the_answer(
     assert resumed["sessionId"] == sid
     assert resumed["text"] == "greeting is hey"  # one step: no summary turn
     later = [e["event"] for e in editor.events[seen:] if e["sessionId"] == sid]
-    assert [e["state"] for e in later if e["type"] == "plan_state"] == ["executing", "completed"]
+    # The resumed plan first says where it stands (issue 33, item 9).
+    assert [e["state"] for e in later if e["type"] == "plan_state"] == [
+        "waiting",
+        "executing",
+        "completed",
+    ]
     assert editor.docs["app.py"][1].count("hey {name}") == 1
     assert "hey {name}" in (workspace / "app.py").read_text()
     await assert_used_up(mock)

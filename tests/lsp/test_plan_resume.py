@@ -77,4 +77,5 @@ async def test_a_plan_aborted_while_summarizing_is_summarized_after_a_restart(
         assert result["status"] == "completed", result.get("error")
         assert result["text"] == "Read app.py twice."
         states = [e["event"]["state"] for e in editor.events if e["event"]["type"] == "plan_state"]
-        assert states == ["completed"]
+        # The resumed plan first says where it stands (issue 33, item 9).
+        assert states == ["summarizing", "completed"]

@@ -194,7 +194,8 @@ async def test_a_plan_interrupted_while_planning_is_planned_again_after_a_restar
         result = await h.prompt("go on")
     assert result.status == "completed", result.error
     assert result.text == "renamed"
-    assert plan_states(events) == ["executing", "completed"]
+    # The resumed plan first says where it stands (issue 33, item 9).
+    assert plan_states(events) == ["planning", "executing", "completed"]
     assert (root / "b.py").read_text() == "c = 1\n"
 
 
@@ -241,7 +242,8 @@ async def test_a_plan_interrupted_while_updating_asks_for_the_revision_first_aft
         plan_now = h.session.flow.plan
     assert result.status == "completed", result.error
     assert result.text == "used the new API"
-    assert plan_states(events) == ["executing", "completed"]
+    # The resumed plan first says where it stands (issue 33, item 9).
+    assert plan_states(events) == ["updating", "executing", "completed"]
     assert [(s.id, s.status) for s in plan_now.steps] == [("s1b", "done")]
     assert plan_now.replans == 1
 
@@ -286,4 +288,5 @@ async def test_a_plan_interrupted_while_summarizing_is_summarized_after_a_restar
         result = await h.prompt("go on")
     assert result.status == "completed", result.error
     assert result.text == "Read and wrote b.py."
-    assert plan_states(events) == ["completed"]
+    # The resumed plan first says where it stands (issue 33, item 9).
+    assert plan_states(events) == ["summarizing", "completed"]

@@ -7,7 +7,8 @@ that made it (agent, explainer, planner, executor, summariser, subagent) is
 known from the script's order, and the system prompt is checked against the
 tools that request offered:
 
-* every offered tool is named (backticked);
+* every offered tool is named (backticked); a request whose tool choice is
+  ``none`` (the summariser's) offers nothing it could call;
 * no registered tool that is not offered is named (the planner and the
   summariser may name the executor's tools in the section that says they are
   the executor's, and only there);
@@ -135,7 +136,9 @@ def _named(text: str, name: str) -> bool:
 
 def check_contract(role: str, request: RecordedRequest, executor_tools: Sequence[str]) -> None:
     """The contract above, for one request of ``role``."""
-    system, offered = request.system, set(request.tools)
+    system = request.system
+    # A request whose tool choice is none can call nothing it carries.
+    offered = set() if request.tool_choice == "none" else set(request.tools)
     assert AGENTS_MD in system, f"{role}: AGENTS.md does not reach it"
     for path, text in MORE_INSTRUCTIONS.items():
         assert text in system, f"{role}: {path} does not reach it"
@@ -464,6 +467,10 @@ def test_the_contract_catches_each_kind_of_breach() -> None:
     writer = _with(good, tools=["read_file", "edit_file"], system=good.system + " `edit_file`")
     with pytest.raises(AssertionError, match="forbids its write tools"):
         check_contract("subagent", writer, [])
+    # A tool a request carries but cannot call (tool choice none) is not offered.
+    uncallable = _with(good, tool_choice="none")
+    with pytest.raises(AssertionError, match="names read_file, which it is not offered"):
+        check_contract("subagent", uncallable, [])
     unnamed = _with(good, tools=["read_file", "grep"])
     with pytest.raises(AssertionError, match="grep is not named"):
         check_contract("subagent", unnamed, [])

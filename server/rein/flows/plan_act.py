@@ -35,10 +35,11 @@ from rein.harness.errors import ToolError
 from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUpdated
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.messages import Usage
-from rein.harness.prompts import planner_prompt
 from rein.harness.run.output import OutputTool, output_of
 from rein.harness.run.run_record import RunMutation
 from rein.harness.run.run_types import RunOptions
+from rein.flows.plan_snapshot import PlanSnapshot
+from rein.harness.prompts import planner_prompt, summariser_prompt
 from rein.harness.tools import Tool, ToolContext, ToolRegistry
 
 __all__ = [
@@ -139,8 +140,8 @@ def toolkit_overview(tools: ToolRegistry | Sequence[Tool[Any]]) -> str:
 
 
 def planner_system_prompt(overview: str, project_instructions: str | None = None) -> str:
-    """The planner's (and summariser's) system prompt: see
-    :func:`rein.harness.prompts.planner_prompt`."""
+    """The planner's system prompt: see :func:`rein.harness.prompts.planner_prompt`
+    (its summary run's is :func:`rein.harness.prompts.summariser_prompt`)."""
     return planner_prompt(overview, project_instructions)
 
 
@@ -169,9 +170,14 @@ class PlanActFlow:
         save_state: SaveState | None = None,
         snapshot: PlanSnapshot | None = None,
         step_tool: OutputTool[CompleteStepArgs] | None = None,
+        project_instructions: str | None = None,
     ) -> None:
         """``step_tool`` replaces the executor's ``complete_step`` (the evals
-        swap in one without the no-work check to show the check matters)."""
+        swap in one without the no-work check to show the check matters).
+        ``project_instructions`` reach the summary run's prompt, made from
+        the executor's tools at the time (the planner's names ``submit_plan``,
+        which the summary run cannot call)."""
+        self.project_instructions = project_instructions
         self.planner = planner
         self.executor = executor
         self.emit = emit
@@ -237,13 +243,18 @@ class PlanActFlow:
             mutations=list(self._mutations),
         )
 
-    def _planner_run(self, tool_choice: str, required_output: str | None) -> RunOptions:
+    def _planner_run(
+        self, tool_choice: str, required_output: str | None, system_prompt: str | None = None
+    ) -> RunOptions:
         """The planner's own options (model, max tokens, temperature) with
-        this run's tool choice."""
+        this run's tool choice (and system prompt: None, the planner's).
+        ``submit_plan`` stays in the summary's request too, where the tool
+        choice is none: that request can call nothing."""
         return RunOptions(
             options=self.planner.options.model_copy(update={"tool_choice": tool_choice}),
             required_output=required_output,
             extra_tools=[self._submit],
+            system_prompt=system_prompt,
         )
 
     def _executor_run(self, final_step: bool) -> RunOptions:
@@ -322,8 +333,12 @@ class PlanActFlow:
         """A new task, or (in any unfinished state) the message that resumes
         the same plan: planning asks for the plan again, executing and
         waiting continue the step, updating asks for the revision first,
-        summarizing asks for the summary again."""
+        summarizing asks for the summary again. A resumed plan first says
+        where it stands (a ``plan_state`` whose ``previous`` is the same
+        state), so a panel that reconnected after a restart shows it."""
         state = self.plan.state
+        if self._resumable:
+            self.emit(PlanState(state=state, previous=state))
         if state in ("waiting", "executing") and self.plan.steps:
             return await self._execute(resume_text=text)
         if state == "updating" and self.plan.steps:
@@ -334,7 +349,17 @@ class PlanActFlow:
             return await self._make_plan(note=text)
         # A new task; changes an earlier plan left unvalidated stay the plan's.
         self.plan = PlanSnapshot(task=text, unvalidated=self.plan.unvalidated)
+        if state != "planning":
+            self.plan.state = state  # its first plan_state names where the last one stood
         return await self._make_plan(note=None)
+
+    @property
+    def _resumable(self) -> bool:
+        """Does the next message go on with the plan (not a new task)?"""
+        state = self.plan.state
+        if state in ("waiting", "executing", "updating", "summarizing"):
+            return bool(self.plan.steps)
+        return state == "planning" and bool(self.plan.task)
 
     async def _make_plan(self, note: str | None) -> RunResult:
         if self.plan.state != "planning":
@@ -494,7 +519,9 @@ class PlanActFlow:
         )
         if note is not None:
             prompt = f"The person adds: {note}\n\n{prompt}"
-        summary = await self._prompt(self.planner, prompt, run=self._planner_run("none", None))
+        system = summariser_prompt(toolkit_overview(self.executor.tools), self.project_instructions)
+        run = self._planner_run("none", None, system_prompt=system)
+        summary = await self._prompt(self.planner, prompt, run=run)
         self._account(summary)
         if summary.status == "aborted":
             return await self._aborted(summary, summary.text)

@@ -137,10 +137,11 @@ class SubagentSpawner:
         """May the agent this spawner serves start a child?"""
         return self.depth < self.max_depth
 
-    def nested(self) -> SubagentSpawner:
-        """The spawner of a child's own ``task`` calls, one level deeper."""
+    def nested(self, model: Model | None = None) -> SubagentSpawner:
+        """The spawner of a child's own ``task`` calls, one level deeper;
+        with ``model`` (the child's routed model) its children run on it too."""
         inner = SubagentSpawner(
-            self._model,
+            model or self._model,
             self.tools,
             self.env,
             config=self.config,
@@ -149,7 +150,7 @@ class SubagentSpawner:
             persistence_for=self.persistence_for,
             depth=self.depth + 1,
             clock=self.clock,
-            model_source=self.model_source,
+            model_source=self.model_source if model is None else None,
         )
         inner.delta_interval_s = self.delta_interval_s
         inner.transcripts = self.transcripts
@@ -176,13 +177,16 @@ class SubagentSpawner:
         hooks: Hooks | None = None,
         messages: Sequence[Message] = (),
         waiting_for: str | None = None,
+        model: Model | None = None,
     ) -> Agent:
-        child_env = replace(self.env, subagents=self.nested())
+        """A child on ``model`` (the parent turn's routed model), else on
+        :attr:`model`."""
+        child_env = replace(self.env, subagents=self.nested(model))
         caller = HookCaller(subagent_id=child_id, depth=self.depth + 1, subagent_name=name)
         offered = self.tools.subset(self.tool_names(tools))
         system = self.system_prompt
         child = Agent(
-            self.model,
+            model or self.model,
             tools=offered,
             config=self.config.model_copy(update={"max_model_turns_per_run": max_turns}),
             # A callable builds the prompt from the tools this child is offered.
@@ -323,7 +327,8 @@ async def run_task(
         # A plain factory (child_id, tools, max_turns) -> Agent: no resume.
         child = spawner(child_id, tools, max_turns)
         return report(child_id, name, await run_subagent(ctx, child, child_id, name, prompt))
-    child = spawner.spawn(child_id, tools, max_turns, name=name, hooks=ctx.hooks)
+    # A turn ``prepare_next_turn`` routed to another model runs its child there.
+    child = spawner.spawn(child_id, tools, max_turns, name=name, hooks=ctx.hooks, model=ctx.model)
     result = await spawner.run(ctx, child, child_id, name, prompt)
     return spawner.outcome(ctx, child, child_id, name, result, tools=tools, max_turns=max_turns)
 

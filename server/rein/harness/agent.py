@@ -499,7 +499,7 @@ class Agent(ReferenceAccessors, EventListeners, MessageQueues):
             run_id=run_id,
             messages=self._messages,
             tools=self.tools.extended(run.extra_tools) if run.extra_tools else self.tools,
-            system=self.system_prompt,
+            system=self.system_prompt if run.system_prompt is None else run.system_prompt,
             options=run.options or self.options,
             env=self.env,
             hooks=self.hooks,

@@ -48,13 +48,15 @@ __all__ = [
     "build_system_prompt",
     "planner_prompt",
     "project_instructions_section",
+    "summariser_prompt",
     "toolkit_rules_sections",
 ]
 
 Role = Literal["agent", "explainer", "planner", "executor", "summariser", "subagent"]
 ROLES: tuple[Role, ...] = get_args(Role)
 #: The roles whose prompt :func:`build_system_prompt` makes (the planner's
-#: and the summariser's come from :func:`planner_prompt`).
+#: and the summariser's come from :func:`planner_prompt` and
+#: :func:`summariser_prompt`).
 ACTING_ROLES: tuple[Role, ...] = ("agent", "explainer", "executor", "subagent")
 
 
@@ -221,7 +223,7 @@ def build_system_prompt(
     if role not in ACTING_ROLES:
         raise ValueError(
             f"unknown acting role {role!r}; expected one of {', '.join(ACTING_ROLES)} "
-            "(the planner's and summariser's prompt is planner_prompt)"
+            "(the planner's prompt is planner_prompt, the summariser's summariser_prompt)"
         )
     offered = list(tools)
     classes = {t.tool_class for t in offered}
@@ -246,15 +248,26 @@ def planner_prompt(
     overview: str,
     project_instructions: str | None = None,
 ) -> str:
-    """The prompt of plan mode's planner, which is also its summariser
-    (one Agent: its plan runs are offered ``submit_plan``, its summary run
-    no tool). ``overview`` lists the executor's tools (names and one line
-    each), framed as the executor's, not the planner's."""
-    parts = [
-        ROLE_SECTIONS["planner"],
-        "# Role: summariser\n" + ROLE_SECTIONS["summariser"],
-        "# The executor's tools (not yours)\n" + (overview or "(none)"),
-    ]
+    """The prompt of plan mode's planner (its plan runs are offered
+    ``submit_plan``). ``overview`` lists the executor's tools (names and one
+    line each), framed as the executor's, not the planner's."""
+    return _plan_role_prompt(ROLE_SECTIONS["planner"], overview, project_instructions)
+
+
+def summariser_prompt(
+    overview: str,
+    project_instructions: str | None = None,
+) -> str:
+    """The prompt of the planner's summary run (the same Agent, whose
+    request can call no tool): the summariser's role, and the executor's
+    tools as :func:`planner_prompt` shows them, naming nothing it could call."""
+    return _plan_role_prompt(
+        "# Role: summariser\n" + ROLE_SECTIONS["summariser"], overview, project_instructions
+    )
+
+
+def _plan_role_prompt(role: str, overview: str, project_instructions: str | None) -> str:
+    parts = [role, "# The executor's tools (not yours)\n" + (overview or "(none)")]
     instructions = project_instructions_section(project_instructions)
     if instructions:
         parts.append(instructions)

@@ -22,6 +22,7 @@ from rein.harness.ports import (
     Approver,
     CommandExecutor,
     DiagnosticsSource,
+    Model,
     ToolSchema,
     UserChannel,
     Workspace,
@@ -87,6 +88,7 @@ class ToolContext:
         "_update",
         "env",
         "hooks",
+        "model",
         "name",
         "record",
         "steering",
@@ -107,8 +109,12 @@ class ToolContext:
         steering_arrived: SteeringSignal | None = None,
         steering: Steering | None = None,
         hooks: Hooks | None = None,
+        model: Model | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
+        #: The model ``prepare_next_turn`` chose for the turn that made this
+        #: call (None: the agent's own): a ``task`` child runs on it.
+        self.model = model
         #: The calling agent's steering (a subagent takes its parent's
         #: messages from it) and hooks (they see the subagent's calls too);
         #: None outside a run.

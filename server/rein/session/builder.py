@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from rein.analysis.gate import AnalyzerGate
@@ -39,6 +40,7 @@ from rein.harness.prompts import Role, build_system_prompt
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus
 from rein.mcp.offer import McpOffer
+from rein.process.installers import install_detector
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
 from rein.store.persistence import MAIN_MEMORY
@@ -88,18 +90,22 @@ def build_gates(
     diagnostics: DiagnosticsSource,
     runner: CommandRunner,
     preview_gates: list[Gate],
+    root: Path | None = None,
 ) -> GatePipeline:
     """The gates in their order: dependencies, analyzer, the preview's,
-    the runtime command, then the custom command gates."""
+    the runtime command, then the custom command gates. Installs run for the
+    configured commands, else (given the workspace's ``root``) with the
+    project's own tooling (:func:`rein.process.installers.detect_install_command`)."""
     gates: list[Gate] = []
     dependencies = None
-    if config.dependencies.enabled and config.dependencies.commands:
+    if config.dependencies.enabled and (config.dependencies.commands or root is not None):
         dependencies = DependencyCoordinator(
             runner,
             config.dependencies.commands,
             timeout_s=config.dependencies.timeout_ms / 1000,
+            detect=install_detector(root) if root is not None else None,
         )
-        gates.append(DependencyGate(dependencies))
+        gates.append(DependencyGate(dependencies, only_when_owed=not config.dependencies.commands))
     if config.analyzer.enabled:
         gates.append(
             AnalyzerGate(
@@ -181,7 +187,9 @@ def build_session(
     gates = (
         None
         if mode == "explain"
-        else build_gates(config.gates, ports.diagnostics, ports.runner, ports.preview_gates())
+        else build_gates(
+            config.gates, ports.diagnostics, ports.runner, ports.preview_gates(), ports.root
+        )
     )
     system = build_system_prompt(_offered(tools, mode), ROLE_OF_MODE[mode], instructions)
     agent = Agent(
@@ -234,6 +242,7 @@ def build_session(
             gates=gates,
             save_state=save,
             snapshot=spec.plan_snapshot,
+            project_instructions=instructions,
         )
     if checkpoints is not None and config.checkpoints.enabled:
         attach_checkpoints(session, ports, checkpoints, config, on_checkpoint_error)

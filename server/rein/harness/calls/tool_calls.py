@@ -34,6 +34,7 @@ from rein.harness.events import (
 )
 from rein.harness.hooks import Block
 from rein.harness.messages import ToolCall, ToolResultMessage
+from rein.harness.ports import Model
 from rein.harness.redaction import redact
 from rein.harness.run.breaker import ToolMisuseBreaker
 from rein.harness.run.run_record import RunRecord
@@ -168,6 +169,9 @@ class ToolExecutor:
         self.stuck: StuckToolConfig | None = (
             config.stuck_tool if isinstance(stuck, FromConfig) else stuck
         )
+        #: The model ``prepare_next_turn`` chose for the turn whose calls run
+        #: now (None: the agent's own); the tools' contexts carry it.
+        self.model: Model | None = None
         #: Batches executing now (0 or 1; the watchdog pauses while > 0).
         self.running = 0
         # The batch in flight.
@@ -461,6 +465,7 @@ class ToolExecutor:
             steering_arrived=steering.signal,
             steering=steering,
             hooks=ctx.hooks,
+            model=self.model,
         )
         try:
             return await self._run_with_retries(call, tool, args, tool_ctx)

@@ -269,8 +269,10 @@ class DependencyCoordinator:
 
     ``commands`` maps a manifest glob (matched against the file name) to the
     command to run in the workspace root, e.g. ``{"pyproject.toml":
-    "pip install -e ."}``. ``spawn`` starts a background task (the run's task
-    group's ``start_soon``).
+    "pip install -e ."}``. With none configured, ``detect`` (when given) names
+    the command for a changed file (the project's own tooling, asked at the
+    time of the change); configured commands replace it. ``spawn`` starts a
+    background task (the run's task group's ``start_soon``).
 
     A manifest whose newest change has no finished install is owed one: a
     change to another manifest does not supersede it, and an install that an
@@ -285,9 +287,11 @@ class DependencyCoordinator:
         commands: Mapping[str, str],
         *,
         timeout_s: float = 600.0,
+        detect: Callable[[str], str | None] | None = None,
     ) -> None:
         self.runner = runner
         self.commands = dict(commands)
+        self.detect = None if self.commands else detect
         self.timeout_s = timeout_s
         self.manifests: dict[str, _Manifest] = {}
         self.outcomes: list[InstallOutcome] = []
@@ -302,7 +306,7 @@ class DependencyCoordinator:
         for pattern, command in self.commands.items():
             if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(path, pattern):
                 return command
-        return None
+        return self.detect(path) if self.detect is not None else None
 
     def on_mutation(self, mutation: Mutation, spawn: Callable[..., object]) -> bool:
         """Start (or queue) an install when ``mutation`` touched a manifest

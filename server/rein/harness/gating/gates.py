@@ -103,12 +103,22 @@ class DependencyGate:
     """Awaits the installs the DependencyCoordinator runs for manifest
     changes (and redoes an install an abort or a crash interrupted). Each
     manifest counts on its own: a failed install is a blocker with its output
-    until that manifest's install succeeds, whatever other manifests do."""
+    until that manifest's install succeeds, whatever other manifests do.
+
+    With ``only_when_owed`` (the installs Rein detected, none configured) the
+    pipeline skips the gate until a manifest change was owed an install: a
+    project with nothing to install sees no dependencies gate."""
 
     name = "dependencies"
 
-    def __init__(self, coordinator: DependencyCoordinator) -> None:
+    def __init__(self, coordinator: DependencyCoordinator, *, only_when_owed: bool = False) -> None:
         self.coordinator = coordinator
+        self.only_when_owed = only_when_owed
+
+    @property
+    def skipped(self) -> bool:
+        """No manifest change was owed an install, and the gate only runs then."""
+        return self.only_when_owed and not self.coordinator.manifests
 
     async def on_run_start(self, generation: int) -> None:
         return None
@@ -213,6 +223,8 @@ class GatePipeline:
             ctx.emit = emit
         verdict = Verdict()
         for gate in self.gates:
+            if isinstance(gate, DependencyGate) and gate.skipped:
+                continue
             emit(GateStart(gate=gate.name, generation=ctx.generation))
             started = time.perf_counter()
             try:

@@ -236,6 +236,7 @@ class _TurnLoop(RunExits):
         if overrides.system is not None:
             ctx.system = overrides.system
         model = overrides.model or self.model
+        self.tools.model = overrides.model  # a `task` child follows the routing
         if ctx.wire_dump:
             model = WireTap(model, self.emit, self.turn)
         options = overrides.options or ctx.options

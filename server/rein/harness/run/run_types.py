@@ -109,6 +109,8 @@ class RunOptions:
     carried: Sequence[RunMutation] = ()
     #: The waiting call the first run resumes before its first turn.
     resume: ResumeCall | None = None
+    #: The system prompt of these runs (None: the Agent's).
+    system_prompt: str | None = None
 
 
 @dataclass(slots=True)
