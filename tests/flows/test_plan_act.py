@@ -9,9 +9,8 @@ import pytest
 from rein.analysis.gate import AnalyzerGate
 from rein.flows.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
 from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
-from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.events import PlanState, PlanStep
-from rein.analysis.gate import AnalyzerGate
+from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ModelOptions, Mutation

@@ -5,9 +5,9 @@ model runs its child (and the child's children) on that model."""
 
 from __future__ import annotations
 
+from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, HarnessConfig
 from rein.harness.hooks import Hooks, TurnInfo, TurnOverrides
-from rein.flows.subagents import SubagentSpawner
 from rein.harness.tools import ToolEnvironment, ToolRegistry
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool

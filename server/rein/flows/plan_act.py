@@ -35,11 +35,10 @@ from rein.harness.errors import ToolError
 from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUpdated
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.messages import Usage
+from rein.harness.prompts import planner_prompt, summariser_prompt
 from rein.harness.run.output import OutputTool, output_of
 from rein.harness.run.run_record import RunMutation
 from rein.harness.run.run_types import RunOptions
-from rein.flows.plan_snapshot import PlanSnapshot
-from rein.harness.prompts import planner_prompt, summariser_prompt
 from rein.harness.tools import Tool, ToolContext, ToolRegistry
 
 __all__ = [
