@@ -176,3 +176,11 @@ def test_the_command_line_outputs_are_read_as_errors(tmp_path: Path) -> None:
     ]
     assert parse_basedpyright(tmp_path, "") == []
     assert parse_ruff(tmp_path, "") == []
+
+
+def test_errors_below_inserted_lines_are_the_ones_they_were() -> None:
+    before = [("m.py", 1, "reportX"), ("m.py", 10, "reportY")]
+    # Two lines inserted at 5: the error at 10 is now at 12; 5 is new.
+    after = [("m.py", 1, "reportX"), ("m.py", 5, "reportZ"), ("m.py", 12, "reportY")]
+    assert new_errors(before, after, inserted=("m.py", 5, 7)) == [("m.py", 5, "reportZ")]
+    assert new_errors(before, after) == [("m.py", 5, "reportZ"), ("m.py", 12, "reportY")]

@@ -83,6 +83,9 @@ class Case:
     undo: Callable[[Path], None] = field(compare=False, repr=False)
     #: A renamed file: (old path, new path); its errors keep their identity.
     renamed: tuple[str, str] | None = None
+    #: Lines inserted: (path, first, last), 0-based [first, last); the
+    #: file's later errors move down with them.
+    inserted: tuple[str, int, int] | None = None
 
 
 # ------------------------------------------------------------ the choosing
@@ -273,14 +276,21 @@ def new_errors(
     before: Iterable[ErrorKey],
     after: Iterable[ErrorKey],
     renamed: tuple[str, str] | None = None,
+    inserted: tuple[str, int, int] | None = None,
 ) -> list[ErrorKey]:
     """The errors in ``after`` that ``before`` did not have (as a multiset:
     a second error of the same rule on the same line is new too). A file
     ``renamed`` (old, new) keeps its errors: an error of the new path that
-    the old path had is not new."""
+    the old path had is not new, and an error below lines ``inserted``
+    (path, first, last) is the one it was before them."""
     remaining = Counter(before)
     out: list[ErrorKey] = []
     for key in after:
+        if inserted is not None and key[0] == inserted[0] and key[1] >= inserted[2]:
+            moved = (key[0], key[1] - (inserted[2] - inserted[1]), key[2])
+            if remaining[moved] > 0:
+                remaining[moved] -= 1
+                continue
         if renamed is not None and key[0] == renamed[1]:
             old = (renamed[0], key[1], key[2])
             if remaining[old] > 0:

@@ -101,6 +101,7 @@ def _seeded_case(path: str, text: str, kind: str, n: int, rng: random.Random) ->
         (path,),
         apply,
         undo,
+        inserted=(path, seeded.first, seeded.last),
     )
 
 
@@ -157,7 +158,7 @@ def truth(scratch: Path, case: Case, pristine: list[ErrorKey]) -> tuple[list[Err
         after = run_cli(scratch, case.after_paths)
     finally:
         case.undo(scratch)
-    return new_errors(before, after.errors, case.renamed), after.seconds
+    return new_errors(before, after.errors, case.renamed, case.inserted), after.seconds
 
 
 async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root: Path) -> None:
@@ -224,8 +225,10 @@ async def _session(root: Path, model: _ScriptedModel) -> Any:
     from rein.headless.host import HeadlessSession
     from rein.tools.settings import ApprovalSettings
 
+    # Commands allowed; the disk watched, as in `rein run` (a command's
+    # changes reach the analyzers through the watcher).
     config = ReinConfig(approval=ApprovalSettings(command="allow"))
-    return HeadlessSession(root, model, config, watch=False)
+    return HeadlessSession(root, model, config, watch=True)
 
 
 async def run_cases(
