@@ -1,6 +1,8 @@
 """``rein bench gates --corpus``: the analyzer gate on real projects.
 
-The projects, their cache and the seeded errors are :mod:`rein.bench.corpus`.
+The projects, their cache and the seeded errors are :mod:`rein.bench.corpus`;
+the deleted, renamed and ``sed``-edited modules, ``--cold`` and the command
+itself are :mod:`rein.bench.gates_structural`.
 
 One :class:`~rein.headless.host.HeadlessSession` per project (real ruff
 server and basedpyright) stays open across that project's edits. After the
