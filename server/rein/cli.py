@@ -301,6 +301,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--edits", help="--corpus: edits per project (default: per project)")
     p.add_argument("--strict", action="store_true", help="--corpus: exit 1 when a goal is missed")
     p.add_argument(
+        "--cold",
+        action="store_true",
+        help="--corpus: each case in a fresh session, timed against the command-line tools",
+    )
+    p.add_argument(
         "--sessions", type=int, default=0, help="lsp: load mode, this many sessions at once"
     )
     p.add_argument("--turns", type=int, default=200, help="lsp load mode: tool turns per session")

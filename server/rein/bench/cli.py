@@ -16,7 +16,7 @@ ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints", "acp")
 
 def main(args: argparse.Namespace) -> int:
     if args.what == "gates" and args.corpus:
-        from rein.bench.gates_corpus import main_corpus
+        from rein.bench.gates_structural import main_corpus
 
         return main_corpus(args)
     if args.what == "core-one":

@@ -1,6 +1,8 @@
 """``rein bench gates --corpus``: the analyzer gate on real projects.
 
-The projects, their cache and the seeded errors are :mod:`rein.bench.corpus`.
+The projects, their cache and the seeded errors are :mod:`rein.bench.corpus`;
+the deleted, renamed and ``sed``-edited modules, ``--cold`` and the command
+itself are :mod:`rein.bench.gates_structural`.
 
 One :class:`~rein.hosting.headless.HeadlessSession` per project (real ruff
 server and basedpyright) stays open across that project's edits. After the
@@ -31,8 +33,6 @@ Measured per project:
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
 import re
@@ -59,7 +59,7 @@ from rein.bench.corpus import (
 )
 from rein.harness.ports import ModelDelta, ModelRequest
 
-__all__ = ["analyzers_done_at", "main_corpus", "run_corpus"]
+__all__ = ["analyzers_done_at", "print_table", "run_corpus"]
 
 #: Goals from issue 14.
 GOAL_DELAY_P95_MS = 150.0
@@ -552,16 +552,3 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             f"{row['project']}: delay measured from the {row['delay_basis']}; "
             f"analyzer peak RSS {rss}; goals missed: {', '.join(failed) or 'none'}"
         )
-
-
-def main_corpus(args: argparse.Namespace) -> int:
-    projects = _parse_projects(getattr(args, "projects", None))
-    edits = getattr(args, "edits", None)
-    rows = run_corpus(projects, edits=int(edits) if edits else None)
-    if args.json:
-        for row in rows:
-            print(json.dumps(row))
-    else:
-        print_table(rows)
-    missed = any(not ok for row in rows for ok in row["goals"].values())
-    return 1 if missed and getattr(args, "strict", False) else 0

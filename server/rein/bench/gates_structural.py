@@ -1,0 +1,372 @@
+"""The file-set and command cases of ``rein bench gates --corpus`` (a
+module deleted, a module renamed, a function renamed by ``sed``) through the
+real gate path, and ``--cold``: each case in a fresh session, its wall time
+next to the command-line tools' on the changed files and their importers.
+
+The cases and their truth are :mod:`rein.bench.corpus_cases`. Counted per
+kind as the seeded edits are (:mod:`rein.bench.gates_corpus`):
+
+- recall: cases whose first analyzer ``gate_result`` has a blocker among the
+  errors the change added (by the command line) / cases;
+- precision: blockers among those errors / all analyzer blockers of all the
+  case's verdicts (the repair's included: a blocker there is false).
+
+With ``--cold`` every case (and two seeded edits, ``seeded-error``) runs in
+a session of its own, started for it: the wall time is from the session's
+start to the end of the repaired run; the floor is basedpyright plus ruff on
+the changed files and their importers after the change, run in the same
+process just before.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rein.bench.corpus import KINDS, Project, seed_edit
+from rein.bench.corpus_cases import (
+    CASE_KINDS,
+    Case,
+    ErrorKey,
+    command_edit_case,
+    delete_case,
+    importers_of,
+    modules_with_importers,
+    new_errors,
+    renamable_functions,
+    rename_case,
+    run_cli,
+)
+from rein.bench.gates_corpus import _python_files, _quiet, _ScriptedModel
+
+__all__ = ["main_corpus", "plan_cases", "print_cases", "run_cases", "run_structural", "truth"]
+
+#: Cases of each kind per project.
+PER_KIND = 2
+
+
+@dataclass
+class _Outcome:
+    case: Case
+    truth: list[ErrorKey]
+    cli_s: float
+    caught: bool = False
+    true_blockers: int = 0
+    false_blockers: list[dict[str, Any]] = field(default_factory=list)
+    covered: int = 0
+    verdicts: int = 0
+    status: str = ""
+    wall_s: float | None = None
+
+
+def _texts(root: Path, files: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for path in files:
+        try:
+            out[path] = (root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def _seeded_case(path: str, text: str, kind: str, n: int, rng: random.Random) -> Case | None:
+    seeded = seed_edit(path, text, kind, n, rng)
+    if seeded is None:
+        return None
+
+    def apply(root: Path) -> None:
+        (root / path).write_text(seeded.edited, encoding="utf-8")
+
+    def undo(root: Path) -> None:
+        (root / path).write_text(text, encoding="utf-8")
+
+    def write(content: str) -> dict[str, Any]:
+        return {
+            "tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]
+        }
+
+    return Case(
+        "seeded-error",
+        f"{path} ({kind})",
+        write(seeded.edited),
+        write(text),
+        (path,),
+        (path,),
+        apply,
+        undo,
+        inserted=(path, seeded.first, seeded.last),
+    )
+
+
+def plan_cases(root: Path, project: Project, seed: int, *, seeded: int = 0) -> list[Case]:
+    """:data:`PER_KIND` cases of each kind (and ``seeded`` seeded edits)."""
+    rng = random.Random(seed)
+    files = _python_files(root, ".")
+    texts = _texts(root, files)
+    package = [f for f in files if f.startswith(f"{project.package}/")]
+    cases: list[Case] = []
+    chosen = modules_with_importers(package, files, texts)
+    for path, _direct in chosen[:PER_KIND]:
+        cases.append(delete_case(path, texts[path], importers_of(path, files, texts)))
+    for path, _direct in chosen[PER_KIND : 2 * PER_KIND] or chosen[:PER_KIND]:
+        cases.append(rename_case(path, importers_of(path, files, texts)))
+    edits = 0
+    for path, _direct in chosen:
+        functions = renamable_functions(path, texts[path], files, texts)
+        if functions and edits < PER_KIND:
+            name, _users = functions[0]
+            cases.append(
+                command_edit_case(path, texts[path], name, importers_of(path, files, texts))
+            )
+            edits += 1
+    clean = [f for f in package if "/tests/" not in f]
+    for i, path in enumerate(rng.sample(clean, min(seeded, len(clean)))):
+        case = _seeded_case(path, texts[path], KINDS[i % len(KINDS)], i, rng)
+        if case is not None:
+            cases.append(case)
+    return cases
+
+
+def _scratch(root: Path, into: Path) -> Path:
+    """A copy of the tree the command line checks, with Rein's type checking
+    mode (``standard``) when the project sets none."""
+    shutil.copytree(root, into, ignore=shutil.ignore_patterns(".git"))
+    pyproject = into / "pyproject.toml"
+    configured = (into / "pyrightconfig.json").exists() or (
+        pyproject.exists()
+        and any(s in pyproject.read_text() for s in ("[tool.pyright]", "[tool.basedpyright]"))
+    )
+    if not configured:
+        (into / "pyrightconfig.json").write_text(json.dumps({"typeCheckingMode": "standard"}))
+    return into
+
+
+def truth(scratch: Path, case: Case, pristine: list[ErrorKey]) -> tuple[list[ErrorKey], float]:
+    """The errors the change adds by the command line (``pristine``: the
+    unchanged tree's errors), and the command line's time on the changed
+    files and their importers after it."""
+    before = [e for e in pristine if e[0] in case.before_paths]
+    case.apply(scratch)
+    try:
+        after = run_cli(scratch, case.after_paths)
+    finally:
+        case.undo(scratch)
+    return new_errors(before, after.errors, case.renamed, case.inserted), after.seconds
+
+
+async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root: Path) -> None:
+    from rein.harness import Event
+    from rein.harness.events import GateResult
+
+    case = outcome.case
+    current: list[GateResult] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, GateResult) and event.gate == "analyzer":
+            current.append(event)
+
+    unsubscribe = session.subscribe(on_event)
+    try:
+        session.agent.reset()
+        model.play([case.change, {"text": "done"}, case.repair, {"text": "repaired"}])
+        result = await session.prompt(f"change {case.target}")
+        outcome.status = result.status
+        if not _restored(root, case):
+            # The gate let the change through: undo it with one more run.
+            model.play([case.repair, {"text": "reverted"}])
+            await session.prompt(f"revert {case.target}")
+    finally:
+        unsubscribe()
+    expected = {(path, line) for path, line, _rule in outcome.truth}
+    reached: set[tuple[str, int]] = set()
+    outcome.verdicts = len(current)
+    for index, event in enumerate(current):
+        for b in event.blockers:
+            key = (b.path, b.line)
+            if index == 0 and key in expected:
+                outcome.true_blockers += 1
+                outcome.caught = True
+                reached.add(key)
+            else:
+                outcome.false_blockers.append(
+                    {
+                        "verdict": index,
+                        "path": b.path,
+                        "line": b.line,
+                        "code": b.code,
+                        "message": b.message[:160],
+                    }
+                )
+    outcome.covered = len(reached)
+
+
+def _restored(root: Path, case: Case) -> bool:
+    """The case's files are as committed (nothing changed, gone or new)."""
+    paths = sorted({*case.before_paths, *case.after_paths})
+    out = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "--", *paths],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    return not out.strip()
+
+
+async def _session(root: Path, model: _ScriptedModel) -> Any:
+    from rein.config import ReinConfig
+    from rein.headless.host import HeadlessSession
+    from rein.tools.settings import ApprovalSettings
+
+    # Commands allowed; the disk watched, as in `rein run` (a command's
+    # changes reach the analyzers through the watcher).
+    config = ReinConfig(approval=ApprovalSettings(command="allow"))
+    return HeadlessSession(root, model, config, watch=True)
+
+
+async def run_cases(
+    project: Project, root: Path, scratch_dir: Path, seed: int, cold: bool, log: Any
+) -> list[dict[str, Any]]:
+    """Every case of ``project``: in one session, or each in its own
+    (``cold``). One row per kind."""
+    cases = plan_cases(root, project, seed, seeded=2 if cold else 0)
+    scratch = _scratch(root, scratch_dir)
+    everything = sorted({p for c in cases for p in c.before_paths})
+    pristine = run_cli(scratch, everything).errors
+    outcomes: list[_Outcome] = []
+    for case in cases:
+        errors, cli_s = truth(scratch, case, pristine)
+        if not errors:
+            log(
+                f"{project.name} {case.kind} {case.target}: no new errors by the command line, skipped"
+            )
+            continue
+        outcomes.append(_Outcome(case, errors, cli_s))
+    model = _ScriptedModel()
+    if cold:
+        for outcome in outcomes:
+            started = time.monotonic()
+            async with await _session(root, model) as session:
+                await _run_one(session, model, outcome, root)
+            outcome.wall_s = time.monotonic() - started
+            _log(project, outcome, log)
+    else:
+        async with await _session(root, model) as session:
+            await _quiet(session.pool, 2.0, 600)
+            for outcome in outcomes:
+                await _run_one(session, model, outcome, root)
+                await _quiet(session.pool, 0.5, 120)
+                _log(project, outcome, log)
+    return _rows(project, outcomes, cold)
+
+
+def _log(project: Project, o: _Outcome, log: Any) -> None:
+    wall = f" wall={o.wall_s:.1f}s cli={o.cli_s:.1f}s" if o.wall_s is not None else ""
+    log(
+        f"{project.name} {o.case.kind} {o.case.target}: caught={o.caught} "
+        f"expected={len(o.truth)} covered={o.covered} false={len(o.false_blockers)}{wall}"
+    )
+
+
+def _rows(project: Project, outcomes: list[_Outcome], cold: bool) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for kind in (*CASE_KINDS, "seeded-error"):
+        mine = [o for o in outcomes if o.case.kind == kind]
+        if not mine:
+            continue
+        true = sum(o.true_blockers for o in mine)
+        blockers = true + sum(len(o.false_blockers) for o in mine)
+        expected = sum(len({(p, line) for p, line, _r in o.truth}) for o in mine)
+        row: dict[str, Any] = {
+            "project": f"{project.name}=={project.version}",
+            "kind": kind,
+            "cold": cold,
+            "cases": len(mine),
+            "recall": round(sum(o.caught for o in mine) / len(mine), 3),
+            "precision": round(true / blockers, 3) if blockers else None,
+            "expected_error_lines": expected,
+            "expected_error_lines_blocked": sum(o.covered for o in mine),
+            "false_blockers": sum(len(o.false_blockers) for o in mine),
+            "cases_without_a_verdict": sum(o.verdicts == 0 for o in mine),
+            "statuses": sorted({o.status for o in mine}),
+            "missed": [o.case.target for o in mine if not o.caught],
+            "false_blocker_samples": [b for o in mine for b in o.false_blockers][:5],
+        }
+        if cold:
+            walls = [o.wall_s for o in mine if o.wall_s is not None]
+            clis = [o.cli_s for o in mine]
+            row["wall_s_p50"] = round(statistics.median(walls), 1) if walls else None
+            row["cli_s_p50"] = round(statistics.median(clis), 1)
+            row["wall_over_cli"] = [
+                round(o.wall_s / o.cli_s, 1) for o in mine if o.wall_s is not None and o.cli_s > 0
+            ]
+        rows.append(row)
+    return rows
+
+
+def print_cases(rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        extra = ""
+        if row.get("cold"):
+            extra = (
+                f" wall p50 {row['wall_s_p50']} s, command line p50 {row['cli_s_p50']} s,"
+                f" wall/command line {row['wall_over_cli']}"
+            )
+        print(
+            f"{row['project']} {row['kind']}: {row['cases']} cases, recall {row['recall']},"
+            f" precision {row['precision']}, false {row['false_blockers']},"
+            f" expected error lines blocked {row['expected_error_lines_blocked']}"
+            f"/{row['expected_error_lines']}{extra}"
+        )
+
+
+def run_structural(
+    projects: list[Project], *, cold: bool, seed: int = 14, log: Any = None
+) -> list[dict[str, Any]]:
+    """The cases of every project, warm (one session) or ``cold``."""
+    import sys
+    import tempfile
+
+    import anyio
+
+    from rein.bench.corpus import fetch, make_workspace
+
+    say = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    rows: list[dict[str, Any]] = []
+    for project in projects:
+        source = fetch(project)
+        with tempfile.TemporaryDirectory(prefix=f"rein-cases-{project.name}-") as tmp:
+            root = make_workspace(source, Path(tmp) / project.name)
+            scratch = Path(tmp) / "scratch"
+            rows += anyio.run(run_cases, project, root, scratch, seed, cold, say)
+    return rows
+
+
+def main_corpus(args: Any) -> int:
+    """``rein bench gates --corpus [--cold]``: the seeded edits (not with
+    ``--cold``) and then the cases of this module."""
+    from rein.bench.gates_corpus import _parse_projects, print_table, run_corpus
+
+    projects = _parse_projects(getattr(args, "projects", None))
+    cold = bool(getattr(args, "cold", False))
+    edits = getattr(args, "edits", None)
+    seeded = [] if cold else run_corpus(projects, edits=int(edits) if edits else None)
+    cases = run_structural(projects, cold=cold)
+    if args.json:
+        for row in [*seeded, *cases]:
+            print(json.dumps(row))
+    else:
+        if seeded:
+            print_table(seeded)
+        print_cases(cases)
+    missed = any(not ok for row in seeded for ok in row["goals"].values()) or any(
+        row["recall"] != 1.0 or row["precision"] != 1.0 for row in cases
+    )
+    return 1 if missed and getattr(args, "strict", False) else 0
