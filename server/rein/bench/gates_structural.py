@@ -222,7 +222,7 @@ def _restored(root: Path, case: Case) -> bool:
 
 async def _session(root: Path, model: _ScriptedModel) -> Any:
     from rein.config import ReinConfig
-    from rein.headless.host import HeadlessSession
+    from rein.hosting.headless import HeadlessSession
     from rein.tools.settings import ApprovalSettings
 
     # Commands allowed; the disk watched, as in `rein run` (a command's
