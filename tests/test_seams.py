@@ -53,9 +53,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("bench/gates_corpus.py", "pid"): "benchmark probe of the pool",
     ("bench/gates_corpus.py", "wait_idle"): "benchmark probe of the pool",
     ("bench/gates_corpus.py", "diagnostics"): "benchmark probe of the pool",
-    ("bench/gates_corpus.py", "projects"): "argparse namespace",
-    ("bench/gates_corpus.py", "edits"): "argparse namespace",
-    ("bench/gates_corpus.py", "strict"): "argparse namespace",
 }
 
 

@@ -354,9 +354,9 @@ def main_corpus(args: Any) -> int:
     ``--cold``) and then the cases of this module."""
     from rein.bench.gates_corpus import _parse_projects, print_table, run_corpus
 
-    projects = _parse_projects(getattr(args, "projects", None))
-    cold = bool(getattr(args, "cold", False))
-    edits = getattr(args, "edits", None)
+    projects = _parse_projects(args.projects)
+    cold = bool(args.cold)
+    edits = args.edits
     seeded = [] if cold else run_corpus(projects, edits=int(edits) if edits else None)
     cases = run_structural(projects, cold=cold)
     if args.json:
@@ -369,4 +369,4 @@ def main_corpus(args: Any) -> int:
     missed = any(not ok for row in seeded for ok in row["goals"].values()) or any(
         row["recall"] != 1.0 or row["precision"] != 1.0 for row in cases
     )
-    return 1 if missed and getattr(args, "strict", False) else 0
+    return 1 if missed and args.strict else 0
