@@ -62,6 +62,8 @@ def test_a_private_exception_outside_the_tree_says_why() -> None:
 
 def test_the_agent_and_the_session_raise_one_busy_error() -> None:
     from rein.harness import AgentBusyError
+    from rein.session import SessionBusyError
 
     assert AgentBusyError is BusyError
+    assert SessionBusyError is BusyError
     assert issubclass(BusyError, ReinError) and issubclass(BusyError, RuntimeError)

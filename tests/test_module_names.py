@@ -46,3 +46,20 @@ def test_each_module_of_a_repeated_name_says_which_one_it_is(name: str) -> None:
     assert not missing, f"no docstring first line in {missing}"
     shared = {line for line in lines.values() if list(lines.values()).count(line) > 1}
     assert not shared, f"{name}: the same first line in more than one module: {lines}"
+
+
+def _repeated_inside_a_package() -> dict[tuple[str, str], list[str]]:
+    """(top-level package, file name) -> its modules, where a name repeats
+    inside one package of ``rein`` (its subpackages included)."""
+    by_package: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for path in sorted(REIN.rglob("*.py")):
+        parts = path.relative_to(REIN).parts
+        if len(parts) > 1 and path.name not in EXEMPT:
+            by_package[(parts[0], path.name)].append("/".join(parts))
+    return {key: paths for key, paths in by_package.items() if len(paths) > 1}
+
+
+def test_no_name_repeats_inside_one_package() -> None:
+    # lsp/lm.py beside lsp/handlers/lm.py read as one module in two places:
+    # a package's helpers and its handlers are named apart.
+    assert _repeated_inside_a_package() == {}

@@ -1,8 +1,10 @@
 """Seams are declared (Protocols in ports, typed attributes), never
-discovered: no ``getattr``/``hasattr`` with a named attribute, no dispatch on
-a computed method name, no ``__getattr__`` forwarding in ``server/rein``,
-except the few below that read a third party's or the standard library's
-objects (os flags, pygls/lsprotocol/ACP params, exceptions, streams)."""
+discovered: no ``getattr``/``hasattr``/``setattr`` with a named attribute,
+none with a computed name (a dispatch on a computed method name), no
+``__getattr__`` forwarding in ``server/rein``, except the few below that read
+a third party's or the standard library's objects (os flags,
+pygls/lsprotocol/ACP params, exceptions) or reflect on what a person wrote
+(a toolkit's methods, a tool's argument model, an import path)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "server" / "rein"
 
 #: (module path under server/rein, attribute) -> why looking it up is not a
-#: Rein seam. An entry names one attribute in one module, nothing wider.
+#: Rein seam. An entry names one attribute in one module, nothing wider; a
+#: computed name is ``"?"`` followed by its expression.
 ALLOWED: dict[tuple[str, str], str] = {
     # the standard library
     ("disk/disk_workspace.py", "O_DIRECTORY"): "os flag missing on some platforms",
@@ -24,15 +27,15 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("tools/sandbox.py", "O_NOFOLLOW"): "os flag",
     ("tools/sandbox.py", "O_NONBLOCK"): "os flag",
     ("tools/sandbox.py", "O_CLOEXEC"): "os flag",
-    ("harness/run/streaming.py", "aclose"): "an async generator's aclose (PEP 525)",
-    ("harness/run/streaming.py", "ag_frame"): "an async generator's frame (PEP 525)",
     ("lsp/server.py", "read1"): "a binary stream's read1 (io)",
     ("lsp/server.py", "__name__"): "an error source's name for a log line",
     ("bench/corpus.py", "decorator_list"): "an ast node's decorators",
-    ("store/_sqlite_errors.py", "sqlite_errorcode"): "sqlite3's error code (3.11+)",
+    ("store/_sqlite_errors.py", "sqlite_errorcode"): (
+        "sqlite3's error code: set on errors from the SQLite library only, not on "
+        "the sqlite3 module's own (a closed connection, wrong bindings)"
+    ),
+    ("cli.py", "?args.log_level.upper()"): "a logging level by its name",
     # pygls, lsprotocol, the ACP schema
-    ("lsp/channel.py", "code"): "a pygls JsonRpcException's code",
-    ("lsp/lm.py", "code"): "a pygls JsonRpcException's code",
     ("lsp/_protocol.py", "method"): "a pygls message",
     ("lsp/_protocol.py", "id"): "a pygls message",
     ("disk/analyzer_server.py", "token"): "lsprotocol progress params",
@@ -44,22 +47,17 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("disk/analyzer_server.py", "items"): "lsprotocol diagnostic report",
     ("acp/prompts.py", "type"): "an ACP schema content block",
     ("acp/mcp_servers.py", "type"): "an ACP schema MCP server",
-    # Debt, left for their owners (issue 31): a Rein object discovered.
-    ("bench/gates_corpus.py", "last_progress_end_at"): "benchmark probe of the pool",
-    ("bench/gates_corpus.py", "last_publish_at"): "benchmark probe of the pool",
-    ("bench/gates_corpus.py", "analyzers"): "benchmark probe of the pool",
-    ("bench/gates_corpus.py", "client"): "benchmark probe of the pool",
-    ("bench/gates_corpus.py", "_server"): "benchmark probe of the pool",
-    ("bench/gates_corpus.py", "pid"): "benchmark probe of the pool",
-    ("bench/gates_corpus.py", "wait_idle"): "benchmark probe of the pool",
-    ("bench/gates_corpus.py", "diagnostics"): "benchmark probe of the pool",
+    # what a person wrote, read by reflection
+    ("harness/toolkit.py", "?name"): "a tool's argument model's fields, as keyword arguments",
+    ("harness/toolkit.py", "?attr"): "a toolkit's @tool methods, bound",
+    ("tools/toolkit.py", "?part"): "a toolkit's import path (tools.toolkits)",
 }
 
 
 def discoveries(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, attribute) of each lookup by name in ``tree``: ``getattr``/
-    ``hasattr`` with a literal name (``"?"`` for a computed f-string name)
-    and each ``__getattr__`` defined."""
+    ``hasattr``/``setattr``/``delattr`` with a literal name, or ``"?"`` and
+    the expression of any other name, and each ``__getattr__`` defined."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in (
@@ -70,15 +68,15 @@ def discoveries(tree: ast.AST) -> list[tuple[int, str]]:
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
-            and node.func.id in ("getattr", "hasattr")
+            and node.func.id in ("getattr", "hasattr", "setattr", "delattr")
             and len(node.args) >= 2
         ):
             continue
         name = node.args[1]
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             found.append((node.lineno, name.value))
-        elif isinstance(name, ast.JoinedStr):
-            found.append((node.lineno, "?"))
+        else:
+            found.append((node.lineno, "?" + ast.unparse(name)))
     return found
 
 
@@ -114,9 +112,13 @@ def test_every_allowed_lookup_is_still_there() -> None:
     [
         ('hook = getattr(workspace, "before_change", None)', [(1, "before_change")]),
         ('ok = hasattr(view, "text_of")', [(1, "text_of")]),
-        ('handler = getattr(self, f"_on_{event.type}", None)', [(1, "?")]),
+        ('handler = getattr(self, f"_on_{event.type}", None)', [(1, "?f'_on_{event.type}'")]),
         ("class W:\n    def __getattr__(self, name): ...", [(2, "__getattr__")]),
-        ("value = getattr(args, name)", []),
+        ("value = getattr(args, name)", [(1, "?name")]),
+        ("policy = getattr(self, approval_class)", [(1, "?approval_class")]),
+        ("ok = hasattr(item, FIELDS[kind])", [(1, "?FIELDS[kind]")]),
+        ('setattr(workspace, "on_sending", expect)', [(1, "on_sending")]),
+        ("setattr(self, key, value)", [(1, "?key")]),
         ("value = workspace.before_change", []),
     ],
 )

@@ -64,7 +64,7 @@ class FakeLmHost:
 
 
 class FakeLmProtocol:
-    """The part of a language server's protocol :class:`rein.lsp.lm.
+    """The part of a language server's protocol :class:`rein.lsp.editor_lm.
     EditorLmHost` uses, with the client played by the test: each request is
     kept (method, params, its future) for the test to answer; notifications
     are recorded."""

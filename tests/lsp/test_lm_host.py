@@ -1,4 +1,4 @@
-"""The language server's side of vscode-lm (rein.lsp.lm.EditorLmHost) with
+"""The language server's side of vscode-lm (rein.lsp.editor_lm.EditorLmHost) with
 the client played by the test: deltas are routed by requestId, an answer
 that overtook the client's last deltas waits for them, late deltas are
 dropped, and a cancelled turn tells the client."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rein.lsp.lm import EditorLmHost
+from rein.lsp.editor_lm import EditorLmHost
 from tests.fakes.lm import FakeLmServer
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rein.harness.ports import ApprovalRule
-from rein.lsp.approvals import ApprovalRegistry, WorkspaceRules
+from rein.lsp.approval_registry import ApprovalRegistry, WorkspaceRules
 from rein.store import SqliteStore
 
 

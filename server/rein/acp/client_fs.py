@@ -26,6 +26,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import anyio
 
@@ -113,7 +114,7 @@ class ClientFsWorkspace:
 
     async def read_text(self, path: str) -> FileContent:
         full = self.disk.path_of(path)
-        session_id = self._session_for("read_text_file")
+        session_id = self._session_for("read")
         if session_id is None:
             known = self.text_of(path)
             if known is not None:
@@ -154,7 +155,7 @@ class ClientFsWorkspace:
         write refused (FileChangedError) when it is another; one write per
         path at a time."""
         full = self.disk.path_of(path)
-        session_id = self._session_for("write_text_file")
+        session_id = self._session_for("write")
         if session_id is None:
             self._overlay.pop(path, None)
             return await self.disk.write_text(
@@ -227,12 +228,16 @@ class ClientFsWorkspace:
 
     # ------------------------------------------------------------ plumbing
 
-    def _session_for(self, capability: str) -> str | None:
+    def _session_for(self, capability: Literal["read", "write"]) -> str | None:
         """The session to ask the client in, or None when the disk answers
-        (no session, or the client does not offer ``fs.<capability>``)."""
+        (no session, or the client does not offer ``fs.readTextFile`` /
+        ``fs.writeTextFile``)."""
         capabilities = self.link.capabilities
         fs = capabilities.fs if capabilities is not None else None
-        if fs is None or not getattr(fs, capability):
+        if fs is None:
+            return None
+        offered = fs.read_text_file if capability == "read" else fs.write_text_file
+        if not offered:
             return None
         return self.session_id_of()
 

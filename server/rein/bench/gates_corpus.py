@@ -57,6 +57,7 @@ from rein.bench.corpus import (
     make_workspace,
     seed_edit,
 )
+from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import ModelDelta, ModelRequest
 
 __all__ = ["analyzers_done_at", "print_table", "run_corpus"]
@@ -72,34 +73,25 @@ QUIET_S = 10.0
 # ----------------------------------------------------------- the measurement
 
 
-def analyzers_done_at(pool: Any) -> tuple[float | None, str]:
+def analyzers_done_at(pool: AnalyzerPool) -> tuple[float | None, str]:
     """When the analyzers last finished, and what that is measured from.
 
-    A pool that tracks work-done progress exposes ``last_progress_end_at``
-    (a monotonic time, or a mapping of them per analyzer): the gate's quiet
-    period is meant to start there. Without it, the last publishDiagnostics
-    (``last_publish_at``) stands in."""
-    progress = getattr(pool, "last_progress_end_at", None)
-    if isinstance(progress, dict):
-        progress = max((v for v in progress.values() if v is not None), default=None)
-    published = max(getattr(pool, "last_publish_at", {}).values(), default=None)
-    if isinstance(progress, float):
+    The pool tracks work-done progress (``last_progress_end_at``, a
+    monotonic time per analyzer): the gate's quiet period is meant to start
+    there. Without any, the last publishDiagnostics (``last_publish_at``)
+    stands in."""
+    progress = max((v for v in pool.last_progress_end_at.values() if v is not None), default=None)
+    published = max(pool.last_publish_at.values(), default=None)
+    if progress is not None:
         # Diagnostics published after the end of the progress still count.
         done = max(progress, published) if published is not None else progress
         return done, "last progress end"
     return published, "last publishDiagnostics"
 
 
-def _pids(pool: Any) -> dict[str, list[int]]:
+def _pids(pool: AnalyzerPool) -> dict[str, list[int]]:
     """Each analyzer's process and its descendants."""
-    out: dict[str, list[int]] = {}
-    for analyzer in getattr(pool, "analyzers", []):
-        client = getattr(analyzer, "client", None)
-        server = getattr(client, "_server", None) if client is not None else None
-        pid = getattr(server, "pid", None)
-        if pid is not None:
-            out[analyzer.spec.name] = [pid, *_descendants(pid)]
-    return out
+    return {name: [pid, *_descendants(pid)] for name, pid in pool.pids().items()}
 
 
 def _descendants(pid: int) -> list[int]:
@@ -184,13 +176,11 @@ def _write(path: str, content: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
 
 
-async def _quiet(pool: Any, quiet_s: float, timeout_s: float) -> bool:
+async def _quiet(pool: AnalyzerPool, quiet_s: float, timeout_s: float) -> bool:
     """Wait until the analyzers owe nothing and published nothing for
-    ``quiet_s`` (after their own idle signal when the pool offers one)."""
+    ``quiet_s`` (after their own idle signal)."""
     deadline = time.monotonic() + timeout_s
-    wait_idle = getattr(pool, "wait_idle", None)
-    if wait_idle is not None:
-        await wait_idle(timeout_s)
+    await pool.wait_idle(timeout_s)
     while time.monotonic() < deadline:
         last, _basis = analyzers_done_at(pool)
         idle_for = time.monotonic() - (last or 0.0)
@@ -259,7 +249,7 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
         for d in pristine.diagnostics:
             if d.severity == 1:
                 errors[d.path] = errors.get(d.path, 0) + 1
-        analysed = {p for a in pool.analyzers for p in getattr(a, "diagnostics", {})}
+        analysed = {p for a in pool.analyzers for p in a.diagnostics}
         files = _python_files(root, project.package)
         categories = {
             "pre-existing errors": [f for f in files if errors.get(f)],

@@ -165,6 +165,12 @@ class _Analyzer:
         large: it analyses the open files only (the pool opens importers)."""
         return self.pool.large and self.spec.diagnostic_mode_setting is not None
 
+    @property
+    def pid(self) -> int | None:
+        """The analyzer's process id, while its client has a process."""
+        server = self.client._server if self.client is not None else None
+        return server.pid if server is not None else None
+
     async def start(self) -> None:
         client = LanguageClient("rein-analyzer-pool", "0.1")
         # We only need the analyzer's diagnostics, not its capabilities; some

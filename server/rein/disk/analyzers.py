@@ -588,3 +588,7 @@ class AnalyzerPool:
 
     def names(self) -> Iterable[str]:
         return (a.spec.name for a in self.analyzers)
+
+    def pids(self) -> dict[str, int]:
+        """Per analyzer with a running process, its process id."""
+        return {a.spec.name: a.pid for a in self.analyzers if a.pid is not None}

@@ -39,7 +39,13 @@ MAX_ATTACHMENT_CHARS = 40_000
 MAX_ATTACHMENTS_CHARS = 100_000
 
 _SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}
-_NEEDS = {"file": "uri", "selection": "text", "problems": "diagnostics", "terminal": "text"}
+#: Per kind, the field it needs and how to read it.
+_NEEDS: dict[str, tuple[str, Callable[[Attachment], object]]] = {
+    "file": ("uri", lambda item: item.uri),
+    "selection": ("text", lambda item: item.text),
+    "problems": ("diagnostics", lambda item: item.diagnostics),
+    "terminal": ("text", lambda item: item.text),
+}
 
 
 def _invalid(index: int, field: str, problem: str) -> JsonRpcInvalidParams:
@@ -119,8 +125,8 @@ class _Renderer:
         return resolved
 
     async def render(self, index: int, item: Attachment) -> str:
-        needed = _NEEDS[item.kind]
-        if getattr(item, needed) is None:
+        needed, value_of = _NEEDS[item.kind]
+        if value_of(item) is None:
             raise _invalid(index, needed, f"required for a {item.kind} attachment")
         path = self._path(index, item.uri) if item.uri is not None else None
         attrs = f'kind="{item.kind}"'

@@ -40,7 +40,7 @@ _METHOD_NOT_FOUND = -32601
 
 def method_not_found(exc: BaseException) -> bool:
     return isinstance(exc, JsonRpcMethodNotFound) or (
-        isinstance(exc, JsonRpcException) and getattr(exc, "code", None) == _METHOD_NOT_FOUND
+        isinstance(exc, JsonRpcException) and exc.code == _METHOD_NOT_FOUND
     )
 
 

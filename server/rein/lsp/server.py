@@ -39,12 +39,12 @@ if TYPE_CHECKING:
     from rein.harness.ports import Model
     from rein.hosting.folder import FolderHost
     from rein.hosting.preview import FolderPreview
-    from rein.lsp.approvals import ApprovalRegistry
+    from rein.lsp.approval_registry import ApprovalRegistry
     from rein.lsp.auto_repair import AutoRepairer
     from rein.lsp.editor import EditorWorkspace
     from rein.lsp.editor_diagnostics import EditorDiagnostics
-    from rein.lsp.lm import EditorLmHost
-    from rein.lsp.models import ModelChoices
+    from rein.lsp.editor_lm import EditorLmHost
+    from rein.lsp.model_choices import ModelChoices
     from rein.mcp.manager import McpManager
     from rein.providers._http import HttpClients
     from rein.providers.config import ModelConfig
@@ -376,7 +376,7 @@ class ReinServer(LanguageServer):
     def approvals(self) -> ApprovalRegistry:
         """The sessions' approval rules over the workspace's (stored)."""
         if self._approvals is None:
-            from rein.lsp.approvals import ApprovalRegistry, WorkspaceRules
+            from rein.lsp.approval_registry import ApprovalRegistry, WorkspaceRules
 
             workspace = WorkspaceRules(str(self.root), lambda: self.store)
             self._approvals = ApprovalRegistry(workspace)
@@ -414,7 +414,7 @@ class ReinServer(LanguageServer):
     def lm_host(self) -> EditorLmHost:
         """The editor's language models (provider vscode-lm)."""
         if self._lm_host is None:
-            from rein.lsp.lm import EditorLmHost
+            from rein.lsp.editor_lm import EditorLmHost
 
             self._lm_host = EditorLmHost(self.protocol)
         return self._lm_host
@@ -423,7 +423,7 @@ class ReinServer(LanguageServer):
     def model_choices(self) -> ModelChoices:
         """The model picker's choices (rein/setModel)."""
         if self._model_choices is None:
-            from rein.lsp.models import ModelChoices
+            from rein.lsp.model_choices import ModelChoices
 
             self._model_choices = ModelChoices(lambda: self.config, self.build_model)
         return self._model_choices
@@ -469,7 +469,7 @@ class ReinServer(LanguageServer):
         )
 
     def _stream_session(self, session: Session) -> None:
-        from rein.lsp.sessions import EventStream
+        from rein.lsp.event_stream import EventStream
 
         stream = EventStream(session.id, self.send_event, lambda: session.current_run_id)
         stream.seq = self._evicted_seq.pop(session.id, 0)

@@ -30,7 +30,7 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -262,74 +262,77 @@ class PreviewCoordinator(WriteWatch):
 
     # ------------------------------------------------------------ operations
 
-    async def start(self, generation: int, *, emit: Emit | None = None) -> PreviewOutcome:
-        """Start the preview unless it runs."""
-        if not self.enabled:
+    async def _serialised(
+        self,
+        generation: int | None,
+        emit: Emit | None,
+        operation: Callable[[], Awaitable[PreviewOutcome]],
+    ) -> PreviewOutcome:
+        """``operation`` as the only start, reload, restart or stop, its events
+        to ``emit``'s run; "off" unconfigured (but a stop: ``generation`` None),
+        "busy" past the busy timeout."""
+        if generation is not None and not self.enabled:
             return self._off(generation)
         with self._owner(emit):
             if not await self._acquire():
-                return self._busy_outcome(generation)
+                busy = self.loaded_generation if generation is None else generation
+                return self._busy_outcome(busy)
             try:
-                if self.running:
-                    return self._unchanged(generation)
-                return await self._start(generation, "start")
+                return await operation()
             finally:
                 self._release()
+
+    async def start(self, generation: int, *, emit: Emit | None = None) -> PreviewOutcome:
+        """Start the preview unless it runs."""
+
+        async def start() -> PreviewOutcome:
+            if self.running:
+                return self._unchanged(generation)
+            return await self._start(generation, "start")
+
+        return await self._serialised(generation, emit, start)
 
     async def restart(self, generation: int, *, emit: Emit | None = None) -> PreviewOutcome:
         """Stop the preview if it runs and start it again."""
-        if not self.enabled:
-            return self._off(generation)
-        with self._owner(emit):
-            if not await self._acquire():
-                return self._busy_outcome(generation)
-            try:
-                if self._run is not None:
-                    await self._stop_run(self._run)
-                return await self._start(generation, "restart")
-            finally:
-                self._release()
+
+        async def restart() -> PreviewOutcome:
+            if self._run is not None:
+                await self._stop_run(self._run)
+            return await self._start(generation, "restart")
+
+        return await self._serialised(generation, emit, restart)
 
     async def reload(self, generation: int, *, emit: Emit | None = None) -> PreviewOutcome:
         """Load the files of ``generation`` into the running preview, once."""
-        if not self.enabled:
-            return self._off(generation)
-        self._wanted = max(self._wanted, generation)
-        with self._owner(emit):
-            if not await self._acquire():
-                return self._busy_outcome(generation)
-            try:
-                if not self.running:
-                    return PreviewOutcome(
-                        "not_running",
-                        generation,
-                        self._output.total,
-                        f"the preview is {self.state}",
-                    )
-                if self.loaded_generation >= generation:
-                    return self._unchanged(generation)
-                return await self._reload(self._wanted)
-            finally:
-                self._release()
+        if self.enabled:  # asked before waiting: a newer one supersedes a queued reload
+            self._wanted = max(self._wanted, generation)
+
+        async def reload() -> PreviewOutcome:
+            if not self.running:
+                return PreviewOutcome(
+                    "not_running", generation, self._output.total, f"the preview is {self.state}"
+                )
+            if self.loaded_generation >= generation:
+                return self._unchanged(generation)
+            return await self._reload(self._wanted)
+
+        return await self._serialised(generation, emit, reload)
 
     async def stop(
         self, reason: str = "stopped on request", *, emit: Emit | None = None
     ) -> PreviewOutcome:
-        with self._owner(emit):
-            if not await self._acquire():
-                return self._busy_outcome(self.loaded_generation)
-            try:
-                run = self._run
-                if run is None or not run.alive:
-                    if self._state != "off":
-                        self._state = "stopped"
-                    return PreviewOutcome("stopped", self.loaded_generation, self._output.total)
-                await self._stop_run(run)
-                self._state = "stopped"
-                self._send(PreviewStopped(reason=reason, state="stopped", exit_code=run.exit_code))
+        async def stop() -> PreviewOutcome:
+            run = self._run
+            if run is None or not run.alive:
+                if self._state != "off":
+                    self._state = "stopped"
                 return PreviewOutcome("stopped", self.loaded_generation, self._output.total)
-            finally:
-                self._release()
+            await self._stop_run(run)
+            self._state = "stopped"
+            self._send(PreviewStopped(reason=reason, state="stopped", exit_code=run.exit_code))
+            return PreviewOutcome("stopped", self.loaded_generation, self._output.total)
+
+        return await self._serialised(None, emit, stop)
 
     async def shutdown(self) -> None:
         """Stop the preview for good (the server or the session ends); does

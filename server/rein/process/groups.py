@@ -8,6 +8,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Iterator
 
 import anyio
 from anyio.abc import Process
@@ -39,7 +40,12 @@ _KILL_WAIT_S = 5.0
 def group_members(pgid: int, *, live_only: bool = False) -> list[str]:
     """The pids (as ``/proc`` entries) of the processes in group ``pgid``,
     zombies left out when ``live_only``. Linux only: it reads ``/proc``."""
-    members = []
+    return list(_scan_group(pgid, live_only=live_only))
+
+
+def _scan_group(pgid: int, *, live_only: bool) -> Iterator[str]:
+    """The ``/proc`` scan behind :func:`group_members`, lazily: a caller that
+    needs one member stops reading ``/proc`` at the first."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -54,14 +60,14 @@ def group_members(pgid: int, *, live_only: bool = False) -> list[str]:
             continue
         if live_only and fields[0] in (b"Z", b"X"):
             continue
-        members.append(entry)
-    return members
+        yield entry
 
 
 def group_alive(pgid: int) -> bool:
-    """True while a live (non-zombie) process is in group ``pgid``."""
+    """True while a live (non-zombie) process is in group ``pgid`` (polled
+    every 20 ms while a group ends: stops at the first live member)."""
     if os.path.isdir("/proc/self"):
-        return bool(group_members(pgid, live_only=True))
+        return any(True for _ in _scan_group(pgid, live_only=True))
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:

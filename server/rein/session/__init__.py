@@ -11,17 +11,27 @@ workspace and their SQLite store, loads stored sessions (a waiting
 A host supplies only what differs: the workspace, the diagnostics source,
 the approver and user channel of a session, the command runner and the
 preview's gates.
+
+``SessionBusyError`` (a session refusing a prompt, restore or review while a
+run or a restore is active) is :class:`rein.harness.errors.BusyError`, the
+one busy error of Rein's error tree, under the name this package exported
+before (as ``rein.harness.AgentBusyError`` is for the agent).
 """
 
+from rein.harness.errors import BusyError
 from rein.session.builder import bootstrap_messages, build_gates, build_session
 from rein.session.manager import SessionManager
 from rein.session.ports import Mode, SessionPorts, SessionSpec
 from rein.session.results import result_json, usage_json
 from rein.session.session import Session, SessionStatus, new_session_id
 
+#: The busy error under its former name: :class:`rein.harness.errors.BusyError`.
+SessionBusyError = BusyError
+
 __all__ = [
     "Mode",
     "Session",
+    "SessionBusyError",
     "SessionManager",
     "SessionPorts",
     "SessionSpec",

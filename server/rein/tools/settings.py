@@ -121,8 +121,13 @@ class ApprovalSettings(_Section):
     timeout_ms: int = Field(600_000, ge=100)
 
     def policy(self, approval_class: ApprovalClass) -> WritePolicy:
-        policy: WritePolicy = getattr(self, approval_class)
-        return policy
+        policies: dict[ApprovalClass, WritePolicy] = {
+            "read": self.read,
+            "write": self.write,
+            "command": self.command,
+            "mcp": self.mcp,
+        }
+        return policies[approval_class]
 
     def mcp_allowed(self, server: str, tool: str) -> bool:
         """An ``mcpAllow`` rule names this server or this server's tool."""

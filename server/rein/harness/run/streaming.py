@@ -8,9 +8,11 @@ partial message (what was said so far) so the transcript keeps it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import inspect
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import anyio
 
@@ -31,6 +33,14 @@ from rein.harness.ports import (
 __all__ = ["CUT_EMPTY_NUDGE", "DegenerateReplies", "DegenerateStep", "TurnStream"]
 
 
+@runtime_checkable
+class _Closable(Protocol):
+    """A stream that can be closed early (an async generator, PEP 525, or an
+    iterator over an HTTP response)."""
+
+    def aclose(self) -> Awaitable[object]: ...
+
+
 @asynccontextmanager
 async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIterator[ModelDelta]]:
     """Close the model's stream (and its HTTP response) as soon as we stop
@@ -38,11 +48,11 @@ async def _closing(stream: AsyncIterator[ModelDelta]) -> AsyncIterator[AsyncIter
     try:
         yield stream
     finally:
-        aclose = getattr(stream, "aclose", None)
         # An async generator that ran to its end has nothing to close.
-        if aclose is not None and getattr(stream, "ag_frame", True) is not None:
+        finished = inspect.isasyncgen(stream) and stream.ag_frame is None
+        if isinstance(stream, _Closable) and not finished:
             with anyio.CancelScope(shield=True):
-                await aclose()
+                await stream.aclose()
 
 
 class TurnStream:

@@ -1,4 +1,4 @@
-"""Approval rules (:mod:`rein.lsp.approvals`): ``rein/approvals`` lists the
+"""Approval rules (:mod:`rein.lsp.approval_registry`): ``rein/approvals`` lists the
 rules the person kept, ``rein/approvals/revoke`` drops one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 if TYPE_CHECKING:
-    from rein.lsp.approvals import ApprovalsServer
+    from rein.lsp.approval_registry import ApprovalsServer
 
 __all__ = ["approvals", "revoke"]
 

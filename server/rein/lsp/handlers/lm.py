@@ -1,4 +1,4 @@
-"""The notifications of the vscode-lm provider (:mod:`rein.lsp.lm`; its
+"""The notifications of the vscode-lm provider (:mod:`rein.lsp.editor_lm`; its
 requests go out): ``rein/lm/delta`` to the turn that asked,
 ``rein/lm/consent`` a person allowed the editor's models."""
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 if TYPE_CHECKING:
-    from rein.lsp.lm import LmHandlerServer
+    from rein.lsp.editor_lm import LmHandlerServer
 
 __all__ = ["lm_consent", "lm_delta"]
 
@@ -23,7 +23,7 @@ def lm_delta(server: LmHandlerServer, params: Any) -> None:
 
 def lm_consent(server: LmHandlerServer, params: Any) -> None:
     from rein.lsp._lm_params import ConsentParams
-    from rein.lsp.lm import CONSENT
+    from rein.lsp.editor_lm import CONSENT
     from rein.lsp.params import parse
 
     try:

@@ -1,4 +1,4 @@
-"""The model picker (:mod:`rein.lsp.models`): ``rein/models`` lists the
+"""The model picker (:mod:`rein.lsp.model_choices`): ``rein/models`` lists the
 models a person can choose, ``rein/setModel`` changes a session's model,
 or every session's."""
 
@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 if TYPE_CHECKING:
-    from rein.lsp.models import ModelsHandlerServer
+    from rein.lsp.model_choices import ModelsHandlerServer
 
 __all__ = ["models", "set_model"]
 
 
 async def models(server: ModelsHandlerServer, params: Any) -> dict[str, Any]:
     from rein.lsp._lm_params import ModelsParams
-    from rein.lsp.models import editor_models, entry
+    from rein.lsp.model_choices import editor_models, entry
     from rein.lsp.params import parse
 
     parsed = parse(ModelsParams, params, "rein/models")

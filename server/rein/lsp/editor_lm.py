@@ -109,7 +109,7 @@ class EditorLmHost:
                     "the editor does not answer rein/lm/chat: the vscode-lm provider needs "
                     "the Rein extension for VS Code",
                 ) from exc
-            raise LmRequestError(int(getattr(exc, "code", -32603)), exc.message) from exc
+            raise LmRequestError(int(exc.code), exc.message) from exc
         finally:
             self._turns.pop(request_id, None)
         if not isinstance(result, dict):

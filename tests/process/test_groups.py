@@ -1,0 +1,53 @@
+"""Process groups: whether one is alive, read from ``/proc`` (Linux)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rein.process import groups
+from rein.process.groups import group_alive, group_members
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def test_our_own_group_is_alive_and_has_us_as_a_member() -> None:
+    pgid = os.getpgid(0)
+    assert group_alive(pgid)
+    assert str(os.getpid()) in group_members(pgid)
+
+
+def test_a_group_nobody_is_in_is_not_alive() -> None:
+    pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+    unused = next(p for p in range(pid_max - 1, 1, -1) if not Path(f"/proc/{p}").exists())
+    assert not group_alive(unused)
+    assert group_members(unused) == []
+
+
+def test_alive_stops_reading_proc_at_the_first_live_member(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Polled every 20 ms while a group ends: one live member is enough."""
+    me = str(os.getpid())
+    others = [e for e in os.listdir("/proc") if e.isdigit() and e != me]
+    real_listdir = os.listdir
+    monkeypatch.setattr(
+        groups.os, "listdir", lambda path: [me, *others] if path == "/proc" else real_listdir(path)
+    )
+    read: list[str] = []
+    real_open = open
+
+    def counting_open(path: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(groups, "open", counting_open, raising=False)
+    assert group_alive(os.getpgid(0))
+    assert read == [f"/proc/{me}/stat"]
+    read.clear()
+    assert me in group_members(os.getpgid(0))
+    assert len(read) == 1 + len(others)
