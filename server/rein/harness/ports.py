@@ -17,6 +17,7 @@ from rein.harness.messages import AssistantMessage, Message
 
 __all__ = [
     "AfterChange",
+    "AnnouncesSending",
     "AppliedChange",
     "ApprovalAnswer",
     "ApprovalRequest",
@@ -39,12 +40,14 @@ __all__ = [
     "ModelOptions",
     "ModelRequest",
     "Mutation",
+    "MutationListening",
     "MutationOrigin",
     "Persistence",
     "PreviewProcess",
     "PreviewProcessFactory",
     "ReleasingDiagnostics",
     "RememberScope",
+    "SendingListener",
     "SettlingDiagnostics",
     "TextDelta",
     "ThinkingDelta",
@@ -258,6 +261,23 @@ class ChangeAnnouncer(Protocol):
         ...
 
 
+#: Called with the paths a change is about to be sent for (before it is applied).
+SendingListener = Callable[[tuple[str, ...]], None]
+
+
+@runtime_checkable
+class AnnouncesSending(Protocol):
+    """A workspace that sends its changes to someone who applies them later
+    (the editor's: ``workspace/applyEdit``) and says so first, so that
+    diagnostics published before the answer count for the change (the
+    folder host connects the diagnostics coordinator's ``expect``)."""
+
+    def on_sending(self, listener: SendingListener) -> Callable[[], None]:
+        """Register ``listener``, called with the paths right before a
+        change of them is sent; returns the function that removes it."""
+        ...
+
+
 # ----------------------------------------------------------------- diagnostics
 
 
@@ -300,6 +320,15 @@ class DiagnosticsSource(Protocol):
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
     ) -> DiagnosticsSnapshot: ...
+
+
+@runtime_checkable
+class MutationListening(Protocol):
+    """A diagnostics source that wants to hear of every applied change (the
+    editor's: a changed file's analysis is owed until the editor says it is
+    done); the folder host subscribes it to the mutation log."""
+
+    def notify_mutation(self, mutation: Mutation) -> None: ...
 
 
 @runtime_checkable
