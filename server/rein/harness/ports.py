@@ -18,6 +18,7 @@ from rein.harness.messages import AssistantMessage, Message
 __all__ = [
     "AfterChange",
     "AnnouncesSending",
+    "AnnouncingWorkspace",
     "AppliedChange",
     "ApprovalAnswer",
     "ApprovalRequest",
@@ -239,10 +240,14 @@ AfterChange = Callable[[AppliedChange], Awaitable[None]]
 class ChangeAnnouncer(Protocol):
     """The change hooks of a workspace: what the core hooks to see every
     change, whoever makes it (a tool, a subagent), in the writer's context.
-    Every workspace the sessions write through offers them (the headless
+    Every workspace the sessions write through offers them
+    (:class:`AnnouncingWorkspace`): the headless
     :class:`~rein.harness.generations.TrackedWorkspace` and the editor's
     workspace, both through :class:`~rein.harness.generations.
-    RecordingWorkspace`); the core checks with ``isinstance``.
+    RecordingWorkspace`; :func:`rein.session.build_session` wraps any other
+    workspace in a ``TrackedWorkspace``. An :class:`~rein.harness.Agent`
+    built by hand may run over a plain Workspace (whose changes no log
+    records): its run validation checks with ``isinstance``.
 
     Callbacks run in the writer's context (so they can tell which run
     writes) and must not raise; a raising one is logged and the change goes
@@ -276,6 +281,11 @@ class AnnouncesSending(Protocol):
         """Register ``listener``, called with the paths right before a
         change of them is sent; returns the function that removes it."""
         ...
+
+
+class AnnouncingWorkspace(Workspace, ChangeAnnouncer, Protocol):
+    """A workspace with its change hooks: what a session's checkpoints and
+    gates are given (every change is seen, none is missed)."""
 
 
 # ----------------------------------------------------------------- diagnostics
