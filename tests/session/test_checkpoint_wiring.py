@@ -15,8 +15,8 @@ from rein.config import ReinConfig, load_config
 from rein.harness.events import CheckpointDropped, Event
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
-from rein.store.checkpoints import SqliteCheckpointStore
 from rein.session import SessionManager, SessionPorts
+from rein.store.checkpoints import SqliteCheckpointStore
 from tests.fakes.commands import FakeCommandRunner
 from tests.fakes.diagnostics import FakeDiagnostics
 from tests.fakes.models import complete_turn, plan_turn
