@@ -4,6 +4,7 @@ editor; rein run and rein acp through WorkspaceHost)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from rein.config import ReinConfig
 from rein.disk.watcher import DiskWatcher
 from rein.harness.events import Event
 from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import Mutation, SendingListener
 from rein.hosting.folder import FolderHost
 from rein.hosting.workspace_host import WorkspaceHost
 from tests.fakes.diagnostics import FakeDiagnostics
@@ -103,3 +105,61 @@ def test_rein_run_and_rein_acp_host_their_folder_in_one(tmp_path: Path) -> None:
     # The headless preview is made at once: it observes the folder from the start.
     assert host.preview is host.folder.preview.coordinator
     assert host.ports().workspace is host.workspace
+
+
+class _HearingDiagnostics(FakeDiagnostics):
+    """A diagnostics source that wants every change (as the editor's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heard: list[Mutation] = []
+
+    def notify_mutation(self, mutation: Mutation) -> None:
+        self.heard.append(mutation)
+
+
+class _SendingWorkspace(TrackedWorkspace):
+    """A workspace that sends its changes and says so first (as the editor's)."""
+
+    def __init__(self, inner: FakeWorkspace, mutations: MutationLog) -> None:
+        super().__init__(inner, mutations)
+        self.listeners: list[SendingListener] = []
+
+    def on_sending(self, listener: SendingListener) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+
+def test_the_folder_wires_a_listening_source_and_a_sending_workspace_itself(
+    tmp_path: Path,
+) -> None:
+    mutations = MutationLog()
+    workspace = _SendingWorkspace(FakeWorkspace(root=str(tmp_path)), mutations)
+    source = _HearingDiagnostics()
+    folder = FolderHost(
+        tmp_path,
+        ReinConfig,
+        mutations,
+        workspace,
+        source,
+        lambda _config: None,  # type: ignore[arg-type,return-value]
+        storage=lambda: None,
+        emit=lambda event: None,
+        note_external=lambda paths: None,
+        watch=False,
+    )
+    mutation = Mutation(1, ("a.py",), "person")
+    mutations.record(mutation)
+    assert source.heard == [mutation]
+    assert folder.diagnostics.generation == 1
+    assert workspace.listeners == [folder.diagnostics.expect]
+
+
+def test_the_session_manager_is_made_on_first_use_with_the_hosts_hooks(tmp_path: Path) -> None:
+    made: list[object] = []
+    folder = _folder(tmp_path, ReinConfig(), watch=False, on_new_session=(made.append,))
+    folder.ports()
+    assert not folder.has_manager
+    manager = folder.manager
+    assert folder.has_manager
+    assert manager.on_new_session == [made.append]

@@ -15,8 +15,12 @@ from rein.config import ReinConfig, load_config
 from rein.harness.events import CheckpointDropped, Event
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
+from rein.session import SessionManager, SessionPorts
 from rein.store.checkpoints import SqliteCheckpointStore
+from tests.fakes.commands import FakeCommandRunner
+from tests.fakes.diagnostics import FakeDiagnostics
 from tests.fakes.models import complete_turn, plan_turn
+from tests.fakes.workspace import FakeWorkspace
 
 NO_ANALYZERS: dict[str, Any] = {"gates": {"analyzer": {"enabled": False}}}
 
@@ -186,3 +190,27 @@ async def test_each_plan_step_is_a_checkpoint_run_of_its_own(tmp_path: Path) -> 
             ("a.py", "created"),
             ("b.py", "created"),
         ]
+
+
+async def test_a_session_over_a_plain_workspace_records_checkpoints_of_its_changes(
+    tmp_path: Path,
+) -> None:
+    workspace = FakeWorkspace({"a.txt": "old\n"}, root=str(tmp_path))
+    ports = SessionPorts(
+        root=tmp_path,
+        workspace=workspace,  # no change hooks, no mutation log
+        diagnostics=FakeDiagnostics(),
+        runner=FakeCommandRunner(),
+        approver=lambda session_id: None,
+        user=lambda session_id: None,
+    )
+    manager = SessionManager(config, lambda: ports, storage=lambda: None)
+    session = manager.new(model=writes(("a.txt", "new\n")))
+    result = await manager.run_prompt(session, "write")
+    assert workspace.files["a.txt"] == "new\n"
+    assert session.last_changes == [
+        FileChange("a.txt", FileVersion.of_text("old\n"), FileVersion.of_text("new\n"))
+    ]
+    assert session.checkpoints is not None
+    [change] = await session.checkpoints.changes(session.id, result.run_id)
+    assert change.files == tuple(session.last_changes)

@@ -52,7 +52,7 @@ from rein.checkpoints.model import (
 from rein.harness.errors import ToolError
 from rein.harness.events import CheckpointDropped, Emit, Event, RunStart
 from rein.harness.generations import AppliedChange, MutationLog
-from rein.harness.ports import ChangeAnnouncer, Mutation, Workspace
+from rein.harness.ports import AnnouncingWorkspace, Mutation
 from rein.harness.run.run_record import RunRecord, active_records
 
 __all__ = [
@@ -119,7 +119,7 @@ class CheckpointCapture:
     def __init__(
         self,
         store: CheckpointStore,
-        workspace: Workspace,
+        workspace: AnnouncingWorkspace,
         session_id: str,
         *,
         mutations: MutationLog | None = None,
@@ -155,11 +155,8 @@ class CheckpointCapture:
 
     def attach(self) -> Callable[[], None]:
         """Hook the workspace and the mutation log; returns the detach."""
-        if isinstance(self.workspace, ChangeAnnouncer):
-            self._detach.append(self.workspace.before_change(self._before_change))
-            self._detach.append(self.workspace.after_change(self._after_change))
-        else:
-            log.warning("the workspace has no change hooks: checkpoints miss its changes")
+        self._detach.append(self.workspace.before_change(self._before_change))
+        self._detach.append(self.workspace.after_change(self._after_change))
         if self.mutations is not None:
             self._detach.append(self.mutations.subscribe(self._on_mutation))
         return self.detach

@@ -26,6 +26,8 @@
     ├── RestoreError           a restore that cannot be done (unknown or pruned
     │                          run, path outside the workspace, content not
     │                          stored); nothing was changed
+    ├── CheckpointsOffError    checkpoints, a review or a restore asked of a
+    │                          session that keeps no checkpoints
     └── BusyError              an agent or a session is running (or restoring)
                                and cannot take this now; nothing was changed
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 __all__ = [
     "AuthError",
     "BusyError",
+    "CheckpointsOffError",
     "ConfigError",
     "ContextLengthError",
     "FileChangedError",
@@ -168,6 +171,11 @@ class RestoreError(ReinError):
     """A restore (or a checkpoint lookup) that cannot be done: an unknown or
     pruned run, a path outside the workspace or not changed by the run,
     content that was not stored. Raised before any write: nothing changed."""
+
+
+class CheckpointsOffError(ReinError):
+    """Checkpoints, a review or a restore asked of a session that keeps no
+    checkpoints (``checkpoints.enabled`` is false). Nothing changed."""
 
 
 class BusyError(ReinError, RuntimeError):

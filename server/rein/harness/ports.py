@@ -17,6 +17,8 @@ from rein.harness.messages import AssistantMessage, Message
 
 __all__ = [
     "AfterChange",
+    "AnnouncesSending",
+    "AnnouncingWorkspace",
     "AppliedChange",
     "ApprovalAnswer",
     "ApprovalRequest",
@@ -39,12 +41,14 @@ __all__ = [
     "ModelOptions",
     "ModelRequest",
     "Mutation",
+    "MutationListening",
     "MutationOrigin",
     "Persistence",
     "PreviewProcess",
     "PreviewProcessFactory",
     "ReleasingDiagnostics",
     "RememberScope",
+    "SendingListener",
     "SettlingDiagnostics",
     "TextDelta",
     "ThinkingDelta",
@@ -236,10 +240,14 @@ AfterChange = Callable[[AppliedChange], Awaitable[None]]
 class ChangeAnnouncer(Protocol):
     """The change hooks of a workspace: what the core hooks to see every
     change, whoever makes it (a tool, a subagent), in the writer's context.
-    Every workspace the sessions write through offers them (the headless
+    Every workspace the sessions write through offers them
+    (:class:`AnnouncingWorkspace`): the headless
     :class:`~rein.harness.generations.TrackedWorkspace` and the editor's
     workspace, both through :class:`~rein.harness.generations.
-    RecordingWorkspace`); the core checks with ``isinstance``.
+    RecordingWorkspace`; :func:`rein.session.build_session` wraps any other
+    workspace in a ``TrackedWorkspace``. An :class:`~rein.harness.Agent`
+    built by hand may run over a plain Workspace (whose changes no log
+    records): its run validation checks with ``isinstance``.
 
     Callbacks run in the writer's context (so they can tell which run
     writes) and must not raise; a raising one is logged and the change goes
@@ -256,6 +264,28 @@ class ChangeAnnouncer(Protocol):
         once it is applied (checkpoints store the new content there).
         Returns the function that removes it."""
         ...
+
+
+#: Called with the paths a change is about to be sent for (before it is applied).
+SendingListener = Callable[[tuple[str, ...]], None]
+
+
+@runtime_checkable
+class AnnouncesSending(Protocol):
+    """A workspace that sends its changes to someone who applies them later
+    (the editor's: ``workspace/applyEdit``) and says so first, so that
+    diagnostics published before the answer count for the change (the
+    folder host connects the diagnostics coordinator's ``expect``)."""
+
+    def on_sending(self, listener: SendingListener) -> Callable[[], None]:
+        """Register ``listener``, called with the paths right before a
+        change of them is sent; returns the function that removes it."""
+        ...
+
+
+class AnnouncingWorkspace(Workspace, ChangeAnnouncer, Protocol):
+    """A workspace with its change hooks: what a session's checkpoints and
+    gates are given (every change is seen, none is missed)."""
 
 
 # ----------------------------------------------------------------- diagnostics
@@ -300,6 +330,15 @@ class DiagnosticsSource(Protocol):
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
     ) -> DiagnosticsSnapshot: ...
+
+
+@runtime_checkable
+class MutationListening(Protocol):
+    """A diagnostics source that wants to hear of every applied change (the
+    editor's: a changed file's analysis is owed until the editor says it is
+    done); the folder host subscribes it to the mutation log."""
+
+    def notify_mutation(self, mutation: Mutation) -> None: ...
 
 
 @runtime_checkable

@@ -18,9 +18,9 @@ per folder through :class:`~rein.hosting.workspace_host.WorkspaceHost`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from rein.config import ReinConfig
 from rein.disk.watcher import DiskWatcher
@@ -28,11 +28,13 @@ from rein.harness.events import Event
 from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog
 from rein.harness.ports import (
+    AnnouncesSending,
     ApprovalRuleBook,
     Approver,
     CommandExecutor,
     DiagnosticsSource,
     Model,
+    MutationListening,
     UserChannel,
     Workspace,
 )
@@ -42,7 +44,9 @@ from rein.mcp.hosting import workspace_manager
 from rein.mcp.manager import McpManager
 from rein.process.runner import SubprocessRunner
 from rein.providers.config import ModelConfig
-from rein.session import SessionManager, SessionPorts
+
+if TYPE_CHECKING:
+    from rein.session import Session, SessionManager, SessionPorts
 
 __all__ = ["FolderHost", "FolderNotices"]
 
@@ -89,6 +93,15 @@ class FolderHost(Generic[W]):
 
     Per session (called with its id): ``approver``, ``user``, ``commands``
     and ``approval_rules`` as for :class:`~rein.session.SessionPorts`.
+    ``on_new_session`` and ``on_evict`` are given each session the manager
+    makes or evicts (the manager itself is made on first use: a folder that
+    only syncs documents builds no sessions).
+
+    The folder wires its ports itself: a diagnostics source that is
+    :class:`~rein.harness.ports.MutationListening` hears every change of
+    the mutation log, and a workspace that
+    :class:`~rein.harness.ports.AnnouncesSending` tells the diagnostics
+    coordinator which paths it is about to send (``expect``).
     """
 
     def __init__(
@@ -113,6 +126,8 @@ class FolderHost(Generic[W]):
         approval_rules: Callable[[str], ApprovalRuleBook | None] = _nobody,
         mcp_ports: McpConfigPorts | None = None,
         notices: FolderNotices | None = None,
+        on_new_session: Sequence[Callable[[Session], None]] = (),
+        on_evict: Sequence[Callable[[Session], None]] = (),
         evict: bool = False,
         recover_interrupted: bool = True,
     ) -> None:
@@ -128,6 +143,10 @@ class FolderHost(Generic[W]):
             diagnostics, quiet_ms=analyzer.quiet_period_ms, max_wait_ms=analyzer.max_wait_ms
         )
         mutations.subscribe(self.diagnostics.notify_mutation)
+        if isinstance(diagnostics, MutationListening):
+            mutations.subscribe(diagnostics.notify_mutation)
+        if isinstance(workspace, AnnouncesSending):
+            workspace.on_sending(self.diagnostics.expect)
         self.preview = FolderPreview(
             root, lambda: self.config().gates.preview, mutations, emit, spawn
         )
@@ -142,6 +161,8 @@ class FolderHost(Generic[W]):
         self._approval_rules = approval_rules
         self._mcp_ports = mcp_ports
         self._notices = notices or FolderNotices()
+        self._on_new_session = tuple(on_new_session)
+        self._on_evict = tuple(on_evict)
         self._evict = evict
         self._recover_interrupted = recover_interrupted
         self._watcher: DiskWatcher | None = None
@@ -186,8 +207,10 @@ class FolderHost(Generic[W]):
     def manager(self) -> SessionManager:
         """The sessions of this folder and their store."""
         if self._manager is None:
+            from rein.session import SessionManager
+
             notices = self._notices
-            self._manager = SessionManager(
+            manager = SessionManager(
                 self.config,
                 self.ports,
                 storage=self._storage,
@@ -197,6 +220,9 @@ class FolderHost(Generic[W]):
                 evict=self._evict,
                 recover_interrupted=self._recover_interrupted,
             )
+            manager.on_new_session.extend(self._on_new_session)
+            manager.on_evict.extend(self._on_evict)
+            self._manager = manager
         return self._manager
 
     @property
@@ -207,6 +233,8 @@ class FolderHost(Generic[W]):
     def ports(self) -> SessionPorts:
         """The folder's ports for :func:`rein.session.build_session` (the
         disk watcher starts with the first session)."""
+        from rein.session import SessionPorts
+
         watcher = self.disk_watcher() if self.watch else None
         return SessionPorts(
             root=self.root,

@@ -37,6 +37,7 @@ from rein.harness.ports import (
     FileContent,
     Mutation,
     MutationOrigin,
+    SendingListener,
 )
 from rein.lsp.channel import method_not_found
 from rein.lsp.client_timeout import ClientTimeout
@@ -128,13 +129,25 @@ class EditorWorkspace(RecordingWorkspace):
         self._locks: weakref.WeakValueDictionary[str, anyio.Lock] = weakref.WeakValueDictionary()
         #: Called with the paths right before an edit is sent to the editor
         #: (the diagnostics coordinator: the editor may publish for them
-        #: before it answers).
-        self.on_sending: Callable[[tuple[str, ...]], None] | None = None
+        #: before it answers); :meth:`on_sending`.
+        self._sending: list[SendingListener] = []
         #: uri -> the document version Rein's last edit of it was computed
         #: against (sent or applied): diagnostics the editor made for that
         #: version or an older one are not fresh for the edit, whenever
         #: their notice arrives (before the editor's answer and didChange).
         self._edited_from: dict[str, int] = {}
+
+    def on_sending(self, listener: SendingListener) -> Callable[[], None]:
+        """Register ``listener``, called with the paths right before an edit
+        of them is sent to the editor (:class:`~rein.harness.ports.
+        AnnouncesSending`); returns the function that removes it."""
+        self._sending.append(listener)
+
+        def remove() -> None:
+            if listener in self._sending:
+                self._sending.remove(listener)
+
+        return remove
 
     # ------------------------------------------------- around a change
 
@@ -261,8 +274,8 @@ class EditorWorkspace(RecordingWorkspace):
     # ----------------------------------------------------------------- writes
 
     async def _apply(self, edit: lsp.WorkspaceEdit, label: str, paths: tuple[str, ...]) -> None:
-        if self.on_sending is not None:
-            self.on_sending(paths)
+        for listener in list(self._sending):
+            listener(paths)
         try:
             result = await self.client.apply_edit(
                 lsp.ApplyWorkspaceEditParams(edit=edit, label=label)

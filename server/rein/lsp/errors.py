@@ -7,8 +7,9 @@ LSP side of what :mod:`rein.acp.errors` is for ACP).
   ``rein/steer`` and ``rein/followUp``);
 - ``-32803`` RequestFailed: a valid request that cannot be done, the reason
   in the message: invalid model settings (``Rein: ...``), a review, restore
-  or checkpoint that cannot be done, a store that cannot be used, a session
-  that is busy restoring or running.
+  or checkpoint that cannot be done, a session that keeps no checkpoints, a
+  store that cannot be used, a session (or agent) that is busy restoring or
+  running.
 
 :func:`as_jsonrpc` maps the errors Rein raises on purpose
 (:class:`rein.harness.errors.ReinError`) to these; the handlers' table
@@ -32,7 +33,6 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInva
 __all__ = [
     "RequestFailed",
     "as_jsonrpc",
-    "busy_prompt",
     "log_failed_request",
     "no_session",
     "shown",
@@ -68,14 +68,6 @@ def no_session(method: str, session_id: str) -> JsonRpcInvalidParams:
     )
 
 
-def busy_prompt(session_id: str) -> JsonRpcInvalidRequest:
-    """A prompt on a session that is running one."""
-    return JsonRpcInvalidRequest(
-        f"rein/prompt: session {session_id} is already running a task; use "
-        "rein/steer to redirect it or rein/followUp to queue this message"
-    )
-
-
 def as_jsonrpc(exc: BaseException, method: str) -> JsonRpcException | None:
     """The JSON-RPC error ``method`` answers ``exc`` with; None for an
     exception that is not Rein's (it stays an internal error) and for one
@@ -84,6 +76,7 @@ def as_jsonrpc(exc: BaseException, method: str) -> JsonRpcException | None:
         return None
     from rein.harness.errors import (
         BusyError,
+        CheckpointsOffError,
         ConfigError,
         RestoreError,
         ReviewError,
@@ -97,7 +90,7 @@ def as_jsonrpc(exc: BaseException, method: str) -> JsonRpcException | None:
         if method in _BUSY_IS_INVALID:
             return JsonRpcInvalidRequest(f"{method}: {exc}")
         return RequestFailed(f"{method}: {exc}")
-    if isinstance(exc, (ReviewError, RestoreError, StoreError)):
+    if isinstance(exc, (ReviewError, RestoreError, StoreError, CheckpointsOffError)):
         return RequestFailed(f"{method}: {exc}")
     # Rein's other errors stay internal errors that carry their (redacted)
     # message (rein.lsp._protocol.internal_message).

@@ -282,18 +282,19 @@ class ReinServer(LanguageServer):
                 notices=FolderNotices(
                     self._store_error, self._checkpoint_error, self._store_notice
                 ),
+                on_new_session=(self._stream_session, self._model_chosen),
+                on_evict=(self._drop_stream, self._model_forgotten),
                 evict=True,
             )
-            mutations.subscribe(source.notify_mutation)
-            workspace.on_sending = folder.diagnostics.expect
             self._editor_diagnostics = source
             self._folder = folder
-            manager = folder.manager
-            manager.on_new_session.append(self._stream_session)
-            manager.on_evict.append(self._drop_stream)
-            manager.on_new_session.append(self.model_choices.on_new_session)
-            manager.on_evict.append(self.model_choices.forget)
         return self._folder
+
+    def _model_chosen(self, session: Session) -> None:
+        self.model_choices.on_new_session(session)
+
+    def _model_forgotten(self, session: Session) -> None:
+        self.model_choices.forget(session)
 
     @property
     def mutations(self) -> MutationLog:
@@ -489,7 +490,9 @@ class ReinServer(LanguageServer):
         """What the server holds (``rein/serverState``): sessions in memory,
         open HTTP clients, live progress tokens, event streams."""
         return {
-            "sessionsInMemory": sorted(self.sessions) if self._folder is not None else [],
+            "sessionsInMemory": sorted(self.sessions)
+            if self._folder is not None and self._folder.has_manager
+            else [],
             "httpClients": self._http_clients.open if self._http_clients is not None else 0,
             "progressTokens": len(self.work_done_progress.tokens),
             "streams": len(self.streams),
@@ -527,8 +530,9 @@ class ReinServer(LanguageServer):
     async def shutdown_sessions(self) -> None:
         """Abort every run and stop the preview (the ``shutdown`` request)."""
         if self._folder is not None:
-            for session in self._folder.manager.sessions.values():
-                session.abort("the server is shutting down")
+            if self._folder.has_manager:
+                for session in self._folder.manager.sessions.values():
+                    session.abort("the server is shutting down")
             await self._folder.close()
         if self._http_clients is not None:
             await self._http_clients.aclose()

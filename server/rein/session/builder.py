@@ -33,9 +33,15 @@ from rein.harness.cost.pricing import PriceTable
 from rein.harness.events import McpServerState
 from rein.harness.gating.coordinators import DependencyCoordinator
 from rein.harness.gating.gates import CommandGate, DependencyGate, Gate, GatePipeline
-from rein.harness.generations import RecordingWorkspace
+from rein.harness.generations import MutationLog, RecordingWorkspace, TrackedWorkspace
 from rein.harness.hooks import TurnInfo, TurnOverrides
-from rein.harness.ports import CommandRunner, DiagnosticsSource, ModelOptions, Persistence
+from rein.harness.ports import (
+    AnnouncingWorkspace,
+    CommandRunner,
+    DiagnosticsSource,
+    ModelOptions,
+    Persistence,
+)
 from rein.harness.prompts import Role, build_system_prompt
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus
@@ -54,6 +60,7 @@ __all__ = [
     "MAIN_MEMORY",
     "PLANNER_MEMORY",
     "PersistenceFor",
+    "announcing",
     "attach_checkpoints",
     "attach_mcp",
     "bootstrap_messages",
@@ -140,6 +147,7 @@ def build_session(
     the agent, and in plan mode the planner and the flow. With a
     ``checkpoints`` store (and ``checkpoints.enabled``) its runs' changes are
     captured there (:func:`attach_checkpoints`)."""
+    ports = announcing(ports)
     mode = spec.mode
     session_id = spec.session_id or new_session_id()
     persist: PersistenceFor = persistence_for or (lambda key, stored: None)
@@ -315,6 +323,26 @@ def attach_mcp(
     return offer
 
 
+def announcing(ports: SessionPorts) -> SessionPorts:
+    """``ports`` whose workspace announces every change (its change hooks)
+    and records it in the mutation log: a workspace that does not
+    (a :class:`~rein.harness.ports.Workspace` of one's own) goes through a
+    :class:`~rein.harness.generations.TrackedWorkspace`, over ``changes``
+    or a log of its own, so no checkpoint or gate misses its changes."""
+    workspace, changes = _tracked(ports)
+    if workspace is ports.workspace and changes is ports.changes:
+        return ports
+    return replace(ports, workspace=workspace, changes=changes)
+
+
+def _tracked(ports: SessionPorts) -> tuple[AnnouncingWorkspace, MutationLog]:
+    workspace = ports.workspace
+    if isinstance(workspace, RecordingWorkspace):
+        return workspace, ports.changes if ports.changes is not None else workspace.mutations
+    changes = ports.changes if ports.changes is not None else MutationLog()
+    return TrackedWorkspace(workspace, changes), changes
+
+
 def attach_checkpoints(
     session: Session,
     ports: SessionPorts,
@@ -325,14 +353,12 @@ def attach_checkpoints(
     """Capture ``session``'s runs' changes into ``store``: hooked to the
     host's workspace and mutation log, fed the session's events, undone by
     :meth:`Session.close`."""
-    mutations = ports.changes
-    if mutations is None and isinstance(ports.workspace, RecordingWorkspace):
-        mutations = ports.workspace.mutations
+    workspace, changes = _tracked(ports)
     capture = CheckpointCapture(
         store,
-        ports.workspace,
+        workspace,
         session.id,
-        mutations=mutations,
+        mutations=changes,
         max_file_bytes=config.checkpoints.max_file_kb * 1024,
         title=lambda: session.title,
         on_error=on_error,
@@ -342,7 +368,7 @@ def attach_checkpoints(
     session.closers.append(session.subscribe(capture.on_event))
     session.checkpoints = store
     session.capture = capture
-    session.reviewer = Reviewer(store, ports.workspace, session.id, emit=session.emit_flow)
+    session.reviewer = Reviewer(store, workspace, session.id, emit=session.emit_flow)
     session.review_edits = config.tool_settings().approval.review
     return capture
 

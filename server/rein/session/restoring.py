@@ -64,11 +64,14 @@ async def restore_in_session(
     store: CheckpointStore,
     workspace: Workspace,
     request: RestoreRequest,
+    *,
+    in_use: bool = False,
 ) -> RestoreResult:
-    """Restore, unless a run (or another restore) is active in the session:
-    BusyError then, and nothing changed. While it restores, no run
-    starts in the session (:meth:`Session.run` refuses)."""
-    async with writing_files(session, "restoring"):
+    """Restore, unless a run (or another restore) is active in the session
+    or it is ``in_use`` (a prompt is starting): BusyError then, and nothing
+    changed. While it restores, no run starts in the session
+    (:meth:`Session.run` refuses)."""
+    async with writing_files(session, "restoring", in_use=in_use):
         result = await Restorer(store, workspace).restore(request)
         if result.restored or result.conflicts or result.skipped:
             await add_note(session, UserMessage(content=restore_note(result), origin="restore"))

@@ -150,15 +150,20 @@ class Session:
     def touch(self) -> None:
         self.updated_at = time.time()
 
+    def refuse_if_running(self) -> None:
+        """BusyError while a run is active: a new prompt must steer it or
+        follow it up instead (the one busy message every host answers)."""
+        if self.busy:
+            raise BusyError(
+                f"session {self.id} is already running a task; use rein/steer to redirect "
+                "it or rein/followUp to queue this message"
+            )
+
     async def run(self, start: Callable[[], Coroutine[Any, Any, RunResult]]) -> RunResult:
         """Run ``start()`` as this session's task; resolve when it ends.
         Cancelling the caller aborts the run and waits (bounded) until its
         transcript is consistent."""
-        if self.busy:
-            raise BusyError(
-                f"session {self.id} is running; use rein/steer to redirect it or "
-                "rein/followUp to queue the next message"
-            )
+        self.refuse_if_running()
         if self.restoring:
             raise BusyError(
                 f"session {self.id} is restoring files; send the prompt when the restore is done"

@@ -28,8 +28,10 @@ async def _session(
     if session is None:
         raise errors.no_session(method, session_id)
     if session.checkpoints is None:
-        raise errors.RequestFailed(
-            f"{method}: checkpoints are off for this session (rein.checkpoints.enabled is false)"
+        from rein.harness.errors import CheckpointsOffError
+
+        raise CheckpointsOffError(
+            "checkpoints are off for this session (rein.checkpoints.enabled is false)"
         )
     return session, session.checkpoints
 
@@ -50,11 +52,6 @@ async def restore(server: ReinServer, params: Any) -> dict[str, Any]:
 
     parsed = parse(RestoreParams, params, "rein/restore")
     session, store = await _session(server, parsed.session_id, "rein/restore")
-    if server.manager.in_use(session.id):  # a prompt that is starting counts as running
-        raise errors.RequestFailed(
-            f"rein/restore: session {session.id} is running a task; abort or wait for the run "
-            "before restoring"
-        )
     workspace, _ = server.adapters()
     request = RestoreRequest(
         parsed.session_id,
@@ -62,7 +59,10 @@ async def restore(server: ReinServer, params: Any) -> dict[str, Any]:
         parsed.turn,
         tuple(parsed.paths) if parsed.paths is not None else None,
     )
-    result = await restore_in_session(session, store, workspace, request)
+    # A prompt that is starting counts as running (BusyError: RequestFailed).
+    result = await restore_in_session(
+        session, store, workspace, request, in_use=server.manager.in_use(session.id)
+    )
     return result.to_json()
 
 

@@ -47,15 +47,17 @@ async def review_decide(server: ReinServer, params: Any) -> dict[str, Any]:
 
 async def _reviewed_session(server: ReinServer, session_id: str, method: str) -> Session:
     """The session, with its reviewer; InvalidParams for an unknown
-    session, RequestFailed when it keeps no checkpoints."""
+    session, CheckpointsOffError (RequestFailed) when it keeps none."""
     await server.ready()
     await server.open_store()
     session = await server.load_session(session_id)
     if session is None:
         raise errors.no_session(method, session_id)
     if session.reviewer is None:
-        raise errors.RequestFailed(
-            f"{method}: session {session.id} keeps no checkpoints (checkpoints.enabled is "
+        from rein.harness.errors import CheckpointsOffError
+
+        raise CheckpointsOffError(
+            f"session {session.id} keeps no checkpoints (checkpoints.enabled is "
             "false), so it has no changes to review"
         )
     return session

@@ -40,8 +40,7 @@ async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
         session = found
     else:
         session = server.new_session(mode=parsed.mode, title=parsed.text)
-    if session.busy:
-        raise errors.busy_prompt(session.id)
+    session.refuse_if_running()  # before the progress begins (BusyError: InvalidRequest)
     token = parsed.work_done_token
     unsubscribe = None
     if token is not None:
