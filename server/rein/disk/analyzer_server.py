@@ -31,10 +31,15 @@ log = logging.getLogger(__name__)
 
 #: The progress key of pyright's own notifications (one bar at a time).
 _PYRIGHT_PROGRESS = "pyright"
-#: After an environment change, how long an analyzer that watches files may
-#: stay silent before it is taken as having nothing new to say (pyright waits
-#: 0.5 s for more library changes, then republishes only what changed).
+#: After a change of the file set (a file created or deleted), how long an
+#: analyzer that watches files may stay silent before it is taken as having
+#: nothing new to say (pyright waits 0.5 s for more library changes, then
+#: republishes only what changed).
 ENVIRONMENT_GRACE_S = 3.0
+#: The same after an install: basedpyright rebuilds its program and resolves
+#: every import again, which took over 3 s on a busy 2-core machine (the
+#: verdict then still said the installed package could not be resolved).
+INSTALL_GRACE_S = 15.0
 
 
 def _uri(root: Path, rel: str) -> str:
@@ -354,7 +359,7 @@ class _Analyzer:
         except TimeoutError:
             raise AnalyzerTimeout(self.spec.name, what, seconds) from None
 
-    def refresh(self) -> None:
+    def refresh(self, grace_s: float = ENVIRONMENT_GRACE_S) -> None:
         """After a change it cannot see in a document (the environment):
         pulled again where it offers pull diagnostics; a pushing analyzer
         owes a republish of its open files until ENVIRONMENT_GRACE_S passed
@@ -365,7 +370,7 @@ class _Analyzer:
                 self._schedule_pull(path, version)
         if not self.pull:
             self.owed_refresh = set(self.versions)
-            self.refresh_until = time.monotonic() + ENVIRONMENT_GRACE_S
+            self.refresh_until = time.monotonic() + grace_s
         self._activity()
 
     async def restart(self) -> None:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
+from rein.disk.analyzer_server import INSTALL_GRACE_S, AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.importers import ImportIndex
 from rein.disk.prior_texts import TextMemory
@@ -534,7 +534,7 @@ class AnalyzerPool:
                     analyzer.client.workspace_did_change_configuration(
                         lsp.DidChangeConfigurationParams(settings=analyzer.settings)
                     )
-                analyzer.refresh()
+                analyzer.refresh(INSTALL_GRACE_S)
             else:
                 await analyzer.restart()
 
