@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 from rein.harness.events import Event
 
 if TYPE_CHECKING:
-    from pygls.server import LanguageServer
+    from pygls.lsp.server import LanguageServer
 
 __all__ = ["WaitProgress"]
 
@@ -47,8 +47,8 @@ class WaitProgress:
             def created(*_: Any) -> None:
                 if self._tokens.get(event.message) == token:
                     progress.begin(token, begin)
-                else:  # the wait ended before the client answered
-                    progress.tokens.pop(token, None)
+                elif token in progress.tokens:  # the wait ended before the client answered
+                    del progress.tokens[token]
 
             progress.create(token, created)
             return
@@ -56,4 +56,4 @@ class WaitProgress:
         progress = self.server.work_done_progress
         if token is not None and token in progress.tokens:
             progress.end(token, lsp.WorkDoneProgressEnd(message=f"done: {event.message}"))
-            progress.tokens.pop(token, None)
+            del progress.tokens[token]
