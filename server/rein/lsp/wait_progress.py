@@ -52,8 +52,8 @@ class WaitProgress:
 
             progress.create(token, created)
             return
-        token = self._tokens.pop(event.message, None)
+        ending = self._tokens.pop(event.message, None)
         progress = self.server.work_done_progress
-        if token is not None and token in progress.tokens:
-            progress.end(token, lsp.WorkDoneProgressEnd(message=f"done: {event.message}"))
-            del progress.tokens[token]
+        if ending is not None and ending in progress.tokens:
+            progress.end(ending, lsp.WorkDoneProgressEnd(message=f"done: {event.message}"))
+            del progress.tokens[ending]
