@@ -158,6 +158,13 @@ class AnalyzerGate:
             # The new snapshot covers the importers opened so far.
             self.late.clear()
 
+    def on_run_end(self) -> None:
+        """A run-start snapshot still being taken is stopped: no change
+        waited for it (the next run starts another)."""
+        taking, self._taking = self._taking, None
+        if taking is not None and not taking.done():
+            taking.cancel()
+
     async def baseline_ready(self) -> None:
         """Wait for the run-start snapshot (reported when it takes more than
         a second). Never raises: a failed snapshot is logged and reported,

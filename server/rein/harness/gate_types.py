@@ -110,6 +110,11 @@ class ReportingGate(Protocol):
 
     def report_progress(self, progress: ProgressReporter) -> None: ...
 
+    def on_run_end(self) -> None:
+        """The run ended: stop the background work no change waited for
+        (its requests are cancelled)."""
+        ...
+
 
 @runtime_checkable
 class CoveringDiagnostics(Protocol):

@@ -202,6 +202,13 @@ class GatePipeline:
     def validated_generation(self) -> int:
         return self.validation.validated_generation
 
+    def on_run_end(self) -> None:
+        """The run ended: what a gate still does in the background for it
+        (a baseline no change has waited for) is stopped."""
+        for gate in self.gates:
+            if isinstance(gate, ReportingGate):
+                gate.on_run_end()
+
     async def on_run_start(self, generation: int, emit: Emit) -> None:
         """Each gate starts its baseline (the analyzer's is taken in the
         background) and gets the run's progress reporter."""
