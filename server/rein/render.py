@@ -30,10 +30,14 @@ def _args(arguments: dict[str, Any]) -> str:
 
 
 class EventPrinter:
-    """A listener that prints each event as it comes (or as JSON lines)."""
+    """A listener that prints each event as it comes (or as JSON lines).
+    Waits (``gate_waiting``) go to ``err`` (stderr), the rest to ``out``."""
 
-    def __init__(self, out: TextIO | None = None, *, as_json: bool = False) -> None:
+    def __init__(
+        self, out: TextIO | None = None, *, as_json: bool = False, err: TextIO | None = None
+    ) -> None:
         self.out = out or sys.stdout
+        self.err = err or sys.stderr
         self.as_json = as_json
         self._in_text = False
         self.count = 0
@@ -92,6 +96,13 @@ class EventPrinter:
             self._line(f"  ↪ follow-up: {_one_line(event.text)}")
         elif t == "gate_start":
             self._line(f"  ⛨ gate {event.gate} (generation {event.generation})")
+        elif t == "gate_waiting":
+            files = f" ({event.files} file(s))" if event.files else ""
+            if event.phase == "begin":
+                self.err.write(f"  ⧗ waiting for {event.message}{files}\n")
+            else:
+                self.err.write(f"  ⧗ done waiting for {event.message}\n")
+            self.err.flush()
         elif t == "gate_result":
             if event.status == "unverified":
                 self._line(f"    ? {event.gate} unverified: {_one_line(event.detail, 200)}")

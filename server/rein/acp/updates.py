@@ -20,7 +20,8 @@ The mapping (docs/acp.md draws it for clients):
 - ``gate_start`` / ``gate_result`` -> a ``think`` call "Check: <gate>";
   ``repair_attempt`` -> an ``other`` call "Repair n/max" with its blockers;
 - ``plan_updated`` -> ``plan``; ``turn_end`` -> ``usage_update``;
-- ``subagent_activity`` -> content on the ``task`` call; ``error`` -> a message.
+- ``subagent_activity`` -> content on the ``task`` call; ``error`` -> a message;
+  ``gate_waiting`` (a wait on the analyzers past a second) -> a thought.
 """
 
 from __future__ import annotations
@@ -228,6 +229,7 @@ class UpdateMapper:
             "subagent_activity": self._on_subagent_activity,
             "gate_start": self._on_gate_start,
             "gate_result": self._on_gate_result,
+            "gate_waiting": self._on_gate_waiting,
             "repair_attempt": self._on_repair_attempt,
             "run_end": self._on_run_end,
             "plan_updated": self._on_plan_updated,
@@ -259,6 +261,12 @@ class UpdateMapper:
         return [
             helpers.update_agent_message_text(f"\n\nRein error ({event.where}): {event.message}")
         ]
+
+    def _on_gate_waiting(self, event: Any) -> list[SessionUpdate]:
+        if event.phase == "begin":
+            files = f" ({event.files} file(s))" if event.files else ""
+            return [helpers.update_agent_thought_text(f"Waiting for {event.message}{files}…\n")]
+        return [helpers.update_agent_thought_text(f"Done waiting for {event.message}.\n")]
 
     # ------------------------------------------------------------ tool calls
 

@@ -1,8 +1,13 @@
 """The analyzer gate: block on what the run broke, never on what it found,
 and never pass blind.
 
-* At run start it takes the whole snapshot (the baseline of every file the
-  analyzers know). Before the run first changes a file it captures that
+* At run start it starts taking the whole snapshot (the baseline of every
+  file the analyzers know) in the background: the model starts at once and
+  the analyzers analyse the untouched workspace while it thinks. The run's
+  first change waits for that snapshot before it is applied (bounded by the
+  settle timeout, and reported when it passes a second), so that the
+  snapshot is from before any change and verdicts stay exact; so does the
+  verdict. Before the run first changes a file it captures that
   file's own baseline (its text, and its settled diagnostics: the file is
   opened, the analyzers are waited on, bounded), through the workspace
   layer's ``before_change`` hook (:class:`~rein.harness.generations.
@@ -36,6 +41,7 @@ and never pass blind.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -59,8 +65,10 @@ from rein.harness.gating.gate_types import (
     GateContext,
     GateOutcome,
     PartialImporters,
+    ProgressReporter,
     code_context,
 )
+from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
     CounterfactualDiagnostics,
     Diagnostic,
@@ -122,6 +130,12 @@ class AnalyzerGate:
         #: Importers opened past the source's bound whose baseline could
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
+        #: The run-start snapshot being taken in the background.
+        self._taking: asyncio.Task[None] | None = None
+        self._progress: ProgressReporter | None = None
+
+    def report_progress(self, progress: ProgressReporter) -> None:
+        self._progress = progress
 
     @property
     def _settling(self) -> SettlingDiagnostics | None:
@@ -129,10 +143,17 @@ class AnalyzerGate:
         return source if isinstance(source, SettlingDiagnostics) else None
 
     async def on_run_start(self, generation: int) -> None:
+        """Start taking the run-start snapshot in the background; returns
+        at once (:meth:`baseline_ready` awaits it)."""
         if self._unvalidated and self.baseline is not None:
             # Changes of an earlier run are not validated yet: keep judging
             # them against the state before their first change.
             return
+        if self._taking is not None and not self._taking.done():
+            self._taking.cancel()
+        self._taking = asyncio.create_task(self._take_baseline(generation))
+
+    async def _take_baseline(self, generation: int) -> None:
         settling = self._settling
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
@@ -140,6 +161,34 @@ class AnalyzerGate:
         if not self._unvalidated:
             # The new snapshot covers the importers opened so far.
             self.late.clear()
+
+    def on_run_end(self) -> None:
+        """A run-start snapshot still being taken is stopped: no change
+        waited for it (the next run starts another)."""
+        taking, self._taking = self._taking, None
+        if taking is not None and not taking.done():
+            taking.cancel()
+
+    async def baseline_ready(self) -> None:
+        """Wait for the run-start snapshot (reported when it takes more than
+        a second). Never raises: a failed snapshot is logged and reported,
+        and the gate goes on with the baseline it had."""
+        taking = self._taking
+        if taking is None:
+            return
+        try:
+            await reported(
+                taking, self._progress, "the analyzers: the workspace baseline", shared=True
+            )
+        except asyncio.CancelledError:
+            if not taking.cancelled():
+                raise  # this wait was cancelled, not the snapshot
+        except Exception as exc:
+            log.exception("the analyzer gate could not take its baseline")
+            if self._progress is not None:
+                self._progress.failed(f"gate analyzer could not take its baseline: {exc}")
+        if self._taking is taking:
+            self._taking = None
 
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
@@ -184,7 +233,9 @@ class AnalyzerGate:
                 self.late.pop(path, None)
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
-        """Capture the baseline of each path the run has not changed yet."""
+        """Capture the baseline of each path the run has not changed yet
+        (after the run-start snapshot: it must predate every change)."""
+        await self.baseline_ready()
         self._unvalidated = True
         for path in paths:
             if path not in self.files:
@@ -202,7 +253,12 @@ class AnalyzerGate:
         settled = True
         if settling is not None:
             opened = [p for p in await settling.ensure_open([path]) or () if p != path]
-            settled = await settling.wait_idle(self.settle_timeout_s)
+            settled = await reported(
+                settling.wait_idle(self.settle_timeout_s),
+                self._progress,
+                f"the analyzers: {path} before its first change",
+                1 + len(opened),
+            )
             snap = await self.diagnostics.snapshot([path, *opened], min_generation=0)
             if snap.blind is None:
                 for other in opened:
@@ -230,7 +286,12 @@ class AnalyzerGate:
             # The changed files only: an importer opened now would have no
             # baseline from before the change.
             await settling.ensure_open(sorted(ctx.touched), importers=False)
-            settled = await settling.wait_idle(self.settle_timeout_s)
+            settled = await reported(
+                settling.wait_idle(self.settle_timeout_s),
+                self._progress,
+                "the analyzers: the changed files",
+                len(ctx.touched),
+            )
         snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
         return snap, settled
 
@@ -275,6 +336,7 @@ class AnalyzerGate:
         self.late.update(late)
 
     async def check(self, ctx: GateContext) -> GateOutcome:
+        await self.baseline_ready()
         self._unvalidated = True
         await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)

@@ -53,6 +53,7 @@ __all__ = [
     "GateResult",
     "GateStart",
     "GateStatus",
+    "GateWaiting",
     "McpBudgetWarning",
     "McpServerState",
     "MessageDelta",
@@ -352,6 +353,21 @@ class GateResult(_Event):
     detail: str = ""
 
 
+class GateWaiting(_Event):
+    """A gate has waited on something (the analyzers) for more than a
+    second: ``begin`` then, ``end`` when the wait is over. Front-ends show
+    it (``rein run`` a line on stderr, the editor a ``$/progress``, ACP a
+    notice), so that no wait is silent."""
+
+    type: Literal["gate_waiting"] = "gate_waiting"
+    gate: str
+    phase: Literal["begin", "end"]
+    #: What it waits for ("the analyzers: the workspace baseline").
+    message: str
+    #: How many files the wait is for, when known.
+    files: int | None = None
+
+
 class CarriedChanges(_Event):
     """The run starts with changes an earlier run of the session left
     unvalidated (its repair budget ran out, it was aborted): this run
@@ -421,6 +437,7 @@ Event = Annotated[
     | Compaction
     | GateStart
     | GateResult
+    | GateWaiting
     | CarriedChanges
     | WatchdogPaused
     | WatchdogResumed

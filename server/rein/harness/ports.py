@@ -14,6 +14,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from rein.harness.messages import AssistantMessage, Message
+from rein.harness.process_ports import (
+    CommandExecutor,
+    CommandResult,
+    CommandRunner,
+    PreviewProcess,
+    PreviewProcessFactory,
+)
 
 __all__ = [
     "AfterChange",
@@ -483,108 +490,6 @@ class UserChannel(Protocol):
 
 
 # -------------------------------------------------------------------- commands
-
-
-@dataclass(frozen=True, slots=True)
-class CommandResult:
-    exit_code: int
-    #: Combined stdout and stderr (head and tail kept when long).
-    output: str
-    timed_out: bool = False
-    duration_s: float = 0.0
-
-
-class CommandRunner(Protocol):
-    """Runs a shell command in the workspace root (gates: installs, runtime
-    checks). Kills the whole process group on timeout or cancellation."""
-
-    async def run(self, command: str, *, timeout_s: float = 600.0) -> CommandResult: ...
-
-
-class CommandExecutor(Protocol):
-    """Runs ``run_command``'s commands somewhere other than a local
-    subprocess: the ACP client's terminal (``rein.acp.terminal``). Without
-    one (``ToolEnvironment.commands`` is None) ``run_command`` starts its own
-    process group, as always.
-
-    ``on_terminal(terminal_id)`` is called once, when the command has
-    started where the person can watch it; ``on_output(text)`` with each new
-    piece of output, in order. On ``timeout_s`` the command is killed and the
-    result says ``timed_out``; when the caller's scope is cancelled (the run
-    is aborted) the command is killed and the cancellation re-raised. Either
-    way what was acquired for it is released before ``run`` returns. A
-    command killed by a signal has a negative ``exit_code`` (minus the
-    signal's number). Raises :class:`~rein.harness.errors.ToolError` when
-    the command could not be run there (the result the model reads)."""
-
-    async def run(
-        self,
-        command: str,
-        *,
-        cwd: str,
-        timeout_s: float,
-        on_output: Callable[[str], None],
-        on_terminal: Callable[[str], None],
-    ) -> CommandResult: ...
-
-
-# --------------------------------------------------------------------- preview
-
-
-class PreviewProcess(Protocol):
-    """One run of the preview command: the person's program, in its own
-    process group (so stopping it ends its children too)."""
-
-    @property
-    def pid(self) -> int:
-        """The process id, which is also the process group id."""
-        ...
-
-    @property
-    def exit_code(self) -> int | None:
-        """The exit code once the process has exited (negative: killed by
-        that signal), else None."""
-        ...
-
-    async def read_line(self) -> str | None:
-        """The next line of output (stdout and stderr merged, without the
-        line break), or None once the output is closed."""
-        ...
-
-    async def wait(self) -> int:
-        """Wait until the process exits; its exit code."""
-        ...
-
-    def send_signal(self, signum: int) -> None:
-        """Send ``signum`` to the process group (nothing if it is gone)."""
-        ...
-
-    async def stop(self, grace_s: float) -> None:
-        """End the whole process group: SIGTERM, SIGKILL after ``grace_s``.
-        Returns once it is gone. Never raises for a process already gone."""
-        ...
-
-    def kill(self) -> None:
-        """SIGKILL the process group now, without waiting (the last resort
-        when the server exits)."""
-        ...
-
-
-class PreviewProcessFactory(Protocol):
-    """Starts preview processes in the workspace root and probes them."""
-
-    async def start(self, command: str) -> PreviewProcess:
-        """Start ``command`` (a shell command line). Raises OSError when it
-        cannot be started."""
-        ...
-
-    async def http_ready(self, url: str, timeout_s: float) -> bool:
-        """One HTTP GET of ``url`` (on 127.0.0.1): True when it answers with a
-        status below 500 within ``timeout_s``."""
-        ...
-
-
-# ------------------------------------------------------------------ persistence
 
 
 class Persistence(Protocol):

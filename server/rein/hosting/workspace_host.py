@@ -13,7 +13,8 @@ factories and an optional workspace wrapper.
 ``rein run`` puts one session over it (:class:`rein.hosting.headless.HeadlessSession`);
 ``rein acp`` keeps one host per distinct ``cwd`` and all the sessions of that
 folder (:mod:`rein.acp.host`). Use it as an async context manager: it opens
-the store, starts the analyzers (and waits for their baseline, bounded), the
+the store, starts the analyzers (their baseline is taken in the background:
+the analyzer gate waits for it, bounded, before the run's first change), the
 watcher and the preview's task group, and stops every process it started.
 """
 
@@ -52,7 +53,7 @@ __all__ = ["BASELINE_LIMIT_S", "KeepsTexts", "WorkspaceHost"]
 
 log = logging.getLogger(__name__)
 
-#: How long start-up waits for the analyzers' baseline at most.
+#: How long the analyzers' start-up baseline may take before it is reported.
 BASELINE_LIMIT_S = 120.0
 
 
@@ -184,6 +185,13 @@ class WorkspaceHost:
             return "analyzers: off (gates.analyzer.enabled is false)"
         return f"analyzers: {self.pool.describe()}"
 
+    async def _initial_baseline(self) -> None:
+        # The baseline: every analyzer says it is done, not its first publish.
+        if not await self.pool.wait_initial(BASELINE_LIMIT_S):
+            self.report(
+                f"the analyzers did not finish their baseline within {BASELINE_LIMIT_S:g} s"
+            )
+
     def report(self, message: str) -> None:
         self.reports.append(message)
         log.warning("%s", message)
@@ -217,13 +225,12 @@ class WorkspaceHost:
             self._stack.push_async_callback(self.mcp.aclose)
             await self.pool.start()
             self._stack.push_async_callback(self.pool.stop)
-            if self.pool.analyzers:
-                # The baseline: every analyzer says it is done, not its first publish.
-                if not await self.pool.wait_initial(BASELINE_LIMIT_S):
-                    self.report(
-                        f"the analyzers did not finish their baseline within {BASELINE_LIMIT_S:g} s"
-                    )
             self._tg = await self._stack.enter_async_context(anyio.create_task_group())
+            if self.pool.analyzers:
+                # Not waited on here: the model starts at once, and the
+                # analyzer gate waits for the baseline (reported past a
+                # second) before the first change and before its verdict.
+                self._tg.start_soon(self._initial_baseline)
             if self.watcher is not None:
                 self._tg.start_soon(self.watcher.run)
                 await self.watcher.ready.wait()

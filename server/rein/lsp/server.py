@@ -471,10 +471,12 @@ class ReinServer(LanguageServer):
 
     def _stream_session(self, session: Session) -> None:
         from rein.lsp.event_stream import EventStream
+        from rein.lsp.wait_progress import WaitProgress
 
         stream = EventStream(session.id, self.send_event, lambda: session.current_run_id)
         stream.seq = self._evicted_seq.pop(session.id, 0)
         session.closers.append(session.subscribe(stream))
+        session.closers.append(session.subscribe(WaitProgress(self)))
         session.on_run_end.append(stream.flush)
         self.streams[session.id] = stream
 

@@ -319,6 +319,9 @@ export class PanelState {
       case 'gate_result':
         this.onGateResult(event);
         break;
+      case 'gate_waiting':
+        // The language server shows the wait as a $/progress of its own.
+        break;
       case 'repair_attempt':
         this.repairsThisRun = Math.max(this.repairsThisRun, event.attempt);
         this.add<RepairItem>({

@@ -151,6 +151,19 @@ export interface GateStart {
 }
 
 /**
+ * A gate has waited on something (the analyzers) for more than a second: ``begin`` then, ``end``
+ * when the wait is over. Front-ends show it (``rein run`` a line on stderr, the editor a
+ * ``$/progress``, ACP a notice), so that no wait is silent.
+ */
+export interface GateWaiting {
+  files?: number | null;
+  gate: string;
+  message: string;
+  phase: 'begin' | 'end';
+  type: 'gate_waiting';
+}
+
+/**
  * An image the model sees: from a tool result (an MCP tool's screenshot) or the person. ``data``
  * is base64; providers that take no images get a placeholder naming it instead.
  */
@@ -520,6 +533,7 @@ export type ReinEvent =
   | Compaction
   | GateStart
   | GateResult
+  | GateWaiting
   | CarriedChanges
   | WatchdogPaused
   | WatchdogResumed
@@ -565,6 +579,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'compaction',
   'gate_start',
   'gate_result',
+  'gate_waiting',
   'carried_changes',
   'watchdog_paused',
   'watchdog_resumed',

@@ -23,6 +23,8 @@ __all__ = [
     "GateOutcome",
     "PartialImporters",
     "PriorTexts",
+    "ProgressReporter",
+    "ReportingGate",
     "StatefulGate",
     "ValidationListener",
     "code_context",
@@ -94,6 +96,34 @@ class ValidationListener(Protocol):
     for the changes up to it)."""
 
     def on_validated(self, generation: int) -> None: ...
+
+
+class ProgressReporter(Protocol):
+    """Where a gate says that it waits (on the analyzers) for more than a
+    second, and that the wait is over; the pipeline's turns both into
+    ``gate_waiting`` events, which every front-end shows."""
+
+    def waiting(self, message: str, files: int | None = None) -> None: ...
+
+    def done(self, message: str) -> None: ...
+
+    def failed(self, message: str) -> None:
+        """Work the gate did in the background failed (it is logged; the
+        run goes on without what it would have given)."""
+        ...
+
+
+@runtime_checkable
+class ReportingGate(Protocol):
+    """A gate that reports its waits: the pipeline hands it the run's
+    reporter at run start."""
+
+    def report_progress(self, progress: ProgressReporter) -> None: ...
+
+    def on_run_end(self) -> None:
+        """The run ended: stop the background work no change waited for
+        (its requests are cancelled)."""
+        ...
 
 
 @runtime_checkable

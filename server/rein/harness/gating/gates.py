@@ -30,6 +30,7 @@ from rein.harness.events import (
     GateResult,
     GateStart,
     GateStatus,
+    GateWaiting,
     Unverified,
 )
 from rein.harness.gating.coordinators import DependencyCoordinator
@@ -41,6 +42,7 @@ from rein.harness.gating.gate_types import (
     Gate,
     GateContext,
     GateOutcome,
+    ReportingGate,
     StatefulGate,
     ValidationListener,
     code_context,
@@ -171,6 +173,24 @@ def _status(outcome: GateOutcome) -> GateStatus:
     return "unverified" if outcome.unverified else "passed"
 
 
+class _EmitProgress:
+    """A gate's waits as ``gate_waiting`` events, its background failures
+    as ``error`` events."""
+
+    def __init__(self, gate: str, emit: Emit) -> None:
+        self.gate = gate
+        self.emit = emit
+
+    def waiting(self, message: str, files: int | None = None) -> None:
+        self.emit(GateWaiting(gate=self.gate, phase="begin", message=message, files=files))
+
+    def done(self, message: str) -> None:
+        self.emit(GateWaiting(gate=self.gate, phase="end", message=message))
+
+    def failed(self, message: str) -> None:
+        self.emit(ErrorEvent(message=message, where=f"gate:{self.gate}"))
+
+
 class GatePipeline:
     """The gates of one agent, in order, and the session's validation state."""
 
@@ -188,8 +208,19 @@ class GatePipeline:
     def validated_generation(self) -> int:
         return self.validation.validated_generation
 
-    async def on_run_start(self, generation: int, emit: Emit) -> None:
+    def on_run_end(self) -> None:
+        """The run ended: what a gate still does in the background for it
+        (a baseline no change has waited for) is stopped."""
         for gate in self.gates:
+            if isinstance(gate, ReportingGate):
+                gate.on_run_end()
+
+    async def on_run_start(self, generation: int, emit: Emit) -> None:
+        """Each gate starts its baseline (the analyzer's is taken in the
+        background) and gets the run's progress reporter."""
+        for gate in self.gates:
+            if isinstance(gate, ReportingGate):
+                gate.report_progress(_EmitProgress(gate.name, emit))
             try:
                 await gate.on_run_start(generation)
             except Exception as exc:  # one failing part does not stop the others

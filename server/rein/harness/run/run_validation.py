@@ -90,6 +90,7 @@ class RunValidation:
             self._unhook()
             self._unhook = None
         if self.gates is not None:
+            self.gates.on_run_end()
             self.gates.validation.run_ended(
                 m for m in self.record.to_validate() if self.gates.validation.is_pending(m)
             )

@@ -1,0 +1,104 @@
+"""No silent wait before the first model call (issue 32 item 7): a real
+``rein run`` with the real analyzers (ruff, basedpyright) on a generated
+project large enough that basedpyright's start-up analysis takes well over
+a second. The model is asked at once; the run's first change waits for the
+analyzers' baseline, and that wait is reported (``gate_waiting`` in
+``--json``, a ``⧗`` line on stderr in text mode). Replay model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+#: Modules in the generated package: each subclasses the one before, so
+#: basedpyright's first analysis of the workspace takes seconds.
+MODULES = 200
+
+BASELINE = "the analyzers: the workspace baseline"
+
+SCRIPT = """
+turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {path: app.py, content: "x = 2\\n"}
+  - text: done
+"""
+
+
+def big_project(root: Path) -> Path:
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "big"\nversion = "0.1.0"\n')
+    (pkg / "__init__.py").write_text("")
+    methods = "".join(
+        f"    def f{j}(self, x: int) -> list[int]:\n        return [x + {j}] * {j}\n"
+        for j in range(8)
+    )
+    for i in range(MODULES):
+        head = f"from pkg.m{i - 1} import C{i - 1}\n\n\n" if i else ""
+        base = f"C{i - 1}" if i else "object"
+        (pkg / f"m{i}.py").write_text(
+            f"{head}class C{i}({base}):\n{methods}\n\n"
+            f"def use{i}(c: C{i}) -> int:\n    return sum(c.f3(1))\n"
+        )
+    (root / "app.py").write_text("x = 1\n")
+    return root
+
+
+def rein_run(tmp_path: Path, ws: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "s.yaml").write_text(SCRIPT)
+    args = [
+        "run", "task", "-w", str(ws), "--provider", "replay", "--script", str(tmp_path / "s.yaml"),
+        "--storage", str(tmp_path / "store"), "--yes", *extra,
+    ]  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "rein", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_model_is_asked_before_the_baseline_and_the_wait_is_reported(tmp_path: Path) -> None:
+    # Defect: `rein run` waited silently for the analyzers' whole-workspace
+    # analysis before it asked the model anything.
+    ws = big_project(tmp_path / "ws")
+    out = rein_run(tmp_path, ws, "--json")
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert "result" in events[-1]
+    events = events[:-1]
+    kinds = [e["type"] for e in events]
+    asked = kinds.index("message_start", kinds.index("turn_start"))
+    waits = [(i, e) for i, e in enumerate(events) if e["type"] == "gate_waiting"]
+    # The baseline's wait is begun and ended once, both after the model was
+    # asked and while its first change waited: the change is applied after it.
+    assert [(e["phase"], e["message"], e["gate"]) for _, e in waits] == [
+        ("begin", BASELINE, "analyzer"),
+        ("end", BASELINE, "analyzer"),
+    ]
+    first_call = kinds.index("tool_call_start")
+    applied = kinds.index("tool_call_end")
+    assert asked < first_call < waits[0][0] < waits[1][0] < applied
+    assert events[applied]["details"]["generation"] == 1
+    # The verdict came after the baseline, and the run passed.
+    assert kinds.index("gate_result") > waits[1][0]
+    assert [e["passed"] for e in events if e["type"] == "gate_result"] == [True]
+    assert (ws / "app.py").read_text() == "x = 2\n"
+
+
+def test_text_mode_shows_the_wait_on_stderr(tmp_path: Path) -> None:
+    ws = big_project(tmp_path / "ws")
+    out = rein_run(tmp_path, ws)
+    assert out.returncode == 0, out.stderr
+    assert "── turn 1" in out.stdout
+    lines = out.stderr.splitlines()
+    begin = lines.index(f"  ⧗ waiting for {BASELINE}")
+    assert lines.index(f"  ⧗ done waiting for {BASELINE}") > begin
+    assert "⧗" not in out.stdout

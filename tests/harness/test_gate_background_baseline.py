@@ -1,0 +1,100 @@
+"""The run-start baseline is taken in the background: the model is asked at
+once, the first change waits for the baseline (so it predates every
+change), and a wait on the analyzers past a second is a ``gate_waiting``
+event."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import anyio
+
+from rein.harness.gating.gates import AnalyzerGate
+from rein.harness.ports import ModelDelta, ModelRequest
+from rein.providers.replay import ReplayModel
+from tests.fakes.clock import run_in_virtual_time
+from tests.harness.test_gates_truth import World, write
+
+
+class LoggingModel:
+    """A replay model that logs each request and calls ``on_request``."""
+
+    def __init__(self, inner: ReplayModel, log: list[str], on_request: asyncio.Event) -> None:
+        self.inner = inner
+        self.log = log
+        self.on_request = on_request
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        self.log.append("model request")
+        self.on_request.set()
+        return self.inner.stream(request)
+
+
+def slow_world(files: dict[str, str], release: asyncio.Event | None, delay_s: float = 0.0):
+    world = World(files)
+    source = world.source
+    plain = type(source).wait_idle
+
+    async def wait_idle(timeout_s: float) -> bool:
+        source.log.append("wait_idle begins")
+        if release is not None:
+            await release.wait()  # the analyzers finish only once the model was asked
+        if delay_s:
+            await asyncio.sleep(delay_s)  # virtual time: the analyzers take this long
+        return await plain(source, timeout_s)
+
+    source.wait_idle = wait_idle  # type: ignore[method-assign]
+    return world
+
+
+async def test_the_model_is_asked_before_the_baseline_and_the_verdict_uses_it() -> None:
+    asked = asyncio.Event()
+    world = slow_world({"app.py": "a = 1\nERROR old\n"}, release=asked)
+    gate = AnalyzerGate(world.source)
+    agent, model, events = world.agent(
+        [
+            write("app.py", "a = 1\nERROR old\nERROR new\n"),
+            {"text": "done"},
+            write("app.py", "a = 2\nERROR old\n"),
+            {"text": "fixed"},
+        ],
+        gates=[gate],
+    )
+    agent.model = LoggingModel(model, world.source.log, asked)
+    with anyio.fail_after(30):  # a baseline awaited before the model deadlocks here
+        result = await agent.prompt("edit app.py")
+    assert result.status == "completed", result.error
+    log = world.source.log
+    # The model was asked while the run-start baseline was still being taken.
+    assert log.index("wait_idle begins") < log.index("model request") < log.index("snapshot *")
+    # The first change's baseline came after the run-start snapshot.
+    assert log.index("snapshot *") < log.index("ensure_open app.py")
+    first, second = events.of("gate_result")
+    # The pre-existing error does not block; the new one does.
+    assert [b.message for b in first.blockers] == ["bad token: ERROR new"]
+    assert second.status == "passed"
+
+
+def test_a_wait_on_the_analyzers_past_a_second_is_reported() -> None:
+    async def main() -> None:
+        world = slow_world({"app.py": "a = 1\n"}, release=None, delay_s=5.0)
+        agent, _, events = world.agent(
+            [write("app.py", "a = 2\n"), {"text": "done"}], gates=[AnalyzerGate(world.source)]
+        )
+        result = await agent.prompt("edit app.py")
+        assert result.status == "completed", result.error
+        waits = events.of("gate_waiting")
+        assert [(w.phase, w.message) for w in waits][:2] == [
+            ("begin", "the analyzers: the workspace baseline"),
+            ("end", "the analyzers: the workspace baseline"),
+        ]
+        types = events.types()
+        # Reported while the first change waited, before the write ran.
+        assert types.index("gate_waiting") < types.index("tool_call_end")
+
+    run_in_virtual_time(main)
