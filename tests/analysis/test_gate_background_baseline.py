@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-from rein.harness.gating.gates import AnalyzerGate
+from rein.analysis.gate import AnalyzerGate
 from rein.harness.ports import ModelDelta, ModelRequest
 from rein.providers.replay import ReplayModel
 from tests.fakes.clock import run_in_virtual_time
