@@ -9,6 +9,7 @@ import the pool)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -563,8 +564,11 @@ class _Analyzer:
             return
         try:
             if self.alive:
-                with anyio_fail_after(3):
-                    await client.shutdown_async(None)
+                # Shielded: an answer after the bound completes the request
+                # instead of meeting a cancelled future (pygls logs that).
+                answer = asyncio.ensure_future(client.shutdown_async(None))
+                answer.add_done_callback(_drop_late)
+                await asyncio.wait_for(asyncio.shield(answer), 3)
                 client.exit(None)
         except Exception:
             log.debug("%s did not shut down cleanly", self.spec.name, exc_info=True)
@@ -574,6 +578,9 @@ class _Analyzer:
                 await asyncio.wait_for(server.wait(), 3)
             except TimeoutError:
                 server.kill()
+                # Reaped here, so its transport is closed before the loop is.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(server.wait(), 3)
         try:
             await asyncio.wait_for(client.stop(), 3)
         except (TimeoutError, Exception):
@@ -581,9 +588,3 @@ class _Analyzer:
         if self._stderr_task is not None:
             self._stderr_task.cancel()
         self.alive = False
-
-
-def anyio_fail_after(seconds: float) -> Any:
-    import anyio
-
-    return anyio.fail_after(seconds)
