@@ -16,13 +16,17 @@ import pytest
 
 from rein.config import ReinConfig, load_config
 from rein.disk.watcher import DiskWatcher
+from rein.harness.gating.gates import GateContext
 from rein.hosting.headless import HeadlessSession
 from rein.preview.coordinator import PreviewCoordinator
+from rein.preview.gates import PreviewStartGate
 from rein.process.groups import group_alive
+from rein.process.listening import listening_ports
 from rein.process.preview import SubprocessPreviewFactory
 from rein.providers.replay import ReplayModel
 from tests.e2e.conftest import WORKSPACES
 from tests.fakes.events import EventLog, WaitingEventLog
+from tests.fakes.workspace import FakeWorkspace
 from tests.preview_programs import DEVSERVER, WRITER
 
 pytestmark = pytest.mark.e2e
@@ -207,6 +211,67 @@ async def test_an_http_readiness_probe_waits_for_the_server(previewapp: Path) ->
         )
     assert not group_alive(pid)
     assert not await session.preview.factory.http_ready(f"http://127.0.0.1:{port}/", 1)
+
+
+# ------------------------------------------ up, without a readiness setting
+
+
+async def test_a_program_that_crashes_two_seconds_after_it_starts_is_a_blocker(
+    previewapp: Path,
+) -> None:
+    """No readiness setting: the start waits until the program is up, so a
+    crash during its boot is the start's blocker, not a pass."""
+    code = "import sys, time; print('booting', flush=True); time.sleep(2); sys.exit(1)"
+    config = load_config(
+        {
+            "gates": {
+                "analyzer": {"enabled": False},
+                "preview": {"command": f"{PYTHON} -c {shlex.quote(code)}"},
+            }
+        }
+    )
+    assert config.gates.preview.readiness.line is None
+    async with HeadlessSession(
+        previewapp, ReplayModel([]), config, analyzers=(), watch=False
+    ) as session:
+        context = GateContext(0, frozenset({"app.py"}), FakeWorkspace(root=str(previewapp)), None)
+        with anyio.fail_after(30):
+            outcome = await PreviewStartGate(session.preview).check(context)
+        assert len(outcome.blockers) == 1, outcome.detail
+        blocker = outcome.blockers[0]
+        assert blocker.gate == "preview_start"
+        # Up after 2 s of quiet output and then observed, or not up yet when
+        # it exits: either way the exit is the start's blocker.
+        assert "the preview exited with code 1" in blocker.message
+        assert session.preview.state in ("failed", "exited") and session.preview.pid is None
+
+
+async def test_a_server_that_listens_is_up_without_configuration(previewapp: Path) -> None:
+    """No readiness setting: the port it opened says it is up (the quiet
+    period, set far beyond the test's bound here, is not what ended the wait)."""
+    port = free_port()
+    config = load_config(
+        {
+            "gates": {
+                "analyzer": {"enabled": False},
+                "preview": {
+                    "command": f"{PYTHON} -m http.server {port} --bind 127.0.0.1",
+                    "readiness": {"quietMs": 120_000, "timeoutMs": 180_000},
+                },
+            }
+        }
+    )
+    async with HeadlessSession(
+        previewapp, ReplayModel([]), config, analyzers=(), watch=False
+    ) as session:
+        with anyio.fail_after(30):
+            outcome = await session.preview.start(0)
+        assert outcome.ok, outcome.message
+        assert session.preview.state == "running"
+        pid = session.preview.pid
+        assert pid is not None and port in listening_ports(pid)
+        assert await session.preview.factory.http_ready(f"http://127.0.0.1:{port}/", 5)
+    assert not group_alive(pid) and listening_ports(pid) == set()
 
 
 # ---------------------------------------------------- a program that reloads itself

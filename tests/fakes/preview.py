@@ -11,7 +11,8 @@ import anyio.lowlevel
 class FakePreviewProcess:
     """A PreviewProcess the test drives: ``print(*lines)`` adds output,
     ``exit(code)`` ends it. ``stop`` ends it like SIGTERM (-15), ``kill``
-    like SIGKILL (-9); signals go to the factory's ``on_signal``."""
+    like SIGKILL (-9); signals go to the factory's ``on_signal``. ``ports``
+    are the TCP ports it listens on (``listening_ports``)."""
 
     def __init__(self, factory: FakePreviewFactory, pid: int, command: str) -> None:
         self.factory = factory
@@ -21,6 +22,7 @@ class FakePreviewProcess:
         self._exit_code: int | None = None
         self.exited = anyio.Event()
         self.signals: list[int] = []
+        self.ports: set[int] = set()
 
     @property
     def pid(self) -> int:
@@ -64,6 +66,9 @@ class FakePreviewProcess:
 
     def kill(self) -> None:
         self.exit(-9)
+
+    def listening_ports(self) -> set[int]:
+        return set() if self._exit_code is not None else set(self.ports)
 
 
 class FakePreviewFactory:

@@ -42,8 +42,14 @@ TRACEBACK = [
 
 
 def config(**values: Any) -> PreviewGateConfig:
+    """A preview config; without ``readiness``, up after 50 ms of quiet."""
     return PreviewGateConfig.model_validate(
-        {"command": "python app.py", "observationWindowMs": 100, **values}
+        {
+            "command": "python app.py",
+            "observationWindowMs": 100,
+            "readiness": {"quietMs": 50},
+            **values,
+        }
     )
 
 
@@ -51,17 +57,11 @@ def config(**values: Any) -> PreviewGateConfig:
 async def running(
     factory: FakePreviewFactory,
     events: Callable[[Any], None] | None = None,
-    *,
-    busy_timeout_s: float = 10.0,
     **values: Any,
 ) -> AsyncIterator[PreviewCoordinator]:
     async with anyio.create_task_group() as tg:
         preview = PreviewCoordinator(
-            factory,
-            config(**values),
-            emit=events or EventLog(),
-            spawn=tg.start_soon,
-            busy_timeout_s=busy_timeout_s,
+            factory, config(**values), emit=events or EventLog(), spawn=tg.start_soon
         )
         try:
             yield preview
@@ -135,6 +135,94 @@ async def test_a_preview_that_exits_before_it_is_ready_fails() -> None:
         assert outcome.action == "failed"
         assert "exited with code 3 before it was ready" in outcome.message
         assert outcome.lines == ("cannot bind port 8000",)
+
+
+# ------------------------------------------ up, without a readiness setting
+
+
+async def test_without_readiness_the_start_waits_for_quiet_output() -> None:
+    factory = FakePreviewFactory(on_start=lambda p: p.print("booting"))
+    async with running(factory, readiness={"quietMs": 300}) as preview:
+        began = anyio.current_time()
+        outcome = await preview.start(1)
+        waited = anyio.current_time() - began
+        assert outcome.action == "started" and preview.state == "running"
+        assert waited >= 0.3
+
+
+async def test_without_readiness_a_listening_port_is_up_at_once() -> None:
+    def listens(process: FakePreviewProcess) -> None:
+        process.print("serving")
+        process.ports.add(8000)
+
+    factory = FakePreviewFactory(on_start=listens)
+    async with running(factory, readiness={"quietMs": 5_000, "timeoutMs": 8_000}) as preview:
+        began = anyio.current_time()
+        outcome = await preview.start(1)
+        assert outcome.action == "started"
+        assert anyio.current_time() - began < 2.0
+
+
+async def test_a_program_that_crashes_while_booting_is_a_start_blocker_by_default() -> None:
+    """The default readiness rule: a program that prints, is quiet for less
+    than readiness.quietMs and exits 1 never counts as started."""
+    booted = anyio.Event()
+
+    def boots(process: FakePreviewProcess) -> None:
+        process.print("booting")
+        booted.set()
+
+    factory = FakePreviewFactory(on_start=boots)
+
+    async def crash_while_booting() -> None:
+        await booted.wait()
+        await anyio.sleep(0.2)  # the program's own boot time, then its crash
+        factory.processes[0].exit(1)
+
+    async with anyio.create_task_group() as tg, running(factory, readiness={}) as preview:
+        assert preview.config.readiness.quiet_ms == 2_000
+        tg.start_soon(crash_while_booting)
+        outcome = await PreviewStartGate(preview).check(gate_ctx(1))
+    assert len(outcome.blockers) == 1
+    blocker = outcome.blockers[0]
+    assert blocker.gate == "preview_start"
+    assert "exited with code 1 before it was up" in blocker.message
+    assert preview.state == "failed"
+
+
+async def test_a_program_that_never_comes_up_is_a_blocker_that_says_so() -> None:
+    booted = anyio.Event()
+
+    def boots(process: FakePreviewProcess) -> None:
+        process.print("booting")
+        booted.set()
+
+    factory = FakePreviewFactory(on_start=boots)
+
+    async def keep_printing() -> None:  # never quiet for 200 ms
+        await booted.wait()
+        process = factory.processes[0]
+        while process.exit_code is None:
+            process.print("still booting")
+            await anyio.sleep(0.02)
+
+    readiness = {"quietMs": 200, "timeoutMs": 400}
+    async with anyio.create_task_group() as tg, running(factory, readiness=readiness) as preview:
+        tg.start_soon(keep_printing)
+        outcome = await PreviewStartGate(preview).check(gate_ctx(1))
+    assert len(outcome.blockers) == 1
+    message = outcome.blockers[0].message
+    assert "did not come up within 0.4 s" in message
+    assert "quiet for 0.2 s" in message
+    assert preview.state == "failed"
+
+
+async def test_a_program_that_ran_to_its_end_cleanly_is_not_waited_for() -> None:
+    factory = FakePreviewFactory(on_start=lambda p: (p.print("done"), p.exit(0)))
+    async with running(factory, readiness={"quietMs": 5_000}) as preview:
+        with anyio.fail_after(2):
+            outcome = await preview.start(1)
+        assert outcome.ok and preview.state == "exited"
 
 
 async def test_a_command_that_cannot_start_is_a_failure() -> None:
@@ -234,7 +322,7 @@ async def test_a_newer_generation_supersedes_a_queued_reload() -> None:
 async def test_an_operation_past_the_busy_bound_is_a_blocker_not_a_hang() -> None:
     factory = FakePreviewFactory(on_start=ready)
     factory.hold = anyio.Event()
-    async with running(factory, busy_timeout_s=0.3) as preview:
+    async with running(factory, busyTimeoutMs=300) as preview:
         async with anyio.create_task_group() as tg:
             tg.start_soon(preview.start, 0)
             with anyio.fail_after(5):
@@ -466,6 +554,13 @@ async def test_runtime_blockers_share_the_repair_budget() -> None:
         pytest.param({"signal": "SIGNOPE"}, "signal", id="unknown-signal"),
         pytest.param({"errorPatterns": ["("]}, "errorPatterns", id="bad-regex"),
         pytest.param({"reload": "hot"}, "reload", id="unknown-strategy"),
+        pytest.param({"busyPollMs": 0}, "busyPollMs", id="busy-poll"),
+        pytest.param({"busyTimeoutMs": 10}, "busyTimeoutMs", id="busy-timeout"),
+        pytest.param({"exitDrainMs": -1}, "exitDrainMs", id="exit-drain"),
+        pytest.param({"settleQuietMs": -1}, "settleQuietMs", id="settle-quiet"),
+        pytest.param({"settleMaxMs": 700_000}, "settleMaxMs", id="settle-max"),
+        pytest.param({"readiness": {"quietMs": 1}}, "readiness.quietMs", id="ready-quiet"),
+        pytest.param({"readiness": {"pollMs": 0}}, "readiness.pollMs", id="ready-poll"),
     ],
 )
 def test_invalid_preview_configuration_names_the_key(values: dict[str, Any], key: str) -> None:
@@ -483,6 +578,17 @@ def test_preview_configuration_defaults() -> None:
     assert preview.reload == "restart" and preview.signal_number == signal.SIGHUP
     assert preview.observation_window_ms == 1000 and preview.error_on_exit
     assert config(signal="usr1").signal == "SIGUSR1"
+    timings = (
+        preview.busy_timeout_ms,
+        preview.busy_poll_ms,
+        preview.exit_drain_ms,
+        preview.settle_quiet_ms,
+        preview.settle_max_ms,
+    )
+    assert timings == (10_000, 100, 1_000, 100, 500)
+    readiness = preview.readiness
+    assert (readiness.timeout_ms, readiness.quiet_ms, readiness.poll_ms) == (10_000, 2_000, 100)
+    assert readiness.line is None and readiness.url is None
 
 
 # ------------------------------------------------ a program that reloads itself

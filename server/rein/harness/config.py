@@ -224,7 +224,9 @@ DEFAULT_PREVIEW_ERROR_PATTERNS: tuple[str, ...] = (
 
 class PreviewReadinessConfig(_Camel):
     """When the preview counts as ready after a start or reload. With neither
-    set it is ready as soon as it runs; with both, both must hold."""
+    ``line`` nor ``url`` it is ready once a process of it listens on a TCP
+    port, or once its output has been quiet for ``quiet_ms``; with both,
+    both must hold."""
 
     #: A regular expression; ready when an output line printed since the
     #: start (or reload) matches it.
@@ -234,6 +236,11 @@ class PreviewReadinessConfig(_Camel):
     url: str | None = None
     #: Not ready within this long: the start or reload failed.
     timeout_ms: int = Field(10_000, ge=100)
+    #: Without ``line`` and ``url``: ready once the output has been quiet
+    #: this long (from the start, or the last line), if no port opened first.
+    quiet_ms: int = Field(2_000, ge=10, le=600_000)
+    #: How often the URL and the listening ports are looked at.
+    poll_ms: int = Field(100, ge=10, le=10_000)
 
     @field_validator("line")
     @classmethod
@@ -282,6 +289,16 @@ class PreviewGateConfig(_Camel):
     observation_window_ms: int = Field(1_000, ge=0)
     #: Grace between SIGTERM and SIGKILL when the preview is stopped.
     stop_timeout_ms: int = Field(3_000, ge=0)
+    #: A start, reload or stop waits this long for another to finish (looking
+    #: again every ``busy_poll_ms``); past that "the preview is busy".
+    busy_timeout_ms: int = Field(10_000, ge=100, le=3_600_000)
+    busy_poll_ms: int = Field(100, ge=10, le=10_000)
+    #: After the process exits, how long its remaining output may take to arrive.
+    exit_drain_ms: int = Field(1_000, ge=0, le=60_000)
+    #: After an error line the output is read until it is quiet this long (at
+    #: most ``settle_max_ms``), so the whole traceback is in the blocker.
+    settle_quiet_ms: int = Field(100, ge=0, le=60_000)
+    settle_max_ms: int = Field(500, ge=0, le=600_000)
     #: Globs of the files the preview writes (logs, caches, generated
     #: output), e.g. ``["*.log", "out/**"]``: the hosts leave their changes
     #: out of the external changes, so they do not reset the analyzer's

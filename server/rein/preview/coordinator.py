@@ -4,8 +4,8 @@ change and watched for runtime errors.
 :class:`PreviewCoordinator` is the stateful core; the process itself is behind
 the :class:`~rein.harness.ports.PreviewProcess` port. Start, reload, restart
 and stop are serialised: an operation waits while another runs (looking
-again at least every 100 ms, for at most 10 s; past that it fails with "the
-preview is busy"). Reloads are keyed by mutation generation: at most one per
+again every ``busyPollMs``, for at most ``busyTimeoutMs``; past that it fails
+with "the preview is busy"). Reloads are keyed by mutation generation: at most one per
 generation, and a newer generation supersedes a queued reload (the operation
 that gets its turn loads what is on disk, the newest requested generation,
 so the older queued request finds its generation loaded).
@@ -13,7 +13,8 @@ so the older queued request finds its generation loaded).
 The coordinator is a mutation listener (``on_mutation``, subscribed to the
 host's MutationLog) and tells the hosts which changed files are the
 preview's own (``is_preview_output``): both in :mod:`rein.preview.writes`.
-The gates that use it (load, runtime observation, start) are in
+When a start or reload is ready is in :mod:`rein.preview.readiness`. The
+gates that use it (load, runtime observation, start) are in
 :mod:`rein.preview.gates`; its output bookkeeping and error finding in
 :mod:`rein.preview.output_log`; its values in :mod:`rein.preview.values`.
 
@@ -51,6 +52,7 @@ from rein.harness.events import (
 from rein.harness.gating.path_globs import is_code, is_preview_output
 from rein.harness.ports import PreviewProcessFactory
 from rein.preview.output_log import OutputLog, find_errors, headline
+from rein.preview.readiness import ReadinessWait
 from rein.preview.values import Observation, PreviewOutcome, PreviewStatus, _PreviewRun
 from rein.preview.writes import WRITES_KEPT, WritesFiles, WriteWatch, _Write
 
@@ -70,20 +72,11 @@ log = logging.getLogger(__name__)
 #: ``start_soon``).
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 
-BUSY_TIMEOUT_S = 10.0
-BUSY_POLL_S = 0.1
 OUTPUT_INTERVAL_S = 0.1
-#: After the process exits, how long its remaining output may take to arrive.
-EXIT_DRAIN_S = 1.0
-#: After an error line, the output is read until it is quiet this long (at
-#: most SETTLE_MAX_S), so the whole traceback is in the blocker.
-SETTLE_QUIET_S = 0.1
-SETTLE_MAX_S = 0.5
-READY_POLL_S = 0.1
 TAIL_LINES = 40
 
 
-class PreviewCoordinator(WriteWatch):
+class PreviewCoordinator(WriteWatch, ReadinessWait):
     """Starts, reloads, stops and watches the preview; one per workspace,
     shared by the sessions. Stateful and idempotent, keyed by generation."""
 
@@ -94,16 +87,12 @@ class PreviewCoordinator(WriteWatch):
         *,
         emit: Emit,
         spawn: Spawn,
-        busy_timeout_s: float = BUSY_TIMEOUT_S,
-        busy_poll_s: float = BUSY_POLL_S,
         output_interval_s: float = OUTPUT_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.factory = factory
         self.emit = emit
         self.spawn = spawn
-        self.busy_timeout_s = busy_timeout_s
-        self.busy_poll_s = min(busy_poll_s, BUSY_POLL_S)
         self.output_interval_s = output_interval_s
         self._clock = clock
         self.configure(config)
@@ -227,13 +216,14 @@ class PreviewCoordinator(WriteWatch):
     # ------------------------------------------------------------ serialising
 
     async def _acquire(self) -> bool:
-        deadline = self._clock() + self.busy_timeout_s
+        deadline = self._clock() + self.config.busy_timeout_ms / 1000
+        poll = self.config.busy_poll_ms / 1000
         while self._busy:
             left = deadline - self._clock()
             if left <= 0:
                 return False
             idle = self._idle
-            with anyio.move_on_after(min(self.busy_poll_s, left)):
+            with anyio.move_on_after(min(poll, left)):
                 await idle.wait()
         self._busy = True
         self._idle = anyio.Event()
@@ -249,7 +239,7 @@ class PreviewCoordinator(WriteWatch):
             generation,
             self._output.total,
             f"the preview is busy: another start, reload or stop did not finish within "
-            f"{self.busy_timeout_s:g} s",
+            f"{self.config.busy_timeout_ms / 1000:g} s",
         )
 
     def _off(self, generation: int) -> PreviewOutcome:
@@ -425,51 +415,6 @@ class PreviewCoordinator(WriteWatch):
         self._send(PreviewReloaded(generation=generation, strategy=strategy, pid=self.pid))
         return outcome
 
-    def _readiness_text(self) -> str:
-        readiness = self.config.readiness
-        parts = []
-        if readiness.line:
-            parts.append(f"a line matching {readiness.line!r}")
-        if readiness.url:
-            parts.append(f"an answer from {readiness.url}")
-        return " and ".join(parts)
-
-    async def _wait_ready(self, run: _PreviewRun, mark: int) -> str | None:
-        """None when ready (or when it printed error output: the observation
-        reports that); else why not. Ends early when the process exits."""
-        readiness = self.config.readiness
-        if self._ready_line is None and readiness.url is None:
-            return None
-        timeout = readiness.timeout_ms / 1000
-        deadline = self._clock() + timeout
-        seen_line = self._ready_line is None
-        scanned = mark
-        while True:
-            new = self.lines_since(scanned)
-            scanned = self._output.total
-            if not seen_line and self._ready_line is not None:
-                seen_line = any(self._ready_line.search(line) for line in new)
-            if find_errors(new, self._patterns)[0]:
-                return None
-            if seen_line and readiness.url is None:
-                return None
-            if run.exited.is_set():
-                return f"the preview exited with code {run.exit_code} before it was ready"
-            left = deadline - self._clock()
-            if seen_line and readiness.url is not None:
-                if await self.factory.http_ready(readiness.url, max(0.05, min(1.0, left))):
-                    return None
-                left = deadline - self._clock()
-            if left <= 0:
-                return (
-                    f"the preview did not become ready within {timeout:g} s "
-                    f"(waiting for {self._readiness_text()})"
-                )
-            changed = self._changed
-            wait = left if readiness.url is None or not seen_line else min(left, READY_POLL_S)
-            with anyio.move_on_after(wait):
-                await changed.wait()
-
     async def _fail(
         self, run: _PreviewRun, generation: int, mark: int, message: str
     ) -> PreviewOutcome:
@@ -488,7 +433,7 @@ class PreviewCoordinator(WriteWatch):
                 await run.process.stop(self.config.stop_timeout_ms / 1000)
             except Exception:
                 log.exception("stopping the preview (pid %s) failed", run.process.pid)
-            with anyio.move_on_after(2 * EXIT_DRAIN_S):
+            with anyio.move_on_after(2 * self.config.exit_drain_ms / 1000):
                 await run.exited.wait()
 
     async def _pump(self, run: _PreviewRun) -> None:
@@ -512,7 +457,7 @@ class PreviewCoordinator(WriteWatch):
                     code = await run.process.wait()
                 except Exception:
                     log.exception("waiting for the preview (pid %s) failed", run.process.pid)
-                with anyio.move_on_after(EXIT_DRAIN_S):
+                with anyio.move_on_after(self.config.exit_drain_ms / 1000):
                     await drained.wait()
                 tg.cancel_scope.cancel()
         finally:
@@ -552,10 +497,11 @@ class PreviewCoordinator(WriteWatch):
         return find_errors(self.lines_since(mark), self._patterns)
 
     async def _settle(self, run: _PreviewRun | None) -> None:
-        deadline = self._clock() + SETTLE_MAX_S
+        deadline = self._clock() + self.config.settle_max_ms / 1000
+        settle_quiet = self.config.settle_quiet_ms / 1000
         while run is not None and not run.exited.is_set():
             now = self._clock()
-            quiet_left = self._output.last_at + SETTLE_QUIET_S - now
+            quiet_left = self._output.last_at + settle_quiet - now
             left = deadline - now
             if quiet_left <= 0 or left <= 0:
                 return

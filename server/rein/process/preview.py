@@ -15,7 +15,9 @@ The HTTP readiness probe is one plain ``GET`` over a TCP connection to
 
 :meth:`SubprocessPreview.files_open_for_writing` lists the workspace files a
 process of the group holds open for writing (a log), from ``/proc`` (Linux;
-elsewhere none): the preview's own output, which must not count as a change.
+elsewhere none): the preview's own output, which must not count as a change;
+:meth:`SubprocessPreview.listening_ports` the TCP ports the group listens on
+(:mod:`rein.process.listening`): the program is up.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from anyio.abc import Process
 
 from rein.process.environment import child_environment
 from rein.process.groups import dies_with_us, group_alive, group_members, kill_process_group
+from rein.process.listening import listening_ports
 
 __all__ = ["SubprocessPreview", "SubprocessPreviewFactory", "kill_all_previews"]
 
@@ -181,6 +184,11 @@ class SubprocessPreview:
                 if target.startswith(base):
                     paths.add(target[len(base) :])
         return paths
+
+    def listening_ports(self) -> set[int]:
+        """The TCP ports a process of the group listens on now (the
+        readiness rule when none is configured)."""
+        return listening_ports(self._process.pid)
 
 
 def _decode(data: bytes) -> str:
