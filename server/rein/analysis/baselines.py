@@ -36,9 +36,9 @@ __all__ = [
     "FileBaseline",
     "LineMap",
     "blocking_in_file",
-    "carried",
     "blocking_in_untouched_files",
     "blocking_untouched",
+    "carried",
     "line_map",
     "merge_same_errors",
 ]
