@@ -105,3 +105,48 @@ async def test_renaming_an_imported_module_blocks_until_the_import_follows(packa
     assert {b.path for b in first.blockers} == {"pkg/app.py"}
     assert (second.status, second.blockers) == ("passed", [])
     assert "from pkg.helpers import double" in (package / "pkg" / "app.py").read_text()
+
+
+UTIL_WITH_ERRORS = '''"""Helpers, with errors they already had."""
+
+
+def double(x: int) -> int:
+    return x * 2
+
+
+def label(x: int) -> str:
+    return x + shipping_cost
+'''
+
+
+async def test_a_renamed_modules_own_old_errors_do_not_block_at_its_new_path(
+    package: Path,
+) -> None:
+    """rename-module in ``rein bench gates --corpus``: the moved file's
+    errors from before the run are judged against the old path's baseline,
+    carried to the new path. Old: they blocked at the new path (no baseline
+    there), with the importer's broken import, and again after the repair."""
+    (package / "pkg" / "util.py").write_text(UTIL_WITH_ERRORS)
+    script = [
+        call("move_file", path="pkg/util.py", new_path="pkg/helpers.py"),
+        {"text": "renamed util to helpers"},
+        {
+            "expect": {"last_message_contains": "pkg.util"},
+            **call(
+                "edit_file",
+                path="pkg/app.py",
+                old_string="from pkg.util import",
+                new_string="from pkg.helpers import",
+            ),
+        },
+        {"text": "followed the rename"},
+    ]
+    result, model, events = await run(package, script)
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    first, second = analyzer_results(events)
+    assert first.status == "blocked"
+    assert {b.path for b in first.blockers} == {"pkg/app.py"}
+    repair = model.requests[2].messages[-1].content
+    assert "shipping_cost" not in repair
+    assert (second.status, second.blockers) == ("passed", [])

@@ -55,6 +55,9 @@ def gated_env(files: dict[str, str]) -> tuple[ToolEnvironment, GatePipeline, Fak
 
 
 async def test_a_tool_that_calls_no_record_function_is_validated_by_the_gates() -> None:
+    """The silent rename is judged: the renamed file's error from before the
+    run is its old path's (the rename carries the baseline), so the
+    verdict on generation 1 passes."""
     env, gates, _ = gated_env({"draft.txt": "x = ERROR\n"})
     model = ReplayModel(
         [call("rename", old="draft.txt", new="app.py"), {"text": "renamed"}, {"text": "gave up"}]
@@ -71,9 +74,10 @@ async def test_a_tool_that_calls_no_record_function_is_validated_by_the_gates() 
     result = await agent.prompt("rename the draft")
     assert result.mutations == [RunMutation(Mutation(1, ("draft.txt", "app.py"), "agent"), "tool")]
     assert result.generations == [1]
-    assert [g.passed for g in events.of("gate_result")] == [False, False]
-    assert result.status == "failed"
-    assert [b.path for b in result.blockers] == ["app.py"]
+    [verdict] = events.of("gate_result")
+    assert (verdict.gate, verdict.passed, verdict.blockers) == ("analyzer", True, [])
+    assert "1 diagnostics at or above the threshold, 0 blocking" in verdict.detail
+    assert result.status == "completed"
 
 
 async def test_a_subagents_edit_reaches_the_parents_gates() -> None:

@@ -12,7 +12,9 @@ baseline:
   diagnostics. An error in a changed file is blocking only when it is new
   relative to that file's own baseline, with the baseline's lines mapped
   through the change (:func:`line_map`): an error that moved because lines
-  were inserted above it is the same error.
+  were inserted above it is the same error. A renamed file's baseline is
+  the old path's, carried to the new path (:func:`carried`): its old errors
+  at the new path are not the run's, its new ones are.
 
 The same error reported by two analyzers (ruff's F821 and basedpyright's
 reportUndefinedVariable for one undefined name) is one blocker naming both
@@ -36,6 +38,7 @@ __all__ = [
     "blocking_in_file",
     "blocking_in_untouched_files",
     "blocking_untouched",
+    "carried",
     "line_map",
     "merge_same_errors",
 ]
@@ -55,6 +58,30 @@ class FileBaseline:
     #: False when the analyzers did not settle within the bound: the
     #: baseline may lack late (semantic) results.
     settled: bool = True
+    #: The path the run renamed this file from: ``text`` and
+    #: ``diagnostics`` are that file's before the run (:func:`carried`),
+    #: and this path did not exist then.
+    renamed_from: str | None = None
+
+    @property
+    def text_before_the_run(self) -> str | None:
+        """What this path held before the run ("" for a path that did not
+        exist: a renamed file's new path)."""
+        return "" if self.renamed_from is not None else self.text
+
+
+def carried(old: FileBaseline, new_path: str) -> FileBaseline:
+    """The baseline of a file renamed from ``old.path`` to ``new_path``:
+    the old path's text and diagnostics (moved to the new path), so the
+    errors it had before the run are judged as the same errors at the new
+    path (lines mapped through whatever the run changed in it since)."""
+    return FileBaseline(
+        new_path,
+        old.text,
+        tuple(d.model_copy(update={"path": new_path}) for d in old.diagnostics),
+        old.settled,
+        renamed_from=old.renamed_from or old.path,
+    )
 
 
 @dataclass(slots=True)

@@ -74,8 +74,9 @@ async def baselines_after_the_fact(
     shown = dict(before)
     for path in sorted(touched):
         baseline = files.get(path)
-        if baseline is not None and baseline.text and await now(path):
-            shown[path] = baseline.text
+        was = baseline.text_before_the_run if baseline is not None else None
+        if was and await now(path):
+            shown[path] = was
     snap = await source.snapshot_with(shown, [*before, *opened], timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
         return {}, {}

@@ -50,6 +50,7 @@ from rein.analysis.baselines import (
     FileBaseline,
     blocking_in_file,
     blocking_in_untouched_files,
+    carried,
     merge_same_errors,
 )
 from rein.analysis.blocker_order import by_cause
@@ -199,6 +200,7 @@ class AnalyzerGate:
                     "path": b.path,
                     "text": b.text if b.text is None or len(b.text) <= MAX_STORED_TEXT else None,
                     "settled": b.settled,
+                    "renamed_from": b.renamed_from,
                     "diagnostics": [d.model_dump(mode="json") for d in b.diagnostics],
                 }
                 for b in self.files.values()
@@ -213,7 +215,11 @@ class AnalyzerGate:
         for item in data.get("files", []):
             diagnostics = tuple(Diagnostic.model_validate(d) for d in item["diagnostics"])
             self.files[item["path"]] = FileBaseline(
-                item["path"], item.get("text"), diagnostics, bool(item.get("settled", True))
+                item["path"],
+                item.get("text"),
+                diagnostics,
+                bool(item.get("settled", True)),
+                renamed_from=item.get("renamed_from"),
             )
         for path, found in data.get("late", {}).items():
             self.late[path] = tuple(Diagnostic.model_validate(d) for d in found)
@@ -234,12 +240,18 @@ class AnalyzerGate:
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         """Capture the baseline of each path the run has not changed yet
-        (after the run-start snapshot: it must predate every change)."""
+        (after the run-start snapshot: it must predate every change). A
+        rename's ``(old, new)``: a new path that does not exist yet gets the
+        old path's baseline (:func:`~rein.analysis.baselines.carried`)."""
         await self.baseline_ready()
         self._unvalidated = True
         for path in paths:
             if path not in self.files:
                 self.files[path] = await self._capture(path, workspace)
+        if len(paths) == 2:
+            old, new = paths
+            if self.files[new].text == "" and self.files[new].renamed_from is None:
+                self.files[new] = carried(self.files[old], new)
 
     async def _capture(self, path: str, workspace: Workspace) -> FileBaseline:
         text: str | None
@@ -428,10 +440,11 @@ class AnalyzerGate:
         now: dict[str, str] = {}
         for path in sorted(ctx.touched):
             baseline = self.files.get(path)
+            was = baseline.text_before_the_run if baseline is not None else None
             text = await _text(ctx.workspace, path)
-            if baseline is None or baseline.text is None or text is None:
+            if was is None or text is None:
                 return None
-            before[path], now[path] = baseline.text, text
+            before[path], now[path] = was, text
         return before, now
 
     async def _without_the_run(

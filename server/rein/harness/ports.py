@@ -223,7 +223,8 @@ class Workspace(Protocol):
     async def rename(self, old: str, new: str) -> Mutation: ...
 
 
-#: Awaited with the paths a change is about to touch, before it is applied.
+#: Awaited with the paths a change is about to touch, before it is applied:
+#: ``(path,)`` for a write or delete, ``(old, new)`` for a rename.
 BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
 
 

@@ -75,7 +75,9 @@ class Gate(Protocol):
 
 @runtime_checkable
 class BaselineGate(Protocol):
-    """A gate that captures a baseline before the run first changes a file."""
+    """A gate that captures a baseline before the run first changes a file
+    (``paths`` as the workspace's ``BeforeChange``: ``(old, new)`` for a
+    rename)."""
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None: ...
 

@@ -1,0 +1,75 @@
+"""Issue 32 (rename-module in ``rein bench gates --corpus``): a renamed
+module's own errors from before the run are judged at its new path against
+the old path's baseline, carried through the rename; its importers' broken
+imports still block."""
+
+from __future__ import annotations
+
+from rein.analysis.gate import AnalyzerGate
+from rein.harness.gating.gates import GateContext
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from tests.fakes.diagnostics import SettlingFakeDiagnostics
+from tests.fakes.workspace import FakeWorkspace
+from tests.harness.test_gates_truth import diag
+
+UTIL = "def double(x: int) -> int:\n    return 'x'\n"
+
+
+def renaming_world() -> tuple[TrackedWorkspace, SettlingFakeDiagnostics, AnalyzerGate]:
+    """A tracked workspace whose before-change hook feeds the gate, as a
+    run's validation wires it: a rename announces ``(old, new)``."""
+    workspace = TrackedWorkspace(
+        FakeWorkspace({"pkg/util.py": UTIL, "pkg/app.py": "from pkg.util import double\n"}),
+        MutationLog(),
+    )
+    old_error = diag("pkg/util.py", 1, "str is not int", code="R", source="pyright")
+    source = SettlingFakeDiagnostics([old_error])
+    gate = AnalyzerGate(source)
+
+    async def before_change(paths: tuple[str, ...]) -> None:
+        await gate.before_change(paths, workspace)
+
+    workspace.before_change(before_change)
+    return workspace, source, gate
+
+
+async def test_a_renamed_modules_old_error_does_not_block_at_its_new_path() -> None:
+    """Old: the new path's baseline was that of a file that did not exist,
+    so the moved file's old error blocked there."""
+    workspace, source, gate = renaming_world()
+    await gate.on_run_start(0)
+    await workspace.rename("pkg/util.py", "pkg/helpers.py")
+    broken = diag("pkg/app.py", 0, 'Import "pkg.util" could not be resolved', code="I")
+    moved = diag("pkg/helpers.py", 1, "str is not int", code="R", source="pyright")
+    source.diagnostics = [broken, moved]
+    touched = frozenset({"pkg/util.py", "pkg/helpers.py"})
+    outcome = await gate.check(GateContext(1, touched, workspace))
+    assert [(b.path, b.line) for b in outcome.blockers] == [("pkg/app.py", 0)]
+
+
+async def test_a_new_error_in_a_renamed_module_blocks_with_lines_mapped() -> None:
+    workspace, source, gate = renaming_world()
+    await gate.on_run_start(0)
+    await workspace.rename("pkg/util.py", "pkg/helpers.py")
+    await workspace.write_text("pkg/helpers.py", '"""Helpers."""\n' + UTIL + "y = z\n")
+    source.diagnostics = [
+        # The old error, one line down (a docstring was inserted above it).
+        diag("pkg/helpers.py", 2, "str is not int", code="R", source="pyright"),
+        diag("pkg/helpers.py", 3, '"z" is not defined', code="U", source="pyright"),
+    ]
+    touched = frozenset({"pkg/util.py", "pkg/helpers.py"})
+    outcome = await gate.check(GateContext(2, touched, workspace))
+    assert [(b.path, b.line, b.code) for b in outcome.blockers] == [("pkg/helpers.py", 3, "U")]
+
+
+async def test_a_carried_baseline_survives_a_stored_session() -> None:
+    workspace, source, gate = renaming_world()
+    await gate.on_run_start(0)
+    await workspace.rename("pkg/util.py", "pkg/helpers.py")
+    resumed = AnalyzerGate(source)
+    resumed.import_state(gate.export_state())
+    source.diagnostics = [diag("pkg/helpers.py", 1, "str is not int", code="R", source="pyright")]
+    touched = frozenset({"pkg/util.py", "pkg/helpers.py"})
+    outcome = await resumed.check(GateContext(1, touched, workspace))
+    assert outcome.blockers == []
+    assert resumed.files["pkg/helpers.py"].text_before_the_run == ""
