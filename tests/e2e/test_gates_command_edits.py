@@ -87,10 +87,6 @@ async def run(root: Path, script: list[dict]) -> tuple[object, ReplayModel, Even
     return result, model, events
 
 
-def analyzer_results(events: EventLog) -> list:
-    return [r for r in events.of("gate_result") if r.gate == "analyzer"]
-
-
 async def test_a_function_renamed_by_sed_blocks_on_its_importers_only(package: Path) -> None:
     script = [
         command("sed -i 's/def double/def twice/' pkg/util.py"),
@@ -101,7 +97,7 @@ async def test_a_function_renamed_by_sed_blocks_on_its_importers_only(package: P
     result, model, events = await run(package, script)
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
-    first, second = analyzer_results(events)
+    first, second = events.gate_results("analyzer")
     assert first.status == "blocked"
     # Exactly the importers' new errors: each names the renamed function;
     # none of the three errors util.py and app.py already had.
@@ -127,7 +123,7 @@ async def test_a_command_that_adds_one_error_to_a_file_with_errors_blocks_on_it(
     result, _, events = await run(package, script)
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
-    first, second = analyzer_results(events)
+    first, second = events.gate_results("analyzer")
     assert first.status == "blocked"
     [blocker] = first.blockers
     assert (blocker.path, blocker.line) == ("pkg/util.py", 13), blocker

@@ -4,6 +4,7 @@ on the importer's broken import, and the repair passes."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -56,10 +57,6 @@ async def run(root: Path, script: list[dict]) -> tuple[object, ReplayModel, Even
     return result, model, events
 
 
-def analyzer_results(events: EventLog) -> list:
-    return [r for r in events.of("gate_result") if r.gate == "analyzer"]
-
-
 async def test_deleting_an_imported_module_blocks_on_the_importer(package: Path) -> None:
     script = [
         call("delete_file", path="pkg/util.py"),
@@ -73,7 +70,7 @@ async def test_deleting_an_imported_module_blocks_on_the_importer(package: Path)
     result, model, events = await run(package, script)
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
-    first, second = analyzer_results(events)
+    first, second = events.gate_results("analyzer")
     assert first.status == "blocked"
     assert {b.path for b in first.blockers} == {"pkg/app.py"}
     assert any("pkg.util" in b.message for b in first.blockers)
@@ -82,25 +79,30 @@ async def test_deleting_an_imported_module_blocks_on_the_importer(package: Path)
     assert (second.status, second.blockers) == ("passed", [])
 
 
+#: The run renames util.py to helpers.py; asked to repair (the importer's
+#: import names pkg.util), it makes the import follow.
+RENAME_THEN_FOLLOW = [
+    call("move_file", path="pkg/util.py", new_path="pkg/helpers.py"),
+    {"text": "renamed util to helpers"},
+    {
+        "expect": {"last_message_contains": "pkg.util"},
+        **call(
+            "edit_file",
+            path="pkg/app.py",
+            old_string="from pkg.util import",
+            new_string="from pkg.helpers import",
+        ),
+    },
+    {"text": "followed the rename"},
+]
+
+
 async def test_renaming_an_imported_module_blocks_until_the_import_follows(package: Path) -> None:
-    script = [
-        call("move_file", path="pkg/util.py", new_path="pkg/helpers.py"),
-        {"text": "renamed util to helpers"},
-        {
-            "expect": {"last_message_contains": "pkg.util"},
-            **call(
-                "edit_file",
-                path="pkg/app.py",
-                old_string="from pkg.util import",
-                new_string="from pkg.helpers import",
-            ),
-        },
-        {"text": "followed the rename"},
-    ]
+    script = copy.deepcopy(RENAME_THEN_FOLLOW)
     result, _, events = await run(package, script)
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
-    first, second = analyzer_results(events)
+    first, second = events.gate_results("analyzer")
     assert first.status == "blocked"
     assert {b.path for b in first.blockers} == {"pkg/app.py"}
     assert (second.status, second.blockers) == ("passed", [])
@@ -127,24 +129,11 @@ async def test_a_renamed_modules_own_old_errors_do_not_block_at_its_new_path(
     carried to the new path. Old: they blocked at the new path (no baseline
     there), with the importer's broken import, and again after the repair."""
     (package / "pkg" / "util.py").write_text(UTIL_WITH_ERRORS)
-    script = [
-        call("move_file", path="pkg/util.py", new_path="pkg/helpers.py"),
-        {"text": "renamed util to helpers"},
-        {
-            "expect": {"last_message_contains": "pkg.util"},
-            **call(
-                "edit_file",
-                path="pkg/app.py",
-                old_string="from pkg.util import",
-                new_string="from pkg.helpers import",
-            ),
-        },
-        {"text": "followed the rename"},
-    ]
+    script = copy.deepcopy(RENAME_THEN_FOLLOW)
     result, model, events = await run(package, script)
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
-    first, second = analyzer_results(events)
+    first, second = events.gate_results("analyzer")
     assert first.status == "blocked"
     assert {b.path for b in first.blockers} == {"pkg/app.py"}
     repair = model.requests[2].messages[-1].content

@@ -26,6 +26,10 @@ class EventLog:
     def of(self, type_: str) -> list[Any]:
         return [e for e in self.events if e.type == type_]
 
+    def gate_results(self, gate: str) -> list[Any]:
+        """The ``gate_result`` events of one gate, in order."""
+        return [e for e in self.of("gate_result") if e.gate == gate]
+
 
 class WaitingEventLog(EventLog):
     """An EventLog a test can wait on: ``wait_for(predicate)`` returns once
