@@ -197,6 +197,9 @@ class _TurnLoop(RunExits):
                     # A steer that arrived during the final turn (or its
                     # validation) starts another turn: never left stranded.
                     continue
+                # An abort that came during the final answer's events (its
+                # stream, message_end) ends the run here: never completed.
+                await anyio.lowlevel.checkpoint()
                 return self.finish("completed", self.end_reason)
 
     async def begin(self, new_messages: Sequence[Message]) -> None:
