@@ -195,13 +195,13 @@ class _TurnLoop(RunExits):
             if isinstance(repaired, RunResult):
                 return repaired
             if repaired is None:
+                # An abort that came during the final answer's events (its
+                # stream, message_end) ends the run here: never completed.
+                await anyio.lowlevel.checkpoint()
                 if await self.ctx.steering.waiting():
                     # A steer that arrived during the final turn (or its
                     # validation) starts another turn: never left stranded.
                     continue
-                # An abort that came during the final answer's events (its
-                # stream, message_end) ends the run here: never completed.
-                await anyio.lowlevel.checkpoint()
                 return self.finish_answered()
 
     async def begin(self, new_messages: Sequence[Message]) -> None:
