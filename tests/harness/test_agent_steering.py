@@ -236,6 +236,7 @@ async def test_abort_between_a_run_and_its_follow_up_keeps_the_follow_up_queued(
     agent.subscribe(on_event)
     result = await agent.prompt("go")
     assert result.text == "first"
+    assert (result.status, result.error) == ("aborted", "stop after this run")
     assert len(model.requests) == 1
     assert agent.has_queued_messages()  # not lost: the host decides
 

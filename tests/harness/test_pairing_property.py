@@ -209,3 +209,64 @@ def test_every_steer_and_external_message_is_delivered_exactly_once(
     assert Counter(results) == Counter(calls)
     assert_well_formed(log.types())
     assert log.of("run_end")[-1].status == "completed"
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    turns=st.lists(turn_strategy, min_size=1, max_size=3),
+    follow_ups=st.integers(min_value=0, max_value=2),
+    abort_at=st.integers(min_value=1, max_value=80),
+)
+def test_an_abort_that_returns_true_stops_its_run_at_every_event(
+    turns: list[list[str]], follow_ups: int, abort_at: int
+) -> None:
+    """Issue 33: an abort at any event of a prompt and its queued follow-ups
+    (between the runs too: at run_end, follow_up_started, a follow-up's
+    run_start) either returns True, and then no model call starts after it
+    and the caller's result says aborted, or returns False because nothing is
+    left to stop (the last run has ended), and then the result is completed."""
+    script: list[dict[str, Any]] = []
+    for run in range(follow_ups + 1):
+        for i, kinds in enumerate(turns):
+            calls = [dict(CALL_KINDS[k], id=f"r{run}t{i}c{j}") for j, k in enumerate(kinds)]
+            if calls:
+                script.append({"text": f"turn {i}", "tool_calls": calls})
+        script.append({"text": f"answer {run}"})
+    model = YieldingModel(ReplayModel(script))
+    agent = Agent(
+        model,
+        tools=[EchoTool(), FailTool(), SleepTool()],
+        hooks=Hooks(before_tool_call=_before),
+    )
+    for n in range(follow_ups):
+        agent.follow_up(f"follow-up {n}")
+    log = EventLog()
+    agent.subscribe(log)
+    count = 0
+    outcome: dict[str, Any] = {}
+
+    def aborter(event: Any) -> None:
+        nonlocal count
+        count += 1
+        if count == abort_at:
+            outcome["returned"] = agent.abort("random abort")
+            outcome["event"] = event.type
+            outcome["requests"] = len(model.requests)
+
+    agent.subscribe(aborter)
+
+    async def main() -> Any:
+        with anyio.fail_after(10):
+            return await agent.prompt("go")
+
+    result = anyio.run(main)
+    assert_well_formed(log.types())
+    if not outcome:  # the prompt had fewer events than abort_at
+        assert result.status == "completed"
+        return
+    if outcome["returned"]:
+        assert (result.status, result.error) == ("aborted", "random abort"), outcome["event"]
+        assert len(model.requests) == outcome["requests"], "no model call after the abort"
+    else:
+        assert outcome["event"] in ("run_end", "agent_end"), outcome["event"]
+        assert result.status == "completed"

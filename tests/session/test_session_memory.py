@@ -33,6 +33,10 @@ def _manager(
     config = ReinConfig(
         sessions=SessionLimits(idle_evict_ms=BOUND_MS, max_in_memory=max_in_memory),
         gates={"analyzer": {"enabled": False}},  # type: ignore[arg-type]
+        # The real SQLite store works in threads, which do not hold the
+        # virtual clock back: a run waiting on one would see its idle
+        # watchdog fire (900 virtual seconds pass at once) and end aborted.
+        harness={"runIdleTimeoutMs": 0},  # type: ignore[arg-type]
     )
     ports = fake_session_ports(tmp_path, model)
     return SessionManager(

@@ -37,7 +37,9 @@ from rein.harness.events import (
     AgentEnd,
     AgentStart,
     ErrorEvent,
+    Event,
     FollowUpStarted,
+    RunEnd,
 )
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.hooks import (
@@ -185,6 +187,10 @@ class Agent(ReferenceAccessors, EventListeners, MessageQueues):
         #: An abort arrived while no run's scope was open (at agent_start,
         #: between a run and its follow-up, while the store commits).
         self._abort_pending: str | None = None
+        #: How the last run ended, from its ``run_end`` until the next run
+        #: starts (None before the first run): tells abort() whether a run
+        #: would still come (a queued follow-up after a completed run).
+        self._ended: str | None = None
         #: Reports every idle-watchdog fire, with the timeout error.
         self.on_run_idle_timeout = on_run_idle_timeout
         #: Reports every idle-watchdog pause (gates, installs, compaction).
@@ -394,14 +400,19 @@ class Agent(ReferenceAccessors, EventListeners, MessageQueues):
     def abort(self, reason: str = "aborted by the user") -> bool:
         """Abort the active run, or stop what would run next when no run's
         scope is open (at agent_start, between a run and its queued
-        follow-up, while the store commits). Returns False when the Agent
-        is idle. Also disarms the idle watchdog (it lives in the run's scope)."""
+        follow-up, while the store commits): that run ends ``aborted`` at
+        once and the caller's result says ``aborted``. Returns False when
+        the Agent is idle, or when its last run has ended and no run would
+        follow (nothing is left to stop). Also disarms the idle watchdog
+        (it lives in the run's scope)."""
         if not self._running:
             return False
         if self._control is not None:
             self._control.abort(reason)
             if self._token is not None:
                 self._token._cancel()
+        elif self._ended is not None and not (self._ended == "completed" and self._follow_ups):
+            return False
         self._abort_pending = self._abort_pending or reason
         return True
 
@@ -413,6 +424,7 @@ class Agent(ReferenceAccessors, EventListeners, MessageQueues):
     async def _process(self, new_messages: list[Message], run: RunOptions) -> RunResult:
         self._running = True
         self._abort_pending = None
+        self._ended = None
         self._steering.run_begins()
         self._idle = anyio.Event()
         outbox = Outbox()
@@ -444,32 +456,37 @@ class Agent(ReferenceAccessors, EventListeners, MessageQueues):
 
     async def _runs(self, new_messages: list[Message], run: RunOptions) -> RunResult:
         self._emit(AgentStart())
-        if self._abort_pending is not None:
-            return await self._run_once(new_messages, run, aborted=self._abort_pending)
         result = await self._run_once(new_messages, run)
         # Follow-ups run with the same options; carried changes were the first run's.
         run = replace(run, carried=(), resume=None)
         while result.status == "completed" and self._follow_ups:
             if self._abort_pending is not None:
-                break  # aborted between the run and its follow-up: they stay queued
+                # Aborted between the run and its follow-up: the follow-ups
+                # stay queued (the host decides), and the caller hears of it.
+                result = replace(result, status="aborted", error=self._abort_pending)
+                self.last_result = result
+                break
             follow = take(self._follow_ups, self.config.follow_up_mode)
+            self._ended = None  # the follow-up's run is about to start
             self._emit(FollowUpStarted(text="\n\n".join(m.content for m in follow)))
+            # An abort from a follow_up_started listener ends this run at once.
             result = await self._run_once(follow, run)
         return result
 
-    async def _run_once(
-        self, new_messages: Sequence[Message], run: RunOptions, aborted: str | None = None
-    ) -> RunResult:
+    async def _run_once(self, new_messages: Sequence[Message], run: RunOptions) -> RunResult:
         run_id = self._run_id_factory()
         self.current_run_id = run_id
         control = RunControl()
-        if aborted is not None:
-            control.abort(aborted)
+        if self._abort_pending is not None:
+            # Aborted before this run's scope opened (at agent_start, or
+            # when its follow-up was announced): it ends at once.
+            control.abort(self._abort_pending)
         self._control = control
+        self._ended = None
         self._token = CancelToken(control)
         ctx = self._loop_context(run_id, run)
         length_before = len(self._messages)
-        result = await run_loop(ctx, self.config, self._emit, self.model, new_messages, control)
+        result = await run_loop(ctx, self.config, self._run_emit, self.model, new_messages, control)
         if control.reason is not None and control.reason.startswith("idle timeout"):
             self._report_idle_timeout(control.reason)
         self._control = None
@@ -482,6 +499,14 @@ class Agent(ReferenceAccessors, EventListeners, MessageQueues):
         self.waiting_for = result.waiting_for
         self.last_result = result
         return result
+
+    def _run_emit(self, event: Event) -> None:
+        """The run's events; at its ``run_end`` the run's scope is done, so
+        an abort from then on aims at what would run next."""
+        if isinstance(event, RunEnd) and event.run_id == self.current_run_id:
+            self._control = None
+            self._ended = event.status
+        self._emit(event)
 
     def _report_idle_timeout(self, reason: str) -> None:
         if self.on_run_idle_timeout is None:

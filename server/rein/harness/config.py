@@ -17,6 +17,7 @@ __all__ = [
     "AnalyzerGateConfig",
     "CommandGateConfig",
     "DependencyGateConfig",
+    "EmptyAnswerWithChanges",
     "GatesConfig",
     "HarnessConfig",
     "PreviewGateConfig",
@@ -37,6 +38,10 @@ QueueMode = Literal["one-at-a-time", "all"]
 #: it once more; stuck again, the error result), "cancel" (cancel it and
 #: abort the run).
 StuckToolPolicy = Literal["error", "retry", "cancel"]
+#: A run's final answer is empty once the empty-reply retries are spent and
+#: the run changed files: "fail" the run (nothing tells the person what was
+#: done), or "accept" it as a run with no changes is.
+EmptyAnswerWithChanges = Literal["fail", "accept"]
 
 
 def _off_or_at_least_10(value: int) -> int:
@@ -101,6 +106,9 @@ class HarnessConfig(BaseModel):
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     max_empty_retries: int = Field(1, ge=0)
+    #: An empty final answer (after ``max_empty_retries``) of a run that
+    #: changed files: "fail" the run, or "accept" it like one with no changes.
+    empty_answer_with_changes: EmptyAnswerWithChanges = "fail"
     #: How deep subagents nest: 1 lets the agent start subagents that start
     #: none, 2 lets those start their own; 0 offers no ``task`` tool.
     subagent_max_depth: int = Field(2, ge=0, le=5)

@@ -25,7 +25,7 @@ from rein.harness.redaction import redact
 from rein.harness.run.run_record import RunRecord
 from rein.harness.run.run_types import LoopContext, RunResult
 from rein.harness.run.run_validation import RunValidation
-from rein.harness.run.streaming import TurnStream
+from rein.harness.run.streaming import DegenerateReplies, TurnStream
 
 __all__ = ["RunExits"]
 
@@ -46,6 +46,8 @@ class RunExits:
     blockers: list[Blocker]
     waiting_for: list[tuple[str, str]]
     terminal: dict[str, Any] | None
+    degenerate: DegenerateReplies
+    end_reason: str | None
     emit: Callable[[Event], None]
     append: Callable[[Message], None]
     append_with_events: Callable[[Message], None]
@@ -106,6 +108,17 @@ class RunExits:
             cost=self.spend.run_cost,
             context=self.spend.context,
         )
+
+    def finish_answered(self) -> RunResult:
+        """The final answer passed its gates: the run completes, unless the
+        answer is an empty reply accepted after the retries and the run
+        changed files (``harness.emptyAnswerWithChanges``: then it fails)."""
+        if self.end_reason is not None:
+            changed = dict.fromkeys(p for m in self.record.to_validate() for p in m.paths)
+            failure = self.degenerate.unanswered_changes(list(changed))
+            if failure is not None:
+                return self.finish("failed", failure)
+        return self.finish("completed", self.end_reason)
 
     def finish_aborted(self, reason: str) -> RunResult:
         self.close_partial_stream("aborted")

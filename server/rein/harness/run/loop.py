@@ -108,7 +108,9 @@ class _TurnLoop(RunExits):
         self.tools = ToolExecutor(ctx, config, self.emit, record=self.record)
         #: The assistant message being streamed (for the abort path).
         self.stream = TurnStream(self.emit)
-        self.degenerate = DegenerateReplies(config.max_empty_retries)
+        self.degenerate = DegenerateReplies(
+            config.max_empty_retries, config.empty_answer_with_changes
+        )
         self.activity = Activity(self.emit)
         self.validation = RunValidation(ctx.gates, self.record, self.emit)
         self.repair_attempts = 0
@@ -193,11 +195,14 @@ class _TurnLoop(RunExits):
             if isinstance(repaired, RunResult):
                 return repaired
             if repaired is None:
+                # An abort that came during the final answer's events (its
+                # stream, message_end) ends the run here: never completed.
+                await anyio.lowlevel.checkpoint()
                 if await self.ctx.steering.waiting():
                     # A steer that arrived during the final turn (or its
                     # validation) starts another turn: never left stranded.
                     continue
-                return self.finish("completed", self.end_reason)
+                return self.finish_answered()
 
     async def begin(self, new_messages: Sequence[Message]) -> None:
         """Announce the run, append its new messages, give the gates their
@@ -278,6 +283,7 @@ class _TurnLoop(RunExits):
         if assistant.is_empty():
             return self.degenerate_reply(assistant)
         self.degenerate.empty = 0
+        self.end_reason = None  # an answer after an accepted empty one
         self.append(assistant)
         self.emit(MessageEnd(message=assistant))
         if assistant.text:

@@ -9,7 +9,7 @@ partial message (what was said so far) so the transcript keeps it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 import anyio
 
 from rein.harness.calls.arguments import bounded_tool_calls
+from rein.harness.config import EmptyAnswerWithChanges
 from rein.harness.errors import ModelError
 from rein.harness.events import Emit, MessageDelta, MessageStart
 from rein.harness.messages import AssistantMessage, TextPart, ThinkingPart
@@ -153,8 +154,11 @@ class DegenerateReplies:
     Any other empty reply is retried ``max_empty_retries`` times, then
     accepted as the turn's answer, and the run's end says so."""
 
-    def __init__(self, max_empty_retries: int) -> None:
+    def __init__(
+        self, max_empty_retries: int, with_changes: EmptyAnswerWithChanges = "fail"
+    ) -> None:
         self.max_empty_retries = max_empty_retries
+        self.with_changes = with_changes
         self.empty = 0
         self.cut = 0
 
@@ -184,4 +188,18 @@ class DegenerateReplies:
             f"the model returned an empty reply {self.empty + 1} times; its empty reply is "
             "taken as the turn's answer (harness.maxEmptyRetries)",
             accept=True,
+        )
+
+    def unanswered_changes(self, paths: Sequence[str]) -> str | None:
+        """The run's final answer is empty (an accepted empty reply) and the
+        run changed ``paths``: why it fails (None: the policy accepts it,
+        or nothing changed, and the run completes)."""
+        if self.with_changes != "fail" or not paths:
+            return None
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        return (
+            f"the model's final answer was empty after {self.max_empty_retries} "
+            f"{'retry' if self.max_empty_retries == 1 else 'retries'}, but the run changed "
+            f"files ({shown}): nothing says what was done or whether it is finished; review "
+            "the changes, then continue or ask again (harness.emptyAnswerWithChanges)"
         )
