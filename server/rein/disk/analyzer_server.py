@@ -562,6 +562,7 @@ class _Analyzer:
         client = self.client
         if client is None:
             return
+        said_bye = False
         try:
             if self.alive:
                 # Shielded: an answer after the bound completes the request
@@ -570,17 +571,24 @@ class _Analyzer:
                 answer.add_done_callback(_drop_late)
                 await asyncio.wait_for(asyncio.shield(answer), 3)
                 client.exit(None)
+                said_bye = True
         except Exception:
             log.debug("%s did not shut down cleanly", self.spec.name, exc_info=True)
         server = client._server
         if server is not None and server.returncode is None:
-            try:
-                await asyncio.wait_for(server.wait(), 3)
-            except TimeoutError:
-                server.kill()
-                # Reaped here, so its transport is closed before the loop is.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(server.wait(), 3)
+            # One that answered exits by itself; one busy past the bound
+            # (basedpyright mid-analysis) is terminated at once.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(server.wait(), 3 if said_bye else 0.1)
+            if server.returncode is None:
+                server.terminate()
+                try:
+                    await asyncio.wait_for(server.wait(), 2)
+                except TimeoutError:
+                    server.kill()
+                    # Reaped here, so its transport is closed before the loop is.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(server.wait(), 3)
         try:
             await asyncio.wait_for(client.stop(), 3)
         except (TimeoutError, Exception):

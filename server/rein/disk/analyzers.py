@@ -162,8 +162,8 @@ class AnalyzerPool:
 
     async def stop(self) -> None:
         await self.restarts.aclose()
-        for analyzer in self.analyzers:
-            await analyzer.stop()
+        # All at once: each may wait its bound on a busy server.
+        await asyncio.gather(*(analyzer.stop() for analyzer in self.analyzers))
 
     async def __aenter__(self) -> AnalyzerPool:
         await self.start()
