@@ -145,20 +145,24 @@ class AnalyzerPool:
         self.imports = ImportIndex(found, self.texts.read) if self.texts else None
         self.files = found[: self.max_files]
         self.existing = set(found)
-        for spec in self.specs:
-            executable = find_executable(spec.command[0])
-            if executable is None:
-                self.missing.append(spec.name)
-                continue
-            analyzer = _Analyzer(spec, executable, self)
-            try:
-                await analyzer.start()
-            except Exception as exc:
-                self.on_report(f"analyzer {spec.name} failed to start: {exc}")
-                self.failed.append(f"{spec.name} failed to start: {exc}")
-                await analyzer.stop()
-                continue
-            self.analyzers.append(analyzer)
+        found_specs = [(s, find_executable(s.command[0])) for s in self.specs]
+        self.missing += [spec.name for spec, executable in found_specs if executable is None]
+        # Started side by side (each waits for its initialize), kept in order.
+        started = await asyncio.gather(
+            *(self._start_one(spec, exe) for spec, exe in found_specs if exe is not None)
+        )
+        self.analyzers += [analyzer for analyzer in started if analyzer is not None]
+
+    async def _start_one(self, spec: AnalyzerSpec, executable: str) -> _Analyzer | None:
+        analyzer = _Analyzer(spec, executable, self)
+        try:
+            await analyzer.start()
+        except Exception as exc:
+            self.on_report(f"analyzer {spec.name} failed to start: {exc}")
+            self.failed.append(f"{spec.name} failed to start: {exc}")
+            await analyzer.stop()
+            return None
+        return analyzer
 
     async def stop(self) -> None:
         await self.restarts.aclose()
