@@ -10,22 +10,30 @@ from rein.evals._registry import Outcome, Rig, scenario
 from rein.evals.mutations import waiting_question_forgotten
 from rein.evals.scenarios._common import Events, call, complete, headless, plan
 from rein.harness import ToolResultMessage
+from rein.harness.events import PlanState, PlanUpdated, RunEnd, RunStart, ToolCallStart
 from rein.headless.run import TerminalUserChannel
 from rein.providers.replay import ReplayModel
 
 _QUESTION = "Greet with hello or hi?"
 
 
-def _types(events: list[Any], *kinds: str) -> list[str]:
-    """The events of ``kinds`` in order, each as its type (and its status or
-    state where it has one)."""
+def _runs(events: list[Any]) -> list[str]:
+    """The runs' starts, tool calls and ends in order: ``run_start``,
+    ``tool_call_start:<tool>``, ``run_end:<status>``."""
     out = []
     for e in events:
-        if e.type not in kinds:
-            continue
-        detail = getattr(e, "status", None) or getattr(e, "state", None) or getattr(e, "name", "")
-        out.append(f"{e.type}:{detail}" if detail else e.type)
+        if isinstance(e, RunStart):
+            out.append(e.type)
+        elif isinstance(e, ToolCallStart):
+            out.append(f"{e.type}:{e.name}")
+        elif isinstance(e, RunEnd):
+            out.append(f"{e.type}:{e.status}")
     return out
+
+
+def _plan_states(events: list[Any]) -> list[str]:
+    """The plan's states in order."""
+    return [e.state for e in events if isinstance(e, PlanState)]
 
 
 def _answered(messages: list[Any]) -> list[str]:
@@ -65,7 +73,7 @@ async def eval_agent_waits_then_resumes(rig: Rig) -> Outcome:
         s.subscribe(events)
         result = await s.prompt("hi")
         answers = _answered(list(s.agent.messages))
-    order = _types(events, "run_start", "tool_call_start", "run_end")
+    order = _runs(events)
     expected = [
         "run_start",
         "tool_call_start:ask_user",
@@ -110,7 +118,7 @@ async def eval_plan_waits_then_resumes(rig: Rig) -> Outcome:
         s.subscribe(events)
         waiting = await s.prompt("greet the person")
         session_id = s.session.id
-    stopped = _types(events, "plan_state")
+    stopped = _plan_states(events)
     second_turns: list[dict[str, Any]] = [
         {
             "expect": {"last_message_contains": "The person answered: hi"},
@@ -129,8 +137,8 @@ async def eval_plan_waits_then_resumes(rig: Rig) -> Outcome:
         s.subscribe(events)
         result = await s.prompt("hi")
         answers = _answered(list(s.agent.messages))
-    states = _types(events, "plan_state")[len(stopped) :]
-    steps = [e for e in events if e.type == "plan_updated"][-1].steps
+    states = _plan_states(events)[len(stopped) :]
+    steps = [e for e in events if isinstance(e, PlanUpdated)][-1].steps
     greeted = 'f"hi {name}"' in (rig.root / "app.py").read_text()
     return Outcome(
         result.status,
@@ -138,14 +146,8 @@ async def eval_plan_waits_then_resumes(rig: Rig) -> Outcome:
         list(events),
         script_turns=len(first.script.turns) + len(second_turns),
         check=waiting.status == "waiting"
-        and stopped[-1] == "plan_state:waiting"
-        and states
-        == [
-            "plan_state:waiting",
-            "plan_state:executing",
-            "plan_state:summarizing",
-            "plan_state:completed",
-        ]
+        and stopped == ["planning", "executing", "waiting"]
+        and states == ["waiting", "executing", "summarizing", "completed"]
         and [st.status for st in steps] == ["done", "done"]
         and answers == ["The person answered: hi"]
         and greeted,
