@@ -20,7 +20,7 @@ _QUESTION = "Greet with hello or hi?"
 def _runs(events: list[Any]) -> list[str]:
     """The runs' starts, tool calls and ends in order: ``run_start``,
     ``tool_call_start:<tool>``, ``run_end:<status>``."""
-    out = []
+    out: list[str] = []
     for e in events:
         if isinstance(e, RunStart):
             out.append(e.type)
