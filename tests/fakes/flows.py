@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from rein.flows.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
 from rein.harness import Agent, HarnessConfig
+from rein.harness.gating.gates import GatePipeline
 from rein.harness.messages import Message
 from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.tools import Tool, ToolEnvironment
@@ -36,6 +37,7 @@ def build_agent_flow(
     script: Script,
     *tools: Tool[Any],
     env: ToolEnvironment | None = None,
+    gates: GatePipeline | None = None,
     persistence: Persistence | None = None,
     messages: Sequence[Message] = (),
     **config: Any,
@@ -47,6 +49,7 @@ def build_agent_flow(
         tools=list(tools) or [EchoTool()],
         config=HarnessConfig(**config),
         env=env or ToolEnvironment(),
+        gates=gates,
         persistence=persistence,
         messages=messages,
     )
