@@ -32,6 +32,7 @@ from tests.fakes.diagnostics import (
 )
 from tests.fakes.editor import Editor, make_client, paired, wire
 from tests.fakes.events import EventLog, WaitingEventLog, assert_well_formed
+from tests.fakes.flows import PlanActSetup, build_agent_flow, build_plan_act_flow
 from tests.fakes.gates import RaisingGate, SlowGate
 from tests.fakes.lm import FakeLmHost, FakeLmProtocol, FakeLmServer, LmReply, wire_lm
 from tests.fakes.mcp import FakeMcpConnection, FakeMcpPorts
@@ -110,6 +111,7 @@ __all__ = [
     "LocalTerminal",
     "MemoryPersistence",
     "PausingModel",
+    "PlanActSetup",
     "RaisingGate",
     "SettlingFakeDiagnostics",
     "SleepArgs",
@@ -126,6 +128,8 @@ __all__ = [
     "analyzed_env",
     "assert_well_formed",
     "assistant",
+    "build_agent_flow",
+    "build_plan_act_flow",
     "call",
     "complete_turn",
     "fake_session_ports",

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from rein.analysis.gate import AnalyzerGate
-from rein.flows.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
-from rein.harness import Agent, HarnessConfig, ToolResultMessage, UserMessage
+from rein.flows.plan_act import PlanSnapshot
+from rein.harness import HarnessConfig, ToolResultMessage, UserMessage
 from rein.harness.events import PlanState, PlanStep
 from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.gating.gates import GatePipeline
@@ -16,11 +16,11 @@ from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import ModelOptions, Mutation
 from rein.harness.run.run_record import RunMutation
 from rein.harness.tools import ToolEnvironment
-from rein.providers.replay import ReplayModel
 from rein.tools.ask_user import AskUserTool
 from tests.fakes.approvals import FakeUserChannel
 from tests.fakes.diagnostics import analyzed_env
 from tests.fakes.events import EventLog
+from tests.fakes.flows import build_plan_act_flow
 from tests.fakes.models import FunctionModel, assistant, call, complete_turn, plan_turn
 from tests.fakes.persistence import MemoryPersistence
 from tests.fakes.tools import EchoTool, FailTool, FakeWriteTool
@@ -35,44 +35,6 @@ def echo(text: str = "x") -> dict[str, Any]:
     return {"tool_calls": [{"name": "echo", "arguments": {"text": text}}]}
 
 
-def make_flow(
-    planner_turns,
-    executor_turns,
-    *,
-    executor_tools=None,
-    gates=None,
-    env=None,
-    snapshot=None,
-    persistence=None,
-    messages=(),
-):
-    executor_tools = executor_tools or [EchoTool()]
-    planner_model = ReplayModel(planner_turns, name="planner")
-    executor_model = ReplayModel(executor_turns, name="executor")
-    planner = Agent(
-        planner_model,
-        system_prompt=planner_system_prompt(toolkit_overview(executor_tools)),
-        options=ModelOptions(tool_choice="required"),
-    )
-    executor = Agent(
-        executor_model,
-        tools=executor_tools,
-        env=env or ToolEnvironment(),
-        persistence=persistence,
-        messages=messages,
-    )
-    log = EventLog()
-    planner.subscribe(log)
-    executor.subscribe(log)
-    saved: list[PlanSnapshot] = []
-
-    async def save(snap: PlanSnapshot) -> None:
-        saved.append(PlanSnapshot.from_json(snap.to_json()))
-
-    flow = PlanActFlow(planner, executor, log, gates=gates, save_state=save, snapshot=snapshot)
-    return flow, planner_model, executor_model, log, saved
-
-
 def analyzer_env(
     files: dict[str, str] | None = None,
 ) -> tuple[ToolEnvironment, DiagnosticsCoordinator]:
@@ -85,7 +47,7 @@ def states(log: EventLog) -> list[str]:
 
 
 async def test_a_two_step_plan_runs_step_by_step_without_planner_round_trips() -> None:
-    flow, planner, executor, log, _ = make_flow(
+    flow, planner, executor, log, _ = build_plan_act_flow(
         [
             plan(("s1", "read the config"), ("s2", "update it")),
             {"expect": {"tool_choice": "none"}, "text": "Read and updated the config."},
@@ -117,7 +79,7 @@ async def test_a_two_step_plan_runs_step_by_step_without_planner_round_trips() -
 
 
 async def test_an_empty_plan_completes_at_once() -> None:
-    flow, planner, executor, log, _ = make_flow([plan()], [])
+    flow, planner, executor, log, _ = build_plan_act_flow([plan()], [])
     result = await flow.run("nothing")
     assert result.status == "completed" and "empty" in result.text
     assert states(log) == ["planning", "completed"]
@@ -125,7 +87,7 @@ async def test_an_empty_plan_completes_at_once() -> None:
 
 
 async def test_a_single_successful_step_skips_the_summary() -> None:
-    flow, planner, _, log, _ = make_flow(
+    flow, planner, _, log, _ = build_plan_act_flow(
         [plan(("s1", "do it"))], [echo(), complete("s1", summary="did it")]
     )
     result = await flow.run("one thing")
@@ -135,7 +97,7 @@ async def test_a_single_successful_step_skips_the_summary() -> None:
 
 
 async def test_complete_step_without_work_is_rejected_as_a_readable_result() -> None:
-    flow, _, executor, log, _ = make_flow(
+    flow, _, executor, log, _ = build_plan_act_flow(
         [plan(("s1", "check the file"))],
         [
             complete("s1", summary="looks fine"),
@@ -155,7 +117,7 @@ async def test_complete_step_without_work_is_rejected_as_a_readable_result() -> 
 
 
 async def test_a_failed_step_enters_updating_and_the_planner_revises_the_rest() -> None:
-    flow, planner, _, log, _ = make_flow(
+    flow, planner, _, log, _ = build_plan_act_flow(
         [
             plan(("s1", "use the old API"), ("s2", "test it")),
             {
@@ -179,7 +141,7 @@ async def test_a_failed_step_enters_updating_and_the_planner_revises_the_rest() 
 
 
 async def test_a_text_reply_gets_one_nudge_then_the_step_fails() -> None:
-    flow, _, executor, log, _ = make_flow(
+    flow, _, executor, log, _ = build_plan_act_flow(
         [plan(("s1", "do it")), plan(("s2", "do it differently"))],
         [
             {"text": "I did it."},
@@ -203,7 +165,7 @@ async def test_a_text_reply_gets_one_nudge_then_the_step_fails() -> None:
 async def test_the_gates_run_after_the_last_step_over_every_change_of_the_plan() -> None:
     env, coordinator = analyzer_env()
     write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
-    flow, _, executor, log, _ = make_flow(
+    flow, _, executor, log, _ = build_plan_act_flow(
         [plan(("s1", "write a.py"), ("s2", "write b.py")), {"text": "Wrote both files."}],
         [
             write("a.py", "ERROR in a\n"),
@@ -235,7 +197,7 @@ async def test_the_gates_run_after_the_last_step_over_every_change_of_the_plan()
 
 
 async def test_a_waiting_question_resumes_with_the_reply_as_the_tool_result() -> None:
-    flow, _, executor, log, _ = make_flow(
+    flow, _, executor, log, _ = build_plan_act_flow(
         [plan(("s1", "pick a database"))],
         [
             {
@@ -263,7 +225,7 @@ async def test_a_waiting_question_resumes_with_the_reply_as_the_tool_result() ->
 
 async def test_a_plan_act_session_resumes_after_a_restart() -> None:
     persistence = MemoryPersistence()
-    flow, _, _, _, saved = make_flow(
+    flow, _, _, _, saved = build_plan_act_flow(
         [plan(("s1", "first"), ("s2", "second"))],
         [
             echo(),
@@ -279,7 +241,7 @@ async def test_a_plan_act_session_resumes_after_a_restart() -> None:
     # "Restart": new agents and a new flow from what was persisted.
     snapshot = saved[-1]
     assert snapshot.state == "waiting" and snapshot.index == 1
-    flow2, _, executor2, log2, _ = make_flow(
+    flow2, _, executor2, log2, _ = build_plan_act_flow(
         [{"text": "Both done."}],
         [
             {"expect": {"last_message_contains": "The person answered: yes"}, **echo()},
@@ -297,7 +259,7 @@ async def test_a_plan_act_session_resumes_after_a_restart() -> None:
 
 
 async def test_the_replan_budget_ends_the_flow() -> None:
-    flow, _, _, log, _ = make_flow(
+    flow, _, _, log, _ = build_plan_act_flow(
         [plan(("s1", "a")), plan(("s2", "b"))],
         [
             complete("s1", success=False, summary="no"),
@@ -311,7 +273,7 @@ async def test_the_replan_budget_ends_the_flow() -> None:
 
 
 async def test_an_executor_budget_that_runs_out_fails_the_step_not_the_process() -> None:
-    flow, _, executor, log, _ = make_flow(
+    flow, _, executor, log, _ = build_plan_act_flow(
         [plan(("s1", "loop")), plan()],
         [echo("1"), echo("2"), echo("3")],
     )
@@ -325,7 +287,7 @@ async def test_an_executor_budget_that_runs_out_fails_the_step_not_the_process()
 async def test_the_flow_leaves_the_planner_and_the_executor_as_they_were() -> None:
     env, coordinator = analyzer_env()
     write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
-    flow, planner_model, executor_model, log, _ = make_flow(
+    flow, planner_model, executor_model, log, _ = build_plan_act_flow(
         [plan(("s1", "write a.py"), ("s2", "write b.py")), {"text": "Wrote both files."}],
         [
             write("a.py", "ERROR in a\n"),
@@ -375,7 +337,7 @@ async def test_the_flow_leaves_the_planner_and_the_executor_as_they_were() -> No
 
 
 async def test_work_then_a_question_then_the_reply_then_complete_step_is_accepted() -> None:
-    flow, _, executor, log, saved = make_flow(
+    flow, _, executor, log, saved = build_plan_act_flow(
         [plan(("s1", "read, then ask"))],
         [
             echo("read it"),
@@ -400,7 +362,7 @@ async def test_work_then_a_question_then_the_reply_then_complete_step_is_accepte
 
 
 async def test_a_failed_work_tool_does_not_count_as_work() -> None:
-    flow, _, executor, log, _ = make_flow(
+    flow, _, executor, log, _ = build_plan_act_flow(
         [plan(("s1", "do it"))],
         [
             {"tool_calls": [{"name": "fail", "arguments": {"message": "no such file"}}]},
@@ -424,7 +386,7 @@ async def test_a_failed_work_tool_does_not_count_as_work() -> None:
 
 
 async def test_work_of_an_earlier_step_does_not_count_for_the_next() -> None:
-    flow, _, executor, log, _ = make_flow(
+    flow, _, executor, log, _ = build_plan_act_flow(
         [plan(("s1", "a"), ("s2", "b")), {"text": "Both."}],
         [
             echo(),
@@ -446,7 +408,7 @@ async def test_work_of_an_earlier_step_does_not_count_for_the_next() -> None:
 
 
 async def test_a_failed_summary_fails_the_run_with_the_reason() -> None:
-    flow, planner, _, log, _ = make_flow(
+    flow, planner, _, log, _ = build_plan_act_flow(
         [
             plan(("s1", "a"), ("s2", "b")),
             {"fault": {"kind": "status", "status": 400, "body": "context too long"}},
@@ -461,7 +423,7 @@ async def test_a_failed_summary_fails_the_run_with_the_reason() -> None:
 
 
 async def test_an_empty_summary_fails_the_run_with_the_reason() -> None:
-    flow, _, _, log, _ = make_flow(
+    flow, _, _, log, _ = build_plan_act_flow(
         [plan(("s1", "a"), ("s2", "b")), {"text": ""}, {"text": ""}, {"text": ""}],
         [echo(), complete("s1"), echo(), complete("s2")],
     )
@@ -485,20 +447,19 @@ async def test_the_summary_keeps_the_planners_options() -> None:
             assistant("Both done."),
         ]
     )
-    planner_model = FunctionModel(lambda request: next(turns))
     options = ModelOptions(model="big", max_tokens=321, temperature=0.2, tool_choice="required")
-    planner = Agent(planner_model, options=options)
-    executor = Agent(
-        ReplayModel([echo(), complete("s1"), echo(), complete("s2")]), tools=[EchoTool()]
+    flow, planner_model, _, _, _ = build_plan_act_flow(
+        FunctionModel(lambda request: next(turns)),
+        [echo(), complete("s1"), echo(), complete("s2")],
+        planner_options=options,
     )
-    flow = PlanActFlow(planner, executor, EventLog())
     result = await flow.run("go")
     assert result.status == "completed", result.error
     assert [r.options for r in planner_model.requests] == [
         options,
         options.model_copy(update={"tool_choice": "none"}),
     ]
-    assert planner.options == options
+    assert flow.planner.options == options
 
 
 # ------------------------------------------------ unvalidated changes kept
@@ -524,7 +485,7 @@ async def test_restored_changes_are_validated_by_the_last_steps_gates() -> None:
     assert [(m.generation, m.paths, m.origin) for m in snapshot.unvalidated] == [
         (0, ("a.py",), "tool")
     ]
-    flow, _, executor, log, saved = make_flow(
+    flow, _, executor, log, saved = build_plan_act_flow(
         [{"text": "Wrote both."}],
         [
             write("b.py", "fine\n"),
@@ -547,7 +508,7 @@ async def test_changes_of_unfinished_steps_are_stored_with_the_plan() -> None:
     workspace = FakeWorkspace()
     env = ToolEnvironment(workspace=TrackedWorkspace(workspace, MutationLog()))
     write = {"tool_calls": [{"name": "write", "arguments": {"path": "a.py", "content": "x\n"}}]}
-    flow, _, _, _, saved = make_flow(
+    flow, _, _, _, saved = build_plan_act_flow(
         [plan(("s1", "write"), ("s2", "ask"), ("s3", "more"))],
         [
             write,
@@ -586,7 +547,7 @@ async def test_a_plan_interrupted_between_steps_starts_the_next_step_with_its_ow
         index=1,
         step_work=["echo"],
     )
-    flow, _, executor, log, _ = make_flow(
+    flow, _, executor, log, _ = build_plan_act_flow(
         [{"text": "Both done."}],
         [
             {
@@ -616,7 +577,7 @@ async def test_a_failed_last_step_skips_the_gates_and_its_change_is_validated_af
     that change and the executor repairs it."""
     env, coordinator = analyzer_env()
     write = lambda p, c: {"tool_calls": [{"name": "write", "arguments": {"path": p, "content": c}}]}  # noqa: E731
-    flow, _, _, log, _ = make_flow(
+    flow, _, _, log, _ = build_plan_act_flow(
         [
             plan(("s1", "write a.py")),
             {
@@ -652,7 +613,7 @@ async def test_an_abort_between_two_runs_stops_the_flow_before_the_next_run() ->
     """The person aborts while the flow is between runs (it has entered
     "summarizing" and saves it; no Agent run is active): the flow takes the
     abort, the summary run never starts, and the plan keeps its state."""
-    flow, planner, _, log, _ = make_flow(
+    flow, planner, _, log, _ = build_plan_act_flow(
         [plan(("s1", "a"), ("s2", "b")), {"text": "never asked"}],
         [echo(), complete("s1"), echo(), complete("s2")],
     )
@@ -713,7 +674,9 @@ def resumed(state: str) -> tuple[PlanSnapshot, list, list]:
 @pytest.mark.parametrize("state", ["planning", "executing", "waiting", "updating", "summarizing"])
 async def test_a_resumed_plan_says_where_it_stands_before_it_goes_on(state: str) -> None:
     snapshot, planner_turns, executor_turns = resumed(state)
-    flow, planner, executor, log, _ = make_flow(planner_turns, executor_turns, snapshot=snapshot)
+    flow, planner, executor, log, _ = build_plan_act_flow(
+        planner_turns, executor_turns, snapshot=snapshot
+    )
     result = await flow.run("go on")
     assert result.status == "completed", result.error
     # The first event of the message, before any model request: where it stands.
@@ -726,7 +689,9 @@ async def test_a_resumed_plan_says_where_it_stands_before_it_goes_on(state: str)
 @pytest.mark.parametrize("state", ["idle", "completed", "failed"])
 async def test_a_finished_plan_starts_the_new_task_from_where_it_stood(state: str) -> None:
     snapshot = PlanSnapshot(task="old", state=state, steps=_steps("done"))  # type: ignore[arg-type]
-    flow, _, _, log, _ = make_flow([plan(("s1", "a"))], [echo(), complete("s1")], snapshot=snapshot)
+    flow, _, _, log, _ = build_plan_act_flow(
+        [plan(("s1", "a"))], [echo(), complete("s1")], snapshot=snapshot
+    )
     result = await flow.run("a new task")
     assert result.status == "completed", result.error
     first = log.events[0]

@@ -10,7 +10,8 @@ from rein.harness.agent import dangling_tool_calls
 from rein.harness.tools import ToolEnvironment
 from rein.providers.replay import ReplayModel
 from rein.tools.task import TaskTool
-from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.events import assert_well_formed
+from tests.fakes.flows import build_agent_flow
 from tests.fakes.persistence import MemoryPersistence
 from tests.fakes.tools import EchoTool, SleepTool
 
@@ -40,9 +41,7 @@ def setup(parent_turns, child_turns, *, child_tools=None, persistence=None):
         child_model, registry, env, persistence_for=persistence_for, clock=lambda: 0.0
     )
     parent_model = ReplayModel(parent_turns, name="parent")
-    parent = Agent(parent_model, tools=[TaskTool(), *registry_tools(registry)], env=env)
-    log = EventLog()
-    parent.subscribe(log)
+    parent, log = build_agent_flow(parent_model, TaskTool(), *registry_tools(registry), env=env)
     return parent, parent_model, child_model, log, memories
 
 

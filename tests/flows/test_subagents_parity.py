@@ -20,7 +20,7 @@ from rein.tools.ask_user import AskUserTool
 from rein.tools.task import TaskTool
 from tests.fakes.approvals import FakeUserChannel
 from tests.fakes.diagnostics import LineAnalyzer
-from tests.fakes.events import EventLog
+from tests.fakes.flows import build_agent_flow
 from tests.fakes.persistence import MemoryPersistence
 from tests.fakes.tools import EchoTool, FakeWriteTool
 from tests.fakes.workspace import FakeWorkspace
@@ -54,15 +54,14 @@ def gated_parent(parent_turns: list[dict], child_turns: list[dict]):
     child_model = ReplayModel(child_turns, name="child")
     env.subagents = SubagentSpawner(child_model, registry, env, default_tools=["write"])
     parent_model = ReplayModel(parent_turns, name="parent")
-    parent = Agent(
+    parent, log = build_agent_flow(
         parent_model,
-        tools=[TaskTool(), FakeWriteTool()],
+        TaskTool(),
+        FakeWriteTool(),
         env=env,
         gates=GatePipeline([AnalyzerGate(coordinator)]),
-        config=HarnessConfig(max_repair_attempts=2),
+        max_repair_attempts=2,
     )
-    log = EventLog()
-    parent.subscribe(log)
     return parent, parent_model, child_model, log, workspace
 
 
@@ -295,9 +294,7 @@ async def test_the_childs_text_deltas_are_forwarded_joined() -> None:
     env.subagents = SubagentSpawner(
         child_model, ToolRegistry([EchoTool()]), env, clock=lambda: next(ticks)
     )
-    parent = Agent(ReplayModel([task("find"), {"text": "ok"}]), tools=[TaskTool()], env=env)
-    log = EventLog()
-    parent.subscribe(log)
+    parent, log = build_agent_flow([task("find"), {"text": "ok"}], TaskTool(), env=env)
     assert (await parent.prompt("go")).status == "completed"
     inner = [a.event for a in log.of("subagent_activity")]
     deltas = [e["delta"] for e in inner if e["type"] == "message_delta"]

@@ -11,7 +11,6 @@ from rein.harness import (
     AgentBusyError,
     AssistantMessage,
     Block,
-    HarnessConfig,
     Hooks,
     ToolContext,
     ToolResult,
@@ -26,17 +25,13 @@ from rein.harness.ports import ModelOptions, ModelRequest
 from rein.providers.replay import ReplayModel
 from tests.fakes.clock import run_in_virtual_time
 from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.flows import build_agent_flow
 from tests.fakes.models import FunctionModel, assistant, call
 from tests.fakes.tools import EchoArgs, EchoTool, FailTool, FunctionTool, SleepTool
 
 
 def make_agent(model, *tools, **config) -> tuple[Agent, EventLog]:
-    agent = Agent(
-        model, tools=list(tools) or [EchoTool(), FailTool()], config=HarnessConfig(**config)
-    )
-    log = EventLog()
-    agent.subscribe(log)
-    return agent, log
+    return build_agent_flow(model, *(tools or (EchoTool(), FailTool())), **config)
 
 
 def tool_results(agent: Agent) -> list[ToolResultMessage]:

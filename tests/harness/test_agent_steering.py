@@ -19,16 +19,10 @@ from rein.harness.ports import ModelRequest
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.providers.replay import ReplayModel
 from tests.fakes.events import EventLog, assert_well_formed
+from tests.fakes.flows import build_agent_flow
 from tests.fakes.models import FunctionModel, assistant, call
 from tests.fakes.persistence import MemoryPersistence
 from tests.fakes.tools import EchoArgs, EchoTool, SleepTool
-
-
-def make_agent(model: Any, *tools: Any, **config: Any) -> tuple[Agent, EventLog]:
-    agent = Agent(model, tools=list(tools) or [EchoTool()], config=HarnessConfig(**config))
-    log = EventLog()
-    agent.subscribe(log)
-    return agent, log
 
 
 def steers(request: ModelRequest) -> list[str]:
@@ -84,7 +78,7 @@ async def test_the_external_source_is_drained_at_every_boundary_before_the_queue
         return assistant("done")
 
     model = FunctionModel(turn)
-    agent, log = make_agent(model, steering_mode="all")
+    agent, log = build_agent_flow(model, steering_mode="all")
     agent.steer("from the queue")  # queued before the run: delivered with the inbox
     agent.external_steering_source = source  # late wiring, after construction
     result = await agent.prompt("go")
@@ -100,7 +94,7 @@ async def test_a_raising_external_source_is_reported_and_loses_nothing() -> None
         raise RuntimeError("inbox offline")
 
     model = ReplayModel([{"text": "done"}])
-    agent, log = make_agent(model)
+    agent, log = build_agent_flow(model)
     agent.external_steering_source = source
     agent.steer("kept")
     result = await agent.prompt("go")
@@ -115,7 +109,7 @@ async def test_a_running_tool_can_await_steering_arrived() -> None:
     model = ReplayModel(
         [{"tool_calls": [{"name": "wait", "arguments": {"text": "x"}}]}, {"text": "ok"}]
     )
-    agent, _ = make_agent(model, tool)
+    agent, _ = build_agent_flow(model, tool)
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.prompt, "go")
         await tool.started.wait()
@@ -134,7 +128,7 @@ async def test_poke_wakes_the_tool_without_queueing_and_the_external_mail_lands_
     model = ReplayModel(
         [{"tool_calls": [{"name": "wait", "arguments": {"text": "x"}}]}, {"text": "ok"}]
     )
-    agent, _ = make_agent(model, tool)
+    agent, _ = build_agent_flow(model, tool)
     agent.external_steering_source = source
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.prompt, "go")
@@ -158,7 +152,7 @@ async def test_the_external_probe_soft_yields_a_long_tool() -> None:
     model = ReplayModel(
         [{"tool_calls": [{"name": "wait", "arguments": {"text": "x"}}]}, {"text": "ok"}]
     )
-    agent, _ = make_agent(model, tool, external_steering_probe_ms=10)
+    agent, _ = build_agent_flow(model, tool, external_steering_probe_ms=10)
     agent.external_steering_source = source
     agent.external_steering_probe = probe
     async with anyio.create_task_group() as tg:
@@ -178,7 +172,7 @@ async def test_a_steer_during_the_final_turn_starts_another_turn() -> None:
         return assistant("did the one more thing")
 
     model = FunctionModel(turn)
-    agent, _ = make_agent(model)
+    agent, _ = build_agent_flow(model)
     result = await agent.prompt("go")
     assert result.status == "completed"
     assert len(model.requests) == 2
@@ -198,7 +192,7 @@ async def test_one_at_a_time_delivers_each_remaining_steer_at_its_own_boundary()
         return assistant(f"answer {len(model.requests)}")
 
     model = FunctionModel(turn)
-    agent, log = make_agent(model)
+    agent, log = build_agent_flow(model)
     assert agent.config.steering_mode == "one-at-a-time"  # the default
     result = await agent.prompt("go")
     assert result.status == "completed"
@@ -260,7 +254,7 @@ async def test_abort_while_the_store_commits_stops_the_follow_up() -> None:
 
 async def test_continue_run_starts_from_queued_messages_after_an_answer() -> None:
     model = ReplayModel([{"text": "first answer"}, {"text": "continued"}])
-    agent, _ = make_agent(model)
+    agent, _ = build_agent_flow(model)
     await agent.prompt("go")
     with pytest.raises(ValueError, match="nothing is queued"):
         await agent.continue_run()
@@ -340,7 +334,7 @@ async def test_a_host_task_linked_to_the_cancel_token_is_cancelled_by_abort() ->
     sleeper = SleepTool()
     side_cancelled = anyio.Event()
     model = ReplayModel([{"tool_calls": [{"name": "sleep", "arguments": {"seconds": 30}}]}])
-    agent, _ = make_agent(model, sleeper)
+    agent, _ = build_agent_flow(model, sleeper)
     assert agent.cancel_token is None
 
     async def side_work() -> None:
@@ -368,7 +362,7 @@ async def test_async_listeners_are_awaited_in_order_and_wait_for_idle_waits_for_
         handled.append(event.type)
 
     model = ReplayModel([{"text": "hi"}])
-    agent, log = make_agent(model)
+    agent, log = build_agent_flow(model)
     agent.subscribe(slow_listener)
     await agent.prompt("go")
     await agent.wait_for_idle()
@@ -496,7 +490,7 @@ def test_the_default_idle_timeout_exceeds_every_default_gate_and_tool_timeout() 
 
 async def test_a_steer_left_from_an_earlier_run_is_delivered_late_and_says_so() -> None:
     model = ReplayModel([{"text": "first"}, {"text": "second"}])
-    agent, log = make_agent(model)
+    agent, log = build_agent_flow(model)
     await agent.prompt("one")
     agent.steer("sent after the first run ended")
     assert agent.has_steering
@@ -514,7 +508,7 @@ async def test_a_steer_at_the_turn_limit_stays_queued_instead_of_going_unanswere
         return assistant("", call("echo", f"c{len(model.requests)}", text="x"))
 
     model = FunctionModel(turn)
-    agent, _ = make_agent(model, max_model_turns_per_run=1)
+    agent, _ = build_agent_flow(model, max_model_turns_per_run=1)
     result = await agent.prompt("go")
     assert result.status == "failed" and "model turns" in (result.error or "")
     assert agent.has_steering
@@ -545,7 +539,7 @@ async def test_a_steer_left_queued_in_one_at_a_time_mode_does_not_cut_later_tool
         return assistant("done")
 
     model = FunctionModel(turn)
-    agent, _ = make_agent(model, Probe())
+    agent, _ = build_agent_flow(model, Probe())
     await agent.prompt("go")
     # The first phase is woken by the steers that arrived during its turn;
     # the later ones, with "b" still queued for its own boundary, are not.
@@ -566,7 +560,7 @@ async def test_mail_reaching_the_source_during_the_final_turn_starts_another_tur
         return assistant("answered the mail")
 
     model = FunctionModel(turn)
-    agent, _ = make_agent(model)
+    agent, _ = build_agent_flow(model)
     agent.external_steering_source = source
     result = await agent.prompt("go")
     assert len(model.requests) == 2

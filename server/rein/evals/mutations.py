@@ -38,6 +38,7 @@ __all__ = [
     "subagent_questions_dropped",
     "subagents_off",
     "summary_failure_ignored",
+    "waiting_question_forgotten",
 ]
 
 
@@ -190,3 +191,17 @@ def summary_failure_ignored(rig: Rig) -> None:
         return result
 
     rig.patches.append(mock.patch.object(PlanActFlow, "_finish", ignoring))
+
+
+def waiting_question_forgotten(rig: Rig) -> None:
+    """The stored session drops the question it waits on (patched
+    ``SessionManager._memory_state``): a session loaded from the store takes
+    the person's answer as a new message, not as the question's result."""
+    from rein.session.manager import SessionManager
+
+    original = SessionManager._memory_state
+
+    def forgetful(session: Any, waiting_for: str | None) -> dict[str, Any]:
+        return {**original(session, waiting_for), "waiting_for": None}
+
+    rig.patches.append(mock.patch.object(SessionManager, "_memory_state", staticmethod(forgetful)))
