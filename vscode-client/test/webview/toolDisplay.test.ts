@@ -56,7 +56,7 @@ describe('tool results by their display kind in the chat webview', () => {
 
   it('shows a result of no declared kind as text', async () => {
     const shown = await result('text');
-    assert.equal(await shown.evaluate((el) => el.tagName), 'PRE');
+    assert.equal(await shown.evaluate((el: { tagName: string }) => el.tagName), 'PRE');
     assert.equal(await shown.textContent(), '# not a heading\n| a |');
   });
 
@@ -82,14 +82,14 @@ describe('tool results by their display kind in the chat webview', () => {
 
   it('pretty-prints a JSON result, and shows JSON cut short as it is', async () => {
     const shown = await result('json');
-    assert.equal(await shown.evaluate((el) => el.tagName), 'PRE');
+    assert.equal(await shown.evaluate((el: { tagName: string }) => el.tagName), 'PRE');
     assert.equal(await shown.textContent(), '{\n  "model": "gpt",\n  "limits": [\n    1,\n    2\n  ]\n}');
     assert.equal(await (await result('cut')).textContent(), '{"model": "gp');
   });
 
   it('shows a failed call\'s error as text whatever the kind', async () => {
     const shown = await result('failed');
-    assert.equal(await shown.evaluate((el) => el.tagName), 'PRE');
+    assert.equal(await shown.evaluate((el: { tagName: string }) => el.tagName), 'PRE');
     assert.equal(await shown.textContent(), '# boom');
   });
 
