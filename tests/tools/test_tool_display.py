@@ -61,6 +61,20 @@ async def grid() -> list[list[Any]]:
     return [["name", "score"], ["ann", 3], ["bo"]]
 
 
+class _NoArgs(BaseModel):
+    pass
+
+
+class Changes(Tool[_NoArgs]):
+    name: ClassVar[str] = "changes"
+    description: ClassVar[str] = "The pending changes as a diff."
+    args_model: ClassVar[type[BaseModel]] = _NoArgs
+    display = "diff"
+
+    async def execute(self, args: _NoArgs, ctx: ToolContext) -> ToolResult | str:
+        return ToolResult("-a\n+b")
+
+
 def test_the_display_kinds() -> None:
     assert DISPLAY_KINDS == ("text", "markdown", "diff", "table", "json")
 
@@ -142,8 +156,8 @@ async def _run(tools: list[Any], names: list[str]) -> tuple[Agent, list[ToolCall
 
 
 async def test_the_tool_call_end_carries_the_display_and_the_model_reads_text() -> None:
-    names = ["summary", "sizes", "settings", "change", "broken", "plain", "grid"]
-    agent, ends = await _run([*Report().tools(), plain, grid], names)
+    names = ["summary", "sizes", "settings", "change", "broken", "plain", "grid", "changes"]
+    agent, ends = await _run([*Report().tools(), plain, grid, Changes()], names)
     assert [(e.name, e.display) for e in ends] == [
         ("summary", "markdown"),
         ("sizes", "table"),
@@ -152,6 +166,7 @@ async def test_the_tool_call_end_carries_the_display_and_the_model_reads_text() 
         ("broken", "text"),  # a failed call's error is text
         ("plain", "text"),
         ("grid", "table"),
+        ("changes", "diff"),  # a Tool class's own
     ]
     read = {m.tool_name: m.content for m in agent.messages if m.role == "tool"}  # type: ignore[union-attr]
     assert read["sizes"] == (
