@@ -53,7 +53,9 @@ def table_text(rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]]) -> s
     if all(isinstance(row, Mapping) for row in rows):
         header: list[str] = []
         for row in rows:
-            header.extend(str(k) for k in row if str(k) not in header)
+            for key in row:
+                if str(key) not in header:
+                    header.append(str(key))
         body = [[row.get(k) for k in header] for row in rows]  # type: ignore[union-attr]
     elif all(isinstance(row, Sequence) and not isinstance(row, str) for row in rows):
         header = [str(cell) for cell in rows[0]]
