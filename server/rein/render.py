@@ -6,11 +6,66 @@ import json
 import sys
 from typing import Any, TextIO
 
+from rein.harness.calls.display import parse_table
 from rein.harness.events import Event
 
-__all__ = ["EventPrinter"]
+__all__ = ["EventPrinter", "result_lines"]
 
 _SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+#: The lines of a tool's result shown under its call (the rest counted).
+RESULT_LINES = 40
+_GREEN, _RED, _CYAN, _RESET = "\x1b[32m", "\x1b[31m", "\x1b[36m", "\x1b[0m"
+
+
+def _diff_line(line: str, colour: bool) -> str:
+    if not colour:
+        return line
+    if line.startswith("@@"):
+        return _CYAN + line + _RESET
+    if line.startswith("+") and not line.startswith("+++"):
+        return _GREEN + line + _RESET
+    if line.startswith("-") and not line.startswith("---"):
+        return _RED + line + _RESET
+    return line
+
+
+def _table_lines(text: str) -> list[str] | None:
+    table = parse_table(text)
+    if table is None:
+        return None
+    header, rows = table
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    aligned = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+    return [aligned[0], "  ".join("-" * w for w in widths), *aligned[1:]]
+
+
+def _json_lines(text: str) -> list[str] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return json.dumps(value, indent=2, ensure_ascii=False).splitlines()
+
+
+def result_lines(content: str, display: str, *, colour: bool = False) -> list[str]:
+    """A tool result shown by its display kind: markdown as it is, a diff
+    with its added and removed lines coloured (``colour``: a terminal), a
+    table in aligned columns, JSON pretty-printed; at most ``RESULT_LINES``."""
+    lines: list[str] | None = None
+    if display == "table":
+        lines = _table_lines(content)
+    elif display == "json":
+        lines = _json_lines(content)
+    if lines is None:
+        lines = content.strip("\n").splitlines()
+    if display == "diff":
+        lines = [_diff_line(line, colour) for line in lines]
+    if len(lines) > RESULT_LINES:
+        lines = [*lines[:RESULT_LINES], f"… ({len(lines) - RESULT_LINES} more lines)"]
+    return lines
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -75,12 +130,19 @@ class EventPrinter:
         elif t == "tool_call_end":
             mark = "✗" if event.is_error else "✓"
             detail = event.details.get("diff") if isinstance(event.details, dict) else None
-            self._line(
-                f"    {mark} {event.name} ({event.duration_ms:.0f} ms): {_one_line(event.content)}"
-            )
+            if event.display != "text" and not event.is_error:
+                self._line(f"    {mark} {event.name} ({event.duration_ms:.0f} ms):")
+                colour = self.out.isatty()
+                for line in result_lines(event.content, event.display, colour=colour):
+                    self.out.write(f"      {line}\n" if line else "\n")
+            else:
+                self._line(
+                    f"    {mark} {event.name} ({event.duration_ms:.0f} ms): "
+                    f"{_one_line(event.content)}"
+                )
             if isinstance(detail, str) and detail:
                 for line in detail.splitlines()[:12]:
-                    self.out.write(f"      {line}\n")
+                    self.out.write(f"      {line}\n" if line else "\n")
         elif t == "tool_retry":
             self._line(
                 f"    ↻ {event.name} retry {event.attempt} of {event.max_attempts} "

@@ -277,3 +277,35 @@ def test_usage_reports_the_context_fill_and_the_sessions_cost_while_known(
     assert third.cost is None
     [fourth] = mapper(TurnEnd(turn=4, usage=turn, cost=0.01))
     assert fourth.cost is None
+
+
+@pytest.mark.parametrize(
+    ("content", "display", "shown"),
+    [
+        pytest.param("# R\n\n- one", "markdown", "# R\n\n- one", id="markdown"),
+        pytest.param("| a |\n|---|\n| 1 |", "table", "| a |\n|---|\n| 1 |", id="table"),
+        pytest.param("-old\n+new\n", "diff", "```diff\n-old\n+new\n```", id="diff"),
+        pytest.param('{"a": [1]}', "json", '```json\n{\n  "a": [\n    1\n  ]\n}\n```', id="json"),
+        pytest.param('{"a": [', "json", '```json\n{"a": [\n```', id="json-cut-short"),
+        pytest.param("x\n```\ny", "diff", "````diff\nx\n```\ny\n````", id="fence-in-it"),
+        pytest.param("# not markdown", "text", "# not markdown", id="text"),
+    ],
+)
+def test_a_tool_result_shows_by_its_display_kind(
+    mapper: UpdateMapper, content: str, display: Any, shown: str
+) -> None:
+    mapper(ToolCallStart(tool_call_id="t1", name="report", arguments={}))
+    [end] = mapper(
+        ToolCallEnd(
+            tool_call_id="t1", name="report", is_error=False, content=content, display=display
+        )
+    )
+    assert end.content[0].content.text == shown
+
+
+def test_a_failed_tool_results_error_is_text_whatever_the_display(mapper: UpdateMapper) -> None:
+    mapper(ToolCallStart(tool_call_id="t2", name="report", arguments={}))
+    [end] = mapper(
+        ToolCallEnd(tool_call_id="t2", name="report", is_error=True, content="boom", display="json")
+    )
+    assert end.content[0].content.text == "boom"

@@ -22,9 +22,10 @@ import {
 } from '../src/shared/viewModel';
 import * as l10n from '@vscode/l10n';
 import { renderCheckpoint } from './checkpoints';
-import { diffPre, h, icon, inline, markdown, pre, severityName, usageText } from './dom';
+import { h, icon, inline, markdown, pre, severityName, usageText } from './dom';
 import type { IconName } from './icons';
 import { stateName } from './locale';
+import { toolResult } from './toolResult';
 
 function blockerCount(count: number): string {
   return count === 1 ? l10n.t('1 blocker') : l10n.t('{0} blockers', count);
@@ -131,8 +132,7 @@ function renderTool(item: ToolItem): HTMLElement {
     body.append(h('div', { class: 'label' }, l10n.t('Output')), pre(item.output, 'output'));
   }
   if (item.content !== undefined) {
-    const result = /^@@ .* @@/m.test(item.content) ? diffPre(item.content, 'result') : pre(item.content, 'result');
-    body.append(h('div', { class: 'label' }, item.status === 'error' ? l10n.t('Error') : l10n.t('Result')), result);
+    body.append(h('div', { class: 'label' }, item.status === 'error' ? l10n.t('Error') : l10n.t('Result')), toolResult(item, item.content));
   }
   return h(
     'details',

@@ -16,7 +16,7 @@ The mapping (docs/acp.md draws it for clients):
   locations, rawInput); ``tool_call_update`` output -> ``tool_call_update``
   with the output's bounded tail, a terminal -> terminal content;
   ``tool_call_end`` -> ``completed`` / ``failed`` with a diff for edits, else
-  the result text (bounded);
+  the result text (bounded; by its display kind: :mod:`rein.acp.result_text`);
 - ``gate_start`` / ``gate_result`` -> a ``think`` call "Check: <gate>";
   ``repair_attempt`` -> an ``other`` call "Repair n/max" with its blockers;
 - ``plan_updated`` -> ``plan``; ``turn_end`` -> ``usage_update``;
@@ -52,6 +52,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from rein.acp.result_text import result_text
 from rein.harness.events import Blocker, Event, PlanStep
 from rein.session.coalesce import COALESCE_S, DeltaCoalescer
 
@@ -330,7 +331,8 @@ class UpdateMapper:
                 content.append(helpers.tool_diff_content(self._abs(path), new, old))
         if not content or terminal is not None or event.is_error:
             if event.content:
-                content.append(_text(_head(event.content)))
+                display = "text" if event.is_error else event.display
+                content.append(_text(result_text(_head(event.content), display)))
         return [
             helpers.update_tool_call(
                 call,

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from rein.harness._event_base import _Event
+from rein.harness.calls.display import DisplayKind
 from rein.harness.feature_events import (
     CheckpointDropped,
     FilesRestored,
@@ -270,6 +271,11 @@ class ToolRetry(_Event):
 
 
 class ToolCallEnd(_Event):
+    """A tool call ended with ``content``, the text the model reads.
+    ``display`` says how to show it: the tool's display kind ("markdown",
+    "diff", "table": a markdown pipe table, "json"), "text" for a failed call
+    or a tool that declares none."""
+
     type: Literal["tool_call_end"] = "tool_call_end"
     tool_call_id: str
     name: str
@@ -277,6 +283,7 @@ class ToolCallEnd(_Event):
     content: str
     duration_ms: float = 0.0
     details: dict[str, Any] = Field(default_factory=dict)
+    display: DisplayKind = "text"
 
 
 class SteeringApplied(_Event):

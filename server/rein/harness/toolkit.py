@@ -9,14 +9,18 @@
   receives the call's context and is not an argument;
 * each argument's description comes from the docstring's Google-style
   ``Args:`` section, the tool's description from the text before it;
-* it returns ``str`` or :class:`~rein.harness.tools.ToolResult`.
+* it returns ``str`` or :class:`~rein.harness.tools.ToolResult` (a tool
+  whose ``display`` is "table" may return its rows, one whose ``display``
+  is "json" any JSON value: :mod:`rein.harness.calls.display`);
+* ``display`` (default: its toolkit's, else "text") says how clients show
+  the result: "text", "markdown", "diff", "table" or "json".
 
 A :class:`Toolkit` is a class whose ``@tool`` methods become tools
 (:meth:`Toolkit.tools`) and whose ``instructions`` become a
 ``<name_rules>`` section of the system prompt when one of its tools is
 offered (:func:`rein.harness.prompts.toolkit_rules_sections`). Mistakes in a
 definition (no docstring, a parameter without a type, an ``Args:`` entry for
-no parameter, a sync function) raise :class:`TypeError` at decoration time.
+no parameter, a sync function, an unknown display kind) raise :class:`TypeError` at decoration time.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints, o
 
 from pydantic import BaseModel, Field, create_model
 
+from rein.harness.calls.display import DisplayKind, check_display, display_text
 from rein.harness.tools import Tool, ToolClass, ToolContext, ToolResult
 
 __all__ = ["FunctionTool", "Toolkit", "parse_docstring", "tool"]
@@ -93,10 +98,14 @@ class FunctionTool(Tool[BaseModel]):
         tool_class: ToolClass = "other",
         prompt_section: str | None = None,
         timeout_s: float | None = None,
+        display: DisplayKind | None = None,
     ) -> None:
         where = f"@tool {fn.__qualname__}"
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"{where}: a tool must be an async function")
+        #: The display kind given to ``@tool`` (None: the toolkit's).
+        self._display = None if display is None else check_display(where, display)
+        self.display = self._display or "text"
         description, arg_docs = parse_docstring(fn.__doc__)
         if not description:
             raise TypeError(f"{where}: needs a docstring; its summary is the tool's description")
@@ -152,6 +161,7 @@ class FunctionTool(Tool[BaseModel]):
         bound._schema = None
         if isinstance(instance, Toolkit):
             bound.toolkit = instance
+            bound.display = self._display or instance.display
         return bound
 
     async def execute(self, args: BaseModel, ctx: ToolContext) -> ToolResult | str:
@@ -162,12 +172,9 @@ class FunctionTool(Tool[BaseModel]):
             kwargs[self._context_param] = ctx
         call = self._fn(self._bound, **kwargs) if self._method else self._fn(**kwargs)
         result = await call
-        if not isinstance(result, str | ToolResult):
-            raise TypeError(
-                f"tool {self.name!r} returned {type(result).__name__}; a tool returns a str "
-                "or a ToolResult"
-            )
-        return result
+        if isinstance(result, str | ToolResult):
+            return result
+        return display_text(f"tool {self.name!r}", self.display, result)
 
 
 @overload
@@ -181,6 +188,7 @@ def tool(
     tool_class: ToolClass = "other",
     prompt_section: str | None = None,
     timeout_s: float | None = None,
+    display: DisplayKind | None = None,
 ) -> Callable[[Callable[..., Awaitable[Any]]], FunctionTool]: ...
 
 
@@ -192,20 +200,29 @@ def tool(
     tool_class: ToolClass = "other",
     prompt_section: str | None = None,
     timeout_s: float | None = None,
+    display: DisplayKind | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Awaitable[Any]]], FunctionTool]:
     """Make a tool of a typed async function: ``@tool`` or
-    ``@tool(tool_class="write", name=..., prompt_section=..., timeout_s=...)``.
+    ``@tool(tool_class="write", name=..., prompt_section=..., timeout_s=...,
+    display=...)``.
 
     ``tool_class`` ("read", "write", "command" or "other") decides what the
     system prompt says the role may do and whether explain mode offers it
     (approval stays the tool's own: ``rein.tools.check_approval``); the
     prompt section defaults to
-    ``"`name`: <first paragraph of the description>"``.
+    ``"`name`: <first paragraph of the description>"``. ``display``
+    ("text", "markdown", "diff", "table" or "json"; default: the toolkit's,
+    else "text") says how clients show the result.
     """
 
     def make(f: Callable[..., Awaitable[Any]]) -> FunctionTool:
         return FunctionTool(
-            f, name=name, tool_class=tool_class, prompt_section=prompt_section, timeout_s=timeout_s
+            f,
+            name=name,
+            tool_class=tool_class,
+            prompt_section=prompt_section,
+            timeout_s=timeout_s,
+            display=display,
         )
 
     return make(fn) if fn is not None else make
@@ -218,11 +235,13 @@ class Toolkit:
     ``<name_rules>`` section its ``instructions`` become in the system
     prompt of a role offered one of its tools. A toolkit configured by
     ``tools.toolkits`` or a ``rein.toolkits`` entry point is made with no
-    arguments.
+    arguments. ``display`` is the display kind of its tools that do not
+    give one to ``@tool``.
     """
 
     name: ClassVar[str] = ""
     instructions: ClassVar[str] = ""
+    display: ClassVar[DisplayKind] = "text"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -230,6 +249,7 @@ class Toolkit:
             cls.name = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
         if not _NAME.match(cls.name):
             raise TypeError(f"toolkit {cls.__qualname__}: {cls.name!r} is not a valid name")
+        check_display(f"toolkit {cls.__qualname__}", cls.display)
 
     def tools(self) -> list[Tool[Any]]:
         """The toolkit's tools, bound to it, in definition order."""

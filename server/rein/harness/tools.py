@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from rein.harness.calls.display import DisplayKind, check_display
 from rein.harness.calls.tool_result import ToolResult
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Hooks
@@ -31,6 +32,7 @@ from rein.harness.run.run_record import RunRecord
 from rein.harness.run.steering import Steering, SteeringSignal
 
 __all__ = [
+    "DisplayKind",
     "Tool",
     "ToolCallExecutor",
     "ToolClass",
@@ -172,8 +174,17 @@ class Tool(ABC, Generic[ArgsT]):
     #: The toolkit the tool belongs to (its rules go into the prompt of a
     #: role offered the tool); None for a tool of no toolkit.
     toolkit: ToolkitRules | None = None
+    #: How clients show the tool's result (``tool_call_end.display``):
+    #: "text", "markdown", "diff", "table" or "json"; the model reads the
+    #: same text whatever the kind.
+    display: DisplayKind = "text"
 
     _schema: ToolSchema | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "display" in cls.__dict__:
+            check_display(f"tool {cls.__qualname__}", cls.__dict__["display"])
 
     @abstractmethod
     async def execute(self, args: ArgsT, ctx: ToolContext) -> ToolResult | str: ...

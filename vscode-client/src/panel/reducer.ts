@@ -701,6 +701,7 @@ export class PanelState {
     tool.status = event.is_error ? 'error' : 'ok';
     tool.durationMs = event.duration_ms;
     tool.content = event.content;
+    tool.display = event.display && event.display !== 'text' ? event.display : undefined;
     tool.statusText = undefined;
     const details: ToolDetails = event.details ?? {};
     tool.denied = details.denied === true;

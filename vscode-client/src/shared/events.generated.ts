@@ -392,9 +392,15 @@ export interface ToolCall {
   type: 'tool_call';
 }
 
+/**
+ * A tool call ended with ``content``, the text the model reads. ``display`` says how to show it:
+ * the tool's display kind ("markdown", "diff", "table": a markdown pipe table, "json"), "text" for
+ * a failed call or a tool that declares none.
+ */
 export interface ToolCallEnd {
   content: string;
   details?: Record<string, unknown>;
+  display?: 'text' | 'markdown' | 'diff' | 'table' | 'json';
   duration_ms?: number;
   is_error: boolean;
   name: string;

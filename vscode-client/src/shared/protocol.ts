@@ -10,7 +10,7 @@
  * only the generated types.
  */
 
-import { EVENT_TYPES, type AssistantMessage, type Blocker, type ReinEvent, type ToolResultMessage, type UserMessage } from './events.generated';
+import { EVENT_TYPES, type AssistantMessage, type Blocker, type ReinEvent, type ToolCallEnd, type ToolResultMessage, type UserMessage } from './events.generated';
 
 export type {
   AgentEnd,
@@ -32,6 +32,9 @@ export type {
   Usage,
   UserMessage,
 } from './events.generated';
+
+/** How the panel shows a tool's result: the kind its tool declared (`tool_call_end.display`). */
+export type ToolDisplay = NonNullable<ToolCallEnd['display']>;
 
 export const Methods = {
   prompt: 'rein/prompt',

@@ -18,6 +18,7 @@ import type {
   PreviewState,
   ReviewFile,
   RunStatus,
+  ToolDisplay,
   Usage,
 } from './protocol';
 
@@ -75,6 +76,8 @@ export interface ToolItem extends ItemBase {
   statusText?: string | undefined;
   /** The result the model got. */
   content?: string | undefined;
+  /** How the result is shown (`tool_call_end.display`); undefined: text. */
+  display?: ToolDisplay | undefined;
   edit?: EditInfo | undefined;
   denied?: boolean | undefined;
   /** An MCP tool: the server it belongs to (`details.mcpServer`). */

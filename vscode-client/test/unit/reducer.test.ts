@@ -244,6 +244,19 @@ describe('PanelState details', () => {
     assert.equal(items[0]?.kind === 'tool' && items[0].summary, 'a.py');
   });
 
+  it('keeps the display kind of a tool result, none for text', () => {
+    const state = new PanelState('s');
+    state.apply({ type: 'tool_call_end', tool_call_id: 'a', name: 'report', is_error: false, content: '# R', display: 'markdown' } as never);
+    state.apply({ type: 'tool_call_end', tool_call_id: 'b', name: 'sizes', is_error: false, content: '| a |\n|---|', display: 'table' } as never);
+    state.apply({ type: 'tool_call_end', tool_call_id: 'c', name: 'grep', is_error: false, content: 'x', display: 'text' } as never);
+    state.apply({ type: 'tool_call_end', tool_call_id: 'd', name: 'old', is_error: false, content: 'x' } as never);
+    const tools = state.view().items.filter((item): item is ToolItem => item.kind === 'tool');
+    assert.deepEqual(
+      tools.map((tool) => tool.display),
+      ['markdown', 'table', undefined, undefined],
+    );
+  });
+
   it('creates a tool row from its end alone and marks unfinished calls when the run ends', () => {
     const state = new PanelState('s');
     state.apply({ type: 'run_start', run_id: 'r' } as never);

@@ -330,6 +330,7 @@ class ToolExecutor:
                 content=content,
                 duration_ms=(time.perf_counter() - started) * 1000.0,
                 details=result.details,
+                display=tool.display if tool is not None and not result.is_error else "text",
             )
         )
         if result.details.get("stuck") and self.stuck is not None and self.stuck.policy == "cancel":
