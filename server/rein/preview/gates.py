@@ -23,6 +23,7 @@ from rein.harness.events import Blocker
 from rein.harness.gating.gates import Gate, GateContext, GateOutcome
 from rein.preview.coordinator import Observation, PreviewCoordinator, PreviewOutcome
 from rein.preview.output_log import FRAME
+from rein.preview.watch import start_watched
 
 __all__ = ["PreviewLoadGate", "PreviewStartGate", "RuntimeObservationGate", "preview_gates"]
 
@@ -96,9 +97,10 @@ class PreviewLoadGate:
         self.mark = outcome.mark
         if outcome.action == "unchanged":
             return GateOutcome(detail=f"generation {outcome.generation} is already loaded")
-        return GateOutcome(
-            detail=f"loaded generation {outcome.generation} ({preview.config.reload})"
-        )
+        how = outcome.strategy or preview.config.reload
+        if how != preview.config.reload:
+            how = f"{how}: a dependency manifest changed"
+        return GateOutcome(detail=f"loaded generation {outcome.generation} ({how})")
 
 
 class RuntimeObservationGate:
@@ -149,12 +151,12 @@ class PreviewStartGate:
             return GateOutcome(detail="the preview is running")
         if ctx.touched and not any(preview.config.is_code(p) for p in ctx.touched):
             return GateOutcome(detail="the run changed no code; the preview is not started")
-        outcome = await preview.start(ctx.generation, emit=ctx.emit)
+        watched = await start_watched(preview, ctx.generation, emit=ctx.emit)
+        outcome, observation = watched.outcome, watched.observation
         if not outcome.ok:
             return GateOutcome([_failure_blocker(self.name, outcome)], detail=outcome.message)
-        if outcome.action == "unchanged":
+        if observation is None:
             return GateOutcome(detail="the preview is running")
-        observation = await preview.observe(outcome.mark, emit=ctx.emit)
         if not observation.ok:
             return GateOutcome(
                 [_runtime_blocker(self.name, observation, ctx)], detail=observation.message
