@@ -5,11 +5,8 @@ editor's ``rein/preview`` start and restart share it."""
 
 from __future__ import annotations
 
-import re
-
 from rein.harness.events import Emit
 from rein.preview.coordinator import PreviewCoordinator
-from rein.preview.output_log import find_errors
 from rein.preview.values import Observation, Watched
 
 __all__ = ["start_watched"]
@@ -23,7 +20,7 @@ async def start_watched(
     emit: Emit | None = None,
 ) -> Watched:
     """Start (or ``restart``) the preview and observe it when it started; a
-    failed start's observation is what its output tail showed. An unchanged
+    failed start's observation is its output tail and exit code. An unchanged
     start (it ran already), a busy or an unconfigured preview is not
     observed. Bounded by the busy, readiness and observation
     settings; cancelling it before the program is up stops the program."""
@@ -32,10 +29,9 @@ async def start_watched(
     else:
         outcome = await preview.start(generation, emit=emit)
     if outcome.action == "failed":
-        # What its output showed before it failed (the tail it failed with).
-        patterns = [re.compile(p) for p in preview.config.error_patterns]
-        matches, _ = find_errors(list(outcome.lines), patterns)
-        seen = Observation(outcome.message, tuple(matches), outcome.lines, outcome.exit_code)
+        # Error output ends the readiness wait as a start (the observation
+        # reports it), so a failed start printed none: its tail and exit.
+        seen = Observation(outcome.message, (), outcome.lines, outcome.exit_code)
         return Watched(outcome, seen)
     if outcome.action != "started":
         return Watched(outcome)
