@@ -2,12 +2,14 @@
 (:func:`preview_gates`):
 
 * :class:`PreviewLoadGate` loads the validated changes into the running
-  preview (restart, signal, or wait for the program's own reload); a failed
+  preview (restart, signal, or wait for the program's own reload; a restart
+  after a dependency manifest changed, whatever the strategy); a failed
   reload is a blocker with the output tail;
 * :class:`RuntimeObservationGate` checks the output since that load at once,
   waits the observation window and checks again: new error output (or a
   non-zero exit) is a blocker with the matching lines and the traceback;
-* :class:`PreviewStartGate` starts (and observes) the preview when the run
+* :class:`PreviewStartGate` starts and observes the preview
+  (:func:`~rein.preview.watch.start_watched`, as the editor's start) when the run
   changed code and no preview runs (a run that changed only documentation,
   ``gates.preview.nonCode``, leaves it stopped).
 
