@@ -274,3 +274,34 @@ async def test_a_start_from_the_editor_is_watched_and_reports_a_crash_after_2_s(
 
         status = await request(editor, "rein/preview", {"action": "status"})
         assert "up" not in status and "error" not in status
+
+
+async def test_a_start_cancelled_before_the_program_is_up_stops_it(
+    previewapp: Path, tmp_path: Path
+) -> None:
+    (previewapp / "slow.py").write_text(
+        'import time\nprint("booting", flush=True)\ntime.sleep(60)\nprint("ready")\n'
+    )
+    async with running_server(previewapp, tmp_path) as editor:
+        configure(
+            editor,
+            tmp_path,
+            command=f"{shlex.quote(sys.executable)} slow.py",
+            readiness={"line": "^ready$", "timeoutMs": 60_000},
+        )
+        pending = editor.client.protocol.send_request(
+            "rein/preview", {"action": "start"}, msg_id="start-1"
+        )
+        await editor.wait_event(
+            lambda e: e["event"]["type"] == "preview_output" and "booting" in e["event"]["text"]
+        )
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert status["state"] == "starting", status
+        pid = status["pid"]
+        editor.client.protocol.notify("$/cancelRequest", lsp.CancelParams(id="start-1"))
+        stopped = await editor.wait_event(lambda e: e["event"]["type"] == "preview_stopped")
+        assert stopped["event"]["reason"] == "the start was cancelled"
+        assert not group_alive(pid)
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert status["state"] == "stopped" and "pid" not in status
+        pending.cancel()
