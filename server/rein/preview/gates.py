@@ -99,9 +99,10 @@ class PreviewLoadGate:
         self.mark = outcome.mark
         if outcome.action == "unchanged":
             return GateOutcome(detail=f"generation {outcome.generation} is already loaded")
-        how = outcome.strategy or preview.config.reload
-        if how != preview.config.reload:
-            how = f"{how}: a dependency manifest changed"
+        strategy = outcome.strategy or preview.config.reload
+        how: str = strategy
+        if strategy != preview.config.reload:
+            how = f"{strategy}: a dependency manifest changed"
         return GateOutcome(detail=f"loaded generation {outcome.generation} ({how})")
 
 

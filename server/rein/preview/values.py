@@ -10,6 +10,7 @@ from typing import Literal
 
 import anyio
 
+from rein.harness.config import PreviewReload
 from rein.harness.events import PreviewStateName
 from rein.harness.ports import PreviewProcess
 
@@ -46,7 +47,7 @@ class PreviewOutcome:
     exit_code: int | None = None
     #: How a reload loaded the change ("restart", "signal", "self"; a
     #: "self" or "signal" reload after a manifest change is a "restart").
-    strategy: str | None = None
+    strategy: PreviewReload | None = None
 
     @property
     def ok(self) -> bool:
