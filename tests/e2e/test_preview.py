@@ -441,3 +441,64 @@ async def test_files_the_preview_writes_are_not_external_changes(previewapp: Pat
     assert [p for batch in kept for p in batch] == ["settings.py"]
     # The log is the preview's because it holds it open, not by a setting.
     assert not config.is_output("app.log") and config.is_output("out/data.json")
+
+
+async def test_a_manifest_change_installs_then_restarts_a_preview_reloaded_by_signal(
+    previewapp: Path,
+) -> None:
+    """reload "signal", and the run changes pyproject.toml: the install runs
+    (the dependencies gate), then the preview is restarted (a new process),
+    not signalled."""
+    model = ReplayModel(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": "pyproject.toml",
+                            "old_string": 'version = "0.1.0"',
+                            "new_string": 'version = "0.2.0"',
+                        },
+                    }
+                ]
+            },
+            {"text": "bumped the version"},
+        ]
+    )
+    events = EventLog()
+    config = load_config(
+        {
+            "gates": {
+                "analyzer": {"enabled": False},
+                "dependencies": {"commands": {"pyproject.toml": "echo installed >> installs.log"}},
+                "preview": {
+                    "command": APP,
+                    "reload": "signal",
+                    "readiness": {"line": "^ready$"},
+                    "observationWindowMs": 300,
+                    "stopTimeoutMs": 2000,
+                },
+            }
+        }
+    )
+    async with HeadlessSession(previewapp, model, config, analyzers=(), watch=False) as session:
+        session.agent.subscribe(events)
+        session.preview_listeners.append(events)
+        started = await session.preview.start(session.workspace.generation)
+        assert started.ok, started.message
+        first = session.preview.pid
+        result = await session.prompt("bump the version")
+        assert result.status == "completed", result.error
+        assert (previewapp / "installs.log").read_text() == "installed\n"
+        gates = [(e.gate, e.passed, e.detail) for e in events.of("gate_result")]
+        assert [g[:2] for g in gates[:3]] == [
+            ("dependencies", True),
+            ("preview_load", True),
+            ("runtime_observation", True),
+        ]
+        assert gates[1][2] == "loaded generation 1 (restart: a dependency manifest changed)"
+        assert [e.strategy for e in events.of("preview_reloaded")] == ["restart"]
+        assert session.preview.pid not in (None, first)
+        assert session.preview.state == "running"
+    assert first is not None and not group_alive(first)

@@ -232,3 +232,76 @@ async def test_a_readme_change_does_not_start_the_preview(previewapp: Path, tmp_
         ]
         status = await request(editor, "rein/preview", {"action": "status"})
         assert status["state"] == "stopped" and "pid" not in status
+
+
+CRASHES_AFTER_2_S = """\
+import time
+
+print("serving on :8000", flush=True)
+time.sleep(2)
+raise RuntimeError("lost the database")
+"""
+
+
+async def test_a_start_from_the_editor_is_watched_and_reports_a_crash_after_2_s(
+    previewapp: Path, tmp_path: Path
+) -> None:
+    """Default readiness and observation: a program that crashes 2 s after
+    it starts is reported by the start as not up, with its error line and
+    exit code; fixed, a restart reports it up and by which rule."""
+    (previewapp / "crashes.py").write_text(CRASHES_AFTER_2_S)
+    async with running_server(previewapp, tmp_path) as editor:
+        configure(
+            editor,
+            tmp_path,
+            command=f"{shlex.quote(sys.executable)} crashes.py",
+            readiness={},
+            observationWindowMs=1000,
+        )
+        started = await request(editor, "rein/preview", {"action": "start"})
+        assert started["up"] is False, started
+        assert started["readyBy"] in ("quiet", "error output")  # the crash races the quiet rule
+        assert "RuntimeError: lost the database" in started["runtimeErrors"]
+        assert started["exitCode"] == 1 and started["state"] == "exited" and "pid" not in started
+        assert "RuntimeError: lost the database" in started["error"]
+        assert "the preview exited with code 1" in started["error"]
+
+        (previewapp / "crashes.py").write_text('import time\nprint("serving")\ntime.sleep(60)\n')
+        restarted = await request(editor, "rein/preview", {"action": "restart"})
+        assert restarted["up"] is True and restarted["readyBy"] == "quiet", restarted
+        assert restarted["runtimeErrors"] == [] and "error" not in restarted
+        assert restarted["state"] == "running" and "exitCode" not in restarted
+
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert "up" not in status and "error" not in status
+
+
+async def test_a_start_cancelled_before_the_program_is_up_stops_it(
+    previewapp: Path, tmp_path: Path
+) -> None:
+    (previewapp / "slow.py").write_text(
+        'import time\nprint("booting", flush=True)\ntime.sleep(60)\nprint("ready")\n'
+    )
+    async with running_server(previewapp, tmp_path) as editor:
+        configure(
+            editor,
+            tmp_path,
+            command=f"{shlex.quote(sys.executable)} slow.py",
+            readiness={"line": "^ready$", "timeoutMs": 60_000},
+        )
+        pending = editor.client.protocol.send_request(
+            "rein/preview", {"action": "start"}, msg_id="start-1"
+        )
+        await editor.wait_event(
+            lambda e: e["event"]["type"] == "preview_output" and "booting" in e["event"]["text"]
+        )
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert status["state"] == "starting", status
+        pid = status["pid"]
+        editor.client.protocol.notify("$/cancelRequest", lsp.CancelParams(id="start-1"))
+        stopped = await editor.wait_event(lambda e: e["event"]["type"] == "preview_stopped")
+        assert stopped["event"]["reason"] == "the start was cancelled"
+        assert not group_alive(pid)
+        status = await request(editor, "rein/preview", {"action": "status"})
+        assert status["state"] == "stopped" and "pid" not in status
+        pending.cancel()

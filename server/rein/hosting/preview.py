@@ -24,6 +24,8 @@ from rein.harness.gating.gates import Gate
 from rein.harness.generations import MutationLog
 from rein.preview.coordinator import PreviewCoordinator, PreviewOutcome
 from rein.preview.gates import preview_gates
+from rein.preview.values import Watched
+from rein.preview.watch import start_watched
 from rein.process.preview import SubprocessPreviewFactory
 
 __all__ = ["FolderPreview", "PreviewAction"]
@@ -90,19 +92,22 @@ class FolderPreview:
 
     async def handle(self, action: PreviewAction) -> dict[str, Any]:
         """Start, stop or restart the preview (``rein/preview`` and the
-        ``rein.preview.*`` commands) and say its status."""
+        ``rein.preview.*`` commands) and say its status. A start or restart
+        is watched as the preview start gate watches it (up, then the
+        observation window) and the answer says what was seen."""
         preview = self.coordinator
         generation = self._mutations.latest
+        if action in ("start", "restart"):
+            watched = await start_watched(preview, generation, restart=action == "restart")
+            return self.payload(watched.outcome, watched)
         outcome: PreviewOutcome | None = None
-        if action == "start":
-            outcome = await preview.start(generation)
-        elif action == "restart":
-            outcome = await preview.restart(generation)
-        elif action == "stop":
+        if action == "stop":
             outcome = await preview.stop()
         return self.payload(outcome)
 
-    def payload(self, outcome: PreviewOutcome | None = None) -> dict[str, Any]:
+    def payload(
+        self, outcome: PreviewOutcome | None = None, watched: Watched | None = None
+    ) -> dict[str, Any]:
         status = self.coordinator.status()
         result: dict[str, Any] = {
             "state": status.state,
@@ -114,6 +119,8 @@ class FolderPreview:
             result["pid"] = status.pid
         if outcome is not None and not outcome.ok:
             result["error"] = outcome.message
+        if watched is not None and watched.outcome.action in ("started", "failed"):
+            result.update(_watched_fields(watched))
         return result
 
     async def shutdown(self) -> None:
@@ -123,3 +130,20 @@ class FolderPreview:
     def kill_now(self) -> None:
         if self._coordinator is not None:
             self._coordinator.kill_now()
+
+
+def _watched_fields(watched: Watched) -> dict[str, Any]:
+    """What a watched start saw: ``up`` and by which rule (``readyBy``), the
+    runtime error lines it printed, its exit code when it exited with an
+    error, and (``error``) why it is not up."""
+    observation = watched.observation
+    fields: dict[str, Any] = {
+        "up": watched.up,
+        "readyBy": watched.outcome.ready_by,
+        "runtimeErrors": list(observation.matches) if observation is not None else [],
+    }
+    if observation is not None and observation.exit_code is not None:
+        fields["exitCode"] = observation.exit_code
+    if watched.message:
+        fields["error"] = watched.message
+    return fields

@@ -9,6 +9,8 @@ A wing of the core (it imports :mod:`rein.harness`, never the reverse):
   files that are its own output);
 * ``values``: what an operation did, what an observation saw, its status;
 * ``gates``: the gates that use it (load, runtime observation, start);
+* ``watch``: a start watched as the start gate watches it (the gate's and
+  the editor's ``rein/preview`` start);
 * ``output_log``: its output bookkeeping and error finding.
 
 Which paths are code and which are the preview's output is configuration

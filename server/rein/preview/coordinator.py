@@ -371,12 +371,20 @@ class PreviewCoordinator(WriteWatch, ReadinessWait):
             await self._stop_run(run)
             self._state = "stopped"
             return PreviewOutcome("failed", generation, mark, "the preview is shut down")
-        failure = await self._wait_ready(run, mark)
+        try:
+            failure, ready_by = await self._wait_ready(run, mark)
+        except anyio.get_cancelled_exc_class():
+            # Aborted before it was up (the request or the run was
+            # cancelled): no half-started preview is left behind.
+            await self._stop_run(run)
+            self._state = "stopped"
+            self._send(PreviewStopped(reason=f"the {what} was cancelled", exit_code=run.exit_code))
+            raise
         if failure is not None:
             return await self._fail(run, generation, mark, f"{failure} ({what})")
         self._state = "exited" if run.exited.is_set() else "running"
         self.loaded_generation = max(self.loaded_generation, generation)
-        outcome = PreviewOutcome("started", generation, mark)
+        outcome = PreviewOutcome("started", generation, mark, ready_by=ready_by)
         self._last_load = outcome
         self._send(PreviewStarted(pid=process.pid, generation=generation, command=command))
         return outcome
@@ -385,11 +393,15 @@ class PreviewCoordinator(WriteWatch, ReadinessWait):
         run = self._run
         assert run is not None
         strategy = self.config.reload
-        if strategy == "restart":
+        if strategy == "restart" or self._manifest_changed(generation):
+            # A manifest change (its install done by the dependencies gate,
+            # which runs first) changes what the program runs: a hot reload
+            # would keep the old packages loaded.
+            strategy = "restart"
             await self._stop_run(run)
             outcome = await self._start(generation, "reload")
             if outcome.ok:
-                outcome = replace(outcome, action="reloaded")
+                outcome = replace(outcome, action="reloaded", strategy=strategy)
                 self._last_load = outcome
                 self._send(PreviewReloaded(generation=generation, strategy=strategy, pid=self.pid))
             return outcome
@@ -405,12 +417,12 @@ class PreviewCoordinator(WriteWatch, ReadinessWait):
         self._state = "reloading"
         if strategy == "signal":
             run.process.send_signal(self.config.signal_number)
-        failure = await self._wait_ready(run, mark) if wait else None
+        failure, ready_by = await self._wait_ready(run, mark) if wait else (None, None)
         if failure is not None:
             return await self._fail(run, generation, mark, f"{failure} (reload, {strategy})")
         self._state = "exited" if run.exited.is_set() else "running"
         self.loaded_generation = generation
-        outcome = PreviewOutcome("reloaded", generation, mark)
+        outcome = PreviewOutcome("reloaded", generation, mark, ready_by=ready_by, strategy=strategy)
         self._last_load = outcome
         self._send(PreviewReloaded(generation=generation, strategy=strategy, pid=self.pid))
         return outcome
@@ -424,7 +436,7 @@ class PreviewCoordinator(WriteWatch, ReadinessWait):
         self._send(
             PreviewError(message=message, lines=list(tail), state="failed", exit_code=run.exit_code)
         )
-        return PreviewOutcome("failed", generation, mark, message, tail)
+        return PreviewOutcome("failed", generation, mark, message, tail, exit_code=run.exit_code)
 
     async def _stop_run(self, run: _PreviewRun) -> None:
         run.stopping = True

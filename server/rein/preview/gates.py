@@ -2,12 +2,14 @@
 (:func:`preview_gates`):
 
 * :class:`PreviewLoadGate` loads the validated changes into the running
-  preview (restart, signal, or wait for the program's own reload); a failed
+  preview (restart, signal, or wait for the program's own reload; a restart
+  after a dependency manifest changed, whatever the strategy); a failed
   reload is a blocker with the output tail;
 * :class:`RuntimeObservationGate` checks the output since that load at once,
   waits the observation window and checks again: new error output (or a
   non-zero exit) is a blocker with the matching lines and the traceback;
-* :class:`PreviewStartGate` starts (and observes) the preview when the run
+* :class:`PreviewStartGate` starts and observes the preview
+  (:func:`~rein.preview.watch.start_watched`, as the editor's start) when the run
   changed code and no preview runs (a run that changed only documentation,
   ``gates.preview.nonCode``, leaves it stopped).
 
@@ -23,6 +25,7 @@ from rein.harness.events import Blocker
 from rein.harness.gating.gates import Gate, GateContext, GateOutcome
 from rein.preview.coordinator import Observation, PreviewCoordinator, PreviewOutcome
 from rein.preview.output_log import FRAME
+from rein.preview.watch import start_watched
 
 __all__ = ["PreviewLoadGate", "PreviewStartGate", "RuntimeObservationGate", "preview_gates"]
 
@@ -96,9 +99,11 @@ class PreviewLoadGate:
         self.mark = outcome.mark
         if outcome.action == "unchanged":
             return GateOutcome(detail=f"generation {outcome.generation} is already loaded")
-        return GateOutcome(
-            detail=f"loaded generation {outcome.generation} ({preview.config.reload})"
-        )
+        strategy = outcome.strategy or preview.config.reload
+        how: str = strategy
+        if strategy != preview.config.reload:
+            how = f"{strategy}: a dependency manifest changed"
+        return GateOutcome(detail=f"loaded generation {outcome.generation} ({how})")
 
 
 class RuntimeObservationGate:
@@ -149,12 +154,12 @@ class PreviewStartGate:
             return GateOutcome(detail="the preview is running")
         if ctx.touched and not any(preview.config.is_code(p) for p in ctx.touched):
             return GateOutcome(detail="the run changed no code; the preview is not started")
-        outcome = await preview.start(ctx.generation, emit=ctx.emit)
+        watched = await start_watched(preview, ctx.generation, emit=ctx.emit)
+        outcome, observation = watched.outcome, watched.observation
         if not outcome.ok:
             return GateOutcome([_failure_blocker(self.name, outcome)], detail=outcome.message)
-        if outcome.action == "unchanged":
+        if observation is None:
             return GateOutcome(detail="the preview is running")
-        observation = await preview.observe(outcome.mark, emit=ctx.emit)
         if not observation.ok:
             return GateOutcome(
                 [_runtime_blocker(self.name, observation, ctx)], detail=observation.message

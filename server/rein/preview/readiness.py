@@ -6,7 +6,9 @@ preview listens on a TCP port (a process that can tell, :class:`ListensOnPorts`)
 or else once its output has been quiet for ``readiness.quietMs``. Either
 way the wait is bounded by ``readiness.timeoutMs``, and reaching the bound
 is a failure that says what was awaited. Error output ends the wait at once
-(the observation reports it).
+(the observation reports it). The wait says how it ended
+(:data:`~rein.preview.values.ReadyBy`): which rule found the program up, or
+that it printed error output or ran to its end.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import anyio
 from rein.harness.config import PreviewGateConfig
 from rein.harness.ports import PreviewProcessFactory
 from rein.preview.output_log import OutputLog, find_errors
-from rein.preview.values import _PreviewRun
+from rein.preview.values import ReadyBy, _PreviewRun
 
 __all__ = ["ListensOnPorts", "ReadinessWait"]
 
@@ -54,9 +56,16 @@ class ReadinessWait:
             parts.append(f"an answer from {readiness.url}")
         return " and ".join(parts)
 
-    async def _wait_ready(self, run: _PreviewRun, mark: int) -> str | None:
-        """None when ready (or when it printed error output: the observation
-        reports that); else why not. Ends early when the process exits."""
+    def _configured_rule(self) -> ReadyBy:
+        readiness = self.config.readiness
+        if self._ready_line is not None and readiness.url is not None:
+            return "line and url"
+        return "line" if self._ready_line is not None else "url"
+
+    async def _wait_ready(self, run: _PreviewRun, mark: int) -> tuple[str | None, ReadyBy | None]:
+        """``(None, how)`` when ready (or when it printed error output: the
+        observation reports that); else ``(why not, None)``. Ends early when
+        the process exits."""
         readiness = self.config.readiness
         if self._ready_line is None and readiness.url is None:
             return await self._wait_up(run, mark)
@@ -71,27 +80,27 @@ class ReadinessWait:
             if not seen_line and self._ready_line is not None:
                 seen_line = any(self._ready_line.search(line) for line in new)
             if find_errors(new, self._patterns)[0]:
-                return None
+                return None, "error output"
             if seen_line and readiness.url is None:
-                return None
+                return None, self._configured_rule()
             if run.exited.is_set():
-                return f"the preview exited with code {run.exit_code} before it was ready"
+                return f"the preview exited with code {run.exit_code} before it was ready", None
             left = deadline - self._clock()
             if seen_line and readiness.url is not None:
                 if await self.factory.http_ready(readiness.url, max(0.05, min(1.0, left))):
-                    return None
+                    return None, self._configured_rule()
                 left = deadline - self._clock()
             if left <= 0:
                 return (
                     f"the preview did not become ready within {timeout:g} s "
                     f"(waiting for {self._readiness_text()})"
-                )
+                ), None
             changed = self._changed
             wait = left if readiness.url is None or not seen_line else min(left, poll)
             with anyio.move_on_after(wait):
                 await changed.wait()
 
-    async def _wait_up(self, run: _PreviewRun, mark: int) -> str | None:
+    async def _wait_up(self, run: _PreviewRun, mark: int) -> tuple[str | None, ReadyBy | None]:
         """Without a readiness setting: up once a port of it listens, or once
         its output has been quiet for ``quiet_ms``. A program that ran to its
         end without an error exit is not waited for."""
@@ -108,26 +117,26 @@ class ReadinessWait:
             new = self._output.since(scanned)
             scanned = self._output.total
             if find_errors(new, self._patterns)[0]:
-                return None
+                return None, "error output"
             if run.exited.is_set():
                 code = run.exit_code
                 if code not in (0, None) and self.config.error_on_exit:
-                    return f"the preview exited with code {code} before it was up"
-                return None
+                    return f"the preview exited with code {code} before it was up", None
+                return None, "ended"
             if ports is not None and ports.listening_ports():
-                return None
+                return None, "port"
             now = self._clock()
             last = max(began, self._output.last_at) if self._output.total > mark else began
             quiet_left = last + quiet - now
             if quiet_left <= 0:
-                return None
+                return None, "quiet"
             left = deadline - now
             if left <= 0:
                 return (
                     f"the preview did not come up within {timeout:g} s (waiting for it to "
                     f"listen on a port or for its output to be quiet for {quiet:g} s; "
                     "gates.preview.readiness sets both)"
-                )
+                ), None
             changed = self._changed
             with anyio.move_on_after(min(quiet_left, left, poll if ports else math.inf)):
                 await changed.wait()

@@ -1,21 +1,25 @@
 """What the preview writes: the output mark at each workspace write (a
 program that reloads itself, ``reload: "self"``, is observed from the write
-that made it reload) and which changed files are the preview's own output
+that made it reload), which writes changed a manifest (the next load is a
+restart), and which changed files are the preview's own output
 (``gates.preview.outputs``, and what its process holds open for writing)."""
 
 from __future__ import annotations
 
+import fnmatch
 import logging
+import posixpath
 from collections import deque
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from rein.harness.config import PreviewGateConfig
+from rein.harness.gating.coordinators import DEFAULT_MANIFESTS
 from rein.harness.ports import Mutation
 from rein.preview.output_log import OutputLog
 from rein.preview.values import _PreviewRun
 
-__all__ = ["WRITES_KEPT", "WriteWatch", "WritesFiles"]
+__all__ = ["WRITES_KEPT", "WriteWatch", "WritesFiles", "is_manifest"]
 
 log = logging.getLogger("rein.preview.coordinator")
 
@@ -38,6 +42,15 @@ class _Write:
     generation: int
     mark: int
     code: bool
+    #: It changed a dependency manifest (``pyproject.toml``, ...).
+    manifest: bool = False
+
+
+def is_manifest(path: str) -> bool:
+    """``path`` is a dependency manifest: a change installs (the
+    dependencies gate) and changes what the program runs."""
+    name = posixpath.basename(path)
+    return any(fnmatch.fnmatch(name, pattern) for pattern in DEFAULT_MANIFESTS)
 
 
 class WriteWatch:
@@ -59,7 +72,15 @@ class WriteWatch:
         if mutation.origin == "external":  # the preview's own log is no reason to reload
             paths = self.without_outputs(paths)
         code = any(self.config.is_code(p) for p in paths)
-        self._writes.append(_Write(mutation.generation, self._output.total, code))
+        manifest = any(is_manifest(p) for p in paths)
+        self._writes.append(_Write(mutation.generation, self._output.total, code, manifest))
+
+    def _manifest_changed(self, generation: int) -> bool:
+        """A write the preview has not loaded yet, up to ``generation``,
+        changed a manifest: the load must be a restart, not a hot reload."""
+        return any(
+            w.manifest for w in self._writes if self.loaded_generation < w.generation <= generation
+        )
 
     def _self_reload_mark(self, generation: int) -> tuple[int, bool] | None:
         """For a "self" reload of ``generation``: the output index at the

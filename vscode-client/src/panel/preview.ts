@@ -94,13 +94,19 @@ export class PreviewModel {
     }
   }
 
-  /** The answer of `rein/preview` (any action): the server's truth at that moment. */
+  /**
+   * The answer of `rein/preview` (any action): the server's truth at that
+   * moment. A watched start or restart that saw runtime errors shows them
+   * as the preview's error; one that came up clears it.
+   */
   applyStatus(result: Partial<PreviewResult> | null | undefined): void {
     if (!result?.state) {
       return;
     }
     const running = result.state === 'running' || result.state === 'reloading' || result.state === 'starting';
+    const seen = result.runtimeErrors?.length ? { message: result.error ?? '', lines: result.runtimeErrors.slice(-MAX_ERROR_LINES).map(clean) } : undefined;
     this.changed({
+      ...(seen || result.up === true ? { error: seen } : {}),
       state: result.state,
       pid: result.pid,
       command: result.command || this.value.command,

@@ -182,8 +182,16 @@ export interface PreviewResult {
   command?: string | null;
   /** The last output lines (at most 50). */
   lines?: string[];
-  /** Why a start or restart failed, or that the preview was busy. */
+  /** Why a start or restart failed or is not up (what the observation saw), or that the preview was busy. */
   error?: string;
+  /** A start or restart that started the program (watched like the start gate): it came up and no runtime error was seen. */
+  up?: boolean;
+  /** How the wait for it to come up ended; null when the start failed. */
+  readyBy?: 'line' | 'url' | 'line and url' | 'port' | 'quiet' | 'error output' | 'ended' | null;
+  /** The output lines that matched the error patterns while it was watched. */
+  runtimeErrors?: string[];
+  /** Its exit code, when it exited with an error while watched or before it was up. */
+  exitCode?: number;
 }
 
 export interface DiagnosticsParams {

@@ -56,6 +56,17 @@ describe('PreviewModel', () => {
     assert.equal(model.view().state, 'failed', 'no answer changes nothing');
   });
 
+  it('shows the runtime errors a watched start saw, and clears them when a restart comes up', () => {
+    const model = new PreviewModel();
+    const error = 'the preview printed a runtime error: RuntimeError: lost the database; the preview exited with code 1';
+    model.applyStatus({ state: 'exited', lines: ['serving'], up: false, readyBy: 'quiet', runtimeErrors: ['Traceback (most recent call last):', 'RuntimeError: lost the database'], exitCode: 1, error });
+    let view = model.view();
+    assert.deepEqual([view.state, view.detail, view.error], ['exited', error, { message: error, lines: ['Traceback (most recent call last):', 'RuntimeError: lost the database'] }]);
+    model.applyStatus({ state: 'running', pid: 7, lines: ['serving'], up: true, readyBy: 'quiet', runtimeErrors: [] });
+    view = model.view();
+    assert.deepEqual([view.state, view.pid, view.error], ['running', 7, undefined]);
+  });
+
   it('marks a running preview stopped when the server goes, and leaves an unknown one alone', () => {
     const unknown = new PreviewModel();
     const rev = unknown.rev;
