@@ -13,9 +13,11 @@ that were failing already, and never pass blind.
   the workspace before the run (each changed file's earlier text): failing
   there too, they are *pre-existing* (reported, not blocking); passing
   there, or absent there (the run added them), they are the run's: blockers.
-* A collection error in a test file the run changed blocks; any other
-  trouble (the runner cannot start, a timeout, a crash, no report) makes
-  the verdict "unverified" with the reason.
+* A collection error in a test file the run changed blocks at once; one in
+  another file is judged like a failing test (pytest runs with
+  ``--continue-on-collection-errors``). Any trouble (the runner cannot
+  start, a timeout, a crash, no report) makes the verdict "unverified" with
+  the reason.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class TestGate:
         self.spec = RunnerSpec(
             python=python, command=config.command, junit_path=config.junit_path, xdist=xdist
         )
+        self._limit_s = config.timeout_ms / 1000
         #: path -> its text before the run first changed it (None: absent).
         self.prior: dict[str, str | None] = {}
 
@@ -114,9 +117,8 @@ class TestGate:
                 f"test files selected: {selection.reason})"
             )
         targets = None if selection.run_all else list(selection.files)
-        deadline = time.monotonic() + self.config.timeout_ms / 1000
-        current_overlay = await self._current(changed, ctx.workspace)
-        shadow = build_shadow(self.root, current_overlay)
+        deadline = time.monotonic() + self._limit_s
+        shadow = build_shadow(self.root, await self._current(changed, ctx.workspace))
         try:
             first = await run_tests(
                 self.runner,
@@ -125,26 +127,52 @@ class TestGate:
                 targets,
                 _left(deadline),
                 files=selection.total_files if targets is None else len(targets),
+                limit_s=self._limit_s,
             )
             if first.unverified is not None or first.nothing_collected:
                 return self._could_not_judge(first, selection, changed, shadow)
-            failing = first.failing
-            if not failing:
-                return GateOutcome(detail=summary(first, selection, [], [], self.spec.custom))
-            again = await run_tests(
-                self.runner, self.spec, shadow, self._ids(failing), _left(deadline)
-            )
+            # A changed test file that does not import is the run's.
+            broken = [r for r in first.failing if r.collection_error and r.file in changed]
+            failing = [r for r in first.failing if r not in broken]
+            flaky: list[str] = []
+            suspects: list[TestResult] = []
+            if failing:
+                again = await run_tests(
+                    self.runner,
+                    self.spec,
+                    shadow,
+                    self._ids(failing),
+                    _left(deadline),
+                    limit_s=self._limit_s,
+                )
+                if again.unverified is not None:
+                    return GateOutcome(
+                        unverified=f"the re-run of the failing tests: {again.unverified}"
+                    )
+                still = {r.node_id for r in again.failing}
+                flaky = [r.node_id for r in failing if r.node_id not in still]
+                suspects = [r for r in failing if self.config.flaky_blocks or r.node_id in still]
         finally:
             shadow.remove()
-        if again.unverified is not None:
-            return GateOutcome(unverified=f"the re-run of the failing tests: {again.unverified}")
-        still_failing = {r.node_id for r in again.failing}
-        flaky = [r.node_id for r in failing if r.node_id not in still_failing]
-        suspects = [r for r in failing if r.node_id in still_failing]
-        if self.config.flaky_blocks:
-            suspects = list(failing)
-        if not suspects:
-            return GateOutcome(detail=summary(first, selection, flaky, [], self.spec.custom))
+        pre_existing: list[str] = []
+        blocking = list(broken)
+        if suspects:
+            judged = await self._against_baseline(suspects, changed, deadline)
+            if isinstance(judged, GateOutcome):
+                return judged
+            pre_existing, run_broke = judged
+            blocking += run_broke
+        detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
+        return GateOutcome(
+            [blocker_for(r, shadow, selection, changed) for r in blocking], detail=detail
+        )
+
+    async def _against_baseline(
+        self, suspects: Sequence[TestResult], changed: Sequence[str], deadline: float
+    ) -> tuple[list[str], list[TestResult]] | GateOutcome:
+        """The failing tests run in a shadow of the workspace before the run:
+        (the names of those failing there too, those the run broke), or the
+        unverified outcome when that could not be told."""
         baseline, unknown = self._baseline(changed)
         before = build_shadow(self.root, baseline)
         try:
@@ -154,7 +182,12 @@ class TestGate:
             then = TestRun(nothing_collected=True)
             if files or self.spec.custom:
                 then = await run_tests(
-                    self.runner, self.spec, before, self._ids_or(files), _left(deadline)
+                    self.runner,
+                    self.spec,
+                    before,
+                    self._ids_or(files),
+                    _left(deadline),
+                    limit_s=self._limit_s,
                 )
         finally:
             before.remove()
@@ -170,13 +203,7 @@ class TestGate:
                 f"but the earlier text of {', '.join(unknown)} is not known (a command "
                 "changed it), so the baseline may not be the state before the run"
             )
-        blocking = [r for r in suspects if r.node_id not in failing_then]
-        detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
-        if not blocking:
-            return GateOutcome(detail=detail)
-        return GateOutcome(
-            [blocker_for(r, shadow, selection, changed) for r in blocking], detail=detail
-        )
+        return pre_existing, [r for r in suspects if r.node_id not in failing_then]
 
     def _select(self, changed: Sequence[str]) -> TestSelection:
         if self.spec.custom or self.config.select == "all":

@@ -90,7 +90,7 @@ def pytest_command(
         paths.append(str(shadow.root / "src"))
     argv = [spec.python, "-m", "pytest", *(targets or ()), "-q", "-p", "no:cacheprovider"]
     argv += [f"--junitxml={report}", "-o", "junit_family=xunit1"]
-    argv += ["-o", "junit_logging=out-err", "--tb=native"]
+    argv += ["-o", "junit_logging=out-err", "--tb=native", "--continue-on-collection-errors"]
     if spec.xdist and max(files, len(targets or ())) >= XDIST_FROM_FILES:
         argv += ["-n", "auto"]
     pythonpath = ":".join(paths)
@@ -115,11 +115,14 @@ async def run_tests(
     timeout_s: float,
     *,
     files: int = 0,
+    limit_s: float | None = None,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
     ``files``: how many test files that is when ``targets`` does not say
-    (pytest-xdist runs them from :data:`XDIST_FROM_FILES`)."""
+    (pytest-xdist runs them from :data:`XDIST_FROM_FILES`); ``limit_s``: the
+    configured limit ``timeout_s`` is what is left of, for the reason."""
+    limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
     if spec.custom:
@@ -138,7 +141,7 @@ async def run_tests(
     result = await runner.run(command, timeout_s=timeout_s)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
     if result.timed_out:
-        run.unverified = f"the tests did not finish within {timeout_s:g} s (gates.tests.timeoutMs)"
+        run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"
         return run
     if not spec.custom and result.exit_code == 5:
         run.nothing_collected = True
