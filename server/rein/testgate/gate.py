@@ -22,6 +22,7 @@ that were failing already, and never pass blind.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -118,7 +119,8 @@ class TestGate:
             )
         targets = None if selection.run_all else list(selection.files)
         deadline = time.monotonic() + self._limit_s
-        shadow = build_shadow(self.root, await self._current(changed, ctx.workspace))
+        overlay = await self._current(changed, ctx.workspace)
+        shadow = await asyncio.to_thread(build_shadow, self.root, overlay)
         try:
             first = await run_tests(
                 self.runner,
@@ -153,7 +155,7 @@ class TestGate:
                 flaky = [r.node_id for r in failing if r.node_id not in still]
                 suspects = [r for r in failing if self.config.flaky_blocks or r.node_id in still]
         finally:
-            shadow.remove()
+            shadow.discard()
         pre_existing: list[str] = []
         blocking = list(broken)
         if suspects:
@@ -174,7 +176,7 @@ class TestGate:
         (the names of those failing there too, those the run broke), or the
         unverified outcome when that could not be told."""
         baseline, unknown = self._baseline(changed)
-        before = build_shadow(self.root, baseline)
+        before = await asyncio.to_thread(build_shadow, self.root, baseline)
         try:
             # The suspects' whole files: a test the run added is not there,
             # and pytest refuses a node id it cannot find.
@@ -190,7 +192,7 @@ class TestGate:
                     limit_s=self._limit_s,
                 )
         finally:
-            before.remove()
+            before.discard()
         if then.unverified is not None:
             return GateOutcome(
                 unverified=f"the run before the changes (baseline): {then.unverified}"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,11 @@ class Shadow:
 
     def remove(self) -> None:
         shutil.rmtree(self.root.parent, ignore_errors=True)
+
+    def discard(self) -> None:
+        """:meth:`remove` in a thread of its own: deleting a big tree's
+        links takes seconds on a slow disk, and the verdict need not wait."""
+        threading.Thread(target=self.remove, name="rein-tests-shadow", daemon=True).start()
 
 
 def _is_environment(path: Path) -> bool:
