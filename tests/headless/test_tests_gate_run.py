@@ -43,13 +43,13 @@ def test_rein_run_is_blocked_by_the_test_it_broke_and_passes_after_the_repair(
     (ws / "tests" / "test_mod.py").write_text(TESTS)
     (tmp_path / "s.yaml").write_text(SCRIPT)
     (tmp_path / "rein.yaml").write_text("gates: {analyzer: {enabled: false}}\n")
+    args = [
+        "run", "slice it", "-w", str(ws), "--provider", "replay",
+        "--script", str(tmp_path / "s.yaml"), "--config", str(tmp_path / "rein.yaml"),
+        "--storage", str(tmp_path / "store"), "--yes", "--json",
+    ]  # fmt: skip
     out = subprocess.run(
-        [
-            sys.executable, "-m", "rein", "run", "slice it", "-w", str(ws),
-            "--provider", "replay", "--script", str(tmp_path / "s.yaml"),
-            "--config", str(tmp_path / "rein.yaml"), "--storage", str(tmp_path / "store"),
-            "--yes", "--json",
-        ],  # fmt: skip
+        [sys.executable, "-m", "rein", *args],
         capture_output=True,
         text=True,
         timeout=300,
