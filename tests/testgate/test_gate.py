@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+import anyio
+
 from rein.harness.config import TestsGateConfig
 from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.process.runner import SubprocessRunner
@@ -135,6 +137,33 @@ async def test_tests_past_the_time_limit_are_unverified(tmp_path: Path) -> None:
     outcome = await verdict(gate, workspace, "mod.py")
 
     assert outcome.unverified == "the tests did not finish within 1 s (gates.tests.timeoutMs)"
+
+
+async def test_an_aborted_verdict_ends_the_tests_process_group(tmp_path: Path) -> None:
+    started = tmp_path / "pid"
+    slow = (
+        "import os, time\nfrom pathlib import Path\n\n\ndef test_slow():\n"
+        f"    Path({str(started)!r}).write_text(str(os.getpid()))\n    time.sleep(60)\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_slow.py": slow})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(verdict, gate, workspace, "mod.py")
+        with anyio.fail_after(60):
+            while not started.exists() or not started.read_text():
+                await anyio.sleep(0.05)  # polls the test's own signal
+        tg.cancel_scope.cancel()  # the run is aborted
+
+    pid = int(started.read_text())
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        raise AssertionError(f"pytest ({pid}) still runs after the abort")
 
 
 async def test_a_collection_error_blocks_in_a_test_file_the_run_changed(tmp_path: Path) -> None:
