@@ -84,6 +84,20 @@ class Shadow:
         threading.Thread(target=self.remove, name="rein-tests-shadow", daemon=True).start()
 
 
+def _writable(root: Path, rel: str) -> bool:
+    """``rel`` lies in the shadow's own folders: no part of it is ``..``
+    and no folder on its way is a link to a real one."""
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    here = root
+    for part in parts[:-1]:
+        here = here / part
+        if here.is_symlink():
+            return False
+    return True
+
+
 def _is_environment(path: Path) -> bool:
     return (path / "pyvenv.cfg").is_file()
 
@@ -99,6 +113,8 @@ def build_shadow(source: Path, overlay: Mapping[str, str | None]) -> Shadow:
     try:
         _mirror(source, root, overlay, shadow)
         for rel, text in overlay.items():
+            if not _writable(root, rel):
+                continue  # under a linked folder: writing would reach the real one
             target = root / rel
             if target.is_symlink() or target.exists():
                 target.unlink()
