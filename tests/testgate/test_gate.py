@@ -225,3 +225,21 @@ async def test_another_runner_is_judged_by_its_junit_report(tmp_path: Path) -> N
 
     assert [b.message for b in outcome.blockers] == ["suite::value failed: value is bad"]
     assert os.listdir(root) == ["value.txt"]
+
+
+async def test_earlier_texts_are_kept_with_a_stored_session_until_validated(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path / "proj", {"mod.py": GOOD})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+    await gate.before_change(["mod.py", "new.py"], workspace)  # a rename's (old, new)
+    await changed(gate, workspace, "mod.py", BAD + "# again\n")  # the first text stays
+
+    resumed = gate_for(root)
+    resumed.import_state(gate.export_state())
+
+    assert resumed.prior == {"mod.py": GOOD, "new.py": None}
+    resumed.on_validated(3)
+    assert resumed.export_state() == {}

@@ -92,13 +92,12 @@ class TestGate:
         self.prior.clear()
 
     def export_state(self) -> dict[str, Any]:
-        return {
-            "prior": {
-                path: text
-                for path, text in self.prior.items()
-                if text is None or len(text) <= MAX_STORED_TEXT
-            }
+        prior = {
+            path: text
+            for path, text in self.prior.items()
+            if text is None or len(text) <= MAX_STORED_TEXT
         }
+        return {"prior": prior} if prior else {}
 
     def import_state(self, data: dict[str, Any]) -> None:
         stored = data.get("prior")
@@ -111,7 +110,8 @@ class TestGate:
         changed = sorted(ctx.touched)
         if not changed:
             return GateOutcome(detail="nothing changed")
-        selection = self._select(changed)
+        # The import graph is read from the disk: off the event loop.
+        selection = await asyncio.to_thread(self._select, changed)
         if not selection.run_all and not selection.files:
             return GateOutcome(
                 detail=f"no test reaches the changed files (0 of {selection.total_files} "
