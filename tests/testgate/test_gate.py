@@ -128,7 +128,7 @@ async def test_a_runner_that_cannot_start_is_unverified(tmp_path: Path) -> None:
 
 
 async def test_tests_past_the_time_limit_are_unverified(tmp_path: Path) -> None:
-    slow = "import time\n\n\ndef test_slow():\n    time.sleep(60)\n"
+    slow = "import time\n\nfrom mod import first_n\n\n\ndef test_slow():\n    time.sleep(60)\n"
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_slow.py": slow})
     workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
     gate = gate_for(root, timeoutMs=1_000)
@@ -142,7 +142,8 @@ async def test_tests_past_the_time_limit_are_unverified(tmp_path: Path) -> None:
 async def test_an_aborted_verdict_ends_the_tests_process_group(tmp_path: Path) -> None:
     started = tmp_path / "pid"
     slow = (
-        "import os, time\nfrom pathlib import Path\n\n\ndef test_slow():\n"
+        "import os, time\nfrom pathlib import Path\n\nfrom mod import first_n\n\n\n"
+        "def test_slow():\n"
         f"    Path({str(started)!r}).write_text(str(os.getpid()))\n    time.sleep(60)\n"
     )
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_slow.py": slow})

@@ -17,9 +17,9 @@ __all__ = ["TestSelection", "select_tests"]
 class TestSelection:
     __test__ = False  # not a pytest test class
 
-    files: tuple[str, ...] = ()
-    run_all: bool = False
-    reason: str = ""
+    files: tuple[str, ...]
+    run_all: bool
+    reason: str
     chains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     total_files: int = 0
 
@@ -33,8 +33,9 @@ def select_tests(
         files = tuple(p for p in changed if (root / p).is_file())
         return TestSelection(
             files=files,
+            run_all=False,
             reason="only test files changed",
             chains={p: (p,) for p in files},
             total_files=total,
         )
-    return TestSelection(run_all=True, reason="the whole suite", total_files=total)
+    return TestSelection(files=(), run_all=True, reason="the whole suite", total_files=total)

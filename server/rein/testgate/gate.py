@@ -210,7 +210,7 @@ class TestGate:
     def _select(self, changed: Sequence[str]) -> TestSelection:
         if self.spec.custom or self.config.select == "all":
             why = "a custom command" if self.spec.custom else 'select: "all"'
-            return TestSelection(run_all=True, reason=f"the whole suite ({why})")
+            return TestSelection(files=(), run_all=True, reason=f"the whole suite ({why})")
         return select_tests(self.root, changed, max_tests=self.config.max_tests)
 
     def _ids(self, results: Sequence[TestResult]) -> list[str] | None:
