@@ -165,7 +165,7 @@ async def run_tests(
                 f"{_PYTEST_TROUBLE[result.exit_code]} (exit code {result.exit_code}): "
                 f"{_tail(result.output, 600)}"
             )
-    elif spec.custom and result.exit_code != 0 and not run.failing:
+    elif result.exit_code != 0 and not run.failing:
         run.unverified = (
             f"{who} exited with {result.exit_code} and its report names no failing test: "
             f"{_tail(result.output, 600)}"
