@@ -27,6 +27,8 @@ __all__ = [
     "RuntimeGateConfig",
     "StuckToolConfig",
     "StuckToolPolicy",
+    "TestSelect",
+    "TestsGateConfig",
     "ToolExecution",
     "ToolMisuseBreakerConfig",
 ]
@@ -219,6 +221,56 @@ class RuntimeGateConfig(_Camel):
     timeout_ms: int = Field(600_000, ge=1_000)
 
 
+#: Which tests the tests gate runs: those the change can reach, or all.
+TestSelect = Literal["reach", "all"]
+
+
+class TestsGateConfig(_Camel):
+    """The tests gate (:mod:`rein.testgate`): the project's tests the run's
+    changes reach, blocking only on the ones the run broke."""
+
+    __test__ = False  # not a pytest test class
+
+    #: "auto": on when the project has pytest tests (a ``tests/`` folder,
+    #: ``test_*.py`` files, pytest's configuration); or True / False.
+    enabled: bool | Literal["auto"] = "auto"
+    #: Another runner, run with ``bash -c`` in a copy of the workspace: a
+    #: shell command that writes a JUnit XML report to ``{junit}`` (or to
+    #: ``junitPath``). Empty: pytest, under the project's interpreter.
+    command: str | None = None
+    #: Where ``command`` writes its report, relative to the workspace root,
+    #: when the command has no ``{junit}``.
+    junit_path: str | None = None
+    #: The whole gate's time limit (every run of it).
+    timeout_ms: int = Field(120_000, ge=1_000)
+    #: "reach": the test files the changed files reach through imports (and
+    #: changed test files); "all": the whole suite. A custom command runs all.
+    select: TestSelect = "reach"
+    #: At most this many test files are selected (more: the whole suite).
+    max_tests: int | None = Field(None, ge=1)
+    #: A test that fails, then passes on its re-run, blocks too.
+    flaky_blocks: bool = False
+
+    @field_validator("command", "junit_path")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        return value if value and value.strip() else None
+
+    @field_validator("junit_path")
+    @classmethod
+    def _relative(cls, value: str | None) -> str | None:
+        if value is not None and (value.startswith("/") or ".." in value.split("/")):
+            raise ValueError("must be a path inside the workspace, relative to its root")
+        return value
+
+    def model_post_init(self, context: object, /) -> None:
+        if self.command is not None and "{junit}" not in self.command and not self.junit_path:
+            raise ValueError(
+                "gates.tests.command needs {junit} (where it writes its JUnit XML report) "
+                "or gates.tests.junitPath"
+            )
+
+
 PreviewReload = Literal["restart", "signal", "self"]
 
 #: What marks a runtime error in the preview's output by default: a Python
@@ -363,5 +415,6 @@ class GatesConfig(_Camel):
     analyzer: AnalyzerGateConfig = AnalyzerGateConfig()
     dependencies: DependencyGateConfig = DependencyGateConfig()
     runtime: RuntimeGateConfig = RuntimeGateConfig()
+    tests: TestsGateConfig = TestsGateConfig()
     custom: list[CommandGateConfig] = Field(default_factory=list)
     preview: PreviewGateConfig = PreviewGateConfig()

@@ -9,6 +9,7 @@ gates and prompts whichever host runs it.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -28,10 +29,11 @@ from rein.flows.plan_act import (
 )
 from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, UserMessage
-from rein.harness.config import GatesConfig
+from rein.harness.config import GatesConfig, TestsGateConfig
 from rein.harness.cost.pricing import PriceTable
 from rein.harness.events import McpServerState
 from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.gate_types import PriorTexts
 from rein.harness.gating.gates import CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog, RecordingWorkspace, TrackedWorkspace
 from rein.harness.hooks import TurnInfo, TurnOverrides
@@ -46,10 +48,12 @@ from rein.harness.prompts import Role, build_system_prompt
 from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus
 from rein.mcp.offer import McpOffer
-from rein.process.installers import install_detector
+from rein.process.installers import install_detector, python_environment
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
 from rein.store.persistence import MAIN_MEMORY
+from rein.testgate.detect import finds_pytest_tests, has_xdist
+from rein.testgate.gate import TestGate
 from rein.tools import bootstrap
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools
 from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
@@ -67,6 +71,7 @@ __all__ = [
     "build_gates",
     "build_session",
     "memory_key",
+    "tests_gate",
 ]
 
 #: The persistence of one memory of a session: (memory key, already stored?).
@@ -99,8 +104,8 @@ def build_gates(
     preview_gates: list[Gate],
     root: Path | None = None,
 ) -> GatePipeline:
-    """The gates in their order: dependencies, analyzer, the preview's,
-    the runtime command, then the custom command gates. Installs run for the
+    """The gates in their order: dependencies, analyzer, tests, the
+    preview's, the runtime command, then the custom command gates. Installs run for the
     configured commands, else (given the workspace's ``root``) with the
     project's own tooling (:func:`rein.process.installers.detect_install_command`)."""
     gates: list[Gate] = []
@@ -122,6 +127,9 @@ def build_gates(
                 settle_timeout_s=config.analyzer.settle_timeout_ms / 1000,
             )
         )
+    tests = tests_gate(config.tests, diagnostics, runner, root)
+    if tests is not None:
+        gates.append(tests)
     gates.extend(preview_gates)
     if config.runtime.command:
         gates.append(
@@ -130,6 +138,32 @@ def build_gates(
     for custom in config.custom:
         gates.append(CommandGate(custom.name, custom.command, runner, custom.timeout_ms / 1000))
     return GatePipeline(gates, dependencies=dependencies)
+
+
+def tests_gate(
+    config: TestsGateConfig,
+    diagnostics: DiagnosticsSource,
+    runner: CommandRunner,
+    root: Path | None,
+) -> TestGate | None:
+    """The tests gate when it is on: ``enabled: true``, or "auto" and the
+    project has pytest tests (a custom ``command`` counts as tests). Its
+    pytest is the project's environment's (``.venv``, ``venv``, the active
+    one), else the interpreter running Rein."""
+    if root is None or config.enabled is False:
+        return None
+    if config.enabled == "auto" and config.command is None and not finds_pytest_tests(root):
+        return None
+    environment = python_environment(root)
+    python = str(environment) if environment is not None else sys.executable
+    return TestGate(
+        root,
+        runner,
+        config,
+        python=python,
+        prior_texts=diagnostics if isinstance(diagnostics, PriorTexts) else None,
+        xdist=has_xdist(python),
+    )
 
 
 def build_session(

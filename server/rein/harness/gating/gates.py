@@ -2,8 +2,9 @@
 
 When the model gives a final answer and the run has unvalidated mutations,
 the :class:`GatePipeline` runs its gates in order (dependencies -> analyzer
--> preview load -> runtime observation -> preview start -> runtime command
--> custom commands; the preview gates are in :mod:`rein.preview.gates`)
+-> tests -> preview load -> runtime observation -> preview start -> runtime
+command -> custom commands; the tests gate is in :mod:`rein.testgate.gate`,
+the preview gates are in :mod:`rein.preview.gates`)
 and stops at the first that finds blockers. The loop then injects one focused repair
 prompt and continues, up to ``maxRepairAttempts``.
 

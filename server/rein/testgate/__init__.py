@@ -1,0 +1,19 @@
+"""The tests gate, a wing of the core: it runs the project's tests the
+run's changes reach and blocks only on the tests the run broke.
+
+- :mod:`~rein.testgate.gate`: :class:`TestGate`, the gate itself (earlier
+  texts, the run, the re-run, the baseline run, the verdict);
+- :mod:`~rein.testgate.shadow`: the throwaway copy of the workspace the
+  tests run in (the changed files as the workspace port has them, or as
+  they were before the run);
+- :mod:`~rein.testgate.runner`: one run of pytest or a configured runner,
+  read from its JUnit report;
+- :mod:`~rein.testgate.junit`: a JUnit XML report read into test results,
+  tracebacks cut to the workspace's frames;
+- :mod:`~rein.testgate.report`: the blockers and the verdict's detail;
+- :mod:`~rein.testgate.detect`: whether a project has pytest tests.
+
+It keeps the core's rules (no adapter, no protocol library) and the core
+does not import it: hosts build it into a session's gate pipeline; the
+command runs through the gates' ``CommandRunner`` port.
+"""

@@ -1,0 +1,285 @@
+"""The tests gate: block on the tests this run broke, never on the tests
+that were failing already, and never pass blind.
+
+* Before the run first changes a file (``before_change``) it keeps the
+  file's text (None: it did not exist); a file a command changed gets its
+  earlier text from a :class:`PriorTexts` source when there is one.
+* The verdict selects the test files the changed files reach
+  (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
+  run the whole suite) and runs them in a shadow of the workspace with the
+  workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
+* A failing test runs once more: passing then, it is *flaky* (reported; it
+  blocks only with ``flakyBlocks``). Those still failing run in a shadow of
+  the workspace before the run (each changed file's earlier text): failing
+  there too, they are *pre-existing* (reported, not blocking); passing
+  there, or absent there (the run added them), they are the run's: blockers.
+* A collection error in a test file the run changed blocks at once; one in
+  another file is judged like a failing test (pytest runs with
+  ``--continue-on-collection-errors``). Any trouble (the runner cannot
+  start, a timeout, a crash, no report) makes the verdict "unverified" with
+  the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rein.harness.config import TestsGateConfig
+from rein.harness.errors import ReinError
+from rein.harness.gating.gate_types import GateContext, GateOutcome, PriorTexts
+from rein.harness.ports import CommandRunner, Workspace
+from rein.testgate._selection_stub import TestSelection, select_tests
+from rein.testgate.junit import TestResult
+from rein.testgate.report import blocker_for, summary
+from rein.testgate.runner import RunnerSpec, TestRun, run_tests
+from rein.testgate.shadow import Shadow, build_shadow
+
+__all__ = ["TestGate"]
+
+log = logging.getLogger(__name__)
+
+#: A stored session keeps a file's earlier text up to this size.
+MAX_STORED_TEXT = 1_000_000
+
+
+class TestGate:
+    """The ``tests`` gate (see the module docstring)."""
+
+    __test__ = False  # not a pytest test class
+
+    name = "tests"
+
+    def __init__(
+        self,
+        root: Path,
+        runner: CommandRunner,
+        config: TestsGateConfig,
+        *,
+        python: str,
+        prior_texts: PriorTexts | None = None,
+        xdist: bool = False,
+    ) -> None:
+        self.root = root
+        self.runner = runner
+        self.config = config
+        self.prior_texts = prior_texts
+        self.spec = RunnerSpec(
+            python=python, command=config.command, junit_path=config.junit_path, xdist=xdist
+        )
+        self._limit_s = config.timeout_ms / 1000
+        #: path -> its text before the run first changed it (None: absent).
+        self.prior: dict[str, str | None] = {}
+
+    async def on_run_start(self, generation: int) -> None:
+        return None
+
+    async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        for path in paths:
+            if path in self.prior:
+                continue
+            try:
+                exists = await workspace.exists(path)
+                self.prior[path] = (await workspace.read_text(path)).text if exists else None
+            except (ReinError, OSError, UnicodeDecodeError):
+                log.debug("tests gate: no earlier text for %s", path)
+
+    def on_validated(self, generation: int) -> None:
+        self.prior.clear()
+
+    def export_state(self) -> dict[str, Any]:
+        prior = {
+            path: text
+            for path, text in self.prior.items()
+            if text is None or len(text) <= MAX_STORED_TEXT
+        }
+        return {"prior": prior} if prior else {}
+
+    def import_state(self, data: dict[str, Any]) -> None:
+        stored = data.get("prior")
+        if isinstance(stored, dict):
+            self.prior = {str(k): v for k, v in stored.items() if v is None or isinstance(v, str)}
+
+    # -- the verdict ---------------------------------------------------------
+
+    async def check(self, ctx: GateContext) -> GateOutcome:
+        changed = sorted(ctx.touched)
+        if not changed:
+            return GateOutcome(detail="nothing changed")
+        # The import graph is read from the disk: off the event loop.
+        selection = await asyncio.to_thread(self._select, changed)
+        if not selection.run_all and not selection.files:
+            return GateOutcome(
+                detail=f"no test reaches the changed files (0 of {selection.total_files} "
+                f"test files selected: {selection.reason})"
+            )
+        targets = None if selection.run_all else list(selection.files)
+        deadline = time.monotonic() + self._limit_s
+        overlay = await self._current(changed, ctx.workspace)
+        shadow = await asyncio.to_thread(build_shadow, self.root, overlay)
+        try:
+            first = await run_tests(
+                self.runner,
+                self.spec,
+                shadow,
+                targets,
+                _left(deadline),
+                files=selection.total_files if targets is None else len(targets),
+                limit_s=self._limit_s,
+            )
+            if first.unverified is not None or first.nothing_collected:
+                return self._could_not_judge(first, selection, changed, shadow)
+            # A changed test file that does not import is the run's.
+            broken = [r for r in first.failing if r.collection_error and r.file in changed]
+            failing = [r for r in first.failing if r not in broken]
+            flaky: list[str] = []
+            suspects: list[TestResult] = []
+            if failing:
+                again = await run_tests(
+                    self.runner,
+                    self.spec,
+                    shadow,
+                    self._ids(failing),
+                    _left(deadline),
+                    limit_s=self._limit_s,
+                )
+                if again.unverified is not None:
+                    return GateOutcome(
+                        unverified=f"the re-run of the failing tests: {again.unverified}"
+                    )
+                still = {r.node_id for r in again.failing}
+                flaky = [r.node_id for r in failing if r.node_id not in still]
+                suspects = [r for r in failing if self.config.flaky_blocks or r.node_id in still]
+        finally:
+            shadow.discard()
+        pre_existing: list[str] = []
+        blocking = list(broken)
+        if suspects:
+            judged = await self._against_baseline(suspects, changed, deadline)
+            if isinstance(judged, GateOutcome):
+                return judged
+            pre_existing, run_broke = judged
+            blocking += run_broke
+        detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
+        return GateOutcome(
+            [blocker_for(r, shadow, selection, changed) for r in blocking], detail=detail
+        )
+
+    async def _against_baseline(
+        self, suspects: Sequence[TestResult], changed: Sequence[str], deadline: float
+    ) -> tuple[list[str], list[TestResult]] | GateOutcome:
+        """The failing tests run in a shadow of the workspace before the run:
+        (the names of those failing there too, those the run broke), or the
+        unverified outcome when that could not be told."""
+        baseline, unknown = self._baseline(changed)
+        before = await asyncio.to_thread(build_shadow, self.root, baseline)
+        try:
+            # The suspects' whole files: a test the run added is not there,
+            # and pytest refuses a node id it cannot find.
+            files = sorted({r.file for r in suspects if r.file and (before.root / r.file).exists()})
+            then = TestRun(nothing_collected=True)
+            if files or self.spec.custom:
+                then = await run_tests(
+                    self.runner,
+                    self.spec,
+                    before,
+                    self._ids_or(files),
+                    _left(deadline),
+                    limit_s=self._limit_s,
+                )
+        finally:
+            before.discard()
+        if then.unverified is not None:
+            return GateOutcome(
+                unverified=f"the run before the changes (baseline): {then.unverified}"
+            )
+        failing_then = {r.node_id for r in then.failing}
+        pre_existing = [r.node_id for r in suspects if r.node_id in failing_then]
+        if pre_existing and unknown:
+            return GateOutcome(
+                unverified=f"{len(pre_existing)} failing test(s) failed before the run too, "
+                f"but the earlier text of {', '.join(unknown)} is not known (a command "
+                "changed it), so the baseline may not be the state before the run"
+            )
+        return pre_existing, [r for r in suspects if r.node_id not in failing_then]
+
+    def _select(self, changed: Sequence[str]) -> TestSelection:
+        if self.spec.custom or self.config.select == "all":
+            why = "a custom command" if self.spec.custom else 'select: "all"'
+            return TestSelection(files=(), run_all=True, reason=f"the whole suite ({why})")
+        return select_tests(self.root, changed, max_tests=self.config.max_tests)
+
+    def _ids(self, results: Sequence[TestResult]) -> list[str] | None:
+        """Node ids to re-run (None: a custom runner runs everything)."""
+        return self._ids_or([r.node_id for r in results])
+
+    def _ids_or(self, targets: list[str]) -> list[str] | None:
+        return None if self.spec.custom else targets
+
+    async def _current(
+        self, changed: Sequence[str], workspace: Workspace | None
+    ) -> dict[str, str | None]:
+        """Each changed file as the workspace port has it (the editor's or
+        the client's buffer), None when it no longer exists."""
+        overlay: dict[str, str | None] = {}
+        if workspace is None:
+            for path in changed:
+                file = self.root / path
+                overlay[path] = file.read_text(encoding="utf-8") if file.is_file() else None
+            return overlay
+        for path in changed:
+            if not await workspace.exists(path):
+                overlay[path] = None
+                continue
+            try:
+                overlay[path] = (await workspace.read_text(path)).text
+            except (ReinError, UnicodeDecodeError):
+                # Not text (an image): the disk's bytes are linked as they are.
+                continue
+        return overlay
+
+    def _baseline(self, changed: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
+        """Each changed file before the run; the files whose earlier text
+        is not known (they stay as they are now)."""
+        overlay: dict[str, str | None] = {}
+        unknown: list[str] = []
+        for path in changed:
+            if path in self.prior:
+                overlay[path] = self.prior[path]
+                continue
+            text = self.prior_texts.text_before_change(path) if self.prior_texts else None
+            if text is not None:
+                overlay[path] = text
+            else:
+                unknown.append(path)
+        return overlay, unknown
+
+    def _could_not_judge(
+        self, run: TestRun, selection: TestSelection, changed: Sequence[str], shadow: Shadow
+    ) -> GateOutcome:
+        """No verdict from the first run: nothing collected, or trouble. A
+        collection error in a test file the run changed is the run's."""
+        broken = [r for r in run.results if r.collection_error and r.file in changed]
+        if broken:
+            return GateOutcome(
+                [blocker_for(r, shadow, selection, changed) for r in broken],
+                detail=f"{len(broken)} changed test file(s) cannot be collected",
+            )
+        if run.nothing_collected:
+            return GateOutcome(
+                detail=f"no tests were collected ({selection.reason or 'the whole suite'})"
+            )
+        errors = [r.node_id for r in run.results if r.collection_error]
+        if errors:
+            return GateOutcome(
+                unverified=f"pytest could not collect {', '.join(errors)}: {run.unverified}"
+            )
+        return GateOutcome(unverified=run.unverified)
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())

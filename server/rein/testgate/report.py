@@ -1,0 +1,122 @@
+"""What the tests gate says: a blocker per test the run broke (its node id,
+the assertion, the frames inside the workspace, the captured output's tail,
+the changed files it reaches, cut to a budget) and the verdict's detail."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rein.harness.events import Blocker
+from rein.testgate.junit import Frame, TestResult, describe_frames, workspace_frames
+from rein.testgate.runner import TestRun
+from rein.testgate.shadow import Shadow
+
+if TYPE_CHECKING:
+    from rein.testgate._selection_stub import TestSelection
+
+__all__ = ["CONTEXT_BUDGET", "blocker_for", "summary"]
+
+#: A blocker's context (frames, assertion, output) is cut to this many chars.
+CONTEXT_BUDGET = 3_000
+_MAX_FRAMES = 12
+_OUTPUT_TAIL = 800
+_MESSAGE_CHARS = 800
+#: Names listed in the detail, per kind.
+_MAX_NAMED = 10
+
+
+def _cut(text: str, limit: int, *, tail: bool = False) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return "[...]\n" + text[-limit:] if tail else text[:limit] + "\n[...]"
+
+
+def _location(result: TestResult, frames: Sequence[Frame]) -> tuple[str | None, int | None]:
+    """Where the panel links: the deepest frame in the test's own file,
+    else the deepest frame in the workspace, else the test's definition."""
+    own = [f for f in frames if f.path == result.file]
+    chosen = own[-1] if own else (frames[-1] if frames else None)
+    if chosen is not None:
+        return chosen.path, chosen.line - 1
+    return result.file, (result.line - 1) if result.line else None
+
+
+def _reaches(result: TestResult, selection: TestSelection, changed: Sequence[str]) -> str | None:
+    chain = selection.chains.get(result.file or "") if result.file else None
+    if not chain:
+        return None
+    reached = [p for p in chain if p in changed]
+    head = ", ".join(reached) if reached else chain[0]
+    return f"reaches the run's change to {head} ({' -> '.join(chain)})"
+
+
+def blocker_for(
+    result: TestResult, shadow: Shadow, selection: TestSelection, changed: Sequence[str]
+) -> Blocker:
+    """The blocker of one test the run broke (or of a changed test file
+    that cannot be collected)."""
+    frames = workspace_frames(result.text, shadow.relative)
+    path, line = _location(result, frames)
+    first = (result.message or result.outcome).strip().splitlines()
+    if result.collection_error:
+        message = f"{result.node_id} cannot be collected (the test file does not import)"
+    else:
+        message = f"{result.node_id} failed: {first[0] if first else result.outcome}"
+    parts: list[str] = []
+    if result.message.strip() and (len(first) > 1 or result.collection_error):
+        parts.append(_cut(result.message, _MESSAGE_CHARS))
+    if frames:
+        parts.append(
+            "traceback (frames in the workspace):\n" + describe_frames(frames[-_MAX_FRAMES:])
+        )
+    elif result.text.strip():
+        parts.append(_cut(result.text, _MESSAGE_CHARS, tail=True))
+    reach = _reaches(result, selection, changed)
+    if reach:
+        parts.append(reach)
+    if result.output.strip():
+        parts.append("captured output (tail):\n" + _cut(result.output, _OUTPUT_TAIL, tail=True))
+    return Blocker(
+        gate="tests",
+        message=message,
+        path=path,
+        line=line,
+        source="tests",
+        context=_cut("\n".join(parts), CONTEXT_BUDGET) or None,
+    )
+
+
+def _named(kind: str, names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_MAX_NAMED])
+    more = len(names) - _MAX_NAMED
+    return f"{kind}: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
+def summary(
+    run: TestRun,
+    selection: TestSelection,
+    flaky: Sequence[str],
+    pre_existing: Sequence[str],
+    custom: bool,
+) -> str:
+    """ "N of M tests passed; K of T test files selected (why)", then the
+    flaky and the pre-existing failures by name."""
+    ran = [r for r in run.results if r.outcome != "skipped"]
+    passed = sum(1 for r in ran if not r.failing)
+    text = f"{passed} of {len(ran)} tests passed"
+    if custom:
+        text += f" ({selection.reason})"
+    elif selection.run_all:
+        text += f"; the whole suite ran ({selection.reason})"
+    else:
+        text += (
+            f"; {len(selection.files)} of {selection.total_files} test files selected "
+            f"({selection.reason})"
+        )
+    if flaky:
+        text += "; " + _named("flaky, passed on a re-run (not blocking)", flaky)
+    if pre_existing:
+        text += "; " + _named("failing before the run too (not blocking)", pre_existing)
+    return text

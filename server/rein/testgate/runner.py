@@ -1,0 +1,173 @@
+"""One run of the tests in a shadow tree, read from its JUnit report.
+
+pytest runs as ``<the project's interpreter> -m pytest <node ids or files>
+-q -p no:cacheprovider --junitxml=<report>`` (pytest-xdist's ``-n auto``
+when the interpreter has it and the run is big), another runner as the
+configured ``gates.tests.command`` with ``{junit}`` replaced by the report's
+path. The command goes through the gates' :class:`CommandRunner` port: its
+own process group, the child environment (no secrets), killed at its time
+limit and when the run is aborted or steered (the runner's cancellation).
+
+What comes back is never "passed" by default: a runner that cannot start,
+a timeout, an interrupted or crashed pytest, a missing report are
+:attr:`TestRun.unverified` with the reason; pytest's exit code 5 (nothing
+collected) is :attr:`TestRun.nothing_collected`.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rein.harness.ports import CommandRunner
+from rein.testgate.junit import TestResult, parse_junit
+from rein.testgate.shadow import Shadow
+
+__all__ = ["JUNIT_PLACEHOLDER", "RunnerSpec", "TestRun", "run_tests"]
+
+JUNIT_PLACEHOLDER = "{junit}"
+#: pytest's exit codes that mean it could not judge the tests.
+_PYTEST_TROUBLE = {
+    2: "pytest was interrupted",
+    3: "pytest hit an internal error",
+    4: "pytest was called wrongly",
+}
+#: Selected test files from which pytest-xdist is used, when installed.
+XDIST_FROM_FILES = 20
+_OUTPUT_TAIL = 1_500
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerSpec:
+    """How the tests run: pytest under ``python``, or ``command`` (a
+    shell command writing a JUnit report to ``{junit}`` or to
+    ``junit_path``, relative to the workspace root)."""
+
+    python: str
+    command: str | None = None
+    junit_path: str | None = None
+    #: pytest-xdist is importable by ``python``.
+    xdist: bool = False
+
+    @property
+    def custom(self) -> bool:
+        return self.command is not None
+
+
+@dataclass(slots=True)
+class TestRun:
+    __test__ = False  # not a pytest test class
+
+    results: list[TestResult] = field(default_factory=list)
+    #: Why the run could not judge the tests (never "passed").
+    unverified: str | None = None
+    nothing_collected: bool = False
+    exit_code: int = 0
+    duration_s: float = 0.0
+    output: str = ""
+
+    @property
+    def failing(self) -> list[TestResult]:
+        return [r for r in self.results if r.failing]
+
+
+def _tail(text: str, limit: int = _OUTPUT_TAIL) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "[...]\n" + text[-limit:]
+
+
+def pytest_command(
+    spec: RunnerSpec,
+    shadow: Shadow,
+    targets: Sequence[str] | None,
+    report: Path,
+    files: int = 0,
+) -> str:
+    paths = [str(shadow.root)]
+    if (shadow.root / "src").is_dir():
+        paths.append(str(shadow.root / "src"))
+    argv = [spec.python, "-m", "pytest", *(targets or ()), "-q", "-p", "no:cacheprovider"]
+    argv += [f"--junitxml={report}", "-o", "junit_family=xunit1"]
+    argv += ["-o", "junit_logging=out-err", "--tb=native", "--continue-on-collection-errors"]
+    if spec.xdist and max(files, len(targets or ())) >= XDIST_FROM_FILES:
+        argv += ["-n", "auto"]
+    pythonpath = ":".join(paths)
+    return (
+        f"cd {shlex.quote(str(shadow.root))} && "
+        f'PYTHONPATH={shlex.quote(pythonpath)}"${{PYTHONPATH:+:$PYTHONPATH}}" '
+        f"exec {shlex.join(argv)}"
+    )
+
+
+def custom_command(spec: RunnerSpec, shadow: Shadow, report: Path) -> str:
+    assert spec.command is not None
+    command = spec.command.replace(JUNIT_PLACEHOLDER, shlex.quote(str(report)))
+    return f"cd {shlex.quote(str(shadow.root))} && {command}"
+
+
+async def run_tests(
+    runner: CommandRunner,
+    spec: RunnerSpec,
+    shadow: Shadow,
+    targets: Sequence[str] | None,
+    timeout_s: float,
+    *,
+    files: int = 0,
+    limit_s: float | None = None,
+) -> TestRun:
+    """Run ``targets`` (pytest node ids or files; None: what the project's
+    configuration collects; ignored by a custom command) in ``shadow``;
+    ``files``: how many test files that is when ``targets`` does not say
+    (pytest-xdist runs them from :data:`XDIST_FROM_FILES`); ``limit_s``: the
+    configured limit ``timeout_s`` is what is left of, for the reason."""
+    limit = limit_s if limit_s is not None else timeout_s
+    if timeout_s <= 0:
+        return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
+    if spec.custom:
+        if spec.junit_path is not None and JUNIT_PLACEHOLDER not in (spec.command or ""):
+            report = shadow.root / spec.junit_path
+        else:
+            report = shadow.root.parent / "report.xml"
+        command = custom_command(spec, shadow, report)
+        who = f"`{spec.command}`"
+    else:
+        report = shadow.root.parent / "report.xml"
+        command = pytest_command(spec, shadow, targets, report, files)
+        who = "pytest"
+    if report.exists() or report.is_symlink():
+        report.unlink()
+    result = await runner.run(command, timeout_s=timeout_s)
+    run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
+    if result.timed_out:
+        run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"
+        return run
+    if not spec.custom and result.exit_code == 5:
+        run.nothing_collected = True
+        return run
+    try:
+        text = report.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        run.unverified = (
+            f"{who} exited with {result.exit_code} and wrote no JUnit report: "
+            f"{_tail(result.output, 600)}"
+        )
+        return run
+    try:
+        run.results = parse_junit(text)
+    except ValueError as exc:
+        run.unverified = f"{who}'s report could not be read: {exc}"
+        return run
+    if not spec.custom and result.exit_code in _PYTEST_TROUBLE:
+        if not any(r.collection_error for r in run.results):
+            run.unverified = (
+                f"{_PYTEST_TROUBLE[result.exit_code]} (exit code {result.exit_code}): "
+                f"{_tail(result.output, 600)}"
+            )
+    elif result.exit_code != 0 and not run.failing:
+        run.unverified = (
+            f"{who} exited with {result.exit_code} and its report names no failing test: "
+            f"{_tail(result.output, 600)}"
+        )
+    return run

@@ -1,0 +1,68 @@
+"""A real ``rein run`` (replay model) whose edit breaks a test: the tests
+gate blocks with exactly that test, the repair fixes it, the run passes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = """
+turns:
+  - tool_calls:
+      - name: edit_file
+        arguments: {path: mod.py, old_string: "xs[:n]", new_string: "xs[: n + 1]"}
+  - text: done
+  - expect: {last_message_contains: "tests/test_mod.py::test_first_two failed"}
+    tool_calls:
+      - name: edit_file
+        arguments: {path: mod.py, old_string: "xs[: n + 1]", new_string: "xs[:n]"}
+  - text: fixed the slice
+"""
+
+TESTS = """from mod import first_n
+
+
+def test_first_two():
+    assert first_n([1, 2, 3], 2) == [1, 2]
+
+
+def test_already_broken():
+    assert first_n([1], 1) == [2]
+"""
+
+
+def test_rein_run_is_blocked_by_the_test_it_broke_and_passes_after_the_repair(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "tests").mkdir(parents=True)
+    (ws / "mod.py").write_text("def first_n(xs, n):\n    return xs[:n]\n")
+    (ws / "tests" / "test_mod.py").write_text(TESTS)
+    (tmp_path / "s.yaml").write_text(SCRIPT)
+    (tmp_path / "rein.yaml").write_text("gates: {analyzer: {enabled: false}}\n")
+    args = [
+        "run", "slice it", "-w", str(ws), "--provider", "replay",
+        "--script", str(tmp_path / "s.yaml"), "--config", str(tmp_path / "rein.yaml"),
+        "--storage", str(tmp_path / "store"), "--yes", "--json",
+    ]  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "rein", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        # The tiny project's pytest without this suite's plugins (seconds each).
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    )
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    results = [e for e in events if e.get("type") == "gate_result" and e["gate"] == "tests"]
+    assert [r["status"] for r in results] == ["blocked", "passed"]
+    assert [b["message"] for b in results[0]["blockers"]] == [
+        "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
+    ]
+    # The test that was failing before the run is named, never blocking.
+    assert "tests/test_mod.py::test_already_broken" in results[1]["detail"]
+    assert (ws / "mod.py").read_text() == "def first_n(xs, n):\n    return xs[:n]\n"

@@ -1,0 +1,246 @@
+"""The tests gate over real pytest runs on tiny projects made here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+
+from rein.harness.config import TestsGateConfig
+from rein.harness.gating.gate_types import GateContext, GateOutcome
+from rein.process.runner import SubprocessRunner
+from rein.testgate.gate import TestGate
+from tests.fakes.workspace import FakeWorkspace
+
+GOOD = "def first_n(xs, n):\n    return xs[:n]\n"
+#: An off-by-one no analyzer sees.
+BAD = "def first_n(xs, n):\n    return xs[: n + 1]\n"
+TESTS = """from mod import first_n
+
+
+def test_first_two():
+    assert first_n([1, 2, 3], 2) == [1, 2]
+
+
+def test_empty():
+    assert first_n([], 3) == []
+
+
+def test_already_broken():
+    assert first_n([1], 1) == [2], "broken before the run"
+"""
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def gate_for(root: Path, **config: object) -> TestGate:
+    python = str(config.pop("python", sys.executable))
+    return TestGate(
+        root, SubprocessRunner(str(root)), TestsGateConfig.model_validate(config), python=python
+    )
+
+
+async def changed(gate: TestGate, workspace: FakeWorkspace, path: str, text: str) -> None:
+    """The run's change of ``path`` as the editor holds it (unsaved)."""
+    await gate.before_change([path], workspace)
+    workspace.buffers[path] = (text, 2)
+
+
+async def verdict(gate: TestGate, workspace: FakeWorkspace, *paths: str) -> GateOutcome:
+    return await gate.check(
+        GateContext(generation=2, touched=frozenset(paths), workspace=workspace)
+    )
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+async def test_the_test_the_run_broke_blocks_and_the_broken_one_does_not(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
+    before = snapshot(root)
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
+    ]
+    blocker = outcome.blockers[0]
+    assert (blocker.path, blocker.line) == ("tests/test_mod.py", 4)
+    assert blocker.context is not None
+    assert "tests/test_mod.py:5 in test_first_two" in blocker.context
+    assert "mod.py:2 in first_n" not in blocker.context  # the assert failed, not first_n
+    assert "site-packages" not in blocker.context
+    assert "tests/test_mod.py::test_already_broken" in outcome.detail
+    assert "failing before the run too" in outcome.detail
+    # The person's files were never written: the tests saw the buffer.
+    assert snapshot(root) == before
+
+
+async def test_a_test_that_passes_on_its_rerun_is_flaky_not_blocking(tmp_path: Path) -> None:
+    marker = tmp_path / "ran-once"
+    flaky = (
+        "from pathlib import Path\nfrom mod import first_n\n\n\ndef test_flaky():\n"
+        f"    marker = Path({str(marker)!r})\n"
+        "    if not marker.exists():\n        marker.touch()\n        assert False, 'first time'\n"
+        "    assert first_n([1], 1) == [1]\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_flaky.py": flaky})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", GOOD + "\n")
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert outcome.blockers == []
+    assert outcome.unverified is None
+    assert "flaky, passed on a re-run (not blocking): tests/test_flaky.py::test_flaky" in (
+        outcome.detail
+    )
+
+
+async def test_a_runner_that_cannot_start_is_unverified(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root, python=str(tmp_path / "no-python"))
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert outcome.blockers == []
+    assert outcome.unverified is not None
+    assert "wrote no JUnit report" in outcome.unverified
+
+
+async def test_tests_past_the_time_limit_are_unverified(tmp_path: Path) -> None:
+    slow = "import time\n\nfrom mod import first_n\n\n\ndef test_slow():\n    time.sleep(60)\n"
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_slow.py": slow})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root, timeoutMs=1_000)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert outcome.unverified == "the tests did not finish within 1 s (gates.tests.timeoutMs)"
+
+
+async def test_an_aborted_verdict_ends_the_tests_process_group(tmp_path: Path) -> None:
+    started = tmp_path / "pid"
+    slow = (
+        "import os, time\nfrom pathlib import Path\n\nfrom mod import first_n\n\n\n"
+        "def test_slow():\n"
+        f"    Path({str(started)!r}).write_text(str(os.getpid()))\n    time.sleep(60)\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_slow.py": slow})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    os.mkfifo(started)  # the test writes its pid into it once it runs
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(verdict, gate, workspace, "mod.py")
+        with anyio.fail_after(60):
+            pid = int(await anyio.to_thread.run_sync(started.read_text, abandon_on_cancel=True))
+        tg.cancel_scope.cancel()  # the run is aborted
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        raise AssertionError(f"pytest ({pid}) still runs after the abort")
+
+
+async def test_a_collection_error_blocks_in_a_test_file_the_run_changed(tmp_path: Path) -> None:
+    """One in another file that fails before the run too is pre-existing,
+    and the other tests still ran."""
+    broken = "from mod import gone\n\n\ndef test_gone():\n    assert gone()\n"
+    root = project(
+        tmp_path / "proj",
+        {"mod.py": GOOD, "tests/test_mod.py": TESTS, "tests/test_other.py": broken},
+    )
+    workspace = FakeWorkspace({"mod.py": GOOD, "tests/test_other.py": broken}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_mod.py::test_first_two"
+    ]
+    assert "failing before the run too (not blocking): " in outcome.detail
+    assert "tests/test_other.py" in outcome.detail
+
+    await changed(gate, workspace, "tests/test_other.py", broken.replace("gone", "went"))
+    outcome = await verdict(gate, workspace, "mod.py", "tests/test_other.py")
+
+    assert [(b.message, b.path, b.line) for b in outcome.blockers] == [
+        (
+            "tests/test_other.py cannot be collected (the test file does not import)",
+            "tests/test_other.py",
+            0,
+        ),
+        (
+            "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]",
+            "tests/test_mod.py",
+            4,
+        ),
+    ]
+
+
+async def test_another_runner_is_judged_by_its_junit_report(tmp_path: Path) -> None:
+    """A custom command writing a JUnit report: its failure that passes
+    before the run blocks, the re-run and the baseline run the command."""
+    writer = tmp_path / "runner.py"
+    writer.write_text(
+        "import sys\nfrom pathlib import Path\n"
+        "ok = Path('value.txt').read_text().strip() == 'good'\n"
+        "case = '<testcase classname=\"suite\" name=\"value\">' + ('' if ok else "
+        "'<failure message=\"value is bad\">boom</failure>') + '</testcase>'\n"
+        "Path(sys.argv[1]).write_text('<testsuites><testsuite>' + case + "
+        "'</testsuite></testsuites>')\n"
+        "sys.exit(0 if ok else 1)\n"
+    )
+    root = project(tmp_path / "proj", {"value.txt": "good\n"})
+    workspace = FakeWorkspace({"value.txt": "good\n"}, root=str(root))
+    gate = gate_for(root, command=f"{sys.executable} {writer} {{junit}}")
+    await changed(gate, workspace, "value.txt", "bad\n")
+
+    outcome = await verdict(gate, workspace, "value.txt")
+
+    assert [b.message for b in outcome.blockers] == ["suite::value failed: value is bad"]
+    assert os.listdir(root) == ["value.txt"]
+
+
+async def test_earlier_texts_are_kept_with_a_stored_session_until_validated(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path / "proj", {"mod.py": GOOD})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+    await gate.before_change(["mod.py", "new.py"], workspace)  # a rename's (old, new)
+    await changed(gate, workspace, "mod.py", BAD + "# again\n")  # the first text stays
+
+    resumed = gate_for(root)
+    resumed.import_state(gate.export_state())
+
+    assert resumed.prior == {"mod.py": GOOD, "new.py": None}
+    resumed.on_validated(3)
+    assert resumed.export_state() == {}
