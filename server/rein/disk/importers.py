@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-__all__ = ["ImportIndex", "module_name"]
+__all__ = ["ImportIndex", "import_names", "imported_modules", "module_name"]
 
 _FROM = re.compile(r"^\s*from\s+(\.*[\w.]*)\s+import\s+(.*)$")
 _IMPORT = re.compile(r"^\s*import\s+(.+)$")
@@ -58,8 +58,7 @@ def _statements(text: str) -> Iterable[str]:
     """Import statements, with parenthesised and backslash continuations joined."""
     lines = iter(text.splitlines())
     for line in lines:
-        stripped = line.lstrip()
-        if not stripped.startswith(("import ", "from ")):
+        if "import" not in line or not line.lstrip().startswith(("import ", "from ")):
             continue
         statement = line.split("#", 1)[0]
         while statement.rstrip().endswith("\\") or ("(" in statement and ")" not in statement):
@@ -70,10 +69,12 @@ def _statements(text: str) -> Iterable[str]:
         yield statement
 
 
-def imported_modules(path: str, text: str) -> set[str]:
-    """Every module name ``text`` (the file at ``path``) may import: for
-    ``from a import b`` both ``a`` and ``a.b``."""
-    out: set[str] = set()
+def import_names(path: str, text: str) -> set[tuple[str, str | None, str | None]]:
+    """The imports of ``text`` (the file at ``path``), relative forms
+    resolved: ``(module, name, bound)`` for ``from module import name as
+    bound`` (``bound`` is ``name`` without ``as``); ``(module, None, None)``
+    for ``import module`` and ``from module import *``."""
+    out: set[tuple[str, str | None, str | None]] = set()
     for statement in _statements(text):
         match = _FROM.match(statement)
         if match:
@@ -88,18 +89,33 @@ def imported_modules(path: str, text: str) -> set[str]:
                 source = ".".join([*base, *([rest] if rest else [])])
             if not source:
                 continue
-            out.add(source)
-            for name in names.replace("(", " ").replace(")", " ").split(","):
-                name = name.strip().split(" as ")[0].strip()
+            found = 0
+            for item in names.replace("(", " ").replace(")", " ").split(","):
+                name, _, bound = item.strip().partition(" as ")
+                name, bound = name.strip(), bound.strip() or name.strip()
                 if name.isidentifier():
-                    out.add(f"{source}.{name}")
+                    out.add((source, name, bound))
+                    found += 1
+            if not found:  # ``*``, or names the scan cannot read: all of it
+                out.add((source, None, None))
             continue
         match = _IMPORT.match(statement)
         if match:
             for item in match.group(1).split(","):
                 name = item.strip().split(" as ")[0].strip()
                 if name and all(p.isidentifier() for p in name.split(".")):
-                    out.add(name)
+                    out.add((name, None, None))
+    return out
+
+
+def imported_modules(path: str, text: str) -> set[str]:
+    """Every module name ``text`` (the file at ``path``) may import: for
+    ``from a import b`` both ``a`` and ``a.b``."""
+    out: set[str] = set()
+    for module, name, _ in import_names(path, text):
+        out.add(module)
+        if name is not None:
+            out.add(f"{module}.{name}")
     return out
 
 

@@ -1,0 +1,1 @@
+"""The tests gate: the project's tests that a run's changes can reach, run and judged."""
