@@ -126,29 +126,36 @@ def select_tests(
 
     graph = project.graph()
     for seed in seeds:
-        if _is_helper(seed, tests) and not any(t in tests for t in graph.reach([seed])):
-            return everything(
-                f"{seed} is under a tests folder and no test imports it: tests may read it"
-            )
+        if _in_tests_folder(seed) and not project.is_test(seed):
+            if not tests.intersection(graph.reach([seed])):
+                reason = f"{seed} is under a tests folder and no test imports it: tests may read it"
+                return everything(reason)
     chains = {t: c for t, c in graph.reach(seeds).items() if t in tests}
     if not chains:
         reason = f"no test file imports {_few(seeds)}, directly or through other modules"
         return TestSelection((), False, reason, {}, total)
+    return _nearest(chains, total, max_tests)
+
+
+def _nearest(
+    chains: dict[str, tuple[str, ...]], total: int, max_tests: int | None
+) -> TestSelection:
+    """The reached test files, changed ones first, then direct importers,
+    then by chain length and path; at most ``max_tests``."""
     ordered = sorted(chains, key=lambda t: (len(chains[t]), t))
     own = sum(len(chains[t]) == 1 for t in ordered)
     direct = sum(len(chains[t]) == 2 for t in ordered)
+    through = len(ordered) - own - direct
     parts = [
-        f"{own} changed" if own else "",
-        f"{direct} import a changed file" if direct else "",
-        f"{len(ordered) - own - direct} through other modules"
-        if len(ordered) > own + direct
-        else "",
+        *([f"{own} changed"] if own else []),
+        *([f"{direct} import a changed file"] if direct else []),
+        *([f"{through} through other modules"] if through else []),
     ]
-    reason = f"{len(ordered)} of {total} test files reach the change ({', '.join(p for p in parts if p)})"
+    reason = f"{len(ordered)} of {total} test files reach the change ({', '.join(parts)})"
     if max_tests is not None and len(ordered) > max_tests:
-        left = len(ordered) - max(max_tests, 0)
-        ordered = ordered[: max(max_tests, 0)]
-        reason += f"; {left} left out (at most {max_tests})"
+        kept = max(max_tests, 0)
+        reason += f"; {len(ordered) - kept} left out (at most {max_tests})"
+        ordered = ordered[:kept]
     return TestSelection(tuple(ordered), False, reason, {t: chains[t] for t in ordered}, total)
 
 
@@ -163,13 +170,15 @@ class _Project:
         self.packages = {f.rpartition("/")[0] for f in self.inits}
         testpaths = _existing_testpaths(root, config.testpaths)
         self.testpaths = testpaths
-        self.tests = {
-            f
-            for f in self.files
-            if f.endswith(".py")
-            and _matches(f.rpartition("/")[2], config.patterns)
-            and (not testpaths or any(_under(f, tp) for tp in testpaths))
-        }
+        self.tests = {f for f in self.files if self.is_test(f)}
+
+    def is_test(self, path: str) -> bool:
+        """Whether pytest collects ``path`` as a test file (were it there)."""
+        return (
+            path.endswith(".py")
+            and _matches(path.rpartition("/")[2], self.config.patterns)
+            and (not self.testpaths or any(_under(path, tp) for tp in self.testpaths))
+        )
 
     def is_doc(self, path: str) -> bool:
         """Documentation pytest does not collect."""
@@ -414,9 +423,9 @@ def _is_init(path: str) -> bool:
     return path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
 
 
-def _is_helper(path: str, tests: set[str]) -> bool:
-    """A Python file under a tests folder that is no test file."""
-    return path not in tests and any(d in TEST_DIRS for d in path.split("/")[:-1])
+def _in_tests_folder(path: str) -> bool:
+    """A Python file under a tests folder."""
+    return any(d in TEST_DIRS for d in path.split("/")[:-1])
 
 
 def _relative(root: Path, raw: str) -> str | None:
