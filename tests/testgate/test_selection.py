@@ -275,3 +275,27 @@ def test_an_edit_after_the_first_selection_is_seen(tmp_path: Path) -> None:
     assert select_tests(root, ["pkg/orphan.py"]).files == ()
     project(root, {"tests/test_x.py": "from pkg.orphan import X\n"})
     assert select_tests(root, ["pkg/orphan.py"]).files == ("tests/test_x.py",)
+
+
+def test_setup_cfg_and_tox_ini_are_read_and_a_dot_test_path_is_the_root(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        {
+            **LIB,
+            "a/test_a.py": "",
+            "b/test_b.py": "",
+            "setup.cfg": "[tool:pytest]\ntestpaths = a\n",
+        },
+    )
+    assert select_tests(root, []).total_files == 1
+    project(root, {"tox.ini": "[pytest]\ntestpaths = b\n"})  # before setup.cfg
+    assert select_tests(root, ["b/test_b.py"]).files == ("b/test_b.py",)
+    project(root, {"tox.ini": "[pytest]\ntestpaths = .\n"})
+    assert select_tests(root, []).total_files == 2
+
+
+def test_a_text_file_pytest_collects_as_a_doctest_is_no_inert_documentation(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {**LIB, "tests/test_a.py": "", "docs/test_usage.txt": ">>> 1\n1\n"})
+    assert select_tests(root, ["docs/test_usage.txt"]).run_all

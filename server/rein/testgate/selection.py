@@ -185,6 +185,8 @@ class _Project:
         parts = path.split("/")
         if not path.endswith(DOC_SUFFIXES) or parts[0] not in DOC_DIRS or self.config.doctest_glob:
             return False
+        if fnmatch.fnmatch(parts[-1], "test*.txt"):  # pytest's default doctest glob
+            return False
         if any(_under(path, tp) for tp in self.testpaths):
             return False
         folders = ("/".join(parts[:i]) for i in range(1, len(parts)))
@@ -404,6 +406,8 @@ def _existing_testpaths(root: Path, testpaths: tuple[str, ...]) -> tuple[str, ..
     pytest then collects from the root."""
     found: list[str] = []
     for tp in testpaths:
+        if tp in ("", "."):
+            return ()
         if any(c in tp for c in "*?["):
             found.extend(p.relative_to(root).as_posix() for p in sorted(root.glob(tp)))
         elif (root / tp).exists():
@@ -432,9 +436,11 @@ def _relative(root: Path, raw: str) -> str | None:
     """A changed path relative to the root, posix; None outside it."""
     path = Path(raw.replace("\\", "/"))
     if path.is_absolute():
-        try:
-            path = path.relative_to(root)
-        except ValueError:
+        for base in (root.absolute(), root.resolve()):
+            if path.is_relative_to(base):
+                path = path.relative_to(base)
+                break
+        else:
             return None
     text = path.as_posix().removeprefix("./")
     return None if text in ("", ".") or text.startswith("../") else text
