@@ -299,3 +299,17 @@ def test_a_text_file_pytest_collects_as_a_doctest_is_no_inert_documentation(
 ) -> None:
     root = project(tmp_path, {**LIB, "tests/test_a.py": "", "docs/test_usage.txt": ">>> 1\n1\n"})
     assert select_tests(root, ["docs/test_usage.txt"]).run_all
+
+
+def test_a_whole_package_import_counts_only_the_names_the_file_uses(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        {
+            **LIB,
+            "tests/test_run.py": "import pkg as p\n\ndef test() -> None:\n    assert p.run() == 1\n",
+            "tests/test_other.py": "import pkg\n\ndef test() -> None:\n    assert pkg.other() == 2\n",
+            "tests/test_bare.py": "import pkg\n\ndef test() -> None:\n    assert getattr(pkg, 'x')\n",
+        },
+    )
+    selection = select_tests(root, ["pkg/core.py"])
+    assert selection.files == ("tests/test_bare.py", "tests/test_run.py")

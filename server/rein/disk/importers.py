@@ -72,8 +72,9 @@ def _statements(text: str) -> Iterable[str]:
 def import_names(path: str, text: str) -> set[tuple[str, str | None, str | None]]:
     """The imports of ``text`` (the file at ``path``), relative forms
     resolved: ``(module, name, bound)`` for ``from module import name as
-    bound`` (``bound`` is ``name`` without ``as``); ``(module, None, None)``
-    for ``import module`` and ``from module import *``."""
+    bound`` (``bound`` is ``name`` without ``as``); ``(module, None,
+    bound)`` for ``import module as bound`` (``bound`` is ``module``
+    without ``as``); ``(module, None, None)`` for ``from module import *``."""
     out: set[tuple[str, str | None, str | None]] = set()
     for statement in _statements(text):
         match = _FROM.match(statement)
@@ -102,9 +103,10 @@ def import_names(path: str, text: str) -> set[tuple[str, str | None, str | None]
         match = _IMPORT.match(statement)
         if match:
             for item in match.group(1).split(","):
-                name = item.strip().split(" as ")[0].strip()
+                name, _, bound = item.strip().partition(" as ")
+                name, bound = name.strip(), bound.strip() or name.strip()
                 if name and all(p.isidentifier() for p in name.split(".")):
-                    out.add((name, None, None))
+                    out.add((name, None, bound))
     return out
 
 

@@ -29,7 +29,9 @@ from __future__ import annotations
 import configparser
 import fnmatch
 import os
+import re
 import shlex
+import sys
 import time
 import tomllib
 from collections import deque
@@ -53,8 +55,11 @@ DOC_DIRS = frozenset({"docs", "doc"})
 DOC_SUFFIXES = (".md", ".rst", ".txt")
 PY_SUFFIXES = (".py", ".pyi")
 
+_Imports = set[tuple[str, str | None, str | None]]
 #: A file's scan: its modification time, size and imports.
 _Scan = tuple[int, int, frozenset[tuple[str, str | None, str | None]]]
+#: An import statement's line (its names are no use of a module).
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t].*$", re.MULTILINE)
 #: Root -> file -> its last scan, for the few roots seen last.
 _SCANS: dict[str, dict[str, _Scan]] = {}
 _MAX_ROOTS = 8
@@ -208,7 +213,8 @@ class _Project:
                 scan = before.get(path)
                 if scan is None or scan[:2] != (stat.st_mtime_ns, stat.st_size):
                     text = (self.root / path).read_text(encoding="utf-8", errors="replace")
-                    scan = (stat.st_mtime_ns, stat.st_size, frozenset(import_names(path, text)))
+                    imports = _attributes_taken(path, text, import_names(path, text))
+                    scan = (stat.st_mtime_ns, stat.st_size, frozenset(imports))
             except OSError:
                 continue
             if scan[0] < recent:
@@ -323,6 +329,39 @@ class _Graph:
                 chain.append(up)
             chains[node] = tuple(reversed(chain))
         return chains
+
+
+def _attributes_taken(path: str, text: str, imports: _Imports) -> _Imports:
+    """``import pkg`` (or ``import pkg as p``) in a file that uses it only
+    as ``pkg.name``: taken as ``from pkg import name`` for each name used,
+    so a change re-exported by the package reaches only the files that use
+    it. A bare use (``f(pkg)``, ``getattr(pkg, ...)``, a string), no use at
+    all, or a package ``__init__``: the whole module, as before."""
+    if _is_init(path):
+        return imports
+    body: str | None = None
+    out: set[tuple[str, str | None, str | None]] = set()
+    for module, name, bound in imports:
+        if name is not None or bound is None or module.split(".")[0] in sys.stdlib_module_names:
+            out.add((module, name, bound))
+            continue
+        if body is None:
+            body = _IMPORT_LINE.sub("", text)
+        used: set[str] = set()
+        bare = False
+        for match in re.finditer(rf"{re.escape(bound)}\b(?:\.(\w+))?", body):
+            before = body[match.start() - 1 : match.start()]
+            if before == "." or before.isidentifier() or before.isdigit():
+                continue  # ``x.pkg`` or ``mypkg``: not this name
+            if match.group(1) is None:
+                bare = True
+                break
+            used.add(match.group(1))
+        if bare or not used:
+            out.add((module, None, bound))
+        else:
+            out.update((module, attribute, attribute) for attribute in used)
+    return out
 
 
 def _read_config(root: Path) -> _Config:
