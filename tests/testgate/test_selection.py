@@ -313,3 +313,18 @@ def test_a_whole_package_import_counts_only_the_names_the_file_uses(tmp_path: Pa
     )
     selection = select_tests(root, ["pkg/core.py"])
     assert selection.files == ("tests/test_bare.py", "tests/test_run.py")
+
+
+def test_a_star_reexport_follows_the_modules_all(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        {
+            "star/__init__.py": "from .a import *\nfrom .b import *\n",
+            "star/a.py": "__all__ = ['fa']\n\ndef fa() -> int:\n    return 1\n",
+            "star/b.py": "def fb() -> int:\n    return 2\n",  # no __all__: all of it
+            "tests/test_fa.py": "from star import fa\n",
+            "tests/test_fb.py": "from star import fb\n",
+        },
+    )
+    assert select_tests(root, ["star/a.py"]).files == ("tests/test_fa.py",)
+    assert select_tests(root, ["star/b.py"]).files == ("tests/test_fa.py", "tests/test_fb.py")

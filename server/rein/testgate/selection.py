@@ -57,7 +57,11 @@ PY_SUFFIXES = (".py", ".pyi")
 
 _Imports = set[tuple[str, str | None, str | None]]
 #: A file's scan: its modification time, size and imports.
-_Scan = tuple[int, int, frozenset[tuple[str, str | None, str | None]]]
+_Scan = tuple[int, int, frozenset[tuple[str, str | None, str | None]], frozenset[str] | None]
+_ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?=\s*[\[(]([^\])]*)[\])]", re.MULTILINE)
+_ALL_GROWN = re.compile(
+    r"^\s*__all__\s*(?:\+=|\.(?:extend|append|insert|__iadd__)\b)", re.MULTILINE
+)
 #: An import statement's line (its names are no use of a module).
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t].*$", re.MULTILINE)
 #: Root -> file -> its last scan, for the few roots seen last.
@@ -214,12 +218,12 @@ class _Project:
                 if scan is None or scan[:2] != (stat.st_mtime_ns, stat.st_size):
                     text = (self.root / path).read_text(encoding="utf-8", errors="replace")
                     imports = _attributes_taken(path, text, import_names(path, text))
-                    scan = (stat.st_mtime_ns, stat.st_size, frozenset(imports))
+                    scan = (stat.st_mtime_ns, stat.st_size, frozenset(imports), _exports(text))
             except OSError:
                 continue
             if scan[0] < recent:
                 after[path] = scan
-            graph.add(path, scan[2])
+            graph.add(path, scan[2], scan[3])
         _SCANS[key] = after
         while len(_SCANS) > _MAX_ROOTS:
             _SCANS.pop(next(iter(_SCANS)))
@@ -238,15 +242,28 @@ class _Graph:
 
     def __init__(self, project: _Project) -> None:
         self._project = project
-        #: module -> the files that import all of it (``import m``, ``*``)
+        #: module -> the files that import all of it (``import m``)
         self._whole: dict[str, set[str]] = {}
+        #: module -> the files that take its names with ``from m import *``
+        self._star: dict[str, set[str]] = {}
+        #: file -> its literal ``__all__`` (what ``*`` takes from it)
+        self._exports: dict[str, frozenset[str]] = {}
         #: module -> (file, name, bound) for ``from m import name as bound``
         self._named: dict[str, dict[str, set[tuple[str, str]]]] = {}
         self._names: dict[str, set[str]] = {}
 
-    def add(self, path: str, imports: Iterable[tuple[str, str | None, str | None]]) -> None:
+    def add(
+        self,
+        path: str,
+        imports: Iterable[tuple[str, str | None, str | None]],
+        exports: frozenset[str] | None,
+    ) -> None:
+        if exports is not None:
+            self._exports[path] = exports
         for module, name, bound in imports:
-            if name is None or bound is None:
+            if name is None and bound is None:
+                self._star.setdefault(module, set()).add(path)
+            elif name is None or bound is None:
                 self._whole.setdefault(module, set()).add(path)
             else:
                 by_name = self._named.setdefault(module, {})
@@ -306,22 +323,25 @@ class _Graph:
             node = queue.popleft()
             queued.discard(node)
             changed = state[node]
-            found: list[tuple[str, str | None]] = []
+            # (file, what changed in it were it a package ``__init__``)
+            found: list[tuple[str, _State]] = []
+            star = changed if changed is not None else self._exports.get(node)
             for module in self.names(node):
                 found.extend((file, None) for file in self._whole.get(module, ()))
+                found.extend((file, star) for file in self._star.get(module, ()))
                 by_name = self._named.get(module, {})
                 for name in by_name if changed is None else changed & by_name.keys():
-                    found.extend(by_name[name])
+                    found.extend((file, frozenset({bound})) for file, bound in by_name[name])
                 package, _, last = module.rpartition(".")
                 if package:  # ``from package import module``
-                    found.extend(self._named.get(package, {}).get(last, ()))
+                    by_name = self._named.get(package, {})
+                    found.extend((file, frozenset({b})) for file, b in by_name.get(last, ()))
             if node.rpartition("/")[2] == "conftest.py":
                 folder = node.rpartition("/")[0]
                 found.extend((t, None) for t in project.tests if not folder or _under(t, folder))
-            for file, bound in sorted(found, key=lambda item: item[0]):
+            for file, names in sorted(found, key=lambda item: item[0]):
                 if file != node and state.get(file, frozenset()) is not None:
-                    new = frozenset({bound}) if bound and file in project.inits else None
-                    visit(file, new, node)
+                    visit(file, names if file in project.inits else None, node)
         chains: dict[str, tuple[str, ...]] = {}
         for node in parent:
             chain = [node]
@@ -362,6 +382,20 @@ def _attributes_taken(path: str, text: str, imports: _Imports) -> _Imports:
         else:
             out.update((module, attribute, attribute) for attribute in used)
     return out
+
+
+def _exports(text: str) -> frozenset[str] | None:
+    """A module's ``__all__`` when it is one literal list or tuple of
+    strings, set once; None otherwise (``*`` then takes anything)."""
+    if "__all__" not in text:
+        return None
+    found = list(_ALL.finditer(text))
+    if len(found) != 1 or _ALL_GROWN.search(text):
+        return None
+    rest = text[found[0].end() :].split("\n", 1)[0].split("#", 1)[0]
+    if rest.strip():
+        return None  # ``__all__ = [...] + other``
+    return frozenset(re.findall(r"""['"](\w+)['"]""", found[0].group(1)))
 
 
 def _read_config(root: Path) -> _Config:
