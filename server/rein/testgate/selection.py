@@ -9,8 +9,9 @@ or ``setup.cfg`` (``[tool:pytest]``), in pytest's order. Virtual
 environments, hidden, build and vendored folders are skipped.
 
 A test file is selected when it imports a changed module directly or through
-other modules of the project (the line scan of :mod:`rein.disk.importers`),
-or when it changed itself (a deleted one is not). A changed package
+other modules of the project (:mod:`rein.testgate.import_graph`, over the
+line scan of :mod:`rein.disk.importers`), or when it changed itself (a
+deleted one is not). A changed package
 ``__init__`` reaches every file that imports anything inside that package
 (Python runs it first). A ``conftest.py`` reached through the imports
 selects every test file below it.
@@ -29,17 +30,13 @@ from __future__ import annotations
 import configparser
 import fnmatch
 import os
-import re
 import shlex
-import sys
-import time
 import tomllib
-from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rein.disk.importers import import_names, module_name
+from rein.testgate.import_graph import is_init, scan, under
 
 __all__ = ["TestSelection", "select_tests"]
 
@@ -54,21 +51,6 @@ TEST_DIRS = frozenset({"tests", "test", "testing"})
 DOC_DIRS = frozenset({"docs", "doc"})
 DOC_SUFFIXES = (".md", ".rst", ".txt")
 PY_SUFFIXES = (".py", ".pyi")
-
-_Imports = set[tuple[str, str | None, str | None]]
-#: A file's scan: its modification time, size and imports.
-_Scan = tuple[int, int, frozenset[tuple[str, str | None, str | None]], frozenset[str] | None]
-_ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?=\s*[\[(]([^\])]*)[\])]", re.MULTILINE)
-_ALL_GROWN = re.compile(
-    r"^\s*__all__\s*(?:\+=|\.(?:extend|append|insert|__iadd__)\b)", re.MULTILINE
-)
-#: An import statement's line (its names are no use of a module).
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t].*$", re.MULTILINE)
-#: Root -> file -> its last scan, for the few roots seen last.
-_SCANS: dict[str, dict[str, _Scan]] = {}
-_MAX_ROOTS = 8
-#: A scan of a file modified less than this ago is not kept.
-_RACY_NS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -133,7 +115,7 @@ def select_tests(
             return TestSelection((), False, f"only documentation changed ({_few(docs)})", {}, total)
         return TestSelection((), False, "no file changed", {}, total)
 
-    graph = project.graph()
+    graph = scan(root, project.files, project.tests)
     for seed in seeds:
         if _in_tests_folder(seed) and not project.is_test(seed):
             if not tests.intersection(graph.reach([seed])):
@@ -169,13 +151,13 @@ def _nearest(
 
 
 class _Project:
-    """The workspace's Python files, its test files and its import graph."""
+    """The workspace's Python files and its test files."""
 
     def __init__(self, root: Path, config: _Config) -> None:
         self.root = root
         self.config = config
         self.files = _walk(root, config)
-        self.inits = {f for f in self.files if _is_init(f)}
+        self.inits = {f for f in self.files if is_init(f)}
         self.packages = {f.rpartition("/")[0] for f in self.inits}
         testpaths = _existing_testpaths(root, config.testpaths)
         self.testpaths = testpaths
@@ -186,7 +168,7 @@ class _Project:
         return (
             path.endswith(".py")
             and _matches(path.rpartition("/")[2], self.config.patterns)
-            and (not self.testpaths or any(_under(path, tp) for tp in self.testpaths))
+            and (not self.testpaths or any(under(path, tp) for tp in self.testpaths))
         )
 
     def is_doc(self, path: str) -> bool:
@@ -196,206 +178,10 @@ class _Project:
             return False
         if fnmatch.fnmatch(parts[-1], "test*.txt"):  # pytest's default doctest glob
             return False
-        if any(_under(path, tp) for tp in self.testpaths):
+        if any(under(path, tp) for tp in self.testpaths):
             return False
         folders = ("/".join(parts[:i]) for i in range(1, len(parts)))
         return not any((self.root / folder / "conftest.py").exists() for folder in folders)
-
-    def graph(self) -> _Graph:
-        """The import graph, each file scanned anew only when it changed
-        since the last call for this root (its size and modification time;
-        a file modified within the last seconds is scanned every time, as
-        a quick second edit may keep both)."""
-        graph = _Graph(self)
-        key = str(self.root.resolve())
-        before = _SCANS.pop(key, {})
-        after: dict[str, _Scan] = {}
-        recent = time.time_ns() - _RACY_NS
-        for path in self.files:
-            try:
-                stat = os.stat(self.root / path)
-                scan = before.get(path)
-                if scan is None or scan[:2] != (stat.st_mtime_ns, stat.st_size):
-                    text = (self.root / path).read_text(encoding="utf-8", errors="replace")
-                    imports = _attributes_taken(path, text, import_names(path, text))
-                    scan = (stat.st_mtime_ns, stat.st_size, frozenset(imports), _exports(text))
-            except OSError:
-                continue
-            if scan[0] < recent:
-                after[path] = scan
-            graph.add(path, scan[2], scan[3])
-        _SCANS[key] = after
-        while len(_SCANS) > _MAX_ROOTS:
-            _SCANS.pop(next(iter(_SCANS)))
-        return graph
-
-
-#: A reached file's state: every name it defines may have changed (None),
-#: or only these names (a package ``__init__`` re-exporting them).
-_State = frozenset[str] | None
-
-
-class _Graph:
-    """Reverse imports, name by name through package ``__init__`` files:
-    ``from pkg import run`` depends on the module ``pkg/__init__.py`` takes
-    ``run`` from, not on everything the package re-exports."""
-
-    def __init__(self, project: _Project) -> None:
-        self._project = project
-        #: module -> the files that import all of it (``import m``)
-        self._whole: dict[str, set[str]] = {}
-        #: module -> the files that take its names with ``from m import *``
-        self._star: dict[str, set[str]] = {}
-        #: file -> its literal ``__all__`` (what ``*`` takes from it)
-        self._exports: dict[str, frozenset[str]] = {}
-        #: module -> (file, name, bound) for ``from m import name as bound``
-        self._named: dict[str, dict[str, set[tuple[str, str]]]] = {}
-        self._names: dict[str, set[str]] = {}
-
-    def add(
-        self,
-        path: str,
-        imports: Iterable[tuple[str, str | None, str | None]],
-        exports: frozenset[str] | None,
-    ) -> None:
-        if exports is not None:
-            self._exports[path] = exports
-        for module, name, bound in imports:
-            if name is None and bound is None:
-                self._star.setdefault(module, set()).add(path)
-            elif name is None or bound is None:
-                self._whole.setdefault(module, set()).add(path)
-            else:
-                by_name = self._named.setdefault(module, {})
-                by_name.setdefault(name, set()).add((path, bound))
-
-    def names(self, path: str) -> set[str]:
-        """The module names ``path`` is imported by: its name from the root
-        (or ``src/``), and its name from its outermost package folder."""
-        if path not in self._names:
-            self._names[path] = self._module_names(path)
-        return self._names[path]
-
-    def _module_names(self, path: str) -> set[str]:
-        names = {n for n in (module_name(path),) if n}
-        parts = path.rsplit(".", 1)[0].split("/")
-        start = len(parts) - 1
-        while start > 0 and "/".join(parts[:start]) in self._project.packages:
-            start -= 1
-        rooted = parts[start:]
-        if rooted[-1] == "__init__":
-            rooted = rooted[:-1]
-        if rooted and all(p.isidentifier() for p in rooted):
-            names.add(".".join(rooted))
-        return names
-
-    def reach(self, seeds: list[str]) -> dict[str, tuple[str, ...]]:
-        """Every file the seeds reach -> its shortest chain from a seed. A
-        seed that is a package ``__init__`` reaches the files of its package
-        first (importing any of them runs it)."""
-        project = self._project
-        parent: dict[str, str | None] = {}
-        state: dict[str, _State] = {}
-        queue: deque[str] = deque()
-        queued: set[str] = set()
-
-        def visit(file: str, new: _State, via: str | None) -> None:
-            if file not in parent:
-                parent[file], state[file] = via, new
-            else:
-                old = state[file]
-                if old is None or (new is not None and new <= old):
-                    return
-                state[file] = None if new is None else old | new
-            if file not in queued:
-                queued.add(file)
-                queue.append(file)
-
-        for seed in seeds:
-            visit(seed, None, None)
-        for seed in seeds:
-            if _is_init(seed):
-                folder = seed.rpartition("/")[0]
-                for file in project.files:
-                    if not folder or _under(file, folder):
-                        visit(file, None, seed)
-        while queue:
-            node = queue.popleft()
-            queued.discard(node)
-            changed = state[node]
-            # (file, what changed in it were it a package ``__init__``)
-            found: list[tuple[str, _State]] = []
-            star = changed if changed is not None else self._exports.get(node)
-            for module in self.names(node):
-                found.extend((file, None) for file in self._whole.get(module, ()))
-                found.extend((file, star) for file in self._star.get(module, ()))
-                by_name = self._named.get(module, {})
-                for name in by_name if changed is None else changed & by_name.keys():
-                    found.extend((file, frozenset({bound})) for file, bound in by_name[name])
-                package, _, last = module.rpartition(".")
-                if package:  # ``from package import module``
-                    by_name = self._named.get(package, {})
-                    found.extend((file, frozenset({b})) for file, b in by_name.get(last, ()))
-            if node.rpartition("/")[2] == "conftest.py":
-                folder = node.rpartition("/")[0]
-                found.extend((t, None) for t in project.tests if not folder or _under(t, folder))
-            for file, names in sorted(found, key=lambda item: item[0]):
-                if file != node and state.get(file, frozenset()) is not None:
-                    visit(file, names if file in project.inits else None, node)
-        chains: dict[str, tuple[str, ...]] = {}
-        for node in parent:
-            chain = [node]
-            while (up := parent[chain[-1]]) is not None:
-                chain.append(up)
-            chains[node] = tuple(reversed(chain))
-        return chains
-
-
-def _attributes_taken(path: str, text: str, imports: _Imports) -> _Imports:
-    """``import pkg`` (or ``import pkg as p``) in a file that uses it only
-    as ``pkg.name``: taken as ``from pkg import name`` for each name used,
-    so a change re-exported by the package reaches only the files that use
-    it. A bare use (``f(pkg)``, ``getattr(pkg, ...)``, a string), no use at
-    all, or a package ``__init__``: the whole module, as before."""
-    if _is_init(path):
-        return imports
-    body: str | None = None
-    out: set[tuple[str, str | None, str | None]] = set()
-    for module, name, bound in imports:
-        if name is not None or bound is None or module.split(".")[0] in sys.stdlib_module_names:
-            out.add((module, name, bound))
-            continue
-        if body is None:
-            body = _IMPORT_LINE.sub("", text)
-        used: set[str] = set()
-        bare = False
-        for match in re.finditer(rf"{re.escape(bound)}\b(?:\.(\w+))?", body):
-            before = body[match.start() - 1 : match.start()]
-            if before == "." or before.isidentifier() or before.isdigit():
-                continue  # ``x.pkg`` or ``mypkg``: not this name
-            if match.group(1) is None:
-                bare = True
-                break
-            used.add(match.group(1))
-        if bare or not used:
-            out.add((module, None, bound))
-        else:
-            out.update((module, attribute, attribute) for attribute in used)
-    return out
-
-
-def _exports(text: str) -> frozenset[str] | None:
-    """A module's ``__all__`` when it is one literal list or tuple of
-    strings, set once; None otherwise (``*`` then takes anything)."""
-    if "__all__" not in text:
-        return None
-    found = list(_ALL.finditer(text))
-    if len(found) != 1 or _ALL_GROWN.search(text):
-        return None
-    rest = text[found[0].end() :].split("\n", 1)[0].split("#", 1)[0]
-    if rest.strip():
-        return None  # ``__all__ = [...] + other``
-    return frozenset(re.findall(r"""['"](\w+)['"]""", found[0].group(1)))
 
 
 def _read_config(root: Path) -> _Config:
@@ -490,14 +276,6 @@ def _existing_testpaths(root: Path, testpaths: tuple[str, ...]) -> tuple[str, ..
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatch(name, p) for p in patterns)
-
-
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _is_init(path: str) -> bool:
-    return path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
 
 
 def _in_tests_folder(path: str) -> bool:
