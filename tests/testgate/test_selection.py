@@ -328,3 +328,22 @@ def test_a_star_reexport_follows_the_modules_all(tmp_path: Path) -> None:
     )
     assert select_tests(root, ["star/a.py"]).files == ("tests/test_fa.py",)
     assert select_tests(root, ["star/b.py"]).files == ("tests/test_fa.py", "tests/test_fb.py")
+
+
+def test_a_name_an_init_defines_itself_may_use_what_it_imports(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        {
+            **LIB,
+            "pkg/__init__.py": LIB["pkg/__init__.py"]
+            + "\ndef twice() -> int:\n    return 2 * run()\n",
+            "lazy/__init__.py": "from .core import run\n\ndef __getattr__(name: str) -> object: ...\n",
+            "lazy/core.py": "def run() -> None: ...\n",
+            "tests/test_twice.py": "from pkg import twice\n",
+            "tests/test_other.py": "from pkg import other\n",
+            "tests/test_lazy.py": "from lazy import anything\n",
+        },
+    )
+    assert select_tests(root, ["pkg/core.py"]).files == ("tests/test_twice.py",)
+    # A module __getattr__ may hand out anything: all of the package.
+    assert select_tests(root, ["lazy/core.py"]).files == ("tests/test_lazy.py",)

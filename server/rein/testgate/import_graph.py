@@ -7,6 +7,8 @@ that imports the package: ``from pkg import run`` reaches the module
 ``pkg/__init__.py`` takes ``run`` from; ``from .mod import *`` in an
 ``__init__`` takes ``mod``'s literal ``__all__``; and ``import pkg`` in a
 file that uses it only as ``pkg.name`` counts as ``from pkg import name``.
+The names an ``__init__`` defines itself count as changed with what it
+imports, and an ``__init__`` with a module ``__getattr__`` passes on all.
 A file's scan is kept per root while its size and modification time stay.
 """
 
@@ -26,10 +28,15 @@ __all__ = ["ImportGraph", "is_init", "scan", "under"]
 
 _Imports = set[tuple[str, str | None, str | None]]
 #: A file's scan: its modification time, size and imports.
-_Scan = tuple[int, int, frozenset[tuple[str, str | None, str | None]], frozenset[str] | None]
+_Scan = tuple[
+    int, int, frozenset[tuple[str, str | None, str | None]], frozenset[str] | None, frozenset[str]
+]
 _ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?=\s*[\[(]([^\])]*)[\])]", re.MULTILINE)
 _ALL_GROWN = re.compile(
     r"^\s*__all__\s*(?:\+=|\.(?:extend|append|insert|__iadd__)\b)", re.MULTILINE
+)
+_DEFINES = re.compile(
+    r"^(?:async[ \t]+def|def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE
 )
 #: An import statement's line (its names are no use of a module).
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t].*$", re.MULTILINE)
@@ -58,12 +65,13 @@ def scan(root: Path, files: list[str], tests: set[str]) -> ImportGraph:
             if entry is None or entry[:2] != (stat.st_mtime_ns, stat.st_size):
                 text = (root / path).read_text(encoding="utf-8", errors="replace")
                 imports = _attributes_taken(path, text, import_names(path, text))
-                entry = (stat.st_mtime_ns, stat.st_size, frozenset(imports), _exports(text))
+                own = _defines(text) if is_init(path) else frozenset()
+                entry = (stat.st_mtime_ns, stat.st_size, frozenset(imports), _exports(text), own)
         except OSError:
             continue
         if entry[0] < recent:
             after[path] = entry
-        graph.add(path, entry[2], entry[3])
+        graph.add(path, entry[2], entry[3], entry[4])
     _SCANS[key] = after
     while len(_SCANS) > _MAX_ROOTS:
         _SCANS.pop(next(iter(_SCANS)))
@@ -94,15 +102,21 @@ class ImportGraph:
         #: module -> (file, name, bound) for ``from m import name as bound``
         self._named: dict[str, dict[str, set[tuple[str, str]]]] = {}
         self._names: dict[str, set[str]] = {}
+        #: package ``__init__`` -> the names it defines itself (which may
+        #: use any name it imports)
+        self._defines: dict[str, frozenset[str]] = {}
 
     def add(
         self,
         path: str,
         imports: Iterable[tuple[str, str | None, str | None]],
         exports: frozenset[str] | None,
+        defines: frozenset[str],
     ) -> None:
         if exports is not None:
             self._exports[path] = exports
+        if defines:
+            self._defines[path] = defines
         for module, name, bound in imports:
             if name is None and bound is None:
                 self._star.setdefault(module, set()).add(path)
@@ -131,6 +145,15 @@ class ImportGraph:
         if rooted and all(p.isidentifier() for p in rooted):
             names.add(".".join(rooted))
         return names
+
+    def _in_init(self, file: str, names: _State) -> _State:
+        """What changed in ``file`` when ``names`` it imports did: for a
+        package ``__init__``, those names and every name it defines itself
+        (all of it when it defines ``__getattr__``); any other file, all."""
+        if names is None or file not in self._inits:
+            return None
+        own = self._defines.get(file, frozenset())
+        return None if "__getattr__" in own else names | own
 
     def reach(self, seeds: list[str]) -> dict[str, tuple[str, ...]]:
         """Every file the seeds reach -> its shortest chain from a seed. A
@@ -183,7 +206,7 @@ class ImportGraph:
                 found.extend((t, None) for t in self._tests if not folder or under(t, folder))
             for file, names in sorted(found, key=lambda item: item[0]):
                 if file != node and state.get(file, frozenset()) is not None:
-                    visit(file, names if file in self._inits else None, node)
+                    visit(file, self._in_init(file, names), node)
         chains: dict[str, tuple[str, ...]] = {}
         for node in parent:
             chain = [node]
@@ -224,6 +247,12 @@ def _attributes_taken(path: str, text: str, imports: _Imports) -> _Imports:
         else:
             out.update((module, attribute, attribute) for attribute in used)
     return out
+
+
+def _defines(text: str) -> frozenset[str]:
+    """The names a module defines at its top level (``def``, ``class``, an
+    assignment)."""
+    return frozenset(a or b for a, b in _DEFINES.findall(text))
 
 
 def _exports(text: str) -> frozenset[str] | None:

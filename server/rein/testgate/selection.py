@@ -11,10 +11,10 @@ environments, hidden, build and vendored folders are skipped.
 A test file is selected when it imports a changed module directly or through
 other modules of the project (:mod:`rein.testgate.import_graph`, over the
 line scan of :mod:`rein.disk.importers`), or when it changed itself (a
-deleted one is not). A changed package
-``__init__`` reaches every file that imports anything inside that package
-(Python runs it first). A ``conftest.py`` reached through the imports
-selects every test file below it.
+deleted one is not). A changed package ``__init__`` reaches every file that
+imports anything inside that package (Python runs it first). A
+``conftest.py`` reached through the imports selects every test file below
+it.
 
 The whole suite runs when the selection cannot be told: a changed
 ``conftest.py``; a changed file that is not Python and not documentation
@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rein.testgate.import_graph import is_init, scan, under
+from rein.testgate.import_graph import scan, under
 
 __all__ = ["TestSelection", "select_tests"]
 
@@ -157,10 +157,7 @@ class _Project:
         self.root = root
         self.config = config
         self.files = _walk(root, config)
-        self.inits = {f for f in self.files if is_init(f)}
-        self.packages = {f.rpartition("/")[0] for f in self.inits}
-        testpaths = _existing_testpaths(root, config.testpaths)
-        self.testpaths = testpaths
+        self.testpaths = _existing_testpaths(root, config.testpaths)
         self.tests = {f for f in self.files if self.is_test(f)}
 
     def is_test(self, path: str) -> bool:
