@@ -3,7 +3,8 @@ files a large workspace's file-by-file analyzer must also look at)."""
 
 from __future__ import annotations
 
-from rein.disk.importers import ImportIndex, imported_modules, module_name
+from rein.disk.importers import ImportIndex
+from rein.python_imports import imported_modules, module_name
 
 FILES = {
     "pkg/__init__.py": "from pkg.core import run\n",

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rein.disk.importers import ImportIndex, imported_modules, module_name
+from rein.disk.importers import ImportIndex
+from rein.python_imports import imported_modules, module_name
 
 __all__ = [
     "CASE_KINDS",

@@ -6,101 +6,18 @@ In a workspace too large for the analyzer's own workspace analysis (see
 that are open. A change to ``pkg/mod.py`` can break the files that import
 it, so the pool opens those too before the change (their baseline) and
 after it (their verdict). This module finds them from the import statements
-alone (a line scan, no parse, no import resolution beyond the workspace):
-
-* ``import pkg.mod``, ``import pkg.mod as m``;
-* ``from pkg.mod import x``, ``from pkg import mod``;
-* relative forms (``from .mod import x``, ``from . import mod``,
-  ``from ..pkg.mod import x``);
-* one level of re-export: when ``pkg/__init__.py`` imports ``pkg.mod``, the
-  importers of ``pkg`` count too (``from pkg import name_defined_in_mod``).
-
-Module names are paths relative to the workspace root, or to its ``src/``
-folder when the file lives there.
+alone (the line scan of :mod:`rein.python_imports`), with one level of
+re-export: when ``pkg/__init__.py`` imports ``pkg.mod``, the importers of
+``pkg`` count too (``from pkg import name_defined_in_mod``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
-__all__ = ["ImportIndex", "module_name"]
+from rein.python_imports import imported_modules, module_name
 
-_FROM = re.compile(r"^\s*from\s+(\.*[\w.]*)\s+import\s+(.*)$")
-_IMPORT = re.compile(r"^\s*import\s+(.+)$")
-
-
-def module_name(path: str) -> str | None:
-    """``pkg/mod.py`` -> ``pkg.mod``; ``pkg/__init__.py`` -> ``pkg``;
-    ``src/pkg/mod.py`` -> ``pkg.mod``. None for a file that is no module."""
-    if not path.endswith((".py", ".pyi")):
-        return None
-    parts = path.rsplit(".", 1)[0].split("/")
-    if parts[0] == "src" and len(parts) > 1:
-        parts = parts[1:]
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    if not parts or not all(p.isidentifier() for p in parts):
-        return None
-    return ".".join(parts)
-
-
-def _package_of(path: str) -> list[str]:
-    """The package a module's relative imports start from."""
-    module = module_name(path)
-    if module is None:
-        return []
-    parts = module.split(".")
-    return parts if path.endswith(("__init__.py", "__init__.pyi")) else parts[:-1]
-
-
-def _statements(text: str) -> Iterable[str]:
-    """Import statements, with parenthesised and backslash continuations joined."""
-    lines = iter(text.splitlines())
-    for line in lines:
-        stripped = line.lstrip()
-        if not stripped.startswith(("import ", "from ")):
-            continue
-        statement = line.split("#", 1)[0]
-        while statement.rstrip().endswith("\\") or ("(" in statement and ")" not in statement):
-            more = next(lines, None)
-            if more is None:
-                break
-            statement = statement.rstrip().rstrip("\\") + " " + more.split("#", 1)[0]
-        yield statement
-
-
-def imported_modules(path: str, text: str) -> set[str]:
-    """Every module name ``text`` (the file at ``path``) may import: for
-    ``from a import b`` both ``a`` and ``a.b``."""
-    out: set[str] = set()
-    for statement in _statements(text):
-        match = _FROM.match(statement)
-        if match:
-            source, names = match.groups()
-            dots = len(source) - len(source.lstrip("."))
-            if dots:
-                base = _package_of(path)
-                if dots - 1 > len(base):
-                    continue
-                base = base[: len(base) - (dots - 1)]
-                rest = source[dots:]
-                source = ".".join([*base, *([rest] if rest else [])])
-            if not source:
-                continue
-            out.add(source)
-            for name in names.replace("(", " ").replace(")", " ").split(","):
-                name = name.strip().split(" as ")[0].strip()
-                if name.isidentifier():
-                    out.add(f"{source}.{name}")
-            continue
-        match = _IMPORT.match(statement)
-        if match:
-            for item in match.group(1).split(","):
-                name = item.strip().split(" as ")[0].strip()
-                if name and all(p.isidentifier() for p in name.split(".")):
-                    out.add(name)
-    return out
+__all__ = ["ImportIndex"]
 
 
 class ImportIndex:

@@ -11,7 +11,10 @@ run's changes reach and blocks only on the tests the run broke.
 - :mod:`~rein.testgate.junit`: a JUnit XML report read into test results,
   tracebacks cut to the workspace's frames;
 - :mod:`~rein.testgate.report`: the blockers and the verdict's detail;
-- :mod:`~rein.testgate.detect`: whether a project has pytest tests.
+- :mod:`~rein.testgate.detect`: whether a project has pytest tests;
+- :mod:`~rein.testgate.selection`: which test files a change reaches,
+  over :mod:`~rein.testgate.import_graph`, the project's import graph
+  name by name.
 
 It keeps the core's rules (no adapter, no protocol library) and the core
 does not import it: hosts build it into a session's gate pipeline; the

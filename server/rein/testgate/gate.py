@@ -33,10 +33,10 @@ from rein.harness.config import TestsGateConfig
 from rein.harness.errors import ReinError
 from rein.harness.gating.gate_types import GateContext, GateOutcome, PriorTexts
 from rein.harness.ports import CommandRunner, Workspace
-from rein.testgate._selection_stub import TestSelection, select_tests
 from rein.testgate.junit import TestResult
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
+from rein.testgate.selection import TestSelection, select_tests
 from rein.testgate.shadow import Shadow, build_shadow
 
 __all__ = ["TestGate"]

@@ -13,7 +13,7 @@ from rein.testgate.runner import TestRun
 from rein.testgate.shadow import Shadow
 
 if TYPE_CHECKING:
-    from rein.testgate._selection_stub import TestSelection
+    from rein.testgate.selection import TestSelection
 
 __all__ = ["CONTEXT_BUDGET", "blocker_for", "summary"]
 

@@ -1,0 +1,277 @@
+"""The project's import graph for the tests gate: which files a change
+reaches, name by name through package ``__init__`` re-exports.
+
+Each file's imports come from the line scan of :mod:`rein.python_imports`.
+Three refinements keep a change to one module from reaching every test
+that imports the package: ``from pkg import run`` reaches the module
+``pkg/__init__.py`` takes ``run`` from; ``from .mod import *`` in an
+``__init__`` takes ``mod``'s literal ``__all__``; and ``import pkg`` in a
+file that uses it only as ``pkg.name`` counts as ``from pkg import name``.
+The names an ``__init__`` defines itself count as changed with what it
+imports, and an ``__init__`` with a module ``__getattr__`` passes on all.
+A file's scan is kept per root while its size and modification time stay.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+
+from rein.python_imports import import_names, module_name
+
+__all__ = ["ImportGraph", "is_init", "scan", "under"]
+
+_Imports = set[tuple[str, str | None, str | None]]
+#: A file's scan: its modification time, size and imports.
+_Scan = tuple[
+    int, int, frozenset[tuple[str, str | None, str | None]], frozenset[str] | None, frozenset[str]
+]
+_ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?=\s*[\[(]([^\])]*)[\])]", re.MULTILINE)
+_ALL_GROWN = re.compile(
+    r"^\s*__all__\s*(?:\+=|\.(?:extend|append|insert|__iadd__)\b)", re.MULTILINE
+)
+_DEFINES = re.compile(
+    r"^(?:async[ \t]+def|def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE
+)
+#: An import statement's line (its names are no use of a module).
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t].*$", re.MULTILINE)
+#: Root -> file -> its last scan, for the few roots seen last.
+_SCANS: dict[str, dict[str, _Scan]] = {}
+_MAX_ROOTS = 8
+#: A scan of a file modified less than this ago is not kept.
+_RACY_NS = 2_000_000_000
+
+
+def scan(root: Path, files: list[str], tests: set[str]) -> ImportGraph:
+    """The import graph of ``files`` under ``root`` (``tests``: the test
+    files, which a reached conftest.py reaches). A file is scanned anew only
+    when its size or modification time changed since the last call for
+    this root; one modified in the last two seconds is scanned every time
+    (a quick second edit may keep both)."""
+    graph = ImportGraph(files, tests)
+    key = str(root.resolve())
+    before = _SCANS.pop(key, {})
+    after: dict[str, _Scan] = {}
+    recent = time.time_ns() - _RACY_NS
+    for path in files:
+        try:
+            stat = os.stat(root / path)
+            entry = before.get(path)
+            if entry is None or entry[:2] != (stat.st_mtime_ns, stat.st_size):
+                text = (root / path).read_text(encoding="utf-8", errors="replace")
+                imports = _attributes_taken(path, text, import_names(path, text))
+                own = _defines(text) if is_init(path) else frozenset()
+                entry = (stat.st_mtime_ns, stat.st_size, frozenset(imports), _exports(text), own)
+        except OSError:
+            continue
+        if entry[0] < recent:
+            after[path] = entry
+        graph.add(path, entry[2], entry[3], entry[4])
+    _SCANS[key] = after
+    while len(_SCANS) > _MAX_ROOTS:
+        _SCANS.pop(next(iter(_SCANS)))
+    return graph
+
+
+#: A reached file's state: every name it defines may have changed (None),
+#: or only these names (a package ``__init__`` re-exporting them).
+_State = frozenset[str] | None
+
+
+class ImportGraph:
+    """Reverse imports, name by name through package ``__init__`` files:
+    ``from pkg import run`` depends on the module ``pkg/__init__.py`` takes
+    ``run`` from, not on everything the package re-exports."""
+
+    def __init__(self, files: list[str], tests: set[str]) -> None:
+        self._files = files
+        self._tests = tests
+        self._inits = {f for f in files if is_init(f)}
+        self._packages = {f.rpartition("/")[0] for f in self._inits}
+        #: module -> the files that import all of it (``import m``)
+        self._whole: dict[str, set[str]] = {}
+        #: module -> the files that take its names with ``from m import *``
+        self._star: dict[str, set[str]] = {}
+        #: file -> its literal ``__all__`` (what ``*`` takes from it)
+        self._exports: dict[str, frozenset[str]] = {}
+        #: module -> (file, name, bound) for ``from m import name as bound``
+        self._named: dict[str, dict[str, set[tuple[str, str]]]] = {}
+        self._names: dict[str, set[str]] = {}
+        #: package ``__init__`` -> the names it defines itself (which may
+        #: use any name it imports)
+        self._defines: dict[str, frozenset[str]] = {}
+
+    def add(
+        self,
+        path: str,
+        imports: Iterable[tuple[str, str | None, str | None]],
+        exports: frozenset[str] | None,
+        defines: frozenset[str],
+    ) -> None:
+        if exports is not None:
+            self._exports[path] = exports
+        if defines:
+            self._defines[path] = defines
+        for module, name, bound in imports:
+            if name is None and bound is None:
+                self._star.setdefault(module, set()).add(path)
+            elif name is None or bound is None:
+                self._whole.setdefault(module, set()).add(path)
+            else:
+                by_name = self._named.setdefault(module, {})
+                by_name.setdefault(name, set()).add((path, bound))
+
+    def names(self, path: str) -> set[str]:
+        """The module names ``path`` is imported by: its name from the root
+        (or ``src/``), and its name from its outermost package folder."""
+        if path not in self._names:
+            self._names[path] = self._module_names(path)
+        return self._names[path]
+
+    def _module_names(self, path: str) -> set[str]:
+        names = {n for n in (module_name(path),) if n}
+        parts = path.rsplit(".", 1)[0].split("/")
+        start = len(parts) - 1
+        while start > 0 and "/".join(parts[:start]) in self._packages:
+            start -= 1
+        rooted = parts[start:]
+        if rooted[-1] == "__init__":
+            rooted = rooted[:-1]
+        if rooted and all(p.isidentifier() for p in rooted):
+            names.add(".".join(rooted))
+        return names
+
+    def _in_init(self, file: str, names: _State) -> _State:
+        """What changed in ``file`` when ``names`` it imports did: for a
+        package ``__init__``, those names and every name it defines itself
+        (all of it when it defines ``__getattr__``); any other file, all."""
+        if names is None or file not in self._inits:
+            return None
+        own = self._defines.get(file, frozenset())
+        return None if "__getattr__" in own else names | own
+
+    def reach(self, seeds: list[str]) -> dict[str, tuple[str, ...]]:
+        """Every file the seeds reach -> its shortest chain from a seed. A
+        seed that is a package ``__init__`` reaches the files of its package
+        first (importing any of them runs it)."""
+        parent: dict[str, str | None] = {}
+        state: dict[str, _State] = {}
+        queue: deque[str] = deque()
+        queued: set[str] = set()
+
+        def visit(file: str, new: _State, via: str | None) -> None:
+            if file not in parent:
+                parent[file], state[file] = via, new
+            else:
+                old = state[file]
+                if old is None or (new is not None and new <= old):
+                    return
+                state[file] = None if new is None else old | new
+            if file not in queued:
+                queued.add(file)
+                queue.append(file)
+
+        for seed in seeds:
+            visit(seed, None, None)
+        for seed in seeds:
+            if is_init(seed):
+                folder = seed.rpartition("/")[0]
+                for file in self._files:
+                    if not folder or under(file, folder):
+                        visit(file, None, seed)
+        while queue:
+            node = queue.popleft()
+            queued.discard(node)
+            changed = state[node]
+            # (file, what changed in it were it a package ``__init__``)
+            found: list[tuple[str, _State]] = []
+            star = changed if changed is not None else self._exports.get(node)
+            for module in self.names(node):
+                found.extend((file, None) for file in self._whole.get(module, ()))
+                found.extend((file, star) for file in self._star.get(module, ()))
+                by_name = self._named.get(module, {})
+                for name in by_name if changed is None else changed & by_name.keys():
+                    found.extend((file, frozenset({bound})) for file, bound in by_name[name])
+                package, _, last = module.rpartition(".")
+                if package:  # ``from package import module``
+                    by_name = self._named.get(package, {})
+                    found.extend((file, frozenset({b})) for file, b in by_name.get(last, ()))
+            if node.rpartition("/")[2] == "conftest.py":
+                folder = node.rpartition("/")[0]
+                found.extend((t, None) for t in self._tests if not folder or under(t, folder))
+            for file, names in sorted(found, key=lambda item: item[0]):
+                if file != node and state.get(file, frozenset()) is not None:
+                    visit(file, self._in_init(file, names), node)
+        chains: dict[str, tuple[str, ...]] = {}
+        for node in parent:
+            chain = [node]
+            while (up := parent[chain[-1]]) is not None:
+                chain.append(up)
+            chains[node] = tuple(reversed(chain))
+        return chains
+
+
+def _attributes_taken(path: str, text: str, imports: _Imports) -> _Imports:
+    """``import pkg`` (or ``import pkg as p``) in a file that uses it only
+    as ``pkg.name``: taken as ``from pkg import name`` for each name used,
+    so a change re-exported by the package reaches only the files that use
+    it. A bare use (``f(pkg)``, ``getattr(pkg, ...)``, a string), no use at
+    all, or a package ``__init__``: the whole module, as before."""
+    if is_init(path):
+        return imports
+    body: str | None = None
+    out: set[tuple[str, str | None, str | None]] = set()
+    for module, name, bound in imports:
+        if name is not None or bound is None or module.split(".")[0] in sys.stdlib_module_names:
+            out.add((module, name, bound))
+            continue
+        if body is None:
+            body = _IMPORT_LINE.sub("", text)
+        used: set[str] = set()
+        bare = False
+        for match in re.finditer(rf"{re.escape(bound)}\b(?:\.(\w+))?", body):
+            before = body[match.start() - 1 : match.start()]
+            if before == "." or before.isidentifier() or before.isdigit():
+                continue  # ``x.pkg`` or ``mypkg``: not this name
+            if match.group(1) is None:
+                bare = True
+                break
+            used.add(match.group(1))
+        if bare or not used:
+            out.add((module, None, bound))
+        else:
+            out.update((module, attribute, attribute) for attribute in used)
+    return out
+
+
+def _defines(text: str) -> frozenset[str]:
+    """The names a module defines at its top level (``def``, ``class``, an
+    assignment)."""
+    return frozenset(a or b for a, b in _DEFINES.findall(text))
+
+
+def _exports(text: str) -> frozenset[str] | None:
+    """A module's ``__all__`` when it is one literal list or tuple of
+    strings, set once; None otherwise (``*`` then takes anything)."""
+    if "__all__" not in text:
+        return None
+    found = list(_ALL.finditer(text))
+    if len(found) != 1 or _ALL_GROWN.search(text):
+        return None
+    rest = text[found[0].end() :].split("\n", 1)[0].split("#", 1)[0]
+    if rest.strip():
+        return None  # ``__all__ = [...] + other``
+    return frozenset(re.findall(r"""['"](\w+)['"]""", found[0].group(1)))
+
+
+def is_init(path: str) -> bool:
+    return path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
+
+
+def under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")

@@ -1,0 +1,299 @@
+"""Which tests run: the test files a run's changes can reach through the
+project's imports, or the whole suite when that cannot be told.
+
+The test files are the ones pytest collects by default: ``test_*.py`` and
+``*_test.py`` (or the configured ``python_files``) under the configured
+``testpaths`` (or the whole workspace), read from ``pytest.ini``,
+``pyproject.toml`` (``[tool.pytest.ini_options]``), ``tox.ini`` (``[pytest]``)
+or ``setup.cfg`` (``[tool:pytest]``), in pytest's order. Virtual
+environments, hidden, build and vendored folders are skipped.
+
+A test file is selected when it imports a changed module directly or through
+other modules of the project (:mod:`rein.testgate.import_graph`, over the
+line scan of :mod:`rein.python_imports`), or when it changed itself (a
+deleted one is not). A changed package ``__init__`` reaches every file that
+imports anything inside that package (Python runs it first). A
+``conftest.py`` reached through the imports selects every test file below
+it.
+
+The whole suite runs when the selection cannot be told: a changed
+``conftest.py``; a changed file that is not Python and not documentation
+(data, fixtures, ``pyproject.toml``: tests may read them); a file under a
+tests folder that is no test file and that no test imports (tests may read
+it as data). Documentation (``.md``, ``.rst``, ``.txt`` under ``docs/`` or
+``doc/``) selects nothing, unless pytest collects it (a test path, a
+``conftest.py`` there, ``--doctest-glob``).
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import os
+import shlex
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rein.testgate.import_graph import scan, under
+
+__all__ = ["TestSelection", "select_tests"]
+
+#: Folders never walked (besides hidden ones and virtual environments).
+SKIP_DIRS = frozenset(
+    {"node_modules", "build", "dist", "site-packages", "venv", "__pycache__", "_darcs", "CVS"}
+)
+#: pytest's ``python_files`` when the project says nothing.
+DEFAULT_PATTERNS = ("test_*.py", "*_test.py")
+#: Folder names whose non-test Python files are test helpers.
+TEST_DIRS = frozenset({"tests", "test", "testing"})
+DOC_DIRS = frozenset({"docs", "doc"})
+DOC_SUFFIXES = (".md", ".rst", ".txt")
+PY_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class TestSelection:
+    """The test files to run for a change, and why. ``files`` is the
+    selection, best first (changed tests, direct importers, then by chain
+    length and path); when ``run_all`` it holds every test file found."""
+
+    __test__ = False  # a result, not a pytest test class
+
+    files: tuple[str, ...]
+    run_all: bool
+    reason: str
+    #: Test file -> the import chain from a changed file to it.
+    chains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    total_files: int = 0
+
+
+@dataclass(frozen=True)
+class _Config:
+    testpaths: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = DEFAULT_PATTERNS
+    norecurse: tuple[str, ...] = ()
+    doctest_glob: bool = False
+
+
+def select_tests(
+    root: Path, changed: Iterable[str], *, max_tests: int | None = None
+) -> TestSelection:
+    """The test files under ``root`` that the ``changed`` files (paths
+    relative to ``root``, or absolute inside it) can reach; at most
+    ``max_tests`` of them, the rest named in the reason."""
+    root = Path(root)
+    config = _read_config(root)
+    project = _Project(root, config)
+    tests = project.tests
+    total = len(tests)
+
+    def everything(reason: str) -> TestSelection:
+        return TestSelection(tuple(sorted(tests)), True, reason, {}, total)
+
+    seeds: list[str] = []
+    docs: list[str] = []
+    for raw in changed:
+        path = _relative(root, raw)
+        if path is None:
+            continue
+        name = path.rpartition("/")[2]
+        if name == "conftest.py":
+            return everything(f"{path} changed: a conftest.py can change any test below it")
+        if path.endswith(PY_SUFFIXES):
+            if _skipped(path, config):
+                return everything(f"{path} changed, outside the project's scanned sources")
+            seeds.append(path)
+        elif project.is_doc(path):
+            docs.append(path)
+        else:
+            return everything(f"{path} changed: tests may read a file that is not Python")
+    seeds = sorted(set(seeds))
+    if not seeds:
+        if docs:
+            return TestSelection((), False, f"only documentation changed ({_few(docs)})", {}, total)
+        return TestSelection((), False, "no file changed", {}, total)
+
+    graph = scan(root, project.files, project.tests)
+    for seed in seeds:
+        if _in_tests_folder(seed) and not project.is_test(seed):
+            if not tests.intersection(graph.reach([seed])):
+                reason = f"{seed} is under a tests folder and no test imports it: tests may read it"
+                return everything(reason)
+    chains = {t: c for t, c in graph.reach(seeds).items() if t in tests}
+    if not chains:
+        reason = f"no test file imports {_few(seeds)}, directly or through other modules"
+        return TestSelection((), False, reason, {}, total)
+    return _nearest(chains, total, max_tests)
+
+
+def _nearest(
+    chains: dict[str, tuple[str, ...]], total: int, max_tests: int | None
+) -> TestSelection:
+    """The reached test files, changed ones first, then direct importers,
+    then by chain length and path; at most ``max_tests``."""
+    ordered = sorted(chains, key=lambda t: (len(chains[t]), t))
+    own = sum(len(chains[t]) == 1 for t in ordered)
+    direct = sum(len(chains[t]) == 2 for t in ordered)
+    through = len(ordered) - own - direct
+    parts = [
+        *([f"{own} changed"] if own else []),
+        *([f"{direct} import a changed file"] if direct else []),
+        *([f"{through} through other modules"] if through else []),
+    ]
+    reason = f"{len(ordered)} of {total} test files reach the change ({', '.join(parts)})"
+    if max_tests is not None and len(ordered) > max_tests:
+        kept = max(max_tests, 0)
+        reason += f"; {len(ordered) - kept} left out (at most {max_tests})"
+        ordered = ordered[:kept]
+    return TestSelection(tuple(ordered), False, reason, {t: chains[t] for t in ordered}, total)
+
+
+class _Project:
+    """The workspace's Python files and its test files."""
+
+    def __init__(self, root: Path, config: _Config) -> None:
+        self.root = root
+        self.config = config
+        self.files = _walk(root, config)
+        self.testpaths = _existing_testpaths(root, config.testpaths)
+        self.tests = {f for f in self.files if self.is_test(f)}
+
+    def is_test(self, path: str) -> bool:
+        """Whether pytest collects ``path`` as a test file (were it there)."""
+        return (
+            path.endswith(".py")
+            and _matches(path.rpartition("/")[2], self.config.patterns)
+            and (not self.testpaths or any(under(path, tp) for tp in self.testpaths))
+        )
+
+    def is_doc(self, path: str) -> bool:
+        """Documentation pytest does not collect."""
+        parts = path.split("/")
+        if not path.endswith(DOC_SUFFIXES) or parts[0] not in DOC_DIRS or self.config.doctest_glob:
+            return False
+        if fnmatch.fnmatch(parts[-1], "test*.txt"):  # pytest's default doctest glob
+            return False
+        if any(under(path, tp) for tp in self.testpaths):
+            return False
+        folders = ("/".join(parts[:i]) for i in range(1, len(parts)))
+        return not any((self.root / folder / "conftest.py").exists() for folder in folders)
+
+
+def _read_config(root: Path) -> _Config:
+    """pytest's settings from the first file that has them, in pytest's order."""
+    values: dict[str, object] | None = None
+    if (root / "pytest.ini").is_file():
+        values = _ini(root / "pytest.ini", "pytest") or {}
+    if values is None and (root / "pyproject.toml").is_file():
+        try:
+            data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            data = {}
+        section = data.get("tool", {}).get("pytest", {}).get("ini_options")
+        values = section if isinstance(section, dict) else None
+    if values is None:
+        values = _ini(root / "tox.ini", "pytest")
+    if values is None:
+        values = _ini(root / "setup.cfg", "tool:pytest")
+    values = values or {}
+    patterns = _words(values.get("python_files"))
+    return _Config(
+        testpaths=tuple(p.strip("/").removeprefix("./") for p in _words(values.get("testpaths"))),
+        patterns=patterns or DEFAULT_PATTERNS,
+        norecurse=_words(values.get("norecursedirs")),
+        doctest_glob="doctest-glob" in " ".join(_words(values.get("addopts"))),
+    )
+
+
+def _ini(path: Path, section: str) -> dict[str, object] | None:
+    if not path.is_file():
+        return None
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, configparser.Error):
+        return None
+    return dict(parser[section]) if parser.has_section(section) else None
+
+
+def _words(value: object) -> tuple[str, ...]:
+    """An ini value (space or line separated) or a TOML list or string."""
+    if isinstance(value, str):
+        try:
+            return tuple(shlex.split(value))
+        except ValueError:
+            return tuple(value.split())
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    return ()
+
+
+def _walk(root: Path, config: _Config) -> list[str]:
+    """The Python files under ``root``, relative and posix, skipped folders left out."""
+    out: list[str] = []
+    for folder, dirs, names in os.walk(root):
+        if "pyvenv.cfg" in names:  # a virtual environment
+            dirs[:] = []
+            continue
+        dirs[:] = [d for d in dirs if not _skipped_dir(d, config)]
+        rel = Path(folder).relative_to(root).as_posix()
+        prefix = "" if rel == "." else rel + "/"
+        out.extend(prefix + n for n in names if n.endswith(PY_SUFFIXES))
+    return sorted(out)
+
+
+def _skipped_dir(name: str, config: _Config) -> bool:
+    return (
+        name.startswith(".")
+        or name in SKIP_DIRS
+        or name.endswith(".egg")
+        or any(fnmatch.fnmatch(name, p) for p in config.norecurse)
+    )
+
+
+def _skipped(path: str, config: _Config) -> bool:
+    return any(_skipped_dir(d, config) for d in path.split("/")[:-1])
+
+
+def _existing_testpaths(root: Path, testpaths: tuple[str, ...]) -> tuple[str, ...]:
+    """The test paths that exist (globs expanded); none when none does, as
+    pytest then collects from the root."""
+    found: list[str] = []
+    for tp in testpaths:
+        if tp in ("", "."):
+            return ()
+        if any(c in tp for c in "*?["):
+            found.extend(p.relative_to(root).as_posix() for p in sorted(root.glob(tp)))
+        elif (root / tp).exists():
+            found.append(tp)
+    return tuple(found)
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def _in_tests_folder(path: str) -> bool:
+    """A Python file under a tests folder."""
+    return any(d in TEST_DIRS for d in path.split("/")[:-1])
+
+
+def _relative(root: Path, raw: str) -> str | None:
+    """A changed path relative to the root, posix; None outside it."""
+    path = Path(raw.replace("\\", "/"))
+    if path.is_absolute():
+        for base in (root.absolute(), root.resolve()):
+            if path.is_relative_to(base):
+                path = path.relative_to(base)
+                break
+        else:
+            return None
+    text = path.as_posix().removeprefix("./")
+    return None if text in ("", ".") or text.startswith("../") else text
+
+
+def _few(paths: list[str]) -> str:
+    shown = ", ".join(paths[:3])
+    return shown if len(paths) <= 3 else f"{shown} and {len(paths) - 3} more"
