@@ -166,3 +166,7 @@ class ClientChannel:
     def document(self, uri: str) -> Any:
         """The open document at ``uri`` (None when the editor has none)."""
         return self._server.workspace.text_documents.get(uri)
+
+    def open_documents(self) -> list[str]:
+        """The uris of the documents the editor has open."""
+        return list(self._server.workspace.text_documents)

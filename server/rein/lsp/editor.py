@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import weakref
+from codecs import BOM_UTF8
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -220,6 +221,20 @@ class EditorWorkspace(RecordingWorkspace):
         except SandboxError:
             return None
         return None if doc is None else doc.source
+
+    def unsaved_paths(self) -> list[str]:
+        """The open documents whose buffer is not the disk's text: the
+        person's unsaved typing, or Rein's edit the editor left unsaved
+        (:class:`~rein.harness.gating.gate_types.UnsavedDocuments`)."""
+        unsaved: list[str] = []
+        for uri in self.client.open_documents():
+            rel = self.relative(uri)
+            doc = self._open_document(uri)
+            if rel is None or doc is None:
+                continue
+            if not _saved(self._root / rel, doc.source):
+                unsaved.append(rel)
+        return sorted(unsaved)
 
     def own_save(self, uri: str) -> bool:
         """True (once) when a didSave is the echo of Rein's own save request."""
@@ -431,6 +446,18 @@ class EditorWorkspace(RecordingWorkspace):
         mutation = self._mutate((old, new))
         await self._hooks.changed(AppliedChange(mutation, "rename"))
         return mutation
+
+
+def _saved(path: Path, text: str) -> bool:
+    """The disk's ``path`` holds ``text`` (a byte order mark aside, which
+    an editor keeps out of the buffer)."""
+    encoded = text.encode("utf-8")
+    try:
+        if path.stat().st_size not in (len(encoded), len(encoded) + len(BOM_UTF8)):
+            return False
+        return path.read_bytes().removeprefix(BOM_UTF8) == encoded
+    except OSError:
+        return False
 
 
 def workspace_root(server: Any) -> Path:

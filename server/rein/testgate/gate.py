@@ -13,6 +13,10 @@ that were failing already, and never pass blind.
   the workspace before the run (each changed file's earlier text): failing
   there too, they are *pre-existing* (reported, not blocking); passing
   there, or absent there (the run added them), they are the run's: blockers.
+* Files the person has open with unsaved changes (an
+  :class:`UnsavedDocuments` workspace: the editor's) that the run did not
+  change are not overlaid: the tests read their saved text, and the detail
+  names those a selected test imports.
 * A collection error in a test file the run changed blocks at once; one in
   another file is judged like a failing test (pytest runs with
   ``--continue-on-collection-errors``). Any trouble (the runner cannot
@@ -31,12 +35,17 @@ from typing import Any
 
 from rein.harness.config import TestsGateConfig
 from rein.harness.errors import ReinError
-from rein.harness.gating.gate_types import GateContext, GateOutcome, PriorTexts
+from rein.harness.gating.gate_types import (
+    GateContext,
+    GateOutcome,
+    PriorTexts,
+    UnsavedDocuments,
+)
 from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.junit import TestResult
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
-from rein.testgate.selection import TestSelection, select_tests
+from rein.testgate.selection import TestSelection, imported_by, select_tests
 from rein.testgate.shadow import Shadow, build_shadow
 
 __all__ = ["TestGate"]
@@ -117,9 +126,21 @@ class TestGate:
                 detail=f"no test reaches the changed files (0 of {selection.total_files} "
                 f"test files selected: {selection.reason})"
             )
+        outcome = await self._judge(selection, changed, ctx.workspace)
+        unsaved = await self._unsaved_imported(ctx.workspace, changed, selection)
+        if unsaved:
+            note = f"not saved in the editor, so the tests read their saved text: {unsaved}"
+            outcome.detail = f"{outcome.detail}; {note}" if outcome.detail else note
+        return outcome
+
+    async def _judge(
+        self, selection: TestSelection, changed: Sequence[str], workspace: Workspace | None
+    ) -> GateOutcome:
+        """Run the selected tests, then the failing ones again and against
+        the baseline (see the module docstring)."""
         targets = None if selection.run_all else list(selection.files)
         deadline = time.monotonic() + self._limit_s
-        overlay = await self._current(changed, ctx.workspace)
+        overlay = await self._current(changed, workspace)
         shadow = await asyncio.to_thread(build_shadow, self.root, overlay)
         try:
             first = await run_tests(
@@ -206,6 +227,19 @@ class TestGate:
                 "changed it), so the baseline may not be the state before the run"
             )
         return pre_existing, [r for r in suspects if r.node_id not in failing_then]
+
+    async def _unsaved_imported(
+        self, workspace: Workspace | None, changed: Sequence[str], selection: TestSelection
+    ) -> str:
+        """The files the person has unsaved in the editor (the run did not
+        change them) that a selected test imports, comma-separated."""
+        if not isinstance(workspace, UnsavedDocuments):
+            return ""
+        unsaved = [p for p in workspace.unsaved_paths() if p not in changed]
+        if not unsaved:
+            return ""
+        found = await asyncio.to_thread(imported_by, self.root, unsaved, selection.files)
+        return ", ".join(found)
 
     def _select(self, changed: Sequence[str]) -> TestSelection:
         if self.spec.custom or self.config.select == "all":

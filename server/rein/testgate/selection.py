@@ -38,7 +38,13 @@ from pathlib import Path
 
 from rein.testgate.import_graph import scan, under
 
-__all__ = ["TestSelection", "select_tests"]
+__all__ = [
+    "TestSelection",
+    "find_test_files",
+    "imported_by",
+    "pytest_configured",
+    "select_tests",
+]
 
 #: Folders never walked (besides hidden ones and virtual environments).
 SKIP_DIRS = frozenset(
@@ -128,6 +134,28 @@ def select_tests(
     return _nearest(chains, total, max_tests)
 
 
+def imported_by(root: Path, paths: Iterable[str], tests: Iterable[str]) -> list[str]:
+    """Those Python files of ``paths`` that one of the test files ``tests``
+    imports, directly or through other modules of the project (a test file
+    among ``paths`` counts when it is one of ``tests``)."""
+    wanted = set(tests)
+    found = {_relative(root, raw) for raw in paths}
+    python = sorted(p for p in found if p is not None and p.endswith(PY_SUFFIXES))
+    if not python or not wanted:
+        return []
+    project = _Project(root, _read_config(root))
+    graph = scan(root, project.files, project.tests)
+    return [p for p in python if p in wanted or wanted.intersection(graph.reach([p]))]
+
+
+def find_test_files(root: Path, limit: int | None = None) -> list[str]:
+    """The files pytest collects as tests under ``root`` by the project's
+    configuration (``testpaths``, ``python_files``, ``norecursedirs``); with
+    a ``limit``, among at most that many files looked at."""
+    project = _Project(root, _read_config(root), limit)
+    return sorted(project.tests)
+
+
 def _nearest(
     chains: dict[str, tuple[str, ...]], total: int, max_tests: int | None
 ) -> TestSelection:
@@ -153,10 +181,10 @@ def _nearest(
 class _Project:
     """The workspace's Python files and its test files."""
 
-    def __init__(self, root: Path, config: _Config) -> None:
+    def __init__(self, root: Path, config: _Config, limit: int | None = None) -> None:
         self.root = root
         self.config = config
-        self.files = _walk(root, config)
+        self.files = _walk(root, config, limit)
         self.testpaths = _existing_testpaths(root, config.testpaths)
         self.tests = {f for f in self.files if self.is_test(f)}
 
@@ -181,8 +209,28 @@ class _Project:
         return not any((self.root / folder / "conftest.py").exists() for folder in folders)
 
 
+def pytest_configured(root: Path) -> bool:
+    """``root`` has pytest's configuration: ``pytest.ini``,
+    ``[tool.pytest.ini_options]`` in ``pyproject.toml``, ``[pytest]`` in
+    ``tox.ini`` or ``[tool:pytest]`` in ``setup.cfg``."""
+    return _config_values(root) is not None
+
+
 def _read_config(root: Path) -> _Config:
     """pytest's settings from the first file that has them, in pytest's order."""
+    values = _config_values(root) or {}
+    patterns = _words(values.get("python_files"))
+    return _Config(
+        testpaths=tuple(p.strip("/").removeprefix("./") for p in _words(values.get("testpaths"))),
+        patterns=patterns or DEFAULT_PATTERNS,
+        norecurse=_words(values.get("norecursedirs")),
+        doctest_glob="doctest-glob" in " ".join(_words(values.get("addopts"))),
+    )
+
+
+def _config_values(root: Path) -> dict[str, object] | None:
+    """The settings of the first file with pytest's configuration, in
+    pytest's order; None when none has it."""
     values: dict[str, object] | None = None
     if (root / "pytest.ini").is_file():
         values = _ini(root / "pytest.ini", "pytest") or {}
@@ -197,14 +245,7 @@ def _read_config(root: Path) -> _Config:
         values = _ini(root / "tox.ini", "pytest")
     if values is None:
         values = _ini(root / "setup.cfg", "tool:pytest")
-    values = values or {}
-    patterns = _words(values.get("python_files"))
-    return _Config(
-        testpaths=tuple(p.strip("/").removeprefix("./") for p in _words(values.get("testpaths"))),
-        patterns=patterns or DEFAULT_PATTERNS,
-        norecurse=_words(values.get("norecursedirs")),
-        doctest_glob="doctest-glob" in " ".join(_words(values.get("addopts"))),
-    )
+    return values
 
 
 def _ini(path: Path, section: str) -> dict[str, object] | None:
@@ -230,10 +271,15 @@ def _words(value: object) -> tuple[str, ...]:
     return ()
 
 
-def _walk(root: Path, config: _Config) -> list[str]:
-    """The Python files under ``root``, relative and posix, skipped folders left out."""
+def _walk(root: Path, config: _Config, limit: int | None = None) -> list[str]:
+    """The Python files under ``root``, relative and posix, skipped folders
+    left out; with a ``limit``, the walk stops after that many files."""
     out: list[str] = []
+    seen = 0
     for folder, dirs, names in os.walk(root):
+        if limit is not None and seen >= limit:
+            break
+        seen += len(names)
         if "pyvenv.cfg" in names:  # a virtual environment
             dirs[:] = []
             continue

@@ -26,6 +26,7 @@ __all__ = [
     "ProgressReporter",
     "ReportingGate",
     "StatefulGate",
+    "UnsavedDocuments",
     "ValidationListener",
     "code_context",
 ]
@@ -167,6 +168,19 @@ class PriorTexts(Protocol):
     def text_before_change(self, path: str) -> str | None:
         """``path``'s text before its first change since the changes were
         last released; None when it did not change or that is not known."""
+        ...
+
+
+@runtime_checkable
+class UnsavedDocuments(Protocol):
+    """A workspace that knows which of its files the person has open with
+    changes not saved (the editor's dirty buffers, in ``rein serve``): the
+    tests gate names those a selected test imports, as the tests read their
+    saved text."""
+
+    def unsaved_paths(self) -> Sequence[str]:
+        """Workspace-relative paths of the open documents whose text is not
+        the disk's (or that are not on disk)."""
         ...
 
 
