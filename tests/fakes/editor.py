@@ -200,6 +200,16 @@ class Editor:
             self._analyze(*changed)
         return lsp.ApplyWorkspaceEditResult(applied=True)
 
+    def save_documents(self, uris: list[str]) -> dict[str, Any]:
+        """``rein/saveDocuments``: applied edits are already on disk here;
+        record the request and answer with didSave like an editor that saved."""
+        for uri in uris:
+            self.saved.append(self.rel(uri))
+            self.client.text_document_did_save(
+                lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
+            )
+        return {"saved": uris}
+
     async def diagnostics(self, params: dict[str, Any]) -> dict[str, Any]:
         snap = await self.pool.snapshot() if self.pool else None
         wanted = params.get("uris")
@@ -307,14 +317,7 @@ def wire(ed: Editor) -> None:
     @lsp_client.feature("rein/saveDocuments")
     async def save_documents(params: dict[str, Any]) -> dict[str, Any]:
         await ed.hold("rein/saveDocuments")
-        # Applied edits are already on disk here; record the request and
-        # answer with didSave like an editor that saved.
-        for uri in params["uris"]:
-            ed.saved.append(ed.rel(uri))
-            lsp_client.text_document_did_save(
-                lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
-            )
-        return {"saved": params["uris"]}
+        return ed.save_documents(params["uris"])
 
     @lsp_client.feature("rein/event")
     def on_event(params: dict[str, Any]) -> None:
