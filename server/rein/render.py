@@ -170,9 +170,11 @@ class EventPrinter:
                 self._line(f"    ? {event.gate} unverified: {_one_line(event.detail, 200)}")
             elif event.passed:
                 stale = " (diagnostics may be stale)" if event.stale else ""
-                self._line(f"    ✓ {event.gate} passed in {event.duration_ms:.0f} ms{stale}")
+                about = f": {_one_line(event.detail, 300)}" if event.detail else ""
+                self._line(f"    ✓ {event.gate} passed in {event.duration_ms:.0f} ms{stale}{about}")
             else:
-                self._line(f"    ✗ {event.gate}: {len(event.blockers)} blocker(s)")
+                about = f" ({_one_line(event.detail, 300)})" if event.detail else ""
+                self._line(f"    ✗ {event.gate}: {len(event.blockers)} blocker(s){about}")
                 for b in event.blockers[:8]:
                     where = f"{b.path}:{(b.line or 0) + 1}" if b.path else ""
                     code = f" {b.code}" if b.code else ""
