@@ -11,7 +11,8 @@ run's changes reach and blocks only on the tests the run broke.
 - :mod:`~rein.testgate.junit`: a JUnit XML report read into test results,
   tracebacks cut to the workspace's frames;
 - :mod:`~rein.testgate.report`: the blockers and the verdict's detail;
-- :mod:`~rein.testgate.detect`: whether a project has pytest tests;
+- :mod:`~rein.testgate.detect`: whether a project has pytest tests (the
+  selection's test files) and pytest-xdist;
 - :mod:`~rein.testgate.selection`: which test files a change reaches,
   over :mod:`~rein.testgate.import_graph`, the project's import graph
   name by name.
