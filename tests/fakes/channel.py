@@ -15,6 +15,14 @@ class FakeClientChannel:
         self.answers = {m: list(a) for m, a in (answers or {}).items()}
         self.requests: list[tuple[str, Any]] = []
         self.unsupported: set[str] = set()
+        #: uri -> the open document (anything with ``source`` and ``version``).
+        self.documents: dict[str, Any] = {}
+
+    def document(self, uri: str) -> Any:
+        return self.documents.get(uri)
+
+    def open_documents(self) -> list[str]:
+        return list(self.documents)
 
     def supports(self, method: str) -> bool:
         return method not in self.unsupported

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
 from rein.harness.generations import MutationLog
 from rein.lsp.client_timeout import ClientTimeout
@@ -29,3 +30,28 @@ def test_an_editor_that_does_not_answer_leaves_nothing_counted(tmp_path: Path) -
     workspace = EditorWorkspace(channel, tmp_path, MutationLog())  # type: ignore[arg-type]
     asyncio.run(workspace._save([uri]))
     assert workspace.own_save(uri) is False
+
+
+def test_the_unsaved_documents_are_the_open_buffers_the_disk_does_not_hold(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "saved.py").write_text("x = 1\n")
+    (root / "bom.py").write_bytes(b"\xef\xbb\xbfy = 2\n")  # the editor keeps the mark out
+    (root / "typed.py").write_text("z = 3\n")
+    (root / "longer.py").write_text("w = 4\n")
+    channel = FakeClientChannel()
+    workspace = EditorWorkspace(channel, root, MutationLog())  # type: ignore[arg-type]
+    buffers = {
+        "saved.py": "x = 1\n",
+        "bom.py": "y = 2\n",
+        "typed.py": "z = 9\n",  # same size, other text
+        "longer.py": "w = 4\nv = 5\n",
+        "new.py": "n = 1\n",  # not on disk yet
+    }
+    for rel, text in buffers.items():
+        channel.documents[workspace.uri(rel)] = SimpleNamespace(source=text, version=2)
+    channel.documents[(tmp_path / "outside.py").as_uri()] = SimpleNamespace(source="", version=1)
+
+    assert workspace.unsaved_paths() == ["longer.py", "new.py", "typed.py"]
