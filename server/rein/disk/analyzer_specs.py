@@ -45,6 +45,11 @@ class AnalyzerSpec:
     #: ``workspace_max_files`` it is set to "openFilesOnly", and the pool
     #: opens the files a change touches and their importers instead.
     diagnostic_mode_setting: str | None = None
+    #: Declare workspace.configuration (the server asks for its settings).
+    #: False for a server that, while it waits for that answer, lints only
+    #: the last file opened (bash-language-server 5): it then reads its
+    #: settings from the initialization options alone.
+    workspace_configuration: bool = True
 
 
 DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
