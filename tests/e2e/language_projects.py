@@ -44,7 +44,14 @@ GO_PROGRAMS = {
     "generate_cert": "crypto/tls/generate_cert.go",
     "dump": "encoding/gob/dump.go",
 }
-SHELL_SCRIPTS = ("all.bash", "bootstrap.bash", "buildall.bash", "clean.bash", "make.bash", "run.bash")
+SHELL_SCRIPTS = (
+    "all.bash",
+    "bootstrap.bash",
+    "buildall.bash",
+    "clean.bash",
+    "make.bash",
+    "run.bash",
+)
 
 
 def project_cache() -> Path:
@@ -137,9 +144,18 @@ def c_project(into: Path) -> Path:
     def download(tmp: Path) -> Path:
         subprocess.run(
             [
-                sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                "--no-binary", ":all:", "--dest", str(tmp), f"{name}=={version}",
-            ],  # fmt: skip
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "--dest",
+                str(tmp),
+                f"{name}=={version}",
+            ],
             check=True,
             capture_output=True,
         )

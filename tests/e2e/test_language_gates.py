@@ -42,6 +42,10 @@ SPECS: dict[str, AnalyzerSpec] = {
         language_id="typescript",
         # It finds the typescript installed next to it (.tools/node_modules).
         pull=False,
+        # No npm install of @types packages the project names (slow, and a download).
+        initialization_options={"disableAutomaticTypingAcquisition": True},
+        # Its project loading is a work-done progress: the baseline waits for it.
+        work_done_progress=True,
     ),
     "gopls": AnalyzerSpec(
         "gopls", ("gopls",), frozenset({".go"}), language_id="go", work_done_progress=True

@@ -318,7 +318,7 @@ class _Analyzer:
                             else None,
                         ),
                     ),
-                    initialization_options={"settings": self.settings} if self.settings else None,
+                    initialization_options=self.spec.initialize_options(self.settings),
                 )
             ),
         )

@@ -50,6 +50,16 @@ class AnalyzerSpec:
     #: the last file opened (bash-language-server 5): it then reads its
     #: settings from the initialization options alone.
     workspace_configuration: bool = True
+    #: The initialize request's ``initializationOptions`` (typescript-language-
+    #: server's ``disableAutomaticTypingAcquisition``, ``tsserver``);
+    #: None: ``{"settings": settings}`` when there are settings (ruff's form).
+    initialization_options: dict[str, Any] | None = None
+
+    def initialize_options(self, settings: dict[str, Any]) -> dict[str, Any] | None:
+        """What initialize sends, ``settings`` being the settings sent."""
+        if self.initialization_options is not None:
+            return self.initialization_options
+        return {"settings": settings} if settings else None
 
 
 DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
