@@ -46,8 +46,9 @@ extension: setup
 
 # eval, pytest and the extension's suite are independent: they run side by
 # side (each mostly waits on its subprocesses), each one's output printed in
-# one piece when it ends. The setup they share runs once, first.
-test: lint typecheck
+# one piece when it ends. The setup they share runs once, first (the language
+# servers too: their apt-get must not meet the extension's chromium install).
+test: lint typecheck language-servers
 	$(MAKE) --no-print-directory -j3 --output-sync=target eval pytest extension
 
 # Refresh the pictures in docs/images (the tests only write vscode-client/build/screenshots).

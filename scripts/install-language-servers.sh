@@ -42,7 +42,7 @@ if ((${#missing[@]})); then
   fi
   log "apt-get install ${missing[*]}"
   apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 --no-install-recommends "${missing[@]}" >&2
 fi
 
 mkdir -p "$TOOLS"
