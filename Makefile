@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rein-installed
 
-.PHONY: demo test setup lint typecheck eval pytest extension screenshots bench clean
+.PHONY: demo test setup lint typecheck eval pytest extension screenshots bench clean language-servers
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,12 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 setup: $(STAMP)
+
+# The language servers the analyzer gate's end-to-end tests run (gopls,
+# clangd, shellcheck from Debian; typescript-language-server, typescript and
+# bash-language-server pinned into .tools/): installed once, a stamp after.
+language-servers:
+	@scripts/install-language-servers.sh
 
 demo: setup
 	$(VENV)/bin/rein demo
@@ -29,7 +35,7 @@ typecheck: setup
 # Two workers (pytest-xdist): most tests wait on a subprocess (rein serve,
 # rein run, an analyzer), so two keep both cores busy; e2e tests still run
 # last (tests/conftest.py orders them, the workers take them in that order).
-pytest: setup
+pytest: setup language-servers
 	$(VENV)/bin/pytest -q -n 2
 
 eval: setup
@@ -40,8 +46,9 @@ extension: setup
 
 # eval, pytest and the extension's suite are independent: they run side by
 # side (each mostly waits on its subprocesses), each one's output printed in
-# one piece when it ends. The setup they share runs once, first.
-test: lint typecheck
+# one piece when it ends. The setup they share runs once, first (the language
+# servers too: their apt-get must not meet the extension's chromium install).
+test: lint typecheck language-servers
 	$(MAKE) --no-print-directory -j3 --output-sync=target eval pytest extension
 
 # Refresh the pictures in docs/images (the tests only write vscode-client/build/screenshots).
@@ -52,4 +59,4 @@ bench: setup
 	$(VENV)/bin/rein bench all
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

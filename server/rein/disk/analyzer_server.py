@@ -297,7 +297,7 @@ class _Analyzer:
                     workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
                     capabilities=lsp.ClientCapabilities(
                         workspace=lsp.WorkspaceClientCapabilities(
-                            configuration=True,
+                            configuration=self.spec.workspace_configuration,
                             workspace_folders=True,
                             did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
                                 dynamic_registration=True
@@ -318,7 +318,7 @@ class _Analyzer:
                             else None,
                         ),
                     ),
-                    initialization_options={"settings": self.settings} if self.settings else None,
+                    initialization_options=self.spec.initialize_options(self.settings),
                 )
             ),
         )

@@ -45,6 +45,21 @@ class AnalyzerSpec:
     #: ``workspace_max_files`` it is set to "openFilesOnly", and the pool
     #: opens the files a change touches and their importers instead.
     diagnostic_mode_setting: str | None = None
+    #: Declare workspace.configuration (the server asks for its settings).
+    #: False for a server that, while it waits for that answer, lints only
+    #: the last file opened (bash-language-server 5): it then reads its
+    #: settings from the initialization options alone.
+    workspace_configuration: bool = True
+    #: The initialize request's ``initializationOptions`` (typescript-language-
+    #: server's ``disableAutomaticTypingAcquisition``, ``tsserver``);
+    #: None: ``{"settings": settings}`` when there are settings (ruff's form).
+    initialization_options: dict[str, Any] | None = None
+
+    def initialize_options(self, settings: dict[str, Any]) -> dict[str, Any] | None:
+        """What initialize sends, ``settings`` being the settings sent."""
+        if self.initialization_options is not None:
+            return self.initialization_options
+        return {"settings": settings} if settings else None
 
 
 DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (

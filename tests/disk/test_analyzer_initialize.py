@@ -1,0 +1,88 @@
+"""What the pool's initialize request tells an analyzer, from its spec: the
+initialization options (the spec's own, else ruff's ``{"settings": ...}``
+form) and whether the client answers workspace/configuration. A tiny
+language server (a real process over stdio) writes down the initialize
+params it was sent."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rein.disk.analyzer_specs import AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
+
+#: Answers initialize (after writing its params to argv[1]) and shutdown.
+RECORDER = """\
+import json
+import sys
+
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    length = 0
+    while (line := stdin.readline().strip()):
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    if not length:
+        break
+    message = json.loads(stdin.read(length))
+    if message.get("method") == "initialize":
+        with open(sys.argv[1], "w") as out:
+            json.dump(message["params"], out)
+        result = {"capabilities": {}}
+    elif message.get("method") == "shutdown":
+        result = None
+    elif message.get("method") == "exit":
+        break
+    else:
+        continue
+    body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+    stdout.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+    stdout.flush()
+"""
+
+
+async def _initialize_params(tmp_path: Path, **fields: Any) -> dict[str, Any]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    record = tmp_path / "initialize.json"
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    command = (sys.executable, str(script), str(record))
+    pool = AnalyzerPool(ws, [AnalyzerSpec("recorder", command, frozenset({".x"}), **fields)])
+    await pool.start()
+    try:
+        assert [a.spec.name for a in pool.analyzers] == ["recorder"]
+    finally:
+        await pool.stop()
+    return json.loads(record.read_text())
+
+
+async def test_the_settings_are_the_initialization_options_by_default(tmp_path: Path) -> None:
+    params = await _initialize_params(tmp_path, settings={"lint": {"select": ["E"]}})
+    assert params["initializationOptions"] == {"settings": {"lint": {"select": ["E"]}}}
+    assert params["capabilities"]["workspace"]["configuration"] is True
+
+
+async def test_a_spec_sends_its_own_initialization_options(tmp_path: Path) -> None:
+    # typescript-language-server's form: its options at the top level.
+    options = {"disableAutomaticTypingAcquisition": True}
+    params = await _initialize_params(
+        tmp_path, settings={"typescript": {}}, initialization_options=options
+    )
+    assert params["initializationOptions"] == options
+
+
+async def test_no_settings_no_initialization_options(tmp_path: Path) -> None:
+    params = await _initialize_params(tmp_path)
+    assert "initializationOptions" not in params
+
+
+async def test_a_server_can_be_left_to_its_initialization_options(tmp_path: Path) -> None:
+    # bash-language-server lints only the last file opened while it waits
+    # for a workspace/configuration answer: it is not told it may ask.
+    params = await _initialize_params(tmp_path, workspace_configuration=False)
+    assert params["capabilities"]["workspace"]["configuration"] is False

@@ -1,0 +1,199 @@
+"""The analyzer gate with real language servers of other languages than
+Python, headless (issue 35 item 5): TypeScript (typescript-language-server
+with typescript 5.9), Go (gopls), C (clangd) and shell
+(bash-language-server with shellcheck), each on a real project with
+pre-existing diagnostics (tests/e2e/language_projects.py). A replayed model
+seeds one error in one file; the gate blocks on exactly that error, not on
+the project's own; the model repairs it; the run passes.
+
+``make test`` installs the servers (scripts/install-language-servers.sh):
+Debian's gopls, clangd and shellcheck, and npm's servers pinned in
+``.tools/node_modules`` (or ``$REIN_TOOLS``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rein.config import load_config
+from rein.disk.analyzer_specs import AnalyzerSpec, find_executable
+from rein.hosting.headless import HeadlessSession
+from rein.providers.replay import ReplayModel
+from tests.e2e import language_projects as projects
+from tests.fakes.events import EventLog
+
+pytestmark = pytest.mark.e2e
+
+TOOLS = Path(os.environ.get("REIN_TOOLS") or Path(__file__).resolve().parents[2] / ".tools")
+NPM_BIN = TOOLS / "node_modules" / ".bin"
+
+#: The servers, by the names of their presets (gates.analyzer.servers):
+#: the one place to swap for the presets.
+SPECS: dict[str, AnalyzerSpec] = {
+    "typescript": AnalyzerSpec(
+        "typescript",
+        (str(NPM_BIN / "typescript-language-server"), "--stdio"),
+        frozenset({".ts"}),
+        language_id="typescript",
+        # It finds the typescript installed next to it (.tools/node_modules).
+        pull=False,
+        # No npm install of @types packages the project names (slow, and a download).
+        initialization_options={"disableAutomaticTypingAcquisition": True},
+        # Its project loading is a work-done progress: the baseline waits for it.
+        work_done_progress=True,
+    ),
+    "gopls": AnalyzerSpec(
+        "gopls", ("gopls",), frozenset({".go"}), language_id="go", work_done_progress=True
+    ),
+    "clangd": AnalyzerSpec(
+        "clangd",
+        # No background index: it would write .cache/clangd into the workspace.
+        ("clangd", "--background-index=false"),
+        frozenset({".c", ".h"}),
+        language_id="c",
+    ),
+    "bash": AnalyzerSpec(
+        "bash",
+        (str(NPM_BIN / "bash-language-server"), "start"),
+        frozenset({".sh", ".bash"}),
+        language_id="shellscript",
+        pull=False,
+        # Asked for its settings, it lints only the last file opened meanwhile.
+        workspace_configuration=False,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    spec: str
+    make: Callable[[Path], Path]
+    path: str
+    old: str
+    new: str
+    #: The seeded error's source (the server's word), code, line (1-based)
+    #: and a part of its message.
+    source: str
+    code: str
+    line: int
+    message: str
+    #: The gate's severity: low enough that pre-existing findings would block
+    #: if they were taken for new.
+    severity: str = "error"
+
+
+CASES = {
+    "typescript": Case(
+        "typescript",
+        projects.typescript_project,
+        "index.ts",
+        "this.count = count;",
+        "this.count = String(count);",
+        "typescript",
+        "2322",
+        6,
+        "Type 'string' is not assignable to type 'number'.",
+    ),
+    "go": Case(
+        "gopls",
+        projects.go_project,
+        "cmd/dump/main.go",
+        "os.Exit(1)",
+        'os.Exit("1")',
+        "compiler",
+        "IncompatibleAssign",
+        24,
+        'cannot use "1" (untyped string constant) as int value in argument to os.Exit',
+    ),
+    "c": Case(
+        "clangd",
+        projects.c_project,
+        "murmurhash3.c",
+        "h1 ^= len;\n\n    h1 = fmix32(h1);",
+        "h1 ^= length;\n\n    h1 = fmix32(h1);",
+        "clang",
+        "undeclared_var_use",
+        77,
+        "Use of undeclared identifier 'length'",
+        severity="warning",
+    ),
+    "shell": Case(
+        "bash",
+        projects.shell_project,
+        "clean.bash",
+        "\texit 1\nfi\nexport GOROOT",
+        "\texit 300\nfi\nexport GOROOT",
+        "shellcheck",
+        "SC2242",
+        10,
+        "Can only exit with status 0-255.",
+        severity="warning",
+    ),
+}
+
+SEVERITY = {"error": 1, "warning": 2}
+
+
+def edit(path: str, old: str, new: str) -> dict:
+    return {
+        "tool_calls": [
+            {"name": "edit_file", "arguments": {"path": path, "old_string": old, "new_string": new}}
+        ]
+    }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _servers_installed() -> None:
+    commands = [spec.command[0] for spec in SPECS.values()]
+    missing = [c for c in [*commands, "shellcheck", "go"] if find_executable(c) is None]
+    if missing:
+        pytest.fail(
+            f"the language gate tests need the real servers; missing: {missing} "
+            "(make test installs them: scripts/install-language-servers.sh)"
+        )
+
+
+@pytest.mark.parametrize("language", list(CASES))
+async def test_a_seeded_error_is_the_one_blocker_then_repaired(
+    language: str, tmp_path: Path
+) -> None:
+    case = CASES[language]
+    root = case.make(tmp_path / language)
+    script = [
+        edit(case.path, case.old, case.new),
+        {"text": "done"},
+        {"expect": {"last_message_contains": case.code}, **edit(case.path, case.new, case.old)},
+        {"text": "repaired"},
+    ]
+    config = load_config({"gates": {"analyzer": {"severity": case.severity}}})
+    model = ReplayModel(script)
+    events = EventLog()
+    started = time.monotonic()
+    async with HeadlessSession(
+        root, model, config, analyzers=[SPECS[case.spec]], watch=False
+    ) as session:
+        assert [a.spec.name for a in session.pool.analyzers] == [case.spec], session.reports
+        session.agent.subscribe(events)
+        result = await session.prompt("change it")
+        # The project's own findings, at the gate's severity or above, are
+        # there again after the repair: they never blocked.
+        after = await session.pool.snapshot()
+    print(f"{language}: {time.monotonic() - started:.1f} s")
+    assert result.status == "completed", result.error
+    assert result.repair_attempts == 1
+    verdicts = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    assert [r.passed for r in verdicts] == [False, True]
+    (blocker,) = verdicts[0].blockers
+    assert (blocker.path, blocker.line, blocker.code) == (case.path, case.line - 1, case.code)
+    assert case.message in blocker.message
+    assert blocker.source == case.source
+    pre_existing = [d for d in after.diagnostics if (d.severity or 1) <= SEVERITY[case.severity]]
+    assert pre_existing, "the project has no pre-existing findings the gate could block on"
+    assert not after.stale
+    assert (root / case.path).read_text().count(case.old) >= 1
+    assert case.new not in (root / case.path).read_text()
