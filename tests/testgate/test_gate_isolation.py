@@ -109,7 +109,7 @@ async def test_a_custom_runners_report_under_a_build_folder_stays_in_the_shadow(
     report = "target/nextest/ci/junit.xml"
     root = project(tmp_path / "proj", {"mod.py": "x = 1\n", report: "<the person's report/>"})
     command = (
-        "echo '<testsuites><testsuite><testcase classname=\"a\" name=\"b\"/></testsuite>"
+        'echo \'<testsuites><testsuite><testcase classname="a" name="b"/></testsuite>'
         f"</testsuites>' > {report}; echo from-gate > target/gate-was-here"
     )
     workspace = FakeWorkspace({"mod.py": "x = 1\n"}, root=str(root))
@@ -130,7 +130,9 @@ async def test_a_custom_runners_report_through_a_linked_folder_is_unverified(
     root = project(tmp_path / "proj", {"mod.py": "x = 1\n"})
     (root / "reports").symlink_to(elsewhere, target_is_directory=True)
     workspace = FakeWorkspace({"mod.py": "x = 1\n"}, root=str(root))
-    gate = gate_for(root, command="echo '<testsuites/>' > reports/junit.xml", junitPath="reports/junit.xml")
+    gate = gate_for(
+        root, command="echo '<testsuites/>' > reports/junit.xml", junitPath="reports/junit.xml"
+    )
     await changed(gate, workspace, "mod.py", "x = 2\n")
 
     outcome = await verdict(gate, workspace, "mod.py")

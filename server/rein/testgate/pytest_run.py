@@ -187,9 +187,7 @@ def read_report(text: str) -> list[TestResult]:
                 phases[node] = []
                 results.append(TestResult(node_id=node, outcome="passed"))
             phases[node].append(row)
-    return [
-        r if r.collection_error else _test(r.node_id, phases[r.node_id]) for r in results
-    ]
+    return [r if r.collection_error else _test(r.node_id, phases[r.node_id]) for r in results]
 
 
 def _collection_error(row: dict[str, Any]) -> TestResult:

@@ -135,8 +135,7 @@ async def run_tests(
         text = report.read_text(encoding="utf-8", errors="replace")
     except OSError:
         run.unverified = (
-            f"{who} exited with {result.exit_code} and wrote no report: "
-            f"{_tail(result.output, 600)}"
+            f"{who} exited with {result.exit_code} and wrote no report: {_tail(result.output, 600)}"
         )
         return run
     try:
