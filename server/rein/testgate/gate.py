@@ -8,16 +8,21 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
-* A failing test runs once more: passing then, it is *flaky* (reported; it
-  blocks only with ``flakyBlocks``). Those still failing run in a shadow of
-  the workspace before the run (each changed file's earlier text): failing
-  there too, they are *pre-existing* (reported, not blocking); passing
-  there, or absent there (the run added them), they are the run's: blockers.
+* Every run has a fresh shadow. A failing test runs once more: in the
+  re-run's results and passed there, it is *flaky* (reported; it blocks
+  only with ``flakyBlocks``); a test the re-run does not report makes the
+  verdict "unverified". Those still failing run in a shadow of the
+  workspace before the run (each changed file's earlier text): failing
+  there too (or their file not importable there), they are *pre-existing*
+  (reported, not blocking); passing there, or absent there (the run added
+  them), they are the run's: blockers.
 * A collection error in a test file the run changed blocks at once; one in
   another file is judged like a failing test (pytest runs with
   ``--continue-on-collection-errors``). Any trouble (the runner cannot
-  start, a timeout, a crash, no report) makes the verdict "unverified" with
-  the reason.
+  start, a timeout, a crash, no report, a shadow that cannot be built, a
+  changed file under a folder the shadow links to the real one) makes the
+  verdict "unverified" with the reason; so do test files left out by
+  ``maxTests`` and a run where no test passed, now or before.
 """
 
 from __future__ import annotations
