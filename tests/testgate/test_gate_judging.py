@@ -176,3 +176,25 @@ async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
     assert outcome.unverified == (
         "the tests could not be run: OSError: [Errno 28] No space left on device"
     )
+
+
+async def test_a_changed_test_file_in_a_subproject_that_does_not_import_blocks(
+    tmp_path: Path,
+) -> None:
+    root = project(
+        tmp_path / "proj",
+        {
+            "backend/pytest.ini": "[pytest]\npythonpath = .\n",
+            "backend/mod.py": GOOD,
+            "backend/tests/test_m.py": TWO,
+        },
+    )
+    workspace = FakeWorkspace({"backend/tests/test_m.py": TWO}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "backend/tests/test_m.py", TWO + "\ndef oops(:\n")
+
+    outcome = await verdict(gate, workspace, "backend/tests/test_m.py")
+
+    assert [b.message for b in outcome.blockers] == [
+        "backend/tests/test_m.py cannot be collected (the test file does not import)"
+    ]
