@@ -28,6 +28,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,21 +199,41 @@ def _place(real: Path, copy: Path, shadow: Shadow) -> None:
 
 
 async def open_shadow(source: Path, overlay: Mapping[str, str | None]) -> Shadow:
-    """:func:`build_shadow` off the event loop; cancelled meanwhile, the
-    shadow the thread goes on to build is deleted, never left behind."""
-    task = asyncio.ensure_future(asyncio.to_thread(build_shadow, source, overlay))
+    """:func:`build_shadow` off the event loop. Cancelled meanwhile (or the
+    loop ending), the shadow the thread goes on to build is deleted, never
+    left behind: by the thread itself when it finishes after the cancel,
+    else at the cancel."""
+    lock = threading.Lock()
+    abandoned = False
+    built: Shadow | None = None
+
+    def build() -> Shadow:
+        nonlocal built
+        shadow = build_shadow(source, overlay)
+        with lock:
+            if abandoned:
+                shadow.remove()
+            else:
+                built = shadow
+        return shadow
+
+    task = asyncio.ensure_future(asyncio.to_thread(build))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
-        task.add_done_callback(_remove_when_built)
+        with lock:
+            abandoned = True
+            orphan = built
+        if orphan is not None:
+            _remove_soon(orphan)
         raise
 
 
-def _remove_when_built(task: asyncio.Future[Shadow]) -> None:
-    if task.cancelled() or task.exception() is not None:
-        return
-    shadow = task.result()
-    asyncio.get_running_loop().run_in_executor(None, shadow.remove)
+def _remove_soon(shadow: Shadow) -> None:
+    try:
+        asyncio.get_running_loop().run_in_executor(None, shadow.remove)
+    except RuntimeError:  # the loop's executor is shutting down: delete it here
+        shadow.remove()
 
 
 async def close_shadow(shadow: Shadow, wait_s: float = REMOVE_WAIT_S) -> None:
