@@ -246,7 +246,8 @@ class TestsGateConfig(_Camel):
     #: "reach": the test files the changed files reach through imports (and
     #: changed test files); "all": the whole suite. A custom command runs all.
     select: TestSelect = "reach"
-    #: At most this many test files are selected (more: the whole suite).
+    #: At most this many of the reached test files run, the nearest first;
+    #: when more are reached, a verdict with no blockers is "unverified".
     max_tests: int | None = Field(None, ge=1)
     #: A test that fails, then passes on its re-run, blocks too.
     flaky_blocks: bool = False

@@ -7,9 +7,11 @@ run's changes reach and blocks only on the tests the run broke.
   tests run in (the changed files as the workspace port has them, or as
   they were before the run);
 - :mod:`~rein.testgate.runner`: one run of pytest or a configured runner,
-  read from its JUnit report;
-- :mod:`~rein.testgate.junit`: a JUnit XML report read into test results,
-  tracebacks cut to the workspace's frames;
+  read from its report;
+- :mod:`~rein.testgate.pytest_run`: pytest's command line in a shadow and
+  its own reports read back (a plugin writing them as JSON lines);
+- :mod:`~rein.testgate.junit`: a configured runner's JUnit XML report read
+  into test results, tracebacks cut to the workspace's frames;
 - :mod:`~rein.testgate.report`: the blockers and the verdict's detail;
 - :mod:`~rein.testgate.detect`: whether a project has pytest tests (the
   selection's test files) and pytest-xdist;

@@ -8,11 +8,14 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
-* A failing test runs once more: passing then, it is *flaky* (reported; it
-  blocks only with ``flakyBlocks``). Those still failing run in a shadow of
-  the workspace before the run (each changed file's earlier text): failing
-  there too, they are *pre-existing* (reported, not blocking); passing
-  there, or absent there (the run added them), they are the run's: blockers.
+* Every run has a fresh shadow. A failing test runs once more: in the
+  re-run's results and passed there, it is *flaky* (reported; it blocks
+  only with ``flakyBlocks``); a test the re-run does not report makes the
+  verdict "unverified". Those still failing run in a shadow of the
+  workspace before the run (each changed file's earlier text): failing
+  there too (or their file not importable there), they are *pre-existing*
+  (reported, not blocking); passing there, or absent there (the run added
+  them), they are the run's: blockers.
 * Files the person has open with unsaved changes (an
   :class:`UnsavedDocuments` workspace: the editor's) that the run did not
   change are not overlaid: the tests read their saved text, and the detail
@@ -20,8 +23,10 @@ that were failing already, and never pass blind.
 * A collection error in a test file the run changed blocks at once; one in
   another file is judged like a failing test (pytest runs with
   ``--continue-on-collection-errors``). Any trouble (the runner cannot
-  start, a timeout, a crash, no report) makes the verdict "unverified" with
-  the reason.
+  start, a timeout, a crash, no report, a shadow that cannot be built, a
+  changed file under a folder the shadow links to the real one) makes the
+  verdict "unverified" with the reason; so do test files left out by
+  ``maxTests`` and a run where no test passed, now or before.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from rein.testgate.junit import TestResult
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
-from rein.testgate.shadow import Shadow, build_shadow
+from rein.testgate.shadow import Shadow, close_shadow, open_shadow
 
 __all__ = ["TestGate"]
 
@@ -119,6 +124,16 @@ class TestGate:
         changed = sorted(ctx.touched)
         if not changed:
             return GateOutcome(detail="nothing changed")
+        try:
+            return await self._check(changed, ctx.workspace)
+        except (OSError, UnicodeError, ValueError) as exc:
+            # The shadow could not be built, a report not read: no verdict,
+            # and no blocker that spends the repair budget on it.
+            return GateOutcome(
+                unverified=f"the tests could not be run: {type(exc).__name__}: {exc}"
+            )
+
+    async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
         # The import graph is read from the disk: off the event loop.
         selection = await asyncio.to_thread(self._select, changed)
         if not selection.run_all and not selection.files:
@@ -126,57 +141,48 @@ class TestGate:
                 detail=f"no test reaches the changed files (0 of {selection.total_files} "
                 f"test files selected: {selection.reason})"
             )
-        outcome = await self._judge(selection, changed, ctx.workspace)
-        unsaved = await self._unsaved_imported(ctx.workspace, changed, selection)
+        outcome = await self._judge(selection, changed, workspace)
+        unsaved = await self._unsaved_imported(workspace, changed, selection)
         if unsaved:
             note = f"not saved in the editor, so the tests read their saved text: {unsaved}"
             outcome.detail = f"{outcome.detail}; {note}" if outcome.detail else note
         return outcome
 
     async def _judge(
-        self, selection: TestSelection, changed: Sequence[str], workspace: Workspace | None
+        self, selection: TestSelection, changed: list[str], workspace: Workspace | None
     ) -> GateOutcome:
         """Run the selected tests, then the failing ones again and against
         the baseline (see the module docstring)."""
         targets = None if selection.run_all else list(selection.files)
         deadline = time.monotonic() + self._limit_s
         overlay = await self._current(changed, workspace)
-        shadow = await asyncio.to_thread(build_shadow, self.root, overlay)
-        try:
-            first = await run_tests(
-                self.runner,
-                self.spec,
-                shadow,
-                targets,
-                _left(deadline),
-                files=selection.total_files if targets is None else len(targets),
-                limit_s=self._limit_s,
-            )
-            if first.unverified is not None or first.nothing_collected:
-                return self._could_not_judge(first, selection, changed, shadow)
-            # A changed test file that does not import is the run's.
-            broken = [r for r in first.failing if r.collection_error and r.file in changed]
-            failing = [r for r in first.failing if r not in broken]
-            flaky: list[str] = []
-            suspects: list[TestResult] = []
-            if failing:
-                again = await run_tests(
-                    self.runner,
-                    self.spec,
-                    shadow,
-                    self._ids(failing),
-                    _left(deadline),
-                    limit_s=self._limit_s,
-                )
-                if again.unverified is not None:
-                    return GateOutcome(
-                        unverified=f"the re-run of the failing tests: {again.unverified}"
+        files = selection.total_files if targets is None else len(targets)
+        first, shadow = await self._run_in(overlay, targets, deadline, files=files)
+        if first.unverified is not None or first.nothing_collected:
+            return self._could_not_judge(first, selection, changed, shadow)
+        # A changed test file that does not import is the run's.
+        broken = [r for r in first.failing if r.collection_error and r.file in changed]
+        failing = [r for r in first.failing if r not in broken]
+        flaky: list[str] = []
+        suspects: list[TestResult] = []
+        if failing:
+            # A fresh shadow: what the first run left behind changes nothing.
+            ids = self._ids(failing)
+            again, _ = await self._run_in(overlay, ids, deadline)
+            if again.unverified is None and ids is not None:
+                missing = [i for i in ids if not _reported(i, again)]
+                if missing:
+                    again.unverified = (
+                        f"{len(missing)} of them are missing from its report "
+                        f"({', '.join(missing[:5])})"
                     )
-                still = {r.node_id for r in again.failing}
-                flaky = [r.node_id for r in failing if r.node_id not in still]
-                suspects = [r for r in failing if self.config.flaky_blocks or r.node_id in still]
-        finally:
-            shadow.discard()
+            if again.unverified is not None:
+                return GateOutcome(
+                    unverified=f"the re-run of the failing tests: {again.unverified}"
+                )
+            passed = [r for r in failing if _passed(r, again)]
+            flaky = [r.node_id for r in passed]
+            suspects = [r for r in failing if self.config.flaky_blocks or r not in passed]
         pre_existing: list[str] = []
         blocking = list(broken)
         if suspects:
@@ -186,9 +192,59 @@ class TestGate:
             pre_existing, run_broke = judged
             blocking += run_broke
         detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
+        if not blocking:
+            why = self._not_passed(first, selection, pre_existing)
+            if why is not None:
+                return GateOutcome(unverified=why, detail=detail)
         return GateOutcome(
             [blocker_for(r, shadow, selection, changed) for r in blocking], detail=detail
         )
+
+    async def _run_in(
+        self,
+        overlay: dict[str, str | None],
+        targets: list[str] | None,
+        deadline: float,
+        *,
+        files: int = 0,
+    ) -> tuple[TestRun, Shadow]:
+        """One run in a shadow of its own, built with ``overlay`` and
+        deleted after it (the shadow is returned for its paths only)."""
+        shadow = await open_shadow(self.root, overlay)
+        try:
+            if shadow.unreachable:
+                return TestRun(unverified=_unreachable(shadow.unreachable)), shadow
+            run = await run_tests(
+                self.runner,
+                self.spec,
+                shadow,
+                targets,
+                _left(deadline),
+                files=files,
+                limit_s=self._limit_s,
+            )
+        finally:
+            await close_shadow(shadow)
+        return run, shadow
+
+    def _not_passed(
+        self, run: TestRun, selection: TestSelection, pre_existing: Sequence[str]
+    ) -> str | None:
+        """Why a verdict with no blockers is not "passed": every test that
+        ran failed, before the run too; test files left out (maxTests)."""
+        ran = [r for r in run.results if r.outcome != "skipped"]
+        if ran and all(r.failing for r in ran) and len(pre_existing) == len(ran):
+            return (
+                f"none of the {len(ran)} tests that ran passed, now or before the run: "
+                "they may not run here at all (the project's dependencies missing in "
+                f"{self.spec.python}?)"
+            )
+        if selection.left_out:
+            return (
+                f"{selection.left_out} test file(s) the change reaches were not run "
+                f"(gates.tests.maxTests: {self.config.max_tests})"
+            )
+        return None
 
     async def _against_baseline(
         self, suspects: Sequence[TestResult], changed: Sequence[str], deadline: float
@@ -197,36 +253,36 @@ class TestGate:
         (the names of those failing there too, those the run broke), or the
         unverified outcome when that could not be told."""
         baseline, unknown = self._baseline(changed)
-        before = await asyncio.to_thread(build_shadow, self.root, baseline)
-        try:
-            # The suspects' whole files: a test the run added is not there,
-            # and pytest refuses a node id it cannot find.
-            files = sorted({r.file for r in suspects if r.file and (before.root / r.file).exists()})
-            then = TestRun(nothing_collected=True)
-            if files or self.spec.custom:
-                then = await run_tests(
-                    self.runner,
-                    self.spec,
-                    before,
-                    self._ids_or(files),
-                    _left(deadline),
-                    limit_s=self._limit_s,
-                )
-        finally:
-            before.discard()
+        # The suspects' whole files: a test the run added is not there,
+        # and pytest refuses a node id it cannot find.
+        files = sorted(
+            {r.file for r in suspects if r.file and (self._before_exists(r.file, baseline))}
+        )
+        then = TestRun(nothing_collected=True)
+        if files or self.spec.custom:
+            then, _ = await self._run_in(baseline, self._ids_or(files), deadline)
         if then.unverified is not None:
             return GateOutcome(
                 unverified=f"the run before the changes (baseline): {then.unverified}"
             )
         failing_then = {r.node_id for r in then.failing}
-        pre_existing = [r.node_id for r in suspects if r.node_id in failing_then]
+        # A test file that could not be imported then: its tests failed too.
+        failing_then |= {r.file for r in then.failing if r.collection_error and r.file}
+        pre_existing = [
+            r.node_id for r in suspects if r.node_id in failing_then or r.file in failing_then
+        ]
         if pre_existing and unknown:
             return GateOutcome(
                 unverified=f"{len(pre_existing)} failing test(s) failed before the run too, "
                 f"but the earlier text of {', '.join(unknown)} is not known (a command "
                 "changed it), so the baseline may not be the state before the run"
             )
-        return pre_existing, [r for r in suspects if r.node_id not in failing_then]
+        return pre_existing, [r for r in suspects if r.node_id not in pre_existing]
+
+    def _before_exists(self, path: str, baseline: dict[str, str | None]) -> bool:
+        if path in baseline:
+            return baseline[path] is not None
+        return (self.root / path).exists()
 
     async def _unsaved_imported(
         self, workspace: Workspace | None, changed: Sequence[str], selection: TestSelection
@@ -263,7 +319,10 @@ class TestGate:
         if workspace is None:
             for path in changed:
                 file = self.root / path
-                overlay[path] = file.read_text(encoding="utf-8") if file.is_file() else None
+                try:
+                    overlay[path] = file.read_text(encoding="utf-8") if file.is_file() else None
+                except UnicodeDecodeError:
+                    continue  # not text: the disk's bytes are copied as they are
             return overlay
         for path in changed:
             if not await workspace.exists(path):
@@ -272,7 +331,7 @@ class TestGate:
             try:
                 overlay[path] = (await workspace.read_text(path)).text
             except (ReinError, UnicodeDecodeError):
-                # Not text (an image): the disk's bytes are linked as they are.
+                # Not text (an image): the disk's bytes are copied as they are.
                 continue
         return overlay
 
@@ -317,3 +376,26 @@ class TestGate:
 
 def _left(deadline: float) -> float:
     return max(0.0, deadline - time.monotonic())
+
+
+def _reported(node_id: str, run: TestRun) -> bool:
+    """``run``'s report has ``node_id`` (a test, or a file that could not
+    be collected: any result of that file)."""
+    return any(r.node_id == node_id or r.file == node_id for r in run.results)
+
+
+def _passed(result: TestResult, again: TestRun) -> bool:
+    """``result`` is in the re-run's report and passed there (a file that
+    could not be collected: all its tests passed)."""
+    if result.collection_error:
+        mine = [r for r in again.results if r.file == result.file]
+        return bool(mine) and all(r.outcome == "passed" for r in mine)
+    return any(r.node_id == result.node_id and r.outcome == "passed" for r in again.results)
+
+
+def _unreachable(paths: Sequence[str]) -> str:
+    return (
+        f"the change to {', '.join(paths)} lies under a symlinked folder (or an environment "
+        "folder) that the shadow links to the real one: the shadow cannot hold the change "
+        "without writing the workspace, so the tests would not see it"
+    )

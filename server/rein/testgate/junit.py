@@ -1,11 +1,13 @@
-"""A JUnit XML report read into test results, and a traceback cut to the
-frames inside the workspace.
+"""Test results, a configured runner's JUnit XML report read into them,
+and a traceback cut to the frames inside the workspace.
 
-pytest writes one with ``--junitxml`` (the gate asks for the ``xunit1``
-family, whose test cases carry ``file`` and ``line``); jest-junit, vitest's
-``junit`` reporter, gotestsum, cargo nextest and ctest write the same shape
-(``testsuites`` / ``testsuite`` / ``testcase`` with ``failure``, ``error``
-or ``skipped``). The console is never read.
+jest-junit, vitest's ``junit`` reporter, gotestsum, cargo nextest and
+ctest write the shape read here (``testsuites`` / ``testsuite`` /
+``testcase`` with ``failure``, ``error`` or ``skipped``); so does pytest's
+``--junitxml`` when the configured command is pytest (its ``xunit1``
+family's test cases carry ``file`` and ``line``). The gate's own pytest
+runs are read from pytest's report objects instead
+(:mod:`rein.testgate.pytest_run`). The console is never read.
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
-"""One run of the tests in a shadow tree, read from its JUnit report.
+"""One run of the tests in a shadow tree, read from the runner's report.
 
-pytest runs as ``<the project's interpreter> -m pytest <node ids or files>
--q -p no:cacheprovider --junitxml=<report>`` (pytest-xdist's ``-n auto``
-when the interpreter has it and the run is big), another runner as the
-configured ``gates.tests.command`` with ``{junit}`` replaced by the report's
-path. The command goes through the gates' :class:`CommandRunner` port: its
-own process group, the child environment (no secrets), killed at its time
-limit and when the run is aborted or steered (the runner's cancellation).
+pytest runs as :mod:`rein.testgate.pytest_run` says (pytest-xdist's ``-n
+auto`` when the interpreter has it and the run is big), its results read
+from pytest's own report objects; another runner as the configured
+``gates.tests.command`` with ``{junit}`` replaced by the path of the JUnit
+report it writes (or ``junitPath``, in the shadow). The command goes through
+the gates' :class:`CommandRunner` port: its own process group, the child
+environment (no secrets), killed at its time limit and when the run is
+aborted or steered (the runner's cancellation).
 
 What comes back is never "passed" by default: a runner that cannot start,
-a timeout, an interrupted or crashed pytest, a missing report are
+a timeout, an interrupted or crashed pytest, a missing report, a report
+path through a folder linked to the workspace's are
 :attr:`TestRun.unverified` with the reason; pytest's exit code 5 (nothing
 collected) is :attr:`TestRun.nothing_collected`.
 """
@@ -23,9 +25,10 @@ from pathlib import Path
 
 from rein.harness.ports import CommandRunner
 from rein.testgate.junit import TestResult, parse_junit
-from rein.testgate.shadow import Shadow
+from rein.testgate.pytest_run import XDIST_FROM_FILES, pytest_command, read_report
+from rein.testgate.shadow import Shadow, inside
 
-__all__ = ["JUNIT_PLACEHOLDER", "RunnerSpec", "TestRun", "run_tests"]
+__all__ = ["JUNIT_PLACEHOLDER", "XDIST_FROM_FILES", "RunnerSpec", "TestRun", "run_tests"]
 
 JUNIT_PLACEHOLDER = "{junit}"
 #: pytest's exit codes that mean it could not judge the tests.
@@ -34,8 +37,6 @@ _PYTEST_TROUBLE = {
     3: "pytest hit an internal error",
     4: "pytest was called wrongly",
 }
-#: Selected test files from which pytest-xdist is used, when installed.
-XDIST_FROM_FILES = 20
 _OUTPUT_TAIL = 1_500
 
 
@@ -78,29 +79,6 @@ def _tail(text: str, limit: int = _OUTPUT_TAIL) -> str:
     return text if len(text) <= limit else "[...]\n" + text[-limit:]
 
 
-def pytest_command(
-    spec: RunnerSpec,
-    shadow: Shadow,
-    targets: Sequence[str] | None,
-    report: Path,
-    files: int = 0,
-) -> str:
-    paths = [str(shadow.root)]
-    if (shadow.root / "src").is_dir():
-        paths.append(str(shadow.root / "src"))
-    argv = [spec.python, "-m", "pytest", *(targets or ()), "-q", "-p", "no:cacheprovider"]
-    argv += [f"--junitxml={report}", "-o", "junit_family=xunit1"]
-    argv += ["-o", "junit_logging=out-err", "--tb=native", "--continue-on-collection-errors"]
-    if spec.xdist and max(files, len(targets or ())) >= XDIST_FROM_FILES:
-        argv += ["-n", "auto"]
-    pythonpath = ":".join(paths)
-    return (
-        f"cd {shlex.quote(str(shadow.root))} && "
-        f'PYTHONPATH={shlex.quote(pythonpath)}"${{PYTHONPATH:+:$PYTHONPATH}}" '
-        f"exec {shlex.join(argv)}"
-    )
-
-
 def custom_command(spec: RunnerSpec, shadow: Shadow, report: Path) -> str:
     assert spec.command is not None
     command = spec.command.replace(JUNIT_PLACEHOLDER, shlex.quote(str(report)))
@@ -127,17 +105,24 @@ async def run_tests(
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
     if spec.custom:
         if spec.junit_path is not None and JUNIT_PLACEHOLDER not in (spec.command or ""):
+            if not inside(shadow.root, spec.junit_path):
+                return TestRun(
+                    unverified=f"gates.tests.junitPath {spec.junit_path} runs through a folder "
+                    "the shadow links to the workspace's own: the report would be written "
+                    "there, so the tests are not run"
+                )
             report = shadow.root / spec.junit_path
         else:
-            report = shadow.root.parent / "report.xml"
+            report = shadow.private / "report.xml"
         command = custom_command(spec, shadow, report)
         who = f"`{spec.command}`"
     else:
-        report = shadow.root.parent / "report.xml"
-        command = pytest_command(spec, shadow, targets, report, files)
+        report = shadow.private / "report.jsonl"
+        xdist = spec.xdist and max(files, len(targets or ())) >= XDIST_FROM_FILES
+        command = pytest_command(spec.python, shadow, targets, report, xdist=xdist)
         who = "pytest"
     if report.exists() or report.is_symlink():
-        report.unlink()
+        report.unlink()  # in the shadow's own folders (a link is removed, not its target)
     result = await runner.run(command, timeout_s=timeout_s)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
     if result.timed_out:
@@ -150,12 +135,11 @@ async def run_tests(
         text = report.read_text(encoding="utf-8", errors="replace")
     except OSError:
         run.unverified = (
-            f"{who} exited with {result.exit_code} and wrote no JUnit report: "
-            f"{_tail(result.output, 600)}"
+            f"{who} exited with {result.exit_code} and wrote no report: {_tail(result.output, 600)}"
         )
         return run
     try:
-        run.results = parse_junit(text)
+        run.results = parse_junit(text) if spec.custom else read_report(text)
     except ValueError as exc:
         run.unverified = f"{who}'s report could not be read: {exc}"
         return run

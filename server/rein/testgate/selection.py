@@ -73,6 +73,9 @@ class TestSelection:
     #: Test file -> the import chain from a changed file to it.
     chains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     total_files: int = 0
+    #: Reached test files left out by ``max_tests`` (the verdict is then
+    #: never "passed").
+    left_out: int = 0
 
 
 @dataclass(frozen=True)
@@ -171,11 +174,14 @@ def _nearest(
         *([f"{through} through other modules"] if through else []),
     ]
     reason = f"{len(ordered)} of {total} test files reach the change ({', '.join(parts)})"
+    left_out = 0
     if max_tests is not None and len(ordered) > max_tests:
         kept = max(max_tests, 0)
-        reason += f"; {len(ordered) - kept} left out (at most {max_tests})"
+        left_out = len(ordered) - kept
+        reason += f"; {left_out} left out (at most {max_tests})"
         ordered = ordered[:kept]
-    return TestSelection(tuple(ordered), False, reason, {t: chains[t] for t in ordered}, total)
+    chosen = {t: chains[t] for t in ordered}
+    return TestSelection(tuple(ordered), False, reason, chosen, total, left_out)
 
 
 class _Project:

@@ -1,29 +1,50 @@
 """A throwaway copy of the workspace for the tests to run in.
 
-A shadow tree mirrors the workspace under a temporary directory: real
-directories, a symlink per file, and the *overlaid* files written for real.
-For the state being judged the overlay is the workspace port's text of
-every changed file (what the editor or the ACP client holds, unsaved or
-not); for the baseline it is each changed file's text before the run's
-first change, created files left out, deleted ones restored. The person's
-files and buffers are never written.
+A shadow tree copies the workspace under a private temporary directory:
+real directories and real files (a test that writes a file of the
+workspace writes the copy, and ``Path(__file__).resolve()`` stays in the
+shadow), the *overlaid* files written from their text. For the state
+being judged the overlay is the workspace port's text of every changed
+file (what the editor or the ACP client holds, unsaved or not); for the
+baseline it is each changed file's text before the run's first change,
+created files left out, deleted ones restored. The person's files and
+buffers are never written.
 
-Folders nobody's tests read file by file (an environment, ``node_modules``,
-a build's ``target``) are one symlink each, so an interpreter or a package
-in them still works; a repository's metadata and caches are left out.
+Two kinds of things are symlinks to the real ones rather than copies:
+environment folders (:data:`LINKED_WHOLE`, and any folder holding a
+``pyvenv.cfg``), so an interpreter or a package in them still works, and a
+file bigger than :data:`MAX_COPIED_BYTES`; a symlinked folder of the
+workspace stays a symlink too. A test that writes into one of these writes
+the real one. An overlaid path under such a link cannot be written without
+reaching the real folder: it is left out and named in
+:attr:`Shadow.unreachable`. A repository's metadata and caches are left
+out (:data:`SKIPPED`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import shutil
 import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LINKED_WHOLE", "SKIPPED", "Shadow", "build_shadow"]
+__all__ = [
+    "LINKED_WHOLE",
+    "MAX_COPIED_BYTES",
+    "SKIPPED",
+    "Shadow",
+    "build_shadow",
+    "close_shadow",
+    "inside",
+    "open_shadow",
+]
+
+log = logging.getLogger(__name__)
 
 #: Folders left out of the shadow.
 SKIPPED = frozenset(
@@ -41,7 +62,11 @@ SKIPPED = frozenset(
     }
 )
 #: Folders linked whole (a symlink to the real folder, never walked).
-LINKED_WHOLE = frozenset({"node_modules", ".venv", "venv", "target", "site-packages"})
+LINKED_WHOLE = frozenset({"node_modules", ".venv", "venv", "site-packages"})
+#: A file bigger than this is a symlink to the real one, not a copy.
+MAX_COPIED_BYTES = 8 * 1024 * 1024
+#: How long the verdict waits for a shadow's deletion (it goes on after).
+REMOVE_WAIT_S = 30.0
 
 
 @dataclass(slots=True)
@@ -51,9 +76,18 @@ class Shadow:
     root: Path
     #: The workspace it mirrors.
     source: Path
-    #: Files linked and written, for the gate's detail and the bench.
+    #: Files copied, linked (too big) and written, for the detail and the bench.
+    copied: int = 0
     linked: int = 0
     written: int = 0
+    #: Overlaid paths under a linked folder: not in the shadow as overlaid.
+    unreachable: list[str] = field(default_factory=list)
+
+    @property
+    def private(self) -> Path:
+        """The shadow's own temporary folder, beside its root (reports,
+        the gate's pytest plugin, an empty ini)."""
+        return self.root.parent
 
     def relative(self, path: str) -> str | None:
         """A path a test reported (absolute, in the shadow or the workspace,
@@ -78,13 +112,8 @@ class Shadow:
     def remove(self) -> None:
         shutil.rmtree(self.root.parent, ignore_errors=True)
 
-    def discard(self) -> None:
-        """:meth:`remove` in a thread of its own: deleting a big tree's
-        links takes seconds on a slow disk, and the verdict need not wait."""
-        threading.Thread(target=self.remove, name="rein-tests-shadow", daemon=True).start()
 
-
-def _writable(root: Path, rel: str) -> bool:
+def inside(root: Path, rel: str) -> bool:
     """``rel`` lies in the shadow's own folders: no part of it is ``..``
     and no folder on its way is a link to a real one."""
     parts = rel.split("/")
@@ -113,8 +142,10 @@ def build_shadow(source: Path, overlay: Mapping[str, str | None]) -> Shadow:
     try:
         _mirror(source, root, overlay, shadow)
         for rel, text in overlay.items():
-            if not _writable(root, rel):
-                continue  # under a linked folder: writing would reach the real one
+            if not inside(root, rel):
+                # Under a linked folder: writing would reach the real one.
+                shadow.unreachable.append(rel)
+                continue
             target = root / rel
             if target.is_symlink() or target.exists():
                 target.unlink()
@@ -147,7 +178,71 @@ def _mirror(source: Path, root: Path, overlay: Mapping[str, str | None], shadow:
         rel_folder = here.relative_to(source).as_posix()
         for name in files:
             rel = name if rel_folder == "." else f"{rel_folder}/{name}"
-            if rel in overlay:
-                continue
-            (out / name).symlink_to(here / name)
-            shadow.linked += 1
+            if rel not in overlay:
+                _place(here / name, out / name, shadow)
+
+
+def _place(real: Path, copy: Path, shadow: Shadow) -> None:
+    """A copy of ``real`` (its mode and times kept), or a link to it when
+    it is too big, dangling or not a regular file."""
+    try:
+        info = real.stat()
+    except OSError:  # a dangling symlink: it dangles in the shadow too
+        copy.symlink_to(os.readlink(real))
+        return
+    if not real.is_file() or info.st_size > MAX_COPIED_BYTES:
+        copy.symlink_to(real)
+        shadow.linked += 1
+        return
+    shutil.copy2(real, copy)
+    shadow.copied += 1
+
+
+async def open_shadow(source: Path, overlay: Mapping[str, str | None]) -> Shadow:
+    """:func:`build_shadow` off the event loop. Cancelled meanwhile (or the
+    loop ending), the shadow the thread goes on to build is deleted, never
+    left behind: by the thread itself when it finishes after the cancel,
+    else at the cancel."""
+    lock = threading.Lock()
+    abandoned = False
+    built: Shadow | None = None
+
+    def build() -> Shadow:
+        nonlocal built
+        shadow = build_shadow(source, overlay)
+        with lock:
+            if abandoned:
+                shadow.remove()
+            else:
+                built = shadow
+        return shadow
+
+    task = asyncio.ensure_future(asyncio.to_thread(build))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with lock:
+            abandoned = True
+            orphan = built
+        if orphan is not None:
+            _remove_soon(orphan)
+        raise
+
+
+def _remove_soon(shadow: Shadow) -> None:
+    try:
+        asyncio.get_running_loop().run_in_executor(None, shadow.remove)
+    except RuntimeError:  # the loop's executor is shutting down: delete it here
+        shadow.remove()
+
+
+async def close_shadow(shadow: Shadow, wait_s: float = REMOVE_WAIT_S) -> None:
+    """Delete ``shadow`` in a worker thread, waiting at most ``wait_s``
+    (a big tree on a slow disk); the deletion goes on after that, and the
+    event loop's executor is waited for when it shuts down. Cancelled
+    meanwhile, it goes on too."""
+    removal = asyncio.ensure_future(asyncio.to_thread(shadow.remove))
+    try:
+        await asyncio.wait_for(asyncio.shield(removal), wait_s)
+    except TimeoutError:
+        log.debug("tests gate: %s is still being deleted", shadow.private)

@@ -1,0 +1,236 @@
+"""How the tests gate runs pytest, and what it reads back.
+
+pytest runs in the shadow as ``<the project's interpreter> -m pytest
+<node ids or files> -q -p no:cacheprovider -p rein_testgate_report
+--rootdir=<shadow> --confcutdir=<shadow> [-c <empty ini>] --tb=native
+--continue-on-collection-errors [-p xdist -n auto] --maxfail=0``:
+
+* ``rein_testgate_report`` is a plugin of a few lines written into the
+  shadow's private folder (on ``PYTHONPATH``): it writes each of pytest's
+  own report objects (the test's exact ``nodeid``, the phase, the outcome,
+  the failure's text, the location, the captured sections; a collection
+  failure's) as a JSON line. The console is never read.
+* ``--rootdir`` and ``--confcutdir`` keep pytest inside the shadow (node
+  ids relative to the workspace root, no ``conftest.py`` from above it);
+  when no pytest configuration file lies between the targets and the
+  workspace root, ``-c`` names an empty one, so none above the shadow (in
+  the temporary folder) is read.
+* ``--maxfail=0`` comes last: a project's ``-x`` / ``--maxfail`` (its
+  ``addopts``, ``PYTEST_ADDOPTS``) cannot stop the run before the test
+  the gate must see (the last one given wins; 0: no limit).
+* ``-p xdist`` loads pytest-xdist for ``-n auto`` even when plugins are
+  not loaded automatically.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rein.testgate.junit import Outcome, TestResult
+from rein.testgate.shadow import Shadow
+
+__all__ = ["PLUGIN", "XDIST_FROM_FILES", "pytest_command", "read_report"]
+
+#: Selected test files from which pytest-xdist is used, when installed.
+XDIST_FROM_FILES = 20
+#: The plugin's module name.
+PLUGIN = "rein_testgate_report"
+_REPORT_ENV = "REIN_TESTS_REPORT"
+
+_PLUGIN_SOURCE = '''"""Written by Rein's tests gate: pytest's reports as JSON lines."""
+import json
+import os
+
+_state = {"path": os.environ.get("REIN_TESTS_REPORT"), "worker": False}
+
+
+def _emit(row):
+    if not _state["path"] or _state["worker"]:
+        return
+    with open(_state["path"], "a", encoding="utf-8") as out:
+        out.write(json.dumps(row) + "\\n")
+
+
+def _row(report, kind):
+    crash = getattr(report.longrepr, "reprcrash", None)
+    location = getattr(report, "location", None)
+    return {
+        "kind": kind,
+        "nodeid": report.nodeid,
+        "when": getattr(report, "when", "collect"),
+        "outcome": report.outcome,
+        "message": str(getattr(crash, "message", "") or ""),
+        "text": report.longreprtext if report.longrepr else "",
+        "location": [str(location[0]), location[1]] if location else None,
+        "sections": [[title, content] for title, content in report.sections],
+    }
+
+
+def pytest_configure(config):
+    _state["worker"] = hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session):
+    _emit({"kind": "start"})
+
+
+def pytest_runtest_logreport(report):
+    _emit(_row(report, "test"))
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _emit(_row(report, "collect"))
+'''
+
+#: pytest's configuration files, and the section that makes one count.
+_CONFIG_FILES = {
+    "pytest.toml": None,
+    ".pytest.toml": None,
+    "pytest.ini": None,
+    ".pytest.ini": None,
+    "pyproject.toml": ("[tool.pytest.ini_options]", "[tool.pytest]"),
+    "tox.ini": ("[pytest]",),
+    "setup.cfg": ("[tool:pytest]",),
+}
+
+
+def _has_config(folder: Path) -> bool:
+    for name, sections in _CONFIG_FILES.items():
+        file = folder / name
+        if not file.is_file():
+            continue
+        if sections is None:
+            return True
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if any(section in text for section in sections):
+            return True
+    return False
+
+
+def own_config(root: Path, targets: Sequence[str] | None) -> bool:
+    """pytest finds a configuration file of the workspace: one lies in
+    the targets' common folder or a folder above it, up to ``root``."""
+    folders = [Path(t.split("::")[0]).parent.parts for t in targets or ()]
+    common: list[str] = []
+    if folders:
+        for parts in zip(*folders, strict=False):
+            if len(set(parts)) != 1:
+                break
+            common.append(parts[0])
+    here = root.joinpath(*common)
+    while True:
+        if _has_config(here):
+            return True
+        if here == root or root not in here.parents:
+            return False
+        here = here.parent
+
+
+def pytest_command(
+    python: str,
+    shadow: Shadow,
+    targets: Sequence[str] | None,
+    report: Path,
+    *,
+    xdist: bool,
+) -> str:
+    """The shell command running pytest in ``shadow``, its reports
+    written to ``report`` (the plugin and the empty ini go beside it)."""
+    plugin_dir = report.parent / "plugin"
+    plugin_dir.mkdir(exist_ok=True)
+    (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
+    root = shadow.root
+    argv = [python, "-m", "pytest", *(targets or ()), "-q", "-p", "no:cacheprovider"]
+    argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
+    if not own_config(root, targets):
+        empty = report.parent / "ini" / "pytest.ini"
+        empty.parent.mkdir(exist_ok=True)
+        empty.write_text("[pytest]\n", encoding="utf-8")
+        argv += ["-c", str(empty)]
+    argv += ["--tb=native", "--continue-on-collection-errors"]
+    if xdist:
+        argv += ["-p", "xdist", "-n", "auto"]
+    argv += ["--maxfail=0"]
+    paths = [str(plugin_dir), str(root)]
+    if (root / "src").is_dir():
+        paths.append(str(root / "src"))
+    return (
+        f"cd {shlex.quote(str(root))} && "
+        f"{_REPORT_ENV}={shlex.quote(str(report))} "
+        f'PYTHONPATH={shlex.quote(":".join(paths))}"${{PYTHONPATH:+:$PYTHONPATH}}" '
+        f"exec {shlex.join(argv)}"
+    )
+
+
+def read_report(text: str) -> list[TestResult]:
+    """The test results of the plugin's JSON lines, in order. Raises
+    ``ValueError`` when pytest never started a session (no plugin line)."""
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if not any(row.get("kind") == "start" for row in rows):
+        raise ValueError("pytest started no session")
+    results: list[TestResult] = []
+    phases: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("kind") == "collect":
+            results.append(_collection_error(row))
+        elif row.get("kind") == "test":
+            node = str(row.get("nodeid", ""))
+            if node not in phases:
+                phases[node] = []
+                results.append(TestResult(node_id=node, outcome="passed"))
+            phases[node].append(row)
+    return [r if r.collection_error else _test(r.node_id, phases[r.node_id]) for r in results]
+
+
+def _collection_error(row: dict[str, Any]) -> TestResult:
+    node = str(row.get("nodeid") or ".")
+    text = str(row.get("text", ""))
+    last = [line for line in text.splitlines() if line.strip()]
+    message = last[-1].strip().removeprefix("E").strip() if last else "collection failure"
+    return TestResult(
+        node_id=node,
+        outcome="error",
+        message=message,
+        text=text,
+        file=node.split("::")[0],
+        collection_error=True,
+    )
+
+
+def _test(node: str, rows: Sequence[dict[str, Any]]) -> TestResult:
+    outcome: Outcome = "passed"
+    failure: dict[str, Any] | None = None
+    for row in rows:
+        when, got = row.get("when"), row.get("outcome")
+        if got == "failed":
+            kind: Outcome = "failed" if when == "call" else "error"
+            if failure is None or (kind == "failed" and outcome == "error"):
+                failure, outcome = row, kind
+        elif got == "skipped" and outcome == "passed":
+            outcome = "skipped"
+    sections: dict[str, str] = {}
+    for row in rows:
+        for title, content in row.get("sections") or ():
+            sections.setdefault(str(title), str(content))
+    file = node.split("::")[0]
+    line = None
+    location = rows[0].get("location")
+    if isinstance(location, list) and len(location) == 2 and location[0] == file:
+        line = location[1] + 1 if isinstance(location[1], int) else None
+    return TestResult(
+        node_id=node,
+        outcome=outcome,
+        message=str(failure.get("message", "")) if failure else "",
+        text=str(failure.get("text", "")) if failure else "",
+        output="\n".join(c.strip() for c in sections.values() if c.strip()),
+        file=file,
+        line=line,
+    )

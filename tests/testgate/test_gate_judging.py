@@ -1,0 +1,200 @@
+"""What the tests gate makes of a run: node ids as pytest has them, no
+verdict from a run that stopped early or a re-run that did not run the
+test, and never "passed" when it did not see the tests pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rein.testgate import gate as gate_module
+from tests.fakes.workspace import FakeWorkspace
+from tests.testgate.test_gate import BAD, GOOD, changed, gate_for, project, verdict
+
+TWO = "from mod import first_n\n\n\ndef test_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n"
+
+
+async def test_node_ids_in_a_subproject_with_its_own_config_are_the_workspaces(
+    tmp_path: Path,
+) -> None:
+    root = project(
+        tmp_path / "proj",
+        {
+            "backend/pytest.ini": "[pytest]\npythonpath = .\n",
+            "backend/mod.py": GOOD,
+            "backend/tests/test_m.py": TWO,
+        },
+    )
+    workspace = FakeWorkspace({"backend/mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "backend/mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "backend/mod.py")
+
+    assert outcome.unverified is None
+    assert [(b.message, b.path) for b in outcome.blockers] == [
+        (
+            "backend/tests/test_m.py::test_two failed: assert [1, 2, 3] == [1, 2]",
+            "backend/tests/test_m.py",
+        )
+    ]
+
+
+async def test_an_inherited_test_has_the_node_id_of_the_file_that_collects_it(
+    tmp_path: Path,
+) -> None:
+    base = "from mod import first_n\n\n\nclass Base:\n    def test_two(self):\n"
+    base += "        assert first_n([1, 2, 3], 2) == [1, 2]\n"
+    root = project(
+        tmp_path / "proj",
+        {
+            "mod.py": GOOD,
+            "tests/__init__.py": "",
+            "tests/base.py": base,
+            "tests/test_k.py": "from tests.base import Base\n\n\nclass TestK(Base):\n    pass\n",
+        },
+    )
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert outcome.unverified is None
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_k.py::TestK::test_two"
+    ]
+
+
+async def test_a_projects_exitfirst_does_not_hide_the_broken_test(tmp_path: Path) -> None:
+    tests = "from mod import first_n\n\n\ndef test_a_old():\n    assert False, 'old'\n\n\n"
+    tests += TWO.split("\n\n\n", 1)[1]
+    root = project(
+        tmp_path / "proj",
+        {"pytest.ini": "[pytest]\naddopts = -x\n", "mod.py": GOOD, "tests/test_m.py": tests},
+    )
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_m.py::test_two"
+    ]
+    assert "tests/test_m.py::test_a_old" in outcome.detail
+
+
+async def test_the_rerun_runs_in_a_fresh_shadow(tmp_path: Path) -> None:
+    # Import-time setup that fails the second time in the same folder.
+    tests = "import os\n\nfrom mod import first_n\n\nos.mkdir('scratch')\n\n\n"
+    tests += TWO.split("\n\n\n", 1)[1]
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": tests})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert "flaky" not in outcome.detail
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_m.py::test_two"
+    ]
+
+
+async def test_a_test_the_rerun_does_not_report_is_not_flaky(tmp_path: Path) -> None:
+    marker = tmp_path / "ran-once"
+    # The second import of the file fails: the re-run has no result for the test.
+    tests = (
+        f"from pathlib import Path\n\nfrom mod import first_n\n\nMARKER = Path({str(marker)!r})\n"
+        "if MARKER.exists():\n    raise RuntimeError('second import')\nMARKER.touch()\n\n\n"
+    ) + TWO.split("\n\n\n", 1)[1]
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": tests})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert outcome.blockers == []
+    assert outcome.unverified is not None
+    assert "missing from its report (tests/test_m.py::test_two)" in outcome.unverified
+
+
+async def test_test_files_left_out_by_max_tests_make_the_verdict_unverified(
+    tmp_path: Path,
+) -> None:
+    each = "from mod import first_n\n\n\ndef test_{n}():\n    assert first_n([1], 1) == [1]\n"
+    files = {f"tests/test_{n}.py": each.format(n=n) for n in range(3)}
+    root = project(tmp_path / "proj", {"mod.py": GOOD, **files})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root, maxTests=1)
+    await changed(gate, workspace, "mod.py", GOOD + "\n")
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert outcome.blockers == []
+    assert outcome.unverified == (
+        "2 test file(s) the change reaches were not run (gates.tests.maxTests: 1)"
+    )
+    assert outcome.detail.startswith("1 of 1 tests passed")
+
+
+async def test_tests_that_failed_before_and_after_and_none_passing_is_unverified(
+    tmp_path: Path,
+) -> None:
+    missing = "import not_installed_anywhere_xyz\nfrom mod import first_n\n\n\n"
+    missing += TWO.split("\n\n\n", 1)[1]
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": missing})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert outcome.blockers == []
+    assert outcome.unverified is not None
+    assert outcome.unverified.startswith("none of the 1 tests that ran passed")
+
+
+async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def no_room(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gate_module, "open_shadow", no_room)
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert outcome.blockers == []
+    assert outcome.unverified == (
+        "the tests could not be run: OSError: [Errno 28] No space left on device"
+    )
+
+
+async def test_a_changed_test_file_in_a_subproject_that_does_not_import_blocks(
+    tmp_path: Path,
+) -> None:
+    root = project(
+        tmp_path / "proj",
+        {
+            "backend/pytest.ini": "[pytest]\npythonpath = .\n",
+            "backend/mod.py": GOOD,
+            "backend/tests/test_m.py": TWO,
+        },
+    )
+    workspace = FakeWorkspace({"backend/tests/test_m.py": TWO}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "backend/tests/test_m.py", TWO + "\ndef oops(:\n")
+
+    outcome = await verdict(gate, workspace, "backend/tests/test_m.py")
+
+    assert [b.message for b in outcome.blockers] == [
+        "backend/tests/test_m.py cannot be collected (the test file does not import)"
+    ]
