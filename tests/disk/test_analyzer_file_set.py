@@ -107,6 +107,7 @@ async def test_importers_past_the_bound_are_left_then_opened_a_batch_at_a_time(
     for i in range(5):
         (tmp_path / f"user{i}.py").write_text("import lib\n")
     pool = AnalyzerPool(tmp_path, max_importers=2)
+    pool._started.set()  # the stub below stands in for the started analyzers
     pool.imports = ImportIndex(pool._scan(), pool.read)
     analyzer = FileByFile()
     pool.analyzers = [analyzer]  # type: ignore[list-item]

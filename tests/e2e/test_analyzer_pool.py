@@ -237,7 +237,7 @@ async def test_no_analyzer_running_makes_the_snapshot_blind(tmp_path: Path) -> N
     async with HeadlessSession(
         tmp_path, ReplayModel([]), ReinConfig(), analyzers=[ghost], watch=False
     ) as host:
-        snapshot = await host.pool.snapshot()
+        snapshot = await host.pool.snapshot()  # waits for the analyzers' start
         assert snapshot.blind == "no analyzer is running (ghost was not found)"
         assert snapshot.sources == ()
         assert host.analyzers_line() == (
@@ -249,6 +249,7 @@ async def test_no_analyzer_running_makes_the_snapshot_blind(tmp_path: Path) -> N
 async def test_the_analyzers_line_names_versions(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("VALUE = 1\n")
     async with HeadlessSession(tmp_path, ReplayModel([]), ReinConfig(), watch=False) as host:
+        await host.analyzers_started()
         line = host.analyzers_line()
         versions = {a.spec.name: a.version for a in host.pool.analyzers}
         assert (

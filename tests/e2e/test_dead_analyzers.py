@@ -50,6 +50,7 @@ def _kill_tree(pid: int) -> None:
 async def _kill(pool: AnalyzerPool, name: str, times: int = 1) -> None:
     """SIGKILL the analyzer ``times`` times, each crash awaited through the
     pool's handler and the restart it plans (but not a cool-down's)."""
+    await pool.started()  # a host starts its analyzers in the background
     analyzer = next(a for a in pool.analyzers if a.spec.name == name)
     original = pool.analyzer_exited
     try:

@@ -199,6 +199,7 @@ async def test_a_large_workspace_is_checked_file_by_file_with_the_changed_files_
         session.agent.subscribe(events)
         pool = session.pool
         assert pool.large
+        await session.analyzers_started()
         basedpyright = next(a for a in pool.analyzers if a.spec.name == "basedpyright")
         assert basedpyright.file_by_file
         assert basedpyright.settings["basedpyright"]["analysis"]["diagnosticMode"] == (

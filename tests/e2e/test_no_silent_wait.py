@@ -10,11 +10,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from rein.config import ReinConfig
+from rein.disk.analyzer_specs import AnalyzerSpec
+from rein.harness import Event
+from rein.harness.events import GateResult
+from rein.harness.ports import ModelDelta, ModelRequest
+from rein.hosting.headless import HeadlessSession
+from rein.providers.replay import ReplayModel
+
 pytestmark = pytest.mark.e2e
+
+LATE_ANALYZER = Path(__file__).parents[1] / "fakes" / "late_analyzer.py"
 
 #: Modules in the generated package: each subclasses the one before, so
 #: basedpyright's first analysis of the workspace takes seconds.
@@ -102,3 +113,51 @@ def test_text_mode_shows_the_wait_on_stderr(tmp_path: Path) -> None:
     begin = lines.index(f"  ⧗ waiting for {BASELINE}")
     assert lines.index(f"  ⧗ done waiting for {BASELINE}") > begin
     assert "⧗" not in out.stdout
+
+
+class _SignalsAtFirstCall:
+    """The replay model, which at its first call notes what the analyzers'
+    line said and only then lets the late analyzer answer ``initialize``."""
+
+    def __init__(self, inner: ReplayModel, signal: Path) -> None:
+        self.inner, self.signal = inner, signal
+        self.host: HeadlessSession | None = None
+        self.line_at_first_call: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        if self.line_at_first_call is None:
+            assert self.host is not None
+            self.line_at_first_call = self.host.analyzers_line()
+            self.signal.write_text("go")
+        return self.inner.stream(request)
+
+
+async def test_the_model_is_asked_while_an_analyzer_is_still_starting(tmp_path: Path) -> None:
+    # Defect (issue 32 item 7): the host waited for every analyzer's
+    # initialize (basedpyright: ~0.4 s of node's start) before the model
+    # was asked. The late analyzer answers initialize only after the
+    # model's first call; before the fix the host never got that far.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("x = 1\n")
+    signal = tmp_path / "signal"
+    late = AnalyzerSpec(
+        "late", (sys.executable, str(LATE_ANALYZER), str(signal)), frozenset({".py"}), pull=False
+    )
+    (tmp_path / "s.yaml").write_text(SCRIPT)
+    model = _SignalsAtFirstCall(ReplayModel(tmp_path / "s.yaml"), signal)
+    events: list[Event] = []
+    async with HeadlessSession(ws, model, ReinConfig(), analyzers=[late], watch=False) as host:
+        model.host = host
+        host.subscribe(events.append)
+        result = await host.prompt("task")
+        await host.analyzers_started()
+        assert model.line_at_first_call == "analyzers: starting late"
+        assert host.analyzers_line() == "analyzers: late 1.0"
+        assert result.status == "completed" and result.unverified == []
+        assert [e.passed for e in events if isinstance(e, GateResult)] == [True]
+    assert (ws / "app.py").read_text() == "x = 2\n"

@@ -101,3 +101,26 @@ async def test_abort_while_the_store_commits_reports_aborted() -> None:
     assert returned == [True]
     assert (result.status, result.error) == ("aborted", "stop now")
     assert len(model.requests) == 1
+
+
+async def test_an_abort_during_the_final_steering_check_ends_the_run_aborted() -> None:
+    # The final check asks the external steering source; an abort that
+    # lands while it answers (here: from inside it, returning without a
+    # checkpoint, as a source that waits on a thread would) returned True
+    # and the run still ended completed.
+    agent, model = _agent("the answer")
+    returned: list[bool] = []
+
+    async def source() -> list[str]:
+        if model.requests:  # the final check, after the answer
+            returned.append(agent.abort("stopped at the end"))
+        return []
+
+    agent.external_steering_source = source
+    log = EventLog()
+    agent.subscribe(log)
+    result = await agent.prompt("go")
+    assert returned == [True]
+    assert (result.status, result.error) == ("aborted", "stopped at the end")
+    assert [(e.status, e.reason) for e in log.of("run_end")] == [("aborted", "stopped at the end")]
+    assert_well_formed(log.types())

@@ -107,7 +107,6 @@ class AcpHosts:
                 self._tg.start_soon(self._keep, host, started)
                 await started
                 self.hosts[root] = host
-                log.info("workspace %s: %s", root, host.analyzers_line())
         return self.hosts[root]
 
     async def _keep(self, host: WorkspaceHost, started: asyncio.Future[None]) -> None:
@@ -115,6 +114,8 @@ class AcpHosts:
         try:
             async with host:
                 started.set_result(None)
+                await host.analyzers_started()
+                log.info("workspace %s: %s", host.root, host.analyzers_line())
                 await self._closing.wait()
         except Exception as exc:
             if not started.done():

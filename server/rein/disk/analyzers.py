@@ -40,6 +40,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
+from rein.disk import pool_status
 from rein.disk.analyzer_server import INSTALL_GRACE_S, AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.importers import ImportIndex
@@ -131,29 +132,45 @@ class AnalyzerPool:
         self._importers_left: list[str] = []
         self._publish_event = asyncio.Event()
         self._activity_event = asyncio.Event()
+        self._started = asyncio.Event()
 
     # ------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
+        await self.prepare()
+        await self.start_analyzers()
+
+    async def prepare(self) -> None:
+        """Find the workspace's files (and in a large one read them: what a
+        file said before a command changed it is known only if it was read
+        before): fast, before the run's first change can happen."""
         found = self._scan()
         self.large = len(found) > self.workspace_max_files
-        # A command's change is seen after the fact: what a file said before
-        # is known only if it was read before.
         self.texts = TextMemory(self.read) if self.large else None
         if self.texts is not None:
             await asyncio.to_thread(self.texts.remember, found)
         self.imports = ImportIndex(found, self.texts.read) if self.texts else None
         self.files = found[: self.max_files]
         self.existing = set(found)
-        found_specs = [(s, find_executable(s.command[0])) for s in self.specs]
-        self.missing += [spec.name for spec, executable in found_specs if executable is None]
-        # Started side by side (each waits for its initialize), kept in order.
-        started = await asyncio.gather(
-            *(self._start_one(spec, exe) for spec, exe in found_specs if exe is not None)
-        )
-        self.analyzers += [analyzer for analyzer in started if analyzer is not None]
 
-    async def _start_one(self, spec: AnalyzerSpec, executable: str) -> _Analyzer | None:
+    async def start_analyzers(self) -> None:
+        """Start the analyzers side by side (each waits for its initialize),
+        kept in their configured order. What asks the analyzers (snapshots,
+        waits, opening files) waits for this; a host may run it in the
+        background while the model is asked (:meth:`started`)."""
+        try:
+            found = [(s, find_executable(s.command[0])) for s in self.specs]
+            self.missing += [spec.name for spec, executable in found if executable is None]
+            await asyncio.gather(*(self._start_one(s, exe) for s, exe in found if exe is not None))
+            self.analyzers.sort(key=lambda a: [s.name for s in self.specs].index(a.spec.name))
+        finally:
+            self._started.set()
+
+    async def started(self) -> None:
+        """Return once :meth:`start_analyzers` ended (started or failed)."""
+        await self._started.wait()
+
+    async def _start_one(self, spec: AnalyzerSpec, executable: str) -> None:
         analyzer = _Analyzer(spec, executable, self)
         try:
             await analyzer.start()
@@ -161,8 +178,11 @@ class AnalyzerPool:
             self.on_report(f"analyzer {spec.name} failed to start: {exc}")
             self.failed.append(f"{spec.name} failed to start: {exc}")
             await analyzer.stop()
-            return None
-        return analyzer
+            return
+        except BaseException:  # cancelled (the host closed while it started)
+            await asyncio.shield(analyzer.stop())
+            raise
+        self.analyzers.append(analyzer)
 
     async def stop(self) -> None:
         await self.restarts.aclose()
@@ -324,6 +344,7 @@ class AnalyzerPool:
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
     ) -> DiagnosticsSnapshot:
+        await self._started.wait()
         wanted = set(paths) if paths is not None else None
         out: list[Diagnostic] = []
         for analyzer in self.analyzers:
@@ -343,52 +364,19 @@ class AnalyzerPool:
         )
 
     def missing_diagnostics(self, wanted: set[str] | None = None) -> str | None:
-        """Why some diagnostics are missing while others are there: an
-        analyzer that is off (cooling down after repeated crashes) or
-        restarting leaves every snapshot stale until it runs again; one that did not
-        answer for a file within the bound leaves that file's stale. None
-        when nothing is missing."""
-        reasons: list[str] = []
-        for a in self.analyzers:
-            if a.alive:
-                late = sorted(p for p in a.unanswered if wanted is None or p in wanted)
-                reasons += [a.unanswered[p] for p in late]
-            elif a.failure is not None:
-                reasons.append(f"{a.spec.name} is not running ({a.failure})")
-            else:
-                reasons.append(f"{a.spec.name} is restarting")
-        if not reasons:
-            return None
-        return "diagnostics are missing: " + "; ".join(reasons)
+        return pool_status.missing_diagnostics(self.analyzers, wanted)
 
     def blind(self) -> str | None:
         """Why no analyzer looks, or None while one runs."""
-        if any(a.alive for a in self.analyzers):
-            return None
-        reasons = [*(f"{name} was not found" for name in self.missing), *self.failed]
-        reasons += [a.failure for a in self.analyzers if a.failure]
-        if not self.specs:
-            return "no analyzer is configured"
-        if not reasons:
-            return "no analyzer is running"
-        return f"no analyzer is running ({'; '.join(reasons)})"
+        if not self._started.is_set():
+            return None  # snapshots wait for the start; this is asked after it
+        return pool_status.blind(self.analyzers, len(self.specs), self.missing, self.failed)
 
     def describe(self) -> str:
         """One line for the terminal: which analyzers run, and their versions."""
-        running = [
-            f"{a.spec.name} {a.version}" if a.version else a.spec.name
-            for a in self.analyzers
-            if a.alive
-        ]
-        if running:
-            absent = [
-                *(f"{name} was not found" for name in self.missing),
-                *self.failed,
-                *(a.failure for a in self.analyzers if a.failure),
-            ]
-            return ", ".join(running) + (f" ({'; '.join(absent)})" if absent else "")
-        reason = self.blind() or "none"
-        return f"none ({reason}; the analyzer gate is unverified)"
+        if not self._started.is_set():
+            return "starting " + ", ".join(spec.name for spec in self.specs)
+        return pool_status.describe(self.analyzers, len(self.specs), self.missing, self.failed)
 
     # ------------------------------------------------------------- settling
 
@@ -401,6 +389,10 @@ class AnalyzerPool:
         for a change sent to it, and the quiet period passed after its last
         progress end or publish. False on timeout."""
         deadline = time.monotonic() + timeout_s
+        try:
+            await asyncio.wait_for(self._started.wait(), timeout_s)
+        except TimeoutError:
+            return False
         while True:
             now = time.monotonic()
             if self.idle():
@@ -428,6 +420,7 @@ class AnalyzerPool:
         In a large workspace (``importers``) the files that import them are
         opened too in the analyzers that check file by file. Returns the
         paths some analyzer opened now."""
+        await self._started.wait()
         opened: list[str] = []
         for path in paths:
             if self.skipped(path) or self.read(path) is None:
@@ -465,6 +458,7 @@ class AnalyzerPool:
     async def open_more_importers(self) -> list[str]:
         """Open the next ``max_importers`` of :meth:`importers_left` in the
         analyzers that check file by file; returns those opened now."""
+        await self._started.wait()
         opened: list[str] = []
         for path in self.importers_left()[: self.max_importers]:
             if self.skipped(path) or self.read(path) is None:
@@ -513,6 +507,7 @@ class AnalyzerPool:
         their settings again (a didChangeConfiguration) to those that watch
         files, a restart for the others. Each owes a fresh
         publish for its open files afterwards, so :meth:`wait_idle` waits."""
+        await self._started.wait()
         # A folder (site-packages) gained or lost packages: a structural
         # change; a file (a manifest, a lock file) changed in place.
         changes = [
@@ -548,6 +543,7 @@ class AnalyzerPool:
         """Show the analyzers ``texts`` instead of those files' contents
         (in memory: nothing is written), snapshot ``paths`` once they are
         idle, then show the real contents again and wait for that too."""
+        await self._started.wait()
         shown = [p for p in texts if not self.skipped(p)]
         try:
             for path in shown:
@@ -569,6 +565,7 @@ class AnalyzerPool:
         (the old settle rule; :meth:`wait_idle` also waits for their
         progress to end). Returns False on timeout."""
         deadline = time.monotonic() + timeout_s
+        await self._started.wait()  # bounded: each start is (its initialize)
         while self.pending():
             left = deadline - time.monotonic()
             if left <= 0:

@@ -161,14 +161,21 @@ async def _run(
         ),
     ) as host:
         host.subscribe(printer)
-        print(host.analyzers_line(), file=sys.stderr)
         warning = read_only_warning(workspace)
         if warning:
             print(f"! {warning}", file=sys.stderr)
         for report in host.reports:
             print(f"! {report}", file=sys.stderr)
         shown = len(host.reports)
-        result = await host.prompt(task)
+
+        async def say_analyzers() -> None:
+            # Once they started: the model is asked meanwhile.
+            await host.analyzers_started()
+            print(host.analyzers_line(), file=sys.stderr)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(say_analyzers)
+            result = await host.prompt(task)
         session_id = host.session.id
         changes = host.session.last_changes
         reviews = host.session.last_reviews

@@ -155,6 +155,9 @@ class HeadlessSession:
     def analyzers_line(self) -> str:
         return self.host.analyzers_line()
 
+    async def analyzers_started(self) -> None:
+        await self.host.analyzers_started()
+
     # ------------------------------------------------------------- the session
 
     @property

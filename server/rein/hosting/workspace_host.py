@@ -185,7 +185,15 @@ class WorkspaceHost:
             return "analyzers: off (gates.analyzer.enabled is false)"
         return f"analyzers: {self.pool.describe()}"
 
-    async def _initial_baseline(self) -> None:
+    async def analyzers_started(self) -> None:
+        """Return once the analyzers started (or failed to): from then on
+        :meth:`analyzers_line` names them and their versions."""
+        await self.pool.started()
+
+    async def _start_analyzers(self) -> None:
+        await self.pool.start_analyzers()
+        if not self.pool.analyzers:
+            return
         # The baseline: every analyzer says it is done, not its first publish.
         if not await self.pool.wait_initial(BASELINE_LIMIT_S):
             self.report(
@@ -223,14 +231,14 @@ class WorkspaceHost:
                 self.report(f"sessions are not stored: {self.manager.store_error}")
             self._stack.callback(self.manager.close)
             self._stack.push_async_callback(self.mcp.aclose)
-            await self.pool.start()
+            await self.pool.prepare()
             self._stack.push_async_callback(self.pool.stop)
             self._tg = await self._stack.enter_async_context(anyio.create_task_group())
-            if self.pool.analyzers:
-                # Not waited on here: the model starts at once, and the
-                # analyzer gate waits for the baseline (reported past a
-                # second) before the first change and before its verdict.
-                self._tg.start_soon(self._initial_baseline)
+            # Not waited on here: the model is asked at once while the
+            # analyzers start and take their baseline; the analyzer gate
+            # waits for it (reported past a second) before the run's first
+            # change and before its verdict.
+            self._tg.start_soon(self._start_analyzers)
             if self.watcher is not None:
                 self._tg.start_soon(self.watcher.run)
                 await self.watcher.ready.wait()

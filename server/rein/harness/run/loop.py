@@ -202,6 +202,8 @@ class _TurnLoop(RunExits):
                     # A steer that arrived during the final turn (or its
                     # validation) starts another turn: never left stranded.
                     continue
+                # An abort while the external source answered that check.
+                await anyio.lowlevel.checkpoint()
                 return self.finish_answered()
 
     async def begin(self, new_messages: Sequence[Message]) -> None:
