@@ -226,6 +226,10 @@ _THE_PERSONS = {
     ".mcp.json",
     ".vscode/mcp.json",
     "mcp.json",
+    # the tests gate's pages: a project's pytest conftest and build folders
+    "conftest.py",
+    "target/",
+    "build/",
 }
 
 
