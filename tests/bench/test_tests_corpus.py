@@ -63,6 +63,8 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     assert row["special"]["pre_existing_reported_not_blocking"]
     assert row["special"]["flaky_reported_not_blocking"]
     assert row["goals"]["pre_existing"] and row["goals"]["flaky"]
+    # A comment added to the seeded module breaks nothing and blocks nothing.
+    assert (row["clean_edits"], row["clean_blockers"], row["clean_unverified"]) == (1, 0, 0)
     # The truth of each seed tried is cached, and the project is as it was.
     assert len(json.loads((tmp_path / "truth.json").read_text())) == row["seeds_tried"]
     assert (root / "pkg" / "mod.py").read_text() == MODULE

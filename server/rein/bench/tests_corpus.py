@@ -22,11 +22,16 @@ file restored. Measured per project:
 
 - recall: counted seeds with at least one blocker / counted seeds;
 - precision: blockers that are tests the seed breaks (fail with it, pass
-  without it) / all blockers;
+  without it; a test file that cannot be collected counts when the seed
+  breaks one of its tests) / all blockers;
 - the test files selected of all the project's test files (median);
 - the verdict's wall time (``check``) against the full suite's wall time,
   both measured in this run on this machine (the pristine suite, median of
-  :data:`FULL_RUNS` runs);
+  :data:`FULL_RUNS` runs). A blocked verdict runs pytest three times (the
+  selection, the failing tests again, their files in the baseline), so the
+  verdict on a change that breaks nothing (a comment added to each seeded
+  module, at most :data:`CLEAN_MODULES`: one run of the selection) is
+  timed too; a blocker there is a false one;
 - Rein's CPU (``RUSAGE_SELF``) against its children's (``RUSAGE_CHILDREN``:
   the pytest runs) during the verdicts.
 
@@ -38,6 +43,7 @@ then judged again: neither may block, both must be named in the verdict.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -52,7 +58,7 @@ from typing import Any
 import anyio
 
 from rein.bench.corpus import Project, corpus_cache, fetch, make_workspace
-from rein.bench.tests_seeds import Mutation, apply, candidates, choose
+from rein.bench.tests_seeds import Mutation, apply, candidates, choose, extra_tests, no_op
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.config import TestsGateConfig
 from rein.harness.gating.gate_types import GateContext, GateOutcome
@@ -80,6 +86,9 @@ FULL_RUNS = 3
 #: A truth run may take this many times the pristine suite (plus a margin).
 TRUTH_SLACK = 5.0
 EXTRA_TEST = "test_rein_bench_extra.py"
+#: At most this many seeded modules also get a comment-only edit (the
+#: verdict on a change that breaks nothing: one run of the selection).
+CLEAN_MODULES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,21 +259,6 @@ def _module_name(path: str) -> str:
     return dotted.removesuffix(".__init__")
 
 
-def extra_tests(module: str) -> str:
-    """A test that fails before any run, and one that fails only once."""
-    return (
-        "import pathlib\n\n"
-        f"import {module}  # noqa: F401\n\n\n"
-        "def test_rein_bench_pre_existing():\n"
-        "    assert 1 == 2, 'failing before the run'\n\n\n"
-        "def test_rein_bench_flaky():\n"
-        "    marker = pathlib.Path(__file__).with_name('rein-bench-flaky.marker')\n"
-        "    if not marker.exists():\n"
-        "        marker.write_text('ran')\n"
-        "        raise AssertionError('fails the first time only')\n"
-    )
-
-
 async def _special(root: Path, spec: RunnerSpec, tests_dir: str, case: _Case) -> dict[str, Any]:
     """The pre-existing failing test and the flaky one beside a seed."""
     rel = f"{tests_dir}/{EXTRA_TEST}"
@@ -337,7 +331,23 @@ async def measure_project(
             + (f", false: {case.false_blockers}" if case.false_blockers else "")
         )
     special = await _special(root, spec, project.tests, cases[0]) if cases else {}
-    return _summary(project, cases, full_s, tried, survived, no_truth, special)
+    clean: list[_Case] = []
+    for path in sorted({c.mutation.path for c in cases})[:CLEAN_MODULES]:
+        case, _outcome = await _judge(root, spec, no_op(root, path), [])
+        clean.append(case)
+        say(f"  {path} (a comment added): {len(case.blockers)} blockers in {case.verdict_s:.2f} s")
+    row = _summary(project, cases, full_s, tried, survived, no_truth, special)
+    row["clean_edits"] = len(clean)
+    row["clean_blockers"] = sum(len(c.blockers) for c in clean)
+    row["clean_unverified"] = sum(c.unverified is not None for c in clean)
+    row["goals"]["precision"] = row["goals"]["precision"] and row["clean_blockers"] == 0
+    row["clean_verdict_s_p50"] = (
+        round(statistics.median(c.verdict_s for c in clean), 2) if clean else None
+    )
+    row["clean_over_full"] = (
+        round(row["clean_verdict_s_p50"] / full_s, 2) if clean and full_s else None
+    )
+    return row
 
 
 def _summary(
@@ -408,13 +418,8 @@ def run_tests_corpus(
         with tempfile.TemporaryDirectory(prefix=f"rein-tests-bench-{project.name}-") as tmp:
             root = make_workspace(source, Path(tmp) / project.name)
             truths = _Truths(truth_cache_file(project))
-            rows.append(
-                anyio.run(
-                    lambda p=project, r=root, t=truths: measure_project(
-                        p, r, seed=seed, truths=t, log=say
-                    )
-                )
-            )
+            measure = functools.partial(measure_project, seed=seed, truths=truths, log=say)
+            rows.append(anyio.run(measure, project, root))
     return rows
 
 
@@ -449,6 +454,8 @@ _TABLE = (
     ("verdict p50 s", "verdict_s_p50"),
     ("full suite s", "full_suite_s"),
     ("ratio", "verdict_over_full"),
+    ("clean p50 s", "clean_verdict_s_p50"),
+    ("clean ratio", "clean_over_full"),
     ("rein cpu %", "rein_cpu_pct"),
 )
 

@@ -15,7 +15,9 @@ source text replaced by its mutated form (the rest of the line as it was):
   ``n`` becomes ``n + 1``.
 
 :func:`choose` orders the candidates with a seeded random generator, so a
-seed number always gives the same edits.
+seed number always gives the same edits. :func:`no_op` is the edit that
+breaks nothing (a comment after the last line); :func:`extra_tests` the
+test file with a pre-existing failure and a flaky test.
 """
 
 from __future__ import annotations
@@ -27,7 +29,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["KINDS", "Mutation", "apply", "candidates", "choose", "mutations_in"]
+__all__ = [
+    "KINDS",
+    "Mutation",
+    "apply",
+    "candidates",
+    "choose",
+    "extra_tests",
+    "mutations_in",
+    "no_op",
+]
 
 KINDS = ("off-by-one", "inverted-condition", "swapped-argument", "wrong-default")
 
@@ -74,9 +85,9 @@ def _mutants(node: ast.AST) -> Iterator[tuple[str, ast.AST, ast.AST]]:
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         flip = _FLIP.get(type(node.ops[0]))
         if flip is not None:
-            new = copy.deepcopy(node)
-            new.ops = [flip[0]()]
-            yield flip[1], node, new
+            compare = copy.deepcopy(node)
+            compare.ops = [flip[0]()]
+            yield flip[1], node, compare
     elif (
         isinstance(node, ast.BinOp)
         and isinstance(node.op, ast.Add | ast.Sub)
@@ -84,18 +95,18 @@ def _mutants(node: ast.AST) -> Iterator[tuple[str, ast.AST, ast.AST]]:
         and node.right.value == 1
         and type(node.right.value) is int
     ):
-        new = copy.deepcopy(node)
-        new.right = ast.Constant(2)
-        yield "off-by-one", node, new
+        binop = copy.deepcopy(node)
+        binop.right = ast.Constant(2)
+        yield "off-by-one", node, binop
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         yield "inverted-condition", node, node.operand
     elif isinstance(node, ast.Call) and len(node.args) >= 2:
         first, second = node.args[0], node.args[1]
         if not any(isinstance(a, ast.Starred) for a in node.args[:2]):
             if ast.unparse(first) != ast.unparse(second):
-                new = copy.deepcopy(node)
-                new.args[0], new.args[1] = new.args[1], new.args[0]
-                yield "swapped-argument", node, new
+                call = copy.deepcopy(node)
+                call.args[0], call.args[1] = call.args[1], call.args[0]
+                yield "swapped-argument", node, call
 
 
 def _defaults(
@@ -191,3 +202,29 @@ def choose(found: Sequence[Mutation], seed: int) -> list[Mutation]:
             if by_kind[kind]:
                 out.append(by_kind[kind].pop())
     return out
+
+
+# ------------------------------------------- the edits around the seeds
+
+
+def no_op(root: Path, path: str) -> Mutation:
+    """A comment added after the module's last line: no test may break."""
+    lines = (root / path).read_text(encoding="utf-8").splitlines(keepends=True)
+    last = lines[-1] if lines else ""
+    after = last + ("" if last.endswith("\n") or not last else "\n") + "# rein bench: no change\n"
+    return Mutation(path, max(len(lines), 1), "no-op", last, after)
+
+
+def extra_tests(module: str) -> str:
+    """A test that fails before any run, and one that fails only once."""
+    return (
+        "import pathlib\n\n"
+        f"import {module}  # noqa: F401\n\n\n"
+        "def test_rein_bench_pre_existing():\n"
+        "    assert 1 == 2, 'failing before the run'\n\n\n"
+        "def test_rein_bench_flaky():\n"
+        "    marker = pathlib.Path(__file__).with_name('rein-bench-flaky.marker')\n"
+        "    if not marker.exists():\n"
+        "        marker.write_text('ran')\n"
+        "        raise AssertionError('fails the first time only')\n"
+    )
