@@ -482,11 +482,13 @@ def main_tests(args: Any) -> int:
     """``rein bench tests --corpus [--projects NAME,...] [--edits N]``."""
     # The projects' suites run without this interpreter's own pytest plugins.
     os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    rows = run_tests_corpus(_parse(args.projects, args.edits))
-    if args.json:
-        for row in rows:
-            print(json.dumps(row))
-    else:
+    rows: list[dict[str, Any]] = []
+    for project in _parse(args.projects, args.edits):
+        row = run_tests_corpus([project])[0]
+        rows.append(row)
+        if args.json:
+            print(json.dumps(row), flush=True)
+    if not args.json:
         print_tests_table(rows)
     missed = any(not ok for row in rows for ok in row["goals"].values())
     return 1 if missed and args.strict else 0
