@@ -292,12 +292,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="run benchmarks (figures in docs/performance.md)")
     p.add_argument(
         "what",
-        choices=["all", "core", "core-one", "providers", "gates", "lsp", "checkpoints", "acp"],
+        choices=[
+            "all",
+            "core",
+            "core-one",
+            "providers",
+            "gates",
+            "tests",
+            "lsp",
+            "checkpoints",
+            "acp",
+        ],
     )
     p.add_argument("n", nargs="?", default=None, help="core: sizes, e.g. 50,200,1000; acp: samples")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
-    p.add_argument("--corpus", action="store_true", help="gates: seeded edits in real projects")
-    p.add_argument("--projects", help="--corpus: NAME==VERSION,... (default sympy, rich, httpx)")
+    p.add_argument(
+        "--corpus", action="store_true", help="gates, tests: seeded edits in real projects"
+    )
+    p.add_argument(
+        "--projects",
+        help="--corpus: NAME==VERSION,... (gates: sympy, rich, httpx; tests: toolz, more-itertools, attrs)",
+    )
     p.add_argument("--edits", help="--corpus: edits per project (default: per project)")
     p.add_argument("--strict", action="store_true", help="--corpus: exit 1 when a goal is missed")
     p.add_argument(

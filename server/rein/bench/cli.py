@@ -19,6 +19,12 @@ def main(args: argparse.Namespace) -> int:
         from rein.bench.gates_structural import main_corpus
 
         return main_corpus(args)
+    if args.what == "tests":
+        if not args.corpus:
+            raise SystemExit("rein bench tests: only --corpus (seeded bugs in real projects)")
+        from rein.bench.tests_corpus import main_tests
+
+        return main_tests(args)
     if args.what == "core-one":
         n, _, extra = str(args.n).partition("+")
         print(json.dumps(bench.bench_core_one(int(n), features=extra == "features")))

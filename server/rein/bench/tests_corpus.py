@@ -1,0 +1,497 @@
+"""``rein bench tests --corpus``: the tests gate on real projects.
+
+Each project is a pinned source distribution from PyPI that ships its test
+suite (fetched and cached as for ``rein bench gates --corpus``,
+:mod:`rein.bench.corpus`), copied into a temporary git checkout. Its
+modules get seeded behaviour bugs (:mod:`rein.bench.tests_seeds`), one per
+edit, which no analyzer sees.
+
+The truth of a seed is the project's own full suite: run once with the
+seed in a shadow tree, the tests that fail with it and passed in the
+pristine tree are the ones it breaks. A seed the suite does not notice
+(a surviving mutant) is not counted; seeds are tried in their seeded order
+until a project has its ``edits`` counted seeds. Those truth runs are the
+expensive part: they are cached per project, seed and interpreter in the
+corpus cache (``tests-truth/``), so a second run only measures the gate.
+
+Every counted seed then goes through a :class:`~rein.testgate.gate.TestGate`
+built as the session builder builds it, over a
+:class:`~rein.disk.disk_workspace.DiskWorkspace` of the checkout:
+``before_change``, the seeded text written to the file, ``check``, the
+file restored. Measured per project:
+
+- recall: counted seeds with at least one blocker / counted seeds;
+- precision: blockers that are tests the seed breaks (fail with it, pass
+  without it; a test file that cannot be collected counts when the seed
+  breaks one of its tests) / all blockers;
+- the test files selected of all the project's test files (median);
+- the verdict's wall time (``check``) against the full suite's wall time,
+  both measured in this run on this machine (the pristine suite, median of
+  :data:`FULL_RUNS` runs). A blocked verdict runs pytest three times (the
+  selection, the failing tests again, their files in the baseline), so the
+  verdict on a change that breaks nothing (a comment added to each seeded
+  module, at most :data:`CLEAN_MODULES`: one run of the selection) is
+  timed too; a blocker there is a false one;
+- Rein's CPU (``RUSAGE_SELF``) against its children's (``RUSAGE_CHILDREN``:
+  the pytest runs) during the verdicts.
+
+One more case per project adds a test file to the checkout before the run
+(not by it) with a test that always fails and one that fails only the first
+time (a marker file beside it), both importing the seeded module; a seed is
+then judged again: neither may block, both must be named in the verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from rein.bench.corpus import Project, corpus_cache, fetch, make_workspace
+from rein.bench.tests_seeds import Mutation, apply, candidates, choose, extra_tests, no_op
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.harness.config import TestsGateConfig
+from rein.harness.gating.gate_types import GateContext, GateOutcome
+from rein.process.runner import SubprocessRunner
+from rein.testgate.gate import TestGate
+from rein.testgate.runner import RunnerSpec, run_tests
+from rein.testgate.selection import select_tests
+from rein.testgate.shadow import build_shadow
+
+__all__ = [
+    "TESTS_CORPUS",
+    "TestProject",
+    "main_tests",
+    "measure_project",
+    "print_tests_table",
+    "run_tests_corpus",
+]
+
+#: The issue's goals (issue 34).
+GOAL_RECALL = 0.9
+GOAL_PRECISION = 1.0
+GOAL_TIME_RATIO = 1 / 3
+#: Runs of the pristine full suite; their median is the reference time.
+FULL_RUNS = 3
+#: A truth run may take this many times the pristine suite (plus a margin).
+TRUTH_SLACK = 5.0
+EXTRA_TEST = "test_rein_bench_extra.py"
+#: At most this many seeded modules also get a comment-only edit (the
+#: verdict on a change that breaks nothing: one run of the selection).
+CLEAN_MODULES = 10
+
+
+@dataclass(frozen=True, slots=True)
+class TestProject:
+    """A project of the corpus: its seeded modules are the ``.py`` files
+    under ``package`` (tests left out); the extra tests go in ``tests``."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    version: str
+    package: str
+    tests: str
+    edits: int = 30
+    #: At most this many seeds are tried for ``edits`` counted ones.
+    tries: int = 90
+
+
+TESTS_CORPUS = (
+    TestProject("toolz", "1.0.0", "toolz", "toolz/tests"),
+    TestProject("more-itertools", "10.5.0", "more_itertools", "tests"),
+    TestProject("cachetools", "5.5.0", "src/cachetools", "tests"),
+)
+#: Known to ``--projects`` but not run by default: attrs's suite (with
+#: hypothesis) takes 10-30 s, so its truth runs take most of an hour.
+SLOW_CORPUS = (TestProject("attrs", "24.2.0", "src/attr", "tests"),)
+
+
+@dataclass(slots=True)
+class _Case:
+    mutation: Mutation
+    truth: list[str]
+    truth_s: float
+    blockers: list[str] = field(default_factory=list)
+    false_blockers: list[str] = field(default_factory=list)
+    unverified: str | None = None
+    selected: int = 0
+    total: int = 0
+    run_all: bool = False
+    verdict_s: float = 0.0
+    self_cpu_s: float = 0.0
+    child_cpu_s: float = 0.0
+    detail: str = ""
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.blockers)
+
+
+def _modules(root: Path, package: str) -> list[str]:
+    out: list[str] = []
+    for path in sorted((root / package).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        parts = rel.split("/")
+        if "tests" in parts or "test" in parts or parts[-1].startswith(("test_", "conftest")):
+            continue
+        out.append(rel)
+    return out
+
+
+def _cpu() -> tuple[float, float]:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime
+
+
+class _Truths:
+    """The full suite's verdict per seed, cached on disk."""
+
+    def __init__(self, file: Path | None) -> None:
+        self.file = file
+        self.data: dict[str, Any] = {}
+        if file is not None and file.exists():
+            self.data = json.loads(file.read_text(encoding="utf-8"))
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        value = self.data.get(key)
+        return value if isinstance(value, dict) else None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.data[key] = value
+        if self.file is not None:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")
+            tmp.replace(self.file)
+
+
+def truth_cache_file(project: TestProject) -> Path:
+    import pytest
+
+    py = f"py{sys.version_info.major}{sys.version_info.minor}"
+    name = f"{project.name}-{project.version}-{py}-pytest{pytest.__version__}.json"
+    return corpus_cache() / "tests-truth" / name
+
+
+async def _full_suite(
+    runner: SubprocessRunner,
+    spec: RunnerSpec,
+    root: Path,
+    overlay: dict[str, str | None],
+    limit: float,
+) -> tuple[set[str], float, str | None]:
+    """The failing tests of the whole suite with ``overlay``, its wall time,
+    and why it could not judge (None: it could)."""
+    shadow = build_shadow(root, overlay)
+    try:
+        started = time.monotonic()
+        run = await run_tests(runner, spec, shadow, None, limit)
+        wall = time.monotonic() - started
+    finally:
+        shadow.remove()
+    return {r.node_id for r in run.failing}, wall, run.unverified
+
+
+def _node_of(message: str, truth: list[str]) -> str | None:
+    """The broken test a blocker names, None when it names none. A test
+    file that cannot be collected with the seed (the order the selected
+    files import in can differ from the whole suite's) is one when the seed
+    breaks any of its tests."""
+    for node in truth:
+        if message.startswith(node + " "):
+            return node
+    file, collect, _rest = message.partition(" cannot be collected")
+    if collect and any(node == file or node.startswith(file + "::") for node in truth):
+        return file
+    return None
+
+
+async def _judge(
+    root: Path, spec: RunnerSpec, mutation: Mutation, truth: list[str]
+) -> tuple[_Case, GateOutcome]:
+    """One seeded edit through a fresh gate: before_change, write, check, restore."""
+    workspace = DiskWorkspace(root)
+    config = TestsGateConfig(enabled=True)
+    gate = TestGate(root, SubprocessRunner(str(root)), config, python=spec.python, xdist=spec.xdist)
+    file = root / mutation.path
+    original = file.read_text(encoding="utf-8")
+    case = _Case(mutation, truth, 0.0)
+    selection = select_tests(root, [mutation.path], max_tests=config.max_tests)
+    case.selected, case.total, case.run_all = (
+        len(selection.files),
+        selection.total_files,
+        selection.run_all,
+    )
+    await gate.before_change([mutation.path], workspace)
+    file.write_text(apply(original, mutation), encoding="utf-8")
+    try:
+        cpu0 = _cpu()
+        started = time.monotonic()
+        outcome = await gate.check(
+            GateContext(generation=1, touched=frozenset({mutation.path}), workspace=workspace)
+        )
+        case.verdict_s = time.monotonic() - started
+        cpu1 = _cpu()
+    finally:
+        file.write_text(original, encoding="utf-8")
+    case.self_cpu_s, case.child_cpu_s = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+    case.unverified = None if outcome.blockers else outcome.unverified
+    case.detail = outcome.detail
+    for blocker in outcome.blockers:
+        node = _node_of(blocker.message, truth)
+        case.blockers.append(node or blocker.message)
+        if node is None:
+            case.false_blockers.append(blocker.message)
+    return case, outcome
+
+
+def _module_name(path: str) -> str:
+    dotted = path.removeprefix("src/").removesuffix(".py").replace("/", ".")
+    return dotted.removesuffix(".__init__")
+
+
+async def _special(root: Path, spec: RunnerSpec, tests_dir: str, case: _Case) -> dict[str, Any]:
+    """The pre-existing failing test and the flaky one beside a seed."""
+    rel = f"{tests_dir}/{EXTRA_TEST}"
+    extra = root / rel
+    extra.write_text(extra_tests(_module_name(case.mutation.path)), encoding="utf-8")
+    stem = rel
+    pre, flaky = f"{stem}::test_rein_bench_pre_existing", f"{stem}::test_rein_bench_flaky"
+    try:
+        judged, outcome = await _judge(root, spec, case.mutation, case.truth)
+    finally:
+        extra.unlink()
+    return {
+        "seed": case.mutation.key,
+        "blocked_by_the_seed_only": judged.caught and not judged.false_blockers,
+        "pre_existing_reported_not_blocking": pre in outcome.detail and pre not in judged.blockers,
+        "flaky_reported_not_blocking": flaky in outcome.detail and flaky not in judged.blockers,
+        "unverified": judged.unverified,
+        "detail": outcome.detail,
+    }
+
+
+async def measure_project(
+    project: TestProject,
+    root: Path,
+    *,
+    seed: int = 34,
+    truths: _Truths | None = None,
+    full_runs: int = FULL_RUNS,
+    log: Any = None,
+) -> dict[str, Any]:
+    """The bench on one project checked out at ``root`` (see the module docstring)."""
+    say = log or (lambda message: None)
+    spec = RunnerSpec(python=sys.executable)
+    runner = SubprocessRunner(str(root))
+    truths = truths or _Truths(None)
+    walls: list[float] = []
+    pristine: set[str] = set()
+    for _ in range(full_runs):
+        pristine, wall, why = await _full_suite(runner, spec, root, {}, 600.0)
+        if why is not None:
+            raise RuntimeError(f"{project.name}: the pristine suite could not run: {why}")
+        walls.append(wall)
+    full_s = statistics.median(walls)
+    say(f"{project.name}: full suite {full_s:.2f} s, {len(pristine)} failing before any seed")
+    limit = full_s * TRUTH_SLACK + 30
+    cases: list[_Case] = []
+    tried = survived = no_truth = 0
+    for mutation in choose(candidates(root, _modules(root, project.package)), seed):
+        if len(cases) >= project.edits or tried >= project.tries:
+            break
+        tried += 1
+        known = truths.get(mutation.key)
+        if known is None:
+            text = apply((root / mutation.path).read_text(encoding="utf-8"), mutation)
+            failing, wall, why = await _full_suite(runner, spec, root, {mutation.path: text}, limit)
+            known = {"broken": sorted(failing - pristine), "wall_s": round(wall, 3), "why": why}
+            truths.put(mutation.key, known)
+        if known.get("why"):
+            no_truth += 1
+            continue
+        if not known["broken"]:
+            survived += 1
+            continue
+        case, _outcome = await _judge(root, spec, mutation, list(known["broken"]))
+        case.truth_s = float(known["wall_s"])
+        cases.append(case)
+        say(
+            f"  {mutation.key}: {len(case.truth)} broken, "
+            f"{'caught' if case.caught else 'MISSED'} in {case.verdict_s:.2f} s"
+            + (f", false: {case.false_blockers}" if case.false_blockers else "")
+        )
+    special = await _special(root, spec, project.tests, cases[0]) if cases else {}
+    clean: list[_Case] = []
+    for path in sorted({c.mutation.path for c in cases})[:CLEAN_MODULES]:
+        case, _outcome = await _judge(root, spec, no_op(root, path), [])
+        clean.append(case)
+        say(f"  {path} (a comment added): {len(case.blockers)} blockers in {case.verdict_s:.2f} s")
+    row = _summary(project, cases, full_s, tried, survived, no_truth, special)
+    row["clean_edits"] = len(clean)
+    row["clean_blockers"] = sum(len(c.blockers) for c in clean)
+    row["clean_unverified"] = sum(c.unverified is not None for c in clean)
+    row["goals"]["precision"] = row["goals"]["precision"] and row["clean_blockers"] == 0
+    row["clean_verdict_s_p50"] = (
+        round(statistics.median(c.verdict_s for c in clean), 2) if clean else None
+    )
+    row["clean_over_full"] = (
+        round(row["clean_verdict_s_p50"] / full_s, 2) if clean and full_s else None
+    )
+    return row
+
+
+def _summary(
+    project: TestProject,
+    cases: list[_Case],
+    full_s: float,
+    tried: int,
+    survived: int,
+    no_truth: int,
+    special: dict[str, Any],
+) -> dict[str, Any]:
+    blockers = sum(len(c.blockers) for c in cases)
+    false = sum(len(c.false_blockers) for c in cases)
+    verdict = statistics.median(c.verdict_s for c in cases) if cases else None
+    self_cpu = sum(c.self_cpu_s for c in cases)
+    child_cpu = sum(c.child_cpu_s for c in cases)
+    recall = round(sum(c.caught for c in cases) / len(cases), 3) if cases else None
+    precision = round((blockers - false) / blockers, 3) if blockers else None
+    ratio = round(verdict / full_s, 2) if verdict is not None and full_s else None
+    return {
+        "project": f"{project.name}=={project.version}",
+        "seeds_tried": tried,
+        "seeds": len(cases),
+        "survived": survived,
+        "no_truth": no_truth,
+        "kinds": {
+            k: sum(c.mutation.kind == k for c in cases)
+            for k in sorted({c.mutation.kind for c in cases})
+        },
+        "recall": recall,
+        "precision": precision,
+        "blockers": blockers,
+        "false_blockers": false,
+        "unverified": sum(c.unverified is not None for c in cases),
+        "test_files": cases[0].total if cases else None,
+        "selected_p50": statistics.median(c.selected for c in cases) if cases else None,
+        "run_all": sum(c.run_all for c in cases),
+        "verdict_s_p50": round(verdict, 2) if verdict is not None else None,
+        "full_suite_s": round(full_s, 2),
+        "truth_s_p50": round(statistics.median(c.truth_s for c in cases), 2) if cases else None,
+        "verdict_over_full": ratio,
+        "rein_cpu_s": round(self_cpu, 2),
+        "children_cpu_s": round(child_cpu, 2),
+        "rein_cpu_pct": round(100 * self_cpu / (self_cpu + child_cpu), 1)
+        if self_cpu + child_cpu
+        else None,
+        "missed": [c.mutation.key for c in cases if not c.caught],
+        "false_blocker_samples": [b for c in cases for b in c.false_blockers][:5],
+        "unverified_samples": [c.unverified for c in cases if c.unverified][:3],
+        "special": special,
+        "goals": {
+            "recall": recall is not None and recall >= GOAL_RECALL,
+            "precision": precision is not None and precision >= GOAL_PRECISION,
+            "time": ratio is not None and ratio <= GOAL_TIME_RATIO,
+            "pre_existing": bool(special.get("pre_existing_reported_not_blocking")),
+            "flaky": bool(special.get("flaky_reported_not_blocking")),
+        },
+    }
+
+
+def run_tests_corpus(
+    projects: list[TestProject], *, seed: int = 34, log: Any = None
+) -> list[dict[str, Any]]:
+    say = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    rows: list[dict[str, Any]] = []
+    for project in projects:
+        source = fetch(Project(project.name, project.version, project.package, project.edits))
+        with tempfile.TemporaryDirectory(prefix=f"rein-tests-bench-{project.name}-") as tmp:
+            root = make_workspace(source, Path(tmp) / project.name)
+            truths = _Truths(truth_cache_file(project))
+            measure = functools.partial(measure_project, seed=seed, truths=truths, log=say)
+            rows.append(anyio.run(measure, project, root))
+    return rows
+
+
+def _parse(spec: str | None, edits: str | None) -> list[TestProject]:
+    known = {p.name: p for p in (*TESTS_CORPUS, *SLOW_CORPUS)}
+    chosen = list(TESTS_CORPUS)
+    if spec:
+        chosen = []
+        for item in spec.split(","):
+            name, _, version = item.strip().partition("==")
+            base = known.get(name)
+            if base is None:
+                raise SystemExit(f"unknown tests corpus project {name!r}: one of {sorted(known)}")
+            chosen.append(TestProject(name, version or base.version, base.package, base.tests))
+    if edits:
+        chosen = [
+            TestProject(p.name, p.version, p.package, p.tests, int(edits), 3 * int(edits))
+            for p in chosen
+        ]
+    return chosen
+
+
+_TABLE = (
+    ("project", "project"),
+    ("seeds", "seeds"),
+    ("tried", "seeds_tried"),
+    ("recall", "recall"),
+    ("precision", "precision"),
+    ("false", "false_blockers"),
+    ("selected p50", "selected_p50"),
+    ("test files", "test_files"),
+    ("verdict p50 s", "verdict_s_p50"),
+    ("full suite s", "full_suite_s"),
+    ("ratio", "verdict_over_full"),
+    ("clean p50 s", "clean_verdict_s_p50"),
+    ("clean ratio", "clean_over_full"),
+    ("rein cpu %", "rein_cpu_pct"),
+)
+
+
+def print_tests_table(rows: list[dict[str, Any]]) -> None:
+    cells = [[h for h, _ in _TABLE]]
+    cells += [[str(row.get(k)) for _, k in _TABLE] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(_TABLE))]
+    for line in cells:
+        print("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)))
+    for row in rows:
+        special = row["special"]
+        failed = [k for k, ok in row["goals"].items() if not ok]
+        print(
+            f"{row['project']}: survived {row['survived']}, no truth {row['no_truth']}, "
+            f"unverified {row['unverified']}, whole suite {row['run_all']}x; "
+            f"pre-existing ok {special.get('pre_existing_reported_not_blocking')}, "
+            f"flaky ok {special.get('flaky_reported_not_blocking')}; "
+            f"missed {row['missed']}; goals missed: {', '.join(failed) or 'none'}"
+        )
+
+
+def main_tests(args: Any) -> int:
+    """``rein bench tests --corpus [--projects NAME,...] [--edits N]``."""
+    # The projects' suites run without this interpreter's own pytest plugins.
+    os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    rows: list[dict[str, Any]] = []
+    for project in _parse(args.projects, args.edits):
+        row = run_tests_corpus([project])[0]
+        rows.append(row)
+        if args.json:
+            print(json.dumps(row), flush=True)
+    if not args.json:
+        print_tests_table(rows)
+    missed = any(not ok for row in rows for ok in row["goals"].values())
+    return 1 if missed and args.strict else 0

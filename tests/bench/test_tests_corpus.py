@@ -1,0 +1,71 @@
+"""``rein bench tests --corpus`` scored on a tiny project with real pytest
+runs: two seeds the suite catches, the pre-existing and the flaky test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rein.bench.tests_corpus import TestProject, _Truths, measure_project
+
+MODULE = """def is_small(x, limit=3):
+    return x < limit
+
+
+def pair(a, b):
+    return divmod(a, b)
+"""
+
+TESTS = """from pkg.mod import is_small, pair
+
+
+def test_small():
+    assert is_small(2)
+    assert not is_small(3)
+
+
+def test_pair():
+    assert pair(7, 2) == (3, 1)
+"""
+
+
+def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tiny project's pytest without this suite's plugins.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    root = tmp_path / "tiny"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "mod.py").write_text(MODULE)
+    (root / "tests" / "test_mod.py").write_text(TESTS)
+    (root / "tests" / "test_other.py").write_text("def test_alone():\n    assert True\n")
+    project = TestProject("tiny", "0", "pkg", "tests", edits=2, tries=4)
+    truths = _Truths(tmp_path / "truth.json")
+
+    async def main() -> dict:
+        return await measure_project(project, root, seed=1, truths=truths, full_runs=1)
+
+    row = anyio.run(main)
+    assert (row["seeds"], row["recall"], row["precision"], row["false_blockers"]) == (
+        2,
+        1.0,
+        1.0,
+        0,
+    )
+    # Only the test file importing the seeded module runs.
+    assert (row["selected_p50"], row["test_files"], row["run_all"]) == (1, 2, 0)
+    assert row["special"]["blocked_by_the_seed_only"]
+    assert row["special"]["pre_existing_reported_not_blocking"]
+    assert row["special"]["flaky_reported_not_blocking"]
+    assert row["goals"]["pre_existing"] and row["goals"]["flaky"]
+    # A comment added to the seeded module breaks nothing and blocks nothing.
+    assert (row["clean_edits"], row["clean_blockers"], row["clean_unverified"]) == (1, 0, 0)
+    # The truth of each seed tried is cached, and the project is as it was.
+    assert len(json.loads((tmp_path / "truth.json").read_text())) == row["seeds_tried"]
+    assert (root / "pkg" / "mod.py").read_text() == MODULE
+    assert sorted(p.name for p in (root / "tests").iterdir()) == ["test_mod.py", "test_other.py"]
