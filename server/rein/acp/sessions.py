@@ -95,7 +95,7 @@ class AcpSessions:
         tg: anyio.abc.TaskGroup,
         *,
         storage: str | Path | None,
-        analyzers: tuple[AnalyzerSpec, ...],
+        analyzers: tuple[AnalyzerSpec, ...] | None,
         watch: bool,
     ) -> None:
         self.link = link

@@ -318,7 +318,7 @@ class _Analyzer:
                             else None,
                         ),
                     ),
-                    initialization_options={"settings": self.settings} if self.settings else None,
+                    initialization_options=self.spec.initialization(self.settings),
                 )
             ),
         )
@@ -398,7 +398,7 @@ class _Analyzer:
             lsp.DidOpenTextDocumentParams(
                 lsp.TextDocumentItem(
                     uri=_uri(self.pool.root, path),
-                    language_id=self.spec.language_id,
+                    language_id=self.spec.language_for(path),
                     version=1,
                     text=text,
                 )

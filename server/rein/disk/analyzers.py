@@ -40,6 +40,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
+from rein.disk import pool_status
 from rein.disk.analyzer_server import INSTALL_GRACE_S, AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.importers import ImportIndex
@@ -363,32 +364,12 @@ class AnalyzerPool:
 
     def blind(self) -> str | None:
         """Why no analyzer looks, or None while one runs."""
-        if any(a.alive for a in self.analyzers):
-            return None
-        reasons = [*(f"{name} was not found" for name in self.missing), *self.failed]
-        reasons += [a.failure for a in self.analyzers if a.failure]
-        if not self.specs:
-            return "no analyzer is configured"
-        if not reasons:
-            return "no analyzer is running"
-        return f"no analyzer is running ({'; '.join(reasons)})"
+        return pool_status.blind(self)
 
     def describe(self) -> str:
-        """One line for the terminal: which analyzers run, and their versions."""
-        running = [
-            f"{a.spec.name} {a.version}" if a.version else a.spec.name
-            for a in self.analyzers
-            if a.alive
-        ]
-        if running:
-            absent = [
-                *(f"{name} was not found" for name in self.missing),
-                *self.failed,
-                *(a.failure for a in self.analyzers if a.failure),
-            ]
-            return ", ".join(running) + (f" ({'; '.join(absent)})" if absent else "")
-        reason = self.blind() or "none"
-        return f"none ({reason}; the analyzer gate is unverified)"
+        """One line for the terminal: which analyzers run, for which
+        languages, and their versions."""
+        return pool_status.describe(self)
 
     # ------------------------------------------------------------- settling
 
@@ -482,10 +463,10 @@ class AnalyzerPool:
         return opened
 
     def covers(self, path: str) -> bool:
-        """A configured analyzer checks files like ``path`` and the workspace
-        filter does not skip it."""
+        """A started analyzer (running or restarting) checks files like
+        ``path`` and the workspace filter does not skip it."""
         suffix = Path(path).suffix
-        return not self.skipped(path) and any(suffix in s.extensions for s in self.specs)
+        return not self.skipped(path) and any(suffix in a.spec.extensions for a in self.analyzers)
 
     def release_opened(self) -> list[str]:
         """Close what the analyzers that check file by file have open (the

@@ -1,0 +1,92 @@
+"""What the analyzer pool says of itself: which analyzers run, for which
+languages and at which version (:func:`describe`, the analyzers line of
+``rein run`` and ``rein acp``), and why none looks (:func:`blind`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from rein.disk.analyzer_specs import AnalyzerSpec
+
+__all__ = ["PoolView", "blind", "describe", "languages", "not_analysed_text"]
+
+
+class _Running(Protocol):
+    @property
+    def spec(self) -> AnalyzerSpec: ...
+    @property
+    def alive(self) -> bool: ...
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def failure(self) -> str | None: ...
+
+
+class PoolView(Protocol):
+    """The pool's parts its status is told from."""
+
+    @property
+    def specs(self) -> Sequence[AnalyzerSpec]: ...
+    @property
+    def missing(self) -> Sequence[str]: ...
+    @property
+    def failed(self) -> Sequence[str]: ...
+    @property
+    def analyzers(self) -> Sequence[_Running]: ...
+
+
+def languages(spec: AnalyzerSpec) -> str:
+    """The languages a spec analyses, by languageId (``typescript, javascript``)."""
+    ids = dict.fromkeys(spec.language_ids.values()) or {spec.language_id: None}
+    out: list[str] = []
+    for language in ids:
+        base = language.removesuffix("react")  # typescriptreact: typescript's
+        if base not in out:
+            out.append(base)
+    return ", ".join(out)
+
+
+def _absent(pool: PoolView) -> list[str]:
+    return [
+        *(f"{name} was not found" for name in pool.missing),
+        *pool.failed,
+        *(a.failure for a in pool.analyzers if a.failure),
+    ]
+
+
+def blind(pool: PoolView) -> str | None:
+    """Why no analyzer looks, or None while one runs."""
+    if any(a.alive for a in pool.analyzers):
+        return None
+    reasons = _absent(pool)
+    if not pool.specs:
+        return "no analyzer is configured"
+    if not reasons:
+        return "no analyzer is running"
+    return f"no analyzer is running ({'; '.join(reasons)})"
+
+
+def describe(pool: PoolView) -> str:
+    """One line for the terminal: which analyzers run, their versions and
+    languages (``ruff 0.6 (python), gopls v0.16 (go)``)."""
+    running: list[str] = []
+    for a in pool.analyzers:
+        if not a.alive:
+            continue
+        about = languages(a.spec) + (f"; {a.spec.note}" if a.spec.note else "")
+        name = f"{a.spec.name} {a.version}" if a.version else a.spec.name
+        running.append(f"{name} ({about})")
+    if running:
+        absent = _absent(pool)
+        return ", ".join(running) + (f" ({'; '.join(absent)})" if absent else "")
+    reason = blind(pool) or "none"
+    return f"none ({reason}; the analyzer gate is unverified)"
+
+
+def not_analysed_text(counts: Mapping[str, int]) -> str | None:
+    """``not analysed: .rs (3 files), .java (1 file)``, or None."""
+    if not counts:
+        return None
+    parts = [f"{ext} ({n} file{'s' if n != 1 else ''})" for ext, n in counts.items()]
+    return "not analysed: " + ", ".join(parts)
