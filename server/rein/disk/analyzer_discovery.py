@@ -139,11 +139,11 @@ def _typescript(root: Path, executable: str) -> tuple[dict[str, Any], str | None
     options: dict[str, Any] = {"disableAutomaticTypingAcquisition": True}
     own = root / "node_modules" / "typescript" / "lib" / "tsserver.js"
     if own.is_file():
-        return {**options, "tsserver": {"path": str(own)}}, None
-    note = None
+        return {**options, "tsserver": {"path": str(own)}}, "the project's TypeScript"
+    note = "TypeScript next to the server (the project has none)"
     if (root / "node_modules" / "typescript").is_dir():
         # TypeScript 7 (the native compiler) has no tsserver.js.
-        note = "the project's TypeScript has no tsserver.js (TypeScript 7?): TypeScript 5 used"
+        note = "the project's TypeScript has no tsserver.js (TypeScript 7?): the server's used"
     server_dir = Path(os.path.realpath(executable)).parent
     for base in (server_dir, *server_dir.parents[:4]):
         for candidate in (
