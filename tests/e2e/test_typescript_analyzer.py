@@ -67,7 +67,9 @@ async def test_a_seeded_type_error_blocks_alone_and_its_repair_passes(tsproj: Pa
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1
     repair = model.requests[2].messages[-1].content
-    assert "src/app.ts:2:3 error 2322 (typescript): Type 'number' is not assignable" in repair, repair
+    assert "src/app.ts:2:3 error 2322 (typescript): Type 'number' is not assignable" in repair, (
+        repair
+    )
     results = events.of("gate_result")
     assert all(b.path == "src/app.ts" for r in results for b in r.blockers)
     assert [r.passed for r in results if r.gate == "analyzer"] == [False, True]

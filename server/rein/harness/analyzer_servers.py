@@ -256,12 +256,15 @@ PRESETS: tuple[AnalyzerServerConfig, ...] = (
 
 def merge_servers(configured: Sequence[AnalyzerServerConfig]) -> list[AnalyzerServerConfig]:
     """The presets with the configured entries laid over them, then the
-    configured servers with new names, in their order. A later entry of the
-    same name is laid over an earlier one."""
+    configured servers with new names, in their order (``enabled`` "auto"
+    and ``diagnostics`` "pull" unless they say). A later entry of the same
+    name is laid over an earlier one."""
     out: dict[str, AnalyzerServerConfig] = {preset.name: preset for preset in PRESETS}
     for entry in configured:
         base = out.get(entry.name)
-        out[entry.name] = entry.over(base) if base is not None else entry
+        if base is None:
+            base = AnalyzerServerConfig(name=entry.name, enabled="auto", diagnostics="pull")
+        out[entry.name] = entry.over(base)
     return list(out.values())
 
 
