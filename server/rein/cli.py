@@ -126,9 +126,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from rein.config_file import build_config
     from rein.harness.errors import ConfigError
     from rein.headless.doctor import doctor
+    from rein.headless.run import build_config
 
     try:
         config = build_config(args.config, {})

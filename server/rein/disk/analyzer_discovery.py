@@ -22,7 +22,7 @@ import shutil
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -179,11 +179,7 @@ def fitted(server: AnalyzerServerConfig, root: Path) -> AnalyzerSpec:
         command, options, note = _clangd(root, command)
         changes.update(command=command, note=note)
         changes["initialization_options"] = {**(spec.initialization_options or {}), **options}
-    return AnalyzerSpec(**{**_fields(spec), **changes})
-
-
-def _fields(spec: AnalyzerSpec) -> dict[str, Any]:
-    return {name: getattr(spec, name) for name in spec.__dataclass_fields__}
+    return replace(spec, **changes)
 
 
 def workspace_specs(

@@ -274,9 +274,9 @@ def check_new_servers(configured: Sequence[AnalyzerServerConfig]) -> None:
     for index, entry in enumerate(configured):
         if entry.name in presets:
             continue
-        for field in ("command", "extensions"):
-            if getattr(entry, field) is None:
+        for field, value in (("command", entry.command), ("extensions", entry.extensions)):
+            if value is None:
                 raise ValueError(
-                    f"servers[{index}] ({entry.name!r}): {to_camel(field)} is required for a "
+                    f"servers[{index}] ({entry.name!r}): {field} is required for a "
                     f"server that is no preset (the presets: {', '.join(sorted(presets))})"
                 )
