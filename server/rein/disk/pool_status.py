@@ -69,7 +69,8 @@ def blind(pool: PoolView) -> str | None:
 
 def describe(pool: PoolView) -> str:
     """One line for the terminal: which analyzers run, their versions and
-    languages (``ruff 0.6 (python), gopls v0.16 (go)``)."""
+    languages, then those that do not (``ruff 0.6 (python), gopls v0.16
+    (go); basedpyright was not found``)."""
     running: list[str] = []
     for a in pool.analyzers:
         if not a.alive:
@@ -79,7 +80,7 @@ def describe(pool: PoolView) -> str:
         running.append(f"{name} ({about})")
     if running:
         absent = _absent(pool)
-        return ", ".join(running) + (f" ({'; '.join(absent)})" if absent else "")
+        return "; ".join([", ".join(running), *absent])
     reason = blind(pool) or "none"
     return f"none ({reason}; the analyzer gate is unverified)"
 
