@@ -184,6 +184,11 @@ def test_typescript_7_without_tsserver_falls_back_to_the_servers(
         "fallbackPath": str(prefix / "typescript" / "lib" / "tsserver.js")
     }
     assert spec.note is not None and "TypeScript 7" in spec.note
+    (prefix / "typescript" / "lib" / "tsserver.js").unlink()
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert spec.initialization_options is not None
+    assert "tsserver" not in spec.initialization_options
+    assert spec.note == "no TypeScript 5 found (npm i -g typescript@5; 7 has no tsserver.js)"
 
 
 def test_clangd_uses_the_compile_commands_when_there_are_some(
@@ -229,3 +234,16 @@ def test_a_python_project_gets_ruff_and_basedpyright_as_before(
     assert [(s.command, s.settings) for s in specs] == [
         (d.command, d.settings) for d in DEFAULT_ANALYZERS
     ]
+
+
+def test_the_scan_is_bounded_and_skips_what_the_filter_skips(tmp_path: Path) -> None:
+    (tmp_path / "node_modules" / "x").mkdir(parents=True)
+    (tmp_path / "node_modules" / "x" / "a.ts").write_text("\n")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "b.go").write_text("\n")
+    for i in range(5):
+        (tmp_path / f"m{i}.py").write_text("\n")
+    files = scan_workspace(tmp_path)
+    assert dict(files.counts) == {".py": 5} and not files.truncated
+    files = scan_workspace(tmp_path, limit=3)
+    assert dict(files.counts) == {".py": 3} and files.truncated

@@ -95,10 +95,23 @@ class WorkspaceFiles:
 
 
 def _walk(root: Path) -> Iterator[str]:
+    """The files the workspace filter keeps, hidden and symlinked folders
+    left out, one at a time (the scan stops at its limit)."""
     flt = WorkspaceFilter(root)
-    for path in flt.walk_files():
-        if not any(part.startswith(".") for part in path.split("/")[:-1]):
-            yield path
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        dirnames[:] = [
+            d
+            for d in sorted(dirnames)
+            if not d.startswith(".")
+            and not os.path.islink(os.path.join(dirpath, d))
+            and not flt.entry_skipped(f"{rel_dir}/{d}" if rel_dir else d, True)
+        ]
+        for name in sorted(filenames):
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if not flt.entry_skipped(rel, False):
+                yield rel
 
 
 def scan_workspace(root: Path, limit: int = SCAN_LIMIT) -> WorkspaceFiles:
@@ -152,7 +165,7 @@ def _typescript(root: Path, executable: str) -> tuple[dict[str, Any], str | None
         ):
             if candidate.is_file():
                 return {**options, "tsserver": {"fallbackPath": str(candidate)}}, note
-    return options, note
+    return options, "no TypeScript 5 found (npm i -g typescript@5; 7 has no tsserver.js)"
 
 
 def _clangd(root: Path, command: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, Any], str]:
