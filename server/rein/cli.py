@@ -1,5 +1,5 @@
 """The ``rein`` command line: serve | run | acp | demo | mock-server | eval |
-bench | fuzz | schema | sessions | undo | mcp."""
+bench | fuzz | schema | sessions | undo | mcp | doctor."""
 
 from __future__ import annotations
 
@@ -123,6 +123,19 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         return 2
     folder = Path(args.storage or config.storage_path or default_storage_path())
     return list_servers(root, config, folder, args.json, args.trust_mcp, start=not args.no_start)
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from rein.harness.errors import ConfigError
+    from rein.headless.doctor import doctor
+    from rein.headless.run import build_config
+
+    try:
+        config = build_config(args.config, {})
+    except ConfigError as exc:
+        print(f"rein doctor: {exc}", file=sys.stderr)
+        return 2
+    return doctor(Path(args.root).resolve(), config.gates.analyzer, as_json=args.json)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -411,6 +424,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--storage", help="the storage folder (default: the user data dir)")
     p.add_argument("--trust-mcp", action="store_true", help=_TRUST_MCP_HELP)
     p.set_defaults(func=_cmd_mcp)
+
+    p = sub.add_parser(
+        "doctor",
+        help="the analyzer servers: found or not, where, version, how to install",
+        description="List every analyzer server (the presets and gates.analyzer.servers): "
+        "found or not (PATH, the project's node_modules/.bin, next to Rein's Python, Rein's "
+        "tool cache), its version, whether ROOT uses it, and the command that installs a "
+        "missing one. Exit 0.",
+    )
+    p.add_argument("root", nargs="?", default=".", help="the workspace folder (default: .)")
+    p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")
+    p.add_argument("--json", action="store_true", help="the listing as one JSON object")
+    p.set_defaults(func=_cmd_doctor)
 
     p = sub.add_parser(
         "mock-server", help="an OpenAI/Anthropic-compatible server replaying a scenario"

@@ -7,8 +7,10 @@ re-checked anything after a delete)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import Mutation
 
@@ -81,10 +83,21 @@ def test_a_created_module_is_announced_and_an_edit_is_not_a_file_set_change(
 def test_the_pool_covers_its_analyzers_extensions_outside_skipped_folders(
     tmp_path: Path,
 ) -> None:
-    pool = AnalyzerPool(tmp_path)
+    pool = AnalyzerPool(tmp_path, DEFAULT_ANALYZERS)
+    pool.analyzers = [SimpleNamespace(spec=DEFAULT_ANALYZERS[0])]  # type: ignore[list-item]
     assert pool.covers("pkg/app.py") and pool.covers("pkg/app.pyi")
     assert not pool.covers("web/app.ts")
     assert not pool.covers("node_modules/x/y.py")
+
+
+def test_a_configured_analyzer_that_did_not_start_covers_nothing(tmp_path: Path) -> None:
+    """typescript-language-server not found: a changed .ts file is not
+    analysed (never "passed" on the Python analyzers' word)."""
+    typescript = AnalyzerSpec("typescript", ("no-such-server-x",), frozenset({".ts"}))
+    pool = AnalyzerPool(tmp_path, [DEFAULT_ANALYZERS[0], typescript])
+    pool.analyzers = [SimpleNamespace(spec=DEFAULT_ANALYZERS[0])]  # type: ignore[list-item]
+    assert pool.covers("pkg/app.py")
+    assert not pool.covers("web/app.ts")
 
 
 class FileByFile(StubAnalyzer):

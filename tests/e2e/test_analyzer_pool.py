@@ -242,7 +242,7 @@ async def test_no_analyzer_running_makes_the_snapshot_blind(tmp_path: Path) -> N
         assert snapshot.sources == ()
         assert host.analyzers_line() == (
             "analyzers: none (no analyzer is running (ghost was not found); "
-            "the analyzer gate is unverified)"
+            "the analyzer gate is unverified); not analysed: .py (1 file)"
         )
 
 
@@ -252,8 +252,9 @@ async def test_the_analyzers_line_names_versions(tmp_path: Path) -> None:
         await host.analyzers_started()
         line = host.analyzers_line()
         versions = {a.spec.name: a.version for a in host.pool.analyzers}
-        assert (
-            line == f"analyzers: ruff {versions['ruff']}, basedpyright {versions['basedpyright']}"
+        assert line == (
+            f"analyzers: ruff {versions['ruff']} (python), "
+            f"basedpyright {versions['basedpyright']} (python)"
         )
         snapshot = await host.pool.snapshot()
         assert snapshot.blind is None and snapshot.sources == ("ruff", "basedpyright")
@@ -291,7 +292,7 @@ def test_rein_run_names_its_analyzers_and_logs_no_ignored_notifications(tmp_path
         exe = find_executable(name)
         assert exe is not None
         reply = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
-        versions.append(f"{name} {reply.stdout.split()[1]}")
+        versions.append(f"{name} {reply.stdout.split()[1]} (python)")
     assert out.stderr.splitlines()[0] == f"analyzers: {', '.join(versions)}"
     assert "Ignoring notification" not in out.stderr
 
@@ -303,7 +304,7 @@ async def test_a_missing_analyzer_is_named_beside_the_running_one(tmp_path: Path
     await pool.start()
     try:
         ruff = pool.analyzers[0]
-        assert pool.describe() == f"ruff {ruff.version} (ghost was not found)"
+        assert pool.describe() == f"ruff {ruff.version} (python); ghost was not found"
         snapshot = await pool.snapshot()
         assert snapshot.blind is None and snapshot.sources == ("ruff",)
     finally:

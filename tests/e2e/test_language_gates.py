@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from rein.config import load_config
-from rein.disk.analyzer_specs import AnalyzerSpec, find_executable
+from rein.config import ReinConfig, load_config
+from rein.disk.analyzer_discovery import workspace_specs
+from rein.disk.analyzer_specs import find_executable
+from rein.harness.analyzer_servers import PRESETS as PRESET_SERVERS
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.e2e import language_projects as projects
@@ -32,41 +34,16 @@ pytestmark = pytest.mark.e2e
 TOOLS = Path(os.environ.get("REIN_TOOLS") or Path(__file__).resolve().parents[2] / ".tools")
 NPM_BIN = TOOLS / "node_modules" / ".bin"
 
-#: The servers, by the names of their presets (gates.analyzer.servers):
-#: the one place to swap for the presets.
-SPECS: dict[str, AnalyzerSpec] = {
-    "typescript": AnalyzerSpec(
-        "typescript",
-        (str(NPM_BIN / "typescript-language-server"), "--stdio"),
-        frozenset({".ts"}),
-        language_id="typescript",
-        # It finds the typescript installed next to it (.tools/node_modules).
-        pull=False,
-        # No npm install of @types packages the project names (slow, and a download).
-        initialization_options={"disableAutomaticTypingAcquisition": True},
-        # Its project loading is a work-done progress: the baseline waits for it.
-        work_done_progress=True,
-    ),
-    "gopls": AnalyzerSpec(
-        "gopls", ("gopls",), frozenset({".go"}), language_id="go", work_done_progress=True
-    ),
-    "clangd": AnalyzerSpec(
-        "clangd",
-        # No background index: it would write .cache/clangd into the workspace.
-        ("clangd", "--background-index=false"),
-        frozenset({".c", ".h"}),
-        language_id="c",
-    ),
-    "bash": AnalyzerSpec(
-        "bash",
-        (str(NPM_BIN / "bash-language-server"), "start"),
-        frozenset({".sh", ".bash"}),
-        language_id="shellscript",
-        pull=False,
-        # Asked for its settings, it lints only the last file opened meanwhile.
-        workspace_configuration=False,
-    ),
-}
+#: The presets the cases use (gates.analyzer.servers), found as a person's
+#: Rein finds them: gopls and clangd on PATH, the npm servers in Rein's tool
+#: cache (REIN_TOOL_CACHE: where make test installs them).
+PRESETS = ("typescript", "gopls", "clangd", "bash")
+
+
+def only(preset: str, severity: str) -> ReinConfig:
+    """The configuration that runs just ``preset``'s server."""
+    servers = [{"name": p.name, "enabled": p.name == preset} for p in PRESET_SERVERS]
+    return load_config({"gates": {"analyzer": {"severity": severity, "servers": servers}}})
 
 
 @dataclass(frozen=True)
@@ -147,15 +124,22 @@ def edit(path: str, old: str, new: str) -> dict:
     }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _servers_installed() -> None:
-    commands = [spec.command[0] for spec in SPECS.values()]
-    missing = [c for c in [*commands, "shellcheck", "go"] if find_executable(c) is None]
-    if missing:
-        pytest.fail(
-            f"the language gate tests need the real servers; missing: {missing} "
-            "(make test installs them: scripts/install-language-servers.sh)"
+@pytest.fixture(autouse=True)
+def _tool_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REIN_TOOL_CACHE", str(TOOLS))
+
+
+def test_every_preset_the_cases_use_is_found(tmp_path: Path, _tool_cache: None) -> None:
+    for preset in PRESETS:
+        (spec,) = [
+            s
+            for s in workspace_specs(tmp_path, only(preset, "error").gates.analyzer)
+            if s.name == preset
+        ] or [None]
+        assert spec is not None and Path(spec.command[0]).is_absolute(), (
+            f"{preset} was not found (make test installs it: scripts/install-language-servers.sh)"
         )
+    assert find_executable("shellcheck") and find_executable("go")
 
 
 @pytest.mark.parametrize("language", list(CASES))
@@ -170,13 +154,12 @@ async def test_a_seeded_error_is_the_one_blocker_then_repaired(
         {"expect": {"last_message_contains": case.code}, **edit(case.path, case.new, case.old)},
         {"text": "repaired"},
     ]
-    config = load_config({"gates": {"analyzer": {"severity": case.severity}}})
+    config = only(case.spec, case.severity)
     model = ReplayModel(script)
     events = EventLog()
     started = time.monotonic()
-    async with HeadlessSession(
-        root, model, config, analyzers=[SPECS[case.spec]], watch=False
-    ) as session:
+    async with HeadlessSession(root, model, config, watch=False) as session:
+        await session.analyzers_started()
         assert [a.spec.name for a in session.pool.analyzers] == [case.spec], session.reports
         session.agent.subscribe(events)
         result = await session.prompt("change it")

@@ -157,7 +157,7 @@ async def test_the_model_is_asked_while_an_analyzer_is_still_starting(tmp_path: 
         result = await host.prompt("task")
         await host.analyzers_started()
         assert model.line_at_first_call == "analyzers: starting late"
-        assert host.analyzers_line() == "analyzers: late 1.0"
+        assert host.analyzers_line() == "analyzers: late 1.0 (python)"
         assert result.status == "completed" and result.unverified == []
         assert [e.passed for e in events if isinstance(e, GateResult)] == [True]
     assert (ws / "app.py").read_text() == "x = 2\n"

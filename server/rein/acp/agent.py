@@ -67,7 +67,7 @@ class ReinAcpAgent:
     ``model_factory`` makes a session's model from the ``model``
     configuration; ``tg`` is where the workspace hosts live (its owner
     leaves it after :meth:`aclose`); ``storage`` is the session store's
-    folder; ``analyzers`` (None: the default ones) and ``watch`` as for
+    folder; ``analyzers`` (None: the workspace's, from ``gates.analyzer.servers``) and ``watch`` as for
     :class:`~rein.hosting.workspace_host.WorkspaceHost`."""
 
     def __init__(
@@ -106,7 +106,6 @@ class ReinAcpAgent:
         """The session side, made on first use."""
         if self._impl is None:
             from rein.acp.sessions import AcpSessions
-            from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 
             self._impl = AcpSessions(
                 self,
@@ -115,7 +114,7 @@ class ReinAcpAgent:
                 self.missing_key,
                 self._tg,
                 storage=self.storage,
-                analyzers=DEFAULT_ANALYZERS if self._analyzers is None else self._analyzers,
+                analyzers=self._analyzers,
                 watch=self._watch,
             )
         return self._impl

@@ -28,7 +28,7 @@ from rein.acp.permissions import PermissionApprover
 from rein.acp.terminal import client_terminal
 from rein.acp.witness import WitnessedWorkspace
 from rein.config import ReinConfig
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.ports import Approver, CommandExecutor, Model, UserChannel
 from rein.hosting.workspace_host import WorkspaceHost
@@ -68,7 +68,7 @@ class AcpHosts:
         tg: anyio.abc.TaskGroup,
         *,
         storage: str | Path | None,
-        analyzers: tuple[AnalyzerSpec, ...] = DEFAULT_ANALYZERS,
+        analyzers: tuple[AnalyzerSpec, ...] | None = None,
         watch: bool = True,
     ) -> None:
         self.config = config

@@ -77,6 +77,9 @@ class _Live:
     model: str | None = None
     #: A mode chosen while a prompt ran: applied before the next one.
     pending_mode: Mode | None = None
+    #: The analyzers line was said (a thought, the first update of its
+    #: first prompt: which languages the gate analyses, which it does not).
+    told_coverage: bool = False
 
 
 class AcpSessions:
@@ -95,7 +98,7 @@ class AcpSessions:
         tg: anyio.abc.TaskGroup,
         *,
         storage: str | Path | None,
-        analyzers: tuple[AnalyzerSpec, ...],
+        analyzers: tuple[AnalyzerSpec, ...] | None,
         watch: bool,
     ) -> None:
         self.link = link
@@ -305,6 +308,12 @@ class AcpSessions:
             live = await self._switch_mode(live, live.pending_mode)
         untitled = not live.session.title
         live.updates.begin()
+        if not live.told_coverage:
+            live.told_coverage = True
+            # Started with the session's host, long before a person's first
+            # prompt as a rule; bounded by each analyzer's initialize.
+            await live.host.analyzers_started()
+            live.updates.say(helpers.update_agent_thought_text(f"{live.host.analyzers_line()}\n"))
         token = current_session.set(session_id)
         try:
             result = await live.host.manager.run_prompt(live.session, text)

@@ -27,6 +27,7 @@ CODE_EXTENSIONS = frozenset(
         ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp",
         ".cxx", ".hpp", ".cs", ".fs", ".swift", ".m", ".rb", ".php", ".dart", ".lua",
         ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".zig", ".nim", ".vue", ".svelte",
+        ".sh", ".bash", ".hh", ".hxx",
     }
 )  # fmt: skip
 

@@ -74,10 +74,8 @@ class Mutation:
 
 
 def _one_line(node: ast.AST) -> bool:
-    return (
-        getattr(node, "lineno", None) is not None
-        and node.lineno == getattr(node, "end_lineno", None)  # type: ignore[attr-defined]
-    )
+    # Expressions and statements have positions; other nodes (operators) do not.
+    return isinstance(node, ast.expr | ast.stmt) and node.lineno == node.end_lineno
 
 
 def _mutants(node: ast.AST) -> Iterator[tuple[str, ast.AST, ast.AST]]:

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 #: The progress key of pyright's own notifications (one bar at a time).
 _PYRIGHT_PROGRESS = "pyright"
+_QUIET = ("$/typescriptVersion", "eslint/status")  # servers' own notifications, of no use
 #: After a change of the file set (a file created or deleted), how long an
 #: analyzer that watches files may stay silent before it is taken as having
 #: nothing new to say (pyright waits 0.5 s for more library changes, then
@@ -179,18 +180,14 @@ class _Analyzer:
 
     async def start(self) -> None:
         client = LanguageClient("rein-analyzer-pool", "0.1")
-        # We only need the analyzer's diagnostics, not its capabilities; some
-        # servers send capabilities lsprotocol cannot structure (ruff's
-        # notebook selector), so keep the initialize result as a plain dict.
-        client.protocol._converter.register_structure_hook(
-            lsp.InitializeResult, lambda obj, _type: obj
-        )
-        # A publish is read straight from its JSON (a dict): structuring
-        # thousands of diagnostics with cattrs cost a large repository's
-        # verdict tens of milliseconds per change (sympy).
-        client.protocol._converter.register_structure_hook(
-            lsp.PublishDiagnosticsParams, lambda obj, _type: obj
-        )
+        # Kept as plain dicts. We only need the analyzer's diagnostics, not
+        # its capabilities; some servers send capabilities lsprotocol cannot
+        # structure (ruff's notebook selector). A publish is read straight
+        # from its JSON: structuring thousands of diagnostics with cattrs
+        # cost a large repository's verdict tens of milliseconds per change
+        # (sympy).
+        for raw in (lsp.InitializeResult, lsp.PublishDiagnosticsParams):
+            client.protocol._converter.register_structure_hook(raw, lambda obj, _type: obj)
         self.client = client
         root = self.pool.root
 
@@ -258,12 +255,12 @@ class _Analyzer:
                     self.watches_files = False
 
         @client.feature(lsp.WINDOW_SHOW_MESSAGE)
-        def on_show(params: lsp.ShowMessageParams) -> None:
+        @client.feature(lsp.WINDOW_LOG_MESSAGE)
+        def on_message(params: lsp.ShowMessageParams | lsp.LogMessageParams) -> None:
             log.debug("%s: %s", self.spec.name, params.message)
 
-        @client.feature(lsp.WINDOW_LOG_MESSAGE)
-        def on_log(params: lsp.LogMessageParams) -> None:
-            log.debug("%s: %s", self.spec.name, params.message)
+        for method in _QUIET:  # not warned about as unknown
+            client.feature(method)(lambda params: None)
 
         async def server_exit(server: Any) -> None:
             self.alive = False
@@ -318,7 +315,7 @@ class _Analyzer:
                             else None,
                         ),
                     ),
-                    initialization_options=self.spec.initialize_options(self.settings),
+                    initialization_options=self.spec.initialization(self.settings),
                 )
             ),
         )
@@ -398,7 +395,7 @@ class _Analyzer:
             lsp.DidOpenTextDocumentParams(
                 lsp.TextDocumentItem(
                     uri=_uri(self.pool.root, path),
-                    language_id=self.spec.language_id,
+                    language_id=self.spec.language_for(path),
                     version=1,
                     text=text,
                 )

@@ -1,20 +1,26 @@
-"""Which analyzers the pool runs and how each is found and configured:
-:class:`AnalyzerSpec`, :data:`DEFAULT_ANALYZERS` (ruff server and
-basedpyright-langserver), :func:`find_executable` and the settings helper
-the analyzer process fills its settings with."""
+"""What the pool knows of one analyzer and how it is found and configured:
+:class:`AnalyzerSpec`, :func:`spec_of` (a ``gates.analyzer.servers`` entry
+or preset as a spec), :data:`DEFAULT_ANALYZERS` (the ruff and basedpyright
+presets), :func:`find_executable` and the settings helper the analyzer
+process fills its settings with."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rein.harness.analyzer_servers import PRESETS, AnalyzerServerConfig
 
 __all__ = [
     "DEFAULT_ANALYZERS",
     "AnalyzerSpec",
     "find_executable",
+    "spec_of",
     "with_setting",
 ]
 
@@ -50,43 +56,54 @@ class AnalyzerSpec:
     #: the last file opened (bash-language-server 5): it then reads its
     #: settings from the initialization options alone.
     workspace_configuration: bool = True
-    #: The initialize request's ``initializationOptions`` (typescript-language-
-    #: server's ``disableAutomaticTypingAcquisition``, ``tsserver``);
-    #: None: ``{"settings": settings}`` when there are settings (ruff's form).
+    #: Extension -> the languageId its files are opened with; an extension
+    #: not here: ``language_id``.
+    language_ids: Mapping[str, str] = field(default_factory=dict)
+    #: Sent as ``initializationOptions`` (typescript-language-server's
+    #: ``disableAutomaticTypingAcquisition``, ``tsserver``); None:
+    #: ``{"settings": settings}`` (nothing when there are no settings).
     initialization_options: dict[str, Any] | None = None
+    #: Said with the server in the analyzers line (clangd's fallback flags).
+    note: str | None = None
 
-    def initialize_options(self, settings: dict[str, Any]) -> dict[str, Any] | None:
-        """What initialize sends, ``settings`` being the settings sent."""
+    def language_for(self, path: str) -> str:
+        """The languageId ``path`` is opened with."""
+        return self.language_ids.get(os.path.splitext(path)[1], self.language_id)
+
+    def initialization(self, settings: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``initializationOptions`` sent with these settings."""
         if self.initialization_options is not None:
             return self.initialization_options
         return {"settings": settings} if settings else None
 
 
-DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = (
-    AnalyzerSpec("ruff", ("ruff", "server"), frozenset({".py", ".pyi"})),
-    AnalyzerSpec(
-        "basedpyright",
-        ("basedpyright-langserver", "--stdio"),
-        frozenset({".py", ".pyi"}),
-        # The language server reads a setting it is not sent as off, not as
-        # the command line's default: autoSearchPaths is sent on (``src/`` on
-        # the search path, as ``basedpyright`` on the command line has it).
-        # No python.pythonPath: the server then finds the interpreter as the
-        # command line does (the project's venvPath/venv, else ``.venv`` in
-        # the root, else ``python`` on PATH).
-        settings={
-            "basedpyright": {
-                "analysis": {
-                    "typeCheckingMode": "standard",
-                    "diagnosticMode": "workspace",
-                    "autoSearchPaths": True,
-                }
-            }
-        },
-        versioned_publish=True,
-        exclude_setting="basedpyright.analysis.exclude",
-        diagnostic_mode_setting="basedpyright.analysis.diagnosticMode",
-    ),
+def spec_of(server: AnalyzerServerConfig, **changes: Any) -> AnalyzerSpec:
+    """The pool's spec of a configured (or preset) server; ``changes``
+    replace fields (the executable found, a preset's workspace options)."""
+    if not server.command or not server.extensions:
+        raise ValueError(f"analyzer {server.name!r} has no command or no extensions")
+    fields: dict[str, Any] = {
+        "name": server.name,
+        "command": tuple(server.command),
+        "extensions": frozenset(server.extensions),
+        "language_id": next(iter(server.extensions.values())),
+        "language_ids": dict(server.extensions),
+        "settings": dict(server.settings or {}),
+        "initialization_options": server.initialization_options,
+        "pull": server.diagnostics != "publish",
+        "work_done_progress": bool(server.work_done_progress),
+        "versioned_publish": bool(server.versioned_publish),
+        "workspace_configuration": server.workspace_configuration is not False,
+        "exclude_setting": server.exclude_setting,
+        "diagnostic_mode_setting": server.diagnostic_mode_setting,
+    }
+    fields.update(changes)
+    return AnalyzerSpec(**fields)
+
+
+#: ruff server and basedpyright-langserver, as their presets have them.
+DEFAULT_ANALYZERS: tuple[AnalyzerSpec, ...] = tuple(
+    spec_of(preset) for preset in PRESETS if preset.name in ("ruff", "basedpyright")
 )
 
 

@@ -41,9 +41,10 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from rein.disk import pool_status
-from rein.disk.analyzer_server import INSTALL_GRACE_S, AnalyzerTimeout, _Analyzer
+from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.importers import ImportIndex
+from rein.disk.pool_environment import tell_environment_changed
 from rein.disk.prior_texts import TextMemory
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.disk.uri_paths import UriPaths
@@ -169,6 +170,10 @@ class AnalyzerPool:
     async def started(self) -> None:
         """Return once :meth:`start_analyzers` ended (started or failed)."""
         await self._started.wait()
+
+    @property
+    def has_started(self) -> bool:  # see started()
+        return self._started.is_set()
 
     async def _start_one(self, spec: AnalyzerSpec, executable: str) -> None:
         analyzer = _Analyzer(spec, executable, self)
@@ -368,15 +373,16 @@ class AnalyzerPool:
 
     def blind(self) -> str | None:
         """Why no analyzer looks, or None while one runs."""
-        if not self._started.is_set():
+        if not self.has_started:
             return None  # snapshots wait for the start; this is asked after it
-        return pool_status.blind(self.analyzers, len(self.specs), self.missing, self.failed)
+        return pool_status.blind(self)
 
     def describe(self) -> str:
-        """One line for the terminal: which analyzers run, and their versions."""
-        if not self._started.is_set():
+        """One line for the terminal: which analyzers run, for which
+        languages, and their versions."""
+        if not self.has_started:
             return "starting " + ", ".join(spec.name for spec in self.specs)
-        return pool_status.describe(self.analyzers, len(self.specs), self.missing, self.failed)
+        return pool_status.describe(self)
 
     # ------------------------------------------------------------- settling
 
@@ -476,10 +482,10 @@ class AnalyzerPool:
         return opened
 
     def covers(self, path: str) -> bool:
-        """A configured analyzer checks files like ``path`` and the workspace
-        filter does not skip it."""
+        """A started analyzer (running or restarting) checks files like
+        ``path`` and the workspace filter does not skip it."""
         suffix = Path(path).suffix
-        return not self.skipped(path) and any(suffix in s.extensions for s in self.specs)
+        return not self.skipped(path) and any(suffix in a.spec.extensions for a in self.analyzers)
 
     def release_opened(self) -> list[str]:
         """Close what the analyzers that check file by file have open (the
@@ -508,34 +514,7 @@ class AnalyzerPool:
         files, a restart for the others. Each owes a fresh
         publish for its open files afterwards, so :meth:`wait_idle` waits."""
         await self._started.wait()
-        # A folder (site-packages) gained or lost packages: a structural
-        # change; a file (a manifest, a lock file) changed in place.
-        changes = [
-            lsp.FileEvent(
-                uri=(self.root / p).as_uri(),
-                type=lsp.FileChangeType.Created
-                if (self.root / p).is_dir()
-                else lsp.FileChangeType.Changed,
-            )
-            for p in paths
-        ]
-        for analyzer in list(self.analyzers):
-            if not analyzer.alive or analyzer.client is None:
-                continue
-            if analyzer.watches_files:
-                analyzer.client.workspace_did_change_watched_files(
-                    lsp.DidChangeWatchedFilesParams(changes=changes)
-                )
-                if analyzer.settings:
-                    # basedpyright resolves imports anew only when its
-                    # settings change: a changed manifest alone leaves an
-                    # install's packages unresolved.
-                    analyzer.client.workspace_did_change_configuration(
-                        lsp.DidChangeConfigurationParams(settings=analyzer.settings)
-                    )
-                analyzer.refresh(INSTALL_GRACE_S)
-            else:
-                await analyzer.restart()
+        await tell_environment_changed(self.root, self.analyzers, paths)
 
     async def snapshot_with(
         self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float

@@ -1,16 +1,102 @@
-"""What the analyzer pool says about itself in words: why diagnostics are
-missing, why nobody looks, and the one line the terminal shows at start."""
+"""What the analyzer pool says of itself: which analyzers run, for which
+languages and at which version (:func:`describe`, the analyzers line of
+``rein run`` and ``rein acp``), why none looks (:func:`blind`) and why
+some diagnostics are missing (:func:`missing_diagnostics`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
-from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import AnalyzerSpec
 
-__all__ = ["blind", "describe", "missing_diagnostics"]
+__all__ = ["PoolView", "blind", "describe", "languages", "missing_diagnostics", "not_analysed_text"]
 
 
-def missing_diagnostics(analyzers: Sequence[_Analyzer], wanted: set[str] | None) -> str | None:
+class _Running(Protocol):
+    @property
+    def spec(self) -> AnalyzerSpec: ...
+    @property
+    def alive(self) -> bool: ...
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def failure(self) -> str | None: ...
+    @property
+    def unanswered(self) -> Mapping[str, str]: ...
+
+
+class PoolView(Protocol):
+    """The pool's parts its status is told from."""
+
+    @property
+    def specs(self) -> Sequence[AnalyzerSpec]: ...
+    @property
+    def missing(self) -> Sequence[str]: ...
+    @property
+    def failed(self) -> Sequence[str]: ...
+    @property
+    def analyzers(self) -> Sequence[_Running]: ...
+
+
+def languages(spec: AnalyzerSpec) -> str:
+    """The languages a spec analyses, by languageId (``typescript, javascript``)."""
+    ids = dict.fromkeys(spec.language_ids.values()) or {spec.language_id: None}
+    out: list[str] = []
+    for language in ids:
+        base = language.removesuffix("react")  # typescriptreact: typescript's
+        if base not in out:
+            out.append(base)
+    return ", ".join(out)
+
+
+def _absent(pool: PoolView) -> list[str]:
+    return [
+        *(f"{name} was not found" for name in pool.missing),
+        *pool.failed,
+        *(a.failure for a in pool.analyzers if a.failure),
+    ]
+
+
+def blind(pool: PoolView) -> str | None:
+    """Why no analyzer looks, or None while one runs."""
+    if any(a.alive for a in pool.analyzers):
+        return None
+    reasons = _absent(pool)
+    if not pool.specs:
+        return "no analyzer is configured"
+    if not reasons:
+        return "no analyzer is running"
+    return f"no analyzer is running ({'; '.join(reasons)})"
+
+
+def describe(pool: PoolView) -> str:
+    """One line for the terminal: which analyzers run, their versions and
+    languages, then those that do not (``ruff 0.6 (python), gopls v0.16
+    (go); basedpyright was not found``)."""
+    running: list[str] = []
+    for a in pool.analyzers:
+        if not a.alive:
+            continue
+        about = languages(a.spec) + (f"; {a.spec.note}" if a.spec.note else "")
+        name = f"{a.spec.name} {a.version}" if a.version else a.spec.name
+        running.append(f"{name} ({about})")
+    if running:
+        absent = _absent(pool)
+        return "; ".join([", ".join(running), *absent])
+    reason = blind(pool) or "none"
+    return f"none ({reason}; the analyzer gate is unverified)"
+
+
+def not_analysed_text(counts: Mapping[str, int]) -> str | None:
+    """``not analysed: .rs (3 files), .java (1 file)``, or None."""
+    if not counts:
+        return None
+    parts = [f"{ext} ({n} file{'s' if n != 1 else ''})" for ext, n in counts.items()]
+    return "not analysed: " + ", ".join(parts)
+
+
+def missing_diagnostics(analyzers: Sequence[_Running], wanted: set[str] | None) -> str | None:
     """Why some diagnostics are missing while others are there: an analyzer
     that is off (cooling down after repeated crashes) or restarting leaves
     every snapshot stale until it runs again; one that did not answer for a
@@ -28,47 +114,3 @@ def missing_diagnostics(analyzers: Sequence[_Analyzer], wanted: set[str] | None)
     if not reasons:
         return None
     return "diagnostics are missing: " + "; ".join(reasons)
-
-
-def _absent(
-    analyzers: Sequence[_Analyzer], missing: Sequence[str], failed: Sequence[str]
-) -> list[str]:
-    return [
-        *(f"{name} was not found" for name in missing),
-        *failed,
-        *(a.failure for a in analyzers if a.failure),
-    ]
-
-
-def blind(
-    analyzers: Sequence[_Analyzer],
-    configured: int,
-    missing: Sequence[str],
-    failed: Sequence[str],
-) -> str | None:
-    """Why no analyzer looks (of ``configured`` ones), or None while one runs."""
-    if any(a.alive for a in analyzers):
-        return None
-    if not configured:
-        return "no analyzer is configured"
-    reasons = _absent(analyzers, missing, failed)
-    if not reasons:
-        return "no analyzer is running"
-    return f"no analyzer is running ({'; '.join(reasons)})"
-
-
-def describe(
-    analyzers: Sequence[_Analyzer],
-    configured: int,
-    missing: Sequence[str],
-    failed: Sequence[str],
-) -> str:
-    """Which analyzers run, and their versions, in one line."""
-    running = [
-        f"{a.spec.name} {a.version}" if a.version else a.spec.name for a in analyzers if a.alive
-    ]
-    if running:
-        absent = _absent(analyzers, missing, failed)
-        return ", ".join(running) + (f" ({'; '.join(absent)})" if absent else "")
-    reason = blind(analyzers, configured, missing, failed) or "none"
-    return f"none ({reason}; the analyzer gate is unverified)"

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from rein.harness.analyzer_servers import AnalyzerServerConfig, check_new_servers, merge_servers
 from rein.harness.gating.path_globs import DEFAULT_NON_CODE, is_code, is_preview_output
 
 __all__ = [
@@ -200,6 +201,19 @@ class AnalyzerGateConfig(_Camel):
     workspace_max_files: int = Field(1_000, ge=0)
     #: In that mode, how many importers of a changed file are opened with it.
     max_importers: int = Field(30, ge=0)
+    #: Headless: the language servers, laid over the presets by name
+    #: (:mod:`rein.harness.analyzer_servers`).
+    servers: list[AnalyzerServerConfig] = Field(default_factory=list)
+
+    @field_validator("servers")
+    @classmethod
+    def _servers(cls, value: list[AnalyzerServerConfig]) -> list[AnalyzerServerConfig]:
+        check_new_servers(value)
+        return value
+
+    def effective_servers(self) -> list[AnalyzerServerConfig]:
+        """The presets with ``servers`` laid over them, then the new ones."""
+        return merge_servers(self.servers)
 
 
 class DependencyGateConfig(_Camel):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.config import ReinConfig
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.disk.watcher import DiskWatcher
@@ -65,7 +65,7 @@ class HeadlessSession:
         model: Model,
         config: ReinConfig | None = None,
         *,
-        analyzers: Sequence[AnalyzerSpec] = DEFAULT_ANALYZERS,
+        analyzers: Sequence[AnalyzerSpec] | None = None,
         approver: Approver | None = None,
         user: UserChannel | None = None,
         mode: Mode = "agent",

@@ -30,9 +30,12 @@ import anyio
 import anyio.abc
 
 from rein.config import ReinConfig
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
+from rein.disk.analyzer_discovery import WorkspaceFiles, not_analysed, scan_workspace
+from rein.disk.analyzer_discovery import workspace_specs as discover_specs
+from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
+from rein.disk.pool_status import not_analysed_text
 from rein.harness import Event
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import (
@@ -80,6 +83,10 @@ class WorkspaceHost:
     :class:`~rein.session.SessionManager` (False for a second host of the
     same store in one process).
 
+    ``analyzers``: the analyzer pool's servers; None: those
+    ``gates.analyzer.servers`` and its presets give this workspace
+    (:mod:`rein.disk.analyzer_discovery`).
+
     Per session (called with its id): ``approver`` answers the calls whose
     policy is "ask" (None: nobody can approve, such a call is refused with a
     result the model can read); ``user`` answers ``ask_user`` (None: the run
@@ -97,7 +104,7 @@ class WorkspaceHost:
         config: ReinConfig,
         model_factory: Callable[[ModelConfig], Model],
         *,
-        analyzers: Sequence[AnalyzerSpec] = DEFAULT_ANALYZERS,
+        analyzers: Sequence[AnalyzerSpec] | None = None,
         approver: Callable[[str], Approver | None] = _nobody,
         user: Callable[[str], UserChannel | None] = _nobody,
         commands: Callable[[str], CommandExecutor | None] = _nobody,
@@ -118,9 +125,16 @@ class WorkspaceHost:
         workspace = TrackedWorkspace(self.view, mutations)
         known = self.view.text_of if isinstance(self.view, KeepsTexts) else None
         gates_config = self.config.gates
+        #: The workspace's files per extension (the analyzers line's "not
+        #: analysed"); scanned only when the analyzer gate is on.
+        self.files = (
+            scan_workspace(self.root) if gates_config.analyzer.enabled else WorkspaceFiles()
+        )
+        if analyzers is None and gates_config.analyzer.enabled:
+            analyzers = discover_specs(self.root, gates_config.analyzer, self.files)
         self.pool = AnalyzerPool(
             self.root,
-            analyzers if gates_config.analyzer.enabled else (),
+            analyzers or () if gates_config.analyzer.enabled else (),
             on_diagnostics_changed=self._diagnostics_changed,
             on_report=self.report,
             quiet_ms=gates_config.analyzer.quiet_period_ms,
@@ -179,11 +193,17 @@ class WorkspaceHost:
     # ------------------------------------------------------------- plumbing
 
     def analyzers_line(self) -> str:
-        """``analyzers: ruff 0.x, basedpyright 1.x``, or why there are none,
-        for the terminal at start."""
+        """``analyzers: ruff 0.x (python), gopls v0.x (go); not analysed: .rs
+        (3 files)``, or why there are none, for the terminal at start."""
         if not self.config.gates.analyzer.enabled:
             return "analyzers: off (gates.analyzer.enabled is false)"
-        return f"analyzers: {self.pool.describe()}"
+        # While they start, what they will cover is what is configured.
+        if self.pool.has_started:
+            running = [a.spec for a in self.pool.analyzers if a.alive]
+        else:
+            running = list(self.pool.specs)
+        uncovered = not_analysed_text(not_analysed(self.files, running))
+        return f"analyzers: {self.pool.describe()}" + (f"; {uncovered}" if uncovered else "")
 
     async def analyzers_started(self) -> None:
         """Return once the analyzers started (or failed to): from then on

@@ -1,0 +1,114 @@
+"""``rein doctor``: the analyzer pool's servers (every preset and every
+server ``gates.analyzer.servers`` adds), each found or not, where, its
+version, whether this workspace uses it, and the one command that installs
+what is missing. It changes nothing and exits 0."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rein.disk.analyzer_discovery import fitted, locate, scan_workspace, tool_cache, wanted
+from rein.disk.pool_status import languages
+from rein.harness.analyzer_servers import AnalyzerServerConfig
+from rein.harness.config import AnalyzerGateConfig
+
+__all__ = ["ServerCheck", "check_servers", "doctor"]
+
+#: How long a server's ``--version`` may take.
+VERSION_TIMEOUT_S = 10.0
+#: Servers whose ``--version`` is not theirs: another executable next to
+#: them (None: the server's own) and its arguments.
+_VERSION_COMMANDS = {"gopls": (None, ["version"]), "basedpyright": ("basedpyright", ["--version"])}
+
+
+@dataclass(frozen=True)
+class ServerCheck:
+    name: str
+    languages: str
+    found: bool
+    path: str | None
+    where: str | None
+    version: str | None
+    #: This workspace would run it (its language's files, its configuration).
+    used_here: bool
+    enabled: str
+    install: str | None
+    note: str | None
+
+
+def _version(name: str, executable: str) -> str | None:
+    other, args = _VERSION_COMMANDS.get(name, (None, ["--version"]))
+    if other is not None:
+        executable = str(Path(executable).with_name(other))
+    try:
+        done = subprocess.run(
+            [executable, *args],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in (done.stdout + "\n" + done.stderr).splitlines():
+        if line.strip():
+            return line.strip()[:120]
+    return None
+
+
+def check_servers(root: Path, config: AnalyzerGateConfig) -> list[ServerCheck]:
+    """Each server of ``config`` (presets first) as found from ``root``."""
+    files = scan_workspace(root)
+    out: list[ServerCheck] = []
+    for server in config.effective_servers():
+        out.append(_check(server, root, wanted(server, files)))
+    return out
+
+
+def _check(server: AnalyzerServerConfig, root: Path, used: bool) -> ServerCheck:
+    spec = fitted(server, root) if server.command and server.extensions else None
+    place = locate(server.command[0], root) if server.command else None
+    return ServerCheck(
+        name=server.name,
+        languages=languages(spec) if spec is not None else "",
+        found=place is not None,
+        path=place[0] if place else None,
+        where=place[1] if place else None,
+        version=_version(server.name, place[0]) if place else None,
+        used_here=used and server.enabled is not False,
+        enabled=str(server.enabled).lower(),
+        install=server.install,
+        note=spec.note if spec is not None else None,
+    )
+
+
+def doctor(root: Path, config: AnalyzerGateConfig, *, as_json: bool = False) -> int:
+    """Print the table (or JSON) to stdout; exit status 0."""
+    checks = check_servers(root, config)
+    if as_json:
+        print(json.dumps({"toolCache": str(tool_cache()), "servers": [asdict(c) for c in checks]}))
+        return 0
+    print(f"analyzer servers for {root} (searched: PATH, node_modules/.bin, next to Rein's")
+    print(f"Python, Rein's tool cache {tool_cache()}):")
+    for check in checks:
+        state = "found" if check.found else "not found"
+        use = "used here" if check.used_here else "not used here"
+        if check.enabled == "false":
+            use = "off (enabled: false)"
+        print(f"  {check.name} ({check.languages}): {state}; {use}")
+        if check.found:
+            print(f"      {check.path} ({check.where})")
+            print(f"      version: {check.version or 'unknown'}")
+            if check.note:
+                print(f"      {check.note}")
+        elif check.install:
+            print(f"      install: {check.install}")
+    if not config.enabled:
+        print("the analyzer gate is off (gates.analyzer.enabled is false)")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,84 @@
+"""``rein doctor``: every analyzer preset, found or not, where, its
+version, and the command that installs a missing one (issue 35 item 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fake(folder: Path, name: str, script: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / name
+    exe.write_text(f"#!/bin/sh\n{script}\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return exe
+
+
+def doctor(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PATH": str(tmp_path / "bin"),
+        "REIN_TOOL_CACHE": str(tmp_path / "cache"),
+        "PYTHONPATH": f"{ROOT / 'server'}{os.pathsep}{ROOT}",
+    }
+    env.pop("REIN_CONFIG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "rein", "doctor", str(tmp_path / "ws"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_doctor_lists_found_and_missing_servers_with_versions_and_installs(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "main.go").write_text("package main\n")
+    gopls = fake(tmp_path / "bin", "gopls", 'test "$1" = version && echo "gopls v0.99.0"')
+    bash = fake(tmp_path / "cache" / "node_modules" / ".bin", "bash-language-server", "echo 5.4.0")
+    done = doctor(tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "  gopls (go): found; used here\n" in out
+    assert f"      {gopls} (on PATH)\n      version: gopls v0.99.0\n" in out
+    assert "  bash (shellscript): found; not used here\n" in out
+    assert f"      {bash} (Rein's tool cache)\n      version: 5.4.0\n" in out
+    assert (
+        "  clangd (c, cpp): not found; not used here\n      install: apt-get install clangd\n"
+        in out
+    )
+    assert (
+        "  typescript (typescript, javascript): not found; not used here\n"
+        "      install: npm i -g typescript-language-server typescript@5\n"
+    ) in out
+    for name in ("ruff", "basedpyright", "eslint", "biome"):
+        assert f"\n  {name} (" in out
+
+
+def test_doctor_json_and_a_configured_server(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.yaml").write_text("a: 1\n")
+    config = tmp_path / "rein.yaml"
+    config.write_text(
+        "rein:\n  gates:\n    analyzer:\n      servers:\n"
+        "        - {name: yaml, command: [yaml-language-server, --stdio],"
+        " extensions: {.yaml: yaml}, install: npm i -g yaml-language-server}\n"
+        "        - {name: gopls, enabled: false}\n"
+    )
+    done = doctor(tmp_path, "--json", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    servers = {s["name"]: s for s in json.loads(done.stdout)["servers"]}
+    assert servers["yaml"]["found"] is False and servers["yaml"]["used_here"] is True
+    assert servers["yaml"]["install"] == "npm i -g yaml-language-server"
+    assert servers["gopls"]["enabled"] == "false" and servers["gopls"]["used_here"] is False
