@@ -8,6 +8,7 @@ analyzers' baseline, and that wait is reported (``gate_waiting`` in
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -161,3 +162,44 @@ async def test_the_model_is_asked_while_an_analyzer_is_still_starting(tmp_path: 
         assert result.status == "completed" and result.unverified == []
         assert [e.passed for e in events if isinstance(e, GateResult)] == [True]
     assert (ws / "app.py").read_text() == "x = 2\n"
+
+
+CLOSE_WHILE_STARTING = """
+import asyncio, sys
+from pathlib import Path
+from rein.config import ReinConfig
+from rein.disk.analyzer_specs import AnalyzerSpec
+from rein.hosting.headless import HeadlessSession
+from rein.providers.replay import ReplayModel
+
+ws, late, signal = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+spec = AnalyzerSpec("late", (sys.executable, late, str(signal)), frozenset({".py"}), pull=False)
+
+async def main() -> None:
+    async with HeadlessSession(ws, ReplayModel([]), ReinConfig(), analyzers=[spec], watch=False):
+        while not signal.with_suffix(".pid").exists():  # the server runs, unanswered
+            await asyncio.sleep(0.01)
+
+asyncio.run(main())
+"""
+
+
+def test_a_host_closed_while_its_analyzers_start_stops_them_cleanly(tmp_path: Path) -> None:
+    # Defect: the starts ran under asyncio.gather, whose cancellation does not
+    # wait for each start's clean-up: the half-started server was stopped
+    # after the loop closed ("Exception ignored ... Event loop is closed").
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("x = 1\n")
+    signal = tmp_path / "signal"
+    out = subprocess.run(
+        [sys.executable, "-c", CLOSE_WHILE_STARTING, str(ws), str(LATE_ANALYZER), str(signal)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Exception ignored" not in out.stderr and "Event loop is closed" not in out.stderr
+    pid = int(signal.with_suffix(".pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -4,12 +4,14 @@
 It speaks just enough JSON-RPC over stdio for the analyzer pool: it
 answers ``initialize`` (serverInfo ``late 1.0``) after ``SIGNAL`` appears,
 publishes no diagnostics for every opened or changed document (with its
-version), answers ``shutdown`` and leaves on ``exit``. Tests use it to show
+version), answers ``shutdown`` and leaves on ``exit``. It writes its pid to
+``SIGNAL`` with the suffix ``.pid`` first. Tests use it to show
 what happens while an analyzer is still starting."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -37,6 +39,7 @@ def _send(message: dict[str, Any]) -> None:
 
 
 def main(signal: Path) -> None:
+    signal.with_suffix(".pid").write_text(str(os.getpid()))
     while (message := _read()) is not None:
         method = message.get("method")
         if method == "initialize":

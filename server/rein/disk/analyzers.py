@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
+import anyio
 from lsprotocol import types as lsp
 
 from rein.disk import pool_status
@@ -162,7 +163,12 @@ class AnalyzerPool:
         try:
             found = [(s, find_executable(s.command[0])) for s in self.specs]
             self.missing += [spec.name for spec, executable in found if executable is None]
-            await asyncio.gather(*(self._start_one(s, exe) for s, exe in found if exe is not None))
+            # A task group, not gather: cancelled (the host closed while they
+            # started), it waits for each start's clean-up.
+            async with anyio.create_task_group() as tg:
+                for spec, executable in found:
+                    if executable is not None:
+                        tg.start_soon(self._start_one, spec, executable)
             self.analyzers.sort(key=lambda a: [s.name for s in self.specs].index(a.spec.name))
         finally:
             self._started.set()
@@ -185,7 +191,8 @@ class AnalyzerPool:
             await analyzer.stop()
             return
         except BaseException:  # cancelled (the host closed while it started)
-            await asyncio.shield(analyzer.stop())
+            with anyio.CancelScope(shield=True):
+                await analyzer.stop()  # bounded: shutdown, then terminate
             raise
         self.analyzers.append(analyzer)
 
