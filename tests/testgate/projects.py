@@ -20,10 +20,11 @@ BAD = "def first_n(xs, n):\n    return xs[: n + 1]\n"
 
 
 def project(root: Path, files: dict[str, str]) -> Path:
+    """``root`` with ``files`` (path: text) written under it."""
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
     return root
 
 
