@@ -12,19 +12,18 @@ from rein.testgate import gate as gate_module
 from tests.testgate.projects import BAD, GOOD, project, verdict_on
 
 TWO = "from mod import first_n\n\n\ndef test_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n"
+#: A project whose tests and their pytest configuration are in backend/.
+SUBPROJECT = {
+    "backend/pytest.ini": "[pytest]\npythonpath = .\n",
+    "backend/mod.py": GOOD,
+    "backend/tests/test_m.py": TWO,
+}
 
 
 async def test_node_ids_in_a_subproject_with_its_own_config_are_the_workspaces(
     tmp_path: Path,
 ) -> None:
-    root = project(
-        tmp_path / "proj",
-        {
-            "backend/pytest.ini": "[pytest]\npythonpath = .\n",
-            "backend/mod.py": GOOD,
-            "backend/tests/test_m.py": TWO,
-        },
-    )
+    root = project(tmp_path / "proj", SUBPROJECT)
     outcome = await verdict_on(root, "backend/mod.py", BAD)
 
     assert outcome.unverified is None
@@ -148,14 +147,7 @@ async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
 async def test_a_changed_test_file_in_a_subproject_that_does_not_import_blocks(
     tmp_path: Path,
 ) -> None:
-    root = project(
-        tmp_path / "proj",
-        {
-            "backend/pytest.ini": "[pytest]\npythonpath = .\n",
-            "backend/mod.py": GOOD,
-            "backend/tests/test_m.py": TWO,
-        },
-    )
+    root = project(tmp_path / "proj", SUBPROJECT)
     outcome = await verdict_on(root, "backend/tests/test_m.py", TWO + "\ndef oops(:\n")
 
     assert [b.message for b in outcome.blockers] == [
