@@ -37,6 +37,15 @@ def fake_server(folder: Path, name: str) -> Path:
     return exe
 
 
+def workspace(tmp_path: Path, files: dict[str, str]) -> Path:
+    """The workspace folder ``tmp_path/ws`` holding ``files`` (name: text)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return root
+
+
 @pytest.fixture
 def bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """PATH holds one empty folder; the tool cache is an empty folder."""
@@ -127,10 +136,7 @@ def test_a_bad_entry_is_refused_naming_the_field(entry: dict, words: str) -> Non
 def test_presets_are_found_for_the_languages_the_workspace_has(
     tmp_path: Path, bare_path: Path
 ) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    for name in ("a.ts", "b.go", "c.c", "d.sh", "e.rs", "f.rs"):
-        (root / name).write_text("\n")
+    root = workspace(tmp_path, dict.fromkeys(("a.ts", "b.go", "c.c", "d.sh", "e.rs", "f.rs"), "\n"))
     fake_server(bare_path, "gopls")
     fake_server(root / "node_modules" / ".bin", "typescript-language-server")
     fake_server(tmp_path / "cache" / "node_modules" / ".bin", "bash-language-server")
@@ -194,10 +200,10 @@ def test_typescript_7_without_tsserver_falls_back_to_the_servers(
 def test_clangd_uses_the_compile_commands_when_there_are_some(
     tmp_path: Path, bare_path: Path
 ) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "main.c").write_text("int main(void) { return 0; }\n")
-    (root / "compile_commands.json").write_text("[]\n")
+    root = workspace(
+        tmp_path,
+        {"main.c": "int main(void) { return 0; }\n", "compile_commands.json": "[]\n"},
+    )
     fake_server(bare_path, "clangd")
     (spec,) = workspace_specs(root, AnalyzerGateConfig())
     assert spec.command == (
@@ -211,10 +217,7 @@ def test_clangd_uses_the_compile_commands_when_there_are_some(
 def test_eslint_and_biome_only_where_configured_and_off_when_disabled(
     tmp_path: Path, bare_path: Path
 ) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.js").write_text("\n")
-    (root / "eslint.config.js").write_text("export default [];\n")
+    root = workspace(tmp_path, {"a.js": "\n", "eslint.config.js": "export default [];\n"})
     names = [s.name for s in workspace_specs(root, AnalyzerGateConfig())]
     assert names == ["typescript", "eslint"]
     off = analyzer([{"name": "typescript", "enabled": False}])
@@ -226,9 +229,7 @@ def test_eslint_and_biome_only_where_configured_and_off_when_disabled(
 def test_a_python_project_gets_ruff_and_basedpyright_as_before(
     tmp_path: Path, bare_path: Path
 ) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "app.py").write_text("x = 1\n")
+    root = workspace(tmp_path, {"app.py": "x = 1\n"})
     specs = workspace_specs(root, AnalyzerGateConfig())
     assert [s.name for s in specs] == ["ruff", "basedpyright"]
     assert [(s.command, s.settings) for s in specs] == [

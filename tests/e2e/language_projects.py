@@ -27,12 +27,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from rein.bench.corpus import download_sdist
 
 __all__ = ["c_project", "go_project", "project_cache", "shell_project", "typescript_project"]
 
@@ -142,25 +143,7 @@ def c_project(into: Path) -> Path:
     name, version = C_SDIST
 
     def download(tmp: Path) -> Path:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "--dest",
-                str(tmp),
-                f"{name}=={version}",
-            ],
-            check=True,
-            capture_output=True,
-        )
-        (archive,) = tmp.glob("*.tar.gz")
-        return _unpack_single(archive, tmp / "unpacked") / "src" / "mmh3"
+        return download_sdist(name, version, tmp) / "src" / "mmh3"
 
     root = _copy(_cached(f"{name}-{version}", download), into)
     include = sysconfig.get_paths()["include"]

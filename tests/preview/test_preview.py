@@ -16,7 +16,7 @@ from rein.harness.gating.gates import GateContext, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Mutation
 from rein.harness.tools import ToolEnvironment
-from rein.preview.coordinator import PreviewCoordinator, is_preview_output
+from rein.preview.coordinator import is_preview_output
 from rein.preview.gates import (
     PreviewLoadGate,
     PreviewStartGate,
@@ -29,6 +29,7 @@ from tests.fakes.events import EventLog, WaitingEventLog, assert_well_formed
 from tests.fakes.preview import FakePreviewFactory, FakePreviewProcess
 from tests.fakes.tools import FakeWriteTool
 from tests.fakes.workspace import FakeWorkspace
+from tests.preview.coordinators import config, running
 
 ROOT = "/proj"
 TRACEBACK = [
@@ -39,35 +40,6 @@ TRACEBACK = [
     '    raise ValueError(f"threshold must not be negative, got {value}")',
     "ValueError: threshold must not be negative, got -1",
 ]
-
-
-def config(**values: Any) -> PreviewGateConfig:
-    """A preview config; without ``readiness``, up after 50 ms of quiet."""
-    return PreviewGateConfig.model_validate(
-        {
-            "command": "python app.py",
-            "observationWindowMs": 100,
-            "readiness": {"quietMs": 50},
-            **values,
-        }
-    )
-
-
-@asynccontextmanager
-async def running(
-    factory: FakePreviewFactory,
-    events: Callable[[Any], None] | None = None,
-    **values: Any,
-) -> AsyncIterator[PreviewCoordinator]:
-    async with anyio.create_task_group() as tg:
-        preview = PreviewCoordinator(
-            factory, config(**values), emit=events or EventLog(), spawn=tg.start_soon
-        )
-        try:
-            yield preview
-        finally:
-            await preview.shutdown()
-            tg.cancel_scope.cancel()
 
 
 def ready(process: FakePreviewProcess) -> None:

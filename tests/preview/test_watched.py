@@ -6,14 +6,13 @@ with the fake preview process."""
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 import pytest
 
-from rein.harness.config import PreviewGateConfig
 from rein.harness.gating.gates import GateContext
 from rein.harness.ports import Mutation
 from rein.preview.coordinator import PreviewCoordinator
@@ -23,6 +22,7 @@ from rein.preview.writes import is_manifest
 from tests.fakes.events import EventLog
 from tests.fakes.preview import FakePreviewFactory, FakePreviewProcess
 from tests.fakes.workspace import FakeWorkspace
+from tests.preview.coordinators import running as running_coordinator
 
 CRASH = [
     "Traceback (most recent call last):",
@@ -32,30 +32,11 @@ CRASH = [
 ]
 
 
-def config(**values: Any) -> PreviewGateConfig:
-    return PreviewGateConfig.model_validate(
-        {
-            "command": "python app.py",
-            "observationWindowMs": 300,
-            "readiness": {"quietMs": 50},
-            **values,
-        }
-    )
-
-
-@asynccontextmanager
-async def running(
+def running(
     factory: FakePreviewFactory, events: Callable[[Any], None] | None = None, **values: Any
-) -> AsyncIterator[PreviewCoordinator]:
-    async with anyio.create_task_group() as tg:
-        preview = PreviewCoordinator(
-            factory, config(**values), emit=events or EventLog(), spawn=tg.start_soon
-        )
-        try:
-            yield preview
-        finally:
-            await preview.shutdown()
-            tg.cancel_scope.cancel()
+) -> AbstractAsyncContextManager[PreviewCoordinator]:
+    """The coordinator, observing for 300 ms."""
+    return running_coordinator(factory, events, observationWindowMs=300, **values)
 
 
 def _ctx(generation: int, path: str) -> GateContext:

@@ -8,13 +8,7 @@ from pathlib import Path
 import pytest
 
 from rein.testgate.detect import finds_pytest_tests
-
-
-def make(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+from tests.testgate.projects import project
 
 
 @pytest.mark.parametrize(
@@ -31,7 +25,7 @@ def make(root: Path, files: dict[str, str]) -> Path:
     ids=["tests-folder", "pytest.ini", "pyproject", "tox", "setup.cfg", "test_", "_test"],
 )
 def test_a_project_with_pytest_tests_is_found(tmp_path: Path, files: dict[str, str]) -> None:
-    assert finds_pytest_tests(make(tmp_path, files))
+    assert finds_pytest_tests(project(tmp_path, files))
 
 
 @pytest.mark.parametrize(
@@ -45,4 +39,4 @@ def test_a_project_with_pytest_tests_is_found(tmp_path: Path, files: dict[str, s
     ids=["no-tests", "other-config", "skipped-folders"],
 )
 def test_a_project_without_them_is_not(tmp_path: Path, files: dict[str, str]) -> None:
-    assert not finds_pytest_tests(make(tmp_path, files))
+    assert not finds_pytest_tests(project(tmp_path, files))

@@ -8,15 +8,18 @@ from pathlib import Path
 
 import anyio
 
-from rein.harness.config import TestsGateConfig
-from rein.harness.gating.gate_types import GateContext, GateOutcome
-from rein.process.runner import SubprocessRunner
-from rein.testgate.gate import TestGate
 from tests.fakes.workspace import FakeWorkspace
+from tests.testgate.projects import (
+    BAD,
+    GOOD,
+    changed,
+    gate_for,
+    project,
+    snapshot,
+    verdict,
+    verdict_on,
+)
 
-GOOD = "def first_n(xs, n):\n    return xs[:n]\n"
-#: An off-by-one no analyzer sees.
-BAD = "def first_n(xs, n):\n    return xs[: n + 1]\n"
 TESTS = """from mod import first_n
 
 
@@ -33,49 +36,10 @@ def test_already_broken():
 """
 
 
-def project(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
-def gate_for(root: Path, **config: object) -> TestGate:
-    python = str(config.pop("python", sys.executable))
-    return TestGate(
-        root, SubprocessRunner(str(root)), TestsGateConfig.model_validate(config), python=python
-    )
-
-
-async def changed(gate: TestGate, workspace: FakeWorkspace, path: str, text: str) -> None:
-    """The run's change of ``path`` as the editor holds it (unsaved)."""
-    await gate.before_change([path], workspace)
-    workspace.buffers[path] = (text, 2)
-
-
-async def verdict(gate: TestGate, workspace: FakeWorkspace, *paths: str) -> GateOutcome:
-    return await gate.check(
-        GateContext(generation=2, touched=frozenset(paths), workspace=workspace)
-    )
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {
-        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
 async def test_the_test_the_run_broke_blocks_and_the_broken_one_does_not(tmp_path: Path) -> None:
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
     before = snapshot(root)
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD)
 
     assert [b.message for b in outcome.blockers] == [
         "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
@@ -101,11 +65,7 @@ async def test_a_test_that_passes_on_its_rerun_is_flaky_not_blocking(tmp_path: P
         "    assert first_n([1], 1) == [1]\n"
     )
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_flaky.py": flaky})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", GOOD + "\n")
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", GOOD + "\n")
 
     assert outcome.blockers == []
     assert outcome.unverified is None
@@ -116,11 +76,7 @@ async def test_a_test_that_passes_on_its_rerun_is_flaky_not_blocking(tmp_path: P
 
 async def test_a_runner_that_cannot_start_is_unverified(tmp_path: Path) -> None:
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root, python=str(tmp_path / "no-python"))
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD, python=str(tmp_path / "no-python"))
 
     assert outcome.blockers == []
     assert outcome.unverified is not None
@@ -130,11 +86,7 @@ async def test_a_runner_that_cannot_start_is_unverified(tmp_path: Path) -> None:
 async def test_tests_past_the_time_limit_are_unverified(tmp_path: Path) -> None:
     slow = "import time\n\nfrom mod import first_n\n\n\ndef test_slow():\n    time.sleep(60)\n"
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_slow.py": slow})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root, timeoutMs=1_000)
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD, timeoutMs=1_000)
 
     assert outcome.unverified == "the tests did not finish within 1 s (gates.tests.timeoutMs)"
 
@@ -218,11 +170,9 @@ async def test_another_runner_is_judged_by_its_junit_report(tmp_path: Path) -> N
         "sys.exit(0 if ok else 1)\n"
     )
     root = project(tmp_path / "proj", {"value.txt": "good\n"})
-    workspace = FakeWorkspace({"value.txt": "good\n"}, root=str(root))
-    gate = gate_for(root, command=f"{sys.executable} {writer} {{junit}}")
-    await changed(gate, workspace, "value.txt", "bad\n")
-
-    outcome = await verdict(gate, workspace, "value.txt")
+    outcome = await verdict_on(
+        root, "value.txt", "bad\n", command=f"{sys.executable} {writer} {{junit}}"
+    )
 
     assert [b.message for b in outcome.blockers] == ["suite::value failed: value is bad"]
     assert os.listdir(root) == ["value.txt"]

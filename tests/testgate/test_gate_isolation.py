@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.workspace import FakeWorkspace
-from tests.testgate.test_gate import BAD, GOOD, changed, gate_for, project, snapshot, verdict
+from tests.testgate.projects import (
+    BAD,
+    GOOD,
+    project,
+    snapshot,
+    verdict_on,
+)
 
 TWO = "from mypkg.mod import first_n\n\n\ndef test_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n"
 
@@ -23,11 +28,7 @@ async def test_a_test_writing_a_workspace_file_writes_the_shadows_copy(tmp_path:
     root = project(
         tmp_path / "proj", {"mod.py": GOOD, "data.txt": "ORIGINAL\n", "tests/test_m.py": writes}
     )
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", GOOD + "\n")
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", GOOD + "\n")
 
     assert outcome.blockers == [] and outcome.unverified is None
     assert (root / "data.txt").read_text() == "ORIGINAL\n"
@@ -48,11 +49,7 @@ async def test_a_conftest_resolving_its_own_path_stays_in_the_shadow(tmp_path: P
         },
     )
     before = snapshot(root)
-    workspace = FakeWorkspace({"lib/mypkg/mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "lib/mypkg/mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "lib/mypkg/mod.py")
+    outcome = await verdict_on(root, "lib/mypkg/mod.py", BAD)
 
     # The broken module was the one imported: the run's failure, not an old one.
     assert [b.message for b in outcome.blockers] == [
@@ -65,11 +62,7 @@ async def test_a_change_under_a_symlinked_folder_is_unverified(tmp_path: Path) -
     shared = project(tmp_path / "shared", {"mypkg/__init__.py": "", "mypkg/mod.py": GOOD})
     root = project(tmp_path / "proj", {"tests/test_m.py": TWO})
     (root / "mypkg").symlink_to(shared / "mypkg", target_is_directory=True)
-    workspace = FakeWorkspace({"mypkg/mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mypkg/mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mypkg/mod.py")
+    outcome = await verdict_on(root, "mypkg/mod.py", BAD)
 
     assert outcome.blockers == []
     assert outcome.unverified is not None
@@ -93,11 +86,7 @@ async def test_pytest_reads_no_configuration_or_conftest_above_the_shadow(
         tmp_path / "proj",
         {"mod.py": GOOD, "tests/test_m.py": TWO.replace("mypkg.mod", "mod")},
     )
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", GOOD + "\n")
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", GOOD + "\n")
 
     assert outcome.unverified is None and outcome.blockers == []
     assert outcome.detail.startswith("1 of 1 tests passed")
@@ -112,11 +101,7 @@ async def test_a_custom_runners_report_under_a_build_folder_stays_in_the_shadow(
         'echo \'<testsuites><testsuite><testcase classname="a" name="b"/></testsuite>'
         f"</testsuites>' > {report}; echo from-gate > target/gate-was-here"
     )
-    workspace = FakeWorkspace({"mod.py": "x = 1\n"}, root=str(root))
-    gate = gate_for(root, command=command, junitPath=report)
-    await changed(gate, workspace, "mod.py", "x = 2\n")
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", "x = 2\n", command=command, junitPath=report)
 
     assert outcome.unverified is None and outcome.blockers == []
     assert (root / report).read_text() == "<the person's report/>"
@@ -129,13 +114,13 @@ async def test_a_custom_runners_report_through_a_linked_folder_is_unverified(
     elsewhere = project(tmp_path / "out", {"junit.xml": "<the person's report/>"})
     root = project(tmp_path / "proj", {"mod.py": "x = 1\n"})
     (root / "reports").symlink_to(elsewhere, target_is_directory=True)
-    workspace = FakeWorkspace({"mod.py": "x = 1\n"}, root=str(root))
-    gate = gate_for(
-        root, command="echo '<testsuites/>' > reports/junit.xml", junitPath="reports/junit.xml"
+    outcome = await verdict_on(
+        root,
+        "mod.py",
+        "x = 2\n",
+        command="echo '<testsuites/>' > reports/junit.xml",
+        junitPath="reports/junit.xml",
     )
-    await changed(gate, workspace, "mod.py", "x = 2\n")
-
-    outcome = await verdict(gate, workspace, "mod.py")
 
     assert outcome.blockers == []
     assert outcome.unverified is not None

@@ -9,28 +9,22 @@ from pathlib import Path
 import pytest
 
 from rein.testgate import gate as gate_module
-from tests.fakes.workspace import FakeWorkspace
-from tests.testgate.test_gate import BAD, GOOD, changed, gate_for, project, verdict
+from tests.testgate.projects import BAD, GOOD, project, verdict_on
 
 TWO = "from mod import first_n\n\n\ndef test_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n"
+#: A project whose tests and their pytest configuration are in backend/.
+SUBPROJECT = {
+    "backend/pytest.ini": "[pytest]\npythonpath = .\n",
+    "backend/mod.py": GOOD,
+    "backend/tests/test_m.py": TWO,
+}
 
 
 async def test_node_ids_in_a_subproject_with_its_own_config_are_the_workspaces(
     tmp_path: Path,
 ) -> None:
-    root = project(
-        tmp_path / "proj",
-        {
-            "backend/pytest.ini": "[pytest]\npythonpath = .\n",
-            "backend/mod.py": GOOD,
-            "backend/tests/test_m.py": TWO,
-        },
-    )
-    workspace = FakeWorkspace({"backend/mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "backend/mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "backend/mod.py")
+    root = project(tmp_path / "proj", SUBPROJECT)
+    outcome = await verdict_on(root, "backend/mod.py", BAD)
 
     assert outcome.unverified is None
     assert [(b.message, b.path) for b in outcome.blockers] == [
@@ -55,11 +49,7 @@ async def test_an_inherited_test_has_the_node_id_of_the_file_that_collects_it(
             "tests/test_k.py": "from tests.base import Base\n\n\nclass TestK(Base):\n    pass\n",
         },
     )
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD)
 
     assert outcome.unverified is None
     assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
@@ -74,11 +64,7 @@ async def test_a_projects_exitfirst_does_not_hide_the_broken_test(tmp_path: Path
         tmp_path / "proj",
         {"pytest.ini": "[pytest]\naddopts = -x\n", "mod.py": GOOD, "tests/test_m.py": tests},
     )
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD)
 
     assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
         "tests/test_m.py::test_two"
@@ -91,11 +77,7 @@ async def test_the_rerun_runs_in_a_fresh_shadow(tmp_path: Path) -> None:
     tests = "import os\n\nfrom mod import first_n\n\nos.mkdir('scratch')\n\n\n"
     tests += TWO.split("\n\n\n", 1)[1]
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": tests})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD)
 
     assert "flaky" not in outcome.detail
     assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
@@ -111,11 +93,7 @@ async def test_a_test_the_rerun_does_not_report_is_not_flaky(tmp_path: Path) -> 
         "if MARKER.exists():\n    raise RuntimeError('second import')\nMARKER.touch()\n\n\n"
     ) + TWO.split("\n\n\n", 1)[1]
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": tests})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD)
 
     assert outcome.blockers == []
     assert outcome.unverified is not None
@@ -128,11 +106,7 @@ async def test_test_files_left_out_by_max_tests_make_the_verdict_unverified(
     each = "from mod import first_n\n\n\ndef test_{n}():\n    assert first_n([1], 1) == [1]\n"
     files = {f"tests/test_{n}.py": each.format(n=n) for n in range(3)}
     root = project(tmp_path / "proj", {"mod.py": GOOD, **files})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root, maxTests=1)
-    await changed(gate, workspace, "mod.py", GOOD + "\n")
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", GOOD + "\n", maxTests=1)
 
     assert outcome.blockers == []
     assert outcome.unverified == (
@@ -147,11 +121,7 @@ async def test_tests_that_failed_before_and_after_and_none_passing_is_unverified
     missing = "import not_installed_anywhere_xyz\nfrom mod import first_n\n\n\n"
     missing += TWO.split("\n\n\n", 1)[1]
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": missing})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD)
 
     assert outcome.blockers == []
     assert outcome.unverified is not None
@@ -166,11 +136,7 @@ async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
 
     monkeypatch.setattr(gate_module, "open_shadow", no_room)
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", BAD)
-
-    outcome = await verdict(gate, workspace, "mod.py")
+    outcome = await verdict_on(root, "mod.py", BAD)
 
     assert outcome.blockers == []
     assert outcome.unverified == (
@@ -181,19 +147,8 @@ async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
 async def test_a_changed_test_file_in_a_subproject_that_does_not_import_blocks(
     tmp_path: Path,
 ) -> None:
-    root = project(
-        tmp_path / "proj",
-        {
-            "backend/pytest.ini": "[pytest]\npythonpath = .\n",
-            "backend/mod.py": GOOD,
-            "backend/tests/test_m.py": TWO,
-        },
-    )
-    workspace = FakeWorkspace({"backend/tests/test_m.py": TWO}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "backend/tests/test_m.py", TWO + "\ndef oops(:\n")
-
-    outcome = await verdict(gate, workspace, "backend/tests/test_m.py")
+    root = project(tmp_path / "proj", SUBPROJECT)
+    outcome = await verdict_on(root, "backend/tests/test_m.py", TWO + "\ndef oops(:\n")
 
     assert [b.message for b in outcome.blockers] == [
         "backend/tests/test_m.py cannot be collected (the test file does not import)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rein.testgate.selection import TestSelection, select_tests
+from tests.testgate.projects import project
 
 LIB = {
     "pkg/__init__.py": "from .core import run\nfrom .other import other\n",
@@ -14,13 +15,6 @@ LIB = {
     "pkg/other.py": "def other() -> int:\n    return 2\n",
     "pkg/orphan.py": "X = 1\n",
 }
-
-
-def project(root: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
-    return root
 
 
 def test_a_direct_importer_is_selected_with_its_chain(tmp_path: Path) -> None:

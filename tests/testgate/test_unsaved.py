@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rein.harness.gating.gate_types import UnsavedDocuments
 from tests.fakes.workspace import FakeWorkspace
-from tests.testgate.test_gate import BAD, GOOD, changed, gate_for, project, snapshot, verdict
+from tests.testgate.projects import BAD, GOOD, changed, gate_for, project, snapshot, verdict
 
 HELPER = "EXPECTED = [1, 2]\n"
 TESTS = """from helper import EXPECTED

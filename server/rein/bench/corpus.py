@@ -31,6 +31,7 @@ __all__ = [
     "Project",
     "SeededEdit",
     "corpus_cache",
+    "download_sdist",
     "fetch",
     "make_workspace",
     "seed_edit",
@@ -76,34 +77,40 @@ def fetch(project: Project, cache: Path | None = None) -> Path:
         return target
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache, prefix=".download-") as tmp:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "--dest",
-                tmp,
-                f"{project.name}=={project.version}",
-            ],
-            check=True,
-        )
-        archives = [p for p in Path(tmp).iterdir() if p.is_file()]
-        if len(archives) != 1:
-            raise RuntimeError(f"pip download left {archives} for {project.name}")
-        unpacked = Path(tmp) / "unpacked"
-        _unpack(archives[0], unpacked)
-        entries = list(unpacked.iterdir())
-        root = entries[0] if len(entries) == 1 and entries[0].is_dir() else unpacked
+        root = download_sdist(project.name, project.version, Path(tmp))
         if target.exists():
             shutil.rmtree(target)
         shutil.move(str(root), str(target))
     (target / ".rein-corpus-complete").write_text(f"{project.name}=={project.version}\n")
     return target
+
+
+def download_sdist(name: str, version: str, into: Path) -> Path:
+    """``name==version``'s source distribution downloaded by pip into the
+    (existing) folder ``into`` and unpacked there; its top folder."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--dest",
+            str(into),
+            f"{name}=={version}",
+        ],
+        check=True,
+    )
+    archives = [p for p in into.iterdir() if p.is_file()]
+    if len(archives) != 1:
+        raise RuntimeError(f"pip download left {archives} for {name}")
+    unpacked = into / "unpacked"
+    _unpack(archives[0], unpacked)
+    entries = list(unpacked.iterdir())
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else unpacked
 
 
 def _unpack(archive: Path, into: Path) -> None:

@@ -57,6 +57,7 @@ from rein.bench.corpus import (
     make_workspace,
     seed_edit,
 )
+from rein.bench.table import print_columns
 from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import ModelDelta, ModelRequest
 
@@ -530,11 +531,7 @@ _TABLE = (
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    cells = [[h for h, _ in _TABLE]]
-    cells += [[str(row.get(k)) for _, k in _TABLE] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(_TABLE))]
-    for line in cells:
-        print("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)))
+    print_columns(_TABLE, rows)
     for row in rows:
         rss = ", ".join(f"{k} {v} MB" for k, v in row["analyzer_rss_peak_mb"].items())
         failed = [k for k, ok in row["goals"].items() if not ok]

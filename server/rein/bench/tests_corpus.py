@@ -58,6 +58,7 @@ from typing import Any
 import anyio
 
 from rein.bench.corpus import Project, corpus_cache, fetch, make_workspace
+from rein.bench.table import print_columns
 from rein.bench.tests_seeds import Mutation, apply, candidates, choose, extra_tests, no_op
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.config import TestsGateConfig
@@ -464,11 +465,7 @@ _TABLE = (
 
 
 def print_tests_table(rows: list[dict[str, Any]]) -> None:
-    cells = [[h for h, _ in _TABLE]]
-    cells += [[str(row.get(k)) for _, k in _TABLE] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(_TABLE))]
-    for line in cells:
-        print("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)))
+    print_columns(_TABLE, rows)
     for row in rows:
         special = row["special"]
         failed = [k for k, ok in row["goals"].items() if not ok]

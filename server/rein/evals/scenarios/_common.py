@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from rein.config import load_config
 from rein.disk.disk_workspace import DiskWorkspace
@@ -13,6 +13,7 @@ from rein.harness import Agent, HarnessConfig, ToolResultMessage
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Model, ModelOptions, UserChannel
 from rein.harness.tools import ToolEnvironment
+from rein.headless.run import TerminalUserChannel
 from rein.providers.replay import ReplayModel
 from rein.tools.registry import default_tools
 
@@ -29,6 +30,7 @@ __all__ = [
     "last_tool",
     "outcome",
     "plan",
+    "prompt_unanswered",
     "script_turns",
     "when",
     "workspace",
@@ -145,6 +147,32 @@ def headless(
         storage=rig.root / ".rein-store" if stored or resume else None,
         resume=resume,
     )
+
+
+class Unanswered(NamedTuple):
+    """A stored session's prompt that ended waiting on the person."""
+
+    result: Any
+    session_id: str
+    waiting_for: Any
+
+
+async def prompt_unanswered(
+    rig: Rig,
+    model: ReplayModel,
+    events: Events,
+    prompt: str,
+    *,
+    mode: Literal["agent", "plan"] = "agent",
+) -> Unanswered:
+    """``prompt`` in a stored session (``events`` subscribed) whose person
+    cannot answer (``rein run`` in CI): its result, the session's id and
+    what the agent waits for when it ends."""
+    user = TerminalUserChannel(interactive=False)
+    async with headless(rig, model, mode=mode, user=user, stored=True) as s:
+        s.subscribe(events)
+        result = await s.prompt(prompt)
+        return Unanswered(result, s.session.id, s.agent.state.waiting_for)
 
 
 # ----------------------------------------------------------------- plan-act

@@ -12,8 +12,8 @@ from rein.evals.scenarios._common import (
     flow_outcome,
     headless,
     plan,
+    prompt_unanswered,
 )
-from rein.headless.run import TerminalUserChannel
 from rein.providers.replay import ReplayModel
 
 
@@ -32,12 +32,7 @@ async def eval_plan_restart_resume(rig: Rig) -> Outcome:
         ]
     )
     events = Events()
-    async with headless(
-        rig, first, mode="plan", user=TerminalUserChannel(interactive=False), stored=True
-    ) as session:
-        session.subscribe(events)
-        waiting = await session.prompt("rename")
-        session_id = session.session.id
+    waiting, session_id, _ = await prompt_unanswered(rig, first, events, "rename", mode="plan")
     second_turns = [
         {
             "expect": {"last_message_contains": "The person answered: yes"},
@@ -61,11 +56,11 @@ async def eval_plan_restart_resume(rig: Rig) -> Outcome:
         session.subscribe(events)
         result = await session.prompt("yes")
     fixed = "{name}" in (rig.root / "app.py").read_text()
-    return Outcome(
-        result.status,
-        len(first.requests) + len(second.requests),
-        list(events),
-        script_turns=len(first.script.turns) + len(second_turns),
+    return flow_outcome(
+        result,
+        first,
+        second,
+        events,
         check=waiting.status == "waiting" and result.repair_attempts == 1 and fixed,
         why="after the restart the last step's gates caught step 1's change; one repair",
     )

@@ -8,10 +8,17 @@ from typing import Any
 
 from rein.evals._registry import Outcome, Rig, scenario
 from rein.evals.mutations import waiting_question_forgotten
-from rein.evals.scenarios._common import Events, call, complete, headless, plan
+from rein.evals.scenarios._common import (
+    Events,
+    call,
+    complete,
+    flow_outcome,
+    headless,
+    plan,
+    prompt_unanswered,
+)
 from rein.harness import ToolResultMessage
 from rein.harness.events import PlanState, PlanUpdated, RunEnd, RunStart, ToolCallStart
-from rein.headless.run import TerminalUserChannel
 from rein.providers.replay import ReplayModel
 
 _QUESTION = "Greet with hello or hi?"
@@ -53,11 +60,9 @@ async def eval_agent_waits_then_resumes(rig: Rig) -> Outcome:
     the question's result, and the run goes on to do what the person chose."""
     first = ReplayModel([call("ask_user", question=_QUESTION)])
     events = Events()
-    async with headless(rig, first, user=TerminalUserChannel(interactive=False), stored=True) as s:
-        s.subscribe(events)
-        waiting = await s.prompt("greet the person")
-        session_id = s.session.id
-        waiting_for = s.agent.state.waiting_for
+    waiting, session_id, waiting_for = await prompt_unanswered(
+        rig, first, events, "greet the person"
+    )
     second_turns: list[dict[str, Any]] = [
         {
             "expect": {"last_message_contains": "The person answered: hi"},
@@ -83,11 +88,11 @@ async def eval_agent_waits_then_resumes(rig: Rig) -> Outcome:
         "run_end:completed",
     ]
     greeted = 'f"hi {name}"' in (rig.root / "app.py").read_text()
-    return Outcome(
-        result.status,
-        len(first.requests) + len(second.requests),
-        list(events),
-        script_turns=len(first.script.turns) + len(second_turns),
+    return flow_outcome(
+        result,
+        first,
+        second,
+        events,
         check=waiting.status == "waiting"
         and _QUESTION in (waiting.error or waiting.text or "")
         and waiting_for is not None
@@ -112,12 +117,9 @@ async def eval_plan_waits_then_resumes(rig: Rig) -> Outcome:
         ]
     )
     events = Events()
-    async with headless(
-        rig, first, mode="plan", user=TerminalUserChannel(interactive=False), stored=True
-    ) as s:
-        s.subscribe(events)
-        waiting = await s.prompt("greet the person")
-        session_id = s.session.id
+    waiting, session_id, _ = await prompt_unanswered(
+        rig, first, events, "greet the person", mode="plan"
+    )
     stopped = _plan_states(events)
     second_turns: list[dict[str, Any]] = [
         {
@@ -140,11 +142,11 @@ async def eval_plan_waits_then_resumes(rig: Rig) -> Outcome:
     states = _plan_states(events)[len(stopped) :]
     steps = [e for e in events if isinstance(e, PlanUpdated)][-1].steps
     greeted = 'f"hi {name}"' in (rig.root / "app.py").read_text()
-    return Outcome(
-        result.status,
-        len(first.requests) + len(second.requests),
-        list(events),
-        script_turns=len(first.script.turns) + len(second_turns),
+    return flow_outcome(
+        result,
+        first,
+        second,
+        events,
         check=waiting.status == "waiting"
         and stopped == ["planning", "executing", "waiting"]
         and states == ["waiting", "executing", "summarizing", "completed"]

@@ -1,0 +1,64 @@
+"""Tiny projects for the tests gate's tests, the gate over them, and the
+run's change of one file as the editor holds it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rein.harness.config import TestsGateConfig
+from rein.harness.gating.gate_types import GateContext, GateOutcome
+from rein.process.runner import SubprocessRunner
+from rein.testgate.gate import TestGate
+from tests.fakes.workspace import FakeWorkspace
+
+__all__ = ["BAD", "GOOD", "changed", "gate_for", "project", "snapshot", "verdict", "verdict_on"]
+
+GOOD = "def first_n(xs, n):\n    return xs[:n]\n"
+#: An off-by-one no analyzer sees.
+BAD = "def first_n(xs, n):\n    return xs[: n + 1]\n"
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    """``root`` with ``files`` (path: text) written under it."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def gate_for(root: Path, **config: object) -> TestGate:
+    python = str(config.pop("python", sys.executable))
+    return TestGate(
+        root, SubprocessRunner(str(root)), TestsGateConfig.model_validate(config), python=python
+    )
+
+
+async def changed(gate: TestGate, workspace: FakeWorkspace, path: str, text: str) -> None:
+    """The run's change of ``path`` as the editor holds it (unsaved)."""
+    await gate.before_change([path], workspace)
+    workspace.buffers[path] = (text, 2)
+
+
+async def verdict(gate: TestGate, workspace: FakeWorkspace, *paths: str) -> GateOutcome:
+    return await gate.check(
+        GateContext(generation=2, touched=frozenset(paths), workspace=workspace)
+    )
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+async def verdict_on(root: Path, path: str, text: str, **config: object) -> GateOutcome:
+    """The verdict of a gate (``config``) on the run's change of ``path``,
+    open in the editor as saved, to ``text``."""
+    workspace = FakeWorkspace({path: (root / path).read_text()}, root=str(root))
+    gate = gate_for(root, **config)
+    await changed(gate, workspace, path, text)
+    return await verdict(gate, workspace, path)
