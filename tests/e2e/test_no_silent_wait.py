@@ -203,3 +203,31 @@ def test_a_host_closed_while_its_analyzers_start_stops_them_cleanly(tmp_path: Pa
     pid = int(signal.with_suffix(".pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+QUICK_RUN = """
+import asyncio, sys
+from pathlib import Path
+from rein.config import ReinConfig
+from rein.hosting.headless import HeadlessSession
+from rein.providers.replay import ReplayModel
+
+async def main() -> None:
+    model = ReplayModel([{"text": "nothing to change"}])
+    async with HeadlessSession(Path(sys.argv[1]), model, ReinConfig(), watch=False) as host:
+        assert (await host.prompt("look")).status == "completed"
+
+asyncio.run(main())
+"""
+
+
+def test_a_run_that_ends_before_the_analyzers_started_closes_them_cleanly(tmp_path: Path) -> None:
+    # Defect: closing the host cancelled ruff's and basedpyright's starts
+    # mid-spawn; their pipes outlived the event loop ("Exception ignored ...
+    # Event loop is closed" on stderr at exit, as rein eval printed).
+    (tmp_path / "app.py").write_text("x = 1\n")
+    out = subprocess.run(
+        [sys.executable, "-c", QUICK_RUN, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Exception ignored" not in out.stderr and "Event loop is closed" not in out.stderr

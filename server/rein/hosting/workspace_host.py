@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 
 #: How long the analyzers' start-up baseline may take before it is reported.
 BASELINE_LIMIT_S = 120.0
+#: How long closing the host lets analyzers still starting finish their start.
+START_GRACE_S = 3.0
 
 
 def _nobody(session_id: str) -> None:
@@ -270,6 +272,11 @@ class WorkspaceHost:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.preview.shutdown()
+        # Analyzers still starting (a run that ended within their start)
+        # finish it first, bounded: one cancelled while its process spawns
+        # left that process's pipes open past the event loop.
+        with anyio.move_on_after(START_GRACE_S):
+            await self.pool.started()
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
         assert self._stack is not None
