@@ -178,11 +178,16 @@ class _Truths:
             tmp.replace(self.file)
 
 
+#: Bumped when the gate's test ids change (2: pytest's own node ids, not
+#: ones rebuilt from JUnit): a cached truth must name tests as the gate does.
+TRUTH_IDS = 2
+
+
 def truth_cache_file(project: TestProject) -> Path:
     import pytest
 
     py = f"py{sys.version_info.major}{sys.version_info.minor}"
-    name = f"{project.name}-{project.version}-{py}-pytest{pytest.__version__}.json"
+    name = f"{project.name}-{project.version}-{py}-pytest{pytest.__version__}-ids{TRUTH_IDS}.json"
     return corpus_cache() / "tests-truth" / name
 
 
