@@ -130,12 +130,16 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from rein.headless.doctor import doctor
     from rein.headless.run import build_config
 
+    root = Path(args.root).resolve()
+    if not root.is_dir():
+        print(f"rein doctor: {root} is not a folder", file=sys.stderr)
+        return 2
     try:
         config = build_config(args.config, {})
     except ConfigError as exc:
         print(f"rein doctor: {exc}", file=sys.stderr)
         return 2
-    return doctor(Path(args.root).resolve(), config.gates.analyzer, as_json=args.json)
+    return doctor(root, config.gates.analyzer, as_json=args.json)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

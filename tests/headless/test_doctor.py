@@ -82,3 +82,11 @@ def test_doctor_json_and_a_configured_server(tmp_path: Path) -> None:
     assert servers["yaml"]["found"] is False and servers["yaml"]["used_here"] is True
     assert servers["yaml"]["install"] == "npm i -g yaml-language-server"
     assert servers["gopls"]["enabled"] == "false" and servers["gopls"]["used_here"] is False
+
+
+def test_doctor_on_a_folder_that_is_not_there_says_so_and_exits_2(tmp_path: Path) -> None:
+    # Defect: it listed every server as "not used here" for a missing folder.
+    out = doctor(tmp_path)  # tmp_path / "ws" was never made
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"rein doctor: {(tmp_path / 'ws').resolve()} is not a folder"
+    assert out.stdout == ""
