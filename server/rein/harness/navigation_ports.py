@@ -1,0 +1,117 @@
+"""The navigation port: what the agent's semantic tools ask a language server.
+
+A :class:`Navigator` answers definition, references, hover, symbols and
+rename questions about the workspace *as Rein analyses it* (the editor's live
+buffers in VS Code, the client's buffers over ACP, the disk headless). Two
+adapters implement it: the editor's own providers over a Rein request (the
+extension answers with ``vscode.execute*Provider``), and Rein's analyzer pool
+(the same language-server processes the analyzer gate runs; never a second
+copy for navigation).
+
+Positions follow the Language Server Protocol: zero-based lines and
+characters counted in UTF-16 code units. Paths are workspace-relative POSIX
+paths (a location outside the workspace, such as a library's stub, keeps its
+absolute path). The tools (``rein.tools``) turn the model's ``(path, line,
+symbol)`` into a :class:`Position` and the answers into text the model reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = [
+    "CodeLocation",
+    "CodeRange",
+    "CodeSymbol",
+    "NavigationUnavailable",
+    "Navigator",
+    "Position",
+    "TextReplacement",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a file: zero-based line, zero-based UTF-16 character."""
+
+    line: int
+    character: int
+
+
+@dataclass(frozen=True, order=True)
+class CodeRange:
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True)
+class CodeLocation:
+    """A range in a file: workspace-relative POSIX path, or an absolute path
+    for a file outside the workspace."""
+
+    path: str
+    range: CodeRange
+
+
+@dataclass(frozen=True)
+class CodeSymbol:
+    """One symbol of an outline or of a workspace symbol search.
+
+    ``kind`` is the LSP ``SymbolKind`` name in lower case (``"function"``,
+    ``"class"``, ``"method"``, ``"variable"``...). ``children`` is a document
+    outline's nesting (empty for workspace symbols)."""
+
+    name: str
+    kind: str
+    location: CodeLocation
+    container: str | None = None
+    detail: str | None = None
+    children: tuple[CodeSymbol, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class TextReplacement:
+    """One text edit of a rename: replace ``range`` with ``new_text``."""
+
+    range: CodeRange
+    new_text: str
+
+
+class NavigationUnavailable(Exception):
+    """No language server can answer for this file (its language has none,
+    the server is not running, or the editor offers no provider). The message
+    says which and is shown to the model as the tool's result."""
+
+
+class Navigator(Protocol):
+    """Semantic questions about the workspace, answered by a language server."""
+
+    @property
+    def source(self) -> str:
+        """Who answers, for the tools' results: ``"the editor"``,
+        ``"basedpyright"``..."""
+        ...
+
+    async def definition(self, path: str, position: Position) -> Sequence[CodeLocation]: ...
+
+    async def references(
+        self, path: str, position: Position, *, include_declaration: bool = True
+    ) -> Sequence[CodeLocation]: ...
+
+    async def hover(self, path: str, position: Position) -> str | None:
+        """The hover text (Markdown or plain), or ``None`` when there is none."""
+        ...
+
+    async def document_symbols(self, path: str) -> Sequence[CodeSymbol]: ...
+
+    async def workspace_symbols(self, query: str) -> Sequence[CodeSymbol]: ...
+
+    async def rename(
+        self, path: str, position: Position, new_name: str
+    ) -> Mapping[str, Sequence[TextReplacement]]:
+        """The server's rename as text edits per path (nothing applied: the
+        caller applies them as one mutation generation). A rename the server
+        refuses raises :class:`NavigationUnavailable` with its reason."""
+        ...
