@@ -33,6 +33,7 @@ from pydantic.alias_generators import to_camel
 from rein.harness.config import GatesConfig, HarnessConfig
 from rein.harness.errors import ConfigError
 from rein.providers.config import ModelConfig
+from rein.sandboxing.settings import SandboxSettings
 from rein.tools.settings import ApprovalSettings, InstructionSettings, ToolOptions, ToolSettings
 
 __all__ = [
@@ -134,6 +135,8 @@ class ReinConfig(BaseModel):
     sessions: SessionLimits = SessionLimits()
     checkpoints: CheckpointLimits = CheckpointLimits()
     mcp: McpSettings = McpSettings()
+    #: The OS sandbox of the model's commands (``approval.command: "sandboxed"``).
+    sandbox: SandboxSettings = SandboxSettings()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 

@@ -18,6 +18,7 @@ from rein.harness.process_ports import (
     CommandExecutor,
     CommandResult,
     CommandRunner,
+    CommandSandbox,
     PreviewProcess,
     PreviewProcessFactory,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "CommandExecutor",
     "CommandResult",
     "CommandRunner",
+    "CommandSandbox",
     "CounterfactualDiagnostics",
     "Diagnostic",
     "DiagnosticsSnapshot",

@@ -1,12 +1,13 @@
 """The process ports: a command the gates run (:class:`CommandRunner`),
-``run_command``'s command run elsewhere (:class:`CommandExecutor`), and the
+``run_command``'s command run elsewhere (:class:`CommandExecutor`), the OS
+sandbox ``run_command``'s local commands run in (:class:`CommandSandbox`), and the
 person's program the preview runs (:class:`PreviewProcess`,
 :class:`PreviewProcessFactory`). :mod:`rein.harness.ports` lists them with
 the other ports."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -14,6 +15,7 @@ __all__ = [
     "CommandExecutor",
     "CommandResult",
     "CommandRunner",
+    "CommandSandbox",
     "PreviewProcess",
     "PreviewProcessFactory",
 ]
@@ -60,6 +62,28 @@ class CommandExecutor(Protocol):
         on_output: Callable[[str], None],
         on_terminal: Callable[[str], None],
     ) -> CommandResult: ...
+
+
+class CommandSandbox(Protocol):
+    """The OS sandbox ``run_command``'s local commands run in
+    (``rein.sandboxing``: bubblewrap on Linux). ``ToolEnvironment.sandbox``;
+    None: no sandbox, as if it could not start."""
+
+    def unavailable(self) -> str | None:
+        """None when the sandbox works here; else why not, in a sentence
+        (checked once, then remembered)."""
+        ...
+
+    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+        """The command line that runs ``argv`` in ``cwd`` inside the
+        sandbox. Only called when :meth:`unavailable` is None."""
+        ...
+
+    def failure_note(self, output: str) -> str | None:
+        """For a sandboxed command that failed with ``output``: a note for
+        the model when the sandbox may be why (a write outside the writable
+        folders, a network call), else None."""
+        ...
 
 
 # --------------------------------------------------------------------- preview

@@ -22,6 +22,7 @@ from rein.harness.ports import (
     ApprovalRuleBook,
     Approver,
     CommandExecutor,
+    CommandSandbox,
     DiagnosticsSource,
     Model,
     ToolSchema,
@@ -74,6 +75,9 @@ class ToolEnvironment:
     #: Where ``run_command`` runs its commands (the ACP client's terminal);
     #: None: a local process group of its own.
     commands: CommandExecutor | None = None
+    #: The OS sandbox ``run_command``'s local commands run in when
+    #: ``approval.command`` is "sandboxed"; None: none (every command asks).
+    sandbox: CommandSandbox | None = None
 
     def __post_init__(self) -> None:
         if self.changes is None and isinstance(self.workspace, TrackedWorkspace):

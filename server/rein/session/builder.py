@@ -49,6 +49,7 @@ from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus
 from rein.mcp.offer import McpOffer
 from rein.process.installers import install_detector, python_environment
+from rein.sandboxing import command_sandbox
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
 from rein.store.persistence import MAIN_MEMORY
@@ -204,6 +205,7 @@ def build_session(
         changes=ports.changes,
         settle_changes=ports.settle_changes,
         commands=ports.commands(session_id),
+        sandbox=command_sandbox(str(ports.root), config.sandbox),
     )
     instructions = bootstrap.project_instructions(
         ports.root, settings.deny_globs, settings.instruction_files

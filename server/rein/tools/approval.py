@@ -130,7 +130,7 @@ async def check_approval(
         if uncovered is None:
             return None  # a rule the person kept allows it
         offered = uncovered
-    because = why_ask or f'{setting} is "ask"'
+    because = why_ask or f'{setting} is "{policy}"'
     approver = ctx.env.approver
     if approver is None:
         return _denied(

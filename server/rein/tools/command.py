@@ -13,6 +13,15 @@ With a :class:`~rein.harness.ports.CommandExecutor` in the environment
 terminal's id goes to the client as a ``terminal`` update, its output
 streams the same way, and the executor kills and releases it on timeout and
 abort. Steering ends it as it ends a local one.
+
+With ``approval.command: "sandboxed"`` (the default) a local command runs
+in the session's OS sandbox (``ToolEnvironment.sandbox``,
+:mod:`rein.sandboxing`) without asking; a failure the sandbox may have
+caused gets a note saying so. A command the model asks to run outside it
+(``unsandboxed`` with a ``reason``) asks the person every time, and no
+"always allow" rule covers it; where the sandbox cannot start (none, it
+fails its trial, the client's terminal runs the commands) every command
+asks, and the request says why.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ import anyio
 from anyio.abc import Process
 from pydantic import BaseModel, Field
 
-from rein.harness.ports import CommandExecutor
+from rein.harness.ports import ApprovalRuleKind, CommandExecutor, CommandSandbox
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.process.environment import child_environment
 from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
@@ -55,6 +64,17 @@ class RunCommandArgs(BaseModel):
         le=MAX_TIMEOUT_S,
         description=f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S:g}, "
         f"at most {MAX_TIMEOUT_S:g}).",
+    )
+    unsandboxed: bool = Field(
+        False,
+        description="Run outside the sandbox (full access to files and network). Only when "
+        "the command failed in the sandbox and needs what it blocks; the person is asked.",
+    )
+    reason: str | None = Field(
+        None,
+        max_length=500,
+        description="Why the command must run outside the sandbox (with `unsandboxed`); "
+        "shown to the person.",
     )
 
 
@@ -116,7 +136,10 @@ class RunCommandTool(Tool[RunCommandArgs]):
     timeout_s: ClassVar[float | None] = MAX_TIMEOUT_S + 60.0
     prompt_section: str = (
         "`run_command` runs a bash command in the workspace root (no input, killed after the "
-        "timeout); use it to run tests and builds. It may need the person's approval."
+        "timeout); use it to run tests and builds. It may need the person's approval. "
+        "Commands usually run in a sandbox: only the workspace and $TMPDIR are writable, "
+        "there is no network. If a command fails because of that, run it again with "
+        "`unsandboxed: true` and a `reason`; the person is asked."
     )
 
     def __init__(
@@ -139,16 +162,46 @@ class RunCommandTool(Tool[RunCommandArgs]):
             return ToolResult("The command is empty.", is_error=True)
         timeout = args.timeout or self.default_timeout_s
         short = command if len(command) <= 80 else command[:77] + "..."
-        denial = await check_approval(
-            ctx,
-            "command",
-            title=f"Run: {short}",
-            detail=f"$ {command}\n(in {workspace.root}, timeout {timeout:g} s)",
-            action=f"run `{short}`",
-            subject=("command", command),
-        )
-        if denial is not None:
-            return denial
+        detail = f"$ {command}\n(in {workspace.root}, timeout {timeout:g} s)"
+        subject: tuple[ApprovalRuleKind, str] | None = ("command", command)
+        why_ask = ""
+        sandbox: CommandSandbox | None = None
+        if settings_of(ctx).approval.command == "sandboxed":
+            if args.unsandboxed:
+                reason = (args.reason or "").strip()
+                if not reason:
+                    return ToolResult(
+                        "To run a command outside the sandbox, give the `reason` the person "
+                        "is shown with `unsandboxed: true`.",
+                        is_error=True,
+                    )
+                # Asked every time: no rule the person kept covers it.
+                subject = None
+                why_ask = f"the command asks to run outside the sandbox: {reason}"
+                detail = (
+                    f"Outside the sandbox (your files and the network), because: {reason}"
+                    f"\n\n{detail}"
+                )
+            else:
+                why_not = await _sandbox_unavailable(ctx)
+                if why_not is None:
+                    sandbox = ctx.env.sandbox
+                else:
+                    why_ask = f"the sandbox cannot run here: {why_not}"
+                    detail = f"Not sandboxed: {why_not}.\n\n{detail}"
+        if sandbox is None:
+            denial = await check_approval(
+                ctx,
+                "command",
+                title=f"Run: {short}" if not why_ask else f"Run unsandboxed: {short}",
+                detail=detail,
+                action=f"run `{short}`",
+                force_ask=bool(why_ask),
+                why_ask=why_ask,
+                subject=subject,
+            )
+            if denial is not None:
+                return denial
         changes = ctx.env.changes
         # What the command changes on disk is the run's change: counted while
         # it runs, and until the disk watcher has seen everything it wrote.
@@ -158,18 +211,28 @@ class RunCommandTool(Tool[RunCommandArgs]):
                     ctx.env.commands, command, timeout, workspace.root, ctx
                 )
             else:
-                result = await self._run(command, timeout, workspace.root, ctx)
+                result = await self._run(command, timeout, workspace.root, ctx, sandbox)
             if ctx.env.settle_changes is not None:
                 await ctx.env.settle_changes()
         return result
 
-    async def _run(self, command: str, timeout_s: float, cwd: str, ctx: ToolContext) -> ToolResult:
+    async def _run(
+        self,
+        command: str,
+        timeout_s: float,
+        cwd: str,
+        ctx: ToolContext,
+        sandbox: CommandSandbox | None = None,
+    ) -> ToolResult:
         timeout = timeout_s
         output = OutputBuffer(self.head_chars, self.tail_chars)
         streamer = _Streamer(ctx)
         started = time.monotonic()
+        argv = ["bash", "-c", command]
+        if sandbox is not None:
+            argv = sandbox.wrap(argv, cwd=cwd)
         process = await anyio.open_process(
-            dies_with_us(["bash", "-c", command]),
+            dies_with_us(argv),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -215,6 +278,12 @@ class RunCommandTool(Tool[RunCommandArgs]):
             result.content += (
                 "\n[Processes the command left running in the background were stopped.]"
             )
+        result.details["sandboxed"] = sandbox is not None
+        if sandbox is not None and result.is_error and not timed_out and not yielded:
+            note = sandbox.failure_note(output.text())
+            if note is not None:
+                result.content += "\n" + note
+                result.details["sandbox_note"] = True
         return result
 
     async def _run_elsewhere(
@@ -331,6 +400,17 @@ class RunCommandTool(Tool[RunCommandArgs]):
             "output_chars": output.total,
         }
         return ToolResult("\n".join(parts), is_error=timed_out or code != 0, details=details)
+
+
+async def _sandbox_unavailable(ctx: ToolContext) -> str | None:
+    """Why this call's command cannot run in the sandbox (None: it can).
+    The first check may start a trial sandbox: off the event loop."""
+    if ctx.env.commands is not None:
+        return "commands run in the client's terminal, which Rein cannot sandbox"
+    sandbox = ctx.env.sandbox
+    if sandbox is None:
+        return "this session has no sandbox"
+    return await anyio.to_thread.run_sync(sandbox.unavailable)
 
 
 def _note_steering(result: ToolResult, elapsed: float) -> None:

@@ -12,7 +12,7 @@ The two wire sections are defined here, once, with their defaults, and
 ``rein.config.ReinConfig`` uses them as its ``approval`` and ``tools`` keys
 (camelCase on the wire, snake_case in Python)::
 
-    "approval": {"read": "allow", "write": "allow", "command": "ask",
+    "approval": {"read": "allow", "write": "allow", "command": "sandboxed",
                  "denyGlobs": [".git", ".env*", ...]},
     "tools": {"grepBackend": "auto", "disabled": ["run_command"],
               "toolkits": ["my_tools:NotesToolkit"]}
@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_TOOL_SETTINGS",
     "DISABLEABLE_TOOL_NAMES",
     "ApprovalSettings",
+    "CommandPolicy",
     "GrepBackend",
     "InstructionSettings",
     "Policy",
@@ -56,6 +57,10 @@ Policy = Literal["allow", "ask", "deny"]
 #: Writes also have "review": applied without asking, then kept or undone by
 #: the person after the run (``rein.checkpoints.review``).
 WritePolicy = Literal["allow", "ask", "deny", "review"]
+#: Commands also have "sandboxed" (the default): a command runs without
+#: asking in the OS sandbox (``rein.sandboxing``); one that asks to leave
+#: it, or any command where the sandbox cannot start, asks every time.
+CommandPolicy = Literal["allow", "ask", "deny", "sandboxed"]
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 GrepBackend = Literal["auto", "rg", "python"]
 
@@ -106,7 +111,7 @@ class ApprovalSettings(_Section):
 
     read: Policy = "allow"
     write: WritePolicy = "allow"
-    command: Policy = "ask"
+    command: CommandPolicy = "sandboxed"
     #: Calls of MCP servers' tools (``rein.mcp``).
     mcp: Policy = "ask"
     #: MCP calls allowed without asking: ``"server"`` (every tool of that
@@ -120,8 +125,8 @@ class ApprovalSettings(_Section):
     #: model reads. Long: a person may be away for a while.
     timeout_ms: int = Field(600_000, ge=100)
 
-    def policy(self, approval_class: ApprovalClass) -> WritePolicy:
-        policies: dict[ApprovalClass, WritePolicy] = {
+    def policy(self, approval_class: ApprovalClass) -> WritePolicy | CommandPolicy:
+        policies: dict[ApprovalClass, WritePolicy | CommandPolicy] = {
             "read": self.read,
             "write": self.write,
             "command": self.command,

@@ -1,0 +1,63 @@
+"""A :class:`~rein.sandboxing.policy.SandboxPolicy` as a bubblewrap
+command line (Linux).
+
+Every namespace is unshared (user, pid, network, ipc, uts, cgroup), every
+capability dropped (also when Rein runs as root), and the sandbox dies
+with Rein (``--die-with-parent``) and cannot reach the terminal
+(``--new-session``). Mounts are made in order: the whole file system
+read-only, then ``/dev``, ``/proc`` and a private ``/tmp``, then the
+writable folders, then what stays read-only inside them, then what is
+hidden. Bubblewrap runs as pid 1 of the new pid namespace, so when the
+command ends every process it left behind is killed with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rein.sandboxing.policy import SandboxPolicy
+
+__all__ = ["BWRAP", "bwrap_argv", "isolation_args"]
+
+BWRAP = "bwrap"
+
+
+def isolation_args(*, network: bool = False) -> list[str]:
+    """The options every sandbox starts with: namespaces, no capabilities,
+    the file system read-only, a private ``/tmp``, ``/dev`` and ``/proc``."""
+    argv = ["--unshare-all"]
+    if network:
+        argv.append("--share-net")
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    return argv
+
+
+def bwrap_argv(
+    policy: SandboxPolicy, command: Sequence[str], *, cwd: str, bwrap: str = BWRAP
+) -> list[str]:
+    """``bwrap ... -- command`` running ``command`` in ``cwd`` under ``policy``."""
+    argv = [bwrap, *isolation_args(network=policy.network)]
+    for path in (policy.root, policy.temp_dir, *policy.writable):
+        argv += ["--bind", path, path]
+    for path in policy.pinned:
+        argv += ["--bind", path, path]
+    for path in policy.read_only:
+        argv += ["--ro-bind", path, path]
+    for path in policy.hidden_dirs:
+        argv += ["--tmpfs", path, "--remount-ro", path]
+    for path in policy.hidden_files:
+        argv += ["--ro-bind", "/dev/null", path]
+    argv += [
+        "--setenv",
+        "TMPDIR",
+        policy.temp_dir,
+        "--setenv",
+        "REIN_SANDBOX",
+        "1",
+        "--chdir",
+        cwd,
+        "--",
+        *command,
+    ]
+    return argv

@@ -1,0 +1,44 @@
+"""The note a failed sandboxed command gets when the sandbox may be why:
+the output says a write was refused (a read-only file system, permission
+denied, an operation not permitted) or the network could not be reached
+(no route, no name resolution). The model reads it and may ask to run the
+command outside the sandbox (``unsandboxed: true`` with a ``reason``)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["failure_note"]
+
+_WRITE = re.compile(
+    r"read-only file system|permission denied|operation not permitted|EROFS|EACCES|EPERM",
+    re.IGNORECASE,
+)
+_NETWORK = re.compile(
+    r"network is unreachable|temporary failure in name resolution|could not resolve|"
+    r"name or service not known|name resolution|no address associated|getaddrinfo|"
+    r"failed to establish a new connection|connection refused|ENETUNREACH|EAI_AGAIN|"
+    r"nodename nor servname",
+    re.IGNORECASE,
+)
+
+_LEAVE = (
+    "If the command needs that, call run_command again with `unsandboxed: true` and a "
+    "`reason` (the person is asked, every time); otherwise change the command."
+)
+
+
+def failure_note(output: str, writable: str) -> str | None:
+    """The note for a failed command's ``output`` (None: the sandbox is not
+    a likely cause). ``writable`` lists the writable folders."""
+    causes = []
+    if _WRITE.search(output):
+        causes.append(
+            f"it may write only in {writable}; everything else is read-only, and git's "
+            "hooks and configuration and Rein's configuration are read-only even there"
+        )
+    if _NETWORK.search(output):
+        causes.append("it has no network (not even the loopback of the machine)")
+    if not causes:
+        return None
+    return f"[The command ran in Rein's sandbox: {'; '.join(causes)}. {_LEAVE}]"

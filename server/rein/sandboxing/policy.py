@@ -1,0 +1,106 @@
+"""What a sandboxed command may touch: pure, paths in and a policy out.
+
+Inside the sandbox the workspace, the session's temporary folder and the
+configured ``sandbox.writable`` folders are writable; the rest of the file
+system is read-only; the person's secrets (:data:`DEFAULT_HIDDEN_PATHS`
+and ``sandbox.hidden``) are replaced by an empty folder or an empty file.
+Inside the workspace, git's hooks and configuration and Rein's own
+configuration files stay read-only, and ``.git`` is a mount point of its
+own, so it cannot be moved away or replaced. ``/tmp`` is private, there
+is no network, and the processes see only each other.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rein.sandboxing.settings import DEFAULT_HIDDEN_PATHS, SandboxSettings
+
+__all__ = ["READ_ONLY_IN_WORKSPACE", "SandboxPolicy", "sandbox_policy"]
+
+#: Paths inside the workspace that stay read-only in the sandbox: what runs
+#: commands for the person later (git's hooks and configuration) and Rein's
+#: own configuration.
+READ_ONLY_IN_WORKSPACE: tuple[str, ...] = (
+    ".git/hooks",
+    ".git/config",
+    ".git/info",
+    ".gitmodules",
+    ".rein",
+    ".vscode/settings.json",
+    ".vscode/mcp.json",
+    ".mcp.json",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """One workspace's sandbox, as absolute paths (existing ones only)."""
+
+    #: The workspace root: writable, the commands' working folder.
+    root: str
+    #: The session's temporary folder (``TMPDIR`` inside): writable.
+    temp_dir: str
+    #: More writable folders (``sandbox.writable``).
+    writable: tuple[str, ...] = ()
+    #: Paths under a writable folder that stay read-only.
+    read_only: tuple[str, ...] = ()
+    #: Folders mounted onto themselves (writable) so they cannot be moved
+    #: or replaced: the workspace's ``.git``.
+    pinned: tuple[str, ...] = ()
+    #: Folders replaced by an empty one.
+    hidden_dirs: tuple[str, ...] = ()
+    #: Files replaced by an empty one.
+    hidden_files: tuple[str, ...] = ()
+    #: The network: off (the only mode so far).
+    network: bool = False
+
+
+def _expand(path: str, home: str) -> str:
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    return posixpath.normpath(path)
+
+
+def sandbox_policy(
+    root: str,
+    temp_dir: str,
+    settings: SandboxSettings | None = None,
+    *,
+    home: str | None = None,
+    is_dir: Callable[[str], bool] = os.path.isdir,
+    exists: Callable[[str], bool] = os.path.lexists,
+    resolve: Callable[[str], str] = os.path.realpath,
+) -> SandboxPolicy:
+    """The policy for ``root``. Paths that do not exist are left out (there
+    is nothing to hide or protect; bubblewrap could not mount over them);
+    a hidden path that is a symlink hides where it points too."""
+    settings = settings or SandboxSettings()
+    home = home if home is not None else os.path.expanduser("~")
+    root = posixpath.normpath(root)
+    hidden_dirs: list[str] = []
+    hidden_files: list[str] = []
+    wanted = [posixpath.join(home, p) for p in DEFAULT_HIDDEN_PATHS]
+    wanted += [_expand(p, home) for p in settings.hidden]
+    for path in wanted:
+        for candidate in dict.fromkeys((path, resolve(path))):
+            if not exists(candidate) or candidate in (root, "/"):
+                continue
+            (hidden_dirs if is_dir(candidate) else hidden_files).append(candidate)
+    git = posixpath.join(root, ".git")
+    pinned = (git,) if is_dir(git) else ()
+    read_only = [posixpath.join(root, p) for p in READ_ONLY_IN_WORKSPACE]
+    if exists(git) and not is_dir(git):
+        read_only.append(git)  # a worktree's or submodule's pointer file
+    return SandboxPolicy(
+        root=root,
+        temp_dir=temp_dir,
+        writable=tuple(_expand(p, home) for p in settings.writable if exists(_expand(p, home))),
+        read_only=tuple(p for p in read_only if exists(p)),
+        pinned=pinned,
+        hidden_dirs=tuple(dict.fromkeys(hidden_dirs)),
+        hidden_files=tuple(dict.fromkeys(hidden_files)),
+    )
