@@ -43,7 +43,7 @@ def test_an_invalid_approval_command_keeps_every_other_setting() -> None:
     expected = _configured()
     del expected["approval"]["command"]
     assert resolved.config == load_config(expected)
-    assert resolved.config.approval.command == "ask"  # its default, nothing else reset
+    assert resolved.config.approval.command == "sandboxed"  # its default, nothing else reset
     assert (
         resolved.config.approval.write == "ask" and resolved.config.harness.max_repair_attempts == 1
     )
@@ -51,8 +51,8 @@ def test_an_invalid_approval_command_keeps_every_other_setting() -> None:
     issue = _only(resolved.issues)
     assert issue.key == "approval.command"
     assert issue.message("settings") == (
-        "invalid settings: rein.approval.command: Input should be 'allow', 'ask' or 'deny'; "
-        "got 'always'; using the default 'ask'"
+        "invalid settings: rein.approval.command: Input should be 'allow', 'ask', 'deny' or "
+        "'sandboxed'; got 'always'; using the default 'sandboxed'"
     )
 
 
@@ -116,7 +116,7 @@ def test_last_good_per_key_across_two_changes() -> None:
     assert third.config.approval.command == "allow" and third.config.approval.write == "deny"
     assert third.config.harness.max_repair_attempts == 3  # unset now: its default
     # Fixed, then removed: the default again.
-    assert resolve_config({}, third.config).config.approval.command == "ask"
+    assert resolve_config({}, third.config).config.approval.command == "sandboxed"
 
 
 @pytest.mark.parametrize(
@@ -217,8 +217,8 @@ def test_the_server_reports_each_invalid_key_once_and_keeps_the_rest() -> None:
     assert server.config.auto_repair == "onSave" and server.config.storage_path == "/tmp/s"
     assert server.config.model.resolved_base_url() == LOCAL
     assert shown == [
-        "Rein: invalid settings: rein.approval.command: Input should be 'allow', 'ask' or "
-        "'deny'; got 'never'; using the last good value 'allow'"
+        "Rein: invalid settings: rein.approval.command: Input should be 'allow', 'ask', "
+        "'deny' or 'sandboxed'; got 'never'; using the last good value 'allow'"
     ]
     # Fixed, then broken again: reported again.
     assert server.apply_configuration({"approval": {"command": "deny"}}, "settings")

@@ -1,7 +1,9 @@
-"""Headless approvals default to the editor's policy (writes inside the
-workspace allowed, commands asked). ``rein run`` without ``--yes`` and
-without a terminal refuses an asked command with a result the model reads;
-``--yes`` approves; on a terminal the person is asked (a real pty)."""
+"""Headless approvals follow the editor's policy (writes inside the
+workspace allowed; commands asked here with ``approval.command: "ask"``,
+the default "sandboxed" runs them in the sandbox: tests/e2e/test_sandbox.py).
+``rein run`` without ``--yes`` and without a terminal refuses an asked
+command with a result the model reads; ``--yes`` approves; on a terminal
+the person is asked (a real pty)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from rein.providers.replay import ReplayModel
 
 REIN = [sys.executable, "-m", "rein"]
 NO_ANALYZERS = {"gates": {"analyzer": {"enabled": False}}}
+ASKED = {**NO_ANALYZERS, "approval": {"command": "ask"}}
 
 
 def _script(expect: str, command: str = "touch ran.txt") -> list[dict[str, object]]:
@@ -48,7 +51,9 @@ def _files(
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": _script(expect, command)}))
     config = tmp_path / "rein.json"
-    config.write_text(json.dumps({**NO_ANALYZERS, "approval": approval or {}}))
+    config.write_text(
+        json.dumps({**NO_ANALYZERS, "approval": {"command": "ask", **(approval or {})}})
+    )
     args = [
         *REIN,
         "run",
@@ -77,7 +82,7 @@ def _tool_end(stdout: str) -> dict[str, object]:
 
 async def test_a_headless_session_without_an_approver_refuses_commands(tmp_path: Path) -> None:
     model = ReplayModel(_script("no one can approve in this session"))
-    config = load_config(NO_ANALYZERS)
+    config = load_config(ASKED)
     events: list[Any] = []
     async with HeadlessSession(tmp_path, model, config, analyzers=(), watch=False) as host:
         host.subscribe(events.append)

@@ -75,7 +75,7 @@ async def test_a_run_reads_edits_and_gets_refusals_back(
     assert second["e1"].content.startswith("Edited calc.py: replaced 1 occurrence")
     assert "+    return a + b" in second["e1"].content
     assert second["w1"].is_error and "protected pattern '.env*'" in second["w1"].content
-    assert second["x1"].is_error and 'approval.command is "ask"' in second["x1"].content
+    assert second["x1"].is_error and "the sandbox cannot run here" in second["x1"].content
     assert second["r2"].is_error and "leads outside the workspace" in second["r2"].content
 
     assert (root / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"

@@ -36,7 +36,8 @@ def test_default_policies_and_a_configured_one() -> None:
     defaults = ApprovalSettings()
     assert defaults.policy("read") == "allow"
     assert defaults.policy("write") == "allow"
-    assert defaults.policy("command") == "ask"
+    assert defaults.policy("command") == "sandboxed"
+    assert ApprovalSettings(command="ask").policy("command") == "ask"
     assert ApprovalSettings(command="allow").policy("command") == "allow"
     assert ApprovalSettings(command="allow").policy("write") == "allow"
 
@@ -68,7 +69,11 @@ async def test_command_asks_by_default_and_is_denied_without_an_approver(root: P
     result = await calls.run(RunCommandTool(), command="touch ran.txt")
     assert result.is_error
     assert result.details == {"denied": True, "reason": "no_approver"}
-    assert 'approval.command is "ask"' in result.content
+    # The default is "sandboxed": without a sandbox every command asks, saying why.
+    assert (
+        'approval.command is "sandboxed", but the sandbox cannot run here: this session '
+        "has no sandbox" in result.content
+    )
     assert "run `touch ran.txt`" in result.content
     assert not (root / "ran.txt").exists()
 

@@ -29,7 +29,7 @@ from tests.tools.conftest import WriteFiles
 def test_an_empty_section_gives_the_default_settings() -> None:
     settings = load_config({}).tool_settings()
     assert settings == ToolSettings()
-    assert settings.approval.policy("command") == "ask"
+    assert settings.approval.policy("command") == "sandboxed"
     assert settings.deny_globs == DEFAULT_DENY_GLOBS
     assert settings.grep_backend == "auto"
     assert settings.disabled_tools == frozenset()
@@ -46,7 +46,7 @@ def test_camel_case_keys_become_typed_attributes() -> None:
     )
     settings = config.tool_settings()
     assert settings.approval.policy("write") == "ask"
-    assert settings.approval.policy("command") == "ask"
+    assert settings.approval.policy("command") == "sandboxed"
     assert settings.deny_globs == ("*.lock",)
     assert settings.grep_backend == "python"
     assert settings.disabled_tools == frozenset({"run_command", "ask_user"})

@@ -187,7 +187,10 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 if why_not is None:
                     sandbox = ctx.env.sandbox
                 else:
-                    why_ask = f"the sandbox cannot run here: {why_not}"
+                    why_ask = (
+                        f'approval.command is "sandboxed", but the sandbox cannot run here: '
+                        f"{why_not}"
+                    )
                     detail = f"Not sandboxed: {why_not}.\n\n{detail}"
         if sandbox is None:
             denial = await check_approval(
