@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the language servers the analyzer gate's end-to-end tests run
-# (tests/e2e/test_language_gates.py), once:
-#   Debian: gopls, golang-go, clangd, shellcheck (apt-get, only the missing
+# (tests/e2e/test_language_gates.py), and bubblewrap, the sandbox of the
+# model's commands (tests/e2e/test_sandbox.py), once:
+#   Debian: gopls, golang-go, clangd, shellcheck, bubblewrap (apt-get, only the missing
 #           ones, only as root; otherwise it names them and fails);
 #   npm:    typescript-language-server, typescript and bash-language-server,
 #           pinned, into .tools/node_modules (gitignored).
@@ -21,7 +22,7 @@ NPM_PACKAGES=(
   typescript@5.9.3
   bash-language-server@5.8.1
 )
-DEBIAN_PACKAGES=(gopls golang-go clangd shellcheck)
+DEBIAN_PACKAGES=(gopls golang-go clangd shellcheck bubblewrap)
 STAMP=$TOOLS/.installed
 WANT="${DEBIAN_PACKAGES[*]} | ${NPM_PACKAGES[*]}"
 

@@ -139,7 +139,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"rein doctor: {exc}", file=sys.stderr)
         return 2
-    return doctor(root, config.gates.analyzer, as_json=args.json)
+    return doctor(root, config.gates.analyzer, as_json=args.json, sandbox=config.sandbox)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -1,7 +1,9 @@
 """``rein doctor``: the analyzer pool's servers (every preset and every
 server ``gates.analyzer.servers`` adds), each found or not, where, its
 version, whether this workspace uses it, and the one command that installs
-what is missing. It changes nothing and exits 0."""
+what is missing; then whether the OS sandbox of the model's commands works
+here, and why not (:mod:`rein.sandboxing.probe`). It changes nothing and
+exits 0."""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from rein.disk.analyzer_discovery import fitted, locate, scan_workspace, tool_ca
 from rein.disk.pool_status import languages
 from rein.harness.analyzer_servers import AnalyzerServerConfig
 from rein.harness.config import AnalyzerGateConfig
+from rein.sandboxing.probe import SandboxStatus, sandbox_status
+from rein.sandboxing.settings import SandboxSettings
 
-__all__ = ["ServerCheck", "check_servers", "doctor"]
+__all__ = ["ServerCheck", "check_servers", "doctor", "sandbox_line"]
 
 #: How long a server's ``--version`` may take.
 VERSION_TIMEOUT_S = 10.0
@@ -87,11 +91,41 @@ def _check(server: AnalyzerServerConfig, root: Path, used: bool) -> ServerCheck:
     )
 
 
-def doctor(root: Path, config: AnalyzerGateConfig, *, as_json: bool = False) -> int:
+def sandbox_line(status: SandboxStatus) -> str:
+    """``rein doctor``'s sandbox line: works (with what), or why not."""
+    if status.works:
+        return f"sandbox: works ({status.version or 'bubblewrap'} at {status.program})"
+    return (
+        f"sandbox: does not work here: {status.why_not}; with approval.command "
+        '"sandboxed" every command asks'
+    )
+
+
+def doctor(
+    root: Path,
+    config: AnalyzerGateConfig,
+    *,
+    as_json: bool = False,
+    sandbox: SandboxSettings | None = None,
+) -> int:
     """Print the table (or JSON) to stdout; exit status 0."""
     checks = check_servers(root, config)
+    status = sandbox_status((sandbox or SandboxSettings()).bwrap)
     if as_json:
-        print(json.dumps({"toolCache": str(tool_cache()), "servers": [asdict(c) for c in checks]}))
+        print(
+            json.dumps(
+                {
+                    "toolCache": str(tool_cache()),
+                    "servers": [asdict(c) for c in checks],
+                    "sandbox": {
+                        "works": status.works,
+                        "program": status.program,
+                        "version": status.version,
+                        "whyNot": status.why_not,
+                    },
+                }
+            )
+        )
         return 0
     print(f"analyzer servers for {root} (searched: PATH, node_modules/.bin, next to Rein's")
     print(f"Python, Rein's tool cache {tool_cache()}):")
@@ -110,5 +144,6 @@ def doctor(root: Path, config: AnalyzerGateConfig, *, as_json: bool = False) -> 
             print(f"      install: {check.install}")
     if not config.enabled:
         print("the analyzer gate is off (gates.analyzer.enabled is false)")
+    print(sandbox_line(status))
     sys.stdout.flush()
     return 0

@@ -20,6 +20,7 @@ from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.hosting.headless import HeadlessSession
 from rein.providers import create_model
 from rein.render import EventPrinter
+from rein.sandboxing.probe import unavailable_notice
 from rein.session import Session, result_json
 from rein.store import default_storage_path
 
@@ -167,6 +168,9 @@ async def _run(
         for report in host.reports:
             print(f"! {report}", file=sys.stderr)
         shown = len(host.reports)
+        sandbox = unavailable_notice(config.approval.command, config.sandbox.bwrap)
+        if sandbox is not None:
+            print(f"! {sandbox}", file=sys.stderr)
 
         async def say_analyzers() -> None:
             # Once they started: the model is asked meanwhile.

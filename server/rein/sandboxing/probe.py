@@ -13,7 +13,13 @@ from dataclasses import dataclass
 
 from rein.sandboxing.bwrap import isolation_args
 
-__all__ = ["PROBE_TIMEOUT_S", "SandboxStatus", "forget_probes", "sandbox_status"]
+__all__ = [
+    "PROBE_TIMEOUT_S",
+    "SandboxStatus",
+    "forget_probes",
+    "sandbox_status",
+    "unavailable_notice",
+]
 
 #: How long the trial sandbox may take to start and exit.
 PROBE_TIMEOUT_S = 10.0
@@ -97,3 +103,15 @@ def _version(program: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() or None
+
+
+def unavailable_notice(approval_command: str, bwrap: str = "bwrap") -> str | None:
+    """What a session says once at its start when its commands should run
+    sandboxed (``approval.command`` "sandboxed") and the sandbox cannot:
+    None when it works or is not wanted."""
+    if approval_command != "sandboxed":
+        return None
+    why_not = sandbox_status(bwrap).why_not
+    if why_not is None:
+        return None
+    return f"sandbox: commands cannot run sandboxed here ({why_not}); every command asks"
