@@ -1,0 +1,29 @@
+"""The CommandSandbox port: a sandbox that works or says why not, and
+records what it wrapped (the real one is rein.sandboxing.BwrapSandbox)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class FakeSandbox:
+    """``why_not`` None: it works, and ``wrap`` runs the command with
+    ``FAKE_SANDBOX=1`` in its environment (so a test sees it was wrapped);
+    ``note`` is the failure note it gives every failed command."""
+
+    def __init__(self, why_not: str | None = None, note: str | None = None) -> None:
+        self.why_not = why_not
+        self.note = note
+        self.wrapped: list[list[str]] = []
+        self.outputs: list[str] = []
+
+    def unavailable(self) -> str | None:
+        return self.why_not
+
+    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+        self.wrapped.append(list(argv))
+        return ["env", "FAKE_SANDBOX=1", *argv]
+
+    def failure_note(self, output: str) -> str | None:
+        self.outputs.append(output)
+        return self.note

@@ -1,0 +1,158 @@
+"""The sandbox's policy (pure), its bubblewrap command line, its macOS
+profile text, the failure notes, the settings and the probe's answers."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rein.config import load_config
+from rein.harness.errors import ConfigError
+from rein.sandboxing import BwrapSandbox, SandboxSettings, sandbox_policy
+from rein.sandboxing.bwrap import bwrap_argv
+from rein.sandboxing.failures import failure_note
+from rein.sandboxing.macos import macos_argv, seatbelt_profile
+from rein.sandboxing.probe import forget_probes, sandbox_status, unavailable_notice
+
+HOME = "/home/p"
+DIRS = {"/ws", "/ws/.git", "/ws/.git/hooks", "/ws/.git/info", f"{HOME}/.ssh", f"{HOME}/.aws"}
+FILES = {"/ws/.git/config", f"{HOME}/.netrc", "/ws/.rein", "/opt/cache", "/etc/extra"}
+
+
+def _policy(settings: SandboxSettings | None = None, links: dict[str, str] | None = None):
+    links = links or {}
+    return sandbox_policy(
+        "/ws/",
+        "/tmp/rein-sandbox-x",
+        settings,
+        home=HOME,
+        is_dir=lambda p: p in DIRS,
+        exists=lambda p: p in DIRS | FILES | set(links),
+        resolve=lambda p: links.get(p, p),
+    )
+
+
+def test_the_policy_hides_secrets_and_keeps_gits_and_reins_files_read_only() -> None:
+    policy = _policy(SandboxSettings(hidden=["/etc/extra"], writable=["/opt/cache", "/nope"]))
+    assert policy.root == "/ws" and policy.temp_dir == "/tmp/rein-sandbox-x"
+    assert policy.hidden_dirs == (f"{HOME}/.ssh", f"{HOME}/.aws")
+    assert policy.hidden_files == (f"{HOME}/.netrc", "/etc/extra")
+    assert policy.read_only == ("/ws/.git/hooks", "/ws/.git/config", "/ws/.git/info", "/ws/.rein")
+    assert policy.pinned == ("/ws/.git",)
+    assert policy.writable == ("/opt/cache",)  # a folder that is not there is left out
+    assert policy.network is False
+
+
+def test_a_hidden_symlink_hides_where_it_points_too() -> None:
+    policy = _policy(links={f"{HOME}/.gnupg": "/vault/gnupg", "/vault/gnupg": "/vault/gnupg"})
+    assert f"{HOME}/.gnupg" in policy.hidden_files and "/vault/gnupg" in policy.hidden_files
+
+
+def test_the_bwrap_line_isolates_first_then_opens_then_protects_then_hides() -> None:
+    argv = bwrap_argv(_policy(), ["bash", "-c", "make"], cwd="/ws/sub", bwrap="/usr/bin/bwrap")
+    text = " ".join(argv)
+    assert text.startswith(
+        "/usr/bin/bwrap --unshare-all --cap-drop ALL --die-with-parent --new-session "
+        "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp "
+        "--bind /ws /ws --bind /tmp/rein-sandbox-x /tmp/rein-sandbox-x --bind /ws/.git /ws/.git "
+        "--ro-bind /ws/.git/hooks /ws/.git/hooks"
+    )
+    assert "--share-net" not in argv
+    assert f"--tmpfs {HOME}/.ssh --remount-ro {HOME}/.ssh" in text
+    assert f"--ro-bind /dev/null {HOME}/.netrc" in text
+    assert text.endswith(
+        "--setenv TMPDIR /tmp/rein-sandbox-x --setenv REIN_SANDBOX 1 --chdir /ws/sub "
+        "-- bash -c make"
+    )
+
+
+def test_the_macos_profile_goes_from_wide_to_narrow_and_escapes_paths() -> None:
+    policy = sandbox_policy(
+        '/w"s', "/t", SandboxSettings(hidden=["/x\\y"]), home=HOME, exists=lambda p: p == "/x\\y"
+    )
+    profile = seatbelt_profile(policy)
+    lines = profile.splitlines()
+    assert lines[:4] == [
+        "(version 1)",
+        ";; Rein's sandbox of the model's commands (rein.sandboxing.macos).",
+        "(allow default)",
+        "(deny network*)",
+    ]
+    assert '(allow file-write*\n  (subpath "/w\\"s")\n  (subpath "/t")' in profile
+    assert '(deny file-read* file-write*\n  (literal "/x\\\\y"))' in profile
+    order = [
+        profile.index(s) for s in ("(deny file-write*)", "(allow file-write*", "(deny file-read*")
+    ]
+    assert order == sorted(order)
+    assert profile.endswith("(deny signal)\n(allow signal (target same-sandbox))\n")
+    assert macos_argv(policy, ["true"])[:2] == ["sandbox-exec", "-p"]
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        ("touch: cannot touch '/x': Read-only file system", "may write only in W"),
+        ("bash: /etc/passwd: Permission denied", "may write only in W"),
+        ("curl: (6) Could not resolve host: pypi.org", "it has no network"),
+        ("OSError: [Errno 101] Network is unreachable", "it has no network"),
+    ],
+)
+def test_a_failure_the_sandbox_may_cause_gets_a_note(output: str, says: str) -> None:
+    note = failure_note(output, "W")
+    assert note is not None and says in note
+    assert "`unsandboxed: true` and a `reason`" in note
+
+
+def test_an_ordinary_failure_gets_no_note() -> None:
+    assert failure_note("FAILED tests/test_x.py::test_y - assert 1 == 2", "W") is None
+
+
+def test_the_settings_name_a_bad_path() -> None:
+    with pytest.raises(ConfigError, match=r"rein.sandbox.hidden: .*'secrets': a path is absolute"):
+        load_config({"sandbox": {"hidden": ["secrets"]}})
+    with pytest.raises(ConfigError, match=r"rein.sandbox.writable: .*must be a list of paths"):
+        load_config({"sandbox": {"writable": "/opt"}})
+    with pytest.raises(ConfigError, match=r"rein.approval.command: .*'sandboxed'"):
+        load_config({"approval": {"command": "sandbox"}})
+
+
+def test_a_missing_bubblewrap_says_so_and_how_to_install_it() -> None:
+    forget_probes()
+    status = sandbox_status("/nonexistent/bwrap")
+    assert not status.works and status.program is None
+    assert status.why_not is not None and "apt-get install bubblewrap" in status.why_not
+    notice = unavailable_notice("sandboxed", "/nonexistent/bwrap")
+    assert notice is not None and notice.endswith("; every command asks")
+    assert unavailable_notice("ask", "/nonexistent/bwrap") is None
+
+
+def test_a_bubblewrap_that_cannot_start_a_sandbox_says_why(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    forget_probes()
+    status = sandbox_status(str(fake))
+    assert status.program == str(fake)
+    assert status.why_not is not None
+    assert "(bwrap: No permissions to creating new namespace)" in status.why_not
+    assert "user namespaces may be off" in status.why_not
+
+
+def test_the_real_sandbox_runs_a_command_in_the_workspace(tmp_path: Path) -> None:
+    """One real bubblewrap start (the escapes are tests/e2e/test_sandbox.py)."""
+    forget_probes()
+    sandbox = BwrapSandbox(str(tmp_path))
+    if sandbox.unavailable() is not None:
+        pytest.fail(f"bubblewrap must work on the test machines: {sandbox.unavailable()}")
+    argv = sandbox.wrap(
+        ["bash", "-c", 'echo "$REIN_SANDBOX" > in.txt; touch /usr/x'], cwd=str(tmp_path)
+    )
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert (tmp_path / "in.txt").read_text() == "1\n"
+    assert "Read-only file system" in done.stderr
+    note = sandbox.failure_note(done.stderr)
+    assert note is not None and str(tmp_path) in note
