@@ -319,9 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
             "lsp",
             "checkpoints",
             "acp",
+            "sandbox",
         ],
     )
-    p.add_argument("n", nargs="?", default=None, help="core: sizes, e.g. 50,200,1000; acp: samples")
+    p.add_argument(
+        "n", nargs="?", default=None, help="core: sizes, e.g. 50,200,1000; acp, sandbox: samples"
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.add_argument(
         "--corpus", action="store_true", help="gates, tests: seeded edits in real projects"

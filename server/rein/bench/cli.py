@@ -11,7 +11,7 @@ from rein.bench import core as bench
 
 __all__ = ["ALL_TARGETS", "main", "print_rows", "run_target"]
 
-ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints", "acp")
+ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints", "acp", "sandbox")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -52,6 +52,20 @@ def main(args: argparse.Namespace) -> int:
             print_rows(
                 "acp: spawn to the initialize result, rein acp and rein serve",
                 bench_acp(samples),
+                args.json,
+            )
+        elif target == "sandbox":
+            from rein.bench.sandbox import SAMPLES, bench_asks, bench_start
+
+            samples = int(args.n) if args.n and args.what == "sandbox" else SAMPLES
+            print_rows(
+                f"sandbox: `true` started {samples} times, without and with",
+                bench_start(samples),
+                args.json,
+            )
+            print_rows(
+                "sandbox: 30 typical commands, how often the person is asked",
+                bench_asks(),
                 args.json,
             )
         elif target == "providers":

@@ -1,0 +1,23 @@
+"""``rein bench sandbox``: the start cost of the sandbox (a real
+bubblewrap), and the asks of a scripted session with and without it (the
+figures in docs/performance.md and docs/security.md)."""
+
+from __future__ import annotations
+
+from rein.bench.sandbox import SESSION, bench_asks, bench_start
+
+
+def test_the_bench_times_true_without_and_with_the_sandbox() -> None:
+    off, on = bench_start(samples=3)
+    assert (off["sandbox"], on["sandbox"]) == ("off", "on")
+    assert 0 < off["p50_ms"] <= off["p95_ms"] and 0 < on["p50_ms"] <= on["p95_ms"]
+    assert on["added_p50_ms"] == round(on["p50_ms"] - off["p50_ms"], 2)
+
+
+def test_the_session_asks_only_for_what_leaves_the_sandbox() -> None:
+    # /sys is read-only in the sandbox, and refuses a new folder outside it too.
+    commands = ("git status --short", "mkdir /sys/rein-bench", "ls")
+    sandboxed, asked = bench_asks(commands)
+    assert sandboxed["asked"] == sandboxed["left_sandbox"] == 1
+    assert asked["asked"] == 3 and asked["left_sandbox"] == 0
+    assert len(SESSION) == 30
