@@ -197,3 +197,23 @@ def test_tcp_serving_uses_the_same_reader(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_server_whose_commands_cannot_run_sandboxed_says_so_once(tmp_path: Path) -> None:
+    """Issue 38: with ``approval.command: "sandboxed"`` and no bubblewrap,
+    the first session brings one warning, and no later prompt another."""
+    client = fuzz_workspace(tmp_path)
+    client.settings["approval"] = {"command": "sandboxed"}
+    client.settings["sandbox"] = {"bwrap": str(tmp_path / "no-bwrap")}
+    client.start()
+    try:
+        for _ in range(2):
+            answer = client.wait(client.request("rein/prompt", {"text": "hi"}), BOUND_S)
+            assert answer is not None and "result" in answer, answer
+        assert client.messages_shown == [
+            f"Rein: sandbox: commands cannot run sandboxed here (bubblewrap ({tmp_path}/no-bwrap) "
+            "is not installed: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
+            "Fedora: dnf install bubblewrap)); every command asks"
+        ]
+    finally:
+        client.close()

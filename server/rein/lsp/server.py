@@ -90,6 +90,8 @@ class ReinServer(LanguageServer):
         #: The last ``seq`` sent for each evicted session: a reloaded
         #: session's events go on from it.
         self._evicted_seq: dict[str, int] = {}
+        #: Whether the sandbox's state was said (once per server).
+        self._sandbox_said = False
         #: The HTTP clients every session's model shares.
         self._http_clients: HttpClients | None = None
         self._lm_host: EditorLmHost | None = None
@@ -479,6 +481,22 @@ class ReinServer(LanguageServer):
         session.closers.append(session.subscribe(WaitProgress(self)))
         session.on_run_end.append(stream.flush)
         self.streams[session.id] = stream
+        self._say_if_unsandboxed()
+
+    def _say_if_unsandboxed(self) -> None:
+        """Once, with the first session: a warning when commands should run
+        sandboxed and cannot (they all ask). The probe runs once per
+        process, bounded (``rein.sandboxing.probe``)."""
+        if self._sandbox_said:
+            return
+        self._sandbox_said = True
+        from rein.sandboxing.probe import unavailable_notice
+
+        notice = unavailable_notice(self.config.approval.command, self.config.sandbox.bwrap)
+        if notice is not None:
+            self.window_show_message(
+                lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"Rein: {notice}")
+            )
 
     def _drop_stream(self, session: Session) -> None:
         """An evicted session's stream goes; its ``seq`` is remembered."""
