@@ -52,6 +52,7 @@ from rein.harness.errors import BusyError, ConfigError, ToolError
 from rein.harness.ports import Model
 from rein.hosting.workspace_host import KeepsTexts, WorkspaceHost
 from rein.providers.config import ModelConfig
+from rein.sandboxing.probe import unavailable_notice
 from rein.session import Mode, Session, SessionSpec
 from rein.session.builder import memory_key
 from rein.store import SqliteStore
@@ -118,6 +119,9 @@ class AcpSessions:
             watch=watch,
         )
         self.live: dict[str, _Live] = {}
+        self._tg = tg
+        #: The sessions told the sandbox cannot run here (once each).
+        self._told_sandbox: set[str] = set()
 
     async def _send(self, session_id: str, update: SessionUpdate) -> None:
         await self.link.conn.session_update(session_id, update)
@@ -129,6 +133,21 @@ class AcpSessions:
             await live.updates.drain()
         else:
             await self._send(session_id, helpers.update_agent_message_text(text))
+
+    async def _say_if_unsandboxed(self, session_id: str) -> None:
+        """Once a session, after its ``session/new`` answer: a message when
+        the model's commands should run sandboxed here and cannot (every
+        command asks). Commands in the client's terminal ask anyway, and
+        their permission request says why."""
+        if session_id in self._told_sandbox:
+            return
+        self._told_sandbox.add(session_id)
+        config = self.config
+        notice = await anyio.to_thread.run_sync(
+            unavailable_notice, config.approval.command, config.sandbox.bwrap
+        )
+        if notice is not None:
+            await self._tell(session_id, f"Rein: {notice}.\n\n")
 
     def _before_change(self, session_id: str, path: str, text: str) -> None:
         live = self.live.get(session_id)
@@ -205,6 +224,7 @@ class AcpSessions:
         await self._add_client_mcp(host, mcp_servers)
         session = host.manager.new(SessionSpec(mode="agent", origin="acp"))
         live = self._serve(host, session)
+        self._tg.start_soon(self._say_if_unsandboxed, session.id)
         return NewSessionResponse(
             session_id=session.id,
             modes=mode_state(session.mode),
