@@ -1,6 +1,5 @@
 """``rein acp`` where the model's commands cannot run sandboxed (issue 38):
-the session is told once, after its ``session/new`` answer, and a command
-asks (the permission request says why)."""
+the session is told once, after its ``session/new`` answer."""
 
 from __future__ import annotations
 

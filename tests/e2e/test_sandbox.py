@@ -9,6 +9,9 @@ The workspace, the folder outside it and the person's (fake) home are
 under /var/tmp, not /tmp: the sandbox's /tmp is private, so a file there
 would be out of reach for a reason that is not the one tested.
 
+The run allows ``pypi`` (``sandbox.network``): a host not on the list is
+refused by Rein's proxy, and going around the proxy finds no network.
+
 A second run has no bubblewrap (``sandbox.bwrap`` names none): it says so
 once on stderr, and the command asks (and is refused, nobody being there).
 """
@@ -77,6 +80,9 @@ def _attempts(box_outside: Path, port: int, sleeper: int) -> dict[str, str]:
             "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 3)\""
         ),
         "network-dns": "getent hosts example.com",
+        # The allowlist (``pypi``) through Rein's proxy, and around it.
+        "network-proxy-not-listed": f"curl -sSf -m 5 http://127.0.0.1:{port}/",
+        "network-around-the-proxy": f"curl -sS -m 5 --noproxy '*' http://127.0.0.1:{port}/",
         "network-raw-socket": (
             'python3 -c "import socket; '
             'socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)"'
@@ -155,7 +161,8 @@ def box() -> Iterator[Box]:
     )
     turns.append({"text": "done"})
     try:
-        done = _rein_run(ws, base, home, turns, NO_ANALYZERS)
+        config = {**NO_ANALYZERS, "sandbox": {"network": ["pypi"]}}
+        done = _rein_run(ws, base, home, turns, config)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         try:
             accepted = listener.accept()
@@ -164,7 +171,8 @@ def box() -> Iterator[Box]:
         except BlockingIOError:
             reached = False
         ends = _tool_ends(done.stdout)
-        ends["network-loopback"]["reached"] = reached
+        for name in ("network-loopback", "network-proxy-not-listed", "network-around-the-proxy"):
+            ends[name]["reached"] = reached
         yield Box(base, ws, outside, home, port, sleeper, ends, done.stderr)
     finally:
         listener.close()
@@ -205,7 +213,7 @@ def test_the_attempt_ran_sandboxed_and_failed(
         assert config.stdout == ""
         assert (box.ws / ".git" / "HEAD").is_file() and not (box.ws / ".git-old").exists()
         assert end["details"]["exit_code"] != 0
-    elif name == "network-loopback":
+    elif name in ("network-loopback", "network-proxy-not-listed", "network-around-the-proxy"):
         assert end["reached"] is False and end["details"]["exit_code"] != 0
     elif name.startswith("network-") or name.startswith("write-"):
         assert end["details"]["exit_code"] != 0
@@ -218,8 +226,11 @@ def test_the_attempt_ran_sandboxed_and_failed(
 
 
 def test_a_failure_in_the_sandbox_tells_the_model_how_to_leave_it(box: Box) -> None:
-    for name in ("write-absolute", "network-outside"):
+    for name in ("write-absolute", "network-outside", "network-proxy-not-listed"):
         assert "`unsandboxed: true` and a `reason`" in box.ends[name]["content"]
+    refused = box.ends["network-proxy-not-listed"]["content"]
+    assert "The requested URL returned error: 403" in refused
+    assert "it reaches only files.pythonhosted.org, pypi.org, through Rein's proxy" in refused
 
 
 def test_leaving_the_sandbox_asks_and_nobody_is_there(box: Box) -> None:

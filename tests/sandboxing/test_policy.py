@@ -3,7 +3,9 @@ profile text, the failure notes, the settings and the probe's answers."""
 
 from __future__ import annotations
 
+import http.server
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -156,3 +158,43 @@ def test_the_real_sandbox_runs_a_command_in_the_workspace(tmp_path: Path) -> Non
     assert "Read-only file system" in done.stderr
     note = sandbox.failure_note(done.stderr)
     assert note is not None and str(tmp_path) in note
+
+
+def test_the_network_setting_takes_presets_and_host_names_only() -> None:
+    assert load_config({"sandbox": {"network": ["pypi", "example.com"]}}).sandbox.network == (
+        "pypi",
+        "example.com",
+    )
+    with pytest.raises(ConfigError, match=r"rein.sandbox.network: .*'http://x': each entry is"):
+        load_config({"sandbox": {"network": ["http://x"]}})
+
+
+def test_a_listed_host_is_reached_through_the_proxy_and_only_through_it(tmp_path: Path) -> None:
+    """A real sandbox and proxy: 127.0.0.1 listed (the host's loopback, for
+    the test), ``localhost`` not; going around the proxy finds no network."""
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"hello from the host\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        sandbox = BwrapSandbox(str(tmp_path), SandboxSettings(network=["127.0.0.1"]))
+        lines = [
+            f"curl -sS -m 5 http://127.0.0.1:{port}/",
+            f"curl -sSf -m 5 http://localhost:{port}/ || echo refused=$?",
+            f"curl -sS -m 5 --noproxy '*' http://127.0.0.1:{port}/ || echo around=$?",
+        ]
+        argv = sandbox.wrap(["bash", "-c", "; ".join(lines)], cwd=str(tmp_path))
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        server.shutdown()
+    assert done.stdout == "hello from the host\nrefused=22\naround=7\n", done.stderr
+    assert "The requested URL returned error: 403" in done.stderr

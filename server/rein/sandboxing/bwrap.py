@@ -48,6 +48,11 @@ def bwrap_argv(
         argv += ["--tmpfs", path, "--remount-ro", path]
     for path in policy.hidden_files:
         argv += ["--ro-bind", "/dev/null", path]
+    if policy.proxy_socket is not None:
+        url = f"http://127.0.0.1:{policy.proxy_port}"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            argv += ["--setenv", name, url]
+        argv += ["--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy"]
     argv += [
         "--setenv",
         "TMPDIR",

@@ -18,7 +18,8 @@ _NETWORK = re.compile(
     r"network is unreachable|temporary failure in name resolution|could not resolve|"
     r"name or service not known|name resolution|no address associated|getaddrinfo|"
     r"failed to establish a new connection|connection refused|ENETUNREACH|EAI_AGAIN|"
-    r"nodename nor servname",
+    r"nodename nor servname|not in sandbox\.network|403 Forbidden|error: 403|tunnel failed|"
+    r"ProxyError",
     re.IGNORECASE,
 )
 
@@ -28,9 +29,10 @@ _LEAVE = (
 )
 
 
-def failure_note(output: str, writable: str) -> str | None:
+def failure_note(output: str, writable: str, hosts: str = "") -> str | None:
     """The note for a failed command's ``output`` (None: the sandbox is not
-    a likely cause). ``writable`` lists the writable folders."""
+    a likely cause). ``writable`` lists the writable folders, ``hosts`` the
+    hosts of ``sandbox.network`` (empty: no network)."""
     causes = []
     if _WRITE.search(output):
         causes.append(
@@ -38,7 +40,13 @@ def failure_note(output: str, writable: str) -> str | None:
             "hooks and configuration and Rein's configuration are read-only even there"
         )
     if _NETWORK.search(output):
-        causes.append("it has no network (not even the loopback of the machine)")
+        if hosts:
+            causes.append(
+                f"it reaches only {hosts}, through Rein's proxy (HTTP_PROXY), and not the "
+                "machine's loopback"
+            )
+        else:
+            causes.append("it has no network (not even the loopback of the machine)")
     if not causes:
         return None
     return f"[The command ran in Rein's sandbox: {'; '.join(causes)}. {_LEAVE}]"

@@ -55,8 +55,13 @@ class SandboxPolicy:
     hidden_dirs: tuple[str, ...] = ()
     #: Files replaced by an empty one.
     hidden_files: tuple[str, ...] = ()
-    #: The network: off (the only mode so far).
+    #: The whole network (never set by :func:`sandbox_policy`; the
+    #: sandbox reaches hosts only through the proxy).
     network: bool = False
+    #: The allowlist proxy's unix socket (in ``temp_dir``) and the port the
+    #: forwarder listens on inside: None without ``sandbox.network``.
+    proxy_socket: str | None = None
+    proxy_port: int = 3128
 
 
 def _expand(path: str, home: str) -> str:

@@ -4,6 +4,7 @@ on; :mod:`rein.tools.settings`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -32,6 +33,11 @@ DEFAULT_HIDDEN_PATHS: tuple[str, ...] = (
 )
 
 
+_HOST = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$"
+)
+
+
 def _paths(value: Any, what: str) -> Any:
     if not isinstance(value, list | tuple) or not all(
         isinstance(v, str) and v.strip() for v in value
@@ -55,6 +61,27 @@ class SandboxSettings(BaseModel):
     writable: tuple[str, ...] = ()
     #: The bubblewrap program: a name on ``PATH`` or a path.
     bwrap: str = "bwrap"
+    #: Hosts the sandboxed commands may reach, through Rein's allowlist
+    #: proxy (``HTTP_PROXY``/``HTTPS_PROXY``): host names, or presets
+    #: (``pypi``, ``npm``, ``github``, ``crates``, ``go``). Empty: no network.
+    network: tuple[str, ...] = ()
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _hosts(cls, value: Any) -> Any:
+        from rein.sandboxing.proxy import PRESETS
+
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ValueError(
+                'must be a list of presets or host names, e.g. ["pypi", "example.com"]'
+            )
+        bad = [repr(v) for v in value if v not in PRESETS and not _HOST.match(v)]
+        if bad:
+            raise ValueError(
+                f"{', '.join(bad)}: each entry is a host name or one of the presets "
+                f"{', '.join(sorted(PRESETS))}"
+            )
+        return value
 
     @field_validator("hidden", "writable", mode="before")
     @classmethod

@@ -1,0 +1,165 @@
+"""The allowlist proxy: the sandbox's only way out to the network.
+
+The sandbox has no network of its own. With hosts in ``sandbox.network``
+Rein runs this proxy on a unix socket in the session's temporary folder
+(the one path both sides see); inside, :mod:`rein.sandboxing.forwarder`
+listens on the sandbox's own loopback and passes each connection to that
+socket, and ``HTTP_PROXY``/``HTTPS_PROXY`` name it, so every program that
+honours them goes through here. A program that does not, or a raw socket,
+finds no network at all.
+
+It understands ``CONNECT host:port`` (HTTPS, any TLS) and plain HTTP
+requests in absolute form (``GET http://host/path``). A host not on the
+list gets ``403`` naming it and the setting. One thread per connection;
+the proxy stops with its sandbox.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import socketserver
+import threading
+from collections.abc import Iterable
+
+__all__ = ["PRESETS", "AllowlistProxy", "allowed_hosts"]
+
+#: ``sandbox.network`` presets: a package registry (or forge) by name.
+PRESETS: dict[str, tuple[str, ...]] = {
+    "pypi": ("pypi.org", "files.pythonhosted.org"),
+    "npm": ("registry.npmjs.org", "registry.yarnpkg.com"),
+    "github": (
+        "github.com",
+        "api.github.com",
+        "codeload.github.com",
+        "objects.githubusercontent.com",
+        "raw.githubusercontent.com",
+    ),
+    "crates": ("crates.io", "index.crates.io", "static.crates.io"),
+    "go": ("proxy.golang.org", "sum.golang.org"),
+}
+
+_HEAD_LIMIT = 64 * 1024
+_CONNECT_TIMEOUT_S = 10.0
+_REQUEST = re.compile(rb"^([A-Z]+) (\S+) (HTTP/1\.[01])\r\n")
+_ABSOLUTE = re.compile(rb"^http://([^/:?#]+)(?::(\d+))?([^?#]*)?", re.IGNORECASE)
+
+
+def allowed_hosts(entries: Iterable[str]) -> frozenset[str]:
+    """The host names ``sandbox.network`` allows (presets expanded)."""
+    hosts: set[str] = set()
+    for entry in entries:
+        hosts.update(PRESETS.get(entry, (entry,)))
+    return frozenset(h.lower() for h in hosts)
+
+
+def _pipe(source: socket.socket, target: socket.socket) -> None:
+    try:
+        while chunk := source.recv(65536):
+            target.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        for sock in (source, target):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        client: socket.socket = self.request
+        client.settimeout(_CONNECT_TIMEOUT_S)
+        head = b""
+        try:
+            while b"\r\n\r\n" not in head and len(head) < _HEAD_LIMIT:
+                chunk = client.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+        except OSError:
+            return
+        match = _REQUEST.match(head)
+        if match is None:
+            self._refuse(client, 400, "not an HTTP proxy request")
+            return
+        method, target = match.group(1), match.group(2)
+        if method == b"CONNECT":
+            host, _, port_text = target.rpartition(b":")
+            port = int(port_text) if port_text.isdigit() else 443
+        else:
+            absolute = _ABSOLUTE.match(target)
+            if absolute is None:
+                self._refuse(client, 400, "a proxy request names http://host/...")
+                return
+            host = absolute.group(1)
+            port = int(absolute.group(2) or 80)
+        name = host.decode("ascii", "replace").strip("[]").lower()
+        if name not in self.server.hosts:
+            self._refuse(
+                client,
+                403,
+                f"Rein's sandbox: {name} is not in sandbox.network "
+                "(ask to run the command unsandboxed, or add the host to the setting)",
+            )
+            return
+        try:
+            upstream = socket.create_connection((name, port), timeout=_CONNECT_TIMEOUT_S)
+        except OSError as exc:
+            self._refuse(client, 502, f"Rein's sandbox proxy could not reach {name}:{port}: {exc}")
+            return
+        upstream.settimeout(None)
+        client.settimeout(None)
+        if method == b"CONNECT":
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            rest = head[head.index(b"\r\n\r\n") + 4 :]
+        else:
+            rest = head
+        if rest:
+            upstream.sendall(rest)
+        back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
+        back.start()
+        _pipe(client, upstream)
+        back.join()
+        upstream.close()
+
+    @staticmethod
+    def _refuse(client: socket.socket, status: int, why: str) -> None:
+        reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+        body = (why + "\n").encode()
+        try:
+            client.sendall(
+                f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body
+            )
+        except OSError:
+            pass
+
+
+class _Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: str, hosts: frozenset[str]) -> None:
+        self.hosts = hosts
+        super().__init__(path, _Handler)
+
+
+class AllowlistProxy:
+    """The proxy on ``path`` for ``hosts``, in a thread of its own."""
+
+    def __init__(self, path: str, hosts: frozenset[str]) -> None:
+        self.path = path
+        self.hosts = hosts
+        self._server = _Server(path, hosts)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="rein-sandbox-proxy", daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
