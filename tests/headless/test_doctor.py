@@ -64,6 +64,12 @@ def test_doctor_lists_found_and_missing_servers_with_versions_and_installs(
     ) in out
     for name in ("ruff", "basedpyright", "eslint", "biome"):
         assert f"\n  {name} (" in out
+    # No bubblewrap on this PATH: the sandbox line says why, and what follows.
+    assert out.endswith(
+        "sandbox: does not work here: bubblewrap (bwrap) is not installed: install bubblewrap "
+        "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap); with "
+        'approval.command "sandboxed" every command asks\n'
+    )
 
 
 def test_doctor_json_and_a_configured_server(tmp_path: Path) -> None:
@@ -78,7 +84,10 @@ def test_doctor_json_and_a_configured_server(tmp_path: Path) -> None:
     )
     done = doctor(tmp_path, "--json", "--config", str(config))
     assert done.returncode == 0, done.stderr
-    servers = {s["name"]: s for s in json.loads(done.stdout)["servers"]}
+    report = json.loads(done.stdout)
+    servers = {s["name"]: s for s in report["servers"]}
+    assert report["sandbox"]["works"] is False and report["sandbox"]["program"] is None
+    assert "bubblewrap (bwrap) is not installed" in report["sandbox"]["whyNot"]
     assert servers["yaml"]["found"] is False and servers["yaml"]["used_here"] is True
     assert servers["yaml"]["install"] == "npm i -g yaml-language-server"
     assert servers["gopls"]["enabled"] == "false" and servers["gopls"]["used_here"] is False

@@ -12,7 +12,8 @@ import pytest
 
 from rein.config import load_config
 from rein.harness.errors import ConfigError
-from rein.sandboxing import BwrapSandbox, SandboxSettings, sandbox_policy
+from rein.headless.doctor import sandbox_line
+from rein.sandboxing import BwrapSandbox, SandboxSettings, SandboxStatus, sandbox_policy
 from rein.sandboxing.bwrap import bwrap_argv
 from rein.sandboxing.failures import failure_note
 from rein.sandboxing.macos import macos_argv, seatbelt_profile
@@ -198,3 +199,13 @@ def test_a_listed_host_is_reached_through_the_proxy_and_only_through_it(tmp_path
         server.shutdown()
     assert done.stdout == "hello from the host\nrefused=22\naround=7\n", done.stderr
     assert "The requested URL returned error: 403" in done.stderr
+
+
+def test_the_doctor_line_says_what_works_with_what() -> None:
+    works = SandboxStatus("/usr/bin/bwrap", None, "bubblewrap 0.8.0")
+    assert sandbox_line(works) == "sandbox: works (bubblewrap 0.8.0 at /usr/bin/bwrap)"
+    broken = SandboxStatus("/usr/bin/bwrap", "bubblewrap cannot create a sandbox here (x)")
+    assert sandbox_line(broken) == (
+        "sandbox: does not work here: bubblewrap cannot create a sandbox here (x); with "
+        'approval.command "sandboxed" every command asks'
+    )

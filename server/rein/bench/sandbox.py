@@ -5,10 +5,10 @@
   workspace's policy), in one run: the median and 95th percentile in
   milliseconds and the difference (issue 38's goal: at most 50 ms).
 * **asks**: a scripted session of 30 typical commands (:data:`SESSION`:
-  tests, linters, builds, git, package listings, a download an allowlist
-  would permit and one it would not) through the real ``run_command`` in a
-  small Python project, once with ``approval.command: "sandboxed"`` and
-  once with ``"ask"``, the person approving everything: how often the
+  tests, linters, builds, git, package listings, a download the allowlist
+  permits and one it does not) through the real ``run_command`` in a
+  small Python project, once with ``approval.command: "sandboxed"``
+  (``sandbox.network``: ``pypi``) and once with ``"ask"``, the person approving everything: how often the
   person is asked. The script does what a model told by the sandbox's note
   does: a command that fails with that note runs again with
   ``unsandboxed: true`` and a reason.
@@ -30,7 +30,7 @@ from rein.harness.ports import ApprovalRequest
 from rein.harness.run.run_record import RunRecord, recording
 from rein.harness.run.steering import SteeringSignal
 from rein.harness.tools import ToolContext, ToolEnvironment
-from rein.sandboxing import BwrapSandbox
+from rein.sandboxing import BwrapSandbox, SandboxSettings
 from rein.tools.command import RunCommandArgs, RunCommandTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
 
@@ -70,7 +70,7 @@ SESSION: tuple[str, ...] = (
     "python -c 'import sys; print(sys.version)'",
     "python -c 'import json; print(json.dumps({\"ok\": 1}))'",
     "sort pyproject.toml | uniq | head -3",
-    # A download an allowlist would permit, and one it would not.
+    # A download the allowlist (pypi) permits, and one it does not.
     'python -m pip download --no-deps -d "$TMPDIR/dl" -q six',
     "curl -sSf -m 5 https://example.com -o /dev/null",
 )
@@ -149,7 +149,7 @@ async def _session(policy: str, commands: tuple[str, ...]) -> dict[str, Any]:
             workspace=DiskWorkspace(ws),
             approver=approver,
             settings=settings,
-            sandbox=BwrapSandbox(ws),
+            sandbox=BwrapSandbox(ws, SandboxSettings(network=["pypi"])),
         )
         tool = RunCommandTool()
         record = RunRecord()
