@@ -25,6 +25,8 @@ __all__ = [
     "Block",
     "HookCaller",
     "Hooks",
+    "PromptVerdict",
+    "StopInfo",
     "TurnInfo",
     "TurnOverrides",
     "current_caller",
@@ -64,12 +66,35 @@ class TurnOverrides:
     system: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PromptVerdict:
+    """What ``on_user_prompt`` decided about a run's prompt: refuse it
+    (``block``, the reason the run ends with; the prompt is not added to the
+    transcript) or add ``context`` after it (a user message the model reads,
+    origin ``"hook"``)."""
+
+    block: str | None = None
+    context: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StopInfo:
+    """What ``on_stop`` is told when a run is about to complete: its final
+    text and how many times this run was already kept going by it."""
+
+    run_id: str
+    last_text: str
+    continuations: int
+
+
 BeforeToolCall = Callable[[ToolCall, BaseModel], "Block | Awaitable[Block | None] | None"]
 AfterToolCall = Callable[
     [ToolCall, "ToolResult"], "ToolResult | Awaitable[ToolResult | None] | None"
 ]
 TransformContext = Callable[[Sequence[Message]], "Sequence[Message] | Awaitable[Sequence[Message]]"]
 PrepareNextTurn = Callable[[TurnInfo], "TurnOverrides | Awaitable[TurnOverrides | None] | None"]
+OnUserPrompt = Callable[[str], "PromptVerdict | Awaitable[PromptVerdict | None] | None"]
+OnStop = Callable[[StopInfo], "str | Awaitable[str | None] | None"]
 
 
 @dataclass(slots=True)
@@ -82,6 +107,15 @@ class Hooks:
     transform_context: TransformContext | None = None
     #: May change the model, its options or the request's messages before a turn.
     prepare_next_turn: PrepareNextTurn | None = None
+    #: Looks at a run's prompt before the model does: may refuse it or add
+    #: context after it (:class:`PromptVerdict`).
+    on_user_prompt: OnUserPrompt | None = None
+    #: Called when a run would complete (its gates passed): a returned text
+    #: keeps the run going with that text as the next user message (origin
+    #: ``"hook"``); None lets it complete. The hook bounds itself with
+    #: :attr:`StopInfo.continuations`; ``harness.maxModelTurnsPerRun`` still
+    #: bounds the run.
+    on_stop: OnStop | None = None
 
 
 @dataclass(frozen=True, slots=True)
