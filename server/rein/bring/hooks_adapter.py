@@ -39,6 +39,7 @@ from rein.bring.hook_config import (
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
 from rein.bring.hook_runner import run_hook
 from rein.harness.calls.tool_result import ToolResult
+from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, PromptVerdict, StopInfo
 from rein.harness.messages import ToolCall
@@ -62,11 +63,10 @@ __all__ = [
 _SHOWN = 300
 
 
-class HookTrustError(Exception):
+class HookTrustError(ReinError):
     """Nobody can be asked whether the workspace's hooks may run (no
-    terminal, an editor without the request): its message is why. Control
-    flow between a host's port and this module (the hooks are then not
-    run, and a ``hook`` event says why), so outside the ReinError tree."""
+    terminal, an editor without the request): its message is why (the hooks
+    are then not run, and a ``hook`` event says why)."""
 
 
 class TrustStore(Protocol):
