@@ -22,7 +22,9 @@ from tests.bring.hook_workspace import CONTEXT, DENY_REASON, STOP_REASON, TURNS,
 pytestmark = pytest.mark.e2e
 
 
-def _rein_run(tmp_path: Path, ws: Path, turns: list[dict[str, Any]], *extra: str) -> list[dict[str, Any]]:
+def _rein_run(
+    tmp_path: Path, ws: Path, turns: list[dict[str, Any]], *extra: str
+) -> list[dict[str, Any]]:
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump({"turns": turns}))
     config = tmp_path / "rein.json"
@@ -31,9 +33,24 @@ def _rein_run(tmp_path: Path, ws: Path, turns: list[dict[str, Any]], *extra: str
     home.mkdir(exist_ok=True)
     out = subprocess.run(
         [
-            sys.executable, "-m", "rein", "run", "tidy up", "-w", str(ws), "--provider", "replay",
-            "--script", str(script), "--config", str(config), "--storage", str(tmp_path / "store"),
-            "--yes", "--json", *extra,
+            sys.executable,
+            "-m",
+            "rein",
+            "run",
+            "tidy up",
+            "-w",
+            str(ws),
+            "--provider",
+            "replay",
+            "--script",
+            str(script),
+            "--config",
+            str(config),
+            "--storage",
+            str(tmp_path / "store"),
+            "--yes",
+            "--json",
+            *extra,
         ],  # fmt: skip
         capture_output=True,
         text=True,
