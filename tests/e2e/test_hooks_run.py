@@ -31,27 +31,12 @@ def _rein_run(
     config.write_text(json.dumps({"rein": {"gates": {"analyzer": {"enabled": False}}}}))
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
+    args = [
+        "run", "tidy up", "-w", str(ws), "--provider", "replay", "--script", str(script),
+        "--config", str(config), "--storage", str(tmp_path / "store"), "--yes", "--json", *extra,
+    ]  # fmt: skip
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rein",
-            "run",
-            "tidy up",
-            "-w",
-            str(ws),
-            "--provider",
-            "replay",
-            "--script",
-            str(script),
-            "--config",
-            str(config),
-            "--storage",
-            str(tmp_path / "store"),
-            "--yes",
-            "--json",
-            *extra,
-        ],  # fmt: skip
+        [sys.executable, "-m", "rein", *args],
         capture_output=True,
         text=True,
         timeout=120,
