@@ -19,6 +19,7 @@ from rein.harness.ports import ModelRequest
 from rein.session import SessionSpec
 from rein.session.builder import build_session
 from rein.session.session import Session
+from tests.fakes.approvals import FakeApprover
 from tests.fakes.hooks import FakeHookTrust
 from tests.fakes.models import FunctionModel, assistant, call
 from tests.fakes.session import fake_session_ports
@@ -163,3 +164,41 @@ async def test_stop_hooks_are_bounded_and_post_tool_use_context_reaches_the_mode
         ("Stop", "continued"),
     ]
     assert "hooks.Later" in seen[0].message
+
+
+async def _commands_under(
+    tmp_path: Path, policy: str, command: str
+) -> tuple[FakeApprover, list[ToolResultMessage]]:
+    turns = iter([assistant("", call("run_command", "c1", command=command))])
+    model = FunctionModel(lambda request: next(turns, assistant("done")))
+    approver = FakeApprover(answer=False)
+    ports = fake_session_ports(tmp_path / "ws", model)
+    ports.hooks = FakeHookTrust(answer=False)
+    ports.home = tmp_path / "home"
+    ports.approver = lambda _id: approver
+    session = build_session(load_config({"approval": {"command": policy}}), ports, SessionSpec())
+    assert (await _prompt(session)).status == "completed"
+    results = [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    return approver, results
+
+
+async def test_ask_routes_to_rein_s_approval_and_allow_skips_its_question(tmp_path: Path) -> None:
+    # The person's own hook: "ask" for git, "allow" for anything else.
+    decide = (
+        "import json, sys; c = json.load(sys.stdin)['tool_input']['command']; "
+        "d = 'ask' if c.startswith('git') else 'allow'; "
+        "print(json.dumps({'hookSpecificOutput': {'permissionDecision': d, "
+        "'permissionDecisionReason': 'git needs a look'}}))"
+    )
+    _settings(tmp_path / "home", _command("PreToolUse", f'{sys.executable} -c "{decide}"', "Bash"))
+    (tmp_path / "ws").mkdir()
+    # Commands ask, but the hook allowed echo: nobody is asked, it runs.
+    approver, [result] = await _commands_under(tmp_path, "ask", "echo hi")
+    assert approver.requests == []
+    assert "hi" in result.content and not result.is_error
+    # Commands are allowed, but the hook asks about git: the person is asked (and refuses).
+    approver, [result] = await _commands_under(tmp_path, "allow", "git --version")
+    [request] = approver.requests
+    assert request.subject == "git --version"
+    assert "git needs a look" in request.detail
+    assert result.is_error and "declined" in result.content

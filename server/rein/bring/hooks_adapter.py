@@ -41,7 +41,7 @@ from rein.bring.hook_runner import run_hook
 from rein.harness.calls.tool_result import ToolResult
 from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
-from rein.harness.hooks import Block, PromptVerdict, StopInfo
+from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo
 from rein.harness.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -267,11 +267,17 @@ class ClaudeHooks:
             )
         )
 
-    async def before_tool_call(self, call: ToolCall, args: BaseModel) -> Block | None:
+    async def before_tool_call(self, call: ToolCall, args: BaseModel) -> Block | Permit | None:
+        """PreToolUse: the first block wins; else an ``ask`` routes the call
+        to Rein's approval, else an ``allow`` skips Rein's question. Every
+        hook that runs here is trusted (the person's own) or allowed (the
+        workspace's, once the person said so)."""
         if not self._matching("PreToolUse"):
             return None
         name, tool_input = claude_tool(call.name, args.model_dump(), self.root)
         fields = {"tool_name": name, "tool_input": tool_input, "tool_use_id": call.id}
+        asked: Permit | None = None
+        allowed: Permit | None = None
         for hook, answer in await self._run("PreToolUse", fields, name, name):
             if answer.block is not None:
                 self._note(hook, "blocked", answer.block, name)
@@ -279,7 +285,13 @@ class ClaudeHooks:
             if answer.stop is not None:
                 self._note(hook, "blocked", answer.stop, name)
                 return Block(f"{hook.event} hook ({hook.source}) stopped: {answer.stop}")
-        return None
+            if answer.permission == "ask" and asked is None:
+                self._note(hook, "asked", answer.permission_reason, name)
+                reason = answer.permission_reason or "it asks about this call"
+                asked = Permit("ask", f"the {hook.event} hook of {hook.source}: {reason}")
+            elif answer.permission == "allow" and allowed is None:
+                allowed = Permit("allow", answer.permission_reason)
+        return asked or allowed
 
     async def after_tool_call(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
         if not self._matching("PostToolUse"):

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
@@ -25,6 +25,7 @@ __all__ = [
     "Block",
     "HookCaller",
     "Hooks",
+    "Permit",
     "PromptVerdict",
     "StopInfo",
     "TurnInfo",
@@ -67,6 +68,20 @@ class TurnOverrides:
 
 
 @dataclass(frozen=True, slots=True)
+class Permit:
+    """Returned by ``before_tool_call`` to decide how the call is approved:
+    ``"ask"`` asks the person even when the approval policy would allow it
+    (``reason`` says why); ``"allow"`` goes ahead without asking where the
+    policy would ask. Neither overrides a policy of ``"deny"``, and a
+    protected file still asks. Only a hook the person trusts may return it
+    (the Claude Code-style hooks of :mod:`rein.bring.hooks_adapter` do so
+    for the person's own hooks and the workspace's allowed ones)."""
+
+    decision: Literal["allow", "ask"]
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PromptVerdict:
     """What ``on_user_prompt`` decided about a run's prompt: refuse it
     (``block``, the reason the run ends with; the prompt is not added to the
@@ -87,7 +102,9 @@ class StopInfo:
     continuations: int
 
 
-BeforeToolCall = Callable[[ToolCall, BaseModel], "Block | Awaitable[Block | None] | None"]
+BeforeToolCall = Callable[
+    [ToolCall, BaseModel], "Block | Permit | Awaitable[Block | Permit | None] | None"
+]
 AfterToolCall = Callable[
     [ToolCall, "ToolResult"], "ToolResult | Awaitable[ToolResult | None] | None"
 ]
@@ -99,7 +116,8 @@ OnStop = Callable[[StopInfo], "str | Awaitable[str | None] | None"]
 
 @dataclass(slots=True)
 class Hooks:
-    #: May refuse a call (return :class:`Block`); runs after argument validation.
+    #: May refuse a call (return :class:`Block`) or decide how it is approved
+    #: (:class:`Permit`); runs after argument validation.
     before_tool_call: BeforeToolCall | None = None
     #: May replace a result (return a new ToolResult) or keep it (return None).
     after_tool_call: AfterToolCall | None = None
