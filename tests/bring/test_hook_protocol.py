@@ -14,6 +14,7 @@ from rein.bring.hook_config import discover_hooks, workspace_hooks_key
 from rein.bring.hook_protocol import TOOL_NAMES, HookAnswer, claude_tool, matches, read_answer
 from rein.config import ReinConfig, load_config
 from rein.harness.errors import ConfigError
+from rein.mcp.trust import MemoryTrustStore
 from rein.tools.registry import default_tools
 
 
@@ -135,6 +136,12 @@ def test_hooks_are_read_from_every_place_and_an_invalid_entry_is_named(tmp_path:
     ]
     key = workspace_hooks_key(root, found.workspace_hooks)
     assert key == workspace_hooks_key(root, discover_hooks(root, home, config).workspace_hooks)
+    # What a setup view shows: whether the person allowed them (nothing asked, nothing run).
+    trust = MemoryTrustStore()
+    assert found.workspace_allowed is None
+    assert discover_hooks(root, home, config, trust).workspace_allowed is False
+    trust.remember(key)
+    assert discover_hooks(root, home, config, trust).workspace_allowed is True
     entry["hooks"][0]["command"] = "team.sh --changed"
     (root / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [entry]}}))
     assert key != workspace_hooks_key(root, discover_hooks(root, home, config).workspace_hooks)

@@ -18,12 +18,12 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from rein.acp._client_calls import ClientCallError, ask_client
 from rein.acp.context import ClientLink, current_session
+from rein.bring.hook_config import HOOKS_TRUST_FILE
 from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest, TrustStore
 from rein.mcp.trust import FileTrustStore, MemoryTrustStore
 
-__all__ = ["ALLOW_HOOKS", "HOOKS_TRUST_FILE", "REJECT_HOOKS", "AcpHookPorts"]
+__all__ = ["ALLOW_HOOKS", "REJECT_HOOKS", "AcpHookPorts"]
 
-HOOKS_TRUST_FILE = "hooks-trust.json"
 ALLOW_HOOKS = "allow_hooks"
 REJECT_HOOKS = "reject_hooks"
 

@@ -17,16 +17,18 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import ValidationError
 
 from rein.config import HOOK_EVENTS, HookMatcher, ReinConfig
 
 __all__ = [
+    "HOOKS_TRUST_FILE",
     "HookEntry",
     "HookInventory",
     "InvalidHook",
+    "TrustStore",
     "discover_hooks",
     "workspace_hooks_key",
 ]
@@ -38,6 +40,17 @@ USER_FILE = "~/.claude/settings.json"
 SETTINGS = "rein.hooks"
 
 Scope = Literal["settings", "user", "workspace"]
+
+#: Where the person's permission for a workspace's hooks is remembered, in
+#: Rein's storage folder (a ``rein.mcp.trust.FileTrustStore`` of its own).
+HOOKS_TRUST_FILE = "hooks-trust.json"
+
+
+class TrustStore(Protocol):
+    """Remembered permissions by key (``rein.mcp.trust``'s stores)."""
+
+    def is_trusted(self, key: str) -> bool: ...
+    def remember(self, key: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +86,8 @@ class HookInventory:
 
     hooks: list[HookEntry] = field(default_factory=list)
     invalid: list[InvalidHook] = field(default_factory=list)
-    #: Set by the adapter: whether the workspace's hooks are allowed
-    #: (None: not asked yet, or there are none).
+    #: Whether the workspace's hooks are allowed (remembered, or allowed in
+    #: this session); None: there are none, or no trust store was given.
     workspace_allowed: bool | None = None
 
     @property
@@ -159,10 +172,16 @@ def _read_file(path: Path, source: str, scope: Scope, out: HookInventory) -> Non
         _entries(data["hooks"], source, scope, out)
 
 
-def discover_hooks(root: Path, home: Path | None, config: ReinConfig) -> HookInventory:
+def discover_hooks(
+    root: Path, home: Path | None, config: ReinConfig, trust: TrustStore | None = None
+) -> HookInventory:
     """Every hook of Rein's settings, the person's home folder (``home``;
     None: not read) and the workspace ``root``, with the invalid entries and
-    why. Read fresh at each call (the adapter calls it before each run)."""
+    why, and (given the ``trust`` store, e.g.
+    ``FileTrustStore(storage, file_name=HOOKS_TRUST_FILE)``) whether the
+    workspace's hooks are allowed. Read fresh at each call (the adapter
+    calls it before each run; a setup view may call it any time: it runs
+    and asks nothing)."""
     out = HookInventory()
     for event, matchers in config.hooks.items():
         for matcher in matchers:
@@ -176,4 +195,7 @@ def discover_hooks(root: Path, home: Path | None, config: ReinConfig) -> HookInv
         _read_file(home / ".claude" / "settings.json", USER_FILE, "user", out)
     _read_file(root / PROJECT_FILE, PROJECT_FILE, "workspace", out)
     _read_file(root / LOCAL_FILE, LOCAL_FILE, "workspace", out)
+    workspace = out.workspace_hooks
+    if trust is not None and workspace:
+        out.workspace_allowed = trust.is_trusted(workspace_hooks_key(root, workspace))
     return out

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from rein.bring.hook_config import (
     HookEntry,
     HookInventory,
+    TrustStore,
     discover_hooks,
     workspace_hooks_key,
 )
@@ -67,11 +68,6 @@ class HookTrustError(ReinError):
     """Nobody can be asked whether the workspace's hooks may run (no
     terminal, an editor without the request): its message is why (the hooks
     are then not run, and a ``hook`` event says why)."""
-
-
-class TrustStore(Protocol):
-    def is_trusted(self, key: str) -> bool: ...
-    def remember(self, key: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

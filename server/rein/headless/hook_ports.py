@@ -13,13 +13,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from rein.bring.hook_config import HOOKS_TRUST_FILE
 from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
 from rein.headless.mcp_ports import read_line
 from rein.mcp.trust import FileTrustStore
 
-__all__ = ["HOOKS_TRUST_FILE", "NO_TERMINAL_HOOKS", "TerminalHookPorts"]
+__all__ = ["NO_TERMINAL_HOOKS", "TerminalHookPorts"]
 
-HOOKS_TRUST_FILE = "hooks-trust.json"
 NO_TERMINAL_HOOKS = (
     "no terminal to ask whether they may run; run once in a terminal, or pass --allow-hooks"
 )

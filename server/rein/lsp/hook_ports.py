@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
 
+from rein.bring.hook_config import HOOKS_TRUST_FILE
 from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
 from rein.lsp.channel import method_not_found
 from rein.lsp.client_timeout import ClientTimeout
@@ -25,11 +26,9 @@ from rein.mcp.trust import FileTrustStore
 if TYPE_CHECKING:
     from rein.lsp.channel import ClientChannel
 
-__all__ = ["HOOKS_TRUST_FILE", "EditorHookPorts", "hooks_request"]
+__all__ = ["EditorHookPorts", "hooks_request"]
 
 log = logging.getLogger(__name__)
-
-HOOKS_TRUST_FILE = "hooks-trust.json"
 
 
 def hooks_request(request: HookTrustRequest) -> dict[str, Any]:
