@@ -190,7 +190,14 @@ async def test_ask_routes_to_rein_s_approval_and_allow_skips_its_question(tmp_pa
         "print(json.dumps({'hookSpecificOutput': {'permissionDecision': d, "
         "'permissionDecisionReason': 'git needs a look'}}))"
     )
-    _settings(tmp_path / "home", _command("PreToolUse", f'{sys.executable} -c "{decide}"', "Bash"))
+    notified = tmp_path / "notified"
+    _settings(
+        tmp_path / "home",
+        {
+            **_command("PreToolUse", f'{sys.executable} -c "{decide}"', "Bash"),
+            **_command("Notification", f"cat >> {notified}"),
+        },
+    )
     (tmp_path / "ws").mkdir()
     # Commands ask, but the hook allowed echo: nobody is asked, it runs.
     approver, [result] = await _commands_under(tmp_path, "ask", "echo hi")
@@ -202,3 +209,38 @@ async def test_ask_routes_to_rein_s_approval_and_allow_skips_its_question(tmp_pa
     assert request.subject == "git --version"
     assert "git needs a look" in request.detail
     assert result.is_error and "declined" in result.content
+    # The Notification hook heard of the one question, before it was asked.
+    [note] = [json.loads(line) for line in notified.read_text().splitlines()]
+    assert note["hook_event_name"] == "Notification"
+    assert note["message"] == f"Rein needs your permission: {request.title}"
+
+
+async def test_a_subagent_s_end_runs_subagent_stop_not_stop(tmp_path: Path) -> None:
+    again = "import json, sys; d = json.load(sys.stdin); print('' if d['stop_hook_active'] else json.dumps({'decision': 'block', 'reason': 'CHILD-AGAIN'}))"
+    _settings(
+        tmp_path / "home",
+        {
+            **_command("SubagentStop", f'{sys.executable} -c "{again}"'),
+            **_command("Stop", "echo parent-stop-ran >&2; exit 1"),
+        },
+    )
+    (tmp_path / "ws").mkdir()
+
+    def reply(request: ModelRequest) -> Any:
+        texts = [m.content for m in request.messages if isinstance(m, UserMessage)]
+        if "SUBTASK" in texts[0]:
+            return assistant(f"child answer {len(texts)}")
+        if any(isinstance(m, ToolResultMessage) for m in request.messages):
+            return assistant("parent done")
+        return assistant("", call("task", description="look", prompt="SUBTASK: look around"))
+
+    model = FunctionModel(reply)
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    assert (await _prompt(session)).status == "completed"
+    child = [r for r in model.requests if "SUBTASK" in str(r.messages[0].content)]
+    assert len(child) == 2  # kept going once by SubagentStop
+    assert child[1].messages[-1].content == "CHILD-AGAIN"
+    assert [(e.event, e.outcome) for e in seen] == [
+        ("SubagentStop", "continued"),
+        ("Stop", "failed"),  # the parent's own Stop hook ran once, at the parent's end
+    ]

@@ -13,9 +13,12 @@ The protocol's events map onto the Agent's hooks: PreToolUse onto
 call, the model reads the reason), PostToolUse onto ``after_tool_call``
 (``decision: block`` and ``additionalContext`` are added to the result the
 model reads), UserPromptSubmit onto ``on_user_prompt`` (block the prompt, or
-add context), Stop onto ``on_stop`` (keep the run going with the reason, at
-most ``hookOptions.maxStopContinuations`` times per run), SessionStart runs
-before the session's first run (its output is context of the first prompt).
+add context), Stop and SubagentStop onto ``on_stop`` (keep the run going
+with the reason, at most ``hookOptions.maxStopContinuations`` times per
+run), SessionStart runs before the session's first run (its output is
+context of the first prompt), Notification just before the person is asked
+something (the session's approver and user channel). SessionEnd and
+PreCompact are read but not run yet.
 What a hook blocked, added or failed at is a ``hook`` event
 (:class:`~rein.harness.events.HookActivity`).
 """
@@ -42,8 +45,9 @@ from rein.bring.hook_runner import run_hook
 from rein.harness.calls.tool_result import ToolResult
 from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
-from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo
+from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
 from rein.harness.messages import ToolCall
+from rein.harness.ports import ApprovalAnswer, ApprovalRequest, Approver, UserChannel
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -326,11 +330,20 @@ class ClaudeHooks:
                 context.append(answer.context)
         return PromptVerdict(context="\n\n".join(context)) if context else None
 
+    async def notify(self, message: str) -> None:
+        """Notification: Rein is about to ask the person something (an
+        approval, a question). Its hooks only hear of it; a failure is
+        reported, the question is asked anyway."""
+        await self._run("Notification", {"message": message})
+
     async def on_stop(self, info: StopInfo) -> str | None:
+        """Stop (the session's own run) or SubagentStop (a ``task``
+        subagent's): a block keeps that run going, within the bound."""
         if info.continuations >= self.config.hook_options.max_stop_continuations:
             return None
+        event = "Stop" if current_caller().depth == 0 else "SubagentStop"
         fields = {"stop_hook_active": info.continuations > 0}
-        for hook, answer in await self._run("Stop", fields):
+        for hook, answer in await self._run(event, fields):
             if answer.block is not None:
                 self._note(hook, "continued", answer.block)
                 return answer.block
@@ -350,6 +363,11 @@ def attach_hooks(
     agent = session.agent
     own = agent.hooks
     session.before_run.append(hooks.prepare)
+    env = agent.env
+    if env.approver is not None:
+        env.approver = _NotifyingApprover(env.approver, hooks)
+    if env.user is not None:
+        env.user = _NotifyingUser(env.user, hooks)
     agent.hooks = replace(
         own,
         before_tool_call=_chain_before(hooks.before_tool_call, own.before_tool_call),
@@ -358,6 +376,30 @@ def attach_hooks(
         on_stop=hooks.on_stop,
     )
     return hooks
+
+
+class _NotifyingApprover:
+    """An approver whose questions the Notification hooks hear of first."""
+
+    def __init__(self, inner: Approver, hooks: ClaudeHooks) -> None:
+        self.inner = inner
+        self.hooks = hooks
+
+    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
+        await self.hooks.notify(f"Rein needs your permission: {request.title}")
+        return await self.inner.confirm(request)
+
+
+class _NotifyingUser:
+    """A user channel whose questions the Notification hooks hear of first."""
+
+    def __init__(self, inner: UserChannel, hooks: ClaudeHooks) -> None:
+        self.inner = inner
+        self.hooks = hooks
+
+    async def ask(self, question: str) -> str | None:
+        await self.hooks.notify(f"Rein asks: {question}")
+        return await self.inner.ask(question)
 
 
 def _chain_before(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:

@@ -177,11 +177,19 @@ async def _resolved(value: object) -> object:
 
 def hooks_for_child(parent: Hooks, caller: HookCaller) -> Hooks:
     """The hooks of a subagent: the parent's ``before_tool_call`` and
-    ``after_tool_call`` see every call of the child, with
-    :func:`current_caller` saying whose it is. The parent's context and turn
-    hooks stay the parent's (they shape the parent's own requests)."""
-    before, after = parent.before_tool_call, parent.after_tool_call
+    ``after_tool_call`` see every call of the child, and its ``on_stop``
+    the child's end, with :func:`current_caller` saying whose it is. The
+    parent's context, turn and prompt hooks stay the parent's (they shape
+    the parent's own requests)."""
+    before, after, stop = parent.before_tool_call, parent.after_tool_call, parent.on_stop
     child = Hooks()
+    if stop is not None:
+
+        async def child_stop(info: StopInfo) -> str | None:
+            with _calling_as(caller):
+                return await _resolved(stop(info))  # type: ignore[return-value]
+
+        child.on_stop = child_stop
     if before is not None:
 
         async def child_before(call: ToolCall, args: BaseModel) -> Block | None:
