@@ -47,5 +47,13 @@ async def test_the_workspace_s_hooks_run_once_the_client_allowed_them(
     assert kinds == ["allow_always", "reject_once"]
     assert "no_rm.sh" in json.dumps(tool_call)
     await assert_used_up(mock)  # each turn's expectation held: every reason was read
+    thought = "".join(u["content"]["text"] for u in agent.editor.sent(sid, "agent_thought_chunk"))
+    thoughts = [line for line in thought.splitlines() if " hook (" in line]
+    assert [t.split(":")[0] for t in thoughts] == [
+        "UserPromptSubmit hook (.claude/settings.json) context",
+        "PreToolUse hook (.claude/settings.json) blocked on Bash",
+        "PreToolUse hook (.claude/settings.json) blocked on Write",
+        "Stop hook (.claude/settings.json) continued",
+    ]
     assert (root / "build" / "keep.txt").exists()
     assert not (root / "README.md").exists()
