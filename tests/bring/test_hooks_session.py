@@ -244,3 +244,17 @@ async def test_a_subagent_s_end_runs_subagent_stop_not_stop(tmp_path: Path) -> N
         ("SubagentStop", "continued"),
         ("Stop", "failed"),  # the parent's own Stop hook ran once, at the parent's end
     ]
+
+
+async def test_continue_false_ends_the_run_with_the_stop_reason(tmp_path: Path) -> None:
+    halt = json.dumps({"continue": False, "stopReason": "LINT FAILED HARD"})
+    _settings(tmp_path / "home", _command("PostToolUse", f"echo '{halt}'", "Read"))
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.py").write_text("x = 1\n")
+    turns = iter([assistant("", call("read_file", path="a.py"))])
+    model = FunctionModel(lambda request: next(turns, assistant("never")))
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    result = await _prompt(session)
+    assert result.status == "aborted"
+    assert "LINT FAILED HARD" in (result.error or "")
+    assert [(e.event, e.outcome, e.tool) for e in seen] == [("PostToolUse", "blocked", "Read")]

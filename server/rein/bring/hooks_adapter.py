@@ -124,6 +124,8 @@ class HookedSession(Protocol):
 
     def emit_flow(self, event: Any) -> None: ...
 
+    def abort(self, reason: str) -> bool: ...
+
 
 def _cut(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
@@ -140,6 +142,7 @@ class ClaudeHooks:
         session_id: str,
         report: Emit,
         home: Path | None = None,
+        stop_run: Callable[[str], object] | None = None,
     ) -> None:
         self.root = root
         self.config = config
@@ -147,6 +150,8 @@ class ClaudeHooks:
         self.session_id = session_id
         self.report = report
         self.home = home
+        #: Ends the session's run (``continue: false`` of a hook).
+        self.stop_run = stop_run
         self.inventory = HookInventory()
         self.active: list[HookEntry] = []
         self._reported_invalid: set[tuple[str, str, str]] = set()
@@ -283,7 +288,7 @@ class ClaudeHooks:
                 self._note(hook, "blocked", answer.block, name)
                 return Block(f"{hook.event} hook ({hook.source}): {answer.block}")
             if answer.stop is not None:
-                self._note(hook, "blocked", answer.stop, name)
+                self._stopped(hook, answer.stop, name)
                 return Block(f"{hook.event} hook ({hook.source}) stopped: {answer.stop}")
             if answer.permission == "ask" and asked is None:
                 self._note(hook, "asked", answer.permission_reason, name)
@@ -305,6 +310,8 @@ class ClaudeHooks:
         }
         notes: list[str] = []
         for hook, answer in await self._run("PostToolUse", fields, name, name):
+            if answer.stop is not None:
+                self._stopped(hook, answer.stop, name)
             if answer.block is not None:
                 self._note(hook, "blocked", answer.block, name)
                 notes.append(f"PostToolUse hook ({hook.source}): {answer.block}")
@@ -330,6 +337,12 @@ class ClaudeHooks:
                 context.append(answer.context)
         return PromptVerdict(context="\n\n".join(context)) if context else None
 
+    def _stopped(self, hook: HookEntry, reason: str, tool: str | None = None) -> None:
+        """``continue: false``: the run ends (aborted) with ``stopReason``."""
+        self._note(hook, "blocked", f"stopped the run: {reason}", tool)
+        if self.stop_run is not None:
+            self.stop_run(f"{hook.event} hook ({hook.source}) stopped the run: {reason}")
+
     async def notify(self, message: str) -> None:
         """Notification: Rein is about to ask the person something (an
         approval, a question). Its hooks only hear of it; a failure is
@@ -344,6 +357,8 @@ class ClaudeHooks:
         event = "Stop" if current_caller().depth == 0 else "SubagentStop"
         fields = {"stop_hook_active": info.continuations > 0}
         for hook, answer in await self._run(event, fields):
+            if answer.stop is not None:
+                return None  # continue: false wins: the run ends as it would
             if answer.block is not None:
                 self._note(hook, "continued", answer.block)
                 return answer.block
@@ -359,7 +374,7 @@ def attach_hooks(
 ) -> ClaudeHooks:
     """Give ``session`` the Claude Code-style hooks; its events report what
     they did. The Agent's own hooks (set by an embedder) still run, after."""
-    hooks = ClaudeHooks(root, config, ports, session.id, session.emit_flow, home)
+    hooks = ClaudeHooks(root, config, ports, session.id, session.emit_flow, home, session.abort)
     agent = session.agent
     own = agent.hooks
     session.before_run.append(hooks.prepare)
