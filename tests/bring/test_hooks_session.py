@@ -258,3 +258,15 @@ async def test_continue_false_ends_the_run_with_the_stop_reason(tmp_path: Path) 
     assert result.status == "aborted"
     assert "LINT FAILED HARD" in (result.error or "")
     assert [(e.event, e.outcome, e.tool) for e in seen] == [("PostToolUse", "blocked", "Read")]
+
+
+async def test_pre_compact_hooks_hear_of_a_compaction_first(tmp_path: Path) -> None:
+    heard = tmp_path / "heard"
+    _settings(tmp_path / "home", _command("PreCompact", f"cat > {heard}", "auto"))
+    (tmp_path / "ws").mkdir()
+    model = FunctionModel(lambda request: assistant("ok"))
+    session, _seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    session.agent.context_window_cap = 3000
+    await _prompt(session, "x" * 40_000)  # over the window: the relief runs
+    data = json.loads(heard.read_text())
+    assert (data["hook_event_name"], data["trigger"]) == ("PreCompact", "auto")

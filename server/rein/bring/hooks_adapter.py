@@ -17,8 +17,9 @@ add context), Stop and SubagentStop onto ``on_stop`` (keep the run going
 with the reason, at most ``hookOptions.maxStopContinuations`` times per
 run), SessionStart runs before the session's first run (its output is
 context of the first prompt), Notification just before the person is asked
-something (the session's approver and user channel). SessionEnd and
-PreCompact are read but not run yet.
+something (the session's approver and user channel), PreCompact before the
+agent's relief compacts an over-window context. SessionEnd is read but not
+run yet.
 What a hook blocked, added or failed at is a ``hook`` event
 (:class:`~rein.harness.events.HookActivity`).
 """
@@ -43,6 +44,8 @@ from rein.bring.hook_config import (
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
 from rein.bring.hook_runner import run_hook
 from rein.harness.calls.tool_result import ToolResult
+from rein.harness.conversation.context import FitReport
+from rein.harness.conversation.relief import OverWindowRelief, ReliefRequest
 from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
@@ -157,6 +160,8 @@ class ClaudeHooks:
         self._reported_invalid: set[tuple[str, str, str]] = set()
         self._refused_key: str | None = None
         self._started = False
+        #: SessionStart's ``source``: "resume" for a stored session.
+        self.start_source = "startup"
         self._start_context: list[str] = []
 
     # ------------------------------------------------------------ preparing
@@ -187,7 +192,8 @@ class ClaudeHooks:
         self.active = [h for h in inventory.hooks if h.trusted_by_default or allowed]
         if not self._started:
             self._started = True
-            for _hook, answer in await self._run("SessionStart", {"source": "startup"}, "startup"):
+            source = self.start_source
+            for _hook, answer in await self._run("SessionStart", {"source": source}, source):
                 if answer.context:
                     self._start_context.append(answer.context)
 
@@ -347,7 +353,14 @@ class ClaudeHooks:
         """Notification: Rein is about to ask the person something (an
         approval, a question). Its hooks only hear of it; a failure is
         reported, the question is asked anyway."""
-        await self._run("Notification", {"message": message})
+        await self.run_quietly("Notification", {"message": message})
+
+    async def run_quietly(
+        self, event: str, fields: dict[str, Any], target: str | None = None
+    ) -> None:
+        """Run an event's hooks that only hear of something (Notification,
+        PreCompact): what they answer is not used; a failure is reported."""
+        await self._run(event, fields, target)
 
     async def on_stop(self, info: StopInfo) -> str | None:
         """Stop (the session's own run) or SubagentStop (a ``task``
@@ -376,6 +389,8 @@ def attach_hooks(
     they did. The Agent's own hooks (set by an embedder) still run, after."""
     hooks = ClaudeHooks(root, config, ports, session.id, session.emit_flow, home, session.abort)
     agent = session.agent
+    if agent.messages:
+        hooks.start_source = "resume"  # a stored session, continued
     own = agent.hooks
     session.before_run.append(hooks.prepare)
     env = agent.env
@@ -383,6 +398,8 @@ def attach_hooks(
         env.approver = _NotifyingApprover(env.approver, hooks)
     if env.user is not None:
         env.user = _NotifyingUser(env.user, hooks)
+    if agent.over_window_relief is not None:
+        agent.over_window_relief = _PreCompactRelief(agent.over_window_relief, hooks)
     agent.hooks = replace(
         own,
         before_tool_call=_chain_before(hooks.before_tool_call, own.before_tool_call),
@@ -403,6 +420,21 @@ class _NotifyingApprover:
     async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
         await self.hooks.notify(f"Rein needs your permission: {request.title}")
         return await self.inner.confirm(request)
+
+
+class _PreCompactRelief:
+    """The agent's relief, with the PreCompact hooks run first (``trigger``
+    "auto": the request is over the window). They only hear of it."""
+
+    def __init__(self, inner: OverWindowRelief, hooks: ClaudeHooks) -> None:
+        self.inner = inner
+        self.hooks = hooks
+
+    async def relieve(self, request: ReliefRequest) -> list[FitReport]:
+        await self.hooks.run_quietly(
+            "PreCompact", {"trigger": "auto", "custom_instructions": ""}, "auto"
+        )
+        return await self.inner.relieve(request)
 
 
 class _NotifyingUser:
