@@ -72,6 +72,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         as_json=args.json,
         assume_yes=args.yes,
         trust_mcp=args.trust_mcp,
+        allow_hooks=args.allow_hooks,
         mode=args.mode,
         resume=args.resume,
         storage=args.storage,
@@ -290,6 +291,10 @@ def _positive_int(text: str) -> int:
     return value
 
 
+_ALLOW_HOOKS_HELP = (
+    "allow the hooks the workspace defines (.claude/settings.json, .claude/settings.local.json) "
+    "to run, for this run only; without it, and without a terminal to ask on, they do not run"
+)
 _TRUST_MCP_HELP = (
     "trust the MCP servers the workspace defines (.vscode/mcp.json, .mcp.json) without "
     "asking; without it, and without a terminal to ask on, they do not start"
@@ -384,6 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
         "see --trust-mcp)",
     )
     p.add_argument("--trust-mcp", action="store_true", help=_TRUST_MCP_HELP)
+    p.add_argument("--allow-hooks", action="store_true", help=_ALLOW_HOOKS_HELP)
     p.add_argument("--json", action="store_true", help="events and the result as JSON lines")
     p.add_argument(
         "--resume",

@@ -38,8 +38,13 @@ from rein.tools.settings import ApprovalSettings, InstructionSettings, ToolOptio
 
 __all__ = [
     "ENDPOINT_KEYS",
+    "HOOK_EVENTS",
     "CheckpointLimits",
     "ConfigIssue",
+    "HookCommand",
+    "HookEventName",
+    "HookMatcher",
+    "HookOptions",
     "McpSettings",
     "ReinConfig",
     "ResolvedConfig",
@@ -120,6 +125,56 @@ class McpSettings(BaseModel):
     max_tool_share: float = Field(0.1, ge=0.0, le=1.0)
 
 
+#: The events of Claude Code's hook protocol Rein runs hooks for.
+HookEventName = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "Notification",
+]
+HOOK_EVENTS: tuple[str, ...] = get_args(HookEventName)
+
+
+class HookCommand(BaseModel):
+    """One hook: a shell command (Claude Code's ``{"type": "command",
+    "command": ..., "timeout": seconds}``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["command"]
+    command: str = Field(min_length=1)
+    #: Seconds before the command is stopped (default: ``hookOptions.timeoutS``).
+    timeout: float | None = Field(None, gt=0)
+
+
+class HookMatcher(BaseModel):
+    """The hooks of one event whose ``matcher`` fits (a tool name, a regular
+    expression such as ``Edit|Write``, ``*`` or empty for all)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    matcher: str = ""
+    hooks: list[HookCommand] = Field(min_length=1)
+
+
+class HookOptions(BaseModel):
+    """How the hooks run (:mod:`rein.bring.hooks_adapter`)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    #: Seconds a hook may run when its entry gives no ``timeout`` (Claude Code's 60).
+    timeout_s: float = Field(60.0, gt=0, le=3600)
+    #: How many times ``Stop`` hooks may keep one run going.
+    max_stop_continuations: int = Field(3, ge=0, le=100)
+
+
 class ReinConfig(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
@@ -137,6 +192,11 @@ class ReinConfig(BaseModel):
     mcp: McpSettings = McpSettings()
     #: The OS sandbox of the model's commands (``approval.command: "sandboxed"``).
     sandbox: SandboxSettings = SandboxSettings()
+    #: Hooks in Claude Code's shape: event name -> matchers (trusted: the
+    #: person's own settings; a workspace's ``.claude/settings.json`` hooks are
+    #: read by :mod:`rein.bring.hook_config` and run once allowed).
+    hooks: dict[HookEventName, list[HookMatcher]] = Field(default_factory=dict)
+    hook_options: HookOptions = HookOptions()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 
@@ -322,7 +382,17 @@ def _problem(error: Any) -> str:
     message = str(error["msg"])
     if error["type"] == "extra_forbidden":
         return f"not a setting ({message})"
-    return f"{message}; got {_shown(error.get('input'))}"
+    return f"{_inside(error['loc'])}{message}; got {_shown(error.get('input'))}"
+
+
+def _inside(loc: tuple[int | str, ...]) -> str:
+    """Where inside a setting that holds a list or a mapping (``hooks``) the
+    problem is: ``PreToolUse[0].hooks[0].command: ``; empty for a plain one."""
+    rest = loc[len(_setting(loc).raw) :]
+    if not rest:
+        return ""
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in rest).lstrip(".")
+    return f"at {text}: "
 
 
 def _shown(value: Any) -> str:

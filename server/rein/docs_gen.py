@@ -27,6 +27,7 @@ from rein.harness.events import (
     GateResult,
     GateStart,
     GateWaiting,
+    HookActivity,
     McpBudgetWarning,
     McpServerState,
     MessageDelta,
@@ -261,6 +262,14 @@ EXAMPLES: dict[str, Any] = {
     "mcp_server_state": McpServerState(server="time", state="running", tools=2, source="mcp.json"),
     "mcp_budget_warning": McpBudgetWarning(
         tokens=21500, window=128000, share=0.168, offered=4, total=57
+    ),
+    "hook": HookActivity(
+        event="PreToolUse",
+        outcome="blocked",
+        command="$CLAUDE_PROJECT_DIR/.claude/hooks/no-rm.sh",
+        source=".claude/settings.json",
+        message="rm -rf is not allowed here",
+        tool="Bash",
     ),
     "budget_exceeded": BudgetExceeded(limit="cost", spent=0.5212, allowed=0.5),
     "error": ErrorEvent(

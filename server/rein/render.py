@@ -227,6 +227,13 @@ class EventPrinter:
                 f"  ⧉ the MCP tools take {event.tokens} tokens ({event.share:.0%} of the window): "
                 f"{event.offered} of {event.total} offered (rein.mcp.maxToolShare)"
             )
+        elif t == "hook":
+            tool = f" on {event.tool}" if event.tool else ""
+            command = f" `{_one_line(event.command, 80)}`" if event.command else ""
+            self._line(
+                f"  ⚓ {event.event} hook{command} ({event.source}) {event.outcome}{tool}"
+                + (f": {_one_line(event.message, 200)}" if event.message else "")
+            )
         elif t == "checkpoint_dropped":
             self._line(
                 f"  ⌫ checkpoint of run {event.run_id} dropped ({event.reason}): "

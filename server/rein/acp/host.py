@@ -24,6 +24,7 @@ import anyio.abc
 from rein.acp.ask import ClientUserChannel
 from rein.acp.client_fs import ClientFsWorkspace
 from rein.acp.context import ClientLink, current_session
+from rein.acp.hook_ports import AcpHookPorts
 from rein.acp.permissions import PermissionApprover
 from rein.acp.terminal import client_terminal
 from rein.acp.witness import WitnessedWorkspace
@@ -143,6 +144,9 @@ class AcpHosts:
             commands=lambda session_id: self._commands(root),
             approval_rules=lambda session_id: self._rules(session_id, root),
             wrap_workspace=client_view,
+            hook_ports=AcpHookPorts(
+                self.link, self.storage, timeout_s=self.config.approval.timeout_ms / 1000
+            ),
             watch=self.watch,
             storage=self.storage,
             # Only the first host of this process marks the sessions a dead

@@ -21,7 +21,8 @@ The mapping (docs/acp.md draws it for clients):
   ``repair_attempt`` -> an ``other`` call "Repair n/max" with its blockers;
 - ``plan_updated`` -> ``plan``; ``turn_end`` -> ``usage_update``;
 - ``subagent_activity`` -> content on the ``task`` call; ``error`` -> a message;
-  ``gate_waiting`` (a wait on the analyzers past a second) -> a thought.
+  ``gate_waiting`` (a wait on the analyzers past a second) -> a thought;
+  ``hook`` (a hook of the person's setup) -> a thought.
 """
 
 from __future__ import annotations
@@ -231,6 +232,7 @@ class UpdateMapper:
             "gate_start": self._on_gate_start,
             "gate_result": self._on_gate_result,
             "gate_waiting": self._on_gate_waiting,
+            "hook": self._on_hook,
             "repair_attempt": self._on_repair_attempt,
             "run_end": self._on_run_end,
             "plan_updated": self._on_plan_updated,
@@ -268,6 +270,16 @@ class UpdateMapper:
             files = f" ({event.files} file(s))" if event.files else ""
             return [helpers.update_agent_thought_text(f"Waiting for {event.message}{files}…\n")]
         return [helpers.update_agent_thought_text(f"Done waiting for {event.message}.\n")]
+
+    def _on_hook(self, event: Any) -> list[SessionUpdate]:
+        """A hook of the person's setup blocked, added, continued or failed: a thought."""
+        tool = f" on {event.tool}" if event.tool else ""
+        why = f": {event.message}" if event.message else ""
+        return [
+            helpers.update_agent_thought_text(
+                f"{event.event} hook ({event.source}) {event.outcome}{tool}{why}\n"
+            )
+        ]
 
     # ------------------------------------------------------------ tool calls
 

@@ -17,6 +17,7 @@ from rein.harness.calls.display import DisplayKind
 from rein.harness.feature_events import (
     CheckpointDropped,
     FilesRestored,
+    HookActivity,
     McpBudgetWarning,
     McpServerState,
     PlanState,
@@ -55,6 +56,7 @@ __all__ = [
     "GateStart",
     "GateStatus",
     "GateWaiting",
+    "HookActivity",
     "McpBudgetWarning",
     "McpServerState",
     "MessageDelta",
@@ -464,6 +466,7 @@ Event = Annotated[
     | CheckpointDropped
     | McpServerState
     | McpBudgetWarning
+    | HookActivity
     | BudgetExceeded
     | ErrorEvent,
     Field(discriminator="type"),

@@ -14,6 +14,7 @@ from rein.harness._event_base import _Event
 __all__ = [
     "CheckpointDropped",
     "FilesRestored",
+    "HookActivity",
     "McpBudgetWarning",
     "McpServerState",
     "PlanState",
@@ -212,3 +213,25 @@ class McpBudgetWarning(_Event):
     share: float
     offered: int
     total: int
+
+
+class HookActivity(_Event):
+    """A hook of the person's setup (Claude Code's protocol, ``.claude/settings.json``
+    and the like) did something the person should see: ``blocked`` a tool
+    call or a prompt, added ``context``, kept the run going (``continued``),
+    asked for approval (``asked``), ``failed`` (a non-blocking error, a
+    time-out, an exit code other than 0 and 2, an invalid entry) or was
+    ``skipped`` (the workspace's hooks were not allowed)."""
+
+    type: Literal["hook"] = "hook"
+    #: The protocol's event: PreToolUse, UserPromptSubmit, Stop, ...
+    event: str
+    outcome: Literal["blocked", "context", "continued", "asked", "failed", "skipped"]
+    #: The hook's command as written in its file.
+    command: str
+    #: Where it was defined: ".claude/settings.json", "~/.claude/settings.json", "rein.hooks", ...
+    source: str
+    #: The reason, the context added (cut), or what went wrong.
+    message: str = ""
+    #: The tool call it looked at, as the protocol names it (Bash, Edit, ...).
+    tool: str | None = None

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
@@ -25,6 +25,9 @@ __all__ = [
     "Block",
     "HookCaller",
     "Hooks",
+    "Permit",
+    "PromptVerdict",
+    "StopInfo",
     "TurnInfo",
     "TurnOverrides",
     "current_caller",
@@ -64,17 +67,57 @@ class TurnOverrides:
     system: str | None = None
 
 
-BeforeToolCall = Callable[[ToolCall, BaseModel], "Block | Awaitable[Block | None] | None"]
+@dataclass(frozen=True, slots=True)
+class Permit:
+    """Returned by ``before_tool_call`` to decide how the call is approved:
+    ``"ask"`` asks the person even when the approval policy would allow it
+    (``reason`` says why); ``"allow"`` goes ahead without asking where the
+    policy would ask. Neither overrides a policy of ``"deny"``, and a
+    protected file still asks. Only a hook the person trusts may return it
+    (the Claude Code-style hooks of :mod:`rein.bring.hooks_adapter` do so
+    for the person's own hooks and the workspace's allowed ones)."""
+
+    decision: Literal["allow", "ask"]
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptVerdict:
+    """What ``on_user_prompt`` decided about a run's prompt: refuse it
+    (``block``, the reason the run ends with; the prompt is not added to the
+    transcript) or add ``context`` after it (a user message the model reads,
+    origin ``"hook"``)."""
+
+    block: str | None = None
+    context: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StopInfo:
+    """What ``on_stop`` is told when a run is about to complete: its final
+    text and how many times this run was already kept going by it."""
+
+    run_id: str
+    last_text: str
+    continuations: int
+
+
+BeforeToolCall = Callable[
+    [ToolCall, BaseModel], "Block | Permit | Awaitable[Block | Permit | None] | None"
+]
 AfterToolCall = Callable[
     [ToolCall, "ToolResult"], "ToolResult | Awaitable[ToolResult | None] | None"
 ]
 TransformContext = Callable[[Sequence[Message]], "Sequence[Message] | Awaitable[Sequence[Message]]"]
 PrepareNextTurn = Callable[[TurnInfo], "TurnOverrides | Awaitable[TurnOverrides | None] | None"]
+OnUserPrompt = Callable[[str], "PromptVerdict | Awaitable[PromptVerdict | None] | None"]
+OnStop = Callable[[StopInfo], "str | Awaitable[str | None] | None"]
 
 
 @dataclass(slots=True)
 class Hooks:
-    #: May refuse a call (return :class:`Block`); runs after argument validation.
+    #: May refuse a call (return :class:`Block`) or decide how it is approved
+    #: (:class:`Permit`); runs after argument validation.
     before_tool_call: BeforeToolCall | None = None
     #: May replace a result (return a new ToolResult) or keep it (return None).
     after_tool_call: AfterToolCall | None = None
@@ -82,6 +125,15 @@ class Hooks:
     transform_context: TransformContext | None = None
     #: May change the model, its options or the request's messages before a turn.
     prepare_next_turn: PrepareNextTurn | None = None
+    #: Looks at a run's prompt before the model does: may refuse it or add
+    #: context after it (:class:`PromptVerdict`).
+    on_user_prompt: OnUserPrompt | None = None
+    #: Called when a run would complete (its gates passed): a returned text
+    #: keeps the run going with that text as the next user message (origin
+    #: ``"hook"``); None lets it complete. The hook bounds itself with
+    #: :attr:`StopInfo.continuations`; ``harness.maxModelTurnsPerRun`` still
+    #: bounds the run.
+    on_stop: OnStop | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +177,19 @@ async def _resolved(value: object) -> object:
 
 def hooks_for_child(parent: Hooks, caller: HookCaller) -> Hooks:
     """The hooks of a subagent: the parent's ``before_tool_call`` and
-    ``after_tool_call`` see every call of the child, with
-    :func:`current_caller` saying whose it is. The parent's context and turn
-    hooks stay the parent's (they shape the parent's own requests)."""
-    before, after = parent.before_tool_call, parent.after_tool_call
+    ``after_tool_call`` see every call of the child, and its ``on_stop``
+    the child's end, with :func:`current_caller` saying whose it is. The
+    parent's context, turn and prompt hooks stay the parent's (they shape
+    the parent's own requests)."""
+    before, after, stop = parent.before_tool_call, parent.after_tool_call, parent.on_stop
     child = Hooks()
+    if stop is not None:
+
+        async def child_stop(info: StopInfo) -> str | None:
+            with _calling_as(caller):
+                return await _resolved(stop(info))  # type: ignore[return-value]
+
+        child.on_stop = child_stop
     if before is not None:
 
         async def child_before(call: ToolCall, args: BaseModel) -> Block | None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from rein.harness.calls.display import DisplayKind, check_display
 from rein.harness.calls.tool_result import ToolResult
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from rein.harness.hooks import Hooks
+from rein.harness.hooks import Hooks, Permit
 from rein.harness.ports import (
     ApprovalRuleBook,
     Approver,
@@ -96,6 +96,7 @@ class ToolContext:
         "hooks",
         "model",
         "name",
+        "permit",
         "record",
         "steering",
         "steering_arrived",
@@ -116,8 +117,12 @@ class ToolContext:
         steering: Steering | None = None,
         hooks: Hooks | None = None,
         model: Model | None = None,
+        permit: Permit | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
+        #: How a ``before_tool_call`` hook decided this call is approved
+        #: (None: by the approval policy alone).
+        self.permit = permit
         #: The model ``prepare_next_turn`` chose for the turn that made this
         #: call (None: the agent's own): a ``task`` child runs on it.
         self.model = model

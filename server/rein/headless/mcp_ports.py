@@ -22,7 +22,7 @@ from rein.mcp.config import McpConfigError
 from rein.mcp.spec import InputSpec, McpServerSpec
 from rein.mcp.trust import FileTrustStore
 
-__all__ = ["NO_TERMINAL_INPUT", "NO_TERMINAL_TRUST", "TerminalMcpPorts"]
+__all__ = ["NO_TERMINAL_INPUT", "NO_TERMINAL_TRUST", "TerminalMcpPorts", "read_line"]
 
 NO_TERMINAL_TRUST = (
     "no terminal to ask whether to trust it; run once in a terminal, or pass --trust-mcp"
@@ -63,6 +63,10 @@ async def _read_line(prompt: str, timeout_s: float, hidden: bool = False) -> str
         return line.rstrip("\n") if line else None
     print(file=sys.stderr)
     return None
+
+
+#: One line from the terminal within a time limit (the hooks' question too).
+read_line = _read_line
 
 
 class TerminalMcpPorts:

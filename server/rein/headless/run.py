@@ -16,6 +16,7 @@ from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest
+from rein.headless.hook_ports import TerminalHookPorts
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.hosting.headless import HeadlessSession
 from rein.providers import create_model
@@ -139,6 +140,7 @@ async def _run(
     resume: str | None,
     storage: str | None,
     trust_mcp: bool,
+    allow_hooks: bool = False,
 ) -> int:
     model = create_model(config.model)
     printer = EventPrinter(as_json=as_json)
@@ -159,6 +161,9 @@ async def _run(
         resume=resume,
         mcp_ports=TerminalMcpPorts(
             Path(folder), trust_mcp=trust_mcp, timeout_s=config.approval.timeout_ms / 1000
+        ),
+        hook_ports=TerminalHookPorts(
+            Path(folder), allow_hooks=allow_hooks, timeout_s=config.approval.timeout_ms / 1000
         ),
     ) as host:
         host.subscribe(printer)
@@ -279,6 +284,7 @@ def run_task(
     resume: str | None = None,
     storage: str | None = None,
     trust_mcp: bool = False,
+    allow_hooks: bool = False,
 ) -> int:
     # ``trust_mcp``: the workspace's MCP servers start without asking
     # (TerminalMcpPorts); ``assume_yes`` never trusts them.
@@ -288,7 +294,17 @@ def run_task(
         if not root.is_dir():
             raise ConfigError(f"the workspace {root} is not a folder")
         return anyio.run(
-            _run, root, task, config, as_json, assume_yes, mode, resume, storage, trust_mcp
+            _run,
+            root,
+            task,
+            config,
+            as_json,
+            assume_yes,
+            mode,
+            resume,
+            storage,
+            trust_mcp,
+            allow_hooks,
         )
     except (ConfigError, StoreError) as exc:
         print(f"rein run: {exc}", file=sys.stderr)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from rein.bring.hooks_adapter import HookTrustPorts
 from rein.config import ReinConfig
 from rein.disk.watcher import DiskWatcher
 from rein.harness.events import Event
@@ -125,6 +126,7 @@ class FolderHost(Generic[W]):
         commands: Callable[[str], CommandExecutor | None] = _nobody,
         approval_rules: Callable[[str], ApprovalRuleBook | None] = _nobody,
         mcp_ports: McpConfigPorts | None = None,
+        hook_ports: HookTrustPorts | None = None,
         notices: FolderNotices | None = None,
         on_new_session: Sequence[Callable[[Session], None]] = (),
         on_evict: Sequence[Callable[[Session], None]] = (),
@@ -160,6 +162,7 @@ class FolderHost(Generic[W]):
         self._commands = commands
         self._approval_rules = approval_rules
         self._mcp_ports = mcp_ports
+        self._hook_ports = hook_ports
         self._notices = notices or FolderNotices()
         self._on_new_session = tuple(on_new_session)
         self._on_evict = tuple(on_evict)
@@ -250,6 +253,7 @@ class FolderHost(Generic[W]):
             mcp=self.mcp,
             commands=self._commands,
             approval_rules=self._approval_rules,
+            hooks=self._hook_ports,
         )
 
     async def close(self) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rein.bring.hooks_adapter import HookTrustPorts
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
@@ -73,6 +74,7 @@ class HeadlessSession:
         storage: str | Path | None = None,
         resume: str | None = None,
         mcp_ports: McpConfigPorts | None = None,
+        hook_ports: HookTrustPorts | None = None,
     ) -> None:
         self.model = model
         self.mode = mode
@@ -88,6 +90,7 @@ class HeadlessSession:
             watch=watch,
             storage=storage,
             mcp_ports=mcp_ports,
+            hook_ports=hook_ports,
         )
         self._session: Session | None = None
 

@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 import anyio.abc
 
+from rein.bring.hooks_adapter import HookTrustPorts
 from rein.config import ReinConfig
 from rein.disk.analyzer_discovery import WorkspaceFiles, not_analysed, scan_workspace
 from rein.disk.analyzer_discovery import workspace_specs as discover_specs
@@ -115,6 +116,7 @@ class WorkspaceHost:
         watch: bool = True,
         storage: str | Path | None = None,
         mcp_ports: McpConfigPorts | None = None,
+        hook_ports: HookTrustPorts | None = None,
         recover_interrupted: bool = True,
     ) -> None:
         self.root = Path(root).resolve()
@@ -165,6 +167,7 @@ class WorkspaceHost:
             commands=commands,
             approval_rules=approval_rules,
             mcp_ports=mcp_ports,
+            hook_ports=hook_ports,
             notices=FolderNotices(
                 checkpoint_error=lambda message: self.report(f"checkpoints: {message}"),
                 store_notice=lambda message: self.report(f"sessions: {message}"),

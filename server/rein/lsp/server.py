@@ -248,6 +248,7 @@ class ReinServer(LanguageServer):
             from rein.lsp.editor import EditorWorkspace
             from rein.lsp.editor_diagnostics import EditorDiagnostics
             from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
+            from rein.lsp.hook_ports import EditorHookPorts
             from rein.lsp.mcp_ports import EditorMcpPorts
             from rein.store import default_storage_path
 
@@ -279,6 +280,9 @@ class ReinServer(LanguageServer):
                 user=lambda session_id: EditorUserChannel(self.client, session_id),
                 approval_rules=lambda session_id: self.approvals.book(session_id),
                 mcp_ports=EditorMcpPorts(
+                    self.client, lambda: Path(self.config.storage_path or default_storage_path())
+                ),
+                hook_ports=EditorHookPorts(
                     self.client, lambda: Path(self.config.storage_path or default_storage_path())
                 ),
                 notices=FolderNotices(

@@ -54,8 +54,10 @@ class FileTrustStore:
     asked again); one that cannot be written keeps the trust for this
     process only, with a log line saying so."""
 
-    def __init__(self, folder: Path, persist: bool = True) -> None:
-        self.path = folder / TRUST_FILE
+    def __init__(self, folder: Path, persist: bool = True, file_name: str = TRUST_FILE) -> None:
+        #: ``file_name``: another file for another kind of trust (the
+        #: workspace's hooks: ``hooks-trust.json``).
+        self.path = folder / file_name
         #: False: what is trusted now is not written (``--trust-mcp``).
         self.persist = persist
         self._lock = threading.Lock()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.analysis.gate import AnalyzerGate
+from rein.bring.hooks_adapter import attach_hooks
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.review import Reviewer
@@ -293,6 +294,8 @@ def build_session(
     # Explain mode is read-only: an MCP tool may change anything, so none is offered.
     if ports.mcp is not None and ports.mcp.configured and mode != "explain":
         attach_mcp(session, ports.mcp, config, harness.context_window, instructions)
+    if ports.hooks is not None:
+        attach_hooks(session, ports.root, config, ports.hooks, ports.home)
     return session
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
+    from rein.bring.hooks_adapter import HookTrustPorts
     from rein.flows.plan_act import PlanSnapshot
     from rein.harness import HarnessConfig, Message
     from rein.harness.gating.gates import Gate
@@ -73,6 +74,12 @@ class SessionPorts:
     #: The approval rules of one session ("always allow": its own and the
     #: workspace's); None: no rules are kept, the person is always asked.
     approval_rules: Callable[[str], ApprovalRuleBook | None] = lambda session_id: None
+    #: Hooks in Claude Code's format (:mod:`rein.bring.hooks_adapter`): how
+    #: the person allows a workspace's hooks and where that is remembered;
+    #: None: no such hook runs in this host's sessions.
+    hooks: HookTrustPorts | None = None
+    #: The person's home folder (``~/.claude/settings.json``); None: not read.
+    home: Path | None = field(default_factory=Path.home)
 
 
 @dataclass(slots=True)

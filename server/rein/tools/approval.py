@@ -102,6 +102,11 @@ async def check_approval(
     (:meth:`~rein.tools.sandbox.Sandbox.git_internals`) asks like a
     protected file, every time: no rule can allow it.
     """
+    permit = ctx.permit
+    if permit is not None and permit.decision == "ask" and not force_ask:
+        # A hook asks the person about this call.
+        force_ask, why_ask = True, permit.reason or "a hook asks about this call"
+        detail = f"Asked because {why_ask}.\n\n{detail}"
     internals = _git_internals(ctx, subject, writes)
     if internals is not None:
         path, why = internals
@@ -121,6 +126,8 @@ async def check_approval(
         )
     if policy in ("allow", "review") and not force_ask:
         return None
+    if permit is not None and permit.decision == "allow" and not force_ask:
+        return None  # a trusted hook allowed it: not asked (a protected file still is)
     if mcp is not None and approval.mcp_allowed(*mcp):
         return None
     rules = ctx.env.approval_rules

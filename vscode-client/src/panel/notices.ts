@@ -5,6 +5,7 @@
 
 import * as l10n from '@vscode/l10n';
 import { stateName } from '../shared/l10n';
+import type { HookActivity } from '../shared/events.generated';
 import type { AutoRepair, Compaction } from '../shared/protocol';
 import type { NoticeLevel } from '../shared/viewModel';
 import { basename } from './text';
@@ -40,5 +41,29 @@ export function autoRepairNotice(event: AutoRepair): Notice {
       return { level: 'info', text: reason ? l10n.t('Auto-repair of {0} cancelled: {1}', file, reason) : l10n.t('Auto-repair of {0} cancelled', file) };
     case 'skipped':
       return { level: 'info', text: reason ? l10n.t('Auto-repair of {0} skipped: {1}', file, reason) : l10n.t('Auto-repair of {0} skipped', file) };
+  }
+}
+
+/**
+ * `hook`: one line per thing a hook of the person's setup (Claude Code's
+ * format) did: blocked a call or a prompt, added context, kept the run going,
+ * asked, failed, or was not run (the workspace's hooks not allowed).
+ */
+export function hookNotice(event: HookActivity): Notice {
+  const where = event.tool ? l10n.t('{0} hook on {1} ({2})', event.event, event.tool, event.source) : l10n.t('{0} hook ({1})', event.event, event.source);
+  const message = event.message ?? '';
+  switch (event.outcome) {
+    case 'blocked':
+      return { level: 'warning', text: l10n.t('{0} blocked it: {1}', where, message) };
+    case 'context':
+      return { level: 'info', text: l10n.t('{0} added context: {1}', where, message) };
+    case 'continued':
+      return { level: 'info', text: l10n.t('{0} kept the run going: {1}', where, message) };
+    case 'asked':
+      return { level: 'info', text: l10n.t('{0} asks for your approval: {1}', where, message) };
+    case 'failed':
+      return { level: 'warning', text: l10n.t('{0} failed: {1}', where, message) };
+    case 'skipped':
+      return { level: 'warning', text: l10n.t('Hooks of {0} not run: {1}', event.source, message) };
   }
 }

@@ -33,7 +33,7 @@ import {
   usageFromResult,
 } from '../shared/viewModel';
 import { costLine, isBudgetStop } from './cost';
-import { autoRepairNotice, compactionText } from './notices';
+import { autoRepairNotice, compactionText, hookNotice } from './notices';
 import { PLAN_TOOLS, planPrompt } from './planFlow';
 import { McpModel, mcpServerOf } from './mcp';
 import { PreviewModel } from './preview';
@@ -419,6 +419,11 @@ export class PanelState {
           ),
         );
         break;
+      case 'hook': {
+        const notice = hookNotice(event);
+        this.notice(notice.level, notice.text);
+        break;
+      }
       case 'budget_exceeded':
         // The run_end that follows fails with the reason; the header offers Continue.
         break;

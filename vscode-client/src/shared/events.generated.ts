@@ -164,6 +164,23 @@ export interface GateWaiting {
 }
 
 /**
+ * A hook of the person's setup (Claude Code's protocol, ``.claude/settings.json`` and the like)
+ * did something the person should see: ``blocked`` a tool call or a prompt, added ``context``,
+ * kept the run going (``continued``), asked for approval (``asked``), ``failed`` (a non-blocking
+ * error, a time-out, an exit code other than 0 and 2, an invalid entry) or was ``skipped`` (the
+ * workspace's hooks were not allowed).
+ */
+export interface HookActivity {
+  command: string;
+  event: string;
+  message?: string;
+  outcome: 'blocked' | 'context' | 'continued' | 'asked' | 'failed' | 'skipped';
+  source: string;
+  tool?: string | null;
+  type: 'hook';
+}
+
+/**
  * An image the model sees: from a tool result (an MCP tool's screenshot) or the person. ``data``
  * is base64; providers that take no images get a placeholder naming it instead.
  */
@@ -559,6 +576,7 @@ export type ReinEvent =
   | CheckpointDropped
   | McpServerState
   | McpBudgetWarning
+  | HookActivity
   | BudgetExceeded
   | ErrorEvent;
 
@@ -605,6 +623,7 @@ export const EVENT_TYPES: readonly ReinEventType[] = [
   'checkpoint_dropped',
   'mcp_server_state',
   'mcp_budget_warning',
+  'hook',
   'budget_exceeded',
   'error',
 ];

@@ -103,6 +103,9 @@ describe('package.json', () => {
       'rein.instructions.files': ['**/AGENTS.md', 'CLAUDE.md', '.github/copilot-instructions.md', '.cursor/rules/*.mdc'],
       'rein.mcp.lazyTools': false,
       'rein.mcp.maxToolShare': 0.1,
+      'rein.hooks': {},
+      'rein.hookOptions.timeoutS': 60,
+      'rein.hookOptions.maxStopContinuations': 3,
     };
     assert.deepEqual(Object.keys(settings).sort(), Object.keys(expected).sort());
     // An untrusted workspace's settings cannot choose the server or the gates' commands.
@@ -124,6 +127,9 @@ describe('package.json', () => {
     }
     // A workspace's settings must not make the server import code.
     assert.equal((settings['rein.tools.toolkits'] as { scope?: string }).scope, 'machine');
+    // Nor add hooks: those are commands (the workspace's own hooks are asked about).
+    assert.equal((settings['rein.hooks'] as { scope?: string }).scope, 'machine');
+    assert.ok(trust?.restrictedConfigurations?.includes('rein.hooks'));
     for (const [key, value] of Object.entries(expected)) {
       const setting = settings[key] as Setting;
       assert.ok(setting.description ?? setting.markdownDescription, `${key} has a description`);

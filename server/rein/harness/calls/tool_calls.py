@@ -32,7 +32,7 @@ from rein.harness.events import (
     ToolCallUpdate,
     ToolRetry,
 )
-from rein.harness.hooks import Block
+from rein.harness.hooks import Block, Permit
 from rein.harness.messages import ToolCall, ToolResultMessage
 from rein.harness.ports import Model
 from rein.harness.redaction import redact
@@ -412,9 +412,9 @@ class ToolExecutor:
         checked = await self._checked_arguments(call)
         if isinstance(checked, ToolResult):
             return checked
-        tool, args = checked
+        tool, args, permit = checked
         self.record.note_tool(call.name)
-        result = await self._execute_tool(call, tool, args)
+        result = await self._execute_tool(call, tool, args, permit)
         after = self.ctx.hooks.after_tool_call
         if after is not None:
             replaced = await call_hook(self.emit, "after_tool_call", after, call, result)
@@ -424,7 +424,9 @@ class ToolExecutor:
             self.record.note_success(call.name)
         return result
 
-    async def _checked_arguments(self, call: ToolCall) -> tuple[Tool[Any], BaseModel] | ToolResult:
+    async def _checked_arguments(
+        self, call: ToolCall
+    ) -> tuple[Tool[Any], BaseModel, Permit | None] | ToolResult:
         """The tool and its validated arguments, or the error result that
         says why the call cannot run (unknown, invalid, blocked by a hook)."""
         ctx = self.ctx
@@ -445,13 +447,18 @@ class ToolExecutor:
         except ValidationError as exc:
             return ToolResult(format_validation_error(call.name, exc), is_error=True)
         before = ctx.hooks.before_tool_call
+        permit: Permit | None = None
         if before is not None:
             verdict = await call_hook(self.emit, "before_tool_call", before, call, args)
             if isinstance(verdict, Block):
                 return ToolResult(f"Tool call blocked: {verdict.reason}", is_error=True)
-        return tool, args
+            if isinstance(verdict, Permit):
+                permit = verdict
+        return tool, args, permit
 
-    async def _execute_tool(self, call: ToolCall, tool: Tool[Any], args: BaseModel) -> ToolResult:
+    async def _execute_tool(
+        self, call: ToolCall, tool: Tool[Any], args: BaseModel, permit: Permit | None = None
+    ) -> ToolResult:
         ctx = self.ctx
         steering = ctx.steering
         updates = ToolUpdates(self.emit, call.id, call.name)
@@ -467,6 +474,7 @@ class ToolExecutor:
             steering=steering,
             hooks=ctx.hooks,
             model=self.model,
+            permit=permit,
         )
         try:
             return await self._run_with_retries(call, tool, args, tool_ctx)

@@ -50,7 +50,7 @@ from rein.harness.events import (
     TurnStart,
 )
 from rein.harness.gating.gates import build_repair_prompt
-from rein.harness.hooks import TurnInfo, TurnOverrides
+from rein.harness.hooks import PromptVerdict, StopInfo, TurnInfo, TurnOverrides
 from rein.harness.messages import (
     AssistantMessage,
     Message,
@@ -82,6 +82,7 @@ def _short(b: Blocker) -> str:
 
 
 _NO_OVERRIDES = TurnOverrides()
+_NO_VERDICT = PromptVerdict()
 
 #: What a turn's step decided: start the next turn, or go on to validation.
 _Next = Literal["next_turn", "validate"]
@@ -120,6 +121,8 @@ class _TurnLoop(RunExits):
         #: The details of an output tool's result that ended the run.
         self.terminal: dict[str, Any] | None = None
         self.output_nudges = 0
+        #: How many times ``on_stop`` kept this run going.
+        self.stop_continuations = 0
         #: Why a completed run has no answer text (an accepted empty reply).
         self.end_reason: str | None = None
         self.mutations_seen = 0
@@ -155,7 +158,9 @@ class _TurnLoop(RunExits):
     # -------------------------------------------------------------------- loop
 
     async def execute(self, new_messages: Sequence[Message]) -> RunResult:
-        await self.begin(new_messages)
+        refused = await self.begin(new_messages)
+        if refused is not None:
+            return self.finish("failed", refused)
         if self.waiting_for:
             # The resumed call (a subagent) asked the person again.
             await self.checkpoint()
@@ -204,11 +209,14 @@ class _TurnLoop(RunExits):
                     continue
                 # An abort while the external source answered that check.
                 await anyio.lowlevel.checkpoint()
+                if await self.kept_going():
+                    continue
                 return self.finish_answered()
 
-    async def begin(self, new_messages: Sequence[Message]) -> None:
+    async def begin(self, new_messages: Sequence[Message]) -> str | None:
         """Announce the run, append its new messages, give the gates their
-        baseline."""
+        baseline. Returns why the run must end at once (``on_user_prompt``
+        refused its prompt), else None."""
         prompt = next(
             (
                 m.content
@@ -218,8 +226,13 @@ class _TurnLoop(RunExits):
             None,
         )
         self.emit(RunStart(run_id=self.ctx.run_id, prompt=prompt))
+        verdict = await self.prompt_verdict(prompt)
+        if verdict.block is not None:
+            return verdict.block
         for message in new_messages:
             self.append_with_events(message)
+        if verdict.context:
+            self.append_with_events(UserMessage(content=verdict.context, origin="hook"))
         if self.ctx.gates is not None:
             with self.activity.paused("gate baselines"):
                 await self.validation.begin(self.ctx.env.workspace)
@@ -230,6 +243,29 @@ class _TurnLoop(RunExits):
             )
             self.waiting_for.extend([waiting] if waiting else [])
             self.observe_mutations()
+        return None
+
+    async def prompt_verdict(self, prompt: str | None) -> PromptVerdict:
+        """What ``on_user_prompt`` says about the run's prompt (none: no verdict)."""
+        hook = self.ctx.hooks.on_user_prompt
+        if hook is None or prompt is None:
+            return _NO_VERDICT
+        verdict = await call_hook(self.emit, "on_user_prompt", hook, prompt)
+        return verdict if isinstance(verdict, PromptVerdict) else _NO_VERDICT
+
+    async def kept_going(self) -> bool:
+        """``on_stop`` keeps a run that would complete going: its text is the
+        next user message. False: the run completes."""
+        hook = self.ctx.hooks.on_stop
+        if hook is None:
+            return False
+        info = StopInfo(self.ctx.run_id, self.last_text, self.stop_continuations)
+        reason = await call_hook(self.emit, "on_stop", hook, info)
+        if not isinstance(reason, str) or not reason.strip():
+            return False
+        self.stop_continuations += 1
+        self.append_with_events(UserMessage(content=reason, origin="hook"))
+        return True
 
     async def model_turn(self) -> AssistantMessage | RunResult | None:
         """One model call: the assistant message; None for an empty reply

@@ -1,0 +1,201 @@
+"""Hooks in Claude Code's shape, from where people keep them.
+
+Read, in this order: ``rein.hooks`` of Rein's configuration (the person's
+own: trusted), ``~/.claude/settings.json`` (the person's own: trusted), the
+workspace's ``.claude/settings.json`` and ``.claude/settings.local.json``
+(the workspace's: they run only once the person allowed them, remembered by
+:func:`workspace_hooks_key`). Each file's ``hooks`` has the shape of
+``rein.hooks`` (:class:`rein.config.HookMatcher`): an entry that does not is
+reported in :attr:`HookInventory.invalid` with the field and the reason, and
+the file's other entries are kept; a file that is not JSON is reported too.
+Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from pydantic import ValidationError
+
+from rein.config import HOOK_EVENTS, HookMatcher, ReinConfig
+
+__all__ = [
+    "HOOKS_TRUST_FILE",
+    "HookEntry",
+    "HookInventory",
+    "InvalidHook",
+    "TrustStore",
+    "discover_hooks",
+    "workspace_hooks_key",
+]
+
+#: The workspace's files, as named in events and reports.
+PROJECT_FILE = ".claude/settings.json"
+LOCAL_FILE = ".claude/settings.local.json"
+USER_FILE = "~/.claude/settings.json"
+SETTINGS = "rein.hooks"
+
+Scope = Literal["settings", "user", "workspace"]
+
+#: Where the person's permission for a workspace's hooks is remembered, in
+#: Rein's storage folder (a ``rein.mcp.trust.FileTrustStore`` of its own).
+HOOKS_TRUST_FILE = "hooks-trust.json"
+
+
+class TrustStore(Protocol):
+    """Remembered permissions by key (``rein.mcp.trust``'s stores)."""
+
+    def is_trusted(self, key: str) -> bool: ...
+    def remember(self, key: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class HookEntry:
+    """One hook command of one event."""
+
+    event: str
+    matcher: str
+    command: str
+    #: Seconds from the entry's ``timeout``; None: ``hookOptions.timeoutS``.
+    timeout_s: float | None
+    #: Where it was defined (``.claude/settings.json``, ``rein.hooks``, ...).
+    source: str
+    scope: Scope
+
+    @property
+    def trusted_by_default(self) -> bool:
+        """The person's own hooks (their settings, their home folder)."""
+        return self.scope != "workspace"
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidHook:
+    source: str
+    #: The field the problem is at: ``hooks.PreToolUse[0].hooks[0].command``.
+    where: str
+    reason: str
+
+
+@dataclass(slots=True)
+class HookInventory:
+    """Every hook found, and every entry that could not be read."""
+
+    hooks: list[HookEntry] = field(default_factory=list)
+    invalid: list[InvalidHook] = field(default_factory=list)
+    #: Whether the workspace's hooks are allowed (remembered, or allowed in
+    #: this session); None: there are none, or no trust store was given.
+    workspace_allowed: bool | None = None
+
+    @property
+    def workspace_hooks(self) -> list[HookEntry]:
+        return [h for h in self.hooks if h.scope == "workspace"]
+
+    def for_event(self, event: str) -> list[HookEntry]:
+        return [h for h in self.hooks if h.event == event]
+
+
+def workspace_hooks_key(root: Path, hooks: list[HookEntry]) -> str:
+    """The hash the person's permission for the workspace's hooks is
+    remembered by: the folder and every workspace hook's event, matcher,
+    command, time limit and file. A changed entry asks again."""
+    digest = hashlib.sha256(b"rein-hooks\0")
+    digest.update(str(root.resolve()).encode("utf-8", "surrogatepass") + b"\0")
+    for hook in hooks:
+        for part in (hook.source, hook.event, hook.matcher, hook.command, str(hook.timeout_s)):
+            digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+
+
+def _entries(
+    hooks: object, source: str, scope: Scope, out: HookInventory, prefix: str = "hooks"
+) -> None:
+    if not isinstance(hooks, dict):
+        out.invalid.append(
+            InvalidHook(source, prefix, f"must be an object of events, not {type(hooks).__name__}")
+        )
+        return
+    for event, matchers in hooks.items():
+        where = f"{prefix}.{event}"
+        if event not in HOOK_EVENTS:
+            out.invalid.append(
+                InvalidHook(source, where, f"not an event Rein runs ({', '.join(HOOK_EVENTS)})")
+            )
+            continue
+        if not isinstance(matchers, list):
+            out.invalid.append(InvalidHook(source, where, "must be a list of matchers"))
+            continue
+        for index, raw in enumerate(matchers):
+            try:
+                matcher = HookMatcher.model_validate(raw)
+            except ValidationError as exc:
+                for error in exc.errors(include_url=False):
+                    out.invalid.append(
+                        InvalidHook(
+                            source,
+                            f"{where}[{index}]"
+                            + (f".{_where(error['loc'])}" if error["loc"] else ""),
+                            str(error["msg"]),
+                        )
+                    )
+                continue
+            for hook in matcher.hooks:
+                out.hooks.append(
+                    HookEntry(event, matcher.matcher, hook.command, hook.timeout, source, scope)
+                )
+
+
+def _read_file(path: Path, source: str, scope: Scope, out: HookInventory) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        out.invalid.append(InvalidHook(source, "(file)", f"cannot be read: {exc}"))
+        return
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        out.invalid.append(InvalidHook(source, "(file)", f"is not JSON: {exc}"))
+        return
+    if not isinstance(data, dict):
+        out.invalid.append(InvalidHook(source, "(file)", "must hold a JSON object"))
+        return
+    if "hooks" in data:
+        _entries(data["hooks"], source, scope, out)
+
+
+def discover_hooks(
+    root: Path, home: Path | None, config: ReinConfig, trust: TrustStore | None = None
+) -> HookInventory:
+    """Every hook of Rein's settings, the person's home folder (``home``;
+    None: not read) and the workspace ``root``, with the invalid entries and
+    why, and (given the ``trust`` store, e.g.
+    ``FileTrustStore(storage, file_name=HOOKS_TRUST_FILE)``) whether the
+    workspace's hooks are allowed. Read fresh at each call (the adapter
+    calls it before each run; a setup view may call it any time: it runs
+    and asks nothing)."""
+    out = HookInventory()
+    for event, matchers in config.hooks.items():
+        for matcher in matchers:
+            for hook in matcher.hooks:
+                out.hooks.append(
+                    HookEntry(
+                        event, matcher.matcher, hook.command, hook.timeout, SETTINGS, "settings"
+                    )
+                )
+    if home is not None:
+        _read_file(home / ".claude" / "settings.json", USER_FILE, "user", out)
+    _read_file(root / PROJECT_FILE, PROJECT_FILE, "workspace", out)
+    _read_file(root / LOCAL_FILE, LOCAL_FILE, "workspace", out)
+    workspace = out.workspace_hooks
+    if trust is not None and workspace:
+        out.workspace_allowed = trust.is_trusted(workspace_hooks_key(root, workspace))
+    return out

@@ -1,0 +1,99 @@
+"""Runs one hook command: ``bash -c`` in the workspace folder, its JSON on
+standard input, in the child environment without secrets
+(:func:`rein.process.environment.child_environment`) plus
+``CLAUDE_PROJECT_DIR``, within a time limit (its whole process group is
+stopped when it is over)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from rein.process.environment import child_environment
+from rein.process.groups import dies_with_us, kill_process_group
+
+__all__ = ["HookRun", "run_hook"]
+
+#: A hook's stdout and stderr are kept up to this many characters each.
+MAX_OUTPUT_CHARS = 20_000
+_GRACE_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class HookRun:
+    exit_code: int
+    stdout: str
+    stderr: str
+    #: Why it has no meaningful exit code (timed out, could not start).
+    failure: str | None = None
+
+
+async def _drain(stream: Any, sink: list[bytes]) -> None:
+    size = 0
+    async for chunk in stream:
+        if size < MAX_OUTPUT_CHARS * 4:
+            sink.append(chunk)
+            size += len(chunk)
+
+
+def _text(chunks: list[bytes]) -> str:
+    return b"".join(chunks).decode("utf-8", "replace")[:MAX_OUTPUT_CHARS]
+
+
+async def run_hook(
+    command: str,
+    payload: dict[str, Any],
+    root: Path,
+    timeout_s: float,
+    pass_env: tuple[str, ...] = (),
+) -> HookRun:
+    """Run ``command`` with ``payload`` as its standard input."""
+    shell = shutil.which("bash") or "/bin/sh"
+    env = child_environment({"CLAUDE_PROJECT_DIR": str(root)}, pass_env=pass_env)
+    try:
+        process = await anyio.open_process(
+            dies_with_us([shell, "-c", command]),
+            cwd=str(root),
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return HookRun(-1, "", "", failure=f"could not start: {exc}")
+    out: list[bytes] = []
+    err: list[bytes] = []
+    timed_out = False
+    try:
+        with anyio.move_on_after(timeout_s) as scope:
+            async with anyio.create_task_group() as tasks:
+                assert process.stdout is not None and process.stderr is not None
+                tasks.start_soon(_drain, process.stdout, out)
+                tasks.start_soon(_drain, process.stderr, err)
+                assert process.stdin is not None
+                try:
+                    await process.stdin.send(json.dumps(payload).encode("utf-8"))
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    pass  # a hook that does not read its input
+                finally:
+                    await process.stdin.aclose()
+                await process.wait()
+        timed_out = scope.cancelled_caught
+    finally:
+        if process.returncode is None or timed_out:
+            with anyio.CancelScope(shield=True):
+                await kill_process_group(process, _GRACE_S)
+    if timed_out:
+        return HookRun(
+            -1, _text(out), _text(err), failure=f"timed out after {timeout_s:g} s (stopped)"
+        )
+    return HookRun(
+        process.returncode if process.returncode is not None else -1, _text(out), _text(err)
+    )

@@ -1,0 +1,477 @@
+"""Claude Code-style hooks in a Rein session, through the Agent's hooks.
+
+:func:`attach_hooks` gives a session :class:`ClaudeHooks`: before every run
+the hooks are read again (:func:`~rein.bring.hook_config.discover_hooks`)
+and, when the workspace has its own, the person is asked once whether they
+may run (the host's :class:`HookTrustPorts`: a prompt in the editor, the
+terminal or ``--allow-hooks``, the ACP client's permission request),
+remembered by their content hash (a changed entry asks again). The person's
+own hooks (``rein.hooks``, ``~/.claude/settings.json``) are trusted.
+
+The protocol's events map onto the Agent's hooks: PreToolUse onto
+``before_tool_call`` (exit 2 or ``permissionDecision: deny`` blocks the
+call, the model reads the reason), PostToolUse onto ``after_tool_call``
+(``decision: block`` and ``additionalContext`` are added to the result the
+model reads), UserPromptSubmit onto ``on_user_prompt`` (block the prompt, or
+add context), Stop and SubagentStop onto ``on_stop`` (keep the run going
+with the reason, at most ``hookOptions.maxStopContinuations`` times per
+run), SessionStart runs before the session's first run (its output is
+context of the first prompt), Notification just before the person is asked
+something (the session's approver and user channel), PreCompact before the
+agent's relief compacts an over-window context. SessionEnd is read but not
+run yet.
+What a hook blocked, added or failed at is a ``hook`` event
+(:class:`~rein.harness.events.HookActivity`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel
+
+from rein.bring.hook_config import (
+    HookEntry,
+    HookInventory,
+    TrustStore,
+    discover_hooks,
+    workspace_hooks_key,
+)
+from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
+from rein.bring.hook_runner import run_hook
+from rein.harness.calls.tool_result import ToolResult
+from rein.harness.conversation.context import FitReport
+from rein.harness.conversation.relief import OverWindowRelief, ReliefRequest
+from rein.harness.errors import ReinError
+from rein.harness.events import Emit, HookActivity
+from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
+from rein.harness.messages import ToolCall
+from rein.harness.ports import ApprovalAnswer, ApprovalRequest, Approver, UserChannel
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from rein.config import ReinConfig
+    from rein.harness.agent import Agent
+
+__all__ = [
+    "ClaudeHooks",
+    "HookTrustError",
+    "HookTrustPorts",
+    "HookTrustRequest",
+    "HookedSession",
+    "TrustStore",
+    "attach_hooks",
+]
+
+_SHOWN = 300
+
+
+class HookTrustError(ReinError):
+    """Nobody can be asked whether the workspace's hooks may run (no
+    terminal, an editor without the request): its message is why (the hooks
+    are then not run, and a ``hook`` event says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookTrustRequest:
+    """What the person is asked: may these commands of the workspace run?"""
+
+    root: Path
+    hooks: tuple[HookEntry, ...]
+
+    @property
+    def title(self) -> str:
+        return "Allow the workspace's hooks to run?"
+
+    @property
+    def detail(self) -> str:
+        lines = [
+            f"{h.source}: {h.event} [{h.matcher or '*'}] runs: {h.command}" for h in self.hooks
+        ]
+        return (
+            "The workspace defines hooks (Claude Code's format) that Rein would run:\n"
+            + "\n".join(lines)
+            + "\n\nAllow only if you trust this workspace; a changed hook asks again."
+        )
+
+
+class HookTrustPorts(Protocol):
+    """What the host gives: where the permission is remembered, and how the
+    person is asked (the editor's prompt, the terminal, the ACP client)."""
+
+    @property
+    def trust(self) -> TrustStore: ...
+
+    async def confirm_hooks(self, request: HookTrustRequest) -> bool:
+        """Whether the person allows these hooks. HookTrustError: nobody can
+        be asked (its message is the reason)."""
+        ...
+
+
+class HookedSession(Protocol):
+    """What :func:`attach_hooks` needs of a session (``rein.session.Session``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def before_run(self) -> list[Callable[[], Awaitable[None]]]: ...
+
+    def emit_flow(self, event: Any) -> None: ...
+
+    def abort(self, reason: str) -> bool: ...
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+class ClaudeHooks:
+    """The hooks of one session."""
+
+    def __init__(
+        self,
+        root: Path,
+        config: ReinConfig,
+        ports: HookTrustPorts,
+        session_id: str,
+        report: Emit,
+        home: Path | None = None,
+        stop_run: Callable[[str], object] | None = None,
+    ) -> None:
+        self.root = root
+        self.config = config
+        self.ports = ports
+        self.session_id = session_id
+        self.report = report
+        self.home = home
+        #: Ends the session's run (``continue: false`` of a hook).
+        self.stop_run = stop_run
+        self.inventory = HookInventory()
+        self.active: list[HookEntry] = []
+        self._reported_invalid: set[tuple[str, str, str]] = set()
+        self._refused_key: str | None = None
+        self._started = False
+        #: SessionStart's ``source``: "resume" for a stored session.
+        self.start_source = "startup"
+        self._start_context: list[str] = []
+
+    # ------------------------------------------------------------ preparing
+
+    async def prepare(self) -> None:
+        """Before each run: read the hooks again, ask about the workspace's
+        (once per content), run SessionStart before the first run."""
+        inventory = discover_hooks(self.root, self.home, self.config)
+        for bad in inventory.invalid:
+            seen = (bad.source, bad.where, bad.reason)
+            if seen not in self._reported_invalid:
+                self._reported_invalid.add(seen)
+                self.report(
+                    HookActivity(
+                        event="(configuration)",
+                        outcome="failed",
+                        command="",
+                        source=bad.source,
+                        message=f"invalid hook at {bad.where}: {bad.reason} (not run)",
+                    )
+                )
+        workspace = inventory.workspace_hooks
+        allowed = True
+        if workspace:
+            allowed = await self._allowed(workspace)
+        inventory.workspace_allowed = allowed if workspace else None
+        self.inventory = inventory
+        self.active = [h for h in inventory.hooks if h.trusted_by_default or allowed]
+        if not self._started:
+            self._started = True
+            source = self.start_source
+            for _hook, answer in await self._run("SessionStart", {"source": source}, source):
+                if answer.context:
+                    self._start_context.append(answer.context)
+
+    async def _allowed(self, workspace: list[HookEntry]) -> bool:
+        key = workspace_hooks_key(self.root, workspace)
+        if self.ports.trust.is_trusted(key):
+            return True
+        if self._refused_key == key:
+            return False  # asked in this session already: not again for the same hooks
+        why = "the person did not allow them"
+        try:
+            allowed = await self.ports.confirm_hooks(HookTrustRequest(self.root, tuple(workspace)))
+        except HookTrustError as exc:
+            allowed, why = False, str(exc)
+        if allowed:
+            self.ports.trust.remember(key)
+            return True
+        self._refused_key = key
+        for source in dict.fromkeys(h.source for h in workspace):
+            self.report(
+                HookActivity(
+                    event="(trust)",
+                    outcome="skipped",
+                    command="",
+                    source=source,
+                    message=f"the workspace's hooks are not run: {why}",
+                )
+            )
+        return False
+
+    # -------------------------------------------------------------- running
+
+    def _payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "transcript_path": "",
+            "cwd": str(self.root),
+            "hook_event_name": event,
+            **fields,
+        }
+
+    def _matching(self, event: str, target: str | None = None) -> list[HookEntry]:
+        return [
+            h
+            for h in self.active
+            if h.event == event and (target is None or matches(h.matcher, target))
+        ]
+
+    async def _run(
+        self, event: str, fields: dict[str, Any], target: str | None = None, tool: str | None = None
+    ) -> list[tuple[HookEntry, HookAnswer]]:
+        """Run every active hook of ``event`` whose matcher fits ``target``,
+        one after the other in the order found; a failure is reported."""
+        out: list[tuple[HookEntry, HookAnswer]] = []
+        options = self.config.hook_options
+        for hook in self._matching(event, target):
+            ran = await run_hook(
+                hook.command,
+                self._payload(event, fields),
+                self.root,
+                hook.timeout_s or options.timeout_s,
+                tuple(self.config.tools.pass_env),
+            )
+            if ran.failure is not None:
+                answer = HookAnswer(error=ran.failure)
+            else:
+                answer = read_answer(event, ran.exit_code, ran.stdout, ran.stderr)
+            if answer.error is not None:
+                self._note(hook, "failed", answer.error, tool)
+            out.append((hook, answer))
+        return out
+
+    def _note(self, hook: HookEntry, outcome: Any, message: str, tool: str | None = None) -> None:
+        self.report(
+            HookActivity(
+                event=hook.event,
+                outcome=outcome,
+                command=hook.command,
+                source=hook.source,
+                message=_cut(message),
+                tool=tool,
+            )
+        )
+
+    async def before_tool_call(self, call: ToolCall, args: BaseModel) -> Block | Permit | None:
+        """PreToolUse: the first block wins; else an ``ask`` routes the call
+        to Rein's approval, else an ``allow`` skips Rein's question. Every
+        hook that runs here is trusted (the person's own) or allowed (the
+        workspace's, once the person said so)."""
+        if not self._matching("PreToolUse"):
+            return None
+        name, tool_input = claude_tool(call.name, args.model_dump(), self.root)
+        fields = {"tool_name": name, "tool_input": tool_input, "tool_use_id": call.id}
+        asked: Permit | None = None
+        allowed: Permit | None = None
+        for hook, answer in await self._run("PreToolUse", fields, name, name):
+            if answer.block is not None:
+                self._note(hook, "blocked", answer.block, name)
+                return Block(f"{hook.event} hook ({hook.source}): {answer.block}")
+            if answer.stop is not None:
+                self._stopped(hook, answer.stop, name)
+                return Block(f"{hook.event} hook ({hook.source}) stopped: {answer.stop}")
+            if answer.permission == "ask" and asked is None:
+                self._note(hook, "asked", answer.permission_reason, name)
+                reason = answer.permission_reason or "it asks about this call"
+                asked = Permit("ask", f"the {hook.event} hook of {hook.source}: {reason}")
+            elif answer.permission == "allow" and allowed is None:
+                allowed = Permit("allow", answer.permission_reason)
+        return asked or allowed
+
+    async def after_tool_call(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
+        if not self._matching("PostToolUse"):
+            return None
+        name, tool_input = claude_tool(call.name, dict(call.arguments or {}), self.root)
+        fields = {
+            "tool_name": name,
+            "tool_input": tool_input,
+            "tool_response": {"content": result.content, "is_error": result.is_error},
+            "tool_use_id": call.id,
+        }
+        notes: list[str] = []
+        for hook, answer in await self._run("PostToolUse", fields, name, name):
+            if answer.stop is not None:
+                self._stopped(hook, answer.stop, name)
+            if answer.block is not None:
+                self._note(hook, "blocked", answer.block, name)
+                notes.append(f"PostToolUse hook ({hook.source}): {answer.block}")
+            if answer.context is not None:
+                self._note(hook, "context", answer.context, name)
+                notes.append(answer.context)
+        if not notes:
+            return None
+        return replace(result, content=result.content + "\n\n" + "\n".join(notes))
+
+    async def on_user_prompt(self, prompt: str) -> PromptVerdict | None:
+        context = list(self._start_context)
+        self._start_context.clear()
+        for hook, answer in await self._run("UserPromptSubmit", {"prompt": prompt}):
+            if answer.block is not None or answer.stop is not None:
+                reason = answer.block or answer.stop or ""
+                self._note(hook, "blocked", reason)
+                return PromptVerdict(
+                    block=f"the UserPromptSubmit hook blocked the prompt: {reason}"
+                )
+            if answer.context is not None:
+                self._note(hook, "context", answer.context)
+                context.append(answer.context)
+        return PromptVerdict(context="\n\n".join(context)) if context else None
+
+    def _stopped(self, hook: HookEntry, reason: str, tool: str | None = None) -> None:
+        """``continue: false``: the run ends (aborted) with ``stopReason``."""
+        self._note(hook, "blocked", f"stopped the run: {reason}", tool)
+        if self.stop_run is not None:
+            self.stop_run(f"{hook.event} hook ({hook.source}) stopped the run: {reason}")
+
+    async def notify(self, message: str) -> None:
+        """Notification: Rein is about to ask the person something (an
+        approval, a question). Its hooks only hear of it; a failure is
+        reported, the question is asked anyway."""
+        await self.run_quietly("Notification", {"message": message})
+
+    async def run_quietly(
+        self, event: str, fields: dict[str, Any], target: str | None = None
+    ) -> None:
+        """Run an event's hooks that only hear of something (Notification,
+        PreCompact): what they answer is not used; a failure is reported."""
+        await self._run(event, fields, target)
+
+    async def on_stop(self, info: StopInfo) -> str | None:
+        """Stop (the session's own run) or SubagentStop (a ``task``
+        subagent's): a block keeps that run going, within the bound."""
+        if info.continuations >= self.config.hook_options.max_stop_continuations:
+            return None
+        event = "Stop" if current_caller().depth == 0 else "SubagentStop"
+        fields = {"stop_hook_active": info.continuations > 0}
+        for hook, answer in await self._run(event, fields):
+            if answer.stop is not None:
+                return None  # continue: false wins: the run ends as it would
+            if answer.block is not None:
+                self._note(hook, "continued", answer.block)
+                return answer.block
+        return None
+
+
+def attach_hooks(
+    session: HookedSession,
+    root: Path,
+    config: ReinConfig,
+    ports: HookTrustPorts,
+    home: Path | None,
+) -> ClaudeHooks:
+    """Give ``session`` the Claude Code-style hooks; its events report what
+    they did. The Agent's own hooks (set by an embedder) still run, after."""
+    hooks = ClaudeHooks(root, config, ports, session.id, session.emit_flow, home, session.abort)
+    agent = session.agent
+    if agent.messages:
+        hooks.start_source = "resume"  # a stored session, continued
+    own = agent.hooks
+    session.before_run.append(hooks.prepare)
+    env = agent.env
+    if env.approver is not None:
+        env.approver = _NotifyingApprover(env.approver, hooks)
+    if env.user is not None:
+        env.user = _NotifyingUser(env.user, hooks)
+    if agent.over_window_relief is not None:
+        agent.over_window_relief = _PreCompactRelief(agent.over_window_relief, hooks)
+    agent.hooks = replace(
+        own,
+        before_tool_call=_chain_before(hooks.before_tool_call, own.before_tool_call),
+        after_tool_call=_chain_after(hooks.after_tool_call, own.after_tool_call),
+        on_user_prompt=hooks.on_user_prompt,
+        on_stop=hooks.on_stop,
+    )
+    return hooks
+
+
+class _NotifyingApprover:
+    """An approver whose questions the Notification hooks hear of first."""
+
+    def __init__(self, inner: Approver, hooks: ClaudeHooks) -> None:
+        self.inner = inner
+        self.hooks = hooks
+
+    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
+        await self.hooks.notify(f"Rein needs your permission: {request.title}")
+        return await self.inner.confirm(request)
+
+
+class _PreCompactRelief:
+    """The agent's relief, with the PreCompact hooks run first (``trigger``
+    "auto": the request is over the window). They only hear of it."""
+
+    def __init__(self, inner: OverWindowRelief, hooks: ClaudeHooks) -> None:
+        self.inner = inner
+        self.hooks = hooks
+
+    async def relieve(self, request: ReliefRequest) -> list[FitReport]:
+        await self.hooks.run_quietly(
+            "PreCompact", {"trigger": "auto", "custom_instructions": ""}, "auto"
+        )
+        return await self.inner.relieve(request)
+
+
+class _NotifyingUser:
+    """A user channel whose questions the Notification hooks hear of first."""
+
+    def __init__(self, inner: UserChannel, hooks: ClaudeHooks) -> None:
+        self.inner = inner
+        self.hooks = hooks
+
+    async def ask(self, question: str) -> str | None:
+        await self.hooks.notify(f"Rein asks: {question}")
+        return await self.inner.ask(question)
+
+
+def _chain_before(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
+    if then is None:
+        return first
+
+    async def chained(call: ToolCall, args: BaseModel) -> Block | None:
+        verdict = await first(call, args)
+        if verdict is not None:
+            return verdict  # type: ignore[no-any-return]
+        result = then(call, args)
+        return await result if inspect.isawaitable(result) else result  # type: ignore[no-any-return]
+
+    return chained
+
+
+def _chain_after(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
+    if then is None:
+        return first
+
+    async def chained(call: ToolCall, result: ToolResult) -> ToolResult | None:
+        changed = await first(call, result)
+        current = changed if changed is not None else result
+        out = then(call, current)
+        out = await out if inspect.isawaitable(out) else out
+        return out if out is not None else changed  # type: ignore[no-any-return]
+
+    return chained

@@ -1,0 +1,22 @@
+"""The person's answer to "may the workspace's hooks run?" (a
+:class:`~rein.bring.hooks_adapter.HookTrustPorts` without a person)."""
+
+from __future__ import annotations
+
+from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
+from rein.mcp.trust import MemoryTrustStore
+
+
+class FakeHookTrust:
+    """Answers ``answer`` (None: nobody can be asked) and records each question."""
+
+    def __init__(self, answer: bool | None = True) -> None:
+        self.answer = answer
+        self.trust = MemoryTrustStore()
+        self.asked: list[HookTrustRequest] = []
+
+    async def confirm_hooks(self, request: HookTrustRequest) -> bool:
+        self.asked.append(request)
+        if self.answer is None:
+            raise HookTrustError("nobody to ask")
+        return self.answer
