@@ -330,9 +330,15 @@ def build_parser() -> argparse.ArgumentParser:
             "lsp",
             "checkpoints",
             "acp",
+            "isolated",
         ],
     )
-    p.add_argument("n", nargs="?", default=None, help="core: sizes, e.g. 50,200,1000; acp: samples")
+    p.add_argument(
+        "n",
+        nargs="?",
+        default=None,
+        help="core: sizes, e.g. 50,200,1000; acp: samples; isolated: runs",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.add_argument(
         "--corpus", action="store_true", help="gates, tests: seeded edits in real projects"
