@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -79,5 +80,5 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         )
         assert kept["applied"] == ["app.py"] and kept["conflicts"] == []
         assert (root / "app.py").read_text() == APP.replace("name\n", "name.upper()\n")
-        assert not tree.exists()
+        assert not await anyio.Path(tree).exists()
         assert git(root, "worktree", "list").count("\n") == 1

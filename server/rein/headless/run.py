@@ -334,6 +334,10 @@ def run_task(
         root = Path(workspace).resolve()
         if not root.is_dir():
             raise ConfigError(f"the workspace {root} is not a folder")
+        if isolated and resume is not None:
+            raise ConfigError(
+                "--isolated starts a new session in its own copy: it cannot --resume one"
+            )
         return anyio.run(
             _run,
             root,
