@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from rein.lsp.editor import EditorWorkspace
     from rein.lsp.editor_diagnostics import EditorDiagnostics
     from rein.lsp.editor_lm import EditorLmHost
-    from rein.lsp.isolated import IsolatedSessions
+    from rein.lsp.isolated_sessions import IsolatedSessions
     from rein.lsp.model_choices import ModelChoices
     from rein.mcp.manager import McpManager
     from rein.providers._http import HttpClients
@@ -528,7 +528,7 @@ class ReinServer(LanguageServer):
     @functools.cached_property
     def isolated(self) -> IsolatedSessions:
         """The isolated sessions (``rein/newSession`` ``isolated: true``)."""
-        from rein.lsp.isolated import IsolatedSessions
+        from rein.lsp.isolated_sessions import IsolatedSessions
 
         return IsolatedSessions(self, self._make_model)
 

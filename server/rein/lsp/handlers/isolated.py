@@ -1,6 +1,6 @@
 """Isolated sessions: ``rein/newSession`` (``isolated: true`` makes its
 copy of the folder) and ``rein/applyIsolated`` (keep, discard or keep as
-a branch). The parts are in :mod:`rein.lsp.isolated`."""
+a branch). The parts are in :mod:`rein.lsp.isolated_sessions`."""
 
 from __future__ import annotations
 
