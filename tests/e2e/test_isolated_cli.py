@@ -83,10 +83,16 @@ class World:
         return self.rein("apply", session, "--storage", str(self.storage), *more)
 
 
-def _start(tmp: Path, name: str, folder: Path, storage: Path, turns: list) -> subprocess.Popen[str]:
+def _start(
+    tmp: Path, name: str, folder: Path, storage: Path, turns: list, *, analyzers: bool = True
+) -> subprocess.Popen[str]:
     script = tmp / f"{name}.yaml"
     script.write_text(yaml.safe_dump({"turns": turns}))
     args = ["run", name, "-w", str(folder), "--provider", "replay", "--script", str(script)]
+    if not analyzers:  # a run whose gate is not what is tested starts none (cheaper)
+        config = tmp / "no-analyzers.yaml"
+        config.write_text(yaml.safe_dump({"rein": {"gates": {"analyzer": {"enabled": False}}}}))
+        args += ["--config", str(config)]
     return subprocess.Popen(
         [*REIN, *args, "--storage", str(storage), "--yes", "--json", "--isolated"],
         stdout=subprocess.PIPE,
@@ -131,7 +137,7 @@ def _world(tmp: Path) -> World:
     (repo / "ignored.txt").write_text("secret\n")
     index_before = git(repo, "diff", "--cached")
 
-    killed = _start(tmp, "killed", repo, storage, KILLED)
+    killed = _start(tmp, "killed", repo, storage, KILLED, analyzers=False)
     assert killed.stdout is not None
     for line in killed.stdout:  # bounded: the command sleeps, the run waits on it
         if '"run_command"' in line:
@@ -143,7 +149,7 @@ def _world(tmp: Path) -> World:
     runs = {
         "first": _start(tmp, "first", repo, storage, FIRST),
         "second": _start(tmp, "second", repo, storage, SECOND),
-        "plain": _start(tmp, "plain", plain, storage, PLAIN),
+        "plain": _start(tmp, "plain", plain, storage, PLAIN, analyzers=False),
     }
     results: dict[str, dict[str, Any]] = {}
     for name, proc in runs.items():
