@@ -138,3 +138,19 @@ def test_the_sweep_removes_a_crashed_run_and_keeps_a_live_or_finished_one(
         registry.get("../x")
     with pytest.raises(ConfigError, match="already exists"):
         create_isolated(repo, registry, "ses_live")
+
+
+def test_git_runs_without_the_persons_git_variables_or_secrets(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rein.isolation._git import _env
+
+    stray = tmp_path / "stray-index"
+    monkeypatch.setenv("GIT_INDEX_FILE", str(stray))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    env = _env()
+    assert "GIT_INDEX_FILE" not in env and "OPENAI_API_KEY" not in env
+    record = create_isolated(repo, Registry(tmp_path / "store"), "ses_env")
+    (record.root / "sub" / "a.txt").write_text("changed\n")
+    assert [c.path for c in run_changes(record)] == ["sub/a.txt"]
+    assert not stray.exists()

@@ -4,11 +4,11 @@ environment that keeps the person's configuration out of what matters
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 from rein.harness.errors import ReinError
+from rein.process.environment import child_environment, git_safety
 
 __all__ = ["GitError", "git", "is_git_work_tree"]
 
@@ -21,11 +21,16 @@ class GitError(ReinError):
 
 
 def _env() -> dict[str, str]:
+    """The children's environment (no secrets, :func:`~rein.process.
+    environment.child_environment`) without the person's ``GIT_*``
+    variables (a ``GIT_INDEX_FILE`` or ``GIT_DIR`` must not point these
+    commands at the person's index), then git's safety settings."""
     env = {
         k: v
-        for k, v in os.environ.items()
+        for k, v in child_environment().items()
         if not k.startswith("GIT_") or k in ("GIT_EXEC_PATH", "GIT_CONFIG_NOSYSTEM")
     }
+    env.update(git_safety(env))
     env.update(
         GIT_TERMINAL_PROMPT="0",
         GIT_PAGER="cat",
