@@ -1,5 +1,5 @@
-"""The ``rein`` command line: serve | run | acp | demo | mock-server | eval |
-bench | fuzz | schema | sessions | undo | mcp | doctor."""
+"""The ``rein`` command line: serve | run | apply | acp | demo | mock-server |
+eval | bench | fuzz | schema | sessions | undo | mcp | doctor."""
 
 from __future__ import annotations
 
@@ -76,6 +76,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         mode=args.mode,
         resume=args.resume,
         storage=args.storage,
+        isolated=args.isolated,
+    )
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    from rein.headless.isolated import ApplyArgs, apply_isolated
+    from rein.store import default_storage_path
+
+    storage = args.storage or str(default_storage_path())
+    return apply_isolated(
+        ApplyArgs(args.session, storage, args.branch, args.discard, as_json=args.json)
     )
 
 
@@ -325,10 +336,14 @@ def build_parser() -> argparse.ArgumentParser:
             "checkpoints",
             "acp",
             "sandbox",
+            "isolated",
         ],
     )
     p.add_argument(
-        "n", nargs="?", default=None, help="core: sizes, e.g. 50,200,1000; acp, sandbox: samples"
+        "n",
+        nargs="?",
+        default=None,
+        help="core: sizes, e.g. 50,200,1000; acp, sandbox: samples; isolated: runs",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.add_argument(
@@ -397,7 +412,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue a stored session: the task is the answer to its question, or the next task",
     )
     p.add_argument("--storage", help="the session store's folder (default: the user data dir)")
+    p.add_argument(
+        "--isolated",
+        action="store_true",
+        help="run in a copy of the folder (a git worktree); bring it back with rein apply",
+    )
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "apply",
+        help="bring an isolated run's changes back into its folder",
+        description="Apply the hunks of an isolated run that apply cleanly to the folder as it "
+        "is now; conflicts are printed with both sides and not applied. Exit 0: all applied; "
+        "3: conflicts left; 2: refused.",
+    )
+    p.add_argument("session", metavar="SESSION_ID", help="the isolated session")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--branch", metavar="NAME", help="commit it on a new branch; apply nothing")
+    how.add_argument("--discard", action="store_true", help="remove it; apply nothing")
+    p.add_argument("--json", action="store_true", help="the result as one JSON object")
+    p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.set_defaults(func=_cmd_apply)
 
     p = sub.add_parser(
         "acp",

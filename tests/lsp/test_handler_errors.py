@@ -131,12 +131,23 @@ class _Session:
         self.checkpoints: object = None
 
 
+class _NoIsolated:
+    """No isolated sessions (rein/newSession isolated: true)."""
+
+    def session(self, session_id: str) -> None:
+        return None
+
+    def manager(self, session_id: str) -> None:
+        return None
+
+
 class _Server:
     """The server as far as a refused request gets."""
 
     def __init__(self, session: _Session, *, in_use: bool = False) -> None:
         self.session = session
         self.manager = _Manager(in_use)
+        self.isolated = _NoIsolated()
 
     async def ready(self) -> None:
         return None

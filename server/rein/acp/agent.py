@@ -174,7 +174,9 @@ class ReinAcpAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        return await self.sessions.new_session(cwd, mcp_servers)
+        # ``_meta.rein`` (the SDK passes ``_meta``'s keys as arguments):
+        # Rein's session options, ``{"isolated": true}``.
+        return await self.sessions.new_session(cwd, mcp_servers, rein=kwargs.get("rein"))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any

@@ -81,6 +81,9 @@ class AcpHosts:
         self.analyzers = analyzers
         self.watch = watch
         self.hosts: dict[Path, WorkspaceHost] = {}
+        #: A host closed on its own (:meth:`drop`): set, its task ends.
+        self._dropping: dict[Path, anyio.Event] = {}
+        self._ended: dict[Path, anyio.Event] = {}
         self._opening: dict[Path, asyncio.Lock] = {}
         self._approvers: dict[str, PermissionApprover] = {}
         #: Each session's approval rules ("always allow"), as long as rein acp runs.
@@ -93,9 +96,12 @@ class AcpHosts:
         """Let every host close (their tasks end once they have)."""
         self._closing.set()
 
-    async def host(self, root: Path) -> WorkspaceHost:
+    async def host(self, root: Path, *, client_view: bool = True) -> WorkspaceHost:
         """The host of ``root`` (an absolute, resolved folder), started on
-        first use; its start-up error is raised to the caller."""
+        first use; its start-up error is raised to the caller.
+        ``client_view=False``: files on the disk only, not through the
+        client's ``fs/*`` (an isolated session's copy, which the editor
+        does not show)."""
         if root in self.hosts:
             return self.hosts[root]
         if self._closing.is_set():
@@ -103,8 +109,10 @@ class AcpHosts:
         lock = self._opening.setdefault(root, asyncio.Lock())
         async with lock:
             if root not in self.hosts:
-                host = self._make(root)
+                host = self._make(root, client_view=client_view)
                 started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._dropping[root] = anyio.Event()
+                self._ended[root] = anyio.Event()
                 self._tg.start_soon(self._keep, host, started)
                 await started
                 self.hosts[root] = host
@@ -112,24 +120,42 @@ class AcpHosts:
 
     async def _keep(self, host: WorkspaceHost, started: asyncio.Future[None]) -> None:
         """Run ``host`` until the process ends (or say why it did not start)."""
+        dropping = self._dropping[host.root]
         try:
             async with host:
                 started.set_result(None)
                 await host.analyzers_started()
                 log.info("workspace %s: %s", host.root, host.analyzers_line())
-                await self._closing.wait()
+                async with anyio.create_task_group() as waits:
+
+                    async def until(event: anyio.Event) -> None:
+                        await event.wait()
+                        waits.cancel_scope.cancel()
+
+                    waits.start_soon(until, self._closing)
+                    waits.start_soon(until, dropping)
         except Exception as exc:
             if not started.done():
                 started.set_exception(exc)
             else:
                 log.exception("closing the workspace host of %s failed", host.root)
+        finally:
+            self._ended[host.root].set()
+
+    async def drop(self, root: Path) -> None:
+        """Close the host of ``root`` now (an isolated session's copy that
+        is about to be removed) and wait until it has."""
+        if self.hosts.pop(root, None) is None:
+            return
+        self._dropping[root].set()
+        await self._ended[root].wait()
 
     # ---------------------------------------------------------------- ports
 
-    def _make(self, root: Path) -> WorkspaceHost:
+    def _make(self, root: Path, *, client_view: bool = True) -> WorkspaceHost:
         views: list[ClientFsWorkspace] = []
 
-        def client_view(disk: DiskWorkspace) -> WitnessedWorkspace:
+        def client_fs(disk: DiskWorkspace) -> WitnessedWorkspace:
             view = ClientFsWorkspace(disk, self.link, current_session.get)
             views.append(view)
             return WitnessedWorkspace(view, self._witness)
@@ -143,7 +169,7 @@ class AcpHosts:
             user=self._user,
             commands=lambda session_id: self._commands(root),
             approval_rules=lambda session_id: self._rules(session_id, root),
-            wrap_workspace=client_view,
+            wrap_workspace=client_fs if client_view else None,
             hook_ports=AcpHookPorts(
                 self.link, self.storage, timeout_s=self.config.approval.timeout_ms / 1000
             ),

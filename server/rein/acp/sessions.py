@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 import anyio.abc
 from acp import RequestError, helpers
 from acp.schema import (
@@ -41,6 +42,7 @@ from acp.schema import (
 from rein.acp import errors
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
+from rein.acp.isolated import AcpIsolation, isolated_option
 from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
 from rein.acp.prompts import prompt_text, stop_reason
@@ -122,6 +124,7 @@ class AcpSessions:
         self._tg = tg
         #: The sessions told the sandbox cannot run here (once each).
         self._told_sandbox: set[str] = set()
+        self.isolation = AcpIsolation(self.hosts, storage) if storage is not None else None
 
     async def _send(self, session_id: str, update: SessionUpdate) -> None:
         await self.link.conn.session_update(session_id, update)
@@ -218,14 +221,23 @@ class AcpSessions:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         root = self._cwd(cwd)
+        isolated = isolated_option(kwargs.get("rein"))
         self._check_key()
         client_servers(mcp_servers, str(root))  # refused before anything starts
-        host = await self.hosts.host(root)
+        if isolated:
+            if self.isolation is None:
+                raise errors.invalid_field("_meta.rein.isolated", "rein acp keeps no storage")
+            host, session = await self.isolation.start(root)
+        else:
+            host = await self.hosts.host(root)
+            session = host.manager.new(SessionSpec(mode="agent", origin="acp"))
         await self._add_client_mcp(host, mcp_servers)
-        session = host.manager.new(SessionSpec(mode="agent", origin="acp"))
         live = self._serve(host, session)
         self._tg.start_soon(self._say_if_unsandboxed, session.id)
         return NewSessionResponse(
+            field_meta={"rein": {"isolated": True, "worktree": str(host.root)}}
+            if isolated
+            else None,
             session_id=session.id,
             modes=mode_state(session.mode),
             config_options=config_options(
@@ -454,6 +466,8 @@ class AcpSessions:
     # ------------------------------------------------------------ extensions
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "rein/applyIsolated":
+            return await self._apply_isolated(params)
         if method not in ("rein/steer", "rein/followUp"):
             raise RequestError.method_not_found(f"_{method}")
         session_id = params.get("sessionId")
@@ -471,6 +485,20 @@ class AcpSessions:
         live.session.agent.follow_up(text)
         return {"queued": True}
 
+    async def _apply_isolated(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str) or self.isolation is None:
+            raise errors.invalid_field("sessionId", "an isolated session's id is required")
+        live = self.live.get(session_id)
+        if live is not None and live.session.busy:
+            raise errors.busy(session_id)
+        result = await self.isolation.bring_back(session_id, params)
+        if session_id not in self.isolation.records and live is not None:
+            live.unsubscribe()  # its copy is gone: the session is over
+            live.updates.close()
+            del self.live[session_id]
+        return result
+
     # ------------------------------------------------------------ the end
 
     async def aclose(self, reason: str) -> None:
@@ -486,6 +514,8 @@ class AcpSessions:
         for live in self.live.values():
             live.unsubscribe()
             live.updates.close()
+        if self.isolation is not None:
+            await anyio.to_thread.run_sync(self.isolation.close)
         self.hosts.close()
 
 

@@ -68,6 +68,15 @@ def main(args: argparse.Namespace) -> int:
                 bench_asks(),
                 args.json,
             )
+        elif target == "isolated":
+            from rein.bench.isolated import RUNS, bench_isolated
+
+            runs = int(args.n) if args.n and args.what == "isolated" else RUNS
+            print_rows(
+                f"isolated: {runs} rein run --isolated at once on one repository, then rein apply",
+                bench_isolated(runs),
+                args.json,
+            )
         elif target == "providers":
             from rein.bench.providers import bench_providers
 

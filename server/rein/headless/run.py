@@ -15,10 +15,12 @@ import anyio
 from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
-from rein.harness.ports import ApprovalRequest
+from rein.harness.ports import ApprovalRequest, Model
 from rein.headless.hook_ports import TerminalHookPorts
+from rein.headless.isolated import finish_isolated, start_isolated
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.hosting.headless import HeadlessSession
+from rein.isolation import GitError, IsolatedRecord, Registry, remove_isolated
 from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.sandboxing.probe import unavailable_notice
@@ -141,6 +143,7 @@ async def _run(
     storage: str | None,
     trust_mcp: bool,
     allow_hooks: bool = False,
+    isolated: bool = False,
 ) -> int:
     model = create_model(config.model)
     printer = EventPrinter(as_json=as_json)
@@ -148,8 +151,48 @@ async def _run(
         "explain" if mode == "explain" else "plan" if mode == "plan" else "agent"
     )
     folder = storage or config.storage_path or str(default_storage_path())
+    record = start_isolated(workspace, folder) if isolated else None
+    try:
+        return await _run_in(
+            workspace,
+            task,
+            config,
+            model,
+            printer,
+            as_json,
+            assume_yes,
+            session_mode,
+            resume,
+            storage,
+            folder,
+            trust_mcp,
+            allow_hooks,
+            record,
+        )
+    except BaseException:
+        if record is not None:  # an aborted start or a crash of the run: nothing to bring back
+            remove_isolated(Registry(folder), record)
+        raise
+
+
+async def _run_in(
+    workspace: Path,
+    task: str,
+    config: ReinConfig,
+    model: Model,
+    printer: EventPrinter,
+    as_json: bool,
+    assume_yes: bool,
+    session_mode: Literal["agent", "plan", "explain"],
+    resume: str | None,
+    storage: str | None,
+    folder: str,
+    trust_mcp: bool,
+    allow_hooks: bool,
+    record: IsolatedRecord | None,
+) -> int:
     async with HeadlessSession(
-        workspace,
+        record.root if record is not None else workspace,
         model,
         config,
         approver=TerminalApprover(assume_yes, config.approval.timeout_ms / 1000),
@@ -165,6 +208,7 @@ async def _run(
         hook_ports=TerminalHookPorts(
             Path(folder), allow_hooks=allow_hooks, timeout_s=config.approval.timeout_ms / 1000
         ),
+        session_id=record.session_id if record is not None else None,
     ) as host:
         host.subscribe(printer)
         warning = read_only_warning(workspace)
@@ -191,8 +235,16 @@ async def _run(
         pending_runs = await _pending_runs(host.session)
     for report in host.reports[shown:]:  # said during the run or at its end (the store's)
         print(f"! {report}", file=sys.stderr)
+    isolated = (
+        finish_isolated(record, folder, result.status, as_json) if record is not None else None
+    )
     if as_json:
-        print(json.dumps({"result": result_json(session_id, result, changes, reviews)}))
+        payload = {"result": result_json(session_id, result, changes, reviews)}
+        if isolated is not None:
+            payload["isolated"] = isolated
+        print(json.dumps(payload))
+        return EXIT_CODES.get(result.status, 1)
+    if isolated is not None:
         return EXIT_CODES.get(result.status, 1)
     if changes:
         listed = ", ".join(
@@ -285,6 +337,7 @@ def run_task(
     storage: str | None = None,
     trust_mcp: bool = False,
     allow_hooks: bool = False,
+    isolated: bool = False,
 ) -> int:
     # ``trust_mcp``: the workspace's MCP servers start without asking
     # (TerminalMcpPorts); ``assume_yes`` never trusts them.
@@ -293,6 +346,10 @@ def run_task(
         root = Path(workspace).resolve()
         if not root.is_dir():
             raise ConfigError(f"the workspace {root} is not a folder")
+        if isolated and resume is not None:
+            raise ConfigError(
+                "--isolated starts a new session in its own copy: it cannot --resume one"
+            )
         return anyio.run(
             _run,
             root,
@@ -305,7 +362,8 @@ def run_task(
             storage,
             trust_mcp,
             allow_hooks,
+            isolated,
         )
-    except (ConfigError, StoreError) as exc:
+    except (ConfigError, StoreError, GitError) as exc:
         print(f"rein run: {exc}", file=sys.stderr)
         return 2

@@ -53,6 +53,8 @@ class HeadlessSession:
     memory); ``resume``: the id of a stored session to continue (its mode is
     the stored one).
 
+    ``session_id``: the id of a new session (None: a fresh one).
+
     ``approver`` answers the calls whose policy is "ask" (``rein.approval``:
     by default writes inside the workspace are allowed and commands asked,
     as in the editor). Without one nobody can approve: such a call is
@@ -75,10 +77,14 @@ class HeadlessSession:
         resume: str | None = None,
         mcp_ports: McpConfigPorts | None = None,
         hook_ports: HookTrustPorts | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.model = model
         self.mode = mode
         self.resume = resume
+        #: A new session's id chosen by the caller (an isolated run names
+        #: its copy after it); None: a fresh one.
+        self.session_id = session_id
         #: The folder's ports and the session manager.
         self.host = WorkspaceHost(
             root,
@@ -192,7 +198,9 @@ class HeadlessSession:
             # it starts (StoreError naming the holder), not at its first write.
             await store.check_writable()
         if self.resume is None:
-            return self.manager.new(SessionSpec(mode=self.mode, model=self.model))
+            return self.manager.new(
+                SessionSpec(mode=self.mode, model=self.model, session_id=self.session_id)
+            )
         if store is None:
             raise ConfigError(f"cannot resume {self.resume}: there is no session store")
         found = await self.manager.load(self.resume)

@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 __all__ = [
     "MAX_ATTACHMENTS",
     "AbortParams",
+    "ApplyIsolatedParams",
     "ApprovalsParams",
     "Attachment",
     "CheckpointContentParams",
@@ -28,6 +29,7 @@ __all__ = [
     "DiagnosticsChangedParams",
     "FollowUpParams",
     "McpServersParams",
+    "NewSessionParams",
     "PreviewParams",
     "PromptContext",
     "PromptParams",
@@ -134,6 +136,22 @@ class SteerParams(BaseModel):
 
 
 FollowUpParams = SteerParams
+
+
+class NewSessionParams(BaseModel):
+    model_config = _CONFIG
+
+    mode: Literal["agent", "plan", "explain"] = "agent"
+    title: str = ""
+    isolated: bool = False
+
+
+class ApplyIsolatedParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str = Field(alias="sessionId")
+    action: Literal["keep", "discard", "branch"]
+    branch: str | None = Field(None, min_length=1)
 
 
 class AbortParams(BaseModel):

@@ -11,6 +11,7 @@ after ``initialize`` has been answered.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import sys
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from rein.lsp.editor import EditorWorkspace
     from rein.lsp.editor_diagnostics import EditorDiagnostics
     from rein.lsp.editor_lm import EditorLmHost
+    from rein.lsp.isolated_sessions import IsolatedSessions
     from rein.lsp.model_choices import ModelChoices
     from rein.mcp.manager import McpManager
     from rein.providers._http import HttpClients
@@ -545,6 +547,17 @@ class ReinServer(LanguageServer):
         answers RequestFailed, :mod:`rein.lsp.errors`)."""
         return self.manager.new(**spec)
 
+    @functools.cached_property
+    def isolated(self) -> IsolatedSessions:
+        """The isolated sessions (``rein/newSession`` ``isolated: true``)."""
+        from rein.lsp.isolated_sessions import IsolatedSessions
+
+        return IsolatedSessions(self, self._make_model)
+
+    @property
+    def editor_workspace(self) -> EditorWorkspace:
+        return self.folder.workspace
+
     async def run_prompt(self, session: Session, text: str) -> RunResult:
         return await self.manager.run_prompt(session, text)
 
@@ -553,6 +566,8 @@ class ReinServer(LanguageServer):
 
     async def shutdown_sessions(self) -> None:
         """Abort every run and stop the preview (the ``shutdown`` request)."""
+        if "isolated" in self.__dict__:  # made only once one was asked for
+            await self.isolated.close()
         if self._folder is not None:
             if self._folder.has_manager:
                 for session in self._folder.manager.sessions.values():

@@ -4,7 +4,7 @@ one :func:`register` that puts them on a server.
 A handler is a module-level function ``(server, params)`` (a command's
 params are its arguments, a tuple), grouped by concern: :mod:`.lifecycle`
 (the server's life and its configuration), :mod:`.documents`, :mod:`.runs`,
-:mod:`.sessions`, :mod:`.review`, :mod:`.checkpoints`, :mod:`.preview`,
+:mod:`.sessions`, :mod:`.isolated`, :mod:`.review`, :mod:`.checkpoints`, :mod:`.preview`,
 :mod:`.models`, :mod:`.approvals`, :mod:`.lm`. Handlers raise Rein's
 errors; :func:`register` maps them to JSON-RPC errors for every handler
 (:mod:`rein.lsp.errors`). docs/protocol.md documents every method and
@@ -30,6 +30,7 @@ from rein.lsp.handlers import (
     approvals,
     checkpoints,
     documents,
+    isolated,
     lifecycle,
     lm,
     models,
@@ -69,6 +70,8 @@ METHODS: tuple[Route, ...] = (
     Route("rein/steer", runs.steer),
     Route("rein/followUp", runs.follow_up),
     Route("rein/abort", runs.abort),
+    Route("rein/newSession", isolated.new_session),
+    Route("rein/applyIsolated", isolated.apply_isolated),
     # sessions and what the server holds
     Route("rein/sessions", sessions.sessions),
     Route("rein/session", sessions.session),

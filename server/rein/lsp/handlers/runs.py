@@ -33,8 +33,11 @@ async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
     text = code_actions.with_context(parsed.text, parsed.context)
     text = await _attached(server, text, parsed.attachments)
     await server.open_store()
+    isolated = server.isolated.manager(parsed.session_id) if parsed.session_id else None
     if parsed.session_id is not None:
-        found = await server.load_session(parsed.session_id)
+        found = server.isolated.session(parsed.session_id) or await server.load_session(
+            parsed.session_id
+        )
         if found is None:
             raise errors.no_session("rein/prompt", parsed.session_id)
         session = found
@@ -49,7 +52,9 @@ async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
         )
         unsubscribe = session.agent.subscribe(_progress_listener(server, token))
     try:
-        result = await server.run_prompt(session, text)
+        result = await (
+            isolated.run_prompt(session, text) if isolated else server.run_prompt(session, text)
+        )
     finally:
         if unsubscribe is not None and token is not None:
             unsubscribe()
@@ -102,7 +107,7 @@ async def abort_command(server: ReinServer, args: tuple[Any, ...]) -> dict[str, 
 def _session(server: ReinServer, session_id: str, method: str) -> Session | None:
     """The session in memory; None for one evicted to the store (it runs
     nothing); InvalidParams for an unknown one."""
-    session = server.sessions.get(session_id)
+    session = server.sessions.get(session_id) or server.isolated.session(session_id)
     if session is None:
         if server.manager.was_evicted(session_id):
             return None

@@ -1,0 +1,145 @@
+"""``rein run --isolated`` and ``rein apply``: a headless run in its own
+copy of the folder, and its changes brought back (or kept as a branch, or
+discarded) afterwards. The parts are in :mod:`rein.isolation`."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.harness.errors import ConfigError, ReinError
+from rein.isolation.bring_back import BringBack, apply_changes, keep_as_branch, run_changes
+from rein.isolation.cleanup import remove_isolated, sweep
+from rein.isolation.registry import IsolatedRecord, Registry
+from rein.isolation.worktree import create_isolated
+from rein.session import new_session_id
+
+__all__ = ["ApplyArgs", "apply_isolated", "finish_isolated", "start_isolated"]
+
+#: rein apply's exit codes: 0 all applied; 3 conflicts left; 2 refused.
+APPLY_CONFLICTS = 3
+
+
+def start_isolated(folder: Path, storage: str) -> IsolatedRecord:
+    """Clean what crashed runs left, then make this run's copy."""
+    registry = Registry(storage)
+    for gone in sweep(registry):
+        print(f"! removed the isolated copy of {gone} (its run was gone)", file=sys.stderr)
+    return create_isolated(folder, registry, new_session_id())
+
+
+def finish_isolated(
+    record: IsolatedRecord, storage: str, status: str, as_json: bool
+) -> dict[str, object]:
+    """After the run: keep the copy for ``rein apply`` when the run changed
+    something, remove it otherwise; say what to do next."""
+    registry = Registry(storage)
+    changes = run_changes(record)
+    where = f" --storage {shlex.quote(storage)}"
+    info: dict[str, object] = {
+        "sessionId": record.session_id,
+        "verdict": status,
+        "changed": [{"path": c.path, "change": c.kind} for c in changes],
+        "worktree": str(record.root),
+    }
+    if not changes:
+        remove_isolated(registry, record)
+        info["worktree"] = None
+        if not as_json:
+            print(f"Isolated session {record.session_id}: {status}; no changes", file=sys.stderr)
+        return info
+    registry.finish(record.session_id, status)
+    if not as_json:
+        listed = ", ".join(f"{c.path} ({c.kind})" for c in changes)
+        print(
+            f"Isolated session {record.session_id}: {status}; changed {listed}\n"
+            f"  apply it with:    rein apply {record.session_id}{where}\n"
+            f"  keep as a branch: rein apply {record.session_id} --branch NAME{where}\n"
+            f"  discard it:       rein apply {record.session_id} --discard{where}",
+            file=sys.stderr,
+        )
+    return info
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyArgs:
+    session_id: str
+    storage: str
+    branch: str | None = None
+    discard: bool = False
+    as_json: bool = False
+
+
+def _show(result: BringBack) -> None:
+    for path in result.applied:
+        print(f"applied   {path}")
+    for conflict in result.conflicts:
+        print(f"conflict  {conflict.path}: {conflict.reason}")
+        for label, text in (
+            ("base", conflict.base),
+            ("ours (the folder)", conflict.ours),
+            ("theirs (the run)", conflict.theirs),
+        ):
+            print(f"  {label}:")
+            for line in text.splitlines() or ["(nothing)"]:
+                print(f"    | {line}")
+
+
+def apply_isolated(args: ApplyArgs) -> int:
+    """``rein apply``: 0 all applied, 3 conflicts left (the other hunks
+    applied, the copy kept), 2 refused."""
+    registry = Registry(args.storage)
+    try:
+        sweep(registry)
+        record = registry.get(args.session_id)
+        if record is None:
+            raise ConfigError(
+                f"no isolated session {args.session_id!r} in {registry.dir} "
+                "(applied or discarded already, or another --storage)"
+            )
+        if record.status == "running" and not Registry.crashed(record):
+            raise ConfigError(f"the isolated session {args.session_id} is still running")
+        if args.discard:
+            remove_isolated(registry, record)
+            _say(args, {"discarded": record.session_id}, f"discarded {record.session_id}")
+            return 0
+        if args.branch is not None:
+            commit = keep_as_branch(record, args.branch)
+            remove_isolated(registry, record)
+            _say(
+                args,
+                {"branch": args.branch, "commit": commit},
+                f"kept as branch {args.branch} ({commit[:12]}); nothing applied",
+            )
+            return 0
+        result = anyio.run(_apply, record)
+    except ReinError as exc:
+        print(f"rein apply: {exc}", file=sys.stderr)
+        return 2
+    if not result.conflicts:
+        remove_isolated(registry, record)
+    if args.as_json:
+        print(json.dumps(result.to_json()))
+    else:
+        _show(result)
+        if result.conflicts:
+            print(
+                f"{len(result.conflicts)} conflict(s) not applied; the isolated copy stays at "
+                f"{record.root} (discard it with rein apply {record.session_id} --discard)",
+                file=sys.stderr,
+            )
+    return APPLY_CONFLICTS if result.conflicts else 0
+
+
+async def _apply(record: IsolatedRecord) -> BringBack:
+    return await apply_changes(run_changes(record), DiskWorkspace(record.folder))
+
+
+def _say(args: ApplyArgs, payload: dict[str, object], text: str) -> None:
+    print(json.dumps(payload) if args.as_json else text)

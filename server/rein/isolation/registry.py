@@ -1,0 +1,134 @@
+"""Where isolated workspaces live, and the record of each.
+
+Under Rein's state folder (the session store's folder), never inside the
+person's folder: ``<storage>/isolated/<session id>.json`` is the record and
+``<storage>/isolated/<session id>/`` holds the copy (``tree/``: the
+session's folder; ``base/``: the folder as it was at the start, for a
+folder that is not a git repository). A record names the process that owns
+a running session, so the next start can tell a crash from a run still
+going (:mod:`rein.isolation.cleanup`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from rein.harness.errors import ConfigError
+
+__all__ = ["IsolatedRecord", "Registry", "Status"]
+
+Status = Literal["running", "finished"]
+
+
+@dataclass(frozen=True, slots=True)
+class IsolatedRecord:
+    """One isolated session.
+
+    ``folder``: the person's folder; ``kind``: ``"git"`` (a worktree of the
+    repository at ``top``, the folder being ``prefix`` inside it) or
+    ``"copy"``; ``tree``: the copy's top (the session's folder is
+    :attr:`root`); ``base``: the commit the run started from (git) or the
+    folder holding the start's copy; ``pid``: the owning process while
+    ``running``.
+    """
+
+    session_id: str
+    folder: str
+    kind: Literal["git", "copy"]
+    top: str
+    prefix: str
+    tree: str
+    base: str
+    pid: int
+    status: Status = "running"
+    created: float = 0.0
+    verdict: str = ""
+
+    @property
+    def root(self) -> Path:
+        """The isolated session's workspace root (the folder's place in the copy)."""
+        return Path(self.tree) / self.prefix if self.prefix else Path(self.tree)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Registry:
+    """The records under ``<storage>/isolated``."""
+
+    def __init__(self, storage: str | Path) -> None:
+        self.dir = Path(storage) / "isolated"
+
+    def place(self, session_id: str) -> Path:
+        """The folder an isolated session's copies go in."""
+        return self.dir / session_id
+
+    def _file(self, session_id: str) -> Path:
+        if not session_id or "/" in session_id or session_id.startswith("."):
+            raise ConfigError(f"not a session id: {session_id!r}")
+        return self.dir / f"{session_id}.json"
+
+    def save(self, record: IsolatedRecord) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self._file(record.session_id)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(record), indent=1))
+        os.replace(tmp, path)
+
+    def get(self, session_id: str) -> IsolatedRecord | None:
+        path = self._file(session_id)
+        try:
+            data = json.loads(path.read_text())
+            return IsolatedRecord(**data)
+        except FileNotFoundError:
+            return None
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"the isolated session record {path} is unreadable: {exc}") from exc
+
+    def all(self) -> list[IsolatedRecord]:
+        if not self.dir.is_dir():
+            return []
+        out: list[IsolatedRecord] = []
+        for path in sorted(self.dir.glob("*.json")):
+            try:
+                found = self.get(path.stem)
+            except ConfigError:
+                continue
+            if found is not None:
+                out.append(found)
+        return sorted(out, key=lambda r: r.created)
+
+    def finish(self, session_id: str, verdict: str) -> IsolatedRecord | None:
+        """Mark a session finished (kept until applied or discarded)."""
+        record = self.get(session_id)
+        if record is None:
+            return None
+        done = replace(record, status="finished", pid=0, verdict=verdict)
+        self.save(done)
+        return done
+
+    def forget(self, session_id: str) -> None:
+        self._file(session_id).unlink(missing_ok=True)
+
+    @staticmethod
+    def crashed(record: IsolatedRecord) -> bool:
+        """A running record whose process is gone: a crash or a kill."""
+        return record.status == "running" and not _alive(record.pid)
+
+    @staticmethod
+    def now() -> float:
+        return time.time()

@@ -1,0 +1,211 @@
+"""The editor's isolated sessions (``rein/newSession`` with ``isolated:
+true``): each in a git worktree (or a copy) of the folder, over its own
+:class:`~rein.hosting.workspace_host.WorkspaceHost` (the disk there, its own
+analyzer pool and preview), so its gates never see the folder's or another
+run's changes. The editor approves and answers as for any session, and
+its events stream as ``rein/event``. ``rein/applyIsolated`` brings the
+changes back through the editor's workspace (``workspace/applyEdit``),
+keeps them as a branch, or discards them; then the copy is removed.
+
+The isolated session lives in memory (its host has no store); a server
+that stops keeps the copy of a session that changed something, for
+``rein apply``, and removes the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import anyio
+
+from rein.harness.errors import ConfigError
+from rein.hosting.workspace_host import WorkspaceHost
+from rein.isolation.bring_back import BringBack, apply_changes, keep_as_branch, run_changes
+from rein.isolation.cleanup import remove_isolated, sweep
+from rein.isolation.registry import IsolatedRecord, Registry
+from rein.isolation.worktree import create_isolated
+from rein.session import Session, SessionSpec, new_session_id
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rein.config import ReinConfig
+    from rein.harness.ports import Model, Workspace
+    from rein.lsp.approval_registry import ApprovalRegistry
+    from rein.lsp.channel import ClientChannel
+    from rein.providers.config import ModelConfig
+    from rein.session import SessionManager
+
+__all__ = ["IsolatedSessions"]
+
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Isolated:
+    record: IsolatedRecord
+    host: WorkspaceHost
+    #: The task that holds the host open (its processes and task group
+    #: belong to one task) until ``closing`` is set.
+    keeper: asyncio.Task[None]
+    closing: asyncio.Event
+    session: Session
+
+
+class IsolationServer(Protocol):
+    """What the isolated sessions need of the language server."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def config(self) -> ReinConfig: ...
+
+    client: ClientChannel
+    streams: dict[str, Any]
+
+    @property
+    def approvals(self) -> ApprovalRegistry: ...
+
+    @property
+    def editor_workspace(self) -> Workspace: ...
+
+    def send_event(self, payload: dict[str, Any]) -> None: ...
+
+
+class IsolatedSessions:
+    """The server's isolated sessions by id; ``make_model`` makes a
+    session's model from the ``model`` configuration (the server's own)."""
+
+    def __init__(self, server: IsolationServer, make_model: Callable[[ModelConfig], Model]) -> None:
+        self.server = server
+        self.make_model = make_model
+        self.live: dict[str, _Isolated] = {}
+
+    def _registry(self) -> Registry:
+        from rein.store import default_storage_path
+
+        return Registry(self.server.config.storage_path or default_storage_path())
+
+    def session(self, session_id: str) -> Session | None:
+        found = self.live.get(session_id)
+        return found.session if found is not None else None
+
+    def manager(self, session_id: str) -> SessionManager | None:
+        found = self.live.get(session_id)
+        return found.host.manager if found is not None else None
+
+    async def new(self, mode: Literal["agent", "plan", "explain"], title: str) -> _Isolated:
+        """A worktree of the server's folder and a session over it."""
+        from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
+        from rein.lsp.event_stream import EventStream
+
+        server = self.server
+        registry = self._registry()
+        await anyio.to_thread.run_sync(sweep, registry)
+        record = await anyio.to_thread.run_sync(
+            create_isolated, server.root, registry, new_session_id()
+        )
+        closing = asyncio.Event()
+        started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        keeper: asyncio.Task[None] | None = None
+        try:
+            host = WorkspaceHost(
+                record.root,
+                server.config,
+                self.make_model,
+                approver=lambda sid: EditorApprover(server.client, sid),
+                user=lambda sid: EditorUserChannel(server.client, sid),
+                approval_rules=lambda sid: server.approvals.book(sid),
+                recover_interrupted=False,
+            )
+            keeper = asyncio.ensure_future(_keep(host, started, closing))
+            await started
+            session = host.manager.new(
+                SessionSpec(mode=mode, title=title, session_id=record.session_id)
+            )
+        except BaseException:
+            closing.set()
+            if keeper is not None:
+                await keeper
+            remove_isolated(registry, record)
+            raise
+        stream = EventStream(session.id, server.send_event, lambda: session.current_run_id)
+        session.closers.append(session.subscribe(stream))
+        session.on_run_end.append(stream.flush)
+        server.streams[session.id] = stream
+        made = _Isolated(record, host, keeper, closing, session)
+        self.live[session.id] = made
+        return made
+
+    async def _close(self, made: _Isolated) -> None:
+        made.session.abort("the isolated session is closed")
+        self.live.pop(made.session.id, None)
+        stream = self.server.streams.pop(made.session.id, None)
+        if stream is not None:
+            stream.flush()
+        made.closing.set()
+        await made.keeper
+
+    async def bring_back(
+        self, session_id: str, action: Literal["keep", "discard", "branch"], branch: str | None
+    ) -> dict[str, Any]:
+        """``rein/applyIsolated``: the copy's changes kept (applied through
+        the editor, conflicts left out and reported), kept as a branch, or
+        discarded. The copy is removed unless conflicts are left."""
+        made = self.live.get(session_id)
+        if made is None:
+            raise ConfigError(f"no isolated session {session_id!r} in this server")
+        made.session.refuse_if_running()
+        registry = self._registry()
+        record = made.record
+        if action == "branch":
+            if not branch:
+                raise ConfigError("branch: a name is needed with action 'branch'")
+            commit = await anyio.to_thread.run_sync(keep_as_branch, record, branch)
+            await self._close(made)
+            await anyio.to_thread.run_sync(remove_isolated, registry, record)
+            return {"applied": [], "conflicts": [], "branch": branch, "commit": commit}
+        if action == "discard":
+            await self._close(made)
+            await anyio.to_thread.run_sync(remove_isolated, registry, record)
+            return {"applied": [], "conflicts": [], "discarded": True}
+        changes = await anyio.to_thread.run_sync(run_changes, record)
+        result: BringBack = await apply_changes(changes, self.server.editor_workspace)
+        if not result.conflicts:
+            await self._close(made)
+            await anyio.to_thread.run_sync(remove_isolated, registry, record)
+        return result.to_json()
+
+    async def close(self) -> None:
+        """The server stops: every isolated session closed; a copy with
+        changes kept (finished, for ``rein apply``), the others removed."""
+        registry = self._registry()
+        for made in list(self.live.values()):
+            await self._close(made)
+            if run_changes(made.record):
+                registry.finish(made.record.session_id, "stopped with the server")
+            else:
+                remove_isolated(registry, made.record)
+
+    def worktree(self, session_id: str) -> Path | None:
+        found = self.live.get(session_id)
+        return found.record.root if found is not None else None
+
+
+async def _keep(host: WorkspaceHost, started: asyncio.Future[None], closing: asyncio.Event) -> None:
+    """Hold ``host`` open until ``closing`` (or say why it did not start)."""
+    try:
+        async with host:
+            started.set_result(None)
+            await closing.wait()
+    except Exception as exc:
+        if not started.done():
+            started.set_exception(exc)
+        else:
+            log.exception("closing the isolated workspace %s failed", host.root)

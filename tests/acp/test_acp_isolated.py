@@ -1,0 +1,93 @@
+"""An isolated session over the real ``rein acp`` (stdio, a real git
+repository, the mock model over HTTP): ``session/new`` with ``_meta.rein.
+isolated`` runs in a worktree the editor's buffers never see, and
+``_rein/applyIsolated`` "keep" writes the change into the editor's buffer of
+the folder's file and removes the worktree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from acp import RequestError
+from acp.helpers import text_block
+
+from rein.providers.mock_server import MockServer
+from tests.acp.conftest import (
+    REQUEST_S,
+    Home,
+    call,
+    load_scenario,
+    rein_config,
+    running_agent,
+    tool_turn,
+    write_config,
+)
+from tests.fakes.acp_client import FakeAcpClient
+
+pytestmark = pytest.mark.e2e
+
+APP = "def greet(name: str) -> str:\n    return name\n"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+
+
+async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
+    tmp_path: Path, home: Home, mock: MockServer
+) -> None:
+    # The analyzer gate with isolated runs is tests/e2e/test_isolated_cli.py's.
+    write_config(
+        home.config_file, rein_config(home.path, mock.url, gates={"analyzer": {"enabled": False}})
+    )
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "app.py").write_text(APP)
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    await load_scenario(
+        mock,
+        "isolated",
+        [
+            tool_turn(
+                call("edit_file", path="app.py", old_string="return name", new_string="return 1")
+            ),
+            {"text": "done"},
+        ],
+    )
+    editor = FakeAcpClient(repo)
+    # The rein of this checkout, wherever the test runs from.
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    async with running_agent(editor, home, env=env) as agent:
+        await agent.initialize()
+        with pytest.raises(RequestError, match=r"_meta\.rein\.isolated"):
+            await agent.raw(
+                "session/new",
+                {"cwd": str(repo), "mcpServers": [], "_meta": {"rein": {"isolated": "yes"}}},
+            )
+        made = await agent.raw(
+            "session/new",
+            {"cwd": str(repo), "mcpServers": [], "_meta": {"rein": {"isolated": True}}},
+        )
+        session_id = made["sessionId"]
+        tree = Path(made["_meta"]["rein"]["worktree"])
+        assert tree.is_relative_to(home.storage)
+        with anyio.fail_after(REQUEST_S):
+            answer = await agent.conn.prompt(session_id=session_id, prompt=[text_block("x")])
+        assert answer.stop_reason == "end_turn"
+        assert (tree / "app.py").read_text() == APP.replace("return name", "return 1")
+        assert (repo / "app.py").read_text() == APP
+        assert str(repo / "app.py") not in editor.buffers  # nothing reached the editor
+
+        kept = await agent.raw("_rein/applyIsolated", {"sessionId": session_id, "action": "keep"})
+        assert kept["applied"] == ["app.py"] and kept["conflicts"] == []
+        assert editor.buffers[str(repo / "app.py")] == APP.replace("return name", "return 1")
+        assert not await anyio.Path(tree).exists()
+        assert git(repo, "worktree", "list").count("\n") == 1

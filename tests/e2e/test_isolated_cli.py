@@ -1,0 +1,226 @@
+"""Isolated runs, the real way: ``rein run --isolated`` processes with
+scripted models and the real analyzers over a real git repository, then
+``rein apply``. One module fixture runs them all: a run killed mid-command
+(crash), then two runs on one file in parallel (one with a seeded error it
+repairs) and one in a folder that is not a git repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.e2e
+
+REIN = [sys.executable, "-m", "rein"]
+MOD = "".join(f"v{i} = {i}\n" for i in range(1, 9))
+APP = 'def greet(name: str) -> str:\n    return f"hello {name}"\n'
+STAGED = "s = 1\n"
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+def edit(path: str, old: str, new: str) -> dict[str, Any]:
+    return call("edit_file", path=path, old_string=old, new_string=new)
+
+
+#: Run 1: mod.py's first line, and a typo in app.py the gate blocks and
+#: the run repairs.
+FIRST = [
+    {"tool_calls": [edit("mod.py", "v1 = 1", "v1 = 100"), edit("app.py", "{name}", "{nmae}")]},
+    {"text": "done"},
+    {
+        "expect": {"last_message_contains": "nmae"},
+        "tool_calls": [edit("app.py", "{nmae}", "{name}")],
+    },
+    {"text": "repaired"},
+]
+#: Run 2: mod.py's first line too (the conflict) and its last (applies).
+SECOND = [
+    {"tool_calls": [edit("mod.py", "v1 = 1", "v1 = 200"), edit("mod.py", "v8 = 8", "v8 = 800")]},
+    {"text": "done"},
+]
+#: A run killed while its command runs.
+KILLED = [{"tool_calls": [call("run_command", command="sleep 120")]}, {"text": "never"}]
+#: A folder that is not a git repository.
+PLAIN = [{"tool_calls": [edit("notes.txt", "old", "new")]}, {"text": "done"}]
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=30
+    )
+    return done.stdout
+
+
+@dataclass
+class World:
+    tmp: Path
+    repo: Path
+    plain: Path
+    storage: Path
+    results: dict[str, dict[str, Any]]
+    index_before: str
+    worktrees_after_runs: list[str]
+    killed_session: str
+
+    def rein(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*REIN, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        )
+
+    def apply(self, session: str, *more: str) -> subprocess.CompletedProcess[str]:
+        return self.rein("apply", session, "--storage", str(self.storage), *more)
+
+
+def _start(
+    tmp: Path, name: str, folder: Path, storage: Path, turns: list, *, analyzers: bool = True
+) -> subprocess.Popen[str]:
+    script = tmp / f"{name}.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}))
+    args = ["run", name, "-w", str(folder), "--provider", "replay", "--script", str(script)]
+    if not analyzers:  # a run whose gate is not what is tested starts none (cheaper)
+        config = tmp / "no-analyzers.yaml"
+        config.write_text(yaml.safe_dump({"rein": {"gates": {"analyzer": {"enabled": False}}}}))
+        args += ["--config", str(config)]
+    return subprocess.Popen(
+        [*REIN, *args, "--storage", str(storage), "--yes", "--json", "--isolated"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _worktrees(repo: Path) -> list[str]:
+    listed = git(repo, "worktree", "list", "--porcelain")
+    return [line.split(" ", 1)[1] for line in listed.splitlines() if line.startswith("worktree ")]
+
+
+def test_parallel_isolated_runs_gated_apart_then_brought_back(tmp_path: Path) -> None:
+    # One test, so the runs (the costly part) are made once whatever the
+    # workers: each check below reads what they left, in order.
+    world = _world(tmp_path)
+    _each_run_has_its_own_verdict_and_the_folder_is_untouched(world)
+    _the_next_start_removed_what_the_killed_run_left(world)
+    _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world)
+    _a_folder_that_is_not_a_git_repository_works_by_copy(world)
+
+
+def _world(tmp: Path) -> World:
+    repo, plain, storage = tmp / "repo", tmp / "plain", tmp / "store"
+    repo.mkdir()
+    plain.mkdir()
+    (plain / "notes.txt").write_text("old\n")
+    git(repo, "init", "-q")
+    (repo / "mod.py").write_text(MOD)
+    (repo / "app.py").write_text(APP)
+    (repo / "staged.py").write_text("s = 0\n")
+    (repo / ".gitignore").write_text("ignored.txt\n")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    # The person's own work in progress: staged, untracked, ignored.
+    (repo / "staged.py").write_text(STAGED)
+    git(repo, "add", "staged.py")
+    (repo / "untracked.py").write_text("u = 1\n")
+    (repo / "ignored.txt").write_text("secret\n")
+    index_before = git(repo, "diff", "--cached")
+
+    killed = _start(tmp, "killed", repo, storage, KILLED, analyzers=False)
+    assert killed.stdout is not None
+    for line in killed.stdout:  # bounded: the command sleeps, the run waits on it
+        if '"run_command"' in line:
+            break
+    killed_session = next(p.stem for p in (storage / "isolated").glob("*.json"))
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=30)
+
+    runs = {
+        "first": _start(tmp, "first", repo, storage, FIRST),
+        "second": _start(tmp, "second", repo, storage, SECOND),
+        "plain": _start(tmp, "plain", plain, storage, PLAIN, analyzers=False),
+    }
+    results: dict[str, dict[str, Any]] = {}
+    for name, proc in runs.items():
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, (name, out[-2000:], err[-2000:])
+        results[name] = json.loads(out.strip().splitlines()[-1])
+    return World(tmp, repo, plain, storage, results, index_before, _worktrees(repo), killed_session)
+
+
+def _each_run_has_its_own_verdict_and_the_folder_is_untouched(world: World) -> None:
+    first, second = world.results["first"], world.results["second"]
+    assert first["result"]["status"] == "completed" and first["result"]["repairAttempts"] == 1
+    # The seeded error was blocked and repaired inside the run's worktree;
+    # the other run's gate never saw it.
+    assert second["result"]["status"] == "completed" and second["result"]["repairAttempts"] == 0
+    assert {c["path"] for c in first["isolated"]["changed"]} == {"mod.py"}
+    assert second["isolated"]["changed"] == [{"path": "mod.py", "change": "modified"}]
+    assert (world.repo / "mod.py").read_text() == MOD
+    assert (world.repo / "app.py").read_text() == APP
+    tree = Path(first["isolated"]["worktree"])
+    assert tree.is_relative_to(world.storage) and (tree / "untracked.py").read_text() == "u = 1\n"
+    assert (tree / "staged.py").read_text() == STAGED and not (tree / "ignored.txt").exists()
+
+
+def _the_next_start_removed_what_the_killed_run_left(world: World) -> None:
+    kept = {world.results[n]["isolated"]["worktree"] for n in ("first", "second")}
+    assert sorted(world.worktrees_after_runs) == sorted([str(world.repo), *kept])
+    assert not (world.storage / "isolated" / world.killed_session).exists()
+    assert not (world.storage / "isolated" / f"{world.killed_session}.json").exists()
+
+
+def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: World) -> None:
+    first = world.results["first"]["isolated"]["sessionId"]
+    second = world.results["second"]["isolated"]["sessionId"]
+    out = world.apply(first)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (world.repo / "mod.py").read_text() == MOD.replace("v1 = 1\n", "v1 = 100\n")
+
+    out = world.apply(second, "--json")
+    assert out.returncode == 3, out.stdout + out.stderr
+    result = json.loads(out.stdout)
+    assert result["applied"] == ["mod.py"] and result["hunksApplied"] == 1
+    assert result["conflicts"] == [
+        {
+            "path": "mod.py",
+            "base": "v1 = 1\n",
+            "ours": "v1 = 100\n",
+            "theirs": "v1 = 200\n",
+            "reason": "the folder changed these lines since the run started",
+        }
+    ]
+    merged = MOD.replace("v1 = 1\n", "v1 = 100\n").replace("v8 = 8\n", "v8 = 800\n")
+    assert (world.repo / "mod.py").read_text() == merged
+    assert "<<<<<<<" not in merged and not list(world.repo.rglob("*.rej"))
+    text = world.apply(second)  # again: the applied hunk is not a conflict twice
+    assert text.returncode == 3 and "theirs (the run):\n    | v1 = 200" in text.stdout
+    assert text.stdout.count("conflict  mod.py") == 1
+
+    assert world.apply(second, "--discard").returncode == 0
+    assert _worktrees(world.repo) == [str(world.repo)]
+    assert git(world.repo, "diff", "--cached") == world.index_before
+    assert not (world.storage / "isolated" / f"{second}.json").exists()
+
+
+def _a_folder_that_is_not_a_git_repository_works_by_copy(world: World) -> None:
+    plain = world.results["plain"]["isolated"]
+    assert (world.plain / "notes.txt").read_text() == "old\n"
+    assert not Path(plain["worktree"]).is_relative_to(world.plain)
+    out = world.apply(plain["sessionId"])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (world.plain / "notes.txt").read_text() == "new\n"
+    assert not (world.storage / "isolated" / plain["sessionId"]).exists()
+    again = world.apply(plain["sessionId"])
+    assert again.returncode == 2 and "no isolated session" in again.stderr

@@ -1,0 +1,156 @@
+"""The isolation package over a real git repository (no rein process):
+what the copy holds, the person's index untouched, the three-way merge by
+hunk, the branch, the crash sweep."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+import pytest
+
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.harness.errors import ConfigError
+from rein.isolation.bring_back import apply_changes, keep_as_branch, merge_text, run_changes
+from rein.isolation.cleanup import remove_isolated, sweep
+from rein.isolation.registry import Registry
+from rein.isolation.worktree import create_isolated
+
+TEXT = "".join(f"l{i}\n" for i in range(1, 7))
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / "sub" / "a.txt").write_text(TEXT)
+    (repo / ".gitignore").write_text("*.log\n")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return repo
+
+
+def test_the_copy_holds_the_uncommitted_work_and_the_index_is_not_touched(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / "sub" / "a.txt").write_text(TEXT.replace("l1", "staged"))
+    git(repo, "add", "sub/a.txt")
+    (repo / "sub" / "a.txt").write_text(TEXT.replace("l1", "staged").replace("l6", "unstaged"))
+    (repo / "sub" / "new.txt").write_text("untracked\n")
+    (repo / "sub" / "x.log").write_text("ignored\n")
+    index = (repo / ".git" / "index").read_bytes()
+    registry = Registry(tmp_path / "store")
+
+    record = create_isolated(repo / "sub", registry, "ses_one")
+    assert record.kind == "git" and record.prefix == "sub"
+    assert record.root == tmp_path / "store" / "isolated" / "ses_one" / "tree" / "sub"
+    assert (record.root / "a.txt").read_text() == (repo / "sub" / "a.txt").read_text()
+    assert (record.root / "new.txt").read_text() == "untracked\n"
+    assert not (record.root / "x.log").exists()
+    assert (repo / ".git" / "index").read_bytes() == index
+    assert run_changes(record) == []
+
+    (record.root / "a.txt").write_text((record.root / "a.txt").read_text().replace("l3", "run"))
+    (record.root / "new.txt").unlink()
+    changes = {c.path: c.kind for c in run_changes(record)}
+    assert changes == {"a.txt": "modified", "new.txt": "deleted"}
+
+    commit = keep_as_branch(record, "rein-try")
+    assert git(repo, "show", f"{commit}:sub/a.txt").count("run") == 1
+    assert git(repo, "rev-parse", "HEAD") != commit + "\n"  # the person's HEAD stays
+    with pytest.raises(ConfigError, match="exists already"):
+        keep_as_branch(record, "rein-try")
+    with pytest.raises(ConfigError, match="not a valid branch name"):
+        keep_as_branch(record, "bad..name")
+    remove_isolated(registry, record)
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert (repo / ".git" / "index").read_bytes() == index
+
+
+def test_clean_hunks_apply_conflicting_ones_are_reported_with_three_sides() -> None:
+    run = TEXT.replace("l2\n", "run2\n").replace("l5\n", "run5\n") + "added\n"
+    current = TEXT.replace("l2\n", "mine2\n")
+    merged, applied, conflicts = merge_text("f", TEXT, run, current)
+    assert merged == current.replace("l5\n", "run5\n") + "added\n"
+    assert applied == 2
+    assert [(c.base, c.ours, c.theirs) for c in conflicts] == [("l2\n", "mine2\n", "run2\n")]
+    # Applied already: the run's lines are there, nothing to do, no conflict.
+    again, applied, conflicts = merge_text("f", TEXT, run, merged)
+    assert again == merged and applied == 0
+    assert [c.ours for c in conflicts] == ["mine2\n"]
+    # Lines the folder removed that the run changed: a conflict, ours empty.
+    _, _, conflicts = merge_text("f", TEXT, run, TEXT.replace("l5\n", ""))
+    assert [(c.base, c.ours) for c in conflicts] == [("l5\n", "")]
+
+
+def test_a_copy_brought_back_through_the_workspace(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "a.txt").write_text(TEXT)
+    (folder / "gone.txt").write_text("x\n")
+    registry = Registry(tmp_path / "store")
+    record = create_isolated(folder, registry, "ses_copy")
+    assert record.kind == "copy"
+    (record.root / "a.txt").write_text(TEXT.replace("l1", "run"))
+    (record.root / "gone.txt").unlink()
+    (record.root / "made.txt").write_text("m\n")
+    (folder / "made.txt").write_text("the person's\n")  # made on both sides: a conflict
+    result = anyio.run(apply_changes, run_changes(record), DiskWorkspace(folder))
+    assert sorted(result.applied) == ["a.txt", "gone.txt"]
+    assert [(c.path, c.ours, c.theirs) for c in result.conflicts] == [
+        ("made.txt", "the person's\n", "m\n")
+    ]
+    assert (folder / "a.txt").read_text().startswith("run\n")
+    assert not (folder / "gone.txt").exists()
+    assert (folder / "made.txt").read_text() == "the person's\n"
+    with pytest.raises(ConfigError, match="not a git repository"):
+        keep_as_branch(record, "b")
+
+
+def test_the_sweep_removes_a_crashed_run_and_keeps_a_live_or_finished_one(
+    repo: Path, tmp_path: Path
+) -> None:
+    registry = Registry(tmp_path / "store")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    crashed = replace(create_isolated(repo, registry, "ses_crashed"), pid=dead.pid)
+    registry.save(crashed)
+    live = create_isolated(repo, registry, "ses_live")
+    create_isolated(repo, registry, "ses_done")
+    registry.finish("ses_done", "completed")
+
+    assert sweep(registry) == ["ses_crashed"]
+    assert not Path(crashed.tree).exists() and crashed.tree not in git(repo, "worktree", "list")
+    assert sorted(r.session_id for r in registry.all()) == ["ses_done", "ses_live"]
+    # A finished one whose session is no longer stored goes too.
+    assert sweep(registry, exists=lambda session_id: False) == ["ses_done"]
+    assert [r.session_id for r in registry.all()] == [live.session_id]
+    with pytest.raises(ConfigError, match="not a session id"):
+        registry.get("../x")
+    with pytest.raises(ConfigError, match="already exists"):
+        create_isolated(repo, registry, "ses_live")
+
+
+def test_git_runs_without_the_persons_git_variables_or_secrets(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rein.isolation._git import _env
+
+    stray = tmp_path / "stray-index"
+    monkeypatch.setenv("GIT_INDEX_FILE", str(stray))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    env = _env()
+    assert "GIT_INDEX_FILE" not in env and "OPENAI_API_KEY" not in env
+    record = create_isolated(repo, Registry(tmp_path / "store"), "ses_env")
+    (record.root / "sub" / "a.txt").write_text("changed\n")
+    assert [c.path for c in run_changes(record)] == ["sub/a.txt"]
+    assert not stray.exists()

@@ -1,0 +1,84 @@
+"""An isolated session over the real ``rein serve`` (stdio, a real git
+repository): rein/newSession with ``isolated: true`` runs in a worktree
+under the storage folder, the folder and the editor untouched, and
+rein/applyIsolated "keep" brings the change back through the editor's
+workspace/applyEdit and removes the worktree."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from pygls.exceptions import JsonRpcInvalidParams
+
+from tests.lsp.conftest import running_server, write_script
+
+pytestmark = pytest.mark.e2e
+
+APP = "def greet(name: str) -> str:\n    return name\n"
+#: The analyzer gate is tested with isolated runs by tests/e2e/test_isolated_cli.py.
+NO_GATE = {"gates": {"analyzer": {"enabled": False}}}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+
+
+async def request(client: Any, method: str, params: dict[str, Any]) -> Any:
+    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
+
+
+async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "app.py").write_text(APP)
+    git(root, "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": "app.py",
+                            "old_string": "return name",
+                            "new_string": "return name.upper()",
+                        },
+                    }
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    async with running_server(root, tmp_path, settings=NO_GATE) as ed:
+        client = ed.client
+        made = await request(client, "rein/newSession", {"isolated": True, "title": "t"})
+        assert made["isolated"] is True
+        tree = Path(made["worktree"])
+        assert tree.is_relative_to(tmp_path / "storage") and (tree / "app.py").read_text() == APP
+
+        result = await request(client, "rein/prompt", {"sessionId": made["sessionId"], "text": "x"})
+        assert result["status"] == "completed" and result["sessionId"] == made["sessionId"]
+        assert "name.upper()" in (tree / "app.py").read_text()
+        assert (root / "app.py").read_text() == APP  # the folder untouched until kept
+        runs = [e for e in ed.events if e["sessionId"] == made["sessionId"]]
+        assert any(e["event"]["type"] == "run_end" for e in runs)
+
+        with pytest.raises(JsonRpcInvalidParams, match="action"):
+            await request(client, "rein/applyIsolated", {"sessionId": "x", "action": "take"})
+        kept = await request(
+            client, "rein/applyIsolated", {"sessionId": made["sessionId"], "action": "keep"}
+        )
+        assert kept["applied"] == ["app.py"] and kept["conflicts"] == []
+        assert (root / "app.py").read_text() == APP.replace("name\n", "name.upper()\n")
+        assert not await anyio.Path(tree).exists()
+        assert git(root, "worktree", "list").count("\n") == 1
