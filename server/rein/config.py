@@ -43,6 +43,7 @@ __all__ = [
     "ReinConfig",
     "ResolvedConfig",
     "SessionLimits",
+    "SetupSettings",
     "load_config",
     "resolve_config",
 ]
@@ -119,6 +120,31 @@ class McpSettings(BaseModel):
     max_tool_share: float = Field(0.1, ge=0.0, le=1.0)
 
 
+class SetupSettings(BaseModel):
+    """The person's own skills, custom agents and commands
+    (:mod:`rein.bring`): which kinds are read, from where, and how an
+    agent's model name maps to the configured provider's models."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    #: Read skills (``SKILL.md`` folders) and offer the ``skill`` tool.
+    skills: bool = True
+    #: Read custom agents (subagent types of the ``task`` tool).
+    agents: bool = True
+    #: Read prompt files as slash commands.
+    commands: bool = True
+    #: More folders holding skill folders (relative to the workspace, or
+    #: absolute; ``~`` is the home folder).
+    skill_paths: list[str] = Field(default_factory=list)
+    #: Read the user's folders too (``~/.claude/skills``, ``agents``, ``commands``).
+    user_folders: bool = True
+    #: A custom agent's ``model`` (``sonnet``, ``haiku``, a model id) -> the
+    #: model name of the configured provider its subagent runs on.
+    agent_models: dict[str, str] = Field(default_factory=dict)
+
+
 class ReinConfig(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
@@ -134,6 +160,7 @@ class ReinConfig(BaseModel):
     sessions: SessionLimits = SessionLimits()
     checkpoints: CheckpointLimits = CheckpointLimits()
     mcp: McpSettings = McpSettings()
+    setup: SetupSettings = SetupSettings()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 

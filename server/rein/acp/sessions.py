@@ -39,6 +39,7 @@ from acp.schema import (
 )
 
 from rein.acp import errors
+from rein.acp.commands import available_commands, command_prompt
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
 from rein.acp.mcp_servers import client_servers
@@ -118,6 +119,7 @@ class AcpSessions:
             watch=watch,
         )
         self.live: dict[str, _Live] = {}
+        self._tg = tg
 
     async def _send(self, session_id: str, update: SessionUpdate) -> None:
         await self.link.conn.session_update(session_id, update)
@@ -205,6 +207,7 @@ class AcpSessions:
         await self._add_client_mcp(host, mcp_servers)
         session = host.manager.new(SessionSpec(mode="agent", origin="acp"))
         live = self._serve(host, session)
+        self._advertise(session.id, root)
         return NewSessionResponse(
             session_id=session.id,
             modes=mode_state(session.mode),
@@ -232,12 +235,23 @@ class AcpSessions:
         for update in replay_session(session, host.root):
             live.updates.say(update)
         await live.updates.drain()
+        self._advertise(session_id, root)
         return LoadSessionResponse(
             modes=mode_state(session.mode),
             config_options=config_options(
                 session.mode, self._model_name(live), self._configured_model()
             ),
         )
+
+    def _advertise(self, session_id: str, root: Path) -> None:
+        """The session's slash commands, sent once the response is on its
+        way (a client learns of a session from that response)."""
+
+        async def send() -> None:
+            update = available_commands(self.config, root)
+            await self.link.conn.session_update(session_id, update)
+
+        self._tg.start_soon(send)
 
     async def _check_folder(self, host: WorkspaceHost, session_id: str, live: _Live | None) -> None:
         """A session is loaded in the folder it works in, not another."""
@@ -301,7 +315,7 @@ class AcpSessions:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
-        text = prompt_text(prompt, live.host.root)
+        text = command_prompt(self.config, live.host.root, prompt_text(prompt, live.host.root)).text
         if live.session.busy or live.host.manager.in_use(session_id):
             raise errors.busy(session_id)
         if live.pending_mode is not None:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import anyio
 
+from rein.bring.commands import CommandError
 from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
@@ -21,6 +22,7 @@ from rein.hosting.headless import HeadlessSession
 from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.session import Session, result_json
+from rein.session.setup_files import prompted
 from rein.store import default_storage_path
 
 __all__ = [
@@ -139,6 +141,12 @@ async def _run(
     storage: str | None,
     trust_mcp: bool,
 ) -> int:
+    try:
+        command = prompted(config, workspace, task)
+    except CommandError as exc:
+        raise ConfigError(str(exc)) from None
+    task = command.text
+    mode = command.mode(mode) if resume is None else mode
     model = create_model(config.model)
     printer = EventPrinter(as_json=as_json)
     session_mode: Literal["agent", "plan", "explain"] = (

@@ -51,6 +51,7 @@ from rein.mcp.offer import McpOffer
 from rein.process.installers import install_detector, python_environment
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
+from rein.session.setup_files import agent_kinds, skill_tool
 from rein.store.persistence import MAIN_MEMORY
 from rein.testgate.detect import finds_pytest_tests, has_xdist
 from rein.testgate.gate import TestGate
@@ -187,6 +188,9 @@ def build_session(
     persist: PersistenceFor = persistence_for or (lambda key, stored: None)
     settings = config.tool_settings()
     tools = default_tools(settings, read_only=mode == "explain")
+    skills = skill_tool(config, ports.root)
+    if skills is not None and "skill" not in settings.disabled_tools:
+        tools.register(skills)
     if spec.model is not None:
         model = spec.model
     elif ports.model_factory is not None:
@@ -225,7 +229,9 @@ def build_session(
             default_tools=READ_ONLY_TOOLS,
             persistence_for=lambda child: persist(f"{child}:memory", True),
         )
-        tools.register(TaskTool())
+        kinds = agent_kinds(config, ports.root, tools.names(), ports.model_factory)
+        env.subagents.kinds = {kind.name: kind for kind in kinds}
+        tools.register(TaskTool(kinds))
     gates = (
         None
         if mode == "explain"
