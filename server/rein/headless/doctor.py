@@ -1,7 +1,9 @@
 """``rein doctor``: the analyzer pool's servers (every preset and every
 server ``gates.analyzer.servers`` adds), each found or not, where, its
 version, whether this workspace uses it, and the one command that installs
-what is missing. It changes nothing and exits 0."""
+what is missing; then the person's setup (hooks, skills, custom agents,
+commands, instruction files, MCP servers: :mod:`rein.headless.setup_view`).
+It changes nothing and exits 0."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from rein.bring.inventory import Inventory
 from rein.disk.analyzer_discovery import fitted, locate, scan_workspace, tool_cache, wanted
 from rein.disk.pool_status import languages
 from rein.harness.analyzer_servers import AnalyzerServerConfig
@@ -87,11 +90,24 @@ def _check(server: AnalyzerServerConfig, root: Path, used: bool) -> ServerCheck:
     )
 
 
-def doctor(root: Path, config: AnalyzerGateConfig, *, as_json: bool = False) -> int:
-    """Print the table (or JSON) to stdout; exit status 0."""
+def doctor(
+    root: Path,
+    config: AnalyzerGateConfig,
+    *,
+    as_json: bool = False,
+    setup: Inventory | None = None,
+) -> int:
+    """Print the table (or JSON) to stdout, then the ``setup`` when given;
+    exit status 0."""
     checks = check_servers(root, config)
     if as_json:
-        print(json.dumps({"toolCache": str(tool_cache()), "servers": [asdict(c) for c in checks]}))
+        data: dict[str, object] = {
+            "toolCache": str(tool_cache()),
+            "servers": [asdict(c) for c in checks],
+        }
+        if setup is not None:
+            data["setup"] = setup.json()
+        print(json.dumps(data))
         return 0
     print(f"analyzer servers for {root} (searched: PATH, node_modules/.bin, next to Rein's")
     print(f"Python, Rein's tool cache {tool_cache()}):")
@@ -110,5 +126,9 @@ def doctor(root: Path, config: AnalyzerGateConfig, *, as_json: bool = False) -> 
             print(f"      install: {check.install}")
     if not config.enabled:
         print("the analyzer gate is off (gates.analyzer.enabled is false)")
+    if setup is not None:
+        print(f"\nyour setup for {root}:")
+        for line in setup.lines():
+            print(f"  {line}")
     sys.stdout.flush()
     return 0

@@ -22,7 +22,7 @@ from rein.hosting.headless import HeadlessSession
 from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.session import Session, result_json
-from rein.session.setup_files import prompted
+from rein.session.setup_files import prompted, setup_problems
 from rein.store import default_storage_path
 
 __all__ = [
@@ -172,7 +172,7 @@ async def _run(
         warning = read_only_warning(workspace)
         if warning:
             print(f"! {warning}", file=sys.stderr)
-        for report in host.reports:
+        for report in [*setup_problems(config, workspace), *host.reports]:
             print(f"! {report}", file=sys.stderr)
         shown = len(host.reports)
 

@@ -10,11 +10,21 @@ from pathlib import Path
 
 from rein.bring.agents import FoundAgents, discover_agents
 from rein.bring.commands import Command, Found, discover_commands, literal, resolve
+from rein.bring.inventory import (
+    Inventory,
+    SetupItem,
+    agent_items,
+    command_items,
+    hook_items,
+    skill_items,
+)
 from rein.bring.skills import FoundSkills, SkillTool, discover_skills
+from rein.bring.sources import Invalid
 from rein.config import ReinConfig
 from rein.flows.subagent_kinds import SubagentKind
 from rein.harness.ports import Model
 from rein.providers.config import ModelConfig
+from rein.tools.bootstrap import find_instructions
 
 __all__ = [
     "Prompted",
@@ -23,6 +33,8 @@ __all__ = [
     "agents_of",
     "commands_of",
     "prompted",
+    "setup_inventory",
+    "setup_problems",
     "skill_tool",
     "skills_of",
     "user_home",
@@ -153,3 +165,35 @@ def agent_model(
             "(setup.agentModels), so it ran on the session's model"
         )
     return model_factory(config.model.model_copy(update={"model": mapped})), ""
+
+
+def setup_inventory(config: ReinConfig, root: Path) -> Inventory:
+    """Everything of the person's setup a session in ``root`` reads, but
+    the MCP servers (whose trust the host knows): hooks, skills, agents,
+    commands and instruction files."""
+    settings = config.tool_settings()
+    inventory = Inventory()
+    inventory.add(hook_items(root, user_home(config)))
+    inventory.add(skill_items(skills_of(config, root), config.setup.skills))
+    inventory.add(agent_items(agents_of(config, root), config.setup.agents))
+    inventory.add(command_items(commands_of(config, root), config.setup.commands))
+    found = find_instructions(root, settings.instruction_files, settings.deny_globs)
+    for file in found.files:
+        applies = f"applies to {file.scope}" if file.scope else "applies to the whole workspace"
+        inventory.add([SetupItem("instructions", file.path, file.path, "used", applies)])
+    for note in found.notes:
+        inventory.add([SetupItem("instructions", "-", "instructions.files", "invalid", note)])
+    return inventory
+
+
+def setup_problems(config: ReinConfig, root: Path) -> list[str]:
+    """One line per skill, agent or command file that is not used, and why
+    (``rein run`` says them at its start; ``rein doctor`` lists them all)."""
+    found: list[Invalid] = []
+    if config.setup.skills:
+        found.extend(skills_of(config, root).invalid)
+    if config.setup.agents:
+        found.extend(agents_of(config, root).invalid)
+    if config.setup.commands:
+        found.extend(commands_of(config, root).invalid)
+    return [item.line() for item in found]
