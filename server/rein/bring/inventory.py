@@ -92,7 +92,19 @@ _TITLES = {
 
 
 def invalid_items(invalid: Iterable[Invalid]) -> list[SetupItem]:
-    return [SetupItem(i.kind, Path(i.path).name, i.path, "invalid", i.reason) for i in invalid]
+    return [SetupItem(i.kind, _name(i.path), i.path, "invalid", i.reason) for i in invalid]
+
+
+def _name(path: str) -> str:
+    """What an invalid file is called: a skill by its folder, a file by its
+    name without the format's suffix."""
+    file = Path(path)
+    if file.name == "SKILL.md":
+        return file.parent.name
+    for suffix in (".agent.md", ".prompt.md", ".md"):
+        if file.name.endswith(suffix):
+            return file.name.removesuffix(suffix)
+    return file.name
 
 
 def skill_items(found: FoundSkills, enabled: bool = True) -> list[SetupItem]:
