@@ -66,10 +66,14 @@ def test_a_claude_code_setup_works_in_rein_run(tmp_path: Path) -> None:
             },
             **_call("skill", name="greeting"),
         },
-        {"expect": {"last_message_contains": "- scripts/hello.sh"}, **_call(
-            "run_command", command=SCRIPT_CALL)},
-        {"expect": {"last_message_contains": "hello from the skill, Ann"}, **_call(
-            "read_file", path=".claude/skills/greeting/references/style.md")},
+        {
+            "expect": {"last_message_contains": "- scripts/hello.sh"},
+            **_call("run_command", command=SCRIPT_CALL),
+        },
+        {
+            "expect": {"last_message_contains": "hello from the skill, Ann"},
+            **_call("read_file", path=".claude/skills/greeting/references/style.md"),
+        },
         {
             "expect": {
                 "last_message_contains": "Greet warmly",
