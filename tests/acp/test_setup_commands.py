@@ -5,9 +5,8 @@ known ones."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import os
+from pathlib import Path
 
 import anyio
 import pytest

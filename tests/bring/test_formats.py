@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rein.bring.agents import discover_agents, map_tools, CLAUDE_TOOLS, COPILOT_TOOLS
+from rein.bring.agents import CLAUDE_TOOLS, COPILOT_TOOLS, discover_agents, map_tools
 from rein.bring.commands import CommandError, discover_commands, resolve
 from rein.bring.frontmatter import FrontmatterError, parse
 from rein.bring.skills import SkillArgs, SkillTool, discover_skills
