@@ -244,14 +244,11 @@ class AcpSessions:
         )
 
     def _advertise(self, session_id: str, root: Path) -> None:
-        """The session's slash commands, sent once the response is on its
-        way (a client learns of a session from that response)."""
-
-        async def send() -> None:
-            update = available_commands(self.config, root)
-            await self.link.conn.session_update(session_id, update)
-
-        self._tg.start_soon(send)
+        """The session's slash commands, when it has any, sent once the
+        response is on its way (a client learns of a session from it)."""
+        update = available_commands(self.config, root)
+        if update.available_commands:
+            self._tg.start_soon(self.link.conn.session_update, session_id, update)
 
     async def _check_folder(self, host: WorkspaceHost, session_id: str, live: _Live | None) -> None:
         """A session is loaded in the folder it works in, not another."""

@@ -48,11 +48,13 @@ def parse(text: str) -> Document:
         raise FrontmatterError("the frontmatter starts with '---' but has no closing '---' line")
     try:
         meta = yaml.safe_load(block) if block.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
         where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problem = exc.problem or str(exc).splitlines()[0]
         raise FrontmatterError(f"the frontmatter is not valid YAML{where}: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"the frontmatter is not valid YAML: {exc}") from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
