@@ -66,8 +66,10 @@ def _command_prompt(server: ReinServer, text: str) -> Prompted:
     """A ``/name args`` text as its command's prompt (InvalidParams naming
     ``text`` for an unknown command, listing the known ones)."""
     from rein.bring.commands import CommandError
-    from rein.session.setup_files import prompted
+    from rein.session.setup_files import Prompted, prompted
 
+    if not text.startswith("/"):  # no command: the workspace's files are not read
+        return Prompted(text)
     try:
         return prompted(server.config, server.root, text)
     except CommandError as exc:
