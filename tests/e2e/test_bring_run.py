@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.headless.run import run_task
 from tests.bring.setup_repo import APP, setup_repo
 
 pytestmark = pytest.mark.e2e
@@ -122,14 +123,32 @@ def test_a_claude_code_setup_works_in_rein_run(tmp_path: Path) -> None:
     assert done.stderr.count(".claude/commands/bad.md") == 1
 
 
-def test_unknown_commands_and_unapproved_skill_scripts(tmp_path: Path) -> None:
+def test_an_unknown_command_stops_rein_run_naming_the_known_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process: rein run's own path, before any model is made."""
     setup_repo(tmp_path / "repo")
-    unknown = _run(tmp_path, "/nope x", [{"text": "never asked"}])
-    assert unknown.returncode == 2
-    assert "rein run: unknown command /nope; the known commands are: /review:file, " in (
-        unknown.stderr
+    config = tmp_path / "rein.json"
+    config.write_text(json.dumps({"setup": {"userFolders": False}}))
+    code = run_task(
+        "/nope x",
+        workspace=str(tmp_path / "repo"),
+        config_file=str(config),
+        overrides={"model.provider": "replay", "model.script": str(tmp_path / "none.yaml")},
+        as_json=True,
+        assume_yes=False,
+        mode="agent",
     )
-    # No --yes and no terminal: the skill's allowed-tools approve nothing.
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "rein run: unknown command /nope; the known commands are: /review:file, /explain "
+        "(to send a text that starts with '/', start it with '//')\n"
+    )
+
+
+def test_a_skills_allowed_tools_approve_nothing(tmp_path: Path) -> None:
+    """No --yes and no terminal: the skill's script is refused like any command."""
+    setup_repo(tmp_path / "repo")
     turns = [
         _call("run_command", command=SCRIPT_CALL),
         {"expect": {"last_message_contains": "nobody can approve this"}, "text": "Refused."},
