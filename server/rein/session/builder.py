@@ -31,6 +31,7 @@ from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, UserMessage
 from rein.harness.config import GatesConfig, TestsGateConfig
 from rein.harness.cost.pricing import PriceTable
+from rein.harness.errors import ConfigError
 from rein.harness.events import McpServerState
 from rein.harness.gating.coordinators import DependencyCoordinator
 from rein.harness.gating.gate_types import PriorTexts
@@ -59,6 +60,7 @@ from rein.tools import bootstrap
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools
 from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 from rein.tools.task import TaskTool
+from rein.tools.toolkit import TOOLKITS_KEY
 
 __all__ = [
     "EXECUTOR_MEMORY",
@@ -189,7 +191,13 @@ def build_session(
     settings = config.tool_settings()
     tools = default_tools(settings, read_only=mode == "explain")
     skills = skill_tool(config, ports.root)
-    if skills is not None and "skill" not in settings.disabled_tools:
+    if skills is not None:
+        if skills.name in tools:
+            raise ConfigError(
+                f"{TOOLKITS_KEY}: a toolkit has a tool named {skills.name!r}, which the skills "
+                "of this workspace need (turn them off with setup.skills: false)",
+                TOOLKITS_KEY,
+            )
         tools.register(skills)
     if spec.model is not None:
         model = spec.model
