@@ -140,8 +140,8 @@ class SetupSettings(BaseModel):
     skill_paths: list[str] = Field(default_factory=list)
     #: Read the user's folders too (``~/.claude/skills``, ``agents``, ``commands``).
     user_folders: bool = True
-    #: A custom agent's ``model`` (``sonnet``, ``haiku``, a model id) -> the
-    #: model name of the configured provider its subagent runs on.
+    #: A custom agent's or a command's ``model`` (``sonnet``, ``haiku``, a
+    #: model id) -> the model name of the configured provider it runs on.
     agent_models: dict[str, str] = Field(default_factory=dict)
 
 

@@ -38,6 +38,7 @@ REVIEW = """\
 description: Review one file for one concern
 argument-hint: FILE CONCERN
 allowed-tools: Read, Grep
+model: haiku
 ---
 Review $1 for $2 only. The whole request: $ARGUMENTS
 """

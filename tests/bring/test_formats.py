@@ -175,6 +175,23 @@ def test_a_body_without_placeholders_gets_the_arguments_and_modes_apply(tmp_path
         prompted(off, root, "/go")
 
 
+def test_a_commands_model_is_mapped_to_the_configured_providers(repo: Path) -> None:
+    mapped = load_config(
+        {
+            "model": {"provider": "anthropic", "model": "claude-opus-4-1"},
+            "setup": {"userFolders": False, "agentModels": {"haiku": "claude-haiku-4-5"}},
+        },
+        "test",
+    )
+    config, said = prompted(mapped, repo, "/review:file a b").configured(mapped)
+    assert (config.model.model, config.model.provider) == ("claude-haiku-4-5", "anthropic")
+    assert said == "/review:file runs on claude-haiku-4-5"
+    unmapped = load_config({"setup": {"userFolders": False}}, "test")
+    config, said = prompted(unmapped, repo, "/review:file a b").configured(unmapped)
+    assert config is unmapped and said is not None and "is not mapped" in said
+    assert prompted(unmapped, repo, "/explain x").configured(unmapped) == (unmapped, None)
+
+
 def test_the_setup_view_lists_every_kind_with_its_source_and_status(repo: Path) -> None:
     write(repo, {"AGENTS.md": "Be brief.\n"})
     config = load_config({"setup": {"userFolders": False}}, "test")

@@ -121,6 +121,10 @@ def test_a_claude_code_setup_works_in_rein_run(tmp_path: Path) -> None:
     )
     assert "! agent .claude/agents/nameless.md is not used: name: required" in done.stderr
     assert done.stderr.count(".claude/commands/bad.md") == 1
+    assert (
+        "! /review:file names the model 'haiku', which is not mapped to the configured "
+        "provider's models (setup.agentModels): the session's model runs it" in done.stderr
+    )
 
 
 def test_an_unknown_command_stops_rein_run_naming_the_known_ones(

@@ -147,6 +147,9 @@ async def _run(
         raise ConfigError(str(exc)) from None
     task = command.text
     mode = command.mode(mode) if resume is None else mode
+    config, said = command.configured(config) if resume is None else (config, None)
+    if said is not None:
+        print(f"! {said}", file=sys.stderr)
     model = create_model(config.model)
     printer = EventPrinter(as_json=as_json)
     session_mode: Literal["agent", "plan", "explain"] = (

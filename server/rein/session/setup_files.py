@@ -31,6 +31,7 @@ __all__ = [
     "agent_kinds",
     "agent_model",
     "agents_of",
+    "mapped_model",
     "commands_of",
     "prompted",
     "setup_inventory",
@@ -66,6 +67,23 @@ class Prompted:
 
     text: str
     command: Command | None = None
+
+    def configured(self, config: ReinConfig) -> tuple[ReinConfig, str | None]:
+        """``config`` with the command's model when it names one that maps
+        to the configured provider's (:func:`mapped_model`), and what to
+        say about it (None: it names none)."""
+        command = self.command
+        if command is None or command.model is None:
+            return config, None
+        mapped = mapped_model(config, command.model)
+        if mapped is None:
+            return config, (
+                f"/{command.name} names the model {command.model!r}, which is not mapped to "
+                "the configured provider's models (setup.agentModels): the session's model "
+                "runs it"
+            )
+        model = config.model.model_copy(update={"model": mapped})
+        return config.model_copy(update={"model": model}), f"/{command.name} runs on {mapped}"
 
     def mode(self, asked: str) -> str:
         """The mode of a new session: the command's, unless the request
@@ -146,6 +164,18 @@ def agent_kinds(
     return kinds
 
 
+def mapped_model(config: ReinConfig, name: str) -> str | None:
+    """The configured provider's model a setup file's ``model`` names:
+    ``setup.agentModels[name]``, else (anthropic) a ``claude-...`` id as it
+    is; None when it cannot be mapped (the replay provider plays one script)."""
+    if config.model.provider == "replay":
+        return None
+    mapped = config.setup.agent_models.get(name)
+    if mapped is None and config.model.provider == "anthropic" and name.startswith("claude-"):
+        mapped = name
+    return mapped
+
+
 def agent_model(
     config: ReinConfig, name: str | None, model_factory: Callable[[ModelConfig], Model] | None
 ) -> tuple[Model | None, str]:
@@ -156,10 +186,8 @@ def agent_model(
     and the note says so."""
     if name is None:
         return None, ""
-    mapped = config.setup.agent_models.get(name)
-    if mapped is None and config.model.provider == "anthropic" and name.startswith("claude-"):
-        mapped = name
-    if mapped is None or model_factory is None or config.model.provider == "replay":
+    mapped = mapped_model(config, name)
+    if mapped is None or model_factory is None:
         return None, (
             f"its model {name!r} is not mapped to the configured provider's models "
             "(setup.agentModels), so it ran on the session's model"
