@@ -62,3 +62,12 @@ async def test_commands_listed_run_and_refused_over_rein_serve(tmp_path: Path) -
         same = {"sessionId": ran["sessionId"]}
         path = await send("rein/prompt", {"text": "/etc/hosts explain", **same})
         assert (path["status"], path["text"]) == ("completed", "a path"), path
+        # The unused setup files were told once, when the first session was made.
+        told = [m.message for m in ed.client.messages if "setup files are not used" in m.message]
+        assert told == [
+            "Rein: 3 of your setup files are not used (rein doctor lists them): skill "
+            ".claude/skills/broken/SKILL.md is not used: name: 'other' is not the name of its "
+            "folder 'broken'; agent .claude/agents/nameless.md is not used: name: required; "
+            "command .claude/commands/bad.md is not used: the frontmatter is not valid YAML "
+            "(line 3): expected ',' or ']', but got '<stream end>'"
+        ]
