@@ -247,8 +247,16 @@ class AcpSessions:
         """The session's slash commands, when it has any, sent once the
         response is on its way (a client learns of a session from it)."""
         update = available_commands(self.config, root)
-        if update.available_commands:
-            self._tg.start_soon(self.link.conn.session_update, session_id, update)
+        if not update.available_commands:
+            return
+
+        async def send() -> None:
+            try:
+                await self.link.conn.session_update(session_id, update)
+            except Exception as exc:  # the client left: nothing else to tell
+                log.warning("session %s: its commands could not be sent: %s", session_id, exc)
+
+        self._tg.start_soon(send)
 
     async def _check_folder(self, host: WorkspaceHost, session_id: str, live: _Live | None) -> None:
         """A session is loaded in the folder it works in, not another."""
