@@ -141,6 +141,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from rein.harness.errors import ConfigError
     from rein.headless.doctor import doctor
     from rein.headless.run import build_config
+    from rein.headless.setup_view import setup_view
+    from rein.store import default_storage_path
 
     root = Path(args.root).resolve()
     if not root.is_dir():
@@ -151,7 +153,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"rein doctor: {exc}", file=sys.stderr)
         return 2
-    return doctor(root, config.gates.analyzer, as_json=args.json, sandbox=config.sandbox)
+    storage = Path(config.storage_path or default_storage_path())
+    setup = setup_view(root, config, storage)
+    return doctor(
+        root, config.gates.analyzer, as_json=args.json, sandbox=config.sandbox, setup=setup
+    )
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -475,11 +481,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "doctor",
-        help="the analyzer servers: found or not, where, version, how to install",
+        help="the analyzer servers and your setup (hooks, skills, agents, commands, "
+        "instruction files, MCP servers): found or not, where, why not used",
         description="List every analyzer server (the presets and gates.analyzer.servers): "
         "found or not (PATH, the project's node_modules/.bin, next to Rein's Python, Rein's "
         "tool cache), its version, whether ROOT uses it, and the command that installs a "
-        "missing one. Exit 0.",
+        "missing one; then the hooks, skills, custom agents, commands, instruction files and "
+        "MCP servers Rein finds for ROOT, where each comes from, whether it is used, and why "
+        "not (invalid, not trusted, off). Exit 0.",
     )
     p.add_argument("root", nargs="?", default=".", help="the workspace folder (default: .)")
     p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")

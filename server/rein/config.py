@@ -49,6 +49,7 @@ __all__ = [
     "ReinConfig",
     "ResolvedConfig",
     "SessionLimits",
+    "SetupSettings",
     "load_config",
     "resolve_config",
 ]
@@ -175,6 +176,31 @@ class HookOptions(BaseModel):
     max_stop_continuations: int = Field(3, ge=0, le=100)
 
 
+class SetupSettings(BaseModel):
+    """The person's own skills, custom agents and commands
+    (:mod:`rein.bring`): which kinds are read, from where, and how an
+    agent's model name maps to the configured provider's models."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    #: Read skills (``SKILL.md`` folders) and offer the ``skill`` tool.
+    skills: bool = True
+    #: Read custom agents (subagent types of the ``task`` tool).
+    agents: bool = True
+    #: Read prompt files as slash commands.
+    commands: bool = True
+    #: More folders holding skill folders (relative to the workspace, or
+    #: absolute; ``~`` is the home folder).
+    skill_paths: list[str] = Field(default_factory=list)
+    #: Read the user's folders too (``~/.claude/skills``, ``agents``, ``commands``).
+    user_folders: bool = True
+    #: A custom agent's or a command's ``model`` (``sonnet``, ``haiku``, a
+    #: model id) -> the model name of the configured provider it runs on.
+    agent_models: dict[str, str] = Field(default_factory=dict)
+
+
 class ReinConfig(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
@@ -197,6 +223,7 @@ class ReinConfig(BaseModel):
     #: read by :mod:`rein.bring.hook_config` and run once allowed).
     hooks: dict[HookEventName, list[HookMatcher]] = Field(default_factory=dict)
     hook_options: HookOptions = HookOptions()
+    setup: SetupSettings = SetupSettings()
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 

@@ -47,6 +47,7 @@ from rein.lsp import create_server
 from rein.providers.replay import RecordedRequest, ReplayModel
 from rein.tools import default_tools
 from rein.tools.settings import DEFAULT_TOOL_NAMES
+from tests.bring.setup_repo import setup_repo
 from tests.mcp.conftest import TOOLBOX
 from tests.session.notes_toolkit import NOTES_PATH
 
@@ -78,6 +79,7 @@ CLASSES: dict[str, str] = {
     "read_note": "read",
     "write_note": "write",
     "task": "other",
+    "skill": "read",
     "complete_step": "other",
     "submit_plan": "other",
     # The MCP tools of the tests' toolbox server (tests/mcp_servers/toolbox.py).
@@ -384,6 +386,39 @@ async def test_disabled_tools_leave_every_role_prompt(
     ran = await run_script(host, project, "agent", [read(), {"text": "x is 1."}], config)
     check_contract("agent", ran.requests[0], ran.executor_tools)
     assert "run_command" not in ran.requests[0].tools
+
+
+@pytest.mark.parametrize("host", HOSTS)
+async def test_skills_and_custom_agents_are_named_where_offered(
+    host: Any, project: Path, tmp_path: Path
+) -> None:
+    """A workspace with a skill and a read-only custom agent: the agent's
+    prompt names `skill` with the skills, and `task` with the agents; the
+    custom agent's child is offered its tools only and keeps the contract;
+    the explainer (no `task`) lists no agent."""
+    setup_repo(project)
+    config = {**_config(tmp_path), "setup": {"userFolders": False}}
+    start = {"description": "read", "prompt": "Report on app.py.", "agent": "reader"}
+    turns = [
+        {"tool_calls": [{"name": "task", "arguments": start}]},
+        {"text": "app.py greets."},
+        {"text": "Done."},
+    ]
+    ran = await run_script(host, project, "agent", turns, config)
+    parent, child = ran.requests[0], ran.requests[1]
+    check_contract("agent", parent, ran.executor_tools)
+    assert {"skill", "task"} <= set(parent.tools)
+    assert "  - greeting: Greets people the house way." in parent.system
+    assert "  - reader: Reads code and reports" in parent.system
+    assert set(child.tools) == {"read_file", "grep", "glob"}
+    check_contract("subagent", child, ran.executor_tools)
+    assert child.system.endswith(
+        "# Agent: reader\nYou are a careful reader. Report what you find, with file names."
+    )
+    explainer = await run_script(host, project, "explain", [{"text": "x is 1."}], config)
+    check_contract("explainer", explainer.requests[0], explainer.executor_tools)
+    assert "skill" in explainer.requests[0].tools
+    assert "reader" not in explainer.requests[0].system
 
 
 # ------------------------------------------------- the contract can fail

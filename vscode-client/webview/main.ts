@@ -11,7 +11,7 @@
 import { stateName } from './locale';
 import * as l10n from '@vscode/l10n';
 import type { ConnectionStateName, HostMessage, SendMode, WebviewMessage } from '../src/shared/messages';
-import type { Attachment, PromptMode, SessionSummary } from '../src/shared/protocol';
+import type { Attachment, PromptMode, SessionSummary, SlashCommand } from '../src/shared/protocol';
 import { sessionLabel } from '../src/shared/sessionLabel';
 import { formatTokens, totalTokens, type Header } from '../src/shared/viewModel';
 import { approvalsSection } from './approvals';
@@ -75,6 +75,10 @@ const input = h('textarea', {
 /** The context picked with `@`, shown as chips above the prompt box until sent with a new prompt. */
 let chips: { label: string; attachments: Attachment[] }[] = [];
 const chipRow = h('div', { class: 'attachments hidden', 'aria-label': l10n.t('Attachments') });
+/** The slash commands `/` lists (`rein/commands`, asked each time `/` starts the prompt). */
+const commandList = h('div', { class: 'command-list', role: 'listbox', 'aria-label': l10n.t('Commands') });
+commandList.hidden = true;
+let slashCommands: SlashCommand[] = [];
 const mentionButton = h('button', { class: 'icon-button mention-button', title: l10n.t('Attach context (@)'), 'aria-label': l10n.t('Attach context') }, '@');
 const sendLabel = h('span', { class: 'send-label' }, l10n.t('Send'));
 const sendButton = h('button', { class: 'primary', title: l10n.t('Send (Enter)') }, icon('send'), sendLabel);
@@ -130,6 +134,7 @@ app.append(
     'div',
     { class: 'composer' },
     chipRow,
+    commandList,
     input,
     h('div', { class: 'composer-actions' }, modeToggle, modelButton, mentionButton, stopButton, h('span', { class: 'spacer' }), queueButton, sendButton),
   ),
@@ -336,12 +341,50 @@ continueButton.addEventListener('click', () => {
 });
 
 input.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && !commandList.hidden) {
+    commandList.hidden = true;
+    return;
+  }
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     send(event.altKey && header.status === 'running' ? 'followUp' : 'auto');
   }
 });
+/** The command name typed so far, while the prompt is `/` and a name (no space yet). */
+function commandQuery(): string | undefined {
+  return /^\/[^\s/]*$/.test(input.value) ? input.value.slice(1) : undefined;
+}
+
+function renderCommands(): void {
+  const query = commandQuery();
+  const shown = query === undefined ? [] : slashCommands.filter((c) => c.name.startsWith(query));
+  commandList.replaceChildren(
+    ...shown.map((command) => {
+      const name = `/${command.name}${command.argumentHint ? ` ${command.argumentHint}` : ''}`;
+      const item = h(
+        'button',
+        { class: 'command-item', role: 'option', title: command.source },
+        h('span', { class: 'command-name' }, name),
+        h('span', { class: 'command-description' }, command.description),
+      );
+      item.addEventListener('click', () => {
+        input.value = `/${command.name} `;
+        commandList.hidden = true;
+        input.focus();
+        saveState();
+        updateSendEnabled();
+      });
+      return item;
+    }),
+  );
+  commandList.hidden = shown.length === 0;
+}
+
 input.addEventListener('input', (event) => {
+  if (input.value === '/') {
+    vscode.postMessage({ type: 'listCommands' });
+  }
+  renderCommands();
   // `@` typed at the start or after a space opens the context picker; the chip replaces it.
   const at = input.selectionStart - 1;
   if (event instanceof InputEvent && event.data === '@' && input.value[at] === '@' && (at === 0 || /\s/.test(input.value[at - 1] ?? ''))) {
@@ -451,6 +494,10 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       break;
     case 'connection':
       setConnection(message.state, message.detail);
+      break;
+    case 'commands':
+      slashCommands = message.commands;
+      renderCommands();
       break;
     case 'attachment':
       chips = [...chips, { label: message.label, attachments: message.attachments }];

@@ -40,6 +40,7 @@ from acp.schema import (
 )
 
 from rein.acp import errors
+from rein.acp.commands import available_commands, command_prompt
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
 from rein.acp.isolated import AcpIsolation, isolated_option
@@ -234,6 +235,7 @@ class AcpSessions:
         await self._add_client_mcp(host, mcp_servers)
         live = self._serve(host, session)
         self._tg.start_soon(self._say_if_unsandboxed, session.id)
+        self._advertise(session.id, root)
         return NewSessionResponse(
             field_meta={"rein": {"isolated": True, "worktree": str(host.root)}}
             if isolated
@@ -264,12 +266,28 @@ class AcpSessions:
         for update in replay_session(session, host.root):
             live.updates.say(update)
         await live.updates.drain()
+        self._advertise(session_id, root)
         return LoadSessionResponse(
             modes=mode_state(session.mode),
             config_options=config_options(
                 session.mode, self._model_name(live), self._configured_model()
             ),
         )
+
+    def _advertise(self, session_id: str, root: Path) -> None:
+        """The session's slash commands, when it has any, sent once the
+        response is on its way (a client learns of a session from it)."""
+        update = available_commands(self.config, root)
+        if not update.available_commands:
+            return
+
+        async def send() -> None:
+            try:
+                await self.link.conn.session_update(session_id, update)
+            except Exception as exc:  # the client left: nothing else to tell
+                log.warning("session %s: its commands could not be sent: %s", session_id, exc)
+
+        self._tg.start_soon(send)
 
     async def _check_folder(self, host: WorkspaceHost, session_id: str, live: _Live | None) -> None:
         """A session is loaded in the folder it works in, not another."""
@@ -333,7 +351,7 @@ class AcpSessions:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
-        text = prompt_text(prompt, live.host.root)
+        text = command_prompt(self.config, live.host.root, prompt_text(prompt, live.host.root)).text
         if live.session.busy or live.host.manager.in_use(session_id):
             raise errors.busy(session_id)
         if live.pending_mode is not None:

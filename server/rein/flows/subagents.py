@@ -41,6 +41,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict
 
+from rein.flows.subagent_kinds import SubagentKind, kind_prompt, kind_tools
 from rein.harness.agent import Agent, RunResult
 from rein.harness.config import HarnessConfig
 from rein.harness.errors import ToolError
@@ -75,6 +76,8 @@ class PendingChild(BaseModel):
     waiting_for: str
     #: The child's own waiting child, when the question is a grandchild's.
     inner: PendingChild | None = None
+    #: The child's kind (a custom agent's name), when it has one.
+    agent: str | None = None
 
 
 class SubagentSpawner:
@@ -122,6 +125,8 @@ class SubagentSpawner:
         #: The transcripts of restored waiting children (after a restart).
         self.transcripts: dict[str, list[Message]] = {}
         self._live: dict[str, Agent] = {}
+        #: The named subagent types ``task(agent=...)`` starts.
+        self.kinds: dict[str, SubagentKind] = {}
 
     @property
     def model(self) -> Model:
@@ -153,6 +158,7 @@ class SubagentSpawner:
             model_source=self.model_source if model is None else None,
         )
         inner.delta_interval_s = self.delta_interval_s
+        inner.kinds = self.kinds
         inner.transcripts = self.transcripts
         return inner
 
@@ -167,6 +173,15 @@ class SubagentSpawner:
             names.append(TASK)
         return names
 
+    def kind_names(self, kind: SubagentKind) -> list[str]:
+        """A kind's child's tools: its own among this spawner's (``task``
+        only within the depth, as for any child)."""
+        listed = kind_tools(kind, self.tools.names())
+        names = [n for n in listed if n != TASK]
+        if TASK in listed and self.depth + 1 < self.max_depth:
+            names.append(TASK)
+        return names
+
     def spawn(
         self,
         child_id: str,
@@ -178,19 +193,24 @@ class SubagentSpawner:
         messages: Sequence[Message] = (),
         waiting_for: str | None = None,
         model: Model | None = None,
+        kind: SubagentKind | None = None,
     ) -> Agent:
         """A child on ``model`` (the parent turn's routed model), else on
-        :attr:`model`."""
+        :attr:`model`; of ``kind``, with its tools, instructions and model."""
+        if kind is not None and kind.model is not None:
+            model = kind.model
         child_env = replace(self.env, subagents=self.nested(model))
         caller = HookCaller(subagent_id=child_id, depth=self.depth + 1, subagent_name=name)
-        offered = self.tools.subset(self.tool_names(tools))
+        names = self.tool_names(tools) if kind is None else self.kind_names(kind)
+        offered = self.tools.subset(names)
         system = self.system_prompt
+        # A callable builds the prompt from the tools this child is offered.
+        prompt = system if isinstance(system, str) else system(offered)
         child = Agent(
             model or self.model,
             tools=offered,
             config=self.config.model_copy(update={"max_model_turns_per_run": max_turns}),
-            # A callable builds the prompt from the tools this child is offered.
-            system_prompt=system if isinstance(system, str) else system(offered),
+            system_prompt=prompt if kind is None else kind_prompt(prompt, kind),
             options=ModelOptions(),
             env=child_env,
             hooks=hooks_for_child(hooks, caller) if hooks is not None else None,
@@ -226,6 +246,7 @@ class SubagentSpawner:
                 hooks=ctx.hooks,
                 messages=self.transcripts.pop(pending.child_id, []),
                 waiting_for=pending.waiting_for,
+                kind=self.kinds.get(pending.agent) if pending.agent else None,
             )
             if pending.inner is not None:
                 child.env.subagents.restore(pending.inner)
@@ -250,12 +271,16 @@ class SubagentSpawner:
         origin: PendingChild | None = None,
         tools: Sequence[str] | None = None,
         max_turns: int = 20,
+        kind: SubagentKind | None = None,
     ) -> ToolResult:
         """The ``task`` call's result for how the child's run ended; a
         waiting child is kept until the answer resumes it."""
         if result.status != "waiting" or child.waiting_for is None:
             self._live.pop(child_id, None)
-            return report(child_id, name, result)
+            done = report(child_id, name, result)
+            if kind is not None and kind.note:
+                done.content = f"({kind.note})\n\n{done.content}"
+            return done
         # The child's own waiting child, when its spawner keeps one (a plain
         # factory keeps none).
         spawner = child.env.subagents
@@ -272,6 +297,7 @@ class SubagentSpawner:
             question=question,
             waiting_for=child.waiting_for,
             inner=inner,
+            agent=origin.agent if origin else kind.name if kind else None,
         )
         return ToolResult(
             f"The subagent ({name}) asked the person: {question}\n"
@@ -311,9 +337,15 @@ def new_child_id() -> str:
 
 
 async def run_task(
-    ctx: ToolContext, name: str, prompt: str, tools: Sequence[str] | None, max_turns: int
+    ctx: ToolContext,
+    name: str,
+    prompt: str,
+    tools: Sequence[str] | None,
+    max_turns: int,
+    agent: str | None = None,
 ) -> ToolResult:
-    """The ``task`` tool: start a child on ``prompt`` and report how it ended."""
+    """The ``task`` tool: start a child (of the kind ``agent`` names) on
+    ``prompt`` and report how it ended."""
     spawner = ctx.env.subagents
     if spawner is None:
         raise ToolError("Subagents are not available in this session; do the work yourself.")
@@ -327,10 +359,20 @@ async def run_task(
         # A plain factory (child_id, tools, max_turns) -> Agent: no resume.
         child = spawner(child_id, tools, max_turns)
         return report(child_id, name, await run_subagent(ctx, child, child_id, name, prompt))
+    kind = None
+    if agent is not None:
+        kind = spawner.kinds.get(agent)
+        if kind is None:
+            known = ", ".join(spawner.kinds) or "none"
+            raise ToolError(f"no agent named {agent!r}; the agents are: {known}")
     # A turn ``prepare_next_turn`` routed to another model runs its child there.
-    child = spawner.spawn(child_id, tools, max_turns, name=name, hooks=ctx.hooks, model=ctx.model)
+    child = spawner.spawn(
+        child_id, tools, max_turns, name=name, hooks=ctx.hooks, model=ctx.model, kind=kind
+    )
     result = await spawner.run(ctx, child, child_id, name, prompt)
-    return spawner.outcome(ctx, child, child_id, name, result, tools=tools, max_turns=max_turns)
+    return spawner.outcome(
+        ctx, child, child_id, name, result, tools=tools, max_turns=max_turns, kind=kind
+    )
 
 
 def report(child_id: str, name: str, result: RunResult) -> ToolResult:

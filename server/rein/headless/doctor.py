@@ -1,9 +1,10 @@
 """``rein doctor``: the analyzer pool's servers (every preset and every
 server ``gates.analyzer.servers`` adds), each found or not, where, its
 version, whether this workspace uses it, and the one command that installs
-what is missing; then whether the OS sandbox of the model's commands works
-here, and why not (:mod:`rein.sandboxing.probe`). It changes nothing and
-exits 0."""
+what is missing; whether the OS sandbox of the model's commands works here,
+and why not (:mod:`rein.sandboxing.probe`); then the person's setup (hooks,
+skills, custom agents, commands, instruction files, MCP servers:
+:mod:`rein.headless.setup_view`). It changes nothing and exits 0."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from rein.bring.inventory import Inventory
 from rein.disk.analyzer_discovery import fitted, locate, scan_workspace, tool_cache, wanted
 from rein.disk.pool_status import languages
 from rein.harness.analyzer_servers import AnalyzerServerConfig
@@ -107,25 +109,26 @@ def doctor(
     *,
     as_json: bool = False,
     sandbox: SandboxSettings | None = None,
+    setup: Inventory | None = None,
 ) -> int:
-    """Print the table (or JSON) to stdout; exit status 0."""
+    """Print the table (or JSON) to stdout, the sandbox line, then the
+    ``setup`` when given; exit status 0."""
     checks = check_servers(root, config)
     status = sandbox_status((sandbox or SandboxSettings()).bwrap)
     if as_json:
-        print(
-            json.dumps(
-                {
-                    "toolCache": str(tool_cache()),
-                    "servers": [asdict(c) for c in checks],
-                    "sandbox": {
-                        "works": status.works,
-                        "program": status.program,
-                        "version": status.version,
-                        "whyNot": status.why_not,
-                    },
-                }
-            )
-        )
+        data: dict[str, object] = {
+            "toolCache": str(tool_cache()),
+            "servers": [asdict(c) for c in checks],
+            "sandbox": {
+                "works": status.works,
+                "program": status.program,
+                "version": status.version,
+                "whyNot": status.why_not,
+            },
+        }
+        if setup is not None:
+            data["setup"] = setup.json()
+        print(json.dumps(data))
         return 0
     print(f"analyzer servers for {root} (searched: PATH, node_modules/.bin, next to Rein's")
     print(f"Python, Rein's tool cache {tool_cache()}):")
@@ -145,5 +148,9 @@ def doctor(
     if not config.enabled:
         print("the analyzer gate is off (gates.analyzer.enabled is false)")
     print(sandbox_line(status))
+    if setup is not None:
+        print(f"\nyour setup for {root}:")
+        for line in setup.lines():
+            print(f"  {line}")
     sys.stdout.flush()
     return 0

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import anyio
 
+from rein.bring.commands import CommandError
 from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
@@ -25,6 +26,7 @@ from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.sandboxing.probe import unavailable_notice
 from rein.session import Session, result_json
+from rein.session.setup_files import prompted, setup_problems
 from rein.store import default_storage_path
 
 __all__ = [
@@ -145,6 +147,15 @@ async def _run(
     allow_hooks: bool = False,
     isolated: bool = False,
 ) -> int:
+    try:
+        command = prompted(config, workspace, task)
+    except CommandError as exc:
+        raise ConfigError(str(exc)) from None
+    task = command.text
+    mode = command.mode(mode) if resume is None else mode
+    config, said = command.configured(config) if resume is None else (config, None)
+    if said is not None:
+        print(f"! {said}", file=sys.stderr)
     model = create_model(config.model)
     printer = EventPrinter(as_json=as_json)
     session_mode: Literal["agent", "plan", "explain"] = (
@@ -214,7 +225,7 @@ async def _run_in(
         warning = read_only_warning(workspace)
         if warning:
             print(f"! {warning}", file=sys.stderr)
-        for report in host.reports:
+        for report in [*setup_problems(config, workspace), *host.reports]:
             print(f"! {report}", file=sys.stderr)
         shown = len(host.reports)
         sandbox = unavailable_notice(config.approval.command, config.sandbox.bwrap)

@@ -26,6 +26,7 @@ __all__ = [
     "Attachment",
     "CheckpointContentParams",
     "CheckpointsParams",
+    "CommandsParams",
     "DiagnosticsChangedParams",
     "FollowUpParams",
     "McpServersParams",
@@ -173,6 +174,12 @@ class RevokeApprovalParams(BaseModel):
 
 
 class SessionsParams(BaseModel):
+    model_config = _CONFIG
+
+
+class CommandsParams(BaseModel):
+    """``rein/commands`` takes no params."""
+
     model_config = _CONFIG
 
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from rein.lsp.editor_lm import EditorLmHost
     from rein.lsp.isolated_sessions import IsolatedSessions
     from rein.lsp.model_choices import ModelChoices
+    from rein.lsp.setup_notice import SetupNotice
     from rein.mcp.manager import McpManager
     from rein.providers._http import HttpClients
     from rein.providers.config import ModelConfig
@@ -85,6 +86,8 @@ class ReinServer(LanguageServer):
         self._watch_task: asyncio.Future[None] | None = None
         #: Tests and embedders may replace how models are made.
         self.model_factory: Any = None
+        #: The unused setup files, told once (made on first use).
+        self._notice: SetupNotice | None = None
         #: Set once the configuration is known (``initialized`` handled).
         self._configured: asyncio.Event | None = None
         #: Each session's event stream to the client, by session id.
@@ -545,7 +548,18 @@ class ReinServer(LanguageServer):
         ``model``); ConfigError when its model cannot be built (invalid
         model settings: nothing is created, no request is sent; a handler
         answers RequestFailed, :mod:`rein.lsp.errors`)."""
-        return self.manager.new(**spec)
+        session = self.manager.new(**spec)
+        if self._notice is None:
+            from rein.lsp.setup_notice import SetupNotice
+
+            self._notice = SetupNotice(self._warn)
+        self._notice.check(self.config, self.root)
+        return session
+
+    def _warn(self, message: str) -> None:
+        self.window_show_message(
+            lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message)
+        )
 
     @functools.cached_property
     def isolated(self) -> IsolatedSessions:

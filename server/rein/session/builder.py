@@ -32,6 +32,7 @@ from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, UserMessage
 from rein.harness.config import GatesConfig, TestsGateConfig
 from rein.harness.cost.pricing import PriceTable
+from rein.harness.errors import ConfigError
 from rein.harness.events import McpServerState
 from rein.harness.gating.coordinators import DependencyCoordinator
 from rein.harness.gating.gate_types import PriorTexts
@@ -53,6 +54,7 @@ from rein.process.installers import install_detector, python_environment
 from rein.sandboxing import command_sandbox
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
+from rein.session.setup_files import agent_kinds, skill_tool
 from rein.store.persistence import MAIN_MEMORY
 from rein.testgate.detect import finds_pytest_tests, has_xdist
 from rein.testgate.gate import TestGate
@@ -60,6 +62,7 @@ from rein.tools import bootstrap
 from rein.tools.registry import READ_ONLY_TOOLS, default_tools
 from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 from rein.tools.task import TaskTool
+from rein.tools.toolkit import TOOLKITS_KEY
 
 __all__ = [
     "EXECUTOR_MEMORY",
@@ -189,6 +192,15 @@ def build_session(
     persist: PersistenceFor = persistence_for or (lambda key, stored: None)
     settings = config.tool_settings()
     tools = default_tools(settings, read_only=mode == "explain")
+    skills = skill_tool(config, ports.root)
+    if skills is not None:
+        if skills.name in tools:
+            raise ConfigError(
+                f"{TOOLKITS_KEY}: a toolkit has a tool named {skills.name!r}, which the skills "
+                "of this workspace need (turn them off with setup.skills: false)",
+                TOOLKITS_KEY,
+            )
+        tools.register(skills)
     if spec.model is not None:
         model = spec.model
     elif ports.model_factory is not None:
@@ -228,7 +240,9 @@ def build_session(
             default_tools=READ_ONLY_TOOLS,
             persistence_for=lambda child: persist(f"{child}:memory", True),
         )
-        tools.register(TaskTool())
+        kinds = agent_kinds(config, ports.root, tools.names(), ports.model_factory)
+        env.subagents.kinds = {kind.name: kind for kind in kinds}
+        tools.register(TaskTool(kinds))
     gates = (
         None
         if mode == "explain"

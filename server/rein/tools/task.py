@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, Field
 
+from rein.flows.subagent_kinds import SubagentKind
 from rein.flows.subagents import run_task
 from rein.harness.tools import Tool, ToolContext, ToolResult
 
@@ -19,6 +22,11 @@ class TaskArgs(BaseModel):
         None, description="Tool names the subagent may use (default: read-only tools)"
     )
     max_turns: int = Field(20, ge=1, le=50, description="The subagent's model-turn budget")
+    agent: str | None = Field(
+        None,
+        description="The name of one of the agents listed with this tool: the subagent is that "
+        "agent, with its own tools and instructions (tools is then ignored)",
+    )
 
 
 class TaskTool(Tool[TaskArgs]):
@@ -35,5 +43,15 @@ class TaskTool(Tool[TaskArgs]):
         "returns its answer; use it for broad searches so your context stays small."
     )
 
+    def __init__(self, kinds: Sequence[SubagentKind] = ()) -> None:
+        if kinds:
+            listed = "\n".join(f"  - {k.name}: {k.description}" for k in kinds)
+            self.prompt_section = (
+                f"{TaskTool.prompt_section} Start one of these agents with task(agent=<name>) "
+                f"when the subtask matches its description:\n{listed}"
+            )
+
     async def execute(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
-        return await run_task(ctx, args.description, args.prompt, args.tools, args.max_turns)
+        return await run_task(
+            ctx, args.description, args.prompt, args.tools, args.max_turns, args.agent
+        )

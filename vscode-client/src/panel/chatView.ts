@@ -13,6 +13,7 @@ import * as vscode from 'vscode';
 import type { ReinConnection } from '../connection';
 import { useBundle } from '../shared/l10n';
 import type { HostMessage, WebviewMessage } from '../shared/messages';
+import { Methods, type CommandsResult, type SlashCommand } from '../shared/protocol';
 import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
 import { CONTINUE_PROMPT } from './cost';
@@ -182,6 +183,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
   }
 
+  /** The slash commands for the `/` list (`rein/commands`); none when the server cannot say. */
+  private async listCommands(): Promise<void> {
+    let commands: SlashCommand[] = [];
+    try {
+      const result = await this.connection.sendRequest<CommandsResult | null>(Methods.commands, {});
+      commands = result?.commands ?? [];
+    } catch {
+      // Not running, or a server without rein/commands: the list stays empty.
+    }
+    this.post({ type: 'commands', commands });
+  }
+
   private onMessage(msg: WebviewMessage): void {
     switch (msg.type) {
       case 'ready':
@@ -212,6 +225,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             this.post({ type: 'attachment', label: chip.label, attachments: chip.attachments });
           }
         });
+        break;
+      case 'listCommands':
+        void this.listCommands();
         break;
       case 'preview':
         // The same as the commands (and their status message).

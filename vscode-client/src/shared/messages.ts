@@ -3,7 +3,7 @@
  * Shared by both sides: no imports but types.
  */
 
-import type { Attachment, PreviewAction, PromptMode, ReviewDecision, SessionSummary } from './protocol';
+import type { Attachment, PreviewAction, PromptMode, ReviewDecision, SessionSummary, SlashCommand } from './protocol';
 import type { ApprovalsView, Header, Item, McpView, PreviewView } from './viewModel';
 
 export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'untrusted' | 'failed';
@@ -31,7 +31,9 @@ export type HostMessage =
   /** What the person picked after `@`: shown as a chip by the prompt box until sent. */
   | { type: 'attachment'; label: string; attachments: Attachment[] }
   /** The model of the next turn (the picker button's text). */
-  | { type: 'model'; label: string };
+  | { type: 'model'; label: string }
+  /** The slash commands `/` lists (empty when the server has none or cannot say). */
+  | { type: 'commands'; commands: SlashCommand[] };
 
 /** auto: a new prompt when idle, steering while a run is active; followUp: queued after the run. */
 export type SendMode = 'auto' | 'followUp';
@@ -42,6 +44,8 @@ export type WebviewMessage =
   | { type: 'send'; text: string; mode: SendMode; runMode: PromptMode; attachments?: Attachment[] | undefined }
   /** `@` typed in the prompt box: the extension shows the context picker. */
   | { type: 'mention' }
+  /** `/` typed as the prompt's first character: the extension asks the server for the commands. */
+  | { type: 'listCommands' }
   | { type: 'preview'; action: Exclude<PreviewAction, 'status'> }
   | { type: 'abort' }
   | { type: 'newSession' }

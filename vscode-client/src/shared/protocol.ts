@@ -58,7 +58,22 @@ export const Methods = {
   reviewDecide: 'rein/reviewDecide',
   approvals: 'rein/approvals',
   revokeApproval: 'rein/approvals/revoke',
+  commands: 'rein/commands',
 } as const;
+
+/** One of the person's slash commands (a prompt file), as `rein/commands` lists it. */
+export interface SlashCommand {
+  name: string;
+  description: string;
+  argumentHint: string | null;
+  /** Where it was found (`.claude/commands/review/file.md`, `~/...`). */
+  source: string;
+}
+
+/** `rein/commands`: the workspace's and the user's slash commands. */
+export interface CommandsResult {
+  commands: SlashCommand[];
+}
 
 /** `rein/saveDocuments` (server -> client): save what Rein just changed. */
 export interface SaveDocumentsParams {

@@ -1,7 +1,8 @@
 /**
- * `@` mentions and the untrusted-workspace banner in headless Chromium: `@`
- * asks the host for the picker, the host's picks show as chips that go with
- * the next new prompt, and an untrusted workspace says why nothing runs.
+ * `@` mentions, the `/` list and the untrusted-workspace banner in headless
+ * Chromium: `@` asks the host for the picker, the host's picks show as chips
+ * that go with the next new prompt, `/` lists the person's slash commands,
+ * and an untrusted workspace says why nothing runs.
  * Saves build/screenshots/chat-panel-mentions.png.
  */
 
@@ -82,6 +83,33 @@ describe('@ mentions in the chat webview', () => {
     assert.deepEqual((await posted(page)).at(-1), { type: 'send', text: 'use pathlib', mode: 'auto', runMode: 'agent' });
     assert.deepEqual(await page.locator('.attachments .chip-label').allTextContents(), ['@src/calc.py']);
     await host.feed([{ sessionId: SESSION, seq: 0, event: { type: 'agent_end', status: 'completed' } }]);
+  });
+
+  it('lists the slash commands when / starts the prompt, filters them, and fills the one picked', async () => {
+    const input = page.locator('.composer textarea');
+    const list = page.locator('.command-list');
+    await input.fill('');
+    await input.pressSequentially('/');
+    assert.deepEqual((await posted(page)).at(-1), { type: 'listCommands' });
+    await host.post({
+      type: 'commands',
+      commands: [
+        { name: 'review:file', description: 'Review one file for one concern', argumentHint: 'FILE CONCERN', source: '.claude/commands/review/file.md' },
+        { name: 'explain', description: 'Explain a module', argumentHint: null, source: '.github/prompts/explain.prompt.md' },
+      ],
+    });
+    assert.deepEqual(await list.locator('.command-name').allTextContents(), ['/review:file FILE CONCERN', '/explain']);
+    assert.deepEqual(await list.locator('.command-description').allTextContents(), ['Review one file for one concern', 'Explain a module']);
+    await input.pressSequentially('re');
+    assert.deepEqual(await list.locator('.command-name').allTextContents(), ['/review:file FILE CONCERN']);
+    await list.locator('.command-item').click();
+    assert.equal(await input.inputValue(), '/review:file ');
+    assert.equal(await list.isHidden(), true);
+    // A path is not a command: no list.
+    await input.fill('');
+    await input.pressSequentially('/etc/hosts');
+    assert.equal(await list.isHidden(), true);
+    await input.fill('');
   });
 
   it('says an untrusted workspace runs nothing, offers to manage trust, and sends nothing', async () => {

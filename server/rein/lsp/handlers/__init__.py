@@ -77,6 +77,7 @@ METHODS: tuple[Route, ...] = (
     Route("rein/session", sessions.session),
     Route("rein/serverState", sessions.server_state),
     Route("rein/mcpServers", sessions.mcp_servers),
+    Route("rein/commands", sessions.commands),
     # review and checkpoints
     Route("rein/review", review.review),
     Route("rein/reviewDecide", review.review_decide),

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
 
 from rein.lsp import errors
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from rein.lsp.params import Attachment
     from rein.lsp.server import ReinServer
     from rein.session import Session
+    from rein.session.setup_files import Prompted
 
 __all__ = ["abort", "abort_command", "code_run", "follow_up", "prompt", "steer"]
 
@@ -30,7 +32,8 @@ async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
     parsed = parse(PromptParams, params, "rein/prompt")
     # Everything that can reject the request comes before a session is
     # made: a rejected prompt leaves nothing behind.
-    text = code_actions.with_context(parsed.text, parsed.context)
+    command = _command_prompt(server, parsed.text)
+    text = code_actions.with_context(command.text, parsed.context)
     text = await _attached(server, text, parsed.attachments)
     await server.open_store()
     isolated = server.isolated.manager(parsed.session_id) if parsed.session_id else None
@@ -42,7 +45,7 @@ async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
             raise errors.no_session("rein/prompt", parsed.session_id)
         session = found
     else:
-        session = server.new_session(mode=parsed.mode, title=parsed.text)
+        session = server.new_session(mode=command.mode(parsed.mode), title=parsed.text)
     session.refuse_if_running()  # before the progress begins (BusyError: InvalidRequest)
     token = parsed.work_done_token
     unsubscribe = None
@@ -62,6 +65,20 @@ async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
             # pygls keeps every token it saw begin; this work is over.
             server.work_done_progress.tokens.pop(token, None)
     return result_json(session.id, result, session.last_changes, session.last_reviews)
+
+
+def _command_prompt(server: ReinServer, text: str) -> Prompted:
+    """A ``/name args`` text as its command's prompt (InvalidParams naming
+    ``text`` for an unknown command, listing the known ones)."""
+    from rein.bring.commands import CommandError
+    from rein.session.setup_files import Prompted, prompted
+
+    if not text.startswith("/"):  # no command: the workspace's files are not read
+        return Prompted(text)
+    try:
+        return prompted(server.config, server.root, text)
+    except CommandError as exc:
+        raise JsonRpcInvalidParams(f"rein/prompt: invalid params: text: {exc}") from None
 
 
 def steer(server: ReinServer, params: Any) -> dict[str, Any]:

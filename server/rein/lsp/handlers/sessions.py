@@ -1,6 +1,6 @@
 """What the server holds: ``rein/sessions`` (the stored and live
-sessions), ``rein/session`` (one, with its messages), ``rein/serverState``
-and ``rein/mcpServers``."""
+sessions), ``rein/session`` (one, with its messages), ``rein/serverState``,
+``rein/mcpServers`` and ``rein/commands`` (the slash commands)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rein.lsp import errors
 if TYPE_CHECKING:
     from rein.lsp.server import ReinServer
 
-__all__ = ["mcp_servers", "server_state", "session", "sessions"]
+__all__ = ["commands", "mcp_servers", "server_state", "session", "sessions"]
 
 
 async def sessions(server: ReinServer, params: Any) -> dict[str, Any]:
@@ -49,3 +49,19 @@ def mcp_servers(server: ReinServer, params: Any) -> dict[str, Any]:
 
     parse(McpServersParams, params, "rein/mcpServers")
     return server.mcp.snapshot()
+
+
+async def commands(server: ReinServer, params: Any) -> dict[str, Any]:
+    """``rein/commands``: the workspace's and the user's slash commands
+    (read when asked: a file added since is listed), and the prompt files
+    that are not commands, with the reason."""
+    await server.ready()
+    from rein.lsp.params import CommandsParams, parse
+    from rein.session.setup_files import commands_of
+
+    parse(CommandsParams, params, "rein/commands")
+    found = commands_of(server.config, server.root)
+    return {
+        "commands": [c.json() for c in found.commands],
+        "invalid": [{"path": i.path, "reason": i.reason} for i in found.invalid],
+    }

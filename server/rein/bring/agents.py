@@ -1,0 +1,195 @@
+"""Custom agents: markdown files with frontmatter that define a subagent.
+
+Found in ``.claude/agents/*.md`` (Claude Code: ``name`` and
+``description`` required, ``tools`` a comma-separated list, ``model``),
+``.github/agents/*.agent.md`` (Copilot: ``name`` defaults to the file's
+name, ``description``, ``tools`` a list, ``model``) and the user's
+``~/.claude/agents/``. The body is the agent's instructions.
+
+Their tool names are mapped to Rein's (:data:`CLAUDE_TOOLS`,
+:data:`COPILOT_TOOLS`; Rein's own names are taken as they are); a name
+with no Rein tool is kept in :attr:`AgentDefinition.unmapped` and said
+where the agent is listed and started. No ``tools`` field means every
+tool the session offers, as both formats define it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rein.bring.frontmatter import FrontmatterError, read
+from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
+
+__all__ = [
+    "CLAUDE_TOOLS",
+    "COPILOT_TOOLS",
+    "AgentDefinition",
+    "FoundAgents",
+    "discover_agents",
+    "map_tools",
+]
+
+#: Claude Code's tool names -> Rein's tools.
+CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
+    "Read": ("read_file",),
+    "Edit": ("edit_file",),
+    "MultiEdit": ("edit_file",),
+    "Write": ("write_file",),
+    "Bash": ("run_command",),
+    "Grep": ("grep",),
+    "Glob": ("glob",),
+    "LS": ("list_dir",),
+    "Task": ("task",),
+    "Skill": ("skill",),
+}
+#: Copilot's tool (set) names -> Rein's tools.
+COPILOT_TOOLS: dict[str, tuple[str, ...]] = {
+    "read": ("read_file",),
+    "readFile": ("read_file",),
+    "edit": ("edit_file", "write_file", "delete_file", "move_file"),
+    "editFiles": ("edit_file", "write_file"),
+    "search": ("grep", "glob", "list_dir"),
+    "codebase": ("grep", "glob", "list_dir"),
+    "runCommands": ("run_command",),
+    "runInTerminal": ("run_command",),
+    "execute": ("run_command",),
+    "problems": ("get_diagnostics",),
+    "agent": ("task",),
+}
+#: Rein's own tool names, taken as they are in either format.
+REIN_TOOLS = frozenset(
+    {
+        "read_file",
+        "list_dir",
+        "glob",
+        "grep",
+        "edit_file",
+        "write_file",
+        "delete_file",
+        "move_file",
+        "run_command",
+        "get_diagnostics",
+        "ask_user",
+        "task",
+        "skill",
+    }
+)
+_CLAUDE_NAME = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+_RULE = re.compile(r"(?P<tool>[A-Za-z_][\w-]*)\(.*\)")
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    """One custom agent."""
+
+    name: str
+    description: str
+    instructions: str
+    source: str
+    scope: Scope
+    #: Rein's tools it may use (None: every tool the session offers).
+    tools: tuple[str, ...] | None = None
+    #: The tool names it lists that no Rein tool matches.
+    unmapped: tuple[str, ...] = ()
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class FoundAgents:
+    agents: tuple[AgentDefinition, ...] = ()
+    invalid: tuple[Invalid, ...] = ()
+
+
+def map_tools(
+    names: tuple[str, ...], table: dict[str, tuple[str, ...]]
+) -> tuple[list[str], list[str]]:
+    """``names`` as Rein's tools (in order, once each), and those with no
+    Rein tool. ``Bash(git diff:*)`` is ``Bash``: Rein's approvals, not the
+    rule, decide which commands run."""
+    mapped: list[str] = []
+    unmapped: list[str] = []
+    for name in names:
+        rule = _RULE.fullmatch(name)
+        bare = rule.group("tool") if rule else name
+        if bare not in table and "/" in bare:  # Copilot's "edit/editFiles"
+            bare = bare.split("/", 1)[0]
+        tools = (bare,) if bare in REIN_TOOLS else table.get(bare)
+        if tools is None:
+            unmapped.append(name)
+            continue
+        mapped.extend(t for t in tools if t not in mapped)
+    return mapped, unmapped
+
+
+def discover_agents(root: Path, home: Path | None = None) -> FoundAgents:
+    """Every custom agent of the workspace ``root`` and of the user's
+    ``home`` (None: none); a name found twice keeps the first."""
+    places: list[tuple[Path, Scope, str]] = [
+        (root / ".claude" / "agents", "project", "claude"),
+        (root / ".github" / "agents", "project", "copilot"),
+    ]
+    if home is not None:
+        places.append((home / ".claude" / "agents", "user", "claude"))
+    agents: dict[str, AgentDefinition] = {}
+    invalid: list[Invalid] = []
+    for folder, scope, kind in places:
+        if not folder.is_dir():
+            continue
+        pattern = "*.md" if kind == "claude" else "*.agent.md"
+        for path in sorted(folder.glob(pattern)):
+            if not path.is_file():
+                continue
+            shown = display_path(path, root, home)
+            try:
+                agent = _agent(path, scope, kind, shown)
+            except (FrontmatterError, ValueError) as exc:
+                invalid.append(Invalid("agent", shown, str(exc)))
+                continue
+            first = agents.get(agent.name)
+            if first is not None:
+                invalid.append(
+                    Invalid(
+                        "agent", shown, f"an agent named {agent.name} is already {first.source}"
+                    )
+                )
+                continue
+            agents[agent.name] = agent
+    return FoundAgents(tuple(agents.values()), tuple(invalid))
+
+
+def _agent(path: Path, scope: Scope, kind: str, shown: str) -> AgentDefinition:
+    document = read(path)
+    meta = document.meta
+    if kind == "claude":
+        name = optional_text(meta, "name")
+        if not name:
+            raise ValueError("name: required")
+        description = optional_text(meta, "description")
+        table = CLAUDE_TOOLS
+    else:
+        name = optional_text(meta, "name") or path.name.removesuffix(".agent.md")
+        description = optional_text(meta, "description")
+        table = COPILOT_TOOLS
+    if not _CLAUDE_NAME.fullmatch(name):
+        raise ValueError(f"name: {name!r} is not lowercase letters, digits and hyphens")
+    if not description or not description.strip():
+        raise ValueError("description: required")
+    listed = tool_names(meta, "tools")
+    tools: tuple[str, ...] | None = None
+    unmapped: tuple[str, ...] = ()
+    if listed is not None:
+        mapped, missing = map_tools(listed, table)
+        tools, unmapped = tuple(mapped), tuple(missing)
+    model = optional_text(meta, "model")
+    return AgentDefinition(
+        name=name,
+        description=" ".join(description.split()),
+        instructions=document.body.strip(),
+        source=shown,
+        scope=scope,
+        tools=tools,
+        unmapped=unmapped,
+        model=None if model in (None, "inherit") else model,
+    )

@@ -1,0 +1,242 @@
+"""Slash commands from the person's prompt files.
+
+Found in ``.claude/commands/**/*.md`` (a subfolder is a namespace:
+``frontend/component.md`` is ``/frontend:component``, as Claude Code
+names it), ``.github/prompts/*.prompt.md`` (Copilot's prompt files) and
+the user's ``~/.claude/commands/``. A command is a prompt, not code: its
+body, with the arguments substituted, is the text the agent runs.
+
+Arguments: ``$ARGUMENTS`` is everything after the name; ``$1`` .. ``$9``
+are its words (shell quoting groups words); Copilot's
+``${input:name}`` / ``${input:name:placeholder}`` take the words in the
+order the names first appear. A body that uses none of them gets the
+arguments appended (``ARGUMENTS: ...``), as Claude Code does.
+
+What is a command: text that starts with ``/`` followed by a name of
+letters, digits, ``_``, ``-`` and ``:`` (then a space or the end). A
+path such as ``/etc/hosts explain`` or ``/setup.py`` is not (the name
+would hold ``/`` or ``.``), and ``//text`` sends ``/text`` as it is. A
+command name that is not known is an error listing the known ones.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from rein.bring.frontmatter import FrontmatterError, read
+from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
+
+__all__ = [
+    "Command",
+    "CommandError",
+    "Found",
+    "Invocation",
+    "discover_commands",
+    "expand",
+    "literal",
+    "resolve",
+]
+
+#: A command name: Claude Code's file names, ``:`` between namespaces.
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?::[A-Za-z0-9_][A-Za-z0-9_-]*)*")
+_INVOCATION = re.compile(r"/(?P<name>[^\s]+)(?:\s+(?P<args>.*))?", re.S)
+_POSITIONAL = re.compile(r"\$([1-9])")
+_INPUT = re.compile(r"\$\{input:([A-Za-z0-9_-]+)(?::[^}]*)?\}")
+
+#: The session modes a prompt file's ``mode`` (or Copilot's ``agent``) names.
+_MODES: dict[str, Literal["agent", "plan", "explain"]] = {
+    "agent": "agent",
+    "edit": "agent",
+    "plan": "plan",
+    "ask": "explain",
+}
+
+
+class CommandError(ValueError):
+    """A ``/name`` that is no known command (the message lists the known ones)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One slash command: its name, what the person sees, and its prompt."""
+
+    name: str
+    description: str
+    body: str
+    source: str
+    scope: Scope
+    argument_hint: str | None = None
+    allowed_tools: tuple[str, ...] | None = None
+    model: str | None = None
+    mode: Literal["agent", "plan", "explain"] | None = None
+
+    def json(self) -> dict[str, object]:
+        """The command as ``rein/commands`` lists it."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "argumentHint": self.argument_hint,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Found:
+    """The commands found, and the files that are not commands and why."""
+
+    commands: tuple[Command, ...] = ()
+    invalid: tuple[Invalid, ...] = ()
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.commands]
+
+    def get(self, name: str) -> Command | None:
+        return next((c for c in self.commands if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A command the person ran: which, with what, and the prompt it makes."""
+
+    command: Command
+    arguments: str
+    prompt: str
+
+
+def discover_commands(root: Path, home: Path | None = None) -> Found:
+    """Every command of the workspace ``root`` and of the user's ``home``
+    (None: none of the user's); a name found twice keeps its first file
+    (the workspace's), the other is reported."""
+    places: list[tuple[Path, Scope, str]] = [
+        (root / ".claude" / "commands", "project", "claude"),
+        (root / ".github" / "prompts", "project", "copilot"),
+    ]
+    if home is not None:
+        places.append((home / ".claude" / "commands", "user", "claude"))
+    commands: dict[str, Command] = {}
+    invalid: list[Invalid] = []
+    for folder, scope, kind in places:
+        if not folder.is_dir():
+            continue
+        pattern = "**/*.md" if kind == "claude" else "*.prompt.md"
+        for path in sorted(folder.glob(pattern)):
+            if not path.is_file():
+                continue
+            shown = display_path(path, root, home)
+            try:
+                command = _command(path, folder, scope, kind, shown)
+            except (FrontmatterError, ValueError) as exc:
+                invalid.append(Invalid("command", shown, str(exc)))
+                continue
+            first = commands.get(command.name)
+            if first is not None:
+                invalid.append(
+                    Invalid("command", shown, f"/{command.name} is already {first.source}")
+                )
+                continue
+            commands[command.name] = command
+    return Found(tuple(commands.values()), tuple(invalid))
+
+
+def _command(path: Path, folder: Path, scope: Scope, kind: str, shown: str) -> Command:
+    document = read(path)
+    meta = document.meta
+    if kind == "claude":
+        parts = path.relative_to(folder).with_suffix("").parts
+        name = ":".join(parts)
+        tools = tool_names(meta, "allowed-tools")
+        mode_field = "mode"
+    else:
+        name = optional_text(meta, "name") or path.name.removesuffix(".prompt.md")
+        tools = tool_names(meta, "tools")
+        mode_field = "agent" if "agent" in meta else "mode"
+    if not NAME.fullmatch(name):
+        raise ValueError(
+            f"the name {name!r} is not a command name (letters, digits, '_', '-'; "
+            "':' between namespaces)"
+        )
+    mode_name = optional_text(meta, mode_field)
+    mode = None
+    if mode_name is not None:
+        mode = _MODES.get(mode_name)
+        if mode is None:
+            raise ValueError(f"{mode_field}: {mode_name!r} is not one of {', '.join(_MODES)}")
+    description = optional_text(meta, "description") or _first_line(document.body)
+    return Command(
+        name=name,
+        description=description,
+        body=document.body,
+        source=shown,
+        scope=scope,
+        argument_hint=optional_text(meta, "argument-hint"),
+        allowed_tools=tools,
+        model=optional_text(meta, "model"),
+        mode=mode,
+    )
+
+
+def _first_line(body: str) -> str:
+    for line in body.splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text[:100]
+    return ""
+
+
+def _words(arguments: str) -> list[str]:
+    try:
+        return shlex.split(arguments)
+    except ValueError:  # an unclosed quote: plain words
+        return arguments.split()
+
+
+def expand(command: Command, arguments: str) -> str:
+    """The command's prompt with ``arguments`` substituted."""
+    arguments = arguments.strip()
+    words = _words(arguments)
+    body = command.body
+    used = "$ARGUMENTS" in body or _POSITIONAL.search(body) or _INPUT.search(body)
+    inputs: list[str] = []
+    for match in _INPUT.finditer(body):
+        if match.group(1) not in inputs:
+            inputs.append(match.group(1))
+
+    def word(index: int) -> str:
+        return words[index] if index < len(words) else ""
+
+    text = _INPUT.sub(lambda m: word(inputs.index(m.group(1))), body)
+    text = _POSITIONAL.sub(lambda m: word(int(m.group(1)) - 1), text)
+    text = text.replace("$ARGUMENTS", arguments).strip()
+    if arguments and not used:
+        text += f"\n\nARGUMENTS: {arguments}"
+    return text
+
+
+def resolve(text: str, found: Found) -> Invocation | None:
+    """The command ``text`` runs, or None when it is no command (see the
+    module's rules); a command-like name that is not known raises
+    :class:`CommandError` listing the known ones."""
+    if not text.startswith("/") or text.startswith("//"):
+        return None
+    match = _INVOCATION.fullmatch(text.rstrip())
+    if match is None or not NAME.fullmatch(match.group("name")):
+        return None
+    name = match.group("name")
+    command = found.get(name)
+    if command is None:
+        known = ", ".join(f"/{n}" for n in found.names()) or "none"
+        raise CommandError(
+            f"unknown command /{name}; the known commands are: {known} (to send a text "
+            "that starts with '/', start it with '//')"
+        )
+    arguments = match.group("args") or ""
+    return Invocation(command, arguments.strip(), expand(command, arguments))
+
+
+def literal(text: str) -> str:
+    """The text a prompt sends: ``//text`` is ``/text``."""
+    return text[1:] if text.startswith("//") else text

@@ -1,0 +1,255 @@
+"""Agent Skills: ``SKILL.md`` folders, and the ``skill`` tool that loads one.
+
+Found in the workspace's ``.agents/skills/``, ``.claude/skills/`` and
+``.github/skills/``, the user's ``~/.claude/skills/`` and the folders the
+configuration adds (``setup.skillPaths``). Each is checked against the
+Agent Skills specification (agentskills.io): ``name`` 1-64 characters of
+lowercase letters, digits and single hyphens, not starting or ending with a
+hyphen, the same as its folder's name; ``description`` 1-1024 characters;
+``license`` a string; ``compatibility`` at most 500 characters;
+``metadata`` a mapping of strings to strings; ``allowed-tools`` a string
+of tool names. One that fails is reported with the reason.
+
+Progressive disclosure: the ``skill`` tool's prompt section lists every
+skill's name and description; ``skill(name)`` returns the body and the
+skill's files. A skill inside the workspace is read further with
+``read_file`` (the workspace's sandbox applies); one outside it (the
+user's) with ``skill(name, file=...)``, which reads only files inside that
+skill's folder. Scripts run with ``run_command`` under the usual approvals:
+a skill's ``allowed-tools`` never approves anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rein.bring.frontmatter import FrontmatterError, read
+from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
+from rein.harness.errors import ToolError
+from rein.harness.tools import Tool, ToolContext, ToolResult
+
+__all__ = [
+    "PROJECT_FOLDERS",
+    "USER_FOLDERS",
+    "FoundSkills",
+    "Skill",
+    "SkillArgs",
+    "SkillTool",
+    "discover_skills",
+]
+
+#: The workspace's skill folders, in the order they are read.
+PROJECT_FOLDERS = (".agents/skills", ".claude/skills", ".github/skills")
+#: The user's, under the home folder.
+USER_FOLDERS = (".claude/skills",)
+
+_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+#: A skill lists at most this many of its files.
+MAX_FILES = 200
+#: ``skill(name, file=...)`` reads at most this many bytes.
+MAX_FILE_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One valid skill."""
+
+    name: str
+    description: str
+    folder: Path
+    source: str
+    scope: Scope
+    body: str
+    #: Its other files, relative to its folder (``scripts/run.sh``).
+    files: tuple[str, ...] = ()
+    allowed_tools: tuple[str, ...] | None = None
+    #: Its folder relative to the workspace (None: outside it).
+    in_workspace: str | None = None
+
+
+@dataclass(frozen=True)
+class FoundSkills:
+    skills: tuple[Skill, ...] = ()
+    invalid: tuple[Invalid, ...] = ()
+
+
+def discover_skills(
+    root: Path, home: Path | None = None, extra: Sequence[Path] = ()
+) -> FoundSkills:
+    """Every skill of the workspace ``root``, the user's ``home`` (None:
+    none) and the ``extra`` folders; a name found twice keeps the first."""
+    places: list[tuple[Path, Scope]] = [(root / p, "project") for p in PROJECT_FOLDERS]
+    if home is not None:
+        places.extend((home / p, "user") for p in USER_FOLDERS)
+    places.extend((p, "config") for p in extra)
+    skills: dict[str, Skill] = {}
+    invalid: list[Invalid] = []
+    seen: set[Path] = set()
+    for folder, scope in places:
+        if not folder.is_dir() or folder.resolve() in seen:
+            continue
+        seen.add(folder.resolve())
+        for entry in sorted(folder.iterdir()):
+            manifest = entry / "SKILL.md"
+            if not entry.is_dir() or not manifest.is_file():
+                continue
+            shown = display_path(manifest, root, home)
+            try:
+                skill = _skill(entry, root, scope, shown)
+            except (FrontmatterError, ValueError) as exc:
+                invalid.append(Invalid("skill", shown, str(exc)))
+                continue
+            first = skills.get(skill.name)
+            if first is not None:
+                invalid.append(
+                    Invalid("skill", shown, f"a skill named {skill.name} is already {first.source}")
+                )
+                continue
+            skills[skill.name] = skill
+    return FoundSkills(tuple(skills.values()), tuple(invalid))
+
+
+def _skill(folder: Path, root: Path, scope: Scope, shown: str) -> Skill:
+    document = read(folder / "SKILL.md")
+    meta = document.meta
+    name = optional_text(meta, "name", 64)
+    if not name:
+        raise ValueError("name: required")
+    if not _NAME.fullmatch(name):
+        raise ValueError(
+            f"name: {name!r} is not lowercase letters, digits and single hyphens "
+            "(not at the start or end)"
+        )
+    if name != folder.name:
+        raise ValueError(f"name: {name!r} is not the name of its folder {folder.name!r}")
+    description = optional_text(meta, "description", 1024)
+    if not description or not description.strip():
+        raise ValueError("description: required")
+    optional_text(meta, "license")
+    optional_text(meta, "compatibility", 500)
+    _check_metadata(meta.get("metadata"))
+    try:
+        relative = folder.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        relative = None
+    return Skill(
+        name=name,
+        description=" ".join(description.split()),
+        folder=folder,
+        source=shown,
+        scope=scope,
+        body=document.body.strip(),
+        files=_files(folder),
+        allowed_tools=tool_names(meta, "allowed-tools"),
+        in_workspace=relative,
+    )
+
+
+def _check_metadata(value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError("metadata: must be a mapping of strings to strings")
+
+
+def _files(folder: Path) -> tuple[str, ...]:
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for filename in sorted(filenames):
+            if filename.startswith("."):
+                continue
+            rel = (Path(dirpath) / filename).relative_to(folder).as_posix()
+            if rel != "SKILL.md":
+                found.append(rel)
+            if len(found) >= MAX_FILES:
+                return tuple(found)
+    return tuple(found)
+
+
+class SkillArgs(BaseModel):
+    name: str = Field(description="The skill's name, as the list of skills gives it")
+    file: str | None = Field(
+        None,
+        description="A file of a skill outside the workspace to read, relative to its folder "
+        "(scripts/x.py); without it, the skill's instructions and its list of files",
+    )
+
+
+class SkillTool(Tool[SkillArgs]):
+    """``skill``: load a skill's instructions, or read one of its files."""
+
+    name = "skill"
+    description = (
+        "Load a skill: its instructions and the list of its files. Use a skill when the task "
+        "matches its description, before doing the work."
+    )
+    args_model = SkillArgs
+    tool_class = "read"
+
+    def __init__(self, skills: Sequence[Skill]) -> None:
+        self.skills = {s.name: s for s in skills}
+        listed = "\n".join(f"  - {s.name}: {s.description}" for s in skills)
+        self.prompt_section = (
+            "`skill` loads one of the skills below (instructions for a kind of task, with "
+            "their scripts and references) when the task matches its description; follow "
+            "the instructions it returns. Skills:\n" + listed
+        )
+
+    async def execute(self, args: SkillArgs, ctx: ToolContext) -> ToolResult:
+        skill = self.skills.get(args.name)
+        if skill is None:
+            known = ", ".join(self.skills) or "none"
+            raise ToolError(f"no skill named {args.name!r}; the skills are: {known}")
+        if args.file is None:
+            return ToolResult(_loaded(skill), details={"skill": skill.name})
+        return ToolResult(_file(skill, args.file), details={"skill": skill.name, "file": args.file})
+
+
+def _loaded(skill: Skill) -> str:
+    parts = [f"# Skill: {skill.name}", skill.body or "(no instructions)"]
+    if skill.in_workspace is not None:
+        where = (
+            f"Its folder is {skill.in_workspace}/ in the workspace: read its files with "
+            f"read_file ({skill.in_workspace}/<file>) and run its scripts with run_command "
+            "from the workspace root."
+        )
+    else:
+        where = (
+            f"Its folder is {skill.folder}, outside the workspace: read its files with "
+            f"skill(name={skill.name!r}, file=<file>) and run its scripts with run_command "
+            f"by their full path ({skill.folder}/<file>)."
+        )
+    files = "\n".join(f"- {f}" for f in skill.files) or "(none)"
+    return "\n\n".join([*parts, where, "Files:\n" + files])
+
+
+def _file(skill: Skill, rel: str) -> str:
+    if skill.in_workspace is not None:
+        raise ToolError(
+            f"the skill {skill.name} is in the workspace: read its files with read_file "
+            f"({skill.in_workspace}/{rel})"
+        )
+    base = skill.folder.resolve()
+    path = (base / rel).resolve()
+    if not path.is_relative_to(base) or path == base:
+        raise ToolError(f"{rel} is not a file of the skill {skill.name}")
+    if not path.is_file():
+        raise ToolError(f"the skill {skill.name} has no file {rel}")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ToolError(f"{rel} is over {MAX_FILE_BYTES} bytes")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{rel} is not UTF-8 text") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {rel}: {exc.strerror or exc}") from None

@@ -1,0 +1,227 @@
+"""The person's setup files (:mod:`rein.bring`) as a session uses them:
+which are read under the configuration (``rein.setup``), and the prompt a
+slash command makes, the same for every host."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rein.bring.agents import FoundAgents, discover_agents
+from rein.bring.commands import Command, Found, discover_commands, literal, resolve
+from rein.bring.inventory import (
+    Inventory,
+    SetupItem,
+    agent_items,
+    command_items,
+    hook_items,
+    skill_items,
+)
+from rein.bring.skills import FoundSkills, SkillTool, discover_skills
+from rein.bring.sources import Invalid
+from rein.config import ReinConfig
+from rein.flows.subagent_kinds import SubagentKind
+from rein.harness.ports import Model
+from rein.providers.config import ModelConfig
+from rein.tools.bootstrap import find_instructions
+
+__all__ = [
+    "Prompted",
+    "agent_kinds",
+    "agent_model",
+    "agents_of",
+    "commands_of",
+    "mapped_model",
+    "prompted",
+    "setup_inventory",
+    "setup_problems",
+    "skill_tool",
+    "skills_of",
+    "user_home",
+]
+
+
+def user_home(config: ReinConfig) -> Path | None:
+    """The home folder whose ``~/.claude`` is read (None: the user's
+    folders are off, ``setup.userFolders``, or there is no home)."""
+    if not config.setup.user_folders:
+        return None
+    try:
+        return Path.home()
+    except RuntimeError:
+        return None
+
+
+def commands_of(config: ReinConfig, root: Path) -> Found:
+    """The slash commands of the workspace ``root`` and of the user."""
+    if not config.setup.commands:
+        return Found()
+    return discover_commands(root, user_home(config))
+
+
+@dataclass(frozen=True)
+class Prompted:
+    """What a prompt's text runs: the text the agent gets, and the command
+    that made it (None: the text as the person wrote it)."""
+
+    text: str
+    command: Command | None = None
+
+    def configured(self, config: ReinConfig) -> tuple[ReinConfig, str | None]:
+        """``config`` with the command's model when it names one that maps
+        to the configured provider's (:func:`mapped_model`), and what to
+        say about it (None: it names none)."""
+        command = self.command
+        if command is None or command.model is None:
+            return config, None
+        mapped = mapped_model(config, command.model)
+        if mapped is None:
+            return config, (
+                f"/{command.name} names the model {command.model!r}, which is not mapped to "
+                "the configured provider's models (setup.agentModels): the session's model "
+                "runs it"
+            )
+        model = config.model.model_copy(update={"model": mapped})
+        return config.model_copy(update={"model": model}), f"/{command.name} runs on {mapped}"
+
+    def mode(self, asked: str) -> str:
+        """The mode of a new session: the command's, unless the request
+        asked for another than the default agent mode."""
+        if self.command is not None and self.command.mode is not None and asked == "agent":
+            return self.command.mode
+        return asked
+
+
+def prompted(config: ReinConfig, root: Path, text: str) -> Prompted:
+    """The prompt ``text`` makes: a slash command's expanded prompt, or the
+    text itself (``//text`` is ``/text``). An unknown ``/name`` raises
+    :class:`~rein.bring.commands.CommandError`, listing the known ones."""
+    if not text.startswith("/"):
+        return Prompted(text)
+    invocation = resolve(text, commands_of(config, root))
+    if invocation is None:
+        return Prompted(literal(text))
+    return Prompted(invocation.prompt, invocation.command)
+
+
+def skills_of(config: ReinConfig, root: Path) -> FoundSkills:
+    """The skills of the workspace, the user and ``setup.skillPaths``."""
+    if not config.setup.skills:
+        return FoundSkills()
+    home = user_home(config)
+    extra = [_configured(p, root) for p in config.setup.skill_paths]
+    return discover_skills(root, home, extra)
+
+
+def _configured(path: str, root: Path) -> Path:
+    expanded = Path(path).expanduser()
+    return expanded if expanded.is_absolute() else root / expanded
+
+
+def agents_of(config: ReinConfig, root: Path) -> FoundAgents:
+    """The custom agents of the workspace and the user."""
+    if not config.setup.agents:
+        return FoundAgents()
+    return discover_agents(root, user_home(config))
+
+
+def skill_tool(config: ReinConfig, root: Path) -> SkillTool | None:
+    """The ``skill`` tool offering the skills found (None: there are none)."""
+    found = skills_of(config, root).skills
+    return SkillTool(found) if found else None
+
+
+def agent_kinds(
+    config: ReinConfig,
+    root: Path,
+    offered: Sequence[str],
+    model_factory: Callable[[ModelConfig], Model] | None,
+) -> list[SubagentKind]:
+    """The custom agents as the ``task`` tool's subagent types: their tools
+    among ``offered`` (the session's), their model mapped to the configured
+    provider's (:func:`agent_model`), and what could not be honoured in the
+    note their ``task`` result carries."""
+    kinds = []
+    for agent in agents_of(config, root).agents:
+        model, said = agent_model(config, agent.model, model_factory)
+        notes = [said] if said else []
+        if agent.unmapped:
+            notes.append(f"its tools {', '.join(agent.unmapped)} have no Rein tool")
+        missing = [t for t in agent.tools or () if t not in offered and t != "task"]
+        if missing:
+            notes.append(f"this session does not offer {', '.join(missing)}")
+        kinds.append(
+            SubagentKind(
+                name=agent.name,
+                description=agent.description,
+                tools=agent.tools,
+                instructions=agent.instructions,
+                model=model,
+                note=f"agent {agent.name}: " + "; ".join(notes) if notes else "",
+            )
+        )
+    return kinds
+
+
+def mapped_model(config: ReinConfig, name: str) -> str | None:
+    """The configured provider's model a setup file's ``model`` names:
+    ``setup.agentModels[name]``, else (anthropic) a ``claude-...`` id as it
+    is; None when it cannot be mapped (the replay provider plays one script)."""
+    if config.model.provider == "replay":
+        return None
+    mapped = config.setup.agent_models.get(name)
+    if mapped is None and config.model.provider == "anthropic" and name.startswith("claude-"):
+        mapped = name
+    return mapped
+
+
+def agent_model(
+    config: ReinConfig, name: str | None, model_factory: Callable[[ModelConfig], Model] | None
+) -> tuple[Model | None, str]:
+    """The model an agent's ``model`` names on the configured provider, and
+    what to say about it: ``setup.agentModels`` maps a name (``sonnet``)
+    to a model of the provider; a ``claude-...`` id is taken as it is by the
+    anthropic provider. Anything else runs on the session's model (None),
+    and the note says so."""
+    if name is None:
+        return None, ""
+    mapped = mapped_model(config, name)
+    if mapped is None or model_factory is None:
+        return None, (
+            f"its model {name!r} is not mapped to the configured provider's models "
+            "(setup.agentModels), so it ran on the session's model"
+        )
+    return model_factory(config.model.model_copy(update={"model": mapped})), ""
+
+
+def setup_inventory(config: ReinConfig, root: Path) -> Inventory:
+    """Everything of the person's setup a session in ``root`` reads, but
+    the MCP servers (whose trust the host knows): hooks, skills, agents,
+    commands and instruction files."""
+    settings = config.tool_settings()
+    inventory = Inventory()
+    inventory.add(hook_items(root, user_home(config)))
+    inventory.add(skill_items(skills_of(config, root), config.setup.skills))
+    inventory.add(agent_items(agents_of(config, root), config.setup.agents))
+    inventory.add(command_items(commands_of(config, root), config.setup.commands))
+    found = find_instructions(root, settings.instruction_files, settings.deny_globs)
+    for file in found.files:
+        applies = f"applies to {file.scope}" if file.scope else "applies to the whole workspace"
+        inventory.add([SetupItem("instructions", file.path, file.path, "used", applies)])
+    for note in found.notes:
+        inventory.add([SetupItem("instructions", "-", "instructions.files", "invalid", note)])
+    return inventory
+
+
+def setup_problems(config: ReinConfig, root: Path) -> list[str]:
+    """One line per skill, agent or command file that is not used, and why
+    (``rein run`` says them at its start; ``rein doctor`` lists them all)."""
+    found: list[Invalid] = []
+    if config.setup.skills:
+        found.extend(skills_of(config, root).invalid)
+    if config.setup.agents:
+        found.extend(agents_of(config, root).invalid)
+    if config.setup.commands:
+        found.extend(commands_of(config, root).invalid)
+    return [item.line() for item in found]

@@ -1,0 +1,212 @@
+"""The setup files' formats, read from real files: frontmatter, skills
+(the Agent Skills rules), custom agents (Claude Code's and Copilot's, their
+tools mapped to Rein's), commands (namespaces, arguments, what is not a
+command), the skill tool, and the one view of them all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rein.bring.agents import CLAUDE_TOOLS, COPILOT_TOOLS, discover_agents, map_tools
+from rein.bring.commands import CommandError, discover_commands, resolve
+from rein.bring.frontmatter import FrontmatterError, parse
+from rein.bring.skills import SkillArgs, SkillTool, discover_skills
+from rein.config import load_config
+from rein.harness.errors import ToolError
+from rein.session.setup_files import prompted, setup_inventory
+from tests.bring.setup_repo import setup_repo, write
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return setup_repo(tmp_path / "repo")
+
+
+def test_frontmatter_is_read_strictly() -> None:
+    doc = parse("---\nname: a\n---\nbody\n")
+    assert (doc.meta, doc.body) == ({"name": "a"}, "body\n")
+    assert parse("no block\n").meta == {}
+    with pytest.raises(FrontmatterError, match="no closing"):
+        parse("---\nname: a\n")
+    with pytest.raises(FrontmatterError, match="not valid YAML"):
+        parse("---\nname: [a\n---\n")
+    with pytest.raises(FrontmatterError, match="not a mapping"):
+        parse("---\n- a\n---\n")
+
+
+def test_skills_follow_the_specification_and_the_invalid_are_reported(
+    repo: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    write(
+        home,
+        {
+            ".claude/skills/mine/SKILL.md": "---\nname: mine\ndescription: Mine.\n---\nDo it.\n",
+            ".claude/skills/Upper/SKILL.md": "---\nname: Upper\ndescription: x\n---\n",
+            ".claude/skills/nodesc/SKILL.md": "---\nname: nodesc\n---\n",
+            ".claude/skills/meta/SKILL.md": (
+                "---\nname: meta\ndescription: x\nmetadata: {a: 1}\n---\n"
+            ),
+            ".claude/skills/greeting/SKILL.md": "---\nname: greeting\ndescription: x\n---\n",
+        },
+    )
+    found = discover_skills(repo, home)
+    assert [s.name for s in found.skills] == ["greeting", "mine"]
+    greeting = found.skills[0]
+    assert greeting.files == ("references/style.md", "scripts/hello.sh")
+    assert greeting.in_workspace == ".claude/skills/greeting"
+    assert greeting.allowed_tools == ("Bash(bash:*)", "Read")
+    reasons = {i.path: i.reason for i in found.invalid}
+    assert reasons == {
+        ".claude/skills/broken/SKILL.md": "name: 'other' is not the name of its folder 'broken'",
+        "~/.claude/skills/Upper/SKILL.md": (
+            "name: 'Upper' is not lowercase letters, digits and single hyphens "
+            "(not at the start or end)"
+        ),
+        "~/.claude/skills/nodesc/SKILL.md": "description: required",
+        "~/.claude/skills/meta/SKILL.md": "metadata: must be a mapping of strings to strings",
+        "~/.claude/skills/greeting/SKILL.md": (
+            "a skill named greeting is already .claude/skills/greeting/SKILL.md"
+        ),
+    }
+
+
+async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_files(
+    repo: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    write(
+        home,
+        {
+            ".claude/skills/mine/SKILL.md": "---\nname: mine\ndescription: Mine.\n---\nDo it.\n",
+            ".claude/skills/mine/ref.md": "the reference\n",
+            "secret.txt": "not the skill's\n",
+        },
+    )
+    tool = SkillTool(discover_skills(repo, home).skills)
+    assert "  - greeting: Greets people the house way." in tool.prompt_section
+    ctx: object = None
+    loaded = await tool.execute(SkillArgs(name="greeting"), ctx)  # type: ignore[arg-type]
+    assert "Run `scripts/hello.sh NAME`" in loaded.content
+    assert "read_file (.claude/skills/greeting/<file>)" in loaded.content
+    assert "- scripts/hello.sh" in loaded.content
+    mine = await tool.execute(SkillArgs(name="mine", file="ref.md"), ctx)  # type: ignore[arg-type]
+    assert mine.content == "the reference\n"
+    for args, message in [
+        (SkillArgs(name="mine", file="../../../secret.txt"), "is not a file of the skill mine"),
+        (SkillArgs(name="greeting", file="references/style.md"), "read its files with read_file"),
+        (SkillArgs(name="nope"), "no skill named 'nope'; the skills are: greeting, mine"),
+    ]:
+        with pytest.raises(ToolError, match=message.replace("(", r"\(")):
+            await tool.execute(args, ctx)  # type: ignore[arg-type]
+
+
+def test_custom_agents_of_both_formats_with_their_tools_mapped(repo: Path) -> None:
+    write(
+        repo,
+        {
+            ".github/agents/planner.agent.md": (
+                "---\ndescription: Plans.\ntools: ['search', 'read', 'fetch']\n---\nPlan it.\n"
+            )
+        },
+    )
+    found = discover_agents(repo)
+    by_name = {a.name: a for a in found.agents}
+    assert by_name["reader"].tools == ("read_file", "grep", "glob")
+    assert by_name["reader"].model == "sonnet"
+    assert by_name["reader"].instructions.startswith("You are a careful reader.")
+    assert by_name["planner"].tools == ("grep", "glob", "list_dir", "read_file")
+    assert by_name["planner"].unmapped == ("fetch",)
+    assert [(i.path, i.reason) for i in found.invalid] == [
+        (".claude/agents/nameless.md", "name: required")
+    ]
+    assert map_tools(("Bash(git diff:*)", "Edit", "WebFetch"), CLAUDE_TOOLS) == (
+        ["run_command", "edit_file"],
+        ["WebFetch"],
+    )
+    assert map_tools(("edit/editFiles",), COPILOT_TOOLS)[0] == [
+        "edit_file",
+        "write_file",
+        "delete_file",
+        "move_file",
+    ]
+
+
+def test_commands_take_arguments_and_only_a_command_name_is_a_command(repo: Path) -> None:
+    found = discover_commands(repo)
+    assert found.names() == ["review:file", "explain"]
+    review = found.get("review:file")
+    assert review is not None and review.argument_hint == "FILE CONCERN"
+    assert review.allowed_tools == ("Read", "Grep")
+    assert [(i.path, i.reason.split(" (")[0]) for i in found.invalid] == [
+        (".claude/commands/bad.md", "the frontmatter is not valid YAML")
+    ]
+    ran = resolve('/review:file app.py "error handling"', found)
+    assert ran is not None
+    assert ran.prompt == (
+        'Review app.py for error handling only. The whole request: app.py "error handling"'
+    )
+    explain = resolve("/explain rein.bring", found)
+    assert explain is not None and explain.prompt == "Explain rein.bring briefly."
+    assert explain.command.mode == "explain"
+    # Paths and file names are not commands; // sends a leading slash.
+    for text in ("/etc/hosts explain", "/setup.py what is it", "fix /x", "//review:file a"):
+        assert resolve(text, found) is None
+    with pytest.raises(CommandError) as caught:
+        resolve("/nope now", found)
+    assert str(caught.value) == (
+        "unknown command /nope; the known commands are: /review:file, /explain "
+        "(to send a text that starts with '/', start it with '//')"
+    )
+
+
+def test_a_body_without_placeholders_gets_the_arguments_and_modes_apply(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    write(root, {".claude/commands/go.md": "---\nmode: plan\n---\nDo the thing.\n"})
+    config = load_config({"setup": {"userFolders": False}}, "test")
+    ran = prompted(config, root, "/go fast")
+    assert ran.text == "Do the thing.\n\nARGUMENTS: fast"
+    assert ran.mode("agent") == "plan" and ran.mode("explain") == "explain"
+    assert prompted(config, root, "//go").text == "/go"
+    off = load_config({"setup": {"userFolders": False, "commands": False}}, "test")
+    with pytest.raises(CommandError, match="the known commands are: none"):
+        prompted(off, root, "/go")
+
+
+def test_a_commands_model_is_mapped_to_the_configured_providers(repo: Path) -> None:
+    mapped = load_config(
+        {
+            "model": {"provider": "anthropic", "model": "claude-opus-4-1"},
+            "setup": {"userFolders": False, "agentModels": {"haiku": "claude-haiku-4-5"}},
+        },
+        "test",
+    )
+    config, said = prompted(mapped, repo, "/review:file a b").configured(mapped)
+    assert (config.model.model, config.model.provider) == ("claude-haiku-4-5", "anthropic")
+    assert said == "/review:file runs on claude-haiku-4-5"
+    unmapped = load_config({"setup": {"userFolders": False}}, "test")
+    config, said = prompted(unmapped, repo, "/review:file a b").configured(unmapped)
+    assert config is unmapped and said is not None and "is not mapped" in said
+    assert prompted(unmapped, repo, "/explain x").configured(unmapped) == (unmapped, None)
+
+
+def test_the_setup_view_lists_every_kind_with_its_source_and_status(repo: Path) -> None:
+    write(repo, {"AGENTS.md": "Be brief.\n"})
+    config = load_config({"setup": {"userFolders": False}}, "test")
+    lines = setup_inventory(config, repo).lines()
+    assert lines[0] == "hooks: none found"
+    text = "\n".join(lines)
+    for expected in [
+        "  greeting (.claude/skills/greeting/SKILL.md): used",
+        "  broken (.claude/skills/broken/SKILL.md): invalid\n"
+        "      name: 'other' is not the name of its folder 'broken'",
+        "  reader (.claude/agents/reader.md): used\n"
+        "      Reads code and reports; never changes anything. "
+        "(tools: read_file, grep, glob; model sonnet)",
+        "  /review:file (.claude/commands/review/file.md): used",
+        "  /explain (.github/prompts/explain.prompt.md): used",
+        "  AGENTS.md (AGENTS.md): used\n      applies to the whole workspace",
+    ]:
+        assert expected in text, text
