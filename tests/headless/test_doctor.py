@@ -64,12 +64,13 @@ def test_doctor_lists_found_and_missing_servers_with_versions_and_installs(
     ) in out
     for name in ("ruff", "basedpyright", "eslint", "biome"):
         assert f"\n  {name} (" in out
-    # No bubblewrap on this PATH: the sandbox line says why, and what follows.
-    assert out.endswith(
-        "sandbox: does not work here: bubblewrap (bwrap) is not installed: install bubblewrap "
+    # No bubblewrap on this PATH: the sandbox line says why, and what follows;
+    # the person's setup comes after it.
+    assert (
+        "\nsandbox: does not work here: bubblewrap (bwrap) is not installed: install bubblewrap "
         "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap); with "
-        'approval.command "sandboxed" every command asks\n'
-    )
+        'approval.command "sandboxed" every command asks\n\nyour setup for '
+    ) in out
 
 
 def test_doctor_json_and_a_configured_server(tmp_path: Path) -> None:
