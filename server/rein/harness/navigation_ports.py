@@ -17,7 +17,7 @@ symbol)`` into a :class:`Position` and the answers into text the model reads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -27,6 +27,7 @@ __all__ = [
     "CodeSymbol",
     "NavigationUnavailable",
     "Navigator",
+    "PartialLocations",
     "Position",
     "TextReplacement",
 ]
@@ -77,6 +78,19 @@ class TextReplacement:
 
     range: CodeRange
     new_text: str
+
+
+class PartialLocations(tuple[CodeLocation, ...]):
+    """Locations a navigator found, with why they may be incomplete (the
+    server had not indexed the project within the bound): the tools show
+    ``note`` with them."""
+
+    note: str
+
+    def __new__(cls, locations: Iterable[CodeLocation], note: str) -> PartialLocations:
+        self = super().__new__(cls, locations)
+        self.note = note
+        return self
 
 
 class NavigationUnavailable(Exception):

@@ -18,6 +18,7 @@ from rein.harness.calls.display import DisplayKind, check_display
 from rein.harness.calls.tool_result import ToolResult
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Hooks
+from rein.harness.navigation_ports import Navigator
 from rein.harness.ports import (
     ApprovalRuleBook,
     Approver,
@@ -74,6 +75,9 @@ class ToolEnvironment:
     #: Where ``run_command`` runs its commands (the ACP client's terminal);
     #: None: a local process group of its own.
     commands: CommandExecutor | None = None
+    #: Answers the navigation tools (definitions, references, rename) from
+    #: a language server; None: they are not offered.
+    navigator: Navigator | None = None
 
     def __post_init__(self) -> None:
         if self.changes is None and isinstance(self.workspace, TrackedWorkspace):
