@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from rein.harness.errors import ReinError
+
 __all__ = [
     "CodeLocation",
     "CodeRange",
@@ -93,7 +95,7 @@ class PartialLocations(tuple[CodeLocation, ...]):
         return self
 
 
-class NavigationUnavailable(Exception):
+class NavigationUnavailable(ReinError):
     """No language server can answer for this file (its language has none,
     the server is not running, or the editor offers no provider). The message
     says which and is shown to the model as the tool's result."""
