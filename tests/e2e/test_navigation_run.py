@@ -23,8 +23,7 @@ FILES = {
     "pkg/__init__.py": "",
     # k's parameter is named like the new name: the rename breaks k's call.
     "pkg/core.py": (
-        "def f(x: int) -> int:\n    return x + 1\n\n\n"
-        "def k(inc: int) -> int:\n    return f(inc)\n"
+        "def f(x: int) -> int:\n    return x + 1\n\n\ndef k(inc: int) -> int:\n    return f(inc)\n"
     ),
     "pkg/use.py": "from pkg.core import f as g\n\n\ndef h() -> int:\n    return g(3)\n",
     "pkg/plain.py": "from pkg.core import f\n\nprint(f(1))\n",

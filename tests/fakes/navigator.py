@@ -27,9 +27,7 @@ def at(path: str, line: int, character: int, length: int = 1) -> CodeLocation:
 class FakeNavigator:
     source: str = "fake-server"
     references_of: dict[tuple[str, Position], Sequence[CodeLocation]] = field(default_factory=dict)
-    definitions_of: dict[tuple[str, Position], Sequence[CodeLocation]] = field(
-        default_factory=dict
-    )
+    definitions_of: dict[tuple[str, Position], Sequence[CodeLocation]] = field(default_factory=dict)
     hovers: dict[tuple[str, Position], str] = field(default_factory=dict)
     outlines: dict[str, Sequence[CodeSymbol]] = field(default_factory=dict)
     renames: dict[tuple[str, Position], Mapping[str, Sequence[TextReplacement]]] = field(
@@ -61,9 +59,7 @@ class FakeNavigator:
         return self.outlines.get(path, ())
 
     async def workspace_symbols(self, query: str) -> Sequence[CodeSymbol]:
-        return [
-            s for symbols in self.outlines.values() for s in symbols if query in s.name
-        ]
+        return [s for symbols in self.outlines.values() for s in symbols if query in s.name]
 
     async def rename(
         self, path: str, position: Position, new_name: str

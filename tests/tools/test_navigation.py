@@ -256,15 +256,11 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     assert declined.is_error
     assert (root / "pkg/core.py").read_text() == CORE
     with pytest.raises(ToolError, match="is not a name"):
-        await calls.run(
-            RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="a b"
-        )
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="a b")
     outside = CodeLocation("/usr/lib/x.py", CodeRange(Position(0, 0), Position(0, 1))).path
     navigator.renames[("pkg/core.py", Position(0, 4))] = {
         outside: [TextReplacement(CodeRange(Position(0, 0), Position(0, 1)), "inc")]
     }
     with pytest.raises(ToolError, match="outside the workspace; nothing changed"):
-        await calls.run(
-            RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc"
-        )
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
     assert (root / "pkg/core.py").read_text() == CORE
