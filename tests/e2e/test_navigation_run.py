@@ -3,7 +3,8 @@ an ``openai`` provider talking HTTP to ``rein mock-server``), answered by
 the basedpyright the analyzer gate runs: ``find_references`` finds a use
 under an import alias that ``grep -w f`` cannot, ``rename_symbol`` renames
 across files, and the analyzer gate then judges the rename: one that
-breaks a caller is blocked and repaired like an edit."""
+breaks a caller is blocked and repaired like an edit; an edit of a
+signature names the references in its result."""
 
 from __future__ import annotations
 
@@ -66,7 +67,20 @@ SCENARIO: list[dict[str, Any]] = [
             new_string="def k(n: int) -> int:\n    return inc(n)",
         ),
     },
-    {"text": "Renamed f to inc and fixed k."},
+    # An edit of inc's signature names its callers in its result.
+    {
+        "expect": {"last_message_contains": "Edited pkg/core.py"},
+        **call(
+            "edit_file",
+            path="pkg/core.py",
+            old_string="def inc(x: int) -> int:",
+            new_string="def inc(x: int, y: int = 0) -> int:",
+        ),
+    },
+    {
+        "expect": {"last_message_contains": "`inc`'s signature changed; 4 references: "},
+        "text": "Renamed f to inc and fixed k.",
+    },
 ]
 
 
@@ -88,7 +102,8 @@ def test_references_follow_an_alias_and_a_rename_is_gated_like_an_edit(tmp_path:
         )  # fmt: skip
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     assert (project / "pkg/core.py").read_text() == (
-        "def inc(x: int) -> int:\n    return x + 1\n\n\ndef k(n: int) -> int:\n    return inc(n)\n"
+        "def inc(x: int, y: int = 0) -> int:\n    return x + 1\n\n\n"
+        "def k(n: int) -> int:\n    return inc(n)\n"
     )
     assert (project / "pkg/use.py").read_text() == FILES["pkg/use.py"].replace(
         "import f as", "import inc as"

@@ -6,10 +6,10 @@ connections: no second server process.
 
 Before a question the file is opened in its server (the pool's
 ``ensure_open``; the text is the one the pool shows its servers: the
-client's buffer over ACP, else the disk), and the pool is given a bounded
-wait to settle: basedpyright lists only a symbol's declaration as its
-references until it has indexed the project. Past the bound the answer is
-what the server has, marked as possibly incomplete
+client's buffer over ACP, else the disk), and until the pool has once
+settled it is given a bounded wait to: basedpyright lists only a symbol's
+declaration as its references until it has indexed the project. Past the
+bound the answer is what the server has, marked as possibly incomplete
 (:class:`~rein.harness.navigation_ports.PartialLocations`).
 """
 
@@ -83,6 +83,9 @@ class PoolNavigator:
         self.pool = pool
         self.index_wait_s = index_wait_s
         self._answered_by: str | None = None
+        #: The servers settled once: later questions do not wait (the
+        #: server answers on the text it was last sent, as it stands).
+        self._indexed = False
 
     @property
     def source(self) -> str:
@@ -129,8 +132,9 @@ class PoolNavigator:
         if self.pool.skipped(path):
             raise NavigationUnavailable(f"{path} is not analysed (the workspace filter skips it).")
         await self.pool.ensure_open([path], importers=False)
-        settled = await self.pool.wait_idle(self.index_wait_s)
-        return analyzer, settled
+        if not self._indexed:
+            self._indexed = await self.pool.wait_idle(self.index_wait_s)
+        return analyzer, self._indexed
 
     async def _ask(self, analyzer: _Analyzer, what: str, request: Awaitable[Any]) -> Any:
         seconds = self.pool.request_timeout_s
@@ -254,7 +258,8 @@ class PoolNavigator:
     async def workspace_symbols(self, query: str) -> Sequence[CodeSymbol]:
         found: list[CodeSymbol] = []
         await self.pool.started()
-        await self.pool.wait_idle(self.index_wait_s)
+        if not self._indexed:
+            self._indexed = await self.pool.wait_idle(self.index_wait_s)
         asked = False
         for analyzer in self.pool.analyzers:
             if analyzer.spec.name in DIAGNOSTICS_ONLY or not analyzer.alive:
