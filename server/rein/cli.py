@@ -319,12 +319,20 @@ def build_parser() -> argparse.ArgumentParser:
             "lsp",
             "checkpoints",
             "acp",
+            "navigation",
         ],
     )
-    p.add_argument("n", nargs="?", default=None, help="core: sizes, e.g. 50,200,1000; acp: samples")
+    p.add_argument(
+        "n",
+        nargs="?",
+        default=None,
+        help="core: sizes, e.g. 50,200,1000; acp: samples; navigation: symbols per project",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.add_argument(
-        "--corpus", action="store_true", help="gates, tests: seeded edits in real projects"
+        "--corpus",
+        action="store_true",
+        help="gates, tests: seeded edits in real projects; navigation: references vs grep",
     )
     p.add_argument(
         "--projects",
