@@ -63,5 +63,9 @@ async def test_find_references_over_acp_follows_an_alias_in_the_editors_buffers(
     found = [c for c in calls if c.get("title") == "Find references"]
     assert [(c["kind"], c["status"]) for c in found] == [("search", "completed")], calls
     assert "LATE = f(5)" in str(found[0].get("content"))
+    # The places found are the call's locations, which the client follows.
+    places = [(loc["path"], loc["line"]) for loc in found[0]["locations"]]
+    core, use = str((root / "pkg/core.py").resolve()), str((root / "pkg/use.py").resolve())
+    assert places == [(core, 1), (core, 5), (use, 1), (use, 1), (use, 5)]
     assert (root / "pkg/core.py").read_text() == CORE
     await assert_used_up(mock)

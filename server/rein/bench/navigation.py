@@ -153,7 +153,7 @@ def _context(root: Path, navigator: PoolNavigator) -> ToolContext:
 async def _measure(
     label: str, root: Path, spec: AnalyzerSpec, symbols: list[Symbol], include: str
 ) -> dict[str, Any]:
-    pool = AnalyzerPool(root, [spec], workspace_max_files=100_000, request_timeout_ms=120_000)
+    pool = AnalyzerPool(root, [spec], request_timeout_ms=120_000)
     async with pool:
         navigator = PoolNavigator(pool, index_wait_s=INDEX_WAIT_S)
         ctx = _context(root, navigator)
