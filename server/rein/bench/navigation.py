@@ -181,7 +181,9 @@ async def _measure(
                 times.append(elapsed)
             sizes.append(len(text))
             server = {(f.location.path, f.location.range.start.line + 1) for f in found}
-            server = {(p, n) for p, n in server if not p.startswith("/")}
+            # The files grep searches (not a library's stub, not compiled .js).
+            suffix = include.removeprefix("*")
+            server = {(p, n) for p, n in server if not p.startswith("/") and p.endswith(suffix)}
             alias_found += sum(1 for f in found if f.note)
             grep = _grep(root, symbol.name, include)
             refs += len(server)
