@@ -343,17 +343,20 @@ def build_parser() -> argparse.ArgumentParser:
             "acp",
             "sandbox",
             "isolated",
+            "navigation",
         ],
     )
     p.add_argument(
         "n",
         nargs="?",
         default=None,
-        help="core: sizes, e.g. 50,200,1000; acp, sandbox: samples; isolated: runs",
+        help="core: sizes, e.g. 50,200,1000; acp, sandbox: samples; isolated: runs; navigation: symbols per project",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.add_argument(
-        "--corpus", action="store_true", help="gates, tests: seeded edits in real projects"
+        "--corpus",
+        action="store_true",
+        help="gates, tests: seeded edits in real projects; navigation: references vs grep",
     )
     p.add_argument(
         "--projects",

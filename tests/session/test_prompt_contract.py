@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 from pygls.workspace import Workspace
 
 from rein.config import load_config
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.flows.plan_act import NON_WORK_TOOLS
 from rein.harness.agent import RunResult
 from rein.harness.prompts import NO_COMMAND, NO_WRITE
@@ -46,6 +47,7 @@ from rein.hosting.headless import HeadlessSession
 from rein.lsp import create_server
 from rein.providers.replay import RecordedRequest, ReplayModel
 from rein.tools import default_tools
+from rein.tools.registry import NAVIGATION_READ_TOOLS, navigation_tools
 from rein.tools.settings import DEFAULT_TOOL_NAMES
 from tests.bring.setup_repo import setup_repo
 from tests.mcp.conftest import TOOLBOX
@@ -76,6 +78,7 @@ MCP_BOX_TOOLS = (
 #: The tool class of every tool a session can offer.
 CLASSES: dict[str, str] = {
     **{t.name: t.tool_class for t in default_tools().tools()},
+    **{t.name: t.tool_class for t in navigation_tools()},
     "read_note": "read",
     "write_note": "write",
     "task": "other",
@@ -225,6 +228,27 @@ async def run_host(
 
 
 HOSTS = [pytest.param(serve_host, id="serve"), pytest.param(run_host, id="run")]
+
+
+@asynccontextmanager
+async def navigating_host(
+    root: Path, model: ReplayModel, mode: str, config: dict[str, Any]
+) -> AsyncIterator[Callable[[str], Any]]:
+    """``rein run``'s assembly with basedpyright in its analyzer pool: the
+    pool answers the navigation tools, so they are offered."""
+    config = {**config, "gates": {"analyzer": {"enabled": True}}}
+    basedpyright = next(s for s in DEFAULT_ANALYZERS if s.name == "basedpyright")
+    async with HeadlessSession(
+        root, model, load_config(config, "test"), analyzers=(basedpyright,), mode=mode, watch=False
+    ) as host:
+
+        async def prompt(text: str) -> Ran:
+            result = await host.prompt(text)
+            tools = host.session.tools
+            assert tools is not None
+            return Ran(result, model.requests, tools.names())
+
+        yield prompt
 
 
 @pytest.fixture
@@ -419,6 +443,32 @@ async def test_skills_and_custom_agents_are_named_where_offered(
     check_contract("explainer", explainer.requests[0], explainer.executor_tools)
     assert "skill" in explainer.requests[0].tools
     assert "reader" not in explainer.requests[0].system
+
+
+async def test_the_navigation_tools_are_named_in_every_role_that_is_offered_them(
+    project: Path, tmp_path: Path
+) -> None:
+    """With a language server to ask, the agent, its default subagent and
+    the explainer are offered the navigation tools (rename only where files
+    may change), and their prompts name exactly what they are offered."""
+    config = _config(tmp_path)
+    turns = [task(None), {"text": "app.py sets x."}, {"text": "x is 1."}]
+    ran = await run_script(navigating_host, project, "agent", turns, config)
+    agent, child = ran.requests[0], ran.requests[1]
+    assert {*NAVIGATION_READ_TOOLS, "rename_symbol"} <= set(agent.tools)
+    assert set(NAVIGATION_READ_TOOLS) <= set(child.tools)
+    assert "rename_symbol" not in child.tools
+    check_contract("agent", agent, ran.executor_tools)
+    check_contract("subagent", child, ran.executor_tools)
+    explainer = await run_script(navigating_host, project, "explain", [{"text": "x"}], config)
+    request = explainer.requests[0]
+    assert set(NAVIGATION_READ_TOOLS) <= set(request.tools)
+    assert "rename_symbol" not in request.tools
+    check_contract("explainer", request, explainer.executor_tools)
+    # Without one (no analyzer that navigates) none of them is offered or named.
+    plain = await run_script(run_host, project, "agent", [{"text": "x"}], config)
+    assert not set(plain.requests[0].tools) & {*NAVIGATION_READ_TOOLS, "rename_symbol"}
+    check_contract("agent", plain.requests[0], plain.executor_tools)
 
 
 # ------------------------------------------------- the contract can fail

@@ -53,7 +53,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from rein.acp.result_text import result_text
+from rein.acp.result_text import result_locations, result_text
 from rein.harness.events import Blocker, Event, PlanStep
 from rein.session.coalesce import COALESCE_S, DeltaCoalescer
 
@@ -97,6 +97,11 @@ _KINDS: dict[str, ToolKind] = {
     "delete_file": "delete",
     "move_file": "move",
     "grep": "search",
+    "find_definition": "search",
+    "find_references": "search",
+    "symbols": "search",
+    "hover": "read",
+    "rename_symbol": "edit",
     "run_command": "execute",
     "complete_step": "think",
     "submit_plan": "think",
@@ -350,6 +355,11 @@ class UpdateMapper:
                 call,
                 status="failed" if event.is_error else "completed",
                 content=content or None,
+                locations=[
+                    ToolCallLocation(path=self._abs(path), line=line)
+                    for path, line in result_locations(event.content, event.display)
+                ]
+                or None,
                 raw_output={"isError": event.is_error, "durationMs": round(event.duration_ms)},
             )
         ]

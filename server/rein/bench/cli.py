@@ -25,6 +25,12 @@ def main(args: argparse.Namespace) -> int:
         from rein.bench.tests_corpus import main_tests
 
         return main_tests(args)
+    if args.what == "navigation":
+        if not args.corpus:
+            raise SystemExit("rein bench navigation: only --corpus (references in real projects)")
+        from rein.bench.navigation import main_navigation
+
+        return main_navigation(args)
     if args.what == "core-one":
         n, _, extra = str(args.n).partition("+")
         print(json.dumps(bench.bench_core_one(int(n), features=extra == "features")))

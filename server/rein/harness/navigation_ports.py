@@ -17,9 +17,11 @@ symbol)`` into a :class:`Position` and the answers into text the model reads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from rein.harness.errors import ReinError
 
 __all__ = [
     "CodeLocation",
@@ -27,6 +29,7 @@ __all__ = [
     "CodeSymbol",
     "NavigationUnavailable",
     "Navigator",
+    "PartialLocations",
     "Position",
     "TextReplacement",
 ]
@@ -79,7 +82,20 @@ class TextReplacement:
     new_text: str
 
 
-class NavigationUnavailable(Exception):
+class PartialLocations(tuple[CodeLocation, ...]):
+    """Locations a navigator found, with why they may be incomplete (the
+    server had not indexed the project within the bound): the tools show
+    ``note`` with them."""
+
+    note: str
+
+    def __new__(cls, locations: Iterable[CodeLocation], note: str) -> PartialLocations:
+        self = super().__new__(cls, locations)
+        self.note = note
+        return self
+
+
+class NavigationUnavailable(ReinError):
     """No language server can answer for this file (its language has none,
     the server is not running, or the editor offers no provider). The message
     says which and is shown to the model as the tool's result."""

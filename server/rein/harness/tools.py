@@ -18,6 +18,7 @@ from rein.harness.calls.display import DisplayKind, check_display
 from rein.harness.calls.tool_result import ToolResult
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.hooks import Hooks, Permit
+from rein.harness.navigation_ports import Navigator
 from rein.harness.ports import (
     ApprovalRuleBook,
     Approver,
@@ -78,6 +79,9 @@ class ToolEnvironment:
     #: The OS sandbox ``run_command``'s local commands run in when
     #: ``approval.command`` is "sandboxed"; None: none (every command asks).
     sandbox: CommandSandbox | None = None
+    #: Answers the navigation tools (definitions, references, rename) from
+    #: a language server; None: they are not offered.
+    navigator: Navigator | None = None
 
     def __post_init__(self) -> None:
         if self.changes is None and isinstance(self.workspace, TrackedWorkspace):
@@ -184,7 +188,7 @@ class Tool(ABC, Generic[ArgsT]):
     #: role offered the tool); None for a tool of no toolkit.
     toolkit: ToolkitRules | None = None
     #: How clients show the tool's result (``tool_call_end.display``):
-    #: "text", "markdown", "diff", "table" or "json"; the model reads the
+    #: "text", "markdown", "diff", "table", "json" or "locations"; the model reads the
     #: same text whatever the kind.
     display: DisplayKind = "text"
 

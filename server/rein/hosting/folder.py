@@ -28,6 +28,7 @@ from rein.disk.watcher import DiskWatcher
 from rein.harness.events import Event
 from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog
+from rein.harness.navigation_ports import Navigator
 from rein.harness.ports import (
     AnnouncesSending,
     ApprovalRuleBook,
@@ -93,7 +94,8 @@ class FolderHost(Generic[W]):
     is started with ``spawn`` (None: asyncio tasks).
 
     Per session (called with its id): ``approver``, ``user``, ``commands``
-    and ``approval_rules`` as for :class:`~rein.session.SessionPorts`.
+    and ``approval_rules`` as for :class:`~rein.session.SessionPorts`;
+    ``navigator`` answers the sessions' navigation tools (None: not offered).
     ``on_new_session`` and ``on_evict`` are given each session the manager
     makes or evicts (the manager itself is made on first use: a folder that
     only syncs documents builds no sessions).
@@ -132,8 +134,11 @@ class FolderHost(Generic[W]):
         on_evict: Sequence[Callable[[Session], None]] = (),
         evict: bool = False,
         recover_interrupted: bool = True,
+        navigator: Navigator | None = None,
     ) -> None:
         self.root = root
+        #: Answers the sessions' navigation tools (None: they are not offered).
+        self.navigator = navigator
         self.config = config
         self.mutations = mutations
         self.workspace = workspace
@@ -254,6 +259,7 @@ class FolderHost(Generic[W]):
             commands=self._commands,
             approval_rules=self._approval_rules,
             hooks=self._hook_ports,
+            navigator=self.navigator,
         )
 
     async def close(self) -> None:

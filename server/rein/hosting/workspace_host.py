@@ -36,6 +36,7 @@ from rein.disk.analyzer_discovery import workspace_specs as discover_specs
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
+from rein.disk.pool_navigator import PoolNavigator, navigates
 from rein.disk.pool_status import not_analysed_text
 from rein.harness import Event
 from rein.harness.generations import MutationLog, TrackedWorkspace
@@ -173,6 +174,10 @@ class WorkspaceHost:
                 store_notice=lambda message: self.report(f"sessions: {message}"),
             ),
             recover_interrupted=recover_interrupted,
+            # The pool's own servers answer navigation when one of them can.
+            navigator=(
+                PoolNavigator(self.pool) if navigates([s.name for s in self.pool.specs]) else None
+            ),
         )
         self.mutations = mutations
         self.workspace = workspace

@@ -39,6 +39,7 @@ from rein.harness.gating.gate_types import PriorTexts
 from rein.harness.gating.gates import CommandGate, DependencyGate, Gate, GatePipeline
 from rein.harness.generations import MutationLog, RecordingWorkspace, TrackedWorkspace
 from rein.harness.hooks import TurnInfo, TurnOverrides
+from rein.harness.navigation_ports import Navigator
 from rein.harness.ports import (
     AnnouncingWorkspace,
     CommandRunner,
@@ -59,7 +60,12 @@ from rein.store.persistence import MAIN_MEMORY
 from rein.testgate.detect import finds_pytest_tests, has_xdist
 from rein.testgate.gate import TestGate
 from rein.tools import bootstrap
-from rein.tools.registry import READ_ONLY_TOOLS, default_tools
+from rein.tools.registry import (
+    NAVIGATION_READ_TOOLS,
+    READ_ONLY_TOOLS,
+    default_tools,
+    navigation_tools,
+)
 from rein.tools.settings import DEFAULT_DENY_GLOBS, DEFAULT_INSTRUCTION_FILES
 from rein.tools.task import TaskTool
 from rein.tools.toolkit import TOOLKITS_KEY
@@ -180,12 +186,15 @@ def build_session(
     save_plan: Callable[[str, PlanSnapshot], object] | None = None,
     checkpoints: CheckpointStore | None = None,
     on_checkpoint_error: Callable[[str], None] | None = None,
+    navigator: Navigator | None = None,
 ) -> Session:
     """One session: tools (with ``task`` outside explain mode), gates
     (none in explain mode; in plan mode they run after the last step),
     the agent, and in plan mode the planner and the flow. With a
     ``checkpoints`` store (and ``checkpoints.enabled``) its runs' changes are
-    captured there (:func:`attach_checkpoints`)."""
+    captured there (:func:`attach_checkpoints`). With a ``navigator`` (else
+    the host's, ``ports.navigator``) the navigation tools are offered
+    (``rename_symbol`` outside explain mode), and subagents read with them."""
     ports = announcing(ports)
     mode = spec.mode
     session_id = spec.session_id or new_session_id()
@@ -201,6 +210,10 @@ def build_session(
                 TOOLKITS_KEY,
             )
         tools.register(skills)
+    navigator = navigator if navigator is not None else ports.navigator
+    if navigator is not None:
+        for tool in navigation_tools(read_only=mode == "explain"):
+            tools.register(tool)
     if spec.model is not None:
         model = spec.model
     elif ports.model_factory is not None:
@@ -219,6 +232,7 @@ def build_session(
         settle_changes=ports.settle_changes,
         commands=ports.commands(session_id),
         sandbox=command_sandbox(str(ports.root), config.sandbox),
+        navigator=navigator,
     )
     instructions = bootstrap.project_instructions(
         ports.root, settings.deny_globs, settings.instruction_files
@@ -237,7 +251,9 @@ def build_session(
             system_prompt=lambda offered: build_system_prompt(
                 offered.tools(), "subagent", instructions
             ),
-            default_tools=READ_ONLY_TOOLS,
+            default_tools=(
+                READ_ONLY_TOOLS if navigator is None else (*READ_ONLY_TOOLS, *NAVIGATION_READ_TOOLS)
+            ),
             persistence_for=lambda child: persist(f"{child}:memory", True),
         )
         kinds = agent_kinds(config, ports.root, tools.names(), ports.model_factory)

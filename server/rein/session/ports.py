@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rein.harness import HarnessConfig, Message
     from rein.harness.gating.gates import Gate
     from rein.harness.generations import MutationLog
+    from rein.harness.navigation_ports import Navigator
     from rein.harness.ports import (
         ApprovalRuleBook,
         Approver,
@@ -80,6 +81,9 @@ class SessionPorts:
     hooks: HookTrustPorts | None = None
     #: The person's home folder (``~/.claude/settings.json``); None: not read.
     home: Path | None = field(default_factory=Path.home)
+    #: Answers the navigation tools (the editor's providers, the analyzer
+    #: pool's servers); None: the tools are not offered.
+    navigator: Navigator | None = None
 
 
 @dataclass(slots=True)

@@ -32,6 +32,7 @@ from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
 from rein.tools.disk_read import MAX_TEXT_BYTES, too_large_message
+from rein.tools.impact import impact_note
 from rein.tools.sandbox import Sandbox
 
 __all__ = [
@@ -279,8 +280,9 @@ class EditFileTool(Tool[EditFileArgs]):
             f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''} "
             f"(from line {first_line}; generation {mutation.generation})."
         )
+        impact = await impact_note(ctx, rel, text, edit.updated)
         return ToolResult(
-            f"{summary}\n{diff}",
+            f"{summary}\n{diff}" + (f"\n{impact}" if impact else ""),
             details={
                 "path": rel,
                 "generation": mutation.generation,
@@ -288,6 +290,19 @@ class EditFileTool(Tool[EditFileArgs]):
                 "diff": diff,
             },
         )
+
+
+async def _text_for_impact(
+    ctx: ToolContext, workspace: Workspace, rel: str, existed: bool
+) -> str | None:
+    """The text a Python file held before it is overwritten, when the
+    session can tell the impact of a change (it has a navigator)."""
+    if ctx.env.navigator is None or not existed or not rel.endswith((".py", ".pyi")):
+        return None
+    try:
+        return (await workspace.read_text(rel)).text
+    except ToolError:
+        return None
 
 
 class WriteFileArgs(BaseModel):
@@ -322,9 +337,12 @@ class WriteFileTool(Tool[WriteFileArgs]):
         )
         if denial is not None:
             return denial
+        before = await _text_for_impact(ctx, workspace, rel, existed)
         mutation: Mutation = await workspace.write_text(rel, args.content)
         done = "Overwrote" if existed else "Created"
+        impact = "" if before is None else await impact_note(ctx, rel, before, args.content)
         return ToolResult(
-            f"{done} {rel} ({plural(lines, 'line')}; generation {mutation.generation}).",
+            f"{done} {rel} ({plural(lines, 'line')}; generation {mutation.generation})."
+            + (f"\n{impact}" if impact else ""),
             details={"path": rel, "generation": mutation.generation, "created": not existed},
         )

@@ -24,19 +24,53 @@ from rein.tools.edit import EditFileTool, WriteFileTool
 from rein.tools.file_ops import DeleteFileTool, MoveFileTool
 from rein.tools.grep import GrepTool
 from rein.tools.listing import GlobTool, ListDirTool
+from rein.tools.navigation import (
+    NAVIGATION_READ_TOOLS,
+    FindDefinitionTool,
+    FindReferencesTool,
+    HoverTool,
+    SymbolsTool,
+)
 from rein.tools.read import ReadFileTool
+from rein.tools.rename import RenameSymbolTool
 from rein.tools.settings import DEFAULT_TOOL_SETTINGS, DISABLEABLE_TOOL_NAMES, ToolSettings
 from rein.tools.toolkit import TOOLKITS_KEY, configured_toolkits
 
-__all__ = ["READ_ONLY_TOOLS", "default_tools", "tool_sections"]
+__all__ = [
+    "NAVIGATION_READ_TOOLS",
+    "NAVIGATION_TOOLS",
+    "READ_ONLY_TOOLS",
+    "default_tools",
+    "navigation_tools",
+    "tool_sections",
+]
 
 #: The tools that change nothing (plan and explain modes).
 READ_ONLY_TOOLS = ("read_file", "list_dir", "glob", "grep", "get_diagnostics", "ask_user")
 
 
+#: The navigation tools, offered when the session has a language server to
+#: ask (a :class:`~rein.harness.navigation_ports.Navigator`).
+NAVIGATION_TOOLS = (*NAVIGATION_READ_TOOLS, "rename_symbol")
+
+
 #: Names a toolkit's tool cannot take: the standard tools, ``task`` and plan
 #: mode's output tools.
-_RESERVED = frozenset({*DISABLEABLE_TOOL_NAMES, "complete_step", "submit_plan"})
+_RESERVED = frozenset({*DISABLEABLE_TOOL_NAMES, *NAVIGATION_TOOLS, "complete_step", "submit_plan"})
+
+
+def navigation_tools(*, read_only: bool = False) -> list[Tool[Any]]:
+    """The navigation tools, in the order the system prompt lists them
+    (``rename_symbol`` only outside ``read_only``)."""
+    tools: list[Tool[Any]] = [
+        FindDefinitionTool(),
+        FindReferencesTool(),
+        HoverTool(),
+        SymbolsTool(),
+    ]
+    if not read_only:
+        tools.append(RenameSymbolTool())
+    return tools
 
 
 def default_tools(settings: ToolSettings | None = None, *, read_only: bool = False) -> ToolRegistry:

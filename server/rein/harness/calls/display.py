@@ -7,11 +7,29 @@ The model always reads text; the kind only changes how the panel and
 may return its rows: a list of dicts, or a list of lists whose first row is
 the header) and a ``json`` result is JSON text (a tool may return the
 value); :func:`parse_table` reads such a table back for a renderer.
+
+A ``locations`` result (the navigation tools: ``find_references``,
+``rename_symbol``...) is text in this shape, which the panel parses
+(:func:`parse_locations` is the reference reading)::
+
+    3 references to `f` in 2 files (basedpyright):
+    pkg/a.py
+      1:5: def f(x):
+    pkg/b.py
+      3:1: from pkg.a import f as g
+      7:12: return g(2) (as g)
+    (4 more left out)
+
+a header line, then groups: a line holding a path (no leading space),
+followed by lines ``"  L:C: text"`` (two spaces, 1-based line and column,
+a colon and a space, the line's text); a last line in parentheses may say
+what was left out.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
@@ -20,14 +38,16 @@ __all__ = [
     "DisplayKind",
     "check_display",
     "display_text",
+    "parse_locations",
     "parse_table",
     "table_text",
 ]
 
 #: ``text`` (the default): as it is; ``markdown``: rendered; ``diff``: a
 #: unified diff with its added and removed lines marked; ``table``: a
-#: markdown pipe table shown as a table; ``json``: JSON, pretty-printed.
-DisplayKind = Literal["text", "markdown", "diff", "table", "json"]
+#: markdown pipe table shown as a table; ``json``: JSON, pretty-printed;
+#: ``locations``: places in files (:func:`parse_locations`), shown as links.
+DisplayKind = Literal["text", "markdown", "diff", "table", "json", "locations"]
 DISPLAY_KINDS: tuple[str, ...] = get_args(DisplayKind)
 
 
@@ -37,6 +57,34 @@ def check_display(where: str, display: object) -> DisplayKind:
         raise TypeError(f"{where}: display {display!r} is not one of {', '.join(DISPLAY_KINDS)}")
     kind: DisplayKind = display  # type: ignore[assignment]
     return kind
+
+
+_LOCATION_LINE = re.compile(r"^  (\d+):(\d+): ?(.*)$")
+
+
+def parse_locations(
+    text: str,
+) -> tuple[str, list[tuple[str, list[tuple[int, int, str]]]], str | None] | None:
+    """(header, [(path, [(line, column, text)])], trailer) of a
+    ``locations`` result (1-based lines and columns); None when ``text`` is
+    not one."""
+    lines = text.rstrip("\n").splitlines()
+    if not lines:
+        return None
+    header, rest = lines[0], lines[1:]
+    trailer: str | None = None
+    if rest and rest[-1].startswith("(") and rest[-1].endswith(")"):
+        trailer, rest = rest[-1], rest[:-1]
+    groups: list[tuple[str, list[tuple[int, int, str]]]] = []
+    for line in rest:
+        found = _LOCATION_LINE.match(line)
+        if found is not None and groups:
+            groups[-1][1].append((int(found[1]), int(found[2]), found[3]))
+        elif line and not line[0].isspace():
+            groups.append((line, []))
+        else:
+            return None
+    return header, groups, trailer
 
 
 def _cell(value: object) -> str:

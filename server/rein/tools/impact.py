@@ -1,0 +1,128 @@
+"""An edit's impact, said without being asked: when ``edit_file`` or
+``write_file`` changes the signature of a Python function or class (its
+parameters, its return annotation, its bases, its name), the result says how
+many references it has and where (the first few), from the session's
+navigator, so the model sees the callers to update before the gates do.
+
+Bounded: the note is given up after :data:`IMPACT_BOUND_S` (a slow or busy
+server omits it; the edit is never delayed longer).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import anyio
+
+from rein.harness.navigation_ports import NavigationUnavailable, Navigator, Position
+from rein.harness.tools import ToolContext
+from rein.tools.nav_text import utf16_column
+
+__all__ = ["IMPACT_BOUND_S", "Signature", "changed_signatures", "impact_note"]
+
+#: The longest an edit waits for its impact note.
+IMPACT_BOUND_S = 1.5
+#: How many places the note names.
+SHOWN = 5
+#: How many changed definitions one edit reports on.
+MAX_DEFINITIONS = 3
+
+_Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A definition's name (dotted through its enclosing classes and
+    functions), what its signature is made of, and where its name is
+    (0-based line, character index in that line)."""
+
+    qualname: str
+    shape: str
+    line: int
+    column: int
+
+
+def _shape(node: _Def) -> str:
+    if isinstance(node, ast.ClassDef):
+        return "class(" + ", ".join(ast.dump(b) for b in [*node.bases, *node.keywords]) + ")"
+    returns = ast.dump(node.returns) if node.returns is not None else ""
+    return f"def({ast.dump(node.args)})->{returns}"
+
+
+def _signatures(text: str) -> dict[str, Signature] | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    lines = text.splitlines()
+    found: dict[str, Signature] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _Def):
+                name = f"{prefix}{child.name}"
+                line = child.lineno - 1
+                source = lines[line] if line < len(lines) else ""
+                keyword = "class" if isinstance(child, ast.ClassDef) else "def"
+                index = source.find(child.name, source.find(keyword) + len(keyword))
+                found[name] = Signature(name, _shape(child), line, max(index, 0))
+                visit(child, f"{name}.")
+            elif not isinstance(child, ast.expr):
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def changed_signatures(before: str, after: str) -> tuple[list[Signature], list[str]]:
+    """The definitions of ``after`` whose signature differs from
+    ``before``'s, and the names of ``before`` no longer defined when
+    ``after`` defines as many (renamed, by this guess). Nothing when either
+    text does not parse."""
+    old, new = _signatures(before), _signatures(after)
+    if old is None or new is None:
+        return [], []
+    changed = [sig for name, sig in new.items() if name in old and old[name].shape != sig.shape]
+    gone = [name for name in old if name not in new]
+    gone = [name for name in gone if name.rpartition(".")[0] not in gone]
+    renamed = gone if gone and len(new) >= len(old) else []
+    return changed, renamed
+
+
+async def _note(navigator: Navigator, rel: str, text: str, sig: Signature) -> str | None:
+    line_text = text.splitlines()[sig.line]
+    position = Position(sig.line, utf16_column(line_text, sig.column))
+    try:
+        found = await navigator.references(rel, position, include_declaration=False)
+    except NavigationUnavailable:
+        return None
+    places = [f"{loc.path}:{loc.range.start.line + 1}" for loc in found]
+    if not places:
+        return f"`{sig.qualname}`'s signature changed; it has no references."
+    more = f", ... ({len(places) - SHOWN} more)" if len(places) > SHOWN else ""
+    count = f"{len(places)} reference{'' if len(places) == 1 else 's'}"
+    return (
+        f"`{sig.qualname}`'s signature changed; {count}: {', '.join(places[:SHOWN])}{more} "
+        "(find_references lists them)."
+    )
+
+
+async def impact_note(ctx: ToolContext, rel: str, before: str, after: str) -> str:
+    """The lines to add to an edit's result ("" when there is nothing to
+    say, no navigator, not Python, or the server is too slow)."""
+    navigator = ctx.env.navigator
+    if navigator is None or not rel.endswith((".py", ".pyi")) or before == after:
+        return ""
+    changed, renamed = changed_signatures(before, after)
+    notes: list[str] = [
+        f"`{name}` is no longer defined in {rel}: its callers still use the old name "
+        "(rename_symbol renames a symbol with its references)."
+        for name in renamed[:MAX_DEFINITIONS]
+    ]
+    with anyio.move_on_after(IMPACT_BOUND_S):
+        for sig in changed[:MAX_DEFINITIONS]:
+            note = await _note(navigator, rel, after, sig)
+            if note is not None:
+                notes.append(note)
+    return "\n".join(notes)

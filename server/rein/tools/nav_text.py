@@ -1,0 +1,162 @@
+"""The navigation tools' text: a symbol named on a line becomes a
+:class:`~rein.harness.navigation_ports.Position`, and the locations a
+language server answers become the bounded ``locations`` text the model
+reads and the panel shows as links (:mod:`rein.harness.calls.display`).
+
+The model names a line (1-based, as ``read_file`` shows it) and the
+symbol's text on it; Rein finds the column (a whole-word match) and counts
+it in UTF-16 code units, as the Language Server Protocol does. Columns
+shown back are 1-based characters of the line's text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rein.harness.errors import ToolError
+from rein.harness.navigation_ports import CodeLocation, Position
+
+__all__ = [
+    "MAX_LOCATIONS",
+    "MAX_OUTPUT_LINES",
+    "Found",
+    "character_index",
+    "format_locations",
+    "symbol_position",
+    "utf16_column",
+]
+
+#: At most this many locations are listed; the rest are counted.
+MAX_LOCATIONS = 100
+#: At most this many lines of output (header, paths and locations).
+MAX_OUTPUT_LINES = 2000
+#: A location's line text is cut to this many characters.
+MAX_LINE_CHARS = 200
+
+
+def utf16_column(text: str, index: int) -> int:
+    """The UTF-16 offset of character ``index`` of the line ``text``."""
+    return len(text[:index].encode("utf-16-le", "surrogatepass")) // 2
+
+
+def character_index(text: str, character: int) -> int:
+    """The character index of UTF-16 offset ``character`` in the line
+    ``text`` (past the end: the line's length)."""
+    units = 0
+    for index, char in enumerate(text):
+        if units >= character:
+            return index
+        units += 2 if ord(char) > 0xFFFF else 1
+    return len(text)
+
+
+def _word(symbol: str) -> str:
+    """The name a symbol's text stands for: ``obj.method`` -> ``method``,
+    ``f()`` -> ``f``."""
+    name = symbol.strip().rstrip("()").strip()
+    return name.rsplit(".", 1)[-1] if "." in name and not name.endswith(".") else name
+
+
+def symbol_position(
+    rel: str, text: str, line: int, symbol: str, occurrence: int | None = None
+) -> Position:
+    """Where ``symbol`` is on the 1-based ``line`` of ``text``: a whole-word
+    match; with ``occurrence`` (1-based) the n-th of several. A ToolError
+    the model can act on when the line does not exist, the symbol is not on
+    it, or it is there more than once."""
+    name = _word(symbol)
+    if not name:
+        raise ToolError("symbol is empty: give the name as it is written on the line.")
+    lines = text.splitlines()
+    if line < 1 or line > len(lines):
+        raise ToolError(
+            f"{rel} has {len(lines)} line{'' if len(lines) == 1 else 's'}; there is no line {line}."
+        )
+    line_text = lines[line - 1]
+    starts = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", line_text)]
+    if not starts:
+        raise ToolError(
+            f"`{name}` is not on line {line} of {rel} (as a whole word); the line is:\n"
+            f"{line}: {line_text}\nGive the line where the name is written (read_file shows "
+            "the line numbers)."
+        )
+    if occurrence is not None:
+        if not 1 <= occurrence <= len(starts):
+            raise ToolError(
+                f"`{name}` occurs {len(starts)} time{'' if len(starts) == 1 else 's'} on line "
+                f"{line} of {rel}; occurrence {occurrence} does not exist."
+            )
+        start = starts[occurrence - 1]
+    elif len(starts) > 1:
+        columns = ", ".join(str(s + 1) for s in starts)
+        raise ToolError(
+            f"`{name}` occurs {len(starts)} times on line {line} of {rel} (at columns "
+            f"{columns}):\n{line}: {line_text}\nSay which with occurrence (1 for the first)."
+        )
+    else:
+        start = starts[0]
+    return Position(line - 1, utf16_column(line_text, start))
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One location to list: where, the text of its line (None: unknown),
+    a note after it (``(as g)``), and what to show instead of the line's
+    text (an outline's ``function f``)."""
+
+    location: CodeLocation
+    line_text: str | None = None
+    note: str = ""
+    shown: str | None = None
+
+
+def _entry(found: Found) -> str:
+    start = found.location.range.start
+    text = found.line_text
+    column = start.character + 1 if text is None else character_index(text, start.character) + 1
+    shown = (found.shown if found.shown is not None else text or "").strip()
+    if len(shown) > MAX_LINE_CHARS:
+        shown = shown[: MAX_LINE_CHARS - 1] + "…"
+    note = f" {found.note}" if found.note else ""
+    return f"  {start.line + 1}:{column}: {shown}{note}".rstrip()
+
+
+def format_locations(
+    header: str,
+    found: Sequence[Found],
+    *,
+    max_locations: int = MAX_LOCATIONS,
+    max_lines: int = MAX_OUTPUT_LINES,
+    trailer: str | None = None,
+) -> str:
+    """The ``locations`` text: ``header``, then the locations grouped by
+    file (in path order, each file's in line order), at most
+    ``max_locations`` of them and ``max_lines`` lines, then a last line in
+    parentheses: how many were left out, and ``trailer``."""
+    ordered = sorted(
+        found, key=lambda f: (f.location.path, f.location.range.start, f.location.range.end)
+    )
+    lines = [header]
+    shown = 0
+    current: str | None = None
+    for item in ordered:
+        if shown >= max_locations:
+            break
+        needed = 1 if item.location.path == current else 2
+        if len(lines) + needed > max_lines - 1:
+            break
+        if item.location.path != current:
+            current = item.location.path
+            lines.append(current)
+        lines.append(_entry(item))
+        shown += 1
+    notes: list[str] = []
+    if len(ordered) > shown:
+        notes.append(f"{len(ordered) - shown} more left out")
+    if trailer:
+        notes.append(trailer)
+    if notes:
+        lines.append(f"({'; '.join(notes)})")
+    return "\n".join(lines)

@@ -1,0 +1,210 @@
+"""``rename_symbol``: the language server's rename, applied as an edit.
+
+The navigator answers with text edits per file (nothing applied); they are
+applied through the session's Workspace like ``edit_file``'s: one approval
+for the whole rename (its diff), each file written with the text it was
+planned on (a file changed since it was read is refused by the workspace,
+and the rename stops before writing anything when a file changed before
+its first write), under the same per-file locks, so checkpoints, review and
+the gates see it as they see an edit. The files are written one after the
+other: each write is a mutation generation of its own, all in the same run
+(the gates judge the run's changes together).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, Field
+
+from rein.harness.errors import FileChangedError, ToolError
+from rein.harness.navigation_ports import (
+    CodeLocation,
+    CodeRange,
+    NavigationUnavailable,
+    Position,
+    TextReplacement,
+)
+from rein.harness.ports import FileContent
+from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.tools._context import sandbox_of
+from rein.tools._files import plural
+from rein.tools.approval import check_approval
+from rein.tools.edit import bounded_diff, path_lock
+from rein.tools.nav_text import Found, format_locations, utf16_column
+from rein.tools.navigation import require_navigator, resolve_symbol
+
+__all__ = ["RenameSymbolArgs", "RenameSymbolTool", "apply_replacements"]
+
+_NAME = re.compile(r"^[^\W\d]\w*$")
+
+
+def _offset(starts: list[int], text: str, position: Position) -> int:
+    """The string index of an LSP position (UTF-16 character) in ``text``."""
+    if position.line >= len(starts):
+        return len(text)
+    start = starts[position.line]
+    end = starts[position.line + 1] if position.line + 1 < len(starts) else len(text)
+    units = 0
+    index = start
+    while index < end and units < position.character:
+        units += 2 if ord(text[index]) > 0xFFFF else 1
+        index += 1
+    return index
+
+
+def apply_replacements(text: str, edits: Sequence[TextReplacement]) -> tuple[str, list[Position]]:
+    """``text`` with ``edits`` applied (LSP ranges of the original text), and
+    where each edit starts in the new text (UTF-16 positions), in order."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    spans = sorted(
+        (_offset(starts, text, e.range.start), _offset(starts, text, e.range.end), e.new_text)
+        for e in edits
+    )
+    for (_, end, _), (start, _, _) in itertools.pairwise(spans):
+        if start < end:
+            raise ToolError("the language server's rename has overlapping edits; nothing changed.")
+    parts: list[str] = []
+    where: list[Position] = []
+    last = 0
+    for start, end, new in spans:
+        parts.append(text[last:start])
+        before = "".join(parts)
+        line_start = before.rfind("\n") + 1
+        where.append(
+            Position(
+                before.count("\n"), utf16_column(before[line_start:], len(before) - line_start)
+            )
+        )
+        parts.append(new)
+        last = end
+    parts.append(text[last:])
+    return "".join(parts), where
+
+
+class RenameSymbolArgs(BaseModel):
+    path: str = Field(description="File the symbol is written in, relative to the workspace root.")
+    line: int = Field(description="1-based line number (as read_file shows it).")
+    symbol: str = Field(description="The symbol's name as it is written on that line.")
+    new_name: str = Field(description="The new name.")
+    occurrence: int | None = Field(
+        None, description="Which occurrence on the line (1 = first), when the name is there twice."
+    )
+
+
+class RenameSymbolTool(Tool[RenameSymbolArgs]):
+    name = "rename_symbol"
+    description = (
+        "Rename a symbol (function, class, method, variable) everywhere it is used, with the "
+        "language server's rename: every file that refers to it is changed in one step. "
+        "Returns the edited lines."
+    )
+    args_model = RenameSymbolArgs
+    tool_class = "write"
+    display = "locations"
+    prompt_section: str = (
+        "`rename_symbol` renames a symbol everywhere it is used, in one step; prefer it to "
+        "editing each use by hand."
+    )
+
+    async def execute(self, args: RenameSymbolArgs, ctx: ToolContext) -> ToolResult:
+        navigator = require_navigator(ctx)
+        new_name = args.new_name.strip()
+        if not _NAME.match(new_name):
+            raise ToolError(f"new_name {args.new_name!r} is not a name (letters, digits, _).")
+        rel, position = await resolve_symbol(
+            ctx, args.path, args.line, args.symbol, args.occurrence
+        )
+        try:
+            edits = await navigator.rename(rel, position, new_name)
+        except NavigationUnavailable as exc:
+            raise ToolError(str(exc)) from None
+        edits = {path: list(e) for path, e in edits.items() if e}
+        if not edits:
+            raise ToolError(
+                f"The language server ({navigator.source}) has no rename for "
+                f"`{args.symbol.strip()}` on line {args.line} of {rel}; nothing changed."
+            )
+        workspace, sandbox = sandbox_of(ctx)
+        planned: dict[str, tuple[FileContent, str, list[Position]]] = {}
+        for path, replacements in sorted(edits.items()):
+            if path.startswith("/"):
+                raise ToolError(
+                    f"The rename would change {path}, outside the workspace; nothing changed."
+                )
+            target = sandbox.resolve(path)
+            sandbox.check_writable(target)
+            content = await workspace.read_text(target)
+            updated, lines = apply_replacements(content.text, replacements)
+            planned[target] = (content, updated, lines)
+        diff = "\n".join(bounded_diff(p, c.text, u) for p, (c, u, _) in planned.items())
+        count = sum(len(lines) for _, _, lines in planned.values())
+        old = args.symbol.strip()
+        summary = f"Renamed `{old}` to `{new_name}`: {plural(count, 'edit')} in " + plural(
+            len(planned), "file"
+        )
+        paths = tuple(planned)
+        denial = await check_approval(
+            ctx,
+            "write",
+            title=f"Rename {old} to {new_name} ({plural(len(paths), 'file')})",
+            detail=diff,
+            action=f"rename {old} to {new_name} in {', '.join(paths)}",
+            about=paths[0],
+            writes=paths,
+        )
+        if denial is not None:
+            return denial
+        return await self._write(ctx, planned, summary, diff)
+
+    async def _write(
+        self,
+        ctx: ToolContext,
+        planned: Mapping[str, tuple[FileContent, str, list[Position]]],
+        summary: str,
+        diff: str,
+    ) -> ToolResult:
+        workspace, _ = sandbox_of(ctx)
+        # Nothing is written when a file changed since the rename was planned.
+        for path, (content, _, _) in planned.items():
+            now = await workspace.read_text(path)
+            if now.text != content.text:
+                raise ToolError(
+                    f"{path} changed since the rename was planned (another edit, session or "
+                    "the person changed it); nothing was written. Rename again."
+                )
+        generations: list[int] = []
+        written: list[str] = []
+        found: list[Found] = []
+        for path, (content, updated, lines) in planned.items():
+            async with path_lock(workspace.root, path):
+                try:
+                    mutation = await workspace.write_text(
+                        path, updated, expected_version=content.version, expected_text=content.text
+                    )
+                except FileChangedError:
+                    done = f" ({', '.join(written)} already renamed)" if written else ""
+                    raise ToolError(
+                        f"{path} changed while the rename was written; it was not changed"
+                        f"{done}. Read it and finish the rename with edit_file."
+                    ) from None
+            generations.append(mutation.generation)
+            written.append(path)
+            new_lines = updated.splitlines()
+            for start in lines:
+                text = new_lines[start.line] if start.line < len(new_lines) else ""
+                found.append(Found(CodeLocation(path, CodeRange(start, start)), text))
+        span = (
+            f"generation {generations[0]}"
+            if len(generations) == 1
+            else f"generations {generations[0]}-{generations[-1]}"
+        )
+        text = format_locations(summary + ":", found, trailer=span)
+        return ToolResult(
+            text,
+            details={"paths": written, "generations": generations, "diff": diff},
+        )

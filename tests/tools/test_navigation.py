@@ -1,0 +1,266 @@
+"""The navigation tools over a scripted navigator (tests/fakes/navigator.py)
+and a workspace on disk: the symbol's column from its name on a line
+(UTF-16, whole words, ambiguity and absence as errors the model reads),
+the bounded ``locations`` text and its parse, alias following, and
+``rename_symbol`` as one approved edit of every file it touches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.harness.calls.display import parse_locations
+from rein.harness.errors import ToolError
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.navigation_ports import (
+    CodeLocation,
+    CodeRange,
+    CodeSymbol,
+    PartialLocations,
+    Position,
+    TextReplacement,
+)
+from rein.harness.tools import ToolEnvironment
+from rein.tools.nav_text import Found, format_locations, symbol_position
+from rein.tools.navigation import FindDefinitionTool, FindReferencesTool, HoverTool, SymbolsTool
+from rein.tools.rename import RenameSymbolTool, apply_replacements
+from rein.tools.settings import ApprovalSettings, ToolSettings
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.navigator import FakeNavigator, at
+from tests.fakes.tools import ToolCallRecorder
+from tests.tools.conftest import WriteFiles
+
+CORE = "def f(x):\n    return x\n\n\ndef other():\n    return f(2)\n"
+USE = "from pkg.core import f as g\n\n\ndef h():\n    return g(3) + g(4)\n"
+
+
+# ----------------------------------------------------------- symbol -> column
+
+
+def test_the_symbol_is_found_as_a_whole_word_and_counted_in_utf16() -> None:
+    text = "x = 'é😀' + fx + f(1)\n"
+    # "f" stands alone once (fx is another word); 😀 is two UTF-16 units.
+    assert symbol_position("a.py", text, 1, "f") == Position(0, 17)
+    assert symbol_position("a.py", text, 1, "obj.f()") == Position(0, 17)
+    assert symbol_position("a.py", "g(f, f)\n", 1, "f", occurrence=2) == Position(0, 5)
+
+
+def test_an_ambiguous_or_absent_symbol_or_line_is_an_error_the_model_can_act_on() -> None:
+    with pytest.raises(ToolError, match=r"occurs 2 times on line 1 of a\.py \(at columns 3, 6\)"):
+        symbol_position("a.py", "g(f, f)\n", 1, "f")
+    with pytest.raises(ToolError, match=r"`h` is not on line 1 of a\.py.*\n1: g\(f, f\)"):
+        symbol_position("a.py", "g(f, f)\n", 1, "h")
+    with pytest.raises(ToolError, match="has 1 line; there is no line 3"):
+        symbol_position("a.py", "g(f, f)\n", 3, "f")
+    with pytest.raises(ToolError, match="occurrence 3 does not exist"):
+        symbol_position("a.py", "g(f, f)\n", 1, "f", occurrence=3)
+
+
+# ----------------------------------------------------------- the text
+
+
+def test_locations_are_grouped_by_file_bounded_and_parse_back() -> None:
+    found = [
+        Found(at("b.py", 2, 4), "    y = f(1)"),
+        Found(at("a.py", 0, 4), "def f(x):"),
+        Found(at("b.py", 0, 0), "from a import f as g", "(as g)"),
+    ]
+    text = format_locations("3 references to `f` in 2 files (fake):", found)
+    assert text == (
+        "3 references to `f` in 2 files (fake):\n"
+        "a.py\n  1:5: def f(x):\n"
+        "b.py\n  1:1: from a import f as g (as g)\n  3:5: y = f(1)"
+    )
+    header, groups, trailer = parse_locations(text) or ("", [], None)
+    assert header.startswith("3 references")
+    assert groups == [
+        ("a.py", [(1, 5, "def f(x):")]),
+        ("b.py", [(1, 1, "from a import f as g (as g)"), (3, 5, "y = f(1)")]),
+    ]
+    assert trailer is None
+    many = [Found(at(f"m{i // 10}.py", i % 10, 0), "x") for i in range(250)]
+    bounded = format_locations("250 references:", many, max_locations=100)
+    parsed = parse_locations(bounded)
+    assert parsed is not None
+    assert sum(len(lines) for _, lines in parsed[1]) == 100
+    assert parsed[2] == "(150 more left out)"
+    short = format_locations("h", many, max_lines=12)
+    assert len(short.splitlines()) == 12 and short.endswith("more left out)")
+    assert parse_locations("No definition found.") == ("No definition found.", [], None)
+    assert parse_locations("header\na.py\n  not a location") is None
+    assert parse_locations("header\n  1:1: a location before any path") is None
+
+
+# ----------------------------------------------------------- the tools
+
+
+@pytest.fixture
+def project(write_files: WriteFiles) -> None:
+    write_files({"pkg/core.py": CORE, "pkg/use.py": USE})
+
+
+@pytest.fixture
+def navigator() -> FakeNavigator:
+    nav = FakeNavigator()
+    # f's references stop at the import that renames it; g's go on.
+    nav.references_of[("pkg/core.py", Position(0, 4))] = [
+        at("pkg/core.py", 0, 4),
+        at("pkg/core.py", 5, 11),
+        at("pkg/use.py", 0, 21),
+    ]
+    nav.references_of[("pkg/use.py", Position(0, 26))] = PartialLocations(
+        [at("pkg/use.py", 0, 26), at("pkg/use.py", 4, 11), at("pkg/use.py", 4, 18)],
+        "the server may not have indexed the project yet",
+    )
+    nav.definitions_of[("pkg/use.py", Position(4, 11))] = [at("pkg/core.py", 0, 4)]
+    nav.hovers[("pkg/core.py", Position(0, 4))] = "```python\ndef f(x) -> int\n```"
+    f = CodeSymbol("f", "function", at("pkg/core.py", 0, 4))
+    nav.outlines["pkg/core.py"] = [
+        f,
+        CodeSymbol("other", "function", at("pkg/core.py", 4, 4), children=(f,)),
+    ]
+    return nav
+
+
+@pytest.fixture
+def env(disk: DiskWorkspace, navigator: FakeNavigator) -> ToolEnvironment:
+    return ToolEnvironment(workspace=TrackedWorkspace(disk, MutationLog()), navigator=navigator)
+
+
+async def test_find_references_follows_an_import_alias_and_says_what_may_be_missing(
+    calls: ToolCallRecorder, project: None, navigator: FakeNavigator
+) -> None:
+    result = await calls.run(FindReferencesTool(), path="pkg/core.py", line=1, symbol="f")
+    assert not result.is_error, result.content
+    assert result.content == (
+        "6 references to `f` in 2 files (fake-server):\n"
+        "pkg/core.py\n  1:5: def f(x):\n  6:12: return f(2)\n"
+        "pkg/use.py\n"
+        "  1:22: from pkg.core import f as g\n"
+        "  1:27: from pkg.core import f as g (as g)\n"
+        "  5:12: return g(3) + g(4) (as g)\n"
+        "  5:19: return g(3) + g(4) (as g)\n"
+        "(the server may not have indexed the project yet)"
+    )
+    assert ("references", "pkg/use.py", Position(0, 26)) in navigator.asked
+
+
+async def test_definition_hover_and_symbols_answer_from_the_navigator(
+    calls: ToolCallRecorder, project: None
+) -> None:
+    found = await calls.run(
+        FindDefinitionTool(), path="pkg/use.py", line=5, symbol="g", occurrence=1
+    )
+    assert found.content == "1 definition of `g` (fake-server):\npkg/core.py\n  1:5: def f(x):"
+    hover = await calls.run(HoverTool(), path="pkg/core.py", line=1, symbol="f")
+    assert hover.content == "```python\ndef f(x) -> int\n```"
+    outline = await calls.run(SymbolsTool(), path="pkg/core.py")
+    assert outline.content == (
+        "3 symbols in pkg/core.py (fake-server):\npkg/core.py\n"
+        "  1:5: function f\n  1:5: · function f\n  5:5: function other"
+    )
+    search = await calls.run(SymbolsTool(), query="oth")
+    assert "5:5: function other" in search.content
+    with pytest.raises(ToolError, match="Give either path"):
+        await calls.run(SymbolsTool(), path="pkg/core.py", query="f")
+    with pytest.raises(ToolError, match="fake-server knows nothing"):
+        await calls.run(FindReferencesTool(), path="pkg/use.py", line=4, symbol="h")
+
+
+async def test_without_a_navigator_the_tools_say_so(disk: DiskWorkspace, project: None) -> None:
+    calls = ToolCallRecorder(ToolEnvironment(workspace=disk))
+    with pytest.raises(ToolError, match="needs a language server"):
+        await calls.run(FindReferencesTool(), path="pkg/core.py", line=1, symbol="f")
+
+
+# ----------------------------------------------------------- rename
+
+
+def _rename_f(navigator: FakeNavigator) -> None:
+    def edit(line: int, character: int) -> TextReplacement:
+        return TextReplacement(
+            CodeRange(Position(line, character), Position(line, character + 1)), "inc"
+        )
+
+    navigator.renames[("pkg/core.py", Position(0, 4))] = {
+        "pkg/core.py": [edit(5, 11), edit(0, 4)],
+        "pkg/use.py": [edit(0, 21)],
+    }
+
+
+def test_replacements_apply_from_utf16_ranges_and_say_where_they_landed() -> None:
+    text = "s = '😀'; f(f)\n"
+    edits = [
+        TextReplacement(CodeRange(Position(0, 12), Position(0, 13)), "inc"),
+        TextReplacement(CodeRange(Position(0, 10), Position(0, 11)), "inc"),
+    ]
+    updated, where = apply_replacements(text, edits)
+    assert updated == "s = '😀'; inc(inc)\n"
+    assert where == [Position(0, 10), Position(0, 14)]
+    overlapping = [*edits, TextReplacement(CodeRange(Position(0, 10), Position(0, 13)), "z")]
+    with pytest.raises(ToolError, match="overlapping"):
+        apply_replacements(text, overlapping)
+
+
+async def test_rename_is_one_approved_change_of_every_file(
+    root: Path, project: None, navigator: FakeNavigator
+) -> None:
+    _rename_f(navigator)
+    log = MutationLog()
+    approver = FakeApprover()
+    calls = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=TrackedWorkspace(DiskWorkspace(root), log),
+            navigator=navigator,
+            approver=approver,
+            settings=ToolSettings(approval=ApprovalSettings(write="ask")),
+        )
+    )
+    result = await calls.run(
+        RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc"
+    )
+    assert not result.is_error, result.content
+    assert result.content == (
+        "Renamed `f` to `inc`: 3 edits in 2 files:\n"
+        "pkg/core.py\n  1:5: def inc(x):\n  6:12: return inc(2)\n"
+        "pkg/use.py\n  1:22: from pkg.core import inc as g\n"
+        "(generations 1-2)"
+    )
+    assert (root / "pkg/core.py").read_text() == CORE.replace("f(", "inc(")
+    assert (root / "pkg/use.py").read_text() == USE.replace("import f", "import inc")
+    # One approval, showing every file's diff.
+    assert len(approver.requests) == 1
+    assert "+++ b/pkg/core.py" in approver.requests[0].detail
+    assert "+++ b/pkg/use.py" in approver.requests[0].detail
+    assert [m.paths for m in log.since(0)] == [("pkg/core.py",), ("pkg/use.py",)]
+    assert result.details["generations"] == [1, 2]
+
+
+async def test_a_declined_or_refused_rename_changes_nothing(
+    root: Path, project: None, navigator: FakeNavigator
+) -> None:
+    _rename_f(navigator)
+    calls = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=DiskWorkspace(root),
+            navigator=navigator,
+            approver=FakeApprover(False),
+            settings=ToolSettings(approval=ApprovalSettings(write="ask")),
+        )
+    )
+    declined = await calls.run(
+        RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc"
+    )
+    assert declined.is_error
+    assert (root / "pkg/core.py").read_text() == CORE
+    with pytest.raises(ToolError, match="is not a name"):
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="a b")
+    outside = CodeLocation("/usr/lib/x.py", CodeRange(Position(0, 0), Position(0, 1))).path
+    navigator.renames[("pkg/core.py", Position(0, 4))] = {
+        outside: [TextReplacement(CodeRange(Position(0, 0), Position(0, 1)), "inc")]
+    }
+    with pytest.raises(ToolError, match="outside the workspace; nothing changed"):
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
+    assert (root / "pkg/core.py").read_text() == CORE
