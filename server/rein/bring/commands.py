@@ -29,6 +29,7 @@ from typing import Literal
 
 from rein.bring.frontmatter import FrontmatterError, read
 from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
+from rein.harness.errors import ReinError
 
 __all__ = [
     "Command",
@@ -56,7 +57,7 @@ _MODES: dict[str, Literal["agent", "plan", "explain"]] = {
 }
 
 
-class CommandError(ValueError):
+class CommandError(ReinError, ValueError):
     """A ``/name`` that is no known command (the message lists the known ones)."""
 
 

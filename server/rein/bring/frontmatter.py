@@ -15,13 +15,15 @@ from typing import Any
 
 import yaml
 
+from rein.harness.errors import ReinError
+
 __all__ = ["MAX_FILE_BYTES", "Document", "FrontmatterError", "parse", "read"]
 
 #: A setup file larger than this is not read (it is reported as invalid).
 MAX_FILE_BYTES = 512 * 1024
 
 
-class FrontmatterError(ValueError):
+class FrontmatterError(ReinError, ValueError):
     """Why a file's frontmatter cannot be read."""
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from rein.harness.messages import AssistantMessage, Message
+from rein.harness.navigation_ports import Navigator
 from rein.harness.process_ports import (
     CommandExecutor,
     CommandResult,
@@ -52,6 +53,7 @@ __all__ = [
     "Mutation",
     "MutationListening",
     "MutationOrigin",
+    "Navigator",
     "Persistence",
     "PreviewProcess",
     "PreviewProcessFactory",
