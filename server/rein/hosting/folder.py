@@ -27,6 +27,7 @@ from rein.disk.watcher import DiskWatcher
 from rein.harness.events import Event
 from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.generations import MutationLog
+from rein.harness.navigation_ports import Navigator
 from rein.harness.ports import (
     AnnouncesSending,
     ApprovalRuleBook,
@@ -81,7 +82,8 @@ class FolderHost(Generic[W]):
     ``diagnostics`` is the source the coordinator settles;
     ``model_factory`` makes a session's model; ``storage`` gives the session
     store's folder (None: in memory); ``mcp_ports`` is who is asked for MCP
-    inputs and trust (None: nobody).
+    inputs and trust (None: nobody); ``navigator`` answers the sessions'
+    semantic questions (the editor's providers; None: none).
 
     The disk watcher (``watch``) reports changes nobody made through the
     workspace to ``note_external`` (the preview's own files left out);
@@ -125,6 +127,7 @@ class FolderHost(Generic[W]):
         commands: Callable[[str], CommandExecutor | None] = _nobody,
         approval_rules: Callable[[str], ApprovalRuleBook | None] = _nobody,
         mcp_ports: McpConfigPorts | None = None,
+        navigator: Navigator | None = None,
         notices: FolderNotices | None = None,
         on_new_session: Sequence[Callable[[Session], None]] = (),
         on_evict: Sequence[Callable[[Session], None]] = (),
@@ -160,6 +163,7 @@ class FolderHost(Generic[W]):
         self._commands = commands
         self._approval_rules = approval_rules
         self._mcp_ports = mcp_ports
+        self.navigator = navigator
         self._notices = notices or FolderNotices()
         self._on_new_session = tuple(on_new_session)
         self._on_evict = tuple(on_evict)
@@ -250,6 +254,7 @@ class FolderHost(Generic[W]):
             mcp=self.mcp,
             commands=self._commands,
             approval_rules=self._approval_rules,
+            navigator=self.navigator,
         )
 
     async def close(self) -> None:

@@ -246,6 +246,7 @@ class ReinServer(LanguageServer):
             from rein.lsp.editor import EditorWorkspace
             from rein.lsp.editor_diagnostics import EditorDiagnostics
             from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
+            from rein.lsp.editor_navigation import EditorNavigator, offers_navigation
             from rein.lsp.mcp_ports import EditorMcpPorts
             from rein.store import default_storage_path
 
@@ -276,6 +277,9 @@ class ReinServer(LanguageServer):
                 approver=lambda session_id: EditorApprover(self.client, session_id),
                 user=lambda session_id: EditorUserChannel(self.client, session_id),
                 approval_rules=lambda session_id: self.approvals.book(session_id),
+                navigator=EditorNavigator(self.client, self.root)
+                if offers_navigation(self.client_capabilities)
+                else None,
                 mcp_ports=EditorMcpPorts(
                     self.client, lambda: Path(self.config.storage_path or default_storage_path())
                 ),

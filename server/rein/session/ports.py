@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rein.harness import HarnessConfig, Message
     from rein.harness.gating.gates import Gate
     from rein.harness.generations import MutationLog
+    from rein.harness.navigation_ports import Navigator
     from rein.harness.ports import (
         ApprovalRuleBook,
         Approver,
@@ -73,6 +74,9 @@ class SessionPorts:
     #: The approval rules of one session ("always allow": its own and the
     #: workspace's); None: no rules are kept, the person is always asked.
     approval_rules: Callable[[str], ApprovalRuleBook | None] = lambda session_id: None
+    #: Answers the semantic tools' questions (definition, references, rename...):
+    #: the editor's providers under ``rein serve``; None: no navigator.
+    navigator: Navigator | None = None
 
 
 @dataclass(slots=True)
