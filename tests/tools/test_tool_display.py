@@ -76,7 +76,7 @@ class Changes(Tool[_NoArgs]):
 
 
 def test_the_display_kinds() -> None:
-    assert DISPLAY_KINDS == ("text", "markdown", "diff", "table", "json")
+    assert DISPLAY_KINDS == ("text", "markdown", "diff", "table", "json", "locations")
 
 
 def test_a_tool_declares_its_display_and_a_toolkit_gives_its_default() -> None:

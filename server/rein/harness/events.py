@@ -273,7 +273,8 @@ class ToolRetry(_Event):
 class ToolCallEnd(_Event):
     """A tool call ended with ``content``, the text the model reads.
     ``display`` says how to show it: the tool's display kind ("markdown",
-    "diff", "table": a markdown pipe table, "json"), "text" for a failed call
+    "diff", "table": a markdown pipe table, "json", "locations": places in
+    files shown as links), "text" for a failed call
     or a tool that declares none."""
 
     type: Literal["tool_call_end"] = "tool_call_end"

@@ -13,7 +13,7 @@
   whose ``display`` is "table" may return its rows, one whose ``display``
   is "json" any JSON value: :mod:`rein.harness.calls.display`);
 * ``display`` (default: its toolkit's, else "text") says how clients show
-  the result: "text", "markdown", "diff", "table" or "json".
+  the result: "text", "markdown", "diff", "table", "json" or "locations".
 
 A :class:`Toolkit` is a class whose ``@tool`` methods become tools
 (:meth:`Toolkit.tools`) and whose ``instructions`` become a
@@ -211,7 +211,7 @@ def tool(
     (approval stays the tool's own: ``rein.tools.check_approval``); the
     prompt section defaults to
     ``"`name`: <first paragraph of the description>"``. ``display``
-    ("text", "markdown", "diff", "table" or "json"; default: the toolkit's,
+    ("text", "markdown", "diff", "table", "json" or "locations"; default: the toolkit's,
     else "text") says how clients show the result.
     """
 

@@ -175,7 +175,7 @@ class Tool(ABC, Generic[ArgsT]):
     #: role offered the tool); None for a tool of no toolkit.
     toolkit: ToolkitRules | None = None
     #: How clients show the tool's result (``tool_call_end.display``):
-    #: "text", "markdown", "diff", "table" or "json"; the model reads the
+    #: "text", "markdown", "diff", "table", "json" or "locations"; the model reads the
     #: same text whatever the kind.
     display: DisplayKind = "text"
 

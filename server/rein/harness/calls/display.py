@@ -26,8 +26,10 @@ __all__ = [
 
 #: ``text`` (the default): as it is; ``markdown``: rendered; ``diff``: a
 #: unified diff with its added and removed lines marked; ``table``: a
-#: markdown pipe table shown as a table; ``json``: JSON, pretty-printed.
-DisplayKind = Literal["text", "markdown", "diff", "table", "json"]
+#: markdown pipe table shown as a table; ``json``: JSON, pretty-printed;
+#: ``locations``: places in files (the semantic tools: a header line, then
+#: per file a line with its path and lines ``  L:C: text``), shown as links.
+DisplayKind = Literal["text", "markdown", "diff", "table", "json", "locations"]
 DISPLAY_KINDS: tuple[str, ...] = get_args(DisplayKind)
 
 
