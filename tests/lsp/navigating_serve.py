@@ -4,7 +4,8 @@ semantic tools use the session's navigator: ``probe_navigation`` asks the
 navigator of its session's ports every question once and returns what came
 back (a question the editor could not answer: ``unavailable: <reason>``).
 
-Run as a script: ``python tests/lsp/navigating_serve.py`` is ``rein serve``.
+Run as a script: ``python tests/lsp/navigating_serve.py [args]`` is ``rein
+serve [args]``.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def main() -> int:
     manager.build_session = build_session  # type: ignore[assignment]
     from rein.cli import main as rein
 
-    return rein(["serve"])
+    return rein(["serve", *sys.argv[1:]])
 
 
 if __name__ == "__main__":
