@@ -4,7 +4,8 @@ buffers (VS Code: ``vscode.execute*Provider``), whatever languages it
 understands.
 
 Only a client that says it answers (``capabilities.experimental.rein.
-navigation: true`` in ``initialize``: :func:`offers_navigation`) gets one.
+navigation: true`` in ``initialize``, read by the ``initialize`` handler)
+gets one.
 The answers are LSP-shaped (``Location[]``/``LocationLink[]``, a ``Hover``,
 ``DocumentSymbol[]``/``SymbolInformation[]``, a ``WorkspaceEdit``) and come
 back as the port's types (:mod:`rein.harness.navigation_ports`). No answer in
@@ -38,19 +39,11 @@ from rein.lsp.editor import path_to_uri, uri_to_path
 if TYPE_CHECKING:
     from rein.lsp.channel import ClientChannel
 
-__all__ = ["NAVIGATE", "EditorNavigator", "offers_navigation"]
+__all__ = ["NAVIGATE", "EditorNavigator"]
 
 log = logging.getLogger(__name__)
 
 NAVIGATE = "rein/navigate"
-
-
-def offers_navigation(capabilities: lsp.ClientCapabilities | None) -> bool:
-    """Whether the client answers ``rein/navigate``: its ``initialize``
-    capabilities hold ``experimental: {"rein": {"navigation": true}}``."""
-    experimental = capabilities.experimental if capabilities is not None else None
-    rein = experimental.get("rein") if isinstance(experimental, dict) else None
-    return isinstance(rein, dict) and rein.get("navigation") is True
 
 
 class EditorNavigator:

@@ -76,6 +76,8 @@ class ReinServer(LanguageServer):
         self._reported_config_errors: set[tuple[str, str]] = set()
         #: The adapters' narrow view of the client.
         self.client = ClientChannel(self, bound=lambda method: request_bound(self.config, method))
+        #: The client answers ``rein/navigate`` (said in ``initialize``).
+        self.offers_navigation = False
         #: The workspace folder's shared parts, made on first use.
         self._folder: FolderHost[EditorWorkspace] | None = None
         self._editor_diagnostics: EditorDiagnostics | None = None
@@ -246,7 +248,7 @@ class ReinServer(LanguageServer):
             from rein.lsp.editor import EditorWorkspace
             from rein.lsp.editor_diagnostics import EditorDiagnostics
             from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
-            from rein.lsp.editor_navigation import EditorNavigator, offers_navigation
+            from rein.lsp.editor_navigation import EditorNavigator
             from rein.lsp.mcp_ports import EditorMcpPorts
             from rein.store import default_storage_path
 
@@ -278,7 +280,7 @@ class ReinServer(LanguageServer):
                 user=lambda session_id: EditorUserChannel(self.client, session_id),
                 approval_rules=lambda session_id: self.approvals.book(session_id),
                 navigator=EditorNavigator(self.client, self.root)
-                if offers_navigation(self.client_capabilities)
+                if self.offers_navigation
                 else None,
                 mcp_ports=EditorMcpPorts(
                     self.client, lambda: Path(self.config.storage_path or default_storage_path())
