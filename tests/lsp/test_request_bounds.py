@@ -25,6 +25,7 @@ def test_each_client_method_has_its_configured_bound() -> None:
         "rein/diagnostics": 1.1,
         "workspace/applyEdit": 2.2,
         "rein/saveDocuments": 2.2,
+        "rein/navigate": 2.2,
         "rein/confirm": 3.3,
         "rein/askUser": 3.3,
     }

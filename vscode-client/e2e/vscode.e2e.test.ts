@@ -21,6 +21,11 @@
  *    dismisses VS Code's input box, the panel shows the run waiting with the
  *    question; the answer typed in the panel (with e2e/resume-scenario.yaml
  *    loaded) resumes the step, which edits with it and completes.
+ * 4b. Navigation: e2e/navigation-scenario.yaml; with main.ts open (VS
+ *    Code's TypeScript support has analysed it), the model's find_definition
+ *    of area() is answered by the editor (rein/navigate ->
+ *    vscode.executeDefinitionProvider): geometry.ts, line 3; the panel shows
+ *    the place as a link that opens geometry.ts.
  * 5. Undo this run: e2e/checkpoint-scenario.yaml; a run creates stats.py,
  *    edits calc.py and deletes legacy.py; its checkpoint row in the panel
  *    lists them; Undo this run, confirmed in VS Code's modal, puts all three
@@ -495,6 +500,30 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.match((await panel.locator('.item.run-end').last().getAttribute('class')) ?? '', /\bcompleted\b/, env.mock.tail());
     await assertScenarioUsedUp(env);
     assert.equal(await panel.locator('.attachments .chip').count(), 0, 'the chips went with the prompt');
+  });
+
+  it("navigates with the editor's TypeScript support: find_definition answered through rein/navigate, shown as a link", async () => {
+    // Goes green with the semantic tools of issue 36 (find_definition asks the session's navigator).
+    assert.ok(env);
+    const { page } = env;
+    const panel = chat(page);
+    await openFile(page, 'main.ts');
+    // VS Code's TypeScript support has analysed main.ts: the unused import is faded.
+    await page.locator('.editor-instance .squiggly-inline-unnecessary').first().waitFor({ timeout: 60_000 });
+    await useScenario(env, 'navigation-scenario.yaml');
+    await panel.locator('button[aria-label="New session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    await send(panel, 'Where is area defined?');
+    await waitForEnd(env, panel, '.item.run-end');
+    assert.match((await panel.locator('.item.run-end').last().getAttribute('class')) ?? '', /\bcompleted\b/, env.mock.tail());
+    await assertScenarioUsedUp(env);
+    // The result's place is a link: it opens geometry.ts at the definition.
+    const row = panel.locator('.item.tool').filter({ has: panel.locator('.tool-name', { hasText: /^find_definition$/ }) });
+    await row.locator('summary').click({ position: { x: 8, y: 8 } });
+    const places = row.locator('.result-locations .loc-place .location');
+    assert.equal(await places.first().textContent(), '3:17');
+    await places.first().click();
+    await page.locator('.tab.active[aria-label^="geometry.ts"]').waitFor({ timeout: 15_000 });
   });
 
   it('runs a plan in Plan mode: two steps with edits, a replan and a subagent, one end for the plan', async () => {

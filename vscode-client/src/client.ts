@@ -34,6 +34,7 @@ import {
 } from './configuration';
 import { RestartPolicy } from './restartPolicy';
 import { editedUris } from './bridge/save';
+import { navigationFeature } from './bridge/navigate';
 import { ServerLogReader, write } from './log';
 import { findServer, ignoredServerPathHere, type ServerLocation } from './serverPath';
 import { trustGate, UNTRUSTED_DETAIL } from './trust';
@@ -351,6 +352,8 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
       },
     };
     const client = new ReinLanguageClient('rein', 'Rein', serverOptions, clientOptions);
+    // The editor answers rein/navigate (bridge/navigate): declared in initialize's capabilities.
+    client.registerFeature(navigationFeature);
     for (const [method, handler] of this.requestHandlers) {
       client.onRequest(method, handler);
     }

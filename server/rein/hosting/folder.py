@@ -83,7 +83,9 @@ class FolderHost(Generic[W]):
     ``diagnostics`` is the source the coordinator settles;
     ``model_factory`` makes a session's model; ``storage`` gives the session
     store's folder (None: in memory); ``mcp_ports`` is who is asked for MCP
-    inputs and trust (None: nobody).
+    inputs and trust (None: nobody); ``navigator`` answers the sessions'
+    navigation tools (the editor's providers, the analyzer pool's servers;
+    None: they are not offered).
 
     The disk watcher (``watch``) reports changes nobody made through the
     workspace to ``note_external`` (the preview's own files left out);
@@ -95,7 +97,6 @@ class FolderHost(Generic[W]):
 
     Per session (called with its id): ``approver``, ``user``, ``commands``
     and ``approval_rules`` as for :class:`~rein.session.SessionPorts`;
-    ``navigator`` answers the sessions' navigation tools (None: not offered).
     ``on_new_session`` and ``on_evict`` are given each session the manager
     makes or evicts (the manager itself is made on first use: a folder that
     only syncs documents builds no sessions).
@@ -129,16 +130,14 @@ class FolderHost(Generic[W]):
         approval_rules: Callable[[str], ApprovalRuleBook | None] = _nobody,
         mcp_ports: McpConfigPorts | None = None,
         hook_ports: HookTrustPorts | None = None,
+        navigator: Navigator | None = None,
         notices: FolderNotices | None = None,
         on_new_session: Sequence[Callable[[Session], None]] = (),
         on_evict: Sequence[Callable[[Session], None]] = (),
         evict: bool = False,
         recover_interrupted: bool = True,
-        navigator: Navigator | None = None,
     ) -> None:
         self.root = root
-        #: Answers the sessions' navigation tools (None: they are not offered).
-        self.navigator = navigator
         self.config = config
         self.mutations = mutations
         self.workspace = workspace
@@ -168,6 +167,8 @@ class FolderHost(Generic[W]):
         self._approval_rules = approval_rules
         self._mcp_ports = mcp_ports
         self._hook_ports = hook_ports
+        #: Answers the sessions' navigation tools (None: they are not offered).
+        self.navigator = navigator
         self._notices = notices or FolderNotices()
         self._on_new_session = tuple(on_new_session)
         self._on_evict = tuple(on_evict)

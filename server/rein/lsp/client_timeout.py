@@ -15,6 +15,7 @@ BOUND_SETTINGS = {
     "rein/diagnostics": "gates.analyzer.requestTimeoutMs",
     "workspace/applyEdit": "harness.clientRequestTimeoutMs",
     "rein/saveDocuments": "harness.clientRequestTimeoutMs",
+    "rein/navigate": "harness.clientRequestTimeoutMs",
     "rein/confirm": "approval.timeoutMs",
     "rein/askUser": "approval.timeoutMs",
 }

@@ -79,6 +79,8 @@ class ReinServer(LanguageServer):
         self._reported_config_errors: set[tuple[str, str]] = set()
         #: The adapters' narrow view of the client.
         self.client = ClientChannel(self, bound=lambda method: request_bound(self.config, method))
+        #: The client answers ``rein/navigate`` (said in ``initialize``).
+        self.offers_navigation = False
         #: The workspace folder's shared parts, made on first use.
         self._folder: FolderHost[EditorWorkspace] | None = None
         self._editor_diagnostics: EditorDiagnostics | None = None
@@ -248,54 +250,20 @@ class ReinServer(LanguageServer):
         preview, the disk watcher, MCP and the sessions) over the editor's
         documents and diagnostics."""
         if self._folder is None:
-            from rein.harness.generations import MutationLog
-            from rein.hosting.folder import FolderHost, FolderNotices
-            from rein.lsp.editor import EditorWorkspace
-            from rein.lsp.editor_diagnostics import EditorDiagnostics
-            from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
-            from rein.lsp.hook_ports import EditorHookPorts
-            from rein.lsp.mcp_ports import EditorMcpPorts
-            from rein.store import default_storage_path
+            from rein.lsp.editor_folder import FolderWiring, editor_folder
 
-            mutations = MutationLog()
-            workspace = EditorWorkspace(self.client, self.root, mutations)
-            analyzer = self.config.gates.analyzer
-            source = EditorDiagnostics(
-                self.client,
-                workspace,
-                quiet_ms=analyzer.quiet_period_ms,
-                answer_timeout_s=analyzer.request_timeout_ms / 1000.0,
-                pending_wait_s=analyzer.max_wait_ms / 1000.0,
-            )
-            folder = FolderHost(
-                self.root,
-                lambda: self.config,
-                mutations,
-                workspace,
-                source,
-                self._make_model,
-                storage=lambda: self.config.storage_path or str(default_storage_path()),
-                emit=self._preview_event,
-                note_external=workspace.note_external,
-                # A save of an open buffer is no external change: the watcher
-                # compares the disk's text with the buffer's, off the event loop.
-                known_text=workspace.buffer_text,
-                on_watch=self._run_watcher,
-                approver=lambda session_id: EditorApprover(self.client, session_id),
-                user=lambda session_id: EditorUserChannel(self.client, session_id),
-                approval_rules=lambda session_id: self.approvals.book(session_id),
-                mcp_ports=EditorMcpPorts(
-                    self.client, lambda: Path(self.config.storage_path or default_storage_path())
+            folder, source = editor_folder(
+                self,
+                FolderWiring(
+                    make_model=self._make_model,
+                    preview_event=self._preview_event,
+                    run_watcher=self._run_watcher,
+                    store_error=self._store_error,
+                    checkpoint_error=self._checkpoint_error,
+                    store_notice=self._store_notice,
+                    on_new_session=(self._stream_session, self._model_chosen),
+                    on_evict=(self._drop_stream, self._model_forgotten),
                 ),
-                hook_ports=EditorHookPorts(
-                    self.client, lambda: Path(self.config.storage_path or default_storage_path())
-                ),
-                notices=FolderNotices(
-                    self._store_error, self._checkpoint_error, self._store_notice
-                ),
-                on_new_session=(self._stream_session, self._model_chosen),
-                on_evict=(self._drop_stream, self._model_forgotten),
-                evict=True,
             )
             self._editor_diagnostics = source
             self._folder = folder

@@ -411,13 +411,14 @@ export interface ToolCall {
 
 /**
  * A tool call ended with ``content``, the text the model reads. ``display`` says how to show it:
- * the tool's display kind ("markdown", "diff", "table": a markdown pipe table, "json"), "text" for
- * a failed call or a tool that declares none.
+ * the tool's display kind ("markdown", "diff", "table": a markdown pipe table, "json",
+ * "locations": places in files shown as links), "text" for a failed call or a tool that declares
+ * none.
  */
 export interface ToolCallEnd {
   content: string;
   details?: Record<string, unknown>;
-  display?: 'text' | 'markdown' | 'diff' | 'table' | 'json';
+  display?: 'text' | 'markdown' | 'diff' | 'table' | 'json' | 'locations';
   duration_ms?: number;
   is_error: boolean;
   name: string;

@@ -51,6 +51,7 @@ export const Methods = {
   confirm: 'rein/confirm',
   askUser: 'rein/askUser',
   saveDocuments: 'rein/saveDocuments',
+  navigate: 'rein/navigate',
   checkpoints: 'rein/checkpoints',
   restore: 'rein/restore',
   checkpointContent: 'rein/checkpointContent',

@@ -226,6 +226,8 @@ export const stub = {
   answers: [] as (string | undefined)[],
   calls: [] as DialogCall[],
   commands: [] as { command: string; args: unknown[] }[],
+  /** What executeCommand answers per command (given its args; default undefined): the editor's providers. */
+  commandAnswers: new Map<string, (...args: unknown[]) => unknown>(),
   /** setStatusBarMessage texts and withProgress titles, in order. */
   statusMessages: [] as string[],
   progress: [] as string[],
@@ -250,6 +252,7 @@ export const stub = {
     this.answers = [];
     this.calls = [];
     this.commands = [];
+    this.commandAnswers.clear();
     this.statusMessages = [];
     this.progress = [];
     this.configuration = {};
@@ -375,7 +378,12 @@ export const l10n = {
 export const commands = {
   executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
     stub.commands.push({ command, args });
-    return Promise.resolve(undefined);
+    const answer = stub.commandAnswers.get(command);
+    try {
+      return Promise.resolve(answer ? answer(...args) : undefined);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
   },
   registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => {
     stub.registered.set(id, handler);

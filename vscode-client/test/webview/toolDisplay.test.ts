@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import type { FakePanelHost } from '../fakes';
-import { connectedPanel } from '../page';
+import { connectedPanel, posted } from '../page';
 
 const SESSION = 'ses_display';
 
@@ -40,8 +40,14 @@ describe('tool results by their display kind in the chat webview', () => {
       ...call('json', '{"model": "gpt", "limits": [1, 2]}', 'json'),
       ...call('cut', '{"model": "gp', 'json'),
       ...call('failed', '# boom', 'markdown', true),
+      ...call(
+        'refs',
+        'References of `add` (the editor): 3 in 2 files\nsrc/util.ts\n  1:17: export function add(a: number, b: number): number {\nsrc/app.ts\n  5:15: console.log(add(1, 2));\n  9:3: add(3, 4);\n(2 more left out)',
+        'locations',
+      ),
+      ...call('rename', 'Renamed `f` to `g`: 3 edits in 2 files\na.py\n  1:5: def g(x):\n/abs/lib/b.py\n  3:1: g(1)\n  4:1: g(2)', 'locations'),
     ]);
-    await page.locator('.item.tool').nth(6).waitFor();
+    await page.locator('.item.tool').nth(8).waitFor();
   });
 
   after(async () => {
@@ -85,6 +91,33 @@ describe('tool results by their display kind in the chat webview', () => {
     assert.equal(await shown.evaluate((el: { tagName: string }) => el.tagName), 'PRE');
     assert.equal(await shown.textContent(), '{\n  "model": "gpt",\n  "limits": [\n    1,\n    2\n  ]\n}');
     assert.equal(await (await result('cut')).textContent(), '{"model": "gp');
+  });
+
+  it('shows places in files as links that open the file at the line and column', async () => {
+    const shown = await result('refs');
+    assert.equal(await shown.locator('.loc-header code').textContent(), 'add');
+    assert.deepEqual(await shown.locator('.loc-file').allTextContents(), ['src/util.ts', 'src/app.ts']);
+    assert.deepEqual(await shown.locator('.loc-place .location').allTextContents(), ['1:17', '5:15', '9:3']);
+    assert.deepEqual(await shown.locator('.loc-place .loc-text').allTextContents(), [
+      'export function add(a: number, b: number): number {',
+      'console.log(add(1, 2));',
+      'add(3, 4);',
+    ]);
+    assert.equal(await shown.locator('.loc-more').textContent(), '(2 more left out)');
+    await shown.locator('.loc-place .location').nth(1).click();
+    await shown.locator('.loc-file .location').first().click();
+    assert.deepEqual((await posted(page)).slice(-2), [
+      { type: 'openFile', path: 'src/app.ts', line: 4, character: 14 },
+      { type: 'openFile', path: 'src/util.ts', line: undefined, character: undefined },
+    ]);
+  });
+
+  it("shows a rename's files and edits the same way", async () => {
+    const shown = await result('rename');
+    assert.equal(await shown.locator('.loc-header').textContent(), 'Renamed f to g: 3 edits in 2 files');
+    assert.deepEqual(await shown.locator('.loc-file').allTextContents(), ['a.py', '/abs/lib/b.py']);
+    await shown.locator('.loc-place .location').nth(2).click();
+    assert.deepEqual((await posted(page)).at(-1), { type: 'openFile', path: '/abs/lib/b.py', line: 3, character: 0 });
   });
 
   it('shows a failed call\'s error as text whatever the kind', async () => {

@@ -20,6 +20,15 @@ log = logging.getLogger(__name__)
 
 def initialize(server: ReinServer, params: lsp.InitializeParams) -> None:
     server.set_initialization_options(params.initialization_options)
+    server.offers_navigation = _offers_navigation(params.capabilities)
+
+
+def _offers_navigation(capabilities: lsp.ClientCapabilities | None) -> bool:
+    """Whether the client answers ``rein/navigate`` (its sessions then get
+    the editor's navigator): ``experimental: {"rein": {"navigation": true}}``."""
+    experimental = capabilities.experimental if capabilities is not None else None
+    rein = experimental.get("rein") if isinstance(experimental, dict) else None
+    return isinstance(rein, dict) and rein.get("navigation") is True
 
 
 async def initialized(server: ReinServer, params: lsp.InitializedParams) -> None:

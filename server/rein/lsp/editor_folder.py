@@ -1,0 +1,99 @@
+"""The workspace folder of ``rein serve``: a :class:`~rein.hosting.folder.
+FolderHost` over the editor's documents (``workspace/applyEdit``), its
+diagnostics (``rein/diagnostics``), its dialogs, MCP and hook questions and,
+when the client offers it, its navigation providers (``rein/navigate``).
+
+:class:`FolderWiring` names what the server itself supplies (its model
+factory, its event and notice sinks, what it does with each new session),
+so the wiring reads in one place and the server keeps its own state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rein.harness.generations import MutationLog
+from rein.hosting.folder import FolderHost, FolderNotices
+from rein.lsp.editor import EditorWorkspace
+from rein.lsp.editor_diagnostics import EditorDiagnostics
+from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
+from rein.lsp.editor_navigation import EditorNavigator
+from rein.lsp.hook_ports import EditorHookPorts
+from rein.lsp.mcp_ports import EditorMcpPorts
+from rein.store import default_storage_path
+
+if TYPE_CHECKING:
+    from rein.disk.watcher import DiskWatcher
+    from rein.harness.events import Event
+    from rein.harness.ports import Model
+    from rein.lsp.server import ReinServer
+    from rein.providers.config import ModelConfig
+    from rein.session import Session
+
+__all__ = ["FolderWiring", "editor_folder"]
+
+
+@dataclass(frozen=True)
+class FolderWiring:
+    """What the server gives its folder: the model factory, the preview's
+    events, who runs the disk watcher, where store and checkpoint troubles
+    go, and what happens to each session made or evicted."""
+
+    make_model: Callable[[ModelConfig], Model]
+    preview_event: Callable[[Event], None]
+    run_watcher: Callable[[DiskWatcher], None]
+    store_error: Callable[[str], None]
+    checkpoint_error: Callable[[str], None]
+    store_notice: Callable[[str], None]
+    on_new_session: Sequence[Callable[[Session], None]]
+    on_evict: Sequence[Callable[[Session], None]]
+
+
+def editor_folder(
+    server: ReinServer, wiring: FolderWiring
+) -> tuple[FolderHost[EditorWorkspace], EditorDiagnostics]:
+    """The folder over the editor, and the editor's diagnostics source (the
+    server feeds it ``rein/diagnosticsChanged``)."""
+
+    def storage() -> Path:
+        return Path(server.config.storage_path or default_storage_path())
+
+    mutations = MutationLog()
+    workspace = EditorWorkspace(server.client, server.root, mutations)
+    analyzer = server.config.gates.analyzer
+    source = EditorDiagnostics(
+        server.client,
+        workspace,
+        quiet_ms=analyzer.quiet_period_ms,
+        answer_timeout_s=analyzer.request_timeout_ms / 1000.0,
+        pending_wait_s=analyzer.max_wait_ms / 1000.0,
+    )
+    folder = FolderHost(
+        server.root,
+        lambda: server.config,
+        mutations,
+        workspace,
+        source,
+        wiring.make_model,
+        storage=lambda: server.config.storage_path or str(default_storage_path()),
+        emit=wiring.preview_event,
+        note_external=workspace.note_external,
+        # A save of an open buffer is no external change: the watcher
+        # compares the disk's text with the buffer's, off the event loop.
+        known_text=workspace.buffer_text,
+        on_watch=wiring.run_watcher,
+        approver=lambda session_id: EditorApprover(server.client, session_id),
+        user=lambda session_id: EditorUserChannel(server.client, session_id),
+        approval_rules=lambda session_id: server.approvals.book(session_id),
+        navigator=EditorNavigator(server.client, server.root) if server.offers_navigation else None,
+        mcp_ports=EditorMcpPorts(server.client, storage),
+        hook_ports=EditorHookPorts(server.client, storage),
+        notices=FolderNotices(wiring.store_error, wiring.checkpoint_error, wiring.store_notice),
+        on_new_session=wiring.on_new_session,
+        on_evict=wiring.on_evict,
+        evict=True,
+    )
+    return folder, source

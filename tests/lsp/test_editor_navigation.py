@@ -1,0 +1,264 @@
+"""The editor's navigator: each ``rein/navigate`` answer becomes the
+navigation port's types; errors, timeouts, malformed answers and renames
+with file operations become NavigationUnavailable naming the reason; only a
+client offering navigation gets the navigator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+
+from rein.harness.navigation_ports import (
+    CodeLocation,
+    CodeRange,
+    CodeSymbol,
+    NavigationUnavailable,
+    Position,
+    TextReplacement,
+)
+from rein.lsp import create_server
+from rein.lsp.client_timeout import ClientTimeout
+from rein.lsp.editor_navigation import EditorNavigator
+from rein.lsp.server import ReinServer
+from tests.fakes.channel import FakeClientChannel
+
+
+def rng(l1: int, c1: int, l2: int, c2: int) -> dict[str, Any]:
+    return {"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}}
+
+
+def code_range(l1: int, c1: int, l2: int, c2: int) -> CodeRange:
+    return CodeRange(Position(l1, c1), Position(l2, c2))
+
+
+def navigator(tmp_path: Path, *answers: Any) -> tuple[EditorNavigator, FakeClientChannel]:
+    channel = FakeClientChannel({"rein/navigate": list(answers)})
+    return EditorNavigator(channel, tmp_path), channel  # type: ignore[arg-type]
+
+
+async def test_definitions_and_references_become_workspace_relative_locations(
+    tmp_path: Path,
+) -> None:
+    uri = (tmp_path / "src" / "a.ts").as_uri()
+    nav, channel = navigator(
+        tmp_path,
+        # LocationLinks: the name's range (targetSelectionRange) is the place.
+        [
+            {
+                "targetUri": uri,
+                "targetRange": rng(3, 0, 9, 1),
+                "targetSelectionRange": rng(3, 16, 3, 21),
+            },
+            {"targetUri": "file:///usr/lib/node/lib.d.ts", "targetRange": rng(1, 2, 1, 5)},
+        ],
+        {"uri": uri, "range": rng(0, 1, 0, 2)},  # one Location, not a list
+        [{"uri": uri, "range": rng(3, 16, 3, 21)}, {"uri": uri, "range": rng(12, 4, 12, 9)}],
+        None,
+    )
+    found = await nav.definition("src/b.ts", Position(2, 7))
+    assert found == [
+        CodeLocation("src/a.ts", code_range(3, 16, 3, 21)),
+        CodeLocation("/usr/lib/node/lib.d.ts", code_range(1, 2, 1, 5)),
+    ]
+    assert await nav.definition("src/b.ts", Position(0, 0)) == [
+        CodeLocation("src/a.ts", code_range(0, 1, 0, 2))
+    ]
+    refs = await nav.references("src/a.ts", Position(3, 17), include_declaration=False)
+    assert [r.range.start.line for r in refs] == [3, 12]
+    assert await nav.definition("src/a.ts", Position(5, 0)) == []
+    assert channel.requests[0] == (
+        "rein/navigate",
+        {
+            "kind": "definition",
+            "uri": (tmp_path / "src" / "b.ts").as_uri(),
+            "position": {"line": 2, "character": 7},
+        },
+    )
+    assert channel.requests[2][1] == {
+        "kind": "references",
+        "uri": uri,
+        "position": {"line": 3, "character": 17},
+        "includeDeclaration": False,
+    }
+    assert nav.source == "the editor"
+
+
+async def test_hover_contents_as_text(tmp_path: Path) -> None:
+    nav, _ = navigator(
+        tmp_path,
+        {"contents": "function f(x: number): string\n\nDoes f."},
+        {"contents": {"kind": "markdown", "value": "**f**"}},
+        {"contents": [{"language": "python", "value": "def f(x)"}, "Does f."]},
+        {"contents": ""},
+        None,
+    )
+    assert await nav.hover("a.py", Position(0, 4)) == "function f(x: number): string\n\nDoes f."
+    assert await nav.hover("a.py", Position(0, 4)) == "**f**"
+    assert await nav.hover("a.py", Position(0, 4)) == "```python\ndef f(x)\n```\n\nDoes f."
+    assert await nav.hover("a.py", Position(0, 4)) is None
+    assert await nav.hover("a.py", Position(0, 4)) is None
+
+
+async def test_document_outline_and_workspace_symbols(tmp_path: Path) -> None:
+    other = (tmp_path / "m.py").as_uri()
+    nav, channel = navigator(
+        tmp_path,
+        [
+            {
+                "name": "Shape",
+                "detail": "class",
+                "kind": 5,
+                "range": rng(0, 0, 4, 0),
+                "selectionRange": rng(0, 6, 0, 11),
+                "children": [
+                    {
+                        "name": "area",
+                        "kind": 6,
+                        "range": rng(1, 4, 3, 0),
+                        "selectionRange": rng(1, 8, 1, 12),
+                    }
+                ],
+            }
+        ],
+        [
+            {
+                "name": "area",
+                "kind": 6,
+                "containerName": "Shape",
+                "location": {"uri": other, "range": rng(1, 8, 1, 12)},
+            },
+            {"name": "AREA", "kind": 14, "location": {"uri": other}},  # a WorkspaceSymbol
+        ],
+    )
+    (outline,) = await nav.document_symbols("s.py")
+    assert outline == CodeSymbol(
+        "Shape",
+        "class",
+        CodeLocation("s.py", code_range(0, 0, 4, 0)),
+        detail="class",
+        children=(CodeSymbol("area", "method", CodeLocation("s.py", code_range(1, 4, 3, 0))),),
+    )
+    found = await nav.workspace_symbols("area")
+    assert found == [
+        CodeSymbol(
+            "area", "method", CodeLocation("m.py", code_range(1, 8, 1, 12)), container="Shape"
+        ),
+        CodeSymbol("AREA", "constant", CodeLocation("m.py", code_range(0, 0, 0, 0))),
+    ]
+    assert channel.requests[1][1] == {"kind": "workspaceSymbols", "query": "area"}
+
+
+async def test_rename_edits_per_path_from_changes_or_document_changes(tmp_path: Path) -> None:
+    a, b = (tmp_path / "a.py").as_uri(), (tmp_path / "pkg" / "b.py").as_uri()
+    nav, channel = navigator(
+        tmp_path,
+        {"changes": {a: [{"range": rng(0, 4, 0, 5), "newText": "g"}], b: []}},
+        {
+            "documentChanges": [
+                {"textDocument": {"uri": a, "version": 3}, "edits": []},
+                {
+                    "textDocument": {"uri": b, "version": None},
+                    "edits": [
+                        {"range": rng(0, 14, 0, 15), "newText": "g"},
+                        {"range": rng(2, 0, 2, 1), "newText": "g", "annotationId": "x"},
+                    ],
+                },
+            ]
+        },
+    )
+    assert await nav.rename("a.py", Position(0, 4), "g") == {
+        "a.py": [TextReplacement(code_range(0, 4, 0, 5), "g")]
+    }
+    assert await nav.rename("a.py", Position(0, 4), "g") == {
+        "pkg/b.py": [
+            TextReplacement(code_range(0, 14, 0, 15), "g"),
+            TextReplacement(code_range(2, 0, 2, 1), "g"),
+        ]
+    }
+    assert channel.requests[0][1]["newName"] == "g"
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (
+            ClientTimeout("rein/navigate", 10),
+            "did not answer rein/navigate within 10 s (harness.clientRequestTimeoutMs)",
+        ),
+        (JsonRpcException(code=-32603, message="no provider"), "could not answer rename"),
+        (JsonRpcMethodNotFound(), "does not answer rein/navigate"),
+        (None, "no rename for the symbol there"),
+        ("nonsense", "is not a WorkspaceEdit"),
+        (
+            {"documentChanges": [{"kind": "rename", "oldUri": "a", "newUri": "b"}]},
+            "also renames files, which Rein does not apply",
+        ),
+        ({"changes": {"file:///a.py": [{"range": rng(0, 0, 0, 1)}]}}, "TextEdits"),
+    ],
+)
+async def test_what_the_editor_cannot_answer_is_unavailable_with_the_reason(
+    tmp_path: Path, answer: Any, reason: str
+) -> None:
+    nav, _ = navigator(tmp_path, answer)
+    with pytest.raises(NavigationUnavailable, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        await nav.rename("a.py", Position(0, 0), "g")
+
+
+async def test_malformed_locations_and_a_forgotten_method_are_unavailable(
+    tmp_path: Path,
+) -> None:
+    nav, channel = navigator(tmp_path, [{"uri": "file:///a.py"}], [{"range": rng(0, 0, 0, 1)}])
+    with pytest.raises(NavigationUnavailable, match=r"\(definition\) is not ranges"):
+        await nav.definition("a.py", Position(0, 0))
+    with pytest.raises(NavigationUnavailable, match="Location or LocationLink"):
+        await nav.references("a.py", Position(0, 0))
+    channel.unsupported.add("rein/navigate")
+    with pytest.raises(NavigationUnavailable, match="does not answer rein/navigate"):
+        await nav.hover("a.py", Position(0, 0))
+    assert len(channel.requests) == 2
+
+
+class _Sink:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _initialized(root: Path, capabilities: dict[str, Any]) -> ReinServer:
+    server = create_server()
+    server.protocol.set_writer(_Sink())
+    frame = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities},
+    }
+    server.protocol.handle_frame(json.dumps(frame).encode())
+    return server
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "offered"),
+    [
+        ({"experimental": {"rein": {"navigation": True}}}, True),
+        ({"experimental": {"rein": {"navigation": "yes"}}}, False),
+        ({"experimental": {"other": True}}, False),
+        ({}, False),
+    ],
+)
+def test_only_a_client_offering_navigation_gets_the_editor_navigator(
+    tmp_path: Path, capabilities: dict[str, Any], offered: bool
+) -> None:
+    server = _initialized(tmp_path, capabilities)
+    navigator = server.folder.navigator
+    assert isinstance(navigator, EditorNavigator) is offered
+    if offered:
+        assert isinstance(navigator, EditorNavigator)
+        assert navigator.client is server.client
+        assert navigator.root == tmp_path.resolve()

@@ -1,0 +1,136 @@
+"""``rein/navigate`` over the real server: a client that offers navigation
+in ``initialize`` is asked each question about the live buffer of the
+session's file, its answers reach the tool as the port's types, and a
+question it does not answer in time is unavailable with the reason (the run
+goes on). The server is ``rein serve`` with one probing tool
+(tests/lsp/navigating_serve.py) until the semantic tools ask the navigator."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types as lsp
+
+from tests.fakes.editor import Editor, make_client, wire
+from tests.lsp.conftest import write_script
+
+SERVE = [sys.executable, str(Path(__file__).with_name("navigating_serve.py"))]
+
+
+def rng(line: int, start: int, end: int) -> dict[str, Any]:
+    return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
+
+
+async def test_the_editor_answers_each_navigation_question(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def f(x):\n    return x\n")
+    (root / "b.py").write_text("from a import f as g\n\ng(1)\n")
+    a, b = (root / "a.py").as_uri(), (root / "b.py").as_uri()
+    write_script(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "probe_navigation",
+                        "arguments": {"path": "b.py", "line": 0, "character": 14},
+                    }
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    answers: dict[str, Any] = {
+        "definition": [
+            {"targetUri": a, "targetRange": rng(0, 0, 12), "targetSelectionRange": rng(0, 4, 5)}
+        ],
+        "references": [{"uri": a, "range": rng(0, 4, 5)}, {"uri": b, "range": rng(0, 14, 15)}],
+        "documentSymbols": [
+            {"name": "g", "kind": 13, "range": rng(0, 19, 20), "selectionRange": rng(0, 19, 20)}
+        ],
+        "workspaceSymbols": [
+            {"name": "f", "kind": 12, "location": {"uri": a, "range": rng(0, 4, 5)}}
+        ],
+        "rename": {
+            "documentChanges": [
+                {
+                    "textDocument": {"uri": a, "version": None},
+                    "edits": [{"range": rng(0, 4, 5), "newText": "g2"}],
+                },
+                {
+                    "textDocument": {"uri": b, "version": 1},
+                    "edits": [{"range": rng(0, 14, 15), "newText": "g2"}],
+                },
+            ]
+        },
+    }
+    asked: list[dict[str, Any]] = []
+    never = asyncio.Event()
+
+    client = make_client()
+    ed = Editor(client, root)
+    wire(ed)
+
+    @client.feature("rein/navigate")
+    async def navigate(params: dict[str, Any]) -> Any:
+        asked.append(params)
+        if params["kind"] == "hover":  # an editor that hangs on this one
+            await never.wait()
+        return answers[params["kind"]]
+
+    client.set_configuration(
+        {
+            "storagePath": str(tmp_path / "storage"),
+            "model": {"provider": "replay", "script": str(tmp_path / "script.yaml")},
+            "harness": {"clientRequestTimeoutMs": 1000},
+        },
+        section="rein",
+    )
+    capabilities = pytest_lsp.client_capabilities("visual-studio-code")
+    capabilities.experimental = {"rein": {"navigation": True}}
+    await client.start_io(*SERVE)
+    try:
+        await client.initialize_session(
+            lsp.InitializeParams(capabilities=capabilities, root_uri=root.as_uri())
+        )
+        ed.open("b.py")
+        result = await asyncio.wait_for(
+            client.protocol.send_request_async("rein/prompt", {"text": "where is g from?"}), 60
+        )
+        await asyncio.wait_for(client.shutdown_session(), 10)
+    finally:
+        await asyncio.wait_for(client.stop(), 10)
+
+    assert result["status"] == "completed", result
+    assert [p["kind"] for p in asked] == [
+        "definition",
+        "references",
+        "hover",
+        "documentSymbols",
+        "workspaceSymbols",
+        "rename",
+    ]
+    assert asked[0] == {"kind": "definition", "uri": b, "position": {"line": 0, "character": 14}}
+    assert asked[1]["includeDeclaration"] is True
+    assert asked[4] == {"kind": "workspaceSymbols", "query": "f"}
+    assert asked[5]["newName"] == "g2"
+    [end] = [
+        e["event"]
+        for e in ed.events
+        if e["event"]["type"] == "tool_call_end" and e["event"]["name"] == "probe_navigation"
+    ]
+    assert end["content"].splitlines() == [
+        "source: the editor",
+        "definition: ['a.py@0:4']",
+        "references: ['a.py@0:4', 'b.py@0:14']",
+        "hover: unavailable: the editor did not answer rein/navigate within 1 s "
+        "(harness.clientRequestTimeoutMs) (hover)",
+        "documentSymbols: ['variable g@b.py:0']",
+        "workspaceSymbols: ['function f@a.py:0']",
+        "rename: ['a.py@0:4=g2', 'b.py@0:14=g2']",
+    ]

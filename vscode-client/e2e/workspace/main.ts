@@ -1,0 +1,3 @@
+import { area, perimeter } from './geometry';
+
+console.log(area(3, 4));
