@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rein.harness.generations import MutationLog
 from rein.hosting.folder import FolderHost, FolderNotices
@@ -26,14 +26,37 @@ from rein.lsp.mcp_ports import EditorMcpPorts
 from rein.store import default_storage_path
 
 if TYPE_CHECKING:
+    from rein.config import ReinConfig
     from rein.disk.watcher import DiskWatcher
     from rein.harness.events import Event
     from rein.harness.ports import Model
-    from rein.lsp.server import ReinServer
+    from rein.lsp.approval_registry import ApprovalRegistry
+    from rein.lsp.channel import ClientChannel
     from rein.providers.config import ModelConfig
     from rein.session import Session
 
-__all__ = ["FolderWiring", "editor_folder"]
+__all__ = ["EditorServer", "FolderWiring", "editor_folder"]
+
+
+class EditorServer(Protocol):
+    """What the folder reads from the server as it goes: the client, the
+    root, the configuration now, the approval rule books, and whether the
+    client answers ``rein/navigate``."""
+
+    @property
+    def client(self) -> ClientChannel: ...
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def config(self) -> ReinConfig: ...
+
+    @property
+    def approvals(self) -> ApprovalRegistry: ...
+
+    @property
+    def offers_navigation(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -53,7 +76,7 @@ class FolderWiring:
 
 
 def editor_folder(
-    server: ReinServer, wiring: FolderWiring
+    server: EditorServer, wiring: FolderWiring
 ) -> tuple[FolderHost[EditorWorkspace], EditorDiagnostics]:
     """The folder over the editor, and the editor's diagnostics source (the
     server feeds it ``rein/diagnosticsChanged``)."""
