@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rein.testgate import gate as gate_module
-from rein.testgate.shadow import open_shadow
+from rein.testgate.shadow import sync_shadow
 from tests.fakes.workspace import FakeWorkspace
 from tests.testgate.projects import BAD, GOOD, changed, gate_for, project, verdict, verdict_on
 
@@ -21,7 +21,7 @@ SUBPROJECT = {
     "backend/tests/test_m.py": TWO,
 }
 #: What the gate times of each run.
-RUN_PARTS = ("shadow", "pytest", "remove")
+RUN_PARTS = ("shadow", "pytest")
 
 
 async def test_node_ids_in_a_subproject_with_its_own_config_are_the_workspaces(
@@ -138,7 +138,7 @@ async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
     async def no_room(*_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(gate_module, "open_shadow", no_room)
+    monkeypatch.setattr(gate_module, "sync_shadow", no_room)
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
     outcome = await verdict_on(root, "mod.py", BAD)
 
@@ -192,10 +192,10 @@ async def test_trouble_building_a_later_shadow_is_unverified_not_a_blocker(
     async def room_once(*args: object) -> object:
         if built:
             raise OSError(28, "No space left on device")
-        built.append(await open_shadow(*args))  # type: ignore[arg-type]
+        built.append(await sync_shadow(*args))  # type: ignore[arg-type]
         return built[0]
 
-    monkeypatch.setattr(gate_module, "open_shadow", room_once)
+    monkeypatch.setattr(gate_module, "sync_shadow", room_once)
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
     outcome = await verdict_on(root, "mod.py", BAD)
 
@@ -215,3 +215,27 @@ async def test_a_failing_test_the_run_added_to_a_test_file_blocks(tmp_path: Path
     assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
         "tests/test_m.py::test_new"
     ]
+
+
+async def test_a_second_verdict_in_the_kept_shadows_sees_a_same_size_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The gate's shadows are kept between verdicts, with the modules Python
+    # compiled there: neither the first text nor its compiled module (same
+    # size) may stand for the second.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    fixed = BAD.replace("n + 1", "n + 0")
+    assert len(fixed) == len(BAD)
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+    blocked = await verdict(gate, workspace, "mod.py")
+    workspace.buffers["mod.py"] = (fixed, 3)
+    repaired = await verdict(gate, workspace, "mod.py")
+
+    assert [b.message.split(" failed")[0] for b in blocked.blockers] == [
+        "tests/test_m.py::test_two"
+    ]
+    assert (repaired.blockers, repaired.unverified) == ([], None)
+    assert repaired.detail.startswith("1 of 1 tests passed")

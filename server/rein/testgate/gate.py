@@ -8,7 +8,14 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
-* Every run has a fresh shadow. A failing test runs once more: in the
+* Every pytest run sees a fresh shadow, though not a new copy: the
+  gate keeps two shadow trees for the run (:class:`ShadowTree`), one for
+  the workspace as the run has it (the first run and the re-run) and one
+  for the workspace before the run (the baseline), and brings one up to
+  date before each run (the files that changed since, and whatever a
+  run's tests left behind, placed again). They are deleted when the run is
+  validated, when the next run starts, and with the gate.
+* A failing test runs once more: in the
   re-run's results and passed there, it is *flaky* (reported; it blocks
   only with ``flakyBlocks``); a test the re-run does not report makes the
   verdict "unverified". Those still failing are judged by a run in a
@@ -19,7 +26,7 @@ that were failing already, and never pass blind.
   goes on beside the re-run (two processes at once, both started when the
   first run ends) and runs only the failing tests of their files.
 * :attr:`TestGate.timings` holds the last verdict's phases in seconds
-  (the selection; each run's shadow, pytest and cleanup), for the bench.
+  (the selection; each run's shadow update and pytest), for the bench.
 * Files the person has open with unsaved changes (an
   :class:`UnsavedDocuments` workspace: the editor's) that the run did not
   change are not overlaid: the tests read their saved text, and the detail
@@ -37,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,7 +63,7 @@ from rein.testgate.junit import TestResult
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
-from rein.testgate.shadow import Shadow, close_shadow, open_shadow
+from rein.testgate.shadow import Shadow, ShadowTree, sync_shadow
 
 __all__ = ["TestGate"]
 
@@ -93,12 +101,20 @@ class TestGate:
         #: path -> its text before the run first changed it (None: absent).
         self.prior: dict[str, str | None] = {}
         #: The last verdict's phases (name -> seconds): ``select``, and
-        #: ``<run>_shadow``, ``<run>_pytest``, ``<run>_remove`` for the runs
-        #: ``first``, ``rerun`` and ``baseline``.
+        #: ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
+        #: ``rerun`` and ``baseline``.
         self.timings: dict[str, float] = {}
+        #: The run's shadow trees: "now" and "before" (see the module docstring).
+        self._trees: dict[str, ShadowTree] = {}
+
+    def _drop_trees(self) -> None:
+        """Delete the shadow trees, in a thread of their own."""
+        trees, self._trees = list(self._trees.values()), {}
+        for tree in trees:
+            threading.Thread(target=tree.remove, name="rein-tests-shadow", daemon=True).start()
 
     async def on_run_start(self, generation: int) -> None:
-        return None
+        self._drop_trees()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         for path in paths:
@@ -112,6 +128,7 @@ class TestGate:
 
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
+        self._drop_trees()
 
     def export_state(self) -> dict[str, Any]:
         prior = {
@@ -168,7 +185,7 @@ class TestGate:
         deadline = time.monotonic() + self._limit_s
         overlay = await self._current(changed, workspace)
         files = selection.total_files if targets is None else len(targets)
-        first, shadow = await self._run_in("first", overlay, targets, deadline, files=files)
+        first, shadow = await self._run_in("first", "now", overlay, targets, deadline, files=files)
         if first.unverified is not None or first.nothing_collected:
             return self._could_not_judge(first, selection, changed, shadow)
         # A changed test file that does not import is the run's.
@@ -217,9 +234,9 @@ class TestGate:
         baseline: dict[str, str | None],
         deadline: float,
     ) -> tuple[TestRun, TestRun]:
-        """The failing tests run again (a fresh shadow: what the first run
-        left behind changes nothing) and, at the same time, in a shadow of
-        the workspace before the run (``baseline``)."""
+        """The failing tests run again (the shadow made fresh: what the
+        first run left behind changes nothing) and, at the same time, in the
+        shadow of the workspace before the run (``baseline``)."""
         ids = self._ids(failing)
         # Their whole files, of which only the failing tests run: a test
         # the run added is not there, and pytest refuses a node id it
@@ -232,13 +249,13 @@ class TestGate:
             if not files and not self.spec.custom:
                 return TestRun(nothing_collected=True)
             then, _ = await self._run_in(
-                "baseline", baseline, self._ids_or(files), deadline, only=ids
+                "baseline", "before", baseline, self._ids_or(files), deadline, only=ids
             )
             return then
 
         try:
             async with asyncio.TaskGroup() as group:
-                again = group.create_task(self._run_in("rerun", overlay, ids, deadline))
+                again = group.create_task(self._run_in("rerun", "now", overlay, ids, deadline))
                 then = group.create_task(before())
         except ExceptionGroup as errors:  # the shadow could not be built
             raise errors.exceptions[0] from None
@@ -247,6 +264,7 @@ class TestGate:
     async def _run_in(
         self,
         name: str,
+        tree: str,
         overlay: dict[str, str | None],
         targets: list[str] | None,
         deadline: float,
@@ -254,16 +272,17 @@ class TestGate:
         files: int = 0,
         only: list[str] | None = None,
     ) -> tuple[TestRun, Shadow]:
-        """One run (``name``, for :attr:`timings`) in a shadow of its own,
-        built with ``overlay`` and deleted after it (the shadow is returned
-        for its paths only)."""
+        """One run (``name``, for :attr:`timings`) in the shadow tree
+        ``tree``, brought up to date with ``overlay`` first."""
         started = time.monotonic()
-        shadow = await open_shadow(self.root, overlay)
+        if tree not in self._trees:
+            self._trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
+        shadow = await sync_shadow(self._trees[tree], overlay)
         built = time.monotonic()
         self.timings[f"{name}_shadow"] = built - started
+        if shadow.unreachable:
+            return TestRun(unverified=_unreachable(shadow.unreachable)), shadow
         try:
-            if shadow.unreachable:
-                return TestRun(unverified=_unreachable(shadow.unreachable)), shadow
             run = await run_tests(
                 self.runner,
                 self.spec,
@@ -275,10 +294,7 @@ class TestGate:
                 only=only,
             )
         finally:
-            ran = time.monotonic()
-            self.timings[f"{name}_pytest"] = ran - built
-            await close_shadow(shadow)
-            self.timings[f"{name}_remove"] = time.monotonic() - ran
+            self.timings[f"{name}_pytest"] = time.monotonic() - built
         return run, shadow
 
     def _not_passed(
