@@ -34,6 +34,8 @@ file restored. Measured per project:
   timed too; a blocker there is a false one;
 - Rein's CPU (``RUSAGE_SELF``) against its children's (``RUSAGE_CHILDREN``:
   the pytest runs) during the verdicts;
+- the repair's verdict: the seeded file restored and checked again by the
+  same gate (its shadows kept from the first verdict), which must pass;
 - where a verdict's time goes: the median of each phase the gate times
   (:attr:`~rein.testgate.gate.TestGate.timings`: the selection; each run's
   shadow, pytest and cleanup), over the blocked verdicts and the clean ones.
@@ -203,9 +205,11 @@ def _node_of(message: str, truth: list[str]) -> str | None:
 
 
 async def _judge(
-    root: Path, spec: RunnerSpec, mutation: Mutation, truth: list[str]
+    root: Path, spec: RunnerSpec, mutation: Mutation, truth: list[str], *, repair: bool = False
 ) -> tuple[Case, GateOutcome]:
-    """One seeded edit through a fresh gate: before_change, write, check, restore."""
+    """One seeded edit through a fresh gate: before_change, write, check,
+    restore; with ``repair``, the restored file checked again by the same
+    gate (the repair's verdict, in the shadows the first one left)."""
     workspace = DiskWorkspace(root)
     config = TestsGateConfig(enabled=True)
     gate = TestGate(root, SubprocessRunner(str(root)), config, python=spec.python, xdist=spec.xdist)
@@ -232,6 +236,15 @@ async def _judge(
     finally:
         file.write_text(original, encoding="utf-8")
     case.self_cpu_s, case.child_cpu_s = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+    if repair:
+        started = time.monotonic()
+        repaired = await gate.check(
+            GateContext(generation=2, touched=frozenset({mutation.path}), workspace=workspace)
+        )
+        case.repair_s = time.monotonic() - started
+        case.repair_blockers = len(repaired.blockers)
+        case.repair_unverified = repaired.unverified
+    gate.on_validated(2)
     case.unverified = None if outcome.blockers else outcome.unverified
     case.detail = outcome.detail
     for blocker in outcome.blockers:
@@ -310,7 +323,7 @@ async def measure_project(
         if not known["broken"]:
             survived += 1
             continue
-        case, _outcome = await _judge(root, spec, mutation, list(known["broken"]))
+        case, _outcome = await _judge(root, spec, mutation, list(known["broken"]), repair=True)
         case.truth_s = float(known["wall_s"])
         cases.append(case)
         say(

@@ -46,6 +46,11 @@ class Case:
     detail: str = ""
     #: The gate's phases (name -> seconds).
     phases: dict[str, float] = field(default_factory=dict)
+    #: The repair's verdict (the file restored, the same gate): its time,
+    #: blockers (false ones) and why it was unverified.
+    repair_s: float | None = None
+    repair_blockers: int = 0
+    repair_unverified: str | None = None
 
     @property
     def caught(self) -> bool:
@@ -83,6 +88,7 @@ def summarize(
     recall = round(sum(c.caught for c in cases) / len(cases), 3) if cases else None
     precision = round((blockers - false) / blockers, 3) if blockers else None
     ratio = round(verdict / full_s, 2) if verdict is not None and full_s else None
+    repairs = [c.repair_s for c in cases if c.repair_s is not None]
     return {
         "project": project,
         "seeds_tried": tried,
@@ -106,6 +112,9 @@ def summarize(
         "truth_s_p50": round(statistics.median(c.truth_s for c in cases), 2) if cases else None,
         "verdict_over_full": ratio,
         "phases_p50": phases_p50(cases),
+        "repair_verdict_s_p50": round(statistics.median(repairs), 2) if repairs else None,
+        "repair_blockers": sum(c.repair_blockers for c in cases),
+        "repair_unverified": sum(c.repair_unverified is not None for c in cases),
         "rein_cpu_s": round(self_cpu, 2),
         "children_cpu_s": round(child_cpu, 2),
         "rein_cpu_pct": round(100 * self_cpu / (self_cpu + child_cpu), 1)
@@ -117,7 +126,10 @@ def summarize(
         "special": special,
         "goals": {
             "recall": recall is not None and recall >= GOAL_RECALL,
-            "precision": precision is not None and precision >= GOAL_PRECISION,
+            # A repaired file that still blocks is a false blocker too.
+            "precision": precision is not None
+            and precision >= GOAL_PRECISION
+            and not any(c.repair_blockers for c in cases),
             "time": ratio is not None and ratio <= GOAL_TIME_RATIO,
             "pre_existing": bool(special.get("pre_existing_reported_not_blocking")),
             "flaky": bool(special.get("flaky_reported_not_blocking")),
@@ -139,6 +151,7 @@ _TABLE = (
     ("ratio", "verdict_over_full"),
     ("clean p50 s", "clean_verdict_s_p50"),
     ("clean ratio", "clean_over_full"),
+    ("repair p50 s", "repair_verdict_s_p50"),
     ("rein cpu %", "rein_cpu_pct"),
 )
 
