@@ -1,4 +1,4 @@
-"""A throwaway copy of the workspace for the tests to run in.
+"""A copy of the workspace for the tests to run in.
 
 A shadow tree copies the workspace under a private temporary directory:
 real directories and real files (a test that writes a file of the
@@ -19,6 +19,12 @@ the real one. An overlaid path under such a link cannot be written without
 reaching the real folder: it is left out and named in
 :attr:`Shadow.unreachable`. A repository's metadata and caches are left
 out (:data:`SKIPPED`).
+
+A :class:`ShadowTree` is kept between runs and brought up to date before
+each (:meth:`ShadowTree.sync`): only what changed in the workspace or the
+overlay is placed again, and what a run left behind is undone, so each run
+sees a fresh shadow without a new copy. :func:`build_shadow` is a tree's
+first sync, owned by the :class:`Shadow` it returns (a throwaway shadow).
 """
 
 from __future__ import annotations
