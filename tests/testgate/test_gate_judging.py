@@ -159,9 +159,11 @@ async def test_a_changed_test_file_in_a_subproject_that_does_not_import_blocks(
     ]
 
 
-async def test_the_baseline_runs_only_the_failing_tests_beside_the_rerun(
-    tmp_path: Path,
+async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see_a_repair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Python writes compiled modules in the kept shadows, as for a person.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     log = tmp_path / "runs.log"
     # test_other passes and writes a line each time it runs, in any shadow.
     tests = TWO + (
@@ -182,6 +184,16 @@ async def test_the_baseline_runs_only_the_failing_tests_beside_the_rerun(
     phases = {f"{run}_{part}" for run in ("first", "rerun", "baseline") for part in RUN_PARTS}
     assert set(gate.timings) == {"select", *phases}
     assert all(seconds >= 0 for seconds in gate.timings.values())
+
+    # The repair, the same size as the broken text: neither that text nor
+    # its compiled module in the kept shadow stands for it.
+    fixed = BAD.replace("n + 1", "n + 0")
+    assert len(fixed) == len(BAD)
+    workspace.buffers["mod.py"] = (fixed, 3)
+    repaired = await verdict(gate, workspace, "mod.py")
+
+    assert (repaired.blockers, repaired.unverified) == ([], None)
+    assert repaired.detail.startswith("2 of 2 tests passed")
 
 
 async def test_trouble_building_a_later_shadow_is_unverified_not_a_blocker(
@@ -215,27 +227,3 @@ async def test_a_failing_test_the_run_added_to_a_test_file_blocks(tmp_path: Path
     assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
         "tests/test_m.py::test_new"
     ]
-
-
-async def test_a_second_verdict_in_the_kept_shadows_sees_a_same_size_change(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The gate's shadows are kept between verdicts, with the modules Python
-    # compiled there: neither the first text nor its compiled module (same
-    # size) may stand for the second.
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    fixed = BAD.replace("n + 1", "n + 0")
-    assert len(fixed) == len(BAD)
-    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
-    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
-    gate = gate_for(root)
-    await changed(gate, workspace, "mod.py", BAD)
-    blocked = await verdict(gate, workspace, "mod.py")
-    workspace.buffers["mod.py"] = (fixed, 3)
-    repaired = await verdict(gate, workspace, "mod.py")
-
-    assert [b.message.split(" failed")[0] for b in blocked.blockers] == [
-        "tests/test_m.py::test_two"
-    ]
-    assert (repaired.blockers, repaired.unverified) == ([], None)
-    assert repaired.detail.startswith("1 of 1 tests passed")
