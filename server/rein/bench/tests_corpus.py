@@ -38,12 +38,13 @@ file restored. Measured per project:
   same gate (its shadows kept from the first verdict), which must pass;
 - where a verdict's time goes: the median of each phase the gate times
   (:attr:`~rein.testgate.gate.TestGate.timings`: the selection; each run's
-  shadow, pytest and cleanup), over the blocked verdicts and the clean ones.
+  shadow update and pytest), over the blocked verdicts and the clean ones.
 
 One more case per project adds a test file to the checkout before the run
 (not by it) with a test that always fails and one that fails only the first
-time (a marker file beside it), both importing the seeded module; a seed is
-then judged again: neither may block, both must be named in the verdict.
+time (a marker file beside the checkout), both importing the seeded module;
+a seed is then judged again: neither may block, and the verdict's detail
+must name each under its own label (pre-existing, flaky).
 """
 
 from __future__ import annotations
@@ -255,6 +256,19 @@ async def _judge(
     return case, outcome
 
 
+#: How the gate's detail names the pre-existing and the flaky tests.
+PRE_EXISTING = "failing before the run too (not blocking)"
+FLAKY = "flaky, passed on a re-run (not blocking)"
+
+
+def _labelled(detail: str, label: str, node: str) -> bool:
+    """The gate's ``detail`` names ``node`` under ``label``."""
+    return any(
+        part.startswith(f"{label}: ") and node in part.removeprefix(f"{label}: ").split(", ")
+        for part in detail.split("; ")
+    )
+
+
 def _module_name(path: str) -> str:
     dotted = path.removeprefix("src/").removesuffix(".py").replace("/", ".")
     return dotted.removesuffix(".__init__")
@@ -264,18 +278,24 @@ async def _special(root: Path, spec: RunnerSpec, tests_dir: str, case: Case) -> 
     """The pre-existing failing test and the flaky one beside a seed."""
     rel = f"{tests_dir}/{EXTRA_TEST}"
     extra = root / rel
-    extra.write_text(extra_tests(_module_name(case.mutation.path)), encoding="utf-8")
-    stem = rel
-    pre, flaky = f"{stem}::test_rein_bench_pre_existing", f"{stem}::test_rein_bench_flaky"
+    # Beside the checkout: a test's first run leaves it where its re-run
+    # (in a shadow made fresh) still finds it.
+    marker = root.parent / f"{root.name}-rein-bench-flaky.marker"
+    marker.unlink(missing_ok=True)
+    extra.write_text(extra_tests(_module_name(case.mutation.path), marker), encoding="utf-8")
+    pre, flaky = f"{rel}::test_rein_bench_pre_existing", f"{rel}::test_rein_bench_flaky"
     try:
         judged, outcome = await _judge(root, spec, case.mutation, case.truth)
     finally:
         extra.unlink()
+        marker.unlink(missing_ok=True)
     return {
         "seed": case.mutation.key,
         "blocked_by_the_seed_only": judged.caught and not judged.false_blockers,
-        "pre_existing_reported_not_blocking": pre in outcome.detail and pre not in judged.blockers,
-        "flaky_reported_not_blocking": flaky in outcome.detail and flaky not in judged.blockers,
+        "pre_existing_reported_not_blocking": _labelled(outcome.detail, PRE_EXISTING, pre)
+        and pre not in judged.blockers,
+        "flaky_reported_not_blocking": _labelled(outcome.detail, FLAKY, flaky)
+        and flaky not in judged.blockers,
         "unverified": judged.unverified,
         "detail": outcome.detail,
     }
