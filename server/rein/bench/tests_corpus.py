@@ -256,6 +256,12 @@ async def _judge(
     return case, outcome
 
 
+def _pytest_runs(case: Case) -> str:
+    """Each pytest run's time in a verdict, for the progress lines."""
+    runs = [(n.removesuffix("_pytest"), t) for n, t in case.phases.items() if n.endswith("_pytest")]
+    return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runs) or "no pytest run"
+
+
 #: How the gate's detail names the pre-existing and the flaky tests.
 PRE_EXISTING = "failing before the run too (not blocking)"
 FLAKY = "flaky, passed on a re-run (not blocking)"
@@ -348,7 +354,8 @@ async def measure_project(
         cases.append(case)
         say(
             f"  {mutation.key}: {len(case.truth)} broken, "
-            f"{'caught' if case.caught else 'MISSED'} in {case.verdict_s:.2f} s"
+            f"{'caught' if case.caught else 'MISSED'} in {case.verdict_s:.2f} s "
+            f"({_pytest_runs(case)}; repair {case.repair_s or 0:.2f} s)"
             + (f", false: {case.false_blockers}" if case.false_blockers else "")
         )
     special = await _special(root, spec, project.tests, cases[0]) if cases else {}
