@@ -44,11 +44,14 @@ from rein.harness.ports import (
     SettlingDiagnostics,
 )
 
-__all__ = ["RENAME_SIMILARITY", "baselines_after_the_fact", "renamed_by_content"]
+__all__ = ["MAX_NEAR_PAIRS", "RENAME_SIMILARITY", "baselines_after_the_fact", "renamed_by_content"]
 
 #: A created file whose lines match a deleted file's this much (difflib's
 #: ratio) was renamed from it.
 RENAME_SIMILARITY = 0.9
+#: At most this many pairs of created and deleted files are compared for
+#: a near-same text.
+MAX_NEAR_PAIRS = 2_000
 
 
 async def baselines_after_the_fact(
@@ -136,23 +139,42 @@ def renamed_by_content(
 ) -> list[tuple[str, str]]:
     """(new, old) for each created file (path -> text now) whose text is a
     deleted file's (path -> text before), or nearly; each deleted file is
-    matched once, to the created file most like it."""
-    pairs: list[tuple[float, str, str]] = []
-    for new, text in created.items():
-        lines = text.splitlines()
-        for old, was in deleted.items():
-            matcher = difflib.SequenceMatcher(None, was.splitlines(), lines, autojunk=False)
-            if matcher.real_quick_ratio() < RENAME_SIMILARITY:
-                continue
-            if matcher.quick_ratio() < RENAME_SIMILARITY:
-                continue
-            ratio = 1.0 if was == text else matcher.ratio()
-            if ratio >= RENAME_SIMILARITY:
-                pairs.append((ratio, new, old))
+    matched once. Same texts are matched first; then each created file
+    left to the deleted one most like it, comparing at most
+    :data:`MAX_NEAR_PAIRS` pairs of files (a command that replaced a whole
+    tree gets its exact renames only)."""
     matched: list[tuple[str, str]] = []
-    used: set[str] = set()
+    by_text: dict[str, list[str]] = {}
+    for old, was in sorted(deleted.items()):
+        by_text.setdefault(was, []).append(old)
+    left: dict[str, list[str]] = {}
+    for new, text in sorted(created.items()):
+        same = by_text.get(text)
+        if same:
+            matched.append((new, same.pop(0)))
+        else:
+            left[new] = text.splitlines()
+    used = {old for _new, old in matched}
+    olds = {o: t.splitlines() for o, t in sorted(deleted.items()) if o not in used}
+    pairs: list[tuple[float, str, str]] = []
+    budget = MAX_NEAR_PAIRS
+    for new, lines in left.items():
+        for old, was in olds.items():
+            total = len(was) + len(lines)
+            if not total or 2 * min(len(was), len(lines)) / total < RENAME_SIMILARITY:
+                continue  # too different in length to be alike enough
+            if budget <= 0:
+                break
+            budget -= 1
+            matcher = difflib.SequenceMatcher(None, was, lines, autojunk=False)
+            if matcher.quick_ratio() >= RENAME_SIMILARITY:
+                ratio = matcher.ratio()
+                if ratio >= RENAME_SIMILARITY:
+                    pairs.append((ratio, new, old))
+    taken = {new for new, _old in matched}
     for _ratio, new, old in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
-        if new not in {n for n, _ in matched} and old not in used:
+        if new not in taken and old not in used:
             matched.append((new, old))
+            taken.add(new)
             used.add(old)
     return sorted(matched)
