@@ -159,14 +159,14 @@ def renamed_by_content(
     pairs: list[tuple[float, str, str]] = []
     budget = MAX_NEAR_PAIRS
     for new, lines in left.items():
-        for old, was in olds.items():
-            total = len(was) + len(lines)
-            if not total or 2 * min(len(was), len(lines)) / total < RENAME_SIMILARITY:
+        for old, old_lines in olds.items():
+            total = len(old_lines) + len(lines)
+            if not total or 2 * min(len(old_lines), len(lines)) / total < RENAME_SIMILARITY:
                 continue  # too different in length to be alike enough
             if budget <= 0:
                 break
             budget -= 1
-            matcher = difflib.SequenceMatcher(None, was, lines, autojunk=False)
+            matcher = difflib.SequenceMatcher(None, old_lines, lines, autojunk=False)
             if matcher.quick_ratio() >= RENAME_SIMILARITY:
                 ratio = matcher.ratio()
                 if ratio >= RENAME_SIMILARITY:
