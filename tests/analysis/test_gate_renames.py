@@ -5,6 +5,10 @@ imports still block."""
 
 from __future__ import annotations
 
+import pytest
+
+from rein.analysis import command_baselines
+from rein.analysis.command_baselines import renamed_by_content
 from rein.analysis.gate import AnalyzerGate
 from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
@@ -73,3 +77,29 @@ async def test_a_carried_baseline_survives_a_stored_session() -> None:
     outcome = await resumed.check(GateContext(1, touched, workspace))
     assert outcome.blockers == []
     assert resumed.files["pkg/helpers.py"].text_before_the_run == ""
+
+
+def test_a_command_rename_is_told_by_content_each_old_file_once() -> None:
+    body = "".join(f"line {n}\n" for n in range(20))
+    near = body.replace("line 3\n", "line three\n")
+    created = {"b.py": body, "c.py": near, "d.py": "other\n" * 20, "e.py": near}
+    deleted = {"a.py": body, "x.py": near, "y.py": "unrelated\n"}
+
+    # Each deleted file goes to the created file most like it, once; a
+    # created file like no deleted one was not renamed.
+    assert renamed_by_content(created, deleted) == [("b.py", "a.py"), ("c.py", "x.py")]
+    assert renamed_by_content({"b.py": near}, {"a.py": body}) == [("b.py", "a.py")]
+    half = "".join(f"line {n}\n" for n in range(10)) + "".join(f"new {n}\n" for n in range(10))
+    assert renamed_by_content({"b.py": half}, {"a.py": body}) == []
+
+
+def test_past_the_near_pairs_budget_only_same_texts_are_renames(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(command_baselines, "MAX_NEAR_PAIRS", 0)
+    body = "".join(f"line {n}\n" for n in range(20))
+    near = body.replace("line 3\n", "line three\n")
+
+    assert renamed_by_content({"b.py": body, "c.py": near}, {"a.py": body, "x.py": body}) == [
+        ("b.py", "a.py")
+    ]

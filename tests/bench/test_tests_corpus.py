@@ -65,6 +65,12 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     assert row["goals"]["pre_existing"] and row["goals"]["flaky"]
     # A comment added to the seeded module breaks nothing and blocks nothing.
     assert (row["clean_edits"], row["clean_blockers"], row["clean_unverified"]) == (1, 0, 0)
+    # Each seed's file restored, the same gate passes it (the repair's verdict).
+    assert (row["repair_blockers"], row["repair_unverified"]) == (0, 0)
+    assert row["repair_verdict_s_p50"] is not None
+    # Where a blocked verdict's time went: each of its three runs, timed.
+    runs = {name.partition("_")[0] for name in row["phases_p50"]}
+    assert runs == {"select", "first", "rerun", "baseline"}
     # The truth of each seed tried is cached, and the project is as it was.
     assert len(json.loads((tmp_path / "truth.json").read_text())) == row["seeds_tried"]
     assert (root / "pkg" / "mod.py").read_text() == MODULE

@@ -129,3 +129,19 @@ async def test_a_command_that_adds_one_error_to_a_file_with_errors_blocks_on_it(
     assert (blocker.path, blocker.line) == ("pkg/util.py", 13), blocker
     assert blocker.message.startswith("Type \"Literal['ten']\" is not assignable"), blocker
     assert (second.status, second.blockers) == ("passed", [])
+
+
+async def test_a_file_renamed_by_a_command_keeps_the_errors_it_had(package: Path) -> None:
+    # util.py moved, its docstring touched (near-same text), its importers fixed.
+    moved = (
+        "mv pkg/util.py pkg/helpers.py"
+        " && sed -i 's/Helpers, with/Helpers (moved), with/' pkg/helpers.py"
+        " && sed -i 's/pkg.util import/pkg.helpers import/' pkg/app.py"
+        " && sed -i 's/from pkg import util/from pkg import helpers as util/' pkg/cli.py"
+    )
+    result, _, events = await run(package, [command(moved), {"text": "moved the helpers"}])
+    assert result.status == "completed", result.error
+    [verdict] = events.gate_results("analyzer")
+    # helpers.py's two errors are util.py's, carried to the new path.
+    assert (verdict.status, verdict.blockers) == ("passed", []), verdict.blockers
+    assert (package / "pkg" / "helpers.py").read_text().startswith('"""Helpers (moved), with')

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from rein.testgate import gate as gate_module
-from tests.testgate.projects import BAD, GOOD, project, verdict_on
+from rein.testgate.shadow import sync_shadow
+from tests.fakes.workspace import FakeWorkspace
+from tests.testgate.projects import BAD, GOOD, changed, gate_for, project, verdict, verdict_on
 
 TWO = "from mod import first_n\n\n\ndef test_two():\n    assert first_n([1, 2, 3], 2) == [1, 2]\n"
 #: A project whose tests and their pytest configuration are in backend/.
@@ -18,6 +20,8 @@ SUBPROJECT = {
     "backend/mod.py": GOOD,
     "backend/tests/test_m.py": TWO,
 }
+#: What the gate times of each run.
+RUN_PARTS = ("shadow", "pytest")
 
 
 async def test_node_ids_in_a_subproject_with_its_own_config_are_the_workspaces(
@@ -134,7 +138,7 @@ async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
     async def no_room(*_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(gate_module, "open_shadow", no_room)
+    monkeypatch.setattr(gate_module, "sync_shadow", no_room)
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
     outcome = await verdict_on(root, "mod.py", BAD)
 
@@ -152,4 +156,74 @@ async def test_a_changed_test_file_in_a_subproject_that_does_not_import_blocks(
 
     assert [b.message for b in outcome.blockers] == [
         "backend/tests/test_m.py cannot be collected (the test file does not import)"
+    ]
+
+
+async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see_a_repair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python writes compiled modules in the kept shadows, as for a person.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    log = tmp_path / "runs.log"
+    # test_other passes and writes a line each time it runs, in any shadow.
+    tests = TWO + (
+        f"\n\ndef test_other():\n    with open({str(log)!r}, 'a') as out:\n"
+        "        out.write('ran\\n')\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": tests})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+    outcome = await verdict(gate, workspace, "mod.py")
+
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_m.py::test_two"
+    ]
+    # The first run only: neither the re-run nor the baseline ran it.
+    assert log.read_text() == "ran\n"
+    phases = {f"{run}_{part}" for run in ("first", "rerun", "baseline") for part in RUN_PARTS}
+    assert set(gate.timings) == {"select", *phases}
+    assert all(seconds >= 0 for seconds in gate.timings.values())
+
+    # The repair, the same size as the broken text: neither that text nor
+    # its compiled module in the kept shadow stands for it.
+    fixed = BAD.replace("n + 1", "n + 0")
+    assert len(fixed) == len(BAD)
+    workspace.buffers["mod.py"] = (fixed, 3)
+    repaired = await verdict(gate, workspace, "mod.py")
+
+    assert (repaired.blockers, repaired.unverified) == ([], None)
+    assert repaired.detail.startswith("2 of 2 tests passed")
+
+
+async def test_trouble_building_a_later_shadow_is_unverified_not_a_blocker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[object] = []
+
+    async def room_once(*args: object) -> object:
+        if built:
+            raise OSError(28, "No space left on device")
+        built.append(await sync_shadow(*args))  # type: ignore[arg-type]
+        return built[0]
+
+    monkeypatch.setattr(gate_module, "sync_shadow", room_once)
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
+    outcome = await verdict_on(root, "mod.py", BAD)
+
+    assert outcome.blockers == []
+    assert outcome.unverified == (
+        "the tests could not be run: OSError: [Errno 28] No space left on device"
+    )
+
+
+async def test_a_failing_test_the_run_added_to_a_test_file_blocks(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
+    added = TWO + "\n\ndef test_new():\n    assert first_n([1], 0) == [1]\n"
+    outcome = await verdict_on(root, "tests/test_m.py", added)
+
+    # The baseline has no test_new to run (pytest is not refused): the run's.
+    assert outcome.unverified is None
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_m.py::test_new"
     ]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rein.testgate import shadow as shadow_module
-from rein.testgate.shadow import Shadow, build_shadow, open_shadow
+from rein.testgate.shadow import Shadow, ShadowTree, build_shadow, open_shadow
 
 
 def test_the_overlay_is_written_in_the_shadow_and_nowhere_else(tmp_path: Path) -> None:
@@ -108,3 +108,64 @@ async def test_a_shadow_built_while_its_verdict_is_cancelled_is_deleted(
         await task
     assert await asyncio.to_thread(removed.wait, 10)
     assert built and not built[0].root.exists()
+
+
+def test_a_kept_tree_places_again_only_what_changed_and_undoes_what_runs_left(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "proj"
+    files = {"kept.py": "k\n", "same.py": "same\n", "edited.py": "v1\n", "gone.py": "g\n"}
+    files["pkg/damaged.py"] = "d\n"
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    before = {p: p.read_bytes() for p in src.rglob("*") if p.is_file()}
+    tree = ShadowTree(src)
+    try:
+        first = tree.sync({"mod.py": "one\n"})
+        root = first.root
+        assert (first.copied, first.written) == (5, 1)
+        # What a run leaves behind: compiled modules, new files and
+        # folders, a changed and a deleted file.
+        (root / "__pycache__").mkdir()
+        for stem in ("kept", "mod"):
+            (root / "__pycache__" / f"{stem}.cpython-311.pyc").write_bytes(b"compiled")
+        (root / "scratch").mkdir()
+        (root / "scratch" / "out.txt").write_text("left\n")
+        (root / "marker").write_text("ran\n")
+        (root / "pkg" / "damaged.py").write_text("changed by a test\n")
+        (root / "same.py").unlink()
+        # The workspace changes too; the overlay gets a same-size text.
+        (src / "edited.py").write_text("v2\n")
+        (src / "gone.py").unlink()
+        (src / "new.py").write_text("n\n")
+
+        second = tree.sync({"mod.py": "two\n"})
+
+        assert second.root == root
+        assert {
+            p.relative_to(root).as_posix(): p.read_text()
+            for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        } == {
+            "kept.py": "k\n",
+            "same.py": "same\n",
+            "edited.py": "v2\n",
+            "new.py": "n\n",
+            "pkg/damaged.py": "d\n",
+            "mod.py": "two\n",
+        }
+        # same (deleted), edited, new, damaged: kept.py stays as it was.
+        assert (second.copied, second.written) == (4, 1)
+        # The compiled module whose text was placed again is gone; the other stays.
+        assert sorted(p.name for p in (root / "__pycache__").iterdir()) == ["kept.cpython-311.pyc"]
+        third = tree.sync({"mod.py": "two\n"})
+        assert (third.copied, third.written) == (0, 0)
+    finally:
+        tree.remove()
+    assert not root.exists()
+    assert {p: p.read_bytes() for p in src.rglob("*") if p.is_file()} == {
+        **{p: b for p, b in before.items() if p.name not in ("edited.py", "gone.py")},
+        src / "edited.py": b"v2\n",
+        src / "new.py": b"n\n",
+    }

@@ -20,10 +20,19 @@ in memory: nothing is written). The importers did not change, so those are
 their diagnostics before the run. When that cannot be done (the analyzers
 did not settle) the file keeps no baseline: its errors all block, never a
 pass on an unknown baseline.
+
+A file a command renamed (``mv``, ``git mv``) is a deleted path and a
+created one: the created file whose text is the deleted one's before the
+run, or nearly (:data:`RENAME_SIMILARITY` of its lines), was renamed from
+it. Its baseline is the old text's, taken at the new path (the analyzers
+are shown the new path holding the old text: a deleted file's own
+diagnostics cannot be had), with ``renamed_from`` set as for a tool's
+rename, so the errors it already had do not block at its new path.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Awaitable, Callable, Collection, Mapping
 
 from rein.analysis.baselines import FileBaseline
@@ -35,7 +44,14 @@ from rein.harness.ports import (
     SettlingDiagnostics,
 )
 
-__all__ = ["baselines_after_the_fact"]
+__all__ = ["MAX_NEAR_PAIRS", "RENAME_SIMILARITY", "baselines_after_the_fact", "renamed_by_content"]
+
+#: A created file whose lines match a deleted file's this much (difflib's
+#: ratio) was renamed from it.
+RENAME_SIMILARITY = 0.9
+#: At most this many pairs of created and deleted files are compared for
+#: a near-same text.
+MAX_NEAR_PAIRS = 2_000
 
 
 async def baselines_after_the_fact(
@@ -57,11 +73,16 @@ async def baselines_after_the_fact(
     ):
         return {}, {}
     before: dict[str, str] = {}
+    created: list[str] = []
     for path in sorted(touched):
         if path not in files:
             text = source.text_before_change(path)
             if text is not None:
                 before[path] = text
+            else:
+                created.append(path)
+    renamed = await _renamed(created, before, touched, files, now)
+    before.update({new: text for new, (_old, text) in renamed.items()})
     if not before:
         return {}, {}
     opened = [
@@ -83,5 +104,77 @@ async def baselines_after_the_fact(
     found: dict[str, list[Diagnostic]] = {}
     for d in snap.diagnostics:
         found.setdefault(d.path, []).append(d)
-    baselines = {p: FileBaseline(p, text, tuple(found.get(p, ()))) for p, text in before.items()}
+    baselines = {
+        p: FileBaseline(
+            p, text, tuple(found.get(p, ())), renamed_from=renamed[p][0] if p in renamed else None
+        )
+        for p, text in before.items()
+    }
     return baselines, {p: tuple(found.get(p, ())) for p in opened}
+
+
+async def _renamed(
+    created: Collection[str],
+    before: Mapping[str, str],
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    now: Callable[[str], Awaitable[str | None]],
+) -> dict[str, tuple[str, str]]:
+    """new path -> (the path a command renamed it from, that file's text
+    before the run), for the created files in ``created``."""
+    texts = {p: t for p in created if (t := await now(p))}
+    if not texts:
+        return {}
+    earlier = dict(before)
+    for path in touched:
+        baseline = files.get(path)
+        if baseline is not None and baseline.text_before_the_run:
+            earlier[path] = baseline.text_before_the_run
+    gone = {p: t for p, t in earlier.items() if t and not await now(p)}
+    return {new: (old, gone[old]) for new, old in renamed_by_content(texts, gone)}
+
+
+def renamed_by_content(
+    created: Mapping[str, str], deleted: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """(new, old) for each created file (path -> text now) whose text is a
+    deleted file's (path -> text before), or nearly; each deleted file is
+    matched once. Same texts are matched first; then each created file
+    left to the deleted one most like it, comparing at most
+    :data:`MAX_NEAR_PAIRS` pairs of files (a command that replaced a whole
+    tree gets its exact renames only)."""
+    matched: list[tuple[str, str]] = []
+    by_text: dict[str, list[str]] = {}
+    for old, was in sorted(deleted.items()):
+        by_text.setdefault(was, []).append(old)
+    left: dict[str, list[str]] = {}
+    for new, text in sorted(created.items()):
+        same = by_text.get(text)
+        if same:
+            matched.append((new, same.pop(0)))
+        else:
+            left[new] = text.splitlines()
+    used = {old for _new, old in matched}
+    olds = {o: t.splitlines() for o, t in sorted(deleted.items()) if o not in used}
+    pairs: list[tuple[float, str, str]] = []
+    budget = MAX_NEAR_PAIRS
+    for new, lines in left.items():
+        for old, old_lines in olds.items():
+            total = len(old_lines) + len(lines)
+            if not total or 2 * min(len(old_lines), len(lines)) / total < RENAME_SIMILARITY:
+                continue  # too different in length to be alike enough
+            if budget <= 0:
+                break
+            budget -= 1
+            matcher = difflib.SequenceMatcher(None, old_lines, lines, autojunk=False)
+            if matcher.quick_ratio() >= RENAME_SIMILARITY:
+                ratio = matcher.ratio()
+                if ratio >= RENAME_SIMILARITY:
+                    pairs.append((ratio, new, old))
+    taken = {new for new, _old in matched}
+    for _ratio, new, old in sorted(pairs, key=lambda p: (-p[0], p[1], p[2])):
+        if new not in taken and old not in used:
+            matched.append((new, old))
+            taken.add(new)
+            used.add(old)
+    return sorted(matched)

@@ -213,15 +213,17 @@ def no_op(root: Path, path: str) -> Mutation:
     return Mutation(path, max(len(lines), 1), "no-op", last, after)
 
 
-def extra_tests(module: str) -> str:
-    """A test that fails before any run, and one that fails only once."""
+def extra_tests(module: str, marker: Path) -> str:
+    """A test that fails before any run, and one that fails only the first
+    time it runs (``marker``, outside the workspace and its shadows, says
+    it ran)."""
     return (
         "import pathlib\n\n"
         f"import {module}  # noqa: F401\n\n\n"
         "def test_rein_bench_pre_existing():\n"
         "    assert 1 == 2, 'failing before the run'\n\n\n"
         "def test_rein_bench_flaky():\n"
-        "    marker = pathlib.Path(__file__).with_name('rein-bench-flaky.marker')\n"
+        f"    marker = pathlib.Path({str(marker)!r})\n"
         "    if not marker.exists():\n"
         "        marker.write_text('ran')\n"
         "        raise AssertionError('fails the first time only')\n"

@@ -8,14 +8,25 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
-* Every run has a fresh shadow. A failing test runs once more: in the
+* Every pytest run sees a fresh shadow, though not a new copy: the
+  gate keeps two shadow trees for the run (:class:`ShadowTree`), one for
+  the workspace as the run has it (the first run and the re-run) and one
+  for the workspace before the run (the baseline), and brings one up to
+  date before each run (the files that changed since, and whatever a
+  run's tests left behind, placed again). They are deleted when the run is
+  validated, when the next run starts, and with the gate.
+* A failing test runs once more: in the
   re-run's results and passed there, it is *flaky* (reported; it blocks
   only with ``flakyBlocks``); a test the re-run does not report makes the
-  verdict "unverified". Those still failing run in a shadow of the
-  workspace before the run (each changed file's earlier text): failing
-  there too (or their file not importable there), they are *pre-existing*
-  (reported, not blocking); passing there, or absent there (the run added
-  them), they are the run's: blockers.
+  verdict "unverified". Those still failing are judged by a run in a
+  shadow of the workspace before the run (each changed file's earlier
+  text): failing there too (or their file not importable there), they are
+  *pre-existing* (reported, not blocking); passing there, or absent there
+  (the run added them), they are the run's: blockers. That baseline run
+  goes on beside the re-run (two processes at once, both started when the
+  first run ends) and runs only the failing tests of their files.
+* :attr:`TestGate.timings` holds the last verdict's phases in seconds
+  (the selection; each run's shadow update and pytest), for the bench.
 * Files the person has open with unsaved changes (an
   :class:`UnsavedDocuments` workspace: the editor's) that the run did not
   change are not overlaid: the tests read their saved text, and the detail
@@ -33,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,7 +63,7 @@ from rein.testgate.junit import TestResult
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
-from rein.testgate.shadow import Shadow, close_shadow, open_shadow
+from rein.testgate.shadow import Shadow, ShadowTree, sync_shadow
 
 __all__ = ["TestGate"]
 
@@ -88,9 +100,21 @@ class TestGate:
         self._limit_s = config.timeout_ms / 1000
         #: path -> its text before the run first changed it (None: absent).
         self.prior: dict[str, str | None] = {}
+        #: The last verdict's phases (name -> seconds): ``select``, and
+        #: ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
+        #: ``rerun`` and ``baseline``.
+        self.timings: dict[str, float] = {}
+        #: The run's shadow trees: "now" and "before" (see the module docstring).
+        self._trees: dict[str, ShadowTree] = {}
+
+    def _drop_trees(self) -> None:
+        """Delete the shadow trees, in a thread of their own."""
+        trees, self._trees = list(self._trees.values()), {}
+        for tree in trees:
+            threading.Thread(target=tree.remove, name="rein-tests-shadow", daemon=True).start()
 
     async def on_run_start(self, generation: int) -> None:
-        return None
+        self._drop_trees()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         for path in paths:
@@ -104,6 +128,7 @@ class TestGate:
 
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
+        self._drop_trees()
 
     def export_state(self) -> dict[str, Any]:
         prior = {
@@ -122,6 +147,7 @@ class TestGate:
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         changed = sorted(ctx.touched)
+        self.timings = {}
         if not changed:
             return GateOutcome(detail="nothing changed")
         try:
@@ -135,7 +161,9 @@ class TestGate:
 
     async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
         # The import graph is read from the disk: off the event loop.
+        started = time.monotonic()
         selection = await asyncio.to_thread(self._select, changed)
+        self.timings["select"] = time.monotonic() - started
         if not selection.run_all and not selection.files:
             return GateOutcome(
                 detail=f"no test reaches the changed files (0 of {selection.total_files} "
@@ -157,18 +185,19 @@ class TestGate:
         deadline = time.monotonic() + self._limit_s
         overlay = await self._current(changed, workspace)
         files = selection.total_files if targets is None else len(targets)
-        first, shadow = await self._run_in(overlay, targets, deadline, files=files)
+        first, shadow = await self._run_in("first", "now", overlay, targets, deadline, files=files)
         if first.unverified is not None or first.nothing_collected:
             return self._could_not_judge(first, selection, changed, shadow)
         # A changed test file that does not import is the run's.
         broken = [r for r in first.failing if r.collection_error and r.file in changed]
         failing = [r for r in first.failing if r not in broken]
         flaky: list[str] = []
-        suspects: list[TestResult] = []
+        pre_existing: list[str] = []
+        blocking = list(broken)
         if failing:
-            # A fresh shadow: what the first run left behind changes nothing.
+            baseline, unknown = self._baseline(changed)
+            again, then = await self._again_and_before(overlay, failing, baseline, deadline)
             ids = self._ids(failing)
-            again, _ = await self._run_in(overlay, ids, deadline)
             if again.unverified is None and ids is not None:
                 missing = [i for i in ids if not _reported(i, again)]
                 if missing:
@@ -183,14 +212,12 @@ class TestGate:
             passed = [r for r in failing if _passed(r, again)]
             flaky = [r.node_id for r in passed]
             suspects = [r for r in failing if self.config.flaky_blocks or r not in passed]
-        pre_existing: list[str] = []
-        blocking = list(broken)
-        if suspects:
-            judged = await self._against_baseline(suspects, changed, deadline)
-            if isinstance(judged, GateOutcome):
-                return judged
-            pre_existing, run_broke = judged
-            blocking += run_broke
+            if suspects:
+                judged = _against_baseline(suspects, then, unknown)
+                if isinstance(judged, GateOutcome):
+                    return judged
+                pre_existing, run_broke = judged
+                blocking += run_broke
         detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
         if not blocking:
             why = self._not_passed(first, selection, pre_existing)
@@ -200,20 +227,62 @@ class TestGate:
             [blocker_for(r, shadow, selection, changed) for r in blocking], detail=detail
         )
 
+    async def _again_and_before(
+        self,
+        overlay: dict[str, str | None],
+        failing: Sequence[TestResult],
+        baseline: dict[str, str | None],
+        deadline: float,
+    ) -> tuple[TestRun, TestRun]:
+        """The failing tests run again (the shadow made fresh: what the
+        first run left behind changes nothing) and, at the same time, in the
+        shadow of the workspace before the run (``baseline``)."""
+        ids = self._ids(failing)
+        # Their whole files, of which only the failing tests run: a test
+        # the run added is not there, and pytest refuses a node id it
+        # cannot find.
+        files = sorted(
+            {r.file for r in failing if r.file and self._before_exists(r.file, baseline)}
+        )
+
+        async def before() -> TestRun:
+            if not files and not self.spec.custom:
+                return TestRun(nothing_collected=True)
+            then, _ = await self._run_in(
+                "baseline", "before", baseline, self._ids_or(files), deadline, only=ids
+            )
+            return then
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                again = group.create_task(self._run_in("rerun", "now", overlay, ids, deadline))
+                then = group.create_task(before())
+        except ExceptionGroup as errors:  # the shadow could not be built
+            raise errors.exceptions[0] from None
+        return again.result()[0], then.result()
+
     async def _run_in(
         self,
+        name: str,
+        tree: str,
         overlay: dict[str, str | None],
         targets: list[str] | None,
         deadline: float,
         *,
         files: int = 0,
+        only: list[str] | None = None,
     ) -> tuple[TestRun, Shadow]:
-        """One run in a shadow of its own, built with ``overlay`` and
-        deleted after it (the shadow is returned for its paths only)."""
-        shadow = await open_shadow(self.root, overlay)
+        """One run (``name``, for :attr:`timings`) in the shadow tree
+        ``tree``, brought up to date with ``overlay`` first."""
+        started = time.monotonic()
+        if tree not in self._trees:
+            self._trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
+        shadow = await sync_shadow(self._trees[tree], overlay)
+        built = time.monotonic()
+        self.timings[f"{name}_shadow"] = built - started
+        if shadow.unreachable:
+            return TestRun(unverified=_unreachable(shadow.unreachable)), shadow
         try:
-            if shadow.unreachable:
-                return TestRun(unverified=_unreachable(shadow.unreachable)), shadow
             run = await run_tests(
                 self.runner,
                 self.spec,
@@ -222,9 +291,10 @@ class TestGate:
                 _left(deadline),
                 files=files,
                 limit_s=self._limit_s,
+                only=only,
             )
         finally:
-            await close_shadow(shadow)
+            self.timings[f"{name}_pytest"] = time.monotonic() - built
         return run, shadow
 
     def _not_passed(
@@ -245,39 +315,6 @@ class TestGate:
                 f"(gates.tests.maxTests: {self.config.max_tests})"
             )
         return None
-
-    async def _against_baseline(
-        self, suspects: Sequence[TestResult], changed: Sequence[str], deadline: float
-    ) -> tuple[list[str], list[TestResult]] | GateOutcome:
-        """The failing tests run in a shadow of the workspace before the run:
-        (the names of those failing there too, those the run broke), or the
-        unverified outcome when that could not be told."""
-        baseline, unknown = self._baseline(changed)
-        # The suspects' whole files: a test the run added is not there,
-        # and pytest refuses a node id it cannot find.
-        files = sorted(
-            {r.file for r in suspects if r.file and (self._before_exists(r.file, baseline))}
-        )
-        then = TestRun(nothing_collected=True)
-        if files or self.spec.custom:
-            then, _ = await self._run_in(baseline, self._ids_or(files), deadline)
-        if then.unverified is not None:
-            return GateOutcome(
-                unverified=f"the run before the changes (baseline): {then.unverified}"
-            )
-        failing_then = {r.node_id for r in then.failing}
-        # A test file that could not be imported then: its tests failed too.
-        failing_then |= {r.file for r in then.failing if r.collection_error and r.file}
-        pre_existing = [
-            r.node_id for r in suspects if r.node_id in failing_then or r.file in failing_then
-        ]
-        if pre_existing and unknown:
-            return GateOutcome(
-                unverified=f"{len(pre_existing)} failing test(s) failed before the run too, "
-                f"but the earlier text of {', '.join(unknown)} is not known (a command "
-                "changed it), so the baseline may not be the state before the run"
-            )
-        return pre_existing, [r for r in suspects if r.node_id not in pre_existing]
 
     def _before_exists(self, path: str, baseline: dict[str, str | None]) -> bool:
         if path in baseline:
@@ -372,6 +409,30 @@ class TestGate:
                 unverified=f"pytest could not collect {', '.join(errors)}: {run.unverified}"
             )
         return GateOutcome(unverified=run.unverified)
+
+
+def _against_baseline(
+    suspects: Sequence[TestResult], then: TestRun, unknown: Sequence[str]
+) -> tuple[list[str], list[TestResult]] | GateOutcome:
+    """The failing tests judged by their run before the changes (``then``):
+    (the names of those failing there too, those the run broke), or the
+    unverified outcome when that could not be told (``unknown``: changed
+    files whose earlier text is not known)."""
+    if then.unverified is not None:
+        return GateOutcome(unverified=f"the run before the changes (baseline): {then.unverified}")
+    failing_then = {r.node_id for r in then.failing}
+    # A test file that could not be imported then: its tests failed too.
+    failing_then |= {r.file for r in then.failing if r.collection_error and r.file}
+    pre_existing = [
+        r.node_id for r in suspects if r.node_id in failing_then or r.file in failing_then
+    ]
+    if pre_existing and unknown:
+        return GateOutcome(
+            unverified=f"{len(pre_existing)} failing test(s) failed before the run too, "
+            f"but the earlier text of {', '.join(unknown)} is not known (a command "
+            "changed it), so the baseline may not be the state before the run"
+        )
+    return pre_existing, [r for r in suspects if r.node_id not in pre_existing]
 
 
 def _left(deadline: float) -> float:

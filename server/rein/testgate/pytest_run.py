@@ -20,6 +20,11 @@ pytest runs in the shadow as ``<the project's interpreter> -m pytest
   the gate must see (the last one given wins; 0: no limit).
 * ``-p xdist`` loads pytest-xdist for ``-n auto`` even when plugins are
   not loaded automatically.
+* ``only`` (the baseline's run of the failing tests): the targets are
+  their files, which pytest collects whole, and the plugin keeps only the
+  tests named in a file beside the report (``REIN_TESTS_ONLY``; a file's
+  own path keeps all its tests), deselecting the rest. A named test that
+  is not there is not an error: it is just not run (the run added it).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ XDIST_FROM_FILES = 20
 #: The plugin's module name.
 PLUGIN = "rein_testgate_report"
 _REPORT_ENV = "REIN_TESTS_REPORT"
+_ONLY_ENV = "REIN_TESTS_ONLY"
 
 _PLUGIN_SOURCE = '''"""Written by Rein's tests gate: pytest's reports as JSON lines."""
 import json
@@ -85,6 +91,21 @@ def pytest_runtest_logreport(report):
 def pytest_collectreport(report):
     if report.failed:
         _emit(_row(report, "collect"))
+
+
+def pytest_collection_modifyitems(config, items):
+    only = os.environ.get("REIN_TESTS_ONLY")
+    if not only:
+        return
+    with open(only, encoding="utf-8") as names:
+        wanted = {line for line in names.read().splitlines() if line}
+    keep, drop = [], []
+    for item in items:
+        named = item.nodeid in wanted or item.nodeid.split("::")[0] in wanted
+        (keep if named else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 '''
 
 #: pytest's configuration files, and the section that makes one count.
@@ -141,9 +162,12 @@ def pytest_command(
     report: Path,
     *,
     xdist: bool,
+    only: Sequence[str] | None = None,
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
-    written to ``report`` (the plugin and the empty ini go beside it)."""
+    written to ``report`` (the plugin and the empty ini go beside it);
+    ``only``: of the tests ``targets`` collect, run only these node ids
+    (or test files)."""
     plugin_dir = report.parent / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -162,9 +186,14 @@ def pytest_command(
     paths = [str(plugin_dir), str(root)]
     if (root / "src").is_dir():
         paths.append(str(root / "src"))
+    selected = ""
+    if only is not None:
+        names = report.parent / "only.txt"
+        names.write_text("".join(f"{name}\n" for name in only), encoding="utf-8")
+        selected = f"{_ONLY_ENV}={shlex.quote(str(names))} "
     return (
         f"cd {shlex.quote(str(root))} && "
-        f"{_REPORT_ENV}={shlex.quote(str(report))} "
+        f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}"
         f'PYTHONPATH={shlex.quote(":".join(paths))}"${{PYTHONPATH:+:$PYTHONPATH}}" '
         f"exec {shlex.join(argv)}"
     )

@@ -94,12 +94,15 @@ async def run_tests(
     *,
     files: int = 0,
     limit_s: float | None = None,
+    only: Sequence[str] | None = None,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
     ``files``: how many test files that is when ``targets`` does not say
     (pytest-xdist runs them from :data:`XDIST_FROM_FILES`); ``limit_s``: the
-    configured limit ``timeout_s`` is what is left of, for the reason."""
+    configured limit ``timeout_s`` is what is left of, for the reason;
+    ``only``: of what ``targets`` collect, pytest runs only these node ids
+    (a custom command ignores it)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -119,7 +122,7 @@ async def run_tests(
     else:
         report = shadow.private / "report.jsonl"
         xdist = spec.xdist and max(files, len(targets or ())) >= XDIST_FROM_FILES
-        command = pytest_command(spec.python, shadow, targets, report, xdist=xdist)
+        command = pytest_command(spec.python, shadow, targets, report, xdist=xdist, only=only)
         who = "pytest"
     if report.exists() or report.is_symlink():
         report.unlink()  # in the shadow's own folders (a link is removed, not its target)

@@ -1,4 +1,4 @@
-"""A throwaway copy of the workspace for the tests to run in.
+"""A copy of the workspace for the tests to run in.
 
 A shadow tree copies the workspace under a private temporary directory:
 real directories and real files (a test that writes a file of the
@@ -19,29 +19,40 @@ the real one. An overlaid path under such a link cannot be written without
 reaching the real folder: it is left out and named in
 :attr:`Shadow.unreachable`. A repository's metadata and caches are left
 out (:data:`SKIPPED`).
+
+A :class:`ShadowTree` is kept between runs and brought up to date before
+each (:meth:`ShadowTree.sync`): only what changed in the workspace or the
+overlay is placed again, and what a run left behind is undone, so each run
+sees a fresh shadow without a new copy. :func:`build_shadow` is a tree's
+first sync, owned by the :class:`Shadow` it returns (a throwaway shadow).
 """
 
 from __future__ import annotations
 
 import asyncio
+import glob
 import logging
 import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 __all__ = [
     "LINKED_WHOLE",
     "MAX_COPIED_BYTES",
     "SKIPPED",
     "Shadow",
+    "ShadowTree",
     "build_shadow",
     "close_shadow",
     "inside",
     "open_shadow",
+    "sync_shadow",
 ]
 
 log = logging.getLogger(__name__)
@@ -134,68 +145,218 @@ def _is_environment(path: Path) -> bool:
 def build_shadow(source: Path, overlay: Mapping[str, str | None]) -> Shadow:
     """A shadow of ``source`` with ``overlay`` applied: path -> text to
     write, or None for a file that must not exist. Paths are
-    workspace-relative POSIX strings."""
-    base = Path(tempfile.mkdtemp(prefix="rein-tests-"))
-    root = base / source.name
-    root.mkdir()
-    shadow = Shadow(root=root, source=source)
+    workspace-relative POSIX strings. :meth:`Shadow.remove` deletes it."""
+    tree = ShadowTree(source)
+    tree.keep()
     try:
-        _mirror(source, root, overlay, shadow)
+        return tree.sync(overlay)
+    except BaseException:
+        tree.remove()
+        raise
+
+
+#: What a path of the shadow must be: a folder, a link (to its target;
+#: counted as a linked file or not), a copy of a source file (its stat), or
+#: an overlaid text.
+_Want = (
+    tuple[Literal["dir"]]
+    | tuple[Literal["link"], str, bool]
+    | tuple[Literal["file"], tuple[int, int, int]]
+    | tuple[Literal["text"], str]
+)
+
+
+def _stat(info: os.stat_result) -> tuple[int, int, int]:
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
+
+class ShadowTree:
+    """A shadow kept between runs (a verdict's, a run's verdicts'): each
+    :meth:`sync` makes it the workspace with an overlay again. A file it
+    placed (a copy, an overlaid text) stays when neither its source nor the
+    shadow's file changed since; anything else is placed again, and what
+    the runs left behind (files and folders a test created, changed or
+    deleted) is undone. The interpreter's ``__pycache__`` folders stay, so
+    a later run imports compiled modules; a placed module's compiled files
+    are deleted with it (their timestamps are whole seconds)."""
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+        base = Path(tempfile.mkdtemp(prefix="rein-tests-"))
+        self.root = base / source.name
+        self.root.mkdir()
+        #: rel -> (what was placed there, the placed file's stat or None).
+        self._held: dict[str, tuple[_Want, tuple[int, int, int] | None]] = {}
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, shutil.rmtree, base, ignore_errors=True)
+
+    def keep(self) -> None:
+        """Leave the folder when this object goes (a :class:`Shadow` owns it)."""
+        self._finalizer.detach()
+
+    def remove(self) -> None:
+        """Delete the tree (after a sync still going on in another thread)."""
+        with self._lock:
+            shutil.rmtree(self.root.parent, ignore_errors=True)
+            self._held = {}
+
+    def sync(self, overlay: Mapping[str, str | None]) -> Shadow:
+        """The tree made ``source`` with ``overlay`` (as :func:`build_shadow`)."""
+        with self._lock:
+            shadow = Shadow(root=self.root, source=self.source)
+            wanted = self._wanted(overlay, shadow)
+            held, self._held = self._held, {}  # a sync that fails places all again
+            kept = self._prune(wanted, held)
+            self._held = self._place(wanted, kept, held, shadow)
+            return shadow
+
+    def _wanted(self, overlay: Mapping[str, str | None], shadow: Shadow) -> dict[str, _Want]:
+        source = self.source
+        wanted: dict[str, _Want] = {}
+        for folder, dirs, files in os.walk(source):
+            here = Path(folder)
+            rel_folder = here.relative_to(source).as_posix()
+            prefix = "" if rel_folder == "." else f"{rel_folder}/"
+            kept: list[str] = []
+            for name in dirs:
+                path = here / name
+                if name in SKIPPED:
+                    continue
+                if name in LINKED_WHOLE or path.is_symlink() or _is_environment(path):
+                    wanted[prefix + name] = ("link", str(path), False)
+                    continue
+                wanted[prefix + name] = ("dir",)
+                kept.append(name)
+            dirs[:] = kept
+            for name in files:
+                if prefix + name not in overlay:
+                    wanted[prefix + name] = _file_want(here / name)
         for rel, text in overlay.items():
-            if not inside(root, rel):
+            if not _reachable(rel, wanted):
                 # Under a linked folder: writing would reach the real one.
                 shadow.unreachable.append(rel)
                 continue
-            target = root / rel
-            if target.is_symlink() or target.exists():
-                target.unlink()
             if text is None:
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8", newline="")
-            shadow.written += 1
-    except BaseException:
-        shadow.remove()
-        raise
-    return shadow
+            parts = rel.split("/")
+            for depth in range(1, len(parts)):
+                wanted.setdefault("/".join(parts[:depth]), ("dir",))
+            wanted[rel] = ("text", text)
+        return wanted
 
+    def _prune(
+        self, wanted: dict[str, _Want], held: dict[str, tuple[_Want, tuple[int, int, int] | None]]
+    ) -> set[str]:
+        """Delete what is not as wanted; the paths kept."""
+        kept: set[str] = set()
+        for folder, dirs, files in os.walk(self.root):
+            here = Path(folder)
+            rel_folder = here.relative_to(self.root).as_posix()
+            prefix = "" if rel_folder == "." else f"{rel_folder}/"
+            walk: list[str] = []
+            for name in dirs:
+                rel, path = prefix + name, here / name
+                if name == "__pycache__" and not path.is_symlink():
+                    continue  # the interpreter's: kept, not walked
+                want = wanted.get(rel)
+                if path.is_symlink():
+                    if want is not None and want[0] == "link" and os.readlink(path) == want[1]:
+                        kept.add(rel)
+                    else:
+                        path.unlink()
+                elif want == ("dir",):
+                    kept.add(rel)
+                    walk.append(name)
+                else:
+                    shutil.rmtree(path)
+            dirs[:] = walk
+            for name in files:
+                rel, path = prefix + name, here / name
+                want = wanted.get(rel)
+                if path.is_symlink():
+                    ok = want is not None and want[0] == "link" and os.readlink(path) == want[1]
+                else:
+                    ok = want is not None and held.get(rel) == (want, _stat(path.lstat()))
+                if ok:
+                    kept.add(rel)
+                else:
+                    path.unlink()
+                    _drop_compiled(path)
+        return kept
 
-def _mirror(source: Path, root: Path, overlay: Mapping[str, str | None], shadow: Shadow) -> None:
-    for folder, dirs, files in os.walk(source):
-        here = Path(folder)
-        out = root / here.relative_to(source)
-        kept: list[str] = []
-        for name in dirs:
-            path = here / name
-            if name in SKIPPED:
+    def _place(
+        self,
+        wanted: dict[str, _Want],
+        kept: set[str],
+        held: dict[str, tuple[_Want, tuple[int, int, int] | None]],
+        shadow: Shadow,
+    ) -> dict[str, tuple[_Want, tuple[int, int, int] | None]]:
+        """Place what ``wanted`` has and the shadow lacks; what it now holds."""
+        now: dict[str, tuple[_Want, tuple[int, int, int] | None]] = {}
+        for rel in sorted(wanted):  # a folder before what it holds
+            want = wanted[rel]
+            if rel in kept:
+                now[rel] = held.get(rel, (want, None))
                 continue
-            if name in LINKED_WHOLE or path.is_symlink() or _is_environment(path):
-                (out / name).symlink_to(path, target_is_directory=True)
-                continue
-            (out / name).mkdir()
-            kept.append(name)
-        dirs[:] = kept
-        rel_folder = here.relative_to(source).as_posix()
-        for name in files:
-            rel = name if rel_folder == "." else f"{rel_folder}/{name}"
-            if rel not in overlay:
-                _place(here / name, out / name, shadow)
+            target = self.root / rel
+            if want[0] == "dir":
+                target.mkdir()
+            elif want[0] == "link":
+                target.symlink_to(want[1])
+                shadow.linked += want[2]
+            elif want[0] == "file":
+                shutil.copy2(self.source / rel, target)
+                shadow.copied += 1
+            else:
+                target.write_text(want[1], encoding="utf-8", newline="")
+                shadow.written += 1
+            if want[0] in ("file", "text"):
+                _drop_compiled(target)
+                now[rel] = (want, _stat(target.lstat()))
+            else:
+                now[rel] = (want, None)
+        return now
 
 
-def _place(real: Path, copy: Path, shadow: Shadow) -> None:
+def _file_want(real: Path) -> _Want:
     """A copy of ``real`` (its mode and times kept), or a link to it when
     it is too big, dangling or not a regular file."""
     try:
         info = real.stat()
     except OSError:  # a dangling symlink: it dangles in the shadow too
-        copy.symlink_to(os.readlink(real))
-        return
+        return ("link", os.readlink(real), False)
     if not real.is_file() or info.st_size > MAX_COPIED_BYTES:
-        copy.symlink_to(real)
-        shadow.linked += 1
+        return ("link", str(real), True)
+    return ("file", _stat(info))
+
+
+def _reachable(rel: str, wanted: Mapping[str, _Want]) -> bool:
+    """``rel`` lies in the shadow's own folders: no part of it is ``..``
+    and no folder on its way is a link to a real one."""
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    for depth in range(1, len(parts)):
+        want = wanted.get("/".join(parts[:depth]))
+        if want is not None and want[0] != "dir":
+            return False
+    return True
+
+
+def _drop_compiled(module: Path) -> None:
+    """The interpreter's compiled files of ``module`` (and pytest's
+    rewritten ones), which a same-size text placed in the same second
+    would not invalidate."""
+    if module.suffix != ".py":
         return
-    shutil.copy2(real, copy)
-    shadow.copied += 1
+    for compiled in (module.parent / "__pycache__").glob(glob.escape(module.stem) + ".*.pyc"):
+        compiled.unlink(missing_ok=True)
+
+
+async def sync_shadow(tree: ShadowTree, overlay: Mapping[str, str | None]) -> Shadow:
+    """:meth:`ShadowTree.sync` off the event loop. Cancelled meanwhile, the
+    sync goes on in its thread; the tree's next sync or removal waits for it."""
+    return await asyncio.to_thread(tree.sync, overlay)
 
 
 async def open_shadow(source: Path, overlay: Mapping[str, str | None]) -> Shadow:

@@ -1,0 +1,173 @@
+"""The scores of ``rein bench tests --corpus`` (:mod:`rein.bench.tests_corpus`):
+one judged seed (:class:`Case`), a project's row of figures and goals
+(:func:`summarize`, :func:`phases_p50`), and the printed table."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from rein.bench.table import print_columns
+from rein.bench.tests_seeds import Mutation
+
+__all__ = [
+    "GOAL_PRECISION",
+    "GOAL_RECALL",
+    "GOAL_TIME_RATIO",
+    "Case",
+    "phases_p50",
+    "print_tests_table",
+    "summarize",
+]
+
+#: The issue's goals (issue 34).
+GOAL_RECALL = 0.9
+GOAL_PRECISION = 1.0
+GOAL_TIME_RATIO = 1 / 3
+
+
+@dataclass(slots=True)
+class Case:
+    """One seeded edit judged by the gate, beside its truth (the full suite)."""
+
+    mutation: Mutation
+    truth: list[str]
+    truth_s: float
+    blockers: list[str] = field(default_factory=list)
+    false_blockers: list[str] = field(default_factory=list)
+    unverified: str | None = None
+    selected: int = 0
+    total: int = 0
+    run_all: bool = False
+    verdict_s: float = 0.0
+    self_cpu_s: float = 0.0
+    child_cpu_s: float = 0.0
+    detail: str = ""
+    #: The gate's phases (name -> seconds).
+    phases: dict[str, float] = field(default_factory=dict)
+    #: The repair's verdict (the file restored, the same gate): its time,
+    #: blockers (false ones) and why it was unverified.
+    repair_s: float | None = None
+    repair_blockers: int = 0
+    repair_unverified: str | None = None
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.blockers)
+
+
+def phases_p50(cases: list[Case]) -> dict[str, float]:
+    """The median of each phase over the cases that had it."""
+    names = sorted({name for c in cases for name in c.phases}, key=_phase_order)
+    return {
+        name: round(statistics.median(c.phases[name] for c in cases if name in c.phases), 3)
+        for name in names
+    }
+
+
+def _phase_order(name: str) -> tuple[int, str]:
+    run = name.partition("_")[0]
+    return ({"select": 0, "first": 1, "rerun": 2, "baseline": 3}.get(run, 4), name)
+
+
+def summarize(
+    project: str,
+    cases: list[Case],
+    full_s: float,
+    tried: int,
+    survived: int,
+    no_truth: int,
+    special: dict[str, Any],
+) -> dict[str, Any]:
+    blockers = sum(len(c.blockers) for c in cases)
+    false = sum(len(c.false_blockers) for c in cases)
+    verdict = statistics.median(c.verdict_s for c in cases) if cases else None
+    self_cpu = sum(c.self_cpu_s for c in cases)
+    child_cpu = sum(c.child_cpu_s for c in cases)
+    recall = round(sum(c.caught for c in cases) / len(cases), 3) if cases else None
+    precision = round((blockers - false) / blockers, 3) if blockers else None
+    ratio = round(verdict / full_s, 2) if verdict is not None and full_s else None
+    repairs = [c.repair_s for c in cases if c.repair_s is not None]
+    return {
+        "project": project,
+        "seeds_tried": tried,
+        "seeds": len(cases),
+        "survived": survived,
+        "no_truth": no_truth,
+        "kinds": {
+            k: sum(c.mutation.kind == k for c in cases)
+            for k in sorted({c.mutation.kind for c in cases})
+        },
+        "recall": recall,
+        "precision": precision,
+        "blockers": blockers,
+        "false_blockers": false,
+        "unverified": sum(c.unverified is not None for c in cases),
+        "test_files": cases[0].total if cases else None,
+        "selected_p50": statistics.median(c.selected for c in cases) if cases else None,
+        "run_all": sum(c.run_all for c in cases),
+        "verdict_s_p50": round(verdict, 2) if verdict is not None else None,
+        "full_suite_s": round(full_s, 2),
+        "truth_s_p50": round(statistics.median(c.truth_s for c in cases), 2) if cases else None,
+        "verdict_over_full": ratio,
+        "phases_p50": phases_p50(cases),
+        "repair_verdict_s_p50": round(statistics.median(repairs), 2) if repairs else None,
+        "repair_blockers": sum(c.repair_blockers for c in cases),
+        "repair_unverified": sum(c.repair_unverified is not None for c in cases),
+        "rein_cpu_s": round(self_cpu, 2),
+        "children_cpu_s": round(child_cpu, 2),
+        "rein_cpu_pct": round(100 * self_cpu / (self_cpu + child_cpu), 1)
+        if self_cpu + child_cpu
+        else None,
+        "missed": [c.mutation.key for c in cases if not c.caught],
+        "false_blocker_samples": [b for c in cases for b in c.false_blockers][:5],
+        "unverified_samples": [c.unverified for c in cases if c.unverified][:3],
+        "special": special,
+        "goals": {
+            "recall": recall is not None and recall >= GOAL_RECALL,
+            # A repaired file that still blocks is a false blocker too.
+            "precision": precision is not None
+            and precision >= GOAL_PRECISION
+            and not any(c.repair_blockers for c in cases),
+            "time": ratio is not None and ratio <= GOAL_TIME_RATIO,
+            "pre_existing": bool(special.get("pre_existing_reported_not_blocking")),
+            "flaky": bool(special.get("flaky_reported_not_blocking")),
+        },
+    }
+
+
+_TABLE = (
+    ("project", "project"),
+    ("seeds", "seeds"),
+    ("tried", "seeds_tried"),
+    ("recall", "recall"),
+    ("precision", "precision"),
+    ("false", "false_blockers"),
+    ("selected p50", "selected_p50"),
+    ("test files", "test_files"),
+    ("verdict p50 s", "verdict_s_p50"),
+    ("full suite s", "full_suite_s"),
+    ("ratio", "verdict_over_full"),
+    ("clean p50 s", "clean_verdict_s_p50"),
+    ("clean ratio", "clean_over_full"),
+    ("repair p50 s", "repair_verdict_s_p50"),
+    ("rein cpu %", "rein_cpu_pct"),
+)
+
+
+def print_tests_table(rows: list[dict[str, Any]]) -> None:
+    print_columns(_TABLE, rows)
+    for row in rows:
+        special = row["special"]
+        failed = [k for k, ok in row["goals"].items() if not ok]
+        print(
+            f"{row['project']}: survived {row['survived']}, no truth {row['no_truth']}, "
+            f"unverified {row['unverified']}, whole suite {row['run_all']}x; "
+            f"pre-existing ok {special.get('pre_existing_reported_not_blocking')}, "
+            f"flaky ok {special.get('flaky_reported_not_blocking')}; "
+            f"missed {row['missed']}; goals missed: {', '.join(failed) or 'none'}"
+        )
+        for label, key in (("blocked", "phases_p50"), ("clean", "clean_phases_p50")):
+            phases = ", ".join(f"{k} {v:.2f}" for k, v in row.get(key, {}).items())
+            print(f"  {label} verdict phases p50 (s): {phases or 'none'}")
