@@ -154,3 +154,53 @@ def test_git_runs_without_the_persons_git_variables_or_secrets(
     (record.root / "sub" / "a.txt").write_text("changed\n")
     assert [c.path for c in run_changes(record)] == ["sub/a.txt"]
     assert not stray.exists()
+
+
+def test_a_crafted_record_never_makes_cleanup_remove_anything_outside_its_place(
+    repo: Path, tmp_path: Path
+) -> None:
+    import json
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("x")
+    persons = tmp_path / "persons-wt"
+    git(repo, "worktree", "add", "-q", str(persons), "-b", "feature")
+    (persons / "work.txt").write_text("the person's")
+    registry = Registry(tmp_path / "store")
+    registry.dir.mkdir(parents=True)
+    good = create_isolated(repo, registry, "ses_good")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    registry.save(replace(good, pid=dead.pid))
+    fields = dict(folder="/nonexistent", kind="copy", top="/nonexistent", prefix="", base="", pid=0)
+    crafted = {
+        "abc": dict(fields, session_id=str(victim), tree="/nonexistent/tree"),
+        "def": dict(fields, session_id="def", kind="git", top=str(repo), tree=str(persons)),
+        "dots": dict(fields, session_id="..", tree=str(tmp_path / "store" / "tree")),
+        "empty": dict(fields, session_id="", tree="x"),
+        "esc": dict(
+            fields, session_id="esc", tree=str(registry.dir / "esc" / "tree"), base=str(victim)
+        ),
+    }
+    for stem, data in crafted.items():
+        (registry.dir / f"{stem}.json").write_text(json.dumps(data))
+    # A record whose values are not the ones Rein writes for its name is refused...
+    for stem in crafted:
+        with pytest.raises(ConfigError, match="unreadable"):
+            registry.get(stem)
+    for bad in ("..", "", ".", "/tmp/x", "a/b"):
+        with pytest.raises(ConfigError, match="not a session id"):
+            registry.place(bad)
+    # ...so the sweep removes only the crashed run's own copy, and never the others.
+    assert sweep(registry) == ["ses_good"]
+    assert (victim / "precious.txt").read_text() == "x"
+    assert (persons / "work.txt").read_text() == "the person's"
+    assert str(persons) in git(repo, "worktree", "list")
+    assert registry.dir.is_dir() and not Path(good.tree).exists()
+    # A record of the right name pointing at someone else's registered
+    # worktree as its top: the worktree it names is not its own, nothing goes.
+    other = replace(good, session_id="ses_other", tree=str(registry.place("ses_other") / "tree"))
+    registry.save(other)
+    remove_isolated(registry, replace(other, tree=str(persons)))
+    assert (persons / "work.txt").exists() and registry.get("ses_other") is None
