@@ -104,7 +104,11 @@ def test_a_copy_brought_back_through_the_workspace(tmp_path: Path) -> None:
     (record.root / "gone.txt").unlink()
     (record.root / "made.txt").write_text("m\n")
     (folder / "made.txt").write_text("the person's\n")  # made on both sides: a conflict
+    (record.root / "blob.bin").write_bytes(b"\xff\xfe\x00")
     result = anyio.run(apply_changes, run_changes(record), DiskWorkspace(folder))
+    binary = [c.reason for c in result.conflicts if c.path == "blob.bin"]
+    assert binary and "binary" in binary[0] and "branch" not in binary[0]
+    result.conflicts = [c for c in result.conflicts if c.path != "blob.bin"]
     assert sorted(result.applied) == ["a.txt", "gone.txt"]
     assert [(c.path, c.ours, c.theirs) for c in result.conflicts] == [
         ("made.txt", "the person's\n", "m\n")
@@ -204,3 +208,65 @@ def test_a_crafted_record_never_makes_cleanup_remove_anything_outside_its_place(
     registry.save(other)
     remove_isolated(registry, replace(other, tree=str(persons)))
     assert (persons / "work.txt").exists() and registry.get("ses_other") is None
+
+
+class _Typist(DiskWorkspace):
+    """The disk, with the person typing in ``gone.txt`` right as ``b.txt`` is written."""
+
+    async def write_text(self, path: str, text: str, **kw: object):  # type: ignore[no-untyped-def,override]
+        done = await super().write_text(path, text, **kw)  # type: ignore[arg-type]
+        if path == "b.txt":
+            (Path(self.root) / "gone.txt").write_text("typed meanwhile\n")
+        return done
+
+
+def test_bring_back_never_follows_a_link_never_stops_half_way_and_keeps_modes_honest(
+    repo: Path, tmp_path: Path
+) -> None:
+    import os
+
+    from rein.isolation.bring_back import MAX_FILE_BYTES
+
+    for name in ("a.txt", "b.txt", "gone.txt", "run.sh"):
+        (repo / name).write_text(TEXT)
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more")
+    secret = tmp_path / "outside-secret"
+    secret.write_text("the secret\n")
+    record = create_isolated(repo, Registry(tmp_path / "store"), "ses_safe")
+    root = record.root
+    os.symlink(secret, root / "leak.txt")
+    (root / "a.txt").write_text(TEXT.replace("l2", "run2"))
+    (root / "b.txt").write_text(TEXT.replace("l3", "run3"))
+    (root / "gone.txt").unlink()
+    os.chmod(root / "run.sh", 0o755)
+    (root / "new.sh").write_text("echo new\n")
+    os.chmod(root / "new.sh", 0o755)
+    (root / "big.txt").write_text("x" * (MAX_FILE_BYTES + 1))
+    (repo / "a.txt").write_text(TEXT + "\0")  # the folder's a.txt cannot be read as text
+
+    result = anyio.run(apply_changes, run_changes(record), _Typist(repo))
+    reasons = {c.path: c.reason for c in result.conflicts}
+    assert sorted(result.applied) == ["b.txt", "new.sh"]
+    assert "run3" in (repo / "b.txt").read_text()
+    assert not (repo / "leak.txt").exists() and "symbolic link" in reasons["leak.txt"]
+    assert "larger than" in reasons["big.txt"] and not (repo / "big.txt").exists()
+    assert "cannot be read" in reasons["a.txt"]
+    assert "executable" in reasons["run.sh"] and "executable" in reasons["new.sh"]
+    assert "changed while" in reasons["gone.txt"]
+    assert (repo / "gone.txt").read_text() == "typed meanwhile\n"
+    assert (repo / "a.txt").read_text() == TEXT + "\0"
+
+
+def test_the_base_is_compared_as_the_working_tree_has_it(repo: Path, tmp_path: Path) -> None:
+    crlf = b"one\r\ntwo\r\nthree\r\nfour\r\nfive\r\n"
+    (repo / ".gitattributes").write_text("*.crlf text eol=crlf\n")
+    (repo / "a.crlf").write_bytes(crlf)
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "crlf")
+    record = create_isolated(repo, Registry(tmp_path / "store"), "ses_crlf")
+    (record.root / "a.crlf").write_bytes(crlf.replace(b"two", b"TWO"))
+    (repo / "a.crlf").write_bytes(crlf.replace(b"five", b"FIVE"))
+    result = anyio.run(apply_changes, run_changes(record), DiskWorkspace(repo))
+    assert result.conflicts == [] and result.applied == ["a.crlf"]
+    assert (repo / "a.crlf").read_bytes() == crlf.replace(b"two", b"TWO").replace(b"five", b"FIVE")

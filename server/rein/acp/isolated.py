@@ -117,7 +117,7 @@ class AcpIsolation:
         folder = await self.hosts.host(Path(record.folder))
         token = current_session.set(session_id)  # the client's fs calls name the session
         try:
-            result = await apply_changes(changes, folder.workspace)
+            result = await apply_changes(changes, folder.workspace, can_branch=record.kind == "git")
         finally:
             current_session.reset(token)
         if not result.conflicts:

@@ -138,7 +138,9 @@ def apply_isolated(args: ApplyArgs) -> int:
 
 
 async def _apply(record: IsolatedRecord) -> BringBack:
-    return await apply_changes(run_changes(record), DiskWorkspace(record.folder))
+    return await apply_changes(
+        run_changes(record), DiskWorkspace(record.folder), can_branch=record.kind == "git"
+    )
 
 
 def _say(args: ApplyArgs, payload: dict[str, object], text: str) -> None:

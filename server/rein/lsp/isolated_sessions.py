@@ -176,7 +176,9 @@ class IsolatedSessions:
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
-        result: BringBack = await apply_changes(changes, self.server.editor_workspace)
+        result: BringBack = await apply_changes(
+            changes, self.server.editor_workspace, can_branch=record.kind == "git"
+        )
         if not result.conflicts:
             await self._close(made)
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
