@@ -270,3 +270,41 @@ def test_the_base_is_compared_as_the_working_tree_has_it(repo: Path, tmp_path: P
     result = anyio.run(apply_changes, run_changes(record), DiskWorkspace(repo))
     assert result.conflicts == [] and result.applied == ["a.crlf"]
     assert (repo / "a.crlf").read_bytes() == crlf.replace(b"two", b"TWO").replace(b"five", b"FIVE")
+
+
+def test_the_persons_git_settings_ignored_folders_and_fifos_do_not_change_the_copy(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(
+        "[diff]\n\tnoprefix = true\n\texternal = false\n[color]\n\tui = always\n"
+        "[commit]\n\tgpgSign = true\n[user]\n\tsigningKey = DEADBEEF\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    (repo / "sub" / "a.txt").write_text(TEXT.replace("l4", "mine4"))
+    (repo / ".gitignore").write_text("*.log\nscratch/\n")
+    (repo / "scratch").mkdir()
+    (repo / "scratch" / "work.py").write_text("x = 1\n")
+    registry = Registry(tmp_path / "store")
+
+    record = create_isolated(repo, registry, "ses_cfg")  # signing on: still made, unsigned
+    assert (record.root / "sub" / "a.txt").read_text() == TEXT.replace("l4", "mine4")
+    assert not (record.root / "a.txt").exists()  # noprefix would have put it here
+    (record.root / "sub" / "a.txt").write_text(TEXT.replace("l4", "mine4").replace("l1", "r"))
+    commit = keep_as_branch(record, "rein-cfg")
+    assert "gpgsig" not in git(repo, "cat-file", "commit", commit)
+
+    scratch = create_isolated(repo / "scratch", registry, "ses_ignored")
+    assert scratch.kind == "copy" and (scratch.root / "work.py").read_text() == "x = 1\n"
+    (scratch.root / "work.py").write_text("x = 2\n")
+    assert [c.path for c in run_changes(scratch)] == ["work.py"]
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("a\n")
+    os.mkfifo(plain / "pipe")
+    copied = create_isolated(plain, registry, "ses_fifo")
+    assert (copied.root / "a.txt").exists() and not (copied.root / "pipe").exists()

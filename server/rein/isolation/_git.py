@@ -43,10 +43,16 @@ def _env() -> dict[str, str]:
 
 
 def git(
-    cwd: Path, *args: str, input_bytes: bytes | None = None, check: bool = True
+    cwd: Path,
+    *args: str,
+    input_bytes: bytes | None = None,
+    check: bool = True,
+    index_file: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """``git -C cwd args...`` with hooks off; raises :class:`GitError` on a
-    non-zero exit when ``check``."""
+    """``git -C cwd args...`` with hooks off and Rein's commits unsigned
+    (never with the person's key, never asking for a passphrase); raises
+    :class:`GitError` on a non-zero exit when ``check``. ``index_file``:
+    a temporary index used instead of the repository's own."""
     cmd = [
         "git",
         "--no-optional-locks",
@@ -56,14 +62,19 @@ def git(
         "core.hooksPath=/dev/null",
         "-c",
         "core.quotepath=off",
+        "-c",
+        "commit.gpgSign=false",
     ]
+    env = _env()
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = str(index_file)
     try:
         done = subprocess.run(
             [*cmd, *args],
             input=input_bytes,
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
-            env=_env(),
+            env=env,
             check=False,
         )
     except FileNotFoundError as exc:
