@@ -154,9 +154,19 @@ def test_git_runs_without_the_persons_git_variables_or_secrets(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     env = _env()
     assert "GIT_INDEX_FILE" not in env and "OPENAI_API_KEY" not in env
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(repo))
     record = create_isolated(repo, Registry(tmp_path / "store"), "ses_env")
     (record.root / "sub" / "a.txt").write_text("changed\n")
     assert [c.path for c in run_changes(record)] == ["sub/a.txt"]
+    assert not stray.exists()
+    # The session's children (an approved `git add`) act on the copy, not the person's repo.
+    from rein.process.environment import child_environment
+
+    subprocess.run(
+        ["git", "add", "-A"], cwd=record.root, env=child_environment(), check=True, timeout=30
+    )
+    assert "sub/a.txt" not in git(repo, "diff", "--cached", "--name-only")
     assert not stray.exists()
 
 

@@ -32,6 +32,7 @@ from rein.harness.errors import ConfigError
 from rein.isolation._git import git, is_git_work_tree
 from rein.isolation.cleanup import remove_isolated
 from rein.isolation.registry import IsolatedRecord, Registry
+from rein.process.environment import forget_git_location
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = ["create_isolated"]
@@ -40,7 +41,10 @@ __all__ = ["create_isolated"]
 def create_isolated(folder: Path, registry: Registry, session_id: str) -> IsolatedRecord:
     """The isolated copy of ``folder`` for ``session_id``, recorded as
     running (owned by this process) before anything is made, so a crash
-    half-way is cleaned like any other."""
+    half-way is cleaned like any other. The process's git location
+    variables (``GIT_DIR``, ``GIT_INDEX_FILE``, ...) are dropped first:
+    from then on no child of this process inherits them."""
+    forget_git_location()  # the session's children find the copy's repository themselves
     folder = folder.resolve()
     if not folder.is_dir():
         raise ConfigError(f"the workspace {folder} is not a folder")
