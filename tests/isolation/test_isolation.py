@@ -318,3 +318,19 @@ def test_the_persons_git_settings_ignored_folders_and_fifos_do_not_change_the_co
     os.mkfifo(plain / "pipe")
     copied = create_isolated(plain, registry, "ses_fifo")
     assert (copied.root / "a.txt").exists() and not (copied.root / "pipe").exists()
+
+
+def test_an_error_after_the_run_finished_keeps_the_copy_for_rein_apply(
+    repo: Path, tmp_path: Path
+) -> None:
+    from rein.headless.isolated import abandon_isolated
+
+    storage = str(tmp_path / "store")
+    registry = Registry(storage)
+    running = create_isolated(repo, registry, "ses_running")
+    kept = create_isolated(repo, registry, "ses_kept")
+    registry.finish(kept.session_id, "completed")
+    assert abandon_isolated(running, storage) and registry.get("ses_running") is None
+    assert not Path(running.tree).exists()
+    assert not abandon_isolated(kept, storage)  # e.g. a BrokenPipe after the apply hint
+    assert registry.get("ses_kept") is not None and Path(kept.tree).is_dir()

@@ -20,7 +20,13 @@ from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import new_session_id
 
-__all__ = ["ApplyArgs", "apply_isolated", "finish_isolated", "start_isolated"]
+__all__ = [
+    "ApplyArgs",
+    "abandon_isolated",
+    "apply_isolated",
+    "finish_isolated",
+    "start_isolated",
+]
 
 #: rein apply's exit codes: 0 all applied; 3 conflicts left; 2 refused.
 APPLY_CONFLICTS = 3
@@ -65,6 +71,22 @@ def finish_isolated(
             file=sys.stderr,
         )
     return info
+
+
+def abandon_isolated(record: IsolatedRecord, storage: str) -> bool:
+    """After an error or an abort: remove the copy while its run is still
+    recorded as running (nothing to bring back). Once :func:`finish_isolated`
+    kept it (and printed how to apply it), an error after that (a closed
+    pipe, an interrupt) leaves it for ``rein apply``. True when removed."""
+    registry = Registry(storage)
+    try:
+        stored = registry.get(record.session_id)
+    except ConfigError:
+        return False
+    if stored is None or stored.status != "running":
+        return False
+    remove_isolated(registry, stored)
+    return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,10 @@ from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest, Model
-from rein.headless.isolated import finish_isolated, start_isolated
+from rein.headless.isolated import abandon_isolated, finish_isolated, start_isolated
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.hosting.headless import HeadlessSession
-from rein.isolation import GitError, IsolatedRecord, Registry, remove_isolated
+from rein.isolation import GitError, IsolatedRecord
 from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.session import Session, result_json
@@ -167,7 +167,7 @@ async def _run(
         )
     except BaseException:
         if record is not None:  # an aborted start or a crash of the run: nothing to bring back
-            remove_isolated(Registry(folder), record)
+            abandon_isolated(record, folder)
         raise
 
 
