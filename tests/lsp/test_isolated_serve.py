@@ -75,6 +75,18 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
 
         with pytest.raises(JsonRpcInvalidParams, match="action"):
             await request(client, "rein/applyIsolated", {"sessionId": "x", "action": "take"})
+        sid = made["sessionId"]
+        with pytest.raises(JsonRpcInvalidParams, match="branch: a name is needed"):
+            await request(client, "rein/applyIsolated", {"sessionId": sid, "action": "branch"})
+        with pytest.raises(JsonRpcInvalidParams, match="branch: only with action 'branch'"):
+            await request(
+                client, "rein/applyIsolated", {"sessionId": sid, "action": "keep", "branch": "b"}
+            )
+        plain = await request(client, "rein/newSession", {"title": "plain"})
+        with pytest.raises(JsonRpcInvalidParams, match=r"sessionId: .* is not isolated"):
+            await request(
+                client, "rein/applyIsolated", {"sessionId": plain["sessionId"], "action": "keep"}
+            )
         kept = await request(
             client, "rein/applyIsolated", {"sessionId": made["sessionId"], "action": "keep"}
         )

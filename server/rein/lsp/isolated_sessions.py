@@ -29,6 +29,7 @@ from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import Session, SessionSpec, new_session_id
+from rein.session.restoring import writing_files
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -161,7 +162,13 @@ class IsolatedSessions:
         made = self.live.get(session_id)
         if made is None:
             raise ConfigError(f"no isolated session {session_id!r} in this server")
-        made.session.refuse_if_running()
+        # No prompt starts while the copy is brought back or removed.
+        async with writing_files(made.session, "bringing the isolated copy back"):
+            return await self._bring_back(made, action, branch)
+
+    async def _bring_back(
+        self, made: _Isolated, action: Literal["keep", "discard", "branch"], branch: str | None
+    ) -> dict[str, Any]:
         registry = self._registry()
         record = made.record
         if action == "branch":

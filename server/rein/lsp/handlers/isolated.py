@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pygls.exceptions import JsonRpcInvalidParams
+
 from rein.lsp import errors
 
 if TYPE_CHECKING:
@@ -41,6 +43,11 @@ async def apply_isolated(server: ReinServer, params: Any) -> dict[str, Any]:
 
     parsed = parse(ApplyIsolatedParams, params, "rein/applyIsolated")
     if server.isolated.session(parsed.session_id) is None:
+        if parsed.session_id in server.sessions:
+            raise JsonRpcInvalidParams(
+                "rein/applyIsolated: invalid params: sessionId: the session "
+                f"{errors.shown(parsed.session_id)} is not isolated"
+            )
         raise errors.no_session("rein/applyIsolated", parsed.session_id)
     try:
         return await server.isolated.bring_back(parsed.session_id, parsed.action, parsed.branch)
