@@ -130,14 +130,19 @@ def test_the_sweep_removes_a_crashed_run_and_keeps_a_live_or_finished_one(
     registry.save(crashed)
     live = create_isolated(repo, registry, "ses_live")
     create_isolated(repo, registry, "ses_done")
-    registry.finish("ses_done", "completed")
+    registry.finish("ses_done", "completed", stored=True)
+    create_isolated(repo, registry, "ses_editor")  # kept by an editor: never stored
+    registry.finish("ses_editor", "stopped with the server")
 
     assert sweep(registry) == ["ses_crashed"]
     assert not Path(crashed.tree).exists() and crashed.tree not in git(repo, "worktree", "list")
-    assert sorted(r.session_id for r in registry.all()) == ["ses_done", "ses_live"]
-    # A finished one whose session is no longer stored goes too.
+    assert sorted(r.session_id for r in registry.all()) == ["ses_done", "ses_editor", "ses_live"]
+    # A finished one whose stored session is no longer stored goes too; the
+    # editor's kept copy stays for rein apply.
+    assert sweep(registry, exists=lambda session_id: True) == []
     assert sweep(registry, exists=lambda session_id: False) == ["ses_done"]
-    assert [r.session_id for r in registry.all()] == [live.session_id]
+    assert [r.session_id for r in registry.all()] == [live.session_id, "ses_editor"]
+    assert registry.get("ses_editor").to_json()["status"] == "finished"  # type: ignore[union-attr]
     with pytest.raises(ConfigError, match="not a session id"):
         registry.get("../x")
     with pytest.raises(ConfigError, match="already exists"):

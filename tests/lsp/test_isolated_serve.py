@@ -70,6 +70,10 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         assert result["status"] == "completed" and result["sessionId"] == made["sessionId"]
         assert "name.upper()" in (tree / "app.py").read_text()
         assert (root / "app.py").read_text() == APP  # the folder untouched until kept
+        listed = await request(client, "rein/isolatedSessions", {})
+        assert [(s["sessionId"], s["live"], s["worktree"]) for s in listed["sessions"]] == [
+            (made["sessionId"], True, str(tree))
+        ]
         runs = [e for e in ed.events if e["sessionId"] == made["sessionId"]]
         assert any(e["event"]["type"] == "run_end" for e in runs)
 
@@ -93,4 +97,5 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         assert kept["applied"] == ["app.py"] and kept["conflicts"] == []
         assert (root / "app.py").read_text() == APP.replace("name\n", "name.upper()\n")
         assert not await anyio.Path(tree).exists()
+        assert (await request(client, "rein/isolatedSessions", {}))["sessions"] == []
         assert git(root, "worktree", "list").count("\n") == 1

@@ -19,6 +19,7 @@ from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import new_session_id
+from rein.store import SqliteStore
 
 __all__ = [
     "ApplyArgs",
@@ -32,11 +33,38 @@ __all__ = [
 APPLY_CONFLICTS = 3
 
 
-def start_isolated(folder: Path, storage: str) -> IsolatedRecord:
-    """Clean what crashed runs left, then make this run's copy."""
+async def _stored_sessions(storage: str) -> set[str] | None:
+    """The ids the session store under ``storage`` has (None when there is
+    no store to ask: then no finished copy is removed for being unstored)."""
+    if not (Path(storage) / "sessions.db").is_file():
+        return None
+    try:
+        store = SqliteStore.open(storage)
+    except ReinError:
+        return None
+    try:
+        return {record.id for record in await store.list_sessions()}
+    except ReinError:
+        return None
+    finally:
+        try:
+            store.close()
+        except ReinError:
+            pass
+
+
+async def _sweep(registry: Registry, storage: str) -> list[str]:
+    """Remove the copies of crashed runs and of stored sessions that are gone."""
+    stored = await _stored_sessions(storage)
+    exists = None if stored is None else stored.__contains__
+    return await anyio.to_thread.run_sync(lambda: sweep(registry, exists))
+
+
+async def start_isolated(folder: Path, storage: str) -> IsolatedRecord:
+    """Clean what crashed runs (and deleted sessions) left, then make this run's copy."""
     registry = Registry(storage)
-    for gone in sweep(registry):
-        print(f"! removed the isolated copy of {gone} (its run was gone)", file=sys.stderr)
+    for gone in await _sweep(registry, storage):
+        print(f"! removed the isolated copy of {gone} (its session was gone)", file=sys.stderr)
     return create_isolated(folder, registry, new_session_id())
 
 
@@ -60,7 +88,7 @@ def finish_isolated(
         if not as_json:
             print(f"Isolated session {record.session_id}: {status}; no changes", file=sys.stderr)
         return info
-    registry.finish(record.session_id, status)
+    registry.finish(record.session_id, status, stored=True)
     if not as_json:
         listed = ", ".join(f"{c.path} ({c.kind})" for c in changes)
         print(
@@ -118,7 +146,7 @@ def apply_isolated(args: ApplyArgs) -> int:
     applied, the copy kept), 2 refused."""
     registry = Registry(args.storage)
     try:
-        sweep(registry)
+        anyio.run(_sweep, registry, args.storage)
         record = registry.get(args.session_id)
         if record is None:
             raise ConfigError(

@@ -148,7 +148,7 @@ async def _run(
         "explain" if mode == "explain" else "plan" if mode == "plan" else "agent"
     )
     folder = storage or config.storage_path or str(default_storage_path())
-    record = start_isolated(workspace, folder) if isolated else None
+    record = await start_isolated(workspace, folder) if isolated else None
     try:
         return await _run_in(
             workspace,

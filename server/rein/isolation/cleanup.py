@@ -55,12 +55,17 @@ def remove_isolated(registry: Registry, record: IsolatedRecord) -> None:
 
 def sweep(registry: Registry, exists: Callable[[str], bool] | None = None) -> list[str]:
     """On start: remove every isolated session whose process died while it
-    ran, and (given ``exists``, which says whether a session is stored)
-    every finished one whose session is gone. Returns the removed ids."""
+    ran, and (given ``exists``, which says whether the session store has a
+    session) every finished one of a stored session the store no longer
+    has. A copy kept by an editor's server (its session was never stored)
+    stays until it is applied or discarded. Returns the removed ids."""
     removed: list[str] = []
     for record in registry.all():
         gone = Registry.crashed(record) or (
-            record.status == "finished" and exists is not None and not exists(record.session_id)
+            record.status == "finished"
+            and record.stored
+            and exists is not None
+            and not exists(record.session_id)
         )
         if not gone:
             continue

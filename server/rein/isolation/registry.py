@@ -53,6 +53,21 @@ class IsolatedRecord:
     status: Status = "running"
     created: float = 0.0
     verdict: str = ""
+    #: The session is in the session store (a ``rein run``): the next start
+    #: removes the finished copy once the store no longer has it.
+    stored: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        """What ``rein/isolatedSessions`` lists of it."""
+        return {
+            "sessionId": self.session_id,
+            "status": self.status,
+            "verdict": self.verdict,
+            "folder": self.folder,
+            "worktree": str(self.root),
+            "kind": self.kind,
+            "created": self.created,
+        }
 
     @property
     def root(self) -> Path:
@@ -146,12 +161,15 @@ class Registry:
                 out.append(found)
         return sorted(out, key=lambda r: r.created)
 
-    def finish(self, session_id: str, verdict: str) -> IsolatedRecord | None:
-        """Mark a session finished (kept until applied or discarded)."""
+    def finish(
+        self, session_id: str, verdict: str, *, stored: bool = False
+    ) -> IsolatedRecord | None:
+        """Mark a session finished (kept until applied or discarded);
+        ``stored``: its session is in the session store."""
         record = self.get(session_id)
         if record is None:
             return None
-        done = replace(record, status="finished", pid=0, verdict=verdict)
+        done = replace(record, status="finished", pid=0, verdict=verdict, stored=stored)
         self.save(done)
         return done
 

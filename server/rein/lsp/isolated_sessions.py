@@ -202,9 +202,17 @@ class IsolatedSessions:
             else:
                 remove_isolated(registry, made.record)
 
-    def worktree(self, session_id: str) -> Path | None:
-        found = self.live.get(session_id)
-        return found.record.root if found is not None else None
+    async def listed(self) -> list[dict[str, Any]]:
+        """``rein/isolatedSessions``: every isolated copy of the server's
+        folder under the storage (this server's live ones, and the ones kept
+        for ``rein apply``), oldest first, each saying whether it is live here."""
+        records = await anyio.to_thread.run_sync(self._registry().all)
+        folder = str(self.server.root.resolve())
+        return [
+            {**record.to_json(), "live": record.session_id in self.live}
+            for record in records
+            if record.folder == folder
+        ]
 
 
 async def _keep(host: WorkspaceHost, started: asyncio.Future[None], closing: asyncio.Event) -> None:

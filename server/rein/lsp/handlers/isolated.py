@@ -13,7 +13,7 @@ from rein.lsp import errors
 if TYPE_CHECKING:
     from rein.lsp.server import ReinServer
 
-__all__ = ["apply_isolated", "new_session"]
+__all__ = ["apply_isolated", "isolated_sessions", "new_session"]
 
 
 async def new_session(server: ReinServer, params: Any) -> dict[str, Any]:
@@ -53,3 +53,11 @@ async def apply_isolated(server: ReinServer, params: Any) -> dict[str, Any]:
         return await server.isolated.bring_back(parsed.session_id, parsed.action, parsed.branch)
     except GitError as exc:
         raise ConfigError(str(exc)) from exc
+
+
+async def isolated_sessions(server: ReinServer, params: Any) -> dict[str, Any]:
+    await server.ready()
+    from rein.lsp.params import SessionsParams, parse
+
+    parse(SessionsParams, params, "rein/isolatedSessions")  # no fields
+    return {"sessions": await server.isolated.listed()}
