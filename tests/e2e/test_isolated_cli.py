@@ -216,12 +216,14 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: Worl
     second = world.results["second"]["isolated"]["sessionId"]
     out = world.apply(first)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert f"isolated session {first}: the run's verdict: completed\n" in out.stderr
     assert (world.repo / "mod.py").read_text() == MOD.replace("v1 = 1\n", "v1 = 100\n")
 
     out = world.apply(second, "--json")
     assert out.returncode == 3, out.stdout + out.stderr
     result = json.loads(out.stdout)
     assert result["applied"] == ["mod.py"] and result["hunksApplied"] == 1
+    assert result["verdict"] == "completed"
     assert result["conflicts"] == [
         {
             "path": "mod.py",

@@ -155,6 +155,8 @@ def apply_isolated(args: ApplyArgs) -> int:
             )
         if record.status == "running" and not Registry.crashed(record):
             raise ConfigError(f"the isolated session {args.session_id} is still running")
+        if not args.as_json:
+            print(_verdict_line(record), file=sys.stderr)
         if args.discard:
             remove_isolated(registry, record)
             _say(args, {"discarded": record.session_id}, f"discarded {record.session_id}")
@@ -175,7 +177,7 @@ def apply_isolated(args: ApplyArgs) -> int:
     if not result.conflicts:
         remove_isolated(registry, record)
     if args.as_json:
-        print(json.dumps(result.to_json()))
+        print(json.dumps({**result.to_json(), "verdict": record.verdict}))
     else:
         _show(result)
         if result.conflicts:
@@ -185,6 +187,16 @@ def apply_isolated(args: ApplyArgs) -> int:
                 file=sys.stderr,
             )
     return APPLY_CONFLICTS if result.conflicts else 0
+
+
+def _verdict_line(record: IsolatedRecord) -> str:
+    """The run's verdict as stored when it finished (its gates' word on
+    the copy; applying does not run the folder's gates again)."""
+    verdict = record.verdict or "unknown (the run did not finish)"
+    line = f"isolated session {record.session_id}: the run's verdict: {verdict}"
+    if record.verdict != "completed":
+        line += " (its changes did not pass the run's gates: review them before applying)"
+    return line
 
 
 async def _apply(record: IsolatedRecord) -> BringBack:
