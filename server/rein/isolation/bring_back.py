@@ -242,7 +242,7 @@ async def _current(workspace: Workspace, path: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Write:
+class _PlannedWrite:
     """One file's planned write: ``text`` None deletes it; ``current`` is
     what the folder had when it was computed."""
 
@@ -261,7 +261,7 @@ async def apply_changes(
     stops the others: a file that cannot be read or written is a conflict.
     ``can_branch``: the copy is a git worktree (the binary advice says so)."""
     out = BringBack()
-    plan: list[_Write] = []
+    plan: list[_PlannedWrite] = []
     for change in changes:
         planned = await _plan(change, workspace, can_branch, out)
         if planned is not None:
@@ -274,7 +274,7 @@ async def apply_changes(
 
 async def _plan(
     change: RunChange, workspace: Workspace, can_branch: bool, out: BringBack
-) -> _Write | None:
+) -> _PlannedWrite | None:
     """What to write for ``change`` (None: nothing), conflicts noted in ``out``."""
     if change.problem:
         out.conflicts.append(Conflict(change.path, "", "", "", change.problem))
@@ -305,15 +305,15 @@ async def _plan(
                 Conflict(change.path, base or "", current or "", run or "", reason)
             )
             return None
-        return _Write(change, run, current, 1)
+        return _PlannedWrite(change, run, current, 1)
     merged, applied, conflicts = merge_text(change.path, base, run, current)
     out.conflicts.extend(conflicts)
     if applied and merged != current:
-        return _Write(change, merged, current, applied)
+        return _PlannedWrite(change, merged, current, applied)
     return None
 
 
-async def _write(workspace: Workspace, planned: _Write, out: BringBack) -> bool:
+async def _write(workspace: Workspace, planned: _PlannedWrite, out: BringBack) -> bool:
     """One file written (or deleted); a refused write (the file changed
     meanwhile, the editor said no, the disk failed) is reported as a
     conflict of the file. A delete checks the file is still the text it was
