@@ -13,7 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from pygls.exceptions import JsonRpcInvalidParams
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from tests.lsp.conftest import running_server, write_script
 
@@ -91,9 +92,17 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
             await request(
                 client, "rein/applyIsolated", {"sessionId": plain["sessionId"], "action": "keep"}
             )
-        kept = await request(
-            client, "rein/applyIsolated", {"sessionId": made["sessionId"], "action": "keep"}
+        # While the editor applies the kept hunks, no prompt of the session starts.
+        release = asyncio.Event()
+        ed.slow[lsp.WORKSPACE_APPLY_EDIT] = release
+        keeping = asyncio.ensure_future(
+            request(client, "rein/applyIsolated", {"sessionId": sid, "action": "keep"})
         )
+        await asyncio.wait_for(ed.request_held.wait(), 30)
+        with pytest.raises(JsonRpcException, match="is restoring files"):
+            await request(client, "rein/prompt", {"sessionId": sid, "text": "again"})
+        release.set()
+        kept = await keeping
         assert kept["applied"] == ["app.py"] and kept["conflicts"] == []
         assert (root / "app.py").read_text() == APP.replace("name\n", "name.upper()\n")
         assert not await anyio.Path(tree).exists()

@@ -56,7 +56,6 @@ from rein.hosting.workspace_host import KeepsTexts, WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.session import Mode, Session, SessionSpec
 from rein.session.builder import memory_key
-from rein.session.restoring import writing_files
 from rein.store import SqliteStore
 from rein.tools.disk_read import read_text
 
@@ -473,11 +472,9 @@ class AcpSessions:
         live = self.live.get(session_id)
         if live is not None and live.session.busy:
             raise errors.busy(session_id)
-        if live is None:
-            result = await self.isolation.bring_back(session_id, params)
-        else:  # no prompt starts while the copy is brought back or removed
-            async with writing_files(live.session, "bringing the isolated copy back"):
-                result = await self.isolation.bring_back(session_id, params)
+        result = await self.isolation.bring_back(
+            session_id, params, live.session if live is not None else None
+        )
         if session_id not in self.isolation.records and live is not None:
             live.unsubscribe()  # its copy is gone: the session is over
             live.updates.close()
