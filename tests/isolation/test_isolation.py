@@ -129,12 +129,16 @@ def test_the_sweep_removes_a_crashed_run_and_keeps_a_live_or_finished_one(
     crashed = replace(create_isolated(repo, registry, "ses_crashed"), pid=dead.pid)
     registry.save(crashed)
     live = create_isolated(repo, registry, "ses_live")
+    assert live.pid_start and not Registry.crashed(live)
+    # A pid the system gave to another process since: the run is gone.
+    reused = replace(create_isolated(repo, registry, "ses_reused"), pid_start="1")
+    registry.save(reused)
     create_isolated(repo, registry, "ses_done")
     registry.finish("ses_done", "completed", stored=True)
     create_isolated(repo, registry, "ses_editor")  # kept by an editor: never stored
     registry.finish("ses_editor", "stopped with the server")
 
-    assert sweep(registry) == ["ses_crashed"]
+    assert sweep(registry) == ["ses_crashed", "ses_reused"]
     assert not Path(crashed.tree).exists() and crashed.tree not in git(repo, "worktree", "list")
     assert sorted(r.session_id for r in registry.all()) == ["ses_done", "ses_editor", "ses_live"]
     # A finished one whose stored session is no longer stored goes too; the

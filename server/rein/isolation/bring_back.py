@@ -30,7 +30,7 @@ from pathlib import Path
 from rein.checkpoints.hunks import apply_regions, compute_hunks, lines_of, locate
 from rein.harness.errors import ConfigError, ReinError, ToolError
 from rein.harness.ports import Workspace
-from rein.isolation._git import git
+from rein.isolation._git import GIT_SLOW_TIMEOUT_S, git
 from rein.isolation.registry import IsolatedRecord
 from rein.tools.ignore import WorkspaceFilter
 
@@ -140,7 +140,7 @@ def run_changes(record: IsolatedRecord) -> list[RunChange]:
 
 def _git_changes(record: IsolatedRecord) -> list[RunChange]:
     tree = Path(record.tree)
-    git(tree, "add", "-A")  # the worktree's own index, not the person's
+    git(tree, "add", "-A", timeout=GIT_SLOW_TIMEOUT_S)  # the worktree's own index
     scope = record.prefix or "."
     raw = git(
         tree,

@@ -21,7 +21,7 @@ from typing import Literal
 
 from rein.harness.errors import ConfigError
 
-__all__ = ["IsolatedRecord", "Registry", "Status"]
+__all__ = ["IsolatedRecord", "Registry", "Status", "process_start"]
 
 Status = Literal["running", "finished"]
 
@@ -56,6 +56,9 @@ class IsolatedRecord:
     #: The session is in the session store (a ``rein run``): the next start
     #: removes the finished copy once the store no longer has it.
     stored: bool = False
+    #: When the owning process started (:func:`process_start`), so a pid the
+    #: system gave to another process since is not taken for the run.
+    pid_start: str = ""
 
     def to_json(self) -> dict[str, object]:
         """What ``rein/isolatedSessions`` lists of it."""
@@ -75,7 +78,18 @@ class IsolatedRecord:
         return Path(self.tree) / self.prefix if self.prefix else Path(self.tree)
 
 
-def _alive(pid: int) -> bool:
+def process_start(pid: int) -> str:
+    """When process ``pid`` started, in the system's clock ticks since boot
+    (``/proc/PID/stat``); "" where that cannot be read (no ``/proc``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2 :].split()[19]
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def _alive(pid: int, started: str = "") -> bool:
+    """True while ``pid`` runs and (when known) is the process that started at ``started``."""
     if pid <= 0:
         return False
     try:
@@ -83,8 +97,9 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    now = process_start(pid) if started else ""
+    return not now or now == started
 
 
 class Registry:
@@ -169,7 +184,9 @@ class Registry:
         record = self.get(session_id)
         if record is None:
             return None
-        done = replace(record, status="finished", pid=0, verdict=verdict, stored=stored)
+        done = replace(
+            record, status="finished", pid=0, pid_start="", verdict=verdict, stored=stored
+        )
         self.save(done)
         return done
 
@@ -179,7 +196,7 @@ class Registry:
     @staticmethod
     def crashed(record: IsolatedRecord) -> bool:
         """A running record whose process is gone: a crash or a kill."""
-        return record.status == "running" and not _alive(record.pid)
+        return record.status == "running" and not _alive(record.pid, record.pid_start)
 
     @staticmethod
     def now() -> float:

@@ -29,9 +29,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from rein.harness.errors import ConfigError
-from rein.isolation._git import git, is_git_work_tree
+from rein.isolation._git import GIT_SLOW_TIMEOUT_S, git, is_git_work_tree
 from rein.isolation.cleanup import remove_isolated
-from rein.isolation.registry import IsolatedRecord, Registry
+from rein.isolation.registry import IsolatedRecord, Registry, process_start
 from rein.process.environment import forget_git_location
 from rein.tools.ignore import WorkspaceFilter
 
@@ -67,6 +67,7 @@ def create_isolated(folder: Path, registry: Registry, session_id: str) -> Isolat
         tree=str(place / "tree"),
         base=str(place / "base") if not git_folder else "",
         pid=os.getpid(),
+        pid_start=process_start(os.getpid()),
         created=Registry.now(),
     )
     registry.save(record)
@@ -100,13 +101,13 @@ def _git_worktree(top: Path, tree: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="rein-index-") as scratch:
         index = Path(scratch) / "index"
         git(top, "read-tree", "HEAD", index_file=index)
-        git(top, "add", "-A", "--", ".", index_file=index)
+        git(top, "add", "-A", "--", ".", index_file=index, timeout=GIT_SLOW_TIMEOUT_S)
         made = git(top, "write-tree", index_file=index).stdout.decode().strip()
     base = head
     if made != git(top, "rev-parse", "HEAD^{tree}").stdout.decode().strip():
         message = "rein: the folder's uncommitted changes"
         base = git(top, "commit-tree", made, "-p", head, "-m", message).stdout.decode().strip()
-    git(top, "worktree", "add", "--detach", str(tree), base)
+    git(top, "worktree", "add", "--detach", str(tree), base, timeout=GIT_SLOW_TIMEOUT_S)
     return base
 
 
