@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +121,32 @@ def test_parallel_isolated_runs_gated_apart_then_brought_back(tmp_path: Path) ->
     _a_folder_that_is_not_a_git_repository_works_by_copy(world)
 
 
+def _line_within(proc: subprocess.Popen[str], needle: str, *, timeout: float) -> bool:
+    """True once ``proc`` printed a line holding ``needle``; False when it
+    did not within ``timeout`` seconds (or ended first). The pipe is read
+    by a thread, so a run that prints nothing never blocks the test."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            return False
+        if line is None:
+            return False
+        if needle in line:
+            return True
+    return False
+
+
 def _world(tmp: Path) -> World:
     repo, plain, storage = tmp / "repo", tmp / "plain", tmp / "store"
     repo.mkdir()
@@ -139,9 +168,10 @@ def _world(tmp: Path) -> World:
 
     killed = _start(tmp, "killed", repo, storage, KILLED, analyzers=False)
     assert killed.stdout is not None
-    for line in killed.stdout:  # bounded: the command sleeps, the run waits on it
-        if '"run_command"' in line:
-            break
+    if not _line_within(killed, '"run_command"', timeout=60):
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=30)
+        pytest.fail("the killed run never started its command within 60 s")
     killed_session = next(p.stem for p in (storage / "isolated").glob("*.json"))
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait(timeout=30)
@@ -186,12 +216,14 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: Worl
     second = world.results["second"]["isolated"]["sessionId"]
     out = world.apply(first)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert f"isolated session {first}: the run's verdict: completed\n" in out.stderr
     assert (world.repo / "mod.py").read_text() == MOD.replace("v1 = 1\n", "v1 = 100\n")
 
     out = world.apply(second, "--json")
     assert out.returncode == 3, out.stdout + out.stderr
     result = json.loads(out.stdout)
     assert result["applied"] == ["mod.py"] and result["hunksApplied"] == 1
+    assert result["verdict"] == "completed"
     assert result["conflicts"] == [
         {
             "path": "mod.py",

@@ -104,7 +104,11 @@ def test_a_copy_brought_back_through_the_workspace(tmp_path: Path) -> None:
     (record.root / "gone.txt").unlink()
     (record.root / "made.txt").write_text("m\n")
     (folder / "made.txt").write_text("the person's\n")  # made on both sides: a conflict
+    (record.root / "blob.bin").write_bytes(b"\xff\xfe\x00")
     result = anyio.run(apply_changes, run_changes(record), DiskWorkspace(folder))
+    binary = [c.reason for c in result.conflicts if c.path == "blob.bin"]
+    assert binary and "binary" in binary[0] and "branch" not in binary[0]
+    result.conflicts = [c for c in result.conflicts if c.path != "blob.bin"]
     assert sorted(result.applied) == ["a.txt", "gone.txt"]
     assert [(c.path, c.ours, c.theirs) for c in result.conflicts] == [
         ("made.txt", "the person's\n", "m\n")
@@ -125,15 +129,24 @@ def test_the_sweep_removes_a_crashed_run_and_keeps_a_live_or_finished_one(
     crashed = replace(create_isolated(repo, registry, "ses_crashed"), pid=dead.pid)
     registry.save(crashed)
     live = create_isolated(repo, registry, "ses_live")
+    assert live.pid_start and not Registry.crashed(live)
+    # A pid the system gave to another process since: the run is gone.
+    reused = replace(create_isolated(repo, registry, "ses_reused"), pid_start="1")
+    registry.save(reused)
     create_isolated(repo, registry, "ses_done")
-    registry.finish("ses_done", "completed")
+    registry.finish("ses_done", "completed", stored=True)
+    create_isolated(repo, registry, "ses_editor")  # kept by an editor: never stored
+    registry.finish("ses_editor", "stopped with the server")
 
-    assert sweep(registry) == ["ses_crashed"]
+    assert sweep(registry) == ["ses_crashed", "ses_reused"]
     assert not Path(crashed.tree).exists() and crashed.tree not in git(repo, "worktree", "list")
-    assert sorted(r.session_id for r in registry.all()) == ["ses_done", "ses_live"]
-    # A finished one whose session is no longer stored goes too.
+    assert sorted(r.session_id for r in registry.all()) == ["ses_done", "ses_editor", "ses_live"]
+    # A finished one whose stored session is no longer stored goes too; the
+    # editor's kept copy stays for rein apply.
+    assert sweep(registry, exists=lambda session_id: True) == []
     assert sweep(registry, exists=lambda session_id: False) == ["ses_done"]
-    assert [r.session_id for r in registry.all()] == [live.session_id]
+    assert [r.session_id for r in registry.all()] == [live.session_id, "ses_editor"]
+    assert registry.get("ses_editor").to_json()["status"] == "finished"  # type: ignore[union-attr]
     with pytest.raises(ConfigError, match="not a session id"):
         registry.get("../x")
     with pytest.raises(ConfigError, match="already exists"):
@@ -150,7 +163,183 @@ def test_git_runs_without_the_persons_git_variables_or_secrets(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     env = _env()
     assert "GIT_INDEX_FILE" not in env and "OPENAI_API_KEY" not in env
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(repo))
     record = create_isolated(repo, Registry(tmp_path / "store"), "ses_env")
     (record.root / "sub" / "a.txt").write_text("changed\n")
     assert [c.path for c in run_changes(record)] == ["sub/a.txt"]
     assert not stray.exists()
+    # The session's children (an approved `git add`) act on the copy, not the person's repo.
+    from rein.process.environment import child_environment
+
+    subprocess.run(
+        ["git", "add", "-A"], cwd=record.root, env=child_environment(), check=True, timeout=30
+    )
+    assert "sub/a.txt" not in git(repo, "diff", "--cached", "--name-only")
+    assert not stray.exists()
+
+
+def test_a_crafted_record_never_makes_cleanup_remove_anything_outside_its_place(
+    repo: Path, tmp_path: Path
+) -> None:
+    import json
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("x")
+    persons = tmp_path / "persons-wt"
+    git(repo, "worktree", "add", "-q", str(persons), "-b", "feature")
+    (persons / "work.txt").write_text("the person's")
+    registry = Registry(tmp_path / "store")
+    registry.dir.mkdir(parents=True)
+    good = create_isolated(repo, registry, "ses_good")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    registry.save(replace(good, pid=dead.pid))
+    fields = dict(folder="/nonexistent", kind="copy", top="/nonexistent", prefix="", base="", pid=0)
+    crafted = {
+        "abc": dict(fields, session_id=str(victim), tree="/nonexistent/tree"),
+        "def": dict(fields, session_id="def", kind="git", top=str(repo), tree=str(persons)),
+        "dots": dict(fields, session_id="..", tree=str(tmp_path / "store" / "tree")),
+        "empty": dict(fields, session_id="", tree="x"),
+        "esc": dict(
+            fields, session_id="esc", tree=str(registry.dir / "esc" / "tree"), base=str(victim)
+        ),
+    }
+    for stem, data in crafted.items():
+        (registry.dir / f"{stem}.json").write_text(json.dumps(data))
+    # A record whose values are not the ones Rein writes for its name is refused...
+    for stem in crafted:
+        with pytest.raises(ConfigError, match="unreadable"):
+            registry.get(stem)
+    for bad in ("..", "", ".", "/tmp/x", "a/b"):
+        with pytest.raises(ConfigError, match="not a session id"):
+            registry.place(bad)
+    # ...so the sweep removes only the crashed run's own copy, and never the others.
+    assert sweep(registry) == ["ses_good"]
+    assert (victim / "precious.txt").read_text() == "x"
+    assert (persons / "work.txt").read_text() == "the person's"
+    assert str(persons) in git(repo, "worktree", "list")
+    assert registry.dir.is_dir() and not Path(good.tree).exists()
+    # A record of the right name pointing at someone else's registered
+    # worktree as its top: the worktree it names is not its own, nothing goes.
+    other = replace(good, session_id="ses_other", tree=str(registry.place("ses_other") / "tree"))
+    registry.save(other)
+    remove_isolated(registry, replace(other, tree=str(persons)))
+    assert (persons / "work.txt").exists() and registry.get("ses_other") is None
+
+
+class _Typist(DiskWorkspace):
+    """The disk, with the person typing in ``gone.txt`` right as ``b.txt`` is written."""
+
+    async def write_text(self, path: str, text: str, **kw: object):  # type: ignore[no-untyped-def,override]
+        done = await super().write_text(path, text, **kw)  # type: ignore[arg-type]
+        if path == "b.txt":
+            (Path(self.root) / "gone.txt").write_text("typed meanwhile\n")
+        return done
+
+
+def test_bring_back_never_follows_a_link_never_stops_half_way_and_keeps_modes_honest(
+    repo: Path, tmp_path: Path
+) -> None:
+    import os
+
+    from rein.isolation.bring_back import MAX_FILE_BYTES
+
+    for name in ("a.txt", "b.txt", "gone.txt", "run.sh"):
+        (repo / name).write_text(TEXT)
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more")
+    secret = tmp_path / "outside-secret"
+    secret.write_text("the secret\n")
+    record = create_isolated(repo, Registry(tmp_path / "store"), "ses_safe")
+    root = record.root
+    os.symlink(secret, root / "leak.txt")
+    (root / "a.txt").write_text(TEXT.replace("l2", "run2"))
+    (root / "b.txt").write_text(TEXT.replace("l3", "run3"))
+    (root / "gone.txt").unlink()
+    os.chmod(root / "run.sh", 0o755)
+    (root / "new.sh").write_text("echo new\n")
+    os.chmod(root / "new.sh", 0o755)
+    (root / "big.txt").write_text("x" * (MAX_FILE_BYTES + 1))
+    (repo / "a.txt").write_text(TEXT + "\0")  # the folder's a.txt cannot be read as text
+
+    result = anyio.run(apply_changes, run_changes(record), _Typist(repo))
+    reasons = {c.path: c.reason for c in result.conflicts}
+    assert sorted(result.applied) == ["b.txt", "new.sh"]
+    assert "run3" in (repo / "b.txt").read_text()
+    assert not (repo / "leak.txt").exists() and "symbolic link" in reasons["leak.txt"]
+    assert "larger than" in reasons["big.txt"] and not (repo / "big.txt").exists()
+    assert "cannot be read" in reasons["a.txt"]
+    assert "executable" in reasons["run.sh"] and "executable" in reasons["new.sh"]
+    assert "changed while" in reasons["gone.txt"]
+    assert (repo / "gone.txt").read_text() == "typed meanwhile\n"
+    assert (repo / "a.txt").read_text() == TEXT + "\0"
+
+
+def test_the_base_is_compared_as_the_working_tree_has_it(repo: Path, tmp_path: Path) -> None:
+    crlf = b"one\r\ntwo\r\nthree\r\nfour\r\nfive\r\n"
+    (repo / ".gitattributes").write_text("*.crlf text eol=crlf\n")
+    (repo / "a.crlf").write_bytes(crlf)
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "crlf")
+    record = create_isolated(repo, Registry(tmp_path / "store"), "ses_crlf")
+    (record.root / "a.crlf").write_bytes(crlf.replace(b"two", b"TWO"))
+    (repo / "a.crlf").write_bytes(crlf.replace(b"five", b"FIVE"))
+    result = anyio.run(apply_changes, run_changes(record), DiskWorkspace(repo))
+    assert result.conflicts == [] and result.applied == ["a.crlf"]
+    assert (repo / "a.crlf").read_bytes() == crlf.replace(b"two", b"TWO").replace(b"five", b"FIVE")
+
+
+def test_the_persons_git_settings_ignored_folders_and_fifos_do_not_change_the_copy(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(
+        "[diff]\n\tnoprefix = true\n\texternal = false\n[color]\n\tui = always\n"
+        "[commit]\n\tgpgSign = true\n[user]\n\tsigningKey = DEADBEEF\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    (repo / "sub" / "a.txt").write_text(TEXT.replace("l4", "mine4"))
+    (repo / ".gitignore").write_text("*.log\nscratch/\n")
+    (repo / "scratch").mkdir()
+    (repo / "scratch" / "work.py").write_text("x = 1\n")
+    registry = Registry(tmp_path / "store")
+
+    record = create_isolated(repo, registry, "ses_cfg")  # signing on: still made, unsigned
+    assert (record.root / "sub" / "a.txt").read_text() == TEXT.replace("l4", "mine4")
+    assert not (record.root / "a.txt").exists()  # noprefix would have put it here
+    (record.root / "sub" / "a.txt").write_text(TEXT.replace("l4", "mine4").replace("l1", "r"))
+    commit = keep_as_branch(record, "rein-cfg")
+    assert "gpgsig" not in git(repo, "cat-file", "commit", commit)
+
+    scratch = create_isolated(repo / "scratch", registry, "ses_ignored")
+    assert scratch.kind == "copy" and (scratch.root / "work.py").read_text() == "x = 1\n"
+    (scratch.root / "work.py").write_text("x = 2\n")
+    assert [c.path for c in run_changes(scratch)] == ["work.py"]
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.txt").write_text("a\n")
+    os.mkfifo(plain / "pipe")
+    copied = create_isolated(plain, registry, "ses_fifo")
+    assert (copied.root / "a.txt").exists() and not (copied.root / "pipe").exists()
+
+
+def test_an_error_after_the_run_finished_keeps_the_copy_for_rein_apply(
+    repo: Path, tmp_path: Path
+) -> None:
+    from rein.headless.isolated import abandon_isolated
+
+    storage = str(tmp_path / "store")
+    registry = Registry(storage)
+    running = create_isolated(repo, registry, "ses_running")
+    kept = create_isolated(repo, registry, "ses_kept")
+    registry.finish(kept.session_id, "completed")
+    assert abandon_isolated(running, storage) and registry.get("ses_running") is None
+    assert not Path(running.tree).exists()
+    assert not abandon_isolated(kept, storage)  # e.g. a BrokenPipe after the apply hint
+    assert registry.get("ses_kept") is not None and Path(kept.tree).is_dir()

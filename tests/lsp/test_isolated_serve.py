@@ -13,7 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from pygls.exceptions import JsonRpcInvalidParams
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from tests.lsp.conftest import running_server, write_script
 
@@ -70,15 +71,40 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         assert result["status"] == "completed" and result["sessionId"] == made["sessionId"]
         assert "name.upper()" in (tree / "app.py").read_text()
         assert (root / "app.py").read_text() == APP  # the folder untouched until kept
+        listed = await request(client, "rein/isolatedSessions", {})
+        assert [(s["sessionId"], s["live"], s["worktree"]) for s in listed["sessions"]] == [
+            (made["sessionId"], True, str(tree))
+        ]
         runs = [e for e in ed.events if e["sessionId"] == made["sessionId"]]
         assert any(e["event"]["type"] == "run_end" for e in runs)
 
         with pytest.raises(JsonRpcInvalidParams, match="action"):
             await request(client, "rein/applyIsolated", {"sessionId": "x", "action": "take"})
-        kept = await request(
-            client, "rein/applyIsolated", {"sessionId": made["sessionId"], "action": "keep"}
+        sid = made["sessionId"]
+        with pytest.raises(JsonRpcInvalidParams, match="branch: a name is needed"):
+            await request(client, "rein/applyIsolated", {"sessionId": sid, "action": "branch"})
+        with pytest.raises(JsonRpcInvalidParams, match="branch: only with action 'branch'"):
+            await request(
+                client, "rein/applyIsolated", {"sessionId": sid, "action": "keep", "branch": "b"}
+            )
+        plain = await request(client, "rein/newSession", {"title": "plain"})
+        with pytest.raises(JsonRpcInvalidParams, match=r"sessionId: .* is not isolated"):
+            await request(
+                client, "rein/applyIsolated", {"sessionId": plain["sessionId"], "action": "keep"}
+            )
+        # While the editor applies the kept hunks, no prompt of the session starts.
+        release = asyncio.Event()
+        ed.slow[lsp.WORKSPACE_APPLY_EDIT] = release
+        keeping = asyncio.ensure_future(
+            request(client, "rein/applyIsolated", {"sessionId": sid, "action": "keep"})
         )
+        await asyncio.wait_for(ed.request_held.wait(), 30)
+        with pytest.raises(JsonRpcException, match="is restoring files"):
+            await request(client, "rein/prompt", {"sessionId": sid, "text": "again"})
+        release.set()
+        kept = await keeping
         assert kept["applied"] == ["app.py"] and kept["conflicts"] == []
         assert (root / "app.py").read_text() == APP.replace("name\n", "name.upper()\n")
         assert not await anyio.Path(tree).exists()
+        assert (await request(client, "rein/isolatedSessions", {}))["sessions"] == []
         assert git(root, "worktree", "list").count("\n") == 1

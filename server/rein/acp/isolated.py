@@ -25,6 +25,7 @@ from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import Session, SessionSpec, new_session_id
+from rein.session.restoring import writing_files
 
 __all__ = ["AcpIsolation", "isolated_option"]
 
@@ -86,12 +87,18 @@ class AcpIsolation:
         await self.hosts.drop(record.root)
         await anyio.to_thread.run_sync(remove_isolated, self.registry, record)
 
-    async def bring_back(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def bring_back(
+        self, session_id: str, params: dict[str, Any], session: Session | None = None
+    ) -> dict[str, Any]:
         """``_rein/applyIsolated`` for a session that is not running; what
         cannot be done (a branch that exists, git failing) is InvalidParams
-        with the reason, and nothing changes."""
+        with the reason, and nothing changes. No prompt of ``session`` (the
+        live one) starts while its copy is brought back or removed."""
         try:
-            return await self._bring_back(session_id, params)
+            if session is None:
+                return await self._bring_back(session_id, params)
+            async with writing_files(session, "bringing the isolated copy back"):
+                return await self._bring_back(session_id, params)
         except (ConfigError, GitError) as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from exc
 
@@ -117,7 +124,7 @@ class AcpIsolation:
         folder = await self.hosts.host(Path(record.folder))
         token = current_session.set(session_id)  # the client's fs calls name the session
         try:
-            result = await apply_changes(changes, folder.workspace)
+            result = await apply_changes(changes, folder.workspace, can_branch=record.kind == "git")
         finally:
             current_session.reset(token)
         if not result.conflicts:

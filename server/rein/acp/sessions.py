@@ -510,7 +510,9 @@ class AcpSessions:
         live = self.live.get(session_id)
         if live is not None and live.session.busy:
             raise errors.busy(session_id)
-        result = await self.isolation.bring_back(session_id, params)
+        result = await self.isolation.bring_back(
+            session_id, params, live.session if live is not None else None
+        )
         if session_id not in self.isolation.records and live is not None:
             live.unsubscribe()  # its copy is gone: the session is over
             live.updates.close()

@@ -19,18 +19,52 @@ from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import new_session_id
+from rein.store import SqliteStore
 
-__all__ = ["ApplyArgs", "apply_isolated", "finish_isolated", "start_isolated"]
+__all__ = [
+    "ApplyArgs",
+    "abandon_isolated",
+    "apply_isolated",
+    "finish_isolated",
+    "start_isolated",
+]
 
 #: rein apply's exit codes: 0 all applied; 3 conflicts left; 2 refused.
 APPLY_CONFLICTS = 3
 
 
-def start_isolated(folder: Path, storage: str) -> IsolatedRecord:
-    """Clean what crashed runs left, then make this run's copy."""
+async def _stored_sessions(storage: str) -> set[str] | None:
+    """The ids the session store under ``storage`` has (None when there is
+    no store to ask: then no finished copy is removed for being unstored)."""
+    if not (Path(storage) / "sessions.db").is_file():
+        return None
+    try:
+        store = SqliteStore.open(storage)
+    except ReinError:
+        return None
+    try:
+        return {record.id for record in await store.list_sessions()}
+    except ReinError:
+        return None
+    finally:
+        try:
+            store.close()
+        except ReinError:
+            pass
+
+
+async def _sweep(registry: Registry, storage: str) -> list[str]:
+    """Remove the copies of crashed runs and of stored sessions that are gone."""
+    stored = await _stored_sessions(storage)
+    exists = None if stored is None else stored.__contains__
+    return await anyio.to_thread.run_sync(lambda: sweep(registry, exists))
+
+
+async def start_isolated(folder: Path, storage: str) -> IsolatedRecord:
+    """Clean what crashed runs (and deleted sessions) left, then make this run's copy."""
     registry = Registry(storage)
-    for gone in sweep(registry):
-        print(f"! removed the isolated copy of {gone} (its run was gone)", file=sys.stderr)
+    for gone in await _sweep(registry, storage):
+        print(f"! removed the isolated copy of {gone} (its session was gone)", file=sys.stderr)
     return create_isolated(folder, registry, new_session_id())
 
 
@@ -54,7 +88,7 @@ def finish_isolated(
         if not as_json:
             print(f"Isolated session {record.session_id}: {status}; no changes", file=sys.stderr)
         return info
-    registry.finish(record.session_id, status)
+    registry.finish(record.session_id, status, stored=True)
     if not as_json:
         listed = ", ".join(f"{c.path} ({c.kind})" for c in changes)
         print(
@@ -65,6 +99,22 @@ def finish_isolated(
             file=sys.stderr,
         )
     return info
+
+
+def abandon_isolated(record: IsolatedRecord, storage: str) -> bool:
+    """After an error or an abort: remove the copy while its run is still
+    recorded as running (nothing to bring back). Once :func:`finish_isolated`
+    kept it (and printed how to apply it), an error after that (a closed
+    pipe, an interrupt) leaves it for ``rein apply``. True when removed."""
+    registry = Registry(storage)
+    try:
+        stored = registry.get(record.session_id)
+    except ConfigError:
+        return False
+    if stored is None or stored.status != "running":
+        return False
+    remove_isolated(registry, stored)
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +146,7 @@ def apply_isolated(args: ApplyArgs) -> int:
     applied, the copy kept), 2 refused."""
     registry = Registry(args.storage)
     try:
-        sweep(registry)
+        anyio.run(_sweep, registry, args.storage)
         record = registry.get(args.session_id)
         if record is None:
             raise ConfigError(
@@ -105,6 +155,8 @@ def apply_isolated(args: ApplyArgs) -> int:
             )
         if record.status == "running" and not Registry.crashed(record):
             raise ConfigError(f"the isolated session {args.session_id} is still running")
+        if not args.as_json:
+            print(_verdict_line(record), file=sys.stderr)
         if args.discard:
             remove_isolated(registry, record)
             _say(args, {"discarded": record.session_id}, f"discarded {record.session_id}")
@@ -125,7 +177,7 @@ def apply_isolated(args: ApplyArgs) -> int:
     if not result.conflicts:
         remove_isolated(registry, record)
     if args.as_json:
-        print(json.dumps(result.to_json()))
+        print(json.dumps({**result.to_json(), "verdict": record.verdict}))
     else:
         _show(result)
         if result.conflicts:
@@ -137,8 +189,20 @@ def apply_isolated(args: ApplyArgs) -> int:
     return APPLY_CONFLICTS if result.conflicts else 0
 
 
+def _verdict_line(record: IsolatedRecord) -> str:
+    """The run's verdict as stored when it finished (its gates' word on
+    the copy; applying does not run the folder's gates again)."""
+    verdict = record.verdict or "unknown (the run did not finish)"
+    line = f"isolated session {record.session_id}: the run's verdict: {verdict}"
+    if record.verdict != "completed":
+        line += " (its changes did not pass the run's gates: review them before applying)"
+    return line
+
+
 async def _apply(record: IsolatedRecord) -> BringBack:
-    return await apply_changes(run_changes(record), DiskWorkspace(record.folder))
+    return await apply_changes(
+        run_changes(record), DiskWorkspace(record.folder), can_branch=record.kind == "git"
+    )
 
 
 def _say(args: ApplyArgs, payload: dict[str, object], text: str) -> None:

@@ -18,10 +18,10 @@ from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest, Model
 from rein.headless.hook_ports import TerminalHookPorts
-from rein.headless.isolated import finish_isolated, start_isolated
+from rein.headless.isolated import abandon_isolated, finish_isolated, start_isolated
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.hosting.headless import HeadlessSession
-from rein.isolation import GitError, IsolatedRecord, Registry, remove_isolated
+from rein.isolation import GitError, IsolatedRecord
 from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.sandboxing.probe import unavailable_notice
@@ -162,7 +162,7 @@ async def _run(
         "explain" if mode == "explain" else "plan" if mode == "plan" else "agent"
     )
     folder = storage or config.storage_path or str(default_storage_path())
-    record = start_isolated(workspace, folder) if isolated else None
+    record = await start_isolated(workspace, folder) if isolated else None
     try:
         return await _run_in(
             workspace,
@@ -182,7 +182,7 @@ async def _run(
         )
     except BaseException:
         if record is not None:  # an aborted start or a crash of the run: nothing to bring back
-            remove_isolated(Registry(folder), record)
+            abandon_isolated(record, folder)
         raise
 
 

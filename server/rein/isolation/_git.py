@@ -14,6 +14,9 @@ __all__ = ["GitError", "git", "is_git_work_tree"]
 
 #: No git command of this package may take longer (a hung git is an error).
 GIT_TIMEOUT_S = 60.0
+#: ... except the ones that read or write every file of a repository
+#: (hashing the folder, checking a worktree out): a big one takes longer.
+GIT_SLOW_TIMEOUT_S = 600.0
 
 
 class GitError(ReinError):
@@ -43,10 +46,18 @@ def _env() -> dict[str, str]:
 
 
 def git(
-    cwd: Path, *args: str, input_bytes: bytes | None = None, check: bool = True
+    cwd: Path,
+    *args: str,
+    input_bytes: bytes | None = None,
+    check: bool = True,
+    index_file: Path | None = None,
+    timeout: float = GIT_TIMEOUT_S,
 ) -> subprocess.CompletedProcess[bytes]:
-    """``git -C cwd args...`` with hooks off; raises :class:`GitError` on a
-    non-zero exit when ``check``."""
+    """``git -C cwd args...`` with hooks off and Rein's commits unsigned
+    (never with the person's key, never asking for a passphrase); raises
+    :class:`GitError` on a non-zero exit when ``check``. ``index_file``:
+    a temporary index used instead of the repository's own; ``timeout``:
+    the bound in seconds."""
     cmd = [
         "git",
         "--no-optional-locks",
@@ -56,20 +67,25 @@ def git(
         "core.hooksPath=/dev/null",
         "-c",
         "core.quotepath=off",
+        "-c",
+        "commit.gpgSign=false",
     ]
+    env = _env()
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = str(index_file)
     try:
         done = subprocess.run(
             [*cmd, *args],
             input=input_bytes,
             capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            env=_env(),
+            timeout=timeout,
+            env=env,
             check=False,
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (needed for an isolated session)") from exc
     except subprocess.TimeoutExpired as exc:
-        raise GitError(f"git {' '.join(args)} took over {GIT_TIMEOUT_S:g} s in {cwd}") from exc
+        raise GitError(f"git {' '.join(args)} took over {timeout:g} s in {cwd}") from exc
     if check and done.returncode != 0:
         err = done.stderr.decode(errors="replace").strip()
         raise GitError(f"git {' '.join(args)} failed in {cwd}: {err}")

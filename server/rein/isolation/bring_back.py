@@ -22,18 +22,20 @@ in their folder.
 from __future__ import annotations
 
 import difflib
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rein.checkpoints.hunks import apply_regions, compute_hunks, lines_of, locate
-from rein.harness.errors import ConfigError, ToolError
+from rein.harness.errors import ConfigError, ReinError, ToolError
 from rein.harness.ports import Workspace
-from rein.isolation._git import git
+from rein.isolation._git import GIT_SLOW_TIMEOUT_S, git
 from rein.isolation.registry import IsolatedRecord
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "BringBack",
     "Conflict",
     "RunChange",
@@ -44,17 +46,48 @@ __all__ = [
 ]
 
 
+#: A file of the run larger than this is not brought back (a conflict).
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
 @dataclass(frozen=True, slots=True)
 class RunChange:
-    """One file the run changed: its bytes at the base and now (None: absent)."""
+    """One file the run changed: its bytes at the base and now (None:
+    absent), whether it is executable on each side, and ``problem`` when
+    the run's side cannot be brought back at all (a symbolic link, not a
+    regular file, too large): such a change is always a conflict."""
 
     path: str
     base: bytes | None
     run: bytes | None
+    problem: str = ""
+    base_exec: bool = False
+    run_exec: bool = False
 
     @property
     def kind(self) -> str:
         return "created" if self.base is None else "deleted" if self.run is None else "modified"
+
+
+def _read_side(path: Path) -> tuple[bytes | None, bool, str]:
+    """A file of a copy without following a link: (bytes or None when
+    absent, executable, the problem that keeps it from being brought back)."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None, False, ""
+    if stat.S_ISLNK(st.st_mode):
+        return None, False, "a symbolic link made by the run: never brought back"
+    if not stat.S_ISREG(st.st_mode):
+        return None, False, "not a regular file: never brought back"
+    executable = bool(st.st_mode & 0o111)
+    if st.st_size > MAX_FILE_BYTES:
+        limit = MAX_FILE_BYTES // (1024 * 1024)
+        return None, executable, f"larger than {limit} MB: apply it by hand from the copy"
+    try:
+        return path.read_bytes(), executable, ""
+    except OSError as exc:
+        return None, executable, f"the run's file cannot be read: {exc.strerror or exc}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,30 +140,46 @@ def run_changes(record: IsolatedRecord) -> list[RunChange]:
 
 def _git_changes(record: IsolatedRecord) -> list[RunChange]:
     tree = Path(record.tree)
-    git(tree, "add", "-A")  # the worktree's own index, not the person's
+    git(tree, "add", "-A", timeout=GIT_SLOW_TIMEOUT_S)  # the worktree's own index
     scope = record.prefix or "."
-    listed = git(
-        tree, "diff", "--cached", "--name-only", "--no-renames", "-z", record.base, "--", scope
+    raw = git(
+        tree,
+        "diff",
+        "--cached",
+        "--raw",
+        "--no-renames",
+        "-z",
+        "--no-abbrev",
+        record.base,
+        "--",
+        scope,
     ).stdout.decode(errors="surrogateescape")
+    fields = raw.split("\0")
     out: list[RunChange] = []
-    for top_rel in sorted(filter(None, listed.split("\0"))):
-        shown = git(tree, "cat-file", "blob", f"{record.base}:{top_rel}", check=False)
-        base = shown.stdout if shown.returncode == 0 else None
-        now = tree / top_rel
-        run = now.read_bytes() if now.is_file() else None
+    for meta, top_rel in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(":"):
+            continue
+        old_mode = meta[1:].split(" ", 1)[0]
+        base: bytes | None = None
+        if old_mode != "000000":
+            # --filters: the base as the working tree has it (eol, smudge),
+            # the form the run's file is compared with.
+            shown = git(tree, "cat-file", "--filters", f"{record.base}:{top_rel}", check=False)
+            base = shown.stdout if shown.returncode == 0 else None
+        run, run_exec, problem = _read_side(tree / top_rel)
         rel = top_rel[len(record.prefix) + 1 :] if record.prefix else top_rel
-        out.append(RunChange(rel, base, run))
-    return out
+        out.append(RunChange(rel, base, run, problem, old_mode == "100755", run_exec))
+    return sorted(out, key=lambda c: c.path)
 
 
 def _copy_changes(base: Path, tree: Path) -> list[RunChange]:
     paths = set(WorkspaceFilter(base).walk_files()) | set(WorkspaceFilter(tree).walk_files())
     out: list[RunChange] = []
     for rel in sorted(paths):
-        before = (base / rel).read_bytes() if (base / rel).is_file() else None
-        after = (tree / rel).read_bytes() if (tree / rel).is_file() else None
-        if before != after:
-            out.append(RunChange(rel, before, after))
+        before, before_exec, _ = _read_side(base / rel)
+        after, after_exec, problem = _read_side(tree / rel)
+        if before != after or before_exec != after_exec or problem:
+            out.append(RunChange(rel, before, after, problem, before_exec, after_exec))
     return out
 
 
@@ -192,49 +241,92 @@ async def _current(workspace: Workspace, path: str) -> str | None:
     return (await workspace.read_text(path)).text
 
 
-async def apply_changes(changes: Sequence[RunChange], workspace: Workspace) -> BringBack:
+@dataclass(frozen=True, slots=True)
+class _PlannedWrite:
+    """One file's planned write: ``text`` None deletes it; ``current`` is
+    what the folder had when it was computed."""
+
+    change: RunChange
+    text: str | None
+    current: str | None
+    hunks: int
+
+
+async def apply_changes(
+    changes: Sequence[RunChange], workspace: Workspace, *, can_branch: bool = False
+) -> BringBack:
     """Apply every clean hunk of ``changes`` to ``workspace`` (the person's
-    folder); report the conflicts, which are not applied."""
+    folder); report the conflicts, which are not applied. Every file is
+    read and merged before anything is written, and no error of one file
+    stops the others: a file that cannot be read or written is a conflict.
+    ``can_branch``: the copy is a git worktree (the binary advice says so)."""
     out = BringBack()
+    plan: list[_PlannedWrite] = []
     for change in changes:
-        current = await _current(workspace, change.path)
-        try:
-            base, run = _text(change.base), _text(change.run)
-        except UnicodeDecodeError:
-            out.conflicts.append(
-                Conflict(change.path, "", current or "", "", "a binary file: keep it as a branch")
-            )
-            continue
-        if run == current:
-            continue  # the folder has the run's version already
-        if base is None or run is None or current is None:
-            if current != base:
-                reason = f"{change.kind} by the run, and the folder changed it since"
-                out.conflicts.append(
-                    Conflict(change.path, base or "", current or "", run or "", reason)
-                )
-                continue
-            if await _write(workspace, change, run, current, out):
-                out.hunks_applied += 1
-            continue
-        merged, applied, conflicts = merge_text(change.path, base, run, current)
-        out.conflicts.extend(conflicts)
-        if applied and merged != current and await _write(workspace, change, merged, current, out):
-            out.hunks_applied += applied
+        planned = await _plan(change, workspace, can_branch, out)
+        if planned is not None:
+            plan.append(planned)
+    for planned in plan:
+        if await _write(workspace, planned, out):
+            out.hunks_applied += planned.hunks
     return out
 
 
-async def _write(
-    workspace: Workspace, change: RunChange, text: str | None, current: str | None, out: BringBack
-) -> bool:
+async def _plan(
+    change: RunChange, workspace: Workspace, can_branch: bool, out: BringBack
+) -> _PlannedWrite | None:
+    """What to write for ``change`` (None: nothing), conflicts noted in ``out``."""
+    if change.problem:
+        out.conflicts.append(Conflict(change.path, "", "", "", change.problem))
+        return None
+    try:
+        current = await _current(workspace, change.path)
+    except (ReinError, OSError) as exc:
+        reason = f"the folder's file cannot be read: {exc}"
+        out.conflicts.append(Conflict(change.path, "", "", "", reason))
+        return None
+    if change.run is not None and change.base_exec != change.run_exec:
+        made = "executable" if change.run_exec else "not executable"
+        reason = f"the run made it {made}: Rein brings back contents only, set the mode by hand"
+        out.conflicts.append(Conflict(change.path, "", "", "", reason))
+    try:
+        base, run = _text(change.base), _text(change.run)
+    except UnicodeDecodeError:
+        advice = "keep it as a branch or copy it by hand" if can_branch else "copy it by hand"
+        reason = f"a binary file: not merged ({advice} from {change.path})"
+        out.conflicts.append(Conflict(change.path, "", current or "", "", reason))
+        return None
+    if run == current or base == run:
+        return None  # the folder has the run's version already / only the mode changed
+    if base is None or run is None or current is None:
+        if current != base:
+            reason = f"{change.kind} by the run, and the folder changed it since"
+            out.conflicts.append(
+                Conflict(change.path, base or "", current or "", run or "", reason)
+            )
+            return None
+        return _PlannedWrite(change, run, current, 1)
+    merged, applied, conflicts = merge_text(change.path, base, run, current)
+    out.conflicts.extend(conflicts)
+    if applied and merged != current:
+        return _PlannedWrite(change, merged, current, applied)
+    return None
+
+
+async def _write(workspace: Workspace, planned: _PlannedWrite, out: BringBack) -> bool:
     """One file written (or deleted); a refused write (the file changed
-    meanwhile, the editor said no) is reported as a conflict of the file."""
+    meanwhile, the editor said no, the disk failed) is reported as a
+    conflict of the file. A delete checks the file is still the text it was
+    computed from first."""
+    change, text, current = planned.change, planned.text, planned.current
     try:
         if text is None:
+            if await _current(workspace, change.path) != current:
+                raise ToolError(f"{change.path} changed while it was being brought back")
             await workspace.delete(change.path)
         else:
             await workspace.write_text(change.path, text, expected_text=current)
-    except ToolError as exc:
+    except (ReinError, OSError) as exc:
         base = _text(change.base) or ""
         out.conflicts.append(Conflict(change.path, base, current or "", text or "", str(exc)))
         return False

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -20,9 +21,13 @@ from typing import Literal
 
 from rein.harness.errors import ConfigError
 
-__all__ = ["IsolatedRecord", "Registry", "Status"]
+__all__ = ["IsolatedRecord", "Registry", "Status", "process_start"]
 
 Status = Literal["running", "finished"]
+
+#: What a session id may be (``ses_`` and hex from :func:`rein.session.new_session_id`,
+#: or an editor's own id): never a path, never empty, never ``.`` or ``..``.
+_SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,127}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +53,24 @@ class IsolatedRecord:
     status: Status = "running"
     created: float = 0.0
     verdict: str = ""
+    #: The session is in the session store (a ``rein run``): the next start
+    #: removes the finished copy once the store no longer has it.
+    stored: bool = False
+    #: When the owning process started (:func:`process_start`), so a pid the
+    #: system gave to another process since is not taken for the run.
+    pid_start: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        """What ``rein/isolatedSessions`` lists of it."""
+        return {
+            "sessionId": self.session_id,
+            "status": self.status,
+            "verdict": self.verdict,
+            "folder": self.folder,
+            "worktree": str(self.root),
+            "kind": self.kind,
+            "created": self.created,
+        }
 
     @property
     def root(self) -> Path:
@@ -55,7 +78,18 @@ class IsolatedRecord:
         return Path(self.tree) / self.prefix if self.prefix else Path(self.tree)
 
 
-def _alive(pid: int) -> bool:
+def process_start(pid: int) -> str:
+    """When process ``pid`` started, in the system's clock ticks since boot
+    (``/proc/PID/stat``); "" where that cannot be read (no ``/proc``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2 :].split()[19]
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def _alive(pid: int, started: str = "") -> bool:
+    """True while ``pid`` runs and (when known) is the process that started at ``started``."""
     if pid <= 0:
         return False
     try:
@@ -63,8 +97,9 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    now = process_start(pid) if started else ""
+    return not now or now == started
 
 
 class Registry:
@@ -73,14 +108,43 @@ class Registry:
     def __init__(self, storage: str | Path) -> None:
         self.dir = Path(storage) / "isolated"
 
+    @staticmethod
+    def check_id(session_id: object) -> str:
+        """``session_id`` when it is one (letters, digits, ``_`` and ``-``),
+        else a :class:`ConfigError`: an id names a folder under :attr:`dir`
+        and must never reach outside it."""
+        if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+            raise ConfigError(f"not a session id: {session_id!r}")
+        return session_id
+
     def place(self, session_id: str) -> Path:
-        """The folder an isolated session's copies go in."""
-        return self.dir / session_id
+        """The folder an isolated session's copies go in (always inside :attr:`dir`)."""
+        return self.dir / self.check_id(session_id)
 
     def _file(self, session_id: str) -> Path:
-        if not session_id or "/" in session_id or session_id.startswith("."):
-            raise ConfigError(f"not a session id: {session_id!r}")
-        return self.dir / f"{session_id}.json"
+        return self.dir / f"{self.check_id(session_id)}.json"
+
+    def _checked(self, stem: str, data: object) -> IsolatedRecord:
+        """The record of ``stem`` when the file's values are the ones Rein
+        writes for it: its own id, its copies inside :meth:`place`. A record
+        naming any other folder is refused (cleanup removes what a record
+        names, so a crafted or damaged one must never point it elsewhere)."""
+        if not isinstance(data, dict):
+            raise ConfigError("not an object")
+        record = IsolatedRecord(**data)
+        if record.session_id != stem:
+            raise ConfigError(f"it names the session {record.session_id!r}")
+        place = self.place(stem)
+        if record.kind not in ("git", "copy"):
+            raise ConfigError(f"unknown kind {record.kind!r}")
+        if Path(record.tree) != place / "tree":
+            raise ConfigError(f"its copy {record.tree!r} is not {place / 'tree'}")
+        if record.kind == "copy" and Path(record.base) != place / "base":
+            raise ConfigError(f"its base {record.base!r} is not {place / 'base'}")
+        prefix = Path(record.prefix)
+        if prefix.is_absolute() or ".." in prefix.parts:
+            raise ConfigError(f"its prefix {record.prefix!r} leaves the copy")
+        return record
 
     def save(self, record: IsolatedRecord) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -93,10 +157,10 @@ class Registry:
         path = self._file(session_id)
         try:
             data = json.loads(path.read_text())
-            return IsolatedRecord(**data)
+            return self._checked(session_id, data)
         except FileNotFoundError:
             return None
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, ConfigError) as exc:
             raise ConfigError(f"the isolated session record {path} is unreadable: {exc}") from exc
 
     def all(self) -> list[IsolatedRecord]:
@@ -112,12 +176,17 @@ class Registry:
                 out.append(found)
         return sorted(out, key=lambda r: r.created)
 
-    def finish(self, session_id: str, verdict: str) -> IsolatedRecord | None:
-        """Mark a session finished (kept until applied or discarded)."""
+    def finish(
+        self, session_id: str, verdict: str, *, stored: bool = False
+    ) -> IsolatedRecord | None:
+        """Mark a session finished (kept until applied or discarded);
+        ``stored``: its session is in the session store."""
         record = self.get(session_id)
         if record is None:
             return None
-        done = replace(record, status="finished", pid=0, verdict=verdict)
+        done = replace(
+            record, status="finished", pid=0, pid_start="", verdict=verdict, stored=stored
+        )
         self.save(done)
         return done
 
@@ -127,7 +196,7 @@ class Registry:
     @staticmethod
     def crashed(record: IsolatedRecord) -> bool:
         """A running record whose process is gone: a crash or a kill."""
-        return record.status == "running" and not _alive(record.pid)
+        return record.status == "running" and not _alive(record.pid, record.pid_start)
 
     @staticmethod
     def now() -> float:

@@ -29,6 +29,7 @@ from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import Session, SessionSpec, new_session_id
+from rein.session.restoring import writing_files
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -161,7 +162,13 @@ class IsolatedSessions:
         made = self.live.get(session_id)
         if made is None:
             raise ConfigError(f"no isolated session {session_id!r} in this server")
-        made.session.refuse_if_running()
+        # No prompt starts while the copy is brought back or removed.
+        async with writing_files(made.session, "bringing the isolated copy back"):
+            return await self._bring_back(made, action, branch)
+
+    async def _bring_back(
+        self, made: _Isolated, action: Literal["keep", "discard", "branch"], branch: str | None
+    ) -> dict[str, Any]:
         registry = self._registry()
         record = made.record
         if action == "branch":
@@ -176,7 +183,9 @@ class IsolatedSessions:
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
-        result: BringBack = await apply_changes(changes, self.server.editor_workspace)
+        result: BringBack = await apply_changes(
+            changes, self.server.editor_workspace, can_branch=record.kind == "git"
+        )
         if not result.conflicts:
             await self._close(made)
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
@@ -193,9 +202,17 @@ class IsolatedSessions:
             else:
                 remove_isolated(registry, made.record)
 
-    def worktree(self, session_id: str) -> Path | None:
-        found = self.live.get(session_id)
-        return found.record.root if found is not None else None
+    async def listed(self) -> list[dict[str, Any]]:
+        """``rein/isolatedSessions``: every isolated copy of the server's
+        folder under the storage (this server's live ones, and the ones kept
+        for ``rein apply``), oldest first, each saying whether it is live here."""
+        records = await anyio.to_thread.run_sync(self._registry().all)
+        folder = str(self.server.root.resolve())
+        return [
+            {**record.to_json(), "live": record.session_id in self.live}
+            for record in records
+            if record.folder == folder
+        ]
 
 
 async def _keep(host: WorkspaceHost, started: asyncio.Future[None], closing: asyncio.Event) -> None:

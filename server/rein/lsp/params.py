@@ -15,6 +15,7 @@ from pydantic import (
     StrictInt,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -153,6 +154,14 @@ class ApplyIsolatedParams(BaseModel):
     session_id: str = Field(alias="sessionId")
     action: Literal["keep", "discard", "branch"]
     branch: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _branch_with_branch_only(self) -> ApplyIsolatedParams:
+        if self.action == "branch" and self.branch is None:
+            raise ValueError("branch: a name is needed with action 'branch'")
+        if self.action != "branch" and self.branch is not None:
+            raise ValueError(f"branch: only with action 'branch', not {self.action!r}")
+        return self
 
 
 class AbortParams(BaseModel):

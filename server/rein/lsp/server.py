@@ -11,7 +11,6 @@ after ``initialize`` has been answered.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import sys
@@ -83,6 +82,7 @@ class ReinServer(LanguageServer):
         self.offers_navigation = False
         #: The workspace folder's shared parts, made on first use.
         self._folder: FolderHost[EditorWorkspace] | None = None
+        self._isolated: IsolatedSessions | None = None  # made once one is asked for
         self._editor_diagnostics: EditorDiagnostics | None = None
         self._auto_repair: AutoRepairer | None = None
         self._watch_task: asyncio.Future[None] | None = None
@@ -529,12 +529,14 @@ class ReinServer(LanguageServer):
             lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message)
         )
 
-    @functools.cached_property
+    @property
     def isolated(self) -> IsolatedSessions:
         """The isolated sessions (``rein/newSession`` ``isolated: true``)."""
-        from rein.lsp.isolated_sessions import IsolatedSessions
+        if self._isolated is None:
+            from rein.lsp.isolated_sessions import IsolatedSessions
 
-        return IsolatedSessions(self, self._make_model)
+            self._isolated = IsolatedSessions(self, self._make_model)
+        return self._isolated
 
     @property
     def editor_workspace(self) -> EditorWorkspace:
@@ -548,8 +550,8 @@ class ReinServer(LanguageServer):
 
     async def shutdown_sessions(self) -> None:
         """Abort every run and stop the preview (the ``shutdown`` request)."""
-        if "isolated" in self.__dict__:  # made only once one was asked for
-            await self.isolated.close()
+        if self._isolated is not None:
+            await self._isolated.close()
         if self._folder is not None:
             if self._folder.has_manager:
                 for session in self._folder.manager.sessions.values():

@@ -25,8 +25,10 @@ import re
 from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "GIT_LOCATION",
     "GIT_SAFETY",
     "child_environment",
+    "forget_git_location",
     "git_safety",
     "is_secret_name",
     "remember_secret_name",
@@ -42,6 +44,36 @@ _secret_names: set[str] = set()
 
 #: The git configuration every child gets, as (key, value).
 GIT_SAFETY: tuple[tuple[str, str], ...] = (("safe.bareRepository", "explicit"),)
+
+
+#: The variables that point git at a repository, an index or a work tree
+#: (git's own ``rev-parse --local-env-vars``, less the configuration ones):
+#: set when the server was started from a git hook, they would turn a
+#: child's ``git add`` in an isolated copy onto the person's repository.
+GIT_LOCATION: tuple[str, ...] = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_NAMESPACE",
+)
+
+
+def forget_git_location() -> list[str]:
+    """Remove :data:`GIT_LOCATION` from this process's environment, so no
+    child started afterwards inherits them (done when a process hosts an
+    isolated session: its children must find the copy's repository from
+    their folder). Returns the names removed."""
+    return [name for name in GIT_LOCATION if os.environ.pop(name, None) is not None]
 
 
 def remember_secret_name(name: str | None) -> None:

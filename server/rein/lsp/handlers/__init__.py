@@ -72,6 +72,7 @@ METHODS: tuple[Route, ...] = (
     Route("rein/abort", runs.abort),
     Route("rein/newSession", isolated.new_session),
     Route("rein/applyIsolated", isolated.apply_isolated),
+    Route("rein/isolatedSessions", isolated.isolated_sessions),
     # sessions and what the server holds
     Route("rein/sessions", sessions.sessions),
     Route("rein/session", sessions.session),

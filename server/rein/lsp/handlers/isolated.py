@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pygls.exceptions import JsonRpcInvalidParams
+
 from rein.lsp import errors
 
 if TYPE_CHECKING:
     from rein.lsp.server import ReinServer
 
-__all__ = ["apply_isolated", "new_session"]
+__all__ = ["apply_isolated", "isolated_sessions", "new_session"]
 
 
 async def new_session(server: ReinServer, params: Any) -> dict[str, Any]:
@@ -41,8 +43,21 @@ async def apply_isolated(server: ReinServer, params: Any) -> dict[str, Any]:
 
     parsed = parse(ApplyIsolatedParams, params, "rein/applyIsolated")
     if server.isolated.session(parsed.session_id) is None:
+        if parsed.session_id in server.sessions:
+            raise JsonRpcInvalidParams(
+                "rein/applyIsolated: invalid params: sessionId: the session "
+                f"{errors.shown(parsed.session_id)} is not isolated"
+            )
         raise errors.no_session("rein/applyIsolated", parsed.session_id)
     try:
         return await server.isolated.bring_back(parsed.session_id, parsed.action, parsed.branch)
     except GitError as exc:
         raise ConfigError(str(exc)) from exc
+
+
+async def isolated_sessions(server: ReinServer, params: Any) -> dict[str, Any]:
+    await server.ready()
+    from rein.lsp.params import SessionsParams, parse
+
+    parse(SessionsParams, params, "rein/isolatedSessions")  # no fields
+    return {"sessions": await server.isolated.listed()}
