@@ -4,6 +4,7 @@ analyzers) carry the ``e2e`` marker and run last."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 from pathlib import Path
 
@@ -52,7 +53,16 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True, scope="session")
 def _private_user_data(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Sessions that tests (and the servers and ``rein run`` they start) keep
-    in the default store go to a temporary folder, not the user's."""
+    in the default store go to a temporary folder, not the user's; HOME is a
+    temporary folder too."""
     import os
 
     os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))
+    # Nor the person's home folder: their own ~/.claude hooks never run in a
+    # test. Their tool cache (analyzers Rein installed) and git identity stay.
+    real = Path.home()
+    home = tmp_path_factory.mktemp("home")
+    os.environ.setdefault("XDG_CACHE_HOME", str(real / ".cache"))
+    if (real / ".gitconfig").is_file():
+        shutil.copyfile(real / ".gitconfig", home / ".gitconfig")
+    os.environ["HOME"] = str(home)

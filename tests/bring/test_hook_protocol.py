@@ -70,6 +70,14 @@ def test_inputs_are_named_as_the_protocol_names_them_with_absolute_paths(tmp_pat
         ("mcp__.*", "mcp__time__now", True),
         ("[", "[", True),
         ("[", "Bash", False),
+        # Only names, digits, _ and |: exact names; anything else: searched, not anchored.
+        ("Notebook", "NotebookEdit", False),
+        ("Edit|Wri", "Write", False),
+        ("^mcp__", "mcp__time__now", True),
+        ("^Notebook", "NotebookEdit", True),
+        ("mcp__.*__write", "mcp__fs__write_file", True),
+        ("Edit$", "NotebookEdit", True),
+        ("^Bash$", "BashOutput", False),
     ],
 )
 def test_matchers(matcher: str, tool: str, fits: bool) -> None:

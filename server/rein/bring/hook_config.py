@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -98,15 +100,63 @@ class HookInventory:
         return [h for h in self.hooks if h.event == event]
 
 
+#: The folder whose every file is part of the key (scripts kept beside the settings).
+HOOKS_FOLDER = ".claude/hooks"
+_PROJECT_DIR = re.compile(r"\$(?:\{CLAUDE_PROJECT_DIR\}|CLAUDE_PROJECT_DIR\b)")
+
+
+def _named_files(root: Path, command: str) -> list[Path]:
+    """The workspace's files a command names: each word, with
+    ``$CLAUDE_PROJECT_DIR`` expanded, relative to the folder it runs in,
+    that is a file inside ``root``."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        words = command.split()
+    out: list[Path] = []
+    for word in words:
+        word = _PROJECT_DIR.sub(lambda _m: str(root), word)
+        if not word or len(word) > 4096:
+            continue
+        try:
+            path = (root / word).resolve()
+            if path.is_relative_to(root) and path.is_file():
+                out.append(path)
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _file_digest(path: Path) -> bytes:
+    try:
+        return hashlib.sha256(path.read_bytes()).digest()
+    except OSError as exc:
+        return f"unreadable: {exc}".encode()
+
+
 def workspace_hooks_key(root: Path, hooks: list[HookEntry]) -> str:
     """The hash the person's permission for the workspace's hooks is
-    remembered by: the folder and every workspace hook's event, matcher,
-    command, time limit and file. A changed entry asks again."""
+    remembered by: the folder, every workspace hook's event, matcher,
+    command, time limit and file, and the bytes of every file of the
+    workspace they run (each file a command names, after expanding
+    ``$CLAUDE_PROJECT_DIR``, and every file under ``.claude/hooks``). A
+    changed entry or script asks again; the adapter computes it again just
+    before each hook runs."""
+    root = root.resolve()
     digest = hashlib.sha256(b"rein-hooks\0")
-    digest.update(str(root.resolve()).encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(str(root).encode("utf-8", "surrogatepass") + b"\0")
+    files: set[Path] = set()
     for hook in hooks:
         for part in (hook.source, hook.event, hook.matcher, hook.command, str(hook.timeout_s)):
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+        files.update(_named_files(root, hook.command))
+    if hooks:
+        folder = root / HOOKS_FOLDER
+        if folder.is_dir():
+            files.update(p for p in folder.rglob("*") if p.is_file())
+    for path in sorted(files):
+        digest.update(str(path.relative_to(root)).encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(_file_digest(path))
     return digest.hexdigest()
 
 

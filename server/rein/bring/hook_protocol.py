@@ -138,17 +138,25 @@ def claude_tool(name: str, args: dict[str, Any], root: Path) -> tuple[str, dict[
     return TOOL_NAMES.get(name, name), convert(root, args) if convert else dict(args)
 
 
+_NAMES = re.compile(r"[A-Za-z0-9_|]*")
+
+
 def matches(matcher: str, tool: str) -> bool:
     """Whether a matcher fits a tool name (or a SessionStart source, a
-    PreCompact trigger): empty and ``*`` fit all; else an exact name or a
-    regular expression over the whole name (``Edit|Write``, ``mcp__.*``).
-    A matcher that is not a valid expression fits only its exact text."""
+    PreCompact trigger), as Claude Code reads it: empty and ``*`` fit all; a
+    matcher of only letters, digits, ``_`` and ``|`` is a list of exact
+    names (``Edit|Write``); anything else is a regular expression searched
+    anywhere in the name, not anchored (``^mcp__``, ``mcp__.*__write``,
+    ``Notebook.*``). A matcher that is not a valid expression fits only its
+    exact text."""
     if matcher in ("", "*"):
         return True
     if matcher == tool:
         return True
+    if _NAMES.fullmatch(matcher):
+        return tool in matcher.split("|")
     try:
-        return re.fullmatch(matcher, tool) is not None
+        return re.search(matcher, tool) is not None
     except re.error:
         return False
 

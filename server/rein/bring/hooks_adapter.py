@@ -51,6 +51,7 @@ from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
 from rein.harness.messages import ToolCall
 from rein.harness.ports import ApprovalAnswer, ApprovalRequest, Approver, UserChannel
+from rein.harness.redaction import redact
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -91,7 +92,10 @@ class HookTrustRequest:
     @property
     def detail(self) -> str:
         lines = [
-            f"{h.source}: {h.event} [{h.matcher or '*'}] runs: {h.command}" for h in self.hooks
+            f"{h.source}: {h.event} [{h.matcher or '*'}]"
+            + (f" (time limit {h.timeout_s:g} s)" if h.timeout_s is not None else "")
+            + f" runs: {h.command}"
+            for h in self.hooks
         ]
         return (
             "The workspace defines hooks (Claude Code's format) that Rein would run:\n"
@@ -130,6 +134,17 @@ class HookedSession(Protocol):
     def abort(self, reason: str) -> bool: ...
 
 
+def _redacted(value: Any) -> Any:
+    """``value`` (a hook's JSON input) with every text redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
 def _cut(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
@@ -159,6 +174,9 @@ class ClaudeHooks:
         self.active: list[HookEntry] = []
         self._reported_invalid: set[tuple[str, str, str]] = set()
         self._refused_key: str | None = None
+        #: The key the workspace's hooks were last allowed by (their entries
+        #: and the bytes of the files they run).
+        self._allowed_key: str | None = None
         self._started = False
         #: SessionStart's ``source``: "resume" for a stored session.
         self.start_source = "startup"
@@ -197,9 +215,22 @@ class ClaudeHooks:
                 if answer.context:
                     self._start_context.append(answer.context)
 
+    async def _still_allowed(self) -> bool:
+        """Just before a workspace hook runs: are its entries and the files
+        they run still what the person allowed? A changed file asks again
+        (refused: the workspace's hooks stop running)."""
+        workspace = self.inventory.workspace_hooks
+        if self._allowed_key == workspace_hooks_key(self.root, workspace):
+            return True
+        if await self._allowed(workspace):
+            return True
+        self.active = [h for h in self.active if h.scope != "workspace"]
+        return False
+
     async def _allowed(self, workspace: list[HookEntry]) -> bool:
         key = workspace_hooks_key(self.root, workspace)
         if self.ports.trust.is_trusted(key):
+            self._allowed_key = key
             return True
         if self._refused_key == key:
             return False  # asked in this session already: not again for the same hooks
@@ -210,6 +241,7 @@ class ClaudeHooks:
             allowed, why = False, str(exc)
         if allowed:
             self.ports.trust.remember(key)
+            self._allowed_key = key
             return True
         self._refused_key = key
         for source in dict.fromkeys(h.source for h in workspace):
@@ -249,14 +281,19 @@ class ClaudeHooks:
         one after the other in the order found; a failure is reported."""
         out: list[tuple[HookEntry, HookAnswer]] = []
         options = self.config.hook_options
+        payload = _redacted(self._payload(event, fields))
         for hook in self._matching(event, target):
+            if hook.scope == "workspace" and not await self._still_allowed():
+                continue
             ran = await run_hook(
                 hook.command,
-                self._payload(event, fields),
+                payload,
                 self.root,
                 hook.timeout_s or options.timeout_s,
                 tuple(self.config.tools.pass_env),
             )
+            # What a hook says enters Rein redacted, like a tool's output.
+            ran = replace(ran, stdout=redact(ran.stdout), stderr=redact(ran.stderr))
             if ran.failure is not None:
                 answer = HookAnswer(error=ran.failure)
             else:
@@ -386,7 +423,10 @@ def attach_hooks(
     home: Path | None,
 ) -> ClaudeHooks:
     """Give ``session`` the Claude Code-style hooks; its events report what
-    they did. The Agent's own hooks (set by an embedder) still run, after."""
+        they did. The Agent's own hooks (set by an embedder) still run, after,
+    every time: a block of either wins, the stricter permission wins (``ask``
+    over ``allow``), prompt contexts are joined, and either may keep a run
+    going."""
     hooks = ClaudeHooks(root, config, ports, session.id, session.emit_flow, home, session.abort)
     agent = session.agent
     if agent.messages:
@@ -404,8 +444,8 @@ def attach_hooks(
         own,
         before_tool_call=_chain_before(hooks.before_tool_call, own.before_tool_call),
         after_tool_call=_chain_after(hooks.after_tool_call, own.after_tool_call),
-        on_user_prompt=hooks.on_user_prompt,
-        on_stop=hooks.on_stop,
+        on_user_prompt=_chain_prompt(hooks.on_user_prompt, own.on_user_prompt),
+        on_stop=_chain_stop(hooks.on_stop, own.on_stop),
     )
     return hooks
 
@@ -449,16 +489,56 @@ class _NotifyingUser:
         return await self.inner.ask(question)
 
 
+async def _called(hook: Callable[..., Any], *args: Any) -> Any:
+    out = hook(*args)
+    return await out if inspect.isawaitable(out) else out
+
+
 def _chain_before(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
+    """Both hooks always run (an embedder's never skipped): a Block of
+    either wins (the Claude hooks' first), else the stricter Permit (``ask``
+    over ``allow``)."""
     if then is None:
         return first
 
-    async def chained(call: ToolCall, args: BaseModel) -> Block | None:
-        verdict = await first(call, args)
-        if verdict is not None:
-            return verdict  # type: ignore[no-any-return]
-        result = then(call, args)
-        return await result if inspect.isawaitable(result) else result  # type: ignore[no-any-return]
+    async def chained(call: ToolCall, args: BaseModel) -> Block | Permit | None:
+        verdicts = [await first(call, args), await _called(then, call, args)]
+        for verdict in verdicts:
+            if isinstance(verdict, Block):
+                return verdict
+        permits = [v for v in verdicts if isinstance(v, Permit)]
+        for permit in permits:
+            if permit.decision == "ask":
+                return permit
+        return permits[0] if permits else None
+
+    return chained
+
+
+def _chain_prompt(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
+    """Both run: a block of either refuses the prompt; contexts are joined."""
+    if then is None:
+        return first
+
+    async def chained(prompt: str) -> PromptVerdict | None:
+        verdicts = [v for v in (await first(prompt), await _called(then, prompt)) if v]
+        for verdict in verdicts:
+            if verdict.block is not None:
+                return PromptVerdict(block=verdict.block)
+        context = "\n\n".join(v.context for v in verdicts if v.context)
+        return PromptVerdict(context=context) if context else None
+
+    return chained
+
+
+def _chain_stop(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
+    """Both run: the run goes on if either keeps it going (their texts joined)."""
+    if then is None:
+        return first
+
+    async def chained(info: StopInfo) -> str | None:
+        texts = [t for t in (await first(info), await _called(then, info)) if t]
+        return "\n\n".join(texts) if texts else None
 
     return chained
 
