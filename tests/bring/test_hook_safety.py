@@ -74,11 +74,11 @@ async def test_a_changed_script_of_an_allowed_hook_asks_again_before_it_runs(
             ran_at.append(len(trust.asked))
             script.write_text(f"touch {pwned}\n")
             trust.answer = False
-            return assistant("", call("read_file", path="tools/check.sh"))
+            return assistant("", call("read_file", path="notes.txt"))
         return assistant("done")
 
     _settings(root, {**_command("UserPromptSubmit", command), **_command("PostToolUse", command)})
-    session2, _ = _session(tmp_path, FunctionModel(reply), trust)
+    session2, _ = _session(tmp_path, FunctionModel(reply), trust, files={"notes.txt": "x"})
     await _prompt(session2)
     # Asked at the start (new entry), then again for the changed script, refused: not run.
     assert len(trust.asked) == ran_at[0] + 1 and not pwned.exists()
@@ -210,3 +210,41 @@ def test_tests_never_read_the_person_s_home_folder(
     # Their own ~/.claude hooks would run in every session a test builds.
     assert Path.home().is_relative_to(tmp_path_factory.getbasetemp())
     assert not (Path.home() / ".claude").exists()
+
+
+async def test_post_tool_use_only_after_success_and_continue_false_wins_over_deny(
+    tmp_path: Path,
+) -> None:
+    post = tmp_path / "post"
+    both = json.dumps(
+        {
+            "continue": False,
+            "stopReason": "HALT",
+            "hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "no"},
+        }
+    )
+    _settings(
+        tmp_path / "home",
+        {
+            **_command("PostToolUse", f"cat >> {post}; echo >> {post}", "Read"),
+            **_command("PreToolUse", f"echo '{both}'", "Bash"),
+        },
+    )
+    (tmp_path / "ws").mkdir()
+    turns = iter(
+        [
+            assistant("", call("read_file", "c1", path="missing.txt")),
+            assistant("", call("read_file", "c2", path="here.txt")),
+            assistant("", call("run_command", "c3", command="ls")),
+        ]
+    )
+    model = FunctionModel(lambda request: next(turns, assistant("never")))
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False), files={"here.txt": "hi"})
+    result = await _prompt(session)
+    # Only the read that succeeded ran PostToolUse.
+    [ran] = [json.loads(line) for line in post.read_text().splitlines() if line]
+    assert ran["tool_use_id"] == "c2"
+    # continue: false with a deny: the run ends (not only the call).
+    assert result.status == "aborted" and "HALT" in (result.error or "")
+    assert [(e.event, e.outcome) for e in seen] == [("PreToolUse", "blocked")]
+    assert "stopped the run: HALT" in seen[0].message

@@ -8,7 +8,10 @@ workspace's ``.claude/settings.json`` and ``.claude/settings.local.json``
 ``rein.hooks`` (:class:`rein.config.HookMatcher`): an entry that does not is
 reported in :attr:`HookInventory.invalid` with the field and the reason, and
 the file's other entries are kept; a file that is not JSON is reported too.
-Nothing is dropped silently.
+Nothing is dropped silently. ``"disableAllHooks": true`` in a file switches
+hooks off (:attr:`HookInventory.disabled_by`): in ``~/.claude/settings.json``
+those of that file and the workspace's, in a workspace's file the
+workspace's; ``rein.hooks`` is Rein's own setting and stays.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ class HookInventory:
     #: Whether the workspace's hooks are allowed (remembered, or allowed in
     #: this session); None: there are none, or no trust store was given.
     workspace_allowed: bool | None = None
+    #: The files whose ``disableAllHooks: true`` switched hooks off.
+    disabled_by: list[str] = field(default_factory=list)
 
     @property
     def workspace_hooks(self) -> list[HookEntry]:
@@ -218,6 +223,8 @@ def _read_file(path: Path, source: str, scope: Scope, out: HookInventory) -> Non
     if not isinstance(data, dict):
         out.invalid.append(InvalidHook(source, "(file)", "must hold a JSON object"))
         return
+    if data.get("disableAllHooks") is True:
+        out.disabled_by.append(source)
     if "hooks" in data:
         _entries(data["hooks"], source, scope, out)
 
@@ -245,6 +252,12 @@ def discover_hooks(
         _read_file(home / ".claude" / "settings.json", USER_FILE, "user", out)
     _read_file(root / PROJECT_FILE, PROJECT_FILE, "workspace", out)
     _read_file(root / LOCAL_FILE, LOCAL_FILE, "workspace", out)
+    if out.disabled_by:
+        # ``disableAllHooks: true``: the person's file switches off its own
+        # hooks and the workspace's; a workspace's file only the workspace's
+        # (it cannot switch off the person's guards). ``rein.hooks`` stays.
+        off = {"user", "workspace"} if USER_FILE in out.disabled_by else {"workspace"}
+        out.hooks = [h for h in out.hooks if h.scope not in off]
     workspace = out.workspace_hooks
     if trust is not None and workspace:
         out.workspace_allowed = trust.is_trusted(workspace_hooks_key(root, workspace))

@@ -14,7 +14,8 @@ non-blocking error. With exit 0, a JSON object on stdout decides instead:
 ``continue``/``stopReason``, ``decision`` (``block`` with ``reason``;
 ``approve`` is the older PreToolUse spelling of allow) and
 ``hookSpecificOutput`` (``permissionDecision`` allow/deny/ask with
-``permissionDecisionReason``; ``additionalContext``).
+``permissionDecisionReason``; ``additionalContext``). Output that is not a
+JSON object is plain text, even when it starts with ``{``.
 
 Tools are named as that protocol names them (:data:`TOOL_NAMES`) and their
 input fields renamed to its own (``path`` -> ``file_path``, absolute), so a
@@ -24,6 +25,7 @@ hook written for Claude Code reads what it expects.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,9 +62,11 @@ CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "SessionStart"})
 
 
 def _absolute(root: Path, path: Any) -> Any:
+    """Absolute and normalised (``src/../x`` is ``x``), relative or not, so
+    a hook's prefix check (``src/``) sees where the path really points."""
     if not isinstance(path, str):
         return path
-    return str((root / path).resolve()) if not Path(path).is_absolute() else path
+    return os.path.normpath(os.path.join(root, path))
 
 
 def _read(root: Path, a: dict[str, Any]) -> dict[str, Any]:
@@ -224,8 +228,8 @@ def read_answer(event: str, exit_code: int, stdout: str, stderr: str) -> HookAns
     if text.startswith("{"):
         try:
             data = json.loads(text)
-        except ValueError as exc:
-            return HookAnswer(error=f"its output looks like JSON but is not: {exc}")
+        except ValueError:
+            data = None  # not JSON after all: plain text, as Claude Code reads it
         if isinstance(data, dict):
             return _json_answer(event, data)
     if text and event in CONTEXT_EVENTS:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel
 
 from rein.bring.hook_config import (
+    USER_FILE,
     HookEntry,
     HookInventory,
     TrustStore,
@@ -201,6 +202,20 @@ class ClaudeHooks:
                         message=f"invalid hook at {bad.where}: {bad.reason} (not run)",
                     )
                 )
+        for source in inventory.disabled_by:
+            seen = (source, "disableAllHooks", "")
+            if seen not in self._reported_invalid:
+                self._reported_invalid.add(seen)
+                whose = "yours and the workspace's" if source == USER_FILE else "the workspace's"
+                self.report(
+                    HookActivity(
+                        event="(configuration)",
+                        outcome="skipped",
+                        command="",
+                        source=source,
+                        message=f"disableAllHooks is true: hooks ({whose}) are not run",
+                    )
+                )
         workspace = inventory.workspace_hooks
         allowed = True
         if workspace:
@@ -327,12 +342,12 @@ class ClaudeHooks:
         asked: Permit | None = None
         allowed: Permit | None = None
         for hook, answer in await self._run("PreToolUse", fields, name, name):
+            if answer.stop is not None:  # continue: false wins over a deny
+                self._stopped(hook, answer.stop, name)
+                return Block(f"{hook.event} hook ({hook.source}) stopped: {answer.stop}")
             if answer.block is not None:
                 self._note(hook, "blocked", answer.block, name)
                 return Block(f"{hook.event} hook ({hook.source}): {answer.block}")
-            if answer.stop is not None:
-                self._stopped(hook, answer.stop, name)
-                return Block(f"{hook.event} hook ({hook.source}) stopped: {answer.stop}")
             if answer.permission == "ask" and asked is None:
                 self._note(hook, "asked", answer.permission_reason, name)
                 reason = answer.permission_reason or "it asks about this call"
@@ -342,7 +357,9 @@ class ClaudeHooks:
         return asked or allowed
 
     async def after_tool_call(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
-        if not self._matching("PostToolUse"):
+        """PostToolUse, after a call that succeeded (as Claude Code: a failed,
+        blocked or declined call runs none)."""
+        if result.is_error or not self._matching("PostToolUse"):
             return None
         name, tool_input = claude_tool(call.name, dict(call.arguments or {}), self.root)
         fields = {
