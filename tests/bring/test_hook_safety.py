@@ -248,3 +248,24 @@ async def test_post_tool_use_only_after_success_and_continue_false_wins_over_den
     assert result.status == "aborted" and "HALT" in (result.error or "")
     assert [(e.event, e.outcome) for e in seen] == [("PreToolUse", "blocked")]
     assert "stopped the run: HALT" in seen[0].message
+
+
+async def test_session_start_context_waits_for_the_first_prompt_not_blocked(
+    tmp_path: Path,
+) -> None:
+    gate = "import json, sys; sys.exit(2 if json.load(sys.stdin)['prompt'] == 'bad' else 0)"
+    _settings(
+        tmp_path / "home",
+        {
+            **_command("SessionStart", "echo START-CTX"),
+            **_command("UserPromptSubmit", f'{sys.executable} -c "{gate}"'),
+        },
+    )
+    (tmp_path / "ws").mkdir()
+    model = FunctionModel(lambda request: assistant("ok"))
+    session, _seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    assert (await _prompt(session, "bad")).status == "failed"
+    assert (await _prompt(session, "good")).status == "completed"
+    [request] = model.requests
+    users = [m.content for m in request.messages if isinstance(m, UserMessage)]
+    assert users == ["good", "START-CTX"]

@@ -383,8 +383,9 @@ class ClaudeHooks:
         return replace(result, content=result.content + "\n\n" + "\n".join(notes))
 
     async def on_user_prompt(self, prompt: str) -> PromptVerdict | None:
+        """UserPromptSubmit; SessionStart's context goes with the first
+        prompt that is not blocked (a blocked one keeps it for the next)."""
         context = list(self._start_context)
-        self._start_context.clear()
         for hook, answer in await self._run("UserPromptSubmit", {"prompt": prompt}):
             if answer.block is not None or answer.stop is not None:
                 reason = answer.block or answer.stop or ""
@@ -395,6 +396,7 @@ class ClaudeHooks:
             if answer.context is not None:
                 self._note(hook, "context", answer.context)
                 context.append(answer.context)
+        self._start_context.clear()
         return PromptVerdict(context="\n\n".join(context)) if context else None
 
     def _stopped(self, hook: HookEntry, reason: str, tool: str | None = None) -> None:
