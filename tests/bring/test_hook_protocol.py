@@ -197,3 +197,17 @@ def test_paths_are_normalised_and_disable_all_hooks_switches_hooks_off(tmp_path:
     # The person's: theirs and the workspace's; rein.hooks is Rein's own and stays.
     (home / ".claude" / "settings.json").write_text('{"disableAllHooks": true}')
     assert {h.scope for h in discover_hooks(ws, home, config).hooks} == {"settings"}
+
+
+def test_a_hook_type_rein_does_not_run_is_named_and_its_siblings_still_run(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".claude").mkdir()
+    hooks = [{"type": "prompt", "prompt": "judge"}, {"type": "command", "command": "true"}]
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": hooks}]}})
+    )
+    found = discover_hooks(tmp_path, None, ReinConfig())
+    assert [h.command for h in found.hooks] == ["true"]
+    [bad] = found.invalid
+    assert bad.where == "hooks.Stop[0].hooks[0].type" and '"prompt" hooks' in bad.reason

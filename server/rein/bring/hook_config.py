@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 
 from pydantic import ValidationError
 
-from rein.config import HOOK_EVENTS, HookMatcher, ReinConfig
+from rein.config import HOOK_EVENTS, HookCommand, HookMatcher, ReinConfig
 
 __all__ = [
     "HOOKS_TRUST_FILE",
@@ -169,6 +169,37 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
 
 
+def _report(out: HookInventory, source: str, where: str, exc: ValidationError) -> None:
+    for error in exc.errors(include_url=False):
+        loc = f".{_where(error['loc'])}" if error["loc"] else ""
+        out.invalid.append(InvalidHook(source, where + loc, str(error["msg"])))
+
+
+def _valid_command(raw: object) -> bool:
+    try:
+        HookCommand.model_validate(raw)
+    except ValidationError:
+        return False
+    return True
+
+
+def _invalid(out: HookInventory, source: str, where: str, raw: object) -> None:
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    if isinstance(kind, str) and kind != "command":
+        out.invalid.append(
+            InvalidHook(
+                source,
+                f"{where}.type",
+                f'"{kind}" hooks are not run by Rein (only "command" hooks)',
+            )
+        )
+        return
+    try:
+        HookCommand.model_validate(raw)
+    except ValidationError as exc:
+        _report(out, source, where, exc)
+
+
 def _entries(
     hooks: object, source: str, scope: Scope, out: HookInventory, prefix: str = "hooks"
 ) -> None:
@@ -188,18 +219,21 @@ def _entries(
             out.invalid.append(InvalidHook(source, where, "must be a list of matchers"))
             continue
         for index, raw in enumerate(matchers):
+            commands = raw.get("hooks") if isinstance(raw, dict) else None
+            if isinstance(commands, list) and commands:
+                # Each command on its own: one this Rein cannot run (a
+                # ``prompt`` or ``http`` hook) leaves its siblings running.
+                good = [c for i, c in enumerate(commands) if _valid_command(c)]
+                for i, command in enumerate(commands):
+                    if not _valid_command(command):
+                        _invalid(out, source, f"{where}[{index}].hooks[{i}]", command)
+                if not good:
+                    continue
+                raw = {**raw, "hooks": good}
             try:
                 matcher = HookMatcher.model_validate(raw)
             except ValidationError as exc:
-                for error in exc.errors(include_url=False):
-                    out.invalid.append(
-                        InvalidHook(
-                            source,
-                            f"{where}[{index}]"
-                            + (f".{_where(error['loc'])}" if error["loc"] else ""),
-                            str(error["msg"]),
-                        )
-                    )
+                _report(out, source, f"{where}[{index}]", exc)
                 continue
             for hook in matcher.hooks:
                 out.hooks.append(
