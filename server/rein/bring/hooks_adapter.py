@@ -26,7 +26,6 @@ What a hook blocked, added or failed at is a ``hook`` event
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +33,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
+from rein.bring.hook_chain import (
+    NotifyingApprover,
+    NotifyingUser,
+    PreCompactRelief,
+    chain_after,
+    chain_before,
+    chain_prompt,
+    chain_stop,
+)
 from rein.bring.hook_config import (
     USER_FILE,
     HookEntry,
@@ -45,13 +53,10 @@ from rein.bring.hook_config import (
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
 from rein.bring.hook_runner import run_hook
 from rein.harness.calls.tool_result import ToolResult
-from rein.harness.conversation.context import FitReport
-from rein.harness.conversation.relief import OverWindowRelief, ReliefRequest
 from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
 from rein.harness.messages import ToolCall
-from rein.harness.ports import ApprovalAnswer, ApprovalRequest, Approver, UserChannel
 from rein.harness.redaction import redact
 
 if TYPE_CHECKING:
@@ -323,7 +328,7 @@ class ClaudeHooks:
             HookActivity(
                 event=hook.event,
                 outcome=outcome,
-                command=hook.command,
+                command=redact(hook.command),
                 source=hook.source,
                 message=_cut(message),
                 tool=tool,
@@ -454,123 +459,16 @@ def attach_hooks(
     session.before_run.append(hooks.prepare)
     env = agent.env
     if env.approver is not None:
-        env.approver = _NotifyingApprover(env.approver, hooks)
+        env.approver = NotifyingApprover(env.approver, hooks)
     if env.user is not None:
-        env.user = _NotifyingUser(env.user, hooks)
+        env.user = NotifyingUser(env.user, hooks)
     if agent.over_window_relief is not None:
-        agent.over_window_relief = _PreCompactRelief(agent.over_window_relief, hooks)
+        agent.over_window_relief = PreCompactRelief(agent.over_window_relief, hooks)
     agent.hooks = replace(
         own,
-        before_tool_call=_chain_before(hooks.before_tool_call, own.before_tool_call),
-        after_tool_call=_chain_after(hooks.after_tool_call, own.after_tool_call),
-        on_user_prompt=_chain_prompt(hooks.on_user_prompt, own.on_user_prompt),
-        on_stop=_chain_stop(hooks.on_stop, own.on_stop),
+        before_tool_call=chain_before(hooks.before_tool_call, own.before_tool_call),
+        after_tool_call=chain_after(hooks.after_tool_call, own.after_tool_call),
+        on_user_prompt=chain_prompt(hooks.on_user_prompt, own.on_user_prompt),
+        on_stop=chain_stop(hooks.on_stop, own.on_stop),
     )
     return hooks
-
-
-class _NotifyingApprover:
-    """An approver whose questions the Notification hooks hear of first."""
-
-    def __init__(self, inner: Approver, hooks: ClaudeHooks) -> None:
-        self.inner = inner
-        self.hooks = hooks
-
-    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
-        await self.hooks.notify(f"Rein needs your permission: {request.title}")
-        return await self.inner.confirm(request)
-
-
-class _PreCompactRelief:
-    """The agent's relief, with the PreCompact hooks run first (``trigger``
-    "auto": the request is over the window). They only hear of it."""
-
-    def __init__(self, inner: OverWindowRelief, hooks: ClaudeHooks) -> None:
-        self.inner = inner
-        self.hooks = hooks
-
-    async def relieve(self, request: ReliefRequest) -> list[FitReport]:
-        await self.hooks.run_quietly(
-            "PreCompact", {"trigger": "auto", "custom_instructions": ""}, "auto"
-        )
-        return await self.inner.relieve(request)
-
-
-class _NotifyingUser:
-    """A user channel whose questions the Notification hooks hear of first."""
-
-    def __init__(self, inner: UserChannel, hooks: ClaudeHooks) -> None:
-        self.inner = inner
-        self.hooks = hooks
-
-    async def ask(self, question: str) -> str | None:
-        await self.hooks.notify(f"Rein asks: {question}")
-        return await self.inner.ask(question)
-
-
-async def _called(hook: Callable[..., Any], *args: Any) -> Any:
-    out = hook(*args)
-    return await out if inspect.isawaitable(out) else out
-
-
-def _chain_before(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
-    """Both hooks always run (an embedder's never skipped): a Block of
-    either wins (the Claude hooks' first), else the stricter Permit (``ask``
-    over ``allow``)."""
-    if then is None:
-        return first
-
-    async def chained(call: ToolCall, args: BaseModel) -> Block | Permit | None:
-        verdicts = [await first(call, args), await _called(then, call, args)]
-        for verdict in verdicts:
-            if isinstance(verdict, Block):
-                return verdict
-        permits = [v for v in verdicts if isinstance(v, Permit)]
-        for permit in permits:
-            if permit.decision == "ask":
-                return permit
-        return permits[0] if permits else None
-
-    return chained
-
-
-def _chain_prompt(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
-    """Both run: a block of either refuses the prompt; contexts are joined."""
-    if then is None:
-        return first
-
-    async def chained(prompt: str) -> PromptVerdict | None:
-        verdicts = [v for v in (await first(prompt), await _called(then, prompt)) if v]
-        for verdict in verdicts:
-            if verdict.block is not None:
-                return PromptVerdict(block=verdict.block)
-        context = "\n\n".join(v.context for v in verdicts if v.context)
-        return PromptVerdict(context=context) if context else None
-
-    return chained
-
-
-def _chain_stop(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
-    """Both run: the run goes on if either keeps it going (their texts joined)."""
-    if then is None:
-        return first
-
-    async def chained(info: StopInfo) -> str | None:
-        texts = [t for t in (await first(info), await _called(then, info)) if t]
-        return "\n\n".join(texts) if texts else None
-
-    return chained
-
-
-def _chain_after(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
-    if then is None:
-        return first
-
-    async def chained(call: ToolCall, result: ToolResult) -> ToolResult | None:
-        changed = await first(call, result)
-        current = changed if changed is not None else result
-        out = then(call, current)
-        out = await out if inspect.isawaitable(out) else out
-        return out if out is not None else changed  # type: ignore[no-any-return]
-
-    return chained
