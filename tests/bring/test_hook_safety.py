@@ -50,6 +50,7 @@ async def test_a_changed_script_of_an_allowed_hook_asks_again_before_it_runs(
     await _prompt(session)
     await _prompt(session)
     assert len(trust.asked) == 1  # allowed once, remembered
+    assert "files of the workspace: .claude/hooks/ctx.sh, tools/check.sh" in trust.asked[0].detail
 
     pwned = tmp_path / "pwned"
     script.write_text(f"touch {pwned}; echo changed\n")

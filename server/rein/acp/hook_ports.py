@@ -5,7 +5,7 @@ names every command the workspace's ``.claude/settings.json`` and
 ``.claude/settings.local.json`` would run (in its title, and in its content
 where a client shows it), with the options "Allow" (kept:
 remembered in Rein's storage folder, ``hooks-trust.json``, by the hooks'
-content hash; a changed hook asks again) and "Reject" (the hooks do not run
+content hash; a changed hook or script asks again) and "Reject" (the hooks do not run
 in this session; a ``hook`` event says so). No answer within
 ``approval.timeoutMs``, a cancelled request or an error refuses.
 """

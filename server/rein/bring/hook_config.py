@@ -35,6 +35,7 @@ __all__ = [
     "InvalidHook",
     "TrustStore",
     "discover_hooks",
+    "hook_files",
     "workspace_hooks_key",
 ]
 
@@ -150,19 +151,26 @@ def workspace_hooks_key(root: Path, hooks: list[HookEntry]) -> str:
     root = root.resolve()
     digest = hashlib.sha256(b"rein-hooks\0")
     digest.update(str(root).encode("utf-8", "surrogatepass") + b"\0")
-    files: set[Path] = set()
     for hook in hooks:
         for part in (hook.source, hook.event, hook.matcher, hook.command, str(hook.timeout_s)):
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-        files.update(_named_files(root, hook.command))
-    if hooks:
-        folder = root / HOOKS_FOLDER
-        if folder.is_dir():
-            files.update(p for p in folder.rglob("*") if p.is_file())
-    for path in sorted(files):
+    for path in hook_files(root, hooks):
         digest.update(str(path.relative_to(root)).encode("utf-8", "surrogatepass") + b"\0")
         digest.update(_file_digest(path))
     return digest.hexdigest()
+
+
+def hook_files(root: Path, hooks: list[HookEntry]) -> list[Path]:
+    """The workspace's files the hooks run, sorted (resolved paths): each
+    file a command names and every file under ``.claude/hooks``."""
+    root = root.resolve()
+    files: set[Path] = set()
+    for hook in hooks:
+        files.update(_named_files(root, hook.command))
+    folder = root / HOOKS_FOLDER
+    if hooks and folder.is_dir():
+        files.update(p for p in folder.rglob("*") if p.is_file())
+    return sorted(files)
 
 
 def _where(loc: tuple[int | str, ...]) -> str:

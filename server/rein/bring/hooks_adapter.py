@@ -48,6 +48,7 @@ from rein.bring.hook_config import (
     HookInventory,
     TrustStore,
     discover_hooks,
+    hook_files,
     workspace_hooks_key,
 )
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
@@ -103,10 +104,14 @@ class HookTrustRequest:
             + f" runs: {h.command}"
             for h in self.hooks
         ]
+        root = self.root.resolve()
+        files = [str(p.relative_to(root)) for p in hook_files(root, list(self.hooks))]
+        ran = f"\nThey run these files of the workspace: {', '.join(files)}" if files else ""
         return (
             "The workspace defines hooks (Claude Code's format) that Rein would run:\n"
             + "\n".join(lines)
-            + "\n\nAllow only if you trust this workspace; a changed hook asks again."
+            + ran
+            + "\n\nAllow only if you trust this workspace; a changed hook or file asks again."
         )
 
 
