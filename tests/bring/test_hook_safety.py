@@ -117,7 +117,7 @@ async def test_what_hooks_read_and_say_is_redacted(tmp_path: Path) -> None:
     assert hook_events and not any(KEY in e.message for e in hook_events)
 
 
-async def test_a_hook_s_ask_is_not_answered_by_a_kept_rule_or_mcp_allow(tmp_path: Path) -> None:
+async def test_a_hook_s_ask_is_not_answered_by_a_kept_rule(tmp_path: Path) -> None:
     ask = (
         "import json; print(json.dumps({'hookSpecificOutput': "
         "{'permissionDecision': 'ask', 'permissionDecisionReason': 'look'}}))"
