@@ -4,6 +4,7 @@ analyzers) carry the ``e2e`` marker and run last."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 from pathlib import Path
 
@@ -49,10 +50,35 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
 
 
+#: What a test keeps of the real home folder: variable -> folder in it.
+_TOOL_HOMES = {
+    "XDG_CACHE_HOME": ".cache",
+    "XDG_CONFIG_HOME": ".config",
+    "RUSTUP_HOME": ".rustup",
+    "CARGO_HOME": ".cargo",
+    "GOPATH": "go",
+    "NPM_CONFIG_CACHE": ".npm",
+    "NPM_CONFIG_USERCONFIG": ".npmrc",
+}
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_user_data(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Sessions that tests (and the servers and ``rein run`` they start) keep
-    in the default store go to a temporary folder, not the user's."""
+    in the default store go to a temporary folder, not the user's; HOME is a
+    temporary folder too."""
     import os
 
     os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))
+    # Nor the person's home folder: their own ~/.claude hooks (and skills,
+    # agents, commands) never reach a test. The toolchains and caches kept
+    # there (rustup's, Go's, npm's, Rein's analyzers) and the git identity
+    # stay where they were.
+    real = Path.home()
+    home = tmp_path_factory.mktemp("home")
+    for name, folder in _TOOL_HOMES.items():
+        if (real / folder).exists():
+            os.environ.setdefault(name, str(real / folder))
+    if (real / ".gitconfig").is_file():
+        shutil.copyfile(real / ".gitconfig", home / ".gitconfig")
+    os.environ["HOME"] = str(home)

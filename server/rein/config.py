@@ -149,8 +149,9 @@ class HookCommand(BaseModel):
 
     type: Literal["command"]
     command: str = Field(min_length=1)
-    #: Seconds before the command is stopped (default: ``hookOptions.timeoutS``).
-    timeout: float | None = Field(None, gt=0)
+    #: Seconds before the command is stopped (default: ``hookOptions.timeoutS``);
+    #: at most an hour, a finite number.
+    timeout: float | None = Field(None, gt=0, le=3600, allow_inf_nan=False)
 
 
 class HookMatcher(BaseModel):
@@ -171,7 +172,7 @@ class HookOptions(BaseModel):
     )
 
     #: Seconds a hook may run when its entry gives no ``timeout`` (Claude Code's 60).
-    timeout_s: float = Field(60.0, gt=0, le=3600)
+    timeout_s: float = Field(60.0, gt=0, le=3600, allow_inf_nan=False)
     #: How many times ``Stop`` hooks may keep one run going.
     max_stop_continuations: int = Field(3, ge=0, le=100)
 

@@ -46,6 +46,8 @@ async def test_the_workspace_s_hooks_run_once_the_client_allowed_them(
     assert session == sid
     assert kinds == ["allow_always", "reject_once"]
     assert "no_rm.sh" in json.dumps(tool_call)
+    [shown] = tool_call["content"]  # the commands, where the client shows a request
+    assert "no_rm.sh" in shown["content"]["text"]
     await assert_used_up(mock)  # each turn's expectation held: every reason was read
     thought = "".join(u["content"]["text"] for u in agent.editor.sent(sid, "agent_thought_chunk"))
     thoughts = [line for line in thought.splitlines() if " hook (" in line]

@@ -70,6 +70,14 @@ def test_inputs_are_named_as_the_protocol_names_them_with_absolute_paths(tmp_pat
         ("mcp__.*", "mcp__time__now", True),
         ("[", "[", True),
         ("[", "Bash", False),
+        # Only names, digits, _ and |: exact names; anything else: searched, not anchored.
+        ("Notebook", "NotebookEdit", False),
+        ("Edit|Wri", "Write", False),
+        ("^mcp__", "mcp__time__now", True),
+        ("^Notebook", "NotebookEdit", True),
+        ("mcp__.*__write", "mcp__fs__write_file", True),
+        ("Edit$", "NotebookEdit", True),
+        ("^Bash$", "BashOutput", False),
     ],
 )
 def test_matchers(matcher: str, tool: str, fits: bool) -> None:
@@ -103,7 +111,9 @@ def test_exit_codes_and_json_answers_mean_what_the_protocol_says() -> None:
     assert read_answer("PostToolUse", 0, json.dumps(halt), "").stop == "enough"
     extra = {"hookSpecificOutput": {"additionalContext": "more"}}
     assert read_answer("PostToolUse", 0, json.dumps(extra), "").context == "more"
-    assert read_answer("Stop", 0, "{not json", "").error is not None
+    # Not JSON after all: plain text (context where the event takes it).
+    assert read_answer("Stop", 0, "{not json", "") == HookAnswer()
+    assert read_answer("UserPromptSubmit", 0, "{not json", "") == HookAnswer(context="{not json")
 
 
 def test_hooks_are_read_from_every_place_and_an_invalid_entry_is_named(tmp_path: Path) -> None:
@@ -156,3 +166,48 @@ def test_an_invalid_rein_hooks_entry_is_a_configuration_error_naming_the_field()
         load_config({"hookOptions": {"timeoutS": 0}})
     assert ReinConfig().hook_options.max_stop_continuations == 3
     assert ReinConfig().hook_options.timeout_s == 60.0
+
+
+def test_paths_are_normalised_and_disable_all_hooks_switches_hooks_off(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    # A src/ prefix check sees where the path really points, relative or absolute.
+    assert claude_tool("write_file", {"path": "src/../x.py"}, root)[1]["file_path"] == str(
+        root / "x.py"
+    )
+    assert claude_tool("read_file", {"path": f"{root}/src/../../etc/x"}, root)[1] == {
+        "file_path": str(root.parent / "etc" / "x")
+    }
+
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    hook = {"hooks": [{"type": "command", "command": "true"}]}
+    for folder in (home, ws):
+        (folder / ".claude").mkdir(parents=True)
+        (folder / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [hook]}}))
+    config = load_config({"hooks": {"Stop": [hook]}})
+    assert {h.scope for h in discover_hooks(ws, home, config).hooks} == {
+        "settings",
+        "user",
+        "workspace",
+    }
+    # The workspace's own switch: only its hooks (never the person's guards).
+    (ws / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    found = discover_hooks(ws, home, config)
+    assert {h.scope for h in found.hooks} == {"settings", "user"}
+    assert found.disabled_by == [".claude/settings.local.json"]
+    # The person's: theirs and the workspace's; rein.hooks is Rein's own and stays.
+    (home / ".claude" / "settings.json").write_text('{"disableAllHooks": true}')
+    assert {h.scope for h in discover_hooks(ws, home, config).hooks} == {"settings"}
+
+
+def test_a_hook_type_rein_does_not_run_is_named_and_its_siblings_still_run(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".claude").mkdir()
+    hooks = [{"type": "prompt", "prompt": "judge"}, {"type": "command", "command": "true"}]
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": hooks}]}})
+    )
+    found = discover_hooks(tmp_path, None, ReinConfig())
+    assert [h.command for h in found.hooks] == ["true"]
+    [bad] = found.invalid
+    assert bad.where == "hooks.Stop[0].hooks[0].type" and '"prompt" hooks' in bad.reason

@@ -37,9 +37,14 @@ def _command(event: str, command: str, matcher: str = "", **extra: Any) -> dict[
 
 
 def _session(
-    tmp_path: Path, model: FunctionModel, trust: FakeHookTrust, config: ReinConfig | None = None
+    tmp_path: Path,
+    model: FunctionModel,
+    trust: FakeHookTrust,
+    config: ReinConfig | None = None,
+    files: dict[str, str] | None = None,
 ) -> tuple[Session, list[HookActivity]]:
     ports = fake_session_ports(tmp_path / "ws", model)
+    ports.workspace.files.update(files or {})
     ports.hooks = trust
     ports.home = tmp_path / "home"
     session = build_session(config or ReinConfig(), ports, SessionSpec())
@@ -123,8 +128,6 @@ async def test_stop_hooks_are_bounded_and_post_tool_use_context_reaches_the_mode
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "a.py").write_text("x = 1\n")
     context = {
         "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "LINT OK"}
     }
@@ -146,7 +149,9 @@ async def test_stop_hooks_are_bounded_and_post_tool_use_context_reaches_the_mode
 
     model = FunctionModel(reply)
     config = load_config({"hookOptions": {"maxStopContinuations": 2}})
-    session, seen = _session(tmp_path, model, FakeHookTrust(answer=True), config)
+    session, seen = _session(
+        tmp_path, model, FakeHookTrust(answer=True), config, {"src/a.py": "x = 1\n"}
+    )
     assert (await _prompt(session)).status == "completed"
     # The tool turn, the answer, then two continuations: the bound.
     assert len(model.requests) == 4
@@ -250,10 +255,9 @@ async def test_continue_false_ends_the_run_with_the_stop_reason(tmp_path: Path) 
     halt = json.dumps({"continue": False, "stopReason": "LINT FAILED HARD"})
     _settings(tmp_path / "home", _command("PostToolUse", f"echo '{halt}'", "Read"))
     (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / "a.py").write_text("x = 1\n")
     turns = iter([assistant("", call("read_file", path="a.py"))])
     model = FunctionModel(lambda request: next(turns, assistant("never")))
-    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False), files={"a.py": "x"})
     result = await _prompt(session)
     assert result.status == "aborted"
     assert "LINT FAILED HARD" in (result.error or "")

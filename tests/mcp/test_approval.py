@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rein.harness.hooks import Permit
 from rein.harness.ports import ApprovalAnswer, ApprovalRule
 from rein.harness.run.run_record import RunRecord
 from rein.harness.tools import ToolContext, ToolEnvironment
@@ -19,7 +20,10 @@ SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
 
 
 async def _call(
-    approval: ApprovalSettings, approver: FakeApprover, rules: RuleBook | None = None
+    approval: ApprovalSettings,
+    approver: FakeApprover,
+    rules: RuleBook | None = None,
+    permit: Permit | None = None,
 ) -> tuple[bool, McpManager]:
     manager = McpManager(
         [toolbox_spec("box")],
@@ -30,7 +34,9 @@ async def _call(
     env = ToolEnvironment(
         approver=approver, settings=ToolSettings(approval=approval), approval_rules=rules
     )
-    ctx = ToolContext("c1", tool.name, env, lambda *_: None, lambda: False, RunRecord())
+    ctx = ToolContext(
+        "c1", tool.name, env, lambda *_: None, lambda: False, RunRecord(), permit=permit
+    )
     result = await tool.execute(McpArgs.model_validate({"text": "the plan"}), ctx)
     assert result.details["mcpServer"] == "box" and result.details["mcpTool"] == "echo"
     return not result.is_error, manager
@@ -90,3 +96,14 @@ async def test_a_server_rule_allows_its_tools_but_a_deny_policy_still_wins() -> 
     assert ran and approver.requests == []
     denied, _ = await _call(ApprovalSettings(mcp="deny"), approver, rules)
     assert not denied
+
+
+async def test_a_hook_s_ask_reaches_the_person_over_mcp_allow_and_a_kept_rule() -> None:
+    rules = RuleBook()
+    await rules.remember("session", [ApprovalRule("mcp", "box")])
+    approver = FakeApprover(answer=False)
+    ask = Permit("ask", "the PreToolUse hook wants a look")
+    ran, _ = await _call(ApprovalSettings(mcp_allow=("box",)), approver, rules, ask)
+    assert not ran
+    [request] = approver.requests
+    assert "wants a look" in request.detail and request.rules == ()

@@ -110,7 +110,16 @@ export function contributedKeys(packageJSON: unknown): Set<string> {
  * the server carries the user's value only, and a workspace that tries to
  * set one is named to the person.
  */
-export const USER_ONLY_SETTINGS = ['rein.approval.command', 'rein.approval.mcp', 'rein.approval.mcpAllow', 'rein.tools.passEnv'];
+export const USER_ONLY_SETTINGS = [
+  'rein.approval.command',
+  'rein.approval.mcp',
+  'rein.approval.mcpAllow',
+  'rein.tools.passEnv',
+  // Hooks are commands Rein runs unasked; their options bound how long and how often.
+  'rein.hooks',
+  'rein.hookOptions.timeoutS',
+  'rein.hookOptions.maxStopContinuations',
+];
 
 /** What `inspect` says of a setting, in the scopes that matter here. */
 export interface SettingScopes {
@@ -122,14 +131,23 @@ export interface SettingScopes {
 /** Pure: `section` with each of USER_ONLY_SETTINGS as the user set it (left out when they did not). */
 export function userOnly(section: Section, inspect: (key: string) => SettingScopes | undefined): Section {
   const groups = new Map<string, Map<string, unknown>>();
+  // A setting with no inner name (`rein.hooks`): its whole value is the user's.
+  const wholes = new Map<string, unknown>();
   for (const key of USER_ONLY_SETTINGS) {
     const [, group = '', name = ''] = key.split('.');
+    if (name === '') {
+      wholes.set(group, inspect(key)?.globalValue);
+      continue;
+    }
     const names = groups.get(group) ?? new Map<string, unknown>();
     names.set(name, inspect(key)?.globalValue);
     groups.set(group, names);
   }
   const out: Section = {};
   for (const [group, value] of Object.entries(section)) {
+    if (wholes.has(group)) {
+      continue;
+    }
     const names = groups.get(group);
     if (!names) {
       out[group] = value;
@@ -146,6 +164,11 @@ export function userOnly(section: Section, inspect: (key: string) => SettingScop
     const user = [...names].filter(([, setting]) => setting !== undefined);
     if (!(group in section) && user.length > 0) {
       out[group] = Object.fromEntries(user);
+    }
+  }
+  for (const [group, value] of wholes) {
+    if (value !== undefined) {
+      out[group] = value;
     }
   }
   return out;

@@ -2,9 +2,10 @@
 
 A ``session/request_permission`` for the session whose run is starting
 names every command the workspace's ``.claude/settings.json`` and
-``.claude/settings.local.json`` would run, with the options "Allow" (kept:
+``.claude/settings.local.json`` would run (in its title, and in its content
+where a client shows it), with the options "Allow" (kept:
 remembered in Rein's storage folder, ``hooks-trust.json``, by the hooks'
-content hash; a changed hook asks again) and "Reject" (the hooks do not run
+content hash; a changed hook or script asks again) and "Reject" (the hooks do not run
 in this session; a ``hook`` event says so). No answer within
 ``approval.timeoutMs``, a cancelled request or an error refuses.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from acp import helpers
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from rein.acp._client_calls import ClientCallError, ask_client
@@ -55,6 +57,8 @@ class AcpHookPorts:
             kind="execute",
             status="pending",
             raw_input={"tool": "hooks", "detail": request.detail},
+            # The commands themselves, where a client shows a request's content.
+            content=[helpers.tool_content(helpers.text_block(request.detail))],
         )
         try:
             answer = await ask_client(

@@ -14,7 +14,8 @@ non-blocking error. With exit 0, a JSON object on stdout decides instead:
 ``continue``/``stopReason``, ``decision`` (``block`` with ``reason``;
 ``approve`` is the older PreToolUse spelling of allow) and
 ``hookSpecificOutput`` (``permissionDecision`` allow/deny/ask with
-``permissionDecisionReason``; ``additionalContext``).
+``permissionDecisionReason``; ``additionalContext``). Output that is not a
+JSON object is plain text, even when it starts with ``{``.
 
 Tools are named as that protocol names them (:data:`TOOL_NAMES`) and their
 input fields renamed to its own (``path`` -> ``file_path``, absolute), so a
@@ -24,6 +25,7 @@ hook written for Claude Code reads what it expects.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,9 +62,11 @@ CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "SessionStart"})
 
 
 def _absolute(root: Path, path: Any) -> Any:
+    """Absolute and normalised (``src/../x`` is ``x``), relative or not, so
+    a hook's prefix check (``src/``) sees where the path really points."""
     if not isinstance(path, str):
         return path
-    return str((root / path).resolve()) if not Path(path).is_absolute() else path
+    return os.path.normpath(os.path.join(root, path))
 
 
 def _read(root: Path, a: dict[str, Any]) -> dict[str, Any]:
@@ -138,17 +142,25 @@ def claude_tool(name: str, args: dict[str, Any], root: Path) -> tuple[str, dict[
     return TOOL_NAMES.get(name, name), convert(root, args) if convert else dict(args)
 
 
+_NAMES = re.compile(r"[A-Za-z0-9_|]*")
+
+
 def matches(matcher: str, tool: str) -> bool:
     """Whether a matcher fits a tool name (or a SessionStart source, a
-    PreCompact trigger): empty and ``*`` fit all; else an exact name or a
-    regular expression over the whole name (``Edit|Write``, ``mcp__.*``).
-    A matcher that is not a valid expression fits only its exact text."""
+    PreCompact trigger), as Claude Code reads it: empty and ``*`` fit all; a
+    matcher of only letters, digits, ``_`` and ``|`` is a list of exact
+    names (``Edit|Write``); anything else is a regular expression searched
+    anywhere in the name, not anchored (``^mcp__``, ``mcp__.*__write``,
+    ``Notebook.*``). A matcher that is not a valid expression fits only its
+    exact text."""
     if matcher in ("", "*"):
         return True
     if matcher == tool:
         return True
+    if _NAMES.fullmatch(matcher):
+        return tool in matcher.split("|")
     try:
-        return re.fullmatch(matcher, tool) is not None
+        return re.search(matcher, tool) is not None
     except re.error:
         return False
 
@@ -216,8 +228,8 @@ def read_answer(event: str, exit_code: int, stdout: str, stderr: str) -> HookAns
     if text.startswith("{"):
         try:
             data = json.loads(text)
-        except ValueError as exc:
-            return HookAnswer(error=f"its output looks like JSON but is not: {exc}")
+        except ValueError:
+            data = None  # not JSON after all: plain text, as Claude Code reads it
         if isinstance(data, dict):
             return _json_answer(event, data)
     if text and event in CONTEXT_EVENTS:

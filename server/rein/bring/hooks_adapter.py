@@ -26,7 +26,6 @@ What a hook blocked, added or failed at is a ``hook`` event
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,23 +33,32 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
+from rein.bring.hook_chain import (
+    NotifyingApprover,
+    NotifyingUser,
+    PreCompactRelief,
+    chain_after,
+    chain_before,
+    chain_prompt,
+    chain_stop,
+)
 from rein.bring.hook_config import (
+    USER_FILE,
     HookEntry,
     HookInventory,
     TrustStore,
     discover_hooks,
+    hook_files,
     workspace_hooks_key,
 )
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
 from rein.bring.hook_runner import run_hook
 from rein.harness.calls.tool_result import ToolResult
-from rein.harness.conversation.context import FitReport
-from rein.harness.conversation.relief import OverWindowRelief, ReliefRequest
 from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
 from rein.harness.messages import ToolCall
-from rein.harness.ports import ApprovalAnswer, ApprovalRequest, Approver, UserChannel
+from rein.harness.redaction import redact
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -91,12 +99,19 @@ class HookTrustRequest:
     @property
     def detail(self) -> str:
         lines = [
-            f"{h.source}: {h.event} [{h.matcher or '*'}] runs: {h.command}" for h in self.hooks
+            f"{h.source}: {h.event} [{h.matcher or '*'}]"
+            + (f" (time limit {h.timeout_s:g} s)" if h.timeout_s is not None else "")
+            + f" runs: {h.command}"
+            for h in self.hooks
         ]
+        root = self.root.resolve()
+        files = [str(p.relative_to(root)) for p in hook_files(root, list(self.hooks))]
+        ran = f"\nThey run these files of the workspace: {', '.join(files)}" if files else ""
         return (
             "The workspace defines hooks (Claude Code's format) that Rein would run:\n"
             + "\n".join(lines)
-            + "\n\nAllow only if you trust this workspace; a changed hook asks again."
+            + ran
+            + "\n\nAllow only if you trust this workspace; a changed hook or file asks again."
         )
 
 
@@ -130,6 +145,17 @@ class HookedSession(Protocol):
     def abort(self, reason: str) -> bool: ...
 
 
+def _redacted(value: Any) -> Any:
+    """``value`` (a hook's JSON input) with every text redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
 def _cut(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
@@ -159,6 +185,9 @@ class ClaudeHooks:
         self.active: list[HookEntry] = []
         self._reported_invalid: set[tuple[str, str, str]] = set()
         self._refused_key: str | None = None
+        #: The key the workspace's hooks were last allowed by (their entries
+        #: and the bytes of the files they run).
+        self._allowed_key: str | None = None
         self._started = False
         #: SessionStart's ``source``: "resume" for a stored session.
         self.start_source = "startup"
@@ -183,6 +212,20 @@ class ClaudeHooks:
                         message=f"invalid hook at {bad.where}: {bad.reason} (not run)",
                     )
                 )
+        for source in inventory.disabled_by:
+            seen = (source, "disableAllHooks", "")
+            if seen not in self._reported_invalid:
+                self._reported_invalid.add(seen)
+                whose = "yours and the workspace's" if source == USER_FILE else "the workspace's"
+                self.report(
+                    HookActivity(
+                        event="(configuration)",
+                        outcome="skipped",
+                        command="",
+                        source=source,
+                        message=f"disableAllHooks is true: hooks ({whose}) are not run",
+                    )
+                )
         workspace = inventory.workspace_hooks
         allowed = True
         if workspace:
@@ -197,9 +240,22 @@ class ClaudeHooks:
                 if answer.context:
                     self._start_context.append(answer.context)
 
+    async def _still_allowed(self) -> bool:
+        """Just before a workspace hook runs: are its entries and the files
+        they run still what the person allowed? A changed file asks again
+        (refused: the workspace's hooks stop running)."""
+        workspace = self.inventory.workspace_hooks
+        if self._allowed_key == workspace_hooks_key(self.root, workspace):
+            return True
+        if await self._allowed(workspace):
+            return True
+        self.active = [h for h in self.active if h.scope != "workspace"]
+        return False
+
     async def _allowed(self, workspace: list[HookEntry]) -> bool:
         key = workspace_hooks_key(self.root, workspace)
         if self.ports.trust.is_trusted(key):
+            self._allowed_key = key
             return True
         if self._refused_key == key:
             return False  # asked in this session already: not again for the same hooks
@@ -210,6 +266,7 @@ class ClaudeHooks:
             allowed, why = False, str(exc)
         if allowed:
             self.ports.trust.remember(key)
+            self._allowed_key = key
             return True
         self._refused_key = key
         for source in dict.fromkeys(h.source for h in workspace):
@@ -249,14 +306,19 @@ class ClaudeHooks:
         one after the other in the order found; a failure is reported."""
         out: list[tuple[HookEntry, HookAnswer]] = []
         options = self.config.hook_options
+        payload = _redacted(self._payload(event, fields))
         for hook in self._matching(event, target):
+            if hook.scope == "workspace" and not await self._still_allowed():
+                continue
             ran = await run_hook(
                 hook.command,
-                self._payload(event, fields),
+                payload,
                 self.root,
                 hook.timeout_s or options.timeout_s,
                 tuple(self.config.tools.pass_env),
             )
+            # What a hook says enters Rein redacted, like a tool's output.
+            ran = replace(ran, stdout=redact(ran.stdout), stderr=redact(ran.stderr))
             if ran.failure is not None:
                 answer = HookAnswer(error=ran.failure)
             else:
@@ -271,7 +333,7 @@ class ClaudeHooks:
             HookActivity(
                 event=hook.event,
                 outcome=outcome,
-                command=hook.command,
+                command=redact(hook.command),
                 source=hook.source,
                 message=_cut(message),
                 tool=tool,
@@ -290,12 +352,12 @@ class ClaudeHooks:
         asked: Permit | None = None
         allowed: Permit | None = None
         for hook, answer in await self._run("PreToolUse", fields, name, name):
+            if answer.stop is not None:  # continue: false wins over a deny
+                self._stopped(hook, answer.stop, name)
+                return Block(f"{hook.event} hook ({hook.source}) stopped: {answer.stop}")
             if answer.block is not None:
                 self._note(hook, "blocked", answer.block, name)
                 return Block(f"{hook.event} hook ({hook.source}): {answer.block}")
-            if answer.stop is not None:
-                self._stopped(hook, answer.stop, name)
-                return Block(f"{hook.event} hook ({hook.source}) stopped: {answer.stop}")
             if answer.permission == "ask" and asked is None:
                 self._note(hook, "asked", answer.permission_reason, name)
                 reason = answer.permission_reason or "it asks about this call"
@@ -305,7 +367,9 @@ class ClaudeHooks:
         return asked or allowed
 
     async def after_tool_call(self, call: ToolCall, result: ToolResult) -> ToolResult | None:
-        if not self._matching("PostToolUse"):
+        """PostToolUse, after a call that succeeded (as Claude Code: a failed,
+        blocked or declined call runs none)."""
+        if result.is_error or not self._matching("PostToolUse"):
             return None
         name, tool_input = claude_tool(call.name, dict(call.arguments or {}), self.root)
         fields = {
@@ -329,8 +393,9 @@ class ClaudeHooks:
         return replace(result, content=result.content + "\n\n" + "\n".join(notes))
 
     async def on_user_prompt(self, prompt: str) -> PromptVerdict | None:
+        """UserPromptSubmit; SessionStart's context goes with the first
+        prompt that is not blocked (a blocked one keeps it for the next)."""
         context = list(self._start_context)
-        self._start_context.clear()
         for hook, answer in await self._run("UserPromptSubmit", {"prompt": prompt}):
             if answer.block is not None or answer.stop is not None:
                 reason = answer.block or answer.stop or ""
@@ -341,6 +406,7 @@ class ClaudeHooks:
             if answer.context is not None:
                 self._note(hook, "context", answer.context)
                 context.append(answer.context)
+        self._start_context.clear()
         return PromptVerdict(context="\n\n".join(context)) if context else None
 
     def _stopped(self, hook: HookEntry, reason: str, tool: str | None = None) -> None:
@@ -386,7 +452,10 @@ def attach_hooks(
     home: Path | None,
 ) -> ClaudeHooks:
     """Give ``session`` the Claude Code-style hooks; its events report what
-    they did. The Agent's own hooks (set by an embedder) still run, after."""
+        they did. The Agent's own hooks (set by an embedder) still run, after,
+    every time: a block of either wins, the stricter permission wins (``ask``
+    over ``allow``), prompt contexts are joined, and either may keep a run
+    going."""
     hooks = ClaudeHooks(root, config, ports, session.id, session.emit_flow, home, session.abort)
     agent = session.agent
     if agent.messages:
@@ -395,83 +464,16 @@ def attach_hooks(
     session.before_run.append(hooks.prepare)
     env = agent.env
     if env.approver is not None:
-        env.approver = _NotifyingApprover(env.approver, hooks)
+        env.approver = NotifyingApprover(env.approver, hooks)
     if env.user is not None:
-        env.user = _NotifyingUser(env.user, hooks)
+        env.user = NotifyingUser(env.user, hooks)
     if agent.over_window_relief is not None:
-        agent.over_window_relief = _PreCompactRelief(agent.over_window_relief, hooks)
+        agent.over_window_relief = PreCompactRelief(agent.over_window_relief, hooks)
     agent.hooks = replace(
         own,
-        before_tool_call=_chain_before(hooks.before_tool_call, own.before_tool_call),
-        after_tool_call=_chain_after(hooks.after_tool_call, own.after_tool_call),
-        on_user_prompt=hooks.on_user_prompt,
-        on_stop=hooks.on_stop,
+        before_tool_call=chain_before(hooks.before_tool_call, own.before_tool_call),
+        after_tool_call=chain_after(hooks.after_tool_call, own.after_tool_call),
+        on_user_prompt=chain_prompt(hooks.on_user_prompt, own.on_user_prompt),
+        on_stop=chain_stop(hooks.on_stop, own.on_stop),
     )
     return hooks
-
-
-class _NotifyingApprover:
-    """An approver whose questions the Notification hooks hear of first."""
-
-    def __init__(self, inner: Approver, hooks: ClaudeHooks) -> None:
-        self.inner = inner
-        self.hooks = hooks
-
-    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
-        await self.hooks.notify(f"Rein needs your permission: {request.title}")
-        return await self.inner.confirm(request)
-
-
-class _PreCompactRelief:
-    """The agent's relief, with the PreCompact hooks run first (``trigger``
-    "auto": the request is over the window). They only hear of it."""
-
-    def __init__(self, inner: OverWindowRelief, hooks: ClaudeHooks) -> None:
-        self.inner = inner
-        self.hooks = hooks
-
-    async def relieve(self, request: ReliefRequest) -> list[FitReport]:
-        await self.hooks.run_quietly(
-            "PreCompact", {"trigger": "auto", "custom_instructions": ""}, "auto"
-        )
-        return await self.inner.relieve(request)
-
-
-class _NotifyingUser:
-    """A user channel whose questions the Notification hooks hear of first."""
-
-    def __init__(self, inner: UserChannel, hooks: ClaudeHooks) -> None:
-        self.inner = inner
-        self.hooks = hooks
-
-    async def ask(self, question: str) -> str | None:
-        await self.hooks.notify(f"Rein asks: {question}")
-        return await self.inner.ask(question)
-
-
-def _chain_before(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
-    if then is None:
-        return first
-
-    async def chained(call: ToolCall, args: BaseModel) -> Block | None:
-        verdict = await first(call, args)
-        if verdict is not None:
-            return verdict  # type: ignore[no-any-return]
-        result = then(call, args)
-        return await result if inspect.isawaitable(result) else result  # type: ignore[no-any-return]
-
-    return chained
-
-
-def _chain_after(first: Callable[..., Any], then: Callable[..., Any] | None) -> Callable[..., Any]:
-    if then is None:
-        return first
-
-    async def chained(call: ToolCall, result: ToolResult) -> ToolResult | None:
-        changed = await first(call, result)
-        current = changed if changed is not None else result
-        out = then(call, current)
-        out = await out if inspect.isawaitable(out) else out
-        return out if out is not None else changed  # type: ignore[no-any-return]
-
-    return chained

@@ -3,7 +3,7 @@
 A ``rein/confirm`` (``tool: "hooks"``) names every command the workspace's
 ``.claude/settings.json`` and ``.claude/settings.local.json`` would run; a
 yes is remembered in Rein's storage folder (``hooks-trust.json``, by the
-hooks' content hash: a changed hook asks again). An editor without the
+hooks' content hash: a changed hook or script asks again). An editor without the
 method, or no answer within ``approval.timeoutMs``, refuses: the hooks do not
 run and a ``hook`` event says why.
 """

@@ -107,6 +107,9 @@ async def check_approval(
         # A hook asks the person about this call.
         force_ask, why_ask = True, permit.reason or "a hook asks about this call"
         detail = f"Asked because {why_ask}.\n\n{detail}"
+        # The person is asked: neither a kept rule nor approval.mcpAllow answers for them.
+        about = about or (subject[1] if subject is not None else None)
+        subject, mcp = None, None
     internals = _git_internals(ctx, subject, writes)
     if internals is not None:
         path, why = internals

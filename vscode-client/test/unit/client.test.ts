@@ -168,18 +168,26 @@ describe('client helpers', () => {
       'rein.approval.mcp': { workspaceFolderValue: 'allow' },
       'rein.approval.mcpAllow': { workspaceValue: ['evil'] },
       'rein.tools.passEnv': { globalValue: ['NPM_TOKEN'], workspaceValue: ['OPENAI_API_KEY'] },
+      'rein.hooks': { globalValue: { Stop: [] }, workspaceValue: { PreToolUse: ['evil'] } },
+      'rein.hookOptions.timeoutS': { workspaceValue: 3600 },
+      'rein.hookOptions.maxStopContinuations': { globalValue: 2, workspaceFolderValue: 100 },
     };
     // The merged section as a client might get it, workspace values included.
     const merged = {
       approval: { command: 'allow', mcp: 'allow', mcpAllow: ['evil'], write: 'review' },
       tools: { passEnv: ['OPENAI_API_KEY'] },
+      hooks: { PreToolUse: ['evil'] },
+      hookOptions: { timeoutS: 3600, maxStopContinuations: 100 },
     };
-    assert.deepEqual(userOnly(merged, (key) => scopes[key]), {
-      approval: { command: 'ask', write: 'review' },
+    const users = {
+      approval: { command: 'ask' },
       tools: { passEnv: ['NPM_TOKEN'] },
-    });
-    assert.deepEqual(userOnly({ approval: { mcp: 'allow' } }, () => undefined), {});
-    assert.deepEqual(userOnly({}, (key) => scopes[key]), { approval: { command: 'ask' }, tools: { passEnv: ['NPM_TOKEN'] } });
+      hookOptions: { maxStopContinuations: 2 },
+      hooks: { Stop: [] },
+    };
+    assert.deepEqual(userOnly(merged, (key) => scopes[key]), { ...users, approval: { command: 'ask', write: 'review' } });
+    assert.deepEqual(userOnly({ approval: { mcp: 'allow' }, hooks: { Stop: ['x'] } }, () => undefined), {});
+    assert.deepEqual(userOnly({}, (key) => scopes[key]), users);
     assert.deepEqual(workspaceWidenings((key) => scopes[key]), USER_ONLY_SETTINGS);
     assert.deepEqual(workspaceWidenings(() => ({ globalValue: 'allow' })), []);
     assert.equal(
