@@ -4,7 +4,9 @@ profile text, the failure notes, the settings and the probe's answers."""
 from __future__ import annotations
 
 import http.server
+import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -42,8 +44,14 @@ def test_the_policy_hides_secrets_and_keeps_gits_and_reins_files_read_only() -> 
     assert policy.root == "/ws" and policy.temp_dir == "/tmp/rein-sandbox-x"
     assert policy.hidden_dirs == (f"{HOME}/.ssh", f"{HOME}/.aws")
     assert policy.hidden_files == (f"{HOME}/.netrc", "/etc/extra")
-    assert policy.read_only == ("/ws/.git/hooks", "/ws/.git/config", "/ws/.git/info", "/ws/.rein")
-    assert policy.pinned == ("/ws/.git",)
+    assert policy.read_only == ("/ws/.git", "/ws/.rein")  # .git as a whole
+    assert policy.pinned == ()
+    assert policy.missing == (
+        "/ws/.gitmodules",
+        "/ws/.vscode/settings.json",
+        "/ws/.vscode/mcp.json",
+        "/ws/.mcp.json",
+    )
     assert policy.writable == ("/opt/cache",)  # a folder that is not there is left out
     assert policy.network is False
 
@@ -58,10 +66,15 @@ def test_the_bwrap_line_isolates_first_then_opens_then_protects_then_hides() -> 
     text = " ".join(argv)
     assert text.startswith(
         "/usr/bin/bwrap --unshare-all --cap-drop ALL --die-with-parent --new-session "
-        "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp "
-        "--bind /ws /ws --bind /tmp/rein-sandbox-x /tmp/rein-sandbox-x --bind /ws/.git /ws/.git "
-        "--ro-bind /ws/.git/hooks /ws/.git/hooks"
+        "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run "
+        "--unsetenv SSH_AUTH_SOCK --unsetenv SSH_AGENT_PID --unsetenv GPG_AGENT_INFO "
+        "--unsetenv DBUS_SESSION_BUS_ADDRESS"
     )
+    assert (
+        "--bind /ws /ws --bind /tmp/rein-sandbox-x /tmp/rein-sandbox-x --ro-bind /ws/.git /ws/.git "
+        "--ro-bind /ws/.rein /ws/.rein"
+    ) in text
+    assert "--unsetenv XDG_RUNTIME_DIR" in text
     assert "--share-net" not in argv
     assert f"--tmpfs {HOME}/.ssh --remount-ro {HOME}/.ssh" in text
     assert f"--ro-bind /dev/null {HOME}/.netrc" in text
@@ -97,7 +110,8 @@ def test_the_macos_profile_goes_from_wide_to_narrow_and_escapes_paths() -> None:
     ("output", "says"),
     [
         ("touch: cannot touch '/x': Read-only file system", "may write only in W"),
-        ("bash: /etc/passwd: Permission denied", "may write only in W"),
+        ("mount: /ws/mnt: permission denied. Operation not permitted", "may write only in W"),
+        ("bwrap: Can't find source path /ws/.git/info: No such file", "could not start"),
         ("curl: (6) Could not resolve host: pypi.org", "it has no network"),
         ("OSError: [Errno 101] Network is unreachable", "it has no network"),
     ],
@@ -108,8 +122,29 @@ def test_a_failure_the_sandbox_may_cause_gets_a_note(output: str, says: str) -> 
     assert "`unsandboxed: true` and a `reason`" in note
 
 
-def test_an_ordinary_failure_gets_no_note() -> None:
-    assert failure_note("FAILED tests/test_x.py::test_y - assert 1 == 2", "W") is None
+@pytest.mark.parametrize(
+    "output",
+    [
+        "FAILED tests/test_x.py::test_y - assert 1 == 2",
+        "E   PermissionError: [Errno 13] Permission denied: 'x'",
+        "E   ConnectionRefusedError: [Errno 111] Connection refused",
+    ],
+)
+def test_an_ordinary_failure_gets_no_note(output: str) -> None:
+    assert failure_note(output, "W") is None
+
+
+def test_root_only_files_are_hidden_but_never_a_folder_holding_the_workspace() -> None:
+    policy = sandbox_policy(
+        "/root/ws",
+        "/t",
+        SandboxSettings(hidden=["/root"]),
+        home="/root",
+        is_dir=lambda p: p in {"/root", "/root/.claude"},
+        exists=lambda p: p in {"/root", "/root/.claude", "/etc/shadow", "/etc/gshadow"},
+    )
+    assert policy.hidden_dirs == ("/root/.claude",)
+    assert policy.hidden_files == ("/etc/shadow", "/etc/gshadow")
 
 
 def test_the_settings_name_a_bad_path() -> None:
@@ -146,15 +181,22 @@ def test_a_bubblewrap_that_cannot_start_a_sandbox_says_why(tmp_path: Path) -> No
 
 
 def test_the_real_sandbox_runs_a_command_in_the_workspace(tmp_path: Path) -> None:
-    """One real bubblewrap start (the escapes are tests/e2e/test_sandbox.py)."""
+    """One real bubblewrap start (the escapes are tests/e2e/test_sandbox.py).
+    The folder outside is the test's own, under /var/tmp (the sandbox's
+    /tmp is private)."""
     forget_probes()
     sandbox = BwrapSandbox(str(tmp_path))
     if sandbox.unavailable() is not None:
         pytest.fail(f"bubblewrap must work on the test machines: {sandbox.unavailable()}")
-    argv = sandbox.wrap(
-        ["bash", "-c", 'echo "$REIN_SANDBOX" > in.txt; touch /usr/x'], cwd=str(tmp_path)
-    )
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    outside = Path(tempfile.mkdtemp(prefix="rein-outside-", dir="/var/tmp"))
+    try:
+        argv = sandbox.wrap(
+            ["bash", "-c", f'echo "$REIN_SANDBOX" > in.txt; touch {outside}/x'], cwd=str(tmp_path)
+        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        assert list(outside.iterdir()) == []
+    finally:
+        shutil.rmtree(outside)
     assert (tmp_path / "in.txt").read_text() == "1\n"
     assert "Read-only file system" in done.stderr
     note = sandbox.failure_note(done.stderr)

@@ -30,6 +30,15 @@ DEFAULT_HIDDEN_PATHS: tuple[str, ...] = (
     ".password-store",
     ".local/share/keyrings",
     "Library/Keychains",
+    # Other agents' and Rein's own credentials and stores.
+    ".claude",
+    ".claude.json",
+    ".codex",
+    ".local/share/rein",
+    ".config/rein",
+    # Sockets of daemons that run commands for whoever connects.
+    ".docker/run",
+    ".colima",
 )
 
 

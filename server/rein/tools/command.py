@@ -78,6 +78,13 @@ class RunCommandArgs(BaseModel):
     )
 
 
+def _temp_env(ctx: ToolContext) -> dict[str, str]:
+    """``TMPDIR``: the session's temporary folder, sandboxed or not (the
+    prompt tells the model to use it)."""
+    sandbox = ctx.env.sandbox
+    return {} if sandbox is None else {"TMPDIR": sandbox.temp_dir()}
+
+
 class _Streamer:
     """Batches output into ``ctx.update`` calls: complete lines every
     ``_FLUSH_INTERVAL_S``, and by size once ``_FLUSH_BYTES`` are pending
@@ -202,6 +209,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 force_ask=bool(why_ask),
                 why_ask=why_ask,
                 subject=subject,
+                # Unsandboxed where it should have been: asked every time,
+                # only the exact command is offered to keep.
+                exact_only=bool(why_ask),
             )
             if denial is not None:
                 return denial
@@ -241,7 +251,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env=child_environment(_QUIET_ENV, pass_env=settings_of(ctx).tools.pass_env),
+            env=child_environment(
+                {**_QUIET_ENV, **_temp_env(ctx)}, pass_env=settings_of(ctx).tools.pass_env
+            ),
         )
         timed_out = leftovers = yielded = False
         try:
@@ -287,6 +299,11 @@ class RunCommandTool(Tool[RunCommandArgs]):
             if note is not None:
                 result.content += "\n" + note
                 result.details["sandbox_note"] = True
+        if sandbox is not None:
+            removed = sandbox.after_run()
+            if removed is not None:
+                result.content += "\n" + removed
+                result.details["sandbox_removed"] = True
         return result
 
     async def _run_elsewhere(
