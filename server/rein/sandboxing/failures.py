@@ -11,9 +11,12 @@ import re
 __all__ = ["failure_note"]
 
 #: What the sandbox's refusals look like (its mounts are read-only, it
-#: forbids mounts and signals outside); "permission denied" is not among
+#: forbids mounts and signals outside, its mount points cannot be moved);
+#: "permission denied" is not among
 #: them, it is too common in ordinary output.
-_WRITE = re.compile(r"read-only file system|EROFS|operation not permitted", re.IGNORECASE)
+_WRITE = re.compile(
+    r"read-only file system|EROFS|operation not permitted|device or resource busy", re.IGNORECASE
+)
 #: Bubblewrap's own failure to start (a path it mounts went away, ...).
 _START = re.compile(r"bwrap: (.*)")
 _NETWORK = re.compile(
