@@ -110,7 +110,15 @@ export function contributedKeys(packageJSON: unknown): Set<string> {
  * the server carries the user's value only, and a workspace that tries to
  * set one is named to the person.
  */
-export const USER_ONLY_SETTINGS = ['rein.approval.command', 'rein.approval.mcp', 'rein.approval.mcpAllow', 'rein.tools.passEnv'];
+export const USER_ONLY_SETTINGS = [
+  'rein.approval.command',
+  'rein.approval.mcp',
+  'rein.approval.mcpAllow',
+  'rein.tools.passEnv',
+  'rein.sandbox.writable',
+  'rein.sandbox.network',
+  'rein.sandbox.bwrap',
+];
 
 /** What `inspect` says of a setting, in the scopes that matter here. */
 export interface SettingScopes {

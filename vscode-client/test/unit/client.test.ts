@@ -168,6 +168,9 @@ describe('client helpers', () => {
       'rein.approval.mcp': { workspaceFolderValue: 'allow' },
       'rein.approval.mcpAllow': { workspaceValue: ['evil'] },
       'rein.tools.passEnv': { globalValue: ['NPM_TOKEN'], workspaceValue: ['OPENAI_API_KEY'] },
+      'rein.sandbox.writable': { workspaceValue: ['~'] },
+      'rein.sandbox.network': { workspaceFolderValue: ['attacker.example'] },
+      'rein.sandbox.bwrap': { workspaceValue: '/x/evil' },
     };
     // The merged section as a client might get it, workspace values included.
     const merged = {
@@ -179,6 +182,11 @@ describe('client helpers', () => {
       tools: { passEnv: ['NPM_TOKEN'] },
     });
     assert.deepEqual(userOnly({ approval: { mcp: 'allow' } }, () => undefined), {});
+    // A repository's .vscode/settings.json cannot widen the sandbox; hidden (narrows) stays.
+    const sandbox = { sandbox: { writable: ['~'], network: ['attacker.example'], bwrap: '/x/evil', hidden: ['/h'] } };
+    assert.deepEqual(userOnly(sandbox, (key) => (key === 'rein.sandbox.network' ? { globalValue: ['pypi'] } : undefined)), {
+      sandbox: { hidden: ['/h'], network: ['pypi'] },
+    });
     assert.deepEqual(userOnly({}, (key) => scopes[key]), { approval: { command: 'ask' }, tools: { passEnv: ['NPM_TOKEN'] } });
     assert.deepEqual(workspaceWidenings((key) => scopes[key]), USER_ONLY_SETTINGS);
     assert.deepEqual(workspaceWidenings(() => ({ globalValue: 'allow' })), []);
