@@ -14,6 +14,7 @@ from rein.harness.ports import ApprovalRule
 from rein.harness.tools import ToolEnvironment
 from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings
 from rein.tools.approval_rules import RuleBook
+from rein.tools.registry import default_tools, tool_sections
 from tests.fakes.approvals import FakeApprover
 from tests.fakes.sandbox import FakeSandbox
 from tests.fakes.tools import ToolCallRecorder
@@ -153,3 +154,13 @@ async def test_ask_and_allow_ignore_the_sandbox(root: Path) -> None:
     )
     assert not asked.is_error and not allowed.is_error
     assert len(approver.requests) == 1 and sandbox.wrapped == []
+
+
+def test_the_prompt_speaks_of_the_sandbox_only_when_commands_run_in_it() -> None:
+    def section(command: str) -> str:
+        settings = ToolSettings(approval=ApprovalSettings.model_validate({"command": command}))
+        return tool_sections(default_tools(settings))["run_command"]
+
+    assert "`unsandboxed: true`" in section("sandboxed") and "$TMPDIR" in section("sandboxed")
+    for command in ("ask", "allow"):
+        assert "sandbox" not in section(command)

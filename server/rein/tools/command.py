@@ -143,10 +143,15 @@ class RunCommandTool(Tool[RunCommandArgs]):
     timeout_s: ClassVar[float | None] = MAX_TIMEOUT_S + 60.0
     prompt_section: str = (
         "`run_command` runs a bash command in the workspace root (no input, killed after the "
-        "timeout); use it to run tests and builds. It may need the person's approval. "
-        "Commands usually run in a sandbox: only the workspace and $TMPDIR are writable, "
-        "there is no network. If a command fails because of that, run it again with "
-        "`unsandboxed: true` and a `reason`; the person is asked."
+        "timeout); use it to run tests and builds. It may need the person's approval."
+    )
+    #: Added to :attr:`prompt_section` when commands run sandboxed
+    #: (``approval.command: "sandboxed"``).
+    SANDBOX_SECTION: ClassVar[str] = (
+        " Commands usually run in a sandbox: only the workspace and $TMPDIR are writable, "
+        "git's repository (.git) is protected there (a commit must leave the sandbox), "
+        "there is no network. If a command fails because of that, run it again with `unsandboxed: true` "
+        "and a `reason`; the person is asked. Use $TMPDIR for temporary files."
     )
 
     def __init__(
@@ -156,7 +161,10 @@ class RunCommandTool(Tool[RunCommandArgs]):
         grace_s: float = 2.0,
         head_chars: int = 7000,
         tail_chars: int = 7000,
+        sandboxed: bool = True,
     ) -> None:
+        if sandboxed:
+            self.prompt_section = type(self).prompt_section + self.SANDBOX_SECTION
         self.default_timeout_s = default_timeout_s
         self.grace_s = grace_s
         self.head_chars = head_chars
