@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -15,11 +16,12 @@ import pytest
 from rein.config import load_config
 from rein.harness.errors import ConfigError
 from rein.headless.doctor import sandbox_line
-from rein.sandboxing import BwrapSandbox, SandboxSettings, SandboxStatus, sandbox_policy
+from rein.sandboxing import BwrapSandbox, SandboxSettings, SandboxStatus, proxy, sandbox_policy
 from rein.sandboxing.bwrap import bwrap_argv
 from rein.sandboxing.failures import failure_note
 from rein.sandboxing.macos import macos_argv, seatbelt_profile
 from rein.sandboxing.probe import forget_probes, sandbox_status, unavailable_notice
+from rein.sandboxing.proxy import allowed_hosts, host_allowed
 
 HOME = "/home/p"
 DIRS = {"/ws", "/ws/.git", "/ws/.git/hooks", "/ws/.git/info", f"{HOME}/.ssh", f"{HOME}/.aws"}
@@ -229,7 +231,7 @@ def test_a_listed_host_is_reached_through_the_proxy_and_only_through_it(tmp_path
     port = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        sandbox = BwrapSandbox(str(tmp_path), SandboxSettings(network=["127.0.0.1"]))
+        sandbox = BwrapSandbox(str(tmp_path), SandboxSettings(network=[f"127.0.0.1:{port}"]))
         lines = [
             f"curl -sS -m 5 http://127.0.0.1:{port}/",
             f"curl -sSf -m 5 http://localhost:{port}/ || echo refused=$?",
@@ -251,3 +253,34 @@ def test_the_doctor_line_says_what_works_with_what() -> None:
         "sandbox: does not work here: bubblewrap cannot create a sandbox here (x); with "
         'approval.command "sandboxed" every command asks'
     )
+
+
+def test_a_listed_host_is_allowed_on_80_and_443_or_the_port_its_entry_names() -> None:
+    hosts = allowed_hosts(["pypi", "Example.com.", "127.0.0.1:8080"])
+    assert host_allowed(hosts, "pypi.org", 443) and host_allowed(hosts, "pypi.org.", 80)
+    assert host_allowed(hosts, "example.com", 443)
+    assert not host_allowed(hosts, "pypi.org", 22) and not host_allowed(hosts, "127.0.0.1", 443)
+    assert host_allowed(hosts, "127.0.0.1", 8080)
+    assert load_config({"sandbox": {"network": ["example.com:8443"]}}).sandbox.network == (
+        "example.com:8443",
+    )
+    with pytest.raises(ConfigError, match=r"'example.com:0': each entry is"):
+        load_config({"sandbox": {"network": ["example.com:0"]}})
+
+
+def test_the_proxy_refuses_connections_over_its_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(proxy, "MAX_CONNECTIONS", 1)
+    path = str(tmp_path / "p.sock")
+    server = proxy.AllowlistProxy(path, frozenset({"pypi.org"}))
+    first, second = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+    try:
+        first.connect(path)  # says nothing: its handler holds the one slot
+        second.connect(path)
+        second.settimeout(10)
+        assert second.recv(100).startswith(b"HTTP/1.1 503 Service Unavailable")
+    finally:
+        first.close()
+        second.close()
+        server.close()

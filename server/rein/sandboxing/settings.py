@@ -47,6 +47,14 @@ _HOST = re.compile(
 )
 
 
+def _host_entry(value: str) -> bool:
+    """A host name, with a port of its own or not (``example.com:8443``)."""
+    host, colon, port = value.partition(":")
+    if colon and not (port.isdigit() and 0 < int(port) < 65536):
+        return False
+    return bool(_HOST.match(host.rstrip(".")))
+
+
 def _paths(value: Any, what: str) -> Any:
     if not isinstance(value, list | tuple) or not all(
         isinstance(v, str) and v.strip() for v in value
@@ -72,7 +80,9 @@ class SandboxSettings(BaseModel):
     bwrap: str = "bwrap"
     #: Hosts the sandboxed commands may reach, through Rein's allowlist
     #: proxy (``HTTP_PROXY``/``HTTPS_PROXY``): host names, or presets
-    #: (``pypi``, ``npm``, ``github``, ``crates``, ``go``). Empty: no network.
+    #: (``pypi``, ``npm``, ``github``, ``crates``, ``go``); a host is reached on
+    #: ports 80 and 443 unless its entry names one (``example.com:8443``).
+    #: Empty: no network.
     network: tuple[str, ...] = ()
 
     @field_validator("network", mode="before")
@@ -84,10 +94,11 @@ class SandboxSettings(BaseModel):
             raise ValueError(
                 'must be a list of presets or host names, e.g. ["pypi", "example.com"]'
             )
-        bad = [repr(v) for v in value if v not in PRESETS and not _HOST.match(v)]
+        bad = [repr(v) for v in value if v not in PRESETS and not _host_entry(v)]
         if bad:
             raise ValueError(
-                f"{', '.join(bad)}: each entry is a host name or one of the presets "
+                f"{', '.join(bad)}: each entry is a host name (with a :port or not) or one "
+                "of the presets "
                 f"{', '.join(sorted(PRESETS))}"
             )
         return value
