@@ -284,3 +284,31 @@ def test_the_proxy_refuses_connections_over_its_cap(
         first.close()
         second.close()
         server.close()
+
+
+def test_the_real_sandbox_follows_the_workspace_from_one_command_to_the_next(
+    tmp_path: Path,
+) -> None:
+    """The policy is computed for every command: a protected path deleted
+    since does not break the start, a secret created since is hidden, and
+    a protected path a command creates (``git init``'s ``.git``) is
+    removed after it, with a note."""
+    forget_probes()
+    ws = tmp_path / "ws"
+    (ws / ".rein").mkdir(parents=True)
+    sandbox = BwrapSandbox(str(ws), SandboxSettings(hidden=[str(ws / "later.key")]))
+
+    def run(command: str) -> subprocess.CompletedProcess[str]:
+        argv = sandbox.wrap(["bash", "-c", command], cwd=str(ws))
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+
+    assert run("true").returncode == 0 and sandbox.after_run() is None
+    (ws / ".rein").rmdir()
+    (ws / "later.key").write_text("SECRET\n")
+    later = run("cat later.key; git init -q . && echo '{}' > .mcp.json && echo made")
+    assert later.returncode == 0, later.stderr
+    assert later.stdout == "made\n"
+    note = sandbox.after_run()
+    assert note is not None and ".git, .mcp.json" in note and "Rein removed it" in note
+    assert not (ws / ".git").exists() and not (ws / ".mcp.json").exists()
+    assert sandbox.after_run() is None
