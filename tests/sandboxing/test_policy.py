@@ -63,6 +63,21 @@ def test_a_hidden_symlink_hides_where_it_points_too() -> None:
     assert f"{HOME}/.gnupg" in policy.hidden_files and "/vault/gnupg" in policy.hidden_files
 
 
+def test_a_dangling_symlink_is_neither_hidden_nor_writable() -> None:
+    # bubblewrap cannot mount over it: it would fail every command.
+    links = {f"{HOME}/.gnupg": "/vault/gone", "/opt/link": "/opt/gone"}
+    policy = sandbox_policy(
+        "/ws",
+        "/t",
+        SandboxSettings(writable=["/opt/link"]),
+        home=HOME,
+        is_dir=lambda p: False,
+        exists=lambda p: p in links,
+        resolve=lambda p: links.get(p, p),
+    )
+    assert policy.hidden_files == () and policy.writable == ()
+
+
 def test_the_bwrap_line_isolates_first_then_opens_then_protects_then_hides() -> None:
     argv = bwrap_argv(_policy(), ["bash", "-c", "make"], cwd="/ws/sub", bwrap="/usr/bin/bwrap")
     text = " ".join(argv)

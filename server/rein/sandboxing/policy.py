@@ -109,6 +109,8 @@ def sandbox_policy(
     wanted += HIDDEN_SYSTEM_PATHS
     wanted += [_expand(p, home) for p in settings.hidden]
     for path in wanted:
+        if not exists(resolve(path)):
+            continue  # missing, or a dangling symlink (bubblewrap cannot mount over it)
         for candidate in dict.fromkeys((path, resolve(path))):
             if not exists(candidate) or candidate in (root, "/"):
                 continue
@@ -119,7 +121,9 @@ def sandbox_policy(
     return SandboxPolicy(
         root=root,
         temp_dir=temp_dir,
-        writable=tuple(_expand(p, home) for p in settings.writable if exists(_expand(p, home))),
+        writable=tuple(
+            _expand(p, home) for p in settings.writable if exists(resolve(_expand(p, home)))
+        ),
         read_only=tuple(p for p in read_only if exists(p)),
         missing=tuple(p for p in read_only if not exists(p)),
         hidden_dirs=tuple(dict.fromkeys(hidden_dirs)),

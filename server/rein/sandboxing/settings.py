@@ -10,6 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
+from rein.sandboxing.proxy import PRESETS
+
 __all__ = ["DEFAULT_HIDDEN_PATHS", "SandboxSettings"]
 
 #: The person's secrets, relative to their home folder: not visible in the
@@ -88,8 +90,6 @@ class SandboxSettings(BaseModel):
     @field_validator("network", mode="before")
     @classmethod
     def _hosts(cls, value: Any) -> Any:
-        from rein.sandboxing.proxy import PRESETS
-
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise ValueError(
                 'must be a list of presets or host names, e.g. ["pypi", "example.com"]'
