@@ -115,6 +115,7 @@ def test_the_macos_profile_goes_from_wide_to_narrow_and_escapes_paths() -> None:
     ]
     assert '(allow file-write*\n  (subpath "/w\\"s")\n  (subpath "/t")' in profile
     assert '(deny file-read* file-write*\n  (literal "/x\\\\y"))' in profile
+    assert '(subpath "/w\\"s/.git")\n  (subpath "/w\\"s/.gitmodules")' in profile
     order = [
         profile.index(s) for s in ("(deny file-write*)", "(allow file-write*", "(deny file-read*")
     ]
