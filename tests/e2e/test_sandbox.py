@@ -93,7 +93,7 @@ def _attempts(box_outside: Path, port: int, sleeper: int) -> dict[str, str]:
             "> .git/modules/sub/config"
         ),
         "git-commit": "git -c user.name=x -c user.email=x@x commit -q --allow-empty -m x",
-        # Protected paths that did not exist: created, then removed by Rein.
+        # Protected paths that did not exist: created, then moved aside by Rein.
         "create-protected": (
             "echo '{}' > .mcp.json && mkdir -p .vscode && echo '{}' > .vscode/settings.json"
         ),
@@ -270,7 +270,7 @@ def test_the_attempt_ran_sandboxed_and_failed(
         assert code != 0 and "`unsandboxed: true` and a `reason`" in end["content"]
         assert "Read-only file system" in end["content"] or "busy" in end["content"]
     elif name == "create-protected":
-        assert code == 0 and "Rein removed it" in end["content"], end["content"]
+        assert code == 0 and "Rein moved it aside" in end["content"], end["content"]
         assert not (box.ws / ".mcp.json").exists()
         assert not (box.ws / ".vscode" / "settings.json").exists()
     elif name.startswith("socket-"):

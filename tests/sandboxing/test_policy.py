@@ -308,7 +308,7 @@ def test_the_real_sandbox_follows_the_workspace_from_one_command_to_the_next(
     """The policy is computed for every command: a protected path deleted
     since does not break the start, a secret created since is hidden, and
     a protected path a command creates (``git init``'s ``.git``) is
-    removed after it, with a note."""
+    moved aside after it, with a note."""
     forget_probes()
     ws = tmp_path / "ws"
     (ws / ".rein").mkdir(parents=True)
@@ -325,6 +325,8 @@ def test_the_real_sandbox_follows_the_workspace_from_one_command_to_the_next(
     assert later.returncode == 0, later.stderr
     assert later.stdout == "made\n"
     note = sandbox.after_run()
-    assert note is not None and ".git, .mcp.json" in note and "Rein removed it" in note
+    assert note is not None and "Rein moved it aside" in note
+    assert ".git (now .git.rein-quarantine), .mcp.json (now .mcp.json.rein-quarantine)" in note
     assert not (ws / ".git").exists() and not (ws / ".mcp.json").exists()
+    assert (ws / ".mcp.json.rein-quarantine").read_text() == "{}\n"
     assert sandbox.after_run() is None

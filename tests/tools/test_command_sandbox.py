@@ -131,7 +131,7 @@ async def test_every_command_gets_the_sessions_tmpdir_and_the_removal_note(
 ) -> None:
     temp = tmp_path / "session-temp"
     temp.mkdir()
-    removed = "[The command created .git, which the sandbox protects; Rein removed it.]"
+    removed = "[The command created .git, which the sandbox protects; Rein moved it aside.]"
     sandbox = FakeSandbox(temp=str(temp), removed=removed)
     calls = _calls(root, sandbox, FakeApprover(True))
     inside = await calls.run(RunCommandTool(), command="echo $TMPDIR > in.txt")

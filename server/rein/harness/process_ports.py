@@ -88,7 +88,7 @@ class CommandSandbox(Protocol):
     def after_run(self) -> str | None:
         """After a sandboxed command ended: what it created where a
         protected path was missing (``.git``, ``.vscode/settings.json``)
-        is removed; a note saying so, else None."""
+        is moved aside; a note saying so, else None."""
         ...
 
     def temp_dir(self) -> str:

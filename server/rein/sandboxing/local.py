@@ -6,8 +6,9 @@ own (made on the first command, removed when the sandbox is dropped).
 The policy is computed again for every command, so paths created since
 the last one are protected or hidden too. A protected path that does not
 exist cannot be mounted over; what a command creates there (``git init``'s
-``.git``, a ``.vscode/settings.json``) is removed when it ends, and the
-result says so (:meth:`BwrapSandbox.after_run`)."""
+``.git``, a ``.vscode/settings.json``) is moved aside when it ends
+(``<path>.rein-quarantine``), and the result says so
+(:meth:`BwrapSandbox.after_run`)."""
 
 from __future__ import annotations
 
@@ -98,21 +99,43 @@ class BwrapSandbox:
     def after_run(self) -> str | None:
         created = sorted(p for p in self._missing if os.path.lexists(p))
         self._missing.clear()
-        for path in created:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-        if not created:
+        moved = [_quarantine(path) for path in created]
+        if not moved:
             return None
-        names = ", ".join(os.path.relpath(p, self.root) for p in created)
-        return (
-            f"[The command created {names}, which the sandbox protects (git's repository "
-            "and Rein's and the editor's configuration are read-only in it); Rein removed "
-            "it. If the command needs that, call run_command again with `unsandboxed: true` "
-            "and a `reason` (the person is asked, every time).]"
+        names = ", ".join(
+            f"{os.path.relpath(p, self.root)} (now {os.path.relpath(m, self.root)})"
+            for p, m in zip(created, moved, strict=True)
+            if m is not None
         )
+        return (
+            f"[The command created {names or ', '.join(created)}, which the sandbox "
+            "protects (git's repository and Rein's and the editor's configuration cannot "
+            "be made in it); Rein moved it aside, where nothing reads it. If the command "
+            "needs that, call run_command again with `unsandboxed: true` and a `reason` "
+            "(the person is asked, every time).]"
+        )
+
+
+def _quarantine(path: str) -> str | None:
+    """Move ``path`` aside (``<path>.rein-quarantine``, then ``.1``, ...),
+    where git, the editor and Rein do not look, rather than delete what
+    may be someone's work; None when it could not be moved (then it is
+    removed)."""
+    for n in range(100):
+        target = f"{path}.rein-quarantine" + (f".{n}" if n else "")
+        if os.path.lexists(target):
+            continue
+        try:
+            os.rename(path, target)
+        except OSError:
+            break
+        return target
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return None
 
 
 def command_sandbox(root: str | None, settings: SandboxSettings | None) -> BwrapSandbox | None:

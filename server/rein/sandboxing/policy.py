@@ -9,7 +9,7 @@ Inside the workspace, ``.git`` as a whole (so git's hooks, configuration,
 the sandbox) and Rein's own configuration files stay read-only; it is a
 mount point of its own, so it cannot be moved away or replaced. Protected
 paths that do not exist yet cannot be mounted over: :attr:`SandboxPolicy.missing`
-lists them, and the sandbox removes what a command created there
+lists them, and the sandbox moves aside what a command created there
 (:mod:`rein.sandboxing.local`). ``/tmp`` and ``/run`` are private, there
 is no network, and the processes see only each other.
 
@@ -62,7 +62,7 @@ class SandboxPolicy:
     #: too).
     pinned: tuple[str, ...] = ()
     #: Protected workspace paths that do not exist (nothing to mount over):
-    #: what a command creates there is removed after it.
+    #: what a command creates there is moved aside after it.
     missing: tuple[str, ...] = ()
     #: Folders replaced by an empty one.
     hidden_dirs: tuple[str, ...] = ()
