@@ -28,8 +28,16 @@ async def _say(approval_command: str, bwrap: str, show: Callable[[str], None]) -
 
 def say_if_unsandboxed(
     approval_command: str, bwrap: str, show: Callable[[str], None]
-) -> asyncio.Task[None]:
+) -> asyncio.Task[None] | None:
     """Start the probe; ``show`` gets the notice when there is one. The
     task is returned for the caller to keep (a task nobody holds may be
-    collected before it ends)."""
-    return asyncio.get_running_loop().create_task(_say(approval_command, bwrap, show))
+    collected before it ends). Without a running loop (a session made
+    outside the server's loop) the probe runs here: None."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        notice = unavailable_notice(approval_command, bwrap)
+        if notice is not None:
+            show(notice)
+        return None
+    return loop.create_task(_say(approval_command, bwrap, show))

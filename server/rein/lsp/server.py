@@ -93,7 +93,7 @@ class ReinServer(LanguageServer):
         self._evicted_seq: dict[str, int] = {}
         #: Whether the sandbox's state was said (once per server).
         self._sandbox_said = False
-        self._sandbox_notice: asyncio.Task[None] | None = None
+        self._sandbox_notice: asyncio.Task[None] | None = None  # kept while it runs
         #: The HTTP clients every session's model shares.
         self._http_clients: HttpClients | None = None
         self._lm_host: EditorLmHost | None = None
