@@ -176,6 +176,12 @@ class WireClient:
             self._cond.wait_for(lambda: len(self.held) >= count, timeout_s)
             return list(self.held)
 
+    def wait_messages(self, count: int, timeout_s: float = ANSWER_BOUND_S) -> list[str]:
+        """The messages shown (window/showMessage), once ``count`` came."""
+        with self._cond:
+            self._cond.wait_for(lambda: len(self.messages_shown) >= count, timeout_s)
+            return list(self.messages_shown)
+
     def wait_null_errors(self, count: int, timeout_s: float = ANSWER_BOUND_S) -> int:
         with self._cond:
             self._cond.wait_for(lambda: len(self.null_errors) >= count, timeout_s)
@@ -228,6 +234,7 @@ class WireClient:
             if method == "window/showMessage":
                 with self._cond:
                     self.messages_shown.append(str(message["params"].get("message", "")))
+                    self._cond.notify_all()
             return
         with self._cond:
             if message.get("id") is None:

@@ -32,19 +32,29 @@ from typing import Any
 
 import pytest
 
+from rein.sandboxing import DEFAULT_HIDDEN_PATHS
+
 REIN = [sys.executable, "-m", "rein"]
 NO_ANALYZERS = {"gates": {"analyzer": {"enabled": False}}}
 
-#: secret file (relative to the home folder) -> its content.
-SECRETS = {
-    ".ssh/id_ed25519": "SECRET-ssh-key",
-    ".aws/credentials": "SECRET-aws",
-    ".gnupg/private-keys-v1.d/k.key": "SECRET-gnupg",
-    ".config/gh/hosts.yml": "SECRET-gh-token",
-    ".netrc": "SECRET-netrc",
-    ".docker/config.json": "SECRET-docker",
-    ".git-credentials": "SECRET-git-credentials",
+#: The default secret paths that are files (the others are folders).
+SECRET_FILES = {
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".claude.json",
 }
+#: secret file (relative to the home folder) -> its content: every path of
+#: the policy's list (a folder gets a file inside).
+SECRETS = {
+    (rel if rel in SECRET_FILES else f"{rel}/secret"): f"SECRET-{rel}"
+    for rel in DEFAULT_HIDDEN_PATHS
+}
+#: Variables naming a daemon's socket, set for ``rein run``: none reaches
+#: the sandbox.
+AGENT_VARIABLES = ("SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "GPG_AGENT_INFO")
 
 
 @dataclass
@@ -73,13 +83,34 @@ def _attempts(box_outside: Path, port: int, sleeper: int) -> dict[str, str]:
         "git-hooks": "printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit",
         "git-config": "git config core.hooksPath /var/tmp",
         "git-replace": "mv .git .git-old && mkdir .git",
+        # commondir makes git read its config and hooks from elsewhere.
+        "git-commondir": (
+            "mkdir -p evil && printf '[core]\\n\\tfsmonitor = \"touch pwned; echo\"\\n' "
+            "> evil/config && echo ../evil > .git/commondir"
+        ),
+        "git-modules-config": (
+            "mkdir -p .git/modules/sub && printf '[core]\\n\\thooksPath = /var/tmp\\n' "
+            "> .git/modules/sub/config"
+        ),
+        "git-commit": "git -c user.name=x -c user.email=x@x commit -q --allow-empty -m x",
+        # Protected paths that did not exist: created, then moved aside by Rein.
+        "create-protected": (
+            "echo '{}' > .mcp.json && mkdir -p .vscode && echo '{}' > .vscode/settings.json"
+        ),
+        # No daemon's socket: /run is private, the variables are unset.
+        "socket-run": "find /run/ /var/run/ -mindepth 1 | grep .",
+        "socket-agent": (
+            "env | grep -E '^(SSH_AUTH_SOCK|DBUS_SESSION_BUS_ADDRESS|XDG_RUNTIME_DIR|"
+            "GPG_AGENT_INFO)=' || python3 -c \"import os, socket; "
+            "socket.socket(socket.AF_UNIX).connect(os.environ['SSH_AUTH_SOCK'])\""
+        ),
         "network-loopback": (
             f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\""
         ),
         "network-outside": (
             "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 3)\""
         ),
-        "network-dns": "getent hosts example.com",
+        "network-dns": "python3 -c \"import socket; socket.getaddrinfo('example.com', 80)\"",
         # The allowlist (``pypi``) through Rein's proxy, and around it.
         "network-proxy-not-listed": f"curl -sSf -m 5 http://127.0.0.1:{port}/",
         "network-around-the-proxy": f"curl -sS -m 5 --noproxy '*' http://127.0.0.1:{port}/",
@@ -89,12 +120,26 @@ def _attempts(box_outside: Path, port: int, sleeper: int) -> dict[str, str]:
         ),
         "signal-outside": f"kill -9 {sleeper}",
         "see-outside": f"test -e /proc/{sleeper}",
-        # Ends by itself: nothing is left to clean up, even if it escaped.
-        "left-behind": "setsid sleep 17.017 </dev/null >/dev/null 2>&1 & echo started",
+        # Holds a lock on a workspace file for as long as it lives: the test
+        # checks the lock is free (and kills that exact holder if not).
+        "left-behind": "setsid flock left.lock sleep 600 </dev/null >/dev/null 2>&1 & echo started",
+        "read-etc-shadow": "cat /etc/shadow",
     }
     for rel in SECRETS:
         attempts[f"read-{rel.lstrip('.').replace('/', '-')}"] = f"cat ~/{rel}"
     return attempts
+
+
+def _lock_holders(path: Path) -> list[int]:
+    """The pids (host's) holding a lock on ``path``, from /proc/locks."""
+    inode = path.stat().st_ino
+    holders = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        pid, where = fields[4], fields[5]
+        if where.rsplit(":", 1)[-1] == str(inode):
+            holders.append(int(pid))
+    return holders
 
 
 ATTEMPTS = list(_attempts(Path("/x"), 1, 1))
@@ -108,6 +153,7 @@ def _rein_run(
     config_file = script.with_suffix(".config.json")
     config_file.write_text(json.dumps(config))
     env = {**os.environ, "HOME": str(home)}
+    env.update({name: str(base / "agent.sock") for name in AGENT_VARIABLES})
     env.pop("REIN_CONFIG", None)
     args = [*REIN, "run", "try to escape", "-w", str(box_ws), "--provider", "replay"]
     args += ["--script", str(script), "--config", str(config_file)]
@@ -138,6 +184,9 @@ def box() -> Iterator[Box]:
     listener.listen(8)
     listener.setblocking(False)
     port = listener.getsockname()[1]
+    agent = socket.socket(socket.AF_UNIX)
+    agent.bind(str(base / "agent.sock"))
+    agent.listen(8)
     sleeper = subprocess.Popen(["sleep", "300"])
     attempts = _attempts(outside, port, sleeper.pid)
     turns: list[dict[str, Any]] = [
@@ -176,6 +225,7 @@ def box() -> Iterator[Box]:
         yield Box(base, ws, outside, home, port, sleeper, ends, done.stderr)
     finally:
         listener.close()
+        agent.close()
         sleeper.kill()
         sleeper.wait()
         if os.path.ismount(ws / "mnt"):  # the bind mount escaped: undo it first
@@ -201,29 +251,48 @@ def test_the_attempt_ran_sandboxed_and_failed(
     assert outside == ["target.txt"], outside
     assert (box.outside / "target.txt").read_text() == "original\n"
     assert not (box.home / "home.txt").exists()
+    code = end["details"]["exit_code"]
     if name.startswith("read-"):
         # Hidden: a folder is empty (no such file), a file is empty.
-        assert "SECRET-" not in end["content"]
+        assert "SECRET-" not in end["content"] and "root:" not in end["content"]
     elif name.startswith("git-"):
-        assert not (box.ws / ".git" / "hooks" / "pre-commit").exists()
+        git = box.ws / ".git"
+        assert not (git / "hooks" / "pre-commit").exists()
+        assert not (git / "commondir").exists() and not (git / "modules").exists()
         config = subprocess.run(
             ["git", "-C", str(box.ws), "config", "--get", "core.hooksPath"],
             capture_output=True,
             text=True,
         )
         assert config.stdout == ""
-        assert (box.ws / ".git" / "HEAD").is_file() and not (box.ws / ".git-old").exists()
-        assert end["details"]["exit_code"] != 0
+        assert (git / "HEAD").is_file() and not (box.ws / ".git-old").exists()
+        assert not (box.ws / "pwned").exists()
+        assert code != 0 and "`unsandboxed: true` and a `reason`" in end["content"]
+        assert "Read-only file system" in end["content"] or "busy" in end["content"]
+    elif name == "create-protected":
+        assert code == 0 and "Rein moved it aside" in end["content"], end["content"]
+        assert not (box.ws / ".mcp.json").exists()
+        assert not (box.ws / ".vscode" / "settings.json").exists()
+    elif name.startswith("socket-"):
+        assert code != 0 and "agent.sock" not in end["content"]
     elif name in ("network-loopback", "network-proxy-not-listed", "network-around-the-proxy"):
-        assert end["reached"] is False and end["details"]["exit_code"] != 0
+        assert end["reached"] is False and code != 0
+    elif name == "network-outside":
+        assert code != 0 and "Network is unreachable" in end["content"]
+    elif name == "network-dns":
+        assert code != 0 and "name resolution" in end["content"]
     elif name.startswith("network-") or name.startswith("write-"):
-        assert end["details"]["exit_code"] != 0
+        assert code != 0
     elif name.startswith("signal-") or name == "see-outside":
         assert box.sleeper.poll() is None  # still alive
-        assert end["details"]["exit_code"] != 0
+        assert code != 0
     elif name == "left-behind":
-        left = subprocess.run(["pgrep", "-f", "^sleep 17.017$"], capture_output=True, text=True)
-        assert left.stdout == "", left.stdout
+        holders = _lock_holders(box.ws / "left.lock")
+        for pid in holders:  # escaped: end that exact process
+            os.kill(pid, 9)
+        assert holders == []
+    else:
+        pytest.fail(f"no check for {name}")
 
 
 def test_a_failure_in_the_sandbox_tells_the_model_how_to_leave_it(box: Box) -> None:

@@ -3,17 +3,28 @@ records what it wrapped (the real one is rein.sandboxing.BwrapSandbox)."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 
 
 class FakeSandbox:
     """``why_not`` None: it works, and ``wrap`` runs the command with
     ``FAKE_SANDBOX=1`` in its environment (so a test sees it was wrapped);
-    ``note`` is the failure note it gives every failed command."""
+    ``note`` is the failure note it gives every failed command, ``removed``
+    the note of :meth:`after_run` after every wrapped command, ``temp`` its
+    temporary folder (``TMPDIR``)."""
 
-    def __init__(self, why_not: str | None = None, note: str | None = None) -> None:
+    def __init__(
+        self,
+        why_not: str | None = None,
+        note: str | None = None,
+        temp: str | None = None,
+        removed: str | None = None,
+    ) -> None:
         self.why_not = why_not
         self.note = note
+        self.temp = temp if temp is not None else tempfile.gettempdir()
+        self.removed = removed
         self.wrapped: list[list[str]] = []
         self.outputs: list[str] = []
 
@@ -27,3 +38,9 @@ class FakeSandbox:
     def failure_note(self, output: str) -> str | None:
         self.outputs.append(output)
         return self.note
+
+    def after_run(self) -> str | None:
+        return self.removed
+
+    def temp_dir(self) -> str:
+        return self.temp

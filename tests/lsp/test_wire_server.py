@@ -152,7 +152,7 @@ def test_cancelling_a_run_while_the_editor_holds_diagnostics_shows_no_error(
         assert answer is not None
         client.send_raw(frame({"jsonrpc": "2.0", "id": held["id"], "result": {"items": []}}))
         assert _sessions(client) != []  # answered after the late answer: it was handled
-        assert client.messages_shown == []
+        assert client.wait_messages(1, BOUND_S) == []
     finally:
         client.close()
 
@@ -210,7 +210,7 @@ def test_a_server_whose_commands_cannot_run_sandboxed_says_so_once(tmp_path: Pat
         for _ in range(2):
             answer = client.wait(client.request("rein/prompt", {"text": "hi"}), BOUND_S)
             assert answer is not None and "result" in answer, answer
-        assert client.messages_shown == [
+        assert client.wait_messages(1, BOUND_S) == [
             f"Rein: sandbox: commands cannot run sandboxed here (bubblewrap ({tmp_path}/no-bwrap) "
             "is not installed: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
             "Fedora: dnf install bubblewrap)); every command asks"

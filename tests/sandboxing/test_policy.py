@@ -4,7 +4,10 @@ profile text, the failure notes, the settings and the probe's answers."""
 from __future__ import annotations
 
 import http.server
+import shutil
+import socket
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -13,11 +16,12 @@ import pytest
 from rein.config import load_config
 from rein.harness.errors import ConfigError
 from rein.headless.doctor import sandbox_line
-from rein.sandboxing import BwrapSandbox, SandboxSettings, SandboxStatus, sandbox_policy
+from rein.sandboxing import BwrapSandbox, SandboxSettings, SandboxStatus, proxy, sandbox_policy
 from rein.sandboxing.bwrap import bwrap_argv
 from rein.sandboxing.failures import failure_note
 from rein.sandboxing.macos import macos_argv, seatbelt_profile
 from rein.sandboxing.probe import forget_probes, sandbox_status, unavailable_notice
+from rein.sandboxing.proxy import allowed_hosts, host_allowed
 
 HOME = "/home/p"
 DIRS = {"/ws", "/ws/.git", "/ws/.git/hooks", "/ws/.git/info", f"{HOME}/.ssh", f"{HOME}/.aws"}
@@ -42,8 +46,14 @@ def test_the_policy_hides_secrets_and_keeps_gits_and_reins_files_read_only() -> 
     assert policy.root == "/ws" and policy.temp_dir == "/tmp/rein-sandbox-x"
     assert policy.hidden_dirs == (f"{HOME}/.ssh", f"{HOME}/.aws")
     assert policy.hidden_files == (f"{HOME}/.netrc", "/etc/extra")
-    assert policy.read_only == ("/ws/.git/hooks", "/ws/.git/config", "/ws/.git/info", "/ws/.rein")
-    assert policy.pinned == ("/ws/.git",)
+    assert policy.read_only == ("/ws/.git", "/ws/.rein")  # .git as a whole
+    assert policy.pinned == ()
+    assert policy.missing == (
+        "/ws/.gitmodules",
+        "/ws/.vscode/settings.json",
+        "/ws/.vscode/mcp.json",
+        "/ws/.mcp.json",
+    )
     assert policy.writable == ("/opt/cache",)  # a folder that is not there is left out
     assert policy.network is False
 
@@ -53,15 +63,35 @@ def test_a_hidden_symlink_hides_where_it_points_too() -> None:
     assert f"{HOME}/.gnupg" in policy.hidden_files and "/vault/gnupg" in policy.hidden_files
 
 
+def test_a_dangling_symlink_is_neither_hidden_nor_writable() -> None:
+    # bubblewrap cannot mount over it: it would fail every command.
+    links = {f"{HOME}/.gnupg": "/vault/gone", "/opt/link": "/opt/gone"}
+    policy = sandbox_policy(
+        "/ws",
+        "/t",
+        SandboxSettings(writable=["/opt/link"]),
+        home=HOME,
+        is_dir=lambda p: False,
+        exists=lambda p: p in links,
+        resolve=lambda p: links.get(p, p),
+    )
+    assert policy.hidden_files == () and policy.writable == ()
+
+
 def test_the_bwrap_line_isolates_first_then_opens_then_protects_then_hides() -> None:
     argv = bwrap_argv(_policy(), ["bash", "-c", "make"], cwd="/ws/sub", bwrap="/usr/bin/bwrap")
     text = " ".join(argv)
     assert text.startswith(
         "/usr/bin/bwrap --unshare-all --cap-drop ALL --die-with-parent --new-session "
-        "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp "
-        "--bind /ws /ws --bind /tmp/rein-sandbox-x /tmp/rein-sandbox-x --bind /ws/.git /ws/.git "
-        "--ro-bind /ws/.git/hooks /ws/.git/hooks"
+        "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run "
+        "--unsetenv SSH_AUTH_SOCK --unsetenv SSH_AGENT_PID --unsetenv GPG_AGENT_INFO "
+        "--unsetenv DBUS_SESSION_BUS_ADDRESS"
     )
+    assert (
+        "--bind /ws /ws --bind /tmp/rein-sandbox-x /tmp/rein-sandbox-x --ro-bind /ws/.git /ws/.git "
+        "--ro-bind /ws/.rein /ws/.rein"
+    ) in text
+    assert "--unsetenv XDG_RUNTIME_DIR" in text
     assert "--share-net" not in argv
     assert f"--tmpfs {HOME}/.ssh --remount-ro {HOME}/.ssh" in text
     assert f"--ro-bind /dev/null {HOME}/.netrc" in text
@@ -85,6 +115,7 @@ def test_the_macos_profile_goes_from_wide_to_narrow_and_escapes_paths() -> None:
     ]
     assert '(allow file-write*\n  (subpath "/w\\"s")\n  (subpath "/t")' in profile
     assert '(deny file-read* file-write*\n  (literal "/x\\\\y"))' in profile
+    assert '(subpath "/w\\"s/.git")\n  (subpath "/w\\"s/.gitmodules")' in profile
     order = [
         profile.index(s) for s in ("(deny file-write*)", "(allow file-write*", "(deny file-read*")
     ]
@@ -97,7 +128,8 @@ def test_the_macos_profile_goes_from_wide_to_narrow_and_escapes_paths() -> None:
     ("output", "says"),
     [
         ("touch: cannot touch '/x': Read-only file system", "may write only in W"),
-        ("bash: /etc/passwd: Permission denied", "may write only in W"),
+        ("mount: /ws/mnt: permission denied. Operation not permitted", "may write only in W"),
+        ("bwrap: Can't find source path /ws/.git/info: No such file", "could not start"),
         ("curl: (6) Could not resolve host: pypi.org", "it has no network"),
         ("OSError: [Errno 101] Network is unreachable", "it has no network"),
     ],
@@ -108,8 +140,29 @@ def test_a_failure_the_sandbox_may_cause_gets_a_note(output: str, says: str) -> 
     assert "`unsandboxed: true` and a `reason`" in note
 
 
-def test_an_ordinary_failure_gets_no_note() -> None:
-    assert failure_note("FAILED tests/test_x.py::test_y - assert 1 == 2", "W") is None
+@pytest.mark.parametrize(
+    "output",
+    [
+        "FAILED tests/test_x.py::test_y - assert 1 == 2",
+        "E   PermissionError: [Errno 13] Permission denied: 'x'",
+        "E   ConnectionRefusedError: [Errno 111] Connection refused",
+    ],
+)
+def test_an_ordinary_failure_gets_no_note(output: str) -> None:
+    assert failure_note(output, "W") is None
+
+
+def test_root_only_files_are_hidden_but_never_a_folder_holding_the_workspace() -> None:
+    policy = sandbox_policy(
+        "/root/ws",
+        "/t",
+        SandboxSettings(hidden=["/root"]),
+        home="/root",
+        is_dir=lambda p: p in {"/root", "/root/.claude"},
+        exists=lambda p: p in {"/root", "/root/.claude", "/etc/shadow", "/etc/gshadow"},
+    )
+    assert policy.hidden_dirs == ("/root/.claude",)
+    assert policy.hidden_files == ("/etc/shadow", "/etc/gshadow")
 
 
 def test_the_settings_name_a_bad_path() -> None:
@@ -146,15 +199,22 @@ def test_a_bubblewrap_that_cannot_start_a_sandbox_says_why(tmp_path: Path) -> No
 
 
 def test_the_real_sandbox_runs_a_command_in_the_workspace(tmp_path: Path) -> None:
-    """One real bubblewrap start (the escapes are tests/e2e/test_sandbox.py)."""
+    """One real bubblewrap start (the escapes are tests/e2e/test_sandbox.py).
+    The folder outside is the test's own, under /var/tmp (the sandbox's
+    /tmp is private)."""
     forget_probes()
     sandbox = BwrapSandbox(str(tmp_path))
     if sandbox.unavailable() is not None:
         pytest.fail(f"bubblewrap must work on the test machines: {sandbox.unavailable()}")
-    argv = sandbox.wrap(
-        ["bash", "-c", 'echo "$REIN_SANDBOX" > in.txt; touch /usr/x'], cwd=str(tmp_path)
-    )
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    outside = Path(tempfile.mkdtemp(prefix="rein-outside-", dir="/var/tmp"))
+    try:
+        argv = sandbox.wrap(
+            ["bash", "-c", f'echo "$REIN_SANDBOX" > in.txt; touch {outside}/x'], cwd=str(tmp_path)
+        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        assert list(outside.iterdir()) == []
+    finally:
+        shutil.rmtree(outside)
     assert (tmp_path / "in.txt").read_text() == "1\n"
     assert "Read-only file system" in done.stderr
     note = sandbox.failure_note(done.stderr)
@@ -187,7 +247,7 @@ def test_a_listed_host_is_reached_through_the_proxy_and_only_through_it(tmp_path
     port = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        sandbox = BwrapSandbox(str(tmp_path), SandboxSettings(network=["127.0.0.1"]))
+        sandbox = BwrapSandbox(str(tmp_path), SandboxSettings(network=[f"127.0.0.1:{port}"]))
         lines = [
             f"curl -sS -m 5 http://127.0.0.1:{port}/",
             f"curl -sSf -m 5 http://localhost:{port}/ || echo refused=$?",
@@ -209,3 +269,64 @@ def test_the_doctor_line_says_what_works_with_what() -> None:
         "sandbox: does not work here: bubblewrap cannot create a sandbox here (x); with "
         'approval.command "sandboxed" every command asks'
     )
+
+
+def test_a_listed_host_is_allowed_on_80_and_443_or_the_port_its_entry_names() -> None:
+    hosts = allowed_hosts(["pypi", "Example.com.", "127.0.0.1:8080"])
+    assert host_allowed(hosts, "pypi.org", 443) and host_allowed(hosts, "pypi.org.", 80)
+    assert host_allowed(hosts, "example.com", 443)
+    assert not host_allowed(hosts, "pypi.org", 22) and not host_allowed(hosts, "127.0.0.1", 443)
+    assert host_allowed(hosts, "127.0.0.1", 8080)
+    assert load_config({"sandbox": {"network": ["example.com:8443"]}}).sandbox.network == (
+        "example.com:8443",
+    )
+    with pytest.raises(ConfigError, match=r"'example.com:0': each entry is"):
+        load_config({"sandbox": {"network": ["example.com:0"]}})
+
+
+def test_the_proxy_refuses_connections_over_its_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(proxy, "MAX_CONNECTIONS", 1)
+    path = str(tmp_path / "p.sock")
+    server = proxy.AllowlistProxy(path, frozenset({"pypi.org"}))
+    first, second = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+    try:
+        first.connect(path)  # says nothing: its handler holds the one slot
+        second.connect(path)
+        second.settimeout(10)
+        assert second.recv(100).startswith(b"HTTP/1.1 503 Service Unavailable")
+    finally:
+        first.close()
+        second.close()
+        server.close()
+
+
+def test_the_real_sandbox_follows_the_workspace_from_one_command_to_the_next(
+    tmp_path: Path,
+) -> None:
+    """The policy is computed for every command: a protected path deleted
+    since does not break the start, a secret created since is hidden, and
+    a protected path a command creates (``git init``'s ``.git``) is
+    moved aside after it, with a note."""
+    forget_probes()
+    ws = tmp_path / "ws"
+    (ws / ".rein").mkdir(parents=True)
+    sandbox = BwrapSandbox(str(ws), SandboxSettings(hidden=[str(ws / "later.key")]))
+
+    def run(command: str) -> subprocess.CompletedProcess[str]:
+        argv = sandbox.wrap(["bash", "-c", command], cwd=str(ws))
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+
+    assert run("true").returncode == 0 and sandbox.after_run() is None
+    (ws / ".rein").rmdir()
+    (ws / "later.key").write_text("SECRET\n")
+    later = run("cat later.key; git init -q . && echo '{}' > .mcp.json && echo made")
+    assert later.returncode == 0, later.stderr
+    assert later.stdout == "made\n"
+    note = sandbox.after_run()
+    assert note is not None and "Rein moved it aside" in note
+    assert ".git (now .git.rein-quarantine), .mcp.json (now .mcp.json.rein-quarantine)" in note
+    assert not (ws / ".git").exists() and not (ws / ".mcp.json").exists()
+    assert (ws / ".mcp.json.rein-quarantine").read_text() == "{}\n"
+    assert sandbox.after_run() is None

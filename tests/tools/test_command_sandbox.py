@@ -14,6 +14,7 @@ from rein.harness.ports import ApprovalRule
 from rein.harness.tools import ToolEnvironment
 from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings
 from rein.tools.approval_rules import RuleBook
+from rein.tools.registry import default_tools, tool_sections
 from tests.fakes.approvals import FakeApprover
 from tests.fakes.sandbox import FakeSandbox
 from tests.fakes.tools import ToolCallRecorder
@@ -110,14 +111,36 @@ async def test_without_a_working_sandbox_every_command_asks_and_says_why(root: P
     assert sandbox.wrapped == [] and not (root / "x").exists()
 
 
-async def test_a_kept_rule_still_allows_when_the_sandbox_cannot_run(root: Path) -> None:
+async def test_without_a_sandbox_kept_rules_do_not_skip_the_question(root: Path) -> None:
+    # Issue 38 item 2: unsandboxed, asked every time; only the exact
+    # command may be kept, never a wider prefix rule.
     rules = RuleBook()
-    await rules.remember("session", [ApprovalRule("command", "touch x")])
+    await rules.remember("session", [ApprovalRule("command", "git log *")])
     approver = FakeApprover(False)
     result = await _calls(root, FakeSandbox(why_not="no"), approver, rules).run(
-        RunCommandTool(), command="touch x"
+        RunCommandTool(), command="git log -1"
     )
-    assert not result.is_error and approver.requests == [] and (root / "x").exists()
+    assert result.is_error and "the person declined" in result.content
+    (request,) = approver.requests
+    assert request.rules == (ApprovalRule("command", "git log -1"),)
+    assert request.prefix_rules == ()
+
+
+async def test_every_command_gets_the_sessions_tmpdir_and_the_removal_note(
+    root: Path, tmp_path: Path
+) -> None:
+    temp = tmp_path / "session-temp"
+    temp.mkdir()
+    removed = "[The command created .git, which the sandbox protects; Rein moved it aside.]"
+    sandbox = FakeSandbox(temp=str(temp), removed=removed)
+    calls = _calls(root, sandbox, FakeApprover(True))
+    inside = await calls.run(RunCommandTool(), command="echo $TMPDIR > in.txt")
+    outside = await calls.run(
+        RunCommandTool(), command="echo $TMPDIR > out.txt", unsandboxed=True, reason="r"
+    )
+    assert (root / "in.txt").read_text() == (root / "out.txt").read_text() == f"{temp}\n"
+    assert inside.content.endswith(removed) and inside.details["sandbox_removed"] is True
+    assert removed not in outside.content
 
 
 async def test_ask_and_allow_ignore_the_sandbox(root: Path) -> None:
@@ -131,3 +154,13 @@ async def test_ask_and_allow_ignore_the_sandbox(root: Path) -> None:
     )
     assert not asked.is_error and not allowed.is_error
     assert len(approver.requests) == 1 and sandbox.wrapped == []
+
+
+def test_the_prompt_speaks_of_the_sandbox_only_when_commands_run_in_it() -> None:
+    def section(command: str) -> str:
+        settings = ToolSettings(approval=ApprovalSettings.model_validate({"command": command}))
+        return tool_sections(default_tools(settings))["run_command"]
+
+    assert "`unsandboxed: true`" in section("sandboxed") and "$TMPDIR" in section("sandboxed")
+    for command in ("ask", "allow"):
+        assert "sandbox" not in section(command)

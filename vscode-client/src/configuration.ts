@@ -119,6 +119,10 @@ export const USER_ONLY_SETTINGS = [
   'rein.hooks',
   'rein.hookOptions.timeoutS',
   'rein.hookOptions.maxStopContinuations',
+  // The sandbox's widenings: what commands may write and reach, and which program jails them.
+  'rein.sandbox.writable',
+  'rein.sandbox.network',
+  'rein.sandbox.bwrap',
 ];
 
 /** What `inspect` says of a setting, in the scopes that matter here. */

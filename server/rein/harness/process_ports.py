@@ -82,7 +82,18 @@ class CommandSandbox(Protocol):
     def failure_note(self, output: str) -> str | None:
         """For a sandboxed command that failed with ``output``: a note for
         the model when the sandbox may be why (a write outside the writable
-        folders, a network call), else None."""
+        folders, a network call, the sandbox could not start), else None."""
+        ...
+
+    def after_run(self) -> str | None:
+        """After a sandboxed command ended: what it created where a
+        protected path was missing (``.git``, ``.vscode/settings.json``)
+        is moved aside; a note saying so, else None."""
+        ...
+
+    def temp_dir(self) -> str:
+        """The session's temporary folder (``TMPDIR`` of every command,
+        sandboxed or not)."""
         ...
 
 

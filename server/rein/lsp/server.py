@@ -28,6 +28,7 @@ from rein import __version__
 from rein.lsp._framing import DEFAULT_MAX_BYTES
 from rein.lsp._protocol import ReinProtocol, plain_dict_converter, serve_frames
 from rein.lsp.channel import ClientChannel, request_bound
+from rein.lsp.sandbox_notice import say_if_unsandboxed
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
@@ -99,6 +100,7 @@ class ReinServer(LanguageServer):
         self._evicted_seq: dict[str, int] = {}
         #: Whether the sandbox's state was said (once per server).
         self._sandbox_said = False
+        self._sandbox_notice: asyncio.Task[None] | None = None  # kept while it runs
         #: The HTTP clients every session's model shares.
         self._http_clients: HttpClients | None = None
         self._lm_host: EditorLmHost | None = None
@@ -461,19 +463,17 @@ class ReinServer(LanguageServer):
         self._say_if_unsandboxed()
 
     def _say_if_unsandboxed(self) -> None:
-        """Once, with the first session: a warning when commands should run
-        sandboxed and cannot (they all ask). The probe runs once per
-        process, bounded (``rein.sandboxing.probe``)."""
+        """Once: a warning when commands cannot run sandboxed (off the loop)."""
         if self._sandbox_said:
             return
         self._sandbox_said = True
-        from rein.sandboxing.probe import unavailable_notice
-
-        notice = unavailable_notice(self.config.approval.command, self.config.sandbox.bwrap)
-        if notice is not None:
-            self.window_show_message(
+        self._sandbox_notice = say_if_unsandboxed(
+            self.config.approval.command,
+            self.config.sandbox.bwrap,
+            lambda notice: self.window_show_message(
                 lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"Rein: {notice}")
-            )
+            ),
+        )
 
     def _drop_stream(self, session: Session) -> None:
         """An evicted session's stream goes; its ``seq`` is remembered."""

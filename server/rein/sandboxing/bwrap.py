@@ -5,7 +5,8 @@ Every namespace is unshared (user, pid, network, ipc, uts, cgroup), every
 capability dropped (also when Rein runs as root), and the sandbox dies
 with Rein (``--die-with-parent``) and cannot reach the terminal
 (``--new-session``). Mounts are made in order: the whole file system
-read-only, then ``/dev``, ``/proc`` and a private ``/tmp``, then the
+read-only, then ``/dev``, ``/proc`` and a private ``/tmp`` and ``/run``
+(no daemon's socket under it: D-Bus, docker, the agents), then the
 writable folders, then what stays read-only inside them, then what is
 hidden. Bubblewrap runs as pid 1 of the new pid namespace, so when the
 command ends every process it left behind is killed with it.
@@ -13,13 +14,31 @@ command ends every process it left behind is killed with it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from rein.sandboxing.policy import SandboxPolicy
 
-__all__ = ["BWRAP", "bwrap_argv", "isolation_args"]
+__all__ = ["BWRAP", "UNSET_VARIABLES", "bwrap_argv", "isolation_args"]
 
 BWRAP = "bwrap"
+
+#: Variables that point a program at a daemon's socket (agents, buses):
+#: not passed into the sandbox.
+UNSET_VARIABLES: tuple[str, ...] = (
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "KRB5CCNAME",
+)
 
 
 def isolation_args(*, network: bool = False) -> list[str]:
@@ -30,6 +49,11 @@ def isolation_args(*, network: bool = False) -> list[str]:
         argv.append("--share-net")
     argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += ["--tmpfs", "/run"]
+    if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
+        argv += ["--tmpfs", "/var/run"]  # usually a symlink to /run
+    for name in UNSET_VARIABLES:
+        argv += ["--unsetenv", name]
     return argv
 
 

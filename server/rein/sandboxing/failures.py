@@ -10,14 +10,19 @@ import re
 
 __all__ = ["failure_note"]
 
+#: What the sandbox's refusals look like (its mounts are read-only, it
+#: forbids mounts and signals outside, its mount points cannot be moved);
+#: "permission denied" is not among
+#: them, it is too common in ordinary output.
 _WRITE = re.compile(
-    r"read-only file system|permission denied|operation not permitted|EROFS|EACCES|EPERM",
-    re.IGNORECASE,
+    r"read-only file system|EROFS|operation not permitted|device or resource busy", re.IGNORECASE
 )
+#: Bubblewrap's own failure to start (a path it mounts went away, ...).
+_START = re.compile(r"bwrap: (.*)")
 _NETWORK = re.compile(
     r"network is unreachable|temporary failure in name resolution|could not resolve|"
     r"name or service not known|name resolution|no address associated|getaddrinfo|"
-    r"failed to establish a new connection|connection refused|ENETUNREACH|EAI_AGAIN|"
+    r"failed to establish a new connection|ENETUNREACH|EAI_AGAIN|"
     r"nodename nor servname|not in sandbox\.network|403 Forbidden|error: 403|tunnel failed|"
     r"ProxyError",
     re.IGNORECASE,
@@ -33,6 +38,13 @@ def failure_note(output: str, writable: str, hosts: str = "") -> str | None:
     """The note for a failed command's ``output`` (None: the sandbox is not
     a likely cause). ``writable`` lists the writable folders, ``hosts`` the
     hosts of ``sandbox.network`` (empty: no network)."""
+    started = _START.match(output.lstrip())
+    if started is not None:
+        return (
+            f"[Rein's sandbox could not start ({started.group(1).strip()}); the command did "
+            "not run. If it keeps failing, call run_command again with `unsandboxed: true` "
+            "and a `reason` (the person is asked, every time).]"
+        )
     causes = []
     if _WRITE.search(output):
         causes.append(

@@ -1,10 +1,18 @@
 """The :class:`~rein.harness.process_ports.CommandSandbox` of a session:
 bubblewrap around ``run_command``'s local commands, with the policy of the
 workspace (:mod:`rein.sandboxing.policy`) and a temporary folder of its
-own (made on the first command, removed when the sandbox is dropped)."""
+own (made on the first command, removed when the sandbox is dropped).
+
+The policy is computed again for every command, so paths created since
+the last one are protected or hidden too. A protected path that does not
+exist cannot be mounted over; what a command creates there (``git init``'s
+``.git``, a ``.vscode/settings.json``) is moved aside when it ends
+(``<path>.rein-quarantine``), and the result says so
+(:meth:`BwrapSandbox.after_run`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -37,30 +45,38 @@ class BwrapSandbox:
     def __init__(self, root: str, settings: SandboxSettings | None = None) -> None:
         self.root = root
         self.settings = settings or SandboxSettings()
-        self._policy: SandboxPolicy | None = None
+        self._temp: str | None = None
+        self._proxy_socket: str | None = None
+        self._missing: set[str] = set()
         self._hosts = allowed_hosts(self.settings.network)
 
     def unavailable(self) -> str | None:
         return sandbox_status(self.settings.bwrap).why_not
 
-    def policy(self) -> SandboxPolicy:
-        """The policy (its temporary folder made on first use)."""
-        if self._policy is None:
+    def temp_dir(self) -> str:
+        """The session's temporary folder (and the proxy in it), made on
+        first use and removed when the sandbox is dropped."""
+        if self._temp is None:
             temp = tempfile.mkdtemp(prefix="rein-sandbox-")
-            policy = sandbox_policy(self.root, temp, self.settings)
             if self._hosts:
                 socket_path = os.path.join(temp, ".rein-proxy.sock")
                 proxy = AllowlistProxy(socket_path, self._hosts)
                 weakref.finalize(self, _close, proxy, temp)
-                policy = replace(policy, proxy_socket=socket_path)
+                self._proxy_socket = socket_path
             else:
                 weakref.finalize(self, shutil.rmtree, temp, True)
-            self._policy = policy
-        return self._policy
+            self._temp = temp
+        return self._temp
+
+    def policy(self) -> SandboxPolicy:
+        """The policy as the workspace is now (computed for every command)."""
+        policy = sandbox_policy(self.root, self.temp_dir(), self.settings)
+        return replace(policy, proxy_socket=self._proxy_socket)
 
     def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         program = sandbox_status(self.settings.bwrap).program or self.settings.bwrap
         policy = self.policy()
+        self._missing.update(policy.missing)
         if policy.proxy_socket is not None:
             argv = [
                 sys.executable,
@@ -79,6 +95,47 @@ class BwrapSandbox:
             [f"the workspace ({policy.root})", f"$TMPDIR ({policy.temp_dir})", *policy.writable]
         )
         return failure_note(output, writable, ", ".join(sorted(self._hosts)))
+
+    def after_run(self) -> str | None:
+        created = sorted(p for p in self._missing if os.path.lexists(p))
+        self._missing.clear()
+        moved = [_quarantine(path) for path in created]
+        if not moved:
+            return None
+        names = ", ".join(
+            f"{os.path.relpath(p, self.root)} (now {os.path.relpath(m, self.root)})"
+            for p, m in zip(created, moved, strict=True)
+            if m is not None
+        )
+        return (
+            f"[The command created {names or ', '.join(created)}, which the sandbox "
+            "protects (git's repository and Rein's and the editor's configuration cannot "
+            "be made in it); Rein moved it aside, where nothing reads it. If the command "
+            "needs that, call run_command again with `unsandboxed: true` and a `reason` "
+            "(the person is asked, every time).]"
+        )
+
+
+def _quarantine(path: str) -> str | None:
+    """Move ``path`` aside (``<path>.rein-quarantine``, then ``.1``, ...),
+    where git, the editor and Rein do not look, rather than delete what
+    may be someone's work; None when it could not be moved (then it is
+    removed)."""
+    for n in range(100):
+        target = f"{path}.rein-quarantine" + (f".{n}" if n else "")
+        if os.path.lexists(target):
+            continue
+        try:
+            os.rename(path, target)
+        except OSError:
+            break
+        return target
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return None
 
 
 def command_sandbox(root: str | None, settings: SandboxSettings | None) -> BwrapSandbox | None:

@@ -46,9 +46,11 @@ def seatbelt_profile(policy: SandboxPolicy) -> str:
     writable = [("subpath", p) for p in (policy.root, policy.temp_dir, *policy.writable)]
     writable += [("literal", "/dev/null"), ("literal", "/dev/tty"), ("regex", "^/dev/fd/")]
     lines += _rule("allow", "file-write*", writable)
-    protected = [("subpath", p) for p in policy.read_only]
-    # ``.git`` cannot be moved or replaced: the folder itself is not writable
-    # (what is in it is, but for its hooks and configuration).
+    # A protected path that does not exist yet cannot be created either
+    # (Seatbelt, unlike a mount, needs nothing to exist).
+    protected = [("subpath", p) for p in (*policy.read_only, *policy.missing)]
+    # A pinned folder cannot be moved or replaced: the folder itself is not
+    # writable.
     protected += [("literal", p) for p in policy.pinned]
     lines += _rule("deny", "file-write*", protected)
     hidden = [("subpath", p) for p in policy.hidden_dirs]

@@ -4,10 +4,17 @@ Inside the sandbox the workspace, the session's temporary folder and the
 configured ``sandbox.writable`` folders are writable; the rest of the file
 system is read-only; the person's secrets (:data:`DEFAULT_HIDDEN_PATHS`
 and ``sandbox.hidden``) are replaced by an empty folder or an empty file.
-Inside the workspace, git's hooks and configuration and Rein's own
-configuration files stay read-only, and ``.git`` is a mount point of its
-own, so it cannot be moved away or replaced. ``/tmp`` is private, there
+Inside the workspace, ``.git`` as a whole (so git's hooks, configuration,
+``commondir`` and submodules' configuration alike; a commit asks to leave
+the sandbox) and Rein's own configuration files stay read-only; it is a
+mount point of its own, so it cannot be moved away or replaced. Protected
+paths that do not exist yet cannot be mounted over: :attr:`SandboxPolicy.missing`
+lists them, and the sandbox moves aside what a command created there
+(:mod:`rein.sandboxing.local`). ``/tmp`` and ``/run`` are private, there
 is no network, and the processes see only each other.
+
+The policy is computed again for every command (a few ``stat`` calls), so
+what was created since the last one is protected or hidden too.
 """
 
 from __future__ import annotations
@@ -19,21 +26,23 @@ from dataclasses import dataclass
 
 from rein.sandboxing.settings import DEFAULT_HIDDEN_PATHS, SandboxSettings
 
-__all__ = ["READ_ONLY_IN_WORKSPACE", "SandboxPolicy", "sandbox_policy"]
+__all__ = ["HIDDEN_SYSTEM_PATHS", "READ_ONLY_IN_WORKSPACE", "SandboxPolicy", "sandbox_policy"]
 
 #: Paths inside the workspace that stay read-only in the sandbox: what runs
-#: commands for the person later (git's hooks and configuration) and Rein's
-#: own configuration.
+#: commands for the person later (all of git's repository: hooks,
+#: configuration, ``commondir``, submodules) and Rein's own configuration.
 READ_ONLY_IN_WORKSPACE: tuple[str, ...] = (
-    ".git/hooks",
-    ".git/config",
-    ".git/info",
+    ".git",
     ".gitmodules",
     ".rein",
     ".vscode/settings.json",
     ".vscode/mcp.json",
     ".mcp.json",
 )
+
+#: Root-only files hidden whoever runs Rein (as root the sandbox keeps
+#: uid 0 and could read them).
+HIDDEN_SYSTEM_PATHS: tuple[str, ...] = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers.d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +58,12 @@ class SandboxPolicy:
     #: Paths under a writable folder that stay read-only.
     read_only: tuple[str, ...] = ()
     #: Folders mounted onto themselves (writable) so they cannot be moved
-    #: or replaced: the workspace's ``.git``.
+    #: or replaced (none by default: ``.git`` is read-only, a mount point
+    #: too).
     pinned: tuple[str, ...] = ()
+    #: Protected workspace paths that do not exist (nothing to mount over):
+    #: what a command creates there is moved aside after it.
+    missing: tuple[str, ...] = ()
     #: Folders replaced by an empty one.
     hidden_dirs: tuple[str, ...] = ()
     #: Files replaced by an empty one.
@@ -68,6 +81,10 @@ def _expand(path: str, home: str) -> str:
     if path == "~" or path.startswith("~/"):
         path = home + path[1:]
     return posixpath.normpath(path)
+
+
+def _contains(folder: str, path: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def sandbox_policy(
@@ -89,23 +106,26 @@ def sandbox_policy(
     hidden_dirs: list[str] = []
     hidden_files: list[str] = []
     wanted = [posixpath.join(home, p) for p in DEFAULT_HIDDEN_PATHS]
+    wanted += HIDDEN_SYSTEM_PATHS
     wanted += [_expand(p, home) for p in settings.hidden]
     for path in wanted:
+        if not exists(resolve(path)):
+            continue  # missing, or a dangling symlink (bubblewrap cannot mount over it)
         for candidate in dict.fromkeys((path, resolve(path))):
             if not exists(candidate) or candidate in (root, "/"):
                 continue
+            if _contains(candidate, root):
+                continue  # hiding it would hide the workspace
             (hidden_dirs if is_dir(candidate) else hidden_files).append(candidate)
-    git = posixpath.join(root, ".git")
-    pinned = (git,) if is_dir(git) else ()
     read_only = [posixpath.join(root, p) for p in READ_ONLY_IN_WORKSPACE]
-    if exists(git) and not is_dir(git):
-        read_only.append(git)  # a worktree's or submodule's pointer file
     return SandboxPolicy(
         root=root,
         temp_dir=temp_dir,
-        writable=tuple(_expand(p, home) for p in settings.writable if exists(_expand(p, home))),
+        writable=tuple(
+            _expand(p, home) for p in settings.writable if exists(resolve(_expand(p, home)))
+        ),
         read_only=tuple(p for p in read_only if exists(p)),
-        pinned=pinned,
+        missing=tuple(p for p in read_only if not exists(p)),
         hidden_dirs=tuple(dict.fromkeys(hidden_dirs)),
         hidden_files=tuple(dict.fromkeys(hidden_files)),
     )

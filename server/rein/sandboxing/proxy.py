@@ -9,8 +9,11 @@ honours them goes through here. A program that does not, or a raw socket,
 finds no network at all.
 
 It understands ``CONNECT host:port`` (HTTPS, any TLS) and plain HTTP
-requests in absolute form (``GET http://host/path``). A host not on the
-list gets ``403`` naming it and the setting. One thread per connection;
+requests in absolute form (``GET http://host/path``). A listed host is
+reached on ports 80 and 443 only, unless the entry names its port
+(``example.com:8443``); a trailing dot (``pypi.org.``) is the same host.
+Anything else gets ``403`` naming it and the setting. One thread per
+connection, at most :data:`MAX_CONNECTIONS` at once (more are refused);
 the proxy stops with its sandbox.
 """
 
@@ -21,8 +24,14 @@ import socket
 import socketserver
 import threading
 from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["PRESETS", "AllowlistProxy", "allowed_hosts"]
+__all__ = ["MAX_CONNECTIONS", "PRESETS", "AllowlistProxy", "allowed_hosts", "host_allowed"]
+
+#: Connections the proxy serves at once; more get ``503``.
+MAX_CONNECTIONS = 64
+#: The ports of a host listed without one.
+DEFAULT_PORTS = (80, 443)
 
 #: ``sandbox.network`` presets: a package registry (or forge) by name.
 PRESETS: dict[str, tuple[str, ...]] = {
@@ -50,7 +59,19 @@ def allowed_hosts(entries: Iterable[str]) -> frozenset[str]:
     hosts: set[str] = set()
     for entry in entries:
         hosts.update(PRESETS.get(entry, (entry,)))
-    return frozenset(h.lower() for h in hosts)
+    return frozenset(_normal(h) for h in hosts)
+
+
+def _normal(entry: str) -> str:
+    host, colon, port = entry.partition(":")
+    return host.lower().rstrip(".") + colon + port
+
+
+def host_allowed(hosts: frozenset[str], name: str, port: int) -> bool:
+    """Whether ``hosts`` (:func:`allowed_hosts`) let a connection to
+    ``name:port`` through."""
+    name = name.lower().rstrip(".")
+    return (name in hosts and port in DEFAULT_PORTS) or f"{name}:{port}" in hosts
 
 
 def _pipe(source: socket.socket, target: socket.socket) -> None:
@@ -97,13 +118,14 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
             host = absolute.group(1)
             port = int(absolute.group(2) or 80)
-        name = host.decode("ascii", "replace").strip("[]").lower()
-        if name not in self.server.hosts:
+        name = host.decode("ascii", "replace").strip("[]").lower().rstrip(".")
+        if not host_allowed(self.server.hosts, name, port):
             self._refuse(
                 client,
                 403,
-                f"Rein's sandbox: {name} is not in sandbox.network "
-                "(ask to run the command unsandboxed, or add the host to the setting)",
+                f"Rein's sandbox: {name}:{port} is not in sandbox.network (a host is "
+                "reached on ports 80 and 443 unless its entry names the port; ask to run "
+                "the command unsandboxed, or add the host to the setting)",
             )
             return
         try:
@@ -128,7 +150,12 @@ class _Handler(socketserver.BaseRequestHandler):
 
     @staticmethod
     def _refuse(client: socket.socket, status: int, why: str) -> None:
-        reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+        reason = {
+            400: "Bad Request",
+            403: "Forbidden",
+            502: "Bad Gateway",
+            503: "Service Unavailable",
+        }[status]
         body = (why + "\n").encode()
         try:
             client.sendall(
@@ -145,7 +172,23 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 
     def __init__(self, path: str, hosts: frozenset[str]) -> None:
         self.hosts = hosts
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(path, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            _Handler._refuse(
+                request, 503, f"Rein's sandbox proxy: over {MAX_CONNECTIONS} connections"
+            )
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 class AllowlistProxy:

@@ -10,6 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
+from rein.sandboxing.proxy import PRESETS
+
 __all__ = ["DEFAULT_HIDDEN_PATHS", "SandboxSettings"]
 
 #: The person's secrets, relative to their home folder: not visible in the
@@ -30,12 +32,29 @@ DEFAULT_HIDDEN_PATHS: tuple[str, ...] = (
     ".password-store",
     ".local/share/keyrings",
     "Library/Keychains",
+    # Other agents' and Rein's own credentials and stores.
+    ".claude",
+    ".claude.json",
+    ".codex",
+    ".local/share/rein",
+    ".config/rein",
+    # Sockets of daemons that run commands for whoever connects.
+    ".docker/run",
+    ".colima",
 )
 
 
 _HOST = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$"
 )
+
+
+def _host_entry(value: str) -> bool:
+    """A host name, with a port of its own or not (``example.com:8443``)."""
+    host, colon, port = value.partition(":")
+    if colon and not (port.isdigit() and 0 < int(port) < 65536):
+        return False
+    return bool(_HOST.match(host.rstrip(".")))
 
 
 def _paths(value: Any, what: str) -> Any:
@@ -63,22 +82,23 @@ class SandboxSettings(BaseModel):
     bwrap: str = "bwrap"
     #: Hosts the sandboxed commands may reach, through Rein's allowlist
     #: proxy (``HTTP_PROXY``/``HTTPS_PROXY``): host names, or presets
-    #: (``pypi``, ``npm``, ``github``, ``crates``, ``go``). Empty: no network.
+    #: (``pypi``, ``npm``, ``github``, ``crates``, ``go``); a host is reached on
+    #: ports 80 and 443 unless its entry names one (``example.com:8443``).
+    #: Empty: no network.
     network: tuple[str, ...] = ()
 
     @field_validator("network", mode="before")
     @classmethod
     def _hosts(cls, value: Any) -> Any:
-        from rein.sandboxing.proxy import PRESETS
-
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise ValueError(
                 'must be a list of presets or host names, e.g. ["pypi", "example.com"]'
             )
-        bad = [repr(v) for v in value if v not in PRESETS and not _HOST.match(v)]
+        bad = [repr(v) for v in value if v not in PRESETS and not _host_entry(v)]
         if bad:
             raise ValueError(
-                f"{', '.join(bad)}: each entry is a host name or one of the presets "
+                f"{', '.join(bad)}: each entry is a host name (with a :port or not) or one "
+                "of the presets "
                 f"{', '.join(sorted(PRESETS))}"
             )
         return value

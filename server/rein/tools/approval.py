@@ -32,7 +32,7 @@ from rein.harness.ports import (
 )
 from rein.harness.tools import ToolContext, ToolResult
 from rein.tools._context import sandbox_of
-from rein.tools.approval_rules import widen
+from rein.tools.approval_rules import suggest_rules, widen
 from rein.tools.settings import settings_of
 
 __all__ = ["check_approval"]
@@ -85,6 +85,7 @@ async def check_approval(
     subject: tuple[ApprovalRuleKind, str] | None = None,
     about: str | None = None,
     writes: tuple[str, ...] = (),
+    exact_only: bool = False,
 ) -> ToolResult | None:
     """``None`` when the call may go ahead, else the denial to return.
 
@@ -100,7 +101,9 @@ async def check_approval(
     ``writes``: the workspace-relative paths a write changes besides a
     ``write`` subject (a move's target). A write into git's internals
     (:meth:`~rein.tools.sandbox.Sandbox.git_internals`) asks like a
-    protected file, every time: no rule can allow it.
+    protected file, every time: no rule can allow it. ``exact_only``: no
+    rule the person kept skips the question, and only the exact command
+    is offered to keep (no wider prefix rule).
     """
     permit = ctx.permit
     if permit is not None and permit.decision == "ask" and not force_ask:
@@ -135,7 +138,9 @@ async def check_approval(
         return None
     rules = ctx.env.approval_rules
     offered: tuple[ApprovalRule, ...] = ()
-    if rules is not None and subject is not None:
+    if exact_only and subject is not None:
+        offered = suggest_rules(*subject) if rules is not None else ()
+    elif rules is not None and subject is not None:
         uncovered = await rules.uncovered(*subject)
         if uncovered is None:
             return None  # a rule the person kept allows it
@@ -157,7 +162,7 @@ async def check_approval(
         subject=about or _subject_of(subject),
         tool_call_id=ctx.tool_call_id,
         rules=offered,
-        prefix_rules=widen(offered),
+        prefix_rules=() if exact_only else widen(offered),
     )
     try:
         answer = await approver.confirm(request)

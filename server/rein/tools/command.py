@@ -78,6 +78,13 @@ class RunCommandArgs(BaseModel):
     )
 
 
+def _temp_env(ctx: ToolContext) -> dict[str, str]:
+    """``TMPDIR``: the session's temporary folder, sandboxed or not (the
+    prompt tells the model to use it)."""
+    sandbox = ctx.env.sandbox
+    return {} if sandbox is None else {"TMPDIR": sandbox.temp_dir()}
+
+
 class _Streamer:
     """Batches output into ``ctx.update`` calls: complete lines every
     ``_FLUSH_INTERVAL_S``, and by size once ``_FLUSH_BYTES`` are pending
@@ -136,10 +143,15 @@ class RunCommandTool(Tool[RunCommandArgs]):
     timeout_s: ClassVar[float | None] = MAX_TIMEOUT_S + 60.0
     prompt_section: str = (
         "`run_command` runs a bash command in the workspace root (no input, killed after the "
-        "timeout); use it to run tests and builds. It may need the person's approval. "
-        "Commands usually run in a sandbox: only the workspace and $TMPDIR are writable, "
-        "there is no network. If a command fails because of that, run it again with "
-        "`unsandboxed: true` and a `reason`; the person is asked."
+        "timeout); use it to run tests and builds. It may need the person's approval."
+    )
+    #: Added to :attr:`prompt_section` when commands run sandboxed
+    #: (``approval.command: "sandboxed"``).
+    SANDBOX_SECTION: ClassVar[str] = (
+        " Commands usually run in a sandbox: only the workspace and $TMPDIR are writable, "
+        "git's repository (.git) is protected there (a commit must leave the sandbox), "
+        "there is no network. If a command fails because of that, run it again with `unsandboxed: true` "
+        "and a `reason`; the person is asked. Use $TMPDIR for temporary files."
     )
 
     def __init__(
@@ -149,7 +161,10 @@ class RunCommandTool(Tool[RunCommandArgs]):
         grace_s: float = 2.0,
         head_chars: int = 7000,
         tail_chars: int = 7000,
+        sandboxed: bool = True,
     ) -> None:
+        if sandboxed:
+            self.prompt_section = type(self).prompt_section + self.SANDBOX_SECTION
         self.default_timeout_s = default_timeout_s
         self.grace_s = grace_s
         self.head_chars = head_chars
@@ -202,6 +217,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 force_ask=bool(why_ask),
                 why_ask=why_ask,
                 subject=subject,
+                # Unsandboxed where it should have been: asked every time,
+                # only the exact command is offered to keep.
+                exact_only=bool(why_ask),
             )
             if denial is not None:
                 return denial
@@ -241,7 +259,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env=child_environment(_QUIET_ENV, pass_env=settings_of(ctx).tools.pass_env),
+            env=child_environment(
+                {**_QUIET_ENV, **_temp_env(ctx)}, pass_env=settings_of(ctx).tools.pass_env
+            ),
         )
         timed_out = leftovers = yielded = False
         try:
@@ -287,6 +307,11 @@ class RunCommandTool(Tool[RunCommandArgs]):
             if note is not None:
                 result.content += "\n" + note
                 result.details["sandbox_note"] = True
+        if sandbox is not None:
+            removed = sandbox.after_run()
+            if removed is not None:
+                result.content += "\n" + removed
+                result.details["sandbox_removed"] = True
         return result
 
     async def _run_elsewhere(

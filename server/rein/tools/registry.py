@@ -89,7 +89,7 @@ def default_tools(settings: ToolSettings | None = None, *, read_only: bool = Fal
         WriteFileTool(),
         DeleteFileTool(),
         MoveFileTool(),
-        RunCommandTool(),
+        RunCommandTool(sandboxed=settings.approval.command == "sandboxed"),
         GetDiagnosticsTool(),
         AskUserTool(),
     ]

@@ -171,6 +171,9 @@ describe('client helpers', () => {
       'rein.hooks': { globalValue: { Stop: [] }, workspaceValue: { PreToolUse: ['evil'] } },
       'rein.hookOptions.timeoutS': { workspaceValue: 3600 },
       'rein.hookOptions.maxStopContinuations': { globalValue: 2, workspaceFolderValue: 100 },
+      'rein.sandbox.writable': { workspaceValue: ['~'] },
+      'rein.sandbox.network': { workspaceFolderValue: ['attacker.example'] },
+      'rein.sandbox.bwrap': { workspaceValue: '/x/evil' },
     };
     // The merged section as a client might get it, workspace values included.
     const merged = {
@@ -187,6 +190,11 @@ describe('client helpers', () => {
     };
     assert.deepEqual(userOnly(merged, (key) => scopes[key]), { ...users, approval: { command: 'ask', write: 'review' } });
     assert.deepEqual(userOnly({ approval: { mcp: 'allow' }, hooks: { Stop: ['x'] } }, () => undefined), {});
+    // A repository's .vscode/settings.json cannot widen the sandbox; hidden (narrows) stays.
+    const sandbox = { sandbox: { writable: ['~'], network: ['attacker.example'], bwrap: '/x/evil', hidden: ['/h'] } };
+    assert.deepEqual(userOnly(sandbox, (key) => (key === 'rein.sandbox.network' ? { globalValue: ['pypi'] } : undefined)), {
+      sandbox: { hidden: ['/h'], network: ['pypi'] },
+    });
     assert.deepEqual(userOnly({}, (key) => scopes[key]), users);
     assert.deepEqual(workspaceWidenings((key) => scopes[key]), USER_ONLY_SETTINGS);
     assert.deepEqual(workspaceWidenings(() => ({ globalValue: 'allow' })), []);
