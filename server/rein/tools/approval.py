@@ -32,7 +32,7 @@ from rein.harness.ports import (
 )
 from rein.harness.tools import ToolContext, ToolResult
 from rein.tools._context import sandbox_of
-from rein.tools.approval_rules import suggest_rules, widen
+from rein.tools.approval_rules import widen
 from rein.tools.settings import settings_of
 
 __all__ = ["check_approval"]
@@ -102,8 +102,8 @@ async def check_approval(
     ``write`` subject (a move's target). A write into git's internals
     (:meth:`~rein.tools.sandbox.Sandbox.git_internals`) asks like a
     protected file, every time: no rule can allow it. ``exact_only``: no
-    rule the person kept skips the question, and only the exact command
-    is offered to keep (no wider prefix rule).
+    rule the person kept skips the question, and none is offered to keep
+    (a kept rule would never be consulted: the question comes every time).
     """
     permit = ctx.permit
     if permit is not None and permit.decision == "ask" and not force_ask:
@@ -138,8 +138,8 @@ async def check_approval(
         return None
     rules = ctx.env.approval_rules
     offered: tuple[ApprovalRule, ...] = ()
-    if exact_only and subject is not None:
-        offered = suggest_rules(*subject) if rules is not None else ()
+    if exact_only:
+        pass  # asked every time: nothing kept answers, so nothing is offered to keep
     elif rules is not None and subject is not None:
         uncovered = await rules.uncovered(*subject)
         if uncovered is None:
