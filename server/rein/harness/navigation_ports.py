@@ -73,10 +73,16 @@ class CodeSymbol:
 
 @dataclass(frozen=True)
 class TextReplacement:
-    """One text edit of a rename: replace ``range`` with ``new_text``."""
+    """One text edit of a rename: replace ``range`` with ``new_text``.
+
+    ``version`` is the version of the document the edit was computed on when
+    the server said it (an open buffer's, LSP ``VersionedTextDocumentIdentifier``),
+    ``None`` when it did not: whoever applies the edit refuses it when the
+    document's version differs."""
 
     range: CodeRange
     new_text: str
+    version: int | None = None
 
 
 class NavigationUnavailable(Exception):
