@@ -118,6 +118,7 @@ class Navigator(Protocol):
         self, path: str, position: Position, new_name: str
     ) -> Mapping[str, Sequence[TextReplacement]]:
         """The server's rename as text edits per path (nothing applied: the
-        caller applies them as one mutation generation). A rename the server
+        caller applies them after one approval, each file as its own mutation
+        generation in the one run). A rename the server
         refuses raises :class:`NavigationUnavailable` with its reason."""
         ...
