@@ -48,6 +48,7 @@ class ProbeNavigation(Tool[ProbeArgs]):
             if isinstance(answer, dict):
                 answer = sorted(
                     f"{path}@{e.range.start.line}:{e.range.start.character}={e.new_text}"
+                    + ("" if e.version is None else f" v{e.version}")
                     for path, edits in answer.items()
                     for e in edits
                 )

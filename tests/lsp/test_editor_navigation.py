@@ -56,7 +56,12 @@ async def test_definitions_and_references_become_workspace_relative_locations(
             {"targetUri": "file:///usr/lib/node/lib.d.ts", "targetRange": rng(1, 2, 1, 5)},
         ],
         {"uri": uri, "range": rng(0, 1, 0, 2)},  # one Location, not a list
-        [{"uri": uri, "range": rng(3, 16, 3, 21)}, {"uri": uri, "range": rng(12, 4, 12, 9)}],
+        [
+            {"uri": uri, "range": rng(3, 16, 3, 21)},
+            # An unsaved document's reference: no file a tool could open, left out.
+            {"uri": "untitled:Untitled-1", "range": rng(0, 0, 0, 3)},
+            {"uri": uri, "range": rng(12, 4, 12, 9)},
+        ],
         None,
     )
     found = await nav.definition("src/b.ts", Position(2, 7))
@@ -68,7 +73,7 @@ async def test_definitions_and_references_become_workspace_relative_locations(
         CodeLocation("src/a.ts", code_range(0, 1, 0, 2))
     ]
     refs = await nav.references("src/a.ts", Position(3, 17), include_declaration=False)
-    assert [r.range.start.line for r in refs] == [3, 12]
+    assert [(r.path, r.range.start.line) for r in refs] == [("src/a.ts", 3), ("src/a.ts", 12)]
     assert await nav.definition("src/a.ts", Position(5, 0)) == []
     assert channel.requests[0] == (
         "rein/navigate",
@@ -120,7 +125,9 @@ async def test_document_outline_and_workspace_symbols(tmp_path: Path) -> None:
                         "kind": 6,
                         "range": rng(1, 4, 3, 0),
                         "selectionRange": rng(1, 8, 1, 12),
-                    }
+                    },
+                    # No selectionRange (a provider in JavaScript): the range.
+                    {"name": "size", "kind": 7, "range": rng(3, 4, 3, 9)},
                 ],
             }
         ],
@@ -132,15 +139,21 @@ async def test_document_outline_and_workspace_symbols(tmp_path: Path) -> None:
                 "location": {"uri": other, "range": rng(1, 8, 1, 12)},
             },
             {"name": "AREA", "kind": 14, "location": {"uri": other}},  # a WorkspaceSymbol
+            # An unsaved document is no file a tool can read: left out.
+            {"name": "area", "kind": 12, "location": {"uri": "untitled:Untitled-1"}},
         ],
     )
+    # An outline points at each symbol's name (selectionRange), as the pool's do.
     (outline,) = await nav.document_symbols("s.py")
     assert outline == CodeSymbol(
         "Shape",
         "class",
-        CodeLocation("s.py", code_range(0, 0, 4, 0)),
+        CodeLocation("s.py", code_range(0, 6, 0, 11)),
         detail="class",
-        children=(CodeSymbol("area", "method", CodeLocation("s.py", code_range(1, 4, 3, 0))),),
+        children=(
+            CodeSymbol("area", "method", CodeLocation("s.py", code_range(1, 8, 1, 12))),
+            CodeSymbol("size", "property", CodeLocation("s.py", code_range(3, 4, 3, 9))),
+        ),
     )
     found = await nav.workspace_symbols("area")
     assert found == [
@@ -161,11 +174,15 @@ async def test_rename_edits_per_path_from_changes_or_document_changes(tmp_path: 
             "documentChanges": [
                 {"textDocument": {"uri": a, "version": 3}, "edits": []},
                 {
-                    "textDocument": {"uri": b, "version": None},
+                    "textDocument": {"uri": b, "version": 7},
                     "edits": [
                         {"range": rng(0, 14, 0, 15), "newText": "g"},
                         {"range": rng(2, 0, 2, 1), "newText": "g", "annotationId": "x"},
                     ],
+                },
+                {
+                    "textDocument": {"uri": (tmp_path / "c.py").as_uri(), "version": None},
+                    "edits": [{"range": rng(1, 0, 1, 1), "newText": "g"}],
                 },
             ]
         },
@@ -173,11 +190,13 @@ async def test_rename_edits_per_path_from_changes_or_document_changes(tmp_path: 
     assert await nav.rename("a.py", Position(0, 4), "g") == {
         "a.py": [TextReplacement(code_range(0, 4, 0, 5), "g")]
     }
+    # Each edit carries the version of the document it was computed on (an open buffer's).
     assert await nav.rename("a.py", Position(0, 4), "g") == {
         "pkg/b.py": [
-            TextReplacement(code_range(0, 14, 0, 15), "g"),
-            TextReplacement(code_range(2, 0, 2, 1), "g"),
-        ]
+            TextReplacement(code_range(0, 14, 0, 15), "g", version=7),
+            TextReplacement(code_range(2, 0, 2, 1), "g", version=7),
+        ],
+        "c.py": [TextReplacement(code_range(1, 0, 1, 1), "g")],
     }
     assert channel.requests[0][1]["newName"] == "g"
 
@@ -198,6 +217,14 @@ async def test_rename_edits_per_path_from_changes_or_document_changes(tmp_path: 
             "also renames files, which Rein does not apply",
         ),
         ({"changes": {"file:///a.py": [{"range": rng(0, 0, 0, 1)}]}}, "TextEdits"),
+        (
+            {"documentChanges": [{"textDocument": {"uri": "file:///a.py", "version": "3"}}]},
+            "a textDocument version as an integer or null",
+        ),
+        (
+            {"changes": {"untitled:Untitled-1": [{"range": rng(0, 0, 0, 1), "newText": "g"}]}},
+            "also edits untitled:Untitled-1, which is not a file on disk (save it first)",
+        ),
     ],
 )
 async def test_what_the_editor_cannot_answer_is_unavailable_with_the_reason(

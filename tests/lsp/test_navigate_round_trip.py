@@ -132,5 +132,6 @@ async def test_the_editor_answers_each_navigation_question(tmp_path: Path) -> No
         "(harness.clientRequestTimeoutMs) (hover)",
         "documentSymbols: ['variable g@b.py:0']",
         "workspaceSymbols: ['function f@a.py:0']",
-        "rename: ['a.py@0:4=g2', 'b.py@0:14=g2']",
+        # The open document's version the editor computed the edits on comes through.
+        "rename: ['a.py@0:4=g2', 'b.py@0:14=g2 v1']",
     ]

@@ -12,20 +12,28 @@ function prettyJson(text: string): string | undefined {
   }
 }
 
-/** `  L:C: text` under a file's line: 1-based line and column (a semantic tool's place). */
+/**
+ * `  L:C: text` under a file's line: 1-based line and 1-based column counted
+ * in UTF-16 code units (the server's locations format), so `column - 1` is
+ * the 0-based character a vscode.Position takes.
+ */
 const PLACE = /^ {2}(\d+):(\d+):(?: (.*))?$/;
-const LEFT_OUT = /^\(\d+ more left out\)$/;
 
 /**
  * A semantic tool's places (find_definition, find_references, symbols,
  * rename_symbol): the first line a header; then per file a line holding its
  * path, under it `  L:C: text` lines, each a link that opens the file there
- * (the host's openFile, 0-based); a last `(N more left out)` line as it is.
+ * (the host's openFile, 0-based); a last line in parentheses is the
+ * trailer, shown as it is (`(3 more left out)`, `(generations 1-2)`, `(the
+ * server may not have indexed the project yet)`, or several joined by `; `),
+ * as the server's parse_locations reads it.
  */
 function locations(content: string): HTMLElement {
   const root = h('div', { class: 'result result-locations' });
-  const [header = '', ...lines] = clip(content).split('\n');
+  const [header = '', ...lines] = clip(content).replace(/\n+$/, '').split('\n');
   root.append(inline(header, 'loc-header'));
+  const last = lines.at(-1) ?? '';
+  const trailer = last.startsWith('(') && last.endsWith(')') ? lines.pop() : undefined;
   let file: string | undefined;
   for (const line of lines) {
     const place = PLACE.exec(line);
@@ -39,14 +47,15 @@ function locations(content: string): HTMLElement {
           h('span', { class: 'loc-text' }, text),
         ),
       );
-    } else if (LEFT_OUT.test(line)) {
-      root.append(h('div', { class: 'loc-more' }, line));
     } else if (line.trim() && !/^\s/.test(line)) {
       file = line.trim();
       root.append(h('div', { class: 'loc-file' }, h('a', { class: 'location', 'data-path': file }, file)));
     } else if (line.trim()) {
       root.append(h('div', { class: 'loc-line' }, line));
     }
+  }
+  if (trailer !== undefined) {
+    root.append(h('div', { class: 'loc-more' }, trailer));
   }
   return root;
 }

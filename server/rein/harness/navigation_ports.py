@@ -76,10 +76,16 @@ class CodeSymbol:
 
 @dataclass(frozen=True)
 class TextReplacement:
-    """One text edit of a rename: replace ``range`` with ``new_text``."""
+    """One text edit of a rename: replace ``range`` with ``new_text``.
+
+    ``version`` is the version of the document the edit was computed on when
+    the server said it (an open buffer's, LSP ``VersionedTextDocumentIdentifier``),
+    ``None`` when it did not: whoever applies the edit refuses it when the
+    document's version differs."""
 
     range: CodeRange
     new_text: str
+    version: int | None = None
 
 
 class PartialLocations(tuple[CodeLocation, ...]):
@@ -128,6 +134,7 @@ class Navigator(Protocol):
         self, path: str, position: Position, new_name: str
     ) -> Mapping[str, Sequence[TextReplacement]]:
         """The server's rename as text edits per path (nothing applied: the
-        caller applies them as one mutation generation). A rename the server
+        caller applies them after one approval, each file as its own mutation
+        generation in the one run). A rename the server
         refuses raises :class:`NavigationUnavailable` with its reason."""
         ...

@@ -17,9 +17,9 @@ with the reason, which the model reads.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -64,7 +64,7 @@ class EditorNavigator:
 
     async def definition(self, path: str, position: Position) -> Sequence[CodeLocation]:
         answer = await self._ask("definition", path, position)
-        return [self._location(item, "definition") for item in _listed(answer, "definition")]
+        return _files(self._location(item, "definition") for item in _listed(answer, "definition"))
 
     async def references(
         self, path: str, position: Position, *, include_declaration: bool = True
@@ -72,7 +72,7 @@ class EditorNavigator:
         answer = await self._ask(
             "references", path, position, includeDeclaration=include_declaration
         )
-        return [self._location(item, "references") for item in _listed(answer, "references")]
+        return _files(self._location(item, "references") for item in _listed(answer, "references"))
 
     async def hover(self, path: str, position: Position) -> str | None:
         answer = await self._ask("hover", path, position)
@@ -85,11 +85,11 @@ class EditorNavigator:
 
     async def document_symbols(self, path: str) -> Sequence[CodeSymbol]:
         answer = await self._ask("documentSymbols", path)
-        return [self._symbol(item, path) for item in _listed(answer, "documentSymbols")]
+        return _files(self._symbol(item, path) for item in _listed(answer, "documentSymbols"))
 
     async def workspace_symbols(self, query: str) -> Sequence[CodeSymbol]:
         answer = await self._request({"kind": "workspaceSymbols", "query": query})
-        return [self._symbol(item, None) for item in _listed(answer, "workspaceSymbols")]
+        return _files(self._symbol(item, None) for item in _listed(answer, "workspaceSymbols"))
 
     async def rename(
         self, path: str, position: Position, new_name: str
@@ -132,29 +132,46 @@ class EditorNavigator:
         given = Path(path)
         return path_to_uri(given if given.is_absolute() else self.root / given)
 
-    def _path(self, uri: str) -> str:
-        """Workspace-relative POSIX path; absolute outside the workspace; the
-        uri itself for a document that is no file (``untitled:``)."""
+    def _path(self, uri: str) -> str | None:
+        """Workspace-relative POSIX path; absolute outside the workspace;
+        ``None`` for a document that is no file (``untitled:``), which no
+        tool can read or write: its places are left out."""
         fs = uri_to_path(uri)
         if fs is None:
-            return uri
+            return None
         try:
             return fs.resolve().relative_to(self.root).as_posix()
         except ValueError:
             return fs.as_posix()
 
+    def _file(self, uri: str) -> str:
+        """A rename's document as a path; a document that is no file refuses
+        the rename (its edits could not be applied, the others would be)."""
+        path = self._path(uri)
+        if path is None:
+            raise NavigationUnavailable(
+                f"the editor's rename also edits {uri}, which is not a file on disk (save it first)"
+            )
+        return path
+
     # ------------------------------------------------------------ converting
 
-    def _location(self, item: Any, kind: str) -> CodeLocation:
+    def _location(self, item: Any, kind: str) -> CodeLocation | None:
         if isinstance(item, dict) and isinstance(item.get("targetUri"), str):
             # A LocationLink: the name's range (targetSelectionRange) as the place.
-            rng = item.get("targetSelectionRange") or item.get("targetRange")
-            return CodeLocation(self._path(item["targetUri"]), _range(rng, kind))
-        if isinstance(item, dict) and isinstance(item.get("uri"), str):
-            return CodeLocation(self._path(item["uri"]), _range(item.get("range"), kind))
-        raise _malformed(kind, "Location or LocationLink items")
+            uri, rng = (
+                item["targetUri"],
+                item.get("targetSelectionRange") or item.get("targetRange"),
+            )
+        elif isinstance(item, dict) and isinstance(item.get("uri"), str):
+            uri, rng = item["uri"], item.get("range")
+        else:
+            raise _malformed(kind, "Location or LocationLink items")
+        place = _range(rng, kind)
+        path = self._path(uri)
+        return None if path is None else CodeLocation(path, place)
 
-    def _symbol(self, item: Any, path: str | None) -> CodeSymbol:
+    def _symbol(self, item: Any, path: str | None) -> CodeSymbol | None:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise _malformed("symbols", "DocumentSymbol or SymbolInformation items")
         kind = _symbol_kind(item.get("kind"))
@@ -163,10 +180,10 @@ class EditorNavigator:
             if not isinstance(where, dict) or not isinstance(where.get("uri"), str):
                 raise _malformed("symbols", "a symbol's location with a uri")
             rng = where.get("range")
-            location = CodeLocation(
-                self._path(where["uri"]),
-                _range(rng, "symbols") if rng is not None else _START,
-            )
+            found = self._path(where["uri"])
+            if found is None:
+                return None
+            location = CodeLocation(found, _range(rng, "symbols") if rng is not None else _START)
             return CodeSymbol(
                 item["name"], kind, location, container=item.get("containerName") or None
             )
@@ -178,9 +195,13 @@ class EditorNavigator:
         return CodeSymbol(
             item["name"],
             kind,
-            CodeLocation(path, _range(item.get("range"), "documentSymbols")),
+            # The name's range (selectionRange), as the pool's outlines; else the whole.
+            CodeLocation(
+                path,
+                _range(item.get("selectionRange") or item.get("range"), "documentSymbols"),
+            ),
             detail=item.get("detail") or None,
-            children=tuple(self._symbol(child, path) for child in children),
+            children=tuple(_files(self._symbol(child, path) for child in children)),
         )
 
     def _workspace_edit(self, edit: dict[str, Any]) -> dict[str, list[TextReplacement]]:
@@ -200,15 +221,20 @@ class EditorNavigator:
                 document = change.get("textDocument") if isinstance(change, dict) else None
                 if not isinstance(document, dict) or not isinstance(document.get("uri"), str):
                     raise _malformed("rename", "TextDocumentEdits with a textDocument uri")
-                edits.setdefault(self._path(document["uri"]), []).extend(
-                    _replacements(change.get("edits"))
+                version = document.get("version")
+                if version is not None and (
+                    isinstance(version, bool) or not isinstance(version, int)
+                ):
+                    raise _malformed("rename", "a textDocument version as an integer or null")
+                edits.setdefault(self._file(document["uri"]), []).extend(
+                    _replacements(change.get("edits"), version)
                 )
         else:
             by_uri = edit.get("changes") or {}
             if not isinstance(by_uri, dict):
                 raise _malformed("rename", "changes as an object of uri to edits")
             for uri, text_edits in by_uri.items():
-                edits.setdefault(self._path(uri), []).extend(_replacements(text_edits))
+                edits.setdefault(self._file(uri), []).extend(_replacements(text_edits))
         return {path: found for path, found in edits.items() if found}
 
 
@@ -216,6 +242,14 @@ _START = CodeRange(Position(0, 0), Position(0, 0))
 
 #: SymbolKind 1..26 by name in lower case (LSP 3.17).
 _KINDS = {kind.value: kind.name.lower() for kind in lsp.SymbolKind}
+
+
+_T = TypeVar("_T")
+
+
+def _files(found: Iterable[_T | None]) -> list[_T]:
+    """The answers in files: a document that is no file (``None``) left out."""
+    return [item for item in found if item is not None]
 
 
 def _symbol_kind(value: Any) -> str:
@@ -253,14 +287,14 @@ def _range(value: Any, kind: str) -> CodeRange:
     return CodeRange(_position(value.get("start"), kind), _position(value.get("end"), kind))
 
 
-def _replacements(value: Any) -> list[TextReplacement]:
+def _replacements(value: Any, version: int | None = None) -> list[TextReplacement]:
     if not isinstance(value, list):
         raise _malformed("rename", "TextEdit lists")
     out = []
     for edit in value:
         if not isinstance(edit, dict) or not isinstance(edit.get("newText"), str):
             raise _malformed("rename", "TextEdits of {range, newText}")
-        out.append(TextReplacement(_range(edit.get("range"), "rename"), edit["newText"]))
+        out.append(TextReplacement(_range(edit.get("range"), "rename"), edit["newText"], version))
     return out
 
 

@@ -4,8 +4,9 @@
  * answers with its own language support on its live buffers
  * (`vscode.execute*Provider`), so whatever languages the person's editor
  * understands, the agent understands. The answers go back in LSP's shapes
- * (docs/protocol.md, "request rein/navigate"); nothing is applied here: a
- * rename's edit is applied by the server through workspace/applyEdit.
+ * (docs/protocol.md, "request rein/navigate"); nothing is applied here: the
+ * server applies a rename's edits itself, each file written as its own
+ * mutation generation in the one run, after one approval.
  */
 
 import * as vscode from 'vscode';
@@ -156,18 +157,27 @@ function symbols(found: unknown): unknown[] {
   );
 }
 
-/** A rename's WorkspaceEdit as LSP `documentChanges`; file operations are refused (Rein applies text edits only). */
+/** An open document's version (what the edits were computed on), else null (a file on disk). */
+function openVersion(uri: vscode.Uri): number | null {
+  const key = uri.toString();
+  const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+  return typeof document?.version === 'number' ? document.version : null;
+}
+
+/**
+ * A rename's WorkspaceEdit as LSP `documentChanges`, each open document with
+ * its version, so the server refuses edits computed on text that has changed
+ * since. VS Code's WorkspaceEdit shows an extension only its text edits
+ * (`entries()`; `size` counts the same): file operations or snippet edits a
+ * provider adds are not visible here, and only the text edits are answered.
+ */
 export function workspaceEdit(edit: vscode.WorkspaceEdit | undefined | null): unknown {
   if (!edit) {
     return null;
   }
-  const entries = edit.entries();
-  if (edit.size > entries.length) {
-    throw new ResponseError(REQUEST_FAILED, 'the rename also creates, renames or deletes files, which Rein does not apply');
-  }
   return {
-    documentChanges: entries.map(([uri, edits]) => ({
-      textDocument: { uri: uri.toString(), version: null },
+    documentChanges: edit.entries().map(([uri, edits]) => ({
+      textDocument: { uri: uri.toString(), version: openVersion(uri) },
       edits: edits.map((e) => ({ range: range(e.range), newText: e.newText })),
     })),
   };

@@ -42,12 +42,13 @@ describe('tool results by their display kind in the chat webview', () => {
       ...call('failed', '# boom', 'markdown', true),
       ...call(
         'refs',
-        'References of `add` (the editor): 3 in 2 files\nsrc/util.ts\n  1:17: export function add(a: number, b: number): number {\nsrc/app.ts\n  5:15: console.log(add(1, 2));\n  9:3: add(3, 4);\n(2 more left out)',
+        'References of `add` (the editor): 3 in 2 files\nsrc/util.ts\n  1:17: export function add(a: number, b: number): number {\nsrc/app.ts\n  5:15: console.log(add(1, 2));\n  9:3: add(3, 4);\n(150 more left out; the server may not have indexed the project yet)',
         'locations',
       ),
-      ...call('rename', 'Renamed `f` to `g`: 3 edits in 2 files\na.py\n  1:5: def g(x):\n/abs/lib/b.py\n  3:1: g(1)\n  4:1: g(2)', 'locations'),
+      ...call('rename', 'Renamed `f` to `g`: 3 edits in 2 files:\na.py\n  1:5: def g(x):\n/abs/lib/b.py\n  3:1: g(1)\n  4:1: g(2)\n(generations 1-2)', 'locations'),
+      ...call('unindexed', 'References of `f` (basedpyright): 1 in 1 file\na.py\n  1:5: def f(x):\n(the server may not have indexed the project yet)\n', 'locations'),
     ]);
-    await page.locator('.item.tool').nth(8).waitFor();
+    await page.locator('.item.tool').nth(9).waitFor();
   });
 
   after(async () => {
@@ -103,7 +104,8 @@ describe('tool results by their display kind in the chat webview', () => {
       'console.log(add(1, 2));',
       'add(3, 4);',
     ]);
-    assert.equal(await shown.locator('.loc-more').textContent(), '(2 more left out)');
+    // The last line in parentheses is the trailer, never a file.
+    assert.equal(await shown.locator('.loc-more').textContent(), '(150 more left out; the server may not have indexed the project yet)');
     await shown.locator('.loc-place .location').nth(1).click();
     await shown.locator('.loc-file .location').first().click();
     assert.deepEqual((await posted(page)).slice(-2), [
@@ -114,10 +116,19 @@ describe('tool results by their display kind in the chat webview', () => {
 
   it("shows a rename's files and edits the same way", async () => {
     const shown = await result('rename');
-    assert.equal(await shown.locator('.loc-header').textContent(), 'Renamed f to g: 3 edits in 2 files');
+    assert.equal(await shown.locator('.loc-header').textContent(), 'Renamed f to g: 3 edits in 2 files:');
     assert.deepEqual(await shown.locator('.loc-file').allTextContents(), ['a.py', '/abs/lib/b.py']);
+    assert.deepEqual(await shown.locator('.loc-more').allTextContents(), ['(generations 1-2)']);
     await shown.locator('.loc-place .location').nth(2).click();
     assert.deepEqual((await posted(page)).at(-1), { type: 'openFile', path: '/abs/lib/b.py', line: 3, character: 0 });
+  });
+
+  it('shows a trailer alone after the places, the final newline ignored', async () => {
+    const shown = await result('unindexed');
+    assert.deepEqual(await shown.locator('.loc-file').allTextContents(), ['a.py']);
+    assert.deepEqual(await shown.locator('.loc-place .location').allTextContents(), ['1:5']);
+    assert.deepEqual(await shown.locator('.loc-more').allTextContents(), ['(the server may not have indexed the project yet)']);
+    assert.equal(await shown.locator(':scope > div').last().textContent(), '(the server may not have indexed the project yet)');
   });
 
   it('shows a failed call\'s error as text whatever the kind', async () => {
