@@ -23,12 +23,21 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from rein.bring.frontmatter import FrontmatterError, read
-from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
+from rein.bring.frontmatter import Document, FrontmatterError, read
+from rein.bring.sources import (
+    Invalid,
+    Scope,
+    display_path,
+    optional_text,
+    read_within,
+    tool_names,
+)
+from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
     "Command",
@@ -107,7 +116,9 @@ class Invocation:
     prompt: str
 
 
-def discover_commands(root: Path, home: Path | None = None) -> Found:
+def discover_commands(
+    root: Path, home: Path | None = None, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+) -> Found:
     """Every command of the workspace ``root`` and of the user's ``home``
     (None: none of the user's); a name found twice keeps its first file
     (the workspace's), the other is reported."""
@@ -128,7 +139,9 @@ def discover_commands(root: Path, home: Path | None = None) -> Found:
                 continue
             shown = display_path(path, root, home)
             try:
-                command = _command(path, folder, scope, kind, shown)
+                within, outside = read_within(root, folder, scope)
+                document = read(path, within, deny_globs=deny_globs, outside=outside)
+                command = _command(document, path, folder, kind, shown, scope)
             except (FrontmatterError, ValueError) as exc:
                 invalid.append(Invalid("command", shown, str(exc)))
                 continue
@@ -142,8 +155,9 @@ def discover_commands(root: Path, home: Path | None = None) -> Found:
     return Found(tuple(commands.values()), tuple(invalid))
 
 
-def _command(path: Path, folder: Path, scope: Scope, kind: str, shown: str) -> Command:
-    document = read(path)
+def _command(
+    document: Document, path: Path, folder: Path, kind: str, shown: str, scope: Scope
+) -> Command:
     meta = document.meta
     if kind == "claude":
         parts = path.relative_to(folder).with_suffix("").parts

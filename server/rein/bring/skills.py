@@ -30,10 +30,18 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rein.bring.frontmatter import FrontmatterError, read
-from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
+from rein.bring.frontmatter import Document, FrontmatterError, read
+from rein.bring.sources import (
+    Invalid,
+    Scope,
+    display_path,
+    optional_text,
+    read_within,
+    tool_names,
+)
 from rein.harness.errors import ToolError
 from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
     "PROJECT_FOLDERS",
@@ -81,7 +89,10 @@ class FoundSkills:
 
 
 def discover_skills(
-    root: Path, home: Path | None = None, extra: Sequence[Path] = ()
+    root: Path,
+    home: Path | None = None,
+    extra: Sequence[Path] = (),
+    deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
 ) -> FoundSkills:
     """Every skill of the workspace ``root``, the user's ``home`` (None:
     none) and the ``extra`` folders; a name found twice keeps the first."""
@@ -102,7 +113,9 @@ def discover_skills(
                 continue
             shown = display_path(manifest, root, home)
             try:
-                skill = _skill(entry, root, scope, shown)
+                within, outside = read_within(root, folder, scope)
+                document = read(manifest, within, deny_globs=deny_globs, outside=outside)
+                skill = _skill(document, entry, root, scope, shown)
             except (FrontmatterError, ValueError) as exc:
                 invalid.append(Invalid("skill", shown, str(exc)))
                 continue
@@ -116,8 +129,7 @@ def discover_skills(
     return FoundSkills(tuple(skills.values()), tuple(invalid))
 
 
-def _skill(folder: Path, root: Path, scope: Scope, shown: str) -> Skill:
-    document = read(folder / "SKILL.md")
+def _skill(document: Document, folder: Path, root: Path, scope: Scope, shown: str) -> Skill:
     meta = document.meta
     name = optional_text(meta, "name", 64)
     if not name:

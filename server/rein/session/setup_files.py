@@ -57,7 +57,7 @@ def commands_of(config: ReinConfig, root: Path) -> Found:
     """The slash commands of the workspace ``root`` and of the user."""
     if not config.setup.commands:
         return Found()
-    return discover_commands(root, user_home(config))
+    return discover_commands(root, user_home(config), config.tool_settings().deny_globs)
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def skills_of(config: ReinConfig, root: Path) -> FoundSkills:
         return FoundSkills()
     home = user_home(config)
     extra = [_configured(p, root) for p in config.setup.skill_paths]
-    return discover_skills(root, home, extra)
+    return discover_skills(root, home, extra, config.tool_settings().deny_globs)
 
 
 def _configured(path: str, root: Path) -> Path:
@@ -123,7 +123,7 @@ def agents_of(config: ReinConfig, root: Path) -> FoundAgents:
     """The custom agents of the workspace and the user."""
     if not config.setup.agents:
         return FoundAgents()
-    return discover_agents(root, user_home(config))
+    return discover_agents(root, user_home(config), config.tool_settings().deny_globs)
 
 
 def skill_tool(config: ReinConfig, root: Path) -> SkillTool | None:
