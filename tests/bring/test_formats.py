@@ -136,8 +136,9 @@ def test_custom_agents_of_both_formats_with_their_tools_mapped(repo: Path) -> No
 
 def test_commands_take_arguments_and_only_a_command_name_is_a_command(repo: Path) -> None:
     found = discover_commands(repo)
-    assert found.names() == ["review:file", "explain"]
-    review = found.get("review:file")
+    assert found.names() == ["file", "explain"]
+    review = found.get("file")
+    assert found.get("review:file") is review  # its folder:name runs it too
     assert review is not None and review.argument_hint == "FILE CONCERN"
     assert review.allowed_tools == ("Read", "Grep")
     assert [(i.path, i.reason.split(" (")[0]) for i in found.invalid] == [
@@ -157,7 +158,7 @@ def test_commands_take_arguments_and_only_a_command_name_is_a_command(repo: Path
     with pytest.raises(CommandError) as caught:
         resolve("/nope now", found)
     assert str(caught.value) == (
-        "unknown command /nope; the known commands are: /review:file, /explain "
+        "unknown command /nope; the known commands are: /file, /explain "
         "(to send a text that starts with '/', start it with '//')"
     )
 
@@ -183,9 +184,9 @@ def test_a_commands_model_is_mapped_to_the_configured_providers(repo: Path) -> N
         },
         "test",
     )
-    config, said = prompted(mapped, repo, "/review:file a b").configured(mapped)
+    config, said = prompted(mapped, repo, "/file a b").configured(mapped)
     assert (config.model.model, config.model.provider) == ("claude-haiku-4-5", "anthropic")
-    assert said == "/review:file runs on claude-haiku-4-5"
+    assert said == "/file runs on claude-haiku-4-5"
     unmapped = load_config({"setup": {"userFolders": False}}, "test")
     config, said = prompted(unmapped, repo, "/review:file a b").configured(unmapped)
     assert config is unmapped and said is not None and "is not mapped" in said
@@ -205,8 +206,28 @@ def test_the_setup_view_lists_every_kind_with_its_source_and_status(repo: Path) 
         "  reader (.claude/agents/reader.md): used\n"
         "      Reads code and reports; never changes anything. "
         "(tools: read_file, grep, glob; model sonnet)",
-        "  /review:file (.claude/commands/review/file.md): used",
+        "  /file (.claude/commands/review/file.md): used",
         "  /explain (.github/prompts/explain.prompt.md): used",
         "  AGENTS.md (AGENTS.md): used\n      applies to the whole workspace",
     ]:
         assert expected in text, text
+
+
+def test_a_subfolder_is_shown_not_named_and_two_files_of_one_name_clash(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/commands/backend/build.md": "Build the API.\n",
+            ".claude/commands/frontend/build.md": "Build the UI.\n",
+            ".claude/commands/frontend/component.md": "Make a component $1.\n",
+        },
+    )
+    found = discover_commands(root)
+    assert found.names() == ["build", "component"]
+    assert found.get("component").description == "Make a component $1. (project:frontend)"
+    assert resolve("/component Button", found).prompt == "Make a component Button."
+    assert resolve("/frontend:component Button", found).prompt == "Make a component Button."
+    [clash] = found.invalid
+    assert clash.path == ".claude/commands/frontend/build.md"
+    assert clash.reason == "/build is already .claude/commands/backend/build.md"

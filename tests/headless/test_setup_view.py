@@ -51,8 +51,8 @@ def test_doctor_lists_the_setup_with_sources_and_why_not(
     assert not (tmp_path / "storage").exists()  # nothing remembered, nothing asked
     assert doctor(root, config.gates.analyzer, as_json=True, setup=setup) == 0
     listed = json.loads(capsys.readouterr().out)["setup"]
-    assert {"kind": "command", "name": "/review:file", "source": ".claude/commands/review/file.md",
-            "status": "used", "detail": "Review one file for one concern"} in listed  # fmt: skip
+    assert {"kind": "command", "name": "/file", "source": ".claude/commands/review/file.md",
+            "status": "used", "detail": "Review one file for one concern (project:review)"} in listed  # fmt: skip
     assert [i["kind"] for i in listed] == sorted(
         (i["kind"] for i in listed),
         key=["hook", "skill", "agent", "command", "instructions", "mcp"].index,

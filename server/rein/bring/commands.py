@@ -1,8 +1,9 @@
 """Slash commands from the person's prompt files.
 
-Found in ``.claude/commands/**/*.md`` (a subfolder is a namespace:
-``frontend/component.md`` is ``/frontend:component``, as Claude Code
-names it), ``.github/prompts/*.prompt.md`` (Copilot's prompt files) and
+Found in ``.claude/commands/**/*.md`` (named by the file, as Claude Code
+does: ``frontend/component.md`` is ``/component``, its description ending
+``(project:frontend)``; ``/frontend:component`` runs it too; two files of
+one name are a clash, the second reported), ``.github/prompts/*.prompt.md`` (Copilot's prompt files) and
 the user's ``~/.claude/commands/``. A command is a prompt, not code: its
 body, with the arguments substituted, is the text the agent runs.
 
@@ -82,6 +83,9 @@ class Command:
     allowed_tools: tuple[str, ...] | None = None
     model: str | None = None
     mode: Literal["agent", "plan", "explain"] | None = None
+    #: Other names that run it: ``frontend:component`` for a command in a
+    #: subfolder (Claude Code names it by its file, ``/component``).
+    aliases: tuple[str, ...] = ()
 
     def json(self) -> dict[str, object]:
         """The command as ``rein/commands`` lists it."""
@@ -104,7 +108,8 @@ class Found:
         return [c.name for c in self.commands]
 
     def get(self, name: str) -> Command | None:
-        return next((c for c in self.commands if c.name == name), None)
+        found = next((c for c in self.commands if c.name == name), None)
+        return found or next((c for c in self.commands if name in c.aliases), None)
 
 
 @dataclass(frozen=True)
@@ -159,16 +164,23 @@ def _command(
     document: Document, path: Path, folder: Path, kind: str, shown: str, scope: Scope
 ) -> Command:
     meta = document.meta
+    aliases: tuple[str, ...] = ()
+    namespace = ""
     if kind == "claude":
+        # Claude Code: the file's name is the command's; a subfolder is a
+        # namespace shown in the description, ``folder:name`` an alias.
         parts = path.relative_to(folder).with_suffix("").parts
-        name = ":".join(parts)
+        name = parts[-1]
+        if len(parts) > 1:
+            namespace = ":".join(parts[:-1])
+            aliases = (f"{namespace}:{name}",)
         tools = tool_names(meta, "allowed-tools")
         mode_field = "mode"
     else:
         name = optional_text(meta, "name") or path.name.removesuffix(".prompt.md")
         tools = tool_names(meta, "tools")
         mode_field = "agent" if "agent" in meta else "mode"
-    if not NAME.fullmatch(name):
+    if not all(NAME.fullmatch(n) for n in (name, *aliases)):
         raise ValueError(
             f"the name {name!r} is not a command name (letters, digits, '_', '-'; "
             "':' between namespaces)"
@@ -180,6 +192,8 @@ def _command(
         if mode is None:
             raise ValueError(f"{mode_field}: {mode_name!r} is not one of {', '.join(_MODES)}")
     description = optional_text(meta, "description") or _first_line(document.body)
+    if namespace:
+        description = f"{description} ({scope}:{namespace})".strip()
     return Command(
         name=name,
         description=description,
@@ -190,6 +204,7 @@ def _command(
         allowed_tools=tools,
         model=optional_text(meta, "model"),
         mode=mode,
+        aliases=aliases,
     )
 
 
