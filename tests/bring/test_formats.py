@@ -169,7 +169,9 @@ def test_a_body_without_placeholders_gets_the_arguments_and_modes_apply(tmp_path
     config = load_config({"setup": {"userFolders": False}}, "test")
     ran = prompted(config, root, "/go fast")
     assert ran.text == "Do the thing.\n\nARGUMENTS: fast"
-    assert ran.mode("agent") == "plan" and ran.mode("explain") == "explain"
+    # The mode asked for wins, agent too; none asked: the command's.
+    assert (ran.mode(None), ran.mode("agent"), ran.mode("explain")) == ("plan", "agent", "explain")
+    assert prompted(config, root, "plain").mode(None) == "agent"
     assert prompted(config, root, "//go").text == "/go"
     off = load_config({"setup": {"userFolders": False, "commands": False}}, "test")
     with pytest.raises(CommandError, match="the known commands are: none"):

@@ -85,12 +85,14 @@ class Prompted:
         model = config.model.model_copy(update={"model": mapped})
         return config.model_copy(update={"model": model}), f"/{command.name} runs on {mapped}"
 
-    def mode(self, asked: str) -> str:
-        """The mode of a new session: the command's, unless the request
-        asked for another than the default agent mode."""
-        if self.command is not None and self.command.mode is not None and asked == "agent":
+    def mode(self, asked: str | None) -> str:
+        """The mode of a new session: the one the request asked for (any,
+        agent too), else the command's, else agent."""
+        if asked is not None:
+            return asked
+        if self.command is not None and self.command.mode is not None:
             return self.command.mode
-        return asked
+        return "agent"
 
 
 def prompted(config: ReinConfig, root: Path, text: str) -> Prompted:
