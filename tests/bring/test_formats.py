@@ -199,7 +199,7 @@ def test_the_setup_view_lists_every_kind_with_its_source_and_status(repo: Path) 
     write(repo, {"AGENTS.md": "Be brief.\n"})
     config = load_config({"setup": {"userFolders": False}}, "test")
     lines = setup_inventory(config, repo).lines()
-    assert lines[0] == "hooks: none found"
+    assert lines[0] == "hooks: not listed by this build"
     text = "\n".join(lines)
     for expected in [
         "  greeting (.claude/skills/greeting/SKILL.md): used",

@@ -37,7 +37,7 @@ def test_doctor_lists_the_setup_with_sources_and_why_not(
     setup = setup_view(root, config, tmp_path / "storage")
     assert doctor(root, config.gates.analyzer, setup=setup) == 0
     out = capsys.readouterr().out
-    assert f"your setup for {root}:\n  hooks: none found\n  skills:\n" in out
+    assert f"your setup for {root}:\n  hooks: not listed by this build\n  skills:\n" in out
     for expected in [
         "    greeting (.claude/skills/greeting/SKILL.md): used\n",
         "    nameless (.claude/agents/nameless.md): invalid\n        name: required\n",

@@ -53,8 +53,14 @@ class SetupItem:
 @dataclass
 class Inventory:
     items: list[SetupItem] = field(default_factory=list)
+    #: Kinds this build does not list (the view says so, not "none found").
+    unlisted: set[str] = field(default_factory=set)
 
-    def add(self, items: Iterable[SetupItem]) -> None:
+    def add(self, items: Iterable[SetupItem] | None, kind: str = "") -> None:
+        """``items`` of the view; None: ``kind`` is not listed by this build."""
+        if items is None:
+            self.unlisted.add(kind)
+            return
         self.items.extend(items)
 
     def invalid(self) -> list[SetupItem]:
@@ -73,7 +79,8 @@ class Inventory:
         out: list[str] = []
         for kind in KINDS:
             items = [i for i in self.items if i.kind == kind]
-            out.append(f"{_TITLES[kind]}:" + ("" if items else " none found"))
+            empty = " not listed by this build" if kind in self.unlisted else " none found"
+            out.append(f"{_TITLES[kind]}:" + ("" if items else empty))
             for item in items:
                 out.append(f"  {item.name} ({item.source}): {item.status}")
                 if item.detail:
@@ -138,13 +145,14 @@ def command_items(found: Found, enabled: bool = True) -> list[SetupItem]:
     return items + invalid_items(found.invalid)
 
 
-def hook_items(root: Path, home: Path | None) -> list[SetupItem]:
+def hook_items(root: Path, home: Path | None) -> list[SetupItem] | None:
     """The hooks found (issue 37 item 1).
 
     SEAM for the merge with the hooks branch (h-hooks): its
     ``rein.bring.hooks.discover_hooks(root, home)`` lists each hook with its
     source and whether it is allowed; connect it here, one SetupItem per
     hook (kind "hook", status "used", "not trusted" or "invalid"). Until
-    then no hook is listed, and the view says "hooks: none found".
+    then None: hooks are not listed, and the view says "hooks: not listed
+    by this build" (not "none found", which would be untrue).
     """
-    return []
+    return None

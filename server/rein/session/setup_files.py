@@ -203,7 +203,7 @@ def setup_inventory(config: ReinConfig, root: Path) -> Inventory:
     commands and instruction files."""
     settings = config.tool_settings()
     inventory = Inventory()
-    inventory.add(hook_items(root, user_home(config)))
+    inventory.add(hook_items(root, user_home(config)), "hook")
     inventory.add(skill_items(skills_of(config, root), config.setup.skills))
     inventory.add(agent_items(agents_of(config, root), config.setup.agents))
     inventory.add(command_items(commands_of(config, root), config.setup.commands))
