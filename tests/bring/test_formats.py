@@ -173,6 +173,9 @@ def test_a_body_without_placeholders_gets_the_arguments_and_modes_apply(tmp_path
     assert (ran.mode(None), ran.mode("agent"), ran.mode("explain")) == ("plan", "agent", "explain")
     assert prompted(config, root, "plain").mode(None) == "agent"
     assert prompted(config, root, "//go").text == "/go"
+    # Substituted once: an argument's own placeholders stay as written.
+    write(root, {".claude/commands/two.md": "A $1 B $2 C $ARGUMENTS\n"})
+    assert prompted(config, root, "/two $2 $ARGUMENTS").text == "A $2 B $ARGUMENTS C $2 $ARGUMENTS"
     off = load_config({"setup": {"userFolders": False, "commands": False}}, "test")
     with pytest.raises(CommandError, match="the known commands are: none"):
         prompted(off, root, "/go")

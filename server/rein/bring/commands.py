@@ -56,6 +56,10 @@ NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?::[A-Za-z0-9_][A-Za-z0-9_-]*)*")
 _INVOCATION = re.compile(r"/(?P<name>[^\s]+)(?:\s+(?P<args>.*))?", re.S)
 _POSITIONAL = re.compile(r"\$([1-9])")
 _INPUT = re.compile(r"\$\{input:([A-Za-z0-9_-]+)(?::[^}]*)?\}")
+#: Every placeholder, replaced in one pass (an argument's own ``$1`` stays).
+_PLACEHOLDER = re.compile(
+    r"\$\{input:(?P<input>[A-Za-z0-9_-]+)(?::[^}]*)?\}|\$(?P<pos>[1-9])|(?P<all>\$ARGUMENTS)"
+)
 
 #: The session modes a prompt file's ``mode`` (or Copilot's ``agent``) names.
 _MODES: dict[str, Literal["agent", "plan", "explain"]] = {
@@ -237,9 +241,14 @@ def expand(command: Command, arguments: str) -> str:
     def word(index: int) -> str:
         return words[index] if index < len(words) else ""
 
-    text = _INPUT.sub(lambda m: word(inputs.index(m.group(1))), body)
-    text = _POSITIONAL.sub(lambda m: word(int(m.group(1)) - 1), text)
-    text = text.replace("$ARGUMENTS", arguments).strip()
+    def value(match: re.Match[str]) -> str:
+        if match.group("input") is not None:
+            return word(inputs.index(match.group("input")))
+        if match.group("pos") is not None:
+            return word(int(match.group("pos")) - 1)
+        return arguments
+
+    text = _PLACEHOLDER.sub(value, body).strip()
     if arguments and not used:
         text += f"\n\nARGUMENTS: {arguments}"
     return text
