@@ -176,6 +176,8 @@ def test_a_body_without_placeholders_gets_the_arguments_and_modes_apply(tmp_path
     # Substituted once: an argument's own placeholders stay as written.
     write(root, {".claude/commands/two.md": "A $1 B $2 C $ARGUMENTS\n"})
     assert prompted(config, root, "/two $2 $ARGUMENTS").text == "A $2 B $ARGUMENTS C $2 $ARGUMENTS"
+    write(root, {".claude/commands/odd.md": "$0 $ARGUMENTS[1] $1\n"})
+    assert prompted(config, root, "/odd x y").text == "$0 $ARGUMENTS[1] x"
     off = load_config({"setup": {"userFolders": False, "commands": False}}, "test")
     with pytest.raises(CommandError, match="the known commands are: none"):
         prompted(off, root, "/go")

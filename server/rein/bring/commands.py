@@ -58,7 +58,7 @@ _POSITIONAL = re.compile(r"\$([1-9])")
 _INPUT = re.compile(r"\$\{input:([A-Za-z0-9_-]+)(?::[^}]*)?\}")
 #: Every placeholder, replaced in one pass (an argument's own ``$1`` stays).
 _PLACEHOLDER = re.compile(
-    r"\$\{input:(?P<input>[A-Za-z0-9_-]+)(?::[^}]*)?\}|\$(?P<pos>[1-9])|(?P<all>\$ARGUMENTS)"
+    r"\$\{input:(?P<input>[A-Za-z0-9_-]+)(?::[^}]*)?\}|\$(?P<pos>[1-9])|(?P<all>\$ARGUMENTS(?!\[))"
 )
 
 #: The session modes a prompt file's ``mode`` (or Copilot's ``agent``) names.
