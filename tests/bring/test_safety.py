@@ -67,3 +67,18 @@ def test_setup_files_are_not_read_through_links_out_or_to_protected_files(
     assert "symlink out of the workspace" in skills.invalid[0].reason
     everything = repr((found, agents, skills))
     assert "sk-live" not in everything
+
+
+def test_a_commands_folder_is_read_up_to_its_cap(tmp_path: Path, monkeypatch) -> None:
+    import rein.bring.commands as commands
+
+    monkeypatch.setattr(commands, "MAX_FILES", 3)
+    root = tmp_path / "ws"
+    write(root, {f".claude/commands/c{i}.md": "Do it.\n" for i in range(5)})
+    found = discover_commands(root)
+    assert len(found.commands) == 3
+    [cut] = found.invalid
+    assert (cut.path, cut.reason) == (
+        ".claude/commands",
+        "over 3 files: only the first 3 found are read",
+    )

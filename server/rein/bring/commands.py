@@ -26,6 +26,7 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Literal
 
@@ -50,6 +51,9 @@ __all__ = [
     "literal",
     "resolve",
 ]
+
+#: The most command files read from one folder.
+MAX_FILES = 500
 
 #: A command name: Claude Code's file names, ``:`` between namespaces.
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?::[A-Za-z0-9_][A-Za-z0-9_-]*)*")
@@ -143,7 +147,18 @@ def discover_commands(
         if not folder.is_dir():
             continue
         pattern = "**/*.md" if kind == "claude" else "*.prompt.md"
-        for path in sorted(folder.glob(pattern)):
+        paths = list(islice(folder.glob(pattern), MAX_FILES + 1))
+        if len(paths) > MAX_FILES:
+            paths = paths[:MAX_FILES]
+            shown_folder = display_path(folder, root, home)
+            invalid.append(
+                Invalid(
+                    "command",
+                    shown_folder,
+                    f"over {MAX_FILES} files: only the first {MAX_FILES} found are read",
+                )
+            )
+        for path in sorted(paths):
             if not path.is_file():
                 continue
             shown = display_path(path, root, home)
