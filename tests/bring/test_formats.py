@@ -82,9 +82,11 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
         {
             ".claude/skills/mine/SKILL.md": "---\nname: mine\ndescription: Mine.\n---\nDo it.\n",
             ".claude/skills/mine/ref.md": "the reference\n",
+            ".claude/skills/mine/.env": "KEY=1\n",
             "secret.txt": "not the skill's\n",
         },
     )
+    (home / ".claude/skills/mine/out.md").symlink_to(home / "secret.txt")
     tool = SkillTool(discover_skills(repo, home).skills)
     assert "  - greeting: Greets people the house way." in tool.prompt_section
     ctx: object = None
@@ -96,6 +98,9 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
     assert mine.content == "the reference\n"
     for args, message in [
         (SkillArgs(name="mine", file="../../../secret.txt"), "is not a file of the skill mine"),
+        (SkillArgs(name="mine", file="out.md"), "is not a file of the skill mine"),
+        (SkillArgs(name="mine", file=str(home / "secret.txt")), "is not a file of the skill"),
+        (SkillArgs(name="mine", file=".env"), "is a protected file"),
         (SkillArgs(name="greeting", file="references/style.md"), "read its files with read_file"),
         (SkillArgs(name="nope"), "no skill named 'nope'; the skills are: greeting, mine"),
     ]:

@@ -39,8 +39,9 @@ from rein.bring.sources import (
     read_within,
     tool_names,
 )
-from rein.harness.errors import ToolError
+from rein.harness.errors import SandboxError, ToolError
 from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.tools.sandbox import Sandbox
 from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
@@ -208,8 +209,12 @@ class SkillTool(Tool[SkillArgs]):
     args_model = SkillArgs
     tool_class = "read"
 
-    def __init__(self, skills: Sequence[Skill]) -> None:
+    def __init__(
+        self, skills: Sequence[Skill], deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+    ) -> None:
         self.skills = {s.name: s for s in skills}
+        #: Files of a skill outside the workspace these cover are not read.
+        self.deny_globs = tuple(deny_globs)
         listed = "\n".join(f"  - {s.name}: {s.description}" for s in skills)
         self.prompt_section = (
             "`skill` loads one of the skills below (instructions for a kind of task, with "
@@ -224,7 +229,8 @@ class SkillTool(Tool[SkillArgs]):
             raise ToolError(f"no skill named {args.name!r}; the skills are: {known}")
         if args.file is None:
             return ToolResult(_loaded(skill), details={"skill": skill.name})
-        return ToolResult(_file(skill, args.file), details={"skill": skill.name, "file": args.file})
+        text = _file(skill, args.file, self.deny_globs)
+        return ToolResult(text, details={"skill": skill.name, "file": args.file})
 
 
 def _loaded(skill: Skill) -> str:
@@ -245,23 +251,40 @@ def _loaded(skill: Skill) -> str:
     return "\n\n".join([*parts, where, "Files:\n" + files])
 
 
-def _file(skill: Skill, rel: str) -> str:
+def _file(skill: Skill, rel: str, deny_globs: Sequence[str]) -> str:
+    """A file of a skill outside the workspace, read as the file tools read
+    the workspace's: inside the skill's folder after links, not covered by
+    ``deny_globs``, no hard link, opened once and read at most
+    :data:`MAX_FILE_BYTES`."""
     if skill.in_workspace is not None:
         raise ToolError(
             f"the skill {skill.name} is in the workspace: read its files with read_file "
             f"({skill.in_workspace}/{rel})"
         )
-    base = skill.folder.resolve()
-    path = (base / rel).resolve()
-    if not path.is_relative_to(base) or path == base:
-        raise ToolError(f"{rel} is not a file of the skill {skill.name}")
-    if not path.is_file():
+    sandbox = Sandbox(str(skill.folder), deny_globs)
+    not_its = ToolError(f"{rel} is not a file of the skill {skill.name}")
+    try:
+        inside = sandbox.resolve(rel)
+    except SandboxError:
+        raise not_its from None
+    if inside == "." or rel.strip().startswith("/"):
+        raise not_its
+    glob = sandbox.denied_by(inside)
+    if glob is not None:
+        raise ToolError(f"{rel} is a protected file ({glob}); it is not read")
+    try:
+        disk = sandbox.read_disk(inside, MAX_FILE_BYTES)
+    except SandboxError:
+        raise not_its from None
+    except ToolError:  # a folder, a pipe, unreadable
+        raise ToolError(f"the skill {skill.name} has no file {rel}") from None
+    if disk is None:
         raise ToolError(f"the skill {skill.name} has no file {rel}")
-    if path.stat().st_size > MAX_FILE_BYTES:
+    if disk.links > 1:
+        raise ToolError(f"{rel} is a hard link ({disk.links} names); it is not read")
+    if disk.size > MAX_FILE_BYTES:
         raise ToolError(f"{rel} is over {MAX_FILE_BYTES} bytes")
     try:
-        return path.read_text(encoding="utf-8")
+        return disk.data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError(f"{rel} is not UTF-8 text") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {rel}: {exc.strerror or exc}") from None

@@ -131,7 +131,7 @@ def agents_of(config: ReinConfig, root: Path) -> FoundAgents:
 def skill_tool(config: ReinConfig, root: Path) -> SkillTool | None:
     """The ``skill`` tool offering the skills found (None: there are none)."""
     found = skills_of(config, root).skills
-    return SkillTool(found) if found else None
+    return SkillTool(found, config.tool_settings().deny_globs) if found else None
 
 
 def agent_kinds(
