@@ -82,3 +82,21 @@ def test_a_commands_folder_is_read_up_to_its_cap(tmp_path: Path, monkeypatch) ->
         ".claude/commands",
         "over 3 files: only the first 3 found are read",
     )
+
+
+def test_an_agent_none_of_whose_tools_is_offered_is_not_a_task_agent(tmp_path: Path) -> None:
+    from rein.config import load_config
+    from rein.session.setup_files import agent_kinds
+
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/agents/writer.md": "---\nname: writer\ndescription: d\ntools: Edit\n---\nb\n",
+            ".claude/agents/reader.md": "---\nname: reader\ndescription: d\ntools: Read\n---\nb\n",
+            ".claude/agents/any.md": "---\nname: any\ndescription: d\n---\nb\n",
+        },
+    )
+    config = load_config({"setup": {"userFolders": False}})
+    kinds = agent_kinds(config, root, ["read_file", "grep"], None)
+    assert sorted(k.name for k in kinds) == ["any", "reader"]

@@ -146,6 +146,8 @@ def agent_kinds(
     note their ``task`` result carries."""
     kinds = []
     for agent in agents_of(config, root).agents:
+        if agent.tools is not None and not any(t in offered for t in agent.tools if t != "task"):
+            continue  # none of its tools is offered here: not a subagent it could be
         model, said = agent_model(config, agent.model, model_factory)
         notes = [said] if said else []
         if agent.unmapped:
