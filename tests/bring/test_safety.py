@@ -100,3 +100,15 @@ def test_an_agent_none_of_whose_tools_is_offered_is_not_a_task_agent(tmp_path: P
     config = load_config({"setup": {"userFolders": False}})
     kinds = agent_kinds(config, root, ["read_file", "grep"], None)
     assert sorted(k.name for k in kinds) == ["any", "reader"]
+
+
+def test_a_skill_folder_linked_to_a_broad_folder_is_refused(tmp_path: Path) -> None:
+    root, home = tmp_path / "ws", tmp_path / "home"
+    write(home, {"SKILL.md": "---\nname: all\ndescription: d\n---\nb\n", "notes.txt": "x"})
+    (home / ".claude" / "skills").mkdir(parents=True)
+    os.symlink(home, home / ".claude" / "skills" / "all")
+    root.mkdir()
+    found = discover_skills(root, home)
+    assert found.skills == ()
+    [refused] = found.invalid
+    assert "a skill's folder holds only the skill" in refused.reason

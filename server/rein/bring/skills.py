@@ -114,6 +114,7 @@ def discover_skills(
                 continue
             shown = display_path(manifest, root, home)
             try:
+                _not_broad(entry, root, home)
                 within, outside = read_within(root, folder, scope)
                 document = read(manifest, within, deny_globs=deny_globs, outside=outside)
                 skill = _skill(document, entry, root, scope, shown)
@@ -128,6 +129,18 @@ def discover_skills(
                 continue
             skills[skill.name] = skill
     return FoundSkills(tuple(skills.values()), tuple(invalid))
+
+
+def _not_broad(entry: Path, root: Path, home: Path | None) -> None:
+    """A skill folder that is (a link to) the workspace, the home folder or
+    a folder holding one of them would let ``skill(file=...)`` read all of
+    it: a ValueError."""
+    real = entry.resolve()
+    for held in (root, home):
+        if held is not None and held.resolve().is_relative_to(real):
+            raise ValueError(
+                f"its folder is {real}, which holds {held}: a skill's folder holds only the skill"
+            )
 
 
 def _skill(document: Document, folder: Path, root: Path, scope: Scope, shown: str) -> Skill:
