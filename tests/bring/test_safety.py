@@ -112,3 +112,11 @@ def test_a_skill_folder_linked_to_a_broad_folder_is_refused(tmp_path: Path) -> N
     assert found.skills == ()
     [refused] = found.invalid
     assert "a skill's folder holds only the skill" in refused.reason
+
+
+def test_a_prompt_file_naming_a_custom_agent_says_why_it_is_not_used(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root, {".github/prompts/r.prompt.md": "---\nagent: reader\n---\nReview.\n"})
+    [refused] = discover_commands(root).invalid
+    assert refused.reason.startswith("agent: 'reader' is not one of agent, edit, plan, ask")
+    assert "run by a custom agent is not supported" in refused.reason

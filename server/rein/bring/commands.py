@@ -209,7 +209,13 @@ def _command(
     if mode_name is not None:
         mode = _MODES.get(mode_name)
         if mode is None:
-            raise ValueError(f"{mode_field}: {mode_name!r} is not one of {', '.join(_MODES)}")
+            also = (
+                " (a prompt file run by a custom agent is not supported: start the agent "
+                "with the task tool from the prompt instead)"
+                if mode_field == "agent"
+                else ""
+            )
+            raise ValueError(f"{mode_field}: {mode_name!r} is not one of {', '.join(_MODES)}{also}")
     description = optional_text(meta, "description") or _first_line(document.body)
     if namespace:
         description = f"{description} ({scope}:{namespace})".strip()
