@@ -402,7 +402,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model name (or REIN_MODEL)")
     p.add_argument("--base-url", help="API base URL (or REIN_BASE_URL)")
     p.add_argument("--script", help="replay script (provider replay)")
-    p.add_argument("--mode", choices=["agent", "plan", "explain"], default="agent")
+    p.add_argument(
+        "--mode",
+        choices=["agent", "plan", "explain"],
+        default=None,
+        help="the session's mode (default: a command's own mode, else agent)",
+    )
     p.add_argument("--max-repair-attempts", type=int)
     p.add_argument("--max-turns", type=int)
     p.add_argument(

@@ -40,20 +40,20 @@ async def test_commands_are_the_agents_available_commands_and_run(
         )
         assert update["availableCommands"] == [
             {
-                "name": "review:file",
-                "description": "Review one file for one concern",
+                "name": "file",
+                "description": "Review one file for one concern (project:review)",
                 "input": {"hint": "FILE CONCERN"},
             },
             {"name": "explain", "description": "Explain a module"},
         ]
         with anyio.fail_after(REQUEST_S):
             done = await agent.conn.prompt(
-                session_id=sid, prompt=[text_block("/review:file app.py style")]
+                session_id=sid, prompt=[text_block("/file app.py style")]
             )
         assert done.stop_reason == "end_turn"
         assert "reviewed" in agent.editor.said(sid)
         with pytest.raises(RequestError) as refused, anyio.fail_after(REQUEST_S):
             await agent.conn.prompt(session_id=sid, prompt=[text_block("/nope")])
-        assert "unknown command /nope; the known commands are: /review:file, /explain" in str(
+        assert "unknown command /nope; the known commands are: /file, /explain" in str(
             refused.value.data
         ) + str(refused.value)

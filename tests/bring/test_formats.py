@@ -82,9 +82,11 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
         {
             ".claude/skills/mine/SKILL.md": "---\nname: mine\ndescription: Mine.\n---\nDo it.\n",
             ".claude/skills/mine/ref.md": "the reference\n",
+            ".claude/skills/mine/.env": "KEY=1\n",
             "secret.txt": "not the skill's\n",
         },
     )
+    (home / ".claude/skills/mine/out.md").symlink_to(home / "secret.txt")
     tool = SkillTool(discover_skills(repo, home).skills)
     assert "  - greeting: Greets people the house way." in tool.prompt_section
     ctx: object = None
@@ -96,6 +98,9 @@ async def test_the_skill_tool_loads_a_skill_and_reads_only_an_outside_skills_fil
     assert mine.content == "the reference\n"
     for args, message in [
         (SkillArgs(name="mine", file="../../../secret.txt"), "is not a file of the skill mine"),
+        (SkillArgs(name="mine", file="out.md"), "is not a file of the skill mine"),
+        (SkillArgs(name="mine", file=str(home / "secret.txt")), "is not a file of the skill"),
+        (SkillArgs(name="mine", file=".env"), "is a protected file"),
         (SkillArgs(name="greeting", file="references/style.md"), "read its files with read_file"),
         (SkillArgs(name="nope"), "no skill named 'nope'; the skills are: greeting, mine"),
     ]:
@@ -136,8 +141,9 @@ def test_custom_agents_of_both_formats_with_their_tools_mapped(repo: Path) -> No
 
 def test_commands_take_arguments_and_only_a_command_name_is_a_command(repo: Path) -> None:
     found = discover_commands(repo)
-    assert found.names() == ["review:file", "explain"]
-    review = found.get("review:file")
+    assert found.names() == ["file", "explain"]
+    review = found.get("file")
+    assert found.get("review:file") is review  # its folder:name runs it too
     assert review is not None and review.argument_hint == "FILE CONCERN"
     assert review.allowed_tools == ("Read", "Grep")
     assert [(i.path, i.reason.split(" (")[0]) for i in found.invalid] == [
@@ -157,7 +163,7 @@ def test_commands_take_arguments_and_only_a_command_name_is_a_command(repo: Path
     with pytest.raises(CommandError) as caught:
         resolve("/nope now", found)
     assert str(caught.value) == (
-        "unknown command /nope; the known commands are: /review:file, /explain "
+        "unknown command /nope; the known commands are: /file, /explain "
         "(to send a text that starts with '/', start it with '//')"
     )
 
@@ -168,8 +174,15 @@ def test_a_body_without_placeholders_gets_the_arguments_and_modes_apply(tmp_path
     config = load_config({"setup": {"userFolders": False}}, "test")
     ran = prompted(config, root, "/go fast")
     assert ran.text == "Do the thing.\n\nARGUMENTS: fast"
-    assert ran.mode("agent") == "plan" and ran.mode("explain") == "explain"
+    # The mode asked for wins, agent too; none asked: the command's.
+    assert (ran.mode(None), ran.mode("agent"), ran.mode("explain")) == ("plan", "agent", "explain")
+    assert prompted(config, root, "plain").mode(None) == "agent"
     assert prompted(config, root, "//go").text == "/go"
+    # Substituted once: an argument's own placeholders stay as written.
+    write(root, {".claude/commands/two.md": "A $1 B $2 C $ARGUMENTS\n"})
+    assert prompted(config, root, "/two $2 $ARGUMENTS").text == "A $2 B $ARGUMENTS C $2 $ARGUMENTS"
+    write(root, {".claude/commands/odd.md": "$0 $ARGUMENTS[1] $1\n"})
+    assert prompted(config, root, "/odd x y").text == "$0 $ARGUMENTS[1] x"
     off = load_config({"setup": {"userFolders": False, "commands": False}}, "test")
     with pytest.raises(CommandError, match="the known commands are: none"):
         prompted(off, root, "/go")
@@ -183,9 +196,9 @@ def test_a_commands_model_is_mapped_to_the_configured_providers(repo: Path) -> N
         },
         "test",
     )
-    config, said = prompted(mapped, repo, "/review:file a b").configured(mapped)
+    config, said = prompted(mapped, repo, "/file a b").configured(mapped)
     assert (config.model.model, config.model.provider) == ("claude-haiku-4-5", "anthropic")
-    assert said == "/review:file runs on claude-haiku-4-5"
+    assert said == "/file runs on claude-haiku-4-5"
     unmapped = load_config({"setup": {"userFolders": False}}, "test")
     config, said = prompted(unmapped, repo, "/review:file a b").configured(unmapped)
     assert config is unmapped and said is not None and "is not mapped" in said
@@ -205,8 +218,28 @@ def test_the_setup_view_lists_every_kind_with_its_source_and_status(repo: Path) 
         "  reader (.claude/agents/reader.md): used\n"
         "      Reads code and reports; never changes anything. "
         "(tools: read_file, grep, glob; model sonnet)",
-        "  /review:file (.claude/commands/review/file.md): used",
+        "  /file (.claude/commands/review/file.md): used",
         "  /explain (.github/prompts/explain.prompt.md): used",
         "  AGENTS.md (AGENTS.md): used\n      applies to the whole workspace",
     ]:
         assert expected in text, text
+
+
+def test_a_subfolder_is_shown_not_named_and_two_files_of_one_name_clash(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/commands/backend/build.md": "Build the API.\n",
+            ".claude/commands/frontend/build.md": "Build the UI.\n",
+            ".claude/commands/frontend/component.md": "Make a component $1.\n",
+        },
+    )
+    found = discover_commands(root)
+    assert found.names() == ["build", "component"]
+    assert found.get("component").description == "Make a component $1. (project:frontend)"
+    assert resolve("/component Button", found).prompt == "Make a component Button."
+    assert resolve("/frontend:component Button", found).prompt == "Make a component Button."
+    [clash] = found.invalid
+    assert clash.path == ".claude/commands/frontend/build.md"
+    assert clash.reason == "/build is already .claude/commands/backend/build.md"

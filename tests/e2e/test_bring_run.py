@@ -102,7 +102,7 @@ def test_a_claude_code_setup_works_in_rein_run(tmp_path: Path) -> None:
             "text": "Reviewed.",
         },
     ]
-    done = _run(tmp_path, "/review:file app.py style", turns, "--yes")
+    done = _run(tmp_path, "/file app.py style", turns, "--yes")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     events, result = _events(done.stdout)
     assert result["text"] == "Reviewed."
@@ -122,7 +122,7 @@ def test_a_claude_code_setup_works_in_rein_run(tmp_path: Path) -> None:
     assert "! agent .claude/agents/nameless.md is not used: name: required" in done.stderr
     assert done.stderr.count(".claude/commands/bad.md") == 1
     assert (
-        "! /review:file names the model 'haiku', which is not mapped to the configured "
+        "! /file names the model 'haiku', which is not mapped to the configured "
         "provider's models (setup.agentModels): the session's model runs it" in done.stderr
     )
 
@@ -145,7 +145,7 @@ def test_an_unknown_command_stops_rein_run_naming_the_known_ones(
     )
     assert code == 2
     assert capsys.readouterr().err == (
-        "rein run: unknown command /nope; the known commands are: /review:file, /explain "
+        "rein run: unknown command /nope; the known commands are: /file, /explain "
         "(to send a text that starts with '/', start it with '//')\n"
     )
 

@@ -24,6 +24,16 @@ def test_doctor_lists_the_setup_with_sources_and_why_not(
         {
             "CLAUDE.md": "Be brief.\n",
             ".mcp.json": json.dumps({"mcpServers": {"db": {"command": "dbserver"}}}),
+            ".claude/settings.json": json.dumps(
+                {
+                    "hooks": {
+                        "PreToolUse": [
+                            {"matcher": "Bash", "hooks": [{"type": "command", "command": "x.sh"}]},
+                            {"hooks": [{"type": "command"}]},
+                        ]
+                    }
+                }
+            ),
         },
     )
     config = load_config(
@@ -37,7 +47,12 @@ def test_doctor_lists_the_setup_with_sources_and_why_not(
     setup = setup_view(root, config, tmp_path / "storage")
     assert doctor(root, config.gates.analyzer, setup=setup) == 0
     out = capsys.readouterr().out
-    assert f"your setup for {root}:\n  hooks: none found\n  skills:\n" in out
+    # The workspace's hooks: listed, not trusted (never allowed), the bad entry with its field.
+    assert (
+        f"your setup for {root}:\n  hooks:\n"
+        "    PreToolUse [Bash] (.claude/settings.json): not trusted\n        x.sh\n"
+        "    hooks.PreToolUse[1].hooks[0].command (.claude/settings.json): invalid\n"
+    ) in out, out
     for expected in [
         "    greeting (.claude/skills/greeting/SKILL.md): used\n",
         "    nameless (.claude/agents/nameless.md): invalid\n        name: required\n",
@@ -51,8 +66,8 @@ def test_doctor_lists_the_setup_with_sources_and_why_not(
     assert not (tmp_path / "storage").exists()  # nothing remembered, nothing asked
     assert doctor(root, config.gates.analyzer, as_json=True, setup=setup) == 0
     listed = json.loads(capsys.readouterr().out)["setup"]
-    assert {"kind": "command", "name": "/review:file", "source": ".claude/commands/review/file.md",
-            "status": "used", "detail": "Review one file for one concern"} in listed  # fmt: skip
+    assert {"kind": "command", "name": "/file", "source": ".claude/commands/review/file.md",
+            "status": "used", "detail": "Review one file for one concern (project:review)"} in listed  # fmt: skip
     assert [i["kind"] for i in listed] == sorted(
         (i["kind"] for i in listed),
         key=["hook", "skill", "agent", "command", "instructions", "mcp"].index,

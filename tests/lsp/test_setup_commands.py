@@ -38,8 +38,8 @@ async def test_commands_listed_run_and_refused_over_rein_serve(tmp_path: Path) -
         listed = await send("rein/commands", {})
         assert listed["commands"] == [
             {
-                "name": "review:file",
-                "description": "Review one file for one concern",
+                "name": "file",
+                "description": "Review one file for one concern (project:review)",
                 "argumentHint": "FILE CONCERN",
                 "source": ".claude/commands/review/file.md",
             },
@@ -55,9 +55,9 @@ async def test_commands_listed_run_and_refused_over_rein_serve(tmp_path: Path) -
             await send("rein/prompt", {"text": "/nope now"})
         assert (
             "rein/prompt: invalid params: text: unknown command /nope; the known commands "
-            "are: /review:file, /explain" in str(refused.value)
+            "are: /file, /explain" in str(refused.value)
         )
-        ran = await send("rein/prompt", {"text": "/review:file app.py style"})
+        ran = await send("rein/prompt", {"text": "/file app.py style"})
         assert (ran["status"], ran["text"]) == ("completed", "reviewed"), ran
         same = {"sessionId": ran["sessionId"]}
         path = await send("rein/prompt", {"text": "/etc/hosts explain", **same})

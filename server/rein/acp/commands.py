@@ -5,16 +5,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate
 
 from rein.acp import errors
+from rein.acp.prompts import command_line, prompt_text
 from rein.bring.commands import CommandError
 from rein.config import ReinConfig
 from rein.session.setup_files import Prompted, commands_of, prompted
 
-__all__ = ["available_commands", "command_prompt"]
+__all__ = ["available_commands", "command_prompt", "prompt_of"]
 
 
 def available_commands(config: ReinConfig, root: Path) -> AvailableCommandsUpdate:
@@ -39,3 +42,18 @@ def command_prompt(config: ReinConfig, root: Path, text: str) -> Prompted:
         return prompted(config, root, text)
     except CommandError as exc:
         raise errors.invalid_field("prompt", str(exc)) from None
+
+
+def prompt_of(config: ReinConfig, root: Path, blocks: Sequence[Any]) -> Prompted:
+    """What the prompt ``blocks`` run: a ``/name`` command takes its
+    arguments from the text blocks and mentioned files (a file one word,
+    its path), an embedded resource's text after the expanded command;
+    anything else is the blocks' text (:func:`~rein.acp.prompts.prompt_text`)."""
+    text = prompt_text(blocks, root)
+    if not text.startswith("/") or text.startswith("//"):
+        return command_prompt(config, root, text)
+    line, after = command_line(blocks, root)
+    ran = command_prompt(config, root, line)
+    if ran.command is None:
+        return command_prompt(config, root, text)
+    return Prompted(ran.text + after, ran.command)

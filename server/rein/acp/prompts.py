@@ -10,6 +10,7 @@ offer them.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from rein.acp.errors import invalid_field
 from rein.harness import RunResult
 from rein.harness.messages import AssistantMessage, Message
 
-__all__ = ["TURN_CAP_SETTING", "prompt_text", "stop_reason"]
+__all__ = ["TURN_CAP_SETTING", "command_line", "prompt_text", "stop_reason"]
 
 #: The setting a run that hit the turn cap names in its error.
 TURN_CAP_SETTING = "harness.maxModelTurnsPerRun"
@@ -71,6 +72,28 @@ def prompt_text(blocks: Sequence[Any], root: Path) -> str:
     if not text:
         raise invalid_field("prompt", "the prompt has no text")
     return text
+
+
+def command_line(blocks: Sequence[Any], root: Path) -> tuple[str, str]:
+    """A ``/name ...`` prompt's command line and what follows the expanded
+    command: the text blocks joined by spaces, a mentioned file one word
+    (its path, quoted when it has spaces), so ``$1`` .. ``$9`` count it as
+    one; embedded resources' texts come after (second item). Call it after
+    :func:`prompt_text` accepted ``blocks``."""
+    words: list[str] = []
+    after: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            words.append(block.text.strip())
+        elif isinstance(block, ResourceContentBlock):
+            words.append(shlex.quote(_link_text(block.uri, root)))
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                words.append(shlex.quote(_link_text(resource.uri, root)))
+                after.append(f'<resource uri="{resource.uri}">\n{resource.text}\n</resource>')
+    extra = "\n\n".join(after)
+    return " ".join(w for w in words if w), f"\n\n{extra}" if extra else ""
 
 
 def stop_reason(result: RunResult, messages: Sequence[Message]) -> StopReason:

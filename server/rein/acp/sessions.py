@@ -40,13 +40,13 @@ from acp.schema import (
 )
 
 from rein.acp import errors
-from rein.acp.commands import available_commands, command_prompt
+from rein.acp.commands import available_commands, prompt_of
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
 from rein.acp.isolated import AcpIsolation, isolated_option
 from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
-from rein.acp.prompts import prompt_text, stop_reason
+from rein.acp.prompts import stop_reason
 from rein.acp.replay import replay_session
 from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
 from rein.config import ReinConfig
@@ -351,7 +351,7 @@ class AcpSessions:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         live = self._live(session_id)
-        text = command_prompt(self.config, live.host.root, prompt_text(prompt, live.host.root)).text
+        text = prompt_of(self.config, live.host.root, prompt).text
         if live.session.busy or live.host.manager.in_use(session_id):
             raise errors.busy(session_id)
         if live.pending_mode is not None:

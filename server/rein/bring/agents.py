@@ -16,11 +16,20 @@ tool the session offers, as both formats define it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rein.bring.frontmatter import FrontmatterError, read
-from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
+from rein.bring.frontmatter import Document, FrontmatterError, read
+from rein.bring.sources import (
+    Invalid,
+    Scope,
+    display_path,
+    optional_text,
+    read_within,
+    tool_names,
+)
+from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
     "CLAUDE_TOOLS",
@@ -123,7 +132,9 @@ def map_tools(
     return mapped, unmapped
 
 
-def discover_agents(root: Path, home: Path | None = None) -> FoundAgents:
+def discover_agents(
+    root: Path, home: Path | None = None, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+) -> FoundAgents:
     """Every custom agent of the workspace ``root`` and of the user's
     ``home`` (None: none); a name found twice keeps the first."""
     places: list[tuple[Path, Scope, str]] = [
@@ -143,7 +154,9 @@ def discover_agents(root: Path, home: Path | None = None) -> FoundAgents:
                 continue
             shown = display_path(path, root, home)
             try:
-                agent = _agent(path, scope, kind, shown)
+                within, outside = read_within(root, folder, scope)
+                document = read(path, within, deny_globs=deny_globs, outside=outside)
+                agent = _agent(document, path, scope, kind, shown)
             except (FrontmatterError, ValueError) as exc:
                 invalid.append(Invalid("agent", shown, str(exc)))
                 continue
@@ -159,8 +172,7 @@ def discover_agents(root: Path, home: Path | None = None) -> FoundAgents:
     return FoundAgents(tuple(agents.values()), tuple(invalid))
 
 
-def _agent(path: Path, scope: Scope, kind: str, shown: str) -> AgentDefinition:
-    document = read(path)
+def _agent(document: Document, path: Path, scope: Scope, kind: str, shown: str) -> AgentDefinition:
     meta = document.meta
     if kind == "claude":
         name = optional_text(meta, "name")

@@ -1,8 +1,9 @@
 """Slash commands from the person's prompt files.
 
-Found in ``.claude/commands/**/*.md`` (a subfolder is a namespace:
-``frontend/component.md`` is ``/frontend:component``, as Claude Code
-names it), ``.github/prompts/*.prompt.md`` (Copilot's prompt files) and
+Found in ``.claude/commands/**/*.md`` (named by the file, as Claude Code
+does: ``frontend/component.md`` is ``/component``, its description ending
+``(project:frontend)``; ``/frontend:component`` runs it too; two files of
+one name are a clash, the second reported), ``.github/prompts/*.prompt.md`` (Copilot's prompt files) and
 the user's ``~/.claude/commands/``. A command is a prompt, not code: its
 body, with the arguments substituted, is the text the agent runs.
 
@@ -23,13 +24,23 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Literal
 
-from rein.bring.frontmatter import FrontmatterError, read
-from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
+from rein.bring.frontmatter import Document, FrontmatterError, read
+from rein.bring.sources import (
+    Invalid,
+    Scope,
+    display_path,
+    optional_text,
+    read_within,
+    tool_names,
+)
 from rein.harness.errors import ReinError
+from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
     "Command",
@@ -42,11 +53,18 @@ __all__ = [
     "resolve",
 ]
 
+#: The most command files read from one folder.
+MAX_FILES = 500
+
 #: A command name: Claude Code's file names, ``:`` between namespaces.
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?::[A-Za-z0-9_][A-Za-z0-9_-]*)*")
 _INVOCATION = re.compile(r"/(?P<name>[^\s]+)(?:\s+(?P<args>.*))?", re.S)
 _POSITIONAL = re.compile(r"\$([1-9])")
 _INPUT = re.compile(r"\$\{input:([A-Za-z0-9_-]+)(?::[^}]*)?\}")
+#: Every placeholder, replaced in one pass (an argument's own ``$1`` stays).
+_PLACEHOLDER = re.compile(
+    r"\$\{input:(?P<input>[A-Za-z0-9_-]+)(?::[^}]*)?\}|\$(?P<pos>[1-9])|(?P<all>\$ARGUMENTS(?!\[))"
+)
 
 #: The session modes a prompt file's ``mode`` (or Copilot's ``agent``) names.
 _MODES: dict[str, Literal["agent", "plan", "explain"]] = {
@@ -74,6 +92,9 @@ class Command:
     allowed_tools: tuple[str, ...] | None = None
     model: str | None = None
     mode: Literal["agent", "plan", "explain"] | None = None
+    #: Other names that run it: ``frontend:component`` for a command in a
+    #: subfolder (Claude Code names it by its file, ``/component``).
+    aliases: tuple[str, ...] = ()
 
     def json(self) -> dict[str, object]:
         """The command as ``rein/commands`` lists it."""
@@ -96,7 +117,8 @@ class Found:
         return [c.name for c in self.commands]
 
     def get(self, name: str) -> Command | None:
-        return next((c for c in self.commands if c.name == name), None)
+        found = next((c for c in self.commands if c.name == name), None)
+        return found or next((c for c in self.commands if name in c.aliases), None)
 
 
 @dataclass(frozen=True)
@@ -108,7 +130,9 @@ class Invocation:
     prompt: str
 
 
-def discover_commands(root: Path, home: Path | None = None) -> Found:
+def discover_commands(
+    root: Path, home: Path | None = None, deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+) -> Found:
     """Every command of the workspace ``root`` and of the user's ``home``
     (None: none of the user's); a name found twice keeps its first file
     (the workspace's), the other is reported."""
@@ -124,12 +148,25 @@ def discover_commands(root: Path, home: Path | None = None) -> Found:
         if not folder.is_dir():
             continue
         pattern = "**/*.md" if kind == "claude" else "*.prompt.md"
-        for path in sorted(folder.glob(pattern)):
+        paths = list(islice(folder.glob(pattern), MAX_FILES + 1))
+        if len(paths) > MAX_FILES:
+            paths = paths[:MAX_FILES]
+            shown_folder = display_path(folder, root, home)
+            invalid.append(
+                Invalid(
+                    "command",
+                    shown_folder,
+                    f"over {MAX_FILES} files: only the first {MAX_FILES} found are read",
+                )
+            )
+        for path in sorted(paths):
             if not path.is_file():
                 continue
             shown = display_path(path, root, home)
             try:
-                command = _command(path, folder, scope, kind, shown)
+                within, outside = read_within(root, folder, scope)
+                document = read(path, within, deny_globs=deny_globs, outside=outside)
+                command = _command(document, path, folder, kind, shown, scope)
             except (FrontmatterError, ValueError) as exc:
                 invalid.append(Invalid("command", shown, str(exc)))
                 continue
@@ -143,19 +180,27 @@ def discover_commands(root: Path, home: Path | None = None) -> Found:
     return Found(tuple(commands.values()), tuple(invalid))
 
 
-def _command(path: Path, folder: Path, scope: Scope, kind: str, shown: str) -> Command:
-    document = read(path)
+def _command(
+    document: Document, path: Path, folder: Path, kind: str, shown: str, scope: Scope
+) -> Command:
     meta = document.meta
+    aliases: tuple[str, ...] = ()
+    namespace = ""
     if kind == "claude":
+        # Claude Code: the file's name is the command's; a subfolder is a
+        # namespace shown in the description, ``folder:name`` an alias.
         parts = path.relative_to(folder).with_suffix("").parts
-        name = ":".join(parts)
+        name = parts[-1]
+        if len(parts) > 1:
+            namespace = ":".join(parts[:-1])
+            aliases = (f"{namespace}:{name}",)
         tools = tool_names(meta, "allowed-tools")
         mode_field = "mode"
     else:
         name = optional_text(meta, "name") or path.name.removesuffix(".prompt.md")
         tools = tool_names(meta, "tools")
         mode_field = "agent" if "agent" in meta else "mode"
-    if not NAME.fullmatch(name):
+    if not all(NAME.fullmatch(n) for n in (name, *aliases)):
         raise ValueError(
             f"the name {name!r} is not a command name (letters, digits, '_', '-'; "
             "':' between namespaces)"
@@ -165,8 +210,16 @@ def _command(path: Path, folder: Path, scope: Scope, kind: str, shown: str) -> C
     if mode_name is not None:
         mode = _MODES.get(mode_name)
         if mode is None:
-            raise ValueError(f"{mode_field}: {mode_name!r} is not one of {', '.join(_MODES)}")
+            also = (
+                " (a prompt file run by a custom agent is not supported: start the agent "
+                "with the task tool from the prompt instead)"
+                if mode_field == "agent"
+                else ""
+            )
+            raise ValueError(f"{mode_field}: {mode_name!r} is not one of {', '.join(_MODES)}{also}")
     description = optional_text(meta, "description") or _first_line(document.body)
+    if namespace:
+        description = f"{description} ({scope}:{namespace})".strip()
     return Command(
         name=name,
         description=description,
@@ -177,6 +230,7 @@ def _command(path: Path, folder: Path, scope: Scope, kind: str, shown: str) -> C
         allowed_tools=tools,
         model=optional_text(meta, "model"),
         mode=mode,
+        aliases=aliases,
     )
 
 
@@ -209,9 +263,14 @@ def expand(command: Command, arguments: str) -> str:
     def word(index: int) -> str:
         return words[index] if index < len(words) else ""
 
-    text = _INPUT.sub(lambda m: word(inputs.index(m.group(1))), body)
-    text = _POSITIONAL.sub(lambda m: word(int(m.group(1)) - 1), text)
-    text = text.replace("$ARGUMENTS", arguments).strip()
+    def value(match: re.Match[str]) -> str:
+        if match.group("input") is not None:
+            return word(inputs.index(match.group("input")))
+        if match.group("pos") is not None:
+            return word(int(match.group("pos")) - 1)
+        return arguments
+
+    text = _PLACEHOLDER.sub(value, body).strip()
     if arguments and not used:
         text += f"\n\nARGUMENTS: {arguments}"
     return text

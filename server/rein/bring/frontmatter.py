@@ -9,18 +9,24 @@ A file without a block has empty metadata and is all body.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from rein.harness.errors import ReinError
+from rein.harness.errors import ReinError, SandboxError, ToolError
+from rein.tools.sandbox import Sandbox
+from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = ["MAX_FILE_BYTES", "Document", "FrontmatterError", "parse", "read"]
 
 #: A setup file larger than this is not read (it is reported as invalid).
 MAX_FILE_BYTES = 512 * 1024
+
+#: A frontmatter block larger than this is not parsed.
+MAX_FRONTMATTER_BYTES = 64 * 1024
 
 
 class FrontmatterError(ReinError, ValueError):
@@ -48,8 +54,12 @@ def parse(text: str) -> Document:
             break
     else:
         raise FrontmatterError("the frontmatter starts with '---' but has no closing '---' line")
+    if len(block.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
+        raise FrontmatterError(f"the frontmatter is over {MAX_FRONTMATTER_BYTES} bytes")
     try:
         meta = yaml.safe_load(block) if block.strip() else {}
+    except RecursionError:
+        raise FrontmatterError("the frontmatter is nested too deeply") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -66,16 +76,41 @@ def parse(text: str) -> Document:
     return Document({str(k): v for k, v in meta.items()}, body.lstrip("\r\n"))
 
 
-def read(path: Path) -> Document:
-    """The file at ``path`` parsed (:func:`parse`); unreadable, too large
-    or not UTF-8 is a :class:`FrontmatterError` too."""
+def read(
+    path: Path,
+    within: Path,
+    *,
+    deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
+    outside: str = "the workspace",
+) -> Document:
+    """The file at ``path`` parsed (:func:`parse`), read as the file tools
+    read: only when it resolves inside the folder ``within`` (the workspace
+    for its own files, the user's folder for theirs), is not covered by a
+    ``deny_globs`` pattern and is not a hard link. Refused, unreadable, too
+    large or not UTF-8 is a :class:`FrontmatterError` (``outside`` names
+    ``within`` in the reason)."""
+    sandbox = Sandbox(str(within), deny_globs)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise FrontmatterError(f"the file is {size} bytes, over {MAX_FILE_BYTES}")
-        text = path.read_text(encoding="utf-8")
+        rel = sandbox.resolve(str(path))
+        glob = sandbox.denied_by(rel)
+        if glob is not None:
+            raise FrontmatterError(f"it leads to a protected file ({glob}); it was not read")
+        disk = sandbox.read_disk(rel, MAX_FILE_BYTES)
+    except SandboxError:
+        raise FrontmatterError(f"it is a symlink out of {outside}; it was not read") from None
+    except ToolError as exc:
+        raise FrontmatterError(f"the file cannot be read: {exc}") from None
+    if disk is None:
+        raise FrontmatterError("the file cannot be read: it is gone")
+    if disk.links > 1:
+        raise FrontmatterError(
+            f"it is a hard link ({disk.links} names) and another name may be outside "
+            f"{outside}; it was not read"
+        )
+    if disk.size > MAX_FILE_BYTES:
+        raise FrontmatterError(f"the file is {disk.size} bytes, over {MAX_FILE_BYTES}")
+    try:
+        text = disk.data.decode("utf-8")
     except UnicodeDecodeError:
         raise FrontmatterError("the file is not UTF-8 text") from None
-    except OSError as exc:
-        raise FrontmatterError(f"the file cannot be read: {exc.strerror or exc}") from None
     return parse(text)

@@ -18,8 +18,10 @@ from typing import Any, Literal
 
 from rein.bring.agents import FoundAgents
 from rein.bring.commands import Found
+from rein.bring.hook_config import TrustStore, discover_hooks
 from rein.bring.skills import FoundSkills
 from rein.bring.sources import Invalid
+from rein.config import ReinConfig
 
 __all__ = [
     "KINDS",
@@ -53,8 +55,14 @@ class SetupItem:
 @dataclass
 class Inventory:
     items: list[SetupItem] = field(default_factory=list)
+    #: Kinds this build does not list (the view says so, not "none found").
+    unlisted: set[str] = field(default_factory=set)
 
-    def add(self, items: Iterable[SetupItem]) -> None:
+    def add(self, items: Iterable[SetupItem] | None, kind: str = "") -> None:
+        """``items`` of the view; None: ``kind`` is not listed by this build."""
+        if items is None:
+            self.unlisted.add(kind)
+            return
         self.items.extend(items)
 
     def invalid(self) -> list[SetupItem]:
@@ -73,7 +81,8 @@ class Inventory:
         out: list[str] = []
         for kind in KINDS:
             items = [i for i in self.items if i.kind == kind]
-            out.append(f"{_TITLES[kind]}:" + ("" if items else " none found"))
+            empty = " not listed by this build" if kind in self.unlisted else " none found"
+            out.append(f"{_TITLES[kind]}:" + ("" if items else empty))
             for item in items:
                 out.append(f"  {item.name} ({item.source}): {item.status}")
                 if item.detail:
@@ -138,13 +147,24 @@ def command_items(found: Found, enabled: bool = True) -> list[SetupItem]:
     return items + invalid_items(found.invalid)
 
 
-def hook_items(root: Path, home: Path | None) -> list[SetupItem]:
-    """The hooks found (issue 37 item 1).
-
-    SEAM for the merge with the hooks branch (h-hooks): its
-    ``rein.bring.hooks.discover_hooks(root, home)`` lists each hook with its
-    source and whether it is allowed; connect it here, one SetupItem per
-    hook (kind "hook", status "used", "not trusted" or "invalid"). Until
-    then no hook is listed, and the view says "hooks: none found".
-    """
-    return []
+def hook_items(
+    root: Path, home: Path | None, config: ReinConfig, trust: TrustStore | None = None
+) -> list[SetupItem]:
+    """The hooks found (:func:`rein.bring.hook_config.discover_hooks`): one
+    item per hook command, "used" for the person's own, "not trusted" for a
+    workspace's the person has not allowed (or when no ``trust`` store says),
+    and every entry that cannot be read "invalid" with the field and why; a
+    ``disableAllHooks`` switch is listed "off"."""
+    found = discover_hooks(root, home, config, trust)
+    items: list[SetupItem] = []
+    for hook in found.hooks:
+        name = f"{hook.event}" + (f" [{hook.matcher}]" if hook.matcher else "")
+        status: Status = "used"
+        if not hook.trusted_by_default and not found.workspace_allowed:
+            status = "not trusted"
+        items.append(SetupItem("hook", name, hook.source, status, hook.command))
+    for bad in found.invalid:
+        items.append(SetupItem("hook", bad.where, bad.source, "invalid", bad.reason))
+    for source in found.disabled_by:
+        items.append(SetupItem("hook", "disableAllHooks", source, "off", "hooks switched off"))
+    return items

@@ -30,10 +30,19 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rein.bring.frontmatter import FrontmatterError, read
-from rein.bring.sources import Invalid, Scope, display_path, optional_text, tool_names
-from rein.harness.errors import ToolError
+from rein.bring.frontmatter import Document, FrontmatterError, read
+from rein.bring.sources import (
+    Invalid,
+    Scope,
+    display_path,
+    optional_text,
+    read_within,
+    tool_names,
+)
+from rein.harness.errors import SandboxError, ToolError
 from rein.harness.tools import Tool, ToolContext, ToolResult
+from rein.tools.sandbox import Sandbox
+from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
     "PROJECT_FOLDERS",
@@ -81,7 +90,10 @@ class FoundSkills:
 
 
 def discover_skills(
-    root: Path, home: Path | None = None, extra: Sequence[Path] = ()
+    root: Path,
+    home: Path | None = None,
+    extra: Sequence[Path] = (),
+    deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS,
 ) -> FoundSkills:
     """Every skill of the workspace ``root``, the user's ``home`` (None:
     none) and the ``extra`` folders; a name found twice keeps the first."""
@@ -102,7 +114,10 @@ def discover_skills(
                 continue
             shown = display_path(manifest, root, home)
             try:
-                skill = _skill(entry, root, scope, shown)
+                _not_broad(entry, root, home)
+                within, outside = read_within(root, folder, scope)
+                document = read(manifest, within, deny_globs=deny_globs, outside=outside)
+                skill = _skill(document, entry, root, scope, shown)
             except (FrontmatterError, ValueError) as exc:
                 invalid.append(Invalid("skill", shown, str(exc)))
                 continue
@@ -116,8 +131,19 @@ def discover_skills(
     return FoundSkills(tuple(skills.values()), tuple(invalid))
 
 
-def _skill(folder: Path, root: Path, scope: Scope, shown: str) -> Skill:
-    document = read(folder / "SKILL.md")
+def _not_broad(entry: Path, root: Path, home: Path | None) -> None:
+    """A skill folder that is (a link to) the workspace, the home folder or
+    a folder holding one of them would let ``skill(file=...)`` read all of
+    it: a ValueError."""
+    real = entry.resolve()
+    for held in (root, home):
+        if held is not None and held.resolve().is_relative_to(real):
+            raise ValueError(
+                f"its folder is {real}, which holds {held}: a skill's folder holds only the skill"
+            )
+
+
+def _skill(document: Document, folder: Path, root: Path, scope: Scope, shown: str) -> Skill:
     meta = document.meta
     name = optional_text(meta, "name", 64)
     if not name:
@@ -196,8 +222,12 @@ class SkillTool(Tool[SkillArgs]):
     args_model = SkillArgs
     tool_class = "read"
 
-    def __init__(self, skills: Sequence[Skill]) -> None:
+    def __init__(
+        self, skills: Sequence[Skill], deny_globs: Sequence[str] = DEFAULT_DENY_GLOBS
+    ) -> None:
         self.skills = {s.name: s for s in skills}
+        #: Files of a skill outside the workspace these cover are not read.
+        self.deny_globs = tuple(deny_globs)
         listed = "\n".join(f"  - {s.name}: {s.description}" for s in skills)
         self.prompt_section = (
             "`skill` loads one of the skills below (instructions for a kind of task, with "
@@ -212,7 +242,8 @@ class SkillTool(Tool[SkillArgs]):
             raise ToolError(f"no skill named {args.name!r}; the skills are: {known}")
         if args.file is None:
             return ToolResult(_loaded(skill), details={"skill": skill.name})
-        return ToolResult(_file(skill, args.file), details={"skill": skill.name, "file": args.file})
+        text = _file(skill, args.file, self.deny_globs)
+        return ToolResult(text, details={"skill": skill.name, "file": args.file})
 
 
 def _loaded(skill: Skill) -> str:
@@ -233,23 +264,40 @@ def _loaded(skill: Skill) -> str:
     return "\n\n".join([*parts, where, "Files:\n" + files])
 
 
-def _file(skill: Skill, rel: str) -> str:
+def _file(skill: Skill, rel: str, deny_globs: Sequence[str]) -> str:
+    """A file of a skill outside the workspace, read as the file tools read
+    the workspace's: inside the skill's folder after links, not covered by
+    ``deny_globs``, no hard link, opened once and read at most
+    :data:`MAX_FILE_BYTES`."""
     if skill.in_workspace is not None:
         raise ToolError(
             f"the skill {skill.name} is in the workspace: read its files with read_file "
             f"({skill.in_workspace}/{rel})"
         )
-    base = skill.folder.resolve()
-    path = (base / rel).resolve()
-    if not path.is_relative_to(base) or path == base:
-        raise ToolError(f"{rel} is not a file of the skill {skill.name}")
-    if not path.is_file():
+    sandbox = Sandbox(str(skill.folder), deny_globs)
+    not_its = ToolError(f"{rel} is not a file of the skill {skill.name}")
+    try:
+        inside = sandbox.resolve(rel)
+    except SandboxError:
+        raise not_its from None
+    if inside == "." or rel.strip().startswith("/"):
+        raise not_its
+    glob = sandbox.denied_by(inside)
+    if glob is not None:
+        raise ToolError(f"{rel} is a protected file ({glob}); it is not read")
+    try:
+        disk = sandbox.read_disk(inside, MAX_FILE_BYTES)
+    except SandboxError:
+        raise not_its from None
+    except ToolError:  # a folder, a pipe, unreadable
+        raise ToolError(f"the skill {skill.name} has no file {rel}") from None
+    if disk is None:
         raise ToolError(f"the skill {skill.name} has no file {rel}")
-    if path.stat().st_size > MAX_FILE_BYTES:
+    if disk.links > 1:
+        raise ToolError(f"{rel} is a hard link ({disk.links} names); it is not read")
+    if disk.size > MAX_FILE_BYTES:
         raise ToolError(f"{rel} is over {MAX_FILE_BYTES} bytes")
     try:
-        return path.read_text(encoding="utf-8")
+        return disk.data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError(f"{rel} is not UTF-8 text") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {rel}: {exc.strerror or exc}") from None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["Invalid", "Scope", "display_path", "optional_text", "tool_names"]
+__all__ = ["Invalid", "Scope", "display_path", "optional_text", "read_within", "tool_names"]
 
 #: Where an item comes from: the workspace, the user's home, or a folder
 #: the configuration names.
@@ -43,6 +43,15 @@ def display_path(path: Path, root: Path, home: Path | None) -> str:
         except ValueError:
             continue
     return str(path)
+
+
+def read_within(root: Path, folder: Path, scope: Scope) -> tuple[Path, str]:
+    """The folder a setup file must resolve inside, and how a refusal
+    names it: the workspace for the workspace's files, the file's own folder
+    (``~/.claude/commands``, a ``setup.skillPaths`` folder) for the others."""
+    if scope == "project":
+        return root, "the workspace"
+    return folder, f"its folder ({folder})"
 
 
 def optional_text(meta: Mapping[str, Any], key: str, limit: int | None = None) -> str | None:

@@ -142,12 +142,16 @@ class SubagentSpawner:
         """May the agent this spawner serves start a child?"""
         return self.depth < self.max_depth
 
-    def nested(self, model: Model | None = None) -> SubagentSpawner:
+    def nested(
+        self, model: Model | None = None, tools: ToolRegistry | None = None
+    ) -> SubagentSpawner:
         """The spawner of a child's own ``task`` calls, one level deeper;
-        with ``model`` (the child's routed model) its children run on it too."""
+        with ``model`` (the child's routed model) its children run on it too;
+        with ``tools`` (the child's own), its children get only those: a
+        child never gives more than it has."""
         inner = SubagentSpawner(
             model or self._model,
-            self.tools,
+            self.tools if tools is None else tools,
             self.env,
             config=self.config,
             system_prompt=self.system_prompt,
@@ -199,10 +203,10 @@ class SubagentSpawner:
         :attr:`model`; of ``kind``, with its tools, instructions and model."""
         if kind is not None and kind.model is not None:
             model = kind.model
-        child_env = replace(self.env, subagents=self.nested(model))
-        caller = HookCaller(subagent_id=child_id, depth=self.depth + 1, subagent_name=name)
         names = self.tool_names(tools) if kind is None else self.kind_names(kind)
         offered = self.tools.subset(names)
+        child_env = replace(self.env, subagents=self.nested(model, offered))
+        caller = HookCaller(subagent_id=child_id, depth=self.depth + 1, subagent_name=name)
         system = self.system_prompt
         # A callable builds the prompt from the tools this child is offered.
         prompt = system if isinstance(system, str) else system(offered)
@@ -236,6 +240,13 @@ class SubagentSpawner:
 
     async def _resume(self, pending: PendingChild, answer: str, ctx: ToolContext) -> ToolResult:
         self.waiting.pop(pending.tool_call_id, None)
+        kind = self.kinds.get(pending.agent) if pending.agent else None
+        if pending.agent and kind is None:
+            raise ToolError(
+                f"The subagent ({pending.name}) was the agent {pending.agent!r}, which is no "
+                "longer defined (its file was removed, renamed or made invalid, or "
+                "setup.agents is off): it cannot be resumed; start a new task."
+            )
         child = self._live.get(pending.child_id)
         if child is None:
             child = self.spawn(
@@ -246,12 +257,12 @@ class SubagentSpawner:
                 hooks=ctx.hooks,
                 messages=self.transcripts.pop(pending.child_id, []),
                 waiting_for=pending.waiting_for,
-                kind=self.kinds.get(pending.agent) if pending.agent else None,
+                kind=kind,
             )
             if pending.inner is not None:
                 child.env.subagents.restore(pending.inner)
         result = await self.run(ctx, child, pending.child_id, pending.name, answer)
-        return self.outcome(ctx, child, pending.child_id, pending.name, result, pending)
+        return self.outcome(ctx, child, pending.child_id, pending.name, result, pending, kind=kind)
 
     async def run(
         self, ctx: ToolContext, child: Agent, child_id: str, name: str, prompt: str
@@ -357,6 +368,11 @@ async def run_task(
     child_id = new_child_id()
     if not isinstance(spawner, SubagentSpawner):
         # A plain factory (child_id, tools, max_turns) -> Agent: no resume.
+        if agent is not None:
+            raise ToolError(
+                f"Custom agents are not available here: no agent {agent!r}; call task "
+                "without agent."
+            )
         child = spawner(child_id, tools, max_turns)
         return report(child_id, name, await run_subagent(ctx, child, child_id, name, prompt))
     kind = None

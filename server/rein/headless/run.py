@@ -140,7 +140,7 @@ async def _run(
     config: ReinConfig,
     as_json: bool,
     assume_yes: bool,
-    mode: str,
+    mode: str | None,
     resume: str | None,
     storage: str | None,
     trust_mcp: bool,
@@ -152,7 +152,7 @@ async def _run(
     except CommandError as exc:
         raise ConfigError(str(exc)) from None
     task = command.text
-    mode = command.mode(mode) if resume is None else mode
+    mode = command.mode(mode) if resume is None else mode or "agent"
     config, said = command.configured(config) if resume is None else (config, None)
     if said is not None:
         print(f"! {said}", file=sys.stderr)
@@ -343,7 +343,7 @@ def run_task(
     overrides: dict[str, Any],
     as_json: bool,
     assume_yes: bool,
-    mode: str,
+    mode: str | None,
     resume: str | None = None,
     storage: str | None = None,
     trust_mcp: bool = False,

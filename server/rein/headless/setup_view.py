@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 
+from rein.bring.hook_config import HOOKS_TRUST_FILE
 from rein.bring.inventory import Inventory, SetupItem, Status
 from rein.config import ReinConfig
 from rein.mcp.config import McpConfigError, load_servers
@@ -41,7 +42,8 @@ class _Listing:
 
 def setup_view(root: Path, config: ReinConfig, storage: Path) -> Inventory:
     """The whole setup Rein finds for ``root``."""
-    inventory = setup_inventory(config, root)
+    hooks_trust = FileTrustStore(storage, persist=False, file_name=HOOKS_TRUST_FILE)
+    inventory = setup_inventory(config, root, hooks_trust)
     servers = anyio.run(load_servers, root, config, _Listing(storage))
     for spec in servers.servers:
         inventory.add([SetupItem("mcp", spec.name, spec.source, "used", spec.command_line())])

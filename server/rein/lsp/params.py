@@ -124,7 +124,8 @@ class PromptParams(BaseModel):
 
     text: str = Field(min_length=1)
     session_id: str | None = Field(None, alias="sessionId")
-    mode: Literal["agent", "plan", "explain"] = "agent"
+    #: None: a command's own mode, else agent.
+    mode: Literal["agent", "plan", "explain"] | None = None
     context: PromptContext | None = None
     attachments: list[Attachment] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
     work_done_token: str | int | None = Field(None, alias="workDoneToken")

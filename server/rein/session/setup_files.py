@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rein.bring.agents import FoundAgents, discover_agents
 from rein.bring.commands import Command, Found, discover_commands, literal, resolve
+from rein.bring.hook_config import TrustStore
 from rein.bring.inventory import (
     Inventory,
     SetupItem,
@@ -42,6 +43,13 @@ __all__ = [
 ]
 
 
+def _home() -> Path | None:
+    try:
+        return Path.home()
+    except RuntimeError:
+        return None
+
+
 def user_home(config: ReinConfig) -> Path | None:
     """The home folder whose ``~/.claude`` is read (None: the user's
     folders are off, ``setup.userFolders``, or there is no home)."""
@@ -57,7 +65,7 @@ def commands_of(config: ReinConfig, root: Path) -> Found:
     """The slash commands of the workspace ``root`` and of the user."""
     if not config.setup.commands:
         return Found()
-    return discover_commands(root, user_home(config))
+    return discover_commands(root, user_home(config), config.tool_settings().deny_globs)
 
 
 @dataclass(frozen=True)
@@ -85,12 +93,14 @@ class Prompted:
         model = config.model.model_copy(update={"model": mapped})
         return config.model_copy(update={"model": model}), f"/{command.name} runs on {mapped}"
 
-    def mode(self, asked: str) -> str:
-        """The mode of a new session: the command's, unless the request
-        asked for another than the default agent mode."""
-        if self.command is not None and self.command.mode is not None and asked == "agent":
+    def mode(self, asked: str | None) -> str:
+        """The mode of a new session: the one the request asked for (any,
+        agent too), else the command's, else agent."""
+        if asked is not None:
+            return asked
+        if self.command is not None and self.command.mode is not None:
             return self.command.mode
-        return asked
+        return "agent"
 
 
 def prompted(config: ReinConfig, root: Path, text: str) -> Prompted:
@@ -111,7 +121,7 @@ def skills_of(config: ReinConfig, root: Path) -> FoundSkills:
         return FoundSkills()
     home = user_home(config)
     extra = [_configured(p, root) for p in config.setup.skill_paths]
-    return discover_skills(root, home, extra)
+    return discover_skills(root, home, extra, config.tool_settings().deny_globs)
 
 
 def _configured(path: str, root: Path) -> Path:
@@ -123,13 +133,13 @@ def agents_of(config: ReinConfig, root: Path) -> FoundAgents:
     """The custom agents of the workspace and the user."""
     if not config.setup.agents:
         return FoundAgents()
-    return discover_agents(root, user_home(config))
+    return discover_agents(root, user_home(config), config.tool_settings().deny_globs)
 
 
 def skill_tool(config: ReinConfig, root: Path) -> SkillTool | None:
     """The ``skill`` tool offering the skills found (None: there are none)."""
     found = skills_of(config, root).skills
-    return SkillTool(found) if found else None
+    return SkillTool(found, config.tool_settings().deny_globs) if found else None
 
 
 def agent_kinds(
@@ -144,6 +154,8 @@ def agent_kinds(
     note their ``task`` result carries."""
     kinds = []
     for agent in agents_of(config, root).agents:
+        if agent.tools is not None and not any(t in offered for t in agent.tools if t != "task"):
+            continue  # none of its tools is offered here: not a subagent it could be
         model, said = agent_model(config, agent.model, model_factory)
         notes = [said] if said else []
         if agent.unmapped:
@@ -195,13 +207,18 @@ def agent_model(
     return model_factory(config.model.model_copy(update={"model": mapped})), ""
 
 
-def setup_inventory(config: ReinConfig, root: Path) -> Inventory:
+def setup_inventory(
+    config: ReinConfig, root: Path, hooks_trust: TrustStore | None = None
+) -> Inventory:
     """Everything of the person's setup a session in ``root`` reads, but
-    the MCP servers (whose trust the host knows): hooks, skills, agents,
-    commands and instruction files."""
+    the MCP servers (whose trust the host knows): hooks (a workspace's
+    "not trusted" unless ``hooks_trust`` remembers them allowed), skills,
+    agents, commands and instruction files."""
     settings = config.tool_settings()
     inventory = Inventory()
-    inventory.add(hook_items(root, user_home(config)))
+    # Hooks read the home folder whatever setup.userFolders says (the
+    # hooks adapter does: its port's home).
+    inventory.add(hook_items(root, _home(), config, hooks_trust), "hook")
     inventory.add(skill_items(skills_of(config, root), config.setup.skills))
     inventory.add(agent_items(agents_of(config, root), config.setup.agents))
     inventory.add(command_items(commands_of(config, root), config.setup.commands))

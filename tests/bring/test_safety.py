@@ -1,0 +1,122 @@
+"""What a setup file may not do: lead out of its folder through a symlink,
+reach a protected file, or crash discovery with its YAML."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rein.bring.agents import discover_agents
+from rein.bring.commands import discover_commands
+from rein.bring.frontmatter import MAX_FRONTMATTER_BYTES, FrontmatterError, parse
+from rein.bring.skills import discover_skills
+from tests.bring.setup_repo import write
+
+SECRET = "API_KEY=sk-live-123456"
+
+
+def test_deep_or_huge_frontmatter_is_an_error_not_a_crash() -> None:
+    deep = "---\nx: " + "[" * 5000 + "\n---\nbody\n"
+    with pytest.raises(FrontmatterError, match="nested too deeply"):
+        parse(deep)
+    huge = "---\nx: " + "a" * (MAX_FRONTMATTER_BYTES + 1) + "\n---\n"
+    with pytest.raises(FrontmatterError, match="over"):
+        parse(huge)
+
+
+def test_setup_files_are_not_read_through_links_out_or_to_protected_files(
+    tmp_path: Path,
+) -> None:
+    root, home = tmp_path / "ws", tmp_path / "home"
+    secret = tmp_path / "secret.env"
+    secret.write_text(SECRET + "\n")
+    write(
+        root,
+        {
+            ".env": SECRET + "\n",
+            ".claude/commands/ok.md": "Fine.\n",
+            ".claude/agents/ok.md": "---\nname: ok\ndescription: d\n---\nbody\n",
+            ".claude/skills/ok/SKILL.md": "---\nname: ok\ndescription: d\n---\nbody\n",
+        },
+    )
+    commands = root / ".claude" / "commands"
+    os.symlink(secret, commands / "review.md")
+    os.symlink("../../.env", commands / "env.md")
+    os.link(root / ".env", commands / "hard.md")
+    os.symlink(secret, root / ".claude" / "agents" / "out.md")
+    (root / ".claude" / "skills" / "out").mkdir()
+    os.symlink(secret, root / ".claude" / "skills" / "out" / "SKILL.md")
+    # A user's file may not lead out of its own folder either.
+    write(home, {".claude/commands/mine.md": "Mine.\n"})
+    os.symlink(secret, home / ".claude" / "commands" / "leak.md")
+
+    found = discover_commands(root, home)
+    assert found.names() == ["ok", "mine"]
+    reasons = {i.path: i.reason for i in found.invalid}
+    assert "symlink out of the workspace" in reasons[".claude/commands/review.md"]
+    assert "protected file" in reasons[".claude/commands/env.md"]
+    assert "hard link" in reasons[".claude/commands/hard.md"]
+    assert "symlink out of its folder" in reasons["~/.claude/commands/leak.md"]
+    agents = discover_agents(root, home)
+    assert [a.name for a in agents.agents] == ["ok"]
+    assert "symlink out of the workspace" in agents.invalid[0].reason
+    skills = discover_skills(root, home)
+    assert [s.name for s in skills.skills] == ["ok"]
+    assert "symlink out of the workspace" in skills.invalid[0].reason
+    everything = repr((found, agents, skills))
+    assert "sk-live" not in everything
+
+
+def test_a_commands_folder_is_read_up_to_its_cap(tmp_path: Path, monkeypatch) -> None:
+    import rein.bring.commands as commands
+
+    monkeypatch.setattr(commands, "MAX_FILES", 3)
+    root = tmp_path / "ws"
+    write(root, {f".claude/commands/c{i}.md": "Do it.\n" for i in range(5)})
+    found = discover_commands(root)
+    assert len(found.commands) == 3
+    [cut] = found.invalid
+    assert (cut.path, cut.reason) == (
+        ".claude/commands",
+        "over 3 files: only the first 3 found are read",
+    )
+
+
+def test_an_agent_none_of_whose_tools_is_offered_is_not_a_task_agent(tmp_path: Path) -> None:
+    from rein.config import load_config
+    from rein.session.setup_files import agent_kinds
+
+    root = tmp_path / "ws"
+    write(
+        root,
+        {
+            ".claude/agents/writer.md": "---\nname: writer\ndescription: d\ntools: Edit\n---\nb\n",
+            ".claude/agents/reader.md": "---\nname: reader\ndescription: d\ntools: Read\n---\nb\n",
+            ".claude/agents/any.md": "---\nname: any\ndescription: d\n---\nb\n",
+        },
+    )
+    config = load_config({"setup": {"userFolders": False}})
+    kinds = agent_kinds(config, root, ["read_file", "grep"], None)
+    assert sorted(k.name for k in kinds) == ["any", "reader"]
+
+
+def test_a_skill_folder_linked_to_a_broad_folder_is_refused(tmp_path: Path) -> None:
+    root, home = tmp_path / "ws", tmp_path / "home"
+    write(home, {"SKILL.md": "---\nname: all\ndescription: d\n---\nb\n", "notes.txt": "x"})
+    (home / ".claude" / "skills").mkdir(parents=True)
+    os.symlink(home, home / ".claude" / "skills" / "all")
+    root.mkdir()
+    found = discover_skills(root, home)
+    assert found.skills == ()
+    [refused] = found.invalid
+    assert "a skill's folder holds only the skill" in refused.reason
+
+
+def test_a_prompt_file_naming_a_custom_agent_says_why_it_is_not_used(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root, {".github/prompts/r.prompt.md": "---\nagent: reader\n---\nReview.\n"})
+    [refused] = discover_commands(root).invalid
+    assert refused.reason.startswith("agent: 'reader' is not one of agent, edit, plan, ask")
+    assert "run by a custom agent is not supported" in refused.reason
