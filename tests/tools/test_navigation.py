@@ -204,6 +204,29 @@ def test_replacements_apply_from_utf16_ranges_and_say_where_they_landed() -> Non
         apply_replacements(text, overlapping)
 
 
+def _replace(line: int, start: int, end: int, new: str) -> TextReplacement:
+    return TextReplacement(CodeRange(Position(line, start), Position(line, end)), new)
+
+
+def test_lines_are_counted_as_the_language_server_counts_them() -> None:
+    # Only \n, \r\n and \r break a line (not a form feed, \x85, \u2028...).
+    for odd in ("\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\u2029"):
+        text = f"x = '{odd}'\n\ndef foo():\n    return foo\n"
+        updated, where = apply_replacements(text, [_replace(2, 4, 7, "bar")])
+        assert updated == text.replace("def foo", "def bar"), repr(odd)
+        assert where == [Position(2, 4)]
+        assert symbol_position("a.py", text, 3, "foo") == Position(2, 4)
+    mixed = "a = 1\r\nb = 2\rfoo = 3\n"
+    assert apply_replacements(mixed, [_replace(2, 0, 3, "bar")]) == (
+        "a = 1\r\nb = 2\rbar = 3\n",
+        [Position(2, 0)],
+    )
+    assert symbol_position("a.py", mixed, 3, "foo") == Position(2, 0)
+    # A character past the end of its line is the line's end (LSP clamps it).
+    assert apply_replacements("ab\ncd\n", [_replace(0, 5, 5, "X")])[0] == "abX\ncd\n"
+    assert apply_replacements("ab\r\ncd", [_replace(0, 9, 9, "X")])[0] == "abX\r\ncd"
+
+
 async def test_rename_is_one_approved_change_of_every_file(
     root: Path, project: None, navigator: FakeNavigator
 ) -> None:

@@ -24,6 +24,8 @@ __all__ = [
     "Found",
     "character_index",
     "format_locations",
+    "line_starts",
+    "lsp_lines",
     "symbol_position",
     "utf16_column",
 ]
@@ -34,6 +36,27 @@ MAX_LOCATIONS = 100
 MAX_OUTPUT_LINES = 2000
 #: A location's line text is cut to this many characters.
 MAX_LINE_CHARS = 200
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def lsp_lines(text: str) -> list[str]:
+    """The lines of ``text`` as the Language Server Protocol (and
+    ``read_file``) counts them: broken only at ``\\n``, ``\\r\\n`` and
+    ``\\r`` (``str.splitlines`` also breaks at form feeds, ``\\x85``,
+    ``\\u2028``, ...), without the breaks; no empty last line after a final
+    break."""
+    lines = _LINE_BREAK.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def line_starts(text: str) -> list[int]:
+    """The string index where each line of ``text`` starts (LSP breaks;
+    after a final break, one more start: ``len(text)``)."""
+    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
 
 
 def utf16_column(text: str, index: int) -> int:
@@ -69,7 +92,7 @@ def symbol_position(
     name = _word(symbol)
     if not name:
         raise ToolError("symbol is empty: give the name as it is written on the line.")
-    lines = text.splitlines()
+    lines = lsp_lines(text)
     if line < 1 or line > len(lines):
         raise ToolError(
             f"{rel} has {len(lines)} line{'' if len(lines) == 1 else 's'}; there is no line {line}."

@@ -33,7 +33,7 @@ from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
 from rein.tools.edit import bounded_diff, path_lock
-from rein.tools.nav_text import Found, format_locations, utf16_column
+from rein.tools.nav_text import Found, format_locations, line_starts, lsp_lines, utf16_column
 from rein.tools.navigation import require_navigator, resolve_symbol
 
 __all__ = ["RenameSymbolArgs", "RenameSymbolTool", "apply_replacements"]
@@ -42,11 +42,14 @@ _NAME = re.compile(r"^[^\W\d]\w*$")
 
 
 def _offset(starts: list[int], text: str, position: Position) -> int:
-    """The string index of an LSP position (UTF-16 character) in ``text``."""
+    """The string index of an LSP position (UTF-16 character) in ``text``;
+    a character past the end of its line is the line's end (LSP clamps it)."""
     if position.line >= len(starts):
         return len(text)
     start = starts[position.line]
     end = starts[position.line + 1] if position.line + 1 < len(starts) else len(text)
+    while end > start and text[end - 1] in "\r\n":
+        end -= 1  # the line's break is not part of it
     units = 0
     index = start
     while index < end and units < position.character:
@@ -58,9 +61,7 @@ def _offset(starts: list[int], text: str, position: Position) -> int:
 def apply_replacements(text: str, edits: Sequence[TextReplacement]) -> tuple[str, list[Position]]:
     """``text`` with ``edits`` applied (LSP ranges of the original text), and
     where each edit starts in the new text (UTF-16 positions), in order."""
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    starts = line_starts(text)
     spans = sorted(
         (_offset(starts, text, e.range.start), _offset(starts, text, e.range.end), e.new_text)
         for e in edits
@@ -74,10 +75,12 @@ def apply_replacements(text: str, edits: Sequence[TextReplacement]) -> tuple[str
     for start, end, new in spans:
         parts.append(text[last:start])
         before = "".join(parts)
-        line_start = before.rfind("\n") + 1
+        before_starts = line_starts(before)
+        line_start = before_starts[-1]
         where.append(
             Position(
-                before.count("\n"), utf16_column(before[line_start:], len(before) - line_start)
+                len(before_starts) - 1,
+                utf16_column(before[line_start:], len(before) - line_start),
             )
         )
         parts.append(new)
@@ -194,7 +197,7 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
                     ) from None
             generations.append(mutation.generation)
             written.append(path)
-            new_lines = updated.splitlines()
+            new_lines = lsp_lines(updated)
             for start in lines:
                 text = new_lines[start.line] if start.line < len(new_lines) else ""
                 found.append(Found(CodeLocation(path, CodeRange(start, start)), text))
