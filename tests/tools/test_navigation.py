@@ -6,6 +6,7 @@ the bounded ``locations`` text and its parse, alias following, and
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -176,6 +177,40 @@ async def test_without_a_navigator_the_tools_say_so(disk: DiskWorkspace, project
 
 
 # ----------------------------------------------------------- rename
+
+
+async def test_protected_files_are_read_only_with_approval_and_never_shown(
+    root: Path, project: None, write_files: WriteFiles, navigator: FakeNavigator
+) -> None:
+    secret = "API_KEY=sk-live-SECRET123\n"
+    write_files({".env": secret, "pkg/h.py": "TOKEN = 'hard-linked-secret'\n"})
+    os.link(root / "pkg/h.py", root / "elsewhere.py")
+    navigator.references_of[("pkg/core.py", Position(0, 4))] = [
+        at("pkg/core.py", 0, 4),
+        at(".env", 0, 0),
+        at("pkg/h.py", 0, 0),
+    ]
+    approver = FakeApprover(False)
+    calls = ToolCallRecorder(
+        ToolEnvironment(workspace=DiskWorkspace(root), navigator=navigator, approver=approver)
+    )
+    asks = [
+        (FindDefinitionTool(), {"path": ".env", "line": 1, "symbol": "nothere"}),
+        (HoverTool(), {"path": ".env", "line": 1, "symbol": "API_KEY"}),
+        (SymbolsTool(), {"path": ".env"}),
+        (RenameSymbolTool(), {"path": ".env", "line": 1, "symbol": "API_KEY", "new_name": "K"}),
+        (FindDefinitionTool(), {"path": "pkg/h.py", "line": 1, "symbol": "nothere"}),
+    ]
+    for tool, params in asks:
+        with pytest.raises(ToolError) as refused:
+            await calls.run(tool, **params)
+        assert "SECRET" not in str(refused.value) and "hard-linked" not in str(refused.value)
+    assert [r.title for r in approver.requests] == ["Read .env"] * 4 + ["Read pkg/h.py"]
+    assert not navigator.asked
+    # Where a protected file is among the answers, its place is listed without its text.
+    listed = await calls.run(FindReferencesTool(), path="pkg/core.py", line=1, symbol="f")
+    assert "SECRET" not in listed.content and "hard-linked" not in listed.content
+    assert ".env\n  1:1:\n" in listed.content and listed.content.endswith("pkg/h.py\n  1:1:")
 
 
 def _rename_f(navigator: FakeNavigator) -> None:
