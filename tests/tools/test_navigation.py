@@ -89,6 +89,11 @@ def test_locations_are_grouped_by_file_bounded_and_parse_back() -> None:
     assert parsed[2] == "(150 more left out)"
     short = format_locations("h", many, max_lines=12)
     assert len(short.splitlines()) == 12 and short.endswith("more left out)")
+    # Columns are 1-based UTF-16 code units, as the editor counts them.
+    astral = format_locations("h", [Found(at("e.py", 0, 7), "s='😀';f()")])
+    assert astral == "h\ne.py\n  1:8: s='😀';f()"
+    with pytest.raises(ToolError, match=r"at columns 5, 8\)"):
+        symbol_position("e.py", "😀; f; f\n", 1, "f")
     assert parse_locations("No definition found.") == ("No definition found.", [], None)
     assert parse_locations("header\na.py\n  not a location") is None
     assert parse_locations("header\n  1:1: a location before any path") is None

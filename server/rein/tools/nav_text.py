@@ -6,7 +6,9 @@ reads and the panel shows as links (:mod:`rein.harness.calls.display`).
 The model names a line (1-based, as ``read_file`` shows it) and the
 symbol's text on it; Rein finds the column (a whole-word match) and counts
 it in UTF-16 code units, as the Language Server Protocol does. Columns
-shown back are 1-based characters of the line's text.
+shown back are 1-based and counted in UTF-16 code units too (an editor's
+position: a character outside the Basic Multilingual Plane, an emoji,
+counts two).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def symbol_position(
             )
         start = starts[occurrence - 1]
     elif len(starts) > 1:
-        columns = ", ".join(str(s + 1) for s in starts)
+        columns = ", ".join(str(utf16_column(line_text, s) + 1) for s in starts)
         raise ToolError(
             f"`{name}` occurs {len(starts)} times on line {line} of {rel} (at columns "
             f"{columns}):\n{line}: {line_text}\nSay which with occurrence (1 for the first)."
@@ -138,7 +140,7 @@ class Found:
 def _entry(found: Found) -> str:
     start = found.location.range.start
     text = found.line_text
-    column = start.character + 1 if text is None else character_index(text, start.character) + 1
+    column = start.character + 1  # 1-based UTF-16, as the editor counts
     shown = (found.shown if found.shown is not None else text or "").strip()
     if len(shown) > MAX_LINE_CHARS:
         shown = shown[: MAX_LINE_CHARS - 1] + "…"
