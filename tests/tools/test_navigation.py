@@ -19,11 +19,14 @@ from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
     CodeSymbol,
+    FileEdits,
     PartialLocations,
     Position,
     TextReplacement,
 )
+from rein.harness.ports import Mutation
 from rein.harness.tools import ToolEnvironment
+from rein.tools.edit import path_lock
 from rein.tools.nav_text import Found, format_locations, symbol_position
 from rein.tools.navigation import FindDefinitionTool, FindReferencesTool, HoverTool, SymbolsTool
 from rein.tools.rename import RenameSymbolTool, apply_replacements
@@ -327,3 +330,73 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     with pytest.raises(ToolError, match="outside the workspace; nothing changed"):
         await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
     assert (root / "pkg/core.py").read_text() == CORE
+
+
+class _FailingSecondWrite(DiskWorkspace):
+    """Writes pkg/core.py, then fails pkg/use.py; records whether every
+    file's lock was held at each write."""
+
+    locked: list[bool]
+
+    async def write_text(
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
+    ) -> Mutation:
+        self.locked.append(
+            all(path_lock(self.root, p).locked() for p in ("pkg/core.py", "pkg/use.py"))
+        )
+        if path == "pkg/use.py" and text != USE:
+            raise ToolError("the disk is full")
+        return await super().write_text(
+            path, text, expected_version=expected_version, expected_text=expected_text
+        )
+
+
+async def test_a_rename_holds_every_lock_and_puts_back_what_it_wrote_when_a_write_fails(
+    root: Path, project: None, navigator: FakeNavigator
+) -> None:
+    _rename_f(navigator)
+    workspace = _FailingSecondWrite(root)
+    workspace.locked = []
+    calls = ToolCallRecorder(ToolEnvironment(workspace=workspace, navigator=navigator))
+    with pytest.raises(ToolError) as failed:
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
+    assert str(failed.value) == (
+        "The rename could not write pkg/use.py (the disk is full); it was not changed. "
+        "Put back as they were: pkg/core.py."
+    )
+    assert (root / "pkg/core.py").read_text() == CORE
+    assert (root / "pkg/use.py").read_text() == USE
+    assert workspace.locked[:2] == [True, True]
+
+
+async def test_rename_edits_for_another_text_or_version_twice_named_or_doubled_are_refused(
+    root: Path, project: None, calls: ToolCallRecorder, navigator: FakeNavigator
+) -> None:
+    def edit(line: int, character: int, width: int = 1) -> TextReplacement:
+        end = Position(line, character + width)
+        return TextReplacement(CodeRange(Position(line, character), end), "inc")
+
+    key = ("pkg/core.py", Position(0, 4))
+    rename = {"path": "pkg/core.py", "line": 1, "symbol": "f"}
+    for stale in (FileEdits([edit(0, 4)], version=3), FileEdits([edit(0, 4)], text="old")):
+        navigator.renames[key] = {"pkg/core.py": stale}
+        with pytest.raises(ToolError, match=r"pkg/core\.py changed after the language server"):
+            await calls.run(RenameSymbolTool(), **rename, new_name="inc")
+    doubled = [edit(0, 4, 0), edit(0, 4, 0)]
+    navigator.renames[key] = {"pkg/core.py": doubled}
+    with pytest.raises(ToolError, match="overlapping"):
+        await calls.run(RenameSymbolTool(), **rename, new_name="inc")
+    assert (root / "pkg/core.py").read_text() == CORE
+    # One file named twice (two spellings of its path): its edits merged, once each.
+    navigator.renames[key] = {
+        "pkg/core.py": FileEdits([edit(0, 4), edit(5, 11)], text=CORE),
+        "pkg/../pkg/core.py": [edit(0, 4)],
+    }
+    result = await calls.run(RenameSymbolTool(), **rename, new_name="inc")
+    assert result.content.startswith("Renamed `f` to `inc`: 2 edits in 1 file:")
+    assert (root / "pkg/core.py").read_text() == CORE.replace("f(", "inc(")
