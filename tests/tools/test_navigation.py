@@ -7,8 +7,10 @@ the bounded ``locations`` text and its parse, alias following, and
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
 from rein.disk.disk_workspace import DiskWorkspace
@@ -400,3 +402,39 @@ async def test_rename_edits_for_another_text_or_version_twice_named_or_doubled_a
     result = await calls.run(RenameSymbolTool(), **rename, new_name="inc")
     assert result.content.startswith("Renamed `f` to `inc`: 2 edits in 1 file:")
     assert (root / "pkg/core.py").read_text() == CORE.replace("f(", "inc(")
+
+
+class _NeverAnswersForAliases(FakeNavigator):
+    async def references(
+        self, path: str, position: Position, *, include_declaration: bool = True
+    ) -> Sequence[CodeLocation]:
+        if path == "pkg/use.py":
+            await anyio.Event().wait()  # never answers
+        return await super().references(path, position, include_declaration=include_declaration)
+
+
+async def test_an_alias_that_cannot_be_followed_keeps_the_references_found(
+    calls: ToolCallRecorder,
+    project: None,
+    navigator: FakeNavigator,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    del navigator.references_of[("pkg/use.py", Position(0, 26))]
+    failed = await calls.run(FindReferencesTool(), path="pkg/core.py", line=1, symbol="f")
+    assert failed.content.startswith("3 references to `f` in 2 files (fake-server):\n")
+    assert failed.content.endswith(
+        "\n(the uses of the alias `g` are not listed: fake-server knows nothing at "
+        "pkg/use.py Position(line=0, character=26))"
+    )
+    monkeypatch.setattr("rein.tools.navigation.ALIASES_BOUND_S", 0.05)
+    slow = _NeverAnswersForAliases(references_of=navigator.references_of)
+    env = ToolEnvironment(workspace=calls.env.workspace, navigator=slow)
+    with anyio.fail_after(60):  # only against a broken bound: 0.05 s ends the wait
+        bounded = await ToolCallRecorder(env).run(
+            FindReferencesTool(), path="pkg/core.py", line=1, symbol="f"
+        )
+    assert bounded.content.startswith("3 references to `f` in 2 files (fake-server):\n")
+    assert bounded.content.endswith(
+        "\n(import aliases not all followed: 0.05 s spent (the uses of `g` and later aliases "
+        "are not listed))"
+    )

@@ -8,7 +8,9 @@ or Rein's analyzer servers). Offered only when the session has one
 References follow import aliases: a language server (basedpyright) lists
 ``from a import f as g`` as a reference of ``f`` and stops there, so the
 references of ``g`` are asked for at that place too and listed, marked
-``(as g)``.
+``(as g)``. A follow-up that fails or runs out of time (all of them
+together get :data:`ALIASES_BOUND_S`) is said in the result's last line;
+the references already found are kept.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
@@ -58,6 +61,8 @@ __all__ = [
 NAVIGATION_READ_TOOLS = ("find_definition", "find_references", "hover", "symbols")
 #: How many import aliases one search follows.
 MAX_ALIASES = 10
+#: How long following the import aliases of one search may take, in all.
+ALIASES_BOUND_S = 20.0
 _ALIAS = re.compile(r"\s+as\s+([A-Za-z_]\w*)")
 _IMPORT_LINE = re.compile(r"^\s*(from\s+\S+\s+)?import\b|^\s*[\w\s,]*\)?\s*$")
 
@@ -170,6 +175,7 @@ async def follow_aliases(
     notes: list[str] = []
     pending: list[tuple[CodeLocation, str]] = [(loc, "") for loc in locations]
     followed = 0
+    deadline = anyio.current_time() + ALIASES_BOUND_S
     while pending:
         location, note = pending.pop(0)
         key = (location.path, location.range.start)
@@ -185,9 +191,22 @@ async def follow_aliases(
             continue
         followed += 1
         name, column = alias
-        more = await navigator.references(
-            location.path, Position(location.range.start.line, column)
-        )
+        more: Sequence[CodeLocation] = ()
+        with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as bound:
+            try:
+                more = await navigator.references(
+                    location.path, Position(location.range.start.line, column)
+                )
+            except NavigationUnavailable as exc:
+                notes.append(f"the uses of the alias `{name}` are not listed: {exc}")
+                continue
+        if bound.cancelled_caught:
+            notes.append(
+                f"import aliases not all followed: {ALIASES_BOUND_S:g} s spent "
+                f"(the uses of `{name}` and later aliases are not listed)"
+            )
+            followed = MAX_ALIASES
+            continue
         if isinstance(more, PartialLocations):
             notes.append(more.note)
         pending.extend((loc, f"(as {name})") for loc in more)
