@@ -117,3 +117,19 @@ async def test_a_failing_note_never_fails_the_edit_already_written(
 
 def _never(before: str, after: str) -> object:
     raise AssertionError("a large file is not parsed")
+
+
+async def test_the_note_names_only_the_tools_the_agent_is_offered(
+    disk: DiskWorkspace, write_files: WriteFiles, navigator: FakeNavigator
+) -> None:
+    write_files({"core.py": CORE})
+    env = ToolEnvironment(workspace=disk, navigator=navigator)
+    calls = ToolCallRecorder(env, offered=frozenset({"edit_file", "write_file"}))
+    result = await calls.run(
+        EditFileTool(), path="core.py", old_string="def f(x):", new_string="def f(x, y):"
+    )
+    assert result.content.endswith("use4.py:5, ... (2 more).")
+    renamed = await calls.run(WriteFileTool(), path="core.py", content=CORE.replace("f(", "g("))
+    assert renamed.content.endswith(
+        "\n`f` is no longer defined in core.py: its callers still use the old name."
+    )

@@ -96,6 +96,7 @@ class ToolContext:
         "hooks",
         "model",
         "name",
+        "offered",
         "record",
         "steering",
         "steering_arrived",
@@ -116,8 +117,12 @@ class ToolContext:
         steering: Steering | None = None,
         hooks: Hooks | None = None,
         model: Model | None = None,
+        offered: frozenset[str] | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
+        #: The names of the tools the calling agent is offered (a result
+        #: that suggests a tool names only these); None: not known.
+        self.offered = offered
         #: The model ``prepare_next_turn`` chose for the turn that made this
         #: call (None: the agent's own): a ``task`` child runs on it.
         self.model = model

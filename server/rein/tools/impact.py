@@ -104,7 +104,14 @@ def changed_signatures(before: str, after: str) -> tuple[list[Signature], list[s
     return changed, renamed
 
 
-async def _note(navigator: Navigator, rel: str, text: str, sig: Signature) -> str | None:
+def _offered(ctx: ToolContext, tool: str) -> bool:
+    """Whether the note may suggest ``tool`` (the agent is offered it)."""
+    return ctx.offered is None or tool in ctx.offered
+
+
+async def _note(
+    navigator: Navigator, rel: str, text: str, sig: Signature, *, lists: bool
+) -> str | None:
     line_text = lsp_lines(text)[sig.line]
     position = Position(sig.line, utf16_column(line_text, sig.column))
     try:
@@ -116,9 +123,8 @@ async def _note(navigator: Navigator, rel: str, text: str, sig: Signature) -> st
         return f"`{sig.qualname}`'s signature changed; it has no references."
     more = f", ... ({len(places) - SHOWN} more)" if len(places) > SHOWN else ""
     count = f"{len(places)} reference{'' if len(places) == 1 else 's'}"
-    return (
-        f"`{sig.qualname}`'s signature changed; {count}: {', '.join(places[:SHOWN])}{more} "
-        "(find_references lists them)."
+    return f"`{sig.qualname}`'s signature changed; {count}: {', '.join(places[:SHOWN])}{more}" + (
+        " (find_references lists them)." if lists else "."
     )
 
 
@@ -134,7 +140,7 @@ async def impact_note(ctx: ToolContext, rel: str, before: str, after: str) -> st
     notes: list[str] = []
     try:
         with anyio.move_on_after(IMPACT_BOUND_S):
-            await _collect(navigator, rel, before, after, notes)
+            await _collect(ctx, navigator, rel, before, after, notes)
     except Exception:
         log.warning("the impact note of an edit of %s failed", rel, exc_info=True)
         return ""
@@ -142,17 +148,19 @@ async def impact_note(ctx: ToolContext, rel: str, before: str, after: str) -> st
 
 
 async def _collect(
-    navigator: Navigator, rel: str, before: str, after: str, notes: list[str]
+    ctx: ToolContext, navigator: Navigator, rel: str, before: str, after: str, notes: list[str]
 ) -> None:
     changed, renamed = await anyio.to_thread.run_sync(
         changed_signatures, before, after, abandon_on_cancel=True
     )
+    renames = _offered(ctx, "rename_symbol")
     notes.extend(
-        f"`{name}` is no longer defined in {rel}: its callers still use the old name "
-        "(rename_symbol renames a symbol with its references)."
+        f"`{name}` is no longer defined in {rel}: its callers still use the old name"
+        + (" (rename_symbol renames a symbol with its references)." if renames else ".")
         for name in renamed[:MAX_DEFINITIONS]
     )
+    lists = _offered(ctx, "find_references")
     for sig in changed[:MAX_DEFINITIONS]:
-        note = await _note(navigator, rel, after, sig)
+        note = await _note(navigator, rel, after, sig, lists=lists)
         if note is not None:
             notes.append(note)

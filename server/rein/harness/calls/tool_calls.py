@@ -467,6 +467,7 @@ class ToolExecutor:
             steering=steering,
             hooks=ctx.hooks,
             model=self.model,
+            offered=frozenset(ctx.tools.names()),
         )
         try:
             return await self._run_with_retries(call, tool, args, tool_ctx)
