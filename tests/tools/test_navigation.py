@@ -325,6 +325,15 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     assert (root / "pkg/core.py").read_text() == CORE
     with pytest.raises(ToolError, match="is not a name"):
         await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="a b")
+    for keyword_or_dollar in ("class", "$f"):
+        with pytest.raises(ToolError, match="is not a Python name"):
+            await calls.run(
+                RenameSymbolTool(),
+                path="pkg/core.py",
+                line=1,
+                symbol="f",
+                new_name=keyword_or_dollar,
+            )
     outside = CodeLocation("/usr/lib/x.py", CodeRange(Position(0, 0), Position(0, 1))).path
     navigator.renames[("pkg/core.py", Position(0, 4))] = {
         outside: [TextReplacement(CodeRange(Position(0, 0), Position(0, 1)), "inc")]
@@ -438,3 +447,16 @@ async def test_an_alias_that_cannot_be_followed_keeps_the_references_found(
         "\n(import aliases not all followed: 0.05 s spent (the uses of `g` and later aliases "
         "are not listed))"
     )
+
+
+async def test_a_javascript_name_may_hold_a_dollar(
+    root: Path, write_files: WriteFiles, calls: ToolCallRecorder, navigator: FakeNavigator
+) -> None:
+    write_files({"web/a.ts": "const el = 1;\n"})
+    place = CodeRange(Position(0, 6), Position(0, 8))
+    navigator.renames[("web/a.ts", Position(0, 6))] = {"web/a.ts": [TextReplacement(place, "$el")]}
+    result = await calls.run(
+        RenameSymbolTool(), path="web/a.ts", line=1, symbol="el", new_name="$el"
+    )
+    assert not result.is_error
+    assert (root / "web/a.ts").read_text() == "const $el = 1;\n"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import keyword
 import re
 from collections.abc import Mapping, Sequence
 
@@ -44,7 +45,8 @@ from rein.tools.navigation import require_navigator, resolve_symbol
 
 __all__ = ["RenameSymbolArgs", "RenameSymbolTool", "apply_replacements"]
 
-_NAME = re.compile(r"^[^\W\d]\w*$")
+#: A name: letters, digits, _ and $ (JavaScript's), not starting with a digit.
+_NAME = re.compile(r"^(?:[^\W\d]|\$)[\w$]*$")
 
 
 def _offset(starts: list[int], text: str, position: Position) -> int:
@@ -138,7 +140,9 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         navigator = require_navigator(ctx)
         new_name = args.new_name.strip()
         if not _NAME.match(new_name):
-            raise ToolError(f"new_name {args.new_name!r} is not a name (letters, digits, _).")
+            raise ToolError(f"new_name {args.new_name!r} is not a name (letters, digits, _, $).")
+        if args.path.endswith((".py", ".pyi")) and ("$" in new_name or keyword.iskeyword(new_name)):
+            raise ToolError(f"new_name {new_name!r} is not a Python name (a keyword, or a $).")
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
