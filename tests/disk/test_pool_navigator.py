@@ -9,8 +9,14 @@ import pytest
 from lsprotocol import types as lsp
 
 from rein.disk.analyzers import AnalyzerPool
-from rein.disk.pool_navigator import PoolNavigator, _hover_text, navigates
-from rein.harness.navigation_ports import NavigationUnavailable, Position
+from rein.disk.pool_navigator import PoolNavigator, _hover_text, _rename_edits, navigates
+from rein.harness.navigation_ports import (
+    CodeRange,
+    FileEdits,
+    NavigationUnavailable,
+    Position,
+    TextReplacement,
+)
 
 
 def test_only_servers_that_are_not_linters_navigate() -> None:
@@ -37,3 +43,25 @@ async def test_a_file_no_running_server_owns_is_refused_with_the_reason(tmp_path
             await navigator.references("a.py", Position(0, 0))
         with pytest.raises(NavigationUnavailable, match="No language server is running"):
             await navigator.workspace_symbols("x")
+
+
+def test_a_rename_answer_is_documentchanges_when_given_with_the_text_the_server_was_sent() -> None:
+    def edit(line: int, new: str) -> lsp.TextEdit:
+        place = lsp.Position(line=line, character=0)
+        return lsp.TextEdit(range=lsp.Range(start=place, end=place), new_text=new)
+
+    doc = lsp.OptionalVersionedTextDocumentIdentifier(uri="file:///w/a.py", version=None)
+    both = lsp.WorkspaceEdit(
+        changes={"file:///w/a.py": [edit(0, "x")]},
+        document_changes=[lsp.TextDocumentEdit(text_document=doc, edits=[edit(0, "x")])],
+    )
+    path_of = {"file:///w/a.py": "a.py", "file:///w/b.py": "b.py"}.__getitem__
+    edits = _rename_edits(both, path_of, {"a.py": "sent text"}, "srv")
+    # One of the two (LSP: documentChanges wins), not the same insert twice.
+    assert edits == {"a.py": (TextReplacement(CodeRange(Position(0, 0), Position(0, 0)), "x"),)}
+    assert isinstance(edits["a.py"], FileEdits) and edits["a.py"].text == "sent text"
+    only_changes = lsp.WorkspaceEdit(changes={"file:///w/b.py": [edit(1, "y")]})
+    assert _rename_edits(only_changes, path_of, {}, "srv")["b.py"].text is None
+    create = lsp.WorkspaceEdit(document_changes=[lsp.CreateFile(uri="file:///w/c.py")])
+    with pytest.raises(NavigationUnavailable, match="srv's rename creates, renames or deletes"):
+        _rename_edits(create, path_of, {}, "srv")

@@ -187,8 +187,16 @@ class ToolCallRecorder:
     ``run(tool, **arguments)`` validates like the loop does and lets
     ToolError propagate (assert it with ``pytest.raises``)."""
 
-    def __init__(self, env: Any, *, on_update: Callable[[str, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        env: Any,
+        *,
+        on_update: Callable[[str, str], None] | None = None,
+        offered: frozenset[str] | None = None,
+    ) -> None:
         self.env = env
+        #: The tools the calling agent is offered (``ToolContext.offered``).
+        self.offered = offered
         self.record = RunRecord()
         self.updates: list[tuple[str, str]] = []
         self.yield_requested = False
@@ -210,6 +218,7 @@ class ToolCallRecorder:
             lambda: self.yield_requested,
             self.record,
             steering_arrived=self.steering,
+            offered=self.offered,
         )
 
     async def run(self, tool: Tool[Any], **arguments: Any) -> ToolResult:

@@ -637,3 +637,19 @@ async def test_steering_queue_modes(mode: str, applied: list[list[str]]) -> None
         if isinstance(m, UserMessage) and m.origin == "steer"
     ]
     assert last == ["s1", "s2"]
+
+
+async def test_a_tool_knows_which_tools_its_agent_is_offered() -> None:
+    offered: list[frozenset[str] | None] = []
+
+    async def look(args: EchoArgs, ctx: ToolContext) -> str:
+        offered.append(ctx.offered)
+        return args.text
+
+    model = ReplayModel(
+        [{"tool_calls": [{"name": "look", "arguments": {"text": "a"}}]}, {"text": "done"}]
+    )
+    agent, _ = make_agent(model, FunctionTool("look", look))
+    await agent.prompt("go")
+    assert offered == [frozenset(agent.tools.names())]
+    assert "look" in (offered[0] or ())

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import anyio
 import pytest
@@ -36,8 +37,15 @@ class SlowNavigator(FakeNavigator):
     async def references(
         self, path: str, position: Position, *, include_declaration: bool = True
     ) -> Sequence[CodeLocation]:
-        await anyio.sleep(30)
+        await anyio.Event().wait()  # never answers
         return []
+
+
+class FailingNavigator(FakeNavigator):
+    async def references(
+        self, path: str, position: Position, *, include_declaration: bool = True
+    ) -> Sequence[CodeLocation]:
+        raise RuntimeError("the server crashed")
 
 
 @pytest.fixture
@@ -76,9 +84,52 @@ async def test_a_slow_server_omits_the_note_within_the_bound(
     monkeypatch.setattr("rein.tools.impact.IMPACT_BOUND_S", 0.2)
     write_files({"core.py": CORE})
     calls = ToolCallRecorder(ToolEnvironment(workspace=disk, navigator=SlowNavigator()))
-    with anyio.fail_after(2):
+    # The bound (0.2 s) ends the wait; this only keeps a broken bound from hanging.
+    with anyio.fail_after(60):
         result = await calls.run(
             EditFileTool(), path="core.py", old_string="def f(x):", new_string="def f(x, y):"
         )
     assert not result.is_error
     assert "signature" not in result.content
+
+
+async def test_a_failing_note_never_fails_the_edit_already_written(
+    disk: DiskWorkspace, write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = "x = 1" + " + 1" * 3000 + "\n"  # ast.parse: RecursionError
+    write_files({"core.py": CORE, "deep.py": deep})
+    calls = ToolCallRecorder(ToolEnvironment(workspace=disk, navigator=FailingNavigator()))
+    result = await calls.run(
+        EditFileTool(), path="core.py", old_string="def f(x):", new_string="def f(x, y):"
+    )
+    assert not result.is_error and "signature" not in result.content
+    assert "def f(x, y):" in (Path(disk.root) / "core.py").read_text()
+    result = await calls.run(WriteFileTool(), path="deep.py", content=deep + "y = 2\n")
+    assert not result.is_error and result.content.startswith("Overwrote deep.py")
+    # A file too large to parse twice within the bound gets no note (nor a parse).
+    monkeypatch.setattr("rein.tools.impact.MAX_IMPACT_CHARS", 10)
+    monkeypatch.setattr("rein.tools.impact.changed_signatures", _never)
+    result = await calls.run(
+        EditFileTool(), path="core.py", old_string="def f(x, y):", new_string="def f(x):"
+    )
+    assert not result.is_error
+
+
+def _never(before: str, after: str) -> object:
+    raise AssertionError("a large file is not parsed")
+
+
+async def test_the_note_names_only_the_tools_the_agent_is_offered(
+    disk: DiskWorkspace, write_files: WriteFiles, navigator: FakeNavigator
+) -> None:
+    write_files({"core.py": CORE})
+    env = ToolEnvironment(workspace=disk, navigator=navigator)
+    calls = ToolCallRecorder(env, offered=frozenset({"edit_file", "write_file"}))
+    result = await calls.run(
+        EditFileTool(), path="core.py", old_string="def f(x):", new_string="def f(x, y):"
+    )
+    assert result.content.endswith("use4.py:5, ... (2 more).")
+    renamed = await calls.run(WriteFileTool(), path="core.py", content=CORE.replace("f(", "g("))
+    assert renamed.content.endswith(
+        "\n`f` is no longer defined in core.py: its callers still use the old name."
+    )

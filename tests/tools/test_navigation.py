@@ -6,8 +6,11 @@ the bounded ``locations`` text and its parse, alias following, and
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
 from rein.disk.disk_workspace import DiskWorkspace
@@ -18,11 +21,14 @@ from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
     CodeSymbol,
+    FileEdits,
     PartialLocations,
     Position,
     TextReplacement,
 )
+from rein.harness.ports import Mutation
 from rein.harness.tools import ToolEnvironment
+from rein.tools.edit import path_lock
 from rein.tools.nav_text import Found, format_locations, symbol_position
 from rein.tools.navigation import FindDefinitionTool, FindReferencesTool, HoverTool, SymbolsTool
 from rein.tools.rename import RenameSymbolTool, apply_replacements
@@ -88,6 +94,11 @@ def test_locations_are_grouped_by_file_bounded_and_parse_back() -> None:
     assert parsed[2] == "(150 more left out)"
     short = format_locations("h", many, max_lines=12)
     assert len(short.splitlines()) == 12 and short.endswith("more left out)")
+    # Columns are 1-based UTF-16 code units, as the editor counts them.
+    astral = format_locations("h", [Found(at("e.py", 0, 7), "s='😀';f()")])
+    assert astral == "h\ne.py\n  1:8: s='😀';f()"
+    with pytest.raises(ToolError, match=r"at columns 5, 8\)"):
+        symbol_position("e.py", "😀; f; f\n", 1, "f")
     assert parse_locations("No definition found.") == ("No definition found.", [], None)
     assert parse_locations("header\na.py\n  not a location") is None
     assert parse_locations("header\n  1:1: a location before any path") is None
@@ -178,6 +189,40 @@ async def test_without_a_navigator_the_tools_say_so(disk: DiskWorkspace, project
 # ----------------------------------------------------------- rename
 
 
+async def test_protected_files_are_read_only_with_approval_and_never_shown(
+    root: Path, project: None, write_files: WriteFiles, navigator: FakeNavigator
+) -> None:
+    secret = "API_KEY=sk-live-SECRET123\n"
+    write_files({".env": secret, "pkg/h.py": "TOKEN = 'hard-linked-secret'\n"})
+    os.link(root / "pkg/h.py", root / "elsewhere.py")
+    navigator.references_of[("pkg/core.py", Position(0, 4))] = [
+        at("pkg/core.py", 0, 4),
+        at(".env", 0, 0),
+        at("pkg/h.py", 0, 0),
+    ]
+    approver = FakeApprover(False)
+    calls = ToolCallRecorder(
+        ToolEnvironment(workspace=DiskWorkspace(root), navigator=navigator, approver=approver)
+    )
+    asks = [
+        (FindDefinitionTool(), {"path": ".env", "line": 1, "symbol": "nothere"}),
+        (HoverTool(), {"path": ".env", "line": 1, "symbol": "API_KEY"}),
+        (SymbolsTool(), {"path": ".env"}),
+        (RenameSymbolTool(), {"path": ".env", "line": 1, "symbol": "API_KEY", "new_name": "K"}),
+        (FindDefinitionTool(), {"path": "pkg/h.py", "line": 1, "symbol": "nothere"}),
+    ]
+    for tool, params in asks:
+        with pytest.raises(ToolError) as refused:
+            await calls.run(tool, **params)
+        assert "SECRET" not in str(refused.value) and "hard-linked" not in str(refused.value)
+    assert [r.title for r in approver.requests] == ["Read .env"] * 4 + ["Read pkg/h.py"]
+    assert not navigator.asked
+    # Where a protected file is among the answers, its place is listed without its text.
+    listed = await calls.run(FindReferencesTool(), path="pkg/core.py", line=1, symbol="f")
+    assert "SECRET" not in listed.content and "hard-linked" not in listed.content
+    assert ".env\n  1:1:\n" in listed.content and listed.content.endswith("pkg/h.py\n  1:1:")
+
+
 def _rename_f(navigator: FakeNavigator) -> None:
     def edit(line: int, character: int) -> TextReplacement:
         return TextReplacement(
@@ -202,6 +247,29 @@ def test_replacements_apply_from_utf16_ranges_and_say_where_they_landed() -> Non
     overlapping = [*edits, TextReplacement(CodeRange(Position(0, 10), Position(0, 13)), "z")]
     with pytest.raises(ToolError, match="overlapping"):
         apply_replacements(text, overlapping)
+
+
+def _replace(line: int, start: int, end: int, new: str) -> TextReplacement:
+    return TextReplacement(CodeRange(Position(line, start), Position(line, end)), new)
+
+
+def test_lines_are_counted_as_the_language_server_counts_them() -> None:
+    # Only \n, \r\n and \r break a line (not a form feed, \x85, \u2028...).
+    for odd in ("\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\u2029"):
+        text = f"x = '{odd}'\n\ndef foo():\n    return foo\n"
+        updated, where = apply_replacements(text, [_replace(2, 4, 7, "bar")])
+        assert updated == text.replace("def foo", "def bar"), repr(odd)
+        assert where == [Position(2, 4)]
+        assert symbol_position("a.py", text, 3, "foo") == Position(2, 4)
+    mixed = "a = 1\r\nb = 2\rfoo = 3\n"
+    assert apply_replacements(mixed, [_replace(2, 0, 3, "bar")]) == (
+        "a = 1\r\nb = 2\rbar = 3\n",
+        [Position(2, 0)],
+    )
+    assert symbol_position("a.py", mixed, 3, "foo") == Position(2, 0)
+    # A character past the end of its line is the line's end (LSP clamps it).
+    assert apply_replacements("ab\ncd\n", [_replace(0, 5, 5, "X")])[0] == "abX\ncd\n"
+    assert apply_replacements("ab\r\ncd", [_replace(0, 9, 9, "X")])[0] == "abX\r\ncd"
 
 
 async def test_rename_is_one_approved_change_of_every_file(
@@ -257,6 +325,15 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     assert (root / "pkg/core.py").read_text() == CORE
     with pytest.raises(ToolError, match="is not a name"):
         await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="a b")
+    for keyword_or_dollar in ("class", "$f"):
+        with pytest.raises(ToolError, match="is not a Python name"):
+            await calls.run(
+                RenameSymbolTool(),
+                path="pkg/core.py",
+                line=1,
+                symbol="f",
+                new_name=keyword_or_dollar,
+            )
     outside = CodeLocation("/usr/lib/x.py", CodeRange(Position(0, 0), Position(0, 1))).path
     navigator.renames[("pkg/core.py", Position(0, 4))] = {
         outside: [TextReplacement(CodeRange(Position(0, 0), Position(0, 1)), "inc")]
@@ -264,3 +341,122 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     with pytest.raises(ToolError, match="outside the workspace; nothing changed"):
         await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
     assert (root / "pkg/core.py").read_text() == CORE
+
+
+class _FailingSecondWrite(DiskWorkspace):
+    """Writes pkg/core.py, then fails pkg/use.py; records whether every
+    file's lock was held at each write."""
+
+    locked: list[bool]
+
+    async def write_text(
+        self,
+        path: str,
+        text: str,
+        *,
+        expected_version: int | None = None,
+        expected_text: str | None = None,
+    ) -> Mutation:
+        self.locked.append(
+            all(path_lock(self.root, p).locked() for p in ("pkg/core.py", "pkg/use.py"))
+        )
+        if path == "pkg/use.py" and text != USE:
+            raise ToolError("the disk is full")
+        return await super().write_text(
+            path, text, expected_version=expected_version, expected_text=expected_text
+        )
+
+
+async def test_a_rename_holds_every_lock_and_puts_back_what_it_wrote_when_a_write_fails(
+    root: Path, project: None, navigator: FakeNavigator
+) -> None:
+    _rename_f(navigator)
+    workspace = _FailingSecondWrite(root)
+    workspace.locked = []
+    calls = ToolCallRecorder(ToolEnvironment(workspace=workspace, navigator=navigator))
+    with pytest.raises(ToolError) as failed:
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
+    assert str(failed.value) == (
+        "The rename could not write pkg/use.py (the disk is full); it was not changed. "
+        "Put back as they were: pkg/core.py."
+    )
+    assert (root / "pkg/core.py").read_text() == CORE
+    assert (root / "pkg/use.py").read_text() == USE
+    assert workspace.locked[:2] == [True, True]
+
+
+async def test_rename_edits_for_another_text_or_version_twice_named_or_doubled_are_refused(
+    root: Path, project: None, calls: ToolCallRecorder, navigator: FakeNavigator
+) -> None:
+    def edit(line: int, character: int, width: int = 1) -> TextReplacement:
+        end = Position(line, character + width)
+        return TextReplacement(CodeRange(Position(line, character), end), "inc")
+
+    key = ("pkg/core.py", Position(0, 4))
+    rename = {"path": "pkg/core.py", "line": 1, "symbol": "f"}
+    for stale in (FileEdits([edit(0, 4)], version=3), FileEdits([edit(0, 4)], text="old")):
+        navigator.renames[key] = {"pkg/core.py": stale}
+        with pytest.raises(ToolError, match=r"pkg/core\.py changed after the language server"):
+            await calls.run(RenameSymbolTool(), **rename, new_name="inc")
+    doubled = [edit(0, 4, 0), edit(0, 4, 0)]
+    navigator.renames[key] = {"pkg/core.py": doubled}
+    with pytest.raises(ToolError, match="overlapping"):
+        await calls.run(RenameSymbolTool(), **rename, new_name="inc")
+    assert (root / "pkg/core.py").read_text() == CORE
+    # One file named twice (two spellings of its path): its edits merged, once each.
+    navigator.renames[key] = {
+        "pkg/core.py": FileEdits([edit(0, 4), edit(5, 11)], text=CORE),
+        "pkg/../pkg/core.py": [edit(0, 4)],
+    }
+    result = await calls.run(RenameSymbolTool(), **rename, new_name="inc")
+    assert result.content.startswith("Renamed `f` to `inc`: 2 edits in 1 file:")
+    assert (root / "pkg/core.py").read_text() == CORE.replace("f(", "inc(")
+
+
+class _NeverAnswersForAliases(FakeNavigator):
+    async def references(
+        self, path: str, position: Position, *, include_declaration: bool = True
+    ) -> Sequence[CodeLocation]:
+        if path == "pkg/use.py":
+            await anyio.Event().wait()  # never answers
+        return await super().references(path, position, include_declaration=include_declaration)
+
+
+async def test_an_alias_that_cannot_be_followed_keeps_the_references_found(
+    calls: ToolCallRecorder,
+    project: None,
+    navigator: FakeNavigator,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    del navigator.references_of[("pkg/use.py", Position(0, 26))]
+    failed = await calls.run(FindReferencesTool(), path="pkg/core.py", line=1, symbol="f")
+    assert failed.content.startswith("3 references to `f` in 2 files (fake-server):\n")
+    assert failed.content.endswith(
+        "\n(the uses of the alias `g` are not listed: fake-server knows nothing at "
+        "pkg/use.py Position(line=0, character=26))"
+    )
+    monkeypatch.setattr("rein.tools.navigation.ALIASES_BOUND_S", 0.05)
+    slow = _NeverAnswersForAliases(references_of=navigator.references_of)
+    env = ToolEnvironment(workspace=calls.env.workspace, navigator=slow)
+    with anyio.fail_after(60):  # only against a broken bound: 0.05 s ends the wait
+        bounded = await ToolCallRecorder(env).run(
+            FindReferencesTool(), path="pkg/core.py", line=1, symbol="f"
+        )
+    assert bounded.content.startswith("3 references to `f` in 2 files (fake-server):\n")
+    assert bounded.content.endswith(
+        "\n(import aliases not all followed: 0.05 s spent (the uses of `g` and later aliases "
+        "are not listed))"
+    )
+
+
+async def test_a_javascript_name_may_hold_a_dollar(
+    root: Path, write_files: WriteFiles, calls: ToolCallRecorder, navigator: FakeNavigator
+) -> None:
+    write_files({"web/a.ts": "const el = 1;\n"})
+    place = CodeRange(Position(0, 6), Position(0, 8))
+    navigator.renames[("web/a.ts", Position(0, 6))] = {"web/a.ts": [TextReplacement(place, "$el")]}
+    result = await calls.run(
+        RenameSymbolTool(), path="web/a.ts", line=1, symbol="el", new_name="$el"
+    )
+    assert not result.is_error
+    assert (root / "web/a.ts").read_text() == "const $el = 1;\n"

@@ -56,7 +56,13 @@ __all__ = [
     "TYPESCRIPT_PACKAGE",
     "bench_navigation",
     "main_navigation",
+    "unpack",
 ]
+
+#: The longest one grep of the corpus may take.
+GREP_TIMEOUT_S = 300.0
+#: The longest downloading the TypeScript corpus (npm pack) may take.
+NPM_TIMEOUT_S = 600.0
 
 PYTHON_PROJECTS = (
     Project("sympy", "1.13.3", "sympy", 0),
@@ -128,6 +134,7 @@ def _grep(root: Path, name: str, include: str) -> set[tuple[str, int]]:
         capture_output=True,
         text=True,
         errors="replace",
+        timeout=GREP_TIMEOUT_S,
     )
     lines: set[tuple[str, int]] = set()
     for row in out.stdout.splitlines():
@@ -210,6 +217,13 @@ async def _measure(
     }
 
 
+def unpack(archive: Path, into: Path) -> None:
+    """Unpack a downloaded archive with tarfile's "data" filter: a member
+    with an absolute path, a ``..``, a link out of ``into`` or a device is
+    refused (``tarfile.FilterError``)."""
+    shutil.unpack_archive(archive, into, filter="data")
+
+
 def _typescript_source() -> Path:
     name, version = TYPESCRIPT_PACKAGE
     target = corpus_cache() / f"npm-{name}-{version}"
@@ -221,10 +235,11 @@ def _typescript_source() -> Path:
             ["npm", "pack", f"{name}@{version}", "--pack-destination", tmp, "--silent"],
             check=True,
             capture_output=True,
+            timeout=NPM_TIMEOUT_S,
         )
         (archive,) = Path(tmp).glob("*.tgz")
         unpacked = Path(tmp) / "unpacked"
-        shutil.unpack_archive(archive, unpacked)
+        unpack(archive, unpacked)
         (entry,) = unpacked.iterdir()
         if target.exists():
             shutil.rmtree(target)

@@ -102,6 +102,9 @@ class _Analyzer:
         #: baseline's own objects.
         self._published_items: dict[str, list[Any]] = {}
         self.versions: dict[str, int] = {}
+        #: path -> the text the server was last sent (open files only): what
+        #: its answers were computed on (a rename's edits are checked against it).
+        self.sent: dict[str, str] = {}
         #: path -> the version whose diagnostics we still wait for
         self.awaiting: dict[str, int] = {}
         self.restarts = 0
@@ -390,6 +393,7 @@ class _Analyzer:
         if text is None or self.client is None:
             return
         self.versions[path] = 1
+        self.sent[path] = text
         self.awaiting[path] = 1
         self.client.text_document_did_open(
             lsp.DidOpenTextDocumentParams(
@@ -409,6 +413,7 @@ class _Analyzer:
         if path not in self.versions:
             return
         del self.versions[path]
+        self.sent.pop(path, None)
         self.awaiting.pop(path, None)
         self.unanswered.pop(path, None)
         self.owed_refresh.discard(path)
@@ -430,6 +435,7 @@ class _Analyzer:
         if text is None:
             if path in self.versions:
                 del self.versions[path]
+                self.sent.pop(path, None)
                 self.awaiting.pop(path, None)
                 self.client.text_document_did_close(
                     lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
@@ -445,6 +451,7 @@ class _Analyzer:
             return
         version = self.versions[path] + 1
         self.versions[path] = version
+        self.sent[path] = text
         self.awaiting[path] = version
         self.client.text_document_did_change(
             lsp.DidChangeTextDocumentParams(

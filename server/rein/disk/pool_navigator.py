@@ -16,7 +16,7 @@ bound the answer is what the server has, marked as possibly incomplete
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -29,6 +29,7 @@ from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
     CodeSymbol,
+    FileEdits,
     NavigationUnavailable,
     PartialLocations,
     Position,
@@ -292,23 +293,34 @@ class PoolNavigator:
         )
         if answer is None:
             raise NavigationUnavailable(f"{analyzer.spec.name} has no rename at that place.")
-        edits: dict[str, list[TextReplacement]] = {}
-        for uri, changes in (answer.changes or {}).items():
-            edits.setdefault(self._path(uri), []).extend(
-                TextReplacement(_range(c.range), c.new_text) for c in changes
-            )
-        for change in answer.document_changes or []:
+        return _rename_edits(answer, self._path, analyzer.sent, analyzer.spec.name)
+
+
+def _rename_edits(
+    answer: lsp.WorkspaceEdit, path_of: Callable[[str], str], sent: Mapping[str, str], server: str
+) -> dict[str, FileEdits]:
+    """A rename's WorkspaceEdit as edits per path, each with the text the
+    server was sent (``sent``), so rename_symbol refuses them for a file
+    that holds another text by then. ``documentChanges``, when given, is
+    the answer (in LSP it wins over ``changes``)."""
+    edits: dict[str, list[TextReplacement]] = {}
+    if answer.document_changes:
+        for change in answer.document_changes:
             if not isinstance(change, lsp.TextDocumentEdit):
                 raise NavigationUnavailable(
-                    f"{analyzer.spec.name}'s rename creates, renames or deletes files, which "
+                    f"{server}'s rename creates, renames or deletes files, which "
                     "rename_symbol does not do; nothing changed."
                 )
-            target = edits.setdefault(self._path(change.text_document.uri), [])
-            target.extend(
+            edits.setdefault(path_of(change.text_document.uri), []).extend(
                 TextReplacement(
                     _range(e.range),
                     e.snippet.value if isinstance(e, lsp.SnippetTextEdit) else e.new_text,
                 )
                 for e in change.edits
             )
-        return edits
+    else:
+        for uri, changes in (answer.changes or {}).items():
+            edits.setdefault(path_of(uri), []).extend(
+                TextReplacement(_range(c.range), c.new_text) for c in changes
+            )
+    return {path: FileEdits(found, text=sent.get(path)) for path, found in edits.items()}

@@ -27,6 +27,7 @@ __all__ = [
     "CodeLocation",
     "CodeRange",
     "CodeSymbol",
+    "FileEdits",
     "NavigationUnavailable",
     "Navigator",
     "PartialLocations",
@@ -88,6 +89,29 @@ class TextReplacement:
     version: int | None = None
 
 
+class FileEdits(tuple[TextReplacement, ...]):
+    """One file's edits of a rename, with what they were computed on, when
+    the navigator knows it (both optional): the editor's document
+    ``version`` (the version the editor's rename answered for), or the
+    ``text`` the language server was last sent. ``rename_symbol`` refuses
+    to apply them to a file whose version or text is another one."""
+
+    version: int | None
+    text: str | None
+
+    def __new__(
+        cls,
+        edits: Iterable[TextReplacement],
+        *,
+        version: int | None = None,
+        text: str | None = None,
+    ) -> FileEdits:
+        self = super().__new__(cls, edits)
+        self.version = version
+        self.text = text
+        return self
+
+
 class PartialLocations(tuple[CodeLocation, ...]):
     """Locations a navigator found, with why they may be incomplete (the
     server had not indexed the project within the bound): the tools show
@@ -135,6 +159,8 @@ class Navigator(Protocol):
     ) -> Mapping[str, Sequence[TextReplacement]]:
         """The server's rename as text edits per path (nothing applied: the
         caller applies them after one approval, each file as its own mutation
-        generation in the one run). A rename the server
-        refuses raises :class:`NavigationUnavailable` with its reason."""
+        generation in the one run, refusing a file changed since). A path's
+        edits may be :class:`FileEdits`, saying which version or text they
+        were computed on. A rename the server refuses raises
+        :class:`NavigationUnavailable` with its reason."""
         ...

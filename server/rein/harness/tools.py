@@ -100,6 +100,7 @@ class ToolContext:
         "hooks",
         "model",
         "name",
+        "offered",
         "permit",
         "record",
         "steering",
@@ -122,11 +123,15 @@ class ToolContext:
         hooks: Hooks | None = None,
         model: Model | None = None,
         permit: Permit | None = None,
+        offered: frozenset[str] | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
         #: How a ``before_tool_call`` hook decided this call is approved
         #: (None: by the approval policy alone).
         self.permit = permit
+        #: The names of the tools the calling agent is offered (a result
+        #: that suggests a tool names only these); None: not known.
+        self.offered = offered
         #: The model ``prepare_next_turn`` chose for the turn that made this
         #: call (None: the agent's own): a ``task`` child runs on it.
         self.model = model

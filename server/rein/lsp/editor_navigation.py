@@ -28,6 +28,7 @@ from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
     CodeSymbol,
+    FileEdits,
     NavigationUnavailable,
     Position,
     TextReplacement,
@@ -204,7 +205,7 @@ class EditorNavigator:
             children=tuple(_files(self._symbol(child, path) for child in children)),
         )
 
-    def _workspace_edit(self, edit: dict[str, Any]) -> dict[str, list[TextReplacement]]:
+    def _workspace_edit(self, edit: dict[str, Any]) -> dict[str, FileEdits]:
         edits: dict[str, list[TextReplacement]] = {}
         changes = edit.get("documentChanges")
         if changes is not None:
@@ -235,7 +236,7 @@ class EditorNavigator:
                 raise _malformed("rename", "changes as an object of uri to edits")
             for uri, text_edits in by_uri.items():
                 edits.setdefault(self._file(uri), []).extend(_replacements(text_edits))
-        return {path: found for path, found in edits.items() if found}
+        return {path: _file_edits(found) for path, found in edits.items() if found}
 
 
 _START = CodeRange(Position(0, 0), Position(0, 0))
@@ -285,6 +286,15 @@ def _range(value: Any, kind: str) -> CodeRange:
     if not isinstance(value, dict):
         raise _malformed(kind, "ranges of {start, end}")
     return CodeRange(_position(value.get("start"), kind), _position(value.get("end"), kind))
+
+
+def _file_edits(found: list[TextReplacement]) -> FileEdits:
+    """A file's edits with the document version the editor computed them
+    on (when it said one, the same for all of them), so ``rename_symbol``
+    refuses them for a buffer that has changed since."""
+    versions = {edit.version for edit in found}
+    version = versions.pop() if len(versions) == 1 else None
+    return FileEdits(found, version=version)
 
 
 def _replacements(value: Any, version: int | None = None) -> list[TextReplacement]:

@@ -6,7 +6,9 @@ reads and the panel shows as links (:mod:`rein.harness.calls.display`).
 The model names a line (1-based, as ``read_file`` shows it) and the
 symbol's text on it; Rein finds the column (a whole-word match) and counts
 it in UTF-16 code units, as the Language Server Protocol does. Columns
-shown back are 1-based characters of the line's text.
+shown back are 1-based and counted in UTF-16 code units too (an editor's
+position: a character outside the Basic Multilingual Plane, an emoji,
+counts two).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ __all__ = [
     "Found",
     "character_index",
     "format_locations",
+    "line_starts",
+    "lsp_lines",
     "symbol_position",
     "utf16_column",
 ]
@@ -34,6 +38,27 @@ MAX_LOCATIONS = 100
 MAX_OUTPUT_LINES = 2000
 #: A location's line text is cut to this many characters.
 MAX_LINE_CHARS = 200
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def lsp_lines(text: str) -> list[str]:
+    """The lines of ``text`` as the Language Server Protocol (and
+    ``read_file``) counts them: broken only at ``\\n``, ``\\r\\n`` and
+    ``\\r`` (``str.splitlines`` also breaks at form feeds, ``\\x85``,
+    ``\\u2028``, ...), without the breaks; no empty last line after a final
+    break."""
+    lines = _LINE_BREAK.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def line_starts(text: str) -> list[int]:
+    """The string index where each line of ``text`` starts (LSP breaks;
+    after a final break, one more start: ``len(text)``)."""
+    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
 
 
 def utf16_column(text: str, index: int) -> int:
@@ -69,7 +94,7 @@ def symbol_position(
     name = _word(symbol)
     if not name:
         raise ToolError("symbol is empty: give the name as it is written on the line.")
-    lines = text.splitlines()
+    lines = lsp_lines(text)
     if line < 1 or line > len(lines):
         raise ToolError(
             f"{rel} has {len(lines)} line{'' if len(lines) == 1 else 's'}; there is no line {line}."
@@ -90,7 +115,7 @@ def symbol_position(
             )
         start = starts[occurrence - 1]
     elif len(starts) > 1:
-        columns = ", ".join(str(s + 1) for s in starts)
+        columns = ", ".join(str(utf16_column(line_text, s) + 1) for s in starts)
         raise ToolError(
             f"`{name}` occurs {len(starts)} times on line {line} of {rel} (at columns "
             f"{columns}):\n{line}: {line_text}\nSay which with occurrence (1 for the first)."
@@ -115,7 +140,7 @@ class Found:
 def _entry(found: Found) -> str:
     start = found.location.range.start
     text = found.line_text
-    column = start.character + 1 if text is None else character_index(text, start.character) + 1
+    column = start.character + 1  # 1-based UTF-16, as the editor counts
     shown = (found.shown if found.shown is not None else text or "").strip()
     if len(shown) > MAX_LINE_CHARS:
         shown = shown[: MAX_LINE_CHARS - 1] + "…"

@@ -8,7 +8,9 @@ or Rein's analyzer servers). Offered only when the session has one
 References follow import aliases: a language server (basedpyright) lists
 ``from a import f as g`` as a reference of ``f`` and stops there, so the
 references of ``g`` are asked for at that place too and listed, marked
-``(as g)``.
+``(as g)``. A follow-up that fails or runs out of time (all of them
+together get :data:`ALIASES_BOUND_S`) is said in the result's last line;
+the references already found are kept.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, Field
 
 from rein.harness.errors import ToolError
@@ -31,7 +34,15 @@ from rein.harness.navigation_ports import (
 from rein.harness.tools import DisplayKind, Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools._files import plural
-from rein.tools.nav_text import Found, character_index, format_locations, symbol_position
+from rein.tools.approval import check_approval
+from rein.tools.nav_text import (
+    Found,
+    character_index,
+    format_locations,
+    lsp_lines,
+    symbol_position,
+)
+from rein.tools.sandbox import Sandbox, hard_link_reason
 
 __all__ = [
     "NAVIGATION_READ_TOOLS",
@@ -40,6 +51,7 @@ __all__ = [
     "HoverTool",
     "LineTexts",
     "SymbolsTool",
+    "check_readable",
     "follow_aliases",
     "require_navigator",
     "resolve_symbol",
@@ -49,6 +61,8 @@ __all__ = [
 NAVIGATION_READ_TOOLS = ("find_definition", "find_references", "hover", "symbols")
 #: How many import aliases one search follows.
 MAX_ALIASES = 10
+#: How long following the import aliases of one search may take, in all.
+ALIASES_BOUND_S = 20.0
 _ALIAS = re.compile(r"\s+as\s+([A-Za-z_]\w*)")
 _IMPORT_LINE = re.compile(r"^\s*(from\s+\S+\s+)?import\b|^\s*[\w\s,]*\)?\s*$")
 
@@ -60,9 +74,42 @@ def require_navigator(ctx: ToolContext) -> Navigator:
     return navigator
 
 
+def _protected(sandbox: Sandbox, rel: str) -> str:
+    """Why reading ``rel`` asks the person first (as ``read_file`` does):
+    a protected pattern (approval.denyGlobs), a hard link; else ""."""
+    glob = sandbox.denied_by(rel)
+    if glob is not None:
+        return f"it matches the protected pattern {glob!r}"
+    links = sandbox.links(rel)
+    return hard_link_reason(links) if links > 1 else ""
+
+
+async def check_readable(ctx: ToolContext, rel: str) -> None:
+    """A ToolError (the person's refusal) unless the person approves
+    reading ``rel`` when it is protected; nothing to ask otherwise."""
+    _, sandbox = sandbox_of(ctx)
+    why = _protected(sandbox, rel)
+    if not why:
+        return
+    denial = await check_approval(
+        ctx,
+        "read",
+        title=f"Read {rel}",
+        detail=f"The agent wants to read {rel} ({ctx.name}), but {why}.",
+        action=f"read {rel}",
+        force_ask=True,
+        why_ask=why,
+        about=rel,
+    )
+    if denial is not None:
+        raise ToolError(denial.content)
+
+
 class LineTexts:
     """The lines of files as the workspace shows them (the editor's
-    buffers, the client's over ACP, the disk), read once per call."""
+    buffers, the client's over ACP, the disk), read once per call. A
+    protected file's lines are never shown (its places are listed
+    without their text)."""
 
     def __init__(self, ctx: ToolContext) -> None:
         self._workspace, self._sandbox = sandbox_of(ctx)
@@ -72,8 +119,11 @@ class LineTexts:
         if path not in self._lines:
             try:
                 rel = self._sandbox.resolve(path)
+                if _protected(self._sandbox, rel):
+                    self._lines[path] = None
+                    return None
                 content = await self._workspace.read_text(rel)
-                self._lines[path] = content.text.splitlines()
+                self._lines[path] = lsp_lines(content.text)
             except Exception:
                 # A library's stub outside the workspace, a file gone since.
                 self._lines[path] = None
@@ -90,9 +140,11 @@ class LineTexts:
 async def resolve_symbol(
     ctx: ToolContext, path: str, line: int, symbol: str, occurrence: int | None
 ) -> tuple[str, Position]:
-    """The workspace path and the position of ``symbol`` on ``line``."""
+    """The workspace path and the position of ``symbol`` on ``line`` (a
+    protected file is read only when the person approves)."""
     workspace, sandbox = sandbox_of(ctx)
     rel = sandbox.resolve(path)
+    await check_readable(ctx, rel)
     content = await workspace.read_text(rel)
     return rel, symbol_position(rel, content.text, line, symbol, occurrence)
 
@@ -123,6 +175,7 @@ async def follow_aliases(
     notes: list[str] = []
     pending: list[tuple[CodeLocation, str]] = [(loc, "") for loc in locations]
     followed = 0
+    deadline = anyio.current_time() + ALIASES_BOUND_S
     while pending:
         location, note = pending.pop(0)
         key = (location.path, location.range.start)
@@ -138,9 +191,22 @@ async def follow_aliases(
             continue
         followed += 1
         name, column = alias
-        more = await navigator.references(
-            location.path, Position(location.range.start.line, column)
-        )
+        more: Sequence[CodeLocation] = ()
+        with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as bound:
+            try:
+                more = await navigator.references(
+                    location.path, Position(location.range.start.line, column)
+                )
+            except NavigationUnavailable as exc:
+                notes.append(f"the uses of the alias `{name}` are not listed: {exc}")
+                continue
+        if bound.cancelled_caught:
+            notes.append(
+                f"import aliases not all followed: {ALIASES_BOUND_S:g} s spent "
+                f"(the uses of `{name}` and later aliases are not listed)"
+            )
+            followed = MAX_ALIASES
+            continue
         if isinstance(more, PartialLocations):
             notes.append(more.note)
         pending.extend((loc, f"(as {name})") for loc in more)
@@ -291,6 +357,7 @@ class SymbolsTool(_NavigationTool):
         if args.path is not None:
             _, sandbox = sandbox_of(ctx)
             rel = sandbox.resolve(args.path)
+            await check_readable(ctx, rel)
             symbols = _flatten(await self._ask(ctx, navigator.document_symbols(rel)))
             where = rel
         else:

@@ -3,17 +3,23 @@
 The navigator answers with text edits per file (nothing applied); they are
 applied through the session's Workspace like ``edit_file``'s: one approval
 for the whole rename (its diff), each file written with the text it was
-planned on (a file changed since it was read is refused by the workspace,
-and the rename stops before writing anything when a file changed before
-its first write), under the same per-file locks, so checkpoints, review and
-the gates see it as they see an edit. The files are written one after the
-other: each write is a mutation generation of its own, all in the same run
-(the gates judge the run's changes together).
+planned on. Every file's lock (the ones ``edit_file`` takes) is taken, in
+path order, before a last check and held until the last write: a file
+changed since the rename was planned stops it before anything is written,
+and a write that fails anyway puts back the files already written. Edits
+the navigator says were computed on another version or text of a file
+(:class:`~rein.harness.navigation_ports.FileEdits`) are refused. The
+checkpoints, review and the gates see a rename as they see an edit. The
+files are written one after the other: each write is a mutation generation
+of its own, all in the same run (the gates judge the run's changes
+together).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import keyword
 import re
 from collections.abc import Mapping, Sequence
 
@@ -23,30 +29,35 @@ from rein.harness.errors import FileChangedError, ToolError
 from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
+    FileEdits,
     NavigationUnavailable,
     Position,
     TextReplacement,
 )
-from rein.harness.ports import FileContent
+from rein.harness.ports import FileContent, Workspace
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
 from rein.tools.edit import bounded_diff, path_lock
-from rein.tools.nav_text import Found, format_locations, utf16_column
+from rein.tools.nav_text import Found, format_locations, line_starts, lsp_lines, utf16_column
 from rein.tools.navigation import require_navigator, resolve_symbol
 
 __all__ = ["RenameSymbolArgs", "RenameSymbolTool", "apply_replacements"]
 
-_NAME = re.compile(r"^[^\W\d]\w*$")
+#: A name: letters, digits, _ and $ (JavaScript's), not starting with a digit.
+_NAME = re.compile(r"^(?:[^\W\d]|\$)[\w$]*$")
 
 
 def _offset(starts: list[int], text: str, position: Position) -> int:
-    """The string index of an LSP position (UTF-16 character) in ``text``."""
+    """The string index of an LSP position (UTF-16 character) in ``text``;
+    a character past the end of its line is the line's end (LSP clamps it)."""
     if position.line >= len(starts):
         return len(text)
     start = starts[position.line]
     end = starts[position.line + 1] if position.line + 1 < len(starts) else len(text)
+    while end > start and text[end - 1] in "\r\n":
+        end -= 1  # the line's break is not part of it
     units = 0
     index = start
     while index < end and units < position.character:
@@ -58,15 +69,13 @@ def _offset(starts: list[int], text: str, position: Position) -> int:
 def apply_replacements(text: str, edits: Sequence[TextReplacement]) -> tuple[str, list[Position]]:
     """``text`` with ``edits`` applied (LSP ranges of the original text), and
     where each edit starts in the new text (UTF-16 positions), in order."""
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    starts = line_starts(text)
     spans = sorted(
         (_offset(starts, text, e.range.start), _offset(starts, text, e.range.end), e.new_text)
         for e in edits
     )
-    for (_, end, _), (start, _, _) in itertools.pairwise(spans):
-        if start < end:
+    for (first, end, _), (start, last, _) in itertools.pairwise(spans):
+        if start < end or (first, end) == (start, last):  # two inserts at one place too
             raise ToolError("the language server's rename has overlapping edits; nothing changed.")
     parts: list[str] = []
     where: list[Position] = []
@@ -74,16 +83,32 @@ def apply_replacements(text: str, edits: Sequence[TextReplacement]) -> tuple[str
     for start, end, new in spans:
         parts.append(text[last:start])
         before = "".join(parts)
-        line_start = before.rfind("\n") + 1
+        before_starts = line_starts(before)
+        line_start = before_starts[-1]
         where.append(
             Position(
-                before.count("\n"), utf16_column(before[line_start:], len(before) - line_start)
+                len(before_starts) - 1,
+                utf16_column(before[line_start:], len(before) - line_start),
             )
         )
         parts.append(new)
         last = end
     parts.append(text[last:])
     return "".join(parts), where
+
+
+def _check_basis(path: str, edits: Sequence[TextReplacement], content: FileContent) -> None:
+    """A ToolError when ``edits`` were computed on another version or text
+    of ``path`` than ``content`` (what :class:`FileEdits` says, if it is)."""
+    if not isinstance(edits, FileEdits):
+        return
+    if (edits.version is not None and edits.version != content.version) or (
+        edits.text is not None and edits.text != content.text
+    ):
+        raise ToolError(
+            f"{path} changed after the language server computed the rename (it answered for "
+            "another version of the file); nothing changed. Rename again."
+        )
 
 
 class RenameSymbolArgs(BaseModel):
@@ -115,7 +140,9 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         navigator = require_navigator(ctx)
         new_name = args.new_name.strip()
         if not _NAME.match(new_name):
-            raise ToolError(f"new_name {args.new_name!r} is not a name (letters, digits, _).")
+            raise ToolError(f"new_name {args.new_name!r} is not a name (letters, digits, _, $).")
+        if args.path.endswith((".py", ".pyi")) and ("$" in new_name or keyword.iskeyword(new_name)):
+            raise ToolError(f"new_name {new_name!r} is not a Python name (a keyword, or a $).")
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
@@ -123,7 +150,7 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
             edits = await navigator.rename(rel, position, new_name)
         except NavigationUnavailable as exc:
             raise ToolError(str(exc)) from None
-        edits = {path: list(e) for path, e in edits.items() if e}
+        edits = {path: e for path, e in edits.items() if e}
         if not edits:
             raise ToolError(
                 f"The language server ({navigator.source}) has no rename for "
@@ -131,15 +158,24 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
             )
         workspace, sandbox = sandbox_of(ctx)
         planned: dict[str, tuple[FileContent, str, list[Position]]] = {}
+        # Two paths of the server's that are one file here (a symlink, a
+        # spelling) are merged: their edits apply together, once each.
+        by_target: dict[str, list[Sequence[TextReplacement]]] = {}
         for path, replacements in sorted(edits.items()):
             if path.startswith("/"):
                 raise ToolError(
                     f"The rename would change {path}, outside the workspace; nothing changed."
                 )
-            target = sandbox.resolve(path)
+            by_target.setdefault(sandbox.resolve(path), []).append(replacements)
+        for target, groups in sorted(by_target.items()):
             sandbox.check_writable(target)
             content = await workspace.read_text(target)
-            updated, lines = apply_replacements(content.text, replacements)
+            for group in groups:
+                _check_basis(target, group, content)
+            merged = (
+                groups[0] if len(groups) == 1 else list(dict.fromkeys(itertools.chain(*groups)))
+            )
+            updated, lines = apply_replacements(content.text, merged)
             planned[target] = (content, updated, lines)
         diff = "\n".join(bounded_diff(p, c.text, u) for p, (c, u, _) in planned.items())
         count = sum(len(lines) for _, _, lines in planned.values())
@@ -169,35 +205,35 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         diff: str,
     ) -> ToolResult:
         workspace, _ = sandbox_of(ctx)
-        # Nothing is written when a file changed since the rename was planned.
-        for path, (content, _, _) in planned.items():
-            now = await workspace.read_text(path)
-            if now.text != content.text:
-                raise ToolError(
-                    f"{path} changed since the rename was planned (another edit, session or "
-                    "the person changed it); nothing was written. Rename again."
-                )
         generations: list[int] = []
         written: list[str] = []
         found: list[Found] = []
-        for path, (content, updated, lines) in planned.items():
-            async with path_lock(workspace.root, path):
+        async with contextlib.AsyncExitStack() as locks:
+            # Every file's lock, in path order (no two renames deadlock),
+            # before the check: no edit of this process comes in between.
+            for path in sorted(planned):
+                await locks.enter_async_context(path_lock(workspace.root, path))
+            # Nothing is written when a file changed since the rename was planned.
+            for path, (content, _, _) in planned.items():
+                now = await workspace.read_text(path)
+                if now.text != content.text:
+                    raise ToolError(
+                        f"{path} changed since the rename was planned (another edit, session "
+                        "or the person changed it); nothing was written. Rename again."
+                    )
+            for path, (content, updated, lines) in planned.items():
                 try:
                     mutation = await workspace.write_text(
                         path, updated, expected_version=content.version, expected_text=content.text
                     )
-                except FileChangedError:
-                    done = f" ({', '.join(written)} already renamed)" if written else ""
-                    raise ToolError(
-                        f"{path} changed while the rename was written; it was not changed"
-                        f"{done}. Read it and finish the rename with edit_file."
-                    ) from None
-            generations.append(mutation.generation)
-            written.append(path)
-            new_lines = updated.splitlines()
-            for start in lines:
-                text = new_lines[start.line] if start.line < len(new_lines) else ""
-                found.append(Found(CodeLocation(path, CodeRange(start, start)), text))
+                except Exception as exc:
+                    raise ToolError(await _undo(workspace, planned, written, path, exc)) from None
+                generations.append(mutation.generation)
+                written.append(path)
+                new_lines = lsp_lines(updated)
+                for start in lines:
+                    text = new_lines[start.line] if start.line < len(new_lines) else ""
+                    found.append(Found(CodeLocation(path, CodeRange(start, start)), text))
         span = (
             f"generation {generations[0]}"
             if len(generations) == 1
@@ -208,3 +244,33 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
             text,
             details={"paths": written, "generations": generations, "diff": diff},
         )
+
+
+async def _undo(
+    workspace: Workspace,
+    planned: Mapping[str, tuple[FileContent, str, list[Position]]],
+    written: Sequence[str],
+    failed: str,
+    exc: Exception,
+) -> str:
+    """Put back the files a failed rename already wrote (each only if it
+    still holds the renamed text); what to tell the model."""
+    why = "it changed meanwhile" if isinstance(exc, FileChangedError) else str(exc)
+    restored: list[str] = []
+    kept: list[str] = []
+    for path in written:
+        content, updated, _ = planned[path]
+        try:
+            await workspace.write_text(path, content.text, expected_text=updated)
+            restored.append(path)
+        except Exception:
+            kept.append(path)
+    message = f"The rename could not write {failed} ({why}); it was not changed."
+    if restored:
+        message += f" Put back as they were: {', '.join(restored)}."
+    if kept:
+        message += (
+            f" Still renamed (they changed again, so they were left alone): {', '.join(kept)}; "
+            "read them and finish or undo the rename with edit_file."
+        )
+    return message

@@ -22,6 +22,7 @@ A ``locations`` result (the navigation tools: ``find_references``,
 
 a header line, then groups: a line holding a path (no leading space),
 followed by lines ``"  L:C: text"`` (two spaces, 1-based line and column,
+the column counted in UTF-16 code units as LSP and VS Code count it,
 a colon and a space, the line's text); a last line in parentheses may say
 what was left out.
 """

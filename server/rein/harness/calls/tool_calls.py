@@ -475,6 +475,7 @@ class ToolExecutor:
             hooks=ctx.hooks,
             model=self.model,
             permit=permit,
+            offered=frozenset(ctx.tools.names()),
         )
         try:
             return await self._run_with_retries(call, tool, args, tool_ctx)
