@@ -16,6 +16,7 @@ from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
     CodeSymbol,
+    FileEdits,
     NavigationUnavailable,
     Position,
     TextReplacement,
@@ -187,17 +188,23 @@ async def test_rename_edits_per_path_from_changes_or_document_changes(tmp_path: 
             ]
         },
     )
-    assert await nav.rename("a.py", Position(0, 4), "g") == {
+    first = await nav.rename("a.py", Position(0, 4), "g")
+    assert {p: list(e) for p, e in first.items()} == {
         "a.py": [TextReplacement(code_range(0, 4, 0, 5), "g")]
     }
-    # Each edit carries the version of the document it was computed on (an open buffer's).
-    assert await nav.rename("a.py", Position(0, 4), "g") == {
+    assert first["a.py"].version is None  # "changes" say no version
+    # Each edit carries the version of the document it was computed on (an
+    # open buffer's), and so does the file's FileEdits, which rename_symbol checks.
+    second = await nav.rename("a.py", Position(0, 4), "g")
+    assert {p: list(e) for p, e in second.items()} == {
         "pkg/b.py": [
             TextReplacement(code_range(0, 14, 0, 15), "g", version=7),
             TextReplacement(code_range(2, 0, 2, 1), "g", version=7),
         ],
         "c.py": [TextReplacement(code_range(1, 0, 1, 1), "g")],
     }
+    assert isinstance(second["pkg/b.py"], FileEdits)
+    assert (second["pkg/b.py"].version, second["c.py"].version) == (7, None)
     assert channel.requests[0][1]["newName"] == "g"
 
 
