@@ -31,7 +31,13 @@ def _call(tool: str, **arguments: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": tool, "arguments": arguments}]}
 
 
-def _run(tmp_path: Path, text: str, turns: list[dict[str, Any]], *flags: str) -> Any:
+def _run(
+    tmp_path: Path,
+    text: str,
+    turns: list[dict[str, Any]],
+    *flags: str,
+    approval: dict[str, str] | None = None,
+) -> Any:
     script = tmp_path / f"script{len(list(tmp_path.glob('script*')))}.yaml"
     script.write_text(yaml.safe_dump({"turns": turns}))
     env = {
@@ -41,7 +47,9 @@ def _run(tmp_path: Path, text: str, turns: list[dict[str, Any]], *flags: str) ->
     }
     env.pop("REIN_CONFIG", None)
     config = tmp_path / "rein.json"
-    config.write_text(json.dumps({"gates": {"analyzer": {"enabled": False}}}))
+    config.write_text(
+        json.dumps({"gates": {"analyzer": {"enabled": False}}, "approval": approval or {}})
+    )
     return subprocess.run(
         [sys.executable, "-m", "rein", "run", text, "-w", str(tmp_path / "repo"),
          "--provider", "replay", "--script", str(script), "--json", *flags,
@@ -151,13 +159,15 @@ def test_an_unknown_command_stops_rein_run_naming_the_known_ones(
 
 
 def test_a_skills_allowed_tools_approve_nothing(tmp_path: Path) -> None:
-    """No --yes and no terminal: the skill's script is refused like any command."""
+    """No --yes and no terminal: the skill's script is refused like any command
+    that asks (``approval.command: "ask"``; in the default sandbox it would
+    run without asking, as any command does, whatever ``allowed-tools`` says)."""
     setup_repo(tmp_path / "repo")
     turns = [
         _call("run_command", command=SCRIPT_CALL),
         {"expect": {"last_message_contains": "nobody can approve this"}, "text": "Refused."},
     ]
-    done = _run(tmp_path, "/review:file app.py x", turns)
+    done = _run(tmp_path, "/review:file app.py x", turns, approval={"command": "ask"})
     assert done.returncode == 0, done.stderr[-3000:]
     events, result = _events(done.stdout)
     assert result["text"] == "Refused."
