@@ -25,9 +25,11 @@ from tests.acp.conftest import (
     call,
     load_scenario,
     prompt_under_way,
+    rein_config,
     stall_turn,
     started,
     tool_turn,
+    write_config,
 )
 
 pytestmark = pytest.mark.e2e
@@ -189,6 +191,10 @@ async def test_a_cancel_mid_run_stops_with_cancelled(
 async def test_a_denied_command_is_a_refusal_the_model_reads(
     pyproj: Path, home: Home, mock: MockServer
 ) -> None:
+    # The person's rules with the editor's terminals, under approval.command
+    # "ask" (under the default "sandboxed" a command in the client's terminal,
+    # which Rein cannot sandbox, asks every time and no rule is offered).
+    write_config(home.config_file, rein_config(home.path, mock.url, approval={"command": "ask"}))
     await load_scenario(
         mock,
         "denied",
@@ -218,6 +224,10 @@ async def test_a_denied_command_is_a_refusal_the_model_reads(
 async def test_allow_always_is_remembered_and_commands_run_in_the_editors_terminals(
     pyproj: Path, home: Home, mock: MockServer
 ) -> None:
+    # The person's rules with the editor's terminals, under approval.command
+    # "ask" (under the default "sandboxed" a command in the client's terminal,
+    # which Rein cannot sandbox, asks every time and no rule is offered).
+    write_config(home.config_file, rein_config(home.path, mock.url, approval={"command": "ask"}))
     await load_scenario(
         mock,
         "always",
