@@ -330,3 +330,20 @@ def test_the_real_sandbox_follows_the_workspace_from_one_command_to_the_next(
     assert not (ws / ".git").exists() and not (ws / ".mcp.json").exists()
     assert (ws / ".mcp.json.rein-quarantine").read_text() == "{}\n"
     assert sandbox.after_run() is None
+
+
+def test_reins_own_python_under_a_private_folder_is_bound_again() -> None:
+    # A checkout (and its virtualenv) in /tmp: the sandbox's private /tmp
+    # would hide the Python the forwarder and Rein's own commands run.
+    venv = Path(tempfile.mkdtemp(prefix="rein-venv-", dir="/tmp"))
+    try:
+        argv = bwrap_argv(
+            _policy(), ["true"], cwd="/ws", bwrap="bwrap", runtime=[str(venv), "/usr", "/tmp/gone"]
+        )
+        text = " ".join(argv)
+        bound = f"--ro-bind {venv} {venv}"
+        assert bound in text and text.index(bound) < text.index("--bind /ws /ws")
+        assert "--ro-bind /usr /usr" not in text  # not under a private folder
+        assert "/tmp/gone" not in text  # not there: nothing to bind
+    finally:
+        venv.rmdir()

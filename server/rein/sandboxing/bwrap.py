@@ -57,11 +57,32 @@ def isolation_args(*, network: bool = False) -> list[str]:
     return argv
 
 
+#: The folders the sandbox replaces with its own empty ones.
+PRIVATE_FOLDERS = ("/tmp", "/run", "/var/run")
+
+
+def under_private_folder(path: str) -> bool:
+    """Whether ``path`` lies in a folder the sandbox makes private (it would
+    be gone inside unless bound again)."""
+    return any(path == f or path.startswith(f + "/") for f in PRIVATE_FOLDERS)
+
+
 def bwrap_argv(
-    policy: SandboxPolicy, command: Sequence[str], *, cwd: str, bwrap: str = BWRAP
+    policy: SandboxPolicy,
+    command: Sequence[str],
+    *,
+    cwd: str,
+    bwrap: str = BWRAP,
+    runtime: Sequence[str] = (),
 ) -> list[str]:
-    """``bwrap ... -- command`` running ``command`` in ``cwd`` under ``policy``."""
+    """``bwrap ... -- command`` running ``command`` in ``cwd`` under ``policy``.
+    ``runtime``: folders bound read-only again when they lie in a folder the
+    sandbox makes private (Rein's own Python and its forwarder, installed
+    under ``/tmp`` say), before the workspace's binds so those still win."""
     argv = [bwrap, *isolation_args(network=policy.network)]
+    for path in runtime:
+        if under_private_folder(path) and os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
     for path in (policy.root, policy.temp_dir, *policy.writable):
         argv += ["--bind", path, path]
     for path in policy.pinned:

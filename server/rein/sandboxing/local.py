@@ -32,6 +32,15 @@ __all__ = ["FORWARDER", "BwrapSandbox", "command_sandbox"]
 
 #: The forwarder the sandbox starts when it has an allowlist proxy.
 FORWARDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forwarder.py")
+#: Rein's own Python and its package: bound again inside when they lie under
+#: a folder the sandbox makes private (a checkout in ``/tmp``), so the
+#: forwarder, and a command that runs Rein's Python, still find them.
+RUNTIME = tuple(
+    dict.fromkeys(
+        os.path.abspath(p)
+        for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(FORWARDER)))
+    )
+)
 
 
 def _close(proxy: AllowlistProxy, temp: str) -> None:
@@ -87,7 +96,7 @@ class BwrapSandbox:
                 "--",
                 *argv,
             ]
-        return bwrap_argv(policy, argv, cwd=cwd, bwrap=program)
+        return bwrap_argv(policy, argv, cwd=cwd, bwrap=program, runtime=RUNTIME)
 
     def failure_note(self, output: str) -> str | None:
         policy = self.policy()
