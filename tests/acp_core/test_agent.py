@@ -14,6 +14,7 @@ import pytest
 from acp import RequestError, helpers
 from acp.schema import ClientCapabilities, FileSystemCapabilities, McpServerStdio, SseMcpServer
 
+from rein.providers.mock_server import MockServer
 from rein.store import SqliteStore
 from tests.acp_core.conftest import config_for, connected
 from tests.fakes.acp_client import FakeAcpClient, FakeTerminal
@@ -284,9 +285,14 @@ async def test_steer_and_follow_up_need_a_running_prompt(connect: Callable[..., 
         assert no_text.value.data == {"field": "text"}
 
 
-async def test_steer_reaches_the_running_prompt(connect: Callable[..., Any]) -> None:
+async def test_steer_reaches_the_running_prompt(
+    connect: Callable[..., Any], mock_server: MockServer
+) -> None:
     client = FakeAcpClient(permissions=["reject_once"], held=["session/request_permission"])
-    async with connect(client=client) as c:
+    # The command is asked about (approval.command "ask"; sandboxed, the
+    # default, it would run unasked) and the held question keeps the run there.
+    config = config_for(mock_server, approval={"command": "ask"})
+    async with connect(client=client, config=config) as c:
         c.server.load(
             [
                 RUN_TRUE,

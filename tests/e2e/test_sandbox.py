@@ -122,7 +122,10 @@ def _attempts(box_outside: Path, port: int, sleeper: int) -> dict[str, str]:
         "see-outside": f"test -e /proc/{sleeper}",
         # Holds a lock on a workspace file for as long as it lives: the test
         # checks the lock is free (and kills that exact holder if not).
-        "left-behind": "setsid flock left.lock sleep 600 </dev/null >/dev/null 2>&1 & echo started",
+        # The lock file exists before the command ends whatever the timing;
+        # a holder of it after the run is a process the sandbox left behind.
+        "left-behind": "touch left.lock && { setsid flock left.lock sleep 600 </dev/null "
+        ">/dev/null 2>&1 & } && echo started",
         "read-etc-shadow": "cat /etc/shadow",
     }
     for rel in SECRETS:
