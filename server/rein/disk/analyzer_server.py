@@ -54,8 +54,7 @@ def _drop_late(answer: asyncio.Future[Any]) -> None:
 
 
 class AnalyzerTimeout(ReinError):
-    """An analyzer did not answer a request within
-    ``gates.analyzer.requestTimeoutMs``."""
+    """An analyzer did not answer a request within ``gates.analyzer.requestTimeoutMs``."""
 
     def __init__(self, name: str, what: str, seconds: float) -> None:
         self.seconds = seconds
@@ -65,11 +64,10 @@ class AnalyzerTimeout(ReinError):
 
 
 class AnalyzerOwner(Protocol):
-    """All an analyzer server needs from the pool that owns it: the
-    workspace (its root, a file's text, a URI's path, what the filter
-    skips and excludes), the pool's bounds (one answer's timeout; too large
-    to check more than the open files), what a (re)start opens, and three
-    reports back: activity, new diagnostics for a path, an unasked exit."""
+    """All an analyzer server needs from the pool that owns it: the workspace
+    (root, a file's text, a URI's path, what the filter skips and excludes),
+    the pool's bounds (one answer's timeout; too large to check more than the
+    open files), what a (re)start opens, and three reports back."""
 
     @property
     def root(self) -> Path: ...
@@ -102,8 +100,7 @@ class _Analyzer:
         #: baseline's own objects.
         self._published_items: dict[str, list[Any]] = {}
         self.versions: dict[str, int] = {}
-        #: path -> the text the server was last sent (open files only): what
-        #: its answers were computed on (a rename's edits are checked against it).
+        #: path -> the text last sent (open files): a rename's edits are checked on it.
         self.sent: dict[str, str] = {}
         #: path -> the version whose diagnostics we still wait for
         self.awaiting: dict[str, int] = {}
