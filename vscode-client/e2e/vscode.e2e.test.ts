@@ -292,13 +292,26 @@ async function runCommand(page: Page, title: string): Promise<void> {
 }
 
 async function openFile(page: Page, name: string): Promise<void> {
-  await page.keyboard.press(`${MOD}+P`);
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(name);
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor();
-  await input.press('Enter');
-  await page.locator(`.tab[aria-label^="${name}"]`).first().waitFor();
+  // Quick Open may still be filling its list when Enter is pressed (a loaded
+  // machine, a language server indexing): then no tab opens, and it is asked again once.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press(`${MOD}+P`);
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(name);
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor();
+    await input.press('Enter');
+    const tab = page.locator(`.tab[aria-label^="${name}"]`).first();
+    try {
+      await tab.waitFor({ timeout: attempt === 1 ? 10_000 : 30_000 });
+      return;
+    } catch (error) {
+      if (attempt > 1) {
+        throw error;
+      }
+      await page.keyboard.press('Escape');
+    }
+  }
 }
 
 /** The Rein chat inside the webview's two iframes. */
