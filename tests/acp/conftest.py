@@ -52,6 +52,8 @@ class Home:
             "XDG_STATE_HOME": str(path / ".local" / "state"),
             "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
             "REIN_CONFIG": str(self.config_file),
+            # The code under test, where PYTHONPATH names it (a worktree's checkout).
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
             **extra,
         }
 
