@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 
 from rein.harness.errors import FileChangedError, ToolError
 from rein.harness.ports import (
     FileContent,
+    FileUpdate,
     Mutation,
     MutationOrigin,
 )
@@ -91,6 +93,28 @@ class FakeWorkspace:
             raise ToolError(f"File not found: {old}")
         self.files[new] = self.files.pop(old)
         return self._mutate((old, new))
+
+    async def apply_changes(self, changes: Sequence[FileUpdate], *, label: str = "") -> Mutation:
+        """All or nothing, one generation (as the editor's one applyEdit)."""
+        if self.refuse_next is not None:
+            message, self.refuse_next = self.refuse_next, None
+            raise ToolError(message)
+        for change in changes:
+            now = self.buffers[change.path][0] if change.path in self.buffers else None
+            now = now if now is not None else self.files.get(change.path)
+            if change.expected_text is not None and change.expected_text != now:
+                raise FileChangedError(f"{change.path} changed since it was read")
+            if change.text is None and now is None:
+                raise ToolError(f"File not found: {change.path}")
+        for change in changes:
+            if change.text is None:
+                self.files.pop(change.path, None)
+                self.buffers.pop(change.path, None)
+                continue
+            if change.path in self.buffers:
+                self.buffers[change.path] = (change.text, self.buffers[change.path][1] + 1)
+            self.files[change.path] = change.text
+        return self._mutate(tuple(c.path for c in changes))
 
     def glob(self, pattern: str) -> list[str]:
         return sorted(p for p in self.files if fnmatch.fnmatch(p, pattern))

@@ -26,7 +26,7 @@ from rein.harness.navigation_ports import (
     Position,
     TextReplacement,
 )
-from rein.harness.ports import Mutation
+from rein.harness.ports import FileContent, Mutation
 from rein.harness.tools import ToolEnvironment
 from rein.tools.edit import path_lock
 from rein.tools.nav_text import Found, format_locations, symbol_position
@@ -294,7 +294,7 @@ async def test_rename_is_one_approved_change_of_every_file(
         "Renamed `f` to `inc`: 3 edits in 2 files:\n"
         "pkg/core.py\n  1:5: def inc(x):\n  6:12: return inc(2)\n"
         "pkg/use.py\n  1:22: from pkg.core import inc as g\n"
-        "(generations 1-2)"
+        "(one change: generation 1)"
     )
     assert (root / "pkg/core.py").read_text() == CORE.replace("f(", "inc(")
     assert (root / "pkg/use.py").read_text() == USE.replace("import f", "import inc")
@@ -302,8 +302,9 @@ async def test_rename_is_one_approved_change_of_every_file(
     assert len(approver.requests) == 1
     assert "+++ b/pkg/core.py" in approver.requests[0].detail
     assert "+++ b/pkg/use.py" in approver.requests[0].detail
-    assert [m.paths for m in log.since(0)] == [("pkg/core.py",), ("pkg/use.py",)]
-    assert result.details["generations"] == [1, 2]
+    # One mutation generation with every file.
+    assert [m.paths for m in log.since(0)] == [("pkg/core.py", "pkg/use.py")]
+    assert result.details["generation"] == 1
 
 
 async def test_a_declined_or_refused_rename_changes_nothing(
@@ -343,11 +344,28 @@ async def test_a_declined_or_refused_rename_changes_nothing(
     assert (root / "pkg/core.py").read_text() == CORE
 
 
-class _FailingSecondWrite(DiskWorkspace):
-    """Writes pkg/core.py, then fails pkg/use.py; records whether every
+class _FailingSecondWrite:
+    """A plain Workspace (no multi-file change of its own) over the disk:
+    writes pkg/core.py, then fails pkg/use.py; records whether every
     file's lock was held at each write."""
 
-    locked: list[bool]
+    def __init__(self, root: Path) -> None:
+        self.disk = DiskWorkspace(root)
+        self.locked: list[bool] = []
+
+    @property
+    def root(self) -> str:
+        return self.disk.root
+
+    @property
+    def generation(self) -> int:
+        return self.disk.generation
+
+    async def read_text(self, path: str) -> FileContent:
+        return await self.disk.read_text(path)
+
+    async def exists(self, path: str) -> bool:
+        return await self.disk.exists(path)
 
     async def write_text(
         self,
@@ -362,9 +380,15 @@ class _FailingSecondWrite(DiskWorkspace):
         )
         if path == "pkg/use.py" and text != USE:
             raise ToolError("the disk is full")
-        return await super().write_text(
+        return await self.disk.write_text(
             path, text, expected_version=expected_version, expected_text=expected_text
         )
+
+    async def delete(self, path: str) -> Mutation:
+        return await self.disk.delete(path)
+
+    async def rename(self, old: str, new: str) -> Mutation:
+        return await self.disk.rename(old, new)
 
 
 async def test_a_rename_holds_every_lock_and_puts_back_what_it_wrote_when_a_write_fails(
@@ -372,17 +396,21 @@ async def test_a_rename_holds_every_lock_and_puts_back_what_it_wrote_when_a_writ
 ) -> None:
     _rename_f(navigator)
     workspace = _FailingSecondWrite(root)
-    workspace.locked = []
-    calls = ToolCallRecorder(ToolEnvironment(workspace=workspace, navigator=navigator))
+    log = MutationLog()
+    calls = ToolCallRecorder(
+        ToolEnvironment(workspace=TrackedWorkspace(workspace, log), navigator=navigator)
+    )
     with pytest.raises(ToolError) as failed:
         await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
     assert str(failed.value) == (
-        "The rename could not write pkg/use.py (the disk is full); it was not changed. "
-        "Put back as they were: pkg/core.py."
+        "The rename was not applied: Could not write pkg/use.py (the disk is full); it was not "
+        "changed. Put back as they were: pkg/core.py. Nothing stays changed. Read the files "
+        "again; rename again or finish it with edit_file."
     )
     assert (root / "pkg/core.py").read_text() == CORE
     assert (root / "pkg/use.py").read_text() == USE
     assert workspace.locked[:2] == [True, True]
+    assert log.since(0) == []  # nothing recorded: no change stays
 
 
 async def test_rename_edits_for_another_text_or_version_twice_named_or_doubled_are_refused(

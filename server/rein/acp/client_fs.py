@@ -7,7 +7,11 @@ save is read as they see it (with a version, as an editor's buffer is read,
 so the tools do not take it for a disk read that changed under them), and an edit goes into the editor's buffer
 (which the editor tracks, shows and saves). Every change is a mutation
 generation exactly as a disk write is (:class:`DiskWorkspace` keeps the
-counter). ACP has no delete or rename: those go to the disk.
+counter). ACP has no delete or rename: those go to the disk. A multi-file
+change (:meth:`ClientFsWorkspace.apply_changes`) is one generation, but
+ACP has no edit of several files at once: each file is written to the
+client in turn (a failure puts back the ones written), so the editor may
+show the files half-changed for that moment and has one undo step per file.
 
 The texts read from and written to the client are kept (:meth:`text_of`):
 the headless analyzers read them before the disk
@@ -21,9 +25,10 @@ saved something newer): from then on the disk is newer than what Rein saw.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -32,9 +37,10 @@ import anyio
 
 from rein.acp._client_calls import CLIENT_BOUND_S, ask_client
 from rein.acp.context import ClientLink
-from rein.disk.disk_workspace import DiskWorkspace
+from rein.disk.disk_workspace import DiskWorkspace, delete_checked
 from rein.harness.errors import FileChangedError, ToolError
-from rein.harness.ports import FileContent, Mutation
+from rein.harness.file_updates import apply_in_turn, check_unique
+from rein.harness.ports import FileContent, FileUpdate, Mutation
 from rein.tools.disk_read import read_text
 
 __all__ = ["ClientFsWorkspace"]
@@ -163,10 +169,7 @@ class ClientFsWorkspace:
             )
         if full.is_dir():
             raise ToolError(f"{path} is a directory; it cannot be written as a file")
-        lock = self._locks.get(path)
-        if lock is None:
-            lock = self._locks[path] = anyio.Lock()
-        async with lock:
+        async with self._lock(path):
             if expected_text is not None:
                 current = await self._client_text(path, session_id)
                 if current != expected_text:
@@ -181,6 +184,60 @@ class ClientFsWorkspace:
             self._remember(path, text)
             # Recorded as the disk records its own writes: a new generation.
             return self.disk.note_external_change((path,), origin="agent")
+
+    def _lock(self, path: str) -> anyio.Lock:
+        lock = self._locks.get(path)
+        if lock is None:
+            lock = self._locks[path] = anyio.Lock()
+        return lock
+
+    async def apply_changes(self, changes: Sequence[FileUpdate], *, label: str = "") -> Mutation:
+        """Every file written to the client in turn (deletes on the disk),
+        after every ``expected_text`` was checked against the client's
+        text; one generation (the module's docstring says how this differs
+        from the editor's one edit)."""
+        paths = check_unique(changes)
+        session_id = self._session_for("write")
+        if session_id is None:
+            for path in paths:
+                self._overlay.pop(path, None)
+            return await self.disk.apply_changes(changes, label=label)
+        for path in paths:
+            if self.disk.path_of(path).is_dir():
+                raise ToolError(f"{path} is a directory; nothing was written.")
+
+        async def read(path: str) -> str | None:
+            return await self._client_text(path, session_id)
+
+        async def write(path: str, text: str | None, expected: str | None) -> None:
+            if expected is not None and await self._client_text(path, session_id) != expected:
+                raise FileChangedError(f"{path} changed since it was read; it was not written.")
+            if text is None:
+                full = Path(self.disk.root) / path
+                self.disk.path_of(path)  # inside the workspace
+                try:
+                    await anyio.to_thread.run_sync(
+                        delete_checked, full, path, None, self.disk.lock_bound_s
+                    )
+                except OSError as exc:
+                    raise ToolError(f"Cannot delete {path}: {exc.strerror or exc}") from exc
+                self._overlay.pop(path, None)
+                return
+            await ask_client(
+                "fs/write_text_file",
+                lambda: self.link.conn.write_text_file(
+                    session_id=session_id, path=self._abs(path), content=text
+                ),
+                bound_s=self.bound_s,
+            )
+            self._remember(path, text)
+
+        async with contextlib.AsyncExitStack() as locks:
+            for path in sorted(paths):
+                await locks.enter_async_context(self._lock(path))
+            await apply_in_turn(changes, read, write)
+        # Recorded as the disk records its own writes: one new generation.
+        return self.disk.note_external_change(paths, origin="agent")
 
     async def _client_text(self, path: str, session_id: str) -> str | None:
         """The client's text of ``path`` now (None when it has none)."""

@@ -5,21 +5,21 @@ newText}``) must start from the text the person saw: with ``fs/*`` that is
 the editor's buffer, which Rein knows only once a tool read it, and the
 edit tool reads it after its ``tool_call_start``. :class:`WitnessedWorkspace`
 sits in front of the client's view and, before every write, delete or
-rename, passes on the text the view kept for that file (its ``text_of``),
+rename (each file of a multi-file change), passes on the text the view kept for that file (its ``text_of``),
 so the diff's old text is the one the change was made to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from rein.harness.ports import FileContent, Mutation, Workspace
+from rein.harness.ports import FileContent, FileUpdate, MultiFileWorkspace, Mutation
 
 __all__ = ["TextKeepingWorkspace", "WitnessedWorkspace"]
 
 
-class TextKeepingWorkspace(Workspace, Protocol):
+class TextKeepingWorkspace(MultiFileWorkspace, Protocol):
     def text_of(self, path: str) -> str | None: ...
 
 
@@ -75,3 +75,8 @@ class WitnessedWorkspace:
     async def rename(self, old: str, new: str) -> Mutation:
         self._witness(old)
         return await self.inner.rename(old, new)
+
+    async def apply_changes(self, changes: Sequence[FileUpdate], *, label: str = "") -> Mutation:
+        for change in changes:
+            self._witness(change.path)
+        return await self.inner.apply_changes(changes, label=label)

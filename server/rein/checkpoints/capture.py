@@ -11,7 +11,8 @@ tool started) it lands in the run that caused it:
   and stored;
 * ``after_change`` (awaited with the applied change): the new content (the
   text written; absent after a delete; the old path's content for the new
-  path of a rename) is stored and one :class:`CheckpointChange` recorded,
+  path of a rename; each file's of a multi-file change, all in one
+  change) is stored and one :class:`CheckpointChange` recorded,
   at that run's current turn. A subagent's change is its top-level
   parent's, origin ``"subagent"``;
 * the :class:`~rein.harness.generations.MutationLog` listener sees what the
@@ -208,6 +209,17 @@ class CheckpointCapture:
             files = (FileChange(paths[0], before[0], after),)
         elif change.kind == "delete":
             files = (FileChange(paths[0], before[0], FileVersion.absent()),)
+        elif change.kind == "files":
+            files = tuple(
+                [
+                    FileChange(
+                        path,
+                        was,
+                        FileVersion.absent() if text is None else await self._stored(text),
+                    )
+                    for path, was, text in zip(paths, before, change.texts, strict=True)
+                ]
+            )
         else:
             old, new = paths
             files = (

@@ -13,6 +13,11 @@ regular files only, never blocking on a FIFO, capped in size, in a worker
 thread.
 Every applied change is a new mutation generation; changes seen on disk by
 someone else come in through :meth:`DiskWorkspace.note_external_change`.
+A multi-file change (:meth:`DiskWorkspace.apply_changes`) is one
+generation: its files are checked, then written one by one (each a
+compare-and-swap), and put back when a later one fails
+(:func:`~rein.harness.file_updates.apply_in_turn`); another process can
+see the files half-written for that moment.
 
 Paths are workspace-relative POSIX strings (the tools' sandbox resolves
 them); as a second line of defence a path that leaves the root is refused.
@@ -28,16 +33,17 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import anyio
 
 from rein.harness.errors import FileChangedError, SandboxError, ToolError
-from rein.harness.ports import FileContent, Mutation, MutationOrigin
+from rein.harness.file_updates import apply_in_turn, check_unique
+from rein.harness.ports import FileContent, FileUpdate, Mutation, MutationOrigin
 from rein.tools.disk_read import BOM, encode_text, read_regular, read_text, read_text_async
 
-__all__ = ["DiskWorkspace", "directory_lock"]
+__all__ = ["DiskWorkspace", "delete_checked", "directory_lock"]
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +148,20 @@ def _replace_checked(
         else:
             bom = _head(path, 3) == BOM.encode("utf-8")
         _atomic_write(path, encode_text(text, bom=bom))
+
+
+def delete_checked(path: Path, rel: str, expected_text: str | None, bound_s: float) -> None:
+    """Delete ``path`` under the directory's lock; when ``expected_text`` is
+    given, only if the file still holds it."""
+    with directory_lock(path.parent, bound_s):
+        if expected_text is not None:
+            try:
+                current = read_text(path, rel).text
+            except ToolError as exc:
+                raise FileChangedError(f"{rel} changed since it was read ({exc}).") from None
+            if current != expected_text:
+                raise FileChangedError(f"{rel} changed since it was read; it was not deleted.")
+        path.unlink()
 
 
 class DiskWorkspace:
@@ -270,3 +290,34 @@ class DiskWorkspace:
         except OSError as exc:
             raise ToolError(f"Cannot rename {old} to {new}: {exc.strerror or exc}") from exc
         return self._mutate((old, new))
+
+    async def apply_changes(self, changes: Sequence[FileUpdate], *, label: str = "") -> Mutation:
+        """One generation for every file of ``changes`` (the module's
+        docstring says how they are written and put back)."""
+        paths = check_unique(changes)
+        for change in changes:
+            if self._path(change.path).is_dir():
+                raise ToolError(f"{change.path} is a directory; nothing was written.")
+
+        async def read(path: str) -> str | None:
+            full = self._path(path)
+            if not full.exists():
+                return None
+            return (await read_text_async(full, path)).text
+
+        async def write(path: str, text: str | None, expected: str | None) -> None:
+            bound = self.lock_bound_s
+            try:
+                if text is None:
+                    full = self._path(path, follow=False)
+                    await anyio.to_thread.run_sync(delete_checked, full, path, expected, bound)
+                else:
+                    full = self._path(path)
+                    await anyio.to_thread.run_sync(
+                        _replace_checked, full, path, text, expected, bound
+                    )
+            except OSError as exc:
+                raise ToolError(f"Cannot write {path}: {exc.strerror or exc}") from exc
+
+        await apply_in_turn(changes, read, write)
+        return self._mutate(paths)

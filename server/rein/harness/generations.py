@@ -16,15 +16,18 @@ change recorded while a run's process runs
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from rein.harness.file_updates import apply_in_turn, check_unique
 from rein.harness.ports import (
     AfterChange,
     AppliedChange,
     BeforeChange,
     FileContent,
+    FileUpdate,
+    MultiFileWorkspace,
     Mutation,
     Workspace,
 )
@@ -217,7 +220,12 @@ class RecordingWorkspace:
 
 class TrackedWorkspace(RecordingWorkspace):
     """A Workspace that records every change it applies in a MutationLog
-    and announces it to its change hooks (:class:`RecordingWorkspace`)."""
+    and announces it to its change hooks (:class:`RecordingWorkspace`).
+    A multi-file change goes to the inner workspace's ``apply_changes``
+    when it is a :class:`~rein.harness.ports.MultiFileWorkspace`; a plain
+    Workspace gets it file by file (put back on a failure:
+    :func:`~rein.harness.file_updates.apply_in_turn`). Either way it is
+    recorded and announced as one change with every path."""
 
     def __init__(self, inner: Workspace, mutations: MutationLog) -> None:
         super().__init__(mutations)
@@ -266,3 +274,33 @@ class TrackedWorkspace(RecordingWorkspace):
         self.mutations.record(mutation)
         await self._hooks.changed(AppliedChange(mutation, "rename"))
         return mutation
+
+    async def apply_changes(self, changes: Sequence[FileUpdate], *, label: str = "") -> Mutation:
+        paths = check_unique(changes)
+        await self._hooks.about_to_change(*paths)
+        if isinstance(self.inner, MultiFileWorkspace):
+            mutation = await self.inner.apply_changes(changes, label=label)
+        else:
+            mutation = await self._in_turn(changes, paths)
+        self.mutations.record(mutation)
+        texts = tuple(change.text for change in changes)
+        await self._hooks.changed(AppliedChange(mutation, "files", texts=texts))
+        return mutation
+
+    async def _in_turn(self, changes: Sequence[FileUpdate], paths: tuple[str, ...]) -> Mutation:
+        """``changes`` through a plain Workspace's writes, one generation."""
+        inner = self.inner
+        generations = [inner.generation]
+
+        async def read(path: str) -> str | None:
+            return (await inner.read_text(path)).text if await inner.exists(path) else None
+
+        async def write(path: str, text: str | None, expected: str | None) -> None:
+            if text is None:
+                mutation = await inner.delete(path)
+            else:
+                mutation = await inner.write_text(path, text, expected_text=expected)
+            generations.append(mutation.generation)
+
+        await apply_in_turn(changes, read, write)
+        return Mutation(max(generations), paths)

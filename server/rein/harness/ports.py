@@ -46,10 +46,12 @@ __all__ = [
     "DiagnosticsSnapshot",
     "DiagnosticsSource",
     "FileContent",
+    "FileUpdate",
     "Model",
     "ModelDelta",
     "ModelOptions",
     "ModelRequest",
+    "MultiFileWorkspace",
     "Mutation",
     "MutationListening",
     "MutationOrigin",
@@ -227,21 +229,63 @@ class Workspace(Protocol):
     async def rename(self, old: str, new: str) -> Mutation: ...
 
 
+@dataclass(frozen=True, slots=True)
+class FileUpdate:
+    """One file of a multi-file change (:class:`MultiFileWorkspace`): its
+    new text (None: delete it), the text it was computed from
+    (``expected_text``; None: not checked, a file that does not exist is
+    created) and, for an editor buffer, that text's document version."""
+
+    path: str
+    text: str | None
+    expected_text: str | None = None
+    expected_version: int | None = None
+
+
+@runtime_checkable
+class MultiFileWorkspace(Workspace, Protocol):
+    """A workspace that applies a change of several files as ONE mutation
+    generation (a rename across files, an isolated run brought back): one
+    before-change call with every path, one :class:`Mutation` whose paths
+    are every file's, one after-change call. Every session workspace
+    offers it (:class:`AnnouncingWorkspace`); how atomic it is depends on
+    the adapter: the editor gets one ``workspace/applyEdit``, the ACP
+    client's buffers and the disk are written file by file and a failure
+    puts back the files already written."""
+
+    async def apply_changes(self, changes: Sequence[FileUpdate], *, label: str = "") -> Mutation:
+        """Apply ``changes`` (one per path) as one generation. Every
+        ``expected_text`` is checked before anything is written: a file
+        that no longer holds it refuses the whole change with
+        :class:`~rein.harness.errors.FileChangedError` and nothing is
+        written. A failure after that (the editor refuses, the disk fails)
+        raises ToolError and leaves nothing changed, except a file that
+        changed again meanwhile, which is left alone and named in the
+        error. ``label`` names the change for the person (the editor's
+        undo entry)."""
+        ...
+
+
 #: Awaited with the paths a change is about to touch, before it is applied:
-#: ``(path,)`` for a write or delete, ``(old, new)`` for a rename.
+#: ``(path,)`` for a write or delete, ``(old, new)`` for a rename, every
+#: path of a multi-file change.
 BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
 class AppliedChange:
     """A change a workspace has just applied (and recorded): its mutation
-    (``paths`` is ``(path,)``, or ``(old, new)`` for a rename), what it did,
-    and for a write the text written (what the file now holds: no second
-    read, and no race with the editor's echo of it)."""
+    (``paths`` is ``(path,)``, or ``(old, new)`` for a rename, every file
+    of a multi-file change), what it did, and for a write the text written
+    (what the file now holds: no second read, and no race with the
+    editor's echo of it). For a multi-file change (``"files"``),
+    ``texts`` holds each path's text in the order of ``mutation.paths``
+    (None: deleted)."""
 
     mutation: Mutation
-    kind: Literal["write", "delete", "rename"]
+    kind: Literal["write", "delete", "rename", "files"]
     text: str | None = None
+    texts: tuple[str | None, ...] = ()
 
 
 #: Awaited with every change after it is applied, in the writer's context.
@@ -295,9 +339,10 @@ class AnnouncesSending(Protocol):
         ...
 
 
-class AnnouncingWorkspace(Workspace, ChangeAnnouncer, Protocol):
-    """A workspace with its change hooks: what a session's checkpoints and
-    gates are given (every change is seen, none is missed)."""
+class AnnouncingWorkspace(MultiFileWorkspace, ChangeAnnouncer, Protocol):
+    """A workspace with its change hooks and multi-file changes: what a
+    session's checkpoints and gates are given (every change is seen, none
+    is missed)."""
 
 
 # ----------------------------------------------------------------- diagnostics

@@ -10,7 +10,9 @@
   has not open: its disk text, checked again right before the edit is
   sent), CreateFile/DeleteFile/RenameFile for file operations. Changes to
   one file are sent one at a time; a write whose ``expected_text`` the
-  file no longer holds raises FileChangedError and sends nothing.
+  file no longer holds raises FileChangedError and sends nothing. A
+  multi-file change is one ``applyEdit`` with every file's edit (the
+  editor applies it as one edit, one undo step) and one generation.
 
 The editor's diagnostics are :mod:`rein.lsp.editor_diagnostics`; its
 approvals and questions :mod:`rein.lsp.editor_dialogs`.
@@ -18,11 +20,12 @@ approvals and questions :mod:`rein.lsp.editor_dialogs`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import weakref
 from codecs import BOM_UTF8
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -32,10 +35,12 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from rein.harness.errors import FileChangedError, SandboxError, ToolError
+from rein.harness.file_updates import check_unique
 from rein.harness.generations import MutationLog, RecordingWorkspace
 from rein.harness.ports import (
     AppliedChange,
     FileContent,
+    FileUpdate,
     Mutation,
     MutationOrigin,
     SendingListener,
@@ -344,15 +349,69 @@ class EditorWorkspace(RecordingWorkspace):
                     lsp.WorkspaceEdit(document_changes=changes), f"Rein: edit {path}", (path,)
                 )
             except BaseException:
-                self._echo.pop(uri, None)
-                if edited_from is None:
-                    self._edited_from.pop(uri, None)
-                else:
-                    self._edited_from[uri] = edited_from
+                self._forget_edit(uri, edited_from)
                 raise
             mutation = self._mutate((path,))
         await self._hooks.changed(AppliedChange(mutation, "write", text))
         await self._save([uri])
+        return mutation
+
+    def _forget_edit(self, uri: str, edited_from: int | None) -> None:
+        """An edit of ``uri`` was not applied: no echo to expect, and the
+        last edit's base is the one before it again."""
+        self._echo.pop(uri, None)
+        if edited_from is None:
+            self._edited_from.pop(uri, None)
+        else:
+            self._edited_from[uri] = edited_from
+
+    async def apply_changes(self, changes: Sequence[FileUpdate], *, label: str = "") -> Mutation:
+        """Every file in ONE ``workspace/applyEdit`` (a TextDocumentEdit
+        per file with the version it was computed against, CreateFile and
+        DeleteFile as needed): the editor applies it as one edit, and one
+        generation records it. Each file is checked as :meth:`write_text`
+        checks it before anything is sent."""
+        paths = check_unique(changes)
+        uris = {change.path: self.uri(change.path) for change in changes}
+        async with contextlib.AsyncExitStack() as locks:
+            for uri in sorted(set(uris.values())):
+                await locks.enter_async_context(self._lock(uri))
+            await self._about_to_change(*paths)
+            document_changes: list[Any] = []
+            for change in changes:
+                uri = uris[change.path]
+                if change.text is not None:
+                    document_changes += await self._changes(
+                        change.path, uri, change.text, change.expected_version, change.expected_text
+                    )
+                    continue
+                if change.expected_text is not None:
+                    now = await self.read_text(change.path)
+                    if now.text != change.expected_text:
+                        raise FileChangedError(f"{change.path} changed since it was read.")
+                options = lsp.DeleteFileOptions(ignore_if_not_exists=False)
+                document_changes.append(lsp.DeleteFile(uri=uri, options=options))
+            before = {uri: self._edited_from.get(uri) for uri in uris.values()}
+            new_texts = {uris[c.path]: c.text for c in changes if c.text is not None}
+            for edit in document_changes:
+                if isinstance(edit, lsp.TextDocumentEdit):
+                    uri = edit.text_document.uri
+                    self._echo[uri] = new_texts[uri]
+                    if edit.text_document.version is not None:
+                        self._edited_from[uri] = edit.text_document.version
+            title = label or f"Rein: edit {', '.join(paths)}"
+            try:
+                await self._apply(
+                    lsp.WorkspaceEdit(document_changes=document_changes), title, paths
+                )
+            except BaseException:
+                for uri, edited_from in before.items():
+                    self._forget_edit(uri, edited_from)
+                raise
+            mutation = self._mutate(paths)
+        texts = tuple(change.text for change in changes)
+        await self._hooks.changed(AppliedChange(mutation, "files", texts=texts))
+        await self._save([uris[c.path] for c in changes if c.text is not None])
         return mutation
 
     async def _changes(

@@ -45,6 +45,7 @@ from rein.harness.ports import (
     CommandRunner,
     DiagnosticsSource,
     ModelOptions,
+    MultiFileWorkspace,
     Persistence,
 )
 from rein.harness.prompts import Role, build_system_prompt
@@ -406,7 +407,7 @@ def announcing(ports: SessionPorts) -> SessionPorts:
 
 def _tracked(ports: SessionPorts) -> tuple[AnnouncingWorkspace, MutationLog]:
     workspace = ports.workspace
-    if isinstance(workspace, RecordingWorkspace):
+    if isinstance(workspace, RecordingWorkspace) and isinstance(workspace, MultiFileWorkspace):
         return workspace, ports.changes if ports.changes is not None else workspace.mutations
     changes = ports.changes if ports.changes is not None else MutationLog()
     return TrackedWorkspace(workspace, changes), changes

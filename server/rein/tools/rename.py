@@ -4,15 +4,15 @@ The navigator answers with text edits per file (nothing applied); they are
 applied through the session's Workspace like ``edit_file``'s: one approval
 for the whole rename (its diff), each file written with the text it was
 planned on. Every file's lock (the ones ``edit_file`` takes) is taken, in
-path order, before a last check and held until the last write: a file
-changed since the rename was planned stops it before anything is written,
-and a write that fails anyway puts back the files already written. Edits
-the navigator says were computed on another version or text of a file
-(:class:`~rein.harness.navigation_ports.FileEdits`) are refused. The
-checkpoints, review and the gates see a rename as they see an edit. The
-files are written one after the other: each write is a mutation generation
-of its own, all in the same run (the gates judge the run's changes
-together).
+path order, and held while the whole rename is applied as ONE change of
+every file (:meth:`~rein.harness.ports.MultiFileWorkspace.apply_changes`:
+one mutation generation, one checkpoint change, one ``applyEdit`` in the
+editor): a file changed since the rename was planned stops it before
+anything is written, and a write that fails anyway puts back the files
+already written. Edits the navigator says were computed on another version
+or text of a file (:class:`~rein.harness.navigation_ports.FileEdits`) are
+refused. The checkpoints, review and the gates see a rename as they see an
+edit.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from rein.harness.navigation_ports import (
     Position,
     TextReplacement,
 )
-from rein.harness.ports import FileContent, Workspace
+from rein.harness.ports import FileContent, FileUpdate, MultiFileWorkspace
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools._files import plural
@@ -195,7 +195,7 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         )
         if denial is not None:
             return denial
-        return await self._write(ctx, planned, summary, diff)
+        return await self._write(ctx, planned, summary, diff, f"Rein: rename {old} to {new_name}")
 
     async def _write(
         self,
@@ -203,74 +203,48 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         planned: Mapping[str, tuple[FileContent, str, list[Position]]],
         summary: str,
         diff: str,
+        label: str,
     ) -> ToolResult:
         workspace, _ = sandbox_of(ctx)
-        generations: list[int] = []
-        written: list[str] = []
+        if not isinstance(workspace, MultiFileWorkspace):
+            raise ToolError(
+                "This session's workspace cannot apply a change of several files as one; "
+                "nothing changed. Rename with edit_file, one file at a time."
+            )
         found: list[Found] = []
         async with contextlib.AsyncExitStack() as locks:
             # Every file's lock, in path order (no two renames deadlock),
             # before the check: no edit of this process comes in between.
             for path in sorted(planned):
                 await locks.enter_async_context(path_lock(workspace.root, path))
-            # Nothing is written when a file changed since the rename was planned.
-            for path, (content, _, _) in planned.items():
-                now = await workspace.read_text(path)
-                if now.text != content.text:
-                    raise ToolError(
-                        f"{path} changed since the rename was planned (another edit, session "
-                        "or the person changed it); nothing was written. Rename again."
-                    )
-            for path, (content, updated, lines) in planned.items():
-                try:
-                    mutation = await workspace.write_text(
-                        path, updated, expected_version=content.version, expected_text=content.text
-                    )
-                except Exception as exc:
-                    raise ToolError(await _undo(workspace, planned, written, path, exc)) from None
-                generations.append(mutation.generation)
-                written.append(path)
-                new_lines = lsp_lines(updated)
-                for start in lines:
-                    text = new_lines[start.line] if start.line < len(new_lines) else ""
-                    found.append(Found(CodeLocation(path, CodeRange(start, start)), text))
-        span = (
-            f"generation {generations[0]}"
-            if len(generations) == 1
-            else f"generations {generations[0]}-{generations[-1]}"
-        )
+            updates = [
+                FileUpdate(path, updated, content.text, content.version)
+                for path, (content, updated, _) in planned.items()
+            ]
+            try:
+                mutation = await workspace.apply_changes(updates, label=label)
+            except FileChangedError as exc:
+                raise ToolError(
+                    f"The rename was not applied: {exc} (another edit, session or the person "
+                    "changed it since the rename was planned). Rename again."
+                ) from None
+            except ToolError as exc:
+                raise ToolError(
+                    f"The rename was not applied: {exc} Read the files again; rename again "
+                    "or finish it with edit_file."
+                ) from None
+        for path, (_, updated, lines) in planned.items():
+            new_lines = lsp_lines(updated)
+            for start in lines:
+                text = new_lines[start.line] if start.line < len(new_lines) else ""
+                found.append(Found(CodeLocation(path, CodeRange(start, start)), text))
+        span = f"one change: generation {mutation.generation}"
         text = format_locations(summary + ":", found, trailer=span)
         return ToolResult(
             text,
-            details={"paths": written, "generations": generations, "diff": diff},
+            details={
+                "paths": list(mutation.paths),
+                "generation": mutation.generation,
+                "diff": diff,
+            },
         )
-
-
-async def _undo(
-    workspace: Workspace,
-    planned: Mapping[str, tuple[FileContent, str, list[Position]]],
-    written: Sequence[str],
-    failed: str,
-    exc: Exception,
-) -> str:
-    """Put back the files a failed rename already wrote (each only if it
-    still holds the renamed text); what to tell the model."""
-    why = "it changed meanwhile" if isinstance(exc, FileChangedError) else str(exc)
-    restored: list[str] = []
-    kept: list[str] = []
-    for path in written:
-        content, updated, _ = planned[path]
-        try:
-            await workspace.write_text(path, content.text, expected_text=updated)
-            restored.append(path)
-        except Exception:
-            kept.append(path)
-    message = f"The rename could not write {failed} ({why}); it was not changed."
-    if restored:
-        message += f" Put back as they were: {', '.join(restored)}."
-    if kept:
-        message += (
-            f" Still renamed (they changed again, so they were left alone): {', '.join(kept)}; "
-            "read them and finish or undo the rename with edit_file."
-        )
-    return message
