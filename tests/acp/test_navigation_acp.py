@@ -1,7 +1,9 @@
 """``find_references`` through the real ``rein acp`` with an editor (the
 fake ACP client) connected: answered by the basedpyright of Rein's
 analyzer pool, following an import alias, on the text of the editor's
-unsaved buffer rather than the disk's."""
+unsaved buffer rather than the disk's; ``rename_symbol`` then renames
+across three files into the editor's buffers as ONE change (one
+generation)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ pytestmark = pytest.mark.e2e
 CORE = "def f(x: int) -> int:\n    return x + 1\n"
 UNSAVED = CORE + "\n\nLATE = f(5)\n"
 USE = "from pkg.core import f as g\n\n\ndef h() -> int:\n    return g(3)\n"
+PLAIN = "from pkg.core import f\n\nprint(f(1))\n"
 
 
 async def test_find_references_over_acp_follows_an_alias_in_the_editors_buffers(
@@ -37,9 +40,11 @@ async def test_find_references_over_acp_follows_an_alias_in_the_editors_buffers(
     (root / "pkg/__init__.py").write_text("")
     (root / "pkg/core.py").write_text(CORE)
     (root / "pkg/use.py").write_text(USE)
+    (root / "pkg/plain.py").write_text(PLAIN)
     expected = (
-        "5 references to `f` in 2 files (basedpyright):\n"
+        "7 references to `f` in 3 files (basedpyright):\n"
         "pkg/core.py\n  1:5: def f(x: int) -> int:\n  5:8: LATE = f(5)\n"
+        "pkg/plain.py\n  1:22: from pkg.core import f\n  3:7: print(f(1))\n"
         "pkg/use.py\n  1:22: from pkg.core import f as g\n"
         "  1:27: from pkg.core import f as g (as g)\n  5:12: return g(3) (as g)"
     )
@@ -51,7 +56,17 @@ async def test_find_references_over_acp_follows_an_alias_in_the_editors_buffers(
                 call("find_references", path="pkg/core.py", line=1, symbol="f"),
                 expect={"tools_include": ["find_references", "rename_symbol"]},
             ),
-            {"expect": {"last_message_contains": expected}, "text": "f is used twice."},
+            tool_turn(
+                call("rename_symbol", path="pkg/core.py", line=1, symbol="f", new_name="inc"),
+                expect={"last_message_contains": expected},
+            ),
+            {
+                "expect": {
+                    "last_message_contains": "Renamed `f` to `inc`: 5 edits in 3 files:",
+                    "messages_contain": ["from pkg.core import inc as g\n(one change: generation "],
+                },
+                "text": "Renamed.",
+            },
         ],
     )
     async with started(root, home) as (agent, sid):
@@ -66,6 +81,15 @@ async def test_find_references_over_acp_follows_an_alias_in_the_editors_buffers(
     # The places found are the call's locations, which the client follows.
     places = [(loc["path"], loc["line"]) for loc in found[0]["locations"]]
     core, use = str((root / "pkg/core.py").resolve()), str((root / "pkg/use.py").resolve())
-    assert places == [(core, 1), (core, 5), (use, 1), (use, 1), (use, 5)]
-    assert (root / "pkg/core.py").read_text() == CORE
+    plain = str((root / "pkg/plain.py").resolve())
+    assert places == [(core, 1), (core, 5), (plain, 1), (plain, 3), (use, 1), (use, 1), (use, 5)]
+    # The rename went into the editor's buffers (core.py's unsaved text with
+    # it), one file after the other, as one change.
+    assert agent.editor.text(root / "pkg/core.py") == UNSAVED.replace("f(", "inc(")
+    assert agent.editor.text(root / "pkg/use.py") == USE.replace("import f as", "import inc as")
+    assert agent.editor.text(root / "pkg/plain.py") == PLAIN.replace("f(", "inc(").replace(
+        "t f", "t inc"
+    )
+    renamed = [c for c in calls if c.get("title") == "Rename symbol"]
+    assert [(c["kind"], c["status"]) for c in renamed] == [("edit", "completed")], calls
     await assert_used_up(mock)

@@ -2,9 +2,9 @@
 an ``openai`` provider talking HTTP to ``rein mock-server``), answered by
 the basedpyright the analyzer gate runs: ``find_references`` finds a use
 under an import alias that ``grep -w f`` cannot, ``rename_symbol`` renames
-across files, and the analyzer gate then judges the rename: one that
-breaks a caller is blocked and repaired like an edit; an edit of a
-signature names the references in its result."""
+across three files as one change (one generation), and the analyzer gate
+then judges the rename: one that breaks a caller is blocked and repaired
+like an edit; an edit of a signature names the references in its result."""
 
 from __future__ import annotations
 
@@ -54,7 +54,11 @@ SCENARIO: list[dict[str, Any]] = [
         **call("rename_symbol", path="pkg/core.py", line=1, symbol="f", new_name="inc"),
     },
     {
-        "expect": {"last_message_contains": "Renamed `f` to `inc`: 5 edits in 3 files:"},
+        # Three files, ONE change (one mutation generation).
+        "expect": {
+            "last_message_contains": "Renamed `f` to `inc`: 5 edits in 3 files:",
+            "messages_contain": ["from pkg.core import inc as g\n(one change: generation "],
+        },
         "text": "Renamed f to inc.",
     },
     # The analyzer gate: `inc(inc)` calls the int parameter.

@@ -2,8 +2,9 @@
 in ``initialize`` is asked each question about the live buffer of the
 session's file, its answers reach the tool as the port's types, and a
 question it does not answer in time is unavailable with the reason (the run
-goes on). The server is ``rein serve`` with one probing tool
-(tests/lsp/navigating_serve.py) until the semantic tools ask the navigator."""
+goes on); ``rename_symbol`` then applies the editor's rename of three files
+as ONE ``workspace/applyEdit`` and one mutation generation. The server is
+``rein serve`` with one probing tool (tests/lsp/navigating_serve.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ async def test_the_editor_answers_each_navigation_question(tmp_path: Path) -> No
     root.mkdir()
     (root / "a.py").write_text("def f(x):\n    return x\n")
     (root / "b.py").write_text("from a import f as g\n\ng(1)\n")
-    a, b = (root / "a.py").as_uri(), (root / "b.py").as_uri()
+    (root / "c.py").write_text("from a import f\n\nf(2)\n")
+    a, b, c = (root / "a.py").as_uri(), (root / "b.py").as_uri(), (root / "c.py").as_uri()
     write_script(
         tmp_path,
         [
@@ -39,6 +41,14 @@ async def test_the_editor_answers_each_navigation_question(tmp_path: Path) -> No
                     {
                         "name": "probe_navigation",
                         "arguments": {"path": "b.py", "line": 0, "character": 14},
+                    }
+                ]
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "rename_symbol",
+                        "arguments": {"path": "b.py", "line": 1, "symbol": "f", "new_name": "g2"},
                     }
                 ]
             },
@@ -65,6 +75,13 @@ async def test_the_editor_answers_each_navigation_question(tmp_path: Path) -> No
                 {
                     "textDocument": {"uri": b, "version": 1},
                     "edits": [{"range": rng(0, 14, 15), "newText": "g2"}],
+                },
+                {
+                    "textDocument": {"uri": c, "version": None},
+                    "edits": [
+                        {"range": rng(0, 14, 15), "newText": "g2"},
+                        {"range": rng(2, 0, 1), "newText": "g2"},
+                    ],
                 },
             ]
         },
@@ -114,6 +131,7 @@ async def test_the_editor_answers_each_navigation_question(tmp_path: Path) -> No
         "documentSymbols",
         "workspaceSymbols",
         "rename",
+        "rename",  # rename_symbol's
     ]
     assert asked[0] == {"kind": "definition", "uri": b, "position": {"line": 0, "character": 14}}
     assert asked[1]["includeDeclaration"] is True
@@ -133,5 +151,24 @@ async def test_the_editor_answers_each_navigation_question(tmp_path: Path) -> No
         "documentSymbols: ['variable g@b.py:0']",
         "workspaceSymbols: ['function f@a.py:0']",
         # The open document's version the editor computed the edits on comes through.
-        "rename: ['a.py@0:4=g2', 'b.py@0:14=g2 v1']",
+        "rename: ['a.py@0:4=g2', 'b.py@0:14=g2 v1', 'c.py@0:14=g2', 'c.py@2:0=g2']",
     ]
+    # The rename: one approval, then every file in ONE applyEdit (the open
+    # b.py at the version the editor renamed), one generation.
+    [renamed] = [
+        e["event"]
+        for e in ed.events
+        if e["event"]["type"] == "tool_call_end" and e["event"]["name"] == "rename_symbol"
+    ]
+    assert renamed["content"].startswith("Renamed `f` to `g2`: 4 edits in 3 files:"), renamed
+    assert renamed["content"].endswith("(one change: generation 1)"), renamed
+    [edit] = [p for p in ed.applied if p.label == "Rein: rename f to g2"]
+    assert [
+        (ed.rel(d.text_document.uri), d.text_document.version)
+        for d in edit.edit.document_changes or []
+        if isinstance(d, lsp.TextDocumentEdit)
+    ] == [("a.py", None), ("b.py", 1), ("c.py", None)]
+    assert len(ed.applied) == 1
+    assert (root / "a.py").read_text() == "def g2(x):\n    return x\n"
+    assert ed.docs["b.py"][1] == "from a import g2 as g\n\ng(1)\n"
+    assert (root / "c.py").read_text() == "from a import g2\n\ng2(2)\n"
