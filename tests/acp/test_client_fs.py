@@ -22,8 +22,9 @@ from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.disk.watcher import DiskWatcher
-from rein.harness.errors import ToolError
+from rein.harness.errors import FileChangedError, ToolError
 from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import FileUpdate
 from rein.harness.tools import ToolEnvironment
 from rein.tools import EditFileTool, ReadFileTool
 from rein.tools.settings import ApprovalSettings, ToolSettings
@@ -400,3 +401,38 @@ async def test_edits_keep_every_byte_they_do_not_change(
         result = await recorder.run(EditFileTool(), path="f.py", old_string=old, new_string=new)
         assert (root / "f.py").read_bytes() == after
     assert not result.is_error, result.content
+
+
+async def test_a_multi_file_change_goes_to_the_client_file_by_file_as_one_generation(
+    root: Path,
+) -> None:
+    app, other = str(root / "app.py"), str(root / "other.py")
+    (root / "other.py").write_text("y = 1\n")
+    client = FakeAcpClient(buffers={app: "x = 1  # unsaved\n"})
+    fs, workspace = client_fs(root, client)
+    with in_session():
+        mutation = await workspace.apply_changes(
+            [
+                FileUpdate("app.py", "x = 2  # unsaved\n", "x = 1  # unsaved\n"),
+                FileUpdate("other.py", "y = 2\n", "y = 1\n"),
+            ]
+        )
+        assert [m.paths for m in fs.disk.mutations] == [("app.py", "other.py")]
+        assert mutation == fs.disk.mutations[0]
+        assert client.buffers[app] == "x = 2  # unsaved\n"
+        assert client.buffers[other] == "y = 2\n"
+        assert [p for m, p in client.calls if m == "fs/write_text_file"] == [
+            {"session_id": "sess-1", "path": app, "content": "x = 2  # unsaved\n"},
+            {"session_id": "sess-1", "path": other, "content": "y = 2\n"},
+        ]
+        # A buffer that changed since: nothing is written.
+        client.buffers[other] = "y = 3  # typed\n"
+        with pytest.raises(FileChangedError):
+            await workspace.apply_changes(
+                [
+                    FileUpdate("app.py", "x = 3\n", "x = 2  # unsaved\n"),
+                    FileUpdate("other.py", "y = 4\n", "y = 2\n"),
+                ]
+            )
+    assert client.buffers[app] == "x = 2  # unsaved\n"
+    assert len(fs.disk.mutations) == 1
