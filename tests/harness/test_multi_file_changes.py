@@ -66,7 +66,7 @@ async def test_a_stale_file_refuses_the_whole_change_and_a_failure_puts_back(
     assert str(failed.value).endswith("Put back as they were: a.py. Nothing stays changed.")
     assert (folder / "a.py").read_text() == "a = 1\n"
     assert disk.mutations == []
-    with pytest.raises(ToolError, match="names a.py twice"):
+    with pytest.raises(ToolError, match=r"names a\.py twice"):
         await disk.apply_changes([FileUpdate("a.py", "1"), FileUpdate("a.py", "2")])
 
 
