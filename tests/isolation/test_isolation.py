@@ -4,6 +4,7 @@ hunk, the branch, the crash sweep."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -172,11 +173,20 @@ def test_git_runs_without_the_persons_git_variables_or_secrets(
     # The session's children (an approved `git add`) act on the copy, not the person's repo.
     from rein.process.environment import child_environment
 
-    subprocess.run(
-        ["git", "add", "-A"], cwd=record.root, env=child_environment(), check=True, timeout=30
-    )
+    in_copy = child_environment(cwd=record.root)
+    assert not {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"} & set(in_copy)
+    subprocess.run(["git", "add", "-A"], cwd=record.root, env=in_copy, check=True, timeout=30)
+    # Only the copy's children lose them: the process and a child elsewhere keep them.
+    assert os.environ["GIT_DIR"] == str(repo / ".git")
+    assert child_environment(cwd=repo)["GIT_INDEX_FILE"] == str(stray)
+    assert child_environment()["GIT_WORK_TREE"] == str(repo)
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(name)  # for this test's own git
     assert "sub/a.txt" not in git(repo, "diff", "--cached", "--name-only")
     assert not stray.exists()
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    remove_isolated(Registry(tmp_path / "store"), record)
+    assert child_environment(cwd=record.root)["GIT_DIR"] == str(repo / ".git")
 
 
 def test_a_crafted_record_never_makes_cleanup_remove_anything_outside_its_place(

@@ -55,7 +55,7 @@ async def run_hook(
 ) -> HookRun:
     """Run ``command`` with ``payload`` as its standard input."""
     shell = shutil.which("bash") or "/bin/sh"
-    env = child_environment({"CLAUDE_PROJECT_DIR": str(root)}, pass_env=pass_env)
+    env = child_environment({"CLAUDE_PROJECT_DIR": str(root)}, pass_env=pass_env, cwd=root)
     try:
         process = await anyio.open_process(
             dies_with_us([shell, "-c", command]),

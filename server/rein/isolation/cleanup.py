@@ -14,6 +14,7 @@ from pathlib import Path
 from rein.harness.errors import ReinError
 from rein.isolation._git import GitError, git
 from rein.isolation.registry import IsolatedRecord, Registry
+from rein.process.environment import remember_git_location
 
 __all__ = ["remove_isolated", "sweep"]
 
@@ -51,6 +52,7 @@ def remove_isolated(registry: Registry, record: IsolatedRecord) -> None:
         except GitError as exc:
             log.warning("pruning the worktrees of %s: %s", record.top, exc)
     registry.forget(record.session_id)
+    remember_git_location(place)
 
 
 def sweep(registry: Registry, exists: Callable[[str], bool] | None = None) -> list[str]:

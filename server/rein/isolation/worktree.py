@@ -41,10 +41,10 @@ __all__ = ["create_isolated"]
 def create_isolated(folder: Path, registry: Registry, session_id: str) -> IsolatedRecord:
     """The isolated copy of ``folder`` for ``session_id``, recorded as
     running (owned by this process) before anything is made, so a crash
-    half-way is cleaned like any other. The process's git location
-    variables (``GIT_DIR``, ``GIT_INDEX_FILE``, ...) are dropped first:
-    from then on no child of this process inherits them."""
-    forget_git_location()  # the session's children find the copy's repository themselves
+    half-way is cleaned like any other. The children that work in the copy
+    get none of the process's git location variables (``GIT_DIR``,
+    ``GIT_INDEX_FILE``, ...): they find the copy's repository themselves;
+    the process and its other children keep them."""
     folder = folder.resolve()
     if not folder.is_dir():
         raise ConfigError(f"the workspace {folder} is not a folder")
@@ -71,6 +71,7 @@ def create_isolated(folder: Path, registry: Registry, session_id: str) -> Isolat
         created=Registry.now(),
     )
     registry.save(record)
+    forget_git_location(place)
     try:
         place.mkdir(parents=True)
         if git_folder:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 __all__ = [
     "GIT_LOCATION",
@@ -31,6 +32,7 @@ __all__ = [
     "forget_git_location",
     "git_safety",
     "is_secret_name",
+    "remember_git_location",
     "remember_secret_name",
 ]
 
@@ -68,12 +70,28 @@ GIT_LOCATION: tuple[str, ...] = (
 )
 
 
-def forget_git_location() -> list[str]:
-    """Remove :data:`GIT_LOCATION` from this process's environment, so no
-    child started afterwards inherits them (done when a process hosts an
-    isolated session: its children must find the copy's repository from
-    their folder). Returns the names removed."""
-    return [name for name in GIT_LOCATION if os.environ.pop(name, None) is not None]
+#: The folders of isolated copies (:func:`forget_git_location`).
+_isolated_folders: set[Path] = set()
+
+
+def forget_git_location(folder: str | os.PathLike[str]) -> None:
+    """A child working in ``folder`` (an isolated copy) or under it gets
+    none of :data:`GIT_LOCATION` from :func:`child_environment`: it must
+    find the copy's repository from its folder. The server's own
+    environment, and every other child's, keeps them."""
+    _isolated_folders.add(Path(folder).resolve())
+
+
+def remember_git_location(folder: str | os.PathLike[str]) -> None:
+    """``folder``'s copy is gone: its children are like any other again."""
+    _isolated_folders.discard(Path(folder).resolve())
+
+
+def _isolated(cwd: str | os.PathLike[str] | None) -> bool:
+    if cwd is None or not _isolated_folders:
+        return False
+    where = Path(cwd).resolve()
+    return any(where == folder or folder in where.parents for folder in _isolated_folders)
 
 
 def remember_secret_name(name: str | None) -> None:
@@ -87,12 +105,22 @@ def is_secret_name(name: str) -> bool:
 
 
 def child_environment(
-    extra: Mapping[str, str] | None = None, *, pass_env: Iterable[str] = ()
+    extra: Mapping[str, str] | None = None,
+    *,
+    pass_env: Iterable[str] = (),
+    cwd: str | os.PathLike[str] | None = None,
 ) -> dict[str, str]:
     """The server's environment without secrets; ``pass_env`` names are
-    kept even when they look secret; ``extra`` is added as given."""
+    kept even when they look secret; ``extra`` is added as given. A child
+    that works in ``cwd``, an isolated copy (:func:`forget_git_location`),
+    gets none of :data:`GIT_LOCATION`."""
     keep = set(pass_env)
-    env = {k: v for k, v in os.environ.items() if k in keep or not is_secret_name(k)}
+    drop = set(GIT_LOCATION) if _isolated(cwd) else set()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in drop and (k in keep or not is_secret_name(k))
+    }
     if extra:
         env.update(extra)
     env.update(git_safety(env))

@@ -204,7 +204,7 @@ class SubprocessPreviewFactory:
 
     async def start(self, command: str) -> SubprocessPreview:
         _install_exit_guard()
-        env = child_environment({"PYTHONUNBUFFERED": "1", **self.env})
+        env = child_environment({"PYTHONUNBUFFERED": "1", **self.env}, cwd=self.root)
         process = await anyio.open_process(
             dies_with_us(["bash", "-c", command]),
             cwd=self.root,

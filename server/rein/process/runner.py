@@ -34,7 +34,7 @@ class SubprocessRunner:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env=child_environment(),
+            env=child_environment(cwd=self.root),
         )
         timed_out = False
         try:

@@ -260,7 +260,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
             stderr=subprocess.STDOUT,
             start_new_session=True,
             env=child_environment(
-                {**_QUIET_ENV, **_temp_env(ctx)}, pass_env=settings_of(ctx).tools.pass_env
+                {**_QUIET_ENV, **_temp_env(ctx)},
+                pass_env=settings_of(ctx).tools.pass_env,
+                cwd=cwd,
             ),
         )
         timed_out = leftovers = yielded = False
