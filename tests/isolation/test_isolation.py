@@ -240,13 +240,13 @@ def test_a_crafted_record_never_makes_cleanup_remove_anything_outside_its_place(
 
 
 class _Typist(DiskWorkspace):
-    """The disk, with the person typing in ``gone.txt`` right as ``b.txt`` is written."""
+    """The disk, with the person typing in ``gone.txt`` right as the run's changes are applied."""
 
-    async def write_text(self, path: str, text: str, **kw: object):  # type: ignore[no-untyped-def,override]
-        done = await super().write_text(path, text, **kw)  # type: ignore[arg-type]
-        if path == "b.txt":
-            (Path(self.root) / "gone.txt").write_text("typed meanwhile\n")
-        return done
+    async def apply_changes(self, changes, *, label=""):  # type: ignore[no-untyped-def]
+        gone = Path(self.root) / "gone.txt"
+        if gone.exists() and gone.read_text() != "typed meanwhile\n":
+            gone.write_text("typed meanwhile\n")
+        return await super().apply_changes(changes, label=label)
 
 
 def test_bring_back_never_follows_a_link_never_stops_half_way_and_keeps_modes_honest(
@@ -274,9 +274,12 @@ def test_bring_back_never_follows_a_link_never_stops_half_way_and_keeps_modes_ho
     (root / "big.txt").write_text("x" * (MAX_FILE_BYTES + 1))
     (repo / "a.txt").write_text(TEXT + "\0")  # the folder's a.txt cannot be read as text
 
-    result = anyio.run(apply_changes, run_changes(record), _Typist(repo))
+    typist = _Typist(repo)
+    result = anyio.run(apply_changes, run_changes(record), typist)
     reasons = {c.path: c.reason for c in result.conflicts}
     assert sorted(result.applied) == ["b.txt", "new.sh"]
+    # One change of both files (one generation): the refused try wrote nothing.
+    assert [m.paths for m in typist.mutations] == [("b.txt", "new.sh")]
     assert "run3" in (repo / "b.txt").read_text()
     assert not (repo / "leak.txt").exists() and "symbolic link" in reasons["leak.txt"]
     assert "larger than" in reasons["big.txt"] and not (repo / "big.txt").exists()

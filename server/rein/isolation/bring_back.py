@@ -11,10 +11,11 @@ both sides differently) is a conflict, reported with the three versions
 (base, ours: the folder's, theirs: the run's) and never applied. No
 conflict markers and no ``.rej`` files are written anywhere.
 
-The clean hunks go through the session's
-:class:`~rein.harness.ports.Workspace` (the editor's ``applyEdit``, the
-disk headless), one write per file carrying the text it was computed from,
-so a keystroke in between refuses that file instead of losing it. The
+The clean hunks go through the session's workspace as ONE multi-file change
+(:meth:`~rein.harness.ports.MultiFileWorkspace.apply_changes`: the editor's
+one ``applyEdit``, the ACP client's buffers, the disk headless; one
+mutation generation), each file carrying the text it was computed from, so
+a keystroke in between refuses that file (a conflict) instead of losing it. The
 person's index and staged changes are not touched: nothing here runs git
 in their folder.
 """
@@ -28,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rein.checkpoints.hunks import apply_regions, compute_hunks, lines_of, locate
-from rein.harness.errors import ConfigError, ReinError, ToolError
-from rein.harness.ports import Workspace
+from rein.harness.errors import ConfigError, ReinError
+from rein.harness.ports import FileUpdate, MultiFileWorkspace, Workspace
 from rein.isolation._git import GIT_SLOW_TIMEOUT_S, git
 from rein.isolation.registry import IsolatedRecord
 from rein.tools.ignore import WorkspaceFilter
@@ -253,23 +254,58 @@ class _PlannedWrite:
 
 
 async def apply_changes(
-    changes: Sequence[RunChange], workspace: Workspace, *, can_branch: bool = False
+    changes: Sequence[RunChange], workspace: MultiFileWorkspace, *, can_branch: bool = False
 ) -> BringBack:
     """Apply every clean hunk of ``changes`` to ``workspace`` (the person's
-    folder); report the conflicts, which are not applied. Every file is
-    read and merged before anything is written, and no error of one file
-    stops the others: a file that cannot be read or written is a conflict.
-    ``can_branch``: the copy is a git worktree (the binary advice says so)."""
+    folder) as ONE change (one mutation generation, one checkpoint change
+    when a run records it); report the conflicts, which are not applied.
+    Every file is read and merged before anything is written, and no error
+    of one file stops the others: a file that cannot be read is a
+    conflict, and when the change is refused because a file changed in the
+    meantime, the files that changed become conflicts and the others are
+    applied (one more try). ``can_branch``: the copy is a git worktree (the
+    binary advice says so)."""
     out = BringBack()
     plan: list[_PlannedWrite] = []
     for change in changes:
         planned = await _plan(change, workspace, can_branch, out)
         if planned is not None:
             plan.append(planned)
-    for planned in plan:
-        if await _write(workspace, planned, out):
-            out.hunks_applied += planned.hunks
+    for attempt in range(2):
+        if not plan:
+            break
+        try:
+            await workspace.apply_changes(
+                [FileUpdate(p.change.path, p.text, p.current) for p in plan],
+                label="Rein: bring back an isolated run",
+            )
+        except (ReinError, OSError) as exc:
+            moved = [p for p in plan if not await _still(workspace, p)]
+            if attempt == 0 and moved:
+                for planned in moved:
+                    out.conflicts.append(_refused(planned, "the file changed while it was applied"))
+                plan = [p for p in plan if p not in moved]
+                continue
+            out.conflicts.extend(_refused(p, str(exc)) for p in plan)
+            break
+        out.applied.extend(p.change.path for p in plan)
+        out.hunks_applied += sum(p.hunks for p in plan)
+        break
     return out
+
+
+async def _still(workspace: Workspace, planned: _PlannedWrite) -> bool:
+    """The folder's file still holds what the plan was computed from."""
+    try:
+        return await _current(workspace, planned.change.path) == planned.current
+    except (ReinError, OSError):
+        return False
+
+
+def _refused(planned: _PlannedWrite, reason: str) -> Conflict:
+    """A planned file that was not written, as a conflict of the file."""
+    base = _text(planned.change.base) or ""
+    return Conflict(planned.change.path, base, planned.current or "", planned.text or "", reason)
 
 
 async def _plan(
@@ -311,27 +347,6 @@ async def _plan(
     if applied and merged != current:
         return _PlannedWrite(change, merged, current, applied)
     return None
-
-
-async def _write(workspace: Workspace, planned: _PlannedWrite, out: BringBack) -> bool:
-    """One file written (or deleted); a refused write (the file changed
-    meanwhile, the editor said no, the disk failed) is reported as a
-    conflict of the file. A delete checks the file is still the text it was
-    computed from first."""
-    change, text, current = planned.change, planned.text, planned.current
-    try:
-        if text is None:
-            if await _current(workspace, change.path) != current:
-                raise ToolError(f"{change.path} changed while it was being brought back")
-            await workspace.delete(change.path)
-        else:
-            await workspace.write_text(change.path, text, expected_text=current)
-    except (ReinError, OSError) as exc:
-        base = _text(change.base) or ""
-        out.conflicts.append(Conflict(change.path, base, current or "", text or "", str(exc)))
-        return False
-    out.applied.append(change.path)
-    return True
 
 
 # ------------------------------------------------------------------ a branch

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rein.config import ReinConfig
-    from rein.harness.ports import Model, Workspace
+    from rein.harness.ports import Model, MultiFileWorkspace
     from rein.lsp.approval_registry import ApprovalRegistry
     from rein.lsp.channel import ClientChannel
     from rein.providers.config import ModelConfig
@@ -74,7 +74,7 @@ class IsolationServer(Protocol):
     def approvals(self) -> ApprovalRegistry: ...
 
     @property
-    def editor_workspace(self) -> Workspace: ...
+    def editor_workspace(self) -> MultiFileWorkspace: ...
 
     def send_event(self, payload: dict[str, Any]) -> None: ...
 
