@@ -81,12 +81,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
+    from rein.harness.errors import ConfigError
     from rein.headless.isolated import ApplyArgs, apply_isolated
+    from rein.headless.run import build_config
     from rein.store import default_storage_path
 
     storage = args.storage or str(default_storage_path())
+    try:
+        config = build_config(args.config, {})
+    except ConfigError as exc:
+        print(f"rein apply: {exc}", file=sys.stderr)
+        return 2
     return apply_isolated(
-        ApplyArgs(args.session, storage, args.branch, args.discard, as_json=args.json)
+        ApplyArgs(
+            args.session, storage, args.branch, args.discard, as_json=args.json, config=config
+        )
     )
 
 
@@ -446,6 +455,10 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--discard", action="store_true", help="remove it; apply nothing")
     p.add_argument("--json", action="store_true", help="the result as one JSON object")
     p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.add_argument(
+        "--config",
+        help="a JSON/YAML file with the rein section (or REIN_CONFIG): the folder's gates",
+    )
     p.set_defaults(func=_cmd_apply)
 
     p = sub.add_parser(

@@ -2,7 +2,10 @@
 scripted models and the real analyzers over a real git repository, then
 ``rein apply``. One module fixture runs them all: a run killed mid-command
 (crash), then two runs on one file in parallel (one with a seeded error it
-repairs) and one in a folder that is not a git repository."""
+repairs) and one in a folder that is not a git repository. ``rein apply``
+brings a run back as one change the folder's gates judge (the second run's
+new signature breaks a caller the person wrote meanwhile: blocked) and
+``rein undo`` reverts as a whole."""
 
 from __future__ import annotations
 
@@ -48,11 +51,20 @@ FIRST = [
     },
     {"text": "repaired"},
 ]
-#: Run 2: mod.py's first line too (the conflict) and its last (applies).
+#: Run 2: mod.py's first line too (the conflict) and its last (applies),
+#: and greet's signature (which breaks a caller the folder gets meanwhile).
 SECOND = [
-    {"tool_calls": [edit("mod.py", "v1 = 1", "v1 = 200"), edit("mod.py", "v8 = 8", "v8 = 800")]},
+    {
+        "tool_calls": [
+            edit("mod.py", "v1 = 1", "v1 = 200"),
+            edit("mod.py", "v8 = 8", "v8 = 800"),
+            edit("app.py", "(name: str)", "(name: str, punct: str)"),
+        ]
+    },
     {"text": "done"},
 ]
+#: What the person writes in the folder while the runs run.
+CALLER = 'from app import greet\n\nprint(greet("you"))\n'
 #: A run killed while its command runs.
 KILLED = [{"tool_calls": [call("run_command", command="sleep 120")]}, {"text": "never"}]
 #: A folder that is not a git repository.
@@ -196,7 +208,10 @@ def _each_run_has_its_own_verdict_and_the_folder_is_untouched(world: World) -> N
     # the other run's gate never saw it.
     assert second["result"]["status"] == "completed" and second["result"]["repairAttempts"] == 0
     assert {c["path"] for c in first["isolated"]["changed"]} == {"mod.py"}
-    assert second["isolated"]["changed"] == [{"path": "mod.py", "change": "modified"}]
+    assert second["isolated"]["changed"] == [
+        {"path": "app.py", "change": "modified"},
+        {"path": "mod.py", "change": "modified"},
+    ]
     assert (world.repo / "mod.py").read_text() == MOD
     assert (world.repo / "app.py").read_text() == APP
     tree = Path(first["isolated"]["worktree"])
@@ -218,11 +233,18 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: Worl
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"isolated session {first}: the run's verdict: completed\n" in out.stderr
     assert (world.repo / "mod.py").read_text() == MOD.replace("v1 = 1\n", "v1 = 100\n")
+    # The folder's gates judged the applied file: nothing broke.
+    assert "applied   mod.py\nthe folder's gates: passed\n" in out.stdout, out.stdout
 
+    (world.repo / "caller.py").write_text(CALLER)  # the person, meanwhile
     out = world.apply(second, "--json")
     assert out.returncode == 3, out.stdout + out.stderr
     result = json.loads(out.stdout)
-    assert result["applied"] == ["mod.py"] and result["hunksApplied"] == 1
+    # Both files as one change; the folder's analyzers block the new
+    # signature's caller (the apply stays: the verdict informs).
+    assert result["applied"] == ["app.py", "mod.py"] and result["hunksApplied"] == 2
+    assert result["gates"]["status"] == "blocked", result["gates"]
+    assert any(b.startswith("analyzer: caller.py:3: ") for b in result["gates"]["blockers"])
     assert result["verdict"] == "completed"
     assert result["conflicts"] == [
         {
@@ -239,6 +261,15 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: Worl
     text = world.apply(second)  # again: the applied hunk is not a conflict twice
     assert text.returncode == 3 and "theirs (the run):\n    | v1 = 200" in text.stdout
     assert text.stdout.count("conflict  mod.py") == 1
+    assert "the folder's gates" not in text.stdout  # nothing applied, nothing judged
+    # rein undo reverts the whole apply (both files), one checkpoint run.
+    undo = world.rein(
+        "undo", str(world.repo), "--session", result["sessionId"], "--run", result["runId"],
+        "--storage", str(world.storage),
+    )  # fmt: skip
+    assert undo.returncode == 0, undo.stdout + undo.stderr
+    assert (world.repo / "mod.py").read_text() == MOD.replace("v1 = 1\n", "v1 = 100\n")
+    assert (world.repo / "app.py").read_text() == APP
 
     assert world.apply(second, "--discard").returncode == 0
     assert _worktrees(world.repo) == [str(world.repo)]

@@ -1,25 +1,36 @@
 """``rein run --isolated`` and ``rein apply``: a headless run in its own
 copy of the folder, and its changes brought back (or kept as a branch, or
-discarded) afterwards. The parts are in :mod:`rein.isolation`."""
+discarded) afterwards. The parts are in :mod:`rein.isolation`.
+
+``rein apply`` brings the clean hunks back as one change of a new session
+of the folder (stored: ``rein undo --session S`` reverts the whole apply),
+with the folder's analyzers started as ``rein run`` starts them and its
+gates judging the applied files against their state before the apply
+(:func:`rein.isolation.apply_run.bring_back_as_run`); the verdict is
+printed and never undoes the apply."""
 
 from __future__ import annotations
 
 import json
 import shlex
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
-from rein.disk.disk_workspace import DiskWorkspace
-from rein.harness.errors import ConfigError, ReinError
-from rein.isolation.bring_back import BringBack, apply_changes, keep_as_branch, run_changes
+from rein.config import ReinConfig
+from rein.harness.errors import ConfigError, ModelError, ReinError
+from rein.harness.ports import ModelDelta, ModelRequest
+from rein.hosting.headless import HeadlessSession
+from rein.isolation.apply_run import BroughtBack, bring_back_as_run
+from rein.isolation.bring_back import BringBack, keep_as_branch, run_changes
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import new_session_id
-from rein.store import SqliteStore
+from rein.store import SqliteStore, StorePersistence
 
 __all__ = [
     "ApplyArgs",
@@ -124,6 +135,8 @@ class ApplyArgs:
     branch: str | None = None
     discard: bool = False
     as_json: bool = False
+    #: The folder's configuration (its gates); None: the defaults.
+    config: ReinConfig | None = None
 
 
 def _show(result: BringBack) -> None:
@@ -170,16 +183,24 @@ def apply_isolated(args: ApplyArgs) -> int:
                 f"kept as branch {args.branch} ({commit[:12]}); nothing applied",
             )
             return 0
-        result = anyio.run(_apply, record)
+        brought = anyio.run(_apply, record, args)
     except ReinError as exc:
         print(f"rein apply: {exc}", file=sys.stderr)
         return 2
+    result = brought.result
     if not result.conflicts:
         remove_isolated(registry, record)
     if args.as_json:
-        print(json.dumps({**result.to_json(), "verdict": record.verdict}))
+        print(json.dumps({**brought.to_json(), "verdict": record.verdict}))
     else:
         _show(result)
+        if brought.verdict is not None:
+            print(brought.verdict.line())
+            print(
+                f"undo this apply with: rein undo {shlex.quote(record.folder)} --session "
+                f"{brought.session_id} --run {brought.run_id} --storage {shlex.quote(args.storage)}",
+                file=sys.stderr,
+            )
         if result.conflicts:
             print(
                 f"{len(result.conflicts)} conflict(s) not applied; the isolated copy stays at "
@@ -199,10 +220,40 @@ def _verdict_line(record: IsolatedRecord) -> str:
     return line
 
 
-async def _apply(record: IsolatedRecord) -> BringBack:
-    return await apply_changes(
-        run_changes(record), DiskWorkspace(record.folder), can_branch=record.kind == "git"
-    )
+class _NoModel:
+    """The apply's session asks no model (nothing is repaired)."""
+
+    name = "none"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        raise ModelError("rein apply's session has no model")
+        yield  # pragma: no cover  (an async generator)
+
+
+async def _apply(record: IsolatedRecord, args: ApplyArgs) -> BroughtBack:
+    """The clean hunks applied as one change of a new stored session of the
+    folder, its analyzers started and its gates judging the result."""
+    changes = await anyio.to_thread.run_sync(run_changes, record)
+    async with HeadlessSession(
+        record.folder, _NoModel(), args.config, storage=args.storage, watch=False
+    ) as host:
+        await host.analyzers_started()
+        session = host.session
+        title = f"rein apply {record.session_id}"
+        persistence = session.agent.persistence
+        if isinstance(persistence, StorePersistence):
+            await persistence.ensure_session()
+            await persistence.store.set_title(session.id, title)
+        brought = await bring_back_as_run(
+            changes,
+            host.workspace,
+            gates=session.gates,
+            capture=session.capture,
+            title=title,
+            can_branch=record.kind == "git",
+        )
+        brought.session_id = session.id
+        return brought
 
 
 def _say(args: ApplyArgs, payload: dict[str, object], text: str) -> None:
