@@ -3,7 +3,9 @@
 worktree or a copy, :mod:`rein.isolation`) over a host of the copy on the
 disk (the client's buffers are the person's, not the copy's), and the
 extension method ``_rein/applyIsolated`` brings its changes back through
-the client's buffers of ``cwd`` (``fs/write_text_file``), keeps them as a
+the client's buffers of ``cwd`` (``fs/write_text_file``, one generation)
+as a run of a new session of ``cwd`` whose gates judge it (the answer's
+``gates``; its checkpoint reverts the whole apply), keeps them as a
 branch, or discards them (docs/acp.md)."""
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from rein.acp import errors
 from rein.acp.context import current_session
 from rein.acp.host import AcpHosts
 from rein.harness.errors import ConfigError
+from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
-from rein.isolation.bring_back import apply_changes, keep_as_branch, run_changes
+from rein.isolation.bring_back import keep_as_branch, run_changes
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
@@ -122,14 +125,18 @@ class AcpIsolation:
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
         folder = await self.hosts.host(Path(record.folder))
+        title = f"Apply isolated session {session_id}"
+        into = folder.manager.new(SessionSpec(mode="agent", origin="acp", title=title))
         token = current_session.set(session_id)  # the client's fs calls name the session
         try:
-            result = await apply_changes(changes, folder.workspace, can_branch=record.kind == "git")
+            brought = await bring_back_into(
+                into, folder.workspace, changes, title=title, can_branch=record.kind == "git"
+            )
         finally:
             current_session.reset(token)
-        if not result.conflicts:
+        if not brought.result.conflicts:
             await self._remove(record)
-        return result.to_json()
+        return brought.to_json()
 
     async def _remove(self, record: IsolatedRecord) -> None:
         self.records.pop(record.session_id, None)

@@ -24,13 +24,14 @@ from rein.config import ReinConfig
 from rein.harness.errors import ConfigError, ModelError, ReinError
 from rein.harness.ports import ModelDelta, ModelRequest
 from rein.hosting.headless import HeadlessSession
-from rein.isolation.apply_run import BroughtBack, bring_back_as_run
+from rein.hosting.isolated_apply import bring_back_into
+from rein.isolation.apply_run import BroughtBack
 from rein.isolation.bring_back import BringBack, keep_as_branch, run_changes
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import new_session_id
-from rein.store import SqliteStore, StorePersistence
+from rein.store import SqliteStore
 
 __all__ = [
     "ApplyArgs",
@@ -238,22 +239,13 @@ async def _apply(record: IsolatedRecord, args: ApplyArgs) -> BroughtBack:
         record.folder, _NoModel(), args.config, storage=args.storage, watch=False
     ) as host:
         await host.analyzers_started()
-        session = host.session
-        title = f"rein apply {record.session_id}"
-        persistence = session.agent.persistence
-        if isinstance(persistence, StorePersistence):
-            await persistence.ensure_session()
-            await persistence.store.set_title(session.id, title)
-        brought = await bring_back_as_run(
-            changes,
+        return await bring_back_into(
+            host.session,
             host.workspace,
-            gates=session.gates,
-            capture=session.capture,
-            title=title,
+            changes,
+            title=f"rein apply {record.session_id}",
             can_branch=record.kind == "git",
         )
-        brought.session_id = session.id
-        return brought
 
 
 def _say(args: ApplyArgs, payload: dict[str, object], text: str) -> None:

@@ -4,7 +4,10 @@ true``): each in a git worktree (or a copy) of the folder, over its own
 analyzer pool and preview), so its gates never see the folder's or another
 run's changes. The editor approves and answers as for any session, and
 its events stream as ``rein/event``. ``rein/applyIsolated`` brings the
-changes back through the editor's workspace (``workspace/applyEdit``),
+changes back through the editor's workspace (one ``workspace/applyEdit``:
+one generation) as a run of a new session of the folder (its checkpoint:
+``rein/restore`` of that run reverts the whole apply) that the folder's
+gates then judge on the editor's diagnostics (the answer's ``gates``),
 keeps them as a branch, or discards them; then the copy is removed.
 
 The isolated session lives in memory (its host has no store); a server
@@ -23,8 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import anyio
 
 from rein.harness.errors import ConfigError
+from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
-from rein.isolation.bring_back import BringBack, apply_changes, keep_as_branch, run_changes
+from rein.isolation.bring_back import keep_as_branch, run_changes
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
@@ -35,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rein.config import ReinConfig
-    from rein.harness.ports import Model, MultiFileWorkspace
+    from rein.harness.ports import AnnouncingWorkspace, Model
     from rein.lsp.approval_registry import ApprovalRegistry
     from rein.lsp.channel import ClientChannel
     from rein.providers.config import ModelConfig
@@ -74,7 +78,9 @@ class IsolationServer(Protocol):
     def approvals(self) -> ApprovalRegistry: ...
 
     @property
-    def editor_workspace(self) -> MultiFileWorkspace: ...
+    def editor_workspace(self) -> AnnouncingWorkspace: ...
+
+    def new_session(self, **spec: Any) -> Session: ...
 
     def send_event(self, payload: dict[str, Any]) -> None: ...
 
@@ -183,13 +189,19 @@ class IsolatedSessions:
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
-        result: BringBack = await apply_changes(
-            changes, self.server.editor_workspace, can_branch=record.kind == "git"
+        title = f"Apply isolated session {record.session_id}"
+        into = self.server.new_session(mode="agent", title=title)
+        brought = await bring_back_into(
+            into,
+            self.server.editor_workspace,
+            changes,
+            title=title,
+            can_branch=record.kind == "git",
         )
-        if not result.conflicts:
+        if not brought.result.conflicts:
             await self._close(made)
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
-        return result.to_json()
+        return brought.to_json()
 
     async def close(self) -> None:
         """The server stops: every isolated session closed; a copy with

@@ -1,0 +1,44 @@
+"""An isolated run brought back into a session of the person's folder, for
+every host (``rein apply``, ``rein/applyIsolated``, ACP's
+``_rein/applyIsolated``): the session is stored first (so its checkpoint
+run can be undone: ``rein undo --session``, ``rein/restore``), then
+:func:`~rein.isolation.apply_run.bring_back_as_run` applies the clean hunks
+as one change of a run of that session, which its gates judge."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rein.harness.ports import AnnouncingWorkspace
+from rein.isolation.apply_run import BroughtBack, bring_back_as_run
+from rein.isolation.bring_back import RunChange
+from rein.session import Session
+from rein.store import StorePersistence
+
+__all__ = ["bring_back_into"]
+
+
+async def bring_back_into(
+    session: Session,
+    workspace: AnnouncingWorkspace,
+    changes: Sequence[RunChange],
+    *,
+    title: str,
+    can_branch: bool,
+) -> BroughtBack:
+    """``changes`` applied as one change of a new run of ``session`` (over
+    ``workspace``, the session's own), stored, judged by its gates."""
+    persistence = session.agent.persistence
+    if isinstance(persistence, StorePersistence):
+        await persistence.ensure_session()
+        await persistence.store.set_title(session.id, title)
+    brought = await bring_back_as_run(
+        changes,
+        workspace,
+        gates=session.gates,
+        capture=session.capture,
+        title=title,
+        can_branch=can_branch,
+    )
+    brought.session_id = session.id
+    return brought
