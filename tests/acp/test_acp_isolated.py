@@ -91,3 +91,8 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
         assert editor.buffers[str(repo / "app.py")] == APP.replace("return name", "return 1")
         assert not await anyio.Path(tree).exists()
         assert git(repo, "worktree", "list").count("\n") == 1
+        # Recorded as one run of a session of the folder, its gates' verdict
+        # in the answer (the analyzer gate is off here).
+        assert kept["gates"] == {"status": "passed", "blockers": [], "reason": ""}
+        assert kept["sessionId"].startswith("ses_") and kept["sessionId"] != session_id
+        assert kept["runId"].startswith("run_")

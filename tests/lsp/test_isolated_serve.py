@@ -108,3 +108,13 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         assert not await anyio.Path(tree).exists()
         assert (await request(client, "rein/isolatedSessions", {}))["sessions"] == []
         assert git(root, "worktree", "list").count("\n") == 1
+        # One applyEdit, recorded as a run of a session of the folder, judged
+        # by its gates (the analyzer gate is off here: tests/e2e/
+        # test_isolated_cli.py has a blocked one); restoring that run undoes it.
+        assert [p.label for p in ed.applied][-1:] == ["Rein: bring back an isolated run"]
+        assert kept["gates"] == {"status": "passed", "blockers": [], "reason": ""}
+        restored = await request(
+            client, "rein/restore", {"sessionId": kept["sessionId"], "runId": kept["runId"]}
+        )
+        assert [f["path"] for f in restored["restored"]] == ["app.py"], restored
+        assert (root / "app.py").read_text() == APP
