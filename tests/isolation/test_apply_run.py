@@ -1,0 +1,68 @@
+"""An isolated run brought back as a run of the person's session
+(:func:`rein.isolation.apply_run.bring_back_as_run`), over fakes: the clean
+files are one change (one generation), recorded as one checkpoint run of
+the session with every file; without gates the verdict says so; with
+nothing applied there is no verdict."""
+
+from __future__ import annotations
+
+from rein.checkpoints.capture import CheckpointCapture
+from rein.checkpoints.model import MemoryCheckpointStore
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.isolation.apply_run import ApplyVerdict, bring_back_as_run
+from rein.isolation.bring_back import RunChange
+from tests.fakes.workspace import FakeWorkspace
+
+
+async def test_the_clean_files_are_one_checkpointed_change_of_a_run() -> None:
+    fake = FakeWorkspace({"a.py": "a = 1\n", "b.py": "b = 1\n", "c.py": "mine\n"})
+    log = MutationLog()
+    workspace = TrackedWorkspace(fake, log)
+    store = MemoryCheckpointStore()
+    capture = CheckpointCapture(store, workspace, "ses_person", mutations=log)
+    capture.attach()
+    changes = [
+        RunChange("a.py", b"a = 1\n", b"a = 2\n"),
+        RunChange("b.py", b"b = 1\n", None),
+        RunChange("c.py", b"theirs base\n", b"theirs\n"),  # the folder changed it: a conflict
+        RunChange("new.py", None, b"n = 1\n"),
+    ]
+    brought = await bring_back_as_run(
+        changes, workspace, gates=None, capture=capture, title="apply ses_iso"
+    )
+    assert brought.result.applied == ["a.py", "b.py", "new.py"]
+    assert [c.path for c in brought.result.conflicts] == ["c.py"]
+    assert fake.files == {"a.py": "a = 2\n", "c.py": "mine\n", "new.py": "n = 1\n"}
+    assert [m.paths for m in log.since(0)] == [("a.py", "b.py", "new.py")]
+    [run] = await store.runs("ses_person")
+    assert (run.run_id, run.title, run.kind) == (brought.run_id, "apply ses_iso", "run")
+    [change] = await store.changes("ses_person", brought.run_id)
+    assert [(f.path, f.kind) for f in change.files] == [
+        ("a.py", "modified"),
+        ("b.py", "deleted"),
+        ("new.py", "created"),
+    ]
+    assert brought.verdict == ApplyVerdict(
+        "unverified", reason="no gate is configured for the folder"
+    )
+    assert brought.verdict.line() == (
+        "the folder's gates: unverified (no gate is configured for the folder)"
+    )
+    # Again: nothing left to apply, nothing judged, nothing recorded.
+    again = await bring_back_as_run(
+        changes[:2], workspace, gates=None, capture=capture, title="again"
+    )
+    assert again.result.applied == [] and again.verdict is None
+    assert again.to_json()["runId"] is None and len(await store.runs("ses_person")) == 1
+
+
+def test_a_blocked_verdict_lists_its_blockers() -> None:
+    verdict = ApplyVerdict("blocked", ("analyzer: use.py:3: missing argument",))
+    assert verdict.line() == (
+        "the folder's gates: blocked (1)\n  analyzer: use.py:3: missing argument"
+    )
+    assert verdict.to_json() == {
+        "status": "blocked",
+        "blockers": ["analyzer: use.py:3: missing argument"],
+        "reason": "",
+    }
