@@ -413,6 +413,40 @@ async def test_a_rename_holds_every_lock_and_puts_back_what_it_wrote_when_a_writ
     assert log.since(0) == []  # nothing recorded: no change stays
 
 
+class _TypingApprover:
+    """Approves, while the person changes pkg/use.py (after the rename was planned)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    async def confirm(self, request: object) -> bool:
+        (self.root / "pkg/use.py").write_text(USE + "# typed\n")
+        return True
+
+
+async def test_a_file_changed_after_the_rename_was_planned_stops_it_before_any_write(
+    root: Path, project: None, navigator: FakeNavigator
+) -> None:
+    _rename_f(navigator)
+    log = MutationLog()
+    calls = ToolCallRecorder(
+        ToolEnvironment(
+            workspace=TrackedWorkspace(DiskWorkspace(root), log),
+            navigator=navigator,
+            approver=_TypingApprover(root),
+            settings=ToolSettings(approval=ApprovalSettings(write="ask")),
+        )
+    )
+    with pytest.raises(ToolError) as failed:
+        await calls.run(RenameSymbolTool(), path="pkg/core.py", line=1, symbol="f", new_name="inc")
+    assert str(failed.value) == (
+        "The rename was not applied: pkg/use.py changed since it was read (by another edit, "
+        "session or the person); nothing was written. Rename again."
+    )
+    assert (root / "pkg/core.py").read_text() == CORE
+    assert log.since(0) == []
+
+
 async def test_rename_edits_for_another_text_or_version_twice_named_or_doubled_are_refused(
     root: Path, project: None, calls: ToolCallRecorder, navigator: FakeNavigator
 ) -> None:

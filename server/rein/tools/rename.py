@@ -224,10 +224,7 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
             try:
                 mutation = await workspace.apply_changes(updates, label=label)
             except FileChangedError as exc:
-                raise ToolError(
-                    f"The rename was not applied: {exc} (another edit, session or the person "
-                    "changed it since the rename was planned). Rename again."
-                ) from None
+                raise ToolError(f"The rename was not applied: {exc} Rename again.") from None
             except ToolError as exc:
                 raise ToolError(
                     f"The rename was not applied: {exc} Read the files again; rename again "
