@@ -213,7 +213,7 @@ def apply_isolated(args: ApplyArgs) -> int:
 
 def _verdict_line(record: IsolatedRecord) -> str:
     """The run's verdict as stored when it finished (its gates' word on
-    the copy; applying does not run the folder's gates again)."""
+    the copy; the folder's gates judge the applied result afterwards)."""
     verdict = record.verdict or "unknown (the run did not finish)"
     line = f"isolated session {record.session_id}: the run's verdict: {verdict}"
     if record.verdict != "completed":

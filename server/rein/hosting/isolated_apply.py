@@ -1,9 +1,9 @@
 """An isolated run brought back into a session of the person's folder, for
 every host (``rein apply``, ``rein/applyIsolated``, ACP's
-``_rein/applyIsolated``): the session is stored first (so its checkpoint
-run can be undone: ``rein undo --session``, ``rein/restore``), then
-:func:`~rein.isolation.apply_run.bring_back_as_run` applies the clean hunks
-as one change of a run of that session, which its gates judge."""
+``_rein/applyIsolated``): :func:`~rein.isolation.apply_run.bring_back_as_run`
+applies the clean hunks as one change of a run of that session, which its
+gates judge, and the session is stored when something was applied (so its
+checkpoint run can be undone: ``rein undo --session``, ``rein/restore``)."""
 
 from __future__ import annotations
 
@@ -27,11 +27,9 @@ async def bring_back_into(
     can_branch: bool,
 ) -> BroughtBack:
     """``changes`` applied as one change of a new run of ``session`` (over
-    ``workspace``, the session's own), stored, judged by its gates."""
-    persistence = session.agent.persistence
-    if isinstance(persistence, StorePersistence):
-        await persistence.ensure_session()
-        await persistence.store.set_title(session.id, title)
+    ``workspace``, the session's own), judged by its gates; the session is
+    stored when something was applied (its checkpoint run is kept either
+    way, by the store the session's capture writes to)."""
     brought = await bring_back_as_run(
         changes,
         workspace,
@@ -41,4 +39,8 @@ async def bring_back_into(
         can_branch=can_branch,
     )
     brought.session_id = session.id
+    persistence = session.agent.persistence
+    if brought.result.applied and isinstance(persistence, StorePersistence):
+        await persistence.ensure_session()
+        await persistence.store.set_title(session.id, title)
     return brought
