@@ -134,6 +134,8 @@ class AcpIsolation:
             )
         finally:
             current_session.reset(token)
+        if not brought.result.applied:
+            folder.manager.discard(into)  # nothing of it to keep
         if not brought.result.conflicts:
             await self._remove(record)
         return brought.to_json()

@@ -82,6 +82,9 @@ class IsolationServer(Protocol):
 
     def new_session(self, **spec: Any) -> Session: ...
 
+    @property
+    def manager(self) -> SessionManager: ...
+
     def send_event(self, payload: dict[str, Any]) -> None: ...
 
 
@@ -198,6 +201,8 @@ class IsolatedSessions:
             title=title,
             can_branch=record.kind == "git",
         )
+        if not brought.result.applied:
+            self.server.manager.discard(into)  # nothing of it to keep
         if not brought.result.conflicts:
             await self._close(made)
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
