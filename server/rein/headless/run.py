@@ -228,7 +228,9 @@ async def _run_in(
         for report in [*setup_problems(config, workspace), *host.reports]:
             print(f"! {report}", file=sys.stderr)
         shown = len(host.reports)
-        sandbox = unavailable_notice(config.approval.command, config.sandbox.bwrap)
+        sandbox = unavailable_notice(
+            config.approval.command, config.sandbox.bwrap, config.sandbox.also
+        )
         if sandbox is not None:
             print(f"! {sandbox}", file=sys.stderr)
 

@@ -43,21 +43,36 @@ RUNTIME = tuple(
 )
 
 
-def _close(proxy: AllowlistProxy, temp: str) -> None:
-    proxy.close()
+def _close(proxies: list[AllowlistProxy], temp: str) -> None:
+    for proxy in proxies:
+        proxy.close()
     shutil.rmtree(temp, ignore_errors=True)
 
 
 class BwrapSandbox:
-    """The sandbox of one session over ``root``."""
+    """The sandbox of one session over ``root``. ``hosts``: more hosts than
+    ``sandbox.network`` this session's commands may reach (``rein run
+    --allow-host``, ``rein/newSession``'s ``allowHosts``); :meth:`allow_host`
+    adds one later. The session's proxy is its own: no other session's
+    commands reach what this one allows. ``share_network``: the machine's
+    network as it is, no proxy (the preview's server, which the editor must
+    reach; its files are sandboxed all the same)."""
 
-    def __init__(self, root: str, settings: SandboxSettings | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        settings: SandboxSettings | None = None,
+        hosts: Sequence[str] = (),
+        *,
+        share_network: bool = False,
+    ) -> None:
         self.root = root
+        self.share_network = share_network
         self.settings = settings or SandboxSettings()
         self._temp: str | None = None
-        self._proxy_socket: str | None = None
+        self._proxies: list[AllowlistProxy] = []
         self._missing: set[str] = set()
-        self._hosts = allowed_hosts(self.settings.network)
+        self._hosts = allowed_hosts([*self.settings.network, *hosts])
 
     def unavailable(self) -> str | None:
         return sandbox_status(self.settings.bwrap).why_not
@@ -67,20 +82,38 @@ class BwrapSandbox:
         first use and removed when the sandbox is dropped."""
         if self._temp is None:
             temp = tempfile.mkdtemp(prefix="rein-sandbox-")
-            if self._hosts:
-                socket_path = os.path.join(temp, ".rein-proxy.sock")
-                proxy = AllowlistProxy(socket_path, self._hosts)
-                weakref.finalize(self, _close, proxy, temp)
-                self._proxy_socket = socket_path
-            else:
-                weakref.finalize(self, shutil.rmtree, temp, True)
+            weakref.finalize(self, _close, self._proxies, temp)
             self._temp = temp
         return self._temp
+
+    def _proxy(self) -> AllowlistProxy | None:
+        """The session's allowlist proxy, started with the first host."""
+        if not self._hosts:
+            return None
+        if not self._proxies:
+            socket_path = os.path.join(self.temp_dir(), ".rein-proxy.sock")
+            self._proxies.append(AllowlistProxy(socket_path, self._hosts))
+        return self._proxies[0]
+
+    def allow_host(self, host: str) -> None:
+        """Let this session's commands reach ``host`` (``name`` or
+        ``name:port``) from their next start on."""
+        self._hosts = self._hosts | allowed_hosts([host])
+        proxy = self._proxy()
+        if proxy is not None:
+            proxy.allow(host)
+
+    def refused_hosts(self) -> list[str]:
+        """The hosts the proxy refused since the last call (in order)."""
+        return self._proxies[0].take_refused() if self._proxies else []
 
     def policy(self) -> SandboxPolicy:
         """The policy as the workspace is now (computed for every command)."""
         policy = sandbox_policy(self.root, self.temp_dir(), self.settings)
-        return replace(policy, proxy_socket=self._proxy_socket)
+        if self.share_network:
+            return replace(policy, network=True)
+        proxy = self._proxy()
+        return replace(policy, proxy_socket=proxy.path if proxy is not None else None)
 
     def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         program = sandbox_status(self.settings.bwrap).program or self.settings.bwrap
@@ -147,6 +180,9 @@ def _quarantine(path: str) -> str | None:
     return None
 
 
-def command_sandbox(root: str | None, settings: SandboxSettings | None) -> BwrapSandbox | None:
-    """The sandbox of a session over ``root`` (None without a workspace)."""
-    return None if root is None else BwrapSandbox(root, settings)
+def command_sandbox(
+    root: str | None, settings: SandboxSettings | None, hosts: Sequence[str] = ()
+) -> BwrapSandbox | None:
+    """The sandbox of a session over ``root`` (None without a workspace);
+    ``hosts``: the session's own hosts besides ``sandbox.network``."""
+    return None if root is None else BwrapSandbox(root, settings, hosts)

@@ -12,7 +12,12 @@ from pydantic.alias_generators import to_camel
 
 from rein.sandboxing.proxy import PRESETS
 
-__all__ = ["DEFAULT_HIDDEN_PATHS", "SandboxSettings"]
+__all__ = ["ALSO_KINDS", "DEFAULT_HIDDEN_PATHS", "SandboxSettings"]
+
+#: The other commands ``sandbox.also`` can run in the sandbox: the gates'
+#: (tests, runtime, custom), the preview's, the dependency installs, the
+#: hooks' and the MCP stdio servers'.
+ALSO_KINDS: tuple[str, ...] = ("gates", "preview", "install", "hooks", "mcp")
 
 #: The person's secrets, relative to their home folder: not visible in the
 #: sandbox at all (an empty folder, an empty file).
@@ -86,6 +91,20 @@ class SandboxSettings(BaseModel):
     #: ports 80 and 443 unless its entry names one (``example.com:8443``).
     #: Empty: no network.
     network: tuple[str, ...] = ()
+    #: The other commands that run in the same sandbox (:data:`ALSO_KINDS`);
+    #: empty: only ``run_command``'s. Installs also reach the package
+    #: registries of the presets (:data:`~rein.sandboxing.proxy.REGISTRY_PRESETS`).
+    also: tuple[str, ...] = ()
+
+    @field_validator("also", mode="before")
+    @classmethod
+    def _kinds(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"must be a list of kinds of command, e.g. {list(ALSO_KINDS[:2])}")
+        bad = [repr(v) for v in value if v not in ALSO_KINDS]
+        if bad:
+            raise ValueError(f"{', '.join(bad)}: each entry is one of {', '.join(ALSO_KINDS)}")
+        return value
 
     @field_validator("network", mode="before")
     @classmethod
