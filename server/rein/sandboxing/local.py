@@ -74,6 +74,11 @@ class BwrapSandbox:
         self._missing: set[str] = set()
         self._hosts = allowed_hosts([*self.settings.network, *hosts])
 
+    @property
+    def hosts(self) -> frozenset[str]:
+        """The hosts this session's commands may reach now."""
+        return self._hosts
+
     def unavailable(self) -> str | None:
         return sandbox_status(self.settings.bwrap).why_not
 

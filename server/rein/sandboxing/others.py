@@ -54,9 +54,15 @@ class OtherCommandsSandbox:
         self.kind = kind
         self._settings = settings
 
-    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+    def sandbox(self) -> BwrapSandbox | None:
+        """The sandbox this kind's commands start in now (None: not
+        sandboxed, by the setting or because the sandbox cannot start)."""
         settings = self._settings()
         if self.kind not in settings.also or not sandbox_status(settings.bwrap).works:
-            return list(argv)
+            return None
         shared = self.kind if self.kind in ("install", "preview") else "other"
-        return _shared(self.root, settings, shared).wrap(argv, cwd=cwd)
+        return _shared(self.root, settings, shared)
+
+    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+        sandbox = self.sandbox()
+        return list(argv) if sandbox is None else sandbox.wrap(argv, cwd=cwd)

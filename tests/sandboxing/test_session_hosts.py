@@ -1,0 +1,92 @@
+"""A session's own hosts (issue 38): with the real sandbox and proxy, a
+host the proxy refused is named in ``run_command``'s result and the person
+is asked; allowed, session A reaches it from its next command on, and
+session B (a sandbox and proxy of its own) is still refused. A session
+started with the host (``rein run --allow-host``, ``allowHosts``) reaches
+it at once."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rein.disk.disk_workspace import DiskWorkspace
+from rein.harness.tools import ToolEnvironment
+from rein.sandboxing import BwrapSandbox, SandboxSettings
+from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings
+from tests.fakes.approvals import FakeApprover
+from tests.fakes.tools import ToolCallRecorder
+
+#: A listed host, so each session runs its proxy (never reached here).
+SETTINGS = SandboxSettings(network=["pypi"])
+
+
+@pytest.fixture(scope="module")
+def port() -> Iterator[int]:
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"hello from the host\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+def _session(root: Path, approver: FakeApprover, hosts: tuple[str, ...] = ()) -> ToolCallRecorder:
+    sandbox = BwrapSandbox(str(root), SETTINGS, hosts)
+    if sandbox.unavailable() is not None:
+        pytest.fail(f"bubblewrap must work on the test machines: {sandbox.unavailable()}")
+    settings = ToolSettings(approval=ApprovalSettings.model_validate({"command": "sandboxed"}))
+    env = ToolEnvironment(
+        workspace=DiskWorkspace(root), approver=approver, settings=settings, sandbox=sandbox
+    )
+    return ToolCallRecorder(env)
+
+
+async def test_a_refused_host_allowed_for_one_session_only(tmp_path: Path, port: int) -> None:
+    host = f"127.0.0.1:{port}"
+    fetch = f"curl -sSf -m 5 http://{host}/"
+    approver_a, approver_b = FakeApprover(True), FakeApprover(False)
+    session_a = _session(tmp_path, approver_a)
+    session_b = _session(tmp_path, approver_b)
+
+    refused = await session_a.run(RunCommandTool(), command=fetch)
+    assert refused.is_error
+    assert f"Rein's sandbox refused {host} (not in sandbox.network)" in refused.content
+    assert f"The person allowed {host} for this session" in refused.content
+    assert refused.details["sandbox_refused_hosts"] == [host]
+    [asked] = approver_a.requests
+    assert asked.title == f"Allow {host} for this session"
+    assert asked.subject == host and asked.rules == ()
+
+    again = await session_a.run(RunCommandTool(), command=fetch)
+    assert not again.is_error, again.content
+    assert "hello from the host" in again.content
+    assert len(approver_a.requests) == 1  # allowed: not asked again
+
+    other = await session_b.run(RunCommandTool(), command=fetch)
+    assert other.is_error
+    assert "It was not allowed for this session" in other.content
+    assert [r.title for r in approver_b.requests] == [f"Allow {host} for this session"]
+    still = await session_b.run(RunCommandTool(), command=fetch)
+    assert still.is_error and still.details["sandbox_refused_hosts"] == [host]
+
+
+async def test_a_session_started_with_a_host_reaches_it_without_asking(
+    tmp_path: Path, port: int
+) -> None:
+    approver = FakeApprover(False)
+    session = _session(tmp_path, approver, (f"127.0.0.1:{port}",))
+    result = await session.run(RunCommandTool(), command=f"curl -sSf -m 5 http://127.0.0.1:{port}/")
+    assert not result.is_error, result.content
+    assert "hello from the host" in result.content and approver.requests == []
