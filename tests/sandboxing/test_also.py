@@ -26,6 +26,9 @@ from rein.sandboxing import SandboxSettings
 from rein.sandboxing.others import OtherCommandsSandbox
 from rein.sandboxing.probe import sandbox_status, unavailable_notice
 from rein.sandboxing.proxy import PRESETS
+from rein.session.builder import build_gates
+from tests.fakes.commands import FakeCommandRunner
+from tests.fakes.diagnostics import FakeDiagnostics
 
 READER = Path(__file__).with_name("secrets_reader.py")
 
@@ -132,3 +135,17 @@ async def test_an_mcp_server_started_sandboxed_cannot_read_the_ssh_keys(
     text = str(result["content"][0]["text"])
     assert text.startswith("cannot read:") and "No such file" in text, text
     assert key.read_text() == "PRIVATE KEY\n"  # there outside the sandbox
+
+
+def test_the_installs_have_a_runner_of_their_own_and_the_gates_theirs(tmp_path: Path) -> None:
+    gates_runner, install_runner = FakeCommandRunner(), FakeCommandRunner()
+    config = load_config(
+        {"gates": {"dependencies": {"commands": {"pyproject.toml": "pip install -e ."}}}}
+    ).gates
+    pipeline = build_gates(
+        config, FakeDiagnostics(), gates_runner, [], tmp_path, install_runner=install_runner
+    )
+    assert pipeline.dependencies is not None
+    assert pipeline.dependencies.runner is install_runner
+    alone = build_gates(config, FakeDiagnostics(), gates_runner, [], tmp_path)
+    assert alone.dependencies is not None and alone.dependencies.runner is gates_runner

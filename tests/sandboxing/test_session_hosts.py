@@ -3,7 +3,7 @@ host the proxy refused is named in ``run_command``'s result and the person
 is asked; allowed, session A reaches it from its next command on, and
 session B (a sandbox and proxy of its own) is still refused. A session
 started with the host (``rein run --allow-host``, ``allowHosts``) reaches
-it at once."""
+it at once; a bad host is refused by name before anything starts."""
 
 from __future__ import annotations
 
@@ -11,14 +11,23 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pygls.exceptions import JsonRpcInvalidParams
 
+from rein.config import ReinConfig
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.tools import ToolEnvironment
+from rein.headless.run import run_task
+from rein.lsp.params import NewSessionParams, parse
 from rein.sandboxing import BwrapSandbox, SandboxSettings
+from rein.session import SessionSpec
+from rein.session.builder import build_session
 from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings
 from tests.fakes.approvals import FakeApprover
+from tests.fakes.models import FunctionModel, assistant
+from tests.fakes.session import fake_session_ports
 from tests.fakes.tools import ToolCallRecorder
 
 #: A listed host, so each session runs its proxy (never reached here).
@@ -90,3 +99,34 @@ async def test_a_session_started_with_a_host_reaches_it_without_asking(
     result = await session.run(RunCommandTool(), command=f"curl -sSf -m 5 http://127.0.0.1:{port}/")
     assert not result.is_error, result.content
     assert "hello from the host" in result.content and approver.requests == []
+
+
+def test_a_new_sessions_hosts_reach_its_sandbox_and_no_other(tmp_path: Path) -> None:
+    ports = fake_session_ports(tmp_path, FunctionModel(lambda request: assistant("ok")))
+    config = ReinConfig.model_validate({"sandbox": {"network": ["npm"]}})
+    with_host = build_session(config, ports, SessionSpec(allow_hosts=("pypi", "example.com")))
+    without = build_session(config, ports, SessionSpec())
+    assert isinstance(with_host.agent.env.sandbox, BwrapSandbox)
+    assert isinstance(without.agent.env.sandbox, BwrapSandbox)
+    assert {"pypi.org", "example.com", "registry.npmjs.org"} <= with_host.agent.env.sandbox.hosts
+    assert "example.com" not in without.agent.env.sandbox.hosts
+
+
+def test_a_bad_host_is_refused_by_name_at_the_start(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(JsonRpcInvalidParams, match=r"allowHosts: .*'http://x': each entry is"):
+        parse(NewSessionParams, {"allowHosts": ["http://x"]}, "rein/newSession")
+    with pytest.raises(JsonRpcInvalidParams, match="allowHosts: not available for an isolated"):
+        parse(NewSessionParams, {"allowHosts": ["pypi"], "isolated": True}, "rein/newSession")
+    assert parse(NewSessionParams, {"allowHosts": ["pypi"]}, "m").allow_hosts == ("pypi",)
+    common: dict[str, Any] = {
+        "workspace": ".",
+        "config_file": None,
+        "overrides": {},
+        "as_json": True,
+        "assume_yes": False,
+        "mode": None,
+    }
+    assert run_task("t", allow_hosts=("http://x",), **common) == 2
+    assert "rein run: --allow-host: 'http://x': each entry is" in capsys.readouterr().err
+    assert run_task("t", allow_hosts=("pypi",), resume="s-1", **common) == 2
+    assert "--allow-host is for a new session" in capsys.readouterr().err
