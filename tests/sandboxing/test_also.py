@@ -1,5 +1,5 @@
-"""``sandbox.also`` (issue 38): the gates', hooks' and MCP stdio servers'
-commands run in the real sandbox when the setting names them, through the
+"""``sandbox.also`` (issue 38): the gates' (the tests gate's too), hooks'
+and MCP stdio servers' commands run in the real sandbox when the setting names them, through the
 very runners Rein starts them with (the gates' :class:`SubprocessRunner`,
 :func:`run_hook`, :class:`McpConnection`), and as before without it. The
 folders outside and the person's home are the test's own, under
@@ -18,6 +18,7 @@ import pytest
 
 from rein.bring.hook_runner import run_hook
 from rein.config import load_config
+from rein.harness.config import TestsGateConfig
 from rein.harness.errors import ConfigError
 from rein.mcp.client import McpConnection
 from rein.mcp.config import McpServerSpec
@@ -27,8 +28,11 @@ from rein.sandboxing.others import OtherCommandsSandbox
 from rein.sandboxing.probe import sandbox_status, unavailable_notice
 from rein.sandboxing.proxy import PRESETS
 from rein.session.builder import build_gates
+from rein.testgate.gate import TestGate
 from tests.fakes.commands import FakeCommandRunner
 from tests.fakes.diagnostics import FakeDiagnostics
+from tests.fakes.workspace import FakeWorkspace
+from tests.testgate.projects import changed, project, verdict
 
 READER = Path(__file__).with_name("secrets_reader.py")
 
@@ -120,7 +124,7 @@ async def test_an_mcp_server_started_sandboxed_cannot_read_the_ssh_keys(
         source="settings",
         transport="stdio",
         command=sys.executable,
-        args=(str(READER),),
+        args=("-S", str(READER)),
         cwd=str(tmp_path),
         trusted=True,
     )
@@ -149,3 +153,30 @@ def test_the_installs_have_a_runner_of_their_own_and_the_gates_theirs(tmp_path: 
     assert pipeline.dependencies.runner is install_runner
     alone = build_gates(config, FakeDiagnostics(), gates_runner, [], tmp_path)
     assert alone.dependencies is not None and alone.dependencies.runner is gates_runner
+
+
+async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_outside(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate's shadow tree (in the machine's temporary folder) stays
+    reachable: the verdict is as without the sandbox, and a test that
+    writes outside fails before the run and after it."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    tests = (
+        "from pathlib import Path\nfrom mod import first_n\n\n\n"
+        "def test_first_two():\n    assert first_n(2) == [1, 2]\n\n\n"
+        f"def test_writes_outside():\n    Path({str(outside)!r}, 'x').write_text('x')\n"
+    )
+    good = "def first_n(n):\n    return list(range(1, n + 1))\n"
+    root = project(tmp_path / "proj", {"mod.py": good, "tests/test_mod.py": tests})
+    runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
+    gate = TestGate(root, runner, TestsGateConfig(), python=sys.executable)
+    workspace = FakeWorkspace({"mod.py": good}, root=str(root))
+    await changed(gate, workspace, "mod.py", good.replace("n + 1", "n + 2"))
+    outcome = await verdict(gate, workspace, "mod.py")
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
+    ], outcome
+    assert "tests/test_mod.py::test_writes_outside" in outcome.detail
+    assert "failing before the run too" in outcome.detail
+    assert os.listdir(outside) == []

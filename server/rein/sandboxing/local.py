@@ -120,9 +120,13 @@ class BwrapSandbox:
         proxy = self._proxy()
         return replace(policy, proxy_socket=proxy.path if proxy is not None else None)
 
-    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+    def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
+        """``writable``: more folders this command may write (Rein's own
+        scratch folders, :mod:`rein.sandboxing.others`)."""
         program = sandbox_status(self.settings.bwrap).program or self.settings.bwrap
         policy = self.policy()
+        if writable:
+            policy = replace(policy, writable=(*policy.writable, *writable))
         self._missing.update(policy.missing)
         if policy.proxy_socket is not None:
             argv = [

@@ -11,6 +11,10 @@ an install cannot do without, and the preview's: its server must be
 reachable from the editor and the browser, so it keeps the machine's
 network (its files are sandboxed all the same).
 
+The gates' commands may also write Rein's own scratch folders of the
+tests gate (its shadow trees, :data:`GATE_SCRATCH_PREFIXES` in the
+machine's temporary folder), where it runs the tests; nothing else there.
+
 The setting is read at every start, so a change applies to the next
 command. Where the sandbox cannot start, the commands run as they would
 without the setting; the session's start says so once
@@ -19,6 +23,9 @@ without the setting; the session's start says so once
 
 from __future__ import annotations
 
+import glob
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
@@ -27,7 +34,21 @@ from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import REGISTRY_PRESETS
 from rein.sandboxing.settings import ALSO_KINDS, SandboxSettings
 
-__all__ = ["OtherCommandsSandbox"]
+__all__ = ["GATE_SCRATCH_PREFIXES", "OtherCommandsSandbox"]
+
+#: The folders of the machine's temporary folder the gates' commands may
+#: write: the tests gate's shadow trees (``rein.testgate.shadow``).
+GATE_SCRATCH_PREFIXES: tuple[str, ...] = ("rein-tests-",)
+
+
+def _gate_scratch() -> list[str]:
+    temp = tempfile.gettempdir()
+    found: list[str] = []
+    for prefix in GATE_SCRATCH_PREFIXES:
+        found += (
+            p for p in glob.glob(os.path.join(temp, glob.escape(prefix) + "*")) if os.path.isdir(p)
+        )
+    return sorted(found)
 
 
 @lru_cache(maxsize=16)
@@ -65,4 +86,7 @@ class OtherCommandsSandbox:
 
     def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         sandbox = self.sandbox()
-        return list(argv) if sandbox is None else sandbox.wrap(argv, cwd=cwd)
+        if sandbox is None:
+            return list(argv)
+        scratch = _gate_scratch() if self.kind == "gates" else []
+        return sandbox.wrap(argv, cwd=cwd, writable=scratch)
