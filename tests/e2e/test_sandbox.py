@@ -15,7 +15,10 @@ under /var/tmp, not /tmp: the sandbox's /tmp is private, so a file there
 would be out of reach for a reason that is not the one tested.
 
 The run allows ``pypi`` (``sandbox.network``): a host not on the list is
-refused by Rein's proxy, and going around the proxy finds no network.
+refused by Rein's proxy, and going around the proxy finds no network. Its
+runtime gate and a ``UserPromptSubmit`` hook run in the sandbox too
+(``sandbox.also``): each tries to write outside, then marks the workspace
+that it ran.
 
 A second run has no bubblewrap (``sandbox.bwrap`` names none): it says so
 once on stderr, and the command asks (and is refused, nobody being there).
@@ -258,7 +261,19 @@ def box() -> Iterator[Box]:
     bare_config = {**NO_ANALYZERS, "sandbox": {"bwrap": str(bare / "no-bwrap")}}
     without: subprocess.Popen[str] | None = None
     try:
-        config = {**NO_ANALYZERS, "sandbox": {"network": ["pypi"]}}
+        escape = f"echo pwned > {outside}/{{0}}.txt 2>/dev/null; echo ran > {{0}}-ran.txt"
+        config = {
+            "gates": {
+                "analyzer": {"enabled": False},
+                "runtime": {"command": escape.format("gate")},
+            },
+            "hooks": {
+                "UserPromptSubmit": [
+                    {"hooks": [{"type": "command", "command": escape.format("hook")}]}
+                ]
+            },
+            "sandbox": {"network": ["pypi"], "also": ["gates", "hooks"]},
+        }
         without = _start_rein_run(
             bare / "ws", bare, bare, [*bare_turns, {"text": "done"}], bare_config
         )
@@ -356,6 +371,12 @@ def test_a_failure_in_the_sandbox_tells_the_model_how_to_leave_it(box: Box) -> N
     refused = box.ends["network-proxy-not-listed"]["content"]
     assert "The requested URL returned error: 403" in refused
     assert "it reaches only files.pythonhosted.org, pypi.org, through Rein's proxy" in refused
+
+
+def test_the_runtime_gate_and_the_hook_ran_in_the_sandbox(box: Box) -> None:
+    assert (box.ws / "gate-ran.txt").read_text() == "ran\n"
+    assert (box.ws / "hook-ran.txt").read_text() == "ran\n"
+    assert sorted(p.name for p in box.outside.iterdir()) == ["target.txt"]
 
 
 def test_leaving_the_sandbox_asks_and_nobody_is_there(box: Box) -> None:
