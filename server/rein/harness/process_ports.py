@@ -1,9 +1,9 @@
 """The process ports: a command the gates run (:class:`CommandRunner`),
 ``run_command``'s command run elsewhere (:class:`CommandExecutor`), the OS
-sandbox ``run_command``'s local commands run in (:class:`CommandSandbox`), the
-same sandbox around the other commands when a setting asks for it
-(:class:`ProcessSandbox`), and the person's program the preview runs (:class:`PreviewProcess`,
-:class:`PreviewProcessFactory`). :mod:`rein.harness.ports` lists them with
+sandbox ``run_command``'s local commands run in (:class:`CommandSandbox`),
+the same sandbox around the other commands when a setting asks for it
+(:class:`ProcessSandbox`), and the person's program the preview runs
+(:class:`PreviewProcess`, :class:`PreviewProcessFactory`). :mod:`rein.harness.ports` lists them with
 the other ports."""
 
 from __future__ import annotations

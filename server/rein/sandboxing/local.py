@@ -70,6 +70,8 @@ class BwrapSandbox:
         self.share_network = share_network
         self.settings = settings or SandboxSettings()
         self._temp: str | None = None
+        #: The session's proxy, at most one (a list: the finalizer made with
+        #: the temporary folder closes one started later, with a first host).
         self._proxies: list[AllowlistProxy] = []
         self._missing: set[str] = set()
         self._hosts = allowed_hosts([*self.settings.network, *hosts])
