@@ -37,7 +37,8 @@ async def offer_refused_hosts(
             detail=(
                 f"A sandboxed command tried to reach {host}, which is not in sandbox.network. "
                 "Allowed, this session's sandboxed commands reach it (on ports 80 and 443 "
-                "unless a port is named) until the session ends; no other session does."
+                "unless a port is named) until the session ends; no other session does. To "
+                "allow it for good, add it to sandbox.network in your settings."
             ),
             action=f"reach {host} from the sandbox",
             force_ask=True,
