@@ -22,6 +22,7 @@ from rein.harness.tools import ToolEnvironment
 from rein.headless.run import run_task
 from rein.lsp.params import NewSessionParams, parse
 from rein.sandboxing import BwrapSandbox, SandboxSettings
+from rein.sandboxing.failures import unresolved_hosts
 from rein.session import SessionSpec
 from rein.session.builder import build_session
 from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings
@@ -51,13 +52,18 @@ def port() -> Iterator[int]:
     server.shutdown()
 
 
-def _session(root: Path, approver: FakeApprover, hosts: tuple[str, ...] = ()) -> ToolCallRecorder:
-    sandbox = BwrapSandbox(str(root), SETTINGS, hosts)
+def _session(
+    root: Path,
+    approver: FakeApprover,
+    hosts: tuple[str, ...] = (),
+    settings: SandboxSettings = SETTINGS,
+) -> ToolCallRecorder:
+    sandbox = BwrapSandbox(str(root), settings, hosts)
     if sandbox.unavailable() is not None:
         pytest.fail(f"bubblewrap must work on the test machines: {sandbox.unavailable()}")
-    settings = ToolSettings(approval=ApprovalSettings.model_validate({"command": "sandboxed"}))
+    tools = ToolSettings(approval=ApprovalSettings.model_validate({"command": "sandboxed"}))
     env = ToolEnvironment(
-        workspace=DiskWorkspace(root), approver=approver, settings=settings, sandbox=sandbox
+        workspace=DiskWorkspace(root), approver=approver, settings=tools, sandbox=sandbox
     )
     return ToolCallRecorder(env)
 
@@ -130,3 +136,51 @@ def test_a_bad_host_is_refused_by_name_at_the_start(capsys: pytest.CaptureFixtur
     assert "rein run: --allow-host: 'http://x': each entry is" in capsys.readouterr().err
     assert run_task("t", allow_hosts=("pypi",), resume="s-1", **common) == 2
     assert "--allow-host is for a new session" in capsys.readouterr().err
+
+
+async def test_without_any_host_an_unresolved_host_is_asked_about_and_then_proxied(
+    tmp_path: Path,
+) -> None:
+    """The default (no ``sandbox.network``): no proxy, no name resolution;
+    the host the command could not resolve is asked about, and once
+    allowed the session's commands go through a proxy of its own (which
+    lets it through: here it cannot resolve ``.invalid`` either, and says
+    so). Another session still has no network."""
+    fetch = "curl -sS -m 5 http://example.invalid/"
+    approver = FakeApprover(True)
+    session = _session(tmp_path, approver, settings=SandboxSettings())
+    other = _session(tmp_path, FakeApprover(False), settings=SandboxSettings())
+    first = await session.run(RunCommandTool(), command=fetch)
+    assert "Could not resolve host: example.invalid" in first.content
+    assert [r.title for r in approver.requests] == ["Allow example.invalid for this session"]
+    again = await session.run(RunCommandTool(), command=fetch)
+    assert "Rein's sandbox proxy could not reach example.invalid:80" in again.content
+    assert "sandbox_refused_hosts" not in again.details
+    alone = await other.run(RunCommandTool(), command=fetch)
+    assert "Could not resolve host: example.invalid" in alone.content
+    assert "It was not allowed for this session" in alone.content
+
+
+@pytest.mark.parametrize(
+    ("output", "hosts"),
+    [
+        ("curl: (6) Could not resolve host: Example.com\n", ["example.com"]),
+        (
+            "fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com",
+            ["github.com"],
+        ),
+        (
+            "HTTPSConnectionPool(host='pypi.org', port=443): Max retries exceeded "
+            "HTTPConnectionPool(host='mirror.example', port=8080): x",
+            ["pypi.org", "mirror.example:8080"],
+        ),
+        (
+            "npm error request to https://r.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org",
+            ["registry.npmjs.org"],
+        ),
+        ("wget: unable to resolve host address \u2018example.org\u2019", ["example.org"]),
+        ("Could not resolve host: intranet\nTemporary failure in name resolution", []),
+    ],
+)
+def test_the_hosts_a_failed_command_could_not_resolve(output: str, hosts: list[str]) -> None:
+    assert unresolved_hosts(output) == hosts

@@ -100,7 +100,8 @@ class CommandSandbox(Protocol):
 
     def refused_hosts(self) -> list[str]:
         """The hosts (``name`` or ``name:port``) the sandbox's allowlist
-        proxy refused since the last call, in order (empty without one)."""
+        proxy refused since the last call, in order; without a proxy (no
+        network at all), those the last failed command could not resolve."""
         ...
 
     def allow_host(self, host: str) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from rein.sandboxing.bwrap import bwrap_argv
-from rein.sandboxing.failures import failure_note
+from rein.sandboxing.failures import failure_note, unresolved_hosts
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts
@@ -75,6 +75,8 @@ class BwrapSandbox:
         self._proxies: list[AllowlistProxy] = []
         self._missing: set[str] = set()
         self._hosts = allowed_hosts([*self.settings.network, *hosts])
+        #: Without a proxy: the hosts the last failed command could not resolve.
+        self._unresolved: list[str] = []
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -111,8 +113,11 @@ class BwrapSandbox:
             proxy.allow(host)
 
     def refused_hosts(self) -> list[str]:
-        """The hosts the proxy refused since the last call (in order)."""
-        return self._proxies[0].take_refused() if self._proxies else []
+        """The hosts the proxy refused since the last call (in order); with
+        no proxy (no network at all), the hosts the last failed command's
+        output said it could not resolve (:meth:`failure_note` reads it)."""
+        unresolved, self._unresolved = self._unresolved, []
+        return self._proxies[0].take_refused() if self._proxies else unresolved
 
     def policy(self) -> SandboxPolicy:
         """The policy as the workspace is now (computed for every command)."""
@@ -147,6 +152,8 @@ class BwrapSandbox:
         writable = ", ".join(
             [f"the workspace ({policy.root})", f"$TMPDIR ({policy.temp_dir})", *policy.writable]
         )
+        if not self._proxies and not self.share_network:
+            self._unresolved = [h for h in unresolved_hosts(output) if h not in self._hosts]
         return failure_note(output, writable, ", ".join(sorted(self._hosts)))
 
     def after_run(self) -> str | None:
