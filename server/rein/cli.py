@@ -77,6 +77,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         storage=args.storage,
         isolated=args.isolated,
+        allow_hosts=tuple(args.allow_host or ()),
     )
 
 
@@ -439,6 +440,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--isolated",
         action="store_true",
         help="run in a copy of the folder (a git worktree); bring it back with rein apply",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="HOST",
+        help="a host (or a preset: pypi, npm, ...) this session's sandboxed commands may "
+        "reach besides sandbox.network (repeatable; a new session only)",
     )
     p.set_defaults(func=_cmd_run)
 

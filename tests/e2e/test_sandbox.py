@@ -5,15 +5,24 @@ own ``run_command``; each attempt is then its own test (its id names it),
 checked on the host: the file outside is not there, the secret was not
 read, the process outside lives, nothing is left running. Zero succeed.
 
+To keep it cheap, attempts that cannot affect each other are one turn's
+tool calls, which run side by side (the reads, the writes outside, the
+network and sockets, the signals); those that touch the workspace's
+``.git`` or protected paths, and the process left behind, are a turn each.
+
 The workspace, the folder outside it and the person's (fake) home are
 under /var/tmp, not /tmp: the sandbox's /tmp is private, so a file there
 would be out of reach for a reason that is not the one tested.
 
 The run allows ``pypi`` (``sandbox.network``): a host not on the list is
-refused by Rein's proxy, and going around the proxy finds no network.
+refused by Rein's proxy, and going around the proxy finds no network. Its
+runtime gate and a ``UserPromptSubmit`` hook run in the sandbox too
+(``sandbox.also``): each tries to write outside, then marks the workspace
+that it ran.
 
 A second run has no bubblewrap (``sandbox.bwrap`` names none): it says so
 once on stderr, and the command asks (and is refused, nobody being there).
+It runs while the first does.
 """
 
 from __future__ import annotations
@@ -67,6 +76,9 @@ class Box:
     sleeper: subprocess.Popen[bytes]
     ends: dict[str, dict[str, Any]]
     stderr: str
+    #: The run without bubblewrap (its folder, what it did).
+    bare: Path
+    bare_run: subprocess.CompletedProcess[str]
 
 
 def _attempts(box_outside: Path, port: int, sleeper: int) -> dict[str, str]:
@@ -148,9 +160,26 @@ def _lock_holders(path: Path) -> list[int]:
 ATTEMPTS = list(_attempts(Path("/x"), 1, 1))
 
 
-def _rein_run(
+#: The attempts (by the start of their name) that run side by side, one
+#: turn each group; every other attempt is a turn of its own.
+SIDE_BY_SIDE = ("read-", "write-", "network-", "socket-", "signal-", "see-")
+
+
+def _turns(attempts: dict[str, str]) -> list[dict[str, Any]]:
+    """One turn per group of :data:`SIDE_BY_SIDE`, one per other attempt."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for name, command in attempts.items():
+        group = next((g for g in SIDE_BY_SIDE if name.startswith(g)), name)
+        if group in ("signal-", "see-"):
+            group = "signal-"
+        call = {"name": "run_command", "arguments": {"command": command}, "id": name}
+        groups.setdefault(group, []).append(call)
+    return [{"tool_calls": calls} for calls in groups.values()]
+
+
+def _start_rein_run(
     box_ws: Path, base: Path, home: Path, turns: list[dict[str, Any]], config: dict[str, Any]
-) -> subprocess.CompletedProcess[str]:
+) -> subprocess.Popen[str]:
     script = base / f"script-{len(list(base.glob('script-*')))}.json"
     script.write_text(json.dumps({"turns": turns}))
     config_file = script.with_suffix(".config.json")
@@ -161,9 +190,23 @@ def _rein_run(
     args = [*REIN, "run", "try to escape", "-w", str(box_ws), "--provider", "replay"]
     args += ["--script", str(script), "--config", str(config_file)]
     args += ["--storage", str(base / "store"), "--json"]
-    return subprocess.run(
-        args, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, env=env
+    return subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
     )
+
+
+def _finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        stdout, stderr = process.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def _tool_ends(stdout: str) -> dict[str, dict[str, Any]]:
@@ -192,10 +235,7 @@ def box() -> Iterator[Box]:
     agent.listen(8)
     sleeper = subprocess.Popen(["sleep", "300"])
     attempts = _attempts(outside, port, sleeper.pid)
-    turns: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "run_command", "arguments": {"command": c}, "id": name}]}
-        for name, c in attempts.items()
-    ]
+    turns = _turns(attempts)
     turns.append(
         {
             "tool_calls": [
@@ -212,9 +252,33 @@ def box() -> Iterator[Box]:
         }
     )
     turns.append({"text": "done"})
+    bare = base / "bare"
+    (bare / "ws").mkdir(parents=True)
+    bare_turns = [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": f"touch {n}"}}]}
+        for n in ("a", "b")
+    ]
+    bare_config = {**NO_ANALYZERS, "sandbox": {"bwrap": str(bare / "no-bwrap")}}
+    without: subprocess.Popen[str] | None = None
     try:
-        config = {**NO_ANALYZERS, "sandbox": {"network": ["pypi"]}}
-        done = _rein_run(ws, base, home, turns, config)
+        escape = f"echo pwned > {outside}/{{0}}.txt 2>/dev/null; echo ran > {{0}}-ran.txt"
+        config = {
+            "gates": {
+                "analyzer": {"enabled": False},
+                "runtime": {"command": escape.format("gate")},
+            },
+            "hooks": {
+                "UserPromptSubmit": [
+                    {"hooks": [{"type": "command", "command": escape.format("hook")}]}
+                ]
+            },
+            "sandbox": {"network": ["pypi"], "also": ["gates", "hooks"]},
+        }
+        without = _start_rein_run(
+            bare / "ws", bare, bare, [*bare_turns, {"text": "done"}], bare_config
+        )
+        done = _finish(_start_rein_run(ws, base, home, turns, config))
+        bare_run = _finish(without)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         try:
             accepted = listener.accept()
@@ -225,8 +289,11 @@ def box() -> Iterator[Box]:
         ends = _tool_ends(done.stdout)
         for name in ("network-loopback", "network-proxy-not-listed", "network-around-the-proxy"):
             ends[name]["reached"] = reached
-        yield Box(base, ws, outside, home, port, sleeper, ends, done.stderr)
+        yield Box(base, ws, outside, home, port, sleeper, ends, done.stderr, bare, bare_run)
     finally:
+        if without is not None and without.poll() is None:  # the first run failed
+            without.kill()
+            without.wait()
         listener.close()
         agent.close()
         sleeper.kill()
@@ -306,6 +373,12 @@ def test_a_failure_in_the_sandbox_tells_the_model_how_to_leave_it(box: Box) -> N
     assert "it reaches only files.pythonhosted.org, pypi.org, through Rein's proxy" in refused
 
 
+def test_the_runtime_gate_and_the_hook_ran_in_the_sandbox(box: Box) -> None:
+    assert (box.ws / "gate-ran.txt").read_text() == "ran\n"
+    assert (box.ws / "hook-ran.txt").read_text() == "ran\n"
+    assert sorted(p.name for p in box.outside.iterdir()) == ["target.txt"]
+
+
 def test_leaving_the_sandbox_asks_and_nobody_is_there(box: Box) -> None:
     end = box.ends["unsandboxed"]
     assert end["is_error"] is True
@@ -314,19 +387,12 @@ def test_leaving_the_sandbox_asks_and_nobody_is_there(box: Box) -> None:
     assert "sandbox:" not in box.stderr  # it works: nothing to say at the start
 
 
-def test_without_bubblewrap_the_run_says_so_once_and_every_command_asks(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    turns = [
-        {"tool_calls": [{"name": "run_command", "arguments": {"command": f"touch {n}"}}]}
-        for n in ("a", "b")
-    ]
-    config = {**NO_ANALYZERS, "sandbox": {"bwrap": str(tmp_path / "no-bwrap")}}
-    done = _rein_run(ws, tmp_path, tmp_path, [*turns, {"text": "done"}], config)
+def test_without_bubblewrap_the_run_says_so_once_and_every_command_asks(box: Box) -> None:
+    done, ws = box.bare_run, box.bare / "ws"
     assert done.returncode == 0, done.stderr[-3000:]
     notices = [line for line in done.stderr.splitlines() if "sandbox:" in line]
     assert notices == [
-        f"! sandbox: commands cannot run sandboxed here (bubblewrap ({tmp_path}/no-bwrap) is "
+        f"! sandbox: commands cannot run sandboxed here (bubblewrap ({box.bare}/no-bwrap) is "
         "not installed: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
         "Fedora: dnf install bubblewrap)); every command asks"
     ]

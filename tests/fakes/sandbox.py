@@ -27,6 +27,9 @@ class FakeSandbox:
         self.removed = removed
         self.wrapped: list[list[str]] = []
         self.outputs: list[str] = []
+        #: What :meth:`refused_hosts` answers next (then nothing).
+        self.refused: list[str] = []
+        self.allowed: list[str] = []
 
     def unavailable(self) -> str | None:
         return self.why_not
@@ -44,3 +47,10 @@ class FakeSandbox:
 
     def temp_dir(self) -> str:
         return self.temp
+
+    def refused_hosts(self) -> list[str]:
+        refused, self.refused = self.refused, []
+        return refused
+
+    def allow_host(self, host: str) -> None:
+        self.allowed.append(host)

@@ -3,7 +3,8 @@ in the sandbox without asking; asked to leave it, asked every time with the
 reason and never covered by a kept rule; no sandbox, asked every time with
 why; a failure the sandbox may have caused gets its note. The sandbox is the
 port's fake here; the real one is tested in tests/sandboxing and, escapes
-and all, over ``rein run`` in tests/e2e/test_sandbox.py."""
+and all, over ``rein run`` in tests/e2e/test_sandbox.py. A host the proxy refused
+is named and asked about (the real proxy: tests/sandboxing/test_session_hosts.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from rein.harness.tools import ToolEnvironment
 from rein.tools import ApprovalSettings, RunCommandTool, ToolSettings
 from rein.tools.approval_rules import RuleBook
 from rein.tools.registry import default_tools, tool_sections
+from rein.tools.sandbox_hosts import MAX_HOSTS_ASKED
 from tests.fakes.approvals import FakeApprover
 from tests.fakes.sandbox import FakeSandbox
 from tests.fakes.tools import ToolCallRecorder
@@ -163,3 +165,23 @@ def test_the_prompt_speaks_of_the_sandbox_only_when_commands_run_in_it() -> None
     assert "`unsandboxed: true`" in section("sandboxed") and "$TMPDIR" in section("sandboxed")
     for command in ("ask", "allow"):
         assert "sandbox" not in section(command)
+
+
+async def test_refused_hosts_are_named_and_asked_about_up_to_the_cap(root: Path) -> None:
+    hosts = ["a.example", "b.example", "c.example", "d.example:8443"]
+    sandbox, approver = FakeSandbox(), FakeApprover(True)
+    sandbox.refused = list(hosts)
+    result = await _calls(root, sandbox, approver).run(RunCommandTool(), command="true")
+    assert [r.title for r in approver.requests] == [
+        f"Allow {h} for this session" for h in hosts[:MAX_HOSTS_ASKED]
+    ]
+    assert all(r.rules == () and r.prefix_rules == () for r in approver.requests)
+    assert sandbox.allowed == hosts[:MAX_HOSTS_ASKED]
+    assert result.details["sandbox_refused_hosts"] == hosts
+    assert f"Rein's sandbox refused {', '.join(hosts)}" in result.content
+
+    nobody = FakeSandbox()
+    nobody.refused = ["a.example"]
+    alone = await _calls(root, nobody).run(RunCommandTool(), command="true")
+    assert nobody.allowed == [] and "sandbox_allowed_hosts" not in alone.details
+    assert "It was not allowed for this session (declined, or no one to ask)" in alone.content

@@ -123,6 +123,8 @@ export const USER_ONLY_SETTINGS = [
   'rein.sandbox.writable',
   'rein.sandbox.network',
   'rein.sandbox.bwrap',
+  // Which other commands (gates, preview, installs, hooks, MCP servers) run in the sandbox.
+  'rein.sandbox.also',
 ];
 
 /** What `inspect` says of a setting, in the scopes that matter here. */

@@ -148,7 +148,7 @@ class AcpSessions:
         self._told_sandbox.add(session_id)
         config = self.config
         notice = await anyio.to_thread.run_sync(
-            unavailable_notice, config.approval.command, config.sandbox.bwrap
+            unavailable_notice, config.approval.command, config.sandbox.bwrap, config.sandbox.also
         )
         if notice is not None:
             await self._tell(session_id, f"Rein: {notice}.\n\n")

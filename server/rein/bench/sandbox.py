@@ -10,8 +10,9 @@
   small Python project, once with ``approval.command: "sandboxed"``
   (``sandbox.network``: ``pypi``) and once with ``"ask"``, the person approving everything: how often the
   person is asked. The script does what a model told by the sandbox's note
-  does: a command that fails with that note runs again with
-  ``unsandboxed: true`` and a reason.
+  does: a command whose refused host the person allowed for the session
+  runs again inside; one that fails with the note otherwise runs again
+  with ``unsandboxed: true`` and a reason.
 """
 
 from __future__ import annotations
@@ -167,7 +168,10 @@ async def _session(policy: str, commands: tuple[str, ...]) -> dict[str, Any]:
             )
             with recording(record):
                 result = await tool.execute(RunCommandArgs(command=command), ctx)
-                if result.details.get("sandbox_note"):
+                if result.details.get("sandbox_allowed_hosts"):
+                    # The person allowed the refused host for the session: again, inside.
+                    result = await tool.execute(RunCommandArgs(command=command), ctx)
+                elif result.details.get("sandbox_note"):
                     left += 1
                     again = RunCommandArgs(
                         command=command, unsandboxed=True, reason="the sandbox blocked it"

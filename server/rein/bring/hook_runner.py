@@ -2,7 +2,8 @@
 standard input, in the child environment without secrets
 (:func:`rein.process.environment.child_environment`) plus
 ``CLAUDE_PROJECT_DIR``, within a time limit (its whole process group is
-stopped when it is over)."""
+stopped when it is over); inside the OS sandbox when ``sandbox.also`` names
+the hooks."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from rein.harness.ports import ProcessSandbox
 from rein.process.environment import child_environment
 from rein.process.groups import dies_with_us, kill_process_group
 
@@ -52,13 +54,18 @@ async def run_hook(
     root: Path,
     timeout_s: float,
     pass_env: tuple[str, ...] = (),
+    sandbox: ProcessSandbox | None = None,
 ) -> HookRun:
-    """Run ``command`` with ``payload`` as its standard input."""
+    """Run ``command`` with ``payload`` as its standard input (in
+    ``sandbox`` when given)."""
     shell = shutil.which("bash") or "/bin/sh"
     env = child_environment({"CLAUDE_PROJECT_DIR": str(root)}, pass_env=pass_env, cwd=root)
+    argv = [shell, "-c", command]
+    if sandbox is not None:
+        argv = sandbox.wrap(argv, cwd=str(root))
     try:
         process = await anyio.open_process(
-            dies_with_us([shell, "-c", command]),
+            dies_with_us(argv),
             cwd=str(root),
             env=env,
             stdin=subprocess.PIPE,

@@ -59,6 +59,7 @@ from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
 from rein.harness.messages import ToolCall
 from rein.harness.redaction import redact
+from rein.sandboxing.others import OtherCommandsSandbox
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -316,6 +317,7 @@ class ClaudeHooks:
                 self.root,
                 hook.timeout_s or options.timeout_s,
                 tuple(self.config.tools.pass_env),
+                OtherCommandsSandbox(str(self.root), lambda: self.config.sandbox, "hooks"),
             )
             # What a hook says enters Rein redacted, like a tool's output.
             ran = replace(ran, stdout=redact(ran.stdout), stderr=redact(ran.stderr))

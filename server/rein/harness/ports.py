@@ -22,6 +22,7 @@ from rein.harness.process_ports import (
     CommandSandbox,
     PreviewProcess,
     PreviewProcessFactory,
+    ProcessSandbox,
 )
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "Persistence",
     "PreviewProcess",
     "PreviewProcessFactory",
+    "ProcessSandbox",
     "ReleasingDiagnostics",
     "RememberScope",
     "SendingListener",

@@ -1,8 +1,9 @@
 """The process ports: a command the gates run (:class:`CommandRunner`),
 ``run_command``'s command run elsewhere (:class:`CommandExecutor`), the OS
-sandbox ``run_command``'s local commands run in (:class:`CommandSandbox`), and the
-person's program the preview runs (:class:`PreviewProcess`,
-:class:`PreviewProcessFactory`). :mod:`rein.harness.ports` lists them with
+sandbox ``run_command``'s local commands run in (:class:`CommandSandbox`),
+the same sandbox around the other commands when a setting asks for it
+(:class:`ProcessSandbox`), and the person's program the preview runs
+(:class:`PreviewProcess`, :class:`PreviewProcessFactory`). :mod:`rein.harness.ports` lists them with
 the other ports."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "CommandSandbox",
     "PreviewProcess",
     "PreviewProcessFactory",
+    "ProcessSandbox",
 ]
 
 
@@ -94,6 +96,29 @@ class CommandSandbox(Protocol):
     def temp_dir(self) -> str:
         """The session's temporary folder (``TMPDIR`` of every command,
         sandboxed or not)."""
+        ...
+
+    def refused_hosts(self) -> list[str]:
+        """The hosts (``name`` or ``name:port``) the sandbox's allowlist
+        proxy refused since the last call, in order; without a proxy (no
+        network at all), those the last failed command could not resolve."""
+        ...
+
+    def allow_host(self, host: str) -> None:
+        """Let this session's sandboxed commands reach ``host`` from their
+        next start on (the person allowed it for the session)."""
+        ...
+
+
+class ProcessSandbox(Protocol):
+    """The OS sandbox around one kind of the other commands (the gates',
+    the preview's, the installs', the hooks', the MCP stdio servers'), used
+    where that process is started: ``rein.sandboxing.others``."""
+
+    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+        """``argv`` as it is to be started in ``cwd``: inside the sandbox
+        when ``sandbox.also`` names this kind and the sandbox works here,
+        else unchanged (the session's start said why, once)."""
         ...
 
 

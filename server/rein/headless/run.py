@@ -25,6 +25,7 @@ from rein.isolation import GitError, IsolatedRecord
 from rein.providers import create_model
 from rein.render import EventPrinter
 from rein.sandboxing.probe import unavailable_notice
+from rein.sandboxing.settings import check_hosts
 from rein.session import Session, result_json
 from rein.session.setup_files import prompted, setup_problems
 from rein.store import default_storage_path
@@ -146,6 +147,7 @@ async def _run(
     trust_mcp: bool,
     allow_hooks: bool = False,
     isolated: bool = False,
+    allow_hosts: tuple[str, ...] = (),
 ) -> int:
     try:
         command = prompted(config, workspace, task)
@@ -179,6 +181,7 @@ async def _run(
             trust_mcp,
             allow_hooks,
             record,
+            allow_hosts,
         )
     except BaseException:
         if record is not None:  # an aborted start or a crash of the run: nothing to bring back
@@ -201,6 +204,7 @@ async def _run_in(
     trust_mcp: bool,
     allow_hooks: bool,
     record: IsolatedRecord | None,
+    allow_hosts: tuple[str, ...] = (),
 ) -> int:
     async with HeadlessSession(
         record.root if record is not None else workspace,
@@ -220,6 +224,7 @@ async def _run_in(
             Path(folder), allow_hooks=allow_hooks, timeout_s=config.approval.timeout_ms / 1000
         ),
         session_id=record.session_id if record is not None else None,
+        allow_hosts=allow_hosts,
     ) as host:
         host.subscribe(printer)
         warning = read_only_warning(workspace)
@@ -228,7 +233,9 @@ async def _run_in(
         for report in [*setup_problems(config, workspace), *host.reports]:
             print(f"! {report}", file=sys.stderr)
         shown = len(host.reports)
-        sandbox = unavailable_notice(config.approval.command, config.sandbox.bwrap)
+        sandbox = unavailable_notice(
+            config.approval.command, config.sandbox.bwrap, config.sandbox.also
+        )
         if sandbox is not None:
             print(f"! {sandbox}", file=sys.stderr)
 
@@ -349,6 +356,7 @@ def run_task(
     trust_mcp: bool = False,
     allow_hooks: bool = False,
     isolated: bool = False,
+    allow_hosts: tuple[str, ...] = (),
 ) -> int:
     # ``trust_mcp``: the workspace's MCP servers start without asking
     # (TerminalMcpPorts); ``assume_yes`` never trusts them.
@@ -361,6 +369,13 @@ def run_task(
             raise ConfigError(
                 "--isolated starts a new session in its own copy: it cannot --resume one"
             )
+        if allow_hosts:
+            if resume is not None:
+                raise ConfigError("--allow-host is for a new session: it cannot --resume one")
+            try:
+                check_hosts(list(allow_hosts))
+            except ValueError as exc:
+                raise ConfigError(f"--allow-host: {exc}") from None
         return anyio.run(
             _run,
             root,
@@ -374,6 +389,7 @@ def run_task(
             trust_mcp,
             allow_hooks,
             isolated,
+            allow_hosts,
         )
     except (ConfigError, StoreError, GitError) as exc:
         print(f"rein run: {exc}", file=sys.stderr)

@@ -46,6 +46,8 @@ from rein.mcp.hosting import workspace_manager
 from rein.mcp.manager import McpManager
 from rein.process.runner import SubprocessRunner
 from rein.providers.config import ModelConfig
+from rein.sandboxing.others import OtherCommandsSandbox
+from rein.sandboxing.settings import SandboxSettings
 
 if TYPE_CHECKING:
     from rein.session import Session, SessionManager, SessionPorts
@@ -143,7 +145,17 @@ class FolderHost(Generic[W]):
         self.workspace = workspace
         self.source = diagnostics
         self.model_factory = model_factory
-        self.runner = SubprocessRunner(str(root))
+
+        def sandbox() -> SandboxSettings:
+            return self.config().sandbox
+
+        self.runner = SubprocessRunner(
+            str(root), sandbox=OtherCommandsSandbox(str(root), sandbox, "gates")
+        )
+        #: The dependency installs' runner (their sandbox reaches the registries).
+        self.install_runner = SubprocessRunner(
+            str(root), sandbox=OtherCommandsSandbox(str(root), sandbox, "install")
+        )
         analyzer = config().gates.analyzer
         self.diagnostics = DiagnosticsCoordinator(
             diagnostics, quiet_ms=analyzer.quiet_period_ms, max_wait_ms=analyzer.max_wait_ms
@@ -154,7 +166,12 @@ class FolderHost(Generic[W]):
         if isinstance(workspace, AnnouncesSending):
             workspace.on_sending(self.diagnostics.expect)
         self.preview = FolderPreview(
-            root, lambda: self.config().gates.preview, mutations, emit, spawn
+            root,
+            lambda: self.config().gates.preview,
+            mutations,
+            emit,
+            spawn,
+            sandbox=OtherCommandsSandbox(str(root), sandbox, "preview"),
         )
         self.watch = watch
         self._note_external = note_external
@@ -250,6 +267,7 @@ class FolderHost(Generic[W]):
             workspace=self.workspace,
             diagnostics=self.diagnostics,
             runner=self.runner,
+            install_runner=self.install_runner,
             approver=self._approver,
             user=self._user,
             preview_gates=self.preview.gates,

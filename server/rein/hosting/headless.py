@@ -78,8 +78,12 @@ class HeadlessSession:
         mcp_ports: McpConfigPorts | None = None,
         hook_ports: HookTrustPorts | None = None,
         session_id: str | None = None,
+        allow_hosts: tuple[str, ...] = (),
     ) -> None:
         self.model = model
+        #: Hosts the new session's sandboxed commands may reach besides
+        #: ``sandbox.network`` (``rein run --allow-host``).
+        self.allow_hosts = allow_hosts
         self.mode = mode
         self.resume = resume
         #: A new session's id chosen by the caller (an isolated run names
@@ -199,7 +203,12 @@ class HeadlessSession:
             await store.check_writable()
         if self.resume is None:
             return self.manager.new(
-                SessionSpec(mode=self.mode, model=self.model, session_id=self.session_id)
+                SessionSpec(
+                    mode=self.mode,
+                    model=self.model,
+                    session_id=self.session_id,
+                    allow_hosts=self.allow_hosts,
+                )
             )
         if store is None:
             raise ConfigError(f"cannot resume {self.resume}: there is no session store")

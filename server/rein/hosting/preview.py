@@ -22,6 +22,7 @@ from rein.harness.config import PreviewGateConfig
 from rein.harness.events import Event
 from rein.harness.gating.gates import Gate
 from rein.harness.generations import MutationLog
+from rein.harness.ports import ProcessSandbox
 from rein.preview.coordinator import PreviewCoordinator, PreviewOutcome
 from rein.preview.gates import preview_gates
 from rein.preview.values import Watched
@@ -48,8 +49,10 @@ class FolderPreview:
         mutations: MutationLog,
         emit: Callable[[Event], None],
         spawn: Spawn | None = None,
+        sandbox: ProcessSandbox | None = None,
     ) -> None:
         self._root = root
+        self._sandbox = sandbox
         self._config = config
         self._mutations = mutations
         self._emit = emit
@@ -62,7 +65,7 @@ class FolderPreview:
         config = self._config()
         if self._coordinator is None:
             self._coordinator = PreviewCoordinator(
-                SubprocessPreviewFactory(str(self._root)),
+                SubprocessPreviewFactory(str(self._root), sandbox=self._sandbox),
                 config,
                 emit=self._emit,
                 spawn=self._spawn,

@@ -19,6 +19,8 @@ from pydantic import (
 )
 from pygls.exceptions import JsonRpcInvalidParams
 
+from rein.sandboxing.settings import check_hosts
+
 __all__ = [
     "MAX_ATTACHMENTS",
     "AbortParams",
@@ -147,6 +149,20 @@ class NewSessionParams(BaseModel):
     mode: Literal["agent", "plan", "explain"] = "agent"
     title: str = ""
     isolated: bool = False
+    #: Hosts this session's sandboxed commands may reach besides
+    #: ``sandbox.network`` (presets or host names).
+    allow_hosts: tuple[str, ...] = Field((), alias="allowHosts")
+
+    @field_validator("allow_hosts", mode="before")
+    @classmethod
+    def _hosts(cls, value: Any) -> Any:
+        return check_hosts(value)
+
+    @model_validator(mode="after")
+    def _hosts_not_isolated(self) -> NewSessionParams:
+        if self.allow_hosts and self.isolated:
+            raise ValueError("allowHosts: not available for an isolated session yet")
+        return self
 
 
 class ApplyIsolatedParams(BaseModel):

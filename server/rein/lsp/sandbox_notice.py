@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rein.sandboxing.probe import unavailable_notice
 
@@ -16,9 +16,11 @@ __all__ = ["say_if_unsandboxed"]
 log = logging.getLogger(__name__)
 
 
-async def _say(approval_command: str, bwrap: str, show: Callable[[str], None]) -> None:
+async def _say(
+    approval_command: str, bwrap: str, also: Sequence[str], show: Callable[[str], None]
+) -> None:
     try:
-        notice = await asyncio.to_thread(unavailable_notice, approval_command, bwrap)
+        notice = await asyncio.to_thread(unavailable_notice, approval_command, bwrap, also)
     except Exception:
         log.exception("the sandbox probe failed")
         return
@@ -27,7 +29,7 @@ async def _say(approval_command: str, bwrap: str, show: Callable[[str], None]) -
 
 
 def say_if_unsandboxed(
-    approval_command: str, bwrap: str, show: Callable[[str], None]
+    approval_command: str, bwrap: str, also: Sequence[str], show: Callable[[str], None]
 ) -> asyncio.Task[None] | None:
     """Start the probe; ``show`` gets the notice when there is one. The
     task is returned for the caller to keep (a task nobody holds may be
@@ -36,8 +38,8 @@ def say_if_unsandboxed(
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        notice = unavailable_notice(approval_command, bwrap)
+        notice = unavailable_notice(approval_command, bwrap, also)
         if notice is not None:
             show(notice)
         return None
-    return loop.create_task(_say(approval_command, bwrap, show))
+    return loop.create_task(_say(approval_command, bwrap, also, show))

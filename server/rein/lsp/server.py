@@ -470,6 +470,7 @@ class ReinServer(LanguageServer):
         self._sandbox_notice = say_if_unsandboxed(
             self.config.approval.command,
             self.config.sandbox.bwrap,
+            self.config.sandbox.also,
             lambda notice: self.window_show_message(
                 lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"Rein: {notice}")
             ),

@@ -4,7 +4,8 @@ The only module that imports the SDK. A :class:`McpConnection` runs the
 SDK's transport and session in a task of its own (their context managers
 must be entered and left by one task), so a call may come from any task.
 Stdio servers run under :func:`rein.process.groups.dies_with_us`: they are
-killed with Rein even when Rein is killed. The server's stderr goes to a
+killed with Rein even when Rein is killed; in the OS sandbox when
+``sandbox.also`` names them (the connection's ``sandbox``). The server's stderr goes to a
 temporary file whose tail explains a failed start.
 
 Failures are :class:`McpCallFailed` with a ``kind``: "timeout" (the call
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
@@ -35,6 +37,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation, ToolListChangedNotification
 
+from rein.harness.ports import ProcessSandbox
 from rein.mcp.config import McpServerSpec
 from rein.mcp.tools import McpCallFailed, McpToolInfo
 from rein.process.groups import dies_with_us
@@ -53,8 +56,11 @@ class McpConnection:
         *,
         on_tools_changed: Callable[[], None],
         on_closed: Callable[[str], None] | None = None,
+        sandbox: ProcessSandbox | None = None,
     ) -> None:
         self.spec = spec
+        #: The sandbox a stdio server runs in (``sandbox.also``); None: none.
+        self.sandbox = sandbox
         self._on_tools_changed = on_tools_changed
         self._on_closed = on_closed
         self._session: ClientSession | None = None
@@ -90,7 +96,10 @@ class McpConnection:
             return _http_transport(spec.url or "", dict(spec.headers))
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        argv = dies_with_us([spec.command or "", *spec.args])
+        argv = [spec.command or "", *spec.args]
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(argv, cwd=spec.cwd or os.getcwd())
+        argv = dies_with_us(argv)
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         params = StdioServerParameters(
             command=argv[0],

@@ -21,8 +21,9 @@ from rein.mcp.config import (
     config_fingerprint,
     load_servers,
 )
-from rein.mcp.manager import McpManager
+from rein.mcp.manager import McpManager, sandboxed_connections
 from rein.mcp.trust import MemoryTrustStore
+from rein.sandboxing.others import OtherCommandsSandbox
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
@@ -55,4 +56,10 @@ def workspace_manager(
     async def load() -> McpServers:
         return await load_servers(root, config(), ports or NoPromptPorts())
 
-    return McpManager(load=load, fingerprint=lambda: config_fingerprint(root, config()))
+    return McpManager(
+        load=load,
+        fingerprint=lambda: config_fingerprint(root, config()),
+        connect=sandboxed_connections(
+            OtherCommandsSandbox(str(root), lambda: config().sandbox, "mcp")
+        ),
+    )

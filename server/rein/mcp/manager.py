@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from rein.harness.ports import ProcessSandbox
 from rein.harness.tools import ToolResult
 from rein.mcp.config import McpServers, McpServerSpec, Skipped
 from rein.mcp.results import map_result
@@ -28,7 +29,7 @@ from rein.mcp.tools import McpCallFailed, McpToolInfo
 if TYPE_CHECKING:
     from rein.mcp.client import McpConnection
 
-__all__ = ["McpManager", "ServerState", "ServerStatus"]
+__all__ = ["McpManager", "ServerState", "ServerStatus", "sandboxed_connections"]
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +58,28 @@ ConnectionFactory = Callable[[McpServerSpec, Callable[[], None], Callable[[str],
 
 
 def _sdk_connection(
-    spec: McpServerSpec, on_tools_changed: Callable[[], None], on_closed: Callable[[str], None]
+    spec: McpServerSpec,
+    on_tools_changed: Callable[[], None],
+    on_closed: Callable[[str], None],
+    sandbox: ProcessSandbox | None = None,
 ) -> Connection:
     from rein.mcp.client import McpConnection  # the SDK: only once a server is configured
 
     connection: McpConnection = McpConnection(
-        spec, on_tools_changed=on_tools_changed, on_closed=on_closed
+        spec, on_tools_changed=on_tools_changed, on_closed=on_closed, sandbox=sandbox
     )
     return connection
+
+
+def sandboxed_connections(sandbox: ProcessSandbox) -> ConnectionFactory:
+    """The SDK's connections, their stdio servers started through ``sandbox``."""
+
+    def connect(
+        spec: McpServerSpec, on_tools_changed: Callable[[], None], on_closed: Callable[[str], None]
+    ) -> Connection:
+        return _sdk_connection(spec, on_tools_changed, on_closed, sandbox)
+
+    return connect
 
 
 @dataclass(slots=True)

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import anyio
 from anyio.abc import Process
 
+from rein.harness.ports import ProcessSandbox
 from rein.process.environment import child_environment
 from rein.process.groups import dies_with_us, group_alive, group_members, kill_process_group
 from rein.process.listening import listening_ports
@@ -198,15 +199,25 @@ def _decode(data: bytes) -> str:
 class SubprocessPreviewFactory:
     """Starts previews in ``root``; ``env`` is added to the environment."""
 
-    def __init__(self, root: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        env: dict[str, str] | None = None,
+        sandbox: ProcessSandbox | None = None,
+    ) -> None:
         self.root = root
         self.env = dict(env or {})
+        #: The sandbox the preview runs in (``sandbox.also``); None: none.
+        self.sandbox = sandbox
 
     async def start(self, command: str) -> SubprocessPreview:
         _install_exit_guard()
         env = child_environment({"PYTHONUNBUFFERED": "1", **self.env}, cwd=self.root)
+        argv = ["bash", "-c", command]
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(argv, cwd=self.root)
         process = await anyio.open_process(
-            dies_with_us(["bash", "-c", command]),
+            dies_with_us(argv),
             cwd=self.root,
             env=env,
             stdin=subprocess.DEVNULL,

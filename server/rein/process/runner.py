@@ -2,6 +2,7 @@
 
 Runs ``bash -c`` in the workspace root in its own process group and ends the
 whole group on timeout or cancellation, keeping head and tail of the output.
+With a ``sandbox`` (``sandbox.also``) the command runs inside it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 
 import anyio
 
-from rein.harness.ports import CommandResult
+from rein.harness.ports import CommandResult, ProcessSandbox
 from rein.process.environment import child_environment
 from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
 
@@ -19,16 +20,27 @@ __all__ = ["SubprocessRunner"]
 
 
 class SubprocessRunner:
-    def __init__(self, root: str, *, head_chars: int = 4_000, tail_chars: int = 8_000) -> None:
+    def __init__(
+        self,
+        root: str,
+        *,
+        head_chars: int = 4_000,
+        tail_chars: int = 8_000,
+        sandbox: ProcessSandbox | None = None,
+    ) -> None:
         self.root = root
+        self.sandbox = sandbox
         self.head_chars = head_chars
         self.tail_chars = tail_chars
 
     async def run(self, command: str, *, timeout_s: float = 600.0) -> CommandResult:
         started = time.monotonic()
         buffer = OutputBuffer(self.head_chars, self.tail_chars)
+        argv = ["bash", "-c", command]
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(argv, cwd=self.root)
         process = await anyio.open_process(
-            dies_with_us(["bash", "-c", command]),
+            dies_with_us(argv),
             cwd=self.root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

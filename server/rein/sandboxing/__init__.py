@@ -16,7 +16,11 @@ file tools. Here a command runs in a sandbox the operating system enforces:
 - :mod:`~rein.sandboxing.failures`: the note a failed command gets when the
   sandbox may be the cause.
 - :mod:`~rein.sandboxing.local`: :class:`~rein.sandboxing.local.BwrapSandbox`,
-  the :class:`~rein.harness.process_ports.CommandSandbox` the sessions use.
+  the :class:`~rein.harness.process_ports.CommandSandbox` the sessions use
+  (with a proxy of its own per session: its allowed hosts are its own).
+- :mod:`~rein.sandboxing.others`: the same sandbox around the other
+  commands (gates, preview, installs, hooks, MCP stdio servers) that
+  ``sandbox.also`` names (:class:`~rein.harness.process_ports.ProcessSandbox`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["failure_note"]
+__all__ = ["failure_note", "unresolved_hosts"]
 
 #: What the sandbox's refusals look like (its mounts are read-only, it
 #: forbids mounts and signals outside, its mount points cannot be moved);
@@ -27,6 +27,30 @@ _NETWORK = re.compile(
     r"ProxyError",
     re.IGNORECASE,
 )
+
+#: How programs name the host they could not resolve (curl and git, Python's
+#: urllib3, Node, wget): a sandbox without a proxy has no name resolution.
+_UNRESOLVED = (
+    re.compile(r"Could not resolve host: ([A-Za-z0-9.-]+)"),
+    re.compile(r"HTTPS?ConnectionPool\(host='([A-Za-z0-9.-]+)', port=(\d+)\)"),
+    re.compile(r"getaddrinfo (?:EAI_AGAIN|ENOTFOUND) ([A-Za-z0-9.-]+)"),
+    re.compile(r"unable to resolve host address [\u2018'`]([A-Za-z0-9.-]+)[\u2019'`]"),
+)
+
+
+def unresolved_hosts(output: str) -> list[str]:
+    """The hosts ``output`` says could not be resolved (``name``, or
+    ``name:port`` off ports 80 and 443), in order, each once."""
+    found: dict[str, None] = {}
+    for pattern in _UNRESOLVED:
+        for match in pattern.finditer(output):
+            host = match.group(1).lower().rstrip(".")
+            port = match.group(2) if pattern.groups > 1 else None
+            if "." not in host:
+                continue  # not a host name a registry or a forge has
+            found[host if port in (None, "80", "443") else f"{host}:{port}"] = None
+    return list(found)
+
 
 _LEAVE = (
     "If the command needs that, call run_command again with `unsandboxed: true` and a "

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from rein.sandboxing.bwrap import bwrap_argv
-from rein.sandboxing.failures import failure_note
+from rein.sandboxing.failures import failure_note, unresolved_hosts
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts
@@ -43,21 +43,45 @@ RUNTIME = tuple(
 )
 
 
-def _close(proxy: AllowlistProxy, temp: str) -> None:
-    proxy.close()
+def _close(proxies: list[AllowlistProxy], temp: str) -> None:
+    for proxy in proxies:
+        proxy.close()
     shutil.rmtree(temp, ignore_errors=True)
 
 
 class BwrapSandbox:
-    """The sandbox of one session over ``root``."""
+    """The sandbox of one session over ``root``. ``hosts``: more hosts than
+    ``sandbox.network`` this session's commands may reach (``rein run
+    --allow-host``, ``rein/newSession``'s ``allowHosts``); :meth:`allow_host`
+    adds one later. The session's proxy is its own: no other session's
+    commands reach what this one allows. ``share_network``: the machine's
+    network as it is, no proxy (the preview's server, which the editor must
+    reach; its files are sandboxed all the same)."""
 
-    def __init__(self, root: str, settings: SandboxSettings | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        settings: SandboxSettings | None = None,
+        hosts: Sequence[str] = (),
+        *,
+        share_network: bool = False,
+    ) -> None:
         self.root = root
+        self.share_network = share_network
         self.settings = settings or SandboxSettings()
         self._temp: str | None = None
-        self._proxy_socket: str | None = None
+        #: The session's proxy, at most one (a list: the finalizer made with
+        #: the temporary folder closes one started later, with a first host).
+        self._proxies: list[AllowlistProxy] = []
         self._missing: set[str] = set()
-        self._hosts = allowed_hosts(self.settings.network)
+        self._hosts = allowed_hosts([*self.settings.network, *hosts])
+        #: Without a proxy: the hosts the last failed command could not resolve.
+        self._unresolved: list[str] = []
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        """The hosts this session's commands may reach now."""
+        return self._hosts
 
     def unavailable(self) -> str | None:
         return sandbox_status(self.settings.bwrap).why_not
@@ -67,24 +91,49 @@ class BwrapSandbox:
         first use and removed when the sandbox is dropped."""
         if self._temp is None:
             temp = tempfile.mkdtemp(prefix="rein-sandbox-")
-            if self._hosts:
-                socket_path = os.path.join(temp, ".rein-proxy.sock")
-                proxy = AllowlistProxy(socket_path, self._hosts)
-                weakref.finalize(self, _close, proxy, temp)
-                self._proxy_socket = socket_path
-            else:
-                weakref.finalize(self, shutil.rmtree, temp, True)
+            weakref.finalize(self, _close, self._proxies, temp)
             self._temp = temp
         return self._temp
+
+    def _proxy(self) -> AllowlistProxy | None:
+        """The session's allowlist proxy, started with the first host."""
+        if not self._hosts:
+            return None
+        if not self._proxies:
+            socket_path = os.path.join(self.temp_dir(), ".rein-proxy.sock")
+            self._proxies.append(AllowlistProxy(socket_path, self._hosts))
+        return self._proxies[0]
+
+    def allow_host(self, host: str) -> None:
+        """Let this session's commands reach ``host`` (``name`` or
+        ``name:port``) from their next start on."""
+        self._hosts = self._hosts | allowed_hosts([host])
+        proxy = self._proxy()
+        if proxy is not None:
+            proxy.allow(host)
+
+    def refused_hosts(self) -> list[str]:
+        """The hosts the proxy refused since the last call (in order); with
+        no proxy (no network at all), the hosts the last failed command's
+        output said it could not resolve (:meth:`failure_note` reads it)."""
+        unresolved, self._unresolved = self._unresolved, []
+        return self._proxies[0].take_refused() if self._proxies else unresolved
 
     def policy(self) -> SandboxPolicy:
         """The policy as the workspace is now (computed for every command)."""
         policy = sandbox_policy(self.root, self.temp_dir(), self.settings)
-        return replace(policy, proxy_socket=self._proxy_socket)
+        if self.share_network:
+            return replace(policy, network=True)
+        proxy = self._proxy()
+        return replace(policy, proxy_socket=proxy.path if proxy is not None else None)
 
-    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+    def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
+        """``writable``: more folders this command may write (Rein's own
+        scratch folders, :mod:`rein.sandboxing.others`)."""
         program = sandbox_status(self.settings.bwrap).program or self.settings.bwrap
         policy = self.policy()
+        if writable:
+            policy = replace(policy, writable=(*policy.writable, *writable))
         self._missing.update(policy.missing)
         if policy.proxy_socket is not None:
             argv = [
@@ -103,6 +152,8 @@ class BwrapSandbox:
         writable = ", ".join(
             [f"the workspace ({policy.root})", f"$TMPDIR ({policy.temp_dir})", *policy.writable]
         )
+        if not self._proxies and not self.share_network:
+            self._unresolved = [h for h in unresolved_hosts(output) if h not in self._hosts]
         return failure_note(output, writable, ", ".join(sorted(self._hosts)))
 
     def after_run(self) -> str | None:
@@ -147,6 +198,9 @@ def _quarantine(path: str) -> str | None:
     return None
 
 
-def command_sandbox(root: str | None, settings: SandboxSettings | None) -> BwrapSandbox | None:
-    """The sandbox of a session over ``root`` (None without a workspace)."""
-    return None if root is None else BwrapSandbox(root, settings)
+def command_sandbox(
+    root: str | None, settings: SandboxSettings | None, hosts: Sequence[str] = ()
+) -> BwrapSandbox | None:
+    """The sandbox of a session over ``root`` (None without a workspace);
+    ``hosts``: the session's own hosts besides ``sandbox.network``."""
+    return None if root is None else BwrapSandbox(root, settings, hosts)

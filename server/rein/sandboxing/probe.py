@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rein.sandboxing.bwrap import isolation_args
@@ -105,13 +106,21 @@ def _version(program: str) -> str | None:
     return done.stdout.strip() or None
 
 
-def unavailable_notice(approval_command: str, bwrap: str = "bwrap") -> str | None:
+def unavailable_notice(
+    approval_command: str, bwrap: str = "bwrap", also: Sequence[str] = ()
+) -> str | None:
     """What a session says once at its start when its commands should run
-    sandboxed (``approval.command`` "sandboxed") and the sandbox cannot:
-    None when it works or is not wanted."""
-    if approval_command != "sandboxed":
+    sandboxed (``approval.command`` "sandboxed", or ``sandbox.also`` names
+    other commands) and the sandbox cannot: None when it works or is not
+    wanted."""
+    if approval_command != "sandboxed" and not also:
         return None
     why_not = sandbox_status(bwrap).why_not
     if why_not is None:
         return None
-    return f"sandbox: commands cannot run sandboxed here ({why_not}); every command asks"
+    said = []
+    if approval_command == "sandboxed":
+        said.append("every command asks")
+    if also:
+        said.append(f"the commands of {', '.join(also)} (sandbox.also) run unsandboxed")
+    return f"sandbox: commands cannot run sandboxed here ({why_not}); {'; '.join(said)}"

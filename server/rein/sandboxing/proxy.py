@@ -12,7 +12,11 @@ It understands ``CONNECT host:port`` (HTTPS, any TLS) and plain HTTP
 requests in absolute form (``GET http://host/path``). A listed host is
 reached on ports 80 and 443 only, unless the entry names its port
 (``example.com:8443``); a trailing dot (``pypi.org.``) is the same host.
-Anything else gets ``403`` naming it and the setting. One thread per
+Anything else gets ``403`` naming it and the setting, and is kept
+(:meth:`AllowlistProxy.take_refused`): the command's result names it, and
+the person may allow it for the session (:meth:`AllowlistProxy.allow`).
+Each session has a proxy of its own (its sandbox's), so what one session
+allows no other sees. One thread per
 connection, at most :data:`MAX_CONNECTIONS` at once (more are refused);
 the proxy stops with its sandbox.
 """
@@ -26,7 +30,14 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["MAX_CONNECTIONS", "PRESETS", "AllowlistProxy", "allowed_hosts", "host_allowed"]
+__all__ = [
+    "MAX_CONNECTIONS",
+    "PRESETS",
+    "REGISTRY_PRESETS",
+    "AllowlistProxy",
+    "allowed_hosts",
+    "host_allowed",
+]
 
 #: Connections the proxy serves at once; more get ``503``.
 MAX_CONNECTIONS = 64
@@ -47,6 +58,10 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "crates": ("crates.io", "index.crates.io", "static.crates.io"),
     "go": ("proxy.golang.org", "sum.golang.org"),
 }
+
+#: The presets of the package registries: the dependency installs reach
+#: them when they run sandboxed (``sandbox.also: ["install"]``).
+REGISTRY_PRESETS: tuple[str, ...] = ("pypi", "npm", "crates", "go")
 
 _HEAD_LIMIT = 64 * 1024
 _CONNECT_TIMEOUT_S = 10.0
@@ -120,12 +135,13 @@ class _Handler(socketserver.BaseRequestHandler):
             port = int(absolute.group(2) or 80)
         name = host.decode("ascii", "replace").strip("[]").lower().rstrip(".")
         if not host_allowed(self.server.hosts, name, port):
+            self.server.refused[name if port in DEFAULT_PORTS else f"{name}:{port}"] = None
             self._refuse(
                 client,
                 403,
                 f"Rein's sandbox: {name}:{port} is not in sandbox.network (a host is "
-                "reached on ports 80 and 443 unless its entry names the port; ask to run "
-                "the command unsandboxed, or add the host to the setting)",
+                "reached on ports 80 and 443 unless its entry names the port; the person may "
+                "allow it for this session, or add it to the setting)",
             )
             return
         try:
@@ -172,6 +188,8 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 
     def __init__(self, path: str, hosts: frozenset[str]) -> None:
         self.hosts = hosts
+        #: The hosts refused since :meth:`AllowlistProxy.take_refused` (in order).
+        self.refused: dict[str, None] = {}
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(path, _Handler)
 
@@ -196,12 +214,26 @@ class AllowlistProxy:
 
     def __init__(self, path: str, hosts: frozenset[str]) -> None:
         self.path = path
-        self.hosts = hosts
         self._server = _Server(path, hosts)
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="rein-sandbox-proxy", daemon=True
         )
         self._thread.start()
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        return self._server.hosts
+
+    def allow(self, entry: str) -> None:
+        """Let ``entry`` (a host, with a port or not) through from now on."""
+        self._server.hosts = self._server.hosts | allowed_hosts([entry])
+
+    def take_refused(self) -> list[str]:
+        """The hosts refused since the last call (``host`` or ``host:port``)."""
+        refused = list(self._server.refused)
+        for entry in refused:
+            self._server.refused.pop(entry, None)
+        return refused
 
     def close(self) -> None:
         self._server.shutdown()

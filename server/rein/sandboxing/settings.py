@@ -12,7 +12,12 @@ from pydantic.alias_generators import to_camel
 
 from rein.sandboxing.proxy import PRESETS
 
-__all__ = ["DEFAULT_HIDDEN_PATHS", "SandboxSettings"]
+__all__ = ["ALSO_KINDS", "DEFAULT_HIDDEN_PATHS", "SandboxSettings", "check_hosts"]
+
+#: The other commands ``sandbox.also`` can run in the sandbox: the gates'
+#: (tests, runtime, custom), the preview's, the dependency installs, the
+#: hooks' and the MCP stdio servers'.
+ALSO_KINDS: tuple[str, ...] = ("gates", "preview", "install", "hooks", "mcp")
 
 #: The person's secrets, relative to their home folder: not visible in the
 #: sandbox at all (an empty folder, an empty file).
@@ -57,6 +62,20 @@ def _host_entry(value: str) -> bool:
     return bool(_HOST.match(host.rstrip(".")))
 
 
+def check_hosts(value: Any) -> Any:
+    """``value`` when it is a list of presets and host names (with a
+    ``:port`` or not), else ValueError naming the bad entries."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ValueError('must be a list of presets or host names, e.g. ["pypi", "example.com"]')
+    bad = [repr(v) for v in value if v not in PRESETS and not _host_entry(v)]
+    if bad:
+        raise ValueError(
+            f"{', '.join(bad)}: each entry is a host name (with a :port or not) or one "
+            f"of the presets {', '.join(sorted(PRESETS))}"
+        )
+    return value
+
+
 def _paths(value: Any, what: str) -> Any:
     if not isinstance(value, list | tuple) or not all(
         isinstance(v, str) and v.strip() for v in value
@@ -86,22 +105,25 @@ class SandboxSettings(BaseModel):
     #: ports 80 and 443 unless its entry names one (``example.com:8443``).
     #: Empty: no network.
     network: tuple[str, ...] = ()
+    #: The other commands that run in the same sandbox (:data:`ALSO_KINDS`);
+    #: empty: only ``run_command``'s. Installs also reach the package
+    #: registries of the presets (:data:`~rein.sandboxing.proxy.REGISTRY_PRESETS`).
+    also: tuple[str, ...] = ()
+
+    @field_validator("also", mode="before")
+    @classmethod
+    def _kinds(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"must be a list of kinds of command, e.g. {list(ALSO_KINDS[:2])}")
+        bad = [repr(v) for v in value if v not in ALSO_KINDS]
+        if bad:
+            raise ValueError(f"{', '.join(bad)}: each entry is one of {', '.join(ALSO_KINDS)}")
+        return value
 
     @field_validator("network", mode="before")
     @classmethod
     def _hosts(cls, value: Any) -> Any:
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise ValueError(
-                'must be a list of presets or host names, e.g. ["pypi", "example.com"]'
-            )
-        bad = [repr(v) for v in value if v not in PRESETS and not _host_entry(v)]
-        if bad:
-            raise ValueError(
-                f"{', '.join(bad)}: each entry is a host name (with a :port or not) or one "
-                "of the presets "
-                f"{', '.join(sorted(PRESETS))}"
-            )
-        return value
+        return check_hosts(value)
 
     @field_validator("hidden", "writable", mode="before")
     @classmethod

@@ -115,16 +115,19 @@ def build_gates(
     runner: CommandRunner,
     preview_gates: list[Gate],
     root: Path | None = None,
+    *,
+    install_runner: CommandRunner | None = None,
 ) -> GatePipeline:
     """The gates in their order: dependencies, analyzer, tests, the
     preview's, the runtime command, then the custom command gates. Installs run for the
     configured commands, else (given the workspace's ``root``) with the
-    project's own tooling (:func:`rein.process.installers.detect_install_command`)."""
+    project's own tooling (:func:`rein.process.installers.detect_install_command`),
+    through ``install_runner`` when given."""
     gates: list[Gate] = []
     dependencies = None
     if config.dependencies.enabled and (config.dependencies.commands or root is not None):
         dependencies = DependencyCoordinator(
-            runner,
+            install_runner or runner,
             config.dependencies.commands,
             timeout_s=config.dependencies.timeout_ms / 1000,
             detect=install_detector(root) if root is not None else None,
@@ -232,7 +235,7 @@ def build_session(
         changes=ports.changes,
         settle_changes=ports.settle_changes,
         commands=ports.commands(session_id),
-        sandbox=command_sandbox(str(ports.root), config.sandbox),
+        sandbox=command_sandbox(str(ports.root), config.sandbox, spec.allow_hosts),
         navigator=navigator,
     )
     instructions = bootstrap.project_instructions(
@@ -264,7 +267,12 @@ def build_session(
         None
         if mode == "explain"
         else build_gates(
-            config.gates, ports.diagnostics, ports.runner, ports.preview_gates(), ports.root
+            config.gates,
+            ports.diagnostics,
+            ports.runner,
+            ports.preview_gates(),
+            ports.root,
+            install_runner=ports.install_runner,
         )
     )
     system = build_system_prompt(_offered(tools, mode), ROLE_OF_MODE[mode], instructions)

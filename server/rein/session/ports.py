@@ -84,6 +84,9 @@ class SessionPorts:
     #: Answers the navigation tools (the editor's providers, the analyzer
     #: pool's servers); None: the tools are not offered.
     navigator: Navigator | None = None
+    #: Runs the dependency installs (``sandbox.also: ["install"]`` gives
+    #: them a sandbox of their own); None: :attr:`runner`.
+    install_runner: CommandRunner | None = None
 
 
 @dataclass(slots=True)
@@ -106,3 +109,7 @@ class SessionSpec:
     planner_messages: Sequence[Message] = ()
     plan_snapshot: PlanSnapshot | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Hosts this session's sandboxed commands may reach besides
+    #: ``sandbox.network`` (``rein run --allow-host``, ``rein/newSession``'s
+    #: ``allowHosts``); no other session sees them.
+    allow_hosts: tuple[str, ...] = ()

@@ -43,6 +43,7 @@ from rein.process.environment import child_environment
 from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
 from rein.tools._context import require_workspace
 from rein.tools.approval import check_approval
+from rein.tools.sandbox_hosts import offer_refused_hosts
 from rein.tools.settings import settings_of
 
 __all__ = ["RunCommandArgs", "RunCommandTool"]
@@ -235,6 +236,8 @@ class RunCommandTool(Tool[RunCommandArgs]):
                 result = await self._run(command, timeout, workspace.root, ctx, sandbox)
             if ctx.env.settle_changes is not None:
                 await ctx.env.settle_changes()
+        if sandbox is not None:
+            await offer_refused_hosts(ctx, sandbox, result)
         return result
 
     async def _run(

@@ -23,7 +23,9 @@ async def new_session(server: ReinServer, params: Any) -> dict[str, Any]:
     parsed = parse(NewSessionParams, params, "rein/newSession")
     if not parsed.isolated:
         await server.open_store()
-        session = server.new_session(mode=parsed.mode, title=parsed.title)
+        session = server.new_session(
+            mode=parsed.mode, title=parsed.title, allow_hosts=parsed.allow_hosts
+        )
         return {"sessionId": session.id, "isolated": False}
     from rein.harness.errors import ConfigError
     from rein.isolation import GitError

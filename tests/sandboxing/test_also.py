@@ -1,0 +1,182 @@
+"""``sandbox.also`` (issue 38): the gates' (the tests gate's too), hooks'
+and MCP stdio servers' commands run in the real sandbox when the setting names them, through the
+very runners Rein starts them with (the gates' :class:`SubprocessRunner`,
+:func:`run_hook`, :class:`McpConnection`), and as before without it. The
+folders outside and the person's home are the test's own, under
+``/var/tmp`` (the sandbox's ``/tmp`` is private)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rein.bring.hook_runner import run_hook
+from rein.config import load_config
+from rein.harness.config import TestsGateConfig
+from rein.harness.errors import ConfigError
+from rein.mcp.client import McpConnection
+from rein.mcp.config import McpServerSpec
+from rein.process.runner import SubprocessRunner
+from rein.sandboxing import SandboxSettings
+from rein.sandboxing.others import OtherCommandsSandbox
+from rein.sandboxing.probe import sandbox_status, unavailable_notice
+from rein.sandboxing.proxy import PRESETS
+from rein.session.builder import build_gates
+from rein.testgate.gate import TestGate
+from tests.fakes.commands import FakeCommandRunner
+from tests.fakes.diagnostics import FakeDiagnostics
+from tests.fakes.workspace import FakeWorkspace
+from tests.testgate.projects import changed, project, verdict
+
+READER = Path(__file__).with_name("secrets_reader.py")
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="rein-outside-", dir="/var/tmp"))
+    yield path
+    shutil.rmtree(path)
+
+
+def _sandbox(root: Path, kind: str, also: tuple[str, ...]) -> OtherCommandsSandbox:
+    if not sandbox_status().works:
+        pytest.fail(f"bubblewrap must work on the test machines: {sandbox_status().why_not}")
+    settings = SandboxSettings(also=also)
+    return OtherCommandsSandbox(str(root), lambda: settings, kind)
+
+
+def test_the_setting_names_kinds_of_commands_only() -> None:
+    config = load_config({"sandbox": {"also": ["gates", "mcp"]}})
+    assert config.sandbox.also == ("gates", "mcp")
+    with pytest.raises(ConfigError, match=r"rein.sandbox.also: .*'tests': each entry is one of"):
+        load_config({"sandbox": {"also": ["tests"]}})
+    with pytest.raises(ValueError, match="not one of"):
+        OtherCommandsSandbox("/w", SandboxSettings, "linters")
+
+
+def test_without_the_sandbox_the_other_commands_run_as_before_and_it_is_said() -> None:
+    missing = "/nonexistent/bwrap"
+    settings = SandboxSettings(also=("gates",), bwrap=missing)
+    sandbox = OtherCommandsSandbox("/w", lambda: settings, "gates")
+    assert sandbox.wrap(["bash", "-c", "true"], cwd="/w") == ["bash", "-c", "true"]
+    notice = unavailable_notice("ask", missing, settings.also)
+    assert notice is not None
+    assert "the commands of gates (sandbox.also) run unsandboxed" in notice
+    assert "every command asks" not in notice
+    assert unavailable_notice("ask", missing) is None
+
+
+def test_installs_reach_the_registries_and_the_preview_keeps_the_network(tmp_path: Path) -> None:
+    also = ("install", "preview", "gates")
+    install = _sandbox(tmp_path, "install", also).wrap(["true"], cwd=str(tmp_path))
+    gates = _sandbox(tmp_path, "gates", also).wrap(["true"], cwd=str(tmp_path))
+    preview = _sandbox(tmp_path, "preview", also).wrap(["true"], cwd=str(tmp_path))
+    assert "HTTPS_PROXY" in install and "--share-net" not in install
+    assert "HTTPS_PROXY" not in gates and "--share-net" not in gates
+    assert "--share-net" in preview and "HTTPS_PROXY" not in preview
+    registries = {h for p in ("pypi", "npm", "crates", "go") for h in PRESETS[p]}
+    installs = _sandbox(tmp_path, "install", also).sandbox()
+    assert installs is not None and registries <= installs.hosts
+    assert _sandbox(tmp_path, "install", ("gates",)).sandbox() is None
+
+
+@pytest.mark.parametrize("also", [("gates", "hooks"), ()], ids=["sandboxed", "not"])
+async def test_a_gate_command_and_a_hook_write_outside_only_without_the_setting(
+    tmp_path: Path, outside: Path, also: tuple[str, ...]
+) -> None:
+    runner = SubprocessRunner(str(tmp_path), sandbox=_sandbox(tmp_path, "gates", also))
+    gate = await runner.run(f"echo gate > {outside}/gate.txt && echo gate > in-gate.txt")
+    hook = await run_hook(
+        f"cat > {outside}/hook.json && echo hook > in-hook.txt",
+        {"hook_event_name": "PostToolUse"},
+        tmp_path,
+        30.0,
+        sandbox=_sandbox(tmp_path, "hooks", also),
+    )
+    wrote = sorted(os.listdir(outside))
+    if also:
+        assert gate.exit_code != 0 and "Read-only file system" in gate.output
+        assert hook.exit_code != 0 and "Read-only file system" in hook.stderr
+        assert wrote == []
+        assert not (tmp_path / "in-gate.txt").exists()  # && stopped at the refusal
+    else:
+        assert gate.exit_code == 0 and hook.exit_code == 0, (gate.output, hook.stderr)
+        assert wrote == ["gate.txt", "hook.json"]
+        assert (tmp_path / "in-gate.txt").read_text() == "gate\n"
+        assert (tmp_path / "in-hook.txt").read_text() == "hook\n"
+
+
+async def test_an_mcp_server_started_sandboxed_cannot_read_the_ssh_keys(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = outside / ".ssh" / "id_ed25519"
+    key.parent.mkdir()
+    key.write_text("PRIVATE KEY\n")
+    monkeypatch.setenv("HOME", str(outside))
+    spec = McpServerSpec(
+        name="reader",
+        source="settings",
+        transport="stdio",
+        command=sys.executable,
+        args=("-S", str(READER)),
+        cwd=str(tmp_path),
+        trusted=True,
+    )
+    connection = McpConnection(
+        spec, on_tools_changed=lambda: None, sandbox=_sandbox(tmp_path, "mcp", ("mcp",))
+    )
+    await connection.start(60.0)
+    try:
+        result = await connection.call("read", {"path": str(key)}, 30.0)
+    finally:
+        await connection.stop()
+    text = str(result["content"][0]["text"])
+    assert text.startswith("cannot read:") and "No such file" in text, text
+    assert key.read_text() == "PRIVATE KEY\n"  # there outside the sandbox
+
+
+def test_the_installs_have_a_runner_of_their_own_and_the_gates_theirs(tmp_path: Path) -> None:
+    gates_runner, install_runner = FakeCommandRunner(), FakeCommandRunner()
+    config = load_config(
+        {"gates": {"dependencies": {"commands": {"pyproject.toml": "pip install -e ."}}}}
+    ).gates
+    pipeline = build_gates(
+        config, FakeDiagnostics(), gates_runner, [], tmp_path, install_runner=install_runner
+    )
+    assert pipeline.dependencies is not None
+    assert pipeline.dependencies.runner is install_runner
+    alone = build_gates(config, FakeDiagnostics(), gates_runner, [], tmp_path)
+    assert alone.dependencies is not None and alone.dependencies.runner is gates_runner
+
+
+async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_outside(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate's shadow tree (in the machine's temporary folder) stays
+    reachable: the verdict is as without the sandbox, and a test that
+    writes outside fails before the run and after it."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    tests = (
+        "from pathlib import Path\nfrom mod import first_n\n\n\n"
+        "def test_first_two():\n    assert first_n(2) == [1, 2]\n\n\n"
+        f"def test_writes_outside():\n    Path({str(outside)!r}, 'x').write_text('x')\n"
+    )
+    good = "def first_n(n):\n    return list(range(1, n + 1))\n"
+    root = project(tmp_path / "proj", {"mod.py": good, "tests/test_mod.py": tests})
+    runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
+    gate = TestGate(root, runner, TestsGateConfig(), python=sys.executable)
+    workspace = FakeWorkspace({"mod.py": good}, root=str(root))
+    await changed(gate, workspace, "mod.py", good.replace("n + 1", "n + 2"))
+    outcome = await verdict(gate, workspace, "mod.py")
+    assert [b.message for b in outcome.blockers] == [
+        "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
+    ], outcome
+    assert "tests/test_mod.py::test_writes_outside" in outcome.detail
+    assert "failing before the run too" in outcome.detail
+    assert os.listdir(outside) == []
