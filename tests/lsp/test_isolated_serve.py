@@ -75,6 +75,18 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         assert [(s["sessionId"], s["live"], s["worktree"]) for s in listed["sessions"]] == [
             (made["sessionId"], True, str(tree))
         ]
+        # What the panel's list shows of it: its title, its last run, its changed files.
+        (shown,) = listed["sessions"]
+        assert (shown["title"], shown["runStatus"], shown["changed"]) == (
+            "t",
+            "completed",
+            ["app.py"],
+        )
+        assert "changedError" not in shown
+        # The panel opens it: its transcript, as for any session.
+        opened = await request(client, "rein/session", {"sessionId": made["sessionId"]})
+        assert opened["id"] == made["sessionId"] and opened["status"] == "completed"
+        assert any(m["role"] == "assistant" for m in opened["messages"])
         runs = [e for e in ed.events if e["sessionId"] == made["sessionId"]]
         assert any(e["event"]["type"] == "run_end" for e in runs)
 
