@@ -18,6 +18,7 @@ import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
 import { CONTINUE_PROMPT } from './cost';
 import { EditSnapshots, workspaceFileUri } from './edits';
+import { IsolatedRuns } from './isolated';
 import { pickMention, registerTerminalOutput, TerminalOutputLog } from './mentions';
 import { modelLabel, pickModel } from './modelPicker';
 import { UpdateBuilder } from './updates';
@@ -89,7 +90,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly connection: ReinConnection,
     private readonly edits: EditSnapshots,
     private readonly terminalOutput: TerminalOutputLog = new TerminalOutputLog(),
+    private readonly isolated?: IsolatedRuns,
   ) {
+    if (isolated) {
+      this.subscriptions.push(isolated.onDidChange((runs) => this.post({ type: 'isolated', runs })));
+    }
     this.subscriptions.push(
       controller.onDidChange(() => this.schedule()),
       controller.onDidReset(() => {
@@ -208,6 +213,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         void this.controller.refreshSessions();
         void this.controller.refreshPreview();
+        void this.isolated?.refresh();
         this.refreshModel();
         break;
       case 'pickModel':
@@ -238,6 +244,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         break;
       case 'newSession':
         this.controller.newSession();
+        break;
+      case 'newIsolated':
+        void this.isolated?.start();
+        break;
+      case 'isolatedAction':
+        void this.isolated?.act(msg.sessionId, msg.action);
+        break;
+      case 'refreshSetup':
+        void this.isolated?.setup().then((view) => this.post({ type: 'setup', view }));
         break;
       case 'selectSession':
         void this.controller.selectSession(msg.sessionId);
@@ -349,8 +364,10 @@ export function registerChatPanel(context: vscode.ExtensionContext, connection: 
   const controller = new ChatController(connection, edits, documents);
   const terminalOutput = new TerminalOutputLog();
   registerTerminalOutput(context, terminalOutput);
-  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits, terminalOutput);
+  const isolated = new IsolatedRuns(connection, controller);
+  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits, terminalOutput, isolated);
   context.subscriptions.push(
+    isolated,
     edits,
     documents,
     controller,

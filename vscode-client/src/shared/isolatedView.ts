@@ -1,0 +1,85 @@
+/**
+ * The panel's isolated runs section and its setup view, as data: what
+ * `rein/isolatedSessions` and `rein/setup` answer, made into the rows the
+ * page draws. Shared by the host and the page; pure, no imports but types.
+ */
+
+import type { IsolatedSession, SetupItem } from './protocol';
+
+/** What a row's button does: show its timeline, abort its run, or bring it back. */
+export type IsolatedRowAction = 'open' | 'abort' | 'keep' | 'discard' | 'branch';
+
+export interface IsolatedRunView {
+  sessionId: string;
+  title: string;
+  /** running: a run is active; idle: live, no run yet; finished: kept for `rein apply`; else the last run's status. */
+  state: string;
+  /** The gates' word: the last run's status (live) or the verdict stored when it ended. */
+  verdict: string;
+  changed: string[];
+  /** Why the changed files cannot be listed (the copy is gone, git failed). */
+  changedError?: string | undefined;
+  /** This window's server owns it: it can be opened, steered, aborted and applied here. */
+  live: boolean;
+  /** The panel shows its timeline now (Enter steers it while it runs). */
+  shown: boolean;
+  /** The buttons the row offers. */
+  actions: IsolatedRowAction[];
+}
+
+/** The rows of the isolated runs section, oldest first (as listed). */
+export function isolatedRows(sessions: readonly IsolatedSession[], shown: string | null): IsolatedRunView[] {
+  return sessions.map((session) => {
+    const running = session.live && session.runStatus === 'running';
+    const state = session.live ? (session.runStatus ?? 'idle') : session.status;
+    const verdict = session.live ? (state === 'idle' || running ? '' : state) : session.verdict;
+    const actions: IsolatedRowAction[] = [];
+    if (session.live) {
+      if (session.sessionId !== shown) {
+        actions.push('open');
+      }
+      if (running) {
+        actions.push('abort');
+      } else {
+        actions.push('keep', 'discard');
+        if (session.kind === 'git') {
+          actions.push('branch');
+        }
+      }
+    }
+    return {
+      sessionId: session.sessionId,
+      title: session.title || session.sessionId,
+      state,
+      verdict,
+      changed: session.changed ?? [],
+      changedError: session.changedError,
+      live: session.live,
+      shown: session.sessionId === shown,
+      actions,
+    };
+  });
+}
+
+export interface SetupView {
+  /** The kinds in the order `rein doctor` lists them, each with its items. */
+  groups: { kind: string; items: SetupItem[] }[];
+  /** No session loaded the workspace's MCP servers yet: the view says so, not "none". */
+  mcpLoaded: boolean;
+  /** `rein/setup` failed (an older server, not running): why. */
+  error?: string | undefined;
+}
+
+const SETUP_KINDS = ['hook', 'skill', 'agent', 'command', 'instructions', 'mcp'];
+
+/** The setup items grouped by kind, every kind present (an empty group says "none found"). */
+export function setupView(items: readonly SetupItem[], mcpLoaded: boolean): SetupView {
+  const kinds = [...SETUP_KINDS, ...items.map((i) => i.kind).filter((k) => !SETUP_KINDS.includes(k))];
+  const groups = [...new Set(kinds)].map((kind) => ({ kind, items: items.filter((i) => i.kind === kind) }));
+  return { groups, mcpLoaded };
+}
+
+/** How many items are not used ("invalid", "not trusted"): the section's badge. */
+export function setupProblems(view: SetupView): number {
+  return view.groups.reduce((n, group) => n + group.items.filter((i) => i.status === 'invalid' || i.status === 'not trusted').length, 0);
+}
