@@ -83,6 +83,8 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
             ["app.py"],
         )
         assert "changedError" not in shown
+        # Its gates are its own (the analyzer gate is off here, and says so).
+        assert shown["analyzers"] == "analyzers: off (gates.analyzer.enabled is false)"
         # The panel opens it: its transcript, as for any session.
         opened = await request(client, "rein/session", {"sessionId": made["sessionId"]})
         assert opened["id"] == made["sessionId"] and opened["status"] == "completed"

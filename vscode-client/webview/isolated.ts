@@ -8,7 +8,7 @@
  */
 
 import * as l10n from '@vscode/l10n';
-import type { IsolatedRowAction, IsolatedRunView, SetupView } from '../src/shared/isolatedView';
+import type { EditorCoverage, IsolatedRowAction, IsolatedRunView, SetupView } from '../src/shared/isolatedView';
 import { setupProblems } from '../src/shared/isolatedView';
 import type { SetupItem } from '../src/shared/protocol';
 import { h, icon } from './dom';
@@ -61,6 +61,7 @@ function runRow(run: IsolatedRunView, onAction: (sessionId: string, action: Isol
       run.shown ? h('span', { class: 'isolated-shown muted' }, l10n.t('shown')) : null,
     ),
     changed,
+    run.analyzers ? h('div', { class: 'isolated-analyzers muted', title: run.analyzers }, run.analyzers) : null,
     buttons.length ? h('div', { class: 'isolated-actions' }, ...buttons) : null,
   );
 }
@@ -124,6 +125,23 @@ function setupRow(item: SetupItem): HTMLElement {
   );
 }
 
+/** What the analyzer gate reads in this window: the editor's diagnostics, and what they were seen to cover. */
+function coverageGroup(coverage: EditorCoverage): HTMLElement {
+  const seen = coverage.seen.map((entry) =>
+    h('li', { class: 'coverage-seen', 'data-ext': entry.ext }, h('span', { class: 'setup-name' }, entry.ext), entry.sources.join(', ') || l10n.t('reported, no source named')),
+  );
+  return h(
+    'div',
+    { class: 'setup-group coverage', 'data-kind': 'analyzers' },
+    h('div', { class: 'setup-kind' }, l10n.t('Analyzers')),
+    h('div', { class: 'setup-detail muted' }, l10n.t("The editor's diagnostics (of every extension that reports them); isolated runs use Rein's own analyzers, listed with each run.")),
+    seen.length ? h('ul', { class: 'setup-items' }, ...seen) : h('div', { class: 'setup-none muted' }, l10n.t('no diagnostics seen yet')),
+    coverage.unseen.length
+      ? h('div', { class: 'coverage-unseen' }, l10n.t('Open files no analyzer reported on (none analyses them, or they have no problem): {0}', coverage.unseen.join(', ')))
+      : null,
+  );
+}
+
 /** The setup view; `onOpen` asks the host for `rein/setup` (each time it opens, and Refresh). */
 export function setupSection(onOpen: () => void): Section<SetupView> {
   const badge = h('span', { class: 'badge setup-problems hidden' });
@@ -158,11 +176,16 @@ export function setupSection(onOpen: () => void): Section<SetupView> {
     const problems = setupProblems(view);
     badge.textContent = problems === 1 ? l10n.t('1 not used') : l10n.t('{0} not used', problems);
     badge.classList.toggle('hidden', problems === 0);
+    const coverage = view.coverage ? coverageGroup(view.coverage) : null;
     if (view.error) {
       body.replaceChildren(h('div', { class: 'setup-error' }, l10n.t('The server cannot list the setup: {0}', view.error)));
+      if (coverage) {
+        body.append(coverage);
+      }
       return;
     }
     body.replaceChildren(
+      ...(coverage ? [coverage] : []),
       ...view.groups.map((group) => {
         const empty = group.kind === 'mcp' && !view.mcpLoaded ? l10n.t('not loaded yet (a session loads them)') : l10n.t('none found');
         return h(

@@ -218,6 +218,8 @@ class IsolatedSessions:
             if made is not None:
                 entry["title"] = made.session.title
                 entry["runStatus"] = made.session.status
+                # Its gates are the copy's own analyzers, not the editor's: which, for what.
+                entry["analyzers"] = made.host.analyzers_line()
             entry.update(await anyio.to_thread.run_sync(_changed, record))
             listed.append(entry)
         return listed

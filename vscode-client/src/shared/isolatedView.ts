@@ -19,6 +19,8 @@ export interface IsolatedRunView {
   changed: string[];
   /** Why the changed files cannot be listed (the copy is gone, git failed). */
   changedError?: string | undefined;
+  /** Its gates' analyzers and what they leave out (`analyzers: ruff 0.x (python); not analysed: .md (1 file)`). */
+  analyzers?: string | undefined;
   /** This window's server owns it: it can be opened, steered, aborted and applied here. */
   live: boolean;
   /** The panel shows its timeline now (Enter steers it while it runs). */
@@ -54,6 +56,7 @@ export function isolatedRows(sessions: readonly IsolatedSession[], shown: string
       verdict,
       changed: session.changed ?? [],
       changedError: session.changedError,
+      analyzers: session.analyzers,
       live: session.live,
       shown: session.sessionId === shown,
       actions,
@@ -68,6 +71,46 @@ export interface SetupView {
   mcpLoaded: boolean;
   /** `rein/setup` failed (an older server, not running): why. */
   error?: string | undefined;
+  /** What the editor's diagnostics cover (the analyzer gate's source in this window). */
+  coverage?: EditorCoverage | undefined;
+}
+
+/**
+ * What can truthfully be said of the editor's analyzers: VS Code names no
+ * diagnostics provider per language, so this is what was seen. `seen`: per
+ * file extension, the diagnostics' sources reported for the workspace's
+ * files; `unseen`: extensions of the open workspace files no source ever
+ * reported on (none analyses them, or they are clean: the editor cannot
+ * tell which).
+ */
+export interface EditorCoverage {
+  seen: { ext: string; sources: string[] }[];
+  unseen: string[];
+}
+
+/** The extension of a path (`.py`), or the file name when it has none (`Makefile`). */
+function extension(file: string): string {
+  const name = file.slice(file.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? name.slice(dot) : name;
+}
+
+/** `EditorCoverage` from the editor's diagnostics (path, sources) and the open files' paths. */
+export function editorCoverage(diagnostics: readonly { path: string; sources: string[] }[], open: readonly string[]): EditorCoverage {
+  const seen = new Map<string, Set<string>>();
+  for (const entry of diagnostics) {
+    const ext = extension(entry.path);
+    const sources = seen.get(ext) ?? new Set<string>();
+    for (const source of entry.sources) {
+      sources.add(source);
+    }
+    seen.set(ext, sources);
+  }
+  const unseen = [...new Set(open.map(extension))].filter((ext) => !seen.has(ext)).sort();
+  return {
+    seen: [...seen].map(([ext, sources]) => ({ ext, sources: [...sources].sort() })).sort((a, b) => a.ext.localeCompare(b.ext)),
+    unseen,
+  };
 }
 
 const SETUP_KINDS = ['hook', 'skill', 'agent', 'command', 'instructions', 'mcp'];

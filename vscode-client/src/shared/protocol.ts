@@ -98,6 +98,8 @@ export interface IsolatedSession {
   /** The folder's files the run created, changed or deleted. */
   changed?: string[];
   changedError?: string;
+  /** A live one's analyzers (its gates are Rein's own in the copy) and what they do not cover. */
+  analyzers?: string;
 }
 
 export interface IsolatedSessionsResult {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { ChatController } from '../../src/panel/controller';
 import { appliedText, IsolatedRuns, verdictText } from '../../src/panel/isolated';
-import { isolatedRows, setupProblems, setupView } from '../../src/shared/isolatedView';
+import { editorCoverage, isolatedRows, setupProblems, setupView } from '../../src/shared/isolatedView';
 import type { IsolatedSession, PromptResult } from '../../src/shared/protocol';
 import { envelope, FakeConnection, nextEvent } from '../fakes';
 import { stub } from '../stub/vscode';
@@ -143,5 +143,25 @@ describe('the isolated runs section', () => {
     );
     assert.equal(view.mcpLoaded, false);
     assert.equal(setupProblems(view), 2);
+  });
+
+  it("says what the editor's diagnostics were seen to cover, and the open files' languages none reported on", () => {
+    const coverage = editorCoverage(
+      [
+        { path: '/w/calc.py', sources: ['ruff'] },
+        { path: '/w/shapes.py', sources: ['basedpyright', 'ruff'] },
+        { path: '/w/main.ts', sources: ['ts'] },
+        { path: '/w/clean.go', sources: [] },
+      ],
+      ['/w/calc.py', '/w/NOTES.md', '/w/README.md', '/w/Makefile', '/w/clean.go'],
+    );
+    assert.deepEqual(coverage, {
+      seen: [
+        { ext: '.go', sources: [] },
+        { ext: '.py', sources: ['basedpyright', 'ruff'] },
+        { ext: '.ts', sources: ['ts'] },
+      ],
+      unseen: ['.md', 'Makefile'],
+    });
   });
 });

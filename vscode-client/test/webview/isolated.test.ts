@@ -31,7 +31,7 @@ describe('isolated runs and the setup view in the chat webview', () => {
     const runs = isolatedRows(
       [
         { sessionId: 'iso1', status: 'running', verdict: '', worktree: '/s/1', kind: 'copy', created: 1, live: true, title: 'Add notes', runStatus: 'running', changed: ['NOTES.md'] },
-        { sessionId: 'iso2', status: 'running', verdict: '', worktree: '/s/2', kind: 'git', created: 2, live: true, title: 'Changelog', runStatus: 'completed', changed: ['CHANGES.md', 'app.py'] },
+        { sessionId: 'iso2', status: 'running', verdict: '', worktree: '/s/2', kind: 'git', created: 2, live: true, title: 'Changelog', runStatus: 'completed', changed: ['CHANGES.md', 'app.py'], analyzers: 'analyzers: ruff 0.9 (python); not analysed: .md (1 file)' },
       ],
       'iso1',
     );
@@ -51,6 +51,7 @@ describe('isolated runs and the setup view in the chat webview', () => {
       ['iso1', 'running', 'changed: NOTES.md', ['Abort']],
       ['iso2', 'completed', 'changed: CHANGES.md, app.py', ['Open', 'Keep all', 'Discard', 'Keep as branch']],
     ]);
+    assert.equal(await section.locator('.isolated-run[data-session="iso2"] .isolated-analyzers').textContent(), 'analyzers: ruff 0.9 (python); not analysed: .md (1 file)');
     await section.locator('.isolated-run[data-session="iso2"] button', { hasText: 'Keep all' }).click();
     await section.locator('.isolated-run[data-session="iso1"] button', { hasText: 'Abort' }).click();
     const sent = (await posted(page)).filter((m) => m.type === 'newIsolated' || m.type === 'isolatedAction');
@@ -73,7 +74,10 @@ describe('isolated runs and the setup view in the chat webview', () => {
       ],
       false,
     );
-    await host.post({ type: 'setup', view });
+    await host.post({ type: 'setup', view: { ...view, coverage: { seen: [{ ext: '.py', sources: ['ruff'] }], unseen: ['.md'] } } });
+    const coverage = section.locator('.setup-group.coverage');
+    assert.equal(await coverage.locator('.coverage-seen[data-ext=".py"]').textContent(), '.pyruff');
+    assert.match((await coverage.locator('.coverage-unseen').textContent()) ?? '', /Open files no analyzer reported on .*: \.md$/);
     assert.equal(await section.locator('.setup-problems').textContent(), '2 not used');
     const agent = section.locator('.setup-item[data-name="nameless"]');
     assert.deepEqual(
