@@ -22,7 +22,9 @@
  *    question; the answer typed in the panel (with e2e/resume-scenario.yaml
  *    loaded) resumes the step, which edits with it and completes.
  * 3b. The `/` list: typing `/` in the panel lists the workspace's
- *    .claude/commands/explain-calc.md with its argument hint and description.
+ *    .claude/commands/explain-calc.md with its argument hint and description;
+ *    the panel's setup view lists it as used, and the editor's diagnostics
+ *    (the stand-in analyzer's) as covering .py.
  * 3c. An isolated run: e2e/isolated-scenario.yaml; "New isolated session"
  *    in the panel, a prompt that writes NOTES.md in the copy (the folder
  *    untouched), the isolated runs section lists the file, Keep all brings
@@ -537,6 +539,17 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await input.inputValue(), '/explain-calc ');
     assert.equal(await panel.locator('.command-list').isHidden(), true);
     await input.fill('');
+    // The setup view (rein/setup) lists it as used; its Analyzers part says what the editor's diagnostics covered.
+    const setup = panel.locator('.setup-section');
+    await setup.locator('summary').click({ position: { x: 8, y: 8 } });
+    const command = setup.locator('.setup-item[data-name="/explain-calc"]');
+    await command.waitFor({ timeout: 15_000 });
+    assert.equal(await command.locator('.setup-status').textContent(), 'used');
+    assert.equal(await command.locator('.setup-source').textContent(), '.claude/commands/explain-calc.md');
+    if (fs.existsSync(RUFF)) {
+      assert.match((await setup.locator('.coverage-seen[data-ext=".py"]').textContent()) ?? '', /Ruff/);
+    }
+    await setup.locator('summary').click({ position: { x: 8, y: 8 } });
   });
 
   it('starts an isolated run from the panel: its copy changes, the section lists the file, Keep all brings it to the folder', async () => {
