@@ -115,6 +115,9 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         await asyncio.wait_for(ed.request_held.wait(), 30)
         with pytest.raises(JsonRpcException, match="is restoring files"):
             await request(client, "rein/prompt", {"sessionId": sid, "text": "again"})
+        # Nor is its copy's index read for the list meanwhile.
+        (held,) = (await request(client, "rein/isolatedSessions", {}))["sessions"]
+        assert (held["changed"], held["changedError"]) == ([], "being brought back")
         release.set()
         kept = await keeping
         assert kept["applied"] == ["app.py"] and kept["conflicts"] == []

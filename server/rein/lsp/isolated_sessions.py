@@ -220,7 +220,11 @@ class IsolatedSessions:
                 entry["runStatus"] = made.session.status
                 # Its gates are the copy's own analyzers, not the editor's: which, for what.
                 entry["analyzers"] = made.host.analyzers_line()
-            entry.update(await anyio.to_thread.run_sync(_changed, record))
+            if made is not None and made.session.restoring:
+                # Being brought back: its git index is in use, not read now.
+                entry.update(changed=[], changedError="being brought back")
+            else:
+                entry.update(await anyio.to_thread.run_sync(_changed, record))
             listed.append(entry)
         return listed
 
