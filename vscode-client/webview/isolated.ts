@@ -128,7 +128,7 @@ function setupRow(item: SetupItem): HTMLElement {
 /** What the analyzer gate reads in this window: the editor's diagnostics, and what they were seen to cover. */
 function coverageGroup(coverage: EditorCoverage): HTMLElement {
   const seen = coverage.seen.map((entry) =>
-    h('li', { class: 'coverage-seen', 'data-ext': entry.ext }, h('span', { class: 'setup-name' }, entry.ext), entry.sources.join(', ') || l10n.t('reported, no source named')),
+    h('li', { class: 'coverage-seen', 'data-ext': entry.ext }, h('span', { class: 'setup-name' }, entry.ext), entry.sources.join(', ') || l10n.t('reported on, no problem now')),
   );
   return h(
     'div',

@@ -95,7 +95,7 @@ function extension(file: string): string {
   return dot > 0 ? name.slice(dot) : name;
 }
 
-/** `EditorCoverage` from the editor's diagnostics (path, sources) and the open files' paths. */
+/** `EditorCoverage` from the editor's diagnostics (path, sources: none when it has no problem now) and the open files' paths. */
 export function editorCoverage(diagnostics: readonly { path: string; sources: string[] }[], open: readonly string[]): EditorCoverage {
   const seen = new Map<string, Set<string>>();
   for (const entry of diagnostics) {
