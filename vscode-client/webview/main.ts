@@ -18,9 +18,10 @@ import { approvalsSection } from './approvals';
 import { fillBanner } from './banner';
 import { append, h, icon, usageText } from './dom';
 import { renderItem } from './items';
-import { isolatedSection, setupSection } from './isolated';
+import { isolatedSection } from './isolated';
 import { mcpSection } from './mcp';
 import { previewSection } from './preview';
+import { setupSection } from './setup';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;

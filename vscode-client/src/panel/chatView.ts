@@ -21,6 +21,7 @@ import { EditSnapshots, workspaceFileUri } from './edits';
 import { IsolatedRuns } from './isolated';
 import { pickMention, registerTerminalOutput, TerminalOutputLog } from './mentions';
 import { modelLabel, pickModel } from './modelPicker';
+import { loadSetup } from './setup';
 import { UpdateBuilder } from './updates';
 import { plain } from './text';
 
@@ -252,7 +253,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         void this.isolated?.act(msg.sessionId, msg.action);
         break;
       case 'refreshSetup':
-        void this.isolated?.setup().then((view) => this.post({ type: 'setup', view }));
+        void loadSetup(this.connection).then((view) => this.post({ type: 'setup', view }));
         break;
       case 'selectSession':
         void this.controller.selectSession(msg.sessionId);

@@ -6,12 +6,12 @@
  * again when a run of one starts or ends) with its state, its changed files
  * and its verdict; a row opens, aborts, keeps, discards or keeps as a
  * branch (`rein/applyIsolated`). Steering is the prompt box's, on the
- * opened session. The setup view's `rein/setup` is asked here too.
+ * opened session.
  */
 
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../connection';
-import { editorCoverage, isolatedRows, setupView, type EditorCoverage, type IsolatedRowAction, type IsolatedRunView, type SetupView } from '../shared/isolatedView';
+import { isolatedRows, type IsolatedRowAction, type IsolatedRunView } from '../shared/isolatedView';
 import {
   Methods,
   type ApplyIsolatedResult,
@@ -19,7 +19,6 @@ import {
   type IsolatedAction,
   type IsolatedSession,
   type IsolatedSessionsResult,
-  type SetupResult,
 } from '../shared/protocol';
 import { plain } from './text';
 
@@ -75,21 +74,6 @@ export function verdictText(verdict: unknown): string {
     }
   }
   return '';
-}
-
-/** Whether `uri` is a file of the workspace (not an untitled buffer, not a file outside it). */
-function inWorkspace(uri: vscode.Uri): boolean {
-  return uri.scheme === 'file' && vscode.workspace.asRelativePath(uri, false) !== uri.fsPath;
-}
-
-/** What the editor's diagnostics were seen to cover (the analyzer gate's source in this window). */
-export function seenCoverage(): EditorCoverage {
-  const diagnostics = vscode.languages
-    .getDiagnostics()
-    .filter(([uri]) => inWorkspace(uri))
-    .map(([uri, list]) => ({ path: uri.path, sources: list.map((d) => d.source ?? '').filter((s) => s) }));
-  const open = vscode.workspace.textDocuments.filter((d) => inWorkspace(d.uri)).map((d) => d.uri.path);
-  return editorCoverage(diagnostics, open);
 }
 
 export class IsolatedRuns implements vscode.Disposable {
@@ -225,14 +209,4 @@ export class IsolatedRuns implements vscode.Disposable {
     await this.refresh();
   }
 
-  /** The setup view from `rein/setup`, with what the editor's diagnostics cover; the reason when the server cannot say. */
-  async setup(): Promise<SetupView> {
-    const coverage = seenCoverage();
-    try {
-      const result = await this.connection.sendRequest<Partial<SetupResult> | null>(Methods.setup, {});
-      return { ...setupView(result?.items ?? [], result?.mcpLoaded === true), coverage };
-    } catch (error) {
-      return { ...setupView([], false), error: message(error), coverage };
-    }
-  }
 }

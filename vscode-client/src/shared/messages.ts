@@ -4,7 +4,8 @@
  */
 
 import type { Attachment, PreviewAction, PromptMode, ReviewDecision, SessionSummary, SlashCommand } from './protocol';
-import type { IsolatedRowAction, IsolatedRunView, SetupView } from './isolatedView';
+import type { IsolatedRowAction, IsolatedRunView } from './isolatedView';
+import type { SetupView } from './setupView';
 import type { ApprovalsView, Header, Item, McpView, PreviewView } from './viewModel';
 
 export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'untrusted' | 'failed';

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { isolatedRows, setupView } from '../../src/shared/isolatedView';
+import { isolatedRows } from '../../src/shared/isolatedView';
+import { setupView } from '../../src/shared/setupView';
 import type { FakePanelHost } from '../fakes';
 import { connectedPanel, posted } from '../page';
 
