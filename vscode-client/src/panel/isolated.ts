@@ -25,7 +25,6 @@ import { plain } from './text';
 /** What the isolated runs need of the chat's controller. */
 export interface IsolatedHost {
   readonly sessionId: string | null;
-  readonly running: boolean;
   readonly onDidReceiveEvent: vscode.Event<EventEnvelope>;
   readonly onDidReset: vscode.Event<void>;
   openNew(sessionId: string): void;
