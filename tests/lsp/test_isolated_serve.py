@@ -75,6 +75,20 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         assert [(s["sessionId"], s["live"], s["worktree"]) for s in listed["sessions"]] == [
             (made["sessionId"], True, str(tree))
         ]
+        # What the panel's list shows of it: its title, its last run, its changed files.
+        (shown,) = listed["sessions"]
+        assert (shown["title"], shown["runStatus"], shown["changed"]) == (
+            "t",
+            "completed",
+            ["app.py"],
+        )
+        assert "changedError" not in shown
+        # Its gates are its own (the analyzer gate is off here, and says so).
+        assert shown["analyzers"] == "analyzers: off (gates.analyzer.enabled is false)"
+        # The panel opens it: its transcript, as for any session.
+        opened = await request(client, "rein/session", {"sessionId": made["sessionId"]})
+        assert opened["id"] == made["sessionId"] and opened["status"] == "completed"
+        assert any(m["role"] == "assistant" for m in opened["messages"])
         runs = [e for e in ed.events if e["sessionId"] == made["sessionId"]]
         assert any(e["event"]["type"] == "run_end" for e in runs)
 
@@ -101,6 +115,9 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         await asyncio.wait_for(ed.request_held.wait(), 30)
         with pytest.raises(JsonRpcException, match="is restoring files"):
             await request(client, "rein/prompt", {"sessionId": sid, "text": "again"})
+        # Nor is its copy's index read for the list meanwhile.
+        (held,) = (await request(client, "rein/isolatedSessions", {}))["sessions"]
+        assert (held["changed"], held["changedError"]) == ([], "being brought back")
         release.set()
         kept = await keeping
         assert kept["applied"] == ["app.py"] and kept["conflicts"] == []

@@ -71,3 +71,20 @@ async def test_commands_listed_run_and_refused_over_rein_serve(tmp_path: Path) -
             "command .claude/commands/bad.md is not used: the frontmatter is not valid YAML "
             "(line 3): expected ',' or ']', but got '<stream end>'"
         ]
+        # The panel's setup view (rein/setup): the same items as rein doctor's.
+        setup = await send("rein/setup", {})
+        seen = {(i["kind"], i["name"], i["source"], i["status"]) for i in setup["items"]}
+        assert {
+            ("skill", "greeting", ".claude/skills/greeting/SKILL.md", "used"),
+            ("skill", "broken", ".claude/skills/broken/SKILL.md", "invalid"),
+            ("agent", "reader", ".claude/agents/reader.md", "used"),
+            ("agent", "nameless", ".claude/agents/nameless.md", "invalid"),
+            ("command", "/file", ".claude/commands/review/file.md", "used"),
+            ("command", "bad", ".claude/commands/bad.md", "invalid"),
+        } <= seen, seen
+        bad = next(i for i in setup["items"] if i["name"] == "nameless")
+        assert bad["detail"] == "name: required"
+        # No MCP server is configured: none loaded, said as such.
+        assert setup["mcpLoaded"] is False and not [i for i in setup["items"] if i["kind"] == "mcp"]
+        with pytest.raises(JsonRpcInvalidParams, match="rein/setup"):
+            await send("rein/setup", {"x": 1})

@@ -21,6 +21,14 @@
  *    dismisses VS Code's input box, the panel shows the run waiting with the
  *    question; the answer typed in the panel (with e2e/resume-scenario.yaml
  *    loaded) resumes the step, which edits with it and completes.
+ * 3b. The `/` list: typing `/` in the panel lists the workspace's
+ *    .claude/commands/explain-calc.md with its argument hint and description;
+ *    the panel's setup view lists it as used, and the editor's diagnostics
+ *    (the stand-in analyzer's) as covering .py.
+ * 3c. An isolated run: e2e/isolated-scenario.yaml; "New isolated session"
+ *    in the panel, a prompt that writes NOTES.md in the copy (the folder
+ *    untouched), the isolated runs section lists the file, Keep all brings
+ *    it into the folder and the copy goes.
  * 4b. Navigation: e2e/navigation-scenario.yaml; with main.ts open (VS
  *    Code's TypeScript support has analysed it), the model's find_definition
  *    of area() is answered by the editor (rein/navigate ->
@@ -513,6 +521,62 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.match((await panel.locator('.item.run-end').last().getAttribute('class')) ?? '', /\bcompleted\b/, env.mock.tail());
     await assertScenarioUsedUp(env);
     assert.equal(await panel.locator('.attachments .chip').count(), 0, 'the chips went with the prompt');
+  });
+
+  it("types / in the prompt box: the workspace's .claude/commands are listed with their descriptions", async () => {
+    assert.ok(env);
+    const panel = chat(env.page);
+    const input = panel.locator('.composer textarea');
+    await input.fill('');
+    await input.pressSequentially('/');
+    // Asked from the server (rein/commands) when `/` starts the prompt.
+    const item = panel.locator('.command-list .command-item', { hasText: '/explain-calc' });
+    await item.waitFor({ timeout: 15_000 });
+    assert.equal(await item.locator('.command-name').textContent(), '/explain-calc FUNCTION');
+    assert.equal(await item.locator('.command-description').textContent(), 'Explain a function of calc.py');
+    assert.equal(await item.getAttribute('title'), '.claude/commands/explain-calc.md');
+    await item.click();
+    assert.equal(await input.inputValue(), '/explain-calc ');
+    assert.equal(await panel.locator('.command-list').isHidden(), true);
+    await input.fill('');
+    // The setup view (rein/setup) lists it as used; its Analyzers part says what the editor's diagnostics covered.
+    const setup = panel.locator('.setup-section');
+    await setup.locator('summary').click({ position: { x: 8, y: 8 } });
+    const command = setup.locator('.setup-item[data-name="/explain-calc"]');
+    await command.waitFor({ timeout: 15_000 });
+    assert.equal(await command.locator('.setup-status').textContent(), 'used');
+    assert.equal(await command.locator('.setup-source').textContent(), '.claude/commands/explain-calc.md');
+    if (fs.existsSync(RUFF)) {
+      // The stand-in analyzer reported on calc.py (no problem left since the first run fixed it).
+      assert.equal(await setup.locator('.coverage-seen[data-ext=".py"]').count(), 1);
+    }
+    await setup.locator('summary').click({ position: { x: 8, y: 8 } });
+  });
+
+  it('starts an isolated run from the panel: its copy changes, the section lists the file, Keep all brings it to the folder', async () => {
+    assert.ok(env);
+    const { page, workspace } = env;
+    const panel = chat(page);
+    const notes = path.join(workspace, 'NOTES.md');
+    await useScenario(env, 'isolated-scenario.yaml');
+    await panel.locator('button[aria-label="New isolated session"]').click();
+    await panel.locator('.item.run-end').first().waitFor({ state: 'detached', timeout: 15_000 });
+    const section = panel.locator('.isolated-section');
+    const row = section.locator('.isolated-run.shown');
+    await row.waitFor({ timeout: 60_000 }); // the copy is made, the panel shows its session
+    await send(panel, 'Add a NOTES.md about the calculator.');
+    await waitForEnd(env, panel, '.item.run-end');
+    assert.match((await panel.locator('.item.run-end').last().getAttribute('class')) ?? '', /\bcompleted\b/, env.mock.tail());
+    await assertScenarioUsedUp(env);
+    assert.equal(fs.existsSync(notes), false, 'nothing reaches the folder before it is kept');
+    // The section asked again when the run ended: its changed file and verdict.
+    await waitUntil('the row to list NOTES.md', async () => ((await row.locator('.isolated-changed').textContent()) ?? '').includes('NOTES.md'), 15_000);
+    assert.equal(await row.locator('.isolated-state').textContent(), 'completed');
+    await row.locator('button', { hasText: 'Keep all' }).click();
+    await waitUntil('NOTES.md in the folder', async () => fs.existsSync(notes) && fs.readFileSync(notes, 'utf8').includes('fixture calculator'), 30_000);
+    await page.locator('.notification-list-item-message', { hasText: 'the isolated run was kept: NOTES.md' }).first().waitFor({ timeout: 15_000 });
+    // Kept without conflicts: the copy is removed, the section empties.
+    await section.waitFor({ state: 'hidden', timeout: 15_000 });
   });
 
   it("navigates with the editor's TypeScript support: find_definition answered through rein/navigate, shown as a link", async () => {

@@ -18,8 +18,10 @@ import { approvalsSection } from './approvals';
 import { fillBanner } from './banner';
 import { append, h, icon, usageText } from './dom';
 import { renderItem } from './items';
+import { isolatedSection } from './isolated';
 import { mcpSection } from './mcp';
 import { previewSection } from './preview';
+import { setupSection } from './setup';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;
@@ -48,6 +50,11 @@ let runMode: PromptMode = saved.runMode === 'plan' ? 'plan' : 'agent';
 const app = document.getElementById('app') ?? document.body;
 const sessionSelect = h('select', { class: 'session-select', title: l10n.t('Sessions'), 'aria-label': l10n.t('Session') });
 const newButton = h('button', { class: 'icon-button', title: l10n.t('New session'), 'aria-label': l10n.t('New session') }, icon('plus'));
+const isolatedButton = h(
+  'button',
+  { class: 'icon-button', title: l10n.t('New isolated session: it runs in its own copy of the folder; you keep its changes when it is done'), 'aria-label': l10n.t('New isolated session') },
+  icon('history'),
+);
 const refreshButton = h('button', { class: 'icon-button', title: l10n.t('Reload the session list'), 'aria-label': l10n.t('Reload sessions') }, icon('refresh'));
 const statusLine = h('div', { class: 'status-line' });
 const banner = h('div', { class: 'banner hidden' });
@@ -120,8 +127,11 @@ const approvals = approvalsSection(
   (id) => vscode.postMessage({ type: 'revokeApproval', id }),
 );
 
+const isolated = isolatedSection((sessionId, action) => vscode.postMessage({ type: 'isolatedAction', sessionId, action }));
+const setup = setupSection(() => vscode.postMessage({ type: 'refreshSetup' }));
+
 app.append(
-  h('div', { class: 'toolbar' }, sessionSelect, newButton, refreshButton),
+  h('div', { class: 'toolbar' }, sessionSelect, newButton, isolatedButton, refreshButton),
   statusLine,
   costLineEl,
   budgetEl,
@@ -129,6 +139,8 @@ app.append(
   preview.el,
   mcp.el,
   approvals.el,
+  isolated.el,
+  setup.el,
   timeline,
   h(
     'div',
@@ -412,6 +424,7 @@ sendButton.addEventListener('click', () => send('auto'));
 queueButton.addEventListener('click', () => send('followUp'));
 stopButton.addEventListener('click', () => vscode.postMessage({ type: 'abort' }));
 newButton.addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
+isolatedButton.addEventListener('click', () => vscode.postMessage({ type: 'newIsolated' }));
 refreshButton.addEventListener('click', () => vscode.postMessage({ type: 'refreshSessions' }));
 sessionSelect.addEventListener('change', () => {
   if (sessionSelect.value) {
@@ -498,6 +511,12 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'commands':
       slashCommands = message.commands;
       renderCommands();
+      break;
+    case 'isolated':
+      isolated.render(message.runs);
+      break;
+    case 'setup':
+      setup.render(message.view);
       break;
     case 'attachment':
       chips = [...chips, { label: message.label, attachments: message.attachments }];

@@ -28,6 +28,7 @@ import anyio
 from rein.harness.errors import ConfigError
 from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
+from rein.isolation import GitError
 from rein.isolation.bring_back import keep_as_branch, run_changes
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
@@ -225,11 +226,34 @@ class IsolatedSessions:
         for ``rein apply``), oldest first, each saying whether it is live here."""
         records = await anyio.to_thread.run_sync(self._registry().all)
         folder = str(self.server.root.resolve())
-        return [
-            {**record.to_json(), "live": record.session_id in self.live}
-            for record in records
-            if record.folder == folder
-        ]
+        listed = []
+        for record in records:
+            if record.folder != folder:
+                continue
+            entry: dict[str, Any] = {**record.to_json(), "live": record.session_id in self.live}
+            made = self.live.get(record.session_id)
+            if made is not None:
+                entry["title"] = made.session.title
+                entry["runStatus"] = made.session.status
+                # Its gates are the copy's own analyzers, not the editor's: which, for what.
+                entry["analyzers"] = made.host.analyzers_line()
+            if made is not None and made.session.restoring:
+                # Being brought back: its git index is in use, not read now.
+                entry.update(changed=[], changedError="being brought back")
+            else:
+                entry.update(await anyio.to_thread.run_sync(_changed, record))
+            listed.append(entry)
+        return listed
+
+
+def _changed(record: IsolatedRecord) -> dict[str, Any]:
+    """``changed``: the folder's files the run created, changed or deleted
+    (as ``keep`` would bring them back); ``changedError`` when the copy
+    cannot be read (removed by hand, git failed)."""
+    try:
+        return {"changed": [change.path for change in run_changes(record)]}
+    except (GitError, OSError) as exc:
+        return {"changed": [], "changedError": str(exc)}
 
 
 async def _keep(host: WorkspaceHost, started: asyncio.Future[None], closing: asyncio.Event) -> None:

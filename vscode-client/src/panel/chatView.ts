@@ -18,8 +18,10 @@ import { CheckpointDocuments } from './checkpointDiff';
 import { ChatController } from './controller';
 import { CONTINUE_PROMPT } from './cost';
 import { EditSnapshots, workspaceFileUri } from './edits';
+import { IsolatedRuns } from './isolated';
 import { pickMention, registerTerminalOutput, TerminalOutputLog } from './mentions';
 import { modelLabel, pickModel } from './modelPicker';
+import { loadSetup } from './setup';
 import { UpdateBuilder } from './updates';
 import { plain } from './text';
 
@@ -89,7 +91,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly connection: ReinConnection,
     private readonly edits: EditSnapshots,
     private readonly terminalOutput: TerminalOutputLog = new TerminalOutputLog(),
+    private readonly isolated?: IsolatedRuns,
   ) {
+    if (isolated) {
+      this.subscriptions.push(isolated.onDidChange((runs) => this.post({ type: 'isolated', runs })));
+    }
     this.subscriptions.push(
       controller.onDidChange(() => this.schedule()),
       controller.onDidReset(() => {
@@ -208,6 +214,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         void this.controller.refreshSessions();
         void this.controller.refreshPreview();
+        void this.isolated?.refresh();
         this.refreshModel();
         break;
       case 'pickModel':
@@ -238,6 +245,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         break;
       case 'newSession':
         this.controller.newSession();
+        break;
+      case 'newIsolated':
+        void this.isolated?.start();
+        break;
+      case 'isolatedAction':
+        void this.isolated?.act(msg.sessionId, msg.action);
+        break;
+      case 'refreshSetup':
+        void loadSetup(this.connection).then((view) => this.post({ type: 'setup', view }));
         break;
       case 'selectSession':
         void this.controller.selectSession(msg.sessionId);
@@ -349,8 +365,10 @@ export function registerChatPanel(context: vscode.ExtensionContext, connection: 
   const controller = new ChatController(connection, edits, documents);
   const terminalOutput = new TerminalOutputLog();
   registerTerminalOutput(context, terminalOutput);
-  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits, terminalOutput);
+  const isolated = new IsolatedRuns(connection, controller);
+  const view = new ChatViewProvider(context.extensionUri, controller, connection, edits, terminalOutput, isolated);
   context.subscriptions.push(
+    isolated,
     edits,
     documents,
     controller,

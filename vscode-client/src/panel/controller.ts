@@ -75,6 +75,8 @@ export class ChatController implements vscode.Disposable {
   private reloading = false;
   private promptCancel: vscode.CancellationTokenSource | undefined;
   private sessionsValue: SessionSummary[] = [];
+  /** Sessions that run on their own (isolated runs): their events never pull the panel to them. */
+  private readonly background = new Set<string>();
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   private readonly resetEmitter = new vscode.EventEmitter<void>();
   private readonly sessionsEmitter = new vscode.EventEmitter<SessionSummary[]>();
@@ -202,7 +204,7 @@ export class ChatController implements vscode.Disposable {
       return;
     }
     if (envelope.sessionId !== this.sessionIdValue) {
-      if (this.sessionIdValue !== null && this.running) {
+      if ((this.sessionIdValue !== null && this.running) || this.background.has(envelope.sessionId)) {
         this.applyPreview(envelope.event);
         return; // another session's run while ours is busy: not shown here
       }
@@ -350,11 +352,13 @@ export class ChatController implements vscode.Disposable {
     this.promptCancel?.dispose();
     const cancel = new vscode.CancellationTokenSource();
     this.promptCancel = cancel;
-    this.stateValue.setRunning(true);
+    // A background session's run goes on when the panel shows another: its answer is then not this state's.
+    const shown = this.stateValue;
+    shown.setRunning(true);
     this.changed();
     try {
       const result = await this.connection.sendRequest<PromptResult>(Methods.prompt, params, cancel.token);
-      if (this.sessionIdValue === null || this.sessionIdValue === result.sessionId) {
+      if (this.stateValue === shown && (this.sessionIdValue === null || this.sessionIdValue === result.sessionId)) {
         if (this.sessionIdValue === null) {
           this.sessionIdValue = result.sessionId;
           this.stateValue.header.sessionId = result.sessionId;
@@ -375,11 +379,11 @@ export class ChatController implements vscode.Disposable {
         this.stateValue.setRunning(false);
       }
     } catch (error) {
-      this.stateValue.setRunning(false);
+      shown.setRunning(false);
       if (!cancel.token.isCancellationRequested) {
-        this.stateValue.notice('error', vscode.l10n.t('The prompt failed: {0}', message(error)));
+        shown.notice('error', vscode.l10n.t('The prompt failed: {0}', message(error)));
       } else {
-        this.stateValue.notice('warning', vscode.l10n.t('The run was aborted.'));
+        shown.notice('warning', vscode.l10n.t('The run was aborted.'));
       }
     } finally {
       if (this.promptCancel === cancel) {
@@ -409,8 +413,21 @@ export class ChatController implements vscode.Disposable {
     this.promptCancel?.cancel(); // $/cancelRequest aborts the run too
   }
 
+  /** Aborts `sessionId`'s run (the shown one's as Stop does); a failure is said in the timeline. */
+  async abortSession(sessionId: string): Promise<void> {
+    if (sessionId === this.sessionIdValue) {
+      return this.abort();
+    }
+    try {
+      await this.connection.sendRequest(Methods.abort, { sessionId });
+    } catch (error) {
+      this.stateValue.notice('warning', vscode.l10n.t('Could not abort the run of {0}: {1}', sessionId, message(error)));
+      this.changed();
+    }
+  }
+
   newSession(): void {
-    if (this.running) {
+    if (!this.mayLeave()) {
       void vscode.window.showWarningMessage(vscode.l10n.t('Rein: a run is active. Abort it before starting a new session.'));
       return;
     }
@@ -418,11 +435,31 @@ export class ChatController implements vscode.Disposable {
     this.sessionsEmitter.fire(this.sessionsValue);
   }
 
+  /** `sessionId` runs on its own (an isolated run): the panel shows it only when asked to. */
+  runsInBackground(sessionId: string): void {
+    this.background.add(sessionId);
+  }
+
+  /** Another session may be shown: nothing runs here, or what runs is a background session (it goes on). */
+  mayLeave(): boolean {
+    return !this.running || (this.sessionIdValue !== null && this.background.has(this.sessionIdValue));
+  }
+
+  /** Shows `sessionId`, a session the server just made (`rein/newSession`): empty, its next prompt runs in it. */
+  openNew(sessionId: string): void {
+    if (!this.mayLeave()) {
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: a run is active. Abort it before starting a new session.'));
+      return;
+    }
+    this.replaceState(new PanelState(sessionId, this.preview, this.mcp), sessionId);
+    this.sessionsEmitter.fire(this.sessionsValue);
+  }
+
   async selectSession(sessionId: string): Promise<void> {
     if (sessionId === this.sessionIdValue) {
       return;
     }
-    if (this.running) {
+    if (!this.mayLeave()) {
       void vscode.window.showWarningMessage(vscode.l10n.t('Rein: a run is active. Abort it before switching sessions.'));
       this.sessionsEmitter.fire(this.sessionsValue);
       return;

@@ -4,6 +4,8 @@
  */
 
 import type { Attachment, PreviewAction, PromptMode, ReviewDecision, SessionSummary, SlashCommand } from './protocol';
+import type { IsolatedRowAction, IsolatedRunView } from './isolatedView';
+import type { SetupView } from './setupView';
 import type { ApprovalsView, Header, Item, McpView, PreviewView } from './viewModel';
 
 export type ConnectionStateName = 'stopped' | 'starting' | 'running' | 'restarting' | 'missing' | 'untrusted' | 'failed';
@@ -33,7 +35,11 @@ export type HostMessage =
   /** The model of the next turn (the picker button's text). */
   | { type: 'model'; label: string }
   /** The slash commands `/` lists (empty when the server has none or cannot say). */
-  | { type: 'commands'; commands: SlashCommand[] };
+  | { type: 'commands'; commands: SlashCommand[] }
+  /** The isolated runs section (`rein/isolatedSessions`): every copy of the folder and what it can do. */
+  | { type: 'isolated'; runs: IsolatedRunView[] }
+  /** The setup view (`rein/setup`), asked when the section opens. */
+  | { type: 'setup'; view: SetupView };
 
 /** auto: a new prompt when idle, steering while a run is active; followUp: queued after the run. */
 export type SendMode = 'auto' | 'followUp';
@@ -49,6 +55,12 @@ export type WebviewMessage =
   | { type: 'preview'; action: Exclude<PreviewAction, 'status'> }
   | { type: 'abort' }
   | { type: 'newSession' }
+  /** Start an isolated session: its own copy of the folder; the next prompt runs there. */
+  | { type: 'newIsolated' }
+  /** An isolated run's button (see IsolatedRowAction). */
+  | { type: 'isolatedAction'; sessionId: string; action: IsolatedRowAction }
+  /** The setup view was opened or its refresh pressed: the host asks `rein/setup`. */
+  | { type: 'refreshSetup' }
   /** The model picker button: choose the model of the next turn. */
   | { type: 'pickModel' }
   | { type: 'selectSession'; sessionId: string }

@@ -60,6 +60,10 @@ export const Methods = {
   approvals: 'rein/approvals',
   revokeApproval: 'rein/approvals/revoke',
   commands: 'rein/commands',
+  newSession: 'rein/newSession',
+  applyIsolated: 'rein/applyIsolated',
+  isolatedSessions: 'rein/isolatedSessions',
+  setup: 'rein/setup',
 } as const;
 
 /** One of the person's slash commands (a prompt file), as `rein/commands` lists it. */
@@ -74,6 +78,62 @@ export interface SlashCommand {
 /** `rein/commands`: the workspace's and the user's slash commands. */
 export interface CommandsResult {
   commands: SlashCommand[];
+}
+
+/** One isolated copy of the folder, as `rein/isolatedSessions` lists it. */
+export interface IsolatedSession {
+  sessionId: string;
+  /** The record's: `running` while a process (this server) owns the copy. */
+  status: 'running' | 'finished';
+  /** The stored verdict of a finished `rein run --isolated` (empty for a live one). */
+  verdict: string;
+  worktree: string;
+  kind: 'git' | 'copy';
+  created: number;
+  /** This server's own: `rein/applyIsolated` takes its id. */
+  live: boolean;
+  /** A live one's title and its run's state (`idle`, `running`, or the last run's status). */
+  title?: string;
+  runStatus?: string;
+  /** The folder's files the run created, changed or deleted. */
+  changed?: string[];
+  changedError?: string;
+  /** A live one's analyzers (its gates are Rein's own in the copy) and what they do not cover. */
+  analyzers?: string;
+}
+
+export interface IsolatedSessionsResult {
+  sessions: IsolatedSession[];
+}
+
+export type IsolatedAction = 'keep' | 'discard' | 'branch';
+
+/** `rein/applyIsolated`'s answer (a `verdict` when the server validates the applied result). */
+export interface ApplyIsolatedResult {
+  applied: string[];
+  hunksApplied?: number;
+  conflicts: { path: string; reason?: string }[];
+  branch?: string;
+  commit?: string;
+  discarded?: boolean;
+  verdict?: unknown;
+}
+
+/** One item of the person's setup (`rein/setup`, as `rein doctor` lists it). */
+export interface SetupItem {
+  /** hook, skill, agent, command, instructions or mcp. */
+  kind: string;
+  name: string;
+  source: string;
+  status: 'used' | 'invalid' | 'not trusted' | 'off';
+  detail: string;
+}
+
+export interface SetupResult {
+  items: SetupItem[];
+  unlisted?: string[];
+  /** False until a session loaded the workspace's MCP servers. */
+  mcpLoaded?: boolean;
 }
 
 /** `rein/saveDocuments` (server -> client): save what Rein just changed. */

@@ -5,7 +5,7 @@ A handler is a module-level function ``(server, params)`` (a command's
 params are its arguments, a tuple), grouped by concern: :mod:`.lifecycle`
 (the server's life and its configuration), :mod:`.documents`, :mod:`.runs`,
 :mod:`.sessions`, :mod:`.isolated`, :mod:`.review`, :mod:`.checkpoints`, :mod:`.preview`,
-:mod:`.models`, :mod:`.approvals`, :mod:`.lm`. Handlers raise Rein's
+:mod:`.models`, :mod:`.approvals`, :mod:`.lm`, :mod:`.setup`. Handlers raise Rein's
 errors; :func:`register` maps them to JSON-RPC errors for every handler
 (:mod:`rein.lsp.errors`). docs/protocol.md documents every method and
 command of the table (tests/lsp/test_handler_table.py checks both ways).
@@ -38,6 +38,7 @@ from rein.lsp.handlers import (
     review,
     runs,
     sessions,
+    setup,
 )
 
 __all__ = ["COMMANDS", "METHODS", "Route", "register"]
@@ -79,6 +80,7 @@ METHODS: tuple[Route, ...] = (
     Route("rein/serverState", sessions.server_state),
     Route("rein/mcpServers", sessions.mcp_servers),
     Route("rein/commands", sessions.commands),
+    Route("rein/setup", setup.setup),
     # review and checkpoints
     Route("rein/review", review.review),
     Route("rein/reviewDecide", review.review_decide),

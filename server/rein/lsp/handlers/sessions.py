@@ -28,7 +28,9 @@ async def session(server: ReinServer, params: Any) -> dict[str, Any]:
     from rein.session.manager import summary
 
     parsed = parse(SessionParams, params, "rein/session")
-    found = await server.load_session(parsed.session_id)
+    found = server.isolated.session(parsed.session_id) or await server.load_session(
+        parsed.session_id
+    )
     if found is None:
         raise errors.no_session("rein/session", parsed.session_id)
     return {

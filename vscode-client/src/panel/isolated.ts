@@ -1,0 +1,211 @@
+/**
+ * The panel's isolated runs (user guide, "Parallel runs in isolation"):
+ * "New isolated session" makes one (`rein/newSession` with `isolated:
+ * true`) and shows it, so the next prompt runs in its own copy of the
+ * folder; the section lists every copy (`rein/isolatedSessions`, asked
+ * again when a run of one starts or ends) with its state, its changed files
+ * and its verdict; a row opens, aborts, keeps, discards or keeps as a
+ * branch (`rein/applyIsolated`). Steering is the prompt box's, on the
+ * opened session.
+ */
+
+import * as vscode from 'vscode';
+import type { ReinConnection } from '../connection';
+import { isolatedRows, type IsolatedRowAction, type IsolatedRunView } from '../shared/isolatedView';
+import {
+  Methods,
+  type ApplyIsolatedResult,
+  type EventEnvelope,
+  type IsolatedAction,
+  type IsolatedSession,
+  type IsolatedSessionsResult,
+} from '../shared/protocol';
+import { plain } from './text';
+
+/** What the isolated runs need of the chat's controller. */
+export interface IsolatedHost {
+  readonly sessionId: string | null;
+  readonly onDidReceiveEvent: vscode.Event<EventEnvelope>;
+  readonly onDidReset: vscode.Event<void>;
+  openNew(sessionId: string): void;
+  runsInBackground(sessionId: string): void;
+  /** Whether the panel may show another session now (what it shows does not run, or runs in the background). */
+  mayLeave(): boolean;
+  selectSession(sessionId: string): Promise<void>;
+  newSession(): void;
+  abortSession(sessionId: string): Promise<void>;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The one-line outcome of `rein/applyIsolated` (its `verdict` when the server sends one). */
+export function appliedText(action: IsolatedAction, result: ApplyIsolatedResult): string {
+  let text: string;
+  if (action === 'discard') {
+    text = vscode.l10n.t('Rein: the isolated run was discarded.');
+  } else if (action === 'branch') {
+    text = vscode.l10n.t('Rein: the isolated run was kept as branch {0} ({1}).', result.branch ?? '', (result.commit ?? '').slice(0, 12));
+  } else if (result.conflicts.length) {
+    const conflicts = result.conflicts.map((c) => (c.reason ? `${c.path} (${c.reason})` : c.path)).join(', ');
+    text = vscode.l10n.t('Rein: applied {0}; not applied, they conflict with your folder: {1}.', result.applied.join(', ') || vscode.l10n.t('nothing'), conflicts);
+  } else {
+    text = result.applied.length
+      ? vscode.l10n.t('Rein: the isolated run was kept: {0}.', result.applied.join(', '))
+      : vscode.l10n.t('Rein: the isolated run changed nothing to keep.');
+  }
+  const verdict = verdictText(result.verdict);
+  return verdict ? vscode.l10n.t('{0} Your folder\u2019s gates: {1}.', text, verdict) : text;
+}
+
+/** A verdict as the server may send it: a word, or an object with its status and blockers. */
+export function verdictText(verdict: unknown): string {
+  if (typeof verdict === 'string') {
+    return verdict;
+  }
+  if (verdict !== null && typeof verdict === 'object') {
+    const fields = verdict as Record<string, unknown>;
+    const status = fields.status ?? fields.verdict ?? (typeof fields.passed === 'boolean' ? (fields.passed ? 'passed' : 'blocked') : undefined);
+    const blockers = Array.isArray(fields.blockers) ? fields.blockers.length : 0;
+    if (typeof status === 'string') {
+      return blockers ? vscode.l10n.t('{0} ({1} blockers)', status, blockers) : status;
+    }
+  }
+  return '';
+}
+
+export class IsolatedRuns implements vscode.Disposable {
+  private sessions: IsolatedSession[] = [];
+  private readonly changeEmitter = new vscode.EventEmitter<IsolatedRunView[]>();
+  /** Fires with the section's rows whenever the list or the shown session changed. */
+  readonly onDidChange = this.changeEmitter.event;
+  private readonly subscriptions: vscode.Disposable[];
+
+  constructor(
+    private readonly connection: ReinConnection,
+    private readonly host: IsolatedHost,
+  ) {
+    this.subscriptions = [
+      connection.onDidChangeState((info) => {
+        if (info.state === 'running') {
+          void this.refresh();
+        }
+      }),
+      host.onDidReceiveEvent((envelope) => {
+        const type = envelope.event.type;
+        if ((type === 'run_start' || type === 'run_end') && this.sessions.some((s) => s.live && s.sessionId === envelope.sessionId)) {
+          void this.refresh(); // its state, its changed files, its verdict
+        }
+      }),
+      host.onDidReset(() => this.changeEmitter.fire(this.rows())),
+    ];
+  }
+
+  dispose(): void {
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
+    this.changeEmitter.dispose();
+  }
+
+  rows(): IsolatedRunView[] {
+    return isolatedRows(this.sessions, this.host.sessionId);
+  }
+
+  /** The list from `rein/isolatedSessions`; quiet when the server cannot say (not running, an older server). */
+  async refresh(): Promise<IsolatedRunView[]> {
+    if (this.connection.info.state === 'running') {
+      try {
+        const result = await this.connection.sendRequest<Partial<IsolatedSessionsResult> | null>(Methods.isolatedSessions, {});
+        this.sessions = result?.sessions ?? [];
+        for (const session of this.sessions) {
+          if (session.live) {
+            this.host.runsInBackground(session.sessionId);
+          }
+        }
+      } catch {
+        // keep the last list
+      }
+    }
+    const rows = this.rows();
+    this.changeEmitter.fire(rows);
+    return rows;
+  }
+
+  /** "New isolated session": a copy of the folder, shown empty; the next prompt runs there. */
+  async start(): Promise<string | undefined> {
+    if (!this.host.mayLeave()) {
+      void vscode.window.showWarningMessage(vscode.l10n.t('Rein: a run is active. Abort it before starting a new session.'));
+      return undefined;
+    }
+    try {
+      const made = await this.connection.sendRequest<{ sessionId: string }>(Methods.newSession, { isolated: true, title: vscode.l10n.t('Isolated session') });
+      this.host.runsInBackground(made.sessionId);
+      this.host.openNew(made.sessionId);
+      await this.refresh();
+      return made.sessionId;
+    } catch (error) {
+      void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: could not start an isolated session: {0}', message(error))));
+      return undefined;
+    }
+  }
+
+  /** A row's button. */
+  async act(sessionId: string, action: IsolatedRowAction): Promise<void> {
+    switch (action) {
+      case 'open':
+        await this.host.selectSession(sessionId);
+        break;
+      case 'abort':
+        await this.host.abortSession(sessionId);
+        break;
+      case 'keep':
+        await this.apply(sessionId, 'keep');
+        break;
+      case 'discard': {
+        const discard = vscode.l10n.t('Discard');
+        const answer = await vscode.window.showWarningMessage(
+          vscode.l10n.t('Discard the isolated run\u2019s changes? Its copy of the folder is removed.'),
+          { modal: true },
+          discard,
+        );
+        if (answer === discard) {
+          await this.apply(sessionId, 'discard');
+        }
+        break;
+      }
+      case 'branch': {
+        const name = await vscode.window.showInputBox({
+          title: vscode.l10n.t('Keep the isolated run as a branch'),
+          prompt: vscode.l10n.t('The new branch\u2019s name (nothing is applied to your folder)'),
+          validateInput: (value) => (value.trim() ? undefined : vscode.l10n.t('A branch name is needed.')),
+        });
+        if (name?.trim()) {
+          await this.apply(sessionId, 'branch', name.trim());
+        }
+        break;
+      }
+    }
+  }
+
+  private async apply(sessionId: string, action: IsolatedAction, branch?: string): Promise<void> {
+    try {
+      const params = branch ? { sessionId, action, branch } : { sessionId, action };
+      const result = await this.connection.sendRequest<ApplyIsolatedResult>(Methods.applyIsolated, params);
+      const text = plain(appliedText(action, result));
+      if (result.conflicts.length) {
+        void vscode.window.showWarningMessage(text);
+      } else {
+        void vscode.window.showInformationMessage(text);
+        if (this.host.sessionId === sessionId) {
+          this.host.newSession(); // its copy is gone: the next prompt starts a new session
+        }
+      }
+    } catch (error) {
+      void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: could not bring the isolated run back: {0}', message(error))));
+    }
+    await this.refresh();
+  }
+
+}

@@ -1,0 +1,94 @@
+/**
+ * The isolated runs section and the setup view in headless Chromium, fed
+ * what the host posts (isolatedRows, setupView) and checked for what the
+ * page posts back.
+ */
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { isolatedRows } from '../../src/shared/isolatedView';
+import { setupView } from '../../src/shared/setupView';
+import type { FakePanelHost } from '../fakes';
+import { connectedPanel, posted } from '../page';
+
+describe('isolated runs and the setup view in the chat webview', () => {
+  let browser: Browser;
+  let page: Page;
+  let host: FakePanelHost;
+  const problems: string[] = [];
+
+  before(async () => {
+    ({ browser, page, host } = await connectedPanel(problems, 900, 'iso1'));
+  });
+
+  after(async () => {
+    await browser.close();
+  });
+
+  it('starts an isolated session from the toolbar; lists each run with its state, verdict, changed files and buttons', async () => {
+    assert.equal(await page.locator('.isolated-section').isHidden(), true, 'hidden while there is no run');
+    await page.locator('button[aria-label="New isolated session"]').click();
+    const runs = isolatedRows(
+      [
+        { sessionId: 'iso1', status: 'running', verdict: '', worktree: '/s/1', kind: 'copy', created: 1, live: true, title: 'Add notes', runStatus: 'running', changed: ['NOTES.md'] },
+        { sessionId: 'iso2', status: 'running', verdict: '', worktree: '/s/2', kind: 'git', created: 2, live: true, title: 'Changelog', runStatus: 'completed', changed: ['CHANGES.md', 'app.py'], analyzers: 'analyzers: ruff 0.9 (python); not analysed: .md (1 file)' },
+      ],
+      'iso1',
+    );
+    await host.post({ type: 'isolated', runs });
+    const section = page.locator('.isolated-section');
+    assert.equal(await section.isVisible(), true);
+    assert.equal(await section.locator('.isolated-counts').textContent(), '2 · 1 running');
+    const rows = await Promise.all(
+      (await section.locator('.isolated-run').all()).map(async (row) => [
+        await row.getAttribute('data-session'),
+        await row.locator('.isolated-state').textContent(),
+        await row.locator('.isolated-changed').textContent(),
+        await row.locator('.isolated-actions button').allTextContents(),
+      ]),
+    );
+    assert.deepEqual(rows, [
+      ['iso1', 'running', 'changed: NOTES.md', ['Abort']],
+      ['iso2', 'completed', 'changed: CHANGES.md, app.py', ['Open', 'Keep all', 'Discard', 'Keep as branch']],
+    ]);
+    assert.equal(await section.locator('.isolated-run[data-session="iso2"] .isolated-analyzers').textContent(), 'analyzers: ruff 0.9 (python); not analysed: .md (1 file)');
+    await section.locator('.isolated-run[data-session="iso2"] button', { hasText: 'Keep all' }).click();
+    await section.locator('.isolated-run[data-session="iso1"] button', { hasText: 'Abort' }).click();
+    const sent = (await posted(page)).filter((m) => m.type === 'newIsolated' || m.type === 'isolatedAction');
+    assert.deepEqual(sent, [
+      { type: 'newIsolated' },
+      { type: 'isolatedAction', sessionId: 'iso2', action: 'keep' },
+      { type: 'isolatedAction', sessionId: 'iso1', action: 'abort' },
+    ]);
+  });
+
+  it('asks for the setup when opened and shows each kind with where it came from and why it is not used', async () => {
+    const section = page.locator('.setup-section');
+    await section.locator('summary').click({ position: { x: 8, y: 8 } });
+    assert.ok((await posted(page)).some((m) => m.type === 'refreshSetup'));
+    const view = setupView(
+      [
+        { kind: 'hook', name: 'PreToolUse [Bash]', source: '.claude/settings.json', status: 'not trusted', detail: 'bash guard.sh' },
+        { kind: 'command', name: '/file', source: '.claude/commands/review/file.md', status: 'used', detail: 'Review one file' },
+        { kind: 'agent', name: 'nameless', source: '.claude/agents/nameless.md', status: 'invalid', detail: 'name: required' },
+      ],
+      false,
+    );
+    await host.post({ type: 'setup', view: { ...view, coverage: { seen: [{ ext: '.py', sources: ['ruff'] }], unseen: ['.md'] } } });
+    const coverage = section.locator('.setup-group.coverage');
+    assert.equal(await coverage.locator('.coverage-seen[data-ext=".py"]').textContent(), '.pyruff');
+    assert.match((await coverage.locator('.coverage-unseen').textContent()) ?? '', /Open files no analyzer reported on .*: \.md$/);
+    assert.equal(await section.locator('.setup-problems').textContent(), '2 not used');
+    const agent = section.locator('.setup-item[data-name="nameless"]');
+    assert.deepEqual(
+      [await agent.locator('.setup-status').textContent(), await agent.locator('.setup-source').textContent(), await agent.locator('.setup-detail').textContent()],
+      ['invalid', '.claude/agents/nameless.md', 'name: required'],
+    );
+    assert.equal(await section.locator('.setup-group[data-kind="skill"] .setup-none').textContent(), 'none found');
+    assert.equal(await section.locator('.setup-group[data-kind="mcp"] .setup-none').textContent(), 'not loaded yet (a session loads them)');
+    await host.post({ type: 'setup', view: { ...setupView([], false), error: 'rein/setup: method not found' } });
+    assert.equal(await section.locator('.setup-error').textContent(), 'The server cannot list the setup: rein/setup: method not found');
+    assert.deepEqual(problems, []);
+  });
+});
