@@ -14,6 +14,7 @@ import type { ReinConnection } from '../connection';
 import { isolatedRows, type IsolatedRowAction, type IsolatedRunView } from '../shared/isolatedView';
 import {
   Methods,
+  type ApplyGates,
   type ApplyIsolatedResult,
   type EventEnvelope,
   type IsolatedAction,
@@ -40,7 +41,7 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The one-line outcome of `rein/applyIsolated` (its `verdict` when the server sends one). */
+/** The one-line outcome of `rein/applyIsolated` (with the folder's gates on the result when they judged it). */
 export function appliedText(action: IsolatedAction, result: ApplyIsolatedResult): string {
   let text: string;
   if (action === 'discard') {
@@ -55,24 +56,24 @@ export function appliedText(action: IsolatedAction, result: ApplyIsolatedResult)
       ? vscode.l10n.t('Rein: the isolated run was kept: {0}.', result.applied.join(', '))
       : vscode.l10n.t('Rein: the isolated run changed nothing to keep.');
   }
-  const verdict = verdictText(result.verdict);
+  const verdict = verdictText(result.gates);
   return verdict ? vscode.l10n.t('{0} Your folder\u2019s gates: {1}.', text, verdict) : text;
 }
 
-/** A verdict as the server may send it: a word, or an object with its status and blockers. */
-export function verdictText(verdict: unknown): string {
-  if (typeof verdict === 'string') {
-    return verdict;
+/** The folder's gates on the applied result, in a few words (empty when they did not judge it). */
+export function verdictText(gates: ApplyGates | null | undefined): string {
+  if (!gates) {
+    return '';
   }
-  if (verdict !== null && typeof verdict === 'object') {
-    const fields = verdict as Record<string, unknown>;
-    const status = fields.status ?? fields.verdict ?? (typeof fields.passed === 'boolean' ? (fields.passed ? 'passed' : 'blocked') : undefined);
-    const blockers = Array.isArray(fields.blockers) ? fields.blockers.length : 0;
-    if (typeof status === 'string') {
-      return blockers ? vscode.l10n.t('{0} ({1} blockers)', status, blockers) : status;
-    }
+  if (gates.status === 'blocked') {
+    const first = gates.blockers.slice(0, 3).join('; ');
+    const more = gates.blockers.length > 3 ? vscode.l10n.t(' and {0} more', gates.blockers.length - 3) : '';
+    return vscode.l10n.t('blocked ({0}): {1}{2}', gates.blockers.length, first, more);
   }
-  return '';
+  if (gates.status === 'unverified') {
+    return gates.reason ? vscode.l10n.t('unverified ({0})', gates.reason) : vscode.l10n.t('unverified');
+  }
+  return vscode.l10n.t('passed');
 }
 
 export class IsolatedRuns implements vscode.Disposable {

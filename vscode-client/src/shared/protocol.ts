@@ -108,7 +108,16 @@ export interface IsolatedSessionsResult {
 
 export type IsolatedAction = 'keep' | 'discard' | 'branch';
 
-/** `rein/applyIsolated`'s answer (a `verdict` when the server validates the applied result). */
+/** What the folder's gates said of an applied isolated run (`gates` of `rein/applyIsolated`). */
+export interface ApplyGates {
+  status: 'passed' | 'blocked' | 'unverified';
+  /** One line per blocker (`path:line: message`). */
+  blockers: string[];
+  /** Why it is unverified. */
+  reason: string;
+}
+
+/** `rein/applyIsolated`'s answer (`gates`: the folder's gates on the applied result; null when nothing was applied). */
 export interface ApplyIsolatedResult {
   applied: string[];
   hunksApplied?: number;
@@ -116,7 +125,10 @@ export interface ApplyIsolatedResult {
   branch?: string;
   commit?: string;
   discarded?: boolean;
-  verdict?: unknown;
+  /** The session and run the apply was recorded as (undo restores that run). */
+  sessionId?: string | null;
+  runId?: string | null;
+  gates?: ApplyGates | null;
 }
 
 /** One item of the person's setup (`rein/setup`, as `rein doctor` lists it). */

@@ -174,6 +174,7 @@ describe('client helpers', () => {
       'rein.sandbox.writable': { workspaceValue: ['~'] },
       'rein.sandbox.network': { workspaceFolderValue: ['attacker.example'] },
       'rein.sandbox.bwrap': { workspaceValue: '/x/evil' },
+      'rein.sandbox.also': { workspaceValue: [] },
     };
     // The merged section as a client might get it, workspace values included.
     const merged = {

@@ -110,14 +110,20 @@ describe('the isolated runs section', () => {
     stub.answers = [undefined];
     await runs.act('iso1', 'discard');
     assert.equal(connection.requests.filter((r) => r.method === 'rein/applyIsolated').length, 3);
-    // The folder's verdict after the apply, in whichever shape the server sends it; none: not mentioned.
+    // The folder's gates on the applied result, as rein/applyIsolated sends them; none: not mentioned.
     assert.equal(
-      appliedText('keep', { applied: ['a.py'], conflicts: [], verdict: { status: 'blocked', blockers: [{}, {}] } }),
-      'Rein: the isolated run was kept: a.py. Your folder’s gates: blocked (2 blockers).',
+      appliedText('keep', {
+        applied: ['a.py'],
+        conflicts: [],
+        gates: { status: 'blocked', blockers: ['caller.py:3: Expected 1 positional argument', 'b.py:1: x'], reason: '' },
+      }),
+      'Rein: the isolated run was kept: a.py. Your folder’s gates: blocked (2): caller.py:3: Expected 1 positional argument; b.py:1: x.',
     );
-    assert.equal(verdictText('passed'), 'passed');
-    assert.equal(verdictText({ passed: true }), 'passed');
-    assert.equal(verdictText(undefined), '');
+    assert.equal(verdictText({ status: 'passed', blockers: [], reason: '' }), 'passed');
+    assert.equal(verdictText({ status: 'unverified', blockers: [], reason: 'basedpyright did not answer' }), 'unverified (basedpyright did not answer)');
+    assert.equal(verdictText({ status: 'blocked', blockers: ['1', '2', '3', '4', '5'], reason: '' }), 'blocked (5): 1; 2; 3 and 2 more');
+    assert.equal(verdictText(null), '');
+    assert.equal(appliedText('discard', { applied: [], conflicts: [], discarded: true, gates: null }), 'Rein: the isolated run was discarded.');
     runs.dispose();
     controller.dispose();
   });
