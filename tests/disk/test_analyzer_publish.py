@@ -4,12 +4,16 @@ analyzer gate counts on to skip files nothing changed in."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rein.disk.analyzer_server import _Analyzer
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, spec_of
 from rein.disk.analyzers import AnalyzerPool
+from rein.harness.analyzer_servers import PRESETS
 
 
 def _publish(root: Path, message: str, version: int | None = None) -> dict[str, Any]:
@@ -67,3 +71,60 @@ def test_a_uri_outside_the_workspace_is_not_the_pools_and_stays_so(tmp_path: Pat
     inside = (tmp_path / "ws" / "a" / "b.py").as_uri()
     assert pool.relative(inside) == "a/b.py"
     assert pool.relative("untitled:Untitled-1") is None
+
+
+def _ts_publish(root: Path, line: int) -> dict[str, Any]:
+    """typescript-language-server's publish: no version."""
+    return {
+        "uri": (root / "index.ts").as_uri(),
+        "diagnostics": [
+            {
+                "range": {
+                    "start": {"line": line, "character": 0},
+                    "end": {"line": line, "character": 5},
+                },
+                "severity": 1,
+                "code": 2304,
+                "source": "typescript",
+                "message": "Cannot find name 'describe'.",
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("preset", ["typescript", "gopls"])
+def test_a_server_publishing_in_unversioned_passes_is_done_only_after_its_settle_period(
+    tmp_path: Path, preset: str
+) -> None:
+    """typescript-language-server publishes a change's syntax pass with the
+    previous text's semantic findings, then the semantic pass; Debian's gopls
+    0.5 its vet findings after the type errors. The first publish answers
+    the change (no version to wait for), so the pool's quiet period alone
+    would take the stale one for the verdict."""
+    (tmp_path / "index.ts").write_text("describe()\n")
+    pool = AnalyzerPool(tmp_path, quiet_ms=150)
+    (config,) = [p for p in PRESETS if p.name == preset]
+    spec = spec_of(config, extensions=frozenset({".ts"}))
+    assert spec.settle_s >= 0.5
+    analyzer = _Analyzer(spec, preset, pool)
+    analyzer.alive = True
+    analyzer.awaiting["index.ts"] = 2
+
+    analyzer.on_publish(_ts_publish(tmp_path, 3))  # the old text's semantic findings
+    assert analyzer.awaiting == {}
+    first = analyzer.last_activity
+    # Past the pool's quiet period, not past the preset's settle period.
+    assert not analyzer.idle(pool.quiet_s, first + 0.3)
+    assert analyzer.busy_until(pool.quiet_s) == first + spec.settle_s
+
+    analyzer.on_publish(_ts_publish(tmp_path, 1))  # the semantic pass of the new text
+    second = analyzer.last_activity
+    assert not analyzer.idle(pool.quiet_s, second + spec.settle_s - 0.05)
+    assert analyzer.idle(pool.quiet_s, second + spec.settle_s)
+    assert [d.line for d in analyzer.diagnostics["index.ts"]] == [1]
+
+    # A server without a settle period is done after the pool's quiet period.
+    plain = _Analyzer(replace(spec, settle_s=0.0), preset, pool)
+    plain.alive = True
+    plain.on_publish(_ts_publish(tmp_path, 3))
+    assert plain.idle(pool.quiet_s, plain.last_activity + 0.3)

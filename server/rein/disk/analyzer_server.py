@@ -136,18 +136,19 @@ class _Analyzer:
         self.unanswered: dict[str, str] = {}
 
     def idle(self, quiet_s: float, now: float) -> bool:
-        """Nothing open, nothing owed, and quiet for ``quiet_s``."""
+        """Nothing open, nothing owed, and quiet for ``quiet_s`` (or its settle period)."""
         if not self.alive:
             return True
         if self.owed_refresh and now < self.refresh_until:
             return False
-        return not self.progress and not self.awaiting and now - self.last_activity >= quiet_s
+        quiet = now - self.last_activity >= max(quiet_s, self.spec.settle_s)
+        return not self.progress and not self.awaiting and quiet
 
     def busy_until(self, quiet_s: float) -> float | None:
         """When it becomes idle if nothing else happens; None: not by time."""
         if self.progress or self.awaiting:
             return None
-        quiet = self.last_activity + quiet_s
+        quiet = self.last_activity + max(quiet_s, self.spec.settle_s)
         return max(quiet, self.refresh_until) if self.owed_refresh else quiet
 
     def _activity(self) -> None:

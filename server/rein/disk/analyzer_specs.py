@@ -42,6 +42,9 @@ class AnalyzerSpec:
     #: (basedpyright's workspace pass over files it enumerated, sent before
     #: it knows the document is open) does not answer a change.
     versioned_publish: bool = False
+    #: After a change the server is done only once it has published nothing
+    #: for this long (seconds; the pool's quiet period when that is longer).
+    settle_s: float = 0.0
     #: The settings key of the server's ``exclude`` list (dotted), filled with
     #: the workspace filter's folders; None: the server has none.
     exclude_setting: str | None = None
@@ -93,6 +96,7 @@ def spec_of(server: AnalyzerServerConfig, **changes: Any) -> AnalyzerSpec:
         "pull": server.diagnostics != "publish",
         "work_done_progress": bool(server.work_done_progress),
         "versioned_publish": bool(server.versioned_publish),
+        "settle_s": (server.settle_ms or 0) / 1000,
         "workspace_configuration": server.workspace_configuration is not False,
         "exclude_setting": server.exclude_setting,
         "diagnostic_mode_setting": server.diagnostic_mode_setting,
