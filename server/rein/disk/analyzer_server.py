@@ -169,9 +169,9 @@ class _Analyzer:
 
     @property
     def file_by_file(self) -> bool:
-        """It would analyse the whole workspace, but the workspace is too
-        large: it analyses the open files only (the pool opens importers)."""
-        return self.pool.large and self.spec.diagnostic_mode_setting is not None
+        """The workspace is too large: every server analyses the open files
+        only (the pool opens a change's files and their importers)."""
+        return self.pool.large
 
     @property
     def pid(self) -> int | None:
