@@ -21,8 +21,9 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
+from rein.disk.analyzer_requests import AnalyzerTimeout, bounded, drop_late
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
-from rein.harness.errors import ReinError
+from rein.disk.ts_diagnostics import tsserver_report
 from rein.harness.ports import Diagnostic
 from rein.process.environment import child_environment
 
@@ -46,21 +47,6 @@ INSTALL_GRACE_S = 15.0
 
 def _uri(root: Path, rel: str) -> str:
     return (root / rel).as_uri()
-
-
-def _drop_late(answer: asyncio.Future[Any]) -> None:
-    if not answer.cancelled() and answer.exception() is not None:
-        log.debug("a late analyzer answer: %s", answer.exception())
-
-
-class AnalyzerTimeout(ReinError):
-    """An analyzer did not answer a request within ``gates.analyzer.requestTimeoutMs``."""
-
-    def __init__(self, name: str, what: str, seconds: float) -> None:
-        self.seconds = seconds
-        super().__init__(
-            f"{name} did not answer {what} within {seconds:g} s (gates.analyzer.requestTimeoutMs)"
-        )
 
 
 class AnalyzerOwner(Protocol):
@@ -324,7 +310,7 @@ class _Analyzer:
         info = result.get("serverInfo") if isinstance(result, dict) else None
         if isinstance(info, dict) and info.get("version"):
             self.version = str(info["version"])
-        self.pull = bool(self.spec.pull and caps.get("diagnosticProvider"))
+        self.pull = bool(self.spec.pull and caps.get("diagnosticProvider")) or self.spec.tsserver
         client.initialized(lsp.InitializedParams())
         if self.settings:
             client.workspace_did_change_configuration(
@@ -346,17 +332,8 @@ class _Analyzer:
                 self.open(path)
 
     async def _bounded(self, what: str, request: Awaitable[Any]) -> Any:
-        """Await ``request``, at most the pool's request bound; past it
-        :class:`AnalyzerTimeout`."""
-        seconds = self.pool.request_timeout_s
-        # Shielded: a late answer completes the request instead of meeting a
-        # cancelled future (pygls logs that as an error); it is dropped.
-        answer = asyncio.ensure_future(request)
-        answer.add_done_callback(_drop_late)
-        try:
-            return await asyncio.wait_for(asyncio.shield(answer), seconds)
-        except TimeoutError:
-            raise AnalyzerTimeout(self.spec.name, what, seconds) from None
+        """Await ``request``, at most the pool's request bound."""
+        return await bounded(self.spec.name, what, self.pool.request_timeout_s, request)
 
     def refresh(self, grace_s: float = ENVIRONMENT_GRACE_S) -> None:
         """After a change it cannot see in a document (the environment):
@@ -461,6 +438,10 @@ class _Analyzer:
             lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         )
         self._schedule_pull(path, version)
+        for other, at in list(self.versions.items()) if self.spec.tsserver else ():
+            if other != path:  # asked again too: the change may break them
+                self.awaiting[other] = at
+                self._schedule_pull(other, at)
 
     def _watched(self, uri: str, kind: lsp.FileChangeType) -> None:
         if self.watches_files and self.client is not None:
@@ -481,19 +462,23 @@ class _Analyzer:
         if client is None:
             return
         uri = _uri(self.pool.root, path)
-        for _attempt in range(3):
+        for attempt in range(3):
             try:
-                report: Any = await self._bounded(
-                    f"the diagnostics of {path}",
-                    client.text_document_diagnostic_async(
+                request = (
+                    tsserver_report(client, self.pool.root / path)
+                    if self.spec.tsserver
+                    else client.text_document_diagnostic_async(
                         lsp.DocumentDiagnosticParams(
                             text_document=lsp.TextDocumentIdentifier(uri=uri),
                             previous_result_id=self._result_ids.get(path),
                         )
-                    ),
+                    )
                 )
+                report: Any = await self._bounded(f"the diagnostics of {path}", request)
                 break
             except AnalyzerTimeout as exc:
+                if self.spec.tsserver and attempt < 2 and self.versions.get(path) == version:
+                    continue  # tsserver answers once it loaded the project: asked again
                 # Not owed any more (the wait would run to the settle bound
                 # for nothing): the snapshot says this file is stale, and why.
                 log.warning("%s", exc)
@@ -535,7 +520,7 @@ class _Analyzer:
             uri, version, items = params.uri, params.version, params.diagnostics
             convert = diagnostic_from_lsp  # type: ignore[assignment]
         path = self.pool.relative(uri)
-        if path is None or self.pool.skipped(path):
+        if path is None or self.pool.skipped(path) or self.spec.tsserver:
             self.pool.analyzer_active()
             return
         if self.file_by_file and path not in self.versions:
@@ -570,7 +555,7 @@ class _Analyzer:
                 # Shielded: an answer after the bound completes the request
                 # instead of meeting a cancelled future (pygls logs that).
                 answer = asyncio.ensure_future(client.shutdown_async(None))
-                answer.add_done_callback(_drop_late)
+                answer.add_done_callback(drop_late)
                 await asyncio.wait_for(asyncio.shield(answer), 3)
                 client.exit(None)
                 said_bye = True

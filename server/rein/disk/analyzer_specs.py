@@ -35,6 +35,10 @@ class AnalyzerSpec:
     #: Ask for pull diagnostics (textDocument/diagnostic) when the server
     #: offers them; otherwise rely on publishDiagnostics.
     pull: bool = True
+    #: Ask tsserver, through typescript-language-server's
+    #: ``typescript.tsserverRequest``, for every open file's diagnostics after
+    #: each change (:mod:`rein.disk.ts_diagnostics`); its publishes are unused.
+    tsserver: bool = False
     #: Declare window.workDoneProgress: the server reports its progress with
     #: ``$/progress`` instead of its own notifications (pyright's).
     work_done_progress: bool = False
@@ -94,6 +98,7 @@ def spec_of(server: AnalyzerServerConfig, **changes: Any) -> AnalyzerSpec:
         "settings": dict(server.settings or {}),
         "initialization_options": server.initialization_options,
         "pull": server.diagnostics != "publish",
+        "tsserver": server.diagnostics == "tsserver",
         "work_done_progress": bool(server.work_done_progress),
         "versioned_publish": bool(server.versioned_publish),
         "settle_s": (server.settle_ms or 0) / 1000,

@@ -56,8 +56,11 @@ class AnalyzerServerConfig(BaseModel):
     #: ``workspace/didChangeConfiguration``.
     settings: dict[str, Any] | None = None
     #: "pull": ask ``textDocument/diagnostic`` when the server offers it;
-    #: "publish": wait for its ``publishDiagnostics``.
-    diagnostics: Literal["pull", "publish"] | None = None
+    #: "publish": wait for its ``publishDiagnostics``; "tsserver" (the
+    #: typescript preset): ask tsserver for each open file's syntactic and
+    #: semantic diagnostics after every change (``typescript.tsserverRequest``),
+    #: its publishes are not used.
+    diagnostics: Literal["pull", "publish", "tsserver"] | None = None
     #: The dotted settings key choosing between the server's whole-workspace
     #: analysis and open files only: set to "openFilesOnly" in a workspace
     #: over ``workspaceMaxFiles``. None: the server analyses the open files.
@@ -194,12 +197,13 @@ PRESETS: tuple[AnalyzerServerConfig, ...] = (
         # It analyses the open files only (tsserver's geterr): the pool opens
         # the workspace's first files at start and every file a change touches.
         initialization_options={"preferences": {}},
-        # Its project loading is a work-done progress: the baseline waits for it.
-        work_done_progress=True,
         # It publishes a file's syntax, semantic and suggestion passes one by
         # one (each the union with the other passes' latest), unversioned: the
         # first publish after a change can carry the old text's type errors.
-        settle_ms=1000,
+        # Asked instead, tsserver answers for the text it has.
+        diagnostics="tsserver",
+        # Its project loading is a work-done progress: the baseline waits for it.
+        work_done_progress=True,
         project_files=["tsconfig.json", "jsconfig.json", "package.json"],
         install="npm i -g typescript-language-server typescript@5",
     ),
