@@ -462,7 +462,8 @@ class _Analyzer:
         if client is None:
             return
         uri = _uri(self.pool.root, path)
-        for attempt in range(3):
+        attempts = 6 if self.spec.tsserver else 3
+        for attempt in range(attempts):
             try:
                 request = (
                     tsserver_report(client, self.pool.root / path)
@@ -477,7 +478,11 @@ class _Analyzer:
                 report: Any = await self._bounded(f"the diagnostics of {path}", request)
                 break
             except AnalyzerTimeout as exc:
-                if self.spec.tsserver and attempt < 2 and self.versions.get(path) == version:
+                if (
+                    self.spec.tsserver
+                    and attempt < attempts - 1
+                    and self.versions.get(path) == version
+                ):
                     continue  # tsserver answers once it loaded the project: asked again
                 # Not owed any more (the wait would run to the settle bound
                 # for nothing): the snapshot says this file is stale, and why.
