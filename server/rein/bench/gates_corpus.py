@@ -29,6 +29,11 @@ Measured per project:
   Rein's own CPU (``time.process_time`` around the edits);
 - the pool's start and the pristine tree's settling time, apart;
 - peak RSS (``VmHWM``) of Rein and of each analyzer process.
+
+The other languages' projects (:mod:`rein.bench.gates_languages`) go through
+the same measurement with their own :class:`SeedPlan`: their files, seeds,
+configuration, and a truth from the language's command-line tool (a blocker
+on a line it finds a new error on is right too).
 """
 
 from __future__ import annotations
