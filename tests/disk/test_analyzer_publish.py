@@ -72,20 +72,19 @@ def test_a_uri_outside_the_workspace_is_not_the_pools_and_stays_so(tmp_path: Pat
     assert pool.relative("untitled:Untitled-1") is None
 
 
-def _ts_publish(root: Path, line: int) -> dict[str, Any]:
-    """typescript-language-server's publish: no version."""
+def _go_publish(root: Path, line: int, message: str) -> dict[str, Any]:
+    """gopls 0.5's publish, sometimes without a version."""
     return {
-        "uri": (root / "index.ts").as_uri(),
+        "uri": (root / "main.go").as_uri(),
         "diagnostics": [
             {
                 "range": {
                     "start": {"line": line, "character": 0},
                     "end": {"line": line, "character": 5},
                 },
-                "severity": 1,
-                "code": 2304,
-                "source": "typescript",
-                "message": "Cannot find name 'describe'.",
+                "severity": 2,
+                "source": "printf",
+                "message": message,
             }
         ],
     }
@@ -98,33 +97,32 @@ def test_a_server_publishing_in_unversioned_passes_is_done_only_after_its_settle
     vet findings, 0.1-0.5 s later and sometimes unversioned. The first
     publish answers the change (no version to wait for), so the pool's quiet
     period alone would take the first for the verdict."""
-    (tmp_path / "index.ts").write_text("describe()\n")
+    (tmp_path / "main.go").write_text("package main\n")
     pool = AnalyzerPool(tmp_path, quiet_ms=150)
-    preset = "gopls"
-    (config,) = [p for p in PRESETS if p.name == preset]
-    spec = spec_of(config, extensions=frozenset({".ts"}))
+    (config,) = [p for p in PRESETS if p.name == "gopls"]
+    spec = spec_of(config)
     assert spec.settle_s >= 0.5
-    analyzer = _Analyzer(spec, preset, pool)
+    analyzer = _Analyzer(spec, "gopls", pool)
     analyzer.alive = True
-    analyzer.awaiting["index.ts"] = 2
+    analyzer.awaiting["main.go"] = 2
 
-    analyzer.on_publish(_ts_publish(tmp_path, 3))  # the old text's semantic findings
+    analyzer.on_publish(_go_publish(tmp_path, 3, "the old text's vet finding"))
     assert analyzer.awaiting == {}
     first = analyzer.last_activity
     # Past the pool's quiet period, not past the preset's settle period.
     assert not analyzer.idle(pool.quiet_s, first + 0.3)
     assert analyzer.busy_until(pool.quiet_s) == first + spec.settle_s
 
-    analyzer.on_publish(_ts_publish(tmp_path, 1))  # the semantic pass of the new text
+    analyzer.on_publish(_go_publish(tmp_path, 1, "the new text's vet finding"))
     second = analyzer.last_activity
     assert not analyzer.idle(pool.quiet_s, second + spec.settle_s - 0.05)
     assert analyzer.idle(pool.quiet_s, second + spec.settle_s)
-    assert [d.line for d in analyzer.diagnostics["index.ts"]] == [1]
+    assert [d.line for d in analyzer.diagnostics["main.go"]] == [1]
 
     # A server without a settle period is done after the pool's quiet period.
-    plain = _Analyzer(replace(spec, settle_s=0.0), preset, pool)
+    plain = _Analyzer(replace(spec, settle_s=0.0), "gopls", pool)
     plain.alive = True
-    plain.on_publish(_ts_publish(tmp_path, 3))
+    plain.on_publish(_go_publish(tmp_path, 3, "a finding"))
     assert plain.idle(pool.quiet_s, plain.last_activity + 0.3)
 
 
