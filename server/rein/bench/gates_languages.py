@@ -1,4 +1,4 @@
-"""``rein bench gates --corpus --languages``: the analyzer gate on a real
+"""``rein bench gates --corpus`` (``--projects typescript,go,c``): the analyzer gate on a real
 project per language other than Python (issue 35).
 
 The projects are the end-to-end tests' (:mod:`rein.bench.language_projects`):
@@ -135,22 +135,22 @@ def _truth(lp: LanguageProject, root: Path, scratch: Path, tool: str) -> SeedPla
     return SeedPlan(_files(lp.extensions), seed, LANGUAGE_KINDS, _config(lp.preset), truth)
 
 
-def _found(lp: LanguageProject, root: Path) -> str:
-    """The checker's path; a clear stop when it or the server is missing."""
-    from rein.disk.analyzer_discovery import locate, workspace_specs
+def _missing(lp: LanguageProject) -> str | None:
+    """What of the project's server and checker is not found, or None."""
+    from rein.disk.analyzer_discovery import locate
+    from rein.harness.analyzer_servers import PRESETS
 
-    config = _config(lp.preset)
-    specs = [s for s in workspace_specs(root, config.gates.analyzer) if s.name == lp.preset]
-    if not specs or locate(specs[0].command[0], root) is None:
-        raise SystemExit(
-            f"{lp.project.name}: the {lp.preset} server was not found "
-            "(scripts/install-language-servers.sh installs it; its npm servers "
-            "are found with REIN_TOOL_CACHE=.tools)"
+    (preset,) = [p for p in PRESETS if p.name == lp.preset]
+    command = (preset.command or [lp.preset])[0]
+    if locate(command) is None:
+        return (
+            f"the {lp.preset} server ({command}) was not found (scripts/install-language-"
+            "servers.sh installs it; its npm servers are found with REIN_TOOL_CACHE=.tools)"
         )
-    tool = locate(lp.tool, root)
-    if tool is None:
-        raise SystemExit(f"{lp.project.name}: {lp.tool}, the truth's command, was not found")
-    return tool[0]
+    for tool in {lp.tool, "go"} if lp.language == "go" else {lp.tool}:
+        if locate(tool) is None:
+            return f"{tool}, the truth's command, was not found"
+    return None
 
 
 def run_languages(
@@ -159,14 +159,25 @@ def run_languages(
     edits: int | None = None,
     seed: int = 14,
     log: Any = None,
+    required: bool = True,
 ) -> list[dict[str, Any]]:
-    """Measure every language project; ``edits`` overrides each one's count."""
+    """Measure every language project; ``edits`` overrides each one's count.
+    One whose server or checker is missing stops the run when ``required``
+    (it was asked for by name), else it is skipped and said so."""
+    from rein.disk.analyzer_discovery import locate
+
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     rows: list[dict[str, Any]] = []
     for lp in chosen:
+        missing = _missing(lp)
+        if missing is not None:
+            if required:
+                raise SystemExit(f"{lp.project.name}: {missing}")
+            say(f"{lp.project.name}: skipped: {missing}")
+            continue
+        tool = str((locate(lp.tool) or ("",))[0])
         with tempfile.TemporaryDirectory(prefix=f"rein-corpus-{lp.language}-") as tmp:
             root = commit_workspace(lp.make(Path(tmp) / lp.project.name))
-            tool = _found(lp, root)
             project = lp.project
             if lp.language == "go":
                 version = subprocess.run(

@@ -361,7 +361,7 @@ def main_corpus(args: Any) -> int:
     edits = int(args.edits) if args.edits else None
     seeded = [] if cold else run_corpus(projects, edits=edits)
     # The other languages' projects: seeded edits only (not with --cold).
-    seeded += [] if cold else run_languages(languages, edits=edits)
+    seeded += [] if cold else run_languages(languages, edits=edits, required=bool(args.projects))
     cases = run_structural(projects, cold=cold)
     if args.json:
         for row in [*seeded, *cases]:

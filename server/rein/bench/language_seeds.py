@@ -22,7 +22,7 @@ from random import Random
 
 from rein.bench.corpus import SeededEdit
 
-__all__ = ["LANGUAGE_KINDS", "cli_errors", "new_errors", "seed_source"]
+__all__ = ["LANGUAGE_KINDS", "CliError", "cli_errors", "new_errors", "seed_source"]
 
 LANGUAGE_KINDS = ("undefined-name", "argument-type", "missing-import", "syntax-error")
 
