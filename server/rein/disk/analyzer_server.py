@@ -120,6 +120,8 @@ class _Analyzer:
         #: path -> why its diagnostics are missing (a request not answered
         #: within the bound), until it answers or publishes for it again.
         self.unanswered: dict[str, str] = {}
+        #: Its files changed while it was not running (its findings of them are stale).
+        self.changed_while_down: set[str] = set()
 
     def idle(self, quiet_s: float, now: float) -> bool:
         """Nothing open, nothing owed, and quiet for ``quiet_s`` (or its settle period)."""
@@ -321,6 +323,7 @@ class _Analyzer:
         self.versions.clear()
         self.awaiting.clear()
         self.unanswered.clear()
+        self.changed_while_down.clear()
         self.owed_refresh.clear()
         self.diagnostics.clear()
         self._published_items.clear()

@@ -299,6 +299,8 @@ class AnalyzerPool:
             if self.imports is not None:
                 self.imports.update(path)
             owners = [a for a in self.analyzers if a.alive and a.owns(path)]
+            for down in (a for a in self.analyzers if not a.alive and a.owns(path)):
+                down.changed_while_down.add(path)  # what it knows of it is the old text
             exists = self.read(path) is not None if owners else path in self.existing
             if exists != (path in self.existing):
                 (created if exists else deleted).append(path)
