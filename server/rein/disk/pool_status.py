@@ -104,9 +104,9 @@ def not_analysed_text(counts: Mapping[str, int]) -> str | None:
 def missing_diagnostics(analyzers: Sequence[_Running], wanted: set[str] | None) -> str | None:
     """Why some diagnostics are missing while others are there: an analyzer
     that is off (cooling down after repeated crashes) or restarting leaves
-    stale what it owes (a change it had not answered when it stopped) and
-    what of its files changed since (of the wanted files: any of its
-    files), the other analyzers' part stands; one that did not answer for a
+    stale what it owed (a change it had not answered when it stopped) and
+    its files changed since (asked for some files: any of its files among
+    them); the other analyzers' part stands; one that did not answer for a
     file within the bound leaves that file's stale. None when nothing is
     missing."""
     reasons: list[str] = []
@@ -119,7 +119,7 @@ def missing_diagnostics(analyzers: Sequence[_Running], wanted: set[str] | None) 
             if wanted is not None
             else a.awaiting or a.changed_while_down
         ):
-            continue  # nothing of its files changed since it stopped: its findings stand
+            continue  # none of its files changed since it stopped: the verdict needs it not
         elif a.failure is not None:
             reasons.append(f"{a.spec.name} is not running ({a.failure})")
         else:
