@@ -1,5 +1,6 @@
-"""The errors ``rein bench gates --corpus`` seeds in its TypeScript, Go and
-C projects, and how the command-line tool's findings become the truth."""
+"""The errors ``rein bench gates --corpus`` seeds in its TypeScript, Go, C
+and shell projects, and how the command-line tool's findings become the
+truth."""
 
 from __future__ import annotations
 
@@ -22,10 +23,14 @@ SOURCES = {
         "#include <stdio.h>\n\nstatic int a(void) {\n    return 1;\n\n    int b;\n}\n\n#if 0\n\n"
         "int hidden;\n#endif\n\nint main(void) { return a(); }\n"
     ),
+    "shell": (
+        "#!/bin/bash\n\nf() {\n\techo hi\n}\n\nif true; then\n\necho inside\nfi\n\n"
+        'cat <<EOF\n\nx=1\nEOF\n\nmain "$@"\n'
+    ),
 }
 #: The lines (0-based) a seed may go before: top-level declarations after a
-#: blank line, outside braces, comments and #if.
-STARTS = {"typescript": {2, 12}, "go": {6, 13}, "c": {2, 13}}
+#: blank line, outside braces, comments, #if, shell blocks and here-documents.
+STARTS = {"typescript": {2, 12}, "go": {6, 13}, "c": {2, 13}, "shell": {2, 6, 11, 16}}
 
 
 @pytest.mark.parametrize("language", list(SOURCES))

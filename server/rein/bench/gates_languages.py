@@ -1,16 +1,17 @@
-"""``rein bench gates --corpus`` (``--projects typescript,go,c``): the analyzer gate on a real
-project per language other than Python (issue 35).
+"""``rein bench gates --corpus`` (``--projects typescript,go,c,shell``): the
+analyzer gate on a project per language other than Python (issue 35).
 
 The projects are the end-to-end tests' (:mod:`rein.bench.language_projects`):
 the npm package await-semaphore (TypeScript, typescript-language-server),
 three of Go's own standard-library-only programs as one module (gopls) and
-mmh3's C sources with a ``compile_commands.json`` (clangd). Each edit goes
+mmh3's C sources with a ``compile_commands.json`` (clangd) and Go's
+``*.bash`` scripts (bash-language-server with shellcheck). Each edit goes
 through the same measurement as the Python projects
 (:mod:`rein.bench.gates_corpus`): one seeded error
 (:mod:`rein.bench.language_seeds`), the verdict, the repair. The truth is
 the language's own command-line tool run on a scratch copy of the project
 with the edited file (``tsc --noEmit``, ``go build``, ``gcc
--fsyntax-only``): the seeded lines must be among the lines it finds new
+-fsyntax-only``, ``shellcheck``): the seeded lines must be among the lines it finds new
 errors on (a seed it does not confirm is left out of recall), and a blocker
 on any of those lines is right.
 """
@@ -73,6 +74,15 @@ LANGUAGE_CORPUS = (
         "clangd",
         (".c",),
         "gcc",
+    ),
+    # Go's own *.bash scripts (their version: the installed Go's).
+    LanguageProject(
+        Project("go-bash-scripts", "", ".", 12),
+        "shell",
+        projects.shell_project,
+        "bash",
+        (".bash",),
+        "shellcheck",
     ),
 )
 
@@ -147,7 +157,7 @@ def _missing(lp: LanguageProject) -> str | None:
             f"the {lp.preset} server ({command}) was not found (scripts/install-language-"
             "servers.sh installs it; its npm servers are found with REIN_TOOL_CACHE=.tools)"
         )
-    for tool in {lp.tool, "go"} if lp.language == "go" else {lp.tool}:
+    for tool in {lp.tool, "go"}:  # Go's sources make the Go and shell projects
         if locate(tool) is None:
             return f"{tool}, the truth's command, was not found"
     return None
@@ -179,9 +189,12 @@ def run_languages(
         with tempfile.TemporaryDirectory(prefix=f"rein-corpus-{lp.language}-") as tmp:
             root = commit_workspace(lp.make(Path(tmp) / lp.project.name))
             project = lp.project
-            if lp.language == "go":
+            if lp.language in ("go", "shell"):
                 version = subprocess.run(
-                    [tool, "env", "GOVERSION"], capture_output=True, text=True, check=True
+                    [str((locate("go") or ("go",))[0]), "env", "GOVERSION"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
                 ).stdout.strip()
                 project = replace(project, version=version)
             plan = _truth(lp, root, Path(tmp) / "scratch", tool)

@@ -1,11 +1,13 @@
-"""The errors ``rein bench gates --corpus`` seeds in its TypeScript, Go and C
-projects, and their truth from each language's command-line tool.
+"""The errors ``rein bench gates --corpus`` seeds in its TypeScript, Go, C
+and shell projects, and their truth from each language's command-line tool.
 
 :func:`seed_source` inserts one new error of a kind (:data:`LANGUAGE_KINDS`)
 before a top-level declaration of the file (outside any brace and, in C,
-outside any ``#if``), or at its end. :func:`cli_errors` runs the language's
+outside any ``#if``; in shell, outside blocks and here-documents), or at
+its end. :func:`cli_errors` runs the language's
 own tool on a checkout (``tsc --noEmit``, ``go build``, ``gcc
--fsyntax-only`` with the file's ``compile_commands.json`` entry) and
+-fsyntax-only`` with the file's ``compile_commands.json`` entry,
+``shellcheck``'s error level) and
 :func:`new_errors` says which lines of an edited file that tool finds
 errors on that it did not find before the edit: the truth a blocker is
 judged by.
@@ -65,6 +67,15 @@ def _snippet(language: str, kind: str, n: int) -> list[str]:
             "missing-import": [f'#include "rein_missing_header_{n}.h"'],
             "syntax-error": [f"int rein_probe_{n} = (1 +);"],
         }[kind]
+    if language == "shell":
+        # shellcheck's error level: its analysis has no undefined names,
+        # types or imports; out-of-range statuses and parse errors instead.
+        return {
+            "undefined-name": [f"rein_probe_{n}() {{ return 999; }}"],
+            "argument-type": [f"rein_probe_{n}() {{ exit 300; }}"],
+            "missing-import": [f"rein_probe_{n}=$(( 1 + ))"],
+            "syntax-error": [f"rein_probe_{n}() {{ echo ( ; }}"],
+        }[kind]
     raise ValueError(f"no seeds for {language!r}")
 
 
@@ -73,7 +84,12 @@ _DECLARATION = {
     "typescript": re.compile(r"(export |const |let |var |function |class |interface |type )"),
     "go": re.compile(r"(func |type |var |const )"),
     "c": re.compile(r"[A-Za-z_]"),
+    # A command or a function at the top (not a block's closing word).
+    "shell": re.compile(r"(?!(?:fi|done|esac|then|else|elif|do|in)\b)[A-Za-z_]"),
 }
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)")
+_OPENS = re.compile(r"^\s*(?:if|for|while|until|case)\b|\bdo\s*$")
+_CLOSES = re.compile(r"^\s*(?:fi|done|esac)\b|;\s*(?:fi|done|esac)\s*$")
 
 
 def _starts(language: str, lines: list[str]) -> list[int]:
@@ -85,7 +101,11 @@ def _starts(language: str, lines: list[str]) -> list[int]:
     conditional = 0
     comment = False
     seen_declaration = False
+    heredoc: str | None = None
     for i, line in enumerate(lines):
+        if heredoc is not None:  # a shell here-document's text
+            heredoc = None if line.strip() == heredoc else heredoc
+            continue
         declaration = bool(_DECLARATION[language].match(line))
         if (
             i > 0
@@ -104,6 +124,13 @@ def _starts(language: str, lines: list[str]) -> list[int]:
                 conditional += 1
             elif re.match(r"#\s*endif", stripped):
                 conditional -= 1
+            continue
+        if language == "shell":
+            match = _HEREDOC.search(line)
+            heredoc = match.group(1) if match else None
+            code = line.split("#", 1)[0]
+            depth += bool(_OPENS.search(code)) - bool(_CLOSES.search(code))
+            depth += code.count("{") - code.count("}")
             continue
         code = _STRINGS.sub("", line)
         if comment:
@@ -135,6 +162,7 @@ def seed_source(
 # ------------------------------------------------------------------ the truth
 
 _TSC = re.compile(r"^(?P<path>.+?)\((?P<line>\d+),\d+\): error (?P<code>TS\d+): (?P<msg>.*)$")
+_SHELLCHECK = re.compile(r"^(?P<path>[^:\s][^:]*):(?P<line>\d+):\d+: error: (?P<msg>.*)$")
 _GO = re.compile(r"^(?P<path>[^:\s][^:]*\.go):(?P<line>\d+):\d+: (?P<msg>.*)$")
 _GCC = re.compile(r"^(?P<path>[^:\s][^:]*):(?P<line>\d+):\d+: (?:fatal )?error: (?P<msg>.*)$")
 
@@ -156,6 +184,9 @@ def cli_errors(language: str, root: Path, path: str, tool: str) -> list[CliError
     elif language == "c":
         out = _run(_c_command(root, path, tool), root)
         pattern = _GCC
+    elif language == "shell":
+        out = _run([tool, "-f", "gcc", path], root)
+        pattern = _SHELLCHECK
     else:
         raise ValueError(f"no command-line truth for {language!r}")
     errors: list[CliError] = []
