@@ -65,3 +65,62 @@ def test_an_update_reindexes_the_changed_file() -> None:
     files["new.py"] = "from pkg.core import run\n"
     idx.update("new.py")
     assert "new.py" in idx.importers("pkg/core.py", 10)
+
+
+TS_FILES = {
+    "tsconfig.json": '{\n  // comment\n  "compilerOptions": {"baseUrl": "src", "paths": {"@app/*": ["app/*"],},},\n}\n',
+    "src/lib/util.ts": "export function double(x: number) { return 2 * x; }\n",
+    "src/lib/index.ts": 'export * from "./util";\n',
+    "src/app/main.ts": 'import { double } from "../lib/util.js";\nconsole.log(double(2));\n',
+    "src/app/cli.ts": 'import { double } from "lib";\n',
+    "src/app/late.ts": 'const m = await import("@app/main");\nconst u = require("./../lib/util");\n',
+    "src/app/other.ts": 'import express from "express";\nimport "./side-effect";\n',
+    "src/legacy.js": "const util = require('./lib/util')\n",
+    "README.md": 'import "./src/lib/util"\n',
+}
+
+
+def test_typescript_importers_follow_relative_specifiers_base_url_paths_and_index_files() -> None:
+    idx = ImportIndex(TS_FILES, TS_FILES.get)
+    assert idx.importers("src/lib/util.ts", 10) == [
+        "src/lib/index.ts",
+        "src/app/late.ts",
+        "src/app/main.ts",
+        "src/legacy.js",
+    ]
+    # lib/index.ts is "lib" by baseUrl; main.ts by the paths pattern.
+    assert idx.importers("src/lib/index.ts", 10) == ["src/app/cli.ts"]
+    assert idx.importers("src/app/main.ts", 10) == ["src/app/late.ts"]
+    assert idx.importers("src/app/other.ts", 10) == []
+    assert idx.importers("src/lib/util.ts", 2) == ["src/lib/index.ts", "src/app/late.ts"]
+
+
+GO_FILES = {
+    "go.mod": "module example.com/shop\n\ngo 1.19\n",
+    "price/price.go": "package price\n\nfunc Of(n int) int { return n }\n",
+    "price/tax.go": "package price\n\nfunc Tax(n int) int { return Of(n) / 5 }\n",
+    "cmd/shop/main.go": (
+        'package main\n\nimport (\n\t"fmt"\n\tp "example.com/shop/price"\n)\n\n'
+        'func main() { fmt.Println(p.Of(1)) }\n\nvar s = "import \\"example.com/shop/other\\""\n'
+    ),
+    "report/report.go": 'package report\n\nimport "example.com/shop/price"\n\nvar X = price.Of(2)\n',
+    "other/other.go": "package other\n",
+}
+
+
+def test_go_importers_are_the_packages_importing_the_folder_and_the_folders_other_files() -> None:
+    idx = ImportIndex(GO_FILES, GO_FILES.get)
+    assert idx.importers("price/price.go", 10) == [
+        "price/tax.go",
+        "cmd/shop/main.go",
+        "report/report.go",
+    ]
+    assert idx.importers("cmd/shop/main.go", 10) == []
+    # A string after the imports is no import.
+    assert idx.importers("other/other.go", 10) == []
+    files = dict(GO_FILES)
+    idx = ImportIndex(files, files.get)
+    assert idx.importers("report/report.go", 10) == []
+    files["other/other.go"] = 'package other\n\nimport "example.com/shop/report"\n'
+    idx.update("other/other.go")
+    assert idx.importers("report/report.go", 10) == ["other/other.go"]

@@ -21,6 +21,7 @@ from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from rein.disk.restarts import COOL_DOWN_S, MAX_RESTARTS, RestartPolicy
 from rein.harness.events import GateResult, RunEnd
+from rein.harness.ports import Mutation
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 
@@ -255,3 +256,45 @@ async def test_an_unanswered_pull_leaves_that_file_stale_and_says_why(tmp_path: 
         assert not (await pool.snapshot(["other.py"])).stale
     finally:
         await pool.stop()
+
+
+LATE_ANALYZER = Path(__file__).parents[1] / "fakes" / "late_analyzer.py"
+
+
+async def test_a_dead_server_leaves_its_own_files_stale_and_the_others_part_standing(
+    tmp_path: Path,
+) -> None:
+    """Two stand-in servers, one for Python and one for shell scripts; the
+    shell one dies and stays off. A change of a Python file is verified by
+    the Python one alone (the dead one's part is not asked for); a change of
+    a script is stale and says which server is not running."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("x = 1\n")
+    (root / "run.sh").write_text("echo hi\n")
+    specs = []
+    for name, ext in (("py", ".py"), ("sh", ".sh")):
+        signal_file = tmp_path / f"{name}.signal"
+        signal_file.write_text("")  # initialize is answered at once
+        command = (sys.executable, str(LATE_ANALYZER), str(signal_file))
+        specs.append(AnalyzerSpec(name, command, frozenset({ext}), language_id=name))
+    pool = AnalyzerPool(root, specs, restart_policy=RestartPolicy(max_restarts=0))
+    async with pool:
+        assert await pool.wait_idle(30)
+        await _kill(pool, "sh")
+        assert [a.spec.name for a in pool.analyzers if a.alive] == ["py"]
+
+        (root / "app.py").write_text("x = 2\n")
+        pool.on_mutation(Mutation(1, ("app.py",)))
+        assert await pool.wait_idle(30)
+        python_only = await pool.snapshot(None)
+        assert (python_only.stale, python_only.stale_reason) == (False, None)
+
+        (root / "run.sh").write_text("echo bye\n")
+        pool.on_mutation(Mutation(2, ("run.sh",)))
+        assert await pool.wait_idle(30)
+        both = await pool.snapshot(None)
+        assert both.stale
+        assert both.stale_reason is not None and "sh is not running" in both.stale_reason
+        # Asked for the Python file alone, the dead one's part is not asked for.
+        assert not (await pool.snapshot(["app.py"])).stale

@@ -2,7 +2,7 @@
 Python, headless (issue 35 item 5): TypeScript (typescript-language-server
 with typescript 5.9), Go (gopls), C (clangd) and shell
 (bash-language-server with shellcheck), each on a real project with
-pre-existing diagnostics (tests/e2e/language_projects.py). A replayed model
+pre-existing diagnostics (rein.bench.language_projects). A replayed model
 seeds one error in one file; the gate blocks on exactly that error, not on
 the project's own; the model repairs it; the run passes.
 
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from rein.bench import language_projects as projects
 from rein.config import ReinConfig, load_config
 from rein.disk.analyzer_discovery import workspace_specs
 from rein.disk.analyzer_specs import find_executable
 from rein.harness.analyzer_servers import PRESETS as PRESET_SERVERS
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
-from tests.e2e import language_projects as projects
 from tests.fakes.events import EventLog
 
 pytestmark = pytest.mark.e2e

@@ -30,6 +30,7 @@ __all__ = [
     "SMALL_CORPUS",
     "Project",
     "SeededEdit",
+    "commit_workspace",
     "corpus_cache",
     "download_sdist",
     "fetch",
@@ -126,6 +127,11 @@ def _unpack(archive: Path, into: Path) -> None:
 def make_workspace(source: Path, into: Path) -> Path:
     """A committed git checkout of the unpacked distribution."""
     shutil.copytree(source, into, ignore=shutil.ignore_patterns(".rein-corpus-complete"))
+    return commit_workspace(into)
+
+
+def commit_workspace(into: Path) -> Path:
+    """``into`` made a git checkout with everything in it committed."""
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": "rein bench",

@@ -29,6 +29,11 @@ Measured per project:
   Rein's own CPU (``time.process_time`` around the edits);
 - the pool's start and the pristine tree's settling time, apart;
 - peak RSS (``VmHWM``) of Rein and of each analyzer process.
+
+The other languages' projects (:mod:`rein.bench.gates_languages`) go through
+the same measurement with their own :class:`SeedPlan`: their files, seeds,
+configuration, and a truth from the language's command-line tool (a blocker
+on a line it finds a new error on is right too).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +66,7 @@ from rein.bench.table import print_columns
 from rein.disk.analyzers import AnalyzerPool
 from rein.harness.ports import ModelDelta, ModelRequest
 
-__all__ = ["analyzers_done_at", "print_table", "run_corpus"]
+__all__ = ["SeedPlan", "analyzers_done_at", "print_table", "run_corpus"]
 
 #: Goals from issue 14.
 GOAL_DELAY_P95_MS = 150.0
@@ -201,6 +206,24 @@ def _python_files(root: Path, package: str) -> list[str]:
     return sorted({p for p in out.split("\0") if p})
 
 
+@dataclass(frozen=True)
+class SeedPlan:
+    """What a project's edits are made of: its files, the seeding of one
+    error, the configuration its session runs with and, for a language
+    with a command-line checker, the truth: the lines of an edited file
+    that tool finds new errors on (a blocker there is right, too)."""
+
+    files: Callable[[Path], list[str]]
+    seed: Callable[[str, str, str, int, random.Random, str], SeededEdit | None]
+    kinds: tuple[str, ...] = KINDS
+    config: Any = None
+    truth: Callable[[SeededEdit], set[int]] | None = None
+
+
+def python_plan(project: Project) -> SeedPlan:
+    return SeedPlan(lambda root: _python_files(root, project.package), seed_edit)
+
+
 @dataclass
 class _Verdict:
     edit: SeededEdit
@@ -214,6 +237,8 @@ class _Verdict:
     status: str = ""
     #: Missed by the verdict, but the analyzers reported it afterwards.
     late: bool = False
+    #: Blockers off the seeded lines on errors the command-line tool finds.
+    right_elsewhere: int = 0
     #: Verdicts that named fewer blockers than they counted.
     cut: int = 0
     #: Verdicts taken on diagnostics the analyzers had not refreshed in time.
@@ -221,6 +246,9 @@ class _Verdict:
     #: Errors the file had before the edit (a file a large workspace's pool
     #: had not opened at start is classified by this).
     prior_errors: int | None = None
+    #: The command-line tool found an error on the seeded lines (None: no
+    #: such tool for the language).
+    confirmed: bool | None = None
 
     @property
     def category(self) -> str:
@@ -229,16 +257,19 @@ class _Verdict:
         return "pre-existing errors" if self.prior_errors else "no errors"
 
 
-async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any) -> dict[str, Any]:
+async def _measure(
+    project: Project, root: Path, edits: int, seed: int, log: Any, plan: SeedPlan | None = None
+) -> dict[str, Any]:
     from rein.config import ReinConfig
     from rein.harness import Event
     from rein.harness.events import GateResult
     from rein.hosting.headless import HeadlessSession
 
+    plan = plan or python_plan(project)
     model = _ScriptedModel()
     rng = random.Random(seed)
     started = time.monotonic()
-    session = HeadlessSession(root, model, ReinConfig(), watch=False)
+    session = HeadlessSession(root, model, plan.config or ReinConfig(), watch=False)
     async with session:
         startup_s = time.monotonic() - started
         pool = session.pool
@@ -251,7 +282,7 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
             if d.severity == 1:
                 errors[d.path] = errors.get(d.path, 0) + 1
         analysed = {p for a in pool.analyzers for p in a.diagnostics}
-        files = _python_files(root, project.package)
+        files = plan.files(root)
         categories = {
             "pre-existing errors": [f for f in files if errors.get(f)],
             "no errors": [f for f in files if not errors.get(f) and f in analysed],
@@ -273,7 +304,8 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
                 pools[category] = rng.sample(fresh[category], len(fresh[category]))
             path = pools[category].pop()
             text = (root / path).read_text(encoding="utf-8")
-            seeded = seed_edit(path, text, KINDS[len(planned) % len(KINDS)], n, rng, category)
+            kind = plan.kinds[len(planned) % len(plan.kinds)]
+            seeded = plan.seed(path, text, kind, n, rng, category)
             if seeded is not None:
                 planned.append(seeded)
 
@@ -310,6 +342,7 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
             await _quiet(pool, 0.5, 120)
             before = await pool.snapshot([seeded.path])
             prior_errors = sum(d.severity == 1 for d in before.diagnostics)
+            truth = plan.truth(seeded) if plan.truth else set()
             model.play(
                 [
                     _write(seeded.path, seeded.edited),
@@ -322,6 +355,8 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
             verdict = _Verdict(
                 seeded, status=result.status, verdicts=len(current), prior_errors=prior_errors
             )
+            if plan.truth:
+                verdict.confirmed = any(seeded.first <= line < seeded.last for line in truth)
             if (root / seeded.path).read_text(encoding="utf-8") != seeded.original:
                 # The gate let the error through. Did the analyzers report it
                 # after the verdict (a verdict taken too early)? Then put the
@@ -349,10 +384,17 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
                         and b.line is not None
                         and seeded.first <= b.line < seeded.last
                     )
+                    # An error the command-line tool finds too (a syntax
+                    # error's sequel) is right, though not the seeded one.
+                    right = (
+                        index == 0 and b.path == seeded.path and b.line in truth and not on_seeded
+                    )
                     if (b.path, b.line, b.character) in {k[:3] for k in seen}:
                         verdict.duplicates += 1
                     seen.add(key)
-                    if on_seeded:
+                    if right:
+                        verdict.right_elsewhere += 1
+                    elif on_seeded:
                         verdict.seeded_blockers += 1
                         verdict.caught = True
                     else:
@@ -407,9 +449,12 @@ async def _measure(project: Project, root: Path, edits: int, seed: int, log: Any
 
 
 def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -> dict[str, Any]:
-    seeded = len(results)
-    caught = sum(r.caught for r in results)
-    on_seeded = sum(r.seeded_blockers for r in results)
+    # With a command-line truth, only the seeds it confirms are counted
+    # for recall (every seed so far was).
+    counted = [r for r in results if r.confirmed is not False]
+    seeded = len(counted)
+    caught = sum(r.caught for r in counted)
+    on_seeded = sum(r.seeded_blockers + r.right_elsewhere for r in results)
     others = [b for r in results for b in r.other_blockers]
     blockers = on_seeded + len(others)
     delays = [r.delay_ms for r in results if r.delay_ms is not None]
@@ -420,7 +465,7 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
     cpu_pct = round(100 * rein_cpu / analyzer_cpu, 1) if analyzer_cpu > 0 else None
     out: dict[str, Any] = {
         "project": f"{project.name}=={project.version}",
-        "edits": seeded,
+        "edits": len(results),
         # Files the pool had not analysed at start are classified by the
         # errors they had just before the edit.
         "edits_by_category": {
@@ -430,6 +475,12 @@ def _summary(project: Project, results: list[_Verdict], extra: dict[str, Any]) -
         "precision": round(on_seeded / blockers, 3) if blockers else None,
         "blockers": blockers,
         "false_blockers": len(others),
+        "right_blockers_off_the_seeded_lines": sum(r.right_elsewhere for r in results),
+        "seeds_the_cli_confirmed": (
+            None
+            if all(r.confirmed is None for r in results)
+            else sum(bool(r.confirmed) for r in results)
+        ),
         "missed_reported_after_the_verdict": sum(r.late for r in results),
         "verdicts_with_blockers_cut": sum(r.cut for r in results),
         "stale_verdicts": sum(r.stale for r in results),

@@ -353,11 +353,15 @@ def main_corpus(args: Any) -> int:
     """``rein bench gates --corpus [--cold]``: the seeded edits (not with
     ``--cold``) and then the cases of this module."""
     from rein.bench.gates_corpus import _parse_projects, print_table, run_corpus
+    from rein.bench.gates_languages import pick_languages, run_languages
 
-    projects = _parse_projects(args.projects)
+    languages, python = pick_languages(args.projects)
+    projects = _parse_projects(python) if python != "" else []
     cold = bool(args.cold)
-    edits = args.edits
-    seeded = [] if cold else run_corpus(projects, edits=int(edits) if edits else None)
+    edits = int(args.edits) if args.edits else None
+    seeded = [] if cold else run_corpus(projects, edits=edits)
+    # The other languages' projects: seeded edits only (not with --cold).
+    seeded += [] if cold else run_languages(languages, edits=edits, required=bool(args.projects))
     cases = run_structural(projects, cold=cold)
     if args.json:
         for row in [*seeded, *cases]:

@@ -21,8 +21,9 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
+from rein.disk.analyzer_requests import AnalyzerTimeout, bounded, drop_late
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
-from rein.harness.errors import ReinError
+from rein.disk.ts_diagnostics import tsserver_report
 from rein.harness.ports import Diagnostic
 from rein.process.environment import child_environment
 
@@ -46,21 +47,6 @@ INSTALL_GRACE_S = 15.0
 
 def _uri(root: Path, rel: str) -> str:
     return (root / rel).as_uri()
-
-
-def _drop_late(answer: asyncio.Future[Any]) -> None:
-    if not answer.cancelled() and answer.exception() is not None:
-        log.debug("a late analyzer answer: %s", answer.exception())
-
-
-class AnalyzerTimeout(ReinError):
-    """An analyzer did not answer a request within ``gates.analyzer.requestTimeoutMs``."""
-
-    def __init__(self, name: str, what: str, seconds: float) -> None:
-        self.seconds = seconds
-        super().__init__(
-            f"{name} did not answer {what} within {seconds:g} s (gates.analyzer.requestTimeoutMs)"
-        )
 
 
 class AnalyzerOwner(Protocol):
@@ -134,20 +120,23 @@ class _Analyzer:
         #: path -> why its diagnostics are missing (a request not answered
         #: within the bound), until it answers or publishes for it again.
         self.unanswered: dict[str, str] = {}
+        #: Its files changed while it was not running (its findings of them are stale).
+        self.changed_while_down: set[str] = set()
 
     def idle(self, quiet_s: float, now: float) -> bool:
-        """Nothing open, nothing owed, and quiet for ``quiet_s``."""
+        """Nothing open, nothing owed, and quiet for ``quiet_s`` (or its settle period)."""
         if not self.alive:
             return True
         if self.owed_refresh and now < self.refresh_until:
             return False
-        return not self.progress and not self.awaiting and now - self.last_activity >= quiet_s
+        quiet = now - self.last_activity >= max(quiet_s, self.spec.settle_s)
+        return not self.progress and not self.awaiting and quiet
 
     def busy_until(self, quiet_s: float) -> float | None:
         """When it becomes idle if nothing else happens; None: not by time."""
         if self.progress or self.awaiting:
             return None
-        quiet = self.last_activity + quiet_s
+        quiet = self.last_activity + max(quiet_s, self.spec.settle_s)
         return max(quiet, self.refresh_until) if self.owed_refresh else quiet
 
     def _activity(self) -> None:
@@ -168,9 +157,9 @@ class _Analyzer:
 
     @property
     def file_by_file(self) -> bool:
-        """It would analyse the whole workspace, but the workspace is too
-        large: it analyses the open files only (the pool opens importers)."""
-        return self.pool.large and self.spec.diagnostic_mode_setting is not None
+        """The workspace is too large: every server analyses the open files
+        only (the pool opens a change's files and their importers)."""
+        return self.pool.large
 
     @property
     def pid(self) -> int | None:
@@ -323,7 +312,7 @@ class _Analyzer:
         info = result.get("serverInfo") if isinstance(result, dict) else None
         if isinstance(info, dict) and info.get("version"):
             self.version = str(info["version"])
-        self.pull = bool(self.spec.pull and caps.get("diagnosticProvider"))
+        self.pull = bool(self.spec.pull and caps.get("diagnosticProvider")) or self.spec.tsserver
         client.initialized(lsp.InitializedParams())
         if self.settings:
             client.workspace_did_change_configuration(
@@ -334,6 +323,7 @@ class _Analyzer:
         self.versions.clear()
         self.awaiting.clear()
         self.unanswered.clear()
+        self.changed_while_down.clear()
         self.owed_refresh.clear()
         self.diagnostics.clear()
         self._published_items.clear()
@@ -345,17 +335,8 @@ class _Analyzer:
                 self.open(path)
 
     async def _bounded(self, what: str, request: Awaitable[Any]) -> Any:
-        """Await ``request``, at most the pool's request bound; past it
-        :class:`AnalyzerTimeout`."""
-        seconds = self.pool.request_timeout_s
-        # Shielded: a late answer completes the request instead of meeting a
-        # cancelled future (pygls logs that as an error); it is dropped.
-        answer = asyncio.ensure_future(request)
-        answer.add_done_callback(_drop_late)
-        try:
-            return await asyncio.wait_for(asyncio.shield(answer), seconds)
-        except TimeoutError:
-            raise AnalyzerTimeout(self.spec.name, what, seconds) from None
+        """Await ``request``, at most the pool's request bound."""
+        return await bounded(self.spec.name, what, self.pool.request_timeout_s, request)
 
     def refresh(self, grace_s: float = ENVIRONMENT_GRACE_S) -> None:
         """After a change it cannot see in a document (the environment):
@@ -460,6 +441,10 @@ class _Analyzer:
             lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
         )
         self._schedule_pull(path, version)
+        for other, at in list(self.versions.items()) if self.spec.tsserver else ():
+            if other != path:  # asked again too: the change may break them
+                self.awaiting[other] = at
+                self._schedule_pull(other, at)
 
     def _watched(self, uri: str, kind: lsp.FileChangeType) -> None:
         if self.watches_files and self.client is not None:
@@ -480,19 +465,28 @@ class _Analyzer:
         if client is None:
             return
         uri = _uri(self.pool.root, path)
-        for _attempt in range(3):
+        attempts = 6 if self.spec.tsserver else 3
+        for attempt in range(attempts):
             try:
-                report: Any = await self._bounded(
-                    f"the diagnostics of {path}",
-                    client.text_document_diagnostic_async(
+                request = (
+                    tsserver_report(client, self.pool.root / path)
+                    if self.spec.tsserver
+                    else client.text_document_diagnostic_async(
                         lsp.DocumentDiagnosticParams(
                             text_document=lsp.TextDocumentIdentifier(uri=uri),
                             previous_result_id=self._result_ids.get(path),
                         )
-                    ),
+                    )
                 )
+                report: Any = await self._bounded(f"the diagnostics of {path}", request)
                 break
             except AnalyzerTimeout as exc:
+                if (
+                    self.spec.tsserver
+                    and attempt < attempts - 1
+                    and self.versions.get(path) == version
+                ):
+                    continue  # tsserver answers once it loaded the project: asked again
                 # Not owed any more (the wait would run to the settle bound
                 # for nothing): the snapshot says this file is stale, and why.
                 log.warning("%s", exc)
@@ -534,7 +528,7 @@ class _Analyzer:
             uri, version, items = params.uri, params.version, params.diagnostics
             convert = diagnostic_from_lsp  # type: ignore[assignment]
         path = self.pool.relative(uri)
-        if path is None or self.pool.skipped(path):
+        if path is None or self.pool.skipped(path) or self.spec.tsserver:
             self.pool.analyzer_active()
             return
         if self.file_by_file and path not in self.versions:
@@ -569,7 +563,7 @@ class _Analyzer:
                 # Shielded: an answer after the bound completes the request
                 # instead of meeting a cancelled future (pygls logs that).
                 answer = asyncio.ensure_future(client.shutdown_async(None))
-                answer.add_done_callback(_drop_late)
+                answer.add_done_callback(drop_late)
                 await asyncio.wait_for(asyncio.shield(answer), 3)
                 client.exit(None)
                 said_bye = True

@@ -35,6 +35,10 @@ class AnalyzerSpec:
     #: Ask for pull diagnostics (textDocument/diagnostic) when the server
     #: offers them; otherwise rely on publishDiagnostics.
     pull: bool = True
+    #: Ask tsserver, through typescript-language-server's
+    #: ``typescript.tsserverRequest``, for every open file's diagnostics after
+    #: each change (:mod:`rein.disk.ts_diagnostics`); its publishes are unused.
+    tsserver: bool = False
     #: Declare window.workDoneProgress: the server reports its progress with
     #: ``$/progress`` instead of its own notifications (pyright's).
     work_done_progress: bool = False
@@ -42,6 +46,9 @@ class AnalyzerSpec:
     #: (basedpyright's workspace pass over files it enumerated, sent before
     #: it knows the document is open) does not answer a change.
     versioned_publish: bool = False
+    #: After a change the server is done only once it has published nothing
+    #: for this long (seconds; the pool's quiet period when that is longer).
+    settle_s: float = 0.0
     #: The settings key of the server's ``exclude`` list (dotted), filled with
     #: the workspace filter's folders; None: the server has none.
     exclude_setting: str | None = None
@@ -91,8 +98,10 @@ def spec_of(server: AnalyzerServerConfig, **changes: Any) -> AnalyzerSpec:
         "settings": dict(server.settings or {}),
         "initialization_options": server.initialization_options,
         "pull": server.diagnostics != "publish",
+        "tsserver": server.diagnostics == "tsserver",
         "work_done_progress": bool(server.work_done_progress),
         "versioned_publish": bool(server.versioned_publish),
+        "settle_s": (server.settle_ms or 0) / 1000,
         "workspace_configuration": server.workspace_configuration is not False,
         "exclude_setting": server.exclude_setting,
         "diagnostic_mode_setting": server.diagnostic_mode_setting,

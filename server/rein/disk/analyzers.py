@@ -18,9 +18,11 @@ progress is open, nothing is owed for a change sent to it, and a quiet
 period passed since its last progress end or publish (:meth:`AnalyzerPool.wait_idle`).
 basedpyright runs in ``diagnosticMode: workspace``, so it publishes for files
 nobody opened; touched files are opened (:meth:`AnalyzerPool.ensure_open`).
-In a workspace over ``workspace_max_files`` it checks open files only, and
-``ensure_open`` opens a changed file's importers with it
-(:mod:`rein.disk.importers`).
+In a workspace over ``workspace_max_files`` every analyzer checks open
+files only (basedpyright is switched to ``openFilesOnly``; the others open
+nothing at start), and ``ensure_open`` opens a changed file's importers
+with it (:mod:`rein.disk.importers`: Python, TypeScript/JavaScript and Go
+imports); :meth:`AnalyzerPool.release_opened` closes them once validated.
 What the workspace filter skips (:mod:`rein.tools.ignore`: virtual
 environments, build output, ignored paths) is neither opened nor analysed,
 and diagnostics published for it are dropped.
@@ -102,8 +104,8 @@ class AnalyzerPool:
         #: rest in workspace mode, ruff's findings never cross files, and
         #: :meth:`ensure_open` opens every touched file).
         self.max_files = max_files
-        #: Above this many files the workspace is "large": analyzers with a
-        #: diagnostic mode analyse the open files only (see AnalyzerSpec).
+        #: Above this many files the workspace is "large": every analyzer
+        #: analyses the open files only (see AnalyzerSpec).
         self.workspace_max_files = workspace_max_files
         #: How many importers of a file are opened with it in a large workspace.
         self.max_importers = max_importers
@@ -297,6 +299,8 @@ class AnalyzerPool:
             if self.imports is not None:
                 self.imports.update(path)
             owners = [a for a in self.analyzers if a.alive and a.owns(path)]
+            for down in (a for a in self.analyzers if not a.alive and a.owns(path)):
+                down.changed_while_down.add(path)  # what it knows of it is the old text
             exists = self.read(path) is not None if owners else path in self.existing
             if exists != (path in self.existing):
                 (created if exists else deleted).append(path)

@@ -24,6 +24,11 @@ class _Running(Protocol):
     def failure(self) -> str | None: ...
     @property
     def unanswered(self) -> Mapping[str, str]: ...
+    @property
+    def awaiting(self) -> Mapping[str, int]: ...
+    @property
+    def changed_while_down(self) -> set[str]: ...
+    def owns(self, path: str) -> bool: ...
 
 
 class PoolView(Protocol):
@@ -99,7 +104,9 @@ def not_analysed_text(counts: Mapping[str, int]) -> str | None:
 def missing_diagnostics(analyzers: Sequence[_Running], wanted: set[str] | None) -> str | None:
     """Why some diagnostics are missing while others are there: an analyzer
     that is off (cooling down after repeated crashes) or restarting leaves
-    every snapshot stale until it runs again; one that did not answer for a
+    stale what it owed (a change it had not answered when it stopped) and
+    its files changed since (asked for some files: any of its files among
+    them); the other analyzers' part stands; one that did not answer for a
     file within the bound leaves that file's stale. None when nothing is
     missing."""
     reasons: list[str] = []
@@ -107,6 +114,12 @@ def missing_diagnostics(analyzers: Sequence[_Running], wanted: set[str] | None) 
         if a.alive:
             late = sorted(p for p in a.unanswered if wanted is None or p in wanted)
             reasons += [a.unanswered[p] for p in late]
+        elif not (
+            any(a.owns(p) for p in wanted)
+            if wanted is not None
+            else a.awaiting or a.changed_while_down
+        ):
+            continue  # none of its files changed since it stopped: the verdict needs it not
         elif a.failure is not None:
             reasons.append(f"{a.spec.name} is not running ({a.failure})")
         else:

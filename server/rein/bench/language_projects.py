@@ -1,5 +1,6 @@
 """Real projects, one per language, for the analyzer gate's end-to-end tests
-with real language servers (tests/e2e/test_language_gates.py).
+with real language servers (tests/e2e/test_language_gates.py) and the
+languages of ``rein bench gates --corpus`` (:mod:`rein.bench.gates_languages`).
 
 Each comes from npm, PyPI or a Debian package the test install puts on the
 machine (scripts/install-language-servers.sh), never from GitHub or the Go
