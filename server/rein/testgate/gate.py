@@ -64,6 +64,7 @@ from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
 from rein.testgate.shadow import Shadow, ShadowTree, sync_shadow
+from rein.testgate.warm import ProcessLauncher, WarmPytest
 
 __all__ = ["TestGate"]
 
@@ -71,6 +72,8 @@ log = logging.getLogger(__name__)
 
 #: A stored session keeps a file's earlier text up to this size.
 MAX_STORED_TEXT = 1_000_000
+#: A verdict waits this long for the warm pytest still starting, else runs cold.
+WARM_WAIT_S = 1.0
 
 
 class TestGate:
@@ -89,6 +92,7 @@ class TestGate:
         python: str,
         prior_texts: PriorTexts | None = None,
         xdist: bool = False,
+        launcher: ProcessLauncher | None = None,
     ) -> None:
         self.root = root
         self.runner = runner
@@ -102,10 +106,17 @@ class TestGate:
         self.prior: dict[str, str | None] = {}
         #: The last verdict's phases (name -> seconds): ``select``, and
         #: ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
-        #: ``rerun`` and ``baseline``.
+        #: ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
+        #: pytest still starting).
         self.timings: dict[str, float] = {}
         #: The run's shadow trees: "now" and "before" (see the module docstring).
         self._trees: dict[str, ShadowTree] = {}
+        #: The last verdict's runs that the warm pytest ran.
+        self.warm_runs: set[str] = set()
+        #: The kept pytest process (pytest only, with a ``launcher``).
+        self._warm = (
+            WarmPytest(python, launcher) if launcher is not None and not self.spec.custom else None
+        )
 
     def _drop_trees(self) -> None:
         """Delete the shadow trees, in a thread of their own."""
@@ -117,6 +128,8 @@ class TestGate:
         self._drop_trees()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        if self._warm is not None:
+            self._warm.start()  # a verdict will come: pytest warms up meanwhile
         for path in paths:
             if path in self.prior:
                 continue
@@ -148,6 +161,7 @@ class TestGate:
     async def check(self, ctx: GateContext) -> GateOutcome:
         changed = sorted(ctx.touched)
         self.timings = {}
+        self.warm_runs = set()
         if not changed:
             return GateOutcome(detail="nothing changed")
         try:
@@ -160,6 +174,8 @@ class TestGate:
             )
 
     async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
+        if self._warm is not None:
+            self._warm.start()
         # The import graph is read from the disk: off the event loop.
         started = time.monotonic()
         selection = await asyncio.to_thread(self._select, changed)
@@ -282,6 +298,13 @@ class TestGate:
         self.timings[f"{name}_shadow"] = built - started
         if shadow.unreachable:
             return TestRun(unverified=_unreachable(shadow.unreachable)), shadow
+        warm = None
+        if self._warm is not None and await self._warm.wait_ready(WARM_WAIT_S):
+            warm = self._warm.client()
+            self.warm_runs.add(name)
+        if time.monotonic() - built > 0.001:
+            self.timings[f"{name}_wait"] = time.monotonic() - built
+        built = time.monotonic()
         try:
             run = await run_tests(
                 self.runner,
@@ -292,6 +315,7 @@ class TestGate:
                 files=files,
                 limit_s=self._limit_s,
                 only=only,
+                warm=warm,
             )
         finally:
             self.timings[f"{name}_pytest"] = time.monotonic() - built

@@ -37,6 +37,7 @@ from typing import Any
 
 from rein.testgate.junit import Outcome, TestResult
 from rein.testgate.shadow import Shadow
+from rein.testgate.warm import WarmClient
 
 __all__ = ["PLUGIN", "XDIST_FROM_FILES", "pytest_command", "read_report"]
 
@@ -163,16 +164,19 @@ def pytest_command(
     *,
     xdist: bool,
     only: Sequence[str] | None = None,
+    warm: WarmClient | None = None,
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini go beside it);
     ``only``: of the tests ``targets`` collect, run only these node ids
-    (or test files)."""
+    (or test files); ``warm``: run by the warm pytest process
+    (:mod:`rein.testgate.warm`) through its client."""
     plugin_dir = report.parent / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
     root = shadow.root
-    argv = [python, "-m", "pytest", *(targets or ()), "-q", "-p", "no:cacheprovider"]
+    start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket]
+    argv = [python, *start, *(targets or ()), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
     if not own_config(root, targets):
         empty = report.parent / "ini" / "pytest.ini"

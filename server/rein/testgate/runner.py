@@ -27,6 +27,7 @@ from rein.harness.ports import CommandRunner
 from rein.testgate.junit import TestResult, parse_junit
 from rein.testgate.pytest_run import XDIST_FROM_FILES, pytest_command, read_report
 from rein.testgate.shadow import Shadow, inside
+from rein.testgate.warm import WarmClient
 
 __all__ = ["JUNIT_PLACEHOLDER", "XDIST_FROM_FILES", "RunnerSpec", "TestRun", "run_tests"]
 
@@ -95,6 +96,7 @@ async def run_tests(
     files: int = 0,
     limit_s: float | None = None,
     only: Sequence[str] | None = None,
+    warm: WarmClient | None = None,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -102,7 +104,8 @@ async def run_tests(
     (pytest-xdist runs them from :data:`XDIST_FROM_FILES`); ``limit_s``: the
     configured limit ``timeout_s`` is what is left of, for the reason;
     ``only``: of what ``targets`` collect, pytest runs only these node ids
-    (a custom command ignores it)."""
+    (a custom command ignores it); ``warm``: pytest is run by the warm
+    process (:mod:`rein.testgate.warm`)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -122,7 +125,9 @@ async def run_tests(
     else:
         report = shadow.private / "report.jsonl"
         xdist = spec.xdist and max(files, len(targets or ())) >= XDIST_FROM_FILES
-        command = pytest_command(spec.python, shadow, targets, report, xdist=xdist, only=only)
+        command = pytest_command(
+            spec.python, shadow, targets, report, xdist=xdist, only=only, warm=warm
+        )
         who = "pytest"
     if report.exists() or report.is_symlink():
         report.unlink()  # in the shadow's own folders (a link is removed, not its target)
