@@ -60,6 +60,7 @@ from rein.harness.gating.gate_types import (
 )
 from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.junit import TestResult
+from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
@@ -109,6 +110,7 @@ class TestGate:
         #: ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
         #: pytest still starting).
         self.timings: dict[str, float] = {}
+        self._narrower = Narrower(root)
         #: The run's shadow trees: "now" and "before" (see the module docstring).
         self._trees: dict[str, ShadowTree] = {}
         #: The last verdict's runs that the warm pytest ran.
@@ -142,6 +144,13 @@ class TestGate:
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
         self._drop_trees()
+
+    def close(self) -> None:
+        """Stop the warm pytest and delete the shadow trees (the gate is
+        done with; dropping the gate does the same, later)."""
+        self._drop_trees()
+        if self._warm is not None:
+            self._warm.close()
 
     def export_state(self) -> dict[str, Any]:
         prior = {
@@ -201,7 +210,31 @@ class TestGate:
         deadline = time.monotonic() + self._limit_s
         overlay = await self._current(changed, workspace)
         files = selection.total_files if targets is None else len(targets)
-        first, shadow = await self._run_in("first", "now", overlay, targets, deadline, files=files)
+        only: list[str] | None = None
+        note = ""
+        if targets is not None and not self.spec.custom:
+            started = time.monotonic()
+            narrowed = await asyncio.to_thread(self._narrow, selection, changed, overlay)
+            self.timings["narrow"] = time.monotonic() - started
+            if isinstance(narrowed, Narrowed):
+                targets, only, files = list(narrowed.files), list(narrowed.only), 0
+                note = (
+                    f"per test: {len(only)} tests, classes or files of {len(targets)} test "
+                    f"file(s) name what the change reaches ({', '.join(narrowed.names[:8])})"
+                )
+            else:
+                note = f"whole test files: {narrowed}"
+        first, shadow = await self._run_in(
+            "first", "now", overlay, targets, deadline, files=files, only=only
+        )
+        if only is not None and first.nothing_collected:
+            # The narrowed run found no test (a class pytest does not
+            # collect): the selected files, whole.
+            targets, files = list(selection.files), len(selection.files)
+            note = "whole test files: the per-test selection collected no test"
+            first, shadow = await self._run_in(
+                "first_files", "now", overlay, targets, deadline, files=files
+            )
         if first.unverified is not None or first.nothing_collected:
             return self._could_not_judge(first, selection, changed, shadow)
         # A changed test file that does not import is the run's.
@@ -235,6 +268,8 @@ class TestGate:
                 pre_existing, run_broke = judged
                 blocking += run_broke
         detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
+        if note:
+            detail += f"; {note}"
         if not blocking:
             why = self._not_passed(first, selection, pre_existing)
             if why is not None:
@@ -363,6 +398,17 @@ class TestGate:
             why = "a custom command" if self.spec.custom else 'select: "all"'
             return TestSelection(files=(), run_all=True, reason=f"the whole suite ({why})")
         return select_tests(self.root, changed, max_tests=self.config.max_tests)
+
+    def _narrow(
+        self, selection: TestSelection, changed: Sequence[str], overlay: dict[str, str | None]
+    ) -> Narrowed | str:
+        """The per-test selection (:mod:`rein.testgate.narrow`), or why not."""
+        before, unknown = self._baseline(changed)
+        texts = {
+            path: (None if path in unknown else before.get(path), overlay.get(path))
+            for path in changed
+        }
+        return self._narrower.narrow(selection.files, selection.modules, texts)
 
     def _ids(self, results: Sequence[TestResult]) -> list[str] | None:
         """Node ids to re-run (None: a custom runner runs everything)."""

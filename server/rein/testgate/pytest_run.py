@@ -20,11 +20,13 @@ pytest runs in the shadow as ``<the project's interpreter> -m pytest
   the gate must see (the last one given wins; 0: no limit).
 * ``-p xdist`` loads pytest-xdist for ``-n auto`` even when plugins are
   not loaded automatically.
-* ``only`` (the baseline's run of the failing tests): the targets are
-  their files, which pytest collects whole, and the plugin keeps only the
-  tests named in a file beside the report (``REIN_TESTS_ONLY``; a file's
-  own path keeps all its tests), deselecting the rest. A named test that
-  is not there is not an error: it is just not run (the run added it).
+* ``only`` (the baseline's run of the failing tests, a per-test
+  selection): the targets are their files, which pytest collects whole,
+  and the plugin keeps only the tests named in a file beside the report
+  (``REIN_TESTS_ONLY``; a file's own path keeps all its tests, a class's
+  node id all of its tests, a test's all of its parameters), deselecting
+  the rest. A named test that is not there is not an error: it is just
+  not run (the run added it).
 """
 
 from __future__ import annotations
@@ -102,7 +104,10 @@ def pytest_collection_modifyitems(config, items):
         wanted = {line for line in names.read().splitlines() if line}
     keep, drop = [], []
     for item in items:
-        named = item.nodeid in wanted or item.nodeid.split("::")[0] in wanted
+        parts = item.nodeid.split("[")[0].split("::")
+        named = item.nodeid in wanted or any(
+            "::".join(parts[:end]) in wanted for end in range(1, len(parts) + 1)
+        )
         (keep if named else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

@@ -29,7 +29,14 @@ from rein.testgate.pytest_run import XDIST_FROM_FILES, pytest_command, read_repo
 from rein.testgate.shadow import Shadow, inside
 from rein.testgate.warm import WarmClient
 
-__all__ = ["JUNIT_PLACEHOLDER", "XDIST_FROM_FILES", "RunnerSpec", "TestRun", "run_tests"]
+__all__ = [
+    "JUNIT_PLACEHOLDER",
+    "XDIST_FROM_FILES",
+    "XDIST_FROM_TESTS",
+    "RunnerSpec",
+    "TestRun",
+    "run_tests",
+]
 
 JUNIT_PLACEHOLDER = "{junit}"
 #: pytest's exit codes that mean it could not judge the tests.
@@ -39,6 +46,8 @@ _PYTEST_TROUBLE = {
     4: "pytest was called wrongly",
 }
 _OUTPUT_TAIL = 1_500
+#: Named tests (or classes) from which pytest-xdist is used, when installed.
+XDIST_FROM_TESTS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +82,17 @@ class TestRun:
     @property
     def failing(self) -> list[TestResult]:
         return [r for r in self.results if r.failing]
+
+
+def _large(targets: Sequence[str] | None, files: int, only: Sequence[str] | None) -> bool:
+    """Big enough for pytest-xdist's workers (about a second to start):
+    :data:`XDIST_FROM_TESTS` tests (or classes) named, else
+    :data:`XDIST_FROM_FILES` files."""
+    if only is not None:
+        return len(only) >= XDIST_FROM_TESTS
+    if targets and any("::" in t for t in targets):
+        return len(targets) >= XDIST_FROM_TESTS
+    return max(files, len(targets or ())) >= XDIST_FROM_FILES
 
 
 def _tail(text: str, limit: int = _OUTPUT_TAIL) -> str:
@@ -124,7 +144,7 @@ async def run_tests(
         who = f"`{spec.command}`"
     else:
         report = shadow.private / "report.jsonl"
-        xdist = spec.xdist and max(files, len(targets or ())) >= XDIST_FROM_FILES
+        xdist = spec.xdist and _large(targets, files, only)
         command = pytest_command(
             spec.python, shadow, targets, report, xdist=xdist, only=only, warm=warm
         )
