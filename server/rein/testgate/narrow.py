@@ -145,9 +145,23 @@ def module_units(tree: ast.Module, *, refs: bool = True) -> list[_Unit]:
             units.append(_Unit(_start(node), _end(node), frozenset({node.name}), see(node)))
         elif isinstance(node, ast.ClassDef):
             units.extend(_class_units(node, see))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            units.extend(_import_units(node, refs=refs))
         else:
-            loose = not isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.AnnAssign)
+            loose = not isinstance(node, ast.Assign | ast.AnnAssign)
             units.append(_Unit(_start(node), _end(node), _binds(node), see(node), loose))
+    return units
+
+
+def _import_units(node: ast.Import | ast.ImportFrom, *, refs: bool = True) -> list[_Unit]:
+    """An import's names; only an alias (``a as b``) passes a name on."""
+    units: list[_Unit] = []
+    for alias in node.names:
+        bound = (alias.asname or alias.name).split(".")[0]
+        passed = (
+            frozenset({alias.name.rpartition(".")[2]}) if refs and alias.asname else frozenset()
+        )
+        units.append(_Unit(_start(node), _end(node), frozenset({bound}), passed))
     return units
 
 
@@ -261,6 +275,8 @@ def _test_file(path: str, tree: ast.Module) -> _TestFile:
             )
             refs = _class_refs(node, classes, set())
             tests.append(_TestClass(whole, refs, _foreign_base(node, classes), methods))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            helpers.extend(_import_units(node))
         else:
             helpers.append(_Unit(_start(node), _end(node), _binds(node), _refs(node)))
     return _TestFile(
@@ -441,7 +457,10 @@ def _callable_refs(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[st
 def _file_wide(node: ast.stmt) -> bool:
     """A module-level statement whose names every test of the file needs."""
     if _is_def(node):
-        return node.name in _FILE_HOOKS or "autouse" in _refs(*node.decorator_list)
+        return node.name in _FILE_HOOKS or any(
+            isinstance(d, ast.Call) and any(k.arg == "autouse" for k in d.keywords)
+            for d in node.decorator_list
+        )
     if isinstance(node, ast.Assign | ast.AnnAssign):
         return bool(_binds(node) & _FILE_HOOKS)
     return not isinstance(node, ast.Import | ast.ImportFrom | ast.ClassDef)
