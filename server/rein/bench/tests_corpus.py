@@ -414,7 +414,7 @@ async def measure_project(
             gate, project, root, spec, truths, pristine, limit, seed, say
         )
     finally:
-        gate.close()
+        await gate.close()
     row = summarize(
         f"{project.name}=={project.version}", cases, full_s, tried, survived, no_truth, special
     )

@@ -8,6 +8,13 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
+* Of the selected files, only the tests naming what the change reaches
+  run when that can be told (:mod:`rein.testgate.narrow`; the detail says
+  "per test", or why the files ran whole); when every changed file is as
+  it was before the run (a repair that restored it), nothing runs.
+* pytest runs forked from a kept process that has imported it
+  (:mod:`rein.testgate.warm`, with a ``launcher``; started at the run's
+  first change), else cold.
 * Every pytest run sees a fresh shadow, though not a new copy: the
   gate keeps two shadow trees for the run (:class:`ShadowTree`), one for
   the workspace as the run has it (the first run and the re-run) and one
@@ -145,12 +152,20 @@ class TestGate:
         self.prior.clear()
         self._drop_trees()
 
-    def close(self) -> None:
+    async def warm_ready(self, timeout_s: float) -> bool:
+        """Start the warm pytest if it is not, and wait up to ``timeout_s``
+        for it: whether the next run is warm."""
+        if self._warm is None:
+            return False
+        self._warm.start()
+        return await self._warm.wait_ready(timeout_s)
+
+    async def close(self) -> None:
         """Stop the warm pytest and delete the shadow trees (the gate is
         done with; dropping the gate does the same, later)."""
         self._drop_trees()
         if self._warm is not None:
-            self._warm.close()
+            await self._warm.close()
 
     def export_state(self) -> dict[str, Any]:
         prior = {
@@ -209,12 +224,20 @@ class TestGate:
         targets = None if selection.run_all else list(selection.files)
         deadline = time.monotonic() + self._limit_s
         overlay = await self._current(changed, workspace)
+        if self._as_before(changed, overlay):
+            return GateOutcome(
+                detail=f"every changed file is as it was before the run ({len(changed)} file(s)): "
+                "nothing the run changed is left to test"
+            )
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
         note = ""
         if targets is not None and not self.spec.custom:
             started = time.monotonic()
-            narrowed = await asyncio.to_thread(self._narrow, selection, changed, overlay)
+            # On the event loop's thread: CPython 3.11 keeps ``ast``'s
+            # recursion count per interpreter, so parsing in two threads at
+            # once can fail ("AST constructor recursion depth mismatch").
+            narrowed = self._narrow(selection, changed, overlay)
             self.timings["narrow"] = time.monotonic() - started
             if isinstance(narrowed, Narrowed):
                 targets, only, files = list(narrowed.files), list(narrowed.only), 0
@@ -398,6 +421,14 @@ class TestGate:
             why = "a custom command" if self.spec.custom else 'select: "all"'
             return TestSelection(files=(), run_all=True, reason=f"the whole suite ({why})")
         return select_tests(self.root, changed, max_tests=self.config.max_tests)
+
+    def _as_before(self, changed: Sequence[str], overlay: dict[str, str | None]) -> bool:
+        """Every changed file's text now is its known text before the run
+        (a repair that restored it): the run's changes are gone."""
+        before, unknown = self._baseline(changed)
+        if unknown or any(path not in overlay for path in changed):
+            return False
+        return all(overlay[path] == before.get(path, "") for path in changed)
 
     def _narrow(
         self, selection: TestSelection, changed: Sequence[str], overlay: dict[str, str | None]

@@ -220,6 +220,8 @@ class KeptProcess(Protocol):
 
     def kill(self) -> None: ...
 
+    async def wait(self) -> int: ...
+
 
 class ProcessLauncher(Protocol):
     """Starts a kept process: ``argv`` in ``cwd`` with the child
@@ -294,14 +296,21 @@ class WarmPytest:
             return None
         return WarmClient(script=str(folder / "client.py"), socket=str(folder / "socket"))
 
-    def close(self) -> None:
-        """Stop the kept process and remove its folder."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+    async def close(self) -> None:
+        """Stop the kept process (waited for, so its pipes are closed on
+        this event loop) and remove its folder."""
+        task, process = self._task, self._process
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         if self._finalizer is not None:
             self._finalizer()
         elif self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
+        if process is not None:
+            with contextlib.suppress(TimeoutError, ProcessLookupError):
+                await asyncio.wait_for(process.wait(), 10)
         self._task = self._process = self._folder = self._finalizer = None
         self._ready = False
 
