@@ -197,6 +197,7 @@ def changed_lines(before: str, now: str) -> tuple[set[int], set[int]]:
     was: set[int] = set()
     is_: set[int] = set()
     middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    opcodes: Sequence[tuple[str, int, int, int, int]]
     if len(middle_old) + len(middle_new) > _DIFF_LINES:
         opcodes = [("replace", 0, len(middle_old), 0, len(middle_new))]
     else:
@@ -327,14 +328,14 @@ class Narrower:
         only = [*whole]
         collected = set(whole)
         for test in tests:
-            found = test.naming(reached)
-            only.extend(found)
-            if found or test.imports & reached:
+            kept = test.naming(reached)
+            only.extend(kept)
+            if kept or test.imports & reached:
                 collected.add(test.path)
         if not only:
             return f"no test names {_few(sorted(names))} or what reaches it"
-        kept = sorted(collected, key=list(files).index)
-        return Narrowed(tuple(kept), tuple(only), tuple(sorted(names)))
+        ordered = sorted(collected, key=list(files).index)
+        return Narrowed(tuple(ordered), tuple(only), tuple(sorted(names)))
 
     def _changed_names(
         self, path: str, before: str | None, now: str | None, modules: Sequence[str]
