@@ -346,8 +346,11 @@ async def _verdicts(
     seed: int,
     say: Any,
 ) -> tuple[list[Case], int, int, int, dict[str, Any], list[Case]]:
-    """The seeds' verdicts, the pre-existing and flaky run, the clean edits."""
+    """The seeds' verdicts, the pre-existing and flaky run, the clean edits
+    (the warm pytest started first: every verdict is a session's later one)."""
     runner = SubprocessRunner(str(root))
+    if not await gate.warm_ready(60):
+        say(f"{project.name}: the warm pytest did not start; pytest runs cold")
     cases: list[Case] = []
     tried = survived = no_truth = 0
     for mutation in choose(candidates(root, _modules(root, project.package)), seed):

@@ -10,8 +10,7 @@ that were failing already, and never pass blind.
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
 * Of the selected files, only the tests naming what the change reaches
   run when that can be told (:mod:`rein.testgate.narrow`; the detail says
-  "per test", or why the files ran whole); when every changed file is as
-  it was before the run (a repair that restored it), nothing runs.
+  "per test", or why the files ran whole).
 * pytest runs forked from a kept process that has imported it
   (:mod:`rein.testgate.warm`, with a ``launcher``; started at the run's
   first change), else cold.
@@ -224,11 +223,6 @@ class TestGate:
         targets = None if selection.run_all else list(selection.files)
         deadline = time.monotonic() + self._limit_s
         overlay = await self._current(changed, workspace)
-        if self._as_before(changed, overlay):
-            return GateOutcome(
-                detail=f"every changed file is as it was before the run ({len(changed)} file(s)): "
-                "nothing the run changed is left to test"
-            )
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
         note = ""
@@ -421,14 +415,6 @@ class TestGate:
             why = "a custom command" if self.spec.custom else 'select: "all"'
             return TestSelection(files=(), run_all=True, reason=f"the whole suite ({why})")
         return select_tests(self.root, changed, max_tests=self.config.max_tests)
-
-    def _as_before(self, changed: Sequence[str], overlay: dict[str, str | None]) -> bool:
-        """Every changed file's text now is its known text before the run
-        (a repair that restored it): the run's changes are gone."""
-        before, unknown = self._baseline(changed)
-        if unknown or any(path not in overlay for path in changed):
-            return False
-        return all(overlay[path] == before.get(path, "") for path in changed)
 
     def _narrow(
         self, selection: TestSelection, changed: Sequence[str], overlay: dict[str, str | None]
