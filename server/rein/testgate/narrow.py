@@ -3,7 +3,7 @@ what the change can reach, when that can be told cheaply; else the files.
 
 The changed lines (each changed module's text before the run against its
 text now) fall in *definitions*: a top-level function, a method (a dunder
-method stands for its class too: Python calls it by syntax), a class's
+method stands for its class: Python calls it by syntax), a class's
 header or a statement of its body (the class), another top-level statement
 (the names it binds). Their names are the change's. Then, over the modules
 between the change and the tests (:attr:`TestSelection.modules`, helpers
@@ -177,7 +177,9 @@ def _class_units(node: ast.ClassDef, see: Callable[..., frozenset[str]]) -> list
     for item in node.body:
         if _is_def(item):
             name = item.name
-            binds = own | {name} if _dunder(name) else frozenset({name})
+            # Python calls a dunder by syntax, on an instance of the class:
+            # the class stands for it (its name would reach every class's).
+            binds = own if _dunder(name) else frozenset({name})
         else:
             binds = own | _binds(item)
         units.append(_Unit(_start(item), _end(item), binds, see(item)))
