@@ -17,6 +17,7 @@ LIB = (
     "    def size(self):\n        return self.x\n\n"
     "    def name(self):\n        return 'box'\n\n\n"
     "ALIAS = high\n"
+    "globals().update({k: v for k, v in {'one': 1}.items()})\n"
 )
 TESTS = (
     "import unittest\n\nimport pytest\n\nfrom lib import ALIAS, Box, high, other\n\n\n"
@@ -106,6 +107,7 @@ def test_what_cannot_be_told_runs_the_whole_files_and_says_why(tmp_path: Path) -
     root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": TESTS})
     cases = {
         "module docstring": (LIB, LIB.replace("The library", "A library")),
+        "module-level call": (LIB, LIB.replace("'one': 1", "'one': 2")),
         "comment": (LIB, LIB.replace("# nothing", "# nothing at all")),
         "unknown": (None, LIB),
         "no parse": (LIB, LIB + "def (\n"),
@@ -115,6 +117,7 @@ def test_what_cannot_be_told_runs_the_whole_files_and_says_why(tmp_path: Path) -
 
     assert reasons == {
         "module docstring": "lib.py:1 changed outside any definition",
+        "module-level call": "lib.py:35 changed outside any definition",
         "comment": "the change touches no definition (comments or blank lines only)",
         "unknown": "lib.py was created or deleted, or its text before the run is not known",
         "no parse": "lib.py does not parse",

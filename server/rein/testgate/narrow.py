@@ -27,8 +27,8 @@ name, so a test file the change no longer lets import is seen.
 Not narrowed (the selected files run whole, and the detail says why): a
 changed file that is not a Python module of the selection, whose text
 before the run is not known, that was created or deleted, or does not
-parse; a change outside any definition that binds nothing (a module
-docstring, a module-level call); a change of comments only; a reached name
+parse; a change outside any definition (a module docstring, a module-level
+call, ``if`` or ``try``); a change of comments only; a reached name
 in a ``conftest.py``; a project that renames pytest's test functions or
 classes (``python_functions``, ``python_classes``); no test naming a
 reached name.
@@ -359,7 +359,7 @@ class Narrower:
         for found, lines in zip((then, units), changed_lines(before, now), strict=True):
             for line in lines:
                 hit = [u for u in found if u.start <= line <= u.end]
-                if not hit or any(not u.binds for u in hit):
+                if not hit or any(u.loose or not u.binds for u in hit):
                     return f"{path}:{line} changed outside any definition"
                 for unit in hit:
                     names |= unit.binds
