@@ -4,8 +4,8 @@ what the change can reach, when that can be told cheaply; else the files.
 The changed lines (each changed module's text before the run against its
 text now) fall in *definitions*: a top-level function, a method (a dunder
 method stands for its class: Python calls it by syntax), a class's
-header or a statement of its body (the class), another top-level statement
-(the names it binds). Their names are the change's. Then, over the modules
+header or a statement of its body (the class), a module-level assignment
+or import (the names it binds). Their names are the change's. Then, over the modules
 between the change and the tests (:attr:`TestSelection.modules`, helpers
 and ``conftest.py`` files included) and the selected test files' own
 helpers, a definition that names (a name, an attribute, an import, a
