@@ -157,3 +157,17 @@ def test_changed_lines_are_code_lines_of_each_side() -> None:
     now = "a = 1\n# a note\nb = 20\nc = 3\nd = 4\n"
 
     assert changed_lines(before, now) == ({3}, {3, 5})
+
+
+def test_a_restored_file_has_the_names_of_its_earlier_change_in_the_run(tmp_path: Path) -> None:
+    root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    narrower = Narrower(root)
+    files, modules = ("tests/test_lib.py",), ("lib.py",)
+    broken = narrower.narrow(files, modules, {"lib.py": (LIB, LIB.replace("x + 1", "x + 2"))})
+    repaired = narrower.narrow(files, modules, {"lib.py": (LIB, LIB)})
+    narrower.forget()  # the run is over
+
+    assert isinstance(broken, Narrowed) and repaired == broken
+    assert narrower.narrow(files, modules, {"lib.py": (LIB, LIB)}) == (
+        "the change touches no definition (comments or blank lines only)"
+    )

@@ -134,6 +134,7 @@ class TestGate:
 
     async def on_run_start(self, generation: int) -> None:
         self._drop_trees()
+        self._narrower.forget()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         if self._warm is not None:
@@ -150,6 +151,7 @@ class TestGate:
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
         self._drop_trees()
+        self._narrower.forget()
 
     async def warm_ready(self, timeout_s: float) -> bool:
         """Start the warm pytest if it is not, and wait up to ``timeout_s``

@@ -11,7 +11,9 @@ and ``conftest.py`` files included) and the selected test files' own
 helpers, a definition that names (a name, an attribute, an import, a
 string that is an identifier) a reached name is reached too, to a fixed
 point: a caller of a changed function, an alias, a module-level value
-built from it.
+built from it. A file whose change is now only in comments, or none (a
+repair restored it), has the names its change had at an earlier verdict of
+the run, if any.
 
 A test is kept when it names a reached name (its body, decorators,
 parameters: fixtures are named by parameter); a test class when its
@@ -295,6 +297,12 @@ class Narrower:
         self.root = root
         self._units: dict[str, tuple[object, list[_Unit] | None]] = {}
         self._tests: dict[str, tuple[object, _TestFile | None]] = {}
+        #: Path -> the names its change had at an earlier verdict of the run.
+        self._earlier: dict[str, set[str]] = {}
+
+    def forget(self) -> None:
+        """The run is over: no earlier verdict's names any more."""
+        self._earlier.clear()
 
     def narrow(
         self,
@@ -317,7 +325,11 @@ class Narrower:
             found = self._changed_names(path, before, now, modules)
             if isinstance(found, str):
                 return found
-            names |= found
+            if found:
+                self._earlier[path] = found
+            # Restored, or comments changed since: what it changed earlier
+            # in the run (a repair's verdict runs the tests that blocked).
+            names |= found or self._earlier.get(path, set())
         if not names and not whole:
             return "the change touches no definition (comments or blank lines only)"
         tests = [self._test_file(f, changed) for f in files if f not in whole]
