@@ -146,7 +146,7 @@ def test_a_conftest_naming_the_change_or_renamed_test_functions_run_whole_files(
         },
     )
 
-    assert hooked == "tests/conftest.py names a changed definition (a conftest.py hook or fixture)"
+    assert hooked == "tests/conftest.py names low (a conftest.py hook or fixture)"
     assert _narrow(renamed, LIB, LIB.replace("x + 1", "x + 2")) == (
         "the project renames pytest's test functions or classes"
     )
@@ -170,4 +170,13 @@ def test_a_restored_file_has_the_names_of_its_earlier_change_in_the_run(tmp_path
     assert isinstance(broken, Narrowed) and repaired == broken
     assert narrower.narrow(files, modules, {"lib.py": (LIB, LIB)}) == (
         "the change touches no definition (comments or blank lines only)"
+    )
+
+
+def test_a_module_level_call_naming_a_reached_name_runs_whole_files(tmp_path: Path) -> None:
+    registry = LIB + "REGISTRY = {}\nREGISTRY.update(one=spare())\n"
+    root = project(tmp_path, {"lib.py": registry, "tests/test_lib.py": TESTS})
+
+    assert _narrow(root, registry, registry.replace("return 0", "return 1")) == (
+        "lib.py:37 runs spare at import (a module-level statement)"
     )

@@ -31,7 +31,8 @@ changed file that is not a Python module of the selection, whose text
 before the run is not known, that was created or deleted, or does not
 parse; a change outside any definition (a module docstring, a module-level
 call, ``if`` or ``try``); a change of comments only; a reached name
-in a ``conftest.py``; a project that renames pytest's test functions or
+in a ``conftest.py`` or in a module-level statement that is no definition
+(a call filling a registry at import); a project that renames pytest's test functions or
 classes (``python_functions``, ``python_classes``); no test naming a
 reached name.
 """
@@ -338,7 +339,7 @@ class Narrower:
             helpers.extend((test.path, u) for u in test.helpers)
         reached, hooks = _closure(names, helpers)
         if hooks:
-            return f"{hooks[0]} names a changed definition (a conftest.py hook or fixture)"
+            return hooks[0]
         only = [*whole]
         collected = set(whole)
         for test in tests:
@@ -434,8 +435,9 @@ class Narrower:
 def _closure(
     names: Iterable[str], units: Sequence[tuple[str, _Unit]]
 ) -> tuple[frozenset[str], list[str]]:
-    """Every name reached from ``names``; the ``conftest.py`` files with a
-    reached unit."""
+    """Every name reached from ``names``; why that cannot be followed (a
+    ``conftest.py`` or a module-level statement naming a reached name: a
+    fixture, a registry filled at import)."""
     reached = set(names)
     by_ref: dict[str, list[tuple[str, _Unit]]] = {}
     for item in units:
@@ -446,8 +448,12 @@ def _closure(
     while queue:
         name = queue.pop()
         for path, unit in by_ref.get(name, ()):
-            if path.rpartition("/")[2] == "conftest.py" and path not in hooks:
-                hooks.append(path)
+            if path.rpartition("/")[2] == "conftest.py":
+                hooks.append(f"{path} names {name} (a conftest.py hook or fixture)")
+            elif unit.loose:
+                hooks.append(
+                    f"{path}:{unit.start} runs {name} at import (a module-level statement)"
+                )
             for bound in unit.binds - reached:
                 reached.add(bound)
                 queue.append(bound)
