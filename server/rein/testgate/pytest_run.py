@@ -3,7 +3,9 @@
 pytest runs in the shadow as ``<the project's interpreter> -m pytest
 <node ids or files> -q -p no:cacheprovider -p rein_testgate_report
 --rootdir=<shadow> --confcutdir=<shadow> [-c <empty ini>] --tb=native
---continue-on-collection-errors [-p xdist -n auto] --maxfail=0``:
+--continue-on-collection-errors [-p xdist -n auto] --maxfail=0``
+(``-I -S <client> <socket>`` in place of ``-m pytest`` when the warm
+pytest runs it, :mod:`rein.testgate.warm`):
 
 * ``rein_testgate_report`` is a plugin of a few lines written into the
   shadow's private folder (on ``PYTHONPATH``): it writes each of pytest's
