@@ -86,7 +86,9 @@ async def test_the_tests_judge_the_client_s_buffer_block_on_the_broken_test_and_
     assert "tests/test_calc.py::test_add failed: assert -1 == 5" in blocked
     assert "test_triple" not in blocked
     passed = json.dumps(checks[1]["content"])
-    assert "2 of 2 tests passed" in passed, passed
+    # The repair restored add: the test naming it runs again (per test).
+    assert "1 of 1 tests passed" in passed, passed
+    assert "per test: 1 tests, classes or files of 1 test file(s)" in passed, passed
     # The client's buffer holds the repair over the person's typing; the
     # disk behind the editor was never written.
     assert editor.buffers[str(root / "calc.py")] == CALC + TYPED

@@ -68,9 +68,13 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     # Each seed's file restored, the same gate passes it (the repair's verdict).
     assert (row["repair_blockers"], row["repair_unverified"]) == (0, 0)
     assert row["repair_verdict_s_p50"] is not None
-    # Where a blocked verdict's time went: each of its three runs, timed.
+    # Where a blocked verdict's time went: the selections and each of its
+    # three runs, timed; every seed narrowed to the tests naming it, and
+    # every run by the warm pytest.
     runs = {name.partition("_")[0] for name in row["phases_p50"]}
-    assert runs == {"select", "first", "rerun", "baseline"}
+    assert runs == {"select", "narrow", "first", "rerun", "baseline"}
+    assert row["narrowed"] == 2
+    assert row["warm_runs"] == row["pytest_runs"] == 6
     # The truth of each seed tried is cached, and the project is as it was.
     assert len(json.loads((tmp_path / "truth.json").read_text())) == row["seeds_tried"]
     assert (root / "pkg" / "mod.py").read_text() == MODULE

@@ -10,6 +10,7 @@ from rein.harness.config import TestsGateConfig
 from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.process.runner import SubprocessRunner
 from rein.testgate.gate import TestGate
+from rein.testgate.warm import ProcessLauncher
 from tests.fakes.workspace import FakeWorkspace
 
 __all__ = ["BAD", "GOOD", "changed", "gate_for", "project", "snapshot", "verdict", "verdict_on"]
@@ -28,10 +29,15 @@ def project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def gate_for(root: Path, **config: object) -> TestGate:
+def gate_for(root: Path, *, launcher: ProcessLauncher | None = None, **config: object) -> TestGate:
+    """The gate over ``root`` (``launcher``: with a warm pytest)."""
     python = str(config.pop("python", sys.executable))
     return TestGate(
-        root, SubprocessRunner(str(root)), TestsGateConfig.model_validate(config), python=python
+        root,
+        SubprocessRunner(str(root)),
+        TestsGateConfig.model_validate(config),
+        python=python,
+        launcher=launcher,
     )
 
 

@@ -122,7 +122,8 @@ async def test_an_aborted_verdict_ends_the_tests_process_group(tmp_path: Path) -
 async def test_a_collection_error_blocks_in_a_test_file_the_run_changed(tmp_path: Path) -> None:
     """One in another file that fails before the run too is pre-existing,
     and the other tests still ran."""
-    broken = "from mod import gone\n\n\ndef test_gone():\n    assert gone()\n"
+    # It imports the changed function: collected with the per-test selection too.
+    broken = "from mod import first_n, gone\n\n\ndef test_gone():\n    assert gone()\n"
     root = project(
         tmp_path / "proj",
         {"mod.py": GOOD, "tests/test_mod.py": TESTS, "tests/test_other.py": broken},

@@ -62,7 +62,7 @@ async def test_an_inherited_test_has_the_node_id_of_the_file_that_collects_it(
 
 
 async def test_a_projects_exitfirst_does_not_hide_the_broken_test(tmp_path: Path) -> None:
-    tests = "from mod import first_n\n\n\ndef test_a_old():\n    assert False, 'old'\n\n\n"
+    tests = "from mod import first_n\n\n\ndef test_a_old():\n    assert not first_n, 'old'\n\n\n"
     tests += TWO.split("\n\n\n", 1)[1]
     root = project(
         tmp_path / "proj",
@@ -167,7 +167,7 @@ async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see
     log = tmp_path / "runs.log"
     # test_other passes and writes a line each time it runs, in any shadow.
     tests = TWO + (
-        f"\n\ndef test_other():\n    with open({str(log)!r}, 'a') as out:\n"
+        f"\n\ndef test_other():\n    assert first_n\n    with open({str(log)!r}, 'a') as out:\n"
         "        out.write('ran\\n')\n"
     )
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": tests})
@@ -182,7 +182,7 @@ async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see
     # The first run only: neither the re-run nor the baseline ran it.
     assert log.read_text() == "ran\n"
     phases = {f"{run}_{part}" for run in ("first", "rerun", "baseline") for part in RUN_PARTS}
-    assert set(gate.timings) == {"select", *phases}
+    assert set(gate.timings) == {"select", "narrow", *phases}
     assert all(seconds >= 0 for seconds in gate.timings.values())
 
     # The repair, the same size as the broken text: neither that text nor

@@ -33,6 +33,7 @@ def test_a_direct_importer_is_selected_with_its_chain(tmp_path: Path) -> None:
         "1 of 2 test files reach the change (1 import a changed file)",
         {"tests/test_core.py": ("pkg/core.py", "tests/test_core.py")},
         2,
+        modules=("pkg/__init__.py", "pkg/core.py"),
     )
 
 

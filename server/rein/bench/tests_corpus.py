@@ -65,10 +65,19 @@ import anyio
 
 from rein.bench.corpus import Project, corpus_cache, fetch, make_workspace
 from rein.bench.tests_scores import Case, phases_p50, print_tests_table, summarize
-from rein.bench.tests_seeds import Mutation, apply, candidates, choose, extra_tests, no_op
+from rein.bench.tests_seeds import (
+    Mutation,
+    apply,
+    candidates,
+    choose,
+    enclosing,
+    extra_tests,
+    no_op,
+)
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.config import TestsGateConfig
 from rein.harness.gating.gate_types import GateContext, GateOutcome
+from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
 from rein.testgate.gate import TestGate
 from rein.testgate.runner import RunnerSpec, run_tests
@@ -205,15 +214,30 @@ def _node_of(message: str, truth: list[str]) -> str | None:
     return None
 
 
-async def _judge(
-    root: Path, spec: RunnerSpec, mutation: Mutation, truth: list[str], *, repair: bool = False
-) -> tuple[Case, GateOutcome]:
-    """One seeded edit through a fresh gate: before_change, write, check,
-    restore; with ``repair``, the restored file checked again by the same
-    gate (the repair's verdict, in the shadows the first one left)."""
-    workspace = DiskWorkspace(root)
+def _gate(root: Path, spec: RunnerSpec) -> TestGate:
+    """The project's gate, built as the session builder builds it (its
+    warm pytest included), kept for all of the project's verdicts as a
+    session keeps it."""
     config = TestsGateConfig(enabled=True)
-    gate = TestGate(root, SubprocessRunner(str(root)), config, python=spec.python, xdist=spec.xdist)
+    return TestGate(
+        root,
+        SubprocessRunner(str(root)),
+        config,
+        python=spec.python,
+        xdist=spec.xdist,
+        launcher=KeptProcessLauncher(),
+    )
+
+
+async def _judge(
+    gate: TestGate, root: Path, mutation: Mutation, truth: list[str], *, repair: bool = False
+) -> tuple[Case, GateOutcome]:
+    """One seeded edit through the project's gate: before_change, write,
+    check, restore; with ``repair``, the restored file checked again by
+    the same gate (the repair's verdict, in the shadows the first one
+    left); then the run validated."""
+    workspace = DiskWorkspace(root)
+    config = gate.config
     file = root / mutation.path
     original = file.read_text(encoding="utf-8")
     case = Case(mutation, truth, 0.0)
@@ -234,6 +258,7 @@ async def _judge(
         case.verdict_s = time.monotonic() - started
         cpu1 = _cpu()
         case.phases = dict(gate.timings)
+        case.warm_runs = len(gate.warm_runs)
     finally:
         file.write_text(original, encoding="utf-8")
     case.self_cpu_s, case.child_cpu_s = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
@@ -248,6 +273,7 @@ async def _judge(
     gate.on_validated(2)
     case.unverified = None if outcome.blockers else outcome.unverified
     case.detail = outcome.detail
+    case.narrowed = "per test: " in outcome.detail
     for blocker in outcome.blockers:
         node = _node_of(blocker.message, truth)
         case.blockers.append(node or blocker.message)
@@ -280,7 +306,7 @@ def _module_name(path: str) -> str:
     return dotted.removesuffix(".__init__")
 
 
-async def _special(root: Path, spec: RunnerSpec, tests_dir: str, case: Case) -> dict[str, Any]:
+async def _special(gate: TestGate, root: Path, tests_dir: str, case: Case) -> dict[str, Any]:
     """The pre-existing failing test and the flaky one beside a seed."""
     rel = f"{tests_dir}/{EXTRA_TEST}"
     extra = root / rel
@@ -288,10 +314,12 @@ async def _special(root: Path, spec: RunnerSpec, tests_dir: str, case: Case) -> 
     # (in a shadow made fresh) still finds it.
     marker = root.parent / f"{root.name}-rein-bench-flaky.marker"
     marker.unlink(missing_ok=True)
-    extra.write_text(extra_tests(_module_name(case.mutation.path), marker), encoding="utf-8")
+    seeded = enclosing((root / case.mutation.path).read_text(encoding="utf-8"), case.mutation.line)
+    module = _module_name(case.mutation.path)
+    extra.write_text(extra_tests(module, marker, seeded), encoding="utf-8")
     pre, flaky = f"{rel}::test_rein_bench_pre_existing", f"{rel}::test_rein_bench_flaky"
     try:
-        judged, outcome = await _judge(root, spec, case.mutation, case.truth)
+        judged, outcome = await _judge(gate, root, case.mutation, case.truth)
     finally:
         extra.unlink()
         marker.unlink(missing_ok=True)
@@ -305,6 +333,58 @@ async def _special(root: Path, spec: RunnerSpec, tests_dir: str, case: Case) -> 
         "unverified": judged.unverified,
         "detail": outcome.detail,
     }
+
+
+async def _verdicts(
+    gate: TestGate,
+    project: TestProject,
+    root: Path,
+    spec: RunnerSpec,
+    truths: _Truths,
+    pristine: set[str],
+    limit: float,
+    seed: int,
+    say: Any,
+) -> tuple[list[Case], int, int, int, dict[str, Any], list[Case]]:
+    """The seeds' verdicts, the pre-existing and flaky run, the clean edits
+    (the warm pytest started first: every verdict is a session's later one)."""
+    runner = SubprocessRunner(str(root))
+    if not await gate.warm_ready(60):
+        say(f"{project.name}: the warm pytest did not start; pytest runs cold")
+    cases: list[Case] = []
+    tried = survived = no_truth = 0
+    for mutation in choose(candidates(root, _modules(root, project.package)), seed):
+        if len(cases) >= project.edits or tried >= project.tries:
+            break
+        tried += 1
+        known = truths.get(mutation.key)
+        if known is None:
+            text = apply((root / mutation.path).read_text(encoding="utf-8"), mutation)
+            failing, wall, why = await _full_suite(runner, spec, root, {mutation.path: text}, limit)
+            known = {"broken": sorted(failing - pristine), "wall_s": round(wall, 3), "why": why}
+            truths.put(mutation.key, known)
+        if known.get("why"):
+            no_truth += 1
+            continue
+        if not known["broken"]:
+            survived += 1
+            continue
+        case, _outcome = await _judge(gate, root, mutation, list(known["broken"]), repair=True)
+        case.truth_s = float(known["wall_s"])
+        cases.append(case)
+        say(
+            f"  {mutation.key}: {len(case.truth)} broken, "
+            f"{'caught' if case.caught else 'MISSED'} in {case.verdict_s:.2f} s "
+            f"({_pytest_runs(case)}; repair {case.repair_s or 0:.2f} s)"
+            + (f", false: {case.false_blockers}" if case.false_blockers else "")
+        )
+    special = await _special(gate, root, project.tests, cases[0]) if cases else {}
+    clean: list[Case] = []
+    for path in sorted({c.mutation.path for c in cases})[:CLEAN_MODULES]:
+        case, _outcome = await _judge(gate, root, no_op(root, path), [])
+        clean.append(case)
+        say(f"  {path} (a comment added): {len(case.blockers)} blockers in {case.verdict_s:.2f} s")
+    return cases, tried, survived, no_truth, special, clean
 
 
 async def measure_project(
@@ -331,39 +411,13 @@ async def measure_project(
     full_s = statistics.median(walls)
     say(f"{project.name}: full suite {full_s:.2f} s, {len(pristine)} failing before any seed")
     limit = full_s * TRUTH_SLACK + 30
-    cases: list[Case] = []
-    tried = survived = no_truth = 0
-    for mutation in choose(candidates(root, _modules(root, project.package)), seed):
-        if len(cases) >= project.edits or tried >= project.tries:
-            break
-        tried += 1
-        known = truths.get(mutation.key)
-        if known is None:
-            text = apply((root / mutation.path).read_text(encoding="utf-8"), mutation)
-            failing, wall, why = await _full_suite(runner, spec, root, {mutation.path: text}, limit)
-            known = {"broken": sorted(failing - pristine), "wall_s": round(wall, 3), "why": why}
-            truths.put(mutation.key, known)
-        if known.get("why"):
-            no_truth += 1
-            continue
-        if not known["broken"]:
-            survived += 1
-            continue
-        case, _outcome = await _judge(root, spec, mutation, list(known["broken"]), repair=True)
-        case.truth_s = float(known["wall_s"])
-        cases.append(case)
-        say(
-            f"  {mutation.key}: {len(case.truth)} broken, "
-            f"{'caught' if case.caught else 'MISSED'} in {case.verdict_s:.2f} s "
-            f"({_pytest_runs(case)}; repair {case.repair_s or 0:.2f} s)"
-            + (f", false: {case.false_blockers}" if case.false_blockers else "")
+    gate = _gate(root, spec)
+    try:
+        cases, tried, survived, no_truth, special, clean = await _verdicts(
+            gate, project, root, spec, truths, pristine, limit, seed, say
         )
-    special = await _special(root, spec, project.tests, cases[0]) if cases else {}
-    clean: list[Case] = []
-    for path in sorted({c.mutation.path for c in cases})[:CLEAN_MODULES]:
-        case, _outcome = await _judge(root, spec, no_op(root, path), [])
-        clean.append(case)
-        say(f"  {path} (a comment added): {len(case.blockers)} blockers in {case.verdict_s:.2f} s")
+    finally:
+        await gate.close()
     row = summarize(
         f"{project.name}=={project.version}", cases, full_s, tried, survived, no_truth, special
     )

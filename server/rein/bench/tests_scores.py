@@ -51,6 +51,10 @@ class Case:
     repair_s: float | None = None
     repair_blockers: int = 0
     repair_unverified: str | None = None
+    #: The verdict ran only the tests naming what the change reaches.
+    narrowed: bool = False
+    #: Its pytest runs that the warm pytest ran.
+    warm_runs: int = 0
 
     @property
     def caught(self) -> bool:
@@ -107,6 +111,9 @@ def summarize(
         "test_files": cases[0].total if cases else None,
         "selected_p50": statistics.median(c.selected for c in cases) if cases else None,
         "run_all": sum(c.run_all for c in cases),
+        "narrowed": sum(c.narrowed for c in cases),
+        "warm_runs": sum(c.warm_runs for c in cases),
+        "pytest_runs": sum(n.endswith("_pytest") for c in cases for n in c.phases),
         "verdict_s_p50": round(verdict, 2) if verdict is not None else None,
         "full_suite_s": round(full_s, 2),
         "truth_s_p50": round(statistics.median(c.truth_s for c in cases), 2) if cases else None,
@@ -163,7 +170,9 @@ def print_tests_table(rows: list[dict[str, Any]]) -> None:
         failed = [k for k, ok in row["goals"].items() if not ok]
         print(
             f"{row['project']}: survived {row['survived']}, no truth {row['no_truth']}, "
-            f"unverified {row['unverified']}, whole suite {row['run_all']}x; "
+            f"unverified {row['unverified']}, whole suite {row['run_all']}x, "
+            f"per test {row['narrowed']}x, warm pytest runs {row['warm_runs']} of "
+            f"{row['pytest_runs']}; "
             f"pre-existing ok {special.get('pre_existing_reported_not_blocking')}, "
             f"flaky ok {special.get('flaky_reported_not_blocking')}; "
             f"missed {row['missed']}; goals missed: {', '.join(failed) or 'none'}"

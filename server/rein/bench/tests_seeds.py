@@ -35,6 +35,7 @@ __all__ = [
     "apply",
     "candidates",
     "choose",
+    "enclosing",
     "extra_tests",
     "mutations_in",
     "no_op",
@@ -213,16 +214,39 @@ def no_op(root: Path, path: str) -> Mutation:
     return Mutation(path, max(len(lines), 1), "no-op", last, after)
 
 
-def extra_tests(module: str, marker: Path) -> str:
+def enclosing(text: str, line: int) -> str:
+    """The dotted name of the definition holding ``line`` (a top-level
+    function or class, or a class's method), "" when none does."""
+    for node in ast.parse(text).body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if not node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    if item.lineno <= line <= (item.end_lineno or item.lineno):
+                        if item.name.startswith("__") and item.name.endswith("__"):
+                            return node.name
+                        return f"{node.name}.{item.name}"
+        return node.name
+    return ""
+
+
+def extra_tests(module: str, marker: Path, uses: str = "") -> str:
     """A test that fails before any run, and one that fails only the first
     time it runs (``marker``, outside the workspace and its shadows, says
-    it ran)."""
+    it ran); both use ``uses`` (a dotted name in ``module``, the seeded
+    definition), so a per-test selection keeps them."""
+    use = f"    assert {module}.{uses}\n" if uses else ""
     return (
         "import pathlib\n\n"
         f"import {module}  # noqa: F401\n\n\n"
         "def test_rein_bench_pre_existing():\n"
+        f"{use}"
         "    assert 1 == 2, 'failing before the run'\n\n\n"
         "def test_rein_bench_flaky():\n"
+        f"{use}"
         f"    marker = pathlib.Path({str(marker)!r})\n"
         "    if not marker.exists():\n"
         "        marker.write_text('ran')\n"

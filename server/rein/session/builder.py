@@ -53,6 +53,7 @@ from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus
 from rein.mcp.offer import McpOffer
 from rein.process.installers import install_detector, python_environment
+from rein.process.kept import KeptProcessLauncher
 from rein.sandboxing import command_sandbox
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
@@ -178,6 +179,7 @@ def tests_gate(
         python=python,
         prior_texts=diagnostics if isinstance(diagnostics, PriorTexts) else None,
         xdist=has_xdist(python),
+        launcher=KeptProcessLauncher(),
     )
 
 

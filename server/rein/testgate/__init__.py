@@ -17,7 +17,12 @@ run's changes reach and blocks only on the tests the run broke.
   selection's test files) and pytest-xdist;
 - :mod:`~rein.testgate.selection`: which test files a change reaches,
   over :mod:`~rein.testgate.import_graph`, the project's import graph
-  name by name.
+  name by name;
+- :mod:`~rein.testgate.narrow`: of those files, the tests naming what the
+  change reaches (per-test selection), when that can be told;
+- :mod:`~rein.testgate.warm`: a kept process with pytest imported that
+  forks each run (through its :class:`~rein.testgate.warm.ProcessLauncher`
+  port).
 
 It keeps the core's rules (no adapter, no protocol library) and the core
 does not import it: hosts build it into a session's gate pipeline; the

@@ -8,6 +8,12 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
+* Of the selected files, only the tests naming what the change reaches
+  run when that can be told (:mod:`rein.testgate.narrow`; the detail says
+  "per test", or why the files ran whole).
+* pytest runs forked from a kept process that has imported it
+  (:mod:`rein.testgate.warm`, with a ``launcher``; started at the run's
+  first change), else cold.
 * Every pytest run sees a fresh shadow, though not a new copy: the
   gate keeps two shadow trees for the run (:class:`ShadowTree`), one for
   the workspace as the run has it (the first run and the re-run) and one
@@ -60,10 +66,12 @@ from rein.harness.gating.gate_types import (
 )
 from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.junit import TestResult
+from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
 from rein.testgate.shadow import Shadow, ShadowTree, sync_shadow
+from rein.testgate.warm import ProcessLauncher, WarmPytest
 
 __all__ = ["TestGate"]
 
@@ -71,6 +79,8 @@ log = logging.getLogger(__name__)
 
 #: A stored session keeps a file's earlier text up to this size.
 MAX_STORED_TEXT = 1_000_000
+#: A verdict waits this long for the warm pytest still starting, else runs cold.
+WARM_WAIT_S = 1.0
 
 
 class TestGate:
@@ -89,6 +99,7 @@ class TestGate:
         python: str,
         prior_texts: PriorTexts | None = None,
         xdist: bool = False,
+        launcher: ProcessLauncher | None = None,
     ) -> None:
         self.root = root
         self.runner = runner
@@ -102,10 +113,18 @@ class TestGate:
         self.prior: dict[str, str | None] = {}
         #: The last verdict's phases (name -> seconds): ``select``, and
         #: ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
-        #: ``rerun`` and ``baseline``.
+        #: ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
+        #: pytest still starting).
         self.timings: dict[str, float] = {}
+        self._narrower = Narrower(root)
         #: The run's shadow trees: "now" and "before" (see the module docstring).
         self._trees: dict[str, ShadowTree] = {}
+        #: The last verdict's runs that the warm pytest ran.
+        self.warm_runs: set[str] = set()
+        #: The kept pytest process (pytest only, with a ``launcher``).
+        self._warm = (
+            WarmPytest(python, launcher) if launcher is not None and not self.spec.custom else None
+        )
 
     def _drop_trees(self) -> None:
         """Delete the shadow trees, in a thread of their own."""
@@ -115,8 +134,11 @@ class TestGate:
 
     async def on_run_start(self, generation: int) -> None:
         self._drop_trees()
+        self._narrower.forget()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        if self._warm is not None:
+            self._warm.start()  # a verdict will come: pytest warms up meanwhile
         for path in paths:
             if path in self.prior:
                 continue
@@ -129,6 +151,22 @@ class TestGate:
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
         self._drop_trees()
+        self._narrower.forget()
+
+    async def warm_ready(self, timeout_s: float) -> bool:
+        """Start the warm pytest if it is not, and wait up to ``timeout_s``
+        for it: whether the next run is warm."""
+        if self._warm is None:
+            return False
+        self._warm.start()
+        return await self._warm.wait_ready(timeout_s)
+
+    async def close(self) -> None:
+        """Stop the warm pytest and delete the shadow trees (the gate is
+        done with; dropping the gate does the same, later)."""
+        self._drop_trees()
+        if self._warm is not None:
+            await self._warm.close()
 
     def export_state(self) -> dict[str, Any]:
         prior = {
@@ -148,6 +186,7 @@ class TestGate:
     async def check(self, ctx: GateContext) -> GateOutcome:
         changed = sorted(ctx.touched)
         self.timings = {}
+        self.warm_runs = set()
         if not changed:
             return GateOutcome(detail="nothing changed")
         try:
@@ -160,6 +199,8 @@ class TestGate:
             )
 
     async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
+        if self._warm is not None:
+            self._warm.start()
         # The import graph is read from the disk: off the event loop.
         started = time.monotonic()
         selection = await asyncio.to_thread(self._select, changed)
@@ -185,7 +226,34 @@ class TestGate:
         deadline = time.monotonic() + self._limit_s
         overlay = await self._current(changed, workspace)
         files = selection.total_files if targets is None else len(targets)
-        first, shadow = await self._run_in("first", "now", overlay, targets, deadline, files=files)
+        only: list[str] | None = None
+        note = ""
+        if targets is not None and not self.spec.custom:
+            started = time.monotonic()
+            # On the event loop's thread: CPython 3.11 keeps ``ast``'s
+            # recursion count per interpreter, so parsing in two threads at
+            # once can fail ("AST constructor recursion depth mismatch").
+            narrowed = self._narrow(selection, changed, overlay)
+            self.timings["narrow"] = time.monotonic() - started
+            if isinstance(narrowed, Narrowed):
+                targets, only, files = list(narrowed.files), list(narrowed.only), 0
+                note = (
+                    f"per test: {len(only)} tests, classes or files of {len(targets)} test "
+                    f"file(s) name what the change reaches ({', '.join(narrowed.names[:8])})"
+                )
+            else:
+                note = f"whole test files: {narrowed}"
+        first, shadow = await self._run_in(
+            "first", "now", overlay, targets, deadline, files=files, only=only
+        )
+        if only is not None and first.nothing_collected:
+            # The narrowed run found no test (a class pytest does not
+            # collect): the selected files, whole.
+            targets, files = list(selection.files), len(selection.files)
+            note = "whole test files: the per-test selection collected no test"
+            first, shadow = await self._run_in(
+                "first_files", "now", overlay, targets, deadline, files=files
+            )
         if first.unverified is not None or first.nothing_collected:
             return self._could_not_judge(first, selection, changed, shadow)
         # A changed test file that does not import is the run's.
@@ -219,6 +287,8 @@ class TestGate:
                 pre_existing, run_broke = judged
                 blocking += run_broke
         detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
+        if note:
+            detail += f"; {note}"
         if not blocking:
             why = self._not_passed(first, selection, pre_existing)
             if why is not None:
@@ -282,6 +352,13 @@ class TestGate:
         self.timings[f"{name}_shadow"] = built - started
         if shadow.unreachable:
             return TestRun(unverified=_unreachable(shadow.unreachable)), shadow
+        warm = None
+        if self._warm is not None and await self._warm.wait_ready(WARM_WAIT_S):
+            warm = self._warm.client()
+            self.warm_runs.add(name)
+        if time.monotonic() - built > 0.001:
+            self.timings[f"{name}_wait"] = time.monotonic() - built
+        built = time.monotonic()
         try:
             run = await run_tests(
                 self.runner,
@@ -292,6 +369,7 @@ class TestGate:
                 files=files,
                 limit_s=self._limit_s,
                 only=only,
+                warm=warm,
             )
         finally:
             self.timings[f"{name}_pytest"] = time.monotonic() - built
@@ -339,6 +417,17 @@ class TestGate:
             why = "a custom command" if self.spec.custom else 'select: "all"'
             return TestSelection(files=(), run_all=True, reason=f"the whole suite ({why})")
         return select_tests(self.root, changed, max_tests=self.config.max_tests)
+
+    def _narrow(
+        self, selection: TestSelection, changed: Sequence[str], overlay: dict[str, str | None]
+    ) -> Narrowed | str:
+        """The per-test selection (:mod:`rein.testgate.narrow`), or why not."""
+        before, unknown = self._baseline(changed)
+        texts = {
+            path: (None if path in unknown else before.get(path), overlay.get(path))
+            for path in changed
+        }
+        return self._narrower.narrow(selection.files, selection.modules, texts)
 
     def _ids(self, results: Sequence[TestResult]) -> list[str] | None:
         """Node ids to re-run (None: a custom runner runs everything)."""

@@ -3,7 +3,9 @@
 pytest runs in the shadow as ``<the project's interpreter> -m pytest
 <node ids or files> -q -p no:cacheprovider -p rein_testgate_report
 --rootdir=<shadow> --confcutdir=<shadow> [-c <empty ini>] --tb=native
---continue-on-collection-errors [-p xdist -n auto] --maxfail=0``:
+--continue-on-collection-errors [-p xdist -n auto] --maxfail=0``
+(``-I -S <client> <socket>`` in place of ``-m pytest`` when the warm
+pytest runs it, :mod:`rein.testgate.warm`):
 
 * ``rein_testgate_report`` is a plugin of a few lines written into the
   shadow's private folder (on ``PYTHONPATH``): it writes each of pytest's
@@ -20,11 +22,13 @@ pytest runs in the shadow as ``<the project's interpreter> -m pytest
   the gate must see (the last one given wins; 0: no limit).
 * ``-p xdist`` loads pytest-xdist for ``-n auto`` even when plugins are
   not loaded automatically.
-* ``only`` (the baseline's run of the failing tests): the targets are
-  their files, which pytest collects whole, and the plugin keeps only the
-  tests named in a file beside the report (``REIN_TESTS_ONLY``; a file's
-  own path keeps all its tests), deselecting the rest. A named test that
-  is not there is not an error: it is just not run (the run added it).
+* ``only`` (the baseline's run of the failing tests, a per-test
+  selection): the targets are their files, which pytest collects whole,
+  and the plugin keeps only the tests named in a file beside the report
+  (``REIN_TESTS_ONLY``; a file's own path keeps all its tests, a class's
+  node id all of its tests, a test's all of its parameters), deselecting
+  the rest. A named test that is not there is not an error: it is just
+  not run (the run added it).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any
 
 from rein.testgate.junit import Outcome, TestResult
 from rein.testgate.shadow import Shadow
+from rein.testgate.warm import WarmClient
 
 __all__ = ["PLUGIN", "XDIST_FROM_FILES", "pytest_command", "read_report"]
 
@@ -101,7 +106,10 @@ def pytest_collection_modifyitems(config, items):
         wanted = {line for line in names.read().splitlines() if line}
     keep, drop = [], []
     for item in items:
-        named = item.nodeid in wanted or item.nodeid.split("::")[0] in wanted
+        parts = item.nodeid.split("[")[0].split("::")
+        named = item.nodeid in wanted or any(
+            "::".join(parts[:end]) in wanted for end in range(1, len(parts) + 1)
+        )
         (keep if named else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
@@ -163,16 +171,19 @@ def pytest_command(
     *,
     xdist: bool,
     only: Sequence[str] | None = None,
+    warm: WarmClient | None = None,
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini go beside it);
     ``only``: of the tests ``targets`` collect, run only these node ids
-    (or test files)."""
+    (or test files); ``warm``: run by the warm pytest process
+    (:mod:`rein.testgate.warm`) through its client."""
     plugin_dir = report.parent / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
     root = shadow.root
-    argv = [python, "-m", "pytest", *(targets or ()), "-q", "-p", "no:cacheprovider"]
+    start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket]
+    argv = [python, *start, *(targets or ()), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
     if not own_config(root, targets):
         empty = report.parent / "ini" / "pytest.ini"

@@ -27,8 +27,16 @@ from rein.harness.ports import CommandRunner
 from rein.testgate.junit import TestResult, parse_junit
 from rein.testgate.pytest_run import XDIST_FROM_FILES, pytest_command, read_report
 from rein.testgate.shadow import Shadow, inside
+from rein.testgate.warm import WarmClient
 
-__all__ = ["JUNIT_PLACEHOLDER", "XDIST_FROM_FILES", "RunnerSpec", "TestRun", "run_tests"]
+__all__ = [
+    "JUNIT_PLACEHOLDER",
+    "XDIST_FROM_FILES",
+    "XDIST_FROM_TESTS",
+    "RunnerSpec",
+    "TestRun",
+    "run_tests",
+]
 
 JUNIT_PLACEHOLDER = "{junit}"
 #: pytest's exit codes that mean it could not judge the tests.
@@ -38,6 +46,8 @@ _PYTEST_TROUBLE = {
     4: "pytest was called wrongly",
 }
 _OUTPUT_TAIL = 1_500
+#: Named tests (or classes) from which pytest-xdist is used, when installed.
+XDIST_FROM_TESTS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +84,17 @@ class TestRun:
         return [r for r in self.results if r.failing]
 
 
+def _large(targets: Sequence[str] | None, files: int, only: Sequence[str] | None) -> bool:
+    """Big enough for pytest-xdist's workers (about a second to start):
+    :data:`XDIST_FROM_TESTS` tests (or classes) named, else
+    :data:`XDIST_FROM_FILES` files."""
+    if only is not None:
+        return len(only) >= XDIST_FROM_TESTS
+    if targets and any("::" in t for t in targets):
+        return len(targets) >= XDIST_FROM_TESTS
+    return max(files, len(targets or ())) >= XDIST_FROM_FILES
+
+
 def _tail(text: str, limit: int = _OUTPUT_TAIL) -> str:
     text = text.strip()
     return text if len(text) <= limit else "[...]\n" + text[-limit:]
@@ -95,6 +116,7 @@ async def run_tests(
     files: int = 0,
     limit_s: float | None = None,
     only: Sequence[str] | None = None,
+    warm: WarmClient | None = None,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -102,7 +124,8 @@ async def run_tests(
     (pytest-xdist runs them from :data:`XDIST_FROM_FILES`); ``limit_s``: the
     configured limit ``timeout_s`` is what is left of, for the reason;
     ``only``: of what ``targets`` collect, pytest runs only these node ids
-    (a custom command ignores it)."""
+    (a custom command ignores it); ``warm``: pytest is run by the warm
+    process (:mod:`rein.testgate.warm`)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -121,8 +144,10 @@ async def run_tests(
         who = f"`{spec.command}`"
     else:
         report = shadow.private / "report.jsonl"
-        xdist = spec.xdist and max(files, len(targets or ())) >= XDIST_FROM_FILES
-        command = pytest_command(spec.python, shadow, targets, report, xdist=xdist, only=only)
+        xdist = spec.xdist and _large(targets, files, only)
+        command = pytest_command(
+            spec.python, shadow, targets, report, xdist=xdist, only=only, warm=warm
+        )
         who = "pytest"
     if report.exists() or report.is_symlink():
         report.unlink()  # in the shadow's own folders (a link is removed, not its target)

@@ -33,7 +33,7 @@ import os
 import shlex
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rein.testgate.import_graph import scan, under
@@ -76,6 +76,9 @@ class TestSelection:
     #: Reached test files left out by ``max_tests`` (the verdict is then
     #: never "passed").
     left_out: int = 0
+    #: The other Python files the change reaches (the changed ones too):
+    #: the code between the change and the tests.
+    modules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,11 +133,13 @@ def select_tests(
             if not tests.intersection(graph.reach([seed])):
                 reason = f"{seed} is under a tests folder and no test imports it: tests may read it"
                 return everything(reason)
-    chains = {t: c for t, c in graph.reach(seeds).items() if t in tests}
+    reached = graph.reach(seeds)
+    chains = {t: c for t, c in reached.items() if t in tests}
     if not chains:
         reason = f"no test file imports {_few(seeds)}, directly or through other modules"
         return TestSelection((), False, reason, {}, total)
-    return _nearest(chains, total, max_tests)
+    modules = tuple(sorted(f for f in reached if f not in tests))
+    return replace(_nearest(chains, total, max_tests), modules=modules)
 
 
 def imported_by(root: Path, paths: Iterable[str], tests: Iterable[str]) -> list[str]:

@@ -1,0 +1,525 @@
+"""Per-test selection: of the selected test files, only the tests that name
+what the change can reach, when that can be told cheaply; else the files.
+
+The changed lines (each changed module's text before the run against its
+text now) fall in *definitions*: a top-level function, a method (a dunder
+method stands for its class: Python calls it by syntax), a class's
+header or a statement of its body (the class), a module-level assignment
+or import (the names it binds). Their names are the change's. Then, over the modules
+between the change and the tests (:attr:`TestSelection.modules`, helpers
+and ``conftest.py`` files included) and the selected test files' own
+helpers, a definition that names (a name, an attribute, an import, a
+string that is an identifier) a reached name is reached too, to a fixed
+point: a caller of a changed function, an alias, a module-level value
+built from it. A file whose change is now only in comments, or none (a
+repair restored it), has the names its change had at an earlier verdict of
+the run, if any.
+
+A test is kept when it names a reached name (its body, decorators,
+parameters: fixtures are named by parameter); a test class when its
+header, a helper method, a fixture or a class attribute does (or it
+inherits from a class of the same file that does), else its test methods
+one by one; a whole test file when it changed, or a module-level hook
+(an autouse fixture, ``setup_module``, ``pytestmark``, a module-level
+statement) names one. A class with a base from elsewhere (a mixin of
+tests) is kept whole. pytest collects the files of the kept tests whole
+(only the kept ones run), and the files whose imports name a reached
+name, so a test file the change no longer lets import is seen.
+
+Not narrowed (the selected files run whole, and the detail says why): a
+changed file that is not a Python module of the selection, whose text
+before the run is not known, that was created or deleted, or does not
+parse; a change outside any definition (a module docstring, a module-level
+call, ``if`` or ``try``); a change of comments only; a reached name
+in a ``conftest.py`` or in a module-level statement that is no definition
+(a call filling a registry at import); a project that renames pytest's test functions or
+classes (``python_functions``, ``python_classes``); no test naming a
+reached name.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeGuard, TypeVar
+
+__all__ = ["Narrowed", "Narrower"]
+
+T = TypeVar("T")
+
+#: More parsed files than this for one verdict: not narrowed.
+MAX_FILES = 3_000
+#: Changed middles longer than this (lines, both texts) count as changed whole.
+_DIFF_LINES = 4_000
+_FILE_HOOKS = frozenset(
+    {
+        "setup_module",
+        "teardown_module",
+        "setUpModule",
+        "tearDownModule",
+        "setup_function",
+        "teardown_function",
+        "pytestmark",
+    }
+)
+_RENAMES = ("python_functions", "python_classes")
+_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+@dataclass(frozen=True, slots=True)
+class Narrowed:
+    """The narrowed run: ``files`` for pytest to collect, of which only the
+    tests whose node ids start with one of ``only`` run; ``names``: the
+    changed definitions."""
+
+    files: tuple[str, ...]
+    only: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    start: int
+    end: int
+    binds: frozenset[str]
+    refs: frozenset[str]
+    #: A top-level statement that is no definition (runs at import).
+    loose: bool = False
+
+
+def _refs(*nodes: ast.AST | None) -> frozenset[str]:
+    found: set[str] = set()
+    for node in nodes:
+        if node is None:
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                found.add(sub.id)
+            elif isinstance(sub, ast.Attribute):
+                found.add(sub.attr)
+            elif isinstance(sub, ast.alias):
+                found.update(sub.name.split("."))
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                if sub.value.isidentifier():
+                    found.add(sub.value)
+    return frozenset(found)
+
+
+def _binds(node: ast.AST) -> frozenset[str]:
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            found.add(sub.id)
+        elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(sub.name)
+        elif isinstance(sub, ast.alias):
+            found.add((sub.asname or sub.name).split(".")[0])
+    return frozenset(found)
+
+
+def _start(node: ast.stmt) -> int:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return node.lineno
+
+
+def _end(node: ast.stmt) -> int:
+    return node.end_lineno or node.lineno
+
+
+def _is_def(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def module_units(tree: ast.Module, *, refs: bool = True) -> list[_Unit]:
+    """A module's definitions (see the module docstring); without
+    ``refs``, their names only (cheaper)."""
+    see = _refs if refs else _none
+    units: list[_Unit] = []
+    for node in tree.body:
+        if _is_def(node):
+            units.append(_Unit(_start(node), _end(node), frozenset({node.name}), see(node)))
+        elif isinstance(node, ast.ClassDef):
+            units.extend(_class_units(node, see))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            units.extend(_import_units(node, refs=refs))
+        else:
+            loose = not isinstance(node, ast.Assign | ast.AnnAssign)
+            units.append(_Unit(_start(node), _end(node), _binds(node), see(node), loose))
+    return units
+
+
+def _import_units(node: ast.Import | ast.ImportFrom, *, refs: bool = True) -> list[_Unit]:
+    """An import's names; only an alias (``a as b``) passes a name on."""
+    units: list[_Unit] = []
+    for alias in node.names:
+        bound = (alias.asname or alias.name).split(".")[0]
+        passed = (
+            frozenset({alias.name.rpartition(".")[2]}) if refs and alias.asname else frozenset()
+        )
+        units.append(_Unit(_start(node), _end(node), frozenset({bound}), passed))
+    return units
+
+
+def _none(*nodes: ast.AST | None) -> frozenset[str]:
+    return frozenset()
+
+
+def _class_units(node: ast.ClassDef, see: Callable[..., frozenset[str]]) -> list[_Unit]:
+    own = frozenset({node.name})
+    body_start = node.body[0].lineno if node.body else _end(node) + 1
+    header = see(*node.bases, *node.keywords, *node.decorator_list)
+    units = [_Unit(_start(node), max(body_start - 1, node.lineno), own, header)]
+    for item in node.body:
+        if _is_def(item):
+            name = item.name
+            # Python calls a dunder by syntax, on an instance of the class:
+            # the class stands for it (its name would reach every class's).
+            binds = own if _dunder(name) else frozenset({name})
+        else:
+            binds = own | _binds(item)
+        units.append(_Unit(_start(item), _end(item), binds, see(item)))
+    return units
+
+
+def changed_lines(before: str, now: str) -> tuple[set[int], set[int]]:
+    """The 1-based code lines (not blank, not a comment) that differ: in
+    ``before``, in ``now``. The common head and tail are cut off first."""
+    old, new = before.splitlines(), now.splitlines()
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    was: set[int] = set()
+    is_: set[int] = set()
+    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    opcodes: Sequence[tuple[str, int, int, int, int]]
+    if len(middle_old) + len(middle_new) > _DIFF_LINES:
+        opcodes = [("replace", 0, len(middle_old), 0, len(middle_new))]
+    else:
+        matcher = difflib.SequenceMatcher(None, middle_old, middle_new, autojunk=False)
+        opcodes = matcher.get_opcodes()
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        was.update(head + i + 1 for i in range(i1, i2) if _code(middle_old[i]))
+        is_.update(head + j + 1 for j in range(j1, j2) if _code(middle_new[j]))
+    return was, is_
+
+
+def _code(line: str) -> bool:
+    text = line.strip()
+    return bool(text) and not text.startswith("#")
+
+
+@dataclass(frozen=True, slots=True)
+class _TestClass:
+    node_id: str
+    #: What every test of the class needs (see :func:`_class_refs`).
+    refs: frozenset[str]
+    #: A base from elsewhere: kept whole.
+    foreign: bool
+    methods: tuple[tuple[str, frozenset[str]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _TestFile:
+    """A test file's tests and what each names."""
+
+    path: str
+    #: What its module-level hooks name (a reached one: the whole file).
+    hooks: frozenset[str]
+    functions: tuple[tuple[str, frozenset[str]], ...]
+    classes: tuple[_TestClass, ...]
+    helpers: tuple[_Unit, ...]
+    #: What its module-level imports name (a reached one: it is collected,
+    #: so an import the change broke is seen).
+    imports: frozenset[str] = frozenset()
+
+    def naming(self, reached: frozenset[str]) -> list[str]:
+        """The node-id prefixes of its tests that name a reached name."""
+        if self.hooks & reached:
+            return [self.path]
+        out = [node for node, refs in self.functions if refs & reached]
+        for cls in self.classes:
+            if cls.foreign or cls.refs & reached:
+                out.append(cls.node_id)
+            else:
+                out.extend(node for node, refs in cls.methods if refs & reached)
+        return out
+
+
+def _test_file(path: str, tree: ast.Module) -> _TestFile:
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    hooks: set[str] = set()
+    functions: list[tuple[str, frozenset[str]]] = []
+    tests: list[_TestClass] = []
+    helpers: list[_Unit] = []
+    imports: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imports |= _refs(node)
+        if _file_wide(node):
+            hooks |= _refs(node)
+        if _is_def(node) and _test_name(node.name):
+            functions.append((f"{path}::{node.name}", _callable_refs(node)))
+        elif isinstance(node, ast.ClassDef) and _test_class(node):
+            whole = f"{path}::{node.name}"
+            methods = tuple(
+                (f"{whole}::{item.name}", _callable_refs(item))
+                for item in node.body
+                if _is_def(item) and _test_name(item.name)
+            )
+            refs = _class_refs(node, classes, set())
+            tests.append(_TestClass(whole, refs, _foreign_base(node, classes), methods))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            helpers.extend(_import_units(node))
+        else:
+            helpers.append(_Unit(_start(node), _end(node), _binds(node), _refs(node)))
+    return _TestFile(
+        path, frozenset(hooks), tuple(functions), tuple(tests), tuple(helpers), frozenset(imports)
+    )
+
+
+class Narrower:
+    """Per-test selection for one workspace; what it read of a file is
+    kept between verdicts while the file's stamp (or text) is the same."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._units: dict[str, tuple[object, list[_Unit] | None]] = {}
+        self._tests: dict[str, tuple[object, _TestFile | None]] = {}
+        #: Path -> the names its change had at an earlier verdict of the run.
+        self._earlier: dict[str, set[str]] = {}
+
+    def forget(self) -> None:
+        """The run is over: no earlier verdict's names any more."""
+        self._earlier.clear()
+
+    def narrow(
+        self,
+        files: Sequence[str],
+        modules: Sequence[str],
+        changed: Mapping[str, tuple[str | None, str | None]],
+    ) -> Narrowed | str:
+        """The tests of ``files`` (selected test files) that the change
+        (path -> its text before the run and now) reaches through
+        ``modules``; or why the files run whole."""
+        if self._renamed():
+            return "the project renames pytest's test functions or classes"
+        if len(files) + len(modules) > MAX_FILES:
+            return f"more than {MAX_FILES} files to read"
+        whole = [f for f in files if f in changed]
+        names: set[str] = set()
+        for path, (before, now) in changed.items():
+            if path in whole:
+                continue
+            found = self._changed_names(path, before, now, modules)
+            if isinstance(found, str):
+                return found
+            if found:
+                self._earlier[path] = found
+            # Restored, or comments changed since: what it changed earlier
+            # in the run (a repair's verdict runs the tests that blocked).
+            names |= found or self._earlier.get(path, set())
+        if not names and not whole:
+            return "the change touches no definition (comments or blank lines only)"
+        tests = [self._test_file(f, changed) for f in files if f not in whole]
+        helpers = [(m, u) for m in modules for u in self._module_units(m, changed) or ()]
+        for test in tests:
+            helpers.extend((test.path, u) for u in test.helpers)
+        reached, hooks = _closure(names, helpers)
+        if hooks:
+            return hooks[0]
+        only = [*whole]
+        collected = set(whole)
+        for test in tests:
+            kept = test.naming(reached)
+            only.extend(kept)
+            if kept or test.imports & reached:
+                collected.add(test.path)
+        if not only:
+            return f"no test names {_few(sorted(names))} or what reaches it"
+        ordered = sorted(collected, key=list(files).index)
+        return Narrowed(tuple(ordered), tuple(only), tuple(sorted(names)))
+
+    def _changed_names(
+        self, path: str, before: str | None, now: str | None, modules: Sequence[str]
+    ) -> set[str] | str:
+        if not path.endswith(".py") or path not in modules:
+            return f"{path} is not a Python module between the change and the tests"
+        if path.rpartition("/")[2] == "conftest.py":
+            return f"{path} is a conftest.py"
+        if before is None or now is None:
+            return f"{path} was created or deleted, or its text before the run is not known"
+        try:
+            then = module_units(ast.parse(before), refs=False)
+        except (SyntaxError, ValueError):
+            then = None
+        units = self._module_units(path, {path: (before, now)})
+        if then is None or units is None:
+            return f"{path} does not parse"
+        names: set[str] = set()
+        for found, lines in zip((then, units), changed_lines(before, now), strict=True):
+            for line in lines:
+                hit = [u for u in found if u.start <= line <= u.end]
+                if not hit or any(u.loose or not u.binds for u in hit):
+                    return f"{path}:{line} changed outside any definition"
+                for unit in hit:
+                    names |= unit.binds
+        return names
+
+    def _module_units(
+        self, path: str, changed: Mapping[str, tuple[str | None, str | None]]
+    ) -> list[_Unit] | None:
+        return self._read(self._units, path, changed, lambda tree: module_units(tree))
+
+    def _test_file(
+        self, path: str, changed: Mapping[str, tuple[str | None, str | None]]
+    ) -> _TestFile:
+        found = self._read(self._tests, path, changed, lambda tree: _test_file(path, tree))
+        # One that does not parse runs whole: pytest says why.
+        return found or _TestFile(path, frozenset(), (), (), ())
+
+    def _read(
+        self,
+        cache: dict[str, tuple[object, T | None]],
+        path: str,
+        changed: Mapping[str, tuple[str | None, str | None]],
+        make: Callable[[ast.Module], T],
+    ) -> T | None:
+        """``make`` of ``path``'s tree (its text now when it changed),
+        kept by the file's stamp or text."""
+        text: str | bytes | None
+        if path in changed:
+            text = changed[path][1]
+            key: object = ("text", hash(text))
+        else:
+            try:
+                info = (self.root / path).stat()
+            except OSError:
+                return None
+            key, text = (info.st_mtime_ns, info.st_size), None
+        kept = cache.get(path)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        try:
+            if text is None and path not in changed:
+                text = (self.root / path).read_bytes()
+            value = make(ast.parse(text)) if text is not None else None
+        except (SyntaxError, ValueError, OSError):
+            value = None
+        cache[path] = (key, value)
+        return value
+
+    def _renamed(self) -> bool:
+        for name in _CONFIGS:
+            try:
+                text = (self.root / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if any(key in text for key in _RENAMES):
+                return True
+        return False
+
+
+def _closure(
+    names: Iterable[str], units: Sequence[tuple[str, _Unit]]
+) -> tuple[frozenset[str], list[str]]:
+    """Every name reached from ``names``; why that cannot be followed (a
+    ``conftest.py`` or a module-level statement naming a reached name: a
+    fixture, a registry filled at import)."""
+    reached = set(names)
+    by_ref: dict[str, list[tuple[str, _Unit]]] = {}
+    for item in units:
+        for ref in item[1].refs:
+            by_ref.setdefault(ref, []).append(item)
+    queue = list(reached)
+    hooks: list[str] = []
+    while queue:
+        name = queue.pop()
+        for path, unit in by_ref.get(name, ()):
+            if path.rpartition("/")[2] == "conftest.py":
+                hooks.append(f"{path} names {name} (a conftest.py hook or fixture)")
+            elif unit.loose:
+                hooks.append(
+                    f"{path}:{unit.start} runs {name} at import (a module-level statement)"
+                )
+            for bound in unit.binds - reached:
+                reached.add(bound)
+                queue.append(bound)
+    return frozenset(reached), hooks
+
+
+def _test_name(name: str) -> bool:
+    return name.startswith("test")
+
+
+def _test_class(node: ast.ClassDef) -> bool:
+    return node.name.startswith("Test") or bool(node.bases)
+
+
+def _callable_refs(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """A test function's names, with its parameters (its fixtures)."""
+    args = node.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    return _refs(node) | params
+
+
+def _file_wide(node: ast.stmt) -> bool:
+    """A module-level statement whose names every test of the file needs."""
+    if _is_def(node):
+        return node.name in _FILE_HOOKS or any(
+            isinstance(d, ast.Call) and any(k.arg == "autouse" for k in d.keywords)
+            for d in node.decorator_list
+        )
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        return bool(_binds(node) & _FILE_HOOKS)
+    return not isinstance(node, ast.Import | ast.ImportFrom | ast.ClassDef)
+
+
+def _class_refs(
+    node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], seen: set[str]
+) -> frozenset[str]:
+    """What a class's every test needs: its header, its non-test members,
+    and all of its same-file bases (their tests run in it too)."""
+    seen.add(node.name)
+    found = set(_refs(*node.bases, *node.keywords, *node.decorator_list))
+    for item in node.body:
+        if not (_is_def(item) and _test_name(item.name)):
+            found |= _refs(item)
+    for base in node.bases:
+        if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+            found |= _refs(classes[base.id])
+            found |= _class_refs(classes[base.id], classes, seen)
+    return frozenset(found)
+
+
+def _foreign_base(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> bool:
+    """A base other than ``object``, a ``TestCase`` or a class of the file."""
+    for base in node.bases:
+        name = (
+            base.id
+            if isinstance(base, ast.Name)
+            else base.attr
+            if isinstance(base, ast.Attribute)
+            else None
+        )
+        if name in ("object", "TestCase", "IsolatedAsyncioTestCase") or name in classes:
+            continue
+        return True
+    return False
+
+
+def _few(names: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

@@ -1,0 +1,322 @@
+"""A warm pytest: one kept process per gate that has imported pytest and
+forks a fresh child for each run of the tests.
+
+Most of a small pytest run is the interpreter's start, pytest's import and
+its plugins' (0.3-0.4 s on this project's machines); a kept process pays
+that once. The gate starts it when a run first changes a file (its
+:class:`ProcessLauncher` port: the child environment, no secrets, its own
+process group, killed when Rein dies), and a run of the tests is then the
+same shell command through the gates' ``CommandRunner`` as a cold one,
+with a small *client* in place of ``-m pytest``:
+
+* the client (``python -I -S client.py <socket> <pytest args>``) connects
+  to the kept process over a Unix socket in a private folder and hands it
+  its working folder, its environment and its standard input, output and
+  error (the file descriptors themselves), then waits for pytest's exit
+  code and exits with it;
+* the kept process forks a handler (a session of its own) that forks
+  pytest once more in the client's folder, environment and ``sys.path``
+  (the folder, then ``PYTHONPATH``, then the interpreter's own), and waits
+  for it or for the client's connection to end: a client killed at the
+  time limit, or by an abort or a steer with its process group, takes
+  pytest's process group with it;
+* when the kept process is not ready, is gone, or a module it has imported
+  lies in the project's own folders (the project *is* one of pytest's
+  dependencies), the client runs pytest itself (``exec python -m pytest``):
+  a cold run, the same as without the warm process. A handler that ends
+  without an exit code makes the client exit with 3 (pytest's internal
+  error): the verdict is then unverified, never "passed".
+
+Each run is a fresh fork of a process that has imported only pytest, never
+the project: the project's modules, its ``conftest.py`` and its tests are
+imported by the child from the shadow, as in a cold run. Forked children
+share the kept process's hash seed (``random`` is seeded again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import tempfile
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["ProcessLauncher", "WarmClient", "WarmPytest"]
+
+log = logging.getLogger(__name__)
+
+#: How long the kept process may take to import pytest and say it is ready.
+READY_TIMEOUT_S = 60.0
+
+_SERVER_SOURCE = r'''"""Written by Rein's tests gate: a warm pytest, forked per run."""
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+import pytest
+from _pytest.config import default_plugins
+
+for _name in default_plugins:
+    try:
+        importlib.import_module("_pytest." + _name)
+    except Exception:
+        pass
+
+_OWN = set(os.environ.get("PYTHONPATH", "").split(os.pathsep))
+_BASE = [p for p in sys.path[1:] if p not in _OWN]
+_WARM = sorted({name.split(".")[0] for name in sys.modules if not name.startswith("_")})
+
+
+def _collides(folders):
+    for folder in folders:
+        for name in _WARM:
+            if os.path.isfile(os.path.join(folder, name + ".py")) or os.path.isfile(
+                os.path.join(folder, name, "__init__.py")
+            ):
+                return True
+    return False
+
+
+def _receive(conn):
+    data, fds, _flags, _address = socket.recv_fds(conn, 1 << 16, 3)
+    if len(data) < 4:
+        raise EOFError
+    size = struct.unpack("!I", data[:4])[0]
+    data = data[4:]
+    while len(data) < size:
+        more = conn.recv(1 << 16)
+        if not more:
+            raise EOFError
+        data += more
+    return json.loads(data), fds
+
+
+def _pytest(request, paths):
+    os.chdir(request["cwd"])
+    sys.path[:] = [request["cwd"], *paths, *_BASE]
+    sys.argv = [sys.argv[0], *request["args"]]
+    import random
+
+    random.seed()
+    try:
+        code = pytest.main(request["args"])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        code = 3
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+def _handle(conn):
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    request, fds = _receive(conn)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    paths = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+    if _collides([request["cwd"], *paths]):
+        conn.sendall(b"C")
+        return
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        _pytest(request, paths)
+    done = os.pidfd_open(pid)
+    ready, _, _ = select.select([conn, done], [], [])
+    if done not in ready:
+        os.killpg(0, signal.SIGKILL)  # the client is gone: so is its run
+    _, status = os.waitpid(pid, 0)
+    conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
+
+
+def main(path):
+    # What a handler needs (Python 3.9, Linux 5.3): without it, no "ready".
+    os.close(os.pidfd_open(os.getpid()))
+    _needed = (socket.recv_fds, os.waitstatus_to_exitcode)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(16)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        ready, _, _ = select.select([server, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(0, 4096):
+            return  # Rein is gone
+        if server in ready:
+            conn, _ = server.accept()
+            if os.fork() == 0:
+                server.close()
+                try:
+                    _handle(conn)
+                finally:
+                    os._exit(0)
+            conn.close()
+
+
+main(sys.argv[1])
+'''
+
+_CLIENT_SOURCE = r'''"""Written by Rein's tests gate: pytest run by the warm process."""
+import json
+import os
+import socket
+import struct
+import sys
+
+
+def _cold():
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", *sys.argv[2:]])
+
+
+try:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(sys.argv[1])
+    body = json.dumps({"cwd": os.getcwd(), "env": dict(os.environ), "args": sys.argv[2:]})
+    body = body.encode("utf-8")
+    socket.send_fds(conn, [struct.pack("!I", len(body)) + body], [0, 1, 2])
+except (OSError, AttributeError):
+    _cold()
+answer = b""
+while len(answer) < 5:
+    more = conn.recv(5 - len(answer))
+    if not more:
+        break
+    answer += more
+if answer[:1] == b"C":
+    _cold()
+if len(answer) < 5:
+    sys.stderr.write("rein: the warm pytest process ended without an exit code\n")
+    sys.exit(3)
+sys.exit(struct.unpack("!i", answer[1:])[0])
+'''
+
+
+class KeptProcess(Protocol):
+    """A started process (``asyncio.subprocess.Process`` is one)."""
+
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+    async def wait(self) -> int: ...
+
+
+class ProcessLauncher(Protocol):
+    """Starts a kept process: ``argv`` in ``cwd`` with the child
+    environment (no secrets), stdin a pipe that ends when Rein does,
+    stdout a pipe, in its own process group, killed when Rein dies."""
+
+    async def launch(self, argv: Sequence[str], cwd: str) -> KeptProcess: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WarmClient:
+    """How a run reaches the warm process: the client script and the socket."""
+
+    script: str
+    socket: str
+
+
+class WarmPytest:
+    """The gate's kept pytest process (see the module docstring)."""
+
+    def __init__(self, python: str, launcher: ProcessLauncher) -> None:
+        self.python = python
+        self.launcher = launcher
+        self._folder: Path | None = None
+        self._process: KeptProcess | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = False
+        self._finalizer: weakref.finalize[..., WarmPytest] | None = None
+
+    def start(self) -> None:
+        """Start the kept process in the background (once)."""
+        if self._task is not None:
+            return
+        folder = Path(tempfile.mkdtemp(prefix="rein-warm-pytest-"))
+        (folder / "server.py").write_text(_SERVER_SOURCE, encoding="utf-8")
+        (folder / "client.py").write_text(_CLIENT_SOURCE, encoding="utf-8")
+        self._folder = folder
+        self._task = asyncio.get_running_loop().create_task(self._launch(folder))
+
+    async def _launch(self, folder: Path) -> None:
+        argv = [self.python, str(folder / "server.py"), str(folder / "socket")]
+        try:
+            process = await self.launcher.launch(argv, str(folder))
+        except OSError as exc:
+            log.info("tests gate: no warm pytest (%s)", exc)
+            return
+        self._process = process
+        self._finalizer = weakref.finalize(self, _stop, process, folder)
+        try:
+            assert process.stdout is not None
+            line = await asyncio.wait_for(process.stdout.readline(), READY_TIMEOUT_S)
+        except (TimeoutError, OSError, ValueError):
+            line = b""
+        if line.strip() == b"ready":
+            self._ready = True
+        else:
+            log.info("tests gate: the warm pytest did not start; pytest runs cold")
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+
+    async def wait_ready(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the kept process to be ready."""
+        if self._task is not None and not self._task.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._task), timeout_s)
+        return self.client() is not None
+
+    def client(self) -> WarmClient | None:
+        """How to reach the kept process, None when it is not ready."""
+        process, folder = self._process, self._folder
+        if not self._ready or process is None or folder is None or process.returncode is not None:
+            return None
+        return WarmClient(script=str(folder / "client.py"), socket=str(folder / "socket"))
+
+    async def close(self) -> None:
+        """Stop the kept process (waited for, so its pipes are closed on
+        this event loop) and remove its folder."""
+        task, process = self._task, self._process
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._finalizer is not None:
+            self._finalizer()
+        elif self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+        if process is not None:
+            with contextlib.suppress(TimeoutError, ProcessLookupError):
+                await asyncio.wait_for(process.wait(), 10)
+        self._task = self._process = self._folder = self._finalizer = None
+        self._ready = False
+
+
+def _stop(process: KeptProcess, folder: Path) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    shutil.rmtree(folder, ignore_errors=True)

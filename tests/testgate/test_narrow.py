@@ -1,0 +1,182 @@
+"""Per-test selection: the tests naming what a change reaches, else why not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rein.testgate.narrow import Narrowed, Narrower, changed_lines
+from tests.testgate.projects import project
+
+LIB = (
+    '"""The library."""\n\nimport os\n\n\n'
+    "def low(x):\n    return x + 1\n\n\n"
+    "def high(x):\n    return low(x) * 2\n\n\n"
+    "def other(x):\n    return x\n\n\n"
+    "def spare():\n    # nothing\n    return 0\n\n\n"
+    "class Box:\n    def __init__(self, x):\n        self.x = x\n\n"
+    "    def size(self):\n        return self.x\n\n"
+    "    def name(self):\n        return 'box'\n\n\n"
+    "ALIAS = high\n"
+    "globals().update({k: v for k, v in {'one': 1}.items()})\n"
+)
+TESTS = (
+    "import unittest\n\nimport pytest\n\nfrom lib import ALIAS, Box, high, other\n\n\n"
+    "def helper():\n    return ALIAS(1)\n\n\n"
+    "def test_high():\n    assert helper() == 4\n\n\n"
+    "def test_other():\n    assert other(1) == 1\n\n\n"
+    "@pytest.fixture\ndef box():\n    return Box(1)\n\n\n"
+    "def test_box_fixture(box):\n    assert box\n\n\n"
+    "class TestBox:\n    def test_size(self):\n        assert Box(2).size() == 2\n\n"
+    "    def test_name(self):\n        assert Box(2).name() == 'box'\n\n\n"
+    "class Mixed(unittest.TestCase, object):\n"
+    "    def test_other(self):\n        assert other(2) == 2\n"
+)
+MIXIN = "from tests.helpers import Shared\n\n\nclass TestShared(Shared):\n    pass\n"
+
+
+def _narrow(root: Path, before: str, now: str, files=("tests/test_lib.py",)) -> Narrowed | str:
+    return Narrower(root).narrow(files, ("lib.py",), {"lib.py": (before, now)})
+
+
+def test_a_changed_function_keeps_the_tests_naming_it_or_what_calls_it(tmp_path: Path) -> None:
+    root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    # low -> high -> ALIAS -> helper -> test_high; nothing else names them.
+    narrowed = _narrow(root, LIB, LIB.replace("x + 1", "x + 2"))
+
+    assert narrowed == Narrowed(("tests/test_lib.py",), ("tests/test_lib.py::test_high",), ("low",))
+
+
+def test_a_method_keeps_its_tests_and_a_dunder_keeps_every_user_of_the_class(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    size = _narrow(root, LIB, LIB.replace("return self.x", "return -self.x"))
+    init = _narrow(root, LIB, LIB.replace("self.x = x", "self.x = -x"))
+
+    assert isinstance(size, Narrowed) and isinstance(init, Narrowed)
+    assert size.only == ("tests/test_lib.py::TestBox::test_size",)
+    # __init__ stands for Box: the fixture naming it, and both methods.
+    assert init.only == (
+        "tests/test_lib.py::test_box_fixture",
+        "tests/test_lib.py::TestBox::test_size",
+        "tests/test_lib.py::TestBox::test_name",
+    )
+
+
+def test_a_class_with_a_foreign_base_is_kept_whole_and_imports_are_collected(
+    tmp_path: Path,
+) -> None:
+    tests = TESTS.replace("(unittest.TestCase, object)", "(unittest.TestCase, Base)")
+    tests = tests.replace("import unittest\n", "import unittest\n\nfrom base import Base\n")
+    root = project(
+        tmp_path,
+        {
+            "lib.py": LIB,
+            "tests/test_lib.py": tests,
+            "tests/test_imports.py": "from lib import low\n",
+        },
+    )
+    narrowed = _narrow(
+        root, LIB, LIB.replace("x + 1", "x + 2"), ("tests/test_imports.py", "tests/test_lib.py")
+    )
+
+    assert isinstance(narrowed, Narrowed)
+    assert narrowed.only == ("tests/test_lib.py::test_high", "tests/test_lib.py::Mixed")
+    # test_imports.py runs nothing but is collected: an import the change
+    # broke would show.
+    assert narrowed.files == ("tests/test_imports.py", "tests/test_lib.py")
+
+
+def test_an_autouse_fixture_or_a_changed_test_file_keeps_the_whole_file(tmp_path: Path) -> None:
+    autouse = (
+        "import pytest\n\nfrom lib import low\n\n\n"
+        "@pytest.fixture(autouse=True)\ndef ready():\n    low(1)\n\n\n"
+        "def test_plain():\n    assert True\n"
+    )
+    root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": autouse})
+    narrowed = _narrow(root, LIB, LIB.replace("x + 1", "x + 2"))
+    changed = Narrower(root).narrow(
+        ("tests/test_lib.py",), ("lib.py",), {"tests/test_lib.py": (autouse, autouse + "\n")}
+    )
+
+    assert isinstance(narrowed, Narrowed) and narrowed.only == ("tests/test_lib.py",)
+    assert isinstance(changed, Narrowed) and changed.only == ("tests/test_lib.py",)
+
+
+def test_what_cannot_be_told_runs_the_whole_files_and_says_why(tmp_path: Path) -> None:
+    root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    cases = {
+        "module docstring": (LIB, LIB.replace("The library", "A library")),
+        "module-level call": (LIB, LIB.replace("'one': 1", "'one': 2")),
+        "comment": (LIB, LIB.replace("# nothing", "# nothing at all")),
+        "unknown": (None, LIB),
+        "no parse": (LIB, LIB + "def (\n"),
+        "no test": (LIB, LIB.replace("return 0", "return 1")),
+    }
+    reasons = {k: _narrow(root, before, now) for k, (before, now) in cases.items()}  # type: ignore[arg-type]
+
+    assert reasons == {
+        "module docstring": "lib.py:1 changed outside any definition",
+        "module-level call": "lib.py:35 changed outside any definition",
+        "comment": "the change touches no definition (comments or blank lines only)",
+        "unknown": "lib.py was created or deleted, or its text before the run is not known",
+        "no parse": "lib.py does not parse",
+        "no test": "no test names spare or what reaches it",
+    }
+
+
+def test_a_conftest_naming_the_change_or_renamed_test_functions_run_whole_files(
+    tmp_path: Path,
+) -> None:
+    conftest = "import pytest\n\nfrom lib import low\n\n\n@pytest.fixture\ndef value():\n    return low(1)\n"
+    root = project(
+        tmp_path / "a", {"lib.py": LIB, "tests/test_lib.py": TESTS, "tests/conftest.py": conftest}
+    )
+    hooked = Narrower(root).narrow(
+        ("tests/test_lib.py",),
+        ("lib.py", "tests/conftest.py"),
+        {"lib.py": (LIB, LIB.replace("x + 1", "x + 2"))},
+    )
+    renamed = project(
+        tmp_path / "b",
+        {
+            "lib.py": LIB,
+            "tests/test_lib.py": TESTS,
+            "pytest.ini": "[pytest]\npython_functions = check_*\n",
+        },
+    )
+
+    assert hooked == "tests/conftest.py names low (a conftest.py hook or fixture)"
+    assert _narrow(renamed, LIB, LIB.replace("x + 1", "x + 2")) == (
+        "the project renames pytest's test functions or classes"
+    )
+
+
+def test_changed_lines_are_code_lines_of_each_side() -> None:
+    before = "a = 1\n# note\nb = 2\nc = 3\n"
+    now = "a = 1\n# a note\nb = 20\nc = 3\nd = 4\n"
+
+    assert changed_lines(before, now) == ({3}, {3, 5})
+
+
+def test_a_restored_file_has_the_names_of_its_earlier_change_in_the_run(tmp_path: Path) -> None:
+    root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    narrower = Narrower(root)
+    files, modules = ("tests/test_lib.py",), ("lib.py",)
+    broken = narrower.narrow(files, modules, {"lib.py": (LIB, LIB.replace("x + 1", "x + 2"))})
+    repaired = narrower.narrow(files, modules, {"lib.py": (LIB, LIB)})
+    narrower.forget()  # the run is over
+
+    assert isinstance(broken, Narrowed) and repaired == broken
+    assert narrower.narrow(files, modules, {"lib.py": (LIB, LIB)}) == (
+        "the change touches no definition (comments or blank lines only)"
+    )
+
+
+def test_a_module_level_call_naming_a_reached_name_runs_whole_files(tmp_path: Path) -> None:
+    registry = LIB + "REGISTRY = {}\nREGISTRY.update(one=spare())\n"
+    root = project(tmp_path, {"lib.py": registry, "tests/test_lib.py": TESTS})
+
+    assert _narrow(root, registry, registry.replace("return 0", "return 1")) == (
+        "lib.py:37 runs spare at import (a module-level statement)"
+    )
