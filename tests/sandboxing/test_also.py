@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rein.bring.hook_runner import run_hook
-from rein.config import load_config
+from rein.config import ReinConfig, load_config
 from rein.harness.config import TestsGateConfig
 from rein.harness.errors import ConfigError
 from rein.mcp.client import McpConnection
@@ -27,10 +27,13 @@ from rein.sandboxing import SandboxSettings
 from rein.sandboxing.others import OtherCommandsSandbox
 from rein.sandboxing.probe import sandbox_status, unavailable_notice
 from rein.sandboxing.proxy import PRESETS
-from rein.session.builder import build_gates
+from rein.session import SessionSpec
+from rein.session.builder import build_gates, build_session
 from rein.testgate.gate import TestGate
 from tests.fakes.commands import FakeCommandRunner
 from tests.fakes.diagnostics import FakeDiagnostics
+from tests.fakes.models import FunctionModel, assistant
+from tests.fakes.session import fake_session_ports
 from tests.fakes.workspace import FakeWorkspace
 from tests.testgate.projects import changed, project, verdict
 
@@ -165,7 +168,8 @@ async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_out
     tests = (
         "from pathlib import Path\nfrom mod import first_n\n\n\n"
         "def test_first_two():\n    assert first_n(2) == [1, 2]\n\n\n"
-        f"def test_writes_outside():\n    Path({str(outside)!r}, 'x').write_text('x')\n"
+        # It names first_n: the gate's per-test selection runs it too.
+        f"def test_writes_outside():\n    first_n(1)\n    Path({str(outside)!r}, 'x').write_text('x')\n"
     )
     good = "def first_n(n):\n    return list(range(1, n + 1))\n"
     root = project(tmp_path / "proj", {"mod.py": good, "tests/test_mod.py": tests})
@@ -180,3 +184,28 @@ async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_out
     assert "tests/test_mod.py::test_writes_outside" in outcome.detail
     assert "failing before the run too" in outcome.detail
     assert os.listdir(outside) == []
+
+
+async def test_a_session_whose_gates_are_sandboxed_keeps_no_warm_pytest(tmp_path: Path) -> None:
+    """A warm pytest forks the tests from a process outside any sandbox:
+    with ``sandbox.also: [gates]`` the tests gate runs them cold, through
+    the gates' (sandboxed) runner; without it, it warms up."""
+    root = project(
+        tmp_path / "proj", {"mod.py": "x = 1\n", "tests/test_mod.py": "def test_x():\n    pass\n"}
+    )
+    ports = fake_session_ports(root, FunctionModel(lambda request: assistant("ok")))
+
+    def tests_gate(config: ReinConfig) -> TestGate:
+        session = build_session(config, ports, SessionSpec())
+        assert session.gates is not None
+        [gate] = [g for g in session.gates.gates if isinstance(g, TestGate)]
+        return gate
+
+    sandboxed = tests_gate(ReinConfig.model_validate({"sandbox": {"also": ["gates"]}}))
+    assert not await sandboxed.warm_ready(5.0)
+    warm = tests_gate(ReinConfig.model_validate({}))
+    try:
+        assert await warm.warm_ready(30.0)
+    finally:
+        await warm.close()
+        await sandboxed.close()

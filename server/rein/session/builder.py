@@ -118,12 +118,15 @@ def build_gates(
     root: Path | None = None,
     *,
     install_runner: CommandRunner | None = None,
+    warm_tests: bool = True,
 ) -> GatePipeline:
     """The gates in their order: dependencies, analyzer, tests, the
     preview's, the runtime command, then the custom command gates. Installs run for the
     configured commands, else (given the workspace's ``root``) with the
     project's own tooling (:func:`rein.process.installers.detect_install_command`),
-    through ``install_runner`` when given."""
+    through ``install_runner`` when given. ``warm_tests``: the tests gate
+    may keep a warm pytest (not when the gates' commands are sandboxed: its
+    forks would run outside the sandbox)."""
     gates: list[Gate] = []
     dependencies = None
     if config.dependencies.enabled and (config.dependencies.commands or root is not None):
@@ -143,7 +146,7 @@ def build_gates(
                 settle_timeout_s=config.analyzer.settle_timeout_ms / 1000,
             )
         )
-    tests = tests_gate(config.tests, diagnostics, runner, root)
+    tests = tests_gate(config.tests, diagnostics, runner, root, warm=warm_tests)
     if tests is not None:
         gates.append(tests)
     gates.extend(preview_gates)
@@ -161,6 +164,8 @@ def tests_gate(
     diagnostics: DiagnosticsSource,
     runner: CommandRunner,
     root: Path | None,
+    *,
+    warm: bool = True,
 ) -> TestGate | None:
     """The tests gate when it is on: ``enabled: true``, or "auto" and the
     project has pytest tests (a custom ``command`` counts as tests). Its
@@ -179,7 +184,7 @@ def tests_gate(
         python=python,
         prior_texts=diagnostics if isinstance(diagnostics, PriorTexts) else None,
         xdist=has_xdist(python),
-        launcher=KeptProcessLauncher(),
+        launcher=KeptProcessLauncher() if warm else None,
     )
 
 
@@ -275,6 +280,9 @@ def build_session(
             ports.preview_gates(),
             ports.root,
             install_runner=ports.install_runner,
+            # A warm pytest forks the tests outside any sandbox: cold runs when
+            # the gates' commands are to run in it (sandbox.also).
+            warm_tests="gates" not in config.sandbox.also,
         )
     )
     system = build_system_prompt(_offered(tools, mode), ROLE_OF_MODE[mode], instructions)
