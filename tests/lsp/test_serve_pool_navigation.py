@@ -87,7 +87,9 @@ async def test_serve_navigates_with_its_own_analyzer_on_the_live_buffers(
     ed.type("pkg/use.py", TYPED)  # typed, not saved
 
     async def prompt(params: dict[str, Any]) -> dict[str, Any]:
-        answer = await asyncio.wait_for(client.protocol.send_request_async("rein/prompt", params), 90)
+        answer = await asyncio.wait_for(
+            client.protocol.send_request_async("rein/prompt", params), 90
+        )
         return answer  # type: ignore[no-any-return]
 
     first = await prompt({"text": "where is f used?"})

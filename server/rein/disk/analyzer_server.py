@@ -93,6 +93,7 @@ class _Analyzer:
         self.executable = executable
         self.pool = pool
         self.client: LanguageClient | None = None
+        self.capabilities: dict[str, Any] = {}  #: initialize's (navigation asks by them)
         self.diagnostics: dict[str, list[Diagnostic]] = {}
         #: path -> the JSON items of its last publish: an unchanged publish
         #: (basedpyright re-checking an importer) keeps the same Diagnostic
@@ -180,12 +181,10 @@ class _Analyzer:
 
     async def start(self) -> None:
         client = LanguageClient("rein-analyzer-pool", "0.1")
-        # Kept as plain dicts. We only need the analyzer's diagnostics, not
-        # its capabilities; some servers send capabilities lsprotocol cannot
-        # structure (ruff's notebook selector). A publish is read straight
-        # from its JSON: structuring thousands of diagnostics with cattrs
-        # cost a large repository's verdict tens of milliseconds per change
-        # (sympy).
+        # Kept as plain dicts: some servers send capabilities lsprotocol cannot
+        # structure (ruff's notebook selector), and structuring thousands of
+        # diagnostics with cattrs cost a large repository's verdict tens of
+        # milliseconds per change (sympy).
         for raw in (lsp.InitializeResult, lsp.PublishDiagnosticsParams):
             client.protocol._converter.register_structure_hook(raw, lambda obj, _type: obj)
         self.client = client
@@ -320,6 +319,7 @@ class _Analyzer:
             ),
         )
         caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
+        self.capabilities = caps
         info = result.get("serverInfo") if isinstance(result, dict) else None
         if isinstance(info, dict) and info.get("version"):
             self.version = str(info["version"])
