@@ -147,7 +147,8 @@ async def test_document_outline_and_workspace_symbols(tmp_path: Path) -> None:
             {"name": "area", "kind": 12, "location": {"uri": "untitled:Untitled-1"}},
         ],
     )
-    # An outline points at each symbol's name (selectionRange), as the pool's do.
+    # An outline points at each symbol's name (selectionRange), as the pool's
+    # do; its whole range is the extent (find_definition shows its lines).
     (outline,) = await nav.document_symbols("s.py")
     assert outline == CodeSymbol(
         "Shape",
@@ -155,9 +156,20 @@ async def test_document_outline_and_workspace_symbols(tmp_path: Path) -> None:
         CodeLocation("s.py", code_range(0, 6, 0, 11)),
         detail="class",
         children=(
-            CodeSymbol("area", "method", CodeLocation("s.py", code_range(1, 8, 1, 12))),
-            CodeSymbol("size", "property", CodeLocation("s.py", code_range(3, 4, 3, 9))),
+            CodeSymbol(
+                "area",
+                "method",
+                CodeLocation("s.py", code_range(1, 8, 1, 12)),
+                extent=code_range(1, 4, 3, 0),
+            ),
+            CodeSymbol(
+                "size",
+                "property",
+                CodeLocation("s.py", code_range(3, 4, 3, 9)),
+                extent=code_range(3, 4, 3, 9),
+            ),
         ),
+        extent=code_range(0, 0, 4, 0),
     )
     found = await nav.workspace_symbols("area")
     assert found == [

@@ -3,7 +3,8 @@ offer ``rein/navigate``: the session is offered the navigation tools, and
 the first question starts Rein's own basedpyright for the folder, which
 answers on the client's live buffers. ``find_references`` finds a use
 under an import alias that exists only in an unsaved buffer, and after the
-person types more (unsaved), the next question sees that too."""
+person types more (unsaved), the next question sees that too;
+``find_definition`` shows the definition's lines."""
 
 from __future__ import annotations
 
@@ -69,6 +70,14 @@ async def client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
                         "  5:12: return g(3) (as g)", "  8:9: LATER = g(4) (as g)"
                     )
                 },
+                **call("find_definition", path="pkg/use.py", line=8, symbol="g"),
+            },
+            {
+                # The definition with its lines (the outline's range of f).
+                "expect": {
+                    "last_message_contains": "1 definition of `g` (basedpyright):\n"
+                    "pkg/core.py\n  1:5: def f(x: int) -> int:\n    2|     return x + 1"
+                },
                 "text": "and later too.",
             },
         ],
@@ -92,9 +101,12 @@ async def test_serve_navigates_with_its_own_analyzer_on_the_live_buffers(
         )
         return answer  # type: ignore[no-any-return]
 
+    def errors() -> list[str]:
+        return [e["event"]["message"] for e in ed.events if e["event"]["type"] == "error"]
+
     first = await prompt({"text": "where is f used?"})
-    assert first["status"] == "completed", first
+    assert first["status"] == "completed", errors()
     ed.type("pkg/use.py", TYPED_MORE)
     second = await prompt({"text": "and now?", "sessionId": first["sessionId"]})
-    assert second["status"] == "completed", second
+    assert second["status"] == "completed", errors()
     assert (ed.root / "pkg/use.py").read_text() == ON_DISK

@@ -21,6 +21,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
+from rein.disk.analyzer_capabilities import client_capabilities
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
 from rein.harness.errors import ReinError
 from rein.harness.ports import Diagnostic
@@ -291,29 +292,7 @@ class _Analyzer:
                     process_id=os.getpid(),
                     root_uri=root.as_uri(),
                     workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-                    capabilities=lsp.ClientCapabilities(
-                        workspace=lsp.WorkspaceClientCapabilities(
-                            configuration=self.spec.workspace_configuration,
-                            workspace_folders=True,
-                            did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
-                                dynamic_registration=True
-                            ),
-                        ),
-                        window=lsp.WindowClientCapabilities(
-                            work_done_progress=self.spec.work_done_progress
-                        ),
-                        text_document=lsp.TextDocumentClientCapabilities(
-                            synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
-                            publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(
-                                version_support=True, related_information=False
-                            ),
-                            diagnostic=lsp.DiagnosticClientCapabilities(
-                                related_document_support=False
-                            )
-                            if self.spec.pull
-                            else None,
-                        ),
-                    ),
+                    capabilities=client_capabilities(self.spec),
                     initialization_options=self.spec.initialization(self.settings),
                 )
             ),

@@ -315,6 +315,7 @@ class PoolNavigator:
                 container=container,
                 detail=item.detail or None,
                 children=tuple(self._symbol(path, c, item.name) for c in item.children or []),
+                extent=_range(item.range),
             )
         location = item.location
         if isinstance(location, lsp.Location):
