@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
+from rein.config import load_config
 from rein.disk.analyzer_specs import find_executable
 from rein.disk.lazy_navigator import LazyPoolNavigator
 from rein.harness.navigation_ports import (
@@ -335,3 +336,10 @@ async def test_a_client_without_navigation_gets_reins_own_servers_started_on_fir
 def test_a_folder_without_a_language_that_navigates_gets_no_navigator(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("# notes\n")
     assert _initialized(tmp_path, {}).folder.navigator is None
+
+
+def test_with_the_analyzer_gate_off_no_servers_of_reins_answer(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    server = _initialized(tmp_path, {})
+    server.config = load_config({"gates": {"analyzer": {"enabled": False}}}, "test")
+    assert server.folder.navigator is None

@@ -5,8 +5,10 @@ them with the editor's own providers (:class:`~rein.lsp.editor_navigation.
 EditorNavigator`). Any other LSP client gets Rein's own analyzer servers for
 the folder (:class:`~rein.disk.lazy_navigator.LazyPoolNavigator`: started on
 the first question, shown the client's live buffers, stopped with the
-folder), when one of the folder's analyzers can navigate and is installed.
-Otherwise there is none, and the tools are not offered.
+folder), when one of the folder's analyzers can navigate and is installed
+(``gates.analyzer.servers`` and its presets, as headless) and
+``gates.analyzer.enabled`` is not false. Otherwise there is none, and the
+tools are not offered.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def folder_navigator(
     if offers_navigation:
         return EditorNavigator(client, root), None
     analyzer = config.gates.analyzer
+    if not analyzer.enabled:  # no analyzer servers of Rein's run here
+        return None, None
     specs = workspace_specs(root, analyzer)
     if not any(
         s.name not in DIAGNOSTICS_ONLY and find_executable(s.command[0]) is not None for s in specs
