@@ -4,7 +4,8 @@ the first question starts Rein's own basedpyright for the folder, which
 answers on the client's live buffers. ``find_references`` finds a use
 under an import alias that exists only in an unsaved buffer, and after the
 person types more (unsaved), the next question sees that too;
-``find_definition`` shows the definition's lines."""
+``find_definition`` shows the definition's lines; once the buffer is closed
+unsaved, the disk's text answers again."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from rein.disk.analyzer_specs import find_executable
@@ -80,6 +82,16 @@ async def client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
                 },
                 "text": "and later too.",
             },
+            call("find_references", path="pkg/core.py", line=1, symbol="f"),
+            {
+                # The buffer closed unsaved: the disk's text again.
+                "expect": {
+                    "last_message_contains": "2 references to `f` in 2 files (basedpyright):\n"
+                    "pkg/core.py\n  1:5: def f(x: int) -> int:\n"
+                    "pkg/use.py\n  1:22: from pkg.core import f"
+                },
+                "text": "only imported now.",
+            },
         ],
     )
     # A client of the "visual-studio-code" profile, without Rein's
@@ -109,4 +121,9 @@ async def test_serve_navigates_with_its_own_analyzer_on_the_live_buffers(
     ed.type("pkg/use.py", TYPED_MORE)
     second = await prompt({"text": "and now?", "sessionId": first["sessionId"]})
     assert second["status"] == "completed", errors()
+    client.text_document_did_close(
+        lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=ed.uri("pkg/use.py")))
+    )
+    third = await prompt({"text": "and after closing it?", "sessionId": first["sessionId"]})
+    assert third["status"] == "completed", errors()
     assert (ed.root / "pkg/use.py").read_text() == ON_DISK

@@ -110,7 +110,10 @@ class LazyPoolNavigator:
             self._start = asyncio.ensure_future(self._run_start())
         # Shielded: a question cancelled while the servers start leaves the
         # start running for the next one.
-        await asyncio.shield(self._start)
+        try:
+            await asyncio.shield(self._start)
+        except Exception as exc:  # each server's own failure is reported, not raised
+            raise NavigationUnavailable(f"Rein's language servers did not start: {exc}") from None
         self._sync_buffers()
         return self.navigator
 

@@ -48,10 +48,9 @@ def folder_navigator(
     analyzer = config.gates.analyzer
     if not analyzer.enabled:  # no analyzer servers of Rein's run here
         return None, None
-    specs = workspace_specs(root, analyzer)
-    if not any(
-        s.name not in DIAGNOSTICS_ONLY and find_executable(s.command[0]) is not None for s in specs
-    ):
+    # Only servers that navigate: a linter's is no use to the tools here.
+    specs = [s for s in workspace_specs(root, analyzer) if s.name not in DIAGNOSTICS_ONLY]
+    if not any(find_executable(s.command[0]) is not None for s in specs):
         return None, None
 
     def open_paths() -> list[str]:
