@@ -134,8 +134,8 @@ def test_no_server_able_to_answer_names_what_is_missing() -> None:
         "Use grep and read_file instead."
     )
     with pytest.raises(NavigationUnavailable) as caught:
-        servers_for([linter], "x.rs", "hover")
+        servers_for([linter], "x.rs", "hover", ["rust-analyzer: not found"])
     assert str(caught.value) == (
-        "No language server for .rs files answers hover (analyzers: lint). "
-        "Use grep and read_file instead."
+        "No language server for .rs files answers hover (analyzers: lint); "
+        "not running: rust-analyzer: not found. Use grep and read_file instead."
     )

@@ -103,11 +103,14 @@ def _breadth(server: NavigationServer) -> int:
     return sum(_offers(server, capability) for capability in CAPABILITIES.values())
 
 
-def servers_for(servers: Sequence[_S], path: str | None, question: str) -> list[_S]:
+def servers_for(
+    servers: Sequence[_S], path: str | None, question: str, absent: Sequence[str] = ()
+) -> list[_S]:
     """The running servers that can answer ``question`` (a key of
     :data:`CAPABILITIES`) for ``path`` (its language; None: any), those that
     offer the most navigation first. None can:
-    :class:`NavigationUnavailable` saying what is missing."""
+    :class:`NavigationUnavailable` saying what is missing (with ``absent``,
+    the servers that did not start and why)."""
     capability = CAPABILITIES[question]
     owners = [s for s in servers if path is None or s.owns(path)]
     able = [s for s in owners if s.alive and _offers(s, capability)]
@@ -117,6 +120,8 @@ def servers_for(servers: Sequence[_S], path: str | None, question: str) -> list[
     if not owners:
         running = ", ".join(s.spec.name for s in servers) or "none"
         why = f"No language server {where} answers {question} (analyzers: {running})"
+        if absent:
+            why += f"; not running: {', '.join(absent)}"
     else:
         why = f"No language server {where} answers {question}: " + "; ".join(
             f"{s.spec.name} is not running: {s.failure or 'it is restarting'}"
@@ -187,11 +192,15 @@ class PoolNavigator:
     def _location(self, uri: str, r: lsp.Range) -> CodeLocation:
         return CodeLocation(self._path(uri), _range(r))
 
+    def _absent(self) -> list[str]:
+        """The servers that are not running from the start: not found, failed."""
+        return [f"{name}: not found" for name in self.pool.missing] + self.pool.failed
+
     async def _ready(self, path: str, question: str) -> tuple[list[_Analyzer], bool]:
         """The servers that can answer ``question`` for ``path``, with the
         file open in them, and whether the pool settled within the bound."""
         await self.pool.started()
-        servers = servers_for(self.pool.analyzers, path, question)
+        servers = servers_for(self.pool.analyzers, path, question, self._absent())
         if self.pool.skipped(path):
             raise NavigationUnavailable(f"{path} is not analysed (the workspace filter skips it).")
         await self.pool.ensure_open([path], importers=False)
@@ -334,7 +343,7 @@ class PoolNavigator:
     async def workspace_symbols(self, query: str) -> Sequence[CodeSymbol]:
         """Every server that searches symbols is asked (one per language)."""
         await self.pool.started()
-        servers = servers_for(self.pool.analyzers, None, "workspace symbols")
+        servers = servers_for(self.pool.analyzers, None, "workspace symbols", self._absent())
         if not self._indexed:
             self._indexed = await self.pool.wait_idle(self.index_wait_s)
         found: list[CodeSymbol] = []
