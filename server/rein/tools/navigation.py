@@ -165,7 +165,7 @@ def _extent(symbols: Sequence[CodeSymbol], at: Position) -> CodeRange | None:
     return None
 
 
-async def with_body(navigator: Navigator, texts: LineTexts, location: CodeLocation) -> Found:
+async def _with_body(navigator: Navigator, texts: LineTexts, location: CodeLocation) -> Found:
     """A definition with its lines: to the end of the symbol the file's
     outline has there (its ``extent``), at most :data:`MAX_BODY_LINES`, the
     rest counted. Just its line when the outline has no such symbol, the
@@ -341,7 +341,7 @@ class FindDefinitionTool(_NavigationTool):
         answer = await self._ask(ctx, navigator.definition(rel, position))
         texts = LineTexts(ctx)
         found = [
-            await with_body(navigator, texts, loc) if i < MAX_BODIES else await texts.found(loc)
+            await _with_body(navigator, texts, loc) if i < MAX_BODIES else await texts.found(loc)
             for i, loc in enumerate(answer)
         ]
         name = args.symbol.strip()
