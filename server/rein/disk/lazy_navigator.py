@@ -126,15 +126,15 @@ class LazyPoolNavigator:
             for path in self._open_paths()
             if not self.pool.skipped(path) and any(a.owns(path) for a in live)
         }
-        stale = [
-            path
-            for path in sorted(now | self._buffers)
-            if any(
-                a.owns(path) and (path not in a.sent or a.sent[path] != self.pool.read(path))
-                for a in live
-            )
-        ]
-        # A file a server has not open is opened with the buffer's text.
+        stale: list[str] = []
+        for path in sorted(now | self._buffers):
+            text = self.pool.read(path)  # the buffer, else (closed since) the disk
+            owners = [a for a in live if a.owns(path)]
+            # An open buffer a server has not open yet is opened with its text.
+            if any(path in a.sent and a.sent[path] != text for a in owners) or (
+                path in now and any(path not in a.sent for a in owners)
+            ):
+                stale.append(path)
         self.pool.refresh(stale)
         self._buffers = now
 
