@@ -370,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--projects",
-        help="--corpus: NAME==VERSION,... (gates: sympy, rich, httpx, typescript, go, c, shell; tests: toolz, more-itertools, attrs)",
+        help="--corpus: NAME==VERSION,... (gates: sympy, rich, httpx, typescript, go, c, shell; tests: toolz, more-itertools, attrs; navigation: NAME,... of sympy, click, rxjs)",
     )
     p.add_argument("--edits", help="--corpus: edits per project (default: per project)")
     p.add_argument("--strict", action="store_true", help="--corpus: exit 1 when a goal is missed")

@@ -3,13 +3,22 @@ answer, hover texts, and a clear refusal when none can."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
 
-from rein.disk.analyzers import AnalyzerPool
-from rein.disk.pool_navigator import PoolNavigator, _hover_text, _rename_edits, navigates
+from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
+from rein.disk.pool_navigator import (
+    PoolNavigator,
+    _hover_text,
+    _rename_edits,
+    navigates,
+    servers_for,
+)
 from rein.harness.navigation_ports import (
     CodeRange,
     FileEdits,
@@ -38,10 +47,13 @@ async def test_a_file_no_running_server_owns_is_refused_with_the_reason(tmp_path
         navigator = PoolNavigator(pool, index_wait_s=0.1)
         assert navigator.source == "no language server"
         with pytest.raises(
-            NavigationUnavailable, match=r"No language server here answers for \.py"
+            NavigationUnavailable,
+            match=r"No language server for \.py files answers references \(analyzers: none\)",
         ):
             await navigator.references("a.py", Position(0, 0))
-        with pytest.raises(NavigationUnavailable, match="No language server is running"):
+        with pytest.raises(
+            NavigationUnavailable, match=r"No language server here answers workspace symbols"
+        ):
             await navigator.workspace_symbols("x")
 
 
@@ -65,3 +77,65 @@ def test_a_rename_answer_is_documentchanges_when_given_with_the_text_the_server_
     create = lsp.WorkspaceEdit(document_changes=[lsp.CreateFile(uri="file:///w/c.py")])
     with pytest.raises(NavigationUnavailable, match="srv's rename creates, renames or deletes"):
         _rename_edits(create, path_of, {}, "srv")
+
+
+@dataclass
+class Server:
+    """What choosing a server reads of an analyzer (NavigationServer)."""
+
+    spec: AnalyzerSpec
+    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    alive: bool = True
+    failure: str | None = None
+
+    def owns(self, path: str) -> bool:
+        return Path(path).suffix in self.spec.extensions
+
+
+def server(name: str, extensions: set[str], **capabilities: Any) -> Server:
+    return Server(AnalyzerSpec(name, (name,), frozenset(extensions)), capabilities)
+
+
+EVERYTHING = {
+    "definitionProvider": True,
+    "referencesProvider": {"workDoneProgress": True},
+    "hoverProvider": True,
+    "documentSymbolProvider": {},
+    "workspaceSymbolProvider": True,
+    "renameProvider": {"prepareProvider": True},
+}
+
+
+def test_a_server_is_chosen_by_its_capabilities_and_the_files_language() -> None:
+    linter = server("lint", {".py"}, hoverProvider=True, referencesProvider=False)
+    python = server("py", {".py"}, **EVERYTHING)
+    go = server("go", {".go"}, **EVERYTHING)
+    servers = [linter, python, go]
+    # Only the servers of the file's language that offer the question; an
+    # options object ({} too) offers it, false or absent does not.
+    assert servers_for(servers, "a.py", "references") == [python]
+    assert servers_for(servers, "a.py", "document symbols") == [python]
+    assert servers_for(servers, "m.go", "rename") == [go]
+    # Both offer hover: the one offering the most navigation is asked first.
+    assert servers_for(servers, "a.py", "hover") == [python, linter]
+    # Workspace symbols: every language's.
+    assert servers_for(servers, None, "workspace symbols") == [python, go]
+
+
+def test_no_server_able_to_answer_names_what_is_missing() -> None:
+    linter = server("lint", {".py"}, hoverProvider=True)
+    down = server("py", {".py"}, **EVERYTHING)
+    down.alive, down.failure = False, "exited (code 1)"
+    with pytest.raises(NavigationUnavailable) as caught:
+        servers_for([linter, down], "a.py", "definition")
+    assert str(caught.value) == (
+        "No language server for .py files answers definition: lint does not offer "
+        "definition (definitionProvider); py is not running: exited (code 1). "
+        "Use grep and read_file instead."
+    )
+    with pytest.raises(NavigationUnavailable) as caught:
+        servers_for([linter], "x.rs", "hover", ["rust-analyzer: not found"])
+    assert str(caught.value) == (
+        "No language server for .rs files answers hover (analyzers: lint); "
+        "not running: rust-analyzer: not found. Use grep and read_file instead."
+    )

@@ -1,7 +1,8 @@
 """The editor's navigator: each ``rein/navigate`` answer becomes the
 navigation port's types; errors, timeouts, malformed answers and renames
 with file operations become NavigationUnavailable naming the reason; only a
-client offering navigation gets the navigator."""
+client offering navigation gets the navigator (any other gets Rein's own
+servers, started on the first question)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
+from rein.config import load_config
+from rein.disk.analyzer_specs import find_executable
+from rein.disk.lazy_navigator import LazyPoolNavigator
 from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
@@ -144,7 +148,8 @@ async def test_document_outline_and_workspace_symbols(tmp_path: Path) -> None:
             {"name": "area", "kind": 12, "location": {"uri": "untitled:Untitled-1"}},
         ],
     )
-    # An outline points at each symbol's name (selectionRange), as the pool's do.
+    # An outline points at each symbol's name (selectionRange), as the pool's
+    # do; its whole range is the extent (find_definition shows its lines).
     (outline,) = await nav.document_symbols("s.py")
     assert outline == CodeSymbol(
         "Shape",
@@ -152,9 +157,20 @@ async def test_document_outline_and_workspace_symbols(tmp_path: Path) -> None:
         CodeLocation("s.py", code_range(0, 6, 0, 11)),
         detail="class",
         children=(
-            CodeSymbol("area", "method", CodeLocation("s.py", code_range(1, 8, 1, 12))),
-            CodeSymbol("size", "property", CodeLocation("s.py", code_range(3, 4, 3, 9))),
+            CodeSymbol(
+                "area",
+                "method",
+                CodeLocation("s.py", code_range(1, 8, 1, 12)),
+                extent=code_range(1, 4, 3, 0),
+            ),
+            CodeSymbol(
+                "size",
+                "property",
+                CodeLocation("s.py", code_range(3, 4, 3, 9)),
+                extent=code_range(3, 4, 3, 9),
+            ),
         ),
+        extent=code_range(0, 0, 4, 0),
     )
     found = await nav.workspace_symbols("area")
     assert found == [
@@ -296,3 +312,34 @@ def test_only_a_client_offering_navigation_gets_the_editor_navigator(
         assert isinstance(navigator, EditorNavigator)
         assert navigator.client is server.client
         assert navigator.root == tmp_path.resolve()
+
+
+async def test_a_client_without_navigation_gets_reins_own_servers_started_on_first_use(
+    tmp_path: Path,
+) -> None:
+    """A Python folder: Rein's analyzer servers answer, none started before a
+    question; closing the folder closes them (a question then is refused)."""
+    if find_executable("basedpyright-langserver") is None:
+        pytest.skip("needs basedpyright")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    server = _initialized(tmp_path, {})
+    navigator = server.folder.navigator
+    assert isinstance(navigator, LazyPoolNavigator)
+    assert "basedpyright" in [spec.name for spec in navigator.specs]
+    assert not navigator.started and navigator.pool.analyzers == []
+    await server.folder.close()
+    with pytest.raises(NavigationUnavailable, match="the workspace folder is closed"):
+        await navigator.references("a.py", Position(0, 0))
+    assert not navigator.started
+
+
+def test_a_folder_without_a_language_that_navigates_gets_no_navigator(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("# notes\n")
+    assert _initialized(tmp_path, {}).folder.navigator is None
+
+
+def test_with_the_analyzer_gate_off_no_servers_of_reins_answer(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    server = _initialized(tmp_path, {})
+    server.config = load_config({"gates": {"analyzer": {"enabled": False}}}, "test")
+    assert server.folder.navigator is None

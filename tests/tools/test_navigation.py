@@ -522,3 +522,46 @@ async def test_a_javascript_name_may_hold_a_dollar(
     )
     assert not result.is_error
     assert (root / "web/a.ts").read_text() == "const $el = 1;\n"
+
+
+def body_end_at(line: int) -> CodeRange:
+    return CodeRange(Position(5, 0), Position(line, 0))
+
+
+async def test_find_definition_shows_the_definitions_lines_bounded_by_its_outline(
+    calls: ToolCallRecorder, write_files: WriteFiles, navigator: FakeNavigator
+) -> None:
+    long_body = "".join(f"    x{i} = {i}\n" for i in range(50))
+    write_files(
+        {
+            "lib.py": "def short(a):\n    '''Doc.'''\n    return a\n\n\n"
+            f"def long():\n{long_body}    return x0\n",
+            "main.py": "from lib import short, long\n",
+        }
+    )
+    whole = CodeRange(Position(0, 0), Position(2, 12))
+    navigator.outlines["lib.py"] = [
+        CodeSymbol("short", "function", at("lib.py", 0, 4), extent=whole),
+        # An end at column 0 of the next line is this line's end.
+        CodeSymbol("long", "function", at("lib.py", 5, 4), extent=body_end_at(57)),
+    ]
+    navigator.definitions_of[("main.py", Position(0, 16))] = [at("lib.py", 0, 4)]
+    navigator.definitions_of[("main.py", Position(0, 23))] = [at("lib.py", 5, 4)]
+    short = await calls.run(FindDefinitionTool(), path="main.py", line=1, symbol="short")
+    assert short.content == (
+        "1 definition of `short` (fake-server):\nlib.py\n"
+        "  1:5: def short(a):\n    2|     '''Doc.'''\n    3|     return a"
+    )
+    long = await calls.run(FindDefinitionTool(), path="main.py", line=1, symbol="long")
+    lines = long.content.splitlines()
+    head = ["1 definition of `long` (fake-server):", "lib.py", "  6:5: def long():"]
+    assert lines[:4] == [*head, "    7|     x0 = 0"]
+    # 40 lines of the definition shown, its other 12 counted.
+    assert lines[-2:] == ["    45|     x38 = 38", "    … 12 more lines"]
+    assert len(lines) == 2 + 40 + 1
+    # The body is no place: the panel and ACP read one.
+    assert parse_locations(long.content) == (
+        "1 definition of `long` (fake-server):",
+        [("lib.py", [(6, 5, "def long():")])],
+        None,
+    )

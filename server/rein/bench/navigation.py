@@ -3,7 +3,7 @@
 
 For each project (pinned source distributions from PyPI, unpacked once into
 the corpus cache as for ``rein bench gates --corpus``: :mod:`rein.bench.corpus`;
-a TypeScript package from npm, ``npm pack``-ed into the same cache) the
+a TypeScript package from npm, rxjs, ``npm pack``-ed into the same cache) the
 analyzer pool starts its language server (basedpyright, or
 typescript-language-server), a sample of the project's definitions
 (functions, classes, methods; seeded) is drawn, and for each one the
@@ -68,8 +68,12 @@ PYTHON_PROJECTS = (
     Project("sympy", "1.13.3", "sympy", 0),
     Project("click", "8.1.7", "src/click", 0),
 )
-#: An npm package that ships its TypeScript sources and tsconfig.json.
-TYPESCRIPT_PACKAGE = ("await-semaphore", "0.1.3")
+#: An npm package that ships its TypeScript sources (src/, 251 files) and
+#: tsconfig.json; its compiled output (:data:`BUILD_OUTPUT`) is left out.
+TYPESCRIPT_PACKAGE = ("rxjs", "7.8.1")
+#: The TypeScript package's compiled output (.js and .d.ts): not the
+#: project's sources, and grep would count its declarations.
+BUILD_OUTPUT = "dist"
 SAMPLE = 200
 #: The first query may wait this long for the server to index the project.
 INDEX_WAIT_S = 600.0
@@ -248,13 +252,24 @@ def _typescript_source() -> Path:
     return target
 
 
-async def bench_navigation(sample: int = SAMPLE, seed: int = 0) -> list[dict[str, Any]]:
+async def bench_navigation(
+    sample: int = SAMPLE, seed: int = 0, only: frozenset[str] | None = None
+) -> list[dict[str, Any]]:
     """One row per project (a project whose server is not installed is a
-    row that says so)."""
+    row that says so); ``only``: the projects of these names."""
     rows: list[dict[str, Any]] = []
     basedpyright = next(s for s in DEFAULT_ANALYZERS if s.name == "basedpyright")
+    name, version = TYPESCRIPT_PACKAGE
+    known = {p.name for p in PYTHON_PROJECTS} | {name}
+    if only is not None and not only <= known:
+        unknown = ", ".join(sorted(only - known))
+        raise SystemExit(
+            f"--projects: unknown {unknown} (the projects: {', '.join(sorted(known))})"
+        )
     with tempfile.TemporaryDirectory(prefix="rein-bench-nav-") as tmp:
         for project in PYTHON_PROJECTS:
+            if only is not None and project.name not in only:
+                continue
             root = Path(tmp) / project.name
             shutil.copytree(fetch(project), root)
             symbols = _python_symbols(root, project.package)
@@ -263,13 +278,17 @@ async def bench_navigation(sample: int = SAMPLE, seed: int = 0) -> list[dict[str
             rows.append(await _measure(label, root, basedpyright, symbols[:sample], "*.py"))
         preset = next(p for p in PRESETS if p.name == "typescript")
         ts_spec = spec_of(preset)
-        name, version = TYPESCRIPT_PACKAGE
         label = f"{name} {version} (typescript-language-server)"
-        if find_executable(ts_spec.command[0]) is None:
+        if only is not None and name not in only:
+            pass
+        elif find_executable(ts_spec.command[0]) is None:
             rows.append({"project": label, "symbols": 0, "failed": "server not installed"})
         else:
             root = Path(tmp) / name
-            shutil.copytree(_typescript_source(), root)
+            source = _typescript_source()
+            shutil.copytree(
+                source, root, ignore=lambda d, _: [BUILD_OUTPUT] if d == str(source) else []
+            )
             symbols = _typescript_symbols(root)
             random.Random(seed).shuffle(symbols)
             rows.append(await _measure(label, root, ts_spec, symbols[:sample], "*.ts"))
@@ -295,10 +314,15 @@ COLUMNS = [
 
 
 def main_navigation(args: argparse.Namespace) -> int:
-    """``rein bench navigation --corpus [N]``: N sampled definitions per
-    project (default 200)."""
+    """``rein bench navigation --corpus [N] [--projects sympy,click,rxjs]``:
+    N sampled definitions per project (default 200)."""
     sample = int(args.n) if args.n else SAMPLE
-    rows = asyncio.run(bench_navigation(sample))
+    only = (
+        frozenset(p.partition("==")[0].strip() for p in args.projects.split(","))
+        if args.projects
+        else None
+    )
+    rows = asyncio.run(bench_navigation(sample, only=only))
     if args.json:
         for row in rows:
             print(json.dumps(row))

@@ -21,6 +21,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
+from rein.disk.analyzer_capabilities import client_capabilities
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded, drop_late
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
 from rein.disk.ts_diagnostics import tsserver_report
@@ -79,6 +80,7 @@ class _Analyzer:
         self.executable = executable
         self.pool = pool
         self.client: LanguageClient | None = None
+        self.capabilities: dict[str, Any] = {}  #: initialize's (navigation asks by them)
         self.diagnostics: dict[str, list[Diagnostic]] = {}
         #: path -> the JSON items of its last publish: an unchanged publish
         #: (basedpyright re-checking an importer) keeps the same Diagnostic
@@ -169,12 +171,10 @@ class _Analyzer:
 
     async def start(self) -> None:
         client = LanguageClient("rein-analyzer-pool", "0.1")
-        # Kept as plain dicts. We only need the analyzer's diagnostics, not
-        # its capabilities; some servers send capabilities lsprotocol cannot
-        # structure (ruff's notebook selector). A publish is read straight
-        # from its JSON: structuring thousands of diagnostics with cattrs
-        # cost a large repository's verdict tens of milliseconds per change
-        # (sympy).
+        # Kept as plain dicts: some servers send capabilities lsprotocol cannot
+        # structure (ruff's notebook selector), and structuring thousands of
+        # diagnostics with cattrs cost a large repository's verdict tens of
+        # milliseconds per change (sympy).
         for raw in (lsp.InitializeResult, lsp.PublishDiagnosticsParams):
             client.protocol._converter.register_structure_hook(raw, lambda obj, _type: obj)
         self.client = client
@@ -281,34 +281,13 @@ class _Analyzer:
                     process_id=os.getpid(),
                     root_uri=root.as_uri(),
                     workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-                    capabilities=lsp.ClientCapabilities(
-                        workspace=lsp.WorkspaceClientCapabilities(
-                            configuration=self.spec.workspace_configuration,
-                            workspace_folders=True,
-                            did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
-                                dynamic_registration=True
-                            ),
-                        ),
-                        window=lsp.WindowClientCapabilities(
-                            work_done_progress=self.spec.work_done_progress
-                        ),
-                        text_document=lsp.TextDocumentClientCapabilities(
-                            synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
-                            publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(
-                                version_support=True, related_information=False
-                            ),
-                            diagnostic=lsp.DiagnosticClientCapabilities(
-                                related_document_support=False
-                            )
-                            if self.spec.pull
-                            else None,
-                        ),
-                    ),
+                    capabilities=client_capabilities(self.spec),
                     initialization_options=self.spec.initialization(self.settings),
                 )
             ),
         )
         caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
+        self.capabilities = caps
         info = result.get("serverInfo") if isinstance(result, dict) else None
         if isinstance(info, dict) and info.get("version"):
             self.version = str(info["version"])

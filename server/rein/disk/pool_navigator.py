@@ -4,6 +4,13 @@ servers the analyzer gate already runs (basedpyright for Python, the
 TypeScript, Go and C/C++ presets where they run), through the same
 connections: no second server process.
 
+The server of a question is chosen by what it said it offers in its
+``initialize`` result (``definitionProvider``, ``referencesProvider``...) and
+by the file's language (:func:`servers_for`): a server without the
+capability is skipped, the one offering the most of navigation is asked
+first, the next one only when it had nothing; with none, the answer names
+what is missing.
+
 Before a question the file is opened in its server (the pool's
 ``ensure_open``; the text is the one the pool shows its servers: the
 client's buffer over ACP, else the disk), and until the pool has once
@@ -18,13 +25,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
 
 from rein.disk.analyzer_server import _Analyzer
-from rein.disk.analyzers import AnalyzerPool
+from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
 from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
@@ -36,10 +44,29 @@ from rein.harness.navigation_ports import (
     TextReplacement,
 )
 
-__all__ = ["DIAGNOSTICS_ONLY", "INDEX_WAIT_S", "PoolNavigator", "navigates"]
+__all__ = [
+    "CAPABILITIES",
+    "DIAGNOSTICS_ONLY",
+    "INDEX_WAIT_S",
+    "NavigationServer",
+    "PoolNavigator",
+    "navigates",
+    "servers_for",
+]
 
-#: Analyzers that only report findings (linters): never asked to navigate.
+#: Analyzers that only report findings (linters): a pool of only these
+#: offers no navigation (decided before any server ran; once they run,
+#: their capabilities decide, :func:`servers_for`).
 DIAGNOSTICS_ONLY = frozenset({"ruff", "eslint", "biome", "bash"})
+#: Each question and the ``initialize`` capability a server needs for it.
+CAPABILITIES = {
+    "definition": "definitionProvider",
+    "references": "referencesProvider",
+    "hover": "hoverProvider",
+    "document symbols": "documentSymbolProvider",
+    "workspace symbols": "workspaceSymbolProvider",
+    "rename": "renameProvider",
+}
 #: How long a question waits for the servers to settle (index the project).
 INDEX_WAIT_S = 10.0
 NOT_INDEXED = "the server may not have indexed the project yet"
@@ -48,6 +75,61 @@ NOT_INDEXED = "the server may not have indexed the project yet"
 def navigates(names: Sequence[str]) -> bool:
     """Whether an analyzer of these names can answer navigation."""
     return any(name not in DIAGNOSTICS_ONLY for name in names)
+
+
+class NavigationServer(Protocol):
+    """What choosing a server reads of one (the pool's analyzer)."""
+
+    @property
+    def spec(self) -> AnalyzerSpec: ...
+    @property
+    def alive(self) -> bool: ...
+    @property
+    def failure(self) -> str | None: ...
+    @property
+    def capabilities(self) -> Mapping[str, Any]: ...
+    def owns(self, path: str) -> bool: ...
+
+
+_S = TypeVar("_S", bound=NavigationServer)
+
+
+def _offers(server: NavigationServer, capability: str) -> bool:
+    # true or an options object ({} included); absent, null or false: not.
+    return server.capabilities.get(capability) not in (None, False)
+
+
+def _breadth(server: NavigationServer) -> int:
+    return sum(_offers(server, capability) for capability in CAPABILITIES.values())
+
+
+def servers_for(
+    servers: Sequence[_S], path: str | None, question: str, absent: Sequence[str] = ()
+) -> list[_S]:
+    """The running servers that can answer ``question`` (a key of
+    :data:`CAPABILITIES`) for ``path`` (its language; None: any), those that
+    offer the most navigation first. None can:
+    :class:`NavigationUnavailable` saying what is missing (with ``absent``,
+    the servers that did not start and why)."""
+    capability = CAPABILITIES[question]
+    owners = [s for s in servers if path is None or s.owns(path)]
+    able = [s for s in owners if s.alive and _offers(s, capability)]
+    if able:
+        return sorted(able, key=_breadth, reverse=True)
+    where = "here" if path is None else f"for {Path(path).suffix or path} files"
+    if not owners:
+        running = ", ".join(s.spec.name for s in servers) or "none"
+        why = f"No language server {where} answers {question} (analyzers: {running})"
+        if absent:
+            why += f"; not running: {', '.join(absent)}"
+    else:
+        why = f"No language server {where} answers {question}: " + "; ".join(
+            f"{s.spec.name} is not running: {s.failure or 'it is restarting'}"
+            if not s.alive
+            else f"{s.spec.name} does not offer {question} ({capability})"
+            for s in owners
+        )
+    raise NavigationUnavailable(f"{why}. Use grep and read_file instead.")
 
 
 def _position(p: lsp.Position) -> Position:
@@ -110,32 +192,39 @@ class PoolNavigator:
     def _location(self, uri: str, r: lsp.Range) -> CodeLocation:
         return CodeLocation(self._path(uri), _range(r))
 
-    def _analyzer(self, path: str) -> _Analyzer:
-        for analyzer in self.pool.analyzers:
-            if analyzer.spec.name in DIAGNOSTICS_ONLY or not analyzer.owns(path):
-                continue
-            if not analyzer.alive or analyzer.client is None:
-                why = analyzer.failure or "it is restarting"
-                raise NavigationUnavailable(f"{analyzer.spec.name} is not running: {why}.")
-            return analyzer
-        suffix = Path(path).suffix or path
-        running = ", ".join(a.spec.name for a in self.pool.analyzers) or "none"
-        raise NavigationUnavailable(
-            f"No language server here answers for {suffix} files (analyzers: {running}); "
-            "use grep and read_file instead."
-        )
+    def _absent(self) -> list[str]:
+        """The servers that are not running from the start: not found, failed."""
+        return [f"{name}: not found" for name in self.pool.missing] + self.pool.failed
 
-    async def _ready(self, path: str) -> tuple[_Analyzer, bool]:
-        """The server of ``path`` with the file open, and whether the pool
-        settled within the bound."""
+    async def _ready(self, path: str, question: str) -> tuple[list[_Analyzer], bool]:
+        """The servers that can answer ``question`` for ``path``, with the
+        file open in them, and whether the pool settled within the bound."""
         await self.pool.started()
-        analyzer = self._analyzer(path)
+        servers = servers_for(self.pool.analyzers, path, question, self._absent())
         if self.pool.skipped(path):
             raise NavigationUnavailable(f"{path} is not analysed (the workspace filter skips it).")
         await self.pool.ensure_open([path], importers=False)
         if not self._indexed:
             self._indexed = await self.pool.wait_idle(self.index_wait_s)
-        return analyzer, self._indexed
+        return servers, self._indexed
+
+    async def _first(
+        self,
+        servers: Sequence[_Analyzer],
+        question: str,
+        ask: Callable[[LanguageClient], Awaitable[Any]],
+    ) -> tuple[_Analyzer, Any]:
+        """Ask the servers in turn; the first answer that is not empty wins
+        (else the last server's, empty)."""
+        answer: Any = None
+        server = servers[0]
+        for server in servers:
+            if server.client is None:
+                continue
+            answer = await self._ask(server, f"a {question} request", ask(server.client))
+            if answer:
+                break
+        return server, answer
 
     async def _ask(self, analyzer: _Analyzer, what: str, request: Awaitable[Any]) -> Any:
         seconds = self.pool.request_timeout_s
@@ -175,13 +264,12 @@ class PoolNavigator:
     # ----------------------------------------------------------- Navigator
 
     async def definition(self, path: str, position: Position) -> Sequence[CodeLocation]:
-        analyzer, _ = await self._ready(path)
-        assert analyzer.client is not None
+        servers, _ = await self._ready(path, "definition")
         document, at = self._doc(path, position)
-        answer = await self._ask(
-            analyzer,
-            "a definition request",
-            analyzer.client.text_document_definition_async(
+        _, answer = await self._first(
+            servers,
+            "definition",
+            lambda client: client.text_document_definition_async(
                 lsp.DefinitionParams(text_document=document, position=at)
             ),
         )
@@ -190,44 +278,39 @@ class PoolNavigator:
     async def references(
         self, path: str, position: Position, *, include_declaration: bool = True
     ) -> Sequence[CodeLocation]:
-        analyzer, settled = await self._ready(path)
-        assert analyzer.client is not None
+        servers, settled = await self._ready(path, "references")
         document, at = self._doc(path, position)
-        answer = await self._ask(
-            analyzer,
-            "a references request",
-            analyzer.client.text_document_references_async(
-                lsp.ReferenceParams(
-                    text_document=document,
-                    position=at,
-                    context=lsp.ReferenceContext(include_declaration=include_declaration),
-                )
+        context = lsp.ReferenceContext(include_declaration=include_declaration)
+        _, answer = await self._first(
+            servers,
+            "references",
+            lambda client: client.text_document_references_async(
+                lsp.ReferenceParams(text_document=document, position=at, context=context)
             ),
         )
         found = self._locations(answer)
         return found if settled else PartialLocations(found, NOT_INDEXED)
 
     async def hover(self, path: str, position: Position) -> str | None:
-        analyzer, _ = await self._ready(path)
-        assert analyzer.client is not None
+        servers, _ = await self._ready(path, "hover")
         document, at = self._doc(path, position)
-        answer = await self._ask(
-            analyzer,
-            "a hover request",
-            analyzer.client.text_document_hover_async(
+        _, answer = await self._first(
+            servers,
+            "hover",
+            lambda client: client.text_document_hover_async(
                 lsp.HoverParams(text_document=document, position=at)
             ),
         )
         return None if answer is None else _hover_text(answer.contents)
 
     async def document_symbols(self, path: str) -> Sequence[CodeSymbol]:
-        analyzer, _ = await self._ready(path)
-        assert analyzer.client is not None
-        answer = await self._ask(
-            analyzer,
-            "a document symbols request",
-            analyzer.client.text_document_document_symbol_async(
-                lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(self._uri(path)))
+        servers, _ = await self._ready(path, "document symbols")
+        document = lsp.TextDocumentIdentifier(self._uri(path))
+        _, answer = await self._first(
+            servers,
+            "document symbols",
+            lambda client: client.text_document_document_symbol_async(
+                lsp.DocumentSymbolParams(text_document=document)
             ),
         )
         return [self._symbol(path, item) for item in answer or []]
@@ -241,6 +324,7 @@ class PoolNavigator:
                 container=container,
                 detail=item.detail or None,
                 children=tuple(self._symbol(path, c, item.name) for c in item.children or []),
+                extent=_range(item.range),
             )
         location = item.location
         if isinstance(location, lsp.Location):
@@ -257,37 +341,32 @@ class PoolNavigator:
         )
 
     async def workspace_symbols(self, query: str) -> Sequence[CodeSymbol]:
-        found: list[CodeSymbol] = []
+        """Every server that searches symbols is asked (one per language)."""
         await self.pool.started()
+        servers = servers_for(self.pool.analyzers, None, "workspace symbols", self._absent())
         if not self._indexed:
             self._indexed = await self.pool.wait_idle(self.index_wait_s)
-        asked = False
-        for analyzer in self.pool.analyzers:
-            if analyzer.spec.name in DIAGNOSTICS_ONLY or not analyzer.alive:
-                continue
+        found: list[CodeSymbol] = []
+        for analyzer in servers:
             if analyzer.client is None:
                 continue
-            asked = True
             answer = await self._ask(
                 analyzer,
                 "a workspace symbols request",
                 analyzer.client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=query)),
             )
             found.extend(self._symbol("", item) for item in answer or [])
-        if not asked:
-            raise NavigationUnavailable("No language server is running here to search symbols.")
         return found
 
     async def rename(
         self, path: str, position: Position, new_name: str
     ) -> Mapping[str, Sequence[TextReplacement]]:
-        analyzer, _ = await self._ready(path)
-        assert analyzer.client is not None
+        servers, _ = await self._ready(path, "rename")
         document, at = self._doc(path, position)
-        answer = await self._ask(
-            analyzer,
-            "a rename request",
-            analyzer.client.text_document_rename_async(
+        analyzer, answer = await self._first(
+            servers,
+            "rename",
+            lambda client: client.text_document_rename_async(
                 lsp.RenameParams(text_document=document, position=at, new_name=new_name)
             ),
         )

@@ -64,8 +64,10 @@ class CodeSymbol:
     """One symbol of an outline or of a workspace symbol search.
 
     ``kind`` is the LSP ``SymbolKind`` name in lower case (``"function"``,
-    ``"class"``, ``"method"``, ``"variable"``...). ``children`` is a document
-    outline's nesting (empty for workspace symbols)."""
+    ``"class"``, ``"method"``, ``"variable"``...). ``location`` is its
+    name's range; ``extent`` the whole symbol's (its body, its docstring),
+    when the server said it (a document outline's ``range``). ``children``
+    is a document outline's nesting (empty for workspace symbols)."""
 
     name: str
     kind: str
@@ -73,6 +75,7 @@ class CodeSymbol:
     container: str | None = None
     detail: str | None = None
     children: tuple[CodeSymbol, ...] = field(default_factory=tuple)
+    extent: CodeRange | None = None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ per folder through :class:`~rein.hosting.workspace_host.WorkspaceHost`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -87,7 +87,8 @@ class FolderHost(Generic[W]):
     store's folder (None: in memory); ``mcp_ports`` is who is asked for MCP
     inputs and trust (None: nobody); ``navigator`` answers the sessions'
     navigation tools (the editor's providers, the analyzer pool's servers;
-    None: they are not offered).
+    None: they are not offered); ``on_close`` is awaited when the folder
+    closes (a navigator's own servers stop).
 
     The disk watcher (``watch``) reports changes nobody made through the
     workspace to ``note_external`` (the preview's own files left out);
@@ -133,6 +134,7 @@ class FolderHost(Generic[W]):
         mcp_ports: McpConfigPorts | None = None,
         hook_ports: HookTrustPorts | None = None,
         navigator: Navigator | None = None,
+        on_close: Sequence[Callable[[], Awaitable[None]]] = (),
         notices: FolderNotices | None = None,
         on_new_session: Sequence[Callable[[Session], None]] = (),
         on_evict: Sequence[Callable[[Session], None]] = (),
@@ -186,6 +188,7 @@ class FolderHost(Generic[W]):
         self._hook_ports = hook_ports
         #: Answers the sessions' navigation tools (None: they are not offered).
         self.navigator = navigator
+        self._on_close = tuple(on_close)
         self._notices = notices or FolderNotices()
         self._on_new_session = tuple(on_new_session)
         self._on_evict = tuple(on_evict)
@@ -283,9 +286,11 @@ class FolderHost(Generic[W]):
 
     async def close(self) -> None:
         """Stop the preview and the watcher and close the MCP servers (the
-        parts that were made)."""
+        parts that were made), then what ``on_close`` names."""
         await self.preview.shutdown()
         if self._watcher is not None:
             self._watcher.stop()
         if self._mcp is not None:
             await self._mcp.aclose()
+        for close in self._on_close:
+            await close()

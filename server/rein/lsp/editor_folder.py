@@ -1,7 +1,8 @@
 """The workspace folder of ``rein serve``: a :class:`~rein.hosting.folder.
 FolderHost` over the editor's documents (``workspace/applyEdit``), its
-diagnostics (``rein/diagnostics``), its dialogs, MCP and hook questions and,
-when the client offers it, its navigation providers (``rein/navigate``).
+diagnostics (``rein/diagnostics``), its dialogs, MCP and hook questions and
+its navigation (the client's providers over ``rein/navigate`` when it
+offers them, else Rein's own analyzer servers: :mod:`rein.lsp.folder_navigation`).
 
 :class:`FolderWiring` names what the server itself supplies (its model
 factory, its event and notice sinks, what it does with each new session),
@@ -20,7 +21,7 @@ from rein.hosting.folder import FolderHost, FolderNotices
 from rein.lsp.editor import EditorWorkspace
 from rein.lsp.editor_diagnostics import EditorDiagnostics
 from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
-from rein.lsp.editor_navigation import EditorNavigator
+from rein.lsp.folder_navigation import folder_navigator
 from rein.lsp.hook_ports import EditorHookPorts
 from rein.lsp.mcp_ports import EditorMcpPorts
 from rein.store import default_storage_path
@@ -86,6 +87,14 @@ def editor_folder(
 
     mutations = MutationLog()
     workspace = EditorWorkspace(server.client, server.root, mutations)
+    navigator, close_navigator = folder_navigator(
+        server.client,
+        server.root,
+        server.config,
+        mutations,
+        workspace,
+        offers_navigation=server.offers_navigation,
+    )
     analyzer = server.config.gates.analyzer
     source = EditorDiagnostics(
         server.client,
@@ -111,7 +120,8 @@ def editor_folder(
         approver=lambda session_id: EditorApprover(server.client, session_id),
         user=lambda session_id: EditorUserChannel(server.client, session_id),
         approval_rules=lambda session_id: server.approvals.book(session_id),
-        navigator=EditorNavigator(server.client, server.root) if server.offers_navigation else None,
+        navigator=navigator,
+        on_close=() if close_navigator is None else (close_navigator,),
         mcp_ports=EditorMcpPorts(server.client, storage),
         hook_ports=EditorHookPorts(server.client, storage),
         notices=FolderNotices(wiring.store_error, wiring.checkpoint_error, wiring.store_notice),

@@ -203,6 +203,7 @@ class EditorNavigator:
             ),
             detail=item.get("detail") or None,
             children=tuple(_files(self._symbol(child, path) for child in children)),
+            extent=_range(item["range"], "documentSymbols") if item.get("range") else None,
         )
 
     def _workspace_edit(self, edit: dict[str, Any]) -> dict[str, FileEdits]:

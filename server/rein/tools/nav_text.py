@@ -128,24 +128,38 @@ def symbol_position(
 @dataclass(frozen=True, slots=True)
 class Found:
     """One location to list: where, the text of its line (None: unknown),
-    a note after it (``(as g)``), and what to show instead of the line's
-    text (an outline's ``function f``)."""
+    a note after it (``(as g)``), what to show instead of the line's
+    text (an outline's ``function f``), and the lines that follow it (a
+    definition's body: ``body`` from the next line on, ``more`` how many
+    after those were left out)."""
 
     location: CodeLocation
     line_text: str | None = None
     note: str = ""
     shown: str | None = None
+    body: tuple[str, ...] = ()
+    more: int = 0
 
 
-def _entry(found: Found) -> str:
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…"
+
+
+def _entry(found: Found) -> list[str]:
+    """The place's line, then its body's lines (``"    L| text"``, their
+    indentation kept: not places, :func:`~rein.harness.calls.display.
+    parse_locations` passes over them)."""
     start = found.location.range.start
     text = found.line_text
     column = start.character + 1  # 1-based UTF-16, as the editor counts
-    shown = (found.shown if found.shown is not None else text or "").strip()
-    if len(shown) > MAX_LINE_CHARS:
-        shown = shown[: MAX_LINE_CHARS - 1] + "…"
+    shown = _cut((found.shown if found.shown is not None else text or "").strip())
     note = f" {found.note}" if found.note else ""
-    return f"  {start.line + 1}:{column}: {shown}{note}".rstrip()
+    lines = [f"  {start.line + 1}:{column}: {shown}{note}".rstrip()]
+    first = start.line + 2
+    lines += [f"    {first + i}| {_cut(line)}".rstrip() for i, line in enumerate(found.body)]
+    if found.more:
+        lines.append(f"    … {found.more} more {'line' if found.more == 1 else 'lines'}")
+    return lines
 
 
 def format_locations(
@@ -169,13 +183,14 @@ def format_locations(
     for item in ordered:
         if shown >= max_locations:
             break
-        needed = 1 if item.location.path == current else 2
+        entry = _entry(item)
+        needed = len(entry) + (0 if item.location.path == current else 1)
         if len(lines) + needed > max_lines - 1:
             break
         if item.location.path != current:
             current = item.location.path
             lines.append(current)
-        lines.append(_entry(item))
+        lines.extend(entry)
         shown += 1
     notes: list[str] = []
     if len(ordered) > shown:

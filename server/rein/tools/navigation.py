@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from rein.harness.errors import ToolError
 from rein.harness.navigation_ports import (
     CodeLocation,
+    CodeRange,
     CodeSymbol,
     NavigationUnavailable,
     Navigator,
@@ -59,6 +60,12 @@ __all__ = [
 
 #: The navigation tools that change nothing (offered with the read tools).
 NAVIGATION_READ_TOOLS = ("find_definition", "find_references", "hover", "symbols")
+#: A definition's lines shown by find_definition (its first line included).
+MAX_BODY_LINES = 40
+#: How many of the definitions found are shown with their lines.
+MAX_BODIES = 3
+#: How long the outline that finds a definition's end may take.
+BODY_BOUND_S = 10.0
 #: How many import aliases one search follows.
 MAX_ALIASES = 10
 #: How long following the import aliases of one search may take, in all.
@@ -147,6 +154,44 @@ async def resolve_symbol(
     await check_readable(ctx, rel)
     content = await workspace.read_text(rel)
     return rel, symbol_position(rel, content.text, line, symbol, occurrence)
+
+
+def _extent(symbols: Sequence[CodeSymbol], at: Position) -> CodeRange | None:
+    """The whole range of the outline's symbol whose name is at ``at``."""
+    for symbol, _ in _flatten(symbols):
+        name = symbol.location.range
+        if symbol.extent is not None and name.start <= at <= name.end:
+            return symbol.extent
+    return None
+
+
+async def _with_body(navigator: Navigator, texts: LineTexts, location: CodeLocation) -> Found:
+    """A definition with its lines: to the end of the symbol the file's
+    outline has there (its ``extent``), at most :data:`MAX_BODY_LINES`, the
+    rest counted. Just its line when the outline has no such symbol, the
+    file cannot be read (a protected file, a library's outside the
+    workspace) or the outline fails or takes longer than
+    :data:`BODY_BOUND_S`."""
+    found = await texts.found(location)
+    lines = await texts.lines(location.path)
+    if lines is None:
+        return found
+    with anyio.move_on_after(BODY_BOUND_S):
+        try:
+            extent = _extent(await navigator.document_symbols(location.path), location.range.start)
+        except NavigationUnavailable:
+            extent = None
+        if extent is None:
+            return found
+        first = location.range.start.line + 1
+        # An end at column 0 is the line before's end (a range ending with a newline).
+        last = min(extent.end.line - (extent.end.character == 0), len(lines) - 1)
+        body = lines[first : last + 1]
+        room = MAX_BODY_LINES - 1
+        return Found(
+            found.location, found.line_text, body=tuple(body[:room]), more=max(0, len(body) - room)
+        )
+    return found
 
 
 def _source(navigator: Navigator) -> str:
@@ -282,10 +327,11 @@ class FindReferencesTool(_NavigationTool):
 class FindDefinitionTool(_NavigationTool):
     name = "find_definition"
     description = (
-        "Where a symbol is defined, found by the language server, with the definition's line."
+        "Where a symbol is defined, found by the language server, with the definition's "
+        f"lines (its body, up to {MAX_BODY_LINES} lines)."
     )
     args_model = FindDefinitionArgs
-    prompt_section: str = "`find_definition` shows where a symbol is defined."
+    prompt_section: str = "`find_definition` shows where a symbol is defined, with its lines."
 
     async def execute(self, args: FindDefinitionArgs, ctx: ToolContext) -> ToolResult:
         navigator = require_navigator(ctx)
@@ -294,7 +340,10 @@ class FindDefinitionTool(_NavigationTool):
         )
         answer = await self._ask(ctx, navigator.definition(rel, position))
         texts = LineTexts(ctx)
-        found = [await texts.found(loc) for loc in answer]
+        found = [
+            await _with_body(navigator, texts, loc) if i < MAX_BODIES else await texts.found(loc)
+            for i, loc in enumerate(answer)
+        ]
         name = args.symbol.strip()
         if not found:
             return ToolResult(f"No definition of `{name}` found ({_source(navigator)}).")

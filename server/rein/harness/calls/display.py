@@ -23,8 +23,10 @@ A ``locations`` result (the navigation tools: ``find_references``,
 a header line, then groups: a line holding a path (no leading space),
 followed by lines ``"  L:C: text"`` (two spaces, 1-based line and column,
 the column counted in UTF-16 code units as LSP and VS Code count it,
-a colon and a space, the line's text); a last line in parentheses may say
-what was left out.
+a colon and a space, the line's text), each place maybe followed by more
+of its lines (``find_definition``'s body: lines of four spaces and
+``L| text``, or ``… N more lines``), which are not places; a last line in
+parentheses may say what was left out.
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ def parse_locations(
         found = _LOCATION_LINE.match(line)
         if found is not None and groups:
             groups[-1][1].append((int(found[1]), int(found[2]), found[3]))
+        elif line.startswith("    ") and groups and groups[-1][1]:
+            continue  # a place's following lines (a definition's body)
         elif line and not line[0].isspace():
             groups.append((line, []))
         else:
