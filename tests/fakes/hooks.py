@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
 from rein.mcp.trust import MemoryTrustStore
 
 
 class FakeHookTrust:
-    """Answers ``answer`` (None: nobody can be asked) and records each question."""
+    """Answers ``answer`` (None: nobody can be asked) and records each
+    question; transcripts go to ``transcripts`` (None: not written)."""
 
-    def __init__(self, answer: bool | None = True) -> None:
+    def __init__(self, answer: bool | None = True, transcripts: Path | None = None) -> None:
         self.answer = answer
+        self.transcript_folder = transcripts
         self.trust = MemoryTrustStore()
         self.asked: list[HookTrustRequest] = []
 

@@ -42,6 +42,9 @@ class AcpHookPorts:
             if storage is not None
             else MemoryTrustStore()
         )
+        #: The sessions' transcripts for the hooks (None: the hooks'
+        #: ``transcript_path`` is empty, as nothing is stored).
+        self.transcript_folder: Path | None = Path(storage) if storage is not None else None
 
     async def confirm_hooks(self, request: HookTrustRequest) -> bool:
         session_id = current_session.get()

@@ -18,19 +18,24 @@ with the reason, at most ``hookOptions.maxStopContinuations`` times per
 run), SessionStart runs before the session's first run (its output is
 context of the first prompt), Notification just before the person is asked
 something (the session's approver and user channel), PreCompact before the
-agent's relief compacts an over-window context. SessionEnd is read but not
-run yet.
+agent's relief compacts an over-window context, SessionEnd when the host
+ends the session (:meth:`ClaudeHooks.end`: bounded by
+:data:`SESSION_END_BOUND_S`, never blocking). Every hook gets a
+``transcript_path``: the session's JSONL transcript in Rein's storage
+folder (:mod:`rein.bring.transcript`), brought up to date just before.
 What a hook blocked, added or failed at is a ``hook`` event
 (:class:`~rein.harness.events.HookActivity`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
 from pydantic import BaseModel
 
 from rein.bring.hook_chain import (
@@ -53,11 +58,12 @@ from rein.bring.hook_config import (
 )
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
 from rein.bring.hook_runner import run_hook
+from rein.bring.transcript import TranscriptFile, redacted, transcript_path
 from rein.harness.calls.tool_result import ToolResult
 from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
-from rein.harness.messages import ToolCall
+from rein.harness.messages import Message, ToolCall
 from rein.harness.redaction import redact
 
 if TYPE_CHECKING:
@@ -65,6 +71,7 @@ if TYPE_CHECKING:
 
     from rein.config import ReinConfig
     from rein.harness.agent import Agent
+    from rein.harness.events import Event
 
 __all__ = [
     "ClaudeHooks",
@@ -77,6 +84,11 @@ __all__ = [
 ]
 
 _SHOWN = 300
+#: Seconds SessionEnd hooks may hold a session's end, all of them together
+#: (each also within its own time limit): a host's shutdown waits no longer.
+SESSION_END_BOUND_S = 5.0
+
+log = logging.getLogger(__name__)
 
 
 class HookTrustError(ReinError):
@@ -122,6 +134,12 @@ class HookTrustPorts(Protocol):
     @property
     def trust(self) -> TrustStore: ...
 
+    @property
+    def transcript_folder(self) -> Path | None:
+        """Where the sessions' transcripts are written (in Rein's storage
+        folder); None: nowhere (the hooks' ``transcript_path`` is empty)."""
+        ...
+
     async def confirm_hooks(self, request: HookTrustRequest) -> bool:
         """Whether the person allows these hooks. HookTrustError: nobody can
         be asked (its message is the reason)."""
@@ -140,20 +158,12 @@ class HookedSession(Protocol):
     @property
     def before_run(self) -> list[Callable[[], Awaitable[None]]]: ...
 
+    @property
+    def on_end(self) -> list[Callable[[str], Awaitable[None]]]: ...
+
     def emit_flow(self, event: Any) -> None: ...
 
     def abort(self, reason: str) -> bool: ...
-
-
-def _redacted(value: Any) -> Any:
-    """``value`` (a hook's JSON input) with every text redacted."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 def _cut(text: str) -> str:
@@ -172,6 +182,8 @@ class ClaudeHooks:
         report: Emit,
         home: Path | None = None,
         stop_run: Callable[[str], object] | None = None,
+        transcript: TranscriptFile | None = None,
+        messages: Callable[[], Sequence[Message]] = tuple,
     ) -> None:
         self.root = root
         self.config = config
@@ -192,6 +204,11 @@ class ClaudeHooks:
         #: SessionStart's ``source``: "resume" for a stored session.
         self.start_source = "startup"
         self._start_context: list[str] = []
+        self._ended = False
+        #: The session's JSONL transcript (None: not written) and its messages.
+        self.transcript = transcript
+        self.messages = messages
+        self._transcript_failed = False
 
     # ------------------------------------------------------------ preparing
 
@@ -283,10 +300,37 @@ class ClaudeHooks:
 
     # -------------------------------------------------------------- running
 
+    def sync_transcript(self) -> str:
+        """Bring the transcript file up to the session's messages; its path
+        ("" when it is not written: no storage folder, or writing failed,
+        reported once)."""
+        if self.transcript is None or self._transcript_failed:
+            return ""
+        try:
+            self.transcript.sync(self.messages())
+        except OSError as exc:
+            self._transcript_failed = True
+            self.report(
+                HookActivity(
+                    event="(transcript)",
+                    outcome="failed",
+                    command="",
+                    source=str(self.transcript.path),
+                    message=f"the transcript for hooks cannot be written: {exc}",
+                )
+            )
+            return ""
+        return str(self.transcript.path)
+
+    def on_event(self, event: Event) -> None:
+        """The transcript is appended as the run goes: at each turn's and run's end."""
+        if event.type in ("turn_end", "run_end") and self.active:
+            self.sync_transcript()
+
     def _payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         return {
             "session_id": self.session_id,
-            "transcript_path": "",
+            "transcript_path": self.sync_transcript(),
             "cwd": str(self.root),
             "hook_event_name": event,
             **fields,
@@ -300,22 +344,30 @@ class ClaudeHooks:
         ]
 
     async def _run(
-        self, event: str, fields: dict[str, Any], target: str | None = None, tool: str | None = None
+        self,
+        event: str,
+        fields: dict[str, Any],
+        target: str | None = None,
+        tool: str | None = None,
+        deadline: float | None = None,
     ) -> list[tuple[HookEntry, HookAnswer]]:
         """Run every active hook of ``event`` whose matcher fits ``target``,
-        one after the other in the order found; a failure is reported."""
+        one after the other in the order found (each within its time limit,
+        and all before ``deadline``, on anyio's clock); a failure is reported."""
         out: list[tuple[HookEntry, HookAnswer]] = []
         options = self.config.hook_options
-        payload = _redacted(self._payload(event, fields))
-        for hook in self._matching(event, target):
+        hooks = self._matching(event, target)
+        if not hooks:
+            return out
+        payload = redacted(self._payload(event, fields))
+        for hook in hooks:
             if hook.scope == "workspace" and not await self._still_allowed():
                 continue
+            limit = hook.timeout_s or options.timeout_s
+            if deadline is not None:
+                limit = round(max(min(limit, deadline - anyio.current_time()), 0.01), 2)
             ran = await run_hook(
-                hook.command,
-                payload,
-                self.root,
-                hook.timeout_s or options.timeout_s,
-                tuple(self.config.tools.pass_env),
+                hook.command, payload, self.root, limit, tuple(self.config.tools.pass_env)
             )
             # What a hook says enters Rein redacted, like a tool's output.
             ran = replace(ran, stdout=redact(ran.stdout), stderr=redact(ran.stderr))
@@ -428,6 +480,32 @@ class ClaudeHooks:
         PreCompact): what they answer is not used; a failure is reported."""
         await self._run(event, fields, target)
 
+    async def end(self, reason: str) -> None:
+        """SessionEnd, once, when the host ends a session that ran (its
+        hooks were read and allowed then): ``reason`` is the protocol's
+        ``clear``, ``logout``, ``prompt_input_exit`` or ``other``. Bounded by
+        :data:`SESSION_END_BOUND_S` (a hook still running then is stopped);
+        a failure is reported and logged, never raised."""
+        if not self._started or self._ended:
+            return
+        self._ended = True
+        bound = SESSION_END_BOUND_S
+        deadline = anyio.current_time() + bound
+        # Past the deadline only a stopped hook's process group may hold it (its grace).
+        with anyio.move_on_after(bound + 3) as scope:
+            ran = await self._run("SessionEnd", {"reason": reason}, reason, deadline=deadline)
+            for hook, answer in ran:
+                if answer.error is not None:
+                    log.warning("SessionEnd hook %r failed: %s", hook.command, answer.error)
+        if scope.cancelled_caught:
+            message = f"SessionEnd hooks did not finish within {bound:g} s (stopped)"
+            log.warning("session %s: %s", self.session_id, message)
+            self.report(
+                HookActivity(
+                    event="SessionEnd", outcome="failed", command="", source="", message=message
+                )
+            )
+
     async def on_stop(self, info: StopInfo) -> str | None:
         """Stop (the session's own run) or SubagentStop (a ``task``
         subagent's): a block keeps that run going, within the bound."""
@@ -456,12 +534,30 @@ def attach_hooks(
     every time: a block of either wins, the stricter permission wins (``ask``
     over ``allow``), prompt contexts are joined, and either may keep a run
     going."""
-    hooks = ClaudeHooks(root, config, ports, session.id, session.emit_flow, home, session.abort)
     agent = session.agent
+    folder = ports.transcript_folder
+    transcript = (
+        TranscriptFile(transcript_path(folder, session.id), session.id, root)
+        if folder is not None
+        else None
+    )
+    hooks = ClaudeHooks(
+        root,
+        config,
+        ports,
+        session.id,
+        session.emit_flow,
+        home,
+        session.abort,
+        transcript=transcript,
+        messages=lambda: agent.messages,
+    )
     if agent.messages:
         hooks.start_source = "resume"  # a stored session, continued
     own = agent.hooks
     session.before_run.append(hooks.prepare)
+    session.on_end.append(hooks.end)
+    agent.subscribe(hooks.on_event)
     env = agent.env
     if env.approver is not None:
         env.approver = NotifyingApprover(env.approver, hooks)

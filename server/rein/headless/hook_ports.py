@@ -33,6 +33,8 @@ class TerminalHookPorts:
         self.trust = FileTrustStore(storage, persist=not allow_hooks, file_name=HOOKS_TRUST_FILE)
         self.allow_hooks = allow_hooks
         self.timeout_s = timeout_s
+        #: The sessions' transcripts for the hooks (``transcript_path``).
+        self.transcript_folder: Path | None = storage
 
     async def confirm_hooks(self, request: HookTrustRequest) -> bool:
         if self.allow_hooks:

@@ -222,6 +222,12 @@ class HeadlessSession:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None and (exc[0] is None or isinstance(exc[1], Exception)):
+            # The run is over: its SessionEnd hooks ("other", as Claude
+            # Code's non-interactive runs), bounded; not on an interrupt.
+            from rein.session.ending import end_sessions
+
+            await end_sessions([self._session], "other")
         await self.host.__aexit__(*exc)
 
     # ------------------------------------------------------------------ runs

@@ -48,6 +48,11 @@ class EditorHookPorts:
         """In the storage folder configured now (``storagePath``)."""
         return FileTrustStore(self._storage(), file_name=HOOKS_TRUST_FILE)
 
+    @property
+    def transcript_folder(self) -> Path:
+        """The sessions' transcripts for the hooks, in the storage folder."""
+        return self._storage()
+
     async def confirm_hooks(self, request: HookTrustRequest) -> bool:
         method = "rein/confirm"
         if not self.client.supports(method):
