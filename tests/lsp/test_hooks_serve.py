@@ -2,7 +2,9 @@
 run after the person allowed them in the editor (``rein/confirm``, tool
 "hooks"); then its PreToolUse hook blocks ``rm -rf`` (the model reads the
 reason), its prompt hook adds context, its Stop hook keeps the run going
-once and a write outside ``src/`` is denied; each is a ``hook`` event."""
+once and a write outside ``src/`` is denied; each is a ``hook`` event. When
+the editor shuts the server down, its SessionEnd hook (``prompt_input_exit``)
+reads the person's prompt from ``transcript_path``."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bring.hook_workspace import TURNS, hook_repo
+from tests.bring.hook_workspace import TURNS, ended, hook_repo
 from tests.lsp.conftest import running_server, write_script
 
 pytestmark = pytest.mark.e2e
@@ -39,3 +41,9 @@ async def test_the_workspace_s_hooks_run_once_allowed_in_the_editor(
     ]
     assert (root / "build" / "keep.txt").exists()
     assert not (root / "README.md").exists()
+    # The editor shut the server down: the session ended.
+    assert ended(root) == {
+        "event": "SessionEnd",
+        "reason": "prompt_input_exit",
+        "prompts": ["tidy up"],
+    }
