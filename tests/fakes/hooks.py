@@ -1,11 +1,11 @@
 """The person's answer to "may the workspace's hooks run?" (a
-:class:`~rein.bring.hooks_adapter.HookTrustPorts` without a person)."""
+:class:`~rein.bring.hook_trust.HookTrustPorts` without a person)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
+from rein.bring.hook_trust import HookTrustError, HookTrustRequest
 from rein.mcp.trust import MemoryTrustStore
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -51,16 +51,13 @@ from rein.bring.hook_config import (
     USER_FILE,
     HookEntry,
     HookInventory,
-    TrustStore,
     discover_hooks,
-    hook_files,
-    workspace_hooks_key,
 )
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
 from rein.bring.hook_runner import run_hook
+from rein.bring.hook_trust import HookPermission, HookTrustPorts
 from rein.bring.transcript import TranscriptFile, redacted, transcript_path
 from rein.harness.calls.tool_result import ToolResult
-from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
 from rein.harness.messages import Message, ToolCall
@@ -73,15 +70,7 @@ if TYPE_CHECKING:
     from rein.harness.agent import Agent
     from rein.harness.events import Event
 
-__all__ = [
-    "ClaudeHooks",
-    "HookTrustError",
-    "HookTrustPorts",
-    "HookTrustRequest",
-    "HookedSession",
-    "TrustStore",
-    "attach_hooks",
-]
+__all__ = ["SESSION_END_BOUND_S", "ClaudeHooks", "HookedSession", "attach_hooks"]
 
 _SHOWN = 300
 #: Seconds SessionEnd hooks may hold a session's end, all of them together
@@ -89,61 +78,6 @@ _SHOWN = 300
 SESSION_END_BOUND_S = 5.0
 
 log = logging.getLogger(__name__)
-
-
-class HookTrustError(ReinError):
-    """Nobody can be asked whether the workspace's hooks may run (no
-    terminal, an editor without the request): its message is why (the hooks
-    are then not run, and a ``hook`` event says why)."""
-
-
-@dataclass(frozen=True, slots=True)
-class HookTrustRequest:
-    """What the person is asked: may these commands of the workspace run?"""
-
-    root: Path
-    hooks: tuple[HookEntry, ...]
-
-    @property
-    def title(self) -> str:
-        return "Allow the workspace's hooks to run?"
-
-    @property
-    def detail(self) -> str:
-        lines = [
-            f"{h.source}: {h.event} [{h.matcher or '*'}]"
-            + (f" (time limit {h.timeout_s:g} s)" if h.timeout_s is not None else "")
-            + f" runs: {h.command}"
-            for h in self.hooks
-        ]
-        root = self.root.resolve()
-        files = [str(p.relative_to(root)) for p in hook_files(root, list(self.hooks))]
-        ran = f"\nThey run these files of the workspace: {', '.join(files)}" if files else ""
-        return (
-            "The workspace defines hooks (Claude Code's format) that Rein would run:\n"
-            + "\n".join(lines)
-            + ran
-            + "\n\nAllow only if you trust this workspace; a changed hook or file asks again."
-        )
-
-
-class HookTrustPorts(Protocol):
-    """What the host gives: where the permission is remembered, and how the
-    person is asked (the editor's prompt, the terminal, the ACP client)."""
-
-    @property
-    def trust(self) -> TrustStore: ...
-
-    @property
-    def transcript_folder(self) -> Path | None:
-        """Where the sessions' transcripts are written (in Rein's storage
-        folder); None: nowhere (the hooks' ``transcript_path`` is empty)."""
-        ...
-
-    async def confirm_hooks(self, request: HookTrustRequest) -> bool:
-        """Whether the person allows these hooks. HookTrustError: nobody can
-        be asked (its message is the reason)."""
-        ...
 
 
 class HookedSession(Protocol):
@@ -196,10 +130,8 @@ class ClaudeHooks:
         self.inventory = HookInventory()
         self.active: list[HookEntry] = []
         self._reported_invalid: set[tuple[str, str, str]] = set()
-        self._refused_key: str | None = None
-        #: The key the workspace's hooks were last allowed by (their entries
-        #: and the bytes of the files they run).
-        self._allowed_key: str | None = None
+        #: Whether the workspace's hooks may run (asked once per content).
+        self.permission = HookPermission(root, ports, report)
         self._started = False
         #: SessionStart's ``source``: "resume" for a stored session.
         self.start_source = "startup"
@@ -246,7 +178,7 @@ class ClaudeHooks:
         workspace = inventory.workspace_hooks
         allowed = True
         if workspace:
-            allowed = await self._allowed(workspace)
+            allowed = await self.permission.allowed(workspace)
         inventory.workspace_allowed = allowed if workspace else None
         self.inventory = inventory
         self.active = [h for h in inventory.hooks if h.trusted_by_default or allowed]
@@ -261,41 +193,9 @@ class ClaudeHooks:
         """Just before a workspace hook runs: are its entries and the files
         they run still what the person allowed? A changed file asks again
         (refused: the workspace's hooks stop running)."""
-        workspace = self.inventory.workspace_hooks
-        if self._allowed_key == workspace_hooks_key(self.root, workspace):
-            return True
-        if await self._allowed(workspace):
+        if await self.permission.still_allowed(self.inventory.workspace_hooks):
             return True
         self.active = [h for h in self.active if h.scope != "workspace"]
-        return False
-
-    async def _allowed(self, workspace: list[HookEntry]) -> bool:
-        key = workspace_hooks_key(self.root, workspace)
-        if self.ports.trust.is_trusted(key):
-            self._allowed_key = key
-            return True
-        if self._refused_key == key:
-            return False  # asked in this session already: not again for the same hooks
-        why = "the person did not allow them"
-        try:
-            allowed = await self.ports.confirm_hooks(HookTrustRequest(self.root, tuple(workspace)))
-        except HookTrustError as exc:
-            allowed, why = False, str(exc)
-        if allowed:
-            self.ports.trust.remember(key)
-            self._allowed_key = key
-            return True
-        self._refused_key = key
-        for source in dict.fromkeys(h.source for h in workspace):
-            self.report(
-                HookActivity(
-                    event="(trust)",
-                    outcome="skipped",
-                    command="",
-                    source=source,
-                    message=f"the workspace's hooks are not run: {why}",
-                )
-            )
         return False
 
     # -------------------------------------------------------------- running

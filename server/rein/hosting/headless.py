@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rein.bring.hooks_adapter import HookTrustPorts
+from rein.bring.hook_trust import HookTrustPorts
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
