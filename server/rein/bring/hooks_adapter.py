@@ -367,11 +367,15 @@ class ClaudeHooks:
         if self.stop_run is not None:
             self.stop_run(f"{hook.event} hook ({hook.source}) stopped the run: {reason}")
 
-    async def notify(self, message: str) -> None:
-        """Notification: Rein is about to ask the person something (an
-        approval, a question). Its hooks only hear of it; a failure is
-        reported, the question is asked anyway."""
-        await self.run_quietly("Notification", {"message": message})
+    async def notify(self, message: str, kind: str) -> None:
+        """Notification: Rein is about to ask the person something; ``kind``
+        is its ``notification_type``, which matchers select
+        (``permission_prompt`` for an approval, ``idle_prompt`` for a
+        question). Its hooks only hear of it; a failure is reported, the
+        question is asked anyway."""
+        await self.run_quietly(
+            "Notification", {"message": message, "notification_type": kind}, kind
+        )
 
     async def run_quietly(
         self, event: str, fields: dict[str, Any], target: str | None = None
