@@ -62,4 +62,4 @@ async def test_the_workspace_s_hooks_run_once_the_client_allowed_them(
     assert (root / "build" / "keep.txt").exists()
     assert not (root / "README.md").exists()
     # The client left and the process ended: the session ended.
-    assert ended(root) == {"event": "SessionEnd", "reason": "other", "prompts": ["tidy up"]}
+    assert ended(root) == [{"event": "SessionEnd", "reason": "other", "prompts": ["tidy up"]}]

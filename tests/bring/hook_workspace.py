@@ -6,9 +6,9 @@ bash and Python, and the scripted model turns that meet each of them.
 * ``stop_once.py`` (Stop): keeps the run going once (``decision: block``);
 * ``only_src.py`` (PreToolUse on Edit|Write): JSON ``permissionDecision: deny``
   for a file outside ``src/``;
-* ``session_end.py`` (SessionEnd): writes its event, its reason and the
-  person's prompts it read from ``transcript_path`` next to the workspace
-  (:func:`ended`).
+* ``session_end.py`` (SessionEnd): appends its event, its reason and the
+  person's prompts it read from ``transcript_path`` to a file next to the
+  workspace (:func:`ended`).
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ prompts = [
     line["message"]["content"] for line in lines if line.get("origin") == "prompt"
 ]
 seen = {"event": data["hook_event_name"], "reason": data["reason"], "prompts": prompts}
-with open(sys.argv[1], "w") as out:
-    json.dump(seen, out)
+with open(sys.argv[1], "a") as out:
+    out.write(json.dumps(seen) + "\\n")
 """
 
 
@@ -74,10 +74,9 @@ def ended_marker(root: Path) -> Path:
     return root.parent / f"{root.name}-session-end.json"
 
 
-def ended(root: Path) -> dict[str, Any]:
-    """What the SessionEnd hook of the workspace ``root`` saw."""
-    data: dict[str, Any] = json.loads(ended_marker(root).read_text())
-    return data
+def ended(root: Path) -> list[dict[str, Any]]:
+    """What the SessionEnd hook of the workspace ``root`` saw, each time it ran."""
+    return [json.loads(line) for line in ended_marker(root).read_text().splitlines()]
 
 
 def settings(python: str, root: Path) -> dict[str, Any]:

@@ -78,7 +78,7 @@ def test_a_claude_code_repository_s_hooks_work_unchanged_in_rein_run(tmp_path: P
     assert (ws / "build" / "keep.txt").exists()  # rm -rf never ran
     assert not (ws / "README.md").exists()  # the write outside src/ never happened
     # The run is over: SessionEnd ("other") read the prompt from the transcript.
-    assert ended(ws) == {"event": "SessionEnd", "reason": "other", "prompts": ["tidy up"]}
+    assert ended(ws) == [{"event": "SessionEnd", "reason": "other", "prompts": ["tidy up"]}]
     transcripts = list((tmp_path / "store" / "transcripts").iterdir())
     assert [t.name for t in transcripts] == [f"{lines[-1]['result']['sessionId']}.jsonl"]
     ended_marker(ws).unlink()
