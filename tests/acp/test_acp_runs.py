@@ -275,14 +275,20 @@ async def test_rein_steer_reaches_the_running_run(
         "steer",
         [
             tool_turn(call("run_command", command="echo hi")),
-            {"expect": {"messages_contain": ["keep it short"]}, "text": "ok"},
+            {"expect": {"messages_contain": ["Be brief and keep it short"]}, "text": "ok"},
         ],
     )
+    (pyproj / ".claude" / "commands").mkdir(parents=True)
+    (pyproj / ".claude" / "commands" / "short.md").write_text("Be brief and $ARGUMENTS\n")
     async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
         running = await held_at_its_permission(agent, sid, "say hi")
+        unknown = await _refused(
+            agent.conn.ext_method("rein/followUp", {"sessionId": sid, "text": "/nope x"})
+        )
         with anyio.fail_after(REQUEST_S):
+            # A /command steers as session/prompt would run it: expanded.
             steered = await agent.conn.ext_method(
-                "rein/steer", {"sessionId": sid, "text": "keep it short"}
+                "rein/steer", {"sessionId": sid, "text": "/short keep it short"}
             )
         agent.editor.release("session/request_permission")
         stop = await running
@@ -291,6 +297,8 @@ async def test_rein_steer_reaches_the_running_run(
         )
 
     assert steered == {"delivered": True}
+    assert unknown.code == -32602
+    assert "text: unknown command /nope; the known commands are: /short" in str(unknown)
     assert stop == "end_turn"
     assert idle.code == -32600
     await assert_used_up(mock)

@@ -2,7 +2,9 @@
 after the person allowed them through the client's permission request; then
 its PreToolUse hook blocks ``rm -rf`` (the model reads the reason), its
 prompt hook adds context, its Stop hook keeps the run going once and a write
-outside ``src/`` is denied (the scripted model checks each)."""
+outside ``src/`` is denied (the scripted model checks each); when the
+client leaves, its SessionEnd hook reads the person's prompt from
+``transcript_path``."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from tests.acp.conftest import (
     started,
     write_config,
 )
-from tests.bring.hook_workspace import TURNS, hook_repo
+from tests.bring.hook_workspace import TURNS, ended, hook_repo
 
 pytestmark = pytest.mark.e2e
 
@@ -59,3 +61,5 @@ async def test_the_workspace_s_hooks_run_once_the_client_allowed_them(
     ]
     assert (root / "build" / "keep.txt").exists()
     assert not (root / "README.md").exists()
+    # The client left and the process ended: the session ended.
+    assert ended(root) == [{"event": "SessionEnd", "reason": "other", "prompts": ["tidy up"]}]

@@ -5,7 +5,10 @@ bash and Python, and the scripted model turns that meet each of them.
 * ``prompt_context.py`` (UserPromptSubmit): its stdout is context;
 * ``stop_once.py`` (Stop): keeps the run going once (``decision: block``);
 * ``only_src.py`` (PreToolUse on Edit|Write): JSON ``permissionDecision: deny``
-  for a file outside ``src/``.
+  for a file outside ``src/``;
+* ``session_end.py`` (SessionEnd): appends its event, its reason and the
+  person's prompts it read from ``transcript_path`` to a file next to the
+  workspace (:func:`ended`).
 """
 
 from __future__ import annotations
@@ -53,7 +56,30 @@ if os.path.isabs(path) and not path.startswith(src):
 """
 
 
-def settings(python: str) -> dict[str, Any]:
+SESSION_END = """import json, sys
+data = json.load(sys.stdin)
+with open(data["transcript_path"]) as f:
+    lines = [json.loads(line) for line in f]
+prompts = [
+    line["message"]["content"] for line in lines if line.get("origin") == "prompt"
+]
+seen = {"event": data["hook_event_name"], "reason": data["reason"], "prompts": prompts}
+with open(sys.argv[1], "a") as out:
+    out.write(json.dumps(seen) + "\\n")
+"""
+
+
+def ended_marker(root: Path) -> Path:
+    """Where ``session_end.py`` of the workspace ``root`` writes (outside it)."""
+    return root.parent / f"{root.name}-session-end.json"
+
+
+def ended(root: Path) -> list[dict[str, Any]]:
+    """What the SessionEnd hook of the workspace ``root`` saw, each time it ran."""
+    return [json.loads(line) for line in ended_marker(root).read_text().splitlines()]
+
+
+def settings(python: str, root: Path) -> dict[str, Any]:
     hooks = "$CLAUDE_PROJECT_DIR/.claude/hooks"
     return {
         "hooks": {
@@ -69,6 +95,16 @@ def settings(python: str) -> dict[str, Any]:
             ],
             "UserPromptSubmit": [
                 {"hooks": [{"type": "command", "command": f"{python} {hooks}/prompt_context.py"}]}
+            ],
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": f"{python} {hooks}/session_end.py {ended_marker(root)}",
+                        }
+                    ]
+                }
             ],
             "Stop": [
                 {
@@ -94,9 +130,10 @@ def hook_repo(root: Path, python: str) -> Path:
         ("prompt_context.py", PROMPT_CONTEXT),
         ("stop_once.py", STOP_ONCE),
         ("only_src.py", ONLY_SRC),
+        ("session_end.py", SESSION_END),
     ):
         (hooks / name).write_text(text)
-    (root / ".claude" / "settings.json").write_text(json.dumps(settings(python), indent=1))
+    (root / ".claude" / "settings.json").write_text(json.dumps(settings(python, root), indent=1))
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("x = 1\n")
     (root / "build").mkdir()

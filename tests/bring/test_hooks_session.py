@@ -196,11 +196,13 @@ async def test_ask_routes_to_rein_s_approval_and_allow_skips_its_question(tmp_pa
         "'permissionDecisionReason': 'git needs a look'}}))"
     )
     notified = tmp_path / "notified"
+    idle = {"matcher": "idle_prompt", "hooks": [{"type": "command", "command": "echo x > idle"}]}
+    notify = _command("Notification", f"cat >> {notified}", "permission_prompt")
     _settings(
         tmp_path / "home",
         {
             **_command("PreToolUse", f'{sys.executable} -c "{decide}"', "Bash"),
-            **_command("Notification", f"cat >> {notified}"),
+            "Notification": [*notify["Notification"], idle],
         },
     )
     (tmp_path / "ws").mkdir()
@@ -218,6 +220,8 @@ async def test_ask_routes_to_rein_s_approval_and_allow_skips_its_question(tmp_pa
     [note] = [json.loads(line) for line in notified.read_text().splitlines()]
     assert note["hook_event_name"] == "Notification"
     assert note["message"] == f"Rein needs your permission: {request.title}"
+    assert note["notification_type"] == "permission_prompt"
+    assert not (tmp_path / "ws" / "idle").exists()  # its matcher selects the other kind
 
 
 async def test_a_subagent_s_end_runs_subagent_stop_not_stop(tmp_path: Path) -> None:

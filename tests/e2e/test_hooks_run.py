@@ -1,9 +1,10 @@
 """Claude Code hooks through the real ``rein run``: a repository's
 ``.claude/settings.json`` with bash and Python hook scripts blocks ``rm -rf``
 (exit 2, the model reads stderr), adds context to the prompt, keeps the run
-going once on Stop, and denies a write outside ``src/`` (JSON
-``permissionDecision: deny``), with ``--allow-hooks``; without it and with no
-terminal to ask on, none of the workspace's hooks runs."""
+going once on Stop, denies a write outside ``src/`` (JSON
+``permissionDecision: deny``) and, when the run is over, its SessionEnd hook
+reads the person's prompt from ``transcript_path``, with ``--allow-hooks``;
+without it and with no terminal to ask on, none of the workspace's hooks runs."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.bring.hook_workspace import CONTEXT, DENY_REASON, STOP_REASON, TURNS, hook_repo
+from tests.bring.hook_workspace import (
+    CONTEXT,
+    DENY_REASON,
+    STOP_REASON,
+    TURNS,
+    ended,
+    ended_marker,
+    hook_repo,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -68,6 +77,11 @@ def test_a_claude_code_repository_s_hooks_work_unchanged_in_rein_run(tmp_path: P
     assert [e["is_error"] for e in ends] == [True, True]
     assert (ws / "build" / "keep.txt").exists()  # rm -rf never ran
     assert not (ws / "README.md").exists()  # the write outside src/ never happened
+    # The run is over: SessionEnd ("other") read the prompt from the transcript.
+    assert ended(ws) == [{"event": "SessionEnd", "reason": "other", "prompts": ["tidy up"]}]
+    transcripts = list((tmp_path / "store" / "transcripts").iterdir())
+    assert [t.name for t in transcripts] == [f"{lines[-1]['result']['sessionId']}.jsonl"]
+    ended_marker(ws).unlink()
 
     # Without --allow-hooks and no terminal: nothing of the workspace runs.
     (tmp_path / "store").rename(tmp_path / "store-1")
@@ -77,3 +91,4 @@ def test_a_claude_code_repository_s_hooks_work_unchanged_in_rein_run(tmp_path: P
     [skipped] = [e for e in lines[:-1] if e["type"] == "hook"]
     assert skipped["outcome"] == "skipped"
     assert "--allow-hooks" in skipped["message"]
+    assert not ended_marker(ws).exists()

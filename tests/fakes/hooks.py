@@ -1,17 +1,21 @@
 """The person's answer to "may the workspace's hooks run?" (a
-:class:`~rein.bring.hooks_adapter.HookTrustPorts` without a person)."""
+:class:`~rein.bring.hook_trust.HookTrustPorts` without a person)."""
 
 from __future__ import annotations
 
-from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
+from pathlib import Path
+
+from rein.bring.hook_trust import HookTrustError, HookTrustRequest
 from rein.mcp.trust import MemoryTrustStore
 
 
 class FakeHookTrust:
-    """Answers ``answer`` (None: nobody can be asked) and records each question."""
+    """Answers ``answer`` (None: nobody can be asked) and records each
+    question; transcripts go to ``transcripts`` (None: not written)."""
 
-    def __init__(self, answer: bool | None = True) -> None:
+    def __init__(self, answer: bool | None = True, transcripts: Path | None = None) -> None:
         self.answer = answer
+        self.transcript_folder = transcripts
         self.trust = MemoryTrustStore()
         self.asked: list[HookTrustRequest] = []
 

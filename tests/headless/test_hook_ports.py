@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rein.bring.hook_config import HOOKS_TRUST_FILE, HookEntry
-from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
+from rein.bring.hook_trust import HookTrustError, HookTrustRequest
 from rein.headless.hook_ports import TerminalHookPorts
 
 _REQUEST = HookTrustRequest(

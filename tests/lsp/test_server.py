@@ -38,18 +38,29 @@ async def started(editor: Editor) -> str:
     return event["sessionId"]
 
 
+def _command_file(root: Path) -> None:
+    """A slash command of the workspace: ``/short ARGS``."""
+    (root / ".claude" / "commands").mkdir(parents=True)
+    (root / ".claude" / "commands" / "short.md").write_text("Be brief and $ARGUMENTS\n")
+
+
 async def test_steering_mid_run_reaches_the_model(editor: Editor, tmp_path: Path) -> None:
+    _command_file(editor.root)
     write_script(
         tmp_path,
         [
             {**SLOW, "tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
-            {"expect": {"last_message_contains": "use pathlib"}, "text": "switching to pathlib"},
+            {
+                "expect": {"last_message_contains": "Be brief and use pathlib"},
+                "text": "switching to pathlib",
+            },
         ],
     )
     task = asyncio.ensure_future(prompt(editor, text="read app.py"))
     session_id = await started(editor)
+    # A /command steers as rein/prompt would run it: expanded.
     answer = await editor.client.protocol.send_request_async(
-        "rein/steer", {"sessionId": session_id, "text": "use pathlib instead"}
+        "rein/steer", {"sessionId": session_id, "text": "/short use pathlib"}
     )
     assert answer == {"queued": True}
     result = await task
@@ -63,8 +74,15 @@ async def test_a_follow_up_runs_after_the_first_run(editor: Editor, tmp_path: Pa
         tmp_path,
         [SLOW, {"expect": {"last_message_contains": "and the tests"}, "text": "tests done"}],
     )
+    _command_file(editor.root)
     task = asyncio.ensure_future(prompt(editor, text="first"))
     session_id = await started(editor)
+    with pytest.raises(JsonRpcException) as unknown:
+        await editor.client.protocol.send_request_async(
+            "rein/followUp", {"sessionId": session_id, "text": "/nope and the tests"}
+        )
+    assert "rein/followUp: invalid params: text: unknown command /nope" in str(unknown.value)
+    assert "/short" in str(unknown.value)  # the known ones are listed
     answer = await editor.client.protocol.send_request_async(
         "rein/followUp", {"sessionId": session_id, "text": "and the tests"}
     )

@@ -35,13 +35,14 @@ def available_commands(config: ReinConfig, root: Path) -> AvailableCommandsUpdat
     )
 
 
-def command_prompt(config: ReinConfig, root: Path, text: str) -> Prompted:
-    """The prompt ``text`` runs (Invalid params naming ``prompt`` for an
-    unknown command, listing the known ones)."""
+def command_prompt(config: ReinConfig, root: Path, text: str, field: str = "prompt") -> Prompted:
+    """The prompt ``text`` runs (Invalid params naming ``field`` for an
+    unknown command, listing the known ones): ``session/prompt``'s, and
+    ``_rein/steer`` and ``_rein/followUp``'s ``text`` during a run."""
     try:
         return prompted(config, root, text)
     except CommandError as exc:
-        raise errors.invalid_field("prompt", str(exc)) from None
+        raise errors.invalid_field(field, str(exc)) from None
 
 
 def prompt_of(config: ReinConfig, root: Path, blocks: Sequence[Any]) -> Prompted:

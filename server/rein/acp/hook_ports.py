@@ -21,7 +21,7 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 from rein.acp._client_calls import ClientCallError, ask_client
 from rein.acp.context import ClientLink, current_session
 from rein.bring.hook_config import HOOKS_TRUST_FILE
-from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest, TrustStore
+from rein.bring.hook_trust import HookTrustError, HookTrustRequest, TrustStore
 from rein.mcp.trust import FileTrustStore, MemoryTrustStore
 
 __all__ = ["ALLOW_HOOKS", "REJECT_HOOKS", "AcpHookPorts"]
@@ -31,7 +31,7 @@ REJECT_HOOKS = "reject_hooks"
 
 
 class AcpHookPorts:
-    """:class:`~rein.bring.hooks_adapter.HookTrustPorts` over the client's
+    """:class:`~rein.bring.hook_trust.HookTrustPorts` over the client's
     permission request. ``storage`` None: remembered in memory only."""
 
     def __init__(self, link: ClientLink, storage: str | Path | None, timeout_s: float) -> None:
@@ -42,6 +42,9 @@ class AcpHookPorts:
             if storage is not None
             else MemoryTrustStore()
         )
+        #: The sessions' transcripts for the hooks (None: the hooks'
+        #: ``transcript_path`` is empty, as nothing is stored).
+        self.transcript_folder: Path | None = Path(storage) if storage is not None else None
 
     async def confirm_hooks(self, request: HookTrustRequest) -> bool:
         session_id = current_session.get()

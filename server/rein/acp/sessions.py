@@ -40,7 +40,7 @@ from acp.schema import (
 )
 
 from rein.acp import errors
-from rein.acp.commands import available_commands, prompt_of
+from rein.acp.commands import available_commands, command_prompt, prompt_of
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
 from rein.acp.isolated import AcpIsolation, isolated_option
@@ -58,6 +58,7 @@ from rein.providers.config import ModelConfig
 from rein.sandboxing.probe import unavailable_notice
 from rein.session import Mode, Session, SessionSpec
 from rein.session.builder import memory_key
+from rein.session.ending import end_sessions
 from rein.store import SqliteStore
 from rein.tools.disk_read import read_text
 
@@ -495,6 +496,8 @@ class AcpSessions:
         if not isinstance(text, str) or not text.strip():
             raise errors.invalid_field("text", "a non-empty text is required")
         live = self._live(session_id)
+        # A /name command is expanded as session/prompt expands it.
+        text = command_prompt(self.config, live.host.root, text, "text").text
         if not live.session.busy:
             raise errors.no_active_run(session_id, f"_{method}")
         if method == "rein/steer":
@@ -534,6 +537,9 @@ class AcpSessions:
         for live in self.live.values():
             live.unsubscribe()
             live.updates.close()
+        # SessionEnd hooks (reason "other": the process ends), bounded; with
+        # the client gone, a failure is logged.
+        await end_sessions([live.session for live in self.live.values()], "other")
         if self.isolation is not None:
             await anyio.to_thread.run_sync(self.isolation.close)
         self.hosts.close()

@@ -37,7 +37,7 @@ __all__ = [
 class HookListeners(Protocol):
     """The hooks that only hear of something (``ClaudeHooks``)."""
 
-    async def notify(self, message: str) -> None: ...
+    async def notify(self, message: str, kind: str) -> None: ...
 
     async def run_quietly(
         self, event: str, fields: dict[str, Any], target: str | None = None
@@ -120,7 +120,7 @@ class NotifyingApprover:
         self.hooks = hooks
 
     async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer:
-        await self.hooks.notify(f"Rein needs your permission: {request.title}")
+        await self.hooks.notify(f"Rein needs your permission: {request.title}", "permission_prompt")
         return await self.inner.confirm(request)
 
 
@@ -147,5 +147,6 @@ class NotifyingUser:
         self.hooks = hooks
 
     async def ask(self, question: str) -> str | None:
-        await self.hooks.notify(f"Rein asks: {question}")
+        # Claude Code's kind for "waiting for your input".
+        await self.hooks.notify(f"Rein asks: {question}", "idle_prompt")
         return await self.inner.ask(question)

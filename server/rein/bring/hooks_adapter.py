@@ -18,19 +18,24 @@ with the reason, at most ``hookOptions.maxStopContinuations`` times per
 run), SessionStart runs before the session's first run (its output is
 context of the first prompt), Notification just before the person is asked
 something (the session's approver and user channel), PreCompact before the
-agent's relief compacts an over-window context. SessionEnd is read but not
-run yet.
+agent's relief compacts an over-window context, SessionEnd when the host
+ends the session (:meth:`ClaudeHooks.end`: bounded by
+:data:`SESSION_END_BOUND_S`, never blocking). Every hook gets a
+``transcript_path``: the session's JSONL transcript in Rein's storage
+folder (:mod:`rein.bring.transcript`), brought up to date just before.
 What a hook blocked, added or failed at is a ``hook`` event
 (:class:`~rein.harness.events.HookActivity`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
 from pydantic import BaseModel
 
 from rein.bring.hook_chain import (
@@ -46,18 +51,16 @@ from rein.bring.hook_config import (
     USER_FILE,
     HookEntry,
     HookInventory,
-    TrustStore,
     discover_hooks,
-    hook_files,
-    workspace_hooks_key,
 )
 from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
 from rein.bring.hook_runner import run_hook
+from rein.bring.hook_trust import HookPermission, HookTrustPorts
+from rein.bring.transcript import TranscriptFile, redacted, transcript_path
 from rein.harness.calls.tool_result import ToolResult
-from rein.harness.errors import ReinError
 from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
-from rein.harness.messages import ToolCall
+from rein.harness.messages import Message, ToolCall
 from rein.harness.redaction import redact
 from rein.sandboxing.others import OtherCommandsSandbox
 
@@ -66,67 +69,16 @@ if TYPE_CHECKING:
 
     from rein.config import ReinConfig
     from rein.harness.agent import Agent
+    from rein.harness.events import Event
 
-__all__ = [
-    "ClaudeHooks",
-    "HookTrustError",
-    "HookTrustPorts",
-    "HookTrustRequest",
-    "HookedSession",
-    "TrustStore",
-    "attach_hooks",
-]
+__all__ = ["SESSION_END_BOUND_S", "ClaudeHooks", "HookedSession", "attach_hooks"]
 
 _SHOWN = 300
+#: Seconds SessionEnd hooks may hold a session's end, all of them together
+#: (each also within its own time limit): a host's shutdown waits no longer.
+SESSION_END_BOUND_S = 5.0
 
-
-class HookTrustError(ReinError):
-    """Nobody can be asked whether the workspace's hooks may run (no
-    terminal, an editor without the request): its message is why (the hooks
-    are then not run, and a ``hook`` event says why)."""
-
-
-@dataclass(frozen=True, slots=True)
-class HookTrustRequest:
-    """What the person is asked: may these commands of the workspace run?"""
-
-    root: Path
-    hooks: tuple[HookEntry, ...]
-
-    @property
-    def title(self) -> str:
-        return "Allow the workspace's hooks to run?"
-
-    @property
-    def detail(self) -> str:
-        lines = [
-            f"{h.source}: {h.event} [{h.matcher or '*'}]"
-            + (f" (time limit {h.timeout_s:g} s)" if h.timeout_s is not None else "")
-            + f" runs: {h.command}"
-            for h in self.hooks
-        ]
-        root = self.root.resolve()
-        files = [str(p.relative_to(root)) for p in hook_files(root, list(self.hooks))]
-        ran = f"\nThey run these files of the workspace: {', '.join(files)}" if files else ""
-        return (
-            "The workspace defines hooks (Claude Code's format) that Rein would run:\n"
-            + "\n".join(lines)
-            + ran
-            + "\n\nAllow only if you trust this workspace; a changed hook or file asks again."
-        )
-
-
-class HookTrustPorts(Protocol):
-    """What the host gives: where the permission is remembered, and how the
-    person is asked (the editor's prompt, the terminal, the ACP client)."""
-
-    @property
-    def trust(self) -> TrustStore: ...
-
-    async def confirm_hooks(self, request: HookTrustRequest) -> bool:
-        """Whether the person allows these hooks. HookTrustError: nobody can
-        be asked (its message is the reason)."""
-        ...
+log = logging.getLogger(__name__)
 
 
 class HookedSession(Protocol):
@@ -141,20 +93,12 @@ class HookedSession(Protocol):
     @property
     def before_run(self) -> list[Callable[[], Awaitable[None]]]: ...
 
+    @property
+    def on_end(self) -> list[Callable[[str], Awaitable[None]]]: ...
+
     def emit_flow(self, event: Any) -> None: ...
 
     def abort(self, reason: str) -> bool: ...
-
-
-def _redacted(value: Any) -> Any:
-    """``value`` (a hook's JSON input) with every text redacted."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 def _cut(text: str) -> str:
@@ -173,6 +117,8 @@ class ClaudeHooks:
         report: Emit,
         home: Path | None = None,
         stop_run: Callable[[str], object] | None = None,
+        transcript: TranscriptFile | None = None,
+        messages: Callable[[], Sequence[Message]] = tuple,
     ) -> None:
         self.root = root
         self.config = config
@@ -185,14 +131,17 @@ class ClaudeHooks:
         self.inventory = HookInventory()
         self.active: list[HookEntry] = []
         self._reported_invalid: set[tuple[str, str, str]] = set()
-        self._refused_key: str | None = None
-        #: The key the workspace's hooks were last allowed by (their entries
-        #: and the bytes of the files they run).
-        self._allowed_key: str | None = None
+        #: Whether the workspace's hooks may run (asked once per content).
+        self.permission = HookPermission(root, ports, report)
         self._started = False
         #: SessionStart's ``source``: "resume" for a stored session.
         self.start_source = "startup"
         self._start_context: list[str] = []
+        self._ended = False
+        #: The session's JSONL transcript (None: not written) and its messages.
+        self.transcript = transcript
+        self.messages = messages
+        self._transcript_failed = False
 
     # ------------------------------------------------------------ preparing
 
@@ -230,7 +179,7 @@ class ClaudeHooks:
         workspace = inventory.workspace_hooks
         allowed = True
         if workspace:
-            allowed = await self._allowed(workspace)
+            allowed = await self.permission.allowed(workspace)
         inventory.workspace_allowed = allowed if workspace else None
         self.inventory = inventory
         self.active = [h for h in inventory.hooks if h.trusted_by_default or allowed]
@@ -245,49 +194,44 @@ class ClaudeHooks:
         """Just before a workspace hook runs: are its entries and the files
         they run still what the person allowed? A changed file asks again
         (refused: the workspace's hooks stop running)."""
-        workspace = self.inventory.workspace_hooks
-        if self._allowed_key == workspace_hooks_key(self.root, workspace):
-            return True
-        if await self._allowed(workspace):
+        if await self.permission.still_allowed(self.inventory.workspace_hooks):
             return True
         self.active = [h for h in self.active if h.scope != "workspace"]
         return False
 
-    async def _allowed(self, workspace: list[HookEntry]) -> bool:
-        key = workspace_hooks_key(self.root, workspace)
-        if self.ports.trust.is_trusted(key):
-            self._allowed_key = key
-            return True
-        if self._refused_key == key:
-            return False  # asked in this session already: not again for the same hooks
-        why = "the person did not allow them"
+    # -------------------------------------------------------------- running
+
+    def sync_transcript(self) -> str:
+        """Bring the transcript file up to the session's messages; its path
+        ("" when it is not written: no storage folder, or writing failed,
+        reported once)."""
+        if self.transcript is None or self._transcript_failed:
+            return ""
         try:
-            allowed = await self.ports.confirm_hooks(HookTrustRequest(self.root, tuple(workspace)))
-        except HookTrustError as exc:
-            allowed, why = False, str(exc)
-        if allowed:
-            self.ports.trust.remember(key)
-            self._allowed_key = key
-            return True
-        self._refused_key = key
-        for source in dict.fromkeys(h.source for h in workspace):
+            self.transcript.sync(self.messages())
+        except OSError as exc:
+            self._transcript_failed = True
             self.report(
                 HookActivity(
-                    event="(trust)",
-                    outcome="skipped",
+                    event="(transcript)",
+                    outcome="failed",
                     command="",
-                    source=source,
-                    message=f"the workspace's hooks are not run: {why}",
+                    source=str(self.transcript.path),
+                    message=f"the transcript for hooks cannot be written: {exc}",
                 )
             )
-        return False
+            return ""
+        return str(self.transcript.path)
 
-    # -------------------------------------------------------------- running
+    def on_event(self, event: Event) -> None:
+        """The transcript is appended as the run goes: at each turn's and run's end."""
+        if event.type in ("turn_end", "run_end") and self.active:
+            self.sync_transcript()
 
     def _payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         return {
             "session_id": self.session_id,
-            "transcript_path": "",
+            "transcript_path": self.sync_transcript(),
             "cwd": str(self.root),
             "hook_event_name": event,
             **fields,
@@ -301,21 +245,33 @@ class ClaudeHooks:
         ]
 
     async def _run(
-        self, event: str, fields: dict[str, Any], target: str | None = None, tool: str | None = None
+        self,
+        event: str,
+        fields: dict[str, Any],
+        target: str | None = None,
+        tool: str | None = None,
+        deadline: float | None = None,
     ) -> list[tuple[HookEntry, HookAnswer]]:
         """Run every active hook of ``event`` whose matcher fits ``target``,
-        one after the other in the order found; a failure is reported."""
+        one after the other in the order found (each within its time limit,
+        and all before ``deadline``, on anyio's clock); a failure is reported."""
         out: list[tuple[HookEntry, HookAnswer]] = []
         options = self.config.hook_options
-        payload = _redacted(self._payload(event, fields))
-        for hook in self._matching(event, target):
+        hooks = self._matching(event, target)
+        if not hooks:
+            return out
+        payload = redacted(self._payload(event, fields))
+        for hook in hooks:
             if hook.scope == "workspace" and not await self._still_allowed():
                 continue
+            limit = hook.timeout_s or options.timeout_s
+            if deadline is not None:
+                limit = round(max(min(limit, deadline - anyio.current_time()), 0.01), 2)
             ran = await run_hook(
                 hook.command,
                 payload,
                 self.root,
-                hook.timeout_s or options.timeout_s,
+                limit,
                 tuple(self.config.tools.pass_env),
                 OtherCommandsSandbox(str(self.root), lambda: self.config.sandbox, "hooks"),
             )
@@ -417,11 +373,15 @@ class ClaudeHooks:
         if self.stop_run is not None:
             self.stop_run(f"{hook.event} hook ({hook.source}) stopped the run: {reason}")
 
-    async def notify(self, message: str) -> None:
-        """Notification: Rein is about to ask the person something (an
-        approval, a question). Its hooks only hear of it; a failure is
-        reported, the question is asked anyway."""
-        await self.run_quietly("Notification", {"message": message})
+    async def notify(self, message: str, kind: str) -> None:
+        """Notification: Rein is about to ask the person something; ``kind``
+        is its ``notification_type``, which matchers select
+        (``permission_prompt`` for an approval, ``idle_prompt`` for a
+        question). Its hooks only hear of it; a failure is reported, the
+        question is asked anyway."""
+        await self.run_quietly(
+            "Notification", {"message": message, "notification_type": kind}, kind
+        )
 
     async def run_quietly(
         self, event: str, fields: dict[str, Any], target: str | None = None
@@ -429,6 +389,32 @@ class ClaudeHooks:
         """Run an event's hooks that only hear of something (Notification,
         PreCompact): what they answer is not used; a failure is reported."""
         await self._run(event, fields, target)
+
+    async def end(self, reason: str) -> None:
+        """SessionEnd, once, when the host ends a session that ran (its
+        hooks were read and allowed then): ``reason`` is the protocol's
+        ``clear``, ``logout``, ``prompt_input_exit`` or ``other``. Bounded by
+        :data:`SESSION_END_BOUND_S` (a hook still running then is stopped);
+        a failure is reported and logged, never raised."""
+        if not self._started or self._ended:
+            return
+        self._ended = True
+        bound = SESSION_END_BOUND_S
+        deadline = anyio.current_time() + bound
+        # Past the deadline only a stopped hook's process group may hold it (its grace).
+        with anyio.move_on_after(bound + 3) as scope:
+            ran = await self._run("SessionEnd", {"reason": reason}, reason, deadline=deadline)
+            for hook, answer in ran:
+                if answer.error is not None:
+                    log.warning("SessionEnd hook %r failed: %s", hook.command, answer.error)
+        if scope.cancelled_caught:
+            message = f"SessionEnd hooks did not finish within {bound:g} s (stopped)"
+            log.warning("session %s: %s", self.session_id, message)
+            self.report(
+                HookActivity(
+                    event="SessionEnd", outcome="failed", command="", source="", message=message
+                )
+            )
 
     async def on_stop(self, info: StopInfo) -> str | None:
         """Stop (the session's own run) or SubagentStop (a ``task``
@@ -458,12 +444,30 @@ def attach_hooks(
     every time: a block of either wins, the stricter permission wins (``ask``
     over ``allow``), prompt contexts are joined, and either may keep a run
     going."""
-    hooks = ClaudeHooks(root, config, ports, session.id, session.emit_flow, home, session.abort)
     agent = session.agent
+    folder = ports.transcript_folder
+    transcript = (
+        TranscriptFile(transcript_path(folder, session.id), session.id, root)
+        if folder is not None
+        else None
+    )
+    hooks = ClaudeHooks(
+        root,
+        config,
+        ports,
+        session.id,
+        session.emit_flow,
+        home,
+        session.abort,
+        transcript=transcript,
+        messages=lambda: agent.messages,
+    )
     if agent.messages:
         hooks.start_source = "resume"  # a stored session, continued
     own = agent.hooks
     session.before_run.append(hooks.prepare)
+    session.on_end.append(hooks.end)
+    agent.subscribe(hooks.on_event)
     env = agent.env
     if env.approver is not None:
         env.approver = NotifyingApprover(env.approver, hooks)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from rein.bring.hook_config import HOOKS_TRUST_FILE
-from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
+from rein.bring.hook_trust import HookTrustError, HookTrustRequest
 from rein.headless.mcp_ports import read_line
 from rein.mcp.trust import FileTrustStore
 
@@ -26,13 +26,15 @@ NO_TERMINAL_HOOKS = (
 
 
 class TerminalHookPorts:
-    """:class:`~rein.bring.hooks_adapter.HookTrustPorts` at a terminal."""
+    """:class:`~rein.bring.hook_trust.HookTrustPorts` at a terminal."""
 
     def __init__(self, storage: Path, allow_hooks: bool = False, timeout_s: float = 600.0) -> None:
         # --allow-hooks allows for this process only: nothing is remembered.
         self.trust = FileTrustStore(storage, persist=not allow_hooks, file_name=HOOKS_TRUST_FILE)
         self.allow_hooks = allow_hooks
         self.timeout_s = timeout_s
+        #: The sessions' transcripts for the hooks (``transcript_path``).
+        self.transcript_folder: Path | None = storage
 
     async def confirm_hooks(self, request: HookTrustRequest) -> bool:
         if self.allow_hooks:

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from rein.bring.hooks_adapter import HookTrustPorts
+from rein.bring.hook_trust import HookTrustPorts
 from rein.config import ReinConfig
 from rein.disk.watcher import DiskWatcher
 from rein.harness.events import Event

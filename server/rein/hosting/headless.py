@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rein.bring.hooks_adapter import HookTrustPorts
+from rein.bring.hook_trust import HookTrustPorts
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
@@ -231,6 +231,12 @@ class HeadlessSession:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None and (exc[0] is None or isinstance(exc[1], Exception)):
+            # The run is over: its SessionEnd hooks ("other", as Claude
+            # Code's non-interactive runs), bounded; not on an interrupt.
+            from rein.session.ending import end_sessions
+
+            await end_sessions([self._session], "other")
         await self.host.__aexit__(*exc)
 
     # ------------------------------------------------------------------ runs

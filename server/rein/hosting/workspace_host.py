@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 import anyio.abc
 
-from rein.bring.hooks_adapter import HookTrustPorts
+from rein.bring.hook_trust import HookTrustPorts
 from rein.config import ReinConfig
 from rein.disk.analyzer_discovery import WorkspaceFiles, not_analysed, scan_workspace
 from rein.disk.analyzer_discovery import workspace_specs as discover_specs

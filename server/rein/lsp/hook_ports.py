@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException
 
 from rein.bring.hook_config import HOOKS_TRUST_FILE
-from rein.bring.hooks_adapter import HookTrustError, HookTrustRequest
+from rein.bring.hook_trust import HookTrustError, HookTrustRequest
 from rein.lsp.channel import method_not_found
 from rein.lsp.client_timeout import ClientTimeout
 from rein.mcp.trust import FileTrustStore
@@ -37,7 +37,7 @@ def hooks_request(request: HookTrustRequest) -> dict[str, Any]:
 
 
 class EditorHookPorts:
-    """:class:`~rein.bring.hooks_adapter.HookTrustPorts` over ``rein/confirm``."""
+    """:class:`~rein.bring.hook_trust.HookTrustPorts` over ``rein/confirm``."""
 
     def __init__(self, client: ClientChannel, storage: Callable[[], Path]) -> None:
         self.client = client
@@ -47,6 +47,11 @@ class EditorHookPorts:
     def trust(self) -> FileTrustStore:
         """In the storage folder configured now (``storagePath``)."""
         return FileTrustStore(self._storage(), file_name=HOOKS_TRUST_FILE)
+
+    @property
+    def transcript_folder(self) -> Path:
+        """The sessions' transcripts for the hooks, in the storage folder."""
+        return self._storage()
 
     async def confirm_hooks(self, request: HookTrustRequest) -> bool:
         method = "rein/confirm"

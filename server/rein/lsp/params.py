@@ -187,6 +187,15 @@ class AbortParams(BaseModel):
     session_id: str = Field(alias="sessionId")
 
 
+class CloseSessionParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str = Field(alias="sessionId")
+    #: SessionEnd's ``reason``: ``clear`` (the person cleared the
+    #: conversation), else the person closed it.
+    reason: Literal["clear", "prompt_input_exit", "logout", "other"] = "prompt_input_exit"
+
+
 class ApprovalsParams(BaseModel):
     model_config = _CONFIG
 

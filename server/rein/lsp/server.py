@@ -550,13 +550,20 @@ class ReinServer(LanguageServer):
         return self.manager.active()
 
     async def shutdown_sessions(self) -> None:
-        """Abort every run and stop the preview (the ``shutdown`` request)."""
+        """Abort every run, end the sessions (SessionEnd hooks, bounded:
+        ``prompt_input_exit``, the person left) and stop the preview."""
+        from rein.session.ending import end_sessions
+
+        isolated = self._isolated.live.values() if self._isolated is not None else ()
+        ending = [made.session for made in isolated]
+        if self._folder is not None and self._folder.has_manager:
+            for session in self._folder.manager.sessions.values():
+                session.abort("the server is shutting down")
+                ending.append(session)
+        await end_sessions(ending, "prompt_input_exit")
         if self._isolated is not None:
             await self._isolated.close()
         if self._folder is not None:
-            if self._folder.has_manager:
-                for session in self._folder.manager.sessions.values():
-                    session.abort("the server is shutting down")
             await self._folder.close()
         if self._http_clients is not None:
             await self._http_clients.aclose()

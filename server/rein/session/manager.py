@@ -263,8 +263,9 @@ class SessionManager:
         return session
 
     def discard(self, session: Session) -> None:
-        """Forget a session a rejected request made before it ran: nothing
-        of it stays in memory (it was never stored)."""
+        """Forget a session that is not running (one a rejected request made
+        before it ran, one the person closed): nothing of it stays in memory
+        (a stored one stays in the store)."""
         if self.sessions.get(session.id) is session and not session.busy:
             del self.sessions[session.id]
             self._used.pop(session.id, None)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from rein.bring.hooks_adapter import HookTrustPorts
+    from rein.bring.hook_trust import HookTrustPorts
     from rein.flows.plan_act import PlanSnapshot
     from rein.harness import HarnessConfig, Message
     from rein.harness.gating.gates import Gate

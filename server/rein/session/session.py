@@ -58,6 +58,9 @@ class Session:
     #: Awaited before every run, inside its task (MCP servers start and the
     #: tool set and system prompt are brought up to date).
     before_run: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    #: Awaited once when the host ends the session, with the reason
+    #: (:func:`rein.session.ending.end_sessions`: SessionEnd hooks).
+    on_end: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
     #: Model turns and token usage over all the session's runs.
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -91,6 +94,7 @@ class Session:
     _preparing: asyncio.Future[None] | None = field(default=None, init=False, repr=False)
     #: Why they were aborted (None: they were not).
     _prepare_aborted: str | None = field(default=None, init=False, repr=False)
+    _ended: bool = field(default=False, init=False, repr=False)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Every event of the session: the agent's, the planner's and the
@@ -212,6 +216,18 @@ class Session:
     async def _prepare(self) -> None:
         for prepare in list(self.before_run):
             await prepare()
+
+    async def end(self, reason: str) -> None:
+        """The host ends the session (``reason``: SessionEnd's): ``on_end``
+        is awaited once; what raises is logged, the others go on."""
+        if self._ended:
+            return
+        self._ended = True
+        for end in list(self.on_end):
+            try:
+                await end(reason)
+            except Exception:
+                log.exception("session %s: an end callback raised", self.id)
 
     def close(self) -> None:
         for closer in self.closers:

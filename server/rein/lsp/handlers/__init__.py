@@ -77,6 +77,7 @@ METHODS: tuple[Route, ...] = (
     # sessions and what the server holds
     Route("rein/sessions", sessions.sessions),
     Route("rein/session", sessions.session),
+    Route("rein/closeSession", sessions.close_session),
     Route("rein/serverState", sessions.server_state),
     Route("rein/mcpServers", sessions.mcp_servers),
     Route("rein/commands", sessions.commands),

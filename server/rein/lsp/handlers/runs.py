@@ -67,9 +67,10 @@ async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
     return result_json(session.id, result, session.last_changes, session.last_reviews)
 
 
-def _command_prompt(server: ReinServer, text: str) -> Prompted:
+def _command_prompt(server: ReinServer, text: str, method: str = "rein/prompt") -> Prompted:
     """A ``/name args`` text as its command's prompt (InvalidParams naming
-    ``text`` for an unknown command, listing the known ones)."""
+    ``text`` for an unknown command, listing the known ones): the same for
+    ``rein/prompt``, ``rein/steer`` and ``rein/followUp``."""
     from rein.bring.commands import CommandError
     from rein.session.setup_files import Prompted, prompted
 
@@ -78,7 +79,7 @@ def _command_prompt(server: ReinServer, text: str) -> Prompted:
     try:
         return prompted(server.config, server.root, text)
     except CommandError as exc:
-        raise JsonRpcInvalidParams(f"rein/prompt: invalid params: text: {exc}") from None
+        raise JsonRpcInvalidParams(f"{method}: invalid params: text: {exc}") from None
 
 
 def steer(server: ReinServer, params: Any) -> dict[str, Any]:
@@ -133,17 +134,19 @@ def _session(server: ReinServer, session_id: str, method: str) -> Session | None
 
 
 def _queue(server: ReinServer, params: Any, method: str) -> dict[str, Any]:
-    """rein/steer and rein/followUp: queue the text on the active run."""
+    """rein/steer and rein/followUp: queue the text on the active run (a
+    ``/name args`` text as its command's prompt, as rein/prompt runs it)."""
     from rein.lsp.params import FollowUpParams, SteerParams, parse
 
     parsed = parse(SteerParams if method == "rein/steer" else FollowUpParams, params, method)
+    text = _command_prompt(server, parsed.text, method).text
     session = _session(server, parsed.session_id, method)
     if session is None or not session.busy:
         return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
     if method == "rein/steer":
-        session.agent.steer(parsed.text)
+        session.agent.steer(text)
     else:
-        session.agent.follow_up(parsed.text)
+        session.agent.follow_up(text)
     return {"queued": True}
 
 

@@ -1,17 +1,23 @@
 """What the server holds: ``rein/sessions`` (the stored and live
-sessions), ``rein/session`` (one, with its messages), ``rein/serverState``,
-``rein/mcpServers`` and ``rein/commands`` (the slash commands)."""
+sessions), ``rein/session`` (one, with its messages), ``rein/closeSession``
+(the person closed one), ``rein/serverState``, ``rein/mcpServers`` and
+``rein/commands`` (the slash commands)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
 
 from rein.lsp import errors
 
 if TYPE_CHECKING:
     from rein.lsp.server import ReinServer
 
-__all__ = ["commands", "mcp_servers", "server_state", "session", "sessions"]
+__all__ = ["close_session", "commands", "mcp_servers", "server_state", "session", "sessions"]
+
+#: Seconds ``rein/closeSession`` waits for an aborted run to end.
+CLOSE_WAIT_S = 30.0
 
 
 async def sessions(server: ReinServer, params: Any) -> dict[str, Any]:
@@ -37,6 +43,38 @@ async def session(server: ReinServer, params: Any) -> dict[str, Any]:
         **summary(found),
         "messages": [m.model_dump(mode="json") for m in found.agent.messages],
     }
+
+
+async def close_session(server: ReinServer, params: Any) -> dict[str, Any]:
+    """``rein/closeSession``: the person closed (or cleared) a session: its
+    run is aborted (waited for, bounded), its SessionEnd hooks run with the
+    reason (bounded) and it leaves memory (a stored one stays in the store:
+    a later prompt loads it again)."""
+    await server.ready()
+    import asyncio
+
+    from rein.lsp.params import CloseSessionParams, parse
+    from rein.session.ending import end_sessions
+
+    method = "rein/closeSession"
+    parsed = parse(CloseSessionParams, params, method)
+    if server.isolated.session(parsed.session_id) is not None:
+        raise JsonRpcInvalidParams(
+            f"{method}: invalid params: sessionId: an isolated session ends with "
+            "rein/applyIsolated (keep, branch or discard)"
+        )
+    found = server.manager.sessions.get(parsed.session_id)
+    if found is None:
+        store = server.manager.store
+        if store is not None and await store.get_session(parsed.session_id) is not None:
+            return {"closed": False, "reason": "the session is not open (it is in the store)"}
+        raise errors.no_session(method, parsed.session_id)
+    if found.busy and found.task is not None:
+        found.abort("the session was closed")
+        await asyncio.wait([found.task], timeout=CLOSE_WAIT_S)
+    await end_sessions([found], parsed.reason)
+    server.manager.discard(found)
+    return {"closed": True}
 
 
 def server_state(server: ReinServer, params: Any) -> dict[str, Any]:
