@@ -278,8 +278,10 @@ class ToolCallEnd(_Event):
     "diff", "table": a markdown pipe table, "json", "locations": places in
     files, a path line then one line per place, two spaces and ``L:C: text``:
     1-based line and column, the column in UTF-16 code units as LSP and VS
-    Code count it, as ``rein.harness.calls.display.parse_locations`` reads
-    them), "text" for a failed call or a tool that declares none."""
+    Code count it; a place may be followed by its lines, four spaces and
+    ``N| text`` each (a definition's body), which are not places; as
+    ``rein.harness.calls.display.parse_locations`` reads them), "text" for a
+    failed call or a tool that declares none."""
 
     type: Literal["tool_call_end"] = "tool_call_end"
     tool_call_id: str

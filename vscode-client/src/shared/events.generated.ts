@@ -413,9 +413,10 @@ export interface ToolCall {
  * A tool call ended with ``content``, the text the model reads. ``display`` says how to show it:
  * the tool's display kind ("markdown", "diff", "table": a markdown pipe table, "json",
  * "locations": places in files, a path line then one line per place, two spaces and ``L:C: text``:
- * 1-based line and column, the column in UTF-16 code units as LSP and VS Code count it, as
- * ``rein.harness.calls.display.parse_locations`` reads them), "text" for a failed call or a tool
- * that declares none.
+ * 1-based line and column, the column in UTF-16 code units as LSP and VS Code count it; a place
+ * may be followed by its lines, four spaces and ``N| text`` each (a definition's body), which are
+ * not places; as ``rein.harness.calls.display.parse_locations`` reads them), "text" for a failed
+ * call or a tool that declares none.
  */
 export interface ToolCallEnd {
   content: string;
