@@ -66,6 +66,8 @@ describe('isolated runs and the setup view in the chat webview', () => {
   it('asks for the setup when opened and shows each kind with where it came from and why it is not used', async () => {
     const section = page.locator('.setup-section');
     await section.locator('summary').click({ position: { x: 8, y: 8 } });
+    // The details' toggle event comes after the click: wait for what it posts.
+    await page.waitForFunction(() => (globalThis as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'refreshSetup'));
     assert.ok((await posted(page)).some((m) => m.type === 'refreshSetup'));
     const view = setupView(
       [
