@@ -26,6 +26,7 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,14 @@ class _Outcome:
     verdicts: int = 0
     status: str = ""
     wall_s: float | None = None
+    #: The analyzer verdicts' statuses and details, in order.
+    statuses: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    #: The first verdict's first blocker's path; its blocker count.
+    first_blocker: str | None = None
+    first_blockers: int = 0
+    #: The first repair prompt the model was sent.
+    prompt: str | None = None
 
 
 def _texts(root: Path, files: list[str]) -> dict[str, str]:
@@ -175,6 +184,7 @@ async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root:
     unsubscribe = session.subscribe(on_event)
     try:
         session.agent.reset()
+        prompts = len(model.repair_prompts)
         model.play([case.change, {"text": "done"}, case.repair, {"text": "repaired"}])
         result = await session.prompt(f"change {case.target}")
         outcome.status = result.status
@@ -184,6 +194,13 @@ async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root:
             await session.prompt(f"revert {case.target}")
     finally:
         unsubscribe()
+    if len(model.repair_prompts) > prompts:
+        outcome.prompt = model.repair_prompts[prompts]
+    outcome.statuses = [e.status for e in current]
+    outcome.details = [e.detail for e in current]
+    if current:
+        outcome.first_blockers = len(current[0].blockers)
+        outcome.first_blocker = current[0].blockers[0].path if current[0].blockers else None
     expected = {(path, line) for path, line, _rule in outcome.truth}
     reached: set[tuple[str, int]] = set()
     outcome.verdicts = len(current)
@@ -232,11 +249,21 @@ async def _session(root: Path, model: _ScriptedModel) -> Any:
 
 
 async def run_cases(
-    project: Project, root: Path, scratch_dir: Path, seed: int, cold: bool, log: Any
+    project: Project,
+    root: Path,
+    scratch_dir: Path,
+    seed: int,
+    cold: bool,
+    log: Any,
+    plan: Callable[[Path], list[Case]] | None = None,
+    kinds: tuple[str, ...] = (*CASE_KINDS, "seeded-error"),
 ) -> list[dict[str, Any]]:
-    """Every case of ``project``: in one session, or each in its own
-    (``cold``). One row per kind."""
-    cases = plan_cases(root, project, seed, seeded=2 if cold else 0)
+    """Every case of ``project`` (``plan``'s, else :func:`plan_cases`'s): in
+    one session, or each in its own (``cold``). One row per kind."""
+    if plan is not None:
+        cases = plan(root)
+    else:
+        cases = plan_cases(root, project, seed, seeded=2 if cold else 0)
     scratch = _scratch(root, scratch_dir)
     everything = sorted({p for c in cases for p in c.before_paths})
     pristine = run_cli(scratch, everything).errors
@@ -264,7 +291,7 @@ async def run_cases(
                 await _run_one(session, model, outcome, root)
                 await _quiet(session.pool, 0.5, 120)
                 _log(project, outcome, log)
-    return _rows(project, outcomes, cold)
+    return _rows(project, outcomes, cold, kinds)
 
 
 def _log(project: Project, o: _Outcome, log: Any) -> None:
@@ -275,9 +302,11 @@ def _log(project: Project, o: _Outcome, log: Any) -> None:
     )
 
 
-def _rows(project: Project, outcomes: list[_Outcome], cold: bool) -> list[dict[str, Any]]:
+def _rows(
+    project: Project, outcomes: list[_Outcome], cold: bool, kinds: tuple[str, ...]
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for kind in (*CASE_KINDS, "seeded-error"):
+    for kind in kinds:
         mine = [o for o in outcomes if o.case.kind == kind]
         if not mine:
             continue
@@ -298,6 +327,7 @@ def _rows(project: Project, outcomes: list[_Outcome], cold: bool) -> list[dict[s
             "statuses": sorted({o.status for o in mine}),
             "missed": [o.case.target for o in mine if not o.caught],
             "false_blocker_samples": [b for o in mine for b in o.false_blockers][:5],
+            "cases_detail": [_checks(o) for o in mine],
         }
         if cold:
             walls = [o.wall_s for o in mine if o.wall_s is not None]
@@ -309,6 +339,26 @@ def _rows(project: Project, outcomes: list[_Outcome], cold: bool) -> list[dict[s
             ]
         rows.append(row)
     return rows
+
+
+def _checks(o: _Outcome) -> dict[str, Any]:
+    """One case's verdicts in brief, and what a person reads first: the
+    first blocker's file, whether the prompt says how many it left out,
+    whether a verdict said it was partial."""
+    prompt = o.prompt or ""
+    return {
+        "target": o.case.target,
+        "statuses": o.statuses,
+        "first_blocker": o.first_blocker,
+        "first_blockers": o.first_blockers,
+        "cause_first": o.first_blocker == o.case.after_paths[0] if o.case.after_paths else None,
+        "prompt_says_left_out": "not shown here" in prompt,
+        "prompt_first_problem": next(
+            (line for line in prompt.splitlines() if line.startswith("- ")), None
+        ),
+        "partial_said": any("partial:" in d for d in o.details),
+        "detail_first": o.details[0][:300] if o.details else None,
+    }
 
 
 def print_cases(rows: list[dict[str, Any]]) -> None:
