@@ -186,13 +186,15 @@ def plan_probes(root: Path, probe: ProbeProject, seed: int = 32) -> list[Case]:
     ]
     want = {"cross-file": counts.get("cross-file", 0), "tests-break": counts.get("tests-break", 0)}
     for path, _direct in chosen:
+        # At most one function of each kind per module, so the cases spread.
         for name, users in renamable_functions(path, texts[path], files, texts):
             kind = "tests-break" if any(_is_test(u) for u in users) else "cross-file"
-            if want[kind] <= 0:
+            if want[kind] <= 0 or any(
+                c.kind == kind and c.target.startswith(f"{path}:") for c in cases
+            ):
                 continue
             want[kind] -= 1
             cases.append(rename_name_case(kind, path, texts[path], name, importers(path)))
-            break
     n = counts.get("delete-module", 0)
     for path, _direct in chosen[:n]:
         cases.append(delete_case(path, texts[path], importers(path)))
