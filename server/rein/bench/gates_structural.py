@@ -26,6 +26,7 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,9 @@ class _Outcome:
     first_blockers: int = 0
     #: The first repair prompt the model was sent.
     prompt: str | None = None
+    #: Seconds by phase: each gate's verdicts (``gate NAME``), the waits on
+    #: the analyzers they reported (``waited: WHAT``), the session's start.
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def _texts(root: Path, files: list[str]) -> dict[str, str]:
@@ -172,14 +176,26 @@ def truth(scratch: Path, case: Case, pristine: list[ErrorKey]) -> tuple[list[Err
 
 async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root: Path) -> None:
     from rein.harness import Event
-    from rein.harness.events import GateResult
+    from rein.harness.events import GateResult, GateWaiting
 
     case = outcome.case
     current: list[GateResult] = []
+    waiting: dict[str, float] = {}
+    phases = outcome.phases
 
     def on_event(event: Event) -> None:
-        if isinstance(event, GateResult) and event.gate == "analyzer":
-            current.append(event)
+        if isinstance(event, GateResult):
+            key = f"gate {event.gate}"
+            phases[key] = phases.get(key, 0.0) + event.duration_ms / 1000
+            if event.gate == "analyzer":
+                current.append(event)
+        elif isinstance(event, GateWaiting):
+            # Where the gate waited on the analyzers (each wait past a second).
+            key = f"waited: {event.message.removeprefix('the analyzers: ')}"
+            if event.phase == "begin":
+                waiting[key] = time.monotonic()
+            elif key in waiting:
+                phases[key] = phases.get(key, 0.0) + time.monotonic() - waiting.pop(key)
 
     unsubscribe = session.subscribe(on_event)
     try:
@@ -237,14 +253,26 @@ def _restored(root: Path, case: Case) -> bool:
     return not out.strip()
 
 
-async def _session(root: Path, model: _ScriptedModel) -> Any:
+async def _session(root: Path, model: _ScriptedModel, probes: bool = False) -> Any:
     from rein.config import ReinConfig
+    from rein.harness.config import AnalyzerGateConfig, GatesConfig, TestsGateConfig
     from rein.hosting.headless import HeadlessSession
     from rein.tools.settings import ApprovalSettings
 
     # Commands allowed; the disk watched, as in `rein run` (a command's
     # changes reach the analyzers through the watcher).
     config = ReinConfig(approval=ApprovalSettings(command="allow"))
+    if probes:
+        # The probes judge the analyzer gate: no test suites run, and a
+        # loaded machine's slow analyzers do not make the verdicts stale.
+        config = config.model_copy(
+            update={
+                "gates": GatesConfig(
+                    analyzer=AnalyzerGateConfig(settle_timeout_ms=900_000),
+                    tests=TestsGateConfig(enabled=False),
+                )
+            }
+        )
     return HeadlessSession(root, model, config, watch=True)
 
 
@@ -281,17 +309,39 @@ async def run_cases(
         for outcome in outcomes:
             started = time.monotonic()
             async with await _session(root, model) as session:
+                outcome.phases["session start"] = time.monotonic() - started
                 await _run_one(session, model, outcome, root)
             outcome.wall_s = time.monotonic() - started
             _log(project, outcome, log)
     else:
-        async with await _session(root, model) as session:
-            await _quiet(session.pool, 2.0, 600)
+        async with await _session(root, model, probes=plan is not None) as session:
+            await _quiet(session.pool, 2.0, 900)
+            if plan is not None:
+                pre = await _pre_existing(session.pool, scratch, root, project)
+                log(f"{project.name} pre-existing: {json.dumps(pre)}")
             for outcome in outcomes:
                 await _run_one(session, model, outcome, root)
                 await _quiet(session.pool, 0.5, 120)
                 _log(project, outcome, log)
     return _rows(project, outcomes, cold, kinds)
+
+
+async def _pre_existing(pool: Any, scratch: Path, root: Path, project: Project) -> dict[str, Any]:
+    """The pristine tree's errors by Rein's analyzers and by the command line
+    on every Python file (issue 32: a src layout's counts must be equal)."""
+    files = _python_files(root, ".")
+    snap = await pool.snapshot(None)
+    rein = Counter(d.path for d in snap.diagnostics if d.severity == 1 and d.path in files)
+    cli = Counter(path for path, _line, _rule in run_cli(scratch, files).errors)
+    differ = sorted(p for p in {*rein, *cli} if rein[p] != cli[p])
+    return {
+        "project": f"{project.name}=={project.version}",
+        "kind": "pre-existing",
+        "files": len(files),
+        "rein_errors": sum(rein.values()),
+        "cli_errors": sum(cli.values()),
+        "files_that_differ": [(p, rein[p], cli[p]) for p in differ[:20]],
+    }
 
 
 def _log(project: Project, o: _Outcome, log: Any) -> None:
@@ -337,6 +387,7 @@ def _rows(
             row["wall_over_cli"] = [
                 round(o.wall_s / o.cli_s, 1) for o in mine if o.wall_s is not None and o.cli_s > 0
             ]
+            row["phases_s"] = [{k: round(v, 1) for k, v in sorted(o.phases.items())} for o in mine]
         rows.append(row)
     return rows
 
