@@ -261,18 +261,14 @@ async def _session(root: Path, model: _ScriptedModel, probes: bool = False) -> A
 
     # Commands allowed; the disk watched, as in `rein run` (a command's
     # changes reach the analyzers through the watcher).
-    config = ReinConfig(approval=ApprovalSettings(command="allow"))
-    if probes:
-        # The probes judge the analyzer gate: no test suites run, and a
-        # loaded machine's slow analyzers do not make the verdicts stale.
-        config = config.model_copy(
-            update={
-                "gates": GatesConfig(
-                    analyzer=AnalyzerGateConfig(settle_timeout_ms=900_000),
-                    tests=TestsGateConfig(enabled=False),
-                )
-            }
-        )
+    # A loaded machine's slow analyzers must not make the baselines and
+    # verdicts stale (the bench measures the time they take); the probes
+    # judge the analyzer gate alone (no test suites run).
+    gates = GatesConfig(
+        analyzer=AnalyzerGateConfig(settle_timeout_ms=900_000),
+        tests=TestsGateConfig(enabled=False) if probes else TestsGateConfig(),
+    )
+    config = ReinConfig(approval=ApprovalSettings(command="allow"), gates=gates)
     return HeadlessSession(root, model, config, watch=True)
 
 
