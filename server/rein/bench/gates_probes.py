@@ -37,9 +37,9 @@ from typing import Any
 from rein.bench.corpus import KINDS, Project
 from rein.bench.corpus_cases import (
     Case,
-    direct_importers,
     command_edit_case,
     delete_case,
+    direct_importers,
     modules_with_importers,
     renamable_functions,
     rename_case,
