@@ -15,6 +15,7 @@ import pytest
 from rein.bench.corpus import Project
 from rein.bench.gates_probes import (
     ProbeProject,
+    choose_probes,
     exact,
     plan_probes,
     rename_name_case,
@@ -114,3 +115,18 @@ def test_exact_needs_recall_precision_and_the_kinds_own_checks() -> None:
     assert not exact(_row("syntax-cascade", cause_first=False))
     assert exact(_row("partial", partial_said=True))
     assert not exact(_row("partial", partial_said=False))
+
+
+def test_the_probe_projects_are_chosen_by_name_and_capped_per_kind() -> None:
+    assert [p.project.name for p in choose_probes(None)] == [
+        "click",
+        "flask",
+        "attrs",
+        "requests",
+        "django",
+    ]
+    (django,) = choose_probes("django", 1)
+    assert set(django.counts.values()) == {1}
+    assert django.partial == ("django/utils/functional.py", "cached_property")
+    with pytest.raises(SystemExit, match="unknown project"):
+        choose_probes("sympy")

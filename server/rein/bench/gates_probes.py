@@ -52,6 +52,7 @@ __all__ = [
     "PROBE_KINDS",
     "PROBE_PROJECTS",
     "ProbeProject",
+    "choose_probes",
     "plan_probes",
     "rename_name_case",
     "unclosed_paren_case",
@@ -276,7 +277,7 @@ def _drop(root: Path, folders: tuple[str, ...]) -> None:
         )
 
 
-def _chosen(spec: str | None, cap: int | None = None) -> list[ProbeProject]:
+def choose_probes(spec: str | None, cap: int | None = None) -> list[ProbeProject]:
     """The probe projects ``spec`` names (all by default), at most ``cap``
     cases of each kind when given."""
     known = {p.project.name: p for p in PROBE_PROJECTS}
@@ -312,7 +313,7 @@ def main_probes(args: Any) -> int:
 
     from rein.bench.gates_structural import print_cases
 
-    rows = run_probes(_chosen(args.projects, int(args.edits) if args.edits else None))
+    rows = run_probes(choose_probes(args.projects, int(args.edits) if args.edits else None))
     if args.json:
         for row in rows:
             print(json.dumps(row))
