@@ -214,9 +214,9 @@ def plan_probes(root: Path, probe: ProbeProject, seed: int = 32) -> list[Case]:
     for path, _direct in chosen:
         if edits <= 0:
             break
-        functions = functions(path)
-        if functions:
-            name = functions[0][0]
+        found = functions(path)
+        if found:
+            name = found[0][0]
             cases.append(command_edit_case(path, texts[path], name, importers(path)))
             edits -= 1
     if counts.get("syntax-cascade") and probe.cascade in texts:
