@@ -130,3 +130,18 @@ def test_the_probe_projects_are_chosen_by_name_and_capped_per_kind() -> None:
     assert django.partial == ("django/utils/functional.py", "cached_property")
     with pytest.raises(SystemExit, match="unknown project"):
         choose_probes("sympy")
+
+
+def test_cases_named_by_function_come_first(tmp_path: Path) -> None:
+    probe = ProbeProject(
+        Project("pkg", "0", "src/pkg", 0),
+        {"command-edit": 1, "cross-file": 1},
+        named=(("command-edit", "src/pkg/util.py", "tested"),),
+    )
+    cases = plan_probes(_tree(tmp_path), probe)
+    assert [(c.kind, c.target) for c in cases] == [
+        ("command-edit", "src/pkg/util.py:tested"),
+        ("cross-file", "src/pkg/util.py:helper"),
+    ]
+    command = cases[0].change["tool_calls"][0]["arguments"]["command"]
+    assert command == "sed -i 's/\\btested\\b/tested_rein_renamed/g' 'src/pkg/util.py'"

@@ -82,6 +82,10 @@ class ProbeProject:
     #: Top folders removed (and the removal committed) before the cases
     #: (django's docs and scripts: nothing the cases are about).
     drop: tuple[str, ...] = ()
+    #: (kind, module, function): ``cross-file`` and ``command-edit`` cases
+    #: chosen by name, before the ones found (django's first found break
+    #: nothing by the command line: their importers only re-export them).
+    named: tuple[tuple[str, str, str], ...] = ()
 
 
 _SRC = {"one-file": 5, "cross-file": 2, "tests-break": 2, "delete-module": 1, "rename-module": 1}
@@ -109,6 +113,10 @@ PROBE_PROJECTS = (
         # Its own test suite stays: with it the workspace is over
         # gates.analyzer.workspaceMaxFiles (open-files mode), as the issue's.
         drop=("docs", "js_tests", "extras", "scripts"),
+        named=(
+            ("command-edit", "django/utils/hashable.py", "make_hashable"),
+            ("cross-file", "django/utils/text.py", "capfirst"),
+        ),
     ),
 )
 
@@ -194,6 +202,16 @@ def plan_probes(root: Path, probe: ProbeProject, seed: int = 32) -> list[Case]:
         if len(importers(item[0])) <= MAX_IMPORTERS
     ]
     want = {"cross-file": counts.get("cross-file", 0), "tests-break": counts.get("tests-break", 0)}
+    edits = counts.get("command-edit", 0)
+    for kind, path, name in probe.named:
+        if path not in texts:
+            continue
+        if kind == "command-edit" and edits > 0:
+            cases.append(command_edit_case(path, texts[path], name, importers(path)))
+            edits -= 1
+        elif kind in want and want[kind] > 0:
+            cases.append(rename_name_case(kind, path, texts[path], name, importers(path)))
+            want[kind] -= 1
     for path, _direct in chosen:
         # At most one function of each kind per module, so the cases spread.
         for name, users in functions(path):
@@ -210,7 +228,6 @@ def plan_probes(root: Path, probe: ProbeProject, seed: int = 32) -> list[Case]:
     m = counts.get("rename-module", 0)
     for path, _direct in chosen[n : n + m]:
         cases.append(rename_case(path, importers(path)))
-    edits = counts.get("command-edit", 0)
     for path, _direct in chosen:
         if edits <= 0:
             break
