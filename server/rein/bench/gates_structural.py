@@ -312,8 +312,9 @@ async def run_cases(
     else:
         async with await _session(root, model, probes=plan is not None) as session:
             await _quiet(session.pool, 2.0, 900)
+            # The probes (``plan``) count the pristine tree's errors, except
+            # in a large workspace (its analyzers check open files only).
             if plan is not None and not session.pool.large:
-                # Not in a large workspace: its analyzers checked open files only.
                 pre = await _pre_existing(session.pool, scratch, root, project)
                 log(f"{project.name} pre-existing: {json.dumps(pre)}")
             for outcome in outcomes:
