@@ -375,6 +375,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--edits", help="--corpus: edits per project (default: per project)")
     p.add_argument("--strict", action="store_true", help="--corpus: exit 1 when a goal is missed")
     p.add_argument(
+        "--probes",
+        action="store_true",
+        help="gates: issue 32's probes on click, flask, attrs, requests, django (--projects: some)",
+    )
+    p.add_argument(
         "--cold",
         action="store_true",
         help="--corpus: each case in a fresh session, timed against the command-line tools",

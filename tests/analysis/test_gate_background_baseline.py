@@ -14,7 +14,7 @@ from rein.analysis.gate import AnalyzerGate
 from rein.harness.ports import ModelDelta, ModelRequest
 from rein.providers.replay import ReplayModel
 from tests.fakes.clock import run_in_virtual_time
-from tests.harness.test_gates_truth import World, write
+from tests.harness.test_gates_truth import World, command, write
 
 
 class LoggingModel:
@@ -78,6 +78,26 @@ async def test_the_model_is_asked_before_the_baseline_and_the_verdict_uses_it() 
     # The pre-existing error does not block; the new one does.
     assert [b.message for b in first.blockers] == ["bad token: ERROR new"]
     assert second.status == "passed"
+
+
+async def test_a_command_waits_for_the_baseline_so_only_what_it_broke_blocks() -> None:
+    """A command run while the run-start baseline is still being taken (a
+    cold start: the model is asked at once) runs only once the baseline is
+    there. Old: the baseline was taken after the command had changed the
+    file, so it held nothing for it and its old error blocked too (in a real
+    workspace, the importers' new errors were in the baseline: none blocked)."""
+    asked = asyncio.Event()
+    world = slow_world({"a.py": "ERROR old\n"}, release=asked)
+    agent, model, events = world.agent(
+        [command("a.py", "ERROR old\nERROR from sed\n"), {"text": "done"}, {"text": "hmm"}],
+        gates=[AnalyzerGate(world.coordinator)],
+        max_repair_attempts=0,
+    )
+    agent.model = LoggingModel(model, world.source.log, asked)
+    with anyio.fail_after(30):
+        result = await agent.prompt("run sed")
+    assert [(m.origin, m.paths) for m in result.mutations] == [("command", ("a.py",))]
+    assert [(b.line, b.message) for b in result.blockers] == [(1, "bad token: ERROR from sed")]
 
 
 def test_a_wait_on_the_analyzers_past_a_second_is_reported() -> None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from rein.bench.tools import FixedReadArgs as FixedReadArgs
 from rein.bench.tools import FixedReadTool as FixedReadTool
 from rein.harness.errors import ToolError
+from rein.harness.ports import ChangeAnnouncer
 from rein.harness.run.run_record import RunRecord, recording
 from rein.harness.run.steering import SteeringSignal
 from rein.harness.tools import Tool, ToolClass, ToolContext, ToolResult
@@ -174,6 +175,8 @@ class FakeCommandTool(Tool[CommandArgs]):
         self.log = log
 
     async def execute(self, args: CommandArgs, ctx: ToolContext) -> ToolResult:
+        if isinstance(ctx.env.workspace, ChangeAnnouncer):
+            await ctx.env.workspace.before_command()  # as run_command does
         with self.log.attributing_processes():
             self.workspace.files[args.path] = args.content
             self.log.record(self.workspace._mutate((args.path,), "external"))

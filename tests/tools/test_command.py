@@ -217,3 +217,26 @@ async def test_steering_ends_a_long_command_softly_with_its_output_so_far(
     assert "the person sent a message" in result.content
     assert result.details["stopped_for_steering"] is True
     assert result.details["timed_out"] is False
+
+
+async def test_the_change_hooks_hear_of_a_command_before_it_runs(root: Path) -> None:
+    """The before-change callbacks are awaited with no paths before the
+    command starts (the analyzer gate's run-start baseline must predate
+    what it writes)."""
+    from rein.harness.generations import MutationLog, TrackedWorkspace
+
+    workspace = TrackedWorkspace(DiskWorkspace(root), MutationLog())
+    heard: list[tuple[tuple[str, ...], bool]] = []
+
+    async def before(paths: tuple[str, ...]) -> None:
+        heard.append((paths, (root / "made.txt").exists()))
+
+    workspace.before_change(before)
+    env = ToolEnvironment(
+        workspace=workspace,
+        settings=ToolSettings(approval=ApprovalSettings(command="allow")),
+    )
+    result = await ToolCallRecorder(env).run(RunCommandTool(), command="echo hi > made.txt")
+    assert not result.is_error, result.content
+    assert heard == [((), False)]
+    assert (root / "made.txt").read_text() == "hi\n"

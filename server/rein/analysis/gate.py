@@ -242,8 +242,12 @@ class AnalyzerGate:
         """Capture the baseline of each path the run has not changed yet
         (after the run-start snapshot: it must predate every change). A
         rename's ``(old, new)``: a new path that does not exist yet gets the
-        old path's baseline (:func:`~rein.analysis.baselines.carried`)."""
+        old path's baseline (:func:`~rein.analysis.baselines.carried`). No
+        paths: a command is about to run; only the run-start snapshot is
+        awaited (a command started while it was being taken would be in it)."""
         await self.baseline_ready()
+        if not paths:
+            return
         self._unvalidated = True
         for path in paths:
             if path not in self.files:

@@ -15,6 +15,10 @@ ALL_TARGETS = ("core", "providers", "gates", "lsp", "checkpoints", "acp", "sandb
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.what == "gates" and args.probes:
+        from rein.bench.gates_probes import main_probes
+
+        return main_probes(args)
     if args.what == "gates" and args.corpus:
         from rein.bench.gates_structural import main_corpus
 

@@ -44,6 +44,7 @@ __all__ = [
     "ErrorKey",
     "command_edit_case",
     "delete_case",
+    "direct_importers",
     "importers_of",
     "modules_with_importers",
     "new_errors",
@@ -92,7 +93,8 @@ class Case:
 # ------------------------------------------------------------ the choosing
 
 
-def _direct_importers(files: Sequence[str], texts: dict[str, str]) -> dict[str, set[str]]:
+def direct_importers(files: Sequence[str], texts: dict[str, str]) -> dict[str, set[str]]:
+    """Module -> the files among ``files`` importing it directly."""
     index: dict[str, set[str]] = {}
     for path in files:
         text = texts.get(path)
@@ -109,7 +111,7 @@ def modules_with_importers(
     """The ``candidates`` (no package ``__init__``, no test module) that
     other files among ``files`` import directly, each with those importers,
     most imported first (then by path)."""
-    index = _direct_importers(files, texts)
+    index = direct_importers(files, texts)
     out: list[tuple[str, list[str]]] = []
     for path in candidates:
         module = module_name(path)
@@ -130,11 +132,16 @@ def importers_of(path: str, files: Sequence[str], texts: dict[str, str]) -> list
 
 
 def renamable_functions(
-    path: str, text: str, files: Sequence[str], texts: dict[str, str]
+    path: str,
+    text: str,
+    files: Sequence[str],
+    texts: dict[str, str],
+    index: dict[str, set[str]] | None = None,
 ) -> list[tuple[str, list[str]]]:
     """Top-level functions of ``path`` that other files import by name
     (``from module import name``), each with those files; most imported
-    first. Names that already contain the rename's suffix are left out."""
+    first. Names that already contain the rename's suffix are left out.
+    ``index``: the files' direct importers by module, when already built."""
     module = module_name(path)
     try:
         tree = ast.parse(text)
@@ -147,7 +154,8 @@ def renamable_functions(
         for n in tree.body
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and _SUFFIX not in n.name
     ]
-    index = _direct_importers(files, texts)
+    if index is None:
+        index = direct_importers(files, texts)
     out = [
         (name, sorted(index.get(f"{module}.{name}", set()) - {path}))
         for name in names

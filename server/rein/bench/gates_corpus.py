@@ -160,6 +160,8 @@ class _ScriptedModel:
         from rein.providers.replay import ReplayModel
 
         self.inner = ReplayModel([], record=False)
+        #: The repair prompts the session sent, in order.
+        self.repair_prompts: list[str] = []
 
     def play(self, turns: list[dict[str, Any]]) -> None:
         from rein.providers.replay import ReplayModel
@@ -167,6 +169,11 @@ class _ScriptedModel:
         self.inner = ReplayModel(turns, record=False)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        from rein.harness.messages import UserMessage
+
+        last = request.messages[-1] if request.messages else None
+        if isinstance(last, UserMessage) and last.origin == "repair":
+            self.repair_prompts.append(last.content)
         if not request.tools and request.options.tool_choice == "none":
             # A compaction's summary request: answered aside, so it cannot
             # take the script's next turn (the corpus writes whole files).

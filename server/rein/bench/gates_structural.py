@@ -26,6 +26,8 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +66,17 @@ class _Outcome:
     verdicts: int = 0
     status: str = ""
     wall_s: float | None = None
+    #: The analyzer verdicts' statuses and details, in order.
+    statuses: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    #: The first verdict's first blocker's path; its blocker count.
+    first_blocker: str | None = None
+    first_blockers: int = 0
+    #: The first repair prompt the model was sent.
+    prompt: str | None = None
+    #: Seconds by phase: each gate's verdicts (``gate NAME``), the waits on
+    #: the analyzers they reported (``waited: WHAT``), the session's start.
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def _texts(root: Path, files: list[str]) -> dict[str, str]:
@@ -163,18 +176,31 @@ def truth(scratch: Path, case: Case, pristine: list[ErrorKey]) -> tuple[list[Err
 
 async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root: Path) -> None:
     from rein.harness import Event
-    from rein.harness.events import GateResult
+    from rein.harness.events import GateResult, GateWaiting
 
     case = outcome.case
     current: list[GateResult] = []
+    waiting: dict[str, float] = {}
+    phases = outcome.phases
 
     def on_event(event: Event) -> None:
-        if isinstance(event, GateResult) and event.gate == "analyzer":
-            current.append(event)
+        if isinstance(event, GateResult):
+            key = f"gate {event.gate}"
+            phases[key] = phases.get(key, 0.0) + event.duration_ms / 1000
+            if event.gate == "analyzer":
+                current.append(event)
+        elif isinstance(event, GateWaiting):
+            # Where the gate waited on the analyzers (each wait past a second).
+            key = f"waited: {event.message.removeprefix('the analyzers: ')}"
+            if event.phase == "begin":
+                waiting[key] = time.monotonic()
+            elif key in waiting:
+                phases[key] = phases.get(key, 0.0) + time.monotonic() - waiting.pop(key)
 
     unsubscribe = session.subscribe(on_event)
     try:
         session.agent.reset()
+        prompts = len(model.repair_prompts)
         model.play([case.change, {"text": "done"}, case.repair, {"text": "repaired"}])
         result = await session.prompt(f"change {case.target}")
         outcome.status = result.status
@@ -184,6 +210,13 @@ async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root:
             await session.prompt(f"revert {case.target}")
     finally:
         unsubscribe()
+    if len(model.repair_prompts) > prompts:
+        outcome.prompt = model.repair_prompts[prompts]
+    outcome.statuses = [e.status for e in current]
+    outcome.details = [e.detail for e in current]
+    if current:
+        outcome.first_blockers = len(current[0].blockers)
+        outcome.first_blocker = current[0].blockers[0].path if current[0].blockers else None
     expected = {(path, line) for path, line, _rule in outcome.truth}
     reached: set[tuple[str, int]] = set()
     outcome.verdicts = len(current)
@@ -220,23 +253,41 @@ def _restored(root: Path, case: Case) -> bool:
     return not out.strip()
 
 
-async def _session(root: Path, model: _ScriptedModel) -> Any:
+async def _session(root: Path, model: _ScriptedModel, probes: bool = False) -> Any:
     from rein.config import ReinConfig
+    from rein.harness.config import AnalyzerGateConfig, GatesConfig, TestsGateConfig
     from rein.hosting.headless import HeadlessSession
     from rein.tools.settings import ApprovalSettings
 
     # Commands allowed; the disk watched, as in `rein run` (a command's
     # changes reach the analyzers through the watcher).
-    config = ReinConfig(approval=ApprovalSettings(command="allow"))
+    # A loaded machine's slow analyzers must not make the baselines and
+    # verdicts stale (the bench measures the time they take); the probes
+    # judge the analyzer gate alone (no test suites run).
+    gates = GatesConfig(
+        analyzer=AnalyzerGateConfig(settle_timeout_ms=900_000),
+        tests=TestsGateConfig(enabled=False) if probes else TestsGateConfig(),
+    )
+    config = ReinConfig(approval=ApprovalSettings(command="allow"), gates=gates)
     return HeadlessSession(root, model, config, watch=True)
 
 
 async def run_cases(
-    project: Project, root: Path, scratch_dir: Path, seed: int, cold: bool, log: Any
+    project: Project,
+    root: Path,
+    scratch_dir: Path,
+    seed: int,
+    cold: bool,
+    log: Any,
+    plan: Callable[[Path], list[Case]] | None = None,
+    kinds: tuple[str, ...] = (*CASE_KINDS, "seeded-error"),
 ) -> list[dict[str, Any]]:
-    """Every case of ``project``: in one session, or each in its own
-    (``cold``). One row per kind."""
-    cases = plan_cases(root, project, seed, seeded=2 if cold else 0)
+    """Every case of ``project`` (``plan``'s, else :func:`plan_cases`'s): in
+    one session, or each in its own (``cold``). One row per kind."""
+    if plan is not None:
+        cases = plan(root)
+    else:
+        cases = plan_cases(root, project, seed, seeded=2 if cold else 0)
     scratch = _scratch(root, scratch_dir)
     everything = sorted({p for c in cases for p in c.before_paths})
     pristine = run_cli(scratch, everything).errors
@@ -254,17 +305,41 @@ async def run_cases(
         for outcome in outcomes:
             started = time.monotonic()
             async with await _session(root, model) as session:
+                outcome.phases["session start"] = time.monotonic() - started
                 await _run_one(session, model, outcome, root)
             outcome.wall_s = time.monotonic() - started
             _log(project, outcome, log)
     else:
-        async with await _session(root, model) as session:
-            await _quiet(session.pool, 2.0, 600)
+        async with await _session(root, model, probes=plan is not None) as session:
+            await _quiet(session.pool, 2.0, 900)
+            # The probes (``plan``) count the pristine tree's errors, except
+            # in a large workspace (its analyzers check open files only).
+            if plan is not None and not session.pool.large:
+                pre = await _pre_existing(session.pool, scratch, root, project)
+                log(f"{project.name} pre-existing: {json.dumps(pre)}")
             for outcome in outcomes:
                 await _run_one(session, model, outcome, root)
                 await _quiet(session.pool, 0.5, 120)
                 _log(project, outcome, log)
-    return _rows(project, outcomes, cold)
+    return _rows(project, outcomes, cold, kinds)
+
+
+async def _pre_existing(pool: Any, scratch: Path, root: Path, project: Project) -> dict[str, Any]:
+    """The pristine tree's errors by Rein's analyzers and by the command line
+    on every Python file (issue 32: a src layout's counts must be equal)."""
+    files = _python_files(root, ".")
+    snap = await pool.snapshot(None)
+    rein = Counter(d.path for d in snap.diagnostics if d.severity == 1 and d.path in files)
+    cli = Counter(path for path, _line, _rule in run_cli(scratch, files).errors)
+    differ = sorted(p for p in {*rein, *cli} if rein[p] != cli[p])
+    return {
+        "project": f"{project.name}=={project.version}",
+        "kind": "pre-existing",
+        "files": len(files),
+        "rein_errors": sum(rein.values()),
+        "cli_errors": sum(cli.values()),
+        "files_that_differ": [(p, rein[p], cli[p]) for p in differ[:20]],
+    }
 
 
 def _log(project: Project, o: _Outcome, log: Any) -> None:
@@ -275,9 +350,11 @@ def _log(project: Project, o: _Outcome, log: Any) -> None:
     )
 
 
-def _rows(project: Project, outcomes: list[_Outcome], cold: bool) -> list[dict[str, Any]]:
+def _rows(
+    project: Project, outcomes: list[_Outcome], cold: bool, kinds: tuple[str, ...]
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for kind in (*CASE_KINDS, "seeded-error"):
+    for kind in kinds:
         mine = [o for o in outcomes if o.case.kind == kind]
         if not mine:
             continue
@@ -298,6 +375,7 @@ def _rows(project: Project, outcomes: list[_Outcome], cold: bool) -> list[dict[s
             "statuses": sorted({o.status for o in mine}),
             "missed": [o.case.target for o in mine if not o.caught],
             "false_blocker_samples": [b for o in mine for b in o.false_blockers][:5],
+            "cases_detail": [_checks(o) for o in mine],
         }
         if cold:
             walls = [o.wall_s for o in mine if o.wall_s is not None]
@@ -307,8 +385,29 @@ def _rows(project: Project, outcomes: list[_Outcome], cold: bool) -> list[dict[s
             row["wall_over_cli"] = [
                 round(o.wall_s / o.cli_s, 1) for o in mine if o.wall_s is not None and o.cli_s > 0
             ]
+            row["phases_s"] = [{k: round(v, 1) for k, v in sorted(o.phases.items())} for o in mine]
         rows.append(row)
     return rows
+
+
+def _checks(o: _Outcome) -> dict[str, Any]:
+    """One case's verdicts in brief, and what a person reads first: the
+    first blocker's file, whether the prompt says how many it left out,
+    whether a verdict said it was partial."""
+    prompt = o.prompt or ""
+    return {
+        "target": o.case.target,
+        "statuses": o.statuses,
+        "first_blocker": o.first_blocker,
+        "first_blockers": o.first_blockers,
+        "cause_first": o.first_blocker == o.case.after_paths[0] if o.case.after_paths else None,
+        "prompt_says_left_out": "not shown here" in prompt,
+        "prompt_first_problem": next(
+            (line for line in prompt.splitlines() if line.startswith("- ")), None
+        ),
+        "partial_said": any("partial:" in d for d in o.details),
+        "detail_first": o.details[0][:300] if o.details else None,
+    }
 
 
 def print_cases(rows: list[dict[str, Any]]) -> None:

@@ -217,6 +217,11 @@ class RecordingWorkspace:
         there). Returns the function that removes it."""
         return self._hooks.after_change(callback)
 
+    async def before_command(self) -> None:
+        """A command of the run is about to change files nobody can name:
+        the before-change callbacks get no paths."""
+        await self._hooks.about_to_change()
+
 
 class TrackedWorkspace(RecordingWorkspace):
     """A Workspace that records every change it applies in a MutationLog

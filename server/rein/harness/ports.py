@@ -323,6 +323,13 @@ class ChangeAnnouncer(Protocol):
         Returns the function that removes it."""
         ...
 
+    async def before_command(self) -> None:
+        """A process of the run (``run_command``) is about to change files
+        nobody can name: the before-change callbacks are awaited with no
+        paths, so what must predate every change (the analyzer gate's
+        run-start baseline) is taken first."""
+        ...
+
 
 #: Called with the paths a change is about to be sent for (before it is applied).
 SendingListener = Callable[[tuple[str, ...]], None]

@@ -37,7 +37,7 @@ import anyio
 from anyio.abc import Process
 from pydantic import BaseModel, Field
 
-from rein.harness.ports import ApprovalRuleKind, CommandExecutor, CommandSandbox
+from rein.harness.ports import ApprovalRuleKind, ChangeAnnouncer, CommandExecutor, CommandSandbox
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.process.environment import child_environment
 from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
@@ -224,6 +224,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
             )
             if denial is not None:
                 return denial
+        if isinstance(ctx.env.workspace, ChangeAnnouncer):
+            # The gates' baselines must predate what the command changes.
+            await ctx.env.workspace.before_command()
         changes = ctx.env.changes
         # What the command changes on disk is the run's change: counted while
         # it runs, and until the disk watcher has seen everything it wrote.
