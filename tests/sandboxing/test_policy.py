@@ -3,12 +3,10 @@ profile text, the failure notes, the settings and the probe's answers."""
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import socket
 import subprocess
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from rein.sandboxing.failures import failure_note
 from rein.sandboxing.macos import macos_argv, seatbelt_profile
 from rein.sandboxing.probe import forget_probes, sandbox_status, unavailable_notice
 from rein.sandboxing.proxy import allowed_hosts, host_allowed
+from tests.sandboxing.hello_host import hello_host
 
 HOME = "/home/p"
 DIRS = {"/ws", "/ws/.git", "/ws/.git/hooks", "/ws/.git/info", f"{HOME}/.ssh", f"{HOME}/.aws"}
@@ -234,19 +233,7 @@ def test_a_listed_host_is_reached_through_the_proxy_and_only_through_it(tmp_path
     """A real sandbox and proxy: 127.0.0.1 listed (the host's loopback, for
     the test), ``localhost`` not; going around the proxy finds no network."""
 
-    class Hello(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"hello from the host\n")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
-    port = server.server_address[1]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with hello_host() as port:
         sandbox = BwrapSandbox(str(tmp_path), SandboxSettings(network=[f"127.0.0.1:{port}"]))
         lines = [
             f"curl -sS -m 5 http://127.0.0.1:{port}/",
@@ -255,8 +242,6 @@ def test_a_listed_host_is_reached_through_the_proxy_and_only_through_it(tmp_path
         ]
         argv = sandbox.wrap(["bash", "-c", "; ".join(lines)], cwd=str(tmp_path))
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
-    finally:
-        server.shutdown()
     assert done.stdout == "hello from the host\nrefused=22\naround=7\n", done.stderr
     assert "The requested URL returned error: 403" in done.stderr
 

@@ -7,8 +7,6 @@ it at once; a bad host is refused by name before anything starts."""
 
 from __future__ import annotations
 
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,7 @@ from tests.fakes.approvals import FakeApprover
 from tests.fakes.models import FunctionModel, assistant
 from tests.fakes.session import fake_session_ports
 from tests.fakes.tools import ToolCallRecorder
+from tests.sandboxing.hello_host import hello_host
 
 #: A listed host, so each session runs its proxy (never reached here).
 SETTINGS = SandboxSettings(network=["pypi"])
@@ -37,19 +36,8 @@ SETTINGS = SandboxSettings(network=["pypi"])
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    class Hello(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"hello from the host\n")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_address[1]
-    server.shutdown()
+    with hello_host() as port:
+        yield port
 
 
 def _session(

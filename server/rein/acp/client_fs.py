@@ -174,14 +174,7 @@ class ClientFsWorkspace:
                 current = await self._client_text(path, session_id)
                 if current != expected_text:
                     raise FileChangedError(f"{path} changed since it was read; it was not written.")
-            await ask_client(
-                "fs/write_text_file",
-                lambda: self.link.conn.write_text_file(
-                    session_id=session_id, path=self._abs(path), content=text
-                ),
-                bound_s=self.bound_s,
-            )
-            self._remember(path, text)
+            await self._send(path, text, session_id)
             # Recorded as the disk records its own writes: a new generation.
             return self.disk.note_external_change((path,), origin="agent")
 
@@ -223,14 +216,7 @@ class ClientFsWorkspace:
                     raise ToolError(f"Cannot delete {path}: {exc.strerror or exc}") from exc
                 self._overlay.pop(path, None)
                 return
-            await ask_client(
-                "fs/write_text_file",
-                lambda: self.link.conn.write_text_file(
-                    session_id=session_id, path=self._abs(path), content=text
-                ),
-                bound_s=self.bound_s,
-            )
-            self._remember(path, text)
+            await self._send(path, text, session_id)
 
         async with contextlib.AsyncExitStack() as locks:
             for path in sorted(paths):
@@ -238,6 +224,18 @@ class ClientFsWorkspace:
             await apply_in_turn(changes, read, write)
         # Recorded as the disk records its own writes: one new generation.
         return self.disk.note_external_change(paths, origin="agent")
+
+    async def _send(self, path: str, text: str, session_id: str) -> None:
+        """``text`` written into the client's buffer of ``path`` (bounded),
+        then remembered as what the client holds."""
+        await ask_client(
+            "fs/write_text_file",
+            lambda: self.link.conn.write_text_file(
+                session_id=session_id, path=self._abs(path), content=text
+            ),
+            bound_s=self.bound_s,
+        )
+        self._remember(path, text)
 
     async def _client_text(self, path: str, session_id: str) -> str | None:
         """The client's text of ``path`` now (None when it has none)."""
