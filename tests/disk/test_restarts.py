@@ -4,10 +4,17 @@ which it is tried again with a fresh budget."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzers import AnalyzerPool
+from rein.disk.pool_status import missing_diagnostics
 from rein.disk.restarts import (
     COOL_DOWN_S,
     MAX_RESTARTS,
     RESTART_WINDOW_S,
+    AnalyzerRestarts,
     RestartBudget,
     RestartPlan,
     RestartPolicy,
@@ -53,3 +60,25 @@ def test_the_wait_is_capped_and_the_numbers_are_the_policy() -> None:
     one = RestartBudget(RestartPolicy(max_restarts=1))
     assert not one.crashed(0.0).cool_down
     assert one.crashed(1.0).cool_down
+
+
+async def test_a_crashed_analyzer_leaves_stale_every_file_it_was_told_of(tmp_path: Path) -> None:
+    """An analyzer that answered a change (its new error reported) and then
+    crashed: the error is gone with it, so the verdict (which asks for no
+    file in particular) is missing its part until it runs again, even
+    though it owed nothing when it died (the pool's other analyzers keep
+    their own part)."""
+    pool = AnalyzerPool(tmp_path)
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
+    analyzer.versions["a.py"] = 2  # told of the run's change, and it answered
+    analyzer.diagnostics["a.py"] = []
+    restarts = AnalyzerRestarts(
+        RestartPolicy(first_backoff_s=3_600.0), report=lambda _text: None, changed=lambda: None
+    )
+    analyzer.alive = False
+    restarts.crashed(analyzer, "exited (code -9)")
+    try:
+        missing = missing_diagnostics([analyzer], None)
+        assert missing == "diagnostics are missing: basedpyright is restarting", missing
+    finally:
+        await restarts.aclose()
