@@ -3,6 +3,7 @@ child environment, and a client that runs pytest itself when it must."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import sys
@@ -102,3 +103,36 @@ def test_the_warm_command_runs_the_client_in_place_of_dash_m_pytest(tmp_path: Pa
     argv = shlex.split(command.split(" exec ", 1)[1])
     assert argv[:6] == ["py", "-I", "-S", "c.py", "s", "t.py"]
     assert os.sep not in argv[3]
+
+
+class _Refusing:
+    """A launcher that counts its launches and starts nothing."""
+
+    def __init__(self) -> None:
+        self.launches = 0
+
+    async def launch(self, argv: object, cwd: str) -> object:
+        self.launches += 1
+        raise OSError("no processes in this test")
+
+
+async def test_a_command_about_to_run_does_not_warm_pytest_up_a_change_does(
+    tmp_path: Path,
+) -> None:
+    """``before_command`` calls the change hooks with no paths (``ls``,
+    ``git status``): no kept pytest for that; a file's change starts it.
+    (A started kept process is launched as soon as its task first runs:
+    one turn of the loop.)"""
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": CHECKS})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    launcher = _Refusing()
+    gate = gate_for(root, launcher=launcher)
+    try:
+        await gate.before_change([], workspace)
+        await asyncio.sleep(0)
+        assert launcher.launches == 0
+        await gate.before_change(["mod.py"], workspace)
+        await asyncio.sleep(0)
+        assert launcher.launches == 1
+    finally:
+        await gate.close()

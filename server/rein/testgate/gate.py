@@ -137,6 +137,8 @@ class TestGate:
         self._narrower.forget()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
+        if not paths:
+            return  # a command about to run (``before_command``): nothing changed yet
         if self._warm is not None:
             self._warm.start()  # a verdict will come: pytest warms up meanwhile
         for path in paths:
