@@ -12,6 +12,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -186,26 +187,28 @@ async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_out
     assert os.listdir(outside) == []
 
 
-async def test_a_session_whose_gates_are_sandboxed_keeps_no_warm_pytest(tmp_path: Path) -> None:
+async def test_no_run_is_forked_from_the_warm_pytest_while_the_gates_are_sandboxed(
+    tmp_path: Path,
+) -> None:
     """A warm pytest forks the tests from a process outside any sandbox:
-    with ``sandbox.also: [gates]`` the tests gate runs them cold, through
-    the gates' (sandboxed) runner; without it, it warms up."""
+    while the host says the gates' commands run in the sandbox
+    (``SessionPorts.gates_sandboxed``, read at every run) the tests gate
+    neither starts nor uses it; once they do not, it warms up."""
     root = project(
         tmp_path / "proj", {"mod.py": "x = 1\n", "tests/test_mod.py": "def test_x():\n    pass\n"}
     )
-    ports = fake_session_ports(root, FunctionModel(lambda request: assistant("ok")))
-
-    def tests_gate(config: ReinConfig) -> TestGate:
-        session = build_session(config, ports, SessionSpec())
-        assert session.gates is not None
-        [gate] = [g for g in session.gates.gates if isinstance(g, TestGate)]
-        return gate
-
-    sandboxed = tests_gate(ReinConfig.model_validate({"sandbox": {"also": ["gates"]}}))
-    assert not await sandboxed.warm_ready(5.0)
-    warm = tests_gate(ReinConfig.model_validate({}))
+    sandboxed = [True]
+    ports = replace(
+        fake_session_ports(root, FunctionModel(lambda request: assistant("ok"))),
+        gates_sandboxed=lambda: sandboxed[0],
+    )
+    session = build_session(ReinConfig.model_validate({}), ports, SessionSpec())
+    assert session.gates is not None
+    [gate] = [g for g in session.gates.gates if isinstance(g, TestGate)]
     try:
-        assert await warm.warm_ready(30.0)
+        await gate.before_change(["mod.py"], ports.workspace)
+        assert not await gate.warm_ready(5.0)
+        sandboxed[0] = False  # the person took "gates" out of sandbox.also
+        assert await gate.warm_ready(60.0)
     finally:
-        await warm.close()
-        await sandboxed.close()
+        await gate.close()

@@ -151,9 +151,8 @@ class FolderHost(Generic[W]):
         def sandbox() -> SandboxSettings:
             return self.config().sandbox
 
-        self.runner = SubprocessRunner(
-            str(root), sandbox=OtherCommandsSandbox(str(root), sandbox, "gates")
-        )
+        self._gates_sandbox = OtherCommandsSandbox(str(root), sandbox, "gates")
+        self.runner = SubprocessRunner(str(root), sandbox=self._gates_sandbox)
         #: The dependency installs' runner (their sandbox reaches the registries).
         self.install_runner = SubprocessRunner(
             str(root), sandbox=OtherCommandsSandbox(str(root), sandbox, "install")
@@ -271,6 +270,7 @@ class FolderHost(Generic[W]):
             diagnostics=self.diagnostics,
             runner=self.runner,
             install_runner=self.install_runner,
+            gates_sandboxed=lambda: self._gates_sandbox.sandbox() is not None,
             approver=self._approver,
             user=self._user,
             preview_gates=self.preview.gates,

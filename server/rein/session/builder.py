@@ -118,15 +118,15 @@ def build_gates(
     root: Path | None = None,
     *,
     install_runner: CommandRunner | None = None,
-    warm_tests: bool = True,
+    gates_sandboxed: Callable[[], bool] = lambda: False,
 ) -> GatePipeline:
     """The gates in their order: dependencies, analyzer, tests, the
     preview's, the runtime command, then the custom command gates. Installs run for the
     configured commands, else (given the workspace's ``root``) with the
     project's own tooling (:func:`rein.process.installers.detect_install_command`),
-    through ``install_runner`` when given. ``warm_tests``: the tests gate
-    may keep a warm pytest (not when the gates' commands are sandboxed: its
-    forks would run outside the sandbox)."""
+    through ``install_runner`` when given. ``gates_sandboxed`` says whether
+    the gates' commands run in the OS sandbox now: the tests gate forks no
+    run from its warm pytest then (the forks would run outside it)."""
     gates: list[Gate] = []
     dependencies = None
     if config.dependencies.enabled and (config.dependencies.commands or root is not None):
@@ -146,7 +146,7 @@ def build_gates(
                 settle_timeout_s=config.analyzer.settle_timeout_ms / 1000,
             )
         )
-    tests = tests_gate(config.tests, diagnostics, runner, root, warm=warm_tests)
+    tests = tests_gate(config.tests, diagnostics, runner, root, gates_sandboxed=gates_sandboxed)
     if tests is not None:
         gates.append(tests)
     gates.extend(preview_gates)
@@ -165,7 +165,7 @@ def tests_gate(
     runner: CommandRunner,
     root: Path | None,
     *,
-    warm: bool = True,
+    gates_sandboxed: Callable[[], bool] = lambda: False,
 ) -> TestGate | None:
     """The tests gate when it is on: ``enabled: true``, or "auto" and the
     project has pytest tests (a custom ``command`` counts as tests). Its
@@ -184,7 +184,8 @@ def tests_gate(
         python=python,
         prior_texts=diagnostics if isinstance(diagnostics, PriorTexts) else None,
         xdist=has_xdist(python),
-        launcher=KeptProcessLauncher() if warm else None,
+        launcher=KeptProcessLauncher(),
+        warm_allowed=lambda: not gates_sandboxed(),
     )
 
 
@@ -280,9 +281,7 @@ def build_session(
             ports.preview_gates(),
             ports.root,
             install_runner=ports.install_runner,
-            # A warm pytest forks the tests outside any sandbox: cold runs when
-            # the gates' commands are to run in it (sandbox.also).
-            warm_tests="gates" not in config.sandbox.also,
+            gates_sandboxed=ports.gates_sandboxed,
         )
     )
     system = build_system_prompt(_offered(tools, mode), ROLE_OF_MODE[mode], instructions)

@@ -87,6 +87,10 @@ class SessionPorts:
     #: Runs the dependency installs (``sandbox.also: ["install"]`` gives
     #: them a sandbox of their own); None: :attr:`runner`.
     install_runner: CommandRunner | None = None
+    #: Whether the gates' commands run in the OS sandbox now
+    #: (``sandbox.also: ["gates"]`` and a sandbox that works; read at every
+    #: run): the tests gate then forks no run from its warm pytest.
+    gates_sandboxed: Callable[[], bool] = lambda: False
 
 
 @dataclass(slots=True)

@@ -52,7 +52,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,7 @@ class TestGate:
         prior_texts: PriorTexts | None = None,
         xdist: bool = False,
         launcher: ProcessLauncher | None = None,
+        warm_allowed: Callable[[], bool] = lambda: True,
     ) -> None:
         self.root = root
         self.runner = runner
@@ -125,6 +126,10 @@ class TestGate:
         self._warm = (
             WarmPytest(python, launcher) if launcher is not None and not self.spec.custom else None
         )
+        #: Whether a run may be forked from the warm pytest now: not while the
+        #: gates' commands are to run in the OS sandbox (``sandbox.also``,
+        #: read at every run: its forks would run the tests outside it).
+        self._warm_allowed = warm_allowed
 
     def _drop_trees(self) -> None:
         """Delete the shadow trees, in a thread of their own."""
@@ -139,7 +144,7 @@ class TestGate:
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         if not paths:
             return  # a command about to run (``before_command``): nothing changed yet
-        if self._warm is not None:
+        if self._warm is not None and self._warm_allowed():
             self._warm.start()  # a verdict will come: pytest warms up meanwhile
         for path in paths:
             if path in self.prior:
@@ -158,7 +163,7 @@ class TestGate:
     async def warm_ready(self, timeout_s: float) -> bool:
         """Start the warm pytest if it is not, and wait up to ``timeout_s``
         for it: whether the next run is warm."""
-        if self._warm is None:
+        if self._warm is None or not self._warm_allowed():
             return False
         self._warm.start()
         return await self._warm.wait_ready(timeout_s)
@@ -201,7 +206,7 @@ class TestGate:
             )
 
     async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
-        if self._warm is not None:
+        if self._warm is not None and self._warm_allowed():
             self._warm.start()
         # The import graph is read from the disk: off the event loop.
         started = time.monotonic()
@@ -355,7 +360,11 @@ class TestGate:
         if shadow.unreachable:
             return TestRun(unverified=_unreachable(shadow.unreachable)), shadow
         warm = None
-        if self._warm is not None and await self._warm.wait_ready(WARM_WAIT_S):
+        if (
+            self._warm is not None
+            and self._warm_allowed()
+            and await self._warm.wait_ready(WARM_WAIT_S)
+        ):
             warm = self._warm.client()
             self.warm_runs.add(name)
         if time.monotonic() - built > 0.001:
