@@ -343,3 +343,34 @@ def test_with_the_analyzer_gate_off_no_servers_of_reins_answer(tmp_path: Path) -
     server = _initialized(tmp_path, {})
     server.config = load_config({"gates": {"analyzer": {"enabled": False}}}, "test")
     assert server.folder.navigator is None
+
+
+def test_nothing_of_the_folders_own_runs_for_a_client_without_navigation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An LSP client says nothing of whether the person trusts the folder:
+    its own node_modules/.bin server is not the one started (with none
+    elsewhere the tools are not offered), and its own tsserver.js is not
+    handed to a server found elsewhere."""
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    monkeypatch.setenv("REIN_TOOL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("sys.executable", str(tmp_path / "py" / "python"))
+    folder = tmp_path / "ws"
+    bin_dir = folder / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    own = bin_dir / "typescript-language-server"
+    own.write_text("#!/bin/sh\ntouch ran\n")
+    own.chmod(0o755)
+    (folder / "node_modules" / "typescript" / "lib").mkdir(parents=True)
+    (folder / "node_modules" / "typescript" / "lib" / "tsserver.js").write_text("//\n")
+    (folder / "a.ts").write_text("export const x = 1;\n")
+    assert _initialized(folder, {}).folder.navigator is None
+    elsewhere = tmp_path / "cache" / "bin"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "typescript-language-server").write_text("#!/bin/sh\n")
+    (elsewhere / "typescript-language-server").chmod(0o755)
+    navigator = _initialized(folder, {}).folder.navigator
+    assert isinstance(navigator, LazyPoolNavigator)
+    [spec] = [s for s in navigator.specs if s.name == "typescript"]
+    assert spec.command[0] == str(elsewhere / "typescript-language-server")
+    assert "path" not in (spec.initialization_options or {}).get("tsserver", {})

@@ -56,10 +56,11 @@ def tool_cache() -> Path:
     return Path(base) / "rein" / "tools"
 
 
-def search_places(root: Path | None) -> list[tuple[str, Path]]:
-    """The folders searched after PATH, each with what it is."""
+def search_places(root: Path | None, *, own_tools: bool = True) -> list[tuple[str, Path]]:
+    """The folders searched after PATH, each with what it is (the project's
+    ``node_modules/.bin`` only with ``own_tools``)."""
     places: list[tuple[str, Path]] = []
-    if root is not None:
+    if root is not None and own_tools:
         places.append(("the project's node_modules/.bin", root / "node_modules" / ".bin"))
     places.append(("next to Rein's Python", Path(sys.executable).parent))
     cache = tool_cache()
@@ -70,14 +71,17 @@ def search_places(root: Path | None) -> list[tuple[str, Path]]:
     return places
 
 
-def locate(name: str, root: Path | None = None) -> tuple[str, str] | None:
-    """Where ``name`` is (its path, and which place it was found in), or None."""
+def locate(
+    name: str, root: Path | None = None, *, own_tools: bool = True
+) -> tuple[str, str] | None:
+    """Where ``name`` is (its path, and which place it was found in), or None;
+    without ``own_tools`` nothing of the project's own folder is taken."""
     if os.path.isabs(name):
         return (name, "as configured") if os.access(name, os.X_OK) else None
     found = shutil.which(name)
     if found:
         return found, "on PATH"
-    for where, folder in search_places(root):
+    for where, folder in search_places(root, own_tools=own_tools):
         candidate = folder / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate), where
@@ -146,15 +150,20 @@ def wanted(server: AnalyzerServerConfig, files: WorkspaceFiles) -> bool:
     return has_files or bool(files.root_names.intersection(server.project_files or []))
 
 
-def _typescript(root: Path, executable: str) -> tuple[dict[str, Any], str | None]:
-    """The typescript preset's tsserver: the project's own TypeScript, else
-    one next to the server (its npm prefix) as the fallback."""
+def _typescript(
+    root: Path, executable: str, *, own_tools: bool = True
+) -> tuple[dict[str, Any], str | None]:
+    """The typescript preset's tsserver: the project's own TypeScript (with
+    ``own_tools``), else one next to the server (its npm prefix) as the
+    fallback."""
     options: dict[str, Any] = {"disableAutomaticTypingAcquisition": True}
     own = root / "node_modules" / "typescript" / "lib" / "tsserver.js"
-    if own.is_file():
+    if own_tools and own.is_file():
         return {**options, "tsserver": {"path": str(own)}}, "the project's TypeScript"
     note = "TypeScript next to the server (the project has none)"
-    if (root / "node_modules" / "typescript").is_dir():
+    if not own_tools:
+        note = "TypeScript next to the server (the project's own is not run here)"
+    elif (root / "node_modules" / "typescript").is_dir():
         # TypeScript 7 (the native compiler) has no tsserver.js.
         note = "the project's TypeScript has no tsserver.js (TypeScript 7?): the server's used"
     server_dir = Path(os.path.realpath(executable)).parent
@@ -177,15 +186,17 @@ def _clangd(root: Path, command: tuple[str, ...]) -> tuple[tuple[str, ...], dict
     return command, {"fallbackFlags": flags}, "fallback flags: no compile_commands.json"
 
 
-def fitted(server: AnalyzerServerConfig, root: Path) -> AnalyzerSpec:
+def fitted(server: AnalyzerServerConfig, root: Path, *, own_tools: bool = True) -> AnalyzerSpec:
     """``server`` as the pool's spec, its executable found where it is
-    (left as named when it is not: the pool reports it not found)."""
+    (left as named when it is not: the pool reports it not found); without
+    ``own_tools`` neither the project's ``node_modules/.bin`` nor its own
+    TypeScript is used (nothing of the project's runs)."""
     spec = spec_of(server)
-    place = locate(spec.command[0], root)
+    place = locate(spec.command[0], root, own_tools=own_tools)
     command = (place[0], *spec.command[1:]) if place else spec.command
     changes: dict[str, Any] = {"command": command}
     if server.name == "typescript" and place is not None:
-        options, note = _typescript(root, place[0])
+        options, note = _typescript(root, place[0], own_tools=own_tools)
         changes["initialization_options"] = {**(spec.initialization_options or {}), **options}
         changes["note"] = note
     elif server.name == "clangd":
@@ -196,13 +207,21 @@ def fitted(server: AnalyzerServerConfig, root: Path) -> AnalyzerSpec:
 
 
 def workspace_specs(
-    root: Path, config: AnalyzerGateConfig, files: WorkspaceFiles | None = None
+    root: Path,
+    config: AnalyzerGateConfig,
+    files: WorkspaceFiles | None = None,
+    *,
+    own_tools: bool = True,
 ) -> list[AnalyzerSpec]:
     """The analyzers this workspace gets, in the presets' then the
     configuration's order. One whose server is nowhere is kept: the pool
-    says it was not found."""
+    says it was not found. ``own_tools``: see :func:`fitted`."""
     files = scan_workspace(root) if files is None else files
-    return [fitted(server, root) for server in config.effective_servers() if wanted(server, files)]
+    return [
+        fitted(server, root, own_tools=own_tools)
+        for server in config.effective_servers()
+        if wanted(server, files)
+    ]
 
 
 def not_analysed(files: WorkspaceFiles, specs: Sequence[AnalyzerSpec]) -> dict[str, int]:

@@ -6,7 +6,8 @@ EditorNavigator`). Any other LSP client gets Rein's own analyzer servers for
 the folder (:class:`~rein.disk.lazy_navigator.LazyPoolNavigator`: started on
 the first question, shown the client's live buffers, stopped with the
 folder), when one of the folder's analyzers can navigate and is installed
-(``gates.analyzer.servers`` and its presets, as headless) and
+(``gates.analyzer.servers`` and its presets, as headless, but never the
+project's own ``node_modules/.bin`` or TypeScript) and
 ``gates.analyzer.enabled`` is not false. Otherwise there is none, and the
 tools are not offered.
 """
@@ -49,7 +50,14 @@ def folder_navigator(
     if not analyzer.enabled:  # no analyzer servers of Rein's run here
         return None, None
     # Only servers that navigate: a linter's is no use to the tools here.
-    specs = [s for s in workspace_specs(root, analyzer) if s.name not in DIAGNOSTICS_ONLY]
+    # Nothing of the folder's own runs: an LSP client gives Rein no word on
+    # whether the person trusts it (a project's node_modules/.bin server or
+    # its own tsserver.js would be its code).
+    specs = [
+        s
+        for s in workspace_specs(root, analyzer, own_tools=False)
+        if s.name not in DIAGNOSTICS_ONLY
+    ]
     if not any(find_executable(s.command[0]) is not None for s in specs):
         return None, None
 
