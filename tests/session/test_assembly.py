@@ -58,7 +58,11 @@ async def _both_hosts(root: Path, config: dict[str, Any]) -> tuple[Session, Sess
 @pytest.mark.parametrize("mode", ["agent", "plan", "explain"])
 async def test_serve_and_run_build_the_same_session(tmp_path: Path, mode: str) -> None:
     (tmp_path / "AGENTS.md").write_text("Use tabs, never spaces.\n")
-    (tmp_path / "app.py").write_text("x = 1\n")
+    # No Python file: the navigator is a host's port, and neither host has
+    # one here (rein run below starts no analyzer; rein serve's folder,
+    # without a language Rein's servers navigate, gets none: with one it
+    # would answer the navigation tools with them, tests/lsp/test_editor_navigation.py).
+    (tmp_path / "app.cfg").write_text("x = 1\n")
     editor = _shape(_server_session(tmp_path, mode))
     async with HeadlessSession(
         tmp_path,
