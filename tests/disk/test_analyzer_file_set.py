@@ -7,7 +7,6 @@ re-checked anything after a delete)."""
 from __future__ import annotations
 
 import threading
-
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any

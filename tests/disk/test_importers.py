@@ -140,7 +140,9 @@ def test_typescript_barrels_pass_their_importers_on_and_workspace_packages_resol
     assert idx.importers("lib/a.ts", 10) == ["lib/index.ts"]
 
 
-def test_a_build_on_another_thread_is_the_one_build_and_updates_wait_for_the_next_question() -> None:
+def test_a_build_on_another_thread_is_the_one_build_and_updates_wait_for_the_next_question() -> (
+    None
+):
     files = dict(FILES)
     reads: list[str] = []
 
