@@ -36,13 +36,14 @@ from rein.disk.go_imports import GoModules, go_imports
 from rein.disk.ts_imports import TsResolver, module_keys
 from rein.python_imports import imported_modules, module_name
 
-__all__ = ["ImportIndex"]
-
-
 __all__ = ["BARREL_DEPTH", "ImportIndex"]
 
 #: How many barrels deep a re-export passes importers on.
 BARREL_DEPTH = 4
+
+
+def _typescript(path: str) -> bool:
+    return module_name(path) is None and bool(module_keys(path))
 
 
 def _indexed(path: str) -> bool:
@@ -111,8 +112,8 @@ class ImportIndex:
     def _ready(self) -> dict[str, set[str]]:
         if self._importers is None:
             index: dict[str, set[str]] = {}
-            ts = [p for p in self._files if module_keys(p) and module_name(p) is None]
-            for path in ts:
+            # Every package first: a file may import one scanned after it.
+            for path in filter(_typescript, self._files):
                 self._resolver().look_for_packages(path)
             for path in self._files:
                 self._add(index, path)
@@ -172,6 +173,6 @@ class ImportIndex:
             importers.discard(path)
         for barrels in self._reexports.values():
             barrels.discard(path)
-        if module_keys(path) and module_name(path) is None:
+        if _typescript(path):
             self._resolver().look_for_packages(path)
         self._add(index, path)

@@ -90,7 +90,8 @@ class TsResolver:
     read: Callable[[str], str | None] | None = None
     #: The workspace's packages: name -> (folder, entry files).
     packages: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
-    _seen: set[str] = field(default_factory=set)
+    #: The folders whose ``package.json`` was looked for.
+    _seen: set[str] = field(default_factory=set, init=False, repr=False)
 
     @classmethod
     def of(cls, read: Callable[[str], str | None]) -> TsResolver:
@@ -119,14 +120,17 @@ class TsResolver:
             folder = posixpath.dirname(folder)
 
     def _workspace_package(self, specifier: str) -> list[str]:
-        for name, (folder, entries) in self.packages.items():
-            if specifier == name:
-                found = [posixpath.join(folder, e) for e in entries]
-                return [*found, posixpath.join(folder, "src"), folder or "."]
-            if specifier.startswith(name + "/"):
-                rest = specifier[len(name) + 1 :]
-                return [posixpath.join(folder, rest), posixpath.join(folder, "src", rest)]
-        return []
+        parts = specifier.split("/")
+        size = 2 if specifier.startswith("@") else 1
+        package = self.packages.get("/".join(parts[:size]))
+        if package is None:
+            return []
+        folder, entries = package
+        rest = "/".join(parts[size:])
+        if rest:
+            return [posixpath.join(folder, rest), posixpath.join(folder, "src", rest)]
+        found = [posixpath.join(folder, e) for e in entries]
+        return [*found, posixpath.join(folder, "src"), folder or "."]
 
     @classmethod
     def parse(cls, text: str) -> TsResolver:
@@ -174,10 +178,6 @@ class TsResolver:
         normal = (posixpath.normpath(c) for c in candidates)
         # The root's index is the root folder's key: "".
         return {_strip(n) if n != "." else "" for n in normal if not n.startswith("../")}
-
-    def imported(self, path: str, text: str) -> set[str]:
-        """The module keys ``path``'s imports may name."""
-        return self.scan(path, text)[0]
 
     def scan(self, path: str, text: str) -> tuple[set[str], set[str]]:
         """The module keys ``path``'s imports may name, and those of them it
