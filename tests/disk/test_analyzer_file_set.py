@@ -6,6 +6,7 @@ re-checked anything after a delete)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -121,11 +122,20 @@ async def test_importers_past_the_bound_are_left_then_opened_a_batch_at_a_time(
         (tmp_path / f"user{i}.py").write_text("import lib\n")
     pool = AnalyzerPool(tmp_path, max_importers=2)
     pool._started.set()  # the stub below stands in for the started analyzers
-    pool.imports = ImportIndex(pool._scan(), pool.read)
+    loop_thread = threading.get_ident()
+    read_on_loop: list[str] = []
+
+    def read(path: str) -> str | None:
+        if threading.get_ident() == loop_thread:
+            read_on_loop.append(path)
+        return pool.read(path)
+
+    pool.imports = ImportIndex(pool._scan(), read)
     analyzer = FileByFile()
     pool.analyzers = [analyzer]  # type: ignore[list-item]
     opened = await pool.ensure_open(["lib.py"])
     assert opened == ["lib.py", "user0.py", "user1.py"]
+    assert read_on_loop == []  # the index was built off the event loop
     assert pool.importers_left() == ["user2.py", "user3.py", "user4.py"]
     assert await pool.open_more_importers() == ["user2.py", "user3.py"]
     assert pool.importers_left() == ["user4.py"]

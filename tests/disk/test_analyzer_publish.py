@@ -190,3 +190,28 @@ async def test_the_typescript_preset_asks_tsserver_for_every_open_file_after_a_c
         }
     )
     assert [d.line for d in analyzer.diagnostics["a.ts"]] == [4]
+
+
+async def test_a_typescript_pull_failing_every_attempt_leaves_the_file_unanswered_not_owed(
+    tmp_path: Path,
+) -> None:
+    """tsserver answering every attempt with an error (not a timeout): the
+    file is not owed for ever, the snapshot says it is stale, and why."""
+    (tmp_path / "a.ts").write_text("x\n")
+    pool = AnalyzerPool(tmp_path)
+    (config,) = [p for p in PRESETS if p.name == "typescript"]
+    analyzer = _Analyzer(spec_of(config), "typescript-language-server", pool)
+
+    class Failing(TsClient):
+        async def workspace_execute_command_async(self, params: Any) -> dict[str, Any]:
+            return {"success": False, "message": "No Project."}
+
+    analyzer.client = Failing()  # type: ignore[assignment]
+    analyzer.alive = analyzer.pull = True
+    analyzer.versions = {"a.ts": 1}
+    analyzer.change("a.ts", "y\n")
+    assert analyzer.awaiting == {"a.ts": 2}
+    await asyncio.gather(*analyzer._pulls)
+    assert analyzer.awaiting == {}
+    assert analyzer.unanswered["a.ts"].startswith("typescript: tsserver's ")
+    assert "No Project." in analyzer.unanswered["a.ts"]

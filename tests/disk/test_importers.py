@@ -3,6 +3,8 @@ files a large workspace's file-by-file analyzer must also look at)."""
 
 from __future__ import annotations
 
+import threading
+
 from rein.disk.importers import ImportIndex
 from rein.python_imports import imported_modules, module_name
 
@@ -82,8 +84,10 @@ TS_FILES = {
 
 def test_typescript_importers_follow_relative_specifiers_base_url_paths_and_index_files() -> None:
     idx = ImportIndex(TS_FILES, TS_FILES.get)
+    # cli.ts imports the barrel lib/index.ts, which re-exports util.
     assert idx.importers("src/lib/util.ts", 10) == [
         "src/lib/index.ts",
+        "src/app/cli.ts",
         "src/app/late.ts",
         "src/app/main.ts",
         "src/legacy.js",
@@ -92,7 +96,72 @@ def test_typescript_importers_follow_relative_specifiers_base_url_paths_and_inde
     assert idx.importers("src/lib/index.ts", 10) == ["src/app/cli.ts"]
     assert idx.importers("src/app/main.ts", 10) == ["src/app/late.ts"]
     assert idx.importers("src/app/other.ts", 10) == []
-    assert idx.importers("src/lib/util.ts", 2) == ["src/lib/index.ts", "src/app/late.ts"]
+    assert idx.importers("src/lib/util.ts", 2) == ["src/lib/index.ts", "src/app/cli.ts"]
+
+
+BARREL_FILES = {
+    "lib/a.ts": "export function f(x: number) { return x }\n",
+    "lib/b.ts": "export const b = 1;\n",
+    "lib/index.ts": "export * from './a';\nexport type { B } from './b';\nimport './side';\n",
+    "lib/side.ts": "",
+    "index.ts": "export { f as g } from './lib';\n",
+    "app/use.ts": "import { f } from '../lib';\nf(1);\n",
+    "app/top.ts": "import { g } from '..';\n",
+    "app/unrelated.ts": "import { x } from './x';\n",
+    "packages/core/package.json": '{"name": "@org/core", "types": "src/main.ts"}',
+    "packages/core/src/main.ts": "export * from './impl';\n",
+    "packages/core/src/impl.ts": "export const impl = 1;\n",
+    "packages/core/src/deep/util.ts": "export const u = 1;\n",
+    "packages/web/package.json": '{"name": "@org/web"}',
+    "packages/web/index.ts": (
+        "import { impl } from '@org/core';\nimport { u } from '@org/core/deep/util';\n"
+        "import React from 'react';\n"
+    ),
+}
+
+
+def test_typescript_barrels_pass_their_importers_on_and_workspace_packages_resolve() -> None:
+    files = dict(BARREL_FILES)
+    idx = ImportIndex(files, files.get)
+    # Through lib/index.ts, and through index.ts re-exporting lib: bounded, transitive.
+    assert idx.importers("lib/a.ts", 10) == ["lib/index.ts", "app/top.ts", "app/use.ts", "index.ts"]
+    assert idx.importers("lib/b.ts", 10) == ["lib/index.ts", "app/top.ts", "app/use.ts", "index.ts"]
+    # A plain import is no re-export: the barrel's importers are not side's.
+    assert idx.importers("lib/side.ts", 10) == ["lib/index.ts"]
+    # A monorepo's @org/core is met by its package.json's name.
+    assert idx.importers("packages/core/src/impl.ts", 10) == [
+        "packages/core/src/main.ts",
+        "packages/web/index.ts",
+    ]
+    assert idx.importers("packages/core/src/deep/util.ts", 10) == ["packages/web/index.ts"]
+    # A barrel that stops re-exporting stops passing importers on.
+    files["lib/index.ts"] = "import './a';\n"
+    idx.update("lib/index.ts")
+    assert idx.importers("lib/a.ts", 10) == ["lib/index.ts"]
+
+
+def test_a_build_on_another_thread_is_the_one_build_and_updates_wait_for_the_next_question() -> (
+    None
+):
+    files = dict(FILES)
+    reads: list[str] = []
+
+    def read(path: str) -> str | None:
+        reads.append(path)
+        return files.get(path)
+
+    idx = ImportIndex(files, read)
+    assert not idx.built
+    worker = threading.Thread(target=idx.build)
+    worker.start()
+    worker.join()
+    assert idx.built
+    count = len(reads)
+    files["app.py"] = "import json\n"
+    idx.update("app.py")
+    assert len(reads) == count  # not read until asked
+    assert "app.py" not in idx.importers("pkg/core.py", 10)
+    assert len(reads) == count + 1
 
 
 GO_FILES = {
@@ -106,6 +175,23 @@ GO_FILES = {
     "report/report.go": 'package report\n\nimport "example.com/shop/price"\n\nvar X = price.Of(2)\n',
     "other/other.go": "package other\n",
 }
+
+
+def test_go_importers_follow_the_nearest_go_mod_and_a_folder_without_one() -> None:
+    files = {
+        "go.mod": "module example.com/root\n",
+        "svc/go.mod": "module example.com/svc\n",
+        "svc/util/u.go": "package util\nfunc U() {}\n",
+        "svc/main.go": 'package main\nimport "example.com/svc/util"\nfunc main() { util.U() }\n',
+        "web/w.go": 'package web\nimport "example.com/svc/util"\n',
+    }
+    idx = ImportIndex([p for p in files if p.endswith(".go")], files.get)
+    # svc/ is its own module (a go.work's, say); web/ imports it by its path.
+    assert idx.importers("svc/util/u.go", 10) == ["svc/main.go", "web/w.go"]
+    rootless = {"tools/a.go": "package tools\n", "tools/b.go": "package tools\n", "c.go": ""}
+    idx = ImportIndex(rootless, rootless.get)
+    assert idx.importers("tools/a.go", 10) == ["tools/b.go"]
+    assert idx.importers("c.go", 10) == []
 
 
 def test_go_importers_are_the_packages_importing_the_folder_and_the_folders_other_files() -> None:

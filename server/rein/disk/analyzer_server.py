@@ -445,6 +445,7 @@ class _Analyzer:
             return
         uri = _uri(self.pool.root, path)
         attempts = 6 if self.spec.tsserver else 3
+        failed: Exception | None = None
         for attempt in range(attempts):
             try:
                 request = (
@@ -469,15 +470,15 @@ class _Analyzer:
                 # Not owed any more (the wait would run to the settle bound
                 # for nothing): the snapshot says this file is stale, and why.
                 log.warning("%s", exc)
-                if self.versions.get(path) == version:
-                    self.unanswered[path] = str(exc)
-                    self.awaiting.pop(path, None)
-                    self._activity()
+                self._unanswered(path, version, str(exc))
                 return
             except Exception as exc:  # ServerCancelled: the server asks to retry
                 log.debug("%s: pull diagnostics for %s failed: %s", self.spec.name, path, exc)
+                failed = exc
                 await asyncio.sleep(0.05)
         else:
+            # Every attempt failed: not owed any more either, and why.
+            self._unanswered(path, version, f"{self.spec.name}: {failed}")
             return
         if self.versions.get(path) != version:
             return  # a newer version is already being pulled
@@ -494,6 +495,14 @@ class _Analyzer:
             del self.awaiting[path]
         self.last_activity = time.monotonic()
         self.pool.analyzer_published(path)
+
+    def _unanswered(self, path: str, version: int, reason: str) -> None:
+        """The pull of ``path`` at ``version`` got no answer: the snapshot
+        says the file is stale, and why (unless a newer version is owed)."""
+        if self.versions.get(path) == version:
+            self.unanswered[path] = reason
+            self.awaiting.pop(path, None)
+            self._activity()
 
     def on_publish(self, params: dict[str, Any] | lsp.PublishDiagnosticsParams) -> None:
         """A publishDiagnostics, as its JSON (the pool's client skips

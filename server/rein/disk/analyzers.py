@@ -438,6 +438,9 @@ class AnalyzerPool:
         opened too in the analyzers that check file by file. Returns the
         paths some analyzer opened now."""
         await self._started.wait()
+        if importers and self.imports is not None and not self.imports.built:
+            # Reading every file: off the event loop (one build; others wait).
+            await asyncio.to_thread(self.imports.build)
         opened: list[str] = []
         for path in paths:
             if self.skipped(path) or self.read(path) is None:

@@ -11,21 +11,43 @@ re-export: when ``pkg/__init__.py`` imports ``pkg.mod``, the importers of
 ``pkg`` count too (``from pkg import name_defined_in_mod``).
 
 TypeScript and JavaScript files (:mod:`rein.disk.ts_imports`: relative
-specifiers, the root tsconfig's ``baseUrl`` and ``paths``) and Go files
+specifiers, the root tsconfig's ``baseUrl`` and ``paths``, the workspace's
+own packages by their ``package.json`` name) and Go files
 (:mod:`rein.disk.go_imports`: the package is the folder, named after the
-root ``go.mod``'s module; the folder's other files count as importers) are
-indexed the same way, each language by its own keys.
+nearest enclosing ``go.mod``'s module; the folder's other files count as
+importers, with or without a ``go.mod``) are indexed the same way, each
+language by its own keys. A TypeScript barrel (``lib/index.ts`` with
+``export * from './a'``) passes its importers on to what it re-exports,
+through barrels re-exporting barrels up to :data:`BARREL_DEPTH` deep.
+
+Building the index reads every indexed file: :meth:`ImportIndex.build` is
+meant for a worker thread (the pool awaits it off the event loop); one
+build runs, a call meanwhile waits for it, and :meth:`ImportIndex.update`
+never waits (it is applied at the next question).
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 
-from rein.disk.go_imports import go_imports, go_module, go_package
+from rein.disk.go_imports import GoModules, go_imports
 from rein.disk.ts_imports import TsResolver, module_keys
 from rein.python_imports import imported_modules, module_name
 
-__all__ = ["ImportIndex"]
+__all__ = ["BARREL_DEPTH", "ImportIndex"]
+
+#: How many barrels deep a re-export passes importers on.
+BARREL_DEPTH = 4
+
+
+def _typescript(path: str) -> bool:
+    return module_name(path) is None and bool(module_keys(path))
+
+
+def _indexed(path: str) -> bool:
+    return path.endswith(".go") or module_name(path) is not None or bool(module_keys(path))
 
 
 class ImportIndex:
@@ -35,78 +57,122 @@ class ImportIndex:
 
     def __init__(self, files: Iterable[str], read: Callable[[str], str | None]) -> None:
         self._read = read
+        self._lock = threading.Lock()
         self._importers: dict[str, set[str]] | None = None
+        #: TypeScript module key -> the barrels that re-export it.
+        self._reexports: dict[str, set[str]] = {}
         self._by_module: dict[str, str] = {}
         self._ts: TsResolver | None = None
-        self._go: str | None = None
-        self._files = [f for f in files if self._keys(f)]
+        self._go = GoModules(read)
+        self._files = [f for f in files if _indexed(f)]
+        self._pending: deque[str] = deque()
+
+    @property
+    def built(self) -> bool:
+        return self._importers is not None
 
     def _keys(self, path: str) -> list[str]:
         """The keys an import meets ``path`` by (a Python module name, a
         TypeScript module key, a Go package's import path)."""
         if path.endswith(".go"):
-            if self._go is None:
-                self._go = go_module(self._read("go.mod")) or ""
-            package = go_package(path, self._go or None)
+            package = self._go.package(path)
             return [package] if package else []
         module = module_name(path)
         return [module] if module is not None else module_keys(path)
 
-    def _imported(self, path: str, text: str) -> set[str]:
-        if path.endswith(".go"):
-            # The folder's other files share the package: they count too.
-            return go_imports(text) | set(self._keys(path))
-        if module_name(path) is not None:
-            return imported_modules(path, text)
+    def _resolver(self) -> TsResolver:
         if self._ts is None:
             self._ts = TsResolver.of(self._read)
-        return self._ts.imported(path, text)
+        return self._ts
 
     def _add(self, index: dict[str, set[str]], path: str) -> None:
         text = self._read(path)
         if text is None:
             return
         module = module_name(path)
-        if module is not None:
+        if path.endswith(".go"):
+            # The folder's other files share the package: they count too.
+            imported = go_imports(text) | set(self._keys(path))
+        elif module is not None:
             self._by_module.setdefault(module, path)
-        for imported in self._imported(path, text):
-            index.setdefault(imported, set()).add(path)
+            imported = imported_modules(path, text)
+        else:
+            imported, again = self._resolver().scan(path, text)
+            for key in again:
+                self._reexports.setdefault(key, set()).add(path)
+        for key in imported:
+            index.setdefault(key, set()).add(path)
 
-    def _build(self) -> dict[str, set[str]]:
-        index: dict[str, set[str]] = {}
-        for path in self._files:
-            self._add(index, path)
-        return index
+    def build(self) -> None:
+        """Read and index every file (once; a call meanwhile waits for it),
+        then apply the updates since."""
+        with self._lock:
+            self._ready()
+
+    def _ready(self) -> dict[str, set[str]]:
+        if self._importers is None:
+            index: dict[str, set[str]] = {}
+            # Every package first: a file may import one scanned after it.
+            for path in filter(_typescript, self._files):
+                self._resolver().look_for_packages(path)
+            for path in self._files:
+                self._add(index, path)
+            self._importers = index
+        while self._pending:
+            self._apply(self._importers, self._pending.popleft())
+        return self._importers
 
     def importers(self, path: str, limit: int) -> list[str]:
         """The files that import ``path``'s module (or its package, when the
-        package's ``__init__`` imports it), at most ``limit``, nearest
-        first (same package, then by path)."""
-        keys = self._keys(path)
-        if not keys or limit <= 0:
+        package's ``__init__`` imports it; or a barrel re-exporting it), at
+        most ``limit``, nearest first (same package, then by path). Builds
+        the index first if :meth:`build` did not."""
+        if not _indexed(path) or limit <= 0:
             return []
-        if self._importers is None:
-            self._importers = self._build()
-        targets = set(keys)
-        module = module_name(path)
-        parent = module.rpartition(".")[0] if module else ""
-        init = self._by_module.get(parent) if parent else None
-        if module and init is not None and init in self._importers.get(module, set()):
-            targets.add(parent)
-        found = {p for t in targets for p in self._importers.get(t, set())}
+        with self._lock:
+            index = self._ready()
+            keys = self._keys(path)
+            targets = set(keys)
+            module = module_name(path)
+            parent = module.rpartition(".")[0] if module else ""
+            init = self._by_module.get(parent) if parent else None
+            if module and init is not None and init in index.get(module, set()):
+                targets.add(parent)
+            targets |= self._through_barrels(path, keys)
+            found = {p for t in targets for p in index.get(t, set())}
         found.discard(path)
         here = path.rpartition("/")[0]
         ordered = sorted(found, key=lambda p: (p.rpartition("/")[0] != here, p))
         return ordered[:limit]
 
+    def _through_barrels(self, path: str, keys: list[str]) -> set[str]:
+        """The keys of the barrels re-exporting ``keys`` (and of barrels
+        re-exporting those, up to :data:`BARREL_DEPTH`)."""
+        found: set[str] = set()
+        seen = {path}
+        frontier = keys
+        for _ in range(BARREL_DEPTH):
+            barrels = {b for k in frontier for b in self._reexports.get(k, ())} - seen
+            if not barrels:
+                break
+            seen |= barrels
+            frontier = [k for b in sorted(barrels) for k in module_keys(b)]
+            found.update(frontier)
+        return found
+
     def update(self, path: str) -> None:
-        """``path`` changed (or appeared, or went): index its imports anew."""
-        if not self._keys(path):
-            return
+        """``path`` changed (or appeared, or went): index its imports anew
+        (at the next question; never waits for a build)."""
+        if _indexed(path):
+            self._pending.append(path)
+
+    def _apply(self, index: dict[str, set[str]], path: str) -> None:
         if path not in self._files:
             self._files.append(path)
-        if self._importers is None:
-            return
-        for importers in self._importers.values():
+        for importers in index.values():
             importers.discard(path)
-        self._add(self._importers, path)
+        for barrels in self._reexports.values():
+            barrels.discard(path)
+        if _typescript(path):
+            self._resolver().look_for_packages(path)
+        self._add(index, path)
