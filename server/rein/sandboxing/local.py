@@ -56,7 +56,9 @@ class BwrapSandbox:
     adds one later. The session's proxy is its own: no other session's
     commands reach what this one allows. ``share_network``: the machine's
     network as it is, no proxy (the preview's server, which the editor must
-    reach; its files are sandboxed all the same)."""
+    reach; its files are sandboxed all the same). ``in_temp``: variables
+    set to a folder in the sandbox's temporary folder (``(name, relative
+    path)``: the installs' package caches, :mod:`rein.sandboxing.others`)."""
 
     def __init__(
         self,
@@ -65,16 +67,20 @@ class BwrapSandbox:
         hosts: Sequence[str] = (),
         *,
         share_network: bool = False,
+        in_temp: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.root = root
         self.share_network = share_network
+        self.in_temp = tuple(in_temp)
         self.settings = settings or SandboxSettings()
         self._temp: str | None = None
         #: The session's proxy, at most one (a list: the finalizer made with
         #: the temporary folder closes one started later, with a first host).
         self._proxies: list[AllowlistProxy] = []
         self._missing: set[str] = set()
-        self._hosts = allowed_hosts([*self.settings.network, *hosts])
+        #: The hosts of the setting and the session's start (reached as they are).
+        self._configured = allowed_hosts([*self.settings.network, *hosts])
+        self._hosts = self._configured
         #: Without a proxy: the hosts the last failed command could not resolve.
         self._unresolved: list[str] = []
 
@@ -101,15 +107,20 @@ class BwrapSandbox:
             return None
         if not self._proxies:
             socket_path = os.path.join(self.temp_dir(), ".rein-proxy.sock")
-            self._proxies.append(AllowlistProxy(socket_path, self._hosts))
+            proxy = AllowlistProxy(socket_path, self._configured)
+            for host in self._hosts - self._configured:
+                proxy.allow(host)
+            self._proxies.append(proxy)
         return self._proxies[0]
 
     def allow_host(self, host: str) -> None:
         """Let this session's commands reach ``host`` (``name`` or
-        ``name:port``) from their next start on."""
+        ``name:port``) from their next start on (never at an address of this
+        machine or its local network: :meth:`AllowlistProxy.allow`)."""
+        started = bool(self._proxies)
         self._hosts = self._hosts | allowed_hosts([host])
         proxy = self._proxy()
-        if proxy is not None:
+        if proxy is not None and started:
             proxy.allow(host)
 
     def refused_hosts(self) -> list[str]:
@@ -145,7 +156,10 @@ class BwrapSandbox:
                 "--",
                 *argv,
             ]
-        return bwrap_argv(policy, argv, cwd=cwd, bwrap=program, runtime=RUNTIME)
+        environment = [(name, os.path.join(policy.temp_dir, rel)) for name, rel in self.in_temp]
+        return bwrap_argv(
+            policy, argv, cwd=cwd, bwrap=program, runtime=RUNTIME, environment=environment
+        )
 
     def failure_note(self, output: str) -> str | None:
         policy = self.policy()
