@@ -211,7 +211,11 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
             # Allowed for the session only: reached at an address checked now.
             addresses = _resolve(name, port)
-            if not addresses or any(local_address(a) for a in addresses):
+            if not addresses:
+                why = "the name does not resolve"
+                self._refuse(client, 502, f"Rein's sandbox proxy could not reach {name}:{port}: {why}")
+                return
+            if any(local_address(a) for a in addresses):
                 why = "it resolves to an address of this machine or its local network"
                 self._refuse(client, 403, f"Rein's sandbox: {name}:{port} is refused: {why}")
                 return
