@@ -19,8 +19,7 @@ from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.tools import ToolEnvironment
 from rein.headless.run import run_task
 from rein.lsp.params import NewSessionParams, parse
-from rein.sandboxing import BwrapSandbox, SandboxSettings
-from rein.sandboxing import proxy
+from rein.sandboxing import BwrapSandbox, SandboxSettings, proxy
 from rein.sandboxing.failures import unresolved_hosts
 from rein.session import SessionSpec
 from rein.session.builder import build_session

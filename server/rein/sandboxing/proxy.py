@@ -213,7 +213,9 @@ class _Handler(socketserver.BaseRequestHandler):
             addresses = _resolve(name, port)
             if not addresses:
                 why = "the name does not resolve"
-                self._refuse(client, 502, f"Rein's sandbox proxy could not reach {name}:{port}: {why}")
+                self._refuse(
+                    client, 502, f"Rein's sandbox proxy could not reach {name}:{port}: {why}"
+                )
                 return
             if any(local_address(a) for a in addresses):
                 why = "it resolves to an address of this machine or its local network"
