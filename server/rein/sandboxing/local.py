@@ -25,7 +25,7 @@ from rein.sandboxing.bwrap import bwrap_argv
 from rein.sandboxing.failures import failure_note, unresolved_hosts
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
-from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts
+from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts, host_name
 from rein.sandboxing.settings import SandboxSettings
 
 __all__ = ["FORWARDER", "BwrapSandbox", "command_sandbox"]
@@ -126,8 +126,10 @@ class BwrapSandbox:
     def refused_hosts(self) -> list[str]:
         """The hosts the proxy refused since the last call (in order); with
         no proxy (no network at all), the hosts the last failed command's
-        output said it could not resolve (:meth:`failure_note` reads it)."""
-        unresolved, self._unresolved = self._unresolved, []
+        output said it could not resolve (:meth:`failure_note` reads it; host
+        names only, never an IP address)."""
+        unresolved = [h for h in self._unresolved if host_name(h.partition(":")[0])]
+        self._unresolved = []
         return self._proxies[0].take_refused() if self._proxies else unresolved
 
     def policy(self) -> SandboxPolicy:
