@@ -130,12 +130,15 @@ def _resolve(name: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in found))
 
 
+_LOCAL = "it resolves to an address of this machine or its local network"
+
+
 def _not_a_public_name(name: str, port: int) -> str | None:
     """Why ``name`` is never offered to the person (None: it may be)."""
     if not host_name(name):
         return "not a host name (an IP address, in any spelling, is never offered)"
     if any(local_address(a) for a in _resolve(name, port)):
-        return "it resolves to an address of this machine or its local network"
+        return _LOCAL
     return None
 
 
@@ -218,8 +221,7 @@ class _Handler(socketserver.BaseRequestHandler):
                 )
                 return
             if any(local_address(a) for a in addresses):
-                why = "it resolves to an address of this machine or its local network"
-                self._refuse(client, 403, f"Rein's sandbox: {name}:{port} is refused: {why}")
+                self._refuse(client, 403, f"Rein's sandbox: {name}:{port} is refused: {_LOCAL}")
                 return
             address = addresses[0]
         try:
