@@ -16,12 +16,15 @@ class FakeCommandRunner:
         self._result_type = CommandResult
         self.results = dict(results or {})
         self.calls: list[str] = []
+        #: The ``writable`` folders of each call, in order.
+        self.writable: list[list[str]] = []
         self.running = 0
         self.max_running = 0
         self.gate: anyio.Event | None = None
 
-    async def run(self, command: str, *, timeout_s: float = 600.0):  # type: ignore[no-untyped-def]
+    async def run(self, command: str, *, timeout_s: float = 600.0, writable=()):  # type: ignore[no-untyped-def]
         self.calls.append(command)
+        self.writable.append(list(writable))
         self.running += 1
         self.max_running = max(self.max_running, self.running)
         try:

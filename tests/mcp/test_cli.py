@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -283,3 +285,31 @@ def test_rein_run_without_a_terminal_runs_a_workspace_server_only_with_trust_mcp
     assert done.returncode == 0, done.stdout + done.stderr
     assert marker.exists() is runs
     assert not (tmp_path / "st" / TRUST_FILE).exists()  # --trust-mcp is not remembered
+
+
+def test_list_starts_a_stdio_server_in_the_sandbox_when_also_names_mcp(tmp_path: Path) -> None:
+    """``sandbox.also: ["mcp"]``: the listing starts the server as a session
+    does, sandboxed: it runs, and what it writes outside the workspace is
+    refused."""
+    outside = Path(tempfile.mkdtemp(prefix="rein-outside-", dir="/var/tmp"))
+    try:
+        code = (
+            "import pathlib, runpy, sys\ntry:\n    pathlib.Path(sys.argv[1]).write_text('x')\n"
+            "except OSError:\n    pass\n"
+            f"sys.argv = [{str(TOOLBOX)!r}]; runpy.run_path({str(TOOLBOX)!r}, run_name='__main__')"
+        )
+        server = {"command": sys.executable, "args": ["-c", code, str(outside / "marker")]}
+        config = tmp_path / "rein.json"
+        config.write_text(
+            json.dumps(
+                {"rein": {"sandbox": {"also": ["mcp"]}, "mcp": {"servers": {"box": server}}}}
+            )
+        )
+        args = ("mcp", "list", str(tmp_path), "--storage", str(tmp_path / "st"))
+        done = _rein(*args, "--config", str(config), "--json", "--start")
+        assert done.returncode == 0, done.stderr
+        [box] = json.loads(done.stdout)["servers"]
+        assert box["state"] == "running" and "echo" in box["tools"], box
+        assert os.listdir(outside) == []
+    finally:
+        shutil.rmtree(outside)

@@ -7,6 +7,7 @@ folders outside and the person's home are the test's own, under
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -212,3 +213,63 @@ async def test_no_run_is_forked_from_the_warm_pytest_while_the_gates_are_sandbox
         assert await gate.warm_ready(60.0)
     finally:
         await gate.close()
+
+
+async def test_a_gate_command_writes_only_the_scratch_folder_it_is_given(
+    tmp_path: Path, outside: Path
+) -> None:
+    """Only the folder the caller names (the gate's own shadow) is bound
+    writable: not another workspace's shadow in the same temporary folder,
+    not a link planted there to a folder outside, not a folder elsewhere."""
+    own = tempfile.mkdtemp(prefix="rein-tests-")
+    other = tempfile.mkdtemp(prefix="rein-tests-")
+    link = os.path.join(tempfile.gettempdir(), f"rein-tests-link-{os.getpid()}")
+    os.symlink(outside, link)
+    try:
+        runner = SubprocessRunner(str(tmp_path), sandbox=_sandbox(tmp_path, "gates", ("gates",)))
+        lines = [f"echo x > {p}/f || echo refused" for p in (own, other, link, outside)]
+        result = await runner.run("; ".join(lines), writable=[own, link, str(outside)])
+        assert result.output.count("refused") == 3, result.output
+        assert os.listdir(own) == ["f"] and os.listdir(other) == [] and os.listdir(outside) == []
+    finally:
+        os.unlink(link)
+        shutil.rmtree(own)
+        shutil.rmtree(other)
+
+
+def test_a_sandbox_lives_while_its_owner_may_run_commands_in_it(tmp_path: Path) -> None:
+    """A settings change makes a new sandbox, and the old one's temporary
+    folder stays (its commands may still run) however many follow; it
+    goes with the owner that held it."""
+    settings = [SandboxSettings(also=("mcp",))]
+    owner = OtherCommandsSandbox(str(tmp_path), lambda: settings[-1], "mcp")
+    first = owner.sandbox()
+    assert first is not None
+    temp = first.temp_dir()
+    for n in range(20):
+        settings.append(SandboxSettings(also=("mcp",), hidden=(f"/nonexistent/{n}",)))
+        owner.wrap(["true"], cwd=str(tmp_path))
+    del first
+    gc.collect()
+    assert os.path.isdir(temp)
+    settings.append(settings[0])
+    again = owner.sandbox()
+    assert again is not None and again.temp_dir() == temp
+    del owner, again
+    gc.collect()
+    assert not os.path.exists(temp)
+
+
+async def test_an_install_runs_in_its_sandbox_with_the_caches_in_its_temporary_folder(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The home folder is read-only inside: npm's cache is the sandbox's."""
+    monkeypatch.setenv("HOME", str(outside))
+    (tmp_path / "dep").mkdir()
+    (tmp_path / "dep" / "package.json").write_text('{"name": "dep", "version": "1.0.0"}')
+    (tmp_path / "package.json").write_text('{"name": "app", "version": "1.0.0"}')
+    runner = SubprocessRunner(str(tmp_path), sandbox=_sandbox(tmp_path, "install", ("install",)))
+    result = await runner.run("npm install --no-audit --no-fund --offline ./dep", timeout_s=120)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "node_modules" / "dep" / "package.json").exists()
+    assert os.listdir(outside) == []

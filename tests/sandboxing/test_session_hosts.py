@@ -19,7 +19,7 @@ from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.tools import ToolEnvironment
 from rein.headless.run import run_task
 from rein.lsp.params import NewSessionParams, parse
-from rein.sandboxing import BwrapSandbox, SandboxSettings
+from rein.sandboxing import BwrapSandbox, SandboxSettings, proxy
 from rein.sandboxing.failures import unresolved_hosts
 from rein.session import SessionSpec
 from rein.session.builder import build_session
@@ -56,8 +56,14 @@ def _session(
     return ToolCallRecorder(env)
 
 
-async def test_a_refused_host_allowed_for_one_session_only(tmp_path: Path, port: int) -> None:
-    host = f"127.0.0.1:{port}"
+async def test_a_refused_host_allowed_for_one_session_only(
+    tmp_path: Path, port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test's host is on the loopback, which the proxy never offers nor
+    # lets a host allowed for the session reach (tests/sandboxing/
+    # test_proxy_names.py): here it counts as a public address.
+    monkeypatch.setattr(proxy, "local_address", lambda address: False)
+    host = f"localhost:{port}"
     fetch = f"curl -sSf -m 5 http://{host}/"
     approver_a, approver_b = FakeApprover(True), FakeApprover(False)
     session_a = _session(tmp_path, approver_a)

@@ -170,7 +170,8 @@ def test_the_prompt_speaks_of_the_sandbox_only_when_commands_run_in_it() -> None
 async def test_refused_hosts_are_named_and_asked_about_up_to_the_cap(root: Path) -> None:
     hosts = ["a.example", "b.example", "c.example", "d.example:8443"]
     sandbox, approver = FakeSandbox(), FakeApprover(True)
-    sandbox.refused = list(hosts)
+    # IP addresses in any spelling, and what is no host name, are never asked about.
+    sandbox.refused = ["2130706433:8080", "127.1", "0x7f.1", "::1", "a b", *hosts, "10.0.0.1"]
     result = await _calls(root, sandbox, approver).run(RunCommandTool(), command="true")
     assert [r.title for r in approver.requests] == [
         f"Allow {h} for this session" for h in hosts[:MAX_HOSTS_ASKED]
@@ -179,6 +180,8 @@ async def test_refused_hosts_are_named_and_asked_about_up_to_the_cap(root: Path)
     assert sandbox.allowed == hosts[:MAX_HOSTS_ASKED]
     assert result.details["sandbox_refused_hosts"] == hosts
     assert f"Rein's sandbox refused {', '.join(hosts)}" in result.content
+    assert "The person was not asked about d.example:8443." in result.content
+    assert "this session's run_command commands reach it" in approver.requests[0].detail
 
     nobody = FakeSandbox()
     nobody.refused = ["a.example"]

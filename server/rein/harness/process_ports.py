@@ -36,7 +36,12 @@ class CommandRunner(Protocol):
     """Runs a shell command in the workspace root (gates: installs, runtime
     checks). Kills the whole process group on timeout or cancellation."""
 
-    async def run(self, command: str, *, timeout_s: float = 600.0) -> CommandResult: ...
+    async def run(
+        self, command: str, *, timeout_s: float = 600.0, writable: Sequence[str] = ()
+    ) -> CommandResult:
+        """``writable``: scratch folders of Rein's the command may write
+        when it runs sandboxed (the tests gate's shadow tree)."""
+        ...
 
 
 class CommandExecutor(Protocol):
@@ -115,10 +120,12 @@ class ProcessSandbox(Protocol):
     the preview's, the installs', the hooks', the MCP stdio servers'), used
     where that process is started: ``rein.sandboxing.others``."""
 
-    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+    def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
         """``argv`` as it is to be started in ``cwd``: inside the sandbox
         when ``sandbox.also`` names this kind and the sandbox works here,
-        else unchanged (the session's start said why, once)."""
+        else unchanged (the session's start said why, once). ``writable``:
+        scratch folders of Rein's in the machine's temporary folder this
+        command may also write (the tests gate's shadow tree)."""
         ...
 
 

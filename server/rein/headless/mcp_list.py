@@ -18,7 +18,8 @@ import anyio
 from rein.config import ReinConfig
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.mcp.config import McpServers, load_servers
-from rein.mcp.manager import McpManager
+from rein.mcp.manager import McpManager, sandboxed_connections
+from rein.sandboxing.others import OtherCommandsSandbox
 
 __all__ = ["list_servers", "listing_json"]
 
@@ -70,9 +71,14 @@ def _print_text(result: McpServers, states: dict[str, dict[str, Any]], out: Text
         print(f"error: {error}", file=out)
 
 
-async def _start_once(result: McpServers) -> dict[str, dict[str, Any]]:
-    """Start each server once, list its tools, stop them all."""
-    manager = McpManager(result.servers)
+async def _start_once(
+    root: Path, config: ReinConfig, result: McpServers
+) -> dict[str, dict[str, Any]]:
+    """Start each server once (a stdio server in the sandbox when
+    ``sandbox.also`` names ``mcp``, as in a session), list its tools, stop
+    them all."""
+    sandbox = OtherCommandsSandbox(str(root), lambda: config.sandbox, "mcp")
+    manager = McpManager(result.servers, connect=sandboxed_connections(sandbox))
     try:
         await manager.ensure_started()
         states: dict[str, dict[str, Any]] = {}
@@ -90,7 +96,7 @@ async def _listing(
     root: Path, config: ReinConfig, ports: TerminalMcpPorts, start: bool
 ) -> tuple[McpServers, dict[str, dict[str, Any]]]:
     result = await load_servers(root, config, ports)
-    states = await _start_once(result) if start and result.servers else {}
+    states = await _start_once(root, config, result) if start and result.servers else {}
     return result, states
 
 

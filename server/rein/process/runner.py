@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Sequence
 
 import anyio
 
@@ -33,12 +34,14 @@ class SubprocessRunner:
         self.head_chars = head_chars
         self.tail_chars = tail_chars
 
-    async def run(self, command: str, *, timeout_s: float = 600.0) -> CommandResult:
+    async def run(
+        self, command: str, *, timeout_s: float = 600.0, writable: Sequence[str] = ()
+    ) -> CommandResult:
         started = time.monotonic()
         buffer = OutputBuffer(self.head_chars, self.tail_chars)
         argv = ["bash", "-c", command]
         if self.sandbox is not None:
-            argv = self.sandbox.wrap(argv, cwd=self.root)
+            argv = self.sandbox.wrap(argv, cwd=self.root, writable=writable)
         process = await anyio.open_process(
             dies_with_us(argv),
             cwd=self.root,

@@ -74,11 +74,13 @@ def bwrap_argv(
     cwd: str,
     bwrap: str = BWRAP,
     runtime: Sequence[str] = (),
+    environment: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
     """``bwrap ... -- command`` running ``command`` in ``cwd`` under ``policy``.
     ``runtime``: folders bound read-only again when they lie in a folder the
     sandbox makes private (Rein's own Python and its forwarder, installed
-    under ``/tmp`` say), before the workspace's binds so those still win."""
+    under ``/tmp`` say), before the workspace's binds so those still win.
+    ``environment``: more variables set inside (name, value)."""
     argv = [bwrap, *isolation_args(network=policy.network)]
     for path in runtime:
         if under_private_folder(path) and os.path.isdir(path):
@@ -98,6 +100,8 @@ def bwrap_argv(
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
             argv += ["--setenv", name, url]
         argv += ["--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy"]
+    for name, value in environment:
+        argv += ["--setenv", name, value]
     argv += [
         "--setenv",
         "TMPDIR",

@@ -25,7 +25,7 @@ from rein.sandboxing.bwrap import bwrap_argv
 from rein.sandboxing.failures import failure_note, unresolved_hosts
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
-from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts
+from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts, host_name
 from rein.sandboxing.settings import SandboxSettings
 
 __all__ = ["FORWARDER", "BwrapSandbox", "command_sandbox"]
@@ -56,7 +56,9 @@ class BwrapSandbox:
     adds one later. The session's proxy is its own: no other session's
     commands reach what this one allows. ``share_network``: the machine's
     network as it is, no proxy (the preview's server, which the editor must
-    reach; its files are sandboxed all the same)."""
+    reach; its files are sandboxed all the same). ``in_temp``: variables
+    set to a folder in the sandbox's temporary folder (``(name, relative
+    path)``: the installs' package caches, :mod:`rein.sandboxing.others`)."""
 
     def __init__(
         self,
@@ -65,16 +67,20 @@ class BwrapSandbox:
         hosts: Sequence[str] = (),
         *,
         share_network: bool = False,
+        in_temp: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.root = root
         self.share_network = share_network
+        self.in_temp = tuple(in_temp)
         self.settings = settings or SandboxSettings()
         self._temp: str | None = None
         #: The session's proxy, at most one (a list: the finalizer made with
         #: the temporary folder closes one started later, with a first host).
         self._proxies: list[AllowlistProxy] = []
         self._missing: set[str] = set()
-        self._hosts = allowed_hosts([*self.settings.network, *hosts])
+        #: The hosts of the setting and the session's start (reached as they are).
+        self._configured = allowed_hosts([*self.settings.network, *hosts])
+        self._hosts = self._configured
         #: Without a proxy: the hosts the last failed command could not resolve.
         self._unresolved: list[str] = []
 
@@ -101,22 +107,29 @@ class BwrapSandbox:
             return None
         if not self._proxies:
             socket_path = os.path.join(self.temp_dir(), ".rein-proxy.sock")
-            self._proxies.append(AllowlistProxy(socket_path, self._hosts))
+            proxy = AllowlistProxy(socket_path, self._configured)
+            for host in self._hosts - self._configured:
+                proxy.allow(host)
+            self._proxies.append(proxy)
         return self._proxies[0]
 
     def allow_host(self, host: str) -> None:
         """Let this session's commands reach ``host`` (``name`` or
-        ``name:port``) from their next start on."""
+        ``name:port``) from their next start on (never at an address of this
+        machine or its local network: :meth:`AllowlistProxy.allow`)."""
+        started = bool(self._proxies)
         self._hosts = self._hosts | allowed_hosts([host])
         proxy = self._proxy()
-        if proxy is not None:
+        if proxy is not None and started:
             proxy.allow(host)
 
     def refused_hosts(self) -> list[str]:
         """The hosts the proxy refused since the last call (in order); with
         no proxy (no network at all), the hosts the last failed command's
-        output said it could not resolve (:meth:`failure_note` reads it)."""
-        unresolved, self._unresolved = self._unresolved, []
+        output said it could not resolve (:meth:`failure_note` reads it; host
+        names only, never an IP address)."""
+        unresolved = [h for h in self._unresolved if host_name(h.partition(":")[0])]
+        self._unresolved = []
         return self._proxies[0].take_refused() if self._proxies else unresolved
 
     def policy(self) -> SandboxPolicy:
@@ -145,7 +158,10 @@ class BwrapSandbox:
                 "--",
                 *argv,
             ]
-        return bwrap_argv(policy, argv, cwd=cwd, bwrap=program, runtime=RUNTIME)
+        environment = [(name, os.path.join(policy.temp_dir, rel)) for name, rel in self.in_temp]
+        return bwrap_argv(
+            policy, argv, cwd=cwd, bwrap=program, runtime=RUNTIME, environment=environment
+        )
 
     def failure_note(self, output: str) -> str | None:
         policy = self.policy()

@@ -11,9 +11,21 @@ an install cannot do without, and the preview's: its server must be
 reachable from the editor and the browser, so it keeps the machine's
 network (its files are sandboxed all the same).
 
-The gates' commands may also write Rein's own scratch folders of the
-tests gate (its shadow trees, :data:`GATE_SCRATCH_PREFIXES` in the
-machine's temporary folder), where it runs the tests; nothing else there.
+A command may also write the folders its caller names for it
+(``writable``: the tests gate's own shadow tree, where pytest runs); each
+must be a real folder (not a link) of this user's, directly in the
+machine's temporary folder, else it is not bound (and a warning logged).
+Nothing else there: no other workspace's shadow, no one else's folder.
+
+The installs' package managers keep their caches in the sandbox's
+temporary folder (:data:`INSTALL_CACHES`), since the home folder is
+read-only inside.
+
+Each :class:`OtherCommandsSandbox` holds every sandbox it handed out for
+as long as it lives (a settings change makes a new one; the old one's
+processes may still run in it), so no sandbox's temporary folder and
+proxy go while its commands may run; a sandbox is shared by the owners
+of the same workspace, settings and kind, and dropped with the last.
 
 The setting is read at every start, so a change applies to the next
 command. Where the sandbox cannot start, the commands run as they would
@@ -23,44 +35,79 @@ without the setting; the session's start says so once
 
 from __future__ import annotations
 
-import glob
+import logging
 import os
+import stat
 import tempfile
+import threading
+import weakref
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 
 from rein.sandboxing.local import BwrapSandbox
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import REGISTRY_PRESETS
 from rein.sandboxing.settings import ALSO_KINDS, SandboxSettings
 
-__all__ = ["GATE_SCRATCH_PREFIXES", "OtherCommandsSandbox"]
+__all__ = ["INSTALL_CACHES", "OtherCommandsSandbox"]
 
-#: The folders of the machine's temporary folder the gates' commands may
-#: write: the tests gate's shadow trees (``rein.testgate.shadow``).
-GATE_SCRATCH_PREFIXES: tuple[str, ...] = ("rein-tests-",)
+log = logging.getLogger(__name__)
+
+#: The package managers' cache variables, pointed at ``caches/<name>`` in
+#: the install sandbox's temporary folder (``CARGO_HOME`` is left: it also
+#: holds cargo's configuration and installed programs).
+INSTALL_CACHES: tuple[tuple[str, str], ...] = (
+    ("npm_config_cache", "npm"),
+    ("npm_config_store_dir", "pnpm-store"),
+    ("YARN_CACHE_FOLDER", "yarn"),
+    ("PIP_CACHE_DIR", "pip"),
+    ("UV_CACHE_DIR", "uv"),
+    ("GOMODCACHE", "go-mod"),
+    ("GOCACHE", "go-build"),
+)
+
+#: The sandboxes in use, by workspace, settings and kind: shared while an
+#: :class:`OtherCommandsSandbox` holds them.
+_SHARED: weakref.WeakValueDictionary[tuple[str, SandboxSettings, str], BwrapSandbox] = (
+    weakref.WeakValueDictionary()
+)
+_LOCK = threading.Lock()
 
 
-def _gate_scratch() -> list[str]:
-    temp = tempfile.gettempdir()
-    found: list[str] = []
-    for prefix in GATE_SCRATCH_PREFIXES:
-        found += (
-            p for p in glob.glob(os.path.join(temp, glob.escape(prefix) + "*")) if os.path.isdir(p)
-        )
-    return sorted(found)
-
-
-@lru_cache(maxsize=16)
-def _shared(root: str, settings: SandboxSettings, kind: str) -> BwrapSandbox:
-    """One sandbox per workspace, settings and need of the registries (its
-    temporary folder and proxy live as long as Rein)."""
+def _make(root: str, settings: SandboxSettings, kind: str) -> BwrapSandbox:
     if kind == "install":
         hosts = tuple(p for p in REGISTRY_PRESETS if p not in settings.network)
-        return BwrapSandbox(root, settings, hosts)
+        caches = tuple((name, os.path.join("caches", folder)) for name, folder in INSTALL_CACHES)
+        return BwrapSandbox(root, settings, hosts, in_temp=caches)
     if kind == "preview":
         return BwrapSandbox(root, settings, share_network=True)
     return BwrapSandbox(root, settings)
+
+
+def _shared(root: str, settings: SandboxSettings, kind: str) -> BwrapSandbox:
+    """One sandbox per workspace, settings and need of the registries."""
+    with _LOCK:
+        sandbox = _SHARED.get((root, settings, kind))
+        if sandbox is None:
+            sandbox = _SHARED[(root, settings, kind)] = _make(root, settings, kind)
+        return sandbox
+
+
+def own_scratch(path: str) -> str | None:
+    """``path``, resolved, when it is a scratch folder a command may be
+    given: a real folder (not a link) of this user's, directly in the
+    temporary folder; else None."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    if (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.getuid()
+        and os.path.dirname(real) == os.path.realpath(tempfile.gettempdir())
+    ):
+        return real
+    return None
 
 
 class OtherCommandsSandbox:
@@ -74,6 +121,8 @@ class OtherCommandsSandbox:
         self.root = root
         self.kind = kind
         self._settings = settings
+        #: Every sandbox handed out, by settings (see the module docstring).
+        self._held: dict[SandboxSettings, BwrapSandbox] = {}
 
     def sandbox(self) -> BwrapSandbox | None:
         """The sandbox this kind's commands start in now (None: not
@@ -82,11 +131,20 @@ class OtherCommandsSandbox:
         if self.kind not in settings.also or not sandbox_status(settings.bwrap).works:
             return None
         shared = self.kind if self.kind in ("install", "preview") else "other"
-        return _shared(self.root, settings, shared)
+        held = self._held.get(settings)
+        if held is None:
+            held = self._held[settings] = _shared(self.root, settings, shared)
+        return held
 
-    def wrap(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+    def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
         sandbox = self.sandbox()
         if sandbox is None:
             return list(argv)
-        scratch = _gate_scratch() if self.kind == "gates" else []
+        scratch: list[str] = []
+        for path in writable:
+            real = own_scratch(path)
+            if real is None:
+                log.warning("sandbox: %s is not a scratch folder of Rein's: not writable", path)
+            else:
+                scratch.append(real)
         return sandbox.wrap(argv, cwd=cwd, writable=scratch)

@@ -13,8 +13,17 @@ requests in absolute form (``GET http://host/path``). A listed host is
 reached on ports 80 and 443 only, unless the entry names its port
 (``example.com:8443``); a trailing dot (``pypi.org.``) is the same host.
 Anything else gets ``403`` naming it and the setting, and is kept
-(:meth:`AllowlistProxy.take_refused`): the command's result names it, and
-the person may allow it for the session (:meth:`AllowlistProxy.allow`).
+(:meth:`AllowlistProxy.take_refused`, at most :data:`MAX_REFUSED`): the
+command's result names it, and the person may allow it for the session
+(:meth:`AllowlistProxy.allow`). Only a host *name* is kept: a name that is
+not one, an IP address in any spelling (``2130706433``, ``127.1``,
+``0x7f.1``, ``::1``) or a name that resolves to an address of this
+machine or its local network (loopback, link-local, unspecified,
+private, multicast, reserved) gets a plain ``403`` and is never offered;
+a host allowed for the session is refused the same way when it resolves
+to such an address at connection time (it is reached at the address
+checked). The hosts of ``sandbox.network`` and of the session's start are
+the person's own choice and reached as they are.
 Each session has a proxy of its own (its sandbox's), so what one session
 allows no other sees. One thread per
 connection, at most :data:`MAX_CONNECTIONS` at once (more are refused);
@@ -23,6 +32,7 @@ the proxy stops with its sandbox.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import socket
 import socketserver
@@ -31,16 +41,22 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
+    "HOST_NAME",
     "MAX_CONNECTIONS",
+    "MAX_REFUSED",
     "PRESETS",
     "REGISTRY_PRESETS",
     "AllowlistProxy",
     "allowed_hosts",
     "host_allowed",
+    "host_name",
+    "local_address",
 ]
 
 #: Connections the proxy serves at once; more get ``503``.
 MAX_CONNECTIONS = 64
+#: Refused hosts kept for the next :meth:`AllowlistProxy.take_refused`.
+MAX_REFUSED = 64
 #: The ports of a host listed without one.
 DEFAULT_PORTS = (80, 443)
 
@@ -67,6 +83,63 @@ _HEAD_LIMIT = 64 * 1024
 _CONNECT_TIMEOUT_S = 10.0
 _REQUEST = re.compile(rb"^([A-Z]+) (\S+) (HTTP/1\.[01])\r\n")
 _ABSOLUTE = re.compile(rb"^http://([^/:?#]+)(?::(\d+))?([^?#]*)?", re.IGNORECASE)
+
+
+#: A host name (letters, digits, hyphens; dotted labels).
+HOST_NAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$"
+)
+
+
+def host_name(name: str) -> bool:
+    """Whether ``name`` is a host name, not an IP address in any spelling
+    (``2130706433``, ``127.1``, ``0x7f.1``, ``::1``) nor anything else."""
+    name = name.rstrip(".")
+    if not HOST_NAME.match(name):
+        return False
+    try:
+        socket.inet_aton(name)  # every spelling the C library takes for IPv4
+    except OSError:
+        return not name.rsplit(".", 1)[-1].isdigit()
+    return False
+
+
+def local_address(address: str) -> bool:
+    """Whether ``address`` (an IP address) is this machine's or its local
+    network's: loopback, link-local, unspecified, private, multicast,
+    reserved (an IPv4 address mapped in IPv6 is judged as itself)."""
+    ip = ipaddress.ip_address(address.partition("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return (
+        ip.is_loopback
+        or ip.is_link_local
+        or ip.is_unspecified
+        or ip.is_private
+        or ip.is_multicast
+        or ip.is_reserved
+    )
+
+
+def _resolve(name: str, port: int) -> list[str]:
+    """The addresses of ``name`` (none when it does not resolve)."""
+    try:
+        found = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return []
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
+
+
+_LOCAL = "it resolves to an address of this machine or its local network"
+
+
+def _not_a_public_name(name: str, port: int) -> str | None:
+    """Why ``name`` is never offered to the person (None: it may be)."""
+    if not host_name(name):
+        return "not a host name (an IP address, in any spelling, is never offered)"
+    if any(local_address(a) for a in _resolve(name, port)):
+        return _LOCAL
+    return None
 
 
 def allowed_hosts(entries: Iterable[str]) -> frozenset[str]:
@@ -134,18 +207,25 @@ class _Handler(socketserver.BaseRequestHandler):
             host = absolute.group(1)
             port = int(absolute.group(2) or 80)
         name = host.decode("ascii", "replace").strip("[]").lower().rstrip(".")
+        address = name
         if not host_allowed(self.server.hosts, name, port):
-            self.server.refused[name if port in DEFAULT_PORTS else f"{name}:{port}"] = None
-            self._refuse(
-                client,
-                403,
-                f"Rein's sandbox: {name}:{port} is not in sandbox.network (a host is "
-                "reached on ports 80 and 443 unless its entry names the port; the person may "
-                "allow it for this session, or add it to the setting)",
-            )
-            return
+            if not host_allowed(self.server.session_hosts, name, port):
+                self._refuse_host(client, name, port)
+                return
+            # Allowed for the session only: reached at an address checked now.
+            addresses = _resolve(name, port)
+            if not addresses:
+                why = "the name does not resolve"
+                self._refuse(
+                    client, 502, f"Rein's sandbox proxy could not reach {name}:{port}: {why}"
+                )
+                return
+            if any(local_address(a) for a in addresses):
+                self._refuse(client, 403, f"Rein's sandbox: {name}:{port} is refused: {_LOCAL}")
+                return
+            address = addresses[0]
         try:
-            upstream = socket.create_connection((name, port), timeout=_CONNECT_TIMEOUT_S)
+            upstream = socket.create_connection((address, port), timeout=_CONNECT_TIMEOUT_S)
         except OSError as exc:
             self._refuse(client, 502, f"Rein's sandbox proxy could not reach {name}:{port}: {exc}")
             return
@@ -163,6 +243,24 @@ class _Handler(socketserver.BaseRequestHandler):
         _pipe(client, upstream)
         back.join()
         upstream.close()
+
+    def _refuse_host(self, client: socket.socket, name: str, port: int) -> None:
+        """``403`` for a host not allowed; kept to be offered when it is a
+        public host name (:func:`_not_a_public_name`)."""
+        why = _not_a_public_name(name, port)
+        if why is not None:
+            self._refuse(client, 403, f"Rein's sandbox: {name}:{port} is refused: {why}")
+            return
+        refused = self.server.refused
+        if len(refused) < MAX_REFUSED:
+            refused[name if port in DEFAULT_PORTS else f"{name}:{port}"] = None
+        self._refuse(
+            client,
+            403,
+            f"Rein's sandbox: {name}:{port} is not in sandbox.network (a host is "
+            "reached on ports 80 and 443 unless its entry names the port; the person may "
+            "allow it for this session, or add it to the setting)",
+        )
 
     @staticmethod
     def _refuse(client: socket.socket, status: int, why: str) -> None:
@@ -188,6 +286,8 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 
     def __init__(self, path: str, hosts: frozenset[str]) -> None:
         self.hosts = hosts
+        #: The hosts allowed for the session only (checked at each connection).
+        self.session_hosts: frozenset[str] = frozenset()
         #: The hosts refused since :meth:`AllowlistProxy.take_refused` (in order).
         self.refused: dict[str, None] = {}
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
@@ -225,11 +325,14 @@ class AllowlistProxy:
         return self._server.hosts
 
     def allow(self, entry: str) -> None:
-        """Let ``entry`` (a host, with a port or not) through from now on."""
-        self._server.hosts = self._server.hosts | allowed_hosts([entry])
+        """Let ``entry`` (a host name, with a port or not) through from now
+        on, for this session: refused when it resolves to an address of this
+        machine or its local network (:func:`local_address`)."""
+        self._server.session_hosts = self._server.session_hosts | allowed_hosts([entry])
 
     def take_refused(self) -> list[str]:
-        """The hosts refused since the last call (``host`` or ``host:port``)."""
+        """The host names refused since the last call (``host`` or
+        ``host:port``; at most :data:`MAX_REFUSED`)."""
         refused = list(self._server.refused)
         for entry in refused:
             self._server.refused.pop(entry, None)

@@ -4,13 +4,12 @@ on; :mod:`rein.tools.settings`)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
-from rein.sandboxing.proxy import PRESETS
+from rein.sandboxing.proxy import HOST_NAME, PRESETS
 
 __all__ = ["ALSO_KINDS", "DEFAULT_HIDDEN_PATHS", "SandboxSettings", "check_hosts"]
 
@@ -49,17 +48,12 @@ DEFAULT_HIDDEN_PATHS: tuple[str, ...] = (
 )
 
 
-_HOST = re.compile(
-    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$"
-)
-
-
 def _host_entry(value: str) -> bool:
     """A host name, with a port of its own or not (``example.com:8443``)."""
     host, colon, port = value.partition(":")
     if colon and not (port.isdigit() and 0 < int(port) < 65536):
         return False
-    return bool(_HOST.match(host.rstrip(".")))
+    return bool(HOST_NAME.match(host.rstrip(".")))
 
 
 def check_hosts(value: Any) -> Any:

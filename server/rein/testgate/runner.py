@@ -151,7 +151,9 @@ async def run_tests(
         who = "pytest"
     if report.exists() or report.is_symlink():
         report.unlink()  # in the shadow's own folders (a link is removed, not its target)
-    result = await runner.run(command, timeout_s=timeout_s)
+    # The shadow's own folder is the one folder besides the workspace the
+    # tests may write when the gates run sandboxed.
+    result = await runner.run(command, timeout_s=timeout_s, writable=[str(shadow.private)])
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
     if result.timed_out:
         run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"

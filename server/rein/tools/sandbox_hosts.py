@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from rein.harness.ports import CommandSandbox
 from rein.harness.tools import ToolContext, ToolResult
+from rein.sandboxing.proxy import host_name
+from rein.sandboxing.settings import check_hosts
 from rein.tools.approval import check_approval
 
 __all__ = ["MAX_HOSTS_ASKED", "offer_refused_hosts"]
@@ -25,7 +27,7 @@ async def offer_refused_hosts(
 ) -> None:
     """Name the hosts ``sandbox`` refused during the command in ``result``
     and ask the person about each (up to :data:`MAX_HOSTS_ASKED`)."""
-    refused = sandbox.refused_hosts()
+    refused = [h for h in sandbox.refused_hosts() if _offerable(h)]
     if not refused:
         return
     allowed: list[str] = []
@@ -35,10 +37,12 @@ async def offer_refused_hosts(
             "command",
             title=f"Allow {host} for this session",
             detail=(
-                f"A sandboxed command tried to reach {host}, which is not in sandbox.network. "
-                "Allowed, this session's sandboxed commands reach it (on ports 80 and 443 "
-                "unless a port is named) until the session ends; no other session does. To "
-                "allow it for good, add it to sandbox.network in your settings."
+                f"A sandboxed command tried to reach {host} (the sandbox's proxy refused "
+                "it, or, with no proxy, the command's output says it could not be resolved); "
+                "it is not in sandbox.network. Allowed, this session's run_command commands reach it (on "
+                "ports 80 and 443 unless a port is named) until the session ends; no other "
+                "session does. To allow it for good, add it to sandbox.network in your "
+                "settings."
             ),
             action=f"reach {host} from the sandbox",
             force_ask=True,
@@ -51,6 +55,8 @@ async def offer_refused_hosts(
             allowed.append(host)
     result.details["sandbox_refused_hosts"] = refused
     note = f"[Rein's sandbox refused {', '.join(refused)} (not in sandbox.network)."
+    if len(refused) > MAX_HOSTS_ASKED:
+        note += f" The person was not asked about {', '.join(refused[MAX_HOSTS_ASKED:])}."
     if allowed:
         result.details["sandbox_allowed_hosts"] = allowed
         note += (
@@ -64,3 +70,13 @@ async def offer_refused_hosts(
             "run_command again with `unsandboxed: true` and a `reason` (the person is asked).]"
         )
     result.content += "\n" + note
+
+
+def _offerable(entry: str) -> bool:
+    """Whether ``entry`` is a host name the person may be asked about
+    (never an IP address, in any spelling, nor anything but a host)."""
+    try:
+        check_hosts([entry])
+    except ValueError:
+        return False
+    return host_name(entry.partition(":")[0])
