@@ -120,7 +120,8 @@ class TestGate:
         self._narrower = Narrower(root)
         #: The run's shadow trees: "now" and "before" (see the module docstring).
         self._trees: dict[str, ShadowTree] = {}
-        #: The last verdict's runs that the warm pytest ran.
+        #: The last verdict's runs that the warm pytest ran (not those its
+        #: client ran cold: the detail says why for the first run).
         self.warm_runs: set[str] = set()
         #: The kept pytest process (pytest only, with a ``launcher``).
         self._warm = (
@@ -296,6 +297,8 @@ class TestGate:
         detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
         if note:
             detail += f"; {note}"
+        if first.cold is not None:
+            detail += f"; pytest cold: {first.cold}"
         if not blocking:
             why = self._not_passed(first, selection, pre_existing)
             if why is not None:
@@ -384,6 +387,8 @@ class TestGate:
             )
         finally:
             self.timings[f"{name}_pytest"] = time.monotonic() - built
+        if run.cold is not None:
+            self.warm_runs.discard(name)  # its client ran pytest itself
         return run, shadow
 
     def _not_passed(
