@@ -32,9 +32,14 @@ before the run is not known, that was created or deleted, or does not
 parse; a change outside any definition (a module docstring, a module-level
 call, ``if`` or ``try``); a change of comments only; a reached name
 in a ``conftest.py`` or in a module-level statement that is no definition
-(a call filling a registry at import); a project that renames pytest's test functions or
-classes (``python_functions``, ``python_classes``); no test naming a
-reached name.
+(a call filling a registry at import); a reached name in a module that
+looks names up by a computed ``getattr`` or defines ``__getattr__`` or
+``__getattribute__`` (``getattr(self, "visit_" + kind)`` dispatch); a
+project that renames pytest's test functions or classes
+(``python_functions``, ``python_classes``); no test naming a reached
+name. A fixture is known by its ``name=`` too; a module-level test made
+by a call (``test_made = _make(3)``) and ``pytest_generate_tests`` are
+module-level hooks: a reached name in them runs the file whole.
 """
 
 from __future__ import annotations
@@ -63,8 +68,13 @@ _FILE_HOOKS = frozenset(
         "setup_function",
         "teardown_function",
         "pytestmark",
+        "pytest_generate_tests",
     }
 )
+#: In a unit's refs: it looks a name up by a computed ``getattr``, or
+#: defines ``__getattr__``/``__getattribute__`` (never an identifier).
+_DYNAMIC = "<getattr>"
+_LOOKUPS = frozenset({"__getattr__", "__getattribute__"})
 _RENAMES = ("python_functions", "python_classes")
 _CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
@@ -105,7 +115,31 @@ def _refs(*nodes: ast.AST | None) -> frozenset[str]:
             elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                 if sub.value.isidentifier():
                     found.add(sub.value)
+            elif isinstance(sub, ast.Call) and _computed_getattr(sub):
+                found.add(_DYNAMIC)
+            elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef) and sub.name in _LOOKUPS:
+                found.add(_DYNAMIC)
     return frozenset(found)
+
+
+def _computed_getattr(call: ast.Call) -> bool:
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "getattr"
+        and len(call.args) >= 2
+        and not isinstance(call.args[1], ast.Constant)
+    )
+
+
+def _fixture_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The names a fixture is registered under (``name="..."``)."""
+    return frozenset(
+        k.value.value
+        for d in node.decorator_list
+        if isinstance(d, ast.Call)
+        for k in d.keywords
+        if k.arg == "name" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+    )
 
 
 def _binds(node: ast.AST) -> frozenset[str]:
@@ -145,7 +179,8 @@ def module_units(tree: ast.Module, *, refs: bool = True) -> list[_Unit]:
     units: list[_Unit] = []
     for node in tree.body:
         if _is_def(node):
-            units.append(_Unit(_start(node), _end(node), frozenset({node.name}), see(node)))
+            binds = frozenset({node.name}) | _fixture_names(node)
+            units.append(_Unit(_start(node), _end(node), binds, see(node)))
         elif isinstance(node, ast.ClassDef):
             units.extend(_class_units(node, see))
         elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -284,7 +319,8 @@ def _test_file(path: str, tree: ast.Module) -> _TestFile:
         elif isinstance(node, ast.Import | ast.ImportFrom):
             helpers.extend(_import_units(node))
         else:
-            helpers.append(_Unit(_start(node), _end(node), _binds(node), _refs(node)))
+            binds = _binds(node) | (_fixture_names(node) if _is_def(node) else frozenset())
+            helpers.append(_Unit(_start(node), _end(node), binds, _refs(node)))
     return _TestFile(
         path, frozenset(hooks), tuple(functions), tuple(tests), tuple(helpers), frozenset(imports)
     )
@@ -340,6 +376,13 @@ class Narrower:
         reached, hooks = _closure(names, helpers)
         if hooks:
             return hooks[0]
+        dynamic = {path for path, unit in helpers if _DYNAMIC in unit.refs}
+        for path, unit in helpers:
+            if path in dynamic and unit.binds & reached:
+                return (
+                    f"{path} looks names up by a computed getattr (or defines __getattr__): "
+                    "what a change of it reaches cannot be told"
+                )
         only = [*whole]
         collected = set(whole)
         for test in tests:
@@ -483,7 +526,8 @@ def _file_wide(node: ast.stmt) -> bool:
             for d in node.decorator_list
         )
     if isinstance(node, ast.Assign | ast.AnnAssign):
-        return bool(_binds(node) & _FILE_HOOKS)
+        # A hook, or a test made by a call (``test_made = _make(3)``).
+        return bool(_binds(node) & _FILE_HOOKS) or any(map(_test_name, _binds(node)))
     return not isinstance(node, ast.Import | ast.ImportFrom | ast.ClassDef)
 
 
