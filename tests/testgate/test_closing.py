@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+
 from rein.harness import Agent
 from rein.harness.gating.gates import GatePipeline
 from rein.process.kept import KeptProcessLauncher
@@ -20,10 +22,11 @@ async def test_a_closed_session_stops_its_tests_gates_warm_pytest(tmp_path: Path
     try:
         assert await gate.warm_ready(60)
         client = gate._warm.client() if gate._warm is not None else None
-        assert client is not None and Path(client.socket).exists()
+        assert client is not None and await anyio.Path(client.socket).exists()
         session.close()
         await gates_closed()
-        stopped = not Path(client.socket).exists() and not Path(client.script).parent.exists()
+        socket, folder = anyio.Path(client.socket), anyio.Path(client.script).parent
+        stopped = not await socket.exists() and not await folder.exists()
     finally:
         await gate.close()
     assert stopped

@@ -241,3 +241,18 @@ def test_what_pytest_finds_by_other_names_or_makes_is_followed(tmp_path: Path) -
         "vis.py looks names up by a computed getattr (or defines __getattr__): "
         "what a change of it reaches cannot be told"
     )
+
+
+def test_a_module_too_deep_for_the_parser_runs_the_files_whole(tmp_path: Path) -> None:
+    deep = CORE + "\nDEEP = 1" + "+1" * 10_000 + "\n"
+    root = project(
+        tmp_path, {"core.py": CORE, "deep.py": deep, "tests/test_core.py": "import core\n"}
+    )
+    narrowed = Narrower(root).narrow(
+        ("tests/test_core.py",),
+        ("core.py", "deep.py"),
+        {"core.py": (CORE, CORE.replace("x + 2", "x + 3"))},
+    )
+
+    assert isinstance(narrowed, str)
+    assert narrowed.startswith("deep.py could not be parsed here (RecursionError: ")

@@ -8,13 +8,16 @@ import functools
 import os
 import shlex
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
+from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.runner import RunnerSpec, run_tests
 from rein.testgate.shadow import build_shadow
 from rein.testgate.warm import WarmClient, WarmPytest
@@ -35,6 +38,14 @@ async def test_a_warm_gate_judges_as_a_cold_one_in_the_child_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REIN_TEST_SECRET_API_KEY", "sk-not-for-children")
+    narrowing = Narrower.narrow
+    threads: list[str] = []
+
+    def narrow(self: Narrower, *args: Any) -> Narrowed | str:
+        threads.append(threading.current_thread().name)
+        return narrowing(self, *args)
+
+    monkeypatch.setattr(Narrower, "narrow", narrow)  # off the loop: in the parse thread
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": CHECKS})
     workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
     gate = gate_for(root, launcher=KeptProcessLauncher())
@@ -53,6 +64,7 @@ async def test_a_warm_gate_judges_as_a_cold_one_in_the_child_environment(
     ]
     assert warm == {"first", "rerun", "baseline"}
     assert "per test: " in outcome.detail
+    assert threads and all(t.startswith("rein-parse") for t in threads)
     assert (repaired.blockers, repaired.unverified) == ([], None)
     assert repaired.detail.startswith("2 of 2 tests passed")
     assert gate.warm_runs == {"first"}

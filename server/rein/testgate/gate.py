@@ -64,6 +64,7 @@ from rein.harness.gating.gate_types import (
     PriorTexts,
     UnsavedDocuments,
 )
+from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.junit import TestResult
 from rein.testgate.narrow import Narrowed, Narrower
@@ -238,10 +239,8 @@ class TestGate:
         note = ""
         if targets is not None and not self.spec.custom:
             started = time.monotonic()
-            # On the event loop's thread: CPython 3.11 keeps ``ast``'s
-            # recursion count per interpreter, so parsing in two threads at
-            # once can fail ("AST constructor recursion depth mismatch").
-            narrowed = self._narrow(selection, changed, overlay)
+            # Off the loop, in the one thread that parses (never two at once).
+            narrowed = await in_parse_thread(self._narrow, selection, changed, overlay)
             self.timings["narrow"] = time.monotonic() - started
             if isinstance(narrowed, Narrowed):
                 targets, only, files = list(narrowed.files), list(narrowed.only), 0

@@ -29,7 +29,7 @@ name, so a test file the change no longer lets import is seen.
 Not narrowed (the selected files run whole, and the detail says why): a
 changed file that is not a Python module of the selection, whose text
 before the run is not known, that was created or deleted, or does not
-parse; a change outside any definition (a module docstring, a module-level
+parse; a file too deep for the parser (it says why); a change outside any definition (a module docstring, a module-level
 call, ``if`` or ``try``); a change of comments only; a reached name
 in a ``conftest.py`` or in a module-level statement that is no definition
 (a call filling a registry at import); a reached name in a module that
@@ -350,6 +350,17 @@ class Narrower:
         """The tests of ``files`` (selected test files) that the change
         (path -> its text before the run and now) reaches through
         ``modules``; or why the files run whole."""
+        try:
+            return self._narrow(files, modules, changed)
+        except _Unparsable as exc:
+            return str(exc)
+
+    def _narrow(
+        self,
+        files: Sequence[str],
+        modules: Sequence[str],
+        changed: Mapping[str, tuple[str | None, str | None]],
+    ) -> Narrowed | str:
         if self._renamed():
             return "the project renames pytest's test functions or classes"
         if len(files) + len(modules) > MAX_FILES:
@@ -405,7 +416,7 @@ class Narrower:
         if before is None or now is None:
             return f"{path} was created or deleted, or its text before the run is not known"
         try:
-            then = module_units(ast.parse(before), refs=False)
+            then = module_units(_parse(path, before), refs=False)
         except (SyntaxError, ValueError):
             then = None
         units = self._module_units(path, {path: (before, now)})
@@ -458,7 +469,7 @@ class Narrower:
         try:
             if text is None and path not in changed:
                 text = (self.root / path).read_bytes()
-            value = make(ast.parse(text)) if text is not None else None
+            value = make(_parse(path, text)) if text is not None else None
         except (SyntaxError, ValueError, OSError):
             value = None
         cache[path] = (key, value)
@@ -473,6 +484,17 @@ class Narrower:
             if any(key in text for key in _RENAMES):
                 return True
         return False
+
+
+class _Unparsable(Exception):
+    """A file the parser gave up on (too deep): the files run whole."""
+
+
+def _parse(path: str, text: str | bytes) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except (RecursionError, SystemError, MemoryError) as exc:
+        raise _Unparsable(f"{path} could not be parsed here ({type(exc).__name__}: {exc})") from exc
 
 
 def _closure(
