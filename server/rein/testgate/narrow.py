@@ -29,8 +29,9 @@ name, so a test file the change no longer lets import is seen.
 Not narrowed (the selected files run whole, and the detail says why): a
 changed file that is not a Python module of the selection, whose text
 before the run is not known, that was created or deleted, or does not
-parse; a file too deep for the parser (it says why); a change outside any definition (a module docstring, a module-level
-call, ``if`` or ``try``); a change of comments only; a reached name
+parse; a file too deep for the parser (it says why); a change outside any
+definition (a module docstring, a module-level call, ``if`` or ``try``); a
+change of comments only; a reached name
 in a ``conftest.py`` or in a module-level statement that is no definition
 (a call filling a registry at import); a reached name in a module that
 looks names up by a computed ``getattr`` or defines ``__getattr__`` or
