@@ -180,3 +180,79 @@ def test_a_module_level_call_naming_a_reached_name_runs_whole_files(tmp_path: Pa
     assert _narrow(root, registry, registry.replace("return 0", "return 1")) == (
         "lib.py:37 runs spare at import (a module-level statement)"
     )
+
+
+CORE = "def compute(x):\n    return x + 2\n\n\ndef other():\n    return 0\n"
+VIS = (
+    "class V:\n    def visit(self, kind):\n        return getattr(self, 'visit_' + kind)()\n\n"
+    "    def visit_name(self):\n        return 1\n\n"
+    "    def visit_call(self):\n        return 2\n"
+)
+
+
+def _narrow_core(tmp_path: Path, tests: str) -> Narrowed | str:
+    root = project(tmp_path, {"core.py": CORE, "tests/test_core.py": tests})
+    return Narrower(root).narrow(
+        ("tests/test_core.py",), ("core.py",), {"core.py": (CORE, CORE.replace("x + 2", "x + 3"))}
+    )
+
+
+def test_what_pytest_finds_by_other_names_or_makes_is_followed(tmp_path: Path) -> None:
+    """A fixture's ``name=``, a test made by a call and
+    ``pytest_generate_tests`` are followed; a computed ``getattr`` (or a
+    ``__getattr__``) in a reached module runs the files whole."""
+    head = "import pytest\n\nfrom core import compute, other\n\n\n"
+    plain = "def test_other():\n    assert other() == 0\n"
+    named = _narrow_core(
+        tmp_path / "named",
+        head + "@pytest.fixture(name='value')\ndef _value_fixture():\n    return compute(1)\n\n\n"
+        "def test_value(value):\n    assert value == 3\n\n\n" + plain,
+    )
+    made = _narrow_core(
+        tmp_path / "made",
+        head + "def _make(n):\n    def t():\n        assert compute(n) == n + 2\n    return t\n\n\n"
+        "test_made = _make(3)\n\n\n" + plain,
+    )
+    generated = _narrow_core(
+        tmp_path / "generated",
+        head + "def pytest_generate_tests(metafunc):\n"
+        "    if 'n' in metafunc.fixturenames:\n"
+        "        metafunc.parametrize('n', [compute(0)])\n\n\n"
+        "def test_n(n):\n    assert n\n\n\n" + plain,
+    )
+    root = project(
+        tmp_path / "vis",
+        {
+            "vis.py": VIS,
+            "tests/test_vis.py": (
+                "from vis import V\n\n\ndef test_direct():\n    assert V().visit_call() == 2\n\n\n"
+                "def test_dispatch():\n    assert V().visit('name') == 1\n"
+            ),
+        },
+    )
+    dispatched = Narrower(root).narrow(
+        ("tests/test_vis.py",), ("vis.py",), {"vis.py": (VIS, VIS.replace("return 1", "return 3"))}
+    )
+
+    assert isinstance(named, Narrowed) and named.only == ("tests/test_core.py::test_value",)
+    assert isinstance(made, Narrowed) and made.only == ("tests/test_core.py",)
+    assert isinstance(generated, Narrowed) and generated.only == ("tests/test_core.py",)
+    assert dispatched == (
+        "vis.py looks names up by a computed getattr (or defines __getattr__): "
+        "what a change of it reaches cannot be told"
+    )
+
+
+def test_a_module_too_deep_for_the_parser_runs_the_files_whole(tmp_path: Path) -> None:
+    deep = CORE + "\nDEEP = 1" + "+1" * 10_000 + "\n"
+    root = project(
+        tmp_path, {"core.py": CORE, "deep.py": deep, "tests/test_core.py": "import core\n"}
+    )
+    narrowed = Narrower(root).narrow(
+        ("tests/test_core.py",),
+        ("core.py", "deep.py"),
+        {"core.py": (CORE, CORE.replace("x + 2", "x + 3"))},
+    )
+
+    assert isinstance(narrowed, str)
+    assert narrowed.startswith("deep.py could not be parsed here (RecursionError: ")

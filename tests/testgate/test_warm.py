@@ -4,16 +4,20 @@ child environment, and a client that runs pytest itself when it must."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shlex
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
+from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.runner import RunnerSpec, run_tests
 from rein.testgate.shadow import build_shadow
 from rein.testgate.warm import WarmClient, WarmPytest
@@ -34,6 +38,14 @@ async def test_a_warm_gate_judges_as_a_cold_one_in_the_child_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REIN_TEST_SECRET_API_KEY", "sk-not-for-children")
+    narrowing = Narrower.narrow
+    threads: list[str] = []
+
+    def narrow(self: Narrower, *args: Any) -> Narrowed | str:
+        threads.append(threading.current_thread().name)
+        return narrowing(self, *args)
+
+    monkeypatch.setattr(Narrower, "narrow", narrow)  # off the loop: in the parse thread
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": CHECKS})
     workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
     gate = gate_for(root, launcher=KeptProcessLauncher())
@@ -52,6 +64,7 @@ async def test_a_warm_gate_judges_as_a_cold_one_in_the_child_environment(
     ]
     assert warm == {"first", "rerun", "baseline"}
     assert "per test: " in outcome.detail
+    assert threads and all(t.startswith("rein-parse") for t in threads)
     assert (repaired.blockers, repaired.unverified) == ([], None)
     assert repaired.detail.startswith("2 of 2 tests passed")
     assert gate.warm_runs == {"first"}
@@ -77,12 +90,13 @@ async def test_a_client_without_its_warm_process_runs_pytest_itself(tmp_path: Pa
             shadow,
             ["tests/test_mod.py"],
             60,
-            warm=WarmClient(str(client), str(tmp_path / "gone.sock")),
+            warm=WarmClient(str(client), str(tmp_path / "gone.sock"), found.token),
         )
     finally:
         shadow.remove()
 
     assert run.unverified is None
+    assert (run.cold or "").startswith("the warm process could not be reached")
     assert [(r.node_id, r.outcome) for r in run.results] == [
         ("tests/test_mod.py::test_first_two", "passed"),
         ("tests/test_mod.py::test_no_secret_and_the_shadows_modules", "passed"),
@@ -96,12 +110,17 @@ def test_the_warm_command_runs_the_client_in_place_of_dash_m_pytest(tmp_path: Pa
     shadow = build_shadow(project(tmp_path / "proj", {"mod.py": GOOD}), {})
     try:
         command = pytest_command(
-            "py", shadow, ["t.py"], shadow.private / "r", xdist=False, warm=WarmClient("c.py", "s")
+            "py",
+            shadow,
+            ["t.py"],
+            shadow.private / "r",
+            xdist=False,
+            warm=WarmClient("c.py", "s", "t"),
         )
     finally:
         shadow.remove()
     argv = shlex.split(command.split(" exec ", 1)[1])
-    assert argv[:6] == ["py", "-I", "-S", "c.py", "s", "t.py"]
+    assert argv[:7] == ["py", "-I", "-S", "c.py", "s", "t", "t.py"]
     assert os.sep not in argv[3]
 
 
@@ -136,3 +155,97 @@ async def test_a_command_about_to_run_does_not_warm_pytest_up_a_change_does(
         assert launcher.launches == 1
     finally:
         await gate.close()
+
+
+BACKGROUND = (
+    "import multiprocessing\nimport os\nimport subprocess\nimport time\n\n\n"
+    "def test_a_spawned_pool_works():\n"
+    "    with multiprocessing.get_context('spawn').Pool(1) as pool:\n"
+    "        assert pool.map(abs, [-1, 2]) == [1, 2]\n\n\n"
+    "def test_leaves_a_process_behind():\n"
+    "    sleeper = subprocess.Popen(['sleep', '97'])\n"
+    "    with open(os.environ['LEFT_PID'], 'w') as out:\n"
+    "        out.write(str(sleeper.pid))\n\n\n"
+    "def test_hangs():\n"
+    "    with open(os.environ['HANGING_PID'], 'w') as out:\n"
+    "        out.write(str(os.getpid()))\n"
+    "    time.sleep(97)\n"
+)
+
+
+async def _ended(pid: int) -> bool:
+    """Whether process ``pid`` ends (or has) within 10 s."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        with anyio.move_on_after(10):
+            await anyio.wait_readable(fd)
+            return True
+        return False
+    finally:
+        os.close(fd)
+
+
+async def test_a_warm_run_leaves_nothing_behind_spawns_and_refuses_strangers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One kept process: a spawned Pool works warm (its workers start
+    from pytest's ``__main__``, not the kept process's script); a process a
+    test starts in the background, and a run aborted midway, leave no
+    process; a client without the kept process's token is refused (its run
+    goes cold, and says so)."""
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_bg.py": BACKGROUND})
+    monkeypatch.setenv("LEFT_PID", str(tmp_path / "left.pid"))
+    fifo = tmp_path / "hanging.pid"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("HANGING_PID", str(fifo))
+    shadow = build_shadow(root, {})
+    warm = WarmPytest(sys.executable, KeptProcessLauncher())
+    warm.start()
+    runner, spec = SubprocessRunner(str(root)), RunnerSpec(python=sys.executable)
+    try:
+        assert await warm.wait_ready(60)
+        client = warm.client()
+        assert client is not None
+        ran = await run_tests(
+            runner,
+            spec,
+            shadow,
+            ["tests/test_bg.py"],
+            60,
+            warm=client,
+            only=[
+                "tests/test_bg.py::test_a_spawned_pool_works",
+                "tests/test_bg.py::test_leaves_a_process_behind",
+            ],
+        )
+        stranger = await run_tests(
+            runner,
+            spec,
+            shadow,
+            ["tests/test_bg.py::test_a_spawned_pool_works"],
+            60,
+            warm=WarmClient(client.script, client.socket, "not-the-token"),
+        )
+        async with anyio.create_task_group() as tasks:
+            hang = ["tests/test_bg.py::test_hangs"]
+            tasks.start_soon(
+                functools.partial(run_tests, warm=client), runner, spec, shadow, hang, 60
+            )
+            with anyio.fail_after(60):
+                hanging = int(
+                    await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True)
+                )
+            tasks.cancel_scope.cancel()  # an abort
+    finally:
+        await warm.close()
+        shadow.remove()
+
+    assert (ran.unverified, ran.cold) == (None, None)
+    assert [r.outcome for r in ran.results] == ["passed", "passed"]
+    assert await _ended(int((tmp_path / "left.pid").read_text()))
+    assert stranger.cold == "the warm process refused this client"
+    assert [r.outcome for r in stranger.results] == ["passed"]
+    assert await _ended(hanging)

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from rein.harness.gating.gates import GatePipeline
     from rein.harness.tools import ToolRegistry
 
-__all__ = ["Session", "SessionStatus", "new_session_id"]
+__all__ = ["Session", "SessionStatus", "gates_closed", "new_session_id"]
+
+#: Gate pipelines being closed (a task is kept until it is done).
+_CLOSING: set[asyncio.Task[None]] = set()
 
 log = logging.getLogger(__name__)
 
@@ -233,3 +236,24 @@ class Session:
         for closer in self.closers:
             closer()
         self.closers.clear()
+        if self.gates is not None:
+            _close_later(self.gates)
+
+
+def _close_later(gates: GatePipeline) -> None:
+    """Close a closed session's gates (their kept processes) on the running
+    loop; without one (Rein is ending) they die with Rein's process."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    task = loop.create_task(gates.close())
+    _CLOSING.add(task)
+    task.add_done_callback(_CLOSING.discard)
+
+
+async def gates_closed() -> None:
+    """Wait for the gates of closed sessions to be closed (a host's
+    shutdown, tests)."""
+    if _CLOSING:
+        await asyncio.wait(list(_CLOSING))

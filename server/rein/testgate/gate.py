@@ -64,6 +64,7 @@ from rein.harness.gating.gate_types import (
     PriorTexts,
     UnsavedDocuments,
 )
+from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.junit import TestResult
 from rein.testgate.narrow import Narrowed, Narrower
@@ -120,7 +121,8 @@ class TestGate:
         self._narrower = Narrower(root)
         #: The run's shadow trees: "now" and "before" (see the module docstring).
         self._trees: dict[str, ShadowTree] = {}
-        #: The last verdict's runs that the warm pytest ran.
+        #: The last verdict's runs that the warm pytest ran (not those its
+        #: client ran cold: the detail says why for the first run).
         self.warm_runs: set[str] = set()
         #: The kept pytest process (pytest only, with a ``launcher``).
         self._warm = (
@@ -237,10 +239,8 @@ class TestGate:
         note = ""
         if targets is not None and not self.spec.custom:
             started = time.monotonic()
-            # On the event loop's thread: CPython 3.11 keeps ``ast``'s
-            # recursion count per interpreter, so parsing in two threads at
-            # once can fail ("AST constructor recursion depth mismatch").
-            narrowed = self._narrow(selection, changed, overlay)
+            # Off the loop, in the one thread that parses (never two at once).
+            narrowed = await in_parse_thread(self._narrow, selection, changed, overlay)
             self.timings["narrow"] = time.monotonic() - started
             if isinstance(narrowed, Narrowed):
                 targets, only, files = list(narrowed.files), list(narrowed.only), 0
@@ -296,6 +296,8 @@ class TestGate:
         detail = summary(first, selection, flaky, pre_existing, self.spec.custom)
         if note:
             detail += f"; {note}"
+        if first.cold is not None:
+            detail += f"; pytest cold: {first.cold}"
         if not blocking:
             why = self._not_passed(first, selection, pre_existing)
             if why is not None:
@@ -384,6 +386,8 @@ class TestGate:
             )
         finally:
             self.timings[f"{name}_pytest"] = time.monotonic() - built
+        if run.cold is not None:
+            self.warm_runs.discard(name)  # its client ran pytest itself
         return run, shadow
 
     def _not_passed(

@@ -29,12 +29,18 @@ name, so a test file the change no longer lets import is seen.
 Not narrowed (the selected files run whole, and the detail says why): a
 changed file that is not a Python module of the selection, whose text
 before the run is not known, that was created or deleted, or does not
-parse; a change outside any definition (a module docstring, a module-level
-call, ``if`` or ``try``); a change of comments only; a reached name
+parse; a file too deep for the parser (it says why); a change outside any
+definition (a module docstring, a module-level call, ``if`` or ``try``); a
+change of comments only; a reached name
 in a ``conftest.py`` or in a module-level statement that is no definition
-(a call filling a registry at import); a project that renames pytest's test functions or
-classes (``python_functions``, ``python_classes``); no test naming a
-reached name.
+(a call filling a registry at import); a reached name in a module that
+looks names up by a computed ``getattr`` or defines ``__getattr__`` or
+``__getattribute__`` (``getattr(self, "visit_" + kind)`` dispatch); a
+project that renames pytest's test functions or classes
+(``python_functions``, ``python_classes``); no test naming a reached
+name. A fixture is known by its ``name=`` too; a module-level test made
+by a call (``test_made = _make(3)``) and ``pytest_generate_tests`` are
+module-level hooks: a reached name in them runs the file whole.
 """
 
 from __future__ import annotations
@@ -63,8 +69,13 @@ _FILE_HOOKS = frozenset(
         "setup_function",
         "teardown_function",
         "pytestmark",
+        "pytest_generate_tests",
     }
 )
+#: In a unit's refs: it looks a name up by a computed ``getattr``, or
+#: defines ``__getattr__``/``__getattribute__`` (never an identifier).
+_DYNAMIC = "<getattr>"
+_LOOKUPS = frozenset({"__getattr__", "__getattribute__"})
 _RENAMES = ("python_functions", "python_classes")
 _CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
@@ -105,7 +116,31 @@ def _refs(*nodes: ast.AST | None) -> frozenset[str]:
             elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                 if sub.value.isidentifier():
                     found.add(sub.value)
+            elif isinstance(sub, ast.Call) and _computed_getattr(sub):
+                found.add(_DYNAMIC)
+            elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef) and sub.name in _LOOKUPS:
+                found.add(_DYNAMIC)
     return frozenset(found)
+
+
+def _computed_getattr(call: ast.Call) -> bool:
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "getattr"
+        and len(call.args) >= 2
+        and not isinstance(call.args[1], ast.Constant)
+    )
+
+
+def _fixture_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The names a fixture is registered under (``name="..."``)."""
+    return frozenset(
+        k.value.value
+        for d in node.decorator_list
+        if isinstance(d, ast.Call)
+        for k in d.keywords
+        if k.arg == "name" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+    )
 
 
 def _binds(node: ast.AST) -> frozenset[str]:
@@ -145,7 +180,8 @@ def module_units(tree: ast.Module, *, refs: bool = True) -> list[_Unit]:
     units: list[_Unit] = []
     for node in tree.body:
         if _is_def(node):
-            units.append(_Unit(_start(node), _end(node), frozenset({node.name}), see(node)))
+            binds = frozenset({node.name}) | _fixture_names(node)
+            units.append(_Unit(_start(node), _end(node), binds, see(node)))
         elif isinstance(node, ast.ClassDef):
             units.extend(_class_units(node, see))
         elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -284,7 +320,8 @@ def _test_file(path: str, tree: ast.Module) -> _TestFile:
         elif isinstance(node, ast.Import | ast.ImportFrom):
             helpers.extend(_import_units(node))
         else:
-            helpers.append(_Unit(_start(node), _end(node), _binds(node), _refs(node)))
+            binds = _binds(node) | (_fixture_names(node) if _is_def(node) else frozenset())
+            helpers.append(_Unit(_start(node), _end(node), binds, _refs(node)))
     return _TestFile(
         path, frozenset(hooks), tuple(functions), tuple(tests), tuple(helpers), frozenset(imports)
     )
@@ -314,6 +351,17 @@ class Narrower:
         """The tests of ``files`` (selected test files) that the change
         (path -> its text before the run and now) reaches through
         ``modules``; or why the files run whole."""
+        try:
+            return self._narrow(files, modules, changed)
+        except _Unparsable as exc:
+            return str(exc)
+
+    def _narrow(
+        self,
+        files: Sequence[str],
+        modules: Sequence[str],
+        changed: Mapping[str, tuple[str | None, str | None]],
+    ) -> Narrowed | str:
         if self._renamed():
             return "the project renames pytest's test functions or classes"
         if len(files) + len(modules) > MAX_FILES:
@@ -340,6 +388,13 @@ class Narrower:
         reached, hooks = _closure(names, helpers)
         if hooks:
             return hooks[0]
+        dynamic = {path for path, unit in helpers if _DYNAMIC in unit.refs}
+        for path, unit in helpers:
+            if path in dynamic and unit.binds & reached:
+                return (
+                    f"{path} looks names up by a computed getattr (or defines __getattr__): "
+                    "what a change of it reaches cannot be told"
+                )
         only = [*whole]
         collected = set(whole)
         for test in tests:
@@ -362,7 +417,7 @@ class Narrower:
         if before is None or now is None:
             return f"{path} was created or deleted, or its text before the run is not known"
         try:
-            then = module_units(ast.parse(before), refs=False)
+            then = module_units(_parse(path, before), refs=False)
         except (SyntaxError, ValueError):
             then = None
         units = self._module_units(path, {path: (before, now)})
@@ -415,7 +470,7 @@ class Narrower:
         try:
             if text is None and path not in changed:
                 text = (self.root / path).read_bytes()
-            value = make(ast.parse(text)) if text is not None else None
+            value = make(_parse(path, text)) if text is not None else None
         except (SyntaxError, ValueError, OSError):
             value = None
         cache[path] = (key, value)
@@ -430,6 +485,17 @@ class Narrower:
             if any(key in text for key in _RENAMES):
                 return True
         return False
+
+
+class _Unparsable(Exception):
+    """A file the parser gave up on (too deep): the files run whole."""
+
+
+def _parse(path: str, text: str | bytes) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except (RecursionError, SystemError, MemoryError) as exc:
+        raise _Unparsable(f"{path} could not be parsed here ({type(exc).__name__}: {exc})") from exc
 
 
 def _closure(
@@ -483,7 +549,8 @@ def _file_wide(node: ast.stmt) -> bool:
             for d in node.decorator_list
         )
     if isinstance(node, ast.Assign | ast.AnnAssign):
-        return bool(_binds(node) & _FILE_HOOKS)
+        # A hook, or a test made by a call (``test_made = _make(3)``).
+        return bool(_binds(node) & _FILE_HOOKS) or any(map(_test_name, _binds(node)))
     return not isinstance(node, ast.Import | ast.ImportFrom | ast.ClassDef)
 
 

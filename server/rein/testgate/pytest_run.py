@@ -182,7 +182,7 @@ def pytest_command(
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
     root = shadow.root
-    start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket]
+    start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket, warm.token]
     argv = [python, *start, *(targets or ()), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
     if not own_config(root, targets):

@@ -78,6 +78,8 @@ class TestRun:
     exit_code: int = 0
     duration_s: float = 0.0
     output: str = ""
+    #: Why a run meant for the warm pytest ran cold (its client says so).
+    cold: str | None = None
 
     @property
     def failing(self) -> list[TestResult]:
@@ -98,6 +100,13 @@ def _large(targets: Sequence[str] | None, files: int, only: Sequence[str] | None
 def _tail(text: str, limit: int = _OUTPUT_TAIL) -> str:
     text = text.strip()
     return text if len(text) <= limit else "[...]\n" + text[-limit:]
+
+
+def _read_cold(marker: Path) -> str | None:
+    try:
+        return marker.read_text(encoding="utf-8", errors="replace")[:300] or "(no reason)"
+    except OSError:
+        return None
 
 
 def custom_command(spec: RunnerSpec, shadow: Shadow, report: Path) -> str:
@@ -151,10 +160,15 @@ async def run_tests(
         who = "pytest"
     if report.exists() or report.is_symlink():
         report.unlink()  # in the shadow's own folders (a link is removed, not its target)
+    cold = None if warm is None or spec.custom else report.with_name(report.name + ".cold")
+    if cold is not None:
+        cold.unlink(missing_ok=True)  # the warm client's marker (rein.testgate.warm)
     # The shadow's own folder is the one folder besides the workspace the
     # tests may write when the gates run sandboxed.
     result = await runner.run(command, timeout_s=timeout_s, writable=[str(shadow.private)])
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
+    if cold is not None:
+        run.cold = _read_cold(cold)
     if result.timed_out:
         run.unverified = f"the tests did not finish within {limit:g} s (gates.tests.timeoutMs)"
         return run

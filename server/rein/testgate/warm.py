@@ -9,23 +9,31 @@ process group, killed when Rein dies), and a run of the tests is then the
 same shell command through the gates' ``CommandRunner`` as a cold one,
 with a small *client* in place of ``-m pytest``:
 
-* the client (``python -I -S client.py <socket> <pytest args>``) connects
-  to the kept process over a Unix socket in a private folder and hands it
-  its working folder, its environment and its standard input, output and
-  error (the file descriptors themselves), then waits for pytest's exit
-  code and exits with it;
+* the client (``python -I -S client.py <socket> <token> <pytest args>``)
+  connects to the kept process over a Unix socket in a private folder and
+  hands it the token, its working folder, its environment and its
+  standard input, output and error (the file descriptors themselves), then
+  waits for pytest's exit code and exits with it. The token is random, in
+  the kept process's and the gate's command's argv only: a command of the
+  agent's own sandbox (its own process namespace) that can reach the
+  socket is refused;
 * the kept process forks a handler (a session of its own) that forks
-  pytest once more in the client's folder, environment and ``sys.path``
-  (the folder, then ``PYTHONPATH``, then the interpreter's own), and waits
-  for it or for the client's connection to end: a client killed at the
-  time limit, or by an abort or a steer with its process group, takes
-  pytest's process group with it;
-* when the kept process is not ready, is gone, or a module it has imported
-  lies in the project's own folders (the project *is* one of pytest's
-  dependencies), the client runs pytest itself (``exec python -m pytest``):
-  a cold run, the same as without the warm process. A handler that ends
-  without an exit code makes the client exit with 3 (pytest's internal
-  error): the verdict is then unverified, never "passed".
+  pytest once more, in a process group of its own, in the client's folder,
+  environment and ``sys.path`` (the folder, then ``PYTHONPATH``, then the
+  interpreter's own), with ``__main__`` as ``python -m pytest`` has it (a
+  test's spawned multiprocessing workers start from pytest's, never from
+  the kept process's script), and waits for it or for the client's
+  connection to end (a client killed at the time limit, or by an abort or
+  a steer with its process group); then it kills pytest's process group:
+  what a test started in the background ends with its run;
+* when the kept process is not ready, is gone, refuses the client, or a
+  module it has imported lies in the project's own folders (the project
+  *is* one of pytest's dependencies), the client runs pytest itself
+  (``exec python -m pytest``): a cold run, the same as without the warm
+  process, which the client marks beside the report (``<report>.cold``,
+  why) for the gate to say. A handler that ends without an exit code makes
+  the client exit with 3 (pytest's internal error): the verdict is then
+  unverified, never "passed".
 
 Each run is a fresh fork of a process that has imported only pytest, never
 the project: the project's modules, its ``conftest.py`` and its tests are
@@ -38,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import shutil
 import tempfile
 import weakref
@@ -54,7 +63,9 @@ log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 60.0
 
 _SERVER_SOURCE = r'''"""Written by Rein's tests gate: a warm pytest, forked per run."""
+import hmac
 import importlib
+import importlib.util
 import json
 import os
 import select
@@ -63,6 +74,7 @@ import socket
 import struct
 import sys
 import traceback
+import types
 
 import pytest
 from _pytest.config import default_plugins
@@ -102,10 +114,21 @@ def _receive(conn):
     return json.loads(data), fds
 
 
+def _as_python_m_pytest():
+    # A test's multiprocessing (spawn, forkserver) starts its workers from
+    # ``__main__``: pytest's, as ``python -m pytest`` has it, never this file.
+    main = types.ModuleType("__main__")
+    main.__spec__ = importlib.util.find_spec("pytest.__main__")
+    main.__file__ = main.__spec__.origin
+    sys.modules["__main__"] = main
+    return main.__file__
+
+
 def _pytest(request, paths):
+    os.setpgid(0, 0)  # its group: what the run leaves behind is killed with it
     os.chdir(request["cwd"])
     sys.path[:] = [request["cwd"], *paths, *_BASE]
-    sys.argv = [sys.argv[0], *request["args"]]
+    sys.argv = [_as_python_m_pytest(), *request["args"]]
     import random
 
     random.seed()
@@ -121,10 +144,17 @@ def _pytest(request, paths):
     os._exit(int(code))
 
 
-def _handle(conn):
+def _handle(conn, token):
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    conn.settimeout(10)
     request, fds = _receive(conn)
+    conn.settimeout(None)
+    if not hmac.compare_digest(str(request.get("token", "")).encode(), token.encode()):
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(b"R")  # not the gate's own client: refused
+        return
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
@@ -139,14 +169,16 @@ def _handle(conn):
         conn.close()
         _pytest(request, paths)
     done = os.pidfd_open(pid)
-    ready, _, _ = select.select([conn, done], [], [])
-    if done not in ready:
-        os.killpg(0, signal.SIGKILL)  # the client is gone: so is its run
+    select.select([conn, done], [], [])  # pytest's end, or the client's
+    try:  # pytest's group (the child, until reaped, keeps its id)
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
     _, status = os.waitpid(pid, 0)
     conn.sendall(b"X" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
 
 
-def main(path):
+def main(path, token):
     # What a handler needs (Python 3.9, Linux 5.3): without it, no "ready".
     os.close(os.pidfd_open(os.getpid()))
     _needed = (socket.recv_fds, os.waitstatus_to_exitcode)
@@ -165,13 +197,14 @@ def main(path):
             if os.fork() == 0:
                 server.close()
                 try:
-                    _handle(conn)
+                    _handle(conn, token)
                 finally:
                     os._exit(0)
             conn.close()
 
 
-main(sys.argv[1])
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
 '''
 
 _CLIENT_SOURCE = r'''"""Written by Rein's tests gate: pytest run by the warm process."""
@@ -181,19 +214,28 @@ import socket
 import struct
 import sys
 
+_ARGS = sys.argv[3:]
 
-def _cold():
-    os.execv(sys.executable, [sys.executable, "-m", "pytest", *sys.argv[2:]])
+
+def _cold(why):
+    report = os.environ.get("REIN_TESTS_REPORT")
+    if report:  # the gate says the run was cold, and why
+        try:
+            with open(report + ".cold", "w", encoding="utf-8") as marker:
+                marker.write(why)
+        except OSError:
+            pass
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", *_ARGS])
 
 
 try:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(sys.argv[1])
-    body = json.dumps({"cwd": os.getcwd(), "env": dict(os.environ), "args": sys.argv[2:]})
-    body = body.encode("utf-8")
+    body = {"cwd": os.getcwd(), "env": dict(os.environ), "args": _ARGS, "token": sys.argv[2]}
+    body = json.dumps(body).encode("utf-8")
     socket.send_fds(conn, [struct.pack("!I", len(body)) + body], [0, 1, 2])
-except (OSError, AttributeError):
-    _cold()
+except (OSError, AttributeError) as exc:
+    _cold(f"the warm process could not be reached ({exc})")
 answer = b""
 while len(answer) < 5:
     more = conn.recv(5 - len(answer))
@@ -201,7 +243,9 @@ while len(answer) < 5:
         break
     answer += more
 if answer[:1] == b"C":
-    _cold()
+    _cold("a module the warm process has imported is in the project's own folders")
+if answer[:1] == b"R":
+    _cold("the warm process refused this client")
 if len(answer) < 5:
     sys.stderr.write("rein: the warm pytest process ended without an exit code\n")
     sys.exit(3)
@@ -233,10 +277,12 @@ class ProcessLauncher(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class WarmClient:
-    """How a run reaches the warm process: the client script and the socket."""
+    """How a run reaches the warm process: the client script, the socket
+    and the token the kept process asks of its clients."""
 
     script: str
     socket: str
+    token: str
 
 
 class WarmPytest:
@@ -250,6 +296,7 @@ class WarmPytest:
         self._task: asyncio.Task[None] | None = None
         self._ready = False
         self._finalizer: weakref.finalize[..., WarmPytest] | None = None
+        self._token = secrets.token_hex(16)
 
     def start(self) -> None:
         """Start the kept process in the background (once)."""
@@ -262,7 +309,7 @@ class WarmPytest:
         self._task = asyncio.get_running_loop().create_task(self._launch(folder))
 
     async def _launch(self, folder: Path) -> None:
-        argv = [self.python, str(folder / "server.py"), str(folder / "socket")]
+        argv = [self.python, str(folder / "server.py"), str(folder / "socket"), self._token]
         try:
             process = await self.launcher.launch(argv, str(folder))
         except OSError as exc:
@@ -294,7 +341,9 @@ class WarmPytest:
         process, folder = self._process, self._folder
         if not self._ready or process is None or folder is None or process.returncode is not None:
             return None
-        return WarmClient(script=str(folder / "client.py"), socket=str(folder / "socket"))
+        return WarmClient(
+            script=str(folder / "client.py"), socket=str(folder / "socket"), token=self._token
+        )
 
     async def close(self) -> None:
         """Stop the kept process (waited for, so its pipes are closed on

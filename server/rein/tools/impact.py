@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import anyio
 
 from rein.harness.navigation_ports import NavigationUnavailable, Navigator, Position
+from rein.harness.parse_thread import in_parse_thread
 from rein.harness.tools import ToolContext
 from rein.tools.nav_text import lsp_lines, utf16_column
 
@@ -150,9 +151,7 @@ async def impact_note(ctx: ToolContext, rel: str, before: str, after: str) -> st
 async def _collect(
     ctx: ToolContext, navigator: Navigator, rel: str, before: str, after: str, notes: list[str]
 ) -> None:
-    changed, renamed = await anyio.to_thread.run_sync(
-        changed_signatures, before, after, abandon_on_cancel=True
-    )
+    changed, renamed = await in_parse_thread(changed_signatures, before, after)
     renames = _offered(ctx, "rename_symbol")
     notes.extend(
         f"`{name}` is no longer defined in {rel}: its callers still use the old name"

@@ -17,6 +17,7 @@ __all__ = [
     "SEVERITY_LEVELS",
     "SEVERITY_NAMES",
     "BaselineGate",
+    "ClosingGate",
     "CoveringDiagnostics",
     "Gate",
     "GateContext",
@@ -114,6 +115,14 @@ class ProgressReporter(Protocol):
         """Work the gate did in the background failed (it is logged; the
         run goes on without what it would have given)."""
         ...
+
+
+@runtime_checkable
+class ClosingGate(Protocol):
+    """A gate that holds something past its runs (the tests gate: its warm
+    pytest process and shadow trees): closed when its session is."""
+
+    async def close(self) -> None: ...
 
 
 @runtime_checkable

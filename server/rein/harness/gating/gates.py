@@ -40,6 +40,7 @@ from rein.harness.gating.gate_types import (
     SEVERITY_LEVELS,
     SEVERITY_NAMES,
     BaselineGate,
+    ClosingGate,
     Gate,
     GateContext,
     GateOutcome,
@@ -208,6 +209,16 @@ class GatePipeline:
     @property
     def validated_generation(self) -> int:
         return self.validation.validated_generation
+
+    async def close(self) -> None:
+        """The session is over: each gate that holds something past its
+        runs (:class:`ClosingGate`) lets it go; what raises is logged."""
+        for gate in self.gates:
+            if isinstance(gate, ClosingGate):
+                try:
+                    await gate.close()
+                except Exception:
+                    log.exception("closing the %s gate failed", gate.name)
 
     def on_run_end(self) -> None:
         """The run ended: what a gate still does in the background for it
