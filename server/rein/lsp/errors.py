@@ -68,6 +68,14 @@ def no_session(method: str, session_id: str) -> JsonRpcInvalidParams:
     )
 
 
+def session_closing(method: str, session_id: str) -> JsonRpcInvalidParams:
+    """InvalidParams naming ``sessionId``: the session is being closed
+    (``rein/closeSession``)."""
+    return JsonRpcInvalidParams(
+        f"{method}: invalid params: sessionId: session {shown(session_id)} is closing"
+    )
+
+
 def as_jsonrpc(exc: BaseException, method: str) -> JsonRpcException | None:
     """The JSON-RPC error ``method`` answers ``exc`` with; None for an
     exception that is not Rein's (it stays an internal error) and for one
