@@ -35,6 +35,7 @@ __all__ = [
     "as_jsonrpc",
     "log_failed_request",
     "no_session",
+    "session_closing",
     "shown",
 ]
 
