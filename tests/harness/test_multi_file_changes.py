@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from rein.checkpoints.capture import CheckpointCapture
@@ -16,10 +18,38 @@ from rein.checkpoints.model import FileChange, FileVersion, MemoryCheckpointStor
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import FileChangedError, ToolError
 from rein.harness.events import RunStart
+from rein.harness.file_updates import PartlyAppliedError, apply_in_turn
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import AppliedChange, FileUpdate, Mutation
 from rein.harness.run.run_record import RunRecord, recording
 from tests.fakes.workspace import FakeWorkspace
+
+
+class Plain:
+    """A Workspace without apply_changes of its own."""
+
+    def __init__(self) -> None:
+        self.fake = FakeWorkspace({"a.py": "1", "b.py": "2"})
+        self.root = self.fake.root
+
+    @property
+    def generation(self) -> int:
+        return self.fake.generation
+
+    async def read_text(self, path: str):  # type: ignore[no-untyped-def]
+        return await self.fake.read_text(path)
+
+    async def exists(self, path: str) -> bool:
+        return await self.fake.exists(path)
+
+    async def write_text(self, path: str, text: str, **kw):  # type: ignore[no-untyped-def]
+        return await self.fake.write_text(path, text, **kw)
+
+    async def delete(self, path: str) -> Mutation:
+        return await self.fake.delete(path)
+
+    async def rename(self, old: str, new: str) -> Mutation:
+        return await self.fake.rename(old, new)
 
 
 @pytest.fixture
@@ -108,32 +138,6 @@ async def test_the_wrapper_announces_one_change_and_checkpoints_keep_it_as_one(
 
 
 async def test_a_plain_workspace_is_written_in_turn_and_recorded_once() -> None:
-    class Plain:
-        """A Workspace without apply_changes of its own."""
-
-        def __init__(self) -> None:
-            self.fake = FakeWorkspace({"a.py": "1", "b.py": "2"})
-            self.root = self.fake.root
-
-        @property
-        def generation(self) -> int:
-            return self.fake.generation
-
-        async def read_text(self, path: str):  # type: ignore[no-untyped-def]
-            return await self.fake.read_text(path)
-
-        async def exists(self, path: str) -> bool:
-            return await self.fake.exists(path)
-
-        async def write_text(self, path: str, text: str, **kw):  # type: ignore[no-untyped-def]
-            return await self.fake.write_text(path, text, **kw)
-
-        async def delete(self, path: str) -> Mutation:
-            return await self.fake.delete(path)
-
-        async def rename(self, old: str, new: str) -> Mutation:
-            return await self.fake.rename(old, new)
-
     plain = Plain()
     log = MutationLog()
     workspace = TrackedWorkspace(plain, log)
@@ -143,3 +147,60 @@ async def test_a_plain_workspace_is_written_in_turn_and_recorded_once() -> None:
     assert plain.fake.files == {"a.py": "10"}
     assert [m.paths for m in log.since(0)] == [("a.py", "b.py")]
     assert mutation.generation == 2  # the last of the plain workspace's own
+
+
+async def test_a_cancellation_part_way_puts_back_what_was_written() -> None:
+    """The run is aborted while the second file is written (it landed):
+    both written files are put back before the cancellation goes on."""
+    files: dict[str, str | None] = {"a.py": "1", "b.py": "2", "c.py": "3"}
+    scope = anyio.CancelScope()
+
+    async def read(path: str) -> str | None:
+        return files[path]
+
+    async def write(path: str, text: str | None, expected: str | None) -> None:
+        if expected is not None and files[path] != expected:
+            raise FileChangedError(path)
+        files[path] = text
+        if path == "b.py" and text == "20":
+            scope.cancel()
+            await anyio.lowlevel.checkpoint()
+
+    changes = [FileUpdate(p, f"{n}0", n) for p, n in (("a.py", "1"), ("b.py", "2"), ("c.py", "3"))]
+    with scope:
+        await apply_in_turn(changes, read, write)
+    assert scope.cancelled_caught
+    assert files == {"a.py": "1", "b.py": "2", "c.py": "3"}
+
+
+async def test_files_a_failed_change_leaves_changed_are_recorded_and_announced() -> None:
+    """b.py cannot be written and a.py, written first, was changed again by
+    the person meanwhile (so it is not put back): a.py is a recorded,
+    announced change."""
+    plain = Plain()
+    log = MutationLog()
+    workspace = TrackedWorkspace(plain, log)
+    after: list[AppliedChange] = []
+
+    async def on_after(change: AppliedChange) -> None:
+        after.append(change)
+
+    workspace.after_change(on_after)
+    write = plain.write_text
+
+    async def failing(path: str, text: str, **kw):  # type: ignore[no-untyped-def]
+        if path == "b.py":
+            plain.fake.files["a.py"] = "person"
+            raise ToolError("disk full")
+        return await write(path, text, **kw)
+
+    plain.write_text = failing  # type: ignore[method-assign]
+    with pytest.raises(PartlyAppliedError) as failed:
+        await workspace.apply_changes(
+            [FileUpdate("a.py", "10", "1"), FileUpdate("b.py", "20", "2")]
+        )
+    assert failed.value.changed == ("a.py",)
+    assert "Still changed (they changed again, so they were left alone): a.py." in str(failed.value)
+    [mutation] = log.since(0)
+    assert mutation.paths == ("a.py",)
+    assert after == [AppliedChange(mutation, "files", texts=("person",))]

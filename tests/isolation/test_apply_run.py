@@ -6,11 +6,15 @@ nothing applied there is no verdict."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import MemoryCheckpointStore
+from rein.harness.file_updates import PartlyAppliedError
 from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import FileUpdate, Mutation
 from rein.isolation.apply_run import ApplyVerdict, bring_back_as_run
-from rein.isolation.bring_back import RunChange
+from rein.isolation.bring_back import RunChange, apply_changes
 from tests.fakes.workspace import FakeWorkspace
 
 
@@ -66,3 +70,29 @@ def test_a_blocked_verdict_lists_its_blockers() -> None:
         "blockers": ["analyzer: use.py:3: missing argument"],
         "reason": "",
     }
+
+
+async def test_files_a_failed_apply_left_changed_are_reported_not_retried() -> None:
+    """The apply failed and left a.py written (it changed again, so it was
+    not put back): a.py is reported as left changed by the apply, b.py as
+    not applied, and nothing is tried again as if a file had moved."""
+    fake = FakeWorkspace({"a.py": "a = 1\n", "b.py": "b = 1\n"})
+    calls: list[tuple[str, ...]] = []
+
+    async def failing(changes: Sequence[FileUpdate], *, label: str = "") -> Mutation:
+        calls.append(tuple(c.path for c in changes))
+        fake.files["a.py"] = "a = 2\n"
+        raise PartlyAppliedError("Could not write b.py (disk full). Still changed: a.py.", ["a.py"])
+
+    fake.apply_changes = failing  # type: ignore[method-assign]
+    changes = [RunChange("a.py", b"a = 1\n", b"a = 2\n"), RunChange("b.py", b"b = 1\n", b"b = 2\n")]
+    out = await apply_changes(changes, fake)
+    assert calls == [("a.py", "b.py")]
+    assert out.applied == []
+    assert [(c.path, c.reason) for c in out.conflicts] == [
+        (
+            "a.py",
+            "left changed by the failed apply: Could not write b.py (disk full). Still changed: a.py.",
+        ),
+        ("b.py", "Could not write b.py (disk full). Still changed: a.py."),
+    ]

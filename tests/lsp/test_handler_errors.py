@@ -127,6 +127,7 @@ class _Session:
         self.id = "ses_1"
         self.busy = busy
         self.restoring = False
+        self.closing = False
         self.reviewer = None
         self.checkpoints: object = None
 

@@ -40,6 +40,14 @@ import { findServer, ignoredServerPathHere, type ServerLocation } from './server
 import { trustGate, UNTRUSTED_DETAIL } from './trust';
 import { plain } from './panel/text';
 
+/**
+ * How long the server may take to shut down before it is stopped: above its
+ * own bound (server/rein/session/ending.py: RUN_END_WAIT_S 2 s for the aborted
+ * runs, then SESSION_END_BOUND_S + END_GRACE_S 9 s for the SessionEnd hooks,
+ * while the isolated copies close). Sooner cuts off its hooks and copies.
+ */
+const SERVER_STOP_TIMEOUT_MS = 12_000;
+
 export class NotConnectedError extends Error {
   constructor(state: ConnectionState) {
     super(
@@ -243,7 +251,7 @@ export class ReinClient implements ReinConnection, vscode.Disposable {
       this.stopping = true;
       try {
         if (client.state === State.Running) {
-          await client.stop(2000);
+          await client.stop(SERVER_STOP_TIMEOUT_MS);
         }
       } catch (error) {
         this.output.warn(`Stopping the server: ${String(error)}`);

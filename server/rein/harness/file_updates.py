@@ -7,17 +7,32 @@ every file's text is read and checked against the text the change was
 computed from before anything is written, then the files are written in
 turn; when one fails, the ones already written are put back, each only if
 it still holds what was written (a file changed again meanwhile is left
-alone and named). The caller records the whole change as one generation.
+alone and named: :class:`PartlyAppliedError` carries their paths, so the
+caller can record them). The caller records the whole change as one
+generation. A cancellation part-way (the run aborted) puts the written files
+back too, shielded and bounded, before it goes on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+import anyio
+
 from rein.harness.errors import FileChangedError, ToolError
 from rein.harness.ports import FileUpdate
 
-__all__ = ["ReadCurrent", "WriteOne", "apply_in_turn", "check_unique"]
+__all__ = [
+    "PUT_BACK_BOUND_S",
+    "PartlyAppliedError",
+    "ReadCurrent",
+    "WriteOne",
+    "apply_in_turn",
+    "check_unique",
+]
+
+#: How long the put-back after a cancellation may take (it runs shielded).
+PUT_BACK_BOUND_S = 5.0
 
 #: The text of a path now (None: it does not exist).
 ReadCurrent = Callable[[str], Awaitable[str | None]]
@@ -38,6 +53,16 @@ def check_unique(changes: Sequence[FileUpdate]) -> tuple[str, ...]:
     return paths
 
 
+class PartlyAppliedError(ToolError):
+    """A multi-file change failed and some files it wrote stay changed
+    (they changed again, so they were not put back): ``changed`` names
+    them, for the caller to record as a change."""
+
+    def __init__(self, message: str, changed: Sequence[str]) -> None:
+        super().__init__(message)
+        self.changed = tuple(changed)
+
+
 async def apply_in_turn(
     changes: Sequence[FileUpdate], read: ReadCurrent, write: WriteOne
 ) -> Mapping[str, str | None]:
@@ -45,7 +70,9 @@ async def apply_in_turn(
     checking every ``expected_text`` with ``read``; returns each path's
     text before the change. On a failure the files already written are put
     back and a ToolError (a FileChangedError when a file changed) says
-    what happened to each."""
+    what happened to each (a :class:`PartlyAppliedError` when some stay
+    changed). A cancellation puts the written files back (shielded, within
+    :data:`PUT_BACK_BOUND_S`) and goes on."""
     check_unique(changes)
     before: dict[str, str | None] = {}
     for change in changes:
@@ -64,6 +91,12 @@ async def apply_in_turn(
             await write(change.path, change.text, before[change.path])
         except Exception as exc:
             raise _failed(exc, change.path, await _put_back(written, before, write)) from None
+        except BaseException:
+            # Cancelled (the run was aborted) while ``change`` was written: it
+            # may have landed, so it is put back with the others.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(PUT_BACK_BOUND_S):
+                await _put_back([*written, change], before, write)
+            raise
         written.append(change)
     return before
 
@@ -96,5 +129,7 @@ def _failed(exc: Exception, path: str, outcome: tuple[list[str], list[str]]) -> 
         )
     else:
         message += " Nothing stays changed."
-    cls = FileChangedError if isinstance(exc, FileChangedError) and not kept else ToolError
+    if kept:
+        return PartlyAppliedError(message, kept)
+    cls = FileChangedError if isinstance(exc, FileChangedError) else ToolError
     return cls(message)

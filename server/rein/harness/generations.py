@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from rein.harness.file_updates import apply_in_turn, check_unique
+from rein.harness.file_updates import PartlyAppliedError, apply_in_turn, check_unique
 from rein.harness.ports import (
     AfterChange,
     AppliedChange,
@@ -307,5 +307,14 @@ class TrackedWorkspace(RecordingWorkspace):
                 mutation = await inner.write_text(path, text, expected_text=expected)
             generations.append(mutation.generation)
 
-        await apply_in_turn(changes, read, write)
+        try:
+            await apply_in_turn(changes, read, write)
+        except PartlyAppliedError as exc:
+            # Files the failed change left written are a change all the
+            # same: recorded and announced (checkpoints and gates see them).
+            mutation = Mutation(max(generations), exc.changed)
+            self.mutations.record(mutation)
+            texts = tuple([await read(path) for path in exc.changed])
+            await self._hooks.changed(AppliedChange(mutation, "files", texts=texts))
+            raise
         return Mutation(max(generations), paths)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from rein.checkpoints.hunks import apply_regions, compute_hunks, lines_of, locate
 from rein.harness.errors import ConfigError, ReinError
+from rein.harness.file_updates import PartlyAppliedError
 from rein.harness.ports import FileUpdate, MultiFileWorkspace, Workspace
 from rein.isolation._git import GIT_SLOW_TIMEOUT_S, git
 from rein.isolation.registry import IsolatedRecord
@@ -280,6 +281,17 @@ async def apply_changes(
                 label="Rein: bring back an isolated run",
             )
         except (ReinError, OSError) as exc:
+            if isinstance(exc, PartlyAppliedError):
+                # Some files stay written (they changed again, so they were
+                # not put back): the apply's own doing, not a file that
+                # moved, and not retried.
+                out.conflicts.extend(
+                    _refused(p, f"left changed by the failed apply: {exc}")
+                    if p.change.path in exc.changed
+                    else _refused(p, str(exc))
+                    for p in plan
+                )
+                break
             moved = [p for p in plan if not await _still(workspace, p)]
             if attempt == 0 and moved:
                 for planned in moved:

@@ -35,6 +35,7 @@ __all__ = [
     "as_jsonrpc",
     "log_failed_request",
     "no_session",
+    "session_closing",
     "shown",
 ]
 
@@ -65,6 +66,14 @@ def no_session(method: str, session_id: str) -> JsonRpcInvalidParams:
     """InvalidParams naming ``sessionId``: no such session."""
     return JsonRpcInvalidParams(
         f"{method}: invalid params: sessionId: no session {shown(session_id)}"
+    )
+
+
+def session_closing(method: str, session_id: str) -> JsonRpcInvalidParams:
+    """InvalidParams naming ``sessionId``: the session is being closed
+    (``rein/closeSession``)."""
+    return JsonRpcInvalidParams(
+        f"{method}: invalid params: sessionId: session {shown(session_id)} is closing"
     )
 
 

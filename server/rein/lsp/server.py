@@ -550,19 +550,23 @@ class ReinServer(LanguageServer):
         return self.manager.active()
 
     async def shutdown_sessions(self) -> None:
-        """Abort every run, end the sessions (SessionEnd hooks, bounded:
-        ``prompt_input_exit``, the person left) and stop the preview."""
-        from rein.session.ending import end_sessions
+        """Abort every run, wait for them (bounded: the transcript gets their
+        last messages), end the sessions (SessionEnd hooks, bounded:
+        ``prompt_input_exit``), closing the isolated copies once theirs ended."""
+        from rein.session.ending import abort_runs, end_sessions
 
-        isolated = self._isolated.live.values() if self._isolated is not None else ()
-        ending = [made.session for made in isolated]
-        if self._folder is not None and self._folder.has_manager:
-            for session in self._folder.manager.sessions.values():
-                session.abort("the server is shutting down")
-                ending.append(session)
-        await end_sessions(ending, "prompt_input_exit")
-        if self._isolated is not None:
-            await self._isolated.close()
+        copies = self._isolated
+        isolated = [made.session for made in copies.live.values()] if copies is not None else []
+        folder = self._folder
+        mine = list(folder.manager.sessions.values()) if folder and folder.has_manager else []
+        await abort_runs([*isolated, *mine], "the server is shutting down")
+
+        async def end_isolated() -> None:
+            await end_sessions(isolated, "prompt_input_exit")
+            if copies is not None:
+                await copies.close()
+
+        await asyncio.gather(end_sessions(mine, "prompt_input_exit"), end_isolated())
         if self._folder is not None:
             await self._folder.close()
         if self._http_clients is not None:

@@ -98,6 +98,8 @@ class Session:
     #: Why they were aborted (None: they were not).
     _prepare_aborted: str | None = field(default=None, init=False, repr=False)
     _ended: bool = field(default=False, init=False, repr=False)
+    #: Being closed (``rein/closeSession``): it takes no new prompt.
+    closing: bool = field(default=False, init=False)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Every event of the session: the agent's, the planner's and the

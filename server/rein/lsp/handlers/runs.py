@@ -43,6 +43,8 @@ async def prompt(server: ReinServer, params: Any) -> dict[str, Any]:
         )
         if found is None:
             raise errors.no_session("rein/prompt", parsed.session_id)
+        if found.closing:
+            raise errors.session_closing("rein/prompt", parsed.session_id)
         session = found
     else:
         session = server.new_session(mode=command.mode(parsed.mode), title=parsed.text)
@@ -141,6 +143,8 @@ def _queue(server: ReinServer, params: Any, method: str) -> dict[str, Any]:
     parsed = parse(SteerParams if method == "rein/steer" else FollowUpParams, params, method)
     text = _command_prompt(server, parsed.text, method).text
     session = _session(server, parsed.session_id, method)
+    if session is not None and session.closing:
+        raise errors.session_closing(method, parsed.session_id)
     if session is None or not session.busy:
         return {"queued": False, "reason": "no run is active; send rein/prompt instead"}
     if method == "rein/steer":

@@ -49,7 +49,9 @@ async def close_session(server: ReinServer, params: Any) -> dict[str, Any]:
     """``rein/closeSession``: the person closed (or cleared) a session: its
     run is aborted (waited for, bounded), its SessionEnd hooks run with the
     reason (bounded) and it leaves memory (a stored one stays in the store:
-    a later prompt loads it again)."""
+    a later prompt loads it again). While it closes, a prompt, steer or
+    follow-up of it is refused; ``{closed: false, reason}`` when its run
+    did not end within the bound or a run started meanwhile."""
     await server.ready()
     import asyncio
 
@@ -69,11 +71,23 @@ async def close_session(server: ReinServer, params: Any) -> dict[str, Any]:
         if store is not None and await store.get_session(parsed.session_id) is not None:
             return {"closed": False, "reason": "the session is not open (it is in the store)"}
         raise errors.no_session(method, parsed.session_id)
+    # Closing from here on: a prompt, steer or follow-up is refused (one
+    # that came first may still start a run: then it is not closed).
+    found.closing = True
     if found.busy and found.task is not None:
         found.abort("the session was closed")
         await asyncio.wait([found.task], timeout=CLOSE_WAIT_S)
+        if found.busy:
+            found.closing = False
+            return {
+                "closed": False,
+                "reason": f"its run did not end within {CLOSE_WAIT_S:g} s of the abort",
+            }
     await end_sessions([found], parsed.reason)
     server.manager.discard(found)
+    if server.manager.sessions.get(found.id) is found:
+        found.closing = False
+        return {"closed": False, "reason": "a run started while it was closing"}
     return {"closed": True}
 
 
