@@ -71,6 +71,7 @@ async def test_a_crashed_analyzer_leaves_stale_every_file_it_was_told_of(tmp_pat
     pool = AnalyzerPool(tmp_path)
     analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
     analyzer.versions["a.py"] = 2  # told of the run's change, and it answered
+    analyzer.versions["b.py"] = 1  # only opened: its part stands
     analyzer.diagnostics["a.py"] = []
     restarts = AnalyzerRestarts(
         RestartPolicy(first_backoff_s=3_600.0), report=lambda _text: None, changed=lambda: None

@@ -143,5 +143,5 @@ async def test_a_file_renamed_by_a_command_keeps_the_errors_it_had(package: Path
     assert result.status == "completed", result.error
     [verdict] = events.gate_results("analyzer")
     # helpers.py's two errors are util.py's, carried to the new path.
-    assert (verdict.status, verdict.blockers) == ("passed", []), verdict.blockers
+    assert (verdict.status, verdict.blockers) == ("passed", []), (verdict.blockers, verdict.detail)
     assert (package / "pkg" / "helpers.py").read_text().startswith('"""Helpers (moved), with')

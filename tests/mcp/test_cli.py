@@ -293,10 +293,14 @@ def test_list_starts_a_stdio_server_in_the_sandbox_when_also_names_mcp(tmp_path:
     refused."""
     outside = Path(tempfile.mkdtemp(prefix="rein-outside-", dir="/var/tmp"))
     try:
+        # The server's script in the workspace: a checkout under /tmp (as
+        # CI's) is not seen inside the sandbox (its /tmp is private).
+        toolbox = tmp_path / TOOLBOX.name
+        shutil.copyfile(TOOLBOX, toolbox)
         code = (
             "import pathlib, runpy, sys\ntry:\n    pathlib.Path(sys.argv[1]).write_text('x')\n"
             "except OSError:\n    pass\n"
-            f"sys.argv = [{str(TOOLBOX)!r}]; runpy.run_path({str(TOOLBOX)!r}, run_name='__main__')"
+            f"sys.argv = [{str(toolbox)!r}]; runpy.run_path({str(toolbox)!r}, run_name='__main__')"
         )
         server = {"command": sys.executable, "args": ["-c", code, str(outside / "marker")]}
         config = tmp_path / "rein.json"

@@ -124,12 +124,16 @@ async def test_an_mcp_server_started_sandboxed_cannot_read_the_ssh_keys(
     key.parent.mkdir()
     key.write_text("PRIVATE KEY\n")
     monkeypatch.setenv("HOME", str(outside))
+    # The server's script in the workspace: a checkout under /tmp (as CI's)
+    # is not seen inside the sandbox (its /tmp is private).
+    reader = tmp_path / READER.name
+    shutil.copyfile(READER, reader)
     spec = McpServerSpec(
         name="reader",
         source="settings",
         transport="stdio",
         command=sys.executable,
-        args=("-S", str(READER)),
+        args=("-S", str(reader)),
         cwd=str(tmp_path),
         trusted=True,
     )

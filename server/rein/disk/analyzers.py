@@ -307,12 +307,14 @@ class AnalyzerPool:
                 (self.existing.add if exists else self.existing.discard)(path)
             for analyzer in owners:
                 analyzer.change(path)
-            if not owners:
-                unowned.append(path)
+            if not owners or not exists:
+                unowned.append(path)  # a file that is gone has no diagnostics
         if created or deleted:
             self.file_set_changed(created, deleted)
         if unowned and self.on_diagnostics_changed is not None:
-            # Nobody analyses these files: their (empty) diagnostics are fresh now.
+            # Nobody analyses these files, or they are gone: their (empty)
+            # diagnostics are fresh now (what their importers say is waited for
+            # through file_set_changed).
             self.on_diagnostics_changed(unowned)
 
     def file_set_changed(self, created: Sequence[str], deleted: Sequence[str]) -> None:

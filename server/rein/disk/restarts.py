@@ -133,11 +133,12 @@ class AnalyzerRestarts:
             return  # stopping, or a restart under way (its failure is its own)
         plan = self._budgets.setdefault(name, RestartBudget(self.policy)).crashed(self._clock())
         analyzer.restarts += 1
-        # What it owed, and every file it was told of (their findings, new
-        # errors of the run among them, are lost with it), is stale until it
-        # runs again (see pool_status.missing_diagnostics).
+        # What it owed, and every file it was told changed since it opened it
+        # (what it had found there, a new error of the run among them, is
+        # lost with it), is stale until it runs again (see
+        # pool_status.missing_diagnostics); files it only opened stand.
         analyzer.changed_while_down.update(analyzer.awaiting)
-        analyzer.changed_while_down.update(analyzer.versions)
+        analyzer.changed_while_down.update(p for p, v in analyzer.versions.items() if v > 1)
         analyzer.awaiting.clear()
         analyzer.progress.clear()
         analyzer.diagnostics.clear()
