@@ -13,7 +13,9 @@ import sys
 import threading
 
 
-def _pipe(source: socket.socket, target: socket.socket) -> None:
+def pipe(source: socket.socket, target: socket.socket) -> None:
+    """Copy ``source`` to ``target`` until either ends, then shut both
+    (also the allowlist proxy's, which imports it from here)."""
     try:
         while chunk := source.recv(65536):
             target.sendall(chunk)
@@ -36,8 +38,8 @@ def _serve(listener: socket.socket, path: str) -> None:
         except OSError:
             client.close()
             continue
-        threading.Thread(target=_pipe, args=(client, upstream), daemon=True).start()
-        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+        threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
 
 
 def main(argv: list[str]) -> int:

@@ -40,6 +40,8 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from rein.sandboxing.forwarder import pipe
+
 __all__ = [
     "HOST_NAME",
     "MAX_CONNECTIONS",
@@ -162,20 +164,6 @@ def host_allowed(hosts: frozenset[str], name: str, port: int) -> bool:
     return (name in hosts and port in DEFAULT_PORTS) or f"{name}:{port}" in hosts
 
 
-def _pipe(source: socket.socket, target: socket.socket) -> None:
-    try:
-        while chunk := source.recv(65536):
-            target.sendall(chunk)
-    except OSError:
-        pass
-    finally:
-        for sock in (source, target):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
 class _Handler(socketserver.BaseRequestHandler):
     server: _Server
 
@@ -238,9 +226,9 @@ class _Handler(socketserver.BaseRequestHandler):
             rest = head
         if rest:
             upstream.sendall(rest)
-        back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
+        back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
         back.start()
-        _pipe(client, upstream)
+        pipe(client, upstream)
         back.join()
         upstream.close()
 
