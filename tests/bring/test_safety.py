@@ -120,3 +120,24 @@ def test_a_prompt_file_naming_a_custom_agent_says_why_it_is_not_used(tmp_path: P
     [refused] = discover_commands(root).invalid
     assert refused.reason.startswith("agent: 'reader' is not one of agent, edit, plan, ask")
     assert "run by a custom agent is not supported" in refused.reason
+
+
+def test_a_workspace_that_is_the_home_folder_reads_its_setup_folders_once(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    write(
+        home,
+        {
+            ".claude/commands/go.md": "Go.\n",
+            ".claude/agents/ok.md": "---\nname: ok\ndescription: d\n---\nbody\n",
+            ".claude/skills/ok/SKILL.md": "---\nname: ok\ndescription: d\n---\nbody\n",
+        },
+    )
+    commands = discover_commands(home, home)
+    agents = discover_agents(home, home)
+    skills = discover_skills(home, home)
+    assert (commands.names(), commands.invalid) == (["go"], ())
+    assert ([a.name for a in agents.agents], agents.invalid) == (["ok"], ())
+    assert ([s.name for s in skills.skills], skills.invalid) == (["ok"], ())
+    assert {commands.commands[0].scope, agents.agents[0].scope} == {"project"}

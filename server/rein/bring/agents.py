@@ -20,15 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rein.bring.frontmatter import Document, FrontmatterError, read
-from rein.bring.sources import (
-    Invalid,
-    Scope,
-    display_path,
-    optional_text,
-    read_within,
-    tool_names,
-)
+from rein.bring.frontmatter import Document
+from rein.bring.setup_folders import Place, walk_setup_folders
+from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.tools.settings import DEFAULT_DENY_GLOBS
 
 __all__ = [
@@ -137,44 +131,27 @@ def discover_agents(
 ) -> FoundAgents:
     """Every custom agent of the workspace ``root`` and of the user's
     ``home`` (None: none); a name found twice keeps the first."""
-    places: list[tuple[Path, Scope, str]] = [
-        (root / ".claude" / "agents", "project", "claude"),
-        (root / ".github" / "agents", "project", "copilot"),
+    places = [
+        Place(root / ".claude" / "agents", "project", "*.md", "claude"),
+        Place(root / ".github" / "agents", "project", "*.agent.md", "copilot"),
     ]
     if home is not None:
-        places.append((home / ".claude" / "agents", "user", "claude"))
-    agents: dict[str, AgentDefinition] = {}
-    invalid: list[Invalid] = []
-    for folder, scope, kind in places:
-        if not folder.is_dir():
-            continue
-        pattern = "*.md" if kind == "claude" else "*.agent.md"
-        for path in sorted(folder.glob(pattern)):
-            if not path.is_file():
-                continue
-            shown = display_path(path, root, home)
-            try:
-                within, outside = read_within(root, folder, scope)
-                document = read(path, within, deny_globs=deny_globs, outside=outside)
-                agent = _agent(document, path, scope, kind, shown)
-            except (FrontmatterError, ValueError) as exc:
-                invalid.append(Invalid("agent", shown, str(exc)))
-                continue
-            first = agents.get(agent.name)
-            if first is not None:
-                invalid.append(
-                    Invalid(
-                        "agent", shown, f"an agent named {agent.name} is already {first.source}"
-                    )
-                )
-                continue
-            agents[agent.name] = agent
-    return FoundAgents(tuple(agents.values()), tuple(invalid))
+        places.append(Place(home / ".claude" / "agents", "user", "*.md", "claude"))
+    agents, invalid = walk_setup_folders(
+        "agent",
+        places,
+        root,
+        home,
+        deny_globs,
+        _agent,
+        lambda agent, first: f"an agent named {agent.name} is already {first.source}",
+    )
+    return FoundAgents(agents, invalid)
 
 
-def _agent(document: Document, path: Path, scope: Scope, kind: str, shown: str) -> AgentDefinition:
+def _agent(document: Document, path: Path, place: Place, shown: str) -> AgentDefinition:
     meta = document.meta
-    if kind == "claude":
+    if place.format == "claude":
         name = optional_text(meta, "name")
         if not name:
             raise ValueError("name: required")
@@ -200,7 +177,7 @@ def _agent(document: Document, path: Path, scope: Scope, kind: str, shown: str) 
         description=" ".join(description.split()),
         instructions=document.body.strip(),
         source=shown,
-        scope=scope,
+        scope=place.scope,
         tools=tools,
         unmapped=unmapped,
         model=None if model in (None, "inherit") else model,

@@ -26,19 +26,12 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import Literal
 
-from rein.bring.frontmatter import Document, FrontmatterError, read
-from rein.bring.sources import (
-    Invalid,
-    Scope,
-    display_path,
-    optional_text,
-    read_within,
-    tool_names,
-)
+from rein.bring.frontmatter import Document
+from rein.bring.setup_folders import Place, walk_setup_folders
+from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import ReinError
 from rein.tools.settings import DEFAULT_DENY_GLOBS
 
@@ -136,60 +129,33 @@ def discover_commands(
     """Every command of the workspace ``root`` and of the user's ``home``
     (None: none of the user's); a name found twice keeps its first file
     (the workspace's), the other is reported."""
-    places: list[tuple[Path, Scope, str]] = [
-        (root / ".claude" / "commands", "project", "claude"),
-        (root / ".github" / "prompts", "project", "copilot"),
+    places = [
+        Place(root / ".claude" / "commands", "project", "**/*.md", "claude", MAX_FILES),
+        Place(root / ".github" / "prompts", "project", "*.prompt.md", "copilot", MAX_FILES),
     ]
     if home is not None:
-        places.append((home / ".claude" / "commands", "user", "claude"))
-    commands: dict[str, Command] = {}
-    invalid: list[Invalid] = []
-    for folder, scope, kind in places:
-        if not folder.is_dir():
-            continue
-        pattern = "**/*.md" if kind == "claude" else "*.prompt.md"
-        paths = list(islice(folder.glob(pattern), MAX_FILES + 1))
-        if len(paths) > MAX_FILES:
-            paths = paths[:MAX_FILES]
-            shown_folder = display_path(folder, root, home)
-            invalid.append(
-                Invalid(
-                    "command",
-                    shown_folder,
-                    f"over {MAX_FILES} files: only the first {MAX_FILES} found are read",
-                )
-            )
-        for path in sorted(paths):
-            if not path.is_file():
-                continue
-            shown = display_path(path, root, home)
-            try:
-                within, outside = read_within(root, folder, scope)
-                document = read(path, within, deny_globs=deny_globs, outside=outside)
-                command = _command(document, path, folder, kind, shown, scope)
-            except (FrontmatterError, ValueError) as exc:
-                invalid.append(Invalid("command", shown, str(exc)))
-                continue
-            first = commands.get(command.name)
-            if first is not None:
-                invalid.append(
-                    Invalid("command", shown, f"/{command.name} is already {first.source}")
-                )
-                continue
-            commands[command.name] = command
-    return Found(tuple(commands.values()), tuple(invalid))
+        places.append(Place(home / ".claude" / "commands", "user", "**/*.md", "claude", MAX_FILES))
+    commands, invalid = walk_setup_folders(
+        "command",
+        places,
+        root,
+        home,
+        deny_globs,
+        _command,
+        lambda command, first: f"/{command.name} is already {first.source}",
+    )
+    return Found(commands, invalid)
 
 
-def _command(
-    document: Document, path: Path, folder: Path, kind: str, shown: str, scope: Scope
-) -> Command:
+def _command(document: Document, path: Path, place: Place, shown: str) -> Command:
     meta = document.meta
+    scope = place.scope
     aliases: tuple[str, ...] = ()
     namespace = ""
-    if kind == "claude":
+    if place.format == "claude":
         # Claude Code: the file's name is the command's; a subfolder is a
         # namespace shown in the description, ``folder:name`` an alias.
-        parts = path.relative_to(folder).with_suffix("").parts
+        parts = path.relative_to(place.folder).with_suffix("").parts
         name = parts[-1]
         if len(parts) > 1:
             namespace = ":".join(parts[:-1])

@@ -30,15 +30,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rein.bring.frontmatter import Document, FrontmatterError, read
-from rein.bring.sources import (
-    Invalid,
-    Scope,
-    display_path,
-    optional_text,
-    read_within,
-    tool_names,
-)
+from rein.bring.frontmatter import Document
+from rein.bring.setup_folders import Place, walk_setup_folders
+from rein.bring.sources import Invalid, Scope, optional_text, tool_names
 from rein.harness.errors import SandboxError, ToolError
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.tools.sandbox import Sandbox
@@ -59,6 +53,8 @@ PROJECT_FOLDERS = (".agents/skills", ".claude/skills", ".github/skills")
 #: The user's, under the home folder.
 USER_FOLDERS = (".claude/skills",)
 
+#: A skill is a folder holding this file.
+_MANIFESTS = "*/SKILL.md"
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 #: A skill lists at most this many of its files.
 MAX_FILES = 200
@@ -97,38 +93,23 @@ def discover_skills(
 ) -> FoundSkills:
     """Every skill of the workspace ``root``, the user's ``home`` (None:
     none) and the ``extra`` folders; a name found twice keeps the first."""
-    places: list[tuple[Path, Scope]] = [(root / p, "project") for p in PROJECT_FOLDERS]
+    places = [Place(root / p, "project", _MANIFESTS) for p in PROJECT_FOLDERS]
     if home is not None:
-        places.extend((home / p, "user") for p in USER_FOLDERS)
-    places.extend((p, "config") for p in extra)
-    skills: dict[str, Skill] = {}
-    invalid: list[Invalid] = []
-    seen: set[Path] = set()
-    for folder, scope in places:
-        if not folder.is_dir() or folder.resolve() in seen:
-            continue
-        seen.add(folder.resolve())
-        for entry in sorted(folder.iterdir()):
-            manifest = entry / "SKILL.md"
-            if not entry.is_dir() or not manifest.is_file():
-                continue
-            shown = display_path(manifest, root, home)
-            try:
-                _not_broad(entry, root, home)
-                within, outside = read_within(root, folder, scope)
-                document = read(manifest, within, deny_globs=deny_globs, outside=outside)
-                skill = _skill(document, entry, root, scope, shown)
-            except (FrontmatterError, ValueError) as exc:
-                invalid.append(Invalid("skill", shown, str(exc)))
-                continue
-            first = skills.get(skill.name)
-            if first is not None:
-                invalid.append(
-                    Invalid("skill", shown, f"a skill named {skill.name} is already {first.source}")
-                )
-                continue
-            skills[skill.name] = skill
-    return FoundSkills(tuple(skills.values()), tuple(invalid))
+        places.extend(Place(home / p, "user", _MANIFESTS) for p in USER_FOLDERS)
+    places.extend(Place(p, "config", _MANIFESTS) for p in extra)
+    skills, invalid = walk_setup_folders(
+        "skill",
+        places,
+        root,
+        home,
+        deny_globs,
+        lambda document, manifest, place, shown: _skill(
+            document, manifest.parent, root, place.scope, shown
+        ),
+        lambda skill, first: f"a skill named {skill.name} is already {first.source}",
+        check=lambda manifest: _not_broad(manifest.parent, root, home),
+    )
+    return FoundSkills(skills, invalid)
 
 
 def _not_broad(entry: Path, root: Path, home: Path | None) -> None:

@@ -10,25 +10,19 @@ run and a ``hook`` event says why.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcException
-
 from rein.bring.hook_config import HOOKS_TRUST_FILE
 from rein.bring.hook_trust import HookTrustError, HookTrustRequest
-from rein.lsp.channel import method_not_found
-from rein.lsp.client_timeout import ClientTimeout
+from rein.lsp.editor_ask import approved, ask_editor
 from rein.mcp.trust import FileTrustStore
 
 if TYPE_CHECKING:
     from rein.lsp.channel import ClientChannel
 
 __all__ = ["EditorHookPorts", "hooks_request"]
-
-log = logging.getLogger(__name__)
 
 
 def hooks_request(request: HookTrustRequest) -> dict[str, Any]:
@@ -54,18 +48,7 @@ class EditorHookPorts:
         return self._storage()
 
     async def confirm_hooks(self, request: HookTrustRequest) -> bool:
-        method = "rein/confirm"
-        if not self.client.supports(method):
-            raise HookTrustError(f"this editor cannot ask ({method} is not supported)")
-        try:
-            result = await self.client.request(method, hooks_request(request))
-        except ClientTimeout as exc:
-            raise HookTrustError(str(exc)) from None
-        except JsonRpcException as exc:
-            if method_not_found(exc):
-                raise HookTrustError(
-                    f"this editor cannot ask ({method} is not supported)"
-                ) from None
-            log.info("%s failed: %s", method, exc)
-            raise HookTrustError(f"{method} failed: {exc}") from None
-        return bool(isinstance(result, dict) and result.get("approved") is True)
+        answer = await ask_editor(
+            self.client, "rein/confirm", hooks_request(request), HookTrustError
+        )
+        return approved(answer)

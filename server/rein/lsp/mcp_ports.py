@@ -14,15 +14,11 @@ refuses: the server is skipped and the reason says why.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcException
-
-from rein.lsp.channel import method_not_found
-from rein.lsp.client_timeout import ClientTimeout
+from rein.lsp.editor_ask import approved, ask_editor
 from rein.mcp.config import McpConfigError
 from rein.mcp.spec import InputSpec, McpServerSpec
 from rein.mcp.trust import FileTrustStore
@@ -31,8 +27,6 @@ if TYPE_CHECKING:
     from rein.lsp.channel import ClientChannel
 
 __all__ = ["EditorMcpPorts", "input_request", "trust_request"]
-
-log = logging.getLogger(__name__)
 
 #: Only workspace-defined servers are asked about: a "settings" one is from
 #: the workspace's settings (``mcp.workspaceServers``).
@@ -84,19 +78,7 @@ class EditorMcpPorts:
         return FileTrustStore(self._storage() if callable(self._storage) else self._storage)
 
     async def _request(self, method: str, params: dict[str, Any]) -> Any:
-        if not self.client.supports(method):
-            raise McpConfigError(f"this editor cannot ask ({method} is not supported)")
-        try:
-            return await self.client.request(method, params)
-        except ClientTimeout as exc:
-            raise McpConfigError(str(exc)) from None
-        except JsonRpcException as exc:
-            if method_not_found(exc):
-                raise McpConfigError(
-                    f"this editor cannot ask ({method} is not supported)"
-                ) from None
-            log.info("%s failed: %s", method, exc)
-            raise McpConfigError(f"{method} failed: {exc}") from None
+        return await ask_editor(self.client, method, params, McpConfigError)
 
     async def ask_input(self, spec: InputSpec) -> str | None:
         result = await self._request("rein/askUser", input_request(spec))
@@ -108,5 +90,4 @@ class EditorMcpPorts:
         return answer
 
     async def confirm_trust(self, spec: McpServerSpec) -> bool:
-        result = await self._request("rein/confirm", trust_request(spec))
-        return bool(isinstance(result, dict) and result.get("approved") is True)
+        return approved(await self._request("rein/confirm", trust_request(spec)))
