@@ -175,7 +175,7 @@ class ReinAcpAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         # ``_meta.rein`` (the SDK passes ``_meta``'s keys as arguments):
-        # Rein's session options, ``{"isolated": true}``.
+        # Rein's session options (rein.acp.session_options).
         return await self.sessions.new_session(cwd, mcp_servers, rein=kwargs.get("rein"))
 
     async def load_session(

@@ -30,25 +30,9 @@ from rein.isolation.worktree import create_isolated
 from rein.session import Session, SessionSpec, new_session_id
 from rein.session.restoring import writing_files
 
-__all__ = ["AcpIsolation", "isolated_option"]
+__all__ = ["AcpIsolation"]
 
 ACTIONS = ("keep", "discard", "branch")
-
-
-def isolated_option(meta: Any) -> bool:
-    """``_meta.rein.isolated`` of a ``session/new`` (the SDK passes
-    ``_meta``'s keys as arguments: this is the ``rein`` one)."""
-    if meta is None:
-        return False
-    if not isinstance(meta, dict):
-        raise errors.invalid_field("_meta.rein", 'an object, e.g. {"isolated": true}')
-    unknown = sorted(set(meta) - {"isolated"})
-    if unknown:
-        raise errors.invalid_field(f"_meta.rein.{unknown[0]}", "not an option of Rein")
-    value = meta.get("isolated", False)
-    if not isinstance(value, bool):
-        raise errors.invalid_field("_meta.rein.isolated", "true or false")
-    return value
 
 
 class AcpIsolation:

@@ -43,11 +43,12 @@ from rein.acp import errors
 from rein.acp.commands import available_commands, command_prompt, prompt_of
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
-from rein.acp.isolated import AcpIsolation, isolated_option
+from rein.acp.isolated import AcpIsolation
 from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
 from rein.acp.prompts import stop_reason
 from rein.acp.replay import replay_session
+from rein.acp.session_options import session_options
 from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
@@ -223,7 +224,8 @@ class AcpSessions:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         root = self._cwd(cwd)
-        isolated = isolated_option(kwargs.get("rein"))
+        options = session_options(kwargs.get("rein"))
+        isolated = options.isolated
         self._check_key()
         client_servers(mcp_servers, str(root))  # refused before anything starts
         if isolated:
@@ -232,7 +234,8 @@ class AcpSessions:
             host, session = await self.isolation.start(root)
         else:
             host = await self.hosts.host(root)
-            session = host.manager.new(SessionSpec(mode="agent", origin="acp"))
+            spec = SessionSpec(mode="agent", origin="acp", allow_hosts=options.allow_hosts)
+            session = host.manager.new(spec)
         await self._add_client_mcp(host, mcp_servers)
         live = self._serve(host, session)
         self._tg.start_soon(self._say_if_unsandboxed, session.id)
