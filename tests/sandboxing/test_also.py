@@ -277,3 +277,42 @@ async def test_an_install_runs_in_its_sandbox_with_the_caches_in_its_temporary_f
     assert result.exit_code == 0, result.output
     assert (tmp_path / "node_modules" / "dep" / "package.json").exists()
     assert os.listdir(outside) == []
+
+
+async def test_an_installs_cargo_home_is_its_own_with_the_persons_configuration(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cargo's cache is its home (read-only inside): the install sandbox's
+    ``CARGO_HOME`` is in its temporary folder, where the person's
+    configuration is linked (not their credentials)."""
+    rustup = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
+    monkeypatch.setenv("RUSTUP_HOME", rustup)  # the toolchains stay where they are
+    monkeypatch.setenv("HOME", str(outside))
+    (outside / ".cargo").mkdir()
+    (outside / ".cargo" / "config.toml").write_text("[net]\noffline = true\n")
+    (outside / ".cargo" / "credentials.toml").write_text('[registry]\ntoken = "x"\n')
+    install = _sandbox(tmp_path, "install", ("install",))
+    argv = install.wrap(["true"], cwd=str(tmp_path))
+    sandbox = install.sandbox()
+    assert sandbox is not None
+    cargo_home = Path(sandbox.temp_dir()) / "caches" / "cargo"
+    at = argv.index("CARGO_HOME")
+    assert argv[at - 1 : at + 2] == ["--setenv", "CARGO_HOME", str(cargo_home)]
+    assert os.readlink(cargo_home / "config.toml") == str(outside / ".cargo" / "config.toml")
+    assert sorted(os.listdir(cargo_home)) == ["config.toml"]
+    gates = _sandbox(tmp_path, "gates", ("gates",)).wrap(["true"], cwd=str(tmp_path))
+    assert "CARGO_HOME" not in gates  # the installs' only
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        return  # the rest is cargo itself reading them
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nitoa = "1"\n'
+    )
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text("")
+    runner = SubprocessRunner(str(tmp_path), sandbox=install)
+    result = await runner.run(f"{cargo} fetch", timeout_s=60)
+    # The person's configuration was read (offline), its cache is the sandbox's.
+    assert "you're using offline mode" in result.output, result.output
+    assert (cargo_home / ".package-cache").exists()
+    assert sorted(os.listdir(outside / ".cargo")) == ["config.toml", "credentials.toml"]

@@ -19,7 +19,11 @@ Nothing else there: no other workspace's shadow, no one else's folder.
 
 The installs' package managers keep their caches in the sandbox's
 temporary folder (:data:`INSTALL_CACHES`), since the home folder is
-read-only inside.
+read-only inside. Cargo's is its home (``CARGO_HOME``), which also holds
+its configuration: the person's ``~/.cargo/config.toml`` (or ``config``)
+is linked into the one in the temporary folder, so the installs still
+read it (its registries, mirrors and network settings);
+``credentials.toml`` is not (an install publishes nothing).
 
 Each :class:`OtherCommandsSandbox` holds every sandbox it handed out for
 as long as it lives (a settings change makes a new one; the old one's
@@ -48,13 +52,12 @@ from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import REGISTRY_PRESETS
 from rein.sandboxing.settings import ALSO_KINDS, SandboxSettings
 
-__all__ = ["INSTALL_CACHES", "OtherCommandsSandbox"]
+__all__ = ["CARGO_CONFIG_FILES", "INSTALL_CACHES", "OtherCommandsSandbox"]
 
 log = logging.getLogger(__name__)
 
 #: The package managers' cache variables, pointed at ``caches/<name>`` in
-#: the install sandbox's temporary folder (``CARGO_HOME`` is left: it also
-#: holds cargo's configuration and installed programs).
+#: the install sandbox's temporary folder.
 INSTALL_CACHES: tuple[tuple[str, str], ...] = (
     ("npm_config_cache", "npm"),
     ("npm_config_store_dir", "pnpm-store"),
@@ -63,7 +66,11 @@ INSTALL_CACHES: tuple[tuple[str, str], ...] = (
     ("UV_CACHE_DIR", "uv"),
     ("GOMODCACHE", "go-mod"),
     ("GOCACHE", "go-build"),
+    ("CARGO_HOME", "cargo"),
 )
+#: Cargo's configuration files in the person's ``~/.cargo``, linked into
+#: the install sandbox's ``CARGO_HOME``.
+CARGO_CONFIG_FILES = ("config.toml", "config")
 
 #: The sandboxes in use, by workspace, settings and kind: shared while an
 #: :class:`OtherCommandsSandbox` holds them.
@@ -77,10 +84,22 @@ def _make(root: str, settings: SandboxSettings, kind: str) -> BwrapSandbox:
     if kind == "install":
         hosts = tuple(p for p in REGISTRY_PRESETS if p not in settings.network)
         caches = tuple((name, os.path.join("caches", folder)) for name, folder in INSTALL_CACHES)
-        return BwrapSandbox(root, settings, hosts, in_temp=caches)
+        sandbox = BwrapSandbox(root, settings, hosts, in_temp=caches)
+        _link_cargo_config(os.path.join(sandbox.temp_dir(), "caches", "cargo"))
+        return sandbox
     if kind == "preview":
         return BwrapSandbox(root, settings, share_network=True)
     return BwrapSandbox(root, settings)
+
+
+def _link_cargo_config(cargo_home: str) -> None:
+    """The person's cargo configuration, linked into ``cargo_home``."""
+    person = os.path.join(os.path.expanduser("~"), ".cargo")
+    os.makedirs(cargo_home, exist_ok=True)
+    for name in CARGO_CONFIG_FILES:
+        source = os.path.join(person, name)
+        if os.path.isfile(source):
+            os.symlink(source, os.path.join(cargo_home, name))
 
 
 def _shared(root: str, settings: SandboxSettings, kind: str) -> BwrapSandbox:
