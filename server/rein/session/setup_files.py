@@ -53,12 +53,7 @@ def _home() -> Path | None:
 def user_home(config: ReinConfig) -> Path | None:
     """The home folder whose ``~/.claude`` is read (None: the user's
     folders are off, ``setup.userFolders``, or there is no home)."""
-    if not config.setup.user_folders:
-        return None
-    try:
-        return Path.home()
-    except RuntimeError:
-        return None
+    return _home() if config.setup.user_folders else None
 
 
 def commands_of(config: ReinConfig, root: Path) -> Found:
