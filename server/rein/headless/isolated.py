@@ -26,9 +26,10 @@ from rein.harness.ports import ModelDelta, ModelRequest
 from rein.hosting.headless import HeadlessSession
 from rein.hosting.isolated_apply import bring_back_into
 from rein.isolation.apply_run import BroughtBack
-from rein.isolation.bring_back import BringBack, keep_as_branch, run_changes
+from rein.isolation.bring_back import keep_as_branch, run_changes
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
+from rein.isolation.three_way import BringBack
 from rein.isolation.worktree import create_isolated
 from rein.session import new_session_id
 from rein.store import SqliteStore

@@ -1,13 +1,14 @@
 """An isolated run brought back into a session of the person's folder, for
 every host (``rein apply``, ``rein/applyIsolated``, ACP's
 ``_rein/applyIsolated``): :func:`~rein.isolation.apply_run.bring_back_as_run`
-applies the clean hunks as one change of a run of that session, which its
+applies the clean hunks (or the ones the person kept) as one change of a
+run of that session (a new one, or the person's open session), which its
 gates judge, and the session is stored when something was applied (so its
 checkpoint run can be undone: ``rein undo --session``, ``rein/restore``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 from rein.harness.ports import AnnouncingWorkspace
 from rein.isolation.apply_run import BroughtBack, bring_back_as_run
@@ -25,11 +26,15 @@ async def bring_back_into(
     *,
     title: str,
     can_branch: bool,
+    keep: Container[str] | None = None,
+    named: bool = True,
 ) -> BroughtBack:
-    """``changes`` applied as one change of a new run of ``session`` (over
-    ``workspace``, the session's own), judged by its gates; the session is
-    stored when something was applied (its checkpoint run is kept either
-    way, by the store the session's capture writes to)."""
+    """``changes`` (only the hunks in ``keep``, when given) applied as one
+    change of a new run of ``session`` (over ``workspace``, the session's
+    own), judged by its gates; the session is stored when something was
+    applied (its checkpoint run is kept either way, by the store the
+    session's capture writes to) and, when ``named`` (a session made for
+    the apply, not the person's open one), titled ``title``."""
     brought = await bring_back_as_run(
         changes,
         workspace,
@@ -37,10 +42,12 @@ async def bring_back_into(
         capture=session.capture,
         title=title,
         can_branch=can_branch,
+        keep=keep,
     )
     brought.session_id = session.id
     persistence = session.agent.persistence
     if brought.result.applied and isinstance(persistence, StorePersistence):
         await persistence.ensure_session()
-        await persistence.store.set_title(session.id, title)
+        if named:
+            await persistence.store.set_title(session.id, title)
     return brought
