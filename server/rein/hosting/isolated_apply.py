@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 
+from rein.harness.messages import UserMessage
 from rein.harness.ports import AnnouncingWorkspace
 from rein.isolation.apply_run import BroughtBack, bring_back_as_run
 from rein.isolation.bring_back import RunChange
 from rein.session import Session
+from rein.session.restoring import add_note
 from rein.store import StorePersistence
 
 __all__ = ["bring_back_into"]
@@ -50,4 +52,9 @@ async def bring_back_into(
         await persistence.ensure_session()
         if named:
             await persistence.store.set_title(session.id, title)
+    if brought.result.applied and not named:
+        # The person's own session: its model is told what changed under it.
+        files = ", ".join(brought.result.applied)
+        note = f"The person applied changes of an isolated run ({title}): {files}."
+        await add_note(session, UserMessage(content=note, origin="restore"))
     return brought

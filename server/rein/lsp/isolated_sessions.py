@@ -32,7 +32,6 @@ import anyio
 from pygls.exceptions import JsonRpcInvalidParams
 
 from rein.harness.errors import ConfigError
-from rein.harness.messages import UserMessage
 from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
@@ -47,7 +46,7 @@ from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
 from rein.session import Session, SessionSpec, new_session_id
-from rein.session.restoring import add_note, writing_files
+from rein.session.restoring import writing_files
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -278,10 +277,6 @@ class IsolatedSessions:
         )
         if not brought.result.applied and into is None:
             self.server.manager.discard(target)  # nothing of it to keep
-        elif brought.result.applied and into is not None:
-            files = ", ".join(brought.result.applied)
-            note = f"The person applied the isolated session {record.session_id}: {files} changed."
-            await add_note(into, UserMessage(content=note, origin="restore"))
         if not brought.result.conflicts:
             await self._close(made)
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
