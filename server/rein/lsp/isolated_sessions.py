@@ -190,18 +190,19 @@ class IsolatedSessions:
         )
         return {"sessionId": session_id, "files": hunks_json(changes, reviewed)}
 
-    def into(self, session_id: str) -> Session:
-        """The person's open session an apply goes into; InvalidParams naming
-        ``intoSessionId`` when it is unknown, isolated or busy."""
+    async def into(self, session_id: str) -> Session:
+        """The person's session an apply goes into (live, or loaded from the
+        store); InvalidParams naming ``intoSessionId`` when it is unknown,
+        isolated or busy."""
 
         def refused(why: str) -> JsonRpcInvalidParams:
             return JsonRpcInvalidParams(f"rein/applyIsolated: invalid params: intoSessionId: {why}")
 
         if session_id in self.live:
             raise refused(f"the session {session_id!r} is isolated; name a session of the folder")
-        session = self.server.manager.sessions.get(session_id)
+        session = await self.server.manager.load(session_id)
         if session is None:
-            raise refused(f"no open session {session_id!r}")
+            raise refused(f"no session {session_id!r}")
         if session.busy or session.restoring or self.server.manager.in_use(session_id):
             raise refused(f"the session {session_id!r} is running; wait for its run or abort it")
         return session

@@ -48,7 +48,8 @@ async def apply_isolated(server: ReinServer, params: Any) -> dict[str, Any]:
     _isolated(server, parsed.session_id, "rein/applyIsolated")
     into = None
     if parsed.into_session_id is not None:
-        into = server.isolated.into(parsed.into_session_id)
+        await server.open_store()
+        into = await server.isolated.into(parsed.into_session_id)
     try:
         return await server.isolated.bring_back(
             parsed.session_id, parsed.action, parsed.branch, keep=parsed.hunks, into=into
