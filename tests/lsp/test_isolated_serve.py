@@ -201,7 +201,7 @@ async def test_an_isolated_run_is_reviewed_by_hunk_and_applied_into_the_open_ses
                 await request(
                     client, "rein/applyIsolated", {"sessionId": sid, "action": "keep", **bad}
                 )
-        with pytest.raises(JsonRpcInvalidParams, match="sessionId: .* is not isolated"):
+        with pytest.raises(JsonRpcInvalidParams, match=r"sessionId: .* is not isolated"):
             await request(client, "rein/isolatedHunks", {"sessionId": plain})
         assert (root / "app.py").read_text() == folder  # refused: nothing changed
 

@@ -151,22 +151,20 @@ def _ours(base: Sequence[str], current: Sequence[str], region: tuple[int, int]) 
     return "".join(current[lo:hi])
 
 
-def merge_text(
-    path: str, base: str, run: str, current: str, keep: Container[str] | None = None
-) -> tuple[str, int, list[Conflict]]:
+def merge_text(path: str, base: str, run: str, current: str) -> tuple[str, int, list[Conflict]]:
     """``current`` with every hunk of base -> run that applies cleanly
-    applied (only the ids in ``keep``, when given); the number applied and
-    the conflicts."""
+    applied; the number applied and the conflicts."""
     out = BringBack()
-    merged, applied = merge_into(path, base, run, current, keep, out)
+    merged, applied = merge_into(path, base, run, current, None, out)
     return merged, applied, out.conflicts
 
 
 def merge_into(
     path: str, base: str, run: str, current: str, keep: Container[str] | None, out: BringBack
 ) -> tuple[str, int]:
-    """:func:`merge_text`, noting every hunk (and what was left aside) in
-    ``out``; the merged text and the number of hunks applied."""
+    """:func:`merge_text` of the hunks with an id in ``keep`` (all: None),
+    noting every hunk (and what was left aside) in ``out``; the merged text
+    and the number of hunks applied."""
     base_l, run_l, cur_l = lines_of(base), lines_of(run), lines_of(current)
     clean: list[tuple[tuple[int, int], Sequence[str]]] = []
     for hunk in compute_hunks(base_l, run_l):
