@@ -45,6 +45,7 @@ from rein.isolation.bring_back import (
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
+from rein.lsp import errors
 from rein.session import Session, SessionSpec, new_session_id
 from rein.session.restoring import writing_files
 
@@ -198,13 +199,14 @@ class IsolatedSessions:
         def refused(why: str) -> JsonRpcInvalidParams:
             return JsonRpcInvalidParams(f"rein/applyIsolated: invalid params: intoSessionId: {why}")
 
+        shown = errors.shown(session_id)
         if session_id in self.live:
-            raise refused(f"the session {session_id!r} is isolated; name a session of the folder")
+            raise refused(f"the session {shown} is isolated; name a session of the folder")
         session = await self.server.manager.load(session_id)
         if session is None:
-            raise refused(f"no session {session_id!r}")
+            raise refused(f"no session {shown}")
         if session.busy or session.restoring or self.server.manager.in_use(session_id):
-            raise refused(f"the session {session_id!r} is running; wait for its run or abort it")
+            raise refused(f"the session {shown} is running; wait for its run or abort it")
         return session
 
     async def bring_back(

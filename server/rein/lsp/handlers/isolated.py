@@ -1,7 +1,8 @@
 """Isolated sessions: ``rein/newSession`` (``isolated: true`` makes its
 copy of the folder), ``rein/isolatedHunks`` (its hunks against the folder
 now) and ``rein/applyIsolated`` (keep all or the kept hunks, into the
-person's open session or a new one; discard; keep as a branch). The parts are in :mod:`rein.lsp.isolated_sessions`."""
+person's open session or a new one; discard; keep as a branch). The parts
+are in :mod:`rein.lsp.isolated_sessions`."""
 
 from __future__ import annotations
 
