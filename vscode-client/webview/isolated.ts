@@ -9,7 +9,8 @@
 
 import * as l10n from '@vscode/l10n';
 import type { IsolatedHunkView, IsolatedReviewView, IsolatedRowAction, IsolatedRunView } from '../src/shared/isolatedView';
-import { diffPre, h, icon } from './dom';
+import { hunkFrame } from './checkpoints';
+import { h, icon } from './dom';
 import { stateName } from './locale';
 
 export interface Section<T> {
@@ -55,28 +56,31 @@ function side(label: string, text: string | undefined, cls: string): HTMLElement
 }
 
 function hunkBlock(sessionId: string, hunk: IsolatedHunkView, onHunk: OnHunk): HTMLElement {
-  const head = h('div', { class: 'hunk-head' }, h('code', {}, hunk.header || hunk.id));
+  const header = hunk.header || hunk.id;
   if (hunk.status === 'conflict') {
-    head.append(h('span', { class: 'badge isolated-conflict' }, l10n.t('conflict')));
-  } else {
-    head.append(h('span', { class: `badge review-${hunk.kept ? 'kept' : 'undone'}` }, hunk.kept ? l10n.t('kept') : l10n.t('undone')));
-    const keep = !hunk.kept;
-    const button = h(
-      'button',
-      { class: `secondary small isolated-hunk-${keep ? 'keep' : 'undo'}`, 'data-hunk': hunk.id, title: keep ? l10n.t('Keep this change') : l10n.t('Leave this change out of the apply') },
-      keep ? l10n.t('Keep') : l10n.t('Undo'),
-    );
-    button.addEventListener('click', () => onHunk(sessionId, hunk.id, keep));
-    head.append(button);
-  }
-  const block = h('div', { class: `hunk isolated-hunk status-${hunk.status}`, 'data-hunk': hunk.id }, head, diffPre(hunk.lines.join('\n'), 'hunk-lines'));
-  if (hunk.status === 'conflict') {
+    const block = hunkFrame(header, hunk.lines, hunk.status, h('span', { class: 'badge isolated-conflict' }, l10n.t('conflict')));
     block.append(
       h('div', { class: 'isolated-reason muted' }, hunk.reason ?? ''),
       side(l10n.t('Your folder now:'), hunk.ours, 'ours'),
       side(l10n.t('The run:'), hunk.theirs, 'theirs'),
     );
+    return marked(block, hunk.id);
   }
+  const keep = !hunk.kept;
+  const button = h(
+    'button',
+    { class: `secondary small isolated-hunk-${keep ? 'keep' : 'undo'}`, 'data-hunk': hunk.id, title: keep ? l10n.t('Keep this change') : l10n.t('Leave this change out of the apply') },
+    keep ? l10n.t('Keep') : l10n.t('Undo'),
+  );
+  button.addEventListener('click', () => onHunk(sessionId, hunk.id, keep));
+  const badge = h('span', { class: `badge review-${hunk.kept ? 'kept' : 'undone'}` }, hunk.kept ? l10n.t('kept') : l10n.t('undone'));
+  return marked(hunkFrame(header, hunk.lines, hunk.status, badge, button), hunk.id);
+}
+
+/** The review's hunk block, as an isolated run's hunk `id`. */
+function marked(block: HTMLElement, id: string): HTMLElement {
+  block.classList.add('isolated-hunk');
+  block.dataset.hunk = id;
   return block;
 }
 
