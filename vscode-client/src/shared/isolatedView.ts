@@ -42,6 +42,7 @@ export function cleanHunks(files: readonly IsolatedHunkFile[]): string[] {
   return files.flatMap((file) => file.hunks.filter((hunk) => hunk.status === 'clean').map((hunk) => hunk.id));
 }
 
+/** A review as the page draws it: each hunk marked kept or not (a conflict never is), with the counts. */
 export function reviewView(review: IsolatedReview): IsolatedReviewView {
   let kept = 0;
   let conflicts = 0;
