@@ -82,22 +82,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
-    from rein.harness.errors import ConfigError
-    from rein.headless.isolated import ApplyArgs, apply_isolated
-    from rein.headless.run import build_config
-    from rein.store import default_storage_path
+    from rein.headless.isolated import apply_command
 
-    storage = args.storage or str(default_storage_path())
-    try:
-        config = build_config(args.config, {})
-    except ConfigError as exc:
-        print(f"rein apply: {exc}", file=sys.stderr)
-        return 2
-    return apply_isolated(
-        ApplyArgs(
-            args.session, storage, args.branch, args.discard, as_json=args.json, config=config
-        )
-    )
+    return apply_command(
+        args.session, args.storage, args.config, args.branch, args.discard, args.list, args.hunks,
+        as_json=args.json,
+    )  # fmt: skip
 
 
 def _model_overrides(args: argparse.Namespace) -> dict[str, object]:
@@ -466,6 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
     how = p.add_mutually_exclusive_group()
     how.add_argument("--branch", metavar="NAME", help="commit it on a new branch; apply nothing")
     how.add_argument("--discard", action="store_true", help="remove it; apply nothing")
+    how.add_argument("--list", action="store_true", help="list its hunks (ids); apply nothing")
+    how.add_argument("--hunks", metavar="ID,...", help="apply only these hunks (--list's ids)")
     p.add_argument("--json", action="store_true", help="the result as one JSON object")
     p.add_argument("--storage", help="the storage folder (default: the user data dir)")
     p.add_argument(

@@ -86,13 +86,38 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
         assert (repo / "app.py").read_text() == APP
         assert str(repo / "app.py") not in editor.buffers  # nothing reached the editor
 
-        kept = await agent.raw("_rein/applyIsolated", {"sessionId": session_id, "action": "keep"})
+        # Its hunks, against the editor's view of the folder; the person keeps
+        # the one and applies it into their open session of the folder.
+        listed = await agent.raw("_rein/isolatedHunks", {"sessionId": session_id})
+        assert [
+            (f["path"], [(h["id"], h["status"]) for h in f["hunks"]]) for f in listed["files"]
+        ] == [("app.py", [("app.py#0", "clean")])]
+        mine = (await agent.raw("session/new", {"cwd": str(repo), "mcpServers": []}))["sessionId"]
+        for bad, field in (
+            ({"hunks": ["app.py#3"]}, "hunks"),
+            ({"intoSessionId": "nosuch"}, "intoSessionId"),
+            ({"intoSessionId": session_id}, "intoSessionId"),
+        ):
+            with pytest.raises(RequestError, match=field):
+                await agent.raw(
+                    "_rein/applyIsolated", {"sessionId": session_id, "action": "keep", **bad}
+                )
+        assert (repo / "app.py").read_text() == APP
+        kept = await agent.raw(
+            "_rein/applyIsolated",
+            {
+                "sessionId": session_id,
+                "action": "keep",
+                "hunks": ["app.py#0"],
+                "intoSessionId": mine,
+            },
+        )
         assert kept["applied"] == ["app.py"] and kept["conflicts"] == []
+        assert kept["leftAside"] == []
         assert editor.buffers[str(repo / "app.py")] == APP.replace("return name", "return 1")
         assert not await anyio.Path(tree).exists()
         assert git(repo, "worktree", "list").count("\n") == 1
-        # Recorded as one run of a session of the folder, its gates' verdict
-        # in the answer (the analyzer gate is off here).
+        # Recorded as one run of the person's open session, its gates'
+        # verdict in the answer (the analyzer gate is off here).
         assert kept["gates"] == {"status": "passed", "blockers": [], "reason": ""}
-        assert kept["sessionId"].startswith("ses_") and kept["sessionId"] != session_id
-        assert kept["runId"].startswith("run_")
+        assert kept["sessionId"] == mine and kept["runId"].startswith("run_")

@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.headless.isolated import ApplyArgs, apply_isolated
+
 pytestmark = pytest.mark.e2e
 
 REIN = [sys.executable, "-m", "rein"]
@@ -123,13 +125,15 @@ def _worktrees(repo: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in listed.splitlines() if line.startswith("worktree ")]
 
 
-def test_parallel_isolated_runs_gated_apart_then_brought_back(tmp_path: Path) -> None:
+def test_parallel_isolated_runs_gated_apart_then_brought_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # One test, so the runs (the costly part) are made once whatever the
     # workers: each check below reads what they left, in order.
     world = _world(tmp_path)
     _each_run_has_its_own_verdict_and_the_folder_is_untouched(world)
     _the_next_start_removed_what_the_killed_run_left(world)
-    _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world)
+    _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world, capsys)
     _a_folder_that_is_not_a_git_repository_works_by_copy(world)
 
 
@@ -226,7 +230,9 @@ def _the_next_start_removed_what_the_killed_run_left(world: World) -> None:
     assert not (world.storage / "isolated" / f"{world.killed_session}.json").exists()
 
 
-def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: World) -> None:
+def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     first = world.results["first"]["isolated"]["sessionId"]
     second = world.results["second"]["isolated"]["sessionId"]
     out = world.apply(first)
@@ -237,9 +243,23 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: Worl
     assert "applied   mod.py\nthe folder's gates: passed\n" in out.stdout, out.stdout
 
     (world.repo / "caller.py").write_text(CALLER)  # the person, meanwhile
-    out = world.apply(second, "--json")
+    # Its hunks against the folder now: mod.py's first line is a conflict.
+    listed = world.apply(second, "--list")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert [line.split()[:2] for line in listed.stdout.splitlines() if "#" in line] == [
+        ["app.py#0", "clean"],
+        ["mod.py#0", "conflict"],
+        ["mod.py#1", "clean"],
+    ]
+    assert "ours (the folder):\n    | v1 = 100\n" in listed.stdout
+    # (In process: the command line's refusal, cheaper than one more process.)
+    bad = ApplyArgs(second, str(world.storage), hunks=("mod.py#9",))
+    assert apply_isolated(bad) == 2
+    assert "--hunks: no such hunk of the session: mod.py#9" in capsys.readouterr().err
+    out = world.apply(second, "--json", "--hunks", "app.py#0,mod.py#0,mod.py#1")
     assert out.returncode == 3, out.stdout + out.stderr
     result = json.loads(out.stdout)
+    assert result["leftAside"] == ["mod.py#0"]  # kept, but a conflict: never applied
     # Both files as one change; the folder's analyzers block the new
     # signature's caller (the apply stays: the verdict informs).
     assert result["applied"] == ["app.py", "mod.py"] and result["hunksApplied"] == 2
@@ -248,6 +268,7 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: Worl
     assert result["verdict"] == "completed"
     assert result["conflicts"] == [
         {
+            "id": "mod.py#0",
             "path": "mod.py",
             "base": "v1 = 1\n",
             "ours": "v1 = 100\n",
@@ -262,6 +283,7 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(world: Worl
     assert text.returncode == 3 and "theirs (the run):\n    | v1 = 200" in text.stdout
     assert text.stdout.count("conflict  mod.py") == 1
     assert "the folder's gates" not in text.stdout  # nothing applied, nothing judged
+    assert "undo this apply" not in text.stderr  # nor recorded as a run
     # rein undo reverts the whole apply (both files), one checkpoint run.
     undo = world.rein(
         "undo", str(world.repo), "--session", result["sessionId"], "--run", result["runId"],

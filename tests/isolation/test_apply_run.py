@@ -14,7 +14,13 @@ from rein.harness.file_updates import PartlyAppliedError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import FileUpdate, Mutation
 from rein.isolation.apply_run import ApplyVerdict, bring_back_as_run
-from rein.isolation.bring_back import RunChange, apply_changes
+from rein.isolation.bring_back import (
+    RunChange,
+    apply_changes,
+    hunk_ids,
+    hunks_json,
+    review_changes,
+)
 from tests.fakes.workspace import FakeWorkspace
 
 
@@ -96,3 +102,37 @@ async def test_files_a_failed_apply_left_changed_are_reported_not_retried() -> N
         ),
         ("b.py", "Could not write b.py (disk full). Still changed: a.py."),
     ]
+
+
+async def test_the_hunks_are_listed_against_the_folder_and_only_the_kept_ones_applied() -> None:
+    """Each hunk has an id of the run's (a whole file is hunk 0); listed
+    against the folder now, clean or a conflict with both sides; applied
+    with ``keep``, the others are left aside and nothing of them written."""
+    base = "a\nl2\nb\nl4\nc\nl6\n"
+    run = base.replace("a\n", "A\n").replace("b\n", "B\n").replace("c\n", "C\n")
+    folder = base.replace("c\n", "mine\n")
+    changes = [
+        RunChange("f.py", base.encode(), run.encode()),
+        RunChange("img.bin", b"\x00\xff", b"\x01\xff"),
+        RunChange("new.py", None, b"n = 1\n"),
+    ]
+    assert hunk_ids(changes) == ["f.py#0", "f.py#1", "f.py#2", "img.bin#0", "new.py#0"]
+    fake = FakeWorkspace({"f.py": folder, "img.bin": "x"})
+    listed = await review_changes(changes, fake)
+    assert [(h.id, h.status, h.lines) for h in listed.hunks] == [
+        ("f.py#0", "clean", ("-a", "+A")),
+        ("f.py#1", "clean", ("-b", "+B")),
+        ("f.py#2", "conflict", ("-c", "+C")),
+        ("img.bin#0", "conflict", ()),
+        ("new.py#0", "clean", ("+n = 1",)),
+    ]
+    conflict = listed.hunks[2].conflict
+    assert conflict is not None and (conflict.ours, conflict.theirs) == ("mine\n", "C\n")
+    assert [f["path"] for f in hunks_json(changes, listed)] == ["f.py", "img.bin", "new.py"]
+    assert fake.files["f.py"] == folder  # listing writes nothing
+
+    out = await apply_changes(changes, fake, keep={"f.py#1", "f.py#2"})
+    assert fake.files == {"f.py": folder.replace("b\n", "B\n"), "img.bin": "x"}
+    assert (out.applied, out.hunks_applied) == (["f.py"], 1)
+    assert out.left_aside == ["f.py#0", "f.py#2", "img.bin#0", "new.py#0"]
+    assert [c.hunk for c in out.conflicts] == ["f.py#2", "img.bin#0"]

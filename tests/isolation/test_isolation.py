@@ -14,9 +14,10 @@ import pytest
 
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ConfigError
-from rein.isolation.bring_back import apply_changes, keep_as_branch, merge_text, run_changes
+from rein.isolation.bring_back import apply_changes, keep_as_branch, run_changes
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import Registry
+from rein.isolation.three_way import merge_text
 from rein.isolation.worktree import create_isolated
 
 TEXT = "".join(f"l{i}\n" for i in range(1, 7))

@@ -135,3 +135,104 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         )
         assert [f["path"] for f in restored["restored"]] == ["app.py"], restored
         assert (root / "app.py").read_text() == APP
+
+
+THREE = "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n"
+
+
+def _edit(old: str, new: str) -> dict[str, Any]:
+    return {
+        "name": "edit_file",
+        "arguments": {"path": "app.py", "old_string": old, "new_string": new},
+    }
+
+
+async def test_an_isolated_run_is_reviewed_by_hunk_and_applied_into_the_open_session(
+    tmp_path: Path,
+) -> None:
+    """The folder changed one of the run's three places meanwhile: the list
+    shows two clean hunks and a conflict with both sides; the person keeps
+    one clean hunk and applies it into their open session (one run of it,
+    undone by rein/restore); the other two are left aside, nothing of them
+    written."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "app.py").write_text(THREE)
+    git(root, "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    edits = [_edit(f"return {n}", f"return {n}0") for n in (1, 2, 3)]
+    write_script(tmp_path, [{"tool_calls": edits}, {"text": "done"}])
+    async with running_server(root, tmp_path, settings=NO_GATE) as ed:
+        client = ed.client
+        made = await request(client, "rein/newSession", {"isolated": True, "title": "t"})
+        sid = made["sessionId"]
+        result = await request(client, "rein/prompt", {"sessionId": sid, "text": "x"})
+        assert result["status"] == "completed"
+        folder = THREE.replace("return 3", "return 300")
+        (root / "app.py").write_text(folder)  # the person changed c() meanwhile
+        plain = (await request(client, "rein/newSession", {"title": "mine"}))["sessionId"]
+
+        listed = await request(client, "rein/isolatedHunks", {"sessionId": sid})
+        (shown,) = listed["files"]
+        assert (shown["path"], shown["change"], shown["notes"]) == ("app.py", "modified", [])
+        assert [(h["id"], h["status"], h["lines"]) for h in shown["hunks"]] == [
+            ("app.py#0", "clean", ["-    return 1", "+    return 10"]),
+            ("app.py#1", "clean", ["-    return 2", "+    return 20"]),
+            ("app.py#2", "conflict", ["-    return 3", "+    return 30"]),
+        ]
+        both = shown["hunks"][2]["conflict"]
+        assert (both["id"], both["base"], both["ours"], both["theirs"]) == (
+            "app.py#2",
+            "    return 3\n",
+            "    return 300\n",
+            "    return 30\n",
+        )
+        assert (root / "app.py").read_text() == folder  # listing writes nothing
+
+        for bad, field in (
+            ({"hunks": ["app.py#7"]}, "hunks: no such hunk"),
+            ({"hunks": "app.py#0"}, "hunks"),
+            ({"intoSessionId": "nosuch"}, "intoSessionId: no session"),
+            ({"intoSessionId": sid}, "intoSessionId: .* is isolated"),
+            ({"action": "discard", "hunks": []}, "hunks: only with action 'keep'"),
+        ):
+            with pytest.raises(JsonRpcInvalidParams, match=field):
+                await request(
+                    client, "rein/applyIsolated", {"sessionId": sid, "action": "keep", **bad}
+                )
+        with pytest.raises(JsonRpcInvalidParams, match=r"sessionId: .* is not isolated"):
+            await request(client, "rein/isolatedHunks", {"sessionId": plain})
+        assert (root / "app.py").read_text() == folder  # refused: nothing changed
+
+        kept = await request(
+            client,
+            "rein/applyIsolated",
+            {"sessionId": sid, "action": "keep", "hunks": ["app.py#0"], "intoSessionId": plain},
+        )
+        assert (kept["applied"], kept["hunksApplied"], kept["leftAside"]) == (
+            ["app.py"],
+            1,
+            ["app.py#1", "app.py#2"],
+        )
+        assert [c["id"] for c in kept["conflicts"]] == ["app.py#2"]
+        assert kept["sessionId"] == plain
+        assert (root / "app.py").read_text() == folder.replace("return 1\n", "return 10\n")
+        assert sorted(p.name for p in root.iterdir()) == [".git", "app.py"]  # no .rej, .orig
+        assert [p.label for p in ed.applied][-1:] == ["Rein: bring back an isolated run"]
+        # The open session's runs gain the apply, one checkpoint run; undoing it reverts it.
+        runs = (await request(client, "rein/checkpoints", {"sessionId": plain}))["runs"]
+        assert [(r["runId"], [f["path"] for f in r["files"]]) for r in runs] == [
+            (kept["runId"], ["app.py"])
+        ]
+        restored = await request(
+            client, "rein/restore", {"sessionId": plain, "runId": kept["runId"]}
+        )
+        assert [f["path"] for f in restored["restored"]] == ["app.py"], restored
+        assert (root / "app.py").read_text() == folder
+        # A conflict was left: the copy stays until it is discarded.
+        assert [
+            s["sessionId"] for s in (await request(client, "rein/isolatedSessions", {}))["sessions"]
+        ] == [sid]
+        await request(client, "rein/applyIsolated", {"sessionId": sid, "action": "discard"})
+        assert git(root, "worktree", "list").count("\n") == 1

@@ -27,8 +27,8 @@
  *    (the stand-in analyzer's) as covering .py.
  * 3c. An isolated run: e2e/isolated-scenario.yaml; "New isolated session"
  *    in the panel, a prompt that writes NOTES.md in the copy (the folder
- *    untouched), the isolated runs section lists the file, Keep all brings
- *    it into the folder and the copy goes.
+ *    untouched), the isolated runs section lists the file, Review shows its
+ *    hunk kept, Apply kept brings it into the folder and the copy goes.
  * 4b. Navigation: e2e/navigation-scenario.yaml; with main.ts open (VS
  *    Code's TypeScript support has analysed it), the model's find_definition
  *    of area() is answered by the editor (rein/navigate ->
@@ -553,7 +553,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     await setup.locator('summary').click({ position: { x: 8, y: 8 } });
   });
 
-  it('starts an isolated run from the panel: its copy changes, the section lists the file, Keep all brings it to the folder', async () => {
+  it('starts an isolated run from the panel: its copy changes, the section lists the file, its review keeps the hunk into the folder', async () => {
     assert.ok(env);
     const { page, workspace } = env;
     const panel = chat(page);
@@ -572,7 +572,12 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     // The section asked again when the run ended: its changed file and verdict.
     await waitUntil('the row to list NOTES.md', async () => ((await row.locator('.isolated-changed').textContent()) ?? '').includes('NOTES.md'), 15_000);
     assert.equal(await row.locator('.isolated-state').textContent(), 'completed');
-    await row.locator('button', { hasText: 'Keep all' }).click();
+    // Review: its one hunk (the new file), clean and kept; Apply kept applies it.
+    await row.locator('button', { hasText: 'Review' }).click();
+    const hunk = row.locator('.isolated-hunk[data-hunk="NOTES.md#0"]');
+    await hunk.waitFor({ timeout: 15_000 });
+    assert.equal(await hunk.locator('.hunk-head .badge').textContent(), 'kept');
+    await row.locator('button', { hasText: 'Apply kept (1)' }).click();
     await waitUntil('NOTES.md in the folder', async () => fs.existsSync(notes) && fs.readFileSync(notes, 'utf8').includes('fixture calculator'), 30_000);
     await page.locator('.notification-list-item-message', { hasText: 'the isolated run was kept: NOTES.md' }).first().waitFor({ timeout: 15_000 });
     // Kept without conflicts: the copy is removed, the section empties.

@@ -117,17 +117,22 @@ function outcome(item: CheckpointItem): HTMLElement | null {
   return el;
 }
 
+/** A hunk as the reviews draw it: its header and what follows it (badge, buttons), then its lines. */
+export function hunkFrame(header: string, lines: readonly string[], status: string, ...head: HTMLElement[]): HTMLElement {
+  return h('div', { class: `hunk status-${status}` }, h('div', { class: 'hunk-head' }, h('code', {}, header), ...head), diffPre(lines.join('\n'), 'hunk-lines'));
+}
+
 function hunkBlock(run: string, file: ReviewFile, hunk: ReviewHunk): HTMLElement {
-  const head = h('div', { class: 'hunk-head' }, h('code', {}, hunk.header));
   if (hunk.status === 'pending') {
-    head.append(
+    return hunkFrame(
+      hunk.header,
+      hunk.lines,
+      hunk.status,
       reviewButton('keep', l10n.t('Keep'), l10n.t('Keep this change'), run, file.path, hunk.index),
       reviewButton('undo', l10n.t('Undo'), l10n.t('Undo this change (refused if you changed these lines since)'), run, file.path, hunk.index),
     );
-  } else {
-    head.append(h('span', { class: `badge review-${hunk.status}` }, stateName(hunk.status)));
   }
-  return h('div', { class: `hunk status-${hunk.status}` }, head, diffPre(hunk.lines.join('\n'), 'hunk-lines'));
+  return hunkFrame(hunk.header, hunk.lines, hunk.status, h('span', { class: `badge review-${hunk.status}` }, stateName(hunk.status)));
 }
 
 function review(item: CheckpointItem): HTMLElement | null {

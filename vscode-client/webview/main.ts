@@ -127,7 +127,10 @@ const approvals = approvalsSection(
   (id) => vscode.postMessage({ type: 'revokeApproval', id }),
 );
 
-const isolated = isolatedSection((sessionId, action) => vscode.postMessage({ type: 'isolatedAction', sessionId, action }));
+const isolated = isolatedSection(
+  (sessionId, action) => vscode.postMessage({ type: 'isolatedAction', sessionId, action }),
+  (sessionId, hunk, keep) => vscode.postMessage({ type: 'isolatedHunk', sessionId, hunk, keep }),
+);
 const setup = setupSection(() => vscode.postMessage({ type: 'refreshSetup' }));
 
 app.append(

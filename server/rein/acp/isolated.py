@@ -2,14 +2,18 @@
 {"isolated": true}}`` runs the session in its own copy of ``cwd`` (a git
 worktree or a copy, :mod:`rein.isolation`) over a host of the copy on the
 disk (the client's buffers are the person's, not the copy's), and the
-extension method ``_rein/applyIsolated`` brings its changes back through
+extension method ``_rein/isolatedHunks`` lists its hunks against the
+client's view of ``cwd`` (clean or conflicting), and ``_rein/applyIsolated``
+brings its changes back (every clean hunk, or the ``hunks`` kept) through
 the client's buffers of ``cwd`` (``fs/write_text_file``, one generation)
-as a run of a new session of ``cwd`` whose gates judge it (the answer's
+as a run of the person's open session (``intoSessionId``) or of a new
+session of ``cwd``, whose gates judge it (the answer's
 ``gates``; its checkpoint reverts the whole apply), keeps them as a
 branch, or discards them (docs/acp.md)."""
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,13 @@ from rein.harness.errors import ConfigError
 from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
-from rein.isolation.bring_back import keep_as_branch, run_changes
+from rein.isolation.bring_back import (
+    hunk_ids,
+    hunks_json,
+    keep_as_branch,
+    review_changes,
+    run_changes,
+)
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
@@ -74,31 +84,91 @@ class AcpIsolation:
         await self.hosts.drop(record.root)
         await anyio.to_thread.run_sync(remove_isolated, self.registry, record)
 
-    async def bring_back(
-        self, session_id: str, params: dict[str, Any], session: Session | None = None
-    ) -> dict[str, Any]:
-        """``_rein/applyIsolated`` for a session that is not running; what
-        cannot be done (a branch that exists, git failing) is InvalidParams
-        with the reason, and nothing changes. No prompt of ``session`` (the
-        live one) starts while its copy is brought back or removed."""
-        try:
-            if session is None:
-                return await self._bring_back(session_id, params)
-            async with writing_files(session, "bringing the isolated copy back"):
-                return await self._bring_back(session_id, params)
-        except (ConfigError, GitError) as exc:
-            raise RequestError.invalid_params({"details": str(exc)}) from exc
-
-    async def _bring_back(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    def _record(self, session_id: str) -> IsolatedRecord:
         record = self.records.get(session_id)
         if record is None:
             raise errors.invalid_field("sessionId", f"{session_id!r} is not an isolated session")
+        return record
+
+    async def hunks(self, session_id: object) -> dict[str, Any]:
+        """``_rein/isolatedHunks``: the copy's hunks against the client's
+        view of the folder now, each clean or a conflict with both sides."""
+        if not isinstance(session_id, str):
+            raise errors.invalid_field("sessionId", "an isolated session's id is required")
+        record = self._record(session_id)
+        try:
+            changes = await anyio.to_thread.run_sync(run_changes, record)
+        except GitError as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from exc
+        folder = await self.hosts.host(Path(record.folder))
+        token = current_session.set(session_id)  # the client's fs calls name the session
+        try:
+            reviewed = await review_changes(
+                changes, folder.workspace, can_branch=record.kind == "git"
+            )
+        finally:
+            current_session.reset(token)
+        return {"sessionId": session_id, "files": hunks_json(changes, reviewed)}
+
+    async def into(self, session_id: str, into_id: object, into: Session | None) -> Session:
+        """The person's open session (``intoSessionId``) an apply of
+        ``session_id`` goes into: a live, idle session of the same folder."""
+        if not isinstance(into_id, str) or not into_id:
+            raise errors.invalid_field("intoSessionId", "a session id (string)")
+        if into_id in self.records:
+            raise errors.invalid_field("intoSessionId", f"{into_id!r} is isolated")
+        folder = await self.hosts.host(Path(self._record(session_id).folder))
+        if into is None or folder.manager.sessions.get(into_id) is not into:
+            raise errors.invalid_field(
+                "intoSessionId", f"no open session {into_id!r} of the folder"
+            )
+        if into.busy or into.restoring:
+            raise errors.invalid_field("intoSessionId", f"the session {into_id!r} is running")
+        return into
+
+    async def bring_back(
+        self,
+        session_id: str,
+        params: dict[str, Any],
+        session: Session | None = None,
+        into: Session | None = None,
+    ) -> dict[str, Any]:
+        """``_rein/applyIsolated`` for a session that is not running (into
+        ``into``, the person's open session, when given); what cannot be
+        done (a branch that exists, git failing) is InvalidParams with the
+        reason, and nothing changes. No prompt of ``session`` (the live
+        one) or of ``into`` starts while its copy is brought back or
+        removed."""
+        try:
+            async with AsyncExitStack() as held:
+                for each in (session, into):
+                    if each is not None:
+                        await held.enter_async_context(
+                            writing_files(each, "bringing the isolated copy back")
+                        )
+                return await self._bring_back(session_id, params, into)
+        except (ConfigError, GitError) as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from exc
+
+    async def _bring_back(
+        self, session_id: str, params: dict[str, Any], into: Session | None
+    ) -> dict[str, Any]:
+        record = self._record(session_id)
         action = params.get("action")
         if action not in ACTIONS:
             raise errors.invalid_field("action", "one of keep, discard, branch")
         branch = params.get("branch")
         if action == "branch" and (not isinstance(branch, str) or not branch):
             raise errors.invalid_field("branch", "a branch name is needed with action branch")
+        keep = params.get("hunks")
+        if keep is not None and (
+            action != "keep"
+            or not isinstance(keep, list)
+            or not all(isinstance(k, str) for k in keep)
+        ):
+            raise errors.invalid_field("hunks", "a list of hunk ids, with action keep only")
+        if into is not None and action != "keep":
+            raise errors.invalid_field("intoSessionId", "with action keep only")
         if action == "branch":
             assert isinstance(branch, str)
             commit = await anyio.to_thread.run_sync(keep_as_branch, record, branch)
@@ -108,18 +178,28 @@ class AcpIsolation:
             await self._remove(record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
+        if keep is not None:
+            unknown = sorted(set(keep) - set(hunk_ids(changes)))
+            if unknown:
+                raise errors.invalid_field("hunks", f"no such hunk of the session: {unknown[0]!r}")
         folder = await self.hosts.host(Path(record.folder))
         title = f"Apply isolated session {session_id}"
-        into = folder.manager.new(SessionSpec(mode="agent", origin="acp", title=title))
+        target = into or folder.manager.new(SessionSpec(mode="agent", origin="acp", title=title))
         token = current_session.set(session_id)  # the client's fs calls name the session
         try:
             brought = await bring_back_into(
-                into, folder.workspace, changes, title=title, can_branch=record.kind == "git"
+                target,
+                folder.workspace,
+                changes,
+                title=title,
+                can_branch=record.kind == "git",
+                keep=keep,
+                named=into is None,
             )
         finally:
             current_session.reset(token)
-        if not brought.result.applied:
-            folder.manager.discard(into)  # nothing of it to keep
+        if not brought.result.applied and into is None:
+            folder.manager.discard(target)  # nothing of it to keep
         if not brought.result.conflicts:
             await self._remove(record)
         return brought.to_json()

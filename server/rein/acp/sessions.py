@@ -490,6 +490,8 @@ class AcpSessions:
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "rein/applyIsolated":
             return await self._apply_isolated(params)
+        if method == "rein/isolatedHunks" and self.isolation is not None:
+            return await self.isolation.hunks(params.get("sessionId"))
         if method not in ("rein/steer", "rein/followUp"):
             raise RequestError.method_not_found(f"_{method}")
         session_id = params.get("sessionId")
@@ -516,8 +518,15 @@ class AcpSessions:
         live = self.live.get(session_id)
         if live is not None and live.session.busy:
             raise errors.busy(session_id)
+        into = None
+        if "intoSessionId" in params:
+            into_id = params["intoSessionId"]
+            found = self.live.get(into_id) if isinstance(into_id, str) else None
+            into = await self.isolation.into(
+                session_id, into_id, found.session if found is not None else None
+            )
         result = await self.isolation.bring_back(
-            session_id, params, live.session if live is not None else None
+            session_id, params, live.session if live is not None else None, into
         )
         if session_id not in self.isolation.records and live is not None:
             live.unsubscribe()  # its copy is gone: the session is over

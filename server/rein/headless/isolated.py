@@ -2,8 +2,9 @@
 copy of the folder, and its changes brought back (or kept as a branch, or
 discarded) afterwards. The parts are in :mod:`rein.isolation`.
 
-``rein apply`` brings the clean hunks back as one change of a new session
-of the folder (stored: ``rein undo --session S`` reverts the whole apply),
+``rein apply`` brings the clean hunks (or only the ``--hunks`` kept, ids
+as ``--list`` prints them) back as one change of a new session of the
+folder (stored: ``rein undo --session S`` reverts the whole apply),
 with the folder's analyzers started as ``rein run`` starts them and its
 gates judging the applied files against their state before the apply
 (:func:`rein.isolation.apply_run.bring_back_as_run`); the verdict is
@@ -16,19 +17,28 @@ import shlex
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import anyio
 
 from rein.config import ReinConfig
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ConfigError, ModelError, ReinError
 from rein.harness.ports import ModelDelta, ModelRequest
 from rein.hosting.headless import HeadlessSession
 from rein.hosting.isolated_apply import bring_back_into
 from rein.isolation.apply_run import BroughtBack
-from rein.isolation.bring_back import BringBack, keep_as_branch, run_changes
+from rein.isolation.bring_back import (
+    hunk_ids,
+    hunks_json,
+    keep_as_branch,
+    review_changes,
+    run_changes,
+)
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
+from rein.isolation.three_way import BringBack, Conflict
 from rein.isolation.worktree import create_isolated
 from rein.session import new_session_id
 from rein.store import SqliteStore
@@ -36,6 +46,7 @@ from rein.store import SqliteStore
 __all__ = [
     "ApplyArgs",
     "abandon_isolated",
+    "apply_command",
     "apply_isolated",
     "finish_isolated",
     "start_isolated",
@@ -138,6 +149,37 @@ class ApplyArgs:
     as_json: bool = False
     #: The folder's configuration (its gates); None: the defaults.
     config: ReinConfig | None = None
+    #: List the hunks (ids, clean or conflict); apply nothing.
+    list_only: bool = False
+    #: Apply only these hunks (ids as ``--list`` prints them); None: every clean one.
+    hunks: tuple[str, ...] | None = None
+
+
+def apply_command(
+    session_id: str,
+    storage: str | None,
+    config_file: str | None,
+    branch: str | None,
+    discard: bool,
+    list_only: bool,
+    hunks: str | None,
+    *,
+    as_json: bool,
+) -> int:
+    """``rein apply`` from its command line (``hunks``: ids, comma separated)."""
+    from rein.config_file import build_config
+    from rein.store import default_storage_path
+
+    try:
+        config = build_config(config_file, {})
+    except ConfigError as exc:
+        print(f"rein apply: {exc}", file=sys.stderr)
+        return 2
+    kept = tuple(h for h in hunks.split(",") if h) if hunks is not None else None
+    where = storage or str(default_storage_path())
+    return apply_isolated(
+        ApplyArgs(session_id, where, branch, discard, as_json, config, list_only, kept)
+    )
 
 
 def _show(result: BringBack) -> None:
@@ -145,14 +187,21 @@ def _show(result: BringBack) -> None:
         print(f"applied   {path}")
     for conflict in result.conflicts:
         print(f"conflict  {conflict.path}: {conflict.reason}")
-        for label, text in (
-            ("base", conflict.base),
-            ("ours (the folder)", conflict.ours),
-            ("theirs (the run)", conflict.theirs),
-        ):
-            print(f"  {label}:")
-            for line in text.splitlines() or ["(nothing)"]:
-                print(f"    | {line}")
+        _sides(conflict)
+    aside = [i for i in result.left_aside if i not in {c.hunk for c in result.conflicts}]
+    if aside:
+        print(f"left aside (not kept): {', '.join(aside)}")
+
+
+def _sides(conflict: Conflict) -> None:
+    for label, text in (
+        ("base", conflict.base),
+        ("ours (the folder)", conflict.ours),
+        ("theirs (the run)", conflict.theirs),
+    ):
+        print(f"  {label}:")
+        for line in text.splitlines() or ["(nothing)"]:
+            print(f"    | {line}")
 
 
 def apply_isolated(args: ApplyArgs) -> int:
@@ -175,6 +224,12 @@ def apply_isolated(args: ApplyArgs) -> int:
             remove_isolated(registry, record)
             _say(args, {"discarded": record.session_id}, f"discarded {record.session_id}")
             return 0
+        if args.list_only:
+            return _list(record, args)
+        if args.hunks is not None:
+            unknown = sorted(set(args.hunks) - set(hunk_ids(run_changes(record))))
+            if unknown:
+                raise ConfigError(f"--hunks: no such hunk of the session: {', '.join(unknown)}")
         if args.branch is not None:
             commit = keep_as_branch(record, args.branch)
             remove_isolated(registry, record)
@@ -211,6 +266,35 @@ def apply_isolated(args: ApplyArgs) -> int:
     return APPLY_CONFLICTS if result.conflicts else 0
 
 
+def _list(record: IsolatedRecord, args: ApplyArgs) -> int:
+    """``rein apply SESSION_ID --list``: each hunk against the folder on the
+    disk now, with its id, clean or conflict (both sides); nothing applied."""
+    changes = run_changes(record)
+    reviewed = anyio.run(
+        partial(review_changes, can_branch=record.kind == "git"),
+        changes,
+        DiskWorkspace(record.folder),
+    )
+    files = hunks_json(changes, reviewed)
+    if args.as_json:
+        print(json.dumps({"sessionId": record.session_id, "files": files}))
+        return 0
+    for hunk in reviewed.hunks:
+        print(f"{hunk.id}  {hunk.status:<8}  {hunk.header}".rstrip())
+        for line in hunk.lines:
+            print(f"    {line}")
+        if hunk.conflict is not None:
+            _sides(hunk.conflict)
+    for conflict in reviewed.conflicts:
+        if conflict.index is None:
+            print(f"note  {conflict.path}: {conflict.reason}")
+    print(
+        f"apply some with: rein apply {record.session_id} --hunks ID,...  (conflicts never apply)",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def _verdict_line(record: IsolatedRecord) -> str:
     """The run's verdict as stored when it finished (its gates' word on
     the copy; the folder's gates judge the applied result afterwards)."""
@@ -233,8 +317,17 @@ class _NoModel:
 
 async def _apply(record: IsolatedRecord, args: ApplyArgs) -> BroughtBack:
     """The clean hunks applied as one change of a new stored session of the
-    folder, its analyzers started and its gates judging the result."""
+    folder, its analyzers started and its gates judging the result. When no
+    hunk would be applied (all conflicts, or none kept), no session is
+    made and no analyzer started: the review says what is left."""
     changes = await anyio.to_thread.run_sync(run_changes, record)
+    can_branch = record.kind == "git"
+    reviewed = await review_changes(changes, DiskWorkspace(record.folder), can_branch=can_branch)
+    if not any(
+        h.status == "clean" and (args.hunks is None or h.id in args.hunks) for h in reviewed.hunks
+    ):
+        reviewed.left_aside.extend(h.id for h in reviewed.hunks if h.status == "clean")
+        return BroughtBack(reviewed, run_id="")
     async with HeadlessSession(
         record.folder, _NoModel(), args.config, storage=args.storage, watch=False
     ) as host:
@@ -244,7 +337,8 @@ async def _apply(record: IsolatedRecord, args: ApplyArgs) -> BroughtBack:
             host.workspace,
             changes,
             title=f"rein apply {record.session_id}",
-            can_branch=record.kind == "git",
+            can_branch=can_branch,
+            keep=args.hunks,
         )
 
 

@@ -1,18 +1,21 @@
 """An isolated run brought back into a session of the person's folder, for
 every host (``rein apply``, ``rein/applyIsolated``, ACP's
 ``_rein/applyIsolated``): :func:`~rein.isolation.apply_run.bring_back_as_run`
-applies the clean hunks as one change of a run of that session, which its
+applies the clean hunks (or the ones the person kept) as one change of a
+run of that session (a new one, or the person's open session), which its
 gates judge, and the session is stored when something was applied (so its
 checkpoint run can be undone: ``rein undo --session``, ``rein/restore``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
+from rein.harness.messages import UserMessage
 from rein.harness.ports import AnnouncingWorkspace
 from rein.isolation.apply_run import BroughtBack, bring_back_as_run
 from rein.isolation.bring_back import RunChange
 from rein.session import Session
+from rein.session.restoring import add_note
 from rein.store import StorePersistence
 
 __all__ = ["bring_back_into"]
@@ -25,11 +28,15 @@ async def bring_back_into(
     *,
     title: str,
     can_branch: bool,
+    keep: Container[str] | None = None,
+    named: bool = True,
 ) -> BroughtBack:
-    """``changes`` applied as one change of a new run of ``session`` (over
-    ``workspace``, the session's own), judged by its gates; the session is
-    stored when something was applied (its checkpoint run is kept either
-    way, by the store the session's capture writes to)."""
+    """``changes`` (only the hunks in ``keep``, when given) applied as one
+    change of a new run of ``session`` (over ``workspace``, the session's
+    own), judged by its gates; the session is stored when something was
+    applied (its checkpoint run is kept either way, by the store the
+    session's capture writes to) and, when ``named`` (a session made for
+    the apply, not the person's open one), titled ``title``."""
     brought = await bring_back_as_run(
         changes,
         workspace,
@@ -37,10 +44,17 @@ async def bring_back_into(
         capture=session.capture,
         title=title,
         can_branch=can_branch,
+        keep=keep,
     )
     brought.session_id = session.id
     persistence = session.agent.persistence
     if brought.result.applied and isinstance(persistence, StorePersistence):
         await persistence.ensure_session()
-        await persistence.store.set_title(session.id, title)
+        if named:
+            await persistence.store.set_title(session.id, title)
+    if brought.result.applied and not named:
+        # The person's own session: its model is told what changed under it.
+        files = ", ".join(brought.result.applied)
+        note = f"The person applied changes of an isolated run ({title}): {files}."
+        await add_note(session, UserMessage(content=note, origin="restore"))
     return brought

@@ -18,7 +18,7 @@ ACP client's buffers, the disk), its gates and its capture.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -29,7 +29,8 @@ from rein.harness.gating.gates import GatePipeline
 from rein.harness.ports import AnnouncingWorkspace
 from rein.harness.run.run_record import RunRecord, recording
 from rein.harness.run.run_validation import RunValidation
-from rein.isolation.bring_back import BringBack, RunChange, apply_changes
+from rein.isolation.bring_back import RunChange, apply_changes
+from rein.isolation.three_way import BringBack
 
 __all__ = ["ApplyVerdict", "BroughtBack", "bring_back_as_run"]
 
@@ -95,10 +96,12 @@ async def bring_back_as_run(
     capture: CheckpointCapture | None,
     title: str,
     can_branch: bool = False,
+    keep: Container[str] | None = None,
 ) -> BroughtBack:
-    """Apply ``changes``' clean hunks to ``workspace`` as one change of a
-    new run of the person's session (recorded by ``capture``, judged by
-    ``gates``); see the module's docstring."""
+    """Apply ``changes``' clean hunks (only those with an id in ``keep``,
+    when given) to ``workspace`` as one change of a new run of the
+    person's session (recorded by ``capture``, judged by ``gates``); see
+    the module's docstring."""
     run_id = new_run_id()
     out = BroughtBack(BringBack(), run_id)
     if capture is not None:
@@ -109,7 +112,7 @@ async def bring_back_as_run(
     await validation.begin(workspace)
     try:
         with recording(record):
-            out.result = await apply_changes(changes, workspace, can_branch=can_branch)
+            out.result = await apply_changes(changes, workspace, can_branch=can_branch, keep=keep)
         if out.result.applied:
             out.verdict = await _judge(validation, gates, workspace)
     finally:

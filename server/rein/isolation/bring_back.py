@@ -22,28 +22,35 @@ in their folder.
 
 from __future__ import annotations
 
-import difflib
 import stat
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from rein.checkpoints.hunks import apply_regions, compute_hunks, lines_of, locate
+from rein.checkpoints.hunks import compute_hunks, lines_of
 from rein.harness.errors import ConfigError, ReinError
 from rein.harness.file_updates import PartlyAppliedError
 from rein.harness.ports import FileUpdate, MultiFileWorkspace, Workspace
 from rein.isolation._git import GIT_SLOW_TIMEOUT_S, git
 from rein.isolation.registry import IsolatedRecord
+from rein.isolation.three_way import (
+    BringBack,
+    Conflict,
+    clean_hunk,
+    hunk_id,
+    merge_into,
+    whole_hunk,
+)
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = [
     "MAX_FILE_BYTES",
-    "BringBack",
-    "Conflict",
     "RunChange",
     "apply_changes",
+    "hunk_ids",
+    "hunks_json",
     "keep_as_branch",
-    "merge_text",
+    "review_changes",
     "run_changes",
 ]
 
@@ -90,43 +97,6 @@ def _read_side(path: Path) -> tuple[bytes | None, bool, str]:
         return path.read_bytes(), executable, ""
     except OSError as exc:
         return None, executable, f"the run's file cannot be read: {exc.strerror or exc}"
-
-
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    """A place the run and the folder both changed: never applied."""
-
-    path: str
-    base: str
-    ours: str
-    theirs: str
-    reason: str = "the folder changed these lines since the run started"
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "path": self.path,
-            "base": self.base,
-            "ours": self.ours,
-            "theirs": self.theirs,
-            "reason": self.reason,
-        }
-
-
-@dataclass(slots=True)
-class BringBack:
-    """What an apply did: the files written (``applied``), the hunks it
-    applied, and the conflicts it left alone."""
-
-    applied: list[str] = field(default_factory=list)
-    hunks_applied: int = 0
-    conflicts: list[Conflict] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "applied": self.applied,
-            "hunksApplied": self.hunks_applied,
-            "conflicts": [c.to_json() for c in self.conflicts],
-        }
 
 
 # ------------------------------------------------------------ the run's changes
@@ -185,56 +155,44 @@ def _copy_changes(base: Path, tree: Path) -> list[RunChange]:
     return out
 
 
-# ------------------------------------------------------------ three-way, by hunk
+# ------------------------------------------------------------ the apply
 
 
 def _text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8")
 
 
-def _ours(base: Sequence[str], current: Sequence[str], region: tuple[int, int]) -> str:
-    """The folder's lines where ``region`` of the base went (widened to
-    every changed block that touches it)."""
-    start, end = region
-    lo: int | None = None
-    hi: int | None = None
-    matcher = difflib.SequenceMatcher(None, list(base), list(current), autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if i2 < start or i1 > end:
+def hunk_ids(changes: Sequence[RunChange]) -> list[str]:
+    """Every hunk id of ``changes`` (the folder is not read: an id depends
+    on the run only), in order."""
+    out: list[str] = []
+    for change in changes:
+        try:
+            base, run = _text(change.base), _text(change.run)
+        except UnicodeDecodeError:
+            base = run = None
+        if change.problem or base is None or run is None:
+            if change.problem or change.base != change.run:
+                out.append(hunk_id(change.path, 0))
             continue
-        if tag == "equal":
-            a, b = max(i1, start), min(i2, end)
-            if a > b:
-                continue
-            s, e = j1 + (a - i1), j1 + (b - i1)
-        else:
-            s, e = j1, j2
-        lo = s if lo is None else min(lo, s)
-        hi = e if hi is None else max(hi, e)
-    if lo is None or hi is None:
-        return ""
-    return "".join(current[lo:hi])
+        out.extend(
+            hunk_id(change.path, h.index) for h in compute_hunks(lines_of(base), lines_of(run))
+        )
+    return out
 
 
-def merge_text(path: str, base: str, run: str, current: str) -> tuple[str, int, list[Conflict]]:
-    """``current`` with every hunk of base -> run that applies cleanly
-    applied; the number applied and the conflicts."""
-    base_l, run_l, cur_l = lines_of(base), lines_of(run), lines_of(current)
-    clean: list[tuple[tuple[int, int], Sequence[str]]] = []
-    conflicts: list[Conflict] = []
-    for hunk in compute_hunks(base_l, run_l):
-        where = locate(base_l, cur_l, hunk.old)
-        if where is None and locate(run_l, cur_l, hunk.new) is not None:
-            continue  # the folder has the run's lines there already (applied before)
-        if where is None:
-            conflicts.append(
-                Conflict(
-                    path, "".join(hunk.before), _ours(base_l, cur_l, hunk.old), "".join(hunk.after)
-                )
-            )
-        else:
-            clean.append((where, hunk.after))
-    return "".join(apply_regions(cur_l, clean)), len(clean), conflicts
+def hunks_json(changes: Sequence[RunChange], reviewed: BringBack) -> list[dict[str, object]]:
+    """:func:`review_changes`' answer per file, in the run's order: its
+    ``change``, its ``hunks`` (the review's hunk shape, with an ``id`` and
+    ``status`` clean or conflict, a conflict's both sides) and its
+    ``notes`` (what is not a hunk: a mode the run changed)."""
+    out: list[dict[str, object]] = []
+    for change in changes:
+        hunks = [h.to_json() for h in reviewed.hunks if h.path == change.path]
+        notes = [c.reason for c in reviewed.conflicts if c.path == change.path and c.index is None]
+        if hunks or notes:
+            out.append({"path": change.path, "change": change.kind, "hunks": hunks, "notes": notes})
+    return out
 
 
 async def _current(workspace: Workspace, path: str) -> str | None:
@@ -246,30 +204,47 @@ async def _current(workspace: Workspace, path: str) -> str | None:
 @dataclass(frozen=True, slots=True)
 class _PlannedWrite:
     """One file's planned write: ``text`` None deletes it; ``current`` is
-    what the folder had when it was computed."""
+    what the folder had when it was computed; ``ids``: its hunks applied."""
 
     change: RunChange
     text: str | None
     current: str | None
-    hunks: int
+    ids: tuple[str, ...]
+
+
+async def review_changes(
+    changes: Sequence[RunChange], workspace: Workspace, *, can_branch: bool = False
+) -> BringBack:
+    """Every hunk of ``changes`` against ``workspace`` (the person's folder)
+    as it is now, clean or conflicting (``hunks``, ``conflicts``); nothing
+    is written."""
+    out = BringBack()
+    for change in changes:
+        await _plan(change, workspace, can_branch, out, None)
+    return out
 
 
 async def apply_changes(
-    changes: Sequence[RunChange], workspace: MultiFileWorkspace, *, can_branch: bool = False
+    changes: Sequence[RunChange],
+    workspace: MultiFileWorkspace,
+    *,
+    can_branch: bool = False,
+    keep: Container[str] | None = None,
 ) -> BringBack:
     """Apply every clean hunk of ``changes`` to ``workspace`` (the person's
     folder) as ONE change (one mutation generation, one checkpoint change
     when a run records it); report the conflicts, which are not applied.
-    Every file is read and merged before anything is written, and no error
-    of one file stops the others: a file that cannot be read is a
-    conflict, and when the change is refused because a file changed in the
-    meantime, the files that changed become conflicts and the others are
-    applied (one more try). ``can_branch``: the copy is a git worktree (the
-    binary advice says so)."""
+    ``keep``: only the hunks with these ids (:func:`hunk_id`) are applied,
+    the others are left aside. Every file is read and merged before
+    anything is written, and no error of one file stops the others: a file
+    that cannot be read is a conflict, and when the change is refused
+    because a file changed in the meantime, the files that changed become
+    conflicts and the others are applied (one more try). ``can_branch``:
+    the copy is a git worktree (the binary advice says so)."""
     out = BringBack()
     plan: list[_PlannedWrite] = []
     for change in changes:
-        planned = await _plan(change, workspace, can_branch, out)
+        planned = await _plan(change, workspace, can_branch, out, keep)
         if planned is not None:
             plan.append(planned)
     for attempt in range(2):
@@ -285,23 +260,23 @@ async def apply_changes(
                 # Some files stay written (they changed again, so they were
                 # not put back): the apply's own doing, not a file that
                 # moved, and not retried.
-                out.conflicts.extend(
-                    _refused(p, f"left changed by the failed apply: {exc}")
-                    if p.change.path in exc.changed
-                    else _refused(p, str(exc))
-                    for p in plan
-                )
+                for p in plan:
+                    reason = str(exc)
+                    if p.change.path in exc.changed:
+                        reason = f"left changed by the failed apply: {exc}"
+                    _refused(out, p, reason)
                 break
             moved = [p for p in plan if not await _still(workspace, p)]
             if attempt == 0 and moved:
                 for planned in moved:
-                    out.conflicts.append(_refused(planned, "the file changed while it was applied"))
+                    _refused(out, planned, "the file changed while it was applied")
                 plan = [p for p in plan if p not in moved]
                 continue
-            out.conflicts.extend(_refused(p, str(exc)) for p in plan)
+            for p in plan:
+                _refused(out, p, str(exc))
             break
         out.applied.extend(p.change.path for p in plan)
-        out.hunks_applied += sum(p.hunks for p in plan)
+        out.hunks_applied += sum(len(p.ids) for p in plan)
         break
     return out
 
@@ -314,50 +289,68 @@ async def _still(workspace: Workspace, planned: _PlannedWrite) -> bool:
         return False
 
 
-def _refused(planned: _PlannedWrite, reason: str) -> Conflict:
-    """A planned file that was not written, as a conflict of the file."""
+def _refused(out: BringBack, planned: _PlannedWrite, reason: str) -> None:
+    """A planned file that was not written: a conflict of the file, its
+    hunks left aside."""
     base = _text(planned.change.base) or ""
-    return Conflict(planned.change.path, base, planned.current or "", planned.text or "", reason)
+    path = planned.change.path
+    out.conflicts.append(Conflict(path, base, planned.current or "", planned.text or "", reason))
+    out.left_aside.extend(planned.ids)
 
 
 async def _plan(
-    change: RunChange, workspace: Workspace, can_branch: bool, out: BringBack
+    change: RunChange,
+    workspace: Workspace,
+    can_branch: bool,
+    out: BringBack,
+    keep: Container[str] | None,
 ) -> _PlannedWrite | None:
-    """What to write for ``change`` (None: nothing), conflicts noted in ``out``."""
+    """What to write for ``change`` (None: nothing), its hunks and
+    conflicts noted in ``out``."""
+    path = change.path
     if change.problem:
-        out.conflicts.append(Conflict(change.path, "", "", "", change.problem))
+        out.conflict(Conflict(path, "", "", "", change.problem, index=0))
         return None
     try:
-        current = await _current(workspace, change.path)
+        current = await _current(workspace, path)
     except (ReinError, OSError) as exc:
         reason = f"the folder's file cannot be read: {exc}"
-        out.conflicts.append(Conflict(change.path, "", "", "", reason))
+        out.conflict(Conflict(path, "", "", "", reason, index=0))
         return None
     if change.run is not None and change.base_exec != change.run_exec:
         made = "executable" if change.run_exec else "not executable"
         reason = f"the run made it {made}: Rein brings back contents only, set the mode by hand"
-        out.conflicts.append(Conflict(change.path, "", "", "", reason))
+        out.conflict(Conflict(path, "", "", "", reason))
     try:
         base, run = _text(change.base), _text(change.run)
     except UnicodeDecodeError:
+        if change.base == change.run:
+            return None  # only the mode changed
         advice = "keep it as a branch or copy it by hand" if can_branch else "copy it by hand"
-        reason = f"a binary file: not merged ({advice} from {change.path})"
-        out.conflicts.append(Conflict(change.path, "", current or "", "", reason))
+        reason = f"a binary file: not merged ({advice} from {path})"
+        out.conflict(Conflict(path, "", current or "", "", reason, index=0))
         return None
     if run == current or base == run:
         return None  # the folder has the run's version already / only the mode changed
     if base is None or run is None or current is None:
+        whole = whole_hunk(base, run)
         if current != base:
             reason = f"{change.kind} by the run, and the folder changed it since"
-            out.conflicts.append(
-                Conflict(change.path, base or "", current or "", run or "", reason)
-            )
+            conflict = Conflict(path, base or "", current or "", run or "", reason, index=0)
+            out.conflict(conflict, whole.header, whole.diff_lines())
             return None
-        return _PlannedWrite(change, run, current, 1)
-    merged, applied, conflicts = merge_text(change.path, base, run, current)
-    out.conflicts.extend(conflicts)
-    if applied and merged != current:
-        return _PlannedWrite(change, merged, current, applied)
+        out.hunks.append(clean_hunk(path, whole))
+        if keep is not None and hunk_id(path, 0) not in keep:
+            out.left_aside.append(hunk_id(path, 0))
+            return None
+        return _PlannedWrite(change, run, current, (hunk_id(path, 0),))
+    before = len(out.hunks)
+    merged, _ = merge_into(path, base, run, current, keep, out)
+    ids = tuple(
+        h.id for h in out.hunks[before:] if h.status == "clean" and h.id not in out.left_aside
+    )
+    if ids and merged != current:
+        return _PlannedWrite(change, merged, current, ids)
     return None
 
 

@@ -3,12 +3,16 @@ true``): each in a git worktree (or a copy) of the folder, over its own
 :class:`~rein.hosting.workspace_host.WorkspaceHost` (the disk there, its own
 analyzer pool and preview), so its gates never see the folder's or another
 run's changes. The editor approves and answers as for any session, and
-its events stream as ``rein/event``. ``rein/applyIsolated`` brings the
-changes back through the editor's workspace (one ``workspace/applyEdit``:
-one generation) as a run of a new session of the folder (its checkpoint:
-``rein/restore`` of that run reverts the whole apply) that the folder's
-gates then judge on the editor's diagnostics (the answer's ``gates``),
-keeps them as a branch, or discards them; then the copy is removed.
+its events stream as ``rein/event``. ``rein/isolatedHunks`` lists its
+hunks against the folder as the editor has it now (clean or conflicting).
+``rein/applyIsolated`` brings the changes back (every clean hunk, or the
+ones the person kept) through the editor's workspace (one
+``workspace/applyEdit``: one generation) as a run of the person's open
+session (``intoSessionId``) or of a new session of the folder (its
+checkpoint: ``rein/restore`` of that run reverts the whole apply) that the
+folder's gates then judge on the editor's diagnostics (the answer's
+``gates``), keeps them as a branch, or discards them; then the copy is
+removed.
 
 The isolated session lives in memory (its host has no store); a server
 that stops keeps the copy of a session that changed something, for
@@ -19,20 +23,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
+from pygls.exceptions import JsonRpcInvalidParams
 
 from rein.harness.errors import ConfigError
 from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
-from rein.isolation.bring_back import keep_as_branch, run_changes
+from rein.isolation.bring_back import (
+    hunk_ids,
+    hunks_json,
+    keep_as_branch,
+    review_changes,
+    run_changes,
+)
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.isolation.worktree import create_isolated
+from rein.lsp import errors
 from rein.session import Session, SessionSpec, new_session_id
 from rein.session.restoring import writing_files
 
@@ -163,21 +176,75 @@ class IsolatedSessions:
         made.closing.set()
         await made.keeper
 
-    async def bring_back(
-        self, session_id: str, action: Literal["keep", "discard", "branch"], branch: str | None
-    ) -> dict[str, Any]:
-        """``rein/applyIsolated``: the copy's changes kept (applied through
-        the editor, conflicts left out and reported), kept as a branch, or
-        discarded. The copy is removed unless conflicts are left."""
+    async def hunks(self, session_id: str) -> dict[str, Any]:
+        """``rein/isolatedHunks``: the copy's hunks against the folder as the
+        editor has it now, per file, each clean or a conflict with both
+        sides; nothing is written."""
         made = self.live.get(session_id)
         if made is None:
             raise ConfigError(f"no isolated session {session_id!r} in this server")
-        # No prompt starts while the copy is brought back or removed.
-        async with writing_files(made.session, "bringing the isolated copy back"):
-            return await self._bring_back(made, action, branch)
+        if made.session.restoring:
+            raise ConfigError(f"the isolated session {session_id} is being brought back")
+        changes = await anyio.to_thread.run_sync(run_changes, made.record)
+        reviewed = await review_changes(
+            changes, self.server.editor_workspace, can_branch=made.record.kind == "git"
+        )
+        return {"sessionId": session_id, "files": hunks_json(changes, reviewed)}
+
+    async def into(self, session_id: str) -> Session:
+        """The person's session an apply goes into (live, or loaded from the
+        store); InvalidParams naming ``intoSessionId`` when it is unknown,
+        isolated or busy."""
+
+        def refused(why: str) -> JsonRpcInvalidParams:
+            return JsonRpcInvalidParams(f"rein/applyIsolated: invalid params: intoSessionId: {why}")
+
+        shown = errors.shown(session_id)
+        if session_id in self.live:
+            raise refused(f"the session {shown} is isolated; name a session of the folder")
+        session = await self.server.manager.load(session_id)
+        if session is None:
+            raise refused(f"no session {shown}")
+        if session.busy or session.restoring or self.server.manager.in_use(session_id):
+            raise refused(f"the session {shown} is running; wait for its run or abort it")
+        return session
+
+    async def bring_back(
+        self,
+        session_id: str,
+        action: Literal["keep", "discard", "branch"],
+        branch: str | None,
+        *,
+        keep: tuple[str, ...] | None = None,
+        into: Session | None = None,
+    ) -> dict[str, Any]:
+        """``rein/applyIsolated``: the copy's changes kept (applied through
+        the editor, conflicts left out and reported; only the hunks in
+        ``keep`` when given; as a run of ``into``, the person's open
+        session, else of a new one), kept as a branch, or discarded. The
+        copy is removed unless conflicts are left."""
+        made = self.live.get(session_id)
+        if made is None:
+            raise ConfigError(f"no isolated session {session_id!r} in this server")
+        # No prompt of either session starts while the copy is brought back or removed.
+        async with AsyncExitStack() as held:
+            await held.enter_async_context(
+                writing_files(made.session, "bringing the isolated copy back")
+            )
+            if into is not None:
+                in_use = self.server.manager.in_use(into.id)
+                await held.enter_async_context(
+                    writing_files(into, "applying an isolated session into it", in_use=in_use)
+                )
+            return await self._bring_back(made, action, branch, keep, into)
 
     async def _bring_back(
-        self, made: _Isolated, action: Literal["keep", "discard", "branch"], branch: str | None
+        self,
+        made: _Isolated,
+        action: Literal["keep", "discard", "branch"],
+        branch: str | None,
+        keep: tuple[str, ...] | None,
+        into: Session | None,
     ) -> dict[str, Any]:
         registry = self._registry()
         record = made.record
@@ -193,17 +260,26 @@ class IsolatedSessions:
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
+        if keep is not None:
+            unknown = sorted(set(keep) - set(hunk_ids(changes)))
+            if unknown:
+                raise JsonRpcInvalidParams(
+                    "rein/applyIsolated: invalid params: hunks: no such hunk of the session: "
+                    + ", ".join(repr(u) for u in unknown[:5])
+                )
         title = f"Apply isolated session {record.session_id}"
-        into = self.server.new_session(mode="agent", title=title)
+        target = into or self.server.new_session(mode="agent", title=title)
         brought = await bring_back_into(
-            into,
+            target,
             self.server.editor_workspace,
             changes,
             title=title,
             can_branch=record.kind == "git",
+            keep=keep,
+            named=into is None,
         )
-        if not brought.result.applied:
-            self.server.manager.discard(into)  # nothing of it to keep
+        if not brought.result.applied and into is None:
+            self.server.manager.discard(target)  # nothing of it to keep
         if not brought.result.conflicts:
             await self._close(made)
             await anyio.to_thread.run_sync(remove_isolated, registry, record)

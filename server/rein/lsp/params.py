@@ -32,6 +32,7 @@ __all__ = [
     "CommandsParams",
     "DiagnosticsChangedParams",
     "FollowUpParams",
+    "IsolatedHunksParams",
     "McpServersParams",
     "NewSessionParams",
     "PreviewParams",
@@ -171,6 +172,12 @@ class ApplyIsolatedParams(BaseModel):
     session_id: str = Field(alias="sessionId")
     action: Literal["keep", "discard", "branch"]
     branch: str | None = Field(None, min_length=1)
+    #: The ids of the hunks to keep (``rein/isolatedHunks``); None: every
+    #: clean hunk.
+    hunks: tuple[str, ...] | None = None
+    #: The person's open session the apply becomes a run of; None: a new
+    #: session of the folder.
+    into_session_id: str | None = Field(None, alias="intoSessionId", min_length=1)
 
     @model_validator(mode="after")
     def _branch_with_branch_only(self) -> ApplyIsolatedParams:
@@ -178,7 +185,16 @@ class ApplyIsolatedParams(BaseModel):
             raise ValueError("branch: a name is needed with action 'branch'")
         if self.action != "branch" and self.branch is not None:
             raise ValueError(f"branch: only with action 'branch', not {self.action!r}")
+        for name, value in (("hunks", self.hunks), ("intoSessionId", self.into_session_id)):
+            if self.action != "keep" and value is not None:
+                raise ValueError(f"{name}: only with action 'keep', not {self.action!r}")
         return self
+
+
+class IsolatedHunksParams(BaseModel):
+    model_config = _CONFIG
+
+    session_id: str = Field(alias="sessionId")
 
 
 class AbortParams(BaseModel):

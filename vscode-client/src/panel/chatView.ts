@@ -252,6 +252,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'isolatedAction':
         void this.isolated?.act(msg.sessionId, msg.action);
         break;
+      case 'isolatedHunk':
+        this.isolated?.decide(msg.sessionId, msg.hunk, msg.keep);
+        break;
       case 'refreshSetup':
         void loadSetup(this.connection).then((view) => this.post({ type: 'setup', view }));
         break;

@@ -5,19 +5,25 @@
  * folder; the section lists every copy (`rein/isolatedSessions`, asked
  * again when a run of one starts or ends) with its state, its changed files
  * and its verdict; a row opens, aborts, keeps, discards or keeps as a
- * branch (`rein/applyIsolated`). Steering is the prompt box's, on the
- * opened session.
+ * branch (`rein/applyIsolated`). "Review" lists its hunks against the folder
+ * now (`rein/isolatedHunks`: clean, or a conflict with both sides); the
+ * person keeps or undoes each clean hunk and "Apply kept" applies only
+ * those (`hunks`). Keeping goes into the chat's current session
+ * (`intoSessionId`: one run of it, undone from its timeline) unless the
+ * panel shows no session or the isolated one. Steering is the prompt box's,
+ * on the opened session.
  */
 
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../connection';
-import { isolatedRows, type IsolatedRowAction, type IsolatedRunView } from '../shared/isolatedView';
+import { cleanHunks, isolatedRows, type IsolatedReview, type IsolatedRowAction, type IsolatedRunView } from '../shared/isolatedView';
 import {
   Methods,
   type ApplyGates,
   type ApplyIsolatedResult,
   type EventEnvelope,
   type IsolatedAction,
+  type IsolatedHunksResult,
   type IsolatedSession,
   type IsolatedSessionsResult,
 } from '../shared/protocol';
@@ -35,6 +41,8 @@ export interface IsolatedHost {
   selectSession(sessionId: string): Promise<void>;
   newSession(): void;
   abortSession(sessionId: string): Promise<void>;
+  /** The shown session's timeline (an apply into it adds a checkpoint run). */
+  readonly checkpoints: { refresh(): Promise<void> };
 }
 
 function message(error: unknown): string {
@@ -55,6 +63,11 @@ export function appliedText(action: IsolatedAction, result: ApplyIsolatedResult)
     text = result.applied.length
       ? vscode.l10n.t('Rein: the isolated run was kept: {0}.', result.applied.join(', '))
       : vscode.l10n.t('Rein: the isolated run changed nothing to keep.');
+  }
+  const conflicting = new Set(result.conflicts.map((c) => c.id));
+  const undone = (result.leftAside ?? []).filter((id) => !conflicting.has(id));
+  if (undone.length) {
+    text = vscode.l10n.t('{0} Left aside, not kept: {1}.', text, undone.join(', '));
   }
   const verdict = verdictText(result.gates);
   return verdict ? vscode.l10n.t('{0} Your folder\u2019s gates: {1}.', text, verdict) : text;
@@ -78,6 +91,8 @@ export function verdictText(gates: ApplyGates | null | undefined): string {
 
 export class IsolatedRuns implements vscode.Disposable {
   private sessions: IsolatedSession[] = [];
+  /** The runs under review: their hunks and the ids kept. */
+  private readonly reviews = new Map<string, IsolatedReview>();
   private readonly changeEmitter = new vscode.EventEmitter<IsolatedRunView[]>();
   /** Fires with the section's rows whenever the list or the shown session changed. */
   readonly onDidChange = this.changeEmitter.event;
@@ -111,7 +126,7 @@ export class IsolatedRuns implements vscode.Disposable {
   }
 
   rows(): IsolatedRunView[] {
-    return isolatedRows(this.sessions, this.host.sessionId);
+    return isolatedRows(this.sessions, this.host.sessionId, this.reviews);
   }
 
   /** The list from `rein/isolatedSessions`; quiet when the server cannot say (not running, an older server). */
@@ -120,6 +135,11 @@ export class IsolatedRuns implements vscode.Disposable {
       try {
         const result = await this.connection.sendRequest<Partial<IsolatedSessionsResult> | null>(Methods.isolatedSessions, {});
         this.sessions = result?.sessions ?? [];
+        for (const sessionId of [...this.reviews.keys()]) {
+          if (!this.sessions.some((s) => s.live && s.sessionId === sessionId && s.runStatus !== 'running')) {
+            this.reviews.delete(sessionId); // applied, discarded, or running again: its hunks are stale
+          }
+        }
         for (const session of this.sessions) {
           if (session.live) {
             this.host.runsInBackground(session.sessionId);
@@ -161,6 +181,16 @@ export class IsolatedRuns implements vscode.Disposable {
       case 'abort':
         await this.host.abortSession(sessionId);
         break;
+      case 'review':
+        await this.review(sessionId);
+        break;
+      case 'applyKept': {
+        const review = this.reviews.get(sessionId);
+        if (review) {
+          await this.apply(sessionId, 'keep', undefined, [...review.kept]);
+        }
+        break;
+      }
       case 'keep':
         await this.apply(sessionId, 'keep');
         break;
@@ -190,10 +220,58 @@ export class IsolatedRuns implements vscode.Disposable {
     }
   }
 
-  private async apply(sessionId: string, action: IsolatedAction, branch?: string): Promise<void> {
+  /** "Review": its hunks against the folder now, every clean one kept until undone; again: the review closes. */
+  private async review(sessionId: string): Promise<void> {
+    if (this.reviews.delete(sessionId)) {
+      this.changeEmitter.fire(this.rows());
+      return;
+    }
     try {
-      const params = branch ? { sessionId, action, branch } : { sessionId, action };
+      const result = await this.connection.sendRequest<IsolatedHunksResult>(Methods.isolatedHunks, { sessionId });
+      this.reviews.set(sessionId, { files: result.files, kept: new Set(cleanHunks(result.files)) });
+    } catch (error) {
+      void vscode.window.showErrorMessage(plain(vscode.l10n.t('Rein: could not list the isolated run’s changes: {0}', message(error))));
+    }
+    this.changeEmitter.fire(this.rows());
+  }
+
+  /** Keep or undo one clean hunk under review (a conflict is never kept). */
+  decide(sessionId: string, hunk: string, keep: boolean): void {
+    const review = this.reviews.get(sessionId);
+    if (!review || !cleanHunks(review.files).includes(hunk)) {
+      return;
+    }
+    const kept = new Set(review.kept);
+    if (keep) {
+      kept.add(hunk);
+    } else {
+      kept.delete(hunk);
+    }
+    this.reviews.set(sessionId, { files: review.files, kept });
+    this.changeEmitter.fire(this.rows());
+  }
+
+  /** The chat's session an apply goes into: the shown one, unless none is shown or it is an isolated run. */
+  private into(): string | undefined {
+    const shown = this.host.sessionId;
+    return shown && !this.sessions.some((s) => s.sessionId === shown) ? shown : undefined;
+  }
+
+  private async apply(sessionId: string, action: IsolatedAction, branch?: string, hunks?: string[]): Promise<void> {
+    try {
+      const into = action === 'keep' ? this.into() : undefined;
+      const params = {
+        sessionId,
+        action,
+        ...(branch ? { branch } : {}),
+        ...(hunks ? { hunks } : {}),
+        ...(into ? { intoSessionId: into } : {}),
+      };
       const result = await this.connection.sendRequest<ApplyIsolatedResult>(Methods.applyIsolated, params);
+      this.reviews.delete(sessionId);
+      if (into && result.applied.length) {
+        void this.host.checkpoints.refresh(); // the apply is a run of the shown session now
+      }
       const text = plain(appliedText(action, result));
       if (result.conflicts.length) {
         void vscode.window.showWarningMessage(text);

@@ -59,6 +59,8 @@ export type WebviewMessage =
   | { type: 'newIsolated' }
   /** An isolated run's button (see IsolatedRowAction). */
   | { type: 'isolatedAction'; sessionId: string; action: IsolatedRowAction }
+  /** Keep or undo one hunk of an isolated run under review (applied later by "Apply kept"). */
+  | { type: 'isolatedHunk'; sessionId: string; hunk: string; keep: boolean }
   /** The setup view was opened or its refresh pressed: the host asks `rein/setup`. */
   | { type: 'refreshSetup' }
   /** The model picker button: choose the model of the next turn. */

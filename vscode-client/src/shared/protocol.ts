@@ -63,6 +63,7 @@ export const Methods = {
   newSession: 'rein/newSession',
   applyIsolated: 'rein/applyIsolated',
   isolatedSessions: 'rein/isolatedSessions',
+  isolatedHunks: 'rein/isolatedHunks',
   setup: 'rein/setup',
 } as const;
 
@@ -108,6 +109,42 @@ export interface IsolatedSessionsResult {
 
 export type IsolatedAction = 'keep' | 'discard' | 'branch';
 
+/** A place the run and the folder both changed (never applied): the base, the folder's text (ours) and the run's (theirs). */
+export interface IsolatedConflict {
+  /** The hunk's id (null: a note on the whole file, such as a mode the run changed). */
+  id?: string | null;
+  path: string;
+  base?: string;
+  ours?: string;
+  theirs?: string;
+  reason?: string;
+}
+
+/** One hunk of an isolated run against the folder now (`rein/isolatedHunks`): the review's hunk shape, with an id. */
+export interface IsolatedHunk {
+  /** `path#index`: what `rein/applyIsolated`'s `hunks` takes. */
+  id: string;
+  index: number;
+  header: string;
+  /** The hunk as a unified diff shows it (`-`/`+` lines, no endings). */
+  lines: string[];
+  status: 'clean' | 'conflict';
+  conflict?: IsolatedConflict;
+}
+
+export interface IsolatedHunkFile {
+  path: string;
+  change: 'created' | 'modified' | 'deleted';
+  hunks: IsolatedHunk[];
+  /** What is not a hunk (a mode the run changed): never applied. */
+  notes: string[];
+}
+
+export interface IsolatedHunksResult {
+  sessionId: string;
+  files: IsolatedHunkFile[];
+}
+
 /** What the folder's gates said of an applied isolated run (`gates` of `rein/applyIsolated`). */
 export interface ApplyGates {
   status: 'passed' | 'blocked' | 'unverified';
@@ -121,7 +158,9 @@ export interface ApplyGates {
 export interface ApplyIsolatedResult {
   applied: string[];
   hunksApplied?: number;
-  conflicts: { path: string; reason?: string }[];
+  conflicts: IsolatedConflict[];
+  /** The ids of the hunks not applied: the ones not kept, and the conflicts. */
+  leftAside?: string[];
   branch?: string;
   commit?: string;
   discarded?: boolean;

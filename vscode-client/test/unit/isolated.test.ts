@@ -39,10 +39,10 @@ describe('the isolated runs section', () => {
       rows.map((r) => [r.sessionId, r.title, r.state, r.verdict, r.changed, r.shown, r.actions]),
       [
         ['a', 'add validation', 'running', '', ['app.py'], false, ['open', 'abort']],
-        ['b', 'changelog', 'failed', 'failed', [], true, ['keep', 'discard', 'branch']],
+        ['b', 'changelog', 'failed', 'failed', [], true, ['review', 'keep', 'discard', 'branch']],
         // Kept for `rein apply` (a finished rein run --isolated): its stored verdict, nothing to do here.
         ['c', 'c', 'finished', 'completed', ['x.py', 'y.py'], false, []],
-        ['d', 'd', 'idle', '', [], false, ['open', 'keep', 'discard']],
+        ['d', 'd', 'idle', '', [], false, ['open', 'review', 'keep', 'discard']],
       ],
     );
     assert.equal(rows[3]?.changedError, 'the copy is gone');
@@ -55,7 +55,7 @@ describe('the isolated runs section', () => {
     assert.equal(await runs.start(), 'iso1');
     assert.deepEqual(connection.requests.find((r) => r.method === 'rein/newSession')?.params, { isolated: true, title: 'Isolated session' });
     assert.equal(controller.sessionId, 'iso1');
-    assert.deepEqual((await shown).map((r) => [r.sessionId, r.shown, r.actions]), [['iso1', true, ['keep', 'discard']]]);
+    assert.deepEqual((await shown).map((r) => [r.sessionId, r.shown, r.actions]), [['iso1', true, ['review', 'keep', 'discard']]]);
 
     let resolvePrompt: (result: PromptResult) => void = () => undefined;
     connection.responders.set('rein/prompt', () => new Promise<PromptResult>((resolve) => (resolvePrompt = resolve)));
@@ -124,6 +124,60 @@ describe('the isolated runs section', () => {
     assert.equal(verdictText({ status: 'blocked', blockers: ['1', '2', '3', '4', '5'], reason: '' }), 'blocked (5): 1; 2; 3 and 2 more');
     assert.equal(verdictText(null), '');
     assert.equal(appliedText('discard', { applied: [], conflicts: [], discarded: true, gates: null }), 'Rein: the isolated run was discarded.');
+    runs.dispose();
+    controller.dispose();
+  });
+
+  it('reviews the hunks, keeps some, and applies only those into the shown session; a conflict is never kept', async () => {
+    const { connection, controller, runs } = setup([copy('iso1', { runStatus: 'completed', kind: 'git', changed: ['app.py'] })]);
+    const conflict = { id: 'app.py#2', path: 'app.py', base: '    return 3\n', ours: '    return 300\n', theirs: '    return 30\n', reason: 'the folder changed these lines since the run started' };
+    connection.responders.set('rein/isolatedHunks', () => ({
+      sessionId: 'iso1',
+      files: [
+        {
+          path: 'app.py',
+          change: 'modified',
+          notes: [],
+          hunks: [
+            { id: 'app.py#0', index: 0, header: '@@ -2,1 +2,1 @@', lines: ['-    return 1', '+    return 10'], status: 'clean' },
+            { id: 'app.py#1', index: 1, header: '@@ -6,1 +6,1 @@', lines: ['-    return 2', '+    return 20'], status: 'clean' },
+            { id: 'app.py#2', index: 2, header: '@@ -10,1 +10,1 @@', lines: ['-    return 3', '+    return 30'], status: 'conflict', conflict },
+          ],
+        },
+      ],
+    }));
+    connection.responders.set('rein/applyIsolated', () => ({
+      applied: ['app.py'], hunksApplied: 1, conflicts: [conflict], leftAside: ['app.py#1', 'app.py#2'], sessionId: 'mine', runId: 'run_1', gates: null,
+    }));
+    await runs.refresh();
+    controller.openNew('mine'); // the person's chat session is shown
+    await runs.act('iso1', 'review');
+    let [row] = runs.rows();
+    assert.deepEqual(row?.actions, ['open', 'review', 'applyKept', 'keep', 'discard', 'branch']);
+    assert.deepEqual(row?.review?.files[0]?.hunks.map((h) => [h.id, h.status, h.kept]), [
+      ['app.py#0', 'clean', true],
+      ['app.py#1', 'clean', true],
+      ['app.py#2', 'conflict', false],
+    ]);
+    assert.deepEqual([row?.review?.files[0]?.hunks[2]?.ours, row?.review?.files[0]?.hunks[2]?.theirs], ['    return 300\n', '    return 30\n']);
+    runs.decide('iso1', 'app.py#1', false);
+    runs.decide('iso1', 'app.py#2', true); // a conflict cannot be kept
+    [row] = runs.rows();
+    assert.deepEqual([row?.review?.kept, row?.review?.conflicts], [1, 1]);
+    const refreshed = connection.nextSent('rein/checkpoints');
+    await runs.act('iso1', 'applyKept');
+    assert.deepEqual(connection.requests.filter((r) => r.method === 'rein/applyIsolated').map((r) => r.params), [
+      { sessionId: 'iso1', action: 'keep', hunks: ['app.py#0'], intoSessionId: 'mine' },
+    ]);
+    await refreshed; // the shown session's timeline gains the apply's run
+    assert.deepEqual(stub.calls.map((c) => [c.kind, c.message]), [
+      ['warning', 'Rein: applied app.py; not applied, they conflict with your folder: app.py (the folder changed these lines since the run started). Left aside, not kept: app.py#1.'],
+    ]);
+    assert.equal(runs.rows()[0]?.review, undefined, 'the review closes once applied');
+    // "Keep all" from the isolated run's own timeline: no session to apply into, a new one.
+    controller.openNew('iso1');
+    await runs.act('iso1', 'keep');
+    assert.deepEqual(connection.requests.filter((r) => r.method === 'rein/applyIsolated').at(-1)?.params, { sessionId: 'iso1', action: 'keep' });
     runs.dispose();
     controller.dispose();
   });

@@ -50,7 +50,7 @@ describe('isolated runs and the setup view in the chat webview', () => {
     );
     assert.deepEqual(rows, [
       ['iso1', 'running', 'changed: NOTES.md', ['Abort']],
-      ['iso2', 'completed', 'changed: CHANGES.md, app.py', ['Open', 'Keep all', 'Discard', 'Keep as branch']],
+      ['iso2', 'completed', 'changed: CHANGES.md, app.py', ['Open', 'Review', 'Keep all', 'Discard', 'Keep as branch']],
     ]);
     assert.equal(await section.locator('.isolated-run[data-session="iso2"] .isolated-analyzers').textContent(), 'analyzers: ruff 0.9 (python); not analysed: .md (1 file)');
     await section.locator('.isolated-run[data-session="iso2"] button', { hasText: 'Keep all' }).click();
@@ -61,6 +61,61 @@ describe('isolated runs and the setup view in the chat webview', () => {
       { type: 'isolatedAction', sessionId: 'iso2', action: 'keep' },
       { type: 'isolatedAction', sessionId: 'iso1', action: 'abort' },
     ]);
+  });
+
+  it("reviews a run's hunks: keep or undo each clean one, a conflict with both sides, then Apply kept", async () => {
+    const session = { sessionId: 'iso2', status: 'running' as const, verdict: '', worktree: '/s/2', kind: 'git' as const, created: 2, live: true, title: 'Changelog', runStatus: 'completed', changed: ['app.py'] };
+    const files = [
+      {
+        path: 'app.py',
+        change: 'modified' as const,
+        notes: [],
+        hunks: [
+          { id: 'app.py#0', index: 0, header: '@@ -2,1 +2,1 @@', lines: ['-    return 1', '+    return 10'], status: 'clean' as const },
+          { id: 'app.py#1', index: 1, header: '@@ -6,1 +6,1 @@', lines: ['-    return 2', '+    return 20'], status: 'clean' as const },
+          {
+            id: 'app.py#2', index: 2, header: '@@ -10,1 +10,1 @@', lines: ['-    return 3', '+    return 30'], status: 'conflict' as const,
+            conflict: { id: 'app.py#2', path: 'app.py', base: '    return 3\n', ours: '    return 300\n', theirs: '    return 30\n', reason: 'the folder changed these lines since the run started' },
+          },
+        ],
+      },
+    ];
+    const reviews = new Map([['iso2', { files, kept: new Set(['app.py#0', 'app.py#1']) }]]);
+    await host.post({ type: 'isolated', runs: isolatedRows([session], 'iso1', reviews) });
+    const row = page.locator('.isolated-run[data-session="iso2"]');
+    assert.deepEqual(await row.locator('.isolated-actions button').allTextContents(), ['Open', 'Close review', 'Apply kept (2)', 'Keep all', 'Discard', 'Keep as branch']);
+    assert.equal(await row.locator('.isolated-review-head').textContent(), '2 kept · 1 conflicting, never applied');
+    const hunks = await Promise.all(
+      (await row.locator('.isolated-hunk').all()).map(async (hunk) => [
+        await hunk.getAttribute('data-hunk'),
+        await hunk.locator('.hunk-head .badge').textContent(),
+        await hunk.locator('.hunk-head button').allTextContents(),
+        await hunk.locator('pre.hunk-lines').first().textContent(),
+      ]),
+    );
+    assert.deepEqual(hunks, [
+      ['app.py#0', 'kept', ['Undo'], '-    return 1\n+    return 10\n'],
+      ['app.py#1', 'kept', ['Undo'], '-    return 2\n+    return 20\n'],
+      ['app.py#2', 'conflict', [], '-    return 3\n+    return 30\n'],
+    ]);
+    const conflict = row.locator('.isolated-hunk[data-hunk="app.py#2"]');
+    assert.deepEqual(
+      [await conflict.locator('.isolated-side.ours pre').textContent(), await conflict.locator('.isolated-side.theirs pre').textContent()],
+      ['    return 300\n', '    return 30\n'],
+    );
+    await row.locator('.isolated-hunk[data-hunk="app.py#1"] button', { hasText: 'Undo' }).click();
+    // The host answers with the new rows: one kept, its button says so.
+    await host.post({ type: 'isolated', runs: isolatedRows([session], 'iso1', new Map([['iso2', { files, kept: new Set(['app.py#0']) }]])) });
+    assert.equal(await row.locator('.isolated-hunk[data-hunk="app.py#1"] .badge').textContent(), 'undone');
+    await row.locator('.isolated-hunk[data-hunk="app.py#1"] button', { hasText: 'Keep' }).click();
+    await row.locator('button', { hasText: 'Apply kept (1)' }).click();
+    const sent = (await posted(page)).filter((m) => m.type === 'isolatedHunk' || (m.type === 'isolatedAction' && m.action === 'applyKept'));
+    assert.deepEqual(sent, [
+      { type: 'isolatedHunk', sessionId: 'iso2', hunk: 'app.py#1', keep: false },
+      { type: 'isolatedHunk', sessionId: 'iso2', hunk: 'app.py#1', keep: true },
+      { type: 'isolatedAction', sessionId: 'iso2', action: 'applyKept' },
+    ]);
+    assert.deepEqual(problems, []);
   });
 
   it('asks for the setup when opened and shows each kind with where it came from and why it is not used', async () => {

@@ -74,6 +74,7 @@ METHODS: tuple[Route, ...] = (
     Route("rein/newSession", isolated.new_session),
     Route("rein/applyIsolated", isolated.apply_isolated),
     Route("rein/isolatedSessions", isolated.isolated_sessions),
+    Route("rein/isolatedHunks", isolated.isolated_hunks),
     # sessions and what the server holds
     Route("rein/sessions", sessions.sessions),
     Route("rein/session", sessions.session),

@@ -1,6 +1,8 @@
 """Isolated sessions: ``rein/newSession`` (``isolated: true`` makes its
-copy of the folder) and ``rein/applyIsolated`` (keep, discard or keep as
-a branch). The parts are in :mod:`rein.lsp.isolated_sessions`."""
+copy of the folder), ``rein/isolatedHunks`` (its hunks against the folder
+now) and ``rein/applyIsolated`` (keep all or the kept hunks, into the
+person's open session or a new one; discard; keep as a branch). The parts
+are in :mod:`rein.lsp.isolated_sessions`."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from rein.lsp import errors
 if TYPE_CHECKING:
     from rein.lsp.server import ReinServer
 
-__all__ = ["apply_isolated", "isolated_sessions", "new_session"]
+__all__ = ["apply_isolated", "isolated_hunks", "isolated_sessions", "new_session"]
 
 
 async def new_session(server: ReinServer, params: Any) -> dict[str, Any]:
@@ -44,17 +46,43 @@ async def apply_isolated(server: ReinServer, params: Any) -> dict[str, Any]:
     from rein.lsp.params import ApplyIsolatedParams, parse
 
     parsed = parse(ApplyIsolatedParams, params, "rein/applyIsolated")
-    if server.isolated.session(parsed.session_id) is None:
-        if parsed.session_id in server.sessions:
-            raise JsonRpcInvalidParams(
-                "rein/applyIsolated: invalid params: sessionId: the session "
-                f"{errors.shown(parsed.session_id)} is not isolated"
-            )
-        raise errors.no_session("rein/applyIsolated", parsed.session_id)
+    _isolated(server, parsed.session_id, "rein/applyIsolated")
+    into = None
+    if parsed.into_session_id is not None:
+        await server.open_store()
+        into = await server.isolated.into(parsed.into_session_id)
     try:
-        return await server.isolated.bring_back(parsed.session_id, parsed.action, parsed.branch)
+        return await server.isolated.bring_back(
+            parsed.session_id, parsed.action, parsed.branch, keep=parsed.hunks, into=into
+        )
     except GitError as exc:
         raise ConfigError(str(exc)) from exc
+
+
+async def isolated_hunks(server: ReinServer, params: Any) -> dict[str, Any]:
+    """An isolated session's hunks against the folder as it is now."""
+    await server.ready()
+    from rein.harness.errors import ConfigError
+    from rein.isolation import GitError
+    from rein.lsp.params import IsolatedHunksParams, parse
+
+    parsed = parse(IsolatedHunksParams, params, "rein/isolatedHunks")
+    _isolated(server, parsed.session_id, "rein/isolatedHunks")
+    try:
+        return await server.isolated.hunks(parsed.session_id)
+    except GitError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+def _isolated(server: ReinServer, session_id: str, method: str) -> None:
+    """InvalidParams naming ``sessionId`` unless it is a live isolated session."""
+    if server.isolated.session(session_id) is None:
+        if session_id in server.sessions:
+            raise JsonRpcInvalidParams(
+                f"{method}: invalid params: sessionId: the session "
+                f"{errors.shown(session_id)} is not isolated"
+            )
+        raise errors.no_session(method, session_id)
 
 
 async def isolated_sessions(server: ReinServer, params: Any) -> dict[str, Any]:
