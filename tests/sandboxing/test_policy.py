@@ -24,7 +24,14 @@ from tests.sandboxing.hello_host import hello_host
 
 HOME = "/home/p"
 DIRS = {"/ws", "/ws/.git", "/ws/.git/hooks", "/ws/.git/info", f"{HOME}/.ssh", f"{HOME}/.aws"}
-FILES = {"/ws/.git/config", f"{HOME}/.netrc", f"{HOME}/.cargo/credentials.toml", "/ws/.rein", "/opt/cache", "/etc/extra"}
+FILES = {
+    "/ws/.git/config",
+    f"{HOME}/.netrc",
+    f"{HOME}/.cargo/credentials.toml",
+    "/ws/.rein",
+    "/opt/cache",
+    "/etc/extra",
+}
 
 
 def _policy(settings: SandboxSettings | None = None, links: dict[str, str] | None = None):
@@ -45,7 +52,11 @@ def test_the_policy_hides_secrets_and_keeps_gits_and_reins_files_read_only() -> 
     assert policy.root == "/ws" and policy.temp_dir == "/tmp/rein-sandbox-x"
     assert policy.hidden_dirs == (f"{HOME}/.ssh", f"{HOME}/.aws")
     # cargo's registry token: the install sandbox reaches crates.io
-    assert policy.hidden_files == (f"{HOME}/.netrc", f"{HOME}/.cargo/credentials.toml", "/etc/extra")
+    assert policy.hidden_files == (
+        f"{HOME}/.netrc",
+        f"{HOME}/.cargo/credentials.toml",
+        "/etc/extra",
+    )
     assert policy.read_only == ("/ws/.git", "/ws/.rein")  # .git as a whole
     assert policy.pinned == ()
     assert policy.missing == (
