@@ -95,6 +95,7 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
         mine = (await agent.raw("session/new", {"cwd": str(repo), "mcpServers": []}))["sessionId"]
         for bad, field in (
             ({"hunks": ["app.py#3"]}, "hunks"),
+            ({"hunks": []}, "hunks: a non-empty list"),
             ({"intoSessionId": "nosuch"}, "intoSessionId"),
             ({"intoSessionId": session_id}, "intoSessionId"),
         ):
@@ -121,3 +122,4 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
         # verdict in the answer (the analyzer gate is off here).
         assert kept["gates"] == {"status": "passed", "blockers": [], "reason": ""}
         assert kept["sessionId"] == mine and kept["runId"].startswith("run_")
+

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.headless.isolated import ApplyArgs, apply_isolated
+from rein.headless.isolated import ApplyArgs, apply_command, apply_isolated
 
 pytestmark = pytest.mark.e2e
 
@@ -256,6 +256,16 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
     bad = ApplyArgs(second, str(world.storage), hunks=("mod.py#9",))
     assert apply_isolated(bad) == 2
     assert "--hunks: no such hunk of the session: mod.py#9" in capsys.readouterr().err
+    # An empty choice is refused (it would apply nothing and remove the copy).
+    for empty in ("", ","):
+        assert (
+            apply_command(
+                second, str(world.storage), None, None, False, False, empty, as_json=False
+            )
+            == 2
+        )
+        assert "--hunks: no hunk id given" in capsys.readouterr().err
+    assert world.storage.joinpath("isolated", f"{second}.json").exists()
     out = world.apply(second, "--json", "--hunks", "app.py#0,mod.py#0,mod.py#1")
     assert out.returncode == 3, out.stdout + out.stderr
     result = json.loads(out.stdout)

@@ -193,9 +193,10 @@ async def test_an_isolated_run_is_reviewed_by_hunk_and_applied_into_the_open_ses
         for bad, field in (
             ({"hunks": ["app.py#7"]}, "hunks: no such hunk"),
             ({"hunks": "app.py#0"}, "hunks"),
+            ({"hunks": []}, "hunks: Tuple should have at least 1 item"),
             ({"intoSessionId": "nosuch"}, "intoSessionId: no session"),
             ({"intoSessionId": sid}, "intoSessionId: .* is isolated"),
-            ({"action": "discard", "hunks": []}, "hunks: only with action 'keep'"),
+            ({"action": "discard", "hunks": ["app.py#0"]}, "hunks: only with action 'keep'"),
         ):
             with pytest.raises(JsonRpcInvalidParams, match=field):
                 await request(

@@ -180,9 +180,12 @@ class AcpIsolation:
         if keep is not None and (
             action != "keep"
             or not isinstance(keep, list)
+            or not keep
             or not all(isinstance(k, str) for k in keep)
         ):
-            raise errors.invalid_field("hunks", "a list of hunk ids, with action keep only")
+            raise errors.invalid_field(
+                "hunks", "a non-empty list of hunk ids, with action keep only"
+            )
         if into is not None and action != "keep":
             raise errors.invalid_field("intoSessionId", "with action keep only")
         if action == "branch":

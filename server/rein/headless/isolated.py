@@ -227,6 +227,8 @@ def apply_isolated(args: ApplyArgs) -> int:
         if args.list_only:
             return _list(record, args)
         if args.hunks is not None:
+            if not args.hunks:
+                raise ConfigError("--hunks: no hunk id given (to keep nothing, use --discard)")
             unknown = sorted(set(args.hunks) - set(hunk_ids(run_changes(record))))
             if unknown:
                 raise ConfigError(f"--hunks: no such hunk of the session: {', '.join(unknown)}")
