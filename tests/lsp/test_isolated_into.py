@@ -45,3 +45,27 @@ async def test_the_session_applied_into_is_known_not_isolated_and_idle() -> None
     ):
         with pytest.raises(JsonRpcInvalidParams, match=f"intoSessionId: .*{why}"):
             await isolated.into(session_id)
+
+
+async def test_a_prompt_that_starts_after_into_refuses_the_apply(tmp_path: Any) -> None:
+    """The open session became in use (a prompt starting) between into()
+    and the apply taking it: refused, the isolated session released,
+    nothing of the apply done."""
+    from rein.harness.errors import BusyError
+
+    mine = SimpleNamespace(id="mine", busy=False, restoring=False)
+    in_use: set[str] = set()
+    server: Any = SimpleNamespace(manager=_Manager({"mine": mine}, in_use))
+    isolated = IsolatedSessions(server, lambda config: None)  # type: ignore[arg-type,return-value]
+    copy = SimpleNamespace(id="iso", busy=False, restoring=False)
+    isolated.live["iso"] = SimpleNamespace(session=copy)  # type: ignore[assignment]
+    assert await isolated.into("mine") is mine
+    in_use.add("mine")  # a prompt of it starts
+
+    async def applied(*args: object) -> dict[str, Any]:
+        raise AssertionError("the apply went on")
+
+    isolated._bring_back = applied  # type: ignore[method-assign]
+    with pytest.raises(BusyError, match="session mine is running a task"):
+        await isolated.bring_back("iso", "keep", None, into=mine)  # type: ignore[arg-type]
+    assert not copy.restoring and not mine.restoring

@@ -23,7 +23,7 @@ from acp import RequestError
 from rein.acp import errors
 from rein.acp.context import current_session
 from rein.acp.host import AcpHosts
-from rein.harness.errors import ConfigError
+from rein.harness.errors import BusyError, ConfigError
 from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
@@ -138,7 +138,7 @@ class AcpIsolation:
             raise errors.invalid_field(
                 "intoSessionId", f"no open session {into_id!r} of the folder"
             )
-        if into.busy or into.restoring:
+        if into.busy or into.restoring or folder.manager.in_use(into_id):
             raise errors.invalid_field("intoSessionId", f"the session {into_id!r} is running")
         return into
 
@@ -157,12 +157,20 @@ class AcpIsolation:
         removed."""
         try:
             async with AsyncExitStack() as held:
-                for each in (session, into):
-                    if each is not None:
-                        await held.enter_async_context(
-                            writing_files(each, "bringing the isolated copy back")
-                        )
+                if session is not None:
+                    await held.enter_async_context(
+                        writing_files(session, "bringing the isolated copy back")
+                    )
+                if into is not None:
+                    # A prompt of the open session may have started since into().
+                    folder = await self.hosts.host(Path(self._record(session_id).folder))
+                    in_use = folder.manager.in_use(into.id)
+                    await held.enter_async_context(
+                        writing_files(into, "applying an isolated session into it", in_use=in_use)
+                    )
                 return await self._bring_back(session_id, params, into)
+        except BusyError as exc:
+            raise errors.busy_now(session_id, exc) from exc
         except (ConfigError, GitError) as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from exc
 
