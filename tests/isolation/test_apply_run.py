@@ -7,9 +7,11 @@ nothing applied there is no verdict."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import MemoryCheckpointStore
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.file_updates import PartlyAppliedError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import FileUpdate, Mutation
@@ -136,3 +138,24 @@ async def test_the_hunks_are_listed_against_the_folder_and_only_the_kept_ones_ap
     assert (out.applied, out.hunks_applied) == (["f.py"], 1)
     assert out.left_aside == ["f.py#0", "f.py#2", "img.bin#0", "new.py#0"]
     assert [c.hunk for c in out.conflicts] == ["f.py#2", "img.bin#0"]
+
+
+async def test_a_file_with_a_byte_order_mark_merges_and_keeps_its_mark(tmp_path: Path) -> None:
+    """The run's sides are read as the folder's workspace reads a file
+    (without the mark): no false conflict; the written files keep the mark
+    (a changed one its own, a created one the run's)."""
+    bom = b"\xef\xbb\xbf"
+    base = bom + b"a = 1\nb = 2\n"
+    (tmp_path / "m.py").write_bytes(base)
+    (tmp_path / "gone.py").write_bytes(base)
+    changes = [
+        RunChange("gone.py", base, None),
+        RunChange("m.py", base, bom + b"a = 10\nb = 2\n"),
+        RunChange("new.py", None, bom + b"n = 1\n"),
+    ]
+    out = await apply_changes(changes, DiskWorkspace(tmp_path))
+    assert out.conflicts == []
+    assert out.applied == ["gone.py", "m.py", "new.py"]
+    assert not (tmp_path / "gone.py").exists()
+    assert (tmp_path / "m.py").read_bytes() == bom + b"a = 10\nb = 2\n"
+    assert (tmp_path / "new.py").read_bytes() == bom + b"n = 1\n"

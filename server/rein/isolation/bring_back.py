@@ -41,6 +41,7 @@ from rein.isolation.three_way import (
     merge_into,
     whole_hunk,
 )
+from rein.tools.disk_read import BOM
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
 
 #: A file of the run larger than this is not brought back (a conflict).
 MAX_FILE_BYTES = 2 * 1024 * 1024
+_BOM_BYTES = BOM.encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +161,9 @@ def _copy_changes(base: Path, tree: Path) -> list[RunChange]:
 
 
 def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8")
+    """``data`` as the workspace reads it: UTF-8, without its byte order
+    mark (the workspace keeps a file's mark when it writes it)."""
+    return None if data is None else data.decode("utf-8-sig")
 
 
 def hunk_ids(changes: Sequence[RunChange]) -> list[str]:
@@ -343,7 +347,10 @@ async def _plan(
         if keep is not None and hunk_id(path, 0) not in keep:
             out.left_aside.append(hunk_id(path, 0))
             return None
-        return _PlannedWrite(change, run, current, (hunk_id(path, 0),))
+        text = run
+        if current is None and change.run is not None and change.run.startswith(_BOM_BYTES):
+            text = BOM + (run or "")  # a file the run created with a mark keeps it
+        return _PlannedWrite(change, text, current, (hunk_id(path, 0),))
     before = len(out.hunks)
     merged, _ = merge_into(path, base, run, current, keep, out)
     ids = tuple(
