@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rein.checkpoints.hunks import compute_hunks, lines_of
@@ -64,9 +64,11 @@ _BOM_BYTES = BOM.encode("utf-8")
 @dataclass(frozen=True, slots=True)
 class RunChange:
     """One file the run changed: its bytes at the base and now (None:
-    absent), whether it is executable on each side, and ``problem`` when
-    the run's side cannot be brought back at all (a symbolic link, not a
-    regular file, too large): such a change is always a conflict."""
+    absent), whether it is executable on each side (and in the person's
+    folder now: None when it is not a regular file there, or not known),
+    and ``problem`` when the run's side cannot be brought back at all (a
+    symbolic link, not a regular file, too large): such a change is always
+    a conflict."""
 
     path: str
     base: bytes | None
@@ -74,6 +76,7 @@ class RunChange:
     problem: str = ""
     base_exec: bool = False
     run_exec: bool = False
+    folder_exec: bool | None = None
 
     @property
     def kind(self) -> str:
@@ -106,10 +109,23 @@ def _read_side(path: Path) -> tuple[bytes | None, bool, str]:
 
 def run_changes(record: IsolatedRecord) -> list[RunChange]:
     """Every file of the person's folder the run created, changed or
-    deleted, relative to the folder, in path order."""
+    deleted, relative to the folder, in path order (each with its mode in
+    the folder now)."""
     if record.kind == "git":
-        return _git_changes(record)
-    return _copy_changes(Path(record.base), Path(record.tree))
+        changes = _git_changes(record)
+    else:
+        changes = _copy_changes(Path(record.base), Path(record.tree))
+    folder = Path(record.folder)
+    return [replace(c, folder_exec=_executable(folder / c.path)) for c in changes]
+
+
+def _executable(path: Path) -> bool | None:
+    """Whether the regular file ``path`` is executable (None: it is not one)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return bool(st.st_mode & 0o111) if stat.S_ISREG(st.st_mode) else None
 
 
 def _git_changes(record: IsolatedRecord) -> list[RunChange]:
@@ -321,7 +337,7 @@ async def _plan(
         reason = f"the folder's file cannot be read: {exc}"
         out.conflict(Conflict(path, "", "", "", reason, index=0))
         return None
-    if change.run is not None and change.base_exec != change.run_exec:
+    if change.run is not None and change.run_exec not in (change.base_exec, change.folder_exec):
         made = "executable" if change.run_exec else "not executable"
         reason = f"the run made it {made}: Rein brings back contents only, set the mode by hand"
         out.conflict(Conflict(path, "", "", "", reason))
