@@ -159,3 +159,22 @@ async def test_a_file_with_a_byte_order_mark_merges_and_keeps_its_mark(tmp_path:
     assert not (tmp_path / "gone.py").exists()
     assert (tmp_path / "m.py").read_bytes() == bom + b"a = 10\nb = 2\n"
     assert (tmp_path / "new.py").read_bytes() == bom + b"n = 1\n"
+
+
+async def test_every_hunk_not_applied_is_left_aside_or_in_the_folder_already() -> None:
+    """A file the folder deleted is one conflict, and its kept hunks are
+    left aside with it; a hunk the folder has already is said so, not
+    lost from both lists."""
+    base = "a\nl2\nb\nl4\nc\nl6\n"
+    run = base.replace("a\n", "A\n").replace("c\n", "C\n")
+    changes = [RunChange("f.py", base.encode(), run.encode())]
+    first, second = hunk_ids(changes)
+    out = await apply_changes(changes, FakeWorkspace({}), keep={second})
+    assert [c.hunk for c in out.conflicts] == [first]
+    assert (out.applied, out.left_aside) == ([], [first, second])
+
+    fake = FakeWorkspace({"f.py": base.replace("a\n", "A\n")})  # the person applied one
+    out = await apply_changes(changes, fake)
+    assert (out.applied, out.hunks_applied) == (["f.py"], 1)
+    assert (out.left_aside, out.already_there) == ([], [first])
+    assert fake.files["f.py"] == run

@@ -190,7 +190,9 @@ def _show(result: BringBack) -> None:
         _sides(conflict)
     aside = [i for i in result.left_aside if i not in {c.hunk for c in result.conflicts}]
     if aside:
-        print(f"left aside (not kept): {', '.join(aside)}")
+        print(f"left aside (not applied): {', '.join(aside)}")
+    if result.already_there:
+        print(f"in the folder already: {', '.join(result.already_there)}")
 
 
 def _sides(conflict: Conflict) -> None:
@@ -328,7 +330,6 @@ async def _apply(record: IsolatedRecord, args: ApplyArgs) -> BroughtBack:
     if not any(
         h.status == "clean" and (args.hunks is None or h.id in args.hunks) for h in reviewed.hunks
     ):
-        reviewed.left_aside.extend(h.id for h in reviewed.hunks if h.status == "clean")
         return BroughtBack(reviewed, run_id="")
     async with HeadlessSession(
         record.folder, _NoModel(), args.config, storage=args.storage, watch=False

@@ -185,19 +185,24 @@ def _text(data: bytes | None) -> str | None:
 def hunk_ids(changes: Sequence[RunChange]) -> list[str]:
     """Every hunk id of ``changes`` (the folder is not read: an id depends
     on the run only), in order."""
-    out: list[str] = []
-    for change in changes:
-        try:
-            base, run = _text(change.base), _text(change.run)
-        except UnicodeDecodeError:
-            base = run = None
-        if change.problem or base is None or run is None:
-            if change.problem or change.base != change.run:
-                out.append(hunk_id(change.path, 0))
-            continue
-        out.extend(
-            hunk_id(change.path, h.index) for h in compute_hunks(lines_of(base), lines_of(run))
-        )
+    return [i for change in changes for i in _file_ids(change)]
+
+
+def _file_ids(change: RunChange) -> list[str]:
+    try:
+        base, run = _text(change.base), _text(change.run)
+    except UnicodeDecodeError:
+        base = run = None
+    if change.problem or base is None or run is None:
+        return [hunk_id(change.path, 0)] if change.problem or change.base != change.run else []
+    return [hunk_id(change.path, h.index) for h in compute_hunks(lines_of(base), lines_of(run))]
+
+
+def _settle(out: BringBack, changes: Sequence[RunChange], applied: Container[str]) -> BringBack:
+    """``out.left_aside``: every hunk id of ``changes`` not ``applied`` and
+    not in the folder already, in order."""
+    there = set(out.already_there)
+    out.left_aside = [i for i in hunk_ids(changes) if i not in applied and i not in there]
     return out
 
 
@@ -241,7 +246,7 @@ async def review_changes(
     out = BringBack()
     for change in changes:
         await _plan(change, workspace, can_branch, out, None)
-    return out
+    return _settle(out, changes, ())
 
 
 async def apply_changes(
@@ -297,8 +302,8 @@ async def apply_changes(
             break
         out.applied.extend(p.change.path for p in plan)
         out.hunks_applied += sum(len(p.ids) for p in plan)
-        break
-    return out
+        return _settle(out, changes, {i for p in plan for i in p.ids})
+    return _settle(out, changes, ())
 
 
 async def _still(workspace: Workspace, planned: _PlannedWrite) -> bool:
@@ -315,7 +320,6 @@ def _refused(out: BringBack, planned: _PlannedWrite, reason: str) -> None:
     base = _text(planned.change.base) or ""
     path = planned.change.path
     out.conflicts.append(Conflict(path, base, planned.current or "", planned.text or "", reason))
-    out.left_aside.extend(planned.ids)
 
 
 async def _plan(
@@ -350,8 +354,11 @@ async def _plan(
         reason = f"a binary file: not merged ({advice} from {path})"
         out.conflict(Conflict(path, "", current or "", "", reason, index=0))
         return None
-    if run == current or base == run:
-        return None  # the folder has the run's version already / only the mode changed
+    if base == run:
+        return None  # only the mode changed
+    if run == current:
+        out.already_there.extend(_file_ids(change))  # the folder has the run's version
+        return None
     if base is None or run is None or current is None:
         whole = whole_hunk(base, run)
         if current != base:

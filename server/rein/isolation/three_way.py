@@ -99,15 +99,17 @@ class HunkState:
 class BringBack:
     """What an apply did: the files written (``applied``), the hunks it
     applied, the conflicts it left alone, every hunk it weighed
-    (``hunks``, clean or conflicting) and the ids of the hunks it did not
-    apply (``left_aside``: the ones the person did not keep, and the
-    conflicts)."""
+    (``hunks``, clean or conflicting), the ids of the hunks the folder
+    has already (``already_there``: nothing to apply) and of every other
+    hunk it did not apply (``left_aside``: the ones the person did not
+    keep, the conflicts, a file's hunks its conflict held back)."""
 
     applied: list[str] = field(default_factory=list)
     hunks_applied: int = 0
     conflicts: list[Conflict] = field(default_factory=list)
     hunks: list[HunkState] = field(default_factory=list)
     left_aside: list[str] = field(default_factory=list)
+    already_there: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -115,6 +117,7 @@ class BringBack:
             "hunksApplied": self.hunks_applied,
             "conflicts": [c.to_json() for c in self.conflicts],
             "leftAside": self.left_aside,
+            "alreadyThere": self.already_there,
         }
 
     def conflict(self, conflict: Conflict, header: str = "", lines: Sequence[str] = ()) -> None:
@@ -170,7 +173,9 @@ def merge_into(
     for hunk in compute_hunks(base_l, run_l):
         where = locate(base_l, cur_l, hunk.old)
         if where is None and locate(run_l, cur_l, hunk.new) is not None:
-            continue  # the folder has the run's lines there already (applied before)
+            # The folder has the run's lines there already (applied before).
+            out.already_there.append(hunk_id(path, hunk.index))
+            continue
         if where is None:
             ours = _ours(base_l, cur_l, hunk.old)
             conflict = Conflict(
