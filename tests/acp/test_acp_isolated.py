@@ -90,11 +90,14 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
         # the one and applies it into their open session of the folder.
         listed = await agent.raw("_rein/isolatedHunks", {"sessionId": session_id})
         assert [
-            (f["path"], [(h["id"], h["status"]) for h in f["hunks"]]) for f in listed["files"]
+            (f["path"], [(h["id"].split("~")[0], h["status"]) for h in f["hunks"]])
+            for f in listed["files"]
         ] == [("app.py", [("app.py#0", "clean")])]
+        (hunk,) = listed["files"][0]["hunks"]
         mine = (await agent.raw("session/new", {"cwd": str(repo), "mcpServers": []}))["sessionId"]
         for bad, field in (
-            ({"hunks": ["app.py#3"]}, "hunks"),
+            ({"hunks": ["app.py#3~000000"]}, "hunks: no such hunk"),
+            ({"hunks": ["app.py#0~000000"]}, "hunks: .* changed since it was listed"),
             ({"hunks": []}, "hunks: a non-empty list"),
             ({"intoSessionId": "nosuch"}, "intoSessionId"),
             ({"intoSessionId": session_id}, "intoSessionId"),
@@ -109,7 +112,7 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
             {
                 "sessionId": session_id,
                 "action": "keep",
-                "hunks": ["app.py#0"],
+                "hunks": [hunk["id"]],
                 "intoSessionId": mine,
             },
         )

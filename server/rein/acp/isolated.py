@@ -28,11 +28,11 @@ from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
 from rein.isolation.bring_back import (
-    hunk_ids,
     hunks_json,
     keep_as_branch,
     review_changes,
     run_changes,
+    unknown_hunks,
 )
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
@@ -205,10 +205,9 @@ class AcpIsolation:
             await self._remove(record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
-        if keep is not None:
-            unknown = sorted(set(keep) - set(hunk_ids(changes)))
-            if unknown:
-                raise errors.invalid_field("hunks", f"no such hunk of the session: {unknown[0]!r}")
+        wrong = unknown_hunks(keep, changes) if keep is not None else ""
+        if wrong:
+            raise errors.invalid_field("hunks", wrong)
         folder = await self.hosts.host(Path(record.folder))
         title = f"Apply isolated session {session_id}"
         target = into or folder.manager.new(SessionSpec(mode="agent", origin="acp", title=title))

@@ -30,11 +30,11 @@ from rein.hosting.headless import HeadlessSession
 from rein.hosting.isolated_apply import bring_back_into
 from rein.isolation.apply_run import BroughtBack
 from rein.isolation.bring_back import (
-    hunk_ids,
     hunks_json,
     keep_as_branch,
     review_changes,
     run_changes,
+    unknown_hunks,
 )
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
@@ -231,9 +231,9 @@ def apply_isolated(args: ApplyArgs) -> int:
         if args.hunks is not None:
             if not args.hunks:
                 raise ConfigError("--hunks: no hunk id given (to keep nothing, use --discard)")
-            unknown = sorted(set(args.hunks) - set(hunk_ids(run_changes(record))))
-            if unknown:
-                raise ConfigError(f"--hunks: no such hunk of the session: {', '.join(unknown)}")
+            wrong = unknown_hunks(args.hunks, run_changes(record))
+            if wrong:
+                raise ConfigError(f"--hunks: {wrong}")
         if args.branch is not None:
             commit = keep_as_branch(record, args.branch)
             remove_isolated(registry, record)

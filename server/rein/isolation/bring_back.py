@@ -23,7 +23,7 @@ in their folder.
 from __future__ import annotations
 
 import stat
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from rein.isolation.three_way import (
     Conflict,
     clean_hunk,
     hunk_id,
+    hunk_tag,
     merge_into,
     whole_hunk,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "keep_as_branch",
     "review_changes",
     "run_changes",
+    "unknown_hunks",
 ]
 
 
@@ -189,13 +191,47 @@ def hunk_ids(changes: Sequence[RunChange]) -> list[str]:
 
 
 def _file_ids(change: RunChange) -> list[str]:
+    return [hunk_id(change.path, index, tag) for index, tag in _file_hunks(change)]
+
+
+def _file_hunks(change: RunChange) -> list[tuple[int, str]]:
+    """The index and :func:`hunk_tag` of each hunk of ``change``: one (0)
+    for a file not merged as text (its bytes' tag) or created or deleted
+    by the run (the whole file's)."""
     try:
         base, run = _text(change.base), _text(change.run)
     except UnicodeDecodeError:
-        base = run = None
-    if change.problem or base is None or run is None:
-        return [hunk_id(change.path, 0)] if change.problem or change.base != change.run else []
-    return [hunk_id(change.path, h.index) for h in compute_hunks(lines_of(base), lines_of(run))]
+        return [(0, hunk_tag(change.base, change.run))] if change.base != change.run else []
+    if change.problem:
+        return [(0, hunk_tag(change.base, change.run))]
+    if base is None or run is None:
+        whole = whole_hunk(base, run)
+        return [(0, hunk_tag(whole.before, whole.after))]
+    return [
+        (h.index, hunk_tag(h.before, h.after)) for h in compute_hunks(lines_of(base), lines_of(run))
+    ]
+
+
+def _first_tag(change: RunChange) -> str:
+    """The tag of ``change``'s hunk 0 (a conflict of the whole file is it)."""
+    hunks = _file_hunks(change)
+    return hunks[0][1] if hunks else hunk_tag(change.base, change.run)
+
+
+def unknown_hunks(keep: Iterable[str], changes: Sequence[RunChange]) -> str:
+    """What is wrong with the kept ids ``keep`` ("" when each is a hunk of
+    ``changes``): an id the run no longer has at its place changed since
+    it was listed (a new prompt, a hand edit in the copy)."""
+    known = set(hunk_ids(changes))
+    unknown = sorted(set(keep) - known)
+    if not unknown:
+        return ""
+    places = {i.rsplit("~", 1)[0] for i in known}
+    changed = [u for u in unknown if u.rsplit("~", 1)[0] in places]
+    if changed:
+        shown = ", ".join(repr(u[:120]) for u in changed[:5])
+        return f"{shown}: changed since it was listed (list the hunks again)"
+    return "no such hunk of the session: " + ", ".join(repr(u[:120]) for u in unknown[:5])
 
 
 def _settle(out: BringBack, changes: Sequence[RunChange], applied: Container[str]) -> BringBack:
@@ -332,14 +368,15 @@ async def _plan(
     """What to write for ``change`` (None: nothing), its hunks and
     conflicts noted in ``out``."""
     path = change.path
+    first = _first_tag(change)
     if change.problem:
-        out.conflict(Conflict(path, "", "", "", change.problem, index=0))
+        out.conflict(Conflict(path, "", "", "", change.problem, index=0, tag=first))
         return None
     try:
         current = await _current(workspace, path)
     except (ReinError, OSError) as exc:
         reason = f"the folder's file cannot be read: {exc}"
-        out.conflict(Conflict(path, "", "", "", reason, index=0))
+        out.conflict(Conflict(path, "", "", "", reason, index=0, tag=first))
         return None
     if change.run is not None and change.run_exec not in (change.base_exec, change.folder_exec):
         made = "executable" if change.run_exec else "not executable"
@@ -352,7 +389,7 @@ async def _plan(
             return None  # only the mode changed
         advice = "keep it as a branch or copy it by hand" if can_branch else "copy it by hand"
         reason = f"a binary file: not merged ({advice} from {path})"
-        out.conflict(Conflict(path, "", current or "", "", reason, index=0))
+        out.conflict(Conflict(path, "", current or "", "", reason, index=0, tag=first))
         return None
     if base == run:
         return None  # only the mode changed
@@ -363,17 +400,20 @@ async def _plan(
         whole = whole_hunk(base, run)
         if current != base:
             reason = f"{change.kind} by the run, and the folder changed it since"
-            conflict = Conflict(path, base or "", current or "", run or "", reason, index=0)
+            conflict = Conflict(
+                path, base or "", current or "", run or "", reason, index=0, tag=first
+            )
             out.conflict(conflict, whole.header, whole.diff_lines())
             return None
-        out.hunks.append(clean_hunk(path, whole))
-        if keep is not None and hunk_id(path, 0) not in keep:
-            out.left_aside.append(hunk_id(path, 0))
+        state = clean_hunk(path, whole)
+        out.hunks.append(state)
+        if keep is not None and state.id not in keep:
+            out.left_aside.append(state.id)
             return None
         text = run
         if current is None and change.run is not None and change.run.startswith(_BOM_BYTES):
             text = BOM + (run or "")  # a file the run created with a mark keeps it
-        return _PlannedWrite(change, text, current, (hunk_id(path, 0),))
+        return _PlannedWrite(change, text, current, (state.id,))
     before = len(out.hunks)
     merged, _ = merge_into(path, base, run, current, keep, out)
     ids = tuple(

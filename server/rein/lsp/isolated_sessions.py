@@ -36,11 +36,11 @@ from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
 from rein.isolation.bring_back import (
-    hunk_ids,
     hunks_json,
     keep_as_branch,
     review_changes,
     run_changes,
+    unknown_hunks,
 )
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
@@ -267,13 +267,9 @@ class IsolatedSessions:
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
-        if keep is not None:
-            unknown = sorted(set(keep) - set(hunk_ids(changes)))
-            if unknown:
-                raise JsonRpcInvalidParams(
-                    "rein/applyIsolated: invalid params: hunks: no such hunk of the session: "
-                    + ", ".join(repr(u) for u in unknown[:5])
-                )
+        wrong = unknown_hunks(keep, changes) if keep is not None else ""
+        if wrong:
+            raise JsonRpcInvalidParams(f"rein/applyIsolated: invalid params: hunks: {wrong}")
         title = f"Apply isolated session {record.session_id}"
         target = into or self.server.new_session(mode="agent", title=title)
         brought = await bring_back_into(
