@@ -368,15 +368,14 @@ async def _plan(
     """What to write for ``change`` (None: nothing), its hunks and
     conflicts noted in ``out``."""
     path = change.path
-    first = _first_tag(change)
     if change.problem:
-        out.conflict(Conflict(path, "", "", "", change.problem, index=0, tag=first))
+        out.conflict(Conflict(path, "", "", "", change.problem, index=0, tag=_first_tag(change)))
         return None
     try:
         current = await _current(workspace, path)
     except (ReinError, OSError) as exc:
         reason = f"the folder's file cannot be read: {exc}"
-        out.conflict(Conflict(path, "", "", "", reason, index=0, tag=first))
+        out.conflict(Conflict(path, "", "", "", reason, index=0, tag=_first_tag(change)))
         return None
     if change.run is not None and change.run_exec not in (change.base_exec, change.folder_exec):
         made = "executable" if change.run_exec else "not executable"
@@ -389,7 +388,7 @@ async def _plan(
             return None  # only the mode changed
         advice = "keep it as a branch or copy it by hand" if can_branch else "copy it by hand"
         reason = f"a binary file: not merged ({advice} from {path})"
-        out.conflict(Conflict(path, "", current or "", "", reason, index=0, tag=first))
+        out.conflict(Conflict(path, "", current or "", "", reason, index=0, tag=_first_tag(change)))
         return None
     if base == run:
         return None  # only the mode changed
@@ -400,8 +399,9 @@ async def _plan(
         whole = whole_hunk(base, run)
         if current != base:
             reason = f"{change.kind} by the run, and the folder changed it since"
+            tag = _first_tag(change)
             conflict = Conflict(
-                path, base or "", current or "", run or "", reason, index=0, tag=first
+                path, base or "", current or "", run or "", reason, index=0, tag=tag
             )
             out.conflict(conflict, whole.header, whole.diff_lines())
             return None
