@@ -110,6 +110,9 @@ export class IsolatedRuns implements vscode.Disposable {
       }),
       host.onDidReceiveEvent((envelope) => {
         const type = envelope.event.type;
+        if (type === 'run_start' && envelope.sessionId !== null && this.reviews.delete(envelope.sessionId)) {
+          this.changeEmitter.fire(this.rows()); // it runs again: the hunks shown are stale at once
+        }
         if ((type === 'run_start' || type === 'run_end') && this.sessions.some((s) => s.live && s.sessionId === envelope.sessionId)) {
           void this.refresh(); // its state, its changed files, its verdict
         }
