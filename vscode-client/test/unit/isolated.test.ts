@@ -181,6 +181,11 @@ describe('the isolated runs section', () => {
     connection.emit(envelope(2, { type: 'run_start', run_id: 'r2' }, 'iso1'));
     assert.equal(runs.rows()[0]?.review, undefined);
     await dropped; // and the panel is told so
+    // With no conflict left the copy is removed: the hunks not kept are said to go with it.
+    assert.equal(
+      appliedText('keep', { applied: ['app.py'], hunksApplied: 1, conflicts: [], leftAside: ['app.py#1~a1b2c3'] }),
+      'Rein: the isolated run was kept: app.py. Not kept, discarded with the copy: app.py#1~a1b2c3.',
+    );
     // "Keep all" from the isolated run's own timeline: no session to apply into, a new one.
     controller.openNew('iso1');
     await runs.act('iso1', 'keep');
