@@ -117,6 +117,9 @@ describe('isolated runs and the setup view in the chat webview', () => {
       { type: 'isolatedHunk', sessionId: 'iso2', hunk: 'app.py#1', keep: true },
       { type: 'isolatedAction', sessionId: 'iso2', action: 'applyKept' },
     ]);
+    // Nothing kept: nothing to apply, the button cannot be pressed.
+    await host.post({ type: 'isolated', runs: isolatedRows([session], 'iso1', new Map([['iso2', { files, kept: new Set<string>() }]])) });
+    assert.equal(await row.locator('button', { hasText: 'Apply kept (0)' }).isDisabled(), true);
     assert.deepEqual(problems, []);
   });
 
