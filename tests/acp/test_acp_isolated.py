@@ -90,11 +90,15 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
         # the one and applies it into their open session of the folder.
         listed = await agent.raw("_rein/isolatedHunks", {"sessionId": session_id})
         assert [
-            (f["path"], [(h["id"], h["status"]) for h in f["hunks"]]) for f in listed["files"]
+            (f["path"], [(h["id"].split("~")[0], h["status"]) for h in f["hunks"]])
+            for f in listed["files"]
         ] == [("app.py", [("app.py#0", "clean")])]
+        (hunk,) = listed["files"][0]["hunks"]
         mine = (await agent.raw("session/new", {"cwd": str(repo), "mcpServers": []}))["sessionId"]
         for bad, field in (
-            ({"hunks": ["app.py#3"]}, "hunks"),
+            ({"hunks": ["app.py#3~000000"]}, "hunks: no such hunk"),
+            ({"hunks": ["app.py#0~000000"]}, "hunks: .* changed since it was listed"),
+            ({"hunks": []}, "hunks: a non-empty list"),
             ({"intoSessionId": "nosuch"}, "intoSessionId"),
             ({"intoSessionId": session_id}, "intoSessionId"),
         ):
@@ -108,7 +112,7 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
             {
                 "sessionId": session_id,
                 "action": "keep",
-                "hunks": ["app.py#0"],
+                "hunks": [hunk["id"]],
                 "intoSessionId": mine,
             },
         )
@@ -121,3 +125,39 @@ async def test_an_isolated_acp_session_is_kept_into_the_editors_buffer(
         # verdict in the answer (the analyzer gate is off here).
         assert kept["gates"] == {"status": "passed", "blockers": [], "reason": ""}
         assert kept["sessionId"] == mine and kept["runId"].startswith("run_")
+
+
+async def test_an_apply_into_a_session_whose_prompt_starts_is_refused(tmp_path: Path) -> None:
+    """The open session an apply goes into is refused while a prompt of it
+    is starting (the manager's in_use), at into() and again when the
+    apply takes the session, for a prompt that started in between: nothing
+    of the apply is done. (In process: the race cannot be timed over stdio.)"""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from rein.acp.isolated import AcpIsolation
+
+    in_use: set[str] = set()
+    mine: Any = SimpleNamespace(id="mine", busy=False, restoring=False)
+    folder = SimpleNamespace(
+        manager=SimpleNamespace(sessions={"mine": mine}, in_use=in_use.__contains__)
+    )
+
+    class _Hosts:
+        async def host(self, root: Path, client_view: bool = True) -> Any:
+            return folder
+
+    isolation = AcpIsolation(_Hosts(), tmp_path)  # type: ignore[arg-type]
+    isolation.records["iso"] = SimpleNamespace(folder=str(tmp_path), session_id="iso")  # type: ignore[assignment]
+    assert await isolation.into("iso", "mine", mine) is mine
+    in_use.add("mine")  # a prompt of it starts
+    with pytest.raises(RequestError, match="intoSessionId: the session 'mine' is running"):
+        await isolation.into("iso", "mine", mine)
+
+    async def applied(*args: object) -> dict[str, Any]:
+        raise AssertionError("the apply went on")
+
+    isolation._bring_back = applied  # type: ignore[method-assign]
+    with pytest.raises(RequestError, match="session mine is running a task"):
+        await isolation.bring_back("iso", {"action": "keep"}, None, mine)
+    assert not mine.restoring

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.headless.isolated import ApplyArgs, apply_isolated
+from rein.headless.isolated import ApplyArgs, apply_command, apply_isolated
 
 pytestmark = pytest.mark.e2e
 
@@ -246,20 +246,32 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
     # Its hunks against the folder now: mod.py's first line is a conflict.
     listed = world.apply(second, "--list")
     assert listed.returncode == 0, listed.stdout + listed.stderr
-    assert [line.split()[:2] for line in listed.stdout.splitlines() if "#" in line] == [
-        ["app.py#0", "clean"],
-        ["mod.py#0", "conflict"],
-        ["mod.py#1", "clean"],
+    rows = [line.split()[:2] for line in listed.stdout.splitlines() if "#" in line]
+    assert [(i.split("~")[0], status) for i, status in rows] == [
+        ("app.py#0", "clean"),
+        ("mod.py#0", "conflict"),
+        ("mod.py#1", "clean"),
     ]
+    ids = [i for i, _ in rows]
     assert "ours (the folder):\n    | v1 = 100\n" in listed.stdout
     # (In process: the command line's refusal, cheaper than one more process.)
-    bad = ApplyArgs(second, str(world.storage), hunks=("mod.py#9",))
+    bad = ApplyArgs(second, str(world.storage), hunks=("mod.py#9~000000",))
     assert apply_isolated(bad) == 2
-    assert "--hunks: no such hunk of the session: mod.py#9" in capsys.readouterr().err
-    out = world.apply(second, "--json", "--hunks", "app.py#0,mod.py#0,mod.py#1")
+    assert "--hunks: no such hunk of the session: 'mod.py#9~000000'" in capsys.readouterr().err
+    # An empty choice is refused (it would apply nothing and remove the copy).
+    for empty in ("", ","):
+        assert (
+            apply_command(
+                second, str(world.storage), None, None, False, False, empty, as_json=False
+            )
+            == 2
+        )
+        assert "--hunks: no hunk id given" in capsys.readouterr().err
+    assert world.storage.joinpath("isolated", f"{second}.json").exists()
+    out = world.apply(second, "--json", "--hunks", ",".join(ids))
     assert out.returncode == 3, out.stdout + out.stderr
     result = json.loads(out.stdout)
-    assert result["leftAside"] == ["mod.py#0"]  # kept, but a conflict: never applied
+    assert result["leftAside"] == ids[1:2]  # kept, but a conflict: never applied
     # Both files as one change; the folder's analyzers block the new
     # signature's caller (the apply stays: the verdict informs).
     assert result["applied"] == ["app.py", "mod.py"] and result["hunksApplied"] == 2
@@ -268,7 +280,7 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
     assert result["verdict"] == "completed"
     assert result["conflicts"] == [
         {
-            "id": "mod.py#0",
+            "id": ids[1],
             "path": "mod.py",
             "base": "v1 = 1\n",
             "ours": "v1 = 100\n",

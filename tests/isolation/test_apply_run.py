@@ -6,10 +6,13 @@ nothing applied there is no verdict."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import MemoryCheckpointStore
+from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.file_updates import PartlyAppliedError
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import FileUpdate, Mutation
@@ -20,6 +23,7 @@ from rein.isolation.bring_back import (
     hunk_ids,
     hunks_json,
     review_changes,
+    unknown_hunks,
 )
 from tests.fakes.workspace import FakeWorkspace
 
@@ -116,23 +120,84 @@ async def test_the_hunks_are_listed_against_the_folder_and_only_the_kept_ones_ap
         RunChange("img.bin", b"\x00\xff", b"\x01\xff"),
         RunChange("new.py", None, b"n = 1\n"),
     ]
-    assert hunk_ids(changes) == ["f.py#0", "f.py#1", "f.py#2", "img.bin#0", "new.py#0"]
+    ids = hunk_ids(changes)
+    assert [i.split("~")[0] for i in ids] == ["f.py#0", "f.py#1", "f.py#2", "img.bin#0", "new.py#0"]
+    assert all(re.fullmatch(r"[0-9a-f]{6}", i.split("~")[1]) for i in ids)
+    f0, f1, f2, img, new = ids
     fake = FakeWorkspace({"f.py": folder, "img.bin": "x"})
     listed = await review_changes(changes, fake)
     assert [(h.id, h.status, h.lines) for h in listed.hunks] == [
-        ("f.py#0", "clean", ("-a", "+A")),
-        ("f.py#1", "clean", ("-b", "+B")),
-        ("f.py#2", "conflict", ("-c", "+C")),
-        ("img.bin#0", "conflict", ()),
-        ("new.py#0", "clean", ("+n = 1",)),
+        (f0, "clean", ("-a", "+A")),
+        (f1, "clean", ("-b", "+B")),
+        (f2, "conflict", ("-c", "+C")),
+        (img, "conflict", ()),
+        (new, "clean", ("+n = 1",)),
     ]
     conflict = listed.hunks[2].conflict
     assert conflict is not None and (conflict.ours, conflict.theirs) == ("mine\n", "C\n")
     assert [f["path"] for f in hunks_json(changes, listed)] == ["f.py", "img.bin", "new.py"]
     assert fake.files["f.py"] == folder  # listing writes nothing
 
-    out = await apply_changes(changes, fake, keep={"f.py#1", "f.py#2"})
+    out = await apply_changes(changes, fake, keep={f1, f2})
     assert fake.files == {"f.py": folder.replace("b\n", "B\n"), "img.bin": "x"}
     assert (out.applied, out.hunks_applied) == (["f.py"], 1)
-    assert out.left_aside == ["f.py#0", "f.py#2", "img.bin#0", "new.py#0"]
-    assert [c.hunk for c in out.conflicts] == ["f.py#2", "img.bin#0"]
+    assert out.left_aside == [f0, f2, img, new]
+    assert [c.hunk for c in out.conflicts] == [f2, img]
+
+
+def test_an_id_listed_before_the_run_changed_again_names_no_hunk() -> None:
+    """The run changed again after the listing (a new prompt, a hand edit):
+    the hunk now at a kept id's place is another one, so the id is refused
+    as changed since it was listed instead of applying that other hunk."""
+    base = "a\nx\nb\nx\nc\n"
+    before = [RunChange("f", base.encode(), b"A\nx\nb\nx\nC\n")]
+    after = [RunChange("f", base.encode(), b"A\nx\nB\nx\nC\n")]
+    kept = hunk_ids(before)[1]  # c -> C, listed as f#1
+    assert kept.startswith("f#1~") and hunk_ids(after)[1].startswith("f#1~")
+    assert kept not in hunk_ids(after) and kept == hunk_ids(after)[2].replace("#2~", "#1~")
+    assert (
+        unknown_hunks([kept], after)
+        == f"{kept!r}: changed since it was listed (list the hunks again)"
+    )
+    assert unknown_hunks(["f#7~000000"], after) == "no such hunk of the session: 'f#7~000000'"
+    assert unknown_hunks(hunk_ids(after), after) == ""
+
+
+async def test_a_file_with_a_byte_order_mark_merges_and_keeps_its_mark(tmp_path: Path) -> None:
+    """The run's sides are read as the folder's workspace reads a file
+    (without the mark): no false conflict; the written files keep the mark
+    (a changed one its own, a created one the run's)."""
+    bom = b"\xef\xbb\xbf"
+    base = bom + b"a = 1\nb = 2\n"
+    (tmp_path / "m.py").write_bytes(base)
+    (tmp_path / "gone.py").write_bytes(base)
+    changes = [
+        RunChange("gone.py", base, None),
+        RunChange("m.py", base, bom + b"a = 10\nb = 2\n"),
+        RunChange("new.py", None, bom + b"n = 1\n"),
+    ]
+    out = await apply_changes(changes, DiskWorkspace(tmp_path))
+    assert out.conflicts == []
+    assert out.applied == ["gone.py", "m.py", "new.py"]
+    assert not (tmp_path / "gone.py").exists()
+    assert (tmp_path / "m.py").read_bytes() == bom + b"a = 10\nb = 2\n"
+    assert (tmp_path / "new.py").read_bytes() == bom + b"n = 1\n"
+
+
+async def test_every_hunk_not_applied_is_left_aside_or_in_the_folder_already() -> None:
+    """A file the folder deleted is one conflict, and its kept hunks are
+    left aside with it; a hunk the folder has already is said so, not
+    lost from both lists."""
+    base = "a\nl2\nb\nl4\nc\nl6\n"
+    run = base.replace("a\n", "A\n").replace("c\n", "C\n")
+    changes = [RunChange("f.py", base.encode(), run.encode())]
+    first, second = hunk_ids(changes)
+    out = await apply_changes(changes, FakeWorkspace({}), keep={second})
+    assert [c.hunk for c in out.conflicts] == [first]
+    assert (out.applied, out.left_aside) == ([], [first, second])
+
+    fake = FakeWorkspace({"f.py": base.replace("a\n", "A\n")})  # the person applied one
+    out = await apply_changes(changes, fake)
+    assert (out.applied, out.hunks_applied) == (["f.py"], 1)
+    assert (out.left_aside, out.already_there) == ([], [first])
+    assert fake.files["f.py"] == run

@@ -14,7 +14,7 @@ import pytest
 
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ConfigError
-from rein.isolation.bring_back import apply_changes, keep_as_branch, run_changes
+from rein.isolation.bring_back import apply_changes, keep_as_branch, review_changes, run_changes
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import Registry
 from rein.isolation.three_way import merge_text
@@ -289,6 +289,11 @@ def test_bring_back_never_follows_a_link_never_stops_half_way_and_keeps_modes_ho
     assert "changed while" in reasons["gone.txt"]
     assert (repo / "gone.txt").read_text() == "typed meanwhile\n"
     assert (repo / "a.txt").read_text() == TEXT + "\0"
+    # The person sets the modes by hand: the folder matches the run, no note is left.
+    os.chmod(repo / "run.sh", 0o755)
+    os.chmod(repo / "new.sh", 0o755)
+    again = anyio.run(review_changes, run_changes(record), DiskWorkspace(repo))
+    assert not {"run.sh", "new.sh"} & {c.path for c in again.conflicts}
 
 
 def test_the_base_is_compared_as_the_working_tree_has_it(repo: Path, tmp_path: Path) -> None:

@@ -176,14 +176,18 @@ async def test_an_isolated_run_is_reviewed_by_hunk_and_applied_into_the_open_ses
         listed = await request(client, "rein/isolatedHunks", {"sessionId": sid})
         (shown,) = listed["files"]
         assert (shown["path"], shown["change"], shown["notes"]) == ("app.py", "modified", [])
-        assert [(h["id"], h["status"], h["lines"]) for h in shown["hunks"]] == [
+        ids = [h["id"] for h in shown["hunks"]]
+        assert [
+            (i.split("~")[0], h["status"], h["lines"])
+            for i, h in zip(ids, shown["hunks"], strict=True)
+        ] == [
             ("app.py#0", "clean", ["-    return 1", "+    return 10"]),
             ("app.py#1", "clean", ["-    return 2", "+    return 20"]),
             ("app.py#2", "conflict", ["-    return 3", "+    return 30"]),
         ]
         both = shown["hunks"][2]["conflict"]
         assert (both["id"], both["base"], both["ours"], both["theirs"]) == (
-            "app.py#2",
+            ids[2],
             "    return 3\n",
             "    return 300\n",
             "    return 30\n",
@@ -191,11 +195,16 @@ async def test_an_isolated_run_is_reviewed_by_hunk_and_applied_into_the_open_ses
         assert (root / "app.py").read_text() == folder  # listing writes nothing
 
         for bad, field in (
-            ({"hunks": ["app.py#7"]}, "hunks: no such hunk"),
-            ({"hunks": "app.py#0"}, "hunks"),
+            ({"hunks": ["app.py#7~000000"]}, "hunks: no such hunk"),
+            (
+                {"hunks": ["app.py#0~000000"]},
+                "hunks: 'app.py#0~000000': changed since it was listed",
+            ),
+            ({"hunks": ids[0]}, "hunks"),
+            ({"hunks": []}, "hunks: Tuple should have at least 1 item"),
             ({"intoSessionId": "nosuch"}, "intoSessionId: no session"),
             ({"intoSessionId": sid}, "intoSessionId: .* is isolated"),
-            ({"action": "discard", "hunks": []}, "hunks: only with action 'keep'"),
+            ({"action": "discard", "hunks": ids[:1]}, "hunks: only with action 'keep'"),
         ):
             with pytest.raises(JsonRpcInvalidParams, match=field):
                 await request(
@@ -208,14 +217,14 @@ async def test_an_isolated_run_is_reviewed_by_hunk_and_applied_into_the_open_ses
         kept = await request(
             client,
             "rein/applyIsolated",
-            {"sessionId": sid, "action": "keep", "hunks": ["app.py#0"], "intoSessionId": plain},
+            {"sessionId": sid, "action": "keep", "hunks": ids[:1], "intoSessionId": plain},
         )
         assert (kept["applied"], kept["hunksApplied"], kept["leftAside"]) == (
             ["app.py"],
             1,
-            ["app.py#1", "app.py#2"],
+            ids[1:],
         )
-        assert [c["id"] for c in kept["conflicts"]] == ["app.py#2"]
+        assert [c["id"] for c in kept["conflicts"]] == ids[2:]
         assert kept["sessionId"] == plain
         assert (root / "app.py").read_text() == folder.replace("return 1\n", "return 10\n")
         assert sorted(p.name for p in root.iterdir()) == [".git", "app.py"]  # no .rej, .orig

@@ -574,7 +574,7 @@ describe('Rein in VS Code (code-server)', { timeout: 300_000 }, () => {
     assert.equal(await row.locator('.isolated-state').textContent(), 'completed');
     // Review: its one hunk (the new file), clean and kept; Apply kept applies it.
     await row.locator('button', { hasText: 'Review' }).click();
-    const hunk = row.locator('.isolated-hunk[data-hunk="NOTES.md#0"]');
+    const hunk = row.locator('.isolated-hunk[data-hunk^="NOTES.md#0~"]');
     await hunk.waitFor({ timeout: 15_000 });
     assert.equal(await hunk.locator('.hunk-head .badge').textContent(), 'kept');
     await row.locator('button', { hasText: 'Apply kept (1)' }).click();

@@ -32,7 +32,7 @@ const ACTION_TITLE: Record<IsolatedRowAction, () => string> = {
   open: () => l10n.t('Show its timeline here: the prompt box then steers it or sends it a new prompt'),
   abort: () => l10n.t('Abort its run'),
   review: () => l10n.t('Review its changes hunk by hunk against your folder as it is now'),
-  applyKept: () => l10n.t('Apply the hunks you kept to your folder; conflicts are never applied'),
+  applyKept: () => l10n.t('Apply the hunks you kept to your folder; conflicts are never applied, and the hunks not kept are discarded with the copy when no conflict is left'),
   keep: () => l10n.t('Apply its changes to your folder (conflicting hunks are left out and shown)'),
   discard: () => l10n.t('Throw its changes away and remove its copy'),
   branch: () => l10n.t('Commit its changes on a new branch; nothing is applied'),

@@ -23,16 +23,16 @@ from acp import RequestError
 from rein.acp import errors
 from rein.acp.context import current_session
 from rein.acp.host import AcpHosts
-from rein.harness.errors import ConfigError
+from rein.harness.errors import BusyError, ConfigError
 from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
 from rein.isolation.bring_back import (
-    hunk_ids,
     hunks_json,
     keep_as_branch,
     review_changes,
     run_changes,
+    unknown_hunks,
 )
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
@@ -122,7 +122,7 @@ class AcpIsolation:
             raise errors.invalid_field(
                 "intoSessionId", f"no open session {into_id!r} of the folder"
             )
-        if into.busy or into.restoring:
+        if into.busy or into.restoring or folder.manager.in_use(into_id):
             raise errors.invalid_field("intoSessionId", f"the session {into_id!r} is running")
         return into
 
@@ -141,12 +141,20 @@ class AcpIsolation:
         removed."""
         try:
             async with AsyncExitStack() as held:
-                for each in (session, into):
-                    if each is not None:
-                        await held.enter_async_context(
-                            writing_files(each, "bringing the isolated copy back")
-                        )
+                if session is not None:
+                    await held.enter_async_context(
+                        writing_files(session, "bringing the isolated copy back")
+                    )
+                if into is not None:
+                    # A prompt of the open session may have started since into().
+                    folder = await self.hosts.host(Path(self._record(session_id).folder))
+                    in_use = folder.manager.in_use(into.id)
+                    await held.enter_async_context(
+                        writing_files(into, "applying an isolated session into it", in_use=in_use)
+                    )
                 return await self._bring_back(session_id, params, into)
+        except BusyError as exc:
+            raise errors.busy_now(session_id, exc) from exc
         except (ConfigError, GitError) as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from exc
 
@@ -164,9 +172,12 @@ class AcpIsolation:
         if keep is not None and (
             action != "keep"
             or not isinstance(keep, list)
+            or not keep
             or not all(isinstance(k, str) for k in keep)
         ):
-            raise errors.invalid_field("hunks", "a list of hunk ids, with action keep only")
+            raise errors.invalid_field(
+                "hunks", "a non-empty list of hunk ids, with action keep only"
+            )
         if into is not None and action != "keep":
             raise errors.invalid_field("intoSessionId", "with action keep only")
         if action == "branch":
@@ -178,10 +189,9 @@ class AcpIsolation:
             await self._remove(record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
-        if keep is not None:
-            unknown = sorted(set(keep) - set(hunk_ids(changes)))
-            if unknown:
-                raise errors.invalid_field("hunks", f"no such hunk of the session: {unknown[0]!r}")
+        wrong = unknown_hunks(keep, changes) if keep is not None else ""
+        if wrong:
+            raise errors.invalid_field("hunks", wrong)
         folder = await self.hosts.host(Path(record.folder))
         title = f"Apply isolated session {session_id}"
         target = into or folder.manager.new(SessionSpec(mode="agent", origin="acp", title=title))

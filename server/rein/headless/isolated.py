@@ -30,11 +30,11 @@ from rein.hosting.headless import HeadlessSession
 from rein.hosting.isolated_apply import bring_back_into
 from rein.isolation.apply_run import BroughtBack
 from rein.isolation.bring_back import (
-    hunk_ids,
     hunks_json,
     keep_as_branch,
     review_changes,
     run_changes,
+    unknown_hunks,
 )
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
@@ -190,7 +190,9 @@ def _show(result: BringBack) -> None:
         _sides(conflict)
     aside = [i for i in result.left_aside if i not in {c.hunk for c in result.conflicts}]
     if aside:
-        print(f"left aside (not kept): {', '.join(aside)}")
+        print(f"left aside (not applied): {', '.join(aside)}")
+    if result.already_there:
+        print(f"in the folder already: {', '.join(result.already_there)}")
 
 
 def _sides(conflict: Conflict) -> None:
@@ -227,9 +229,11 @@ def apply_isolated(args: ApplyArgs) -> int:
         if args.list_only:
             return _list(record, args)
         if args.hunks is not None:
-            unknown = sorted(set(args.hunks) - set(hunk_ids(run_changes(record))))
-            if unknown:
-                raise ConfigError(f"--hunks: no such hunk of the session: {', '.join(unknown)}")
+            if not args.hunks:
+                raise ConfigError("--hunks: no hunk id given (to keep nothing, use --discard)")
+            wrong = unknown_hunks(args.hunks, run_changes(record))
+            if wrong:
+                raise ConfigError(f"--hunks: {wrong}")
         if args.branch is not None:
             commit = keep_as_branch(record, args.branch)
             remove_isolated(registry, record)
@@ -326,7 +330,6 @@ async def _apply(record: IsolatedRecord, args: ApplyArgs) -> BroughtBack:
     if not any(
         h.status == "clean" and (args.hunks is None or h.id in args.hunks) for h in reviewed.hunks
     ):
-        reviewed.left_aside.extend(h.id for h in reviewed.hunks if h.status == "clean")
         return BroughtBack(reviewed, run_id="")
     async with HeadlessSession(
         record.folder, _NoModel(), args.config, storage=args.storage, watch=False

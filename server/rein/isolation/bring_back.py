@@ -23,8 +23,8 @@ in their folder.
 from __future__ import annotations
 
 import stat
-from collections.abc import Container, Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rein.checkpoints.hunks import compute_hunks, lines_of
@@ -38,9 +38,11 @@ from rein.isolation.three_way import (
     Conflict,
     clean_hunk,
     hunk_id,
+    hunk_tag,
     merge_into,
     whole_hunk,
 )
+from rein.tools.disk_read import BOM
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = [
@@ -52,19 +54,23 @@ __all__ = [
     "keep_as_branch",
     "review_changes",
     "run_changes",
+    "unknown_hunks",
 ]
 
 
 #: A file of the run larger than this is not brought back (a conflict).
 MAX_FILE_BYTES = 2 * 1024 * 1024
+_BOM_BYTES = BOM.encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
 class RunChange:
     """One file the run changed: its bytes at the base and now (None:
-    absent), whether it is executable on each side, and ``problem`` when
-    the run's side cannot be brought back at all (a symbolic link, not a
-    regular file, too large): such a change is always a conflict."""
+    absent), whether it is executable on each side (and in the person's
+    folder now: None when it is not a regular file there, or not known),
+    and ``problem`` when the run's side cannot be brought back at all (a
+    symbolic link, not a regular file, too large): such a change is always
+    a conflict."""
 
     path: str
     base: bytes | None
@@ -72,6 +78,7 @@ class RunChange:
     problem: str = ""
     base_exec: bool = False
     run_exec: bool = False
+    folder_exec: bool | None = None
 
     @property
     def kind(self) -> str:
@@ -104,10 +111,23 @@ def _read_side(path: Path) -> tuple[bytes | None, bool, str]:
 
 def run_changes(record: IsolatedRecord) -> list[RunChange]:
     """Every file of the person's folder the run created, changed or
-    deleted, relative to the folder, in path order."""
+    deleted, relative to the folder, in path order (each with its mode in
+    the folder now)."""
     if record.kind == "git":
-        return _git_changes(record)
-    return _copy_changes(Path(record.base), Path(record.tree))
+        changes = _git_changes(record)
+    else:
+        changes = _copy_changes(Path(record.base), Path(record.tree))
+    folder = Path(record.folder)
+    return [replace(c, folder_exec=_executable(folder / c.path)) for c in changes]
+
+
+def _executable(path: Path) -> bool | None:
+    """Whether the regular file ``path`` is executable (None: it is not one)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return bool(st.st_mode & 0o111) if stat.S_ISREG(st.st_mode) else None
 
 
 def _git_changes(record: IsolatedRecord) -> list[RunChange]:
@@ -159,25 +179,66 @@ def _copy_changes(base: Path, tree: Path) -> list[RunChange]:
 
 
 def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8")
+    """``data`` as the workspace reads it: UTF-8, without its byte order
+    mark (the workspace keeps a file's mark when it writes it)."""
+    return None if data is None else data.decode("utf-8-sig")
 
 
 def hunk_ids(changes: Sequence[RunChange]) -> list[str]:
     """Every hunk id of ``changes`` (the folder is not read: an id depends
     on the run only), in order."""
-    out: list[str] = []
-    for change in changes:
-        try:
-            base, run = _text(change.base), _text(change.run)
-        except UnicodeDecodeError:
-            base = run = None
-        if change.problem or base is None or run is None:
-            if change.problem or change.base != change.run:
-                out.append(hunk_id(change.path, 0))
-            continue
-        out.extend(
-            hunk_id(change.path, h.index) for h in compute_hunks(lines_of(base), lines_of(run))
-        )
+    return [i for change in changes for i in _file_ids(change)]
+
+
+def _file_ids(change: RunChange) -> list[str]:
+    return [hunk_id(change.path, index, tag) for index, tag in _file_hunks(change)]
+
+
+def _file_hunks(change: RunChange) -> list[tuple[int, str]]:
+    """The index and :func:`hunk_tag` of each hunk of ``change``: one (0)
+    for a file not merged as text (its bytes' tag) or created or deleted
+    by the run (the whole file's)."""
+    try:
+        base, run = _text(change.base), _text(change.run)
+    except UnicodeDecodeError:
+        return [(0, hunk_tag(change.base, change.run))] if change.base != change.run else []
+    if change.problem:
+        return [(0, hunk_tag(change.base, change.run))]
+    if base is None or run is None:
+        whole = whole_hunk(base, run)
+        return [(0, hunk_tag(whole.before, whole.after))]
+    return [
+        (h.index, hunk_tag(h.before, h.after)) for h in compute_hunks(lines_of(base), lines_of(run))
+    ]
+
+
+def _first_tag(change: RunChange) -> str:
+    """The tag of ``change``'s hunk 0 (a conflict of the whole file is it)."""
+    hunks = _file_hunks(change)
+    return hunks[0][1] if hunks else hunk_tag(change.base, change.run)
+
+
+def unknown_hunks(keep: Iterable[str], changes: Sequence[RunChange]) -> str:
+    """What is wrong with the kept ids ``keep`` ("" when each is a hunk of
+    ``changes``): an id the run no longer has at its place changed since
+    it was listed (a new prompt, a hand edit in the copy)."""
+    known = set(hunk_ids(changes))
+    unknown = sorted(set(keep) - known)
+    if not unknown:
+        return ""
+    places = {i.rsplit("~", 1)[0] for i in known}
+    changed = [u for u in unknown if u.rsplit("~", 1)[0] in places]
+    if changed:
+        shown = ", ".join(repr(u[:120]) for u in changed[:5])
+        return f"{shown}: changed since it was listed (list the hunks again)"
+    return "no such hunk of the session: " + ", ".join(repr(u[:120]) for u in unknown[:5])
+
+
+def _settle(out: BringBack, changes: Sequence[RunChange], applied: Container[str]) -> BringBack:
+    """``out.left_aside``: every hunk id of ``changes`` not ``applied`` and
+    not in the folder already, in order."""
+    there = set(out.already_there)
+    out.left_aside = [i for i in hunk_ids(changes) if i not in applied and i not in there]
     return out
 
 
@@ -221,7 +282,7 @@ async def review_changes(
     out = BringBack()
     for change in changes:
         await _plan(change, workspace, can_branch, out, None)
-    return out
+    return _settle(out, changes, ())
 
 
 async def apply_changes(
@@ -277,8 +338,8 @@ async def apply_changes(
             break
         out.applied.extend(p.change.path for p in plan)
         out.hunks_applied += sum(len(p.ids) for p in plan)
-        break
-    return out
+        return _settle(out, changes, {i for p in plan for i in p.ids})
+    return _settle(out, changes, ())
 
 
 async def _still(workspace: Workspace, planned: _PlannedWrite) -> bool:
@@ -295,7 +356,6 @@ def _refused(out: BringBack, planned: _PlannedWrite, reason: str) -> None:
     base = _text(planned.change.base) or ""
     path = planned.change.path
     out.conflicts.append(Conflict(path, base, planned.current or "", planned.text or "", reason))
-    out.left_aside.extend(planned.ids)
 
 
 async def _plan(
@@ -309,15 +369,15 @@ async def _plan(
     conflicts noted in ``out``."""
     path = change.path
     if change.problem:
-        out.conflict(Conflict(path, "", "", "", change.problem, index=0))
+        out.conflict(Conflict(path, "", "", "", change.problem, index=0, tag=_first_tag(change)))
         return None
     try:
         current = await _current(workspace, path)
     except (ReinError, OSError) as exc:
         reason = f"the folder's file cannot be read: {exc}"
-        out.conflict(Conflict(path, "", "", "", reason, index=0))
+        out.conflict(Conflict(path, "", "", "", reason, index=0, tag=_first_tag(change)))
         return None
-    if change.run is not None and change.base_exec != change.run_exec:
+    if change.run is not None and change.run_exec not in (change.base_exec, change.folder_exec):
         made = "executable" if change.run_exec else "not executable"
         reason = f"the run made it {made}: Rein brings back contents only, set the mode by hand"
         out.conflict(Conflict(path, "", "", "", reason))
@@ -328,22 +388,32 @@ async def _plan(
             return None  # only the mode changed
         advice = "keep it as a branch or copy it by hand" if can_branch else "copy it by hand"
         reason = f"a binary file: not merged ({advice} from {path})"
-        out.conflict(Conflict(path, "", current or "", "", reason, index=0))
+        out.conflict(Conflict(path, "", current or "", "", reason, index=0, tag=_first_tag(change)))
         return None
-    if run == current or base == run:
-        return None  # the folder has the run's version already / only the mode changed
+    if base == run:
+        return None  # only the mode changed
+    if run == current:
+        out.already_there.extend(_file_ids(change))  # the folder has the run's version
+        return None
     if base is None or run is None or current is None:
         whole = whole_hunk(base, run)
         if current != base:
             reason = f"{change.kind} by the run, and the folder changed it since"
-            conflict = Conflict(path, base or "", current or "", run or "", reason, index=0)
+            tag = _first_tag(change)
+            conflict = Conflict(
+                path, base or "", current or "", run or "", reason, index=0, tag=tag
+            )
             out.conflict(conflict, whole.header, whole.diff_lines())
             return None
-        out.hunks.append(clean_hunk(path, whole))
-        if keep is not None and hunk_id(path, 0) not in keep:
-            out.left_aside.append(hunk_id(path, 0))
+        state = clean_hunk(path, whole)
+        out.hunks.append(state)
+        if keep is not None and state.id not in keep:
+            out.left_aside.append(state.id)
             return None
-        return _PlannedWrite(change, run, current, (hunk_id(path, 0),))
+        text = run
+        if current is None and change.run is not None and change.run.startswith(_BOM_BYTES):
+            text = BOM + (run or "")  # a file the run created with a mark keeps it
+        return _PlannedWrite(change, text, current, (state.id,))
     before = len(out.hunks)
     merged, _ = merge_into(path, base, run, current, keep, out)
     ids = tuple(

@@ -36,11 +36,11 @@ from rein.hosting.isolated_apply import bring_back_into
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.isolation import GitError
 from rein.isolation.bring_back import (
-    hunk_ids,
     hunks_json,
     keep_as_branch,
     review_changes,
     run_changes,
+    unknown_hunks,
 )
 from rein.isolation.cleanup import remove_isolated, sweep
 from rein.isolation.registry import IsolatedRecord, Registry
@@ -194,7 +194,7 @@ class IsolatedSessions:
     async def into(self, session_id: str) -> Session:
         """The person's session an apply goes into (live, or loaded from the
         store); InvalidParams naming ``intoSessionId`` when it is unknown,
-        isolated or busy."""
+        isolated, stored for another folder or busy."""
 
         def refused(why: str) -> JsonRpcInvalidParams:
             return JsonRpcInvalidParams(f"rein/applyIsolated: invalid params: intoSessionId: {why}")
@@ -202,7 +202,14 @@ class IsolatedSessions:
         shown = errors.shown(session_id)
         if session_id in self.live:
             raise refused(f"the session {shown} is isolated; name a session of the folder")
-        session = await self.server.manager.load(session_id)
+        manager = self.server.manager
+        if session_id not in manager.sessions:
+            store = await manager.open_store()
+            stored = await store.get_session(session_id) if store is not None else None
+            if stored is not None and not _same_folder(stored.workspace, self.server.root):
+                where = errors.shown(stored.workspace) if stored.workspace else "not recorded"
+                raise refused(f"the session {shown} is of another folder ({where})")
+        session = await manager.load(session_id)
         if session is None:
             raise refused(f"no session {shown}")
         if session.busy or session.restoring or self.server.manager.in_use(session_id):
@@ -260,13 +267,9 @@ class IsolatedSessions:
             await anyio.to_thread.run_sync(remove_isolated, registry, record)
             return {"applied": [], "conflicts": [], "discarded": True}
         changes = await anyio.to_thread.run_sync(run_changes, record)
-        if keep is not None:
-            unknown = sorted(set(keep) - set(hunk_ids(changes)))
-            if unknown:
-                raise JsonRpcInvalidParams(
-                    "rein/applyIsolated: invalid params: hunks: no such hunk of the session: "
-                    + ", ".join(repr(u) for u in unknown[:5])
-                )
+        wrong = unknown_hunks(keep, changes) if keep is not None else ""
+        if wrong:
+            raise JsonRpcInvalidParams(f"rein/applyIsolated: invalid params: hunks: {wrong}")
         title = f"Apply isolated session {record.session_id}"
         target = into or self.server.new_session(mode="agent", title=title)
         brought = await bring_back_into(
@@ -320,6 +323,11 @@ class IsolatedSessions:
                 entry.update(await anyio.to_thread.run_sync(_changed, record))
             listed.append(entry)
         return listed
+
+
+def _same_folder(workspace: str, root: Path) -> bool:
+    """``workspace`` (a stored session's) is ``root``."""
+    return bool(workspace) and Path(workspace).resolve() == root.resolve()
 
 
 def _changed(record: IsolatedRecord) -> dict[str, Any]:

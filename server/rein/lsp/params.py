@@ -173,8 +173,8 @@ class ApplyIsolatedParams(BaseModel):
     action: Literal["keep", "discard", "branch"]
     branch: str | None = Field(None, min_length=1)
     #: The ids of the hunks to keep (``rein/isolatedHunks``); None: every
-    #: clean hunk.
-    hunks: tuple[str, ...] | None = None
+    #: clean hunk. Never empty (keeping nothing is ``discard``).
+    hunks: tuple[str, ...] | None = Field(None, min_length=1)
     #: The person's open session the apply becomes a run of; None: a new
     #: session of the folder.
     into_session_id: str | None = Field(None, alias="intoSessionId", min_length=1)

@@ -67,7 +67,10 @@ export function appliedText(action: IsolatedAction, result: ApplyIsolatedResult)
   const conflicting = new Set(result.conflicts.map((c) => c.id));
   const undone = (result.leftAside ?? []).filter((id) => !conflicting.has(id));
   if (undone.length) {
-    text = vscode.l10n.t('{0} Left aside, not kept: {1}.', text, undone.join(', '));
+    // With no conflict left the copy is removed: the hunks not kept go with it.
+    text = result.conflicts.length
+      ? vscode.l10n.t('{0} Left aside, not kept: {1}.', text, undone.join(', '))
+      : vscode.l10n.t('{0} Not kept, discarded with the copy: {1}.', text, undone.join(', '));
   }
   const verdict = verdictText(result.gates);
   return verdict ? vscode.l10n.t('{0} Your folder\u2019s gates: {1}.', text, verdict) : text;
@@ -110,6 +113,9 @@ export class IsolatedRuns implements vscode.Disposable {
       }),
       host.onDidReceiveEvent((envelope) => {
         const type = envelope.event.type;
+        if (type === 'run_start' && envelope.sessionId !== null && this.reviews.delete(envelope.sessionId)) {
+          this.changeEmitter.fire(this.rows()); // it runs again: the hunks shown are stale at once
+        }
         if ((type === 'run_start' || type === 'run_end') && this.sessions.some((s) => s.live && s.sessionId === envelope.sessionId)) {
           void this.refresh(); // its state, its changed files, its verdict
         }

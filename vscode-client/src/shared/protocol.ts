@@ -161,6 +161,8 @@ export interface ApplyIsolatedResult {
   conflicts: IsolatedConflict[];
   /** The ids of the hunks not applied: the ones not kept, and the conflicts. */
   leftAside?: string[];
+  /** The ids of the hunks the folder has already (nothing to apply). */
+  alreadyThere?: string[];
   branch?: string;
   commit?: string;
   discarded?: boolean;

@@ -174,6 +174,18 @@ describe('the isolated runs section', () => {
       ['warning', 'Rein: applied app.py; not applied, they conflict with your folder: app.py (the folder changed these lines since the run started). Left aside, not kept: app.py#1.'],
     ]);
     assert.equal(runs.rows()[0]?.review, undefined, 'the review closes once applied');
+    // A review shown when the run starts again (a new prompt) is dropped at once: its hunks are stale.
+    await runs.act('iso1', 'review');
+    assert.ok(runs.rows()[0]?.review);
+    const dropped = nextEvent(runs.onDidChange, (rows) => rows[0]?.review === undefined);
+    connection.emit(envelope(2, { type: 'run_start', run_id: 'r2' }, 'iso1'));
+    assert.equal(runs.rows()[0]?.review, undefined);
+    await dropped; // and the panel is told so
+    // With no conflict left the copy is removed: the hunks not kept are said to go with it.
+    assert.equal(
+      appliedText('keep', { applied: ['app.py'], hunksApplied: 1, conflicts: [], leftAside: ['app.py#1~a1b2c3'] }),
+      'Rein: the isolated run was kept: app.py. Not kept, discarded with the copy: app.py#1~a1b2c3.',
+    );
     // "Keep all" from the isolated run's own timeline: no session to apply into, a new one.
     controller.openNew('iso1');
     await runs.act('iso1', 'keep');

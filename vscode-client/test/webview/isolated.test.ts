@@ -108,13 +108,18 @@ describe('isolated runs and the setup view in the chat webview', () => {
     await host.post({ type: 'isolated', runs: isolatedRows([session], 'iso1', new Map([['iso2', { files, kept: new Set(['app.py#0']) }]])) });
     assert.equal(await row.locator('.isolated-hunk[data-hunk="app.py#1"] .badge').textContent(), 'undone');
     await row.locator('.isolated-hunk[data-hunk="app.py#1"] button', { hasText: 'Keep' }).click();
-    await row.locator('button', { hasText: 'Apply kept (1)' }).click();
+    const applyKept = row.locator('button', { hasText: 'Apply kept (1)' });
+    assert.match((await applyKept.getAttribute('title')) ?? '', /the hunks not kept are discarded with the copy/);
+    await applyKept.click();
     const sent = (await posted(page)).filter((m) => m.type === 'isolatedHunk' || (m.type === 'isolatedAction' && m.action === 'applyKept'));
     assert.deepEqual(sent, [
       { type: 'isolatedHunk', sessionId: 'iso2', hunk: 'app.py#1', keep: false },
       { type: 'isolatedHunk', sessionId: 'iso2', hunk: 'app.py#1', keep: true },
       { type: 'isolatedAction', sessionId: 'iso2', action: 'applyKept' },
     ]);
+    // Nothing kept: nothing to apply, the button cannot be pressed.
+    await host.post({ type: 'isolated', runs: isolatedRows([session], 'iso1', new Map([['iso2', { files, kept: new Set<string>() }]])) });
+    assert.equal(await row.locator('button', { hasText: 'Apply kept (0)' }).isDisabled(), true);
     assert.deepEqual(problems, []);
   });
 
