@@ -73,7 +73,7 @@ export function appliedText(action: IsolatedAction, result: ApplyIsolatedResult)
       : vscode.l10n.t('{0} Not kept, discarded with the copy: {1}.', text, undone.join(', '));
   }
   const verdict = verdictText(result.gates);
-  return verdict ? vscode.l10n.t('{0} Your folder\u2019s gates: {1}.', text, verdict) : text;
+  return verdict ? vscode.l10n.t('{0} Your folder’s gates: {1}.', text, verdict) : text;
 }
 
 /** The folder's gates on the applied result, in a few words (empty when they did not judge it). */
