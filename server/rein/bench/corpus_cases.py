@@ -355,9 +355,9 @@ def run_ruff(root: Path, paths: Sequence[str]) -> str:
     ``fix = true`` (flask does), which rewrote the scratch tree and reported
     rows of the fixed text (issue 32: a seeded error's F821 one line below
     where it is, and the importers' imports re-sorted for every later case)."""
+    command = ["check", "--no-cache", "--no-fix", "--output-format", "json", "--exit-zero"]
     return subprocess.run(
-        [_tool("ruff"), "check", "--no-cache", "--no-fix", "--output-format", "json"]
-        + ["--exit-zero", *paths],
+        [_tool("ruff"), *command, *paths],
         cwd=root,
         capture_output=True,
         text=True,
