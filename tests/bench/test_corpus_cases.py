@@ -1,7 +1,7 @@
 """The case generation of ``rein bench gates --corpus``'s file-set and
 command cases: choosing modules with importers and functions imported by
 name, the ``sed`` command, the truth diff and the command-line tools'
-output. Pure functions; no analyzer runs."""
+output. Pure functions and the command-line ruff; no analyzer runs."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from rein.bench.corpus_cases import (
     parse_ruff,
     renamable_functions,
     rename_case,
+    run_ruff,
     sed_rename,
 )
 
@@ -176,6 +177,19 @@ def test_the_command_line_outputs_are_read_as_errors(tmp_path: Path) -> None:
     ]
     assert parse_basedpyright(tmp_path, "") == []
     assert parse_ruff(tmp_path, "") == []
+
+
+def test_the_command_line_ruff_never_fixes_what_it_checks(tmp_path: Path) -> None:
+    """flask sets ``fix = true``: ruff re-sorted the scratch tree's imports
+    and reported the rows of its fixed text (the seeded F821 one line off)."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ruff]\nfix = true\n\n[tool.ruff.lint]\nselect = ["F", "I"]\n'
+    )
+    text = "import sys\nimport os\nx = undefined_name\nprint(os, sys)\n"
+    (tmp_path / "m.py").write_text(text)
+    found = parse_ruff(tmp_path, run_ruff(tmp_path, ["m.py"]))
+    assert found == [("m.py", 2, "F821")]
+    assert (tmp_path / "m.py").read_text() == text
 
 
 def test_errors_below_inserted_lines_are_the_ones_they_were() -> None:

@@ -28,8 +28,8 @@ and never pass blind.
   analyzer is dead or did not answer within its bound). Never "passed".
 * Blockers come cause first (:mod:`rein.analysis.blocker_order`); errors in
   unchanged files are asked about again without the run's changes
-  (:mod:`rein.analysis.counterfactual`: a deleted module's importers' errors
-  naming it are the run's).
+  (:mod:`rein.analysis.counterfactual`; not while a file the run deleted
+  or renamed away is gone: the analyzers could not be shown it).
 * A changed source file the source does not cover, and importers left past
   the source's bound when a public name changed, make the verdict
   "unverified" (:mod:`rein.analysis.reach`); the importers left are

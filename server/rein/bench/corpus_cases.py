@@ -53,6 +53,7 @@ __all__ = [
     "renamable_functions",
     "rename_case",
     "run_cli",
+    "run_ruff",
     "sed_rename",
 ]
 
@@ -343,13 +344,22 @@ def run_cli(root: Path, paths: Sequence[str]) -> CliRun:
         text=True,
         check=False,
     )
-    ruff = subprocess.run(
-        [_tool("ruff"), "check", "--no-cache", "--output-format", "json", "--exit-zero", *present],
+    ruff = run_ruff(root, present)
+    seconds = time.monotonic() - started
+    errors = parse_basedpyright(root, pyright.stdout) + parse_ruff(root, ruff)
+    return CliRun(sorted(errors), seconds)
+
+
+def run_ruff(root: Path, paths: Sequence[str]) -> str:
+    """``ruff check``'s JSON on ``paths``, never fixing: a project may set
+    ``fix = true`` (flask does), which rewrote the scratch tree and reported
+    rows of the fixed text (issue 32: a seeded error's F821 one line below
+    where it is, and the importers' imports re-sorted for every later case)."""
+    command = ["check", "--no-cache", "--no-fix", "--output-format", "json", "--exit-zero"]
+    return subprocess.run(
+        [_tool("ruff"), *command, *paths],
         cwd=root,
         capture_output=True,
         text=True,
         check=False,
-    )
-    seconds = time.monotonic() - started
-    errors = parse_basedpyright(root, pyright.stdout) + parse_ruff(root, ruff.stdout)
-    return CliRun(sorted(errors), seconds)
+    ).stdout
