@@ -82,9 +82,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
+    from rein.config_file import build_config
     from rein.harness.errors import ConfigError
     from rein.headless.isolated import ApplyArgs, apply_isolated
-    from rein.headless.run import build_config
     from rein.store import default_storage_path
 
     storage = args.storage or str(default_storage_path())
@@ -129,9 +129,9 @@ def _cmd_acp(args: argparse.Namespace) -> int:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    from rein.config_file import build_config
     from rein.harness.errors import ConfigError
     from rein.headless.mcp_list import list_servers
-    from rein.headless.run import build_config
     from rein.store import default_storage_path
 
     try:
@@ -148,9 +148,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
+    from rein.config_file import build_config
     from rein.harness.errors import ConfigError
     from rein.headless.doctor import doctor
-    from rein.headless.run import build_config
     from rein.headless.setup_view import setup_view
     from rein.store import default_storage_path
 
