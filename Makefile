@@ -44,12 +44,14 @@ eval: setup
 extension: setup
 	$(MAKE) -C vscode-client test
 
-# eval, pytest and the extension's suite are independent: they run side by
-# side (each mostly waits on its subprocesses), each one's output printed in
-# one piece when it ends. The setup they share runs once, first (the language
-# servers too: their apt-get must not meet the extension's chromium install).
-test: lint typecheck language-servers
-	$(MAKE) --no-print-directory -j3 --output-sync=target eval pytest extension
+# lint, typecheck, eval, pytest and the extension's suite are independent:
+# they run side by side (pytest, the longest, first; the others mostly wait on
+# their subprocesses or end within its first minute), each one's output
+# printed in one piece when it ends; any one failing fails `make test`. The
+# setup they share runs once, first (the language servers too: their apt-get
+# must not meet the extension's chromium install).
+test: setup language-servers
+	$(MAKE) --no-print-directory -j5 --output-sync=target pytest lint typecheck eval extension
 
 # Refresh the pictures in docs/images (the tests only write vscode-client/build/screenshots).
 screenshots: setup

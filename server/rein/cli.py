@@ -119,9 +119,9 @@ def _cmd_acp(args: argparse.Namespace) -> int:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    from rein.config_file import build_config
     from rein.harness.errors import ConfigError
     from rein.headless.mcp_list import list_servers
-    from rein.headless.run import build_config
     from rein.store import default_storage_path
 
     try:
@@ -138,9 +138,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
+    from rein.config_file import build_config
     from rein.harness.errors import ConfigError
     from rein.headless.doctor import doctor
-    from rein.headless.run import build_config
     from rein.headless.setup_view import setup_view
     from rein.store import default_storage_path
 

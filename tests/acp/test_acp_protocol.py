@@ -92,42 +92,41 @@ async def test_without_the_key_initialize_offers_the_env_method_and_sessions_nee
     assert session.session_id
 
 
-@pytest.mark.parametrize(
-    ("method", "params", "field"),
-    [
-        pytest.param("session/new", {"mcpServers": []}, "cwd", id="new-without-cwd"),
-        pytest.param(
-            "session/new", {"cwd": "relative/dir", "mcpServers": []}, "cwd", id="new-relative-cwd"
-        ),
-        pytest.param(
-            "session/new", {"cwd": "/no/such/folder", "mcpServers": []}, "cwd", id="new-no-folder"
-        ),
-        pytest.param("session/prompt", {"sessionId": "{sid}"}, "prompt", id="prompt-missing"),
-        pytest.param(
-            "session/prompt",
-            {
-                "sessionId": "{sid}",
-                "prompt": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}],
-            },
-            "prompt[0]",
-            id="prompt-image",
-        ),
-        pytest.param(
-            "session/set_mode", {"sessionId": "{sid}", "modeId": "yolo"}, "modeId", id="bad-mode"
-        ),
-    ],
-)
-async def test_malformed_requests_are_errors_naming_the_field(
-    pyproj: Path, home: Home, method: str, params: dict[str, Any], field: str
-) -> None:
+#: Malformed requests, each with the field its error must name.
+MALFORMED = {
+    "new-without-cwd": ("session/new", {"mcpServers": []}, "cwd"),
+    "new-relative-cwd": ("session/new", {"cwd": "relative/dir", "mcpServers": []}, "cwd"),
+    "new-no-folder": ("session/new", {"cwd": "/no/such/folder", "mcpServers": []}, "cwd"),
+    "prompt-missing": ("session/prompt", {"sessionId": "{sid}"}, "prompt"),
+    "prompt-image": (
+        "session/prompt",
+        {
+            "sessionId": "{sid}",
+            "prompt": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}],
+        },
+        "prompt[0]",
+    ),
+    "bad-mode": ("session/set_mode", {"sessionId": "{sid}", "modeId": "yolo"}, "modeId"),
+}
+
+
+async def test_malformed_requests_are_errors_naming_the_field(pyproj: Path, home: Home) -> None:
+    """Each malformed request in turn, in one server (one start for all)."""
+    answers: dict[str, tuple[RequestError, str]] = {}
     async with started(pyproj, home) as (agent, sid):
-        filled = {k: (sid if v == "{sid}" else v) for k, v in params.items()}
-        error = await refused(agent.raw(method, filled))
-        # The server goes on: the next good request is answered.
-        again = await agent.new_session(pyproj)
-    assert error.code == -32602, said(error)
-    assert field in said(error), said(error)
-    assert again.session_id != sid
+        for case, (method, params, _field) in MALFORMED.items():
+            filled = {k: (sid if v == "{sid}" else v) for k, v in params.items()}
+            error = await refused(agent.raw(method, filled))
+            # The server goes on: the next good request is answered.
+            again = await agent.new_session(pyproj)
+            answers[case] = (error, again.session_id)
+    for case, (_method, _params, field) in MALFORMED.items():
+        error, again_id = answers[case]
+        assert error.code == -32602, f"{case}: {said(error)}"
+        assert field in said(error), f"{case}: {said(error)}"
+        assert again_id != sid, case
+    # Each good request after a bad one made a session of its own.
+    assert len({again_id for _error, again_id in answers.values()}) == len(MALFORMED)
 
 
 async def test_an_unknown_session_is_an_error_naming_it(pyproj: Path, home: Home) -> None:

@@ -1,5 +1,5 @@
 """The small corpus run of ``rein bench gates --corpus``: one pinned PyPI
-project (toolz), ten seeded one-error edits through the real headless gate
+project (toolz), six seeded one-error edits through the real headless gate
 path with the real analyzers. The goals are the issue's: every seeded error
 caught, no blocker that is not the seeded error."""
 
@@ -43,8 +43,10 @@ def test_the_small_corpus_meets_the_goals() -> None:
     # Cached: a second fetch reuses the unpacked distribution.
     assert source.parent == corpus_cache()
     assert fetch(project) == source
-    [row] = run_corpus([project], edits=10)
-    assert row["edits"] == 10
+    # Six edits: each kind of error at least once, three in each category
+    # (the full figures are the bench's, `rein bench gates --corpus`).
+    [row] = run_corpus([project], edits=6)
+    assert row["edits"] == 6
     # Every seeded write got its verdict (the script did not go astray).
     assert row["edits_without_a_verdict"] == 0
     # Edits both in files with pre-existing errors and in files without.

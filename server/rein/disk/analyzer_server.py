@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import time
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
@@ -268,8 +269,14 @@ class _Analyzer:
             self.settings = with_setting(
                 self.settings, self.spec.diagnostic_mode_setting, "openFilesOnly"
             )
+        # Its own process group: a launcher's child (basedpyright-langserver
+        # is a Python script running node) ends with it, see stop().
         await client.start_io(
-            self.executable, *self.spec.command[1:], cwd=str(root), env=child_environment()
+            self.executable,
+            *self.spec.command[1:],
+            cwd=str(root),
+            env=child_environment(),
+            start_new_session=True,
         )
         server = client._server
         if server is not None and server.stderr is not None:
@@ -564,11 +571,13 @@ class _Analyzer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(server.wait(), 3 if said_bye else 0.1)
             if server.returncode is None:
-                server.terminate()
+                # The whole group: an orphaned child of a launcher held the
+                # pipes open, the waits below ran out their bounds on it.
+                _signal_group(server.pid, signal.SIGTERM)
                 try:
                     await asyncio.wait_for(server.wait(), 2)
                 except TimeoutError:
-                    server.kill()
+                    _signal_group(server.pid, signal.SIGKILL)
                     # Reaped here, so its transport is closed before the loop is.
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(server.wait(), 3)
@@ -579,3 +588,9 @@ class _Analyzer:
         if self._stderr_task is not None:
             self._stderr_task.cancel()
         self.alive = False
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    """``sig`` to every process of the analyzer's group (it leads it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
