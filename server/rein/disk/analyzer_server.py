@@ -431,6 +431,23 @@ class _Analyzer:
                 lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri, type=kind)])
             )
 
+    def repull(self, path: str) -> None:
+        """Ask for ``path``'s diagnostics afresh (no result id: analysed
+        now), also of a server that publishes them (basedpyright answers a
+        pull in workspace mode too, analysing the file first)."""
+        self._result_ids.pop(path, None)
+        version = self.awaiting[path] = self.versions[path]
+        task = asyncio.ensure_future(self._pull(path, version))
+        self._pulls.add(task)
+        task.add_done_callback(self._pulls.discard)
+
+    def analysed(self, path: str) -> bool:
+        """Its last answer for ``path`` came from an analysis: any answer of
+        an analyzer without a workspace mode; a result id from one that
+        analyses the workspace in the background (basedpyright answers
+        without one while it does not know the file yet)."""
+        return self.spec.diagnostic_mode_setting is None or path in self._result_ids
+
     def _schedule_pull(self, path: str, version: int) -> None:
         if not self.pull:
             return
