@@ -44,6 +44,9 @@ ENVIRONMENT_GRACE_S = 3.0
 #: every import again, which took over 3 s on a busy 2-core machine (the
 #: verdict then still said the installed package could not be resolved).
 INSTALL_GRACE_S = 15.0
+#: Not idle this long after answering a pull it was asked though it publishes
+#: (:mod:`rein.disk.file_checks`: the answer ends basedpyright's progress).
+PULL_GRACE_S = 1.0
 
 
 def _uri(root: Path, rel: str) -> str:
@@ -124,6 +127,7 @@ class _Analyzer:
         self.unanswered: dict[str, str] = {}
         #: Its files changed while it was not running (its findings of them are stale).
         self.changed_while_down: set[str] = set()
+        self.hold_until = 0.0  #: not idle before this (PULL_GRACE_S)
 
     def idle(self, quiet_s: float, now: float) -> bool:
         """Nothing open, nothing owed, and quiet for ``quiet_s`` (or its settle period)."""
@@ -132,13 +136,13 @@ class _Analyzer:
         if self.owed_refresh and now < self.refresh_until:
             return False
         quiet = now - self.last_activity >= max(quiet_s, self.spec.settle_s)
-        return not self.progress and not self.awaiting and quiet
+        return not self.progress and not self.awaiting and quiet and now >= self.hold_until
 
     def busy_until(self, quiet_s: float) -> float | None:
         """When it becomes idle if nothing else happens; None: not by time."""
         if self.progress or self.awaiting:
             return None
-        quiet = self.last_activity + max(quiet_s, self.spec.settle_s)
+        quiet = max(self.last_activity + max(quiet_s, self.spec.settle_s), self.hold_until)
         return max(quiet, self.refresh_until) if self.owed_refresh else quiet
 
     def _activity(self) -> None:
@@ -432,24 +436,18 @@ class _Analyzer:
             )
 
     def repull(self, path: str) -> None:
-        """Ask for ``path``'s diagnostics afresh (no result id: analysed
-        now), also of a server that publishes them (basedpyright answers a
-        pull in workspace mode too, analysing the file first)."""
+        """Ask for ``path``'s diagnostics afresh, also of a server that
+        publishes them (:mod:`rein.disk.file_checks`)."""
         self._result_ids.pop(path, None)
-        version = self.awaiting[path] = self.versions[path]
-        task = asyncio.ensure_future(self._pull(path, version))
-        self._pulls.add(task)
-        task.add_done_callback(self._pulls.discard)
+        self.awaiting[path] = self.versions[path]
+        self._schedule_pull(path, self.versions[path], force=True)
 
     def analysed(self, path: str) -> bool:
-        """Its last answer for ``path`` came from an analysis: any answer of
-        an analyzer without a workspace mode; a result id from one that
-        analyses the workspace in the background (basedpyright answers
-        without one while it does not know the file yet)."""
+        """Its last answer for ``path`` came from an analysis (file_checks)."""
         return self.spec.diagnostic_mode_setting is None or path in self._result_ids
 
-    def _schedule_pull(self, path: str, version: int) -> None:
-        if not self.pull:
+    def _schedule_pull(self, path: str, version: int, *, force: bool = False) -> None:
+        if not (self.pull or force):
             return
         task = asyncio.ensure_future(self._pull(path, version))
         self._pulls.add(task)
@@ -511,6 +509,8 @@ class _Analyzer:
         if wanted is not None and wanted <= version:
             del self.awaiting[path]
         self.last_activity = time.monotonic()
+        if not self.pull:  # asked though it publishes: see PULL_GRACE_S
+            self.hold_until = self.last_activity + PULL_GRACE_S
         self.pool.analyzer_published(path)
 
     def _unanswered(self, path: str, version: int, reason: str) -> None:

@@ -4,18 +4,27 @@ workspace: a cold session's first change.
 basedpyright in ``diagnosticMode: workspace`` analyses every file before it
 says it is done (:meth:`~rein.disk.analyzers.AnalyzerPool.wait_idle`): on a
 cold start that takes far longer than the command line's check of the
-changed files and their importers. A pull of one file's diagnostics
-(``textDocument/diagnostic``) is answered by analysing that file then, so
-a few files' diagnostics can be had without waiting for the rest, as in a
+changed files and their importers. It publishes its diagnostics, but it
+answers a pull of one file (``textDocument/diagnostic``) too, by analysing
+that file then, between two passes of its workspace analysis: so a few
+files' diagnostics can be had without waiting for the rest, as in a
 workspace analysed file by file.
 
 :func:`open_with_importers` opens files and the files that import them (the
 pool's import scan, built on first use in a workspace analysed as a whole
 too) in every analyzer that owns them; :func:`wait_files` asks every analyzer
 for those files' diagnostics afresh and waits for each answer, asking again
-while an analyzer answers without having analysed the file (no result id:
-basedpyright does not know the file yet). Only analyzers that answer pulls
-can do this; with another one the pool cannot tell (``False``).
+while an analyzer answered without having analysed the file (an analyzer
+with a workspace mode answers without a result id while it does not know
+the file yet: its workspace is still being set up). Only analyzers
+configured to answer pulls can do this; with another one the pool cannot
+tell (``False``).
+
+basedpyright ends its progress when it answered such a pull, though its
+workspace analysis goes on at its next pass: it is not idle for
+:data:`~rein.disk.analyzer_server.PULL_GRACE_S` after the answer, or the
+run-start snapshot would be taken in that gap, before the workspace was
+analysed.
 """
 
 from __future__ import annotations
