@@ -67,6 +67,7 @@ class AnalyzerPool(Protocol):
     def skipped(self, path: str) -> bool: ...
     async def started(self) -> None: ...
     def activity(self) -> asyncio.Event: ...
+    async def wait_idle(self, timeout_s: float) -> bool: ...
     async def snapshot(
         self, paths: Sequence[str] | None = None, *, min_generation: int = 0
     ) -> DiagnosticsSnapshot: ...
@@ -127,17 +128,24 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
     for analyzer, path in asked:
         analyzer.repull(path)
     while True:
-        owed = [(a, p) for a, p in asked if a.alive and p in a.versions and p in a.awaiting]
-        unknown = [
-            (a, p)
-            for a, p in asked
-            if a.alive and p in a.versions and (a, p) not in owed and not a.analysed(p)
-        ]
-        if not owed and not unknown:
+        live = [(a, p) for a, p in asked if a.alive and p in a.versions]
+        owed = [(a, p) for a, p in live if p in a.awaiting]
+        timed_out = [(a, p) for a, p in live if (a, p) not in owed and p in a.unanswered]
+        unknown = [(a, p) for a, p in live if (a, p) not in owed + timed_out and not a.analysed(p)]
+        if not owed and not timed_out and not unknown:
             return True
         left = deadline - time.monotonic()
         if left <= 0:
             return False
+        if timed_out and not owed:
+            # It did not answer within its bound (a loaded machine): asking
+            # again would only queue more analyses; its workspace analysis
+            # is waited for instead, then it is asked once more.
+            if not await pool.wait_idle(left):
+                return False
+            for analyzer, path in timed_out + unknown:
+                analyzer.repull(path)
+            continue
         if unknown and not owed:
             # It answered without knowing the file yet (its workspace is
             # still being set up): asked again a moment later.
