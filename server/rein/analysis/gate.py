@@ -12,6 +12,10 @@ and never pass blind.
   opened, the analyzers are waited on, bounded), through the workspace
   layer's ``before_change`` hook (:class:`~rein.harness.generations.
   TrackedWorkspace`).
+* A change that comes while that snapshot is still being taken, from a
+  source that can be asked file by file, does not wait for it: the file and
+  its importers are baselined and judged file by file, and the verdict says
+  it is partial (:mod:`rein.analysis.cold_start`).
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.baselines`). One error seen by several
