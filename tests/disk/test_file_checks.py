@@ -36,7 +36,7 @@ class StubAnalyzer:
     def analysed(self, path: str) -> bool:
         return path in self.known
 
-    def repull(self, path: str) -> None:
+    def repull(self, path: str, bound_s: float = 0.0) -> None:
         self.asked += 1
         self.known.discard(path)
         self.awaiting[path] = self.versions[path]

@@ -317,9 +317,9 @@ class _Analyzer:
             if self.owns(path):
                 self.open(path)
 
-    async def _bounded(self, what: str, request: Awaitable[Any]) -> Any:
-        """Await ``request``, at most the pool's request bound."""
-        return await bounded(self.spec.name, what, self.pool.request_timeout_s, request)
+    async def _bounded(self, what: str, request: Awaitable[Any], bound_s: float = 0.0) -> Any:
+        """Await ``request``, at most ``bound_s`` or the pool's request bound."""
+        return await bounded(self.spec.name, what, bound_s or self.pool.request_timeout_s, request)
 
     def refresh(self, grace_s: float = ENVIRONMENT_GRACE_S) -> None:
         """After a change it cannot see in a document (the environment):
@@ -435,25 +435,26 @@ class _Analyzer:
                 lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri, type=kind)])
             )
 
-    def repull(self, path: str) -> None:
-        """Ask for ``path``'s diagnostics afresh, also of a server that
-        publishes them (:mod:`rein.disk.file_checks`)."""
+    def repull(self, path: str, bound_s: float = 0.0) -> None:
+        """Ask for ``path``'s diagnostics afresh, even if it publishes (file_checks)."""
         self._result_ids.pop(path, None)
         self.awaiting[path] = self.versions[path]
-        self._schedule_pull(path, self.versions[path], force=True)
+        self._schedule_pull(path, self.versions[path], force=True, bound_s=bound_s)
 
     def analysed(self, path: str) -> bool:
         """Its last answer for ``path`` came from an analysis (file_checks)."""
         return self.spec.diagnostic_mode_setting is None or path in self._result_ids
 
-    def _schedule_pull(self, path: str, version: int, *, force: bool = False) -> None:
+    def _schedule_pull(
+        self, path: str, version: int, *, force: bool = False, bound_s: float = 0.0
+    ) -> None:
         if not (self.pull or force):
             return
-        task = asyncio.ensure_future(self._pull(path, version))
+        task = asyncio.ensure_future(self._pull(path, version, bound_s))
         self._pulls.add(task)
         task.add_done_callback(self._pulls.discard)
 
-    async def _pull(self, path: str, version: int) -> None:
+    async def _pull(self, path: str, version: int, bound_s: float = 0.0) -> None:
         """Ask for the diagnostics of ``path`` at ``version`` (pull model)."""
         client = self.client
         if client is None:
@@ -473,7 +474,7 @@ class _Analyzer:
                         )
                     )
                 )
-                report: Any = await self._bounded(f"the diagnostics of {path}", request)
+                report: Any = await self._bounded(f"the diagnostics of {path}", request, bound_s)
                 break
             except AnalyzerTimeout as exc:
                 if (

@@ -126,7 +126,10 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
     deadline = time.monotonic() + timeout_s
     asked = [(a, p) for a in pool.analyzers if a.alive for p in paths if p in a.versions]
     for analyzer, path in asked:
-        analyzer.repull(path)
+        # Bounded by the caller's bound, not one request's: basedpyright
+        # answers once its workspace is set up, which takes longer than
+        # gates.analyzer.requestTimeoutMs on a loaded machine.
+        analyzer.repull(path, timeout_s)
     while True:
         live = [(a, p) for a, p in asked if a.alive and p in a.versions]
         owed = [(a, p) for a, p in live if p in a.awaiting]
@@ -144,7 +147,7 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
             if not await pool.wait_idle(left):
                 return False
             for analyzer, path in timed_out + unknown:
-                analyzer.repull(path)
+                analyzer.repull(path, max(deadline - time.monotonic(), 0.001))
             continue
         if unknown and not owed:
             # It answered without knowing the file yet (its workspace is
@@ -152,7 +155,7 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(pool.activity().wait(), min(left, ASK_AGAIN_S))
             for analyzer, path in unknown:
-                analyzer.repull(path)
+                analyzer.repull(path, max(deadline - time.monotonic(), 0.001))
             continue
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(pool.activity().wait(), left)
