@@ -2,8 +2,10 @@
 ``rein run`` with the real analyzers (ruff, basedpyright) on a generated
 project large enough that basedpyright's start-up analysis takes well over
 a second. The model is asked at once; the run's first change waits for the
-analyzers' baseline, and that wait is reported (``gate_waiting`` in
-``--json``, a ``⧗`` line on stderr in text mode). Replay model."""
+analyzers' baseline of the file it changes and its importers (not for the
+whole workspace's: a cold session's first change is judged file by file),
+and that wait is reported (``gate_waiting`` in ``--json``, a ``⧗`` line on
+stderr in text mode). Replay model."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ LATE_ANALYZER = Path(__file__).parents[1] / "fakes" / "late_analyzer.py"
 #: basedpyright's first analysis of the workspace takes seconds.
 MODULES = 200
 
-BASELINE = "the analyzers: the workspace baseline"
+BASELINE = "the analyzers: app.py and its importers before its first change"
 
 SCRIPT = """
 turns:
@@ -89,8 +91,9 @@ def test_the_model_is_asked_before_the_baseline_and_the_wait_is_reported(tmp_pat
     kinds = [e["type"] for e in events]
     asked = kinds.index("message_start", kinds.index("turn_start"))
     waits = [(i, e) for i, e in enumerate(events) if e["type"] == "gate_waiting"]
-    # The baseline's wait is begun and ended once, both after the model was
-    # asked and while its first change waited: the change is applied after it.
+    # The file's baseline's wait is begun and ended once, both after the
+    # model was asked and while its first change waited: the change is
+    # applied after it (the whole workspace's analysis is not waited for).
     assert [(e["phase"], e["message"], e["gate"]) for _, e in waits] == [
         ("begin", BASELINE, "analyzer"),
         ("end", BASELINE, "analyzer"),
@@ -101,7 +104,9 @@ def test_the_model_is_asked_before_the_baseline_and_the_wait_is_reported(tmp_pat
     assert events[applied]["details"]["generation"] == 1
     # The verdict came after the baseline, and the run passed.
     assert kinds.index("gate_result") > waits[1][0]
-    assert [e["passed"] for e in events if e["type"] == "gate_result"] == [True]
+    verdicts = [e for e in events if e["type"] == "gate_result"]
+    assert [e["passed"] for e in verdicts] == [True]
+    assert "partial: judged on the changed files and their importers" in verdicts[0]["detail"]
     assert (ws / "app.py").read_text() == "x = 2\n"
 
 
@@ -111,7 +116,7 @@ def test_text_mode_shows_the_wait_on_stderr(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "── turn 1" in out.stdout
     lines = out.stderr.splitlines()
-    begin = lines.index(f"  ⧗ waiting for {BASELINE}")
+    begin = lines.index(f"  ⧗ waiting for {BASELINE} (1 file(s))")
     assert lines.index(f"  ⧗ done waiting for {BASELINE}") > begin
     assert "⧗" not in out.stdout
 

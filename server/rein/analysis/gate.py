@@ -12,6 +12,10 @@ and never pass blind.
   opened, the analyzers are waited on, bounded), through the workspace
   layer's ``before_change`` hook (:class:`~rein.harness.generations.
   TrackedWorkspace`).
+* A change that comes while that snapshot is still being taken, from a
+  source that can be asked file by file, does not wait for it: the file and
+  its importers are baselined and judged file by file, and the verdict says
+  it is partial (:mod:`rein.analysis.cold_start`).
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.baselines`). One error seen by several
@@ -54,6 +58,7 @@ from rein.analysis.baselines import (
     merge_same_errors,
 )
 from rein.analysis.blocker_order import by_cause
+from rein.analysis.cold_start import PARTIAL, cold_source, file_baseline, verdict_snapshot
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import without_the_run
 from rein.analysis.reach import describe, not_analysed, public_names_changed
@@ -244,8 +249,11 @@ class AnalyzerGate:
         rename's ``(old, new)``: a new path that does not exist yet gets the
         old path's baseline (:func:`~rein.analysis.baselines.carried`). No
         paths: a command is about to run; only the run-start snapshot is
-        awaited (a command started while it was being taken would be in it)."""
-        await self.baseline_ready()
+        awaited (a command started while it was being taken would be in it).
+        While that snapshot is being taken, a source that can be asked file
+        by file baselines the paths so instead (:mod:`rein.analysis.cold_start`)."""
+        if not paths or cold_source(self.diagnostics, self._taking) is None:
+            await self.baseline_ready()
         if not paths:
             return
         self._unvalidated = True
@@ -267,7 +275,10 @@ class AnalyzerGate:
             return FileBaseline(path, text, ())
         settling = self._settling
         settled = True
-        if settling is not None:
+        cold = cold_source(self.diagnostics, self._taking)
+        if cold is not None:
+            snap, opened = await file_baseline(cold, path, self.settle_timeout_s, self._progress)
+        elif settling is not None:
             opened = [p for p in await settling.ensure_open([path]) or () if p != path]
             settled = await reported(
                 settling.wait_idle(self.settle_timeout_s),
@@ -276,12 +287,14 @@ class AnalyzerGate:
                 1 + len(opened),
             )
             snap = await self.diagnostics.snapshot([path, *opened], min_generation=0)
-            if snap.blind is None:
-                for other in opened:
-                    if other not in self.files and other not in self.late:
-                        self.late[other] = tuple(d for d in snap.diagnostics if d.path == other)
-                found = tuple(d for d in snap.diagnostics if d.path == path)
-                return FileBaseline(path, text, found, settled and not snap.stale)
+        else:
+            return FileBaseline(path, text, self._run_start(path), settled)
+        if snap.blind is None:
+            for other in opened:
+                if other not in self.files and other not in self.late:
+                    self.late[other] = tuple(d for d in snap.diagnostics if d.path == other)
+            found = tuple(d for d in snap.diagnostics if d.path == path)
+            return FileBaseline(path, text, found, settled and not snap.stale)
         return FileBaseline(path, text, self._run_start(path), settled)
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
@@ -352,11 +365,20 @@ class AnalyzerGate:
         self.late.update(late)
 
     async def check(self, ctx: GateContext) -> GateOutcome:
-        await self.baseline_ready()
+        cold = cold_source(self.diagnostics, self._taking)
+        if cold is None or not all(p in self.files for p in ctx.touched):
+            cold = None  # a change nobody announced (a command's): judged as always
+            await self.baseline_ready()
         self._unvalidated = True
         await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)
-        snap, settled = await self._verdict_snapshot(ctx)
+        if cold is not None:
+            snap = await verdict_snapshot(
+                cold, ctx.touched, self.late, self.settle_timeout_s, self._progress
+            )
+            settled = True  # a late answer makes the snapshot stale
+        else:
+            snap, settled = await self._verdict_snapshot(ctx)
         if snap.blind is not None:
             return GateOutcome(
                 detail=f"nobody looked: {snap.blind}",
@@ -380,7 +402,10 @@ class AnalyzerGate:
             file_baseline = self.files.get(path) or self._fallback(path, ctx.first_change.get(path))
             new_text = await _text(ctx.workspace, path) if file_baseline.text is not None else None
             blocking.extend(blocking_in_file(current, file_baseline, new_text))
-        blocking, without_run = await self._without_the_run(blocking, ctx)
+        # The counterfactual question waits for the whole workspace: not asked cold.
+        blocking, without_run = (
+            await self._without_the_run(blocking, ctx) if cold is None else (blocking, 0)
+        )
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = [
             Blocker(
@@ -405,6 +430,8 @@ class AnalyzerGate:
         detail = f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
         if self.late:
             detail += f"; {len(self.late)} importer(s) of the changed files checked"
+        if cold is not None:
+            detail += f"; {PARTIAL}"
         if without_run:
             detail += (
                 f"; {without_run} error(s) in unchanged files are there without the "

@@ -45,6 +45,9 @@ ENVIRONMENT_GRACE_S = 3.0
 #: every import again, which took over 3 s on a busy 2-core machine (the
 #: verdict then still said the installed package could not be resolved).
 INSTALL_GRACE_S = 15.0
+#: Not idle this long after answering a pull it was asked though it publishes
+#: (:mod:`rein.disk.file_checks`: the answer ends basedpyright's progress).
+PULL_GRACE_S = 1.0
 
 
 def _uri(root: Path, rel: str) -> str:
@@ -125,6 +128,7 @@ class _Analyzer:
         self.unanswered: dict[str, str] = {}
         #: Its files changed while it was not running (its findings of them are stale).
         self.changed_while_down: set[str] = set()
+        self.hold_until = 0.0  #: not idle before this (PULL_GRACE_S)
 
     def idle(self, quiet_s: float, now: float) -> bool:
         """Nothing open, nothing owed, and quiet for ``quiet_s`` (or its settle period)."""
@@ -133,13 +137,13 @@ class _Analyzer:
         if self.owed_refresh and now < self.refresh_until:
             return False
         quiet = now - self.last_activity >= max(quiet_s, self.spec.settle_s)
-        return not self.progress and not self.awaiting and quiet
+        return not self.progress and not self.awaiting and quiet and now >= self.hold_until
 
     def busy_until(self, quiet_s: float) -> float | None:
         """When it becomes idle if nothing else happens; None: not by time."""
         if self.progress or self.awaiting:
             return None
-        quiet = self.last_activity + max(quiet_s, self.spec.settle_s)
+        quiet = max(self.last_activity + max(quiet_s, self.spec.settle_s), self.hold_until)
         return max(quiet, self.refresh_until) if self.owed_refresh else quiet
 
     def _activity(self) -> None:
@@ -320,9 +324,9 @@ class _Analyzer:
             if self.owns(path):
                 self.open(path)
 
-    async def _bounded(self, what: str, request: Awaitable[Any]) -> Any:
-        """Await ``request``, at most the pool's request bound."""
-        return await bounded(self.spec.name, what, self.pool.request_timeout_s, request)
+    async def _bounded(self, what: str, request: Awaitable[Any], bound_s: float = 0.0) -> Any:
+        """Await ``request``, at most ``bound_s`` or the pool's request bound."""
+        return await bounded(self.spec.name, what, bound_s or self.pool.request_timeout_s, request)
 
     def refresh(self, grace_s: float = ENVIRONMENT_GRACE_S) -> None:
         """After a change it cannot see in a document (the environment):
@@ -438,14 +442,26 @@ class _Analyzer:
                 lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri, type=kind)])
             )
 
-    def _schedule_pull(self, path: str, version: int) -> None:
-        if not self.pull:
+    def repull(self, path: str, bound_s: float = 0.0) -> None:
+        """Ask for ``path``'s diagnostics afresh, even if it publishes (file_checks)."""
+        self._result_ids.pop(path, None)
+        self.awaiting[path] = self.versions[path]
+        self._schedule_pull(path, self.versions[path], force=True, bound_s=bound_s)
+
+    def analysed(self, path: str) -> bool:
+        """Its last answer for ``path`` came from an analysis (file_checks)."""
+        return self.spec.diagnostic_mode_setting is None or path in self._result_ids
+
+    def _schedule_pull(
+        self, path: str, version: int, *, force: bool = False, bound_s: float = 0.0
+    ) -> None:
+        if not (self.pull or force):
             return
-        task = asyncio.ensure_future(self._pull(path, version))
+        task = asyncio.ensure_future(self._pull(path, version, bound_s))
         self._pulls.add(task)
         task.add_done_callback(self._pulls.discard)
 
-    async def _pull(self, path: str, version: int) -> None:
+    async def _pull(self, path: str, version: int, bound_s: float = 0.0) -> None:
         """Ask for the diagnostics of ``path`` at ``version`` (pull model)."""
         client = self.client
         if client is None:
@@ -465,7 +481,7 @@ class _Analyzer:
                         )
                     )
                 )
-                report: Any = await self._bounded(f"the diagnostics of {path}", request)
+                report: Any = await self._bounded(f"the diagnostics of {path}", request, bound_s)
                 break
             except AnalyzerTimeout as exc:
                 if (
@@ -501,6 +517,8 @@ class _Analyzer:
         if wanted is not None and wanted <= version:
             del self.awaiting[path]
         self.last_activity = time.monotonic()
+        if not self.pull:  # asked though it publishes: see PULL_GRACE_S
+            self.hold_until = self.last_activity + PULL_GRACE_S
         self.pool.analyzer_published(path)
 
     def _unanswered(self, path: str, version: int, reason: str) -> None:

@@ -43,7 +43,7 @@ from pathlib import Path
 import anyio
 from lsprotocol import types as lsp
 
-from rein.disk import pool_status
+from rein.disk import file_checks, pool_status
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.importers import ImportIndex
@@ -114,6 +114,9 @@ class AnalyzerPool:
         #: file-by-file analyzer reopens after a restart.
         self.requested: list[str] = []
         self.imports: ImportIndex | None = None
+        #: The import scan of a workspace analysed as a whole, built for a
+        #: cold session's first change (:mod:`rein.disk.file_checks`).
+        self.cold_imports: ImportIndex | None = None
         #: A large workspace's texts (:meth:`text_before_change`).
         self.texts: TextMemory | None = None
         #: The quiet period after an analyzer's last progress end or publish.
@@ -134,7 +137,6 @@ class AnalyzerPool:
         self._uris = UriPaths(self.root)
         #: Importers of changed files past ``max_importers``, not opened.
         self._importers_left: list[str] = []
-        self._publish_event = asyncio.Event()
         self._activity_event = asyncio.Event()
         self._started = asyncio.Event()
 
@@ -296,8 +298,9 @@ class AnalyzerPool:
                 self.requested.append(path)
             if self.texts is not None:
                 self.texts.changed(path, self.read(path))
-            if self.imports is not None:
-                self.imports.update(path)
+            for index in (self.imports, self.cold_imports):
+                if index is not None:
+                    index.update(path)
             owners = [a for a in self.analyzers if a.alive and a.owns(path)]
             for down in (a for a in self.analyzers if not a.alive and a.owns(path)):
                 down.changed_while_down.add(path)  # what it knows of it is the old text
@@ -346,13 +349,15 @@ class AnalyzerPool:
     def analyzer_published(self, path: str) -> None:
         """An analyzer has new diagnostics for ``path``."""
         self.last_publish_at[path] = time.monotonic()
-        self._publish_event.set()
-        self._publish_event = asyncio.Event()
         self.analyzer_active()
         if any(path in a.awaiting for a in self.analyzers if a.alive):
             return  # another analyzer still owes diagnostics for this change
         if self.on_diagnostics_changed is not None:
             self.on_diagnostics_changed([path])
+
+    def activity(self) -> asyncio.Event:
+        """Set at the next change that may make the pool idle (or busy)."""
+        return self._activity_event
 
     def pending(self) -> list[str]:
         return sorted({p for a in self.analyzers if a.alive for p in a.awaiting})
@@ -523,6 +528,11 @@ class AnalyzerPool:
             self.analyzer_active()
         return sorted(closed)
 
+    # A few files' diagnostics before the workspace analysis ends (:mod:`rein.disk.file_checks`).
+    answers_per_file = file_checks.answers_per_file
+    open_with_importers = file_checks.open_with_importers
+    snapshot_files = file_checks.snapshot_files
+
     async def environment_changed(self, paths: Sequence[str]) -> None:
         """Tell the analyzers the environment changed under them: a
         didChangeWatchedFiles for ``paths`` (manifests, site-packages) and
@@ -554,22 +564,6 @@ class AnalyzerPool:
                     if analyzer.alive and analyzer.owns(path):
                         analyzer.change(path)
             await self.wait_idle(timeout_s)
-
-    async def wait_published(self, timeout_s: float = 30.0) -> bool:
-        """Wait until every analyzer published for every file it was sent
-        (the old settle rule; :meth:`wait_idle` also waits for their
-        progress to end). Returns False on timeout."""
-        deadline = time.monotonic() + timeout_s
-        await self._started.wait()  # bounded: each start is (its initialize)
-        while self.pending():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            try:
-                await asyncio.wait_for(self._publish_event.wait(), left)
-            except TimeoutError:
-                return False
-        return True
 
     async def wait_settled(self, timeout_s: float = 30.0) -> bool:
         """Wait until every analyzer is idle (see :meth:`wait_idle`)."""

@@ -21,7 +21,12 @@ from dataclasses import dataclass
 
 import anyio
 
-from rein.harness.gating.gate_types import CoveringDiagnostics, PartialImporters, PriorTexts
+from rein.harness.gating.gate_types import (
+    CoveringDiagnostics,
+    FileByFileDiagnostics,
+    PartialImporters,
+    PriorTexts,
+)
 from rein.harness.ports import (
     CommandResult,
     CommandRunner,
@@ -201,6 +206,26 @@ class DiagnosticsCoordinator:
         editor's diagnostics) covers whatever it analyses."""
         inner = self.source
         return inner.covers(path) if isinstance(inner, CoveringDiagnostics) else True
+
+    def answers_per_file(self) -> bool:
+        """The inner source can be asked file by file (see
+        :class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`)."""
+        inner = self.source
+        return isinstance(inner, FileByFileDiagnostics) and inner.answers_per_file()
+
+    async def open_with_importers(self, paths: Sequence[str]) -> Sequence[str]:
+        inner = self.source
+        if isinstance(inner, FileByFileDiagnostics):
+            return await inner.open_with_importers(paths)
+        return ()
+
+    async def snapshot_files(self, paths: Sequence[str], timeout_s: float) -> DiagnosticsSnapshot:
+        """The inner source's, without waiting for the quiet period (the
+        workspace analysis publishes all along)."""
+        inner = self.source
+        if isinstance(inner, FileByFileDiagnostics):
+            return await inner.snapshot_files(paths, timeout_s)
+        return await self.snapshot(paths)
 
     def importers_left(self) -> Sequence[str]:
         """The inner source's importers past its bound, not opened yet."""

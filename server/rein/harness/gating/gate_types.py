@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker, Emit
-from rein.harness.ports import Workspace
+from rein.harness.ports import DiagnosticsSnapshot, Workspace
 
 __all__ = [
     "MAX_BLOCKERS_IN_PROMPT",
@@ -19,6 +19,7 @@ __all__ = [
     "BaselineGate",
     "ClosingGate",
     "CoveringDiagnostics",
+    "FileByFileDiagnostics",
     "Gate",
     "GateContext",
     "GateOutcome",
@@ -148,6 +149,30 @@ class CoveringDiagnostics(Protocol):
     diagnostics cover whatever the editor analyses) is taken to cover all."""
 
     def covers(self, path: str) -> bool: ...
+
+
+@runtime_checkable
+class FileByFileDiagnostics(Protocol):
+    """A source that can have a few files' diagnostics before its analyzers
+    finish analysing the whole workspace (the headless pool, whose
+    analyzers answer a pull of one file by analysing it then): a cold
+    session's first change is baselined and judged on the changed files and
+    their importers instead of waiting for the workspace analysis."""
+
+    def answers_per_file(self) -> bool:
+        """Every running analyzer can be asked file by file now."""
+        ...
+
+    async def open_with_importers(self, paths: Sequence[str]) -> Sequence[str]:
+        """Open ``paths`` and the files that import them (at most the
+        source's bound of them) in every analyzer; returns the importers."""
+        ...
+
+    async def snapshot_files(self, paths: Sequence[str], timeout_s: float) -> DiagnosticsSnapshot:
+        """Ask for these open files' diagnostics afresh, wait until every
+        analyzer answered having analysed them, and return them (stale when
+        one did not answer within ``timeout_s``)."""
+        ...
 
 
 @runtime_checkable

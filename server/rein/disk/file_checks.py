@@ -1,0 +1,175 @@
+"""Diagnostics of a few files while the analyzers still analyse the whole
+workspace: a cold session's first change.
+
+basedpyright in ``diagnosticMode: workspace`` analyses every file before it
+says it is done (:meth:`~rein.disk.analyzers.AnalyzerPool.wait_idle`): on a
+cold start that takes far longer than the command line's check of the
+changed files and their importers. It publishes its diagnostics, but it
+answers a pull of one file (``textDocument/diagnostic``) too, by analysing
+that file then, between two passes of its workspace analysis: so a few
+files' diagnostics can be had without waiting for the rest, as in a
+workspace analysed file by file.
+
+:func:`open_with_importers` opens files and the files that import them (the
+pool's import scan, built on first use in a workspace analysed as a whole
+too) in every analyzer that owns them; :func:`wait_files` asks every analyzer
+for those files' diagnostics afresh and waits for each answer, asking again
+while an analyzer answered without having analysed the file (an analyzer
+with a workspace mode answers without a result id while it does not know
+the file yet: its workspace is still being set up). Only analyzers
+configured to answer pulls can do this; with another one the pool cannot
+tell (``False``).
+
+basedpyright ends its progress when it answered such a pull, though its
+workspace analysis goes on at its next pass: it is not idle for
+:data:`~rein.disk.analyzer_server.PULL_GRACE_S` after the answer, or the
+run-start snapshot would be taken in that gap, before the workspace was
+analysed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from rein.disk.analyzer_server import _Analyzer
+from rein.disk.importers import ImportIndex
+from rein.harness.ports import DiagnosticsSnapshot
+
+__all__ = [
+    "ASK_AGAIN_S",
+    "answers_per_file",
+    "open_with_importers",
+    "snapshot_files",
+    "wait_files",
+]
+
+#: An analyzer that answered without knowing a file is asked again after this.
+ASK_AGAIN_S = 0.2
+
+
+class AnalyzerPool(Protocol):
+    """What these need of :class:`~rein.disk.analyzers.AnalyzerPool`."""
+
+    analyzers: list[_Analyzer]
+    imports: ImportIndex | None
+    cold_imports: ImportIndex | None
+    existing: set[str]
+    requested: list[str]
+    max_importers: int
+
+    def read(self, path: str) -> str | None: ...
+    def skipped(self, path: str) -> bool: ...
+    async def started(self) -> None: ...
+    def activity(self) -> asyncio.Event: ...
+    async def wait_idle(self, timeout_s: float) -> bool: ...
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot: ...
+
+
+def answers_per_file(pool: AnalyzerPool) -> bool:
+    """Every running analyzer is configured to answer pulls (``diagnostics:
+    "pull"``; basedpyright answers them though it publishes in workspace
+    mode), analysing the file then (not tsserver, whose answer waits for
+    its project)."""
+    alive = [a for a in pool.analyzers if a.alive]
+    return bool(alive) and all(a.spec.pull and not a.spec.tsserver for a in alive)
+
+
+def _index(pool: AnalyzerPool) -> ImportIndex:
+    if pool.imports is not None:
+        return pool.imports
+    if pool.cold_imports is None:
+        pool.cold_imports = ImportIndex(sorted(pool.existing), pool.read)
+    return pool.cold_imports
+
+
+async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[str]:
+    """Open ``paths`` and their importers (at most ``max_importers`` each;
+    those past it are not opened) in every analyzer that owns them. Returns
+    the importers, not ``paths`` themselves, in order."""
+    await pool.started()
+    index = _index(pool)
+    if not index.built:
+        await asyncio.to_thread(index.build)  # reads every file: off the event loop
+    importers: list[str] = []
+    for path in paths:
+        if pool.skipped(path) or pool.read(path) is None:
+            continue
+        for other in index.importers(path, sys.maxsize)[: pool.max_importers]:
+            if other not in paths and other not in importers:
+                importers.append(other)
+    for target in [*paths, *importers]:
+        if pool.skipped(target) or pool.read(target) is None:
+            continue
+        if target not in pool.requested:
+            pool.requested.append(target)
+        for analyzer in pool.analyzers:
+            if analyzer.alive and analyzer.owns(target) and target not in analyzer.versions:
+                analyzer.open(target)
+    return importers
+
+
+async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float) -> bool:
+    """Ask each analyzer that has one of ``paths`` open for its diagnostics
+    now, and wait until each answered having analysed it. False on timeout,
+    or when an analyzer cannot be asked file by file."""
+    await pool.started()
+    if not answers_per_file(pool):
+        return False
+    deadline = time.monotonic() + timeout_s
+    asked = [(a, p) for a in pool.analyzers if a.alive for p in paths if p in a.versions]
+    for analyzer, path in asked:
+        # Bounded by the caller's bound, not one request's: basedpyright
+        # answers once its workspace is set up, which takes longer than
+        # gates.analyzer.requestTimeoutMs on a loaded machine.
+        analyzer.repull(path, timeout_s)
+    while True:
+        live = [(a, p) for a, p in asked if a.alive and p in a.versions]
+        owed = [(a, p) for a, p in live if p in a.awaiting]
+        timed_out = [(a, p) for a, p in live if (a, p) not in owed and p in a.unanswered]
+        unknown = [(a, p) for a, p in live if (a, p) not in owed + timed_out and not a.analysed(p)]
+        if not owed and not timed_out and not unknown:
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if timed_out and not owed:
+            # It did not answer within its bound (a loaded machine): asking
+            # again would only queue more analyses; its workspace analysis
+            # is waited for instead, then it is asked once more.
+            if not await pool.wait_idle(left):
+                return False
+            for analyzer, path in timed_out + unknown:
+                analyzer.repull(path, max(deadline - time.monotonic(), 0.001))
+            continue
+        if unknown and not owed:
+            # It answered without knowing the file yet (its workspace is
+            # still being set up): asked again a moment later.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(pool.activity().wait(), min(left, ASK_AGAIN_S))
+            for analyzer, path in unknown:
+                analyzer.repull(path, max(deadline - time.monotonic(), 0.001))
+            continue
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(pool.activity().wait(), left)
+
+
+async def snapshot_files(
+    pool: AnalyzerPool, paths: Sequence[str], timeout_s: float
+) -> DiagnosticsSnapshot:
+    """:func:`wait_files`, then what the analyzers said of ``paths`` (stale
+    when one did not answer in time)."""
+    answered = await wait_files(pool, paths, timeout_s)
+    snap = await pool.snapshot(paths)
+    if answered or snap.stale:
+        return snap
+    return replace(
+        snap, stale=True, stale_reason="the analyzers did not answer within the settle bound"
+    )

@@ -1,0 +1,107 @@
+"""A few files' diagnostics before the workspace analysis ends
+(:mod:`rein.disk.file_checks`), with stub analyzers: an answer given
+without knowing the file is asked again; a pull not answered within its
+bound is not (the workspace analysis is waited for, then it is asked once
+more); an analyzer that cannot be asked file by file makes it say so."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+from rein.disk import file_checks
+from rein.harness.ports import DiagnosticsSnapshot
+
+
+@dataclass
+class StubAnalyzer:
+    """Answers each pull with the next of ``answers``: "known", "unknown"
+    (no result id: it did not know the file yet) or "timeout"."""
+
+    answers: list[str]
+    pull: bool = True
+    alive: bool = True
+    versions: dict[str, int] = field(default_factory=lambda: {"a.py": 1})
+    awaiting: dict[str, int] = field(default_factory=dict)
+    unanswered: dict[str, str] = field(default_factory=dict)
+    known: set[str] = field(default_factory=set)
+    asked: int = 0
+    pool: StubPool | None = None
+
+    def __post_init__(self) -> None:
+        self.spec = SimpleNamespace(pull=self.pull, tsserver=False)
+
+    def analysed(self, path: str) -> bool:
+        return path in self.known
+
+    def repull(self, path: str, bound_s: float = 0.0) -> None:
+        self.asked += 1
+        self.known.discard(path)
+        self.awaiting[path] = self.versions[path]
+        answer = self.answers.pop(0)
+        asyncio.get_running_loop().call_soon(self._answer, path, answer)
+
+    def _answer(self, path: str, answer: str) -> None:
+        del self.awaiting[path]
+        if answer == "timeout":
+            self.unanswered[path] = "no answer within 10 s"
+        else:
+            self.unanswered.pop(path, None)
+            if answer == "known":
+                self.known.add(path)
+        assert self.pool is not None
+        self.pool.active()
+
+
+class StubPool:
+    def __init__(self, analyzer: StubAnalyzer) -> None:
+        self.analyzers = [analyzer]
+        analyzer.pool = self
+        self._event = asyncio.Event()
+        self.idle_waits = 0
+
+    def active(self) -> None:
+        self._event.set()
+        self._event = asyncio.Event()
+
+    def activity(self) -> asyncio.Event:
+        return self._event
+
+    async def started(self) -> None:
+        return None
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        self.idle_waits += 1
+        return True
+
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot:
+        return DiagnosticsSnapshot((), 0, stale=bool(self.analyzers[0].unanswered))
+
+
+async def wait(analyzer: StubAnalyzer) -> tuple[bool, StubPool]:
+    pool = StubPool(analyzer)
+    return await file_checks.wait_files(pool, ["a.py"], 5.0), pool  # type: ignore[arg-type]
+
+
+async def test_an_answer_without_knowing_the_file_is_asked_again() -> None:
+    analyzer = StubAnalyzer(["unknown", "unknown", "known"])
+    answered, pool = await wait(analyzer)
+    assert answered and analyzer.asked == 3 and pool.idle_waits == 0
+
+
+async def test_a_pull_that_timed_out_waits_for_the_workspace_then_asks_once_more() -> None:
+    analyzer = StubAnalyzer(["timeout", "known"])
+    answered, pool = await wait(analyzer)
+    assert answered and analyzer.asked == 2 and pool.idle_waits == 1
+
+
+async def test_an_analyzer_that_cannot_be_asked_file_by_file_says_so() -> None:
+    analyzer = StubAnalyzer([], pull=False)
+    answered, _pool = await wait(analyzer)
+    assert not answered and analyzer.asked == 0
+    snap = await file_checks.snapshot_files(StubPool(analyzer), ["a.py"], 5.0)  # type: ignore[arg-type]
+    assert snap.stale and snap.stale_reason is not None
