@@ -33,12 +33,14 @@ def config(**values: Any) -> PreviewGateConfig:
 async def running(
     factory: FakePreviewFactory,
     events: Callable[[Any], None] | None = None,
+    output_interval_s: float | None = None,
     **values: Any,
 ) -> AsyncIterator[PreviewCoordinator]:
     """The coordinator (``config(**values)``), shut down on the way out."""
+    timing = {} if output_interval_s is None else {"output_interval_s": output_interval_s}
     async with anyio.create_task_group() as tg:
         preview = PreviewCoordinator(
-            factory, config(**values), emit=events or EventLog(), spawn=tg.start_soon
+            factory, config(**values), emit=events or EventLog(), spawn=tg.start_soon, **timing
         )
         try:
             yield preview

@@ -413,7 +413,9 @@ async def test_a_crash_at_start_is_a_blocker_with_the_traceback_and_exit_code() 
 async def test_output_events_are_coalesced_and_bounded() -> None:
     events = WaitingEventLog()
     factory = FakePreviewFactory(on_start=lambda p: p.print("ready"))
-    async with running(factory, events) as preview:
+    # One flush a second: reading the 1,000 lines takes far less, even on a
+    # loaded machine (at 0.1 s a busy machine's reads spanned several flushes).
+    async with running(factory, events, output_interval_s=1.0) as preview:
         await preview.start(0)
         factory.processes[0].print(*(f"line {i}" for i in range(1000)))
 
