@@ -22,6 +22,7 @@ The rule (what counts as an edge):
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import shutil
 import subprocess
@@ -46,8 +47,16 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
+    """Every module of the package (read once per test process)."""
     return {_module_name(p): p for p in sorted((PACKAGE_ROOT / "rein").rglob("*.py"))}
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """The module at ``path``, parsed once per test process."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -71,7 +80,7 @@ def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[tuple[str, int]]:
     """(imported module, line) for every import of a ``rein`` module, those
     under ``if TYPE_CHECKING:`` included."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _tree(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -93,7 +102,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[tuple[
 
 
 def _foreign_imports(path: Path) -> Iterator[tuple[str, int]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _tree(path)
     for node in _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -102,8 +111,10 @@ def _foreign_imports(path: Path) -> Iterator[tuple[str, int]]:
             yield node.module.split(".")[0], node.lineno
 
 
+@functools.cache
 def import_graph() -> dict[str, dict[str, int]]:
-    """module -> {imported module: line of the first such import}."""
+    """module -> {imported module: line of the first such import} (built
+    once per test process; the tests only read it)."""
     modules = _modules()
     graph: dict[str, dict[str, int]] = {}
     for name, path in modules.items():
@@ -213,8 +224,7 @@ def test_no_private_class_name_is_defined_in_two_modules() -> None:
     """Two private classes of one name (two ``_Run``s) read as one thing."""
     where: dict[str, list[str]] = {}
     for name, path in _modules().items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in ast.walk(tree):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ClassDef) and node.name.startswith("_"):
                 where.setdefault(node.name, []).append(name)
     twice = {cls: modules for cls, modules in where.items() if len(modules) > 1}

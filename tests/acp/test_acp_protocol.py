@@ -110,8 +110,12 @@ MALFORMED = {
 }
 
 
-async def test_malformed_requests_are_errors_naming_the_field(pyproj: Path, home: Home) -> None:
-    """Each malformed request in turn, in one server (one start for all)."""
+async def test_wrong_requests_are_errors_naming_what_is_wrong_and_the_server_goes_on(
+    pyproj: Path, home: Home, mock: MockServer
+) -> None:
+    """In one server (one start for all): each malformed request in turn,
+    requests for unknown sessions, and cancels of nothing."""
+    await load_scenario(mock, "hello", [{"text": "hello there"}])
     answers: dict[str, tuple[RequestError, str]] = {}
     async with started(pyproj, home) as (agent, sid):
         for case, (method, params, _field) in MALFORMED.items():
@@ -120,6 +124,19 @@ async def test_malformed_requests_are_errors_naming_the_field(pyproj: Path, home
             # The server goes on: the next good request is answered.
             again = await agent.new_session(pyproj)
             answers[case] = (error, again.session_id)
+
+        # An unknown session is an error naming it.
+        unknown_prompt = await refused(agent.conn.prompt(session_id="no-such-session", prompt=[]))
+        unknown_mode = await refused(
+            agent.conn.set_session_mode(session_id="gone-too", mode_id="plan")
+        )
+
+        # A cancel of nothing is ignored.
+        await agent.conn.cancel(session_id=sid)  # no run
+        await agent.conn.cancel(session_id="no-such-session")
+        with anyio.fail_after(REQUEST_S):
+            answer = await agent.conn.prompt(session_id=sid, prompt=[text_block("hi")])
+        assert agent.process.returncode is None
     for case, (_method, _params, field) in MALFORMED.items():
         error, again_id = answers[case]
         assert error.code == -32602, f"{case}: {said(error)}"
@@ -128,23 +145,11 @@ async def test_malformed_requests_are_errors_naming_the_field(pyproj: Path, home
     # Each good request after a bad one made a session of its own.
     assert len({again_id for _error, again_id in answers.values()}) == len(MALFORMED)
 
+    assert unknown_prompt.code == -32002 and "no-such-session" in said(unknown_prompt), said(
+        unknown_prompt
+    )
+    assert unknown_mode.code == -32002 and "gone-too" in said(unknown_mode), said(unknown_mode)
 
-async def test_an_unknown_session_is_an_error_naming_it(pyproj: Path, home: Home) -> None:
-    async with started(pyproj, home) as (agent, _sid):
-        prompt = await refused(agent.conn.prompt(session_id="no-such-session", prompt=[]))
-        mode = await refused(agent.conn.set_session_mode(session_id="gone-too", mode_id="plan"))
-    assert prompt.code == -32002 and "no-such-session" in said(prompt), said(prompt)
-    assert mode.code == -32002 and "gone-too" in said(mode), said(mode)
-
-
-async def test_a_cancel_of_nothing_is_ignored(pyproj: Path, home: Home, mock: MockServer) -> None:
-    await load_scenario(mock, "hello", [{"text": "hello there"}])
-    async with started(pyproj, home) as (agent, sid):
-        await agent.conn.cancel(session_id=sid)  # no run
-        await agent.conn.cancel(session_id="no-such-session")
-        with anyio.fail_after(REQUEST_S):
-            answer = await agent.conn.prompt(session_id=sid, prompt=[text_block("hi")])
-        assert agent.process.returncode is None
     assert answer.stop_reason == "end_turn"
     assert agent.editor.said(sid) == "hello there"
     await assert_used_up(mock)

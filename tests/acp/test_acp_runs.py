@@ -2,23 +2,33 @@
 judged by the real analyzers, plan mode, cancel, permissions, terminals,
 steering and a busy session. The real ``rein acp`` over stdio; the model an
 ``openai`` provider talking HTTP to the mock server, every scenario turn
-checking the request it answers (``expect``)."""
+checking the request it answers (``expect``).
+
+The runs that read only their own session's updates (plan mode, a cancel, a
+one-step plan) share one ``rein acp`` and one mock model (:func:`shared`),
+each in a session of its own; the others start their own (an editor with
+its own permission answers or configuration, or reading all its calls)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+import pytest_asyncio
 from acp import RequestError
 from acp.helpers import text_block
 
 from rein.providers.mock_server import MockServer
 from tests.acp.conftest import (
     REQUEST_S,
+    WORKSPACES,
     Agent,
     Home,
     assert_used_up,
@@ -37,6 +47,47 @@ pytestmark = pytest.mark.e2e
 ORIGINAL = '"""Fixture project for the end-to-end gate tests."""\n\n\ndef greet(name: str) -> str:\n    return f"hello {name}"\n'
 UNSAVED = "\n\nGREETING = greet('you')\n"
 WORK = ["read_file", "edit_file"]
+
+
+#: A test on the module's shared ``rein acp`` (its event loop is the module's).
+on_shared = pytest.mark.asyncio(loop_scope="module")
+
+
+@dataclass
+class Shared:
+    """One ``rein acp`` (an editor answering no permission request) on a
+    copy of pyproj, with its mock model."""
+
+    agent: Agent
+    mock: MockServer
+    pyproj: Path
+
+    def model(self) -> MockServer:
+        """The mock model, the earlier tests' requests forgotten."""
+        self.mock.reset()
+        return self.mock
+
+    async def session(self) -> str:
+        """A new session of the test's own on pyproj."""
+        return (await self.agent.new_session(self.pyproj)).session_id
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Shared]:
+    tmp_path = tmp_path_factory.mktemp("acp-runs")
+    pyproj = tmp_path / "pyproj"
+    shutil.copytree(WORKSPACES / "pyproj", pyproj)
+    path = tmp_path / "home"
+    path.mkdir()
+    mock = MockServer()
+    await mock.start()
+    try:
+        home = Home(path, path / "rein.yaml", path / "storage")
+        write_config(home.config_file, rein_config(path, mock.url))
+        async with started(pyproj, home) as (agent, _sid):
+            yield Shared(agent, mock, pyproj)
+    finally:
+        await mock.aclose()
 
 
 def edit(old: str, new: str, path: str = "app.py") -> dict[str, Any]:
@@ -112,9 +163,9 @@ async def test_an_edit_goes_to_the_buffer_a_real_error_is_repaired_and_the_disk_
     await assert_used_up(mock)
 
 
-async def test_plan_mode_sends_the_plan_as_updates(
-    pyproj: Path, home: Home, mock: MockServer
-) -> None:
+@on_shared
+async def test_plan_mode_sends_the_plan_as_updates(shared: Shared) -> None:
+    mock, agent = shared.model(), shared.agent
     executor = {"tools_include": [*WORK, "complete_step"], "tools_exclude": ["submit_plan"]}
     steps = [
         {"id": "s1", "description": "Add a docstring to greet"},
@@ -150,11 +201,11 @@ async def test_plan_mode_sends_the_plan_as_updates(
             },
         ],
     )
-    async with started(pyproj, home) as (agent, sid):
-        with anyio.fail_after(REQUEST_S):
-            await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
-        await agent.editor.wait_for(sid, lambda u: u["sessionUpdate"] == "current_mode_update")
-        stop = await prompt(agent, sid, "Document greet and add a farewell")
+    sid = await shared.session()
+    with anyio.fail_after(REQUEST_S):
+        await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+    await agent.editor.wait_for(sid, lambda u: u["sessionUpdate"] == "current_mode_update")
+    stop = await prompt(agent, sid, "Document greet and add a farewell")
 
     assert stop == "end_turn"
     [mode] = agent.editor.sent(sid, "current_mode_update")
@@ -170,18 +221,18 @@ async def test_plan_mode_sends_the_plan_as_updates(
     await assert_used_up(mock)
 
 
-async def test_a_cancel_mid_run_stops_with_cancelled(
-    pyproj: Path, home: Home, mock: MockServer
-) -> None:
+@on_shared
+async def test_a_cancel_mid_run_stops_with_cancelled(shared: Shared) -> None:
+    mock, agent = shared.model(), shared.agent
     await load_scenario(mock, "stall", [stall_turn("Let me think")])
-    async with started(pyproj, home) as (agent, sid):
-        running = await prompt_under_way(agent, sid, "take your time")
-        await agent.conn.cancel(session_id=sid)
-        with anyio.fail_after(REQUEST_S):
-            stop = (await running).stop_reason
-        # The session is not stuck: the next prompt runs.
-        await load_scenario(mock, "after", [{"text": "back again"}])
-        again = await prompt(agent, sid, "and now?")
+    sid = await shared.session()
+    running = await prompt_under_way(agent, sid, "take your time")
+    await agent.conn.cancel(session_id=sid)
+    with anyio.fail_after(REQUEST_S):
+        stop = (await running).stop_reason
+    # The session is not stuck: the next prompt runs.
+    await load_scenario(mock, "after", [{"text": "back again"}])
+    again = await prompt(agent, sid, "and now?")
 
     assert stop == "cancelled"
     assert again == "end_turn"
@@ -267,9 +318,11 @@ async def test_allow_always_is_remembered_and_commands_run_in_the_editors_termin
     await assert_used_up(mock)
 
 
-async def test_rein_steer_reaches_the_running_run(
+async def test_rein_steer_reaches_the_running_run_and_a_second_prompt_is_refused(
     pyproj: Path, home: Home, mock: MockServer
 ) -> None:
+    """While a run is held at its permission request: a second prompt on its
+    session is refused, an unknown /command is refused, a /command steers."""
     await load_scenario(
         mock,
         "steer",
@@ -282,6 +335,7 @@ async def test_rein_steer_reaches_the_running_run(
     (pyproj / ".claude" / "commands" / "short.md").write_text("Be brief and $ARGUMENTS\n")
     async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
         running = await held_at_its_permission(agent, sid, "say hi")
+        busy = await _refused(agent.conn.prompt(session_id=sid, prompt=[text_block("again")]))
         unknown = await _refused(
             agent.conn.ext_method("rein/followUp", {"sessionId": sid, "text": "/nope x"})
         )
@@ -296,30 +350,14 @@ async def test_rein_steer_reaches_the_running_run(
             agent.conn.ext_method("rein/steer", {"sessionId": sid, "text": "too late"})
         )
 
+    assert busy.code == -32600
+    assert sid in str(busy) or sid in json.dumps(busy.data)
+    assert "running a prompt" in f"{busy} {json.dumps(busy.data)}"
     assert steered == {"delivered": True}
     assert unknown.code == -32602
     assert "text: unknown command /nope; the known commands are: /short" in str(unknown)
     assert stop == "end_turn"
     assert idle.code == -32600
-    await assert_used_up(mock)
-
-
-async def test_a_second_prompt_on_a_busy_session_is_refused(
-    pyproj: Path, home: Home, mock: MockServer
-) -> None:
-    await load_scenario(
-        mock, "busy", [tool_turn(call("run_command", command="echo hi")), {"text": "done"}]
-    )
-    async with started(pyproj, home, permissions=["allow_once"]) as (agent, sid):
-        running = await held_at_its_permission(agent, sid, "say hi")
-        busy = await _refused(agent.conn.prompt(session_id=sid, prompt=[text_block("again")]))
-        agent.editor.release("session/request_permission")
-        stop = await running
-
-    assert busy.code == -32600
-    assert sid in str(busy) or sid in json.dumps(busy.data)
-    assert "running a prompt" in f"{busy} {json.dumps(busy.data)}"
-    assert stop == "end_turn"
     await assert_used_up(mock)
 
 
@@ -330,7 +368,9 @@ async def _refused(request: Any) -> RequestError:
     return info.value
 
 
-async def test_a_one_step_plan_shows_its_answer(pyproj: Path, home: Home, mock: MockServer) -> None:
+@on_shared
+async def test_a_one_step_plan_shows_its_answer(shared: Shared) -> None:
+    mock, agent = shared.model(), shared.agent
     await load_scenario(
         mock,
         "one-step",
@@ -342,10 +382,10 @@ async def test_a_one_step_plan_shows_its_answer(pyproj: Path, home: Home, mock: 
             ),
         ],
     )
-    async with started(pyproj, home) as (agent, sid):
-        with anyio.fail_after(REQUEST_S):
-            await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
-        stop = await prompt(agent, sid, "What does app.py do?")
+    sid = await shared.session()
+    with anyio.fail_after(REQUEST_S):
+        await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+    stop = await prompt(agent, sid, "What does app.py do?")
     assert stop == "end_turn"
     await assert_used_up(mock)
     assert "app.py greets people" in agent.editor.said(sid)

@@ -2,19 +2,23 @@
 becomes a tagged block the model reads, files are read through the
 workspace (the open buffer wins) and cut to a bound with a note, and one
 that cannot be attached is refused naming ``attachments[i].field`` before a
-session is made."""
+session is made. The refusals share one server (:func:`refusing`): none
+makes a session."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
 from rein.lsp.attachments import MAX_ATTACHMENT_CHARS
 from tests.fakes.editor import Editor
-from tests.lsp.conftest import running_server, write_script
+from tests.lsp.conftest import WORKSPACE, running_server, write_script
 
 pytestmark = pytest.mark.e2e
 
@@ -23,6 +27,23 @@ def _user_text(messages: list[dict[str, Any]]) -> str:
     users = [m for m in messages if m["role"] == "user" and m.get("origin") != "bootstrap"]
     assert len(users) == 1, users
     return str(users[0]["content"])
+
+
+#: A test on the module's shared server (its event loop is the module's).
+on_refusing = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def refusing(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Editor]:
+    """One server for the refusals: its workspace has a protected .env, its
+    script a turn never asked for."""
+    tmp_path = tmp_path_factory.mktemp("refusing")
+    workspace = tmp_path / "ws"
+    shutil.copytree(WORKSPACE, workspace)
+    (workspace / ".env").write_text("TOKEN=1\n")
+    write_script(tmp_path, [{"text": "never asked"}])
+    async with running_server(workspace, tmp_path) as editor:
+        yield editor
 
 
 async def _prompt(editor: Editor, params: dict[str, Any]) -> dict[str, Any]:
@@ -155,18 +176,17 @@ async def test_a_large_file_is_cut_with_a_note(workspace: Path, tmp_path: Path) 
         ),
     ],
 )
+@on_refusing
 async def test_an_attachment_that_cannot_be_attached_is_refused_naming_its_field(
-    workspace: Path, tmp_path: Path, attachment: dict[str, Any], field: str, problem: str
+    refusing: Editor, attachment: dict[str, Any], field: str, problem: str
 ) -> None:
-    (workspace / ".env").write_text("TOKEN=1\n")
-    write_script(tmp_path, [{"text": "never asked"}])
-    async with running_server(workspace, tmp_path) as editor:
-        if str(attachment.get("uri", "")).startswith("@ws/"):
-            attachment = {**attachment, "uri": editor.uri(attachment["uri"][4:])}
-        good = {"kind": "terminal", "text": "fine"}
-        with pytest.raises(JsonRpcException) as info:
-            await _prompt(editor, {"text": "hi", "attachments": [good, attachment]})
-        sessions = await editor.client.protocol.send_request_async("rein/sessions", {})
+    editor = refusing
+    if str(attachment.get("uri", "")).startswith("@ws/"):
+        attachment = {**attachment, "uri": editor.uri(attachment["uri"][4:])}
+    good = {"kind": "terminal", "text": "fine"}
+    with pytest.raises(JsonRpcException) as info:
+        await _prompt(editor, {"text": "hi", "attachments": [good, attachment]})
+    sessions = await editor.client.protocol.send_request_async("rein/sessions", {})
     assert info.value.code == -32602
     message = str(info.value)
     assert f"rein/prompt: invalid params: {field}" in message, message
@@ -175,12 +195,11 @@ async def test_an_attachment_that_cannot_be_attached_is_refused_naming_its_field
     assert sessions["sessions"] == []
 
 
-async def test_more_attachments_than_the_bound_are_refused(workspace: Path, tmp_path: Path) -> None:
-    write_script(tmp_path, [{"text": "never asked"}])
+@on_refusing
+async def test_more_attachments_than_the_bound_are_refused(refusing: Editor) -> None:
     many = [{"kind": "terminal", "text": str(i)} for i in range(21)]
-    async with running_server(workspace, tmp_path) as editor:
-        with pytest.raises(JsonRpcException) as info:
-            await _prompt(editor, {"text": "hi", "attachments": many})
+    with pytest.raises(JsonRpcException) as info:
+        await _prompt(refusing, {"text": "hi", "attachments": many})
     assert "attachments: List should have at most 20 items" in str(info.value)
 
 
