@@ -75,8 +75,9 @@ class LazyPoolNavigator:
         self._request_timeout_ms = request_timeout_ms
         self._workspace_max_files = workspace_max_files
         self._index_wait_s = index_wait_s
-        #: The navigator over the pool, once the first question found its
-        #: servers (None before).
+        #: The pool's servers and the navigator over it, once the first
+        #: question found them (None before).
+        self.specs: list[AnalyzerSpec] | None = None
         self.navigator: PoolNavigator | None = None
         self._start: asyncio.Task[PoolNavigator] | None = None
         self._unsubscribe: Callable[[], None] | None = None
@@ -103,6 +104,7 @@ class LazyPoolNavigator:
                 "none of Rein's installed language servers is for this folder's languages."
             )
         log.info("navigation: starting %s", ", ".join(s.name for s in specs))
+        self.specs = specs
         pool = AnalyzerPool(
             self.root,
             specs,
