@@ -325,46 +325,17 @@ async def test_a_client_without_navigation_gets_reins_own_servers_started_on_fir
     server = _initialized(tmp_path, {})
     navigator = server.folder.navigator
     assert isinstance(navigator, LazyPoolNavigator)
-    assert "basedpyright" in [spec.name for spec in navigator.find_specs()]
-    assert not navigator.started and navigator.navigator is None
+    assert "basedpyright" in [spec.name for spec in navigator.specs]
+    assert not navigator.started and navigator.pool.analyzers == []
     await server.folder.close()
     with pytest.raises(NavigationUnavailable, match="the workspace folder is closed"):
         await navigator.references("a.py", Position(0, 0))
     assert not navigator.started
 
 
-async def test_the_folders_languages_are_scanned_on_the_first_question_off_the_loop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Which of Rein's servers a folder wants takes a scan of its files (up
-    to 20,000): never when the folder is made, once on the first question,
-    in a worker thread. A folder none of whose languages an installed
-    server navigates answers every question with why, and starts nothing."""
-    if find_executable("basedpyright-langserver") is None:
-        pytest.skip("needs basedpyright (a server of Rein's that navigates)")
-    import threading
-
-    from rein.disk import analyzer_discovery
-
-    scans: list[threading.Thread] = []
-    scan = analyzer_discovery.scan_workspace
-
-    def recorded(root: Path, *args: Any) -> Any:
-        scans.append(threading.current_thread())
-        return scan(root, *args)
-
-    monkeypatch.setattr(analyzer_discovery, "scan_workspace", recorded)
+def test_a_folder_without_a_language_that_navigates_gets_no_navigator(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("# notes\n")
-    server = _initialized(tmp_path, {})
-    navigator = server.folder.navigator
-    assert isinstance(navigator, LazyPoolNavigator)
-    assert scans == []  # making the folder scanned nothing
-    for _ in range(2):
-        with pytest.raises(NavigationUnavailable, match="none of Rein's installed language"):
-            await navigator.definition("notes.md", Position(0, 0))
-    assert len(scans) == 1 and scans[0] is not threading.current_thread()
-    assert navigator.navigator is None  # no server started
-    await server.folder.close()
+    assert _initialized(tmp_path, {}).folder.navigator is None
 
 
 def test_with_the_analyzer_gate_off_no_servers_of_reins_answer(tmp_path: Path) -> None:
@@ -400,6 +371,6 @@ def test_nothing_of_the_folders_own_runs_for_a_client_without_navigation(
     (elsewhere / "typescript-language-server").chmod(0o755)
     navigator = _initialized(folder, {}).folder.navigator
     assert isinstance(navigator, LazyPoolNavigator)
-    [spec] = [s for s in navigator.find_specs() if s.name == "typescript"]
+    [spec] = [s for s in navigator.specs if s.name == "typescript"]
     assert spec.command[0] == str(elsewhere / "typescript-language-server")
     assert "path" not in (spec.initialization_options or {}).get("tsserver", {})

@@ -1,9 +1,7 @@
 """Rein's own analyzer servers as the navigator of a host whose client has no
 navigation of its own (``rein serve`` with an LSP client that does not offer
 ``rein/navigate``): a :class:`~rein.disk.pool_navigator.PoolNavigator` over a
-pool of its own, started on the first question, never before. Which servers
-the pool runs is found then too (``specs``: the folder's languages, a scan
-of its files), in a worker thread: the event loop never walks the folder.
+pool of its own, started on the first question, never before.
 
 The servers are shown the client's live buffers: the pool reads a file's
 text through ``read`` (an open buffer's, else the disk's), every change
@@ -27,8 +25,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-import anyio
-
 from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
 from rein.disk.pool_navigator import PoolNavigator
 from rein.harness.generations import MutationLog
@@ -49,16 +45,13 @@ class LazyPoolNavigator:
     """A :class:`~rein.harness.navigation_ports.Navigator` whose analyzer
     pool starts on the first question, over the client's buffers.
 
-    ``specs`` finds the pool's servers (called once, on the first question,
-    in a worker thread; none: every question is answered that the folder's
-    languages have no server), ``read`` is the client's buffer of a
-    workspace path (None: not open), ``open_paths`` the workspace paths the
-    client has open now."""
+    ``read`` is the client's buffer of a workspace path (None: not open),
+    ``open_paths`` the workspace paths the client has open now."""
 
     def __init__(
         self,
         root: Path,
-        specs: Callable[[], Sequence[AnalyzerSpec]],
+        specs: Sequence[AnalyzerSpec],
         mutations: MutationLog,
         read: Callable[[str], str | None],
         open_paths: Callable[[], Sequence[str]],
@@ -68,18 +61,24 @@ class LazyPoolNavigator:
         index_wait_s: float | None = None,
     ) -> None:
         self.root = root
-        self.find_specs = specs
+        self.specs = list(specs)
         self._mutations = mutations
         self._open_paths = open_paths
         self._read = read
-        self._request_timeout_ms = request_timeout_ms
-        self._workspace_max_files = workspace_max_files
-        self._index_wait_s = index_wait_s
-        #: The pool's servers and the navigator over it, once the first
-        #: question found them (None before).
-        self.specs: list[AnalyzerSpec] | None = None
-        self.navigator: PoolNavigator | None = None
-        self._start: asyncio.Task[PoolNavigator] | None = None
+        self.pool = AnalyzerPool(
+            root,
+            self.specs,
+            on_report=lambda message: log.warning("navigation: %s", message),
+            request_timeout_ms=request_timeout_ms,
+            workspace_max_files=workspace_max_files,
+            read=read,
+        )
+        self.navigator = (
+            PoolNavigator(self.pool)
+            if index_wait_s is None
+            else PoolNavigator(self.pool, index_wait_s=index_wait_s)
+        )
+        self._start: asyncio.Task[None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         #: The client's open documents at the last question: one closed
         #: since is sent again (its unsaved text is gone).
@@ -88,7 +87,7 @@ class LazyPoolNavigator:
 
     @property
     def source(self) -> str:
-        return "Rein's language servers" if self.navigator is None else self.navigator.source
+        return self.navigator.source
 
     @property
     def started(self) -> bool:
@@ -97,83 +96,60 @@ class LazyPoolNavigator:
 
     # ------------------------------------------------------------ plumbing
 
-    async def _run_start(self) -> PoolNavigator:
-        specs = list(await anyio.to_thread.run_sync(self.find_specs))
-        if not specs:
-            raise NavigationUnavailable(
-                "none of Rein's installed language servers is for this folder's languages."
-            )
-        log.info("navigation: starting %s", ", ".join(s.name for s in specs))
-        self.specs = specs
-        pool = AnalyzerPool(
-            self.root,
-            specs,
-            on_report=lambda message: log.warning("navigation: %s", message),
-            request_timeout_ms=self._request_timeout_ms,
-            workspace_max_files=self._workspace_max_files,
-            read=self._read,
-        )
-        navigator = (
-            PoolNavigator(pool)
-            if self._index_wait_s is None
-            else PoolNavigator(pool, index_wait_s=self._index_wait_s)
-        )
-        self.navigator = navigator
+    async def _run_start(self) -> None:
         # Changes from now on reach the servers; what came before is read
         # (the buffers, else the disk) when the servers open the files.
-        self._unsubscribe = self._mutations.subscribe(pool.on_mutation)
-        await pool.start()
-        return navigator
+        self._unsubscribe = self._mutations.subscribe(self.pool.on_mutation)
+        await self.pool.start()
 
     async def _ready(self) -> PoolNavigator:
         if self._closed:
             raise NavigationUnavailable("the workspace folder is closed.")
         if self._start is None:
+            log.info("navigation: starting %s", ", ".join(s.name for s in self.specs))
             self._start = asyncio.ensure_future(self._run_start())
         # Shielded: a question cancelled while the servers start leaves the
         # start running for the next one.
         try:
-            navigator = await asyncio.shield(self._start)
-        except NavigationUnavailable:
-            raise
+            await asyncio.shield(self._start)
         except Exception as exc:  # each server's own failure is reported, not raised
             raise NavigationUnavailable(f"Rein's language servers did not start: {exc}") from None
-        self._sync_buffers(navigator.pool)
-        return navigator
+        self._sync_buffers()
+        return self.navigator
 
-    def _sync_buffers(self, pool: AnalyzerPool) -> None:
+    def _sync_buffers(self) -> None:
         """Open the client's documents in their servers, and send again
         each open one whose text is not what its servers were last sent."""
-        live = [a for a in pool.analyzers if a.alive]
+        live = [a for a in self.pool.analyzers if a.alive]
         now = {
             path
             for path in self._open_paths()
-            if not pool.skipped(path) and any(a.owns(path) for a in live)
+            if not self.pool.skipped(path) and any(a.owns(path) for a in live)
         }
         stale: list[str] = []
         for path in sorted(now | self._buffers):
-            text = pool.read(path)  # the buffer, else (closed since) the disk
+            text = self.pool.read(path)  # the buffer, else (closed since) the disk
             owners = [a for a in live if a.owns(path)]
             # An open buffer a server has not open yet is opened with its text.
             if any(path in a.sent and a.sent[path] != text for a in owners) or (
                 path in now and any(path not in a.sent for a in owners)
             ):
                 stale.append(path)
-        pool.refresh(stale)
+        self.pool.refresh(stale)
         self._buffers = now
 
     async def aclose(self) -> None:
         """Stop the servers (a start under way is cancelled first)."""
         self._closed = True
-        if self._start is not None:
-            if not self._start.done():
-                self._start.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._start
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self.navigator is not None:
-            await self.navigator.pool.stop()
+        if self._start is None:
+            return
+        if not self._start.done():
+            self._start.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._start
+        await self.pool.stop()
 
     # ----------------------------------------------------------- Navigator
 

@@ -5,17 +5,11 @@ them with the editor's own providers (:class:`~rein.lsp.editor_navigation.
 EditorNavigator`). Any other LSP client gets Rein's own analyzer servers for
 the folder (:class:`~rein.disk.lazy_navigator.LazyPoolNavigator`: started on
 the first question, shown the client's live buffers, stopped with the
-folder), when a server of Rein's that navigates is installed
+folder), when one of the folder's analyzers can navigate and is installed
 (``gates.analyzer.servers`` and its presets, as headless, but never the
 project's own ``node_modules/.bin`` or TypeScript) and
 ``gates.analyzer.enabled`` is not false. Otherwise there is none, and the
 tools are not offered.
-
-Which of them the folder's languages want is known only from a scan of its
-files (up to 20,000): it runs on the first question, in a worker thread,
-never when the folder is made (the event loop is not held); a folder none of
-whose languages an installed server navigates answers that question, and
-every later one, with the reason.
 """
 
 from __future__ import annotations
@@ -24,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rein.disk.analyzer_discovery import fitted, workspace_specs
-from rein.disk.analyzer_specs import AnalyzerSpec, find_executable
+from rein.disk.analyzer_discovery import workspace_specs
+from rein.disk.analyzer_specs import find_executable
 from rein.disk.lazy_navigator import LazyPoolNavigator
 from rein.disk.pool_navigator import DIAGNOSTICS_ONLY
 from rein.lsp.editor_navigation import EditorNavigator
@@ -59,24 +53,13 @@ def folder_navigator(
     # Nothing of the folder's own runs: an LSP client gives Rein no word on
     # whether the person trusts it (a project's node_modules/.bin server or
     # its own tsserver.js would be its code).
-    installed = [
-        server
-        for server in analyzer.effective_servers()
-        if server.name not in DIAGNOSTICS_ONLY
-        and server.enabled is not False
-        and _installed(fitted(server, root, own_tools=False))
+    specs = [
+        s
+        for s in workspace_specs(root, analyzer, own_tools=False)
+        if s.name not in DIAGNOSTICS_ONLY
     ]
-    if not installed:
+    if not any(find_executable(s.command[0]) is not None for s in specs):
         return None, None
-
-    def specs() -> list[AnalyzerSpec]:
-        """The folder's: its languages' servers, when one is installed."""
-        wanted = [
-            s
-            for s in workspace_specs(root, analyzer, own_tools=False)
-            if s.name not in DIAGNOSTICS_ONLY
-        ]
-        return wanted if any(_installed(s) for s in wanted) else []
 
     def open_paths() -> list[str]:
         found = (workspace.relative(uri) for uri in client.open_documents())
@@ -92,7 +75,3 @@ def folder_navigator(
         workspace_max_files=analyzer.workspace_max_files,
     )
     return navigator, navigator.aclose
-
-
-def _installed(spec: AnalyzerSpec) -> bool:
-    return find_executable(spec.command[0]) is not None
