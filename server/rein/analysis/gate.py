@@ -58,10 +58,16 @@ from rein.analysis.baselines import (
     merge_same_errors,
 )
 from rein.analysis.blocker_order import by_cause
-from rein.analysis.cold_start import PARTIAL, cold_source, file_baseline, verdict_snapshot
+from rein.analysis.cold_start import (
+    PARTIAL,
+    before_the_run,
+    cold_source,
+    file_baseline,
+    verdict_snapshot,
+)
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import without_the_run
-from rein.analysis.reach import describe, not_analysed, public_names_changed
+from rein.analysis.reach import describe, importers_not_checked, not_analysed
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker
 from rein.harness.gating.gate_types import (
@@ -136,6 +142,10 @@ class AnalyzerGate:
         #: Importers opened past the source's bound whose baseline could
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
+        #: ``baseline`` was taken after a change (a cold session's): the
+        #: files with errors in it get ``before_run`` instead, once had.
+        self._after_change = False
+        self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
         #: The run-start snapshot being taken in the background.
         self._taking: asyncio.Task[None] | None = None
         self._progress: ProgressReporter | None = None
@@ -164,6 +174,7 @@ class AnalyzerGate:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
+        self._after_change, self._before_run = bool(self.files), {}
         if not self._unvalidated:
             # The new snapshot covers the importers opened so far.
             self.late.clear()
@@ -327,7 +338,7 @@ class AnalyzerGate:
     def _baseline_of(self, path: str) -> Sequence[Diagnostic]:
         """A file's diagnostics before the run: from when it was first
         analysed (``late``), else the run-start snapshot's."""
-        late = self.late.get(path)
+        late = self.late.get(path, self._before_run.get(path))
         if late is not None:
             return late
         if self._baseline_grouped is not self.baseline:
@@ -372,6 +383,7 @@ class AnalyzerGate:
         self._unvalidated = True
         await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)
+        unsure = await self._baseline_before_the_run(ctx) if cold is None else []
         if cold is not None:
             snap = await verdict_snapshot(
                 cold, ctx.touched, self.late, self.settle_timeout_s, self._progress
@@ -392,7 +404,7 @@ class AnalyzerGate:
         untouched = {
             p: found
             for p, found in by_path.items()
-            if p not in ctx.touched and p not in unbaselined
+            if p not in ctx.touched and p not in unbaselined and p not in unsure
         }
         blocking.extend(blocking_in_untouched_files(untouched, self._baseline_of))
         for path in sorted(ctx.touched):
@@ -441,10 +453,20 @@ class AnalyzerGate:
         if snap.sources:
             detail += f" (from {', '.join(snap.sources)})"
         unverified = None
-        left = await self._importers_not_checked(ctx, unbaselined)
+        left = importers_not_checked(
+            self.diagnostics, unbaselined, ctx.touched, await self._before_and_now(ctx)
+        )
         if left is not None:
             detail += f"; {left[0]}"
             unverified = left[1]
+        if unsure:
+            why = (
+                f"partial: {len(unsure)} file(s) with errors not checked (the workspace "
+                f"baseline was taken after the change, the state before it not known): "
+                f"{describe(unsure)}"
+            )
+            detail += f"; {why}"
+            unverified = why if unverified is None else f"{unverified}; {why}"
         nobody = not_analysed(self.diagnostics, ctx.touched)
         if nobody:
             why = f"changed files no analyzer covers were not analysed: {describe(nobody)}"
@@ -461,6 +483,22 @@ class AnalyzerGate:
             stale_why = f"diagnostics may be stale: {why}"
             unverified = stale_why if unverified is None else f"{unverified}; {stale_why}"
         return GateOutcome(blockers, stale, detail, unverified=unverified)
+
+    async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:
+        """A run-start snapshot taken after a cold change: the baseline of
+        the files with errors in it is asked for as before the run
+        (:func:`~rein.analysis.cold_start.before_the_run`). Returns the files
+        whose baseline is not known yet (asked again at the next verdict)."""
+        if not self._after_change or self.baseline is None:
+            return []
+        baselined = {*self.files, *self.late, *ctx.touched}
+        texts = await self._before_and_now(ctx)
+        found, unknown = await before_the_run(
+            self.diagnostics, self.baseline, baselined, texts, self.threshold, self.settle_timeout_s
+        )
+        if not unknown:
+            self._before_run, self._after_change = found, False
+        return unknown
 
     async def _before_and_now(
         self, ctx: GateContext
@@ -521,37 +559,6 @@ class AnalyzerGate:
         for path in opened:
             self.late[path] = tuple(d for d in snap.diagnostics if d.path == path)
         return set(self._unbaselined)
-
-    async def _importers_not_checked(
-        self, ctx: GateContext, unbaselined: set[str]
-    ) -> tuple[str, str | None] | None:
-        """What the verdict says about importers it did not check: the
-        detail, and why it is unverified when a changed file's public names
-        changed (None: it may pass). None when every importer was checked."""
-        source = self.diagnostics
-        left = sorted(
-            {
-                *(source.importers_left() if isinstance(source, PartialImporters) else ()),
-                *unbaselined,
-            }
-        )
-        if not left:
-            return None
-        detail = (
-            f"partial: {len(left)} importer(s) of the changed files not checked "
-            f"(past gates.analyzer.maxImporters; the next verdicts check them): {describe(left)}"
-        )
-        texts = await self._before_and_now(ctx)
-        changed = [
-            p
-            for p in sorted(ctx.touched)
-            if texts is None or public_names_changed(texts[0][p], texts[1][p], p)
-        ]
-        if not changed:
-            return detail + " (no public name changed)", None
-        return detail, (
-            f"{len(left)} importer(s) of changed public names not checked: {describe(left)}"
-        )
 
 
 async def _exists(workspace: Workspace, path: str) -> bool:
