@@ -537,8 +537,9 @@ class AnalyzerGate:
         """Importers left past the source's bound by earlier verdicts: the
         next batch is opened now, its baseline taken with the analyzers
         shown the changed files as they were before the run (they were not
-        open then). Returns the opened importers whose baseline could not
-        be taken: their errors are not judged (they stay not checked)."""
+        open then; not while a file the run deleted is gone). Returns the
+        opened importers whose baseline could not be taken: their errors
+        are not judged (they stay not checked)."""
         source = self.diagnostics
         if not (
             isinstance(source, PartialImporters)
@@ -550,9 +551,13 @@ class AnalyzerGate:
         if texts is None:
             return set()  # no baseline could be taken: they stay unopened, not checked
         before, now = texts
+        if any(text and not now[p] for p, text in before.items()):
+            # A file the run deleted cannot be shown (imports are resolved
+            # from the disk): a baseline now would hold its damage. They stay
+            # unopened, not checked, until it is back or the changes pass.
+            return set(self._unbaselined)
         opened = [p for p in await source.open_more_importers() if p not in ctx.touched]
-        shown = {p: text for p, text in before.items() if not (text and not now[p])}
-        snap = await source.snapshot_with(shown, opened, self.settle_timeout_s) if opened else None
+        snap = await source.snapshot_with(before, opened, self.settle_timeout_s) if opened else None
         if snap is None or snap.blind is not None or snap.stale:
             self._unbaselined.update(opened)
             return set(self._unbaselined)
