@@ -453,8 +453,8 @@ class AnalyzerGate:
         if snap.sources:
             detail += f" (from {', '.join(snap.sources)})"
         unverified = None
-        left = importers_not_checked(
-            self.diagnostics, unbaselined, ctx.touched, await self._before_and_now(ctx)
+        left = await importers_not_checked(
+            self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
         )
         if left is not None:
             detail += f"; {left[0]}"

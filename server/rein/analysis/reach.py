@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.harness.gating.gate_types import CoveringDiagnostics, PartialImporters
 from rein.harness.ports import DiagnosticsSource
@@ -85,17 +85,18 @@ def describe(paths: Sequence[str], limit: int = 10) -> str:
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
-def importers_not_checked(
+async def importers_not_checked(
     source: DiagnosticsSource,
     unbaselined: Collection[str],
     touched: Collection[str],
-    texts: tuple[Mapping[str, str], Mapping[str, str]] | None,
+    before_and_now: Callable[[], Awaitable[tuple[Mapping[str, str], Mapping[str, str]] | None]],
 ) -> tuple[str, str | None] | None:
     """What a verdict says about importers it did not check (left past the
     source's bound, or opened without a baseline): the detail, and why it is
     unverified when a changed file's public names changed (None: it may
-    pass). None when every importer was checked. ``texts``: each changed
-    file's text before the run and now (None: not known)."""
+    pass). None when every importer was checked. ``before_and_now``: each
+    changed file's text before the run and now (None: not known), read only
+    when some importer was not checked."""
     left = sorted(
         {
             *(source.importers_left() if isinstance(source, PartialImporters) else ()),
@@ -108,6 +109,7 @@ def importers_not_checked(
         f"partial: {len(left)} importer(s) of the changed files not checked "
         f"(past gates.analyzer.maxImporters; the next verdicts check them): {describe(left)}"
     )
+    texts = await before_and_now()
     changed = [
         p
         for p in sorted(touched)
