@@ -95,3 +95,25 @@ async def test_with_a_deleted_file_gone_the_late_snapshots_errors_are_not_checke
     source.diagnostics = [OLD]
     third = await gate.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
     assert lines(third) == [] and third.unverified is None, third.detail
+
+
+async def test_a_run_ended_before_the_workspace_snapshot_corrects_the_next_runs_snapshot() -> None:
+    """The run ends with its cold change unvalidated before the snapshot
+    completed (it is stopped); the next run's snapshot, taken with the
+    change in place, is corrected the same way."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    await gate.check(ctx)
+    gate.on_run_end()
+
+    source.workspace_analysed.set()
+    await gate.on_run_start(1)
+    await gate.baseline_ready()
+    assert gate.baseline is not None and TRANSITIVE in gate.baseline.diagnostics
+    again = await gate.check(ctx)
+    assert lines(again) == [("pkg/b.py", 0), ("pkg/c.py", 0)], again.detail

@@ -142,8 +142,8 @@ class AnalyzerGate:
         #: Importers opened past the source's bound whose baseline could
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
-        #: ``baseline`` was taken after a change (a cold session's): the
-        #: files with errors in it get ``before_run`` instead, once had.
+        #: A change was baselined file by file (cold): ``baseline``, taken
+        #: after it, gets ``before_run`` for the files with errors in it.
         self._after_change = False
         self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
         #: The run-start snapshot being taken in the background.
@@ -167,6 +167,8 @@ class AnalyzerGate:
             return
         if self._taking is not None and not self._taking.done():
             self._taking.cancel()
+        # A cold change not validated yet is in the snapshot taken now too.
+        self._after_change = self._after_change and bool(self.files)
         self._taking = asyncio.create_task(self._take_baseline(generation))
 
     async def _take_baseline(self, generation: int) -> None:
@@ -174,7 +176,7 @@ class AnalyzerGate:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
-        self._after_change, self._before_run = bool(self.files), {}
+        self._before_run = {}
         if not self._unvalidated:
             # The new snapshot covers the importers opened so far.
             self.late.clear()
@@ -288,6 +290,7 @@ class AnalyzerGate:
         settled = True
         cold = cold_source(self.diagnostics, self._taking)
         if cold is not None:
+            self._after_change = True
             snap, opened = await file_baseline(cold, path, self.settle_timeout_s, self._progress)
         elif settling is not None:
             opened = [p for p in await settling.ensure_open([path]) or () if p != path]
