@@ -15,7 +15,8 @@ and never pass blind.
 * A change that comes while that snapshot is still being taken, from a
   source that can be asked file by file, does not wait for it: the file and
   its importers are baselined and judged file by file, and the verdict says
-  it is partial (:mod:`rein.analysis.cold_start`).
+  it is partial; the snapshot, taken after that change, gets its files'
+  baseline from before the run (:mod:`rein.analysis.cold_start`).
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.baselines`). One error seen by several
