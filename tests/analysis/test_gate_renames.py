@@ -103,3 +103,19 @@ def test_past_the_near_pairs_budget_only_same_texts_are_renames(
     assert renamed_by_content({"b.py": body, "c.py": near}, {"a.py": body, "x.py": body}) == [
         ("b.py", "a.py")
     ]
+
+
+def test_a_renamed_away_modules_unresolved_imports_lead_the_blockers() -> None:
+    """Old (rename-module probes, ``cause_first: False``): after the changed
+    files, blockers went by path, so a name an importer's broken import no
+    longer brought, used in a file sorted first, led the prompt."""
+    from rein.analysis.blocker_order import by_cause
+
+    used = diag("pkg/a_user.py", 3, '"double" is not defined', code="reportUndefinedVariable")
+    unresolved = diag(
+        "pkg/app.py", 0, 'Import "pkg.util" could not be resolved', code="reportMissingImports"
+    )
+    moved = diag("pkg/helpers.py", 2, '"z" is not defined', code="U")
+    touched = {"pkg/util.py", "pkg/helpers.py"}
+    ordered = by_cause([(used, 0), (unresolved, 1), (moved, 2)], touched)
+    assert [d for d, _ in ordered] == [moved, unresolved, used]

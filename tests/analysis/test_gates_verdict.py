@@ -9,6 +9,7 @@ from rein.analysis.gate import AnalyzerGate
 from rein.analysis.reach import not_analysed, public_names_changed
 from rein.harness.events import Blocker
 from rein.harness.gating.gates import GateContext, build_repair_prompt
+from rein.harness.generations import MutationLog, TrackedWorkspace
 from tests.fakes.diagnostics import FakeDiagnostics, SettlingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import World, diag, write
@@ -177,6 +178,41 @@ async def test_importers_left_unchecked_do_not_stop_a_pass_when_no_public_name_c
     [gate] = events.of("gate_result")
     assert (gate.status, result.status) == ("passed", "completed")
     assert "(no public name changed)" in gate.detail
+
+
+async def test_importers_past_max_importers_are_not_baselined_while_a_deleted_file_is_gone() -> (
+    None
+):
+    """Old: the later batches of a deleted module's importers were opened
+    and baselined with it still gone: their baseline held the deletion's
+    own errors, so they never blocked, and the verdicts stopped saying
+    they were not checked."""
+    files = {"lib.py": "def f(): ...\n"} | {f"user{i}.py": "import lib\n" for i in range(5)}
+    workspace = TrackedWorkspace(FakeWorkspace(files), MutationLog())
+    source = SettlingFakeDiagnostics()
+    source.file_by_file = True
+    source.max_importers = 2
+    source.importers = {"lib.py": [f"user{i}.py" for i in range(5)]}
+    gate = AnalyzerGate(source)
+
+    async def before_change(paths: tuple[str, ...]) -> None:
+        await gate.before_change(paths, workspace)
+
+    workspace.before_change(before_change)
+    await gate.on_run_start(0)
+    await workspace.delete("lib.py")
+    broken = [
+        diag(f"user{i}.py", 0, 'Import "lib" could not be resolved', code="I") for i in range(5)
+    ]
+    # With lib.py gone the analyzers cannot be shown it: they see the damage.
+    source.diagnostics, source.counterfactual = broken, broken
+    ctx = GateContext(1, frozenset({"lib.py"}), workspace)
+    for _ in range(2):
+        outcome = await gate.check(ctx)
+        assert [(b.path, b.line) for b in outcome.blockers] == [("user0.py", 0), ("user1.py", 0)]
+        assert outcome.unverified is not None
+        assert "3 importer(s) of changed public names not checked" in outcome.unverified
+    assert not any(line.startswith("open_more_importers") for line in source.log)
 
 
 def test_public_names_changed() -> None:

@@ -2,7 +2,9 @@
 analysis (issue 32 item 7): the changed file and its importers are
 baselined and judged file by file, with the real ruff and basedpyright,
 while basedpyright still analyses the rest of the package; once the
-whole-workspace snapshot is taken it serves the next verdict."""
+whole-workspace snapshot is taken it serves the next verdict, without
+taking the change's breakage past the importers (it was taken after the
+change) for pre-existing."""
 
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ FILLERS = 30
 
 UTIL = 'OLD: int = "pre-existing"\n\n\ndef helper(a: int) -> int:\n    return a + 1\n'
 APP = "from pkg.util import helper\n\nprint(helper(1))\n"
+#: Imports the name app.py brings from util.py: neither changed nor a direct
+#: importer of util.py, so not baselined file by file.
+USES = "from pkg.app import helper\n\nprint(helper(2))\n"
 
 
 def filler(i: int) -> str:
@@ -52,6 +57,7 @@ def package(tmp_path: Path) -> Path:
     (pkg / "__init__.py").write_text("")
     (pkg / "util.py").write_text(UTIL)
     (pkg / "app.py").write_text(APP)
+    (pkg / "uses.py").write_text(USES)
     for i in range(FILLERS):
         (pkg / f"filler_{i}.py").write_text(filler(i))
     return tmp_path
@@ -99,12 +105,15 @@ async def test_the_first_change_is_judged_file_by_file_before_the_workspace_anal
 
         # The whole-workspace snapshot, once taken, serves the next verdict:
         # the fillers were never opened for the change, their old errors are
-        # known from it only, and do not block.
+        # known from it only, and do not block. It was taken with the change
+        # in place: uses.py's new error is in it, and still blocks (its
+        # baseline asked for with util.py shown as it was).
         await gate.baseline_ready()
         assert gate.baseline is not None
         assert {f"pkg/filler_{i}.py" for i in range(FILLERS)} <= {
             d.path for d in gate.baseline.diagnostics
         }
         second = await gate.check(ctx)
+        assert any(d.path == "pkg/uses.py" for d in gate.baseline.diagnostics)
         assert "partial" not in second.detail
-        assert lines_of(second) == [("pkg/app.py", 0)], second.detail
+        assert lines_of(second) == [("pkg/app.py", 0), ("pkg/uses.py", 0)], second.detail

@@ -3,6 +3,7 @@ line analyzer, and a tracked workspace wired to a diagnostics coordinator."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -132,6 +133,31 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.log.append("environment_changed " + " ".join(paths))
         if self.on_environment_changed is not None:
             self.on_environment_changed()
+
+
+class ColdFakeDiagnostics(SettlingFakeDiagnostics):
+    """A SettlingFakeDiagnostics whose analyzers are still analysing the
+    whole workspace (a cold session): ``wait_idle`` waits for
+    ``workspace_analysed`` (a test sets it), while a few files can be asked
+    for file by file (FileByFileDiagnostics)."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        super().__init__(diagnostics)
+        self.workspace_analysed = asyncio.Event()
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        self.log.append("wait_idle")
+        await self.workspace_analysed.wait()
+        return self.idle
+
+    def answers_per_file(self) -> bool:
+        return True
+
+    async def open_with_importers(self, paths: Sequence[str]) -> Sequence[str]:
+        return [p for path in paths for p in self.importers.get(path, [])]
+
+    async def snapshot_files(self, paths: Sequence[str], timeout_s: float) -> DiagnosticsSnapshot:
+        return await self.snapshot(paths)
 
 
 class LineAnalyzer:

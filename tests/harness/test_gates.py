@@ -422,3 +422,20 @@ def test_a_new_duplicate_of_an_old_error_is_the_one_reported() -> None:
     # util.py: the old error is still at line 10, a new identical one appeared at line 3.
     # other.py: the person moved the old error from line 5 to 7: not new.
     assert blocking_untouched([new_dup, old, moved], baseline) == [new_dup]
+
+
+def test_an_old_error_the_run_removed_does_not_absorb_a_new_one_of_its_message() -> None:
+    """Old: the last-resort match (same analyzer, rule and message anywhere
+    in the file) matched a new error with one of the old ones the run had
+    removed (toolz delete: test_functoolz.py:101 with one of nine)."""
+    from rein.analysis.baselines import blocking_untouched
+
+    def err(line: int) -> Diagnostic:
+        return Diagnostic(path="t.py", line=line, code="R", source="s", message="m")
+
+    baseline = [err(line) for line in range(10, 100, 10)]
+    # Two old ones removed (at 20 and 30), one new at 101.
+    current = [err(line) for line in range(10, 100, 10) if line not in (20, 30)] + [err(101)]
+    assert blocking_untouched(current, baseline) == [err(101)]
+    # Every old one moved three lines down (the person edited above them): not new.
+    assert blocking_untouched([err(line + 3) for line in range(10, 100, 10)], baseline) == []

@@ -4,7 +4,9 @@ One broken file can make dozens of errors elsewhere (an unclosed parenthesis
 in a module turns every ``from module import name`` into "unknown import
 symbol"). The repair prompt shows the first few blockers in full, so they
 must be the causes: errors in the files the run changed before errors in
-other files, and syntax errors before the rest within each."""
+other files, and syntax errors before the rest within each; then, a module
+the run deleted or renamed away being a cause, imports that no longer
+resolve before what follows from them (the names they brought, used)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import TypeVar
 
 from rein.harness.ports import Diagnostic
 
-__all__ = ["by_cause", "is_syntax_error"]
+__all__ = ["by_cause", "is_syntax_error", "is_unresolved_import"]
 
 T = TypeVar("T")
 
@@ -27,15 +29,31 @@ def is_syntax_error(d: Diagnostic) -> bool:
     return (d.code or "") in SYNTAX_CODES or d.message.startswith("SyntaxError")
 
 
+def is_unresolved_import(d: Diagnostic) -> bool:
+    """An import the analyzer could not resolve (basedpyright's
+    ``reportMissingImports``: 'Import "pkg.mod" could not be resolved')."""
+    return d.code == "reportMissingImports" or (
+        d.message.startswith("Import ") and d.message.endswith("could not be resolved")
+    )
+
+
 def by_cause(
     groups: Sequence[tuple[Diagnostic, T]], touched: Collection[str]
 ) -> list[tuple[Diagnostic, T]]:
     """``groups`` (a diagnostic and what goes with it) ordered cause first:
     syntax errors in changed files, other errors in changed files, syntax
-    errors elsewhere, the rest; by path and line within each (stable)."""
+    errors elsewhere, unresolved imports elsewhere, the rest; by path and
+    line within each (stable)."""
 
-    def rank(item: tuple[Diagnostic, T]) -> tuple[bool, bool, str, int, int]:
+    def rank(item: tuple[Diagnostic, T]) -> tuple[bool, bool, bool, str, int, int]:
         d = item[0]
-        return (d.path not in touched, not is_syntax_error(d), d.path, d.line, d.character)
+        return (
+            d.path not in touched,
+            not is_syntax_error(d),
+            not is_unresolved_import(d),
+            d.path,
+            d.line,
+            d.character,
+        )
 
     return sorted(groups, key=rank)

@@ -18,6 +18,14 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
 * the whole-workspace snapshot goes on in the background and serves the
   verdicts after it completes (the files baselined here keep their own
   baselines: it was taken after their change).
+* That snapshot was taken with the change in place: an error the change
+  caused past its importers (a name an importer re-exported, used further
+  on) is in it. So the other files with errors in it get their baseline
+  from the analyzers shown the changed files as they were before the run
+  (:func:`before_the_run`, the counterfactual's mechanism); until that is
+  had (a file the run deleted or renamed away cannot be shown: the
+  analyzers resolve imports from the disk), their errors are not judged
+  and the verdicts say which files were not checked.
 """
 
 from __future__ import annotations
@@ -27,9 +35,14 @@ from collections.abc import Collection, Mapping, Sequence
 
 from rein.harness.gating.gate_types import FileByFileDiagnostics, ProgressReporter
 from rein.harness.gating.waiting import reported
-from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, DiagnosticsSource
+from rein.harness.ports import (
+    CounterfactualDiagnostics,
+    Diagnostic,
+    DiagnosticsSnapshot,
+    DiagnosticsSource,
+)
 
-__all__ = ["PARTIAL", "cold_source", "file_baseline", "verdict_snapshot"]
+__all__ = ["PARTIAL", "before_the_run", "cold_source", "file_baseline", "verdict_snapshot"]
 
 #: What a cold verdict's detail says.
 PARTIAL = (
@@ -85,3 +98,34 @@ async def verdict_snapshot(
         "the analyzers: the changed files and their importers",
         len(paths),
     )
+
+
+async def before_the_run(
+    source: DiagnosticsSource,
+    snapshot: DiagnosticsSnapshot,
+    baselined: Collection[str],
+    texts: tuple[Mapping[str, str], Mapping[str, str]] | None,
+    threshold: int,
+    timeout_s: float,
+) -> tuple[dict[str, tuple[Diagnostic, ...]], list[str]]:
+    """The baseline, from before the run, of the files with errors (at or
+    above ``threshold``) in ``snapshot`` (taken after a change) that are not
+    ``baselined`` already: their diagnostics with the analyzers shown each
+    changed file's text before the run (``texts``: before and now, "" for a
+    file that does not exist). Returns it, or the files whose baseline
+    could not be had (not every prior text is known, a changed file is gone,
+    the analyzers did not answer in time)."""
+    paths = sorted(
+        {d.path for d in snapshot.diagnostics if d.severity <= threshold} - set(baselined)
+    )
+    if not paths:
+        return {}, []
+    if texts is None or not isinstance(source, CounterfactualDiagnostics):
+        return {}, paths
+    before, now = texts
+    if any(before[p] and not now[p] for p in before):
+        return {}, paths  # a file the run deleted cannot be shown
+    snap = await source.snapshot_with(dict(before), paths, timeout_s)
+    if snap is None or snap.blind is not None or snap.stale:
+        return {}, paths
+    return {p: tuple(d for d in snap.diagnostics if d.path == p) for p in paths}, []

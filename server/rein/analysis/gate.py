@@ -15,7 +15,8 @@ and never pass blind.
 * A change that comes while that snapshot is still being taken, from a
   source that can be asked file by file, does not wait for it: the file and
   its importers are baselined and judged file by file, and the verdict says
-  it is partial (:mod:`rein.analysis.cold_start`).
+  it is partial; the snapshot, taken after that change, gets its files'
+  baseline from before the run (:mod:`rein.analysis.cold_start`).
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.baselines`). One error seen by several
@@ -58,10 +59,16 @@ from rein.analysis.baselines import (
     merge_same_errors,
 )
 from rein.analysis.blocker_order import by_cause
-from rein.analysis.cold_start import PARTIAL, cold_source, file_baseline, verdict_snapshot
+from rein.analysis.cold_start import (
+    PARTIAL,
+    before_the_run,
+    cold_source,
+    file_baseline,
+    verdict_snapshot,
+)
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import without_the_run
-from rein.analysis.reach import describe, not_analysed, public_names_changed
+from rein.analysis.reach import describe, importers_not_checked, not_analysed
 from rein.harness.errors import ReinError
 from rein.harness.events import Blocker
 from rein.harness.gating.gate_types import (
@@ -136,6 +143,10 @@ class AnalyzerGate:
         #: Importers opened past the source's bound whose baseline could
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
+        #: A change was baselined file by file (cold): ``baseline``, taken
+        #: after it, gets ``before_run`` for the files with errors in it.
+        self._after_change = False
+        self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
         #: The run-start snapshot being taken in the background.
         self._taking: asyncio.Task[None] | None = None
         self._progress: ProgressReporter | None = None
@@ -157,6 +168,8 @@ class AnalyzerGate:
             return
         if self._taking is not None and not self._taking.done():
             self._taking.cancel()
+        # A cold change not validated yet is in the snapshot taken now too.
+        self._after_change = self._after_change and bool(self.files)
         self._taking = asyncio.create_task(self._take_baseline(generation))
 
     async def _take_baseline(self, generation: int) -> None:
@@ -164,6 +177,7 @@ class AnalyzerGate:
         if settling is not None:
             await settling.wait_idle(self.settle_timeout_s)
         self.baseline = await self.diagnostics.snapshot(None, min_generation=generation)
+        self._before_run = {}
         if not self._unvalidated:
             # The new snapshot covers the importers opened so far.
             self.late.clear()
@@ -277,6 +291,7 @@ class AnalyzerGate:
         settled = True
         cold = cold_source(self.diagnostics, self._taking)
         if cold is not None:
+            self._after_change = True
             snap, opened = await file_baseline(cold, path, self.settle_timeout_s, self._progress)
         elif settling is not None:
             opened = [p for p in await settling.ensure_open([path]) or () if p != path]
@@ -327,7 +342,7 @@ class AnalyzerGate:
     def _baseline_of(self, path: str) -> Sequence[Diagnostic]:
         """A file's diagnostics before the run: from when it was first
         analysed (``late``), else the run-start snapshot's."""
-        late = self.late.get(path)
+        late = self.late.get(path, self._before_run.get(path))
         if late is not None:
             return late
         if self._baseline_grouped is not self.baseline:
@@ -372,6 +387,7 @@ class AnalyzerGate:
         self._unvalidated = True
         await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)
+        unsure = await self._baseline_before_the_run(ctx) if cold is None else []
         if cold is not None:
             snap = await verdict_snapshot(
                 cold, ctx.touched, self.late, self.settle_timeout_s, self._progress
@@ -392,7 +408,7 @@ class AnalyzerGate:
         untouched = {
             p: found
             for p, found in by_path.items()
-            if p not in ctx.touched and p not in unbaselined
+            if p not in ctx.touched and p not in unbaselined and p not in unsure
         }
         blocking.extend(blocking_in_untouched_files(untouched, self._baseline_of))
         for path in sorted(ctx.touched):
@@ -441,10 +457,20 @@ class AnalyzerGate:
         if snap.sources:
             detail += f" (from {', '.join(snap.sources)})"
         unverified = None
-        left = await self._importers_not_checked(ctx, unbaselined)
+        left = await importers_not_checked(
+            self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
+        )
         if left is not None:
             detail += f"; {left[0]}"
             unverified = left[1]
+        if unsure:
+            why = (
+                f"partial: {len(unsure)} file(s) with errors not checked (the workspace "
+                f"baseline was taken after the change, the state before it not known): "
+                f"{describe(unsure)}"
+            )
+            detail += f"; {why}"
+            unverified = why if unverified is None else f"{unverified}; {why}"
         nobody = not_analysed(self.diagnostics, ctx.touched)
         if nobody:
             why = f"changed files no analyzer covers were not analysed: {describe(nobody)}"
@@ -461,6 +487,22 @@ class AnalyzerGate:
             stale_why = f"diagnostics may be stale: {why}"
             unverified = stale_why if unverified is None else f"{unverified}; {stale_why}"
         return GateOutcome(blockers, stale, detail, unverified=unverified)
+
+    async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:
+        """A run-start snapshot taken after a cold change: the baseline of
+        the files with errors in it is asked for as before the run
+        (:func:`~rein.analysis.cold_start.before_the_run`). Returns the files
+        whose baseline is not known yet (asked again at the next verdict)."""
+        if not self._after_change or self.baseline is None:
+            return []
+        baselined = {*self.files, *self.late, *ctx.touched}
+        texts = await self._before_and_now(ctx)
+        found, unknown = await before_the_run(
+            self.diagnostics, self.baseline, baselined, texts, self.threshold, self.settle_timeout_s
+        )
+        if not unknown:
+            self._before_run, self._after_change = found, False
+        return unknown
 
     async def _before_and_now(
         self, ctx: GateContext
@@ -499,8 +541,9 @@ class AnalyzerGate:
         """Importers left past the source's bound by earlier verdicts: the
         next batch is opened now, its baseline taken with the analyzers
         shown the changed files as they were before the run (they were not
-        open then). Returns the opened importers whose baseline could not
-        be taken: their errors are not judged (they stay not checked)."""
+        open then; not while a file the run deleted is gone). Returns the
+        opened importers whose baseline could not be taken: their errors
+        are not judged (they stay not checked)."""
         source = self.diagnostics
         if not (
             isinstance(source, PartialImporters)
@@ -512,46 +555,19 @@ class AnalyzerGate:
         if texts is None:
             return set()  # no baseline could be taken: they stay unopened, not checked
         before, now = texts
+        if any(text and not now[p] for p, text in before.items()):
+            # A file the run deleted cannot be shown (imports are resolved
+            # from the disk): a baseline now would hold its damage. They stay
+            # unopened, not checked, until it is back or the changes pass.
+            return set(self._unbaselined)
         opened = [p for p in await source.open_more_importers() if p not in ctx.touched]
-        shown = {p: text for p, text in before.items() if not (text and not now[p])}
-        snap = await source.snapshot_with(shown, opened, self.settle_timeout_s) if opened else None
+        snap = await source.snapshot_with(before, opened, self.settle_timeout_s) if opened else None
         if snap is None or snap.blind is not None or snap.stale:
             self._unbaselined.update(opened)
             return set(self._unbaselined)
         for path in opened:
             self.late[path] = tuple(d for d in snap.diagnostics if d.path == path)
         return set(self._unbaselined)
-
-    async def _importers_not_checked(
-        self, ctx: GateContext, unbaselined: set[str]
-    ) -> tuple[str, str | None] | None:
-        """What the verdict says about importers it did not check: the
-        detail, and why it is unverified when a changed file's public names
-        changed (None: it may pass). None when every importer was checked."""
-        source = self.diagnostics
-        left = sorted(
-            {
-                *(source.importers_left() if isinstance(source, PartialImporters) else ()),
-                *unbaselined,
-            }
-        )
-        if not left:
-            return None
-        detail = (
-            f"partial: {len(left)} importer(s) of the changed files not checked "
-            f"(past gates.analyzer.maxImporters; the next verdicts check them): {describe(left)}"
-        )
-        texts = await self._before_and_now(ctx)
-        changed = [
-            p
-            for p in sorted(ctx.touched)
-            if texts is None or public_names_changed(texts[0][p], texts[1][p], p)
-        ]
-        if not changed:
-            return detail + " (no public name changed)", None
-        return detail, (
-            f"{len(left)} importer(s) of changed public names not checked: {describe(left)}"
-        )
 
 
 async def _exists(workspace: Workspace, path: str) -> bool:

@@ -13,11 +13,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
-from rein.harness.gating.gate_types import CoveringDiagnostics
+from rein.harness.gating.gate_types import CoveringDiagnostics, PartialImporters
+from rein.harness.ports import DiagnosticsSource
 
-__all__ = ["CODE_EXTENSIONS", "describe", "not_analysed", "public_names_changed"]
+__all__ = [
+    "CODE_EXTENSIONS",
+    "describe",
+    "importers_not_checked",
+    "not_analysed",
+    "public_names_changed",
+]
 
 #: Source files some analyzer could check. A changed file with one of these
 #: that the diagnostics source does not cover is "not analysed".
@@ -76,3 +83,40 @@ def public_names_changed(before: str | None, after: str | None, path: str) -> bo
 def describe(paths: Sequence[str], limit: int = 10) -> str:
     shown = ", ".join(paths[:limit])
     return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+async def importers_not_checked(
+    source: DiagnosticsSource,
+    unbaselined: Collection[str],
+    touched: Collection[str],
+    before_and_now: Callable[[], Awaitable[tuple[Mapping[str, str], Mapping[str, str]] | None]],
+) -> tuple[str, str | None] | None:
+    """What a verdict says about importers it did not check (left past the
+    source's bound, or opened without a baseline): the detail, and why it is
+    unverified when a changed file's public names changed (None: it may
+    pass). None when every importer was checked. ``before_and_now``: each
+    changed file's text before the run and now (None: not known), read only
+    when some importer was not checked."""
+    left = sorted(
+        {
+            *(source.importers_left() if isinstance(source, PartialImporters) else ()),
+            *unbaselined,
+        }
+    )
+    if not left:
+        return None
+    detail = (
+        f"partial: {len(left)} importer(s) of the changed files not checked "
+        f"(past gates.analyzer.maxImporters; the next verdicts check them): {describe(left)}"
+    )
+    texts = await before_and_now()
+    changed = [
+        p
+        for p in sorted(touched)
+        if texts is None or public_names_changed(texts[0][p], texts[1][p], p)
+    ]
+    if not changed:
+        return detail + " (no public name changed)", None
+    return detail, (
+        f"{len(left)} importer(s) of changed public names not checked: {describe(left)}"
+    )

@@ -9,10 +9,8 @@ import the pool)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 import time
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
@@ -23,8 +21,9 @@ from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
 from rein.disk.analyzer_capabilities import client_capabilities
-from rein.disk.analyzer_requests import AnalyzerTimeout, bounded, drop_late
+from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
+from rein.disk.analyzer_stop import stop_client
 from rein.disk.ts_diagnostics import tsserver_report
 from rein.harness.ports import Diagnostic
 from rein.process.environment import child_environment
@@ -570,45 +569,7 @@ class _Analyzer:
         client = self.client
         if client is None:
             return
-        said_bye = False
-        try:
-            if self.alive:
-                # Shielded: an answer after the bound completes the request
-                # instead of meeting a cancelled future (pygls logs that).
-                answer = asyncio.ensure_future(client.shutdown_async(None))
-                answer.add_done_callback(drop_late)
-                await asyncio.wait_for(asyncio.shield(answer), 3)
-                client.exit(None)
-                said_bye = True
-        except Exception:
-            log.debug("%s did not shut down cleanly", self.spec.name, exc_info=True)
-        server = client._server
-        if server is not None and server.returncode is None:
-            # One that answered exits by itself; one busy past the bound
-            # (basedpyright mid-analysis) is terminated at once.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(server.wait(), 3 if said_bye else 0.1)
-            if server.returncode is None:
-                # The whole group: an orphaned child of a launcher held the
-                # pipes open, the waits below ran out their bounds on it.
-                _signal_group(server.pid, signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(server.wait(), 2)
-                except TimeoutError:
-                    _signal_group(server.pid, signal.SIGKILL)
-                    # Reaped here, so its transport is closed before the loop is.
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(server.wait(), 3)
-        try:
-            await asyncio.wait_for(client.stop(), 3)
-        except (TimeoutError, Exception):
-            log.debug("%s client stop", self.spec.name, exc_info=True)
+        await stop_client(self.spec.name, client, self.alive)
         if self._stderr_task is not None:
             self._stderr_task.cancel()
         self.alive = False
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    """``sig`` to every process of the analyzer's group (it leads it)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)

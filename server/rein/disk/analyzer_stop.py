@@ -1,0 +1,67 @@
+"""Stopping an analyzer's language-server process: asked to shut down
+(bounded), then, past the bound, its whole process group ended.
+
+Each analyzer runs in its own process group (``start_new_session``): a
+launcher's child (basedpyright-langserver is a Python script running node)
+would otherwise outlive a terminated launcher and hold the pipes open, so
+every wait after it ran out its bound."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from typing import Any
+
+from rein.disk.analyzer_requests import drop_late
+
+__all__ = ["stop_client"]
+
+log = logging.getLogger(__name__)
+
+
+async def stop_client(name: str, client: Any, alive: bool) -> None:
+    """Shut ``client``'s server down (a live one is asked first), end its
+    process group if it is still running past the bounds, then stop the
+    client."""
+    said_bye = False
+    try:
+        if alive:
+            # Shielded: an answer after the bound completes the request
+            # instead of meeting a cancelled future (pygls logs that).
+            answer = asyncio.ensure_future(client.shutdown_async(None))
+            answer.add_done_callback(drop_late)
+            await asyncio.wait_for(asyncio.shield(answer), 3)
+            client.exit(None)
+            said_bye = True
+    except Exception:
+        log.debug("%s did not shut down cleanly", name, exc_info=True)
+    server = client._server
+    if server is not None and server.returncode is None:
+        # One that answered exits by itself; one busy past the bound
+        # (basedpyright mid-analysis) is terminated at once.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(server.wait(), 3 if said_bye else 0.1)
+        if server.returncode is None:
+            # The whole group: an orphaned child of a launcher held the
+            # pipes open, the waits below ran out their bounds on it.
+            _signal_group(server.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(server.wait(), 2)
+            except TimeoutError:
+                _signal_group(server.pid, signal.SIGKILL)
+                # Reaped here, so its transport is closed before the loop is.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(server.wait(), 3)
+    try:
+        await asyncio.wait_for(client.stop(), 3)
+    except (TimeoutError, Exception):
+        log.debug("%s client stop", name, exc_info=True)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    """``sig`` to every process of the analyzer's group (it leads it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)

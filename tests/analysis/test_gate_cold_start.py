@@ -1,0 +1,119 @@
+"""A cold session's first change is judged file by file; the whole-workspace
+snapshot that completes after it was taken with the change in place
+(issue 32). An error the change caused past its direct importers must not
+be taken for a pre-existing one there."""
+
+from __future__ import annotations
+
+from rein.analysis.gate import AnalyzerGate
+from rein.harness.gating.gates import GateContext
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from tests.fakes.diagnostics import ColdFakeDiagnostics
+from tests.fakes.workspace import FakeWorkspace
+from tests.harness.test_gates_truth import diag
+
+A = "def helper() -> int:\n    return 1\n"
+B = "from pkg.a import helper\n\n__all__ = ['helper']\n"
+C = "from pkg.b import helper\n"
+D = "x: int = 'old'\n"
+
+#: c.py imports the name b.py re-exports from a.py: c is neither changed nor
+#: a direct importer of a.py.
+TRANSITIVE = diag("pkg/c.py", 0, '"helper" is unknown import symbol', code="I")
+OLD = diag("pkg/d.py", 0, "str is not int", code="R")
+
+
+def cold_world() -> tuple[TrackedWorkspace, ColdFakeDiagnostics, AnalyzerGate]:
+    workspace = TrackedWorkspace(
+        FakeWorkspace({"pkg/a.py": A, "pkg/b.py": B, "pkg/c.py": C, "pkg/d.py": D}),
+        MutationLog(),
+    )
+    source = ColdFakeDiagnostics([OLD])
+    source.importers = {"pkg/a.py": ["pkg/b.py"]}
+    gate = AnalyzerGate(source)
+
+    async def before_change(paths: tuple[str, ...]) -> None:
+        await gate.before_change(paths, workspace)
+
+    workspace.before_change(before_change)
+    return workspace, source, gate
+
+
+def lines(outcome: object) -> list[tuple[str, int]]:
+    return [(b.path, b.line) for b in outcome.blockers]  # type: ignore[attr-defined]
+
+
+async def test_transitive_breakage_blocks_once_the_late_snapshot_is_corrected() -> None:
+    """Old: the snapshot taken after the change held c.py's new error, which
+    every later verdict took for pre-existing: it never blocked."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    # What the analyzers say with a.py shown as it was: d.py's old error only.
+    source.counterfactual = [OLD]
+    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    first = await gate.check(ctx)
+    assert "partial: judged on the changed files and their importers" in first.detail
+    assert lines(first) == [("pkg/b.py", 0)]
+
+    source.workspace_analysed.set()
+    await gate.baseline_ready()
+    assert gate.baseline is not None and TRANSITIVE in gate.baseline.diagnostics
+    second = await gate.check(ctx)
+    assert lines(second) == [("pkg/b.py", 0), ("pkg/c.py", 0)], second.detail
+    assert "snapshot_with pkg/a.py -> pkg/c.py pkg/d.py" in source.log
+    assert second.unverified is None
+
+
+async def test_with_a_deleted_file_gone_the_late_snapshots_errors_are_not_checked() -> None:
+    """A deleted file cannot be shown to the analyzers: the files with
+    errors in the snapshot taken after the deletion are named not checked,
+    never baselined with its damage (the verdict is not a pass)."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await workspace.delete("pkg/a.py")
+    broken_b = diag("pkg/b.py", 0, 'Import "pkg.a" could not be resolved', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    await gate.check(ctx)
+
+    source.workspace_analysed.set()
+    await gate.baseline_ready()
+    second = await gate.check(ctx)
+    assert lines(second) == [("pkg/b.py", 0)]
+    assert second.unverified is not None
+    assert "2 file(s) with errors not checked" in second.unverified
+    assert "pkg/c.py" in second.unverified and "pkg/d.py" in second.unverified
+    assert not any(line.startswith("snapshot_with") for line in source.log)
+
+    # The file restored: the state before the run can be shown again, and
+    # d.py's error is found to be an old one.
+    await workspace.write_text("pkg/a.py", A)
+    source.diagnostics = [OLD]
+    third = await gate.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
+    assert lines(third) == [] and third.unverified is None, third.detail
+
+
+async def test_a_run_ended_before_the_workspace_snapshot_corrects_the_next_runs_snapshot() -> None:
+    """The run ends with its cold change unvalidated before the snapshot
+    completed (it is stopped); the next run's snapshot, taken with the
+    change in place, is corrected the same way."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    await gate.check(ctx)
+    gate.on_run_end()
+
+    source.workspace_analysed.set()
+    await gate.on_run_start(1)
+    await gate.baseline_ready()
+    assert gate.baseline is not None and TRANSITIVE in gate.baseline.diagnostics
+    again = await gate.check(ctx)
+    assert lines(again) == [("pkg/b.py", 0), ("pkg/c.py", 0)], again.detail
