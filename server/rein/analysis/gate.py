@@ -323,10 +323,8 @@ class AnalyzerGate:
         Returns it and whether the analyzers settled."""
         settling = self._settling
         settled = True
+        await self._tell_environment()
         if settling is not None:
-            changed = self.dependencies.take_environment_changes() if self.dependencies else []
-            if changed:
-                await settling.environment_changed(changed)
             # The changed files only: an importer opened now would have no
             # baseline from before the change.
             await settling.ensure_open(sorted(ctx.touched), importers=False)
@@ -338,6 +336,13 @@ class AnalyzerGate:
             )
         snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
         return snap, settled
+
+    async def _tell_environment(self) -> None:
+        """An install changed what imports resolve to: the analyzers are
+        told (or restarted) before they are asked for a verdict."""
+        changed = self.dependencies.take_environment_changes() if self.dependencies else []
+        if changed and self._settling is not None:
+            await self._settling.environment_changed(changed)
 
     def _baseline_of(self, path: str) -> Sequence[Diagnostic]:
         """A file's diagnostics before the run: from when it was first
@@ -389,6 +394,7 @@ class AnalyzerGate:
         unbaselined = await self._check_more_importers(ctx)
         unsure = await self._baseline_before_the_run(ctx) if cold is None else []
         if cold is not None:
+            await self._tell_environment()
             snap = await verdict_snapshot(
                 cold, ctx.touched, self.late, self.settle_timeout_s, self._progress
             )
