@@ -117,7 +117,7 @@ class TestGate:
         #: The last verdict's phases (name -> seconds): ``select``, and
         #: ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
         #: ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
-        #: pytest still starting).
+        #: pytest still starting; ``<run>_record``: keeping what its tests ran).
         self.timings: dict[str, float] = {}
         self._picker = Picker(root)
         #: The run's shadow trees: "now" and "before" (see the module docstring).

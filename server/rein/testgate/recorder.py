@@ -10,7 +10,8 @@ setup, call or teardown runs (its function-scoped fixtures included), or
 to the *shared* set: the collection (every module's import), a fixture of
 a wider scope, what runs between tests. At the session's end it writes,
 for the workspace's own files only (under the run's folder, not an
-environment's ``site-packages``):
+environment's ``site-packages``), a module's own code left out (it runs at
+import; the index compares what it runs, the skeleton, whole):
 
 * ``tests``: node id -> the ``[file, first line]`` of each code object
   it ran; ``null`` for a test during which something else replaced the
@@ -116,7 +117,9 @@ def pytest_sessionfinish(session):
     def where(code):
         if code not in seen:
             name = code.co_filename
+            # A module's own code runs at import: its text is compared whole.
             ok = name.startswith(root) and "site-packages" not in name
+            ok = ok and code.co_name != "<module>"
             seen[code] = [name[len(root):], code.co_firstlineno] if ok else None
         return seen[code]
 
