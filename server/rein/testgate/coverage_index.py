@@ -223,12 +223,14 @@ class CoverageIndex:
             if why is not None:
                 choice.undecided[path] = why
         valid: list[tuple[Snapshot, set[Unit]]] = []
+        skipped: list[str] = []
         for snap in sorted(self._snapshots, key=lambda s: -s.order):
             differs = self._diff(snap, changed, disk_text)
             if isinstance(differs, tuple):
                 path, why = differs
                 if path in changed:
                     choice.undecided.setdefault(path, why)
+                skipped.append(why)
                 continue  # changed since the recording: this snapshot is not used
             outside = differs & snap.shared
             for path, name in sorted(outside):
@@ -238,11 +240,14 @@ class CoverageIndex:
                         f"{path}: {name} ran outside the tests (at import, or in a "
                         "fixture of a wider scope)",
                     )
-            if not outside:  # else changed since the recording: not used
+            if outside:  # changed since the recording: not used
+                skipped.append(f"{sorted(outside)[0][1]} ran outside the tests")
+            else:
                 valid.append((snap, differs))
         for path in changed:
             if path not in choice.undecided and not any(path in s.files for s, _ in valid):
-                choice.undecided[path] = f"{path}: no valid coverage record of it"
+                since = f" ({skipped[0]} since the recording)" if skipped else ""
+                choice.undecided[path] = f"{path}: no valid coverage record of it{since}"
         choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
         if choice.undecided:
             return choice
