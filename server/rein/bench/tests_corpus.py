@@ -273,7 +273,8 @@ async def _judge(
     gate.on_validated(2)
     case.unverified = None if outcome.blockers else outcome.unverified
     case.detail = outcome.detail
-    case.narrowed = "per test: " in outcome.detail
+    case.by_coverage = "selected by coverage: " in outcome.detail
+    case.narrowed = case.by_coverage or "per test: " in outcome.detail
     for blocker in outcome.blockers:
         node = _node_of(blocker.message, truth)
         case.blockers.append(node or blocker.message)

@@ -53,6 +53,8 @@ class Case:
     repair_unverified: str | None = None
     #: The verdict ran only the tests naming what the change reaches.
     narrowed: bool = False
+    #: The verdict chose its tests by what they ran at an earlier verdict.
+    by_coverage: bool = False
     #: Its pytest runs that the warm pytest ran.
     warm_runs: int = 0
 
@@ -112,6 +114,7 @@ def summarize(
         "selected_p50": statistics.median(c.selected for c in cases) if cases else None,
         "run_all": sum(c.run_all for c in cases),
         "narrowed": sum(c.narrowed for c in cases),
+        "by_coverage": sum(c.by_coverage for c in cases),
         "warm_runs": sum(c.warm_runs for c in cases),
         "pytest_runs": sum(n.endswith("_pytest") for c in cases for n in c.phases),
         "verdict_s_p50": round(verdict, 2) if verdict is not None else None,
@@ -171,7 +174,7 @@ def print_tests_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"{row['project']}: survived {row['survived']}, no truth {row['no_truth']}, "
             f"unverified {row['unverified']}, whole suite {row['run_all']}x, "
-            f"per test {row['narrowed']}x, warm pytest runs {row['warm_runs']} of "
+            f"per test {row['narrowed']}x, by coverage {row.get('by_coverage', 0)}x, warm pytest runs {row['warm_runs']} of "
             f"{row['pytest_runs']}; "
             f"pre-existing ok {special.get('pre_existing_reported_not_blocking')}, "
             f"flaky ok {special.get('flaky_reported_not_blocking')}; "

@@ -238,18 +238,19 @@ class TestGate:
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
         note = ""
+        record = True
         if targets is not None and not self.spec.custom:
             started = time.monotonic()
             # Off the loop, in the one thread that parses (never two at once).
             picked = await in_parse_thread(self._pick, selection, changed, overlay)
             self.timings["narrow"] = time.monotonic() - started
-            note = picked.note
+            note, record = picked.note, picked.record
             if picked.by_coverage and not picked.only:
                 return GateOutcome(detail=f"no test ran what the change changed; {note}")
             if picked.only is not None:
                 targets, only, files = list(picked.files), list(picked.only), 0
         first, shadow = await self._run_in(
-            "first", "now", overlay, targets, deadline, files=files, only=only, record=True
+            "first", "now", overlay, targets, deadline, files=files, only=only, record=record
         )
         if only is not None and first.nothing_collected:
             # The narrowed run found no test (a class pytest does not

@@ -7,8 +7,10 @@ When coverage decides, the tests it never recorded (new ones, those of a
 test file no run has collected yet, a changed test file's) are chosen by
 the names, so no test goes unjudged; the detail says how many of each
 ("selected by coverage: N; by imports: M") and why a change was left to
-the import graph. Every run that collected tests adds its record
-(:meth:`Picker.record`).
+the import graph. A run with a test chosen otherwise than by coverage
+adds its record (:meth:`Picker.record`); one chosen by coverage alone
+does not (the tracer about doubles a run's CPU on Python 3.11), so a
+test's record is from the last run that chose it by name.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ class Picked:
     note: str
     #: Chosen by coverage: the run may be empty (no test ran the change).
     by_coverage: bool = False
+    #: The run is worth recording: some of its tests have no record (the
+    #: recording's tracer about doubles a run's CPU on Python 3.11).
+    record: bool = True
 
 
 class Picker:
