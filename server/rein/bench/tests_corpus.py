@@ -49,6 +49,8 @@ must name each under its own label (pre-existing, flaky).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -57,6 +59,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,12 +120,24 @@ class TestProject:
     edits: int = 30
     #: At most this many seeds are tried for ``edits`` counted ones.
     tries: int = 90
+    #: pytest options the bench adds for this project (``PYTEST_ADDOPTS``
+    #: of every run, the gate's included), never the gate itself.
+    addopts: str = ""
 
 
 TESTS_CORPUS = (
     TestProject("toolz", "1.0.0", "toolz", "toolz/tests"),
     TestProject("more-itertools", "10.5.0", "more_itertools", "tests"),
     TestProject("cachetools", "5.5.0", "src/cachetools", "tests"),
+    # click 8.1.7's setup.cfg turns warnings into errors, and pytest 9
+    # warns of its parametrize over an iterator (removed in pytest 10).
+    TestProject(
+        "click",
+        "8.1.7",
+        "src/click",
+        "tests",
+        addopts="-W ignore::pytest.PytestRemovedIn10Warning",
+    ),
 )
 #: Known to ``--projects`` but not run by default: attrs's suite (with
 #: hypothesis) takes 10-30 s, so its truth runs take most of an hour.
@@ -436,6 +451,23 @@ async def measure_project(
     return row
 
 
+@contextlib.contextmanager
+def _addopts(options: str) -> Iterator[None]:
+    """``PYTEST_ADDOPTS`` with ``options`` added, for the block."""
+    if not options:
+        yield
+        return
+    was = os.environ.get("PYTEST_ADDOPTS")
+    os.environ["PYTEST_ADDOPTS"] = f"{was} {options}" if was else options
+    try:
+        yield
+    finally:
+        if was is None:
+            del os.environ["PYTEST_ADDOPTS"]
+        else:
+            os.environ["PYTEST_ADDOPTS"] = was
+
+
 def run_tests_corpus(
     projects: list[TestProject], *, seed: int = 34, log: Any = None
 ) -> list[dict[str, Any]]:
@@ -447,7 +479,8 @@ def run_tests_corpus(
             root = make_workspace(source, Path(tmp) / project.name)
             truths = _Truths(truth_cache_file(project))
             measure = functools.partial(measure_project, seed=seed, truths=truths, log=say)
-            rows.append(anyio.run(measure, project, root))
+            with _addopts(project.addopts):
+                rows.append(anyio.run(measure, project, root))
     return rows
 
 
@@ -461,12 +494,9 @@ def _parse(spec: str | None, edits: str | None) -> list[TestProject]:
             base = known.get(name)
             if base is None:
                 raise SystemExit(f"unknown tests corpus project {name!r}: one of {sorted(known)}")
-            chosen.append(TestProject(name, version or base.version, base.package, base.tests))
+            chosen.append(dataclasses.replace(base, version=version or base.version))
     if edits:
-        chosen = [
-            TestProject(p.name, p.version, p.package, p.tests, int(edits), 3 * int(edits))
-            for p in chosen
-        ]
+        chosen = [dataclasses.replace(p, edits=int(edits), tries=3 * int(edits)) for p in chosen]
     return chosen
 
 
