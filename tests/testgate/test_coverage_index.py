@@ -97,6 +97,14 @@ def test_a_change_coverage_cannot_decide_is_left_to_the_import_graph_with_why() 
         "no valid coverage record"
         in choose(index, "y = 2\n", "other.py", "y = 1\n").undecided["other.py"]
     )
+    # A test file that is gone takes only its own tests with it; a module
+    # that is gone voids the record.
+    gone = index.choose({"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))}, [], {}.get)
+    assert gone.undecided == {}
+    assert (
+        "no valid coverage record"
+        in index.choose({T: (TESTS, TESTS + "#")}, [T], {}.get).undecided[T]
+    )
     created = index.choose({"mod.py": (None, MOD)}, [T], {}.get)
     assert "created or deleted" in created.undecided["mod.py"]
     assert "not a Python module" in choose(index, "b", "data.txt", "a").undecided["data.txt"]

@@ -49,9 +49,7 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
     assert (first.blockers, first.unverified) == ([], None)
     assert "not by coverage: no coverage record yet" in first.detail
     assert first.detail.startswith("3 of 3 tests passed")
-    assert [b.message.split(" failed")[0] for b in seeded.blockers] == [
-        "tests/test_mod.py::test_b"
-    ]
+    assert [b.message.split(" failed")[0] for b in seeded.blockers] == ["tests/test_mod.py::test_b"]
     assert "selected by coverage: 1 tests ran a changed function (mod.py:_b)" in seeded.detail
     assert "by imports: 0 tests" in seeded.detail
     assert seeded.detail.startswith("0 of 1 tests passed"), seeded.detail

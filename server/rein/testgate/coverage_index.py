@@ -25,6 +25,8 @@ a wider scope). A snapshot with a module-level change elsewhere (made
 since the recording, outside the run) is not used. A test that no valid
 snapshot recorded (new, never run, or run while its tracer was replaced)
 is left to the import-graph selection too (:mod:`rein.testgate.picking`).
+A test file of a snapshot that is gone (before the run and now) takes
+only its own tests with it: nothing but pytest imported it.
 
 The index is the gate's memory: at most :data:`MAX_SNAPSHOTS` snapshots,
 a newer one replacing an older one's tests; the file models are kept by
@@ -34,7 +36,9 @@ content hash while a snapshot uses them.
 from __future__ import annotations
 
 import ast
+import bisect
 import hashlib
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -62,10 +66,11 @@ class FileModel:
     spans: tuple[tuple[int, int, str], ...]
 
     def function_at(self, line: int) -> str:
-        """The function holding ``line``, :data:`MODULE` for none."""
-        for start, end, name in self.spans:
-            if start <= line <= end:
-                return name
+        """The function holding ``line``, :data:`MODULE` for none (the
+        spans never overlap: a nested function is inside its outer one's)."""
+        at = bisect.bisect_right(self.spans, (line, sys.maxsize, "")) - 1
+        if at >= 0 and self.spans[at][0] <= line <= self.spans[at][1]:
+            return self.spans[at][2]
         return MODULE
 
 
@@ -170,15 +175,20 @@ class CoverageIndex:
             if model is not None:
                 files[path] = model
 
+        seen: dict[tuple[str, int], Unit | None] = {}
+
         def units(rows: Iterable[tuple[str, int]]) -> frozenset[Unit] | None:
             found: set[Unit] = set()
-            for path, line in rows:
-                model = files.get(path)
-                if model is None:
-                    return None
-                name = model.function_at(line)
-                if name != MODULE:
-                    found.add((path, name))
+            for row in rows:
+                if row not in seen:
+                    model = files.get(row[0])
+                    if model is None:
+                        return None
+                    name = model.function_at(row[1])
+                    seen[row] = (row[0], name) if name != MODULE else None
+                unit = seen[row]
+                if unit is not None:
+                    found.add(unit)
             return frozenset(found)
 
         tests: dict[str, frozenset[Unit]] = {}
@@ -294,6 +304,8 @@ class CoverageIndex:
             if texts is None:
                 text = disk_text(path)
                 texts = (text, text)
+            if texts == (None, None) and path in snap.collected:
+                continue  # a test file gone: only pytest imported it, its tests go with it
             for text in texts:
                 if text is None:
                     return path, f"{path} is gone, or its earlier text is not known"
