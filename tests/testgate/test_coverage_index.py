@@ -68,6 +68,8 @@ def test_a_model_sees_functions_and_what_runs_at_import_not_comments_or_moves() 
         changed = model_of(text)
         assert changed is not None and changed.skeleton != model.skeleton, module_level
     assert model_of("def broken(:\n") is None
+    overloads = model_of("def f(): pass\ndef f(x): pass\ndef f(x, y): pass\ndef f(*a): pass\n")
+    assert overloads is not None and list(overloads.functions) == ["f", "f#2", "f#3", "f#4"]
 
 
 def test_the_tests_that_ran_a_changed_function_are_selected_the_others_not() -> None:

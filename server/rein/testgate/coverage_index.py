@@ -92,9 +92,10 @@ def model_of(text: str) -> FileModel | None:
         parts: list[str] = []
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                name = prefix + node.name
-                while name in functions:
-                    name = f"{prefix}{node.name}#{name.count('#') + 2}"
+                name, again = prefix + node.name, 1
+                while name in functions:  # an overload, a property's setter
+                    again += 1
+                    name = f"{prefix}{node.name}#{again}"
                 decorators = node.decorator_list
                 node.decorator_list = []
                 functions[name] = _digest(ast.dump(node))
