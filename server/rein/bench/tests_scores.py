@@ -95,6 +95,7 @@ def summarize(
     precision = round((blockers - false) / blockers, 3) if blockers else None
     ratio = round(verdict / full_s, 2) if verdict is not None and full_s else None
     repairs = [c.repair_s for c in cases if c.repair_s is not None]
+    covered = [c.verdict_s for c in cases if c.by_coverage]
     return {
         "project": project,
         "seeds_tried": tried,
@@ -115,6 +116,7 @@ def summarize(
         "run_all": sum(c.run_all for c in cases),
         "narrowed": sum(c.narrowed for c in cases),
         "by_coverage": sum(c.by_coverage for c in cases),
+        "by_coverage_verdict_s_p50": round(statistics.median(covered), 2) if covered else None,
         "warm_runs": sum(c.warm_runs for c in cases),
         "pytest_runs": sum(n.endswith("_pytest") for c in cases for n in c.phases),
         "verdict_s_p50": round(verdict, 2) if verdict is not None else None,

@@ -8,9 +8,13 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
-* Of the selected files, only the tests naming what the change reaches
-  run when that can be told (:mod:`rein.testgate.narrow`; the detail says
-  "per test", or why the files ran whole).
+* Of the selected files, only the tests that ran a changed function at an
+  earlier verdict run when coverage decides every change
+  (:mod:`rein.testgate.picking`; a run that chose tests otherwise records
+  what they ran), else those naming what the change reaches, when that can
+  be told (:mod:`rein.testgate.narrow`; the detail says "selected by
+  coverage", "per test", or why the files ran whole). When coverage says
+  no test ran a changed function, no pytest runs.
 * pytest runs forked from a kept process that has imported it
   (:mod:`rein.testgate.warm`, with a ``launcher``; started at the run's
   first change), else cold.
