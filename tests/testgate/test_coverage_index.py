@@ -67,6 +67,10 @@ def test_a_model_sees_functions_and_what_runs_at_import_not_comments_or_moves() 
         text = MOD.replace(old.get(module_level, "@property"), module_level)
         changed = model_of(text)
         assert changed is not None and changed.skeleton != model.skeleton, module_level
+    index = CoverageIndex()
+    assert index.same_code(MOD, "# a comment\n" + MOD + "\n\n")
+    assert not index.same_code(MOD, MOD.replace("x * 2", "x * 3"))
+    assert not index.same_code(None, MOD)
     assert model_of("def broken(:\n") is None
     overloads = model_of("def f(): pass\ndef f(x): pass\ndef f(x, y): pass\ndef f(*a): pass\n")
     assert overloads is not None and list(overloads.functions) == ["f", "f#2", "f#3", "f#4"]

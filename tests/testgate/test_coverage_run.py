@@ -43,6 +43,7 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
         await changed(gate, workspace, "mod.py", harmless.replace("x * 2", "x * 3"))
         seeded = await verdict(gate, workspace, "mod.py")
         warm = set(gate.warm_runs)
+        recorded = set(gate.timings)
     finally:
         await gate.close()
 
@@ -54,3 +55,5 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
     assert "by imports: 0 tests" in seeded.detail
     assert seeded.detail.startswith("0 of 1 tests passed"), seeded.detail
     assert "first" in warm
+    # A run chosen by coverage alone records nothing (the tracer's cost).
+    assert "first_pytest" in recorded and "first_record" not in recorded

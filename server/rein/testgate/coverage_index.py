@@ -163,6 +163,18 @@ class CoverageIndex:
             self._models[sha] = model_of(text)
         return self._models[sha]
 
+    def same_code(self, before: str | None, now: str | None) -> bool:
+        """Both texts parse to the same functions and skeleton (a comment,
+        a blank line, a moved line changes nothing)."""
+        if before is None or now is None:
+            return False
+        then, model = self._model(before), self._model(now)
+        return (
+            then is not None
+            and model is not None
+            and (then.skeleton, then.functions) == (model.skeleton, model.functions)
+        )
+
     def add(self, raw: RawCoverage, text_of: Callable[[str], str | None]) -> None:
         """Keep a run's record; ``text_of(path)``: the file's text in that
         run (its shadow's), None when unknown (the file is left out, and

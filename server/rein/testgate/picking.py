@@ -119,6 +119,10 @@ class Picker:
         rest = [f for f in selection.files if f in choice.unknown or f in choice.unrecorded]
         by_names: list[str] = []
         why = ""
+        if rest and all(self.index.same_code(*texts[p]) for p in texts):
+            # The run's change alters no code: the tests no record has
+            # behave as before the run (those with one, by their record).
+            rest, why = [], " (the run's change alters no code: comments or blank lines only)"
         if rest:
             narrowed = self.narrower.narrow(rest, selection.modules, texts)
             prefixes = narrowed.only if isinstance(narrowed, Narrowed) else tuple(rest)
@@ -137,7 +141,8 @@ class Picker:
             f"selected by coverage: {len(by_coverage)} tests ran a changed function ({changed}); "
             f"by imports: {len(by_names)} tests, classes or files no earlier run recorded{why}"
         )
-        return Picked(tuple(f for f in selection.files if f in used), only, note, by_coverage=True)
+        files = tuple(f for f in selection.files if f in used)
+        return Picked(files, only, note, by_coverage=True, record=bool(by_names))
 
 
 def _under(node: str, prefixes: Sequence[str]) -> bool:
