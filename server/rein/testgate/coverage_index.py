@@ -30,7 +30,7 @@ only its own tests with it: nothing but pytest imported it.
 
 The index is the gate's memory: at most :data:`MAX_SNAPSHOTS` snapshots,
 a newer one replacing an older one's tests; the file models are kept by
-content hash while a snapshot uses them.
+content hash while a snapshot uses them (and the newest 256 others).
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ __all__ = ["CoverageChoice", "CoverageIndex", "FileModel", "model_of"]
 
 #: Snapshots kept; the oldest goes first.
 MAX_SNAPSHOTS = 8
+#: Models of texts no snapshot uses (the files' texts at recent verdicts) kept.
+MAX_SPARE_MODELS = 256
 #: The function a line outside every function maps to (the skeleton).
 MODULE = "<module>"
 
@@ -228,8 +230,14 @@ class CoverageIndex:
             files |= set(snap.collected)
             kept.append(snap)
         self._snapshots = sorted(kept[: self.max_snapshots], key=lambda s: s.order)
+        self._prune(0)
+
+    def _prune(self, spare: int) -> None:
+        """Keep the models the snapshots use and the ``spare`` newest others."""
         used = {m.sha for s in self._snapshots for m in s.files.values()}
-        self._models = {k: v for k, v in self._models.items() if k in used}
+        others = [k for k in self._models if k not in used][::-1][:spare]
+        keep = used | set(others)
+        self._models = {k: v for k, v in self._models.items() if k in keep}
 
     def choose(
         self,
@@ -272,10 +280,10 @@ class CoverageIndex:
                 since = f" ({skipped[0]} since the recording)" if skipped else ""
                 choice.undecided[path] = f"{path}: no valid coverage record of it{since}"
         choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
-        if choice.undecided:
-            return choice
-        for test_file in test_files:
-            self._pick(test_file, valid, changed, disk_text, choice)
+        if not choice.undecided:
+            for test_file in test_files:
+                self._pick(test_file, valid, changed, disk_text, choice)
+        self._prune(MAX_SPARE_MODELS)
         return choice
 
     def _pick(
