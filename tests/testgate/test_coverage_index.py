@@ -82,6 +82,7 @@ def test_the_tests_that_ran_a_changed_function_are_selected_the_others_not() -> 
     assert choice.undecided == {}
     assert choice.selected == {T: [f"{T}::test_g"]}
     assert choice.changed == ["mod.py:g"]
+    assert choice.all_recorded  # a run of these tests need not record again
     nested = choose(index, MOD.replace("return LIMIT", "return LIMIT + 1"))
     assert nested.selected == {T: [f"{T}::test_h"]}
     # Comments only: nothing the tests ran changed.
@@ -122,6 +123,7 @@ def test_a_test_no_run_recorded_and_a_changed_test_file_are_not_decided_by_cover
     choice = choose(index_of(record), MOD.replace("x + 1", "x + 2"))
     assert choice.selected == {T: [f"{T}::test_f"]}
     assert choice.unrecorded == {T: [f"{T}::test_traced_away", f"{T}::test_new"]}
+    assert not choice.all_recorded
     changed_tests = index_of(record).choose(
         {"mod.py": (MOD, MOD.replace("x + 1", "x + 2")), T: (TESTS, TESTS + "\n")},
         [T],

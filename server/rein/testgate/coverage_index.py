@@ -145,6 +145,9 @@ class CoverageChoice:
     unknown: list[str] = field(default_factory=list)
     #: Functions that changed (``file:function``), for the detail.
     changed: list[str] = field(default_factory=list)
+    #: Every test of the test files has a record that can still be used
+    #: (no module-level change since): a run of them need not record.
+    all_recorded: bool = False
 
 
 class CoverageIndex:
@@ -254,6 +257,7 @@ class CoverageIndex:
             if why is not None:
                 choice.undecided[path] = why
         valid: list[tuple[Snapshot, set[Unit]]] = []
+        usable: list[Snapshot] = []
         skipped: list[str] = []
         for snap in sorted(self._snapshots, key=lambda s: -s.order):
             differs = self._diff(snap, changed, disk_text)
@@ -263,6 +267,7 @@ class CoverageIndex:
                     choice.undecided.setdefault(path, why)
                 skipped.append(why)
                 continue  # changed since the recording: this snapshot is not used
+            usable.append(snap)
             outside = differs & snap.shared
             for path, name in sorted(outside):
                 if path in changed:
@@ -280,6 +285,7 @@ class CoverageIndex:
                 since = f" ({skipped[0]} since the recording)" if skipped else ""
                 choice.undecided[path] = f"{path}: no valid coverage record of it{since}"
         choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
+        choice.all_recorded = _all_recorded(test_files, usable)
         if not choice.undecided:
             for test_file in test_files:
                 self._pick(test_file, valid, changed, disk_text, choice)
@@ -344,6 +350,15 @@ class CoverageIndex:
                     if model.functions.get(name) != then.functions.get(name):
                         differs.add((path, name))
         return differs
+
+
+def _all_recorded(test_files: Sequence[str], snapshots: Sequence[Snapshot]) -> bool:
+    """Every test of ``test_files`` is in one of ``snapshots``."""
+    for test_file in test_files:
+        ids = next((s.collected[test_file] for s in snapshots if test_file in s.collected), None)
+        if ids is None or any(all(n not in s.tests for s in snapshots) for n in ids):
+            return False
+    return True
 
 
 def _not_decidable(path: str, before: str | None, now: str | None) -> str | None:

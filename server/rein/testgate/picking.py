@@ -8,9 +8,10 @@ test file no run has collected yet, a changed test file's) are chosen by
 the names, so no test goes unjudged; the detail says how many of each
 ("selected by coverage: N; by imports: M") and why a change was left to
 the import graph. A run with a test chosen otherwise than by coverage
-adds its record (:meth:`Picker.record`); one chosen by coverage alone
-does not (the tracer about doubles a run's CPU on Python 3.11), so a
-test's record is from the last run that chose it by name.
+adds its record (:meth:`Picker.record`) unless every test of its files
+already has one still good (no module-level change since); one chosen by
+coverage alone does not (the tracer about doubles a run's CPU on Python
+3.11).
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ class Picker:
                 else "; ".join(choice.undecided[p] for p in sorted(choice.undecided))
             )
             narrowed = self.narrower.narrow(files, selection.modules, texts)
+            # Its tests all have a record still good: recording them again
+            # would cost the tracer and tell little more.
+            record = choice is None or not choice.all_recorded
             if isinstance(narrowed, Narrowed):
                 return Picked(
                     narrowed.files,
@@ -106,9 +110,13 @@ class Picker:
                     f"per test: {len(narrowed.only)} tests, classes or files of "
                     f"{len(narrowed.files)} test file(s) name what the change reaches "
                     f"({', '.join(narrowed.names[:8])}); by imports, not by coverage: {why}",
+                    record=record,
                 )
             return Picked(
-                tuple(files), None, f"whole test files: {narrowed}; not by coverage: {why}"
+                tuple(files),
+                None,
+                f"whole test files: {narrowed}; not by coverage: {why}",
+                record=record,
             )
         return self._by_coverage(selection, texts, choice)
 
