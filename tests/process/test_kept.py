@@ -11,7 +11,9 @@ import pytest
 from rein.process.environment import forget_git_location, remember_git_location
 from rein.process.kept import KeptProcessLauncher
 
-SAYS = "import os\nprint(os.environ.get('GIT_DIR'), os.environ.get('REIN_KEPT_API_KEY'), flush=True)\n"
+SAYS = (
+    "import os\nprint(os.environ.get('GIT_DIR'), os.environ.get('REIN_KEPT_API_KEY'), flush=True)\n"
+)
 
 
 async def test_a_kept_process_for_an_isolated_copy_has_no_git_location(
