@@ -24,7 +24,11 @@ file restored. Measured per project:
 - precision: blockers that are tests the seed breaks (fail with it, pass
   without it; a test file that cannot be collected counts when the seed
   breaks one of its tests) / all blockers;
-- the test files selected of all the project's test files (median);
+- the test files selected of all the project's test files (median); the
+  verdicts that ran only some tests of them, and of those the verdicts
+  whose tests were chosen by what they ran at an earlier verdict of the
+  same gate (``by_coverage``, :mod:`rein.testgate.picking`; their median
+  verdict too);
 - the verdict's wall time (``check``) against the full suite's wall time,
   both measured in this run on this machine (the pristine suite, median of
   :data:`FULL_RUNS` runs). A blocked verdict runs pytest three times (the

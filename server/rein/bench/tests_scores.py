@@ -51,7 +51,8 @@ class Case:
     repair_s: float | None = None
     repair_blockers: int = 0
     repair_unverified: str | None = None
-    #: The verdict ran only the tests naming what the change reaches.
+    #: The verdict ran only some tests of its files: those naming what the
+    #: change reaches, or (``by_coverage``) those that ran a changed function.
     narrowed: bool = False
     #: The verdict chose its tests by what they ran at an earlier verdict.
     by_coverage: bool = False
@@ -176,7 +177,8 @@ def print_tests_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"{row['project']}: survived {row['survived']}, no truth {row['no_truth']}, "
             f"unverified {row['unverified']}, whole suite {row['run_all']}x, "
-            f"per test {row['narrowed']}x, by coverage {row.get('by_coverage', 0)}x, warm pytest runs {row['warm_runs']} of "
+            f"per test {row['narrowed']}x (by coverage {row['by_coverage']}x), "
+            f"warm pytest runs {row['warm_runs']} of "
             f"{row['pytest_runs']}; "
             f"pre-existing ok {special.get('pre_existing_reported_not_blocking')}, "
             f"flaky ok {special.get('flaky_reported_not_blocking')}; "
