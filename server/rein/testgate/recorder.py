@@ -8,7 +8,9 @@ plugin ``rein_testgate_coverage`` (written beside the report plugin, on
 line: a set insertion per call. What it notes goes to the test whose
 setup, call or teardown runs (its function-scoped fixtures included), or
 to the *shared* set: the collection (every module's import), a fixture of
-a wider scope, what runs between tests. At the session's end it writes,
+a wider scope, what runs between tests, what a module's import runs (one
+a test makes too: a registry filled then serves later tests as well). At
+the session's end it writes,
 for the workspace's own files only (under the run's folder, not an
 environment's ``site-packages``), a module's own code left out (it runs at
 import; the index compares what it runs, the skeleton, whole):
@@ -51,11 +53,25 @@ _SHARED = set()
 _TESTS = {}
 _COLLECTED = {}
 _ON = []
+_OUTER = []
 _add = _SHARED.add
 
 
 def _trace(frame, event, arg):
+    global _add
     _add(frame.f_code)
+    if frame.f_code.co_name == "<module>":
+        # An import, even one a test makes: what it runs is shared.
+        _OUTER.append(_add)
+        _add = _SHARED.add
+        return _imported
+
+
+def _imported(frame, event, arg):
+    global _add
+    if event == "return" and _OUTER:
+        _add = _OUTER.pop()
+    return _imported
 
 
 def _start():

@@ -1,0 +1,43 @@
+"""The recording plugin in a real pytest run: what each test ran, and
+what an import ran (shared, even when a test imports lazily)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, read_coverage, write_plugin
+from tests.testgate.projects import project
+
+FILES = {
+    "reg.py": "KINDS = {}\n\n\ndef register(name):\n    KINDS[name] = len(KINDS)\n",
+    "late.py": "from reg import register\n\nregister('late')\n\n\ndef use():\n    return 1\n",
+    "tests/test_r.py": (
+        "def test_imports_late():\n    import late\n    assert late.use() == 1\n\n\n"
+        "def test_reads_registry():\n    from reg import KINDS\n    assert 'late' in KINDS\n"
+    ),
+}
+
+
+def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", FILES)
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    write_plugin(plugins)
+    out = tmp_path / "coverage.json"
+    env = {**os.environ, COVERAGE_ENV: str(out), "PYTHONPATH": f"{plugins}:{root}"}
+    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", COVERAGE_PLUGIN, "tests"]
+    done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True)
+    assert done.returncode == 0, done.stdout.decode()[-2000:]
+    raw = read_coverage(out)
+    assert raw is not None
+    late, reads = "tests/test_r.py::test_imports_late", "tests/test_r.py::test_reads_registry"
+    assert raw.collected == {"tests/test_r.py": (late, reads)}
+    # The test's own function and the module function it called; not
+    # register, which late.py's import ran: shared, as at collection.
+    assert raw.tests[late] == {("tests/test_r.py", 1), ("late.py", 6)}
+    assert ("reg.py", 4) in raw.shared
+    assert raw.tests[reads] == {("tests/test_r.py", 6)}
+    assert {"reg.py", "late.py", "tests/test_r.py"} <= set(raw.files)
