@@ -132,6 +132,17 @@ def test_a_test_no_run_recorded_and_a_changed_test_file_are_not_decided_by_cover
     assert changed_tests.unknown == [T]
 
 
+def test_an_opaque_test_is_never_left_out_by_coverage() -> None:
+    record = raw(f=[("mod.py", 6)], child=[(T, 4)])
+    record.opaque = {f"{T}::test_child": "it starts a child process"}
+    index = index_of(record)
+    choice = choose(index, MOD.replace("x * 2", "x * 3"))
+    assert choice.selected == {T: []}
+    assert choice.opaque == {T: [(f"{T}::test_child", "it starts a child process")]}
+    assert choice.all_recorded  # opaque, but recorded: no need to record again
+    assert index.opaque_tests([T, "tests/test_other.py"]) == [f"{T}::test_child"]
+
+
 def test_a_module_level_change_since_the_recording_outside_the_run_voids_the_record() -> None:
     index = index_of(raw(f=[("mod.py", 6)]), {"util.py": "A = 1\n"})
     index.add(

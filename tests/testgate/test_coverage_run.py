@@ -1,6 +1,6 @@
 """Selection by coverage over a real warm pytest: a later run's verdict
-runs only the tests that ran the changed function, and still blocks on
-the bug there."""
+runs only the tests that ran the changed function, and those that run
+code in a child process (no record sees it), and blocks on the bug there."""
 
 from __future__ import annotations
 
@@ -19,10 +19,13 @@ MOD = (
     "def run(kind, x):\n    return _KINDS[kind](x)\n"
 )
 TESTS = (
-    "from mod import run\n\n\n"
+    "import subprocess\nimport sys\n\nfrom mod import run\n\n\n"
     "def test_a():\n    assert run('a', 1) == 2\n\n\n"
     "def test_b():\n    assert run('b', 2) == 4\n\n\n"
-    "def test_c():\n    assert run('c', 3) == -3\n"
+    "def test_c():\n    assert run('c', 3) == -3\n\n\n"
+    # Runs _b in a child process: no record sees it, so it always runs.
+    "def test_child():\n    code = \"from mod import run; assert run('b', 2) == 4\"\n"
+    "    subprocess.run([sys.executable, '-c', code], check=True)\n"
 )
 
 
@@ -49,11 +52,19 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
 
     assert (first.blockers, first.unverified) == ([], None)
     assert "not by coverage: no coverage record yet" in first.detail
-    assert first.detail.startswith("3 of 3 tests passed")
-    assert [b.message.split(" failed")[0] for b in seeded.blockers] == ["tests/test_mod.py::test_b"]
-    assert "selected by coverage: 1 tests ran a changed function (mod.py:_b)" in seeded.detail
+    assert first.detail.startswith("4 of 4 tests passed")
+    # test_b ran _b in the process; test_child ran it in a child, which
+    # no record sees: it runs, and blocks too.
+    assert [b.message.split(" failed")[0] for b in seeded.blockers] == [
+        "tests/test_mod.py::test_b",
+        "tests/test_mod.py::test_child",
+    ]
+    assert (
+        "selected by coverage: 1 tests ran a changed function (mod.py:_b); always: 1 tests "
+        "whose record cannot see all they run (it starts a child process)"
+    ) in seeded.detail
     assert "by imports: 0 tests" in seeded.detail
-    assert seeded.detail.startswith("0 of 1 tests passed"), seeded.detail
+    assert seeded.detail.startswith("0 of 2 tests passed"), seeded.detail
     assert "first" in warm
     # A run chosen by coverage alone records nothing (the tracer's cost).
     assert "first_pytest" in recorded and "first_record" not in recorded

@@ -18,6 +18,17 @@ FILES = {
         "def test_imports_late():\n    import late\n    assert late.use() == 1\n\n\n"
         "def test_reads_registry():\n    from reg import KINDS\n    assert 'late' in KINDS\n"
     ),
+    # What a record cannot see: each of these is opaque.
+    "tests/test_o.py": (
+        "import inspect, os, subprocess, sys, threading\nimport reg\n\n\n"
+        "def test_child():\n    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n\n\n"
+        "def test_fork():\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+        "    os.waitpid(pid, 0)\n\n\n"
+        "def test_thread():\n    t = threading.Thread(target=reg.register, args=('t',))\n"
+        "    t.start()\n    t.join()\n\n\n"
+        "def test_source():\n    assert 'KINDS' in inspect.getsource(reg.register)\n\n\n"
+        "def test_open():\n    with open(reg.__file__) as f:\n        assert 'KINDS' in f.read()\n"
+    ),
 }
 
 
@@ -34,10 +45,19 @@ def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
     raw = read_coverage(out)
     assert raw is not None
     late, reads = "tests/test_r.py::test_imports_late", "tests/test_r.py::test_reads_registry"
-    assert raw.collected == {"tests/test_r.py": (late, reads)}
+    assert raw.collected["tests/test_r.py"] == (late, reads)
     # The test's own function and the module function it called; not
     # register, which late.py's import ran: shared, as at collection.
     assert raw.tests[late] == {("tests/test_r.py", 1), ("late.py", 6)}
     assert ("reg.py", 4) in raw.shared
     assert raw.tests[reads] == {("tests/test_r.py", 6)}
     assert {"reg.py", "late.py", "tests/test_r.py"} <= set(raw.files)
+    # A child process, a thread, a read of source text: opaque, and only
+    # those (pytest reading the files, at collection, counts for nothing).
+    assert raw.opaque == {
+        "tests/test_o.py::test_child": "it starts a child process",
+        "tests/test_o.py::test_fork": "it starts a child process",
+        "tests/test_o.py::test_thread": "it starts a thread",
+        "tests/test_o.py::test_source": "it reads source text (linecache, inspect)",
+        "tests/test_o.py::test_open": "it reads source text (open)",
+    }

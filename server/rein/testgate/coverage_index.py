@@ -25,6 +25,9 @@ a wider scope). A snapshot with a module-level change elsewhere (made
 since the recording, outside the run) is not used. A test that no valid
 snapshot recorded (new, never run, or run while its tracer was replaced)
 is left to the import-graph selection too (:mod:`rein.testgate.picking`).
+An *opaque* test (it started a child process or a thread, or read source
+text: what it ran is more than its record shows) is never left out by
+coverage: it runs whenever its test file is selected.
 A test file of a snapshot that is gone (before the run and now) takes
 only its own tests with it: nothing but pytest imported it.
 
@@ -129,6 +132,8 @@ class Snapshot:
     tests: dict[str, frozenset[Unit]]
     shared: frozenset[Unit]
     collected: dict[str, tuple[str, ...]]
+    #: Tests whose record cannot be trusted -> why.
+    opaque: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -141,6 +146,8 @@ class CoverageChoice:
     selected: dict[str, list[str]] = field(default_factory=dict)
     #: Test file -> its tests no valid snapshot recorded.
     unrecorded: dict[str, list[str]] = field(default_factory=dict)
+    #: Test file -> its opaque tests (always run; with why).
+    opaque: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     #: Selected test files no snapshot knows the tests of.
     unknown: list[str] = field(default_factory=list)
     #: Functions that changed (``file:function``), for the detail.
@@ -219,7 +226,8 @@ class CoverageIndex:
             return  # what ran at import is not known: nothing can be told
         collected = {k: v for k, v in raw.collected.items() if k in files}
         self._order += 1
-        self._snapshots.append(Snapshot(self._order, files, tests, shared, collected))
+        opaque = {k: v for k, v in raw.opaque.items() if k in tests}
+        self._snapshots.append(Snapshot(self._order, files, tests, shared, collected, opaque))
         self._trim()
 
     def _trim(self) -> None:
@@ -311,11 +319,25 @@ class CoverageIndex:
             found = next(((s, d) for s, d in valid if node in s.tests), None)
             if found is None:
                 unrecorded.append(node)
+            elif node in found[0].opaque:
+                choice.opaque.setdefault(test_file, []).append((node, found[0].opaque[node]))
             elif found[0].tests[node] & found[1]:
                 picked.append(node)
         choice.selected[test_file] = picked
         if unrecorded:
             choice.unrecorded[test_file] = unrecorded
+
+    def opaque_tests(self, test_files: Sequence[str]) -> list[str]:
+        """The tests of ``test_files`` the newest snapshot recording them
+        found opaque (for a choice by names: they run whatever names they
+        hold)."""
+        found: list[str] = []
+        for test_file in test_files:
+            for snap in sorted(self._snapshots, key=lambda s: -s.order):
+                if test_file in snap.collected:
+                    found += [n for n in snap.collected[test_file] if n in snap.opaque]
+                    break
+        return found
 
     def _diff(
         self,

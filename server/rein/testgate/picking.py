@@ -7,7 +7,10 @@ When coverage decides, the tests it never recorded (new ones, those of a
 test file no run has collected yet, a changed test file's) are chosen by
 the names, so no test goes unjudged; the detail says how many of each
 ("selected by coverage: N; by imports: M") and why a change was left to
-the import graph. A run with a test chosen otherwise than by coverage
+the import graph. An *opaque* test (it started a child process or a
+thread, or read source text, at a recorded run) runs whenever its test
+file is selected, by coverage or by the names ("always: N tests ...").
+A run with a test chosen otherwise than by coverage
 adds its record (:meth:`Picker.record`) unless every test of its files
 already has one still good (no module-level change since); one chosen by
 coverage alone does not (the tracer about doubles a run's CPU on Python
@@ -104,12 +107,15 @@ class Picker:
             # would cost the tracer and tell little more.
             record = choice is None or not choice.all_recorded
             if isinstance(narrowed, Narrowed):
+                opaque = [n for n in self.index.opaque_tests(files) if not _under(n, narrowed.only)]
+                more = {n.split("::")[0] for n in opaque} - set(narrowed.files)
+                also = f"; and {len(opaque)} tests {_OPAQUE}" if opaque else ""
                 return Picked(
-                    narrowed.files,
-                    narrowed.only,
+                    (*narrowed.files, *sorted(more)),
+                    (*narrowed.only, *opaque),
                     f"per test: {len(narrowed.only)} tests, classes or files of "
                     f"{len(narrowed.files)} test file(s) name what the change reaches "
-                    f"({', '.join(narrowed.names[:8])}); by imports, not by coverage: {why}",
+                    f"({', '.join(narrowed.names[:8])}){also}; by imports, not by coverage: {why}",
                     record=record,
                 )
             return Picked(
@@ -124,6 +130,7 @@ class Picker:
         self, selection: TestSelection, texts: Texts, choice: CoverageChoice
     ) -> Picked:
         by_coverage = [n for f in selection.files for n in choice.selected.get(f, ())]
+        opaque = [o for f in selection.files for o in choice.opaque.get(f, ())]
         rest = [f for f in selection.files if f in choice.unknown or f in choice.unrecorded]
         by_names: list[str] = []
         why = ""
@@ -142,15 +149,24 @@ class Picker:
                 else:
                     unrecorded = choice.unrecorded[test_file]
                     by_names += [n for n in unrecorded if _under(n, prefixes)]
-        only = (*by_coverage, *by_names)
+        only = (*by_coverage, *(n for n, _ in opaque), *by_names)
         used = {n.split("::")[0] for n in only}
         changed = ", ".join(choice.changed[:8]) or "none the tests ran"
+        always = ""
+        if opaque:
+            whys = sorted({w for _, w in opaque})
+            always = f"; always: {len(opaque)} tests {_OPAQUE} ({'; '.join(whys[:3])})"
         note = (
-            f"selected by coverage: {len(by_coverage)} tests ran a changed function ({changed}); "
+            f"selected by coverage: {len(by_coverage)} tests ran a changed function ({changed})"
+            f"{always}; "
             f"by imports: {len(by_names)} tests, classes or files no earlier run recorded{why}"
         )
         files = tuple(f for f in selection.files if f in used)
         return Picked(files, only, note, by_coverage=True, record=bool(by_names))
+
+
+#: Why an opaque test runs whatever its record says.
+_OPAQUE = "whose record cannot see all they run"
 
 
 def _under(node: str, prefixes: Sequence[str]) -> bool:
