@@ -184,6 +184,14 @@ def print_tests_table(rows: list[dict[str, Any]]) -> None:
             f"flaky ok {special.get('flaky_reported_not_blocking')}; "
             f"missed {row['missed']}; goals missed: {', '.join(failed) or 'none'}"
         )
+        walls = row.get("full_suite_runs_s") or []
+        if walls:
+            print(
+                f"  full suite p50 {row['full_suite_s']} s of {len(walls)} runs between the "
+                f"verdicts ({min(walls)}-{max(walls)} s; the first {row['full_suite_first_s']} s); "
+                f"verdict p50 {row['verdict_s_p50']} s (by coverage "
+                f"{row['by_coverage_verdict_s_p50']} s), clean {row.get('clean_verdict_s_p50')} s"
+            )
         for label, key in (("blocked", "phases_p50"), ("clean", "clean_phases_p50")):
             phases = ", ".join(f"{k} {v:.2f}" for k, v in row.get(key, {}).items())
             print(f"  {label} verdict phases p50 (s): {phases or 'none'}")
