@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rein.testgate.coverage_index import CoverageIndex, model_of
-from rein.testgate.picking import _under
+from rein.testgate.picking import Picker, _under
 from rein.testgate.recorder import RawCoverage, read_coverage
+from rein.testgate.selection import TestSelection
 
 MOD = (
     "import os\n\nLIMIT = 3\n\n\n"  # 1-5
@@ -187,3 +188,22 @@ def test_a_record_that_cannot_be_read_is_none_and_prefixes_match_as_the_plugin_d
     assert _under("a.py::C::test_x[1]", ("a.py::C",))
     assert _under("a.py::test_x[1]", ("a.py::test_x",))
     assert not _under("a.py::test_xy", ("a.py::test_x",))
+
+
+def test_when_the_names_decide_an_opaque_test_runs_too(tmp_path: Path) -> None:
+    tests = "from mod import g\n\n\ndef test_g():\n    assert g(1) == 2\n\n\ndef test_child():\n    pass\n"
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "mod.py").write_text(MOD)
+    (tmp_path / T).write_text(tests)
+    record = raw(g=[("mod.py", 10)], child=[(T, 8)], shared_g=[])
+    record.opaque = {f"{T}::test_child": "it starts a child process"}
+    picker = Picker(tmp_path)
+    picker.index.add(record, {"mod.py": MOD, T: tests}.get)
+    selection = TestSelection((T,), False, "imports", modules=("mod.py",))
+    picked = picker.pick(selection, {"mod.py": (MOD, MOD.replace("x * 2", "x * 3"))})
+    # g ran at import too: coverage cannot decide, the names do, and the
+    # opaque test (it names nothing the change reaches) runs all the same.
+    assert "g ran outside the tests" in picked.note
+    assert picked.only == (f"{T}::test_g", f"{T}::test_child")
+    assert picked.files == (T,)
+    assert "and 1 tests whose record cannot see all they run" in picked.note

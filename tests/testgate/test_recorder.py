@@ -8,7 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, read_coverage, write_plugin
+from rein.testgate.recorder import (
+    COVERAGE_ENV,
+    COVERAGE_PLUGIN,
+    RawCoverage,
+    read_coverage,
+    write_plugin,
+)
 from tests.testgate.projects import project
 
 FILES = {
@@ -32,8 +38,9 @@ FILES = {
 }
 
 
-def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
-    root = project(tmp_path / "proj", FILES)
+def record_of(tmp_path: Path, files: dict[str, str]) -> RawCoverage:
+    """The record of a real pytest run of a project of ``files``."""
+    root = project(tmp_path / "proj", files)
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     write_plugin(plugins)
@@ -44,6 +51,11 @@ def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout.decode()[-2000:]
     raw = read_coverage(out)
     assert raw is not None
+    return raw
+
+
+def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
+    raw = record_of(tmp_path, FILES)
     late, reads = "tests/test_r.py::test_imports_late", "tests/test_r.py::test_reads_registry"
     assert raw.collected["tests/test_r.py"] == (late, reads)
     # The test's own function and the module function it called; not
@@ -61,3 +73,14 @@ def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
         "tests/test_o.py::test_source": "it reads source text (linecache, inspect)",
         "tests/test_o.py::test_open": "it reads source text (open)",
     }
+
+
+def test_a_child_a_wider_fixture_starts_makes_every_test_opaque(tmp_path: Path) -> None:
+    conftest = (
+        "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session')\n"
+        "def server():\n    return subprocess.run([sys.executable, '-c', 'pass']).returncode\n"
+    )
+    tests = "def test_uses(server):\n    assert server == 0\n\n\ndef test_plain():\n    pass\n"
+    raw = record_of(tmp_path, {"tests/conftest.py": conftest, "tests/test_s.py": tests})
+    why = "it starts a child process (outside the tests)"
+    assert raw.opaque == {"tests/test_s.py::test_uses": why, "tests/test_s.py::test_plain": why}
