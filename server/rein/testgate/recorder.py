@@ -162,7 +162,6 @@ def _watch():
     process (one started from a fork of this one runs untraced), a
     thread a test starts (traced, but it may outlive the test), a read of
     the workspace's source text (line numbers, ``inspect.getsource``)."""
-    import _posixsubprocess
     import _thread
     import builtins
     import io
@@ -171,10 +170,11 @@ def _watch():
 
     why = "it starts a child process"
     _wrap(subprocess.Popen, "_execute_child", why)
-    _wrap(_posixsubprocess, "fork_exec", why)
-    for name in ("posix_spawn", "posix_spawnp", "system"):
+    _wrap(sys.modules.get("_posixsubprocess"), "fork_exec", why)  # multiprocessing's
+    for name in ("posix_spawn", "posix_spawnp", "system", "startfile"):
         _wrap(os, name, why)
-    os.register_at_fork(before=lambda: _child(why) if _ON else None)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=lambda: _child(why) if _ON else None)
     real_start, real_new = threading.Thread.start, _thread.start_new_thread
 
     def start(self):
