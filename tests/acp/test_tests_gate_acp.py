@@ -86,9 +86,10 @@ async def test_the_tests_judge_the_client_s_buffer_block_on_the_broken_test_and_
     assert "tests/test_calc.py::test_add failed: assert -1 == 5" in blocked
     assert "test_triple" not in blocked
     passed = json.dumps(checks[1]["content"])
-    # The repair restored add: the test naming it runs again (per test).
+    # The repair restored add: the test that ran it at the first verdict
+    # runs again (selected by what it ran).
     assert "1 of 1 tests passed" in passed, passed
-    assert "per test: 1 tests, classes or files of 1 test file(s)" in passed, passed
+    assert "selected by coverage: 1 tests ran a changed function (calc.py:add)" in passed, passed
     # The client's buffer holds the repair over the person's typing; the
     # disk behind the editor was never written.
     assert editor.buffers[str(root / "calc.py")] == CALC + TYPED

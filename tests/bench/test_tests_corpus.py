@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rein.bench.tests_corpus import TestProject, _Truths, measure_project
+from rein.bench.tests_corpus import TestProject, measure_project
+from rein.bench.tests_truth import Truths
 
 MODULE = """def is_small(x, limit=3):
     return x < limit
@@ -45,10 +46,10 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     (root / "tests" / "test_mod.py").write_text(TESTS)
     (root / "tests" / "test_other.py").write_text("def test_alone():\n    assert True\n")
     project = TestProject("tiny", "0", "pkg", "tests", edits=2, tries=4)
-    truths = _Truths(tmp_path / "truth.json")
+    truths = Truths(tmp_path / "truth.json")
 
     async def main() -> dict:
-        return await measure_project(project, root, seed=1, truths=truths, full_runs=1)
+        return await measure_project(project, root, seed=1, truths=truths, full_every=2)
 
     row = anyio.run(main)
     assert (row["seeds"], row["recall"], row["precision"], row["false_blockers"]) == (
@@ -68,6 +69,10 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     # Each seed's file restored, the same gate passes it (the repair's verdict).
     assert (row["repair_blockers"], row["repair_unverified"]) == (0, 0)
     assert row["repair_verdict_s_p50"] is not None
+    # The pristine suite timed before the verdicts, after the second and
+    # after the last: the reference is their median.
+    assert len(row["full_suite_runs_s"]) == 3 and row["full_suite_failed_runs"] == 0
+    assert row["full_suite_s"] == round(sorted(row["full_suite_runs_s"])[1], 2)
     # Where a blocked verdict's time went: the selections and each of its
     # three runs, timed; every seed narrowed to the tests naming it, and
     # every run by the warm pytest.

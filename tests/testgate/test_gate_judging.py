@@ -182,7 +182,7 @@ async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see
     # The first run only: neither the re-run nor the baseline ran it.
     assert log.read_text() == "ran\n"
     phases = {f"{run}_{part}" for run in ("first", "rerun", "baseline") for part in RUN_PARTS}
-    assert set(gate.timings) == {"select", "narrow", *phases}
+    assert set(gate.timings) == {"select", "narrow", "first_record", *phases}
     assert all(seconds >= 0 for seconds in gate.timings.values())
 
     # The repair, the same size as the broken text: neither that text nor
@@ -193,7 +193,12 @@ async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see
     repaired = await verdict(gate, workspace, "mod.py")
 
     assert (repaired.blockers, repaired.unverified) == ([], None)
-    assert repaired.detail.startswith("2 of 2 tests passed")
+    # The test that ran first_n runs again (by coverage), and passes: the
+    # repair is what the shadow holds; the one only naming it does not run.
+    assert repaired.detail.startswith("1 of 1 tests passed"), repaired.detail
+    assert "selected by coverage: 1 tests ran a changed function (mod.py:first_n)" in (
+        repaired.detail
+    )
 
 
 async def test_trouble_building_a_later_shadow_is_unverified_not_a_blocker(

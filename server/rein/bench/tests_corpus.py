@@ -24,10 +24,16 @@ file restored. Measured per project:
 - precision: blockers that are tests the seed breaks (fail with it, pass
   without it; a test file that cannot be collected counts when the seed
   breaks one of its tests) / all blockers;
-- the test files selected of all the project's test files (median);
-- the verdict's wall time (``check``) against the full suite's wall time,
-  both measured in this run on this machine (the pristine suite, median of
-  :data:`FULL_RUNS` runs). A blocked verdict runs pytest three times (the
+- the test files selected of all the project's test files (median); the
+  verdicts that ran only some tests of them, and of those the verdicts
+  whose tests were chosen by what they ran at an earlier verdict of the
+  same gate (``by_coverage``, :mod:`rein.testgate.picking`; their median
+  verdict too);
+- the verdict's wall time (``check``, median) against the full suite's
+  wall time (median), both measured in this run on this machine: the
+  pristine suite runs before the verdicts, after every few of them and
+  after the last (:class:`~rein.bench.tests_truth.FullSuiteClock`), so both
+  are timed under the same load. A blocked verdict runs pytest three times (the
   selection, the failing tests again, their files in the baseline), so the
   verdict on a change that breaks nothing (a comment added to each seeded
   module, at most :data:`CLEAN_MODULES`: one run of the selection) is
@@ -49,6 +55,8 @@ must name each under its own label (pre-existing, flaky).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -57,13 +65,14 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from rein.bench.corpus import Project, corpus_cache, fetch, make_workspace
+from rein.bench.corpus import Project, fetch, make_workspace
 from rein.bench.tests_scores import Case, phases_p50, print_tests_table, summarize
 from rein.bench.tests_seeds import (
     Mutation,
@@ -74,15 +83,15 @@ from rein.bench.tests_seeds import (
     extra_tests,
     no_op,
 )
+from rein.bench.tests_truth import FullSuiteClock, Truths, full_suite, truth_cache_file
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.config import TestsGateConfig
 from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
 from rein.testgate.gate import TestGate
-from rein.testgate.runner import RunnerSpec, run_tests
+from rein.testgate.runner import RunnerSpec
 from rein.testgate.selection import select_tests
-from rein.testgate.shadow import build_shadow
 
 __all__ = [
     "TESTS_CORPUS",
@@ -93,8 +102,6 @@ __all__ = [
     "run_tests_corpus",
 ]
 
-#: Runs of the pristine full suite; their median is the reference time.
-FULL_RUNS = 3
 #: A truth run may take this many times the pristine suite (plus a margin).
 TRUTH_SLACK = 5.0
 EXTRA_TEST = "test_rein_bench_extra.py"
@@ -117,12 +124,24 @@ class TestProject:
     edits: int = 30
     #: At most this many seeds are tried for ``edits`` counted ones.
     tries: int = 90
+    #: pytest options the bench adds for this project (``PYTEST_ADDOPTS``
+    #: of every run, the gate's included), never the gate itself.
+    addopts: str = ""
 
 
 TESTS_CORPUS = (
     TestProject("toolz", "1.0.0", "toolz", "toolz/tests"),
     TestProject("more-itertools", "10.5.0", "more_itertools", "tests"),
     TestProject("cachetools", "5.5.0", "src/cachetools", "tests"),
+    # click 8.1.7's setup.cfg turns warnings into errors, and pytest 9
+    # warns of its parametrize over an iterator (removed in pytest 10).
+    TestProject(
+        "click",
+        "8.1.7",
+        "src/click",
+        "tests",
+        addopts="-W ignore::pytest.PytestRemovedIn10Warning",
+    ),
 )
 #: Known to ``--projects`` but not run by default: attrs's suite (with
 #: hypothesis) takes 10-30 s, so its truth runs take most of an hour.
@@ -144,60 +163,6 @@ def _cpu() -> tuple[float, float]:
     me = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime
-
-
-class _Truths:
-    """The full suite's verdict per seed, cached on disk."""
-
-    def __init__(self, file: Path | None) -> None:
-        self.file = file
-        self.data: dict[str, Any] = {}
-        if file is not None and file.exists():
-            self.data = json.loads(file.read_text(encoding="utf-8"))
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        value = self.data.get(key)
-        return value if isinstance(value, dict) else None
-
-    def put(self, key: str, value: dict[str, Any]) -> None:
-        self.data[key] = value
-        if self.file is not None:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")
-            tmp.replace(self.file)
-
-
-#: Bumped when the gate's test ids change (2: pytest's own node ids, not
-#: ones rebuilt from JUnit): a cached truth must name tests as the gate does.
-TRUTH_IDS = 2
-
-
-def truth_cache_file(project: TestProject) -> Path:
-    import pytest
-
-    py = f"py{sys.version_info.major}{sys.version_info.minor}"
-    name = f"{project.name}-{project.version}-{py}-pytest{pytest.__version__}-ids{TRUTH_IDS}.json"
-    return corpus_cache() / "tests-truth" / name
-
-
-async def _full_suite(
-    runner: SubprocessRunner,
-    spec: RunnerSpec,
-    root: Path,
-    overlay: dict[str, str | None],
-    limit: float,
-) -> tuple[set[str], float, str | None]:
-    """The failing tests of the whole suite with ``overlay``, its wall time,
-    and why it could not judge (None: it could)."""
-    shadow = build_shadow(root, overlay)
-    try:
-        started = time.monotonic()
-        run = await run_tests(runner, spec, shadow, None, limit)
-        wall = time.monotonic() - started
-    finally:
-        shadow.remove()
-    return {r.node_id for r in run.failing}, wall, run.unverified
 
 
 def _node_of(message: str, truth: list[str]) -> str | None:
@@ -273,7 +238,8 @@ async def _judge(
     gate.on_validated(2)
     case.unverified = None if outcome.blockers else outcome.unverified
     case.detail = outcome.detail
-    case.narrowed = "per test: " in outcome.detail
+    case.by_coverage = "selected by coverage: " in outcome.detail
+    case.narrowed = case.by_coverage or "per test: " in outcome.detail
     for blocker in outcome.blockers:
         node = _node_of(blocker.message, truth)
         case.blockers.append(node or blocker.message)
@@ -340,14 +306,16 @@ async def _verdicts(
     project: TestProject,
     root: Path,
     spec: RunnerSpec,
-    truths: _Truths,
+    truths: Truths,
     pristine: set[str],
     limit: float,
     seed: int,
     say: Any,
+    clock: FullSuiteClock,
 ) -> tuple[list[Case], int, int, int, dict[str, Any], list[Case]]:
     """The seeds' verdicts, the pre-existing and flaky run, the clean edits
-    (the warm pytest started first: every verdict is a session's later one)."""
+    (the warm pytest started first: every verdict is a session's later one),
+    the pristine suite timed between them by ``clock``."""
     runner = SubprocessRunner(str(root))
     if not await gate.warm_ready(60):
         say(f"{project.name}: the warm pytest did not start; pytest runs cold")
@@ -360,7 +328,7 @@ async def _verdicts(
         known = truths.get(mutation.key)
         if known is None:
             text = apply((root / mutation.path).read_text(encoding="utf-8"), mutation)
-            failing, wall, why = await _full_suite(runner, spec, root, {mutation.path: text}, limit)
+            failing, wall, why = await full_suite(runner, spec, root, {mutation.path: text}, limit)
             known = {"broken": sorted(failing - pristine), "wall_s": round(wall, 3), "why": why}
             truths.put(mutation.key, known)
         if known.get("why"):
@@ -378,12 +346,14 @@ async def _verdicts(
             f"({_pytest_runs(case)}; repair {case.repair_s or 0:.2f} s)"
             + (f", false: {case.false_blockers}" if case.false_blockers else "")
         )
+        await clock.after(len(cases), limit)
     special = await _special(gate, root, project.tests, cases[0]) if cases else {}
     clean: list[Case] = []
     for path in sorted({c.mutation.path for c in cases})[:CLEAN_MODULES]:
         case, _outcome = await _judge(gate, root, no_op(root, path), [])
         clean.append(case)
         say(f"  {path} (a comment added): {len(case.blockers)} blockers in {case.verdict_s:.2f} s")
+    await clock.run(limit)
     return cases, tried, survived, no_truth, special, clean
 
 
@@ -392,35 +362,38 @@ async def measure_project(
     root: Path,
     *,
     seed: int = 34,
-    truths: _Truths | None = None,
-    full_runs: int = FULL_RUNS,
+    truths: Truths | None = None,
+    full_every: int | None = None,
     log: Any = None,
 ) -> dict[str, Any]:
-    """The bench on one project checked out at ``root`` (see the module docstring)."""
+    """The bench on one project checked out at ``root`` (see the module
+    docstring); ``full_every``: verdicts between the timed runs of the
+    pristine suite (None: :class:`FullSuiteClock`'s default)."""
     say = log or (lambda message: None)
     spec = RunnerSpec(python=sys.executable)
-    runner = SubprocessRunner(str(root))
-    truths = truths or _Truths(None)
-    walls: list[float] = []
-    pristine: set[str] = set()
-    for _ in range(full_runs):
-        pristine, wall, why = await _full_suite(runner, spec, root, {}, 600.0)
-        if why is not None:
-            raise RuntimeError(f"{project.name}: the pristine suite could not run: {why}")
-        walls.append(wall)
-    full_s = statistics.median(walls)
-    say(f"{project.name}: full suite {full_s:.2f} s, {len(pristine)} failing before any seed")
-    limit = full_s * TRUTH_SLACK + 30
+    truths = truths or Truths(None)
+    clock = FullSuiteClock(root, spec, project.edits, full_every)
+    pristine = await clock.run()
+    if pristine is None:
+        raise RuntimeError(f"{project.name}: the pristine suite could not run: {clock.failures}")
+    first_s = clock.walls[0]
+    say(f"{project.name}: full suite {first_s:.2f} s, {len(pristine)} failing before any seed")
+    limit = first_s * TRUTH_SLACK + 30
     gate = _gate(root, spec)
     try:
         cases, tried, survived, no_truth, special, clean = await _verdicts(
-            gate, project, root, spec, truths, pristine, limit, seed, say
+            gate, project, root, spec, truths, pristine, limit, seed, say, clock
         )
     finally:
         await gate.close()
+    full_s = clock.median
+    say(f"{project.name}: full suite p50 {full_s:.2f} s of {len(clock.walls)} runs")
     row = summarize(
         f"{project.name}=={project.version}", cases, full_s, tried, survived, no_truth, special
     )
+    row["full_suite_runs_s"] = [round(w, 2) for w in clock.walls]
+    row["full_suite_first_s"] = round(first_s, 2)
+    row["full_suite_failed_runs"] = len(clock.failures)
     row["clean_edits"] = len(clean)
     row["clean_blockers"] = sum(len(c.blockers) for c in clean)
     row["clean_unverified"] = sum(c.unverified is not None for c in clean)
@@ -435,6 +408,23 @@ async def measure_project(
     return row
 
 
+@contextlib.contextmanager
+def _addopts(options: str) -> Iterator[None]:
+    """``PYTEST_ADDOPTS`` with ``options`` added, for the block."""
+    if not options:
+        yield
+        return
+    was = os.environ.get("PYTEST_ADDOPTS")
+    os.environ["PYTEST_ADDOPTS"] = f"{was} {options}" if was else options
+    try:
+        yield
+    finally:
+        if was is None:
+            del os.environ["PYTEST_ADDOPTS"]
+        else:
+            os.environ["PYTEST_ADDOPTS"] = was
+
+
 def run_tests_corpus(
     projects: list[TestProject], *, seed: int = 34, log: Any = None
 ) -> list[dict[str, Any]]:
@@ -444,9 +434,10 @@ def run_tests_corpus(
         source = fetch(Project(project.name, project.version, project.package, project.edits))
         with tempfile.TemporaryDirectory(prefix=f"rein-tests-bench-{project.name}-") as tmp:
             root = make_workspace(source, Path(tmp) / project.name)
-            truths = _Truths(truth_cache_file(project))
+            truths = Truths(truth_cache_file(project.name, project.version))
             measure = functools.partial(measure_project, seed=seed, truths=truths, log=say)
-            rows.append(anyio.run(measure, project, root))
+            with _addopts(project.addopts):
+                rows.append(anyio.run(measure, project, root))
     return rows
 
 
@@ -460,12 +451,9 @@ def _parse(spec: str | None, edits: str | None) -> list[TestProject]:
             base = known.get(name)
             if base is None:
                 raise SystemExit(f"unknown tests corpus project {name!r}: one of {sorted(known)}")
-            chosen.append(TestProject(name, version or base.version, base.package, base.tests))
+            chosen.append(dataclasses.replace(base, version=version or base.version))
     if edits:
-        chosen = [
-            TestProject(p.name, p.version, p.package, p.tests, int(edits), 3 * int(edits))
-            for p in chosen
-        ]
+        chosen = [dataclasses.replace(p, edits=int(edits), tries=3 * int(edits)) for p in chosen]
     return chosen
 
 

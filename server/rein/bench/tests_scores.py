@@ -51,8 +51,11 @@ class Case:
     repair_s: float | None = None
     repair_blockers: int = 0
     repair_unverified: str | None = None
-    #: The verdict ran only the tests naming what the change reaches.
+    #: The verdict ran only some tests of its files: those naming what the
+    #: change reaches, or (``by_coverage``) those that ran a changed function.
     narrowed: bool = False
+    #: The verdict chose its tests by what they ran at an earlier verdict.
+    by_coverage: bool = False
     #: Its pytest runs that the warm pytest ran.
     warm_runs: int = 0
 
@@ -93,6 +96,7 @@ def summarize(
     precision = round((blockers - false) / blockers, 3) if blockers else None
     ratio = round(verdict / full_s, 2) if verdict is not None and full_s else None
     repairs = [c.repair_s for c in cases if c.repair_s is not None]
+    covered = [c.verdict_s for c in cases if c.by_coverage]
     return {
         "project": project,
         "seeds_tried": tried,
@@ -112,6 +116,8 @@ def summarize(
         "selected_p50": statistics.median(c.selected for c in cases) if cases else None,
         "run_all": sum(c.run_all for c in cases),
         "narrowed": sum(c.narrowed for c in cases),
+        "by_coverage": sum(c.by_coverage for c in cases),
+        "by_coverage_verdict_s_p50": round(statistics.median(covered), 2) if covered else None,
         "warm_runs": sum(c.warm_runs for c in cases),
         "pytest_runs": sum(n.endswith("_pytest") for c in cases for n in c.phases),
         "verdict_s_p50": round(verdict, 2) if verdict is not None else None,
@@ -171,12 +177,21 @@ def print_tests_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"{row['project']}: survived {row['survived']}, no truth {row['no_truth']}, "
             f"unverified {row['unverified']}, whole suite {row['run_all']}x, "
-            f"per test {row['narrowed']}x, warm pytest runs {row['warm_runs']} of "
+            f"per test {row['narrowed']}x (by coverage {row['by_coverage']}x), "
+            f"warm pytest runs {row['warm_runs']} of "
             f"{row['pytest_runs']}; "
             f"pre-existing ok {special.get('pre_existing_reported_not_blocking')}, "
             f"flaky ok {special.get('flaky_reported_not_blocking')}; "
             f"missed {row['missed']}; goals missed: {', '.join(failed) or 'none'}"
         )
+        walls = row.get("full_suite_runs_s") or []
+        if walls:
+            print(
+                f"  full suite p50 {row['full_suite_s']} s of {len(walls)} runs between the "
+                f"verdicts ({min(walls)}-{max(walls)} s; the first {row['full_suite_first_s']} s); "
+                f"verdict p50 {row['verdict_s_p50']} s (by coverage "
+                f"{row['by_coverage_verdict_s_p50']} s), clean {row.get('clean_verdict_s_p50')} s"
+            )
         for label, key in (("blocked", "phases_p50"), ("clean", "clean_phases_p50")):
             phases = ", ".join(f"{k} {v:.2f}" for k, v in row.get(key, {}).items())
             print(f"  {label} verdict phases p50 (s): {phases or 'none'}")

@@ -184,7 +184,7 @@ def tests_gate(
         python=python,
         prior_texts=diagnostics if isinstance(diagnostics, PriorTexts) else None,
         xdist=has_xdist(python),
-        launcher=KeptProcessLauncher(),
+        launcher=KeptProcessLauncher(str(root)),
         warm_allowed=lambda: not gates_sandboxed(),
     )
 

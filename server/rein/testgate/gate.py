@@ -8,9 +8,13 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
-* Of the selected files, only the tests naming what the change reaches
-  run when that can be told (:mod:`rein.testgate.narrow`; the detail says
-  "per test", or why the files ran whole).
+* Of the selected files, only the tests that ran a changed function at an
+  earlier verdict run when coverage decides every change
+  (:mod:`rein.testgate.picking`; a run that chose tests otherwise records
+  what they ran), else those naming what the change reaches, when that can
+  be told (:mod:`rein.testgate.narrow`; the detail says "selected by
+  coverage", "per test", or why the files ran whole). When coverage says
+  no test ran a changed function, no pytest runs.
 * pytest runs forked from a kept process that has imported it
   (:mod:`rein.testgate.warm`, with a ``launcher``; started at the run's
   first change), else cold.
@@ -66,8 +70,9 @@ from rein.harness.gating.gate_types import (
 )
 from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Workspace
+from rein.testgate.judging import against_baseline, passed_again, reported
 from rein.testgate.junit import TestResult
-from rein.testgate.narrow import Narrowed, Narrower
+from rein.testgate.picking import Picked, Picker
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
@@ -116,9 +121,9 @@ class TestGate:
         #: The last verdict's phases (name -> seconds): ``select``, and
         #: ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
         #: ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
-        #: pytest still starting).
+        #: pytest still starting; ``<run>_record``: keeping what its tests ran).
         self.timings: dict[str, float] = {}
-        self._narrower = Narrower(root)
+        self._picker = Picker(root)
         #: The run's shadow trees: "now" and "before" (see the module docstring).
         self._trees: dict[str, ShadowTree] = {}
         #: The last verdict's runs that the warm pytest ran (not those its
@@ -141,7 +146,7 @@ class TestGate:
 
     async def on_run_start(self, generation: int) -> None:
         self._drop_trees()
-        self._narrower.forget()
+        self._picker.forget()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         if not paths:
@@ -160,7 +165,7 @@ class TestGate:
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
         self._drop_trees()
-        self._narrower.forget()
+        self._picker.forget()
 
     async def warm_ready(self, timeout_s: float) -> bool:
         """Start the warm pytest if it is not, and wait up to ``timeout_s``
@@ -237,21 +242,19 @@ class TestGate:
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
         note = ""
+        record = True
         if targets is not None and not self.spec.custom:
             started = time.monotonic()
             # Off the loop, in the one thread that parses (never two at once).
-            narrowed = await in_parse_thread(self._narrow, selection, changed, overlay)
+            picked = await in_parse_thread(self._pick, selection, changed, overlay)
             self.timings["narrow"] = time.monotonic() - started
-            if isinstance(narrowed, Narrowed):
-                targets, only, files = list(narrowed.files), list(narrowed.only), 0
-                note = (
-                    f"per test: {len(only)} tests, classes or files of {len(targets)} test "
-                    f"file(s) name what the change reaches ({', '.join(narrowed.names[:8])})"
-                )
-            else:
-                note = f"whole test files: {narrowed}"
+            note, record = picked.note, picked.record
+            if picked.by_coverage and not picked.only:
+                return GateOutcome(detail=f"no test ran what the change changed; {note}")
+            if picked.only is not None:
+                targets, only, files = list(picked.files), list(picked.only), 0
         first, shadow = await self._run_in(
-            "first", "now", overlay, targets, deadline, files=files, only=only
+            "first", "now", overlay, targets, deadline, files=files, only=only, record=record
         )
         if only is not None and first.nothing_collected:
             # The narrowed run found no test (a class pytest does not
@@ -259,7 +262,7 @@ class TestGate:
             targets, files = list(selection.files), len(selection.files)
             note = "whole test files: the per-test selection collected no test"
             first, shadow = await self._run_in(
-                "first_files", "now", overlay, targets, deadline, files=files
+                "first_files", "now", overlay, targets, deadline, files=files, record=True
             )
         if first.unverified is not None or first.nothing_collected:
             return self._could_not_judge(first, selection, changed, shadow)
@@ -274,7 +277,7 @@ class TestGate:
             again, then = await self._again_and_before(overlay, failing, baseline, deadline)
             ids = self._ids(failing)
             if again.unverified is None and ids is not None:
-                missing = [i for i in ids if not _reported(i, again)]
+                missing = [i for i in ids if not reported(i, again)]
                 if missing:
                     again.unverified = (
                         f"{len(missing)} of them are missing from its report "
@@ -284,11 +287,11 @@ class TestGate:
                 return GateOutcome(
                     unverified=f"the re-run of the failing tests: {again.unverified}"
                 )
-            passed = [r for r in failing if _passed(r, again)]
+            passed = [r for r in failing if passed_again(r, again)]
             flaky = [r.node_id for r in passed]
             suspects = [r for r in failing if self.config.flaky_blocks or r not in passed]
             if suspects:
-                judged = _against_baseline(suspects, then, unknown)
+                judged = against_baseline(suspects, then, unknown)
                 if isinstance(judged, GateOutcome):
                     return judged
                 pre_existing, run_broke = judged
@@ -350,9 +353,12 @@ class TestGate:
         *,
         files: int = 0,
         only: list[str] | None = None,
+        record: bool = False,
     ) -> tuple[TestRun, Shadow]:
         """One run (``name``, for :attr:`timings`) in the shadow tree
-        ``tree``, brought up to date with ``overlay`` first."""
+        ``tree``, brought up to date with ``overlay`` first; ``record``:
+        what each test ran is kept for later verdicts
+        (:mod:`rein.testgate.picking`)."""
         started = time.monotonic()
         if tree not in self._trees:
             self._trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
@@ -383,9 +389,14 @@ class TestGate:
                 limit_s=self._limit_s,
                 only=only,
                 warm=warm,
+                record=record and not self.spec.custom,
             )
         finally:
             self.timings[f"{name}_pytest"] = time.monotonic() - built
+        if run.coverage is not None and run.unverified is None:
+            started = time.monotonic()
+            await in_parse_thread(self._picker.record, run.coverage, shadow.root)
+            self.timings[f"{name}_record"] = time.monotonic() - started
         if run.cold is not None:
             self.warm_runs.discard(name)  # its client ran pytest itself
         return run, shadow
@@ -433,16 +444,16 @@ class TestGate:
             return TestSelection(files=(), run_all=True, reason=f"the whole suite ({why})")
         return select_tests(self.root, changed, max_tests=self.config.max_tests)
 
-    def _narrow(
+    def _pick(
         self, selection: TestSelection, changed: Sequence[str], overlay: dict[str, str | None]
-    ) -> Narrowed | str:
-        """The per-test selection (:mod:`rein.testgate.narrow`), or why not."""
+    ) -> Picked:
+        """The per-test choice (:mod:`rein.testgate.picking`)."""
         before, unknown = self._baseline(changed)
         texts = {
             path: (None if path in unknown else before.get(path), overlay.get(path))
             for path in changed
         }
-        return self._narrower.narrow(selection.files, selection.modules, texts)
+        return self._picker.pick(selection, texts)
 
     def _ids(self, results: Sequence[TestResult]) -> list[str] | None:
         """Node ids to re-run (None: a custom runner runs everything)."""
@@ -515,47 +526,8 @@ class TestGate:
         return GateOutcome(unverified=run.unverified)
 
 
-def _against_baseline(
-    suspects: Sequence[TestResult], then: TestRun, unknown: Sequence[str]
-) -> tuple[list[str], list[TestResult]] | GateOutcome:
-    """The failing tests judged by their run before the changes (``then``):
-    (the names of those failing there too, those the run broke), or the
-    unverified outcome when that could not be told (``unknown``: changed
-    files whose earlier text is not known)."""
-    if then.unverified is not None:
-        return GateOutcome(unverified=f"the run before the changes (baseline): {then.unverified}")
-    failing_then = {r.node_id for r in then.failing}
-    # A test file that could not be imported then: its tests failed too.
-    failing_then |= {r.file for r in then.failing if r.collection_error and r.file}
-    pre_existing = [
-        r.node_id for r in suspects if r.node_id in failing_then or r.file in failing_then
-    ]
-    if pre_existing and unknown:
-        return GateOutcome(
-            unverified=f"{len(pre_existing)} failing test(s) failed before the run too, "
-            f"but the earlier text of {', '.join(unknown)} is not known (a command "
-            "changed it), so the baseline may not be the state before the run"
-        )
-    return pre_existing, [r for r in suspects if r.node_id not in pre_existing]
-
-
 def _left(deadline: float) -> float:
     return max(0.0, deadline - time.monotonic())
-
-
-def _reported(node_id: str, run: TestRun) -> bool:
-    """``run``'s report has ``node_id`` (a test, or a file that could not
-    be collected: any result of that file)."""
-    return any(r.node_id == node_id or r.file == node_id for r in run.results)
-
-
-def _passed(result: TestResult, again: TestRun) -> bool:
-    """``result`` is in the re-run's report and passed there (a file that
-    could not be collected: all its tests passed)."""
-    if result.collection_error:
-        mine = [r for r in again.results if r.file == result.file]
-        return bool(mine) and all(r.outcome == "passed" for r in mine)
-    return any(r.node_id == result.node_id and r.outcome == "passed" for r in again.results)
 
 
 def _unreachable(paths: Sequence[str]) -> str:

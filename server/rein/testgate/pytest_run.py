@@ -29,6 +29,9 @@ pytest runs it, :mod:`rein.testgate.warm`):
   node id all of its tests, a test's all of its parameters), deselecting
   the rest. A named test that is not there is not an error: it is just
   not run (the run added it).
+* ``coverage`` (a run whose record the gate keeps): ``-p
+  rein_testgate_coverage`` too, the record's path in
+  ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.testgate.junit import Outcome, TestResult
+from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, write_plugin
 from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
@@ -172,12 +176,14 @@ def pytest_command(
     xdist: bool,
     only: Sequence[str] | None = None,
     warm: WarmClient | None = None,
+    coverage: Path | None = None,
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini go beside it);
     ``only``: of the tests ``targets`` collect, run only these node ids
     (or test files); ``warm``: run by the warm pytest process
-    (:mod:`rein.testgate.warm`) through its client."""
+    (:mod:`rein.testgate.warm`) through its client; ``coverage``: what
+    each test ran is recorded there (:mod:`rein.testgate.recorder`)."""
     plugin_dir = report.parent / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -185,6 +191,11 @@ def pytest_command(
     start = ["-m", "pytest"] if warm is None else ["-I", "-S", warm.script, warm.socket, warm.token]
     argv = [python, *start, *(targets or ()), "-q", "-p", "no:cacheprovider"]
     argv += ["-p", PLUGIN, f"--rootdir={root}", f"--confcutdir={root}"]
+    recorded = ""
+    if coverage is not None:
+        write_plugin(plugin_dir)
+        argv += ["-p", COVERAGE_PLUGIN]
+        recorded = f"{COVERAGE_ENV}={shlex.quote(str(coverage))} "
     if not own_config(root, targets):
         empty = report.parent / "ini" / "pytest.ini"
         empty.parent.mkdir(exist_ok=True)
@@ -204,7 +215,7 @@ def pytest_command(
         selected = f"{_ONLY_ENV}={shlex.quote(str(names))} "
     return (
         f"cd {shlex.quote(str(root))} && "
-        f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}"
+        f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}{recorded}"
         f'PYTHONPATH={shlex.quote(":".join(paths))}"${{PYTHONPATH:+:$PYTHONPATH}}" '
         f"exec {shlex.join(argv)}"
     )

@@ -26,6 +26,7 @@ from pathlib import Path
 from rein.harness.ports import CommandRunner
 from rein.testgate.junit import TestResult, parse_junit
 from rein.testgate.pytest_run import XDIST_FROM_FILES, pytest_command, read_report
+from rein.testgate.recorder import RawCoverage, read_coverage
 from rein.testgate.shadow import Shadow, inside
 from rein.testgate.warm import WarmClient
 
@@ -80,6 +81,8 @@ class TestRun:
     output: str = ""
     #: Why a run meant for the warm pytest ran cold (its client says so).
     cold: str | None = None
+    #: What each test ran, when recorded (:mod:`rein.testgate.recorder`).
+    coverage: RawCoverage | None = None
 
     @property
     def failing(self) -> list[TestResult]:
@@ -126,6 +129,7 @@ async def run_tests(
     limit_s: float | None = None,
     only: Sequence[str] | None = None,
     warm: WarmClient | None = None,
+    record: bool = False,
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -134,10 +138,12 @@ async def run_tests(
     configured limit ``timeout_s`` is what is left of, for the reason;
     ``only``: of what ``targets`` collect, pytest runs only these node ids
     (a custom command ignores it); ``warm``: pytest is run by the warm
-    process (:mod:`rein.testgate.warm`)."""
+    process (:mod:`rein.testgate.warm`); ``record``: what each test ran is
+    recorded (pytest without xdist only)."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
+    coverage: Path | None = None
     if spec.custom:
         if spec.junit_path is not None and JUNIT_PLACEHOLDER not in (spec.command or ""):
             if not inside(shadow.root, spec.junit_path):
@@ -154,8 +160,18 @@ async def run_tests(
     else:
         report = shadow.private / "report.jsonl"
         xdist = spec.xdist and _large(targets, files, only)
+        if record and not xdist:
+            coverage = report.with_name("coverage.json")
+            coverage.unlink(missing_ok=True)
         command = pytest_command(
-            spec.python, shadow, targets, report, xdist=xdist, only=only, warm=warm
+            spec.python,
+            shadow,
+            targets,
+            report,
+            xdist=xdist,
+            only=only,
+            warm=warm,
+            coverage=coverage,
         )
         who = "pytest"
     if report.exists() or report.is_symlink():
@@ -167,6 +183,8 @@ async def run_tests(
     # tests may write when the gates run sandboxed.
     result = await runner.run(command, timeout_s=timeout_s, writable=[str(shadow.private)])
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
+    if coverage is not None and not result.timed_out:
+        run.coverage = read_coverage(coverage)
     if cold is not None:
         run.cold = _read_cold(cold)
     if result.timed_out:

@@ -1,0 +1,393 @@
+"""Selection by what each test ran at an earlier verdict (what
+pytest-testmon does, our own).
+
+A *snapshot* is one recorded run (:mod:`rein.testgate.recorder`): the
+workspace's modules it imported, each as a :class:`FileModel` of its text
+then (its content hash; its *functions*: every function and method,
+nested ones inside their outer one, decorators left out; its *skeleton*:
+everything else, what runs at import: imports, constants, class bodies,
+decorators, module-level statements), and for each test the functions it
+ran (a code object's first line mapped to the function holding it). The
+syntax trees are compared, not the text: a comment or a moved line
+changes nothing.
+
+At a verdict, every file of a snapshot is compared with the file as it
+was before the run and as it is now. A test is selected when a function
+it ran differs in either (the change of the run, or one since the
+recording): a test that ran none of them behaves as it did then, before
+the run and now. It is *decided by coverage* only when that holds for
+every change of the run; a changed file is left to the import-graph
+selection (``undecided``, with why) when it is not a Python module, is a
+``conftest.py``, was created or deleted (or its earlier text is not
+known), is in no snapshot, changed at module level (its skeleton), or
+changed a function that ran outside the tests (at import, in a fixture of
+a wider scope). A snapshot with a module-level change elsewhere (made
+since the recording, outside the run) is not used. A test that no valid
+snapshot recorded (new, never run, or run while its tracer was replaced)
+is left to the import-graph selection too (:mod:`rein.testgate.picking`).
+An *opaque* test (it started a child process or a thread, or read source
+text: what it ran is more than its record shows) is never left out by
+coverage: it runs whenever its test file is selected.
+A test file of a snapshot that is gone (before the run and now) takes
+only its own tests with it: nothing but pytest imported it.
+
+The index is the gate's memory: at most :data:`MAX_SNAPSHOTS` snapshots,
+a newer one replacing an older one's tests; the file models are kept by
+content hash while a snapshot uses them (and the newest 256 others).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import hashlib
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rein.testgate.recorder import RawCoverage
+
+__all__ = ["CoverageChoice", "CoverageIndex", "FileModel", "model_of"]
+
+#: Snapshots kept; the oldest goes first.
+MAX_SNAPSHOTS = 8
+#: Models of texts no snapshot uses (the files' texts at recent verdicts) kept.
+MAX_SPARE_MODELS = 256
+#: The function a line outside every function maps to (the skeleton).
+MODULE = "<module>"
+
+Unit = tuple[str, str]  # (file, function's qualified name)
+
+
+@dataclass(frozen=True, slots=True)
+class FileModel:
+    """A module's text as the index compares it (see the module docstring)."""
+
+    sha: str
+    skeleton: str
+    #: Qualified name (``C.f``; ``f#2`` for a second ``f`` there) -> its hash.
+    functions: Mapping[str, str]
+    #: (first line with decorators, last line, qualified name), sorted.
+    spans: tuple[tuple[int, int, str], ...]
+
+    def function_at(self, line: int) -> str:
+        """The function holding ``line``, :data:`MODULE` for none (the
+        spans never overlap: a nested function is inside its outer one's)."""
+        at = bisect.bisect_right(self.spans, (line, sys.maxsize, "")) - 1
+        if at >= 0 and self.spans[at][0] <= line <= self.spans[at][1]:
+            return self.spans[at][2]
+        return MODULE
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def model_of(text: str) -> FileModel | None:
+    """``text``'s model; None when it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    functions: dict[str, str] = {}
+    spans: list[tuple[int, int, str]] = []
+    skeleton: list[str] = []
+
+    def walk(body: Sequence[ast.stmt], prefix: str) -> list[str]:
+        parts: list[str] = []
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                name, again = prefix + node.name, 1
+                while name in functions:  # an overload, a property's setter
+                    again += 1
+                    name = f"{prefix}{node.name}#{again}"
+                decorators = node.decorator_list
+                node.decorator_list = []
+                functions[name] = _digest(ast.dump(node))
+                node.decorator_list = decorators
+                start = min([node.lineno, *(d.lineno for d in decorators)])
+                spans.append((start, node.end_lineno or node.lineno, name))
+                parts.append(f"def {name} {[ast.dump(d) for d in decorators]}")
+            elif isinstance(node, ast.ClassDef):
+                head = [ast.dump(x) for x in (*node.bases, *node.keywords, *node.decorator_list)]
+                inner = walk(node.body, f"{prefix}{node.name}.")
+                parts.append(f"class {node.name} {head} [{', '.join(inner)}]")
+            else:
+                parts.append(ast.dump(node))
+        return parts
+
+    try:
+        skeleton = walk(tree.body, "")
+    except RecursionError:
+        return None
+    return FileModel(_digest(text), _digest("\n".join(skeleton)), functions, tuple(sorted(spans)))
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """One recorded run (see the module docstring)."""
+
+    order: int
+    files: dict[str, FileModel]
+    tests: dict[str, frozenset[Unit]]
+    shared: frozenset[Unit]
+    collected: dict[str, tuple[str, ...]]
+    #: Tests whose record cannot be trusted -> why.
+    opaque: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class CoverageChoice:
+    """What the index decides at a verdict."""
+
+    #: Changed file -> why the import-graph selection decides for it.
+    undecided: dict[str, str] = field(default_factory=dict)
+    #: Test file -> its tests selected by coverage (possibly none).
+    selected: dict[str, list[str]] = field(default_factory=dict)
+    #: Test file -> its tests no valid snapshot recorded.
+    unrecorded: dict[str, list[str]] = field(default_factory=dict)
+    #: Test file -> its opaque tests (always run; with why).
+    opaque: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: Selected test files no snapshot knows the tests of.
+    unknown: list[str] = field(default_factory=list)
+    #: Functions that changed (``file:function``), for the detail.
+    changed: list[str] = field(default_factory=list)
+    #: Every test of the test files has a record that can still be used
+    #: (no module-level change since): a run of them need not record.
+    all_recorded: bool = False
+
+
+class CoverageIndex:
+    """The gate's memory of what each test ran (see the module docstring)."""
+
+    def __init__(self, max_snapshots: int = MAX_SNAPSHOTS) -> None:
+        self.max_snapshots = max_snapshots
+        self._snapshots: list[Snapshot] = []
+        self._order = 0
+        self._models: dict[str, FileModel | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._snapshots)
+
+    def _model(self, text: str) -> FileModel | None:
+        sha = _digest(text)
+        if sha not in self._models:
+            self._models[sha] = model_of(text)
+        return self._models[sha]
+
+    def same_code(self, before: str | None, now: str | None) -> bool:
+        """Both texts parse to the same functions and skeleton (a comment,
+        a blank line, a moved line changes nothing)."""
+        if before is None or now is None:
+            return False
+        then, model = self._model(before), self._model(now)
+        return (
+            then is not None
+            and model is not None
+            and (then.skeleton, then.functions) == (model.skeleton, model.functions)
+        )
+
+    def add(self, raw: RawCoverage, text_of: Callable[[str], str | None]) -> None:
+        """Keep a run's record; ``text_of(path)``: the file's text in that
+        run (its shadow's), None when unknown (the file is left out, and
+        so is every test that ran it)."""
+        files: dict[str, FileModel] = {}
+        paths = set(raw.files) | {w[0] for rows in raw.tests.values() if rows for w in rows}
+        paths |= {w[0] for w in raw.shared} | set(raw.collected)
+        for path in sorted(paths):
+            text = text_of(path) if path.endswith(".py") else None
+            model = self._model(text) if text is not None else None
+            if model is not None:
+                files[path] = model
+
+        seen: dict[tuple[str, int], Unit | None] = {}
+
+        def units(rows: Iterable[tuple[str, int]]) -> frozenset[Unit] | None:
+            found: set[Unit] = set()
+            for row in rows:
+                if row not in seen:
+                    model = files.get(row[0])
+                    if model is None:
+                        return None
+                    name = model.function_at(row[1])
+                    seen[row] = (row[0], name) if name != MODULE else None
+                unit = seen[row]
+                if unit is not None:
+                    found.add(unit)
+            return frozenset(found)
+
+        tests: dict[str, frozenset[Unit]] = {}
+        for node, rows in raw.tests.items():
+            ran = units(rows) if rows is not None else None
+            if ran is not None:
+                tests[node] = ran
+        shared = units(raw.shared)
+        if shared is None:
+            return  # what ran at import is not known: nothing can be told
+        collected = {k: v for k, v in raw.collected.items() if k in files}
+        self._order += 1
+        opaque = {k: v for k, v in raw.opaque.items() if k in tests}
+        self._snapshots.append(Snapshot(self._order, files, tests, shared, collected, opaque))
+        self._trim()
+
+    def _trim(self) -> None:
+        tests: set[str] = set()
+        files: set[str] = set()
+        kept: list[Snapshot] = []
+        for snap in sorted(self._snapshots, key=lambda s: -s.order):
+            if kept and set(snap.tests) <= tests and set(snap.collected) <= files:
+                continue  # every test of it recorded again since
+            tests |= set(snap.tests)
+            files |= set(snap.collected)
+            kept.append(snap)
+        self._snapshots = sorted(kept[: self.max_snapshots], key=lambda s: s.order)
+        self._prune(0)
+
+    def _prune(self, spare: int) -> None:
+        """Keep the models the snapshots use and the ``spare`` newest others."""
+        used = {m.sha for s in self._snapshots for m in s.files.values()}
+        others = [k for k in self._models if k not in used][::-1][:spare]
+        keep = used | set(others)
+        self._models = {k: v for k, v in self._models.items() if k in keep}
+
+    def choose(
+        self,
+        changed: Mapping[str, tuple[str | None, str | None]],
+        test_files: Sequence[str],
+        disk_text: Callable[[str], str | None],
+    ) -> CoverageChoice:
+        """The tests of ``test_files`` (the import-graph selection) that
+        the change (path -> its text before the run, now) reaches by the
+        snapshots; ``disk_text``: an unchanged file's text."""
+        choice = CoverageChoice()
+        for path, (before, now) in changed.items():
+            why = _not_decidable(path, before, now)
+            if why is not None:
+                choice.undecided[path] = why
+        valid: list[tuple[Snapshot, set[Unit]]] = []
+        usable: list[Snapshot] = []
+        skipped: list[str] = []
+        for snap in sorted(self._snapshots, key=lambda s: -s.order):
+            differs = self._diff(snap, changed, disk_text)
+            if isinstance(differs, tuple):
+                path, why = differs
+                if path in changed:
+                    choice.undecided.setdefault(path, why)
+                skipped.append(why)
+                continue  # changed since the recording: this snapshot is not used
+            usable.append(snap)
+            outside = differs & snap.shared
+            for path, name in sorted(outside):
+                if path in changed:
+                    choice.undecided.setdefault(
+                        path,
+                        f"{path}: {name} ran outside the tests (at import, or in a "
+                        "fixture of a wider scope)",
+                    )
+            if outside:  # changed since the recording: not used
+                skipped.append(f"{sorted(outside)[0][1]} ran outside the tests")
+            else:
+                valid.append((snap, differs))
+        for path in changed:
+            if path not in choice.undecided and not any(path in s.files for s, _ in valid):
+                since = f" ({skipped[0]} since the recording)" if skipped else ""
+                choice.undecided[path] = f"{path}: no valid coverage record of it{since}"
+        choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
+        choice.all_recorded = _all_recorded(test_files, usable)
+        if not choice.undecided:
+            for test_file in test_files:
+                self._pick(test_file, valid, changed, disk_text, choice)
+        self._prune(MAX_SPARE_MODELS)
+        return choice
+
+    def _pick(
+        self,
+        test_file: str,
+        valid: Sequence[tuple[Snapshot, set[Unit]]],
+        changed: Mapping[str, tuple[str | None, str | None]],
+        disk_text: Callable[[str], str | None],
+        choice: CoverageChoice,
+    ) -> None:
+        """Sort ``test_file``'s tests into selected and unrecorded."""
+        ids = next((s.collected[test_file] for s, _ in valid if test_file in s.collected), None)
+        if ids is None or test_file in changed:
+            choice.unknown.append(test_file)
+            return
+        picked: list[str] = []
+        unrecorded: list[str] = []
+        for node in ids:
+            found = next(((s, d) for s, d in valid if node in s.tests), None)
+            if found is None:
+                unrecorded.append(node)
+            elif node in found[0].opaque:
+                choice.opaque.setdefault(test_file, []).append((node, found[0].opaque[node]))
+            elif found[0].tests[node] & found[1]:
+                picked.append(node)
+        choice.selected[test_file] = picked
+        if unrecorded:
+            choice.unrecorded[test_file] = unrecorded
+
+    def opaque_tests(self, test_files: Sequence[str]) -> list[str]:
+        """The tests of ``test_files`` the newest snapshot recording them
+        found opaque (for a choice by names: they run whatever names they
+        hold)."""
+        found: list[str] = []
+        for test_file in test_files:
+            for snap in sorted(self._snapshots, key=lambda s: -s.order):
+                if test_file in snap.collected:
+                    found += [n for n in snap.collected[test_file] if n in snap.opaque]
+                    break
+        return found
+
+    def _diff(
+        self,
+        snap: Snapshot,
+        changed: Mapping[str, tuple[str | None, str | None]],
+        disk_text: Callable[[str], str | None],
+    ) -> set[Unit] | tuple[str, str]:
+        """The functions of ``snap``'s files that differ before the run or
+        now; or (a file, why) when one differs at module level."""
+        differs: set[Unit] = set()
+        for path, then in snap.files.items():
+            texts = changed.get(path)
+            if texts is None:
+                text = disk_text(path)
+                texts = (text, text)
+            if texts == (None, None) and path in snap.collected:
+                continue  # a test file gone: only pytest imported it, its tests go with it
+            for text in texts:
+                if text is None:
+                    return path, f"{path} is gone, or its earlier text is not known"
+                model = self._model(text)
+                if model is None:
+                    return path, f"{path} does not parse"
+                if model.sha == then.sha:
+                    continue
+                if model.skeleton != then.skeleton:
+                    return path, (
+                        f"{path} changed at module level (imports, class bodies, decorators, "
+                        "constants)"
+                    )
+                for name in set(model.functions) | set(then.functions):
+                    if model.functions.get(name) != then.functions.get(name):
+                        differs.add((path, name))
+        return differs
+
+
+def _all_recorded(test_files: Sequence[str], snapshots: Sequence[Snapshot]) -> bool:
+    """Every test of ``test_files`` is in one of ``snapshots``."""
+    for test_file in test_files:
+        ids = next((s.collected[test_file] for s in snapshots if test_file in s.collected), None)
+        if ids is None or any(all(n not in s.tests for s in snapshots) for n in ids):
+            return False
+    return True
+
+
+def _not_decidable(path: str, before: str | None, now: str | None) -> str | None:
+    if not path.endswith(".py"):
+        return f"{path} is not a Python module"
+    if path.rpartition("/")[2] == "conftest.py":
+        return f"{path} is a conftest.py"
+    if before is None or now is None:
+        return f"{path} was created or deleted, or its earlier text is not known"
+    return None

@@ -1,0 +1,177 @@
+"""Which of the selected test files' tests a verdict runs: by what each
+test ran at an earlier verdict (:mod:`rein.testgate.coverage_index`) when
+that decides every change of the run, else by the names the change
+reaches (:mod:`rein.testgate.narrow`), else the files whole.
+
+When coverage decides, the tests it never recorded (new ones, those of a
+test file no run has collected yet, a changed test file's) are chosen by
+the names, so no test goes unjudged; the detail says how many of each
+("selected by coverage: N; by imports: M") and why a change was left to
+the import graph. An *opaque* test (it started a child process or a
+thread, or read source text, at a recorded run) runs whenever its test
+file is selected, by coverage or by the names ("always: N tests ...").
+A run with a test chosen otherwise than by coverage
+adds its record (:meth:`Picker.record`) unless every test of its files
+already has one still good (no module-level change since); one chosen by
+coverage alone does not (the tracer about doubles a run's CPU on Python
+3.11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rein.testgate.coverage_index import CoverageChoice, CoverageIndex
+from rein.testgate.narrow import Narrowed, Narrower
+from rein.testgate.recorder import RawCoverage
+from rein.testgate.selection import TestSelection
+
+__all__ = ["Picked", "Picker"]
+
+Texts = Mapping[str, tuple[str | None, str | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Picked:
+    """The run: ``files`` for pytest to collect, of which only the tests
+    whose node ids start with one of ``only`` run (None: all of them);
+    ``note``: how they were chosen, for the detail."""
+
+    files: tuple[str, ...]
+    only: tuple[str, ...] | None
+    note: str
+    #: Chosen by coverage: the run may be empty (no test ran the change).
+    by_coverage: bool = False
+    #: The run is worth recording: some of its tests have no record (the
+    #: recording's tracer about doubles a run's CPU on Python 3.11).
+    record: bool = True
+
+
+class Picker:
+    """The gate's per-test choice for one workspace (see the module docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.narrower = Narrower(root)
+        self.index = CoverageIndex()
+        self._disk: dict[str, tuple[tuple[int, int], str | None]] = {}
+
+    def forget(self) -> None:
+        """The run is over (the coverage records stay)."""
+        self.narrower.forget()
+
+    def record(self, raw: RawCoverage, shadow_root: Path) -> None:
+        """Keep a run's record, the files read as the run's shadow had them."""
+
+        def text_of(path: str) -> str | None:
+            try:
+                return (shadow_root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+
+        self.index.add(raw, text_of)
+
+    def disk_text(self, path: str) -> str | None:
+        """An unchanged file's text, kept while its stamp is the same."""
+        file = self.root / path
+        try:
+            info = file.stat()
+        except OSError:
+            return None
+        stamp = (info.st_mtime_ns, info.st_size)
+        kept = self._disk.get(path)
+        if kept is None or kept[0] != stamp:
+            try:
+                text: str | None = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = None
+            kept = (stamp, text)
+            self._disk[path] = kept
+        return kept[1]
+
+    def pick(self, selection: TestSelection, texts: Texts) -> Picked:
+        """The tests of ``selection``'s files to run for the change
+        (path -> its text before the run, now)."""
+        files = list(selection.files)
+        choice = self.index.choose(texts, files, self.disk_text) if len(self.index) else None
+        if choice is None or choice.undecided:
+            why = (
+                "no coverage record yet"
+                if choice is None
+                else "; ".join(choice.undecided[p] for p in sorted(choice.undecided))
+            )
+            narrowed = self.narrower.narrow(files, selection.modules, texts)
+            # Its tests all have a record still good: recording them again
+            # would cost the tracer and tell little more.
+            record = choice is None or not choice.all_recorded
+            if isinstance(narrowed, Narrowed):
+                opaque = [n for n in self.index.opaque_tests(files) if not _under(n, narrowed.only)]
+                more = {n.split("::")[0] for n in opaque} - set(narrowed.files)
+                also = f"; and {len(opaque)} tests {_OPAQUE}" if opaque else ""
+                return Picked(
+                    (*narrowed.files, *sorted(more)),
+                    (*narrowed.only, *opaque),
+                    f"per test: {len(narrowed.only)} tests, classes or files of "
+                    f"{len(narrowed.files)} test file(s) name what the change reaches "
+                    f"({', '.join(narrowed.names[:8])}){also}; by imports, not by coverage: {why}",
+                    record=record,
+                )
+            return Picked(
+                tuple(files),
+                None,
+                f"whole test files: {narrowed}; not by coverage: {why}",
+                record=record,
+            )
+        return self._by_coverage(selection, texts, choice)
+
+    def _by_coverage(
+        self, selection: TestSelection, texts: Texts, choice: CoverageChoice
+    ) -> Picked:
+        by_coverage = [n for f in selection.files for n in choice.selected.get(f, ())]
+        opaque = [o for f in selection.files for o in choice.opaque.get(f, ())]
+        rest = [f for f in selection.files if f in choice.unknown or f in choice.unrecorded]
+        by_names: list[str] = []
+        why = ""
+        if rest and all(self.index.same_code(*texts[p]) for p in texts):
+            # The run's change alters no code: the tests no record has
+            # behave as before the run (those with one, by their record).
+            rest, why = [], " (the run's change alters no code: comments or blank lines only)"
+        if rest:
+            narrowed = self.narrower.narrow(rest, selection.modules, texts)
+            prefixes = narrowed.only if isinstance(narrowed, Narrowed) else tuple(rest)
+            if not isinstance(narrowed, Narrowed):
+                why = f" (whole: {narrowed})"
+            for test_file in rest:
+                if test_file in choice.unknown:
+                    by_names += [p for p in prefixes if p.split("::")[0] == test_file]
+                else:
+                    unrecorded = choice.unrecorded[test_file]
+                    by_names += [n for n in unrecorded if _under(n, prefixes)]
+        only = (*by_coverage, *(n for n, _ in opaque), *by_names)
+        used = {n.split("::")[0] for n in only}
+        changed = ", ".join(choice.changed[:8]) or "none the tests ran"
+        always = ""
+        if opaque:
+            whys = sorted({w for _, w in opaque})
+            always = f"; always: {len(opaque)} tests {_OPAQUE} ({'; '.join(whys[:3])})"
+        note = (
+            f"selected by coverage: {len(by_coverage)} tests ran a changed function ({changed})"
+            f"{always}; "
+            f"by imports: {len(by_names)} tests, classes or files no earlier run recorded{why}"
+        )
+        files = tuple(f for f in selection.files if f in used)
+        return Picked(files, only, note, by_coverage=True, record=bool(by_names))
+
+
+#: Why an opaque test runs whatever its record says.
+_OPAQUE = "whose record cannot see all they run"
+
+
+def _under(node: str, prefixes: Sequence[str]) -> bool:
+    """``node`` is one of ``prefixes`` or inside one (a file, a class, a
+    test with its parameters), as the report plugin matches them."""
+    parts = node.split("[")[0].split("::")
+    heads = {"::".join(parts[:end]) for end in range(1, len(parts) + 1)}
+    return node in prefixes or bool(heads & set(prefixes))

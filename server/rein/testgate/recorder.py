@@ -1,0 +1,335 @@
+"""What each test ran: a pytest plugin of a few lines, and its record.
+
+When the gate asks (``REIN_TESTS_COVERAGE``: the record's path), the
+plugin ``rein_testgate_coverage`` (written beside the report plugin, on
+``PYTHONPATH``; :mod:`rein.testgate.pytest_run`) sets a *call* tracer
+(``sys.settrace`` and ``threading.settrace``, Python 3.11 has no
+``sys.monitoring``) that notes each code object a frame starts, never a
+line: a set insertion per call. What it notes goes to the test whose
+setup, call or teardown runs (its function-scoped fixtures included), or
+to the *shared* set: the collection (every module's import), a fixture of
+a wider scope, what runs between tests, what a module's import runs (one
+a test makes too: a registry filled then serves later tests as well). At
+the session's end it writes,
+for the workspace's own files only (under the run's folder, not an
+environment's ``site-packages``), a module's own code left out (it runs at
+import; the index compares what it runs, the skeleton, whole):
+
+* ``tests``: node id -> the ``[file, first line]`` of each code object
+  it ran; ``null`` for a test during which something else replaced the
+  tracer (a test of a tracer, a debugger): not known;
+* ``opaque``: node id -> why what the test ran is more than its record
+  shows: it started a child process (``subprocess``, ``os.fork``,
+  ``os.posix_spawn``, ``os.system``, multiprocessing: the child runs
+  untraced), started a thread (traced, but it may outlive the test), or
+  read a workspace module's source text (``linecache``, so
+  ``inspect.getsource`` and tracebacks; ``open`` of a ``.py`` file) from
+  its own code; a child started or source read outside the tests (at
+  import, in a fixture of a wider scope) makes every test opaque. The
+  hooks are set only while recording and cost nothing but on those
+  calls. Not seen still: a test that reads line numbers
+  (``frame.f_lineno``, a log record's), and a library that reads the
+  source for the test (the first caller outside the standard library must
+  be the workspace's);
+* ``shared``: the same, for what ran outside the tests;
+* ``collected``: test file -> the node ids pytest collected in it (before
+  any deselection: the tests a later verdict must know of);
+* ``files``: the workspace's modules imported by the end.
+
+A pytest-xdist worker records nothing (the gate records only runs without
+it). :mod:`rein.testgate.coverage_index` turns the record into what a
+later verdict selects by.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["COVERAGE_ENV", "COVERAGE_PLUGIN", "RawCoverage", "read_coverage", "write_plugin"]
+
+COVERAGE_PLUGIN = "rein_testgate_coverage"
+COVERAGE_ENV = "REIN_TESTS_COVERAGE"
+
+_SOURCE = '''"""Written by Rein's tests gate: which code each test ran."""
+import json
+import os
+import sys
+import sysconfig
+import threading
+
+import pytest
+
+_STDLIB = sysconfig.get_paths()["stdlib"].rstrip(os.sep) + os.sep
+
+_OUT = os.environ.get("REIN_TESTS_COVERAGE")
+_SHARED = set()
+_TESTS = {}
+_COLLECTED = {}
+_ON = []
+_OUTER = []
+_add = _SHARED.add
+# What a record cannot see: node id -> why; [why] outside the tests.
+_OPAQUE = {}
+_OPAQUE_SHARED = []
+_NOW = [None]
+_MINE = {}
+
+
+def _trace(frame, event, arg):
+    global _add
+    _add(frame.f_code)
+    if frame.f_code.co_name == "<module>":
+        # An import, even one a test makes: what it runs is shared.
+        _OUTER.append(_add)
+        _add = _SHARED.add
+        return _imported
+
+
+def _imported(frame, event, arg):
+    global _add
+    if event == "return" and _OUTER:
+        _add = _OUTER.pop()
+    return _imported
+
+
+def _start():
+    sys.settrace(_trace)
+    threading.settrace(_trace)
+
+
+def _mine(name):
+    """``name`` is the workspace's own (not an environment's)."""
+    if name not in _MINE:
+        root = _ON[0].rstrip(os.sep) + os.sep
+        _MINE[name] = name.startswith(root) and "site-packages" not in name
+    return _MINE[name]
+
+
+def _opaque(why, shared=True):
+    """What runs now escapes the record: the test running is opaque (or,
+    outside the tests and when ``shared``, every test)."""
+    if _NOW[0] is not None:
+        _OPAQUE.setdefault(_NOW[0], why)
+    elif shared and not _OPAQUE_SHARED:
+        _OPAQUE_SHARED.append(why)
+
+
+def _from_workspace(frame, first_only):
+    """A workspace frame is on the stack (``first_only``: the first frame
+    outside the standard library is one)."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if _mine(name):
+            return True
+        if first_only and not (name.startswith(_STDLIB) or name.startswith("<")):
+            return False
+        frame = frame.f_back
+    return False
+
+
+def _child(why):
+    if _from_workspace(sys._getframe(2), False):
+        _opaque(why)
+
+
+def _wrap(owner, name, why):
+    real = getattr(owner, name, None)
+    if real is None:
+        return
+
+    def wrapped(*args, **kwargs):
+        _child(why)
+        return real(*args, **kwargs)
+
+    setattr(owner, name, wrapped)
+
+
+def _read(path, why):
+    try:
+        name = os.path.abspath(os.fspath(path))
+    except (TypeError, ValueError):
+        return
+    if isinstance(name, str) and name.endswith(".py") and _mine(name):
+        if _from_workspace(sys._getframe(2), True):
+            _opaque(why)
+
+
+def _watch():
+    """Hook where a test escapes the tracer, only while recording: a child
+    process (one started from a fork of this one runs untraced), a
+    thread a test starts (traced, but it may outlive the test), a read of
+    the workspace's source text (line numbers, ``inspect.getsource``)."""
+    import _thread
+    import builtins
+    import io
+    import linecache
+    import subprocess
+
+    why = "it starts a child process"
+    _wrap(subprocess.Popen, "_execute_child", why)
+    _wrap(sys.modules.get("_posixsubprocess"), "fork_exec", why)  # multiprocessing's
+    for name in ("posix_spawn", "posix_spawnp", "system", "startfile"):
+        _wrap(os, name, why)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=lambda: _child(why) if _ON else None)
+    real_start, real_new = threading.Thread.start, _thread.start_new_thread
+
+    def start(self):
+        if _NOW[0] is not None and _from_workspace(sys._getframe(1), False):
+            _opaque("it starts a thread", shared=False)
+        return real_start(self)
+
+    def start_new_thread(*args, **kwargs):
+        if _NOW[0] is not None and _from_workspace(sys._getframe(1), False):
+            _opaque("it starts a thread", shared=False)
+        return real_new(*args, **kwargs)
+
+    threading.Thread.start = start
+    _thread.start_new_thread = start_new_thread
+    real_lines, real_open = linecache.getlines, io.open
+
+    def getlines(filename, module_globals=None):
+        _read(filename, "it reads source text (linecache, inspect)")
+        return real_lines(filename, module_globals)
+
+    def opened(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)):
+            _read(file, "it reads source text (open)")
+        return real_open(file, *args, **kwargs)
+
+    linecache.getlines = getlines
+    builtins.open = io.open = opened
+
+
+def pytest_configure(config):
+    if _OUT and not hasattr(config, "workerinput"):
+        _ON.append(os.getcwd())
+        _watch()
+        _start()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        _COLLECTED.setdefault(item.nodeid.split("::")[0], []).append(item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    global _add
+    if not _ON:
+        yield
+        return
+    mine = set()
+    _add = mine.add
+    _NOW[0] = item.nodeid
+    _start()
+    try:
+        yield
+    finally:
+        _TESTS[item.nodeid] = mine if sys.gettrace() is _trace else None
+        _add = _SHARED.add
+        _NOW[0] = None
+        _start()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    global _add
+    if not _ON or fixturedef.scope == "function":
+        yield
+        return
+    saved, now = _add, _NOW[0]
+    _add, _NOW[0] = _SHARED.add, None
+    try:
+        yield
+    finally:
+        _add, _NOW[0] = saved, now
+
+
+def pytest_sessionfinish(session):
+    if not _ON:
+        return
+    sys.settrace(None)
+    threading.settrace(None)
+    root = _ON[0].rstrip(os.sep) + os.sep
+    seen = {}
+
+    def where(code):
+        if code not in seen:
+            name = code.co_filename
+            # A module's own code runs at import: its text is compared whole.
+            ok = name.startswith(root) and "site-packages" not in name
+            ok = ok and code.co_name != "<module>"
+            seen[code] = [name[len(root):], code.co_firstlineno] if ok else None
+        return seen[code]
+
+    def rows(codes):
+        return sorted({tuple(w) for w in map(where, codes) if w is not None})
+
+    files = set()
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None) or ""
+        if name.startswith(root) and name.endswith(".py") and "site-packages" not in name:
+            files.add(name[len(root):])
+    record = {
+        "tests": {k: (None if v is None else rows(v)) for k, v in _TESTS.items()},
+        "opaque": {
+            k: _OPAQUE.get(k) or _OPAQUE_SHARED[0] + " (outside the tests)"
+            for k in _TESTS
+            if k in _OPAQUE or _OPAQUE_SHARED
+        },
+        "shared": rows(_SHARED),
+        "collected": _COLLECTED,
+        "files": sorted(files),
+    }
+    with open(_OUT, "w", encoding="utf-8") as out:
+        json.dump(record, out)
+'''
+
+
+def write_plugin(folder: Path) -> None:
+    """Write the plugin into ``folder`` (on the run's ``PYTHONPATH``)."""
+    (folder / f"{COVERAGE_PLUGIN}.py").write_text(_SOURCE, encoding="utf-8")
+
+
+Where = tuple[str, int]
+
+
+@dataclass(slots=True)
+class RawCoverage:
+    """The plugin's record (see the module docstring)."""
+
+    tests: dict[str, frozenset[Where] | None] = field(default_factory=dict)
+    #: Node id -> why its record cannot be trusted (see the module docstring).
+    opaque: dict[str, str] = field(default_factory=dict)
+    shared: frozenset[Where] = frozenset()
+    collected: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+
+
+def _wheres(rows: Any) -> frozenset[Where]:
+    return frozenset((str(r[0]), int(r[1])) for r in rows)
+
+
+def read_coverage(path: Path) -> RawCoverage | None:
+    """The record at ``path``; None when there is none or it cannot be
+    read (the run ended before pytest's session did)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        tests = {
+            str(node): None if rows is None else _wheres(rows)
+            for node, rows in data["tests"].items()
+        }
+        return RawCoverage(
+            tests=tests,
+            opaque={str(k): str(v) for k, v in data["opaque"].items()},
+            shared=_wheres(data["shared"]),
+            collected={str(k): tuple(map(str, v)) for k, v in data["collected"].items()},
+            files=tuple(map(str, data["files"])),
+        )
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None

@@ -1,0 +1,70 @@
+"""Selection by coverage over a real warm pytest: a later run's verdict
+runs only the tests that ran the changed function, and those that run
+code in a child process (no record sees it), and blocks on the bug there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rein.process.kept import KeptProcessLauncher
+from tests.fakes.workspace import FakeWorkspace
+from tests.testgate.projects import changed, gate_for, project, verdict
+
+#: Every test names ``run``: the names reach them all; only one runs ``_b``.
+MOD = (
+    "def _a(x):\n    return x + 1\n\n\n"
+    "def _b(x):\n    return x * 2\n\n\n"
+    "def _c(x):\n    return -x\n\n\n"
+    "_KINDS = {'a': _a, 'b': _b, 'c': _c}\n\n\n"
+    "def run(kind, x):\n    return _KINDS[kind](x)\n"
+)
+TESTS = (
+    "import subprocess\nimport sys\n\nfrom mod import run\n\n\n"
+    "def test_a():\n    assert run('a', 1) == 2\n\n\n"
+    "def test_b():\n    assert run('b', 2) == 4\n\n\n"
+    "def test_c():\n    assert run('c', 3) == -3\n\n\n"
+    # Runs _b in a child process: no record sees it, so it always runs.
+    "def test_child():\n    code = \"from mod import run; assert run('b', 2) == 4\"\n"
+    "    subprocess.run([sys.executable, '-c', code], check=True)\n"
+)
+
+
+async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path / "proj", {"mod.py": MOD, "tests/test_mod.py": TESTS})
+    workspace = FakeWorkspace({"mod.py": MOD}, root=str(root))
+    gate = gate_for(root, launcher=KeptProcessLauncher())
+    try:
+        # A first run (a harmless change): no record yet, the names decide.
+        harmless = MOD.replace("x + 1", "1 + x")
+        await changed(gate, workspace, "mod.py", harmless)
+        assert await gate.warm_ready(60)
+        first = await verdict(gate, workspace, "mod.py")
+        gate.on_validated(2)
+        # The next run seeds a bug in the function test_b alone runs.
+        await changed(gate, workspace, "mod.py", harmless.replace("x * 2", "x * 3"))
+        seeded = await verdict(gate, workspace, "mod.py")
+        warm = set(gate.warm_runs)
+        recorded = set(gate.timings)
+    finally:
+        await gate.close()
+
+    assert (first.blockers, first.unverified) == ([], None)
+    assert "not by coverage: no coverage record yet" in first.detail
+    assert first.detail.startswith("4 of 4 tests passed")
+    # test_b ran _b in the process; test_child ran it in a child, which
+    # no record sees: it runs, and blocks too.
+    assert [b.message.split(" failed")[0] for b in seeded.blockers] == [
+        "tests/test_mod.py::test_b",
+        "tests/test_mod.py::test_child",
+    ]
+    assert (
+        "selected by coverage: 1 tests ran a changed function (mod.py:_b); always: 1 tests "
+        "whose record cannot see all they run (it starts a child process)"
+    ) in seeded.detail
+    assert "by imports: 0 tests" in seeded.detail
+    assert seeded.detail.startswith("0 of 2 tests passed"), seeded.detail
+    assert "first" in warm
+    # A run chosen by coverage alone records nothing (the tracer's cost).
+    assert "first_pytest" in recorded and "first_record" not in recorded

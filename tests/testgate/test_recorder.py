@@ -1,0 +1,86 @@
+"""The recording plugin in a real pytest run: what each test ran, and
+what an import ran (shared, even when a test imports lazily)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rein.testgate.recorder import (
+    COVERAGE_ENV,
+    COVERAGE_PLUGIN,
+    RawCoverage,
+    read_coverage,
+    write_plugin,
+)
+from tests.testgate.projects import project
+
+FILES = {
+    "reg.py": "KINDS = {}\n\n\ndef register(name):\n    KINDS[name] = len(KINDS)\n",
+    "late.py": "from reg import register\n\nregister('late')\n\n\ndef use():\n    return 1\n",
+    "tests/test_r.py": (
+        "def test_imports_late():\n    import late\n    assert late.use() == 1\n\n\n"
+        "def test_reads_registry():\n    from reg import KINDS\n    assert 'late' in KINDS\n"
+    ),
+    # What a record cannot see: each of these is opaque.
+    "tests/test_o.py": (
+        "import inspect, os, subprocess, sys, threading\nimport reg\n\n\n"
+        "def test_child():\n    subprocess.run([sys.executable, '-c', 'pass'], check=True)\n\n\n"
+        "def test_fork():\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+        "    os.waitpid(pid, 0)\n\n\n"
+        "def test_thread():\n    t = threading.Thread(target=reg.register, args=('t',))\n"
+        "    t.start()\n    t.join()\n\n\n"
+        "def test_source():\n    assert 'KINDS' in inspect.getsource(reg.register)\n\n\n"
+        "def test_open():\n    with open(reg.__file__) as f:\n        assert 'KINDS' in f.read()\n"
+    ),
+}
+
+
+def record_of(tmp_path: Path, files: dict[str, str]) -> RawCoverage:
+    """The record of a real pytest run of a project of ``files``."""
+    root = project(tmp_path / "proj", files)
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    write_plugin(plugins)
+    out = tmp_path / "coverage.json"
+    env = {**os.environ, COVERAGE_ENV: str(out), "PYTHONPATH": f"{plugins}:{root}"}
+    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", COVERAGE_PLUGIN, "tests"]
+    done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True)
+    assert done.returncode == 0, done.stdout.decode()[-2000:]
+    raw = read_coverage(out)
+    assert raw is not None
+    return raw
+
+
+def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
+    raw = record_of(tmp_path, FILES)
+    late, reads = "tests/test_r.py::test_imports_late", "tests/test_r.py::test_reads_registry"
+    assert raw.collected["tests/test_r.py"] == (late, reads)
+    # The test's own function and the module function it called; not
+    # register, which late.py's import ran: shared, as at collection.
+    assert raw.tests[late] == {("tests/test_r.py", 1), ("late.py", 6)}
+    assert ("reg.py", 4) in raw.shared
+    assert raw.tests[reads] == {("tests/test_r.py", 6)}
+    assert {"reg.py", "late.py", "tests/test_r.py"} <= set(raw.files)
+    # A child process, a thread, a read of source text: opaque, and only
+    # those (pytest reading the files, at collection, counts for nothing).
+    assert raw.opaque == {
+        "tests/test_o.py::test_child": "it starts a child process",
+        "tests/test_o.py::test_fork": "it starts a child process",
+        "tests/test_o.py::test_thread": "it starts a thread",
+        "tests/test_o.py::test_source": "it reads source text (linecache, inspect)",
+        "tests/test_o.py::test_open": "it reads source text (open)",
+    }
+
+
+def test_a_child_a_wider_fixture_starts_makes_every_test_opaque(tmp_path: Path) -> None:
+    conftest = (
+        "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session')\n"
+        "def server():\n    return subprocess.run([sys.executable, '-c', 'pass']).returncode\n"
+    )
+    tests = "def test_uses(server):\n    assert server == 0\n\n\ndef test_plain():\n    pass\n"
+    raw = record_of(tmp_path, {"tests/conftest.py": conftest, "tests/test_s.py": tests})
+    why = "it starts a child process (outside the tests)"
+    assert raw.opaque == {"tests/test_s.py::test_uses": why, "tests/test_s.py::test_plain": why}
