@@ -161,7 +161,8 @@ def _watch():
     """Hook where a test escapes the tracer, only while recording: a child
     process (one started from a fork of this one runs untraced), a
     thread a test starts (traced, but it may outlive the test), a read of
-    the workspace's source text (line numbers, ``inspect.getsource``)."""
+    the workspace's source text (``linecache``, so ``inspect.getsource``
+    and a formatted traceback; ``open`` of a ``.py`` file)."""
     import _thread
     import builtins
     import io
