@@ -207,3 +207,24 @@ def test_when_the_names_decide_an_opaque_test_runs_too(tmp_path: Path) -> None:
     assert picked.only == (f"{T}::test_g", f"{T}::test_child")
     assert picked.files == (T,)
     assert "and 1 tests whose record cannot see all they run" in picked.note
+
+
+def test_runs_coverage_cannot_decide_stop_paying_for_records_until_it_decides_again(
+    tmp_path: Path,
+) -> None:
+    # attrs: every change reached module-level code, no verdict was decided
+    # by coverage, and every first run paid the recording tracer (2.1x its
+    # full suite). Two undecided runs record, then every fourth; a decided
+    # choice starts the count again.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "mod.py").write_text(MOD)
+    (tmp_path / T).write_text(TESTS)
+    picker = Picker(tmp_path)
+    selection = TestSelection((T,), False, "imports", modules=("mod.py",))
+    module_level = {"mod.py": (MOD, MOD.replace("LIMIT = 3", "LIMIT = 4"))}
+    records = [picker.pick(selection, module_level).record for _ in range(9)]
+    assert records == [True, True, False, True, False, False, False, True, False]
+    picker.index.add(raw(f=[("mod.py", 7)]), {"mod.py": MOD, T: TESTS}.get)
+    decided = picker.pick(selection, {"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))})
+    assert decided.only == (f"{T}::test_f",)
+    assert [picker.pick(selection, module_level).record for _ in range(3)] == [True, True, False]

@@ -57,6 +57,8 @@ class Picker:
         self.narrower = Narrower(root)
         self.index = CoverageIndex()
         self._disk: dict[str, tuple[tuple[int, int], str | None]] = {}
+        #: Runs recorded since coverage last decided a choice.
+        self._undecided_records = 0
 
     def forget(self) -> None:
         """The run is over (the coverage records stay)."""
@@ -91,6 +93,13 @@ class Picker:
             self._disk[path] = kept
         return kept[1]
 
+    def _worth_recording(self) -> bool:
+        """Whether an undecided run records: the first two since coverage
+        last decided, then every fourth (a project whose changes coverage
+        cannot decide, attrs's, would pay the tracer at every verdict)."""
+        self._undecided_records += 1
+        return self._undecided_records <= 2 or self._undecided_records % 4 == 0
+
     def pick(self, selection: TestSelection, texts: Texts) -> Picked:
         """The tests of ``selection``'s files to run for the change
         (path -> its text before the run, now)."""
@@ -105,7 +114,7 @@ class Picker:
             narrowed = self.narrower.narrow(files, selection.modules, texts)
             # Its tests all have a record still good: recording them again
             # would cost the tracer and tell little more.
-            record = choice is None or not choice.all_recorded
+            record = (choice is None or not choice.all_recorded) and self._worth_recording()
             if isinstance(narrowed, Narrowed):
                 opaque = [n for n in self.index.opaque_tests(files) if not _under(n, narrowed.only)]
                 more = {n.split("::")[0] for n in opaque} - set(narrowed.files)
@@ -124,6 +133,7 @@ class Picker:
                 f"whole test files: {narrowed}; not by coverage: {why}",
                 record=record,
             )
+        self._undecided_records = 0
         return self._by_coverage(selection, texts, choice)
 
     def _by_coverage(
