@@ -31,7 +31,10 @@ class StubAnalyzer:
     pool: StubPool | None = None
 
     def __post_init__(self) -> None:
-        self.spec = SimpleNamespace(pull=self.pull, tsserver=False)
+        # basedpyright's shape: a whole-workspace mode, answering pulls.
+        self.spec = SimpleNamespace(
+            pull=self.pull, tsserver=False, diagnostic_mode_setting="analysis.diagnosticMode"
+        )
 
     def analysed(self, path: str) -> bool:
         return path in self.known
@@ -105,3 +108,16 @@ async def test_an_analyzer_that_cannot_be_asked_file_by_file_says_so() -> None:
     assert not answered and analyzer.asked == 0
     snap = await file_checks.snapshot_files(StubPool(analyzer), ["a.py"], 5.0)  # type: ignore[arg-type]
     assert snap.stale and snap.stale_reason is not None
+
+
+def test_a_server_offering_no_pull_and_no_workspace_mode_is_not_asked_file_by_file() -> None:
+    # clangd, gopls: configured "pull" but offering none, every question
+    # waited its bound (120 s each; a C run took 480 s and failed).
+    basedpyright = StubAnalyzer([])
+    assert file_checks.answers_per_file(StubPool(basedpyright))  # type: ignore[arg-type]
+    clangd = StubAnalyzer([])
+    clangd.spec.diagnostic_mode_setting = None
+    clangd.pull = False
+    assert not file_checks.answers_per_file(StubPool(clangd))  # type: ignore[arg-type]
+    clangd.pull = True  # offers pulls: asked
+    assert file_checks.answers_per_file(StubPool(clangd))  # type: ignore[arg-type]

@@ -75,11 +75,17 @@ class AnalyzerPool(Protocol):
 
 def answers_per_file(pool: AnalyzerPool) -> bool:
     """Every running analyzer is configured to answer pulls (``diagnostics:
-    "pull"``; basedpyright answers them though it publishes in workspace
-    mode), analysing the file then (not tsserver, whose answer waits for
-    its project)."""
+    "pull"``), analysing the file then (not tsserver, whose answer waits for
+    its project), and offers them (its ``diagnosticProvider``) or has a
+    whole-workspace mode (basedpyright answers a pull though it publishes in
+    workspace mode and registers the method only later). A server that
+    offers no pull (clangd, gopls) left every question to its bound (120 s
+    each)."""
     alive = [a for a in pool.analyzers if a.alive]
-    return bool(alive) and all(a.spec.pull and not a.spec.tsserver for a in alive)
+    return bool(alive) and all(
+        a.spec.pull and not a.spec.tsserver and (a.pull or a.spec.diagnostic_mode_setting)
+        for a in alive
+    )
 
 
 def _index(pool: AnalyzerPool) -> ImportIndex:
