@@ -39,6 +39,21 @@ def cold_world() -> tuple[TrackedWorkspace, ColdFakeDiagnostics, AnalyzerGate]:
     return workspace, source, gate
 
 
+async def helper_renamed() -> tuple[
+    TrackedWorkspace, ColdFakeDiagnostics, AnalyzerGate, GateContext
+]:
+    """A cold run renames a.py's ``helper``: b.py (a direct importer) and
+    c.py (through b.py) break; with a.py shown as it was, the analyzers
+    say d.py's old error only."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    return workspace, source, gate, GateContext(1, frozenset({"pkg/a.py"}), workspace)
+
+
 def lines(outcome: object) -> list[tuple[str, int]]:
     return [(b.path, b.line) for b in outcome.blockers]  # type: ignore[attr-defined]
 
@@ -46,14 +61,7 @@ def lines(outcome: object) -> list[tuple[str, int]]:
 async def test_transitive_breakage_blocks_once_the_late_snapshot_is_corrected() -> None:
     """Old: the snapshot taken after the change held c.py's new error, which
     every later verdict took for pre-existing: it never blocked."""
-    workspace, source, gate = cold_world()
-    await gate.on_run_start(0)
-    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
-    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
-    source.diagnostics = [OLD, broken_b, TRANSITIVE]
-    # What the analyzers say with a.py shown as it was: d.py's old error only.
-    source.counterfactual = [OLD]
-    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    workspace, source, gate, ctx = await helper_renamed()
     first = await gate.check(ctx)
     assert "partial: judged on the changed files and their importers" in first.detail
     assert lines(first) == [("pkg/b.py", 0)]
@@ -101,13 +109,7 @@ async def test_a_run_ended_before_the_workspace_snapshot_corrects_the_next_runs_
     """The run ends with its cold change unvalidated before the snapshot
     completed (it is stopped); the next run's snapshot, taken with the
     change in place, is corrected the same way."""
-    workspace, source, gate = cold_world()
-    await gate.on_run_start(0)
-    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
-    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
-    source.diagnostics = [OLD, broken_b, TRANSITIVE]
-    source.counterfactual = [OLD]
-    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    workspace, source, gate, ctx = await helper_renamed()
     await gate.check(ctx)
     gate.on_run_end()
 
