@@ -156,10 +156,13 @@ async def test_with_the_clients_terminal_the_command_shows_there(
 
 
 async def test_cancel_ends_the_prompt_with_cancelled(
-    connect: Callable[..., Any], workspace: Path
+    connect: Callable[..., Any], workspace: Path, mock_server: MockServer
 ) -> None:
     client = FakeAcpClient(hang=["session/request_permission"])
-    async with connect(client=client) as c:
+    # Asked about, so the unanswered question holds the run (sandboxed, the
+    # default, the command would run unasked and could end the run first).
+    config = config_for(mock_server, approval={"command": "ask"})
+    async with connect(client=client, config=config) as c:
         c.server.load(
             [
                 RUN_TRUE,
@@ -374,10 +377,13 @@ async def test_load_after_a_restart_replays_the_transcript(
 
 
 async def test_a_client_that_leaves_mid_run_leaves_the_session_loadable(
-    connect: Callable[..., Any], workspace: Path
+    connect: Callable[..., Any], workspace: Path, mock_server: MockServer
 ) -> None:
     client = FakeAcpClient(hang=["session/request_permission"])
-    async with connect(client=client) as c:
+    # Asked about, so the unanswered question holds the run (sandboxed, the
+    # default, the command would run unasked and could end the run first).
+    config = config_for(mock_server, approval={"command": "ask"})
+    async with connect(client=client, config=config) as c:
         c.server.load(
             [
                 {**RUN_TRUE, "text": "Running it."},
@@ -511,12 +517,15 @@ async def test_a_mode_switch_keeps_the_transcript_across_a_restart(
 
 
 async def test_a_second_folder_does_not_mark_the_first_folders_run_interrupted(
-    connect: Callable[..., Any], workspace: Path, tmp_path: Path
+    connect: Callable[..., Any], workspace: Path, tmp_path: Path, mock_server: MockServer
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
     client = FakeAcpClient(hang=["session/request_permission"])
-    async with connect(client=client) as c:
+    # The command is asked about (approval.command "ask"; sandboxed, the
+    # default, it runs unasked and the run could end before the cancel).
+    config = config_for(mock_server, approval={"command": "ask"})
+    async with connect(client=client, config=config) as c:
         c.server.load([{"tool_calls": [{"name": "run_command", "arguments": {"command": "true"}}]}])
         session_id = await c.new()
         prompt = await c.prompt_to_its_tool_call(session_id)
