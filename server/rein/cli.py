@@ -61,6 +61,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    # Refused before the headless stack is imported (a typo costs no start-up).
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        print(f"rein run: the workspace {root} is not a folder", file=sys.stderr)
+        return 2
     from rein.headless.run import run_task
 
     overrides = _model_overrides(args)
@@ -119,45 +124,17 @@ def _cmd_acp(args: argparse.Namespace) -> int:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from rein.config_file import build_config
-    from rein.harness.errors import ConfigError
-    from rein.headless.mcp_list import list_servers
-    from rein.store import default_storage_path
+    from rein.headless.mcp_list import mcp_list_command
 
-    try:
-        config = build_config(args.config, {})
-    except ConfigError as exc:
-        print(f"rein mcp: {exc}", file=sys.stderr)
-        return 2
-    root = Path(args.root).resolve()
-    if not root.is_dir():
-        print(f"rein mcp: {root} is not a folder", file=sys.stderr)
-        return 2
-    folder = Path(args.storage or config.storage_path or default_storage_path())
-    return list_servers(root, config, folder, args.json, args.trust_mcp, start=not args.no_start)
+    return mcp_list_command(
+        Path(args.root), args.config, args.storage, args.json, args.trust_mcp, not args.no_start
+    )
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from rein.config_file import build_config
-    from rein.harness.errors import ConfigError
-    from rein.headless.doctor import doctor
-    from rein.headless.setup_view import setup_view
-    from rein.store import default_storage_path
+    from rein.headless.doctor import doctor_command
 
-    root = Path(args.root).resolve()
-    if not root.is_dir():
-        print(f"rein doctor: {root} is not a folder", file=sys.stderr)
-        return 2
-    try:
-        config = build_config(args.config, {})
-    except ConfigError as exc:
-        print(f"rein doctor: {exc}", file=sys.stderr)
-        return 2
-    storage = Path(config.storage_path or default_storage_path())
-    setup = setup_view(root, config, storage)
-    return doctor(
-        root, config.gates.analyzer, as_json=args.json, sandbox=config.sandbox, setup=setup
-    )
+    return doctor_command(Path(args.root), args.config, as_json=args.json)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -182,114 +159,32 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:
-    import time
+    from rein.headless.session_list import list_sessions
 
-    import anyio
-
-    from rein.harness.errors import StoreError
-    from rein.session.results import usage_json
-    from rein.store import SqliteStore, default_storage_path
-    from rein.store.checkpoints import SqliteCheckpointStore
-
-    folder = args.storage or str(default_storage_path())
-    try:
-        store = SqliteStore.open(folder)
-    except StoreError as exc:
-        print(f"rein sessions: {exc}", file=sys.stderr)
-        return 2
-    records = anyio.run(store.list_sessions)
-    store.close()
-    # Checkpoint bytes per session and per workspace (none without the file).
-    per_session: dict[str, int] = {}
-    per_workspace: dict[str, int] = {}
-    if (Path(folder).expanduser() / "checkpoints.db").exists():
-        try:
-            checkpoints = SqliteCheckpointStore.open(folder)
-        except StoreError as exc:
-            print(f"rein sessions: {exc}", file=sys.stderr)
-        else:
-
-            async def sizes() -> None:
-                for r in records:
-                    per_session[r.id] = await checkpoints.session_size(r.id)
-                for workspace in {r.workspace for r in records if r.workspace}:
-                    per_workspace[workspace] = await checkpoints.size(workspace)
-
-            try:
-                anyio.run(sizes)
-            finally:
-                checkpoints.close()
-    if args.json:
-        for r in records:
-            print(
-                json.dumps(
-                    {
-                        "id": r.id,
-                        "title": r.title,
-                        "status": r.status,
-                        "updatedAt": r.updated_at,
-                        "mode": r.mode,
-                        "origin": r.origin,
-                        "turns": r.turns,
-                        "usage": usage_json(r.usage),
-                        "workspace": r.workspace,
-                        "checkpointBytes": per_session.get(r.id, 0),
-                        "workspaceCheckpointBytes": per_workspace.get(r.workspace, 0),
-                    }
-                )
-            )
-        return 0
-    if not records:
-        print(f"no sessions in {folder}")
-        return 0
-    for r in records:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.updated_at))
-        tokens = sum(int(v) for v in r.usage.values()) if r.usage else 0
-        stored = _size(per_session.get(r.id, 0))
-        print(
-            f"{r.id}  {when}  {r.status:<11} {r.turns:>3} turns {tokens:>8} tokens "
-            f"{stored:>9} checkpoints  {r.title}"
-        )
-    for workspace, total in sorted(per_workspace.items()):
-        print(f"checkpoints of {workspace}: {_size(total)}")
-    return 0
+    return list_sessions(args.storage, as_json=args.json)
 
 
 def _cmd_undo(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from rein.headless.undo import UndoArgs, undo
-    from rein.store import default_storage_path
-    from rein.store.checkpoints import SqliteCheckpointStore
-
     root = Path(args.root).resolve()
     if not root.is_dir():
         print(
             f"rein undo: the workspace {root} is not a folder; nothing was changed", file=sys.stderr
         )
         return 2
-    folder = args.storage or str(default_storage_path())
-    return undo(
+    from rein.headless.undo import UndoArgs, undo_command
+    from rein.store import default_storage_path
+
+    return undo_command(
         UndoArgs(
             root=root,
-            storage=folder,
+            storage=args.storage or str(default_storage_path()),
             session_id=args.session,
             run_id=args.run,
             turn=args.turn,
             paths=tuple(args.path) if args.path else None,
             as_json=args.json,
-        ),
-        lambda sessions: SqliteCheckpointStore.open(folder),
+        )
     )
-
-
-def _size(n: int) -> str:
-    """Bytes as people read them: ``0 B``, ``12.3 KB``, ``4.5 MB``."""
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """The values of a restore (:mod:`rein.checkpoints.restore`): the request, what
-it did per file, its result as ``rein/restore`` answers it, the note the
-transcript gets, and how a path given by a client is made workspace-relative."""
+it did per file, its result as ``rein/restore`` answers it and as the
+``files_restored`` event, the note the transcript gets, and how a path given by a client is made workspace-relative."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rein.harness.errors import RestoreError
+from rein.harness.feature_events import FilesRestored
 
 __all__ = [
     "Conflict",
@@ -16,6 +17,7 @@ __all__ = [
     "RestoreResult",
     "RestoredFile",
     "SkippedFile",
+    "files_restored",
     "restore_note",
     "workspace_path",
 ]
@@ -103,6 +105,18 @@ def workspace_path(root: str, path: str) -> str:
     if rel in (".", "") or rel == ".." or rel.startswith("../"):
         raise RestoreError(f"path {path!r} is outside the workspace {root}")
     return rel
+
+
+def files_restored(result: RestoreResult) -> FilesRestored:
+    """The ``files_restored`` event of a restore (the live session's and ``rein undo``'s)."""
+    return FilesRestored(
+        restore_id=result.restore_id,
+        run_id=result.run_id,
+        turn=result.turn,
+        restored=[f.path for f in result.restored],
+        conflicts=[c.path for c in result.conflicts],
+        skipped=[s.path for s in result.skipped],
+    )
 
 
 def restore_note(result: RestoreResult) -> str:

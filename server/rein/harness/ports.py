@@ -7,12 +7,31 @@ through these ports.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from rein.harness.approval_ports import (
+    ApprovalAnswer,
+    ApprovalClass,
+    ApprovalRequest,
+    ApprovalRule,
+    ApprovalRuleBook,
+    ApprovalRuleKind,
+    Approver,
+    RememberScope,
+    UserChannel,
+)
+from rein.harness.diagnostics_ports import (
+    CounterfactualDiagnostics,
+    Diagnostic,
+    DiagnosticsSnapshot,
+    DiagnosticsSource,
+    ReleasingDiagnostics,
+    SettlingDiagnostics,
+)
 from rein.harness.messages import AssistantMessage, Message
 from rein.harness.navigation_ports import Navigator
 from rein.harness.process_ports import (
@@ -31,6 +50,7 @@ __all__ = [
     "AnnouncingWorkspace",
     "AppliedChange",
     "ApprovalAnswer",
+    "ApprovalClass",
     "ApprovalRequest",
     "ApprovalRule",
     "ApprovalRuleBook",
@@ -357,47 +377,6 @@ class AnnouncingWorkspace(MultiFileWorkspace, ChangeAnnouncer, Protocol):
 # ----------------------------------------------------------------- diagnostics
 
 
-class Diagnostic(BaseModel):
-    """An analyzer finding, 0-based positions as in LSP."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    path: str
-    line: int
-    character: int = 0
-    end_line: int | None = None
-    end_character: int | None = None
-    #: LSP severity: 1 error, 2 warning, 3 information, 4 hint.
-    severity: int = 1
-    code: str | None = None
-    source: str | None = None
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class DiagnosticsSnapshot:
-    diagnostics: tuple[Diagnostic, ...]
-    generation: int
-    #: True when the bound on the wait passed before every touched file had
-    #: fresh diagnostics: the verdict may be stale, and says so.
-    stale: bool = False
-    #: Why nobody looked at all (no analyzer runs, the client does not answer
-    #: ``rein/diagnostics``); None when the snapshot comes from analyzers. A
-    #: blind snapshot makes the analyzer gate "unverified", never "passed".
-    blind: str | None = None
-    #: The analyzers (or the editor) that produced it, for reports.
-    sources: tuple[str, ...] = ()
-    #: Why it is stale when the source knows (an analyzer is dead or did
-    #: not answer); the verdict says so.
-    stale_reason: str | None = None
-
-
-class DiagnosticsSource(Protocol):
-    async def snapshot(
-        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
-    ) -> DiagnosticsSnapshot: ...
-
-
 @runtime_checkable
 class MutationListening(Protocol):
     """A diagnostics source that wants to hear of every applied change (the
@@ -405,147 +384,6 @@ class MutationListening(Protocol):
     done); the folder host subscribes it to the mutation log."""
 
     def notify_mutation(self, mutation: Mutation) -> None: ...
-
-
-@runtime_checkable
-class SettlingDiagnostics(Protocol):
-    """What a DiagnosticsSource may offer beyond :meth:`snapshot` (the
-    headless analyzer pool offers all of it; the editor what it can). The
-    core checks with ``isinstance`` and does without what is missing."""
-
-    async def wait_idle(self, timeout_s: float) -> bool:
-        """Wait until every analyzer says it is done (no work-done or
-        pyright progress open, nothing owed for a sent change) and a quiet
-        period passed after the last progress end. False on timeout."""
-        ...
-
-    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> Sequence[str]:
-        """Have the analyzers analyse these files (open them), so that after
-        :meth:`wait_idle` a snapshot covers them. Paths that do not exist or
-        that no analyzer owns are ignored. A source that analyses file by
-        file may also open the files that import them (``importers``).
-        Returns the paths opened now that were not analysed before, whose
-        diagnostics were not in earlier snapshots."""
-        ...
-
-    async def environment_changed(self, paths: Sequence[str]) -> None:
-        """The environment changed under the analyzers (a dependency install:
-        ``paths`` are the manifests and the environment's site-packages).
-        Tell them (didChangeWatchedFiles, or a restart when they do not
-        watch files); the caller then waits with :meth:`wait_idle`."""
-        ...
-
-
-@runtime_checkable
-class CounterfactualDiagnostics(Protocol):
-    """A source that can show its analyzers other texts for some files
-    without writing them (the headless pool does): the analyzer gate asks
-    it whether an error in a file the run did not change is there without
-    the run's changes too."""
-
-    async def snapshot_with(
-        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
-    ) -> DiagnosticsSnapshot | None:
-        """The diagnostics of ``paths`` while the analyzers see ``texts``
-        (path -> text) instead of those files' contents, after they settle;
-        then the real contents are shown again (and settled). None when the
-        analyzers did not settle within ``timeout_s``."""
-        ...
-
-
-@runtime_checkable
-class ReleasingDiagnostics(Protocol):
-    """A source that opened files for the changes it was asked about (the
-    headless pool on a large project opens a changed file's importers) and
-    can close them again once those changes are validated, so that a long
-    session's later changes do not make the analyzers re-check every file
-    an earlier change needed."""
-
-    def release_opened(self) -> Sequence[str]:
-        """Close the files opened for validated changes; returns them. A
-        later :meth:`SettlingDiagnostics.ensure_open` opens what it needs
-        again (and reports it as newly opened)."""
-        ...
-
-
-# --------------------------------------------------------- approvals and user
-
-ApprovalClass = Literal["read", "write", "command", "mcp"]
-
-
-#: What a sticky approval rule allows: a command line's commands, file
-#: writes by path glob, MCP tools (``server`` or ``server/tool``).
-ApprovalRuleKind = Literal["command", "write", "mcp"]
-#: How long a remembered approval lasts: the session, or the workspace
-#: (stored).
-RememberScope = Literal["session", "workspace"]
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRule:
-    """A rule the person may keep instead of answering again
-    (``rein.tools.approval_rules`` matches them)."""
-
-    kind: ApprovalRuleKind
-    pattern: str
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    tool: str
-    approval_class: ApprovalClass
-    title: str
-    detail: str
-    #: What the call acts on, for rules that remember an answer ("always
-    #: allow"): the path of a file tool, the whole command line of a
-    #: command; None: the tool as a whole.
-    subject: str | None = None
-    #: The id of the tool call that asks (None outside a tool call).
-    tool_call_id: str | None = None
-    #: The rules "always allow" would keep (empty: none can be kept): for
-    #: a command line, each of its commands not yet allowed, exactly as
-    #: written.
-    rules: tuple[ApprovalRule, ...] = ()
-    #: The wider choice the person may make instead ("commands starting with
-    #: `git log`": ``git log *``); empty when none is wider than ``rules``.
-    prefix_rules: tuple[ApprovalRule, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalAnswer:
-    """An approval with more than yes or no: keep the request's rules for
-    the session or the workspace."""
-
-    approved: bool
-    remember: RememberScope | None = None
-    #: Keep the request's ``prefix_rules`` (the person chose the wider
-    #: rule) instead of its ``rules``.
-    prefix: bool = False
-
-
-class Approver(Protocol):
-    async def confirm(self, request: ApprovalRequest) -> bool | ApprovalAnswer: ...
-
-
-class ApprovalRuleBook(Protocol):
-    """The approval rules a session keeps (``rein.tools.approval_rules``)."""
-
-    async def uncovered(
-        self, kind: ApprovalRuleKind, subject: str
-    ) -> tuple[ApprovalRule, ...] | None:
-        """None when the rules allow ``subject`` (a command line, a
-        workspace-relative path, ``server/tool``); else the rules that
-        would allow it (empty when no rule can)."""
-        ...
-
-    async def remember(self, scope: RememberScope, rules: Sequence[ApprovalRule]) -> None: ...
-
-
-class UserChannel(Protocol):
-    async def ask(self, question: str) -> str | None:
-        """The person's answer, or None when there is none (no client support,
-        dismissed)."""
-        ...
 
 
 # -------------------------------------------------------------------- commands

@@ -15,14 +15,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rein.bring.inventory import Inventory
+from rein.config_file import build_config
 from rein.disk.analyzer_discovery import fitted, locate, scan_workspace, tool_cache, wanted
 from rein.disk.pool_status import languages
 from rein.harness.analyzer_servers import AnalyzerServerConfig
 from rein.harness.config import AnalyzerGateConfig
+from rein.harness.errors import ConfigError
+from rein.headless.setup_view import setup_view
 from rein.sandboxing.probe import SandboxStatus, sandbox_status
 from rein.sandboxing.settings import SandboxSettings
+from rein.store import default_storage_path
 
-__all__ = ["ServerCheck", "check_servers", "doctor", "sandbox_line"]
+__all__ = ["ServerCheck", "check_servers", "doctor", "doctor_command", "sandbox_line"]
 
 #: How long a server's ``--version`` may take.
 VERSION_TIMEOUT_S = 10.0
@@ -154,3 +158,21 @@ def doctor(
             print(f"  {line}")
     sys.stdout.flush()
     return 0
+
+
+def doctor_command(root: Path, config_file: str | None, *, as_json: bool) -> int:
+    """``rein doctor``: :func:`doctor` for ``root`` with the configuration
+    in ``config_file`` (or REIN_CONFIG) and the setup Rein finds there;
+    exit 2 when ``root`` is not a folder or the configuration is invalid."""
+    root = root.resolve()
+    if not root.is_dir():
+        print(f"rein doctor: {root} is not a folder", file=sys.stderr)
+        return 2
+    try:
+        config = build_config(config_file, {})
+    except ConfigError as exc:
+        print(f"rein doctor: {exc}", file=sys.stderr)
+        return 2
+    storage = Path(config.storage_path or default_storage_path())
+    setup = setup_view(root, config, storage)
+    return doctor(root, config.gates.analyzer, as_json=as_json, sandbox=config.sandbox, setup=setup)

@@ -16,12 +16,15 @@ from typing import Any, TextIO
 import anyio
 
 from rein.config import ReinConfig
+from rein.config_file import build_config
+from rein.harness.errors import ConfigError
 from rein.headless.mcp_ports import TerminalMcpPorts
 from rein.mcp.config import McpServers, load_servers
 from rein.mcp.manager import McpManager, sandboxed_connections
 from rein.sandboxing.others import OtherCommandsSandbox
+from rein.store import default_storage_path
 
-__all__ = ["list_servers", "listing_json"]
+__all__ = ["list_servers", "listing_json", "mcp_list_command"]
 
 
 def listing_json(result: McpServers, states: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -118,3 +121,23 @@ def list_servers(
         _print_text(result, states, sys.stdout)
     failed = any(state["state"] != "running" for state in states.values())
     return 1 if result.errors or failed else 0
+
+
+def mcp_list_command(
+    root: Path, config_file: str | None, storage: str | None, as_json: bool, trust_mcp: bool,
+    start: bool,
+) -> int:  # fmt: skip
+    """``rein mcp list``: :func:`list_servers` for ``root`` with the
+    configuration in ``config_file`` (or REIN_CONFIG); exit 2 when that is
+    invalid or ``root`` is not a folder."""
+    try:
+        config = build_config(config_file, {})
+    except ConfigError as exc:
+        print(f"rein mcp: {exc}", file=sys.stderr)
+        return 2
+    root = root.resolve()
+    if not root.is_dir():
+        print(f"rein mcp: {root} is not a folder", file=sys.stderr)
+        return 2
+    folder = Path(storage or config.storage_path or default_storage_path())
+    return list_servers(root, config, folder, as_json, trust_mcp, start=start)

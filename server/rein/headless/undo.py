@@ -24,15 +24,16 @@ import anyio
 
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
+from rein.checkpoints.restore_types import files_restored
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ReinError, RestoreError, StoreError, ToolError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
-from rein.session.builder import PLANNER_MEMORY, memory_key
-from rein.session.restoring import files_restored
 from rein.store import SessionRecord, SqliteStore, StorePersistence
+from rein.store.checkpoints import SqliteCheckpointStore
+from rein.store.memory_keys import PLANNER_MEMORY, memory_key
 
-__all__ = ["UndoArgs", "undo"]
+__all__ = ["UndoArgs", "undo", "undo_command"]
 
 EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 2, 3
 
@@ -151,3 +152,9 @@ def undo(args: UndoArgs, open_checkpoints: Any) -> int:
     """Run ``rein undo``; the exit code. ``open_checkpoints(sessions)``
     opens the checkpoint store next to the session database."""
     return anyio.run(_main, args, open_checkpoints)
+
+
+def undo_command(args: UndoArgs) -> int:
+    """``rein undo``: :func:`undo` over the checkpoint store next to the
+    session database (in ``args.storage``)."""
+    return undo(args, lambda sessions: SqliteCheckpointStore.open(args.storage))

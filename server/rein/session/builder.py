@@ -58,7 +58,7 @@ from rein.sandboxing import command_sandbox
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
 from rein.session.setup_files import agent_kinds, skill_tool
-from rein.store.persistence import MAIN_MEMORY
+from rein.store.memory_keys import EXECUTOR_MEMORY, MAIN_MEMORY, PLANNER_MEMORY, memory_key
 from rein.testgate.detect import finds_pytest_tests, has_xdist
 from rein.testgate.gate import TestGate
 from rein.tools import bootstrap
@@ -90,10 +90,6 @@ __all__ = [
 #: The persistence of one memory of a session: (memory key, already stored?).
 PersistenceFor = Callable[[str, bool], Persistence | None]
 
-EXECUTOR_MEMORY = "executor:memory"
-PLANNER_MEMORY = "planner:memory"
-
-
 #: The role of a session's agent in each mode (plan mode's is the executor).
 ROLE_OF_MODE: dict[str, Role] = {"agent": "agent", "plan": "executor", "explain": "explainer"}
 
@@ -103,11 +99,6 @@ def _offered(tools: ToolRegistry, mode: str) -> list[Tool[Any]]:
     mode the executor's ``complete_step``."""
     offered = tools.tools()
     return [*offered, complete_step_tool()] if mode == "plan" else offered
-
-
-def memory_key(mode: str) -> str:
-    """The memory that holds the agent's transcript (plan mode: the executor's)."""
-    return EXECUTOR_MEMORY if mode == "plan" else MAIN_MEMORY
 
 
 def build_gates(

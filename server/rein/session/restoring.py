@@ -10,24 +10,13 @@ from contextlib import asynccontextmanager
 
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.restore import Restorer, RestoreRequest, RestoreResult, restore_note
+from rein.checkpoints.restore_types import files_restored
 from rein.harness.errors import BusyError
-from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
 from rein.harness.ports import Workspace
 from rein.session.session import Session
 
 __all__ = ["add_note", "files_restored", "restore_in_session", "writing_files"]
-
-
-def files_restored(result: RestoreResult) -> FilesRestored:
-    return FilesRestored(
-        restore_id=result.restore_id,
-        run_id=result.run_id,
-        turn=result.turn,
-        restored=[f.path for f in result.restored],
-        conflicts=[c.path for c in result.conflicts],
-        skipped=[s.path for s in result.skipped],
-    )
 
 
 @asynccontextmanager

@@ -12,11 +12,10 @@ from collections.abc import Callable, Sequence
 
 from rein.harness.errors import StoreError
 from rein.harness.messages import Message
+from rein.store.memory_keys import MAIN_MEMORY
 from rein.store.sqlite import SqliteStore
 
 __all__ = ["MAIN_MEMORY", "StorePersistence"]
-
-MAIN_MEMORY = "main:messages"
 
 
 class StorePersistence:
