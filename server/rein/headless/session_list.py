@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 
 from rein.harness.errors import StoreError
-from rein.session.results import usage_json
+from rein.session.results import record_summary
 from rein.store import SqliteStore, default_storage_path
 from rein.store.checkpoints import SqliteCheckpointStore
 
@@ -54,14 +54,7 @@ def list_sessions(storage: str | None, *, as_json: bool) -> int:
             print(
                 json.dumps(
                     {
-                        "id": r.id,
-                        "title": r.title,
-                        "status": r.status,
-                        "updatedAt": r.updated_at,
-                        "mode": r.mode,
-                        "origin": r.origin,
-                        "turns": r.turns,
-                        "usage": usage_json(r.usage),
+                        **record_summary(r),
                         "workspace": r.workspace,
                         "checkpointBytes": per_session.get(r.id, 0),
                         "workspaceCheckpointBytes": per_workspace.get(r.workspace, 0),

@@ -26,16 +26,16 @@ from typing import Any
 from rein.checkpoints.model import CheckpointStore, MemoryCheckpointStore, ReviewStatus
 from rein.config import ReinConfig
 from rein.flows.plan_act import PlanSnapshot
-from rein.flows.subagents import PendingChild, SubagentSpawner
-from rein.harness import Message, RunResult, Usage
-from rein.harness.agent import repair_transcript
+from rein.flows.subagents import SubagentSpawner
+from rein.harness import RunResult
 from rein.harness.errors import BusyError, StoreError
 from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
-from rein.session.ports import MODES, Mode, SessionPorts, SessionSpec
-from rein.session.results import usage_json
+from rein.session.ports import SessionPorts, SessionSpec
+from rein.session.results import record_summary, summary
 from rein.session.session import Session
 from rein.session.store_trouble import StoreTrouble, session_image
-from rein.store import SessionRecord, SqliteStore, StorePersistence
+from rein.session.stored import read_stored
+from rein.store import SqliteStore, StorePersistence
 from rein.store.checkpoints import SqliteCheckpointStore
 
 __all__ = ["SessionManager"]
@@ -353,82 +353,23 @@ class SessionManager:
 
     async def load(self, session_id: str) -> Session | None:
         """A session by id: a live one, else from the store with its
-        transcript rolled back if a crash left tool calls without results."""
+        transcript rolled back if a crash left tool calls without results
+        (:mod:`rein.session.stored`)."""
         if session_id in self.sessions:
             self._used[session_id] = self._clock()
             return self.sessions[session_id]
         store = await self.open_store()
         if store is None:
             return None
-        record = await store.get_session(session_id)
-        if record is None:
+        stored = await read_stored(store, session_id)
+        if stored is None:
             return None
-
-        mode: Mode = record.mode if record.mode in MODES else "agent"
-        memory = memory_key(mode)
-        messages = await self._load_memory(store, session_id, memory)
-        state = await store.memory_state(session_id, memory)
-        planner_messages: list[Message] = []
-        snapshot = None
-        if mode == "plan":
-            planner_messages = await self._load_memory(store, session_id, PLANNER_MEMORY)
-            saved = await store.memory_state(session_id, PLANNER_MEMORY)
-            snapshot = PlanSnapshot.from_json(saved) if saved else None
         if session_id in self.sessions:  # loaded by another request meanwhile
             return self.sessions[session_id]
-        session = self.new(
-            SessionSpec(
-                mode=mode,
-                title=record.title,
-                origin=record.origin,
-                session_id=session_id,
-                messages=messages,
-                waiting_for=state.get("waiting_for"),
-                persisted=True,
-                planner_messages=planner_messages,
-                plan_snapshot=snapshot,
-            )
-        )
-        session.status = record.status  # type: ignore[assignment]
-        session.turns = record.turns
-        session.usage = Usage(
-            **{k: int(v) for k, v in record.usage.items() if k in Usage.model_fields}
-        )
-        session.created_at = record.created_at
-        session.updated_at = record.updated_at
-        if state.get("subagent"):
-            await self._restore_subagent(store, session, state["subagent"])
-        if session.gates is not None and state.get("validation"):
-            # Changes earlier runs left unvalidated: the next run validates them.
-            session.gates.restore_state(state["validation"])
+        session = self.new(stored.spec)
+        await stored.restore_into(session)
         self._arm()
         return session
-
-    async def _restore_subagent(self, store: SqliteStore, session: Session, data: Any) -> None:
-        """The subagent the session waits on (and its own waiting children),
-        with their transcripts: the person's answer resumes it."""
-        spawner = session.agent.env.subagents
-        if not isinstance(spawner, SubagentSpawner):
-            log.warning("session %s waits on a subagent but has no subagents", session.id)
-            return
-        try:
-            pending = PendingChild.model_validate(data)
-        except ValueError:
-            log.exception("session %s: its waiting subagent's state is unreadable", session.id)
-            return
-        level: PendingChild | None = pending
-        while level is not None:
-            spawner.transcripts[level.child_id] = await self._load_memory(
-                store, session.id, f"{level.child_id}:memory"
-            )
-            level = level.inner
-        spawner.restore(pending)
-
-    async def _load_memory(self, store: SqliteStore, session_id: str, memory: str) -> list[Message]:
-        messages, added = repair_transcript(await store.load_messages(session_id, memory))
-        if added:
-            await store.replace_all(session_id, memory, messages)
-        return messages
 
     # ------------------------------------------------------------------ runs
 
@@ -551,26 +492,3 @@ class SessionManager:
 def title_of(text: str) -> str:
     """A session's title from its first prompt: the first line, 80 characters."""
     return text.strip().splitlines()[0][:80] if text.strip() else "session"
-
-
-def summary(session: Session) -> dict[str, Any]:
-    """A live session as ``rein/sessions`` lists it."""
-    return _summary_json(session, session.usage)
-
-
-def record_summary(record: SessionRecord) -> dict[str, Any]:
-    """A stored session as ``rein/sessions`` lists it."""
-    return _summary_json(record, record.usage or {})
-
-
-def _summary_json(item: Session | SessionRecord, usage: Any) -> dict[str, Any]:
-    return {
-        "id": item.id,
-        "title": item.title,
-        "status": item.status,
-        "updatedAt": item.updated_at,
-        "mode": item.mode,
-        "origin": item.origin,
-        "turns": item.turns,
-        "usage": usage_json(usage),
-    }

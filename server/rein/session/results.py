@@ -1,5 +1,5 @@
-"""A run's result and usage on the wire: one spelling (camelCase) for
-``rein/prompt``, ``rein/sessions`` and ``rein run --json``."""
+"""A run's result, usage and a session's summary on the wire: one spelling
+(camelCase) for ``rein/prompt``, ``rein/sessions`` and ``rein run --json``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rein.checkpoints.model import FileChange
     from rein.harness import RunResult, Usage
+    from rein.session.session import Session
+    from rein.store import SessionRecord
 
 from rein.checkpoints.capture import changes_json
 
-__all__ = ["result_json", "usage_json"]
+__all__ = ["record_summary", "result_json", "summary", "usage_json"]
 
 _USAGE_KEYS = (
     ("input_tokens", "inputTokens"),
@@ -74,3 +76,26 @@ def result_json(
         # Gates that could not look: these generations are not validated.
         payload["unverified"] = [u.model_dump(mode="json") for u in result.unverified]
     return payload
+
+
+def summary(session: Session) -> dict[str, Any]:
+    """A live session as ``rein/sessions`` lists it."""
+    return _summary_json(session, session.usage)
+
+
+def record_summary(record: SessionRecord) -> dict[str, Any]:
+    """A stored session as ``rein/sessions`` lists it."""
+    return _summary_json(record, record.usage or {})
+
+
+def _summary_json(item: Session | SessionRecord, usage: Any) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "title": item.title,
+        "status": item.status,
+        "updatedAt": item.updated_at,
+        "mode": item.mode,
+        "origin": item.origin,
+        "turns": item.turns,
+        "usage": usage_json(usage),
+    }

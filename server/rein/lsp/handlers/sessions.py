@@ -31,7 +31,7 @@ async def sessions(server: ReinServer, params: Any) -> dict[str, Any]:
 async def session(server: ReinServer, params: Any) -> dict[str, Any]:
     await server.ready()
     from rein.lsp.params import SessionParams, parse
-    from rein.session.manager import summary
+    from rein.session.results import summary
 
     parsed = parse(SessionParams, params, "rein/session")
     found = server.isolated.session(parsed.session_id) or await server.load_session(
