@@ -21,8 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,7 +32,6 @@ from acp.schema import (
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
-    SessionInfo,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
@@ -44,48 +41,28 @@ from rein.acp.commands import available_commands, command_prompt, prompt_of
 from rein.acp.context import ClientLink, current_session
 from rein.acp.host import AcpHosts
 from rein.acp.isolated import AcpIsolation
+from rein.acp.live import Live, serve_session
 from rein.acp.mcp_servers import client_servers
 from rein.acp.modes import MODE_IDS, config_options, mode_state, set_model
 from rein.acp.prompts import stop_reason
 from rein.acp.replay import replay_session
 from rein.acp.session_options import session_options
-from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
+from rein.acp.session_pages import session_page
+from rein.acp.updates import SessionUpdate
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import AnalyzerSpec
-from rein.harness.errors import BusyError, ConfigError, ToolError
+from rein.harness.errors import BusyError, ConfigError
 from rein.harness.ports import Model
-from rein.hosting.workspace_host import KeepsTexts, WorkspaceHost
+from rein.hosting.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.sandboxing.probe import unavailable_notice
-from rein.session import Mode, Session, SessionSpec
-from rein.session.builder import memory_key
+from rein.session import Mode, Session, SessionManager, SessionSpec
 from rein.session.ending import end_sessions
-from rein.store import SqliteStore
-from rein.tools.disk_read import read_text
+from rein.store.memory_keys import memory_key
 
-__all__ = ["PAGE_SIZE", "AcpSessions"]
+__all__ = ["AcpSessions"]
 
 log = logging.getLogger(__name__)
-
-#: Sessions per ``session/list`` page.
-PAGE_SIZE = 50
-
-
-@dataclass(eq=False)
-class _Live:
-    """A session this process serves: its host, the session and its stream."""
-
-    host: WorkspaceHost
-    session: Session
-    updates: SessionUpdates
-    unsubscribe: Callable[[], None]
-    #: The model chosen with set_config_option (None: the configured one).
-    model: str | None = None
-    #: A mode chosen while a prompt ran: applied before the next one.
-    pending_mode: Mode | None = None
-    #: The analyzers line was said (a thought, the first update of its
-    #: first prompt: which languages the gate analyses, which it does not).
-    told_coverage: bool = False
 
 
 class AcpSessions:
@@ -123,7 +100,7 @@ class AcpSessions:
             analyzers=analyzers,
             watch=watch,
         )
-        self.live: dict[str, _Live] = {}
+        self.live: dict[str, Live] = {}
         self._tg = tg
         #: The sessions told the sandbox cannot run here (once each).
         self._told_sandbox: set[str] = set()
@@ -170,40 +147,20 @@ class AcpSessions:
             raise errors.invalid_field("cwd", f"{cwd} is not an existing folder")
         return path.resolve()
 
-    def _serve(self, host: WorkspaceHost, session: Session) -> _Live:
+    def _serve(self, host: WorkspaceHost, session: Session) -> Live:
         """Stream ``session``'s events to the client from now on."""
         old = self.live.get(session.id)
-        if old is not None:
-            old.unsubscribe()
-            old.updates.close()
-        view = host.view
-        text_of = view.text_of if isinstance(view, KeepsTexts) else None
-
-        def text_now(rel: str) -> str | None:
-            known = text_of(rel) if text_of is not None else None
-            if isinstance(known, str):
-                return known
-            try:
-                return read_text(host.root / rel, rel).text
-            except (OSError, ToolError):
-                return None
-
-        mapper = UpdateMapper(host.root, text_now, lambda: self.config.harness.context_window)
-        updates = SessionUpdates(mapper, lambda update: self._send(session.id, update))
-        off_session = session.subscribe(updates)
-        off_preview = host.subscribe_preview(updates)
-
-        def unsubscribe() -> None:
-            off_session()
-            off_preview()
-
-        live = _Live(host, session, updates, unsubscribe)
-        if old is not None:
-            live.model = old.model
+        live = serve_session(
+            host,
+            session,
+            lambda update: self._send(session.id, update),
+            lambda: self.config.harness.context_window,
+            old,
+        )
         self.live[session.id] = live
         return live
 
-    def _live(self, session_id: str) -> _Live:
+    def _live(self, session_id: str) -> Live:
         live = self.live.get(session_id)
         if live is None:
             raise errors.unknown_session(session_id)
@@ -293,7 +250,7 @@ class AcpSessions:
 
         self._tg.start_soon(send)
 
-    async def _check_folder(self, host: WorkspaceHost, session_id: str, live: _Live | None) -> None:
+    async def _check_folder(self, host: WorkspaceHost, session_id: str, live: Live | None) -> None:
         """A session is loaded in the folder it works in, not another."""
         folder: Path | None = live.host.root if live is not None else None
         store = host.manager.store
@@ -309,47 +266,11 @@ class AcpSessions:
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
         root = self._cwd(cwd) if cwd is not None else None
-        try:
-            start = int(cursor) if cursor else 0
-        except ValueError:
-            raise errors.invalid_field(
-                "cursor", f"{cursor!r} is not a cursor this agent gave"
-            ) from None
-        found: dict[str, SessionInfo] = {}
-        for live in self.live.values():
-            if root is None or live.host.root == root:
-                found[live.session.id] = _info(
-                    live.session.id, live.host.root, live.session.title, live.session.updated_at
-                )
-        for record in await self._stored_sessions():
-            if record.id in found or not record.workspace:
-                continue
-            if root is None or Path(record.workspace) == root:
-                found[record.id] = _info(
-                    record.id, Path(record.workspace), record.title, record.updated_at
-                )
-        ordered = sorted(found.values(), key=lambda s: s.updated_at or "", reverse=True)
-        page = ordered[start : start + PAGE_SIZE]
-        more = start + PAGE_SIZE < len(ordered)
-        return ListSessionsResponse(
-            sessions=page, next_cursor=str(start + PAGE_SIZE) if more else None
-        )
+        live = [(live.session, live.host.root) for live in self.live.values()]
+        return await session_page(live, self._stored_managers(), self.storage, root, cursor)
 
-    async def _stored_sessions(self) -> list[Any]:
-        for host in self.hosts.hosts.values():
-            if host.manager.store is not None:
-                return await host.manager.store.list_sessions()
-        if self.storage is None:
-            return []
-        try:
-            store = SqliteStore.open(str(self.storage))
-        except Exception as exc:
-            log.warning("session/list: the session store cannot be read: %s", exc)
-            return []
-        try:
-            return await store.list_sessions()
-        finally:
-            store.close()
+    def _stored_managers(self) -> list[SessionManager]:
+        return [host.manager for host in self.hosts.hosts.values()]
 
     # ------------------------------------------------------------ the run
 
@@ -433,13 +354,13 @@ class AcpSessions:
             config_options=config_options(mode, self._model_name(live), self._configured_model())
         )
 
-    def _model_name(self, live: _Live) -> str:
+    def _model_name(self, live: Live) -> str:
         return live.model or self._configured_model()
 
     def _configured_model(self) -> str:
         return self.config.model.model or self.config.model.provider
 
-    async def _choose_mode(self, live: _Live, mode_id: str, field_name: str) -> _Live:
+    async def _choose_mode(self, live: Live, mode_id: str, field_name: str) -> Live:
         if mode_id not in MODE_IDS:
             raise errors.invalid_field(
                 field_name, f"{mode_id!r} is not one of: agent, plan, explain"
@@ -453,7 +374,7 @@ class AcpSessions:
         await live.updates.drain()
         return live
 
-    async def _switch_mode(self, live: _Live, mode: Mode) -> _Live:
+    async def _switch_mode(self, live: Live, mode: Mode) -> Live:
         """Rebuild the session in ``mode`` with its transcript (same id)."""
         live.pending_mode = None
         old = live.session
@@ -555,12 +476,3 @@ class AcpSessions:
         if self.isolation is not None:
             await anyio.to_thread.run_sync(self.isolation.close)
         self.hosts.close()
-
-
-def _info(session_id: str, root: Path, title: str, updated_at: float) -> SessionInfo:
-    return SessionInfo(
-        session_id=session_id,
-        cwd=str(root),
-        title=title or None,
-        updated_at=datetime.fromtimestamp(updated_at, UTC).isoformat(),
-    )
