@@ -27,7 +27,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("tools/sandbox.py", "O_NOFOLLOW"): "os flag",
     ("tools/sandbox.py", "O_NONBLOCK"): "os flag",
     ("tools/sandbox.py", "O_CLOEXEC"): "os flag",
-    ("lsp/server.py", "read1"): "a binary stream's read1 (io)",
+    ("lsp/transports.py", "read1"): "a binary stream's read1 (io)",
     ("lsp/server.py", "__name__"): "an error source's name for a log line",
     ("bench/corpus.py", "decorator_list"): "an ast node's decorators",
     ("store/_sqlite_errors.py", "sqlite_errorcode"): (

@@ -1,6 +1,6 @@
 """The editor's diagnostics: :class:`EditorDiagnostics` asks the client
 for them (``rein/diagnostics``); ``rein/diagnosticsChanged`` feeds the
-coordinator."""
+coordinator, which of its files are fresh said by :func:`fresh_and_outdated`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
@@ -18,14 +18,48 @@ from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Mutation
 from rein.lsp.channel import method_not_found
 
 if TYPE_CHECKING:
+    from pygls.workspace import TextDocument
+
     from rein.lsp.channel import ClientChannel
     from rein.lsp.editor import EditorWorkspace
 
-__all__ = ["EditorDiagnostics"]
+__all__ = ["EditorDiagnostics", "fresh_and_outdated"]
 
 log = logging.getLogger(__name__)
 
 NO_DIAGNOSTICS = "the client does not answer rein/diagnostics (method not found)"
+
+
+def fresh_and_outdated(
+    workspace: EditorWorkspace,
+    documents: Mapping[str, TextDocument],
+    uris: Sequence[str],
+    versions: Mapping[str, int],
+) -> tuple[list[str], list[str]]:
+    """The workspace-relative paths of ``rein/diagnosticsChanged``'s
+    ``uris``: fresh, and outdated. Diagnostics the editor made for an older
+    version of a document than the one synced (``documents``; the client
+    batches its notices: one can arrive after Rein's next edit) are not
+    fresh for that edit, nor are those made for the version an edit of
+    Rein's was computed against (the notice can arrive while that edit is
+    on its way, before the editor's answer and its didChange)."""
+    fresh: list[str] = []
+    outdated: list[str] = []
+    for uri in uris:
+        path = workspace.relative(uri)
+        if path is None:
+            continue
+        made_for = versions.get(uri)
+        document = documents.get(uri) if made_for is not None else None
+        synced = document.version if document is not None else None
+        if made_for is not None and (
+            (synced is not None and made_for < synced)
+            or workspace.older_than_last_edit(uri, made_for)
+        ):
+            outdated.append(path)
+        else:
+            fresh.append(path)
+    return fresh, outdated
 
 
 def _convert(path: str, d: dict[str, Any]) -> Diagnostic:

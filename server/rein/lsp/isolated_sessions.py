@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from rein.harness.ports import AnnouncingWorkspace, Model
     from rein.lsp.approval_registry import ApprovalRegistry
     from rein.lsp.channel import ClientChannel
+    from rein.lsp.session_streams import SessionStreams
     from rein.providers.config import ModelConfig
     from rein.session import SessionManager
 
@@ -86,7 +87,7 @@ class IsolationServer(Protocol):
     def config(self) -> ReinConfig: ...
 
     client: ClientChannel
-    streams: dict[str, Any]
+    streams: SessionStreams
 
     @property
     def approvals(self) -> ApprovalRegistry: ...
@@ -98,8 +99,6 @@ class IsolationServer(Protocol):
 
     @property
     def manager(self) -> SessionManager: ...
-
-    def send_event(self, payload: dict[str, Any]) -> None: ...
 
 
 class IsolatedSessions:
@@ -127,7 +126,6 @@ class IsolatedSessions:
     async def new(self, mode: Literal["agent", "plan", "explain"], title: str) -> _Isolated:
         """A worktree of the server's folder and a session over it."""
         from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
-        from rein.lsp.event_stream import EventStream
 
         server = self.server
         registry = self._registry()
@@ -159,10 +157,7 @@ class IsolatedSessions:
                 await keeper
             remove_isolated(registry, record)
             raise
-        stream = EventStream(session.id, server.send_event, lambda: session.current_run_id)
-        session.closers.append(session.subscribe(stream))
-        session.on_run_end.append(stream.flush)
-        server.streams[session.id] = stream
+        server.streams.open(session)
         made = _Isolated(record, host, keeper, closing, session)
         self.live[session.id] = made
         return made
@@ -170,9 +165,7 @@ class IsolatedSessions:
     async def _close(self, made: _Isolated) -> None:
         made.session.abort("the isolated session is closed")
         self.live.pop(made.session.id, None)
-        stream = self.server.streams.pop(made.session.id, None)
-        if stream is not None:
-            stream.flush()
+        self.server.streams.close(made.session.id)
         made.closing.set()
         await made.keeper
 

@@ -13,22 +13,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureNotificationError
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from rein import __version__
 from rein.lsp._framing import DEFAULT_MAX_BYTES
-from rein.lsp._protocol import ReinProtocol, plain_dict_converter, serve_frames
+from rein.lsp._protocol import ReinProtocol, plain_dict_converter
 from rein.lsp.channel import ClientChannel, request_bound
+from rein.lsp.editor_settings import EditorSettings
 from rein.lsp.sandbox_notice import say_if_unsandboxed
+from rein.lsp.session_streams import SessionStreams
+from rein.lsp.transports import serve_stdio, serve_tcp
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
@@ -73,10 +73,8 @@ class ReinServer(LanguageServer):
         #: The largest message accepted from the client (``--max-message-bytes``).
         self.max_message_bytes = max_message_bytes
         self._reported_internal_error = False
-        self._config: ReinConfig | None = None
-        self._init_options: dict[str, Any] = {}
-        #: The invalid settings already reported, as (key, problem).
-        self._reported_config_errors: set[tuple[str, str]] = set()
+        #: The editor's ``rein`` settings, validated (:mod:`rein.lsp.editor_settings`).
+        self.settings = EditorSettings(self._config_error)
         #: The adapters' narrow view of the client.
         self.client = ClientChannel(self, bound=lambda method: request_bound(self.config, method))
         #: The client answers ``rein/navigate`` (said in ``initialize``).
@@ -91,13 +89,8 @@ class ReinServer(LanguageServer):
         self.model_factory: Any = None
         #: The unused setup files, told once (made on first use).
         self._notice: SetupNotice | None = None
-        #: Set once the configuration is known (``initialized`` handled).
-        self._configured: asyncio.Event | None = None
-        #: Each session's event stream to the client, by session id.
-        self.streams: dict[str, Any] = {}
-        #: The last ``seq`` sent for each evicted session: a reloaded
-        #: session's events go on from it.
-        self._evicted_seq: dict[str, int] = {}
+        #: Each session's event stream to the client.
+        self.streams = SessionStreams(self.send_event)
         #: Whether the sandbox's state was said (once per server).
         self._sandbox_said = False
         self._sandbox_notice: asyncio.Task[None] | None = None  # kept while it runs
@@ -110,51 +103,12 @@ class ReinServer(LanguageServer):
     # ------------------------------------------------------------------ wire
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Serve over stdio with Rein's frame reader (:mod:`rein.lsp._framing`)
-        instead of pygls's."""
-        source = stdin or sys.stdin.buffer
-        read_some = getattr(source, "read1", None) or source.read
-        self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-
-        async def read() -> bytes:
-            loop = asyncio.get_running_loop()
-            chunk: bytes = await loop.run_in_executor(self.thread_pool, read_some, 65536)
-            return chunk
-
-        try:
-            asyncio.run(serve_frames(read, self.protocol, self._stop_event, self.max_message_bytes))
-        except BrokenPipeError:
-            log.error("the client is gone; shutting down")
-        except (KeyboardInterrupt, SystemExit):
-            pass
-        finally:
-            self.shutdown()
+        """Serve over stdio with Rein's frame reader (:mod:`rein.lsp.transports`)."""
+        serve_stdio(self, self.protocol, self.max_message_bytes, stdin, stdout)
 
     def start_tcp(self, host: str, port: int) -> None:
         """Serve one client at a time over TCP (debugging), with Rein's reader."""
-        self._stop_event = stop = threading.Event()
-
-        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.protocol.set_writer(writer)
-
-            async def read() -> bytes:
-                return await reader.read(65536)
-
-            await serve_frames(read, self.protocol, stop, self.max_message_bytes)
-            self.shutdown()
-
-        async def main() -> None:
-            server = await asyncio.start_server(connection, host, port)
-            self._server = server  # closed by shutdown(): the client left
-            log.info("listening on %s:%s", host, port)
-            async with server:
-                await server.serve_forever()
-
-        try:
-            asyncio.run(main())
-        except asyncio.CancelledError:
-            log.debug("the TCP server was cancelled")
+        serve_tcp(self, self.protocol, self.max_message_bytes, host, port)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors outside a request go to the log with their traceback; a
@@ -174,69 +128,32 @@ class ReinServer(LanguageServer):
 
     @property
     def config(self) -> ReinConfig:
-        if self._config is None:
-            from rein.config import ReinConfig
-
-            self._config = ReinConfig()
-        return self._config
+        return self.settings.config
 
     @config.setter
     def config(self, value: ReinConfig) -> None:
-        self._config = value
+        self.settings.config = value
 
     def apply_configuration(self, data: Any, source: str) -> bool:
-        """Validate and apply a ``rein`` section key by key
-        (:func:`rein.config.resolve_config`): an invalid value falls back to
-        the last good value of that key (or its default), an invalid model
-        endpoint makes runs fail; each invalid setting is reported once,
-        naming the key and the allowed values. False when one was invalid."""
-        from rein.config import resolve_config
-
-        merged = dict(self._init_options)
-        if isinstance(data, dict):
-            merged.update(data)
-        resolved = resolve_config(merged, self._config, source)
-        self.config = resolved.config
-        current = {(issue.key, issue.problem) for issue in resolved.issues}
-        for issue in resolved.issues:
-            if (issue.key, issue.problem) in self._reported_config_errors:
-                continue
-            message = issue.message(source)
-            log.warning("%s", message)
-            self.window_show_message(
-                lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Rein: {message}")
-            )
-        # A setting fixed and broken again is reported again.
-        self._reported_config_errors = current
-        return not resolved.issues
+        """Validate and apply a ``rein`` section key by key; False when a
+        setting was invalid (:meth:`EditorSettings.apply`)."""
+        return self.settings.apply(data, source)
 
     def set_initialization_options(self, options: Any) -> None:
-        """Keep the ``rein`` section of the initialization options; it is
-        validated (with the editor's settings) once ``initialized`` arrives."""
-        if isinstance(options, dict):
-            section = options.get("rein", options)
-            self._init_options = dict(section) if isinstance(section, dict) else {}
+        self.settings.keep_initialization_options(options)
 
     def configured_event(self) -> asyncio.Event:
-        if self._configured is None:
-            self._configured = asyncio.Event()
-        return self._configured
+        return self.settings.configured_event()
 
     async def ready(self, timeout_s: float = 15.0) -> None:
-        """Wait (bounded) until the configuration is applied: requests that
-        arrive between ``initialized`` and the editor's answer to
-        ``workspace/configuration`` must not run with the defaults."""
-        event = self.configured_event()
-        if event.is_set():
-            return
-        try:
-            await asyncio.wait_for(event.wait(), timeout_s)
-        except TimeoutError:
-            log.warning(
-                "no configuration after %.0f s; using the initialization options", timeout_s
-            )
-            self.apply_configuration({}, "initializationOptions")
-            event.set()
+        """Wait (bounded) until the configuration is applied
+        (:meth:`EditorSettings.ready`)."""
+        await self.settings.ready(timeout_s)
+
+    def _config_error(self, message: str) -> None:
+        self.window_show_message(
+            lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Rein: {message}")
+        )
 
     # -------------------------------------------------------------- adapters
 
@@ -288,35 +205,17 @@ class ReinServer(LanguageServer):
     def on_diagnostics_changed(
         self, uris: list[str], versions: dict[str, int] | None = None
     ) -> None:
-        """``rein/diagnosticsChanged``: feeds the coordinator (freshness) and
-        the editor's source (its quiet period). Diagnostics the editor made
-        for an older version of a document than the one synced here (the
-        client batches its notices: one can arrive after Rein's next edit)
-        are not fresh for that edit, nor are those made for the version an
-        edit of Rein's was computed against (the notice can arrive while that
-        edit is on its way, before the editor's answer and its didChange)."""
+        """``rein/diagnosticsChanged``: feeds the coordinator (freshness:
+        :func:`rein.lsp.editor_diagnostics.fresh_and_outdated`) and the
+        editor's source (its quiet period)."""
+        from rein.lsp.editor_diagnostics import fresh_and_outdated
+
         workspace, coordinator = self.adapters()
-        versions = versions or {}
-        fresh: list[str] = []
-        outdated: list[str] = []
-        for uri in uris:
-            path = workspace.relative(uri)
-            if path is None:
-                continue
-            made_for = versions.get(uri)
-            document = self.workspace.text_documents.get(uri) if made_for is not None else None
-            synced = document.version if document is not None else None
-            if made_for is not None and (
-                (synced is not None and made_for < synced)
-                or workspace.older_than_last_edit(uri, made_for)
-            ):
-                outdated.append(path)
-            else:
-                fresh.append(path)
-        paths = fresh + outdated
+        documents = self.workspace.text_documents
+        fresh, outdated = fresh_and_outdated(workspace, documents, uris, versions or {})
         coordinator.notify_diagnostics_changed(fresh, outdated=outdated)
         if self._editor_diagnostics is not None:
-            self._editor_diagnostics.notify_changed(paths)
+            self._editor_diagnostics.notify_changed(fresh + outdated)
 
     @property
     def preview(self) -> FolderPreview:
@@ -325,9 +224,7 @@ class ReinServer(LanguageServer):
 
     def _preview_event(self, event: Event) -> None:
         """The preview's events outside a run: sent with ``sessionId: null``."""
-        self.send_event(
-            {"sessionId": None, "runId": None, "seq": 0, "event": event.model_dump(mode="json")}
-        )
+        self.streams.send(None, event)
 
     @property
     def auto_repair(self) -> AutoRepairer:
@@ -451,15 +348,10 @@ class ReinServer(LanguageServer):
         )
 
     def _stream_session(self, session: Session) -> None:
-        from rein.lsp.event_stream import EventStream
         from rein.lsp.wait_progress import WaitProgress
 
-        stream = EventStream(session.id, self.send_event, lambda: session.current_run_id)
-        stream.seq = self._evicted_seq.pop(session.id, 0)
-        session.closers.append(session.subscribe(stream))
+        self.streams.open(session)
         session.closers.append(session.subscribe(WaitProgress(self)))
-        session.on_run_end.append(stream.flush)
-        self.streams[session.id] = stream
         self._say_if_unsandboxed()
 
     def _say_if_unsandboxed(self) -> None:
@@ -478,11 +370,7 @@ class ReinServer(LanguageServer):
 
     def _drop_stream(self, session: Session) -> None:
         """An evicted session's stream goes; its ``seq`` is remembered."""
-        stream = self.streams.pop(session.id, None)
-        if stream is not None:
-            stream.flush()
-            if stream.seq:
-                self._evicted_seq[session.id] = stream.seq
+        self.streams.close(session.id, evicted=True)
 
     def state(self) -> dict[str, Any]:
         """What the server holds (``rein/serverState``): sessions in memory,
@@ -583,16 +471,5 @@ class ReinServer(LanguageServer):
         payload is plain JSON data already)."""
         self.client.notify_json("rein/event", payload)
 
-    def send_session_event(self, session: Session | None, event: Any) -> None:
-        """An event of ``session`` on its stream; without a session it is
-        sent with ``sessionId: null``."""
-        stream = self.streams.get(session.id) if session is not None else None
-        if stream is not None:
-            stream(event)
-        else:
-            self.send_event(
-                {"sessionId": None, "runId": None, "seq": 0, "event": event.model_dump(mode="json")}
-            )
-
     def report_auto_repair(self, session: Session | None, event: AutoRepair) -> None:
-        self.send_session_event(session, event)
+        self.streams.send(session, event)
