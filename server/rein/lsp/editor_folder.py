@@ -21,7 +21,7 @@ from rein.hosting.folder import FolderHost, FolderNotices
 from rein.lsp.editor import EditorWorkspace
 from rein.lsp.editor_diagnostics import EditorDiagnostics
 from rein.lsp.editor_dialogs import EditorApprover, EditorUserChannel
-from rein.lsp.folder_navigation import folder_navigator
+from rein.lsp.folder_navigation import NavigationScan, folder_navigator
 from rein.lsp.hook_ports import EditorHookPorts
 from rein.lsp.mcp_ports import EditorMcpPorts
 from rein.store import default_storage_path
@@ -59,6 +59,9 @@ class EditorServer(Protocol):
     @property
     def offers_navigation(self) -> bool: ...
 
+    @property
+    def navigation(self) -> NavigationScan: ...
+
 
 @dataclass(frozen=True)
 class FolderWiring:
@@ -94,6 +97,7 @@ def editor_folder(
         mutations,
         workspace,
         offers_navigation=server.offers_navigation,
+        specs=lambda: server.navigation.specs(server.root, server.config.gates.analyzer),
     )
     analyzer = server.config.gates.analyzer
     source = EditorDiagnostics(

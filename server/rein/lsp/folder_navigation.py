@@ -10,11 +10,18 @@ folder), when one of the folder's analyzers can navigate and is installed
 project's own ``node_modules/.bin`` or TypeScript) and
 ``gates.analyzer.enabled`` is not false. Otherwise there is none, and the
 tools are not offered.
+
+Finding which of those servers the folder needs walks the folder: the
+server runs it on a thread (:class:`NavigationScan`, awaited by the
+requests that build the folder), so a large folder does not hold up the
+other requests; the result is the one an inline scan gives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,29 +33,24 @@ from rein.lsp.editor_navigation import EditorNavigator
 
 if TYPE_CHECKING:
     from rein.config import ReinConfig
+    from rein.disk.analyzer_specs import AnalyzerSpec
+    from rein.harness.config import AnalyzerGateConfig
     from rein.harness.generations import MutationLog
     from rein.harness.navigation_ports import Navigator
     from rein.lsp.channel import ClientChannel
     from rein.lsp.editor import EditorWorkspace
 
-__all__ = ["folder_navigator"]
+__all__ = ["NavigationScan", "folder_navigator", "navigation_specs"]
+
+log = logging.getLogger(__name__)
 
 
-def folder_navigator(
-    client: ClientChannel,
-    root: Path,
-    config: ReinConfig,
-    mutations: MutationLog,
-    workspace: EditorWorkspace,
-    *,
-    offers_navigation: bool,
-) -> tuple[Navigator | None, Callable[[], Awaitable[None]] | None]:
-    """The folder's navigator and what closes it (None: nothing to close)."""
-    if offers_navigation:
-        return EditorNavigator(client, root), None
-    analyzer = config.gates.analyzer
+def navigation_specs(root: Path, analyzer: AnalyzerGateConfig) -> list[AnalyzerSpec]:
+    """The analyzer servers that would navigate ``root`` for a client
+    without navigation of its own; empty when the gate is off or none of
+    them is installed. Walks the folder: slow on a large one."""
     if not analyzer.enabled:  # no analyzer servers of Rein's run here
-        return None, None
+        return []
     # Only servers that navigate: a linter's is no use to the tools here.
     # Nothing of the folder's own runs: an LSP client gives Rein no word on
     # whether the person trusts it (a project's node_modules/.bin server or
@@ -59,6 +61,61 @@ def folder_navigator(
         if s.name not in DIAGNOSTICS_ONLY
     ]
     if not any(find_executable(s.command[0]) is not None for s in specs):
+        return []
+    return specs
+
+
+class NavigationScan:
+    """:func:`navigation_specs` of one folder, run on a thread: :meth:`run`
+    starts it (once for the same folder and settings) and waits for it;
+    :meth:`specs` gives its result, or scans inline when none is there for
+    these settings (a folder built before any request waited)."""
+
+    def __init__(self) -> None:
+        self._key: tuple[Path, AnalyzerGateConfig] | None = None
+        self._scan: asyncio.Future[list[AnalyzerSpec]] | None = None
+
+    async def run(self, root: Path, analyzer: AnalyzerGateConfig) -> None:
+        if self._scan is None or self._key != (root, analyzer):
+            self._key = (root, analyzer)
+            self._scan = asyncio.ensure_future(asyncio.to_thread(navigation_specs, root, analyzer))
+        try:
+            # Shielded: a request cancelled meanwhile leaves the scan to the next.
+            await asyncio.shield(self._scan)
+        except Exception as exc:  # raised again where the folder is built
+            log.warning("scanning %s for its navigation servers failed: %s", root, exc)
+
+    def specs(self, root: Path, analyzer: AnalyzerGateConfig) -> list[AnalyzerSpec]:
+        scan = self._scan
+        if (
+            scan is not None
+            and self._key == (root, analyzer)
+            and scan.done()
+            and not scan.cancelled()
+            and scan.exception() is None
+        ):
+            return scan.result()
+        return navigation_specs(root, analyzer)
+
+
+def folder_navigator(
+    client: ClientChannel,
+    root: Path,
+    config: ReinConfig,
+    mutations: MutationLog,
+    workspace: EditorWorkspace,
+    *,
+    offers_navigation: bool,
+    specs: Callable[[], Sequence[AnalyzerSpec]],
+) -> tuple[Navigator | None, Callable[[], Awaitable[None]] | None]:
+    """The folder's navigator and what closes it (None: nothing to close);
+    ``specs()``: :func:`navigation_specs` of the folder, asked only when the
+    client has no navigation of its own."""
+    if offers_navigation:
+        return EditorNavigator(client, root), None
+    analyzer = config.gates.analyzer
+    servers = list(specs())
+    if not servers:
         return None, None
 
     def open_paths() -> list[str]:
@@ -67,7 +124,7 @@ def folder_navigator(
 
     navigator = LazyPoolNavigator(
         root,
-        specs,
+        servers,
         mutations,
         workspace.buffer_text,
         open_paths,

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from rein.lsp.editor import EditorWorkspace
     from rein.lsp.editor_diagnostics import EditorDiagnostics
     from rein.lsp.editor_lm import EditorLmHost
+    from rein.lsp.folder_navigation import NavigationScan
     from rein.lsp.isolated_sessions import IsolatedSessions
     from rein.lsp.model_choices import ModelChoices
     from rein.lsp.setup_notice import SetupNotice
@@ -81,6 +82,7 @@ class ReinServer(LanguageServer):
         self.offers_navigation = False
         #: The workspace folder's shared parts, made on first use.
         self._folder: FolderHost[EditorWorkspace] | None = None
+        self._navigation: NavigationScan | None = None
         self._isolated: IsolatedSessions | None = None  # made once one is asked for
         self._editor_diagnostics: EditorDiagnostics | None = None
         self._auto_repair: AutoRepairer | None = None
@@ -147,8 +149,25 @@ class ReinServer(LanguageServer):
 
     async def ready(self, timeout_s: float = 15.0) -> None:
         """Wait (bounded) until the configuration is applied
-        (:meth:`EditorSettings.ready`)."""
+        (:meth:`EditorSettings.ready`), then for the folder's scan."""
         await self.settings.ready(timeout_s)
+        await self.prepare_folder()
+
+    async def prepare_folder(self) -> None:
+        """Before the folder is built: find the servers that would navigate
+        it (walking the folder) on a thread, once, so that the other
+        requests are answered meanwhile (:class:`~rein.lsp.folder_navigation.
+        NavigationScan`)."""
+        if self._folder is None and not self.offers_navigation:
+            await self.navigation.run(self.root, self.config.gates.analyzer)
+
+    @property
+    def navigation(self) -> NavigationScan:
+        if self._navigation is None:
+            from rein.lsp.folder_navigation import NavigationScan
+
+            self._navigation = NavigationScan()
+        return self._navigation
 
     def _config_error(self, message: str) -> None:
         self.window_show_message(

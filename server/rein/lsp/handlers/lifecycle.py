@@ -37,6 +37,7 @@ async def initialized(server: ReinServer, params: lsp.InitializedParams) -> None
             server.apply_configuration({}, "initializationOptions")
     finally:
         server.configured_event().set()
+    await server.prepare_folder()  # the folder's walk, on a thread
     server.disk_watcher()
     await server.open_store()
 
