@@ -1,6 +1,7 @@
 """Sessions outlive ``rein acp``: a restart loads and replays a stored
 session, and an editor that goes away mid-run leaves the session stored and
-loadable. Two real ``rein acp`` processes over one HOME, one after the other."""
+loadable. Two real ``rein acp`` processes over one HOME, one after the other
+(one test: each process serves both cases)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from rein.providers.mock_server import MockServer
 from tests.acp.conftest import (
     REQUEST_S,
     Home,
-    assert_used_up,
     call,
     load_scenario,
+    model_requests,
     prompt_under_way,
     running_agent,
     stall_turn,
@@ -30,9 +31,13 @@ from tests.fakes.acp_client import FakeAcpClient
 pytestmark = pytest.mark.e2e
 
 
-async def test_session_load_after_a_restart_replays_the_transcript(
+async def test_sessions_outlive_the_process_a_finished_one_and_one_left_mid_run(
     pyproj: Path, home: Home, mock: MockServer
 ) -> None:
+    """One ``rein acp`` runs a session to its end, then a second one whose
+    editor goes away mid-run; a second ``rein acp`` loads both: the first
+    replays its transcript and goes on with its history, the second holds
+    the interrupted prompt."""
     await load_scenario(
         mock,
         "first",
@@ -41,11 +46,21 @@ async def test_session_load_after_a_restart_replays_the_transcript(
     async with started(pyproj, home) as (agent, sid):
         with anyio.fail_after(REQUEST_S):
             await agent.conn.prompt(session_id=sid, prompt=[text_block("What does app.py do?")])
+        await load_scenario(mock, "stall", [stall_turn("Working on it")])
+        gone = (await agent.new_session(pyproj)).session_id
+        running = await prompt_under_way(agent, gone, "Rename greet")
+        running.cancel()  # the editor stops waiting and closes the pipe
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        first = agent
+    # stdin closed mid-run: rein acp aborted the run and exited by itself.
+    assert first.process.returncode == 0, first.log()
 
     editor = FakeAcpClient(pyproj, run_commands=True)
     async with running_agent(editor, home, name="second") as agent:
         await agent.initialize()
         with anyio.fail_after(REQUEST_S):
+            await agent.conn.load_session(cwd=str(pyproj), session_id=gone, mcp_servers=[])
             await agent.conn.load_session(cwd=str(pyproj), session_id=sid, mcp_servers=[])
         # Replayed before the answer, so all there now, in order.
         kinds = [u["sessionUpdate"] for u in editor.sent(sid)]
@@ -76,26 +91,8 @@ async def test_session_load_after_a_restart_replays_the_transcript(
     assert len(reads) == 1 and reads[0]["status"] == "completed"
     assert replayed_text == "app.py greets people."
     assert answer.stop_reason == "end_turn"
-    await assert_used_up(mock)
-
-
-async def test_an_editor_gone_mid_run_leaves_the_session_stored_and_loadable(
-    pyproj: Path, home: Home, mock: MockServer
-) -> None:
-    await load_scenario(mock, "stall", [stall_turn("Working on it")])
-    async with started(pyproj, home) as (agent, sid):
-        running = await prompt_under_way(agent, sid, "Rename greet")
-        running.cancel()  # the editor stops waiting and closes the pipe
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
-        first = agent
-    # stdin closed mid-run: rein acp aborted the run and exited by itself.
-    assert first.process.returncode == 0, first.log()
-
-    editor = FakeAcpClient(pyproj, run_commands=True)
-    async with running_agent(editor, home, name="second") as agent:
-        await agent.initialize()
-        with anyio.fail_after(REQUEST_S):
-            await agent.conn.load_session(cwd=str(pyproj), session_id=sid, mcp_servers=[])
-    user = "".join(u["content"]["text"] for u in editor.sent(sid, "user_message_chunk"))
-    assert "Rename greet" in user
+    # "first" answered twice, "stall" cut when its editor left, "second" answered.
+    outcomes = [(r["turn"], r["outcome"]) for r in await model_requests(mock)]
+    assert outcomes == [(1, "completed"), (2, "completed"), (1, "disconnected"), (1, "completed")]
+    interrupted = "".join(u["content"]["text"] for u in editor.sent(gone, "user_message_chunk"))
+    assert "Rename greet" in interrupted

@@ -20,19 +20,14 @@ from tests.mcp.conftest import TOOLBOX
 pytestmark = pytest.mark.e2e
 
 
-def _config(tmp_path: Path, url: str, **approval: object) -> Path:
+TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+BOX = {"command": sys.executable, "args": [str(TOOLBOX)]}
+
+
+def _config(tmp_path: Path, url: str, servers: dict[str, object], **approval: object) -> Path:
     section = {
         "model": {"provider": "openai", "baseUrl": url + "/v1", "model": "m", "apiKeyEnv": ""},
-        "mcp": {
-            "servers": {
-                "time": {
-                    "command": sys.executable,
-                    "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
-                },
-                "my.box": {"command": sys.executable, "args": [str(TOOLBOX)]},
-                "my_box": {"command": sys.executable, "args": [str(TOOLBOX)]},
-            }
-        },
+        "mcp": {"servers": servers},
         "approval": approval,
     }
     path = tmp_path / "rein.json"
@@ -77,7 +72,8 @@ async def test_rein_run_calls_an_mcp_tool_over_http_and_names_collide_determinis
         {"expect": {"last_message_contains": "echo: second"}, "text": "it is late"},
     ]
     async with MockServer(scenario) as mock:
-        config = _config(tmp_path, mock.url, mcp="allow")
+        servers = {"time": TIME, "my.box": BOX, "my_box": BOX}
+        config = _config(tmp_path, mock.url, servers, mcp="allow")
         done = await anyio.run_process(
             _rein_run(root, config),
             check=False,
@@ -110,7 +106,7 @@ async def test_rein_run_without_an_approver_denies_mcp_calls(tmp_path: Path) -> 
         {"expect": {"last_message_contains": "Denied"}, "text": "could not"},
     ]
     async with MockServer(scenario) as mock:
-        config = _config(tmp_path, mock.url)
+        config = _config(tmp_path, mock.url, {"time": TIME})  # the one it calls
         done = await anyio.run_process(
             _rein_run(root, config),
             check=False,
@@ -126,7 +122,7 @@ def _image_config(tmp_path: Path, url: str, provider: str, images: bool) -> Path
     model = {"provider": provider, "baseUrl": base, "model": "m", "apiKeyEnv": "", "images": images}
     section = {
         "model": model,
-        "mcp": {"servers": {"box": {"command": sys.executable, "args": [str(TOOLBOX)]}}},
+        "mcp": {"servers": {"box": BOX}},
         "approval": {"mcp": "allow"},
     }
     path = tmp_path / "rein.json"

@@ -93,7 +93,9 @@ class Project:
         return result
 
 
-def test_a_run_of_three_files_is_undone_exactly_and_the_undo_undone(tmp_path: Path) -> None:
+def test_a_run_of_three_files_is_undone_exactly_the_undo_undone_and_the_session_told(
+    tmp_path: Path,
+) -> None:
     p = Project(tmp_path)
     before = p.files()
     run = p.run(THREE_FILES)
@@ -123,11 +125,7 @@ def test_a_run_of_three_files_is_undone_exactly_and_the_undo_undone(tmp_path: Pa
         ("gone.py", "deleted"),
     }
 
-
-def test_the_resumed_session_is_told_what_was_restored(tmp_path: Path) -> None:
-    p = Project(tmp_path)
-    run = p.run(THREE_FILES)
-    p.undo_json()
+    # The resumed session is told what was restored.
     resumed = p.run(
         [{"expect": {"messages_contain": [NOTE, "mod.py (modified again)"]}, "text": "noted"}],
         "--resume",

@@ -133,7 +133,7 @@ async def test_a_crash_a_hang_and_an_error_are_results_the_model_reads(tmp_path:
         )
 
 
-async def test_an_approval_is_asked_naming_server_tool_and_arguments_and_denied(
+async def test_an_allow_rule_skips_the_question_another_tool_is_asked_about_and_denied(
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "ws"
@@ -141,34 +141,24 @@ async def test_an_approval_is_asked_naming_server_tool_and_arguments_and_denied(
     write_script(
         tmp_path,
         [
-            _call("mcp__box__echo", text="secret plan"),
+            _call("mcp__box__echo", text="x"),
+            _call("mcp__box__fail", reason="secret plan"),
             {"expect": {"last_message_contains": "declined"}, "text": "ok"},
         ],
     )
-    async with running_server(
-        root, tmp_path, settings={"mcp": _servers(), **NO_ANALYZER_GATE}
-    ) as editor:
+    settings = {"mcp": _servers(), "approval": {"mcpAllow": ["box/echo"]}, **NO_ANALYZER_GATE}
+    async with running_server(root, tmp_path, settings=settings) as editor:
         editor.confirm_answer = False
         result = await _prompt(editor)
         assert result["status"] == "completed", result
+        # box/echo is allowed by the rule: only fail is asked about.
         assert len(editor.confirms) == 1
         asked = str(editor.confirms[0])
-        assert "box" in asked and "echo" in asked and "secret plan" in asked
-        results = await _tool_results(editor, result["sessionId"])
-        assert results[0]["is_error"]
-
-
-async def test_mcp_allow_rules_skip_the_question(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    root.mkdir()
-    write_script(tmp_path, [_call("mcp__box__echo", text="x"), {"text": "ok"}])
-    settings = {"mcp": _servers(), "approval": {"mcpAllow": ["box/echo"]}, **NO_ANALYZER_GATE}
-    async with running_server(root, tmp_path, settings=settings) as editor:
-        result = await _prompt(editor)
-        assert result["status"] == "completed", result
-        assert editor.confirms == []
+        assert "box" in asked and "fail" in asked and "secret plan" in asked
+        assert "echo" not in asked
         results = await _tool_results(editor, result["sessionId"])
         assert results[0]["content"] == "echo: x"
+        assert results[1]["is_error"]
 
 
 async def test_list_changed_is_offered_at_the_next_turn(tmp_path: Path) -> None:
