@@ -53,7 +53,10 @@ async def managed() -> AsyncIterator[tuple[McpManager, States]]:
     await manager.aclose()
 
 
-async def test_starts_lists_and_calls(managed: tuple[McpManager, States]) -> None:
+async def test_one_server_lists_calls_errors_images_and_goes_on_after_a_hang(
+    managed: tuple[McpManager, States],
+) -> None:
+    """One started server for every call that leaves it running."""
     manager, states = managed
     await manager.ensure_started()
     assert [s for _, s, _ in states.seen] == ["starting", "running"]
@@ -74,10 +77,7 @@ async def test_starts_lists_and_calls(managed: tuple[McpManager, States]) -> Non
     assert (result.content, result.is_error) == ("echo: hi", False)
     assert result.details == {"mcpServer": "box", "mcpTool": "echo"}
 
-
-async def test_is_error_and_images(managed: tuple[McpManager, States]) -> None:
-    manager, _ = managed
-    await manager.ensure_started()
+    # An error result and an image.
     failed = await manager.call_tool("box", "fail", {"reason": "because"})
     assert failed.is_error
     assert "failed on purpose: because" in failed.content
@@ -85,6 +85,13 @@ async def test_is_error_and_images(managed: tuple[McpManager, States]) -> None:
     assert not image.is_error
     assert "[image 1: image/png" in image.content
     assert [i.mime_type for i in image.images] == ["image/png"]
+
+    # A hang is cut by the timeout and the server goes on.
+    result = await manager.call_tool("box", "hang", {})
+    assert result.is_error
+    assert "timeout of 1 s" in result.content
+    assert result.details["failure"] == "timeout"
+    assert (await manager.call_tool("box", "echo", {"text": "x"})).content == "echo: x"
 
 
 async def test_a_crash_mid_call_is_an_error_result_and_the_server_restarts(
@@ -103,18 +110,6 @@ async def test_a_crash_mid_call_is_an_error_result_and_the_server_restarts(
     assert manager.servers["box"].restarts == 1
     again = await manager.call_tool("box", "echo", {"text": "back"})
     assert again.content == "echo: back"
-
-
-async def test_a_hang_is_cut_by_the_timeout_and_the_server_goes_on(
-    managed: tuple[McpManager, States],
-) -> None:
-    manager, _ = managed
-    await manager.ensure_started()
-    result = await manager.call_tool("box", "hang", {})
-    assert result.is_error
-    assert "timeout of 1 s" in result.content
-    assert result.details["failure"] == "timeout"
-    assert (await manager.call_tool("box", "echo", {"text": "x"})).content == "echo: x"
 
 
 async def test_cancelling_a_call_cancels_it_on_the_server_too() -> None:
