@@ -56,7 +56,7 @@ from rein.harness.ports import Model
 from rein.hosting.workspace_host import WorkspaceHost
 from rein.providers.config import ModelConfig
 from rein.sandboxing.probe import unavailable_notice
-from rein.session import Mode, Session, SessionManager, SessionSpec
+from rein.session import Mode, Session, SessionSpec
 from rein.session.ending import end_sessions
 from rein.store.memory_keys import memory_key
 
@@ -266,11 +266,9 @@ class AcpSessions:
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
         root = self._cwd(cwd) if cwd is not None else None
-        live = [(live.session, live.host.root) for live in self.live.values()]
-        return await session_page(live, self._stored_managers(), self.storage, root, cursor)
-
-    def _stored_managers(self) -> list[SessionManager]:
-        return [host.manager for host in self.hosts.hosts.values()]
+        served = [(live.session, live.host.root) for live in self.live.values()]
+        managers = [host.manager for host in self.hosts.hosts.values()]
+        return await session_page(served, managers, self.storage, root, cursor)
 
     # ------------------------------------------------------------ the run
 
