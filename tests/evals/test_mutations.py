@@ -58,8 +58,13 @@ async def test_a_scenario_passes_and_fails_once_its_behaviour_is_switched_off(na
     )
     # It fails on the behaviour, not by crashing.
     assert mutated.status != "crashed", mutated.reason
-    # The switch was the scenario's agent's own (the breaker's, for one):
-    # an agent made afterwards has the defaults.
+
+
+async def test_the_breaker_switch_is_the_agents_own() -> None:
+    """The mutation turns off the scenario's agent's breaker, not anyone
+    else's."""
+    [score] = await run_all(["breaker-stops-repeats"], mutated=True)
+    assert not score.passed
     assert Agent(ReplayModel([])).tool_misuse_breaker == ToolMisuseBreakerConfig()
 
 
