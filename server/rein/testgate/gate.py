@@ -19,12 +19,13 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.warm`, with a ``launcher``; started at the run's
   first change), else cold.
 * Every pytest run sees a fresh shadow, though not a new copy: the
-  gate keeps two shadow trees for the run (:class:`ShadowTree`), one for
+  gate keeps two shadow trees (:class:`ShadowTree`), one for
   the workspace as the run has it (the first run and the re-run) and one
   for the workspace before the run (the baseline), and brings one up to
   date before each run (the files that changed since, and whatever a
-  run's tests left behind, placed again). They are deleted when the run is
-  validated, when the next run starts, and with the gate.
+  run's tests left behind, placed again). They are kept for the next runs
+  (so are the modules their runs compiled, :mod:`rein.testgate.shadow`)
+  and deleted with the gate.
 * A failing test runs once more: in the
   re-run's results and passed there, it is *flaky* (reported; it blocks
   only with ``flakyBlocks``); a test the re-run does not report makes the
@@ -145,7 +146,6 @@ class TestGate:
             threading.Thread(target=tree.remove, name="rein-tests-shadow", daemon=True).start()
 
     async def on_run_start(self, generation: int) -> None:
-        self._drop_trees()
         self._picker.forget()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
@@ -164,7 +164,6 @@ class TestGate:
 
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
-        self._drop_trees()
         self._picker.forget()
 
     async def warm_ready(self, timeout_s: float) -> bool:

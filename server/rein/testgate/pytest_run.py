@@ -29,6 +29,13 @@ pytest runs it, :mod:`rein.testgate.warm`):
   node id all of its tests, a test's all of its parameters), deselecting
   the rest. A named test that is not there is not an error: it is just
   not run (the run added it).
+* bytecode: the shadow's own compiled-module folder is
+  ``PYTHONPYCACHEPREFIX`` and ``PYTHONDONTWRITEBYTECODE`` is unset, so
+  a run writes its compiled modules and pytest's rewritten test modules
+  there (never beside a source file: not in the workspace, nor in a folder
+  the shadow links to) and a later run in the same shadow tree imports
+  them instead of compiling and rewriting its test files again
+  (:class:`~rein.testgate.shadow.ShadowTree` deletes a placed module's).
 * ``coverage`` (a run whose record the gate keeps): ``-p
   rein_testgate_coverage`` too, the record's path in
   ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`).
@@ -213,8 +220,12 @@ def pytest_command(
         names = report.parent / "only.txt"
         names.write_text("".join(f"{name}\n" for name in only), encoding="utf-8")
         selected = f"{_ONLY_ENV}={shlex.quote(str(names))} "
+    compiled = ""
+    if shadow.pycache is not None:
+        prefix = shlex.quote(str(shadow.pycache))
+        compiled = f"unset PYTHONDONTWRITEBYTECODE && PYTHONPYCACHEPREFIX={prefix} "
     return (
-        f"cd {shlex.quote(str(root))} && "
+        f"cd {shlex.quote(str(root))} && {compiled}"
         f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}{recorded}"
         f'PYTHONPATH={shlex.quote(":".join(paths))}"${{PYTHONPATH:+:$PYTHONPATH}}" '
         f"exec {shlex.join(argv)}"

@@ -93,6 +93,11 @@ class Shadow:
     written: int = 0
     #: Overlaid paths under a linked folder: not in the shadow as overlaid.
     unreachable: list[str] = field(default_factory=list)
+    #: Where the tests' interpreter keeps compiled modules
+    #: (``PYTHONPYCACHEPREFIX``): a folder of the shadow's own, beside its
+    #: root, so no ``__pycache__`` is written near a source file, the
+    #: workspace's included.
+    pycache: Path | None = None
 
     @property
     def private(self) -> Path:
@@ -176,15 +181,19 @@ class ShadowTree:
     placed (a copy, an overlaid text) stays when neither its source nor the
     shadow's file changed since; anything else is placed again, and what
     the runs left behind (files and folders a test created, changed or
-    deleted) is undone. The interpreter's ``__pycache__`` folders stay, so
-    a later run imports compiled modules; a placed module's compiled files
-    are deleted with it (their timestamps are whole seconds)."""
+    deleted) is undone. The compiled modules of the runs (:attr:`pycache`,
+    the interpreter's and pytest's rewritten test modules) stay, so a later
+    run imports them; a placed module's compiled files are deleted with it
+    (their stamp is the size and the whole second: a same-size text placed
+    in the same second would not invalidate them)."""
 
     def __init__(self, source: Path) -> None:
         self.source = source
         base = Path(tempfile.mkdtemp(prefix="rein-tests-"))
         self.root = base / source.name
         self.root.mkdir()
+        #: The runs' ``PYTHONPYCACHEPREFIX`` (named apart from the root).
+        self.pycache = base / f"{source.name}.pycache"
         #: rel -> (what was placed there, the placed file's stat or None).
         self._held: dict[str, tuple[_Want, tuple[int, int, int] | None]] = {}
         self._lock = threading.Lock()
@@ -203,7 +212,7 @@ class ShadowTree:
     def sync(self, overlay: Mapping[str, str | None]) -> Shadow:
         """The tree made ``source`` with ``overlay`` (as :func:`build_shadow`)."""
         with self._lock:
-            shadow = Shadow(root=self.root, source=self.source)
+            shadow = Shadow(root=self.root, source=self.source, pycache=self.pycache)
             wanted = self._wanted(overlay, shadow)
             held, self._held = self._held, {}  # a sync that fails places all again
             kept = self._prune(wanted, held)
@@ -281,8 +290,11 @@ class ShadowTree:
                     kept.add(rel)
                 else:
                     path.unlink()
-                    _drop_compiled(path)
+                    self._drop_compiled(path)
         return kept
+
+    def _drop_compiled(self, module: Path) -> None:
+        _drop_compiled(module, self.pycache)
 
     def _place(
         self,
@@ -311,7 +323,7 @@ class ShadowTree:
                 target.write_text(want[1], encoding="utf-8", newline="")
                 shadow.written += 1
             if want[0] in ("file", "text"):
-                _drop_compiled(target)
+                self._drop_compiled(target)
                 now[rel] = (want, _stat(target.lstat()))
             else:
                 now[rel] = (want, None)
@@ -343,14 +355,21 @@ def _reachable(rel: str, wanted: Mapping[str, _Want]) -> bool:
     return True
 
 
-def _drop_compiled(module: Path) -> None:
+def _drop_compiled(module: Path, pycache: Path) -> None:
     """The interpreter's compiled files of ``module`` (and pytest's
     rewritten ones), which a same-size text placed in the same second
-    would not invalidate."""
+    would not invalidate: in ``pycache`` (the prefix mirrors the module's
+    absolute folder, as ``importlib`` and pytest name it) and in a
+    ``__pycache__`` beside it."""
     if module.suffix != ".py":
         return
-    for compiled in (module.parent / "__pycache__").glob(glob.escape(module.stem) + ".*.pyc"):
-        compiled.unlink(missing_ok=True)
+    pattern = glob.escape(module.stem) + ".*.pyc"
+    folders = {module.parent / "__pycache__"}
+    for parent in {module.parent, module.parent.resolve()}:  # as imported, as getcwd() has it
+        folders.add(pycache.joinpath(*parent.parts[1:]))
+    for folder in folders:
+        for compiled in folder.glob(pattern):
+            compiled.unlink(missing_ok=True)
 
 
 async def sync_shadow(tree: ShadowTree, overlay: Mapping[str, str | None]) -> Shadow:
