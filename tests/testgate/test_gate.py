@@ -195,3 +195,27 @@ async def test_earlier_texts_are_kept_with_a_stored_session_until_validated(
     assert resumed.prior == {"mod.py": GOOD, "new.py": None}
     resumed.on_validated(3)
     assert resumed.export_state() == {}
+
+
+async def test_a_whole_suite_run_records_nothing_before_coverage_has_decided(
+    tmp_path: Path,
+) -> None:
+    """A changed ``conftest.py``: no selection, the whole suite runs, and
+    its record (the tracer about doubles a run) is not kept."""
+    conftest = "import pytest\n"
+    tests = "from mod import first_n\n\n\ndef test_two():\n    assert first_n([1, 2], 1) == [1]\n"
+    root = project(
+        tmp_path / "proj",
+        {"mod.py": GOOD, "tests/conftest.py": conftest, "tests/test_mod.py": tests},
+    )
+    workspace = FakeWorkspace({"tests/conftest.py": conftest}, root=str(root))
+    gate = gate_for(root)
+    try:
+        await changed(gate, workspace, "tests/conftest.py", conftest + "\nLIMIT = 2\n")
+        outcome = await verdict(gate, workspace, "tests/conftest.py")
+    finally:
+        await gate.close()
+
+    assert (outcome.blockers, outcome.unverified) == ([], None)
+    assert "whole suite" in outcome.detail, outcome.detail
+    assert "first_pytest" in gate.timings and "first_record" not in gate.timings

@@ -241,7 +241,8 @@ class TestGate:
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
         note = ""
-        record = True
+        # The whole suite (its selection cannot be computed): see Picker.
+        record = targets is not None or self._picker.records_whole_suite()
         if targets is not None and not self.spec.custom:
             started = time.monotonic()
             # Off the loop, in the one thread that parses (never two at once).

@@ -14,7 +14,10 @@ A run with a test chosen otherwise than by coverage
 adds its record (:meth:`Picker.record`) unless every test of its files
 already has one still good (no module-level change since); one chosen by
 coverage alone does not (the tracer about doubles a run's CPU on Python
-3.11).
+3.11). Nor, until coverage has decided a choice in the workspace, does a
+run of (nearly) the whole suite, its files whole
+(:meth:`Picker.records_whole_suite`); runs coverage cannot decide record
+twice, then one in four, until it decides again.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class Picker:
         self._disk: dict[str, tuple[tuple[int, int], str | None]] = {}
         #: Runs recorded since coverage last decided a choice.
         self._undecided_records = 0
+        #: Coverage has decided a choice of this workspace's tests.
+        self.decided = False
 
     def forget(self) -> None:
         """The run is over (the coverage records stay)."""
@@ -100,6 +105,14 @@ class Picker:
         self._undecided_records += 1
         return self._undecided_records <= 2 or self._undecided_records % 4 == 0
 
+    def records_whole_suite(self) -> bool:
+        """Whether a run of (nearly) the whole suite records: only once
+        coverage has decided a choice here. Until then the records have
+        bought nothing, and a whole suite's costs the most (attrs: every
+        change reaches the class builder all its tests and test modules
+        run; each recorded whole-suite run took 2.2-2.4 times the suite)."""
+        return self.decided
+
     def pick(self, selection: TestSelection, texts: Texts) -> Picked:
         """The tests of ``selection``'s files to run for the change
         (path -> its text before the run, now)."""
@@ -114,7 +127,12 @@ class Picker:
             narrowed = self.narrower.narrow(files, selection.modules, texts)
             # Its tests all have a record still good: recording them again
             # would cost the tracer and tell little more.
-            record = (choice is None or not choice.all_recorded) and self._worth_recording()
+            whole = not isinstance(narrowed, Narrowed) and _near_whole(selection)
+            record = (
+                (choice is None or not choice.all_recorded)
+                and (not whole or self.records_whole_suite())
+                and self._worth_recording()
+            )
             if isinstance(narrowed, Narrowed):
                 opaque = [n for n in self.index.opaque_tests(files) if not _under(n, narrowed.only)]
                 more = {n.split("::")[0] for n in opaque} - set(narrowed.files)
@@ -134,6 +152,7 @@ class Picker:
                 record=record,
             )
         self._undecided_records = 0
+        self.decided = True
         return self._by_coverage(selection, texts, choice)
 
     def _by_coverage(
@@ -173,6 +192,17 @@ class Picker:
         )
         files = tuple(f for f in selection.files if f in used)
         return Picked(files, only, note, by_coverage=True, record=bool(by_names))
+
+
+#: The share of a workspace's test files from which a run of them whole
+#: is a run of (nearly) the whole suite.
+WHOLE_SUITE_SHARE = 0.9
+
+
+def _near_whole(selection: TestSelection) -> bool:
+    """``selection``'s files are (nearly) every test file of the workspace."""
+    total = selection.total_files
+    return total > 0 and len(selection.files) >= WHOLE_SUITE_SHARE * total
 
 
 #: Why an opaque test runs whatever its record says.
