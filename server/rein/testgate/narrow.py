@@ -192,6 +192,10 @@ def module_units(tree: ast.Module, *, refs: bool = True) -> list[_Unit]:
     return units
 
 
+def _units_without_refs(tree: ast.Module) -> list[_Unit]:
+    return module_units(tree, refs=False)
+
+
 def _import_units(node: ast.Import | ast.ImportFrom, *, refs: bool = True) -> list[_Unit]:
     """An import's names; only an alias (``a as b``) passes a name on."""
     units: list[_Unit] = []
@@ -335,6 +339,7 @@ class Narrower:
         self.root = root
         self._units: dict[str, tuple[object, list[_Unit] | None]] = {}
         self._tests: dict[str, tuple[object, _TestFile | None]] = {}
+        self._then: dict[str, tuple[object, list[_Unit] | None]] = {}
         #: Path -> the names its change had at an earlier verdict of the run.
         self._earlier: dict[str, set[str]] = {}
 
@@ -416,10 +421,8 @@ class Narrower:
             return f"{path} is a conftest.py"
         if before is None or now is None:
             return f"{path} was created or deleted, or its text before the run is not known"
-        try:
-            then = module_units(_parse(path, before), refs=False)
-        except (SyntaxError, ValueError):
-            then = None
+        # The text before the run is the same at each verdict of a run: kept.
+        then = self._read(self._then, path, {path: (None, before)}, _units_without_refs)
         units = self._module_units(path, {path: (before, now)})
         if then is None or units is None:
             return f"{path} does not parse"
