@@ -197,11 +197,12 @@ async def test_earlier_texts_are_kept_with_a_stored_session_until_validated(
     assert resumed.export_state() == {}
 
 
-async def test_a_whole_suite_run_records_nothing_before_coverage_has_decided(
+async def test_a_whole_suite_run_records_nothing_after_two_records_decided_nothing(
     tmp_path: Path,
 ) -> None:
     """A changed ``conftest.py``: no selection, the whole suite runs, and
-    its record (the tracer about doubles a run) is not kept."""
+    after two such runs recorded while coverage decided nothing, it is not
+    recorded (the tracer about doubles a run)."""
     conftest = "import pytest\n"
     tests = "from mod import first_n\n\n\ndef test_two():\n    assert first_n([1, 2], 1) == [1]\n"
     root = project(
@@ -210,6 +211,7 @@ async def test_a_whole_suite_run_records_nothing_before_coverage_has_decided(
     )
     workspace = FakeWorkspace({"tests/conftest.py": conftest}, root=str(root))
     gate = gate_for(root)
+    assert gate._picker.records_whole_suite() and gate._picker.records_whole_suite()
     try:
         await changed(gate, workspace, "tests/conftest.py", conftest + "\nLIMIT = 2\n")
         outcome = await verdict(gate, workspace, "tests/conftest.py")

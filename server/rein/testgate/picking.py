@@ -14,10 +14,10 @@ A run with a test chosen otherwise than by coverage
 adds its record (:meth:`Picker.record`) unless every test of its files
 already has one still good (no module-level change since); one chosen by
 coverage alone does not (the tracer about doubles a run's CPU on Python
-3.11). Nor, until coverage has decided a choice in the workspace, does a
-run of (nearly) the whole suite, its files whole
-(:meth:`Picker.records_whole_suite`); runs coverage cannot decide record
-twice, then one in four, until it decides again.
+3.11). Runs coverage cannot decide record twice, then one in four, until
+it decides again; of those, a run of (nearly) the whole suite, its files
+whole, records only twice until coverage has decided a choice in the
+workspace (:meth:`Picker.records_whole_suite`).
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ class Picker:
         self._undecided_records = 0
         #: Coverage has decided a choice of this workspace's tests.
         self.decided = False
+        #: Runs of (nearly) the whole suite recorded while it had not.
+        self._whole_records = 0
 
     def forget(self) -> None:
         """The run is over (the coverage records stay)."""
@@ -106,12 +108,18 @@ class Picker:
         return self._undecided_records <= 2 or self._undecided_records % 4 == 0
 
     def records_whole_suite(self) -> bool:
-        """Whether a run of (nearly) the whole suite records: only once
-        coverage has decided a choice here. Until then the records have
-        bought nothing, and a whole suite's costs the most (attrs: every
+        """Whether a run of (nearly) the whole suite records (counted when
+        it does): the first :data:`WHOLE_SUITE_TRIES`, then only once
+        coverage has decided a choice here. Records that decided nothing
+        bought nothing, and a whole suite's cost the most (attrs: every
         change reaches the class builder all its tests and test modules
-        run; each recorded whole-suite run took 2.2-2.4 times the suite)."""
-        return self.decided
+        run; each recorded whole-suite run took 2.2-2.4 times the suite),
+        while click's first two whole-suite records let coverage decide
+        most of its later verdicts."""
+        if self.decided:
+            return True
+        self._whole_records += 1
+        return self._whole_records <= WHOLE_SUITE_TRIES
 
     def pick(self, selection: TestSelection, texts: Texts) -> Picked:
         """The tests of ``selection``'s files to run for the change
@@ -130,8 +138,8 @@ class Picker:
             whole = not isinstance(narrowed, Narrowed) and _near_whole(selection)
             record = (
                 (choice is None or not choice.all_recorded)
-                and (not whole or self.records_whole_suite())
                 and self._worth_recording()
+                and (not whole or self.records_whole_suite())
             )
             if isinstance(narrowed, Narrowed):
                 opaque = [n for n in self.index.opaque_tests(files) if not _under(n, narrowed.only)]
@@ -197,6 +205,8 @@ class Picker:
 #: The share of a workspace's test files from which a run of them whole
 #: is a run of (nearly) the whole suite.
 WHOLE_SUITE_SHARE = 0.9
+#: Whole-suite runs that record before coverage has decided a choice.
+WHOLE_SUITE_TRIES = 2
 
 
 def _near_whole(selection: TestSelection) -> bool:
