@@ -248,5 +248,9 @@ def test_whole_suite_runs_record_twice_then_only_once_coverage_has_decided(
     # The undecided runs' rule alone: True, True, False, True, ..., True.
     assert [p.record for p in picked] == [True, True, False, False, False, False, False, False]
     picker.index.add(raw(f=[("mod.py", 7)]), {"mod.py": MOD, T: TESTS}.get)
+    # A file restored (a repair undoing the change) is no decision: a
+    # stale record decides any; a change of code is.
+    assert picker.pick(whole, {"mod.py": (MOD, MOD)}).by_coverage
+    assert [picker.pick(whole, module_level).record for _ in range(2)] == [False, False]
     assert picker.pick(whole, {"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))}).only
     assert [picker.pick(whole, module_level).record for _ in range(3)] == [True, True, False]

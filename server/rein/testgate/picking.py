@@ -17,7 +17,9 @@ coverage alone does not (the tracer about doubles a run's CPU on Python
 3.11). Runs coverage cannot decide record twice, then one in four, until
 it decides again; of those, a run of (nearly) the whole suite, its files
 whole, records only twice until coverage has decided a choice in the
-workspace (:meth:`Picker.records_whole_suite`).
+workspace (:meth:`Picker.records_whole_suite`). A choice for a change that
+alters no code (a file restored to its text before the run: the bench's
+repairs) is no decision for these counts.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class Picker:
         #: Runs recorded since coverage last decided a choice.
         self._undecided_records = 0
         #: Coverage has decided a choice of this workspace's tests.
-        self.decided = False
+        self._decided = False
         #: Runs of (nearly) the whole suite recorded while it had not.
         self._whole_records = 0
 
@@ -116,7 +118,7 @@ class Picker:
         run; each recorded whole-suite run took 2.2-2.4 times the suite),
         while click's first two whole-suite records let coverage decide
         most of its later verdicts."""
-        if self.decided:
+        if self._decided:
             return True
         self._whole_records += 1
         return self._whole_records <= WHOLE_SUITE_TRIES
@@ -159,8 +161,11 @@ class Picker:
                 f"whole test files: {narrowed}; not by coverage: {why}",
                 record=record,
             )
-        self._undecided_records = 0
-        self.decided = True
+        if not all(self.index.same_code(*texts[p]) for p in texts):
+            # Decided for a change of code: not a file restored (a repair
+            # undoing the run's change), which any stale record decides.
+            self._undecided_records = 0
+            self._decided = True
         return self._by_coverage(selection, texts, choice)
 
     def _by_coverage(
