@@ -73,7 +73,7 @@ from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.judging import against_baseline, passed_again, reported
 from rein.testgate.junit import TestResult
-from rein.testgate.picking import Picked, Picker
+from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
@@ -261,8 +261,10 @@ class TestGate:
             # collect): the selected files, whole.
             targets, files = list(selection.files), len(selection.files)
             note = "whole test files: the per-test selection collected no test"
+            # Recorded as any run of whole files: the whole suite's budget.
+            record = not near_whole(selection) or self._picker.records_whole_suite()
             first, shadow = await self._run_in(
-                "first_files", "now", overlay, targets, deadline, files=files, record=True
+                "first_files", "now", overlay, targets, deadline, files=files, record=record
             )
         if first.unverified is not None or first.nothing_collected:
             return self._could_not_judge(first, selection, changed, shadow)

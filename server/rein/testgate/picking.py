@@ -33,7 +33,7 @@ from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import TestSelection
 
-__all__ = ["Picked", "Picker"]
+__all__ = ["Picked", "Picker", "near_whole"]
 
 Texts = Mapping[str, tuple[str | None, str | None]]
 
@@ -137,7 +137,7 @@ class Picker:
             narrowed = self.narrower.narrow(files, selection.modules, texts)
             # Its tests all have a record still good: recording them again
             # would cost the tracer and tell little more.
-            whole = not isinstance(narrowed, Narrowed) and _near_whole(selection)
+            whole = not isinstance(narrowed, Narrowed) and near_whole(selection)
             record = (
                 (choice is None or not choice.all_recorded)
                 and self._worth_recording()
@@ -214,7 +214,7 @@ WHOLE_SUITE_SHARE = 0.9
 WHOLE_SUITE_TRIES = 2
 
 
-def _near_whole(selection: TestSelection) -> bool:
+def near_whole(selection: TestSelection) -> bool:
     """``selection``'s files are (nearly) every test file of the workspace."""
     total = selection.total_files
     return total > 0 and len(selection.files) >= WHOLE_SUITE_SHARE * total
