@@ -13,7 +13,7 @@ import pytest
 from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
-from rein.testgate.shadow import ShadowTree
+from rein.testgate.shadow import Shadow, ShadowTree
 from rein.testgate.warm import WarmPytest
 from tests.testgate.projects import project, snapshot
 
@@ -23,10 +23,11 @@ TEST = "from mod import VALUE\n\n\ndef test_value():\n    assert VALUE == {}\n"
 STAMP_NS = 1_700_000_000 * 10**9
 
 
-def _compiled(tree: ShadowTree) -> list[str]:
-    """The shadow's modules compiled in its folder (the prefix mirrors
-    absolute paths; the interpreter's and pytest's own modules are there too)."""
-    mirror = tree.pycache.joinpath(*tree.root.parts[1:])
+def _compiled(shadow: Shadow) -> list[str]:
+    """The shadow's modules compiled in its prefix (which mirrors absolute
+    paths; the interpreter's and pytest's own modules are there too)."""
+    assert shadow.pycache is not None
+    mirror = shadow.pycache.joinpath(*shadow.root.parts[1:])
     return sorted(p.name.split(".")[0] for p in mirror.rglob("*.pyc"))
 
 
@@ -40,7 +41,7 @@ async def test_bytecode_goes_to_the_shadows_folder_and_a_same_stamp_edit_runs_ne
     before = snapshot(root)
     warm = WarmPytest(sys.executable, KeptProcessLauncher())
     warm.start()
-    tree = ShadowTree(root)
+    tree = ShadowTree(root, tmp_path / "prefix")
     outcomes: list[list[str]] = []
     compiled: list[list[str]] = []
     try:
@@ -64,7 +65,7 @@ async def test_bytecode_goes_to_the_shadows_folder_and_a_same_stamp_edit_runs_ne
             )
             assert (run.unverified, run.cold) == (None, None), run.output
             outcomes.append([r.outcome for r in run.results])
-            compiled.append(_compiled(tree))
+            compiled.append(_compiled(shadow))
         in_shadow = sorted(p.name for p in shadow.root.rglob("__pycache__"))
     finally:
         tree.remove()
@@ -77,3 +78,46 @@ async def test_bytecode_goes_to_the_shadows_folder_and_a_same_stamp_edit_runs_ne
     assert compiled == [["mod", "test_mod"]] * 3
     assert in_shadow == []
     assert snapshot(root) == before
+
+
+#: A test that writes a module where it runs (its stamp fixed) and imports it.
+GENERATES = """import os, sys
+import lib
+
+
+def test_generated():
+    os.makedirs("gen", exist_ok=True)
+    with open("gen/mod.py", "w") as out:
+        out.write(f"VALUE = {lib.X}\\n")
+    os.utime("gen/mod.py", ns=(STAMP, STAMP))
+    sys.path.insert(0, ".")
+    from gen.mod import VALUE
+
+    assert VALUE == lib.X
+""".replace("STAMP", str(STAMP_NS))
+
+
+async def test_a_module_a_test_wrote_in_a_folder_the_tree_deleted_is_compiled_again(
+    tmp_path: Path,
+) -> None:
+    """The second run writes ``gen/mod.py`` again with the same stamp and
+    size: the compiled file of the first run's (the folder deleted by the
+    sync in between) must not be read."""
+    root = project(tmp_path / "proj", {"lib.py": "X = 1\n", "tests/test_gen.py": GENERATES})
+    tree = ShadowTree(root, tmp_path / "prefix")
+    outcomes: list[list[str]] = []
+    try:
+        for overlay in ({}, {"lib.py": "X = 2\n"}):
+            shadow = tree.sync(overlay)
+            run = await run_tests(
+                SubprocessRunner(str(root)),
+                RunnerSpec(python=sys.executable),
+                shadow,
+                ["tests/test_gen.py"],
+                60,
+            )
+            assert run.unverified is None, run.output
+            outcomes.append([r.outcome for r in run.results])
+    finally:
+        tree.remove()
+    assert outcomes == [["passed"], ["passed"]]

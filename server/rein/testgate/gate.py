@@ -136,7 +136,8 @@ class TestGate:
         )
         #: Whether a run may be forked from the warm pytest now: not while the
         #: gates' commands are to run in the OS sandbox (``sandbox.also``,
-        #: read at every run: its forks would run the tests outside it).
+        #: read at every run: its forks would run the tests outside it); nor
+        #: may such a run write the user's compiled modules (ShadowTree.sync).
         self._warm_allowed = warm_allowed
 
     def _drop_trees(self) -> None:
@@ -364,7 +365,10 @@ class TestGate:
         started = time.monotonic()
         if tree not in self._trees:
             self._trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
-        shadow = await sync_shadow(self._trees[tree], overlay)
+        # A sandboxed run can write only its tree's folder: its compiled
+        # modules go there, never to the user's prefix other runs import.
+        sandboxed = not self._warm_allowed()
+        shadow = await sync_shadow(self._trees[tree], overlay, shared=not sandboxed)
         built = time.monotonic()
         self.timings[f"{name}_shadow"] = built - started
         if shadow.unreachable:
