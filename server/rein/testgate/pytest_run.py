@@ -34,13 +34,14 @@ pytest runs it, :mod:`rein.testgate.warm`):
   fixtures are never worked out (more-itertools's ``test_more.py``, 664
   tests: collecting it whole took 0.27 s of a 0.42 s run). A recorded run
   makes them all, and deselects: its record lists every test of a file.
-* bytecode: the shadow's own compiled-module folder is
-  ``PYTHONPYCACHEPREFIX`` and ``PYTHONDONTWRITEBYTECODE`` is unset, so
-  a run writes its compiled modules and pytest's rewritten test modules
-  there (never beside a source file: not in the workspace, nor in a folder
-  the shadow links to) and a later run in the same shadow tree imports
-  them instead of compiling and rewriting its test files again
-  (:class:`~rein.testgate.shadow.ShadowTree` deletes a placed module's).
+* bytecode: the shadow's compiled-module prefix (:attr:`Shadow.pycache`,
+  :mod:`rein.testgate.pycache`) is ``PYTHONPYCACHEPREFIX`` and
+  ``PYTHONDONTWRITEBYTECODE`` is unset, so a run writes its compiled
+  modules and pytest's rewritten test modules there (never beside a
+  source file: not in the workspace, nor in a folder the shadow links to)
+  and a later run imports them instead of compiling and rewriting its
+  test files again (:class:`~rein.testgate.shadow.ShadowTree` deletes
+  what could come back with the same stamp).
 * ``coverage`` (a run whose record the gate keeps): ``-p
   rein_testgate_coverage`` too, the record's path in
   ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`).

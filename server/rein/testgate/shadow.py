@@ -196,9 +196,9 @@ class ShadowTree:
     placed (a copy, an overlaid text) stays when neither its source nor the
     shadow's file changed since; anything else is placed again, and what
     the runs left behind (files and folders a test created, changed or
-    deleted) is undone. The compiled modules of the runs (:attr:`pycache`,
-    the interpreter's and pytest's rewritten test modules) stay, so a later
-    run imports them; a placed module's compiled files are deleted with it
+    deleted) is undone. The compiled modules of the runs (the interpreter's
+    and pytest's rewritten test modules, :mod:`rein.testgate.pycache`)
+    stay, so a later run imports them; a placed module's compiled files are deleted with it
     (their stamp is the size and the whole second: a same-size text placed
     in the same second would not invalidate them), and so are a removed
     folder's.
