@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -77,7 +76,7 @@ from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
-from rein.testgate.shadow import Shadow, ShadowTree, sync_shadow
+from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
 from rein.testgate.warm import ProcessLauncher, WarmPytest
 
 __all__ = ["TestGate"]
@@ -140,12 +139,6 @@ class TestGate:
         #: may such a run write the user's compiled modules (ShadowTree.sync).
         self._warm_allowed = warm_allowed
 
-    def _drop_trees(self) -> None:
-        """Delete the shadow trees, in a thread of their own."""
-        trees, self._trees = list(self._trees.values()), {}
-        for tree in trees:
-            threading.Thread(target=tree.remove, name="rein-tests-shadow", daemon=True).start()
-
     async def on_run_start(self, generation: int) -> None:
         self._picker.forget()
 
@@ -176,11 +169,16 @@ class TestGate:
         return await self._warm.wait_ready(timeout_s)
 
     async def close(self) -> None:
-        """Stop the warm pytest and delete the shadow trees (the gate is
-        done with; dropping the gate does the same, later)."""
-        self._drop_trees()
+        """Stop the warm pytest and delete the shadow trees, waiting at most
+        :data:`~rein.testgate.shadow.REMOVE_WAIT_S` for them (the gate is
+        done with: its session closed, evicted; dropping the gate does the
+        same, later)."""
+        trees, self._trees = list(self._trees.values()), {}
+        removals = [asyncio.ensure_future(asyncio.to_thread(tree.remove)) for tree in trees]
         if self._warm is not None:
             await self._warm.close()
+        if removals:
+            await asyncio.wait(removals, timeout=REMOVE_WAIT_S)
 
     def export_state(self) -> dict[str, Any]:
         prior = {
