@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from rein.testgate import narrow as narrow_module
-from rein.testgate.narrow import Narrowed, Narrower, changed_lines
+from rein.testgate.narrow import Narrowed, Narrower
+from rein.testgate.narrow_units import changed_lines
 from tests.testgate.projects import project
 
 LIB = (
