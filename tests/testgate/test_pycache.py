@@ -20,7 +20,7 @@ def _compiled(prefix: Path, folder: Path) -> Path:
 
 def test_runs_share_the_users_prefix_a_sandboxed_one_has_its_trees_own(tmp_path: Path) -> None:
     src = tmp_path / "proj"
-    src.mkdir()
+    (src / ".venv" / "lib").mkdir(parents=True)  # linked, not copied
     prefix = tmp_path / "prefix"
     tree = ShadowTree(src, prefix)
     other = ShadowTree(src, prefix)
@@ -34,8 +34,12 @@ def test_runs_share_the_users_prefix_a_sandboxed_one_has_its_trees_own(tmp_path:
         # what was compiled of it goes before the next run.
         temp = Path(tempfile.gettempdir())
         foreign = _compiled(prefix, temp / "pytest-of-someone" / "pytest-3" / "gen")
+        # This test's own folder is in the temporary folder too: what the
+        # tree links to (the environment) stays, the rest of it goes.
+        linked, beside = _compiled(prefix, src / ".venv" / "lib"), _compiled(prefix, tmp_path)
         tree.sync({})
         assert (mine.exists(), theirs.exists(), foreign.exists()) == (True, True, False)
+        assert tmp_path.is_relative_to(temp) and (linked.exists(), beside.exists()) == (True, False)
         # A tree's removal deletes its own modules, no other tree's.
         tree.remove()
         assert (mine.exists(), theirs.exists()) == (False, True)

@@ -18,7 +18,7 @@ A compiled file is trusted while its source's size and whole-second mtime
 are the same, so what a test could write again with the same stamp must
 go: a placed module's compiled files (:func:`drop_compiled`), a folder's
 when it is removed (:func:`drop_mirror`), and, after each run, those of
-paths in the temporary folder that no shadow tree owns
+paths in the temporary folder that no shadow tree owns nor links to
 (:func:`drop_foreign`: pytest's ``pytest-of-*`` folders, a reused
 ``--basetemp`` there).
 """
@@ -85,19 +85,31 @@ def drop_mirror(folder: Path, prefixes: Iterable[Path]) -> None:
             shutil.rmtree(mirror(prefix, path), ignore_errors=True)
 
 
-def drop_foreign(prefix: Path) -> None:
+def drop_foreign(prefix: Path, owned: Iterable[Path] = ()) -> None:
     """The compiled files of paths in the temporary folder that are not a
-    shadow tree's (a test's temporary folders, which a later test may fill
-    again with same-stamped modules)."""
+    shadow tree's nor in ``owned`` (the folders a tree links to): a
+    test's temporary folders, which a later test may fill again with
+    same-stamped modules."""
+    keep = {mirror(prefix, path) for folder in owned for path in _as_named(folder)}
     for temp in _as_named(Path(tempfile.gettempdir())):
-        try:
-            entries = list(os.scandir(mirror(prefix, temp)))
-        except OSError:
+        _drop_unkept(mirror(prefix, temp), keep, top=True)
+
+
+def _drop_unkept(folder: Path, keep: set[Path], *, top: bool = False) -> None:
+    """Delete what ``folder`` holds but the folders in ``keep`` and their
+    ancestors (a shadow tree's, at the top)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        if (top and entry.name.startswith(TREE_PREFIX)) or path in keep:
             continue
-        for entry in entries:
-            if entry.name.startswith(TREE_PREFIX):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+        if entry.is_dir(follow_symlinks=False):
+            if any(path in kept.parents for kept in keep):
+                _drop_unkept(path, keep)
             else:
-                Path(entry.path).unlink(missing_ok=True)
+                shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)

@@ -198,10 +198,10 @@ class ShadowTree:
     the runs left behind (files and folders a test created, changed or
     deleted) is undone. The compiled modules of the runs (the interpreter's
     and pytest's rewritten test modules, :mod:`rein.testgate.pycache`)
-    stay, so a later run imports them; a placed module's compiled files are deleted with it
-    (their stamp is the size and the whole second: a same-size text placed
-    in the same second would not invalidate them), and so are a removed
-    folder's.
+    stay, so a later run imports them; a placed module's compiled files
+    are deleted with it (their stamp is the size and the whole second: a
+    same-size text placed in the same second would not invalidate them),
+    and so are a removed folder's.
 
     The tree's folder holds an owner lock (:data:`OWNER`, an exclusive
     ``flock`` held while the tree lives): a new tree deletes the trees
@@ -245,10 +245,10 @@ class ShadowTree:
         tree's own (a sandboxed run writes only the tree's folder)."""
         with self._lock:
             pycache = self.shared_pycache if shared else self.own_pycache
-            # What earlier runs compiled of paths no tree owns.
-            drop_foreign(pycache)
             shadow = Shadow(root=self.root, source=self.source, pycache=pycache, owner=self._owner)
             wanted = self._wanted(overlay, shadow)
+            # What earlier runs compiled of paths no tree owns or links to.
+            drop_foreign(pycache, [Path(w[1]) for w in wanted.values() if w[0] == "link"])
             held, self._held = self._held, {}  # a sync that fails places all again
             kept = self._prune(wanted, held)
             self._held = self._place(wanted, kept, held, shadow)
@@ -433,9 +433,9 @@ def sweep_orphans(shared: Path | None = None) -> list[Path]:
             _delete(base, shared, None)
             swept.append(base)
     for folder in {temp, temp.resolve()}:
-        for kept in mirror(shared, folder).glob(TREE_PREFIX + "*"):
-            if not (folder / kept.name).exists():
-                shutil.rmtree(kept, ignore_errors=True)
+        for mirrored in mirror(shared, folder).glob(TREE_PREFIX + "*"):
+            if not (folder / mirrored.name).exists():
+                shutil.rmtree(mirrored, ignore_errors=True)
     return swept
 
 
