@@ -64,8 +64,9 @@ def test_a_tree_whose_owner_died_is_swept_a_living_ones_never(tmp_path: Path) ->
     # The modules of a tree that is gone.
     gone = _compiled(prefix, Path(tempfile.gettempdir()) / "rein-tests-gone0" / "proj")
     try:
+        # (A sweep of another test worker's may have taken it first.)
         swept = sweep_orphans(prefix)
-        assert dead in swept and living.root.parent not in swept
+        assert living.root.parent not in swept
         assert (dead.exists(), dead_module.exists(), gone.exists()) == (False, False, False)
         assert living.root.is_dir() and unmarked.is_dir()
     finally:
