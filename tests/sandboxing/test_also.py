@@ -32,6 +32,7 @@ from rein.sandboxing.proxy import PRESETS
 from rein.session import SessionSpec
 from rein.session.builder import build_gates, build_session
 from rein.testgate.gate import TestGate
+from rein.testgate.pycache import mirror
 from tests.fakes.commands import FakeCommandRunner
 from tests.fakes.diagnostics import FakeDiagnostics
 from tests.fakes.models import FunctionModel, assistant
@@ -180,10 +181,21 @@ async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_out
     good = "def first_n(n):\n    return list(range(1, n + 1))\n"
     root = project(tmp_path / "proj", {"mod.py": good, "tests/test_mod.py": tests})
     runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
-    gate = TestGate(root, runner, TestsGateConfig(), python=sys.executable)
+    gate = TestGate(
+        root, runner, TestsGateConfig(), python=sys.executable, warm_allowed=lambda: False
+    )
     workspace = FakeWorkspace({"mod.py": good}, root=str(root))
     await changed(gate, workspace, "mod.py", good.replace("n + 1", "n + 2"))
-    outcome = await verdict(gate, workspace, "mod.py")
+    try:
+        outcome = await verdict(gate, workspace, "mod.py")
+        # Its compiled modules went to the one folder it may write, the
+        # tree's own, not the user's prefix that runs outside import.
+        tree = gate._trees["now"]
+        own = mirror(tree.own_pycache, tree.root)
+        assert {p.name.split(".")[0] for p in own.rglob("*.pyc")} == {"mod", "test_mod"}
+        assert not mirror(tree.shared_pycache, tree.root).exists()
+    finally:
+        await gate.close()
     assert [b.message for b in outcome.blockers] == [
         "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
     ], outcome

@@ -228,3 +228,29 @@ def test_runs_coverage_cannot_decide_stop_paying_for_records_until_it_decides_ag
     decided = picker.pick(selection, {"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))})
     assert decided.only == (f"{T}::test_f",)
     assert [picker.pick(selection, module_level).record for _ in range(3)] == [True, True, False]
+
+
+def test_whole_suite_runs_record_twice_then_only_once_coverage_has_decided(
+    tmp_path: Path,
+) -> None:
+    # attrs: its changes reach the class builder that every test module
+    # runs, so each verdict ran its 24 test files whole, and a recorded run
+    # took 2.2-2.4 times the suite, for records that never decided one;
+    # click's first whole-suite records let coverage decide later verdicts.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "mod.py").write_text(MOD)
+    (tmp_path / T).write_text(TESTS)
+    picker = Picker(tmp_path)
+    whole = TestSelection((T,), False, "imports", total_files=1, modules=("mod.py",))
+    module_level = {"mod.py": (MOD, MOD.replace("LIMIT = 3", "LIMIT = 4"))}
+    picked = [picker.pick(whole, module_level) for _ in range(8)]
+    assert {p.only for p in picked} == {None}
+    # The undecided runs' rule alone: True, True, False, True, ..., True.
+    assert [p.record for p in picked] == [True, True, False, False, False, False, False, False]
+    picker.index.add(raw(f=[("mod.py", 7)]), {"mod.py": MOD, T: TESTS}.get)
+    # A file restored (a repair undoing the change) is no decision: a
+    # stale record decides any; a change of code is.
+    assert picker.pick(whole, {"mod.py": (MOD, MOD)}).by_coverage
+    assert [picker.pick(whole, module_level).record for _ in range(2)] == [False, False]
+    assert picker.pick(whole, {"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))}).only
+    assert [picker.pick(whole, module_level).record for _ in range(3)] == [True, True, False]

@@ -195,3 +195,55 @@ async def test_earlier_texts_are_kept_with_a_stored_session_until_validated(
     assert resumed.prior == {"mod.py": GOOD, "new.py": None}
     resumed.on_validated(3)
     assert resumed.export_state() == {}
+
+
+async def test_a_whole_suite_run_records_nothing_after_two_records_decided_nothing(
+    tmp_path: Path,
+) -> None:
+    """A changed ``conftest.py``: no selection, the whole suite runs, and
+    after two such runs recorded while coverage decided nothing, it is not
+    recorded (the tracer about doubles a run)."""
+    conftest = "import pytest\n"
+    tests = "from mod import first_n\n\n\ndef test_two():\n    assert first_n([1, 2], 1) == [1]\n"
+    root = project(
+        tmp_path / "proj",
+        {"mod.py": GOOD, "tests/conftest.py": conftest, "tests/test_mod.py": tests},
+    )
+    workspace = FakeWorkspace({"tests/conftest.py": conftest}, root=str(root))
+    gate = gate_for(root)
+    assert gate._picker.records_whole_suite() and gate._picker.records_whole_suite()
+    try:
+        await changed(gate, workspace, "tests/conftest.py", conftest + "\nLIMIT = 2\n")
+        outcome = await verdict(gate, workspace, "tests/conftest.py")
+    finally:
+        await gate.close()
+
+    assert (outcome.blockers, outcome.unverified) == ([], None)
+    assert "whole suite" in outcome.detail, outcome.detail
+    assert "first_pytest" in gate.timings and "first_record" not in gate.timings
+
+
+async def test_whole_files_after_a_selection_that_collected_nothing_keep_the_suites_budget(
+    tmp_path: Path,
+) -> None:
+    """The change's tests, by name, are in a class pytest does not collect:
+    the run falls back to the test files whole, here the whole suite,
+    recorded only within the whole suite's budget."""
+    tests = (
+        "from mod import first_n\n\n\nclass TestFirst:\n    def __init__(self):\n"
+        "        pass\n\n    def test_two(self):\n        assert first_n([1, 2], 1) == [1]\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": tests})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    assert gate._picker.records_whole_suite() and gate._picker.records_whole_suite()
+    try:
+        await changed(gate, workspace, "mod.py", BAD)
+        outcome = await verdict(gate, workspace, "mod.py")
+    finally:
+        await gate.close()
+
+    assert "no tests were collected" in outcome.detail, outcome.detail
+    # The narrowed run (not the whole suite) recorded; the whole files did not.
+    assert "first_record" in gate.timings and "first_files_pytest" in gate.timings
+    assert "first_files_record" not in gate.timings

@@ -135,7 +135,7 @@ async def test_tests_that_failed_before_and_after_and_none_passing_is_unverified
 async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def no_room(*_: object) -> None:
+    async def no_room(*_: object, **__: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(gate_module, "sync_shadow", no_room)
@@ -206,10 +206,10 @@ async def test_trouble_building_a_later_shadow_is_unverified_not_a_blocker(
 ) -> None:
     built: list[object] = []
 
-    async def room_once(*args: object) -> object:
+    async def room_once(*args: object, **kwargs: object) -> object:
         if built:
             raise OSError(28, "No space left on device")
-        built.append(await sync_shadow(*args))  # type: ignore[arg-type]
+        built.append(await sync_shadow(*args, **kwargs))  # type: ignore[arg-type]
         return built[0]
 
     monkeypatch.setattr(gate_module, "sync_shadow", room_once)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
-from rein.testgate.narrow import Narrowed, Narrower, changed_lines
+import pytest
+
+from rein.testgate import narrow as narrow_module
+from rein.testgate.narrow import Narrowed, Narrower
+from rein.testgate.narrow_units import changed_lines
 from tests.testgate.projects import project
 
 LIB = (
@@ -256,3 +261,22 @@ def test_a_module_too_deep_for_the_parser_runs_the_files_whole(tmp_path: Path) -
 
     assert isinstance(narrowed, str)
     assert narrowed.startswith("deep.py could not be parsed here (RecursionError: ")
+
+
+def test_the_text_before_the_run_is_parsed_once_for_the_runs_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path, {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    parsed: list[str | bytes] = []
+    parse = narrow_module._parse
+
+    def counted(path: str, text: str | bytes) -> ast.Module:
+        parsed.append(text)
+        return parse(path, text)
+
+    monkeypatch.setattr(narrow_module, "_parse", counted)
+    narrower = Narrower(root)
+    for now in (LIB.replace("x + 1", "x + 2"), LIB.replace("x + 1", "x + 3")):
+        narrowed = narrower.narrow(("tests/test_lib.py",), ("lib.py",), {"lib.py": (LIB, now)})
+        assert isinstance(narrowed, Narrowed) and narrowed.names == ("low",)
+    assert parsed.count(LIB) == 1

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
+from rein.process.runner import SubprocessRunner
 from rein.testgate.pytest_run import pytest_command, read_report
+from rein.testgate.runner import RunnerSpec, run_tests
 from rein.testgate.shadow import build_shadow
+from tests.testgate.projects import project
 
 
 def _argv(command: str) -> list[str]:
@@ -49,3 +53,77 @@ def test_an_empty_ini_is_named_only_without_the_projects_own(tmp_path: Path) -> 
 def test_a_report_without_a_session_is_refused() -> None:
     with pytest.raises(ValueError, match="pytest started no session"):
         read_report("")
+
+
+ONLY = """import os
+
+import pytest
+
+
+def pytest_generate_tests(metafunc):
+    with open(os.environ["MADE_LOG"], "a") as log:
+        log.write(metafunc.function.__name__ + "\\n")
+
+
+class TestNamed:
+    def test_in(self):
+        pass
+
+    def test_out(self):
+        pass
+
+
+class TestOther:
+    def test_elsewhere(self):
+        pass
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_p(n):
+    pass
+
+
+def test_unnamed():
+    pass
+"""
+
+
+async def test_of_a_files_tests_only_those_named_are_made_and_run_unless_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = tmp_path / "made.log"
+    monkeypatch.setenv("MADE_LOG", str(made))
+    shadow = build_shadow(project(tmp_path / "proj", {"tests/test_only.py": ONLY}), {})
+    try:
+        run = await run_tests(
+            SubprocessRunner(str(shadow.root)),
+            RunnerSpec(python=sys.executable),
+            shadow,
+            ["tests/test_only.py"],
+            60,
+            only=["tests/test_only.py::TestNamed", "tests/test_only.py::test_p[2]"],
+        )
+        first_made = made.read_text()
+        recorded = await run_tests(
+            SubprocessRunner(str(shadow.root)),
+            RunnerSpec(python=sys.executable),
+            shadow,
+            ["tests/test_only.py"],
+            60,
+            only=["tests/test_only.py::test_unnamed"],
+            record=True,
+        )
+    finally:
+        shadow.remove()
+
+    assert [(r.node_id, r.outcome) for r in run.results] == [
+        ("tests/test_only.py::TestNamed::test_in", "passed"),
+        ("tests/test_only.py::TestNamed::test_out", "passed"),
+        ("tests/test_only.py::test_p[2]", "passed"),
+    ]
+    # The others were never made into tests (nor parametrized).
+    assert sorted(first_made.split()) == ["test_in", "test_out", "test_p"]
+    # A recorded run makes them all: its record must know every test of the file.
+    assert [r.node_id for r in recorded.results] == ["tests/test_only.py::test_unnamed"]
+    assert recorded.coverage is not None
+    assert len(recorded.coverage.collected["tests/test_only.py"]) == 6

@@ -30,7 +30,9 @@ file restored. Measured per project:
   same gate (``by_coverage``, :mod:`rein.testgate.picking`; their median
   verdict too);
 - the verdict's wall time (``check``, median) against the full suite's
-  wall time (median), both measured in this run on this machine: the
+  wall time (the median of its runs after the first: they import the
+  bytecode the first wrote, as a person's repeated ``pytest`` does), both
+  measured in this run on this machine: the
   pristine suite runs before the verdicts, after every few of them and
   after the last (:class:`~rein.bench.tests_truth.FullSuiteClock`), so both
   are timed under the same load. A blocked verdict runs pytest three times (the
@@ -373,19 +375,24 @@ async def measure_project(
     spec = RunnerSpec(python=sys.executable)
     truths = truths or Truths(None)
     clock = FullSuiteClock(root, spec, project.edits, full_every)
-    pristine = await clock.run()
-    if pristine is None:
-        raise RuntimeError(f"{project.name}: the pristine suite could not run: {clock.failures}")
-    first_s = clock.walls[0]
-    say(f"{project.name}: full suite {first_s:.2f} s, {len(pristine)} failing before any seed")
-    limit = first_s * TRUTH_SLACK + 30
-    gate = _gate(root, spec)
     try:
-        cases, tried, survived, no_truth, special, clean = await _verdicts(
-            gate, project, root, spec, truths, pristine, limit, seed, say, clock
-        )
+        pristine = await clock.run()
+        if pristine is None:
+            raise RuntimeError(
+                f"{project.name}: the pristine suite could not run: {clock.failures}"
+            )
+        first_s = clock.walls[0]
+        say(f"{project.name}: full suite {first_s:.2f} s, {len(pristine)} failing before any seed")
+        limit = first_s * TRUTH_SLACK + 30
+        gate = _gate(root, spec)
+        try:
+            cases, tried, survived, no_truth, special, clean = await _verdicts(
+                gate, project, root, spec, truths, pristine, limit, seed, say, clock
+            )
+        finally:
+            await gate.close()
     finally:
-        await gate.close()
+        clock.close()
     full_s = clock.median
     say(f"{project.name}: full suite p50 {full_s:.2f} s of {len(clock.walls)} runs")
     row = summarize(

@@ -19,7 +19,11 @@ run's changes reach and blocks only on the tests the run broke.
   over :mod:`~rein.testgate.import_graph`, the project's import graph
   name by name;
 - :mod:`~rein.testgate.narrow`: of those files, the tests naming what the
-  change reaches (per-test selection), when that can be told;
+  change reaches (per-test selection), when that can be told, over
+  :mod:`~rein.testgate.narrow_units`, a module's definitions and the lines
+  a change touches;
+- :mod:`~rein.testgate.pycache`: where its pytest keeps compiled modules,
+  and which of them must go;
 - :mod:`~rein.testgate.warm`: a kept process with pytest imported that
   forks each run (through its :class:`~rein.testgate.warm.ProcessLauncher`
   port).

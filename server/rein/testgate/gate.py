@@ -19,12 +19,13 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.warm`, with a ``launcher``; started at the run's
   first change), else cold.
 * Every pytest run sees a fresh shadow, though not a new copy: the
-  gate keeps two shadow trees for the run (:class:`ShadowTree`), one for
+  gate keeps two shadow trees (:class:`ShadowTree`), one for
   the workspace as the run has it (the first run and the re-run) and one
   for the workspace before the run (the baseline), and brings one up to
   date before each run (the files that changed since, and whatever a
-  run's tests left behind, placed again). They are deleted when the run is
-  validated, when the next run starts, and with the gate.
+  run's tests left behind, placed again). They are kept for the next runs
+  (so are the modules their runs compiled, :mod:`rein.testgate.shadow`)
+  and deleted with the gate.
 * A failing test runs once more: in the
   re-run's results and passed there, it is *flaky* (reported; it blocks
   only with ``flakyBlocks``); a test the re-run does not report makes the
@@ -54,7 +55,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -72,11 +72,11 @@ from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Workspace
 from rein.testgate.judging import against_baseline, passed_again, reported
 from rein.testgate.junit import TestResult
-from rein.testgate.picking import Picked, Picker
+from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec, TestRun, run_tests
 from rein.testgate.selection import TestSelection, imported_by, select_tests
-from rein.testgate.shadow import Shadow, ShadowTree, sync_shadow
+from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
 from rein.testgate.warm import ProcessLauncher, WarmPytest
 
 __all__ = ["TestGate"]
@@ -135,17 +135,11 @@ class TestGate:
         )
         #: Whether a run may be forked from the warm pytest now: not while the
         #: gates' commands are to run in the OS sandbox (``sandbox.also``,
-        #: read at every run: its forks would run the tests outside it).
+        #: read at every run: its forks would run the tests outside it); nor
+        #: may such a run write the user's compiled modules (ShadowTree.sync).
         self._warm_allowed = warm_allowed
 
-    def _drop_trees(self) -> None:
-        """Delete the shadow trees, in a thread of their own."""
-        trees, self._trees = list(self._trees.values()), {}
-        for tree in trees:
-            threading.Thread(target=tree.remove, name="rein-tests-shadow", daemon=True).start()
-
     async def on_run_start(self, generation: int) -> None:
-        self._drop_trees()
         self._picker.forget()
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
@@ -164,7 +158,6 @@ class TestGate:
 
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
-        self._drop_trees()
         self._picker.forget()
 
     async def warm_ready(self, timeout_s: float) -> bool:
@@ -176,11 +169,16 @@ class TestGate:
         return await self._warm.wait_ready(timeout_s)
 
     async def close(self) -> None:
-        """Stop the warm pytest and delete the shadow trees (the gate is
-        done with; dropping the gate does the same, later)."""
-        self._drop_trees()
+        """Stop the warm pytest and delete the shadow trees, waiting at most
+        :data:`~rein.testgate.shadow.REMOVE_WAIT_S` for them (the gate is
+        done with: its session closed, evicted; dropping the gate does the
+        same, later)."""
+        trees, self._trees = list(self._trees.values()), {}
+        removals = [asyncio.ensure_future(asyncio.to_thread(tree.remove)) for tree in trees]
         if self._warm is not None:
             await self._warm.close()
+        if removals:
+            await asyncio.wait(removals, timeout=REMOVE_WAIT_S)
 
     def export_state(self) -> dict[str, Any]:
         prior = {
@@ -242,7 +240,8 @@ class TestGate:
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
         note = ""
-        record = True
+        # The whole suite (its selection cannot be computed): see Picker.
+        record = targets is not None or self._picker.records_whole_suite()
         if targets is not None and not self.spec.custom:
             started = time.monotonic()
             # Off the loop, in the one thread that parses (never two at once).
@@ -261,8 +260,10 @@ class TestGate:
             # collect): the selected files, whole.
             targets, files = list(selection.files), len(selection.files)
             note = "whole test files: the per-test selection collected no test"
+            # Recorded as any run of whole files: the whole suite's budget.
+            record = not near_whole(selection) or self._picker.records_whole_suite()
             first, shadow = await self._run_in(
-                "first_files", "now", overlay, targets, deadline, files=files, record=True
+                "first_files", "now", overlay, targets, deadline, files=files, record=record
             )
         if first.unverified is not None or first.nothing_collected:
             return self._could_not_judge(first, selection, changed, shadow)
@@ -362,7 +363,10 @@ class TestGate:
         started = time.monotonic()
         if tree not in self._trees:
             self._trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
-        shadow = await sync_shadow(self._trees[tree], overlay)
+        # A sandboxed run can write only its tree's folder: its compiled
+        # modules go there, never to the user's prefix other runs import.
+        sandboxed = not self._warm_allowed()
+        shadow = await sync_shadow(self._trees[tree], overlay, shared=not sandboxed)
         built = time.monotonic()
         self.timings[f"{name}_shadow"] = built - started
         if shadow.unreachable:

@@ -46,11 +46,25 @@ module-level hooks: a reached name in them runs the file whole.
 from __future__ import annotations
 
 import ast
-import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeGuard, TypeVar
+from typing import TypeVar
+
+from rein.testgate.narrow_units import (
+    DYNAMIC,
+    Unit,
+    bound_names,
+    changed_lines,
+    first_line,
+    fixture_names,
+    import_units,
+    is_def,
+    last_line,
+    module_units,
+    names_in,
+    units_without_refs,
+)
 
 __all__ = ["Narrowed", "Narrower"]
 
@@ -58,8 +72,6 @@ T = TypeVar("T")
 
 #: More parsed files than this for one verdict: not narrowed.
 MAX_FILES = 3_000
-#: Changed middles longer than this (lines, both texts) count as changed whole.
-_DIFF_LINES = 4_000
 _FILE_HOOKS = frozenset(
     {
         "setup_module",
@@ -72,10 +84,6 @@ _FILE_HOOKS = frozenset(
         "pytest_generate_tests",
     }
 )
-#: In a unit's refs: it looks a name up by a computed ``getattr``, or
-#: defines ``__getattr__``/``__getattribute__`` (never an identifier).
-_DYNAMIC = "<getattr>"
-_LOOKUPS = frozenset({"__getattr__", "__getattribute__"})
 _RENAMES = ("python_functions", "python_classes")
 _CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
@@ -89,172 +97,6 @@ class Narrowed:
     files: tuple[str, ...]
     only: tuple[str, ...]
     names: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    start: int
-    end: int
-    binds: frozenset[str]
-    refs: frozenset[str]
-    #: A top-level statement that is no definition (runs at import).
-    loose: bool = False
-
-
-def _refs(*nodes: ast.AST | None) -> frozenset[str]:
-    found: set[str] = set()
-    for node in nodes:
-        if node is None:
-            continue
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name):
-                found.add(sub.id)
-            elif isinstance(sub, ast.Attribute):
-                found.add(sub.attr)
-            elif isinstance(sub, ast.alias):
-                found.update(sub.name.split("."))
-            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                if sub.value.isidentifier():
-                    found.add(sub.value)
-            elif isinstance(sub, ast.Call) and _computed_getattr(sub):
-                found.add(_DYNAMIC)
-            elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef) and sub.name in _LOOKUPS:
-                found.add(_DYNAMIC)
-    return frozenset(found)
-
-
-def _computed_getattr(call: ast.Call) -> bool:
-    return (
-        isinstance(call.func, ast.Name)
-        and call.func.id == "getattr"
-        and len(call.args) >= 2
-        and not isinstance(call.args[1], ast.Constant)
-    )
-
-
-def _fixture_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """The names a fixture is registered under (``name="..."``)."""
-    return frozenset(
-        k.value.value
-        for d in node.decorator_list
-        if isinstance(d, ast.Call)
-        for k in d.keywords
-        if k.arg == "name" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
-    )
-
-
-def _binds(node: ast.AST) -> frozenset[str]:
-    found: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-            found.add(sub.id)
-        elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            found.add(sub.name)
-        elif isinstance(sub, ast.alias):
-            found.add((sub.asname or sub.name).split(".")[0])
-    return frozenset(found)
-
-
-def _start(node: ast.stmt) -> int:
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return node.lineno
-
-
-def _end(node: ast.stmt) -> int:
-    return node.end_lineno or node.lineno
-
-
-def _is_def(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-
-
-def _dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__")
-
-
-def module_units(tree: ast.Module, *, refs: bool = True) -> list[_Unit]:
-    """A module's definitions (see the module docstring); without
-    ``refs``, their names only (cheaper)."""
-    see = _refs if refs else _none
-    units: list[_Unit] = []
-    for node in tree.body:
-        if _is_def(node):
-            binds = frozenset({node.name}) | _fixture_names(node)
-            units.append(_Unit(_start(node), _end(node), binds, see(node)))
-        elif isinstance(node, ast.ClassDef):
-            units.extend(_class_units(node, see))
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            units.extend(_import_units(node, refs=refs))
-        else:
-            loose = not isinstance(node, ast.Assign | ast.AnnAssign)
-            units.append(_Unit(_start(node), _end(node), _binds(node), see(node), loose))
-    return units
-
-
-def _import_units(node: ast.Import | ast.ImportFrom, *, refs: bool = True) -> list[_Unit]:
-    """An import's names; only an alias (``a as b``) passes a name on."""
-    units: list[_Unit] = []
-    for alias in node.names:
-        bound = (alias.asname or alias.name).split(".")[0]
-        passed = (
-            frozenset({alias.name.rpartition(".")[2]}) if refs and alias.asname else frozenset()
-        )
-        units.append(_Unit(_start(node), _end(node), frozenset({bound}), passed))
-    return units
-
-
-def _none(*nodes: ast.AST | None) -> frozenset[str]:
-    return frozenset()
-
-
-def _class_units(node: ast.ClassDef, see: Callable[..., frozenset[str]]) -> list[_Unit]:
-    own = frozenset({node.name})
-    body_start = node.body[0].lineno if node.body else _end(node) + 1
-    header = see(*node.bases, *node.keywords, *node.decorator_list)
-    units = [_Unit(_start(node), max(body_start - 1, node.lineno), own, header)]
-    for item in node.body:
-        if _is_def(item):
-            name = item.name
-            # Python calls a dunder by syntax, on an instance of the class:
-            # the class stands for it (its name would reach every class's).
-            binds = own if _dunder(name) else frozenset({name})
-        else:
-            binds = own | _binds(item)
-        units.append(_Unit(_start(item), _end(item), binds, see(item)))
-    return units
-
-
-def changed_lines(before: str, now: str) -> tuple[set[int], set[int]]:
-    """The 1-based code lines (not blank, not a comment) that differ: in
-    ``before``, in ``now``. The common head and tail are cut off first."""
-    old, new = before.splitlines(), now.splitlines()
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    was: set[int] = set()
-    is_: set[int] = set()
-    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
-    opcodes: Sequence[tuple[str, int, int, int, int]]
-    if len(middle_old) + len(middle_new) > _DIFF_LINES:
-        opcodes = [("replace", 0, len(middle_old), 0, len(middle_new))]
-    else:
-        matcher = difflib.SequenceMatcher(None, middle_old, middle_new, autojunk=False)
-        opcodes = matcher.get_opcodes()
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            continue
-        was.update(head + i + 1 for i in range(i1, i2) if _code(middle_old[i]))
-        is_.update(head + j + 1 for j in range(j1, j2) if _code(middle_new[j]))
-    return was, is_
-
-
-def _code(line: str) -> bool:
-    text = line.strip()
-    return bool(text) and not text.startswith("#")
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +118,7 @@ class _TestFile:
     hooks: frozenset[str]
     functions: tuple[tuple[str, frozenset[str]], ...]
     classes: tuple[_TestClass, ...]
-    helpers: tuple[_Unit, ...]
+    helpers: tuple[Unit, ...]
     #: What its module-level imports name (a reached one: it is collected,
     #: so an import the change broke is seen).
     imports: frozenset[str] = frozenset()
@@ -299,29 +141,29 @@ def _test_file(path: str, tree: ast.Module) -> _TestFile:
     hooks: set[str] = set()
     functions: list[tuple[str, frozenset[str]]] = []
     tests: list[_TestClass] = []
-    helpers: list[_Unit] = []
+    helpers: list[Unit] = []
     imports: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.Import | ast.ImportFrom):
-            imports |= _refs(node)
+            imports |= names_in(node)
         if _file_wide(node):
-            hooks |= _refs(node)
-        if _is_def(node) and _test_name(node.name):
+            hooks |= names_in(node)
+        if is_def(node) and _test_name(node.name):
             functions.append((f"{path}::{node.name}", _callable_refs(node)))
         elif isinstance(node, ast.ClassDef) and _test_class(node):
             whole = f"{path}::{node.name}"
             methods = tuple(
                 (f"{whole}::{item.name}", _callable_refs(item))
                 for item in node.body
-                if _is_def(item) and _test_name(item.name)
+                if is_def(item) and _test_name(item.name)
             )
             refs = _class_refs(node, classes, set())
             tests.append(_TestClass(whole, refs, _foreign_base(node, classes), methods))
         elif isinstance(node, ast.Import | ast.ImportFrom):
-            helpers.extend(_import_units(node))
+            helpers.extend(import_units(node))
         else:
-            binds = _binds(node) | (_fixture_names(node) if _is_def(node) else frozenset())
-            helpers.append(_Unit(_start(node), _end(node), binds, _refs(node)))
+            binds = bound_names(node) | (fixture_names(node) if is_def(node) else frozenset())
+            helpers.append(Unit(first_line(node), last_line(node), binds, names_in(node)))
     return _TestFile(
         path, frozenset(hooks), tuple(functions), tuple(tests), tuple(helpers), frozenset(imports)
     )
@@ -333,8 +175,9 @@ class Narrower:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._units: dict[str, tuple[object, list[_Unit] | None]] = {}
+        self._units: dict[str, tuple[object, list[Unit] | None]] = {}
         self._tests: dict[str, tuple[object, _TestFile | None]] = {}
+        self._then: dict[str, tuple[object, list[Unit] | None]] = {}
         #: Path -> the names its change had at an earlier verdict of the run.
         self._earlier: dict[str, set[str]] = {}
 
@@ -388,7 +231,7 @@ class Narrower:
         reached, hooks = _closure(names, helpers)
         if hooks:
             return hooks[0]
-        dynamic = {path for path, unit in helpers if _DYNAMIC in unit.refs}
+        dynamic = {path for path, unit in helpers if DYNAMIC in unit.refs}
         for path, unit in helpers:
             if path in dynamic and unit.binds & reached:
                 return (
@@ -416,10 +259,8 @@ class Narrower:
             return f"{path} is a conftest.py"
         if before is None or now is None:
             return f"{path} was created or deleted, or its text before the run is not known"
-        try:
-            then = module_units(_parse(path, before), refs=False)
-        except (SyntaxError, ValueError):
-            then = None
+        # The text before the run is the same at each verdict of a run: kept.
+        then = self._read(self._then, path, {path: (None, before)}, units_without_refs)
         units = self._module_units(path, {path: (before, now)})
         if then is None or units is None:
             return f"{path} does not parse"
@@ -435,7 +276,7 @@ class Narrower:
 
     def _module_units(
         self, path: str, changed: Mapping[str, tuple[str | None, str | None]]
-    ) -> list[_Unit] | None:
+    ) -> list[Unit] | None:
         return self._read(self._units, path, changed, lambda tree: module_units(tree))
 
     def _test_file(
@@ -500,13 +341,13 @@ def _parse(path: str, text: str | bytes) -> ast.Module:
 
 
 def _closure(
-    names: Iterable[str], units: Sequence[tuple[str, _Unit]]
+    names: Iterable[str], units: Sequence[tuple[str, Unit]]
 ) -> tuple[frozenset[str], list[str]]:
     """Every name reached from ``names``; why that cannot be followed (a
     ``conftest.py`` or a module-level statement naming a reached name: a
     fixture, a registry filled at import)."""
     reached = set(names)
-    by_ref: dict[str, list[tuple[str, _Unit]]] = {}
+    by_ref: dict[str, list[tuple[str, Unit]]] = {}
     for item in units:
         for ref in item[1].refs:
             by_ref.setdefault(ref, []).append(item)
@@ -539,19 +380,19 @@ def _callable_refs(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[st
     """A test function's names, with its parameters (its fixtures)."""
     args = node.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-    return _refs(node) | params
+    return names_in(node) | params
 
 
 def _file_wide(node: ast.stmt) -> bool:
     """A module-level statement whose names every test of the file needs."""
-    if _is_def(node):
+    if is_def(node):
         return node.name in _FILE_HOOKS or any(
             isinstance(d, ast.Call) and any(k.arg == "autouse" for k in d.keywords)
             for d in node.decorator_list
         )
     if isinstance(node, ast.Assign | ast.AnnAssign):
         # A hook, or a test made by a call (``test_made = _make(3)``).
-        return bool(_binds(node) & _FILE_HOOKS) or any(map(_test_name, _binds(node)))
+        return bool(bound_names(node) & _FILE_HOOKS) or any(map(_test_name, bound_names(node)))
     return not isinstance(node, ast.Import | ast.ImportFrom | ast.ClassDef)
 
 
@@ -561,13 +402,13 @@ def _class_refs(
     """What a class's every test needs: its header, its non-test members,
     and all of its same-file bases (their tests run in it too)."""
     seen.add(node.name)
-    found = set(_refs(*node.bases, *node.keywords, *node.decorator_list))
+    found = set(names_in(*node.bases, *node.keywords, *node.decorator_list))
     for item in node.body:
-        if not (_is_def(item) and _test_name(item.name)):
-            found |= _refs(item)
+        if not (is_def(item) and _test_name(item.name)):
+            found |= names_in(item)
     for base in node.bases:
         if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
-            found |= _refs(classes[base.id])
+            found |= names_in(classes[base.id])
             found |= _class_refs(classes[base.id], classes, seen)
     return frozenset(found)
 

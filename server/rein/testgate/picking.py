@@ -14,7 +14,12 @@ A run with a test chosen otherwise than by coverage
 adds its record (:meth:`Picker.record`) unless every test of its files
 already has one still good (no module-level change since); one chosen by
 coverage alone does not (the tracer about doubles a run's CPU on Python
-3.11).
+3.11). Runs coverage cannot decide record twice, then one in four, until
+it decides again; of those, a run of (nearly) the whole suite, its files
+whole, records only twice until coverage has decided a choice in the
+workspace (:meth:`Picker.records_whole_suite`). A choice for a change that
+alters no code (a file restored to its text before the run: the bench's
+repairs) is no decision for these counts.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import TestSelection
 
-__all__ = ["Picked", "Picker"]
+__all__ = ["Picked", "Picker", "near_whole"]
 
 Texts = Mapping[str, tuple[str | None, str | None]]
 
@@ -59,6 +64,10 @@ class Picker:
         self._disk: dict[str, tuple[tuple[int, int], str | None]] = {}
         #: Runs recorded since coverage last decided a choice.
         self._undecided_records = 0
+        #: Coverage has decided a choice of this workspace's tests.
+        self._decided = False
+        #: Runs of (nearly) the whole suite recorded while it had not.
+        self._whole_records = 0
 
     def forget(self) -> None:
         """The run is over (the coverage records stay)."""
@@ -100,6 +109,20 @@ class Picker:
         self._undecided_records += 1
         return self._undecided_records <= 2 or self._undecided_records % 4 == 0
 
+    def records_whole_suite(self) -> bool:
+        """Whether a run of (nearly) the whole suite records (counted when
+        it does): the first :data:`WHOLE_SUITE_TRIES`, then only once
+        coverage has decided a choice here. Records that decided nothing
+        bought nothing, and a whole suite's cost the most (attrs: every
+        change reaches the class builder all its tests and test modules
+        run; each recorded whole-suite run took 2.2-2.4 times the suite),
+        while click's first two whole-suite records let coverage decide
+        most of its later verdicts."""
+        if self._decided:
+            return True
+        self._whole_records += 1
+        return self._whole_records <= WHOLE_SUITE_TRIES
+
     def pick(self, selection: TestSelection, texts: Texts) -> Picked:
         """The tests of ``selection``'s files to run for the change
         (path -> its text before the run, now)."""
@@ -114,7 +137,12 @@ class Picker:
             narrowed = self.narrower.narrow(files, selection.modules, texts)
             # Its tests all have a record still good: recording them again
             # would cost the tracer and tell little more.
-            record = (choice is None or not choice.all_recorded) and self._worth_recording()
+            whole = not isinstance(narrowed, Narrowed) and near_whole(selection)
+            record = (
+                (choice is None or not choice.all_recorded)
+                and self._worth_recording()
+                and (not whole or self.records_whole_suite())
+            )
             if isinstance(narrowed, Narrowed):
                 opaque = [n for n in self.index.opaque_tests(files) if not _under(n, narrowed.only)]
                 more = {n.split("::")[0] for n in opaque} - set(narrowed.files)
@@ -133,7 +161,11 @@ class Picker:
                 f"whole test files: {narrowed}; not by coverage: {why}",
                 record=record,
             )
-        self._undecided_records = 0
+        if not all(self.index.same_code(*texts[p]) for p in texts):
+            # Decided for a change of code: not a file restored (a repair
+            # undoing the run's change), which any stale record decides.
+            self._undecided_records = 0
+            self._decided = True
         return self._by_coverage(selection, texts, choice)
 
     def _by_coverage(
@@ -173,6 +205,19 @@ class Picker:
         )
         files = tuple(f for f in selection.files if f in used)
         return Picked(files, only, note, by_coverage=True, record=bool(by_names))
+
+
+#: The share of a workspace's test files from which a run of them whole
+#: is a run of (nearly) the whole suite.
+WHOLE_SUITE_SHARE = 0.9
+#: Whole-suite runs that record before coverage has decided a choice.
+WHOLE_SUITE_TRIES = 2
+
+
+def near_whole(selection: TestSelection) -> bool:
+    """``selection``'s files are (nearly) every test file of the workspace."""
+    total = selection.total_files
+    return total > 0 and len(selection.files) >= WHOLE_SUITE_SHARE * total
 
 
 #: Why an opaque test runs whatever its record says.

@@ -30,7 +30,8 @@ first sync, owned by the :class:`Shadow` it returns (a throwaway shadow).
 from __future__ import annotations
 
 import asyncio
-import glob
+import fcntl
+import functools
 import logging
 import os
 import shutil
@@ -40,7 +41,16 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
+
+from rein.testgate.pycache import (
+    TREE_PREFIX,
+    drop_compiled,
+    drop_foreign,
+    drop_mirror,
+    mirror,
+    shared_prefix,
+)
 
 __all__ = [
     "LINKED_WHOLE",
@@ -93,6 +103,12 @@ class Shadow:
     written: int = 0
     #: Overlaid paths under a linked folder: not in the shadow as overlaid.
     unreachable: list[str] = field(default_factory=list)
+    #: Where the tests' interpreter keeps compiled modules
+    #: (``PYTHONPYCACHEPREFIX``, :mod:`rein.testgate.pycache`), so no
+    #: ``__pycache__`` is written near a source file, the workspace's included.
+    pycache: Path | None = None
+    #: The tree's owner lock (held while the shadow lives; see :class:`ShadowTree`).
+    owner: IO[bytes] | None = field(default=None, repr=False)
 
     @property
     def private(self) -> Path:
@@ -121,7 +137,11 @@ class Shadow:
         return None
 
     def remove(self) -> None:
-        shutil.rmtree(self.root.parent, ignore_errors=True)
+        if self.pycache is not None:
+            drop_mirror(self.private, [self.pycache])
+        shutil.rmtree(self.private, ignore_errors=True)
+        if self.owner is not None:
+            self.owner.close()
 
 
 def inside(root: Path, rel: str) -> bool:
@@ -176,19 +196,38 @@ class ShadowTree:
     placed (a copy, an overlaid text) stays when neither its source nor the
     shadow's file changed since; anything else is placed again, and what
     the runs left behind (files and folders a test created, changed or
-    deleted) is undone. The interpreter's ``__pycache__`` folders stay, so
-    a later run imports compiled modules; a placed module's compiled files
-    are deleted with it (their timestamps are whole seconds)."""
+    deleted) is undone. The compiled modules of the runs (the interpreter's
+    and pytest's rewritten test modules, :mod:`rein.testgate.pycache`)
+    stay, so a later run imports them; a placed module's compiled files
+    are deleted with it (their stamp is the size and the whole second: a
+    same-size text placed in the same second would not invalidate them),
+    and so are a removed folder's.
 
-    def __init__(self, source: Path) -> None:
+    The tree's folder holds an owner lock (:data:`OWNER`, an exclusive
+    ``flock`` held while the tree lives): a new tree deletes the trees
+    whose lock no process holds (their owner was killed before it could
+    delete them), with their compiled modules."""
+
+    def __init__(self, source: Path, shared_pycache: Path | None = None) -> None:
         self.source = source
-        base = Path(tempfile.mkdtemp(prefix="rein-tests-"))
+        #: The runs' ``PYTHONPYCACHEPREFIX``: the user's, shared
+        #: (:func:`~rein.testgate.pycache.shared_prefix`), and the tree's own
+        #: (named apart from the root) for a sandboxed run.
+        self.shared_pycache = shared_pycache if shared_pycache is not None else shared_prefix()
+        sweep_orphans(self.shared_pycache)
+        base = Path(tempfile.mkdtemp(prefix=TREE_PREFIX))
+        self._owner = _own(base)
         self.root = base / source.name
         self.root.mkdir()
+        self.own_pycache = base / f"{source.name}.pycache"
         #: rel -> (what was placed there, the placed file's stat or None).
         self._held: dict[str, tuple[_Want, tuple[int, int, int] | None]] = {}
         self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, shutil.rmtree, base, ignore_errors=True)
+        self._finalizer = weakref.finalize(self, _delete, base, self.shared_pycache, self._owner)
+
+    @property
+    def _prefixes(self) -> tuple[Path, Path]:
+        return self.shared_pycache, self.own_pycache
 
     def keep(self) -> None:
         """Leave the folder when this object goes (a :class:`Shadow` owns it)."""
@@ -197,14 +236,19 @@ class ShadowTree:
     def remove(self) -> None:
         """Delete the tree (after a sync still going on in another thread)."""
         with self._lock:
-            shutil.rmtree(self.root.parent, ignore_errors=True)
+            _delete(self.root.parent, self.shared_pycache, self._owner)
             self._held = {}
 
-    def sync(self, overlay: Mapping[str, str | None]) -> Shadow:
-        """The tree made ``source`` with ``overlay`` (as :func:`build_shadow`)."""
+    def sync(self, overlay: Mapping[str, str | None], *, shared: bool = True) -> Shadow:
+        """The tree made ``source`` with ``overlay`` (as :func:`build_shadow`);
+        ``shared``: its runs use the user's compiled modules, else the
+        tree's own (a sandboxed run writes only the tree's folder)."""
         with self._lock:
-            shadow = Shadow(root=self.root, source=self.source)
+            pycache = self.shared_pycache if shared else self.own_pycache
+            shadow = Shadow(root=self.root, source=self.source, pycache=pycache, owner=self._owner)
             wanted = self._wanted(overlay, shadow)
+            # What earlier runs compiled of paths no tree owns or links to.
+            drop_foreign(pycache, [Path(w[1]) for w in wanted.values() if w[0] == "link"])
             held, self._held = self._held, {}  # a sync that fails places all again
             kept = self._prune(wanted, held)
             self._held = self._place(wanted, kept, held, shadow)
@@ -268,6 +312,7 @@ class ShadowTree:
                     kept.add(rel)
                     walk.append(name)
                 else:
+                    drop_mirror(path, self._prefixes)  # a test's modules in it
                     shutil.rmtree(path)
             dirs[:] = walk
             for name in files:
@@ -281,8 +326,11 @@ class ShadowTree:
                     kept.add(rel)
                 else:
                     path.unlink()
-                    _drop_compiled(path)
+                    self._drop_compiled(path)
         return kept
+
+    def _drop_compiled(self, module: Path) -> None:
+        drop_compiled(module, self._prefixes)
 
     def _place(
         self,
@@ -311,7 +359,7 @@ class ShadowTree:
                 target.write_text(want[1], encoding="utf-8", newline="")
                 shadow.written += 1
             if want[0] in ("file", "text"):
-                _drop_compiled(target)
+                self._drop_compiled(target)
                 now[rel] = (want, _stat(target.lstat()))
             else:
                 now[rel] = (want, None)
@@ -343,20 +391,60 @@ def _reachable(rel: str, wanted: Mapping[str, _Want]) -> bool:
     return True
 
 
-def _drop_compiled(module: Path) -> None:
-    """The interpreter's compiled files of ``module`` (and pytest's
-    rewritten ones), which a same-size text placed in the same second
-    would not invalidate."""
-    if module.suffix != ".py":
-        return
-    for compiled in (module.parent / "__pycache__").glob(glob.escape(module.stem) + ".*.pyc"):
-        compiled.unlink(missing_ok=True)
+#: The owner lock's file in a tree's folder.
+OWNER = ".owner"
 
 
-async def sync_shadow(tree: ShadowTree, overlay: Mapping[str, str | None]) -> Shadow:
+def _own(base: Path) -> IO[bytes]:
+    """The lock of the tree in ``base``, held (by this open file): taken
+    before it has its name, so no sweep finds it free."""
+    lock = (base / f"{OWNER}.new").open("wb")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    (base / f"{OWNER}.new").rename(base / OWNER)
+    return lock
+
+
+def _delete(base: Path, shared: Path, owner: IO[bytes] | None) -> None:
+    """A tree's folder and the shared prefix's compiled modules of it."""
+    drop_mirror(base, [shared])
+    shutil.rmtree(base, ignore_errors=True)
+    if owner is not None:
+        owner.close()
+
+
+def sweep_orphans(shared: Path | None = None) -> list[Path]:
+    """Delete the trees in the temporary folder whose owner lock no process
+    holds, and the shared prefix's modules of trees that are gone; the
+    trees deleted. A tree without a lock file is left (it may be one being
+    made, or another version's)."""
+    shared = shared if shared is not None else shared_prefix()
+    temp = Path(tempfile.gettempdir())
+    swept: list[Path] = []
+    for base in temp.glob(TREE_PREFIX + "*"):
+        try:
+            lock = (base / OWNER).open("rb")
+        except OSError:
+            continue
+        with lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its owner lives
+            _delete(base, shared, None)
+            swept.append(base)
+    for folder in {temp, temp.resolve()}:
+        for mirrored in mirror(shared, folder).glob(TREE_PREFIX + "*"):
+            if not (folder / mirrored.name).exists():
+                shutil.rmtree(mirrored, ignore_errors=True)
+    return swept
+
+
+async def sync_shadow(
+    tree: ShadowTree, overlay: Mapping[str, str | None], *, shared: bool = True
+) -> Shadow:
     """:meth:`ShadowTree.sync` off the event loop. Cancelled meanwhile, the
     sync goes on in its thread; the tree's next sync or removal waits for it."""
-    return await asyncio.to_thread(tree.sync, overlay)
+    return await asyncio.to_thread(functools.partial(tree.sync, overlay, shared=shared))
 
 
 async def open_shadow(source: Path, overlay: Mapping[str, str | None]) -> Shadow:

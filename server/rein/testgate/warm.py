@@ -38,7 +38,10 @@ with a small *client* in place of ``-m pytest``:
 Each run is a fresh fork of a process that has imported only pytest, never
 the project: the project's modules, its ``conftest.py`` and its tests are
 imported by the child from the shadow, as in a cold run. Forked children
-share the kept process's hash seed (``random`` is seeded again).
+share the kept process's hash seed (``random`` is seeded again). A child
+writes and reads bytecode as the client's environment says
+(``PYTHONDONTWRITEBYTECODE``, ``PYTHONPYCACHEPREFIX``), as a cold
+interpreter started there would.
 """
 
 from __future__ import annotations
@@ -129,6 +132,9 @@ def _pytest(request, paths):
     os.chdir(request["cwd"])
     sys.path[:] = [request["cwd"], *paths, *_BASE]
     sys.argv = [_as_python_m_pytest(), *request["args"]]
+    # Bytecode as a cold interpreter would have it in this environment.
+    sys.dont_write_bytecode = bool(request["env"].get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = request["env"].get("PYTHONPYCACHEPREFIX") or None
     import random
 
     random.seed()

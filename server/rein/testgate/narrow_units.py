@@ -1,0 +1,207 @@
+"""The units of a module for per-test selection (:mod:`rein.testgate.narrow`):
+its definitions (a top-level function, a class and its members, a
+module-level assignment or import), each with its lines, the names it
+binds and the names it refers to; and the code lines a change touches."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeGuard
+
+__all__ = [
+    "DYNAMIC",
+    "LOOKUPS",
+    "Unit",
+    "bound_names",
+    "changed_lines",
+    "first_line",
+    "fixture_names",
+    "import_units",
+    "is_def",
+    "last_line",
+    "module_units",
+    "names_in",
+    "units_without_refs",
+]
+
+#: Changed middles longer than this (lines, both texts) count as changed whole.
+DIFF_LINES = 4_000
+#: In a unit's refs: it looks a name up by a computed ``getattr``, or
+#: defines ``__getattr__``/``__getattribute__`` (never an identifier).
+DYNAMIC = "<getattr>"
+LOOKUPS = frozenset({"__getattr__", "__getattribute__"})
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    start: int
+    end: int
+    binds: frozenset[str]
+    refs: frozenset[str]
+    #: A top-level statement that is no definition (runs at import).
+    loose: bool = False
+
+
+def names_in(*nodes: ast.AST | None) -> frozenset[str]:
+    found: set[str] = set()
+    for node in nodes:
+        if node is None:
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                found.add(sub.id)
+            elif isinstance(sub, ast.Attribute):
+                found.add(sub.attr)
+            elif isinstance(sub, ast.alias):
+                found.update(sub.name.split("."))
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                if sub.value.isidentifier():
+                    found.add(sub.value)
+            elif isinstance(sub, ast.Call) and _computed_getattr(sub):
+                found.add(DYNAMIC)
+            elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef) and sub.name in LOOKUPS:
+                found.add(DYNAMIC)
+    return frozenset(found)
+
+
+def _computed_getattr(call: ast.Call) -> bool:
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "getattr"
+        and len(call.args) >= 2
+        and not isinstance(call.args[1], ast.Constant)
+    )
+
+
+def fixture_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The names a fixture is registered under (``name="..."``)."""
+    return frozenset(
+        k.value.value
+        for d in node.decorator_list
+        if isinstance(d, ast.Call)
+        for k in d.keywords
+        if k.arg == "name" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+    )
+
+
+def bound_names(node: ast.AST) -> frozenset[str]:
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            found.add(sub.id)
+        elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(sub.name)
+        elif isinstance(sub, ast.alias):
+            found.add((sub.asname or sub.name).split(".")[0])
+    return frozenset(found)
+
+
+def first_line(node: ast.stmt) -> int:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return node.lineno
+
+
+def last_line(node: ast.stmt) -> int:
+    return node.end_lineno or node.lineno
+
+
+def is_def(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def module_units(tree: ast.Module, *, refs: bool = True) -> list[Unit]:
+    """A module's definitions (see the module docstring); without
+    ``refs``, their names only (cheaper)."""
+    see = names_in if refs else _none
+    units: list[Unit] = []
+    for node in tree.body:
+        if is_def(node):
+            binds = frozenset({node.name}) | fixture_names(node)
+            units.append(Unit(first_line(node), last_line(node), binds, see(node)))
+        elif isinstance(node, ast.ClassDef):
+            units.extend(_class_units(node, see))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            units.extend(import_units(node, refs=refs))
+        else:
+            loose = not isinstance(node, ast.Assign | ast.AnnAssign)
+            units.append(
+                Unit(first_line(node), last_line(node), bound_names(node), see(node), loose)
+            )
+    return units
+
+
+def units_without_refs(tree: ast.Module) -> list[Unit]:
+    return module_units(tree, refs=False)
+
+
+def import_units(node: ast.Import | ast.ImportFrom, *, refs: bool = True) -> list[Unit]:
+    """An import's names; only an alias (``a as b``) passes a name on."""
+    units: list[Unit] = []
+    for alias in node.names:
+        bound = (alias.asname or alias.name).split(".")[0]
+        passed = (
+            frozenset({alias.name.rpartition(".")[2]}) if refs and alias.asname else frozenset()
+        )
+        units.append(Unit(first_line(node), last_line(node), frozenset({bound}), passed))
+    return units
+
+
+def _none(*nodes: ast.AST | None) -> frozenset[str]:
+    return frozenset()
+
+
+def _class_units(node: ast.ClassDef, see: Callable[..., frozenset[str]]) -> list[Unit]:
+    own = frozenset({node.name})
+    body_start = node.body[0].lineno if node.body else last_line(node) + 1
+    header = see(*node.bases, *node.keywords, *node.decorator_list)
+    units = [Unit(first_line(node), max(body_start - 1, node.lineno), own, header)]
+    for item in node.body:
+        if is_def(item):
+            name = item.name
+            # Python calls a dunder by syntax, on an instance of the class:
+            # the class stands for it (its name would reach every class's).
+            binds = own if _dunder(name) else frozenset({name})
+        else:
+            binds = own | bound_names(item)
+        units.append(Unit(first_line(item), last_line(item), binds, see(item)))
+    return units
+
+
+def changed_lines(before: str, now: str) -> tuple[set[int], set[int]]:
+    """The 1-based code lines (not blank, not a comment) that differ: in
+    ``before``, in ``now``. The common head and tail are cut off first."""
+    old, new = before.splitlines(), now.splitlines()
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    was: set[int] = set()
+    is_: set[int] = set()
+    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    opcodes: Sequence[tuple[str, int, int, int, int]]
+    if len(middle_old) + len(middle_new) > DIFF_LINES:
+        opcodes = [("replace", 0, len(middle_old), 0, len(middle_new))]
+    else:
+        matcher = difflib.SequenceMatcher(None, middle_old, middle_new, autojunk=False)
+        opcodes = matcher.get_opcodes()
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        was.update(head + i + 1 for i in range(i1, i2) if _code(middle_old[i]))
+        is_.update(head + j + 1 for j in range(j1, j2) if _code(middle_new[j]))
+    return was, is_
+
+
+def _code(line: str) -> bool:
+    text = line.strip()
+    return bool(text) and not text.startswith("#")
