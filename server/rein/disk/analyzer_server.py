@@ -173,8 +173,9 @@ class _Analyzer:
         wait for it would last its whole bound (basedpyright on django, in
         open-files mode, after the last open file was closed). Its settings
         are sent again, which makes it check the open files afresh, and they
-        are owed again. Stopped again RESUMES_WITHOUT_PUBLISH times with
-        nothing published in between, what it owes is stale and says why."""
+        are owed again. Once resumed RESUMES_WITHOUT_PUBLISH times with
+        nothing published in between, the next stop leaves what it owes
+        stale, saying why."""
         if message == self._stop_said or not self.alive or self.client is None:
             return
         self._stop_said = message
