@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
+from lsprotocol import types as lsp
+
 from rein.disk.analyzer_notices import analysis_stopped
 from rein.disk.analyzer_server import RESUMES_WITHOUT_PUBLISH, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
@@ -65,3 +67,37 @@ def test_a_stopped_analysis_is_resumed_and_a_repeated_stop_leaves_the_owed_files
         "a.py": "basedpyright stopped analysing: Error performing analysis: TypeError: "
         "Cannot read properties of undefined (reading 'isStubFile')"
     }
+
+
+def test_file_watching_stands_while_a_registration_of_it_stands(tmp_path: Path) -> None:
+    # Defect: a flag set by a registration and cleared by any unregistration.
+    # basedpyright registers its watching again at every settings change
+    # (the resume above, an install), the new one before the old one's
+    # unregistration: the pool then took it as watching nothing, never told
+    # it of a deleted module (django's warm delete-module case: 1 of 30
+    # lines) and restarted it at the next install.
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", AnalyzerPool(tmp_path))
+    watched = lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+
+    def register(id_: str, method: str = watched) -> None:
+        analyzer.registrations.register(
+            lsp.RegistrationParams([lsp.Registration(id=id_, method=method)])
+        )
+        analyzer.registrations_changed()
+
+    def unregister(id_: str, method: str = watched) -> None:
+        analyzer.registrations.unregister(
+            lsp.UnregistrationParams([lsp.Unregistration(id=id_, method=method)])
+        )
+        analyzer.registrations_changed()
+
+    register("first")
+    register("diagnostics", lsp.TEXT_DOCUMENT_DIAGNOSTIC)
+    assert analyzer.watches_files
+    register("second")
+    unregister("first")
+    assert analyzer.watches_files
+    unregister("diagnostics", lsp.TEXT_DOCUMENT_DIAGNOSTIC)
+    assert analyzer.watches_files
+    unregister("second")
+    assert not analyzer.watches_files

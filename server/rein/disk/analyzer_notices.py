@@ -1,6 +1,7 @@
 """What an analyzer server says of itself, as the pool's client hears it:
 work-done progress (``window/workDoneProgress/create``, ``$/progress``) and
-pyright's own progress notifications, its messages (logged), and one
+pyright's own progress notifications, its dynamic registrations
+(:class:`Registrations`), its messages (logged), and one
 message that changes what the pool may wait for: pyright's (and
 basedpyright's) "Error performing analysis", after which the server checks
 nothing more until its program changes (see
@@ -15,7 +16,7 @@ from typing import Any, Protocol
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-__all__ = ["ANALYSIS_STOPPED", "NoticeListener", "analysis_stopped", "listen"]
+__all__ = ["ANALYSIS_STOPPED", "NoticeListener", "Registrations", "analysis_stopped", "listen"]
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +30,39 @@ _QUIET = ("$/typescriptVersion", "eslint/status")
 ANALYSIS_STOPPED = "Error performing analysis"
 
 
+class Registrations:
+    """The server's dynamic registrations (``client/registerCapability``),
+    by id. pyright registers its file watching again whenever its settings
+    change, the new registration first and the old one's unregistration
+    after: a flag set by the one and cleared by the other said "watches
+    nothing" from the second settings change on (deleted files were then
+    never told, and an install restarted the server)."""
+
+    def __init__(self) -> None:
+        self._methods: dict[str, str] = {}
+
+    def register(self, params: lsp.RegistrationParams) -> None:
+        for registration in params.registrations:
+            self._methods[registration.id] = registration.method
+
+    def unregister(self, params: lsp.UnregistrationParams) -> None:
+        for registration in params.unregisterations:
+            self._methods.pop(registration.id, None)
+
+    def has(self, method: str) -> bool:
+        """Some registration of ``method`` stands."""
+        return method in self._methods.values()
+
+    def clear(self) -> None:
+        self._methods.clear()
+
+
 class NoticeListener(Protocol):
     """What the notices are reported to (the analyzer)."""
 
+    registrations: Registrations
+
+    def registrations_changed(self) -> None: ...
     def progress_begin(self, token: str) -> None: ...
     def progress_end(self, token: str) -> None: ...
     def note_activity(self) -> None: ...
@@ -76,6 +107,16 @@ def listen(client: LanguageClient, listener: NoticeListener, name: str) -> None:
     @client.feature("pyright/endProgress")
     def on_pyright_end(params: Any) -> None:
         listener.progress_end(PYRIGHT_PROGRESS)
+
+    @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def on_register(params: lsp.RegistrationParams) -> None:
+        listener.registrations.register(params)
+        listener.registrations_changed()
+
+    @client.feature(lsp.CLIENT_UNREGISTER_CAPABILITY)
+    def on_unregister(params: lsp.UnregistrationParams) -> None:
+        listener.registrations.unregister(params)
+        listener.registrations_changed()
 
     @client.feature(lsp.WINDOW_SHOW_MESSAGE)
     @client.feature(lsp.WINDOW_LOG_MESSAGE)

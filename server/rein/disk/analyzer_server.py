@@ -21,7 +21,7 @@ from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
 from rein.disk.analyzer_capabilities import client_capabilities
-from rein.disk.analyzer_notices import listen
+from rein.disk.analyzer_notices import Registrations, listen
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
 from rein.disk.analyzer_stop import stop_client
@@ -111,7 +111,9 @@ class _Analyzer:
         self.last_progress_end_at: float | None = None
         #: When it last ended a progress or published (monotonic seconds).
         self.last_activity = time.monotonic()
-        #: It registered workspace/didChangeWatchedFiles (client/registerCapability).
+        #: Its dynamic registrations (client/registerCapability), by id.
+        self.registrations = Registrations()
+        #: A registration of workspace/didChangeWatchedFiles stands.
         self.watches_files = False
         #: The server's name and version from its initialize result.
         self.version: str | None = None
@@ -165,6 +167,9 @@ class _Analyzer:
         self.progress.discard(token)
         self.note_activity()
         self.last_progress_end_at = self.last_activity
+
+    def registrations_changed(self) -> None:
+        self.watches_files = self.registrations.has(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 
     def analysis_stopped(self, message: str) -> None:
         """The server says an internal error stopped its analysis (pyright's
@@ -239,18 +244,6 @@ class _Analyzer:
             for path, version in list(self.versions.items()):
                 self._schedule_pull(path, version)
 
-        @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
-        def on_register(params: Any) -> None:
-            for registration in getattr(params, "registrations", None) or []:
-                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
-                    self.watches_files = True
-
-        @client.feature(lsp.CLIENT_UNREGISTER_CAPABILITY)
-        def on_unregister(params: Any) -> None:
-            for registration in getattr(params, "unregisterations", None) or []:
-                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
-                    self.watches_files = False
-
         listen(client, self, self.spec.name)
 
         async def server_exit(server: Any) -> None:
@@ -260,6 +253,7 @@ class _Analyzer:
 
         client.server_exit = server_exit  # type: ignore[method-assign]
         self.progress.clear()
+        self.registrations.clear()
         self.watches_files = False
         self.settings = self.spec.settings
         if self.spec.exclude_setting:
