@@ -210,3 +210,25 @@ def test_go_importers_are_the_packages_importing_the_folder_and_the_folders_othe
     files["other/other.go"] = 'package other\n\nimport "example.com/shop/report"\n'
     idx.update("other/other.go")
     assert idx.importers("report/report.go", 10) == ["other/other.go"]
+
+
+def test_a_python_file_with_no_module_name_is_still_an_importer() -> None:
+    # Defect: django's migrations (``0001_initial.py``: not an importable
+    # name) were not indexed, so renaming a function only they import
+    # (``sites/models.py:_simple_domain_name_validator``) opened none of
+    # them in open-files mode and nothing was found broken.
+    files = {
+        "site/models.py": "def check(value): ...\n",
+        "site/migrations/__init__.py": "",
+        "site/migrations/0001_initial.py": "from site.models import check\n",
+        "my-script.py": "import site.models\n",
+    }
+    idx = ImportIndex(files, files.get)
+    assert idx.importers("site/models.py", 10) == [
+        "my-script.py",
+        "site/migrations/0001_initial.py",
+    ]
+    assert idx.importers("site/migrations/0001_initial.py", 10) == []
+    idx.update("site/migrations/0002_more.py")
+    files["site/migrations/0002_more.py"] = "import site.models\n"
+    assert "site/migrations/0002_more.py" in idx.importers("site/models.py", 10)

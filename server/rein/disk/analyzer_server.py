@@ -21,6 +21,7 @@ from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
 from rein.disk.analyzer_capabilities import client_capabilities
+from rein.disk.analyzer_notices import Registrations, listen
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
 from rein.disk.analyzer_stop import stop_client
@@ -32,9 +33,6 @@ __all__ = ["ENVIRONMENT_GRACE_S", "AnalyzerOwner", "AnalyzerTimeout"]
 
 log = logging.getLogger(__name__)
 
-#: The progress key of pyright's own notifications (one bar at a time).
-_PYRIGHT_PROGRESS = "pyright"
-_QUIET = ("$/typescriptVersion", "eslint/status")  # servers' own notifications, of no use
 #: After a change of the file set (a file created or deleted), how long an
 #: analyzer that watches files may stay silent before it is taken as having
 #: nothing new to say (pyright waits 0.5 s for more library changes, then
@@ -47,6 +45,10 @@ INSTALL_GRACE_S = 15.0
 #: Not idle this long after answering a pull it was asked though it publishes
 #: (:mod:`rein.disk.file_checks`: the answer ends basedpyright's progress).
 PULL_GRACE_S = 1.0
+#: How often a stopped analysis is resumed (see
+#: :meth:`_Analyzer.analysis_stopped`) with nothing published in between
+#: before its open files are left stale (it stops again on the same error).
+RESUMES_WITHOUT_PUBLISH = 2
 
 
 def _uri(root: Path, rel: str) -> str:
@@ -109,7 +111,9 @@ class _Analyzer:
         self.last_progress_end_at: float | None = None
         #: When it last ended a progress or published (monotonic seconds).
         self.last_activity = time.monotonic()
-        #: It registered workspace/didChangeWatchedFiles (client/registerCapability).
+        #: Its dynamic registrations (client/registerCapability), by id.
+        self.registrations = Registrations()
+        #: A registration of workspace/didChangeWatchedFiles stands.
         self.watches_files = False
         #: The server's name and version from its initialize result.
         self.version: str | None = None
@@ -128,6 +132,11 @@ class _Analyzer:
         #: Its files changed while it was not running (its findings of them are stale).
         self.changed_while_down: set[str] = set()
         self.hold_until = 0.0  #: not idle before this (PULL_GRACE_S)
+        #: Its analysis stopped and was resumed this many times since it last published.
+        self.resumed = 0
+        #: The stop it said last, until it works again (said twice: a
+        #: window/showMessage and a window/logMessage).
+        self._stop_said: str | None = None
 
     def idle(self, quiet_s: float, now: float) -> bool:
         """Nothing open, nothing owed, and quiet for ``quiet_s`` (or its settle period)."""
@@ -145,18 +154,48 @@ class _Analyzer:
         quiet = max(self.last_activity + max(quiet_s, self.spec.settle_s), self.hold_until)
         return max(quiet, self.refresh_until) if self.owed_refresh else quiet
 
-    def _activity(self) -> None:
+    def note_activity(self) -> None:
         self.last_activity = time.monotonic()
         self.pool.analyzer_active()
 
     def progress_begin(self, token: str) -> None:
+        self._stop_said = None
         self.progress.add(token)
-        self._activity()
+        self.note_activity()
 
     def progress_end(self, token: str) -> None:
         self.progress.discard(token)
-        self._activity()
+        self.note_activity()
         self.last_progress_end_at = self.last_activity
+
+    def registrations_changed(self) -> None:
+        self.watches_files = self.registrations.has(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+
+    def analysis_stopped(self, message: str) -> None:
+        """The server says an internal error stopped its analysis (pyright's
+        "Error performing analysis"): it checks nothing more until its
+        program changes, so a file opened since is never published and the
+        wait for it would last its whole bound (basedpyright on django, in
+        open-files mode, after the last open file was closed). Its settings
+        are sent again, which makes it check the open files afresh, and they
+        are owed again. Once resumed RESUMES_WITHOUT_PUBLISH times with
+        nothing published in between, the next stop leaves what it owes
+        stale, saying why."""
+        if message == self._stop_said or not self.alive or self.client is None:
+            return
+        self._stop_said = message
+        why = f"{self.spec.name} stopped analysing: {message.splitlines()[0]}"
+        if self.resumed >= RESUMES_WITHOUT_PUBLISH:
+            log.warning("%s (again; its open files are stale)", why)
+            for path, version in list(self.awaiting.items()):
+                self._unanswered(path, version, why)
+            return
+        self.resumed += 1
+        log.warning("%s; its settings sent again so it checks its open files afresh", why)
+        self.client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(settings=self.settings)
+        )
+        self.refresh()
 
     def owns(self, path: str) -> bool:
         return os.path.splitext(path)[1] in self.spec.extensions
@@ -199,61 +238,13 @@ class _Analyzer:
                 out.append(value)
             return out
 
-        @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def on_progress_create(params: Any) -> None:
-            # Open from here: its begin follows our answer, and publishes
-            # made before that must not look like the end of the work.
-            self.progress_begin(f"token:{getattr(params, 'token', '')}")
-
-        @client.feature(lsp.PROGRESS)
-        def on_progress(params: Any) -> None:
-            token = str(getattr(params, "token", ""))
-            value = getattr(params, "value", None)
-            kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
-            if kind == "begin":
-                self.progress_begin(f"token:{token}")
-            elif kind == "end":
-                self.progress_end(f"token:{token}")
-            else:
-                self._activity()
-
-        @client.feature("pyright/beginProgress")
-        def on_pyright_begin(params: Any) -> None:
-            self.progress_begin(_PYRIGHT_PROGRESS)
-
-        @client.feature("pyright/reportProgress")
-        def on_pyright_report(params: Any) -> None:
-            self._activity()
-
-        @client.feature("pyright/endProgress")
-        def on_pyright_end(params: Any) -> None:
-            self.progress_end(_PYRIGHT_PROGRESS)
-
         @client.feature(lsp.WORKSPACE_DIAGNOSTIC_REFRESH)
         def on_refresh(params: Any) -> None:
             # The server's view changed (e.g. a config file): pull every file again.
             for path, version in list(self.versions.items()):
                 self._schedule_pull(path, version)
 
-        @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
-        def on_register(params: Any) -> None:
-            for registration in getattr(params, "registrations", None) or []:
-                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
-                    self.watches_files = True
-
-        @client.feature(lsp.CLIENT_UNREGISTER_CAPABILITY)
-        def on_unregister(params: Any) -> None:
-            for registration in getattr(params, "unregisterations", None) or []:
-                if registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES:
-                    self.watches_files = False
-
-        @client.feature(lsp.WINDOW_SHOW_MESSAGE)
-        @client.feature(lsp.WINDOW_LOG_MESSAGE)
-        def on_message(params: lsp.ShowMessageParams | lsp.LogMessageParams) -> None:
-            log.debug("%s: %s", self.spec.name, params.message)
-
-        for method in _QUIET:  # not warned about as unknown
-            client.feature(method)(lambda params: None)
+        listen(client, self, self.spec.name)
 
         async def server_exit(server: Any) -> None:
             self.alive = False
@@ -262,6 +253,7 @@ class _Analyzer:
 
         client.server_exit = server_exit  # type: ignore[method-assign]
         self.progress.clear()
+        self.registrations.clear()
         self.watches_files = False
         self.settings = self.spec.settings
         if self.spec.exclude_setting:
@@ -314,9 +306,11 @@ class _Analyzer:
         self.unanswered.clear()
         self.changed_while_down.clear()
         self.owed_refresh.clear()
+        self.resumed = 0
+        self._stop_said = None
         self.diagnostics.clear()
         self._published_items.clear()
-        self._activity()
+        self.note_activity()
         # File by file, start opens nothing: what a change touches is opened
         # (with its importers) before the change; a restart reopens those.
         for path in self.pool.files_to_open(file_by_file=self.file_by_file):
@@ -339,7 +333,7 @@ class _Analyzer:
         if not self.pull:
             self.owed_refresh = set(self.versions)
             self.refresh_until = time.monotonic() + grace_s
-        self._activity()
+        self.note_activity()
 
     async def restart(self) -> None:
         """Stop the server and start it again (it reopens the pool's files)."""
@@ -526,7 +520,7 @@ class _Analyzer:
         if self.versions.get(path) == version:
             self.unanswered[path] = reason
             self.awaiting.pop(path, None)
-            self._activity()
+            self.note_activity()
 
     def on_publish(self, params: dict[str, Any] | lsp.PublishDiagnosticsParams) -> None:
         """A publishDiagnostics, as its JSON (the pool's client skips
@@ -550,6 +544,8 @@ class _Analyzer:
             self._published_items.pop(path, None)
             self.pool.analyzer_active()
             return
+        self.resumed = 0  # it analyses (a closed file's last word above does not say so)
+        self._stop_said = None
         if not isinstance(params, dict):
             self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
         elif items != self._published_items.get(path) or path not in self.diagnostics:

@@ -42,12 +42,18 @@ __all__ = ["BARREL_DEPTH", "ImportIndex"]
 BARREL_DEPTH = 4
 
 
+def _python(path: str) -> bool:
+    """A Python file, importable or not (django's ``migrations/0001_initial.py``
+    has no module name but imports what it uses)."""
+    return path.endswith((".py", ".pyi"))
+
+
 def _typescript(path: str) -> bool:
-    return module_name(path) is None and bool(module_keys(path))
+    return not _python(path) and bool(module_keys(path))
 
 
 def _indexed(path: str) -> bool:
-    return path.endswith(".go") or module_name(path) is not None or bool(module_keys(path))
+    return path.endswith(".go") or _python(path) or bool(module_keys(path))
 
 
 class ImportIndex:
@@ -77,8 +83,10 @@ class ImportIndex:
         if path.endswith(".go"):
             package = self._go.package(path)
             return [package] if package else []
-        module = module_name(path)
-        return [module] if module is not None else module_keys(path)
+        if _python(path):
+            module = module_name(path)
+            return [module] if module is not None else []
+        return module_keys(path)
 
     def _resolver(self) -> TsResolver:
         if self._ts is None:
@@ -93,8 +101,9 @@ class ImportIndex:
         if path.endswith(".go"):
             # The folder's other files share the package: they count too.
             imported = go_imports(text) | set(self._keys(path))
-        elif module is not None:
-            self._by_module.setdefault(module, path)
+        elif _python(path):
+            if module is not None:
+                self._by_module.setdefault(module, path)
             imported = imported_modules(path, text)
         else:
             imported, again = self._resolver().scan(path, text)
