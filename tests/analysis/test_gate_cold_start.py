@@ -5,6 +5,8 @@ be taken for a pre-existing one there."""
 
 from __future__ import annotations
 
+import asyncio
+
 from rein.analysis.gate import AnalyzerGate
 from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
@@ -23,14 +25,16 @@ TRANSITIVE = diag("pkg/c.py", 0, '"helper" is unknown import symbol', code="I")
 OLD = diag("pkg/d.py", 0, "str is not int", code="R")
 
 
-def cold_world() -> tuple[TrackedWorkspace, ColdFakeDiagnostics, AnalyzerGate]:
+def cold_world(
+    settle_timeout_s: float = 120.0,
+) -> tuple[TrackedWorkspace, ColdFakeDiagnostics, AnalyzerGate]:
     workspace = TrackedWorkspace(
         FakeWorkspace({"pkg/a.py": A, "pkg/b.py": B, "pkg/c.py": C, "pkg/d.py": D}),
         MutationLog(),
     )
     source = ColdFakeDiagnostics([OLD])
     source.importers = {"pkg/a.py": ["pkg/b.py"]}
-    gate = AnalyzerGate(source)
+    gate = AnalyzerGate(source, settle_timeout_s=settle_timeout_s)
 
     async def before_change(paths: tuple[str, ...]) -> None:
         await gate.before_change(paths, workspace)
@@ -119,3 +123,43 @@ async def test_a_run_ended_before_the_workspace_snapshot_corrects_the_next_runs_
     assert gate.baseline is not None and TRANSITIVE in gate.baseline.diagnostics
     again = await gate.check(ctx)
     assert lines(again) == [("pkg/b.py", 0), ("pkg/c.py", 0)], again.detail
+
+
+async def helper_retyped(
+    settle_timeout_s: float = 120.0,
+) -> tuple[ColdFakeDiagnostics, AnalyzerGate, GateContext]:
+    """A cold run changes what a.py's ``helper`` returns: b.py only
+    re-exports it (no error), c.py's use of it breaks, two imports away."""
+    workspace, source, gate = cold_world(settle_timeout_s)
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("int", "str"))
+    source.diagnostics = [OLD, TRANSITIVE]
+    source.counterfactual = [OLD]
+    return source, gate, GateContext(1, frozenset({"pkg/a.py"}), workspace)
+
+
+async def test_a_partial_verdict_without_blockers_waits_for_the_workspace_snapshot() -> None:
+    """Old: the partial verdict (a.py and b.py, both clean) passed and
+    ended the run; c.py's break was never seen."""
+    source, gate, ctx = await helper_retyped()
+    check = asyncio.create_task(gate.check(ctx))
+    done, _ = await asyncio.wait({check}, timeout=0.2)
+    assert not done  # no pass while the workspace analysis goes on
+    source.workspace_analysed.set()
+    outcome = await check
+    assert lines(outcome) == [("pkg/c.py", 0)], outcome.detail
+    assert "partial" not in outcome.detail and outcome.unverified is None
+
+
+async def test_past_the_bound_a_partial_verdict_is_unverified_never_passed() -> None:
+    source, gate, ctx = await helper_retyped(settle_timeout_s=0.05)
+    outcome = await gate.check(ctx)
+    assert outcome.blockers == []
+    assert outcome.unverified is not None
+    assert "files that use the changes through those importers were not" in outcome.unverified
+    assert "0.05 s" in outcome.unverified
+    assert "partial: judged on the changed files and their importers" in outcome.detail
+    # The snapshot goes on: once taken, the next verdict judges with it.
+    source.workspace_analysed.set()
+    again = await gate.check(ctx)
+    assert lines(again) == [("pkg/c.py", 0)] and again.unverified is None, again.detail

@@ -18,6 +18,12 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
 * the whole-workspace snapshot goes on in the background and serves the
   verdicts after it completes (the files baselined here keep their own
   baselines: it was taken after their change).
+* A partial verdict that finds no blocker is not a pass: what the change
+  broke past the direct importers (a name re-exported, used two imports
+  away) is known from the whole-workspace snapshot only. The verdict waits
+  for it (reported, bounded by the settle timeout) and judges with it; past
+  the bound it is "unverified", naming what was not checked
+  (:func:`not_past_the_importers`).
 * That snapshot was taken with the change in place: an error the change
   caused past its importers (a name an importer re-exported, used further
   on) is in it. So the other files with errors in it get their baseline
@@ -33,7 +39,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection, Mapping, Sequence
 
-from rein.harness.gating.gate_types import FileByFileDiagnostics, ProgressReporter
+from rein.harness.gating.gate_types import FileByFileDiagnostics, GateOutcome, ProgressReporter
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
     CounterfactualDiagnostics,
@@ -42,13 +48,23 @@ from rein.harness.ports import (
     DiagnosticsSource,
 )
 
-__all__ = ["PARTIAL", "before_the_run", "cold_source", "file_baseline", "verdict_snapshot"]
+__all__ = [
+    "PARTIAL",
+    "WHOLE_WORKSPACE",
+    "before_the_run",
+    "cold_source",
+    "file_baseline",
+    "not_past_the_importers",
+    "verdict_snapshot",
+]
 
 #: What a cold verdict's detail says.
 PARTIAL = (
     "partial: judged on the changed files and their importers (the workspace "
     "analysis had not finished; later verdicts use it)"
 )
+#: What a partial verdict that found no blocker waits for.
+WHOLE_WORKSPACE = "the analyzers: the whole workspace, past the changed files' importers"
 
 
 def cold_source(
@@ -129,3 +145,15 @@ async def before_the_run(
     if snap is None or snap.blind is not None or snap.stale:
         return {}, paths
     return {p: tuple(d for d in snap.diagnostics if d.path == p) for p in paths}, []
+
+
+def not_past_the_importers(partial: GateOutcome, timeout_s: float) -> GateOutcome:
+    """A partial verdict without blockers whose whole-workspace snapshot was
+    not taken within ``timeout_s``: unverified, naming what was not checked."""
+    why = (
+        "partial: only the changed files and their direct importers were checked; "
+        "files that use the changes through those importers were not (the workspace "
+        f"analysis did not finish within the settle bound, {timeout_s:g} s)"
+    )
+    unverified = why if partial.unverified is None else f"{partial.unverified}; {why}"
+    return GateOutcome([], partial.stale, f"{partial.detail}; {why}", unverified=unverified)

@@ -16,7 +16,9 @@ and never pass blind.
   source that can be asked file by file, does not wait for it: the file and
   its importers are baselined and judged file by file, and the verdict says
   it is partial; the snapshot, taken after that change, gets its files'
-  baseline from before the run (:mod:`rein.analysis.cold_start`).
+  baseline from before the run (:mod:`rein.analysis.cold_start`). A partial
+  verdict that finds no blocker waits for that snapshot (bounded, reported)
+  and judges with it: never a pass on the direct importers alone.
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.baselines`). One error seen by several
@@ -61,25 +63,28 @@ from rein.analysis.baselines import (
 from rein.analysis.blocker_order import by_cause
 from rein.analysis.cold_start import (
     PARTIAL,
+    WHOLE_WORKSPACE,
     before_the_run,
     cold_source,
     file_baseline,
+    not_past_the_importers,
     verdict_snapshot,
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import without_the_run
+from rein.analysis.gate_state import exported, imported
 from rein.analysis.reach import describe, importers_not_checked, not_analysed
+from rein.analysis.verdict_text import VerdictText, blockers_of, stale_reason
 from rein.harness.errors import ReinError
-from rein.harness.events import Blocker
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
     SEVERITY_NAMES,
+    FileByFileDiagnostics,
     GateContext,
     GateOutcome,
     PartialImporters,
     ProgressReporter,
-    code_context,
 )
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
@@ -98,14 +103,6 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BLOCKERS_IN_PROMPT", "SEVERITY_LEVELS", "SEVERITY_NAMES", "AnalyzerGate"]
 
 log = logging.getLogger(__name__)
-
-#: A stored baseline keeps a file's text up to this size (else no line map).
-MAX_STORED_TEXT = 1_000_000
-
-
-def _describe(d: Diagnostic) -> str:
-    code = f" {d.code}" if d.code else ""
-    return f"{d.source or 'analyzer'}{code}: {d.message}"
 
 
 class AnalyzerGate:
@@ -212,36 +209,13 @@ class AnalyzerGate:
 
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
-        changes (a file's text only up to :data:`MAX_STORED_TEXT` chars)."""
-        return {
-            "files": [
-                {
-                    "path": b.path,
-                    "text": b.text if b.text is None or len(b.text) <= MAX_STORED_TEXT else None,
-                    "settled": b.settled,
-                    "renamed_from": b.renamed_from,
-                    "diagnostics": [d.model_dump(mode="json") for d in b.diagnostics],
-                }
-                for b in self.files.values()
-            ],
-            "late": {
-                path: [d.model_dump(mode="json") for d in found]
-                for path, found in self.late.items()
-            },
-        }
+        changes (:mod:`rein.analysis.gate_state`)."""
+        return exported(self.files, self.late)
 
     def import_state(self, data: dict[str, Any]) -> None:
-        for item in data.get("files", []):
-            diagnostics = tuple(Diagnostic.model_validate(d) for d in item["diagnostics"])
-            self.files[item["path"]] = FileBaseline(
-                item["path"],
-                item.get("text"),
-                diagnostics,
-                bool(item.get("settled", True)),
-                renamed_from=item.get("renamed_from"),
-            )
-        for path, found in data.get("late", {}).items():
-            self.late[path] = tuple(Diagnostic.model_validate(d) for d in found)
+        files, late = imported(data)
+        self.files.update(files)
+        self.late.update(late)
         self._unvalidated = bool(self.files) or self._unvalidated
 
     def on_validated(self, generation: int) -> None:
@@ -386,9 +360,37 @@ class AnalyzerGate:
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         cold = cold_source(self.diagnostics, self._taking)
-        if cold is None or not all(p in self.files for p in ctx.touched):
-            cold = None  # a change nobody announced (a command's): judged as always
-            await self.baseline_ready()
+        if cold is not None and all(p in self.files for p in ctx.touched):
+            partial = await self._judge(ctx, cold)
+            if partial.blockers:
+                return partial  # repaired first; the workspace snapshot serves later verdicts
+            # Never a pass without looking: the changes' breakage past their
+            # direct importers is known from the workspace snapshot only.
+            if not await self._snapshot_taken():
+                return not_past_the_importers(partial, self.settle_timeout_s)
+        # A change nobody announced (a command's) is judged as always.
+        await self.baseline_ready()
+        return await self._judge(ctx, None)
+
+    async def _snapshot_taken(self) -> bool:
+        """Wait for the run-start snapshot being taken, bounded by the
+        settle timeout and reported; False when it was not taken in time
+        (it goes on: a later verdict may have it)."""
+        taking = self._taking
+        if taking is not None:
+            await reported(
+                asyncio.wait({taking}, timeout=self.settle_timeout_s),
+                self._progress,
+                WHOLE_WORKSPACE,
+            )
+            if not taking.done():
+                return False
+        await self.baseline_ready()
+        return True
+
+    async def _judge(self, ctx: GateContext, cold: FileByFileDiagnostics | None) -> GateOutcome:
+        """The verdict on the changes: on the changed files and their
+        importers asked file by file (``cold``), else on the whole workspace."""
         self._unvalidated = True
         await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)
@@ -429,70 +431,48 @@ class AnalyzerGate:
             await self._without_the_run(blocking, ctx) if cold is None else (blocking, 0)
         )
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
-        blockers = [
-            Blocker(
-                gate=self.name,
-                path=d.path,
-                line=d.line,
-                character=d.character,
-                severity=d.severity,
-                code=d.code,
-                source=", ".join(
-                    [d.source or "analyzer", *(o.source or "analyzer" for o in others)]
-                ),
-                message=d.message,
-                # The prompt shows the first few in full: only they get context.
-                context=await code_context(ctx.workspace, d.path, d.line)
-                if index < MAX_BLOCKERS_IN_PROMPT
-                else None,
-                also=[_describe(o) for o in others],
-            )
-            for index, (d, others) in enumerate(groups)
-        ]
-        detail = f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
+        blockers = await blockers_of(self.name, groups, ctx.workspace)
+        text = VerdictText(
+            f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
+        )
         if self.late:
-            detail += f"; {len(self.late)} importer(s) of the changed files checked"
+            text.note(f"{len(self.late)} importer(s) of the changed files checked")
         if cold is not None:
-            detail += f"; {PARTIAL}"
+            text.note(PARTIAL)
         if without_run:
-            detail += (
-                f"; {without_run} error(s) in unchanged files are there without the "
+            text.note(
+                f"{without_run} error(s) in unchanged files are there without the "
                 "run's changes too: not blocking"
             )
         stale = snap.stale or not settled
         if snap.sources:
-            detail += f" (from {', '.join(snap.sources)})"
-        unverified = None
+            text.detail += f" (from {', '.join(snap.sources)})"
         left = await importers_not_checked(
             self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
         )
         if left is not None:
-            detail += f"; {left[0]}"
-            unverified = left[1]
+            clause, why_left = left
+            if why_left is None:
+                text.note(clause)  # no public name changed: it may pass
+            else:
+                text.not_checked(clause, why_left)
         if unsure:
-            why = (
+            text.not_checked(
                 f"partial: {len(unsure)} file(s) with errors not checked (the workspace "
                 f"baseline was taken after the change, the state before it not known): "
                 f"{describe(unsure)}"
             )
-            detail += f"; {why}"
-            unverified = why if unverified is None else f"{unverified}; {why}"
         nobody = not_analysed(self.diagnostics, ctx.touched)
         if nobody:
-            why = f"changed files no analyzer covers were not analysed: {describe(nobody)}"
-            detail += f"; {why}"
-            unverified = why if unverified is None else f"{unverified}; {why}"
+            text.not_checked(
+                f"changed files no analyzer covers were not analysed: {describe(nobody)}"
+            )
         if stale:
-            if snap.stale_reason is not None:
-                why = snap.stale_reason
-            elif snap.stale:
-                why = "the analyzers did not answer in time"
-            else:
-                why = "the analyzers did not finish within the settle bound"
-            detail += f"; diagnostics may be stale ({why})"
-            stale_why = f"diagnostics may be stale: {why}"
-            unverified = stale_why if unverified is None else f"{unverified}; {stale_why}"
-        return GateOutcome(blockers, stale, detail, unverified=unverified)
+            why = stale_reason(snap, settled)
+            text.not_checked(
+                f"diagnostics may be stale ({why})", f"diagnostics may be stale: {why}"
+            )
+        return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
     async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:
         """A run-start snapshot taken after a cold change: the baseline of
