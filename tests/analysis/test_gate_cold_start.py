@@ -34,6 +34,7 @@ def cold_world(
     )
     source = ColdFakeDiagnostics([OLD])
     source.importers = {"pkg/a.py": ["pkg/b.py"]}
+    source.texts_now = lambda: workspace.inner.files  # type: ignore[attr-defined]
     gate = AnalyzerGate(source, settle_timeout_s=settle_timeout_s)
 
     async def before_change(paths: tuple[str, ...]) -> None:
@@ -163,3 +164,30 @@ async def test_past_the_bound_a_partial_verdict_is_unverified_never_passed() -> 
     source.workspace_analysed.set()
     again = await gate.check(ctx)
     assert lines(again) == [("pkg/c.py", 0)] and again.unverified is None, again.detail
+
+
+async def test_a_command_in_a_cold_session_is_judged_file_by_file() -> None:
+    """Old: a command waited for the whole-workspace snapshot before it
+    ran, and its verdict too. Now every file's text is read before it runs;
+    the file it changed is baselined from its earlier text with its
+    importer, the first verdict is partial, the snapshot serves the next."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await asyncio.wait_for(workspace.before_command(), 5)  # not the whole workspace's wait
+    assert "read_texts" in source.log
+    # The command (sed) renames helper on disk; nobody announced it.
+    workspace.inner.files["pkg/a.py"] = A.replace("helper", "helper2")  # type: ignore[attr-defined]
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    first = await gate.check(ctx)
+    assert "snapshot_files_with pkg/a.py -> pkg/a.py pkg/b.py" in source.log
+    assert "partial: judged on the changed files and their importers" in first.detail
+    assert lines(first) == [("pkg/b.py", 0)], first.detail
+
+    source.workspace_analysed.set()
+    await gate.baseline_ready()
+    second = await gate.check(ctx)
+    assert lines(second) == [("pkg/b.py", 0), ("pkg/c.py", 0)], second.detail
+    assert second.unverified is None

@@ -144,6 +144,8 @@ class ColdFakeDiagnostics(SettlingFakeDiagnostics):
     def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
         super().__init__(diagnostics)
         self.workspace_analysed = asyncio.Event()
+        #: The files' texts now, for read_texts (a test sets it).
+        self.texts_now: Callable[[], Mapping[str, str]] = dict
 
     async def wait_idle(self, timeout_s: float) -> bool:
         self.log.append("wait_idle")
@@ -158,6 +160,18 @@ class ColdFakeDiagnostics(SettlingFakeDiagnostics):
 
     async def snapshot_files(self, paths: Sequence[str], timeout_s: float) -> DiagnosticsSnapshot:
         return await self.snapshot(paths)
+
+    async def read_texts(self) -> Callable[[str], str | None]:
+        self.log.append("read_texts")
+        return dict(self.texts_now()).get
+
+    async def snapshot_files_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot:
+        """``counterfactual`` (a test sets it), limited to ``paths``."""
+        self.log.append("snapshot_files_with " + " ".join(sorted(texts)) + " -> " + " ".join(paths))
+        found = tuple(d for d in self.counterfactual or () if d.path in paths)
+        return DiagnosticsSnapshot(found, self.generation, sources=self.sources)
 
 
 class LineAnalyzer:

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rein.analysis.baselines import (
@@ -61,6 +61,7 @@ from rein.analysis.baselines import (
     merge_same_errors,
 )
 from rein.analysis.blocker_order import by_cause
+from rein.analysis.cold_commands import command_baselines
 from rein.analysis.cold_start import (
     PARTIAL,
     WHOLE_WORKSPACE,
@@ -73,17 +74,23 @@ from rein.analysis.cold_start import (
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import without_the_run
 from rein.analysis.gate_state import exported, imported
-from rein.analysis.reach import describe, importers_not_checked, not_analysed
+from rein.analysis.reach import (
+    describe,
+    importers_not_checked,
+    not_analysed,
+    open_more_importers,
+)
+from rein.analysis.run_texts import before_and_now, exists, reader, text_now
 from rein.analysis.verdict_text import VerdictText, blockers_of, stale_reason
 from rein.harness.errors import ReinError
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
     SEVERITY_NAMES,
+    FileByFileCounterfactual,
     FileByFileDiagnostics,
     GateContext,
     GateOutcome,
-    PartialImporters,
     ProgressReporter,
 )
 from rein.harness.gating.waiting import reported
@@ -146,6 +153,9 @@ class AnalyzerGate:
         self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
         #: The run-start snapshot being taken in the background.
         self._taking: asyncio.Task[None] | None = None
+        #: Every file's text before a command ran in a cold session (what it
+        #: changed is baselined from them: :mod:`rein.analysis.cold_commands`).
+        self._texts_before: Callable[[str], str | None] | None = None
         self._progress: ProgressReporter | None = None
 
     def report_progress(self, progress: ProgressReporter) -> None:
@@ -223,6 +233,7 @@ class AnalyzerGate:
         fresh baselines."""
         self.files.clear()
         self._unbaselined.clear()
+        self._texts_before = None
         self._unvalidated = False
         source = self.diagnostics
         if isinstance(source, ReleasingDiagnostics):
@@ -240,7 +251,15 @@ class AnalyzerGate:
         awaited (a command started while it was being taken would be in it).
         While that snapshot is being taken, a source that can be asked file
         by file baselines the paths so instead (:mod:`rein.analysis.cold_start`)."""
-        if not paths or cold_source(self.diagnostics, self._taking) is None:
+        cold = cold_source(self.diagnostics, self._taking)
+        if not paths and isinstance(cold, FileByFileCounterfactual):
+            # A command in a cold session: what it changes is judged file by
+            # file, from the texts read now; the snapshot comes after it.
+            if self._texts_before is None:
+                self._texts_before = await cold.read_texts()
+            self._after_change = True
+            return
+        if not paths or cold is None:
             await self.baseline_ready()
         if not paths:
             return
@@ -258,7 +277,7 @@ class AnalyzerGate:
         try:
             text = (await workspace.read_text(path)).text
         except (ReinError, OSError):
-            text = None if await _exists(workspace, path) else ""
+            text = None if await exists(workspace, path) else ""
         if text == "":
             return FileBaseline(path, text, ())
         settling = self._settling
@@ -348,18 +367,33 @@ class AnalyzerGate:
         importers (:mod:`rein.analysis.command_baselines`)."""
         if all(p in self.files for p in ctx.touched):
             return
-
-        async def now(path: str) -> str | None:
-            return await _text(ctx.workspace, path)
-
         files, late = await baselines_after_the_fact(
-            self.diagnostics, ctx.touched, self.files, self.late, now, self.settle_timeout_s
+            self.diagnostics,
+            ctx.touched,
+            self.files,
+            self.late,
+            reader(ctx.workspace),
+            self.settle_timeout_s,
         )
         self.files.update(files)
         self.late.update(late)
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         cold = cold_source(self.diagnostics, self._taking)
+        if cold is not None and not all(p in self.files for p in ctx.touched):
+            found = await command_baselines(
+                cold,
+                self._texts_before,
+                ctx.touched,
+                self.files,
+                self.late,
+                reader(ctx.workspace),
+                self.settle_timeout_s,
+                self._progress,
+            )
+            if found is not None:
+                self.files.update(found[0])
+                self.late.update(found[1])
         if cold is not None and all(p in self.files for p in ctx.touched):
             partial = await self._judge(ctx, cold)
             if partial.blockers:
@@ -424,7 +458,9 @@ class AnalyzerGate:
             if not current:
                 continue
             file_baseline = self.files.get(path) or self._fallback(path, ctx.first_change.get(path))
-            new_text = await _text(ctx.workspace, path) if file_baseline.text is not None else None
+            new_text = (
+                await text_now(ctx.workspace, path) if file_baseline.text is not None else None
+            )
             blocking.extend(blocking_in_file(current, file_baseline, new_text))
         # The counterfactual question waits for the whole workspace: not asked cold.
         blocking, without_run = (
@@ -493,18 +529,7 @@ class AnalyzerGate:
     async def _before_and_now(
         self, ctx: GateContext
     ) -> tuple[dict[str, str], dict[str, str]] | None:
-        """Each changed file's text before the run and now ("" for a file
-        that does not exist); None when one of them is not known."""
-        before: dict[str, str] = {}
-        now: dict[str, str] = {}
-        for path in sorted(ctx.touched):
-            baseline = self.files.get(path)
-            was = baseline.text_before_the_run if baseline is not None else None
-            text = await _text(ctx.workspace, path)
-            if was is None or text is None:
-                return None
-            before[path], now[path] = was, text
-        return before, now
+        return await before_and_now(ctx.touched, self.files, ctx.workspace)
 
     async def _without_the_run(
         self, blocking: list[Diagnostic], ctx: GateContext
@@ -524,49 +549,19 @@ class AnalyzerGate:
         return await without_the_run(source, blocking, ctx.touched, *texts, self.settle_timeout_s)
 
     async def _check_more_importers(self, ctx: GateContext) -> set[str]:
-        """Importers left past the source's bound by earlier verdicts: the
-        next batch is opened now, its baseline taken with the analyzers
-        shown the changed files as they were before the run (they were not
-        open then; not while a file the run deleted is gone). Returns the
-        opened importers whose baseline could not be taken: their errors
-        are not judged (they stay not checked)."""
-        source = self.diagnostics
-        if not (
-            isinstance(source, PartialImporters)
-            and isinstance(source, CounterfactualDiagnostics)
-            and source.importers_left()
-        ):
+        """The next batch of importers left past the source's bound
+        (:func:`~rein.analysis.reach.open_more_importers`). Returns the
+        opened importers whose baseline could not be taken: their errors are
+        not judged (they stay not checked)."""
+        found = await open_more_importers(
+            self.diagnostics,
+            ctx.touched,
+            lambda: self._before_and_now(ctx),
+            self.settle_timeout_s,
+        )
+        if found is None:
             return set()
-        texts = await self._before_and_now(ctx)
-        if texts is None:
-            return set()  # no baseline could be taken: they stay unopened, not checked
-        before, now = texts
-        if any(text and not now[p] for p, text in before.items()):
-            # A file the run deleted cannot be shown (imports are resolved
-            # from the disk): a baseline now would hold its damage. They stay
-            # unopened, not checked, until it is back or the changes pass.
-            return set(self._unbaselined)
-        opened = [p for p in await source.open_more_importers() if p not in ctx.touched]
-        snap = await source.snapshot_with(before, opened, self.settle_timeout_s) if opened else None
-        if snap is None or snap.blind is not None or snap.stale:
-            self._unbaselined.update(opened)
-            return set(self._unbaselined)
-        for path in opened:
-            self.late[path] = tuple(d for d in snap.diagnostics if d.path == path)
+        opened, late = found
+        self._unbaselined.update(p for p in opened if p not in late)
+        self.late.update(late)
         return set(self._unbaselined)
-
-
-async def _exists(workspace: Workspace, path: str) -> bool:
-    try:
-        return await workspace.exists(path)
-    except (ReinError, OSError):
-        return False
-
-
-async def _text(workspace: Workspace | None, path: str) -> str | None:
-    if workspace is None:
-        return None
-    try:
-        return (await workspace.read_text(path)).text
-    except (ReinError, OSError):
-        return "" if not await _exists(workspace, path) else None
