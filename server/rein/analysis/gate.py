@@ -29,7 +29,9 @@ and never pass blind.
   importer's old errors never block and its new ones do.
 * A file a command changed (seen only after the fact) gets the same, at the
   verdict, from its text before the change when the source still knows it
-  (:mod:`rein.analysis.command_baselines`).
+  (:mod:`rein.analysis.command_baselines`); in a cold session, file by file
+  from every file's text read before the command ran
+  (:mod:`rein.analysis.cold_commands`).
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
@@ -402,7 +404,8 @@ class AnalyzerGate:
             # direct importers is known from the workspace snapshot only.
             if not await self._snapshot_taken():
                 return not_past_the_importers(partial, self.settle_timeout_s)
-        # A change nobody announced (a command's) is judged as always.
+        # Not cold, or a command's change not baselined file by file (it
+        # created or deleted a file): judged on the whole workspace.
         await self.baseline_ready()
         return await self._judge(ctx, None)
 
