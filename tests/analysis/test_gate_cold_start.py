@@ -180,7 +180,8 @@ async def test_a_command_in_a_cold_session_is_judged_file_by_file() -> None:
     broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
     source.diagnostics = [OLD, broken_b, TRANSITIVE]
     source.counterfactual = [OLD]
-    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    # sed -i's own temporary file came and went.
+    ctx = GateContext(1, frozenset({"pkg/a.py", "pkg/sedX1"}), workspace)
     first = await gate.check(ctx)
     assert "snapshot_files_with pkg/a.py -> pkg/a.py pkg/b.py" in source.log
     assert "partial: judged on the changed files and their importers" in first.detail
@@ -191,3 +192,22 @@ async def test_a_command_in_a_cold_session_is_judged_file_by_file() -> None:
     second = await gate.check(ctx)
     assert lines(second) == [("pkg/b.py", 0), ("pkg/c.py", 0)], second.detail
     assert second.unverified is None
+
+
+async def test_a_command_whose_verdict_comes_after_the_snapshot_is_baselined_from_its_texts() -> None:
+    """Old (found by the --cold bench): the command ran without waiting for
+    the snapshot, which completed before its verdict; the changed file had
+    no baseline (its old errors all blocked) and the snapshot's files with
+    errors were all "not checked" (unverified, never blocked)."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await asyncio.wait_for(workspace.before_command(), 5)
+    workspace.inner.files["pkg/a.py"] = A.replace("helper", "helper2")  # type: ignore[attr-defined]
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    source.workspace_analysed.set()
+    await gate.baseline_ready()
+    outcome = await gate.check(GateContext(1, frozenset({"pkg/a.py", "pkg/sedX1"}), workspace))
+    assert lines(outcome) == [("pkg/b.py", 0), ("pkg/c.py", 0)], outcome.detail
+    assert outcome.unverified is None, outcome.unverified

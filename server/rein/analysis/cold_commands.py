@@ -12,10 +12,13 @@ importers are opened, and their diagnostics asked for file by file with the
 analyzers shown the changed files as they were before the run (the
 baseline), then as they are (the verdict, partial like a tool's first).
 
-A command that created or deleted a file is not judged so (a created file
-has no earlier text to show; a deleted one cannot be shown, the analyzers
-resolve imports from the disk): its verdict waits for the whole-workspace
-snapshot, as before.
+A path that neither was nor is a file (``sed -i``'s own temporary file) is
+one that does not exist. A command that created or deleted a file is not
+judged so (a created file has no earlier text to show; a deleted one cannot
+be shown, the analyzers resolve imports from the disk): its verdict waits
+for the whole-workspace snapshot, and the files it changed get their
+baseline from the same texts there
+(:func:`~rein.analysis.command_baselines.baselines_after_the_fact`).
 """
 
 from __future__ import annotations
@@ -53,13 +56,18 @@ async def command_baselines(
     gone)."""
     if texts_before is None or not isinstance(source, FileByFileCounterfactual):
         return None
-    changed = sorted(p for p in touched if p not in files)
+    changed: list[str] = []
+    gone: dict[str, FileBaseline] = {}
     before: dict[str, str] = {}
-    for path in changed:
+    for path in sorted(p for p in touched if p not in files):
         was, text = texts_before(path), await now(path)
-        if not was or not text:
+        if not was and not text:
+            gone[path] = FileBaseline(path, "", ())  # the command's own temporary file
+        elif not was or not text:
             return None  # created or deleted by the command
-        before[path] = was
+        else:
+            changed.append(path)
+            before[path] = was
     importers = [
         p
         for p in await source.open_with_importers(changed)
@@ -84,4 +92,4 @@ async def command_baselines(
     for d in snap.diagnostics:
         found.setdefault(d.path, []).append(d)
     baselines = {p: FileBaseline(p, text, tuple(found.get(p, ()))) for p, text in before.items()}
-    return baselines, {p: tuple(found.get(p, ())) for p in importers}
+    return {**gone, **baselines}, {p: tuple(found.get(p, ())) for p in importers}

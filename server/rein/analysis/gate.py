@@ -376,6 +376,7 @@ class AnalyzerGate:
             self.late,
             reader(ctx.workspace),
             self.settle_timeout_s,
+            self._texts_before,
         )
         self.files.update(files)
         self.late.update(late)
