@@ -194,7 +194,9 @@ async def test_a_command_in_a_cold_session_is_judged_file_by_file() -> None:
     assert second.unverified is None
 
 
-async def test_a_command_whose_verdict_comes_after_the_snapshot_is_baselined_from_its_texts() -> None:
+async def test_a_command_whose_verdict_comes_after_the_snapshot_is_baselined_from_its_texts() -> (
+    None
+):
     """Old (found by the --cold bench): the command ran without waiting for
     the snapshot, which completed before its verdict; the changed file had
     no baseline (its old errors all blocked) and the snapshot's files with
