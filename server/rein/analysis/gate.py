@@ -252,15 +252,18 @@ class AnalyzerGate:
         paths: a command is about to run; only the run-start snapshot is
         awaited (a command started while it was being taken would be in it).
         While that snapshot is being taken, a source that can be asked file
-        by file baselines the paths so instead (:mod:`rein.analysis.cold_start`)."""
+        by file baselines the paths so instead (:mod:`rein.analysis.cold_start`),
+        and a command does not wait: every file's text is read for its
+        verdict (:mod:`rein.analysis.cold_commands`)."""
         cold = cold_source(self.diagnostics, self._taking)
         if not paths and isinstance(cold, FileByFileCounterfactual):
             # A command in a cold session: what it changes is judged file by
             # file, from the texts read now; the snapshot comes after it.
             if self._texts_before is None:
                 self._texts_before = await cold.read_texts()
-            self._after_change = True
-            return
+            if self._texts_before is not None:
+                self._after_change = True
+                return
         if not paths or cold is None:
             await self.baseline_ready()
         if not paths:

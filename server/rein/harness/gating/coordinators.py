@@ -228,12 +228,12 @@ class DiagnosticsCoordinator:
             return await inner.snapshot_files(paths, timeout_s)
         return await self.snapshot(paths)
 
-    async def read_texts(self) -> Callable[[str], str | None]:
-        """The inner source's texts now; nothing known without them."""
+    async def read_texts(self) -> Callable[[str], str | None] | None:
+        """The inner source's texts now; None without them."""
         inner = self.source
         if isinstance(inner, FileByFileCounterfactual):
             return await inner.read_texts()
-        return lambda _path: None
+        return None
 
     async def snapshot_files_with(
         self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float

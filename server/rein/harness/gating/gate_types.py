@@ -184,10 +184,10 @@ class FileByFileCounterfactual(Protocol):
     while it asks for some files' diagnostics
     (:mod:`rein.analysis.cold_commands`)."""
 
-    async def read_texts(self) -> Callable[[str], str | None]:
+    async def read_texts(self) -> Callable[[str], str | None] | None:
         """Read every file the analyzers could see (off the event loop);
         returns what a file said then (None: no such file then, or too long
-        to keep)."""
+        to keep). None: this source cannot."""
         ...
 
     async def snapshot_files_with(
