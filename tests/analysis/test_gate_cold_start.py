@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from rein.analysis.cold_start import WHOLE_WORKSPACE
 from rein.analysis.gate import AnalyzerGate
+from rein.harness.gating import waiting
 from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from tests.fakes.diagnostics import ColdFakeDiagnostics
+from tests.fakes.diagnostics import ColdFakeDiagnostics, RecordingProgress
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import diag
 
@@ -139,13 +143,18 @@ async def helper_retyped(
     return source, gate, GateContext(1, frozenset({"pkg/a.py"}), workspace)
 
 
-async def test_a_partial_verdict_without_blockers_waits_for_the_workspace_snapshot() -> None:
+async def test_a_partial_verdict_without_blockers_waits_for_the_workspace_snapshot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Old: the partial verdict (a.py and b.py, both clean) passed and
     ended the run; c.py's break was never seen."""
+    monkeypatch.setattr(waiting, "REPORT_AFTER_S", 0.0)  # every wait is reported
     source, gate, ctx = await helper_retyped()
+    progress = RecordingProgress()
+    gate.report_progress(progress)
     check = asyncio.create_task(gate.check(ctx))
-    done, _ = await asyncio.wait({check}, timeout=0.2)
-    assert not done  # no pass while the workspace analysis goes on
+    await asyncio.wait_for(progress.waits[WHOLE_WORKSPACE].wait(), 5)
+    assert not check.done()  # no pass while the workspace analysis goes on
     source.workspace_analysed.set()
     outcome = await check
     assert lines(outcome) == [("pkg/c.py", 0)], outcome.detail

@@ -13,11 +13,14 @@ analyzers shown the changed files as they were before the run (the
 baseline), then as they are (the verdict, partial like a tool's first).
 
 A path that neither was nor is a file (``sed -i``'s own temporary file) is
-one that does not exist. A command that created or deleted a file is not
-judged so (a created file has no earlier text to show; a deleted one cannot
-be shown, the analyzers resolve imports from the disk): its verdict waits
-for the whole-workspace snapshot, and the files it changed get their
-baseline from the same texts there
+one that does not exist. A command that created a file (even an empty one:
+``touch pkg/json.py`` shadows the standard library's ``json`` in its
+neighbours) or deleted one is not judged so: neither can be shown away, the
+analyzers resolve imports from the disk. Its verdict waits for the
+whole-workspace snapshot; the files it changed get their baseline from the
+same texts there, a created file one that says it did not exist, and the
+files importing a created module's name are not asked about as they were
+before (:func:`~rein.analysis.run_texts.users_of_created`)
 (:func:`~rein.analysis.command_baselines.baselines_after_the_fact`).
 """
 
@@ -52,8 +55,8 @@ async def command_baselines(
     ``files`` (a command changed them), from their texts before the command
     (``texts_before``), and the diagnostics before the run of their
     importers opened now (for ``late``). None when they cannot be had so
-    (see the module doc). ``now`` reads a file's text now ("" or None:
-    gone)."""
+    (see the module doc). ``now`` reads a file's text now (None: no such
+    file; "" is an empty one)."""
     if texts_before is None or not isinstance(source, FileByFileCounterfactual):
         return None
     changed: list[str] = []
@@ -61,10 +64,11 @@ async def command_baselines(
     before: dict[str, str] = {}
     for path in sorted(p for p in touched if p not in files):
         was, text = texts_before(path), await now(path)
-        if not was and not text:
-            gone[path] = FileBaseline(path, "", ())  # the command's own temporary file
-        elif not was or not text:
-            return None  # created or deleted by the command
+        if was is None and text is None:
+            # The command's own temporary file.
+            gone[path] = FileBaseline(path, "", (), existed=False)
+        elif was is None or text is None:
+            return None  # created (even empty) or deleted by the command
         else:
             changed.append(path)
             before[path] = was
@@ -78,7 +82,7 @@ async def command_baselines(
     for path in sorted(touched):
         baseline = files.get(path)
         was = baseline.text_before_the_run if baseline is not None else None
-        if was and await now(path):
+        if was and await now(path) is not None:
             shown[path] = was
     snap = await reported(
         source.snapshot_files_with(shown, [*changed, *importers], timeout_s),

@@ -37,7 +37,7 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.harness.gating.gate_types import FileByFileDiagnostics, GateOutcome, ProgressReporter
 from rein.harness.gating.waiting import reported
@@ -123,6 +123,7 @@ async def before_the_run(
     texts: tuple[Mapping[str, str], Mapping[str, str]] | None,
     threshold: int,
     timeout_s: float,
+    unshowable: Callable[[Sequence[str]], Awaitable[Collection[str]]] | None = None,
 ) -> tuple[dict[str, tuple[Diagnostic, ...]], list[str]]:
     """The baseline, from before the run, of the files with errors (at or
     above ``threshold``) in ``snapshot`` (taken after a change) that are not
@@ -130,7 +131,9 @@ async def before_the_run(
     changed file's text before the run (``texts``: before and now, "" for a
     file that does not exist). Returns it, or the files whose baseline
     could not be had (not every prior text is known, a changed file is gone,
-    the analyzers did not answer in time)."""
+    the analyzers did not answer in time), with the files ``unshowable``
+    says cannot be asked so (they import a module the run created: it
+    cannot be shown away, :func:`~rein.analysis.run_texts.users_of_created`)."""
     paths = sorted(
         {d.path for d in snapshot.diagnostics if d.severity <= threshold} - set(baselined)
     )
@@ -141,10 +144,19 @@ async def before_the_run(
     before, now = texts
     if any(before[p] and not now[p] for p in before):
         return {}, paths  # a file the run deleted cannot be shown
-    snap = await source.snapshot_with(dict(before), paths, timeout_s)
+    unknown = set(await unshowable(paths)) if unshowable is not None else set()
+    asked = [p for p in paths if p not in unknown]
+    shown = {p: was for p, was in before.items() if was != now[p]}
+    if not shown:  # no analysed file's text changed: the snapshot is as before
+        found = {p: tuple(d for d in snapshot.diagnostics if d.path == p) for p in asked}
+        return found, sorted(unknown)
+    if not asked:
+        return {}, paths
+    snap = await source.snapshot_with(shown, asked, timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
         return {}, paths
-    return {p: tuple(d for d in snap.diagnostics if d.path == p) for p in paths}, []
+    found = {p: tuple(d for d in snap.diagnostics if d.path == p) for p in asked}
+    return found, sorted(unknown)
 
 
 def not_past_the_importers(partial: GateOutcome, timeout_s: float) -> GateOutcome:

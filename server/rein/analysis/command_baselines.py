@@ -66,7 +66,7 @@ async def baselines_after_the_fact(
     """Baselines for the changed files in ``touched`` that have none in
     ``files``, and the diagnostics before the run of their importers opened
     now (for ``late``); empty when the source cannot tell (see the module
-    doc). ``now`` reads a file's text now ("" or None: gone);
+    doc). ``now`` reads a file's text now (None: no such file);
     ``texts_before``: every file's text read before a command ran (a cold
     session's, :mod:`rein.analysis.cold_commands`), when the source does not
     know a file's."""
@@ -90,11 +90,14 @@ async def baselines_after_the_fact(
     renamed = await _renamed(created, before, touched, files, now)
     before.update({new: text for new, (_old, text) in renamed.items()})
     # Every file was read before the command: a path that was not a file
-    # then and is not now (sed -i's temporary file) is one that does not exist.
+    # then (sed -i's temporary file, a generator's output) did not exist. A
+    # file created, even empty, cannot be shown away: it keeps this baseline
+    # and the files importing its name are not asked about as before
+    # (:func:`~rein.analysis.run_texts.users_of_created`).
     gone = {
-        p: FileBaseline(p, "", ())
+        p: FileBaseline(p, "", (), existed=False)
         for p in created
-        if texts_before is not None and p not in renamed and not await now(p)
+        if texts_before is not None and p not in renamed
     }
     if not before:
         return gone, {}
@@ -109,7 +112,7 @@ async def baselines_after_the_fact(
     for path in sorted(touched):
         baseline = files.get(path)
         was = baseline.text_before_the_run if baseline is not None else None
-        if was and await now(path):
+        if was and await now(path) is not None:
             shown[path] = was
     snap = await source.snapshot_with(shown, [*before, *opened], timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
@@ -143,7 +146,7 @@ async def _renamed(
         baseline = files.get(path)
         if baseline is not None and baseline.text_before_the_run:
             earlier[path] = baseline.text_before_the_run
-    gone = {p: t for p, t in earlier.items() if t and not await now(p)}
+    gone = {p: t for p, t in earlier.items() if t and await now(p) is None}
     return {new: (old, gone[old]) for new, old in renamed_by_content(texts, gone)}
 
 

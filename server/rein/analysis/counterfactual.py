@@ -17,7 +17,9 @@ import those). The errors in unchanged files are then not asked about: they
 were judged against the run-start snapshot already, and that is the
 verdict (issue 32: toolz's ``itertoolz.py`` renamed away blocked on 7 of
 the 46 new errors the command line reports). A file the run created is
-shown empty.
+shown empty, and the files importing its name are not asked about (the
+analyzer gate adds them to ``touched``): it shadows what it shadows with
+any text.
 """
 
 from __future__ import annotations
@@ -40,14 +42,15 @@ async def without_the_run(
 ) -> tuple[list[Diagnostic], int]:
     """The blockers left after the question, and how many were dropped.
     ``before``/``now``: each changed file's text before the run and now
-    ("" for a file that does not exist)."""
+    ("" for a file that does not exist); a path in ``touched`` that is not in
+    them is not asked about and not shown."""
     if any(before.get(p) and not now.get(p) for p in touched):
         return list(blocking), 0  # a file is gone: the state before cannot be shown
     asked = [d for d in blocking if d.path not in touched]
     paths = sorted({d.path for d in asked})
     if not paths:
         return list(blocking), 0
-    shown = {p: before[p] for p in sorted(touched)}
+    shown = {p: before[p] for p in sorted(touched) if p in before}
     snap = await source.snapshot_with(shown, paths, timeout_s)
     if snap is None or snap.blind is not None:
         return list(blocking), 0

@@ -82,7 +82,14 @@ from rein.analysis.reach import (
     not_analysed,
     open_more_importers,
 )
-from rein.analysis.run_texts import before_and_now, exists, reader, text_now
+from rein.analysis.run_texts import (
+    analysed,
+    before_and_now,
+    exists,
+    reader,
+    text_now,
+    users_of_created,
+)
 from rein.analysis.verdict_text import VerdictText, blockers_of, stale_reason
 from rein.harness.errors import ReinError
 from rein.harness.gating.gate_types import (
@@ -179,6 +186,7 @@ class AnalyzerGate:
             self._taking.cancel()
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
+        self._texts_before = None  # nothing unvalidated: a command reads them afresh
         self._taking = asyncio.create_task(self._take_baseline(generation))
 
     async def _take_baseline(self, generation: int) -> None:
@@ -260,7 +268,12 @@ class AnalyzerGate:
             # A command in a cold session: what it changes is judged file by
             # file, from the texts read now; the snapshot comes after it.
             if self._texts_before is None:
-                self._texts_before = await cold.read_texts()
+                try:
+                    self._texts_before = await reported(
+                        cold.read_texts(), self._progress, "the workspace's texts before a command"
+                    )
+                except Exception:
+                    log.exception("could not read the texts before a command: it waits instead")
             if self._texts_before is not None:
                 self._after_change = True
                 return
@@ -282,7 +295,9 @@ class AnalyzerGate:
         try:
             text = (await workspace.read_text(path)).text
         except (ReinError, OSError):
-            text = None if await exists(workspace, path) else ""
+            if not await exists(workspace, path):
+                return FileBaseline(path, "", (), existed=False)
+            text = None
         if text == "":
             return FileBaseline(path, text, ())
         settling = self._settling
@@ -370,11 +385,12 @@ class AnalyzerGate:
         """Changed files with no baseline (a command changed them: nobody
         announced it) get one from their text before the change, with their
         importers (:mod:`rein.analysis.command_baselines`)."""
-        if all(p in self.files for p in ctx.touched):
+        touched = analysed(self.diagnostics, ctx.touched)
+        if all(p in self.files for p in touched):
             return
         files, late = await baselines_after_the_fact(
             self.diagnostics,
-            ctx.touched,
+            touched,
             self.files,
             self.late,
             reader(ctx.workspace),
@@ -386,11 +402,12 @@ class AnalyzerGate:
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         cold = cold_source(self.diagnostics, self._taking)
-        if cold is not None and not all(p in self.files for p in ctx.touched):
+        touched = analysed(self.diagnostics, ctx.touched)
+        if cold is not None and not all(p in self.files for p in touched):
             found = await command_baselines(
                 cold,
                 self._texts_before,
-                ctx.touched,
+                touched,
                 self.files,
                 self.late,
                 reader(ctx.workspace),
@@ -400,7 +417,7 @@ class AnalyzerGate:
             if found is not None:
                 self.files.update(found[0])
                 self.late.update(found[1])
-        if cold is not None and all(p in self.files for p in ctx.touched):
+        if cold is not None and all(p in self.files for p in touched):
             partial = await self._judge(ctx, cold)
             if partial.blockers:
                 return partial  # repaired first; the workspace snapshot serves later verdicts
@@ -524,19 +541,21 @@ class AnalyzerGate:
         whose baseline is not known yet (asked again at the next verdict)."""
         if not self._after_change or self.baseline is None:
             return []
-        baselined = {*self.files, *self.late, *ctx.touched}
+        baselined = {*self.files, *self.late, *self._before_run, *ctx.touched}
         texts = await self._before_and_now(ctx)
         found, unknown = await before_the_run(
-            self.diagnostics, self.baseline, baselined, texts, self.threshold, self.settle_timeout_s
-        )
-        if not unknown:
-            self._before_run, self._after_change = found, False
+            self.diagnostics, self.baseline, baselined, texts, self.threshold,
+            self.settle_timeout_s,
+            lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
+        )  # fmt: skip
+        self._before_run.update(found)
+        self._after_change = bool(unknown)
         return unknown
 
     async def _before_and_now(
         self, ctx: GateContext
     ) -> tuple[dict[str, str], dict[str, str]] | None:
-        return await before_and_now(ctx.touched, self.files, ctx.workspace)
+        return await before_and_now(ctx.touched, self.files, ctx.workspace, self.diagnostics)
 
     async def _without_the_run(
         self, blocking: list[Diagnostic], ctx: GateContext
@@ -553,7 +572,12 @@ class AnalyzerGate:
         texts = await self._before_and_now(ctx)
         if texts is None:
             return blocking, 0  # the state before the run is not known for every file
-        return await without_the_run(source, blocking, ctx.touched, *texts, self.settle_timeout_s)
+        asked = sorted({d.path for d in blocking if d.path not in ctx.touched})
+        # What imports a module the run created is judged without the question.
+        kept = await users_of_created(ctx.touched, self.files, ctx.workspace, asked)
+        return await without_the_run(
+            source, blocking, ctx.touched | kept, *texts, self.settle_timeout_s
+        )
 
     async def _check_more_importers(self, ctx: GateContext) -> set[str]:
         """The next batch of importers left past the source's bound

@@ -28,6 +28,7 @@ def exported(
                 "text": b.text if b.text is None or len(b.text) <= MAX_STORED_TEXT else None,
                 "settled": b.settled,
                 "renamed_from": b.renamed_from,
+                "existed": b.existed,
                 "diagnostics": [d.model_dump(mode="json") for d in b.diagnostics],
             }
             for b in files.values()
@@ -49,6 +50,7 @@ def imported(
             diagnostics,
             bool(item.get("settled", True)),
             renamed_from=item.get("renamed_from"),
+            existed=bool(item.get("existed", True)),
         )
     late = {
         path: tuple(Diagnostic.model_validate(d) for d in found)

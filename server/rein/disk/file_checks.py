@@ -69,6 +69,7 @@ class AnalyzerPool(Protocol):
     imports: ImportIndex | None
     cold_imports: ImportIndex | None
     existing: set[str]
+    texts: TextMemory | None
     requested: list[str]
     max_importers: int
 
@@ -194,6 +195,8 @@ async def read_texts(pool: AnalyzerPool) -> Callable[[str], str | None]:
     """Every file's text now (read off the event loop, kept compressed):
     what a command is about to change. Returns a file's text then (None: no
     such file, or too long to keep)."""
+    if pool.texts is not None:
+        return pool.texts.frozen()  # a large workspace's, kept up to date
     memory = TextMemory(pool.read)
     await asyncio.to_thread(memory.remember, sorted(pool.existing))
     return memory.text
