@@ -124,9 +124,7 @@ def test_a_server_offering_no_pull_and_no_workspace_mode_is_not_asked_file_by_fi
     assert file_checks.answers_per_file(StubPool(clangd))  # type: ignore[arg-type]
 
 
-async def test_the_texts_before_a_command_are_the_large_workspaces_memory_when_it_has_one() -> (
-    None
-):
+async def test_the_texts_before_a_command_are_the_large_workspaces_memory_when_it_has_one() -> None:
     """Old: every file was read from the disk again, though a large
     workspace's pool keeps them all (kept up to date by the changes)."""
 
