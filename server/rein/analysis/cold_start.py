@@ -55,6 +55,7 @@ __all__ = [
     "cold_source",
     "file_baseline",
     "not_past_the_importers",
+    "taken_in_time",
     "verdict_snapshot",
 ]
 
@@ -157,6 +158,18 @@ async def before_the_run(
         return {}, paths
     found = {p: tuple(d for d in snap.diagnostics if d.path == p) for p in asked}
     return found, sorted(unknown)
+
+
+async def taken_in_time(
+    taking: asyncio.Task[None] | None, timeout_s: float, progress: ProgressReporter | None
+) -> bool:
+    """Wait for the run-start snapshot being taken (``taking``), bounded by
+    ``timeout_s`` and reported; False when it was not taken in time (it goes
+    on: a later verdict may have it)."""
+    if taking is None:
+        return True
+    await reported(asyncio.wait({taking}, timeout=timeout_s), progress, WHOLE_WORKSPACE)
+    return taking.done()
 
 
 def not_past_the_importers(partial: GateOutcome, timeout_s: float) -> GateOutcome:

@@ -66,11 +66,11 @@ from rein.analysis.blocker_order import by_cause
 from rein.analysis.cold_commands import command_baselines
 from rein.analysis.cold_start import (
     PARTIAL,
-    WHOLE_WORKSPACE,
     before_the_run,
     cold_source,
     file_baseline,
     not_past_the_importers,
+    taken_in_time,
     verdict_snapshot,
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
@@ -423,28 +423,12 @@ class AnalyzerGate:
                 return partial  # repaired first; the workspace snapshot serves later verdicts
             # Never a pass without looking: the changes' breakage past their
             # direct importers is known from the workspace snapshot only.
-            if not await self._snapshot_taken():
+            if not await taken_in_time(self._taking, self.settle_timeout_s, self._progress):
                 return not_past_the_importers(partial, self.settle_timeout_s)
         # Not cold, or a command's change not baselined file by file (it
         # created or deleted a file): judged on the whole workspace.
         await self.baseline_ready()
         return await self._judge(ctx, None)
-
-    async def _snapshot_taken(self) -> bool:
-        """Wait for the run-start snapshot being taken, bounded by the
-        settle timeout and reported; False when it was not taken in time
-        (it goes on: a later verdict may have it)."""
-        taking = self._taking
-        if taking is not None:
-            await reported(
-                asyncio.wait({taking}, timeout=self.settle_timeout_s),
-                self._progress,
-                WHOLE_WORKSPACE,
-            )
-            if not taking.done():
-                return False
-        await self.baseline_ready()
-        return True
 
     async def _judge(self, ctx: GateContext, cold: FileByFileDiagnostics | None) -> GateOutcome:
         """The verdict on the changes: on the changed files and their
@@ -544,10 +528,14 @@ class AnalyzerGate:
         baselined = {*self.files, *self.late, *self._before_run, *ctx.touched}
         texts = await self._before_and_now(ctx)
         found, unknown = await before_the_run(
-            self.diagnostics, self.baseline, baselined, texts, self.threshold,
+            self.diagnostics,
+            self.baseline,
+            baselined,
+            texts,
+            self.threshold,
             self.settle_timeout_s,
             lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
-        )  # fmt: skip
+        )
         self._before_run.update(found)
         self._after_change = bool(unknown)
         return unknown
@@ -572,11 +560,13 @@ class AnalyzerGate:
         texts = await self._before_and_now(ctx)
         if texts is None:
             return blocking, 0  # the state before the run is not known for every file
-        asked = sorted({d.path for d in blocking if d.path not in ctx.touched})
-        # What imports a module the run created is judged without the question.
-        kept = await users_of_created(ctx.touched, self.files, ctx.workspace, asked)
         return await without_the_run(
-            source, blocking, ctx.touched | kept, *texts, self.settle_timeout_s
+            source,
+            blocking,
+            ctx.touched,
+            *texts,
+            self.settle_timeout_s,
+            lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
         )
 
     async def _check_more_importers(self, ctx: GateContext) -> set[str]:
