@@ -10,8 +10,10 @@ own package:
 
 Module names are paths relative to the workspace root, or to its ``src/``
 folder when the file lives there. A leaf: it imports nothing of Rein, so
-the analyzer pool's importer index (:mod:`rein.disk.importers`) and the
-tests gate's selection (:mod:`rein.testgate.import_graph`) share it.
+the analyzer pool's importer index (:mod:`rein.disk.importers`), the
+analyzer gate (:mod:`rein.analysis.run_texts`: what imports a module the
+run created) and the tests gate's selection
+(:mod:`rein.testgate.import_graph`) share it.
 """
 
 from __future__ import annotations

@@ -5,10 +5,16 @@ be taken for a pre-existing one there."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
+from rein.analysis.cold_start import WHOLE_WORKSPACE
 from rein.analysis.gate import AnalyzerGate
+from rein.harness.gating import waiting
 from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
-from tests.fakes.diagnostics import ColdFakeDiagnostics
+from tests.fakes.diagnostics import ColdFakeDiagnostics, RecordingProgress
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import diag
 
@@ -23,14 +29,17 @@ TRANSITIVE = diag("pkg/c.py", 0, '"helper" is unknown import symbol', code="I")
 OLD = diag("pkg/d.py", 0, "str is not int", code="R")
 
 
-def cold_world() -> tuple[TrackedWorkspace, ColdFakeDiagnostics, AnalyzerGate]:
+def cold_world(
+    settle_timeout_s: float = 120.0,
+) -> tuple[TrackedWorkspace, ColdFakeDiagnostics, AnalyzerGate]:
     workspace = TrackedWorkspace(
         FakeWorkspace({"pkg/a.py": A, "pkg/b.py": B, "pkg/c.py": C, "pkg/d.py": D}),
         MutationLog(),
     )
     source = ColdFakeDiagnostics([OLD])
     source.importers = {"pkg/a.py": ["pkg/b.py"]}
-    gate = AnalyzerGate(source)
+    source.texts_now = lambda: workspace.inner.files  # type: ignore[attr-defined]
+    gate = AnalyzerGate(source, settle_timeout_s=settle_timeout_s)
 
     async def before_change(paths: tuple[str, ...]) -> None:
         await gate.before_change(paths, workspace)
@@ -119,3 +128,97 @@ async def test_a_run_ended_before_the_workspace_snapshot_corrects_the_next_runs_
     assert gate.baseline is not None and TRANSITIVE in gate.baseline.diagnostics
     again = await gate.check(ctx)
     assert lines(again) == [("pkg/b.py", 0), ("pkg/c.py", 0)], again.detail
+
+
+async def helper_retyped(
+    settle_timeout_s: float = 120.0,
+) -> tuple[ColdFakeDiagnostics, AnalyzerGate, GateContext]:
+    """A cold run changes what a.py's ``helper`` returns: b.py only
+    re-exports it (no error), c.py's use of it breaks, two imports away."""
+    workspace, source, gate = cold_world(settle_timeout_s)
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("int", "str"))
+    source.diagnostics = [OLD, TRANSITIVE]
+    source.counterfactual = [OLD]
+    return source, gate, GateContext(1, frozenset({"pkg/a.py"}), workspace)
+
+
+async def test_a_partial_verdict_without_blockers_waits_for_the_workspace_snapshot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Old: the partial verdict (a.py and b.py, both clean) passed and
+    ended the run; c.py's break was never seen."""
+    monkeypatch.setattr(waiting, "REPORT_AFTER_S", 0.0)  # every wait is reported
+    source, gate, ctx = await helper_retyped()
+    progress = RecordingProgress()
+    gate.report_progress(progress)
+    check = asyncio.create_task(gate.check(ctx))
+    await asyncio.wait_for(progress.waits[WHOLE_WORKSPACE].wait(), 5)
+    assert not check.done()  # no pass while the workspace analysis goes on
+    source.workspace_analysed.set()
+    outcome = await check
+    assert lines(outcome) == [("pkg/c.py", 0)], outcome.detail
+    assert "partial" not in outcome.detail and outcome.unverified is None
+
+
+async def test_past_the_bound_a_partial_verdict_is_unverified_never_passed() -> None:
+    source, gate, ctx = await helper_retyped(settle_timeout_s=0.05)
+    outcome = await gate.check(ctx)
+    assert outcome.blockers == []
+    assert outcome.unverified is not None
+    assert "files that use the changes through those importers were not" in outcome.unverified
+    assert "0.05 s" in outcome.unverified
+    assert "partial: judged on the changed files and their importers" in outcome.detail
+    # The snapshot goes on: once taken, the next verdict judges with it.
+    source.workspace_analysed.set()
+    again = await gate.check(ctx)
+    assert lines(again) == [("pkg/c.py", 0)] and again.unverified is None, again.detail
+
+
+async def test_a_command_in_a_cold_session_is_judged_file_by_file() -> None:
+    """Old: a command waited for the whole-workspace snapshot before it
+    ran, and its verdict too. Now every file's text is read before it runs;
+    the file it changed is baselined from its earlier text with its
+    importer, the first verdict is partial, the snapshot serves the next."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await asyncio.wait_for(workspace.before_command(), 5)  # not the whole workspace's wait
+    assert "read_texts" in source.log
+    # The command (sed) renames helper on disk; nobody announced it.
+    workspace.inner.files["pkg/a.py"] = A.replace("helper", "helper2")  # type: ignore[attr-defined]
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    # sed -i's own temporary file came and went.
+    ctx = GateContext(1, frozenset({"pkg/a.py", "pkg/sedX1"}), workspace)
+    first = await gate.check(ctx)
+    assert "snapshot_files_with pkg/a.py -> pkg/a.py pkg/b.py" in source.log
+    assert "partial: judged on the changed files and their importers" in first.detail
+    assert lines(first) == [("pkg/b.py", 0)], first.detail
+
+    source.workspace_analysed.set()
+    await gate.baseline_ready()
+    second = await gate.check(ctx)
+    assert lines(second) == [("pkg/b.py", 0), ("pkg/c.py", 0)], second.detail
+    assert second.unverified is None
+
+
+async def test_a_command_whose_verdict_comes_after_the_snapshot_is_baselined_from_its_texts() -> (
+    None
+):
+    """Old (found by the --cold bench): the command ran without waiting for
+    the snapshot, which completed before its verdict; the changed file had
+    no baseline (its old errors all blocked) and the snapshot's files with
+    errors were all "not checked" (unverified, never blocked)."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await asyncio.wait_for(workspace.before_command(), 5)
+    workspace.inner.files["pkg/a.py"] = A.replace("helper", "helper2")  # type: ignore[attr-defined]
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    source.workspace_analysed.set()
+    await gate.baseline_ready()
+    outcome = await gate.check(GateContext(1, frozenset({"pkg/a.py", "pkg/sedX1"}), workspace))
+    assert lines(outcome) == [("pkg/b.py", 0), ("pkg/c.py", 0)], outcome.detail
+    assert outcome.unverified is None, outcome.unverified

@@ -282,3 +282,26 @@ async def test_with_a_module_renamed_away_its_consequences_elsewhere_block() -> 
     ]
     assert "without the run's changes" not in outcome.detail
     assert not any(entry.startswith("snapshot_with") for entry in source.log)
+
+
+async def test_an_error_in_a_file_importing_a_created_modules_name_is_the_runs() -> None:
+    """Old: a created ``pkg/json.py`` (shadowing the standard library's json
+    in app.py) was shown empty for the question, while the analyzers
+    resolved app.py's import to it on the disk: app.py's new error was
+    there "without the run" too and passed. Files that do not import its
+    name are still asked about."""
+    workspace = FakeWorkspace(
+        {"pkg/app.py": "import json\n\njson.loads('1')\n", "pkg/other.py": "x = 1\n"}
+    )
+    source = SettlingFakeDiagnostics()
+    gate = AnalyzerGate(source)
+    await gate.on_run_start(0)
+    await gate.before_change(["pkg/json.py"], workspace)
+    await workspace.write_text("pkg/json.py", "")
+    shadowed = diag("pkg/app.py", 2, '"loads" is not a known attribute of module', code="A")
+    order = diag("pkg/other.py", 0, "inferred from the check order", code="O")
+    source.diagnostics = [shadowed, order]
+    source.counterfactual = [shadowed, order]  # the disk's json.py, whatever is shown
+    outcome = await gate.check(GateContext(1, frozenset({"pkg/json.py"}), workspace))
+    assert [(b.path, b.line) for b in outcome.blockers] == [("pkg/app.py", 2)]
+    assert "snapshot_with pkg/json.py -> pkg/other.py" in source.log

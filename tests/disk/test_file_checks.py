@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from rein.disk import file_checks
+from rein.disk.prior_texts import TextMemory
 from rein.harness.ports import DiagnosticsSnapshot
 
 
@@ -121,3 +122,21 @@ def test_a_server_offering_no_pull_and_no_workspace_mode_is_not_asked_file_by_fi
     assert not file_checks.answers_per_file(StubPool(clangd))  # type: ignore[arg-type]
     clangd.pull = True  # offers pulls: asked
     assert file_checks.answers_per_file(StubPool(clangd))  # type: ignore[arg-type]
+
+
+async def test_the_texts_before_a_command_are_the_large_workspaces_memory_when_it_has_one() -> None:
+    """Old: every file was read from the disk again, though a large
+    workspace's pool keeps them all (kept up to date by the changes)."""
+
+    def read(path: str) -> str | None:
+        raise AssertionError(f"{path} read from the disk again")
+
+    memory = TextMemory({"a.py": "one\n", "b.py": ""}.get)
+    memory.remember(["a.py", "b.py"])
+    pool = SimpleNamespace(texts=memory, existing={"a.py", "b.py"}, read=read)
+    texts = await file_checks.read_texts(pool)  # type: ignore[arg-type]
+    memory.changed("a.py", "two\n")  # the command's change
+    assert (texts("a.py"), texts("b.py"), texts("c.py")) == ("one\n", "", None)
+
+    small = SimpleNamespace(texts=None, existing={"a.py"}, read={"a.py": "disk\n"}.get)
+    assert (await file_checks.read_texts(small))("a.py") == "disk\n"  # type: ignore[arg-type]

@@ -4,7 +4,8 @@ baselined and judged file by file, with the real ruff and basedpyright,
 while basedpyright still analyses the rest of the package; once the
 whole-workspace snapshot is taken it serves the next verdict, without
 taking the change's breakage past the importers (it was taken after the
-change) for pre-existing."""
+change) for pre-existing. A command's change in the same run (seen after
+it ran) is judged file by file too, from the texts read before it ran."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ APP = "from pkg.util import helper\n\nprint(helper(1))\n"
 #: Imports the name app.py brings from util.py: neither changed nor a direct
 #: importer of util.py, so not baselined file by file.
 USES = "from pkg.app import helper\n\nprint(helper(2))\n"
+#: What a command (sed) renames ``tool`` in; caller.py imports it.
+EXTRA = "def tool(x: int) -> int:\n    return x\n"
+CALLER = "from pkg.extra import tool\n\nprint(tool(1))\n"
 
 
 def filler(i: int) -> str:
@@ -58,6 +62,8 @@ def package(tmp_path: Path) -> Path:
     (pkg / "util.py").write_text(UTIL)
     (pkg / "app.py").write_text(APP)
     (pkg / "uses.py").write_text(USES)
+    (pkg / "extra.py").write_text(EXTRA)
+    (pkg / "caller.py").write_text(CALLER)
     for i in range(FILLERS):
         (pkg / f"filler_{i}.py").write_text(filler(i))
     return tmp_path
@@ -80,26 +86,29 @@ async def test_the_first_change_is_judged_file_by_file_before_the_workspace_anal
     workspace = DiskWorkspace(package)
     generation = 0
 
-    async def change(path: str, text: str) -> GateContext:
+    async def change(path: str, text: str, *, command: bool = False) -> None:
         nonlocal generation
-        await gate.before_change([path], workspace)
+        # A command's hook names no file: it runs before anyone knows which.
+        await gate.before_change([] if command else [path], workspace)
         (package / path).write_text(text)
         generation += 1
-        mutation = Mutation(generation, (path,))
+        mutation = Mutation(generation, (path,), "external" if command else "agent")
         pool.on_mutation(mutation)
         coordinator.notify_mutation(mutation)
-        return GateContext(generation, frozenset([path]), workspace)
 
     async with pool:
         await gate.on_run_start(0)
         # The run's first change: helper renamed, so app.py's import breaks.
-        ctx = await change("pkg/util.py", UTIL.replace("def helper", "def helper_renamed"))
+        await change("pkg/util.py", UTIL.replace("def helper", "def helper_renamed"))
+        # Then a command renames tool: caller.py's import breaks.
+        await change("pkg/extra.py", EXTRA.replace("def tool", "def tool_renamed"), command=True)
+        ctx = GateContext(generation, frozenset(["pkg/util.py", "pkg/extra.py"]), workspace)
         first = await gate.check(ctx)
         # Judged before the whole-workspace snapshot was taken, and says so.
         assert gate.baseline is None
         assert "partial: judged on the changed files and their importers" in first.detail
-        # Blocked on the importer's new error, not on util.py's old one.
-        assert lines_of(first) == [("pkg/app.py", 0)], first.detail
+        # Blocked on the importers' new errors, not on util.py's old one.
+        assert lines_of(first) == [("pkg/app.py", 0), ("pkg/caller.py", 0)], first.detail
         assert "helper" in first.blockers[0].message
         assert first.unverified is None and not first.stale
 
@@ -116,4 +125,8 @@ async def test_the_first_change_is_judged_file_by_file_before_the_workspace_anal
         second = await gate.check(ctx)
         assert any(d.path == "pkg/uses.py" for d in gate.baseline.diagnostics)
         assert "partial" not in second.detail
-        assert lines_of(second) == [("pkg/app.py", 0), ("pkg/uses.py", 0)], second.detail
+        assert lines_of(second) == [
+            ("pkg/app.py", 0),
+            ("pkg/caller.py", 0),
+            ("pkg/uses.py", 0),
+        ], second.detail

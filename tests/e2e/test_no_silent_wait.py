@@ -5,7 +5,10 @@ a second. The model is asked at once; the run's first change waits for the
 analyzers' baseline of the file it changes and its importers (not for the
 whole workspace's: a cold session's first change is judged file by file),
 and that wait is reported (``gate_waiting`` in ``--json``, a ``⧗`` line on
-stderr in text mode). Replay model."""
+stderr in text mode). That partial verdict finds nothing, so the run waits
+for the whole workspace's analysis (reported) before it may pass: the
+change broke a file two imports away, which then goes back to the model.
+Replay model."""
 
 from __future__ import annotations
 
@@ -34,9 +37,23 @@ LATE_ANALYZER = Path(__file__).parents[1] / "fakes" / "late_analyzer.py"
 #: basedpyright's first analysis of the workspace takes seconds.
 MODULES = 200
 
-BASELINE = "the analyzers: app.py and its importers before its first change"
+BASELINE = "the analyzers: lib.py and its importers before its first change"
+WHOLE = "the analyzers: the whole workspace, past the changed files' importers"
 
+#: ``helper`` now returns a str: mid.py only re-exports it (its direct
+#: importer, clean), top.py, two imports away, assigns it to an int.
 SCRIPT = """
+turns:
+  - tool_calls:
+      - name: write_file
+        arguments: {path: lib.py, content: "def helper() -> str:\\n    return '1'\\n"}
+  - text: done
+  - tool_calls:
+      - name: write_file
+        arguments: {path: top.py, content: "from mid import helper\\n\\nx: str = helper()\\n"}
+  - text: fixed
+"""
+ONE_EDIT = """
 turns:
   - tool_calls:
       - name: write_file
@@ -61,7 +78,9 @@ def big_project(root: Path) -> Path:
             f"{head}class C{i}({base}):\n{methods}\n\n"
             f"def use{i}(c: C{i}) -> int:\n    return sum(c.f3(1))\n"
         )
-    (root / "app.py").write_text("x = 1\n")
+    (root / "lib.py").write_text("def helper() -> int:\n    return 1\n")
+    (root / "mid.py").write_text('from lib import helper\n\n__all__ = ["helper"]\n')
+    (root / "top.py").write_text("from mid import helper\n\nx: int = helper()\n")
     return root
 
 
@@ -80,8 +99,10 @@ def rein_run(tmp_path: Path, ws: Path, *extra: str) -> subprocess.CompletedProce
 
 
 def test_the_model_is_asked_before_the_baseline_and_the_wait_is_reported(tmp_path: Path) -> None:
-    # Defect: `rein run` waited silently for the analyzers' whole-workspace
-    # analysis before it asked the model anything.
+    # Defects: `rein run` waited silently for the analyzers' whole-workspace
+    # analysis before it asked the model anything; then its partial first
+    # verdict (lib.py and mid.py, clean) passed and ended the run, top.py's
+    # break never seen (issue 32: never passing without looking).
     ws = big_project(tmp_path / "ws")
     out = rein_run(tmp_path, ws, "--json")
     assert out.returncode == 0, out.stderr
@@ -94,20 +115,27 @@ def test_the_model_is_asked_before_the_baseline_and_the_wait_is_reported(tmp_pat
     # The file's baseline's wait is begun and ended once, both after the
     # model was asked and while its first change waited: the change is
     # applied after it (the whole workspace's analysis is not waited for).
-    assert [(e["phase"], e["message"], e["gate"]) for _, e in waits] == [
+    # The first verdict then waits for it, reported.
+    said = [(e["phase"], e["message"], e["gate"]) for _, e in waits]
+    assert said[:4] == [
         ("begin", BASELINE, "analyzer"),
         ("end", BASELINE, "analyzer"),
+        ("begin", WHOLE, "analyzer"),
+        ("end", WHOLE, "analyzer"),
     ]
+    # The repair's verdict may wait for the analyzers' check of top.py.
+    assert {m for _, m, _ in said[4:]} <= {"the analyzers: the changed files"}
     first_call = kinds.index("tool_call_start")
     applied = kinds.index("tool_call_end")
     assert asked < first_call < waits[0][0] < waits[1][0] < applied
     assert events[applied]["details"]["generation"] == 1
-    # The verdict came after the baseline, and the run passed.
-    assert kinds.index("gate_result") > waits[1][0]
-    verdicts = [e for e in events if e["type"] == "gate_result"]
-    assert [e["passed"] for e in verdicts] == [True]
-    assert "partial: judged on the changed files and their importers" in verdicts[0]["detail"]
-    assert (ws / "app.py").read_text() == "x = 2\n"
+    verdicts = [(i, e) for i, e in enumerate(events) if e["type"] == "gate_result"]
+    assert [e["passed"] for _, e in verdicts] == [False, True]
+    first = verdicts[0][1]
+    assert waits[3][0] < verdicts[0][0]
+    assert "partial" not in first["detail"]
+    assert [(b["path"], b["line"]) for b in first["blockers"]] == [("top.py", 2)], first
+    assert (ws / "top.py").read_text() == "from mid import helper\n\nx: str = helper()\n"
 
 
 def test_text_mode_shows_the_wait_on_stderr(tmp_path: Path) -> None:
@@ -116,8 +144,10 @@ def test_text_mode_shows_the_wait_on_stderr(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "── turn 1" in out.stdout
     lines = out.stderr.splitlines()
-    begin = lines.index(f"  ⧗ waiting for {BASELINE} (1 file(s))")
+    begin = lines.index(f"  ⧗ waiting for {BASELINE} (2 file(s))")
     assert lines.index(f"  ⧗ done waiting for {BASELINE}") > begin
+    whole = lines.index(f"  ⧗ waiting for {WHOLE}")
+    assert lines.index(f"  ⧗ done waiting for {WHOLE}") > whole > begin
     assert "⧗" not in out.stdout
 
 
@@ -154,7 +184,7 @@ async def test_the_model_is_asked_while_an_analyzer_is_still_starting(tmp_path: 
     late = AnalyzerSpec(
         "late", (sys.executable, str(LATE_ANALYZER), str(signal)), frozenset({".py"}), pull=False
     )
-    (tmp_path / "s.yaml").write_text(SCRIPT)
+    (tmp_path / "s.yaml").write_text(ONE_EDIT)
     model = _SignalsAtFirstCall(ReplayModel(tmp_path / "s.yaml"), signal)
     events: list[Event] = []
     async with HeadlessSession(ws, model, ReinConfig(), analyzers=[late], watch=False) as host:

@@ -4,6 +4,7 @@ line analyzer, and a tracked workspace wired to a diagnostics coordinator."""
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -144,6 +145,8 @@ class ColdFakeDiagnostics(SettlingFakeDiagnostics):
     def __init__(self, diagnostics: Sequence[Diagnostic] = ()) -> None:
         super().__init__(diagnostics)
         self.workspace_analysed = asyncio.Event()
+        #: The files' texts now, for read_texts (a test sets it).
+        self.texts_now: Callable[[], Mapping[str, str]] = dict
 
     async def wait_idle(self, timeout_s: float) -> bool:
         self.log.append("wait_idle")
@@ -158,6 +161,41 @@ class ColdFakeDiagnostics(SettlingFakeDiagnostics):
 
     async def snapshot_files(self, paths: Sequence[str], timeout_s: float) -> DiagnosticsSnapshot:
         return await self.snapshot(paths)
+
+    def covers(self, path: str) -> bool:
+        """Python files only (as the real pool with Python analyzers)."""
+        return path.endswith(".py") and super().covers(path)
+
+    async def read_texts(self) -> Callable[[str], str | None]:
+        """The texts of the files it covers only, as the real pool's."""
+        self.log.append("read_texts")
+        return {p: t for p, t in self.texts_now().items() if self.covers(p)}.get
+
+    async def snapshot_files_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot:
+        """``counterfactual`` (a test sets it), limited to ``paths``."""
+        self.log.append("snapshot_files_with " + " ".join(sorted(texts)) + " -> " + " ".join(paths))
+        found = tuple(d for d in self.counterfactual or () if d.path in paths)
+        return DiagnosticsSnapshot(found, self.generation, sources=self.sources)
+
+
+class RecordingProgress:
+    """A ProgressReporter: ``waits[message]`` is set once the gate said it
+    waits on ``message``; ``failures`` holds what it said failed."""
+
+    def __init__(self) -> None:
+        self.waits: defaultdict[str, asyncio.Event] = defaultdict(asyncio.Event)
+        self.failures: list[str] = []
+
+    def waiting(self, message: str, files: int | None = None) -> None:
+        self.waits[message].set()
+
+    def done(self, message: str) -> None:
+        pass
+
+    def failed(self, message: str) -> None:
+        self.failures.append(message)
 
 
 class LineAnalyzer:

@@ -62,6 +62,9 @@ class FileBaseline:
     #: ``diagnostics`` are that file's before the run (:func:`carried`),
     #: and this path did not exist then.
     renamed_from: str | None = None
+    #: False for a path that was no file before the run (``text`` is ""):
+    #: one the run created, even empty, or a command's temporary file.
+    existed: bool = True
 
     @property
     def text_before_the_run(self) -> str | None:

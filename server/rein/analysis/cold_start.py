@@ -18,6 +18,12 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
 * the whole-workspace snapshot goes on in the background and serves the
   verdicts after it completes (the files baselined here keep their own
   baselines: it was taken after their change).
+* A partial verdict that finds no blocker is not a pass: what the change
+  broke past the direct importers (a name re-exported, used two imports
+  away) is known from the whole-workspace snapshot only. The verdict waits
+  for it (reported, bounded by the settle timeout) and judges with it; past
+  the bound it is "unverified", naming what was not checked
+  (:func:`not_past_the_importers`).
 * That snapshot was taken with the change in place: an error the change
   caused past its importers (a name an importer re-exported, used further
   on) is in it. So the other files with errors in it get their baseline
@@ -31,9 +37,9 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
-from rein.harness.gating.gate_types import FileByFileDiagnostics, ProgressReporter
+from rein.harness.gating.gate_types import FileByFileDiagnostics, GateOutcome, ProgressReporter
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
     CounterfactualDiagnostics,
@@ -42,13 +48,24 @@ from rein.harness.ports import (
     DiagnosticsSource,
 )
 
-__all__ = ["PARTIAL", "before_the_run", "cold_source", "file_baseline", "verdict_snapshot"]
+__all__ = [
+    "PARTIAL",
+    "WHOLE_WORKSPACE",
+    "before_the_run",
+    "cold_source",
+    "file_baseline",
+    "not_past_the_importers",
+    "taken_in_time",
+    "verdict_snapshot",
+]
 
 #: What a cold verdict's detail says.
 PARTIAL = (
     "partial: judged on the changed files and their importers (the workspace "
     "analysis had not finished; later verdicts use it)"
 )
+#: What a partial verdict that found no blocker waits for.
+WHOLE_WORKSPACE = "the analyzers: the whole workspace, past the changed files' importers"
 
 
 def cold_source(
@@ -107,6 +124,7 @@ async def before_the_run(
     texts: tuple[Mapping[str, str], Mapping[str, str]] | None,
     threshold: int,
     timeout_s: float,
+    unshowable: Callable[[Sequence[str]], Awaitable[Collection[str]]] | None = None,
 ) -> tuple[dict[str, tuple[Diagnostic, ...]], list[str]]:
     """The baseline, from before the run, of the files with errors (at or
     above ``threshold``) in ``snapshot`` (taken after a change) that are not
@@ -114,7 +132,9 @@ async def before_the_run(
     changed file's text before the run (``texts``: before and now, "" for a
     file that does not exist). Returns it, or the files whose baseline
     could not be had (not every prior text is known, a changed file is gone,
-    the analyzers did not answer in time)."""
+    the analyzers did not answer in time), with the files ``unshowable``
+    says cannot be asked so (they import a module the run created: it
+    cannot be shown away, :func:`~rein.analysis.run_texts.users_of_created`)."""
     paths = sorted(
         {d.path for d in snapshot.diagnostics if d.severity <= threshold} - set(baselined)
     )
@@ -125,7 +145,40 @@ async def before_the_run(
     before, now = texts
     if any(before[p] and not now[p] for p in before):
         return {}, paths  # a file the run deleted cannot be shown
-    snap = await source.snapshot_with(dict(before), paths, timeout_s)
+    unknown = set(await unshowable(paths)) if unshowable is not None else set()
+    asked = [p for p in paths if p not in unknown]
+    shown = {p: was for p, was in before.items() if was != now[p]}
+    if not shown:  # no analysed file's text changed: the snapshot is as before
+        found = {p: tuple(d for d in snapshot.diagnostics if d.path == p) for p in asked}
+        return found, sorted(unknown)
+    if not asked:
+        return {}, paths
+    snap = await source.snapshot_with(shown, asked, timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
         return {}, paths
-    return {p: tuple(d for d in snap.diagnostics if d.path == p) for p in paths}, []
+    found = {p: tuple(d for d in snap.diagnostics if d.path == p) for p in asked}
+    return found, sorted(unknown)
+
+
+async def taken_in_time(
+    taking: asyncio.Task[None] | None, timeout_s: float, progress: ProgressReporter | None
+) -> bool:
+    """Wait for the run-start snapshot being taken (``taking``), bounded by
+    ``timeout_s`` and reported; False when it was not taken in time (it goes
+    on: a later verdict may have it)."""
+    if taking is None:
+        return True
+    await reported(asyncio.wait({taking}, timeout=timeout_s), progress, WHOLE_WORKSPACE)
+    return taking.done()
+
+
+def not_past_the_importers(partial: GateOutcome, timeout_s: float) -> GateOutcome:
+    """A partial verdict without blockers whose whole-workspace snapshot was
+    not taken within ``timeout_s``: unverified, naming what was not checked."""
+    why = (
+        "partial: only the changed files and their direct importers were checked; "
+        "files that use the changes through those importers were not (the workspace "
+        f"analysis did not finish within the settle bound, {timeout_s:g} s)"
+    )
+    unverified = why if partial.unverified is None else f"{partial.unverified}; {why}"
+    return GateOutcome([], partial.stale, f"{partial.detail}; {why}", unverified=unverified)

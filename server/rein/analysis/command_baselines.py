@@ -61,13 +61,17 @@ async def baselines_after_the_fact(
     late: Mapping[str, tuple[Diagnostic, ...]],
     now: Callable[[str], Awaitable[str | None]],
     timeout_s: float,
+    texts_before: Callable[[str], str | None] | None = None,
 ) -> tuple[dict[str, FileBaseline], dict[str, tuple[Diagnostic, ...]]]:
     """Baselines for the changed files in ``touched`` that have none in
     ``files``, and the diagnostics before the run of their importers opened
     now (for ``late``); empty when the source cannot tell (see the module
-    doc). ``now`` reads a file's text now ("" or None: gone)."""
+    doc). ``now`` reads a file's text now (None: no such file);
+    ``texts_before``: every file's text read before a command ran (a cold
+    session's, :mod:`rein.analysis.cold_commands`), when the source does not
+    know a file's."""
     if not (
-        isinstance(source, PriorTexts)
+        (isinstance(source, PriorTexts) or texts_before is not None)
         and isinstance(source, SettlingDiagnostics)
         and isinstance(source, CounterfactualDiagnostics)
     ):
@@ -76,15 +80,27 @@ async def baselines_after_the_fact(
     created: list[str] = []
     for path in sorted(touched):
         if path not in files:
-            text = source.text_before_change(path)
+            text = source.text_before_change(path) if isinstance(source, PriorTexts) else None
+            if text is None and texts_before is not None:
+                text = texts_before(path)
             if text is not None:
                 before[path] = text
             else:
                 created.append(path)
     renamed = await _renamed(created, before, touched, files, now)
     before.update({new: text for new, (_old, text) in renamed.items()})
+    # Every file was read before the command: a path that was not a file
+    # then (sed -i's temporary file, a generator's output) did not exist. A
+    # file created, even empty, cannot be shown away: it keeps this baseline
+    # and the files importing its name are not asked about as before
+    # (:func:`~rein.analysis.run_texts.users_of_created`).
+    gone = {
+        p: FileBaseline(p, "", (), existed=False)
+        for p in created
+        if texts_before is not None and p not in renamed
+    }
     if not before:
-        return {}, {}
+        return gone, {}
     opened = [
         p
         for p in await source.ensure_open(sorted(before))
@@ -96,15 +112,15 @@ async def baselines_after_the_fact(
     for path in sorted(touched):
         baseline = files.get(path)
         was = baseline.text_before_the_run if baseline is not None else None
-        if was and await now(path):
+        if was and await now(path) is not None:
             shown[path] = was
     snap = await source.snapshot_with(shown, [*before, *opened], timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
-        return {}, {}
+        return gone, {}
     found: dict[str, list[Diagnostic]] = {}
     for d in snap.diagnostics:
         found.setdefault(d.path, []).append(d)
-    baselines = {
+    baselines = gone | {
         p: FileBaseline(
             p, text, tuple(found.get(p, ())), renamed_from=renamed[p][0] if p in renamed else None
         )
@@ -130,7 +146,7 @@ async def _renamed(
         baseline = files.get(path)
         if baseline is not None and baseline.text_before_the_run:
             earlier[path] = baseline.text_before_the_run
-    gone = {p: t for p, t in earlier.items() if t and not await now(p)}
+    gone = {p: t for p, t in earlier.items() if t and await now(p) is None}
     return {new: (old, gone[old]) for new, old in renamed_by_content(texts, gone)}
 
 

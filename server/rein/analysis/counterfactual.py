@@ -17,12 +17,15 @@ import those). The errors in unchanged files are then not asked about: they
 were judged against the run-start snapshot already, and that is the
 verdict (issue 32: toolz's ``itertoolz.py`` renamed away blocked on 7 of
 the 46 new errors the command line reports). A file the run created is
-shown empty.
+shown empty, and the files importing its name are not asked about
+(``unshowable``, :func:`~rein.analysis.run_texts.users_of_created`): it
+shadows what it shadows (the standard library's ``json`` for a created
+``pkg/json.py``) whatever text it is shown with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.analysis.baselines import blocking_untouched
 from rein.harness.ports import CounterfactualDiagnostics, Diagnostic
@@ -37,20 +40,25 @@ async def without_the_run(
     before: Mapping[str, str],
     now: Mapping[str, str],
     timeout_s: float,
+    unshowable: Callable[[Sequence[str]], Awaitable[Collection[str]]] | None = None,
 ) -> tuple[list[Diagnostic], int]:
     """The blockers left after the question, and how many were dropped.
     ``before``/``now``: each changed file's text before the run and now
-    ("" for a file that does not exist)."""
+    ("" for a file that does not exist; a changed file not in them is not
+    shown). The files ``unshowable`` names are not asked about: their
+    errors stay."""
     if any(before.get(p) and not now.get(p) for p in touched):
         return list(blocking), 0  # a file is gone: the state before cannot be shown
-    asked = [d for d in blocking if d.path not in touched]
-    paths = sorted({d.path for d in asked})
+    paths = sorted({d.path for d in blocking if d.path not in touched})
+    kept_out = set(await unshowable(paths)) if unshowable is not None and paths else set()
+    asked = [d for d in blocking if d.path not in touched and d.path not in kept_out]
+    paths = [p for p in paths if p not in kept_out]
     if not paths:
         return list(blocking), 0
-    shown = {p: before[p] for p in sorted(touched)}
+    shown = {p: before[p] for p in sorted(touched) if p in before}
     snap = await source.snapshot_with(shown, paths, timeout_s)
     if snap is None or snap.blind is not None:
         return list(blocking), 0
     there = blocking_untouched(asked, snap.diagnostics)
-    kept = [d for d in blocking if d.path in touched] + there
+    kept = [d for d in blocking if d.path in touched or d.path in kept_out] + there
     return kept, len(blocking) - len(kept)

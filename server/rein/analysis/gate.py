@@ -16,7 +16,9 @@ and never pass blind.
   source that can be asked file by file, does not wait for it: the file and
   its importers are baselined and judged file by file, and the verdict says
   it is partial; the snapshot, taken after that change, gets its files'
-  baseline from before the run (:mod:`rein.analysis.cold_start`).
+  baseline from before the run (:mod:`rein.analysis.cold_start`). A partial
+  verdict that finds no blocker waits for that snapshot (bounded, reported)
+  and judges with it: never a pass on the direct importers alone.
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.baselines`). One error seen by several
@@ -27,7 +29,9 @@ and never pass blind.
   importer's old errors never block and its new ones do.
 * A file a command changed (seen only after the fact) gets the same, at the
   verdict, from its text before the change when the source still knows it
-  (:mod:`rein.analysis.command_baselines`).
+  (:mod:`rein.analysis.command_baselines`); in a cold session, file by file
+  from every file's text read before the command ran
+  (:mod:`rein.analysis.cold_commands`).
 * A snapshot nobody looked at (``blind``) is "unverified"; so is a stale one
   that shows no blocker, with the source's reason when it has one (an
   analyzer is dead or did not answer within its bound). Never "passed".
@@ -48,7 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rein.analysis.baselines import (
@@ -59,27 +63,44 @@ from rein.analysis.baselines import (
     merge_same_errors,
 )
 from rein.analysis.blocker_order import by_cause
+from rein.analysis.cold_commands import command_baselines
 from rein.analysis.cold_start import (
     PARTIAL,
     before_the_run,
     cold_source,
     file_baseline,
+    not_past_the_importers,
+    taken_in_time,
     verdict_snapshot,
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import without_the_run
-from rein.analysis.reach import describe, importers_not_checked, not_analysed
+from rein.analysis.gate_state import exported, imported
+from rein.analysis.reach import (
+    describe,
+    importers_not_checked,
+    not_analysed,
+    open_more_importers,
+)
+from rein.analysis.run_texts import (
+    analysed,
+    before_and_now,
+    exists,
+    reader,
+    text_now,
+    users_of_created,
+)
+from rein.analysis.verdict_text import VerdictText, blockers_of, stale_reason
 from rein.harness.errors import ReinError
-from rein.harness.events import Blocker
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
     SEVERITY_NAMES,
+    FileByFileCounterfactual,
+    FileByFileDiagnostics,
     GateContext,
     GateOutcome,
-    PartialImporters,
     ProgressReporter,
-    code_context,
 )
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
@@ -98,14 +119,6 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BLOCKERS_IN_PROMPT", "SEVERITY_LEVELS", "SEVERITY_NAMES", "AnalyzerGate"]
 
 log = logging.getLogger(__name__)
-
-#: A stored baseline keeps a file's text up to this size (else no line map).
-MAX_STORED_TEXT = 1_000_000
-
-
-def _describe(d: Diagnostic) -> str:
-    code = f" {d.code}" if d.code else ""
-    return f"{d.source or 'analyzer'}{code}: {d.message}"
 
 
 class AnalyzerGate:
@@ -149,6 +162,9 @@ class AnalyzerGate:
         self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
         #: The run-start snapshot being taken in the background.
         self._taking: asyncio.Task[None] | None = None
+        #: Every file's text before a command ran in a cold session (what it
+        #: changed is baselined from them: :mod:`rein.analysis.cold_commands`).
+        self._texts_before: Callable[[str], str | None] | None = None
         self._progress: ProgressReporter | None = None
 
     def report_progress(self, progress: ProgressReporter) -> None:
@@ -170,6 +186,7 @@ class AnalyzerGate:
             self._taking.cancel()
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
+        self._texts_before = None  # nothing unvalidated: a command reads them afresh
         self._taking = asyncio.create_task(self._take_baseline(generation))
 
     async def _take_baseline(self, generation: int) -> None:
@@ -212,36 +229,13 @@ class AnalyzerGate:
 
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
-        changes (a file's text only up to :data:`MAX_STORED_TEXT` chars)."""
-        return {
-            "files": [
-                {
-                    "path": b.path,
-                    "text": b.text if b.text is None or len(b.text) <= MAX_STORED_TEXT else None,
-                    "settled": b.settled,
-                    "renamed_from": b.renamed_from,
-                    "diagnostics": [d.model_dump(mode="json") for d in b.diagnostics],
-                }
-                for b in self.files.values()
-            ],
-            "late": {
-                path: [d.model_dump(mode="json") for d in found]
-                for path, found in self.late.items()
-            },
-        }
+        changes (:mod:`rein.analysis.gate_state`)."""
+        return exported(self.files, self.late)
 
     def import_state(self, data: dict[str, Any]) -> None:
-        for item in data.get("files", []):
-            diagnostics = tuple(Diagnostic.model_validate(d) for d in item["diagnostics"])
-            self.files[item["path"]] = FileBaseline(
-                item["path"],
-                item.get("text"),
-                diagnostics,
-                bool(item.get("settled", True)),
-                renamed_from=item.get("renamed_from"),
-            )
-        for path, found in data.get("late", {}).items():
-            self.late[path] = tuple(Diagnostic.model_validate(d) for d in found)
+        files, late = imported(data)
+        self.files.update(files)
+        self.late.update(late)
         self._unvalidated = bool(self.files) or self._unvalidated
 
     def on_validated(self, generation: int) -> None:
@@ -249,6 +243,7 @@ class AnalyzerGate:
         fresh baselines."""
         self.files.clear()
         self._unbaselined.clear()
+        self._texts_before = None
         self._unvalidated = False
         source = self.diagnostics
         if isinstance(source, ReleasingDiagnostics):
@@ -265,8 +260,24 @@ class AnalyzerGate:
         paths: a command is about to run; only the run-start snapshot is
         awaited (a command started while it was being taken would be in it).
         While that snapshot is being taken, a source that can be asked file
-        by file baselines the paths so instead (:mod:`rein.analysis.cold_start`)."""
-        if not paths or cold_source(self.diagnostics, self._taking) is None:
+        by file baselines the paths so instead (:mod:`rein.analysis.cold_start`),
+        and a command does not wait: every file's text is read for its
+        verdict (:mod:`rein.analysis.cold_commands`)."""
+        cold = cold_source(self.diagnostics, self._taking)
+        if not paths and isinstance(cold, FileByFileCounterfactual):
+            # A command in a cold session: what it changes is judged file by
+            # file, from the texts read now; the snapshot comes after it.
+            if self._texts_before is None:
+                try:
+                    self._texts_before = await reported(
+                        cold.read_texts(), self._progress, "the workspace's texts before a command"
+                    )
+                except Exception:
+                    log.exception("could not read the texts before a command: it waits instead")
+            if self._texts_before is not None:
+                self._after_change = True
+                return
+        if not paths or cold is None:
             await self.baseline_ready()
         if not paths:
             return
@@ -284,7 +295,9 @@ class AnalyzerGate:
         try:
             text = (await workspace.read_text(path)).text
         except (ReinError, OSError):
-            text = None if await _exists(workspace, path) else ""
+            if not await exists(workspace, path):
+                return FileBaseline(path, "", (), existed=False)
+            text = None
         if text == "":
             return FileBaseline(path, text, ())
         settling = self._settling
@@ -372,23 +385,54 @@ class AnalyzerGate:
         """Changed files with no baseline (a command changed them: nobody
         announced it) get one from their text before the change, with their
         importers (:mod:`rein.analysis.command_baselines`)."""
-        if all(p in self.files for p in ctx.touched):
+        touched = analysed(self.diagnostics, ctx.touched)
+        if all(p in self.files for p in touched):
             return
-
-        async def now(path: str) -> str | None:
-            return await _text(ctx.workspace, path)
-
         files, late = await baselines_after_the_fact(
-            self.diagnostics, ctx.touched, self.files, self.late, now, self.settle_timeout_s
+            self.diagnostics,
+            touched,
+            self.files,
+            self.late,
+            reader(ctx.workspace),
+            self.settle_timeout_s,
+            self._texts_before,
         )
         self.files.update(files)
         self.late.update(late)
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         cold = cold_source(self.diagnostics, self._taking)
-        if cold is None or not all(p in self.files for p in ctx.touched):
-            cold = None  # a change nobody announced (a command's): judged as always
-            await self.baseline_ready()
+        touched = analysed(self.diagnostics, ctx.touched)
+        if cold is not None and not all(p in self.files for p in touched):
+            found = await command_baselines(
+                cold,
+                self._texts_before,
+                touched,
+                self.files,
+                self.late,
+                reader(ctx.workspace),
+                self.settle_timeout_s,
+                self._progress,
+            )
+            if found is not None:
+                self.files.update(found[0])
+                self.late.update(found[1])
+        if cold is not None and all(p in self.files for p in touched):
+            partial = await self._judge(ctx, cold)
+            if partial.blockers:
+                return partial  # repaired first; the workspace snapshot serves later verdicts
+            # Never a pass without looking: the changes' breakage past their
+            # direct importers is known from the workspace snapshot only.
+            if not await taken_in_time(self._taking, self.settle_timeout_s, self._progress):
+                return not_past_the_importers(partial, self.settle_timeout_s)
+        # Not cold, or a command's change not baselined file by file (it
+        # created or deleted a file): judged on the whole workspace.
+        await self.baseline_ready()
+        return await self._judge(ctx, None)
+
+    async def _judge(self, ctx: GateContext, cold: FileByFileDiagnostics | None) -> GateOutcome:
+        """The verdict on the changes: on the changed files and their
+        importers asked file by file (``cold``), else on the whole workspace."""
         self._unvalidated = True
         await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)
@@ -422,77 +466,57 @@ class AnalyzerGate:
             if not current:
                 continue
             file_baseline = self.files.get(path) or self._fallback(path, ctx.first_change.get(path))
-            new_text = await _text(ctx.workspace, path) if file_baseline.text is not None else None
+            new_text = (
+                await text_now(ctx.workspace, path) if file_baseline.text is not None else None
+            )
             blocking.extend(blocking_in_file(current, file_baseline, new_text))
         # The counterfactual question waits for the whole workspace: not asked cold.
         blocking, without_run = (
             await self._without_the_run(blocking, ctx) if cold is None else (blocking, 0)
         )
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
-        blockers = [
-            Blocker(
-                gate=self.name,
-                path=d.path,
-                line=d.line,
-                character=d.character,
-                severity=d.severity,
-                code=d.code,
-                source=", ".join(
-                    [d.source or "analyzer", *(o.source or "analyzer" for o in others)]
-                ),
-                message=d.message,
-                # The prompt shows the first few in full: only they get context.
-                context=await code_context(ctx.workspace, d.path, d.line)
-                if index < MAX_BLOCKERS_IN_PROMPT
-                else None,
-                also=[_describe(o) for o in others],
-            )
-            for index, (d, others) in enumerate(groups)
-        ]
-        detail = f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
+        blockers = await blockers_of(self.name, groups, ctx.workspace)
+        text = VerdictText(
+            f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
+        )
         if self.late:
-            detail += f"; {len(self.late)} importer(s) of the changed files checked"
+            text.note(f"{len(self.late)} importer(s) of the changed files checked")
         if cold is not None:
-            detail += f"; {PARTIAL}"
+            text.note(PARTIAL)
         if without_run:
-            detail += (
-                f"; {without_run} error(s) in unchanged files are there without the "
+            text.note(
+                f"{without_run} error(s) in unchanged files are there without the "
                 "run's changes too: not blocking"
             )
         stale = snap.stale or not settled
         if snap.sources:
-            detail += f" (from {', '.join(snap.sources)})"
-        unverified = None
+            text.detail += f" (from {', '.join(snap.sources)})"
         left = await importers_not_checked(
             self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
         )
         if left is not None:
-            detail += f"; {left[0]}"
-            unverified = left[1]
+            clause, why_left = left
+            if why_left is None:
+                text.note(clause)  # no public name changed: it may pass
+            else:
+                text.not_checked(clause, why_left)
         if unsure:
-            why = (
+            text.not_checked(
                 f"partial: {len(unsure)} file(s) with errors not checked (the workspace "
                 f"baseline was taken after the change, the state before it not known): "
                 f"{describe(unsure)}"
             )
-            detail += f"; {why}"
-            unverified = why if unverified is None else f"{unverified}; {why}"
         nobody = not_analysed(self.diagnostics, ctx.touched)
         if nobody:
-            why = f"changed files no analyzer covers were not analysed: {describe(nobody)}"
-            detail += f"; {why}"
-            unverified = why if unverified is None else f"{unverified}; {why}"
+            text.not_checked(
+                f"changed files no analyzer covers were not analysed: {describe(nobody)}"
+            )
         if stale:
-            if snap.stale_reason is not None:
-                why = snap.stale_reason
-            elif snap.stale:
-                why = "the analyzers did not answer in time"
-            else:
-                why = "the analyzers did not finish within the settle bound"
-            detail += f"; diagnostics may be stale ({why})"
-            stale_why = f"diagnostics may be stale: {why}"
-            unverified = stale_why if unverified is None else f"{unverified}; {stale_why}"
-        return GateOutcome(blockers, stale, detail, unverified=unverified)
+            why = stale_reason(snap, settled)
+            text.not_checked(
+                f"diagnostics may be stale ({why})", f"diagnostics may be stale: {why}"
+            )
+        return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
     async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:
         """A run-start snapshot taken after a cold change: the baseline of
@@ -501,30 +525,25 @@ class AnalyzerGate:
         whose baseline is not known yet (asked again at the next verdict)."""
         if not self._after_change or self.baseline is None:
             return []
-        baselined = {*self.files, *self.late, *ctx.touched}
+        baselined = {*self.files, *self.late, *self._before_run, *ctx.touched}
         texts = await self._before_and_now(ctx)
         found, unknown = await before_the_run(
-            self.diagnostics, self.baseline, baselined, texts, self.threshold, self.settle_timeout_s
+            self.diagnostics,
+            self.baseline,
+            baselined,
+            texts,
+            self.threshold,
+            self.settle_timeout_s,
+            lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
         )
-        if not unknown:
-            self._before_run, self._after_change = found, False
+        self._before_run.update(found)
+        self._after_change = bool(unknown)
         return unknown
 
     async def _before_and_now(
         self, ctx: GateContext
     ) -> tuple[dict[str, str], dict[str, str]] | None:
-        """Each changed file's text before the run and now ("" for a file
-        that does not exist); None when one of them is not known."""
-        before: dict[str, str] = {}
-        now: dict[str, str] = {}
-        for path in sorted(ctx.touched):
-            baseline = self.files.get(path)
-            was = baseline.text_before_the_run if baseline is not None else None
-            text = await _text(ctx.workspace, path)
-            if was is None or text is None:
-                return None
-            before[path], now[path] = was, text
-        return before, now
+        return await before_and_now(ctx.touched, self.files, ctx.workspace, self.diagnostics)
 
     async def _without_the_run(
         self, blocking: list[Diagnostic], ctx: GateContext
@@ -541,52 +560,29 @@ class AnalyzerGate:
         texts = await self._before_and_now(ctx)
         if texts is None:
             return blocking, 0  # the state before the run is not known for every file
-        return await without_the_run(source, blocking, ctx.touched, *texts, self.settle_timeout_s)
+        return await without_the_run(
+            source,
+            blocking,
+            ctx.touched,
+            *texts,
+            self.settle_timeout_s,
+            lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
+        )
 
     async def _check_more_importers(self, ctx: GateContext) -> set[str]:
-        """Importers left past the source's bound by earlier verdicts: the
-        next batch is opened now, its baseline taken with the analyzers
-        shown the changed files as they were before the run (they were not
-        open then; not while a file the run deleted is gone). Returns the
-        opened importers whose baseline could not be taken: their errors
-        are not judged (they stay not checked)."""
-        source = self.diagnostics
-        if not (
-            isinstance(source, PartialImporters)
-            and isinstance(source, CounterfactualDiagnostics)
-            and source.importers_left()
-        ):
+        """The next batch of importers left past the source's bound
+        (:func:`~rein.analysis.reach.open_more_importers`). Returns the
+        opened importers whose baseline could not be taken: their errors are
+        not judged (they stay not checked)."""
+        found = await open_more_importers(
+            self.diagnostics,
+            ctx.touched,
+            lambda: self._before_and_now(ctx),
+            self.settle_timeout_s,
+        )
+        if found is None:
             return set()
-        texts = await self._before_and_now(ctx)
-        if texts is None:
-            return set()  # no baseline could be taken: they stay unopened, not checked
-        before, now = texts
-        if any(text and not now[p] for p, text in before.items()):
-            # A file the run deleted cannot be shown (imports are resolved
-            # from the disk): a baseline now would hold its damage. They stay
-            # unopened, not checked, until it is back or the changes pass.
-            return set(self._unbaselined)
-        opened = [p for p in await source.open_more_importers() if p not in ctx.touched]
-        snap = await source.snapshot_with(before, opened, self.settle_timeout_s) if opened else None
-        if snap is None or snap.blind is not None or snap.stale:
-            self._unbaselined.update(opened)
-            return set(self._unbaselined)
-        for path in opened:
-            self.late[path] = tuple(d for d in snap.diagnostics if d.path == path)
+        opened, late = found
+        self._unbaselined.update(p for p in opened if p not in late)
+        self.late.update(late)
         return set(self._unbaselined)
-
-
-async def _exists(workspace: Workspace, path: str) -> bool:
-    try:
-        return await workspace.exists(path)
-    except (ReinError, OSError):
-        return False
-
-
-async def _text(workspace: Workspace | None, path: str) -> str | None:
-    if workspace is None:
-        return None
-    try:
-        return (await workspace.read_text(path)).text
-    except (ReinError, OSError):
-        return "" if not await _exists(workspace, path) else None

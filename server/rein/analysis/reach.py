@@ -7,7 +7,7 @@
 * Importers past ``gates.analyzer.maxImporters`` are opened a batch per
   verdict; while some are left, the verdict says it is partial, and it is
   not "passed" when a changed file's public names changed (what those
-  importers use may be gone).
+  importers use may be gone) (:func:`open_more_importers`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from rein.harness.gating.gate_types import CoveringDiagnostics, PartialImporters
-from rein.harness.ports import DiagnosticsSource
+from rein.harness.ports import CounterfactualDiagnostics, Diagnostic, DiagnosticsSource
 
 __all__ = [
     "CODE_EXTENSIONS",
     "describe",
     "importers_not_checked",
     "not_analysed",
+    "open_more_importers",
     "public_names_changed",
 ]
 
@@ -120,3 +121,37 @@ async def importers_not_checked(
     return detail, (
         f"{len(left)} importer(s) of changed public names not checked: {describe(left)}"
     )
+
+
+async def open_more_importers(
+    source: DiagnosticsSource,
+    touched: Collection[str],
+    before_and_now: Callable[[], Awaitable[tuple[Mapping[str, str], Mapping[str, str]] | None]],
+    timeout_s: float,
+) -> tuple[list[str], dict[str, tuple[Diagnostic, ...]]] | None:
+    """Importers left past the source's bound by earlier verdicts: the next
+    batch is opened, its baseline taken with the analyzers shown the
+    changed files as they were before the run (they were not open then).
+    Returns the importers opened and the baselines had (an opened importer
+    without one: the analyzers did not answer in time), nothing opened
+    while a file the run deleted is gone (imports are resolved from the
+    disk: a baseline now would hold its damage; they stay unopened until it
+    is back or the changes pass); None when none is left or the state
+    before the run is not known."""
+    if not (
+        isinstance(source, PartialImporters)
+        and isinstance(source, CounterfactualDiagnostics)
+        and source.importers_left()
+    ):
+        return None
+    texts = await before_and_now()
+    if texts is None:
+        return None
+    before, now = texts
+    if any(text and not now[p] for p, text in before.items()):
+        return [], {}
+    opened = [p for p in await source.open_more_importers() if p not in touched]
+    snap = await source.snapshot_with(before, opened, timeout_s) if opened else None
+    if snap is None or snap.blind is not None or snap.stale:
+        return opened, {}
+    return opened, {p: tuple(d for d in snap.diagnostics if d.path == p) for p in opened}

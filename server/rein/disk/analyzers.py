@@ -532,6 +532,8 @@ class AnalyzerPool:
     answers_per_file = file_checks.answers_per_file
     open_with_importers = file_checks.open_with_importers
     snapshot_files = file_checks.snapshot_files
+    read_texts = file_checks.read_texts
+    snapshot_files_with = file_checks.snapshot_files_with
 
     async def environment_changed(self, paths: Sequence[str]) -> None:
         """Tell the analyzers the environment changed under them: a

@@ -20,6 +20,12 @@ the file yet: its workspace is still being set up). Only analyzers
 configured to answer pulls can do this; with another one the pool cannot
 tell (``False``).
 
+A command's change (seen after it happened) is judged the same way: every
+file's text is read before the command runs (:func:`read_texts`), and the
+changed files and their importers are asked for with the analyzers shown
+the changed files' earlier texts (:func:`snapshot_files_with`), then as
+they are now.
+
 basedpyright ends its progress when it answered such a pull, though its
 workspace analysis goes on at its next pass: it is not idle for
 :data:`~rein.disk.analyzer_server.PULL_GRACE_S` after the answer, or the
@@ -33,19 +39,22 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.importers import ImportIndex
+from rein.disk.prior_texts import TextMemory
 from rein.harness.ports import DiagnosticsSnapshot
 
 __all__ = [
     "ASK_AGAIN_S",
     "answers_per_file",
     "open_with_importers",
+    "read_texts",
     "snapshot_files",
+    "snapshot_files_with",
     "wait_files",
 ]
 
@@ -60,6 +69,7 @@ class AnalyzerPool(Protocol):
     imports: ImportIndex | None
     cold_imports: ImportIndex | None
     existing: set[str]
+    texts: TextMemory | None
     requested: list[str]
     max_importers: int
 
@@ -179,3 +189,33 @@ async def snapshot_files(
     return replace(
         snap, stale=True, stale_reason="the analyzers did not answer within the settle bound"
     )
+
+
+async def read_texts(pool: AnalyzerPool) -> Callable[[str], str | None]:
+    """Every file's text now (read off the event loop, kept compressed):
+    what a command is about to change. Returns a file's text then (None: no
+    such file, or too long to keep)."""
+    if pool.texts is not None:
+        return pool.texts.frozen()  # a large workspace's, kept up to date
+    memory = TextMemory(pool.read)
+    await asyncio.to_thread(memory.remember, sorted(pool.existing))
+    return memory.text
+
+
+async def snapshot_files_with(
+    pool: AnalyzerPool, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+) -> DiagnosticsSnapshot:
+    """:func:`snapshot_files` of ``paths`` with the analyzers that have them
+    open shown ``texts`` instead of those files' contents (nothing is
+    written); the contents are shown again before it returns."""
+    await pool.started()
+    shown = [
+        (a, p) for p in texts for a in pool.analyzers if a.alive and a.owns(p) and p in a.versions
+    ]
+    try:
+        for analyzer, path in shown:
+            analyzer.change(path, texts[path])
+        return await snapshot_files(pool, paths, timeout_s)
+    finally:
+        for analyzer, path in shown:
+            analyzer.change(path)

@@ -62,6 +62,16 @@ class TextMemory:
         data = self._now.get(path)
         return _unpack(data) if data is not None else None
 
+    def frozen(self) -> Callable[[str], str | None]:
+        """:meth:`text` as of now: a later change does not show in it."""
+        now = dict(self._now)
+
+        def text(path: str) -> str | None:
+            data = now.get(path)
+            return _unpack(data) if data is not None else None
+
+        return text
+
     def read(self, path: str) -> str | None:
         """The text last read of ``path`` when it was read, else read now."""
         return self.text(path) if path in self._now else self._read(path)

@@ -17,12 +17,13 @@ import logging
 import posixpath
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import anyio
 
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
+    FileByFileCounterfactual,
     FileByFileDiagnostics,
     PartialImporters,
     PriorTexts,
@@ -226,6 +227,22 @@ class DiagnosticsCoordinator:
         if isinstance(inner, FileByFileDiagnostics):
             return await inner.snapshot_files(paths, timeout_s)
         return await self.snapshot(paths)
+
+    async def read_texts(self) -> Callable[[str], str | None] | None:
+        """The inner source's texts now; None without them."""
+        inner = self.source
+        if isinstance(inner, FileByFileCounterfactual):
+            return await inner.read_texts()
+        return None
+
+    async def snapshot_files_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot:
+        """The inner source's; stale (nothing shown) without one."""
+        inner = self.source
+        if isinstance(inner, FileByFileCounterfactual):
+            return await inner.snapshot_files_with(texts, paths, timeout_s)
+        return replace(await self.snapshot(paths), stale=True)
 
     def importers_left(self) -> Sequence[str]:
         """The inner source's importers past its bound, not opened yet."""

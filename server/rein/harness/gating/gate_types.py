@@ -4,7 +4,7 @@ context a blocker shows."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +19,7 @@ __all__ = [
     "BaselineGate",
     "ClosingGate",
     "CoveringDiagnostics",
+    "FileByFileCounterfactual",
     "FileByFileDiagnostics",
     "Gate",
     "GateContext",
@@ -172,6 +173,29 @@ class FileByFileDiagnostics(Protocol):
         """Ask for these open files' diagnostics afresh, wait until every
         analyzer answered having analysed them, and return them (stale when
         one did not answer within ``timeout_s``)."""
+        ...
+
+
+@runtime_checkable
+class FileByFileCounterfactual(Protocol):
+    """A source asked file by file that can also judge what a command changed
+    before its whole-workspace analysis ends: it reads every file before
+    the command runs, and shows the analyzers a few files' earlier texts
+    while it asks for some files' diagnostics
+    (:mod:`rein.analysis.cold_commands`)."""
+
+    async def read_texts(self) -> Callable[[str], str | None] | None:
+        """Read every file the analyzers could see (off the event loop);
+        returns what a file said then (None: no such file then, or too long
+        to keep). None: this source cannot."""
+        ...
+
+    async def snapshot_files_with(
+        self, texts: Mapping[str, str], paths: Sequence[str], timeout_s: float
+    ) -> DiagnosticsSnapshot:
+        """:meth:`FileByFileDiagnostics.snapshot_files` of ``paths`` with the
+        analyzers shown ``texts`` instead of those open files' contents (in
+        memory: nothing is written; the contents are shown again after)."""
         ...
 
 

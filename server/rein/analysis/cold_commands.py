@@ -1,0 +1,99 @@
+"""A command's change in a cold session, judged file by file.
+
+A tool's first change in a cold session is baselined file by file before it
+is applied (:mod:`rein.analysis.cold_start`). A command's (``sed -i``, a
+code generator) is seen only after it ran, and which files it will change
+is not known before. So, while the whole-workspace snapshot is still being
+taken, a command does not wait for it: every file's text is read before the
+command runs (:meth:`~rein.harness.gating.gate_types.FileByFileCounterfactual.
+read_texts`, the texts a command could change), and at the verdict the
+files it changed get what a tool's change gets: each changed file and its
+importers are opened, and their diagnostics asked for file by file with the
+analyzers shown the changed files as they were before the run (the
+baseline), then as they are (the verdict, partial like a tool's first).
+
+A path that neither was nor is a file (``sed -i``'s own temporary file) is
+one that does not exist. A command that created a file (even an empty one:
+``touch pkg/json.py`` shadows the standard library's ``json`` in its
+neighbours) or deleted one is not judged so: neither can be shown away, the
+analyzers resolve imports from the disk. Its verdict waits for the
+whole-workspace snapshot; the files it changed get their baseline from the
+same texts there, a created file one that says it did not exist, and the
+files importing a created module's name are not asked about as they were
+before (:func:`~rein.analysis.run_texts.users_of_created`)
+(:func:`~rein.analysis.command_baselines.baselines_after_the_fact`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Mapping
+
+from rein.analysis.baselines import FileBaseline
+from rein.analysis.reach import describe
+from rein.harness.gating.gate_types import (
+    FileByFileCounterfactual,
+    FileByFileDiagnostics,
+    ProgressReporter,
+)
+from rein.harness.gating.waiting import reported
+from rein.harness.ports import Diagnostic
+
+__all__ = ["command_baselines"]
+
+
+async def command_baselines(
+    source: FileByFileDiagnostics,
+    texts_before: Callable[[str], str | None] | None,
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    late: Mapping[str, tuple[Diagnostic, ...]],
+    now: Callable[[str], Awaitable[str | None]],
+    timeout_s: float,
+    progress: ProgressReporter | None,
+) -> tuple[dict[str, FileBaseline], dict[str, tuple[Diagnostic, ...]]] | None:
+    """Baselines for the changed files in ``touched`` that have none in
+    ``files`` (a command changed them), from their texts before the command
+    (``texts_before``), and the diagnostics before the run of their
+    importers opened now (for ``late``). None when they cannot be had so
+    (see the module doc). ``now`` reads a file's text now (None: no such
+    file; "" is an empty one)."""
+    if texts_before is None or not isinstance(source, FileByFileCounterfactual):
+        return None
+    changed: list[str] = []
+    gone: dict[str, FileBaseline] = {}
+    before: dict[str, str] = {}
+    for path in sorted(p for p in touched if p not in files):
+        was, text = texts_before(path), await now(path)
+        if was is None and text is None:
+            # The command's own temporary file.
+            gone[path] = FileBaseline(path, "", (), existed=False)
+        elif was is None or text is None:
+            return None  # created (even empty) or deleted by the command
+        else:
+            changed.append(path)
+            before[path] = was
+    importers = [
+        p
+        for p in await source.open_with_importers(changed)
+        if p not in touched and p not in files and p not in late
+    ]
+    # Every changed file as it was before the run (a tool's too).
+    shown = dict(before)
+    for path in sorted(touched):
+        baseline = files.get(path)
+        was = baseline.text_before_the_run if baseline is not None else None
+        if was and await now(path) is not None:
+            shown[path] = was
+    snap = await reported(
+        source.snapshot_files_with(shown, [*changed, *importers], timeout_s),
+        progress,
+        f"the analyzers: {describe(changed)} and their importers before the command's change",
+        len(changed) + len(importers),
+    )
+    if snap.blind is not None or snap.stale:
+        return None
+    found: dict[str, list[Diagnostic]] = {}
+    for d in snap.diagnostics:
+        found.setdefault(d.path, []).append(d)
+    baselines = {p: FileBaseline(p, text, tuple(found.get(p, ()))) for p, text in before.items()}
+    return {**gone, **baselines}, {p: tuple(found.get(p, ())) for p in importers}
