@@ -161,3 +161,30 @@ async def test_an_apply_into_a_session_whose_prompt_starts_is_refused(tmp_path: 
     with pytest.raises(RequestError, match="session mine is running a task"):
         await isolation.bring_back("iso", {"action": "keep"}, None, mine)
     assert not mine.restoring
+
+
+async def test_hunks_of_a_running_isolated_session_are_refused(tmp_path: Path) -> None:
+    """``_rein/isolatedHunks`` stages the copy's index: while the isolated
+    session's run runs it is refused and nothing is read; idle, the
+    session is held while the listing reads. (In process, as above.)"""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from rein.acp.isolated import AcpIsolation
+
+    copy: Any = SimpleNamespace(id="iso", busy=True, restoring=False, touch=lambda: None)
+    isolation = AcpIsolation(None, tmp_path)  # type: ignore[arg-type]
+    isolation.records["iso"] = SimpleNamespace(folder=str(tmp_path), session_id="iso")  # type: ignore[assignment]
+    held: list[bool] = []
+
+    async def listed(session_id: str, record: object) -> dict[str, Any]:
+        held.append(copy.restoring)
+        return {"sessionId": session_id, "files": []}
+
+    isolation._hunks = listed  # type: ignore[method-assign]
+    with pytest.raises(RequestError, match="session iso is running a task"):
+        await isolation.hunks("iso", copy)
+    assert held == []
+    copy.busy = False
+    assert await isolation.hunks("iso", copy) == {"sessionId": "iso", "files": []}
+    assert held == [True] and not copy.restoring

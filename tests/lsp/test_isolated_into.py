@@ -97,3 +97,35 @@ async def test_a_prompt_that_starts_after_into_refuses_the_apply(tmp_path: Any) 
     with pytest.raises(BusyError, match="session mine is running a task"):
         await isolated.bring_back("iso", "keep", None, into=mine)  # type: ignore[arg-type]
     assert not copy.restoring and not mine.restoring
+
+
+async def test_hunks_are_listed_only_while_the_isolated_run_is_idle(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing an isolated session's hunks stages its copy's index: refused
+    while its run runs (nothing read), and no prompt of it starts while
+    the listing reads (the session is held)."""
+    from rein.harness.errors import BusyError
+    from rein.lsp import isolated_sessions
+
+    copy = SimpleNamespace(id="iso", busy=True, restoring=False, touch=lambda: None)
+    server: Any = SimpleNamespace(manager=_Manager({}, set()), editor_workspace=None)
+    isolated = IsolatedSessions(server, lambda config: None)  # type: ignore[arg-type,return-value]
+    isolated.live["iso"] = SimpleNamespace(session=copy, record=SimpleNamespace(kind="git"))  # type: ignore[assignment]
+    held: list[bool] = []
+
+    def changes(record: object) -> list[object]:
+        held.append(copy.restoring)
+        return []
+
+    async def reviewed(*args: object, **kwargs: object) -> list[object]:
+        return []
+
+    monkeypatch.setattr(isolated_sessions, "run_changes", changes)
+    monkeypatch.setattr(isolated_sessions, "review_changes", reviewed)
+    with pytest.raises(BusyError, match="session iso is running a task"):
+        await isolated.hunks("iso")
+    assert held == []
+    copy.busy = False
+    assert await isolated.hunks("iso") == {"sessionId": "iso", "files": []}
+    assert held == [True] and not copy.restoring

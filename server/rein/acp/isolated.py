@@ -90,12 +90,25 @@ class AcpIsolation:
             raise errors.invalid_field("sessionId", f"{session_id!r} is not an isolated session")
         return record
 
-    async def hunks(self, session_id: object) -> dict[str, Any]:
+    async def hunks(self, session_id: object, session: Session | None = None) -> dict[str, Any]:
         """``_rein/isolatedHunks``: the copy's hunks against the client's
-        view of the folder now, each clean or a conflict with both sides."""
+        view of the folder now, each clean or a conflict with both sides.
+        No prompt of ``session`` (the live one) starts while its copy's
+        changes are read (listing them stages the copy's index)."""
         if not isinstance(session_id, str):
             raise errors.invalid_field("sessionId", "an isolated session's id is required")
         record = self._record(session_id)
+        try:
+            async with AsyncExitStack() as held:
+                if session is not None:
+                    await held.enter_async_context(
+                        writing_files(session, "listing the isolated copy's hunks")
+                    )
+                return await self._hunks(session_id, record)
+        except BusyError as exc:
+            raise errors.busy_now(session_id, exc) from exc
+
+    async def _hunks(self, session_id: str, record: IsolatedRecord) -> dict[str, Any]:
         try:
             changes = await anyio.to_thread.run_sync(run_changes, record)
         except GitError as exc:

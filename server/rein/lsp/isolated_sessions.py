@@ -176,9 +176,10 @@ class IsolatedSessions:
         made = self.live.get(session_id)
         if made is None:
             raise ConfigError(f"no isolated session {session_id!r} in this server")
-        if made.session.restoring:
-            raise ConfigError(f"the isolated session {session_id} is being brought back")
-        changes = await anyio.to_thread.run_sync(run_changes, made.record)
+        # No prompt of it starts while its changes are read (listing them
+        # stages the copy's index); refused while it runs (BusyError).
+        async with writing_files(made.session, "listing the isolated copy's hunks"):
+            changes = await anyio.to_thread.run_sync(run_changes, made.record)
         reviewed = await review_changes(
             changes, self.server.editor_workspace, can_branch=made.record.kind == "git"
         )
