@@ -410,13 +410,11 @@ class AcpSessions:
         if method == "rein/applyIsolated":
             return await self._apply_isolated(params)
         if method == "rein/isolatedHunks" and self.isolation is not None:
-            session_id = params.get("sessionId")
-            live = self.live.get(session_id) if isinstance(session_id, str) else None
-            if live is not None and live.session.busy:
-                raise errors.busy(session_id)
-            return await self.isolation.hunks(
-                session_id, live.session if live is not None else None
-            )
+            hunks_of = params.get("sessionId")
+            live = self.live.get(hunks_of) if isinstance(hunks_of, str) else None
+            if isinstance(hunks_of, str) and live is not None and live.session.busy:
+                raise errors.busy(hunks_of)
+            return await self.isolation.hunks(hunks_of, live.session if live is not None else None)
         if method not in ("rein/steer", "rein/followUp"):
             raise RequestError.method_not_found(f"_{method}")
         session_id = params.get("sessionId")
