@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping
 
 from rein.analysis.baselines import FileBaseline
+from rein.analysis.command_baselines import with_tools_changes
 from rein.analysis.reach import describe
 from rein.harness.gating.gate_types import (
     FileByFileCounterfactual,
@@ -78,12 +79,7 @@ async def command_baselines(
         if p not in touched and p not in files and p not in late
     ]
     # Every changed file as it was before the run (a tool's too).
-    shown = dict(before)
-    for path in sorted(touched):
-        baseline = files.get(path)
-        was = baseline.text_before_the_run if baseline is not None else None
-        if was and await now(path) is not None:
-            shown[path] = was
+    shown = await with_tools_changes(before, touched, files, now)
     snap = await reported(
         source.snapshot_files_with(shown, [*changed, *importers], timeout_s),
         progress,

@@ -106,14 +106,7 @@ async def baselines_after_the_fact(
         for p in await source.ensure_open(sorted(before))
         if p not in touched and p not in files and p not in late
     ]
-    # Every changed file as it was before the run: those changed by tools
-    # too (a file the run deleted cannot be shown: it stays deleted).
-    shown = dict(before)
-    for path in sorted(touched):
-        baseline = files.get(path)
-        was = baseline.text_before_the_run if baseline is not None else None
-        if was and await now(path) is not None:
-            shown[path] = was
+    shown = await with_tools_changes(before, touched, files, now)
     snap = await source.snapshot_with(shown, [*before, *opened], timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
         return gone, {}
@@ -127,6 +120,24 @@ async def baselines_after_the_fact(
         for p, text in before.items()
     }
     return baselines, {p: tuple(found.get(p, ())) for p in opened}
+
+
+async def with_tools_changes(
+    before: Mapping[str, str],
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    now: Callable[[str], Awaitable[str | None]],
+) -> dict[str, str]:
+    """``before`` (a command's changed files before it) with every other
+    changed file as it was before the run: those changed by tools too (a
+    file the run deleted cannot be shown: it stays deleted)."""
+    shown = dict(before)
+    for path in sorted(touched):
+        baseline = files.get(path)
+        was = baseline.text_before_the_run if baseline is not None else None
+        if was and await now(path) is not None:
+            shown[path] = was
+    return shown
 
 
 async def _renamed(
