@@ -209,6 +209,14 @@ def test_when_the_names_decide_an_opaque_test_runs_too(tmp_path: Path) -> None:
     assert "and 1 tests whose record cannot see all they run" in picked.note
 
 
+def _picker(tmp_path: Path) -> Picker:
+    """A picker of a workspace with ``mod.py`` and its tests."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "mod.py").write_text(MOD)
+    (tmp_path / T).write_text(TESTS)
+    return Picker(tmp_path)
+
+
 def test_runs_coverage_cannot_decide_stop_paying_for_records_until_it_decides_again(
     tmp_path: Path,
 ) -> None:
@@ -216,12 +224,9 @@ def test_runs_coverage_cannot_decide_stop_paying_for_records_until_it_decides_ag
     # by coverage, and every first run paid the recording tracer (2.1x its
     # full suite). Two undecided runs record, then every fourth; a decided
     # choice starts the count again.
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "mod.py").write_text(MOD)
-    (tmp_path / T).write_text(TESTS)
-    picker = Picker(tmp_path)
+    picker = _picker(tmp_path)
     selection = TestSelection((T,), False, "imports", modules=("mod.py",))
-    module_level = {"mod.py": (MOD, MOD.replace("LIMIT = 3", "LIMIT = 4"))}
+    module_level = {"mod.py": (MOD, MOD.replace("LIMIT = 3", "LIMIT = 4"))}  # no function changed
     records = [picker.pick(selection, module_level).record for _ in range(9)]
     assert records == [True, True, False, True, False, False, False, True, False]
     picker.index.add(raw(f=[("mod.py", 7)]), {"mod.py": MOD, T: TESTS}.get)
@@ -237,12 +242,9 @@ def test_whole_suite_runs_record_twice_then_only_once_coverage_has_decided(
     # runs, so each verdict ran its 24 test files whole, and a recorded run
     # took 2.2-2.4 times the suite, for records that never decided one;
     # click's first whole-suite records let coverage decide later verdicts.
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "mod.py").write_text(MOD)
-    (tmp_path / T).write_text(TESTS)
-    picker = Picker(tmp_path)
+    picker = _picker(tmp_path)
     whole = TestSelection((T,), False, "imports", total_files=1, modules=("mod.py",))
-    module_level = {"mod.py": (MOD, MOD.replace("LIMIT = 3", "LIMIT = 4"))}
+    module_level = {"mod.py": (MOD, MOD.replace("LIMIT = 3", "LIMIT = 4"))}  # no function changed
     picked = [picker.pick(whole, module_level) for _ in range(8)]
     assert {p.only for p in picked} == {None}
     # The undecided runs' rule alone: True, True, False, True, ..., True.
