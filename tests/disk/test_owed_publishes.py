@@ -1,7 +1,8 @@
 """An analyzer that never sends the diagnostics it owes (in process, no
-analyzer runs): basedpyright in open-files mode says nothing for a file
-closed and opened again when its findings did not change. Django's warm
-probes, the ``sed`` case after the module rename of the same file: the
+analyzer runs): basedpyright in open-files mode never published django's
+``contrib/sites/models.py`` and three importers again once they were
+closed and opened again (the warm probes' ``sed`` case right after the
+module rename of the same file). The
 verdict's baseline of the command's change (``baselines_after_the_fact``,
 ``AnalyzerPool.snapshot_with``) waited for those files, its restore waited a
 whole bound again, and every later wait of the session ran its bound too.

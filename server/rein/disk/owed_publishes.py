@@ -6,18 +6,19 @@ wait_idle` waits while anything is owed. A pull has its own bound (a
 request not answered within ``gates.analyzer.requestTimeoutMs`` leaves the
 file stale, saying why); a publish has no request that could time out. So
 a server that never publishes for a file made every wait on the pool run
-its whole bound, for the rest of the session: basedpyright in open-files
-mode says nothing for a file that was closed and opened again when its
-findings did not change (django's warm probes: the ``sed`` case after the
-module rename of the same file; its owed files and importers were never
-published, and the verdict waited out the bench's 900 s bound at every
-wait).
+its whole bound, for the rest of the session: django's warm probes, the
+``sed`` case right after the module rename of the same file (validated,
+its files closed, then opened again): basedpyright in open-files mode never
+published ``contrib/sites/models.py`` and three of its importers again, at
+any version sent, and the verdict waited out the bench's 900 s bound at
+every wait.
 
-A debt seen owed for :attr:`OwedPublishes.limit_s` (the settle bound,
-``gates.analyzer.settleTimeoutMs``) is given up: the file is unanswered,
-with a reason naming the server and the file, so the snapshot says it is
-stale and why (the verdict is unverified, never passed); a later publish
-or answer for it makes it fresh again.
+A debt owed for :attr:`OwedPublishes.limit_s` (the settle bound,
+``gates.analyzer.settleTimeoutMs``) since it was made is given up: the
+file is unanswered, with a reason naming the server and the file, so the
+snapshot says it is stale and why (the verdict is never "passed":
+unverified, or blocked and saying it is stale); a later publish or answer
+for it makes it fresh again.
 """
 
 from __future__ import annotations
