@@ -12,3 +12,16 @@ class RecordingLanguageClient:
 
     def workspace_did_change_configuration(self, params: Any) -> None:
         self.sent.append(("workspace/didChangeConfiguration", params))
+
+    # Documents (the pool opens, changes and closes files): recorded too.
+    def text_document_did_open(self, params: Any) -> None:
+        self.sent.append(("textDocument/didOpen", params))
+
+    def text_document_did_change(self, params: Any) -> None:
+        self.sent.append(("textDocument/didChange", params))
+
+    def text_document_did_save(self, params: Any) -> None:
+        self.sent.append(("textDocument/didSave", params))
+
+    def text_document_did_close(self, params: Any) -> None:
+        self.sent.append(("textDocument/didClose", params))

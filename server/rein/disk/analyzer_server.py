@@ -25,6 +25,7 @@ from rein.disk.analyzer_notices import Registrations, listen
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
 from rein.disk.analyzer_stop import stop_client
+from rein.disk.owed_publishes import OwedFiles
 from rein.disk.ts_diagnostics import tsserver_report
 from rein.harness.ports import Diagnostic
 from rein.process.environment import child_environment
@@ -96,7 +97,7 @@ class _Analyzer:
         #: path -> the text last sent (open files): a rename's edits are checked on it.
         self.sent: dict[str, str] = {}
         #: path -> the version whose diagnostics we still wait for
-        self.awaiting: dict[str, int] = {}
+        self.awaiting = OwedFiles()
         self.restarts = 0
         self.alive = False
         self._stderr_task: asyncio.Task[None] | None = None
@@ -520,6 +521,13 @@ class _Analyzer:
         if self.versions.get(path) == version:
             self.unanswered[path] = reason
             self.awaiting.pop(path, None)
+            self.note_activity()
+
+    def give_up(self, path: str, version: int, reason: str) -> None:
+        """Owed past its bound (:mod:`rein.disk.owed_publishes`): stale, and why."""
+        if self.awaiting.get(path) == version:
+            del self.awaiting[path]
+            self.unanswered[path] = reason
             self.note_activity()
 
     def on_publish(self, params: dict[str, Any] | lsp.PublishDiagnosticsParams) -> None:

@@ -47,6 +47,7 @@ from rein.disk import file_checks, pool_status
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.importers import ImportIndex
+from rein.disk.owed_publishes import OwedPublishes
 from rein.disk.pool_environment import tell_environment_changed
 from rein.disk.prior_texts import TextMemory
 from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
@@ -82,6 +83,7 @@ class AnalyzerPool:
         workspace_max_files: int = 1_000,
         max_importers: int = 30,
         request_timeout_ms: int = 10_000,
+        owed_limit_ms: int = 120_000,
         read: Callable[[str], str | None] | None = None,
         restart_policy: RestartPolicy | None = None,
     ) -> None:
@@ -93,6 +95,8 @@ class AnalyzerPool:
         #: Bound on one answer of an analyzer (initialize, a diagnostics
         #: pull): ``gates.analyzer.requestTimeoutMs``.
         self.request_timeout_s = request_timeout_ms / 1000
+        #: Diagnostics owed longer than the settle bound are given up (stale).
+        self.owed = OwedPublishes(owed_limit_ms / 1000)
         self.specs = list(specs)
         self.on_diagnostics_changed = on_diagnostics_changed
         self.on_report = on_report or (lambda message: log.warning("%s", message))
@@ -411,7 +415,8 @@ class AnalyzerPool:
     async def wait_idle(self, timeout_s: float) -> bool:
         """Wait until every analyzer is idle: no progress open, nothing owed
         for a change sent to it, and the quiet period passed after its last
-        progress end or publish. False on timeout."""
+        progress end or publish (what is owed past the pool's bound is given
+        up: :mod:`rein.disk.owed_publishes`). False on timeout."""
         deadline = time.monotonic() + timeout_s
         try:
             await asyncio.wait_for(self._started.wait(), timeout_s)
@@ -419,6 +424,7 @@ class AnalyzerPool:
             return False
         while True:
             now = time.monotonic()
+            expires = self.owed.expire(self.analyzers, now)
             if self.idle():
                 return True
             left = deadline - now
@@ -431,6 +437,7 @@ class AnalyzerPool:
                 for t in [a.busy_until(self.quiet_s)]
                 if t is not None
             ]
+            wake += [expires] if expires is not None else []
             timer = min([left, *(max(t - now, 0.0) for t in wake)])
             event = self._activity_event
             try:
@@ -549,7 +556,9 @@ class AnalyzerPool:
     ) -> DiagnosticsSnapshot | None:
         """Show the analyzers ``texts`` instead of those files' contents
         (in memory: nothing is written), snapshot ``paths`` once they are
-        idle, then show the real contents again and wait for that too."""
+        idle, then show the real contents again and wait for that too: both
+        waits within ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
         await self._started.wait()
         shown = [p for p in texts if not self.skipped(p)]
         try:
@@ -565,7 +574,7 @@ class AnalyzerPool:
                 for analyzer in self.analyzers:
                     if analyzer.alive and analyzer.owns(path):
                         analyzer.change(path)
-            await self.wait_idle(timeout_s)
+            await self.wait_idle(max(deadline - time.monotonic(), 0.0))
 
     async def wait_settled(self, timeout_s: float = 30.0) -> bool:
         """Wait until every analyzer is idle (see :meth:`wait_idle`)."""

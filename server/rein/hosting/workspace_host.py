@@ -146,6 +146,7 @@ class WorkspaceHost:
             workspace_max_files=gates_config.analyzer.workspace_max_files,
             max_importers=gates_config.analyzer.max_importers,
             request_timeout_ms=gates_config.analyzer.request_timeout_ms,
+            owed_limit_ms=gates_config.analyzer.settle_timeout_ms,
             read=known,
         )
         #: The folder's shared parts (mutation log, coordinator, preview,
