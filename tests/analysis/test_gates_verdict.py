@@ -12,7 +12,7 @@ from rein.harness.gating.gates import GateContext, build_repair_prompt
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from tests.fakes.diagnostics import FakeDiagnostics, SettlingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
-from tests.harness.test_gates_truth import World, diag, write
+from tests.harness.test_gates_truth import World, command, diag, write
 
 # ---------------------------------------------------------- the cause first
 
@@ -305,3 +305,34 @@ async def test_an_error_in_a_file_importing_a_created_modules_name_is_the_runs()
     outcome = await gate.check(GateContext(1, frozenset({"pkg/json.py"}), workspace))
     assert [(b.path, b.line) for b in outcome.blockers] == [("pkg/app.py", 2)]
     assert "snapshot_with pkg/json.py -> pkg/other.py" in source.log
+
+
+# ------------------------------------------- a command's unknown importers
+
+
+async def test_importers_of_a_commands_change_without_a_baseline_are_not_checked() -> None:
+    """A command's change in a workspace analysed file by file, whose state
+    before the run the analyzers could not show (their counterfactual did
+    not settle: django's basedpyright that never published again). Old:
+    the importers opened for it had no baseline, and every old error in
+    them blocked as the run's (431 blockers, precision 0.002, the run
+    failed after its repairs). Now they are named not checked."""
+    world = World({"lib.py": "def f(): ...\n", "user0.py": "import lib\nERROR old\n"})
+    world.source.file_by_file = True
+    world.source.importers = {"lib.py": ["user0.py"]}
+    world.source.counterfactual = None  # the analyzers cannot tell
+
+    def before_change(path: str) -> str | None:
+        return {"lib.py": "def f(): ...\n"}.get(path)
+
+    world.source.text_before_change = before_change  # type: ignore[attr-defined]
+    agent, _, events = world.agent(
+        [command("lib.py", "def g(): ...\n"), {"text": "renamed f"}], max_repair_attempts=0
+    )
+    result = await agent.prompt("rename f with sed")
+    [gate] = events.of("gate_result")
+    assert result.blockers == []
+    assert gate.status == "unverified"
+    assert "user0.py" in gate.detail
+    [unverified] = result.unverified
+    assert "user0.py" in unverified.reason

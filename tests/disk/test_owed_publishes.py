@@ -62,9 +62,10 @@ async def test_diagnostics_never_sent_are_given_up_and_the_verdict_says_whose(
     async def now(path: str) -> str | None:
         return pool.read(path)
 
-    files, late = await baselines_after_the_fact(pool, {"pkg/a.py"}, {}, {}, now, BOUND_S)
-    # No baseline could be taken: the file's errors all block (never a pass).
-    assert (files, late) == ({}, {})
+    files, late, unknown = await baselines_after_the_fact(pool, {"pkg/a.py"}, {}, {}, now, BOUND_S)
+    # No baseline could be taken: the file's errors all block (never a
+    # pass); its importer's state before the run is unknown (not checked).
+    assert (files, late, unknown) == ({}, {}, {"pkg/b.py"})
     # The verdict's wait (the gate's _verdict_snapshot) ends: what was owed
     # past the bound is given up, not owed for the rest of the session.
     assert await pool.wait_idle(BOUND_S)

@@ -19,7 +19,9 @@ were before the run (:class:`~rein.harness.ports.CounterfactualDiagnostics`,
 in memory: nothing is written). The importers did not change, so those are
 their diagnostics before the run. When that cannot be done (the analyzers
 did not settle) the file keeps no baseline: its errors all block, never a
-pass on an unknown baseline.
+pass on an unknown baseline; the importers opened for it are returned as
+not baselined, so their errors are not judged (not checked, named in the
+verdict) rather than blocking as if the run had made them.
 
 A file a command renamed (``mv``, ``git mv``) is a deleted path and a
 created one: the created file whose text is the deleted one's before the
@@ -62,11 +64,12 @@ async def baselines_after_the_fact(
     now: Callable[[str], Awaitable[str | None]],
     timeout_s: float,
     texts_before: Callable[[str], str | None] | None = None,
-) -> tuple[dict[str, FileBaseline], dict[str, tuple[Diagnostic, ...]]]:
+) -> tuple[dict[str, FileBaseline], dict[str, tuple[Diagnostic, ...]], set[str]]:
     """Baselines for the changed files in ``touched`` that have none in
-    ``files``, and the diagnostics before the run of their importers opened
-    now (for ``late``); empty when the source cannot tell (see the module
-    doc). ``now`` reads a file's text now (None: no such file);
+    ``files``, the diagnostics before the run of their importers opened
+    now (for ``late``), and the importers opened whose diagnostics before
+    the run could not be had; empty when the source cannot tell (see the
+    module doc). ``now`` reads a file's text now (None: no such file);
     ``texts_before``: every file's text read before a command ran (a cold
     session's, :mod:`rein.analysis.cold_commands`), when the source does not
     know a file's."""
@@ -75,7 +78,7 @@ async def baselines_after_the_fact(
         and isinstance(source, SettlingDiagnostics)
         and isinstance(source, CounterfactualDiagnostics)
     ):
-        return {}, {}
+        return {}, {}, set()
     before: dict[str, str] = {}
     created: list[str] = []
     for path in sorted(touched):
@@ -100,7 +103,7 @@ async def baselines_after_the_fact(
         if texts_before is not None and p not in renamed
     }
     if not before:
-        return gone, {}
+        return gone, {}, set()
     opened = [
         p
         for p in await source.ensure_open(sorted(before))
@@ -109,7 +112,7 @@ async def baselines_after_the_fact(
     shown = await with_tools_changes(before, touched, files, now)
     snap = await source.snapshot_with(shown, [*before, *opened], timeout_s)
     if snap is None or snap.blind is not None or snap.stale:
-        return gone, {}
+        return gone, {}, set(opened)
     found: dict[str, list[Diagnostic]] = {}
     for d in snap.diagnostics:
         found.setdefault(d.path, []).append(d)
@@ -119,7 +122,7 @@ async def baselines_after_the_fact(
         )
         for p, text in before.items()
     }
-    return baselines, {p: tuple(found.get(p, ())) for p in opened}
+    return baselines, {p: tuple(found.get(p, ())) for p in opened}, set()
 
 
 async def with_tools_changes(

@@ -388,7 +388,7 @@ class AnalyzerGate:
         touched = analysed(self.diagnostics, ctx.touched)
         if all(p in self.files for p in touched):
             return
-        files, late = await baselines_after_the_fact(
+        files, late, unknown = await baselines_after_the_fact(
             self.diagnostics,
             touched,
             self.files,
@@ -399,6 +399,7 @@ class AnalyzerGate:
         )
         self.files.update(files)
         self.late.update(late)
+        self._unbaselined.update(unknown)  # not checked, never blocking as new
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         cold = cold_source(self.diagnostics, self._taking)
@@ -581,7 +582,7 @@ class AnalyzerGate:
             self.settle_timeout_s,
         )
         if found is None:
-            return set()
+            return set(self._unbaselined)
         opened, late = found
         self._unbaselined.update(p for p in opened if p not in late)
         self.late.update(late)
