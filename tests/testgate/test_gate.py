@@ -56,6 +56,25 @@ async def test_the_test_the_run_broke_blocks_and_the_broken_one_does_not(tmp_pat
     assert snapshot(root) == before
 
 
+async def test_a_change_undone_runs_no_test_and_a_comment_is_not_undone(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
+    workspace = FakeWorkspace({"mod.py": GOOD}, root=str(root))
+    gate = gate_for(root)
+    await changed(gate, workspace, "mod.py", BAD)
+    assert (await verdict(gate, workspace, "mod.py")).blockers
+
+    workspace.buffers["mod.py"] = (GOOD, 3)  # the repair undoes the change
+    undone = await verdict(gate, workspace, "mod.py")
+    assert (undone.blockers, undone.unverified) == ([], None)
+    assert "changes are undone" in undone.detail
+    assert not any(name.endswith("_pytest") for name in gate.timings)  # no pytest ran
+
+    workspace.buffers["mod.py"] = (GOOD + "# a note\n", 4)  # not the text before the run
+    commented = await verdict(gate, workspace, "mod.py")
+    assert "undone" not in commented.detail
+    assert "first_pytest" in gate.timings
+
+
 async def test_a_test_that_passes_on_its_rerun_is_flaky_not_blocking(tmp_path: Path) -> None:
     marker = tmp_path / "ran-once"
     flaky = (

@@ -8,6 +8,8 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
   workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
+* A verdict where every changed file is as it was before the run (the
+  model undid its change) runs no test: they behave as before the run.
 * Of the selected files, only the tests that ran a changed function at an
   earlier verdict run when coverage decides every change
   (:mod:`rein.testgate.picking`; a run that chose tests otherwise records
@@ -213,6 +215,10 @@ class TestGate:
     async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
         if self._warm is not None and self._warm_allowed():
             self._warm.start()
+        overlay = await self._current(changed, workspace)
+        undone = self._undone(changed, overlay)
+        if undone:
+            return GateOutcome(detail=undone)
         # The import graph is read from the disk: off the event loop.
         started = time.monotonic()
         selection = await asyncio.to_thread(self._select, changed)
@@ -222,21 +228,33 @@ class TestGate:
                 detail=f"no test reaches the changed files (0 of {selection.total_files} "
                 f"test files selected: {selection.reason})"
             )
-        outcome = await self._judge(selection, changed, workspace)
+        outcome = await self._judge(selection, changed, overlay)
         unsaved = await self._unsaved_imported(workspace, changed, selection)
         if unsaved:
             note = f"not saved in the editor, so the tests read their saved text: {unsaved}"
             outcome.detail = f"{outcome.detail}; {note}" if outcome.detail else note
         return outcome
 
+    def _undone(self, changed: Sequence[str], overlay: dict[str, str | None]) -> str:
+        """What the detail says when every changed file is as it was before
+        the run (its text known then and read now, or absent both times):
+        the tests behave as they did before the run, so none can be broken
+        by it and none needs to run; "" otherwise."""
+        before, unknown = self._baseline(changed)
+        if unknown or any(path not in overlay or overlay[path] != before[path] for path in changed):
+            return ""
+        return (
+            f"the run's changes are undone: its {len(changed)} changed file(s) are as they "
+            "were before the run, so no test runs"
+        )
+
     async def _judge(
-        self, selection: TestSelection, changed: list[str], workspace: Workspace | None
+        self, selection: TestSelection, changed: list[str], overlay: dict[str, str | None]
     ) -> GateOutcome:
         """Run the selected tests, then the failing ones again and against
         the baseline (see the module docstring)."""
         targets = None if selection.run_all else list(selection.files)
         deadline = time.monotonic() + self._limit_s
-        overlay = await self._current(changed, workspace)
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
         note = ""
