@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 from rein.testgate.recorder import RawCoverage
 
-__all__ = ["CoverageChoice", "CoverageIndex", "FileModel", "model_of"]
+__all__ = ["CoverageChoice", "CoverageIndex", "FileModel", "model_of", "sources_of"]
 
 #: Snapshots kept; the oldest goes first.
 MAX_SNAPSHOTS = 8
@@ -57,6 +57,13 @@ MAX_SPARE_MODELS = 256
 MODULE = "<module>"
 
 Unit = tuple[str, str]  # (file, function's qualified name)
+
+
+def sources_of(raw: RawCoverage) -> set[str]:
+    """The Python files a record names (their texts make its models)."""
+    paths = set(raw.files) | {w[0] for rows in raw.tests.values() if rows for w in rows}
+    paths |= {w[0] for w in raw.shared} | set(raw.collected)
+    return {p for p in paths if p.endswith(".py")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,10 +199,8 @@ class CoverageIndex:
         run (its shadow's), None when unknown (the file is left out, and
         so is every test that ran it)."""
         files: dict[str, FileModel] = {}
-        paths = set(raw.files) | {w[0] for rows in raw.tests.values() if rows for w in rows}
-        paths |= {w[0] for w in raw.shared} | set(raw.collected)
-        for path in sorted(paths):
-            text = text_of(path) if path.endswith(".py") else None
+        for path in sorted(sources_of(raw)):
+            text = text_of(path)
             model = self._model(text) if text is not None else None
             if model is not None:
                 files[path] = model

@@ -1,7 +1,8 @@
 """How the failing tests of a verdict are judged: by their re-run (a test
 that passed there is flaky) and by their run in the shadow of the
 workspace before the run (failing there too: pre-existing; else the
-run's). Used by :mod:`rein.testgate.gate`."""
+run's); and why a verdict has none to judge, or no pass. Used by
+:mod:`rein.testgate.gate`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,19 @@ from collections.abc import Sequence
 
 from rein.harness.gating.gate_types import GateOutcome
 from rein.testgate.junit import TestResult
+from rein.testgate.report import blocker_for
 from rein.testgate.runner import TestRun
+from rein.testgate.selection import TestSelection
+from rein.testgate.shadow import Shadow
 
-__all__ = ["against_baseline", "passed_again", "reported"]
+__all__ = [
+    "against_baseline",
+    "could_not_judge",
+    "not_passed",
+    "passed_again",
+    "reported",
+    "unreachable",
+]
 
 
 def against_baseline(
@@ -51,3 +62,60 @@ def passed_again(result: TestResult, again: TestRun) -> bool:
         mine = [r for r in again.results if r.file == result.file]
         return bool(mine) and all(r.outcome == "passed" for r in mine)
     return any(r.node_id == result.node_id and r.outcome == "passed" for r in again.results)
+
+
+def not_passed(
+    run: TestRun,
+    selection: TestSelection,
+    pre_existing: Sequence[str],
+    python: str,
+    max_tests: int | None,
+) -> str | None:
+    """Why a verdict with no blockers is not "passed": every test that
+    ran failed, before the run too; test files left out (maxTests)."""
+    ran = [r for r in run.results if r.outcome != "skipped"]
+    if ran and all(r.failing for r in ran) and len(pre_existing) == len(ran):
+        return (
+            f"none of the {len(ran)} tests that ran passed, now or before the run: "
+            "they may not run here at all (the project's dependencies missing in "
+            f"{python}?)"
+        )
+    if selection.left_out:
+        return (
+            f"{selection.left_out} test file(s) the change reaches were not run "
+            f"(gates.tests.maxTests: {max_tests})"
+        )
+    return None
+
+
+def could_not_judge(
+    run: TestRun, selection: TestSelection, changed: Sequence[str], shadow: Shadow
+) -> GateOutcome:
+    """No verdict from the first run: nothing collected, or trouble. A
+    collection error in a test file the run changed is the run's."""
+    broken = [r for r in run.results if r.collection_error and r.file in changed]
+    if broken:
+        return GateOutcome(
+            [blocker_for(r, shadow, selection, changed) for r in broken],
+            detail=f"{len(broken)} changed test file(s) cannot be collected",
+        )
+    if run.nothing_collected:
+        return GateOutcome(
+            detail=f"no tests were collected ({selection.reason or 'the whole suite'})"
+        )
+    errors = [r.node_id for r in run.results if r.collection_error]
+    if errors:
+        return GateOutcome(
+            unverified=f"pytest could not collect {', '.join(errors)}: {run.unverified}"
+        )
+    return GateOutcome(unverified=run.unverified)
+
+
+def unreachable(paths: Sequence[str]) -> str:
+    """Why changes under a folder the shadow links to the real one leave
+    the verdict unverified."""
+    return (
+        f"the change to {', '.join(paths)} lies under a symlinked folder (or an environment "
+        "folder) that the shadow links to the real one: the shadow cannot hold the change "
+        "without writing the workspace, so the tests would not see it"
+    )

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rein.testgate.coverage_index import CoverageChoice, CoverageIndex
+from rein.testgate.coverage_index import CoverageChoice, CoverageIndex, sources_of
 from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import TestSelection
@@ -73,16 +73,21 @@ class Picker:
         """The run is over (the coverage records stay)."""
         self.narrower.forget()
 
-    def record(self, raw: RawCoverage, shadow_root: Path) -> None:
-        """Keep a run's record, the files read as the run's shadow had them."""
-
-        def text_of(path: str) -> str | None:
+    @staticmethod
+    def texts_for(raw: RawCoverage, shadow_root: Path) -> dict[str, str | None]:
+        """The texts a run's record needs, read as the run's shadow has them
+        (at once: the shadow's next run may change them)."""
+        texts: dict[str, str | None] = {}
+        for path in sources_of(raw):
             try:
-                return (shadow_root / path).read_text(encoding="utf-8")
+                texts[path] = (shadow_root / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
-                return None
+                texts[path] = None
+        return texts
 
-        self.index.add(raw, text_of)
+    def record(self, raw: RawCoverage, texts: Mapping[str, str | None]) -> None:
+        """Keep a run's record (``texts``: :meth:`texts_for`'s)."""
+        self.index.add(raw, texts.get)
 
     def disk_text(self, path: str) -> str | None:
         """An unchanged file's text, kept while its stamp is the same."""
