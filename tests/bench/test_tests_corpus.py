@@ -69,6 +69,8 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     # Each seed's file restored, the same gate passes it (the repair's verdict).
     assert (row["repair_blockers"], row["repair_unverified"]) == (0, 0)
     assert row["repair_verdict_s_p50"] is not None
+    # Every verdict counted once: two seeds, their two repairs, one clean edit.
+    assert row["all_verdicts"] == 5 and row["all_verdicts_s_p50"] is not None
     # The pristine suite timed before the verdicts, after the second and
     # after the last: the reference is the median of the two that reuse
     # the first's bytecode.

@@ -412,6 +412,15 @@ async def measure_project(
         round(row["clean_verdict_s_p50"] / full_s, 2) if clean and full_s else None
     )
     row["clean_phases_p50"] = phases_p50(clean)
+    # Every verdict a person waits for: the seeds' (blocked), their
+    # repairs' and the clean edits'.
+    every = [c.verdict_s for c in (*cases, *clean)]
+    every += [c.repair_s for c in cases if c.repair_s is not None]
+    row["all_verdicts"] = len(every)
+    row["all_verdicts_s_p50"] = round(statistics.median(every), 2) if every else None
+    row["all_over_full"] = (
+        round(statistics.median(every) / full_s, 2) if every and full_s else None
+    )
     return row
 
 

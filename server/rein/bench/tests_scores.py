@@ -165,6 +165,8 @@ _TABLE = (
     ("clean p50 s", "clean_verdict_s_p50"),
     ("clean ratio", "clean_over_full"),
     ("repair p50 s", "repair_verdict_s_p50"),
+    ("all p50 s", "all_verdicts_s_p50"),
+    ("all ratio", "all_over_full"),
     ("rein cpu %", "rein_cpu_pct"),
 )
 
