@@ -418,9 +418,7 @@ async def measure_project(
     every += [c.repair_s for c in cases if c.repair_s is not None]
     row["all_verdicts"] = len(every)
     row["all_verdicts_s_p50"] = round(statistics.median(every), 2) if every else None
-    row["all_over_full"] = (
-        round(statistics.median(every) / full_s, 2) if every and full_s else None
-    )
+    row["all_over_full"] = round(statistics.median(every) / full_s, 2) if every and full_s else None
     return row
 
 
