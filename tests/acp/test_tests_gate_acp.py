@@ -65,7 +65,7 @@ async def test_the_tests_judge_the_client_s_buffer_block_on_the_broken_test_and_
             tool_turn(edit("return a + b", "return a - b")),
             {"text": "done"},
             tool_turn(
-                edit("return a - b", "return a + b"),
+                edit("return a - b", "return b + a"),
                 expect={"last_message_contains": "tests/test_calc.py::test_add failed"},
             ),
             {"text": "fixed add"},
@@ -86,14 +86,16 @@ async def test_the_tests_judge_the_client_s_buffer_block_on_the_broken_test_and_
     assert "tests/test_calc.py::test_add failed: assert -1 == 5" in blocked
     assert "test_triple" not in blocked
     passed = json.dumps(checks[1]["content"])
-    # The repair restored add: the test that ran it at the first verdict
+    # The repair changed add again (not back to its text before the run,
+    # which would run no test): the test that ran it at the first verdict
     # runs again (selected by what it ran).
     assert "1 of 1 tests passed" in passed, passed
     assert "selected by coverage: 1 tests ran a changed function (calc.py:add)" in passed, passed
     # The client's buffer holds the repair over the person's typing; the
     # disk behind the editor was never written.
-    assert editor.buffers[str(root / "calc.py")] == CALC + TYPED
+    repaired = CALC.replace("a + b", "b + a") + TYPED
+    assert editor.buffers[str(root / "calc.py")] == repaired
     assert (root / "calc.py").read_text() == CALC
     writes = [p["content"] for m, p in editor.calls if m == "fs/write_text_file"]
-    assert writes == [CALC.replace("a + b", "a - b") + TYPED, CALC + TYPED]
+    assert writes == [CALC.replace("a + b", "a - b") + TYPED, repaired]
     await assert_used_up(mock)

@@ -18,7 +18,7 @@ turns:
   - expect: {last_message_contains: "tests/test_mod.py::test_first_two failed"}
     tool_calls:
       - name: edit_file
-        arguments: {path: mod.py, old_string: "xs[: n + 1]", new_string: "xs[:n]"}
+        arguments: {path: mod.py, old_string: "xs[: n + 1]", new_string: "xs[0:n]"}
   - text: fixed the slice
 """
 
@@ -63,6 +63,7 @@ def test_rein_run_is_blocked_by_the_test_it_broke_and_passes_after_the_repair(
     assert [b["message"] for b in results[0]["blockers"]] == [
         "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
     ]
-    # The test that was failing before the run is named, never blocking.
+    # The test that was failing before the run is named, never blocking
+    # (the repair is not the text before the run: its tests run).
     assert "tests/test_mod.py::test_already_broken" in results[1]["detail"]
-    assert (ws / "mod.py").read_text() == "def first_n(xs, n):\n    return xs[:n]\n"
+    assert (ws / "mod.py").read_text() == "def first_n(xs, n):\n    return xs[0:n]\n"

@@ -120,7 +120,7 @@ async def test_the_tests_judge_the_unsaved_buffer_block_on_the_broken_test_and_t
             {"text": "done"},
             edit(
                 "return a - b",
-                "return a + b",
+                "return b + a",  # not the text before the run: its tests run
                 expect={"last_message_contains": "tests/test_calc.py::test_add failed"},
             ),
             {"text": "fixed"},
@@ -156,7 +156,7 @@ async def test_the_tests_judge_the_unsaved_buffer_block_on_the_broken_test_and_t
     assert "failing before the run" not in results[1]["detail"]
     # The buffers hold the person's typing and the repaired edit; the disk
     # is as the person last saved it.
-    assert editor.docs["calc.py"][1] == CALC + TYPED
+    assert editor.docs["calc.py"][1] == CALC.replace("a + b", "b + a") + TYPED
     assert editor.docs["helper.py"][1] == "EXPECTED_SUM = 6\n"
     assert (editor.root / "calc.py").read_text() == CALC
     assert (editor.root / "helper.py").read_text() == HELPER
