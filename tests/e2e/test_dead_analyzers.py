@@ -38,7 +38,13 @@ def _edit(old: str, new: str) -> dict[str, Any]:
 
 def _kill_tree(pid: int) -> None:
     """SIGKILL a process and its descendants (basedpyright-langserver is a
-    Python launcher whose node child holds the pipes)."""
+    Python launcher whose node child holds the pipes). Each is stopped
+    first: a launcher that saw its node child die would exit by itself,
+    with the child's status as its code (247, not -9: failed once at load)."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return  # it ended already
     children: list[int] = []
     try:
         for task in Path(f"/proc/{pid}/task").iterdir():
@@ -48,8 +54,6 @@ def _kill_tree(pid: int) -> None:
         pass  # it ended already
     for child in children:
         _kill_tree(child)
-    # The launcher may end by itself once its node child is killed (failed
-    # once in CI: ProcessLookupError); then it is as dead as wanted.
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
