@@ -17,8 +17,9 @@ When a start or reload is ready is in :mod:`rein.preview.readiness`. The
 gates that use it (load, runtime observation, start) are in
 :mod:`rein.preview.gates`; the observation of the output for runtime errors
 in :mod:`rein.preview.observation`; the process's output read, its exit and
-its stop in :mod:`rein.preview.process_life`; its output bookkeeping and error finding in
-:mod:`rein.preview.output_log`; its values in :mod:`rein.preview.values`.
+its stop in :mod:`rein.preview.process_life`; its output bookkeeping and
+error finding in :mod:`rein.preview.output_log`; its values in
+:mod:`rein.preview.values`.
 
 Events (preview_started, preview_reloaded, preview_output, preview_error,
 preview_stopped) go to the emit of the run that caused them, else to the
