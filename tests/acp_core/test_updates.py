@@ -1,8 +1,7 @@
 """Rein events in, ACP ``session/update`` objects out (rein.acp.updates):
-titles and kinds, locations, edit diffs from the text before and after,
-bounded output tails, terminals, gates and repairs as tool calls, the plan,
-usage, subagent lines, errors; and the stream: deltas coalesced, order kept,
-everything sent before drain returns."""
+locations, edit diffs from the text before and after, bounded output tails,
+terminals, gates and repairs as tool calls, the plan, usage, subagent lines,
+errors."""
 
 from __future__ import annotations
 
@@ -13,17 +12,13 @@ import pytest
 
 from rein.acp.updates import (
     OUTPUT_TAIL_CHARS,
-    SessionUpdates,
     UpdateMapper,
-    tool_kind,
-    tool_title,
 )
 from rein.harness.events import (
     Blocker,
     ErrorEvent,
     GateResult,
     GateStart,
-    MessageDelta,
     PlanStep,
     PlanUpdated,
     RepairAttempt,
@@ -45,32 +40,6 @@ def files() -> dict[str, str]:
 @pytest.fixture
 def mapper(tmp_path: Path, files: dict[str, str]) -> UpdateMapper:
     return UpdateMapper(tmp_path, files.get, lambda: 128_000)
-
-
-@pytest.mark.parametrize(
-    ("name", "arguments", "title", "kind"),
-    [
-        pytest.param("read_file", {"path": "a.py"}, "Read a.py", "read", id="read"),
-        pytest.param("list_dir", {}, "List .", "read", id="list"),
-        pytest.param("glob", {"pattern": "**/*.py"}, "Find **/*.py", "read", id="glob"),
-        pytest.param("grep", {"pattern": "TODO"}, "Search 'TODO'", "search", id="grep"),
-        pytest.param("edit_file", {"path": "a.py"}, "Edit a.py", "edit", id="edit"),
-        pytest.param("write_file", {"path": "b.py"}, "Write b.py", "edit", id="write"),
-        pytest.param("delete_file", {"path": "b.py"}, "Delete b.py", "delete", id="delete"),
-        pytest.param("move_file", {"path": "a", "new_path": "b"}, "Move a to b", "move", id="move"),
-        pytest.param(
-            "run_command", {"command": "pytest -q"}, "Run `pytest -q`", "execute", id="run"
-        ),
-        pytest.param("complete_step", {}, "Complete step", "think", id="step"),
-        pytest.param("task", {"description": "look"}, "Task: look", "other", id="task"),
-        pytest.param("ask_user", {"question": "which?"}, "Ask: which?", "other", id="ask"),
-        pytest.param("mcp__docs__fetch_page", {}, "docs: fetch_page", "other", id="mcp"),
-        pytest.param("web_fetch", {}, "Web fetch", "fetch", id="fetch"),
-    ],
-)
-def test_titles_and_kinds(name: str, arguments: dict[str, Any], title: str, kind: str) -> None:
-    assert tool_title(name, arguments) == title
-    assert tool_kind(name) == kind
 
 
 def test_a_tool_call_starts_in_progress_with_its_location(
@@ -191,51 +160,6 @@ def test_the_plan_usage_subagents_and_errors(mapper: UpdateMapper) -> None:
     [said] = mapper(ErrorEvent(message="the provider refused", where="model"))
     assert said.session_update == "agent_message_chunk"
     assert "the provider refused" in said.content.text
-
-
-async def test_the_stream_coalesces_deltas_keeps_order_and_drains(
-    mapper: UpdateMapper,
-) -> None:
-    sent: list[Any] = []
-
-    async def send(update: Any) -> None:
-        sent.append(update)
-
-    stream = SessionUpdates(mapper, send, interval_s=3600)
-    for piece in ("Hel", "lo"):
-        stream(MessageDelta(kind="text", delta=piece))
-    stream(MessageDelta(kind="thinking", delta="hm"))
-    stream(ToolCallStart(tool_call_id="c1", name="read_file", arguments={"path": "app.py"}))
-    stream(MessageDelta(kind="text", delta="done"))
-    await stream.drain()
-    assert [u.session_update for u in sent] == [
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "agent_message_chunk",
-    ]
-    assert [getattr(getattr(u, "content", None), "text", None) for u in sent] == [
-        "Hello",
-        "hm",
-        None,
-        "done",
-    ]
-
-
-async def test_a_failing_send_does_not_stop_the_stream(mapper: UpdateMapper) -> None:
-    sent: list[Any] = []
-
-    async def send(update: Any) -> None:
-        if not sent:
-            sent.append("failed")
-            raise ConnectionError("gone")
-        sent.append(update)
-
-    stream = SessionUpdates(mapper, send)
-    stream(ErrorEvent(message="one"))
-    stream(ErrorEvent(message="two"))
-    await stream.drain()
-    assert sent[0] == "failed" and "two" in sent[1].content.text
 
 
 def test_the_witnessed_text_before_a_write_is_the_diffs_old_text(

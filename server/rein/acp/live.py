@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from rein.acp.updates import SessionUpdate, SessionUpdates, UpdateMapper
+from rein.acp.update_stream import SessionUpdates
+from rein.acp.updates import SessionUpdate, UpdateMapper
 from rein.harness.errors import ToolError
 from rein.hosting.workspace_host import KeepsTexts, WorkspaceHost
 from rein.session import Mode, Session

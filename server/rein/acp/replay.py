@@ -19,7 +19,8 @@ from pathlib import Path
 from acp import helpers
 from acp.schema import ToolCallLocation, ToolCallStatus
 
-from rein.acp.updates import RESULT_CHARS, SessionUpdate, plan_entries, tool_kind, tool_title
+from rein.acp.tool_labels import tool_kind, tool_title
+from rein.acp.updates import RESULT_CHARS, SessionUpdate, plan_entries
 from rein.harness.messages import (
     AssistantMessage,
     Message,

@@ -3,11 +3,8 @@
 :class:`UpdateMapper` is the mapping, one event in and the updates it
 becomes out (pure but for what it remembers between events: the text of a
 file before an edit, the output of a running command, the open gate and
-repair calls); :class:`SessionUpdates` subscribes it to a session, puts the
-shared delta coalescer (:mod:`rein.session.coalesce`) in front of it, and
-sends the updates in order through one queue, so that :meth:`SessionUpdates.drain`
-can make sure every update of a run reached the client before its
-``session/prompt`` is answered.
+repair calls); :class:`~rein.acp.update_stream.SessionUpdates` sends them
+to the client.
 
 The mapping (docs/acp.md draws it for clients):
 
@@ -27,9 +24,7 @@ The mapping (docs/acp.md draws it for clients):
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,26 +43,20 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
-    ToolKind,
     UsageUpdate,
     UserMessageChunk,
 )
 
 from rein.acp.result_text import result_locations, result_text
+from rein.acp.tool_labels import tool_kind, tool_title
 from rein.harness.events import Blocker, Event, PlanStep
-from rein.session.coalesce import COALESCE_S, DeltaCoalescer
 
 __all__ = [
     "OUTPUT_TAIL_CHARS",
     "RESULT_CHARS",
     "SessionUpdate",
-    "SessionUpdates",
     "UpdateMapper",
-    "tool_kind",
-    "tool_title",
 ]
-
-log = logging.getLogger(__name__)
 
 SessionUpdate = (
     UserMessageChunk
@@ -86,27 +75,6 @@ OUTPUT_TAIL_CHARS = 8_000
 #: A tool's result text is shown by its first this many characters.
 RESULT_CHARS = 8_000
 
-_KINDS: dict[str, ToolKind] = {
-    "read_file": "read",
-    "list_dir": "read",
-    "list_files": "read",
-    "glob": "read",
-    "get_diagnostics": "read",
-    "edit_file": "edit",
-    "write_file": "edit",
-    "delete_file": "delete",
-    "move_file": "move",
-    "grep": "search",
-    "find_definition": "search",
-    "find_references": "search",
-    "symbols": "search",
-    "hover": "read",
-    "rename_symbol": "edit",
-    "run_command": "execute",
-    "complete_step": "think",
-    "submit_plan": "think",
-    "think": "think",
-}
 _EDITS = frozenset({"edit_file", "write_file"})
 #: A plan step's status as a plan entry's (a failed step is done, and says so).
 _PLAN_STATUS: dict[str, PlanEntryStatus] = {
@@ -115,52 +83,6 @@ _PLAN_STATUS: dict[str, PlanEntryStatus] = {
     "done": "completed",
     "failed": "completed",
 }
-
-
-def tool_kind(name: str) -> ToolKind:
-    """The ACP kind of a Rein tool (``task``, ``ask_user`` and MCP tools: other)."""
-    if name in _KINDS:
-        return _KINDS[name]
-    if "fetch" in name and not name.startswith("mcp__"):
-        return "fetch"
-    return "other"
-
-
-#: The tools a title names by a verb and the path they act on.
-_PATH_VERBS = {
-    "read_file": "Read",
-    "edit_file": "Edit",
-    "write_file": "Write",
-    "delete_file": "Delete",
-}
-
-
-def tool_title(name: str, arguments: dict[str, Any]) -> str:
-    """What a person reads for a call: "Read src/x.py", "Run `pytest -q`"."""
-    path = str(arguments.get("path") or "")
-    if name in _PATH_VERBS:
-        return f"{_PATH_VERBS[name]} {path}"
-    if name in ("list_dir", "list_files"):
-        return f"List {path or '.'}"
-    if name == "glob":
-        return f"Find {arguments.get('pattern', '')}"
-    if name == "grep":
-        where = f" in {path}" if path and path != "." else ""
-        return f"Search {arguments.get('pattern', '')!r}{where}"
-    if name == "move_file":
-        return f"Move {path} to {arguments.get('new_path', '')}"
-    if name == "run_command":
-        return f"Run `{arguments.get('command', '')}`"
-    if name == "get_diagnostics":
-        return "Diagnostics"
-    if name == "task":
-        return f"Task: {arguments.get('description') or arguments.get('prompt') or ''}".strip()
-    if name == "ask_user":
-        return f"Ask: {arguments.get('question', '')}"
-    if name.startswith("mcp__"):
-        server, _, tool = name.removeprefix("mcp__").partition("__")
-        return f"{server}: {tool}" if tool else server
-    return name.replace("_", " ").capitalize()
 
 
 def _text(text: str) -> ContentToolCallContent:
@@ -459,81 +381,3 @@ class UpdateMapper:
             self._cost += event.cost
         cost = None if self._cost is None else Cost(amount=round(self._cost, 6), currency="USD")
         return [UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)]
-
-
-Send = Callable[[SessionUpdate], Awaitable[None]]
-
-
-class SessionUpdates:
-    """One session's events, mapped, coalesced and sent in order.
-
-    Call it with events (subscribe it to the session); :meth:`say` adds an
-    update of the agent's own (a message); :meth:`drain` returns once
-    everything so far was sent. A send that fails is logged, and the rest go
-    on (the client may have gone; the run is not the place to find out)."""
-
-    def __init__(self, mapper: UpdateMapper, send: Send, *, interval_s: float = COALESCE_S) -> None:
-        self._mapper = mapper
-        self._send = send
-        self._coalescer = DeltaCoalescer(self._mapped, interval_s)
-        self._queue: asyncio.Queue[SessionUpdate] = asyncio.Queue()
-        self._sender: asyncio.Task[None] | None = None
-        #: The agent's message text put out since :meth:`begin`.
-        self._said: list[str] = []
-
-    def __call__(self, event: Event) -> None:
-        self._coalescer(event)
-
-    def before_change(self, path: str, text: str) -> None:
-        self._mapper.before_change(path, text)
-
-    def say(self, update: SessionUpdate) -> None:
-        self._coalescer.flush()
-        self._put(update)
-
-    def _mapped(self, event: Event) -> None:
-        try:
-            updates = self._mapper(event)
-        except Exception:  # one odd event must not end the stream
-            log.exception("mapping the %s event to session/update failed", event.type)
-            return
-        for update in updates:
-            self._put(update)
-
-    def begin(self) -> None:
-        """A prompt starts: :meth:`said` counts from here."""
-        self._coalescer.flush()
-        self._said = []
-
-    def said(self) -> str:
-        """The agent's message text put out since :meth:`begin` (pending
-        deltas included)."""
-        self._coalescer.flush()
-        return "".join(self._said)
-
-    def _put(self, update: SessionUpdate) -> None:
-        if isinstance(update, AgentMessageChunk) and update.content.type == "text":
-            self._said.append(update.content.text)
-        self._queue.put_nowait(update)
-        if self._sender is None or self._sender.done():
-            self._sender = asyncio.get_running_loop().create_task(self._send_all())
-
-    async def _send_all(self) -> None:
-        while True:
-            update = await self._queue.get()
-            try:
-                await self._send(update)
-            except Exception as exc:
-                log.warning("a session/update could not be sent: %s", exc)
-            finally:
-                self._queue.task_done()
-
-    async def drain(self) -> None:
-        """Flush the coalescer and wait until every update so far was sent."""
-        self._coalescer.flush()
-        await self._queue.join()
-
-    def close(self) -> None:
-        if self._sender is not None:
-            self._sender.cancel()
-            self._sender = None

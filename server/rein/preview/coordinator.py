@@ -15,8 +15,11 @@ host's MutationLog) and tells the hosts which changed files are the
 preview's own (``is_preview_output``): both in :mod:`rein.preview.writes`.
 When a start or reload is ready is in :mod:`rein.preview.readiness`. The
 gates that use it (load, runtime observation, start) are in
-:mod:`rein.preview.gates`; its output bookkeeping and error finding in
-:mod:`rein.preview.output_log`; its values in :mod:`rein.preview.values`.
+:mod:`rein.preview.gates`; the observation of the output for runtime errors
+in :mod:`rein.preview.observation`; the process's output read, its exit and
+its stop in :mod:`rein.preview.process_life`; its output bookkeeping and
+error finding in :mod:`rein.preview.output_log`; its values in
+:mod:`rein.preview.values`.
 
 Events (preview_started, preview_reloaded, preview_output, preview_error,
 preview_stopped) go to the emit of the run that caused them, else to the
@@ -51,7 +54,9 @@ from rein.harness.events import (
 )
 from rein.harness.gating.path_globs import is_code, is_preview_output
 from rein.harness.ports import PreviewProcessFactory
-from rein.preview.output_log import OutputLog, find_errors, headline
+from rein.preview.observation import RuntimeObservation
+from rein.preview.output_log import TAIL_LINES, OutputLog
+from rein.preview.process_life import ProcessLife
 from rein.preview.readiness import ReadinessWait
 from rein.preview.values import Observation, PreviewOutcome, PreviewStatus, _PreviewRun
 from rein.preview.writes import WRITES_KEPT, WritesFiles, WriteWatch, _Write
@@ -73,10 +78,9 @@ log = logging.getLogger(__name__)
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 
 OUTPUT_INTERVAL_S = 0.1
-TAIL_LINES = 40
 
 
-class PreviewCoordinator(WriteWatch, ReadinessWait):
+class PreviewCoordinator(WriteWatch, ReadinessWait, RuntimeObservation, ProcessLife):
     """Starts, reloads, stops and watches the preview; one per workspace,
     shared by the sessions. Stateful and idempotent, keyed by generation."""
 
@@ -437,121 +441,3 @@ class PreviewCoordinator(WriteWatch, ReadinessWait):
             PreviewError(message=message, lines=list(tail), state="failed", exit_code=run.exit_code)
         )
         return PreviewOutcome("failed", generation, mark, message, tail, exit_code=run.exit_code)
-
-    async def _stop_run(self, run: _PreviewRun) -> None:
-        run.stopping = True
-        with anyio.CancelScope(shield=True):
-            try:
-                await run.process.stop(self.config.stop_timeout_ms / 1000)
-            except Exception:
-                log.exception("stopping the preview (pid %s) failed", run.process.pid)
-            with anyio.move_on_after(2 * self.config.exit_drain_ms / 1000):
-                await run.exited.wait()
-
-    async def _pump(self, run: _PreviewRun) -> None:
-        """Read the output of ``run`` until it ends; then note the exit."""
-        drained = anyio.Event()
-
-        async def read() -> None:
-            try:
-                while (line := await run.process.read_line()) is not None:
-                    self._append(line)
-            except Exception as exc:
-                log.debug("reading the preview's output ended: %s", exc)
-            finally:
-                drained.set()
-
-        code: int | None = None
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(read)
-                try:
-                    code = await run.process.wait()
-                except Exception:
-                    log.exception("waiting for the preview (pid %s) failed", run.process.pid)
-                with anyio.move_on_after(self.config.exit_drain_ms / 1000):
-                    await drained.wait()
-                tg.cancel_scope.cancel()
-        finally:
-            self._flush()
-            self._exited(run, code)
-        if not run.stopping:  # children that outlived the leader
-            with anyio.CancelScope(shield=True):
-                await run.process.stop(self.config.stop_timeout_ms / 1000)
-
-    def _exited(self, run: _PreviewRun, code: int | None) -> None:
-        run.exit_code = code if code is not None else run.process.exit_code
-        run.exited.set()  # also when only the reader was cancelled: nobody waits forever
-        self._notify()
-        if run is not self._run or run.stopping or run.exit_code is None:
-            return
-        self._state = "exited"
-        code = run.exit_code
-        if code not in (0, None) and self.config.error_on_exit:
-            self._send(
-                PreviewError(
-                    message=f"the preview exited with code {code}",
-                    lines=self.lines_since(self._output.total - TAIL_LINES),
-                    state="exited",
-                    exit_code=code,
-                )
-            )
-        else:
-            self._send(
-                PreviewStopped(
-                    reason=f"the preview exited with code {code}", state="exited", exit_code=code
-                )
-            )
-
-    # ------------------------------------------------------------ observation
-
-    def _scan(self, mark: int) -> tuple[list[str], list[str]]:
-        return find_errors(self.lines_since(mark), self._patterns)
-
-    async def _settle(self, run: _PreviewRun | None) -> None:
-        deadline = self._clock() + self.config.settle_max_ms / 1000
-        settle_quiet = self.config.settle_quiet_ms / 1000
-        while run is not None and not run.exited.is_set():
-            now = self._clock()
-            quiet_left = self._output.last_at + settle_quiet - now
-            left = deadline - now
-            if quiet_left <= 0 or left <= 0:
-                return
-            changed = self._changed
-            with anyio.move_on_after(min(quiet_left, left)):
-                await changed.wait()
-
-    async def observe(
-        self, mark: int, *, emit: Emit | None = None, window_s: float | None = None
-    ) -> Observation:
-        """Errors in the output since ``mark``: checked at once, then again
-        after the observation window (sooner when the preview exits)."""
-        window = self.config.observation_window_ms / 1000 if window_s is None else window_s
-        with self._owner(emit):
-            run = self._run
-            matches, excerpt = self._scan(mark)
-            if not matches and run is not None and not run.exited.is_set():
-                with anyio.move_on_after(window):
-                    await run.exited.wait()
-                matches, excerpt = self._scan(mark)
-            if matches:
-                await self._settle(run)
-                matches, excerpt = self._scan(mark)
-            exit_code = None
-            if run is not None and run.exited.is_set() and not run.stopping:
-                exit_code = run.exit_code
-            exit_error = exit_code not in (0, None) and self.config.error_on_exit
-            if not matches and not exit_error:
-                return Observation()
-            parts = []
-            if matches:
-                parts.append(f"the preview printed a runtime error: {headline(matches)}")
-            if exit_error:
-                parts.append(f"the preview exited with code {exit_code}")
-            message = "; ".join(parts)
-            if not excerpt:
-                excerpt = self.lines_since(mark)[-TAIL_LINES:]
-            self._send(
-                PreviewError(message=message, lines=excerpt, state=self.state, exit_code=exit_code)
-            )
-            return Observation(message, tuple(matches), tuple(excerpt), exit_code)

@@ -9,7 +9,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Sequence
 
-__all__ = ["FRAME", "OutputLog", "find_errors", "headline"]
+__all__ = ["FRAME", "TAIL_LINES", "OutputLog", "find_errors", "headline"]
 
 #: Output lines kept for observations and the status.
 MAX_LINES = 2_000
@@ -17,6 +17,8 @@ MAX_LINES = 2_000
 MAX_EVENT_LINES = 200
 MAX_LINE_CHARS = 2_000
 EXCERPT_LINES = 80
+#: Output lines the error of a failed start, an exit or an observation carries.
+TAIL_LINES = 40
 
 TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):")
 FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')

@@ -6,7 +6,11 @@ tools, hooks, queues), the config, an ``emit`` callback and the model. The
 model's reply (:class:`~rein.harness.run.streaming.TurnStream`), executes its tool
 calls (:class:`~rein.harness.calls.tool_calls.ToolExecutor`), and a final answer
 runs the gates over the run's record of changes
-(:mod:`rein.harness.run.run_record`).
+(:mod:`rein.harness.run.run_record`). The run's state mixes in its exits
+(:mod:`~rein.harness.run._loop_exits`), its hooks and steering
+(:mod:`~rein.harness.run._loop_hooks`), its gates and repair turns
+(:mod:`~rein.harness.run._loop_repair`) and its spending
+(:mod:`~rein.harness.run._loop_spend`).
 
 Invariants kept here (docs/architecture.md lists them all):
 
@@ -29,12 +33,12 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from rein.harness.calls.tool_calls import ToolBatch, ToolExecutor, call_hook
+from rein.harness.calls.tool_calls import ToolBatch, ToolExecutor
 from rein.harness.config import HarnessConfig
-from rein.harness.conversation.context import ContextOverflowError, summarize
+from rein.harness.conversation.context import ContextOverflowError
 from rein.harness.conversation.window import WindowGuard
 from rein.harness.conversation.wire import WireTap
-from rein.harness.cost.spend import RunSpend, budget_reason
+from rein.harness.cost.spend import RunSpend
 from rein.harness.errors import ContextLengthError, ModelError
 from rein.harness.events import (
     Blocker,
@@ -43,14 +47,9 @@ from rein.harness.events import (
     Event,
     MessageEnd,
     MessageStart,
-    RepairAttempt,
     RunStart,
-    SteeringApplied,
-    TurnEnd,
     TurnStart,
 )
-from rein.harness.gating.gates import build_repair_prompt
-from rein.harness.hooks import PromptVerdict, StopInfo, TurnInfo, TurnOverrides
 from rein.harness.messages import (
     AssistantMessage,
     Message,
@@ -63,6 +62,9 @@ from rein.harness.ports import (
     ModelRequest,
 )
 from rein.harness.run._loop_exits import RunExits
+from rein.harness.run._loop_hooks import RunHooks
+from rein.harness.run._loop_repair import RunRepair
+from rein.harness.run._loop_spend import RunSpending
 from rein.harness.run._resume import resume_waiting_call
 from rein.harness.run.run_record import RunRecord, recording
 from rein.harness.run.run_types import LoopContext, RunControl, RunResult
@@ -74,21 +76,11 @@ __all__ = ["LoopContext", "RunControl", "RunResult", "run_loop"]
 
 log = logging.getLogger(__name__)
 
-
-def _short(b: Blocker) -> str:
-    if b.path is not None and b.line is not None:
-        return f"{b.path}:{b.line + 1}: {b.message}"
-    return b.message
-
-
-_NO_OVERRIDES = TurnOverrides()
-_NO_VERDICT = PromptVerdict()
-
 #: What a turn's step decided: start the next turn, or go on to validation.
 _Next = Literal["next_turn", "validate"]
 
 
-class _TurnLoop(RunExits):
+class _TurnLoop(RunExits, RunHooks, RunRepair, RunSpending):
     """State of one run; ``execute`` is the loop, ``finish_*`` the exits."""
 
     def __init__(self, ctx: LoopContext, config: HarnessConfig, emit: Emit, model: Model) -> None:
@@ -245,28 +237,6 @@ class _TurnLoop(RunExits):
             self.observe_mutations()
         return None
 
-    async def prompt_verdict(self, prompt: str | None) -> PromptVerdict:
-        """What ``on_user_prompt`` says about the run's prompt (none: no verdict)."""
-        hook = self.ctx.hooks.on_user_prompt
-        if hook is None or prompt is None:
-            return _NO_VERDICT
-        verdict = await call_hook(self.emit, "on_user_prompt", hook, prompt)
-        return verdict if isinstance(verdict, PromptVerdict) else _NO_VERDICT
-
-    async def kept_going(self) -> bool:
-        """``on_stop`` keeps a run that would complete going: its text is the
-        next user message. False: the run completes."""
-        hook = self.ctx.hooks.on_stop
-        if hook is None:
-            return False
-        info = StopInfo(self.ctx.run_id, self.last_text, self.stop_continuations)
-        reason = await call_hook(self.emit, "on_stop", hook, info)
-        if not isinstance(reason, str) or not reason.strip():
-            return False
-        self.stop_continuations += 1
-        self.append_with_events(UserMessage(content=reason, origin="hook"))
-        return True
-
     async def model_turn(self) -> AssistantMessage | RunResult | None:
         """One model call: the assistant message; None for an empty reply
         that is retried; the run's result when the run ends here."""
@@ -327,21 +297,6 @@ class _TurnLoop(RunExits):
         if assistant.text:
             self.last_text = assistant.text
         return assistant
-
-    async def turn_overrides(self) -> TurnOverrides:
-        """What ``prepare_next_turn`` changes for this turn's request (the
-        model, its options, the request's messages)."""
-        ctx = self.ctx
-        if ctx.hooks.prepare_next_turn is not None:
-            overrides = await call_hook(
-                self.emit,
-                "prepare_next_turn",
-                ctx.hooks.prepare_next_turn,
-                TurnInfo(ctx.run_id, self.turn, ctx.messages),
-            )
-            if isinstance(overrides, TurnOverrides):
-                return overrides
-        return _NO_OVERRIDES
 
     def degenerate_reply(self, assistant: AssistantMessage) -> AssistantMessage | RunResult | None:
         """No text and no tool call: retried (None), accepted as the answer
@@ -409,116 +364,6 @@ class _TurnLoop(RunExits):
         return self.finish(
             "failed", f"the model answered in text twice instead of calling `{required}`"
         )
-
-    async def validate(self) -> RunResult | Literal["repair"] | None:
-        """Run the gates over unvalidated changes: None when they pass (or
-        there is nothing to check), "repair" when a repair turn follows, the
-        failed result when the repair budget is spent."""
-        config = self.config
-        if not self.validation.unvalidated():
-            return None
-        if self.terminal is not None and self.terminal.get("skip_gates"):
-            return None  # the answer gave up: later gates validate its changes
-        with self.activity.paused("gates"):
-            verdict = await self.validation.check(self.ctx.env.workspace)
-        blockers = verdict.blockers
-        if not blockers:
-            # Passed, or unverified (nothing to repair): the result says which.
-            return None
-        if self.repair_attempts >= config.max_repair_attempts:
-            self.blockers = blockers
-            return self.finish(
-                "failed",
-                f"{len(blockers)} problem(s) remain after {self.repair_attempts} "
-                f"repair attempt(s) (harness.maxRepairAttempts = "
-                f"{config.max_repair_attempts}): " + "; ".join(_short(b) for b in blockers[:5]),
-            )
-        self.repair_attempts += 1
-        self.emit(
-            RepairAttempt(
-                attempt=self.repair_attempts,
-                max_attempts=config.max_repair_attempts,
-                blockers=blockers,
-            )
-        )
-        prompt = build_repair_prompt(blockers, self.repair_attempts, config.max_repair_attempts)
-        self.terminal = None
-        self.append_with_events(UserMessage(content=prompt, origin="repair"))
-        return "repair"
-
-    def observe_mutations(self) -> None:
-        """Tell the gates (the dependency coordinator) about new changes."""
-        mutations = self.record.to_validate()
-        if self.ctx.gates is not None and self.task_group is not None:
-            for change in mutations[self.mutations_seen :]:
-                self.ctx.gates.on_mutation(change.mutation, self.task_group.start_soon)
-        self.mutations_seen = len(mutations)
-
-    async def summarize(self, text: str) -> str:
-        """The summary the over-window relief asked for, by the run's model."""
-        summary, usage = await summarize(self.turn_model, text)
-        self.count_usage(usage)
-        return summary
-
-    def count_usage(self, usage: Usage) -> None:
-        """Tokens spent by this run: the open turn's and the run's."""
-        self.turn_usage = self.turn_usage + usage
-        self.usage = self.usage + usage
-        self.spend.count(self.turn_model.name, usage)
-
-    def over_budget(self) -> RunResult | None:
-        """Before a turn: the failed result when the run went over
-        ``harness.maxTokensPerRun`` or ``harness.maxCostPerRun``."""
-        if self.spend.cost_budget_unknown():
-            self.emit(
-                ErrorEvent(
-                    message=f"harness.maxCostPerRun is not applied: the price of model "
-                    f"{self.turn_model.name!r} is unknown (model.prices)",
-                    where="budget",
-                )
-            )
-        exceeded = self.spend.exceeded(self.usage)
-        if exceeded is None:
-            return None
-        self.emit(exceeded)
-        return self.finish("failed", budget_reason(exceeded))
-
-    def end_turn(self, tool_calls: int) -> None:
-        """Close the open turn: its usage (with its subagents') and the run's."""
-        self.count_usage(self.record.take_subagent_usage())
-        if self.turn_open:
-            self.turn_open = False
-            turn_usage, self.turn_usage = self.turn_usage, Usage()
-            self.emit(
-                TurnEnd(
-                    turn=self.turn,
-                    tool_calls=tool_calls,
-                    usage=turn_usage,
-                    run_usage=self.usage,
-                    cost=self.spend.take_turn_cost(),
-                    run_cost=self.spend.run_cost,
-                    context=self.spend.context,
-                )
-            )
-
-    async def poll_external_steering(self) -> None:
-        """For the whole run, one task: during tool phases, ask the external
-        probe on a slow timer; mail waiting sets the arrival signal
-        (delivery stays at the boundary)."""
-        steering = self.ctx.steering
-        interval = self.config.external_steering_probe_ms / 1000.0
-        while True:
-            await anyio.sleep(interval)
-            if self.tools.running and not steering.signal.is_set() and await steering.probe():
-                steering.signal.set()
-
-    async def apply_steering(self) -> None:
-        steering = await self.ctx.steering.take()
-        if steering:
-            for message in steering:
-                self.append_with_events(message)
-            late = self.ctx.steering.is_late(steering)
-            self.emit(SteeringApplied(texts=[m.content for m in steering], late=late))
 
     # --------------------------------------------------------------- watchdog
 
