@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import anyio
 
+from rein.analysis.baselines import FileBaseline
 from rein.analysis.gate import AnalyzerGate
-from rein.analysis.restored import RESTORED
+from rein.analysis.restored import RESTORED, all_restored
 from rein.harness.gating.coordinators import DependencyCoordinator
 from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
@@ -104,3 +105,21 @@ async def test_after_an_install_an_undone_change_is_asked() -> None:
     await workspace.write_text("pkg/util.py", "")
     await workspace.write_text("pkg/util.py", UTIL)
     assert not await asked(gate, source, GateContext(4, touched, workspace))
+
+
+async def test_a_commands_temporary_file_is_restored_a_file_it_deleted_is_not() -> None:
+    """``sed -i`` creates and removes a file of its own (no baseline: nobody
+    announced it); ``rm`` deletes one that was there before the command."""
+    files = {"pkg/util.py": FileBaseline("pkg/util.py", UTIL, ())}
+    disk = {"pkg/util.py": UTIL}
+
+    async def now(path: str) -> str | None:
+        return disk.get(path)
+
+    before = {"pkg/util.py": UTIL, "pkg/gone.py": "x = 1\n"}.get
+    touched = {"pkg/util.py", "pkg/sedAb12Cd"}
+    assert await all_restored(files, touched, now, before)
+    assert not await all_restored(files, touched, now)  # the texts before it not known
+    assert not await all_restored(files, {"pkg/util.py", "pkg/gone.py"}, now, before)
+    disk["pkg/sedAb12Cd"] = ""
+    assert not await all_restored(files, touched, now, before)

@@ -410,7 +410,8 @@ class AnalyzerGate:
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         installed = self._installed or bool(self.dependencies and self.dependencies.installed())
-        if not installed and await all_restored(self.files, ctx.touched, reader(ctx.workspace)):
+        now = reader(ctx.workspace)
+        if not installed and await all_restored(self.files, ctx.touched, now, self._texts_before):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
         cold = cold_source(self.diagnostics, self._taking)
         touched = analysed(self.diagnostics, ctx.touched)

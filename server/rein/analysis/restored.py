@@ -35,17 +35,27 @@ async def all_restored(
     files: Mapping[str, FileBaseline],
     touched: Collection[str],
     now: Callable[[str], Awaitable[str | None]],
+    before_command: Callable[[str], str | None] | None = None,
 ) -> bool:
     """Every path in ``touched`` is as it was before the run (``files``:
-    their baselines; ``now``: a path's text now, None when it is no file)."""
+    their baselines; ``now``: a path's text now, None when it is no file).
+    A path without a baseline counts only when it is no file now and was
+    none before the command that touched it either (``before_command``:
+    every file's text then, as a cold session reads them; ``sed -i``'s own
+    temporary file, as :func:`~rein.analysis.cold_commands.command_baselines`
+    takes it)."""
     if not touched:
         return False
     for path in sorted(touched):
         baseline = files.get(path)
-        if baseline is None or baseline.text_before_the_run is None:
-            return False  # nothing known of it before the run
-        absent = not baseline.existed or baseline.renamed_from is not None
         text = await now(path)
+        if baseline is None:
+            if before_command is None or before_command(path) is not None or text is not None:
+                return False  # nothing known of it before the run
+            continue
+        if baseline.text_before_the_run is None:
+            return False
+        absent = not baseline.existed or baseline.renamed_from is not None
         if (text is not None) if absent else (text != baseline.text_before_the_run):
             return False
     return True
