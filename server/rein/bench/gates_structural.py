@@ -85,7 +85,8 @@ class _Outcome:
     #: The first repair prompt the model was sent.
     prompt: str | None = None
     #: Seconds by phase: each gate's verdicts (``gate NAME``), the waits on
-    #: the analyzers they reported (``waited: WHAT``), the session's start.
+    #: the analyzers they reported (``waited: WHAT``), the session's start
+    #: and its close (the analyzers stopped).
     phases: dict[str, float] = field(default_factory=dict)
 
 
@@ -323,7 +324,9 @@ async def run_cases(
             async with await _session(root, model) as session:
                 outcome.phases["session start"] = time.monotonic() - started
                 await _run_one(session, model, outcome, root)
+                closing = time.monotonic()
             outcome.wall_s = time.monotonic() - started
+            outcome.phases["session close"] = time.monotonic() - closing
             _log(project, outcome, log)
     else:
         async with await _session(root, model, probes=plan is not None) as session:
