@@ -27,10 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
-from rein.analysis.baselines import blocking_untouched
-from rein.harness.ports import CounterfactualDiagnostics, Diagnostic
+from rein.analysis.baselines import FileBaseline, blocking_untouched
+from rein.analysis.run_texts import before_and_now, users_of_created
+from rein.harness.ports import CounterfactualDiagnostics, Diagnostic, Workspace
 
-__all__ = ["without_the_run"]
+__all__ = ["not_the_runs", "without_the_run"]
 
 
 async def without_the_run(
@@ -62,3 +63,33 @@ async def without_the_run(
     there = blocking_untouched(asked, snap.diagnostics)
     kept = [d for d in blocking if d.path in touched or d.path in kept_out] + there
     return kept, len(blocking) - len(kept)
+
+
+async def not_the_runs(
+    source: object,
+    blocking: list[Diagnostic],
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    workspace: Workspace | None,
+    timeout_s: float,
+) -> tuple[list[Diagnostic], int]:
+    """The analyzer gate's question: errors in files the run did not change
+    (``blocking``) asked about once more with ``source`` shown the changed
+    files as they were before the run (``files``: their baselines), when it
+    can be asked so and every such text is known. Returns the blockers left
+    and how many were dropped."""
+    if not isinstance(source, CounterfactualDiagnostics) or all(
+        d.path in touched for d in blocking
+    ):
+        return blocking, 0
+    texts = await before_and_now(touched, files, workspace, source)
+    if texts is None:
+        return blocking, 0  # the state before the run is not known for every file
+    return await without_the_run(
+        source,
+        blocking,
+        touched,
+        *texts,
+        timeout_s,
+        lambda paths: users_of_created(touched, files, workspace, paths),
+    )

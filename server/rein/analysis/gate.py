@@ -74,7 +74,7 @@ from rein.analysis.cold_start import (
     verdict_snapshot,
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
-from rein.analysis.counterfactual import without_the_run
+from rein.analysis.counterfactual import not_the_runs
 from rein.analysis.gate_state import exported, imported
 from rein.analysis.reach import (
     describe,
@@ -82,6 +82,7 @@ from rein.analysis.reach import (
     not_analysed,
     open_more_importers,
 )
+from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_texts import (
     analysed,
     before_and_now,
@@ -104,7 +105,6 @@ from rein.harness.gating.gate_types import (
 )
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
-    CounterfactualDiagnostics,
     Diagnostic,
     DiagnosticsSnapshot,
     DiagnosticsSource,
@@ -166,6 +166,10 @@ class AnalyzerGate:
         #: changed is baselined from them: :mod:`rein.analysis.cold_commands`).
         self._texts_before: Callable[[str], str | None] | None = None
         self._progress: ProgressReporter | None = None
+        #: Something was installed since the baselines were taken (or may
+        #: have been: a stored session's): a tree restored to its text before
+        #: the run may still be analysed differently (:mod:`rein.analysis.restored`).
+        self._installed = False
 
     def report_progress(self, progress: ProgressReporter) -> None:
         self._progress = progress
@@ -237,6 +241,7 @@ class AnalyzerGate:
         self.files.update(files)
         self.late.update(late)
         self._unvalidated = bool(self.files) or self._unvalidated
+        self._installed = True  # what was installed before the store is not known
 
     def on_validated(self, generation: int) -> None:
         """Every change up to ``generation`` passed: the next changes get
@@ -245,6 +250,7 @@ class AnalyzerGate:
         self._unbaselined.clear()
         self._texts_before = None
         self._unvalidated = False
+        self._installed = False
         source = self.diagnostics
         if isinstance(source, ReleasingDiagnostics):
             # Importers opened for these changes are closed; opened again
@@ -354,6 +360,7 @@ class AnalyzerGate:
         """An install changed what imports resolve to: the analyzers are
         told (or restarted) before they are asked for a verdict."""
         changed = self.dependencies.take_environment_changes() if self.dependencies else []
+        self._installed = self._installed or bool(changed)
         if changed and self._settling is not None:
             await self._settling.environment_changed(changed)
 
@@ -402,6 +409,10 @@ class AnalyzerGate:
         self._unbaselined.update(unknown)  # not checked, never blocking as new
 
     async def check(self, ctx: GateContext) -> GateOutcome:
+        installed = self._installed or bool(self.dependencies and self.dependencies.installed())
+        now = reader(ctx.workspace)
+        if not installed and await all_restored(self.files, ctx.touched, now, self._texts_before):
+            return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
         cold = cold_source(self.diagnostics, self._taking)
         touched = analysed(self.diagnostics, ctx.touched)
         if cold is not None and not all(p in self.files for p in touched):
@@ -473,7 +484,16 @@ class AnalyzerGate:
             blocking.extend(blocking_in_file(current, file_baseline, new_text))
         # The counterfactual question waits for the whole workspace: not asked cold.
         blocking, without_run = (
-            await self._without_the_run(blocking, ctx) if cold is None else (blocking, 0)
+            await not_the_runs(
+                self.diagnostics,
+                blocking,
+                ctx.touched,
+                self.files,
+                ctx.workspace,
+                self.settle_timeout_s,
+            )
+            if cold is None
+            else (blocking, 0)
         )
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = await blockers_of(self.name, groups, ctx.workspace)
@@ -545,30 +565,6 @@ class AnalyzerGate:
         self, ctx: GateContext
     ) -> tuple[dict[str, str], dict[str, str]] | None:
         return await before_and_now(ctx.touched, self.files, ctx.workspace, self.diagnostics)
-
-    async def _without_the_run(
-        self, blocking: list[Diagnostic], ctx: GateContext
-    ) -> tuple[list[Diagnostic], int]:
-        """Errors in files the run did not change are asked about once more,
-        with the analyzers shown the changed files as they were before the
-        run (:mod:`rein.analysis.counterfactual`). Returns the blockers left
-        and how many were dropped."""
-        source = self.diagnostics
-        if not isinstance(source, CounterfactualDiagnostics) or all(
-            d.path in ctx.touched for d in blocking
-        ):
-            return blocking, 0
-        texts = await self._before_and_now(ctx)
-        if texts is None:
-            return blocking, 0  # the state before the run is not known for every file
-        return await without_the_run(
-            source,
-            blocking,
-            ctx.touched,
-            *texts,
-            self.settle_timeout_s,
-            lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
-        )
 
     async def _check_more_importers(self, ctx: GateContext) -> set[str]:
         """The next batch of importers left past the source's bound

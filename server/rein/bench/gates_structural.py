@@ -15,7 +15,9 @@ With ``--cold`` every case (and two seeded edits, ``seeded-error``) runs in
 a session of its own, started for it: the wall time is from the session's
 start to the end of the repaired run; the floor is basedpyright plus ruff on
 the changed files and their importers after the change, run in the same
-process just before.
+process just before. Each row also gives the wall without the tests gate's
+own time (``analyzer_wall_s``, ``analyzer_wall_over_cli``): the floor is the
+command-line analyzers', and the tests gate has its own bench.
 """
 
 from __future__ import annotations
@@ -48,7 +50,15 @@ from rein.bench.corpus_cases import (
 )
 from rein.bench.gates_corpus import _python_files, _quiet, _ScriptedModel
 
-__all__ = ["main_corpus", "plan_cases", "print_cases", "run_cases", "run_structural", "truth"]
+__all__ = [
+    "analyzer_wall",
+    "main_corpus",
+    "plan_cases",
+    "print_cases",
+    "run_cases",
+    "run_structural",
+    "truth",
+]
 
 #: Cases of each kind per project.
 PER_KIND = 2
@@ -75,7 +85,8 @@ class _Outcome:
     #: The first repair prompt the model was sent.
     prompt: str | None = None
     #: Seconds by phase: each gate's verdicts (``gate NAME``), the waits on
-    #: the analyzers they reported (``waited: WHAT``), the session's start.
+    #: the analyzers they reported (``waited: WHAT``), the session's start
+    #: and its close (the analyzers stopped).
     phases: dict[str, float] = field(default_factory=dict)
 
 
@@ -313,7 +324,9 @@ async def run_cases(
             async with await _session(root, model) as session:
                 outcome.phases["session start"] = time.monotonic() - started
                 await _run_one(session, model, outcome, root)
+                closing = time.monotonic()
             outcome.wall_s = time.monotonic() - started
+            outcome.phases["session close"] = time.monotonic() - closing
             _log(project, outcome, log)
     else:
         async with await _session(root, model, probes=plan is not None) as session:
@@ -391,9 +404,23 @@ def _rows(
             row["wall_over_cli"] = [
                 round(o.wall_s / o.cli_s, 1) for o in mine if o.wall_s is not None and o.cli_s > 0
             ]
+            analyzer = [(o, analyzer_wall(o)) for o in mine]
+            row["analyzer_wall_s"] = [round(w, 1) for _o, w in analyzer if w is not None]
+            row["analyzer_wall_over_cli"] = [
+                round(w / o.cli_s, 1) for o, w in analyzer if w is not None and o.cli_s > 0
+            ]
             row["phases_s"] = [{k: round(v, 1) for k, v in sorted(o.phases.items())} for o in mine]
         rows.append(row)
     return rows
+
+
+def analyzer_wall(o: _Outcome) -> float | None:
+    """The case's wall without the tests gate's own time (its verdicts'
+    ``duration_ms``): what the command-line analyzers' floor compares with
+    (the tests gate has its own bench, ``rein bench tests``)."""
+    if o.wall_s is None:
+        return None
+    return o.wall_s - o.phases.get("gate tests", 0.0)
 
 
 def _checks(o: _Outcome) -> dict[str, Any]:
@@ -422,7 +449,9 @@ def print_cases(rows: list[dict[str, Any]]) -> None:
         if row.get("cold"):
             extra = (
                 f" wall p50 {row['wall_s_p50']} s, command line p50 {row['cli_s_p50']} s,"
-                f" wall/command line {row['wall_over_cli']}"
+                f" wall/command line {row['wall_over_cli']};"
+                f" without the tests gate {row['analyzer_wall_s']} s,"
+                f" /command line {row['analyzer_wall_over_cli']}"
             )
         print(
             f"{row['project']} {row['kind']}: {row['cases']} cases, recall {row['recall']},"

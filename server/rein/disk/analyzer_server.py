@@ -573,7 +573,7 @@ class _Analyzer:
         client = self.client
         if client is None:
             return
-        await stop_client(self.spec.name, client, self.alive)
+        await stop_client(self.spec.name, client, self.alive, busy=bool(self.progress))
         if self._stderr_task is not None:
             self._stderr_task.cancel()
         self.alive = False

@@ -17,15 +17,23 @@ from typing import Any
 
 from rein.disk.analyzer_requests import drop_late
 
-__all__ = ["stop_client"]
+__all__ = ["BUSY_SHUTDOWN_S", "SHUTDOWN_S", "stop_client"]
 
 log = logging.getLogger(__name__)
 
+#: How long a server is given to answer ``shutdown``.
+SHUTDOWN_S = 3.0
+#: The same for a server still in the middle of its work (a progress
+#: open): it answers only once its current file is done (basedpyright
+#: re-checking toolz's ``_signatures.py``: 2-3 s at a session's close), and
+#: nothing more is asked of it, so it is not waited for.
+BUSY_SHUTDOWN_S = 0.2
 
-async def stop_client(name: str, client: Any, alive: bool) -> None:
-    """Shut ``client``'s server down (a live one is asked first), end its
-    process group if it is still running past the bounds, then stop the
-    client."""
+
+async def stop_client(name: str, client: Any, alive: bool, *, busy: bool = False) -> None:
+    """Shut ``client``'s server down (a live one is asked first; a ``busy``
+    one is given BUSY_SHUTDOWN_S to answer), end its process group if it is
+    still running past the bounds, then stop the client."""
     said_bye = False
     try:
         if alive:
@@ -33,7 +41,7 @@ async def stop_client(name: str, client: Any, alive: bool) -> None:
             # instead of meeting a cancelled future (pygls logs that).
             answer = asyncio.ensure_future(client.shutdown_async(None))
             answer.add_done_callback(drop_late)
-            await asyncio.wait_for(asyncio.shield(answer), 3)
+            await asyncio.wait_for(asyncio.shield(answer), BUSY_SHUTDOWN_S if busy else SHUTDOWN_S)
             client.exit(None)
             said_bye = True
     except Exception:

@@ -443,6 +443,11 @@ class DependencyCoordinator:
                     seen.append(m.outcome)
         return seen
 
+    def installed(self) -> bool:
+        """Manifests were installed since the last
+        :meth:`take_environment_changes` (which it does not take)."""
+        return bool(self._environment)
+
     def take_environment_changes(self) -> list[str]:
         """Manifests installed successfully since the last call: the
         analyzers must be told the environment changed."""

@@ -1,0 +1,125 @@
+"""Issue 32 item 7: a verdict on changes that were all undone (a repair
+that reverts, a deleted module written back, a rename moved back) does not
+ask the analyzers again: the tree is the one the baselines were taken of.
+Anything short of that is asked as before."""
+
+from __future__ import annotations
+
+import anyio
+
+from rein.analysis.baselines import FileBaseline
+from rein.analysis.gate import AnalyzerGate
+from rein.analysis.restored import RESTORED, all_restored
+from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.gates import GateContext
+from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import Mutation
+from tests.fakes.commands import FakeCommandRunner
+from tests.fakes.diagnostics import SettlingFakeDiagnostics
+from tests.fakes.workspace import FakeWorkspace
+from tests.harness.test_gates_truth import diag
+
+UTIL = "def double(x: int) -> int:\n    return x * 2\n"
+APP = "from pkg.util import double\n"
+#: What the fake analyzers say whenever asked after the change: a
+#: verdict that asks them blocks on it.
+BROKEN = diag("pkg/app.py", 0, 'Import "pkg.util" could not be resolved', code="I")
+
+
+def world(
+    deps: DependencyCoordinator | None = None,
+) -> tuple[TrackedWorkspace, SettlingFakeDiagnostics, AnalyzerGate]:
+    workspace = TrackedWorkspace(
+        FakeWorkspace({"pkg/util.py": UTIL, "pkg/app.py": APP}), MutationLog()
+    )
+    source = SettlingFakeDiagnostics()
+    gate = AnalyzerGate(source, dependencies=deps)
+
+    async def before_change(paths: tuple[str, ...]) -> None:
+        await gate.before_change(paths, workspace)
+
+    workspace.before_change(before_change)
+    return workspace, source, gate
+
+
+async def asked(gate: AnalyzerGate, source: SettlingFakeDiagnostics, ctx: GateContext) -> bool:
+    """Whether the verdict asked the analyzers (it blocks on BROKEN if so)."""
+    before = len(source.log)
+    outcome = await gate.check(ctx)
+    if any(entry.startswith("snapshot") for entry in source.log[before:]):
+        assert [b.path for b in outcome.blockers] == ["pkg/app.py"]
+        return True
+    assert (outcome.blockers, outcome.detail, outcome.unverified) == ([], RESTORED, None)
+    return False
+
+
+async def test_undone_changes_are_not_analysed_again_anything_else_is() -> None:
+    workspace, source, gate = world()
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    touched = frozenset({"pkg/util.py", "pkg/helpers.py"})
+    await workspace.rename("pkg/util.py", "pkg/helpers.py")
+    source.diagnostics = [BROKEN]
+    assert await asked(gate, source, GateContext(1, touched, workspace))
+    # Moved back, with one character changed: asked.
+    await workspace.rename("pkg/helpers.py", "pkg/util.py")
+    await workspace.write_text("pkg/util.py", UTIL + "\n")
+    assert await asked(gate, source, GateContext(2, touched, workspace))
+    # Its text as before the run, and the new path still there (a copy): asked.
+    await workspace.write_text("pkg/util.py", UTIL)
+    await workspace.write_text("pkg/helpers.py", UTIL)
+    assert await asked(gate, source, GateContext(3, touched, workspace))
+    # Every changed path as before the run: not asked.
+    await workspace.delete("pkg/helpers.py")
+    assert not await asked(gate, source, GateContext(4, touched, workspace))
+
+
+async def test_a_changed_path_without_a_known_text_before_the_run_is_asked() -> None:
+    """A file a command changed (nobody announced it: no baseline)."""
+    workspace, source, gate = world()
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    source.diagnostics = [BROKEN]
+    assert await asked(gate, source, GateContext(1, frozenset({"pkg/app.py"}), workspace))
+
+
+async def test_after_an_install_an_undone_change_is_asked() -> None:
+    """What imports resolve to changed: the same texts may be analysed
+    differently. Pending (not told yet) or told at an earlier verdict."""
+    deps = DependencyCoordinator(FakeCommandRunner(), {"pyproject.toml": "pip install -e ."})
+    workspace, source, gate = world(deps)
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    touched = frozenset({"pkg/util.py"})
+    await workspace.write_text("pkg/util.py", "")
+    async with anyio.create_task_group() as tg:
+        deps.on_mutation(Mutation(1, ("pyproject.toml",)), tg.start_soon)
+    await deps.settle()
+    await workspace.write_text("pkg/util.py", UTIL)
+    source.diagnostics = [BROKEN]
+    assert deps.installed()
+    assert await asked(gate, source, GateContext(2, touched, workspace))  # pending
+    assert not deps.installed()
+    assert await asked(gate, source, GateContext(3, touched, workspace))  # told before
+    gate.on_validated(3)
+    await workspace.write_text("pkg/util.py", "")
+    await workspace.write_text("pkg/util.py", UTIL)
+    assert not await asked(gate, source, GateContext(4, touched, workspace))
+
+
+async def test_a_commands_temporary_file_is_restored_a_file_it_deleted_is_not() -> None:
+    """``sed -i`` creates and removes a file of its own (no baseline: nobody
+    announced it); ``rm`` deletes one that was there before the command."""
+    files = {"pkg/util.py": FileBaseline("pkg/util.py", UTIL, ())}
+    disk = {"pkg/util.py": UTIL}
+
+    async def now(path: str) -> str | None:
+        return disk.get(path)
+
+    before = {"pkg/util.py": UTIL, "pkg/gone.py": "x = 1\n"}.get
+    touched = {"pkg/util.py", "pkg/sedAb12Cd"}
+    assert await all_restored(files, touched, now, before)
+    assert not await all_restored(files, touched, now)  # the texts before it not known
+    assert not await all_restored(files, {"pkg/util.py", "pkg/gone.py"}, now, before)
+    disk["pkg/sedAb12Cd"] = ""
+    assert not await all_restored(files, touched, now, before)

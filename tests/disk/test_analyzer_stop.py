@@ -1,0 +1,73 @@
+"""Stopping an analyzer at a session's close (issue 32 item 7): one still in
+the middle of its work (a progress open) answers ``shutdown`` only once its
+current file is done, and nothing more is asked of it, so it is ended
+instead of waited for; an idle one is shut down as before."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rein.disk.analyzer_specs import AnalyzerSpec
+from rein.disk.analyzers import AnalyzerPool
+
+#: Answers initialize; at ``initialized`` begins pyright's progress when
+#: argv[2] is "busy"; answers shutdown only after 1 s, writing argv[1] first.
+SLOW_TO_STOP = """\
+import json
+import sys
+import time
+
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+
+
+def send(message):
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    stdout.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+    stdout.flush()
+
+
+while True:
+    length = 0
+    while (line := stdin.readline().strip()):
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    if not length:
+        break
+    message = json.loads(stdin.read(length))
+    method = message.get("method")
+    if method == "initialize":
+        send({"id": message["id"], "result": {"capabilities": {}}})
+    elif method == "initialized" and sys.argv[2] == "busy":
+        send({"method": "pyright/beginProgress", "params": None})
+    elif method == "shutdown":
+        time.sleep(1)
+        with open(sys.argv[1], "w") as out:
+            out.write("answered")
+        send({"id": message["id"], "result": None})
+    elif method == "exit":
+        break
+"""
+
+
+async def _stop(tmp_path: Path, state: str) -> bool:
+    """Start and stop the pool; whether the server answered ``shutdown``."""
+    ws = tmp_path / state
+    ws.mkdir()
+    script = tmp_path / "slow_to_stop.py"
+    script.write_text(SLOW_TO_STOP)
+    answered = tmp_path / f"{state}.answered"
+    command = (sys.executable, str(script), str(answered), state)
+    pool = AnalyzerPool(ws, [AnalyzerSpec("slow", command, frozenset({".x"}))])
+    await pool.start()
+    (analyzer,) = pool.analyzers
+    while state == "busy" and not analyzer.progress:
+        await pool.activity().wait()
+    await pool.stop()
+    return answered.exists()
+
+
+async def test_a_busy_analyzer_is_ended_an_idle_one_shut_down(tmp_path: Path) -> None:
+    assert not await _stop(tmp_path, "busy")
+    assert await _stop(tmp_path, "idle")
