@@ -1,5 +1,6 @@
 """A real ``rein run`` (replay model) whose edit breaks a test: the tests
-gate blocks with exactly that test, the repair fixes it, the run passes."""
+gate blocks with exactly that test, the repair fixes it, the run passes;
+the same when a command (``sed -i``) makes the edit and the repair."""
 
 from __future__ import annotations
 
@@ -34,15 +35,30 @@ def test_already_broken():
 """
 
 
-def test_rein_run_is_blocked_by_the_test_it_broke_and_passes_after_the_repair(
-    tmp_path: Path,
-) -> None:
+#: The same change and repair, made by commands.
+SED_SCRIPT = r"""
+turns:
+  - tool_calls:
+      - name: run_command
+        arguments: {command: "sed -i 's/xs\\[:n\\]/xs[: n + 1]/' mod.py"}
+  - text: done
+  - expect: {last_message_contains: "tests/test_mod.py::test_first_two failed"}
+    tool_calls:
+      - name: run_command
+        arguments: {command: "sed -i 's/xs\\[: n + 1\\]/xs[0:n]/' mod.py"}
+  - text: fixed the slice
+"""
+
+
+def _run(tmp_path: Path, script: str, config: str) -> tuple[Path, list[dict]]:
+    """``rein run`` over a small project with ``script``: the tests
+    gate's results."""
     ws = tmp_path / "ws"
     (ws / "tests").mkdir(parents=True)
     (ws / "mod.py").write_text("def first_n(xs, n):\n    return xs[:n]\n")
     (ws / "tests" / "test_mod.py").write_text(TESTS)
-    (tmp_path / "s.yaml").write_text(SCRIPT)
-    (tmp_path / "rein.yaml").write_text("gates: {analyzer: {enabled: false}}\n")
+    (tmp_path / "s.yaml").write_text(script)
+    (tmp_path / "rein.yaml").write_text(config)
     args = [
         "run", "slice it", "-w", str(ws), "--provider", "replay",
         "--script", str(tmp_path / "s.yaml"), "--config", str(tmp_path / "rein.yaml"),
@@ -58,7 +74,13 @@ def test_rein_run_is_blocked_by_the_test_it_broke_and_passes_after_the_repair(
     )
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    results = [e for e in events if e.get("type") == "gate_result" and e["gate"] == "tests"]
+    return ws, [e for e in events if e.get("type") == "gate_result" and e["gate"] == "tests"]
+
+
+def test_rein_run_is_blocked_by_the_test_it_broke_and_passes_after_the_repair(
+    tmp_path: Path,
+) -> None:
+    ws, results = _run(tmp_path, SCRIPT, "gates: {analyzer: {enabled: false}}\n")
     assert [r["status"] for r in results] == ["blocked", "passed"]
     assert [b["message"] for b in results[0]["blockers"]] == [
         "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
@@ -66,4 +88,23 @@ def test_rein_run_is_blocked_by_the_test_it_broke_and_passes_after_the_repair(
     # The test that was failing before the run is named, never blocking
     # (the repair is not the text before the run: its tests run).
     assert "tests/test_mod.py::test_already_broken" in results[1]["detail"]
+    assert (ws / "mod.py").read_text() == "def first_n(xs, n):\n    return xs[0:n]\n"
+
+
+def test_a_command_s_change_is_judged_against_the_text_before_the_command(
+    tmp_path: Path,
+) -> None:
+    """Before, the earlier text of a file a command changed was not known:
+    the broken test, failing in the baseline too, left the verdict
+    "unverified" and the run completed with the bug."""
+    config = "gates: {analyzer: {enabled: false}}\napproval: {command: allow}\n"
+    ws, results = _run(tmp_path, SED_SCRIPT, config)
+    assert [r["status"] for r in results] == ["blocked", "passed"]
+    assert [b["message"] for b in results[0]["blockers"]] == [
+        "tests/test_mod.py::test_first_two failed: assert [1, 2, 3] == [1, 2]"
+    ]
+    assert "tests/test_mod.py::test_already_broken" in results[0]["detail"]
+    # sed's own temporary files changed nothing: the test file importing
+    # mod.py was selected, not the whole suite.
+    assert all("1 of 1 test files selected" in r["detail"] for r in results), results
     assert (ws / "mod.py").read_text() == "def first_n(xs, n):\n    return xs[0:n]\n"

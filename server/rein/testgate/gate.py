@@ -3,7 +3,8 @@ that were failing already, and never pass blind.
 
 * Before the run first changes a file (``before_change``) it keeps the
   file's text (None: it did not exist); a file a command changed gets its
-  earlier text from a :class:`PriorTexts` source when there is one.
+  text before the command (:mod:`rein.testgate.before_commands`), else
+  from a :class:`PriorTexts` source when there is one.
 * The verdict selects the test files the changed files reach
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
@@ -72,6 +73,7 @@ from rein.harness.gating.gate_types import (
 )
 from rein.harness.parse_thread import in_parse_thread
 from rein.harness.ports import CommandRunner, Workspace
+from rein.testgate.before_commands import TextsBeforeCommands
 from rein.testgate.judging import (
     against_baseline,
     could_not_judge,
@@ -135,6 +137,10 @@ class TestGate:
         #: needs; the record is indexed after the verdict).
         self.timings: dict[str, float] = {}
         self._picker = Picker(root)
+        #: The files' texts before commands changed them.
+        self._before_commands = TextsBeforeCommands(root)
+        #: A command ran since the last walk.
+        self._commands_ran = False
         #: Records being indexed after their verdict (:meth:`_index_later`).
         self._indexing: set[asyncio.Future[None]] = set()
         #: The run's shadow trees: "now" and "before" (see the module docstring).
@@ -157,7 +163,11 @@ class TestGate:
 
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         if not paths:
-            return  # a command about to run (``before_command``): nothing changed yet
+            # A command about to run (``before_command``): what it changes
+            # is known after it ran, by the walk at the next command or verdict.
+            await self._walk()
+            self._commands_ran = True
+            return
         if self._warm is not None and self._warm_allowed():
             self._warm.start()  # a verdict will come: pytest warms up meanwhile
         for path in paths:
@@ -168,6 +178,21 @@ class TestGate:
                 self.prior[path] = (await workspace.read_text(path)).text if exists else None
             except (ReinError, OSError, UnicodeDecodeError):
                 log.debug("tests gate: no earlier text for %s", path)
+
+    async def _walk(self) -> None:
+        """Keep, as their text before the run, the earlier texts of the
+        files changed since the last walk (a command's), unless an earlier
+        one is known (:mod:`rein.testgate.before_commands`)."""
+        started = time.monotonic()
+        for path, text in (await asyncio.to_thread(self._before_commands.walk)).items():
+            self.prior.setdefault(path, text)
+        self.timings["walk"] = time.monotonic() - started
+
+    def _never_there(self, path: str) -> bool:
+        """``path`` is no file now and was none before the run."""
+        if path in self.prior or (self.root / path).exists():
+            return False
+        return self._before_commands.never_there(path)
 
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
@@ -217,6 +242,13 @@ class TestGate:
         self.warm_runs = set()
         if not changed:
             return GateOutcome(detail="nothing changed")
+        if self._commands_ran:
+            self._commands_ran = False
+            await self._walk()
+            # A command's own temporary file (``sed -i``'s), gone as it came.
+            changed = [p for p in changed if not self._never_there(p)]
+            if not changed:
+                return GateOutcome(detail="nothing changed")
         try:
             return await self._check(changed, ctx.workspace)
         except (OSError, UnicodeError, ValueError) as exc:
