@@ -107,19 +107,40 @@ async def test_after_an_install_an_undone_change_is_asked() -> None:
     assert not await asked(gate, source, GateContext(4, touched, workspace))
 
 
-async def test_a_commands_temporary_file_is_restored_a_file_it_deleted_is_not() -> None:
-    """``sed -i`` creates and removes a file of its own (no baseline: nobody
-    announced it); ``rm`` deletes one that was there before the command."""
-    files = {"pkg/util.py": FileBaseline("pkg/util.py", UTIL, ())}
-    disk = {"pkg/util.py": UTIL}
+async def test_a_path_not_known_or_not_read_is_not_restored() -> None:
+    """No baseline (a file a command touched: ``sed -i``'s own, or one it
+    deleted); a file there now that cannot be read (binary, too large)."""
+    files = {
+        "pkg/util.py": FileBaseline("pkg/util.py", UTIL, ()),
+        "pkg/table.py": FileBaseline("pkg/table.py", "", (), existed=False),
+    }
+    disk: dict[str, str | None] = {"pkg/util.py": UTIL}
 
     async def now(path: str) -> str | None:
         return disk.get(path)
 
-    before = {"pkg/util.py": UTIL, "pkg/gone.py": "x = 1\n"}.get
-    touched = {"pkg/util.py", "pkg/sedAb12Cd"}
-    assert await all_restored(files, touched, now, before)
-    assert not await all_restored(files, touched, now)  # the texts before it not known
-    assert not await all_restored(files, {"pkg/util.py", "pkg/gone.py"}, now, before)
-    disk["pkg/sedAb12Cd"] = ""
-    assert not await all_restored(files, touched, now, before)
+    async def exists(path: str) -> bool:
+        return path in disk
+
+    assert await all_restored(files, {"pkg/util.py", "pkg/table.py"}, now, exists)
+    assert not await all_restored(files, {"pkg/util.py", "pkg/sedAb12Cd"}, now, exists)
+    disk["pkg/table.py"] = None  # created again, 3 MB: there, not read
+    assert not await all_restored(files, {"pkg/util.py", "pkg/table.py"}, now, exists)
+
+
+async def test_after_a_command_an_undone_change_is_asked() -> None:
+    """A command may have changed what imports resolve to (``pip
+    uninstall``), out of sight of the changed files."""
+    workspace, source, gate = world()
+    await gate.on_run_start(0)
+    await gate.baseline_ready()
+    touched = frozenset({"pkg/util.py"})
+    await workspace.write_text("pkg/util.py", "")
+    await gate.before_change((), workspace)  # a command about to run
+    await workspace.write_text("pkg/util.py", UTIL)
+    source.diagnostics = [BROKEN]
+    assert await asked(gate, source, GateContext(2, touched, workspace))
+    gate.on_validated(2)
+    await workspace.write_text("pkg/util.py", "")
+    await workspace.write_text("pkg/util.py", UTIL)
+    assert not await asked(gate, source, GateContext(3, touched, workspace))

@@ -170,6 +170,9 @@ class AnalyzerGate:
         #: have been: a stored session's): a tree restored to its text before
         #: the run may still be analysed differently (:mod:`rein.analysis.restored`).
         self._installed = False
+        #: A command ran since the changes were last validated (it may have
+        #: changed the environment, out of sight: :mod:`rein.analysis.restored`).
+        self._commanded = False
 
     def report_progress(self, progress: ProgressReporter) -> None:
         self._progress = progress
@@ -242,6 +245,7 @@ class AnalyzerGate:
         self.late.update(late)
         self._unvalidated = bool(self.files) or self._unvalidated
         self._installed = True  # what was installed before the store is not known
+        self._commanded = True  # nor what a command did
 
     def on_validated(self, generation: int) -> None:
         """Every change up to ``generation`` passed: the next changes get
@@ -251,6 +255,7 @@ class AnalyzerGate:
         self._texts_before = None
         self._unvalidated = False
         self._installed = False
+        self._commanded = False
         source = self.diagnostics
         if isinstance(source, ReleasingDiagnostics):
             # Importers opened for these changes are closed; opened again
@@ -270,6 +275,7 @@ class AnalyzerGate:
         and a command does not wait: every file's text is read for its
         verdict (:mod:`rein.analysis.cold_commands`)."""
         cold = cold_source(self.diagnostics, self._taking)
+        self._commanded = self._commanded or not paths
         if not paths and isinstance(cold, FileByFileCounterfactual):
             # A command in a cold session: what it changes is judged file by
             # file, from the texts read now; the snapshot comes after it.
@@ -411,7 +417,12 @@ class AnalyzerGate:
     async def check(self, ctx: GateContext) -> GateOutcome:
         installed = self._installed or bool(self.dependencies and self.dependencies.installed())
         now = reader(ctx.workspace)
-        if not installed and await all_restored(self.files, ctx.touched, now, self._texts_before):
+        ws = ctx.workspace
+        if (
+            ws is not None
+            and not (installed or self._commanded)
+            and await all_restored(self.files, ctx.touched, now, lambda p: exists(ws, p))
+        ):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
         cold = cold_source(self.diagnostics, self._taking)
         touched = analysed(self.diagnostics, ctx.touched)

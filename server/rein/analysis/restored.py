@@ -10,10 +10,12 @@ workspace) was that analysis done twice; on toolz it cost a cold run 3-5 s
 of its 15-18 s (issue 32 item 7).
 
 Only exact: every changed path has a baseline whose text before the run is
-known, a path that was no file then (created, a rename's new path) is none
-now, and nothing was installed since the baselines were taken (an install
-changes what imports resolve to; :class:`~rein.analysis.gate.AnalyzerGate`
-keeps that apart).
+known and is read now (a file that cannot be read is not known to be the
+same), a path that was no file then (created, a rename's new path) is none
+now, nothing was installed since the baselines were taken, and no command
+ran (an install, or a command's ``pip``, changes what imports resolve to,
+out of sight of the changed files; :class:`~rein.analysis.gate.AnalyzerGate`
+keeps both apart).
 """
 
 from __future__ import annotations
@@ -35,26 +37,22 @@ async def all_restored(
     files: Mapping[str, FileBaseline],
     touched: Collection[str],
     now: Callable[[str], Awaitable[str | None]],
-    before_command: Callable[[str], str | None] | None = None,
+    exists: Callable[[str], Awaitable[bool]],
 ) -> bool:
     """Every path in ``touched`` is as it was before the run (``files``:
-    their baselines; ``now``: a path's text now, None when it is no file).
-    A path without a baseline counts only when it is no file now and was
-    none before the command that touched it either (``before_command``:
-    every file's text then, as a cold session reads them; ``sed -i``'s own
-    temporary file, as :func:`~rein.analysis.cold_commands.command_baselines`
-    takes it)."""
+    their baselines; ``now``: a path's text now, None when it is no file or
+    cannot be read; ``exists``: whether it is a file now). A path without a
+    baseline, or one that exists but cannot be read (binary, too large), is
+    not known to be restored."""
     if not touched:
         return False
     for path in sorted(touched):
         baseline = files.get(path)
+        if baseline is None or baseline.text_before_the_run is None:
+            return False  # nothing known of it before the run
         text = await now(path)
-        if baseline is None:
-            if before_command is None or before_command(path) is not None or text is not None:
-                return False  # nothing known of it before the run
-            continue
-        if baseline.text_before_the_run is None:
-            return False
+        if text is None and await exists(path):
+            return False  # there, but not read: not known to be the same
         absent = not baseline.existed or baseline.renamed_from is not None
         if (text is not None) if absent else (text != baseline.text_before_the_run):
             return False

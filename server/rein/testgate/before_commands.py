@@ -23,6 +23,7 @@ their stamp and a change of theirs is "not known", as before.
 from __future__ import annotations
 
 import os
+import stat
 import zlib
 from pathlib import Path
 
@@ -57,6 +58,12 @@ class TextsBeforeCommands:
         #: The last walk saw every file (none left out by MAX_FILES).
         self._complete = False
         self._walked = False
+        #: Every path a walk found (a file deleted since is still "was there").
+        self._seen: set[str] = set()
+        #: The folders the walks went through ("" for the root).
+        self._folders: set[str] = set()
+        #: The regular files of the current walk (the others are not read).
+        self._regular: set[str] = set()
 
     def walk(self) -> dict[str, str | None]:
         """Walk the workspace now: each file that changed, appeared or
@@ -64,6 +71,7 @@ class TextsBeforeCommands:
         there); files whose earlier text was not kept are left out. The
         first walk only learns the files."""
         found = self._stamps()
+        self._seen.update(found)
         changed: dict[str, str | None] = {}
         first = not self._walked
         for path, stamp in found.items():
@@ -84,13 +92,12 @@ class TextsBeforeCommands:
         return changed
 
     def never_there(self, path: str) -> bool:
-        """``path`` was in no walk while every walk was complete, and lies
-        where the walks look: it did not exist before (a command's own
+        """``path`` was in no walk while every walk was complete, and its
+        folder was walked: it did not exist before (a command's own
         temporary file)."""
-        if not self._walked or not self._complete or path in self._files:
+        if not self._walked or not self._complete or path in self._seen:
             return False
-        parts = path.split("/")
-        return not any(_skipped(part) for part in parts[:-1])
+        return path.rpartition("/")[0] in self._folders
 
     def _note(self, changed: dict[str, str | None], path: str, entry: _Entry) -> None:
         if entry[1] is not None:
@@ -99,11 +106,8 @@ class TextsBeforeCommands:
     def _keep(self, path: str, stamp: Stamp) -> None:
         self._forget(path)
         packed: bytes | None = None
-        if path.endswith(KEPT_SUFFIXES) and stamp[1] <= MAX_TEXT_BYTES:
-            try:
-                text = (self.root / path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = None
+        if path in self._regular and path.endswith(KEPT_SUFFIXES) and stamp[1] <= MAX_TEXT_BYTES:
+            text = _read(self.root / path)
             if text is not None:
                 packed = zlib.compress(text.encode("utf-8"), 1)
                 if self._kept_bytes + len(packed) > MAX_KEPT_BYTES:
@@ -118,13 +122,17 @@ class TextsBeforeCommands:
             self._kept_bytes -= len(entry[1])
 
     def _stamps(self) -> dict[str, Stamp]:
+        """Every entry's stamp (a link's own, never what it points to);
+        which of them are regular files (only those are read)."""
         found: dict[str, Stamp] = {}
+        self._regular = set()
         for folder, dirs, names in os.walk(self.root):
             if "pyvenv.cfg" in names:  # a virtual environment
                 dirs[:] = []
                 continue
             dirs[:] = [d for d in dirs if not _skipped(d)]
             rel = os.path.relpath(folder, self.root)
+            self._folders.add("" if rel == "." else rel.replace(os.sep, "/"))
             prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
             for name in names:
                 if len(found) >= MAX_FILES:
@@ -134,7 +142,25 @@ class TextsBeforeCommands:
                 except OSError:
                     continue
                 found[prefix + name] = (info.st_mtime_ns, info.st_size)
+                if stat.S_ISREG(info.st_mode):
+                    self._regular.add(prefix + name)
         return found
+
+
+def _read(path: Path) -> str | None:
+    """A regular file's UTF-8 text, read at most to the size limit (it may
+    have grown since its stamp); None when it cannot be."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_TEXT_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_TEXT_BYTES:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _skipped(name: str) -> bool:

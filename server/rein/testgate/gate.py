@@ -164,10 +164,12 @@ class TestGate:
     async def before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         if not paths:
             # A command about to run (``before_command``): what it changes
-            # is known after it ran, by the walk at the next command or verdict.
+            # is known after it ran, by the walk at the next change or verdict.
             await self._walk()
             self._commands_ran = True
             return
+        if self._commands_ran:
+            await self._walk()  # what a command changed before this edit
         if self._warm is not None and self._warm_allowed():
             self._warm.start()  # a verdict will come: pytest warms up meanwhile
         for path in paths:
@@ -180,12 +182,18 @@ class TestGate:
                 log.debug("tests gate: no earlier text for %s", path)
 
     async def _walk(self) -> None:
-        """Keep, as their text before the run, the earlier texts of the
-        files changed since the last walk (a command's), unless an earlier
-        one is known (:mod:`rein.testgate.before_commands`)."""
+        """Walk the workspace (:mod:`rein.testgate.before_commands`) before a
+        command and, after one, at the next change or verdict. What changed
+        since the walk before is the command's only when one ran in between
+        (else the person's, or what the last validation already judged):
+        then each such file keeps its earlier text as its text before the
+        run, unless an earlier one is known."""
         started = time.monotonic()
-        for path, text in (await asyncio.to_thread(self._before_commands.walk)).items():
-            self.prior.setdefault(path, text)
+        changed = await asyncio.to_thread(self._before_commands.walk)
+        if self._commands_ran:
+            self._commands_ran = False
+            for path, text in changed.items():
+                self.prior.setdefault(path, text)
         self.timings["walk"] = time.monotonic() - started
 
     def _never_there(self, path: str) -> bool:
@@ -196,6 +204,7 @@ class TestGate:
 
     def on_validated(self, generation: int) -> None:
         self.prior.clear()
+        self._commands_ran = False  # what changed since is not this run's
         self._picker.forget()
 
     async def warm_ready(self, timeout_s: float) -> bool:
@@ -243,7 +252,6 @@ class TestGate:
         if not changed:
             return GateOutcome(detail="nothing changed")
         if self._commands_ran:
-            self._commands_ran = False
             await self._walk()
             # A command's own temporary file (``sed -i``'s), gone as it came.
             changed = [p for p in changed if not self._never_there(p)]
