@@ -13,36 +13,23 @@ from typing import Any
 
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
+from tests.fakes.stdio_framing import FRAMING
 
 #: Answers initialize (after writing its params to argv[1]) and shutdown.
-RECORDER = """\
-import json
-import sys
-
-stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-while True:
-    length = 0
-    while (line := stdin.readline().strip()):
-        name, _, value = line.partition(b":")
-        if name.lower() == b"content-length":
-            length = int(value)
-    if not length:
-        break
-    message = json.loads(stdin.read(length))
+RECORDER = (
+    FRAMING
+    + """\
+for message in messages():
     if message.get("method") == "initialize":
         with open(sys.argv[1], "w") as out:
             json.dump(message["params"], out)
-        result = {"capabilities": {}}
+        send({"id": message["id"], "result": {"capabilities": {}}})
     elif message.get("method") == "shutdown":
-        result = None
+        send({"id": message["id"], "result": None})
     elif message.get("method") == "exit":
         break
-    else:
-        continue
-    body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
-    stdout.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
-    stdout.flush()
 """
+)
 
 
 async def _initialize_params(tmp_path: Path, **fields: Any) -> dict[str, Any]:

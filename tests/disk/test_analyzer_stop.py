@@ -10,32 +10,16 @@ from pathlib import Path
 
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
+from tests.fakes.stdio_framing import FRAMING
 
 #: Answers initialize; at ``initialized`` begins pyright's progress when
 #: argv[2] is "busy"; answers shutdown only after 1 s, writing argv[1] first.
-SLOW_TO_STOP = """\
-import json
-import sys
+SLOW_TO_STOP = (
+    FRAMING
+    + """\
 import time
 
-stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-
-
-def send(message):
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-    stdout.write(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
-    stdout.flush()
-
-
-while True:
-    length = 0
-    while (line := stdin.readline().strip()):
-        name, _, value = line.partition(b":")
-        if name.lower() == b"content-length":
-            length = int(value)
-    if not length:
-        break
-    message = json.loads(stdin.read(length))
+for message in messages():
     method = message.get("method")
     if method == "initialize":
         send({"id": message["id"], "result": {"capabilities": {}}})
@@ -49,6 +33,7 @@ while True:
     elif method == "exit":
         break
 """
+)
 
 
 async def _stop(tmp_path: Path, state: str) -> bool:
