@@ -19,6 +19,10 @@ file is unanswered, with a reason naming the server and the file, so the
 snapshot says it is stale and why (the verdict is never "passed":
 unverified, or blocked and saying it is stale); a later publish or answer
 for it makes it fresh again.
+
+Before that, a file owed by an analyzer that went silent is asked for by
+pull (:mod:`rein.disk.silent_files`): basedpyright answers a pull of a file
+it no longer publishes, so the verdict is exact rather than stale.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from typing import Any, Protocol
+
+from rein.disk.silent_files import PulledAnalyzer, SilentFiles
 
 __all__ = ["OwedFiles", "OwedPublishes"]
 
@@ -56,16 +62,7 @@ class OwedFiles(dict[str, int]):
         self.since.clear()
 
 
-class _Named(Protocol):
-    @property
-    def name(self) -> str: ...
-
-
-class _Owing(Protocol):
-    @property
-    def spec(self) -> _Named: ...
-    @property
-    def alive(self) -> bool: ...
+class _Owing(PulledAnalyzer, Protocol):
     @property
     def awaiting(self) -> OwedFiles: ...
     def give_up(self, path: str, version: int, reason: str) -> None: ...
@@ -76,12 +73,16 @@ class OwedPublishes:
 
     def __init__(self, limit_s: float) -> None:
         self.limit_s = limit_s
+        #: Asks a silent analyzer for what it owes before it is given up.
+        self.silent = SilentFiles(limit_s)
 
     def expire(self, analyzers: Iterable[_Owing], now: float | None = None) -> float | None:
-        """Give up the debts owed for :attr:`limit_s`; returns when the next
-        debt left expires (monotonic seconds), None when none is owed."""
+        """Ask silent analyzers for what they owe (:attr:`silent`), give up
+        the debts owed for :attr:`limit_s`; returns when the next debt left
+        may be asked for or expires (monotonic seconds), None when none is owed."""
         now = time.monotonic() if now is None else now
-        next_at: float | None = None
+        analyzers = list(analyzers)
+        next_at = self.silent.ask(analyzers, now)
         for analyzer in analyzers:
             if not analyzer.alive:
                 continue

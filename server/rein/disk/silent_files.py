@@ -1,0 +1,122 @@
+"""Files a publishing analyzer owes and stopped working on: asked by pull.
+
+basedpyright in open-files mode (django, over 1,000 files) never published
+``contrib/sites/models.py`` and three of its importers again once the
+module had been renamed away and back and the files closed and opened
+again, at any version sent: its progress ended, it answered every request,
+it published the other files. Waiting on a publish that will not come ends
+at ``gates.analyzer.settleTimeoutMs`` (:mod:`rein.disk.owed_publishes`)
+with the files stale and the verdict unverified.
+
+It answers a pull of such a file (``textDocument/diagnostic``: it analyses
+the file then, :mod:`rein.disk.file_checks`), so the diagnostics can be had
+without the publish: once an analyzer that publishes has no progress open,
+has said nothing for :data:`SILENT_S` and still owes a file (owed that long
+too), the file is asked for by pull, once per debt. The pull is bounded by
+what is left of the settle bound (at least ``requestTimeoutMs``): a file
+is never stale sooner than without the pull. An answer settles the debt
+(the analyzer's ``_pull``); an answer from a server that did not know the
+file (no result id: it did not analyse it) leaves the file stale, saying
+so; no answer in time leaves it stale too (the pull's own bound).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Protocol
+
+__all__ = ["SILENT_S", "PulledAnalyzer", "SilentFiles"]
+
+#: Quiet this long (no progress open, nothing published or answered) while
+#: owing a file, an analyzer that publishes is asked for it by pull.
+#: basedpyright publishes an open file within a second of its progress
+#: ending; its analysis of one large file shows as progress.
+SILENT_S = 10.0
+
+
+class _Debts(Protocol):
+    @property
+    def since(self) -> dict[str, float]: ...
+    def items(self) -> Iterable[tuple[str, int]]: ...
+    def __contains__(self, path: object) -> bool: ...
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class PulledAnalyzer(Protocol):
+    @property
+    def spec(self) -> _Named: ...
+    @property
+    def alive(self) -> bool: ...
+    @property
+    def pull(self) -> bool: ...
+    @property
+    def progress(self) -> set[str]: ...
+    @property
+    def last_activity(self) -> float: ...
+    @property
+    def awaiting(self) -> _Debts: ...
+    @property
+    def versions(self) -> dict[str, int]: ...
+    @property
+    def unanswered(self) -> dict[str, str]: ...
+    def analysed(self, path: str) -> bool: ...
+    def repull(self, path: str, bound_s: float = 0.0) -> None: ...
+    def note_activity(self) -> None: ...
+
+
+class SilentFiles:
+    """Asks a silent analyzer by pull for the files it owes (see the module)."""
+
+    def __init__(self, limit_s: float, silent_s: float = SILENT_S) -> None:
+        #: The settle bound (a debt is given up this long after it was made).
+        self.limit_s = limit_s
+        self.silent_s = silent_s
+        #: analyzer -> path -> (the version asked, when the debt was made)
+        self._asked: dict[PulledAnalyzer, dict[str, tuple[int, float]]] = {}
+
+    def ask(self, analyzers: Iterable[PulledAnalyzer], now: float | None = None) -> float | None:
+        """Pull what silent analyzers owe; note the answers that came
+        without an analysis. Returns when the next debt may be pulled
+        (monotonic seconds), None when none can be by time."""
+        now = time.monotonic() if now is None else now
+        next_at: float | None = None
+        for analyzer in analyzers:
+            asked = self._asked.setdefault(analyzer, {})
+            self._answered(analyzer, asked)
+            if not analyzer.alive or analyzer.pull or analyzer.progress:
+                continue  # pulled anyway, or working: a progress end is heard
+            owed = analyzer.awaiting
+            for path, version in list(owed.items()):
+                since = owed.since.get(path, now)
+                if asked.get(path) == (version, since):
+                    continue  # asked once for this debt: its pull is bounded
+                at = max(analyzer.last_activity, since) + self.silent_s
+                if at > now:
+                    next_at = at if next_at is None else min(next_at, at)
+                    continue
+                left = since + self.limit_s - now
+                analyzer.repull(path, max(left, 0.0))
+                # The pull owes it anew (a new debt): remembered as asked.
+                asked[path] = (version, owed.since.get(path, now))
+        return next_at
+
+    def _answered(self, analyzer: PulledAnalyzer, asked: dict[str, tuple[int, float]]) -> None:
+        for path, (version, _since) in list(asked.items()):
+            if path in analyzer.awaiting:
+                continue  # not answered yet (or owed again: asked again if silent)
+            del asked[path]
+            if (
+                analyzer.versions.get(path) == version
+                and path not in analyzer.unanswered
+                and not analyzer.analysed(path)
+            ):
+                analyzer.unanswered[path] = (
+                    f"{analyzer.spec.name} published nothing for {path} and answered "
+                    "its pull without having analysed it"
+                )
+                analyzer.note_activity()

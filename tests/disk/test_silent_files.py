@@ -1,0 +1,112 @@
+"""An analyzer that publishes, fell silent and still owes a file (in
+process, no analyzer runs): basedpyright in open-files mode never published
+django's ``contrib/sites/models.py`` and three importers again after the
+module was renamed away and back (the warm probes' ``sed`` case), and the
+verdict ended stale at the settle bound. It answers a pull of such a file:
+the file is asked for by pull once the analyzer is silent, and the verdict
+has its diagnostics."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, cast
+
+from lsprotocol import types as lsp
+
+from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzers import AnalyzerPool
+from tests.fakes.lsp_client import RecordingLanguageClient
+
+#: The waits' bound here: a wait that runs it out fails the test.
+BOUND_S = 2.0
+
+_ERROR = lsp.Diagnostic(
+    range=lsp.Range(lsp.Position(0, 4), lsp.Position(0, 9)),
+    message='"undefined" is not defined',
+    severity=lsp.DiagnosticSeverity.Error,
+    source="basedpyright",
+)
+
+
+class _PulledClient(RecordingLanguageClient):
+    """Never publishes; answers a pull with ``report`` (never, when None)."""
+
+    def __init__(self, report: lsp.FullDocumentDiagnosticReport | None) -> None:
+        super().__init__()
+        self.report = report
+        self.pulls: list[str] = []
+
+    def text_document_diagnostic_async(self, params: lsp.DocumentDiagnosticParams) -> Any:
+        self.pulls.append(params.text_document.uri)
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.report is not None:
+            answer.set_result(self.report)
+        return answer
+
+
+async def _pool(
+    root: Path, report: lsp.FullDocumentDiagnosticReport | None, *, owed_limit_ms: int
+) -> tuple[AnalyzerPool, _Analyzer, _PulledClient]:
+    (root / "a.py").write_text("x = undefined\n")
+    pool = AnalyzerPool(
+        root,
+        [DEFAULT_ANALYZERS[1]],
+        workspace_max_files=0,
+        quiet_ms=0,
+        owed_limit_ms=owed_limit_ms,
+    )
+    await pool.prepare()
+    pool.owed.silent.silent_s = 0.05
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
+    client = _PulledClient(report)
+    analyzer.client = cast(Any, client)
+    analyzer.alive = True
+    pool.analyzers = [analyzer]
+    pool._started.set()
+    analyzer.open("a.py")
+    return pool, analyzer, client
+
+
+async def test_a_file_never_published_is_pulled_and_the_verdict_has_its_diagnostics(
+    root: Path,
+) -> None:
+    report = lsp.FullDocumentDiagnosticReport(items=[_ERROR], result_id="3")
+    pool, analyzer, client = await _pool(root, report, owed_limit_ms=600_000)
+    assert not analyzer.pull  # it publishes: pulled only because it went silent
+    assert await pool.wait_idle(BOUND_S)
+    assert client.pulls == [(root / "a.py").as_uri()]
+    snap = await pool.snapshot(None)
+    assert not snap.stale
+    assert [(d.path, d.message) for d in snap.diagnostics] == [
+        ("a.py", '"undefined" is not defined')
+    ]
+    # Settled: a later wait asks nothing more.
+    assert await pool.wait_idle(BOUND_S)
+    assert len(client.pulls) == 1
+
+
+async def test_an_answer_without_an_analysis_leaves_the_file_stale(root: Path) -> None:
+    # No result id: the server answered without knowing the file.
+    report = lsp.FullDocumentDiagnosticReport(items=[])
+    pool, _analyzer, _client = await _pool(root, report, owed_limit_ms=600_000)
+    assert await pool.wait_idle(BOUND_S)
+    snap = await pool.snapshot(None)
+    assert snap.stale
+    assert snap.stale_reason == (
+        "diagnostics are missing: basedpyright published nothing for a.py and "
+        "answered its pull without having analysed it"
+    )
+
+
+async def test_a_pull_not_answered_is_bounded_by_what_is_left_of_the_settle_bound(
+    root: Path,
+) -> None:
+    pool, _analyzer, client = await _pool(root, None, owed_limit_ms=400)
+    assert await pool.wait_idle(BOUND_S)
+    assert len(client.pulls) == 1  # asked once, not again and again
+    snap = await pool.snapshot(None)
+    assert snap.stale
+    assert snap.stale_reason is not None
+    assert "did not answer the diagnostics of a.py within 0.3" in snap.stale_reason
