@@ -21,6 +21,7 @@ from rein.bench.gates_probes import (
     rename_name_case,
     unclosed_paren_case,
 )
+from rein.bench.gates_structural import _Outcome, _rows
 
 TREE = {
     "src/pkg/__init__.py": "",
@@ -117,6 +118,34 @@ def test_exact_needs_recall_precision_and_the_kinds_own_checks() -> None:
     assert not exact(_row("partial", partial_said=False))
 
 
+def test_a_case_that_adds_no_error_is_exact_only_when_every_verdict_passed() -> None:
+    # attrs' tests-break cases: its .pyi stubs hide the rename from every
+    # importer, so the command line finds no new error. They are kept and
+    # scored: passed with nothing unverified, or not exact.
+    outcomes = [
+        _Outcome(rename_name_case("tests-break", "a.py", "def f(): ...\n", "f", []), [], 1.0),
+        _Outcome(rename_name_case("tests-break", "b.py", "def g(): ...\n", "g", []), [], 1.0),
+    ]
+    outcomes[0].statuses = ["passed", "passed"]
+    outcomes[1].statuses = ["unverified", "passed"]
+    (row,) = _rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
+    assert (row["recall"], row["precision"], row["clean_cases"], row["clean_passed"]) == (
+        None,
+        None,
+        2,
+        1,
+    )
+    assert not exact(row)
+    outcomes[1].statuses = ["passed"]
+    (row,) = _rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
+    assert exact(row)
+    # One that blocks where nothing broke is not.
+    outcomes[1].false_blockers = [{"verdict": 0, "path": "b.py", "line": 0}]
+    outcomes[1].statuses = ["blocked", "passed"]
+    (row,) = _rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
+    assert row["precision"] == 0.0 and not exact(row)
+
+
 def test_the_probe_projects_are_chosen_by_name_and_capped_per_kind() -> None:
     assert [p.project.name for p in choose_probes(None)] == [
         "click",
@@ -125,6 +154,9 @@ def test_the_probe_projects_are_chosen_by_name_and_capped_per_kind() -> None:
         "requests",
         "django",
     ]
+    # Issue 32's 59 cases: a command's edit in click and flask too.
+    assert sum(n for p in choose_probes(None) for n in p.counts.values()) == 59
+    assert [p.counts.get("command-edit", 0) for p in choose_probes(None)] == [1, 1, 0, 0, 2]
     (django,) = choose_probes("django", 1)
     assert set(django.counts.values()) == {1}
     assert django.partial == ("django/utils/functional.py", "cached_property")
@@ -145,3 +177,12 @@ def test_cases_named_by_function_come_first(tmp_path: Path) -> None:
     ]
     command = cases[0].change["tool_calls"][0]["arguments"]["command"]
     assert command == "sed -i 's/\\btested\\b/tested_rein_renamed/g' 'src/pkg/util.py'"
+
+
+def test_a_commands_edit_renames_a_function_no_other_case_renames(tmp_path: Path) -> None:
+    probe = ProbeProject(Project("pkg", "0", "src/pkg", 0), {"cross-file": 1, "command-edit": 1})
+    cases = plan_probes(_tree(tmp_path), probe)
+    assert [(c.kind, c.target) for c in cases] == [
+        ("cross-file", "src/pkg/util.py:helper"),
+        ("command-edit", "src/pkg/util.py:tested"),
+    ]

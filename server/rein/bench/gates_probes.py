@@ -17,13 +17,18 @@ on the changed files and their importers, before and after the change:
   ``src/``);
 - ``delete-module``, ``rename-module``: a module other files import is
   deleted or renamed (:mod:`rein.bench.corpus_cases`);
-- ``command-edit``: ``run_command`` renames a function with ``sed`` (django:
-  open-files mode, over 1,000 files);
+- ``command-edit``: ``run_command`` renames a function with ``sed`` (click
+  and flask: small workspaces; django: open-files mode, over 1,000 files);
 - ``syntax-cascade``: an unclosed parenthesis in requests' ``utils.py`` (many
   errors in other files): its file must be the first blocker, and the repair
   prompt must say how many problems it left out;
 - ``partial``: django's ``cached_property`` renamed (past
   ``gates.analyzer.maxImporters``): the verdict must say it is partial.
+
+A case that adds no error by the command line (attrs' ``tests-break``: its
+``.pyi`` stubs hide the rename from every importer) is run and counts: it is
+judged exactly when every verdict passes it (nothing blocked, nothing
+unverified).
 """
 
 from __future__ import annotations
@@ -91,8 +96,9 @@ class ProbeProject:
 _SRC = {"one-file": 5, "cross-file": 2, "tests-break": 2, "delete-module": 1, "rename-module": 1}
 
 PROBE_PROJECTS = (
-    ProbeProject(Project("click", "8.1.7", "src/click", 0), dict(_SRC)),
-    ProbeProject(Project("flask", "3.0.3", "src/flask", 0), dict(_SRC)),
+    # A command's edit in a small workspace (issue 32: judged exactly there).
+    ProbeProject(Project("click", "8.1.7", "src/click", 0), {**_SRC, "command-edit": 1}),
+    ProbeProject(Project("flask", "3.0.3", "src/flask", 0), {**_SRC, "command-edit": 1}),
     ProbeProject(Project("attrs", "24.2.0", "src/attr", 0), dict(_SRC)),
     ProbeProject(
         Project("requests", "2.32.3", "src/requests", 0),
@@ -228,12 +234,13 @@ def plan_probes(root: Path, probe: ProbeProject, seed: int = 32) -> list[Case]:
     m = counts.get("rename-module", 0)
     for path, _direct in chosen[n : n + m]:
         cases.append(rename_case(path, importers(path)))
+    # A function no other case renames (a command's edit is its own case).
+    used = {c.target for c in cases}
     for path, _direct in chosen:
         if edits <= 0:
             break
-        found = functions(path)
-        if found:
-            name = found[0][0]
+        name = next((n for n, _u in functions(path) if f"{path}:{n}" not in used), None)
+        if name is not None:
             cases.append(command_edit_case(path, texts[path], name, importers(path)))
             edits -= 1
     if counts.get("syntax-cascade") and probe.cascade in texts:
@@ -311,9 +318,13 @@ def choose_probes(spec: str | None, cap: int | None = None) -> list[ProbeProject
 
 
 def exact(row: dict[str, Any]) -> bool:
-    """A row judges exactly: recall and precision 1.0, and its special
-    checks hold (the cause first and the count left out said; partial said)."""
-    if row["recall"] != 1.0 or row["precision"] != 1.0:
+    """A row judges exactly: recall and precision 1.0 (None: no case of it
+    adds an error by the command line, nothing blocked), every case that adds
+    no error passed with nothing unverified, and its special checks hold (the
+    cause first and the count left out said; partial said)."""
+    if row["recall"] not in (1.0, None) or row["precision"] not in (1.0, None):
+        return False
+    if row.get("clean_passed", 0) != row.get("clean_cases", 0):
         return False
     for case in row.get("cases_detail", []):
         if row["kind"] == "syntax-cascade" and not case["cause_first"]:

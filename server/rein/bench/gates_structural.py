@@ -311,11 +311,13 @@ async def run_cases(
     outcomes: list[_Outcome] = []
     for case in cases:
         errors, cli_s = truth(scratch, case)
-        if not errors:
+        if not errors and plan is None:
             log(
                 f"{project.name} {case.kind} {case.target}: no new errors by the command line, skipped"
             )
             continue
+        # The probes keep such a case (issue 32's cases all count): it is
+        # judged exactly when every verdict passes with nothing unverified.
         outcomes.append(_Outcome(case, errors, cli_s))
     model = _ScriptedModel()
     if cold:
@@ -380,19 +382,30 @@ def _rows(
         true = sum(o.true_blockers for o in mine)
         blockers = true + sum(len(o.false_blockers) for o in mine)
         expected = sum(len({(p, line) for p, line, _r in o.truth}) for o in mine)
+        breaking = [o for o in mine if o.truth]
+        clean = [o for o in mine if not o.truth]
         row: dict[str, Any] = {
             "project": f"{project.name}=={project.version}",
             "kind": kind,
             "cold": cold,
             "cases": len(mine),
-            "recall": round(sum(o.caught for o in mine) / len(mine), 3),
+            # Over the cases that add errors by the command line (None: none does).
+            "recall": round(sum(o.caught for o in breaking) / len(breaking), 3)
+            if breaking
+            else None,
+            # The cases that add none, and those of them every verdict passed
+            # (nothing blocked, nothing unverified): those judged exactly.
+            "clean_cases": len(clean),
+            "clean_passed": sum(
+                bool(o.statuses) and all(s == "passed" for s in o.statuses) for o in clean
+            ),
             "precision": round(true / blockers, 3) if blockers else None,
             "expected_error_lines": expected,
             "expected_error_lines_blocked": sum(o.covered for o in mine),
             "false_blockers": sum(len(o.false_blockers) for o in mine),
             "cases_without_a_verdict": sum(o.verdicts == 0 for o in mine),
             "statuses": sorted({o.status for o in mine}),
-            "missed": [o.case.target for o in mine if not o.caught],
+            "missed": [o.case.target for o in breaking if not o.caught],
             "false_blocker_samples": [b for o in mine for b in o.false_blockers][:5],
             "cases_detail": [_checks(o) for o in mine],
         }
@@ -455,6 +468,7 @@ def print_cases(rows: list[dict[str, Any]]) -> None:
             )
         print(
             f"{row['project']} {row['kind']}: {row['cases']} cases, recall {row['recall']},"
+            f" passed {row['clean_passed']} of {row['clean_cases']} without a new error,"
             f" precision {row['precision']}, false {row['false_blockers']},"
             f" expected error lines blocked {row['expected_error_lines_blocked']}"
             f"/{row['expected_error_lines']}{extra}"
