@@ -239,9 +239,9 @@ def plan_probes(root: Path, probe: ProbeProject, seed: int = 32) -> list[Case]:
     for path, _direct in chosen:
         if edits <= 0:
             break
-        name = next((n for n, _u in functions(path) if f"{path}:{n}" not in used), None)
-        if name is not None:
-            cases.append(command_edit_case(path, texts[path], name, importers(path)))
+        free = next((n for n, _u in functions(path) if f"{path}:{n}" not in used), None)
+        if free is not None:
+            cases.append(command_edit_case(path, texts[path], free, importers(path)))
             edits -= 1
     if counts.get("syntax-cascade") and probe.cascade in texts:
         path = probe.cascade
