@@ -178,11 +178,3 @@ def test_cases_named_by_function_come_first(tmp_path: Path) -> None:
     command = cases[0].change["tool_calls"][0]["arguments"]["command"]
     assert command == "sed -i 's/\\btested\\b/tested_rein_renamed/g' 'src/pkg/util.py'"
 
-
-def test_a_commands_edit_renames_a_function_no_other_case_renames(tmp_path: Path) -> None:
-    probe = ProbeProject(Project("pkg", "0", "src/pkg", 0), {"cross-file": 1, "command-edit": 1})
-    cases = plan_probes(_tree(tmp_path), probe)
-    assert [(c.kind, c.target) for c in cases] == [
-        ("cross-file", "src/pkg/util.py:helper"),
-        ("command-edit", "src/pkg/util.py:tested"),
-    ]

@@ -234,14 +234,16 @@ def plan_probes(root: Path, probe: ProbeProject, seed: int = 32) -> list[Case]:
     m = counts.get("rename-module", 0)
     for path, _direct in chosen[n : n + m]:
         cases.append(rename_case(path, importers(path)))
-    # A function no other case renames (a command's edit is its own case).
-    used = {c.target for c in cases}
+    # The most imported function of the most imported module with one: it
+    # may be a cross-file case's too (the same rename, by a command). django's
+    # is contrib/sites/models.py's, right after that module's rename-module
+    # case: basedpyright never published it again (disk/silent_files.py).
     for path, _direct in chosen:
         if edits <= 0:
             break
-        free = next((n for n, _u in functions(path) if f"{path}:{n}" not in used), None)
-        if free is not None:
-            cases.append(command_edit_case(path, texts[path], free, importers(path)))
+        found = functions(path)
+        if found:
+            cases.append(command_edit_case(path, texts[path], found[0][0], importers(path)))
             edits -= 1
     if counts.get("syntax-cascade") and probe.cascade in texts:
         path = probe.cascade
