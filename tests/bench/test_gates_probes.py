@@ -177,4 +177,3 @@ def test_cases_named_by_function_come_first(tmp_path: Path) -> None:
     ]
     command = cases[0].change["tool_calls"][0]["arguments"]["command"]
     assert command == "sed -i 's/\\btested\\b/tested_rein_renamed/g' 'src/pkg/util.py'"
-
