@@ -22,11 +22,14 @@ so; no answer in time leaves it stale too (the pull's own bound).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable
 from typing import Protocol
 
 __all__ = ["SILENT_S", "PulledAnalyzer", "SilentFiles"]
+
+log = logging.getLogger(__name__)
 
 #: Quiet this long (no progress open, nothing published or answered) while
 #: owing a file, an analyzer that publishes is asked for it by pull.
@@ -100,6 +103,13 @@ class SilentFiles:
                     next_at = at if next_at is None else min(next_at, at)
                     continue
                 left = since + self.limit_s - now
+                log.info(
+                    "%s has said nothing of %s (version %d) for %.0f s: asked by pull",
+                    analyzer.spec.name,
+                    path,
+                    version,
+                    now - since,
+                )
                 analyzer.repull(path, max(left, 0.0))
                 # The pull owes it anew (a new debt): remembered as asked.
                 asked[path] = (version, owed.since.get(path, now))
