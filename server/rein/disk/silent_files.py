@@ -103,7 +103,7 @@ class SilentFiles:
                     next_at = at if next_at is None else min(next_at, at)
                     continue
                 left = since + self.limit_s - now
-                log.info(
+                log.warning(
                     "%s has said nothing of %s (version %d) for %.0f s: asked by pull",
                     analyzer.spec.name,
                     path,
