@@ -73,6 +73,8 @@ class _Outcome:
     true_blockers: int = 0
     false_blockers: list[dict[str, Any]] = field(default_factory=list)
     covered: int = 0
+    #: The new-error lines the first verdict did not block (path, line).
+    uncovered: list[tuple[str, int]] = field(default_factory=list)
     verdicts: int = 0
     status: str = ""
     wall_s: float | None = None
@@ -257,6 +259,7 @@ async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root:
                     }
                 )
     outcome.covered = len(reached)
+    outcome.uncovered = sorted(expected - reached)
 
 
 def _restored(root: Path, case: Case) -> bool:
@@ -452,6 +455,7 @@ def _checks(o: _Outcome) -> dict[str, Any]:
             (line for line in prompt.splitlines() if line.startswith("- ")), None
         ),
         "partial_said": any("partial:" in d for d in o.details),
+        "lines_not_blocked": [f"{p}:{line + 1}" for p, line in o.uncovered[:10]],
         "detail_first": o.details[0][:300] if o.details else None,
     }
 
