@@ -31,23 +31,25 @@ _ERROR = lsp.Diagnostic(
 
 
 class _PulledClient(RecordingLanguageClient):
-    """Never publishes; answers a pull with ``report`` (never, when None)."""
+    """Never publishes; answers the pulls with ``reports`` in turn, the last
+    one again and again (never, when None)."""
 
-    def __init__(self, report: lsp.FullDocumentDiagnosticReport | None) -> None:
+    def __init__(self, *reports: lsp.FullDocumentDiagnosticReport | None) -> None:
         super().__init__()
-        self.report = report
+        self.reports = list(reports)
         self.pulls: list[str] = []
 
     def text_document_diagnostic_async(self, params: lsp.DocumentDiagnosticParams) -> Any:
         self.pulls.append(params.text_document.uri)
+        report = self.reports[min(len(self.pulls), len(self.reports)) - 1]
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        if self.report is not None:
-            answer.set_result(self.report)
+        if report is not None:
+            answer.set_result(report)
         return answer
 
 
 async def _pool(
-    root: Path, report: lsp.FullDocumentDiagnosticReport | None, *, owed_limit_ms: int
+    root: Path, *reports: lsp.FullDocumentDiagnosticReport | None, owed_limit_ms: int
 ) -> tuple[AnalyzerPool, _Analyzer, _PulledClient]:
     (root / "a.py").write_text("x = undefined\n")
     pool = AnalyzerPool(
@@ -60,7 +62,7 @@ async def _pool(
     await pool.prepare()
     pool.owed.silent.silent_s = 0.05
     analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
-    client = _PulledClient(report)
+    client = _PulledClient(*reports)
     analyzer.client = cast(Any, client)
     analyzer.alive = True
     pool.analyzers = [analyzer]
@@ -87,17 +89,31 @@ async def test_a_file_never_published_is_pulled_and_the_verdict_has_its_diagnost
     assert len(client.pulls) == 1
 
 
-async def test_an_answer_without_an_analysis_leaves_the_file_stale(root: Path) -> None:
-    # No result id: the server answered without knowing the file.
-    report = lsp.FullDocumentDiagnosticReport(items=[])
-    pool, _analyzer, _client = await _pool(root, report, owed_limit_ms=600_000)
+async def test_an_answer_without_an_analysis_is_asked_again_until_it_analysed(
+    root: Path,
+) -> None:
+    # No result id: the server answered without knowing the file (a
+    # workspace still being set up); asked again once silent, it knows it.
+    unknown = lsp.FullDocumentDiagnosticReport(items=[])
+    report = lsp.FullDocumentDiagnosticReport(items=[_ERROR], result_id="4")
+    pool, _analyzer, client = await _pool(root, unknown, report, owed_limit_ms=600_000)
     assert await pool.wait_idle(BOUND_S)
+    assert len(client.pulls) == 2
+    snap = await pool.snapshot(None)
+    assert not snap.stale
+    assert [d.message for d in snap.diagnostics] == ['"undefined" is not defined']
+
+
+async def test_never_analysed_it_is_stale_at_the_settle_bound(root: Path) -> None:
+    unknown = lsp.FullDocumentDiagnosticReport(items=[])
+    pool, _analyzer, client = await _pool(root, unknown, owed_limit_ms=400)
+    assert await pool.wait_idle(BOUND_S)
+    assert len(client.pulls) >= 2  # asked again, within the bound only
     snap = await pool.snapshot(None)
     assert snap.stale
-    assert snap.stale_reason == (
-        "diagnostics are missing: basedpyright published nothing for a.py and "
-        "answered its pull without having analysed it"
-    )
+    assert snap.stale_reason is not None
+    assert snap.stale_reason.startswith("diagnostics are missing: basedpyright ")
+    assert "a.py within 0.4 s" in snap.stale_reason
 
 
 async def test_a_pull_not_answered_is_bounded_by_what_is_left_of_the_settle_bound(

@@ -15,9 +15,12 @@ has said nothing for :data:`SILENT_S` and still owes a file (owed that long
 too), the file is asked for by pull, once per debt. The pull is bounded by
 what is left of the settle bound (at least ``requestTimeoutMs``): a file
 is never stale sooner than without the pull. An answer settles the debt
-(the analyzer's ``_pull``); an answer from a server that did not know the
-file (no result id: it did not analyse it) leaves the file stale, saying
-so; no answer in time leaves it stale too (the pull's own bound).
+(the analyzer's ``_pull``). An answer from a server that did not know the
+file (no result id: it did not analyse it; basedpyright answers so while
+its workspace is being set up) leaves the file owed, from when it was first
+owed, and asked again once the server is silent again; past the settle
+bound it is stale, saying so. No answer in time leaves it stale too (the
+pull's own bound).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class _Debts(Protocol):
     def since(self) -> dict[str, float]: ...
     def items(self) -> Iterable[tuple[str, int]]: ...
     def __contains__(self, path: object) -> bool: ...
+    def __setitem__(self, path: str, version: int) -> None: ...
 
 
 class _Named(Protocol):
@@ -79,8 +83,9 @@ class SilentFiles:
         #: The settle bound (a debt is given up this long after it was made).
         self.limit_s = limit_s
         self.silent_s = silent_s
-        #: analyzer -> path -> (the version asked, when the debt was made)
-        self._asked: dict[PulledAnalyzer, dict[str, tuple[int, float]]] = {}
+        #: analyzer -> path -> (the version asked, when its pull's debt was
+        #: made, when the debt it replaced was first made)
+        self._asked: dict[PulledAnalyzer, dict[str, tuple[int, float, float]]] = {}
 
     def ask(self, analyzers: Iterable[PulledAnalyzer], now: float | None = None) -> float | None:
         """Pull what silent analyzers owe; note the answers that came
@@ -90,19 +95,23 @@ class SilentFiles:
         next_at: float | None = None
         for analyzer in analyzers:
             asked = self._asked.setdefault(analyzer, {})
-            self._answered(analyzer, asked)
+            self._answered(analyzer, asked, now)
             if not analyzer.alive or analyzer.pull or analyzer.progress:
                 continue  # pulled anyway, or working: a progress end is heard
             owed = analyzer.awaiting
             for path, version in list(owed.items()):
                 since = owed.since.get(path, now)
-                if asked.get(path) == (version, since):
-                    continue  # asked once for this debt: its pull is bounded
+                entry = asked.get(path)
+                if entry is not None and entry[:2] == (version, since):
+                    continue  # asked for this debt: its pull is bounded
                 at = max(analyzer.last_activity, since) + self.silent_s
                 if at > now:
                     next_at = at if next_at is None else min(next_at, at)
                     continue
+                # A debt owed again keeps its first time (see _answered).
                 left = since + self.limit_s - now
+                if left <= 0:
+                    continue  # given up now (owed_publishes)
                 log.warning(
                     "%s has said nothing of %s (version %d) for %.0f s: asked by pull",
                     analyzer.spec.name,
@@ -110,23 +119,37 @@ class SilentFiles:
                     version,
                     now - since,
                 )
-                analyzer.repull(path, max(left, 0.0))
+                analyzer.repull(path, left)
                 # The pull owes it anew (a new debt): remembered as asked.
-                asked[path] = (version, owed.since.get(path, now))
+                asked[path] = (version, owed.since.get(path, now), since)
         return next_at
 
-    def _answered(self, analyzer: PulledAnalyzer, asked: dict[str, tuple[int, float]]) -> None:
-        for path, (version, _since) in list(asked.items()):
+    def _answered(
+        self,
+        analyzer: PulledAnalyzer,
+        asked: dict[str, tuple[int, float, float]],
+        now: float,
+    ) -> None:
+        for path, (version, _since, began) in list(asked.items()):
             if path in analyzer.awaiting:
                 continue  # not answered yet (or owed again: asked again if silent)
             del asked[path]
             if (
-                analyzer.versions.get(path) == version
-                and path not in analyzer.unanswered
-                and not analyzer.analysed(path)
+                not analyzer.alive
+                or analyzer.versions.get(path) != version
+                or path in analyzer.unanswered
+                or analyzer.analysed(path)
             ):
-                analyzer.unanswered[path] = (
-                    f"{analyzer.spec.name} published nothing for {path} and answered "
-                    "its pull without having analysed it"
-                )
-                analyzer.note_activity()
+                continue  # answered (or no longer asked: closed, changed, down)
+            if began + self.limit_s > now:
+                # It does not know the file yet (a workspace still being set
+                # up answers so): owed again, from when it was first owed,
+                # and asked again once silent.
+                analyzer.awaiting[path] = version
+                analyzer.awaiting.since[path] = began
+                continue
+            analyzer.unanswered[path] = (
+                f"{analyzer.spec.name} published nothing for {path} within "
+                f"{self.limit_s:g} s and answered its pull without having analysed it"
+            )
+            analyzer.note_activity()
