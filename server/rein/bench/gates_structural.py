@@ -470,10 +470,14 @@ def print_cases(rows: list[dict[str, Any]]) -> None:
                 f" without the tests gate {row['analyzer_wall_s']} s,"
                 f" /command line {row['analyzer_wall_over_cli']}"
             )
+        clean = (
+            f" passed {row['clean_passed']} of {row['clean_cases']} without a new error,"
+            if row.get("clean_cases")
+            else ""
+        )
         print(
             f"{row['project']} {row['kind']}: {row['cases']} cases, recall {row['recall']},"
-            f" passed {row['clean_passed']} of {row['clean_cases']} without a new error,"
-            f" precision {row['precision']}, false {row['false_blockers']},"
+            f"{clean} precision {row['precision']}, false {row['false_blockers']},"
             f" expected error lines blocked {row['expected_error_lines_blocked']}"
             f"/{row['expected_error_lines']}{extra}"
         )
