@@ -7,6 +7,8 @@ suites, so the three hosts are held to one table."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
 FIELDS = ("before", "old", "new", "after")
@@ -41,3 +43,12 @@ FAITHFUL_BYTES = [
         id="mixed-crlf-part",
     ),
 ]
+
+
+def cases_by_id() -> dict[str, tuple[bytes, str, str, bytes]]:
+    """The table's cases by id, for a host that runs them all in one
+    session (one process rather than one per case)."""
+    return {
+        str(case.id): cast("tuple[bytes, str, str, bytes]", tuple(case.values))
+        for case in FAITHFUL_BYTES
+    }

@@ -28,6 +28,11 @@ pytestmark = pytest.mark.e2e
 REIN = [sys.executable, "-m", "rein"]
 REPO = Path(__file__).resolve().parents[2]
 
+#: The runs start no analyzer: what is undone is the subject, not their
+#: verdicts (each start and baseline cost seconds per run; the analyzer
+#: gate of rein run: tests/e2e/test_headless_gates.py, test_gates_truth.py).
+NO_ANALYZER = {"gates": {"analyzer": {"enabled": False}}}
+
 
 class Project:
     def __init__(self, tmp_path: Path, files: dict[str, str | bytes] | None = None) -> None:
@@ -59,10 +64,10 @@ class Project:
     ) -> dict[str, Any]:
         script = self.tmp / "script.yaml"
         script.write_text(yaml.safe_dump({"turns": turns}))
-        extra: list[str] = []
-        if config is not None:
-            (self.tmp / "rein.yaml").write_text(yaml.safe_dump({"rein": config}))
-            extra = ["--config", str(self.tmp / "rein.yaml")]
+        (self.tmp / "rein.yaml").write_text(
+            yaml.safe_dump({"rein": {**NO_ANALYZER, **(config or {})}})
+        )
+        extra = ["--config", str(self.tmp / "rein.yaml")]
         out = self.rein(
             "run",
             "change files",

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.faithful_bytes import FAITHFUL_BYTES, FIELDS
+from tests.faithful_bytes import cases_by_id
 
 pytestmark = pytest.mark.e2e
 
@@ -166,13 +166,17 @@ def test_a_fifo_made_by_an_approved_command_does_not_hang_the_reads(tmp_path: Pa
 # ------------------------------------------------------------ faithful bytes
 
 
-@pytest.mark.parametrize(FIELDS, FAITHFUL_BYTES)
-def test_rein_run_edits_keep_every_byte_they_do_not_change(
-    tmp_path: Path, before: bytes, old: str, new: str, after: bytes
-) -> None:
+def test_rein_run_edits_keep_every_byte_they_do_not_change(tmp_path: Path) -> None:
+    """Every case of the table in one run (a file each, a turn each): one
+    ``rein run`` process rather than one per case."""
     root = tmp_path / "ws"
     root.mkdir()
-    (root / "f.py").write_bytes(before)
-    (edit,) = _run(tmp_path, root, [{"tool_calls": [_edit("f.py", old, new)]}])
-    assert not edit["is_error"], edit
-    assert (root / "f.py").read_bytes() == after
+    cases = {f"{case}.py": values for case, values in cases_by_id().items()}
+    for name, (before, _old, _new, _after) in cases.items():
+        (root / name).write_bytes(before)
+    turns = [{"tool_calls": [_edit(name, old, new)]} for name, (_b, old, new, _a) in cases.items()]
+    edits = _run(tmp_path, root, turns)
+    assert [e["is_error"] for e in edits] == [False] * len(cases), edits
+    assert {name: (root / name).read_bytes() for name in cases} == {
+        name: after for name, (_b, _o, _n, after) in cases.items()
+    }

@@ -43,6 +43,11 @@ class Editor:
         self.docs: dict[str, tuple[int, str]] = {}
         self.generation = 0
         self.pool: AnalyzerPool | None = None
+        #: Without a pool: say at once that the diagnostics of a file it
+        #: changed changed (rein/diagnosticsChanged, none found), as an editor
+        #: whose language server has nothing to say of it. Off, it says
+        #: nothing and the analyzer gate waits out its maxWaitMs (stale).
+        self.finds_nothing = False
         self.confirm_answer = True
         #: Sent as the answer's ``remember`` ("always allow") when set.
         self.confirm_remember: Any = None
@@ -114,6 +119,8 @@ class Editor:
         self.generation += 1
         if self.pool is not None:
             self.pool.on_mutation(Mutation(self.generation, tuple(rels)))
+        elif self.finds_nothing:
+            self.diagnostics_changed(list(rels))
 
     # --------------------------------------------------------------- handlers
 

@@ -25,3 +25,6 @@ class RecordingLanguageClient:
 
     def text_document_did_close(self, params: Any) -> None:
         self.sent.append(("textDocument/didClose", params))
+
+    def workspace_did_change_watched_files(self, params: Any) -> None:
+        self.sent.append(("workspace/didChangeWatchedFiles", params))

@@ -109,9 +109,13 @@ async def running_server(
     """A real `rein serve` subprocess with an editor, outside pytest-lsp (for
     tests that restart or kill the server). ``model``: the ``rein.model``
     settings (default: the replay model playing tmp_path/script.yaml);
-    ``settings``: more of the ``rein`` section."""
+    ``settings``: more of the ``rein`` section. Without ``analyzer`` (a
+    real ruff server), the editor's analyzer finds nothing in the files it
+    changes and says so at once (``Editor.finds_nothing``): the analyzer
+    gate passes rather than wait out its bound (5 s, unverified)."""
     client = make_client()
     ed = Editor(client, root)
+    ed.finds_nothing = not analyzer
     wire(ed)
     base = _settings(tmp_path)
     model = model or base["model"]

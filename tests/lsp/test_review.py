@@ -212,69 +212,71 @@ async def test_a_keystroke_between_read_and_undo_makes_the_editor_refuse(
         assert review["runs"][0]["files"][0]["status"] == "pending"
 
 
-@pytest.mark.parametrize(
-    ("params", "code", "message"),
-    [
-        pytest.param(
-            {"sessionId": "ses_nope", "runId": "r", "decision": "keep"},
-            -32602,
-            "rein/reviewDecide: invalid params: sessionId: no session 'ses_nope'",
-            id="unknown-session",
-        ),
-        pytest.param(
-            {"runId": "r", "decision": "keep"},
-            -32602,
-            "sessionId: Field required",
-            id="no-session",
-        ),
-        pytest.param(
-            {"sessionId": "SID", "runId": "run_nope", "decision": "undo"},
-            -32803,
-            "no checkpoint run 'run_nope'",
-            id="unknown-run",
-        ),
-        pytest.param(
-            {"sessionId": "SID", "runId": "RUN", "decision": "undo", "path": "../etc/passwd"},
-            -32803,
-            "../etc/passwd is not under review",
-            id="path-outside",
-        ),
-        pytest.param(
-            {"sessionId": "SID", "runId": "RUN", "decision": "undo", "path": "app.py", "hunk": 7},
-            -32803,
-            "there is no hunk 7",
-            id="unknown-hunk",
-        ),
-        pytest.param(
-            {"sessionId": "SID", "runId": "RUN", "decision": "maybe"},
-            -32602,
-            "decision: Input should be 'keep' or 'undo'",
-            id="bad-decision",
-        ),
-    ],
-)
+#: Bad rein/reviewDecide params ("SID", "RUN": the run's own ids), the
+#: error's code and what its message says.
+BAD_DECISIONS = [
+    pytest.param(
+        {"sessionId": "ses_nope", "runId": "r", "decision": "keep"},
+        -32602,
+        "rein/reviewDecide: invalid params: sessionId: no session 'ses_nope'",
+        id="unknown-session",
+    ),
+    pytest.param(
+        {"runId": "r", "decision": "keep"},
+        -32602,
+        "sessionId: Field required",
+        id="no-session",
+    ),
+    pytest.param(
+        {"sessionId": "SID", "runId": "run_nope", "decision": "undo"},
+        -32803,
+        "no checkpoint run 'run_nope'",
+        id="unknown-run",
+    ),
+    pytest.param(
+        {"sessionId": "SID", "runId": "RUN", "decision": "undo", "path": "../etc/passwd"},
+        -32803,
+        "../etc/passwd is not under review",
+        id="path-outside",
+    ),
+    pytest.param(
+        {"sessionId": "SID", "runId": "RUN", "decision": "undo", "path": "app.py", "hunk": 7},
+        -32803,
+        "there is no hunk 7",
+        id="unknown-hunk",
+    ),
+    pytest.param(
+        {"sessionId": "SID", "runId": "RUN", "decision": "maybe"},
+        -32602,
+        "decision: Input should be 'keep' or 'undo'",
+        id="bad-decision",
+    ),
+]
+
+
 async def test_bad_review_requests_are_clear_errors_and_change_nothing(
-    workspace: Path, tmp_path: Path, params: dict[str, Any], code: int, message: str
+    workspace: Path, tmp_path: Path
 ) -> None:
+    """Every case after one run, its file and review checked after each (a
+    refused decision changes nothing): one server rather than one per case."""
     from pygls.exceptions import JsonRpcException
 
     write_script(tmp_path, [edit("app.py", 'f"hello {name}"', 'f"hi {name}"'), {"text": "done"}])
     async with running_server(workspace, tmp_path, settings=REVIEW | NO_GATE) as editor:
         result = await request(editor, "rein/prompt", {"text": "friendlier"})
         text = (workspace / "app.py").read_text()
-        sent = {
-            k: {"SID": result["sessionId"], "RUN": result["runId"]}.get(v, v)
-            if isinstance(v, str)
-            else v
-            for k, v in params.items()
-        }
-        with pytest.raises(JsonRpcException) as caught:
-            await request(editor, "rein/reviewDecide", sent)
-        assert caught.value.code == code
-        assert message in str(caught.value)
-        assert (workspace / "app.py").read_text() == text
-        review = await request(editor, "rein/review", {"sessionId": result["sessionId"]})
-        assert review["runs"][0]["files"][0]["status"] == "pending"
+        ids = {"SID": result["sessionId"], "RUN": result["runId"]}
+        for case in BAD_DECISIONS:
+            params, code, message = case.values
+            assert isinstance(params, dict)
+            sent = {k: ids.get(v, v) if isinstance(v, str) else v for k, v in params.items()}
+            with pytest.raises(JsonRpcException) as caught:
+                await request(editor, "rein/reviewDecide", sent)
+            assert caught.value.code == code, case.id
+            assert isinstance(message, str) and message in str(caught.value), case.id
+            assert (workspace / "app.py").read_text() == text, case.id
+            review = await request(editor, "rein/review", {"sessionId": result["sessionId"]})
+            assert review["runs"][0]["files"][0]["status"] == "pending", case.id
 
 
 async def test_reviews_survive_a_restart_and_are_decided_after_it(

@@ -339,33 +339,30 @@ async def test_invalid_configuration_is_reported_once_and_the_last_good_one_kept
     assert len(bad) == 1, messages
 
 
-@pytest.mark.parametrize(
-    ("method", "params", "field"),
-    [
-        pytest.param("rein/prompt", {}, "text", id="prompt-missing-text"),
-        pytest.param("rein/prompt", {"text": "x", "mode": "yolo"}, "mode", id="prompt-bad-mode"),
-        pytest.param(
-            "rein/prompt",
-            {"text": "x", "sessionId": "nope"},
-            "sessionId",
-            id="prompt-unknown-session",
-        ),
-        pytest.param("rein/steer", {"text": "x"}, "sessionId", id="steer-missing-session"),
-        pytest.param("rein/followUp", {"sessionId": "s"}, "text", id="followup-missing-text"),
-        pytest.param("rein/abort", {"sessionId": 5}, "sessionId", id="abort-wrong-type"),
-        pytest.param("rein/sessions", {"unexpected": 1}, "unexpected", id="sessions-extra-field"),
-        pytest.param("rein/session", {}, "sessionId", id="session-missing-id"),
-    ],
-)
-async def test_invalid_params_name_the_field(
-    editor: Editor, method: str, params: dict[str, Any], field: str
-) -> None:
-    with pytest.raises(JsonRpcException) as info:
-        await editor.client.protocol.send_request_async(method, params)
-    assert info.value.code == -32602
-    assert field in str(info.value) and method in str(info.value)
-    # The server is still alive and answering.
-    assert "sessions" in await editor.client.protocol.send_request_async("rein/sessions", {})
+#: Invalid requests: (method, params, the field the error must name).
+INVALID_PARAMS = [
+    ("rein/prompt", {}, "text"),
+    ("rein/prompt", {"text": "x", "mode": "yolo"}, "mode"),
+    ("rein/prompt", {"text": "x", "sessionId": "nope"}, "sessionId"),
+    ("rein/steer", {"text": "x"}, "sessionId"),
+    ("rein/followUp", {"sessionId": "s"}, "text"),
+    ("rein/abort", {"sessionId": 5}, "sessionId"),
+    ("rein/sessions", {"unexpected": 1}, "unexpected"),
+    ("rein/session", {}, "sessionId"),
+]
+
+
+async def test_invalid_params_name_the_field(editor: Editor) -> None:
+    """Every case against one server (a refused request changes nothing,
+    and the server must go on answering after each): one start per editor
+    profile rather than one per case."""
+    for method, params, field in INVALID_PARAMS:
+        with pytest.raises(JsonRpcException) as info:
+            await editor.client.protocol.send_request_async(method, params)
+        assert info.value.code == -32602, (method, params)
+        assert field in str(info.value) and method in str(info.value), (method, params)
+        # The server is still alive and answering.
+        assert "sessions" in await editor.client.protocol.send_request_async("rein/sessions", {})
 
 
 BROKEN = 'def greet(name: str) -> str:\n    return f"hello {nmae}"\n'

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from lsprotocol import types as lsp
 
-from tests.faithful_bytes import FAITHFUL_BYTES, FIELDS
+from tests.faithful_bytes import cases_by_id
 from tests.fakes.editor import Editor
 from tests.lsp.conftest import running_server, write_script
 
@@ -82,20 +82,26 @@ async def test_parallel_edits_and_two_sessions_on_a_closed_file_lose_nothing(
     )
 
 
-@pytest.mark.parametrize(FIELDS, FAITHFUL_BYTES)
-async def test_edits_of_a_closed_file_keep_every_byte_they_do_not_change(
-    tmp_path: Path, before: bytes, old: str, new: str, after: bytes
-) -> None:
+async def test_edits_of_a_closed_file_keep_every_byte_they_do_not_change(tmp_path: Path) -> None:
+    """Every case of the table in one session (a file each, a turn each):
+    one server rather than one per case."""
     root = tmp_path / "ws"
     root.mkdir()
-    (root / "f.py").write_bytes(before)
-    write_script(tmp_path, [{"tool_calls": [_edit("f.py", old, new)]}, {"text": "ok"}])
+    cases = {f"{case}.py": values for case, values in cases_by_id().items()}
+    for name, (before, _old, _new, _after) in cases.items():
+        (root / name).write_bytes(before)
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [_edit(name, old, new)]} for name, (_b, old, new, _a) in cases.items()
+    ]
+    write_script(tmp_path, [*turns, {"text": "ok"}])
     async with running_server(root, tmp_path) as editor:
         result = await _prompt(editor)
         assert result["status"] == "completed", result
-        (end,) = _tool_ends(editor)
-        assert not end["is_error"], end
-    assert (root / "f.py").read_bytes() == after
+        ends = _tool_ends(editor)
+        assert [e["is_error"] for e in ends] == [False] * len(cases), ends
+    assert {name: (root / name).read_bytes() for name in cases} == {
+        name: after for name, (_b, _o, _n, after) in cases.items()
+    }
 
 
 @pytest.mark.parametrize("tool", ["edit_file", "read_file"])

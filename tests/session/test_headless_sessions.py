@@ -148,7 +148,14 @@ def test_a_plan_waits_and_resume_finishes_its_step_with_the_work_done_before(
         "      - name: complete_step\n"
         "        arguments: {step_id: s1, success: true, summary: 'x stays 1'}\n"
     )
-    common = ["-w", str(tmp_path), "--provider", "replay", "--storage", str(storage), "--json"]
+    # app.py would start the analyzers in both processes; no verdict is asked
+    # about here (nothing changes), so none starts.
+    config = tmp_path / "rein.yaml"
+    config.write_text("rein:\n  gates:\n    analyzer:\n      enabled: false\n")
+    common = [
+        "-w", str(tmp_path), "--provider", "replay", "--storage", str(storage), "--json",
+        "--config", str(config),
+    ]  # fmt: skip
     out = _run("run", "check x", "--mode", "plan", *common, "--script", str(first))
     assert out.returncode == 4, out.stdout + out.stderr
     session_id = str(_result(out.stdout)["sessionId"])

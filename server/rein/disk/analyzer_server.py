@@ -395,6 +395,12 @@ class _Analyzer:
         text = self.pool.read(path) if text is None else text
         uri = _uri(self.pool.root, path)
         if text is None:
+            # A server that lets us watch files for it (basedpyright in
+            # workspace mode) learns of a deleted file only from us, before
+            # its close: basedpyright that analysed after the close first
+            # (under load) resolved the module still, as empty ('"double" is
+            # unknown import symbol'), and kept that after the deletion.
+            self._watched(uri, lsp.FileChangeType.Deleted)
             if path in self.versions:
                 del self.versions[path]
                 self.sent.pop(path, None)
@@ -402,9 +408,6 @@ class _Analyzer:
                 self.client.text_document_did_close(
                     lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
                 )
-            # A server that lets us watch files for it (basedpyright in
-            # workspace mode) learns of a deleted file only from us.
-            self._watched(uri, lsp.FileChangeType.Deleted)
             self.diagnostics.pop(path, None)
             self._published_items.pop(path, None)
             return

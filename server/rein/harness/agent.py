@@ -245,8 +245,6 @@ class Agent(ReferenceAccessors, EventListeners, MessageQueues, PromptRuns):
     def stuck_tool(self, value: StuckToolConfig | FromConfig | None) -> None:
         self._stuck_tool = value
 
-    # -------------------------------------------------------------- listeners
-
     # ------------------------------------------------------------------ state
 
     @property

@@ -59,6 +59,10 @@ __all__ = ["ReinServer"]
 
 log = logging.getLogger(__name__)
 
+#: How long a shutdown waits for the stopped disk watcher's task to end (its
+#: OS watches notice the stop within a fraction of a second).
+WATCHER_END_S = 5.0
+
 
 class ReinServer(LanguageServer):
     protocol: ReinProtocol
@@ -475,9 +479,26 @@ class ReinServer(LanguageServer):
 
         await asyncio.gather(end_sessions(mine, "prompt_input_exit"), end_isolated())
         if self._folder is not None:
-            await self._folder.close()
+            await self._folder.close()  # stops the disk watcher
+        await self._watcher_ended()
         if self._http_clients is not None:
             await self._http_clients.aclose()
+
+    async def _watcher_ended(self) -> None:
+        """Wait, bounded, for the stopped disk watcher's task to end (its
+        watches closed, its probe folder removed); cancel it past the bound.
+        Before, the task was never awaited: a loop that closed next left its
+        watch tasks unstarted (``coroutine 'DiskWatcher._watch' was never
+        awaited``) and its streams unclosed."""
+        task, self._watch_task = self._watch_task, None
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=WATCHER_END_S)
+        if not done:
+            log.warning("the disk watcher did not end within %g s of its stop", WATCHER_END_S)
+            task.cancel()
+        elif not task.cancelled() and task.exception() is not None:
+            log.warning("the disk watcher failed", exc_info=task.exception())
 
     def kill_preview(self) -> None:
         if self._folder is not None:
