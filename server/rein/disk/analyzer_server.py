@@ -20,10 +20,10 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
-from rein.disk.analyzer_capabilities import client_capabilities
+from rein.disk.analyzer_handshake import configuration_answer, handshake, settings_for
 from rein.disk.analyzer_notices import Registrations, listen
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
-from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
+from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzer_stop import stop_client
 from rein.disk.owed_publishes import OwedFiles
 from rein.disk.ts_diagnostics import tsserver_report
@@ -230,14 +230,7 @@ class _Analyzer:
 
         @client.feature(lsp.WORKSPACE_CONFIGURATION)
         def on_configuration(params: lsp.ConfigurationParams) -> list[Any]:
-            out: list[Any] = []
-            for item in params.items:
-                section = item.section or ""
-                value: Any = self.settings
-                for part in section.split(".") if section else []:
-                    value = value.get(part, {}) if isinstance(value, dict) else {}
-                out.append(value)
-            return out
+            return configuration_answer(self.settings, params)
 
         @client.feature(lsp.WORKSPACE_DIAGNOSTIC_REFRESH)
         def on_refresh(params: Any) -> None:
@@ -256,15 +249,9 @@ class _Analyzer:
         self.progress.clear()
         self.registrations.clear()
         self.watches_files = False
-        self.settings = self.spec.settings
-        if self.spec.exclude_setting:
-            self.settings = with_setting(
-                self.spec.settings, self.spec.exclude_setting, self.pool.exclude_globs()
-            )
-        if self.file_by_file and self.spec.diagnostic_mode_setting:
-            self.settings = with_setting(
-                self.settings, self.spec.diagnostic_mode_setting, "openFilesOnly"
-            )
+        self.settings = settings_for(
+            self.spec, self.pool.exclude_globs(), file_by_file=self.file_by_file
+        )
         # Its own process group: a launcher's child (basedpyright-langserver
         # is a Python script running node) ends with it, see stop().
         await client.start_io(
@@ -277,29 +264,13 @@ class _Analyzer:
         server = client._server
         if server is not None and server.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain(server.stderr))
-        result: Any = await self._bounded(
-            "initialize",
-            client.initialize_async(
-                lsp.InitializeParams(
-                    process_id=os.getpid(),
-                    root_uri=root.as_uri(),
-                    workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-                    capabilities=client_capabilities(self.spec),
-                    initialization_options=self.spec.initialization(self.settings),
-                )
-            ),
-        )
-        caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
-        self.capabilities = caps
-        info = result.get("serverInfo") if isinstance(result, dict) else None
+        result = await handshake(client, self.spec, root, self.settings, self._bounded)
+        caps = result.get("capabilities")
+        self.capabilities = caps = caps if isinstance(caps, dict) else {}
+        info = result.get("serverInfo")
         if isinstance(info, dict) and info.get("version"):
             self.version = str(info["version"])
         self.pull = bool(self.spec.pull and caps.get("diagnosticProvider")) or self.spec.tsserver
-        client.initialized(lsp.InitializedParams())
-        if self.settings:
-            client.workspace_did_change_configuration(
-                lsp.DidChangeConfigurationParams(settings=self.settings)
-            )
         self.alive = True
         self.failure = None
         self.versions.clear()
