@@ -53,7 +53,8 @@ async def handshake(
     bounded: Callable[[str, Awaitable[Any]], Awaitable[Any]],
 ) -> dict[str, Any]:
     """``initialize`` (its answer awaited through ``bounded``), then
-    ``initialized`` and the settings; returns the initialize result (a
+    ``initialized`` and, to a server that does not ask for them
+    (``asks_settings``), the settings; returns the initialize result (a
     plain dict: the client does not structure it)."""
     result: Any = await bounded(
         "initialize",
@@ -68,7 +69,9 @@ async def handshake(
         ),
     )
     client.initialized(lsp.InitializedParams())
-    if settings:
+    if settings and not (spec.asks_settings and spec.workspace_configuration):
+        # A server that asks for them has them from its request: told again,
+        # basedpyright set its workspace up a second time.
         client.workspace_did_change_configuration(
             lsp.DidChangeConfigurationParams(settings=settings)
         )
