@@ -105,6 +105,8 @@ class _Analyzer:
         self.pull = False
         self._result_ids: dict[str, str] = {}
         self._pulls: set[asyncio.Task[None]] = set()
+        #: path -> its latest pull: an earlier one's answer is not taken for it.
+        self._latest_pull: dict[str, asyncio.Future[None]] = {}
         self._stopping = False
         #: Open progress: work-done tokens, and "pyright" for its notifications.
         self.progress: set[str] = set()
@@ -449,6 +451,7 @@ class _Analyzer:
         if not (self.pull or force):
             return
         task = asyncio.ensure_future(self._pull(path, version, bound_s))
+        self._latest_pull[path] = task
         self._pulls.add(task)
         task.add_done_callback(self._pulls.discard)
 
@@ -496,6 +499,10 @@ class _Analyzer:
             return
         if self.versions.get(path) != version:
             return  # a newer version is already being pulled
+        if self._latest_pull.get(path, asyncio.current_task()) is not asyncio.current_task():
+            # Asked again since (the file's version the same: another file
+            # was shown another text meanwhile): this answer may predate it.
+            return
         kind = getattr(report, "kind", None)
         result_id = getattr(report, "result_id", None)
         if result_id:
