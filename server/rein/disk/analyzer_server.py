@@ -135,9 +135,6 @@ class _Analyzer:
         #: Its files changed while it was not running (its findings of them are stale).
         self.changed_while_down: set[str] = set()
         self.hold_until = 0.0  #: not idle before this (PULL_GRACE_S)
-        #: It analyses the workspace by itself and has published nothing
-        #: since it started: its analysis has not begun (see :meth:`start`).
-        self.workspace_unseen = False
         #: Its analysis stopped and was resumed this many times since it last published.
         self.resumed = 0
         #: The stop it said last, until it works again (said twice: a
@@ -145,13 +142,9 @@ class _Analyzer:
         self._stop_said: str | None = None
 
     def idle(self, quiet_s: float, now: float) -> bool:
-        """Nothing open, nothing owed, and quiet for ``quiet_s`` (or its
-        settle period); a server that analyses the workspace by itself has
-        published since it started."""
+        """Nothing open, nothing owed, and quiet for ``quiet_s`` (or its settle period)."""
         if not self.alive:
             return True
-        if self.workspace_unseen:
-            return False
         if self.owed_refresh and now < self.refresh_until:
             return False
         quiet = now - self.last_activity >= max(quiet_s, self.spec.settle_s)
@@ -159,7 +152,7 @@ class _Analyzer:
 
     def busy_until(self, quiet_s: float) -> float | None:
         """When it becomes idle if nothing else happens; None: not by time."""
-        if self.progress or self.awaiting or self.workspace_unseen:
+        if self.progress or self.awaiting:
             return None
         quiet = max(self.last_activity + max(quiet_s, self.spec.settle_s), self.hold_until)
         return max(quiet, self.refresh_until) if self.owed_refresh else quiet
@@ -215,12 +208,6 @@ class _Analyzer:
         """The workspace is too large: every server analyses the open files
         only (the pool opens a change's files and their importers)."""
         return self.pool.large
-
-    @property
-    def whole_workspace(self) -> bool:
-        """It analyses the workspace by itself (basedpyright's workspace
-        mode): it is shown only the files a change touches (see :meth:`start`)."""
-        return self.spec.diagnostic_mode_setting is not None and not self.file_by_file
 
     @property
     def pid(self) -> int | None:
@@ -297,21 +284,10 @@ class _Analyzer:
         self._stop_said = None
         self.diagnostics.clear()
         self._published_items.clear()
+        self.note_activity()
         # File by file, start opens nothing: what a change touches is opened
         # (with its importers) before the change; a restart reopens those.
-        # Nor does it in a workspace the server analyses by itself: pyright
-        # checks the open files first, so with every file open a change's
-        # files and importers waited behind unrelated ones (toolz's
-        # _signatures.py, 2-3 s, checked again after each change). What
-        # says that server has analysed the workspace is then not every
-        # file's publish but its first publish (its workspace analysis
-        # begun: it publishes every file it checks, and says its progress
-        # until the last), then its progress as always.
-        opens_on_request = self.file_by_file or self.whole_workspace
-        every = self.pool.files_to_open(file_by_file=False)
-        self.workspace_unseen = self.whole_workspace and any(self.owns(p) for p in every)
-        self.note_activity()
-        for path in self.pool.files_to_open(file_by_file=opens_on_request):
+        for path in self.pool.files_to_open(file_by_file=self.file_by_file):
             if self.owns(path):
                 self.open(path)
 
@@ -322,16 +298,14 @@ class _Analyzer:
     def refresh(self, grace_s: float = ENVIRONMENT_GRACE_S) -> None:
         """After a change it cannot see in a document (the environment):
         pulled again where it offers pull diagnostics; a pushing analyzer
-        owes a republish of its open files (and, analysing the workspace by
-        itself, of the files it was not shown) until ENVIRONMENT_GRACE_S
-        passed (it republishes only what changed, and says nothing else)."""
+        owes a republish of its open files until ENVIRONMENT_GRACE_S passed
+        (it republishes only what changed, and says nothing else)."""
         for path, version in self.versions.items():
             if self.pull:
                 self.awaiting[path] = version
                 self._schedule_pull(path, version)
         if not self.pull:
-            every = self.pool.files_to_open(file_by_file=False) if self.whole_workspace else ()
-            self.owed_refresh = set(self.versions) | {p for p in every if self.owns(p)}
+            self.owed_refresh = set(self.versions)
             self.refresh_until = time.monotonic() + grace_s
         self.note_activity()
 
@@ -538,7 +512,6 @@ class _Analyzer:
         """A publishDiagnostics, as its JSON (the pool's client skips
         structuring it) or as lsprotocol's object."""
         self.last_activity = time.monotonic()
-        self.workspace_unseen = False  # its analysis has begun
         if isinstance(params, dict):
             uri, version = str(params.get("uri", "")), params.get("version")
             items = params.get("diagnostics") or []
@@ -579,8 +552,8 @@ class _Analyzer:
         if client is None:
             return
         # Busy: a progress open, or not idle by its other signs (a change's
-        # diagnostics owed; basedpyright between two passes of its workspace
-        # analysis, which a pull's answer leaves without a progress).
+        # diagnostics owed; basedpyright just after answering a pull, which
+        # ends its progress though its workspace analysis goes on).
         busy = bool(self.progress) or not self.idle(0.0, time.monotonic())
         await stop_client(self.spec.name, client, self.alive, busy=busy)
         if self._stderr_task is not None:
