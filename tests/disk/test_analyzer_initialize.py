@@ -32,6 +32,24 @@ for message in messages():
 )
 
 
+#: Writes down each method it is sent, in order, until shutdown (which it
+#: answers): what the client sends at start comes before it.
+METHODS = (
+    FRAMING
+    + """\
+with open(sys.argv[1], "w") as out:
+    for message in messages():
+        method = message.get("method")
+        out.write(f"{method}\\n")
+        if method == "initialize":
+            send({"id": message["id"], "result": {"capabilities": {}}})
+        elif method == "shutdown":
+            send({"id": message["id"], "result": None})
+            break
+"""
+)
+
+
 async def _initialize_params(tmp_path: Path, **fields: Any) -> dict[str, Any]:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -73,3 +91,36 @@ async def test_a_server_can_be_left_to_its_initialization_options(tmp_path: Path
     # for a workspace/configuration answer: it is not told it may ask.
     params = await _initialize_params(tmp_path, workspace_configuration=False)
     assert params["capabilities"]["workspace"]["configuration"] is False
+
+
+async def _methods_at_start(tmp_path: Path, **fields: Any) -> list[str]:
+    ws = tmp_path / "ws"
+    ws.mkdir(parents=True)
+    record = tmp_path / "methods.txt"
+    script = tmp_path / "methods.py"
+    script.write_text(METHODS)
+    command = (sys.executable, str(script), str(record))
+    spec = AnalyzerSpec("recorder", command, frozenset({".x"}), settings={"a": 1}, **fields)
+    pool = AnalyzerPool(ws, [spec])
+    await pool.start()
+    await pool.stop()
+    return record.read_text().split()
+
+
+async def test_a_server_that_asks_for_its_settings_is_not_sent_them_again(
+    tmp_path: Path,
+) -> None:
+    # basedpyright asks at `initialized`; the notification made it set its
+    # workspace up a second time (0-1.9 s later in the cold traces).
+    methods = await _methods_at_start(tmp_path, asks_settings=True)
+    assert methods == ["initialize", "initialized", "shutdown"]
+
+
+async def test_a_server_that_does_not_ask_is_sent_its_settings(tmp_path: Path) -> None:
+    # typescript-language-server learns them from the notification only; so
+    # does a server asked to ask (asks_settings) but not told it may.
+    assert "workspace/didChangeConfiguration" in await _methods_at_start(tmp_path)
+    unasked = await _methods_at_start(
+        tmp_path / "b", asks_settings=True, workspace_configuration=False
+    )
+    assert unasked == ["initialize", "initialized", "workspace/didChangeConfiguration", "shutdown"]

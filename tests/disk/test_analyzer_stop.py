@@ -1,7 +1,9 @@
 """Stopping an analyzer at a session's close (issue 32 item 7): one still in
-the middle of its work (a progress open) answers ``shutdown`` only once its
-current file is done, and nothing more is asked of it, so it is ended
-instead of waited for; an idle one is shut down as before."""
+the middle of its work (a progress open, or a file's diagnostics owed, as
+basedpyright between two passes of its workspace analysis) answers
+``shutdown`` only once its current file is done, and nothing more is asked
+of it, so it is ended instead of waited for; an idle one is shut down as
+before."""
 
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ async def _stop(tmp_path: Path, state: str) -> bool:
     """Start and stop the pool; whether the server answered ``shutdown``."""
     ws = tmp_path / state
     ws.mkdir()
+    if state == "owing":
+        (ws / "a.x").write_text("a\n")  # opened at start, never published
     script = tmp_path / "slow_to_stop.py"
     script.write_text(SLOW_TO_STOP)
     answered = tmp_path / f"{state}.answered"
@@ -56,3 +60,8 @@ async def _stop(tmp_path: Path, state: str) -> bool:
 async def test_a_busy_analyzer_is_ended_an_idle_one_shut_down(tmp_path: Path) -> None:
     assert not await _stop(tmp_path, "busy")
     assert await _stop(tmp_path, "idle")
+
+
+async def test_an_analyzer_that_owes_diagnostics_is_ended(tmp_path: Path) -> None:
+    # No progress open, but the file it was shown is not published yet.
+    assert not await _stop(tmp_path, "owing")

@@ -97,6 +97,22 @@ async def test_an_answer_without_knowing_the_file_is_asked_again() -> None:
     assert answered and analyzer.asked == 3 and pool.idle_waits == 0
 
 
+async def test_a_file_answered_while_it_waited_to_ask_again_is_not_asked_again() -> None:
+    # An earlier question's answer, with a result, comes while it waits to
+    # ask again: asked again, basedpyright queued the question behind its
+    # workspace analysis's current file (seconds on toolz).
+    analyzer = StubAnalyzer(["unknown", "known"])
+    pool = StubPool(analyzer)
+
+    def late_answer() -> None:
+        analyzer.known.add("a.py")
+        pool.active()
+
+    asyncio.get_running_loop().call_later(file_checks.ASK_AGAIN_S / 4, late_answer)
+    assert await file_checks.wait_files(pool, ["a.py"], 5.0)  # type: ignore[arg-type]
+    assert analyzer.asked == 1
+
+
 async def test_a_pull_that_timed_out_waits_for_the_workspace_then_asks_once_more() -> None:
     analyzer = StubAnalyzer(["timeout", "known"])
     answered, pool = await wait(analyzer)

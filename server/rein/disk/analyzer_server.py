@@ -20,10 +20,10 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
-from rein.disk.analyzer_capabilities import client_capabilities
+from rein.disk.analyzer_handshake import configuration_answer, handshake, settings_for
 from rein.disk.analyzer_notices import Registrations, listen
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
-from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
+from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzer_stop import stop_client
 from rein.disk.owed_publishes import OwedFiles
 from rein.disk.ts_diagnostics import tsserver_report
@@ -105,6 +105,8 @@ class _Analyzer:
         self.pull = False
         self._result_ids: dict[str, str] = {}
         self._pulls: set[asyncio.Task[None]] = set()
+        #: path -> its latest pull: an earlier one's answer is not taken for it.
+        self._latest_pull: dict[str, asyncio.Future[None]] = {}
         self._stopping = False
         #: Open progress: work-done tokens, and "pyright" for its notifications.
         self.progress: set[str] = set()
@@ -230,14 +232,7 @@ class _Analyzer:
 
         @client.feature(lsp.WORKSPACE_CONFIGURATION)
         def on_configuration(params: lsp.ConfigurationParams) -> list[Any]:
-            out: list[Any] = []
-            for item in params.items:
-                section = item.section or ""
-                value: Any = self.settings
-                for part in section.split(".") if section else []:
-                    value = value.get(part, {}) if isinstance(value, dict) else {}
-                out.append(value)
-            return out
+            return configuration_answer(self.settings, params)
 
         @client.feature(lsp.WORKSPACE_DIAGNOSTIC_REFRESH)
         def on_refresh(params: Any) -> None:
@@ -256,15 +251,9 @@ class _Analyzer:
         self.progress.clear()
         self.registrations.clear()
         self.watches_files = False
-        self.settings = self.spec.settings
-        if self.spec.exclude_setting:
-            self.settings = with_setting(
-                self.spec.settings, self.spec.exclude_setting, self.pool.exclude_globs()
-            )
-        if self.file_by_file and self.spec.diagnostic_mode_setting:
-            self.settings = with_setting(
-                self.settings, self.spec.diagnostic_mode_setting, "openFilesOnly"
-            )
+        self.settings = settings_for(
+            self.spec, self.pool.exclude_globs(), file_by_file=self.file_by_file
+        )
         # Its own process group: a launcher's child (basedpyright-langserver
         # is a Python script running node) ends with it, see stop().
         await client.start_io(
@@ -277,29 +266,13 @@ class _Analyzer:
         server = client._server
         if server is not None and server.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain(server.stderr))
-        result: Any = await self._bounded(
-            "initialize",
-            client.initialize_async(
-                lsp.InitializeParams(
-                    process_id=os.getpid(),
-                    root_uri=root.as_uri(),
-                    workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-                    capabilities=client_capabilities(self.spec),
-                    initialization_options=self.spec.initialization(self.settings),
-                )
-            ),
-        )
-        caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
-        self.capabilities = caps
-        info = result.get("serverInfo") if isinstance(result, dict) else None
+        result = await handshake(client, self.spec, root, self.settings, self._bounded)
+        caps = result.get("capabilities")
+        self.capabilities = caps = caps if isinstance(caps, dict) else {}
+        info = result.get("serverInfo")
         if isinstance(info, dict) and info.get("version"):
             self.version = str(info["version"])
         self.pull = bool(self.spec.pull and caps.get("diagnosticProvider")) or self.spec.tsserver
-        client.initialized(lsp.InitializedParams())
-        if self.settings:
-            client.workspace_did_change_configuration(
-                lsp.DidChangeConfigurationParams(settings=self.settings)
-            )
         self.alive = True
         self.failure = None
         self.versions.clear()
@@ -455,6 +428,7 @@ class _Analyzer:
         if not (self.pull or force):
             return
         task = asyncio.ensure_future(self._pull(path, version, bound_s))
+        self._latest_pull[path] = task
         self._pulls.add(task)
         task.add_done_callback(self._pulls.discard)
 
@@ -502,6 +476,10 @@ class _Analyzer:
             return
         if self.versions.get(path) != version:
             return  # a newer version is already being pulled
+        if self._latest_pull.get(path, asyncio.current_task()) is not asyncio.current_task():
+            # Asked again since (the file's version the same: another file
+            # was shown another text meanwhile): this answer may predate it.
+            return
         kind = getattr(report, "kind", None)
         result_id = getattr(report, "result_id", None)
         if result_id:
@@ -576,7 +554,11 @@ class _Analyzer:
         client = self.client
         if client is None:
             return
-        await stop_client(self.spec.name, client, self.alive, busy=bool(self.progress))
+        # Busy: a progress open, or not idle by its other signs (a change's
+        # diagnostics owed; basedpyright just after answering a pull, which
+        # ends its progress though its workspace analysis goes on).
+        busy = bool(self.progress) or not self.idle(0.0, time.monotonic())
+        await stop_client(self.spec.name, client, self.alive, busy=busy)
         if self._stderr_task is not None:
             self._stderr_task.cancel()
         self.alive = False

@@ -63,6 +63,11 @@ class AnalyzerSpec:
     #: the last file opened (bash-language-server 5): it then reads its
     #: settings from the initialization options alone.
     workspace_configuration: bool = True
+    #: The server asks for its settings (``workspace/configuration``) once
+    #: initialized: with ``workspace_configuration`` they are not sent with
+    #: ``workspace/didChangeConfiguration`` at start too (basedpyright set
+    #: its workspace up again on it, 0-1.9 s later).
+    asks_settings: bool = False
     #: Extension -> the languageId its files are opened with; an extension
     #: not here: ``language_id``.
     language_ids: Mapping[str, str] = field(default_factory=dict)
@@ -103,6 +108,7 @@ def spec_of(server: AnalyzerServerConfig, **changes: Any) -> AnalyzerSpec:
         "versioned_publish": bool(server.versioned_publish),
         "settle_s": (server.settle_ms or 0) / 1000,
         "workspace_configuration": server.workspace_configuration is not False,
+        "asks_settings": bool(server.asks_settings),
         "exclude_setting": server.exclude_setting,
         "diagnostic_mode_setting": server.diagnostic_mode_setting,
     }

@@ -24,9 +24,9 @@ log = logging.getLogger(__name__)
 #: How long a server is given to answer ``shutdown``.
 SHUTDOWN_S = 3.0
 #: The same for a server still in the middle of its work (a progress
-#: open): it answers only once its current file is done (basedpyright
-#: re-checking toolz's ``_signatures.py``: 2-3 s at a session's close), and
-#: nothing more is asked of it, so it is not waited for.
+#: open, or diagnostics still owed): it answers only once its current file
+#: is done (basedpyright re-checking toolz's ``_signatures.py``: 2-3 s at a
+#: session's close), and nothing more is asked of it, so it is not waited for.
 BUSY_SHUTDOWN_S = 0.2
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -43,7 +42,7 @@ from pathlib import Path
 import anyio
 from lsprotocol import types as lsp
 
-from rein.disk import file_checks, pool_status
+from rein.disk import file_checks, open_files, pool_status
 from rein.disk.analyzer_server import AnalyzerTimeout, _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.importers import ImportIndex
@@ -140,7 +139,7 @@ class AnalyzerPool:
         self.missing: list[str] = []
         self._uris = UriPaths(self.root)
         #: Importers of changed files past ``max_importers``, not opened.
-        self._importers_left: list[str] = []
+        self.importers_unopened: list[str] = []
         self._activity_event = asyncio.Event()
         self._started = asyncio.Event()
 
@@ -445,95 +444,17 @@ class AnalyzerPool:
             except TimeoutError:
                 pass
 
-    async def ensure_open(self, paths: Sequence[str], *, importers: bool = True) -> list[str]:
-        """Open these files in every analyzer that owns them (not waiting);
-        paths that do not exist, are skipped or owned by nobody are ignored.
-        In a large workspace (``importers``) the files that import them are
-        opened too in the analyzers that check file by file. Returns the
-        paths some analyzer opened now."""
-        await self._started.wait()
-        if importers and self.imports is not None and not self.imports.built:
-            # Reading every file: off the event loop (one build; others wait).
-            await asyncio.to_thread(self.imports.build)
-        opened: list[str] = []
-        for path in paths:
-            if self.skipped(path) or self.read(path) is None:
-                continue
-            targets = [path]
-            if importers and self.imports is not None:
-                every = self.imports.importers(path, sys.maxsize)
-                targets += every[: self.max_importers]
-                for left in every[self.max_importers :]:
-                    if left not in self._importers_left:
-                        self._importers_left.append(left)
-            for target in targets:
-                if target not in self.files:
-                    self.files.append(target)
-                if target not in self.requested:
-                    self.requested.append(target)
-                for analyzer in self.analyzers:
-                    if not (analyzer.alive and analyzer.owns(target)):
-                        continue
-                    if target != path and not analyzer.file_by_file:
-                        continue
-                    if target not in analyzer.versions:
-                        analyzer.open(target)
-                        if target not in opened:
-                            opened.append(target)
-        return opened
-
-    def importers_left(self) -> list[str]:
-        """Importers of changed files past ``max_importers`` that are not
-        open yet (:meth:`open_importers` opens them)."""
-        open_now = {p for a in self.analyzers if a.alive for p in a.versions}
-        self._importers_left = [p for p in self._importers_left if p not in open_now]
-        return list(self._importers_left)
-
-    async def open_more_importers(self) -> list[str]:
-        """Open the next ``max_importers`` of :meth:`importers_left` in the
-        analyzers that check file by file; returns those opened now."""
-        await self._started.wait()
-        opened: list[str] = []
-        for path in self.importers_left()[: self.max_importers]:
-            if self.skipped(path) or self.read(path) is None:
-                continue
-            if path not in self.requested:
-                self.requested.append(path)
-            for analyzer in self.analyzers:
-                if analyzer.alive and analyzer.file_by_file and analyzer.owns(path):
-                    if path not in analyzer.versions:
-                        analyzer.open(path)
-                        if path not in opened:
-                            opened.append(path)
-            if path in self._importers_left:
-                self._importers_left.remove(path)
-        return opened
-
     def covers(self, path: str) -> bool:
         """A started analyzer (running or restarting) checks files like
         ``path`` and the workspace filter does not skip it."""
         suffix = Path(path).suffix
         return not self.skipped(path) and any(suffix in a.spec.extensions for a in self.analyzers)
 
-    def release_opened(self) -> list[str]:
-        """Close what the analyzers that check file by file have open (the
-        changed files and their importers, opened for changes that are now
-        validated): otherwise every later change makes basedpyright re-check
-        all the files every earlier change opened (on sympy an edit took
-        minutes after forty). Returns the closed paths."""
-        closed: set[str] = set()
-        for analyzer in self.analyzers:
-            if analyzer.alive and analyzer.file_by_file:
-                for path in list(analyzer.versions):
-                    analyzer.close(path)
-                    closed.add(path)
-        self._importers_left.clear()
-        if self.texts is not None:
-            self.texts.forget_changes()
-        if closed:
-            self.requested = [p for p in self.requested if p not in closed]
-            self.analyzer_active()
-        return sorted(closed)
+    # Files opened on request (:mod:`rein.disk.open_files`).
+    ensure_open = open_files.ensure_open
+    importers_left = open_files.importers_left
+    open_more_importers = open_files.open_more_importers
+    release_opened = open_files.release_opened
 
     # A few files' diagnostics before the workspace analysis ends (:mod:`rein.disk.file_checks`).
     answers_per_file = file_checks.answers_per_file

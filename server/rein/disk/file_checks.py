@@ -167,10 +167,15 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
             continue
         if unknown and not owed:
             # It answered without knowing the file yet (its workspace is
-            # still being set up): asked again a moment later.
+            # still being set up): asked again a moment later, unless an
+            # answer came meanwhile (an earlier question's, with a result):
+            # asked again, it queued behind the workspace analysis's
+            # current file (basedpyright: seconds on toolz's _signatures.py).
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(pool.activity().wait(), min(left, ASK_AGAIN_S))
             for analyzer, path in unknown:
+                if path in analyzer.awaiting or analyzer.analysed(path):
+                    continue
                 analyzer.repull(path, max(deadline - time.monotonic(), 0.001))
             continue
         with contextlib.suppress(TimeoutError):

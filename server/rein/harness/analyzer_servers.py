@@ -83,6 +83,12 @@ class AnalyzerServerConfig(BaseModel):
     #: settings). False for a server that, while it waits for that answer,
     #: lints only the last file opened (bash-language-server 5).
     workspace_configuration: bool | None = None
+    #: The server asks for its settings (``workspace/configuration``) once
+    #: initialized: they are not sent with ``workspace/didChangeConfiguration``
+    #: as well, which makes such a server set its workspace up a second
+    #: time (basedpyright). A server that does not ask (typescript-language-
+    #: server) learns them from that notification only.
+    asks_settings: bool | None = None
     #: Root files that say the workspace is of this language
     #: (``tsconfig.json``, ``go.mod``) even before it has a source file.
     project_files: list[str] | None = None
@@ -185,6 +191,8 @@ PRESETS: tuple[AnalyzerServerConfig, ...] = (
             }
         },
         versioned_publish=True,
+        # It asks for them at ``initialized`` (its updateSettingsForAllWorkspaces).
+        asks_settings=True,
         exclude_setting="basedpyright.analysis.exclude",
         diagnostic_mode_setting="basedpyright.analysis.diagnosticMode",
         project_files=["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"],
