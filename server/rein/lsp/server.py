@@ -478,9 +478,11 @@ class ReinServer(LanguageServer):
                 await copies.close()
 
         await asyncio.gather(end_sessions(mine, "prompt_input_exit"), end_isolated())
-        if self._folder is not None:
-            await self._folder.close()  # stops the disk watcher
-        await self._watcher_ended()
+        try:
+            if self._folder is not None:
+                await self._folder.close()  # stops the disk watcher
+        finally:
+            await self._watcher_ended()
         if self._http_clients is not None:
             await self._http_clients.aclose()
 
@@ -497,6 +499,9 @@ class ReinServer(LanguageServer):
         if not done:
             log.warning("the disk watcher did not end within %g s of its stop", WATCHER_END_S)
             task.cancel()
+            # Awaited too (bounded): a cancelled task left pending is
+            # destroyed with the loop, with the warning this method avoids.
+            await asyncio.wait({task}, timeout=WATCHER_END_S)
         elif not task.cancelled() and task.exception() is not None:
             log.warning("the disk watcher failed", exc_info=task.exception())
 
