@@ -82,6 +82,8 @@ class WireClient:
         #: Server requests of these methods are kept in ``held``, not answered.
         self.hold_methods: set[str] = set()
         self.held: list[dict[str, Any]] = []
+        #: The ids of the requests the server gave up on ($/cancelRequest).
+        self.cancelled: list[Any] = []
         self._cond = threading.Condition()
         self._writes: queue.Queue[bytes | None] = queue.Queue()
         self._ids = 0
@@ -182,6 +184,17 @@ class WireClient:
             self._cond.wait_for(lambda: len(self.messages_shown) >= count, timeout_s)
             return list(self.messages_shown)
 
+    def wait_cancelled(self, msg_id: Any, timeout_s: float = ANSWER_BOUND_S) -> bool:
+        """Whether the server sent ``$/cancelRequest`` for ``msg_id`` within ``timeout_s``."""
+        with self._cond:
+            return self._cond.wait_for(lambda: msg_id in self.cancelled, timeout_s)
+
+    def log(self) -> str:
+        """What the server wrote to its log (stderr) so far (read without
+        moving the offset the server writes at: it shares it)."""
+        fd = self.stderr.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode("utf-8", "replace")
+
     def wait_null_errors(self, count: int, timeout_s: float = ANSWER_BOUND_S) -> int:
         with self._cond:
             self._cond.wait_for(lambda: len(self.null_errors) >= count, timeout_s)
@@ -234,6 +247,10 @@ class WireClient:
             if method == "window/showMessage":
                 with self._cond:
                     self.messages_shown.append(str(message["params"].get("message", "")))
+                    self._cond.notify_all()
+            elif method == "$/cancelRequest":
+                with self._cond:
+                    self.cancelled.append(message["params"].get("id"))
                     self._cond.notify_all()
             return
         with self._cond:

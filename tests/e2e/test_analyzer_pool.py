@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, find_executable
 from rein.disk.analyzers import AnalyzerPool
-from rein.disk.restarts import RestartPolicy
+from rein.disk.restarts import AnalyzerRestarts, RestartPolicy
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 
@@ -311,14 +312,34 @@ async def test_a_missing_analyzer_is_named_beside_the_running_one(tmp_path: Path
         await pool.stop()
 
 
+class _Waits:
+    """The restarts' waits: a backoff ends at once; the cool-down lasts
+    until ``cool_down_over`` is set."""
+
+    def __init__(self, cool_down_s: float) -> None:
+        self.cool_down_s = cool_down_s
+        self.cool_down_over = anyio.Event()
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds >= self.cool_down_s:
+            await self.cool_down_over.wait()
+        else:
+            await anyio.lowlevel.checkpoint()
+
+
 async def test_an_analyzer_past_its_restart_budget_leaves_the_snapshot_blind_until_its_cool_down_ends(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "app.py").write_text("print(undefined_name)\n")
     reports: list[str] = []
-    # One restart a minute, and a cool-down short enough to wait for.
-    policy = RestartPolicy(max_restarts=1, cool_down_s=0.5)
+    # One restart a minute, then the cool-down (300 s), which ends when the
+    # test says: the snapshot is taken while it lasts, whatever the load.
+    policy = RestartPolicy(max_restarts=1, cool_down_s=300)
+    waits = _Waits(policy.cool_down_s)
     pool = AnalyzerPool(tmp_path, [RUFF], on_report=reports.append, restart_policy=policy)
+    pool.restarts = AnalyzerRestarts(
+        policy, report=pool.on_report, changed=pool.analyzer_active, sleep=waits.sleep
+    )
     await pool.start()
     try:
         assert await pool.wait_initial(30)
@@ -335,17 +356,19 @@ async def test_an_analyzer_past_its_restart_budget_leaves_the_snapshot_blind_unt
             os.kill(ruff.client._server.pid, signal.SIGKILL)  # type: ignore[union-attr]
             with anyio.fail_after(30):
                 await handled.wait()
-                if ruff.failure is None:  # the first crash: restarted after 0.5 s
+                if ruff.failure is None:  # the first crash: restarted after its backoff
                     await pool.restarts.settled()
                     assert ruff.alive
         snapshot = await pool.snapshot()
         assert snapshot.diagnostics == ()
         assert snapshot.blind == (
             "no analyzer is running (ruff exited (code -9), 2 times within 60 s; "
-            "off for 0.5 s, then tried again)"
+            "off for 300 s, then tried again)"
         )
+        assert not ruff.alive
         assert pool.idle()
         # The cool-down ends: it runs again and looks.
+        waits.cool_down_over.set()
         with anyio.fail_after(30):
             await pool.restarts.settled()
         assert ruff.alive and ruff.failure is None
@@ -354,7 +377,7 @@ async def test_an_analyzer_past_its_restart_budget_leaves_the_snapshot_blind_unt
         assert snapshot.blind is None and [d.code for d in snapshot.diagnostics] == ["F821"]
         assert reports == [
             "analyzer ruff exited (code -9); restarting it in 0.5 s (restart 1 of 1 within 60 s)",
-            "analyzer ruff exited (code -9), 2 times within 60 s; it stays off for 0.5 s, "
+            "analyzer ruff exited (code -9), 2 times within 60 s; it stays off for 300 s, "
             "then is tried again",
             "analyzer ruff runs again after its cool-down",
         ]

@@ -77,6 +77,12 @@ class Editor:
         #: Requests of these methods are answered only once their event is
         #: set (a slow editor); each one that arrived is counted in ``held``.
         self.slow: dict[str, asyncio.Event] = {}
+        #: rel -> the bytes the editor last knew on disk (None: no file), as
+        #: its file watcher would: from the start, and each file it changed
+        #: or was told of. A file it does not hold whose bytes differ when
+        #: Rein asks for its diagnostics (a command changed it) is analysed
+        #: again first, as an editor that saw it change.
+        self.on_disk: dict[str, bytes | None] = dict(_files(root))
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).as_uri()
@@ -116,6 +122,8 @@ class Editor:
         )
 
     def _analyze(self, *rels: str) -> None:
+        for rel in rels:
+            self.on_disk[rel] = _read(self.root / rel)
         self.generation += 1
         if self.pool is not None:
             self.pool.on_mutation(Mutation(self.generation, tuple(rels)))
@@ -217,9 +225,29 @@ class Editor:
             )
         return {"saved": uris}
 
+    def _changed_on_disk(self, uris: list[str]) -> list[str]:
+        """Of ``uris``, the files it does not hold whose bytes on disk are
+        not those it last knew (what its file watcher would have seen), and
+        those it never knew of (a command's own temporary file, gone now:
+        the pool says at once that it has no diagnostics)."""
+        changed: list[str] = []
+        for uri in uris:
+            path = Path(uri.removeprefix("file://"))
+            if not path.is_relative_to(self.root):
+                continue
+            rel = path.relative_to(self.root).as_posix()
+            if rel not in self.docs and (
+                rel not in self.on_disk or _read(path) != self.on_disk[rel]
+            ):
+                changed.append(rel)
+        return changed
+
     async def diagnostics(self, params: dict[str, Any]) -> dict[str, Any]:
-        snap = await self.pool.snapshot() if self.pool else None
         wanted = params.get("uris")
+        changed = self._changed_on_disk(wanted or [])
+        if changed:
+            self._analyze(*changed)
+        snap = await self.pool.snapshot() if self.pool else None
         items: dict[str, list[dict[str, Any]]] = {}
         for d in snap.diagnostics if snap else ():
             uri = self.uri(d.path)
@@ -269,6 +297,25 @@ class Editor:
             for e in self.events
             if session_id is None or e["sessionId"] == session_id
         ]
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _files(root: Path) -> dict[str, bytes | None]:
+    """The files under ``root`` (a test's small workspace), outside hidden
+    folders, and their bytes."""
+    if not root.is_dir():
+        return {}
+    return {
+        p.relative_to(root).as_posix(): _read(p)
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts[:-1])
+    }
 
 
 def paired(messages: list[dict[str, Any]]) -> bool:

@@ -36,6 +36,12 @@ async def test_a_command_that_edits_a_file_is_validated(editor: Editor, tmp_path
     session_events = [e["event"] for e in editor.events if e["sessionId"] == result["sessionId"]]
     gates = [e["gate"] for e in session_events if e["type"] == "gate_start"]
     assert "analyzer" in gates
+    # The editor saw the command's change (as its file watcher would): the
+    # analyzer gate judged fresh diagnostics, not stale ones after maxWaitMs.
+    [analyzer] = [
+        e for e in session_events if e["type"] == "gate_result" and e["gate"] == "analyzer"
+    ]
+    assert analyzer["passed"] and not analyzer.get("stale"), analyzer
     started = [i for i, e in enumerate(session_events) if e["type"] == "gate_start"]
     command_end = [
         i

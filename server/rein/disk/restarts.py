@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -115,11 +115,14 @@ class AnalyzerRestarts:
         report: Callable[[str], None],
         changed: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.policy = policy
         self._report = report
         self._changed = changed
         self._clock = clock
+        #: Waits out a backoff or a cool-down (a test ends them when it says).
+        self._sleep = sleep
         self._budgets: dict[str, RestartBudget] = {}
         #: Restarts waiting or under way, by analyzer name.
         self._pending: dict[str, asyncio.Task[None]] = {}
@@ -165,7 +168,7 @@ class AnalyzerRestarts:
 
     async def _restart_later(self, analyzer: _Analyzer, delay_s: float, cooled: bool) -> None:
         name = analyzer.spec.name
-        await asyncio.sleep(delay_s)
+        await self._sleep(delay_s)
         try:
             await analyzer.restart()
         except Exception as exc:

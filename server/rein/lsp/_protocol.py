@@ -10,8 +10,10 @@ messages"): every request gets exactly one response; a message that is not
 JSON, not a JSON-RPC message, nested too deep, not valid Unicode, or whose
 params do not fit the method's LSP type is answered with -32700, -32600 or
 -32602 naming the field; no traceback or file path reaches the client (it
-goes to the log); quoted values in error messages are bounded; a late
-answer to a request Rein cancelled is dropped quietly.
+goes to the log); quoted values in error messages are bounded. (A late
+answer to a request Rein gave up on finds its request still pending: Rein
+never cancels pygls's future of a request it sent, see
+:meth:`rein.lsp.channel.ClientChannel.request`.)
 """
 
 from __future__ import annotations
@@ -286,18 +288,6 @@ class ReinProtocol(LanguageServerProtocol):
                 log.error("request %r failed: %s %s", msg_id, error.message, error.data)
             error = public_error(error)
         super()._send_response(msg_id, result, error)
-
-    def _handle_response(
-        self, msg_id: MsgId, result: Any | None = None, error: lsp.ResponseError | None = None
-    ) -> None:
-        future = self._request_futures.get(msg_id)
-        if future is not None and future.done():
-            # Rein cancelled the request (its run was aborted) before the
-            # client answered: the answer has nobody to go to.
-            self._request_futures.pop(msg_id, None)
-            log.debug("answer to a request given up on: %r", msg_id)
-            return
-        super()._handle_response(msg_id, result, error)
 
     @lsp_method(lsp.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(

@@ -105,8 +105,10 @@ class ClientChannel:
         )
         # A late answer (or the client's error for the cancelled request)
         # still completes the pending future: it is retrieved here and
-        # dropped, never set on a cancelled future (pygls would report
-        # "CANCELLED: <Future ...>" to the editor).
+        # dropped. The wait is shielded so that pygls's future is never
+        # cancelled: pygls 2.1 sets a late answer on it regardless, and
+        # set_result on a cancelled future raises (InvalidStateError,
+        # logged as a failed response with its traceback).
         answer.add_done_callback(_drop_late)
         try:
             return await asyncio.wait_for(asyncio.shield(answer), seconds)

@@ -17,6 +17,9 @@ __all__ = ["did_change_configuration", "exit_", "initialize", "initialized", "sh
 
 log = logging.getLogger(__name__)
 
+#: The longest wait for the client's ``rein`` section.
+CONFIGURATION_BOUND_S = 10.0
+
 
 def initialize(server: ReinServer, params: lsp.InitializeParams) -> None:
     server.set_initialization_options(params.initialization_options)
@@ -66,12 +69,13 @@ async def _pull_configuration(server: ReinServer) -> bool:
     caps = server.client_capabilities
     if caps.workspace is None or not caps.workspace.configuration:
         return False
+    # Through the client channel (bounded, $/cancelRequest when given up,
+    # the pending answer kept so a late one is dropped quietly), and at
+    # most 10 s before the configuration (and its bound) is known.
+    params = lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="rein")])
     try:
         result = await asyncio.wait_for(
-            server.workspace_configuration_async(
-                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="rein")])
-            ),
-            10,
+            server.client.request(lsp.WORKSPACE_CONFIGURATION, params), CONFIGURATION_BOUND_S
         )
     except Exception as exc:
         log.warning("workspace/configuration failed: %s", exc)
