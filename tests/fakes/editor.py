@@ -228,12 +228,15 @@ class Editor:
     def _changed_on_disk(self, uris: list[str]) -> list[str]:
         """Of ``uris``, the files it does not hold whose bytes on disk are
         not those it last knew (what its file watcher would have seen), and
-        those it never knew of (a command's own temporary file, gone now:
-        the pool says at once that it has no diagnostics)."""
+        those it never knew of. A file that is not on disk now is never
+        analysed: VS Code's extension cannot open it
+        (``workspace.openTextDocument`` fails) and answers with what it has,
+        and no diagnostics change comes for it (a command's own temporary
+        file, gone as it came)."""
         changed: list[str] = []
         for uri in uris:
             path = Path(uri.removeprefix("file://"))
-            if not path.is_relative_to(self.root):
+            if not path.is_relative_to(self.root) or not path.exists():
                 continue
             rel = path.relative_to(self.root).as_posix()
             if rel not in self.docs and (

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rein.harness.generations import MutationLog
+from rein.harness.ports import Mutation
 from rein.hosting.folder import FolderHost, FolderNotices
 from rein.lsp.editor import EditorWorkspace
 from rein.lsp.editor_diagnostics import EditorDiagnostics
@@ -107,6 +108,20 @@ def editor_folder(
         answer_timeout_s=analyzer.request_timeout_ms / 1000.0,
         pending_wait_s=analyzer.max_wait_ms / 1000.0,
     )
+
+    def note_external(paths: tuple[str, ...]) -> Mutation | None:
+        mutation = workspace.note_external(paths)
+        if mutation is not None:
+            gone = gone_unheld(server.root, paths, workspace.buffer_text)
+            if gone:
+                # The editor cannot open a file that is not there and
+                # publishes nothing for one it does not hold: its
+                # diagnostics are none, now (a command's own temporary file,
+                # gone as it came: ``sed -i``'s). Waiting for them made every
+                # such command's verdict wait out maxWaitMs, then stale.
+                folder.diagnostics.notify_diagnostics_changed(gone)
+        return mutation
+
     folder = FolderHost(
         server.root,
         lambda: server.config,
@@ -116,7 +131,7 @@ def editor_folder(
         wiring.make_model,
         storage=lambda: server.config.storage_path or str(default_storage_path()),
         emit=wiring.preview_event,
-        note_external=workspace.note_external,
+        note_external=note_external,
         # A save of an open buffer is no external change: the watcher
         # compares the disk's text with the buffer's, off the event loop.
         known_text=workspace.buffer_text,
@@ -134,3 +149,10 @@ def editor_folder(
         evict=True,
     )
     return folder, source
+
+
+def gone_unheld(
+    root: Path, paths: Sequence[str], buffer_text: Callable[[str], str | None]
+) -> list[str]:
+    """Of ``paths``, those that are not on disk and not open in the editor."""
+    return [p for p in paths if buffer_text(p) is None and not (root / p).exists()]
