@@ -129,3 +129,24 @@ def test_a_deleted_open_file_whose_pull_timed_out_is_not_stale(tmp_path: Path) -
     analyzer.change("gone.py")
     assert analyzer.unanswered == {}
     assert missing_diagnostics([analyzer], {"gone.py"}) is None
+
+
+async def test_an_answer_without_an_analysis_after_a_publish_leaves_the_publish(
+    tmp_path: Path,
+) -> None:
+    # Old: the answer (no result id: the server did not analyse the file)
+    # replaced the findings the server had just published with none.
+    analyzer, client = _asked_twice(tmp_path, 5.0)
+    pull = analyzer._latest_pull["m.py"]
+    await asyncio.wait_for(client.asked.wait(), 5)
+    error = {
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+        "message": "published",
+        "severity": 1,
+    }
+    uri = (tmp_path / "m.py").as_uri()
+    analyzer.on_publish({"uri": uri, "version": 1, "diagnostics": [error]})
+    client.questions[0].set_result(SimpleNamespace(kind="full", result_id=None, items=[]))
+    await asyncio.wait_for(pull, 5)
+    assert [d.message for d in analyzer.diagnostics["m.py"]] == ["published"]
+    assert "m.py" not in analyzer.answered_blind
