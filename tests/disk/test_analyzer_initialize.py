@@ -6,14 +6,21 @@ params it was sent."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from rein.disk import analyzer_handshake
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from tests.fakes.stdio_framing import FRAMING
+
+#: The waits' bound here: a wait that runs it out fails the test.
+BOUND_S = 10.0
 
 #: Answers initialize (after writing its params to argv[1]) and shutdown.
 RECORDER = (
@@ -107,13 +114,97 @@ async def _methods_at_start(tmp_path: Path, **fields: Any) -> list[str]:
     return record.read_text().split()
 
 
+#: Writes down each method it is sent; at ``initialized`` asks for its
+#: settings and publishes a.x (argv[2] "ask"), publishes a.x only ("not") or
+#: does neither ("quiet"); told its settings, publishes a.x with the finding
+#: "told".
+SETTINGS = (
+    FRAMING
+    + """\
+def publish(messages):
+    diagnostics = [
+        {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+         "message": m, "severity": 1}
+        for m in messages
+    ]
+    send({"method": "textDocument/publishDiagnostics",
+          "params": {"uri": root + "/a.x", "diagnostics": diagnostics}})
+
+
+with open(sys.argv[1], "w") as out:
+    for message in messages():
+        method = message.get("method")
+        out.write(f"{method}\\n")
+        if method == "initialize":
+            root = message["params"]["rootUri"]
+            send({"id": message["id"], "result": {"capabilities": {}}})
+        elif method == "initialized":
+            if sys.argv[2] == "ask":
+                send({"id": 1, "method": "workspace/configuration",
+                      "params": {"items": [{"section": "a"}]}})
+            if sys.argv[2] != "quiet":
+                publish([])
+        elif method == "workspace/didChangeConfiguration":
+            publish(["told"])
+        elif method == "shutdown":
+            send({"id": message["id"], "result": None})
+            break
+"""
+)
+
+
+async def _settings_at_start(tmp_path: Path, ask: str) -> tuple[list[str], list[str]]:
+    """The methods the server was sent, and the findings of a.x it published last."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    record = tmp_path / "methods.txt"
+    script = tmp_path / "settings.py"
+    script.write_text(SETTINGS)
+    command = (sys.executable, str(script), str(record), ask)
+    spec = AnalyzerSpec("asker", command, frozenset({".y"}), settings={"a": 1}, asks_settings=True)
+    pool = AnalyzerPool(ws, [spec])
+    await pool.start()
+    try:
+        (analyzer,) = pool.analyzers
+        while "a.x" not in analyzer.diagnostics:  # its first publish
+            await asyncio.wait_for(pool.activity().wait(), BOUND_S)
+        while ask != "ask" and [d.message for d in analyzer.diagnostics["a.x"]] != ["told"]:
+            await asyncio.wait_for(pool.activity().wait(), BOUND_S)
+        found = [d.message for d in analyzer.diagnostics["a.x"]]
+    finally:
+        await pool.stop()
+    return [m for m in record.read_text().split() if m != "None"], found
+
+
 async def test_a_server_that_asks_for_its_settings_is_not_sent_them_again(
     tmp_path: Path,
 ) -> None:
     # basedpyright asks at `initialized`; the notification made it set its
     # workspace up a second time (0-1.9 s later in the cold traces).
-    methods = await _methods_at_start(tmp_path, asks_settings=True)
+    methods, found = await _settings_at_start(tmp_path, "ask")
     assert methods == ["initialize", "initialized", "shutdown"]
+    assert found == []
+
+
+async def test_a_server_expected_to_ask_that_publishes_without_asking_is_sent_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Another version, or a user's command keeping the preset's
+    # asksSettings: old, never told the excludes nor openFilesOnly, silently.
+    methods, found = await _settings_at_start(tmp_path, "not")
+    assert methods == ["initialize", "initialized", "workspace/didChangeConfiguration", "shutdown"]
+    assert found == ["told"]
+    assert "asker did not ask for its settings before it published" in caplog.text
+
+
+async def test_a_server_expected_to_ask_is_sent_them_past_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing published (nothing open): sent once ASK_BOUND_S has passed.
+    monkeypatch.setattr(analyzer_handshake, "ASK_BOUND_S", 0.05)
+    methods, found = await _settings_at_start(tmp_path, "quiet")
+    assert methods == ["initialize", "initialized", "workspace/didChangeConfiguration", "shutdown"]
+    assert found == ["told"]
 
 
 async def test_a_server_that_does_not_ask_is_sent_its_settings(tmp_path: Path) -> None:

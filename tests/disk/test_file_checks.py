@@ -9,11 +9,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
 
 from rein.disk import file_checks
+from rein.disk.analyzer_server import _Analyzer
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzers import AnalyzerPool
 from rein.disk.prior_texts import TextMemory
 from rein.harness.ports import DiagnosticsSnapshot
+from tests.fakes.lsp_client import RecordingLanguageClient
 
 
 @dataclass
@@ -97,20 +105,60 @@ async def test_an_answer_without_knowing_the_file_is_asked_again() -> None:
     assert answered and analyzer.asked == 3 and pool.idle_waits == 0
 
 
-async def test_a_file_answered_while_it_waited_to_ask_again_is_not_asked_again() -> None:
-    # An earlier question's answer, with a result, comes while it waits to
-    # ask again: asked again, basedpyright queued the question behind its
-    # workspace analysis's current file (seconds on toolz).
-    analyzer = StubAnalyzer(["unknown", "known"])
-    pool = StubPool(analyzer)
+class _Questions(RecordingLanguageClient):
+    """Each diagnostics question gets a future the test answers."""
 
-    def late_answer() -> None:
-        analyzer.known.add("a.py")
-        pool.active()
+    def __init__(self) -> None:
+        super().__init__()
+        self.questions: list[asyncio.Future[Any]] = []
+        self.asked = asyncio.Event()
 
-    asyncio.get_running_loop().call_later(file_checks.ASK_AGAIN_S / 4, late_answer)
-    assert await file_checks.wait_files(pool, ["a.py"], 5.0)  # type: ignore[arg-type]
-    assert analyzer.asked == 1
+    def text_document_diagnostic_async(self, params: Any) -> asyncio.Future[Any]:
+        self.questions.append(asyncio.get_running_loop().create_future())
+        self.asked.set()
+        return self.questions[-1]
+
+    async def question(self, n: int) -> asyncio.Future[Any]:
+        while len(self.questions) < n:
+            self.asked.clear()
+            await asyncio.wait_for(self.asked.wait(), 5)
+        return self.questions[n - 1]
+
+
+async def test_a_file_asked_again_by_the_server_while_it_waited_is_not_asked_again(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server's analysis stopped and was resumed while the pool waited
+    # to ask again (or it asked for a refresh): the file is owed again and
+    # pulled again by the analyzer itself; asked a third time too, the
+    # earlier question's answer would be dropped and the wait run out.
+    (root / "a.py").write_text("x = 1\n")
+    pool = AnalyzerPool(root, [DEFAULT_ANALYZERS[1]], workspace_max_files=0, quiet_ms=0)
+    await pool.prepare()
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
+    client = _Questions()
+    analyzer.client = cast(Any, client)
+    analyzer.alive = analyzer.pull = True
+    analyzer.versions["a.py"] = 1
+    pool.analyzers = [analyzer]
+    pool._started.set()
+    monkeypatch.setattr(file_checks, "ASK_AGAIN_S", 5.0)  # only activity ends the wait
+    waiting_again = asyncio.Event()
+    activity = pool.activity
+
+    def watched_activity() -> asyncio.Event:
+        if "a.py" in analyzer.answered_blind:  # answered without an analysis
+            waiting_again.set()
+        return activity()
+
+    monkeypatch.setattr(pool, "activity", watched_activity)
+    waited = asyncio.ensure_future(file_checks.wait_files(pool, ["a.py"], 5.0))
+    (await client.question(1)).set_result(SimpleNamespace(kind="full", result_id=None, items=[]))
+    await asyncio.wait_for(waiting_again.wait(), 5)
+    analyzer.analysis_stopped("Error performing analysis: boom")  # resumed: pulled again
+    (await client.question(2)).set_result(SimpleNamespace(kind="full", result_id="7", items=[]))
+    assert await asyncio.wait_for(waited, 5)
+    assert len(client.questions) == 2
 
 
 async def test_a_pull_that_timed_out_waits_for_the_workspace_then_asks_once_more() -> None:

@@ -9,13 +9,18 @@ has its diagnostics."""
 from __future__ import annotations
 
 import asyncio
+import re
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 from lsprotocol import types as lsp
 
+from rein.disk import silent_files
 from rein.disk.analyzer_server import _Analyzer
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from tests.fakes.lsp_client import RecordingLanguageClient
 
@@ -38,9 +43,11 @@ class _PulledClient(RecordingLanguageClient):
         super().__init__()
         self.reports = list(reports)
         self.pulls: list[str] = []
+        self.asked = asyncio.Event()
 
     def text_document_diagnostic_async(self, params: lsp.DocumentDiagnosticParams) -> Any:
         self.pulls.append(params.text_document.uri)
+        self.asked.set()
         report = self.reports[min(len(self.pulls), len(self.reports)) - 1]
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if report is not None:
@@ -49,19 +56,22 @@ class _PulledClient(RecordingLanguageClient):
 
 
 async def _pool(
-    root: Path, *reports: lsp.FullDocumentDiagnosticReport | None, owed_limit_ms: int
+    root: Path,
+    *reports: lsp.FullDocumentDiagnosticReport | None,
+    owed_limit_ms: int,
+    spec: AnalyzerSpec = DEFAULT_ANALYZERS[1],
 ) -> tuple[AnalyzerPool, _Analyzer, _PulledClient]:
     (root / "a.py").write_text("x = undefined\n")
     pool = AnalyzerPool(
         root,
-        [DEFAULT_ANALYZERS[1]],
+        [spec],
         workspace_max_files=0,
         quiet_ms=0,
         owed_limit_ms=owed_limit_ms,
     )
     await pool.prepare()
     pool.owed.silent.silent_s = 0.05
-    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", pool)
+    analyzer = _Analyzer(spec, "basedpyright-langserver", pool)
     client = _PulledClient(*reports)
     analyzer.client = cast(Any, client)
     analyzer.alive = True
@@ -125,4 +135,51 @@ async def test_a_pull_not_answered_is_bounded_by_what_is_left_of_the_settle_boun
     snap = await pool.snapshot(None)
     assert snap.stale
     assert snap.stale_reason is not None
-    assert "did not answer the diagnostics of a.py within 0.3" in snap.stale_reason
+    # Asked once silent (0.05 s) at the earliest: what was left of the
+    # 0.4 s settle bound, at most 0.35 s, and the reason names that bound.
+    found = re.search(
+        r"did not answer the diagnostics of a\.py within ([0-9.]+) s \((.*)\)$", snap.stale_reason
+    )
+    assert found is not None, snap.stale_reason
+    assert 0 < float(found[1]) <= 0.4 - pool.owed.silent.silent_s
+    assert found[2] == silent_files.BOUND == "what was left of gates.analyzer.settleTimeoutMs"
+
+
+async def test_a_publish_while_the_pull_is_out_settles_the_file(root: Path) -> None:
+    # The pull not answered (queued behind its analysis), the server
+    # publishes the file: that settles it. Old: taken for an answer without
+    # an analysis, owed again, asked again, and stale when the pull timed
+    # out, though published.
+    pool, analyzer, client = await _pool(root, None, owed_limit_ms=400)
+    silent = time.monotonic() + 0.1  # past silent_s (0.05 s)
+    pool.owed.expire(pool.analyzers, silent)
+    await asyncio.wait_for(client.asked.wait(), BOUND_S)
+    pull = analyzer._latest_pull["a.py"]
+    analyzer.on_publish({"uri": (root / "a.py").as_uri(), "version": 1, "diagnostics": []})
+    pool.owed.expire(pool.analyzers, silent)
+    assert "a.py" not in analyzer.awaiting  # not owed again
+    await asyncio.wait_for(pull, BOUND_S)  # its bound, what was left of 0.4 s
+    assert "a.py" not in analyzer.unanswered  # its timeout says nothing
+    assert not (await pool.snapshot(None)).stale
+    assert len(client.pulls) == 1
+
+
+@pytest.mark.parametrize(
+    ("pull", "mode"),
+    [(False, None), (True, None)],
+    ids=["publishes only (bash)", "configured pull, offers none (clangd, gopls)"],
+)
+async def test_a_server_that_offers_no_pull_is_not_asked(
+    root: Path, pull: bool, mode: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Old: asked; its question waited out the bound and then left the file
+    # stale, though the server published it meanwhile.
+    spec = replace(DEFAULT_ANALYZERS[1], name="other", pull=pull, diagnostic_mode_setting=mode)
+    pool, analyzer, _client = await _pool(root, None, owed_limit_ms=400, spec=spec)
+    asked: list[str] = []
+    monkeypatch.setattr(analyzer, "repull", lambda path, *_bound: asked.append(path))
+    pool.owed.expire(pool.analyzers, time.monotonic() + 0.1)
+    assert asked == []
+    analyzer.capabilities = {"diagnosticProvider": {"interFileDependencies": True}}
+    pool.owed.expire(pool.analyzers, time.monotonic() + 0.1)
+    assert asked == ["a.py"]  # it offers them: asked

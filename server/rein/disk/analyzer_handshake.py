@@ -2,10 +2,22 @@
 settings it is sent (its spec's, with the workspace filter's excludes and,
 in a workspace too large to analyse as a whole, open files only), the
 answer to its ``workspace/configuration`` requests, and the
-``initialize``/``initialized`` exchange that tells it those settings."""
+``initialize``/``initialized`` exchange that tells it those settings.
+
+A server expected to ask for its settings (``asks_settings``: basedpyright
+asks at ``initialized``) is not sent them unasked: told again, basedpyright
+set its workspace up a second time. One that does not ask after all
+(another version, a user's command keeping the preset's ``asksSettings``)
+would never have the filter's excludes nor ``openFilesOnly``, silently:
+:class:`UnaskedSettings` sends them, with a warning naming the server, once
+it published without having asked (it analysed without them) or
+:data:`ASK_BOUND_S` after ``initialized``, whichever comes first.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -17,7 +29,16 @@ from pygls.lsp.client import LanguageClient
 from rein.disk.analyzer_capabilities import client_capabilities
 from rein.disk.analyzer_specs import AnalyzerSpec, with_setting
 
-__all__ = ["configuration_answer", "handshake", "settings_for"]
+__all__ = ["ASK_BOUND_S", "UnaskedSettings", "configuration_answer", "handshake", "settings_for"]
+
+log = logging.getLogger(__name__)
+
+#: A server expected to ask for its settings that has not asked this long
+#: after ``initialized`` is sent them. basedpyright asks in its
+#: ``initialized`` handler, before any other work (its answer to
+#: ``initialize`` already awaited): a second is ample even on a loaded
+#: machine, and a publish before it asked ends the wait at once.
+ASK_BOUND_S = 5.0
 
 
 def settings_for(spec: AnalyzerSpec, excludes: list[str], *, file_by_file: bool) -> dict[str, Any]:
@@ -76,3 +97,61 @@ async def handshake(
             lsp.DidChangeConfigurationParams(settings=settings)
         )
     return result if isinstance(result, dict) else {}
+
+
+class UnaskedSettings:
+    """Sends a server that was expected to ask for its settings and did not
+    (see the module) its settings, once, with a warning."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._client: LanguageClient | None = None
+        self._settings: dict[str, Any] = {}
+        self._asked = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def reset(self) -> None:
+        """A new start: nothing asked, nothing expected yet."""
+        self._cancel()
+        self._client = None
+        self._asked = False
+
+    def expect(self, client: LanguageClient, spec: AnalyzerSpec, settings: dict[str, Any]) -> None:
+        """After the handshake: ``client``'s server is expected to ask."""
+        if not (settings and spec.asks_settings and spec.workspace_configuration) or self._asked:
+            return
+        self._client, self._settings = client, settings
+        self._timer = asyncio.get_running_loop().call_later(
+            ASK_BOUND_S, self._send, f"within {ASK_BOUND_S:g} s of initialized"
+        )
+
+    def asked(self) -> None:
+        """It asked (workspace/configuration)."""
+        self._asked = True
+        self._client = None
+        self._cancel()
+
+    def published(self) -> None:
+        """It published: if it has not asked, it analysed without them."""
+        if self._client is not None:
+            self._send("before it published")
+
+    def _send(self, when: str) -> None:
+        client, self._client = self._client, None
+        self._cancel()
+        if client is None or self._asked:
+            return
+        log.warning(
+            "%s did not ask for its settings %s (asksSettings): sent them "
+            "(workspace/didChangeConfiguration)",
+            self.name,
+            when,
+        )
+        client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(settings=self._settings)
+        )
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

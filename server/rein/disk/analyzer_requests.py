@@ -19,11 +19,10 @@ log = logging.getLogger(__name__)
 class AnalyzerTimeout(ReinError):
     """An analyzer did not answer a request within ``gates.analyzer.requestTimeoutMs``."""
 
-    def __init__(self, name: str, what: str, seconds: float) -> None:
+    def __init__(self, name: str, what: str, seconds: float, bound: str = "") -> None:
         self.seconds = seconds
-        super().__init__(
-            f"{name} did not answer {what} within {seconds:g} s (gates.analyzer.requestTimeoutMs)"
-        )
+        bound = bound or "gates.analyzer.requestTimeoutMs"
+        super().__init__(f"{name} did not answer {what} within {seconds:g} s ({bound})")
 
 
 def drop_late(answer: asyncio.Future[Any]) -> None:
@@ -31,8 +30,12 @@ def drop_late(answer: asyncio.Future[Any]) -> None:
         log.debug("a late analyzer answer: %s", answer.exception())
 
 
-async def bounded(name: str, what: str, seconds: float, request: Awaitable[Any]) -> Any:
-    """Await ``request`` at most ``seconds``; past it :class:`AnalyzerTimeout`."""
+async def bounded(
+    name: str, what: str, seconds: float, request: Awaitable[Any], bound: str = ""
+) -> Any:
+    """Await ``request`` at most ``seconds``; past it :class:`AnalyzerTimeout`
+    (naming ``bound``, the setting ``seconds`` came from; by default
+    ``gates.analyzer.requestTimeoutMs``)."""
     # Shielded: a late answer completes the request instead of meeting a
     # cancelled future (pygls logs that as an error); it is dropped.
     answer = asyncio.ensure_future(request)
@@ -40,4 +43,4 @@ async def bounded(name: str, what: str, seconds: float, request: Awaitable[Any])
     try:
         return await asyncio.wait_for(asyncio.shield(answer), seconds)
     except TimeoutError:
-        raise AnalyzerTimeout(name, what, seconds) from None
+        raise AnalyzerTimeout(name, what, seconds, bound) from None

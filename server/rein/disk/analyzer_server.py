@@ -20,13 +20,18 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from rein.disk._lsp_diagnostics import diagnostic_from_json, diagnostic_from_lsp
-from rein.disk.analyzer_handshake import configuration_answer, handshake, settings_for
+from rein.disk.analyzer_handshake import (
+    UnaskedSettings,
+    configuration_answer,
+    handshake,
+    settings_for,
+)
 from rein.disk.analyzer_notices import Registrations, listen
+from rein.disk.analyzer_pull import answers_pulls, ask_diagnostics
 from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzer_stop import stop_client
 from rein.disk.owed_publishes import OwedFiles
-from rein.disk.ts_diagnostics import tsserver_report
 from rein.harness.ports import Diagnostic
 from rein.process.environment import child_environment
 
@@ -105,8 +110,14 @@ class _Analyzer:
         self.pull = False
         self._result_ids: dict[str, str] = {}
         self._pulls: set[asyncio.Task[None]] = set()
-        #: path -> its latest pull: an earlier one's answer is not taken for it.
+        #: path -> its latest pull: an earlier one's answer is not taken for
+        #: it, nor its timeout (see _pull).
         self._latest_pull: dict[str, asyncio.Future[None]] = {}
+        #: Paths whose latest pull was answered without an analysis (no
+        #: result id from a server with a workspace mode), nothing since.
+        self.answered_blind: set[str] = set()
+        #: Its settings sent unasked if it does not ask (asks_settings).
+        self._unasked = UnaskedSettings(spec.name)
         self._stopping = False
         #: Open progress: work-done tokens, and "pyright" for its notifications.
         self.progress: set[str] = set()
@@ -232,18 +243,22 @@ class _Analyzer:
 
         @client.feature(lsp.WORKSPACE_CONFIGURATION)
         def on_configuration(params: lsp.ConfigurationParams) -> list[Any]:
+            self._unasked.asked()
             return configuration_answer(self.settings, params)
 
         @client.feature(lsp.WORKSPACE_DIAGNOSTIC_REFRESH)
         def on_refresh(params: Any) -> None:
-            # The server's view changed (e.g. a config file): pull every file again.
+            # The server's view changed (e.g. a config file): every file
+            # pulled again, owed until answered.
             for path, version in list(self.versions.items()):
+                self.awaiting[path] = version
                 self._schedule_pull(path, version)
 
         listen(client, self, self.spec.name)
 
         async def server_exit(server: Any) -> None:
             self.alive = False
+            self._unasked.reset()
             if not self._stopping:
                 await self.pool.analyzer_exited(self, server.returncode)
 
@@ -266,7 +281,9 @@ class _Analyzer:
         server = client._server
         if server is not None and server.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain(server.stderr))
+        self._unasked.reset()
         result = await handshake(client, self.spec, root, self.settings, self._bounded)
+        self._unasked.expect(client, self.spec, self.settings)
         caps = result.get("capabilities")
         self.capabilities = caps = caps if isinstance(caps, dict) else {}
         info = result.get("serverInfo")
@@ -284,6 +301,10 @@ class _Analyzer:
         self._stop_said = None
         self.diagnostics.clear()
         self._published_items.clear()
+        # A new server: the old one's result ids and questions are not its own.
+        self._result_ids.clear()
+        self._latest_pull.clear()
+        self.answered_blind.clear()
         self.note_activity()
         # File by file, start opens nothing: what a change touches is opened
         # (with its importers) before the change; a restart reopens those.
@@ -291,9 +312,13 @@ class _Analyzer:
             if self.owns(path):
                 self.open(path)
 
-    async def _bounded(self, what: str, request: Awaitable[Any], bound_s: float = 0.0) -> Any:
-        """Await ``request``, at most ``bound_s`` or the pool's request bound."""
-        return await bounded(self.spec.name, what, bound_s or self.pool.request_timeout_s, request)
+    async def _bounded(
+        self, what: str, request: Awaitable[Any], bound_s: float = 0.0, bound: str = ""
+    ) -> Any:
+        """Await ``request``, at most ``bound_s`` (named ``bound`` in the
+        timeout's reason) or the pool's request bound."""
+        seconds = bound_s or self.pool.request_timeout_s
+        return await bounded(self.spec.name, what, seconds, request, bound if bound_s else "")
 
     def refresh(self, grace_s: float = ENVIRONMENT_GRACE_S) -> None:
         """After a change it cannot see in a document (the environment):
@@ -347,19 +372,24 @@ class _Analyzer:
         analyzer publishes none for a closed file)."""
         if path not in self.versions:
             return
-        del self.versions[path]
-        self.sent.pop(path, None)
-        self.awaiting.pop(path, None)
-        self.unanswered.pop(path, None)
-        self.owed_refresh.discard(path)
-        self.diagnostics.pop(path, None)
-        self._published_items.pop(path, None)
+        self._forget(path)
         if self.client is not None and self.alive:
             self.client.text_document_did_close(
                 lsp.DidCloseTextDocumentParams(
                     lsp.TextDocumentIdentifier(uri=_uri(self.pool.root, path))
                 )
             )
+
+    def _forget(self, path: str) -> None:
+        """All it holds of ``path`` (closed or deleted)."""
+        self.versions.pop(path, None)
+        self.sent.pop(path, None)
+        self.awaiting.pop(path, None)
+        self.unanswered.pop(path, None)
+        self.answered_blind.discard(path)
+        self.owed_refresh.discard(path)
+        self.diagnostics.pop(path, None)
+        self._published_items.pop(path, None)
 
     def change(self, path: str, text: str | None = None) -> None:
         """Send the file's content (or ``text``, shown instead of it)."""
@@ -375,14 +405,10 @@ class _Analyzer:
             # unknown import symbol'), and kept that after the deletion.
             self._watched(uri, lsp.FileChangeType.Deleted)
             if path in self.versions:
-                del self.versions[path]
-                self.sent.pop(path, None)
-                self.awaiting.pop(path, None)
                 self.client.text_document_did_close(
                     lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
                 )
-            self.diagnostics.pop(path, None)
-            self._published_items.pop(path, None)
+            self._forget(path)  # its pull's timeout too (nothing else clears it)
             return
         if path not in self.versions:
             self.open(path)
@@ -412,78 +438,79 @@ class _Analyzer:
                 lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri, type=kind)])
             )
 
-    def repull(self, path: str, bound_s: float = 0.0) -> None:
-        """Ask for ``path``'s diagnostics afresh, even if it publishes (file_checks)."""
+    def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None:
+        """Ask for ``path``'s diagnostics afresh, even if it publishes
+        (file_checks), within ``bound_s`` (named ``bound``)."""
         self._result_ids.pop(path, None)
         self.awaiting[path] = self.versions[path]
-        self._schedule_pull(path, self.versions[path], force=True, bound_s=bound_s)
+        self._schedule_pull(path, self.versions[path], force=True, bound_s=bound_s, bound=bound)
+
+    @property
+    def answers_pulls(self) -> bool:
+        """It answers textDocument/diagnostic (:func:`answers_pulls`)."""
+        return answers_pulls(self.spec, self.capabilities, self.registrations, pulled=self.pull)
 
     def analysed(self, path: str) -> bool:
         """Its last answer for ``path`` came from an analysis (file_checks)."""
         return self.spec.diagnostic_mode_setting is None or path in self._result_ids
 
     def _schedule_pull(
-        self, path: str, version: int, *, force: bool = False, bound_s: float = 0.0
+        self, path: str, version: int, *, force: bool = False, bound_s: float = 0.0, bound: str = ""
     ) -> None:
-        if not (self.pull or force):
+        if not (self.pull or force) or self.client is None:
             return
-        task = asyncio.ensure_future(self._pull(path, version, bound_s))
+        task = asyncio.ensure_future(self._pull(self.client, path, version, bound_s, bound))
         self._latest_pull[path] = task
         self._pulls.add(task)
         task.add_done_callback(self._pulls.discard)
 
-    async def _pull(self, path: str, version: int, bound_s: float = 0.0) -> None:
-        """Ask for the diagnostics of ``path`` at ``version`` (pull model)."""
-        client = self.client
-        if client is None:
-            return
-        uri = _uri(self.pool.root, path)
-        attempts = 6 if self.spec.tsserver else 3
-        failed: Exception | None = None
-        for attempt in range(attempts):
-            try:
-                request = (
-                    tsserver_report(client, self.pool.root / path)
-                    if self.spec.tsserver
-                    else client.text_document_diagnostic_async(
-                        lsp.DocumentDiagnosticParams(
-                            text_document=lsp.TextDocumentIdentifier(uri=uri),
-                            previous_result_id=self._result_ids.get(path),
-                        )
-                    )
-                )
-                report: Any = await self._bounded(f"the diagnostics of {path}", request, bound_s)
-                break
-            except AnalyzerTimeout as exc:
-                if (
-                    self.spec.tsserver
-                    and attempt < attempts - 1
-                    and self.versions.get(path) == version
-                ):
-                    continue  # tsserver answers once it loaded the project: asked again
-                # Not owed any more (the wait would run to the settle bound
-                # for nothing): the snapshot says this file is stale, and why.
-                log.warning("%s", exc)
-                self._unanswered(path, version, str(exc))
-                return
-            except Exception as exc:  # ServerCancelled: the server asks to retry
-                log.debug("%s: pull diagnostics for %s failed: %s", self.spec.name, path, exc)
-                failed = exc
-                await asyncio.sleep(0.05)
-        else:
-            # Every attempt failed: not owed any more either, and why.
-            self._unanswered(path, version, f"{self.spec.name}: {failed}")
+    async def _pull(
+        self, client: LanguageClient, path: str, version: int, bound_s: float, bound: str
+    ) -> None:
+        """Ask for the diagnostics of ``path`` at ``version`` (pull model).
+        Only the file's latest question to the current server (``client``,
+        the one asked) counts, and
+        its timeout only while the file is still owed: an earlier question
+        (asked again since), a server's from before a restart, or a
+        question whose debt a publish settled meanwhile says nothing."""
+        me = asyncio.current_task()
+
+        def latest() -> bool:
+            return self.client is client and self._latest_pull.get(path, me) is me
+
+        report, failure = await ask_diagnostics(
+            client,
+            self.spec,
+            self.pool.root,
+            path,
+            self._result_ids.get(path),
+            lambda what, request: self._bounded(what, request, bound_s, bound),
+            lambda: self.versions.get(path) == version,
+        )
+        if failure is not None:
+            # Not owed any more (the wait would run to the settle bound
+            # for nothing): the snapshot says this file is stale, and why.
+            if latest() and path in self.awaiting:
+                log.warning("%s", failure)
+                self._unanswered(path, version, failure)
             return
         if self.versions.get(path) != version:
             return  # a newer version is already being pulled
-        if self._latest_pull.get(path, asyncio.current_task()) is not asyncio.current_task():
+        if not latest():
             # Asked again since (the file's version the same: another file
             # was shown another text meanwhile): this answer may predate it.
             return
         kind = getattr(report, "kind", None)
         result_id = getattr(report, "result_id", None)
+        blind = not result_id and self.spec.diagnostic_mode_setting is not None
+        if blind and path not in self.awaiting:
+            return  # not analysed, and a publish settled it meanwhile: that stands
         if result_id:
             self._result_ids[path] = result_id
+        if blind:
+            self.answered_blind.add(path)
+        else:
+            self.answered_blind.discard(path)
         self.unanswered.pop(path, None)
         if kind != "unchanged":
             items = getattr(report, "items", None) or []
@@ -515,6 +542,7 @@ class _Analyzer:
         """A publishDiagnostics, as its JSON (the pool's client skips
         structuring it) or as lsprotocol's object."""
         self.last_activity = time.monotonic()
+        self._unasked.published()
         if isinstance(params, dict):
             uri, version = str(params.get("uri", "")), params.get("version")
             items = params.get("diagnostics") or []
@@ -541,6 +569,7 @@ class _Analyzer:
             self.diagnostics[path] = [convert(path, d, self.spec.name) for d in items]
             self._published_items[path] = items
         self.unanswered.pop(path, None)
+        self.answered_blind.discard(path)
         wanted = self.awaiting.get(path)
         if wanted is not None and (
             version >= wanted if version is not None else not self.spec.versioned_publish
@@ -551,6 +580,7 @@ class _Analyzer:
 
     async def stop(self) -> None:
         self._stopping = True
+        self._unasked.reset()
         client = self.client
         if client is None:
             return

@@ -167,10 +167,12 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
             continue
         if unknown and not owed:
             # It answered without knowing the file yet (its workspace is
-            # still being set up): asked again a moment later, unless an
-            # answer came meanwhile (an earlier question's, with a result):
-            # asked again, it queued behind the workspace analysis's
-            # current file (basedpyright: seconds on toolz's _signatures.py).
+            # still being set up): asked again a moment later, unless the
+            # analyzer asked it again meanwhile itself (its analysis stopped
+            # and was resumed, or the server asked for a refresh: owed
+            # again, or answered with a result already). Asked a third
+            # time, the analyzer's question's answer would be dropped (only
+            # a file's latest question counts) and the wait run out.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(pool.activity().wait(), min(left, ASK_AGAIN_S))
             for analyzer, path in unknown:

@@ -12,15 +12,20 @@ It answers a pull of such a file (``textDocument/diagnostic``: it analyses
 the file then, :mod:`rein.disk.file_checks`), so the diagnostics can be had
 without the publish: once an analyzer that publishes has no progress open,
 has said nothing for :data:`SILENT_S` and still owes a file (owed that long
-too), the file is asked for by pull, once per debt. The pull is bounded by
-what is left of the settle bound (at least ``requestTimeoutMs``): a file
-is never stale sooner than without the pull. An answer settles the debt
-(the analyzer's ``_pull``). An answer from a server that did not know the
-file (no result id: it did not analyse it; basedpyright answers so while
-its workspace is being set up) leaves the file owed, from when it was first
-owed, and asked again once the server is silent again; past the settle
-bound it is stale, saying so. No answer in time leaves it stale too (the
-pull's own bound).
+too), the file is asked for by pull, once per debt. Only a server that
+answers pulls is asked (``answers_pulls``: it offers them, or is
+basedpyright's shape); clangd, gopls (configured to be pulled, offering
+none) and a server that only publishes are left to the settle bound. The
+pull is bounded by what is left of the settle bound, so a file is never
+stale sooner than without the pull, and a pull not answered in time says
+so naming that bound (``gates.analyzer.settleTimeoutMs``). An answer
+settles the debt (the analyzer's ``_pull``), and so does a publish that
+comes while the pull is out (the pull's later timeout then says nothing:
+only the latest question of a file still owed may leave it stale). An
+answer from a server that did not know the file (no result id: it did not
+analyse it; basedpyright answers so while its workspace is being set up)
+leaves the file owed, from when it was first owed, and asked again once
+the server is silent again; past the settle bound it is stale, saying so.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import time
 from collections.abc import Iterable
 from typing import Protocol
 
-__all__ = ["SILENT_S", "PulledAnalyzer", "SilentFiles"]
+__all__ = ["BOUND", "SILENT_S", "PulledAnalyzer", "SilentFiles"]
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,8 @@ log = logging.getLogger(__name__)
 #: basedpyright publishes an open file within a second of its progress
 #: ending; its analysis of one large file shows as progress.
 SILENT_S = 10.0
+#: What bounds a silent file's pull (named in the reason it is stale).
+BOUND = "what was left of gates.analyzer.settleTimeoutMs"
 
 
 class _Debts(Protocol):
@@ -62,6 +69,10 @@ class PulledAnalyzer(Protocol):
     @property
     def pull(self) -> bool: ...
     @property
+    def answers_pulls(self) -> bool: ...
+    @property
+    def answered_blind(self) -> set[str]: ...
+    @property
     def progress(self) -> set[str]: ...
     @property
     def last_activity(self) -> float: ...
@@ -71,8 +82,7 @@ class PulledAnalyzer(Protocol):
     def versions(self) -> dict[str, int]: ...
     @property
     def unanswered(self) -> dict[str, str]: ...
-    def analysed(self, path: str) -> bool: ...
-    def repull(self, path: str, bound_s: float = 0.0) -> None: ...
+    def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None: ...
     def note_activity(self) -> None: ...
 
 
@@ -98,6 +108,8 @@ class SilentFiles:
             self._answered(analyzer, asked, now)
             if not analyzer.alive or analyzer.pull or analyzer.progress:
                 continue  # pulled anyway, or working: a progress end is heard
+            if not analyzer.answers_pulls:
+                continue  # a question would wait out its bound
             owed = analyzer.awaiting
             for path, version in list(owed.items()):
                 since = owed.since.get(path, now)
@@ -119,7 +131,7 @@ class SilentFiles:
                     version,
                     now - since,
                 )
-                analyzer.repull(path, left)
+                analyzer.repull(path, left, BOUND)
                 # The pull owes it anew (a new debt): remembered as asked.
                 asked[path] = (version, owed.since.get(path, now), since)
         return next_at
@@ -138,9 +150,9 @@ class SilentFiles:
                 not analyzer.alive
                 or analyzer.versions.get(path) != version
                 or path in analyzer.unanswered
-                or analyzer.analysed(path)
+                or path not in analyzer.answered_blind
             ):
-                continue  # answered (or no longer asked: closed, changed, down)
+                continue  # answered, or published (or closed, changed, down)
             if began + self.limit_s > now:
                 # It does not know the file yet (a workspace still being set
                 # up answers so): owed again, from when it was first owed,

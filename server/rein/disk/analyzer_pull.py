@@ -1,0 +1,81 @@
+"""One question for a file's diagnostics to an analyzer server (the pull
+model: ``textDocument/diagnostic``, or tsserver's report), bounded, and
+asked again where the server asks for it (``ServerCancelled``) or, for
+tsserver, until it loaded its project. What the answer means for the file
+is the analyzer's (:meth:`~rein.disk.analyzer_server._Analyzer._pull`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+from rein.disk.analyzer_notices import Registrations
+from rein.disk.analyzer_requests import AnalyzerTimeout
+from rein.disk.analyzer_specs import AnalyzerSpec
+from rein.disk.ts_diagnostics import tsserver_report
+
+__all__ = ["answers_pulls", "ask_diagnostics"]
+
+log = logging.getLogger(__name__)
+
+
+def answers_pulls(
+    spec: AnalyzerSpec, capabilities: dict[str, Any], registrations: Registrations, *, pulled: bool
+) -> bool:
+    """A server answers textDocument/diagnostic: it is ``pulled`` anyway, it
+    offers it (``diagnosticProvider``, at initialize or registered later),
+    or it is configured to be pulled and has a whole-workspace mode
+    (basedpyright, which publishes so and registers the method only later).
+    clangd and gopls (configured "pull", offering none) and a server that
+    only publishes are not: a question would wait out its bound."""
+    if spec.tsserver:
+        return False
+    offered = bool(capabilities.get("diagnosticProvider")) or registrations.has(
+        lsp.TEXT_DOCUMENT_DIAGNOSTIC
+    )
+    return pulled or offered or bool(spec.pull and spec.diagnostic_mode_setting)
+
+
+async def ask_diagnostics(
+    client: LanguageClient,
+    spec: AnalyzerSpec,
+    root: Path,
+    path: str,
+    previous_result_id: str | None,
+    bounded: Callable[[str, Awaitable[Any]], Awaitable[Any]],
+    unchanged: Callable[[], bool],
+) -> tuple[Any, str | None]:
+    """The report for ``path`` and None, or None and why there is none (no
+    answer within the bound ``bounded`` applies, or every attempt failed).
+    tsserver is asked again after a timeout while ``unchanged()``."""
+    uri = (root / path).as_uri()
+    attempts = 6 if spec.tsserver else 3
+    failed: Exception | None = None
+    for attempt in range(attempts):
+        try:
+            request = (
+                tsserver_report(client, root / path)
+                if spec.tsserver
+                else client.text_document_diagnostic_async(
+                    lsp.DocumentDiagnosticParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=uri),
+                        previous_result_id=previous_result_id,
+                    )
+                )
+            )
+            return await bounded(f"the diagnostics of {path}", request), None
+        except AnalyzerTimeout as exc:
+            if spec.tsserver and attempt < attempts - 1 and unchanged():
+                continue  # tsserver answers once it loaded the project: asked again
+            return None, str(exc)
+        except Exception as exc:  # ServerCancelled: the server asks to retry
+            log.debug("%s: pull diagnostics for %s failed: %s", spec.name, path, exc)
+            failed = exc
+            await asyncio.sleep(0.05)
+    return None, f"{spec.name}: {failed}"
