@@ -100,7 +100,9 @@ def rein_run(tmp_path: Path, ws: Path, *extra: str) -> subprocess.CompletedProce
     )
 
 
-def test_the_model_is_asked_before_the_baseline_and_the_wait_is_reported(tmp_path: Path) -> None:
+def test_the_model_is_asked_before_the_baseline_and_a_partial_verdict_never_passes(
+    tmp_path: Path,
+) -> None:
     # Defects: `rein run` waited silently for the analyzers' whole-workspace
     # analysis before it asked the model anything; then its partial first
     # verdict (lib.py and mid.py, clean) passed and ended the run, top.py's
@@ -114,27 +116,32 @@ def test_the_model_is_asked_before_the_baseline_and_the_wait_is_reported(tmp_pat
     kinds = [e["type"] for e in events]
     asked = kinds.index("message_start", kinds.index("turn_start"))
     waits = [(i, e) for i, e in enumerate(events) if e["type"] == "gate_waiting"]
-    # The file's baseline's wait is begun and ended once, both after the
-    # model was asked and while its first change waited: the change is
-    # applied after it (the whole workspace's analysis is not waited for).
-    # The first verdict then waits for it, reported.
-    said = [(e["phase"], e["message"], e["gate"], e["files"]) for _, e in waits]
-    assert said[:4] == [
-        ("begin", BASELINE, "analyzer", 2),
-        ("end", BASELINE, "analyzer", None),
-        ("begin", WHOLE, "analyzer", None),
-        ("end", WHOLE, "analyzer", None),
-    ]
-    # The repair's verdict may wait for the analyzers' check of top.py.
-    assert {m for _, m, _, _ in said[4:]} <= {"the analyzers: the changed files"}
+    # Each wait of more than a second is reported, begun and ended (how
+    # many there are depends on the machine: since basedpyright sets its
+    # workspace up once, often none; test_a_baseline_wait_is_reported_...
+    # below makes one wait for certain): the file's baseline (lib.py and
+    # mid.py) while the first change waits, after the model was asked (the
+    # whole workspace's analysis is not waited for then); the whole
+    # workspace's analysis before the first verdict; the changed files'
+    # check at the repair's verdict.
     first_call = kinds.index("tool_call_start")
     applied = kinds.index("tool_call_end")
-    assert asked < first_call < waits[0][0] < waits[1][0] < applied
-    assert events[applied]["details"]["generation"] == 1
     verdicts = [(i, e) for i, e in enumerate(events) if e["type"] == "gate_result"]
     assert [e["passed"] for _, e in verdicts] == [False, True]
+    said = [(i, e["phase"], e["message"], e["gate"], e["files"]) for i, e in waits]
+    pairs = list(zip(said[::2], said[1::2], strict=True))
+    where = {
+        BASELINE: (first_call, applied, 2),
+        WHOLE: (applied, verdicts[0][0], None),
+        "the analyzers: the changed files": (verdicts[0][0], verdicts[1][0], None),
+    }
+    for (i, phase, message, gate, files), (j, phase2, message2, _, _) in pairs:
+        assert (phase, phase2, message2, gate) == ("begin", "end", message, "analyzer")
+        after, before, count = where[message]
+        assert after < i < j < before and files == count
+    assert asked < first_call < applied
+    assert events[applied]["details"]["generation"] == 1
     first = verdicts[0][1]
-    assert waits[3][0] < verdicts[0][0]
     assert "partial" not in first["detail"]
     assert [(b["path"], b["line"]) for b in first["blockers"]] == [("top.py", 2)], first
     assert (ws / "top.py").read_text() == "from mid import helper\n\nx: str = helper()\n"
@@ -206,6 +213,53 @@ async def test_the_model_is_asked_while_an_analyzer_is_still_starting(tmp_path: 
         assert host.analyzers_line() == "analyzers: late 1.0 (python)"
         assert result.status == "completed" and result.unverified == []
         assert [e.passed for e in events if isinstance(e, GateResult)] == [True]
+    assert (ws / "app.py").read_text() == "x = 2\n"
+
+
+class _StartsTheLateAnalyzerOnAWait:
+    """Events of a run: at the first wait reported (a second into it) the
+    late analyzer may answer ``initialize``; until then nothing can end it."""
+
+    def __init__(self, signal: Path) -> None:
+        self.signal = signal
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+        if isinstance(event, GateWaiting) and event.phase == "begin":
+            self.signal.write_text("go")
+
+
+async def test_a_baseline_wait_is_reported_begun_and_ended(tmp_path: Path) -> None:
+    # Issue 32 item 7: a wait on the analyzers of more than a second is
+    # reported. The late analyzer cannot answer before the wait's begin is
+    # reported, so the first change's baseline waits more than a second,
+    # whatever the machine's speed.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("x = 1\n")
+    signal = tmp_path / "signal"
+    late = AnalyzerSpec(
+        "late", (sys.executable, str(LATE_ANALYZER), str(signal)), frozenset({".py"}), pull=False
+    )
+    (tmp_path / "s.yaml").write_text(ONE_EDIT)
+    seen = _StartsTheLateAnalyzerOnAWait(signal)
+    model = ReplayModel(tmp_path / "s.yaml")
+    async with HeadlessSession(ws, model, ReinConfig(), analyzers=[late], watch=False) as host:
+        host.subscribe(seen)
+        result = await host.prompt("task")
+    assert result.status == "completed" and result.unverified == []
+    kinds = [type(e).__name__ for e in seen.events]
+    waits = [(i, e) for i, e in enumerate(seen.events) if isinstance(e, GateWaiting)]
+    # A workspace this small is analysed as a whole: its baseline is the
+    # whole workspace's, taken while the first change waits.
+    message = "the analyzers: the workspace baseline"
+    assert [(e.phase, e.message, e.files) for _, e in waits] == [
+        ("begin", message, None),
+        ("end", message, None),
+    ]
+    start, end = kinds.index("ToolCallStart"), kinds.index("ToolCallEnd")
+    assert start < waits[0][0] < waits[1][0] < end
     assert (ws / "app.py").read_text() == "x = 2\n"
 
 
