@@ -37,6 +37,8 @@ class StubAnalyzer:
     unanswered: dict[str, str] = field(default_factory=dict)
     known: set[str] = field(default_factory=set)
     asked: int = 0
+    #: The bound each question was said to be under (a timeout names it).
+    bounds: list[str] = field(default_factory=list)
     pool: StubPool | None = None
 
     def __post_init__(self) -> None:
@@ -48,8 +50,9 @@ class StubAnalyzer:
     def analysed(self, path: str) -> bool:
         return path in self.known
 
-    def repull(self, path: str, bound_s: float = 0.0) -> None:
+    def repull(self, path: str, bound_s: float = 0.0, bound: str = "") -> None:
         self.asked += 1
+        self.bounds.append(bound)
         self.known.discard(path)
         self.awaiting[path] = self.versions[path]
         answer = self.answers.pop(0)
@@ -165,6 +168,10 @@ async def test_a_pull_that_timed_out_waits_for_the_workspace_then_asks_once_more
     analyzer = StubAnalyzer(["timeout", "known"])
     answered, pool = await wait(analyzer)
     assert answered and analyzer.asked == 2 and pool.idle_waits == 1
+    # Its timeout names the bound that applied: the callers' settle bound,
+    # not requestTimeoutMs (a person told to raise that would change nothing).
+    assert analyzer.bounds == [file_checks.WAIT_BOUND] * 2
+    assert "settleTimeoutMs" in file_checks.WAIT_BOUND
 
 
 async def test_an_analyzer_that_cannot_be_asked_file_by_file_says_so() -> None:

@@ -132,6 +132,12 @@ async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[
     return importers
 
 
+#: What bounds :func:`wait_files`' questions, as a timeout's reason names
+#: it: its callers' bound (the cold gate's waits: the settle bound), not
+#: one request's (``gates.analyzer.requestTimeoutMs``).
+WAIT_BOUND = "what was left of gates.analyzer.settleTimeoutMs"
+
+
 async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float) -> bool:
     """Ask each analyzer that has one of ``paths`` open for its diagnostics
     now, and wait until each answered having analysed it. False on timeout,
@@ -145,7 +151,7 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
         # Bounded by the caller's bound, not one request's: basedpyright
         # answers once its workspace is set up, which takes longer than
         # gates.analyzer.requestTimeoutMs on a loaded machine.
-        analyzer.repull(path, timeout_s)
+        analyzer.repull(path, timeout_s, WAIT_BOUND)
     while True:
         live = [(a, p) for a, p in asked if a.alive and p in a.versions]
         owed = [(a, p) for a, p in live if p in a.awaiting]
@@ -163,7 +169,7 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
             if not await pool.wait_idle(left):
                 return False
             for analyzer, path in timed_out + unknown:
-                analyzer.repull(path, max(deadline - time.monotonic(), 0.001))
+                analyzer.repull(path, max(deadline - time.monotonic(), 0.001), WAIT_BOUND)
             continue
         if unknown and not owed:
             # It answered without knowing the file yet (its workspace is
@@ -178,7 +184,7 @@ async def wait_files(pool: AnalyzerPool, paths: Sequence[str], timeout_s: float)
             for analyzer, path in unknown:
                 if path in analyzer.awaiting or analyzer.analysed(path):
                     continue
-                analyzer.repull(path, max(deadline - time.monotonic(), 0.001))
+                analyzer.repull(path, max(deadline - time.monotonic(), 0.001), WAIT_BOUND)
             continue
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(pool.activity().wait(), left)
