@@ -189,11 +189,9 @@ class _SignalsAtFirstCall:
         return self.inner.stream(request)
 
 
-async def test_the_model_is_asked_while_an_analyzer_is_still_starting(tmp_path: Path) -> None:
-    # Defect (issue 32 item 7): the host waited for every analyzer's
-    # initialize (basedpyright: ~0.4 s of node's start) before the model
-    # was asked. The late analyzer answers initialize only after the
-    # model's first call; before the fix the host never got that far.
+def _late_setup(tmp_path: Path) -> tuple[Path, Path, AnalyzerSpec]:
+    """A one-file workspace, the late analyzer's signal file and its spec,
+    and the one-edit script at ``s.yaml``."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "app.py").write_text("x = 1\n")
@@ -202,6 +200,15 @@ async def test_the_model_is_asked_while_an_analyzer_is_still_starting(tmp_path: 
         "late", (sys.executable, str(LATE_ANALYZER), str(signal)), frozenset({".py"}), pull=False
     )
     (tmp_path / "s.yaml").write_text(ONE_EDIT)
+    return ws, signal, late
+
+
+async def test_the_model_is_asked_while_an_analyzer_is_still_starting(tmp_path: Path) -> None:
+    # Defect (issue 32 item 7): the host waited for every analyzer's
+    # initialize (basedpyright: ~0.4 s of node's start) before the model
+    # was asked. The late analyzer answers initialize only after the
+    # model's first call; before the fix the host never got that far.
+    ws, signal, late = _late_setup(tmp_path)
     model = _SignalsAtFirstCall(ReplayModel(tmp_path / "s.yaml"), signal)
     events: list[Event] = []
     async with HeadlessSession(ws, model, ReinConfig(), analyzers=[late], watch=False) as host:
@@ -235,14 +242,7 @@ async def test_a_baseline_wait_is_reported_begun_and_ended(tmp_path: Path) -> No
     # reported. The late analyzer cannot answer before the wait's begin is
     # reported, so the first change's baseline waits more than a second,
     # whatever the machine's speed.
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "app.py").write_text("x = 1\n")
-    signal = tmp_path / "signal"
-    late = AnalyzerSpec(
-        "late", (sys.executable, str(LATE_ANALYZER), str(signal)), frozenset({".py"}), pull=False
-    )
-    (tmp_path / "s.yaml").write_text(ONE_EDIT)
+    ws, signal, late = _late_setup(tmp_path)
     seen = _StartsTheLateAnalyzerOnAWait(signal)
     model = ReplayModel(tmp_path / "s.yaml")
     async with HeadlessSession(ws, model, ReinConfig(), analyzers=[late], watch=False) as host:
