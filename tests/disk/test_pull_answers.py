@@ -48,14 +48,21 @@ def _report(message: str, result_id: str) -> SimpleNamespace:
     return SimpleNamespace(kind="full", result_id=result_id, items=[item])
 
 
-async def test_an_earlier_questions_answer_is_not_taken_for_the_latest(tmp_path: Path) -> None:
-    (tmp_path / "m.py").write_text("from pkg import name\n")
+def _asked(tmp_path: Path, text: str, bound_s: float) -> tuple[_Analyzer, StubClient]:
+    """basedpyright's analyzer over a stub client, with ``m.py`` (``text``)
+    open and asked for once, within ``bound_s``."""
+    (tmp_path / "m.py").write_text(text)
     analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", AnalyzerPool(tmp_path))
     client = StubClient()
     analyzer.client = client  # type: ignore[assignment]
     analyzer.alive = True
     analyzer.versions["m.py"] = 1
-    analyzer.repull("m.py", 5.0)
+    analyzer.repull("m.py", bound_s)
+    return analyzer, client
+
+
+async def test_an_earlier_questions_answer_is_not_taken_for_the_latest(tmp_path: Path) -> None:
+    analyzer, client = _asked(tmp_path, "from pkg import name\n", 5.0)
     first_pull = analyzer._latest_pull["m.py"]
     analyzer.repull("m.py", 5.0)  # asked again before the first answer
     latest_pull = analyzer._latest_pull["m.py"]
@@ -75,14 +82,7 @@ async def test_an_earlier_questions_answer_is_not_taken_for_the_latest(tmp_path:
 
 
 def _asked_twice(tmp_path: Path, first_bound_s: float) -> tuple[_Analyzer, StubClient]:
-    (tmp_path / "m.py").write_text("x = 1\n")
-    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", AnalyzerPool(tmp_path))
-    client = StubClient()
-    analyzer.client = client  # type: ignore[assignment]
-    analyzer.alive = True
-    analyzer.versions["m.py"] = 1
-    analyzer.repull("m.py", first_bound_s)
-    return analyzer, client
+    return _asked(tmp_path, "x = 1\n", first_bound_s)
 
 
 async def test_an_earlier_questions_timeout_does_not_make_the_file_stale(tmp_path: Path) -> None:
