@@ -39,8 +39,12 @@ async def _demo(workspace: Path, script: Path, as_json: bool) -> int:
     printer = EventPrinter(as_json=as_json)
     async with HeadlessSession(workspace, model, ReinConfig(), watch=False) as session:
         if not as_json:
-            names = ", ".join(session.pool.names()) or "none (install ruff, basedpyright)"
-            print(f"workspace: {workspace}\nanalyzers: {names}\nmodel: replay ({script.name})\n")
+            # The analyzers start in the background; the demo waits for them
+            # so that the line names what runs (as `rein run` says on stderr).
+            await session.host.analyzers_started()
+            print(
+                f"workspace: {workspace}\n{session.analyzers_line()}\nmodel: replay ({script.name})\n"
+            )
         session.agent.subscribe(printer)
         result = await session.prompt(TASK)
     if not as_json:

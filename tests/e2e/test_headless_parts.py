@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +97,9 @@ def test_rein_demo_runs_offline_and_completes() -> None:
         cwd=REPO,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+    # The header names the analyzers that run (they start in the background).
+    header = out.stdout.split("\n\n", 1)[0]
+    assert re.search(r"^analyzers: ruff [0-9.]+ .*basedpyright [0-9.]+", header, re.M), header
     assert "✗ analyzer" in out.stdout and "itmes" in out.stdout
     assert "↻ repair attempt 1 of 3" in out.stdout
     assert "status: completed" in out.stdout
