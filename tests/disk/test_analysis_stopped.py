@@ -14,8 +14,8 @@ from typing import Any, cast
 
 from lsprotocol import types as lsp
 
-from rein.disk.analyzer_notices import analysis_stopped
-from rein.disk.analyzer_server import RESUMES_WITHOUT_PUBLISH, _Analyzer
+from rein.disk.analyzer_notices import RESUMES_WITHOUT_PUBLISH, analysis_stopped
+from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
 from tests.fakes.lsp_client import RecordingLanguageClient

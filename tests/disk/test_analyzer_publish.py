@@ -172,7 +172,7 @@ async def test_the_typescript_preset_asks_tsserver_for_every_open_file_after_a_c
     client.semantic_line = 5
     analyzer.change("a.ts", "\n\nx\n")
     assert analyzer.awaiting == {"a.ts": 2, "b.ts": 1}
-    await asyncio.gather(*analyzer._pulls)
+    await asyncio.gather(*analyzer.pulls.out)
     assert analyzer.awaiting == {}
     assert sorted(client.asked) == [
         ("semanticDiagnosticsSync", "a.ts"),
@@ -211,7 +211,7 @@ async def test_a_typescript_pull_failing_every_attempt_leaves_the_file_unanswere
     analyzer.versions = {"a.ts": 1}
     analyzer.change("a.ts", "y\n")
     assert analyzer.awaiting == {"a.ts": 2}
-    await asyncio.gather(*analyzer._pulls)
+    await asyncio.gather(*analyzer.pulls.out)
     assert analyzer.awaiting == {}
     assert analyzer.unanswered["a.ts"].startswith("typescript: tsserver's ")
     assert "No Project." in analyzer.unanswered["a.ts"]

@@ -63,9 +63,9 @@ def _asked(tmp_path: Path, text: str, bound_s: float) -> tuple[_Analyzer, StubCl
 
 async def test_an_earlier_questions_answer_is_not_taken_for_the_latest(tmp_path: Path) -> None:
     analyzer, client = _asked(tmp_path, "from pkg import name\n", 5.0)
-    first_pull = analyzer._latest_pull["m.py"]
+    first_pull = analyzer.pulls.latest["m.py"]
     analyzer.repull("m.py", 5.0)  # asked again before the first answer
-    latest_pull = analyzer._latest_pull["m.py"]
+    latest_pull = analyzer.pulls.latest["m.py"]
     await asyncio.wait_for(client.both_asked.wait(), 5)
     earlier, latest = client.questions
 
@@ -89,9 +89,9 @@ async def test_an_earlier_questions_timeout_does_not_make_the_file_stale(tmp_pat
     # Old: the earlier question's timeout left the file stale and no longer
     # owed, though the latest question was still out (and answered later).
     analyzer, client = _asked_twice(tmp_path, 0.05)
-    first_pull = analyzer._latest_pull["m.py"]
+    first_pull = analyzer.pulls.latest["m.py"]
     analyzer.repull("m.py", 5.0)
-    latest_pull = analyzer._latest_pull["m.py"]
+    latest_pull = analyzer.pulls.latest["m.py"]
     await asyncio.wait_for(client.both_asked.wait(), 5)
     await asyncio.wait_for(first_pull, 5)  # its 0.05 s bound
     assert "m.py" in analyzer.awaiting  # the latest is still out
@@ -106,7 +106,7 @@ async def test_an_earlier_questions_timeout_does_not_make_the_file_stale(tmp_pat
 async def test_a_question_to_the_server_before_a_restart_is_not_taken(tmp_path: Path) -> None:
     # Old: the answer of the server that was stopped was taken for the new one's.
     analyzer, old = _asked_twice(tmp_path, 5.0)
-    pull = analyzer._latest_pull["m.py"]
+    pull = analyzer.pulls.latest["m.py"]
     analyzer.client = StubClient()  # type: ignore[assignment]  # restarted
     await asyncio.wait_for(old.asked.wait(), 5)  # asked of the server it was asked of
     old.questions[0].set_result(_report('"name" is unknown import symbol', "1"))
@@ -137,7 +137,7 @@ async def test_an_answer_without_an_analysis_after_a_publish_leaves_the_publish(
     # Old: the answer (no result id: the server did not analyse the file)
     # replaced the findings the server had just published with none.
     analyzer, client = _asked_twice(tmp_path, 5.0)
-    pull = analyzer._latest_pull["m.py"]
+    pull = analyzer.pulls.latest["m.py"]
     await asyncio.wait_for(client.asked.wait(), 5)
     error = {
         "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},

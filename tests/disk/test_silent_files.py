@@ -154,7 +154,7 @@ async def test_a_publish_while_the_pull_is_out_settles_the_file(root: Path) -> N
     silent = time.monotonic() + 0.1  # past silent_s (0.05 s)
     pool.owed.expire(pool.analyzers, silent)
     await asyncio.wait_for(client.asked.wait(), BOUND_S)
-    pull = analyzer._latest_pull["a.py"]
+    pull = analyzer.pulls.latest["a.py"]
     analyzer.on_publish({"uri": (root / "a.py").as_uri(), "version": 1, "diagnostics": []})
     pool.owed.expire(pool.analyzers, silent)
     assert "a.py" not in analyzer.awaiting  # not owed again

@@ -3,6 +3,13 @@ run introduced, never on those it found.
 
 - :mod:`~rein.analysis.gate`: :class:`AnalyzerGate`, the gate itself (run-start
   and per-file baselines, the verdict);
+- :mod:`~rein.analysis.background_snapshot`: the run-start snapshot, taken
+  in the background and awaited by the first change and the verdict;
+- :mod:`~rein.analysis.file_capture`: a changed file's own baseline,
+  captured before its first change;
+- :mod:`~rein.analysis.blocking`: which errors of a verdict's snapshot block;
+- :mod:`~rein.analysis.verdict_text`: what a verdict says (its blockers,
+  detail, and what it did not check);
 - :mod:`~rein.analysis.baselines`: what "pre-existing" means (a file's
   diagnostics before its first change, matched through its line map);
 - :mod:`~rein.analysis.command_baselines`: baselines, at the verdict, for

@@ -26,6 +26,7 @@ before (:func:`~rein.analysis.run_texts.users_of_created`)
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping
 
 from rein.analysis.baselines import FileBaseline
@@ -39,7 +40,24 @@ from rein.harness.gating.gate_types import (
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import Diagnostic
 
-__all__ = ["command_baselines"]
+__all__ = ["command_baselines", "texts_before_a_command"]
+
+log = logging.getLogger(__name__)
+
+
+async def texts_before_a_command(
+    source: FileByFileCounterfactual, progress: ProgressReporter | None
+) -> Callable[[str], str | None] | None:
+    """Every file's text before a command runs (reported when reading them
+    takes more than a second); None when they could not be read (the
+    command then waits for the whole-workspace snapshot instead)."""
+    try:
+        return await reported(
+            source.read_texts(), progress, "the workspace's texts before a command"
+        )
+    except Exception:
+        log.exception("could not read the texts before a command: it waits instead")
+        return None
 
 
 async def command_baselines(

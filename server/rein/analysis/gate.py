@@ -2,16 +2,12 @@
 and never pass blind.
 
 * At run start it starts taking the whole snapshot (the baseline of every
-  file the analyzers know) in the background: the model starts at once and
-  the analyzers analyse the untouched workspace while it thinks. The run's
-  first change waits for that snapshot before it is applied (bounded by the
-  settle timeout, and reported when it passes a second), so that the
-  snapshot is from before any change and verdicts stay exact; so does the
-  verdict. Before the run first changes a file it captures that
-  file's own baseline (its text, and its settled diagnostics: the file is
-  opened, the analyzers are waited on, bounded), through the workspace
-  layer's ``before_change`` hook (:class:`~rein.harness.generations.
-  TrackedWorkspace`).
+  file the analyzers know) in the background
+  (:mod:`rein.analysis.background_snapshot`); the run's first change waits
+  for it, so that it is from before any change, and so does the verdict.
+  Before the run first changes a file it captures that file's own baseline
+  (:mod:`rein.analysis.file_capture`), through the workspace layer's
+  ``before_change`` hook (:class:`~rein.harness.generations.TrackedWorkspace`).
 * A change that comes while that snapshot is still being taken, from a
   source that can be asked file by file, does not wait for it: the file and
   its importers are baselined and judged file by file, and the verdict says
@@ -21,8 +17,8 @@ and never pass blind.
   and judges with it: never a pass on the direct importers alone.
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
-  snapshot (:mod:`rein.analysis.baselines`). One error seen by several
-  analyzers is one blocker naming them all.
+  snapshot (:mod:`rein.analysis.blocking`, :mod:`rein.analysis.baselines`).
+  One error seen by several analyzers is one blocker naming them all.
 * A source that analyses file by file (the headless pool in a large
   workspace) opens a changed file's importers with it, before the change:
   their diagnostics then join the run-start baseline (``late``), so an
@@ -50,49 +46,35 @@ and never pass blind.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rein.analysis.baselines import (
-    FileBaseline,
-    blocking_in_file,
-    blocking_in_untouched_files,
-    carried,
-    merge_same_errors,
-)
+from rein.analysis.background_snapshot import BackgroundSnapshot
+from rein.analysis.baselines import FileBaseline, carried, merge_same_errors
 from rein.analysis.blocker_order import by_cause
-from rein.analysis.cold_commands import command_baselines
+from rein.analysis.blocking import blocking_in_snapshot, without_own_baseline
+from rein.analysis.cold_commands import command_baselines, texts_before_a_command
 from rein.analysis.cold_start import (
-    PARTIAL,
     before_the_run,
     cold_source,
-    file_baseline,
     not_past_the_importers,
     taken_in_time,
     verdict_snapshot,
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import not_the_runs
+from rein.analysis.file_capture import capture
 from rein.analysis.gate_state import exported, imported
-from rein.analysis.reach import (
-    describe,
-    importers_not_checked,
-    not_analysed,
-    open_more_importers,
-)
+from rein.analysis.reach import importers_not_checked, not_analysed, open_more_importers
 from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_texts import (
     analysed,
     before_and_now,
     exists,
     reader,
-    text_now,
     users_of_created,
 )
-from rein.analysis.verdict_text import VerdictText, blockers_of, stale_reason
-from rein.harness.errors import ReinError
+from rein.analysis.verdict_text import VerdictText, blockers_of, not_checked
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
@@ -117,8 +99,6 @@ if TYPE_CHECKING:
     from rein.harness.gating.coordinators import DependencyCoordinator
 
 __all__ = ["MAX_BLOCKERS_IN_PROMPT", "SEVERITY_LEVELS", "SEVERITY_NAMES", "AnalyzerGate"]
-
-log = logging.getLogger(__name__)
 
 
 class AnalyzerGate:
@@ -161,7 +141,7 @@ class AnalyzerGate:
         self._after_change = False
         self._before_run: dict[str, tuple[Diagnostic, ...]] = {}
         #: The run-start snapshot being taken in the background.
-        self._taking: asyncio.Task[None] | None = None
+        self._snapshot = BackgroundSnapshot()
         #: Every file's text before a command ran in a cold session (what it
         #: changed is baselined from them: :mod:`rein.analysis.cold_commands`).
         self._texts_before: Callable[[str], str | None] | None = None
@@ -189,12 +169,10 @@ class AnalyzerGate:
             # Changes of an earlier run are not validated yet: keep judging
             # them against the state before their first change.
             return
-        if self._taking is not None and not self._taking.done():
-            self._taking.cancel()
         # A cold change not validated yet is in the snapshot taken now too.
         self._after_change = self._after_change and bool(self.files)
         self._texts_before = None  # nothing unvalidated: a command reads them afresh
-        self._taking = asyncio.create_task(self._take_baseline(generation))
+        self._snapshot.start(self._take_baseline(generation))
 
     async def _take_baseline(self, generation: int) -> None:
         settling = self._settling
@@ -209,30 +187,12 @@ class AnalyzerGate:
     def on_run_end(self) -> None:
         """A run-start snapshot still being taken is stopped: no change
         waited for it (the next run starts another)."""
-        taking, self._taking = self._taking, None
-        if taking is not None and not taking.done():
-            taking.cancel()
+        self._snapshot.stop()
 
     async def baseline_ready(self) -> None:
-        """Wait for the run-start snapshot (reported when it takes more than
-        a second). Never raises: a failed snapshot is logged and reported,
-        and the gate goes on with the baseline it had."""
-        taking = self._taking
-        if taking is None:
-            return
-        try:
-            await reported(
-                taking, self._progress, "the analyzers: the workspace baseline", shared=True
-            )
-        except asyncio.CancelledError:
-            if not taking.cancelled():
-                raise  # this wait was cancelled, not the snapshot
-        except Exception as exc:
-            log.exception("the analyzer gate could not take its baseline")
-            if self._progress is not None:
-                self._progress.failed(f"gate analyzer could not take its baseline: {exc}")
-        if self._taking is taking:
-            self._taking = None
+        """Wait for the run-start snapshot (:meth:`BackgroundSnapshot.ready`:
+        reported, never raises)."""
+        await self._snapshot.ready(self._progress)
 
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
@@ -274,18 +234,13 @@ class AnalyzerGate:
         by file baselines the paths so instead (:mod:`rein.analysis.cold_start`),
         and a command does not wait: every file's text is read for its
         verdict (:mod:`rein.analysis.cold_commands`)."""
-        cold = cold_source(self.diagnostics, self._taking)
+        cold = cold_source(self.diagnostics, self._snapshot.task)
         self._commanded = self._commanded or not paths
         if not paths and isinstance(cold, FileByFileCounterfactual):
             # A command in a cold session: what it changes is judged file by
             # file, from the texts read now; the snapshot comes after it.
             if self._texts_before is None:
-                try:
-                    self._texts_before = await reported(
-                        cold.read_texts(), self._progress, "the workspace's texts before a command"
-                    )
-                except Exception:
-                    log.exception("could not read the texts before a command: it waits instead")
+                self._texts_before = await texts_before_a_command(cold, self._progress)
             if self._texts_before is not None:
                 self._after_change = True
                 return
@@ -303,39 +258,23 @@ class AnalyzerGate:
                 self.files[new] = carried(self.files[old], new)
 
     async def _capture(self, path: str, workspace: Workspace) -> FileBaseline:
-        text: str | None
-        try:
-            text = (await workspace.read_text(path)).text
-        except (ReinError, OSError):
-            if not await exists(workspace, path):
-                return FileBaseline(path, "", (), existed=False)
-            text = None
-        if text == "":
-            return FileBaseline(path, text, ())
-        settling = self._settling
-        settled = True
-        cold = cold_source(self.diagnostics, self._taking)
-        if cold is not None:
-            self._after_change = True
-            snap, opened = await file_baseline(cold, path, self.settle_timeout_s, self._progress)
-        elif settling is not None:
-            opened = [p for p in await settling.ensure_open([path]) or () if p != path]
-            settled = await reported(
-                settling.wait_idle(self.settle_timeout_s),
-                self._progress,
-                f"the analyzers: {path} before its first change",
-                1 + len(opened),
-            )
-            snap = await self.diagnostics.snapshot([path, *opened], min_generation=0)
-        else:
-            return FileBaseline(path, text, self._run_start(path), settled)
-        if snap.blind is None:
-            for other in opened:
-                if other not in self.files and other not in self.late:
-                    self.late[other] = tuple(d for d in snap.diagnostics if d.path == other)
-            found = tuple(d for d in snap.diagnostics if d.path == path)
-            return FileBaseline(path, text, found, settled and not snap.stale)
-        return FileBaseline(path, text, self._run_start(path), settled)
+        """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`);
+        the importers opened with it join ``late``."""
+        cold = cold_source(self.diagnostics, self._snapshot.task)
+        found = await capture(
+            path,
+            workspace,
+            self.diagnostics,
+            cold,
+            self._run_start,
+            self.settle_timeout_s,
+            self._progress,
+        )
+        self._after_change = self._after_change or found.cold
+        for other, diagnostics in found.importers.items():
+            if other not in self.files and other not in self.late:
+                self.late[other] = diagnostics
+        return found.baseline
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
         if self.baseline is None:
@@ -383,17 +322,6 @@ class AnalyzerGate:
             self._baseline_paths, self._baseline_grouped = grouped, self.baseline
         return self._baseline_paths.get(path, ())
 
-    def _fallback(self, path: str, first_change: int | None) -> FileBaseline:
-        """A changed file without its own baseline (a command changed it on
-        disk, or an earlier step of a flow without gates): the run-start
-        snapshot's entries when that snapshot predates the change; else
-        nothing is known of its errors before the change and every error in
-        it blocks (never a pass on an unknown baseline)."""
-        baseline = self.baseline
-        if baseline is not None and first_change is not None and first_change > baseline.generation:
-            return FileBaseline(path, None, self._run_start(path))
-        return FileBaseline(path, None, ())
-
     async def _baseline_command_changes(self, ctx: GateContext) -> None:
         """Changed files with no baseline (a command changed them: nobody
         announced it) get one from their text before the change, with their
@@ -424,7 +352,7 @@ class AnalyzerGate:
             and await all_restored(self.files, ctx.touched, now, lambda p: exists(ws, p))
         ):
             return GateOutcome(detail=RESTORED)  # the baselines' tree: not asked again
-        cold = cold_source(self.diagnostics, self._taking)
+        cold = cold_source(self.diagnostics, self._snapshot.task)
         touched = analysed(self.diagnostics, ctx.touched)
         if cold is not None and not all(p in self.files for p in touched):
             found = await command_baselines(
@@ -446,7 +374,7 @@ class AnalyzerGate:
                 return partial  # repaired first; the workspace snapshot serves later verdicts
             # Never a pass without looking: the changes' breakage past their
             # direct importers is known from the workspace snapshot only.
-            if not await taken_in_time(self._taking, self.settle_timeout_s, self._progress):
+            if not await taken_in_time(self._snapshot.task, self.settle_timeout_s, self._progress):
                 return not_past_the_importers(partial, self.settle_timeout_s)
         # Not cold, or a command's change not baselined file by file (it
         # created or deleted a file): judged on the whole workspace.
@@ -474,25 +402,16 @@ class AnalyzerGate:
                 unverified=f"no diagnostics: {snap.blind}",
             )
         serious = [d for d in snap.diagnostics if d.severity <= self.threshold]
-        blocking: list[Diagnostic] = []
-        by_path: dict[str, list[Diagnostic]] = {}
-        for d in serious:
-            by_path.setdefault(d.path, []).append(d)
-        untouched = {
-            p: found
-            for p, found in by_path.items()
-            if p not in ctx.touched and p not in unbaselined and p not in unsure
-        }
-        blocking.extend(blocking_in_untouched_files(untouched, self._baseline_of))
-        for path in sorted(ctx.touched):
-            current = by_path.get(path, [])
-            if not current:
-                continue
-            file_baseline = self.files.get(path) or self._fallback(path, ctx.first_change.get(path))
-            new_text = (
-                await text_now(ctx.workspace, path) if file_baseline.text is not None else None
-            )
-            blocking.extend(blocking_in_file(current, file_baseline, new_text))
+        blocking = await blocking_in_snapshot(
+            serious,
+            ctx.touched,
+            {*unbaselined, *unsure},
+            self._baseline_of,
+            lambda p: (
+                self.files.get(p) or without_own_baseline(p, ctx.first_change.get(p), self.baseline)
+            ),
+            ctx.workspace,
+        )
         # The counterfactual question waits for the whole workspace: not asked cold.
         blocking, without_run = (
             await not_the_runs(
@@ -508,46 +427,14 @@ class AnalyzerGate:
         )
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = await blockers_of(self.name, groups, ctx.workspace)
-        text = VerdictText(
-            f"{len(serious)} diagnostics at or above the threshold, {len(groups)} blocking"
+        text = VerdictText.of(
+            len(serious), len(groups), len(self.late), cold is not None, without_run, snap.sources
         )
-        if self.late:
-            text.note(f"{len(self.late)} importer(s) of the changed files checked")
-        if cold is not None:
-            text.note(PARTIAL)
-        if without_run:
-            text.note(
-                f"{without_run} error(s) in unchanged files are there without the "
-                "run's changes too: not blocking"
-            )
-        stale = snap.stale or not settled
-        if snap.sources:
-            text.detail += f" (from {', '.join(snap.sources)})"
         left = await importers_not_checked(
             self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
         )
-        if left is not None:
-            clause, why_left = left
-            if why_left is None:
-                text.note(clause)  # no public name changed: it may pass
-            else:
-                text.not_checked(clause, why_left)
-        if unsure:
-            text.not_checked(
-                f"partial: {len(unsure)} file(s) with errors not checked (the workspace "
-                f"baseline was taken after the change, the state before it not known): "
-                f"{describe(unsure)}"
-            )
-        nobody = not_analysed(self.diagnostics, ctx.touched)
-        if nobody:
-            text.not_checked(
-                f"changed files no analyzer covers were not analysed: {describe(nobody)}"
-            )
-        if stale:
-            why = stale_reason(snap, settled)
-            text.not_checked(
-                f"diagnostics may be stale ({why})", f"diagnostics may be stale: {why}"
-            )
+        stale = snap.stale or not settled
+        not_checked(text, left, unsure, not_analysed(self.diagnostics, ctx.touched), snap, settled)
         return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
     async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:

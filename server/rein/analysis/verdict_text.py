@@ -1,17 +1,20 @@
 """What an analyzer verdict says: its blockers, as the model and the
 front-ends see them (one per error however many analyzers saw it, the first
 few with their code around them), and its detail and "unverified" reason,
-which grow by one clause per thing the verdict could not look at."""
+which grow by one clause per thing the verdict could not look at
+(:func:`not_checked`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rein.analysis.cold_start import PARTIAL
+from rein.analysis.reach import describe
 from rein.harness.events import Blocker
 from rein.harness.gating.gate_types import MAX_BLOCKERS_IN_PROMPT, code_context
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Workspace
 
-__all__ = ["VerdictText", "blockers_of", "stale_reason"]
+__all__ = ["VerdictText", "blockers_of", "not_checked", "stale_reason"]
 
 
 def _describe(d: Diagnostic) -> str:
@@ -63,6 +66,36 @@ class VerdictText:
         self.detail = detail
         self.unverified: str | None = None
 
+    @classmethod
+    def of(
+        cls,
+        serious: int,
+        blocking: int,
+        importers: int,
+        partial: bool,
+        without_run: int,
+        sources: Sequence[str],
+    ) -> VerdictText:
+        """A verdict's opening: how many errors were at or above the
+        threshold (``serious``) and how many of them block, how many
+        importers of the changed files were checked, whether it is
+        ``partial`` (cold: the changed files and their importers only), how
+        many errors are there ``without_run`` (not blocking), and from
+        which analyzers."""
+        text = cls(f"{serious} diagnostics at or above the threshold, {blocking} blocking")
+        if importers:
+            text.note(f"{importers} importer(s) of the changed files checked")
+        if partial:
+            text.note(PARTIAL)
+        if without_run:
+            text.note(
+                f"{without_run} error(s) in unchanged files are there without the "
+                "run's changes too: not blocking"
+            )
+        if sources:
+            text.detail += f" (from {', '.join(sources)})"
+        return text
+
     def note(self, clause: str) -> None:
         """A clause of the detail only."""
         self.detail += f"; {clause}"
@@ -73,3 +106,36 @@ class VerdictText:
         self.note(clause)
         why = clause if why is None else why
         self.unverified = why if self.unverified is None else f"{self.unverified}; {why}"
+
+
+def not_checked(
+    text: VerdictText,
+    importers_left: tuple[str, str | None] | None,
+    unsure: Sequence[str],
+    nobody: Sequence[str],
+    snap: DiagnosticsSnapshot,
+    settled: bool,
+) -> None:
+    """The clauses of what the verdict did not look at: importers left past
+    the source's bound (``importers_left``: the clause, and why it makes the
+    verdict unverified, None when no public name changed, so it may pass),
+    files with errors whose state before the run is not known
+    (``unsure``), changed files no analyzer covers (``nobody``), and
+    diagnostics that may be stale (``snap`` stale, or not ``settled``)."""
+    if importers_left is not None:
+        clause, why_left = importers_left
+        if why_left is None:
+            text.note(clause)  # no public name changed: it may pass
+        else:
+            text.not_checked(clause, why_left)
+    if unsure:
+        text.not_checked(
+            f"partial: {len(unsure)} file(s) with errors not checked (the workspace "
+            f"baseline was taken after the change, the state before it not known): "
+            f"{describe(unsure)}"
+        )
+    if nobody:
+        text.not_checked(f"changed files no analyzer covers were not analysed: {describe(nobody)}")
+    if snap.stale or not settled:
+        why = stale_reason(snap, settled)
+        text.not_checked(f"diagnostics may be stale ({why})", f"diagnostics may be stale: {why}")

@@ -5,8 +5,9 @@ pyright's own progress notifications, its dynamic registrations
 message that changes what the pool may wait for: pyright's (and
 basedpyright's) "Error performing analysis", after which the server checks
 nothing more until its program changes (see
-:meth:`~rein.disk.analyzer_server._Analyzer.analysis_stopped`). The server
-is known here only as a :class:`NoticeListener`."""
+:meth:`~rein.disk.analyzer_server._Analyzer.analysis_stopped`; how often it
+is resumed: :class:`StoppedAnalysis`). The server is known here only as a
+:class:`NoticeListener`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ from typing import Any, Protocol
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-__all__ = ["ANALYSIS_STOPPED", "NoticeListener", "Registrations", "analysis_stopped", "listen"]
+__all__ = [
+    "ANALYSIS_STOPPED",
+    "RESUMES_WITHOUT_PUBLISH",
+    "NoticeListener",
+    "Registrations",
+    "StoppedAnalysis",
+    "analysis_stopped",
+    "listen",
+]
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +37,10 @@ _QUIET = ("$/typescriptVersion", "eslint/status")
 #: ``analyzeProgram``): no more analysis, no more publishes, until the
 #: program changes (a file opened since is never checked).
 ANALYSIS_STOPPED = "Error performing analysis"
+#: How often a stopped analysis is resumed with nothing published in
+#: between before its open files are left stale (it stops again on the
+#: same error).
+RESUMES_WITHOUT_PUBLISH = 2
 
 
 class Registrations:
@@ -55,6 +68,39 @@ class Registrations:
 
     def clear(self) -> None:
         self._methods.clear()
+
+
+class StoppedAnalysis:
+    """The stops a server said (:func:`analysis_stopped`) and how often its
+    analysis was resumed since it last published."""
+
+    def __init__(self) -> None:
+        self.resumed = 0
+        #: The stop it said last, until it works again (said twice: a
+        #: window/showMessage and a window/logMessage).
+        self._said: str | None = None
+
+    def stopped(self, message: str) -> bool | None:
+        """The server said ``message``: None when it said so already (the
+        same stop), True when it is to be resumed, False when it was resumed
+        :data:`RESUMES_WITHOUT_PUBLISH` times with nothing published since
+        (what it owes is stale)."""
+        if message == self._said:
+            return None
+        self._said = message
+        if self.resumed >= RESUMES_WITHOUT_PUBLISH:
+            return False
+        self.resumed += 1
+        return True
+
+    def working(self) -> None:
+        """It began a progress: a stop said again is a new one."""
+        self._said = None
+
+    def published(self) -> None:
+        """It published: it analyses again."""
+        self.resumed = 0
+        self._said = None
 
 
 class NoticeListener(Protocol):

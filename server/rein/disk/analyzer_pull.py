@@ -1,14 +1,15 @@
 """One question for a file's diagnostics to an analyzer server (the pull
 model: ``textDocument/diagnostic``, or tsserver's report), bounded, and
 asked again where the server asks for it (``ServerCancelled``) or, for
-tsserver, until it loaded its project. What the answer means for the file
+tsserver, until it loaded its project; and which question counts, a
+file's latest (:class:`LatestPulls`). What the answer means for the file
 is the analyzer's (:meth:`~rein.disk.analyzer_server._Analyzer._pull`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,36 @@ from rein.disk.analyzer_requests import AnalyzerTimeout
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.ts_diagnostics import tsserver_report
 
-__all__ = ["answers_pulls", "ask_diagnostics"]
+__all__ = ["LatestPulls", "answers_pulls", "ask_diagnostics"]
 
 log = logging.getLogger(__name__)
+
+
+class LatestPulls:
+    """The questions out, and each file's latest: only its answer, or its
+    timeout, counts for the file (an earlier question, asked again since
+    while the file's version stayed the same, may have been answered on
+    another text that another file was shown meanwhile)."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, asyncio.Future[None]] = {}
+        self.out: set[asyncio.Task[None]] = set()
+
+    def ask(self, path: str, question: Coroutine[Any, Any, None]) -> None:
+        """Run ``question``, ``path``'s latest from now on."""
+        task = asyncio.ensure_future(question)
+        self.latest[path] = task
+        self.out.add(task)
+        task.add_done_callback(self.out.discard)
+
+    def is_latest(self, path: str) -> bool:
+        """The running question is ``path``'s latest (or it has none)."""
+        me = asyncio.current_task()
+        return self.latest.get(path, me) is me
+
+    def clear(self) -> None:
+        """A new server: the old one's questions are not its own."""
+        self.latest.clear()
 
 
 def answers_pulls(

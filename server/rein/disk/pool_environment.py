@@ -9,7 +9,8 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from rein.disk.analyzer_server import INSTALL_GRACE_S, _Analyzer
+from rein.disk.analyzer_server import _Analyzer
+from rein.disk.owed_refresh import INSTALL_GRACE_S
 
 __all__ = ["tell_environment_changed"]
 

@@ -1,5 +1,7 @@
-"""Stopping an analyzer's language-server process: asked to shut down
-(bounded), then, past the bound, its whole process group ended.
+"""An analyzer's language-server process: started in its own process
+group, in the child environment, its stderr drained to the debug log
+(:func:`start_process`); stopped by asking it to shut down (bounded),
+then, past the bound, ending its whole process group (:func:`stop_client`).
 
 Each analyzer runs in its own process group (``start_new_session``): a
 launcher's child (basedpyright-langserver is a Python script running node)
@@ -13,13 +15,46 @@ import contextlib
 import logging
 import os
 import signal
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from rein.disk.analyzer_requests import drop_late
+from pygls.lsp.client import LanguageClient
 
-__all__ = ["BUSY_SHUTDOWN_S", "SHUTDOWN_S", "stop_client"]
+from rein.disk.analyzer_requests import drop_late
+from rein.process.environment import child_environment
+
+__all__ = ["BUSY_SHUTDOWN_S", "SHUTDOWN_S", "start_process", "stop_client"]
 
 log = logging.getLogger(__name__)
+
+
+async def start_process(
+    client: LanguageClient, name: str, command: Sequence[str], root: Path
+) -> asyncio.Task[None] | None:
+    """Start ``client``'s server (``command``, in ``root``) in its own
+    process group; returns the task draining its stderr (cancelled at its
+    stop), None when it has none."""
+    await client.start_io(
+        command[0],
+        *command[1:],
+        cwd=str(root),
+        env=child_environment(),
+        start_new_session=True,
+    )
+    server = client._server
+    if server is None or server.stderr is None:
+        return None
+    return asyncio.create_task(_drain(name, server.stderr))
+
+
+async def _drain(name: str, stream: asyncio.StreamReader) -> None:
+    while True:
+        line = await stream.readline()
+        if not line:
+            return
+        log.debug("%s stderr: %s", name, line.decode(errors="replace").rstrip())
+
 
 #: How long a server is given to answer ``shutdown``.
 SHUTDOWN_S = 3.0

@@ -1,0 +1,87 @@
+"""A changed file's own baseline, captured just before the run first
+changes it: its text, and its diagnostics once the analyzers settled on it
+(the file is opened and they are waited on, bounded and reported).
+
+Three ways, by what the source can do:
+
+* while the run-start snapshot is still being taken, a source that can be
+  asked file by file opens the file with its importers and asks for them
+  (:func:`~rein.analysis.cold_start.file_baseline`);
+* a source that settles (:class:`~rein.harness.ports.SettlingDiagnostics`)
+  opens the file (and, analysing file by file, its importers) and is
+  waited on;
+* any other source: the run-start snapshot's entries for the file.
+
+The importers opened with the file are returned with their diagnostics:
+the gate adds them to its baseline of files first analysed after the run
+started (``late``). A blind answer falls back on the run-start snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from rein.analysis.baselines import FileBaseline
+from rein.analysis.cold_start import file_baseline
+from rein.analysis.run_texts import exists
+from rein.harness.errors import ReinError
+from rein.harness.gating.gate_types import FileByFileDiagnostics, ProgressReporter
+from rein.harness.gating.waiting import reported
+from rein.harness.ports import Diagnostic, DiagnosticsSource, SettlingDiagnostics, Workspace
+
+__all__ = ["Captured", "capture"]
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A file's baseline, the importers opened with it (path -> their
+    diagnostics before the change) and whether it was asked file by file
+    while the run-start snapshot was being taken (``cold``)."""
+
+    baseline: FileBaseline
+    importers: Mapping[str, tuple[Diagnostic, ...]] = field(default_factory=dict)
+    cold: bool = False
+
+
+async def capture(
+    path: str,
+    workspace: Workspace,
+    source: DiagnosticsSource,
+    cold: FileByFileDiagnostics | None,
+    run_start: Callable[[str], tuple[Diagnostic, ...]],
+    timeout_s: float,
+    progress: ProgressReporter | None,
+) -> Captured:
+    """``path``'s baseline before its first change (see the module
+    docstring); ``run_start(path)``: its entries in the run-start snapshot."""
+    text: str | None
+    try:
+        text = (await workspace.read_text(path)).text
+    except (ReinError, OSError):
+        if not await exists(workspace, path):
+            return Captured(FileBaseline(path, "", (), existed=False))
+        text = None
+    if text == "":
+        return Captured(FileBaseline(path, text, ()))
+    settled = True
+    if cold is not None:
+        snap, opened = await file_baseline(cold, path, timeout_s, progress)
+    elif isinstance(source, SettlingDiagnostics):
+        opened = [p for p in await source.ensure_open([path]) or () if p != path]
+        settled = await reported(
+            source.wait_idle(timeout_s),
+            progress,
+            f"the analyzers: {path} before its first change",
+            1 + len(opened),
+        )
+        snap = await source.snapshot([path, *opened], min_generation=0)
+    else:
+        return Captured(FileBaseline(path, text, run_start(path), settled))
+    if snap.blind is not None:
+        return Captured(FileBaseline(path, text, run_start(path), settled), cold=cold is not None)
+    importers = {other: tuple(d for d in snap.diagnostics if d.path == other) for other in opened}
+    found = tuple(d for d in snap.diagnostics if d.path == path)
+    return Captured(
+        FileBaseline(path, text, found, settled and not snap.stale), importers, cold is not None
+    )
