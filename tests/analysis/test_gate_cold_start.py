@@ -14,6 +14,7 @@ from rein.analysis.gate import AnalyzerGate
 from rein.harness.gating import waiting
 from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import FileContent
 from tests.fakes.diagnostics import ColdFakeDiagnostics, RecordingProgress
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import diag
@@ -222,3 +223,35 @@ async def test_a_command_whose_verdict_comes_after_the_snapshot_is_baselined_fro
     outcome = await gate.check(GateContext(1, frozenset({"pkg/a.py", "pkg/sedX1"}), workspace))
     assert lines(outcome) == [("pkg/b.py", 0), ("pkg/c.py", 0)], outcome.detail
     assert outcome.unverified is None, outcome.unverified
+
+
+async def test_a_snapshot_taken_while_the_file_is_read_makes_the_change_no_cold_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The run-start snapshot is taken while a.py's text is read before its
+    first change: a.py is baselined from the settled analyzers like any
+    change after the snapshot, not file by file with its importers, and
+    its verdict needs no correction of that snapshot (old order: whether it
+    is cold was decided before the read)."""
+    workspace, source, gate = cold_world()
+    read = workspace.inner.read_text
+
+    async def read_while_the_snapshot_is_taken(path: str) -> FileContent:
+        source.workspace_analysed.set()
+        await gate.baseline_ready()
+        return await read(path)
+
+    monkeypatch.setattr(workspace.inner, "read_text", read_while_the_snapshot_is_taken)
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    # The snapshot's wait and itself, then a.py's settled capture.
+    capture = ["ensure_open pkg/a.py", "wait_idle", "snapshot pkg/a.py"]
+    assert source.log == ["wait_idle", "snapshot *", *capture]
+    assert gate.late == {}
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    outcome = await gate.check(GateContext(1, frozenset({"pkg/a.py"}), workspace))
+    assert lines(outcome) == [("pkg/b.py", 0), ("pkg/c.py", 0)], outcome.detail
+    # Only the question of the new errors: no run-start snapshot corrected.
+    asked = [line for line in source.log if line.startswith("snapshot_with")]
+    assert asked == ["snapshot_with pkg/a.py -> pkg/b.py pkg/c.py"]

@@ -63,7 +63,7 @@ from rein.analysis.cold_start import (
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import not_the_runs
-from rein.analysis.file_capture import capture
+from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
 from rein.analysis.reach import importers_not_checked, not_analysed, open_more_importers
 from rein.analysis.restored import RESTORED, all_restored
@@ -260,10 +260,15 @@ class AnalyzerGate:
     async def _capture(self, path: str, workspace: Workspace) -> FileBaseline:
         """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`);
         the importers opened with it join ``late``."""
+        text, whole = await text_before(path, workspace)
+        if whole is not None:
+            return whole
+        # Cold or not is decided once the text is read: the run-start
+        # snapshot may have been taken meanwhile.
         cold = cold_source(self.diagnostics, self._snapshot.task)
         found = await capture(
             path,
-            workspace,
+            text,
             self.diagnostics,
             cold,
             self._run_start,
