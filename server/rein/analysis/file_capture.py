@@ -35,13 +35,11 @@ __all__ = ["Captured", "capture", "text_before"]
 
 @dataclass(frozen=True)
 class Captured:
-    """A file's baseline, the importers opened with it (path -> their
-    diagnostics before the change) and whether it was asked file by file
-    while the run-start snapshot was being taken (``cold``)."""
+    """A file's baseline and the importers opened with it (path -> their
+    diagnostics before the change)."""
 
     baseline: FileBaseline
     importers: Mapping[str, tuple[Diagnostic, ...]] = field(default_factory=dict)
-    cold: bool = False
 
 
 async def text_before(path: str, workspace: Workspace) -> tuple[str | None, FileBaseline | None]:
@@ -86,9 +84,7 @@ async def capture(
     else:
         return Captured(FileBaseline(path, text, run_start(path), settled))
     if snap.blind is not None:
-        return Captured(FileBaseline(path, text, run_start(path), settled), cold=cold is not None)
+        return Captured(FileBaseline(path, text, run_start(path), settled))
     importers = {other: tuple(d for d in snap.diagnostics if d.path == other) for other in opened}
     found = tuple(d for d in snap.diagnostics if d.path == path)
-    return Captured(
-        FileBaseline(path, text, found, settled and not snap.stale), importers, cold is not None
-    )
+    return Captured(FileBaseline(path, text, found, settled and not snap.stale), importers)

@@ -264,8 +264,12 @@ class AnalyzerGate:
         if whole is not None:
             return whole
         # Cold or not is decided once the text is read: the run-start
-        # snapshot may have been taken meanwhile.
+        # snapshot may have been taken meanwhile. A cold change is marked so
+        # before the analyzers are asked: should they fail, the change goes
+        # ahead all the same, and the snapshot taken with it in place must
+        # still be corrected (_baseline_before_the_run).
         cold = cold_source(self.diagnostics, self._snapshot.task)
+        self._after_change = self._after_change or cold is not None
         found = await capture(
             path,
             text,
@@ -275,7 +279,6 @@ class AnalyzerGate:
             self.settle_timeout_s,
             self._progress,
         )
-        self._after_change = self._after_change or found.cold
         for other, diagnostics in found.importers.items():
             if other not in self.files and other not in self.late:
                 self.late[other] = diagnostics
