@@ -436,7 +436,12 @@ class AnalyzerGate:
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = await blockers_of(self.name, groups, ctx.workspace)
         text = VerdictText.of(
-            len(serious), len(groups), len(self.late), cold is not None, without_run, snap.sources
+            serious=len(serious),
+            blocking=len(groups),
+            importers=len(self.late),
+            partial=cold is not None,
+            without_run=without_run,
+            sources=snap.sources,
         )
         left = await importers_not_checked(
             self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
