@@ -41,9 +41,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("disk/analyzer_notices.py", "token"): "lsprotocol progress params",
     ("disk/analyzer_notices.py", "value"): "lsprotocol progress params",
     ("disk/analyzer_notices.py", "kind"): "lsprotocol progress value",
-    ("disk/analyzer_server.py", "kind"): "lsprotocol diagnostic report",
-    ("disk/analyzer_server.py", "result_id"): "lsprotocol diagnostic report",
-    ("disk/analyzer_server.py", "items"): "lsprotocol diagnostic report",
+    ("disk/analyzer_findings.py", "kind"): "lsprotocol diagnostic report",
+    ("disk/analyzer_findings.py", "result_id"): "lsprotocol diagnostic report",
+    ("disk/analyzer_findings.py", "items"): "lsprotocol diagnostic report",
     ("acp/prompts.py", "type"): "an ACP schema content block",
     ("acp/mcp_servers.py", "type"): "an ACP schema MCP server",
     # what a person wrote, read by reflection

@@ -6,14 +6,17 @@ event."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
+import pytest
 
 from rein.analysis.gate import AnalyzerGate
-from rein.harness.ports import ModelDelta, ModelRequest
+from rein.harness.ports import DiagnosticsSnapshot, ModelDelta, ModelRequest
 from rein.providers.replay import ReplayModel
 from tests.fakes.clock import run_in_virtual_time
+from tests.fakes.diagnostics import FakeDiagnostics, RecordingProgress
 from tests.harness.test_gates_truth import World, command, write
 
 
@@ -118,3 +121,30 @@ def test_a_wait_on_the_analyzers_past_a_second_is_reported() -> None:
         assert types.index("gate_waiting") < types.index("tool_call_end")
 
     run_in_virtual_time(main)
+
+
+class _Gone(FakeDiagnostics):
+    """Analyzers that cannot be asked."""
+
+    async def snapshot(
+        self, paths: Sequence[str] | None = None, *, min_generation: int = 0
+    ) -> DiagnosticsSnapshot:
+        raise RuntimeError("the analyzers are gone")
+
+
+async def test_a_failed_run_start_snapshot_is_reported_and_logged_as_the_gates(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Waiting for it never raises; the failure is reported, and logged
+    under the gate's name (as before background_snapshot.py held it)."""
+    gate = AnalyzerGate(_Gone())
+    progress = RecordingProgress()
+    gate.report_progress(progress)
+    await gate.on_run_start(0)
+    await asyncio.wait_for(gate.baseline_ready(), 5)
+    assert gate.baseline is None
+    assert progress.failures == [
+        "gate analyzer could not take its baseline: the analyzers are gone"
+    ]
+    said = ("rein.analysis.gate", logging.ERROR, "the analyzer gate could not take its baseline")
+    assert said in caplog.record_tuples

@@ -5,6 +5,9 @@ the cold command verdicts). Built on the cold-start world."""
 from __future__ import annotations
 
 import asyncio
+import logging
+
+import pytest
 
 from rein.harness.gating.gates import GateContext
 from tests.analysis.test_gate_cold_start import OLD, cold_world, lines
@@ -82,10 +85,13 @@ async def test_a_command_appending_to_an_empty_init_is_judged_file_by_file() -> 
     assert "partial: judged on the changed files and their importers" in outcome.detail
 
 
-async def test_a_command_whose_texts_cannot_be_read_waits_for_the_snapshot() -> None:
+async def test_a_command_whose_texts_cannot_be_read_waits_for_the_snapshot(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """Old: read_texts' error went up through the command's hook (which
     logged it and went on): the command ran with nothing to judge it
-    against, without waiting for the snapshot."""
+    against, without waiting for the snapshot. The error is logged as the
+    gate's (as before cold_commands.py held it)."""
     workspace, source, gate = cold_world()
 
     def unreadable() -> dict[str, str]:
@@ -98,6 +104,12 @@ async def test_a_command_whose_texts_cannot_be_read_waits_for_the_snapshot() -> 
     await asyncio.wait_for(gate.before_change((), workspace), 5)
     assert "read_texts" in source.log
     assert gate.baseline is not None  # the old wait: the command runs after the snapshot
+    said = (
+        "rein.analysis.gate",
+        logging.ERROR,
+        "could not read the texts before a command: it waits instead",
+    )
+    assert said in caplog.record_tuples
 
 
 async def test_a_new_run_reads_the_texts_before_its_command_afresh() -> None:

@@ -6,14 +6,16 @@ be taken for a pre-existing one there."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 
 from rein.analysis.cold_start import WHOLE_WORKSPACE
 from rein.analysis.gate import AnalyzerGate
 from rein.harness.gating import waiting
-from rein.harness.gating.gates import GateContext
+from rein.harness.gating.gates import GateContext, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import FileContent
 from tests.fakes.diagnostics import ColdFakeDiagnostics, RecordingProgress
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import diag
@@ -40,9 +42,11 @@ def cold_world(
     source.importers = {"pkg/a.py": ["pkg/b.py"]}
     source.texts_now = lambda: workspace.inner.files  # type: ignore[attr-defined]
     gate = AnalyzerGate(source, settle_timeout_s=settle_timeout_s)
+    gates = GatePipeline([gate])
 
     async def before_change(paths: tuple[str, ...]) -> None:
-        await gate.before_change(paths, workspace)
+        # As a run's: what the gate raises is logged, the change goes ahead.
+        await gates.before_change(paths, workspace)
 
     workspace.before_change(before_change)
     return workspace, source, gate
@@ -222,3 +226,67 @@ async def test_a_command_whose_verdict_comes_after_the_snapshot_is_baselined_fro
     outcome = await gate.check(GateContext(1, frozenset({"pkg/a.py", "pkg/sedX1"}), workspace))
     assert lines(outcome) == [("pkg/b.py", 0), ("pkg/c.py", 0)], outcome.detail
     assert outcome.unverified is None, outcome.unverified
+
+
+async def test_a_snapshot_taken_while_the_file_is_read_makes_the_change_no_cold_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The run-start snapshot is taken while a.py's text is read before its
+    first change: a.py is baselined from the settled analyzers like any
+    change after the snapshot, not file by file with its importers, and
+    its verdict needs no correction of that snapshot (old order: whether it
+    is cold was decided before the read)."""
+    workspace, source, gate = cold_world()
+    read = workspace.inner.read_text
+
+    async def read_while_the_snapshot_is_taken(path: str) -> FileContent:
+        source.workspace_analysed.set()
+        await gate.baseline_ready()
+        return await read(path)
+
+    monkeypatch.setattr(workspace.inner, "read_text", read_while_the_snapshot_is_taken)
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    # The snapshot's wait and itself, then a.py's settled capture.
+    capture = ["ensure_open pkg/a.py", "wait_idle", "snapshot pkg/a.py"]
+    assert source.log == ["wait_idle", "snapshot *", *capture]
+    assert gate.late == {}
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    outcome = await gate.check(GateContext(1, frozenset({"pkg/a.py"}), workspace))
+    assert lines(outcome) == [("pkg/b.py", 0), ("pkg/c.py", 0)], outcome.detail
+    # Only the question of the new errors: no run-start snapshot corrected.
+    asked = [line for line in source.log if line.startswith("snapshot_with")]
+    assert asked == ["snapshot_with pkg/a.py -> pkg/b.py pkg/c.py"]
+
+
+async def test_a_failed_cold_capture_leaves_the_change_a_cold_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The analyzers fail while a.py and its importers are opened before its
+    first change; the change goes ahead. The snapshot taken after it still
+    is not taken for the state before it: the files with errors there are
+    named not checked, never passed. Old (the split): the change was marked
+    cold only once captured, and c.py's breakage counted as pre-existing."""
+    workspace, source, gate = cold_world()
+    opened = source.open_with_importers
+    crashes = [RuntimeError("the analyzer crashed")]
+
+    async def crashes_once(paths: Sequence[str]) -> Sequence[str]:
+        if crashes:
+            raise crashes.pop()
+        return await opened(paths)
+
+    monkeypatch.setattr(source, "open_with_importers", crashes_once)
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    assert not crashes and "pkg/a.py" not in gate.files
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    source.counterfactual = [OLD]
+    source.workspace_analysed.set()
+    await gate.baseline_ready()
+    outcome = await gate.check(GateContext(1, frozenset({"pkg/a.py"}), workspace))
+    assert outcome.unverified is not None, outcome.detail
+    assert "3 file(s) with errors not checked" in outcome.unverified
+    assert "pkg/b.py, pkg/c.py, pkg/d.py" in outcome.unverified

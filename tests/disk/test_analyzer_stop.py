@@ -7,9 +7,15 @@ before."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sys
 from pathlib import Path
 
+import pytest
+from pygls.lsp.client import LanguageClient
+
+from rein.disk.analyzer_process import start_process, stop_client
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.analyzers import AnalyzerPool
 from tests.fakes.stdio_framing import FRAMING
@@ -65,3 +71,19 @@ async def test_a_busy_analyzer_is_ended_an_idle_one_shut_down(tmp_path: Path) ->
 async def test_an_analyzer_that_owes_diagnostics_is_ended(tmp_path: Path) -> None:
     # No progress open, but the file it was shown is not published yet.
     assert not await _stop(tmp_path, "owing")
+
+
+async def test_a_servers_stderr_is_logged_as_the_analyzer_servers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its lines go to the debug log under the name they had before the
+    process's start moved out of disk/analyzer_server.py."""
+    caplog.set_level(logging.DEBUG, logger="rein.disk")
+    client = LanguageClient("rein-test", "0")
+    command = (sys.executable, "-c", "import sys; print('warming up', file=sys.stderr)")
+    drained = await start_process(client, "chatty", command, tmp_path)
+    assert drained is not None
+    await asyncio.wait_for(drained, 5)  # the stream ended with the process
+    await stop_client("chatty", client, alive=False)
+    said = ("rein.disk.analyzer_server", logging.DEBUG, "chatty stderr: warming up")
+    assert said in caplog.record_tuples

@@ -12,6 +12,7 @@ again, owed until answered. Times: the debt's clock is injected
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -104,9 +105,11 @@ async def test_the_verdicts_wait_ends_once_what_is_owed_is_published_or_its_boun
     analyzer.refresh(grace_s=600.0)
     assert not await pool.wait_idle(0.05)  # owed within its bound: the wait's own bound ends it
     waiting = asyncio.create_task(pool.wait_idle(5.0))
+    done, _ = await asyncio.wait({waiting}, timeout=0.05)
+    assert not done  # still owed: the wait goes on
     for path in OPEN:
         analyzer.on_publish(_publish(tmp_path, path))
-    assert await waiting  # paid: settled long before the 600 s bound
+    assert await asyncio.wait_for(waiting, 1.0)  # paid: settled long before the 600 s bound
 
     analyzer.refresh(grace_s=0.2)
     assert await pool.wait_idle(3.0)
@@ -129,6 +132,19 @@ class _Questions:
         return self.asked[path]
 
 
+class _Answers:
+    """The client's writer: what it sent the server."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(json.loads(data.partition(b"\r\n\r\n")[2]))
+
+    def close(self) -> None:
+        pass
+
+
 async def test_a_servers_refresh_request_has_every_open_file_pulled_again_and_owed(
     tmp_path: Path,
 ) -> None:
@@ -142,8 +158,13 @@ async def test_a_servers_refresh_request_has_every_open_file_pulled_again_and_ow
     analyzer.versions.update({"a.py": 3, "b.py": 1})  # open, nothing owed
     client = analyzer_client(analyzer, analyzer.spec.name)
 
-    # The server asks for workspace/diagnostic/refresh (the client's handler).
-    client.protocol.fm.features[lsp.WORKSPACE_DIAGNOSTIC_REFRESH](None)
+    answers = _Answers()
+    client.protocol.set_writer(answers)
+
+    # The server asks for workspace/diagnostic/refresh; the client answers it.
+    asked = {"jsonrpc": "2.0", "id": 7, "method": lsp.WORKSPACE_DIAGNOSTIC_REFRESH}
+    client.protocol.handle_message(client.protocol.structure_message(asked))
+    assert answers.sent == [{"jsonrpc": "2.0", "id": 7, "result": None}]
     assert analyzer.awaiting == {"a.py": 3, "b.py": 1}
     await asyncio.wait_for(questions.all_asked.wait(), 5)
     far = time.monotonic() + 1000.0

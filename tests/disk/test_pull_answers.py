@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from rein.disk.analyzer_pull import LatestPulls
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
 from rein.disk.analyzers import AnalyzerPool
@@ -150,3 +151,23 @@ async def test_an_answer_without_an_analysis_after_a_publish_leaves_the_publish(
     await asyncio.wait_for(pull, 5)
     assert [d.message for d in analyzer.diagnostics["m.py"]] == ["published"]
     assert "m.py" not in analyzer.answered_blind
+
+
+async def test_a_files_latest_question_is_named_not_read_off_the_running_task() -> None:
+    """Whether a question is a file's latest is told of the question named
+    (the pull captures its own task), from any task: here the test's."""
+    pulls = LatestPulls()
+    answered = asyncio.Event()
+
+    async def question() -> None:
+        await answered.wait()
+
+    pulls.ask("m.py", question())
+    earlier = pulls.latest["m.py"]
+    pulls.ask("m.py", question())
+    latest = pulls.latest["m.py"]
+    assert pulls.is_latest("m.py", latest) and not pulls.is_latest("m.py", earlier)
+    assert pulls.is_latest("n.py", earlier)  # n.py has none
+    answered.set()
+    await asyncio.wait_for(asyncio.gather(earlier, latest), 5)
+    assert not pulls.out

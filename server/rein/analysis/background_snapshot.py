@@ -19,7 +19,8 @@ from rein.harness.gating.waiting import reported
 
 __all__ = ["BackgroundSnapshot"]
 
-log = logging.getLogger(__name__)
+#: Its messages keep the name they had in analysis/gate.py (the log shows it).
+log = logging.getLogger("rein.analysis.gate")
 
 
 class BackgroundSnapshot:

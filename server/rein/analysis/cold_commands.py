@@ -42,7 +42,8 @@ from rein.harness.ports import Diagnostic
 
 __all__ = ["command_baselines", "texts_before_a_command"]
 
-log = logging.getLogger(__name__)
+#: Its messages keep the name they had in analysis/gate.py (the log shows it).
+log = logging.getLogger("rein.analysis.gate")
 
 
 async def texts_before_a_command(

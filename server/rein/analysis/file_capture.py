@@ -30,40 +30,45 @@ from rein.harness.gating.gate_types import FileByFileDiagnostics, ProgressReport
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import Diagnostic, DiagnosticsSource, SettlingDiagnostics, Workspace
 
-__all__ = ["Captured", "capture"]
+__all__ = ["Captured", "capture", "text_before"]
 
 
 @dataclass(frozen=True)
 class Captured:
-    """A file's baseline, the importers opened with it (path -> their
-    diagnostics before the change) and whether it was asked file by file
-    while the run-start snapshot was being taken (``cold``)."""
+    """A file's baseline and the importers opened with it (path -> their
+    diagnostics before the change)."""
 
     baseline: FileBaseline
     importers: Mapping[str, tuple[Diagnostic, ...]] = field(default_factory=dict)
-    cold: bool = False
+
+
+async def text_before(path: str, workspace: Workspace) -> tuple[str | None, FileBaseline | None]:
+    """``path``'s text before its first change (None: it exists but could
+    not be read), and its whole baseline when that text is all of it (no
+    such file, or an empty one: there are no diagnostics to ask for)."""
+    try:
+        text = (await workspace.read_text(path)).text
+    except (ReinError, OSError):
+        if not await exists(workspace, path):
+            return "", FileBaseline(path, "", (), existed=False)
+        return None, None
+    return text, FileBaseline(path, text, ()) if text == "" else None
 
 
 async def capture(
     path: str,
-    workspace: Workspace,
+    text: str | None,
     source: DiagnosticsSource,
     cold: FileByFileDiagnostics | None,
     run_start: Callable[[str], tuple[Diagnostic, ...]],
     timeout_s: float,
     progress: ProgressReporter | None,
 ) -> Captured:
-    """``path``'s baseline before its first change (see the module
-    docstring); ``run_start(path)``: its entries in the run-start snapshot."""
-    text: str | None
-    try:
-        text = (await workspace.read_text(path)).text
-    except (ReinError, OSError):
-        if not await exists(workspace, path):
-            return Captured(FileBaseline(path, "", (), existed=False))
-        text = None
-    if text == "":
-        return Captured(FileBaseline(path, text, ()))
+    """``path``'s baseline before its first change, its ``text`` read
+    (:func:`text_before`; see the module docstring); ``cold``: the source
+    to ask file by file, decided once the text was read (the run-start
+    snapshot may have been taken meanwhile); ``run_start(path)``: its
+    entries in the run-start snapshot."""
     settled = True
     if cold is not None:
         snap, opened = await file_baseline(cold, path, timeout_s, progress)
@@ -79,9 +84,7 @@ async def capture(
     else:
         return Captured(FileBaseline(path, text, run_start(path), settled))
     if snap.blind is not None:
-        return Captured(FileBaseline(path, text, run_start(path), settled), cold=cold is not None)
+        return Captured(FileBaseline(path, text, run_start(path), settled))
     importers = {other: tuple(d for d in snap.diagnostics if d.path == other) for other in opened}
     found = tuple(d for d in snap.diagnostics if d.path == path)
-    return Captured(
-        FileBaseline(path, text, found, settled and not snap.stale), importers, cold is not None
-    )
+    return Captured(FileBaseline(path, text, found, settled and not snap.stale), importers)

@@ -63,7 +63,7 @@ from rein.analysis.cold_start import (
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import not_the_runs
-from rein.analysis.file_capture import capture
+from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
 from rein.analysis.reach import importers_not_checked, not_analysed, open_more_importers
 from rein.analysis.restored import RESTORED, all_restored
@@ -260,17 +260,25 @@ class AnalyzerGate:
     async def _capture(self, path: str, workspace: Workspace) -> FileBaseline:
         """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`);
         the importers opened with it join ``late``."""
+        text, whole = await text_before(path, workspace)
+        if whole is not None:
+            return whole
+        # Cold or not is decided once the text is read: the run-start
+        # snapshot may have been taken meanwhile. A cold change is marked so
+        # before the analyzers are asked: should they fail, the change goes
+        # ahead all the same, and the snapshot taken with it in place must
+        # still be corrected (_baseline_before_the_run).
         cold = cold_source(self.diagnostics, self._snapshot.task)
+        self._after_change = self._after_change or cold is not None
         found = await capture(
             path,
-            workspace,
+            text,
             self.diagnostics,
             cold,
             self._run_start,
             self.settle_timeout_s,
             self._progress,
         )
-        self._after_change = self._after_change or found.cold
         for other, diagnostics in found.importers.items():
             if other not in self.files and other not in self.late:
                 self.late[other] = diagnostics
@@ -428,7 +436,12 @@ class AnalyzerGate:
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = await blockers_of(self.name, groups, ctx.workspace)
         text = VerdictText.of(
-            len(serious), len(groups), len(self.late), cold is not None, without_run, snap.sources
+            serious=len(serious),
+            blocking=len(groups),
+            importers=len(self.late),
+            partial=cold is not None,
+            without_run=without_run,
+            sources=snap.sources,
         )
         left = await importers_not_checked(
             self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)

@@ -69,6 +69,7 @@ class VerdictText:
     @classmethod
     def of(
         cls,
+        *,
         serious: int,
         blocking: int,
         importers: int,

@@ -26,7 +26,9 @@ from rein.process.environment import child_environment
 
 __all__ = ["BUSY_SHUTDOWN_S", "SHUTDOWN_S", "start_process", "stop_client"]
 
-log = logging.getLogger(__name__)
+#: Logged as the analyzer server's (the log shows the name): its stderr was
+#: logged from disk/analyzer_server.py, and its stop before disk/analyzer_stop.py.
+log = logging.getLogger("rein.disk.analyzer_server")
 
 
 async def start_process(

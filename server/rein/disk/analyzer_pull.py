@@ -43,10 +43,10 @@ class LatestPulls:
         self.out.add(task)
         task.add_done_callback(self.out.discard)
 
-    def is_latest(self, path: str) -> bool:
-        """The running question is ``path``'s latest (or it has none)."""
-        me = asyncio.current_task()
-        return self.latest.get(path, me) is me
+    def is_latest(self, path: str, question: asyncio.Future[None] | None) -> bool:
+        """``question`` (a task :meth:`ask` ran) is ``path``'s latest, or
+        ``path`` has none."""
+        return self.latest.get(path, question) is question
 
     def clear(self) -> None:
         """A new server: the old one's questions are not its own."""

@@ -392,9 +392,10 @@ class _Analyzer:
         its timeout only while the file is still owed: an earlier question
         (asked again since), a server's from before a restart, or a
         question whose debt a publish settled meanwhile says nothing."""
+        me = asyncio.current_task()
 
         def latest() -> bool:
-            return self.client is client and self.pulls.is_latest(path)
+            return self.client is client and self.pulls.is_latest(path, me)
 
         report, failure = await ask_diagnostics(
             client,
