@@ -78,19 +78,21 @@ async def editing(
 ) -> AsyncIterator[LanguageClient]:
     """``ed`` as the editor of its client's session, for a
     :func:`serve_fixture`: wired to the client, with ``analyzer`` ruff
-    analyzing its root (settled before the session starts), the session
-    opened on its root with ``settings`` (see :func:`open_session`); after
-    the body, the analyzer stopped and the session shut down."""
+    analyzing its root (settled before the session starts; see
+    :func:`_tell_once_open`), the session opened on its root with
+    ``settings`` (see :func:`open_session`); after the body, the analyzer
+    stopped and the session shut down."""
     client = ed.client
     client.editor = ed  # type: ignore[attr-defined]
     wire(ed)
     if analyzer:
-        ed.pool = AnalyzerPool(ed.root, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
+        ed.pool = AnalyzerPool(ed.root, [RUFF])
         await ed.pool.start()
         await ed.pool.wait_settled(30)
     await open_session(
         client, ed.root, settings, profile=profile, initialization_options=initialization_options
     )
+    _tell_once_open(ed)
     yield client
     if ed.pool is not None:
         await ed.pool.stop()
@@ -122,7 +124,7 @@ async def running_server(
     client.set_configuration({**base, **(settings or {}), "model": model}, section="rein")
     await client.start_io(*SERVE.server_command)
     if analyzer:
-        ed.pool = AnalyzerPool(root, [RUFF], on_diagnostics_changed=ed.diagnostics_changed)
+        ed.pool = AnalyzerPool(root, [RUFF])
         await ed.pool.start()
     await client.initialize_session(
         lsp.InitializeParams(
@@ -131,6 +133,7 @@ async def running_server(
             initialization_options={"model": model, "storagePath": str(tmp_path / "storage")},
         )
     )
+    _tell_once_open(ed)
     try:
         yield ed
     finally:
@@ -144,6 +147,16 @@ async def running_server(
             except Exception:
                 server.kill()
         await asyncio.wait_for(client.stop(), 10)
+
+
+def _tell_once_open(ed: Editor) -> None:
+    """From now on, ``ed``'s analyzer's new diagnostics are told to Rein
+    (rein/diagnosticsChanged). Not before its session is initialized: a
+    client sends nothing before the server answered ``initialize`` (the LSP
+    spec; the server drops such a notification), as an editor's extension
+    listens to its diagnostics once its client started."""
+    if ed.pool is not None:
+        ed.pool.on_diagnostics_changed = ed.diagnostics_changed
 
 
 @pytest.fixture

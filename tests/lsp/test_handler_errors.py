@@ -53,6 +53,14 @@ def _answer_to(raised: Exception) -> tuple[dict[str, Any], ReinServer]:
     def fails(ls: ReinServer, params: Any) -> None:
         raise raised
 
+    # Initialized first, as a client does (before that, requests are refused).
+    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
+    server.protocol.handle_frame(
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}
+        ).encode()
+    )
+    capture.data = b""
     request = {"jsonrpc": "2.0", "id": 3, "method": "test/fails", "params": {}}
     server.protocol.handle_frame(json.dumps(request).encode())
     return capture.answer(), server

@@ -38,9 +38,15 @@ class Capture:
 
 
 def _server() -> tuple[ReinServer, Capture]:
+    """A server initialized as a client's (before that, requests are
+    refused), with what it writes from then on."""
     server = create_server()
     capture = Capture()
     server.protocol.set_writer(capture)
+    params = {"processId": None, "rootUri": None, "capabilities": {}}
+    server.protocol.handle_frame(_request(0, "initialize", params))
+    assert [m["id"] for m in capture.messages()] == [0]
+    capture.data = b""
     return server, capture
 
 

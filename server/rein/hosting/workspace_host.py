@@ -53,6 +53,7 @@ from rein.hosting.folder import FolderHost, FolderNotices
 from rein.mcp.config import McpConfigPorts
 from rein.providers.config import ModelConfig
 from rein.session import SessionPorts
+from rein.session.session import gates_closed
 
 __all__ = ["BASELINE_LIMIT_S", "KeepsTexts", "WorkspaceHost"]
 
@@ -260,6 +261,9 @@ class WorkspaceHost:
             await self.manager.open_store()
             if self.manager.store_error is not None:
                 self.report(f"sessions are not stored: {self.manager.store_error}")
+            # Last: the manager's close (its sessions' gates closing) and then
+            # the wait for those (a warm pytest reaped on this loop).
+            self._stack.push_async_callback(gates_closed)
             self._stack.callback(self.manager.close)
             self._stack.push_async_callback(self.mcp.aclose)
             await self.pool.prepare()

@@ -253,7 +253,39 @@ class ReinProtocol(LanguageServerProtocol):
 
     # ------------------------------------------------------ pygls overrides
 
+    def __init__(self, server: Any, converter: Converter) -> None:
+        super().__init__(server, converter)
+        #: ``initialize`` arrived (:meth:`_before_initialize` until then).
+        self._initialize_asked = False
+
+    def _before_initialize(self, message: Any, method: str) -> None:
+        """A message before ``initialize``, as the LSP spec says: a
+        notification is dropped (``exit`` excepted), a request refused with
+        ServerNotInitialized. No handler runs: they need the workspace
+        ``initialize`` sets up."""
+        msg_id = getattr(message, "id", None)
+        if msg_id is None:
+            log.warning(
+                "dropped a notification (%r) that came before initialize", bounded(method, 100)
+            )
+            return
+        log.warning("refused a request (%r) that came before initialize", bounded(method, 100))
+        self._send_error(
+            msg_id,
+            lsp.ResponseError(
+                code=lsp.ErrorCodes.ServerNotInitialized,
+                message=f"{bounded(method, 100)}: the server is not initialized (initialize first)",
+            ),
+        )
+
     def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if method is not None and not self._initialize_asked:
+            if method == lsp.INITIALIZE:
+                self._initialize_asked = True
+            elif method != lsp.EXIT:
+                self._before_initialize(message, method)
+                return
         if self._shutdown and getattr(message, "method", lsp.EXIT) != lsp.EXIT:
             if hasattr(message, "method") and getattr(message, "id", None) is not None:
                 self._send_error(

@@ -463,8 +463,11 @@ class ReinServer(LanguageServer):
     async def shutdown_sessions(self) -> None:
         """Abort every run, wait for them (bounded: the transcript gets their
         last messages), end the sessions (SessionEnd hooks, bounded:
-        ``prompt_input_exit``), closing the isolated copies once theirs ended."""
+        ``prompt_input_exit``), closing the isolated copies once theirs ended,
+        then close them (their gates' kept processes reaped, bounded) and the
+        store."""
         from rein.session.ending import abort_runs, end_sessions
+        from rein.session.session import gates_closed
 
         copies = self._isolated
         isolated = [made.session for made in copies.live.values()] if copies is not None else []
@@ -478,6 +481,11 @@ class ReinServer(LanguageServer):
                 await copies.close()
 
         await asyncio.gather(end_sessions(mine, "prompt_input_exit"), end_isolated())
+        if folder is not None and folder.has_manager:
+            # The sessions' gates closed (the tests gate's warm pytest
+            # reaped) before the answer to shutdown, and the store closed.
+            folder.manager.close()
+            await gates_closed()
         try:
             if self._folder is not None:
                 await self._folder.close()  # stops the disk watcher
