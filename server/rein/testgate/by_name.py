@@ -38,24 +38,25 @@ _NAME_STRING = re.compile(
 _TARGET = re.compile(r"^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*(?::.*)?(?:\[.*\])?\s*$")
 
 
-def named_strings(text: str) -> frozenset[str]:
-    """The identifiers and dotted names ``text`` holds as string literals
-    (a dotted one without its ``:attribute``)."""
-    return frozenset(match.group(2) for match in _NAME_STRING.finditer(text))
+def named_strings(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The dotted names (without an ``:attribute``) and the identifiers
+    ``text`` holds as string literals."""
+    found = {match.group(2) for match in _NAME_STRING.finditer(text)}
+    dotted = frozenset(s for s in found if "." in s)
+    return dotted, frozenset(found - dotted)
 
 
 def string_imports(
-    strings: frozenset[str], points: Mapping[str, frozenset[str]]
-) -> set[tuple[str, str | None, str | None]]:
+    dotted: frozenset[str], words: frozenset[str], points: Mapping[str, frozenset[str]]
+) -> frozenset[tuple[str, str | None, str | None]]:
     """The imports (as :func:`rein.python_imports.import_names` gives them:
-    the whole module) that a file holding ``strings`` makes by name."""
-    out: set[tuple[str, str | None, str | None]] = set()
-    for string in strings:
-        if "." in string:
-            out.add((string, None, string))
-        for module in points.get(string, ()):
-            out.add((module, None, module))
-    return out
+    the whole module) that a file holding the ``dotted`` names and the
+    identifiers ``words`` as strings makes by name (``points``: the
+    project's entry points)."""
+    out = {(name, None, name) for name in dotted}
+    for word in words.intersection(points) if points else ():
+        out.update((module, None, module) for module in points[word])
+    return frozenset(out)
 
 
 def entry_points(root: Path) -> dict[str, frozenset[str]]:

@@ -32,15 +32,15 @@ __all__ = ["ImportGraph", "has_doctest", "is_init", "scan", "under"]
 
 _Imports = set[tuple[str, str | None, str | None]]
 #: A file's scan: its modification time, size, imports, literal
-#: ``__all__``, the names an ``__init__`` defines, and the names it holds
-#: as strings.
+#: ``__all__``, the names an ``__init__`` defines, and the dotted names and
+#: identifiers it holds as strings.
 _Scan = tuple[
     int,
     int,
     frozenset[tuple[str, str | None, str | None]],
     frozenset[str] | None,
     frozenset[str],
-    frozenset[str],
+    tuple[frozenset[str], frozenset[str]],
 ]
 _ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?=\s*[\[(]([^\])]*)[\])]", re.MULTILINE)
 _ALL_GROWN = re.compile(
@@ -91,7 +91,7 @@ def scan(root: Path, files: list[str], tests: set[str]) -> ImportGraph:
             continue
         if entry[0] < recent:
             after[path] = entry
-        graph.add(path, entry[2] | string_imports(entry[5], points), entry[3], entry[4])
+        graph.add(path, entry[2] | string_imports(*entry[5], points), entry[3], entry[4])
     _SCANS[key] = after
     while len(_SCANS) > _MAX_ROOTS:
         _SCANS.pop(next(iter(_SCANS)))
