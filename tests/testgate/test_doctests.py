@@ -3,8 +3,11 @@ that breaks one is seen (parso's, in the corpus bench, went unrun)."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
+from rein.testgate.coverage_index import CoverageIndex
+from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import select_tests
 from tests.testgate.projects import GOOD, project, verdict_on
 
@@ -66,3 +69,29 @@ async def test_a_changed_doctest_module_reaches_the_tests_that_use_it(tmp_path: 
         "pkg/show.py::pkg.show",
         "tests/test_show.py::test_one",
     ]
+
+
+def test_a_changed_doctest_module_runs_whole_by_coverage_not_as_an_unknown_test_file() -> None:
+    # parso: a seed in a module with doctests made it a changed test file
+    # whose tests were unknown, and each such verdict recorded its whole run.
+    show, test = "pkg/show.py", "tests/test_show.py"
+    record = RawCoverage(
+        tests={
+            f"{show}::pkg.show": frozenset({(show, 10)}),
+            f"{test}::test_one": frozenset({(test, 4), (show, 10)}),
+        },
+        collected={show: (f"{show}::pkg.show",), test: (f"{test}::test_one",)},
+        files=(show, test),
+    )
+    texts = {show: SHOW, test: FILES[test]}
+    index = CoverageIndex()
+    index.add(record, texts.get)
+    choose = functools.partial(index.choose, test_files=[show, test], disk_text=texts.get)
+
+    choice = choose({show: (SHOW, SHOW_BAD)}, doctests=[show])
+    assert (choice.undecided, choice.unknown) == ({}, [])
+    assert choice.selected == {show: [show], test: [f"{test}::test_one"]}
+    assert choose({show: (SHOW, SHOW_BAD)}).unknown == [show]  # as a test file: unknown
+    # Comments only: by what its doctests ran (here, nothing changed).
+    commented = choose({show: (SHOW, SHOW + "# a note\n")}, doctests=[show])
+    assert commented.selected == {show: [], test: []}

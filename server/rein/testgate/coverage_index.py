@@ -287,10 +287,16 @@ class CoverageIndex:
         changed: Mapping[str, tuple[str | None, str | None]],
         test_files: Sequence[str],
         disk_text: Callable[[str], str | None],
+        doctests: Sequence[str] = (),
     ) -> CoverageChoice:
         """The tests of ``test_files`` (the import-graph selection) that
         the change (path -> its text before the run, now) reaches by the
-        snapshots; ``disk_text``: an unchanged file's text."""
+        snapshots; ``disk_text``: an unchanged file's text. Of
+        ``test_files``, the ``doctests`` (modules whose doctests pytest
+        collects) are modules too: one the run changed is no changed test
+        file whose tests are unknown, but runs whole (its own prefix
+        selected), or by what its doctests ran when only its comments
+        changed."""
         choice = CoverageChoice()
         for path, (before, now) in changed.items():
             why = _not_decidable(path, before, now)
@@ -328,7 +334,7 @@ class CoverageIndex:
         choice.all_recorded = _all_recorded(test_files, usable)
         if not choice.undecided:
             for test_file in test_files:
-                self._pick(test_file, valid, changed, disk_text, choice)
+                self._pick(test_file, valid, changed, disk_text, choice, test_file in doctests)
         self._prune(MAX_SPARE_MODELS)
         return choice
 
@@ -339,11 +345,18 @@ class CoverageIndex:
         changed: Mapping[str, tuple[str | None, str | None]],
         disk_text: Callable[[str], str | None],
         choice: CoverageChoice,
+        doctest: bool = False,
     ) -> None:
         """Sort ``test_file``'s tests into selected and unrecorded."""
         ids = next((s.collected[test_file] for s, _ in valid if test_file in s.collected), None)
-        if ids is None or test_file in changed:
+        if ids is None or (test_file in changed and not doctest):
             choice.unknown.append(test_file)
+            return
+        if test_file in changed and not self.same_code(*changed[test_file]):
+            # A doctest module the run changed (its docstrings may have):
+            # all of its doctests, the new ones too. Its comments only:
+            # by what they ran, as any test.
+            choice.selected[test_file] = [test_file]
             return
         picked: list[str] = []
         unrecorded: list[str] = []

@@ -134,7 +134,11 @@ class Picker:
         """The tests of ``selection``'s files to run for the change
         (path -> its text before the run, now)."""
         files = list(selection.files)
-        choice = self.index.choose(texts, files, self.disk_text) if len(self.index) else None
+        choice = (
+            self.index.choose(texts, files, self.disk_text, selection.doctests)
+            if len(self.index)
+            else None
+        )
         if choice is None or choice.undecided:
             why = (
                 "no coverage record yet"
