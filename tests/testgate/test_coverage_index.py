@@ -161,6 +161,20 @@ def test_a_test_that_read_source_text_runs_when_that_text_changed() -> None:
     assert index.reading_tests([T], change, disk.get) == [f"{T}::test_read"]
 
 
+def test_a_test_file_collected_with_no_test_is_known_not_unknown() -> None:
+    # Markdown's markdown/test_tools.py (a helper named test_*.py): unknown,
+    # it sent every verdict selecting it to the names, and to a recording.
+    helper = "tests/test_tools.py"
+    record = raw(f=[("mod.py", 6)])
+    record.collected[helper] = ()
+    index = index_of(record, {helper: "def helper():\n    return 1\n"})
+    disk = {"mod.py": MOD, T: TESTS, helper: "def helper():\n    return 1\n"}
+    choice = index.choose({"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))}, [T, helper], disk.get)
+    assert (choice.unknown, choice.unrecorded) == ([], {})
+    assert choice.selected == {T: [f"{T}::test_f"], helper: []}
+    assert choice.all_recorded
+
+
 def test_a_module_level_change_since_the_recording_outside_the_run_voids_the_record() -> None:
     index = index_of(raw(f=[("mod.py", 6)]), {"util.py": "A = 1\n"})
     index.add(

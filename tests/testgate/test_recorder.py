@@ -24,6 +24,8 @@ FILES = {
         "def test_imports_late():\n    import late\n    assert late.use() == 1\n\n\n"
         "def test_reads_registry():\n    from reg import KINDS\n    assert 'late' in KINDS\n"
     ),
+    # A helper named like a test file, with no test (Markdown's test_tools.py).
+    "tests/test_tools.py": "def helper():\n    return 1\n",
     # What a record cannot see: each of these is opaque.
     "tests/test_o.py": (
         "import inspect, os, subprocess, sys, threading\nimport reg\n\n\n"
@@ -58,6 +60,7 @@ def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
     raw = record_of(tmp_path, FILES)
     late, reads = "tests/test_r.py::test_imports_late", "tests/test_r.py::test_reads_registry"
     assert raw.collected["tests/test_r.py"] == (late, reads)
+    assert raw.collected["tests/test_tools.py"] == ()  # known to hold no test
     # The test's own function and the module function it called; not
     # register, which late.py's import ran: shared, as at collection.
     assert raw.tests[late] == {("tests/test_r.py", 1), ("late.py", 6)}

@@ -36,7 +36,10 @@ import; the index compares what it runs, the skeleton, whole):
   be the workspace's);
 * ``shared``: the same, for what ran outside the tests;
 * ``collected``: test file -> the node ids pytest collected in it (before
-  any deselection: the tests a later verdict must know of);
+  any deselection: the tests a later verdict must know of); a file
+  collected without error and with no test has none (Markdown's
+  ``markdown/test_tools.py``, a helper module: unknown, it sent every
+  verdict that selected it to the names and a recording run);
 * ``files``: the workspace's modules imported by the end.
 
 A pytest-xdist worker records nothing (the gate records only runs without
@@ -218,6 +221,14 @@ def pytest_configure(config):
         _ON.append(os.getcwd())
         _watch()
         _start()
+
+
+def pytest_collectreport(report):
+    # A test file collected without error, even one with no test (a
+    # helper named test_*.py): its tests are known to be none.
+    node = report.nodeid
+    if _ON and report.passed and "::" not in node and node.endswith(".py"):
+        _COLLECTED.setdefault(node, [])
 
 
 @pytest.hookimpl(tryfirst=True)
