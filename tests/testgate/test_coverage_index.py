@@ -144,6 +144,37 @@ def test_an_opaque_test_is_never_left_out_by_coverage() -> None:
     assert index.opaque_tests([T, "tests/test_other.py"]) == [f"{T}::test_child"]
 
 
+def test_a_test_that_read_source_text_runs_when_that_text_changed() -> None:
+    # parso's tests parse .py data files and its own modules: they depend
+    # on those texts, not only on the code they ran.
+    data = "tests/cases/case.py"
+    record = raw(f=[("mod.py", 6)], read=[(T, 4)])
+    record.reads = {f"{T}::test_read": (data,)}
+    index = index_of(record, {data: "x = 1\n"})
+    disk = {"mod.py": MOD, T: TESTS, data: "x = 1\n"}
+    change = {"mod.py": (MOD, MOD.replace("x * 2", "x * 3"))}
+    assert index.choose(change, [T], disk.get).selected == {T: []}
+    assert index.reading_tests([T], change, disk.get) == []
+    # The text it read differs (since the recording, or by the run): it runs.
+    disk[data] = "x = 1  # another text\n"
+    assert index.choose(change, [T], disk.get).selected == {T: [f"{T}::test_read"]}
+    assert index.reading_tests([T], change, disk.get) == [f"{T}::test_read"]
+
+
+def test_a_test_file_collected_with_no_test_is_known_not_unknown() -> None:
+    # Markdown's markdown/test_tools.py (a helper named test_*.py): unknown,
+    # it sent every verdict selecting it to the names, and to a recording.
+    helper = "tests/test_tools.py"
+    record = raw(f=[("mod.py", 6)])
+    record.collected[helper] = ()
+    index = index_of(record, {helper: "def helper():\n    return 1\n"})
+    disk = {"mod.py": MOD, T: TESTS, helper: "def helper():\n    return 1\n"}
+    choice = index.choose({"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))}, [T, helper], disk.get)
+    assert (choice.unknown, choice.unrecorded) == ([], {})
+    assert choice.selected == {T: [f"{T}::test_f"], helper: []}
+    assert choice.all_recorded
+
+
 def test_a_module_level_change_since_the_recording_outside_the_run_voids_the_record() -> None:
     index = index_of(raw(f=[("mod.py", 6)]), {"util.py": "A = 1\n"})
     index.add(

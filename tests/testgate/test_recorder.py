@@ -24,6 +24,8 @@ FILES = {
         "def test_imports_late():\n    import late\n    assert late.use() == 1\n\n\n"
         "def test_reads_registry():\n    from reg import KINDS\n    assert 'late' in KINDS\n"
     ),
+    # A helper named like a test file, with no test (Markdown's test_tools.py).
+    "tests/test_tools.py": "def helper():\n    return 1\n",
     # What a record cannot see: each of these is opaque.
     "tests/test_o.py": (
         "import inspect, os, subprocess, sys, threading\nimport reg\n\n\n"
@@ -58,20 +60,24 @@ def test_a_run_records_each_test_and_what_imports_ran(tmp_path: Path) -> None:
     raw = record_of(tmp_path, FILES)
     late, reads = "tests/test_r.py::test_imports_late", "tests/test_r.py::test_reads_registry"
     assert raw.collected["tests/test_r.py"] == (late, reads)
+    assert raw.collected["tests/test_tools.py"] == ()  # known to hold no test
     # The test's own function and the module function it called; not
     # register, which late.py's import ran: shared, as at collection.
     assert raw.tests[late] == {("tests/test_r.py", 1), ("late.py", 6)}
     assert ("reg.py", 4) in raw.shared
     assert raw.tests[reads] == {("tests/test_r.py", 6)}
     assert {"reg.py", "late.py", "tests/test_r.py"} <= set(raw.files)
-    # A child process, a thread, a read of source text: opaque, and only
-    # those (pytest reading the files, at collection, counts for nothing).
+    # A child process, a thread: opaque, and only those; a read of source
+    # text: the file read (pytest reading the files, at collection, counts
+    # for nothing).
     assert raw.opaque == {
         "tests/test_o.py::test_child": "it starts a child process",
         "tests/test_o.py::test_fork": "it starts a child process",
         "tests/test_o.py::test_thread": "it starts a thread",
-        "tests/test_o.py::test_source": "it reads source text (linecache, inspect)",
-        "tests/test_o.py::test_open": "it reads source text (open)",
+    }
+    assert raw.reads == {
+        "tests/test_o.py::test_source": ("reg.py",),
+        "tests/test_o.py::test_open": ("reg.py",),
     }
 
 

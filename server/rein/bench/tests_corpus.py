@@ -144,6 +144,15 @@ TESTS_CORPUS = (
         "tests",
         addopts="-W ignore::pytest.PytestRemovedIn10Warning",
     ),
+    # Markdown's tests are unittest cases (it runs them with unittest);
+    # test_legacy.py turns every warning into an error at import, so
+    # pytest's warning that it cannot collect the plain ``TestSuite``
+    # another module imports stops the collection: plain classes are not
+    # collected (unittest cases are, whatever their name).
+    TestProject("Markdown", "3.7", "markdown", "tests", addopts="-o python_classes=TestCase"),
+    # Its pytest.ini adds --doctest-modules: three doctests of its modules
+    # are tests too.
+    TestProject("parso", "0.8.4", "parso", "test"),
 )
 #: Known to ``--projects`` but not run by default: attrs's suite (with
 #: hypothesis) takes 10-30 s, so its truth runs take most of an hour.

@@ -25,9 +25,13 @@ a wider scope). A snapshot with a module-level change elsewhere (made
 since the recording, outside the run) is not used. A test that no valid
 snapshot recorded (new, never run, or run while its tracer was replaced)
 is left to the import-graph selection too (:mod:`rein.testgate.picking`).
-An *opaque* test (it started a child process or a thread, or read source
-text: what it ran is more than its record shows) is never left out by
-coverage: it runs whenever its test file is selected.
+An *opaque* test (it started a child process or a thread: what it ran is
+more than its record shows) is never left out by coverage: it runs
+whenever its test file is selected. A test that read a workspace file's
+source text (``inspect.getsource``, a ``.py`` file opened: parso's tests
+parse its modules and ``.py`` data files) runs too when the text of one
+of those files, before the run or now, is not the text it read; by the
+names as well (:meth:`CoverageIndex.reading_tests`).
 A test file of a snapshot that is gone (before the run and now) takes
 only its own tests with it: nothing but pytest imported it.
 
@@ -47,7 +51,14 @@ from dataclasses import dataclass, field
 
 from rein.testgate.recorder import RawCoverage
 
-__all__ = ["CoverageChoice", "CoverageIndex", "FileModel", "model_of", "sources_of"]
+__all__ = [
+    "CoverageChoice",
+    "CoverageIndex",
+    "FileModel",
+    "model_of",
+    "read_files",
+    "sources_of",
+]
 
 #: Snapshots kept; the oldest goes first.
 MAX_SNAPSHOTS = 8
@@ -64,6 +75,12 @@ def sources_of(raw: RawCoverage) -> set[str]:
     paths = set(raw.files) | {w[0] for rows in raw.tests.values() if rows for w in rows}
     paths |= {w[0] for w in raw.shared} | set(raw.collected)
     return {p for p in paths if p.endswith(".py")}
+
+
+def read_files(raw: RawCoverage) -> set[str]:
+    """The files whose text a record's tests read (their texts then are
+    what the tests depend on)."""
+    return {p for paths in raw.reads.values() for p in paths}
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +158,9 @@ class Snapshot:
     collected: dict[str, tuple[str, ...]]
     #: Tests whose record cannot be trusted -> why.
     opaque: dict[str, str] = field(default_factory=dict)
+    #: Test -> each file whose text it read -> that text's hash (None:
+    #: not known).
+    reads: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -232,7 +252,14 @@ class CoverageIndex:
         collected = {k: v for k, v in raw.collected.items() if k in files}
         self._order += 1
         opaque = {k: v for k, v in raw.opaque.items() if k in tests}
-        self._snapshots.append(Snapshot(self._order, files, tests, shared, collected, opaque))
+        reads: dict[str, dict[str, str | None]] = {}
+        for node, paths in raw.reads.items():
+            if node in tests:
+                texts = {path: text_of(path) for path in paths}
+                reads[node] = {p: None if t is None else _digest(t) for p, t in texts.items()}
+        self._snapshots.append(
+            Snapshot(self._order, files, tests, shared, collected, opaque, reads)
+        )
         self._trim()
 
     def _trim(self) -> None:
@@ -260,10 +287,16 @@ class CoverageIndex:
         changed: Mapping[str, tuple[str | None, str | None]],
         test_files: Sequence[str],
         disk_text: Callable[[str], str | None],
+        doctests: Sequence[str] = (),
     ) -> CoverageChoice:
         """The tests of ``test_files`` (the import-graph selection) that
         the change (path -> its text before the run, now) reaches by the
-        snapshots; ``disk_text``: an unchanged file's text."""
+        snapshots; ``disk_text``: an unchanged file's text. Of
+        ``test_files``, the ``doctests`` (modules whose doctests pytest
+        collects) are modules too: one the run changed is no changed test
+        file whose tests are unknown, but runs whole (its own prefix
+        selected), or by what its doctests ran when only its comments
+        changed."""
         choice = CoverageChoice()
         for path, (before, now) in changed.items():
             why = _not_decidable(path, before, now)
@@ -301,7 +334,7 @@ class CoverageIndex:
         choice.all_recorded = _all_recorded(test_files, usable)
         if not choice.undecided:
             for test_file in test_files:
-                self._pick(test_file, valid, changed, disk_text, choice)
+                self._pick(test_file, valid, changed, disk_text, choice, test_file in doctests)
         self._prune(MAX_SPARE_MODELS)
         return choice
 
@@ -312,11 +345,18 @@ class CoverageIndex:
         changed: Mapping[str, tuple[str | None, str | None]],
         disk_text: Callable[[str], str | None],
         choice: CoverageChoice,
+        doctest: bool = False,
     ) -> None:
         """Sort ``test_file``'s tests into selected and unrecorded."""
         ids = next((s.collected[test_file] for s, _ in valid if test_file in s.collected), None)
-        if ids is None or test_file in changed:
+        if ids is None or (test_file in changed and not doctest):
             choice.unknown.append(test_file)
+            return
+        if test_file in changed and not self.same_code(*changed[test_file]):
+            # A doctest module the run changed (its docstrings may have):
+            # all of its doctests, the new ones too. Its comments only:
+            # by what they ran, as any test.
+            choice.selected[test_file] = [test_file]
             return
         picked: list[str] = []
         unrecorded: list[str] = []
@@ -326,7 +366,9 @@ class CoverageIndex:
                 unrecorded.append(node)
             elif node in found[0].opaque:
                 choice.opaque.setdefault(test_file, []).append((node, found[0].opaque[node]))
-            elif found[0].tests[node] & found[1]:
+            elif found[0].tests[node] & found[1] or _read_changed(
+                found[0], node, changed, disk_text
+            ):
                 picked.append(node)
         choice.selected[test_file] = picked
         if unrecorded:
@@ -341,6 +383,28 @@ class CoverageIndex:
             for snap in sorted(self._snapshots, key=lambda s: -s.order):
                 if test_file in snap.collected:
                     found += [n for n in snap.collected[test_file] if n in snap.opaque]
+                    break
+        return found
+
+    def reading_tests(
+        self,
+        test_files: Sequence[str],
+        changed: Mapping[str, tuple[str | None, str | None]],
+        disk_text: Callable[[str], str | None],
+    ) -> list[str]:
+        """The tests of ``test_files`` the newest snapshot recording them
+        saw read a file whose text is not the one they read (before the
+        run or now): for a choice by names, they run whatever names they
+        hold."""
+        found: list[str] = []
+        for test_file in test_files:
+            for snap in sorted(self._snapshots, key=lambda s: -s.order):
+                if test_file in snap.collected:
+                    found += [
+                        n
+                        for n in snap.collected[test_file]
+                        if _read_changed(snap, n, changed, disk_text)
+                    ]
                     break
         return found
 
@@ -377,6 +441,24 @@ class CoverageIndex:
                     if model.functions.get(name) != then.functions.get(name):
                         differs.add((path, name))
         return differs
+
+
+def _read_changed(
+    snap: Snapshot,
+    node: str,
+    changed: Mapping[str, tuple[str | None, str | None]],
+    disk_text: Callable[[str], str | None],
+) -> bool:
+    """A file ``node`` read at ``snap``'s run has another text now or
+    before the run (or one not known)."""
+    for path, sha in snap.reads.get(node, {}).items():
+        texts = changed.get(path)
+        if texts is None:
+            text = disk_text(path)
+            texts = (text, text)
+        if sha is None or any(t is None or _digest(t) != sha for t in texts):
+            return True
+    return False
 
 
 def _all_recorded(test_files: Sequence[str], snapshots: Sequence[Snapshot]) -> bool:

@@ -9,7 +9,10 @@ that imports the package: ``from pkg import run`` reaches the module
 file that uses it only as ``pkg.name`` counts as ``from pkg import name``.
 The names an ``__init__`` defines itself count as changed with what it
 imports, and an ``__init__`` with a module ``__getattr__`` passes on all.
-A file's scan is kept per root while its size and modification time stay.
+A module the project loads by name (an entry point's, a dotted string)
+is imported by the files that hold that name as a string literal
+(:mod:`rein.testgate.by_name`). A file's scan is kept per root while its
+size and modification time stay.
 """
 
 from __future__ import annotations
@@ -23,13 +26,21 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rein.python_imports import import_names, module_name
+from rein.testgate.by_name import entry_points, named_strings, string_imports
 
-__all__ = ["ImportGraph", "is_init", "scan", "under"]
+__all__ = ["ImportGraph", "has_doctest", "is_init", "scan", "under"]
 
 _Imports = set[tuple[str, str | None, str | None]]
-#: A file's scan: its modification time, size and imports.
+#: A file's scan: its modification time, size, imports, literal
+#: ``__all__``, the names an ``__init__`` defines, and the dotted names and
+#: identifiers it holds as strings.
 _Scan = tuple[
-    int, int, frozenset[tuple[str, str | None, str | None]], frozenset[str] | None, frozenset[str]
+    int,
+    int,
+    frozenset[tuple[str, str | None, str | None]],
+    frozenset[str] | None,
+    frozenset[str],
+    tuple[frozenset[str], frozenset[str]],
 ]
 _ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?=\s*[\[(]([^\])]*)[\])]", re.MULTILINE)
 _ALL_GROWN = re.compile(
@@ -54,6 +65,7 @@ def scan(root: Path, files: list[str], tests: set[str]) -> ImportGraph:
     this root; one modified in the last two seconds is scanned every time
     (a quick second edit may keep both)."""
     graph = ImportGraph(files, tests)
+    points = entry_points(root)
     key = str(root.resolve())
     before = _SCANS.pop(key, {})
     after: dict[str, _Scan] = {}
@@ -66,12 +78,20 @@ def scan(root: Path, files: list[str], tests: set[str]) -> ImportGraph:
                 text = (root / path).read_text(encoding="utf-8", errors="replace")
                 imports = _attributes_taken(path, text, import_names(path, text))
                 own = _defines(text) if is_init(path) else frozenset()
-                entry = (stat.st_mtime_ns, stat.st_size, frozenset(imports), _exports(text), own)
+                strings = named_strings(text)
+                entry = (
+                    stat.st_mtime_ns,
+                    stat.st_size,
+                    frozenset(imports),
+                    _exports(text),
+                    own,
+                    strings,
+                )
         except OSError:
             continue
         if entry[0] < recent:
             after[path] = entry
-        graph.add(path, entry[2], entry[3], entry[4])
+        graph.add(path, entry[2] | string_imports(*entry[5], points), entry[3], entry[4])
     _SCANS[key] = after
     while len(_SCANS) > _MAX_ROOTS:
         _SCANS.pop(next(iter(_SCANS)))
@@ -267,6 +287,31 @@ def _exports(text: str) -> frozenset[str] | None:
     if rest.strip():
         return None  # ``__all__ = [...] + other``
     return frozenset(re.findall(r"""['"](\w+)['"]""", found[0].group(1)))
+
+
+#: Path -> its modification time, size, and whether it holds a doctest.
+_DOCTESTS: dict[str, tuple[int, int, bool]] = {}
+_MAX_DOCTESTS = 20_000
+
+
+def has_doctest(path: Path) -> bool:
+    """``path`` holds a doctest (a ``>>>`` prompt); kept while its size
+    and modification time stay (not for a file modified in the last two
+    seconds)."""
+    try:
+        stat = os.stat(path)
+        key = str(path)
+        known = _DOCTESTS.get(key)
+        if known is not None and known[:2] == (stat.st_mtime_ns, stat.st_size):
+            return known[2]
+        found = ">>>" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if stat.st_mtime_ns < time.time_ns() - _RACY_NS:
+        if len(_DOCTESTS) >= _MAX_DOCTESTS:
+            _DOCTESTS.clear()
+        _DOCTESTS[key] = (stat.st_mtime_ns, stat.st_size, found)
+    return found
 
 
 def is_init(path: str) -> bool:

@@ -190,12 +190,14 @@ class Narrower:
         files: Sequence[str],
         modules: Sequence[str],
         changed: Mapping[str, tuple[str | None, str | None]],
+        doctests: Sequence[str] = (),
     ) -> Narrowed | str:
         """The tests of ``files`` (selected test files) that the change
         (path -> its text before the run and now) reaches through
-        ``modules``; or why the files run whole."""
+        ``modules``; or why the files run whole. Of ``files``, the
+        ``doctests`` (modules whose doctests pytest collects) run whole."""
         try:
-            return self._narrow(files, modules, changed)
+            return self._narrow(files, modules, changed, frozenset(doctests))
         except _Unparsable as exc:
             return str(exc)
 
@@ -204,12 +206,15 @@ class Narrower:
         files: Sequence[str],
         modules: Sequence[str],
         changed: Mapping[str, tuple[str | None, str | None]],
+        doctests: frozenset[str],
     ) -> Narrowed | str:
         if self._renamed():
             return "the project renames pytest's test functions or classes"
         if len(files) + len(modules) > MAX_FILES:
             return f"more than {MAX_FILES} files to read"
-        whole = [f for f in files if f in changed]
+        # A changed doctest module is a module of the selection too: its
+        # change names what reaches the other tests.
+        whole = [f for f in files if f in changed and f not in doctests]
         names: set[str] = set()
         for path, (before, now) in changed.items():
             if path in whole:
@@ -224,6 +229,8 @@ class Narrower:
             names |= found or self._earlier.get(path, set())
         if not names and not whole:
             return "the change touches no definition (comments or blank lines only)"
+        # A module's doctests run whole: they name nothing the parse sees.
+        whole += [f for f in files if f in doctests and f not in whole]
         tests = [self._test_file(f, changed) for f in files if f not in whole]
         helpers = [(m, u) for m in modules for u in self._module_units(m, changed) or ()]
         for test in tests:

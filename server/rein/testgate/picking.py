@@ -8,8 +8,10 @@ test file no run has collected yet, a changed test file's) are chosen by
 the names, so no test goes unjudged; the detail says how many of each
 ("selected by coverage: N; by imports: M") and why a change was left to
 the import graph. An *opaque* test (it started a child process or a
-thread, or read source text, at a recorded run) runs whenever its test
-file is selected, by coverage or by the names ("always: N tests ...").
+thread at a recorded run) runs whenever its test file is selected, by
+coverage or by the names ("always: N tests ..."); so does one that read a
+file's source text there (``inspect.getsource``, a ``.py`` file opened)
+when that text changed.
 A run with a test chosen otherwise than by coverage
 adds its record (:meth:`Picker.record`) unless every test of its files
 already has one still good (no module-level change since); one chosen by
@@ -28,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rein.testgate.coverage_index import CoverageChoice, CoverageIndex, sources_of
+from rein.testgate.coverage_index import CoverageChoice, CoverageIndex, read_files, sources_of
 from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import TestSelection
@@ -78,7 +80,7 @@ class Picker:
         """The texts a run's record needs, read as the run's shadow has them
         (at once: the shadow's next run may change them)."""
         texts: dict[str, str | None] = {}
-        for path in sources_of(raw):
+        for path in sources_of(raw) | read_files(raw):
             try:
                 texts[path] = (shadow_root / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
@@ -132,14 +134,18 @@ class Picker:
         """The tests of ``selection``'s files to run for the change
         (path -> its text before the run, now)."""
         files = list(selection.files)
-        choice = self.index.choose(texts, files, self.disk_text) if len(self.index) else None
+        choice = (
+            self.index.choose(texts, files, self.disk_text, selection.doctests)
+            if len(self.index)
+            else None
+        )
         if choice is None or choice.undecided:
             why = (
                 "no coverage record yet"
                 if choice is None
                 else "; ".join(choice.undecided[p] for p in sorted(choice.undecided))
             )
-            narrowed = self.narrower.narrow(files, selection.modules, texts)
+            narrowed = self.narrower.narrow(files, selection.modules, texts, selection.doctests)
             # Its tests all have a record still good: recording them again
             # would cost the tracer and tell little more.
             whole = not isinstance(narrowed, Narrowed) and near_whole(selection)
@@ -149,7 +155,16 @@ class Picker:
                 and (not whole or self.records_whole_suite())
             )
             if isinstance(narrowed, Narrowed):
-                opaque = [n for n in self.index.opaque_tests(files) if not _under(n, narrowed.only)]
+                opaque = [
+                    n
+                    for n in dict.fromkeys(
+                        (
+                            *self.index.opaque_tests(files),
+                            *self.index.reading_tests(files, texts, self.disk_text),
+                        )
+                    )
+                    if not _under(n, narrowed.only)
+                ]
                 more = {n.split("::")[0] for n in opaque} - set(narrowed.files)
                 also = f"; and {len(opaque)} tests {_OPAQUE}" if opaque else ""
                 return Picked(
@@ -186,7 +201,7 @@ class Picker:
             # behave as before the run (those with one, by their record).
             rest, why = [], " (the run's change alters no code: comments or blank lines only)"
         if rest:
-            narrowed = self.narrower.narrow(rest, selection.modules, texts)
+            narrowed = self.narrower.narrow(rest, selection.modules, texts, selection.doctests)
             prefixes = narrowed.only if isinstance(narrowed, Narrowed) else tuple(rest)
             if not isinstance(narrowed, Narrowed):
                 why = f" (whole: {narrowed})"

@@ -21,11 +21,14 @@ import; the index compares what it runs, the skeleton, whole):
 * ``opaque``: node id -> why what the test ran is more than its record
   shows: it started a child process (``subprocess``, ``os.fork``,
   ``os.posix_spawn``, ``os.system``, multiprocessing: the child runs
-  untraced), started a thread (traced, but it may outlive the test), or
-  read a workspace module's source text (``linecache``, so
-  ``inspect.getsource`` and tracebacks; ``open`` of a ``.py`` file) from
-  its own code; a child started or source read outside the tests (at
-  import, in a fixture of a wider scope) makes every test opaque. The
+  untraced) or a thread (traced, but it may outlive the test); a child
+  started or source read outside the tests (at import, in a fixture of a
+  wider scope) makes every test opaque;
+* ``reads``: node id -> the workspace's ``.py`` files whose text the test
+  read from the workspace's code (``linecache``, so ``inspect.getsource``
+  and tracebacks; ``open``): it depends on their text, not only on the
+  code it ran (parso's tests parse its own modules and ``.py`` data
+  files). The
   hooks are set only while recording and cost nothing but on those
   calls. Not seen still: a test that reads line numbers
   (``frame.f_lineno``, a log record's), and a library that reads the
@@ -33,7 +36,10 @@ import; the index compares what it runs, the skeleton, whole):
   be the workspace's);
 * ``shared``: the same, for what ran outside the tests;
 * ``collected``: test file -> the node ids pytest collected in it (before
-  any deselection: the tests a later verdict must know of);
+  any deselection: the tests a later verdict must know of); a file
+  collected without error and with no test has none (Markdown's
+  ``markdown/test_tools.py``, a helper module: unknown, it sent every
+  verdict that selected it to the names and a recording run);
 * ``files``: the workspace's modules imported by the end.
 
 A pytest-xdist worker records nothing (the gate records only runs without
@@ -74,6 +80,8 @@ _add = _SHARED.add
 # What a record cannot see: node id -> why; [why] outside the tests.
 _OPAQUE = {}
 _OPAQUE_SHARED = []
+# Node id -> the workspace's .py files whose text it read.
+_READS = {}
 _NOW = [None]
 _MINE = {}
 
@@ -154,7 +162,10 @@ def _read(path, why):
         return
     if isinstance(name, str) and name.endswith(".py") and _mine(name):
         if _from_workspace(sys._getframe(2), True):
-            _opaque(why)
+            if _NOW[0] is None:
+                _opaque(why)
+            else:
+                _READS.setdefault(_NOW[0], set()).add(name)
 
 
 def _watch():
@@ -210,6 +221,14 @@ def pytest_configure(config):
         _ON.append(os.getcwd())
         _watch()
         _start()
+
+
+def pytest_collectreport(report):
+    # A test file collected without error, even one with no test (a
+    # helper named test_*.py): its tests are known to be none.
+    node = report.nodeid
+    if _ON and report.passed and "::" not in node and node.endswith(".py"):
+        _COLLECTED.setdefault(node, [])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -283,6 +302,9 @@ def pytest_sessionfinish(session):
             for k in _TESTS
             if k in _OPAQUE or _OPAQUE_SHARED
         },
+        "reads": {
+            k: sorted(n[len(root):] for n in v if n.startswith(root)) for k, v in _READS.items()
+        },
         "shared": rows(_SHARED),
         "collected": _COLLECTED,
         "files": sorted(files),
@@ -310,6 +332,8 @@ class RawCoverage:
     shared: frozenset[Where] = frozenset()
     collected: dict[str, tuple[str, ...]] = field(default_factory=dict)
     files: tuple[str, ...] = ()
+    #: Node id -> the workspace's ``.py`` files whose text it read.
+    reads: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _wheres(rows: Any) -> frozenset[Where]:
@@ -331,6 +355,7 @@ def read_coverage(path: Path) -> RawCoverage | None:
             shared=_wheres(data["shared"]),
             collected={str(k): tuple(map(str, v)) for k, v in data["collected"].items()},
             files=tuple(map(str, data["files"])),
+            reads={str(k): tuple(map(str, v)) for k, v in data.get("reads", {}).items()},
         )
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None

@@ -3,7 +3,9 @@ project's imports, or the whole suite when that cannot be told.
 
 The test files are the ones pytest collects by default: ``test_*.py`` and
 ``*_test.py`` (or the configured ``python_files``) under the configured
-``testpaths`` (or the whole workspace), read from ``pytest.ini``,
+``testpaths`` (or the whole workspace), and with ``--doctest-modules`` in
+the configured ``addopts`` every other module there that holds a doctest
+(``>>>``; not ``setup.py`` nor ``__main__.py``), read from ``pytest.ini``,
 ``pyproject.toml`` (``[tool.pytest.ini_options]``), ``tox.ini`` (``[pytest]``)
 or ``setup.cfg`` (``[tool:pytest]``), in pytest's order. Virtual
 environments, hidden, build and vendored folders are skipped.
@@ -36,7 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rein.testgate.import_graph import scan, under
+from rein.testgate.import_graph import has_doctest, scan, under
 
 __all__ = [
     "TestSelection",
@@ -77,8 +79,12 @@ class TestSelection:
     #: never "passed").
     left_out: int = 0
     #: The other Python files the change reaches (the changed ones too):
-    #: the code between the change and the tests.
+    #: the code between the change and the tests; the selected doctest
+    #: modules too.
     modules: tuple[str, ...] = ()
+    #: The selected files that are modules whose doctests pytest collects
+    #: (``--doctest-modules``): they run whole.
+    doctests: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,7 @@ class _Config:
     patterns: tuple[str, ...] = DEFAULT_PATTERNS
     norecurse: tuple[str, ...] = ()
     doctest_glob: bool = False
+    doctest_modules: bool = False
 
 
 def select_tests(
@@ -138,8 +145,10 @@ def select_tests(
     if not chains:
         reason = f"no test file imports {_few(seeds)}, directly or through other modules"
         return TestSelection((), False, reason, {}, total)
-    modules = tuple(sorted(f for f in reached if f not in tests))
-    return replace(_nearest(chains, total, max_tests), modules=modules)
+    modules = tuple(sorted(f for f in reached if f not in tests or f in project.doctests))
+    nearest = _nearest(chains, total, max_tests)
+    doctests = tuple(f for f in nearest.files if f in project.doctests)
+    return replace(nearest, modules=modules, doctests=doctests)
 
 
 def imported_by(root: Path, paths: Iterable[str], tests: Iterable[str]) -> list[str]:
@@ -197,15 +206,29 @@ class _Project:
         self.config = config
         self.files = _walk(root, config, limit)
         self.testpaths = _existing_testpaths(root, config.testpaths)
-        self.tests = {f for f in self.files if self.is_test(f)}
+        self.doctests = {f for f in self.files if self._doctest(f)}
+        self.tests = {f for f in self.files if self.is_test(f)} | self.doctests
 
     def is_test(self, path: str) -> bool:
-        """Whether pytest collects ``path`` as a test file (were it there)."""
-        return (
+        """Whether pytest collects ``path`` as a test file (were it there;
+        a doctest module: it is, with a doctest)."""
+        return path in self.doctests or (
             path.endswith(".py")
             and _matches(path.rpartition("/")[2], self.config.patterns)
-            and (not self.testpaths or any(under(path, tp) for tp in self.testpaths))
+            and self._in_testpaths(path)
         )
+
+    def _in_testpaths(self, path: str) -> bool:
+        return not self.testpaths or any(under(path, tp) for tp in self.testpaths)
+
+    def _doctest(self, path: str) -> bool:
+        """A module whose doctests pytest collects (``--doctest-modules``)."""
+        name = path.rpartition("/")[2]
+        if not self.config.doctest_modules or not path.endswith(".py"):
+            return False
+        if name in ("setup.py", "__main__.py", "conftest.py") or not self._in_testpaths(path):
+            return False
+        return not _matches(name, self.config.patterns) and has_doctest(self.root / path)
 
     def is_doc(self, path: str) -> bool:
         """Documentation pytest does not collect."""
@@ -236,6 +259,7 @@ def _read_config(root: Path) -> _Config:
         patterns=patterns or DEFAULT_PATTERNS,
         norecurse=_words(values.get("norecursedirs")),
         doctest_glob="doctest-glob" in " ".join(_words(values.get("addopts"))),
+        doctest_modules="--doctest-modules" in _words(values.get("addopts")),
     )
 
 
