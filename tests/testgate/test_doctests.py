@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import pytest
+
 from rein.testgate.coverage_index import CoverageIndex
 from rein.testgate.recorder import RawCoverage
 from rein.testgate.selection import select_tests
@@ -51,20 +53,20 @@ def test_a_module_with_a_doctest_is_a_test_file_with_doctest_modules(tmp_path: P
     assert select_tests(root, ["pkg/core.py"]).doctests == ()
 
 
-async def test_a_broken_doctest_blocks(tmp_path: Path) -> None:
-    # Real pytest: the doctest of pkg/show.py sees the off-by-one too
-    # (test_core's test names first_n, and passes).
+@pytest.mark.parametrize(
+    ("changed", "text"),
+    [
+        # Real pytest: the doctest of pkg/show.py sees the off-by-one too
+        # (test_core's test names first_n, and passes).
+        ("pkg/core.py", BAD),
+        # A changed doctest module reaches the tests that use it.
+        ("pkg/show.py", SHOW_BAD),
+    ],
+    ids=["a-broken-doctest-blocks", "a-changed-doctest-module-reaches-its-users"],
+)
+async def test_a_doctest_and_its_users_block(tmp_path: Path, changed: str, text: str) -> None:
     root = project(tmp_path / "proj", FILES)
-    outcome = await verdict_on(root, "pkg/core.py", BAD)
-    assert sorted(b.message.partition(" failed")[0] for b in outcome.blockers) == [
-        "pkg/show.py::pkg.show",
-        "tests/test_show.py::test_one",
-    ]
-
-
-async def test_a_changed_doctest_module_reaches_the_tests_that_use_it(tmp_path: Path) -> None:
-    root = project(tmp_path / "proj", FILES)
-    outcome = await verdict_on(root, "pkg/show.py", SHOW_BAD)
+    outcome = await verdict_on(root, changed, text)
     assert sorted(b.message.partition(" failed")[0] for b in outcome.blockers) == [
         "pkg/show.py::pkg.show",
         "tests/test_show.py::test_one",
