@@ -389,7 +389,9 @@ async function waitForEnd(env: Env, panel: FrameLocator, selector: string): Prom
   } catch (error) {
     const ends = await panel.locator('.item.run-end').allTextContents();
     const notices = await panel.locator('.item.notice').allTextContents();
-    throw new Error(`no ${selector}: ${String(error)}\nrun ends: ${ends.join(' | ')}\nnotices: ${notices.join(' | ')}\n${env.mock.tail()}`);
+    // What blocked (a repair the scenario did not script shows here).
+    const gates = await panel.locator('.item.gate').allTextContents();
+    throw new Error(`no ${selector}: ${String(error)}\nrun ends: ${ends.join(' | ')}\ngates: ${gates.join(' | ')}\nnotices: ${notices.join(' | ')}\n${env.mock.tail()}`);
   }
 }
 
