@@ -53,6 +53,36 @@ def test_a_module_with_a_doctest_is_a_test_file_with_doctest_modules(tmp_path: P
     assert select_tests(root, ["pkg/core.py"]).doctests == ()
 
 
+def test_the_environments_pytest_addopts_turn_doctest_modules_on_and_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest reads PYTEST_ADDOPTS after the configured addopts; the gate's
+    # pytest inherits it from the server's environment.
+    root = project(tmp_path, FILES)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:doctest")
+    assert select_tests(root, ["pkg/core.py"]).doctests == ()
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-pno:doctest -q")
+    assert select_tests(root, ["pkg/core.py"]).doctests == ()
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = pkg tests\n")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-q --doctest-modules")
+    assert select_tests(root, ["pkg/core.py"]).doctests == ("pkg/show.py",)
+
+
+async def test_a_doctest_broken_with_doctest_modules_from_the_environment_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the doctest sees the off-by-one; --doctest-modules is given to
+    # the real pytest only through its environment, as pytest reads it.
+    files = {k: v for k, v in FILES.items() if k != "tests/test_show.py"}
+    files["pytest.ini"] = "[pytest]\ntestpaths = pkg tests\n"
+    root = project(tmp_path / "proj", files)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--doctest-modules")
+    outcome = await verdict_on(root, "pkg/core.py", BAD)
+    assert [b.message.partition(" failed")[0] for b in outcome.blockers] == [
+        "pkg/show.py::pkg.show"
+    ]
+
+
 @pytest.mark.parametrize(
     ("changed", "text"),
     [

@@ -4,11 +4,13 @@ project's imports, or the whole suite when that cannot be told.
 The test files are the ones pytest collects by default: ``test_*.py`` and
 ``*_test.py`` (or the configured ``python_files``) under the configured
 ``testpaths`` (or the whole workspace), and with ``--doctest-modules`` in
-the configured ``addopts`` every other module there that holds a doctest
-(``>>>``; not ``setup.py`` nor ``__main__.py``), read from ``pytest.ini``,
-``pyproject.toml`` (``[tool.pytest.ini_options]``), ``tox.ini`` (``[pytest]``)
-or ``setup.cfg`` (``[tool:pytest]``), in pytest's order. Virtual
-environments, hidden, build and vendored folders are skipped.
+the configured ``addopts`` or in ``PYTEST_ADDOPTS`` (pytest reads both: the
+gate's pytest inherits the server's environment, less its secrets), unless
+``-p no:doctest`` turns the plugin off there, every other module there that
+holds a doctest (``>>>``; not ``setup.py`` nor ``__main__.py``), read from
+``pytest.ini``, ``pyproject.toml`` (``[tool.pytest.ini_options]``),
+``tox.ini`` (``[pytest]``) or ``setup.cfg`` (``[tool:pytest]``), in pytest's
+order. Virtual environments, hidden, build and vendored folders are skipped.
 
 A test file is selected when it imports a changed module directly or through
 other modules of the project (:mod:`rein.testgate.import_graph`, over the
@@ -34,7 +36,7 @@ import fnmatch
 import os
 import shlex
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -254,13 +256,27 @@ def _read_config(root: Path) -> _Config:
     """pytest's settings from the first file that has them, in pytest's order."""
     values = _config_values(root) or {}
     patterns = _words(values.get("python_files"))
+    # pytest reads the environment's options after the configured ones.
+    addopts = (*_words(values.get("addopts")), *_words(os.environ.get("PYTEST_ADDOPTS")))
+    doctests = _doctest_plugin(addopts)
     return _Config(
         testpaths=tuple(p.strip("/").removeprefix("./") for p in _words(values.get("testpaths"))),
         patterns=patterns or DEFAULT_PATTERNS,
         norecurse=_words(values.get("norecursedirs")),
-        doctest_glob="doctest-glob" in " ".join(_words(values.get("addopts"))),
-        doctest_modules="--doctest-modules" in _words(values.get("addopts")),
+        doctest_glob=doctests and "doctest-glob" in " ".join(addopts),
+        doctest_modules=doctests and "--doctest-modules" in addopts,
     )
+
+
+def _doctest_plugin(args: Sequence[str]) -> bool:
+    """pytest's doctest plugin is on: ``args`` block it nowhere (``-p
+    no:doctest`` or ``-pno:doctest``, wherever it comes)."""
+    for at, arg in enumerate(args):
+        if arg == "-p" and at + 1 < len(args):
+            arg = "-p" + args[at + 1]
+        if arg == "-pno:doctest":
+            return False
+    return True
 
 
 def _config_values(root: Path) -> dict[str, object] | None:
