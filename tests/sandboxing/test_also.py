@@ -190,7 +190,7 @@ async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_out
         outcome = await verdict(gate, workspace, "mod.py")
         # Its compiled modules went to the one folder it may write, the
         # tree's own, not the user's prefix that runs outside import.
-        tree = gate._trees["now"]
+        tree = gate.runs.trees["now"]
         own = mirror(tree.own_pycache, tree.root)
         assert {p.name.split(".")[0] for p in own.rglob("*.pyc")} == {"mod", "test_mod"}
         assert not mirror(tree.shared_pycache, tree.root).exists()

@@ -30,7 +30,7 @@ async def test_a_closed_session_stops_its_tests_gates_warm_pytest(tmp_path: Path
         await changed(gate, workspace, "mod.py", BAD)
         await verdict(gate, workspace, "mod.py")
         # The shadow trees the verdict made are kept for the next verdicts.
-        trees = [anyio.Path(tree.root.parent) for tree in gate._trees.values()]
+        trees = [anyio.Path(tree.root.parent) for tree in gate.runs.trees.values()]
         assert trees and all([await tree.is_dir() for tree in trees])
         session.close()
         await gates_closed()

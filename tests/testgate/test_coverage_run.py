@@ -41,7 +41,7 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
         await changed(gate, workspace, "mod.py", harmless)
         assert await gate.warm_ready(60)
         first = await verdict(gate, workspace, "mod.py")
-        tree = gate._trees["now"]
+        tree = gate.runs.trees["now"]
         gate.on_validated(2)
         # The next run seeds a bug in the function test_b alone runs.
         await changed(gate, workspace, "mod.py", harmless.replace("x * 2", "x * 3"))
@@ -49,7 +49,7 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
         warm = set(gate.warm_runs)
         recorded = set(gate.timings)
         # The shadow tree (and the bytecode its runs wrote) outlives the run.
-        kept = gate._trees["now"] is tree and tree.root.is_dir()
+        kept = gate.runs.trees["now"] is tree and tree.root.is_dir()
     finally:
         await gate.close()
 

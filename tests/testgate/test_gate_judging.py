@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rein.testgate import gate as gate_module
+from rein.testgate import shadow_runs
 from rein.testgate.shadow import sync_shadow
 from tests.fakes.workspace import FakeWorkspace
 from tests.testgate.projects import BAD, GOOD, changed, gate_for, project, verdict, verdict_on
@@ -138,7 +138,7 @@ async def test_trouble_building_the_shadow_is_unverified_not_a_blocker(
     async def no_room(*_: object, **__: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(gate_module, "sync_shadow", no_room)
+    monkeypatch.setattr(shadow_runs, "sync_shadow", no_room)
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
     outcome = await verdict_on(root, "mod.py", BAD)
 
@@ -212,7 +212,7 @@ async def test_trouble_building_a_later_shadow_is_unverified_not_a_blocker(
         built.append(await sync_shadow(*args, **kwargs))  # type: ignore[arg-type]
         return built[0]
 
-    monkeypatch.setattr(gate_module, "sync_shadow", room_once)
+    monkeypatch.setattr(shadow_runs, "sync_shadow", room_once)
     root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_m.py": TWO})
     outcome = await verdict_on(root, "mod.py", BAD)
 

@@ -3,9 +3,14 @@ run's changes reach and blocks only on the tests the run broke.
 
 - :mod:`~rein.testgate.gate`: :class:`TestGate`, the gate itself (earlier
   texts, the run, the re-run, the baseline run, the verdict);
+- :mod:`~rein.testgate.overlays`: the changed files' texts the shadows
+  hold (as the workspace port has them now, as they were before the run);
 - :mod:`~rein.testgate.shadow`: the throwaway copy of the workspace the
   tests run in (the changed files as the workspace port has them, or as
   they were before the run);
+- :mod:`~rein.testgate.shadow_runs`: a verdict's runs in the gate's two
+  kept shadow trees (warm or cold, timed), the re-run beside the baseline
+  run, what they recorded indexed after the verdict;
 - :mod:`~rein.testgate.runner`: one run of pytest or a configured runner,
   read from its report;
 - :mod:`~rein.testgate.pytest_run`: pytest's command line in a shadow and

@@ -8,7 +8,8 @@ that were failing already, and never pass blind.
 * The verdict selects the test files the changed files reach
   (:mod:`rein.testgate.selection`; ``select: "all"`` and a custom command
   run the whole suite) and runs them in a shadow of the workspace with the
-  workspace port's text of every changed file (:mod:`rein.testgate.shadow`).
+  workspace port's text of every changed file (:mod:`rein.testgate.shadow`;
+  the texts now and before the run: :mod:`rein.testgate.overlays`).
 * A verdict where every changed file is as it was before the run (the
   model undid its change) runs no test: they behave as before the run.
 * Of the selected files, only the tests that ran a changed function at an
@@ -28,7 +29,8 @@ that were failing already, and never pass blind.
   date before each run (the files that changed since, and whatever a
   run's tests left behind, placed again). They are kept for the next runs
   (so are the modules their runs compiled, :mod:`rein.testgate.shadow`)
-  and deleted with the gate.
+  and deleted with the gate. The runs in them, warm or cold, and the
+  indexing of what they recorded: :mod:`rein.testgate.shadow_runs`.
 * A failing test runs once more: in the
   re-run's results and passed there, it is *flaky* (reported; it blocks
   only with ``flakyBlocks``); a test the re-run does not report makes the
@@ -80,15 +82,13 @@ from rein.testgate.judging import (
     not_passed,
     passed_again,
     reported,
-    unreachable,
 )
-from rein.testgate.junit import TestResult
+from rein.testgate.overlays import current_texts, texts_before, undone
 from rein.testgate.picking import Picked, Picker, near_whole
-from rein.testgate.recorder import RawCoverage
 from rein.testgate.report import blocker_for, summary
-from rein.testgate.runner import RunnerSpec, TestRun, run_tests
+from rein.testgate.runner import RunnerSpec
 from rein.testgate.selection import TestSelection, imported_by, select_tests
-from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
+from rein.testgate.shadow_runs import ShadowRuns
 from rein.testgate.warm import ProcessLauncher, WarmPytest
 
 __all__ = ["TestGate"]
@@ -97,8 +97,6 @@ log = logging.getLogger(__name__)
 
 #: A stored session keeps a file's earlier text up to this size.
 MAX_STORED_TEXT = 1_000_000
-#: A verdict waits this long for the warm pytest still starting, else runs cold.
-WARM_WAIT_S = 1.0
 
 
 class TestGate:
@@ -130,24 +128,11 @@ class TestGate:
         self._limit_s = config.timeout_ms / 1000
         #: path -> its text before the run first changed it (None: absent).
         self.prior: dict[str, str | None] = {}
-        #: The last verdict's phases (name -> seconds): ``select``, and
-        #: ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
-        #: ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
-        #: pytest still starting; ``<run>_record``: reading the texts its record
-        #: needs; the record is indexed after the verdict).
-        self.timings: dict[str, float] = {}
         self._picker = Picker(root)
         #: The files' texts before commands changed them.
         self._before_commands = TextsBeforeCommands(root)
         #: A command ran since the last walk.
         self._commands_ran = False
-        #: Records being indexed after their verdict (:meth:`_index_later`).
-        self._indexing: set[asyncio.Future[None]] = set()
-        #: The run's shadow trees: "now" and "before" (see the module docstring).
-        self._trees: dict[str, ShadowTree] = {}
-        #: The last verdict's runs that the warm pytest ran (not those its
-        #: client ran cold: the detail says why for the first run).
-        self.warm_runs: set[str] = set()
         #: The kept pytest process (pytest only, with a ``launcher``).
         self._warm = (
             WarmPytest(python, launcher) if launcher is not None and not self.spec.custom else None
@@ -157,6 +142,31 @@ class TestGate:
         #: read at every run: its forks would run the tests outside it); nor
         #: may such a run write the user's compiled modules (ShadowTree.sync).
         self._warm_allowed = warm_allowed
+        #: The verdicts' runs in the two shadow trees (see the module docstring).
+        self.runs = ShadowRuns(
+            root,
+            runner,
+            self.spec,
+            limit_s=self._limit_s,
+            picker=self._picker,
+            warm=self._warm,
+            warm_allowed=warm_allowed,
+        )
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """The last verdict's phases (name -> seconds): ``select``, and
+        ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
+        ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
+        pytest still starting; ``<run>_record``: reading the texts its record
+        needs; the record is indexed after the verdict)."""
+        return self.runs.timings
+
+    @property
+    def warm_runs(self) -> set[str]:
+        """The last verdict's runs that the warm pytest ran (not those its
+        client ran cold: the detail says why for the first run)."""
+        return self.runs.warm_runs
 
     async def on_run_start(self, generation: int) -> None:
         self._picker.forget()
@@ -220,15 +230,7 @@ class TestGate:
         :data:`~rein.testgate.shadow.REMOVE_WAIT_S` for them (the gate is
         done with: its session closed, evicted; dropping the gate does the
         same, later)."""
-        trees, self._trees = list(self._trees.values()), {}
-        removals: list[asyncio.Future[None]] = [
-            asyncio.ensure_future(asyncio.to_thread(tree.remove)) for tree in trees
-        ]
-        removals += self._indexing
-        if self._warm is not None:
-            await self._warm.close()
-        if removals:
-            await asyncio.wait(removals, timeout=REMOVE_WAIT_S)
+        await self.runs.close()
 
     def export_state(self) -> dict[str, Any]:
         prior = {
@@ -247,8 +249,7 @@ class TestGate:
 
     async def check(self, ctx: GateContext) -> GateOutcome:
         changed = sorted(ctx.touched)
-        self.timings = {}
-        self.warm_runs = set()
+        self.runs.reset()
         if not changed:
             return GateOutcome(detail="nothing changed")
         if self._commands_ran:
@@ -269,10 +270,10 @@ class TestGate:
     async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
         if self._warm is not None and self._warm_allowed():
             self._warm.start()
-        overlay = await self._current(changed, workspace)
-        undone = self._undone(changed, overlay)
-        if undone:
-            return GateOutcome(detail=undone)
+        overlay = await current_texts(self.root, changed, workspace)
+        as_before = undone(changed, overlay, *self._baseline(changed))
+        if as_before:
+            return GateOutcome(detail=as_before)
         # The import graph is read from the disk: off the event loop.
         started = time.monotonic()
         selection = await asyncio.to_thread(self._select, changed)
@@ -288,19 +289,6 @@ class TestGate:
             note = f"not saved in the editor, so the tests read their saved text: {unsaved}"
             outcome.detail = f"{outcome.detail}; {note}" if outcome.detail else note
         return outcome
-
-    def _undone(self, changed: Sequence[str], overlay: dict[str, str | None]) -> str:
-        """What the detail says when every changed file is as it was before
-        the run (its text known then and read now, or absent both times):
-        the tests behave as they did before the run, so none can be broken
-        by it and none needs to run; "" otherwise."""
-        before, unknown = self._baseline(changed)
-        if unknown or any(path not in overlay or overlay[path] != before[path] for path in changed):
-            return ""
-        return (
-            f"the run's changes are undone: its {len(changed)} changed file(s) are as they "
-            "were before the run, so no test runs"
-        )
 
     async def _judge(
         self, selection: TestSelection, changed: list[str], overlay: dict[str, str | None]
@@ -324,7 +312,7 @@ class TestGate:
                 return GateOutcome(detail=f"no test ran what the change changed; {note}")
             if picked.only is not None:
                 targets, only, files = list(picked.files), list(picked.only), 0
-        first, shadow = await self._run_in(
+        first, shadow = await self.runs.run_in(
             "first", "now", overlay, targets, deadline, files=files, only=only, record=record
         )
         if only is not None and first.nothing_collected:
@@ -334,7 +322,7 @@ class TestGate:
             note = "whole test files: the per-test selection collected no test"
             # Recorded as any run of whole files: the whole suite's budget.
             record = not near_whole(selection) or self._picker.records_whole_suite()
-            first, shadow = await self._run_in(
+            first, shadow = await self.runs.run_in(
                 "first_files", "now", overlay, targets, deadline, files=files, record=record
             )
         if first.unverified is not None or first.nothing_collected:
@@ -347,8 +335,8 @@ class TestGate:
         blocking = list(broken)
         if failing:
             baseline, unknown = self._baseline(changed)
-            again, then = await self._again_and_before(overlay, failing, baseline, deadline)
-            ids = self._ids(failing)
+            again, then = await self.runs.again_and_before(overlay, failing, baseline, deadline)
+            ids = self.runs.ids(failing)
             if again.unverified is None and ids is not None:
                 missing = [i for i in ids if not reported(i, again)]
                 if missing:
@@ -384,121 +372,6 @@ class TestGate:
             [blocker_for(r, shadow, selection, changed) for r in blocking], detail=detail
         )
 
-    async def _again_and_before(
-        self,
-        overlay: dict[str, str | None],
-        failing: Sequence[TestResult],
-        baseline: dict[str, str | None],
-        deadline: float,
-    ) -> tuple[TestRun, TestRun]:
-        """The failing tests run again (the shadow made fresh: what the
-        first run left behind changes nothing) and, at the same time, in the
-        shadow of the workspace before the run (``baseline``)."""
-        ids = self._ids(failing)
-        # Their whole files, of which only the failing tests run: a test
-        # the run added is not there, and pytest refuses a node id it
-        # cannot find.
-        files = sorted(
-            {r.file for r in failing if r.file and self._before_exists(r.file, baseline)}
-        )
-
-        async def before() -> TestRun:
-            if not files and not self.spec.custom:
-                return TestRun(nothing_collected=True)
-            then, _ = await self._run_in(
-                "baseline", "before", baseline, self._ids_or(files), deadline, only=ids
-            )
-            return then
-
-        try:
-            async with asyncio.TaskGroup() as group:
-                again = group.create_task(self._run_in("rerun", "now", overlay, ids, deadline))
-                then = group.create_task(before())
-        except ExceptionGroup as errors:  # the shadow could not be built
-            raise errors.exceptions[0] from None
-        return again.result()[0], then.result()
-
-    async def _run_in(
-        self,
-        name: str,
-        tree: str,
-        overlay: dict[str, str | None],
-        targets: list[str] | None,
-        deadline: float,
-        *,
-        files: int = 0,
-        only: list[str] | None = None,
-        record: bool = False,
-    ) -> tuple[TestRun, Shadow]:
-        """One run (``name``, for :attr:`timings`) in the shadow tree
-        ``tree``, brought up to date with ``overlay`` first; ``record``:
-        what each test ran is kept for later verdicts
-        (:mod:`rein.testgate.picking`)."""
-        started = time.monotonic()
-        if tree not in self._trees:
-            self._trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
-        # A sandboxed run can write only its tree's folder: its compiled
-        # modules go there, never to the user's prefix other runs import.
-        sandboxed = not self._warm_allowed()
-        shadow = await sync_shadow(self._trees[tree], overlay, shared=not sandboxed)
-        built = time.monotonic()
-        self.timings[f"{name}_shadow"] = built - started
-        if shadow.unreachable:
-            return TestRun(unverified=unreachable(shadow.unreachable)), shadow
-        warm = None
-        if (
-            self._warm is not None
-            and self._warm_allowed()
-            and await self._warm.wait_ready(WARM_WAIT_S)
-        ):
-            warm = self._warm.client()
-            self.warm_runs.add(name)
-        if time.monotonic() - built > 0.001:
-            self.timings[f"{name}_wait"] = time.monotonic() - built
-        built = time.monotonic()
-        try:
-            run = await run_tests(
-                self.runner,
-                self.spec,
-                shadow,
-                targets,
-                _left(deadline),
-                files=files,
-                limit_s=self._limit_s,
-                only=only,
-                warm=warm,
-                record=record and not self.spec.custom,
-            )
-        finally:
-            self.timings[f"{name}_pytest"] = time.monotonic() - built
-        if run.coverage is not None and run.unverified is None:
-            started = time.monotonic()
-            texts = await asyncio.to_thread(Picker.texts_for, run.coverage, shadow.root)
-            self._index_later(run.coverage, texts)
-            self.timings[f"{name}_record"] = time.monotonic() - started
-        if run.cold is not None:
-            self.warm_runs.discard(name)  # its client ran pytest itself
-        return run, shadow
-
-    def _index_later(self, raw: RawCoverage, texts: dict[str, str | None]) -> None:
-        """Index a run's record in the parse thread without holding up the
-        verdict (click: 0.2 s of a 0.9 s verdict): the next verdict's choice
-        is made in the same thread, so after it. Its texts were read when
-        the run ended (the shadow's next run may change them)."""
-        task = asyncio.ensure_future(in_parse_thread(self._picker.record, raw, texts))
-        self._indexing.add(task)
-        task.add_done_callback(self._indexed)
-
-    def _indexed(self, task: asyncio.Future[None]) -> None:
-        self._indexing.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("tests gate: a coverage record was not kept: %s", task.exception())
-
-    def _before_exists(self, path: str, baseline: dict[str, str | None]) -> bool:
-        if path in baseline:
-            return baseline[path] is not None
-        return (self.root / path).exists()
-
     async def _unsaved_imported(
         self, workspace: Workspace | None, changed: Sequence[str], selection: TestSelection
     ) -> str:
@@ -529,54 +402,7 @@ class TestGate:
         }
         return self._picker.pick(selection, texts)
 
-    def _ids(self, results: Sequence[TestResult]) -> list[str] | None:
-        """Node ids to re-run (None: a custom runner runs everything)."""
-        return self._ids_or([r.node_id for r in results])
-
-    def _ids_or(self, targets: list[str]) -> list[str] | None:
-        return None if self.spec.custom else targets
-
-    async def _current(
-        self, changed: Sequence[str], workspace: Workspace | None
-    ) -> dict[str, str | None]:
-        """Each changed file as the workspace port has it (the editor's or
-        the client's buffer), None when it no longer exists."""
-        overlay: dict[str, str | None] = {}
-        if workspace is None:
-            for path in changed:
-                file = self.root / path
-                try:
-                    overlay[path] = file.read_text(encoding="utf-8") if file.is_file() else None
-                except UnicodeDecodeError:
-                    continue  # not text: the disk's bytes are copied as they are
-            return overlay
-        for path in changed:
-            if not await workspace.exists(path):
-                overlay[path] = None
-                continue
-            try:
-                overlay[path] = (await workspace.read_text(path)).text
-            except (ReinError, UnicodeDecodeError):
-                # Not text (an image): the disk's bytes are copied as they are.
-                continue
-        return overlay
-
     def _baseline(self, changed: Sequence[str]) -> tuple[dict[str, str | None], list[str]]:
         """Each changed file before the run; the files whose earlier text
-        is not known (they stay as they are now)."""
-        overlay: dict[str, str | None] = {}
-        unknown: list[str] = []
-        for path in changed:
-            if path in self.prior:
-                overlay[path] = self.prior[path]
-                continue
-            text = self.prior_texts.text_before_change(path) if self.prior_texts else None
-            if text is not None:
-                overlay[path] = text
-            else:
-                unknown.append(path)
-        return overlay, unknown
-
-
-def _left(deadline: float) -> float:
-    return max(0.0, deadline - time.monotonic())
+        is not known (:func:`~rein.testgate.overlays.texts_before`)."""
+        return texts_before(changed, self.prior, self.prior_texts)

@@ -1,0 +1,216 @@
+"""A verdict's pytest runs, each in one of the tests gate's two kept shadow
+trees (:class:`ShadowTree`: "now", the workspace as the run has it, and
+"before", the baseline), brought up to date first.
+
+A run is forked from the warm pytest when it is ready within
+:data:`WARM_WAIT_S` and allowed (not while the gates' commands run in the
+OS sandbox), else runs cold; its phases go to :attr:`ShadowRuns.timings`
+and the runs the warm pytest ran to :attr:`ShadowRuns.warm_runs`. What a
+recording run's tests ran is indexed in the parse thread after the
+verdict (:mod:`rein.testgate.picking`). The failing tests run again and,
+at the same time, in the baseline's tree (:meth:`ShadowRuns.again_and_before`).
+The trees are deleted with the gate (:meth:`ShadowRuns.close`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rein.harness.parse_thread import in_parse_thread
+from rein.harness.ports import CommandRunner
+from rein.testgate.judging import unreachable
+from rein.testgate.junit import TestResult
+from rein.testgate.picking import Picker
+from rein.testgate.recorder import RawCoverage
+from rein.testgate.runner import RunnerSpec, TestRun, run_tests
+from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
+from rein.testgate.warm import WarmPytest
+
+__all__ = ["WARM_WAIT_S", "ShadowRuns"]
+
+# The gate's logger: these lines are the gate's.
+log = logging.getLogger("rein.testgate.gate")
+
+#: A verdict waits this long for the warm pytest still starting, else runs cold.
+WARM_WAIT_S = 1.0
+
+
+class ShadowRuns:
+    """The runs of one tests gate (see the module docstring)."""
+
+    def __init__(
+        self,
+        root: Path,
+        runner: CommandRunner,
+        spec: RunnerSpec,
+        *,
+        limit_s: float,
+        picker: Picker,
+        warm: WarmPytest | None,
+        warm_allowed: Callable[[], bool],
+    ) -> None:
+        self.root = root
+        self.runner = runner
+        self.spec = spec
+        self.limit_s = limit_s
+        self.picker = picker
+        self.warm = warm
+        self.warm_allowed = warm_allowed
+        #: The run's shadow trees: "now" and "before".
+        self.trees: dict[str, ShadowTree] = {}
+        #: Records being indexed after their verdict (:meth:`_index_later`).
+        self.indexing: set[asyncio.Future[None]] = set()
+        #: The last verdict's phases (see :attr:`TestGate.timings`).
+        self.timings: dict[str, float] = {}
+        #: The last verdict's runs that the warm pytest ran (not those its
+        #: client ran cold: the detail says why for the first run).
+        self.warm_runs: set[str] = set()
+
+    def reset(self) -> None:
+        """A new verdict: its phases and warm runs start empty."""
+        self.timings = {}
+        self.warm_runs = set()
+
+    async def close(self) -> None:
+        """Stop the warm pytest and delete the shadow trees, waiting at most
+        :data:`~rein.testgate.shadow.REMOVE_WAIT_S` for them and the
+        records still being indexed."""
+        trees, self.trees = list(self.trees.values()), {}
+        removals: list[asyncio.Future[None]] = [
+            asyncio.ensure_future(asyncio.to_thread(tree.remove)) for tree in trees
+        ]
+        removals += self.indexing
+        if self.warm is not None:
+            await self.warm.close()
+        if removals:
+            await asyncio.wait(removals, timeout=REMOVE_WAIT_S)
+
+    async def again_and_before(
+        self,
+        overlay: dict[str, str | None],
+        failing: Sequence[TestResult],
+        baseline: dict[str, str | None],
+        deadline: float,
+    ) -> tuple[TestRun, TestRun]:
+        """The failing tests run again (the shadow made fresh: what the
+        first run left behind changes nothing) and, at the same time, in the
+        shadow of the workspace before the run (``baseline``)."""
+        ids = self.ids(failing)
+        # Their whole files, of which only the failing tests run: a test
+        # the run added is not there, and pytest refuses a node id it
+        # cannot find.
+        files = sorted(
+            {r.file for r in failing if r.file and self._before_exists(r.file, baseline)}
+        )
+
+        async def before() -> TestRun:
+            if not files and not self.spec.custom:
+                return TestRun(nothing_collected=True)
+            then, _ = await self.run_in(
+                "baseline", "before", baseline, self._ids_or(files), deadline, only=ids
+            )
+            return then
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                again = group.create_task(self.run_in("rerun", "now", overlay, ids, deadline))
+                then = group.create_task(before())
+        except ExceptionGroup as errors:  # the shadow could not be built
+            raise errors.exceptions[0] from None
+        return again.result()[0], then.result()
+
+    async def run_in(
+        self,
+        name: str,
+        tree: str,
+        overlay: dict[str, str | None],
+        targets: list[str] | None,
+        deadline: float,
+        *,
+        files: int = 0,
+        only: list[str] | None = None,
+        record: bool = False,
+    ) -> tuple[TestRun, Shadow]:
+        """One run (``name``, for :attr:`timings`) in the shadow tree
+        ``tree``, brought up to date with ``overlay`` first; ``record``:
+        what each test ran is kept for later verdicts
+        (:mod:`rein.testgate.picking`)."""
+        started = time.monotonic()
+        if tree not in self.trees:
+            self.trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
+        # A sandboxed run can write only its tree's folder: its compiled
+        # modules go there, never to the user's prefix other runs import.
+        sandboxed = not self.warm_allowed()
+        shadow = await sync_shadow(self.trees[tree], overlay, shared=not sandboxed)
+        built = time.monotonic()
+        self.timings[f"{name}_shadow"] = built - started
+        if shadow.unreachable:
+            return TestRun(unverified=unreachable(shadow.unreachable)), shadow
+        warm = None
+        if (
+            self.warm is not None
+            and self.warm_allowed()
+            and await self.warm.wait_ready(WARM_WAIT_S)
+        ):
+            warm = self.warm.client()
+            self.warm_runs.add(name)
+        if time.monotonic() - built > 0.001:
+            self.timings[f"{name}_wait"] = time.monotonic() - built
+        built = time.monotonic()
+        try:
+            run = await run_tests(
+                self.runner,
+                self.spec,
+                shadow,
+                targets,
+                _left(deadline),
+                files=files,
+                limit_s=self.limit_s,
+                only=only,
+                warm=warm,
+                record=record and not self.spec.custom,
+            )
+        finally:
+            self.timings[f"{name}_pytest"] = time.monotonic() - built
+        if run.coverage is not None and run.unverified is None:
+            started = time.monotonic()
+            texts = await asyncio.to_thread(Picker.texts_for, run.coverage, shadow.root)
+            self._index_later(run.coverage, texts)
+            self.timings[f"{name}_record"] = time.monotonic() - started
+        if run.cold is not None:
+            self.warm_runs.discard(name)  # its client ran pytest itself
+        return run, shadow
+
+    def ids(self, results: Sequence[TestResult]) -> list[str] | None:
+        """Node ids to re-run (None: a custom runner runs everything)."""
+        return self._ids_or([r.node_id for r in results])
+
+    def _ids_or(self, targets: list[str]) -> list[str] | None:
+        return None if self.spec.custom else targets
+
+    def _index_later(self, raw: RawCoverage, texts: dict[str, str | None]) -> None:
+        """Index a run's record in the parse thread without holding up the
+        verdict (click: 0.2 s of a 0.9 s verdict): the next verdict's choice
+        is made in the same thread, so after it. Its texts were read when
+        the run ended (the shadow's next run may change them)."""
+        task = asyncio.ensure_future(in_parse_thread(self.picker.record, raw, texts))
+        self.indexing.add(task)
+        task.add_done_callback(self._indexed)
+
+    def _indexed(self, task: asyncio.Future[None]) -> None:
+        self.indexing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("tests gate: a coverage record was not kept: %s", task.exception())
+
+    def _before_exists(self, path: str, baseline: dict[str, str | None]) -> bool:
+        if path in baseline:
+            return baseline[path] is not None
+        return (self.root / path).exists()
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
