@@ -62,6 +62,15 @@ turns:
     done = rein(*undo[1:])
     assert done.returncode == 0, done.stdout + done.stderr
     assert (ws / "app.py").read_text() == "x = 1\n"
+    # Defect: the command that undoes the restore lacked --storage and the
+    # workspace, so, as printed, it found no session. Run from elsewhere.
+    redo = shlex.split(done.stdout.splitlines()[-1].split("undo this restore with: ", 1)[1])
+    again = subprocess.run(
+        [sys.executable, "-m", "rein", *redo[1:]], capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (ws / "app.py").read_text() == "x = 2\n"
 
 
 def test_a_read_only_workspace_is_named_at_the_start(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ restore was refused (nothing changed) or the store cannot be used.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ReinError, RestoreError, StoreError, ToolError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
-from rein.store import SessionRecord, SqliteStore, StorePersistence
+from rein.store import SessionRecord, SqliteStore, StorePersistence, default_storage_path
 from rein.store.checkpoints import SqliteCheckpointStore
 from rein.store.memory_keys import PLANNER_MEMORY, memory_key
 
@@ -108,7 +109,20 @@ async def run_undo(
     return result, record.id
 
 
-def _print(result: RestoreResult, session_id: str, event: FilesRestored) -> None:
+def _redo_command(args: UndoArgs, session_id: str, restore_id: str) -> str:
+    """The ``rein undo`` that undoes this restore, runnable from any folder:
+    the storage folder when it is not the default, and the workspace."""
+    where = (
+        ""
+        if args.storage == str(default_storage_path())
+        else f" --storage {shlex.quote(args.storage)}"
+    )
+    return (
+        f"rein undo --session {session_id} --run {restore_id}{where} {shlex.quote(str(args.root))}"
+    )
+
+
+def _print(args: UndoArgs, result: RestoreResult, session_id: str, event: FilesRestored) -> None:
     print(f"session {session_id}: {event.restore_id} restored to before ", end="")
     print(f"turn {result.turn} of run {result.run_id}" if result.turn else f"run {result.run_id}")
     for f in result.restored:
@@ -123,7 +137,7 @@ def _print(result: RestoreResult, session_id: str, event: FilesRestored) -> None
             print(f"    {line}")
     if not (result.restored or result.already_restored or result.skipped or result.conflicts):
         print("  nothing to restore")
-    print(f"undo this restore with: rein undo --session {session_id} --run {event.restore_id}")
+    print(f"undo this restore with: {_redo_command(args, session_id, event.restore_id)}")
 
 
 async def _main(args: UndoArgs, open_checkpoints: Any) -> int:
@@ -144,7 +158,7 @@ async def _main(args: UndoArgs, open_checkpoints: Any) -> int:
     if args.as_json:
         print(json.dumps({"sessionId": session_id, **result.to_json()}))
     else:
-        _print(result, session_id, event)
+        _print(args, result, session_id, event)
     return EXIT_PARTIAL if result.conflicts or result.skipped else EXIT_OK
 
 
