@@ -409,7 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
         "tool cache), its version, whether ROOT uses it, and the command that installs a "
         "missing one; then the hooks, skills, custom agents, commands, instruction files and "
         "MCP servers Rein finds for ROOT, where each comes from, whether it is used, and why "
-        "not (invalid, not trusted, off). Exit 0.",
+        "not (invalid, not trusted, off). Exit 0; 2: ROOT is not a folder or the "
+        "configuration is invalid (nothing listed).",
     )
     p.add_argument("root", nargs="?", default=".", help="the workspace folder (default: .)")
     p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")
