@@ -4,6 +4,7 @@ cannot write, at the start. Real ``rein run`` processes, replay model."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -102,3 +103,18 @@ def test_a_read_only_workspace_is_named_at_the_start(tmp_path: Path) -> None:
         f"! the workspace {ws.resolve()} is read-only for Rein: every edit and every file "
         "a command writes there will fail"
     )
+
+
+def test_the_json_result_holds_the_session_id_where_the_docs_say(tmp_path: Path) -> None:
+    # Defect: docs/configuration.md named `session_id`; the result says `sessionId`.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    out = rein(*run_args(tmp_path, ws, "turns:\n  - text: done\n"), "--json")
+    assert out.returncode == 0, out.stderr
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    named = docs.split("With `--json` the id is the last line's `", 1)[1].split("`", 1)[0]
+    value: object = json.loads(out.stdout.splitlines()[-1])
+    for key in named.split("."):
+        assert isinstance(value, dict) and key in value, (named, value)
+        value = value[key]
+    assert isinstance(value, str) and value.startswith("ses_")
