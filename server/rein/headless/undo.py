@@ -165,6 +165,13 @@ async def _main(args: UndoArgs, open_checkpoints: Any) -> int:
 def undo(args: UndoArgs, open_checkpoints: Any) -> int:
     """Run ``rein undo``; the exit code. ``open_checkpoints(sessions)``
     opens the checkpoint store next to the session database."""
+    if not (Path(args.storage).expanduser() / "sessions.db").is_file():
+        # Opening would create an empty store in a mistyped folder.
+        print(
+            f"rein undo: no session store in {args.storage} (no sessions.db); nothing was changed",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     return anyio.run(_main, args, open_checkpoints)
 
 
