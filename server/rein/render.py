@@ -152,10 +152,9 @@ class EventPrinter:
                 for line in result_lines(event.content, event.display, colour=colour):
                     self.out.write(f"      {line}\n" if line else "\n")
             else:
-                self._line(
-                    f"    {mark} {event.name} ({event.duration_ms:.0f} ms): "
-                    f"{_one_line(event.content)}"
-                )
+                # An error's first line is its reason: shown whole, up to a bound.
+                first = _one_line(event.content, 400 if event.is_error else 100)
+                self._line(f"    {mark} {event.name} ({event.duration_ms:.0f} ms): {first}")
                 if event.is_error:  # why it failed: a command's output and exit code
                     for line in _error_tail(event.content):
                         self.out.write(f"      {line}\n" if line else "\n")

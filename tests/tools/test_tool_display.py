@@ -280,6 +280,16 @@ def test_rein_run_shows_why_a_command_failed() -> None:
     assert _printed(_end("$ true\nok\n[exit code 0]", "text")) == "    ✓ t (5 ms): $ true\n"
 
 
+def test_rein_run_shows_an_errors_reason_whole() -> None:
+    # Defect: cut at 100 characters, an edit_file refusal lost its advice
+    # ("... Include more surrounding l…").
+    reason = "old_string occurs 3 times in toolz/functoolz.py (at lines 26, 737, 947). " + (
+        "Include more surrounding lines to make it unique, or set replace_all."
+    )
+    assert _printed(_end(reason, "text", is_error=True)) == f"    ✗ t (5 ms): {reason}\n"
+    assert _printed(_end("x" * 150, "text")) == f"    ✓ t (5 ms): {'x' * 99}…\n"
+
+
 def test_rein_run_shows_a_long_result_in_part() -> None:
     lines = result_lines("\n".join(str(i) for i in range(50)), "markdown")
     assert lines[-1] == "… (10 more lines)" and len(lines) == 41
