@@ -72,6 +72,16 @@ turns:
     )  # fmt: skip
     assert again.returncode == 0, again.stdout + again.stderr
     assert (ws / "app.py").read_text() == "x = 2\n"
+    # Defect: --resume from another folder (-w defaults to .) ran the
+    # session's next task on that folder's files.
+    other = tmp_path / "other"
+    other.mkdir()
+    args = run_args(tmp_path, other, "turns:\n  - text: done\n")
+    moved = rein(*args, "--resume", session_id)
+    assert moved.returncode == 2, moved.stdout + moved.stderr
+    assert moved.stderr.strip() == (
+        f"rein run: session {session_id} works on {ws}, not {other}: resume it with -w {ws}"
+    )
 
 
 def test_a_read_only_workspace_is_named_at_the_start(tmp_path: Path) -> None:
