@@ -128,3 +128,26 @@ def test_the_json_result_holds_the_session_id_where_the_docs_say(tmp_path: Path)
         assert isinstance(value, dict) and key in value, (named, value)
         value = value[key]
     assert isinstance(value, str) and value.startswith("ses_")
+
+
+def test_a_waiting_run_says_how_to_answer_with_its_storage(tmp_path: Path) -> None:
+    # Defect: "Continue it with: rein run --resume S -w DIR" left out the
+    # run's --storage, so the printed command found no session.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = """
+turns:
+  - tool_calls:
+      - name: ask_user
+        arguments: {question: "Which colour?"}
+  - text: unreachable
+"""
+    out = rein(*run_args(tmp_path, ws, script))
+    assert out.returncode == 4, out.stderr
+    lines = out.stderr.splitlines()
+    at = lines.index("The run waits for an answer. Continue it with:")
+    session_id = lines[-1].split()[1].rstrip(":")
+    store = tmp_path / "store"
+    assert lines[at + 1] == (
+        f'  rein run --resume {session_id} --storage {store} -w {ws} "your answer"'
+    )

@@ -276,7 +276,7 @@ async def _run_in(
     if result.status == "waiting":
         print(
             f"\nThe run waits for an answer. Continue it with:\n"
-            f'  rein run --resume {session_id} -w {workspace} "your answer"',
+            f"  {_resume_command(session_id, workspace, explicit, 'your answer')}",
             file=sys.stderr,
         )
     print(session_line(session_id, workspace, explicit), file=sys.stderr)
@@ -290,9 +290,17 @@ def session_line(session_id: str, workspace: Path, storage: str | None = None) -
     where = f" --storage {shlex.quote(storage)}" if storage else ""
     ws = shlex.quote(str(workspace))
     return (
-        f"Session {session_id}: continue it with rein run --resume {session_id}{where} "
-        f'-w {ws} "..."; undo it with rein undo --session {session_id}{where} {ws}'
+        f"Session {session_id}: continue it with "
+        f"{_resume_command(session_id, workspace, storage, '...')}; "
+        f"undo it with rein undo --session {session_id}{where} {ws}"
     )
+
+
+def _resume_command(session_id: str, workspace: Path, storage: str | None, text: str) -> str:
+    """The ``rein run --resume`` that continues the session (``storage``:
+    a storage folder that is not the default)."""
+    where = f" --storage {shlex.quote(storage)}" if storage else ""
+    return f'rein run --resume {session_id}{where} -w {shlex.quote(str(workspace))} "{text}"'
 
 
 def read_only_warning(workspace: Path) -> str | None:
