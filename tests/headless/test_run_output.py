@@ -151,3 +151,24 @@ turns:
     assert lines[at + 1] == (
         f'  rein run --resume {session_id} --storage {store} -w {ws} "your answer"'
     )
+
+
+def test_a_store_that_cannot_be_made_is_said_once_and_no_resume_is_offered(
+    tmp_path: Path,
+) -> None:
+    # Defect: the reason was printed three times (two log lines and the
+    # report), and the last line offered --resume and undo commands for a
+    # session that was never stored.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "file").write_text("")
+    args = run_args(tmp_path, ws, "turns:\n  - text: done\n")
+    at = args.index("--storage") + 1
+    args[at] = str(tmp_path / "file" / "store")
+    out = rein(*args)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("cannot create the session folder") == 2, out.stderr
+    assert out.stderr.splitlines()[0].startswith("! sessions are not stored: cannot create")
+    last = out.stderr.splitlines()[-1]
+    assert last.startswith("Session ses_") and "was not stored (cannot create" in last
+    assert last.endswith("): it cannot be resumed or undone")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shlex
 import sys
@@ -251,6 +252,7 @@ async def _run_in(
         changes = host.session.last_changes
         reviews = host.session.last_reviews
         pending_runs = await _pending_runs(host.session)
+        store_error = host.manager.store_error
     for report in host.reports[shown:]:  # said during the run or at its end (the store's)
         print(f"! {report}", file=sys.stderr)
     isolated = (
@@ -279,7 +281,13 @@ async def _run_in(
             f"  {_resume_command(session_id, workspace, explicit, 'your answer')}",
             file=sys.stderr,
         )
-    print(session_line(session_id, workspace, explicit), file=sys.stderr)
+    if store_error is not None:  # nothing to --resume or undo: said so, not offered
+        print(
+            f"Session {session_id} was not stored ({store_error}): it cannot be resumed or undone",
+            file=sys.stderr,
+        )
+    else:
+        print(session_line(session_id, workspace, explicit), file=sys.stderr)
     return EXIT_CODES.get(result.status, 1)
 
 
@@ -350,6 +358,20 @@ def _pending_text(
     return "\n".join(lines)
 
 
+def _log_to_stderr() -> None:
+    """What Rein logs at WARNING or above goes to stderr as Python's
+    last-resort handler printed it, but not what the host reports itself
+    (printed with ``!``): said once, not three times. Nothing when the
+    process has handlers of its own."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.addFilter(lambda record: not getattr(record, "rein_reported", False))
+    root.addHandler(handler)
+
+
 def run_task(
     task: str,
     *,
@@ -368,6 +390,7 @@ def run_task(
 ) -> int:
     # ``trust_mcp``: the workspace's MCP servers start without asking
     # (TerminalMcpPorts); ``assume_yes`` never trusts them.
+    _log_to_stderr()
     try:
         config = build_config(config_file, overrides)
         root = Path(workspace).resolve()
