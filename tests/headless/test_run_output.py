@@ -76,6 +76,15 @@ turns:
     # session's next task on that folder's files.
     other = tmp_path / "other"
     other.mkdir()
+    # Defect: undo of the session in another folder restored that
+    # folder's files to the run's "before" (and recorded it as a restore).
+    (other / "app.py").write_text("x = 2\n")
+    elsewhere = rein(
+        "undo", "--session", session_id, "--storage", str(tmp_path / "store"), str(other)
+    )
+    assert elsewhere.returncode == 2, elsewhere.stdout + elsewhere.stderr
+    assert f"no run that changed files in {other} (its runs changed {ws}" in elsewhere.stderr
+    assert (other / "app.py").read_text() == "x = 2\n"
     args = run_args(tmp_path, other, "turns:\n  - text: done\n")
     moved = rein(*args, "--resume", session_id)
     assert moved.returncode == 2, moved.stdout + moved.stderr

@@ -68,13 +68,25 @@ async def _pick_session(
     raise UndoRefused(f"no session has checkpoints of {root} in {sessions.path.parent}")
 
 
-async def _pick_run(checkpoints: CheckpointStore, session_id: str, wanted: str | None) -> str:
+async def _pick_run(
+    checkpoints: CheckpointStore, session_id: str, wanted: str | None, root: str
+) -> str:
+    runs = await checkpoints.runs(session_id)
     if wanted is not None:
+        run = next((r for r in runs if r.run_id == wanted), None)
+        if run is not None and run.workspace != root:
+            # Restoring it here would write that folder's old files into this one.
+            raise UndoRefused(
+                f"run {wanted} of session {session_id} changed {run.workspace}, not {root}: "
+                f"name that folder"
+            )
         return wanted
-    runs = [r for r in await checkpoints.runs(session_id) if r.kind == "run"]
-    if not runs:
-        raise UndoRefused(f"session {session_id} has no run that changed files")
-    return runs[-1].run_id
+    mine = [r for r in runs if r.kind == "run" and r.workspace == root]
+    if not mine:
+        elsewhere = sorted({r.workspace for r in runs if r.kind == "run"})
+        where = f" (its runs changed {', '.join(elsewhere)}: name that folder)" if elsewhere else ""
+        raise UndoRefused(f"session {session_id} has no run that changed files in {root}{where}")
+    return mine[-1].run_id
 
 
 async def _note(sessions: SqliteStore, record: SessionRecord, result: RestoreResult) -> None:
@@ -97,7 +109,7 @@ async def run_undo(
         raise UndoRefused(
             f"session {record.id} is running a task; abort or wait for the run before undoing"
         )
-    run_id = await _pick_run(checkpoints, record.id, args.run_id)
+    run_id = await _pick_run(checkpoints, record.id, args.run_id, root)
     try:
         workspace = DiskWorkspace(args.root)
     except ToolError as exc:
