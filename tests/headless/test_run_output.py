@@ -181,3 +181,15 @@ def test_a_store_that_cannot_be_made_is_said_once_and_no_resume_is_offered(
     last = out.stderr.splitlines()[-1]
     assert last.startswith("Session ses_") and "was not stored (cannot create" in last
     assert last.endswith("): it cannot be resumed or undone")
+
+
+def test_a_script_without_the_replay_provider_is_refused_naming_both(tmp_path: Path) -> None:
+    # Defect: --script was ignored and the run failed on the openai
+    # provider's missing API key.
+    args = run_args(tmp_path, tmp_path, "turns:\n  - text: done\n")
+    at = args.index("--provider")
+    out = rein(*args[:at], *args[at + 2 :])
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        "rein run: --script is a replay script: it needs --provider replay (the provider is openai)"
+    )

@@ -393,6 +393,12 @@ def run_task(
     _log_to_stderr()
     try:
         config = build_config(config_file, overrides)
+        if overrides.get("model.script") and config.model.provider != "replay":
+            # Ignored, it left the person reading about a missing API key.
+            raise ConfigError(
+                f"--script is a replay script: it needs --provider replay "
+                f"(the provider is {config.model.provider})"
+            )
         root = Path(workspace).resolve()
         if not root.is_dir():
             raise ConfigError(f"the workspace {root} is not a folder")
