@@ -306,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode",
         choices=["agent", "plan", "explain"],
         default=None,
-        help="the session's mode (default: a command's own mode, else agent)",
+        help="a new session's mode (default: a command's own mode, else agent); a resumed "
+        "session keeps its own",
     )
     p.add_argument("--max-repair-attempts", type=int)
     p.add_argument("--max-turns", type=int)

@@ -193,3 +193,13 @@ def test_a_script_without_the_replay_provider_is_refused_naming_both(tmp_path: P
     assert out.stderr.strip() == (
         "rein run: --script is a replay script: it needs --provider replay (the provider is openai)"
     )
+
+
+def test_mode_with_resume_is_refused_not_ignored(tmp_path: Path) -> None:
+    # Defect: `--resume S --mode plan` ran S in its stored mode (agent),
+    # saying nothing about the flag.
+    out = rein(*run_args(tmp_path, tmp_path, "turns: []\n"), "--resume", "ses_x", "--mode", "plan")
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        "rein run: --mode is for a new session: a resumed session keeps its own mode"
+    )

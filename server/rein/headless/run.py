@@ -406,6 +406,9 @@ def run_task(
             raise ConfigError(
                 "--isolated starts a new session in its own copy: it cannot --resume one"
             )
+        if mode is not None and resume is not None:
+            # It was ignored: a stored session runs in the mode it was made in.
+            raise ConfigError("--mode is for a new session: a resumed session keeps its own mode")
         if allow_hosts:
             if resume is not None:
                 raise ConfigError("--allow-host is for a new session: it cannot --resume one")
