@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -203,3 +204,30 @@ def test_mode_with_resume_is_refused_not_ignored(tmp_path: Path) -> None:
     assert out.stderr.strip() == (
         "rein run: --mode is for a new session: a resumed session keeps its own mode"
     )
+
+
+def test_ctrl_c_ends_with_130_and_the_session_line(tmp_path: Path) -> None:
+    # Defect: an interrupted run ended with no word of its session, which is
+    # stored (aborted) and can be continued or undone.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = (
+        "turns:\n  - tool_calls:\n      - {name: run_command, arguments: {command: sleep 60}}\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rein", *run_args(tmp_path, ws, script)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the command is running once its call is printed
+            if "⚙ run_command" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    last = err.splitlines()[-1]
+    assert last.startswith("Session ses_") and "rein run --resume ses_" in last, err

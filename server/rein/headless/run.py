@@ -245,9 +245,16 @@ async def _run_in(
             await host.analyzers_started()
             print(host.analyzers_line(), file=sys.stderr)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(say_analyzers)
-            result = await host.prompt(task)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(say_analyzers)
+                result = await host.prompt(task)
+        except anyio.get_cancelled_exc_class():
+            # Ctrl-C: the run was aborted and stored (exit 130); say how to go on.
+            if record is None and not as_json and host.manager.store_error is None:
+                explicit = folder if folder != str(default_storage_path()) else None
+                print(f"\n{session_line(host.session.id, workspace, explicit)}", file=sys.stderr)
+            raise
         session_id = host.session.id
         changes = host.session.last_changes
         reviews = host.session.last_reviews
