@@ -306,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode",
         choices=["agent", "plan", "explain"],
         default=None,
-        help="the session's mode (default: a command's own mode, else agent)",
+        help="a new session's mode (default: a command's own mode, else agent); a resumed "
+        "session keeps its own",
     )
     p.add_argument("--max-repair-attempts", type=int)
     p.add_argument("--max-turns", type=int)
@@ -409,7 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
         "tool cache), its version, whether ROOT uses it, and the command that installs a "
         "missing one; then the hooks, skills, custom agents, commands, instruction files and "
         "MCP servers Rein finds for ROOT, where each comes from, whether it is used, and why "
-        "not (invalid, not trusted, off). Exit 0.",
+        "not (invalid, not trusted, off). Exit 0; 2: ROOT is not a folder or the "
+        "configuration is invalid (nothing listed).",
     )
     p.add_argument("root", nargs="?", default=".", help="the workspace folder (default: .)")
     p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")

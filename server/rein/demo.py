@@ -34,7 +34,7 @@ def examples_dir() -> Path:
     raise FileNotFoundError("examples/demo.yaml not found next to the rein sources")
 
 
-async def _demo(workspace: Path, script: Path, as_json: bool) -> int:
+async def _demo(workspace: Path, script: Path, as_json: bool, keep: bool = False) -> int:
     model = ReplayModel(script)
     printer = EventPrinter(as_json=as_json)
     async with HeadlessSession(workspace, model, ReinConfig(), watch=False) as session:
@@ -42,8 +42,10 @@ async def _demo(workspace: Path, script: Path, as_json: bool) -> int:
             # The analyzers start in the background; the demo waits for them
             # so that the line names what runs (as `rein run` says on stderr).
             await session.host.analyzers_started()
+            fate = "kept" if keep else "removed at the end; --keep keeps it"
             print(
-                f"workspace: {workspace}\n{session.analyzers_line()}\nmodel: replay ({script.name})\n"
+                f"workspace: {workspace} (a copy of examples/project, {fate})\n"
+                f"{session.analyzers_line()}\nmodel: replay ({script.name})\n"
             )
         session.agent.subscribe(printer)
         result = await session.prompt(TASK)
@@ -67,7 +69,7 @@ def run_demo(*, keep: bool = False, as_json: bool = False) -> int:
     workspace = tmp / "project"
     shutil.copytree(examples / "project", workspace)
     try:
-        return anyio.run(_demo, workspace, examples / "demo.yaml", as_json)
+        return anyio.run(_demo, workspace, examples / "demo.yaml", as_json, keep)
     finally:
         if keep:
             print(f"\n(kept {workspace})", file=sys.stderr)

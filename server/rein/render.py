@@ -14,6 +14,8 @@ __all__ = ["EventPrinter", "result_lines"]
 _SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 #: The lines of a tool's result shown under its call (the rest counted).
 RESULT_LINES = 40
+#: the lines of a failed call's result shown below its first, from its end.
+ERROR_TAIL_LINES = 8
 _GREEN, _RED, _CYAN, _RESET = "\x1b[32m", "\x1b[31m", "\x1b[36m", "\x1b[0m"
 
 
@@ -68,9 +70,23 @@ def result_lines(content: str, display: str, *, colour: bool = False) -> list[st
     return lines
 
 
+def _cut(line: str, limit: int = 200) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def _one_line(text: str, limit: int = 100) -> str:
     first = text.strip().splitlines()[0] if text.strip() else ""
-    return first if len(first) <= limit else first[: limit - 1] + "…"
+    return _cut(first, limit)
+
+
+def _error_tail(text: str) -> list[str]:
+    """The lines of an error result after its first (which the mark's line
+    shows), at most the last ``ERROR_TAIL_LINES``: a failed command's last
+    output and its exit code."""
+    rest = [_cut(line) for line in text.strip().splitlines()[1:]]
+    if len(rest) <= ERROR_TAIL_LINES:
+        return rest
+    return [f"… ({len(rest) - ERROR_TAIL_LINES} lines before)", *rest[-ERROR_TAIL_LINES:]]
 
 
 def _args(arguments: dict[str, Any]) -> str:
@@ -136,10 +152,12 @@ class EventPrinter:
                 for line in result_lines(event.content, event.display, colour=colour):
                     self.out.write(f"      {line}\n" if line else "\n")
             else:
-                self._line(
-                    f"    {mark} {event.name} ({event.duration_ms:.0f} ms): "
-                    f"{_one_line(event.content)}"
-                )
+                # An error's first line is its reason: shown whole, up to a bound.
+                first = _one_line(event.content, 400 if event.is_error else 100)
+                self._line(f"    {mark} {event.name} ({event.duration_ms:.0f} ms): {first}")
+                if event.is_error:  # why it failed: a command's output and exit code
+                    for line in _error_tail(event.content):
+                        self.out.write(f"      {line}\n" if line else "\n")
             if isinstance(detail, str) and detail:
                 for line in detail.splitlines()[:12]:
                     self.out.write(f"      {line}\n" if line else "\n")

@@ -100,6 +100,11 @@ def test_rein_demo_runs_offline_and_completes() -> None:
     # The header names the analyzers that run (they start in the background).
     header = out.stdout.split("\n\n", 1)[0]
     assert re.search(r"^analyzers: ruff [0-9.]+ .*basedpyright [0-9.]+", header, re.M), header
+    # It named a workspace it then removed, without saying so.
+    where = re.search(r"^workspace: (\S+) \(a copy of examples/project, removed at the end; "
+                      r"--keep keeps it\)$", header, re.M)  # fmt: skip
+    assert where is not None, header
+    assert not Path(where[1]).exists()
     assert "✗ analyzer" in out.stdout and "itmes" in out.stdout
     assert "↻ repair attempt 1 of 3" in out.stdout
     assert "status: completed" in out.stdout

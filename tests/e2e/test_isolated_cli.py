@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shlex
 import signal
 import subprocess
 import sys
@@ -253,6 +254,8 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
         ("mod.py#1", "clean"),
     ]
     ids = [i for i, _ in rows]
+    # The hint names the storage folder (it did not, and failed as printed).
+    assert f"--hunks ID,... --storage {world.storage}  (conflicts never apply)" in listed.stderr
     assert "ours (the folder):\n    | v1 = 100\n" in listed.stdout
     # (In process: the command line's refusal, cheaper than one more process.)
     bad = ApplyArgs(second, str(world.storage), hunks=("mod.py#9~000000",))
@@ -305,7 +308,13 @@ def _apply_first_clean_then_second_with_a_conflict_shown_not_applied(
     assert (world.repo / "mod.py").read_text() == MOD.replace("v1 = 1\n", "v1 = 100\n")
     assert (world.repo / "app.py").read_text() == APP
 
-    assert world.apply(second, "--discard").returncode == 0
+    # The printed discard command works as printed, from another folder
+    # (it lacked --storage and said "no isolated session").
+    discard = text.stderr.rsplit("(discard it with rein ", 1)[1].rstrip().removesuffix(")")
+    gone = subprocess.run(
+        [*REIN, *shlex.split(discard)], capture_output=True, text=True, timeout=120, cwd=world.tmp
+    )
+    assert gone.returncode == 0, gone.stdout + gone.stderr
     assert _worktrees(world.repo) == [str(world.repo)]
     assert git(world.repo, "diff", "--cached") == world.index_before
     assert not (world.storage / "isolated" / f"{second}.json").exists()

@@ -342,6 +342,9 @@ async def test_abort_cancels_running_tools_and_answers_dangling_calls() -> None:
     results = tool_results(agent)
     assert [r.content for r in results] == ["echo: fast", "Tool call aborted: user pressed stop"]
     assert results[1].is_error
+    # Its end says how long it ran (it said 0 ms for any aborted call).
+    [ended] = [e for e in log.of("tool_call_end") if e.name == "sleep"]
+    assert ended.duration_ms > 0
     assert dangling_tool_calls(agent.messages) == []
     assert agent.last_result is not None and agent.last_result.status == "aborted"
     assert_well_formed(log.types())

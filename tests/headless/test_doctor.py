@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from rein.cli import main
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -100,3 +104,16 @@ def test_doctor_on_a_folder_that_is_not_there_says_so_and_exits_2(tmp_path: Path
     assert out.returncode == 2
     assert out.stderr.strip() == f"rein doctor: {(tmp_path / 'ws').resolve()} is not a folder"
     assert out.stdout == ""
+
+
+def test_doctor_help_and_readme_name_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    # Defect: both said "exit 0" alone, yet a missing folder or an invalid
+    # configuration exits 2 (the test above, docs/user-guide.md).
+    with pytest.raises(SystemExit):
+        main(["doctor", "--help"])
+    assert "Exit 0; 2: ROOT is not a folder or the configuration is invalid" in " ".join(
+        capsys.readouterr().out.split()
+    )
+    readme = (ROOT / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `rein doctor"))
+    assert "exit 0, 2 when DIR is not a folder or the configuration is invalid" in row

@@ -4,9 +4,11 @@ cannot write, at the start. Real ``rein run`` processes, replay model."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +64,34 @@ turns:
     done = rein(*undo[1:])
     assert done.returncode == 0, done.stdout + done.stderr
     assert (ws / "app.py").read_text() == "x = 1\n"
+    # Defect: the command that undoes the restore lacked --storage and the
+    # workspace, so, as printed, it found no session. Run from elsewhere.
+    redo = shlex.split(done.stdout.splitlines()[-1].split("undo this restore with: ", 1)[1])
+    again = subprocess.run(
+        [sys.executable, "-m", "rein", *redo[1:]], capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (ws / "app.py").read_text() == "x = 2\n"
+    # Defect: --resume from another folder (-w defaults to .) ran the
+    # session's next task on that folder's files.
+    other = tmp_path / "other"
+    other.mkdir()
+    # Defect: undo of the session in another folder restored that
+    # folder's files to the run's "before" (and recorded it as a restore).
+    (other / "app.py").write_text("x = 2\n")
+    elsewhere = rein(
+        "undo", "--session", session_id, "--storage", str(tmp_path / "store"), str(other)
+    )
+    assert elsewhere.returncode == 2, elsewhere.stdout + elsewhere.stderr
+    assert f"no run that changed files in {other} (its runs changed {ws}" in elsewhere.stderr
+    assert (other / "app.py").read_text() == "x = 2\n"
+    args = run_args(tmp_path, other, "turns:\n  - text: done\n")
+    moved = rein(*args, "--resume", session_id)
+    assert moved.returncode == 2, moved.stdout + moved.stderr
+    assert moved.stderr.strip() == (
+        f"rein run: session {session_id} works on {ws}, not {other}: resume it with -w {ws}"
+    )
 
 
 def test_a_read_only_workspace_is_named_at_the_start(tmp_path: Path) -> None:
@@ -93,3 +123,111 @@ def test_a_read_only_workspace_is_named_at_the_start(tmp_path: Path) -> None:
         f"! the workspace {ws.resolve()} is read-only for Rein: every edit and every file "
         "a command writes there will fail"
     )
+
+
+def test_the_json_result_holds_the_session_id_where_the_docs_say(tmp_path: Path) -> None:
+    # Defect: docs/configuration.md named `session_id`; the result says `sessionId`.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    out = rein(*run_args(tmp_path, ws, "turns:\n  - text: done\n"), "--json")
+    assert out.returncode == 0, out.stderr
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    named = docs.split("With `--json` the id is the last line's `", 1)[1].split("`", 1)[0]
+    value: object = json.loads(out.stdout.splitlines()[-1])
+    for key in named.split("."):
+        assert isinstance(value, dict) and key in value, (named, value)
+        value = value[key]
+    assert isinstance(value, str) and value.startswith("ses_")
+
+
+def test_a_waiting_run_says_how_to_answer_with_its_storage(tmp_path: Path) -> None:
+    # Defect: "Continue it with: rein run --resume S -w DIR" left out the
+    # run's --storage, so the printed command found no session.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = """
+turns:
+  - tool_calls:
+      - name: ask_user
+        arguments: {question: "Which colour?"}
+  - text: unreachable
+"""
+    out = rein(*run_args(tmp_path, ws, script))
+    assert out.returncode == 4, out.stderr
+    lines = out.stderr.splitlines()
+    at = lines.index("The run waits for an answer. Continue it with:")
+    session_id = lines[-1].split()[1].rstrip(":")
+    store = tmp_path / "store"
+    assert lines[at + 1] == (
+        f'  rein run --resume {session_id} --storage {store} -w {ws} "your answer"'
+    )
+
+
+def test_a_store_that_cannot_be_made_is_said_once_and_no_resume_is_offered(
+    tmp_path: Path,
+) -> None:
+    # Defect: the reason was printed three times (two log lines and the
+    # report), and the last line offered --resume and undo commands for a
+    # session that was never stored.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "file").write_text("")
+    args = run_args(tmp_path, ws, "turns:\n  - text: done\n")
+    at = args.index("--storage") + 1
+    args[at] = str(tmp_path / "file" / "store")
+    out = rein(*args)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("cannot create the session folder") == 2, out.stderr
+    assert out.stderr.splitlines()[0].startswith("! sessions are not stored: cannot create")
+    last = out.stderr.splitlines()[-1]
+    assert last.startswith("Session ses_") and "was not stored (cannot create" in last
+    assert last.endswith("): it cannot be resumed or undone")
+
+
+def test_a_script_without_the_replay_provider_is_refused_naming_both(tmp_path: Path) -> None:
+    # Defect: --script was ignored and the run failed on the openai
+    # provider's missing API key.
+    args = run_args(tmp_path, tmp_path, "turns:\n  - text: done\n")
+    at = args.index("--provider")
+    out = rein(*args[:at], *args[at + 2 :])
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        "rein run: --script is a replay script: it needs --provider replay (the provider is openai)"
+    )
+
+
+def test_mode_with_resume_is_refused_not_ignored(tmp_path: Path) -> None:
+    # Defect: `--resume S --mode plan` ran S in its stored mode (agent),
+    # saying nothing about the flag.
+    out = rein(*run_args(tmp_path, tmp_path, "turns: []\n"), "--resume", "ses_x", "--mode", "plan")
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        "rein run: --mode is for a new session: a resumed session keeps its own mode"
+    )
+
+
+def test_ctrl_c_ends_with_130_and_the_session_line(tmp_path: Path) -> None:
+    # Defect: an interrupted run ended with no word of its session, which is
+    # stored (aborted) and can be continued or undone.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = (
+        "turns:\n  - tool_calls:\n      - {name: run_command, arguments: {command: sleep 60}}\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rein", *run_args(tmp_path, ws, script)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the command is running once its call is printed
+            if "⚙ run_command" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    last = err.splitlines()[-1]
+    assert last.startswith("Session ses_") and "rein run --resume ses_" in last, err

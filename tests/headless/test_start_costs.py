@@ -35,4 +35,6 @@ def test_run_refuses_a_missing_folder_and_undo_works_without_the_session_stack(
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == {"run": [2, []], "undo": [2, []]}
     assert f"rein run: the workspace {tmp_path / 'missing'} is not a folder" in out.stderr
-    assert "rein undo: no session has checkpoints of" in out.stderr
+    # A storage folder with no store is said so, and not created.
+    assert f"rein undo: no session store in {tmp_path / 'store'} (no sessions.db)" in out.stderr
+    assert not (tmp_path / "store").exists()

@@ -14,6 +14,8 @@ from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import MemoryCheckpointStore
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.file_updates import PartlyAppliedError
+from rein.harness.gating.coordinators import DependencyCoordinator
+from rein.harness.gating.gates import DependencyGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import FileUpdate, Mutation
 from rein.isolation.apply_run import ApplyVerdict, bring_back_as_run
@@ -25,6 +27,7 @@ from rein.isolation.bring_back import (
     review_changes,
     unknown_hunks,
 )
+from tests.fakes.commands import FakeCommandRunner
 from tests.fakes.workspace import FakeWorkspace
 
 
@@ -68,6 +71,24 @@ async def test_the_clean_files_are_one_checkpointed_change_of_a_run() -> None:
     )
     assert again.result.applied == [] and again.verdict is None
     assert again.to_json()["runId"] is None and len(await store.runs("ses_person")) == 1
+
+
+async def test_a_pipeline_whose_gates_all_skipped_is_unverified_not_passed() -> None:
+    # Defect: with the analyzers and the tests gate off, only the
+    # dependencies gate was left, which skips itself with no manifest
+    # changed: nothing looked, and `rein apply` printed "passed".
+    workspace = TrackedWorkspace(FakeWorkspace({"a.py": "a = 1\n"}), MutationLog())
+    deps = DependencyCoordinator(FakeCommandRunner(), {})
+    gates = GatePipeline([DependencyGate(deps, only_when_owed=True)], dependencies=deps)
+    brought = await bring_back_as_run(
+        [RunChange("a.py", b"a = 1\n", b"a = 2\n")],
+        workspace,
+        gates=gates,
+        capture=None,
+        title="apply ses_iso",
+    )
+    assert brought.result.applied == ["a.py"]
+    assert brought.verdict == ApplyVerdict("unverified", reason="no gate of the folder ran")
 
 
 def test_a_blocked_verdict_lists_its_blockers() -> None:

@@ -129,7 +129,12 @@ async def test_an_isolated_session_runs_in_its_worktree_and_is_kept(tmp_path: Pa
         # by its gates (the analyzer gate is off here: tests/e2e/
         # test_isolated_cli.py has a blocked one); restoring that run undoes it.
         assert [p.label for p in ed.applied][-1:] == ["Rein: bring back an isolated run"]
-        assert kept["gates"] == {"status": "passed", "blockers": [], "reason": ""}
+        # With no gate that looks, the verdict says so (it said "passed").
+        assert kept["gates"] == {
+            "status": "unverified",
+            "blockers": [],
+            "reason": "no gate of the folder ran",
+        }
         restored = await request(
             client, "rein/restore", {"sessionId": kept["sessionId"], "runId": kept["runId"]}
         )

@@ -262,7 +262,32 @@ def test_rein_run_pretty_prints_json() -> None:
 def test_rein_run_shows_what_it_cannot_read_as_it_is_and_an_error_as_text() -> None:
     assert result_lines('{"cut', "json") == ['{"cut']
     assert result_lines("no | table", "table") == ["no | table"]
-    assert _printed(_end("boom\nmore", "json", is_error=True)) == "    ✗ t (5 ms): boom\n"
+    assert (
+        _printed(_end("boom\nmore", "json", is_error=True)) == "    ✗ t (5 ms): boom\n      more\n"
+    )
+
+
+def test_rein_run_shows_why_a_command_failed() -> None:
+    # Defect: a failed run_command printed only its first line, "$ cmd",
+    # the command the line above had already shown: no output, no exit code.
+    out = "\n".join(f"line {i}" for i in range(20))
+    printed = _printed(_end(f"$ make test\n{out}\n[exit code 2]", "text", is_error=True))
+    assert printed == (
+        "    ✗ t (5 ms): $ make test\n      … (13 lines before)\n"
+        + "".join(f"      line {i}\n" for i in range(13, 20))
+        + "      [exit code 2]\n"
+    )
+    assert _printed(_end("$ true\nok\n[exit code 0]", "text")) == "    ✓ t (5 ms): $ true\n"
+
+
+def test_rein_run_shows_an_errors_reason_whole() -> None:
+    # Defect: cut at 100 characters, an edit_file refusal lost its advice
+    # ("... Include more surrounding l…").
+    reason = "old_string occurs 3 times in toolz/functoolz.py (at lines 26, 737, 947). " + (
+        "Include more surrounding lines to make it unique, or set replace_all."
+    )
+    assert _printed(_end(reason, "text", is_error=True)) == f"    ✗ t (5 ms): {reason}\n"
+    assert _printed(_end("x" * 150, "text")) == f"    ✓ t (5 ms): {'x' * 99}…\n"
 
 
 def test_rein_run_shows_a_long_result_in_part() -> None:

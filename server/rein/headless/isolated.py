@@ -264,7 +264,8 @@ def apply_isolated(args: ApplyArgs) -> int:
         if result.conflicts:
             print(
                 f"{len(result.conflicts)} conflict(s) not applied; the isolated copy stays at "
-                f"{record.root} (discard it with rein apply {record.session_id} --discard)",
+                f"{record.root} (discard it with rein apply {record.session_id} --discard "
+                f"--storage {shlex.quote(args.storage)})",
                 file=sys.stderr,
             )
     return APPLY_CONFLICTS if result.conflicts else 0
@@ -293,7 +294,8 @@ def _list(record: IsolatedRecord, args: ApplyArgs) -> int:
         if conflict.index is None:
             print(f"note  {conflict.path}: {conflict.reason}")
     print(
-        f"apply some with: rein apply {record.session_id} --hunks ID,...  (conflicts never apply)",
+        f"apply some with: rein apply {record.session_id} --hunks ID,... "
+        f"--storage {shlex.quote(args.storage)}  (conflicts never apply)",
         file=sys.stderr,
     )
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shlex
 import sys
@@ -244,13 +245,21 @@ async def _run_in(
             await host.analyzers_started()
             print(host.analyzers_line(), file=sys.stderr)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(say_analyzers)
-            result = await host.prompt(task)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(say_analyzers)
+                result = await host.prompt(task)
+        except anyio.get_cancelled_exc_class():
+            # Ctrl-C: the run was aborted and stored (exit 130); say how to go on.
+            if record is None and not as_json and host.manager.store_error is None:
+                explicit = folder if folder != str(default_storage_path()) else None
+                print(f"\n{session_line(host.session.id, workspace, explicit)}", file=sys.stderr)
+            raise
         session_id = host.session.id
         changes = host.session.last_changes
         reviews = host.session.last_reviews
         pending_runs = await _pending_runs(host.session)
+        store_error = host.manager.store_error
     for report in host.reports[shown:]:  # said during the run or at its end (the store's)
         print(f"! {report}", file=sys.stderr)
     isolated = (
@@ -276,10 +285,16 @@ async def _run_in(
     if result.status == "waiting":
         print(
             f"\nThe run waits for an answer. Continue it with:\n"
-            f'  rein run --resume {session_id} -w {workspace} "your answer"',
+            f"  {_resume_command(session_id, workspace, explicit, 'your answer')}",
             file=sys.stderr,
         )
-    print(session_line(session_id, workspace, explicit), file=sys.stderr)
+    if store_error is not None:  # nothing to --resume or undo: said so, not offered
+        print(
+            f"Session {session_id} was not stored ({store_error}): it cannot be resumed or undone",
+            file=sys.stderr,
+        )
+    else:
+        print(session_line(session_id, workspace, explicit), file=sys.stderr)
     return EXIT_CODES.get(result.status, 1)
 
 
@@ -290,9 +305,17 @@ def session_line(session_id: str, workspace: Path, storage: str | None = None) -
     where = f" --storage {shlex.quote(storage)}" if storage else ""
     ws = shlex.quote(str(workspace))
     return (
-        f"Session {session_id}: continue it with rein run --resume {session_id}{where} "
-        f'-w {ws} "..."; undo it with rein undo --session {session_id}{where} {ws}'
+        f"Session {session_id}: continue it with "
+        f"{_resume_command(session_id, workspace, storage, '...')}; "
+        f"undo it with rein undo --session {session_id}{where} {ws}"
     )
+
+
+def _resume_command(session_id: str, workspace: Path, storage: str | None, text: str) -> str:
+    """The ``rein run --resume`` that continues the session (``storage``:
+    a storage folder that is not the default)."""
+    where = f" --storage {shlex.quote(storage)}" if storage else ""
+    return f'rein run --resume {session_id}{where} -w {shlex.quote(str(workspace))} "{text}"'
 
 
 def read_only_warning(workspace: Path) -> str | None:
@@ -342,6 +365,20 @@ def _pending_text(
     return "\n".join(lines)
 
 
+def _log_to_stderr() -> None:
+    """What Rein logs at WARNING or above goes to stderr as Python's
+    last-resort handler printed it, but not what the host reports itself
+    (printed with ``!``): said once, not three times. Nothing when the
+    process has handlers of its own."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.addFilter(lambda record: not getattr(record, "rein_reported", False))
+    root.addHandler(handler)
+
+
 def run_task(
     task: str,
     *,
@@ -360,8 +397,15 @@ def run_task(
 ) -> int:
     # ``trust_mcp``: the workspace's MCP servers start without asking
     # (TerminalMcpPorts); ``assume_yes`` never trusts them.
+    _log_to_stderr()
     try:
         config = build_config(config_file, overrides)
+        if overrides.get("model.script") and config.model.provider != "replay":
+            # Ignored, it left the person reading about a missing API key.
+            raise ConfigError(
+                f"--script is a replay script: it needs --provider replay "
+                f"(the provider is {config.model.provider})"
+            )
         root = Path(workspace).resolve()
         if not root.is_dir():
             raise ConfigError(f"the workspace {root} is not a folder")
@@ -369,6 +413,9 @@ def run_task(
             raise ConfigError(
                 "--isolated starts a new session in its own copy: it cannot --resume one"
             )
+        if mode is not None and resume is not None:
+            # It was ignored: a stored session runs in the mode it was made in.
+            raise ConfigError("--mode is for a new session: a resumed session keeps its own mode")
         if allow_hosts:
             if resume is not None:
                 raise ConfigError("--allow-host is for a new session: it cannot --resume one")

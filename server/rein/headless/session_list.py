@@ -22,6 +22,11 @@ def list_sessions(storage: str | None, *, as_json: bool) -> int:
     """Print the sessions stored in ``storage`` (None: the user data dir),
     newest first, with their checkpoints' bytes; the exit code."""
     folder = storage or str(default_storage_path())
+    if not (Path(folder).expanduser() / "sessions.db").is_file():
+        # Nothing stored there yet: said without creating a store.
+        if not as_json:
+            print(f"no sessions in {folder}")
+        return 0
     try:
         store = SqliteStore.open(folder)
     except StoreError as exc:

@@ -15,6 +15,7 @@ restore was refused (nothing changed) or the store cannot be used.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.errors import ReinError, RestoreError, StoreError, ToolError
 from rein.harness.events import FilesRestored
 from rein.harness.messages import UserMessage
-from rein.store import SessionRecord, SqliteStore, StorePersistence
+from rein.store import SessionRecord, SqliteStore, StorePersistence, default_storage_path
 from rein.store.checkpoints import SqliteCheckpointStore
 from rein.store.memory_keys import PLANNER_MEMORY, memory_key
 
@@ -67,13 +68,25 @@ async def _pick_session(
     raise UndoRefused(f"no session has checkpoints of {root} in {sessions.path.parent}")
 
 
-async def _pick_run(checkpoints: CheckpointStore, session_id: str, wanted: str | None) -> str:
+async def _pick_run(
+    checkpoints: CheckpointStore, session_id: str, wanted: str | None, root: str
+) -> str:
+    runs = await checkpoints.runs(session_id)
     if wanted is not None:
+        run = next((r for r in runs if r.run_id == wanted), None)
+        if run is not None and run.workspace != root:
+            # Restoring it here would write that folder's old files into this one.
+            raise UndoRefused(
+                f"run {wanted} of session {session_id} changed {run.workspace}, not {root}: "
+                f"name that folder"
+            )
         return wanted
-    runs = [r for r in await checkpoints.runs(session_id) if r.kind == "run"]
-    if not runs:
-        raise UndoRefused(f"session {session_id} has no run that changed files")
-    return runs[-1].run_id
+    mine = [r for r in runs if r.kind == "run" and r.workspace == root]
+    if not mine:
+        elsewhere = sorted({r.workspace for r in runs if r.kind == "run"})
+        where = f" (its runs changed {', '.join(elsewhere)}: name that folder)" if elsewhere else ""
+        raise UndoRefused(f"session {session_id} has no run that changed files in {root}{where}")
+    return mine[-1].run_id
 
 
 async def _note(sessions: SqliteStore, record: SessionRecord, result: RestoreResult) -> None:
@@ -96,7 +109,7 @@ async def run_undo(
         raise UndoRefused(
             f"session {record.id} is running a task; abort or wait for the run before undoing"
         )
-    run_id = await _pick_run(checkpoints, record.id, args.run_id)
+    run_id = await _pick_run(checkpoints, record.id, args.run_id, root)
     try:
         workspace = DiskWorkspace(args.root)
     except ToolError as exc:
@@ -108,7 +121,20 @@ async def run_undo(
     return result, record.id
 
 
-def _print(result: RestoreResult, session_id: str, event: FilesRestored) -> None:
+def _redo_command(args: UndoArgs, session_id: str, restore_id: str) -> str:
+    """The ``rein undo`` that undoes this restore, runnable from any folder:
+    the storage folder when it is not the default, and the workspace."""
+    where = (
+        ""
+        if args.storage == str(default_storage_path())
+        else f" --storage {shlex.quote(args.storage)}"
+    )
+    return (
+        f"rein undo --session {session_id} --run {restore_id}{where} {shlex.quote(str(args.root))}"
+    )
+
+
+def _print(args: UndoArgs, result: RestoreResult, session_id: str, event: FilesRestored) -> None:
     print(f"session {session_id}: {event.restore_id} restored to before ", end="")
     print(f"turn {result.turn} of run {result.run_id}" if result.turn else f"run {result.run_id}")
     for f in result.restored:
@@ -123,7 +149,7 @@ def _print(result: RestoreResult, session_id: str, event: FilesRestored) -> None
             print(f"    {line}")
     if not (result.restored or result.already_restored or result.skipped or result.conflicts):
         print("  nothing to restore")
-    print(f"undo this restore with: rein undo --session {session_id} --run {event.restore_id}")
+    print(f"undo this restore with: {_redo_command(args, session_id, event.restore_id)}")
 
 
 async def _main(args: UndoArgs, open_checkpoints: Any) -> int:
@@ -144,13 +170,20 @@ async def _main(args: UndoArgs, open_checkpoints: Any) -> int:
     if args.as_json:
         print(json.dumps({"sessionId": session_id, **result.to_json()}))
     else:
-        _print(result, session_id, event)
+        _print(args, result, session_id, event)
     return EXIT_PARTIAL if result.conflicts or result.skipped else EXIT_OK
 
 
 def undo(args: UndoArgs, open_checkpoints: Any) -> int:
     """Run ``rein undo``; the exit code. ``open_checkpoints(sessions)``
     opens the checkpoint store next to the session database."""
+    if not (Path(args.storage).expanduser() / "sessions.db").is_file():
+        # Opening would create an empty store in a mistyped folder.
+        print(
+            f"rein undo: no session store in {args.storage} (no sessions.db); nothing was changed",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     return anyio.run(_main, args, open_checkpoints)
 
 

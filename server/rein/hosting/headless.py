@@ -13,6 +13,7 @@ it started.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -212,6 +213,13 @@ class HeadlessSession:
             )
         if store is None:
             raise ConfigError(f"cannot resume {self.resume}: there is no session store")
+        record = await store.get_session(self.resume)
+        if record is not None and record.workspace and record.workspace != str(self.root):
+            # Its transcript and checkpoints are of that folder's files.
+            raise ConfigError(
+                f"session {self.resume} works on {record.workspace}, not {self.root}: "
+                f"resume it with -w {shlex.quote(record.workspace)}"
+            )
         found = await self.manager.load(self.resume)
         if found is None:
             raise ConfigError(f"no stored session {self.resume!r} in {store.path}")

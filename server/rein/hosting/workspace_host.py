@@ -53,6 +53,7 @@ from rein.hosting.folder import FolderHost, FolderNotices
 from rein.mcp.config import McpConfigPorts
 from rein.providers.config import ModelConfig
 from rein.session import SessionPorts
+from rein.session.manager import REPORTED
 from rein.session.session import gates_closed
 
 __all__ = ["BASELINE_LIMIT_S", "KeepsTexts", "WorkspaceHost"]
@@ -234,7 +235,7 @@ class WorkspaceHost:
 
     def report(self, message: str) -> None:
         self.reports.append(message)
-        log.warning("%s", message)
+        log.warning("%s", message, extra=REPORTED)
 
     def _diagnostics_changed(self, paths: list[str]) -> None:
         self.diagnostics.notify_diagnostics_changed(paths)

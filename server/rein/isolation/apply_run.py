@@ -24,7 +24,7 @@ from typing import Literal
 
 from rein.checkpoints.capture import CheckpointCapture
 from rein.harness.agent import new_run_id
-from rein.harness.events import Event, RunStart
+from rein.harness.events import Event, GateStart, RunStart
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.ports import AnnouncingWorkspace
 from rein.harness.run.run_record import RunRecord, recording
@@ -114,7 +114,7 @@ async def bring_back_as_run(
         with recording(record):
             out.result = await apply_changes(changes, workspace, can_branch=can_branch, keep=keep)
         if out.result.applied:
-            out.verdict = await _judge(validation, gates, workspace)
+            out.verdict = await _judge(validation, gates, workspace, out.events)
     finally:
         validation.end()
         if capture is not None:
@@ -123,11 +123,19 @@ async def bring_back_as_run(
 
 
 async def _judge(
-    validation: RunValidation, gates: GatePipeline | None, workspace: AnnouncingWorkspace
+    validation: RunValidation,
+    gates: GatePipeline | None,
+    workspace: AnnouncingWorkspace,
+    events: Sequence[Event],
 ) -> ApplyVerdict:
     if gates is None or not gates.gates:
         return ApplyVerdict("unverified", reason="no gate is configured for the folder")
+    before = len(events)
     verdict = await validation.check(workspace)
+    if not any(isinstance(e, GateStart) for e in events[before:]):
+        # Every gate skipped itself (the dependencies gate with no manifest
+        # changed, the analyzers and tests off): nothing looked.
+        return ApplyVerdict("unverified", reason="no gate of the folder ran")
     if verdict.blockers:
         return ApplyVerdict(
             "blocked",

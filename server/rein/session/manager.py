@@ -42,6 +42,10 @@ __all__ = ["SessionManager"]
 
 log = logging.getLogger(__name__)
 
+#: ``extra`` of a log record whose message the host also reports itself
+#: (``rein run`` prints the host's reports, so it leaves these out of stderr).
+REPORTED: dict[str, object] = {"rein_reported": True}
+
 
 class SessionManager:
     """Sessions by id, the store, and the run bookkeeping around them.
@@ -121,7 +125,7 @@ class SessionManager:
             self.store = SqliteStore.open(str(folder))
         except StoreError as exc:
             self.store_error = str(exc)
-            log.error("%s", exc)
+            log.error("%s", exc, extra=REPORTED)
             if self._on_store_error is not None:
                 self._on_store_error(str(exc))
             return None

@@ -178,6 +178,8 @@ class ToolExecutor:
         self._calls: list[ToolCall] = []
         self._results: list[ToolResultMessage | None] = []
         self._started: set[str] = set()
+        #: When each running call started (an aborted call's end says how long it ran).
+        self._start_times: dict[str, float] = {}
         self._ended: set[str] = set()
         self._waiting_for: list[tuple[str, str]] = []
         self._terminal: dict[str, Any] | None = None
@@ -254,6 +256,7 @@ class ToolExecutor:
         self._calls = calls
         self._results = [None] * len(calls)
         self._started = set()
+        self._start_times = {}
         self._ended = set()
         self._waiting_for = []
         self._terminal = None
@@ -279,8 +282,15 @@ class ToolExecutor:
             self.emit(ToolCallStart(tool_call_id=call.id, name=call.name, arguments=call.arguments))
         if call.id not in self._ended:
             self._ended.add(call.id)
+            began = self._start_times.get(call.id)
             self.emit(
-                ToolCallEnd(tool_call_id=call.id, name=call.name, is_error=True, content=text)
+                ToolCallEnd(
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=True,
+                    content=text,
+                    duration_ms=0.0 if began is None else (time.perf_counter() - began) * 1000.0,
+                )
             )
         return ToolResultMessage(
             tool_call_id=call.id, tool_name=call.name, content=text, is_error=True
@@ -292,6 +302,7 @@ class ToolExecutor:
         """One call: start event, breaker, supervised execution, end event."""
         started = time.perf_counter()
         self._started.add(call.id)
+        self._start_times[call.id] = started
         tool = self.ctx.tools.get(call.name)
         self.emit(
             ToolCallStart(
