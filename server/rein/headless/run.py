@@ -28,6 +28,7 @@ from rein.render import EventPrinter
 from rein.sandboxing.probe import unavailable_notice
 from rein.sandboxing.settings import check_hosts
 from rein.session import Session, result_json
+from rein.session.manager import is_reported
 from rein.session.setup_files import prompted, setup_problems
 from rein.store import default_storage_path
 
@@ -375,7 +376,7 @@ def _log_to_stderr() -> None:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
-    handler.addFilter(lambda record: not getattr(record, "rein_reported", False))
+    handler.addFilter(lambda record: not is_reported(record))
     root.addHandler(handler)
 
 

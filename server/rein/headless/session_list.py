@@ -22,8 +22,10 @@ def list_sessions(storage: str | None, *, as_json: bool) -> int:
     """Print the sessions stored in ``storage`` (None: the user data dir),
     newest first, with their checkpoints' bytes; the exit code."""
     folder = storage or str(default_storage_path())
-    if not (Path(folder).expanduser() / "sessions.db").is_file():
-        # Nothing stored there yet: said without creating a store.
+    place = Path(folder).expanduser()
+    if (not place.exists() or place.is_dir()) and not (place / "sessions.db").is_file():
+        # Nothing stored there yet: said without creating a store (a path
+        # that is no folder goes on to the store's own error).
         if not as_json:
             print(f"no sessions in {folder}")
         return 0

@@ -53,12 +53,13 @@ from rein.hosting.folder import FolderHost, FolderNotices
 from rein.mcp.config import McpConfigPorts
 from rein.providers.config import ModelConfig
 from rein.session import SessionPorts
-from rein.session.manager import REPORTED
+from rein.session.manager import reported_logger
 from rein.session.session import gates_closed
 
 __all__ = ["BASELINE_LIMIT_S", "KeepsTexts", "WorkspaceHost"]
 
 log = logging.getLogger(__name__)
+reported_log = reported_logger(__name__)
 
 #: How long the analyzers' start-up baseline may take before it is reported.
 BASELINE_LIMIT_S = 120.0
@@ -235,7 +236,7 @@ class WorkspaceHost:
 
     def report(self, message: str) -> None:
         self.reports.append(message)
-        log.warning("%s", message, extra=REPORTED)
+        reported_log.warning("%s", message)
 
     def _diagnostics_changed(self, paths: list[str]) -> None:
         self.diagnostics.notify_diagnostics_changed(paths)

@@ -38,13 +38,26 @@ from rein.session.stored import read_stored
 from rein.store import SqliteStore, StorePersistence
 from rein.store.checkpoints import SqliteCheckpointStore
 
-__all__ = ["SessionManager"]
+__all__ = ["SessionManager", "is_reported", "reported_logger"]
 
 log = logging.getLogger(__name__)
 
-#: ``extra`` of a log record whose message the host also reports itself
+#: The suffix of the loggers whose messages the host also reports itself
 #: (``rein run`` prints the host's reports, so it leaves these out of stderr).
-REPORTED: dict[str, object] = {"rein_reported": True}
+REPORTED_SUFFIX = ".reported"
+
+
+def reported_logger(name: str) -> logging.Logger:
+    """The logger of module ``name`` for what its host also reports itself."""
+    return logging.getLogger(name + REPORTED_SUFFIX)
+
+
+def is_reported(record: logging.LogRecord) -> bool:
+    """The record came from a :func:`reported_logger`."""
+    return record.name.endswith(REPORTED_SUFFIX)
+
+
+reported_log = reported_logger(__name__)
 
 
 class SessionManager:
@@ -125,7 +138,7 @@ class SessionManager:
             self.store = SqliteStore.open(str(folder))
         except StoreError as exc:
             self.store_error = str(exc)
-            log.error("%s", exc, extra=REPORTED)
+            reported_log.error("%s", exc)
             if self._on_store_error is not None:
                 self._on_store_error(str(exc))
             return None
