@@ -266,3 +266,17 @@ async def test_whole_files_after_a_selection_that_collected_nothing_keep_the_sui
     # The narrowed run (not the whole suite) recorded; the whole files did not.
     assert "first_record" in gate.timings and "first_files_pytest" in gate.timings
     assert "first_files_record" not in gate.timings
+
+
+async def test_a_change_only_to_tool_caches_runs_no_test(tmp_path: Path) -> None:
+    # A command's pytest wrote .pytest_cache and pytest-benchmark's
+    # .benchmarks: no test the gate runs can read them.
+    root = project(tmp_path / "proj", {"mod.py": GOOD, "tests/test_mod.py": TESTS})
+    project(root, {".benchmarks/Linux/0001_run.json": "{}", ".pytest_cache/v/lastfailed": "{}"})
+    gate = gate_for(root)
+    workspace = FakeWorkspace({}, root=str(root))
+    outcome = await verdict(
+        gate, workspace, ".benchmarks/Linux/0001_run.json", ".pytest_cache/v/lastfailed"
+    )
+    assert outcome.detail == "nothing changed" and not outcome.blockers
+    assert gate.timings == {}  # no shadow, no pytest

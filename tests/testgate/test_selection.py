@@ -150,6 +150,23 @@ def test_a_data_or_config_change_runs_everything(tmp_path: Path) -> None:
         assert changed in selection.reason
 
 
+def test_a_tool_cache_change_is_no_input_of_the_tests(tmp_path: Path) -> None:
+    # A `run_command` of pytest writes .pytest_cache and pytest-benchmark's
+    # .benchmarks: the shadow the tests run in has neither, so neither sends
+    # the gate to the whole suite.
+    root = project(
+        tmp_path, {**LIB, "tests/test_a.py": "", "tests/test_core.py": "import pkg.core\n"}
+    )
+    caches = [
+        ".benchmarks/Linux-CPython-3.11-64bit/0001_run.json",
+        ".pytest_cache/v/cache/lastfailed",
+    ]
+    assert select_tests(root, caches).reason == "no file changed"
+    selection = select_tests(root, ["pkg/core.py", *caches])
+    assert not selection.run_all
+    assert selection.files == ("tests/test_core.py",)
+
+
 def test_a_docs_change_selects_nothing_rather_than_everything(tmp_path: Path) -> None:
     root = project(tmp_path, {**LIB, "tests/test_a.py": "import pkg\n", "docs/guide.md": "# Hi\n"})
     selection = select_tests(root, ["docs/guide.md"])

@@ -88,6 +88,7 @@ from rein.testgate.picking import Picked, Picker, near_whole
 from rein.testgate.report import blocker_for, summary
 from rein.testgate.runner import RunnerSpec
 from rein.testgate.selection import TestSelection, imported_by, select_tests
+from rein.testgate.shadow import in_tool_cache
 from rein.testgate.shadow_runs import ShadowRuns
 from rein.testgate.warm import ProcessLauncher, WarmPytest
 
@@ -248,7 +249,8 @@ class TestGate:
     # -- the verdict ---------------------------------------------------------
 
     async def check(self, ctx: GateContext) -> GateOutcome:
-        changed = sorted(ctx.touched)
+        # A tool's cache (a command's pytest writes .pytest_cache) is no input.
+        changed = sorted(p for p in ctx.touched if not in_tool_cache(p))
         self.runs.reset()
         if not changed:
             return GateOutcome(detail="nothing changed")

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rein.testgate.import_graph import has_doctest, scan, under
+from rein.testgate.shadow import in_tool_cache
 
 __all__ = [
     "TestSelection",
@@ -119,6 +120,8 @@ def select_tests(
         path = _relative(root, raw)
         if path is None:
             continue
+        if in_tool_cache(path):
+            continue  # a tool's cache: never in the shadow the tests run in
         name = path.rpartition("/")[2]
         if name == "conftest.py":
             return everything(f"{path} changed: a conftest.py can change any test below it")

@@ -60,6 +60,7 @@ __all__ = [
     "ShadowTree",
     "build_shadow",
     "close_shadow",
+    "in_tool_cache",
     "inside",
     "open_shadow",
     "sync_shadow",
@@ -80,8 +81,18 @@ SKIPPED = frozenset(
         ".tox",
         ".nox",
         ".hypothesis",
+        # pytest-benchmark's saved runs (a `run_command` of pytest writes them).
+        ".benchmarks",
     }
 )
+
+
+def in_tool_cache(path: str) -> bool:
+    """``path`` (relative to the workspace) lies in a folder the shadow
+    leaves out (:data:`SKIPPED`): no test the gate runs can read it."""
+    return any(part in SKIPPED for part in path.split("/")[:-1])
+
+
 #: Folders linked whole (a symlink to the real folder, never walked).
 LINKED_WHOLE = frozenset({"node_modules", ".venv", "venv", "site-packages"})
 #: A file bigger than this is a symlink to the real one, not a copy.
