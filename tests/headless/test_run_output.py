@@ -196,6 +196,30 @@ def test_a_script_without_the_replay_provider_is_refused_naming_both(tmp_path: P
     )
 
 
+def test_a_session_that_changed_nothing_offers_no_undo(tmp_path: Path) -> None:
+    # Defect: an explain run (which cannot change a file) and a run that
+    # only read ended with "undo it with rein undo ...", which then said
+    # "has no run that changed files" and exited 2.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("x = 1\n")
+    out = rein(*run_args(tmp_path, ws, "turns:\n  - text: it sets x\n"), "--mode", "explain")
+    assert out.returncode == 0, out.stderr
+    last = out.stderr.splitlines()[-1]
+    assert last.startswith("Session ") and "rein run --resume" in last
+    assert "rein undo" not in out.stderr
+    assert last.endswith("(it changed no file: nothing to undo)")
+    # A resumed run that only reads: still nothing to undo.
+    session_id = last.split()[1].rstrip(":")
+    (tmp_path / "s.yaml").write_text(
+        "turns:\n  - tool_calls:\n      - name: read_file\n        arguments: {path: app.py}\n"
+        "  - text: read\n"
+    )
+    read = rein(*run_args(tmp_path, ws, (tmp_path / "s.yaml").read_text()), "--resume", session_id)
+    assert read.returncode == 0, read.stderr
+    assert "rein undo" not in read.stderr.splitlines()[-1]
+
+
 def test_mode_with_resume_is_refused_not_ignored(tmp_path: Path) -> None:
     # Defect: `--resume S --mode plan` ran S in its stored mode (agent),
     # saying nothing about the flag.

@@ -260,6 +260,7 @@ async def _run_in(
         changes = host.session.last_changes
         reviews = host.session.last_reviews
         pending_runs = await _pending_runs(host.session)
+        undoable = await _has_changed_files(host.session)
         store_error = host.manager.store_error
     for report in host.reports[shown:]:  # said during the run or at its end (the store's)
         print(f"! {report}", file=sys.stderr)
@@ -295,21 +296,38 @@ async def _run_in(
             file=sys.stderr,
         )
     else:
-        print(session_line(session_id, workspace, explicit), file=sys.stderr)
+        print(session_line(session_id, workspace, explicit, undoable), file=sys.stderr)
     return EXIT_CODES.get(result.status, 1)
 
 
-def session_line(session_id: str, workspace: Path, storage: str | None = None) -> str:
+def session_line(
+    session_id: str, workspace: Path, storage: str | None = None, undoable: bool = True
+) -> str:
     """The last line of ``rein run``'s text output: the session id and the
     commands that need it (``storage``: a storage folder that is not the
-    default, which both must be told)."""
+    default, which both must be told). ``undoable``: a run of the session
+    changed files; otherwise ``rein undo`` would only say there is nothing
+    to undo (an explain session, a run that only read), so it is not offered."""
     where = f" --storage {shlex.quote(storage)}" if storage else ""
     ws = shlex.quote(str(workspace))
-    return (
-        f"Session {session_id}: continue it with "
-        f"{_resume_command(session_id, workspace, storage, '...')}; "
-        f"undo it with rein undo --session {session_id}{where} {ws}"
-    )
+    line = f"Session {session_id}: continue it with {_resume_command(session_id, workspace, storage, '...')}"
+    if not undoable:
+        return f"{line} (it changed no file: nothing to undo)"
+    return f"{line}; undo it with rein undo --session {session_id}{where} {ws}"
+
+
+async def _has_changed_files(session: Session) -> bool:
+    """Whether a run of ``session`` (this prompt's or an earlier one's)
+    changed files: what ``rein undo --session`` needs to have something to
+    restore. True when the store cannot say (offered rather than hidden)."""
+    capture = session.capture
+    if capture is None:
+        return False
+    try:
+        runs = await capture.store.runs(session.id)
+    except StoreError:  # reported on its own line
+        return True
+    return any(r.kind == "run" for r in runs)
 
 
 def _resume_command(session_id: str, workspace: Path, storage: str | None, text: str) -> str:
