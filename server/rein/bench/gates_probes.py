@@ -341,7 +341,7 @@ def main_probes(args: Any) -> int:
     [--strict]`` (``--edits``: at most N cases of each kind)."""
     import json
 
-    from rein.bench.gates_structural import print_cases
+    from rein.bench.gates_structural_scores import print_cases
 
     rows = run_probes(choose_probes(args.projects, int(args.edits) if args.edits else None))
     if args.json:
