@@ -338,19 +338,16 @@ def run_structural(
 ) -> list[dict[str, Any]]:
     """The cases of every project, warm (one session) or ``cold``."""
     import sys
-    import tempfile
 
     import anyio
 
-    from rein.bench.corpus import fetch, make_workspace
+    from rein.bench.corpus import fresh_workspace
 
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     rows: list[dict[str, Any]] = []
     for project in projects:
-        source = fetch(project)
-        with tempfile.TemporaryDirectory(prefix=f"rein-cases-{project.name}-") as tmp:
-            root = make_workspace(source, Path(tmp) / project.name)
-            scratch = Path(tmp) / "scratch"
+        with fresh_workspace(project, "rein-cases") as root:
+            scratch = root.parent / "scratch"
             rows += anyio.run(run_cases, project, root, scratch, seed, cold, say)
     return rows
 
