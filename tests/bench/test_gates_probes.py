@@ -21,7 +21,7 @@ from rein.bench.gates_probes import (
     rename_name_case,
     unclosed_paren_case,
 )
-from rein.bench.gates_structural import _Outcome, _rows
+from rein.bench.gates_structural_scores import CaseOutcome, case_rows
 
 TREE = {
     "src/pkg/__init__.py": "",
@@ -123,12 +123,12 @@ def test_a_case_that_adds_no_error_is_exact_only_when_every_verdict_passed() -> 
     # importer, so the command line finds no new error. They are kept and
     # scored: passed with nothing unverified, or not exact.
     outcomes = [
-        _Outcome(rename_name_case("tests-break", "a.py", "def f(): ...\n", "f", []), [], 1.0),
-        _Outcome(rename_name_case("tests-break", "b.py", "def g(): ...\n", "g", []), [], 1.0),
+        CaseOutcome(rename_name_case("tests-break", "a.py", "def f(): ...\n", "f", []), [], 1.0),
+        CaseOutcome(rename_name_case("tests-break", "b.py", "def g(): ...\n", "g", []), [], 1.0),
     ]
     outcomes[0].statuses = ["passed", "passed"]
     outcomes[1].statuses = ["unverified", "passed"]
-    (row,) = _rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
+    (row,) = case_rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
     assert (row["recall"], row["precision"], row["clean_cases"], row["clean_passed"]) == (
         None,
         None,
@@ -137,12 +137,12 @@ def test_a_case_that_adds_no_error_is_exact_only_when_every_verdict_passed() -> 
     )
     assert not exact(row)
     outcomes[1].statuses = ["passed"]
-    (row,) = _rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
+    (row,) = case_rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
     assert exact(row)
     # One that blocks where nothing broke is not.
     outcomes[1].false_blockers = [{"verdict": 0, "path": "b.py", "line": 0}]
     outcomes[1].statuses = ["blocked", "passed"]
-    (row,) = _rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
+    (row,) = case_rows(Project("pkg", "0", "pkg", 0), outcomes, False, ("tests-break",))
     assert row["precision"] == 0.0 and not exact(row)
 
 

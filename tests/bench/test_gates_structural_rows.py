@@ -10,7 +10,7 @@ import pytest
 
 from rein.bench.corpus import Project
 from rein.bench.corpus_cases import Case
-from rein.bench.gates_structural import _Outcome, _rows, analyzer_wall, print_cases
+from rein.bench.gates_structural_scores import CaseOutcome, analyzer_wall, case_rows, print_cases
 
 
 def _case() -> Case:
@@ -23,14 +23,16 @@ def _case() -> Case:
 def test_a_cold_row_gives_the_wall_without_the_tests_gate(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    timed = _Outcome(_case(), [], 2.0, wall_s=12.0, phases={"gate tests": 3.0, "gate analyzer": 7})
-    untested = _Outcome(_case(), [], 4.0, wall_s=10.0, phases={"gate analyzer": 8.0})
-    not_run = _Outcome(_case(), [], 1.0)
+    timed = CaseOutcome(
+        _case(), [], 2.0, wall_s=12.0, phases={"gate tests": 3.0, "gate analyzer": 7}
+    )
+    untested = CaseOutcome(_case(), [], 4.0, wall_s=10.0, phases={"gate analyzer": 8.0})
+    not_run = CaseOutcome(_case(), [], 1.0)
     assert analyzer_wall(timed) == 9.0
     assert analyzer_wall(untested) == 10.0
     assert analyzer_wall(not_run) is None
 
-    (row,) = _rows(
+    (row,) = case_rows(
         Project("pkg", "1", "pkg", 1), [timed, untested, not_run], True, ("seeded-error",)
     )
     assert row["wall_over_cli"] == [6.0, 2.5]  # the old figures are kept
@@ -43,7 +45,7 @@ def test_a_cold_row_gives_the_wall_without_the_tests_gate(
 
 
 def test_a_warm_row_has_no_walls() -> None:
-    (row,) = _rows(
-        Project("pkg", "1", "pkg", 1), [_Outcome(_case(), [], 1.0)], False, ("seeded-error",)
+    (row,) = case_rows(
+        Project("pkg", "1", "pkg", 1), [CaseOutcome(_case(), [], 1.0)], False, ("seeded-error",)
     )
     assert "analyzer_wall_s" not in row and "wall_s_p50" not in row

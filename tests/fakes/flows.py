@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from rein.flows.plan_act import PlanActFlow, PlanSnapshot, planner_system_prompt, toolkit_overview
+from rein.flows.plan_act import PlanActFlow, PlanSnapshot
+from rein.flows.plan_tools import planner_system_prompt, toolkit_overview
 from rein.harness import Agent, HarnessConfig
 from rein.harness.gating.gates import GatePipeline
 from rein.harness.messages import Message

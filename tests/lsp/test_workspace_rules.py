@@ -15,8 +15,8 @@ async def test_rules_go_to_the_store_of_their_workspace(tmp_path: Path) -> None:
     store = SqliteStore.open(tmp_path)
     rules = WorkspaceRules("/ws", lambda: store)
     kept = await rules.add("command", "npm test")
-    assert [r[0] for r in await store.approval_rules("/ws")] == [kept.id]
-    assert await store.approval_rules("/other") == []
+    assert [r[0] for r in await store.approval_rules.of_workspace("/ws")] == [kept.id]
+    assert await store.approval_rules.of_workspace("/other") == []
     assert [r.pattern for r in await rules.list()] == ["npm test"]
     assert await rules.remove(kept.id)
     assert await rules.list() == []

@@ -40,7 +40,7 @@ from pygls.workspace import Workspace
 
 from rein.config import load_config
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS
-from rein.flows.plan_act import NON_WORK_TOOLS
+from rein.flows.plan_tools import NON_WORK_TOOLS
 from rein.harness.agent import RunResult
 from rein.harness.prompts import NO_COMMAND, NO_WRITE
 from rein.hosting.headless import HeadlessSession

@@ -12,22 +12,24 @@ from rein.store.sqlite import _MIGRATIONS
 
 async def test_rules_are_kept_per_workspace_across_opens(tmp_path: Path) -> None:
     store = SqliteStore.open(tmp_path)
-    first, _ = await store.add_approval_rule("rule_a", "/ws/one", "command", "npm test")
+    first, _ = await store.approval_rules.add("rule_a", "/ws/one", "command", "npm test")
     # The same rule again keeps the first one's id.
-    again, _ = await store.add_approval_rule("rule_b", "/ws/one", "command", "npm test")
-    await store.add_approval_rule("rule_c", "/ws/two", "write", "src/**")
+    again, _ = await store.approval_rules.add("rule_b", "/ws/one", "command", "npm test")
+    await store.approval_rules.add("rule_c", "/ws/two", "write", "src/**")
     assert first == again == "rule_a"
     store.close()
 
     store = SqliteStore.open(tmp_path)
-    assert [r[:3] for r in await store.approval_rules("/ws/one")] == [
+    assert [r[:3] for r in await store.approval_rules.of_workspace("/ws/one")] == [
         ("rule_a", "command", "npm test")
     ]
-    assert [r[:3] for r in await store.approval_rules("/ws/two")] == [("rule_c", "write", "src/**")]
+    assert [r[:3] for r in await store.approval_rules.of_workspace("/ws/two")] == [
+        ("rule_c", "write", "src/**")
+    ]
     # Another workspace's rule is not removed through this one.
-    assert not await store.remove_approval_rule("/ws/one", "rule_c")
-    assert await store.remove_approval_rule("/ws/one", "rule_a")
-    assert await store.approval_rules("/ws/one") == []
+    assert not await store.approval_rules.remove("/ws/one", "rule_c")
+    assert await store.approval_rules.remove("/ws/one", "rule_a")
+    assert await store.approval_rules.of_workspace("/ws/one") == []
     store.close()
 
 
@@ -40,6 +42,6 @@ async def test_a_version_3_database_gains_the_rules_table(tmp_path: Path) -> Non
     db.close()
     store = SqliteStore.open(tmp_path)
     assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
-    await store.add_approval_rule("rule_x", "/ws", "mcp", "time")
-    assert [r[0] for r in await store.approval_rules("/ws")] == ["rule_x"]
+    await store.approval_rules.add("rule_x", "/ws", "mcp", "time")
+    assert [r[0] for r in await store.approval_rules.of_workspace("/ws")] == ["rule_x"]
     store.close()

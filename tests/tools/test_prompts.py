@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rein.flows.plan_act import complete_step_tool, planner_system_prompt, toolkit_overview
+from rein.flows.plan_tools import complete_step_tool, planner_system_prompt, toolkit_overview
 from rein.harness.prompts import (
     ACTING_ROLES,
     NO_COMMAND,

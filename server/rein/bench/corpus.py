@@ -21,6 +21,8 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +36,7 @@ __all__ = [
     "corpus_cache",
     "download_sdist",
     "fetch",
+    "fresh_workspace",
     "make_workspace",
     "seed_edit",
 ]
@@ -128,6 +131,16 @@ def make_workspace(source: Path, into: Path) -> Path:
     """A committed git checkout of the unpacked distribution."""
     shutil.copytree(source, into, ignore=shutil.ignore_patterns(".rein-corpus-complete"))
     return commit_workspace(into)
+
+
+@contextmanager
+def fresh_workspace(project: Project, prefix: str) -> Iterator[Path]:
+    """A committed checkout of ``project`` (its source fetched on first use)
+    in a temporary folder named ``<prefix>-<name>-...``, removed afterwards;
+    the checkout's parent is that folder, the caller's for scratch files."""
+    source = fetch(project)
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}-{project.name}-") as tmp:
+        yield make_workspace(source, Path(tmp) / project.name)
 
 
 def commit_workspace(into: Path) -> Path:

@@ -46,7 +46,6 @@ import random
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
@@ -61,8 +60,7 @@ from rein.bench.corpus import (
     SMALL_CORPUS,
     Project,
     SeededEdit,
-    fetch,
-    make_workspace,
+    fresh_workspace,
     seed_edit,
 )
 from rein.bench.gates_scores import Verdict, print_table, summarize
@@ -425,9 +423,7 @@ def run_corpus(
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     rows: list[dict[str, Any]] = []
     for project in projects:
-        source = fetch(project)
-        with tempfile.TemporaryDirectory(prefix=f"rein-corpus-{project.name}-") as tmp:
-            root = make_workspace(source, Path(tmp) / project.name)
+        with fresh_workspace(project, "rein-corpus") as root:
             count = edits if edits is not None else project.edits
             rows.append(anyio.run(_measure, project, root, count, seed, say))
     return rows

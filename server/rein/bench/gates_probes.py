@@ -262,28 +262,26 @@ def run_probes(
     """Every probe project's cases, one project at a time, each in one warm
     session; one row per project and kind."""
     import sys
-    import tempfile
 
     import anyio
 
-    from rein.bench.corpus import fetch, make_workspace
+    from rein.bench.corpus import fresh_workspace
     from rein.bench.gates_structural import run_cases
 
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     rows: list[dict[str, Any]] = []
     for probe in probes:
         project = probe.project
-        source = fetch(project)
-        with tempfile.TemporaryDirectory(prefix=f"rein-probes-{project.name}-") as tmp:
-            root = make_workspace(source, Path(tmp) / project.name)
+        with fresh_workspace(project, "rein-probes") as root:
             if probe.drop:
                 _drop(root, probe.drop)
 
             def plan(root: Path, probe: ProbeProject = probe) -> list[Case]:
                 return plan_probes(root, probe, seed)
 
+            scratch = root.parent / "scratch"
             rows += anyio.run(
-                run_cases, project, root, Path(tmp) / "scratch", seed, False, say, plan, PROBE_KINDS
+                run_cases, project, root, scratch, seed, False, say, plan, PROBE_KINDS
             )
     return rows
 
@@ -341,7 +339,7 @@ def main_probes(args: Any) -> int:
     [--strict]`` (``--edits``: at most N cases of each kind)."""
     import json
 
-    from rein.bench.gates_structural import print_cases
+    from rein.bench.gates_structural_scores import print_cases
 
     rows = run_probes(choose_probes(args.projects, int(args.edits) if args.edits else None))
     if args.json:

@@ -3,13 +3,9 @@ module deleted, a module renamed, a function renamed by ``sed``) through the
 real gate path, and ``--cold``: each case in a fresh session, its wall time
 next to the command-line tools' on the changed files and their importers.
 
-The cases and their truth are :mod:`rein.bench.corpus_cases`. Counted per
-kind as the seeded edits are (:mod:`rein.bench.gates_corpus`):
-
-- recall: cases whose first analyzer ``gate_result`` has a blocker among the
-  errors the change added (by the command line) / cases;
-- precision: blockers among those errors / all analyzer blockers of all the
-  case's verdicts (the repair's included: a blocker there is false).
+The cases and their truth are :mod:`rein.bench.corpus_cases`; their scores
+(recall, precision, the rows and the printed lines) are
+:mod:`rein.bench.gates_structural_scores`.
 
 With ``--cold`` every case (and two seeded edits, ``seeded-error``) runs in
 a session of its own, started for it: the wall time is from the session's
@@ -25,12 +21,10 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import statistics
 import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,47 +43,12 @@ from rein.bench.corpus_cases import (
     run_cli,
 )
 from rein.bench.gates_corpus import _python_files, _quiet, _ScriptedModel
+from rein.bench.gates_structural_scores import CaseOutcome, case_rows, print_cases
 
-__all__ = [
-    "analyzer_wall",
-    "main_corpus",
-    "plan_cases",
-    "print_cases",
-    "run_cases",
-    "run_structural",
-    "truth",
-]
+__all__ = ["main_corpus", "plan_cases", "run_cases", "run_structural", "truth"]
 
 #: Cases of each kind per project.
 PER_KIND = 2
-
-
-@dataclass
-class _Outcome:
-    case: Case
-    truth: list[ErrorKey]
-    cli_s: float
-    caught: bool = False
-    true_blockers: int = 0
-    false_blockers: list[dict[str, Any]] = field(default_factory=list)
-    covered: int = 0
-    #: The new-error lines the first verdict did not block (path, line).
-    uncovered: list[tuple[str, int]] = field(default_factory=list)
-    verdicts: int = 0
-    status: str = ""
-    wall_s: float | None = None
-    #: The analyzer verdicts' statuses and details, in order.
-    statuses: list[str] = field(default_factory=list)
-    details: list[str] = field(default_factory=list)
-    #: The first verdict's first blocker's path; its blocker count.
-    first_blocker: str | None = None
-    first_blockers: int = 0
-    #: The first repair prompt the model was sent.
-    prompt: str | None = None
-    #: Seconds by phase: each gate's verdicts (``gate NAME``), the waits on
-    #: the analyzers they reported (``waited: WHAT``), the session's start
-    #: and its close (the analyzers stopped).
-    phases: dict[str, float] = field(default_factory=dict)
 
 
 def _texts(root: Path, files: list[str]) -> dict[str, str]:
@@ -195,7 +154,7 @@ def truth(scratch: Path, case: Case) -> tuple[list[ErrorKey], float]:
     return new_errors(before, after.errors, case.renamed, case.inserted), after.seconds
 
 
-async def _run_one(session: Any, model: _ScriptedModel, outcome: _Outcome, root: Path) -> None:
+async def _run_one(session: Any, model: _ScriptedModel, outcome: CaseOutcome, root: Path) -> None:
     from rein.harness import Event
     from rein.harness.events import GateResult, GateWaiting
 
@@ -311,7 +270,7 @@ async def run_cases(
     else:
         cases = plan_cases(root, project, seed, seeded=2 if cold else 0)
     scratch = _scratch(root, scratch_dir)
-    outcomes: list[_Outcome] = []
+    outcomes: list[CaseOutcome] = []
     for case in cases:
         errors, cli_s = truth(scratch, case)
         if not errors and plan is None:
@@ -321,7 +280,7 @@ async def run_cases(
             continue
         # The probes keep such a case (issue 32's cases all count): it is
         # judged exactly when every verdict passes with nothing unverified.
-        outcomes.append(_Outcome(case, errors, cli_s))
+        outcomes.append(CaseOutcome(case, errors, cli_s))
     model = _ScriptedModel()
     if cold:
         for outcome in outcomes:
@@ -345,7 +304,7 @@ async def run_cases(
                 await _run_one(session, model, outcome, root)
                 await _quiet(session.pool, 0.5, 120)
                 _log(project, outcome, log)
-    return _rows(project, outcomes, cold, kinds)
+    return case_rows(project, outcomes, cold, kinds)
 
 
 async def _pre_existing(pool: Any, scratch: Path, root: Path, project: Project) -> dict[str, Any]:
@@ -366,7 +325,7 @@ async def _pre_existing(pool: Any, scratch: Path, root: Path, project: Project) 
     }
 
 
-def _log(project: Project, o: _Outcome, log: Any) -> None:
+def _log(project: Project, o: CaseOutcome, log: Any) -> None:
     wall = f" wall={o.wall_s:.1f}s cli={o.cli_s:.1f}s" if o.wall_s is not None else ""
     log(
         f"{project.name} {o.case.kind} {o.case.target}: caught={o.caught} "
@@ -374,133 +333,21 @@ def _log(project: Project, o: _Outcome, log: Any) -> None:
     )
 
 
-def _rows(
-    project: Project, outcomes: list[_Outcome], cold: bool, kinds: tuple[str, ...]
-) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for kind in kinds:
-        mine = [o for o in outcomes if o.case.kind == kind]
-        if not mine:
-            continue
-        true = sum(o.true_blockers for o in mine)
-        blockers = true + sum(len(o.false_blockers) for o in mine)
-        expected = sum(len({(p, line) for p, line, _r in o.truth}) for o in mine)
-        breaking = [o for o in mine if o.truth]
-        clean = [o for o in mine if not o.truth]
-        row: dict[str, Any] = {
-            "project": f"{project.name}=={project.version}",
-            "kind": kind,
-            "cold": cold,
-            "cases": len(mine),
-            # Over the cases that add errors by the command line (None: none does).
-            "recall": round(sum(o.caught for o in breaking) / len(breaking), 3)
-            if breaking
-            else None,
-            # The cases that add none, and those of them every verdict passed
-            # (nothing blocked, nothing unverified): those judged exactly.
-            "clean_cases": len(clean),
-            "clean_passed": sum(
-                bool(o.statuses) and all(s == "passed" for s in o.statuses) for o in clean
-            ),
-            "precision": round(true / blockers, 3) if blockers else None,
-            "expected_error_lines": expected,
-            "expected_error_lines_blocked": sum(o.covered for o in mine),
-            "false_blockers": sum(len(o.false_blockers) for o in mine),
-            "cases_without_a_verdict": sum(o.verdicts == 0 for o in mine),
-            "statuses": sorted({o.status for o in mine}),
-            "missed": [o.case.target for o in breaking if not o.caught],
-            "false_blocker_samples": [b for o in mine for b in o.false_blockers][:5],
-            "cases_detail": [_checks(o) for o in mine],
-        }
-        if cold:
-            walls = [o.wall_s for o in mine if o.wall_s is not None]
-            clis = [o.cli_s for o in mine]
-            row["wall_s_p50"] = round(statistics.median(walls), 1) if walls else None
-            row["cli_s_p50"] = round(statistics.median(clis), 1)
-            row["wall_over_cli"] = [
-                round(o.wall_s / o.cli_s, 1) for o in mine if o.wall_s is not None and o.cli_s > 0
-            ]
-            analyzer = [(o, analyzer_wall(o)) for o in mine]
-            row["analyzer_wall_s"] = [round(w, 1) for _o, w in analyzer if w is not None]
-            row["analyzer_wall_over_cli"] = [
-                round(w / o.cli_s, 1) for o, w in analyzer if w is not None and o.cli_s > 0
-            ]
-            row["phases_s"] = [{k: round(v, 1) for k, v in sorted(o.phases.items())} for o in mine]
-        rows.append(row)
-    return rows
-
-
-def analyzer_wall(o: _Outcome) -> float | None:
-    """The case's wall without the tests gate's own time (its verdicts'
-    ``duration_ms``): what the command-line analyzers' floor compares with
-    (the tests gate has its own bench, ``rein bench tests``)."""
-    if o.wall_s is None:
-        return None
-    return o.wall_s - o.phases.get("gate tests", 0.0)
-
-
-def _checks(o: _Outcome) -> dict[str, Any]:
-    """One case's verdicts in brief, and what a person reads first: the
-    first blocker's file, whether the prompt says how many it left out,
-    whether a verdict said it was partial."""
-    prompt = o.prompt or ""
-    return {
-        "target": o.case.target,
-        "statuses": o.statuses,
-        "first_blocker": o.first_blocker,
-        "first_blockers": o.first_blockers,
-        "cause_first": o.first_blocker == o.case.after_paths[0] if o.case.after_paths else None,
-        "prompt_says_left_out": "not shown here" in prompt,
-        "prompt_first_problem": next(
-            (line for line in prompt.splitlines() if line.startswith("- ")), None
-        ),
-        "partial_said": any("partial:" in d for d in o.details),
-        "lines_not_blocked": [f"{p}:{line + 1}" for p, line in o.uncovered[:10]],
-        "detail_first": o.details[0][:300] if o.details else None,
-    }
-
-
-def print_cases(rows: list[dict[str, Any]]) -> None:
-    for row in rows:
-        extra = ""
-        if row.get("cold"):
-            extra = (
-                f" wall p50 {row['wall_s_p50']} s, command line p50 {row['cli_s_p50']} s,"
-                f" wall/command line {row['wall_over_cli']};"
-                f" without the tests gate {row['analyzer_wall_s']} s,"
-                f" /command line {row['analyzer_wall_over_cli']}"
-            )
-        clean = (
-            f" passed {row['clean_passed']} of {row['clean_cases']} without a new error,"
-            if row.get("clean_cases")
-            else ""
-        )
-        print(
-            f"{row['project']} {row['kind']}: {row['cases']} cases, recall {row['recall']},"
-            f"{clean} precision {row['precision']}, false {row['false_blockers']},"
-            f" expected error lines blocked {row['expected_error_lines_blocked']}"
-            f"/{row['expected_error_lines']}{extra}"
-        )
-
-
 def run_structural(
     projects: list[Project], *, cold: bool, seed: int = 14, log: Any = None
 ) -> list[dict[str, Any]]:
     """The cases of every project, warm (one session) or ``cold``."""
     import sys
-    import tempfile
 
     import anyio
 
-    from rein.bench.corpus import fetch, make_workspace
+    from rein.bench.corpus import fresh_workspace
 
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     rows: list[dict[str, Any]] = []
     for project in projects:
-        source = fetch(project)
-        with tempfile.TemporaryDirectory(prefix=f"rein-cases-{project.name}-") as tmp:
-            root = make_workspace(source, Path(tmp) / project.name)
-            scratch = Path(tmp) / "scratch"
+        with fresh_workspace(project, "rein-cases") as root:
+            scratch = root.parent / "scratch"
             rows += anyio.run(run_cases, project, root, scratch, seed, cold, say)
     return rows
 

@@ -151,7 +151,7 @@ def compaction_off(rig: Rig) -> None:
 def complete_step_unchecked(rig: Rig) -> None:
     """The executor's ``complete_step`` accepts ``success=true`` with no work
     done (the flow is given this one, without the check, as its step tool)."""
-    from rein.flows.plan_act import CompleteStepArgs
+    from rein.flows.plan_tools import CompleteStepArgs
     from rein.harness.run.output import OutputTool
 
     rig.flow_options["step_tool"] = OutputTool(

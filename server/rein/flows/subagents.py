@@ -26,7 +26,10 @@ its parent's run (docs/flows.md lists the invariants and their tests):
   (``turn_end.usage``) and so in the parent's run usage.
 
 Aborting the parent aborts the child; a child that runs out of budget
-returns an error result and never hangs the parent.
+returns an error result and never hangs the parent. The child's run inside
+the call (its events, steering, usage and abort) is
+:mod:`rein.flows.subagent_run`'s; this module makes the children, answers
+the ``task`` call and keeps the waiting ones.
 """
 
 from __future__ import annotations
@@ -38,22 +41,20 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-import anyio
 from pydantic import BaseModel, ConfigDict
 
 from rein.flows.subagent_kinds import SubagentKind, kind_prompt, kind_tools
+from rein.flows.subagent_run import DELTA_INTERVAL_S, run_subagent
 from rein.harness.agent import Agent, RunResult
 from rein.harness.config import HarnessConfig
 from rein.harness.errors import ToolError
-from rein.harness.events import Event, SubagentActivity
 from rein.harness.hooks import HookCaller, Hooks, hooks_for_child
-from rein.harness.messages import AssistantMessage, Message, UserMessage
+from rein.harness.messages import AssistantMessage, Message
 from rein.harness.ports import Model, ModelOptions, Persistence
 from rein.harness.run.run_types import ResumeCall
-from rein.harness.run.steering import ExternalSteeringProbe, ExternalSteeringSource, Steering
 from rein.harness.tools import ToolContext, ToolEnvironment, ToolRegistry, ToolResult
 
-__all__ = ["PendingChild", "SubagentSpawner", "new_child_id", "run_subagent", "run_task"]
+__all__ = ["PendingChild", "SubagentSpawner", "new_child_id", "run_task"]
 
 #: The tool that starts subagents.
 TASK = "task"
@@ -93,7 +94,7 @@ class SubagentSpawner:
     a text, or a function of the child's tools that makes its prompt."""
 
     #: Forwarded text deltas are joined: at most one per this many seconds.
-    delta_interval_s: float = 0.2
+    delta_interval_s: float = DELTA_INTERVAL_S
 
     def __init__(
         self,
@@ -402,112 +403,3 @@ def report(child_id: str, name: str, result: RunResult) -> ToolResult:
         is_error=True,
         details=details,
     )
-
-
-class _Deltas:
-    """Joins a child's text deltas: one forwarded delta per interval, and
-    whatever is buffered before any other event."""
-
-    def __init__(self, interval_s: float, clock: Callable[[], float]) -> None:
-        self.interval_s = interval_s
-        self.clock = clock
-        self.parts: list[str] = []
-        self.since = 0.0
-
-    def add(self, delta: str) -> str | None:
-        if not self.parts:
-            self.since = self.clock()
-        self.parts.append(delta)
-        if self.clock() - self.since >= self.interval_s:
-            return self.take()
-        return None
-
-    def take(self) -> str | None:
-        if not self.parts:
-            return None
-        text, self.parts = "".join(self.parts), []
-        return text
-
-
-def _steering_of(parent: Steering) -> tuple[ExternalSteeringSource, ExternalSteeringProbe]:
-    """The child's external source and probe: its parent's steering."""
-
-    async def source() -> list[UserMessage]:
-        return await parent.take()
-
-    async def probe() -> bool:
-        return await parent.probe()
-
-    return source, probe
-
-
-async def run_subagent(
-    ctx: ToolContext,
-    child: Agent,
-    child_id: str,
-    name: str,
-    prompt: str,
-    delta_interval_s: float = SubagentSpawner.delta_interval_s,
-    clock: Callable[[], float] = time.monotonic,
-) -> RunResult:
-    """Run ``child`` on ``prompt`` (or the answer it waits for) inside the
-    tool call ``ctx``, forwarding its events, with the parent's steering as
-    its external source; an abort of the parent aborts the child, whose
-    transcript is closed properly before the cancellation goes on."""
-    deltas = _Deltas(delta_interval_s, clock)
-
-    def send(event: dict[str, Any]) -> None:
-        ctx.emit(
-            SubagentActivity(
-                child_id=child_id, name=name, tool_call_id=ctx.tool_call_id, event=event
-            )
-        )
-
-    def forward(event: Event) -> None:
-        if event.type == "message_delta":
-            if event.kind == "text":
-                joined = deltas.add(event.delta)
-                if joined is not None:
-                    send({"type": "message_delta", "kind": "text", "delta": joined})
-            return
-        joined = deltas.take()
-        if joined is not None:
-            send({"type": "message_delta", "kind": "text", "delta": joined})
-        send(event.model_dump(mode="json"))
-
-    if ctx.steering is not None:
-        child.external_steering_source, child.external_steering_probe = _steering_of(ctx.steering)
-    unsubscribe = child.subscribe(forward)
-    box: dict[str, RunResult] = {}
-    done = anyio.Event()
-
-    async def run() -> None:
-        # Shielded: the child ends through its own abort, so it can close its
-        # transcript (aborted results, run_end) before the parent unwinds.
-        with anyio.CancelScope(shield=True):
-            box["result"] = await child.prompt(prompt)
-        # The child's tokens are the parent's too: they count in the turn
-        # that called it (aborted or not).
-        ctx.record.note_subagent_usage(box["result"].usage)
-        done.set()
-
-    async def wake_on_steering() -> None:
-        # The parent's person sent a message: it is the child's to take at
-        # its next boundary; wake its running tools now.
-        await ctx.steering_arrived.wait()
-        if not done.is_set():
-            child.poke_steering()
-
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            tg.start_soon(wake_on_steering)
-            try:
-                await done.wait()
-                tg.cancel_scope.cancel()
-            except anyio.get_cancelled_exc_class():
-                child.abort("the parent run was aborted")
-                raise
-    finally:
-        unsubscribe()
-    return box["result"]

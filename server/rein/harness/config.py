@@ -143,7 +143,7 @@ class HarnessConfig(BaseModel):
     stuck_tool_policy: StuckToolPolicy = "error"
     #: Retries of a tool call that failed transiently (a TransientToolError,
     #: a refused connection, a TimeoutError or ConnectionError of a read
-    #: tool: ``tool_calls.is_transient``); 0: never retried.
+    #: tool: ``invocation.is_transient``); 0: never retried.
     tool_retries: int = Field(3, ge=0, le=10)
     #: The breaker's thresholds; None turns the breaker off.
     tool_misuse_breaker: ToolMisuseBreakerConfig | None = ToolMisuseBreakerConfig()

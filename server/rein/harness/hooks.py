@@ -6,15 +6,17 @@ treated as "no change". Hooks may be plain functions or coroutines.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from rein.harness.calls.tool_result import ToolResult
+from rein.harness.events import Emit, ErrorEvent
 from rein.harness.messages import Message, ToolCall
 from rein.harness.ports import ModelOptions
 
@@ -30,9 +32,13 @@ __all__ = [
     "StopInfo",
     "TurnInfo",
     "TurnOverrides",
+    "call_hook",
     "current_caller",
     "hooks_for_child",
 ]
+
+# The name its records had when the guard lived in calls/tool_calls.py.
+log = logging.getLogger("rein.harness.calls.tool_calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +140,27 @@ class Hooks:
     #: :attr:`StopInfo.continuations`; ``harness.maxModelTurnsPerRun`` still
     #: bounds the run.
     on_stop: OnStop | None = None
+
+
+async def call_hook(emit: Emit, name: str, fn: Callable[..., Any] | None, *args: Any) -> Any:
+    """The loop's guard around a hook: ``fn(*args)``, awaited when it returns
+    an awaitable; a hook that raises is logged, reported as an ``error``
+    event and answers None ("no change"). None for no hook."""
+    if fn is None:
+        return None
+    try:
+        result = fn(*args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+    except Exception as exc:
+        log.exception("hook %s raised", name)
+        emit(
+            ErrorEvent(
+                message=f"hook {name} raised {type(exc).__name__}: {exc}", where=f"hook:{name}"
+            )
+        )
+        return None
 
 
 @dataclass(frozen=True, slots=True)

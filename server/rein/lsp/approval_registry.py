@@ -53,7 +53,7 @@ class WorkspaceRules:
         store = self._store()
         if store is None:
             return kept
-        rows = await store.approval_rules(self.workspace)
+        rows = await store.approval_rules.of_workspace(self.workspace)
         return [
             StoredRule(rule_id, "workspace", _kind(kind), pattern, created)
             for rule_id, kind, pattern, created in rows
@@ -65,7 +65,7 @@ class WorkspaceRules:
         store = self._store()
         if store is None:
             return await self._memory.add(kind, pattern)
-        rule_id, created = await store.add_approval_rule(
+        rule_id, created = await store.approval_rules.add(
             new_rule_id(), self.workspace, kind, pattern
         )
         return StoredRule(rule_id, "workspace", kind, pattern, created)
@@ -74,7 +74,7 @@ class WorkspaceRules:
         if await self._memory.remove(rule_id):
             return True
         store = self._store()
-        return store is not None and await store.remove_approval_rule(self.workspace, rule_id)
+        return store is not None and await store.approval_rules.remove(self.workspace, rule_id)
 
 
 def _kind(value: str) -> ApprovalRuleKind:

@@ -21,13 +21,8 @@ from rein.checkpoints.capture import CheckpointCapture
 from rein.checkpoints.model import CheckpointStore
 from rein.checkpoints.review import Reviewer
 from rein.config import ReinConfig
-from rein.flows.plan_act import (
-    PlanActFlow,
-    PlanSnapshot,
-    complete_step_tool,
-    planner_system_prompt,
-    toolkit_overview,
-)
+from rein.flows.plan_act import PlanActFlow, PlanSnapshot
+from rein.flows.plan_tools import complete_step_tool, planner_system_prompt, toolkit_overview
 from rein.flows.subagents import SubagentSpawner
 from rein.harness import Agent, UserMessage
 from rein.harness.config import GatesConfig, TestsGateConfig

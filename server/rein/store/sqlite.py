@@ -28,6 +28,7 @@ from rein.harness.messages import Message, MessageAdapter
 from rein.store._database import Database, DatabaseStore
 from rein.store._session_schema import _MIGRATIONS, SCHEMA_VERSION
 from rein.store._sqlite_open import open_database
+from rein.store.approval_rule_table import ApprovalRuleTable
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -86,7 +87,9 @@ class SessionImage:
 
 
 class SqliteStore(DatabaseStore):
-    """Sessions, runs and agent memories in one SQLite file. Use :meth:`open`.
+    """Sessions, runs and agent memories in one SQLite file (and, in
+    :attr:`approval_rules`, the workspaces' kept approval rules). Use
+    :meth:`open`.
 
     Every failure is a StoreError naming the file and the cause (the disk
     is full, another process (pid N) holds the lock, ...). Queued messages
@@ -97,6 +100,8 @@ class SqliteStore(DatabaseStore):
 
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
         self._file = Database(path, connection, kind="session", reopen=lambda: _open(path.parent))
+        #: The workspaces' kept approval rules, in the same file.
+        self.approval_rules = ApprovalRuleTable(self._file)
         self._pending: list[tuple[str, str, int, str, float]] = []
         self._next_seq: dict[tuple[str, str], int] = {}
 
@@ -418,51 +423,6 @@ class SqliteStore(DatabaseStore):
             if ids:
                 self._db.execute("UPDATE sessions SET status='interrupted' WHERE status='running'")
             return ids
-
-        return await self._call(write)
-
-    # ------------------------------------------------------- approval rules
-
-    async def add_approval_rule(
-        self, rule_id: str, workspace: str, kind: str, pattern: str
-    ) -> tuple[str, float]:
-        """Keep a workspace's rule; the id and time of the one kept (an
-        equal rule kept before stays, with its id)."""
-
-        def write() -> tuple[str, float]:
-            self._db.execute(
-                "INSERT INTO approval_rules (id, workspace, kind, pattern, created_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(workspace, kind, pattern) DO NOTHING",
-                (rule_id, workspace, kind, pattern, time.time()),
-            )
-            row = self._db.execute(
-                "SELECT id, created_at FROM approval_rules WHERE workspace=? AND kind=? "
-                "AND pattern=?",
-                (workspace, kind, pattern),
-            ).fetchone()
-            return str(row[0]), float(row[1])
-
-        return await self._call(write)
-
-    async def approval_rules(self, workspace: str) -> list[tuple[str, str, str, float]]:
-        """A workspace's rules, oldest first: (id, kind, pattern, created_at)."""
-
-        def read() -> list[tuple[str, str, str, float]]:
-            rows = self._db.execute(
-                "SELECT id, kind, pattern, created_at FROM approval_rules WHERE workspace=? "
-                "ORDER BY created_at, id",
-                (workspace,),
-            ).fetchall()
-            return [(str(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows]
-
-        return await self._call(read)
-
-    async def remove_approval_rule(self, workspace: str, rule_id: str) -> bool:
-        def write() -> bool:
-            cursor = self._db.execute(
-                "DELETE FROM approval_rules WHERE workspace=? AND id=?", (workspace, rule_id)
-            )
-            return cursor.rowcount > 0
 
         return await self._call(write)
 

@@ -8,7 +8,8 @@ from rein.config import load_config
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.evals._registry import Outcome, Rig
 from rein.evals.mutations import merged
-from rein.flows.plan_act import PlanActFlow, planner_system_prompt, toolkit_overview
+from rein.flows.plan_act import PlanActFlow
+from rein.flows.plan_tools import planner_system_prompt, toolkit_overview
 from rein.harness import Agent, HarnessConfig, ToolResultMessage
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Model, ModelOptions, UserChannel

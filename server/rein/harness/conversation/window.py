@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from rein.harness.calls.tool_calls import call_hook
 from rein.harness.conversation.context import (
     ContextBudget,
     ContextOverflowError,
@@ -26,6 +25,7 @@ from rein.harness.conversation.relief import OverWindowRelief, ReliefReason, Rel
 from rein.harness.conversation.tokens import estimate_message_tokens
 from rein.harness.errors import ModelError
 from rein.harness.events import Compaction, Emit
+from rein.harness.hooks import call_hook
 from rein.harness.messages import Message, UserMessage
 from rein.harness.run.run_types import LoopContext
 from rein.harness.run.watchdog import Activity

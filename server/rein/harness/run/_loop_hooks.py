@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import anyio
 
-from rein.harness.calls.tool_calls import ToolExecutor, call_hook
+from rein.harness.calls.tool_calls import ToolExecutor
 from rein.harness.config import HarnessConfig
 from rein.harness.events import Event, SteeringApplied
-from rein.harness.hooks import PromptVerdict, StopInfo, TurnInfo, TurnOverrides
+from rein.harness.hooks import PromptVerdict, StopInfo, TurnInfo, TurnOverrides, call_hook
 from rein.harness.messages import Message, UserMessage
 from rein.harness.run.run_types import LoopContext
 
