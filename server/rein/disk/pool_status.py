@@ -5,12 +5,21 @@ some diagnostics are missing (:func:`missing_diagnostics`)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from rein.disk.analyzer_specs import AnalyzerSpec
 
-__all__ = ["PoolView", "blind", "describe", "languages", "missing_diagnostics", "not_analysed_text"]
+__all__ = [
+    "PoolView",
+    "blind",
+    "describe",
+    "languages",
+    "missing_diagnostics",
+    "not_analysed_text",
+    "server_version",
+]
 
 
 class _Running(Protocol):
@@ -73,6 +82,24 @@ def blind(pool: PoolView) -> str | None:
     if not reasons:
         return "no analyzer is running"
     return f"no analyzer is running ({'; '.join(reasons)})"
+
+
+def server_version(info: Any) -> str | None:
+    """The version a server's ``initialize`` result names (its
+    ``serverInfo.version``), or None. gopls sends its whole build
+    information there as JSON (``{"GoVersion": ..., "Version": "v0.16.2"}``):
+    its ``Version`` is taken."""
+    if not isinstance(info, dict) or not info.get("version"):
+        return None
+    version = str(info["version"]).strip()
+    if version.startswith("{"):
+        try:
+            build = json.loads(version)
+        except ValueError:
+            return None
+        inner = build.get("Version") if isinstance(build, dict) else None
+        return inner if isinstance(inner, str) and inner else None
+    return version
 
 
 def describe(pool: PoolView) -> str:
