@@ -565,3 +565,21 @@ async def test_find_definition_shows_the_definitions_lines_bounded_by_its_outlin
         [("lib.py", [(6, 5, "def long():")])],
         None,
     )
+
+
+async def test_a_definition_outside_the_workspace_says_why_its_line_is_not_shown(
+    calls: ToolCallRecorder, write_files: WriteFiles, navigator: FakeNavigator, tmp_path: Path
+) -> None:
+    """gopls answers fmt.Println with Go's own source: Rein reads no file
+    outside the workspace, and the answer was an empty '293:6:'."""
+    library = tmp_path.parent / "golib" / "print.go"
+    library.parent.mkdir(exist_ok=True)
+    library.write_text("package fmt\n\nfunc Println(a ...any) {}\n")
+    write_files({"main.go": "package main\n\nfunc main() { fmt.Println(1) }\n"})
+    navigator.definitions_of[("main.go", Position(2, 18))] = [at(str(library), 2, 5)]
+    found = await calls.run(FindDefinitionTool(), path="main.go", line=3, symbol="Println")
+    assert found.content == (
+        f"1 definition of `Println` (fake-server):\n{library}\n"
+        "  3:6: (outside the workspace: not read; hover gives its signature)"
+    )
+    assert "func Println" not in found.content

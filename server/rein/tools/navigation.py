@@ -43,7 +43,7 @@ from rein.tools.nav_text import (
     lsp_lines,
     symbol_position,
 )
-from rein.tools.sandbox import Sandbox, hard_link_reason
+from rein.tools.sandbox import Sandbox, SandboxError, hard_link_reason
 
 __all__ = [
     "NAVIGATION_READ_TOOLS",
@@ -66,6 +66,9 @@ MAX_BODY_LINES = 40
 MAX_BODIES = 3
 #: How long the outline that finds a definition's end may take.
 BODY_BOUND_S = 10.0
+#: What a place outside the workspace shows instead of its line (Rein reads
+#: no file there; hover still gives the symbol's signature).
+OUTSIDE_NOTE = "(outside the workspace: not read; hover gives its signature)"
 #: How many import aliases one search follows.
 MAX_ALIASES = 10
 #: How long following the import aliases of one search may take, in all.
@@ -121,18 +124,26 @@ class LineTexts:
     def __init__(self, ctx: ToolContext) -> None:
         self._workspace, self._sandbox = sandbox_of(ctx)
         self._lines: dict[str, list[str] | None] = {}
+        self._outside: set[str] = set()
 
     async def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
             try:
                 rel = self._sandbox.resolve(path)
+            except SandboxError:
+                # A library outside the workspace (Go's standard library, a
+                # virtual environment elsewhere): never read.
+                self._outside.add(path)
+                self._lines[path] = None
+                return None
+            try:
                 if _protected(self._sandbox, rel):
                     self._lines[path] = None
                     return None
                 content = await self._workspace.read_text(rel)
                 self._lines[path] = lsp_lines(content.text)
             except Exception:
-                # A library's stub outside the workspace, a file gone since.
+                # A file gone since, one that is not text.
                 self._lines[path] = None
         return self._lines[path]
 
@@ -141,7 +152,12 @@ class LineTexts:
         return lines[line] if lines is not None and 0 <= line < len(lines) else None
 
     async def found(self, location: CodeLocation, note: str = "") -> Found:
-        return Found(location, await self.line(location.path, location.range.start.line), note)
+        """The place with its line's text; a place outside the workspace
+        says why it has none (rather than an empty line)."""
+        text = await self.line(location.path, location.range.start.line)
+        if text is None and location.path in self._outside:
+            note = " ".join(filter(None, (OUTSIDE_NOTE, note)))
+        return Found(location, text, note)
 
 
 async def resolve_symbol(
