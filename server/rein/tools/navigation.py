@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, Field
 
-from rein.harness.errors import ToolError
+from rein.harness.errors import SandboxError, ToolError
 from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
@@ -43,7 +43,7 @@ from rein.tools.nav_text import (
     lsp_lines,
     symbol_position,
 )
-from rein.tools.sandbox import Sandbox, SandboxError, hard_link_reason
+from rein.tools.sandbox import Sandbox, hard_link_reason
 
 __all__ = [
     "NAVIGATION_READ_TOOLS",
