@@ -214,6 +214,26 @@ def test_clangd_uses_the_compile_commands_when_there_are_some(
     assert spec.note == "compile_commands.json"
 
 
+@pytest.mark.parametrize(
+    ("says", "dirty"),
+    [
+        ("Debian clangd version 14.0.6 linux+grpc x86_64-pc-linux-gnu", True),
+        ("clangd version 18.1.3 (https://github.com/llvm/llvm-project c13b7485)", True),
+        ("clangd version 13.0.1", False),  # no --use-dirty-headers: it would not start
+        ("something else", False),
+    ],
+)
+def test_clangd_from_version_14_reads_the_headers_it_was_shown(
+    tmp_path: Path, bare_path: Path, says: str, dirty: bool
+) -> None:
+    root = workspace(tmp_path, {"main.c": "int main(void) { return 0; }\n"})
+    exe = fake_server(bare_path, "clangd")
+    exe.write_text(f"#!/bin/sh\necho '{says}'\n")
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert ("--use-dirty-headers" in spec.command) is dirty
+    assert spec.command[:2] == (str(exe), "--background-index=false")
+
+
 def test_eslint_and_biome_only_where_configured_and_off_when_disabled(
     tmp_path: Path, bare_path: Path
 ) -> None:
