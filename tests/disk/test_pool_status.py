@@ -66,10 +66,13 @@ def test_the_hosts_line_adds_the_languages_nothing_analyses(tmp_path: Path) -> N
 
 def test_a_servers_version_is_its_release_not_its_build_information() -> None:
     """gopls sends its build information as JSON in serverInfo.version: the
-    analyzers line printed all of it ('gopls {"GoVersion":"go1.19.5",...}')."""
+    analyzers line printed all of it ('gopls {"GoVersion":"go1.19.5",...}');
+    clangd a sentence with its platform."""
     build = '{"GoVersion":"go1.19.5","Path":"golang.org/x/tools/gopls","Version":"v0.16.2"}'
     assert server_version({"name": "gopls", "version": build}) == "v0.16.2"
     assert server_version({"name": "gopls", "version": '{"GoVersion":"go1.19.5"}'}) is None
     assert server_version({"name": "ruff", "version": "0.6.1"}) == "0.6.1"
+    clangd = "Debian clangd version 14.0.6 linux+grpc x86_64-pc-linux-gnu"
+    assert server_version({"name": "clangd", "version": clangd}) == "14.0.6"
     assert server_version({"name": "x"}) is None
     assert server_version(None) is None

@@ -6,6 +6,7 @@ some diagnostics are missing (:func:`missing_diagnostics`)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -84,11 +85,16 @@ def blind(pool: PoolView) -> str | None:
     return f"no analyzer is running ({'; '.join(reasons)})"
 
 
+_SAID_VERSION = re.compile(r"\bversion\s+(v?\d[\w.+-]*)")
+
+
 def server_version(info: Any) -> str | None:
     """The version a server's ``initialize`` result names (its
     ``serverInfo.version``), or None. gopls sends its whole build
     information there as JSON (``{"GoVersion": ..., "Version": "v0.16.2"}``):
-    its ``Version`` is taken."""
+    its ``Version`` is taken. clangd sends a sentence (``Debian clangd
+    version 14.0.6 linux+grpc x86_64-pc-linux-gnu``): the number after
+    ``version`` is taken."""
     if not isinstance(info, dict) or not info.get("version"):
         return None
     version = str(info["version"]).strip()
@@ -99,7 +105,8 @@ def server_version(info: Any) -> str | None:
             return None
         inner = build.get("Version") if isinstance(build, dict) else None
         return inner if isinstance(inner, str) and inner else None
-    return version
+    said = _SAID_VERSION.search(version)
+    return said.group(1) if said else version
 
 
 def describe(pool: PoolView) -> str:
