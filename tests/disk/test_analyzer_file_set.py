@@ -132,6 +132,12 @@ def test_a_configured_analyzer_that_did_not_start_covers_nothing(tmp_path: Path)
     pool.analyzers = [SimpleNamespace(spec=DEFAULT_ANALYZERS[0])]  # type: ignore[list-item]
     assert pool.covers("pkg/app.py")
     assert not pool.covers("web/app.ts")
+    pool.missing = ["typescript"]
+    assert pool.why_not_covered("web/app.ts") == "typescript was not found"
+    assert pool.why_not_covered("main.rs") is None  # nothing is configured for it
+    assert pool.why_not_covered("node_modules/x/y.py") == "the workspace filter skips it"
+    pool.missing, pool.failed = [], ["typescript failed to start: exit 1"]
+    assert pool.why_not_covered("web/app.ts") == "typescript failed to start: exit 1"
 
 
 class FileByFile(StubAnalyzer):

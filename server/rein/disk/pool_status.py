@@ -20,6 +20,7 @@ __all__ = [
     "missing_diagnostics",
     "not_analysed_text",
     "server_version",
+    "why_not_covered",
 ]
 
 
@@ -107,6 +108,27 @@ def server_version(info: Any) -> str | None:
         return inner if isinstance(inner, str) and inner else None
     said = _SAID_VERSION.search(version)
     return said.group(1) if said else version
+
+
+def why_not_covered(pool: PoolView, suffix: str) -> str | None:
+    """Why files ending in ``suffix`` are analysed by nobody: the
+    configured servers for them that were not found or did not start
+    (``gopls was not found``), or None (none is configured)."""
+    reasons: list[str] = []
+    running = {a.spec.name: a for a in pool.analyzers}
+    for spec in pool.specs:
+        if suffix not in spec.extensions:
+            continue
+        if spec.name in pool.missing:
+            reasons.append(f"{spec.name} was not found")
+        elif spec.name in running:
+            failure = running[spec.name].failure
+            reasons.append(f"{spec.name} is not running ({failure})" if failure else "")
+        else:
+            failed = [f for f in pool.failed if f.startswith(f"{spec.name} ")]
+            reasons += failed or [f"{spec.name} did not start"]
+    said = [r for r in reasons if r]
+    return "; ".join(said) if said else None
 
 
 def describe(pool: PoolView) -> str:
