@@ -180,6 +180,15 @@ async def test_definition_hover_and_symbols_answer_from_the_navigator(
         await calls.run(FindReferencesTool(), path="pkg/use.py", line=4, symbol="h")
 
 
+async def test_the_outline_of_a_file_that_is_not_there_is_an_error(
+    calls: ToolCallRecorder, project: None
+) -> None:
+    """It was 'No symbols in pkg/nope.py (basedpyright).': the model could
+    take the file for an empty one."""
+    with pytest.raises(ToolError, match=r"File not found: pkg/nope\.py"):
+        await calls.run(SymbolsTool(), path="pkg/nope.py")
+
+
 async def test_without_a_navigator_the_tools_say_so(disk: DiskWorkspace, project: None) -> None:
     calls = ToolCallRecorder(ToolEnvironment(workspace=disk))
     with pytest.raises(ToolError, match="needs a language server"):

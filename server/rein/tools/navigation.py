@@ -420,9 +420,11 @@ class SymbolsTool(_NavigationTool):
         if (args.path is None) == (args.query is None):
             raise ToolError("Give either path (a file's outline) or query (a workspace search).")
         if args.path is not None:
-            _, sandbox = sandbox_of(ctx)
+            workspace, sandbox = sandbox_of(ctx)
             rel = sandbox.resolve(args.path)
             await check_readable(ctx, rel)
+            # A file that is not there is an error, not an empty outline.
+            await workspace.read_text(rel)
             symbols = _flatten(await self._ask(ctx, navigator.document_symbols(rel)))
             where = rel
         else:
