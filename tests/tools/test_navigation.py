@@ -26,7 +26,7 @@ from rein.harness.navigation_ports import (
     Position,
     TextReplacement,
 )
-from rein.harness.ports import FileContent, Mutation
+from rein.harness.ports import Diagnostic, FileContent, Mutation
 from rein.harness.tools import ToolEnvironment
 from rein.tools.edit import path_lock
 from rein.tools.nav_text import Found, format_locations, symbol_position
@@ -34,6 +34,7 @@ from rein.tools.navigation import FindDefinitionTool, FindReferencesTool, HoverT
 from rein.tools.rename import RenameSymbolTool, apply_replacements
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes.approvals import FakeApprover
+from tests.fakes.diagnostics import FakeDiagnostics
 from tests.fakes.navigator import FakeNavigator, at
 from tests.fakes.tools import ToolCallRecorder
 from tests.tools.conftest import WriteFiles
@@ -592,3 +593,36 @@ async def test_a_definition_outside_the_workspace_says_why_its_line_is_not_shown
         "  3:6: (outside the workspace: not read; hover gives its signature)"
     )
     assert "func Println" not in found.content
+
+
+async def test_an_empty_answer_in_a_file_that_does_not_parse_says_so(
+    disk: DiskWorkspace, write_files: WriteFiles
+) -> None:
+    """basedpyright drops what follows an unclosed parenthesis: 'No
+    definition of `echo` found' read as if echo were undefined."""
+    write_files({"broken.py": "from u import echo\n\ndef f(:\n    return echo\n"})
+    parse_error = Diagnostic(
+        path="broken.py", line=2, character=6, code="invalid-syntax", source="Ruff",
+        message="Expected a parameter or the end of the parameter list",
+    )  # fmt: skip
+    type_error = Diagnostic(path="broken.py", line=0, code="reportMissingImports", message="x")
+    diagnostics = FakeDiagnostics([type_error, parse_error])
+    nav = FakeNavigator()
+    nav.definitions_of[("broken.py", Position(3, 11))] = []
+    nav.hovers[("broken.py", Position(3, 11))] = ""
+    nav.renames[("broken.py", Position(3, 11))] = {}
+    env = ToolEnvironment(workspace=disk, navigator=nav, diagnostics=diagnostics)
+    calls = ToolCallRecorder(env)
+    found = await calls.run(FindDefinitionTool(), path="broken.py", line=4, symbol="echo")
+    assert found.content == (
+        "No definition of `echo` found (fake-server). (broken.py does not parse: line 3: "
+        "Expected a parameter or the end of the parameter list; the server may not have "
+        "understood the code after it: fix that first, or read the file)"
+    )
+    hover = await calls.run(HoverTool(), path="broken.py", line=4, symbol="echo")
+    assert "broken.py does not parse: line 3" in hover.content
+    with pytest.raises(ToolError, match=r"nothing changed\. \(broken\.py does not parse: line 3"):
+        await calls.run(RenameSymbolTool(), path="broken.py", line=4, symbol="echo", new_name="e")
+    diagnostics.diagnostics = [type_error]  # errors, but it parses: nothing to add
+    found = await calls.run(FindDefinitionTool(), path="broken.py", line=4, symbol="echo")
+    assert found.content == "No definition of `echo` found (fake-server)."

@@ -36,6 +36,7 @@ from rein.harness.tools import DisplayKind, Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
+from rein.tools.nav_syntax import parse_note
 from rein.tools.nav_text import (
     Found,
     character_index,
@@ -362,7 +363,8 @@ class FindDefinitionTool(_NavigationTool):
         ]
         name = args.symbol.strip()
         if not found:
-            return ToolResult(f"No definition of `{name}` found ({_source(navigator)}).")
+            note = await parse_note(ctx, rel)
+            return ToolResult(f"No definition of `{name}` found ({_source(navigator)}).{note}")
         noun = "definition" if len(found) == 1 else "definitions"
         header = f"{len(found)} {noun} of `{name}` ({_source(navigator)}):"
         return ToolResult(format_locations(header, found), details={"count": len(found)})
@@ -383,7 +385,8 @@ class HoverTool(_NavigationTool):
         answer = await self._ask(ctx, navigator.hover(rel, position))
         name = args.symbol.strip()
         if not answer or not answer.strip():
-            return ToolResult(f"The language server has nothing to say about `{name}`.")
+            note = await parse_note(ctx, rel)
+            return ToolResult(f"The language server has nothing to say about `{name}`.{note}")
         return ToolResult(answer.strip()[:6000])
 
 
