@@ -163,13 +163,16 @@ def test_typescript_is_given_the_projects_own_tsserver(tmp_path: Path, bare_path
     (root / "node_modules" / "typescript" / "lib").mkdir(parents=True)
     tsserver = root / "node_modules" / "typescript" / "lib" / "tsserver.js"
     tsserver.write_text("//\n")
+    (tsserver.parent.parent / "package.json").write_text(
+        '{"name": "typescript", "version": "5.4.2"}'
+    )
     (root / "tsconfig.json").write_text("{}\n")
     fake_server(bare_path, "typescript-language-server")
     (spec,) = workspace_specs(root, AnalyzerGateConfig())
     assert spec.name == "typescript"
     assert spec.initialization_options is not None
     assert spec.initialization_options["tsserver"] == {"path": str(tsserver)}
-    assert spec.note == "the project's TypeScript"
+    assert spec.note == "the project's TypeScript 5.4.2"  # the analyzers line names it
     assert spec.language_for("src/a.tsx") == "typescriptreact"
 
 
@@ -190,6 +193,11 @@ def test_typescript_7_without_tsserver_falls_back_to_the_servers(
         "fallbackPath": str(prefix / "typescript" / "lib" / "tsserver.js")
     }
     assert spec.note is not None and "TypeScript 7" in spec.note
+    (root / "node_modules" / "typescript" / "bin").rmdir()
+    (root / "node_modules" / "typescript").rmdir()
+    (prefix / "typescript" / "package.json").write_text('{"version": "5.9.3"}')
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert spec.note == "TypeScript 5.9.3 next to the server (the project has none)"
     (prefix / "typescript" / "lib" / "tsserver.js").unlink()
     (spec,) = workspace_specs(root, AnalyzerGateConfig())
     assert spec.initialization_options is not None

@@ -19,6 +19,7 @@ fallback flags (said in the analyzers line), and from version 14 on
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -154,20 +155,33 @@ def wanted(server: AnalyzerServerConfig, files: WorkspaceFiles) -> bool:
     return has_files or bool(files.root_names.intersection(server.project_files or []))
 
 
+def _typescript_version(tsserver: Path) -> str:
+    """`` 5.9.3``: the version in the ``package.json`` of the TypeScript
+    ``tsserver`` (``<typescript>/lib/tsserver.js``) belongs to, or "" (the
+    language server does not say which TypeScript it runs)."""
+    try:
+        version = json.loads((tsserver.parent.parent / "package.json").read_text()).get("version")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return f" {version}" if isinstance(version, str) and version else ""
+
+
 def _typescript(
     root: Path, executable: str, *, own_tools: bool = True
 ) -> tuple[dict[str, Any], str | None]:
     """The typescript preset's tsserver: the project's own TypeScript (with
     ``own_tools``), else one next to the server (its npm prefix) as the
-    fallback."""
+    fallback; the note names it with its version."""
     options: dict[str, Any] = {"disableAutomaticTypingAcquisition": True}
     own = root / "node_modules" / "typescript" / "lib" / "tsserver.js"
     if own_tools and own.is_file():
-        return {**options, "tsserver": {"path": str(own)}}, "the project's TypeScript"
-    note = "TypeScript next to the server (the project has none)"
+        own_note = f"the project's TypeScript{_typescript_version(own)}"
+        return {**options, "tsserver": {"path": str(own)}}, own_note
+    where = "next to the server (the project has none)"
     if not own_tools:
-        note = "TypeScript next to the server (the project's own is not run here)"
-    elif (root / "node_modules" / "typescript").is_dir():
+        where = "next to the server (the project's own is not run here)"
+    note: str | None = None
+    if own_tools and (root / "node_modules" / "typescript").is_dir():
         # TypeScript 7 (the native compiler) has no tsserver.js.
         note = "the project's TypeScript has no tsserver.js (TypeScript 7?): the server's used"
     server_dir = Path(os.path.realpath(executable)).parent
@@ -177,6 +191,8 @@ def _typescript(
             base / "typescript" / "lib" / "tsserver.js",
         ):
             if candidate.is_file():
+                if note is None:
+                    note = f"TypeScript{_typescript_version(candidate)} {where}"
                 return {**options, "tsserver": {"fallbackPath": str(candidate)}}, note
     return options, "no TypeScript 5 found (npm i -g typescript@5; 7 has no tsserver.js)"
 
