@@ -326,6 +326,8 @@ class _Analyzer:
         self.awaiting.pop(path, None)
         self.owed_refresh.discard(path)
         self.findings.forget(path)
+        # A closed file's build is over, whether clangd said "idle" or not.
+        self.progress.discard(f"clangd:{_uri(self.pool.root, path)}")
 
     def change(self, path: str, text: str | None = None) -> None:
         """Send the file's content (or ``text``, shown instead of it)."""
