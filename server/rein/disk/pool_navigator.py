@@ -341,12 +341,16 @@ class PoolNavigator:
         )
 
     async def workspace_symbols(self, query: str) -> Sequence[CodeSymbol]:
-        """Every server that searches symbols is asked (one per language)."""
+        """Every server that searches symbols is asked (one per language);
+        the answer is said to come from all of them, and names the servers
+        that are not running (their languages' symbols are not in it)."""
         await self.pool.started()
-        servers = servers_for(self.pool.analyzers, None, "workspace symbols", self._absent())
+        absent = self._absent()
+        servers = servers_for(self.pool.analyzers, None, "workspace symbols", absent)
         if not self._indexed:
             self._indexed = await self.pool.wait_idle(self.index_wait_s)
         found: list[CodeSymbol] = []
+        asked: list[str] = []
         for analyzer in servers:
             if analyzer.client is None:
                 continue
@@ -355,7 +359,13 @@ class PoolNavigator:
                 "a workspace symbols request",
                 analyzer.client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=query)),
             )
+            asked.append(analyzer.spec.name)
             found.extend(self._symbol("", item) for item in answer or [])
+        # "(bash)" after a search basedpyright and typescript answered too
+        # read as if only bash had looked, and gopls, not found, went unsaid.
+        self._answered_by = ", ".join(asked) + (
+            f"; not running: {', '.join(absent)}" if absent else ""
+        )
         return found
 
     async def rename(
