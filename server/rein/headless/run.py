@@ -270,7 +270,7 @@ async def _run_in(
         finish_isolated(record, folder, result.status, as_json) if record is not None else None
     )
     if as_json:
-        payload = {"result": result_json(session_id, result, changes, reviews)}
+        payload: dict[str, Any] = {"result": result_json(session_id, result, changes, reviews)}
         if said:  # which analyzers looked (and which were not found), as on stderr
             payload["analyzers"] = said[-1].removeprefix("analyzers: ")
         if isolated is not None:
