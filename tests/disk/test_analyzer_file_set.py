@@ -133,7 +133,8 @@ def test_a_configured_analyzer_that_did_not_start_covers_nothing(tmp_path: Path)
     assert pool.covers("pkg/app.py")
     assert not pool.covers("web/app.ts")
     pool.missing = ["typescript"]
-    assert pool.why_not_covered("web/app.ts") == "typescript was not found"
+    # The program looked for is named: "bash was not found" read as if the shell were.
+    assert pool.why_not_covered("web/app.ts") == "typescript (no-such-server-x) was not found"
     assert pool.why_not_covered("main.rs") is None  # nothing is configured for it
     assert pool.why_not_covered("node_modules/x/y.py") == "the workspace filter skips it"
     pool.missing, pool.failed = [], ["typescript failed to start: exit 1"]

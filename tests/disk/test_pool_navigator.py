@@ -198,6 +198,6 @@ async def test_a_workspace_search_names_every_server_asked_and_those_not_running
     pool = StartedPool([python, bash], missing=["gopls"])
     navigator = PoolNavigator(pool, index_wait_s=0.1)  # type: ignore[arg-type]
     assert await navigator.workspace_symbols("Total") == []
-    assert navigator.source == "basedpyright, bash; not running: gopls: not found"
+    assert navigator.source == "basedpyright, bash; not running: gopls was not found"
     found = await navigator.workspace_symbols("total")
     assert [s.name for s in found] == ["total_of"]

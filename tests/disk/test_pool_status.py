@@ -39,7 +39,7 @@ def test_describe_names_servers_languages_versions_and_the_missing() -> None:
     )
     assert describe(pool) == (  # type: ignore[arg-type]
         "ruff 0.6.1 (python), typescript 5.3.0 (typescript, javascript; the project's "
-        "TypeScript); basedpyright was not found"
+        "TypeScript); basedpyright (basedpyright-langserver) was not found"
     )
 
 

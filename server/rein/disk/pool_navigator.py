@@ -33,6 +33,7 @@ from pygls.lsp.client import LanguageClient
 
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
+from rein.disk.pool_status import not_found
 from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
@@ -194,7 +195,7 @@ class PoolNavigator:
 
     def _absent(self) -> list[str]:
         """The servers that are not running from the start: not found, failed."""
-        return [f"{name}: not found" for name in self.pool.missing] + self.pool.failed
+        return [not_found(self.pool, name) for name in self.pool.missing] + self.pool.failed
 
     async def _ready(self, path: str, question: str) -> tuple[list[_Analyzer], bool]:
         """The servers that can answer ``question`` for ``path``, with the

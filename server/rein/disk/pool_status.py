@@ -19,6 +19,7 @@ __all__ = [
     "languages",
     "missing_diagnostics",
     "not_analysed_text",
+    "not_found",
     "server_version",
     "why_not_covered",
 ]
@@ -66,9 +67,19 @@ def languages(spec: AnalyzerSpec) -> str:
     return ", ".join(out)
 
 
+def not_found(pool: PoolView, name: str) -> str:
+    """``gopls was not found``; with the program looked for when it has
+    another name than its preset: ``typescript (typescript-language-server)
+    was not found`` ("bash was not found" read as if the shell were
+    missing)."""
+    program = next((s.command[0] for s in pool.specs if s.name == name), name)
+    program = program.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name} was not found" if program == name else f"{name} ({program}) was not found"
+
+
 def _absent(pool: PoolView) -> list[str]:
     return [
-        *(f"{name} was not found" for name in pool.missing),
+        *(not_found(pool, name) for name in pool.missing),
         *pool.failed,
         *(a.failure for a in pool.analyzers if a.failure),
     ]
@@ -120,7 +131,7 @@ def why_not_covered(pool: PoolView, suffix: str) -> str | None:
         if suffix not in spec.extensions:
             continue
         if spec.name in pool.missing:
-            reasons.append(f"{spec.name} was not found")
+            reasons.append(not_found(pool, spec.name))
         elif spec.name in running:
             failure = running[spec.name].failure
             reasons.append(f"{spec.name} is not running ({failure})" if failure else "")
