@@ -57,8 +57,11 @@ __all__ = [
 
 #: Analyzers that only report findings (linters): a pool of only these
 #: offers no navigation (decided before any server ran; once they run,
-#: their capabilities decide, :func:`servers_for`).
-DIAGNOSTICS_ONLY = frozenset({"ruff", "eslint", "biome", "bash"})
+#: their capabilities decide, :func:`servers_for`). bash-language-server is
+#: not one: it answers definitions, references, renames and outlines of
+#: shell functions and variables (a shell-only project had no navigation
+#: tools while a mixed one's shell files had them).
+DIAGNOSTICS_ONLY = frozenset({"ruff", "eslint", "biome"})
 #: Each question and the ``initialize`` capability a server needs for it.
 CAPABILITIES = {
     "definition": "definitionProvider",
