@@ -623,6 +623,9 @@ async def test_an_empty_answer_in_a_file_that_does_not_parse_says_so(
     assert "broken.py does not parse: line 3" in hover.content
     with pytest.raises(ToolError, match=r"nothing changed\. \(broken\.py does not parse: line 3"):
         await calls.run(RenameSymbolTool(), path="broken.py", line=4, symbol="echo", new_name="e")
+    # A server's refusal there (gopls: "no identifier found") says it too.
+    with pytest.raises(ToolError, match=r"knows nothing at .*\(broken\.py does not parse: line 3"):
+        await calls.run(FindReferencesTool(), path="broken.py", line=4, symbol="echo")
     diagnostics.diagnostics = [type_error]  # errors, but it parses: nothing to add
     found = await calls.run(FindDefinitionTool(), path="broken.py", line=4, symbol="echo")
     assert found.content == "No definition of `echo` found (fake-server)."

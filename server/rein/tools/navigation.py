@@ -300,11 +300,14 @@ class _NavigationTool(Tool[Any]):
     tool_class = "read"
     display: DisplayKind = "locations"
 
-    async def _ask(self, ctx: ToolContext, call: Any) -> Any:
+    async def _ask(self, ctx: ToolContext, call: Any, rel: str | None = None) -> Any:
+        """``call``'s answer; a server's refusal as a ToolError, with why
+        when ``rel`` does not parse (gopls: "no identifier found")."""
         try:
             return await call
         except NavigationUnavailable as exc:
-            raise ToolError(str(exc)) from None
+            note = await parse_note(ctx, rel) if rel is not None else ""
+            raise ToolError(str(exc) + note) from None
 
 
 class FindReferencesTool(_NavigationTool):
@@ -325,7 +328,7 @@ class FindReferencesTool(_NavigationTool):
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
-        answer = await self._ask(ctx, navigator.references(rel, position))
+        answer = await self._ask(ctx, navigator.references(rel, position), rel)
         texts = LineTexts(ctx)
         found, notes = await self._ask(ctx, follow_aliases(navigator, texts, answer))
         if isinstance(answer, PartialLocations):
@@ -355,7 +358,7 @@ class FindDefinitionTool(_NavigationTool):
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
-        answer = await self._ask(ctx, navigator.definition(rel, position))
+        answer = await self._ask(ctx, navigator.definition(rel, position), rel)
         texts = LineTexts(ctx)
         found = [
             await _with_body(navigator, texts, loc) if i < MAX_BODIES else await texts.found(loc)
@@ -382,7 +385,7 @@ class HoverTool(_NavigationTool):
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
-        answer = await self._ask(ctx, navigator.hover(rel, position))
+        answer = await self._ask(ctx, navigator.hover(rel, position), rel)
         name = args.symbol.strip()
         if not answer or not answer.strip():
             note = await parse_note(ctx, rel)
@@ -428,7 +431,7 @@ class SymbolsTool(_NavigationTool):
             await check_readable(ctx, rel)
             # A file that is not there is an error, not an empty outline.
             await workspace.read_text(rel)
-            symbols = _flatten(await self._ask(ctx, navigator.document_symbols(rel)))
+            symbols = _flatten(await self._ask(ctx, navigator.document_symbols(rel), rel))
             where = rel
         else:
             query = (args.query or "").strip()
