@@ -12,6 +12,7 @@ from rein.analysis.command_baselines import renamed_by_content
 from rein.analysis.gate import AnalyzerGate
 from rein.harness.gating.gates import GateContext
 from rein.harness.generations import MutationLog, TrackedWorkspace
+from rein.harness.ports import Diagnostic
 from tests.fakes.diagnostics import SettlingFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import diag
@@ -119,3 +120,35 @@ def test_a_renamed_away_modules_unresolved_imports_lead_the_blockers() -> None:
     touched = {"pkg/util.py", "pkg/helpers.py"}
     ordered = by_cause([(used, 0), (unresolved, 1), (moved, 2)], touched)
     assert [d for d, _ in ordered] == [moved, unresolved, used]
+
+
+def test_parse_errors_of_every_language_are_syntax_errors() -> None:
+    """Only ruff's invalid-syntax counted: a TypeScript file's "',' expected."
+    came after the type errors it caused ("Function implementation is
+    missing"), and a navigation answer in a broken Go file said nothing of
+    why it was empty."""
+    from rein.analysis.blocker_order import by_cause, is_syntax_error
+
+    def d(source: str, code: str | None, message: str, severity: int = 1) -> Diagnostic:
+        return Diagnostic(
+            path="a", line=0, source=source, code=code, message=message, severity=severity
+        )
+
+    parse_errors = [
+        d("Ruff", "invalid-syntax", "Expected an expression"),
+        d("syntax", None, "mixed named and unnamed parameters"),
+        d("typescript", "1005", "',' expected."),
+        d("shellcheck", "SC1046", "Couldn't find 'fi' for this 'if'."),
+        d("clang", "expected_semi_after_expr", "Expected ';' after expression"),
+    ]
+    others = [
+        d("typescript", "2391", "Function implementation is missing"),
+        d("typescript", "2554", "Expected 2 arguments, but got 1."),
+        d("shellcheck", "SC1091", "Not following: x was not specified as input", 3),
+        d("compiler", "WrongArgCount", "not enough arguments in call"),
+        d("clang", "undeclared_var_use", "Use of undeclared identifier 'x'"),
+    ]
+    assert [is_syntax_error(p) for p in parse_errors] == [True] * 5
+    assert [is_syntax_error(o) for o in others] == [False] * 5
+    ordered = by_cause([(others[0], 0), (parse_errors[2], 1)], {"a"})
+    assert [n for _, n in ordered] == [1, 0]

@@ -87,6 +87,23 @@ async def test_a_change_no_analyzer_covers_is_unverified_and_named() -> None:
     assert "web/app.ts" in unverified.reason
 
 
+async def test_a_change_nobody_analyses_names_the_server_that_was_not_found() -> None:
+    """gopls not on PATH: the verdict said 'not analysed: geom/geom.go' and
+    nothing of why (the analyzers line, said once at the start, did)."""
+    world = World({"geom/geom.go": "package geom\n", "a.go": "package a\n", "b.rs": "\n"})
+    world.source.uncovered = {".go", ".rs"}
+    world.source.why_uncovered = {".go": "gopls was not found"}
+    writes = [write(p, "\n\n") for p in ("geom/geom.go", "a.go", "b.rs")]
+    agent, _, events = world.agent([*writes, {"text": "done"}])
+    result = await agent.prompt("change them")
+    [gate] = events.of("gate_result")
+    assert gate.status == "unverified"
+    said = "not analysed: a.go, geom/geom.go (gopls was not found); b.rs"
+    assert said in gate.detail
+    [unverified] = result.unverified
+    assert said in unverified.reason
+
+
 async def test_a_source_that_does_not_say_what_it_covers_covers_everything() -> None:
     """The editor's diagnostics cover whatever the editor analyses."""
     assert not_analysed(FakeDiagnostics(), ["web/app.ts", "main.go"]) == []

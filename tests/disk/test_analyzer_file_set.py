@@ -132,6 +132,13 @@ def test_a_configured_analyzer_that_did_not_start_covers_nothing(tmp_path: Path)
     pool.analyzers = [SimpleNamespace(spec=DEFAULT_ANALYZERS[0])]  # type: ignore[list-item]
     assert pool.covers("pkg/app.py")
     assert not pool.covers("web/app.ts")
+    pool.missing = ["typescript"]
+    # The program looked for is named: "bash was not found" read as if the shell were.
+    assert pool.why_not_covered("web/app.ts") == "typescript (no-such-server-x) was not found"
+    assert pool.why_not_covered("main.rs") is None  # nothing is configured for it
+    assert pool.why_not_covered("node_modules/x/y.py") == "the workspace filter skips it"
+    pool.missing, pool.failed = [], ["typescript failed to start: exit 1"]
+    assert pool.why_not_covered("web/app.ts") == "typescript failed to start: exit 1"
 
 
 class FileByFile(StubAnalyzer):
@@ -174,3 +181,26 @@ async def test_importers_past_the_bound_are_left_then_opened_a_batch_at_a_time(
     assert pool.importers_left() == ["user4.py"]
     assert await pool.open_more_importers() == ["user4.py"]
     assert pool.importers_left() == []
+
+
+async def test_importers_no_analyzer_covers_are_not_counted_as_checked(tmp_path: Path) -> None:
+    """gopls not found: a changed Go file's importer was 'checked' all the
+    same ('1 importer(s) of the changed files checked (from ruff, ...)')."""
+    from rein.disk import file_checks
+
+    (tmp_path / "go.mod").write_text("module example.com/m\n")
+    (tmp_path / "geom").mkdir()
+    (tmp_path / "geom" / "geom.go").write_text("package geom\n\nfunc Total() int { return 1 }\n")
+    (tmp_path / "main.go").write_text('package main\n\nimport "example.com/m/geom"\n')
+    (tmp_path / "lib.py").write_text("def f(): ...\n")
+    (tmp_path / "user.py").write_text("import lib\n")
+    gopls = AnalyzerSpec("gopls", ("no-such-gopls-x",), frozenset({".go"}))
+    pool = AnalyzerPool(tmp_path, [DEFAULT_ANALYZERS[0], gopls])
+    pool._started.set()  # the stub below stands in for the started analyzers
+    pool.existing = set(pool._scan())
+    assert "main.go" in pool.existing  # gopls is configured: its files are scanned
+    analyzer = FileByFile()
+    analyzer.spec = DEFAULT_ANALYZERS[0]  # type: ignore[attr-defined]
+    pool.analyzers = [analyzer]  # type: ignore[list-item]
+    assert await file_checks.open_with_importers(pool, ["geom/geom.go"]) == []
+    assert await file_checks.open_with_importers(pool, ["lib.py"]) == ["user.py"]

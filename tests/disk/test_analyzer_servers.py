@@ -163,13 +163,16 @@ def test_typescript_is_given_the_projects_own_tsserver(tmp_path: Path, bare_path
     (root / "node_modules" / "typescript" / "lib").mkdir(parents=True)
     tsserver = root / "node_modules" / "typescript" / "lib" / "tsserver.js"
     tsserver.write_text("//\n")
+    (tsserver.parent.parent / "package.json").write_text(
+        '{"name": "typescript", "version": "5.4.2"}'
+    )
     (root / "tsconfig.json").write_text("{}\n")
     fake_server(bare_path, "typescript-language-server")
     (spec,) = workspace_specs(root, AnalyzerGateConfig())
     assert spec.name == "typescript"
     assert spec.initialization_options is not None
     assert spec.initialization_options["tsserver"] == {"path": str(tsserver)}
-    assert spec.note == "the project's TypeScript"
+    assert spec.note == "the project's TypeScript 5.4.2"  # the analyzers line names it
     assert spec.language_for("src/a.tsx") == "typescriptreact"
 
 
@@ -190,6 +193,11 @@ def test_typescript_7_without_tsserver_falls_back_to_the_servers(
         "fallbackPath": str(prefix / "typescript" / "lib" / "tsserver.js")
     }
     assert spec.note is not None and "TypeScript 7" in spec.note
+    (root / "node_modules" / "typescript" / "bin").rmdir()
+    (root / "node_modules" / "typescript").rmdir()
+    (prefix / "typescript" / "package.json").write_text('{"version": "5.9.3"}')
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert spec.note == "TypeScript 5.9.3 next to the server (the project has none)"
     (prefix / "typescript" / "lib" / "tsserver.js").unlink()
     (spec,) = workspace_specs(root, AnalyzerGateConfig())
     assert spec.initialization_options is not None
@@ -212,6 +220,26 @@ def test_clangd_uses_the_compile_commands_when_there_are_some(
         f"--compile-commands-dir={root}",
     )
     assert spec.note == "compile_commands.json"
+
+
+@pytest.mark.parametrize(
+    ("says", "dirty"),
+    [
+        ("Debian clangd version 14.0.6 linux+grpc x86_64-pc-linux-gnu", True),
+        ("clangd version 18.1.3 (https://github.com/llvm/llvm-project c13b7485)", True),
+        ("clangd version 13.0.1", False),  # no --use-dirty-headers: it would not start
+        ("something else", False),
+    ],
+)
+def test_clangd_from_version_14_reads_the_headers_it_was_shown(
+    tmp_path: Path, bare_path: Path, says: str, dirty: bool
+) -> None:
+    root = workspace(tmp_path, {"main.c": "int main(void) { return 0; }\n"})
+    exe = fake_server(bare_path, "clangd")
+    exe.write_text(f"#!/bin/sh\necho '{says}'\n")
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert ("--use-dirty-headers" in spec.command) is dirty
+    assert spec.command[:2] == (str(exe), "--background-index=false")
 
 
 def test_eslint_and_biome_only_where_configured_and_off_when_disabled(

@@ -29,9 +29,12 @@ from rein.harness.navigation_ports import (
 
 
 def test_only_servers_that_are_not_linters_navigate() -> None:
-    assert not navigates(["ruff", "eslint", "biome", "bash"])
+    assert not navigates(["ruff", "eslint", "biome"])
     assert navigates(["ruff", "basedpyright"])
     assert navigates(["gopls"])
+    # bash-language-server answers shell functions' definitions, references
+    # and renames: a shell-only project had no navigation tools.
+    assert navigates(["bash"])
 
 
 def test_hover_contents_of_every_shape_become_text() -> None:
@@ -139,3 +142,65 @@ def test_no_server_able_to_answer_names_what_is_missing() -> None:
         "No language server for .rs files answers hover (analyzers: lint); "
         "not running: rust-analyzer: not found. Use grep and read_file instead."
     )
+
+
+@dataclass
+class SearchingServer(Server):
+    """A running server that answers workspace/symbol with ``names``."""
+
+    names: tuple[str, ...] = ()
+    client: Any = None
+
+    def __post_init__(self) -> None:
+        names = self.names
+
+        class Client:
+            async def workspace_symbol_async(self, params: Any) -> list[Any]:
+                return [
+                    lsp.SymbolInformation(
+                        name=n,
+                        kind=lsp.SymbolKind.Function,
+                        location=lsp.Location(
+                            "file:///ws/a.py", lsp.Range(lsp.Position(0, 4), lsp.Position(0, 5))
+                        ),
+                    )
+                    for n in names
+                    if params.query in n
+                ]
+
+        self.client = Client()
+
+
+class StartedPool:
+    def __init__(self, analyzers: list[Any], missing: list[str]) -> None:
+        self.root = Path("/ws")
+        self.analyzers = analyzers
+        self.missing = missing
+        self.failed: list[str] = []
+        self.specs = [a.spec for a in analyzers]
+        self.request_timeout_s = 5.0
+
+    async def started(self) -> None:
+        pass
+
+    def relative(self, uri: str) -> str | None:
+        return uri.removeprefix("file:///ws/")
+
+    async def wait_idle(self, timeout_s: float) -> bool:
+        return True
+
+
+async def test_a_workspace_search_names_every_server_asked_and_those_not_running() -> None:
+    """'No symbols in the workspace matching `Total` (bash).': basedpyright
+    and typescript had been asked too, and gopls (not found), the one that
+    knows Go's Total, went unsaid."""
+    python = SearchingServer(
+        AnalyzerSpec("basedpyright", ("b",), frozenset({".py"})), EVERYTHING, names=("total_of",)
+    )
+    bash = SearchingServer(AnalyzerSpec("bash", ("b",), frozenset({".sh"})), EVERYTHING)
+    pool = StartedPool([python, bash], missing=["gopls"])
+    navigator = PoolNavigator(pool, index_wait_s=0.1)  # type: ignore[arg-type]
+    assert await navigator.workspace_symbols("Total") == []
+    assert navigator.source == "basedpyright, bash; not running: gopls was not found"
+    found = await navigator.workspace_symbols("total")
+    assert [s.name for s in found] == ["total_of"]

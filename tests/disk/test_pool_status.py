@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from rein.config import ReinConfig
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec
-from rein.disk.pool_status import describe, languages, not_analysed_text
+from rein.disk.pool_status import describe, languages, not_analysed_text, server_version
 from rein.hosting.workspace_host import WorkspaceHost
 
 TS = AnalyzerSpec(
@@ -39,7 +39,7 @@ def test_describe_names_servers_languages_versions_and_the_missing() -> None:
     )
     assert describe(pool) == (  # type: ignore[arg-type]
         "ruff 0.6.1 (python), typescript 5.3.0 (typescript, javascript; the project's "
-        "TypeScript); basedpyright was not found"
+        "TypeScript); basedpyright (basedpyright-langserver) was not found"
     )
 
 
@@ -62,3 +62,17 @@ def test_the_hosts_line_adds_the_languages_nothing_analyses(tmp_path: Path) -> N
     assert host.analyzers_line() == (
         "analyzers: ruff 0.6.1 (python); not analysed: .go (1 file), .rs (3 files)"
     )
+
+
+def test_a_servers_version_is_its_release_not_its_build_information() -> None:
+    """gopls sends its build information as JSON in serverInfo.version: the
+    analyzers line printed all of it ('gopls {"GoVersion":"go1.19.5",...}');
+    clangd a sentence with its platform."""
+    build = '{"GoVersion":"go1.19.5","Path":"golang.org/x/tools/gopls","Version":"v0.16.2"}'
+    assert server_version({"name": "gopls", "version": build}) == "v0.16.2"
+    assert server_version({"name": "gopls", "version": '{"GoVersion":"go1.19.5"}'}) is None
+    assert server_version({"name": "ruff", "version": "0.6.1"}) == "0.6.1"
+    clangd = "Debian clangd version 14.0.6 linux+grpc x86_64-pc-linux-gnu"
+    assert server_version({"name": "clangd", "version": clangd}) == "14.0.6"
+    assert server_version({"name": "x"}) is None
+    assert server_version(None) is None

@@ -239,10 +239,12 @@ async def test_no_analyzer_running_makes_the_snapshot_blind(tmp_path: Path) -> N
         tmp_path, ReplayModel([]), ReinConfig(), analyzers=[ghost], watch=False
     ) as host:
         snapshot = await host.pool.snapshot()  # waits for the analyzers' start
-        assert snapshot.blind == "no analyzer is running (ghost was not found)"
+        assert (
+            snapshot.blind == "no analyzer is running (ghost (rein-no-such-analyzer) was not found)"
+        )
         assert snapshot.sources == ()
         assert host.analyzers_line() == (
-            "analyzers: none (no analyzer is running (ghost was not found); "
+            "analyzers: none (no analyzer is running (ghost (rein-no-such-analyzer) was not found); "
             "the analyzer gate is unverified); not analysed: .py (1 file)"
         )
 
@@ -305,7 +307,10 @@ async def test_a_missing_analyzer_is_named_beside_the_running_one(tmp_path: Path
     await pool.start()
     try:
         ruff = pool.analyzers[0]
-        assert pool.describe() == f"ruff {ruff.version} (python); ghost was not found"
+        assert (
+            pool.describe()
+            == f"ruff {ruff.version} (python); ghost (rein-no-such-analyzer) was not found"
+        )
         snapshot = await pool.snapshot()
         assert snapshot.blind is None and snapshot.sources == ("ruff",)
     finally:

@@ -12,6 +12,7 @@ Debian's gopls, clangd and shellcheck, and npm's servers pinned in
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -180,3 +181,54 @@ async def test_a_seeded_error_is_the_one_blocker_then_repaired(
     assert not after.stale
     assert (root / case.path).read_text().count(case.old) >= 1
     assert case.new not in (root / case.path).read_text()
+
+
+HEADER = "int push(int *v, int value);\n"
+C_FILES = {
+    "include/vec.h": f"#ifndef VEC_H\n#define VEC_H\n{HEADER}#endif\n",
+    "src/vec.c": '#include "vec.h"\n\nint push(int *v, int value) {\n    *v = value;\n    return 0;\n}\n',
+    "src/main.c": '#include "vec.h"\n\nint legacy(void) { return undefined_thing; }\n\n'
+    "int main(void) {\n    int v;\n    return push(&v, 1);\n}\n",
+}
+
+
+async def test_a_changed_header_blocks_on_what_it_breaks_in_the_files_including_it(
+    tmp_path: Path,
+) -> None:
+    """clangd reads an included header from the disk unless it runs with
+    --use-dirty-headers: the gate's question 'are these errors there
+    without the run's changes?' showed the header's old text in memory,
+    clangd answered with the new one from disk, and a prototype that broke
+    both files including it passed ('2 error(s) in unchanged files are
+    there without the run's changes too')."""
+    root = tmp_path / "c"
+    for name, text in C_FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    commands = [
+        {"directory": str(root), "file": f"src/{c}", "arguments": ["cc", "-Iinclude", "-c", c]}
+        for c in ("vec.c", "main.c")
+    ]
+    (root / "compile_commands.json").write_text(json.dumps(commands))
+    broken = "int push(int *v, int value, int times);\n"
+    script = [
+        edit("include/vec.h", HEADER, broken),
+        {"text": "done"},
+        {"text": "giving up"},
+    ]
+    servers = [{"name": p.name, "enabled": p.name == "clangd"} for p in PRESET_SERVERS]
+    config = load_config(
+        {"harness": {"maxRepairAttempts": 1}, "gates": {"analyzer": {"servers": servers}}}
+    )
+    events = EventLog()
+    async with HeadlessSession(root, ReplayModel(script), config, watch=False) as session:
+        await session.analyzers_started()
+        session.agent.subscribe(events)
+        result = await session.prompt("add a parameter")
+    (verdict, *_) = [r for r in events.of("gate_result") if r.gate == "analyzer"]
+    assert not verdict.passed, verdict.detail
+    assert sorted((b.path, b.code) for b in verdict.blockers) == [
+        ("src/main.c", "typecheck_call_too_few_args"),
+        ("src/vec.c", "conflicting_types"),
+    ]
+    assert result.status != "completed"

@@ -68,7 +68,8 @@ async def test_a_seeded_type_error_blocks_alone_and_its_repair_passes(tsproj: Pa
         result = await session.prompt("shorten the greeting")
     # No Python here: the typescript preset alone, with its languages.
     assert line.startswith("analyzers: typescript "), line
-    assert "(typescript, javascript; TypeScript next to the server" in line, line
+    assert "(typescript, javascript; TypeScript 5." in line, line
+    assert " next to the server (the project has none))" in line, line
     assert line.endswith("; not analysed: .rs (1 file)"), line
     assert result.status == "completed", result.error
     assert result.repair_attempts == 1

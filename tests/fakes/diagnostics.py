@@ -62,6 +62,8 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
         self.counterfactual: list[Diagnostic] | None = None
         #: File suffixes no analyzer of this source covers (".ts").
         self.uncovered: set[str] = set()
+        #: Why a suffix is not covered (".go": "gopls was not found").
+        self.why_uncovered: dict[str, str] = {}
         #: File by file, at most this many importers of a file are opened
         #: with it; the rest are left for open_more_importers.
         self.max_importers: int | None = None
@@ -99,6 +101,9 @@ class SettlingFakeDiagnostics(FakeDiagnostics):
 
     def covers(self, path: str) -> bool:
         return not any(path.endswith(suffix) for suffix in self.uncovered)
+
+    def why_not_covered(self, path: str) -> str | None:
+        return next((w for s, w in self.why_uncovered.items() if path.endswith(s)), None)
 
     def importers_left(self) -> Sequence[str]:
         return [p for p in self.left if p not in self.opened]

@@ -9,6 +9,7 @@ import pytest
 from rein.analysis.gate import AnalyzerGate
 from rein.harness import Agent, HarnessConfig, UserMessage
 from rein.harness.gating.coordinators import DependencyCoordinator, DiagnosticsCoordinator
+from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.harness.gating.gates import CommandGate, DependencyGate, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import Diagnostic, Mutation
@@ -383,6 +384,35 @@ async def test_a_stale_verdict_is_unverified_never_passed() -> None:
     assert "did not answer in time" in unverified.reason
     assert events.of("run_end")[0].unverified == result.unverified
     assert agent.gates is not None and agent.gates.validated_generation == 0
+
+
+class _Unsure:
+    """A gate that cannot tell and says why only in ``unverified``."""
+
+    name = "tests"
+
+    async def on_run_start(self, generation: int) -> None:
+        pass
+
+    async def check(self, ctx: GateContext) -> GateOutcome:
+        return GateOutcome(unverified="the tests did not finish within 120 s")
+
+
+async def test_an_unverified_verdict_without_a_detail_says_why() -> None:
+    """rein run printed '? tests unverified: ' with nothing after it (the
+    reason was in run_end only)."""
+    agent = Agent(
+        ReplayModel([write("a.py", "x\n"), {"text": "done"}]),
+        tools=[FakeWriteTool()],
+        env=ToolEnvironment(workspace=TrackedWorkspace(FakeWorkspace(), MutationLog())),
+        gates=GatePipeline([_Unsure()]),
+    )
+    events = EventLog()
+    agent.subscribe(events)
+    await agent.prompt("go")
+    [gate] = events.of("gate_result")
+    assert gate.status == "unverified"
+    assert gate.detail == "the tests did not finish within 120 s"
 
 
 def test_mutation_log_knows_stale_reads() -> None:

@@ -140,6 +140,19 @@ def test_the_json_result_holds_the_session_id_where_the_docs_say(tmp_path: Path)
     assert isinstance(value, str) and value.startswith("ses_")
 
 
+def test_the_json_output_names_the_analyzers_as_stderr_does(tmp_path: Path) -> None:
+    """With --json the analyzers line was on stderr only: a program reading
+    the result could not tell which analyzers looked (or were not found)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    out = rein(*run_args(tmp_path, ws, "turns:\n  - text: done\n"), "--json")
+    assert out.returncode == 0, out.stderr
+    [line] = [line for line in out.stderr.splitlines() if line.startswith("analyzers: ")]
+    payload = json.loads(out.stdout.splitlines()[-1])
+    assert payload["analyzers"] == line.removeprefix("analyzers: ")
+    assert payload["analyzers"] == "off (gates.analyzer.enabled is false)"  # CONFIG's
+
+
 def test_a_waiting_run_says_how_to_answer_with_its_storage(tmp_path: Path) -> None:
     # Defect: "Continue it with: rein run --resume S -w DIR" left out the
     # run's --storage, so the printed command found no session.

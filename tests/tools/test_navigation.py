@@ -26,7 +26,7 @@ from rein.harness.navigation_ports import (
     Position,
     TextReplacement,
 )
-from rein.harness.ports import FileContent, Mutation
+from rein.harness.ports import Diagnostic, FileContent, Mutation
 from rein.harness.tools import ToolEnvironment
 from rein.tools.edit import path_lock
 from rein.tools.nav_text import Found, format_locations, symbol_position
@@ -34,6 +34,7 @@ from rein.tools.navigation import FindDefinitionTool, FindReferencesTool, HoverT
 from rein.tools.rename import RenameSymbolTool, apply_replacements
 from rein.tools.settings import ApprovalSettings, ToolSettings
 from tests.fakes.approvals import FakeApprover
+from tests.fakes.diagnostics import FakeDiagnostics
 from tests.fakes.navigator import FakeNavigator, at
 from tests.fakes.tools import ToolCallRecorder
 from tests.tools.conftest import WriteFiles
@@ -178,6 +179,15 @@ async def test_definition_hover_and_symbols_answer_from_the_navigator(
         await calls.run(SymbolsTool(), path="pkg/core.py", query="f")
     with pytest.raises(ToolError, match="fake-server knows nothing"):
         await calls.run(FindReferencesTool(), path="pkg/use.py", line=4, symbol="h")
+
+
+async def test_the_outline_of_a_file_that_is_not_there_is_an_error(
+    calls: ToolCallRecorder, project: None
+) -> None:
+    """It was 'No symbols in pkg/nope.py (basedpyright).': the model could
+    take the file for an empty one."""
+    with pytest.raises(ToolError, match=r"File not found: pkg/nope\.py"):
+        await calls.run(SymbolsTool(), path="pkg/nope.py")
 
 
 async def test_without_a_navigator_the_tools_say_so(disk: DiskWorkspace, project: None) -> None:
@@ -565,3 +575,57 @@ async def test_find_definition_shows_the_definitions_lines_bounded_by_its_outlin
         [("lib.py", [(6, 5, "def long():")])],
         None,
     )
+
+
+async def test_a_definition_outside_the_workspace_says_why_its_line_is_not_shown(
+    calls: ToolCallRecorder, write_files: WriteFiles, navigator: FakeNavigator, tmp_path: Path
+) -> None:
+    """gopls answers fmt.Println with Go's own source: Rein reads no file
+    outside the workspace, and the answer was an empty '293:6:'."""
+    library = tmp_path.parent / "golib" / "print.go"
+    library.parent.mkdir(exist_ok=True)
+    library.write_text("package fmt\n\nfunc Println(a ...any) {}\n")
+    write_files({"main.go": "package main\n\nfunc main() { fmt.Println(1) }\n"})
+    navigator.definitions_of[("main.go", Position(2, 18))] = [at(str(library), 2, 5)]
+    found = await calls.run(FindDefinitionTool(), path="main.go", line=3, symbol="Println")
+    assert found.content == (
+        f"1 definition of `Println` (fake-server):\n{library}\n"
+        "  3:6: (outside the workspace: not read; hover gives its signature)"
+    )
+    assert "func Println" not in found.content
+
+
+async def test_an_empty_answer_in_a_file_that_does_not_parse_says_so(
+    disk: DiskWorkspace, write_files: WriteFiles
+) -> None:
+    """basedpyright drops what follows an unclosed parenthesis: 'No
+    definition of `echo` found' read as if echo were undefined."""
+    write_files({"broken.py": "from u import echo\n\ndef f(:\n    return echo\n"})
+    parse_error = Diagnostic(
+        path="broken.py", line=2, character=6, code="invalid-syntax", source="Ruff",
+        message="Expected a parameter or the end of the parameter list",
+    )  # fmt: skip
+    type_error = Diagnostic(path="broken.py", line=0, code="reportMissingImports", message="x")
+    diagnostics = FakeDiagnostics([type_error, parse_error])
+    nav = FakeNavigator()
+    nav.definitions_of[("broken.py", Position(3, 11))] = []
+    nav.hovers[("broken.py", Position(3, 11))] = ""
+    nav.renames[("broken.py", Position(3, 11))] = {}
+    env = ToolEnvironment(workspace=disk, navigator=nav, diagnostics=diagnostics)
+    calls = ToolCallRecorder(env)
+    found = await calls.run(FindDefinitionTool(), path="broken.py", line=4, symbol="echo")
+    assert found.content == (
+        "No definition of `echo` found (fake-server). (broken.py does not parse: line 3: "
+        "Expected a parameter or the end of the parameter list; the server may not have "
+        "understood the code after it: fix that first, or read the file)"
+    )
+    hover = await calls.run(HoverTool(), path="broken.py", line=4, symbol="echo")
+    assert "broken.py does not parse: line 3" in hover.content
+    with pytest.raises(ToolError, match=r"nothing changed\. \(broken\.py does not parse: line 3"):
+        await calls.run(RenameSymbolTool(), path="broken.py", line=4, symbol="echo", new_name="e")
+    # A server's refusal there (gopls: "no identifier found") says it too.
+    with pytest.raises(ToolError, match=r"knows nothing at .*\(broken\.py does not parse: line 3"):
+        await calls.run(FindReferencesTool(), path="broken.py", line=4, symbol="echo")
+    diagnostics.diagnostics = [type_error]  # errors, but it parses: nothing to add
+    found = await calls.run(FindDefinitionTool(), path="broken.py", line=4, symbol="echo")
+    assert found.content == "No definition of `echo` found (fake-server)."

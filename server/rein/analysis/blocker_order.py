@@ -21,12 +21,30 @@ T = TypeVar("T")
 
 #: Rule codes analyzers give a file they could not parse.
 SYNTAX_CODES = frozenset({"invalid-syntax", "syntax", "E999"})
+#: The sources whose every finding is a parse error (gopls's parser).
+SYNTAX_SOURCES = frozenset({"syntax"})
 
 
 def is_syntax_error(d: Diagnostic) -> bool:
     """A parse error: ruff's ``invalid-syntax`` (E999 in old versions), or a
-    message that says so."""
-    return (d.code or "") in SYNTAX_CODES or d.message.startswith("SyntaxError")
+    message that says so; gopls's (source ``syntax``); TypeScript's
+    syntactic errors (codes 1000-1999: "',' expected."); shellcheck's parse
+    errors (SC1xxx at error severity: SC1046 "Couldn't find 'fi'"; its
+    SC1090/SC1091 about sourced files are warnings and notes); clang's
+    ``expected_*`` ("Expected ';' after expression")."""
+    code = d.code or ""
+    if code in SYNTAX_CODES or d.message.startswith("SyntaxError"):
+        return True
+    source = (d.source or "").lower()
+    if source in SYNTAX_SOURCES:
+        return True
+    if source == "typescript":
+        return len(code) == 4 and code.startswith("1") and code.isdigit()
+    if source == "shellcheck":
+        return code.startswith("SC1") and d.severity == 1
+    if source == "clang":
+        return code.startswith("expected_")
+    return False
 
 
 def is_unresolved_import(d: Diagnostic) -> bool:

@@ -65,7 +65,12 @@ from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import not_the_runs
 from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
-from rein.analysis.reach import importers_not_checked, not_analysed, open_more_importers
+from rein.analysis.reach import (
+    importers_not_checked,
+    not_analysed,
+    open_more_importers,
+    why_not_analysed,
+)
 from rein.analysis.restored import RESTORED, all_restored
 from rein.analysis.run_texts import (
     analysed,
@@ -447,7 +452,9 @@ class AnalyzerGate:
             self.diagnostics, unbaselined, ctx.touched, lambda: self._before_and_now(ctx)
         )
         stale = snap.stale or not settled
-        not_checked(text, left, unsure, not_analysed(self.diagnostics, ctx.touched), snap, settled)
+        nobody = not_analysed(self.diagnostics, ctx.touched)
+        nobody_text = why_not_analysed(self.diagnostics, nobody) if nobody else ""
+        not_checked(text, left, unsure, nobody_text, snap, settled)
         return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
     async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:

@@ -15,7 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
-from rein.harness.gating.gate_types import CoveringDiagnostics, PartialImporters
+from rein.harness.gating.gate_types import (
+    CoveringDiagnostics,
+    ExplainedCoverage,
+    PartialImporters,
+)
 from rein.harness.ports import CounterfactualDiagnostics, Diagnostic, DiagnosticsSource
 
 __all__ = [
@@ -25,6 +29,7 @@ __all__ = [
     "not_analysed",
     "open_more_importers",
     "public_names_changed",
+    "why_not_analysed",
 ]
 
 #: Source files some analyzer could check. A changed file with one of these
@@ -52,6 +57,20 @@ def not_analysed(source: object, paths: Collection[str]) -> list[str]:
     if not isinstance(source, CoveringDiagnostics):
         return []
     return sorted(p for p in paths if _suffix(p) in CODE_EXTENSIONS and not source.covers(p))
+
+
+def why_not_analysed(source: object, paths: Sequence[str]) -> str:
+    """``paths`` (:func:`not_analysed`'s) described, each group with why
+    nobody covers it when the source says (``geom/geom.go (gopls was not
+    found)``)."""
+    if not isinstance(source, ExplainedCoverage):
+        return describe(paths)
+    groups: dict[str | None, list[str]] = {}
+    for path in paths:
+        groups.setdefault(source.why_not_covered(path), []).append(path)
+    return "; ".join(
+        describe(group) + (f" ({why})" if why else "") for why, group in groups.items()
+    )
 
 
 _TOP_LEVEL = re.compile(

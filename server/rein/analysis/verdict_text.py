@@ -113,7 +113,7 @@ def not_checked(
     text: VerdictText,
     importers_left: tuple[str, str | None] | None,
     unsure: Sequence[str],
-    nobody: Sequence[str],
+    nobody: str,
     snap: DiagnosticsSnapshot,
     settled: bool,
 ) -> None:
@@ -121,7 +121,9 @@ def not_checked(
     the source's bound (``importers_left``: the clause, and why it makes the
     verdict unverified, None when no public name changed, so it may pass),
     files with errors whose state before the run is not known
-    (``unsure``), changed files no analyzer covers (``nobody``), and
+    (``unsure``), changed files no analyzer covers (``nobody``: described,
+    with why when the source says: :func:`~rein.analysis.reach.
+    why_not_analysed`), and
     diagnostics that may be stale (``snap`` stale, or not ``settled``)."""
     if importers_left is not None:
         clause, why_left = importers_left
@@ -136,7 +138,7 @@ def not_checked(
             f"{describe(unsure)}"
         )
     if nobody:
-        text.not_checked(f"changed files no analyzer covers were not analysed: {describe(nobody)}")
+        text.not_checked(f"changed files no analyzer covers were not analysed: {nobody}")
     if snap.stale or not settled:
         why = stale_reason(snap, settled)
         text.not_checked(f"diagnostics may be stale ({why})", f"diagnostics may be stale: {why}")

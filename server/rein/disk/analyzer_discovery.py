@@ -12,13 +12,18 @@ order. Two presets are fitted to the workspace: ``typescript`` is given the
 project's own TypeScript (``tsserver.path``) when it has one, else a
 TypeScript 5 next to the server as the fallback; ``clangd`` is given
 ``--compile-commands-dir`` when a ``compile_commands.json`` exists, else
-fallback flags (said in the analyzers line).
+fallback flags (said in the analyzers line), and from version 14 on
+``--use-dirty-headers`` (a header's text as the analyzers were shown it).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -150,20 +155,33 @@ def wanted(server: AnalyzerServerConfig, files: WorkspaceFiles) -> bool:
     return has_files or bool(files.root_names.intersection(server.project_files or []))
 
 
+def _typescript_version(tsserver: Path) -> str:
+    """`` 5.9.3``: the version in the ``package.json`` of the TypeScript
+    ``tsserver`` (``<typescript>/lib/tsserver.js``) belongs to, or "" (the
+    language server does not say which TypeScript it runs)."""
+    try:
+        version = json.loads((tsserver.parent.parent / "package.json").read_text()).get("version")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return f" {version}" if isinstance(version, str) and version else ""
+
+
 def _typescript(
     root: Path, executable: str, *, own_tools: bool = True
 ) -> tuple[dict[str, Any], str | None]:
     """The typescript preset's tsserver: the project's own TypeScript (with
     ``own_tools``), else one next to the server (its npm prefix) as the
-    fallback."""
+    fallback; the note names it with its version."""
     options: dict[str, Any] = {"disableAutomaticTypingAcquisition": True}
     own = root / "node_modules" / "typescript" / "lib" / "tsserver.js"
     if own_tools and own.is_file():
-        return {**options, "tsserver": {"path": str(own)}}, "the project's TypeScript"
-    note = "TypeScript next to the server (the project has none)"
+        own_note = f"the project's TypeScript{_typescript_version(own)}"
+        return {**options, "tsserver": {"path": str(own)}}, own_note
+    where = "next to the server (the project has none)"
     if not own_tools:
-        note = "TypeScript next to the server (the project's own is not run here)"
-    elif (root / "node_modules" / "typescript").is_dir():
+        where = "next to the server (the project's own is not run here)"
+    note: str | None = None
+    if own_tools and (root / "node_modules" / "typescript").is_dir():
         # TypeScript 7 (the native compiler) has no tsserver.js.
         note = "the project's TypeScript has no tsserver.js (TypeScript 7?): the server's used"
     server_dir = Path(os.path.realpath(executable)).parent
@@ -173,12 +191,61 @@ def _typescript(
             base / "typescript" / "lib" / "tsserver.js",
         ):
             if candidate.is_file():
+                if note is None:
+                    note = f"TypeScript{_typescript_version(candidate)} {where}"
                 return {**options, "tsserver": {"fallbackPath": str(candidate)}}, note
     return options, "no TypeScript 5 found (npm i -g typescript@5; 7 has no tsserver.js)"
 
 
-def _clangd(root: Path, command: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, Any], str]:
-    """clangd with the project's compile_commands.json, or fallback flags."""
+#: How long ``clangd --version`` may take.
+_VERSION_BOUND_S = 5.0
+_CLANGD_VERSION = re.compile(r"clangd version (\d+)")
+
+
+@functools.lru_cache(maxsize=8)
+def _clangd_major(executable: str, mtime_ns: int) -> int | None:
+    """The major version ``executable --version`` prints (``Debian clangd
+    version 14.0.6`` -> 14), or None (no answer within the bound, another
+    text). Cached per executable and modification time."""
+    del mtime_ns  # the cache's key: a reinstalled clangd is asked again
+    try:
+        done = subprocess.run(
+            [executable, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=_VERSION_BOUND_S,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = _CLANGD_VERSION.search(done.stdout + done.stderr)
+    return int(match.group(1)) if match else None
+
+
+def _dirty_headers(executable: str) -> bool:
+    """Whether this clangd takes ``--use-dirty-headers`` (clangd 14 on)."""
+    try:
+        mtime = os.stat(executable).st_mtime_ns
+    except OSError:
+        return False
+    major = _clangd_major(executable, mtime)
+    return major is not None and major >= 14
+
+
+def _clangd(
+    root: Path, command: tuple[str, ...], *, found: bool = True
+) -> tuple[tuple[str, ...], dict[str, Any], str]:
+    """clangd with the project's compile_commands.json, or fallback flags.
+    A clangd that can (``found``, version 14 on) reads an open header's
+    text as the analyzers were shown it, not the disk's
+    (``--use-dirty-headers``): the gate shows a changed header's earlier
+    text in memory to ask whether its importers' errors are the run's, and
+    a clangd reading the disk answered with the run's header: the errors
+    it caused looked as if they were there before, and a broken prototype
+    passed."""
+    if found and "--use-dirty-headers" not in command and _dirty_headers(command[0]):
+        command = (*command, "--use-dirty-headers")
     for folder in (root, root / "build"):
         if (folder / "compile_commands.json").is_file():
             return (*command, f"--compile-commands-dir={folder}"), {}, "compile_commands.json"
@@ -200,7 +267,7 @@ def fitted(server: AnalyzerServerConfig, root: Path, *, own_tools: bool = True) 
         changes["initialization_options"] = {**(spec.initialization_options or {}), **options}
         changes["note"] = note
     elif server.name == "clangd":
-        command, options, note = _clangd(root, command)
+        command, options, note = _clangd(root, command, found=place is not None)
         changes.update(command=command, note=note)
         changes["initialization_options"] = {**(spec.initialization_options or {}), **options}
     return replace(spec, **changes)

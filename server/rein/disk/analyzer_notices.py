@@ -19,6 +19,7 @@ from pygls.lsp.client import LanguageClient
 
 __all__ = [
     "ANALYSIS_STOPPED",
+    "CLANGD_FILE_STATUS",
     "RESUMES_WITHOUT_PUBLISH",
     "NoticeListener",
     "Registrations",
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 
 #: The progress key of pyright's own notifications (one bar at a time).
 PYRIGHT_PROGRESS = "pyright"
+#: clangd's notice of what it does with a file (initializationOptions
+#: ``clangdFileStatus``): ``{"uri", "state"}``, state "idle" when done.
+CLANGD_FILE_STATUS = "textDocument/clangd.fileStatus"
 #: Servers' own notifications, of no use (not warned about as unknown).
 _QUIET = ("$/typescriptVersion", "eslint/status")
 #: How pyright's analysis loop says an exception ended it (its
@@ -115,6 +119,10 @@ class NoticeListener(Protocol):
     def analysis_stopped(self, message: str) -> None: ...
 
 
+def _field(params: Any, name: str) -> Any:
+    return params.get(name) if isinstance(params, dict) else getattr(params, name, None)
+
+
 def analysis_stopped(message: str) -> bool:
     """``message`` says the server's analysis stopped on an internal error."""
     return message.startswith(ANALYSIS_STOPPED)
@@ -153,6 +161,22 @@ def listen(client: LanguageClient, listener: NoticeListener, name: str) -> None:
     @client.feature("pyright/endProgress")
     def on_pyright_end(params: Any) -> None:
         listener.progress_end(PYRIGHT_PROGRESS)
+
+    @client.feature(CLANGD_FILE_STATUS)
+    def on_clangd_file_status(params: Any) -> None:
+        # clangd (asked with clangdFileStatus) says what it does with each
+        # file: a file it is building is work in progress until it says
+        # "idle". A header's change rebuilds the files including it after
+        # the header's own publish: without this, the quiet period could
+        # pass between the two and their diagnostics be taken as current.
+        uri = _field(params, "uri")
+        state = _field(params, "state")
+        if not isinstance(uri, str) or not isinstance(state, str):
+            return
+        if state == "idle":
+            listener.progress_end(f"clangd:{uri}")
+        else:
+            listener.progress_begin(f"clangd:{uri}")
 
     @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
     def on_register(params: lsp.RegistrationParams) -> None:

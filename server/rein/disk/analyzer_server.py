@@ -40,6 +40,7 @@ from rein.disk.analyzer_requests import AnalyzerTimeout, bounded
 from rein.disk.analyzer_specs import AnalyzerSpec
 from rein.disk.owed_publishes import OwedFiles
 from rein.disk.owed_refresh import ENVIRONMENT_GRACE_S, OwedRefresh
+from rein.disk.pool_status import server_version
 from rein.harness.ports import Diagnostic
 
 __all__ = ["AnalyzerOwner", "AnalyzerTimeout"]
@@ -233,9 +234,7 @@ class _Analyzer:
         self._unasked.expect(client, self.spec, self.settings)
         caps = result.get("capabilities")
         self.capabilities = caps = caps if isinstance(caps, dict) else {}
-        info = result.get("serverInfo")
-        if isinstance(info, dict) and info.get("version"):
-            self.version = str(info["version"])
+        self.version = server_version(result.get("serverInfo"))
         self.pull = bool(self.spec.pull and caps.get("diagnosticProvider")) or self.spec.tsserver
         self.alive = True
         self.failure = None
@@ -327,6 +326,8 @@ class _Analyzer:
         self.awaiting.pop(path, None)
         self.owed_refresh.discard(path)
         self.findings.forget(path)
+        # A closed file's build is over, whether clangd said "idle" or not.
+        self.progress.discard(f"clangd:{_uri(self.pool.root, path)}")
 
     def change(self, path: str, text: str | None = None) -> None:
         """Send the file's content (or ``text``, shown instead of it)."""

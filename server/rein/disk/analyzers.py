@@ -450,6 +450,14 @@ class AnalyzerPool:
         suffix = Path(path).suffix
         return not self.skipped(path) and any(suffix in a.spec.extensions for a in self.analyzers)
 
+    def why_not_covered(self, path: str) -> str | None:
+        """Why no analyzer checks ``path``: its server was not found or did
+        not start (:func:`~rein.disk.pool_status.why_not_covered`), or the
+        workspace filter leaves it out."""
+        if self.skipped(path):
+            return "the workspace filter skips it"
+        return pool_status.why_not_covered(self, Path(path).suffix)
+
     # Files opened on request (:mod:`rein.disk.open_files`).
     ensure_open = open_files.ensure_open
     importers_left = open_files.importers_left

@@ -75,6 +75,7 @@ class AnalyzerPool(Protocol):
 
     def read(self, path: str) -> str | None: ...
     def skipped(self, path: str) -> bool: ...
+    def covers(self, path: str) -> bool: ...
     async def started(self) -> None: ...
     def activity(self) -> asyncio.Event: ...
     async def wait_idle(self, timeout_s: float) -> bool: ...
@@ -109,7 +110,9 @@ def _index(pool: AnalyzerPool) -> ImportIndex:
 async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[str]:
     """Open ``paths`` and their importers (at most ``max_importers`` each;
     those past it are not opened) in every analyzer that owns them. Returns
-    the importers, not ``paths`` themselves, in order."""
+    the importers, not ``paths`` themselves, in order: those a started
+    analyzer covers (a Go file's importers while gopls is not found are
+    nobody's to check)."""
     await pool.started()
     index = _index(pool)
     if not index.built:
@@ -119,7 +122,7 @@ async def open_with_importers(pool: AnalyzerPool, paths: Sequence[str]) -> list[
         if pool.skipped(path) or pool.read(path) is None:
             continue
         for other in index.importers(path, sys.maxsize)[: pool.max_importers]:
-            if other not in paths and other not in importers:
+            if other not in paths and other not in importers and pool.covers(other):
                 importers.append(other)
     for target in [*paths, *importers]:
         if pool.skipped(target) or pool.read(target) is None:

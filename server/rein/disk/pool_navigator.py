@@ -33,6 +33,7 @@ from pygls.lsp.client import LanguageClient
 
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzers import AnalyzerPool, AnalyzerSpec
+from rein.disk.pool_status import not_found
 from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
@@ -56,8 +57,11 @@ __all__ = [
 
 #: Analyzers that only report findings (linters): a pool of only these
 #: offers no navigation (decided before any server ran; once they run,
-#: their capabilities decide, :func:`servers_for`).
-DIAGNOSTICS_ONLY = frozenset({"ruff", "eslint", "biome", "bash"})
+#: their capabilities decide, :func:`servers_for`). bash-language-server is
+#: not one: it answers definitions, references, renames and outlines of
+#: shell functions and variables (a shell-only project had no navigation
+#: tools while a mixed one's shell files had them).
+DIAGNOSTICS_ONLY = frozenset({"ruff", "eslint", "biome"})
 #: Each question and the ``initialize`` capability a server needs for it.
 CAPABILITIES = {
     "definition": "definitionProvider",
@@ -194,7 +198,7 @@ class PoolNavigator:
 
     def _absent(self) -> list[str]:
         """The servers that are not running from the start: not found, failed."""
-        return [f"{name}: not found" for name in self.pool.missing] + self.pool.failed
+        return [not_found(self.pool, name) for name in self.pool.missing] + self.pool.failed
 
     async def _ready(self, path: str, question: str) -> tuple[list[_Analyzer], bool]:
         """The servers that can answer ``question`` for ``path``, with the
@@ -341,12 +345,16 @@ class PoolNavigator:
         )
 
     async def workspace_symbols(self, query: str) -> Sequence[CodeSymbol]:
-        """Every server that searches symbols is asked (one per language)."""
+        """Every server that searches symbols is asked (one per language);
+        the answer is said to come from all of them, and names the servers
+        that are not running (their languages' symbols are not in it)."""
         await self.pool.started()
-        servers = servers_for(self.pool.analyzers, None, "workspace symbols", self._absent())
+        absent = self._absent()
+        servers = servers_for(self.pool.analyzers, None, "workspace symbols", absent)
         if not self._indexed:
             self._indexed = await self.pool.wait_idle(self.index_wait_s)
         found: list[CodeSymbol] = []
+        asked: list[str] = []
         for analyzer in servers:
             if analyzer.client is None:
                 continue
@@ -355,7 +363,13 @@ class PoolNavigator:
                 "a workspace symbols request",
                 analyzer.client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=query)),
             )
+            asked.append(analyzer.spec.name)
             found.extend(self._symbol("", item) for item in answer or [])
+        # "(bash)" after a search basedpyright and typescript answered too
+        # read as if only bash had looked, and gopls, not found, went unsaid.
+        self._answered_by = ", ".join(asked) + (
+            f"; not running: {', '.join(absent)}" if absent else ""
+        )
         return found
 
     async def rename(

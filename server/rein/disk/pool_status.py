@@ -5,12 +5,24 @@ some diagnostics are missing (:func:`missing_diagnostics`)."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from rein.disk.analyzer_specs import AnalyzerSpec
 
-__all__ = ["PoolView", "blind", "describe", "languages", "missing_diagnostics", "not_analysed_text"]
+__all__ = [
+    "PoolView",
+    "blind",
+    "describe",
+    "languages",
+    "missing_diagnostics",
+    "not_analysed_text",
+    "not_found",
+    "server_version",
+    "why_not_covered",
+]
 
 
 class _Running(Protocol):
@@ -55,9 +67,19 @@ def languages(spec: AnalyzerSpec) -> str:
     return ", ".join(out)
 
 
+def not_found(pool: PoolView, name: str) -> str:
+    """``gopls was not found``; with the program looked for when it has
+    another name than its preset: ``typescript (typescript-language-server)
+    was not found`` ("bash was not found" read as if the shell were
+    missing)."""
+    program = next((s.command[0] for s in pool.specs if s.name == name), name)
+    program = program.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name} was not found" if program == name else f"{name} ({program}) was not found"
+
+
 def _absent(pool: PoolView) -> list[str]:
     return [
-        *(f"{name} was not found" for name in pool.missing),
+        *(not_found(pool, name) for name in pool.missing),
         *pool.failed,
         *(a.failure for a in pool.analyzers if a.failure),
     ]
@@ -73,6 +95,51 @@ def blind(pool: PoolView) -> str | None:
     if not reasons:
         return "no analyzer is running"
     return f"no analyzer is running ({'; '.join(reasons)})"
+
+
+_SAID_VERSION = re.compile(r"\bversion\s+(v?\d[\w.+-]*)")
+
+
+def server_version(info: Any) -> str | None:
+    """The version a server's ``initialize`` result names (its
+    ``serverInfo.version``), or None. gopls sends its whole build
+    information there as JSON (``{"GoVersion": ..., "Version": "v0.16.2"}``):
+    its ``Version`` is taken. clangd sends a sentence (``Debian clangd
+    version 14.0.6 linux+grpc x86_64-pc-linux-gnu``): the number after
+    ``version`` is taken."""
+    if not isinstance(info, dict) or not info.get("version"):
+        return None
+    version = str(info["version"]).strip()
+    if version.startswith("{"):
+        try:
+            build = json.loads(version)
+        except ValueError:
+            return None
+        inner = build.get("Version") if isinstance(build, dict) else None
+        return inner if isinstance(inner, str) and inner else None
+    said = _SAID_VERSION.search(version)
+    return said.group(1) if said else version
+
+
+def why_not_covered(pool: PoolView, suffix: str) -> str | None:
+    """Why files ending in ``suffix`` are analysed by nobody: the
+    configured servers for them that were not found or did not start
+    (``gopls was not found``), or None (none is configured)."""
+    reasons: list[str] = []
+    running = {a.spec.name: a for a in pool.analyzers}
+    for spec in pool.specs:
+        if suffix not in spec.extensions:
+            continue
+        if spec.name in pool.missing:
+            reasons.append(not_found(pool, spec.name))
+        elif spec.name in running:
+            failure = running[spec.name].failure
+            reasons.append(f"{spec.name} is not running ({failure})" if failure else "")
+        else:
+            failed = [f for f in pool.failed if f.startswith(f"{spec.name} ")]
+            reasons += failed or [f"{spec.name} did not start"]
+    said = [r for r in reasons if r]
+    return "; ".join(said) if said else None
 
 
 def describe(pool: PoolView) -> str:

@@ -273,6 +273,9 @@ PRESETS: tuple[AnalyzerServerConfig, ...] = (
         command=["clangd", "--background-index=false"],
         extensions=_C,
         diagnostics="pull",
+        # It says when it is done with each file (a header's change rebuilds
+        # the files including it after the header's own publish).
+        initialization_options={"clangdFileStatus": True},
         project_files=["compile_commands.json", "CMakeLists.txt", "compile_flags.txt"],
         install="apt-get install clangd",
     ),

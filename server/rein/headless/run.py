@@ -241,10 +241,13 @@ async def _run_in(
         if sandbox is not None:
             print(f"! {sandbox}", file=sys.stderr)
 
+        said: list[str] = []
+
         async def say_analyzers() -> None:
             # Once they started: the model is asked meanwhile.
             await host.analyzers_started()
-            print(host.analyzers_line(), file=sys.stderr)
+            said.append(host.analyzers_line())
+            print(said[-1], file=sys.stderr)
 
         try:
             async with anyio.create_task_group() as tg:
@@ -268,7 +271,9 @@ async def _run_in(
         finish_isolated(record, folder, result.status, as_json) if record is not None else None
     )
     if as_json:
-        payload = {"result": result_json(session_id, result, changes, reviews)}
+        payload: dict[str, Any] = {"result": result_json(session_id, result, changes, reviews)}
+        if said:  # which analyzers looked (and which were not found), as on stderr
+            payload["analyzers"] = said[-1].removeprefix("analyzers: ")
         if isolated is not None:
             payload["isolated"] = isolated
         print(json.dumps(payload))

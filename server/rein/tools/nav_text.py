@@ -153,8 +153,8 @@ def _entry(found: Found) -> list[str]:
     text = found.line_text
     column = start.character + 1  # 1-based UTF-16, as the editor counts
     shown = _cut((found.shown if found.shown is not None else text or "").strip())
-    note = f" {found.note}" if found.note else ""
-    lines = [f"  {start.line + 1}:{column}: {shown}{note}".rstrip()]
+    said = " ".join(filter(None, (shown, found.note)))
+    lines = [f"  {start.line + 1}:{column}: {said}".rstrip()]
     first = start.line + 2
     lines += [f"    {first + i}| {_cut(line)}".rstrip() for i, line in enumerate(found.body)]
     if found.more:

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, Field
 
-from rein.harness.errors import ToolError
+from rein.harness.errors import SandboxError, ToolError
 from rein.harness.navigation_ports import (
     CodeLocation,
     CodeRange,
@@ -36,6 +36,7 @@ from rein.harness.tools import DisplayKind, Tool, ToolContext, ToolResult
 from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
+from rein.tools.nav_syntax import parse_note
 from rein.tools.nav_text import (
     Found,
     character_index,
@@ -66,6 +67,9 @@ MAX_BODY_LINES = 40
 MAX_BODIES = 3
 #: How long the outline that finds a definition's end may take.
 BODY_BOUND_S = 10.0
+#: What a place outside the workspace shows instead of its line (Rein reads
+#: no file there; hover still gives the symbol's signature).
+OUTSIDE_NOTE = "(outside the workspace: not read; hover gives its signature)"
 #: How many import aliases one search follows.
 MAX_ALIASES = 10
 #: How long following the import aliases of one search may take, in all.
@@ -121,18 +125,26 @@ class LineTexts:
     def __init__(self, ctx: ToolContext) -> None:
         self._workspace, self._sandbox = sandbox_of(ctx)
         self._lines: dict[str, list[str] | None] = {}
+        self._outside: set[str] = set()
 
     async def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
             try:
                 rel = self._sandbox.resolve(path)
+            except SandboxError:
+                # A library outside the workspace (Go's standard library, a
+                # virtual environment elsewhere): never read.
+                self._outside.add(path)
+                self._lines[path] = None
+                return None
+            try:
                 if _protected(self._sandbox, rel):
                     self._lines[path] = None
                     return None
                 content = await self._workspace.read_text(rel)
                 self._lines[path] = lsp_lines(content.text)
             except Exception:
-                # A library's stub outside the workspace, a file gone since.
+                # A file gone since, one that is not text.
                 self._lines[path] = None
         return self._lines[path]
 
@@ -141,7 +153,12 @@ class LineTexts:
         return lines[line] if lines is not None and 0 <= line < len(lines) else None
 
     async def found(self, location: CodeLocation, note: str = "") -> Found:
-        return Found(location, await self.line(location.path, location.range.start.line), note)
+        """The place with its line's text; a place outside the workspace
+        says why it has none (rather than an empty line)."""
+        text = await self.line(location.path, location.range.start.line)
+        if text is None and location.path in self._outside:
+            note = " ".join(filter(None, (OUTSIDE_NOTE, note)))
+        return Found(location, text, note)
 
 
 async def resolve_symbol(
@@ -283,11 +300,14 @@ class _NavigationTool(Tool[Any]):
     tool_class = "read"
     display: DisplayKind = "locations"
 
-    async def _ask(self, ctx: ToolContext, call: Any) -> Any:
+    async def _ask(self, ctx: ToolContext, call: Any, rel: str | None = None) -> Any:
+        """``call``'s answer; a server's refusal as a ToolError, with why
+        when ``rel`` does not parse (gopls: "no identifier found")."""
         try:
             return await call
         except NavigationUnavailable as exc:
-            raise ToolError(str(exc)) from None
+            note = await parse_note(ctx, rel) if rel is not None else ""
+            raise ToolError(str(exc) + note) from None
 
 
 class FindReferencesTool(_NavigationTool):
@@ -308,7 +328,7 @@ class FindReferencesTool(_NavigationTool):
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
-        answer = await self._ask(ctx, navigator.references(rel, position))
+        answer = await self._ask(ctx, navigator.references(rel, position), rel)
         texts = LineTexts(ctx)
         found, notes = await self._ask(ctx, follow_aliases(navigator, texts, answer))
         if isinstance(answer, PartialLocations):
@@ -338,7 +358,7 @@ class FindDefinitionTool(_NavigationTool):
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
-        answer = await self._ask(ctx, navigator.definition(rel, position))
+        answer = await self._ask(ctx, navigator.definition(rel, position), rel)
         texts = LineTexts(ctx)
         found = [
             await _with_body(navigator, texts, loc) if i < MAX_BODIES else await texts.found(loc)
@@ -346,7 +366,8 @@ class FindDefinitionTool(_NavigationTool):
         ]
         name = args.symbol.strip()
         if not found:
-            return ToolResult(f"No definition of `{name}` found ({_source(navigator)}).")
+            note = await parse_note(ctx, rel)
+            return ToolResult(f"No definition of `{name}` found ({_source(navigator)}).{note}")
         noun = "definition" if len(found) == 1 else "definitions"
         header = f"{len(found)} {noun} of `{name}` ({_source(navigator)}):"
         return ToolResult(format_locations(header, found), details={"count": len(found)})
@@ -364,10 +385,11 @@ class HoverTool(_NavigationTool):
         rel, position = await resolve_symbol(
             ctx, args.path, args.line, args.symbol, args.occurrence
         )
-        answer = await self._ask(ctx, navigator.hover(rel, position))
+        answer = await self._ask(ctx, navigator.hover(rel, position), rel)
         name = args.symbol.strip()
         if not answer or not answer.strip():
-            return ToolResult(f"The language server has nothing to say about `{name}`.")
+            note = await parse_note(ctx, rel)
+            return ToolResult(f"The language server has nothing to say about `{name}`.{note}")
         return ToolResult(answer.strip()[:6000])
 
 
@@ -404,10 +426,12 @@ class SymbolsTool(_NavigationTool):
         if (args.path is None) == (args.query is None):
             raise ToolError("Give either path (a file's outline) or query (a workspace search).")
         if args.path is not None:
-            _, sandbox = sandbox_of(ctx)
+            workspace, sandbox = sandbox_of(ctx)
             rel = sandbox.resolve(args.path)
             await check_readable(ctx, rel)
-            symbols = _flatten(await self._ask(ctx, navigator.document_symbols(rel)))
+            # A file that is not there is an error, not an empty outline.
+            await workspace.read_text(rel)
+            symbols = _flatten(await self._ask(ctx, navigator.document_symbols(rel), rel))
             where = rel
         else:
             query = (args.query or "").strip()

@@ -40,6 +40,7 @@ from rein.tools._context import sandbox_of
 from rein.tools._files import plural
 from rein.tools.approval import check_approval
 from rein.tools.edit import bounded_diff, path_lock
+from rein.tools.nav_syntax import parse_note
 from rein.tools.nav_text import Found, format_locations, line_starts, lsp_lines, utf16_column
 from rein.tools.navigation import require_navigator, resolve_symbol
 
@@ -149,12 +150,13 @@ class RenameSymbolTool(Tool[RenameSymbolArgs]):
         try:
             edits = await navigator.rename(rel, position, new_name)
         except NavigationUnavailable as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(str(exc) + await parse_note(ctx, rel)) from None
         edits = {path: e for path, e in edits.items() if e}
         if not edits:
             raise ToolError(
                 f"The language server ({navigator.source}) has no rename for "
                 f"`{args.symbol.strip()}` on line {args.line} of {rel}; nothing changed."
+                + await parse_note(ctx, rel)
             )
         workspace, sandbox = sandbox_of(ctx)
         planned: dict[str, tuple[FileContent, str, list[Position]]] = {}

@@ -23,6 +23,7 @@ import anyio
 
 from rein.harness.gating.gate_types import (
     CoveringDiagnostics,
+    ExplainedCoverage,
     FileByFileCounterfactual,
     FileByFileDiagnostics,
     PartialImporters,
@@ -207,6 +208,11 @@ class DiagnosticsCoordinator:
         editor's diagnostics) covers whatever it analyses."""
         inner = self.source
         return inner.covers(path) if isinstance(inner, CoveringDiagnostics) else True
+
+    def why_not_covered(self, path: str) -> str | None:
+        """The inner source's reason ``path`` is not covered, if it says."""
+        inner = self.source
+        return inner.why_not_covered(path) if isinstance(inner, ExplainedCoverage) else None
 
     def answers_per_file(self) -> bool:
         """The inner source can be asked file by file (see

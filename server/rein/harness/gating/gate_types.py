@@ -153,6 +153,15 @@ class CoveringDiagnostics(Protocol):
 
 
 @runtime_checkable
+class ExplainedCoverage(Protocol):
+    """A covering source that can say why a file is not covered (the
+    headless pool: ``gopls was not found``, ``clangd failed to start:
+    ...``), so the verdict names the server rather than only the file."""
+
+    def why_not_covered(self, path: str) -> str | None: ...
+
+
+@runtime_checkable
 class FileByFileDiagnostics(Protocol):
     """A source that can have a few files' diagnostics before its analyzers
     finish analysing the whole workspace (the headless pool, whose

@@ -293,7 +293,11 @@ class GatePipeline:
                     blockers=outcome.blockers,
                     duration_ms=(time.perf_counter() - started) * 1000.0,
                     stale=outcome.stale,
-                    detail=outcome.detail,
+                    # An unverified verdict always says why (the tests gate's
+                    # re-run timeout came with no detail: "? tests unverified: ").
+                    detail=outcome.detail
+                    or (outcome.unverified if status == "unverified" else None)
+                    or "",
                 )
             )
             if outcome.blockers:
