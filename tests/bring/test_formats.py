@@ -188,6 +188,37 @@ def test_a_body_without_placeholders_gets_the_arguments_and_modes_apply(tmp_path
         prompted(off, root, "/go")
 
 
+def test_a_command_file_with_no_body_is_invalid_and_running_it_says_why(tmp_path: Path) -> None:
+    # Defect: an empty command file was listed as used, and `/zero` sent an
+    # empty prompt (`/zero args` only "ARGUMENTS: args"), saying nothing.
+    root = tmp_path / "r"
+    write(
+        root,
+        {
+            ".claude/commands/zero.md": "",
+            ".github/prompts/blank.prompt.md": "---\ndescription: nothing\n---\n\n  \n",
+            ".claude/commands/ok.md": "Do it.\n",
+        },
+    )
+    found = discover_commands(root)
+    assert found.names() == ["ok"]
+    reason = "the body is empty: a command's body is the prompt it sends"
+    assert sorted((i.path, i.reason) for i in found.invalid) == [
+        (".claude/commands/zero.md", reason),
+        (".github/prompts/blank.prompt.md", reason),
+    ]
+    for name, path in (
+        ("zero", ".claude/commands/zero.md"),
+        ("blank", ".github/prompts/blank.prompt.md"),
+    ):
+        with pytest.raises(CommandError) as caught:
+            resolve(f"/{name} some args", found)
+        assert str(caught.value) == (
+            f"/{name} is not usable: {path}: {reason}; the known commands are: /ok "
+            "(to send a text that starts with '/', start it with '//')"
+        )
+
+
 def test_a_commands_model_is_mapped_to_the_configured_providers(repo: Path) -> None:
     mapped = load_config(
         {
