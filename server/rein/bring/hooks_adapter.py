@@ -29,6 +29,7 @@ What a hook blocked, added or failed at is a ``hook`` event
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -53,7 +54,7 @@ from rein.bring.hook_config import (
     HookInventory,
     discover_hooks,
 )
-from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
+from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer, rewritten
 from rein.bring.hook_runner import run_hook
 from rein.bring.hook_trust import HookPermission, HookTrustPorts
 from rein.bring.transcript import TranscriptFile, redacted, transcript_path
@@ -316,6 +317,17 @@ class ClaudeHooks:
             if answer.block is not None:
                 self._note(hook, "blocked", answer.block, name)
                 return Block(f"{hook.event} hook ({hook.source}): {answer.block}")
+            updated = answer.updated_input or {}
+            changed = rewritten(updated, tool_input)
+            if changed:
+                # Running the original would pass for what the hook agreed to.
+                wanted = json.dumps({k: updated[k] for k in changed})[:_SHOWN]
+                reason = (
+                    f"it changes the call's input ({', '.join(changed)}: {wanted}) with "
+                    "updatedInput, which Rein does not apply, so the call was not run"
+                )
+                self._note(hook, "blocked", reason, name)
+                return Block(f"{hook.event} hook ({hook.source}): {reason}")
             if answer.permission == "ask" and asked is None:
                 self._note(hook, "asked", answer.permission_reason, name)
                 reason = answer.permission_reason or "it asks about this call"
