@@ -240,6 +240,8 @@ class EventPrinter:
                 tools = f" with {event.tools} tool(s)" if event.state == "running" else ""
                 why = f": {_one_line(event.error, 200)}" if event.error else ""
                 self._line(f"  ⧉ MCP server {event.server} {event.state}{tools}{why}")
+                for line in _error_tail(event.error or ""):  # its stderr's last lines
+                    self._line(f"      {line}")
         elif t == "mcp_budget_warning":
             self._line(
                 f"  ⧉ the MCP tools take {event.tokens} tokens ({event.share:.0%} of the window): "

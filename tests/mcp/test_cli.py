@@ -317,3 +317,36 @@ def test_list_starts_a_stdio_server_in_the_sandbox_when_also_names_mcp(tmp_path:
         assert os.listdir(outside) == []
     finally:
         shutil.rmtree(outside)
+
+
+def test_a_server_that_fails_to_start_is_said_once_with_its_stderr(tmp_path: Path) -> None:
+    # Defect: rein run printed the failure twice (the event's line, cut at
+    # its first line, then the log's warning with the server's stderr).
+    root = tmp_path / "ws"
+    root.mkdir()
+    server = {"command": "bash", "args": ["-c", "echo NO-DATABASE-URL >&2; exit 3"]}
+    config = tmp_path / "rein.json"
+    config.write_text(
+        json.dumps(
+            {
+                "rein": {
+                    "mcp": {"servers": {"db": server}},
+                    "gates": {"analyzer": {"enabled": False}},
+                }
+            }
+        )
+    )
+    (tmp_path / "script.yaml").write_text(json.dumps([{"text": "done"}]))
+    done = _rein(
+        "run", "go", "-w", str(root), "--provider", "replay",
+        "--script", str(tmp_path / "script.yaml"), "--storage", str(tmp_path / "st"),
+        "--config", str(config),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout + done.stderr
+    assert out.count("MCP server db failed") == 1, out
+    assert out.count("NO-DATABASE-URL") == 1, out
+    at = done.stdout.splitlines().index(
+        "  ⧉ MCP server db failed: MCPError: Connection closed; its stderr ends with:"
+    )
+    assert done.stdout.splitlines()[at + 1] == "      NO-DATABASE-URL"

@@ -18,6 +18,7 @@ from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest, Model
+from rein.harness.reported import is_reported
 from rein.headless.hook_ports import TerminalHookPorts
 from rein.headless.isolated import abandon_isolated, finish_isolated, start_isolated
 from rein.headless.mcp_ports import TerminalMcpPorts
@@ -28,7 +29,6 @@ from rein.render import EventPrinter
 from rein.sandboxing.probe import unavailable_notice
 from rein.sandboxing.settings import check_hosts
 from rein.session import Session, result_json
-from rein.session.manager import is_reported
 from rein.session.setup_files import prompted, setup_problems
 from rein.store import default_storage_path
 

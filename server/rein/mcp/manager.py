@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rein.harness.ports import ProcessSandbox
+from rein.harness.reported import reported_logger
 from rein.harness.tools import ToolResult
 from rein.mcp.config import McpServers, McpServerSpec, Skipped
 from rein.mcp.results import map_result
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["McpManager", "ServerState", "ServerStatus", "sandboxed_connections"]
 
 log = logging.getLogger(__name__)
+#: What the server's state event also says (``rein run`` prints it once).
+reported_log = reported_logger(__name__)
 
 ServerState = Literal["starting", "running", "failed", "stopped", "skipped"]
 
@@ -297,7 +300,7 @@ class McpManager:
             await connection.stop()
             status.connection, status.tools = None, []
             self._set(status, "failed", f"{exc}")
-            log.warning("MCP server %s failed to start: %s", name, exc)
+            reported_log.warning("MCP server %s failed to start: %s", name, exc)
             return False
         status.connection = connection
         self._take_tools(status, tools)
