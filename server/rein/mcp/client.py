@@ -82,6 +82,8 @@ class McpConnection:
         except TimeoutError:
             note = self._stderr_note()
             await self.stop()
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # the stop's cancellation: this time-out says why
             raise RuntimeError(f"did not start within {timeout_s:g} s{note}") from None
         except BaseException as exc:
             note = self._stderr_note()
@@ -225,11 +227,14 @@ class McpConnection:
         """Stop the server (the SDK ends the process and its children)."""
         self._stop.set()
         task = self._task
-        if task is not None and not task.done() and self._session is not None:
-            # Running: leave the session and the transport in order (bounded).
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(task), 10)
+        if task is not None and not task.done():
+            if self._session is not None:
+                # Running: leave the session and the transport in order (bounded).
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(asyncio.shield(task), 10)
             if not task.done():
+                # Still starting (a start past its bound), or stuck leaving:
+                # cancelled, which ends the server's process with it.
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task

@@ -300,7 +300,8 @@ class McpManager:
             await connection.stop()
             status.connection, status.tools = None, []
             self._set(status, "failed", f"{exc}")
-            reported_log.warning("MCP server %s failed to start: %s", name, exc)
+            # The text, not the exception: a kept record would hold its frames.
+            reported_log.warning("MCP server %s failed to start: %s", name, status.error)
             return False
         status.connection = connection
         self._take_tools(status, tools)
