@@ -262,3 +262,20 @@ def test_a_closed_stdout_is_said_once_and_the_run_goes_on(tmp_path: Path) -> Non
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert err.count("! standard output was closed: the run's events are not printed") == 1
     assert (ws / "ran").read_text() == "ran\n"  # the run went on
+
+
+def test_a_failed_session_end_hook_is_said_once(tmp_path: Path) -> None:
+    # Defect: its hook line, then the log's warning saying it again.
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    hook = {"type": "command", "command": "printf END-%s FAILED >&2; exit 1"}
+    (ws / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionEnd": [{"hooks": [hook]}]}})
+    )
+    out = rein(*run_args(tmp_path, ws, "turns:\n  - text: done\n"), "--allow-hooks")
+    assert out.returncode == 0, out.stderr
+    said = out.stdout + out.stderr
+    assert said.count("END-FAILED") == 1, said
+    assert (
+        "SessionEnd hook `printf END-%s FAILED >&2; exit 1` (.claude/settings.json) failed" in said
+    )

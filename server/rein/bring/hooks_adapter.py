@@ -30,7 +30,6 @@ What a hook blocked, added or failed at is a ``hook`` event
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -63,6 +62,7 @@ from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
 from rein.harness.messages import Message, ToolCall
 from rein.harness.redaction import redact
+from rein.harness.reported import reported_logger
 from rein.sandboxing.others import OtherCommandsSandbox
 
 if TYPE_CHECKING:
@@ -79,7 +79,9 @@ _SHOWN = 300
 #: (each also within its own time limit): a host's shutdown waits no longer.
 SESSION_END_BOUND_S = 5.0
 
-log = logging.getLogger(__name__)
+#: SessionEnd's failures are also hook events (``rein run`` prints those):
+#: logged for a host whose client is gone (the ACP client left).
+reported_log = reported_logger(__name__)
 
 
 class HookedSession(Protocol):
@@ -418,10 +420,12 @@ class ClaudeHooks:
             ran = await self._run("SessionEnd", {"reason": reason}, reason, deadline=deadline)
             for hook, answer in ran:
                 if answer.error is not None:
-                    log.warning("SessionEnd hook %r failed: %s", hook.command, answer.error)
+                    reported_log.warning(
+                        "SessionEnd hook %r failed: %s", hook.command, answer.error
+                    )
         if scope.cancelled_caught:
             message = f"SessionEnd hooks did not finish within {bound:g} s (stopped)"
-            log.warning("session %s: %s", self.session_id, message)
+            reported_log.warning("session %s: %s", self.session_id, message)
             self.report(
                 HookActivity(
                     event="SessionEnd", outcome="failed", command="", source="", message=message
