@@ -139,6 +139,26 @@ def test_custom_agents_of_both_formats_with_their_tools_mapped(repo: Path) -> No
     ]
 
 
+def test_an_agent_with_no_rein_tool_is_invalid_not_used(tmp_path: Path) -> None:
+    # Defect: rein doctor listed it "used (tools: none; ...)", but the task
+    # tool never offered it (none of its tools is offered).
+    root = tmp_path / "r"
+    write(
+        root,
+        {
+            ".claude/agents/webby.md": "---\nname: webby\ndescription: d\ntools: WebFetch, WebSearch\n---\nx\n",
+            ".claude/agents/half.md": "---\nname: half\ndescription: d\ntools: WebFetch, Read\n---\nx\n",
+        },
+    )
+    found = discover_agents(root)
+    assert [(a.name, a.tools, a.unmapped) for a in found.agents] == [
+        ("half", ("read_file",), ("WebFetch",))
+    ]
+    assert [(i.path, i.reason) for i in found.invalid] == [
+        (".claude/agents/webby.md", "tools: none of WebFetch, WebSearch is a Rein tool")
+    ]
+
+
 def test_commands_take_arguments_and_only_a_command_name_is_a_command(repo: Path) -> None:
     found = discover_commands(repo)
     assert found.names() == ["file", "explain"]
