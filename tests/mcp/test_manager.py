@@ -236,6 +236,27 @@ async def test_a_server_that_never_answers_fails_at_the_start_bound_and_is_stopp
     assert [c["message"] for c in unhandled] == []
 
 
+async def test_a_server_whose_output_is_not_json_rpc_says_so_when_it_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Defect: the SDK's traceback ("Failed to parse JSONRPC message") on
+    # stderr, then "did not start within 30 s" with no word of the cause.
+    banner = replace(
+        SILENT,
+        args=("-c", "print('Listening on port 8080', flush=True); import sys; sys.stdin.read()"),
+    )
+    manager = McpManager([banner], start_timeout_s=1.0)
+    try:
+        async with asyncio.timeout(15):
+            await manager.ensure_started()
+        assert manager.servers["silent"].error == (
+            "did not start within 1 s; its output is not JSON-RPC: 'Listening on port 8080'"
+        )
+    finally:
+        await manager.aclose()
+    assert [r for r in caplog.records if "JSONRPC" in r.getMessage()] == []
+
+
 async def test_a_cancelled_start_stops_the_waiting_server_and_the_next_start_retries_only_it() -> (
     None
 ):
