@@ -238,9 +238,15 @@ def test_list_starts_each_server_once_and_shows_its_tools_and_state(tmp_path: Pa
     assert sorted(by_name["time"]["tools"]) == ["convert_time", "get_current_time"]
     assert by_name["broken"]["state"] == "failed"
     assert by_name["broken"]["tools"] == [] and by_name["broken"]["error"]
-    text = _rein(*args, "--start").stdout
+    listed = _rein(*args, "--start")
+    text = listed.stdout
     assert "time  [settings, stdio]  running, 2 tools: " in text
-    assert "broken  [settings, stdio]  failed: " in text
+    [row] = [line for line in text.splitlines() if line.startswith("broken  ")]
+    # The failure's first line and the command on its row (its stderr's
+    # tail, if any, indented under it), said once: not again by the log.
+    assert row.startswith("broken  [settings, stdio]  failed: ")
+    assert row.endswith(f"  {tmp_path / 'no-such-program'}")
+    assert "failed to start" not in listed.stderr, listed.stderr
 
 
 def _marking_workspace(tmp_path: Path) -> tuple[Path, Path]:

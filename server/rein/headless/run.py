@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shlex
 import sys
@@ -18,10 +17,10 @@ from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError, StoreError, ToolError
 from rein.harness.ports import ApprovalRequest, Model
-from rein.harness.reported import is_reported
 from rein.headless.hook_ports import TerminalHookPorts
 from rein.headless.isolated import abandon_isolated, finish_isolated, start_isolated
 from rein.headless.mcp_ports import TerminalMcpPorts
+from rein.headless.stderr_log import log_to_stderr
 from rein.hosting.headless import HeadlessSession
 from rein.isolation import GitError, IsolatedRecord
 from rein.providers import create_model
@@ -366,20 +365,6 @@ def _pending_text(
     return "\n".join(lines)
 
 
-def _log_to_stderr() -> None:
-    """What Rein logs at WARNING or above goes to stderr as Python's
-    last-resort handler printed it, but not what the host reports itself
-    (printed with ``!``): said once, not three times. Nothing when the
-    process has handlers of its own."""
-    root = logging.getLogger()
-    if root.handlers:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.addFilter(lambda record: not is_reported(record))
-    root.addHandler(handler)
-
-
 def run_task(
     task: str,
     *,
@@ -398,7 +383,7 @@ def run_task(
 ) -> int:
     # ``trust_mcp``: the workspace's MCP servers start without asking
     # (TerminalMcpPorts); ``assume_yes`` never trusts them.
-    _log_to_stderr()
+    log_to_stderr()
     try:
         config = build_config(config_file, overrides)
         if overrides.get("model.script") and config.model.provider != "replay":
