@@ -325,34 +325,35 @@ def test_list_starts_a_stdio_server_in_the_sandbox_when_also_names_mcp(tmp_path:
         shutil.rmtree(outside)
 
 
-def test_a_server_that_fails_to_start_is_said_once_with_its_stderr(tmp_path: Path) -> None:
-    # Defect: rein run printed the failure twice (the event's line, cut at
-    # its first line, then the log's warning with the server's stderr).
+def test_a_server_that_fails_to_start_or_crashes_is_said_once(tmp_path: Path) -> None:
+    # Defect: rein run printed a failure twice (the event's line, cut at
+    # its first line, then the log's warning with the server's stderr), and
+    # a crash twice (the log's "crashed ...; restarting it", then the line).
     root = tmp_path / "ws"
     root.mkdir()
-    server = {"command": "bash", "args": ["-c", "echo NO-DATABASE-URL >&2; exit 3"]}
+    servers = {
+        "db": {"command": "bash", "args": ["-c", "echo NO-DATABASE-URL >&2; exit 3"]},
+        "box": {"command": sys.executable, "args": [str(TOOLBOX)]},
+    }
+    rein = {"mcp": {"servers": servers}, "gates": {"analyzer": {"enabled": False}}}
     config = tmp_path / "rein.json"
-    config.write_text(
-        json.dumps(
-            {
-                "rein": {
-                    "mcp": {"servers": {"db": server}},
-                    "gates": {"analyzer": {"enabled": False}},
-                }
-            }
-        )
-    )
-    (tmp_path / "script.yaml").write_text(json.dumps([{"text": "done"}]))
+    config.write_text(json.dumps({"rein": rein}))
+    crash = {"tool_calls": [{"name": "mcp__box__crash", "arguments": {}}]}
+    (tmp_path / "script.yaml").write_text(json.dumps([crash, {"text": "done"}]))
     done = _rein(
         "run", "go", "-w", str(root), "--provider", "replay",
         "--script", str(tmp_path / "script.yaml"), "--storage", str(tmp_path / "st"),
-        "--config", str(config),
+        "--config", str(config), "--yes",
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout + done.stderr
     assert out.count("MCP server db failed") == 1, out
     assert out.count("NO-DATABASE-URL") == 1, out
-    at = done.stdout.splitlines().index(
-        "  ⧉ MCP server db failed: MCPError: Connection closed; its stderr ends with:"
-    )
-    assert done.stdout.splitlines()[at + 1] == "      NO-DATABASE-URL"
+    lines = done.stdout.splitlines()
+    at = lines.index("  ⧉ MCP server db failed: MCPError: Connection closed; its stderr ends with:")
+    assert lines[at + 1] == "      NO-DATABASE-URL"
+    assert out.count("crashed") == 1, out
+    assert (
+        "  ⧉ MCP server box failed: crashed: its output ended (it exited or closed its stdout); "
+        "restarting it"
+    ) in lines

@@ -390,8 +390,9 @@ class McpManager:
         if status.connection is not connection or self._closed:
             return
         status.connection, status.tools = None, []
-        log.warning("MCP server %s crashed: %s; restarting it", status.spec.name, error)
-        self._set(status, "failed", f"crashed: {error}")
+        # Said by the state's event (rein run prints it): logged for the editor's log.
+        reported_log.warning("MCP server %s crashed: %s; restarting it", status.spec.name, error)
+        self._set(status, "failed", f"crashed: {error}; restarting it")
         task = asyncio.get_running_loop().create_task(self._restart(status, connection))
         self._restarts.add(task)
         task.add_done_callback(self._restarts.discard)
