@@ -259,6 +259,8 @@ class EventPrinter:
                 f"{event.tokens_before} -> {event.tokens_after} tokens"
             )
         elif t == "error":
+            if event.where == "run" and event.fatal:
+                return  # the run's end says it: "■ failed (<reason>) ..."
             self._line(f"  ! {event.where}: {_one_line(event.message, 200)}")
         elif t == "mcp_server_state":
             if event.state in ("running", "failed", "skipped"):
