@@ -15,7 +15,7 @@ from rein.bring.frontmatter import FrontmatterError, parse
 from rein.bring.skills import SkillArgs, SkillTool, discover_skills
 from rein.config import load_config
 from rein.harness.errors import ToolError
-from rein.session.setup_files import prompted, setup_inventory
+from rein.session.setup_files import prompted, setup_inventory, skills_of
 from tests.bring.setup_repo import setup_repo, write
 
 
@@ -294,3 +294,17 @@ def test_a_subfolder_is_shown_not_named_and_two_files_of_one_name_clash(tmp_path
     [clash] = found.invalid
     assert clash.path == ".claude/commands/frontend/build.md"
     assert clash.reason == "/build is already .claude/commands/backend/build.md"
+
+
+def test_a_skill_path_that_is_not_a_folder_is_said(tmp_path: Path) -> None:
+    # Defect: a setup.skillPaths entry with a typo was skipped silently.
+    root = tmp_path / "r"
+    write(root, {"tools/skills/lint/SKILL.md": "---\nname: lint\ndescription: d\n---\nx\n"})
+    config = load_config(
+        {"setup": {"userFolders": False, "skillPaths": ["tools/skills", "tools/skils"]}}, "test"
+    )
+    found = skills_of(config, root)
+    assert [s.name for s in found.skills] == ["lint"]
+    assert [i.line() for i in found.invalid] == [
+        "skill tools/skils is not used: setup.skillPaths names it, but it is not a folder"
+    ]
