@@ -124,6 +124,9 @@ def test_exit_codes_and_json_answers_mean_what_the_protocol_says() -> None:
     assert rewritten(updated, {"command": "ls", "timeout": 5}) == ["command"]
     assert rewritten(updated, {"command": "ls -a", "timeout": 5}) == []
     assert rewritten(None, {"command": "ls"}) == []
+    # A field the input does not have, given as null, changes nothing; a new value does.
+    assert rewritten({"command": "ls", "timeout": None}, {"command": "ls"}) == []
+    assert rewritten({"command": "ls", "timeout": 5}, {"command": "ls"}) == ["timeout"]
     assert read_answer("PostToolUse", 0, json.dumps(rewrite), "").updated_input is None
     # Not JSON after all: plain text (context where the event takes it).
     assert read_answer("Stop", 0, "{not json", "") == HookAnswer()

@@ -232,7 +232,7 @@ def rewritten(updated: dict[str, Any] | None, tool_input: dict[str, Any]) -> lis
     run as if the hook had agreed."""
     if not updated:
         return []
-    return sorted(k for k, v in updated.items() if k not in tool_input or tool_input[k] != v)
+    return sorted(k for k, v in updated.items() if tool_input.get(k) != v)
 
 
 def read_answer(event: str, exit_code: int, stdout: str, stderr: str) -> HookAnswer:
