@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from typing import Any, TextIO
 
@@ -100,6 +102,15 @@ def _args(arguments: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def _to_devnull(out: TextIO) -> None:
+    """Point a closed pipe's descriptor at the null device, so that later
+    writes (the result's line, the interpreter's last flush) do not fail."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, out.fileno())
+        os.close(null)
+
+
 class EventPrinter:
     """A listener that prints each event as it comes (or as JSON lines).
     Waits (``gate_waiting``) go to ``err`` (stderr), the rest to ``out``."""
@@ -112,6 +123,8 @@ class EventPrinter:
         self.as_json = as_json
         self._in_text = False
         self.count = 0
+        #: ``out`` was closed by its reader (``rein run --json | head``).
+        self.closed = False
 
     def _line(self, text: str) -> None:
         if self._in_text:
@@ -120,6 +133,18 @@ class EventPrinter:
         self.out.write(text + "\n")
 
     def __call__(self, ev: Event) -> None:
+        if self.closed:
+            return
+        try:
+            self._print(ev)
+        except BrokenPipeError:
+            # Its reader is gone: said once, and the run goes on unprinted
+            # (not a traceback per event).
+            self.closed = True
+            _to_devnull(self.out)
+            self.err.write("! standard output was closed: the run's events are not printed\n")
+
+    def _print(self, ev: Event) -> None:
         event: Any = ev  # dispatched on .type below
         self.count += 1
         if self.as_json:
@@ -234,12 +259,16 @@ class EventPrinter:
                 f"{event.tokens_before} -> {event.tokens_after} tokens"
             )
         elif t == "error":
+            if event.where == "run" and event.fatal:
+                return  # the run's end says it: "■ failed (<reason>) ..."
             self._line(f"  ! {event.where}: {_one_line(event.message, 200)}")
         elif t == "mcp_server_state":
             if event.state in ("running", "failed", "skipped"):
                 tools = f" with {event.tools} tool(s)" if event.state == "running" else ""
                 why = f": {_one_line(event.error, 200)}" if event.error else ""
                 self._line(f"  ⧉ MCP server {event.server} {event.state}{tools}{why}")
+                for line in _error_tail(event.error or ""):  # its stderr's last lines
+                    self._line(f"      {line}")
         elif t == "mcp_budget_warning":
             self._line(
                 f"  ⧉ the MCP tools take {event.tokens} tokens ({event.share:.0%} of the window): "

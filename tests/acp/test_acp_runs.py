@@ -389,3 +389,18 @@ async def test_a_one_step_plan_shows_its_answer(shared: Shared) -> None:
     assert stop == "end_turn"
     await assert_used_up(mock)
     assert "app.py greets people" in agent.editor.said(sid)
+
+
+@on_shared
+async def test_a_failed_run_says_its_reason_once(shared: Shared) -> None:
+    # Defect: "Rein error (run): X" (the run's fatal error), then "Rein
+    # stopped: X" again for every failed prompt.
+    mock, agent = shared.model(), shared.agent
+    fault = {"kind": "status", "status": 400, "body": "NO-SUCH-MODEL-XYZ"}
+    await load_scenario(mock, "refused", [{"fault": fault}])
+    sid = await shared.session()
+    stop = await prompt(agent, sid, "hello")
+    said = agent.editor.said(sid)
+    assert stop == "end_turn"
+    assert said.count("NO-SUCH-MODEL-XYZ") == 1, said
+    assert "Rein error (run): " in said and "Rein stopped" not in said

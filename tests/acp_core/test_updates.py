@@ -19,6 +19,7 @@ from rein.harness.events import (
     ErrorEvent,
     GateResult,
     GateStart,
+    McpServerState,
     PlanStep,
     PlanUpdated,
     RepairAttempt,
@@ -233,3 +234,18 @@ def test_a_failed_tool_results_error_is_text_whatever_the_display(mapper: Update
         ToolCallEnd(tool_call_id="t2", name="report", is_error=True, content="boom", display="json")
     )
     assert end.content[0].content.text == "boom"
+
+
+def test_an_mcp_server_that_did_not_start_is_a_thought_with_its_reason(
+    mapper: UpdateMapper,
+) -> None:
+    # Defect: the state was not mapped: an editor never heard that a server
+    # it passed failed (only rein acp's stderr log said so).
+    failed = McpServerState(server="db", state="failed", error="boom", source="acp")
+    [update] = mapper(failed)
+    assert update.session_update == "agent_thought_chunk"
+    assert update.content.text == "MCP server db failed: boom\n"
+    skipped = McpServerState(server="x", state="skipped", error="not trusted", source="mcp.json")
+    assert [u.content.text for u in mapper(skipped)] == ["MCP server x skipped: not trusted\n"]
+    for state in ("starting", "running"):
+        assert mapper(McpServerState(server="db", state=state, source="acp")) == []

@@ -15,7 +15,7 @@ from rein.bring.frontmatter import FrontmatterError, parse
 from rein.bring.skills import SkillArgs, SkillTool, discover_skills
 from rein.config import load_config
 from rein.harness.errors import ToolError
-from rein.session.setup_files import prompted, setup_inventory
+from rein.session.setup_files import prompted, setup_inventory, skills_of
 from tests.bring.setup_repo import setup_repo, write
 
 
@@ -139,6 +139,26 @@ def test_custom_agents_of_both_formats_with_their_tools_mapped(repo: Path) -> No
     ]
 
 
+def test_an_agent_with_no_rein_tool_is_invalid_not_used(tmp_path: Path) -> None:
+    # Defect: rein doctor listed it "used (tools: none; ...)", but the task
+    # tool never offered it (none of its tools is offered).
+    root = tmp_path / "r"
+    write(
+        root,
+        {
+            ".claude/agents/webby.md": "---\nname: webby\ndescription: d\ntools: WebFetch, WebSearch\n---\nx\n",
+            ".claude/agents/half.md": "---\nname: half\ndescription: d\ntools: WebFetch, Read\n---\nx\n",
+        },
+    )
+    found = discover_agents(root)
+    assert [(a.name, a.tools, a.unmapped) for a in found.agents] == [
+        ("half", ("read_file",), ("WebFetch",))
+    ]
+    assert [(i.path, i.reason) for i in found.invalid] == [
+        (".claude/agents/webby.md", "tools: none of WebFetch, WebSearch is a Rein tool")
+    ]
+
+
 def test_commands_take_arguments_and_only_a_command_name_is_a_command(repo: Path) -> None:
     found = discover_commands(repo)
     assert found.names() == ["file", "explain"]
@@ -186,6 +206,37 @@ def test_a_body_without_placeholders_gets_the_arguments_and_modes_apply(tmp_path
     off = load_config({"setup": {"userFolders": False, "commands": False}}, "test")
     with pytest.raises(CommandError, match="the known commands are: none"):
         prompted(off, root, "/go")
+
+
+def test_a_command_file_with_no_body_is_invalid_and_running_it_says_why(tmp_path: Path) -> None:
+    # Defect: an empty command file was listed as used, and `/zero` sent an
+    # empty prompt (`/zero args` only "ARGUMENTS: args"), saying nothing.
+    root = tmp_path / "r"
+    write(
+        root,
+        {
+            ".claude/commands/zero.md": "",
+            ".github/prompts/blank.prompt.md": "---\ndescription: nothing\n---\n\n  \n",
+            ".claude/commands/ok.md": "Do it.\n",
+        },
+    )
+    found = discover_commands(root)
+    assert found.names() == ["ok"]
+    reason = "the body is empty: a command's body is the prompt it sends"
+    assert sorted((i.path, i.reason) for i in found.invalid) == [
+        (".claude/commands/zero.md", reason),
+        (".github/prompts/blank.prompt.md", reason),
+    ]
+    for name, path in (
+        ("zero", ".claude/commands/zero.md"),
+        ("blank", ".github/prompts/blank.prompt.md"),
+    ):
+        with pytest.raises(CommandError) as caught:
+            resolve(f"/{name} some args", found)
+        assert str(caught.value) == (
+            f"/{name} is not usable: {path}: {reason}; the known commands are: /ok "
+            "(to send a text that starts with '/', start it with '//')"
+        )
 
 
 def test_a_commands_model_is_mapped_to_the_configured_providers(repo: Path) -> None:
@@ -243,3 +294,17 @@ def test_a_subfolder_is_shown_not_named_and_two_files_of_one_name_clash(tmp_path
     [clash] = found.invalid
     assert clash.path == ".claude/commands/frontend/build.md"
     assert clash.reason == "/build is already .claude/commands/backend/build.md"
+
+
+def test_a_skill_path_that_is_not_a_folder_is_said(tmp_path: Path) -> None:
+    # Defect: a setup.skillPaths entry with a typo was skipped silently.
+    root = tmp_path / "r"
+    write(root, {"tools/skills/lint/SKILL.md": "---\nname: lint\ndescription: d\n---\nx\n"})
+    config = load_config(
+        {"setup": {"userFolders": False, "skillPaths": ["tools/skills", "tools/skils"]}}, "test"
+    )
+    found = skills_of(config, root)
+    assert [s.name for s in found.skills] == ["lint"]
+    assert [i.line() for i in found.invalid] == [
+        "skill tools/skils is not used: setup.skillPaths names it, but it is not a folder"
+    ]

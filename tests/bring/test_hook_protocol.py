@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from rein.bring.hook_config import discover_hooks, workspace_hooks_key
-from rein.bring.hook_protocol import TOOL_NAMES, HookAnswer, claude_tool, matches, read_answer
+from rein.bring.hook_protocol import (
+    TOOL_NAMES,
+    HookAnswer,
+    claude_tool,
+    matches,
+    read_answer,
+    rewritten,
+)
 from rein.config import ReinConfig, load_config
 from rein.harness.errors import ConfigError
 from rein.mcp.trust import MemoryTrustStore
@@ -111,6 +118,16 @@ def test_exit_codes_and_json_answers_mean_what_the_protocol_says() -> None:
     assert read_answer("PostToolUse", 0, json.dumps(halt), "").stop == "enough"
     extra = {"hookSpecificOutput": {"additionalContext": "more"}}
     assert read_answer("PostToolUse", 0, json.dumps(extra), "").context == "more"
+    rewrite = {"hookSpecificOutput": {"updatedInput": {"command": "ls -a", "timeout": 5}}}
+    updated = read_answer("PreToolUse", 0, json.dumps(rewrite), "").updated_input
+    assert updated == {"command": "ls -a", "timeout": 5}
+    assert rewritten(updated, {"command": "ls", "timeout": 5}) == ["command"]
+    assert rewritten(updated, {"command": "ls -a", "timeout": 5}) == []
+    assert rewritten(None, {"command": "ls"}) == []
+    # A field the input does not have, given as null, changes nothing; a new value does.
+    assert rewritten({"command": "ls", "timeout": None}, {"command": "ls"}) == []
+    assert rewritten({"command": "ls", "timeout": 5}, {"command": "ls"}) == ["timeout"]
+    assert read_answer("PostToolUse", 0, json.dumps(rewrite), "").updated_input is None
     # Not JSON after all: plain text (context where the event takes it).
     assert read_answer("Stop", 0, "{not json", "") == HookAnswer()
     assert read_answer("UserPromptSubmit", 0, "{not json", "") == HookAnswer(context="{not json")

@@ -278,3 +278,39 @@ async def test_pre_compact_hooks_hear_of_a_compaction_first(tmp_path: Path) -> N
     await _prompt(session, "x" * 40_000)  # over the window: the relief runs
     data = json.loads(heard.read_text())
     assert (data["hook_event_name"], data["trigger"]) == ("PreCompact", "auto")
+
+
+async def test_a_pre_tool_use_rewrite_blocks_the_call_rather_than_run_the_original(
+    tmp_path: Path,
+) -> None:
+    # Defect: Claude Code runs a call with a PreToolUse hook's updatedInput;
+    # Rein ignored it silently and ran the original command.
+    rewrite = (
+        "import json, sys; c = json.load(sys.stdin)['tool_input']['command']; "
+        "new = c.replace('ORIGINAL', 'REWRITTEN'); "
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse', "
+        "'permissionDecision': 'allow', 'updatedInput': {'command': new}}}))"
+    )
+    _settings(tmp_path / "home", _command("PreToolUse", f'{sys.executable} -c "{rewrite}"', "Bash"))
+    (tmp_path / "ws").mkdir()
+    turns = iter(
+        [
+            assistant("", call("run_command", "c1", command="echo ORIGINAL > out")),
+            assistant("", call("run_command", "c2", command="echo same > same")),
+        ]
+    )
+    model = FunctionModel(lambda request: next(turns, assistant("done")))
+    session, seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    assert (await _prompt(session)).status == "completed"
+    first, second = [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    assert first.is_error
+    assert first.content == (
+        "Tool call blocked: PreToolUse hook (~/.claude/settings.json): it changes the call's "
+        'input (command: {"command": "echo REWRITTEN > out"}) with updatedInput, which Rein '
+        "does not apply, so the call was not run"
+    )
+    assert not (tmp_path / "ws" / "out").exists()
+    # An updatedInput that repeats the input changes nothing: the call runs.
+    assert not second.is_error
+    assert (tmp_path / "ws" / "same").read_text() == "same\n"
+    assert [(e.event, e.outcome, e.tool) for e in seen] == [("PreToolUse", "blocked", "Bash")]

@@ -268,3 +268,51 @@ def test_ctrl_c_ends_with_130_and_the_session_line(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     last = err.splitlines()[-1]
     assert last.startswith("Session ses_") and "rein run --resume ses_" in last, err
+
+
+def test_a_closed_stdout_is_said_once_and_the_run_goes_on(tmp_path: Path) -> None:
+    # Defect: `rein run --json | head` printed a BrokenPipeError traceback
+    # for every event after the reader left.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    go = ws / "go"
+    script = (
+        "turns:\n  - tool_calls:\n      - name: run_command\n"
+        "        arguments: {command: 'while [ ! -e go ]; do sleep 0.05; done; echo ran > ran'}\n"
+        "  - text: done\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rein", *run_args(tmp_path, ws, script), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # up to the command's start, then the reader leaves
+            if json.loads(line)["type"] == "tool_call_start":
+                break
+        proc.stdout.close()
+        go.write_text("")
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+    assert err.count("! standard output was closed: the run's events are not printed") == 1
+    assert (ws / "ran").read_text() == "ran\n"  # the run went on
+
+
+def test_a_failed_session_end_hook_is_said_once(tmp_path: Path) -> None:
+    # Defect: its hook line, then the log's warning saying it again.
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    hook = {"type": "command", "command": "printf END-%s FAILED >&2; exit 1"}
+    (ws / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionEnd": [{"hooks": [hook]}]}})
+    )
+    out = rein(*run_args(tmp_path, ws, "turns:\n  - text: done\n"), "--allow-hooks")
+    assert out.returncode == 0, out.stderr
+    said = out.stdout + out.stderr
+    assert said.count("END-FAILED") == 1, said
+    assert (
+        "SessionEnd hook `printf END-%s FAILED >&2; exit 1` (.claude/settings.json) failed" in said
+    )

@@ -58,9 +58,10 @@ def test_doctor_lists_the_setup_with_sources_and_why_not(
         "    nameless (.claude/agents/nameless.md): invalid\n        name: required\n",
         "    /explain (.github/prompts/explain.prompt.md): used\n        Explain a module\n",
         "    CLAUDE.md (CLAUDE.md): used\n",
-        "    db (mcp.json): not trusted\n        not trusted: .mcp.json defines it to run "
+        # Where it came from, as the docs' example shows it: the file, the setting.
+        "    db (.mcp.json): not trusted\n        not trusted: .mcp.json defines it to run "
         "dbserver (rein doctor asks nothing",
-        "    off (settings): off\n        disabled\n",
+        "    off (rein.mcp.servers): off\n        disabled\n",
     ]:
         assert expected in out, out
     assert not (tmp_path / "storage").exists()  # nothing remembered, nothing asked
@@ -72,3 +73,23 @@ def test_doctor_lists_the_setup_with_sources_and_why_not(
         (i["kind"] for i in listed),
         key=["hook", "skill", "agent", "command", "instructions", "mcp"].index,
     )
+
+
+def test_the_panel_names_an_mcp_servers_source_as_doctor_does() -> None:
+    # Defect: both said "mcp.json" (ambiguous with .vscode/mcp.json),
+    # "vscode" and "settings", where the docs show the file or the setting.
+    from rein.lsp.handlers.setup import mcp_items
+
+    snapshot = {
+        "servers": [{"name": "a", "source": "vscode", "state": "running"}],
+        "skipped": [
+            {"name": "b", "source": "mcp.json", "reason": "not trusted: ..."},
+            {"name": "c", "source": "settings", "reason": "disabled"},
+        ],
+    }
+    items = mcp_items(snapshot) or []
+    assert [(i.name, i.source, i.status) for i in items] == [
+        ("a", ".vscode/mcp.json", "used"),
+        ("b", ".mcp.json", "not trusted"),
+        ("c", "rein.mcp.servers", "off"),
+    ]

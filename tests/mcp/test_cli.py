@@ -238,9 +238,15 @@ def test_list_starts_each_server_once_and_shows_its_tools_and_state(tmp_path: Pa
     assert sorted(by_name["time"]["tools"]) == ["convert_time", "get_current_time"]
     assert by_name["broken"]["state"] == "failed"
     assert by_name["broken"]["tools"] == [] and by_name["broken"]["error"]
-    text = _rein(*args, "--start").stdout
+    listed = _rein(*args, "--start")
+    text = listed.stdout
     assert "time  [settings, stdio]  running, 2 tools: " in text
-    assert "broken  [settings, stdio]  failed: " in text
+    [row] = [line for line in text.splitlines() if line.startswith("broken  ")]
+    # The failure's first line and the command on its row (its stderr's
+    # tail, if any, indented under it), said once: not again by the log.
+    assert row.startswith("broken  [settings, stdio]  failed: ")
+    assert row.endswith(f"  {tmp_path / 'no-such-program'}")
+    assert "failed to start" not in listed.stderr, listed.stderr
 
 
 def _marking_workspace(tmp_path: Path) -> tuple[Path, Path]:
@@ -317,3 +323,37 @@ def test_list_starts_a_stdio_server_in_the_sandbox_when_also_names_mcp(tmp_path:
         assert os.listdir(outside) == []
     finally:
         shutil.rmtree(outside)
+
+
+def test_a_server_that_fails_to_start_or_crashes_is_said_once(tmp_path: Path) -> None:
+    # Defect: rein run printed a failure twice (the event's line, cut at
+    # its first line, then the log's warning with the server's stderr), and
+    # a crash twice (the log's "crashed ...; restarting it", then the line).
+    root = tmp_path / "ws"
+    root.mkdir()
+    servers = {
+        "db": {"command": "bash", "args": ["-c", "echo NO-DATABASE-URL >&2; exit 3"]},
+        "box": {"command": sys.executable, "args": [str(TOOLBOX)]},
+    }
+    rein = {"mcp": {"servers": servers}, "gates": {"analyzer": {"enabled": False}}}
+    config = tmp_path / "rein.json"
+    config.write_text(json.dumps({"rein": rein}))
+    crash = {"tool_calls": [{"name": "mcp__box__crash", "arguments": {}}]}
+    (tmp_path / "script.yaml").write_text(json.dumps([crash, {"text": "done"}]))
+    done = _rein(
+        "run", "go", "-w", str(root), "--provider", "replay",
+        "--script", str(tmp_path / "script.yaml"), "--storage", str(tmp_path / "st"),
+        "--config", str(config), "--yes",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout + done.stderr
+    assert out.count("MCP server db failed") == 1, out
+    assert out.count("NO-DATABASE-URL") == 1, out
+    lines = done.stdout.splitlines()
+    at = lines.index("  ⧉ MCP server db failed: MCPError: Connection closed; its stderr ends with:")
+    assert lines[at + 1] == "      NO-DATABASE-URL"
+    assert out.count("crashed") == 1, out
+    assert (
+        "  ⧉ MCP server box failed: crashed: its output ended (it exited or closed its stdout); "
+        "restarting it"
+    ) in lines

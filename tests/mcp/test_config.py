@@ -143,6 +143,13 @@ async def test_config_files_false_reads_neither_file(tmp_path: Path) -> None:
         pytest.param({"type": "sse", "url": "http://h/sse"}, "type", "does not support", id="sse"),
         pytest.param({"type": "stdio"}, "command", "is missing", id="missing-command"),
         pytest.param({"args": ["a"]}, "command", "is missing", id="no-command-no-url"),
+        # It was said to be missing: it is there, of the wrong type.
+        pytest.param(
+            {"command": 5},
+            "command",
+            "must be a string (the program); got 5",
+            id="command-not-a-string",
+        ),
         pytest.param(
             {"type": "http", "url": "ftp://x"}, "url", "http:// or https://", id="bad-url"
         ),

@@ -4,10 +4,13 @@ list_changed, schema checks, stop."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -204,16 +207,54 @@ SILENT = McpServerSpec(
 )
 
 
-async def test_a_server_that_never_answers_fails_at_the_start_bound() -> None:
-    manager = McpManager([SILENT], start_timeout_s=1.0)
+async def test_a_server_that_never_answers_fails_at_the_start_bound_and_is_stopped(
+    tmp_path: Path,
+) -> None:
+    # Defect: a start past its bound left the server running (its process
+    # and its task, past aclose, until Rein exited), and rein run ended with
+    # "Future exception was never retrieved ... RuntimeError".
+    loop = asyncio.get_running_loop()
+    unhandled: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
+    pid_file = tmp_path / "pid"
+    code = f"import os, sys; open({str(pid_file)!r}, 'w').write(str(os.getpid())); sys.stdin.read()"
+    silent = replace(SILENT, args=("-c", code))
+    manager = McpManager([silent], start_timeout_s=1.0)
     try:
         async with asyncio.timeout(15):
             await manager.ensure_started()
         status = manager.servers["silent"]
         assert status.state == "failed"
         assert status.error is not None and "did not start within 1 s" in status.error
+        with pytest.raises(ProcessLookupError):  # stopped and reaped
+            os.kill(int(pid_file.read_text()), 0)
+        assert [t for t in asyncio.all_tasks() if "McpConnection" in repr(t)] == []
     finally:
         await manager.aclose()
+        gc.collect()  # a future nobody read says so when it is collected
+        loop.set_exception_handler(None)
+    assert [c["message"] for c in unhandled] == []
+
+
+async def test_a_server_whose_output_is_not_json_rpc_says_so_when_it_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Defect: the SDK's traceback ("Failed to parse JSONRPC message") on
+    # stderr, then "did not start within 30 s" with no word of the cause.
+    banner = replace(
+        SILENT,
+        args=("-c", "print('Listening on port 8080', flush=True); import sys; sys.stdin.read()"),
+    )
+    manager = McpManager([banner], start_timeout_s=1.0)
+    try:
+        async with asyncio.timeout(15):
+            await manager.ensure_started()
+        assert manager.servers["silent"].error == (
+            "did not start within 1 s; its output is not JSON-RPC: 'Listening on port 8080'"
+        )
+    finally:
+        await manager.aclose()
+    assert [r for r in caplog.records if "JSONRPC" in r.getMessage()] == []
 
 
 async def test_a_cancelled_start_stops_the_waiting_server_and_the_next_start_retries_only_it() -> (
@@ -295,6 +336,7 @@ async def test_a_server_that_dies_while_idle_is_restarted_and_reported(
     os.kill(pid, signal.SIGKILL)
     error = await states.wait_for("box", "failed", mark)
     assert error is not None and error.startswith("crashed: ") and "output ended" in error, error
+    assert error.endswith("; restarting it")  # the state says it all: the log is not needed
     await states.wait_for("box", "running", mark)
     assert manager.servers["box"].restarts == 1
     again = await manager.call_tool("box", "echo", {"text": "back"})

@@ -306,7 +306,13 @@ class AcpSessions:
         ):
             # An answer no model turn streamed (plan mode's last step summary).
             live.updates.say(helpers.update_agent_message_text(f"\n\n{answer}"))
-        if result.status == "failed" and reason == "end_turn":
+        said = live.updates.said().rstrip()
+        if (
+            result.status == "failed"
+            and reason == "end_turn"
+            and not said.endswith(result.error or "failed")
+        ):
+            # Not said yet (the run's fatal error says it when it has one).
             live.updates.say(
                 helpers.update_agent_message_text(f"\n\nRein stopped: {result.error or 'failed'}")
             )

@@ -19,7 +19,8 @@ The mapping (docs/acp.md draws it for clients):
 - ``plan_updated`` -> ``plan``; ``turn_end`` -> ``usage_update``;
 - ``subagent_activity`` -> content on the ``task`` call; ``error`` -> a message;
   ``gate_waiting`` (a wait on the analyzers past a second) -> a thought;
-  ``hook`` (a hook of the person's setup) -> a thought.
+  ``hook`` (a hook of the person's setup) -> a thought; ``mcp_server_state``
+  of a server that failed or was skipped -> a thought with the reason.
 """
 
 from __future__ import annotations
@@ -160,6 +161,7 @@ class UpdateMapper:
             "gate_result": self._on_gate_result,
             "gate_waiting": self._on_gate_waiting,
             "hook": self._on_hook,
+            "mcp_server_state": self._on_mcp_server_state,
             "repair_attempt": self._on_repair_attempt,
             "run_end": self._on_run_end,
             "plan_updated": self._on_plan_updated,
@@ -206,6 +208,17 @@ class UpdateMapper:
             helpers.update_agent_thought_text(
                 f"{event.event} hook ({event.source}) {event.outcome}{tool}{why}\n"
             )
+        ]
+
+    def _on_mcp_server_state(self, event: Any) -> list[SessionUpdate]:
+        """An MCP server that did not start (failed, or skipped: not trusted,
+        an input not given): a thought, so the person sees why its tools are
+        missing (not only rein acp's stderr log)."""
+        if event.state not in ("failed", "skipped"):
+            return []
+        why = f": {event.error}" if event.error else ""
+        return [
+            helpers.update_agent_thought_text(f"MCP server {event.server} {event.state}{why}\n")
         ]
 
     # ------------------------------------------------------------ tool calls

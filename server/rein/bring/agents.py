@@ -170,6 +170,9 @@ def _agent(document: Document, path: Path, place: Place, shown: str) -> AgentDef
     unmapped: tuple[str, ...] = ()
     if listed is not None:
         mapped, missing = map_tools(listed, table)
+        if listed and not mapped:
+            # No tool at all: never a task subagent, so never "used".
+            raise ValueError(f"tools: none of {', '.join(missing)} is a Rein tool")
         tools, unmapped = tuple(mapped), tuple(missing)
     model = optional_text(meta, "model")
     return AgentDefinition(

@@ -183,6 +183,10 @@ def _command(document: Document, path: Path, place: Place, shown: str) -> Comman
                 else ""
             )
             raise ValueError(f"{mode_field}: {mode_name!r} is not one of {', '.join(_MODES)}{also}")
+    if not document.body.strip():
+        # Its body is the prompt it sends: an empty one would send nothing
+        # (or only the arguments) and look as if it ran.
+        raise ValueError("the body is empty: a command's body is the prompt it sends")
     description = optional_text(meta, "description") or _first_line(document.body)
     if namespace:
         description = f"{description} ({scope}:{namespace})".strip()
@@ -255,12 +259,24 @@ def resolve(text: str, found: Found) -> Invocation | None:
     command = found.get(name)
     if command is None:
         known = ", ".join(f"/{n}" for n in found.names()) or "none"
+        unusable = next((i for i in found.invalid if _file_name(i.path) == name), None)
+        said = (
+            f"/{name} is not usable: {unusable.path}: {unusable.reason}"
+            if unusable is not None
+            else f"unknown command /{name}"
+        )
         raise CommandError(
-            f"unknown command /{name}; the known commands are: {known} (to send a text "
+            f"{said}; the known commands are: {known} (to send a text "
             "that starts with '/', start it with '//')"
         )
     arguments = match.group("args") or ""
     return Invocation(command, arguments.strip(), expand(command, arguments))
+
+
+def _file_name(path: str) -> str:
+    """The command name a file of that path would have (``x.md``,
+    ``x.prompt.md``: ``x``)."""
+    return Path(path).name.removesuffix(".md").removesuffix(".prompt")
 
 
 def literal(text: str) -> str:

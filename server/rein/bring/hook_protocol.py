@@ -14,7 +14,8 @@ non-blocking error. With exit 0, a JSON object on stdout decides instead:
 ``continue``/``stopReason``, ``decision`` (``block`` with ``reason``;
 ``approve`` is the older PreToolUse spelling of allow) and
 ``hookSpecificOutput`` (``permissionDecision`` allow/deny/ask with
-``permissionDecisionReason``; ``additionalContext``). Output that is not a
+``permissionDecisionReason``; ``additionalContext``; ``updatedInput``, which
+Rein does not apply: a changed input blocks the call). Output that is not a
 JSON object is plain text, even when it starts with ``{``.
 
 Tools are named as that protocol names them (:data:`TOOL_NAMES`) and their
@@ -38,6 +39,7 @@ __all__ = [
     "claude_tool",
     "matches",
     "read_answer",
+    "rewritten",
 ]
 
 #: Rein's tool -> the protocol's name. A tool not listed keeps its name
@@ -184,6 +186,9 @@ class HookAnswer:
     stop: str | None = None
     #: A non-blocking error: a code other than 0 and 2, a time-out, bad JSON.
     error: str | None = None
+    #: PreToolUse's ``updatedInput``: the input the hook would run the call
+    #: with. Rein does not apply it (see :func:`rewritten`).
+    updated_input: dict[str, Any] | None = None
 
 
 def _json_answer(event: str, data: dict[str, Any]) -> HookAnswer:
@@ -205,6 +210,7 @@ def _json_answer(event: str, data: dict[str, Any]) -> HookAnswer:
     elif data.get("decision") == "block" and event != "PreToolUse":
         block = reason or f"blocked by a {event} hook"
     context = specific.get("additionalContext")
+    updated = specific.get("updatedInput") if event == "PreToolUse" else None
     stop = None
     if data.get("continue") is False:
         stop = str(data.get("stopReason") or f"a {event} hook stopped the run")
@@ -214,7 +220,19 @@ def _json_answer(event: str, data: dict[str, Any]) -> HookAnswer:
         permission=permission,
         permission_reason=permission_reason,
         stop=stop,
+        updated_input=updated if isinstance(updated, dict) else None,
     )
+
+
+def rewritten(updated: dict[str, Any] | None, tool_input: dict[str, Any]) -> list[str]:
+    """The fields of ``tool_input`` a PreToolUse hook's ``updatedInput``
+    changes (none: it repeats the input, or says nothing). Claude Code runs
+    the call with the new input; Rein cannot rewrite a call, so a hook that
+    changes one blocks it (``hooks_adapter``) rather than let the original
+    run as if the hook had agreed."""
+    if not updated:
+        return []
+    return sorted(k for k, v in updated.items() if tool_input.get(k) != v)
 
 
 def read_answer(event: str, exit_code: int, stdout: str, stderr: str) -> HookAnswer:

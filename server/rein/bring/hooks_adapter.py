@@ -29,7 +29,7 @@ What a hook blocked, added or failed at is a ``hook`` event
 
 from __future__ import annotations
 
-import logging
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -53,7 +53,7 @@ from rein.bring.hook_config import (
     HookInventory,
     discover_hooks,
 )
-from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer
+from rein.bring.hook_protocol import HookAnswer, claude_tool, matches, read_answer, rewritten
 from rein.bring.hook_runner import run_hook
 from rein.bring.hook_trust import HookPermission, HookTrustPorts
 from rein.bring.transcript import TranscriptFile, redacted, transcript_path
@@ -62,6 +62,7 @@ from rein.harness.events import Emit, HookActivity
 from rein.harness.hooks import Block, Permit, PromptVerdict, StopInfo, current_caller
 from rein.harness.messages import Message, ToolCall
 from rein.harness.redaction import redact
+from rein.harness.reported import reported_logger
 from rein.sandboxing.others import OtherCommandsSandbox
 
 if TYPE_CHECKING:
@@ -78,7 +79,9 @@ _SHOWN = 300
 #: (each also within its own time limit): a host's shutdown waits no longer.
 SESSION_END_BOUND_S = 5.0
 
-log = logging.getLogger(__name__)
+#: SessionEnd's failures are also hook events (``rein run`` prints those):
+#: logged for a host whose client is gone (the ACP client left).
+reported_log = reported_logger(__name__)
 
 
 class HookedSession(Protocol):
@@ -316,6 +319,17 @@ class ClaudeHooks:
             if answer.block is not None:
                 self._note(hook, "blocked", answer.block, name)
                 return Block(f"{hook.event} hook ({hook.source}): {answer.block}")
+            updated = answer.updated_input or {}
+            changed = rewritten(updated, tool_input)
+            if changed:
+                # Running the original would pass for what the hook agreed to.
+                wanted = json.dumps({k: updated[k] for k in changed})[:_SHOWN]
+                reason = (
+                    f"it changes the call's input ({', '.join(changed)}: {wanted}) with "
+                    "updatedInput, which Rein does not apply, so the call was not run"
+                )
+                self._note(hook, "blocked", reason, name)
+                return Block(f"{hook.event} hook ({hook.source}): {reason}")
             if answer.permission == "ask" and asked is None:
                 self._note(hook, "asked", answer.permission_reason, name)
                 reason = answer.permission_reason or "it asks about this call"
@@ -406,10 +420,12 @@ class ClaudeHooks:
             ran = await self._run("SessionEnd", {"reason": reason}, reason, deadline=deadline)
             for hook, answer in ran:
                 if answer.error is not None:
-                    log.warning("SessionEnd hook %r failed: %s", hook.command, answer.error)
+                    reported_log.warning(
+                        "SessionEnd hook %r failed: %s", hook.command, answer.error
+                    )
         if scope.cancelled_caught:
             message = f"SessionEnd hooks did not finish within {bound:g} s (stopped)"
-            log.warning("session %s: %s", self.session_id, message)
+            reported_log.warning("session %s: %s", self.session_id, message)
             self.report(
                 HookActivity(
                     event="SessionEnd", outcome="failed", command="", source="", message=message

@@ -19,6 +19,7 @@ from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError
 from rein.headless.mcp_ports import TerminalMcpPorts
+from rein.headless.stderr_log import log_to_stderr
 from rein.mcp.config import McpServers, load_servers
 from rein.mcp.manager import McpManager, sandboxed_connections
 from rein.sandboxing.others import OtherCommandsSandbox
@@ -58,7 +59,9 @@ def _state_text(state: dict[str, Any]) -> str:
     if state["state"] == "running":
         tools = state["tools"]
         return f"running, {len(tools)} tools: {', '.join(tools) or '-'}  "
-    return f"{state['state']}: {state.get('error') or 'no error given'}  "
+    error = str(state.get("error") or "no error given")
+    first, _, rest = error.partition("\n")
+    return f"{state['state']}: {first}  " + (f"\n{rest}" if rest else "")
 
 
 def _print_text(result: McpServers, states: dict[str, dict[str, Any]], out: TextIO) -> None:
@@ -66,8 +69,11 @@ def _print_text(result: McpServers, states: dict[str, dict[str, Any]], out: Text
         print("no MCP servers configured", file=out)
         return
     for s in result.servers:
-        state = _state_text(states.get(s.name, {}))
-        print(f"{s.name}  [{s.source}, {s.transport}]  {state}{s.command_line()}", file=out)
+        # A failure's first line in the row; the rest (its stderr's tail) under it.
+        first, *rest = _state_text(states.get(s.name, {})).split("\n")
+        print(f"{s.name}  [{s.source}, {s.transport}]  {first}{s.command_line()}", file=out)
+        for line in rest:
+            print(f"    {line.rstrip()}", file=out)
     for skipped in result.skipped:
         print(f"{skipped.name}  [{skipped.source}]  skipped: {skipped.reason}", file=out)
     for error in result.errors:
@@ -113,6 +119,7 @@ def list_servers(
 ) -> int:
     """Print the listing; exit 1 when a file could not be read or a server
     failed to start, else 0."""
+    log_to_stderr()  # a failed start is said by its row, not again by the log
     ports = TerminalMcpPorts(storage, trust_mcp=trust_mcp)
     result, states = anyio.run(_listing, root, config, ports, start)
     if as_json:

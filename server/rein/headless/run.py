@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shlex
 import sys
@@ -21,6 +20,7 @@ from rein.harness.ports import ApprovalRequest, Model
 from rein.headless.hook_ports import TerminalHookPorts
 from rein.headless.isolated import abandon_isolated, finish_isolated, start_isolated
 from rein.headless.mcp_ports import TerminalMcpPorts
+from rein.headless.stderr_log import log_to_stderr
 from rein.hosting.headless import HeadlessSession
 from rein.isolation import GitError, IsolatedRecord
 from rein.providers import create_model
@@ -28,7 +28,6 @@ from rein.render import EventPrinter
 from rein.sandboxing.probe import unavailable_notice
 from rein.sandboxing.settings import check_hosts
 from rein.session import Session, result_json
-from rein.session.manager import is_reported
 from rein.session.setup_files import prompted, setup_problems
 from rein.store import default_storage_path
 
@@ -389,20 +388,6 @@ def _pending_text(
     return "\n".join(lines)
 
 
-def _log_to_stderr() -> None:
-    """What Rein logs at WARNING or above goes to stderr as Python's
-    last-resort handler printed it, but not what the host reports itself
-    (printed with ``!``): said once, not three times. Nothing when the
-    process has handlers of its own."""
-    root = logging.getLogger()
-    if root.handlers:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.addFilter(lambda record: not is_reported(record))
-    root.addHandler(handler)
-
-
 def run_task(
     task: str,
     *,
@@ -421,7 +406,7 @@ def run_task(
 ) -> int:
     # ``trust_mcp``: the workspace's MCP servers start without asking
     # (TerminalMcpPorts); ``assume_yes`` never trusts them.
-    _log_to_stderr()
+    log_to_stderr()
     try:
         config = build_config(config_file, overrides)
         if overrides.get("model.script") and config.model.provider != "replay":

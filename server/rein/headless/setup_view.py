@@ -14,7 +14,7 @@ from rein.bring.hook_config import HOOKS_TRUST_FILE
 from rein.bring.inventory import Inventory, SetupItem, Status
 from rein.config import ReinConfig
 from rein.mcp.config import McpConfigError, load_servers
-from rein.mcp.spec import InputSpec, McpServerSpec
+from rein.mcp.spec import SOURCE_WHERE, InputSpec, McpServerSpec
 from rein.mcp.trust import FileTrustStore
 from rein.session.setup_files import setup_inventory
 
@@ -46,14 +46,16 @@ def setup_view(root: Path, config: ReinConfig, storage: Path) -> Inventory:
     inventory = setup_inventory(config, root, hooks_trust)
     servers = anyio.run(load_servers, root, config, _Listing(storage))
     for spec in servers.servers:
-        inventory.add([SetupItem("mcp", spec.name, spec.source, "used", spec.command_line())])
+        where = SOURCE_WHERE[spec.source]
+        inventory.add([SetupItem("mcp", spec.name, where, "used", spec.command_line())])
     for skipped in servers.skipped:
         status: Status = "invalid"
         if skipped.reason.startswith("not trusted"):
             status = "not trusted"
         elif skipped.reason == "disabled":
             status = "off"
-        inventory.add([SetupItem("mcp", skipped.name, skipped.source, status, skipped.reason)])
+        where = SOURCE_WHERE[skipped.source]
+        inventory.add([SetupItem("mcp", skipped.name, where, status, skipped.reason)])
     for error in servers.errors:
         inventory.add([SetupItem("mcp", "-", "mcp", "invalid", error)])
     return inventory

@@ -49,11 +49,11 @@ from rein.harness.ports import (
     UserChannel,
     Workspace,
 )
+from rein.harness.reported import reported_logger
 from rein.hosting.folder import FolderHost, FolderNotices
 from rein.mcp.config import McpConfigPorts
 from rein.providers.config import ModelConfig
 from rein.session import SessionPorts
-from rein.session.manager import reported_logger
 from rein.session.session import gates_closed
 
 __all__ = ["BASELINE_LIMIT_S", "KeepsTexts", "WorkspaceHost"]

@@ -187,6 +187,8 @@ def parse_entry(entry: Entry, root: Path) -> McpServerSpec:
     command = raw.get("command")
     url = raw.get("url")
     if transport == "stdio":
+        if command is not None and not isinstance(command, str):
+            raise bad("command", f"must be a string (the program); got {json.dumps(command)[:80]}")
         if not isinstance(command, str) or not command.strip():
             raise bad("command", "is missing: a stdio server needs the program to run")
         if url is not None:

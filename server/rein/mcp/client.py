@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -36,6 +37,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation, ToolListChangedNotification
+from pydantic import ValidationError
 
 from rein.harness.ports import ProcessSandbox
 from rein.mcp.config import McpServerSpec
@@ -69,6 +71,9 @@ class McpConnection:
         self._output_ended = False
         self._task: asyncio.Task[None] | None = None
         self._stderr: IO[str] | None = None
+        #: The last line of the server's output that was not JSON-RPC (a
+        #: banner or a log line on stdout): said when the start fails.
+        self._not_json: str | None = None
         self.closed = False
 
     async def start(self, timeout_s: float) -> None:
@@ -80,11 +85,13 @@ class McpConnection:
             async with asyncio.timeout(timeout_s):
                 await asyncio.shield(ready)
         except TimeoutError:
-            note = self._stderr_note()
+            note = self._output_note() + self._stderr_note()
             await self.stop()
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # the stop's cancellation: this time-out says why
             raise RuntimeError(f"did not start within {timeout_s:g} s{note}") from None
         except BaseException as exc:
-            note = self._stderr_note()
+            note = self._output_note() + self._stderr_note()
             await self.stop()
             if isinstance(exc, Exception):
                 raise RuntimeError(f"{_describe(exc)}{note}") from exc
@@ -151,6 +158,8 @@ class McpConnection:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             async with relay:
                 async for item in read:
+                    if isinstance(item, Exception):  # a line that is not JSON-RPC
+                        self._not_json = _bad_line(item)
                     await relay.send(item)
         if not self._stop.is_set():
             self._output_ended = True
@@ -159,6 +168,11 @@ class McpConnection:
     async def _on_message(self, message: object) -> None:
         if isinstance(message, ToolListChangedNotification):
             self._on_tools_changed()
+
+    def _output_note(self) -> str:
+        if self._not_json is None:
+            return ""
+        return f"; its output is not JSON-RPC: {self._not_json!r}"
 
     def _stderr_note(self) -> str:
         if self._stderr is None:
@@ -225,17 +239,40 @@ class McpConnection:
         """Stop the server (the SDK ends the process and its children)."""
         self._stop.set()
         task = self._task
-        if task is not None and not task.done() and self._session is not None:
-            # Running: leave the session and the transport in order (bounded).
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(task), 10)
+        if task is not None and not task.done():
+            if self._session is not None:
+                # Running: leave the session and the transport in order (bounded).
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(asyncio.shield(task), 10)
             if not task.done():
+                # Still starting (a start past its bound), or stuck leaving:
+                # cancelled, which ends the server's process with it.
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+
+def _bad_line(exc: Exception) -> str:
+    """The line the SDK could not parse (its validation error's input)."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        line = exc.errors()[0].get("input")
+        if isinstance(line, str):
+            return line[:200]
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+class _SaidByRein(logging.Filter):
+    """The SDK logs a line that is not JSON-RPC with a traceback on stderr;
+    Rein says it itself, in the server's failure (:meth:`McpConnection.start`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to parse JSONRPC message")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_SaidByRein())
 
 
 @contextlib.asynccontextmanager

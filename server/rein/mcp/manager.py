@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from rein.harness.ports import ProcessSandbox
+from rein.harness.reported import reported_logger
 from rein.harness.tools import ToolResult
 from rein.mcp.config import McpServers, McpServerSpec, Skipped
 from rein.mcp.results import map_result
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["McpManager", "ServerState", "ServerStatus", "sandboxed_connections"]
 
 log = logging.getLogger(__name__)
+#: What the server's state event also says (``rein run`` prints it once).
+reported_log = reported_logger(__name__)
 
 ServerState = Literal["starting", "running", "failed", "stopped", "skipped"]
 
@@ -297,7 +300,8 @@ class McpManager:
             await connection.stop()
             status.connection, status.tools = None, []
             self._set(status, "failed", f"{exc}")
-            log.warning("MCP server %s failed to start: %s", name, exc)
+            # The text, not the exception: a kept record would hold its frames.
+            reported_log.warning("MCP server %s failed to start: %s", name, status.error)
             return False
         status.connection = connection
         self._take_tools(status, tools)
@@ -386,8 +390,9 @@ class McpManager:
         if status.connection is not connection or self._closed:
             return
         status.connection, status.tools = None, []
-        log.warning("MCP server %s crashed: %s; restarting it", status.spec.name, error)
-        self._set(status, "failed", f"crashed: {error}")
+        # Said by the state's event (rein run prints it): logged for the editor's log.
+        reported_log.warning("MCP server %s crashed: %s; restarting it", status.spec.name, error)
+        self._set(status, "failed", f"crashed: {error}; restarting it")
         task = asyncio.get_running_loop().create_task(self._restart(status, connection))
         self._restarts.add(task)
         task.add_done_callback(self._restarts.discard)

@@ -8,11 +8,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["InputSpec", "McpServerSpec", "Skipped", "Source", "Transport"]
+__all__ = ["SOURCE_WHERE", "InputSpec", "McpServerSpec", "Skipped", "Source", "Transport"]
 
 #: Where a server was configured ("acp": the ACP client gave it with session/new).
 Source = Literal["vscode", "mcp.json", "settings", "acp"]
 Transport = Literal["stdio", "http"]
+
+#: Where each source is written, as the person knows it (``rein doctor``).
+SOURCE_WHERE: dict[str, str] = {
+    "vscode": ".vscode/mcp.json",
+    "mcp.json": ".mcp.json",
+    "settings": "rein.mcp.servers",
+    "acp": "the ACP client",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

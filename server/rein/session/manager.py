@@ -29,6 +29,7 @@ from rein.flows.plan_act import PlanSnapshot
 from rein.flows.subagents import SubagentSpawner
 from rein.harness import RunResult
 from rein.harness.errors import BusyError, StoreError
+from rein.harness.reported import reported_logger
 from rein.session.builder import PLANNER_MEMORY, bootstrap_messages, build_session, memory_key
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.results import record_summary, summary
@@ -38,25 +39,10 @@ from rein.session.stored import read_stored
 from rein.store import SqliteStore, StorePersistence
 from rein.store.checkpoints import SqliteCheckpointStore
 
-__all__ = ["SessionManager", "is_reported", "reported_logger"]
+__all__ = ["SessionManager"]
 
 log = logging.getLogger(__name__)
-
-#: The suffix of the loggers whose messages the host also reports itself
-#: (``rein run`` prints the host's reports, so it leaves these out of stderr).
-REPORTED_SUFFIX = ".reported"
-
-
-def reported_logger(name: str) -> logging.Logger:
-    """The logger of module ``name`` for what its host also reports itself."""
-    return logging.getLogger(name + REPORTED_SUFFIX)
-
-
-def is_reported(record: logging.LogRecord) -> bool:
-    """The record came from a :func:`reported_logger`."""
-    return record.name.endswith(REPORTED_SUFFIX)
-
-
+#: What the session's own events also say (``rein run`` prints it once).
 reported_log = reported_logger(__name__)
 
 

@@ -5,7 +5,7 @@ slash command makes, the same for every host."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rein.bring.agents import FoundAgents, discover_agents
@@ -116,7 +116,14 @@ def skills_of(config: ReinConfig, root: Path) -> FoundSkills:
         return FoundSkills()
     home = user_home(config)
     extra = [_configured(p, root) for p in config.setup.skill_paths]
-    return discover_skills(root, home, extra, config.tool_settings().deny_globs)
+    found = discover_skills(root, home, extra, config.tool_settings().deny_globs)
+    # A folder the setting names that is not there: said, not skipped silently.
+    missing = tuple(
+        Invalid("skill", named, "setup.skillPaths names it, but it is not a folder")
+        for named, folder in zip(config.setup.skill_paths, extra, strict=True)
+        if not folder.is_dir()
+    )
+    return replace(found, invalid=found.invalid + missing) if missing else found
 
 
 def _configured(path: str, root: Path) -> Path:

@@ -45,6 +45,11 @@ def mcp_items(snapshot: dict[str, Any]) -> list[SetupItem] | None:
     """The MCP servers of ``rein/mcpServers``' answer as setup items; None
     when nothing was loaded yet (no server, none skipped, no error)."""
     from rein.bring.inventory import SetupItem
+    from rein.mcp.spec import SOURCE_WHERE
+
+    def where(entry: dict[str, Any]) -> str:
+        source = str(entry["source"])
+        return SOURCE_WHERE.get(source, source)
 
     servers = snapshot.get("servers") or []
     skipped = snapshot.get("skipped") or []
@@ -55,7 +60,7 @@ def mcp_items(snapshot: dict[str, Any]) -> list[SetupItem] | None:
     for entry in servers:
         state = str(entry.get("state", ""))
         detail = f"{state}: {entry['error']}" if entry.get("error") else state
-        items.append(SetupItem("mcp", str(entry["name"]), str(entry["source"]), "used", detail))
+        items.append(SetupItem("mcp", str(entry["name"]), where(entry), "used", detail))
     for entry in skipped:
         reason = str(entry.get("reason", ""))
         status: Status = "invalid"
@@ -63,7 +68,7 @@ def mcp_items(snapshot: dict[str, Any]) -> list[SetupItem] | None:
             status = "not trusted"
         elif reason == "disabled":
             status = "off"
-        items.append(SetupItem("mcp", str(entry["name"]), str(entry["source"]), status, reason))
+        items.append(SetupItem("mcp", str(entry["name"]), where(entry), status, reason))
     for error in errors:
         items.append(SetupItem("mcp", "-", "mcp", "invalid", str(error)))
     return items
