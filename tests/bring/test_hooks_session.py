@@ -314,3 +314,43 @@ async def test_a_pre_tool_use_rewrite_blocks_the_call_rather_than_run_the_origin
     assert not second.is_error
     assert (tmp_path / "ws" / "same").read_text() == "same\n"
     assert [(e.event, e.outcome, e.tool) for e in seen] == [("PreToolUse", "blocked", "Bash")]
+
+
+async def test_a_pre_tool_use_answer_too_long_to_read_blocks_the_call(tmp_path: Path) -> None:
+    # Defect: a hook's stdout was cut at 20,000 characters, so a longer JSON
+    # deny (a reason quoting a big diff) no longer parsed, was read as plain
+    # text, and the call ran: an answer Rein did not read passed for "allow".
+    deny = (
+        "import json; print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse', "
+        "'permissionDecision': 'deny', 'permissionDecisionReason': 'no ' + 'x' * SIZE}}))"
+    )
+    long_deny = deny.replace("SIZE", "30_000")
+    _settings(
+        tmp_path / "home", _command("PreToolUse", f'{sys.executable} -c "{long_deny}"', "Bash")
+    )
+    (tmp_path / "ws").mkdir()
+    turns = iter([assistant("", call("run_command", "c1", command="echo ran > out"))])
+    model = FunctionModel(lambda request: next(turns, assistant("done")))
+    session, _seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    assert (await _prompt(session)).status == "completed"
+    (result,) = [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    assert result.is_error
+    assert result.content.startswith(
+        "Tool call blocked: PreToolUse hook (~/.claude/settings.json): no xxx"
+    )
+    assert not (tmp_path / "ws" / "out").exists()
+    # Past what Rein reads of a hook's stdout (1 MiB), the answer is unread:
+    # the call is blocked, saying so, never run.
+    huge = deny.replace("SIZE", "1_100_000")
+    _settings(tmp_path / "home", _command("PreToolUse", f'{sys.executable} -c "{huge}"', "Bash"))
+    turns = iter([assistant("", call("run_command", "c2", command="echo ran > out2"))])
+    model = FunctionModel(lambda request: next(turns, assistant("done")))
+    session, _seen = _session(tmp_path, model, FakeHookTrust(answer=False))
+    assert (await _prompt(session)).status == "completed"
+    (result,) = [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    assert result.is_error
+    assert result.content == (
+        "Tool call blocked: PreToolUse hook (~/.claude/settings.json): its output was over "
+        "1,048,576 bytes and was not read, so the call was not run"
+    )
+    assert not (tmp_path / "ws" / "out2").exists()

@@ -235,13 +235,28 @@ def rewritten(updated: dict[str, Any] | None, tool_input: dict[str, Any]) -> lis
     return sorted(k for k, v in updated.items() if tool_input.get(k) != v)
 
 
-def read_answer(event: str, exit_code: int, stdout: str, stderr: str) -> HookAnswer:
-    """The meaning of a finished hook (its code, its output)."""
+#: What is kept of a hook's plain-text stdout (context, an error's detail).
+MAX_TEXT_CHARS = 20_000
+#: What Rein reads of a hook's stdout: an answer longer than this is unread.
+MAX_STDOUT_BYTES = 1024 * 1024
+
+
+def read_answer(
+    event: str, exit_code: int, stdout: str, stderr: str, stdout_cut: bool = False
+) -> HookAnswer:
+    """The meaning of a finished hook (its code, its output). ``stdout_cut``:
+    its stdout was too long to be read whole: an answer Rein did not read is
+    never taken for an agreement, so a PreToolUse hook's blocks the call."""
     if exit_code == 2:
         return HookAnswer(block=stderr.strip() or f"blocked by a {event} hook (exit 2)")
     if exit_code != 0:
-        detail = stderr.strip() or stdout.strip()
+        detail = (stderr.strip() or stdout.strip())[:MAX_TEXT_CHARS]
         return HookAnswer(error=f"exit {exit_code}" + (f": {detail}" if detail else ""))
+    if stdout_cut:
+        unread = f"its output was over {MAX_STDOUT_BYTES:,} bytes and was not read"
+        if event == "PreToolUse":
+            return HookAnswer(block=f"{unread}, so the call was not run")
+        return HookAnswer(error=unread)
     text = stdout.strip()
     if text.startswith("{"):
         try:
@@ -251,5 +266,5 @@ def read_answer(event: str, exit_code: int, stdout: str, stderr: str) -> HookAns
         if isinstance(data, dict):
             return _json_answer(event, data)
     if text and event in CONTEXT_EVENTS:
-        return HookAnswer(context=text)
+        return HookAnswer(context=text[:MAX_TEXT_CHARS])
     return HookAnswer()

@@ -16,13 +16,15 @@ from typing import Any
 
 import anyio
 
+from rein.bring.hook_protocol import MAX_STDOUT_BYTES
 from rein.harness.ports import ProcessSandbox
 from rein.process.environment import child_environment
 from rein.process.groups import dies_with_us, kill_process_group
 
 __all__ = ["HookRun", "run_hook"]
 
-#: A hook's stdout and stderr are kept up to this many characters each.
+#: A hook's stderr is kept up to this many characters; its stdout (which
+#: may be a JSON answer, read whole or not at all) up to ``MAX_STDOUT_BYTES``.
 MAX_OUTPUT_CHARS = 20_000
 _GRACE_S = 2.0
 
@@ -34,18 +36,28 @@ class HookRun:
     stderr: str
     #: Why it has no meaningful exit code (timed out, could not start).
     failure: str | None = None
+    #: Its stdout was longer than ``MAX_STDOUT_BYTES``: ``stdout`` is a part.
+    stdout_cut: bool = False
 
 
-async def _drain(stream: Any, sink: list[bytes]) -> None:
+async def _drain(stream: Any, sink: list[bytes], limit: int) -> None:
+    """Read ``stream`` to its end (a hook never blocks on a full pipe),
+    keeping its first ``limit`` bytes and one more to tell it was cut."""
     size = 0
     async for chunk in stream:
-        if size < MAX_OUTPUT_CHARS * 4:
-            sink.append(chunk)
-            size += len(chunk)
+        if size <= limit:
+            sink.append(chunk[: limit + 1 - size])
+            size += len(sink[-1])
 
 
-def _text(chunks: list[bytes]) -> str:
-    return b"".join(chunks).decode("utf-8", "replace")[:MAX_OUTPUT_CHARS]
+def _text(chunks: list[bytes], limit: int = MAX_OUTPUT_CHARS) -> str:
+    return b"".join(chunks).decode("utf-8", "replace")[:limit]
+
+
+def _stdout(chunks: list[bytes]) -> tuple[str, bool]:
+    data = b"".join(chunks)
+    cut = len(data) > MAX_STDOUT_BYTES
+    return data[:MAX_STDOUT_BYTES].decode("utf-8", "replace"), cut
 
 
 async def run_hook(
@@ -82,8 +94,8 @@ async def run_hook(
         with anyio.move_on_after(timeout_s) as scope:
             async with anyio.create_task_group() as tasks:
                 assert process.stdout is not None and process.stderr is not None
-                tasks.start_soon(_drain, process.stdout, out)
-                tasks.start_soon(_drain, process.stderr, err)
+                tasks.start_soon(_drain, process.stdout, out, MAX_STDOUT_BYTES)
+                tasks.start_soon(_drain, process.stderr, err, MAX_OUTPUT_CHARS * 4)
                 assert process.stdin is not None
                 try:
                     await process.stdin.send(json.dumps(payload).encode("utf-8"))
@@ -101,6 +113,6 @@ async def run_hook(
         return HookRun(
             -1, _text(out), _text(err), failure=f"timed out after {timeout_s:g} s (stopped)"
         )
-    return HookRun(
-        process.returncode if process.returncode is not None else -1, _text(out), _text(err)
-    )
+    stdout, cut = _stdout(out)
+    code = process.returncode if process.returncode is not None else -1
+    return HookRun(code, stdout, _text(err), stdout_cut=cut)

@@ -283,7 +283,7 @@ class ClaudeHooks:
             if ran.failure is not None:
                 answer = HookAnswer(error=ran.failure)
             else:
-                answer = read_answer(event, ran.exit_code, ran.stdout, ran.stderr)
+                answer = read_answer(event, ran.exit_code, ran.stdout, ran.stderr, ran.stdout_cut)
             if answer.error is not None:
                 self._note(hook, "failed", answer.error, tool)
             out.append((hook, answer))
