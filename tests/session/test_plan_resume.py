@@ -17,7 +17,8 @@ import anyio
 
 from rein.config import load_config
 from rein.harness import RunResult
-from rein.harness.events import Event, GateResult, PlanState
+from rein.harness.events import Event, GateResult, PlanState, RunStart
+from rein.harness.messages import UserMessage
 from rein.hosting.headless import HeadlessSession
 from rein.providers.replay import ReplayModel
 from tests.fakes.approvals import FakeUserChannel
@@ -290,3 +291,31 @@ async def test_a_plan_interrupted_while_summarizing_is_summarized_after_a_restar
     assert result.text == "Read and wrote b.py."
     # The resumed plan first says where it stands (issue 33, item 9).
     assert plan_states(events) == ["summarizing", "completed"]
+
+
+async def test_the_plan_s_task_is_the_person_s_words_and_the_context_comes_before_it(
+    tmp_path: Path,
+) -> None:
+    # Defect: a fresh plan session's bootstrap context was joined into the
+    # task: rein run printed "▶ run ...: Task: Context for this session
+    # (gathered automatically):", and the plan (its events, the store) held
+    # the whole context as its task.
+    root = workspace(tmp_path)
+    model = ReplayModel(
+        [plan(("s1", "read b.py")), read("b.py"), complete("s1"), {"text": "b.py is read."}],
+        name="plan",
+    )
+    events: list[Event] = []
+    async with host(root, model) as h:
+        h.subscribe(events.append)
+        result = await h.prompt("read b.py")
+        flow = h.session.flow
+        assert flow is not None and flow.plan.task == "read b.py"
+    assert result.status == "completed", result.error
+    starts = [e.prompt for e in events if isinstance(e, RunStart)]
+    assert starts[0] == "Task: read b.py\n\nMake the plan now and submit it with submit_plan."
+    # The planner still reads the context first, as a message of its own.
+    first = [m for m in model.requests[0].messages if isinstance(m, UserMessage)]
+    assert [m.origin for m in first[:2]] == ["bootstrap", "prompt"]
+    assert first[0].content.startswith("Context for this session (gathered automatically):")
+    assert first[1].content == starts[0]

@@ -42,7 +42,7 @@ from rein.flows.plan_tools import (
 from rein.harness.agent import Agent, RunResult, new_run_id
 from rein.harness.events import Emit, PlanState, PlanStateName, PlanStep, PlanUpdated
 from rein.harness.gating.gates import GatePipeline
-from rein.harness.messages import Usage
+from rein.harness.messages import Usage, UserMessage
 from rein.harness.prompts import summariser_prompt
 from rein.harness.run.output import OutputTool, output_of
 from rein.harness.run.run_record import RunMutation
@@ -98,6 +98,8 @@ class PlanActFlow:
         self._mutations: list[RunMutation] = []
         self.model_calls = 0
         self._active = False
+        #: The session's bootstrap context, for the planner's next prompt.
+        self._context: str | None = None
         #: An abort that came while no run was active: the next run does not start.
         self._abort_reason: str | None = None
 
@@ -192,8 +194,9 @@ class PlanActFlow:
         return self._result("completed", text, run_id)
 
     async def _ask_planner(self, text: str) -> RunResult:
+        context, self._context = self._context, None
         result = await self._prompt(
-            self.planner, text, run=self._planner_run("required", self._submit.name)
+            self.planner, text, run=self._planner_run("required", self._submit.name), context=context
         )
         self._account(result)
         return result
@@ -220,15 +223,27 @@ class PlanActFlow:
         self.executor.abort(reason)
         return True
 
-    async def _prompt(self, agent: Agent, text: str, run: RunOptions) -> RunResult:
+    async def _prompt(
+        self, agent: Agent, text: str, run: RunOptions, context: str | None = None
+    ) -> RunResult:
         """``agent.prompt``, unless an abort came between runs: then the run
-        does not start and its result is "aborted"."""
+        does not start and its result is "aborted". ``context``: a bootstrap
+        message before ``text`` (not the run's prompt: ``run_start`` names
+        ``text``)."""
         if self._abort_reason is not None:
             return RunResult(run_id=new_run_id(), status="aborted", error=self._abort_reason)
-        return await agent.prompt(text, run=run)
+        if context is None:
+            return await agent.prompt(text, run=run)
+        messages = [UserMessage(content=context, origin="bootstrap"), UserMessage(content=text)]
+        return await agent.prompt_messages(messages, run=run)
 
-    async def run(self, text: str) -> RunResult:
+    async def run(self, text: str, context: str | None = None) -> RunResult:
+        """The person's message ``text``; ``context``: the session's
+        bootstrap context (a fresh session's), which the planner reads
+        before its first task and which is not part of the plan's task."""
         self._active, self._abort_reason = True, None
+        if context is not None:
+            self._context = context
         try:
             return await self._run(text)
         finally:

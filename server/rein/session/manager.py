@@ -415,8 +415,8 @@ class SessionManager:
             capture.start_prompt()
         flow = session.flow
         if flow is not None:
-            task = "\n\n".join(m.content for m in messages)
-            result = await session.run(lambda: flow.run(task))
+            context = "\n\n".join(m.content for m in messages if m.origin == "bootstrap")
+            result = await session.run(lambda: flow.run(text, context or None))
         else:
             result = await session.run(lambda: session.agent.prompt_messages(messages))
         if capture is not None:
