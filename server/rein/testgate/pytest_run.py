@@ -44,7 +44,9 @@ pytest runs it, :mod:`rein.testgate.warm`):
   what could come back with the same stamp).
 * ``coverage`` (a run whose record the gate keeps): ``-p
   rein_testgate_coverage`` too, the record's path in
-  ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`).
+  ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`); ``untraced``:
+  the tests whose record is still good, run without the tracer (a file
+  beside the report, ``REIN_TESTS_UNTRACED``).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.testgate.junit import Outcome, TestResult
-from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, write_plugin
+from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, UNTRACED_ENV, write_plugin
 from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
@@ -226,13 +228,15 @@ def pytest_command(
     only: Sequence[str] | None = None,
     warm: WarmClient | None = None,
     coverage: Path | None = None,
+    untraced: Sequence[str] = (),
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini go beside it);
     ``only``: of the tests ``targets`` collect, run only these node ids
     (or test files); ``warm``: run by the warm pytest process
     (:mod:`rein.testgate.warm`) through its client; ``coverage``: what
-    each test ran is recorded there (:mod:`rein.testgate.recorder`)."""
+    each test ran is recorded there (:mod:`rein.testgate.recorder`), but
+    for the ``untraced`` tests'."""
     plugin_dir = report.parent / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -245,6 +249,10 @@ def pytest_command(
         write_plugin(plugin_dir)
         argv += ["-p", COVERAGE_PLUGIN]
         recorded = f"{COVERAGE_ENV}={shlex.quote(str(coverage))} {_COLLECT_ALL_ENV}=1 "
+        if untraced:
+            names = report.parent / "untraced.txt"
+            names.write_text("".join(f"{name}\n" for name in untraced), encoding="utf-8")
+            recorded += f"{UNTRACED_ENV}={shlex.quote(str(names))} "
     if not own_config(root, targets):
         empty = report.parent / "ini" / "pytest.ini"
         empty.parent.mkdir(exist_ok=True)
