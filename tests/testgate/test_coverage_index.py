@@ -287,3 +287,28 @@ def test_whole_suite_runs_record_twice_then_only_once_coverage_has_decided(
     assert [picker.pick(whole, module_level).record for _ in range(2)] == [False, False]
     assert picker.pick(whole, {"mod.py": (MOD, MOD.replace("x + 1", "x + 2"))}).only
     assert [picker.pick(whole, module_level).record for _ in range(3)] == [True, True, False]
+
+
+def test_a_run_that_traced_some_tests_leaves_the_others_their_earlier_records() -> None:
+    # The first run traced every test; a later one (all three collected)
+    # only the new one: the others ran untraced, their records still good.
+    first = raw(f=[("mod.py", 6)], g=[("mod.py", 10)], child=[(T, 4)])
+    first.opaque = {f"{T}::test_child": "it starts a child process"}
+    index = index_of(first)
+    later = raw(new=[("mod.py", 10)])
+    later.collected[T] = (f"{T}::test_f", f"{T}::test_g", f"{T}::test_child", f"{T}::test_new")
+    index.add(later, {"mod.py": MOD, T: TESTS}.get)
+    choice = choose(index, MOD.replace("x * 2", "x * 3"))
+    assert choice.selected == {T: [f"{T}::test_g", f"{T}::test_new"]}
+    assert choice.opaque == {T: [(f"{T}::test_child", "it starts a child process")]}
+    assert choice.all_recorded
+    assert choice.recorded == {f"{T}::{n}" for n in ("test_f", "test_g", "test_child", "test_new")}
+    # The names' choice still runs the opaque test the older run recorded.
+    assert index.opaque_tests([T]) == [f"{T}::test_child"]
+    # A test no run recorded is not among those a recording run skips.
+    unknown = raw(f=[("mod.py", 6)])
+    unknown.collected[T] = (f"{T}::test_f", f"{T}::test_brand_new")
+    index.add(unknown, {"mod.py": MOD, T: TESTS}.get)
+    choice = choose(index, MOD.replace("x * 2", "x * 3"))
+    assert f"{T}::test_brand_new" not in choice.recorded
+    assert not choice.all_recorded

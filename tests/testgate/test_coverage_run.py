@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rein.process.kept import KeptProcessLauncher
+from rein.testgate.recorder import read_coverage
 from tests.fakes.workspace import FakeWorkspace
 from tests.testgate.projects import changed, gate_for, project, verdict
 
@@ -72,3 +73,52 @@ async def test_a_later_verdict_runs_the_tests_that_ran_the_change_and_blocks(
     assert "first" in warm
     # A run chosen by coverage alone records nothing (the tracer's cost).
     assert "first_pytest" in recorded and "first_record" not in recorded
+
+
+async def test_a_recording_run_traces_only_the_tests_no_record_has(tmp_path: Path) -> None:
+    other = "def o():\n    return 1\n"
+    files = {
+        "mod.py": MOD,
+        "other.py": other,
+        # test_old's file reaches other.py (the first run records it), the
+        # new file does not (the second run has no record of its tests).
+        "tests/test_old.py": (
+            "from mod import run\nfrom other import o\n\n\n"
+            "def test_b():\n    assert run('b', o() + 1) == 4\n\n\n"
+            "def test_o():\n    assert o() == 1\n"
+        ),
+        "tests/test_new.py": "from mod import run\n\n\ndef test_nb():\n    assert run('b', 1) == 2\n",
+    }
+    root = project(tmp_path / "proj", files)
+    workspace = FakeWorkspace({"mod.py": MOD, "other.py": other}, root=str(root))
+    gate = gate_for(root, launcher=KeptProcessLauncher())
+    try:
+        await changed(gate, workspace, "other.py", other.replace("1", "0 + 1"))
+        assert await gate.warm_ready(60)
+        first = await verdict(gate, workspace, "other.py")
+        gate.on_validated(2)
+        (root / "other.py").write_text(other.replace("1", "0 + 1"))  # saved
+        # _b: test_old::test_b by its record, test_new's tests by the names.
+        await changed(gate, workspace, "mod.py", MOD.replace("x * 2", "x * 3"))
+        second = await verdict(gate, workspace, "mod.py")
+        private = gate.runs.trees["now"].root.parent
+        record = read_coverage(private / "coverage.json")
+    finally:
+        await gate.close()
+
+    assert "not by coverage: no coverage record yet" in first.detail
+    assert sorted(b.message.split(" failed")[0] for b in second.blockers) == [
+        "tests/test_new.py::test_nb",
+        "tests/test_old.py::test_b",
+    ]
+    assert "selected by coverage: 1 tests" in second.detail
+    assert "by imports: 1 tests" in second.detail
+    assert second.detail.startswith("0 of 2 tests passed"), second.detail
+    # Only the test with no record ran under the tracer; every test of the
+    # run's files is still listed.
+    assert record is not None
+    assert set(record.tests) == {"tests/test_new.py::test_nb"}
+    assert record.collected["tests/test_old.py"] == (
+        "tests/test_old.py::test_b",
+        "tests/test_old.py::test_o",
+    )

@@ -127,3 +127,25 @@ async def test_of_a_files_tests_only_those_named_are_made_and_run_unless_recorde
     assert [r.node_id for r in recorded.results] == ["tests/test_only.py::test_unnamed"]
     assert recorded.coverage is not None
     assert len(recorded.coverage.collected["tests/test_only.py"]) == 6
+
+
+async def test_only_a_failures_output_is_kept_in_the_report(tmp_path: Path) -> None:
+    tests = (
+        "def test_passes():\n    print('quiet')\n\n\n"
+        "def test_fails():\n    print('said so')\n    assert False\n"
+    )
+    shadow = build_shadow(project(tmp_path / "proj", {"tests/test_out.py": tests}), {})
+    try:
+        run = await run_tests(
+            SubprocessRunner(str(shadow.root)),
+            RunnerSpec(python=sys.executable),
+            shadow,
+            ["tests/test_out.py"],
+            60,
+        )
+    finally:
+        shadow.remove()
+    assert [(r.node_id.split("::")[1], r.outcome, r.output) for r in run.results] == [
+        ("test_passes", "passed", ""),
+        ("test_fails", "failed", "said so"),
+    ]

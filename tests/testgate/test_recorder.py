@@ -11,6 +11,7 @@ from pathlib import Path
 from rein.testgate.recorder import (
     COVERAGE_ENV,
     COVERAGE_PLUGIN,
+    UNTRACED_ENV,
     RawCoverage,
     read_coverage,
     write_plugin,
@@ -40,14 +41,19 @@ FILES = {
 }
 
 
-def record_of(tmp_path: Path, files: dict[str, str]) -> RawCoverage:
-    """The record of a real pytest run of a project of ``files``."""
+def record_of(tmp_path: Path, files: dict[str, str], untraced: tuple[str, ...] = ()) -> RawCoverage:
+    """The record of a real pytest run of a project of ``files``, the
+    ``untraced`` tests run without the tracer."""
     root = project(tmp_path / "proj", files)
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     write_plugin(plugins)
     out = tmp_path / "coverage.json"
     env = {**os.environ, COVERAGE_ENV: str(out), "PYTHONPATH": f"{plugins}:{root}"}
+    if untraced:
+        names = tmp_path / "untraced.txt"
+        names.write_text("".join(f"{n}\n" for n in untraced), encoding="utf-8")
+        env[UNTRACED_ENV] = str(names)
     args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", COVERAGE_PLUGIN, "tests"]
     done = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True)
     assert done.returncode == 0, done.stdout.decode()[-2000:]
@@ -90,3 +96,53 @@ def test_a_child_a_wider_fixture_starts_makes_every_test_opaque(tmp_path: Path) 
     raw = record_of(tmp_path, {"tests/conftest.py": conftest, "tests/test_s.py": tests})
     why = "it starts a child process (outside the tests)"
     assert raw.opaque == {"tests/test_s.py::test_uses": why, "tests/test_s.py::test_plain": why}
+
+
+def test_untraced_tests_are_not_recorded_but_what_they_share_is(tmp_path: Path) -> None:
+    # The registry late.py fills at import, imported by an untraced test,
+    # serves a traced one: what that import ran is shared all the same;
+    # a session fixture first set up in an untraced test is traced too.
+    conftest = (
+        "import pytest\nimport reg\n\n\ndef _fill():\n    reg.KINDS['fixture'] = 0\n\n\n"
+        "@pytest.fixture(scope='session')\ndef filled():\n    _fill()\n    return reg.KINDS\n"
+    )
+    tests = "def test_uses(filled):\n    assert 'fixture' in filled\n"
+    files = {**FILES, "tests/conftest.py": conftest, "tests/test_s.py": tests}
+    late, reads = "tests/test_r.py::test_imports_late", "tests/test_r.py::test_reads_registry"
+    untraced = (
+        late,
+        "tests/test_o.py::test_child",
+        "tests/test_o.py::test_source",
+        "tests/test_o.py::test_fork",
+        "tests/test_s.py::test_uses",
+    )
+    raw = record_of(tmp_path, files, untraced)
+    assert sorted(raw.tests) == [
+        "tests/test_o.py::test_open",
+        "tests/test_o.py::test_thread",
+        reads,
+    ]
+    # Every test is still known, the untraced ones too.
+    assert raw.collected["tests/test_r.py"] == (late, reads)
+    assert raw.collected["tests/test_s.py"] == ("tests/test_s.py::test_uses",)
+    assert ("reg.py", 4) in raw.shared  # late.py's import ran register
+    assert ("tests/conftest.py", 5) in raw.shared  # the fixture's helper
+    assert raw.tests[reads] == {("tests/test_r.py", 6)}
+    # What an untraced test does is in its earlier record, not this one:
+    # its child process makes no other test opaque.
+    assert raw.opaque == {"tests/test_o.py::test_thread": "it starts a thread"}
+    assert raw.reads == {"tests/test_o.py::test_open": ("reg.py",)}
+
+
+def test_a_child_a_wider_fixture_starts_in_an_untraced_test_makes_every_test_opaque(
+    tmp_path: Path,
+) -> None:
+    conftest = (
+        "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session')\n"
+        "def server():\n    return subprocess.run([sys.executable, '-c', 'pass']).returncode\n"
+    )
+    tests = "def test_uses(server):\n    assert server == 0\n\n\ndef test_plain():\n    pass\n"
+    files = {"tests/conftest.py": conftest, "tests/test_s.py": tests}
+    raw = record_of(tmp_path, files, ("tests/test_s.py::test_uses",))
+    why = "it starts a child process (outside the tests)"
+    assert raw.opaque == {"tests/test_s.py::test_plain": why}

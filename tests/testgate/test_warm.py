@@ -254,3 +254,56 @@ async def test_a_warm_run_leaves_nothing_behind_spawns_and_refuses_strangers(
     assert stranger.cold == "the warm process refused this client"
     assert [r.outcome for r in stranger.results] == ["passed"]
     assert await _ended(hanging)
+
+
+FROZEN = (
+    "import gc\nimport os\nimport sys\n\n\n"
+    "def test_frozen(tmp_path):\n"
+    "    with open(os.environ['FROZEN_OUT'], 'w') as out:\n"
+    "        out.write(f'{gc.get_freeze_count()} {sys.argv[1:]!r} {tmp_path}')\n"
+)
+
+
+async def test_a_warm_child_is_forked_from_frozen_objects_a_malformed_request_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept process's objects are frozen before it forks: a child's
+    garbage collections (pytest's at its end) do not walk them. The
+    request (arguments, environment) reaches the child whole; one that is
+    not the client's is refused."""
+    import socket
+
+    root = project(tmp_path / "proj", {"tests/test_gc.py": FROZEN})
+    out = tmp_path / "frozen.txt"
+    monkeypatch.setenv("FROZEN_OUT", str(out))
+    shadow = build_shadow(root, {})
+    warm = WarmPytest(sys.executable, KeptProcessLauncher())
+    warm.start()
+    try:
+        assert await warm.wait_ready(60)
+        client = warm.client()
+        assert client is not None
+        run = await run_tests(
+            SubprocessRunner(str(root)),
+            RunnerSpec(python=sys.executable),
+            shadow,
+            ["tests/test_gc.py::test_frozen"],
+            60,
+            warm=client,
+        )
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(10)
+            conn.connect(client.socket)
+            conn.sendall(len(b"not\0a request").to_bytes(4, "big") + b"not\0a request")
+            answer = conn.recv(5)
+    finally:
+        await warm.close()
+        shadow.remove()
+
+    assert (run.unverified, run.cold) == (None, None)
+    frozen, rest = out.read_text().split(" ", 1)
+    assert int(frozen) > 1000  # pytest's modules and what they made
+    assert rest.startswith("['tests/test_gc.py::test_frozen', '-q', '-p', 'no:cacheprovider'")
+    # tmp_path is made in the shadow's own folder, not the system's shared one.
+    assert rest.split("] ", 1)[1].startswith(str(shadow.private / "tmp" / "pytest-of-"))
+    assert answer == b"R"

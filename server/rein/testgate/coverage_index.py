@@ -35,6 +35,11 @@ names as well (:meth:`CoverageIndex.reading_tests`).
 A test file of a snapshot that is gone (before the run and now) takes
 only its own tests with it: nothing but pytest imported it.
 
+A snapshot may hold only some of its run's tests (the others ran
+untraced, their records still good: :mod:`rein.testgate.recorder`), but
+lists every test of its test files: a test's record is the newest
+snapshot's that holds it.
+
 The index is the gate's memory: at most :data:`MAX_SNAPSHOTS` snapshots,
 a newer one replacing an older one's tests; the file models are kept by
 content hash while a snapshot uses them (and the newest 256 others).
@@ -182,6 +187,9 @@ class CoverageChoice:
     #: Every test of the test files has a record that can still be used
     #: (no module-level change since): a run of them need not record.
     all_recorded: bool = False
+    #: The tests of the test files that have such a record: a run that
+    #: records runs them untraced (:mod:`rein.testgate.recorder`).
+    recorded: frozenset[str] = frozenset()
 
 
 class CoverageIndex:
@@ -331,7 +339,7 @@ class CoverageIndex:
                 since = f" ({skipped[0]} since the recording)" if skipped else ""
                 choice.undecided[path] = f"{path}: no valid coverage record of it{since}"
         choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
-        choice.all_recorded = _all_recorded(test_files, usable)
+        choice.recorded, choice.all_recorded = _recorded(test_files, usable)
         if not choice.undecided:
             for test_file in test_files:
                 self._pick(test_file, valid, changed, disk_text, choice, test_file in doctests)
@@ -374,17 +382,24 @@ class CoverageIndex:
         if unrecorded:
             choice.unrecorded[test_file] = unrecorded
 
+    def _newest(self, test_files: Sequence[str]) -> Iterable[tuple[Snapshot, str]]:
+        """Each test of ``test_files`` (as the newest snapshot collecting
+        its file lists them) with the newest snapshot recording it: a run
+        that recorded only some tests (the others ran untraced) leaves the
+        others' records in older snapshots."""
+        snapshots = sorted(self._snapshots, key=lambda s: -s.order)
+        for test_file in test_files:
+            ids = next((s.collected[test_file] for s in snapshots if test_file in s.collected), ())
+            for node in ids:
+                snap = next((s for s in snapshots if node in s.tests), None)
+                if snap is not None:
+                    yield snap, node
+
     def opaque_tests(self, test_files: Sequence[str]) -> list[str]:
         """The tests of ``test_files`` the newest snapshot recording them
         found opaque (for a choice by names: they run whatever names they
         hold)."""
-        found: list[str] = []
-        for test_file in test_files:
-            for snap in sorted(self._snapshots, key=lambda s: -s.order):
-                if test_file in snap.collected:
-                    found += [n for n in snap.collected[test_file] if n in snap.opaque]
-                    break
-        return found
+        return [n for snap, n in self._newest(test_files) if n in snap.opaque]
 
     def reading_tests(
         self,
@@ -396,17 +411,9 @@ class CoverageIndex:
         saw read a file whose text is not the one they read (before the
         run or now): for a choice by names, they run whatever names they
         hold."""
-        found: list[str] = []
-        for test_file in test_files:
-            for snap in sorted(self._snapshots, key=lambda s: -s.order):
-                if test_file in snap.collected:
-                    found += [
-                        n
-                        for n in snap.collected[test_file]
-                        if _read_changed(snap, n, changed, disk_text)
-                    ]
-                    break
-        return found
+        return [
+            n for snap, n in self._newest(test_files) if _read_changed(snap, n, changed, disk_text)
+        ]
 
     def _diff(
         self,
@@ -461,13 +468,24 @@ def _read_changed(
     return False
 
 
-def _all_recorded(test_files: Sequence[str], snapshots: Sequence[Snapshot]) -> bool:
-    """Every test of ``test_files`` is in one of ``snapshots``."""
+def _recorded(
+    test_files: Sequence[str], snapshots: Sequence[Snapshot]
+) -> tuple[frozenset[str], bool]:
+    """The tests of ``test_files`` recorded in one of ``snapshots``, and
+    whether that is every test of them (each file's tests known)."""
+    recorded: set[str] = set()
+    every = True
     for test_file in test_files:
         ids = next((s.collected[test_file] for s in snapshots if test_file in s.collected), None)
-        if ids is None or any(all(n not in s.tests for s in snapshots) for n in ids):
-            return False
-    return True
+        if ids is None:
+            every = False
+            continue
+        for node in ids:
+            if any(node in s.tests for s in snapshots):
+                recorded.add(node)
+            else:
+                every = False
+    return frozenset(recorded), every
 
 
 def _not_decidable(path: str, before: str | None, now: str | None) -> str | None:

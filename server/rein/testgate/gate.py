@@ -301,6 +301,7 @@ class TestGate:
         deadline = time.monotonic() + self._limit_s
         files = selection.total_files if targets is None else len(targets)
         only: list[str] | None = None
+        untraced: tuple[str, ...] = ()
         note = ""
         # The whole suite (its selection cannot be computed): see Picker.
         record = targets is not None or self._picker.records_whole_suite()
@@ -309,13 +310,21 @@ class TestGate:
             # Off the loop, in the one thread that parses (never two at once).
             picked = await in_parse_thread(self._pick, selection, changed, overlay)
             self.timings["narrow"] = time.monotonic() - started
-            note, record = picked.note, picked.record
+            note, record, untraced = picked.note, picked.record, picked.untraced
             if picked.by_coverage and not picked.only:
                 return GateOutcome(detail=f"no test ran what the change changed; {note}")
             if picked.only is not None:
                 targets, only, files = list(picked.files), list(picked.only), 0
         first, shadow = await self.runs.run_in(
-            "first", "now", overlay, targets, deadline, files=files, only=only, record=record
+            "first",
+            "now",
+            overlay,
+            targets,
+            deadline,
+            files=files,
+            only=only,
+            record=record,
+            untraced=untraced,
         )
         if only is not None and first.nothing_collected:
             # The narrowed run found no test (a class pytest does not
@@ -325,7 +334,14 @@ class TestGate:
             # Recorded as any run of whole files: the whole suite's budget.
             record = not near_whole(selection) or self._picker.records_whole_suite()
             first, shadow = await self.runs.run_in(
-                "first_files", "now", overlay, targets, deadline, files=files, record=record
+                "first_files",
+                "now",
+                overlay,
+                targets,
+                deadline,
+                files=files,
+                record=record,
+                untraced=untraced,
             )
         if first.unverified is not None or first.nothing_collected:
             return could_not_judge(first, selection, changed, shadow)

@@ -14,7 +14,9 @@ file's source text there (``inspect.getsource``, a ``.py`` file opened)
 when that text changed.
 A run with a test chosen otherwise than by coverage
 adds its record (:meth:`Picker.record`) unless every test of its files
-already has one still good (no module-level change since); one chosen by
+already has one still good (no module-level change since), and traces only
+the tests that have none (:attr:`Picked.untraced`: the others run
+untraced in the same run); one chosen by
 coverage alone does not (the tracer about doubles a run's CPU on Python
 3.11). Runs coverage cannot decide record twice, then one in four, until
 it decides again; of those, a run of (nearly) the whole suite, its files
@@ -54,6 +56,9 @@ class Picked:
     #: The run is worth recording: some of its tests have no record (the
     #: recording's tracer about doubles a run's CPU on Python 3.11).
     record: bool = True
+    #: Of a run that records, the tests that have a record still good:
+    #: they run untraced (only the others pay the tracer).
+    untraced: tuple[str, ...] = ()
 
 
 class Picker:
@@ -149,6 +154,7 @@ class Picker:
             # Its tests all have a record still good: recording them again
             # would cost the tracer and tell little more.
             whole = not isinstance(narrowed, Narrowed) and near_whole(selection)
+            untraced = tuple(sorted(choice.recorded)) if choice is not None else ()
             record = (
                 (choice is None or not choice.all_recorded)
                 and self._worth_recording()
@@ -174,12 +180,14 @@ class Picker:
                     f"{len(narrowed.files)} test file(s) name what the change reaches "
                     f"({', '.join(narrowed.names[:8])}){also}; by imports, not by coverage: {why}",
                     record=record,
+                    untraced=untraced,
                 )
             return Picked(
                 tuple(files),
                 None,
                 f"whole test files: {narrowed}; not by coverage: {why}",
                 record=record,
+                untraced=untraced,
             )
         if not all(self.index.same_code(*texts[p]) for p in texts):
             # Decided for a change of code: not a file restored (a repair
@@ -224,7 +232,8 @@ class Picker:
             f"by imports: {len(by_names)} tests, classes or files no earlier run recorded{why}"
         )
         files = tuple(f for f in selection.files if f in used)
-        return Picked(files, only, note, by_coverage=True, record=bool(by_names))
+        untraced = tuple(sorted(choice.recorded))
+        return Picked(files, only, note, by_coverage=True, record=bool(by_names), untraced=untraced)
 
 
 #: The share of a workspace's test files from which a run of them whole

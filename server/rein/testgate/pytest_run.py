@@ -34,6 +34,11 @@ pytest runs it, :mod:`rein.testgate.warm`):
   fixtures are never worked out (more-itertools's ``test_more.py``, 664
   tests: collecting it whole took 0.27 s of a 0.42 s run). A recorded run
   makes them all, and deselects: its record lists every test of a file.
+* ``tmp_path``: pytest's temporary folders are made in the shadow's
+  private folder (``PYTEST_DEBUG_TEMPROOT``, unless set), not in the
+  system's shared one where pytest cleans up old folders as it makes one:
+  two runs at once (the re-run and the baseline) and the user's other
+  pytest runs raced there.
 * bytecode: the shadow's compiled-module prefix (:attr:`Shadow.pycache`,
   :mod:`rein.testgate.pycache`) is ``PYTHONPYCACHEPREFIX`` and
   ``PYTHONDONTWRITEBYTECODE`` is unset, so a run writes its compiled
@@ -44,7 +49,9 @@ pytest runs it, :mod:`rein.testgate.warm`):
   what could come back with the same stamp).
 * ``coverage`` (a run whose record the gate keeps): ``-p
   rein_testgate_coverage`` too, the record's path in
-  ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`).
+  ``REIN_TESTS_COVERAGE`` (:mod:`rein.testgate.recorder`); ``untraced``:
+  the tests whose record is still good, run without the tracer (a file
+  beside the report, ``REIN_TESTS_UNTRACED``).
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.testgate.junit import Outcome, TestResult
-from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, write_plugin
+from rein.testgate.recorder import COVERAGE_ENV, COVERAGE_PLUGIN, UNTRACED_ENV, write_plugin
 from rein.testgate.shadow import Shadow
 from rein.testgate.warm import WarmClient
 
@@ -77,14 +84,17 @@ import os
 
 import pytest
 
-_state = {"path": os.environ.get("REIN_TESTS_REPORT"), "worker": False}
+_state = {"path": os.environ.get("REIN_TESTS_REPORT"), "worker": False, "out": None}
 
 
 def _emit(row):
     if not _state["path"] or _state["worker"]:
         return
-    with open(_state["path"], "a", encoding="utf-8") as out:
-        out.write(json.dumps(row) + "\\n")
+    if _state["out"] is None:
+        # Opened once, a line written at a time (what a run killed midway
+        # leaves is whole lines): not opened again for every report.
+        _state["out"] = open(_state["path"], "a", encoding="utf-8", buffering=1)
+    _state["out"].write(json.dumps(row) + "\\n")
 
 
 def _row(report, kind):
@@ -98,12 +108,21 @@ def _row(report, kind):
         "message": str(getattr(crash, "message", "") or ""),
         "text": report.longreprtext if report.longrepr else "",
         "location": [str(location[0]), location[1]] if location else None,
-        "sections": [[title, content] for title, content in report.sections],
+        # Only a failure's output is shown (a test's last report holds
+        # what its earlier phases captured too).
+        "sections": [[t, c] for t, c in report.sections] if report.failed else [],
     }
 
 
 def pytest_configure(config):
     _state["worker"] = hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    if _state["out"] is not None:
+        _state["out"].close()
+        _state["out"] = None
 
 
 def pytest_sessionstart(session):
@@ -226,13 +245,15 @@ def pytest_command(
     only: Sequence[str] | None = None,
     warm: WarmClient | None = None,
     coverage: Path | None = None,
+    untraced: Sequence[str] = (),
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
     written to ``report`` (the plugin and the empty ini go beside it);
     ``only``: of the tests ``targets`` collect, run only these node ids
     (or test files); ``warm``: run by the warm pytest process
     (:mod:`rein.testgate.warm`) through its client; ``coverage``: what
-    each test ran is recorded there (:mod:`rein.testgate.recorder`)."""
+    each test ran is recorded there (:mod:`rein.testgate.recorder`), but
+    for the ``untraced`` tests'."""
     plugin_dir = report.parent / "plugin"
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
@@ -245,6 +266,10 @@ def pytest_command(
         write_plugin(plugin_dir)
         argv += ["-p", COVERAGE_PLUGIN]
         recorded = f"{COVERAGE_ENV}={shlex.quote(str(coverage))} {_COLLECT_ALL_ENV}=1 "
+        if untraced:
+            names = report.parent / "untraced.txt"
+            names.write_text("".join(f"{name}\n" for name in untraced), encoding="utf-8")
+            recorded += f"{UNTRACED_ENV}={shlex.quote(str(names))} "
     if not own_config(root, targets):
         empty = report.parent / "ini" / "pytest.ini"
         empty.parent.mkdir(exist_ok=True)
@@ -262,13 +287,21 @@ def pytest_command(
         names = report.parent / "only.txt"
         names.write_text("".join(f"{name}\n" for name in only), encoding="utf-8")
         selected = f"{_ONLY_ENV}={shlex.quote(str(names))} "
+    # tmp_path's folders in the shadow's own (unless the user set where):
+    # pytest removes old ones as it makes one, and two runs at once (the
+    # re-run beside the baseline), or any other pytest of the machine's
+    # user, sharing the system's one raced (an unclosed directory iterator,
+    # an error under click's filterwarnings = error).
+    temp = shadow.private / "tmp"
+    temp.mkdir(exist_ok=True)
+    temproot = f"PYTEST_DEBUG_TEMPROOT=${{PYTEST_DEBUG_TEMPROOT:-{shlex.quote(str(temp))}}} "
     compiled = ""
     if shadow.pycache is not None:
         prefix = shlex.quote(str(shadow.pycache))
         compiled = f"unset PYTHONDONTWRITEBYTECODE && PYTHONPYCACHEPREFIX={prefix} "
     return (
         f"cd {shlex.quote(str(root))} && {compiled}"
-        f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}{recorded}"
+        f"{_REPORT_ENV}={shlex.quote(str(report))} {selected}{recorded}{temproot}"
         f'PYTHONPATH={shlex.quote(":".join(paths))}"${{PYTHONPATH:+:$PYTHONPATH}}" '
         f"exec {shlex.join(argv)}"
     )

@@ -42,6 +42,15 @@ import; the index compares what it runs, the skeleton, whole):
   verdict that selected it to the names and a recording run);
 * ``files``: the workspace's modules imported by the end.
 
+A run that records only some tests (``REIN_TESTS_UNTRACED``: a file of
+the node ids whose record is still good, :mod:`rein.testgate.picking`)
+runs the others with no tracer: they are in no ``tests`` entry, nor
+``opaque`` or ``reads`` (their earlier records say), but ``collected``
+still lists every test. What is shared is still seen: the collection is
+traced, a fixture of a wider scope one sets up is traced, and a module
+one of them imports is imported traced (a finder first on
+``sys.meta_path`` turns the tracer on until that import returns).
+
 A pytest-xdist worker records nothing (the gate records only runs without
 it). :mod:`rein.testgate.coverage_index` turns the record into what a
 later verdict selects by.
@@ -54,10 +63,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COVERAGE_ENV", "COVERAGE_PLUGIN", "RawCoverage", "read_coverage", "write_plugin"]
+__all__ = [
+    "COVERAGE_ENV",
+    "COVERAGE_PLUGIN",
+    "UNTRACED_ENV",
+    "RawCoverage",
+    "read_coverage",
+    "write_plugin",
+]
 
 COVERAGE_PLUGIN = "rein_testgate_coverage"
 COVERAGE_ENV = "REIN_TESTS_COVERAGE"
+#: A file of the node ids a recorded run runs untraced.
+UNTRACED_ENV = "REIN_TESTS_UNTRACED"
 
 _SOURCE = '''"""Written by Rein's tests gate: which code each test ran."""
 import json
@@ -71,6 +89,11 @@ import pytest
 _STDLIB = sysconfig.get_paths()["stdlib"].rstrip(os.sep) + os.sep
 
 _OUT = os.environ.get("REIN_TESTS_COVERAGE")
+_UNTRACED_FILE = os.environ.get("REIN_TESTS_UNTRACED")
+# Tests run untraced (their record is still good); [True] while one runs.
+_UNTRACED = set()
+_SKIPPING = [False]
+_IGNORED = set()
 _SHARED = set()
 _TESTS = {}
 _COLLECTED = {}
@@ -100,7 +123,21 @@ def _imported(frame, event, arg):
     global _add
     if event == "return" and _OUTER:
         _add = _OUTER.pop()
+        if _SKIPPING[0] and not _OUTER:
+            sys.settrace(None)  # the import an untraced test made is over
     return _imported
+
+
+class _Imports:
+    """First on ``sys.meta_path``: a module imported while an untraced test
+    runs is imported traced (what its import runs is shared: a registry it
+    fills serves the traced tests too). It finds nothing itself."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if _SKIPPING[0] and sys.gettrace() is None:
+            sys.settrace(_trace)
+        return None
 
 
 def _start():
@@ -118,7 +155,10 @@ def _mine(name):
 
 def _opaque(why, shared=True):
     """What runs now escapes the record: the test running is opaque (or,
-    outside the tests and when ``shared``, every test)."""
+    outside the tests and when ``shared``, every test); not an untraced
+    test (its earlier record says so)."""
+    if _SKIPPING[0]:
+        return
     if _NOW[0] is not None:
         _OPAQUE.setdefault(_NOW[0], why)
     elif shared and not _OPAQUE_SHARED:
@@ -219,6 +259,10 @@ def _watch():
 def pytest_configure(config):
     if _OUT and not hasattr(config, "workerinput"):
         _ON.append(os.getcwd())
+        if _UNTRACED_FILE:
+            with open(_UNTRACED_FILE, encoding="utf-8") as names:
+                _UNTRACED.update(line for line in names.read().splitlines() if line)
+            sys.meta_path.insert(0, _Imports)
         _watch()
         _start()
 
@@ -243,6 +287,19 @@ def pytest_runtest_protocol(item, nextitem):
     if not _ON:
         yield
         return
+    if item.nodeid in _UNTRACED:
+        # Its record is still good: it runs at full speed.
+        sys.settrace(None)
+        threading.settrace(None)
+        _add, _SKIPPING[0] = _IGNORED.add, True
+        try:
+            yield
+        finally:
+            _SKIPPING[0] = False
+            _IGNORED.clear()
+            _add = _SHARED.add
+            _start()
+        return
     mine = set()
     _add = mine.add
     _NOW[0] = item.nodeid
@@ -262,12 +319,17 @@ def pytest_fixture_setup(fixturedef, request):
     if not _ON or fixturedef.scope == "function":
         yield
         return
-    saved, now = _add, _NOW[0]
-    _add, _NOW[0] = _SHARED.add, None
+    saved, now, skipping = _add, _NOW[0], _SKIPPING[0]
+    _add, _NOW[0], _SKIPPING[0] = _SHARED.add, None, False
+    if skipping:  # set up in an untraced test: what it runs is shared all the same
+        _start()
     try:
         yield
     finally:
-        _add, _NOW[0] = saved, now
+        _add, _NOW[0], _SKIPPING[0] = saved, now, skipping
+        if skipping:
+            sys.settrace(None)
+            threading.settrace(None)
 
 
 def pytest_sessionfinish(session):

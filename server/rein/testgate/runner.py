@@ -130,6 +130,7 @@ async def run_tests(
     only: Sequence[str] | None = None,
     warm: WarmClient | None = None,
     record: bool = False,
+    untraced: Sequence[str] = (),
 ) -> TestRun:
     """Run ``targets`` (pytest node ids or files; None: what the project's
     configuration collects; ignored by a custom command) in ``shadow``;
@@ -139,7 +140,7 @@ async def run_tests(
     ``only``: of what ``targets`` collect, pytest runs only these node ids
     (a custom command ignores it); ``warm``: pytest is run by the warm
     process (:mod:`rein.testgate.warm`); ``record``: what each test ran is
-    recorded (pytest without xdist only)."""
+    recorded (pytest without xdist only), but for the ``untraced`` tests'."""
     limit = limit_s if limit_s is not None else timeout_s
     if timeout_s <= 0:
         return TestRun(unverified="no time was left for the tests within gates.tests.timeoutMs")
@@ -172,6 +173,7 @@ async def run_tests(
             only=only,
             warm=warm,
             coverage=coverage,
+            untraced=untraced,
         )
         who = "pytest"
     if report.exists() or report.is_symlink():

@@ -134,11 +134,13 @@ class ShadowRuns:
         files: int = 0,
         only: list[str] | None = None,
         record: bool = False,
+        untraced: Sequence[str] = (),
     ) -> tuple[TestRun, Shadow]:
         """One run (``name``, for :attr:`timings`) in the shadow tree
         ``tree``, brought up to date with ``overlay`` first; ``record``:
         what each test ran is kept for later verdicts
-        (:mod:`rein.testgate.picking`)."""
+        (:mod:`rein.testgate.picking`), but for the ``untraced`` tests'
+        (their records are still good)."""
         started = time.monotonic()
         if tree not in self.trees:
             self.trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
@@ -173,6 +175,7 @@ class ShadowRuns:
                 only=only,
                 warm=warm,
                 record=record and not self.spec.custom,
+                untraced=untraced,
             )
         finally:
             self.timings[f"{name}_pytest"] = time.monotonic() - built
