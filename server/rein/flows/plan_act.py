@@ -196,7 +196,10 @@ class PlanActFlow:
     async def _ask_planner(self, text: str) -> RunResult:
         context, self._context = self._context, None
         result = await self._prompt(
-            self.planner, text, run=self._planner_run("required", self._submit.name), context=context
+            self.planner,
+            text,
+            run=self._planner_run("required", self._submit.name),
+            context=context,
         )
         self._account(result)
         return result
