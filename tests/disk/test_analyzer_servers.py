@@ -219,7 +219,11 @@ def test_clangd_uses_the_compile_commands_when_there_are_some(
         "--background-index=false",
         f"--compile-commands-dir={root}",
     )
-    assert spec.note == "compile_commands.json"
+    # The fake says "9.9.9": no clangd version, so no --use-dirty-headers, said.
+    assert (
+        spec.note
+        == "compile_commands.json; no --use-dirty-headers: clangd --version named no version"
+    )
 
 
 @pytest.mark.parametrize(
@@ -240,6 +244,34 @@ def test_clangd_from_version_14_reads_the_headers_it_was_shown(
     (spec,) = workspace_specs(root, AnalyzerGateConfig())
     assert ("--use-dirty-headers" in spec.command) is dirty
     assert spec.command[:2] == (str(exe), "--background-index=false")
+
+
+def test_a_clangd_version_probe_that_failed_is_said_and_asked_again(
+    tmp_path: Path, bare_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clangd that did not answer ``--version`` in time (under load) left
+    --use-dirty-headers off for the process, silently: the failure was
+    cached with the executable's answers."""
+    root = workspace(tmp_path, {"main.c": "int main(void) { return 0; }\n"})
+    monkeypatch.setattr("rein.disk.analyzer_discovery._VERSION_BOUND_S", 0.3)
+    slow = tmp_path / "slow"
+    slow.write_text("")
+    exe = fake_server(bare_path, "clangd")
+    exe.write_text(
+        f"#!/bin/sh\nif [ -s {slow} ]; then exec /bin/sleep 10; fi\n"
+        "echo 'Debian clangd version 14.0.6'\n"
+    )
+    slow.write_text("1")
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert "--use-dirty-headers" not in spec.command
+    assert spec.note == (
+        "fallback flags: no compile_commands.json; "
+        "no --use-dirty-headers: clangd --version did not answer within 0.3 s"
+    )
+    slow.write_text("")  # it answers now; the executable is the same
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert "--use-dirty-headers" in spec.command
+    assert spec.note == "fallback flags: no compile_commands.json"
 
 
 def test_eslint_and_biome_only_where_configured_and_off_when_disabled(
