@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from rein.disk.analyzer_discovery import (
     scan_workspace,
     workspace_specs,
 )
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, spec_of
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, spec_of
 from rein.harness.analyzer_servers import PRESETS
 from rein.harness.config import AnalyzerGateConfig
 
@@ -174,6 +175,33 @@ def test_typescript_is_given_the_projects_own_tsserver(tmp_path: Path, bare_path
     assert spec.initialization_options["tsserver"] == {"path": str(tsserver)}
     assert spec.note == "the project's TypeScript 5.4.2"  # the analyzers line names it
     assert spec.language_for("src/a.tsx") == "typescriptreact"
+
+
+def test_a_fifo_for_typescripts_package_json_is_not_waited_on(
+    tmp_path: Path, bare_path: Path
+) -> None:
+    """Its version was read with a bare read_text(): a FIFO there (a hostile
+    checkout) hung discovery, and with it the workspace's start and rein
+    doctor, without a bound."""
+    root = tmp_path / "ws"
+    (root / "node_modules" / "typescript" / "lib").mkdir(parents=True)
+    (root / "node_modules" / "typescript" / "lib" / "tsserver.js").write_text("//\n")
+    fifo = root / "node_modules" / "typescript" / "package.json"
+    os.mkfifo(fifo)
+    (root / "tsconfig.json").write_text("{}\n")
+    fake_server(bare_path, "typescript-language-server")
+    specs: list[AnalyzerSpec] = []
+    worker = threading.Thread(
+        target=lambda: specs.extend(workspace_specs(root, AnalyzerGateConfig())), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():  # it waits for a writer: give it one (EOF), then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=10)
+        pytest.fail("discovery waited on the FIFO")
+    (spec,) = specs
+    assert spec.note == "the project's TypeScript"  # no version: nothing read
 
 
 def test_typescript_7_without_tsserver_falls_back_to_the_servers(

@@ -34,6 +34,8 @@ from rein.analysis.reach import CODE_EXTENSIONS
 from rein.disk.analyzer_specs import AnalyzerSpec, spec_of
 from rein.harness.analyzer_servers import AnalyzerServerConfig
 from rein.harness.config import AnalyzerGateConfig
+from rein.harness.errors import ToolError
+from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = [
@@ -154,13 +156,21 @@ def wanted(server: AnalyzerServerConfig, files: WorkspaceFiles) -> bool:
     return has_files or bool(files.root_names.intersection(server.project_files or []))
 
 
+#: The most of TypeScript's package.json read for its version (it is ~4 KB).
+_PACKAGE_JSON_BYTES = 256 * 1024
+
+
 def _typescript_version(tsserver: Path) -> str:
     """`` 5.9.3``: the version in the ``package.json`` of the TypeScript
     ``tsserver`` (``<typescript>/lib/tsserver.js``) belongs to, or "" (the
     language server does not say which TypeScript it runs)."""
+    package = tsserver.parent.parent / "package.json"
     try:
-        version = json.loads((tsserver.parent.parent / "package.json").read_text()).get("version")
-    except (OSError, ValueError, AttributeError):
+        # The workspace's reader: a FIFO there (a hostile checkout) is
+        # refused, not waited on, and a huge file is not read.
+        text = read_text(package, str(package), limit=_PACKAGE_JSON_BYTES).text
+        version = json.loads(text).get("version")
+    except (ToolError, ValueError, AttributeError):
         return ""
     return f" {version}" if isinstance(version, str) and version else ""
 
