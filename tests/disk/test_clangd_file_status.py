@@ -9,6 +9,7 @@ a broken prototype's re-verdict passed (seen once under load)."""
 from __future__ import annotations
 
 import time
+from collections import namedtuple
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
@@ -44,7 +45,8 @@ def test_a_file_clangd_builds_keeps_it_busy_until_it_says_idle(tmp_path: Path) -
     assert analyzer.busy_until(0.15) is None  # not by time: by its word
     status({"uri": (tmp_path / "vec.h").as_uri(), "state": "idle"})
     assert not analyzer.idle(0.15, later)  # another file's idle ends nothing here
-    status({"uri": main, "state": "idle"})
+    # As pygls gives an unknown notification's params: a namedtuple.
+    status(namedtuple("Object", ["uri", "state"])(main, "idle"))
     assert analyzer.idle(0.15, time.monotonic() + 60)
     # A file closed (deleted) while clangd built it is waited for no more.
     status({"uri": main, "state": "building preamble"})

@@ -120,8 +120,16 @@ class NoticeListener(Protocol):
     def file_status(self, uri: str, state: str) -> None: ...
 
 
-def _field(params: Any, name: str) -> Any:
-    return params.get(name) if isinstance(params, dict) else getattr(params, name, None)
+def _fields(params: Any) -> dict[str, Any]:
+    """An unknown notification's params: pygls gives a namedtuple (JSON
+    objects structured as such), a test may give the JSON."""
+    if isinstance(params, dict):
+        return params
+    try:
+        fields = params._asdict()
+    except AttributeError:
+        return {}
+    return fields if isinstance(fields, dict) else {}
 
 
 def analysis_stopped(message: str) -> bool:
@@ -167,8 +175,8 @@ def listen(client: LanguageClient, listener: NoticeListener, name: str) -> None:
     def on_clangd_file_status(params: Any) -> None:
         # clangd (asked with clangdFileStatus) says what it does with each
         # file (the listener's file_status keys it by workspace path).
-        uri = _field(params, "uri")
-        state = _field(params, "state")
+        fields = _fields(params)
+        uri, state = fields.get("uri"), fields.get("state")
         if isinstance(uri, str) and isinstance(state, str):
             listener.file_status(uri, state)
 
