@@ -138,17 +138,29 @@ def test_parse_errors_of_every_language_are_syntax_errors() -> None:
         d("Ruff", "invalid-syntax", "Expected an expression"),
         d("syntax", None, "mixed named and unnamed parameters"),
         d("typescript", "1005", "',' expected."),
+        d("typescript", "1002", "Unterminated string literal."),
         d("shellcheck", "SC1046", "Couldn't find 'fi' for this 'if'."),
         d("clang", "expected_semi_after_expr", "Expected ';' after expression"),
     ]
     others = [
         d("typescript", "2391", "Function implementation is missing"),
         d("typescript", "2554", "Expected 2 arguments, but got 1."),
+        # A 1xxx code of the checker, in a file that parses.
+        d("typescript", "1192", "Module '\"./util\"' has no default export."),
+        d(
+            "typescript",
+            "1308",
+            "'await' expressions are only allowed within async functions and at the "
+            "top levels of modules.",
+        ),
         d("shellcheck", "SC1091", "Not following: x was not specified as input", 3),
         d("compiler", "WrongArgCount", "not enough arguments in call"),
         d("clang", "undeclared_var_use", "Use of undeclared identifier 'x'"),
     ]
-    assert [is_syntax_error(p) for p in parse_errors] == [True] * 5
-    assert [is_syntax_error(o) for o in others] == [False] * 5
+    assert [is_syntax_error(p) for p in parse_errors] == [True] * 6
+    assert [is_syntax_error(o) for o in others] == [False] * 7
     ordered = by_cause([(others[0], 0), (parse_errors[2], 1)], {"a"})
     assert [n for _, n in ordered] == [1, 0]
+    # A module with no default export is no cause of the errors before it.
+    ordered = by_cause([(others[0], 0), (others[2], 1)], {"a"})
+    assert [n for _, n in ordered] == [0, 1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from rein.disk.analyzer_discovery import (
     scan_workspace,
     workspace_specs,
 )
-from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, spec_of
+from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, AnalyzerSpec, spec_of
 from rein.harness.analyzer_servers import PRESETS
 from rein.harness.config import AnalyzerGateConfig
 
@@ -176,6 +177,33 @@ def test_typescript_is_given_the_projects_own_tsserver(tmp_path: Path, bare_path
     assert spec.language_for("src/a.tsx") == "typescriptreact"
 
 
+def test_a_fifo_for_typescripts_package_json_is_not_waited_on(
+    tmp_path: Path, bare_path: Path
+) -> None:
+    """Its version was read with a bare read_text(): a FIFO there (a hostile
+    checkout) hung discovery, and with it the workspace's start and rein
+    doctor, without a bound."""
+    root = tmp_path / "ws"
+    (root / "node_modules" / "typescript" / "lib").mkdir(parents=True)
+    (root / "node_modules" / "typescript" / "lib" / "tsserver.js").write_text("//\n")
+    fifo = root / "node_modules" / "typescript" / "package.json"
+    os.mkfifo(fifo)
+    (root / "tsconfig.json").write_text("{}\n")
+    fake_server(bare_path, "typescript-language-server")
+    specs: list[AnalyzerSpec] = []
+    worker = threading.Thread(
+        target=lambda: specs.extend(workspace_specs(root, AnalyzerGateConfig())), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():  # it waits for a writer: give it one (EOF), then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=10)
+        pytest.fail("discovery waited on the FIFO")
+    (spec,) = specs
+    assert spec.note == "the project's TypeScript"  # no version: nothing read
+
+
 def test_typescript_7_without_tsserver_falls_back_to_the_servers(
     tmp_path: Path, bare_path: Path
 ) -> None:
@@ -219,7 +247,11 @@ def test_clangd_uses_the_compile_commands_when_there_are_some(
         "--background-index=false",
         f"--compile-commands-dir={root}",
     )
-    assert spec.note == "compile_commands.json"
+    # The fake says "9.9.9": no clangd version, so no --use-dirty-headers, said.
+    assert (
+        spec.note
+        == "compile_commands.json; no --use-dirty-headers: clangd --version named no version"
+    )
 
 
 @pytest.mark.parametrize(
@@ -240,6 +272,34 @@ def test_clangd_from_version_14_reads_the_headers_it_was_shown(
     (spec,) = workspace_specs(root, AnalyzerGateConfig())
     assert ("--use-dirty-headers" in spec.command) is dirty
     assert spec.command[:2] == (str(exe), "--background-index=false")
+
+
+def test_a_clangd_version_probe_that_failed_is_said_and_asked_again(
+    tmp_path: Path, bare_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clangd that did not answer ``--version`` in time (under load) left
+    --use-dirty-headers off for the process, silently: the failure was
+    cached with the executable's answers."""
+    root = workspace(tmp_path, {"main.c": "int main(void) { return 0; }\n"})
+    monkeypatch.setattr("rein.disk.analyzer_discovery._VERSION_BOUND_S", 0.3)
+    slow = tmp_path / "slow"
+    slow.write_text("")
+    exe = fake_server(bare_path, "clangd")
+    exe.write_text(
+        f"#!/bin/sh\nif [ -s {slow} ]; then exec /bin/sleep 10; fi\n"
+        "echo 'Debian clangd version 14.0.6'\n"
+    )
+    slow.write_text("1")
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert "--use-dirty-headers" not in spec.command
+    assert spec.note == (
+        "fallback flags: no compile_commands.json; "
+        "no --use-dirty-headers: clangd --version did not answer within 0.3 s"
+    )
+    slow.write_text("")  # it answers now; the executable is the same
+    (spec,) = workspace_specs(root, AnalyzerGateConfig())
+    assert "--use-dirty-headers" in spec.command
+    assert spec.note == "fallback flags: no compile_commands.json"
 
 
 def test_eslint_and_biome_only_where_configured_and_off_when_disabled(

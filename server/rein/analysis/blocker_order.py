@@ -25,10 +25,25 @@ SYNTAX_CODES = frozenset({"invalid-syntax", "syntax", "E999"})
 SYNTAX_SOURCES = frozenset({"syntax"})
 
 
+#: How TypeScript's parser words its errors (codes 1xxx): "',' expected.",
+#: "Unterminated string literal.", "Invalid character.", "Unexpected token."
+#: Not every 1xxx code is the parser's: 1192 "Module ... has no default
+#: export.", 1308 (await outside async), 1378, 1484 and 1485 (type-only
+#: imports) are the checker's, about a file that parses.
+_TS_PARSER_WORDS = ("Unterminated", "Invalid character", "Unexpected", "Expected ")
+
+
+def _typescript_parse_error(code: str, message: str) -> bool:
+    """A TypeScript finding of its parser: a 1xxx code worded as one."""
+    if not (len(code) == 4 and code.startswith("1") and code.isdigit()):
+        return False
+    return message.rstrip().endswith(" expected.") or message.startswith(_TS_PARSER_WORDS)
+
+
 def is_syntax_error(d: Diagnostic) -> bool:
     """A parse error: ruff's ``invalid-syntax`` (E999 in old versions), or a
     message that says so; gopls's (source ``syntax``); TypeScript's
-    syntactic errors (codes 1000-1999: "',' expected."); shellcheck's parse
+    parser's errors (:func:`_typescript_parse_error`: "',' expected."); shellcheck's parse
     errors (SC1xxx at error severity: SC1046 "Couldn't find 'fi'"; its
     SC1090/SC1091 about sourced files are warnings and notes); clang's
     ``expected_*`` ("Expected ';' after expression")."""
@@ -39,7 +54,7 @@ def is_syntax_error(d: Diagnostic) -> bool:
     if source in SYNTAX_SOURCES:
         return True
     if source == "typescript":
-        return len(code) == 4 and code.startswith("1") and code.isdigit()
+        return _typescript_parse_error(code, d.message)
     if source == "shellcheck":
         return code.startswith("SC1") and d.severity == 1
     if source == "clang":

@@ -18,7 +18,6 @@ fallback flags (said in the analyzers line), and from version 14 on
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -35,6 +34,8 @@ from rein.analysis.reach import CODE_EXTENSIONS
 from rein.disk.analyzer_specs import AnalyzerSpec, spec_of
 from rein.harness.analyzer_servers import AnalyzerServerConfig
 from rein.harness.config import AnalyzerGateConfig
+from rein.harness.errors import ToolError
+from rein.tools.disk_read import read_text
 from rein.tools.ignore import WorkspaceFilter
 
 __all__ = [
@@ -155,13 +156,21 @@ def wanted(server: AnalyzerServerConfig, files: WorkspaceFiles) -> bool:
     return has_files or bool(files.root_names.intersection(server.project_files or []))
 
 
+#: The most of TypeScript's package.json read for its version (it is ~4 KB).
+_PACKAGE_JSON_BYTES = 256 * 1024
+
+
 def _typescript_version(tsserver: Path) -> str:
     """`` 5.9.3``: the version in the ``package.json`` of the TypeScript
     ``tsserver`` (``<typescript>/lib/tsserver.js``) belongs to, or "" (the
     language server does not say which TypeScript it runs)."""
+    package = tsserver.parent.parent / "package.json"
     try:
-        version = json.loads((tsserver.parent.parent / "package.json").read_text()).get("version")
-    except (OSError, ValueError, AttributeError):
+        # The workspace's reader: a FIFO there (a hostile checkout) is
+        # refused, not waited on, and a huge file is not read.
+        text = read_text(package, str(package), limit=_PACKAGE_JSON_BYTES).text
+        version = json.loads(text).get("version")
+    except (ToolError, ValueError, AttributeError):
         return ""
     return f" {version}" if isinstance(version, str) and version else ""
 
@@ -202,12 +211,22 @@ _VERSION_BOUND_S = 5.0
 _CLANGD_VERSION = re.compile(r"clangd version (\d+)")
 
 
-@functools.lru_cache(maxsize=8)
-def _clangd_major(executable: str, mtime_ns: int) -> int | None:
+#: (executable, modification time) -> the major version it answered (a
+#: reinstalled clangd is asked again). A probe that failed is not kept: a
+#: clangd slow under load is asked again by the next workspace.
+_CLANGD_MAJORS: dict[tuple[str, int], int] = {}
+
+
+def _clangd_major(executable: str) -> int | str:
     """The major version ``executable --version`` prints (``Debian clangd
-    version 14.0.6`` -> 14), or None (no answer within the bound, another
-    text). Cached per executable and modification time."""
-    del mtime_ns  # the cache's key: a reinstalled clangd is asked again
+    version 14.0.6`` -> 14), or why there is none (no answer within the
+    bound, a text naming no version)."""
+    try:
+        key = (executable, os.stat(executable).st_mtime_ns)
+    except OSError as exc:
+        return f"clangd could not be read ({exc.strerror or exc})"
+    if key in _CLANGD_MAJORS:
+        return _CLANGD_MAJORS[key]
     try:
         done = subprocess.run(
             [executable, "--version"],
@@ -217,20 +236,25 @@ def _clangd_major(executable: str, mtime_ns: int) -> int | None:
             check=False,
             stdin=subprocess.DEVNULL,
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
+    except subprocess.TimeoutExpired:
+        return f"clangd --version did not answer within {_VERSION_BOUND_S:g} s"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"clangd --version failed ({exc})"
     match = _CLANGD_VERSION.search(done.stdout + done.stderr)
-    return int(match.group(1)) if match else None
+    if match is None:
+        return "clangd --version named no version"
+    if len(_CLANGD_MAJORS) < 8:
+        _CLANGD_MAJORS[key] = int(match.group(1))
+    return int(match.group(1))
 
 
-def _dirty_headers(executable: str) -> bool:
-    """Whether this clangd takes ``--use-dirty-headers`` (clangd 14 on)."""
-    try:
-        mtime = os.stat(executable).st_mtime_ns
-    except OSError:
-        return False
-    major = _clangd_major(executable, mtime)
-    return major is not None and major >= 14
+def _dirty_headers(executable: str) -> str | None:
+    """None when this clangd takes ``--use-dirty-headers`` (clangd 14 on),
+    else why it is not given it (said in the analyzers line)."""
+    major = _clangd_major(executable)
+    if isinstance(major, str):
+        return f"no --use-dirty-headers: {major}"
+    return None if major >= 14 else f"no --use-dirty-headers: clangd {major} lacks it"
 
 
 def _clangd(
@@ -244,13 +268,19 @@ def _clangd(
     a clangd reading the disk answered with the run's header: the errors
     it caused looked as if they were there before, and a broken prototype
     passed."""
-    if found and "--use-dirty-headers" not in command and _dirty_headers(command[0]):
-        command = (*command, "--use-dirty-headers")
+    without = ""
+    if found and "--use-dirty-headers" not in command:
+        why = _dirty_headers(command[0])
+        if why is None:
+            command = (*command, "--use-dirty-headers")
+        else:
+            without = f"; {why}"
     for folder in (root, root / "build"):
         if (folder / "compile_commands.json").is_file():
-            return (*command, f"--compile-commands-dir={folder}"), {}, "compile_commands.json"
+            command = (*command, f"--compile-commands-dir={folder}")
+            return command, {}, f"compile_commands.json{without}"
     flags = [f"-I{root}", f"-I{root / 'include'}"]
-    return command, {"fallbackFlags": flags}, "fallback flags: no compile_commands.json"
+    return command, {"fallbackFlags": flags}, f"fallback flags: no compile_commands.json{without}"
 
 
 def fitted(server: AnalyzerServerConfig, root: Path, *, own_tools: bool = True) -> AnalyzerSpec:

@@ -117,10 +117,19 @@ class NoticeListener(Protocol):
     def progress_end(self, token: str) -> None: ...
     def note_activity(self) -> None: ...
     def analysis_stopped(self, message: str) -> None: ...
+    def file_status(self, uri: str, state: str) -> None: ...
 
 
-def _field(params: Any, name: str) -> Any:
-    return params.get(name) if isinstance(params, dict) else getattr(params, name, None)
+def _fields(params: Any) -> dict[str, Any]:
+    """An unknown notification's params: pygls gives a namedtuple (JSON
+    objects structured as such), a test may give the JSON."""
+    if isinstance(params, dict):
+        return params
+    try:
+        fields = params._asdict()
+    except AttributeError:
+        return {}
+    return fields if isinstance(fields, dict) else {}
 
 
 def analysis_stopped(message: str) -> bool:
@@ -165,18 +174,11 @@ def listen(client: LanguageClient, listener: NoticeListener, name: str) -> None:
     @client.feature(CLANGD_FILE_STATUS)
     def on_clangd_file_status(params: Any) -> None:
         # clangd (asked with clangdFileStatus) says what it does with each
-        # file: a file it is building is work in progress until it says
-        # "idle". A header's change rebuilds the files including it after
-        # the header's own publish: without this, the quiet period could
-        # pass between the two and their diagnostics be taken as current.
-        uri = _field(params, "uri")
-        state = _field(params, "state")
-        if not isinstance(uri, str) or not isinstance(state, str):
-            return
-        if state == "idle":
-            listener.progress_end(f"clangd:{uri}")
-        else:
-            listener.progress_begin(f"clangd:{uri}")
+        # file (the listener's file_status keys it by workspace path).
+        fields = _fields(params)
+        uri, state = fields.get("uri"), fields.get("state")
+        if isinstance(uri, str) and isinstance(state, str):
+            listener.file_status(uri, state)
 
     @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
     def on_register(params: lsp.RegistrationParams) -> None:

@@ -56,6 +56,11 @@ def _uri(root: Path, rel: str) -> str:
     return (root / rel).as_uri()
 
 
+def _build_token(path: str) -> str:
+    """The progress key of clangd's build of ``path`` (:meth:`_Analyzer.file_status`)."""
+    return f"clangd:{path}"
+
+
 class AnalyzerOwner(Protocol):
     """All an analyzer server needs from the pool that owns it: the workspace
     (root, a file's text, a URI's path, what the filter skips and excludes),
@@ -172,6 +177,27 @@ class _Analyzer:
         self.progress.discard(token)
         self.note_activity()
         self.last_progress_end_at = self.last_activity
+
+    def file_status(self, uri: str, state: str) -> None:
+        """clangd says what it does with the file at ``uri``
+        (:data:`~rein.disk.analyzer_notices.CLANGD_FILE_STATUS`): a file it
+        is building is work in progress until it says "idle". A header's
+        change rebuilds the files including it after the header's own
+        publish: without this, the quiet period could pass between the two
+        and their diagnostics be taken as current. Keyed by workspace path
+        (clangd's URI and ours spell a path differently: ``d:x%20y`` against
+        ``d%3Ax%20y``); a file not open is built no more, whatever it says
+        (a file closed right after a change gets no status after its close,
+        and one already on its way would keep it busy for good)."""
+        path = self.pool.relative(uri)
+        if path is None:
+            self.note_activity()
+            return
+        token = _build_token(path)
+        if state == "idle" or path not in self.versions:
+            self.progress_end(token)
+        else:
+            self.progress_begin(token)
 
     def registrations_changed(self) -> None:
         self.watches_files = self.registrations.has(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -327,7 +353,7 @@ class _Analyzer:
         self.owed_refresh.discard(path)
         self.findings.forget(path)
         # A closed file's build is over, whether clangd said "idle" or not.
-        self.progress.discard(f"clangd:{_uri(self.pool.root, path)}")
+        self.progress.discard(_build_token(path))
 
     def change(self, path: str, text: str | None = None) -> None:
         """Send the file's content (or ``text``, shown instead of it)."""

@@ -49,6 +49,8 @@ __all__ = [
     "CAPABILITIES",
     "DIAGNOSTICS_ONLY",
     "INDEX_WAIT_S",
+    "OPEN_TO_SEE",
+    "SEES_OPEN_FILES_ONLY",
     "NavigationServer",
     "PoolNavigator",
     "navigates",
@@ -74,6 +76,16 @@ CAPABILITIES = {
 #: How long a question waits for the servers to settle (index the project).
 INDEX_WAIT_S = 10.0
 NOT_INDEXED = "the server may not have indexed the project yet"
+#: Servers that know only the files opened in them: bash-language-server
+#: (the preset turns its background analysis off). Before one answers
+#: references or a rename, the workspace's files of its language are opened
+#: in it (:meth:`PoolNavigator._see_workspace`): the pool opens only its
+#: first ``max_files`` at start (none in a large workspace), and a shell
+#: function's uses in a file that sources it were silently missed.
+SEES_OPEN_FILES_ONLY = frozenset({"bash"})
+#: How many files one question opens so: past it, references are partial
+#: and a rename is refused.
+OPEN_TO_SEE = 200
 
 
 def navigates(names: Sequence[str]) -> bool:
@@ -212,6 +224,30 @@ class PoolNavigator:
             self._indexed = await self.pool.wait_idle(self.index_wait_s)
         return servers, self._indexed
 
+    async def _see_workspace(self, servers: Sequence[_Analyzer]) -> str | None:
+        """Open in each server that knows only its open files
+        (:data:`SEES_OPEN_FILES_ONLY`) the workspace's files it owns, up to
+        :data:`OPEN_TO_SEE`; None when they see them all, else what they do
+        not see (their answer may miss uses there)."""
+        for server in servers:
+            if server.spec.name not in SEES_OPEN_FILES_ONLY:
+                continue
+            owned = [p for p in sorted(self.pool.existing) if server.owns(p)]
+            unseen = [p for p in owned if p not in server.versions and not self.pool.skipped(p)]
+            if len(unseen) > OPEN_TO_SEE:
+                why = f"more than {OPEN_TO_SEE} to open"
+            else:
+                await self.pool.ensure_open(unseen, importers=False)
+                unseen = [p for p in unseen if p not in server.versions]
+                why = f"unreadable: {unseen[0]}" if unseen else ""
+            if unseen:
+                return (
+                    f"{server.spec.name} knows only the files open in it and did not see "
+                    f"{len(unseen)} of the workspace's {len(owned)} {server.spec.name} files "
+                    f"({why})"
+                )
+        return None
+
     async def _first(
         self,
         servers: Sequence[_Analyzer],
@@ -283,6 +319,7 @@ class PoolNavigator:
         self, path: str, position: Position, *, include_declaration: bool = True
     ) -> Sequence[CodeLocation]:
         servers, settled = await self._ready(path, "references")
+        unseen = await self._see_workspace(servers)
         document, at = self._doc(path, position)
         context = lsp.ReferenceContext(include_declaration=include_declaration)
         _, answer = await self._first(
@@ -293,7 +330,8 @@ class PoolNavigator:
             ),
         )
         found = self._locations(answer)
-        return found if settled else PartialLocations(found, NOT_INDEXED)
+        notes = [note for note in (unseen, None if settled else NOT_INDEXED) if note]
+        return PartialLocations(found, "; ".join(notes)) if notes else found
 
     async def hover(self, path: str, position: Position) -> str | None:
         servers, _ = await self._ready(path, "hover")
@@ -376,6 +414,13 @@ class PoolNavigator:
         self, path: str, position: Position, new_name: str
     ) -> Mapping[str, Sequence[TextReplacement]]:
         servers, _ = await self._ready(path, "rename")
+        unseen = await self._see_workspace(servers)
+        if unseen is not None:
+            # Its rename would leave the uses in the files it did not see.
+            raise NavigationUnavailable(
+                f"Not renamed: {unseen}, and a rename could miss uses there; nothing "
+                "changed. Use grep and edit the files instead."
+            )
         document, at = self._doc(path, position)
         analyzer, answer = await self._first(
             servers,
