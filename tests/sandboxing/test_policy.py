@@ -108,7 +108,7 @@ def test_the_bwrap_line_isolates_first_then_opens_then_protects_then_hides() -> 
     assert f"--ro-bind /dev/null {HOME}/.netrc" in text
     assert text.endswith(
         "--setenv TMPDIR /tmp/rein-sandbox-x --setenv REIN_SANDBOX 1 --chdir /ws/sub "
-        "-- bash -c make"
+        '-- bash -c ulimit -u 4096 && exec "$@" rein-sandbox bash -c make'
     )
 
 
