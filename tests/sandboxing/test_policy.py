@@ -384,3 +384,16 @@ def test_reins_own_python_under_a_private_folder_is_bound_again() -> None:
         assert "/tmp/gone" not in text  # not there: nothing to bind
     finally:
         venv.rmdir()
+
+
+def test_the_sandboxes_hide_reins_storage_folder_wherever_it_is(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``storagePath``/``--storage``, else the default folder, which
+    ``XDG_DATA_HOME`` moves out of the hidden ``~/.local/share/rein``."""
+    from rein.config import ReinConfig
+
+    configured = ReinConfig(storage_path="/srv/rein", sandbox=SandboxSettings(hidden=["/a"]))
+    assert configured.sandbox_settings().hidden == ("/a", "/srv/rein")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert ReinConfig().sandbox_settings().hidden == (str(tmp_path / "rein"),)
