@@ -228,6 +228,16 @@ class ReinConfig(BaseModel):
     #: Where the session database lives (default: the user data dir).
     storage_path: str | None = None
 
+    def sandbox_settings(self) -> SandboxSettings:
+        """``sandbox`` with Rein's storage folder hidden too (``storage_path``,
+        or the default one, which ``XDG_DATA_HOME`` moves out of
+        ``~/.local/share/rein``): every session's transcript, the
+        checkpoints' file contents and the isolated runs' copies are there."""
+        from rein.store import default_storage_path
+
+        storage = self.storage_path or str(default_storage_path())
+        return self.sandbox.model_copy(update={"hidden": (*self.sandbox.hidden, storage)})
+
     def tool_settings(self) -> ToolSettings:
         """The tools' settings of a session with this configuration (built
         from sections already validated here; frozen)."""

@@ -139,6 +139,9 @@ def _attempts(box_outside: Path, port: int, sleeper: int) -> dict[str, str]:
         "left-behind": "touch left.lock && { setsid flock left.lock sleep 600 </dev/null "
         ">/dev/null 2>&1 & } && echo started",
         "read-etc-shadow": "cat /etc/shadow",
+        # Rein's own store (``--storage``, not the default folder): the
+        # session's transcript holds the task, "try to escape".
+        "read-storage": f"cat {box_outside.parent}/store/sessions.db* | grep -a -o 'try to esc[a]pe'",
     }
     for rel in SECRETS:
         attempts[f"read-{rel.lstrip('.').replace('/', '-')}"] = f"cat ~/{rel}"
@@ -325,6 +328,7 @@ def test_the_attempt_ran_sandboxed_and_failed(
     if name.startswith("read-"):
         # Hidden: a folder is empty (no such file), a file is empty.
         assert "SECRET-" not in end["content"] and "root:" not in end["content"]
+        assert "try to escape" not in end["content"]
     elif name.startswith("git-"):
         git = box.ws / ".git"
         assert not (git / "hooks" / "pre-commit").exists()

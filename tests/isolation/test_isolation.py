@@ -362,3 +362,20 @@ def test_an_error_after_the_run_finished_keeps_the_copy_for_rein_apply(
     assert not Path(running.tree).exists()
     assert not abandon_isolated(kept, storage)  # e.g. a BrokenPipe after the apply hint
     assert registry.get("ses_kept") is not None and Path(kept.tree).is_dir()
+
+
+def test_reins_git_commands_never_run_the_repositorys_fsmonitor(repo: Path, tmp_path: Path) -> None:
+    """``core.fsmonitor`` is a command git runs on status, add and checkout:
+    a repository that came with its ``.git`` (an archive, a download) runs
+    it for whoever calls git there. Making, reading and removing the copy
+    does not."""
+    marker = tmp_path / "fsmonitor-ran"
+    git(repo, "config", "core.fsmonitor", f"touch {marker}; false")
+    (repo / "sub" / "a.txt").write_text(TEXT.replace("l2", "mine"))
+    registry = Registry(tmp_path / "store")
+
+    record = create_isolated(repo, registry, "ses_fsm")
+    (record.root / "sub" / "a.txt").write_text(TEXT.replace("l2", "run"))
+    assert [c.path for c in run_changes(record)] == ["sub/a.txt"]
+    keep_as_branch(record, "rein-fsm")
+    assert not marker.exists()

@@ -108,7 +108,7 @@ def test_the_bwrap_line_isolates_first_then_opens_then_protects_then_hides() -> 
     assert f"--ro-bind /dev/null {HOME}/.netrc" in text
     assert text.endswith(
         "--setenv TMPDIR /tmp/rein-sandbox-x --setenv REIN_SANDBOX 1 --chdir /ws/sub "
-        "-- bash -c make"
+        '-- bash -c ulimit -u 4096 && exec "$@" rein-sandbox bash -c make'
     )
 
 
@@ -163,17 +163,57 @@ def test_an_ordinary_failure_gets_no_note(output: str) -> None:
     assert failure_note(output, "W") is None
 
 
-def test_root_only_files_are_hidden_but_never_a_folder_holding_the_workspace() -> None:
+def test_root_only_files_are_hidden_and_a_folder_holding_the_workspace_but_the_way() -> None:
+    """A hidden folder that holds the workspace is hidden around it: what
+    lies beside the way down to the workspace (a symlink is left out)."""
+    dirs = {"/root", "/root/.claude", "/root/src", "/root/src/ws", "/root/src/other"}
+    entries = {"/root": ["src", ".claude", "notes", "link"], "/root/src": ["ws", "other"]}
     policy = sandbox_policy(
-        "/root/ws",
+        "/root/src/ws",
         "/t",
         SandboxSettings(hidden=["/root"]),
         home="/root",
-        is_dir=lambda p: p in {"/root", "/root/.claude"},
-        exists=lambda p: p in {"/root", "/root/.claude", "/etc/shadow", "/etc/gshadow"},
+        is_dir=lambda p: p in dirs,
+        exists=lambda p: p in dirs | {"/root/notes", "/etc/shadow", "/etc/gshadow"},
+        listdir=lambda p: entries[p],
+        is_link=lambda p: p == "/root/link",
     )
-    assert policy.hidden_dirs == ("/root/.claude",)
-    assert policy.hidden_files == ("/etc/shadow", "/etc/gshadow")
+    assert policy.hidden_dirs == ("/root/.claude", "/root/src/other")
+    assert policy.hidden_files == ("/etc/shadow", "/etc/gshadow", "/root/notes")
+
+
+def test_an_isolated_runs_sandbox_sees_none_of_reins_storage_but_its_copy(tmp_path: Path) -> None:
+    """An isolated run's copy lives in Rein's storage folder (hidden: every
+    session's transcript and file contents are there): the real sandbox
+    hides the sessions, the other copies and their records, and the copy
+    stays writable. The home is under /var/tmp (the sandbox's /tmp is
+    private)."""
+    forget_probes()
+    home = Path(tempfile.mkdtemp(prefix="rein-home-", dir="/var/tmp"))
+    try:
+        storage = home / ".local/share/rein"
+        tree = storage / "isolated/ses_1/tree"
+        (storage / "isolated/ses_2/tree").mkdir(parents=True)
+        tree.mkdir(parents=True)
+        (storage / "sessions.db").write_text("TRANSCRIPT\n")
+        (storage / "isolated/ses_2/tree/b.py").write_text("OTHER RUN\n")
+        (storage / "isolated/ses_2.json").write_text("RECORD\n")
+        policy = sandbox_policy(str(tree), str(tmp_path), home=str(home))
+        argv = bwrap_argv(
+            policy,
+            [
+                "bash",
+                "-c",
+                "cat ../../../sessions.db ../../ses_2/tree/b.py ../../ses_2.json; "
+                "ls ../..; echo mine > a.py",
+            ],
+            cwd=str(tree),
+        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        assert (tree / "a.py").read_text() == "mine\n", done.stderr
+        assert done.stdout == "ses_1\nses_2\nses_2.json\n", done.stderr
+    finally:
+        shutil.rmtree(home)
 
 
 def test_the_settings_name_a_bad_path() -> None:
@@ -344,3 +384,16 @@ def test_reins_own_python_under_a_private_folder_is_bound_again() -> None:
         assert "/tmp/gone" not in text  # not there: nothing to bind
     finally:
         venv.rmdir()
+
+
+def test_the_sandboxes_hide_reins_storage_folder_wherever_it_is(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``storagePath``/``--storage``, else the default folder, which
+    ``XDG_DATA_HOME`` moves out of the hidden ``~/.local/share/rein``."""
+    from rein.config import ReinConfig
+
+    configured = ReinConfig(storage_path="/srv/rein", sandbox=SandboxSettings(hidden=["/a"]))
+    assert configured.sandbox_settings().hidden == ("/a", "/srv/rein")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert ReinConfig().sandbox_settings().hidden == (str(tmp_path / "rein"),)

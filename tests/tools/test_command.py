@@ -165,6 +165,23 @@ async def test_background_leftovers_are_stopped(run: ToolCallRecorder) -> None:
     assert not pid_running(child)
 
 
+async def test_a_process_in_a_session_of_its_own_is_stopped_too(run: ToolCallRecorder) -> None:
+    """``setsid`` leaves the process group that is ended; a daemon's double
+    fork leaves its parent too. Both outlived the run before."""
+    command = (
+        "setsid sleep 61 </dev/null >/dev/null 2>&1 & echo $!; "
+        "( setsid sh -c 'sleep 62 & echo $!' </dev/null 2>/dev/null & ) | head -1"
+    )
+    with anyio.fail_after(20):
+        result = await run.run(RunCommandTool(), command=command, timeout=30)
+    lines = result.content.splitlines()
+    pids = [int(line) for line in lines[1:] if line.isdigit()]
+    assert len(pids) == 2, result.content
+    assert result.details["exit_code"] == 0
+    assert not [pid for pid in pids if pid_running(pid)]
+    assert "[Rein stopped 2 process(es) the command left running in a session" in result.content
+
+
 async def test_cancellation_kills_the_group_and_propagates(command_env: ToolEnvironment) -> None:
     pids: list[int] = []
     started = anyio.Event()

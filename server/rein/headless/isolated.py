@@ -177,6 +177,8 @@ def apply_command(
         return 2
     kept = tuple(h for h in hunks.split(",") if h) if hunks is not None else None
     where = storage or str(default_storage_path())
+    # The folder's gates' sandbox hides the storage folder.
+    config = config.model_copy(update={"storage_path": where})
     return apply_isolated(
         ApplyArgs(session_id, where, branch, discard, as_json, config, list_only, kept)
     )

@@ -165,6 +165,8 @@ async def _run(
         "explain" if mode == "explain" else "plan" if mode == "plan" else "agent"
     )
     folder = storage or config.storage_path or str(default_storage_path())
+    # The sandboxes hide the folder the sessions are stored in.
+    config = config.model_copy(update={"storage_path": folder})
     record = await start_isolated(workspace, folder) if isolated else None
     try:
         return await _run_in(

@@ -149,7 +149,7 @@ class FolderHost(Generic[W]):
         self.model_factory = model_factory
 
         def sandbox() -> SandboxSettings:
-            return self.config().sandbox
+            return self.config().sandbox_settings()
 
         self._gates_sandbox = OtherCommandsSandbox(str(root), sandbox, "gates")
         self.runner = SubprocessRunner(str(root), sandbox=self._gates_sandbox)

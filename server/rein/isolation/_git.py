@@ -53,7 +53,7 @@ def git(
     index_file: Path | None = None,
     timeout: float = GIT_TIMEOUT_S,
 ) -> subprocess.CompletedProcess[bytes]:
-    """``git -C cwd args...`` with hooks off and Rein's commits unsigned
+    """``git -C cwd args...`` with hooks and the fsmonitor off and Rein's commits unsigned
     (never with the person's key, never asking for a passphrase); raises
     :class:`GitError` on a non-zero exit when ``check``. ``index_file``:
     a temporary index used instead of the repository's own; ``timeout``:
@@ -65,6 +65,10 @@ def git(
         str(cwd),
         "-c",
         "core.hooksPath=/dev/null",
+        # A command git would run on status, add and checkout: the
+        # repository's, and it may have come with a downloaded folder.
+        "-c",
+        "core.fsmonitor=false",
         "-c",
         "core.quotepath=off",
         "-c",

@@ -19,6 +19,7 @@ __all__ = [
     "group_alive",
     "group_members",
     "kill_process_group",
+    "reaped",
 ]
 
 _POLL_S = 0.02
@@ -32,6 +33,20 @@ def dies_with_us(argv: list[str]) -> list[str]:
     if _SETPRIV is None:
         return argv
     return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+
+
+#: The subreaper wrapper (:mod:`rein.process.reaper`), run as a script.
+_REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reaper.py")
+
+
+def reaped(argv: list[str]) -> list[str]:
+    """``argv`` under :mod:`rein.process.reaper`: what it leaves running
+    outside its process group (``setsid``, a daemon's double fork), which
+    ending the group cannot reach, is ended when it ends. Linux only
+    (unchanged elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return argv
+    return [sys.executable, "-S", _REAPER, "--", *argv]
 
 
 _KILL_WAIT_S = 5.0

@@ -9,7 +9,10 @@ read-only, then ``/dev``, ``/proc`` and a private ``/tmp`` and ``/run``
 (no daemon's socket under it: D-Bus, docker, the agents), then the
 writable folders, then what stays read-only inside them, then what is
 hidden. Bubblewrap runs as pid 1 of the new pid namespace, so when the
-command ends every process it left behind is killed with it.
+command ends every process it left behind is killed with it. The command starts under a bound on its processes
+(:data:`MAX_PROCESSES`, set inside the sandbox's user namespace, where the
+kernel counts only the sandbox's own: a fork bomb stops there, the
+person's other processes do not count against it).
 """
 
 from __future__ import annotations
@@ -19,9 +22,16 @@ from collections.abc import Sequence
 
 from rein.sandboxing.policy import SandboxPolicy
 
-__all__ = ["BWRAP", "UNSET_VARIABLES", "bwrap_argv", "isolation_args"]
+__all__ = ["BWRAP", "MAX_PROCESSES", "UNSET_VARIABLES", "bwrap_argv", "isolation_args"]
 
 BWRAP = "bwrap"
+
+#: At most this many processes and threads run in one sandbox at once
+#: (``RLIMIT_NPROC``, soft and hard: the command cannot raise it). Set
+#: inside, after bubblewrap made the user namespace: set before, the kernel
+#: would also count every process the person runs. Root is exempt (the
+#: kernel does not apply it to uid 0).
+MAX_PROCESSES = 4096
 
 #: Variables that point a program at a daemon's socket (agents, buses):
 #: not passed into the sandbox.
@@ -75,12 +85,15 @@ def bwrap_argv(
     bwrap: str = BWRAP,
     runtime: Sequence[str] = (),
     environment: Sequence[tuple[str, str]] = (),
+    max_processes: int = MAX_PROCESSES,
 ) -> list[str]:
     """``bwrap ... -- command`` running ``command`` in ``cwd`` under ``policy``.
     ``runtime``: folders bound read-only again when they lie in a folder the
     sandbox makes private (Rein's own Python and its forwarder, installed
     under ``/tmp`` say), before the workspace's binds so those still win.
-    ``environment``: more variables set inside (name, value)."""
+    ``environment``: more variables set inside (name, value);
+    ``max_processes``: the bound on its processes (bash's ``ulimit -u``,
+    then ``exec`` of the command)."""
     argv = [bwrap, *isolation_args(network=policy.network)]
     for path in runtime:
         if under_private_folder(path) and os.path.isdir(path):
@@ -112,6 +125,10 @@ def bwrap_argv(
         "--chdir",
         cwd,
         "--",
+        "bash",
+        "-c",
+        f'ulimit -u {int(max_processes)} && exec "$@"',
+        "rein-sandbox",
         *command,
     ]
     return argv

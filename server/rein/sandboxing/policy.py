@@ -87,6 +87,30 @@ def _contains(folder: str, path: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+def _beside_the_way(
+    folder: str,
+    root: str,
+    listdir: Callable[[str], list[str]],
+    is_link: Callable[[str], bool],
+) -> list[str]:
+    """What ``folder`` holds but the way down to the workspace ``root``
+    inside it: each entry of each folder on that way, but the next step
+    (symlinks left out: a mount would land where they point)."""
+    here, found = folder, []
+    for step in posixpath.relpath(root, folder).split("/"):
+        try:
+            names = sorted(listdir(here))
+        except OSError:
+            break
+        found += [
+            posixpath.join(here, n)
+            for n in names
+            if n != step and not is_link(posixpath.join(here, n))
+        ]
+        here = posixpath.join(here, step)
+    return found
+
+
 def sandbox_policy(
     root: str,
     temp_dir: str,
@@ -96,10 +120,15 @@ def sandbox_policy(
     is_dir: Callable[[str], bool] = os.path.isdir,
     exists: Callable[[str], bool] = os.path.lexists,
     resolve: Callable[[str], str] = os.path.realpath,
+    listdir: Callable[[str], list[str]] = os.listdir,
+    is_link: Callable[[str], bool] = os.path.islink,
 ) -> SandboxPolicy:
     """The policy for ``root``. Paths that do not exist are left out (there
     is nothing to hide or protect; bubblewrap could not mount over them);
-    a hidden path that is a symlink hides where it points too."""
+    a hidden path that is a symlink hides where it points too. A hidden
+    folder that holds the workspace (an isolated run's copy lives in
+    Rein's storage folder, ``~/.local/share/rein``) is hidden but the way
+    down to the workspace: what lies beside that way is hidden instead."""
     settings = settings or SandboxSettings()
     home = home if home is not None else os.path.expanduser("~")
     root = posixpath.normpath(root)
@@ -115,7 +144,10 @@ def sandbox_policy(
             if not exists(candidate) or candidate in (root, "/"):
                 continue
             if _contains(candidate, root):
-                continue  # hiding it would hide the workspace
+                # Hiding it would hide the workspace: hide what is beside it.
+                for beside in _beside_the_way(candidate, root, listdir, is_link):
+                    (hidden_dirs if is_dir(beside) else hidden_files).append(beside)
+                continue
             (hidden_dirs if is_dir(candidate) else hidden_files).append(candidate)
     read_only = [posixpath.join(root, p) for p in READ_ONLY_IN_WORKSPACE]
     return SandboxPolicy(

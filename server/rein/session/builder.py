@@ -229,7 +229,7 @@ def build_session(
         changes=ports.changes,
         settle_changes=ports.settle_changes,
         commands=ports.commands(session_id),
-        sandbox=command_sandbox(str(ports.root), config.sandbox, spec.allow_hosts),
+        sandbox=command_sandbox(str(ports.root), config.sandbox_settings(), spec.allow_hosts),
         navigator=navigator,
     )
     instructions = bootstrap.project_instructions(

@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field
 from rein.harness.ports import ApprovalRuleKind, ChangeAnnouncer, CommandExecutor, CommandSandbox
 from rein.harness.tools import Tool, ToolContext, ToolResult
 from rein.process.environment import child_environment
-from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
+from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group, reaped
 from rein.tools._context import require_workspace
 from rein.tools.approval import check_approval
 from rein.tools.sandbox_hosts import offer_refused_hosts
@@ -256,8 +256,9 @@ class RunCommandTool(Tool[RunCommandArgs]):
         streamer = _Streamer(ctx)
         started = time.monotonic()
         argv = ["bash", "-c", command]
-        if sandbox is not None:
-            argv = sandbox.wrap(argv, cwd=cwd)
+        # The sandbox's pid namespace ends whatever the command leaves; outside
+        # it, a process in a session of its own (setsid) would outlive the run.
+        argv = sandbox.wrap(argv, cwd=cwd) if sandbox is not None else reaped(argv)
         process = await anyio.open_process(
             dies_with_us(argv),
             cwd=cwd,
