@@ -354,3 +354,24 @@ async def test_a_pre_tool_use_answer_too_long_to_read_blocks_the_call(tmp_path: 
         "1,048,576 bytes and was not read, so the call was not run"
     )
     assert not (tmp_path / "ws" / "out2").exists()
+
+
+async def test_a_sandboxed_hook_cannot_read_rein_s_storage_folder(tmp_path: Path) -> None:
+    # Defect: the hooks' sandbox hid Rein's storage only at its default
+    # place; with a storage folder set (`--storage`, VS Code's storagePath)
+    # a hook could read every session's transcript.
+    store = tmp_path / "ws" / "store"
+    store.mkdir(parents=True)
+    (store / "sessions.txt").write_text("TRANSCRIPT\n")
+    hook = f"cat {store / 'sessions.txt'} >&2; echo read-nothing >&2; exit 2"
+    _settings(tmp_path / "home", _command("PreToolUse", hook, "Bash"))
+    config = load_config({"sandbox": {"also": ["hooks"]}}, "test").model_copy(
+        update={"storage_path": str(store)}
+    )
+    turns = iter([assistant("", call("run_command", "c1", command="echo hi"))])
+    model = FunctionModel(lambda request: next(turns, assistant("done")))
+    session, _seen = _session(tmp_path, model, FakeHookTrust(answer=False), config)
+    assert (await _prompt(session)).status == "completed"
+    (result,) = [m for m in model.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    assert result.is_error and "read-nothing" in result.content
+    assert "TRANSCRIPT" not in result.content

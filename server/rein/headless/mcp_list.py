@@ -86,7 +86,7 @@ async def _start_once(
     """Start each server once (a stdio server in the sandbox when
     ``sandbox.also`` names ``mcp``, as in a session), list its tools, stop
     them all."""
-    sandbox = OtherCommandsSandbox(str(root), lambda: config.sandbox, "mcp")
+    sandbox = OtherCommandsSandbox(str(root), config.sandbox_settings, "mcp")
     manager = McpManager(result.servers, connect=sandboxed_connections(sandbox))
     try:
         await manager.ensure_started()

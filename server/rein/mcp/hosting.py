@@ -60,6 +60,6 @@ def workspace_manager(
         load=load,
         fingerprint=lambda: config_fingerprint(root, config()),
         connect=sandboxed_connections(
-            OtherCommandsSandbox(str(root), lambda: config().sandbox, "mcp")
+            OtherCommandsSandbox(str(root), lambda: config().sandbox_settings(), "mcp")
         ),
     )
