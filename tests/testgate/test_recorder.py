@@ -146,3 +146,25 @@ def test_a_child_a_wider_fixture_starts_in_an_untraced_test_makes_every_test_opa
     raw = record_of(tmp_path, files, ("tests/test_s.py::test_uses",))
     why = "it starts a child process (outside the tests)"
     assert raw.opaque == {"tests/test_s.py::test_plain": why}
+
+
+WORK = (
+    "from concurrent.futures import ThreadPoolExecutor\n\nPOOL = []\n\n\n"
+    "def noop():\n    return 0\n\n\ndef job():\n    return 1\n\n\n"
+    "def submit(fn):\n    if not POOL:\n        POOL.append(ThreadPoolExecutor(1))\n"
+    "    return POOL[0].submit(fn).result()\n"
+)
+
+
+def test_a_thread_an_untraced_test_starts_is_traced_for_a_later_test(tmp_path: Path) -> None:
+    # The executor is made on first use, in the untraced test_1: the job
+    # test_2 runs in its thread is still test_2's.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/work.py": WORK,
+        "tests/test_a.py": "from pkg import work\n\n\ndef test_1():\n    assert work.submit(work.noop) == 0\n",
+        "tests/test_b.py": "from pkg import work\n\n\ndef test_2():\n    assert work.submit(work.job) == 1\n",
+    }
+    raw = record_of(tmp_path, files, ("tests/test_a.py::test_1",))
+    assert sorted(raw.tests) == ["tests/test_b.py::test_2"]
+    assert ("pkg/work.py", 10) in raw.tests["tests/test_b.py::test_2"]

@@ -49,7 +49,9 @@ runs the others with no tracer: they are in no ``tests`` entry, nor
 still lists every test. What is shared is still seen: the collection is
 traced, a fixture of a wider scope one sets up is traced, and a module
 one of them imports is imported traced (a finder first on
-``sys.meta_path`` turns the tracer on until that import returns).
+``sys.meta_path`` turns the tracer on until that import returns). Only
+the test's own thread goes untraced: a thread it starts (a pool made on
+first use) is traced, for a later test may run its code there.
 
 A pytest-xdist worker records nothing (the gate records only runs without
 it). :mod:`rein.testgate.coverage_index` turns the record into what a
@@ -288,9 +290,10 @@ def pytest_runtest_protocol(item, nextitem):
         yield
         return
     if item.nodeid in _UNTRACED:
-        # Its record is still good: it runs at full speed.
+        # Its record is still good: it runs at full speed. Not
+        # threading.settrace(None): a thread it starts (a pool made on
+        # first use) may run a later traced test's code.
         sys.settrace(None)
-        threading.settrace(None)
         _add, _SKIPPING[0] = _IGNORED.add, True
         try:
             yield
@@ -329,7 +332,6 @@ def pytest_fixture_setup(fixturedef, request):
         _add, _NOW[0], _SKIPPING[0] = saved, now, skipping
         if skipping:
             sys.settrace(None)
-            threading.settrace(None)
 
 
 def pytest_sessionfinish(session):
