@@ -168,3 +168,24 @@ def test_a_thread_an_untraced_test_starts_is_traced_for_a_later_test(tmp_path: P
     raw = record_of(tmp_path, files, ("tests/test_a.py::test_1",))
     assert sorted(raw.tests) == ["tests/test_b.py::test_2"]
     assert ("pkg/work.py", 10) in raw.tests["tests/test_b.py::test_2"]
+
+
+def test_a_wider_fixture_torn_down_in_an_untraced_test_is_shared(tmp_path: Path) -> None:
+    # Torn down at an untraced test's end, set up in a traced one (res) or
+    # in an untraced one (other): the helper its teardown calls is still
+    # seen (shared, as its setup).
+    conftest = (
+        "import pytest\n\n\ndef _close():\n    return 0\n\n\ndef _end():\n    return 0\n\n\n"
+        "@pytest.fixture(scope='module')\ndef res():\n    yield 1\n    _close()\n\n\n"
+        "@pytest.fixture(scope='module')\ndef other():\n    yield 1\n    _end()\n"
+    )
+    tests = "def test_1(res):\n    assert res\n\n\ndef test_2(res):\n    assert res\n"
+    files = {
+        "tests/conftest.py": conftest,
+        "tests/test_m.py": tests,
+        "tests/test_n.py": "def test_3(other):\n    assert other\n",
+    }
+    raw = record_of(tmp_path, files, ("tests/test_m.py::test_2", "tests/test_n.py::test_3"))
+    assert sorted(raw.tests) == ["tests/test_m.py::test_1"]
+    assert {("tests/conftest.py", 4), ("tests/conftest.py", 8)} <= raw.shared
+    assert ("tests/conftest.py", 4) not in raw.tests["tests/test_m.py::test_1"]
