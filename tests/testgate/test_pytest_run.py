@@ -53,6 +53,8 @@ def test_an_empty_ini_is_named_only_without_the_projects_own(tmp_path: Path) -> 
 def test_a_report_without_a_session_is_refused() -> None:
     with pytest.raises(ValueError, match="pytest started no session"):
         read_report("")
+    assert read_report('{"kind": "start"}\n') == ([], False)
+    assert read_report('{"kind": "start"}\n{"kind": "finish", "exitstatus": 5}\n') == ([], True)
 
 
 ONLY = """import os
@@ -149,3 +151,28 @@ async def test_only_a_failures_output_is_kept_in_the_report(tmp_path: Path) -> N
         ("test_passes", "passed", ""),
         ("test_fails", "failed", "said so"),
     ]
+
+
+async def test_pytest_ending_with_0_before_its_session_finished_is_unverified(
+    tmp_path: Path,
+) -> None:
+    # A test that exits the process: exit code 0, a report of the tests
+    # before it only; never a pass.
+    tests = (
+        "import os\n\n\ndef test_before():\n    pass\n\n\n"
+        "def test_exits():\n    os._exit(0)\n\n\ndef test_after():\n    assert False\n"
+    )
+    shadow = build_shadow(project(tmp_path / "proj", {"tests/test_exit.py": tests}), {})
+    try:
+        run = await run_tests(
+            SubprocessRunner(str(shadow.root)),
+            RunnerSpec(python=sys.executable),
+            shadow,
+            ["tests/test_exit.py"],
+            60,
+        )
+    finally:
+        shadow.remove()
+    assert run.exit_code == 0
+    assert run.unverified is not None
+    assert "pytest ended before its session finished" in run.unverified
