@@ -176,3 +176,31 @@ async def test_pytest_ending_with_0_before_its_session_finished_is_unverified(
     assert run.exit_code == 0
     assert run.unverified is not None
     assert "pytest ended before its session finished" in run.unverified
+
+
+async def test_tmp_path_is_outside_the_shadow_tree_of_a_workspace_named_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shadow's own folder holds the tree (named as the workspace) and
+    # pytest's temporary folders: never the same folder.
+    seen = tmp_path / "seen.txt"
+    monkeypatch.setenv("SEEN", str(seen))
+    tests = (
+        "import os\n\n\ndef test_writes(tmp_path):\n"
+        "    with open(os.environ['SEEN'], 'w') as out:\n        out.write(str(tmp_path))\n"
+    )
+    shadow = build_shadow(project(tmp_path / "tmp", {"tests/test_t.py": tests}), {})
+    try:
+        run = await run_tests(
+            SubprocessRunner(str(shadow.root)),
+            RunnerSpec(python=sys.executable),
+            shadow,
+            ["tests/test_t.py"],
+            60,
+        )
+    finally:
+        shadow.remove()
+    assert (run.unverified, [r.outcome for r in run.results]) == (None, ["passed"])
+    made = Path(seen.read_text())
+    assert made.is_relative_to(shadow.private)
+    assert not made.is_relative_to(shadow.root)

@@ -320,7 +320,7 @@ async def test_a_warm_child_is_forked_from_frozen_objects_a_malformed_request_is
     assert int(frozen) > 1000  # pytest's modules and what they made
     assert rest.startswith("['tests/test_gc.py::test_frozen', '-q', '-p', 'no:cacheprovider'")
     # tmp_path is made in the shadow's own folder, not the system's shared one.
-    assert rest.split("] ", 1)[1].startswith(str(shadow.private / "tmp" / "pytest-of-"))
+    assert rest.split("] ", 1)[1].startswith(str(shadow.private / "proj.tmp" / "pytest-of-"))
     assert answers == [
         b"R" + b"a malformed request (list index out of range)",
         b"R" + b"a malformed request (it names 5 arguments of 1 fields)",

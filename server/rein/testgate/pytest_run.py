@@ -37,7 +37,8 @@ pytest runs it, :mod:`rein.testgate.warm`):
   tests: collecting it whole took 0.27 s of a 0.42 s run). A recorded run
   makes them all, and deselects: its record lists every test of a file.
 * ``tmp_path``: pytest's temporary folders are made in the shadow's
-  private folder (``PYTEST_DEBUG_TEMPROOT``, unless set), not in the
+  private folder (``PYTEST_DEBUG_TEMPROOT``, unless set: ``<the tree's
+  name>.tmp`` there, which the tree is not), not in the
   system's shared one where pytest cleans up old folders as it makes one:
   two runs at once (the re-run and the baseline) and the user's other
   pytest runs raced there.
@@ -301,7 +302,9 @@ def pytest_command(
     # re-run beside the baseline), or any other pytest of the machine's
     # user, sharing the system's one raced (an unclosed directory iterator,
     # an error under click's filterwarnings = error).
-    temp = shadow.private / "tmp"
+    # Named after the tree, never the tree (it is named as the workspace:
+    # one named tmp was its own temporary folder).
+    temp = shadow.private / f"{shadow.root.name}.tmp"
     temp.mkdir(exist_ok=True)
     temproot = f"PYTEST_DEBUG_TEMPROOT=${{PYTEST_DEBUG_TEMPROOT:-{shlex.quote(str(temp))}}} "
     compiled = ""
