@@ -312,3 +312,13 @@ def test_a_run_that_traced_some_tests_leaves_the_others_their_earlier_records() 
     choice = choose(index, MOD.replace("x * 2", "x * 3"))
     assert f"{T}::test_brand_new" not in choice.recorded
     assert not choice.all_recorded
+
+
+def test_a_record_void_for_what_ran_outside_the_tests_records_no_test() -> None:
+    # g ran at import and changed on disk since: the record is not used,
+    # so none of its tests counts as recorded (a recording run traces them).
+    index = index_of(raw(f=[("mod.py", 6)], shared_g=[("mod.py", 10)]))
+    disk = {"mod.py": MOD.replace("x * 2", "x * 3"), T: TESTS}
+    choice = index.choose({}, [T], disk.get)
+    assert choice.recorded == frozenset()
+    assert not choice.all_recorded

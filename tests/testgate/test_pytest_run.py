@@ -53,6 +53,8 @@ def test_an_empty_ini_is_named_only_without_the_projects_own(tmp_path: Path) -> 
 def test_a_report_without_a_session_is_refused() -> None:
     with pytest.raises(ValueError, match="pytest started no session"):
         read_report("")
+    assert read_report('{"kind": "start"}\n') == ([], False)
+    assert read_report('{"kind": "start"}\n{"kind": "finish", "exitstatus": 5}\n') == ([], True)
 
 
 ONLY = """import os
@@ -149,3 +151,56 @@ async def test_only_a_failures_output_is_kept_in_the_report(tmp_path: Path) -> N
         ("test_passes", "passed", ""),
         ("test_fails", "failed", "said so"),
     ]
+
+
+async def test_pytest_ending_with_0_before_its_session_finished_is_unverified(
+    tmp_path: Path,
+) -> None:
+    # A test that exits the process: exit code 0, a report of the tests
+    # before it only; never a pass.
+    tests = (
+        "import os\n\n\ndef test_before():\n    pass\n\n\n"
+        "def test_exits():\n    os._exit(0)\n\n\ndef test_after():\n    assert False\n"
+    )
+    shadow = build_shadow(project(tmp_path / "proj", {"tests/test_exit.py": tests}), {})
+    try:
+        run = await run_tests(
+            SubprocessRunner(str(shadow.root)),
+            RunnerSpec(python=sys.executable),
+            shadow,
+            ["tests/test_exit.py"],
+            60,
+        )
+    finally:
+        shadow.remove()
+    assert run.exit_code == 0
+    assert run.unverified is not None
+    assert "pytest ended before its session finished" in run.unverified
+
+
+async def test_tmp_path_is_outside_the_shadow_tree_of_a_workspace_named_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shadow's own folder holds the tree (named as the workspace) and
+    # pytest's temporary folders: never the same folder.
+    seen = tmp_path / "seen.txt"
+    monkeypatch.setenv("SEEN", str(seen))
+    tests = (
+        "import os\n\n\ndef test_writes(tmp_path):\n"
+        "    with open(os.environ['SEEN'], 'w') as out:\n        out.write(str(tmp_path))\n"
+    )
+    shadow = build_shadow(project(tmp_path / "tmp", {"tests/test_t.py": tests}), {})
+    try:
+        run = await run_tests(
+            SubprocessRunner(str(shadow.root)),
+            RunnerSpec(python=sys.executable),
+            shadow,
+            ["tests/test_t.py"],
+            60,
+        )
+    finally:
+        shadow.remove()
+    assert (run.unverified, [r.outcome for r in run.results]) == (None, ["passed"])
+    made = Path(seen.read_text())
+    assert made.is_relative_to(shadow.private)
+    assert not made.is_relative_to(shadow.root)

@@ -146,3 +146,46 @@ def test_a_child_a_wider_fixture_starts_in_an_untraced_test_makes_every_test_opa
     raw = record_of(tmp_path, files, ("tests/test_s.py::test_uses",))
     why = "it starts a child process (outside the tests)"
     assert raw.opaque == {"tests/test_s.py::test_plain": why}
+
+
+WORK = (
+    "from concurrent.futures import ThreadPoolExecutor\n\nPOOL = []\n\n\n"
+    "def noop():\n    return 0\n\n\ndef job():\n    return 1\n\n\n"
+    "def submit(fn):\n    if not POOL:\n        POOL.append(ThreadPoolExecutor(1))\n"
+    "    return POOL[0].submit(fn).result()\n"
+)
+
+
+def test_a_thread_an_untraced_test_starts_is_traced_for_a_later_test(tmp_path: Path) -> None:
+    # The executor is made on first use, in the untraced test_1: the job
+    # test_2 runs in its thread is still test_2's.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/work.py": WORK,
+        "tests/test_a.py": "from pkg import work\n\n\ndef test_1():\n    assert work.submit(work.noop) == 0\n",
+        "tests/test_b.py": "from pkg import work\n\n\ndef test_2():\n    assert work.submit(work.job) == 1\n",
+    }
+    raw = record_of(tmp_path, files, ("tests/test_a.py::test_1",))
+    assert sorted(raw.tests) == ["tests/test_b.py::test_2"]
+    assert ("pkg/work.py", 10) in raw.tests["tests/test_b.py::test_2"]
+
+
+def test_a_wider_fixture_torn_down_in_an_untraced_test_is_shared(tmp_path: Path) -> None:
+    # Torn down at an untraced test's end, set up in a traced one (res) or
+    # in an untraced one (other): the helper its teardown calls is still
+    # seen (shared, as its setup).
+    conftest = (
+        "import pytest\n\n\ndef _close():\n    return 0\n\n\ndef _end():\n    return 0\n\n\n"
+        "@pytest.fixture(scope='module')\ndef res():\n    yield 1\n    _close()\n\n\n"
+        "@pytest.fixture(scope='module')\ndef other():\n    yield 1\n    _end()\n"
+    )
+    tests = "def test_1(res):\n    assert res\n\n\ndef test_2(res):\n    assert res\n"
+    files = {
+        "tests/conftest.py": conftest,
+        "tests/test_m.py": tests,
+        "tests/test_n.py": "def test_3(other):\n    assert other\n",
+    }
+    raw = record_of(tmp_path, files, ("tests/test_m.py::test_2", "tests/test_n.py::test_3"))
+    assert sorted(raw.tests) == ["tests/test_m.py::test_1"]
+    assert {("tests/conftest.py", 4), ("tests/conftest.py", 8)} <= raw.shared
+    assert ("tests/conftest.py", 4) not in raw.tests["tests/test_m.py::test_1"]

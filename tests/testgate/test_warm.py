@@ -251,7 +251,8 @@ async def test_a_warm_run_leaves_nothing_behind_spawns_and_refuses_strangers(
     assert (ran.unverified, ran.cold) == (None, None)
     assert [r.outcome for r in ran.results] == ["passed", "passed"]
     assert await _ended(int((tmp_path / "left.pid").read_text()))
-    assert stranger.cold == "the warm process refused this client"
+    why = "the warm process refused this client: not the gate's own client (its token)"
+    assert stranger.cold == why
     assert [r.outcome for r in stranger.results] == ["passed"]
     assert await _ended(hanging)
 
@@ -291,11 +292,25 @@ async def test_a_warm_child_is_forked_from_frozen_objects_a_malformed_request_is
             60,
             warm=client,
         )
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(10)
-            conn.connect(client.socket)
-            conn.sendall(len(b"not\0a request").to_bytes(4, "big") + b"not\0a request")
-            answer = conn.recv(5)
+        answers = []
+        # Too few fields; more arguments named than there are fields (the
+        # right token); a request that ends before its size.
+        requests = (
+            b"not\0a request",
+            f"{client.token}\0{root}\0{5}\0-q".encode(),
+            b"",
+        )
+        for body in requests:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(10)
+                conn.connect(client.socket)
+                size = len(body) if body else 100
+                conn.sendall(size.to_bytes(4, "big") + body + (b"" if body else b"short"))
+                conn.shutdown(socket.SHUT_WR)
+                answer = b""
+                while more := conn.recv(1024):
+                    answer += more
+                answers.append(answer)
     finally:
         await warm.close()
         shadow.remove()
@@ -305,5 +320,9 @@ async def test_a_warm_child_is_forked_from_frozen_objects_a_malformed_request_is
     assert int(frozen) > 1000  # pytest's modules and what they made
     assert rest.startswith("['tests/test_gc.py::test_frozen', '-q', '-p', 'no:cacheprovider'")
     # tmp_path is made in the shadow's own folder, not the system's shared one.
-    assert rest.split("] ", 1)[1].startswith(str(shadow.private / "tmp" / "pytest-of-"))
-    assert answer == b"R"
+    assert rest.split("] ", 1)[1].startswith(str(shadow.private / "proj.tmp" / "pytest-of-"))
+    assert answers == [
+        b"R" + b"a malformed request (list index out of range)",
+        b"R" + b"a malformed request (it names 5 arguments of 1 fields)",
+        b"R" + b"the request ended early",
+    ]

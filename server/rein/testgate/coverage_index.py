@@ -185,7 +185,8 @@ class CoverageChoice:
     #: Functions that changed (``file:function``), for the detail.
     changed: list[str] = field(default_factory=list)
     #: Every test of the test files has a record that can still be used
-    #: (no module-level change since): a run of them need not record.
+    #: (no module-level change since, nothing that ran outside the tests
+    #: changed since): a run of them need not record.
     all_recorded: bool = False
     #: The tests of the test files that have such a record: a run that
     #: records runs them untraced (:mod:`rein.testgate.recorder`).
@@ -311,7 +312,6 @@ class CoverageIndex:
             if why is not None:
                 choice.undecided[path] = why
         valid: list[tuple[Snapshot, set[Unit]]] = []
-        usable: list[Snapshot] = []
         skipped: list[str] = []
         for snap in sorted(self._snapshots, key=lambda s: -s.order):
             differs = self._diff(snap, changed, disk_text)
@@ -321,7 +321,6 @@ class CoverageIndex:
                     choice.undecided.setdefault(path, why)
                 skipped.append(why)
                 continue  # changed since the recording: this snapshot is not used
-            usable.append(snap)
             outside = differs & snap.shared
             for path, name in sorted(outside):
                 if path in changed:
@@ -339,7 +338,7 @@ class CoverageIndex:
                 since = f" ({skipped[0]} since the recording)" if skipped else ""
                 choice.undecided[path] = f"{path}: no valid coverage record of it{since}"
         choice.changed = sorted({f"{f}:{n}" for _, d in valid for f, n in d if f in changed})
-        choice.recorded, choice.all_recorded = _recorded(test_files, usable)
+        choice.recorded, choice.all_recorded = _recorded(test_files, [s for s, _ in valid])
         if not choice.undecided:
             for test_file in test_files:
                 self._pick(test_file, valid, changed, disk_text, choice, test_file in doctests)

@@ -11,7 +11,9 @@ pytest runs it, :mod:`rein.testgate.warm`):
   shadow's private folder (on ``PYTHONPATH``): it writes each of pytest's
   own report objects (the test's exact ``nodeid``, the phase, the outcome,
   the failure's text, the location, the captured sections; a collection
-  failure's) as a JSON line. The console is never read.
+  failure's) as a JSON line, and a last ``finish`` line at the session's
+  end (a report without it is of a pytest that ended early, a test's
+  ``os._exit(0)``: never a pass). The console is never read.
 * ``--rootdir`` and ``--confcutdir`` keep pytest inside the shadow (node
   ids relative to the workspace root, no ``conftest.py`` from above it);
   when no pytest configuration file lies between the targets and the
@@ -35,7 +37,8 @@ pytest runs it, :mod:`rein.testgate.warm`):
   tests: collecting it whole took 0.27 s of a 0.42 s run). A recorded run
   makes them all, and deselects: its record lists every test of a file.
 * ``tmp_path``: pytest's temporary folders are made in the shadow's
-  private folder (``PYTEST_DEBUG_TEMPROOT``, unless set), not in the
+  private folder (``PYTEST_DEBUG_TEMPROOT``, unless set: ``<the tree's
+  name>.tmp`` there, which the tree is not), not in the
   system's shared one where pytest cleans up old folders as it makes one:
   two runs at once (the re-run and the baseline) and the user's other
   pytest runs raced there.
@@ -127,6 +130,13 @@ def pytest_unconfigure(config):
 
 def pytest_sessionstart(session):
     _emit({"kind": "start"})
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    # The last line: a report without it is of a pytest that ended early
+    # (a test's os._exit(0) exits 0 with the tests before it only).
+    _emit({"kind": "finish", "exitstatus": int(exitstatus)})
 
 
 def pytest_runtest_logreport(report):
@@ -292,7 +302,9 @@ def pytest_command(
     # re-run beside the baseline), or any other pytest of the machine's
     # user, sharing the system's one raced (an unclosed directory iterator,
     # an error under click's filterwarnings = error).
-    temp = shadow.private / "tmp"
+    # Named after the tree, never the tree (it is named as the workspace:
+    # one named tmp was its own temporary folder).
+    temp = shadow.private / f"{shadow.root.name}.tmp"
     temp.mkdir(exist_ok=True)
     temproot = f"PYTEST_DEBUG_TEMPROOT=${{PYTEST_DEBUG_TEMPROOT:-{shlex.quote(str(temp))}}} "
     compiled = ""
@@ -307,12 +319,15 @@ def pytest_command(
     )
 
 
-def read_report(text: str) -> list[TestResult]:
-    """The test results of the plugin's JSON lines, in order. Raises
-    ``ValueError`` when pytest never started a session (no plugin line)."""
+def read_report(text: str) -> tuple[list[TestResult], bool]:
+    """The test results of the plugin's JSON lines, in order, and whether
+    pytest finished its session (else it ended early: the results are of
+    the tests before). Raises ``ValueError`` when pytest never started a
+    session (no plugin line)."""
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     if not any(row.get("kind") == "start" for row in rows):
         raise ValueError("pytest started no session")
+    finished = any(row.get("kind") == "finish" for row in rows)
     results: list[TestResult] = []
     phases: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -324,7 +339,8 @@ def read_report(text: str) -> list[TestResult]:
                 phases[node] = []
                 results.append(TestResult(node_id=node, outcome="passed"))
             phases[node].append(row)
-    return [r if r.collection_error else _test(r.node_id, phases[r.node_id]) for r in results]
+    tests = [r if r.collection_error else _test(r.node_id, phases[r.node_id]) for r in results]
+    return tests, finished
 
 
 def _collection_error(row: dict[str, Any]) -> TestResult:

@@ -47,9 +47,12 @@ the node ids whose record is still good, :mod:`rein.testgate.picking`)
 runs the others with no tracer: they are in no ``tests`` entry, nor
 ``opaque`` or ``reads`` (their earlier records say), but ``collected``
 still lists every test. What is shared is still seen: the collection is
-traced, a fixture of a wider scope one sets up is traced, and a module
+traced, a fixture of a wider scope one sets up or tears down is traced
+(its finalizers around the fixture's own), and a module
 one of them imports is imported traced (a finder first on
-``sys.meta_path`` turns the tracer on until that import returns).
+``sys.meta_path`` turns the tracer on until that import returns). Only
+the test's own thread goes untraced: a thread it starts (a pool made on
+first use) is traced, for a later test may run its code there.
 
 A pytest-xdist worker records nothing (the gate records only runs without
 it). :mod:`rein.testgate.coverage_index` turns the record into what a
@@ -288,9 +291,10 @@ def pytest_runtest_protocol(item, nextitem):
         yield
         return
     if item.nodeid in _UNTRACED:
-        # Its record is still good: it runs at full speed.
+        # Its record is still good: it runs at full speed. Not
+        # threading.settrace(None): a thread it starts (a pool made on
+        # first use) may run a later traced test's code.
         sys.settrace(None)
-        threading.settrace(None)
         _add, _SKIPPING[0] = _IGNORED.add, True
         try:
             yield
@@ -323,13 +327,35 @@ def pytest_fixture_setup(fixturedef, request):
     _add, _NOW[0], _SKIPPING[0] = _SHARED.add, None, False
     if skipping:  # set up in an untraced test: what it runs is shared all the same
         _start()
+    if _UNTRACED:
+        # Its teardown runs at some test's end, maybe an untraced one's:
+        # finalizers run last first, so these run around its own.
+        torn = []
+        fixturedef.addfinalizer(lambda: _torn_down(torn))
     try:
         yield
     finally:
         _add, _NOW[0], _SKIPPING[0] = saved, now, skipping
         if skipping:
             sys.settrace(None)
-            threading.settrace(None)
+        if _UNTRACED:
+            fixturedef.addfinalizer(lambda: _tearing_down(torn))
+
+
+def _tearing_down(torn):
+    """A wider fixture's teardown in an untraced test: traced, shared."""
+    global _add
+    if _SKIPPING[0]:
+        torn.append(_add)
+        _add, _SKIPPING[0] = _SHARED.add, False
+        _start()
+
+
+def _torn_down(torn):
+    global _add
+    if torn:
+        _add, _SKIPPING[0] = torn.pop(), True
+        sys.settrace(None)
 
 
 def pytest_sessionfinish(session):

@@ -10,8 +10,10 @@ environment (no secrets), killed at its time limit and when the run is
 aborted or steered (the runner's cancellation).
 
 What comes back is never "passed" by default: a runner that cannot start,
-a timeout, an interrupted or crashed pytest, a missing report, a report
-path through a folder linked to the workspace's are
+a timeout, an interrupted or crashed pytest, a missing report, a pytest
+that exited 0 before its session finished (a test's ``os._exit(0)``: its
+report lacks the plugin's last line), a report path through a folder
+linked to the workspace's are
 :attr:`TestRun.unverified` with the reason; pytest's exit code 5 (nothing
 collected) is :attr:`TestRun.nothing_collected`.
 """
@@ -202,10 +204,20 @@ async def run_tests(
             f"{who} exited with {result.exit_code} and wrote no report: {_tail(result.output, 600)}"
         )
         return run
+    finished = True
     try:
-        run.results = parse_junit(text) if spec.custom else read_report(text)
+        if spec.custom:
+            run.results = parse_junit(text)
+        else:
+            run.results, finished = read_report(text)
     except ValueError as exc:
         run.unverified = f"{who}'s report could not be read: {exc}"
+        return run
+    if not finished and result.exit_code == 0:
+        run.unverified = (
+            "pytest ended before its session finished (exit code 0: a test or plugin "
+            f"exited the process?): {_tail(result.output, 600)}"
+        )
         return run
     if not spec.custom and result.exit_code in _PYTEST_TROUBLE:
         if not any(r.collection_error for r in run.results):

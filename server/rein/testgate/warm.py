@@ -17,7 +17,9 @@ with a small *client* in place of ``-m pytest``:
   NUL-separated fields (no argument or environment entry holds a NUL):
   the client imports ``_socket`` alone, not ``json`` and ``socket``, whose
   imports were a quarter of its start (7 of 28 ms at a load of 7); a
-  request that does not parse is refused. The token is random, in
+  request that does not parse (its count of arguments more than its
+  fields), ends early or cannot be read is refused, with why (the client
+  runs cold and says so). The token is random, in
   the kept process's and the gate's command's argv only: a command of the
   agent's own sandbox (its own process namespace) that can reach the
   socket is refused;
@@ -43,7 +45,9 @@ Each run is a fresh fork of a process that has imported only pytest, never
 the project: the project's modules, its ``conftest.py`` and its tests are
 imported by the child from the shadow, as in a cold run. Forked children
 share the kept process's hash seed (``random`` is seeded again). What the
-kept process holds is frozen (``gc.freeze``) before it serves: a child's
+kept process holds is collected, then frozen (``gc.freeze``) before it
+serves (a test that walks ``gc.get_objects`` or ``gc.get_referrers`` does
+not see those objects in a warm run): a child's
 garbage collections do not walk it, nor write to each of its pages to do
 so (pytest's collection at its end took 20 ms of a small run's 0.2 s at
 a load of 7; 1 ms frozen). Whether a module it has imported lies in the
@@ -103,7 +107,9 @@ _BASE = [p for p in sys.path[1:] if p not in _OWN]
 _WARM = sorted({name.split(".")[0] for name in sys.modules if not name.startswith("_")})
 # What is imported now lives as long as this process: a child's garbage
 # collections (pytest's at its end among them) need not walk it, nor copy
-# each page of it to mark it.
+# each page of it to mark it. Its garbage is collected first, not frozen
+# for good (nor copied into every child).
+gc.collect()
 gc.freeze()
 
 
@@ -137,6 +143,8 @@ def _receive(conn):
     # environment's NAME=value entries: NUL-separated (neither holds a NUL).
     fields = [os.fsdecode(f) for f in data[:size].split(b"\0")]
     count = int(fields[2])
+    if not 0 <= count <= len(fields) - 3:
+        raise ValueError(f"it names {count} arguments of {len(fields) - 3} fields")
     env = dict(entry.partition("=")[::2] for entry in fields[3 + count :])
     request = {"token": fields[0], "cwd": fields[1], "args": fields[3 : 3 + count], "env": env}
     return request, fds
@@ -175,20 +183,34 @@ def _pytest(request, paths):
     os._exit(int(code))
 
 
+def _refuse(conn, why):
+    # "R" and why; the client runs pytest itself and says so.
+    try:
+        conn.sendall(b"R" + why.encode("utf-8", "replace")[:400])
+    except OSError:
+        pass
+
+
 def _handle(conn, token):
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     conn.settimeout(10)
     try:
         request, fds = _receive(conn)
-    except (ValueError, IndexError):
-        conn.sendall(b"R")  # not the gate's own client's request: refused
+    except (ValueError, IndexError) as exc:  # not the gate's own client's request
+        _refuse(conn, f"a malformed request ({exc or type(exc).__name__})")
+        return
+    except EOFError:
+        _refuse(conn, "the request ended early")
+        return
+    except OSError as exc:
+        _refuse(conn, f"the request could not be read ({exc})")
         return
     conn.settimeout(None)
     if not hmac.compare_digest(str(request.get("token", "")).encode(), token.encode()):
         for fd in fds:
             os.close(fd)
-        conn.sendall(b"R")  # not the gate's own client: refused
+        _refuse(conn, "not the gate's own client (its token)")
         return
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
@@ -270,19 +292,24 @@ try:
     body = b"\0".join(os.fsencode(f) for f in fields)
     fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))
     ancillary = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)]
-    conn.sendmsg([len(body).to_bytes(4, "big") + body], ancillary)
+    message = len(body).to_bytes(4, "big") + body
+    sent = conn.sendmsg([message], ancillary)  # the descriptors go with the first bytes
+    if sent < len(message):
+        conn.sendall(message[sent:])
 except (OSError, AttributeError) as exc:
     _cold(f"the warm process could not be reached ({exc})")
 answer = b""
-while len(answer) < 5:
-    more = conn.recv(5 - len(answer))
+# "X" and the exit code; "C"; "R" and why, to the connection's end.
+while (len(answer) < 5 or answer[:1] == b"R") and len(answer) < 1024:
+    more = conn.recv(1024)
     if not more:
         break
     answer += more
 if answer[:1] == b"C":
     _cold("a module the warm process has imported is in the project's own folders")
 if answer[:1] == b"R":
-    _cold("the warm process refused this client")
+    why = answer[1:].decode("utf-8", "replace")
+    _cold("the warm process refused this client: " + (why or "(no reason)"))
 if len(answer) < 5:
     sys.stderr.write("rein: the warm pytest process ended without an exit code\n")
     sys.exit(3)
