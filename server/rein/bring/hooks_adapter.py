@@ -276,7 +276,9 @@ class ClaudeHooks:
                 self.root,
                 limit,
                 tuple(self.config.tools.pass_env),
-                OtherCommandsSandbox(str(self.root), lambda: self.config.sandbox_settings(), "hooks"),
+                OtherCommandsSandbox(
+                    str(self.root), lambda: self.config.sandbox_settings(), "hooks"
+                ),
             )
             # What a hook says enters Rein redacted, like a tool's output.
             ran = replace(ran, stdout=redact(ran.stdout), stderr=redact(ran.stderr))
