@@ -101,8 +101,8 @@ async def test_a_recording_run_traces_only_the_tests_no_record_has(tmp_path: Pat
         # _b: test_old::test_b by its record, test_new's tests by the names.
         await changed(gate, workspace, "mod.py", MOD.replace("x * 2", "x * 3"))
         second = await verdict(gate, workspace, "mod.py")
-        private = gate.runs.trees["now"].root.parent
-        record = read_coverage(private / "coverage.json")
+        tree = gate.runs.trees["now"].root  # the gate's own files are named after it
+        record = read_coverage(tree.parent / f"{tree.name}.coverage.json")
     finally:
         await gate.close()
 

@@ -47,7 +47,7 @@ def test_an_empty_ini_is_named_only_without_the_projects_own(tmp_path: Path) -> 
     finally:
         shadow.remove()
     assert "-c" not in inside
-    assert outside[outside.index("-c") + 1] == str(shadow.private / "ini" / "pytest.ini")
+    assert outside[outside.index("-c") + 1] == str(shadow.own("ini") / "pytest.ini")
 
 
 def test_a_report_without_a_session_is_refused() -> None:
@@ -204,3 +204,22 @@ async def test_tmp_path_is_outside_the_shadow_tree_of_a_workspace_named_tmp(
     made = Path(seen.read_text())
     assert made.is_relative_to(shadow.private)
     assert not made.is_relative_to(shadow.root)
+
+
+@pytest.mark.parametrize("name", ["plugin", "ini", "report.jsonl"])
+def test_the_gate_s_own_files_are_never_in_a_tree_named_like_them(
+    tmp_path: Path, name: str
+) -> None:
+    # Defect: the gate's plugin folder, empty ini and report sat beside the
+    # tree under fixed names, and the tree is named as the workspace: a
+    # workspace called `plugin` had the gate's plugin written into its copy.
+    src = tmp_path / name
+    (src / "tests").mkdir(parents=True)
+    shadow = build_shadow(src, {})
+    try:
+        before = sorted(p.relative_to(shadow.root) for p in shadow.root.rglob("*"))
+        pytest_command("py", shadow, ["tests/t.py"], shadow.own("report.jsonl"), xdist=False)
+        after = sorted(p.relative_to(shadow.root) for p in shadow.root.rglob("*"))
+    finally:
+        shadow.remove()
+    assert after == before

@@ -258,13 +258,14 @@ def pytest_command(
     untraced: Sequence[str] = (),
 ) -> str:
     """The shell command running pytest in ``shadow``, its reports
-    written to ``report`` (the plugin and the empty ini go beside it);
+    written to ``report`` (the plugin and the empty ini are the shadow's
+    own files, :meth:`~rein.testgate.shadow.Shadow.own`);
     ``only``: of the tests ``targets`` collect, run only these node ids
     (or test files); ``warm``: run by the warm pytest process
     (:mod:`rein.testgate.warm`) through its client; ``coverage``: what
     each test ran is recorded there (:mod:`rein.testgate.recorder`), but
     for the ``untraced`` tests'."""
-    plugin_dir = report.parent / "plugin"
+    plugin_dir = shadow.own("plugin")
     plugin_dir.mkdir(exist_ok=True)
     (plugin_dir / f"{PLUGIN}.py").write_text(_PLUGIN_SOURCE, encoding="utf-8")
     root = shadow.root
@@ -277,11 +278,11 @@ def pytest_command(
         argv += ["-p", COVERAGE_PLUGIN]
         recorded = f"{COVERAGE_ENV}={shlex.quote(str(coverage))} {_COLLECT_ALL_ENV}=1 "
         if untraced:
-            names = report.parent / "untraced.txt"
+            names = shadow.own("untraced.txt")
             names.write_text("".join(f"{name}\n" for name in untraced), encoding="utf-8")
             recorded += f"{UNTRACED_ENV}={shlex.quote(str(names))} "
     if not own_config(root, targets):
-        empty = report.parent / "ini" / "pytest.ini"
+        empty = shadow.own("ini") / "pytest.ini"
         empty.parent.mkdir(exist_ok=True)
         empty.write_text("[pytest]\n", encoding="utf-8")
         argv += ["-c", str(empty)]
@@ -294,7 +295,7 @@ def pytest_command(
         paths.append(str(root / "src"))
     selected = ""
     if only is not None:
-        names = report.parent / "only.txt"
+        names = shadow.own("only.txt")
         names.write_text("".join(f"{name}\n" for name in only), encoding="utf-8")
         selected = f"{_ONLY_ENV}={shlex.quote(str(names))} "
     # tmp_path's folders in the shadow's own (unless the user set where):
@@ -304,7 +305,7 @@ def pytest_command(
     # an error under click's filterwarnings = error).
     # Named after the tree, never the tree (it is named as the workspace:
     # one named tmp was its own temporary folder).
-    temp = shadow.private / f"{shadow.root.name}.tmp"
+    temp = shadow.own("tmp")
     temp.mkdir(exist_ok=True)
     temproot = f"PYTEST_DEBUG_TEMPROOT=${{PYTEST_DEBUG_TEMPROOT:-{shlex.quote(str(temp))}}} "
     compiled = ""

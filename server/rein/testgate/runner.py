@@ -157,14 +157,14 @@ async def run_tests(
                 )
             report = shadow.root / spec.junit_path
         else:
-            report = shadow.private / "report.xml"
+            report = shadow.own("report.xml")
         command = custom_command(spec, shadow, report)
         who = f"`{spec.command}`"
     else:
-        report = shadow.private / "report.jsonl"
+        report = shadow.own("report.jsonl")
         xdist = spec.xdist and _large(targets, files, only)
         if record and not xdist:
-            coverage = report.with_name("coverage.json")
+            coverage = shadow.own("coverage.json")
             coverage.unlink(missing_ok=True)
         command = pytest_command(
             spec.python,

@@ -127,6 +127,13 @@ class Shadow:
         the gate's pytest plugin, an empty ini)."""
         return self.root.parent
 
+    def own(self, name: str) -> Path:
+        """A file or folder of the gate's own in :attr:`private`, beside the
+        tree: named after the tree (which is named as the workspace), so
+        never the tree itself, whatever the workspace is called (one named
+        ``plugin`` had the gate's plugin written into its copy)."""
+        return self.private / f"{self.root.name}.{name}"
+
     def relative(self, path: str) -> str | None:
         """A path a test reported (absolute, in the shadow or the workspace,
         or relative to the shadow's root) as a workspace-relative path, or
