@@ -4,11 +4,13 @@
  * `rein/diagnosticsChanged` tells the server which files changed (batched).
  * Asked about files that are not open, it opens (loads) them first, so the
  * editor's language servers analyse them, and answers `pending: true` until
- * their diagnostics first change (at most `openWaitMs`).
+ * their diagnostics first change (at most `openWaitMs`); so it does for an open
+ * document whose current text has no diagnostics yet (./analysis.ts).
  */
 
 import * as vscode from 'vscode';
 import type { ReinConnection } from '../connection';
+import { AnalysisTracker } from './analysis';
 import {
   Methods,
   type DiagnosticsParams,
@@ -96,20 +98,25 @@ export class DiagnosticsAnswerer {
   /** uri -> when its wait for a first diagnostics change ends (ms). */
   private readonly opened = new Map<string, number>();
 
+  /** `analysis`: the open documents whose current text was not analysed yet (pending too). */
   constructor(
     private readonly now: () => number = Date.now,
     private readonly openWaitMs = 3000,
+    private readonly analysis?: AnalysisTracker,
   ) {}
 
   async answer(params: Partial<DiagnosticsParams> | null): Promise<DiagnosticsResult> {
     const uris = params?.uris;
     if (uris == null) {
-      return collectDiagnostics(params);
+      // Every file with problems: not while an open document's analysis is owed
+      // (the run-start baseline would miss what it has before the run).
+      const result = collectDiagnostics(params);
+      return this.analysis?.anyOwed() ? { ...result, pending: true } : result;
     }
     await Promise.all(uris.map((uri) => this.open(uri)));
     const result = collectDiagnostics({ uris });
     const now = this.now();
-    const pending = uris.some((uri) => (this.opened.get(uri) ?? 0) > now);
+    const pending = uris.some((uri) => (this.opened.get(uri) ?? 0) > now || this.analysis?.owed(uri));
     return pending ? { ...result, pending: true } : result;
   }
 
@@ -204,12 +211,29 @@ export function registerDiagnosticsBridge(context: vscode.ExtensionContext, conn
   const batcher = new DiagnosticsChangeBatcher((uris, versions) =>
     connection.sendNotification(Methods.diagnosticsChanged, { uris, versions }),
   );
-  const answerer = new DiagnosticsAnswerer();
+  const analysis = new AnalysisTracker((uri) => vscode.languages.getDiagnostics(vscode.Uri.parse(uri)));
+  const answerer = new DiagnosticsAnswerer(Date.now, 3000, analysis);
+  const tracked = (document: vscode.TextDocument): boolean => SCHEMES.has(document.uri.scheme);
+  vscode.workspace.textDocuments.filter(tracked).forEach((document) => analysis.known(document.uri.toString()));
   context.subscriptions.push(
     connection.onRequest(Methods.diagnostics, (params: Partial<DiagnosticsParams> | null) => answerer.answer(params)),
+    vscode.workspace.onDidOpenTextDocument((document) => {
+      if (tracked(document)) {
+        analysis.opened(document.uri.toString(), document.version);
+      }
+    }),
+    vscode.workspace.onDidChangeTextDocument((event) => {
+      if (tracked(event.document) && event.contentChanges.length > 0) {
+        analysis.changed(event.document.uri.toString(), event.document.version - 1);
+      }
+    }),
+    vscode.workspace.onDidCloseTextDocument((document) => analysis.closed(document.uri.toString())),
     vscode.languages.onDidChangeDiagnostics((event) => {
       answerer.changed(event.uris);
-      batcher.add(event.uris, openVersions());
+      const uris = event.uris.filter((uri) => SCHEMES.has(uri.scheme)).map((uri) => uri.toString());
+      // The version each one's diagnostics are of (not always the document's version now).
+      const versions = analysis.delivered(uris, openVersions());
+      batcher.add(event.uris, (uri) => versions.get(uri));
     }),
     batcher,
   );

@@ -217,7 +217,9 @@ interface DialogCall {
 
 const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
 const visibleEditorsChanged = new EventEmitter<unknown>();
-const textDocumentChanged = new EventEmitter<{ document: unknown }>();
+const textDocumentChanged = new EventEmitter<{ document: unknown; contentChanges: unknown[] }>();
+const textDocumentOpened = new EventEmitter<unknown>();
+const textDocumentClosed = new EventEmitter<unknown>();
 
 /** What a test controls and observes. */
 export const stub = {
@@ -238,8 +240,15 @@ export const stub = {
   existing: new Set<string>(),
   /** The workspace's files for workspace.findFiles (file paths). */
   files: new Set<string>(),
-  fireTextDocumentChanged(document: unknown): void {
-    textDocumentChanged.fire({ document });
+  /** `contentChanges`: how many (0: a change of its dirty state only). */
+  fireTextDocumentChanged(document: unknown, contentChanges = 1): void {
+    textDocumentChanged.fire({ document, contentChanges: Array.from({ length: contentChanges }, () => ({})) });
+  },
+  fireTextDocumentOpened(document: unknown): void {
+    textDocumentOpened.fire(document);
+  },
+  fireTextDocumentClosed(document: unknown): void {
+    textDocumentClosed.fire(document);
   },
   fireVisibleEditorsChanged(): void {
     visibleEditorsChanged.fire(window.visibleTextEditors);
@@ -360,6 +369,8 @@ export const workspace = {
   asRelativePath: (value: Uri | string) => (typeof value === 'string' ? value : value.path.replace(/^\/work\/project\//, '')),
   onDidChangeConfiguration: new EventEmitter<unknown>().event,
   onDidChangeTextDocument: textDocumentChanged.event,
+  onDidOpenTextDocument: textDocumentOpened.event,
+  onDidCloseTextDocument: textDocumentClosed.event,
 };
 
 export enum QuickPickItemKind {
