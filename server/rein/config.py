@@ -233,9 +233,11 @@ class ReinConfig(BaseModel):
         or the default one, which ``XDG_DATA_HOME`` moves out of
         ``~/.local/share/rein``): every session's transcript, the
         checkpoints' file contents and the isolated runs' copies are there."""
-        from rein.store import default_storage_path
+        # The store's default_storage_path (config.py sits below store/ in
+        # the layers; tests/sandboxing/test_policy.py checks they agree).
+        from platformdirs import user_data_dir
 
-        storage = self.storage_path or str(default_storage_path())
+        storage = self.storage_path or user_data_dir("rein", appauthor=False)
         return self.sandbox.model_copy(update={"hidden": (*self.sandbox.hidden, storage)})
 
     def tool_settings(self) -> ToolSettings:

@@ -397,3 +397,6 @@ def test_the_sandboxes_hide_reins_storage_folder_wherever_it_is(
     assert configured.sandbox_settings().hidden == ("/a", "/srv/rein")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert ReinConfig().sandbox_settings().hidden == (str(tmp_path / "rein"),)
+    from rein.store import default_storage_path
+
+    assert ReinConfig().sandbox_settings().hidden == (str(default_storage_path()),)
