@@ -161,7 +161,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_sessions(args: argparse.Namespace) -> int:
     from rein.headless.session_list import list_sessions
 
-    return list_sessions(args.storage, as_json=args.json)
+    folder = _storage(args.storage, "rein sessions", "")
+    return 2 if folder is None else list_sessions(folder, as_json=args.json)
 
 
 def _cmd_undo(args: argparse.Namespace) -> int:
@@ -172,12 +173,14 @@ def _cmd_undo(args: argparse.Namespace) -> int:
         )
         return 2
     from rein.headless.undo import UndoArgs, undo_command
-    from rein.store import default_storage_path
 
+    folder = _storage(args.storage, "rein undo", "; nothing was changed")
+    if folder is None:
+        return 2
     return undo_command(
         UndoArgs(
             root=root,
-            storage=args.storage or str(default_storage_path()),
+            storage=folder,
             session_id=args.session,
             run_id=args.run,
             turn=args.turn,
@@ -185,6 +188,21 @@ def _cmd_undo(args: argparse.Namespace) -> int:
             as_json=args.json,
         )
     )
+
+
+def _storage(flag: str | None, command: str, after: str) -> str | None:
+    """The store's folder as ``rein run`` finds it (:func:`storage_folder`);
+    None once a configuration it cannot read is said on stderr."""
+    if flag:
+        return flag  # the configuration is not read (nor its imports paid)
+    from rein.config_file import storage_folder
+    from rein.harness.errors import ConfigError
+
+    try:
+        return storage_folder(None)
+    except ConfigError as exc:
+        print(f"{command}: {exc}{after}", file=sys.stderr)
+        return None
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -355,7 +373,10 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--list", action="store_true", help="list its hunks (ids); apply nothing")
     how.add_argument("--hunks", metavar="ID,...", help="apply only these hunks (--list's ids)")
     p.add_argument("--json", action="store_true", help="the result as one JSON object")
-    p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.add_argument(
+        "--storage",
+        help="the storage folder (default: the configuration's storagePath, else the user data dir)",
+    )
     p.add_argument(
         "--config",
         help="a JSON/YAML file with the rein section (or REIN_CONFIG): the folder's gates",
@@ -397,7 +418,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("root", nargs="?", default=".", help="the workspace folder (default: .)")
     p.add_argument("--config", help="a JSON/YAML file with the rein section (or REIN_CONFIG)")
     p.add_argument("--json", action="store_true", help="the listing as one JSON object")
-    p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.add_argument(
+        "--storage",
+        help="the storage folder (default: the configuration's storagePath, else the user data dir)",
+    )
     p.add_argument("--trust-mcp", action="store_true", help=_TRUST_MCP_HELP)
     p.set_defaults(func=_cmd_mcp)
 
@@ -430,7 +454,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_mock_server)
 
     p = sub.add_parser("sessions", help="list the stored sessions, newest first")
-    p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.add_argument(
+        "--storage",
+        help="the storage folder (default: the configuration's storagePath, else the user data dir)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_sessions)
 
@@ -448,7 +475,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--turn", type=_positive_int, help="restore to before this turn of the run")
     p.add_argument("--path", action="append", metavar="P", help="only this file (repeatable)")
     p.add_argument("--json", action="store_true", help="the result as one JSON object")
-    p.add_argument("--storage", help="the storage folder (default: the user data dir)")
+    p.add_argument(
+        "--storage",
+        help="the storage folder (default: the configuration's storagePath, else the user data dir)",
+    )
     p.set_defaults(func=_cmd_undo)
 
     p = sub.add_parser("eval", help="behavioural evals of the harness (exit 1 on any failure)")

@@ -13,7 +13,7 @@ import yaml
 from rein.config import ReinConfig, load_config
 from rein.harness.errors import ConfigError
 
-__all__ = ["build_config"]
+__all__ = ["build_config", "storage_folder"]
 
 
 def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConfig:
@@ -66,3 +66,18 @@ def build_config(config_file: str | None, overrides: dict[str, Any]) -> ReinConf
             part[name] = value
     data["model"] = model
     return load_config(data, source)
+
+
+def storage_folder(flag: str | None, config_file: str | None = None) -> str:
+    """The session store's folder as ``rein run`` finds it: ``--storage``
+    (``flag``), else the configuration's ``storagePath`` (``config_file``,
+    else ``REIN_CONFIG``), else the user data dir. So ``rein sessions``,
+    ``undo`` and ``apply`` find the sessions ``rein run`` stored. Raises
+    ConfigError for a configuration it cannot read (never a silent
+    fallback to the default folder)."""
+    if flag:
+        return flag
+    from rein.store import default_storage_path
+
+    configured = build_config(config_file, {}).storage_path
+    return configured or str(default_storage_path())

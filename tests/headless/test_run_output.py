@@ -316,3 +316,56 @@ def test_a_failed_session_end_hook_is_said_once(tmp_path: Path) -> None:
     assert (
         "SessionEnd hook `printf END-%s FAILED >&2; exit 1` (.claude/settings.json) failed" in said
     )
+
+
+def test_sessions_and_undo_find_what_run_stored_where_rein_config_says(tmp_path: Path) -> None:
+    # Defect: `rein run` stored its sessions in REIN_CONFIG's storagePath,
+    # but `rein sessions` and `rein undo` looked only in --storage or the
+    # default folder: "no sessions", "no session has checkpoints".
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("x = 1\n")
+    store = tmp_path / "configured-store"
+    (tmp_path / "rein.yaml").write_text(f"rein:\n  storagePath: {store}\n  {CONFIG}")
+    (tmp_path / "s.yaml").write_text(
+        "turns:\n  - tool_calls:\n      - name: write_file\n"
+        '        arguments: {path: app.py, content: "x = 2\\n"}\n  - text: done\n'
+    )
+    env = {**os.environ, "REIN_CONFIG": str(tmp_path / "rein.yaml")}
+
+    def rein_env(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "rein", *args], capture_output=True, text=True, timeout=120,
+            env=env, cwd=tmp_path,
+        )  # fmt: skip
+
+    run = rein_env(
+        "run", "task", "-w", str(ws), "--provider", "replay", "--script",
+        str(tmp_path / "s.yaml"), "--yes",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert (store / "sessions.db").is_file()
+    listed = rein_env("sessions", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (line,) = listed.stdout.splitlines()
+    assert json.loads(line)["title"] == "task"
+    undone = rein_env("undo", str(ws))
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert (ws / "app.py").read_text() == "x = 1\n"
+    # `rein apply` too (it read --config or REIN_CONFIG, then ignored its
+    # storagePath): an isolated run's change, brought back.
+    isolated = rein_env(
+        "run", "task", "-w", str(ws), "--provider", "replay", "--script",
+        str(tmp_path / "s.yaml"), "--yes", "--json", "--isolated",
+    )  # fmt: skip
+    assert isolated.returncode == 0, isolated.stderr
+    session = json.loads(isolated.stdout.splitlines()[-1])["result"]["sessionId"]
+    assert (ws / "app.py").read_text() == "x = 1\n"
+    applied = rein_env("apply", session)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert (ws / "app.py").read_text() == "x = 2\n"
+    # A configuration it cannot read is said, never replaced by the default.
+    (tmp_path / "rein.yaml").write_text("rein: [1]\n")
+    broken = rein_env("sessions")
+    assert broken.returncode == 2
+    assert broken.stderr.startswith("rein sessions: invalid configuration file")

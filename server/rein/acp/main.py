@@ -113,6 +113,8 @@ def run_acp(config_file: str | None, overrides: dict[str, Any], storage: str | N
     from rein.store import default_storage_path
 
     folder = storage or config.storage_path or str(default_storage_path())
+    # The sandboxes hide the folder the sessions are stored in.
+    config = config.model_copy(update={"storage_path": folder})
     # The editor's first message is initialize: answered before the SDK loads.
     first_line = fast_start.read_first_line()
     answered = fast_start.answer_initialize(first_line, config)
