@@ -255,7 +255,7 @@ async def test_a_warm_run_of_sandboxed_gates_is_forked_inside_their_sandbox(
         assert await asyncio.wait_for(stranger.wait(), 60) == 0
         refusal = await asyncio.to_thread(report.with_name("stranger.cold").read_text)
         assert refusal.endswith("not the gate's own client (its token)"), refusal
-        settings[0] = SandboxSettings()  # the person took "gates" out of sandbox.also
+        settings[0] = SandboxSettings(also=())  # the person took "gates" out of sandbox.also
         gate.on_validated(1)
         await changed(gate, workspace, "mod.py", good.replace("n + 1", "1 + n"))
         assert await gate.warm_ready(60.0)
