@@ -7,36 +7,35 @@ folders outside and the person's home are the test's own, under
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from rein.bring.hook_runner import run_hook
-from rein.config import ReinConfig, load_config
+from rein.config import load_config
 from rein.harness.config import TestsGateConfig
 from rein.harness.errors import ConfigError
 from rein.mcp.client import McpConnection
 from rein.mcp.config import McpServerSpec
+from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
 from rein.sandboxing import SandboxSettings
 from rein.sandboxing.others import OtherCommandsSandbox
 from rein.sandboxing.probe import sandbox_status, unavailable_notice
 from rein.sandboxing.proxy import PRESETS
-from rein.session import SessionSpec
-from rein.session.builder import build_gates, build_session
+from rein.session.builder import build_gates
 from rein.testgate.gate import TestGate
 from rein.testgate.pycache import mirror
 from tests.fakes.commands import FakeCommandRunner
 from tests.fakes.diagnostics import FakeDiagnostics
-from tests.fakes.models import FunctionModel, assistant
-from tests.fakes.session import fake_session_ports
 from tests.fakes.workspace import FakeWorkspace
 from tests.testgate.projects import changed, project, verdict
 
@@ -181,9 +180,7 @@ async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_out
     good = "def first_n(n):\n    return list(range(1, n + 1))\n"
     root = project(tmp_path / "proj", {"mod.py": good, "tests/test_mod.py": tests})
     runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
-    gate = TestGate(
-        root, runner, TestsGateConfig(), python=sys.executable, warm_allowed=lambda: False
-    )
+    gate = TestGate(root, runner, TestsGateConfig(), python=sys.executable, sandboxed=lambda: True)
     workspace = FakeWorkspace({"mod.py": good}, root=str(root))
     await changed(gate, workspace, "mod.py", good.replace("n + 1", "n + 2"))
     try:
@@ -204,31 +201,72 @@ async def test_the_tests_gate_runs_in_the_sandbox_and_its_tests_cannot_write_out
     assert os.listdir(outside) == []
 
 
-async def test_no_run_is_forked_from_the_warm_pytest_while_the_gates_are_sandboxed(
-    tmp_path: Path,
+async def test_a_warm_run_of_sandboxed_gates_is_forked_inside_their_sandbox(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A warm pytest forks the tests from a process outside any sandbox:
-    while the host says the gates' commands run in the sandbox
-    (``SessionPorts.gates_sandboxed``, read at every run) the tests gate
-    neither starts nor uses it; once they do not, it warms up."""
-    root = project(
-        tmp_path / "proj", {"mod.py": "x = 1\n", "tests/test_mod.py": "def test_x():\n    pass\n"}
+    """With ``also: ["gates"]`` the warm pytest starts in the gates' sandbox
+    (its socket folder and both shadow trees' bound): a run is forked warm
+    and its tests cannot write outside (a folder of the host's, the host's
+    ``/tmp``). Once the setting leaves the gates out, the kept process
+    started in the sandbox no longer serves: a new one starts outside, as
+    without the setting."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    host_tmp = os.path.join(tempfile.gettempdir(), f"rein-host-tmp-{os.getpid()}-{id(tmp_path)}")
+    tests = (
+        "from pathlib import Path\nfrom mod import first_n\n\n\n"
+        f"def test_writes_outside():\n    first_n(1)\n    Path({str(outside)!r}, 'x').write_text('x')\n\n\n"
+        f"def test_writes_the_hosts_tmp():\n    first_n(1)\n    Path({host_tmp!r}).write_text('x')\n"
     )
-    sandboxed = [True]
-    ports = replace(
-        fake_session_ports(root, FunctionModel(lambda request: assistant("ok"))),
-        gates_sandboxed=lambda: sandboxed[0],
+    good = "def first_n(n):\n    return list(range(1, n + 1))\n"
+    root = project(tmp_path / "proj", {"mod.py": good, "tests/test_mod.py": tests})
+    settings = [SandboxSettings(also=("gates",))]
+    if not sandbox_status().works:
+        pytest.fail(f"bubblewrap must work on the test machines: {sandbox_status().why_not}")
+    sandbox = OtherCommandsSandbox(str(root), lambda: settings[0], "gates")
+    gate = TestGate(
+        root,
+        SubprocessRunner(str(root), sandbox=sandbox),
+        TestsGateConfig(),
+        python=sys.executable,
+        launcher=KeptProcessLauncher(str(root), sandbox),
+        sandboxed=lambda: sandbox.sandbox() is not None,
     )
-    session = build_session(ReinConfig.model_validate({}), ports, SessionSpec())
-    assert session.gates is not None
-    [gate] = [g for g in session.gates.gates if isinstance(g, TestGate)]
+    workspace = FakeWorkspace({"mod.py": good}, root=str(root))
     try:
-        await gate.before_change(["mod.py"], ports.workspace)
-        assert not await gate.warm_ready(5.0)
-        sandboxed[0] = False  # the person took "gates" out of sandbox.also
+        await changed(gate, workspace, "mod.py", good + "\n")
         assert await gate.warm_ready(60.0)
+        outcome = await verdict(gate, workspace, "mod.py")
+        assert "first" in gate.warm_runs, outcome.detail
+        assert outcome.detail.startswith("1 of 2 tests passed"), outcome
+        assert "tests/test_mod.py::test_writes_outside" in outcome.detail
+        assert os.listdir(outside) == []
+        assert os.path.basename(host_tmp) not in os.listdir(tempfile.gettempdir())
+        # A stranger (here outside the sandbox) reaches the socket, but
+        # not with the token: refused, it runs pytest itself.
+        assert gate.runs.warm is not None
+        found = gate.runs.warm.client()
+        assert found is not None
+        report = tmp_path / "stranger"
+        stranger = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-I", "-S", found.script, found.socket, "not-it", "--version"],
+            env={**os.environ, "REIN_TESTS_REPORT": str(report)},
+            stdout=asyncio.subprocess.DEVNULL,
+        )
+        assert await asyncio.wait_for(stranger.wait(), 60) == 0
+        refusal = await asyncio.to_thread(report.with_name("stranger.cold").read_text)
+        assert refusal.endswith("not the gate's own client (its token)"), refusal
+        settings[0] = SandboxSettings(also=())  # the person took "gates" out of sandbox.also
+        gate.on_validated(1)
+        await changed(gate, workspace, "mod.py", good.replace("n + 1", "1 + n"))
+        assert await gate.warm_ready(60.0)
+        after = await verdict(gate, workspace, "mod.py")
+        assert "first" in gate.warm_runs, after
+        assert os.listdir(outside) == ["x"]  # as without the sandbox
+        assert os.path.basename(host_tmp) in os.listdir(tempfile.gettempdir())
     finally:
         await gate.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(host_tmp)
 
 
 async def test_a_gate_command_writes_only_the_scratch_folder_it_is_given(

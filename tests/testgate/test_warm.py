@@ -135,7 +135,10 @@ class _Refusing:
     def __init__(self) -> None:
         self.launches = 0
 
-    async def launch(self, argv: object, cwd: str) -> object:
+    def under(self) -> None:
+        return None
+
+    async def launch(self, argv: object, cwd: str, *, writable: object = ()) -> object:
         self.launches += 1
         raise OSError("no processes in this test")
 

@@ -271,6 +271,7 @@ class FolderHost(Generic[W]):
             runner=self.runner,
             install_runner=self.install_runner,
             gates_sandboxed=lambda: self._gates_sandbox.sandbox() is not None,
+            gates_sandbox=self._gates_sandbox,
             approver=self._approver,
             user=self._user,
             preview_gates=self.preview.gates,

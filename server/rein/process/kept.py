@@ -1,16 +1,31 @@
 """Kept processes on the local machine: the tests gate's warm pytest
-(:class:`rein.testgate.warm.ProcessLauncher`)."""
+(:class:`rein.testgate.warm.ProcessLauncher`), in the gates' OS sandbox
+when they run in one."""
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
 from collections.abc import Sequence
+from typing import Protocol
 
 from rein.process.environment import child_environment
 from rein.process.groups import dies_with_us
 
-__all__ = ["KeptProcessLauncher"]
+__all__ = ["KeptProcessLauncher", "KeptSandbox"]
+
+
+class KeptSandbox(Protocol):
+    """The gates' sandbox as the kept process needs it
+    (:class:`rein.sandboxing.others.OtherCommandsSandbox` is one)."""
+
+    def sandbox(self) -> object | None:
+        """The sandbox the gates' commands start in now (None: none)."""
+        ...
+
+    def wrap(self, argv: Sequence[str], *, cwd: str, writable: Sequence[str] = ()) -> list[str]:
+        """``argv`` started in that sandbox (unchanged without one)."""
+        ...
 
 
 class KeptProcessLauncher:
@@ -20,12 +35,21 @@ class KeptProcessLauncher:
     environment is the one a child working in ``workspace`` gets: in an
     isolated copy, none of git's location variables
     (:func:`~rein.process.environment.forget_git_location`), as the gate's
-    commands."""
+    commands. With a ``sandbox`` (the gates'), it starts in it when they
+    run in one, where it may also write the ``writable`` folders."""
 
-    def __init__(self, workspace: str | None = None) -> None:
+    def __init__(self, workspace: str | None = None, sandbox: KeptSandbox | None = None) -> None:
         self.workspace = workspace
+        self.sandbox = sandbox
 
-    async def launch(self, argv: Sequence[str], cwd: str) -> asyncio.subprocess.Process:
+    def under(self) -> object | None:
+        return self.sandbox.sandbox() if self.sandbox is not None else None
+
+    async def launch(
+        self, argv: Sequence[str], cwd: str, *, writable: Sequence[str] = ()
+    ) -> asyncio.subprocess.Process:
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(argv, cwd=cwd, writable=writable)
         return await asyncio.create_subprocess_exec(
             *dies_with_us(list(argv)),
             cwd=cwd,

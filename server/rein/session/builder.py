@@ -48,7 +48,7 @@ from rein.harness.tools import Tool, ToolEnvironment, ToolRegistry
 from rein.mcp.manager import McpManager, ServerStatus
 from rein.mcp.offer import McpOffer
 from rein.process.installers import install_detector, python_environment
-from rein.process.kept import KeptProcessLauncher
+from rein.process.kept import KeptProcessLauncher, KeptSandbox
 from rein.sandboxing import command_sandbox
 from rein.session.ports import SessionPorts, SessionSpec
 from rein.session.session import Session, new_session_id
@@ -105,14 +105,15 @@ def build_gates(
     *,
     install_runner: CommandRunner | None = None,
     gates_sandboxed: Callable[[], bool] = lambda: False,
+    gates_sandbox: KeptSandbox | None = None,
 ) -> GatePipeline:
     """The gates in their order: dependencies, analyzer, tests, the
     preview's, the runtime command, then the custom command gates. Installs run for the
     configured commands, else (given the workspace's ``root``) with the
     project's own tooling (:func:`rein.process.installers.detect_install_command`),
     through ``install_runner`` when given. ``gates_sandboxed`` says whether
-    the gates' commands run in the OS sandbox now: the tests gate forks no
-    run from its warm pytest then (the forks would run outside it)."""
+    the gates' commands run in the OS sandbox now; the tests gate's warm
+    pytest starts in ``gates_sandbox`` then (its forks run in it)."""
     gates: list[Gate] = []
     dependencies = None
     if config.dependencies.enabled and (config.dependencies.commands or root is not None):
@@ -132,7 +133,14 @@ def build_gates(
                 settle_timeout_s=config.analyzer.settle_timeout_ms / 1000,
             )
         )
-    tests = tests_gate(config.tests, diagnostics, runner, root, gates_sandboxed=gates_sandboxed)
+    tests = tests_gate(
+        config.tests,
+        diagnostics,
+        runner,
+        root,
+        gates_sandboxed=gates_sandboxed,
+        gates_sandbox=gates_sandbox,
+    )
     if tests is not None:
         gates.append(tests)
     gates.extend(preview_gates)
@@ -152,6 +160,7 @@ def tests_gate(
     root: Path | None,
     *,
     gates_sandboxed: Callable[[], bool] = lambda: False,
+    gates_sandbox: KeptSandbox | None = None,
 ) -> TestGate | None:
     """The tests gate when it is on: ``enabled: true``, or "auto" and the
     project has pytest tests (a custom ``command`` counts as tests). Its
@@ -170,8 +179,8 @@ def tests_gate(
         python=python,
         prior_texts=diagnostics if isinstance(diagnostics, PriorTexts) else None,
         xdist=has_xdist(python),
-        launcher=KeptProcessLauncher(str(root)),
-        warm_allowed=lambda: not gates_sandboxed(),
+        launcher=KeptProcessLauncher(str(root), gates_sandbox),
+        sandboxed=gates_sandboxed,
     )
 
 
@@ -268,6 +277,7 @@ def build_session(
             ports.root,
             install_runner=ports.install_runner,
             gates_sandboxed=ports.gates_sandboxed,
+            gates_sandbox=ports.gates_sandbox,
         )
     )
     system = build_system_prompt(_offered(tools, mode), ROLE_OF_MODE[mode], instructions)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         Workspace,
     )
     from rein.mcp.manager import McpManager
+    from rein.process.kept import KeptSandbox
     from rein.providers.config import ModelConfig
 
 __all__ = ["Mode", "SessionPorts", "SessionSpec"]
@@ -89,8 +90,11 @@ class SessionPorts:
     install_runner: CommandRunner | None = None
     #: Whether the gates' commands run in the OS sandbox now
     #: (``sandbox.also: ["gates"]`` and a sandbox that works; read at every
-    #: run): the tests gate then forks no run from its warm pytest.
+    #: run): the tests gate's runs then write only their shadow's folder.
     gates_sandboxed: Callable[[], bool] = lambda: False
+    #: The gates' sandbox: the tests gate's warm pytest starts in it when
+    #: the gates run in one (and again when that changes). None: never.
+    gates_sandbox: KeptSandbox | None = None
 
 
 @dataclass(slots=True)

@@ -117,7 +117,7 @@ class TestGate:
         prior_texts: PriorTexts | None = None,
         xdist: bool = False,
         launcher: ProcessLauncher | None = None,
-        warm_allowed: Callable[[], bool] = lambda: True,
+        sandboxed: Callable[[], bool] = lambda: False,
     ) -> None:
         self.root = root
         self.runner = runner
@@ -138,12 +138,11 @@ class TestGate:
         self._warm = (
             WarmPytest(python, launcher) if launcher is not None and not self.spec.custom else None
         )
-        #: Whether a run may be forked from the warm pytest now: not while the
-        #: gates' commands are to run in the OS sandbox (``sandbox.also``,
-        #: read at every run: its forks would run the tests outside it); nor
-        #: may such a run write the user's compiled modules (ShadowTree.sync).
-        self._warm_allowed = warm_allowed
-        #: The verdicts' runs in the two shadow trees (see the module docstring).
+        #: The verdicts' runs in the two shadow trees (see the module
+        #: docstring). ``sandboxed``: whether the gates' commands run in the
+        #: OS sandbox now (``sandbox.also``, read at every run): such a run
+        #: writes no compiled module to the user's prefix (ShadowTree.sync);
+        #: the warm pytest then starts in the same sandbox (its launcher's).
         self.runs = ShadowRuns(
             root,
             runner,
@@ -151,8 +150,10 @@ class TestGate:
             limit_s=self._limit_s,
             picker=self._picker,
             warm=self._warm,
-            warm_allowed=warm_allowed,
+            sandboxed=sandboxed,
         )
+        if self._warm is not None:
+            self._warm.scratch = self.runs.folders
 
     @property
     def timings(self) -> dict[str, float]:
@@ -181,7 +182,7 @@ class TestGate:
             return
         if self._commands_ran:
             await self._walk()  # what a command changed before this edit
-        if self._warm is not None and self._warm_allowed():
+        if self._warm is not None:
             self._warm.start()  # a verdict will come: pytest warms up meanwhile
         for path in paths:
             if path in self.prior:
@@ -221,7 +222,7 @@ class TestGate:
     async def warm_ready(self, timeout_s: float) -> bool:
         """Start the warm pytest if it is not, and wait up to ``timeout_s``
         for it: whether the next run is warm."""
-        if self._warm is None or not self._warm_allowed():
+        if self._warm is None:
             return False
         self._warm.start()
         return await self._warm.wait_ready(timeout_s)
@@ -270,7 +271,7 @@ class TestGate:
             )
 
     async def _check(self, changed: list[str], workspace: Workspace | None) -> GateOutcome:
-        if self._warm is not None and self._warm_allowed():
+        if self._warm is not None:
             self._warm.start()
         overlay = await current_texts(self.root, changed, workspace)
         as_before = undone(changed, overlay, *self._baseline(changed))

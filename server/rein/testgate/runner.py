@@ -184,8 +184,10 @@ async def run_tests(
     if cold is not None:
         cold.unlink(missing_ok=True)  # the warm client's marker (rein.testgate.warm)
     # The shadow's own folder is the one folder besides the workspace the
-    # tests may write when the gates run sandboxed.
-    result = await runner.run(command, timeout_s=timeout_s, writable=[str(shadow.private)])
+    # tests may write when the gates run sandboxed (and the warm process's,
+    # so its client reaches the socket; that process runs in the sandbox too).
+    writable = [str(shadow.private)] + ([warm.folder] if warm is not None else [])
+    result = await runner.run(command, timeout_s=timeout_s, writable=writable)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output=result.output)
     if coverage is not None and not result.timed_out:
         run.coverage = read_coverage(coverage)

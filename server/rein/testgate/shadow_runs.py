@@ -3,8 +3,9 @@ trees (:class:`ShadowTree`: "now", the workspace as the run has it, and
 "before", the baseline), brought up to date first.
 
 A run is forked from the warm pytest when it is ready within
-:data:`WARM_WAIT_S` and allowed (not while the gates' commands run in the
-OS sandbox), else runs cold; its phases go to :attr:`ShadowRuns.timings`
+:data:`WARM_WAIT_S`, else runs cold. While the gates' commands run in the
+OS sandbox the warm pytest runs in it too, with both trees' folders bound
+(:meth:`ShadowRuns.folders` makes them before it starts); its phases go to :attr:`ShadowRuns.timings`
 and the runs the warm pytest ran to :attr:`ShadowRuns.warm_runs`. What a
 recording run's tests ran is indexed in the parse thread after the
 verdict (:mod:`rein.testgate.picking`). The failing tests run again and,
@@ -51,7 +52,7 @@ class ShadowRuns:
         limit_s: float,
         picker: Picker,
         warm: WarmPytest | None,
-        warm_allowed: Callable[[], bool],
+        sandboxed: Callable[[], bool],
     ) -> None:
         self.root = root
         self.runner = runner
@@ -59,9 +60,11 @@ class ShadowRuns:
         self.limit_s = limit_s
         self.picker = picker
         self.warm = warm
-        self.warm_allowed = warm_allowed
+        #: Whether the gates' commands run in the OS sandbox now.
+        self.sandboxed = sandboxed
         #: The run's shadow trees: "now" and "before".
         self.trees: dict[str, ShadowTree] = {}
+        self._making = asyncio.Lock()
         #: Records being indexed after their verdict (:meth:`_index_later`).
         self.indexing: set[asyncio.Future[None]] = set()
         #: The last verdict's phases (see :attr:`TestGate.timings`).
@@ -142,22 +145,16 @@ class ShadowRuns:
         (:mod:`rein.testgate.picking`), but for the ``untraced`` tests'
         (their records are still good)."""
         started = time.monotonic()
-        if tree not in self.trees:
-            self.trees[tree] = await asyncio.to_thread(ShadowTree, self.root)
         # A sandboxed run can write only its tree's folder: its compiled
         # modules go there, never to the user's prefix other runs import.
-        sandboxed = not self.warm_allowed()
-        shadow = await sync_shadow(self.trees[tree], overlay, shared=not sandboxed)
+        sandboxed = self.sandboxed()
+        shadow = await sync_shadow(await self._tree(tree), overlay, shared=not sandboxed)
         built = time.monotonic()
         self.timings[f"{name}_shadow"] = built - started
         if shadow.unreachable:
             return TestRun(unverified=unreachable(shadow.unreachable)), shadow
         warm = None
-        if (
-            self.warm is not None
-            and self.warm_allowed()
-            and await self.warm.wait_ready(WARM_WAIT_S)
-        ):
+        if self.warm is not None and await self.warm.wait_ready(WARM_WAIT_S):
             warm = self.warm.client()
             self.warm_runs.add(name)
         if time.monotonic() - built > 0.001:
@@ -187,6 +184,19 @@ class ShadowRuns:
         if run.cold is not None:
             self.warm_runs.discard(name)  # its client ran pytest itself
         return run, shadow
+
+    async def _tree(self, name: str) -> ShadowTree:
+        """The tree ``name``, made the first time (one at a time: the warm
+        pytest's start asks for both)."""
+        async with self._making:
+            if name not in self.trees:
+                self.trees[name] = await asyncio.to_thread(ShadowTree, self.root)
+            return self.trees[name]
+
+    async def folders(self) -> list[str]:
+        """Both trees' own folders (made now if need be): what a warm pytest
+        started in the gates' sandbox has bound writable for its runs."""
+        return [str((await self._tree(name)).root.parent) for name in ("now", "before")]
 
     def ids(self, results: Sequence[TestResult]) -> list[str] | None:
         """Node ids to re-run (None: a custom runner runs everything)."""

@@ -5,7 +5,11 @@ Most of a small pytest run is the interpreter's start, pytest's import and
 its plugins' (0.3-0.4 s on this project's machines); a kept process pays
 that once. The gate starts it when a run first changes a file (its
 :class:`ProcessLauncher` port: the child environment, no secrets, its own
-process group, killed when Rein dies), and a run of the tests is then the
+process group, killed when Rein dies; in the gates' OS sandbox when they
+run in one, with this folder and the shadow trees' bound writable, so its
+forks run in it; one started in another sandbox, or none, than the one
+the launcher names now serves no run and is replaced at the next start),
+and a run of the tests is then the
 same shell command through the gates' ``CommandRunner`` as a cold one,
 with a small *client* in place of ``-m pytest``:
 
@@ -63,11 +67,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
 import shutil
 import tempfile
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -334,9 +339,18 @@ class KeptProcess(Protocol):
 class ProcessLauncher(Protocol):
     """Starts a kept process: ``argv`` in ``cwd`` with the child
     environment (no secrets), stdin a pipe that ends when Rein does,
-    stdout a pipe, in its own process group, killed when Rein dies."""
+    stdout a pipe, in its own process group, killed when Rein dies; in
+    the gates' sandbox when they run in one, where it may also write the
+    ``writable`` folders (Rein's scratch folders)."""
 
-    async def launch(self, argv: Sequence[str], cwd: str) -> KeptProcess: ...
+    def under(self) -> object | None:
+        """The sandbox a process launched now starts in (None: none). A
+        kept process launched under another one no longer serves."""
+        ...
+
+    async def launch(
+        self, argv: Sequence[str], cwd: str, *, writable: Sequence[str] = ()
+    ) -> KeptProcess: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,13 +362,29 @@ class WarmClient:
     socket: str
     token: str
 
+    @property
+    def folder(self) -> str:
+        """The kept process's folder (its socket, the client): bound into
+        the gates' sandbox so a sandboxed run's client reaches it."""
+        return os.path.dirname(self.socket)
+
 
 class WarmPytest:
     """The gate's kept pytest process (see the module docstring)."""
 
-    def __init__(self, python: str, launcher: ProcessLauncher) -> None:
+    def __init__(
+        self,
+        python: str,
+        launcher: ProcessLauncher,
+        scratch: Callable[[], Awaitable[Sequence[str]]] | None = None,
+    ) -> None:
         self.python = python
         self.launcher = launcher
+        #: The folders its runs write (the shadow trees'), made if need be:
+        #: bound into its sandbox when it starts in one.
+        self.scratch = scratch
+        #: The sandbox it was launched under (see :meth:`ProcessLauncher.under`).
+        self._under: object | None = None
         self._folder: Path | None = None
         self._process: KeptProcess | None = None
         self._task: asyncio.Task[None] | None = None
@@ -363,19 +393,37 @@ class WarmPytest:
         self._token = secrets.token_hex(16)
 
     def start(self) -> None:
-        """Start the kept process in the background (once)."""
+        """Start the kept process in the background (once; again when the
+        sandbox it would start in is no longer the one it was started in:
+        the old one is stopped first)."""
         if self._task is not None:
-            return
+            if self.launcher.under() is self._under:
+                return
+            task, process, finalizer = self._task, self._process, self._finalizer
+            old_folder = self._folder
+            self._task = self._process = self._folder = self._finalizer = None
+            self._ready = False
+            old = asyncio.get_running_loop().create_task(
+                _retire(task, process, finalizer, old_folder)
+            )
+        else:
+            old = None
         folder = Path(tempfile.mkdtemp(prefix="rein-warm-pytest-"))
         (folder / "server.py").write_text(_SERVER_SOURCE, encoding="utf-8")
         (folder / "client.py").write_text(_CLIENT_SOURCE, encoding="utf-8")
         self._folder = folder
-        self._task = asyncio.get_running_loop().create_task(self._launch(folder))
+        self._under = self.launcher.under()
+        self._task = asyncio.get_running_loop().create_task(self._launch(folder, old))
 
-    async def _launch(self, folder: Path) -> None:
+    async def _launch(self, folder: Path, old: asyncio.Task[None] | None) -> None:
+        if old is not None:
+            await asyncio.shield(old)  # stopped even when this start is cancelled
         argv = [self.python, str(folder / "server.py"), str(folder / "socket"), self._token]
         try:
-            process = await self.launcher.launch(argv, str(folder))
+            writable = [str(folder)]
+            if self._under is not None and self.scratch is not None:
+                writable += await self.scratch()
+            process = await self.launcher.launch(argv, str(folder), writable=writable)
         except OSError as exc:
             log.info("tests gate: no warm pytest (%s)", exc)
             return
@@ -405,6 +453,8 @@ class WarmPytest:
         process, folder = self._process, self._folder
         if not self._ready or process is None or folder is None or process.returncode is not None:
             return None
+        if self.launcher.under() is not self._under:
+            return None  # started in another sandbox (or none) than the runs' now
         return WarmClient(
             script=str(folder / "client.py"), socket=str(folder / "socket"), token=self._token
         )
@@ -426,6 +476,27 @@ class WarmPytest:
                 await asyncio.wait_for(process.wait(), 10)
         self._task = self._process = self._folder = self._finalizer = None
         self._ready = False
+
+
+async def _retire(
+    task: asyncio.Task[None],
+    process: KeptProcess | None,
+    finalizer: weakref.finalize[..., WarmPytest] | None,
+    folder: Path | None,
+) -> None:
+    """Stop a kept process started in another sandbox than the runs' now
+    (waited for, so its pipes are closed on this event loop)."""
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    if finalizer is not None:
+        finalizer()
+    elif folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+    if process is not None:
+        with contextlib.suppress(TimeoutError, ProcessLookupError):
+            await asyncio.wait_for(process.wait(), 10)
 
 
 def _stop(process: KeptProcess, folder: Path) -> None:
