@@ -101,6 +101,9 @@ class _Analyzer:
         self.awaiting = OwedFiles()
         self.restarts = 0
         self.alive = False
+        #: Its process exited (until the next start): what is read from it
+        #: now was written before, and is not taken.
+        self._exited = False
         self._stderr_task: asyncio.Task[None] | None = None
         #: The server answers textDocument/diagnostic (set after initialize).
         self.pull = False
@@ -245,6 +248,7 @@ class _Analyzer:
         return server.pid if server is not None else None
 
     async def start(self) -> None:
+        self._exited = False
         self.client = client = analyzer_client(self, self.spec.name)
         root = self.pool.root
         self.progress.clear()
@@ -294,6 +298,7 @@ class _Analyzer:
     async def on_exit(self, returncode: int | None) -> None:
         """Its process ended (the pool is told unless it was stopped)."""
         self.alive = False
+        self._exited = True
         self._unasked.reset()
         if not self._stopping:
             await self.pool.analyzer_exited(self, returncode)
@@ -474,7 +479,11 @@ class _Analyzer:
 
     def on_publish(self, params: dict[str, Any] | lsp.PublishDiagnosticsParams) -> None:
         """A publishDiagnostics, as its JSON (the pool's client skips
-        structuring it) or as lsprotocol's object."""
+        structuring it) or as lsprotocol's object. One read after its
+        process exited (a publish it wrote before it died) is dropped: the
+        crash cleared what it had said, which is stale until it runs again."""
+        if self._exited:
+            return
         self.last_activity = time.monotonic()
         self._unasked.published()
         if isinstance(params, dict):
