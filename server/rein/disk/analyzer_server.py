@@ -451,6 +451,8 @@ class _Analyzer:
             # Asked again since (the file's version the same: another file
             # was shown another text meanwhile): this answer may predate it.
             return
+        if self._exited:
+            return  # read after its process exited: see on_publish
         if self.findings.blind(report) and path not in self.awaiting:
             return  # not analysed, and a publish settled it meanwhile: that stands
         self.findings.answered(path, report)
