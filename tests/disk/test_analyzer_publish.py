@@ -9,6 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from rein.disk.analyzer_server import _Analyzer
 from rein.disk.analyzer_specs import DEFAULT_ANALYZERS, spec_of
 from rein.disk.analyzers import AnalyzerPool
@@ -215,3 +217,19 @@ async def test_a_typescript_pull_failing_every_attempt_leaves_the_file_unanswere
     assert analyzer.awaiting == {}
     assert analyzer.unanswered["a.ts"].startswith("typescript: tsserver's ")
     assert "No Project." in analyzer.unanswered["a.ts"]
+
+
+def test_a_publish_read_after_the_process_exited_is_dropped(tmp_path: Path) -> None:
+    # Written before the analyzer died, read after its exit was handled: the
+    # crash cleared what it had said, and the late publish put it back, so a
+    # snapshot showed a dead analyzer's diagnostics as if it had looked.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text("x = 1\n")
+    analyzer = _Analyzer(DEFAULT_ANALYZERS[1], "basedpyright-langserver", AnalyzerPool(tmp_path))
+    analyzer.on_publish(_publish(tmp_path, '"nmae" is not defined'))
+    assert [d.message for d in analyzer.diagnostics["pkg/m.py"]] == ['"nmae" is not defined']
+    analyzer._stopping = True  # the pool is not told here: no restart
+    anyio.run(analyzer.on_exit, -9)
+    analyzer.diagnostics.clear()  # as the pool's crash handling does
+    analyzer.on_publish(_publish(tmp_path, '"nmae" is not defined'))
+    assert analyzer.diagnostics == {}
