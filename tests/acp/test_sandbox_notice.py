@@ -31,6 +31,7 @@ async def test_a_session_is_told_once_that_commands_cannot_run_sandboxed(
     assert told["content"]["text"] == (
         f"Rein: sandbox: commands cannot run sandboxed here (bubblewrap ({missing}) is not "
         "installed: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
-        "Fedora: dnf install bubblewrap)); every command asks.\n\n"
+        "Fedora: dnf install bubblewrap)); every command asks; the commands of gates, "
+        "preview, install (sandbox.also) run unsandboxed.\n\n"
     )
     assert len(said) == 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +15,16 @@ import yaml
 from rein.disk.analyzer_specs import find_executable
 
 WORKSPACES = Path(__file__).resolve().parents[1] / "workspaces"
+
+
+@pytest.fixture
+def wheels() -> Iterator[Path]:
+    """A folder (not made yet) for local wheels that the installs, sandboxed
+    by default, can read: the sandbox's ``/tmp`` is private, so not in
+    ``tmp_path``."""
+    path = Path(tempfile.mkdtemp(prefix="rein-wheels-", dir="/var/tmp"))
+    yield path / "wheels"
+    shutil.rmtree(path)
 
 
 @pytest.fixture

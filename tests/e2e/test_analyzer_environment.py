@@ -108,18 +108,19 @@ def fancylib_wheel(folder: Path) -> Path:
     return wheel
 
 
-def test_a_package_the_run_s_install_adds_resolves_at_the_next_verdict(tmp_path: Path) -> None:
+def test_a_package_the_run_s_install_adds_resolves_at_the_next_verdict(
+    tmp_path: Path, wheels: Path
+) -> None:
     # Defect: the install put fancylib into the project's .venv, and every
     # later verdict still said `Import "fancylib" could not be resolved`.
     root = tmp_path / "proj"
     root.mkdir()
     subprocess.run([sys.executable, "-m", "venv", str(root / ".venv")], check=True, timeout=120)
-    fancylib_wheel(tmp_path / "wheels")
+    fancylib_wheel(wheels)
     (root / "requirements.txt").write_text("")
     (root / "app.py").write_text("print('hello')\n")
     install = (
-        f".venv/bin/python -m pip install --no-index --find-links {tmp_path / 'wheels'} "
-        "-r requirements.txt"
+        f".venv/bin/python -m pip install --no-index --find-links {wheels} -r requirements.txt"
     )
     config = tmp_path / "rein.json"
     config.write_text(

@@ -20,12 +20,11 @@ pytestmark = pytest.mark.e2e
 
 
 def test_a_requirements_edit_installs_into_the_venv_without_configuration(
-    tmp_path: Path,
+    tmp_path: Path, wheels: Path
 ) -> None:
     root = tmp_path / "proj"
     root.mkdir()
     subprocess.run([sys.executable, "-m", "venv", str(root / ".venv")], check=True, timeout=120)
-    wheels = tmp_path / "wheels"
     fancylib_wheel(wheels)
     (root / "app.py").write_text("print('hello')\n")
     write = {

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,3 +54,25 @@ def test_alive_stops_reading_proc_at_the_first_live_member(
     read.clear()
     assert me in group_members(os.getpgid(0))
     assert len(read) == 1 + len(others)
+
+
+def test_a_member_that_left_for_a_session_of_its_own_is_still_counted() -> None:
+    """As bubblewrap's sandbox does (``--new-session``): the program inside,
+    whose ports and files the preview reads and which its reload signals,
+    is a descendant of the group but not in it."""
+    outer = subprocess.Popen(
+        ["bash", "-c", "setsid bash -c 'echo $$; exec sleep 30' & wait"],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert outer.stdout is not None
+        inner = outer.stdout.readline().strip()
+        assert inner.isdigit() and os.getpgid(int(inner)) != outer.pid
+        assert set(group_members(outer.pid)) >= {str(outer.pid), inner}
+    finally:
+        os.killpg(outer.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(inner), signal.SIGKILL)
+        outer.wait()

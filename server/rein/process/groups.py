@@ -53,9 +53,34 @@ _KILL_WAIT_S = 5.0
 
 
 def group_members(pgid: int, *, live_only: bool = False) -> list[str]:
-    """The pids (as ``/proc`` entries) of the processes in group ``pgid``,
-    zombies left out when ``live_only``. Linux only: it reads ``/proc``."""
-    return list(_scan_group(pgid, live_only=live_only))
+    """The pids (as ``/proc`` entries) of the processes in group ``pgid``
+    and of their descendants in other groups (a sandbox's, which bubblewrap
+    starts in a session of its own), zombies left out when ``live_only``.
+    Linux only: it reads ``/proc``."""
+    table: list[tuple[str, str, int, bytes]] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may contain spaces and ")".
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 2:
+            table.append((entry, fields[1].decode(), int(fields[2]), fields[0]))
+    found = {pid for pid, _, group, _ in table if group == pgid}
+    grew = bool(found)
+    while grew:
+        more = {pid for pid, parent, _, _ in table if parent in found and pid not in found}
+        found |= more
+        grew = bool(more)
+    return [
+        pid
+        for pid, _, _, state in table
+        if pid in found and not (live_only and state in (b"Z", b"X"))
+    ]
 
 
 def _scan_group(pgid: int, *, live_only: bool) -> Iterator[str]:

@@ -26,6 +26,7 @@ import atexit
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -115,9 +116,14 @@ def _open_for_writing(pid: str) -> set[str]:
 class SubprocessPreview:
     """A PreviewProcess over an anyio process in its own process group."""
 
-    def __init__(self, process: Process, root: str | None = None) -> None:
+    def __init__(
+        self, process: Process, root: str | None = None, wrapper: str | None = None
+    ) -> None:
         self._process = process
         self._root = os.path.realpath(root) if root is not None else None
+        #: The sandbox's program the command runs under (bubblewrap), resolved;
+        #: None: not sandboxed.
+        self._wrapper = wrapper
         self._buffer = b""
         self._eof = False
 
@@ -156,8 +162,21 @@ class SubprocessPreview:
         return await self._process.wait()
 
     def send_signal(self, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signum)
+        """``signum`` to the program's processes (a reload). In the sandbox,
+        to those inside it: bubblewrap, outside and as the sandbox's first
+        process, forwards no signal (the outer one would die of a SIGHUP
+        and end the sandbox), and the program runs in a session of its own."""
+        if self._wrapper is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signum)
+            return
+        for pid in group_members(self._process.pid, live_only=True):
+            try:
+                if os.path.realpath(f"/proc/{pid}/exe") == self._wrapper:
+                    continue
+                os.kill(int(pid), signum)
+            except (ProcessLookupError, PermissionError, OSError):
+                continue
 
     async def stop(self, grace_s: float) -> None:
         with anyio.CancelScope(shield=True):
@@ -192,6 +211,11 @@ class SubprocessPreview:
         return listening_ports(self._process.pid)
 
 
+def _program(name: str) -> str:
+    """The file ``name`` runs (looked up on ``PATH``), resolved."""
+    return os.path.realpath(shutil.which(name) or name)
+
+
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").rstrip("\r")
 
@@ -214,8 +238,12 @@ class SubprocessPreviewFactory:
         _install_exit_guard()
         env = child_environment({"PYTHONUNBUFFERED": "1", **self.env}, cwd=self.root)
         argv = ["bash", "-c", command]
+        wrapper = None
         if self.sandbox is not None:
-            argv = self.sandbox.wrap(argv, cwd=self.root)
+            wrapped = self.sandbox.wrap(argv, cwd=self.root)
+            if wrapped != argv:
+                wrapper = _program(wrapped[0])
+            argv = wrapped
         process = await anyio.open_process(
             dies_with_us(argv),
             cwd=self.root,
@@ -227,7 +255,7 @@ class SubprocessPreviewFactory:
         )
         _LIVE.add(process.pid)
         log.info("preview started: pid %s: %s", process.pid, command)
-        return SubprocessPreview(process, self.root)
+        return SubprocessPreview(process, self.root, wrapper)
 
     async def http_ready(self, url: str, timeout_s: float) -> bool:
         parts = urlsplit(url)

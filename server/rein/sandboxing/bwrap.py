@@ -85,13 +85,15 @@ def bwrap_argv(
     bwrap: str = BWRAP,
     runtime: Sequence[str] = (),
     environment: Sequence[tuple[str, str]] = (),
+    unset: Sequence[str] = (),
     max_processes: int = MAX_PROCESSES,
 ) -> list[str]:
     """``bwrap ... -- command`` running ``command`` in ``cwd`` under ``policy``.
     ``runtime``: folders bound read-only again when they lie in a folder the
     sandbox makes private (Rein's own Python and its forwarder, installed
     under ``/tmp`` say), before the workspace's binds so those still win.
-    ``environment``: more variables set inside (name, value);
+    ``environment``: more variables set inside (name, value); ``unset``:
+    more variables removed inside;
     ``max_processes``: the bound on its processes (bash's ``ulimit -u``,
     then ``exec`` of the command)."""
     argv = [bwrap, *isolation_args(network=policy.network)]
@@ -113,6 +115,8 @@ def bwrap_argv(
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
             argv += ["--setenv", name, url]
         argv += ["--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy"]
+    for name in unset:
+        argv += ["--unsetenv", name]
     for name, value in environment:
         argv += ["--setenv", name, value]
     argv += [

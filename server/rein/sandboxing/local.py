@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from rein.sandboxing.bwrap import bwrap_argv
+from rein.sandboxing.caches import cache_environment, remove_if_unused
 from rein.sandboxing.failures import failure_note, unresolved_hosts
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
@@ -58,7 +59,10 @@ class BwrapSandbox:
     network as it is, no proxy (the preview's server, which the editor must
     reach; its files are sandboxed all the same). ``in_temp``: variables
     set to a folder in the sandbox's temporary folder (``(name, relative
-    path)``: the installs' package caches, :mod:`rein.sandboxing.others`)."""
+    path)``: the installs' package caches, :mod:`rein.sandboxing.others`).
+    ``build_caches``: the build tools' caches pointed at the workspace's own
+    writable ones (:mod:`rein.sandboxing.caches`; not for the installs,
+    which keep theirs in ``in_temp``)."""
 
     def __init__(
         self,
@@ -68,8 +72,12 @@ class BwrapSandbox:
         *,
         share_network: bool = False,
         in_temp: Sequence[tuple[str, str]] = (),
+        build_caches: bool = True,
     ) -> None:
         self.root = root
+        self.build_caches = build_caches
+        #: The workspace's build caches' folder, once a command used it.
+        self._caches: str | None = None
         self.share_network = share_network
         self.in_temp = tuple(in_temp)
         self.settings = settings or SandboxSettings()
@@ -159,8 +167,24 @@ class BwrapSandbox:
                 *argv,
             ]
         environment = [(name, os.path.join(policy.temp_dir, rel)) for name, rel in self.in_temp]
+        unset: list[str] = []
+        if self.build_caches:
+            writable = (policy.root, policy.temp_dir, *policy.writable)
+            folder, caches, unset = cache_environment(self.root, writable)
+            if folder is not None:
+                policy = replace(policy, writable=(*policy.writable, folder))
+                environment = caches + environment
+                if self._caches is None:
+                    weakref.finalize(self, remove_if_unused, folder)
+                    self._caches = folder
         return bwrap_argv(
-            policy, argv, cwd=cwd, bwrap=program, runtime=RUNTIME, environment=environment
+            policy,
+            argv,
+            cwd=cwd,
+            bwrap=program,
+            runtime=RUNTIME,
+            environment=environment,
+            unset=unset,
         )
 
     def failure_note(self, output: str) -> str | None:

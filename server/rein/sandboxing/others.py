@@ -84,7 +84,7 @@ def _make(root: str, settings: SandboxSettings, kind: str) -> BwrapSandbox:
     if kind == "install":
         hosts = tuple(p for p in REGISTRY_PRESETS if p not in settings.network)
         caches = tuple((name, os.path.join("caches", folder)) for name, folder in INSTALL_CACHES)
-        sandbox = BwrapSandbox(root, settings, hosts, in_temp=caches)
+        sandbox = BwrapSandbox(root, settings, hosts, in_temp=caches, build_caches=False)
         _link_cargo_config(os.path.join(sandbox.temp_dir(), "caches", "cargo"))
         return sandbox
     if kind == "preview":

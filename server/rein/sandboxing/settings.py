@@ -11,12 +11,19 @@ from pydantic.alias_generators import to_camel
 
 from rein.sandboxing.proxy import HOST_NAME, PRESETS
 
-__all__ = ["ALSO_KINDS", "DEFAULT_HIDDEN_PATHS", "SandboxSettings", "check_hosts"]
+__all__ = ["ALSO_KINDS", "DEFAULT_ALSO", "DEFAULT_HIDDEN_PATHS", "SandboxSettings", "check_hosts"]
 
 #: The other commands ``sandbox.also`` can run in the sandbox: the gates'
 #: (tests, runtime, custom), the preview's, the dependency installs, the
 #: hooks' and the MCP stdio servers'.
 ALSO_KINDS: tuple[str, ...] = ("gates", "preview", "install", "hooks", "mcp")
+
+#: The kinds sandboxed unless the person's settings say otherwise: those
+#: whose commands run code the model wrote or chose (the tests and the
+#: project's own scripts, its dev server, the packages it added and their
+#: install scripts). The hooks and MCP servers are the person's own
+#: programs, which often write to the home folder: theirs is opt-in.
+DEFAULT_ALSO: tuple[str, ...] = ("gates", "preview", "install")
 
 #: The person's secrets, relative to their home folder: not visible in the
 #: sandbox at all (an empty folder, an empty file).
@@ -103,9 +110,10 @@ class SandboxSettings(BaseModel):
     #: Empty: no network.
     network: tuple[str, ...] = ()
     #: The other commands that run in the same sandbox (:data:`ALSO_KINDS`);
-    #: empty: only ``run_command``'s. Installs also reach the package
-    #: registries of the presets (:data:`~rein.sandboxing.proxy.REGISTRY_PRESETS`).
-    also: tuple[str, ...] = ()
+    #: empty: only ``run_command``'s. By default those that run code the
+    #: model wrote or chose (:data:`DEFAULT_ALSO`). Installs also reach the
+    #: package registries of the presets (:data:`~rein.sandboxing.proxy.REGISTRY_PRESETS`).
+    also: tuple[str, ...] = DEFAULT_ALSO
 
     @field_validator("also", mode="before")
     @classmethod

@@ -94,7 +94,7 @@ describe('package.json', () => {
       'rein.sandbox.writable': [],
       'rein.sandbox.network': [],
       'rein.sandbox.bwrap': 'bwrap',
-      'rein.sandbox.also': [],
+      'rein.sandbox.also': ['gates', 'preview', 'install'],
       'rein.autoRepair': 'off',
       'rein.sessions.idleEvictMs': 600000,
       'rein.sessions.maxInMemory': 32,

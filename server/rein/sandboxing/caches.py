@@ -1,0 +1,102 @@
+"""The build tools' caches inside the sandbox.
+
+The home folder is read-only in the sandbox, so a tool that must write
+its cache there fails: ``go test`` cannot compile a changed package
+(``~/.cache/go-build``), npm cannot install (``~/.npm``). Making the
+person's caches writable would let a sandboxed command plant a build
+product that the person's own builds later use, so each workspace gets
+caches of its own instead, kept between sessions so a second ``go test``
+is as warm as outside: ``$XDG_CACHE_HOME/rein/sandbox/<name>-<hash>``
+(:func:`workspace_cache_folder`), bound writable into that workspace's
+sandboxes, with the tools' cache variables (:data:`BUILD_CACHES`) pointed
+into it. Only sandboxed commands of that workspace write it; nothing
+outside the sandbox reads it.
+
+A variable the person set to a folder the sandbox may write anyway (under
+the workspace or ``sandbox.writable``) is left as it is, and so is one
+that names no absolute path (``GOCACHE=off``). Module and crate stores
+(``GOMODCACHE``, ``CARGO_HOME``) are not moved: the commands read the
+person's, read-only (a download needs ``sandbox.writable`` for them). The
+dependency installs' sandbox keeps its own caches in its temporary folder
+(:data:`rein.sandboxing.others.INSTALL_CACHES`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import posixpath
+import stat
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+__all__ = ["BUILD_CACHES", "cache_environment", "remove_if_unused", "workspace_cache_folder"]
+
+log = logging.getLogger(__name__)
+
+#: Each cache: its folder in the workspace's cache folder, and the
+#: variables that name it (the first is set, the others unset, so an
+#: upper-case spelling the tool also reads cannot point elsewhere).
+BUILD_CACHES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("go-build", ("GOCACHE",)),
+    ("npm", ("npm_config_cache", "NPM_CONFIG_CACHE")),
+    ("pnpm-store", ("npm_config_store_dir", "NPM_CONFIG_STORE_DIR")),
+    ("yarn", ("YARN_CACHE_FOLDER",)),
+    ("pip", ("PIP_CACHE_DIR",)),
+    ("uv", ("UV_CACHE_DIR",)),
+)
+
+
+def workspace_cache_folder(root: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Where the sandboxed commands of the workspace ``root`` keep their
+    build caches (not made here)."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:16]
+    name = posixpath.basename(root.rstrip("/")) or "root"
+    return os.path.join(base, "rein", "sandbox", f"{name}-{digest}")
+
+
+def _own_folder(path: str) -> bool:
+    """``path`` is a real folder (not a link) of this user's, made if missing."""
+    with contextlib.suppress(FileExistsError):
+        os.makedirs(path, mode=0o700)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+
+
+def _under(path: str, folders: Sequence[str]) -> bool:
+    path = posixpath.normpath(path)
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def cache_environment(
+    root: str, writable: Sequence[str], environ: Mapping[str, str] = os.environ
+) -> tuple[str | None, list[tuple[str, str]], list[str]]:
+    """The workspace's cache folder to bind writable (None when it cannot be
+    used: then nothing is moved), the variables to set and those to unset.
+    ``writable``: the folders the sandbox may write besides it."""
+    folder = workspace_cache_folder(root, environ)
+    if not _own_folder(folder):
+        log.warning("sandbox: %s is not a folder of Rein's: build caches stay read-only", folder)
+        return None, [], []
+    setting: list[tuple[str, str]] = []
+    unsetting: list[str] = []
+    for name, variables in BUILD_CACHES:
+        chosen = next((environ[v] for v in variables if environ.get(v)), None)
+        if chosen is not None and (not os.path.isabs(chosen) or _under(chosen, writable)):
+            continue  # the person's, and usable inside as it is
+        setting.append((variables[0], os.path.join(folder, name)))
+        unsetting += variables[1:]
+    return folder, setting, unsetting
+
+
+def remove_if_unused(folder: str) -> None:
+    """Remove ``folder`` when no command wrote anything in it (so trying a
+    workspace leaves no empty cache folder behind)."""
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)

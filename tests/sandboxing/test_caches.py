@@ -1,0 +1,116 @@
+"""The build tools' caches in the sandbox (:mod:`rein.sandboxing.caches`):
+a sandboxed ``go test`` compiles (the person's ``~/.cache/go-build`` is
+read-only inside), into the workspace's own cache, which a later session's
+sandbox finds warm, and the person's cache is never written."""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rein.sandboxing.caches import cache_environment, workspace_cache_folder
+from rein.sandboxing.local import BwrapSandbox
+from rein.sandboxing.probe import sandbox_status
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside every sandbox's writable ones (``/tmp`` is private inside)."""
+    path = Path(tempfile.mkdtemp(prefix="rein-outside-", dir="/var/tmp"))
+    yield path
+    shutil.rmtree(path)
+
+
+def test_the_caches_point_into_the_workspaces_own_folder(tmp_path: Path) -> None:
+    environ = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "NPM_CONFIG_CACHE": "/home/p/.npm"}
+    folder, setting, unsetting = cache_environment("/work/proj", ["/work/proj"], environ)
+    assert folder == workspace_cache_folder("/work/proj", environ)
+    assert folder is not None and folder.startswith(str(tmp_path / "cache" / "rein" / "sandbox"))
+    assert os.path.isdir(folder)
+    values = dict(setting)
+    assert values["GOCACHE"] == os.path.join(folder, "go-build")
+    assert values["npm_config_cache"] == os.path.join(folder, "npm")
+    # The upper-case spelling npm also reads cannot point back at the person's cache.
+    assert "NPM_CONFIG_CACHE" in unsetting
+    # Two workspaces of the same name do not share a cache.
+    assert workspace_cache_folder("/other/proj", environ) != folder
+
+
+def test_a_cache_the_person_put_where_the_sandbox_writes_is_kept(tmp_path: Path) -> None:
+    environ = {
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "GOCACHE": "/scratch/go",  # under sandbox.writable
+        "PIP_CACHE_DIR": "off",  # no path: the tool's own meaning
+    }
+    _, setting, _ = cache_environment("/work/proj", ["/work/proj", "/scratch"], environ)
+    names = {name for name, _ in setting}
+    assert "GOCACHE" not in names and "PIP_CACHE_DIR" not in names
+    assert "npm_config_cache" in names
+
+
+def test_a_planted_link_is_not_bound(tmp_path: Path) -> None:
+    environ = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    folder = Path(workspace_cache_folder("/work/proj", environ))
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(target)
+    assert cache_environment("/work/proj", ["/work/proj"], environ) == (None, [], [])
+
+
+def _run(sandbox: BwrapSandbox, root: Path, script: str) -> subprocess.CompletedProcess[str]:
+    argv = sandbox.wrap(["bash", "-c", script], cwd=str(root))
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_go_test_compiles_in_the_sandbox_and_a_later_session_finds_it_warm(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not sandbox_status().works:
+        pytest.fail(f"bubblewrap must work on the test machines: {sandbox_status().why_not}")
+    if shutil.which("go") is None:
+        pytest.fail("go must be installed on the test machines (make language-servers)")
+    root = tmp_path / "mod"
+    root.mkdir()
+    (root / "go.mod").write_text("module example.com/m\n\ngo 1.19\n")
+    (root / "m.go").write_text("package m\n\nfunc Add(a, b int) int { return a + b }\n")
+    (root / "m_test.go").write_text(
+        'package m\n\nimport "testing"\n\n'
+        'func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal("add")\n\t}\n}\n'
+    )
+    person = outside / "go-build"  # the person's cache: read-only inside
+    person.mkdir()
+    monkeypatch.setenv("GOCACHE", str(person))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(outside / "xdg"))
+    first = _run(BwrapSandbox(str(root)), root, "go test ./...")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "(cached)" not in first.stdout
+    assert list(person.iterdir()) == []
+    ours = Path(workspace_cache_folder(str(root)))
+    assert any((ours / "go-build").iterdir())
+    gc.collect()  # the first session's sandbox is gone; its cache stays
+    second = _run(BwrapSandbox(str(root)), root, "go test ./...")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "(cached)" in second.stdout
+
+
+def test_an_unused_cache_folder_goes_with_its_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    sandbox = BwrapSandbox(str(root))
+    sandbox.wrap(["true"], cwd=str(root))
+    folder = Path(workspace_cache_folder(str(root)))
+    assert folder.is_dir()
+    del sandbox
+    gc.collect()
+    assert not folder.exists()
