@@ -73,7 +73,8 @@ def test_doctor_lists_found_and_missing_servers_with_versions_and_installs(
     assert (
         "\nsandbox: does not work here: bubblewrap (bwrap) is not installed: install bubblewrap "
         "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap); with "
-        'approval.command "sandboxed" every command asks\n\nyour setup for '
+        'approval.command "sandboxed" every command asks; gates, preview, install '
+        "(sandbox.also) run unsandboxed\n\nyour setup for "
     ) in out
 
 

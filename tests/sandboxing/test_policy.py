@@ -306,6 +306,12 @@ def test_the_doctor_line_says_what_works_with_what() -> None:
         "sandbox: does not work here: bubblewrap cannot create a sandbox here (x); with "
         'approval.command "sandboxed" every command asks'
     )
+    also = ("gates", "preview")
+    assert sandbox_line(works, also) == (
+        "sandbox: works (bubblewrap 0.8.0 at /usr/bin/bwrap); also for gates, preview "
+        "(sandbox.also)"
+    )
+    assert sandbox_line(broken, also).endswith("; gates, preview (sandbox.also) run unsandboxed")
 
 
 def test_a_listed_host_is_allowed_on_80_and_443_or_the_port_its_entry_names() -> None:

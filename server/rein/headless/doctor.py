@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -97,14 +98,18 @@ def _check(server: AnalyzerServerConfig, root: Path, used: bool) -> ServerCheck:
     )
 
 
-def sandbox_line(status: SandboxStatus) -> str:
-    """``rein doctor``'s sandbox line: works (with what), or why not."""
+def sandbox_line(status: SandboxStatus, also: Sequence[str] = ()) -> str:
+    """``rein doctor``'s sandbox line: works (with what), or why not; and
+    what that means for the other commands ``also`` names (``sandbox.also``)."""
+    kinds = ", ".join(also)
     if status.works:
-        return f"sandbox: works ({status.version or 'bubblewrap'} at {status.program})"
-    return (
+        line = f"sandbox: works ({status.version or 'bubblewrap'} at {status.program})"
+        return line + (f"; also for {kinds} (sandbox.also)" if also else "")
+    line = (
         f"sandbox: does not work here: {status.why_not}; with approval.command "
         '"sandboxed" every command asks'
     )
+    return line + (f"; {kinds} (sandbox.also) run unsandboxed" if also else "")
 
 
 def doctor(
@@ -128,6 +133,7 @@ def doctor(
                 "program": status.program,
                 "version": status.version,
                 "whyNot": status.why_not,
+                "also": list((sandbox or SandboxSettings()).also),
             },
         }
         if setup is not None:
@@ -151,7 +157,7 @@ def doctor(
             print(f"      install: {check.install}")
     if not config.enabled:
         print("the analyzer gate is off (gates.analyzer.enabled is false)")
-    print(sandbox_line(status))
+    print(sandbox_line(status, (sandbox or SandboxSettings()).also))
     if setup is not None:
         print(f"\nyour setup for {root}:")
         for line in setup.lines():
