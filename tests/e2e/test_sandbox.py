@@ -398,7 +398,8 @@ def test_without_bubblewrap_the_run_says_so_once_and_every_command_asks(box: Box
     assert notices == [
         f"! sandbox: commands cannot run sandboxed here (bubblewrap ({box.bare}/no-bwrap) is "
         "not installed: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
-        "Fedora: dnf install bubblewrap)); every command asks"
+        "Fedora: dnf install bubblewrap)); every command asks; the commands of gates, "
+        "preview, install (sandbox.also) run unsandboxed"
     ]
     ends = list(_tool_ends(done.stdout).values())
     assert [e["details"].get("reason") for e in ends] == ["approver_unavailable"] * 2

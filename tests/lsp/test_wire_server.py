@@ -256,7 +256,8 @@ def test_a_server_whose_commands_cannot_run_sandboxed_says_so_once(tmp_path: Pat
         assert client.wait_messages(1, BOUND_S) == [
             f"Rein: sandbox: commands cannot run sandboxed here (bubblewrap ({tmp_path}/no-bwrap) "
             "is not installed: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
-            "Fedora: dnf install bubblewrap)); every command asks"
+            "Fedora: dnf install bubblewrap)); every command asks; the commands of gates, "
+            "preview, install (sandbox.also) run unsandboxed"
         ]
     finally:
         client.close()
