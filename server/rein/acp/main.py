@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from rein.acp import fast_start
+from rein.acp.wire_guard import GuardedReader
 from rein.config import ReinConfig
 from rein.config_file import build_config
 from rein.harness.errors import ConfigError
@@ -93,6 +94,11 @@ async def serve_acp(
                 )
             if first_line is not None:
                 input_stream, output_stream = await _stdio(b"" if initialized else first_line)
+            if isinstance(input_stream, asyncio.StreamWriter) and isinstance(
+                output_stream, asyncio.StreamReader
+            ):
+                # What is not a JSON object is answered, never handed to the SDK.
+                output_stream = GuardedReader(output_stream, input_stream.write)
             # The SDK's Agent protocol also lists its unstable methods
             # (session/fork, session/resume, session/close): Rein implements
             # protocol version 1 only.

@@ -1,0 +1,84 @@
+"""Lines from the client that are not JSON-RPC messages are answered here,
+never handed to the ACP SDK.
+
+The SDK's transport logs a line that is not JSON and reads on, so the
+client hears nothing; and it hands on any JSON value, so a line such as
+``42`` or ``[]`` reached its dispatcher, which expects an object, and
+ended the connection (``rein acp`` exited on it). :class:`GuardedReader`
+stands between stdin and the SDK: a line that does not parse is answered
+with JSON-RPC's parse error (-32700), one that is JSON but not an object
+with the invalid-request error (-32600), both with a null id as JSON-RPC
+2.0 says, and the SDK sees only objects (and blank lines, which it skips).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+__all__ = ["GuardedReader", "problem_answer"]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+def problem_answer(line: bytes) -> bytes | None:
+    """The error response for ``line`` when it is not a JSON object (None
+    when it is one, or blank)."""
+    text = line.strip()
+    if not text:
+        return None
+    try:
+        message = json.loads(text)
+    except ValueError as exc:
+        code, why = PARSE_ERROR, f"Parse error: not JSON ({exc})"
+    else:
+        if isinstance(message, dict):
+            return None
+        kind = type(message).__name__
+        code, why = INVALID_REQUEST, f"Invalid Request: a message is a JSON object, not {kind}"
+    answer = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": why}}
+    return json.dumps(answer).encode() + b"\n"
+
+
+class GuardedReader(asyncio.StreamReader):
+    """``source`` as the SDK's transport reads it (``readuntil`` a newline,
+    ``readexactly`` the rest of a long line), with every line that is not
+    a JSON object answered through ``answer`` and left out. A line longer
+    than the stream's limit is read whole here before it is checked."""
+
+    def __init__(self, source: asyncio.StreamReader, answer: Callable[[bytes], None]) -> None:
+        super().__init__()
+        self._source = source
+        self._answer = answer
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        while True:
+            try:
+                line = await self._whole_line(separator)
+            except asyncio.IncompleteReadError as exc:  # the last line, without its newline
+                reply = problem_answer(exc.partial)
+                if reply is None:
+                    raise
+                self._answer(reply)
+                raise asyncio.IncompleteReadError(b"", None) from None
+            reply = problem_answer(line)
+            if reply is None:
+                return line
+            self._answer(reply)
+
+    async def readexactly(self, n: int) -> bytes:
+        return await self._source.readexactly(n)
+
+    async def _whole_line(self, separator: bytes) -> bytes:
+        chunks: list[bytes] = []
+        while True:
+            try:
+                chunks.append(await self._source.readuntil(separator))
+            except asyncio.LimitOverrunError as exc:
+                chunks.append(await self._source.readexactly(exc.consumed))
+                continue
+            except asyncio.IncompleteReadError as exc:
+                raise asyncio.IncompleteReadError(b"".join([*chunks, exc.partial]), None) from None
+            return b"".join(chunks)

@@ -1,0 +1,89 @@
+"""Lines that are not JSON-RPC messages get JSON-RPC's errors and never
+end ``rein acp`` (found by use: a line ``42`` ended the connection, and a
+line that was not JSON was never answered)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import anyio
+
+from rein.acp.wire_guard import GuardedReader, problem_answer
+from tests.acp.conftest import Home
+
+BOUND_S = 60
+
+
+def _error(answer: bytes | None) -> tuple[int, object]:
+    assert answer is not None
+    message = json.loads(answer)
+    assert message["jsonrpc"] == "2.0" and answer.endswith(b"\n")
+    return message["error"]["code"], message["id"]
+
+
+def test_what_is_not_a_json_object_is_answered_and_objects_pass() -> None:
+    assert _error(problem_answer(b"{bad\n")) == (-32700, None)
+    assert _error(problem_answer(b"42\n")) == (-32600, None)
+    assert _error(problem_answer(b"[]\n")) == (-32600, None)
+    assert _error(problem_answer(b'"text"')) == (-32600, None)
+    assert problem_answer(b'{"jsonrpc": "2.0", "id": 1, "method": "m"}\n') is None
+    assert problem_answer(b"   \n") is None  # blank: the SDK skips it
+
+
+async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_end() -> None:
+    source = asyncio.StreamReader(limit=64)
+    long = json.dumps({"jsonrpc": "2.0", "method": "m", "params": {"p": "x" * 200}}).encode()
+    source.feed_data(b"42\n" + long + b"\n" + b"[" + b"1," * 100 + b"1]\n" + b"{bad")
+    source.feed_eof()
+    answers: list[bytes] = []
+    reader = GuardedReader(source, answers.append)
+    assert await reader.readuntil(b"\n") == long + b"\n"
+    try:
+        await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as exc:
+        assert exc.partial == b""  # the unanswerable last line is not handed on
+    else:
+        raise AssertionError("the end of the stream was not reported")
+    assert [_error(a)[0] for a in answers] == [-32600, -32600, -32700]
+
+
+async def test_rein_acp_answers_bad_lines_and_serves_on(home: Home) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "rein",
+        "acp",
+        env=home.env(),
+        cwd=str(home.path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    initialize = {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1}}
+    lines = [
+        json.dumps({**initialize, "id": 1}),
+        "42",
+        "{bad",
+        "[]",
+        json.dumps({**initialize, "id": 2}),
+    ]
+    try:
+        process.stdin.write("".join(f"{line}\n" for line in lines).encode())
+        await process.stdin.drain()
+        answers = []
+        with anyio.fail_after(BOUND_S):
+            while len(answers) < 5:
+                answers.append(json.loads(await process.stdout.readline()))
+        assert [a.get("id") for a in answers] == [1, None, None, None, 2]
+        assert [a["error"]["code"] for a in answers[1:4]] == [-32600, -32700, -32600]
+        assert answers[4]["result"]["protocolVersion"] == 1
+        process.stdin.close()
+        with anyio.fail_after(BOUND_S):
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
