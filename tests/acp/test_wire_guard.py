@@ -30,6 +30,14 @@ def test_what_is_not_a_json_object_is_answered_and_objects_pass() -> None:
     assert _error(problem_answer(b'"text"')) == (-32600, None)
     assert problem_answer(b'{"jsonrpc": "2.0", "id": 1, "method": "m"}\n') is None
     assert problem_answer(b"   \n") is None  # blank: the SDK skips it
+    # An id is a string, a number or null; a method is a string.
+    assert _error(problem_answer(b'{"jsonrpc": "2.0", "id": {}, "method": "m"}')) == (-32600, None)
+    assert _error(problem_answer(b'{"jsonrpc": "2.0", "id": true, "method": "m"}')) == (
+        -32600,
+        None,
+    )
+    assert _error(problem_answer(b'{"jsonrpc": "2.0", "id": 3, "method": 5}')) == (-32600, 3)
+    assert problem_answer(b'{"jsonrpc": "2.0", "id": "a", "result": {}}') is None
 
 
 async def test_the_reader_drops_what_it_answered_also_past_the_limit_and_at_the_end() -> None:

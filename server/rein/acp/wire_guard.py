@@ -8,7 +8,9 @@ ended the connection (``rein acp`` exited on it). :class:`GuardedReader`
 stands between stdin and the SDK: a line that does not parse is answered
 with JSON-RPC's parse error (-32700), one that is JSON but not an object
 with the invalid-request error (-32600), both with a null id as JSON-RPC
-2.0 says, and the SDK sees only objects (and blank lines, which it skips).
+2.0 says, and so is an object whose id is not a string, a number or null,
+or whose method is not a string (with its id when that is valid). The SDK
+sees only such objects (and blank lines, which it skips).
 """
 
 from __future__ import annotations
@@ -34,11 +36,27 @@ def problem_answer(line: bytes) -> bytes | None:
     except ValueError as exc:
         code, why = PARSE_ERROR, f"Parse error: not JSON ({exc})"
     else:
-        if isinstance(message, dict):
+        if not isinstance(message, dict):
+            kind = type(message).__name__
+            code, why = INVALID_REQUEST, f"Invalid Request: a message is a JSON object, not {kind}"
+        elif "id" in message and not _valid_id(message["id"]):
+            code, why = INVALID_REQUEST, "Invalid Request: an id is a string, a number or null"
+        elif "method" in message and not isinstance(message["method"], str):
+            answer = _error(
+                message.get("id"), INVALID_REQUEST, "Invalid Request: a method is a string"
+            )
+            return answer
+        else:
             return None
-        kind = type(message).__name__
-        code, why = INVALID_REQUEST, f"Invalid Request: a message is a JSON object, not {kind}"
-    answer = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": why}}
+    return _error(None, code, why)
+
+
+def _valid_id(value: object) -> bool:
+    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+
+
+def _error(request_id: object, code: int, message: str) -> bytes:
+    answer = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     return json.dumps(answer).encode() + b"\n"
 
 
