@@ -42,10 +42,9 @@ def problem_answer(line: bytes) -> bytes | None:
         elif "id" in message and not _valid_id(message["id"]):
             code, why = INVALID_REQUEST, "Invalid Request: an id is a string, a number or null"
         elif "method" in message and not isinstance(message["method"], str):
-            answer = _error(
+            return _error(
                 message.get("id"), INVALID_REQUEST, "Invalid Request: a method is a string"
             )
-            return answer
         else:
             return None
     return _error(None, code, why)
