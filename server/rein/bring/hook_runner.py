@@ -19,7 +19,7 @@ import anyio
 from rein.bring.hook_protocol import MAX_STDOUT_BYTES
 from rein.harness.ports import ProcessSandbox
 from rein.process.environment import child_environment
-from rein.process.groups import dies_with_us, kill_process_group
+from rein.process.groups import dies_with_us, kill_process_group, reaped
 
 __all__ = ["HookRun", "run_hook"]
 
@@ -75,6 +75,10 @@ async def run_hook(
     argv = [shell, "-c", command]
     if sandbox is not None:
         argv = sandbox.wrap(argv, cwd=str(root))
+    if argv[:2] == [shell, "-c"]:
+        # Not sandboxed: what it leaves in a session of its own (setsid) is
+        # ended with it, as the sandbox's pid namespace would.
+        argv = reaped(argv)
     try:
         process = await anyio.open_process(
             dies_with_us(argv),

@@ -15,7 +15,7 @@ import anyio
 
 from rein.harness.ports import CommandResult, ProcessSandbox
 from rein.process.environment import child_environment
-from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group
+from rein.process.groups import OutputBuffer, dies_with_us, kill_process_group, reaped
 
 __all__ = ["SubprocessRunner"]
 
@@ -42,6 +42,10 @@ class SubprocessRunner:
         argv = ["bash", "-c", command]
         if self.sandbox is not None:
             argv = self.sandbox.wrap(argv, cwd=self.root, writable=writable)
+        if argv[:2] == ["bash", "-c"]:
+            # Not sandboxed: what it leaves in a session of its own (setsid)
+            # is ended with it, as the sandbox's pid namespace would.
+            argv = reaped(argv)
         process = await anyio.open_process(
             dies_with_us(argv),
             cwd=self.root,
