@@ -10,17 +10,9 @@ import anyio
 
 from rein.bring.hook_runner import run_hook
 from rein.process.runner import SubprocessRunner
+from tests.tools.test_command import pid_running
 
 LEAVES = "setsid sleep 64 </dev/null >/dev/null 2>&1 & echo $!"
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return False
-    return data[data.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
 
 
 def _pid(text: str) -> int:
@@ -31,7 +23,7 @@ async def test_a_gates_command_ends_what_it_left_in_a_session_of_its_own(tmp_pat
     with anyio.fail_after(30):
         result = await SubprocessRunner(str(tmp_path)).run(LEAVES, timeout_s=20)
     assert result.exit_code == 0, result.output
-    assert not _running(_pid(result.output))
+    assert not pid_running(_pid(result.output))
     assert "[Rein stopped 1 process(es) the command left running in a session" in result.output
 
 
@@ -39,4 +31,4 @@ async def test_a_hook_ends_what_it_left_in_a_session_of_its_own(tmp_path: Path) 
     with anyio.fail_after(30):
         run = await run_hook(LEAVES, {}, tmp_path, timeout_s=20)
     assert run.exit_code == 0, run.stderr
-    assert not _running(_pid(run.stdout))
+    assert not pid_running(_pid(run.stdout))
