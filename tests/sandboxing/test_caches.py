@@ -17,7 +17,9 @@ import pytest
 
 from rein.sandboxing.caches import cache_environment, workspace_cache_folder
 from rein.sandboxing.local import BwrapSandbox
+from rein.sandboxing.others import OtherCommandsSandbox
 from rein.sandboxing.probe import sandbox_status
+from rein.sandboxing.settings import SandboxSettings
 
 
 @pytest.fixture
@@ -114,3 +116,35 @@ def test_an_unused_cache_folder_goes_with_its_sandbox(
     del sandbox
     gc.collect()
     assert not folder.exists()
+
+
+@pytest.mark.parametrize("kind", ["run_command", "install"])
+def test_npm_runs_without_warnings_in_the_sandbox_and_pnpm_gets_its_store(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """npm (11) warned 'Unknown env config "store-dir"' at every command in
+    every sandbox (pnpm's store variable, set for all): found by ``npm test``
+    as a runtime gate. Now the variable is set only where pnpm is used."""
+    if not sandbox_status().works:
+        pytest.fail(f"bubblewrap must work on the test machines: {sandbox_status().why_not}")
+    if shutil.which("npm") is None:
+        pytest.fail("npm must be installed on the test machines (make language-servers)")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(outside / "xdg"))
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "package.json").write_text('{"name": "pkg", "version": "1.0.0"}\n')
+    if kind == "install":
+        settings = SandboxSettings()
+        sandbox = OtherCommandsSandbox(str(root), lambda: settings, "install").sandbox()
+        assert sandbox is not None
+    else:
+        sandbox = BwrapSandbox(str(root))
+    script = 'npm config get cache >/dev/null && echo "store=${npm_config_store_dir-}"'
+    plain = _run(sandbox, root, script)
+    assert plain.returncode == 0, plain.stderr
+    assert "Unknown env config" not in plain.stderr, plain.stderr
+    assert plain.stdout.strip() == "store="
+    (root / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    pnpm = _run(sandbox, root, script)
+    assert pnpm.returncode == 0, pnpm.stderr
+    assert pnpm.stdout.strip().endswith("pnpm-store"), pnpm.stdout

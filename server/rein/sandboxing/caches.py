@@ -19,6 +19,13 @@ that names no absolute path (``GOCACHE=off``). Module and crate stores
 person's, read-only (a download needs ``sandbox.writable`` for them). The
 dependency installs' sandbox keeps its own caches in its temporary folder
 (:data:`rein.sandboxing.others.INSTALL_CACHES`).
+
+pnpm's store is named by ``npm_config_store_dir``, which npm (11) does not
+know: every npm command it reaches warns ``Unknown env config
+"store-dir"`` (and says it will stop working), in the gates' output the
+model reads too. So the variable is set only in a workspace that uses pnpm
+(:func:`uses_pnpm`: a ``pnpm-lock.yaml`` or ``pnpm-workspace.yaml`` in its
+root), here and in the installs' sandbox.
 """
 
 from __future__ import annotations
@@ -32,7 +39,14 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["BUILD_CACHES", "cache_environment", "remove_if_unused", "workspace_cache_folder"]
+__all__ = [
+    "BUILD_CACHES",
+    "PNPM_VARIABLES",
+    "cache_environment",
+    "remove_if_unused",
+    "uses_pnpm",
+    "workspace_cache_folder",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +61,17 @@ BUILD_CACHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pip", ("PIP_CACHE_DIR",)),
     ("uv", ("UV_CACHE_DIR",)),
 )
+
+#: The variables that name pnpm's store: set only where pnpm is used.
+PNPM_VARIABLES = frozenset({"npm_config_store_dir", "NPM_CONFIG_STORE_DIR"})
+#: The files that say a workspace uses pnpm.
+PNPM_MARKERS = ("pnpm-lock.yaml", "pnpm-workspace.yaml")
+
+
+def uses_pnpm(root: str) -> bool:
+    """The workspace ``root`` uses pnpm (its lock file or workspace file is
+    in the root)."""
+    return any(os.path.isfile(os.path.join(root, name)) for name in PNPM_MARKERS)
 
 
 def workspace_cache_folder(root: str, environ: Mapping[str, str] = os.environ) -> str:
@@ -86,7 +111,10 @@ def cache_environment(
         return None, [], []
     setting: list[tuple[str, str]] = []
     unsetting: list[str] = []
+    pnpm = uses_pnpm(root)
     for name, variables in BUILD_CACHES:
+        if not pnpm and PNPM_VARIABLES.issuperset(variables):
+            continue  # npm would warn of an unknown setting
         chosen = next((environ[v] for v in variables if environ.get(v)), None)
         if chosen is not None and (not os.path.isabs(chosen) or _under(chosen, writable)):
             continue  # the person's, and usable inside as it is

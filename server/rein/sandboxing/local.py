@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from rein.sandboxing.bwrap import bwrap_argv
-from rein.sandboxing.caches import cache_environment, remove_if_unused
+from rein.sandboxing.caches import PNPM_VARIABLES, cache_environment, remove_if_unused, uses_pnpm
 from rein.sandboxing.failures import failure_note, unresolved_hosts
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
@@ -166,7 +166,12 @@ class BwrapSandbox:
                 "--",
                 *argv,
             ]
-        environment = [(name, os.path.join(policy.temp_dir, rel)) for name, rel in self.in_temp]
+        pnpm = uses_pnpm(self.root)
+        environment = [
+            (name, os.path.join(policy.temp_dir, rel))
+            for name, rel in self.in_temp
+            if pnpm or name not in PNPM_VARIABLES
+        ]
         unset: list[str] = []
         if self.build_caches:
             writable = (policy.root, policy.temp_dir, *policy.writable)

@@ -57,7 +57,8 @@ __all__ = ["CARGO_CONFIG_FILES", "INSTALL_CACHES", "OtherCommandsSandbox"]
 log = logging.getLogger(__name__)
 
 #: The package managers' cache variables, pointed at ``caches/<name>`` in
-#: the install sandbox's temporary folder.
+#: the install sandbox's temporary folder (pnpm's store only in a workspace
+#: that uses pnpm: :func:`rein.sandboxing.caches.uses_pnpm`).
 INSTALL_CACHES: tuple[tuple[str, str], ...] = (
     ("npm_config_cache", "npm"),
     ("npm_config_store_dir", "pnpm-store"),
