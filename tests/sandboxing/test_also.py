@@ -366,3 +366,26 @@ async def test_an_installs_cargo_home_is_its_own_with_the_persons_configuration(
     assert "you're using offline mode" in result.output, result.output
     assert (cargo_home / ".package-cache").exists()
     assert sorted(os.listdir(outside / ".cargo")) == ["config.toml", "credentials.toml"]
+
+
+async def test_a_gate_command_the_sandbox_stopped_says_so(tmp_path: Path, outside: Path) -> None:
+    """Found by ``npm test`` as the runtime gate: nyc wrote a folder in the
+    home (read-only inside) and the gate's blocker was a bare EROFS, which
+    the model took for its own bug. The note says it was the sandbox, and
+    which settings the person can change (the model cannot)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
+    target = outside / ".node-spawn-wrap"
+    failed = await runner.run(f"mkdir {target}", timeout_s=60)
+    assert failed.exit_code != 0 and not target.exists()
+    assert "Read-only file system" in failed.output
+    note = failed.output.rstrip().splitlines()[-1]
+    assert note.startswith("[The command ran in Rein's sandbox: it may write only in ")
+    assert "`sandbox.writable`" in note and "`sandbox.also`" in note
+    assert "unsandboxed: true" not in note  # run_command's way out, not a gate's
+    plain = await runner.run("exit 3", timeout_s=60)
+    assert plain.exit_code == 3 and plain.output == ""
+    outside_runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ()))
+    unsandboxed = await outside_runner.run(f"ls {outside}/missing", timeout_s=60)
+    assert unsandboxed.exit_code != 0 and "Rein's sandbox" not in unsandboxed.output

@@ -128,6 +128,13 @@ class ProcessSandbox(Protocol):
         command may also write (the tests gate's shadow tree)."""
         ...
 
+    def failure_note(self, output: str) -> str | None:
+        """For a command that failed with ``output``: when it ran in the
+        sandbox and the sandbox may be why (a write outside the writable
+        folders, a network call), a note saying so and which settings open
+        it (the model cannot); else None."""
+        ...
+
 
 # --------------------------------------------------------------------- preview
 

@@ -2,7 +2,10 @@
 
 Runs ``bash -c`` in the workspace root in its own process group and ends the
 whole group on timeout or cancellation, keeping head and tail of the output.
-With a ``sandbox`` (``sandbox.also``) the command runs inside it.
+With a ``sandbox`` (``sandbox.also``) the command runs inside it, and a
+failure the sandbox may have caused ends with its note (a gate's blocker
+shows it: the model and the person see why, e.g. a test tool that writes
+the home folder).
 """
 
 from __future__ import annotations
@@ -65,9 +68,14 @@ class SubprocessRunner:
             with anyio.CancelScope(shield=True):
                 await kill_process_group(process, grace_s=2.0)
         code = process.returncode if process.returncode is not None else -1
+        output = buffer.text()
+        if code != 0 and not timed_out and self.sandbox is not None:
+            note = self.sandbox.failure_note(output)
+            if note is not None:
+                output = f"{output.rstrip()}\n{note}\n"
         return CommandResult(
             exit_code=code,
-            output=buffer.text(),
+            output=output,
             timed_out=timed_out,
             duration_s=time.monotonic() - started,
         )

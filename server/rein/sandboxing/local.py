@@ -192,14 +192,19 @@ class BwrapSandbox:
             unset=unset,
         )
 
-    def failure_note(self, output: str) -> str | None:
+    def failure_note(self, output: str, leave: str | None = None) -> str | None:
+        """``leave``: how the command can run outside, when it is not
+        run_command's (:data:`rein.sandboxing.failures.OTHER_LEAVE`)."""
         policy = self.policy()
         writable = ", ".join(
             [f"the workspace ({policy.root})", f"$TMPDIR ({policy.temp_dir})", *policy.writable]
         )
         if not self._proxies and not self.share_network:
             self._unresolved = [h for h in unresolved_hosts(output) if h not in self._hosts]
-        return failure_note(output, writable, ", ".join(sorted(self._hosts)))
+        hosts = ", ".join(sorted(self._hosts))
+        if leave is not None:
+            return failure_note(output, writable, hosts, leave)
+        return failure_note(output, writable, hosts)
 
     def after_run(self) -> str | None:
         created = sorted(p for p in self._missing if os.path.lexists(p))

@@ -47,6 +47,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 
+from rein.sandboxing.failures import OTHER_LEAVE
 from rein.sandboxing.local import BwrapSandbox
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import REGISTRY_PRESETS
@@ -168,3 +169,10 @@ class OtherCommandsSandbox:
             else:
                 scratch.append(real)
         return sandbox.wrap(argv, cwd=cwd, writable=scratch)
+
+    def failure_note(self, output: str) -> str | None:
+        """For a command of this kind that failed with ``output`` in the
+        sandbox: a note when the sandbox may be why (what it may write and
+        reach, and the settings that open it), else None."""
+        sandbox = self.sandbox()
+        return None if sandbox is None else sandbox.failure_note(output, OTHER_LEAVE)
