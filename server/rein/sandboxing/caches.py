@@ -35,6 +35,7 @@ import hashlib
 import logging
 import os
 import posixpath
+import shutil
 import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,6 +44,7 @@ __all__ = [
     "BUILD_CACHES",
     "PNPM_VARIABLES",
     "cache_environment",
+    "remove_caches_of",
     "remove_if_unused",
     "uses_pnpm",
     "workspace_cache_folder",
@@ -128,3 +130,17 @@ def remove_if_unused(folder: str) -> None:
     workspace leaves no empty cache folder behind)."""
     with contextlib.suppress(OSError):
         os.rmdir(folder)
+
+
+def remove_caches_of(root: str, environ: Mapping[str, str] = os.environ) -> None:
+    """Remove the build caches of the workspace ``root`` when it goes for
+    good (an isolated run's copy, :func:`rein.isolation.cleanup.remove_isolated`):
+    its path is never used again, so they would only fill the disk. Only a
+    real folder of this user's is removed (never where a link points)."""
+    folder = workspace_cache_folder(root, environ)
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+        shutil.rmtree(folder, ignore_errors=True)
