@@ -368,11 +368,14 @@ async def test_an_installs_cargo_home_is_its_own_with_the_persons_configuration(
     assert sorted(os.listdir(outside / ".cargo")) == ["config.toml", "credentials.toml"]
 
 
-async def test_a_gate_command_the_sandbox_stopped_says_so(tmp_path: Path, outside: Path) -> None:
+async def test_a_gate_command_the_sandbox_stopped_says_so(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Found by ``npm test`` as the runtime gate: nyc wrote a folder in the
     home (read-only inside) and the gate's blocker was a bare EROFS, which
     the model took for its own bug. The note says it was the sandbox, and
     which settings the person can change (the model cannot)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(outside / "xdg"))
     root = tmp_path / "ws"
     root.mkdir()
     runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
@@ -383,6 +386,7 @@ async def test_a_gate_command_the_sandbox_stopped_says_so(tmp_path: Path, outsid
     note = failed.output.rstrip().splitlines()[-1]
     assert note.startswith("[The command ran in Rein's sandbox: it may write only in ")
     assert "`sandbox.writable`" in note and "`sandbox.also`" in note
+    assert f"the build caches ({outside / 'xdg' / 'rein' / 'sandbox'}/ws-" in note
     assert "unsandboxed: true" not in note  # run_command's way out, not a gate's
     plain = await runner.run("exit 3", timeout_s=60)
     assert plain.exit_code == 3 and plain.output == ""

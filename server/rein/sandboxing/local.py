@@ -196,8 +196,14 @@ class BwrapSandbox:
         """``leave``: how the command can run outside, when it is not
         run_command's (:data:`rein.sandboxing.failures.OTHER_LEAVE`)."""
         policy = self.policy()
+        caches = [f"the build caches ({self._caches})"] if self._caches is not None else []
         writable = ", ".join(
-            [f"the workspace ({policy.root})", f"$TMPDIR ({policy.temp_dir})", *policy.writable]
+            [
+                f"the workspace ({policy.root})",
+                f"$TMPDIR ({policy.temp_dir})",
+                *caches,
+                *policy.writable,
+            ]
         )
         if not self._proxies and not self.share_network:
             self._unresolved = [h for h in unresolved_hosts(output) if h not in self._hosts]
