@@ -12,6 +12,7 @@ import contextlib
 import gc
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -393,3 +394,35 @@ async def test_a_gate_command_the_sandbox_stopped_says_so(
     outside_runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ()))
     unsandboxed = await outside_runner.run(f"ls {outside}/missing", timeout_s=60)
     assert unsandboxed.exit_code != 0 and "Rein's sandbox" not in unsandboxed.output
+
+
+async def test_what_a_gate_or_the_preview_creates_in_a_protected_path_is_moved_aside(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by use: under the default, a conftest the model wrote made
+    ``.git/config`` (a ``core.fsmonitor`` the person's git runs) and
+    ``.vscode/settings.json`` in a workspace that had neither, from the tests
+    gate's sandbox, and they stayed (only run_command's were moved aside)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(outside / "xdg"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
+    plant = (
+        "mkdir -p .git .vscode && printf '[core]\\n\\tfsmonitor = evil\\n' > .git/config"
+        " && echo '{}' > .vscode/settings.json"
+    )
+    result = await runner.run(plant, timeout_s=60)
+    assert result.exit_code == 0, result.output
+    assert not (root / ".git").exists() and not (root / ".vscode" / "settings.json").exists()
+    assert (root / ".git.rein-quarantine" / "config").read_text().endswith("evil\n")
+    assert ".git (now .git.rein-quarantine)" in result.output
+    assert "`sandbox.also`" in result.output and "unsandboxed" not in result.output
+    # The preview lives on between the gates' commands: what it creates goes
+    # at the end of the next gate's command.
+    preview = _sandbox(root, "preview", ("gates", "preview"))
+    gates = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates", "preview")))
+    argv = preview.wrap(["bash", "-c", "echo '{}' > .mcp.json"], cwd=str(root))
+    done = await asyncio.to_thread(subprocess.run, argv, timeout=60, check=False)
+    assert done.returncode == 0 and (root / ".mcp.json").exists()
+    after = await gates.run("true", timeout_s=60)
+    assert not (root / ".mcp.json").exists() and ".mcp.json" in after.output

@@ -128,6 +128,13 @@ class ProcessSandbox(Protocol):
         command may also write (the tests gate's shadow tree)."""
         ...
 
+    def after_run(self) -> str | None:
+        """After a command ended: what the workspace's sandboxed commands
+        created where a protected path was missing (``.git``,
+        ``.vscode/settings.json``, ``.mcp.json``) moved aside; a note saying
+        so, else None."""
+        ...
+
     def failure_note(self, output: str) -> str | None:
         """For a command that failed with ``output``: when it ran in the
         sandbox and the sandbox may be why (a write outside the writable

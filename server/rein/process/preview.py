@@ -240,6 +240,7 @@ class SubprocessPreviewFactory:
         argv = ["bash", "-c", command]
         wrapper = None
         if self.sandbox is not None:
+            self.sandbox.after_run()  # what the last run created where it may not (logged)
             wrapped = self.sandbox.wrap(argv, cwd=self.root)
             if wrapped != argv:
                 wrapper = _program(wrapped[0])

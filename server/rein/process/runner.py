@@ -5,7 +5,9 @@ whole group on timeout or cancellation, keeping head and tail of the output.
 With a ``sandbox`` (``sandbox.also``) the command runs inside it, and a
 failure the sandbox may have caused ends with its note (a gate's blocker
 shows it: the model and the person see why, e.g. a test tool that writes
-the home folder).
+the home folder). When it ends, what the workspace's sandboxed commands
+created where a protected path was missing (a conftest's ``.git/config``)
+is moved aside, and the output says so.
 """
 
 from __future__ import annotations
@@ -69,10 +71,13 @@ class SubprocessRunner:
                 await kill_process_group(process, grace_s=2.0)
         code = process.returncode if process.returncode is not None else -1
         output = buffer.text()
-        if code != 0 and not timed_out and self.sandbox is not None:
-            note = self.sandbox.failure_note(output)
-            if note is not None:
-                output = f"{output.rstrip()}\n{note}\n"
+        if self.sandbox is not None:
+            notes = [self.sandbox.after_run()]
+            if code != 0 and not timed_out:
+                notes.append(self.sandbox.failure_note(output))
+            for note in notes:
+                if note is not None:
+                    output = f"{output.rstrip()}\n{note}\n"
         return CommandResult(
             exit_code=code,
             output=output,

@@ -212,9 +212,15 @@ class BwrapSandbox:
             return failure_note(output, writable, hosts, leave)
         return failure_note(output, writable, hosts)
 
-    def after_run(self) -> str | None:
+    def after_run(self, leave: str | None = None) -> str | None:
+        """Move aside what a command created where a protected path was
+        missing. ``leave``: the other commands' way out (their note names
+        the settings, not ``unsandboxed``); with it the missing paths stay
+        watched, since a long-lived process of theirs (the preview, the
+        warm pytest) may still create one later."""
         created = sorted(p for p in self._missing if os.path.lexists(p))
-        self._missing.clear()
+        if leave is None:
+            self._missing.clear()
         moved = [_quarantine(path) for path in created]
         if not moved:
             return None
@@ -226,9 +232,13 @@ class BwrapSandbox:
         return (
             f"[The command created {names or ', '.join(created)}, which the sandbox "
             "protects (git's repository and Rein's and the editor's configuration cannot "
-            "be made in it); Rein moved it aside, where nothing reads it. If the command "
-            "needs that, call run_command again with `unsandboxed: true` and a `reason` "
-            "(the person is asked, every time).]"
+            "be made in it); Rein moved it aside, where nothing reads it. "
+            + (
+                leave
+                or "If the command needs that, call run_command again with `unsandboxed: true` "
+                "and a `reason` (the person is asked, every time)."
+            )
+            + "]"
         )
 
 

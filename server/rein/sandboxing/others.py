@@ -170,6 +170,20 @@ class OtherCommandsSandbox:
                 scratch.append(real)
         return sandbox.wrap(argv, cwd=cwd, writable=scratch)
 
+    def after_run(self) -> str | None:
+        """After a command of this kind ended: what any command of the
+        workspace's other sandboxes (gates, preview, installs) created where
+        a protected path was missing (``.git``, ``.vscode/settings.json``,
+        ``.mcp.json``) is moved aside, as after ``run_command``'s; a note
+        saying so, else None. Every kind's, since the preview and the warm
+        pytest live on between the commands that end."""
+        with _LOCK:
+            mine = [s for (root, _, _), s in list(_SHARED.items()) if root == self.root]
+        notes = [n for s in mine if (n := s.after_run(OTHER_LEAVE)) is not None]
+        for note in notes:
+            log.warning("sandbox (%s): %s", self.kind, note)
+        return "\n".join(notes) or None
+
     def failure_note(self, output: str) -> str | None:
         """For a command of this kind that failed with ``output`` in the
         sandbox: a note when the sandbox may be why (what it may write and
