@@ -12,7 +12,6 @@ import contextlib
 import gc
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from rein.harness.errors import ConfigError
 from rein.mcp.client import McpConnection
 from rein.mcp.config import McpServerSpec
 from rein.process.kept import KeptProcessLauncher
+from rein.process.preview import SubprocessPreviewFactory
 from rein.process.runner import SubprocessRunner
 from rein.sandboxing import SandboxSettings
 from rein.sandboxing.others import OtherCommandsSandbox
@@ -417,12 +417,16 @@ async def test_what_a_gate_or_the_preview_creates_in_a_protected_path_is_moved_a
     assert (root / ".git.rein-quarantine" / "config").read_text().endswith("evil\n")
     assert ".git (now .git.rein-quarantine)" in result.output
     assert "`sandbox.also`" in result.output and "unsandboxed" not in result.output
-    # The preview lives on between the gates' commands: what it creates goes
-    # at the end of the next gate's command.
-    preview = _sandbox(root, "preview", ("gates", "preview"))
-    gates = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates", "preview")))
-    argv = preview.wrap(["bash", "-c", "echo '{}' > .mcp.json"], cwd=str(root))
-    done = await asyncio.to_thread(subprocess.run, argv, timeout=60, check=False)
-    assert done.returncode == 0 and (root / ".mcp.json").exists()
-    after = await gates.run("true", timeout_s=60)
-    assert not (root / ".mcp.json").exists() and ".mcp.json" in after.output
+    # The person's own .git, made after that command, stays at the next one.
+    (root / ".git").mkdir()
+    again = await runner.run("true", timeout_s=60)
+    assert (root / ".git").is_dir() and "moved it aside" not in again.output
+    # The preview: what it made goes when it ends.
+    factory = SubprocessPreviewFactory(
+        str(root), sandbox=_sandbox(root, "preview", ("gates", "preview"))
+    )
+    preview = await factory.start("echo '{}' > .mcp.json && echo made && sleep 30")
+    assert await preview.read_line() == "made"
+    assert (root / ".mcp.json").exists()
+    await preview.stop(2.0)
+    assert not (root / ".mcp.json").exists() and (root / ".mcp.json.rein-quarantine").exists()

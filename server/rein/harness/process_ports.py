@@ -128,11 +128,16 @@ class ProcessSandbox(Protocol):
         command may also write (the tests gate's shadow tree)."""
         ...
 
-    def after_run(self) -> str | None:
-        """After a command ended: what the workspace's sandboxed commands
-        created where a protected path was missing (``.git``,
-        ``.vscode/settings.json``, ``.mcp.json``) moved aside; a note saying
-        so, else None."""
+    def protected_missing(self) -> list[str]:
+        """Taken before a command starts: the workspace's protected paths
+        (``.git``, ``.vscode/settings.json``, ``.mcp.json``, ...) that do not
+        exist, when the command runs sandboxed (else none)."""
+        ...
+
+    def move_aside(self, missing: Sequence[str]) -> str | None:
+        """After the command ended: those of ``missing`` it created are
+        moved aside (the sandbox cannot mount over a missing path); a note
+        saying so, else None."""
         ...
 
     def failure_note(self, output: str) -> str | None:

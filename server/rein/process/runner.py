@@ -5,9 +5,9 @@ whole group on timeout or cancellation, keeping head and tail of the output.
 With a ``sandbox`` (``sandbox.also``) the command runs inside it, and a
 failure the sandbox may have caused ends with its note (a gate's blocker
 shows it: the model and the person see why, e.g. a test tool that writes
-the home folder). When it ends, what the workspace's sandboxed commands
-created where a protected path was missing (a conftest's ``.git/config``)
-is moved aside, and the output says so.
+the home folder). When it ends, what it created where a protected path
+was missing (a conftest's ``.git/config``) is moved aside, and the output
+says so.
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ class SubprocessRunner:
         started = time.monotonic()
         buffer = OutputBuffer(self.head_chars, self.tail_chars)
         argv = ["bash", "-c", command]
+        missing: list[str] = []
         if self.sandbox is not None:
+            missing = self.sandbox.protected_missing()
             argv = self.sandbox.wrap(argv, cwd=self.root, writable=writable)
         process = await anyio.open_process(
             dies_with_us(argv),
@@ -72,7 +74,7 @@ class SubprocessRunner:
         code = process.returncode if process.returncode is not None else -1
         output = buffer.text()
         if self.sandbox is not None:
-            notes = [self.sandbox.after_run()]
+            notes = [self.sandbox.move_aside(missing)]
             if code != 0 and not timed_out:
                 notes.append(self.sandbox.failure_note(output))
             for note in notes:

@@ -29,7 +29,7 @@ from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts, host_name
 from rein.sandboxing.settings import SandboxSettings
 
-__all__ = ["FORWARDER", "BwrapSandbox", "command_sandbox"]
+__all__ = ["FORWARDER", "BwrapSandbox", "command_sandbox", "move_aside"]
 
 #: The forwarder the sandbox starts when it has an allowlist proxy.
 FORWARDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forwarder.py")
@@ -212,34 +212,37 @@ class BwrapSandbox:
             return failure_note(output, writable, hosts, leave)
         return failure_note(output, writable, hosts)
 
-    def after_run(self, leave: str | None = None) -> str | None:
-        """Move aside what a command created where a protected path was
-        missing. ``leave``: the other commands' way out (their note names
-        the settings, not ``unsandboxed``); with it the missing paths stay
-        watched, since a long-lived process of theirs (the preview, the
-        warm pytest) may still create one later."""
-        created = sorted(p for p in self._missing if os.path.lexists(p))
-        if leave is None:
-            self._missing.clear()
-        moved = [_quarantine(path) for path in created]
-        if not moved:
-            return None
-        names = ", ".join(
-            f"{os.path.relpath(p, self.root)} (now {os.path.relpath(m, self.root)})"
-            for p, m in zip(created, moved, strict=True)
-            if m is not None
+    def after_run(self) -> str | None:
+        missing = sorted(self._missing)
+        self._missing.clear()
+        return move_aside(self.root, missing)
+
+
+def move_aside(root: str, missing: Sequence[str], leave: str | None = None) -> str | None:
+    """Move aside those of the protected paths ``missing`` (absolute, in the
+    workspace ``root``) that exist now: a sandboxed command created them. A
+    note saying so (``leave``: how the command can do that instead; by
+    default run_command's ``unsandboxed``), else None."""
+    created = [p for p in missing if os.path.lexists(p)]
+    moved = [_quarantine(path) for path in created]
+    if not moved:
+        return None
+    names = ", ".join(
+        f"{os.path.relpath(p, root)} (now {os.path.relpath(m, root)})"
+        for p, m in zip(created, moved, strict=True)
+        if m is not None
+    )
+    return (
+        f"[The command created {names or ', '.join(created)}, which the sandbox "
+        "protects (git's repository and Rein's and the editor's configuration cannot "
+        "be made in it); Rein moved it aside, where nothing reads it. "
+        + (
+            leave
+            or "If the command needs that, call run_command again with `unsandboxed: true` "
+            "and a `reason` (the person is asked, every time)."
         )
-        return (
-            f"[The command created {names or ', '.join(created)}, which the sandbox "
-            "protects (git's repository and Rein's and the editor's configuration cannot "
-            "be made in it); Rein moved it aside, where nothing reads it. "
-            + (
-                leave
-                or "If the command needs that, call run_command again with `unsandboxed: true` "
-                "and a `reason` (the person is asked, every time)."
-            )
-            + "]"
-        )
+        + "]"
+    )
 
 
 def _quarantine(path: str) -> str | None:

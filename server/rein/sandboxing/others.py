@@ -48,7 +48,8 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from rein.sandboxing.failures import OTHER_LEAVE
-from rein.sandboxing.local import BwrapSandbox
+from rein.sandboxing.local import BwrapSandbox, move_aside
+from rein.sandboxing.policy import READ_ONLY_IN_WORKSPACE
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import REGISTRY_PRESETS
 from rein.sandboxing.settings import ALSO_KINDS, SandboxSettings
@@ -170,19 +171,26 @@ class OtherCommandsSandbox:
                 scratch.append(real)
         return sandbox.wrap(argv, cwd=cwd, writable=scratch)
 
-    def after_run(self) -> str | None:
-        """After a command of this kind ended: what any command of the
-        workspace's other sandboxes (gates, preview, installs) created where
-        a protected path was missing (``.git``, ``.vscode/settings.json``,
-        ``.mcp.json``) is moved aside, as after ``run_command``'s; a note
-        saying so, else None. Every kind's, since the preview and the warm
-        pytest live on between the commands that end."""
-        with _LOCK:
-            mine = [s for (root, _, _), s in list(_SHARED.items()) if root == self.root]
-        notes = [n for s in mine if (n := s.after_run(OTHER_LEAVE)) is not None]
-        for note in notes:
+    def protected_missing(self) -> list[str]:
+        """The protected paths of the workspace (``.git``,
+        ``.vscode/settings.json``, ...) that do not exist now, when this
+        kind's commands run sandboxed (else none): the sandbox cannot mount
+        over them, so what a command creates there is moved aside when it
+        ends (:meth:`move_aside`)."""
+        if self.sandbox() is None:
+            return []
+        paths = (os.path.join(self.root, p) for p in READ_ONLY_IN_WORKSPACE)
+        return [p for p in paths if not os.path.lexists(p)]
+
+    def move_aside(self, missing: Sequence[str]) -> str | None:
+        """After a command that started while ``missing`` (from
+        :meth:`protected_missing`) did not exist ended: those that exist
+        now are moved aside, as after ``run_command``'s; a note saying so
+        (and logged), else None."""
+        note = move_aside(self.root, missing, OTHER_LEAVE)
+        if note is not None:
             log.warning("sandbox (%s): %s", self.kind, note)
-        return "\n".join(notes) or None
+        return note
 
     def failure_note(self, output: str) -> str | None:
         """For a command of this kind that failed with ``output`` in the
