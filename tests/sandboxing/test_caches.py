@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +20,12 @@ import pytest
 from rein.isolation.cleanup import remove_isolated
 from rein.isolation.registry import Registry
 from rein.isolation.worktree import create_isolated
-from rein.sandboxing.caches import cache_environment, remove_caches_of, workspace_cache_folder
+from rein.sandboxing.caches import (
+    STALE_EMPTY_S,
+    cache_environment,
+    remove_caches_of,
+    workspace_cache_folder,
+)
 from rein.sandboxing.local import BwrapSandbox
 from rein.sandboxing.others import OtherCommandsSandbox
 from rein.sandboxing.probe import sandbox_status
@@ -195,3 +201,25 @@ def test_removing_caches_never_follows_a_link(tmp_path: Path) -> None:
     folder.symlink_to(target)
     remove_caches_of("/work/proj", environ)
     assert (target / "keep").exists()
+
+
+def test_a_killed_sessions_empty_cache_folder_goes_later(tmp_path: Path) -> None:
+    """Found by use: every session killed with its sandbox unused (a test
+    suite's servers) left an empty folder in the real ``~/.cache/rein/sandbox``."""
+    environ = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    parent = Path(workspace_cache_folder("/work/a", environ)).parent
+    parent.mkdir(parents=True)
+    old = time.time() - STALE_EMPTY_S - 60
+    stale, fresh, full = parent / "gone-1", parent / "recent-2", parent / "used-3"
+    for folder in (stale, fresh, full):
+        folder.mkdir()
+    (full / "go-build").mkdir()
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (parent / "link-4").symlink_to(target)
+    for folder in (stale, full, target):
+        os.utime(folder, (old, old))
+    cache_environment("/work/a", ["/work/a"], environ)
+    assert not stale.exists()
+    assert fresh.is_dir() and full.is_dir() and target.is_dir()
+    assert Path(workspace_cache_folder("/work/a", environ)).is_dir()

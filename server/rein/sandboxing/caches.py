@@ -37,12 +37,14 @@ import os
 import posixpath
 import shutil
 import stat
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 __all__ = [
     "BUILD_CACHES",
     "PNPM_VARIABLES",
+    "STALE_EMPTY_S",
     "cache_environment",
     "remove_caches_of",
     "remove_if_unused",
@@ -85,10 +87,49 @@ def workspace_cache_folder(root: str, environ: Mapping[str, str] = os.environ) -
     return os.path.join(base, "rein", "sandbox", f"{name}-{digest}")
 
 
+#: An empty cache folder untouched this long is a leftover (its session's
+#: process was killed before it could remove it): removed when another
+#: workspace's folder is made.
+STALE_EMPTY_S = 24 * 3600
+
+
+def _remove_stale_empty(parent: str, keep: str) -> None:
+    """Remove the empty folders of ``parent`` (never ``keep``, never a link,
+    only this user's) untouched for :data:`STALE_EMPTY_S`: a session killed
+    before its sandbox was dropped leaves its unused folder behind (a test
+    suite that kills its servers, hundreds of them)."""
+    now = time.time()
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(parent, name)
+        if path == keep:
+            continue
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if (
+            stat.S_ISDIR(info.st_mode)
+            and info.st_uid == os.getuid()
+            and info.st_nlink == 2  # no subfolder
+            and now - info.st_mtime > STALE_EMPTY_S
+        ):
+            with contextlib.suppress(OSError):
+                os.rmdir(path)  # fails unless empty
+
+
 def _own_folder(path: str) -> bool:
-    """``path`` is a real folder (not a link) of this user's, made if missing."""
-    with contextlib.suppress(FileExistsError):
+    """``path`` is a real folder (not a link) of this user's, made if missing
+    (then the stale empty ones beside it go)."""
+    try:
         os.makedirs(path, mode=0o700)
+    except FileExistsError:
+        pass
+    else:
+        _remove_stale_empty(os.path.dirname(path), path)
     try:
         info = os.lstat(path)
     except OSError:
