@@ -26,6 +26,7 @@ from rein.harness.errors import ConfigError
 from rein.mcp.client import McpConnection
 from rein.mcp.config import McpServerSpec
 from rein.process.kept import KeptProcessLauncher
+from rein.process.preview import SubprocessPreviewFactory
 from rein.process.runner import SubprocessRunner
 from rein.sandboxing import SandboxSettings
 from rein.sandboxing.others import OtherCommandsSandbox
@@ -366,3 +367,66 @@ async def test_an_installs_cargo_home_is_its_own_with_the_persons_configuration(
     assert "you're using offline mode" in result.output, result.output
     assert (cargo_home / ".package-cache").exists()
     assert sorted(os.listdir(outside / ".cargo")) == ["config.toml", "credentials.toml"]
+
+
+async def test_a_gate_command_the_sandbox_stopped_says_so(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by ``npm test`` as the runtime gate: nyc wrote a folder in the
+    home (read-only inside) and the gate's blocker was a bare EROFS, which
+    the model took for its own bug. The note says it was the sandbox, and
+    which settings the person can change (the model cannot)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(outside / "xdg"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
+    target = outside / ".node-spawn-wrap"
+    failed = await runner.run(f"mkdir {target}", timeout_s=60)
+    assert failed.exit_code != 0 and not target.exists()
+    assert "Read-only file system" in failed.output
+    note = failed.output.rstrip().splitlines()[-1]
+    assert note.startswith("[The command ran in Rein's sandbox: it may write only in ")
+    assert "`sandbox.writable`" in note and "`sandbox.also`" in note
+    assert f"the build caches ({outside / 'xdg' / 'rein' / 'sandbox'}/ws-" in note
+    assert "unsandboxed: true" not in note  # run_command's way out, not a gate's
+    plain = await runner.run("exit 3", timeout_s=60)
+    assert plain.exit_code == 3 and plain.output == ""
+    outside_runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ()))
+    unsandboxed = await outside_runner.run(f"ls {outside}/missing", timeout_s=60)
+    assert unsandboxed.exit_code != 0 and "Rein's sandbox" not in unsandboxed.output
+
+
+async def test_what_a_gate_or_the_preview_creates_in_a_protected_path_is_moved_aside(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by use: under the default, a conftest the model wrote made
+    ``.git/config`` (a ``core.fsmonitor`` the person's git runs) and
+    ``.vscode/settings.json`` in a workspace that had neither, from the tests
+    gate's sandbox, and they stayed (only run_command's were moved aside)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(outside / "xdg"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    runner = SubprocessRunner(str(root), sandbox=_sandbox(root, "gates", ("gates",)))
+    plant = (
+        "mkdir -p .git .vscode && printf '[core]\\n\\tfsmonitor = evil\\n' > .git/config"
+        " && echo '{}' > .vscode/settings.json"
+    )
+    result = await runner.run(plant, timeout_s=60)
+    assert result.exit_code == 0, result.output
+    assert not (root / ".git").exists() and not (root / ".vscode" / "settings.json").exists()
+    assert (root / ".git.rein-quarantine" / "config").read_text().endswith("evil\n")
+    assert ".git (now .git.rein-quarantine)" in result.output
+    assert "`sandbox.also`" in result.output and "unsandboxed" not in result.output
+    # The person's own .git, made after that command, stays at the next one.
+    (root / ".git").mkdir()
+    again = await runner.run("true", timeout_s=60)
+    assert (root / ".git").is_dir() and "moved it aside" not in again.output
+    # The preview: what it made goes when it ends.
+    factory = SubprocessPreviewFactory(
+        str(root), sandbox=_sandbox(root, "preview", ("gates", "preview"))
+    )
+    preview = await factory.start("echo '{}' > .mcp.json && echo made && sleep 30")
+    assert await preview.read_line() == "made"
+    assert (root / ".mcp.json").exists()
+    await preview.stop(2.0)
+    assert not (root / ".mcp.json").exists() and (root / ".mcp.json.rein-quarantine").exists()

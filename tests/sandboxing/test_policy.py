@@ -63,6 +63,7 @@ def test_the_policy_hides_secrets_and_keeps_gits_and_reins_files_read_only() -> 
         "/ws/.gitmodules",
         "/ws/.vscode/settings.json",
         "/ws/.vscode/mcp.json",
+        "/ws/.vscode/tasks.json",  # a folderOpen task runs when the folder opens
         "/ws/.mcp.json",
     )
     assert policy.writable == ("/opt/cache",)  # a folder that is not there is left out

@@ -128,6 +128,25 @@ class ProcessSandbox(Protocol):
         command may also write (the tests gate's shadow tree)."""
         ...
 
+    def protected_missing(self) -> list[str]:
+        """Taken before a command starts: the workspace's protected paths
+        (``.git``, ``.vscode/settings.json``, ``.mcp.json``, ...) that do not
+        exist, when the command runs sandboxed (else none)."""
+        ...
+
+    def move_aside(self, missing: Sequence[str]) -> str | None:
+        """After the command ended: those of ``missing`` it created are
+        moved aside (the sandbox cannot mount over a missing path); a note
+        saying so, else None."""
+        ...
+
+    def failure_note(self, output: str) -> str | None:
+        """For a command that failed with ``output``: when it ran in the
+        sandbox and the sandbox may be why (a write outside the writable
+        folders, a network call), a note saying so and which settings open
+        it (the model cannot); else None."""
+        ...
+
 
 # --------------------------------------------------------------------- preview
 

@@ -15,6 +15,7 @@ from rein.harness.errors import ReinError
 from rein.isolation._git import GitError, git
 from rein.isolation.registry import IsolatedRecord, Registry
 from rein.process.environment import remember_git_location
+from rein.sandboxing.caches import remove_caches_of
 
 __all__ = ["remove_isolated", "sweep"]
 
@@ -35,8 +36,11 @@ def _registered(top: Path, tree: Path) -> bool:
 def remove_isolated(registry: Registry, record: IsolatedRecord) -> None:
     """The copy, its worktree registration and the record, gone. Only what
     lies inside the registry's own place for the session is removed: the
-    worktree is the session's ``tree/`` and must be one git lists."""
+    worktree is the session's ``tree/`` and must be one git lists. The
+    sandbox's build caches of the copy go too (a copy's path is never used
+    again: each run's would stay, hundreds of MB for a real Go module)."""
     place = registry.place(record.session_id)
+    remove_caches_of(str(record.root))
     tree = place / "tree"
     if record.kind == "git":
         top = Path(record.top)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -31,6 +32,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -117,9 +119,16 @@ class SubprocessPreview:
     """A PreviewProcess over an anyio process in its own process group."""
 
     def __init__(
-        self, process: Process, root: str | None = None, wrapper: str | None = None
+        self,
+        process: Process,
+        root: str | None = None,
+        wrapper: str | None = None,
+        ended: Callable[[], object] | None = None,
     ) -> None:
         self._process = process
+        #: Called once when the program has ended (the sandbox moves aside
+        #: what it created where a protected path was missing).
+        self._ended = ended
         self._root = os.path.realpath(root) if root is not None else None
         #: The sandbox's program the command runs under (bubblewrap), resolved;
         #: None: not sandboxed.
@@ -158,8 +167,15 @@ class SubprocessPreview:
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 self._eof = True
 
+    def _end(self) -> None:
+        ended, self._ended = self._ended, None
+        if ended is not None:
+            ended()
+
     async def wait(self) -> int:
-        return await self._process.wait()
+        code = await self._process.wait()
+        self._end()
+        return code
 
     def send_signal(self, signum: int) -> None:
         """``signum`` to the program's processes (a reload). In the sandbox,
@@ -182,6 +198,7 @@ class SubprocessPreview:
         with anyio.CancelScope(shield=True):
             await kill_process_group(self._process, grace_s)
             _LIVE.discard(self._process.pid)
+            self._end()
             if self._process.stdout is not None:
                 with contextlib.suppress(Exception):
                     await self._process.stdout.aclose()
@@ -190,6 +207,7 @@ class SubprocessPreview:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
         _LIVE.discard(self._process.pid)
+        self._end()
 
     def files_open_for_writing(self) -> set[str]:
         """Workspace-relative paths of the files in the workspace that a
@@ -239,7 +257,11 @@ class SubprocessPreviewFactory:
         env = child_environment({"PYTHONUNBUFFERED": "1", **self.env}, cwd=self.root)
         argv = ["bash", "-c", command]
         wrapper = None
+        ended: Callable[[], object] | None = None
         if self.sandbox is not None:
+            # What it creates where a protected path is missing goes when it
+            # ends (the sandbox logs it).
+            ended = functools.partial(self.sandbox.move_aside, self.sandbox.protected_missing())
             wrapped = self.sandbox.wrap(argv, cwd=self.root)
             if wrapped != argv:
                 wrapper = _program(wrapped[0])
@@ -255,7 +277,7 @@ class SubprocessPreviewFactory:
         )
         _LIVE.add(process.pid)
         log.info("preview started: pid %s: %s", process.pid, command)
-        return SubprocessPreview(process, self.root, wrapper)
+        return SubprocessPreview(process, self.root, wrapper, ended)
 
     async def http_ready(self, url: str, timeout_s: float) -> bool:
         parts = urlsplit(url)

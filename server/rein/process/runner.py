@@ -2,7 +2,12 @@
 
 Runs ``bash -c`` in the workspace root in its own process group and ends the
 whole group on timeout or cancellation, keeping head and tail of the output.
-With a ``sandbox`` (``sandbox.also``) the command runs inside it.
+With a ``sandbox`` (``sandbox.also``) the command runs inside it, and a
+failure the sandbox may have caused ends with its note (a gate's blocker
+shows it: the model and the person see why, e.g. a test tool that writes
+the home folder). When it ends, what it created where a protected path
+was missing (a conftest's ``.git/config``) is moved aside, and the output
+says so.
 """
 
 from __future__ import annotations
@@ -40,7 +45,9 @@ class SubprocessRunner:
         started = time.monotonic()
         buffer = OutputBuffer(self.head_chars, self.tail_chars)
         argv = ["bash", "-c", command]
+        missing: list[str] = []
         if self.sandbox is not None:
+            missing = self.sandbox.protected_missing()
             argv = self.sandbox.wrap(argv, cwd=self.root, writable=writable)
         if argv[:2] == ["bash", "-c"]:
             # Not sandboxed: what it leaves in a session of its own (setsid)
@@ -69,9 +76,17 @@ class SubprocessRunner:
             with anyio.CancelScope(shield=True):
                 await kill_process_group(process, grace_s=2.0)
         code = process.returncode if process.returncode is not None else -1
+        output = buffer.text()
+        if self.sandbox is not None:
+            notes = [self.sandbox.move_aside(missing)]
+            if code != 0 and not timed_out:
+                notes.append(self.sandbox.failure_note(output))
+            for note in notes:
+                if note is not None:
+                    output = f"{output.rstrip()}\n{note}\n"
         return CommandResult(
             exit_code=code,
-            output=buffer.text(),
+            output=output,
             timed_out=timed_out,
             duration_s=time.monotonic() - started,
         )

@@ -19,6 +19,13 @@ that names no absolute path (``GOCACHE=off``). Module and crate stores
 person's, read-only (a download needs ``sandbox.writable`` for them). The
 dependency installs' sandbox keeps its own caches in its temporary folder
 (:data:`rein.sandboxing.others.INSTALL_CACHES`).
+
+pnpm's store is named by ``npm_config_store_dir``, which npm (11) does not
+know: every npm command it reaches warns ``Unknown env config
+"store-dir"`` (and says it will stop working), in the gates' output the
+model reads too. So the variable is set only in a workspace that uses pnpm
+(:func:`uses_pnpm`: a ``pnpm-lock.yaml`` or ``pnpm-workspace.yaml`` in its
+root), here and in the installs' sandbox.
 """
 
 from __future__ import annotations
@@ -28,11 +35,22 @@ import hashlib
 import logging
 import os
 import posixpath
+import shutil
 import stat
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["BUILD_CACHES", "cache_environment", "remove_if_unused", "workspace_cache_folder"]
+__all__ = [
+    "BUILD_CACHES",
+    "PNPM_VARIABLES",
+    "STALE_EMPTY_S",
+    "cache_environment",
+    "remove_caches_of",
+    "remove_if_unused",
+    "uses_pnpm",
+    "workspace_cache_folder",
+]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +66,17 @@ BUILD_CACHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("uv", ("UV_CACHE_DIR",)),
 )
 
+#: The variables that name pnpm's store: set only where pnpm is used.
+PNPM_VARIABLES = frozenset({"npm_config_store_dir", "NPM_CONFIG_STORE_DIR"})
+#: The files that say a workspace uses pnpm.
+PNPM_MARKERS = ("pnpm-lock.yaml", "pnpm-workspace.yaml")
+
+
+def uses_pnpm(root: str) -> bool:
+    """The workspace ``root`` uses pnpm (its lock file or workspace file is
+    in the root)."""
+    return any(os.path.isfile(os.path.join(root, name)) for name in PNPM_MARKERS)
+
 
 def workspace_cache_folder(root: str, environ: Mapping[str, str] = os.environ) -> str:
     """Where the sandboxed commands of the workspace ``root`` keep their
@@ -58,10 +87,49 @@ def workspace_cache_folder(root: str, environ: Mapping[str, str] = os.environ) -
     return os.path.join(base, "rein", "sandbox", f"{name}-{digest}")
 
 
+#: An empty cache folder untouched this long is a leftover (its session's
+#: process was killed before it could remove it): removed when another
+#: workspace's folder is made.
+STALE_EMPTY_S = 24 * 3600
+
+
+def _remove_stale_empty(parent: str, keep: str) -> None:
+    """Remove the empty folders of ``parent`` (never ``keep``, never a link,
+    only this user's) untouched for :data:`STALE_EMPTY_S`: a session killed
+    before its sandbox was dropped leaves its unused folder behind (a test
+    suite that kills its servers, hundreds of them)."""
+    now = time.time()
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(parent, name)
+        if path == keep:
+            continue
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if (
+            stat.S_ISDIR(info.st_mode)
+            and info.st_uid == os.getuid()
+            and info.st_nlink == 2  # no subfolder
+            and now - info.st_mtime > STALE_EMPTY_S
+        ):
+            with contextlib.suppress(OSError):
+                os.rmdir(path)  # fails unless empty
+
+
 def _own_folder(path: str) -> bool:
-    """``path`` is a real folder (not a link) of this user's, made if missing."""
-    with contextlib.suppress(FileExistsError):
+    """``path`` is a real folder (not a link) of this user's, made if missing
+    (then the stale empty ones beside it go)."""
+    try:
         os.makedirs(path, mode=0o700)
+    except FileExistsError:
+        pass
+    else:
+        _remove_stale_empty(os.path.dirname(path), path)
     try:
         info = os.lstat(path)
     except OSError:
@@ -86,7 +154,10 @@ def cache_environment(
         return None, [], []
     setting: list[tuple[str, str]] = []
     unsetting: list[str] = []
+    pnpm = uses_pnpm(root)
     for name, variables in BUILD_CACHES:
+        if not pnpm and PNPM_VARIABLES.issuperset(variables):
+            continue  # npm would warn of an unknown setting
         chosen = next((environ[v] for v in variables if environ.get(v)), None)
         if chosen is not None and (not os.path.isabs(chosen) or _under(chosen, writable)):
             continue  # the person's, and usable inside as it is
@@ -100,3 +171,17 @@ def remove_if_unused(folder: str) -> None:
     workspace leaves no empty cache folder behind)."""
     with contextlib.suppress(OSError):
         os.rmdir(folder)
+
+
+def remove_caches_of(root: str, environ: Mapping[str, str] = os.environ) -> None:
+    """Remove the build caches of the workspace ``root`` when it goes for
+    good (an isolated run's copy, :func:`rein.isolation.cleanup.remove_isolated`):
+    its path is never used again, so they would only fill the disk. Only a
+    real folder of this user's is removed (never where a link points)."""
+    folder = workspace_cache_folder(root, environ)
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+        shutil.rmtree(folder, ignore_errors=True)

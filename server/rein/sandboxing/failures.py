@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["failure_note", "unresolved_hosts"]
+__all__ = ["OTHER_LEAVE", "failure_note", "unresolved_hosts"]
 
 #: What the sandbox's refusals look like (its mounts are read-only, it
 #: forbids mounts and signals outside, its mount points cannot be moved);
@@ -58,10 +58,21 @@ _LEAVE = (
 )
 
 
-def failure_note(output: str, writable: str, hosts: str = "") -> str | None:
+#: The way out for the other commands (gates, installs): the model cannot
+#: take them out of the sandbox, the person's settings can.
+OTHER_LEAVE = (
+    "The model cannot change that; the person can let these commands write a folder "
+    "(`sandbox.writable`), reach a host (`sandbox.network`) or run outside the sandbox "
+    "(`sandbox.also`)."
+)
+
+
+def failure_note(output: str, writable: str, hosts: str = "", leave: str = _LEAVE) -> str | None:
     """The note for a failed command's ``output`` (None: the sandbox is not
     a likely cause). ``writable`` lists the writable folders, ``hosts`` the
-    hosts of ``sandbox.network`` (empty: no network)."""
+    hosts of ``sandbox.network`` (empty: no network); ``leave`` says how the
+    command can run outside (run_command's ``unsandboxed``; the other
+    commands': :data:`OTHER_LEAVE`)."""
     started = _START.match(output.lstrip())
     if started is not None:
         return (
@@ -85,4 +96,4 @@ def failure_note(output: str, writable: str, hosts: str = "") -> str | None:
             causes.append("it has no network (not even the loopback of the machine)")
     if not causes:
         return None
-    return f"[The command ran in Rein's sandbox: {'; '.join(causes)}. {_LEAVE}]"
+    return f"[The command ran in Rein's sandbox: {'; '.join(causes)}. {leave}]"

@@ -22,14 +22,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from rein.sandboxing.bwrap import bwrap_argv
-from rein.sandboxing.caches import cache_environment, remove_if_unused
+from rein.sandboxing.caches import PNPM_VARIABLES, cache_environment, remove_if_unused, uses_pnpm
 from rein.sandboxing.failures import failure_note, unresolved_hosts
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts, host_name
 from rein.sandboxing.settings import SandboxSettings
 
-__all__ = ["FORWARDER", "BwrapSandbox", "command_sandbox"]
+__all__ = ["FORWARDER", "BwrapSandbox", "command_sandbox", "move_aside"]
 
 #: The forwarder the sandbox starts when it has an allowlist proxy.
 FORWARDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forwarder.py")
@@ -166,7 +166,12 @@ class BwrapSandbox:
                 "--",
                 *argv,
             ]
-        environment = [(name, os.path.join(policy.temp_dir, rel)) for name, rel in self.in_temp]
+        pnpm = uses_pnpm(self.root)
+        environment = [
+            (name, os.path.join(policy.temp_dir, rel))
+            for name, rel in self.in_temp
+            if pnpm or name not in PNPM_VARIABLES
+        ]
         unset: list[str] = []
         if self.build_caches:
             writable = (policy.root, policy.temp_dir, *policy.writable)
@@ -187,33 +192,57 @@ class BwrapSandbox:
             unset=unset,
         )
 
-    def failure_note(self, output: str) -> str | None:
+    def failure_note(self, output: str, leave: str | None = None) -> str | None:
+        """``leave``: how the command can run outside, when it is not
+        run_command's (:data:`rein.sandboxing.failures.OTHER_LEAVE`)."""
         policy = self.policy()
+        caches = [f"the build caches ({self._caches})"] if self._caches is not None else []
         writable = ", ".join(
-            [f"the workspace ({policy.root})", f"$TMPDIR ({policy.temp_dir})", *policy.writable]
+            [
+                f"the workspace ({policy.root})",
+                f"$TMPDIR ({policy.temp_dir})",
+                *caches,
+                *policy.writable,
+            ]
         )
         if not self._proxies and not self.share_network:
             self._unresolved = [h for h in unresolved_hosts(output) if h not in self._hosts]
-        return failure_note(output, writable, ", ".join(sorted(self._hosts)))
+        hosts = ", ".join(sorted(self._hosts))
+        if leave is not None:
+            return failure_note(output, writable, hosts, leave)
+        return failure_note(output, writable, hosts)
 
     def after_run(self) -> str | None:
-        created = sorted(p for p in self._missing if os.path.lexists(p))
+        missing = sorted(self._missing)
         self._missing.clear()
-        moved = [_quarantine(path) for path in created]
-        if not moved:
-            return None
-        names = ", ".join(
-            f"{os.path.relpath(p, self.root)} (now {os.path.relpath(m, self.root)})"
-            for p, m in zip(created, moved, strict=True)
-            if m is not None
+        return move_aside(self.root, missing)
+
+
+def move_aside(root: str, missing: Sequence[str], leave: str | None = None) -> str | None:
+    """Move aside those of the protected paths ``missing`` (absolute, in the
+    workspace ``root``) that exist now: a sandboxed command created them. A
+    note saying so (``leave``: how the command can do that instead; by
+    default run_command's ``unsandboxed``), else None."""
+    created = [p for p in missing if os.path.lexists(p)]
+    moved = [_quarantine(path) for path in created]
+    if not moved:
+        return None
+    names = ", ".join(
+        f"{os.path.relpath(p, root)} (now {os.path.relpath(m, root)})"
+        for p, m in zip(created, moved, strict=True)
+        if m is not None
+    )
+    return (
+        f"[The command created {names or ', '.join(created)}, which the sandbox "
+        "protects (git's repository and Rein's and the editor's configuration cannot "
+        "be made in it); Rein moved it aside, where nothing reads it. "
+        + (
+            leave
+            or "If the command needs that, call run_command again with `unsandboxed: true` "
+            "and a `reason` (the person is asked, every time)."
         )
-        return (
-            f"[The command created {names or ', '.join(created)}, which the sandbox "
-            "protects (git's repository and Rein's and the editor's configuration cannot "
-            "be made in it); Rein moved it aside, where nothing reads it. If the command "
-            "needs that, call run_command again with `unsandboxed: true` and a `reason` "
-            "(the person is asked, every time).]"
-        )
+        + "]"
+    )
 
 
 def _quarantine(path: str) -> str | None:

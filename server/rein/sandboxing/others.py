@@ -47,7 +47,9 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 
-from rein.sandboxing.local import BwrapSandbox
+from rein.sandboxing.failures import OTHER_LEAVE
+from rein.sandboxing.local import BwrapSandbox, move_aside
+from rein.sandboxing.policy import READ_ONLY_IN_WORKSPACE
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import REGISTRY_PRESETS
 from rein.sandboxing.settings import ALSO_KINDS, SandboxSettings
@@ -57,7 +59,8 @@ __all__ = ["CARGO_CONFIG_FILES", "INSTALL_CACHES", "OtherCommandsSandbox"]
 log = logging.getLogger(__name__)
 
 #: The package managers' cache variables, pointed at ``caches/<name>`` in
-#: the install sandbox's temporary folder.
+#: the install sandbox's temporary folder (pnpm's store only in a workspace
+#: that uses pnpm: :func:`rein.sandboxing.caches.uses_pnpm`).
 INSTALL_CACHES: tuple[tuple[str, str], ...] = (
     ("npm_config_cache", "npm"),
     ("npm_config_store_dir", "pnpm-store"),
@@ -167,3 +170,31 @@ class OtherCommandsSandbox:
             else:
                 scratch.append(real)
         return sandbox.wrap(argv, cwd=cwd, writable=scratch)
+
+    def protected_missing(self) -> list[str]:
+        """The protected paths of the workspace (``.git``,
+        ``.vscode/settings.json``, ...) that do not exist now, when this
+        kind's commands run sandboxed (else none): the sandbox cannot mount
+        over them, so what a command creates there is moved aside when it
+        ends (:meth:`move_aside`)."""
+        if self.sandbox() is None:
+            return []
+        paths = (os.path.join(self.root, p) for p in READ_ONLY_IN_WORKSPACE)
+        return [p for p in paths if not os.path.lexists(p)]
+
+    def move_aside(self, missing: Sequence[str]) -> str | None:
+        """After a command that started while ``missing`` (from
+        :meth:`protected_missing`) did not exist ended: those that exist
+        now are moved aside, as after ``run_command``'s; a note saying so
+        (and logged), else None."""
+        note = move_aside(self.root, missing, OTHER_LEAVE)
+        if note is not None:
+            log.warning("sandbox (%s): %s", self.kind, note)
+        return note
+
+    def failure_note(self, output: str) -> str | None:
+        """For a command of this kind that failed with ``output`` in the
+        sandbox: a note when the sandbox may be why (what it may write and
+        reach, and the settings that open it), else None."""
+        sandbox = self.sandbox()
+        return None if sandbox is None else sandbox.failure_note(output, OTHER_LEAVE)

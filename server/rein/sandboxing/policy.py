@@ -30,13 +30,16 @@ __all__ = ["HIDDEN_SYSTEM_PATHS", "READ_ONLY_IN_WORKSPACE", "SandboxPolicy", "sa
 
 #: Paths inside the workspace that stay read-only in the sandbox: what runs
 #: commands for the person later (all of git's repository: hooks,
-#: configuration, ``commondir``, submodules) and Rein's own configuration.
+#: configuration, ``commondir``, submodules; the editor's settings, MCP
+#: servers and tasks, whose ``runOn: "folderOpen"`` runs when the folder
+#: is opened) and Rein's own configuration.
 READ_ONLY_IN_WORKSPACE: tuple[str, ...] = (
     ".git",
     ".gitmodules",
     ".rein",
     ".vscode/settings.json",
     ".vscode/mcp.json",
+    ".vscode/tasks.json",
     ".mcp.json",
 )
 
