@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["GuardedReader", "problem_answer"]
 
@@ -70,7 +71,8 @@ class GuardedReader(asyncio.StreamReader):
         self._source = source
         self._answer = answer
 
-    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+    # ``separator``: typeshed's private buffer protocol; the SDK passes b"\n".
+    async def readuntil(self, separator: Any = b"\n") -> bytes:
         while True:
             try:
                 line = await self._whole_line(separator)
@@ -88,7 +90,7 @@ class GuardedReader(asyncio.StreamReader):
     async def readexactly(self, n: int) -> bytes:
         return await self._source.readexactly(n)
 
-    async def _whole_line(self, separator: bytes) -> bytes:
+    async def _whole_line(self, separator: Any) -> bytes:
         chunks: list[bytes] = []
         while True:
             try:
