@@ -262,7 +262,10 @@ async def _judge(
 def _pytest_runs(case: Case) -> str:
     """Each pytest run's time in a verdict, for the progress lines."""
     runs = [(n.removesuffix("_pytest"), t) for n, t in case.phases.items() if n.endswith("_pytest")]
-    return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runs) or "no pytest run"
+    shown = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runs) or "no pytest run"
+    if "after_first" in case.phases:  # the waves' wait after the first run
+        shown += f"; after the first {case.phases['after_first']:.2f} s"
+    return shown
 
 
 #: How the gate's detail names the pre-existing and the flaky tests.
