@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rein.process.kept import KeptProcessLauncher
-from rein.testgate.waves import failing_ids
+from rein.testgate.waves import Progress, read_lines
 from tests.fakes.workspace import FakeWorkspace
 from tests.testgate.projects import changed, gate_for, project, verdict
 
@@ -20,10 +20,14 @@ def _tests(marks: Path) -> str:
     """test_a and test_c fail with the change; test_a leaves a mark of
     each run (its tree's VALUE: 1 in the baseline, 2 in the re-run);
     test_b, which runs between them, passes once test_a ran again and in
-    the baseline, and waits up to 20 s for that."""
+    the baseline, and waits up to 20 s for that. test_0 takes a second:
+    the run looks long enough for a wave when test_a fails."""
     return (
         "import time\nfrom pathlib import Path\n\nimport mod\n\n"
         f"MARKS = Path({str(marks)!r})\n\n\n"
+        "def test_0():\n"
+        "    assert mod.VALUE\n"
+        "    time.sleep(1)\n\n\n"
         "def test_a():\n"
         "    (MARKS / f'a{mod.VALUE}-{time.monotonic_ns()}').touch()\n"
         "    assert mod.VALUE == 1\n\n\n"
@@ -63,7 +67,7 @@ async def test_the_failing_tests_are_judged_while_the_first_run_goes_on(
     # while it waited (without the waves, it failed, and passed on its own
     # re-run: "flaky").
     assert "flaky" not in outcome.detail, outcome.detail
-    assert outcome.detail.startswith("1 of 3 tests passed"), outcome.detail
+    assert outcome.detail.startswith("2 of 4 tests passed"), outcome.detail
     # test_c failed after the first wave started: a second wave judged it.
     assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
         "tests/test_m.py::test_a",
@@ -72,13 +76,45 @@ async def test_the_failing_tests_are_judged_while_the_first_run_goes_on(
     assert gate.timings["waves"] == 2
 
 
-def test_the_failures_are_read_from_whole_lines_of_the_report() -> None:
+def test_the_failures_and_the_progress_are_read_from_whole_lines_of_the_report() -> None:
     lines = [
         b'{"kind": "start"}',
+        b'{"kind": "collected", "count": 4, "at": 12.5}',
         b'{"kind": "test", "nodeid": "t.py::a", "when": "call", "outcome": "passed"}',
+        b'{"kind": "test", "nodeid": "t.py::a", "when": "teardown", "outcome": "passed"}',
         b'{"kind": "test", "nodeid": "t.py::b", "when": "setup", "outcome": "failed"}',
         b'{"kind": "collect", "nodeid": "u.py", "outcome": "failed"}',
         b'{"kind": "test", "nodeid": "t.py::c", "when": "call", "outc',
     ]
+    progress = Progress()
 
-    assert failing_ids(lines) == ["t.py::b", "u.py"]
+    assert read_lines(lines, progress) == ["t.py::b", "u.py"]
+    assert (progress.total, progress.collected_at, progress.done) == (4, 12.5, 1)
+    assert progress.failing == ["t.py::b", "u.py"]
+
+
+async def test_a_short_first_run_leaves_its_failures_to_one_wave_after_it(
+    tmp_path: Path,
+) -> None:
+    # test_b takes longer than the run looked to have left when test_a
+    # failed: a wave started then would still run when test_c fails.
+    tests = (
+        "import time\n\nimport mod\n\n\n"
+        "def test_a():\n    assert mod.VALUE == 1\n\n\n"
+        "def test_b():\n    assert mod.VALUE\n    time.sleep(0.5)\n\n\n"
+        "def test_c():\n    assert mod.VALUE == 1\n"
+    )
+    root = project(tmp_path / "proj", {"mod.py": MOD, "tests/test_m.py": tests})
+    workspace = FakeWorkspace({"mod.py": MOD}, root=str(root))
+    gate = gate_for(root)
+    try:
+        await changed(gate, workspace, "mod.py", "VALUE = 2\n")
+        outcome = await verdict(gate, workspace, "mod.py")
+    finally:
+        await gate.close()
+
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_m.py::test_a",
+        "tests/test_m.py::test_c",
+    ]
+    assert gate.timings["waves"] == 1

@@ -268,6 +268,12 @@ def _pytest_runs(case: Case) -> str:
     return shown
 
 
+def _not_by_coverage(detail: str) -> str:
+    """Why the gate's ``detail`` says coverage did not choose the tests."""
+    _, found, why = detail.partition("not by coverage: ")
+    return f"not by coverage: {why[:300]}" if found else "not by coverage"
+
+
 #: How the gate's detail names the pre-existing and the flaky tests.
 PRE_EXISTING = "failing before the run too (not blocking)"
 FLAKY = "flaky, passed on a re-run (not blocking)"
@@ -359,6 +365,9 @@ async def _verdicts(
             f"{'caught' if case.caught else 'MISSED'} in {case.verdict_s:.2f} s "
             f"({_pytest_runs(case)}; repair {case.repair_s or 0:.2f} s)"
             + (f", false: {case.false_blockers}" if case.false_blockers else "")
+            # Why a seed was missed, or not chosen by coverage: the gate's own words.
+            + ("" if case.caught else f"; broken: {case.truth[:3]}; detail: {case.detail}")
+            + (f"; {_not_by_coverage(case.detail)}" if case.caught and not case.by_coverage else "")
         )
         await clock.after(len(cases), limit)
     special = await _special(gate, root, project.tests, cases[0]) if cases else {}

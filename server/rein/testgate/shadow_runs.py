@@ -32,7 +32,7 @@ from rein.testgate.recorder import RawCoverage
 from rein.testgate.runner import REPORT, RunnerSpec, TestRun, run_tests
 from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
 from rein.testgate.warm import WarmPytest
-from rein.testgate.waves import Waves, watch_report
+from rein.testgate.waves import WAVE_GUESS_S, Waves, watch_report
 
 __all__ = ["TREES", "WARM_WAIT_S", "ShadowRuns"]
 
@@ -79,6 +79,9 @@ class ShadowRuns:
         #: The last verdict's runs that the warm pytest ran (not those its
         #: client ran cold: the detail says why for the first run).
         self.warm_runs: set[str] = set()
+        #: What the last wave of re-runs and baseline runs took
+        #: (:mod:`rein.testgate.waves`).
+        self.wave_s = WAVE_GUESS_S
 
     def reset(self) -> None:
         """A new verdict: its phases and warm runs start empty."""
