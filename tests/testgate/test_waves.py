@@ -18,7 +18,8 @@ MOD = "VALUE = 1\n"
 
 def _tests(marks: Path) -> str:
     """test_a and test_c fail with the change; test_a leaves a mark of
-    each run (its tree's VALUE: 1 in the baseline, 2 in the re-run);
+    each run (its tree's VALUE: 1 in the baseline, 2 in the re-run, and
+    when it started and ended: it takes half a second);
     test_b, which runs between them, passes once test_a ran again and in
     the baseline, and waits up to 20 s for that. test_0 takes a second:
     the run looks long enough for a wave when test_a fails."""
@@ -29,7 +30,9 @@ def _tests(marks: Path) -> str:
         "    assert mod.VALUE\n"
         "    time.sleep(1)\n\n\n"
         "def test_a():\n"
-        "    (MARKS / f'a{mod.VALUE}-{time.monotonic_ns()}').touch()\n"
+        "    started = time.monotonic_ns()\n"
+        "    time.sleep(0.5)\n"
+        "    (MARKS / f'a{mod.VALUE}-{started}-{time.monotonic_ns()}').touch()\n"
         "    assert mod.VALUE == 1\n\n\n"
         "def test_b():\n"
         "    assert mod.VALUE in (1, 2)\n"
@@ -74,6 +77,15 @@ async def test_the_failing_tests_are_judged_while_the_first_run_goes_on(
         "tests/test_m.py::test_c",
     ]
     assert gate.timings["waves"] == 2
+    # Beside the first run, the re-run and then the baseline: one process
+    # at a time, not two (2 cores: the first run's and one more).
+    spans = {}
+    for mark in marks.iterdir():
+        value, started, ended = mark.name.split("-")
+        spans.setdefault(value, []).append((int(started), int(ended)))
+    rerun = sorted(spans["a2"])[1]  # the first run's came first
+    (baseline,) = spans["a1"]
+    assert rerun[1] <= baseline[0] or baseline[1] <= rerun[0], (rerun, baseline)
 
 
 def test_the_failures_and_the_progress_are_read_from_whole_lines_of_the_report() -> None:

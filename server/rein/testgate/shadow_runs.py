@@ -110,10 +110,12 @@ class ShadowRuns:
         deadline: float,
         *,
         again_in: str = "now",
+        one_by_one: bool = False,
     ) -> tuple[TestRun, TestRun]:
         """The failing tests run again in the tree ``again_in`` (made fresh:
         what the first run left behind changes nothing) and, at the same
-        time, in the shadow of the workspace before the run (``baseline``)."""
+        time (``one_by_one``: after it), in the shadow of the workspace
+        before the run (``baseline``)."""
         ids = self.ids(failing)
         # Their whole files, of which only the failing tests run: a test
         # the run added is not there, and pytest refuses a node id it
@@ -130,6 +132,9 @@ class ShadowRuns:
             )
             return then
 
+        if one_by_one:
+            again, _ = await self.run_in("rerun", again_in, overlay, ids, deadline)
+            return again, await before()
         try:
             async with asyncio.TaskGroup() as group:
                 again = group.create_task(self.run_in("rerun", again_in, overlay, ids, deadline))
