@@ -133,8 +133,8 @@ class ShadowRuns:
             return then
 
         if one_by_one:
-            again, _ = await self.run_in("rerun", again_in, overlay, ids, deadline)
-            return again, await before()
+            rerun, _ = await self.run_in("rerun", again_in, overlay, ids, deadline)
+            return rerun, await before()
         try:
             async with asyncio.TaskGroup() as group:
                 again = group.create_task(self.run_in("rerun", again_in, overlay, ids, deadline))
