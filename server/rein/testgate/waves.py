@@ -3,9 +3,9 @@
 A blocked verdict used to be the first run, then the failing tests' re-run
 beside their baseline run (two more pytest processes, started when the
 first run ended): the verdict waited for all three one after the other.
-Now the gate reads the first run's report as pytest writes it (a JSON
-line per report, :mod:`rein.testgate.pytest_run`) and, as soon as a test
-fails, runs it again and in the baseline (:meth:`ShadowRuns.again_and_before`)
+Now the gate reads the first run's report as pytest writes it (a JSON line
+per report, :mod:`rein.testgate.pytest_run`) and, as soon as a test fails,
+runs it again and in the baseline (:meth:`ShadowRuns.again_and_before`)
 while the first run goes on: a *wave*. The re-run goes to a third kept
 shadow tree, "again" (the first run still holds "now"), made fresh for
 each wave as before; the baseline to "before". One wave at a time: the
@@ -14,18 +14,20 @@ after the last wave started (or that the stream did not show: a run whose
 report was read only at its end) make a last wave when the first run has
 ended. A wave while the first run goes on runs the re-run, then the
 baseline (one process beside the first run's: on 2 cores, two at once
-beside it slowed it as much as they saved, click's first runs 0.77 →
-1.47 s at a load of 5); a wave after it, both at once. A wave starts before that only when what is left of the first run
-(its tests collected and done so far, from the plugin's lines, and the
-time they took) looks longer than the gate's last wave took: a wave still
-running when the first run ends holds the trees, and the last wave waits
-for it, so on a short first run two waves would cost more than one. So the verdict waits after its first run only for what is left of
-the waves; the tests judged, the re-run's fresh tree and the baseline's
-texts are those of the verdict before (a test's re-run and baseline are
-still one run each). A wave started for a test the finished run does not
-count as failing (a changed test file that does not import: blocking at
-once) judges nothing that is read. The waves are cancelled (their pytest
-processes killed) when the verdict ends another way.
+beside it slowed it as much as they saved, click's first runs 0.77 → 1.47
+s at a load of 5); a wave after it, both at once. A wave starts before
+that only when what is left of the first run (its tests collected and done
+so far, from the plugin's lines, and the time they took) looks longer than
+the gate's last wave took: a wave still running when the first run ends
+holds the trees, and the last wave waits for it, so on a short first run
+two waves would cost more than one. So the verdict waits after its first
+run only for what is left of the waves; the tests judged, the re-run's
+fresh tree and the baseline's texts are as they were before the waves (a
+test's re-run and baseline are still one run each). A wave started for a
+test the finished run does not count as failing (a changed test file that
+does not import: blocking at once) judges nothing that is read. The waves
+are cancelled (their pytest processes killed) when the verdict ends
+another way.
 """
 
 from __future__ import annotations
