@@ -78,10 +78,11 @@ def test_the_bench_scores_two_seeds_and_the_pre_existing_and_flaky_runs(
     later = row["full_suite_runs_s"][1:]
     assert row["full_suite_s"] == pytest.approx(sum(later) / 2, abs=0.011)
     # Where a blocked verdict's time went: the selections and each of its
-    # three runs, timed; every seed narrowed to the tests naming it, and
-    # every run by the warm pytest.
+    # three runs, timed, the wait after the first run and how many waves
+    # of re-runs and baseline runs there were; every seed narrowed to the
+    # tests naming it, and every run by the warm pytest.
     runs = {name.partition("_")[0] for name in row["phases_p50"]}
-    assert runs == {"select", "narrow", "first", "rerun", "baseline"}
+    assert runs == {"select", "narrow", "first", "rerun", "baseline", "after", "waves"}
     assert row["narrowed"] == 2
     assert row["warm_runs"] == row["pytest_runs"] == 6
     # The truth of each seed tried is cached, and the project is as it was.

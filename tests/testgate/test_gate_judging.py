@@ -182,7 +182,14 @@ async def test_the_baseline_runs_only_the_failing_tests_and_the_kept_shadows_see
     # The first run only: neither the re-run nor the baseline ran it.
     assert log.read_text() == "ran\n"
     phases = {f"{run}_{part}" for run in ("first", "rerun", "baseline") for part in RUN_PARTS}
-    assert set(gate.timings) == {"select", "narrow", "first_record", *phases}
+    assert set(gate.timings) == {
+        "select",
+        "narrow",
+        "first_record",
+        "after_first",
+        "waves",
+        *phases,
+    }
     assert all(seconds >= 0 for seconds in gate.timings.values())
 
     # The repair, the same size as the broken text: neither that text nor

@@ -10,7 +10,7 @@ import pytest
 from rein.testgate import narrow as narrow_module
 from rein.testgate.narrow import Narrowed, Narrower
 from rein.testgate.narrow_units import changed_lines
-from tests.testgate.projects import project
+from tests.testgate.projects import project, verdict_on
 
 LIB = (
     '"""The library."""\n\nimport os\n\n\n'
@@ -280,3 +280,44 @@ def test_the_text_before_the_run_is_parsed_once_for_the_runs_verdicts(
         narrowed = narrower.narrow(("tests/test_lib.py",), ("lib.py",), {"lib.py": (LIB, now)})
         assert isinstance(narrowed, Narrowed) and narrowed.names == ("low",)
     assert parsed.count(LIB) == 1
+
+
+async def test_a_method_a_base_class_elsewhere_calls_by_name_keeps_its_callers_tests(
+    tmp_path: Path,
+) -> None:
+    # parso's miss: Normalizer.visit (normalizer.py) calls self.visit_node,
+    # which PEP8Normalizer (pep8.py, which imports normalizer.py, not the
+    # other way round) overrides; the test names neither pep8 nor visit_node.
+    # Neither a module-level statement of a module importing nothing the
+    # change reaches (cli.py) nor a script's main() guard (parso's
+    # fuzz_diff_parser.py) runs what the change reaches at import.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "class Base:\n    def run(self):\n        return self.step()\n",
+        "pkg/cli.py": (
+            "from pkg.base import Base\n\n\ndef main():\n    return Base().run()\n\n\n"
+            "HANDLERS = []\nHANDLERS.append(main)\n"
+        ),
+        "tests/script.py": (
+            "from pkg.impl import Impl\n\n\ndef main():\n    return Impl().run()\n\n\n"
+            "if __name__ == '__main__':\n    main()\n"
+        ),
+        "pkg/impl.py": (
+            "from pkg.base import Base\n\n\nclass Impl(Base):\n"
+            "    def step(self):\n        return 1\n"
+        ),
+        "tests/test_impl.py": (
+            "from pkg.impl import Impl\n\n\n"
+            "def test_step():\n    assert Impl().step() == 1\n\n\n"
+            "def test_run():\n    assert Impl().run() == 1\n"
+        ),
+    }
+    root = project(tmp_path / "proj", files)
+    broken = files["pkg/impl.py"].replace("return 1", "return 2")
+    outcome = await verdict_on(root, "pkg/impl.py", broken)
+
+    assert [b.message.split(" failed")[0] for b in outcome.blockers] == [
+        "tests/test_impl.py::test_step",
+        "tests/test_impl.py::test_run",
+    ]
+    assert "per test: 2 tests" in outcome.detail, outcome.detail

@@ -34,6 +34,8 @@ def test_a_direct_importer_is_selected_with_its_chain(tmp_path: Path) -> None:
         {"tests/test_core.py": ("pkg/core.py", "tests/test_core.py")},
         2,
         modules=("pkg/__init__.py", "pkg/core.py"),
+        # The rest of the project, for the per-test selection's names.
+        others=("pkg/orphan.py", "pkg/other.py", "pkg/util.py"),
     )
 
 

@@ -262,7 +262,16 @@ async def _judge(
 def _pytest_runs(case: Case) -> str:
     """Each pytest run's time in a verdict, for the progress lines."""
     runs = [(n.removesuffix("_pytest"), t) for n, t in case.phases.items() if n.endswith("_pytest")]
-    return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runs) or "no pytest run"
+    shown = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runs) or "no pytest run"
+    if "after_first" in case.phases:  # the waves' wait after the first run
+        shown += f"; after the first {case.phases['after_first']:.2f} s"
+    return shown
+
+
+def _not_by_coverage(detail: str) -> str:
+    """Why the gate's ``detail`` says coverage did not choose the tests."""
+    _, found, why = detail.partition("not by coverage: ")
+    return f"not by coverage: {why[:300]}" if found else "not by coverage"
 
 
 #: How the gate's detail names the pre-existing and the flaky tests.
@@ -356,6 +365,9 @@ async def _verdicts(
             f"{'caught' if case.caught else 'MISSED'} in {case.verdict_s:.2f} s "
             f"({_pytest_runs(case)}; repair {case.repair_s or 0:.2f} s)"
             + (f", false: {case.false_blockers}" if case.false_blockers else "")
+            # Why a seed was missed, or not chosen by coverage: the gate's own words.
+            + ("" if case.caught else f"; broken: {case.truth[:3]}; detail: {case.detail}")
+            + (f"; {_not_by_coverage(case.detail)}" if case.caught and not case.by_coverage else "")
         )
         await clock.after(len(cases), limit)
     special = await _special(gate, root, project.tests, cases[0]) if cases else {}

@@ -23,8 +23,8 @@ that were failing already, and never pass blind.
   (:mod:`rein.testgate.warm`, with a ``launcher``; started at the run's
   first change), else cold.
 * Every pytest run sees a fresh shadow, though not a new copy: the
-  gate keeps two shadow trees (:class:`ShadowTree`), one for
-  the workspace as the run has it (the first run and the re-run) and one
+  gate keeps three shadow trees (:class:`ShadowTree`), two for
+  the workspace as the run has it (the first run; the re-run) and one
   for the workspace before the run (the baseline), and brings one up to
   date before each run (the files that changed since, and whatever a
   run's tests left behind, placed again). They are kept for the next runs
@@ -39,8 +39,9 @@ that were failing already, and never pass blind.
   text): failing there too (or their file not importable there), they are
   *pre-existing* (reported, not blocking); passing there, or absent there
   (the run added them), they are the run's: blockers. That baseline run
-  goes on beside the re-run (two processes at once, both started when the
-  first run ends) and runs only the failing tests of their files.
+  goes on beside the re-run (two processes at once) and runs only the
+  failing tests of their files; both start as soon as a test fails,
+  while the first run goes on (:mod:`rein.testgate.waves`).
 * :attr:`TestGate.timings` holds the last verdict's phases in seconds
   (the selection; each run's shadow update and pytest), for the bench.
 * Files the person has open with unsaved changes (an
@@ -91,6 +92,7 @@ from rein.testgate.selection import TestSelection, imported_by, select_tests
 from rein.testgate.shadow import in_tool_cache
 from rein.testgate.shadow_runs import ShadowRuns
 from rein.testgate.warm import ProcessLauncher, WarmPytest
+from rein.testgate.waves import Waves
 
 __all__ = ["TestGate"]
 
@@ -161,7 +163,10 @@ class TestGate:
         ``<run>_shadow``, ``<run>_pytest`` for the runs ``first``,
         ``rerun`` and ``baseline`` (``<run>_wait``: waiting for the warm
         pytest still starting; ``<run>_record``: reading the texts its record
-        needs; the record is indexed after the verdict)."""
+        needs; the record is indexed after the verdict; a name's runs add
+        up), ``after_first``: the wait for the re-runs and baseline runs
+        after the first run ended, and ``waves``: how many of those ran
+        (a count, :mod:`rein.testgate.waves`)."""
         return self.runs.timings
 
     @property
@@ -316,6 +321,45 @@ class TestGate:
                 return GateOutcome(detail=f"no test ran what the change changed; {note}")
             if picked.only is not None:
                 targets, only, files = list(picked.files), list(picked.only), 0
+        # The failing tests are judged while the first run goes on.
+        waves = None
+        if not self.spec.custom:
+            waves = Waves(self.runs, overlay, self._baseline(changed)[0], deadline)
+        try:
+            return await self._runs(
+                selection,
+                changed,
+                overlay,
+                waves,
+                targets,
+                deadline,
+                files=files,
+                only=only,
+                record=record,
+                untraced=untraced,
+                note=note,
+            )
+        finally:
+            if waves is not None:
+                await waves.cancel()
+
+    async def _runs(
+        self,
+        selection: TestSelection,
+        changed: list[str],
+        overlay: dict[str, str | None],
+        waves: Waves | None,
+        targets: list[str] | None,
+        deadline: float,
+        *,
+        files: int,
+        only: list[str] | None,
+        record: bool,
+        untraced: tuple[str, ...],
+        note: str,
+    ) -> GateOutcome:
+        """The first run, its failing tests' re-run and baseline (with
+        ``waves``, while it goes on), and what they make of the change."""
         first, shadow = await self.runs.run_in(
             "first",
             "now",
@@ -326,7 +370,9 @@ class TestGate:
             only=only,
             record=record,
             untraced=untraced,
+            waves=waves,
         )
+        ended = time.monotonic()
         if only is not None and first.nothing_collected:
             # The narrowed run found no test (a class pytest does not
             # collect): the selected files, whole.
@@ -354,7 +400,12 @@ class TestGate:
         blocking = list(broken)
         if failing:
             baseline, unknown = self._baseline(changed)
-            again, then = await self.runs.again_and_before(overlay, failing, baseline, deadline)
+            if waves is not None:
+                again, then = await waves.finish(failing)
+                self.timings["waves"] = waves.count
+            else:
+                again, then = await self.runs.again_and_before(overlay, failing, baseline, deadline)
+            self.timings["after_first"] = time.monotonic() - ended
             ids = self.runs.ids(failing)
             if again.unverified is None and ids is not None:
                 missing = [i for i in ids if not reported(i, again)]

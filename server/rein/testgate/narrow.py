@@ -7,8 +7,12 @@ method stands for its class: Python calls it by syntax), a class's
 header or a statement of its body (the class), a module-level assignment
 or import (the names it binds). Their names are the change's. Then, over the modules
 between the change and the tests (:attr:`TestSelection.modules`, helpers
-and ``conftest.py`` files included) and the selected test files' own
-helpers, a definition that names (a name, an attribute, an import, a
+and ``conftest.py`` files included), the project's other modules
+(:attr:`TestSelection.others`: a base class there calls by name a method
+a subclass of the changed module overrides, as parso's
+``Normalizer.visit`` calls ``self.visit_node``) and the selected test
+files' own helpers (but a module-level statement of one of those other
+modules is no hook: it imports nothing the change reaches), a definition that names (a name, an attribute, an import, a
 string that is an identifier) a reached name is reached too, to a fixed
 point: a caller of a changed function, an alias, a module-level value
 built from it. A file whose change is now only in comments, or none (a
@@ -47,7 +51,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -191,13 +195,16 @@ class Narrower:
         modules: Sequence[str],
         changed: Mapping[str, tuple[str | None, str | None]],
         doctests: Sequence[str] = (),
+        others: Sequence[str] = (),
     ) -> Narrowed | str:
         """The tests of ``files`` (selected test files) that the change
         (path -> its text before the run and now) reaches through
-        ``modules``; or why the files run whole. Of ``files``, the
-        ``doctests`` (modules whose doctests pytest collects) run whole."""
+        ``modules`` and the project's ``others`` (what a module calls by an
+        attribute's name need not be imported by it); or why the files run
+        whole. Of ``files``, the ``doctests`` (modules whose doctests
+        pytest collects) run whole."""
         try:
-            return self._narrow(files, modules, changed, frozenset(doctests))
+            return self._narrow(files, modules, changed, frozenset(doctests), others)
         except _Unparsable as exc:
             return str(exc)
 
@@ -207,10 +214,11 @@ class Narrower:
         modules: Sequence[str],
         changed: Mapping[str, tuple[str | None, str | None]],
         doctests: frozenset[str],
+        others: Sequence[str],
     ) -> Narrowed | str:
         if self._renamed():
             return "the project renames pytest's test functions or classes"
-        if len(files) + len(modules) > MAX_FILES:
+        if len(files) + len(modules) + len(others) > MAX_FILES:
             return f"more than {MAX_FILES} files to read"
         # A changed doctest module is a module of the selection too: its
         # change names what reaches the other tests.
@@ -233,6 +241,14 @@ class Narrower:
         whole += [f for f in files if f in doctests and f not in whole]
         tests = [self._test_file(f, changed) for f in files if f not in whole]
         helpers = [(m, u) for m in modules for u in self._module_units(m, changed) or ()]
+        # A module that imports nothing the change reaches cannot run it at
+        # import: its module-level statements (a script's ``main()``) pass
+        # on the names they bind, but are no hook.
+        helpers += [
+            (m, replace(u, loose=False))
+            for m in others
+            for u in self._module_units(m, changed) or ()
+        ]
         for test in tests:
             helpers.extend((test.path, u) for u in test.helpers)
         reached, hooks = _closure(names, helpers)

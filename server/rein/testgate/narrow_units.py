@@ -130,12 +130,32 @@ def module_units(tree: ast.Module, *, refs: bool = True) -> list[Unit]:
             units.extend(_class_units(node, see))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             units.extend(import_units(node, refs=refs))
+        elif _main_guard(node):
+            # ``if __name__ == "__main__":`` never runs when a test imports
+            # the module: it names nothing (a change in it is still outside
+            # any definition).
+            units.append(Unit(first_line(node), last_line(node), frozenset(), frozenset()))
         else:
             loose = not isinstance(node, ast.Assign | ast.AnnAssign)
             units.append(
                 Unit(first_line(node), last_line(node), bound_names(node), see(node), loose)
             )
     return units
+
+
+def _main_guard(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (either way round), with no ``else``."""
+    if not isinstance(node, ast.If) or node.orelse:
+        return False
+    test = node.test
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    named = any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides)
+    main = any(isinstance(n, ast.Constant) and n.value == "__main__" for n in sides)
+    return named and main
 
 
 def units_without_refs(tree: ast.Module) -> list[Unit]:

@@ -150,7 +150,9 @@ class Picker:
                 if choice is None
                 else "; ".join(choice.undecided[p] for p in sorted(choice.undecided))
             )
-            narrowed = self.narrower.narrow(files, selection.modules, texts, selection.doctests)
+            narrowed = self.narrower.narrow(
+                files, selection.modules, texts, selection.doctests, selection.others
+            )
             # Its tests all have a record still good: recording them again
             # would cost the tracer and tell little more.
             whole = not isinstance(narrowed, Narrowed) and near_whole(selection)
@@ -209,7 +211,9 @@ class Picker:
             # behave as before the run (those with one, by their record).
             rest, why = [], " (the run's change alters no code: comments or blank lines only)"
         if rest:
-            narrowed = self.narrower.narrow(rest, selection.modules, texts, selection.doctests)
+            narrowed = self.narrower.narrow(
+                rest, selection.modules, texts, selection.doctests, selection.others
+            )
             prefixes = narrowed.only if isinstance(narrowed, Narrowed) else tuple(rest)
             if not isinstance(narrowed, Narrowed):
                 why = f" (whole: {narrowed})"

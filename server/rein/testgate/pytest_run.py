@@ -11,9 +11,10 @@ pytest runs it, :mod:`rein.testgate.warm`):
   shadow's private folder (on ``PYTHONPATH``): it writes each of pytest's
   own report objects (the test's exact ``nodeid``, the phase, the outcome,
   the failure's text, the location, the captured sections; a collection
-  failure's) as a JSON line, and a last ``finish`` line at the session's
-  end (a report without it is of a pytest that ended early, a test's
-  ``os._exit(0)``: never a pass). The console is never read.
+  failure's) as a JSON line, the number of tests collected, and a last
+  ``finish`` line at the session's end (a report without it is of a
+  pytest that ended early, a test's ``os._exit(0)``: never a pass). The
+  console is never read.
 * ``--rootdir`` and ``--confcutdir`` keep pytest inside the shadow (node
   ids relative to the workspace root, no ``conftest.py`` from above it);
   when no pytest configuration file lies between the targets and the
@@ -84,6 +85,7 @@ _COLLECT_ALL_ENV = "REIN_TESTS_COLLECT_ALL"
 _PLUGIN_SOURCE = '''"""Written by Rein's tests gate: pytest's reports as JSON lines."""
 import json
 import os
+import time
 
 import pytest
 
@@ -137,6 +139,12 @@ def pytest_sessionfinish(session, exitstatus):
     # The last line: a report without it is of a pytest that ended early
     # (a test's os._exit(0) exits 0 with the tests before it only).
     _emit({"kind": "finish", "exitstatus": int(exitstatus)})
+
+
+def pytest_collection_finish(session):
+    # How many tests will run: the gate's waves weigh what is left.
+    # (The clock is the machine's: the gate's own monotonic time.)
+    _emit({"kind": "collected", "count": len(session.items), "at": time.monotonic()})
 
 
 def pytest_runtest_logreport(report):

@@ -34,6 +34,7 @@ from rein.testgate.warm import WarmClient
 
 __all__ = [
     "JUNIT_PLACEHOLDER",
+    "REPORT",
     "XDIST_FROM_FILES",
     "XDIST_FROM_TESTS",
     "RunnerSpec",
@@ -42,6 +43,8 @@ __all__ = [
 ]
 
 JUNIT_PLACEHOLDER = "{junit}"
+#: The pytest report's name in a shadow's own folder (:meth:`Shadow.own`).
+REPORT = "report.jsonl"
 #: pytest's exit codes that mean it could not judge the tests.
 _PYTEST_TROUBLE = {
     2: "pytest was interrupted",
@@ -161,7 +164,7 @@ async def run_tests(
         command = custom_command(spec, shadow, report)
         who = f"`{spec.command}`"
     else:
-        report = shadow.own("report.jsonl")
+        report = shadow.own(REPORT)
         xdist = spec.xdist and _large(targets, files, only)
         if record and not xdist:
             coverage = shadow.own("coverage.json")

@@ -88,6 +88,11 @@ class TestSelection:
     #: The selected files that are modules whose doctests pytest collects
     #: (``--doctest-modules``): they run whole.
     doctests: tuple[str, ...] = ()
+    #: The project's other Python modules (neither reached nor test files):
+    #: they can still call what the change reaches by an attribute's name
+    #: (a base class calling ``self.visit_node`` that a subclass in a
+    #: changed module overrides), so the per-test selection reads them too.
+    others: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,9 +156,14 @@ def select_tests(
         reason = f"no test file imports {_few(seeds)}, directly or through other modules"
         return TestSelection((), False, reason, {}, total)
     modules = tuple(sorted(f for f in reached if f not in tests or f in project.doctests))
+    others = tuple(
+        sorted(
+            f for f in project.files if f.endswith(".py") and f not in reached and f not in tests
+        )
+    )
     nearest = _nearest(chains, total, max_tests)
     doctests = tuple(f for f in nearest.files if f in project.doctests)
-    return replace(nearest, modules=modules, doctests=doctests)
+    return replace(nearest, modules=modules, doctests=doctests, others=others)
 
 
 def imported_by(root: Path, paths: Iterable[str], tests: Iterable[str]) -> list[str]:

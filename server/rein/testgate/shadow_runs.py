@@ -1,6 +1,7 @@
-"""A verdict's pytest runs, each in one of the tests gate's two kept shadow
-trees (:class:`ShadowTree`: "now", the workspace as the run has it, and
-"before", the baseline), brought up to date first.
+"""A verdict's pytest runs, each in one of the tests gate's three kept
+shadow trees (:class:`ShadowTree`, :data:`TREES`: "now", the workspace as
+the run has it; "again", the same for the failing tests' re-run while the
+first run goes on; "before", the baseline), brought up to date first.
 
 A run is forked from the warm pytest when it is ready within
 :data:`WARM_WAIT_S`, else runs cold. While the gates' commands run in the
@@ -9,7 +10,8 @@ OS sandbox the warm pytest runs in it too, with both trees' folders bound
 and the runs the warm pytest ran to :attr:`ShadowRuns.warm_runs`. What a
 recording run's tests ran is indexed in the parse thread after the
 verdict (:mod:`rein.testgate.picking`). The failing tests run again and,
-at the same time, in the baseline's tree (:meth:`ShadowRuns.again_and_before`).
+at the same time, in the baseline's tree (:meth:`ShadowRuns.again_and_before`),
+while the first run goes on (:mod:`rein.testgate.waves`).
 The trees are deleted with the gate (:meth:`ShadowRuns.close`).
 """
 
@@ -27,17 +29,22 @@ from rein.testgate.judging import unreachable
 from rein.testgate.junit import TestResult
 from rein.testgate.picking import Picker
 from rein.testgate.recorder import RawCoverage
-from rein.testgate.runner import RunnerSpec, TestRun, run_tests
+from rein.testgate.runner import REPORT, RunnerSpec, TestRun, run_tests
 from rein.testgate.shadow import REMOVE_WAIT_S, Shadow, ShadowTree, sync_shadow
 from rein.testgate.warm import WarmPytest
+from rein.testgate.waves import WAVE_GUESS_S, Waves, watch_report
 
-__all__ = ["WARM_WAIT_S", "ShadowRuns"]
+__all__ = ["TREES", "WARM_WAIT_S", "ShadowRuns"]
 
 # The gate's logger: these lines are the gate's.
 log = logging.getLogger("rein.testgate.gate")
 
 #: A verdict waits this long for the warm pytest still starting, else runs cold.
 WARM_WAIT_S = 1.0
+#: The kept trees: the workspace as the run has it (the first run), the
+#: same for the failing tests' re-run while the first run goes on
+#: (:mod:`rein.testgate.waves`), and the workspace before the run.
+TREES = ("now", "again", "before")
 
 
 class ShadowRuns:
@@ -72,6 +79,9 @@ class ShadowRuns:
         #: The last verdict's runs that the warm pytest ran (not those its
         #: client ran cold: the detail says why for the first run).
         self.warm_runs: set[str] = set()
+        #: What the last wave of re-runs and baseline runs took
+        #: (:mod:`rein.testgate.waves`).
+        self.wave_s = WAVE_GUESS_S
 
     def reset(self) -> None:
         """A new verdict: its phases and warm runs start empty."""
@@ -98,10 +108,14 @@ class ShadowRuns:
         failing: Sequence[TestResult],
         baseline: dict[str, str | None],
         deadline: float,
+        *,
+        again_in: str = "now",
+        one_by_one: bool = False,
     ) -> tuple[TestRun, TestRun]:
-        """The failing tests run again (the shadow made fresh: what the
-        first run left behind changes nothing) and, at the same time, in the
-        shadow of the workspace before the run (``baseline``)."""
+        """The failing tests run again in the tree ``again_in`` (made fresh:
+        what the first run left behind changes nothing) and, at the same
+        time (``one_by_one``: after it), in the shadow of the workspace
+        before the run (``baseline``)."""
         ids = self.ids(failing)
         # Their whole files, of which only the failing tests run: a test
         # the run added is not there, and pytest refuses a node id it
@@ -118,9 +132,12 @@ class ShadowRuns:
             )
             return then
 
+        if one_by_one:
+            rerun, _ = await self.run_in("rerun", again_in, overlay, ids, deadline)
+            return rerun, await before()
         try:
             async with asyncio.TaskGroup() as group:
-                again = group.create_task(self.run_in("rerun", "now", overlay, ids, deadline))
+                again = group.create_task(self.run_in("rerun", again_in, overlay, ids, deadline))
                 then = group.create_task(before())
         except ExceptionGroup as errors:  # the shadow could not be built
             raise errors.exceptions[0] from None
@@ -138,19 +155,22 @@ class ShadowRuns:
         only: list[str] | None = None,
         record: bool = False,
         untraced: Sequence[str] = (),
+        waves: Waves | None = None,
     ) -> tuple[TestRun, Shadow]:
-        """One run (``name``, for :attr:`timings`) in the shadow tree
-        ``tree``, brought up to date with ``overlay`` first; ``record``:
-        what each test ran is kept for later verdicts
+        """One run (``name``, for :attr:`timings`: a name's runs add up) in
+        the shadow tree ``tree``, brought up to date with ``overlay`` first;
+        ``record``: what each test ran is kept for later verdicts
         (:mod:`rein.testgate.picking`), but for the ``untraced`` tests'
-        (their records are still good)."""
+        (their records are still good); ``waves``: each test failing in
+        its report as pytest writes it is handed to them
+        (:mod:`rein.testgate.waves`)."""
         started = time.monotonic()
         # A sandboxed run can write only its tree's folder: its compiled
         # modules go there, never to the user's prefix other runs import.
         sandboxed = self.sandboxed()
         shadow = await sync_shadow(await self._tree(tree), overlay, shared=not sandboxed)
         built = time.monotonic()
-        self.timings[f"{name}_shadow"] = built - started
+        self._add_time(f"{name}_shadow", built - started)
         if shadow.unreachable:
             return TestRun(unverified=unreachable(shadow.unreachable)), shadow
         warm = None
@@ -158,8 +178,13 @@ class ShadowRuns:
             warm = self.warm.client()
             self.warm_runs.add(name)
         if time.monotonic() - built > 0.001:
-            self.timings[f"{name}_wait"] = time.monotonic() - built
+            self._add_time(f"{name}_wait", time.monotonic() - built)
         built = time.monotonic()
+        watching = None
+        if waves is not None:
+            report = shadow.own(REPORT)
+            report.unlink(missing_ok=True)  # an earlier run's: never read
+            watching = asyncio.ensure_future(watch_report(report, waves))
         try:
             run = await run_tests(
                 self.runner,
@@ -175,15 +200,20 @@ class ShadowRuns:
                 untraced=untraced,
             )
         finally:
-            self.timings[f"{name}_pytest"] = time.monotonic() - built
+            if watching is not None:
+                watching.cancel()
+            self._add_time(f"{name}_pytest", time.monotonic() - built)
         if run.coverage is not None and run.unverified is None:
             started = time.monotonic()
             texts = await asyncio.to_thread(Picker.texts_for, run.coverage, shadow.root)
             self._index_later(run.coverage, texts)
-            self.timings[f"{name}_record"] = time.monotonic() - started
+            self._add_time(f"{name}_record", time.monotonic() - started)
         if run.cold is not None:
             self.warm_runs.discard(name)  # its client ran pytest itself
         return run, shadow
+
+    def _add_time(self, phase: str, seconds: float) -> None:
+        self.timings[phase] = self.timings.get(phase, 0.0) + seconds
 
     async def _tree(self, name: str) -> ShadowTree:
         """The tree ``name``, made the first time (one at a time: the warm
@@ -194,9 +224,9 @@ class ShadowRuns:
             return self.trees[name]
 
     async def folders(self) -> list[str]:
-        """Both trees' own folders (made now if need be): what a warm pytest
+        """The trees' own folders (made now if need be): what a warm pytest
         started in the gates' sandbox has bound writable for its runs."""
-        return [str((await self._tree(name)).root.parent) for name in ("now", "before")]
+        return [str((await self._tree(name)).root.parent) for name in TREES]
 
     def ids(self, results: Sequence[TestResult]) -> list[str] | None:
         """Node ids to re-run (None: a custom runner runs everything)."""
