@@ -91,6 +91,8 @@ from rein.harness.config import TestsGateConfig
 from rein.harness.gating.gate_types import GateContext, GateOutcome
 from rein.process.kept import KeptProcessLauncher
 from rein.process.runner import SubprocessRunner
+from rein.sandboxing import SandboxSettings
+from rein.sandboxing.others import OtherCommandsSandbox
 from rein.testgate.gate import TestGate
 from rein.testgate.runner import RunnerSpec
 from rein.testgate.selection import select_tests
@@ -192,16 +194,19 @@ def _node_of(message: str, truth: list[str]) -> str | None:
 
 def _gate(root: Path, spec: RunnerSpec) -> TestGate:
     """The project's gate, built as the session builder builds it (its
-    warm pytest included), kept for all of the project's verdicts as a
-    session keeps it."""
+    warm pytest included, in the gates' OS sandbox as the default
+    ``sandbox.also`` runs it where bubblewrap works), kept for all of the
+    project's verdicts as a session keeps it."""
     config = TestsGateConfig(enabled=True)
+    sandbox = OtherCommandsSandbox(str(root), SandboxSettings, "gates")
     return TestGate(
         root,
-        SubprocessRunner(str(root)),
+        SubprocessRunner(str(root), sandbox=sandbox),
         config,
         python=spec.python,
         xdist=spec.xdist,
-        launcher=KeptProcessLauncher(),
+        launcher=KeptProcessLauncher(str(root), sandbox),
+        sandboxed=lambda: sandbox.sandbox() is not None,
     )
 
 
