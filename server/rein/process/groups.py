@@ -57,19 +57,11 @@ def group_members(pgid: int, *, live_only: bool = False) -> list[str]:
     and of their descendants in other groups (a sandbox's, which bubblewrap
     starts in a session of its own), zombies left out when ``live_only``.
     Linux only: it reads ``/proc``."""
-    table: list[tuple[str, str, int, bytes]] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ..."; comm may contain spaces and ")".
-        fields = data[data.rfind(b")") + 2 :].split()
-        if len(fields) > 2:
-            table.append((entry, fields[1].decode(), int(fields[2]), fields[0]))
+    table = [
+        (entry, fields[1].decode(), int(fields[2]), fields[0])
+        for entry, fields in _proc_stats()
+        if len(fields) > 2
+    ]
     found = {pid for pid, _, group, _ in table if group == pgid}
     grew = bool(found)
     while grew:
@@ -83,9 +75,9 @@ def group_members(pgid: int, *, live_only: bool = False) -> list[str]:
     ]
 
 
-def _scan_group(pgid: int, *, live_only: bool) -> Iterator[str]:
-    """The ``/proc`` scan behind :func:`group_members`, lazily: a caller that
-    needs one member stops reading ``/proc`` at the first."""
+def _proc_stats() -> Iterator[tuple[str, list[bytes]]]:
+    """Each process's ``/proc`` entry and the fields of its ``stat`` after
+    the command name (state, ppid, pgrp, ...), lazily."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -95,7 +87,13 @@ def _scan_group(pgid: int, *, live_only: bool) -> Iterator[str]:
         except OSError:
             continue
         # "pid (comm) state ppid pgrp ..."; comm may contain spaces and ")".
-        fields = data[data.rfind(b")") + 2 :].split()
+        yield entry, data[data.rfind(b")") + 2 :].split()
+
+
+def _scan_group(pgid: int, *, live_only: bool) -> Iterator[str]:
+    """The ``/proc`` scan behind :func:`group_alive`, lazily: a caller that
+    needs one member stops reading ``/proc`` at the first."""
+    for entry, fields in _proc_stats():
         if len(fields) <= 2 or int(fields[2]) != pgid:
             continue
         if live_only and fields[0] in (b"Z", b"X"):
