@@ -12,9 +12,12 @@ and never pass blind.
   source that can be asked file by file, does not wait for it: the file and
   its importers are baselined and judged file by file, and the verdict says
   it is partial; the snapshot, taken after that change, gets its files'
-  baseline from before the run (:mod:`rein.analysis.cold_start`). A partial
-  verdict that finds no blocker waits for that snapshot (bounded, reported)
-  and judges with it: never a pass on the direct importers alone.
+  baseline from before the run (:mod:`rein.analysis.cold_start`). A cold
+  write's importers are baselined only by a verdict that needs them (one
+  that blocks on the written file's own errors says which it did not
+  check). A partial verdict that finds no blocker waits for that snapshot
+  (bounded, reported) and judges with it: never a pass on the direct
+  importers alone.
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.blocking`, :mod:`rein.analysis.baselines`).
@@ -46,7 +49,7 @@ and never pass blind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
@@ -56,8 +59,10 @@ from rein.analysis.blocking import blocking_in_snapshot, without_own_baseline
 from rein.analysis.cold_commands import command_baselines, texts_before_a_command
 from rein.analysis.cold_start import (
     before_the_run,
+    changed_files_first,
     cold_source,
     not_past_the_importers,
+    owed_baselines,
     taken_in_time,
     verdict_snapshot,
 )
@@ -79,7 +84,8 @@ from rein.analysis.run_texts import (
     reader,
     users_of_created,
 )
-from rein.analysis.verdict_text import VerdictText, blockers_of, not_checked
+from rein.analysis.verdict_text import VerdictText, blockers_of, importers_owed, not_checked
+from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
@@ -90,7 +96,6 @@ from rein.harness.gating.gate_types import (
     GateOutcome,
     ProgressReporter,
 )
-from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
     Diagnostic,
     DiagnosticsSnapshot,
@@ -98,6 +103,7 @@ from rein.harness.ports import (
     ReleasingDiagnostics,
     SettlingDiagnostics,
     Workspace,
+    Writes,
 )
 
 if TYPE_CHECKING:
@@ -141,6 +147,9 @@ class AnalyzerGate:
         #: Importers opened past the source's bound whose baseline could
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
+        #: Importers of a cold write whose baseline is asked at the verdict
+        #: that needs it (:func:`~rein.analysis.cold_start.owed_baselines`).
+        self._owed: set[str] = set()
         #: A change was baselined file by file (cold): ``baseline``, taken
         #: after it, gets ``before_run`` for the files with errors in it.
         self._after_change = False
@@ -202,12 +211,16 @@ class AnalyzerGate:
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
         changes (:mod:`rein.analysis.gate_state`)."""
-        return exported(self.files, self.late)
+        return {**exported(self.files, self.late), "owed": sorted(self._owed)}
 
     def import_state(self, data: dict[str, Any]) -> None:
         files, late = imported(data)
         self.files.update(files)
         self.late.update(late)
+        # Owed importers are judged on the snapshot taken after the change:
+        # their baseline is asked as before the run there.
+        self._owed.update(data.get("owed", ()))
+        self._after_change = self._after_change or bool(self._owed)
         self._unvalidated = bool(self.files) or self._unvalidated
         self._installed = True  # what was installed before the store is not known
         self._commanded = True  # nor what a command did
@@ -217,6 +230,7 @@ class AnalyzerGate:
         fresh baselines."""
         self.files.clear()
         self._unbaselined.clear()
+        self._owed.clear()
         self._texts_before = None
         self._unvalidated = False
         self._installed = False
@@ -256,15 +270,16 @@ class AnalyzerGate:
         self._unvalidated = True
         for path in paths:
             if path not in self.files:
-                self.files[path] = await self._capture(path, workspace)
+                self.files[path] = await self._capture(path, workspace, isinstance(paths, Writes))
         if len(paths) == 2:
             old, new = paths
             if self.files[new].text == "" and self.files[new].renamed_from is None:
                 self.files[new] = carried(self.files[old], new)
 
-    async def _capture(self, path: str, workspace: Workspace) -> FileBaseline:
+    async def _capture(self, path: str, workspace: Workspace, writes: bool) -> FileBaseline:
         """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`);
-        the importers opened with it join ``late``."""
+        the importers opened with it join ``late``, or, cold and ``writes``,
+        are owed a baseline."""
         text, whole = await text_before(path, workspace)
         if whole is not None:
             return whole
@@ -283,36 +298,18 @@ class AnalyzerGate:
             self._run_start,
             self.settle_timeout_s,
             self._progress,
+            importers_later=writes and isinstance(cold, FileByFileCounterfactual),
         )
         for other, diagnostics in found.importers.items():
             if other not in self.files and other not in self.late:
                 self.late[other] = diagnostics
+        self._owed.update(p for p in found.owed if p not in self.files and p not in self.late)
         return found.baseline
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
         if self.baseline is None:
             return ()
         return tuple(d for d in self.baseline.diagnostics if d.path == path)
-
-    async def _verdict_snapshot(self, ctx: GateContext) -> tuple[DiagnosticsSnapshot, bool]:
-        """The snapshot for the verdict, after telling the analyzers about
-        an install and waiting until they say they are done (bounded).
-        Returns it and whether the analyzers settled."""
-        settling = self._settling
-        settled = True
-        await self._tell_environment()
-        if settling is not None:
-            # The changed files only: an importer opened now would have no
-            # baseline from before the change.
-            await settling.ensure_open(sorted(ctx.touched), importers=False)
-            settled = await reported(
-                settling.wait_idle(self.settle_timeout_s),
-                self._progress,
-                "the analyzers: the changed files",
-                len(ctx.touched),
-            )
-        snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
-        return snap, settled
 
     async def _tell_environment(self) -> None:
         """An install changed what imports resolve to: the analyzers are
@@ -403,12 +400,43 @@ class AnalyzerGate:
         unsure = await self._baseline_before_the_run(ctx) if cold is None else []
         if cold is not None:
             await self._tell_environment()
+            # Importers owed a baseline (a cold write's) are asked only when
+            # the changed files' own errors do not block; those baselined
+            # already are asked with the changed files (asked one after the
+            # other, the importers' answers would wait a second time).
+            if self._owed - ctx.touched:
+                importers = {*self.late, *self._owed} - ctx.touched
+                own = await changed_files_first(
+                    cold, ctx.touched, self.settle_timeout_s, self._progress
+                )
+                first = await self._outcome(ctx, own, True, True, unbaselined, unsure, importers)
+                if first.blockers:
+                    return first  # the importers wait for the next verdict
+            unbaselined |= await self._baseline_owed(ctx, cold)
             snap = await verdict_snapshot(
                 cold, ctx.touched, self.late, self.settle_timeout_s, self._progress
             )
             settled = True  # a late answer makes the snapshot stale
         else:
-            snap, settled = await self._verdict_snapshot(ctx)
+            await self._tell_environment()
+            snap, settled = await whole_snapshot(
+                self.diagnostics, ctx.touched, ctx.generation, self.settle_timeout_s, self._progress
+            )
+        return await self._outcome(ctx, snap, settled, cold is not None, unbaselined, unsure)
+
+    async def _outcome(
+        self,
+        ctx: GateContext,
+        snap: DiagnosticsSnapshot,
+        settled: bool,
+        partial: bool,
+        unbaselined: set[str],
+        unsure: list[str],
+        owed: Collection[str] = (),
+    ) -> GateOutcome:
+        """The verdict on ``snap`` (``partial``: cold, no counterfactual);
+        ``owed``: importers not asked yet (:func:`~rein.analysis.cold_start.
+        changed_files_first`), named not checked."""
         if snap.blind is not None:
             return GateOutcome(
                 detail=f"nobody looked: {snap.blind}",
@@ -435,7 +463,7 @@ class AnalyzerGate:
                 ctx.workspace,
                 self.settle_timeout_s,
             )
-            if cold is None
+            if not partial
             else (blocking, 0)
         )
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
@@ -443,8 +471,8 @@ class AnalyzerGate:
         text = VerdictText.of(
             serious=len(serious),
             blocking=len(groups),
-            importers=len(self.late),
-            partial=cold is not None,
+            importers=len(set(self.late) - set(owed)),
+            partial=partial,
             without_run=without_run,
             sources=snap.sources,
         )
@@ -455,7 +483,26 @@ class AnalyzerGate:
         nobody = not_analysed(self.diagnostics, ctx.touched)
         nobody_text = why_not_analysed(self.diagnostics, nobody) if nobody else ""
         not_checked(text, left, unsure, nobody_text, snap, settled)
+        importers_owed(text, sorted(set(owed) - ctx.touched))
         return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
+
+    async def _baseline_owed(self, ctx: GateContext, cold: FileByFileDiagnostics) -> set[str]:
+        """The owed importers' baselines (:func:`~rein.analysis.cold_start.
+        owed_baselines`) join ``late``; returns those that could not be had."""
+        found, unknown = await owed_baselines(
+            cold,
+            self._owed,
+            ctx.touched,
+            self.files,
+            reader(ctx.workspace),
+            lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
+            self.settle_timeout_s,
+            self._progress,
+        )
+        self.late.update(found)
+        self._owed -= {*found, *unknown}
+        self._unbaselined |= unknown
+        return unknown
 
     async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:
         """A run-start snapshot taken after a cold change: the baseline of

@@ -14,7 +14,7 @@ from rein.harness.events import Blocker
 from rein.harness.gating.gate_types import MAX_BLOCKERS_IN_PROMPT, code_context
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Workspace
 
-__all__ = ["VerdictText", "blockers_of", "not_checked", "stale_reason"]
+__all__ = ["VerdictText", "blockers_of", "importers_owed", "not_checked", "stale_reason"]
 
 
 def _describe(d: Diagnostic) -> str:
@@ -142,3 +142,16 @@ def not_checked(
     if snap.stale or not settled:
         why = stale_reason(snap, settled)
         text.not_checked(f"diagnostics may be stale ({why})", f"diagnostics may be stale: {why}")
+
+
+def importers_owed(text: VerdictText, importers: Sequence[str]) -> None:
+    """The clause of a verdict that blocked on the changed files' own errors
+    before their ``importers`` were asked (a cold session's,
+    :func:`~rein.analysis.cold_start.changed_files_first`): not checked yet,
+    asked at the next verdict."""
+    if importers:
+        text.not_checked(
+            f"partial: blocked on the changed files' own errors; {len(importers)} "
+            f"importer(s) of them not checked yet, checked at the next verdict: "
+            f"{describe(importers)}"
+        )
