@@ -317,7 +317,7 @@ async def test_a_verdict_blocked_by_the_changed_files_own_errors_does_not_wait_f
     assert "not checked yet, checked at the next verdict: pkg/b.py" in result.detail
     # The repair prompt says so too: the model is not told this is all.
     prompt = build_repair_prompt(verdict.blockers, 1, 3, verdict.not_checked)
-    assert "These checks were partial (partial: blocked on the changed files' own" in prompt
+    assert "Not everything was checked (partial: blocked on the changed files' own" in prompt
     assert "pkg/b.py" in prompt
 
     # The own error fixed: b.py is asked, and its new error blocks.

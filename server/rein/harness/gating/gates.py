@@ -425,7 +425,9 @@ def build_repair_prompt(
             f"({len(blockers)} in all; fix the ones above first, the checks run again)"
         )
     for clause in not_checked:
-        lines.append(f"- These checks were partial ({clause}); they run again after your fix.")
+        lines.append(
+            f"- Not everything was checked ({clause}); the checks run again after your fix."
+        )
     lines += [
         "",
         f"Repair attempt {attempt} of {max_attempts}. Fix the cause (do not silence the "
