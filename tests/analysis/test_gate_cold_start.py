@@ -389,3 +389,22 @@ async def test_owed_importers_stored_with_the_session_are_judged_as_before_the_r
     await resumed.baseline_ready()
     outcome = await resumed.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
     assert ("pkg/b.py", 0) in lines(outcome), outcome.detail
+
+
+async def test_a_written_file_deleted_later_has_its_importers_baselined_before_it_goes() -> None:
+    """The run writes a.py (b.py's baseline owed), then deletes it: b.py's
+    baseline is asked before the deletion, while a.py can still be shown as
+    it was, so the verdict blocks on b.py's new error. Asked only at the
+    verdict, a.py gone, b.py could only be named not checked."""
+    workspace, source, gate = cold_world()
+    source.diagnostics = [OLD, B_OLD]
+    source.counterfactual = [OLD, B_OLD]
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A + "\n")
+    assert "pkg/b.py" not in gate.late
+    await workspace.delete("pkg/a.py")
+    assert gate.late == {"pkg/b.py": (B_OLD,)}
+    broken_b = diag("pkg/b.py", 0, 'Import "pkg.a" could not be resolved', code="I")
+    source.diagnostics = [OLD, B_OLD, broken_b]
+    outcome = await gate.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
+    assert lines(outcome) == [("pkg/b.py", 0)], outcome.detail

@@ -146,7 +146,7 @@ async def owed_baselines(
     if not paths:
         return {}, set()
     gone = [
-        p for p in touched if (b := files.get(p)) and b.text_before_the_run and not await now(p)
+        p for p in touched if (b := files.get(p)) and b.text_before_the_run and await now(p) is None
     ]
     if gone or not isinstance(cold, FileByFileCounterfactual):
         return {}, set(paths)

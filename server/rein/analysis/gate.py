@@ -255,6 +255,15 @@ class AnalyzerGate:
         verdict (:mod:`rein.analysis.cold_commands`)."""
         cold = cold_source(self.diagnostics, self._snapshot.task)
         self._commanded = self._commanded or not paths
+        source = self.diagnostics
+        if (
+            self._owed
+            and not isinstance(paths, Writes)
+            and isinstance(source, FileByFileDiagnostics)
+        ):
+            # A deletion, a rename or a command may take a written file
+            # away: its importers are baselined while it can still be shown.
+            await self._baseline_owed(self.files, workspace, source)
         if not paths and isinstance(cold, FileByFileCounterfactual):
             # A command in a cold session: what it changes is judged file by
             # file, from the texts read now; the snapshot comes after it.
@@ -412,7 +421,7 @@ class AnalyzerGate:
                 first = await self._outcome(ctx, own, True, True, unbaselined, unsure, importers)
                 if first.blockers:
                     return first  # the importers wait for the next verdict
-            unbaselined |= await self._baseline_owed(ctx, cold)
+            unbaselined |= await self._baseline_owed(ctx.touched, ctx.workspace, cold)
             snap = await verdict_snapshot(
                 cold, ctx.touched, self.late, self.settle_timeout_s, self._progress
             )
@@ -486,16 +495,18 @@ class AnalyzerGate:
         importers_owed(text, sorted(set(owed) - ctx.touched))
         return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
-    async def _baseline_owed(self, ctx: GateContext, cold: FileByFileDiagnostics) -> set[str]:
+    async def _baseline_owed(
+        self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics
+    ) -> set[str]:
         """The owed importers' baselines (:func:`~rein.analysis.cold_start.
         owed_baselines`) join ``late``; returns those that could not be had."""
         found, unknown = await owed_baselines(
             cold,
             self._owed,
-            ctx.touched,
+            touched,
             self.files,
-            reader(ctx.workspace),
-            lambda paths: users_of_created(ctx.touched, self.files, ctx.workspace, paths),
+            reader(workspace),
+            lambda paths: users_of_created(touched, self.files, workspace, paths),
             self.settle_timeout_s,
             self._progress,
         )
