@@ -102,10 +102,13 @@ async def test_the_first_change_is_judged_file_by_file_before_the_workspace_anal
         await gate.on_run_start(0)
         # The run's first change: helper renamed, so app.py's import breaks.
         await change("pkg/util.py", UTIL.replace("def helper", "def helper_renamed"))
+        assert "pkg/app.py" not in gate.late  # util.py's importers: not asked yet
         # Then a command renames tool: caller.py's import breaks.
         await change("pkg/extra.py", EXTRA.replace("def tool", "def tool_renamed"), command=True)
         ctx = GateContext(generation, frozenset(["pkg/util.py", "pkg/extra.py"]), workspace)
-        assert "pkg/app.py" not in gate.late  # util.py's importers: asked by the verdict
+        # Asked before the command (it might have taken util.py away), with
+        # util.py shown as it was.
+        assert "pkg/app.py" in gate.late
         first = await gate.check(ctx)
         # Judged before the whole-workspace snapshot was taken, and says so.
         assert gate.baseline is None

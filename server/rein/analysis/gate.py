@@ -477,11 +477,12 @@ class AnalyzerGate:
         )
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = await blockers_of(self.name, groups, ctx.workspace)
+        owed_left = sorted(set(owed) - ctx.touched)
         text = VerdictText.of(
             serious=len(serious),
             blocking=len(groups),
             importers=len(set(self.late) - set(owed)),
-            partial=partial,
+            partial=partial and not owed_left,  # else importers_owed says how
             without_run=without_run,
             sources=snap.sources,
         )
@@ -492,7 +493,7 @@ class AnalyzerGate:
         nobody = not_analysed(self.diagnostics, ctx.touched)
         nobody_text = why_not_analysed(self.diagnostics, nobody) if nobody else ""
         not_checked(text, left, unsure, nobody_text, snap, settled)
-        importers_owed(text, sorted(set(owed) - ctx.touched))
+        importers_owed(text, owed_left)
         return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
     async def _baseline_owed(
