@@ -314,7 +314,7 @@ async def test_a_verdict_blocked_by_the_changed_files_own_errors_does_not_wait_f
     assert source.log[asked_before:] == ["snapshot pkg/a.py"]  # b.py not asked
     assert [(b.path, b.line) for b in verdict.blockers] == [("pkg/a.py", 2)]
     (result,) = [e for e in events if isinstance(e, GateResult)]
-    assert "not checked yet, checked at the next verdict: pkg/b.py" in result.detail
+    assert "not checked yet, checked once those errors are fixed: pkg/b.py" in result.detail
     assert "judged on the changed files and their importers" not in result.detail
     # The repair prompt says so too: the model is not told this is all.
     prompt = build_repair_prompt(verdict.blockers, 1, 3, verdict.not_checked)

@@ -25,9 +25,12 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
   the changed files first and blocks at once, naming the importers not
   checked yet (:func:`changed_files_first`); one that does not block asks
   the importers with the analyzers shown the changed files as they were
-  (their baseline, :func:`owed_baselines`), then as they are. A deletion's
-  or a rename's importers, and a command's, are asked before the change
-  as before, and with the changed files at the verdict.
+  (their baseline, :func:`owed_baselines`), then as they are; one whose
+  baseline is not had stays owed and the verdict is unverified, never a
+  pass. A deletion's or a rename's importers, and a command's, are asked
+  before the change as before, and with the changed files at the verdict;
+  so are a write's once a file the run changed is gone (:func:`gone_files`:
+  the state before the run could not be shown).
 * A partial verdict that finds no blocker is not a pass: what the change
   broke past the direct importers (a name re-exported, used two imports
   away) is known from the whole-workspace snapshot only. The verdict waits
@@ -72,6 +75,8 @@ __all__ = [
     "changed_files_first",
     "cold_source",
     "file_baseline",
+    "gone_files",
+    "importers_later",
     "not_past_the_importers",
     "owed_baselines",
     "taken_in_time",
@@ -125,6 +130,36 @@ async def file_baseline(
     return snap, importers
 
 
+async def gone_files(
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    now: Callable[[str], Awaitable[str | None]],
+) -> list[str]:
+    """The changed files that existed before the run and are gone now: they
+    cannot be shown to the analyzers as they were (imports are resolved
+    from the disk)."""
+    return [
+        p for p in touched if (b := files.get(p)) and b.text_before_the_run and await now(p) is None
+    ]
+
+
+async def importers_later(
+    writes: bool,
+    cold: FileByFileDiagnostics | None,
+    files: Mapping[str, FileBaseline],
+    now: Callable[[str], Awaitable[str | None]],
+) -> bool:
+    """Whether a change's importers are baselined at the verdict that needs
+    them (:func:`owed_baselines`) rather than before it: a cold write's,
+    while no file the run changed is gone (else the state before the run
+    cannot be shown to the analyzers)."""
+    return (
+        writes
+        and isinstance(cold, FileByFileCounterfactual)
+        and not await gone_files(files, files, now)
+    )
+
+
 async def owed_baselines(
     cold: FileByFileDiagnostics,
     owed: Collection[str],
@@ -134,23 +169,26 @@ async def owed_baselines(
     created_users: Callable[[Sequence[str]], Awaitable[Collection[str]]],
     timeout_s: float,
     progress: ProgressReporter | None,
-) -> tuple[dict[str, tuple[Diagnostic, ...]], set[str]]:
+) -> tuple[dict[str, tuple[Diagnostic, ...]], dict[str, str]]:
     """The diagnostics before the run of the importers of written files
     whose baseline was not taken before the write (``owed``,
     :func:`file_baseline`'s ``importers_later``): asked with the analyzers
     shown every changed file as it was before the run. Returns them, and
-    the importers whose baseline cannot be had (a changed file deleted
-    since, which cannot be shown; an importer of a module the run created,
-    ``created_users``; no answer in time): not judged, named not checked."""
+    the importers whose baseline was not had this time, each with why (a
+    changed file is gone, which cannot be shown; it imports a module the
+    run created, ``created_users``; no answer in time): they stay owed,
+    are not judged, and make the verdict unverified (never a pass)."""
     paths = sorted(set(owed) - set(touched))
     if not paths:
-        return {}, set()
-    gone = [
-        p for p in touched if (b := files.get(p)) and b.text_before_the_run and await now(p) is None
-    ]
-    if gone or not isinstance(cold, FileByFileCounterfactual):
-        return {}, set(paths)
-    unknown = set(await created_users(paths))
+        return {}, {}
+    if await gone_files(touched, files, now):
+        why = "a changed file is gone: the analyzers cannot be shown it as it was"
+        return {}, dict.fromkeys(paths, why)
+    if not isinstance(cold, FileByFileCounterfactual):
+        return {}, dict.fromkeys(paths, "the analyzers cannot be shown the files as they were")
+    unknown = dict.fromkeys(
+        await created_users(paths), "they import a module the run created (it cannot be shown away)"
+    )
     asked = [p for p in paths if p not in unknown]
     if not asked:
         return {}, unknown
@@ -162,7 +200,12 @@ async def owed_baselines(
         len(asked),
     )
     if snap.blind is not None or snap.stale:
-        return {}, set(paths)
+        why = (
+            f"nobody looked: {snap.blind}"
+            if snap.blind is not None
+            else snap.stale_reason or "the analyzers did not answer in time"
+        )
+        return {}, {**unknown, **dict.fromkeys(asked, why)}
     return {p: tuple(d for d in snap.diagnostics if d.path == p) for p in asked}, unknown
 
 

@@ -49,7 +49,8 @@ and never pass blind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+import asyncio
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
@@ -61,6 +62,7 @@ from rein.analysis.cold_start import (
     before_the_run,
     changed_files_first,
     cold_source,
+    importers_later,
     not_past_the_importers,
     owed_baselines,
     taken_in_time,
@@ -84,7 +86,13 @@ from rein.analysis.run_texts import (
     reader,
     users_of_created,
 )
-from rein.analysis.verdict_text import VerdictText, blockers_of, importers_owed, not_checked
+from rein.analysis.verdict_text import (
+    VerdictText,
+    blockers_of,
+    importers_not_baselined,
+    importers_owed,
+    not_checked,
+)
 from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
@@ -148,8 +156,13 @@ class AnalyzerGate:
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
         #: Importers of a cold write whose baseline is asked at the verdict
-        #: that needs it (:func:`~rein.analysis.cold_start.owed_baselines`).
+        #: that needs it (:func:`~rein.analysis.cold_start.owed_baselines`);
+        #: owed until it is had (a verdict without it is unverified).
         self._owed: set[str] = set()
+        #: Held while a change's baselines are taken (the analyzers may be
+        #: shown a file as it was): a change announced meanwhile (a tool
+        #: batch's parallel write) waits, its text kept from the analyzers.
+        self._changing = asyncio.Lock()
         #: A change was baselined file by file (cold): ``baseline``, taken
         #: after it, gets ``before_run`` for the files with errors in it.
         self._after_change = False
@@ -252,7 +265,12 @@ class AnalyzerGate:
         While that snapshot is being taken, a source that can be asked file
         by file baselines the paths so instead (:mod:`rein.analysis.cold_start`),
         and a command does not wait: every file's text is read for its
-        verdict (:mod:`rein.analysis.cold_commands`)."""
+        verdict (:mod:`rein.analysis.cold_commands`). One change at a time
+        (``_changing``)."""
+        async with self._changing:
+            await self._before_change(paths, workspace)
+
+    async def _before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         cold = cold_source(self.diagnostics, self._snapshot.task)
         self._commanded = self._commanded or not paths
         source = self.diagnostics
@@ -307,7 +325,7 @@ class AnalyzerGate:
             self._run_start,
             self.settle_timeout_s,
             self._progress,
-            importers_later=writes and isinstance(cold, FileByFileCounterfactual),
+            importers_later=await importers_later(writes, cold, self.files, reader(workspace)),
         )
         for other, diagnostics in found.importers.items():
             if other not in self.files and other not in self.late:
@@ -407,8 +425,12 @@ class AnalyzerGate:
         await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)
         unsure = await self._baseline_before_the_run(ctx) if cold is None else []
+        if cold is None and self.baseline is not None:
+            # The whole snapshot's files are baselined as before the run
+            # (before_the_run): owed importers it settled are owed no more.
+            self._owed &= set(unsure)
+        await self._tell_environment()
         if cold is not None:
-            await self._tell_environment()
             # Importers owed a baseline (a cold write's) are asked only when
             # the changed files' own errors do not block; those baselined
             # already are asked with the changed files (asked one after the
@@ -421,17 +443,20 @@ class AnalyzerGate:
                 first = await self._outcome(ctx, own, True, True, unbaselined, unsure, importers)
                 if first.blockers:
                     return first  # the importers wait for the next verdict
-            unbaselined |= await self._baseline_owed(ctx.touched, ctx.workspace, cold)
+            async with self._changing:
+                not_had = await self._baseline_owed(ctx.touched, ctx.workspace, cold)
             snap = await verdict_snapshot(
                 cold, ctx.touched, self.late, self.settle_timeout_s, self._progress
             )
             settled = True  # a late answer makes the snapshot stale
         else:
-            await self._tell_environment()
             snap, settled = await whole_snapshot(
                 self.diagnostics, ctx.touched, ctx.generation, self.settle_timeout_s, self._progress
             )
-        return await self._outcome(ctx, snap, settled, cold is not None, unbaselined, unsure)
+            not_had = {}
+        return await self._outcome(
+            ctx, snap, settled, cold is not None, unbaselined, unsure, not_had=not_had
+        )
 
     async def _outcome(
         self,
@@ -442,10 +467,13 @@ class AnalyzerGate:
         unbaselined: set[str],
         unsure: list[str],
         owed: Collection[str] = (),
+        not_had: Mapping[str, str] | None = None,
     ) -> GateOutcome:
         """The verdict on ``snap`` (``partial``: cold, no counterfactual);
         ``owed``: importers not asked yet (:func:`~rein.analysis.cold_start.
-        changed_files_first`), named not checked."""
+        changed_files_first`), named not checked; ``not_had``: owed
+        importers whose baseline was asked and not had (with why), which
+        make it unverified."""
         if snap.blind is not None:
             return GateOutcome(
                 detail=f"nobody looked: {snap.blind}",
@@ -482,7 +510,7 @@ class AnalyzerGate:
             serious=len(serious),
             blocking=len(groups),
             importers=len(set(self.late) - set(owed)),
-            partial=partial and not owed_left,  # else importers_owed says how
+            partial=partial and not owed_left and not not_had,  # else the clauses say how
             without_run=without_run,
             sources=snap.sources,
         )
@@ -494,13 +522,16 @@ class AnalyzerGate:
         nobody_text = why_not_analysed(self.diagnostics, nobody) if nobody else ""
         not_checked(text, left, unsure, nobody_text, snap, settled)
         importers_owed(text, owed_left)
+        importers_not_baselined(text, not_had or {})
         return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
 
     async def _baseline_owed(
         self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics
-    ) -> set[str]:
+    ) -> dict[str, str]:
         """The owed importers' baselines (:func:`~rein.analysis.cold_start.
-        owed_baselines`) join ``late``; returns those that could not be had."""
+        owed_baselines`) join ``late``; returns those not had this time, with
+        why (they stay owed: asked again at the next verdict). Called with
+        ``_changing`` held."""
         found, unknown = await owed_baselines(
             cold,
             self._owed,
@@ -512,8 +543,7 @@ class AnalyzerGate:
             self._progress,
         )
         self.late.update(found)
-        self._owed -= {*found, *unknown}
-        self._unbaselined |= unknown
+        self._owed -= set(found)
         return unknown
 
     async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:
