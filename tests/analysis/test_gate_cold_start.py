@@ -12,8 +12,9 @@ import pytest
 
 from rein.analysis.cold_start import WHOLE_WORKSPACE
 from rein.analysis.gate import AnalyzerGate
+from rein.harness.events import GateResult
 from rein.harness.gating import waiting
-from rein.harness.gating.gates import GateContext, GatePipeline
+from rein.harness.gating.gates import GateContext, GatePipeline, build_repair_prompt
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import FileContent
 from tests.fakes.diagnostics import ColdFakeDiagnostics, RecordingProgress
@@ -290,3 +291,121 @@ async def test_a_failed_cold_capture_leaves_the_change_a_cold_one(
     assert outcome.unverified is not None, outcome.detail
     assert "3 file(s) with errors not checked" in outcome.unverified
     assert "pkg/b.py, pkg/c.py, pkg/d.py" in outcome.unverified
+
+
+async def test_a_verdict_blocked_by_the_changed_files_own_errors_does_not_wait_for_importers() -> (
+    None
+):
+    """Old: a cold verdict asked the changed file and all its importers and
+    waited for every answer (each queued behind the workspace analysis)
+    though the changed file's own new error blocked anyway. Now it asks the
+    changed files first and blocks at once, naming the importers not
+    checked yet; the next verdict asks them, and a pass needs them."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2") + "undefined_name\n")
+    own = diag("pkg/a.py", 2, '"undefined_name" is not defined', code="U")
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, own, broken_b, TRANSITIVE]
+    asked_before = len(source.log)
+    events: list[object] = []
+    ctx = GateContext(1, frozenset({"pkg/a.py"}), workspace)
+    verdict = await GatePipeline([gate]).check(ctx, events.append)
+    assert source.log[asked_before:] == ["snapshot pkg/a.py"]  # b.py not asked
+    assert [(b.path, b.line) for b in verdict.blockers] == [("pkg/a.py", 2)]
+    (result,) = [e for e in events if isinstance(e, GateResult)]
+    assert "not checked yet, checked once those errors are fixed: pkg/b.py" in result.detail
+    assert "judged on the changed files and their importers" not in result.detail
+    # The repair prompt says so too: the model is not told this is all.
+    prompt = build_repair_prompt(verdict.blockers, 1, 3, verdict.not_checked)
+    assert "Not everything was checked (partial: blocked on the changed files' own" in prompt
+    assert "pkg/b.py" in prompt
+
+    # The own error fixed: b.py is asked, and its new error blocks.
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    source.diagnostics = [OLD, broken_b, TRANSITIVE]
+    second = await gate.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
+    assert lines(second) == [("pkg/b.py", 0)], second.detail
+    assert "snapshot pkg/a.py pkg/b.py" in source.log[asked_before:]
+    assert "not checked yet" not in second.detail
+
+
+B_OLD = diag("pkg/b.py", 2, "an error b.py had before the run", code="R")
+
+
+async def test_a_written_files_importers_are_baselined_at_the_verdict_that_needs_them() -> None:
+    """Old: before a cold write, the file and all its importers were asked
+    for and waited on (each importer's answer queued behind the workspace
+    analysis), though a verdict that blocks on the file's own error never
+    looks at them. Now only the file is asked before the write; its
+    importers' baseline is asked, with the analyzers shown the file as it
+    was, by the verdict that needs it: b.py's old error does not block,
+    its new one does."""
+    workspace, source, gate = cold_world()
+    source.diagnostics = [OLD, B_OLD]
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2"))
+    assert [e for e in source.log if e.startswith("snapshot")] == ["snapshot pkg/a.py"]
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, B_OLD, broken_b]
+    source.counterfactual = [OLD, B_OLD]
+    asked_before = len(source.log)
+    outcome = await gate.check(GateContext(1, frozenset({"pkg/a.py"}), workspace))
+    assert lines(outcome) == [("pkg/b.py", 0)], outcome.detail
+    assert source.log[asked_before:] == [
+        "snapshot pkg/a.py",  # its own errors first: none
+        "snapshot_files_with pkg/a.py -> pkg/b.py",  # b.py as before the write
+        "snapshot pkg/a.py pkg/b.py",
+    ]
+    assert gate.late == {"pkg/b.py": (B_OLD,)}
+
+
+async def test_a_deleted_files_importers_are_still_baselined_before_the_deletion() -> None:
+    """A deleted file cannot be shown to the analyzers as it was: its
+    importers are asked before it goes, as before."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await workspace.delete("pkg/a.py")
+    assert "snapshot pkg/a.py pkg/b.py" in source.log
+
+
+async def test_owed_importers_stored_with_the_session_are_judged_as_before_the_run() -> None:
+    """A session stored before its cold write's importers were baselined:
+    the next run's snapshot, taken with the write in place, holds b.py's new
+    error; it is asked as before the run, never taken for an old one."""
+    workspace, source, gate = cold_world()
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A.replace("helper", "helper2") + "undefined_name\n")
+    own = diag("pkg/a.py", 2, '"undefined_name" is not defined', code="U")
+    broken_b = diag("pkg/b.py", 0, '"helper" is unknown import symbol', code="I")
+    source.diagnostics = [OLD, own, broken_b]
+    source.counterfactual = [OLD]
+    await gate.check(GateContext(1, frozenset({"pkg/a.py"}), workspace))
+    stored = gate.export_state()
+
+    resumed = AnalyzerGate(source)
+    resumed.import_state(stored)
+    source.workspace_analysed.set()
+    await resumed.on_run_start(1)
+    await resumed.baseline_ready()
+    outcome = await resumed.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
+    assert ("pkg/b.py", 0) in lines(outcome), outcome.detail
+
+
+async def test_a_written_file_deleted_later_has_its_importers_baselined_before_it_goes() -> None:
+    """The run writes a.py (b.py's baseline owed), then deletes it: b.py's
+    baseline is asked before the deletion, while a.py can still be shown as
+    it was, so the verdict blocks on b.py's new error. Asked only at the
+    verdict, a.py gone, b.py could only be named not checked."""
+    workspace, source, gate = cold_world()
+    source.diagnostics = [OLD, B_OLD]
+    source.counterfactual = [OLD, B_OLD]
+    await gate.on_run_start(0)
+    await workspace.write_text("pkg/a.py", A + "\n")
+    assert "pkg/b.py" not in gate.late
+    await workspace.delete("pkg/a.py")
+    assert gate.late == {"pkg/b.py": (B_OLD,)}
+    broken_b = diag("pkg/b.py", 0, 'Import "pkg.a" could not be resolved', code="I")
+    source.diagnostics = [OLD, B_OLD, broken_b]
+    outcome = await gate.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
+    assert lines(outcome) == [("pkg/b.py", 0)], outcome.detail

@@ -18,7 +18,7 @@ from rein.disk.analyzers import AnalyzerPool
 from rein.disk.disk_workspace import DiskWorkspace
 from rein.harness.gating.coordinators import DiagnosticsCoordinator
 from rein.harness.gating.gate_types import GateContext
-from rein.harness.ports import Mutation
+from rein.harness.ports import Mutation, Writes
 
 pytestmark = pytest.mark.e2e
 
@@ -89,7 +89,9 @@ async def test_the_first_change_is_judged_file_by_file_before_the_workspace_anal
     async def change(path: str, text: str, *, command: bool = False) -> None:
         nonlocal generation
         # A command's hook names no file: it runs before anyone knows which.
-        await gate.before_change([] if command else [path], workspace)
+        # A tool's write names it as TrackedWorkspace.write_text does: its
+        # importers are baselined by the verdict, util.py shown as it was.
+        await gate.before_change(() if command else Writes((path,)), workspace)
         (package / path).write_text(text)
         generation += 1
         mutation = Mutation(generation, (path,), "external" if command else "agent")
@@ -100,9 +102,13 @@ async def test_the_first_change_is_judged_file_by_file_before_the_workspace_anal
         await gate.on_run_start(0)
         # The run's first change: helper renamed, so app.py's import breaks.
         await change("pkg/util.py", UTIL.replace("def helper", "def helper_renamed"))
+        assert "pkg/app.py" not in gate.late  # util.py's importers: not asked yet
         # Then a command renames tool: caller.py's import breaks.
         await change("pkg/extra.py", EXTRA.replace("def tool", "def tool_renamed"), command=True)
         ctx = GateContext(generation, frozenset(["pkg/util.py", "pkg/extra.py"]), workspace)
+        # Asked before the command (it might have taken util.py away), with
+        # util.py shown as it was.
+        assert "pkg/app.py" in gate.late
         first = await gate.check(ctx)
         # Judged before the whole-workspace snapshot was taken, and says so.
         assert gate.baseline is None

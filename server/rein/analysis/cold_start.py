@@ -18,6 +18,19 @@ file by file (:class:`~rein.harness.gating.gate_types.FileByFileDiagnostics`):
 * the whole-workspace snapshot goes on in the background and serves the
   verdicts after it completes (the files baselined here keep their own
   baselines: it was taken after their change).
+* A written file's importers (a write can be shown to the analyzers as it
+  was, a deletion cannot) are opened, not asked, before the write: their
+  answers queue behind the workspace analysis, and a verdict that blocks
+  on the file's own new errors never looks at them. That verdict asks for
+  the changed files first and blocks at once, naming the importers not
+  checked yet (:func:`changed_files_first`); one that does not block asks
+  the importers with the analyzers shown the changed files as they were
+  (their baseline, :func:`owed_baselines`), then as they are; one whose
+  baseline is not had stays owed and the verdict is unverified, never a
+  pass. A deletion's or a rename's importers, and a command's, are asked
+  before the change as before, and with the changed files at the verdict;
+  so are a write's once a file the run changed is gone (:func:`gone_files`:
+  the state before the run could not be shown).
 * A partial verdict that finds no blocker is not a pass: what the change
   broke past the direct importers (a name re-exported, used two imports
   away) is known from the whole-workspace snapshot only. The verdict waits
@@ -39,7 +52,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
-from rein.harness.gating.gate_types import FileByFileDiagnostics, GateOutcome, ProgressReporter
+from rein.analysis.baselines import FileBaseline
+from rein.analysis.command_baselines import with_tools_changes
+from rein.harness.gating.gate_types import (
+    FileByFileCounterfactual,
+    FileByFileDiagnostics,
+    GateOutcome,
+    ProgressReporter,
+)
 from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
     CounterfactualDiagnostics,
@@ -52,9 +72,13 @@ __all__ = [
     "PARTIAL",
     "WHOLE_WORKSPACE",
     "before_the_run",
+    "changed_files_first",
     "cold_source",
     "file_baseline",
+    "gone_files",
+    "importers_later",
     "not_past_the_importers",
+    "owed_baselines",
     "taken_in_time",
     "verdict_snapshot",
 ]
@@ -85,18 +109,104 @@ async def file_baseline(
     path: str,
     timeout_s: float,
     progress: ProgressReporter | None,
+    *,
+    importers_later: bool = False,
 ) -> tuple[DiagnosticsSnapshot, list[str]]:
     """``path`` and its importers opened and analysed before the change:
     their snapshot (stale when an analyzer did not answer in time) and the
-    importers."""
+    importers. ``importers_later``: ``path`` alone is analysed (a write,
+    which the analyzers can be shown as it was: its importers' baseline is
+    asked at the verdict that needs it, :func:`owed_baselines`)."""
     importers = [p for p in await cold.open_with_importers([path]) if p != path]
+    asked = [path] if importers_later else [path, *importers]
     snap = await reported(
-        cold.snapshot_files([path, *importers], timeout_s),
+        cold.snapshot_files(asked, timeout_s),
         progress,
-        f"the analyzers: {path} and its importers before its first change",
-        1 + len(importers),
+        f"the analyzers: {path} before its first change"
+        if importers_later
+        else f"the analyzers: {path} and its importers before its first change",
+        len(asked),
     )
     return snap, importers
+
+
+async def gone_files(
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    now: Callable[[str], Awaitable[str | None]],
+) -> list[str]:
+    """The changed files that existed before the run and are gone now: they
+    cannot be shown to the analyzers as they were (imports are resolved
+    from the disk)."""
+    return [
+        p for p in touched if (b := files.get(p)) and b.text_before_the_run and await now(p) is None
+    ]
+
+
+async def importers_later(
+    writes: bool,
+    cold: FileByFileDiagnostics | None,
+    files: Mapping[str, FileBaseline],
+    now: Callable[[str], Awaitable[str | None]],
+) -> bool:
+    """Whether a change's importers are baselined at the verdict that needs
+    them (:func:`owed_baselines`) rather than before it: a cold write's,
+    while no file the run changed is gone (else the state before the run
+    cannot be shown to the analyzers)."""
+    return (
+        writes
+        and isinstance(cold, FileByFileCounterfactual)
+        and not await gone_files(files, files, now)
+    )
+
+
+async def owed_baselines(
+    cold: FileByFileDiagnostics,
+    owed: Collection[str],
+    touched: Collection[str],
+    files: Mapping[str, FileBaseline],
+    now: Callable[[str], Awaitable[str | None]],
+    created_users: Callable[[Sequence[str]], Awaitable[Collection[str]]],
+    timeout_s: float,
+    progress: ProgressReporter | None,
+) -> tuple[dict[str, tuple[Diagnostic, ...]], dict[str, str]]:
+    """The diagnostics before the run of the importers of written files
+    whose baseline was not taken before the write (``owed``,
+    :func:`file_baseline`'s ``importers_later``): asked with the analyzers
+    shown every changed file as it was before the run. Returns them, and
+    the importers whose baseline was not had this time, each with why (a
+    changed file is gone, which cannot be shown; it imports a module the
+    run created, ``created_users``; no answer in time): they stay owed,
+    are not judged, and make the verdict unverified (never a pass)."""
+    paths = sorted(set(owed) - set(touched))
+    if not paths:
+        return {}, {}
+    if await gone_files(touched, files, now):
+        why = "a changed file is gone: the analyzers cannot be shown it as it was"
+        return {}, dict.fromkeys(paths, why)
+    if not isinstance(cold, FileByFileCounterfactual):
+        return {}, dict.fromkeys(paths, "the analyzers cannot be shown the files as they were")
+    unknown = dict.fromkeys(
+        await created_users(paths), "they import a module the run created (it cannot be shown away)"
+    )
+    asked = [p for p in paths if p not in unknown]
+    if not asked:
+        return {}, unknown
+    shown = await with_tools_changes({}, touched, files, now)
+    snap = await reported(
+        cold.snapshot_files_with(shown, asked, timeout_s),
+        progress,
+        "the analyzers: the changed files' importers as before the change",
+        len(asked),
+    )
+    if snap.blind is not None or snap.stale:
+        why = (
+            f"nobody looked: {snap.blind}"
+            if snap.blind is not None
+            else snap.stale_reason or "the analyzers did not answer in time"
+        )
+        return {}, {**unknown, **dict.fromkeys(asked, why)}
+    return {p: tuple(d for d in snap.diagnostics if d.path == p) for p in asked}, unknown
 
 
 async def verdict_snapshot(
@@ -113,6 +223,27 @@ async def verdict_snapshot(
         cold.snapshot_files(paths, timeout_s),
         progress,
         "the analyzers: the changed files and their importers",
+        len(paths),
+    )
+
+
+async def changed_files_first(
+    cold: FileByFileDiagnostics,
+    touched: Collection[str],
+    timeout_s: float,
+    progress: ProgressReporter | None,
+) -> DiagnosticsSnapshot:
+    """The changed files' own diagnostics, asked for before their
+    importers': a verdict that blocks on the changed files' own new errors
+    need not ask the importers, whose answers queue behind the workspace
+    analysis (issue 32 item 7). Such a verdict says which importers it did
+    not check; the next verdict asks them, and a pass always needs them
+    all."""
+    paths = sorted(touched)
+    return await reported(
+        cold.snapshot_files(paths, timeout_s),
+        progress,
+        "the analyzers: the changed files",
         len(paths),
     )
 

@@ -40,6 +40,8 @@ class Captured:
 
     baseline: FileBaseline
     importers: Mapping[str, tuple[Diagnostic, ...]] = field(default_factory=dict)
+    #: Importers opened whose baseline is asked later (``importers_later``).
+    owed: tuple[str, ...] = ()
 
 
 async def text_before(path: str, workspace: Workspace) -> tuple[str | None, FileBaseline | None]:
@@ -63,15 +65,24 @@ async def capture(
     run_start: Callable[[str], tuple[Diagnostic, ...]],
     timeout_s: float,
     progress: ProgressReporter | None,
+    *,
+    importers_later: bool = False,
 ) -> Captured:
     """``path``'s baseline before its first change, its ``text`` read
     (:func:`text_before`; see the module docstring); ``cold``: the source
     to ask file by file, decided once the text was read (the run-start
     snapshot may have been taken meanwhile); ``run_start(path)``: its
-    entries in the run-start snapshot."""
+    entries in the run-start snapshot; ``importers_later``: a cold write's
+    importers are opened, not asked (:func:`~rein.analysis.cold_start.
+    file_baseline`), and returned ``owed``."""
     settled = True
+    owed: tuple[str, ...] = ()
     if cold is not None:
-        snap, opened = await file_baseline(cold, path, timeout_s, progress)
+        snap, opened = await file_baseline(
+            cold, path, timeout_s, progress, importers_later=importers_later
+        )
+        if importers_later:
+            opened, owed = [], tuple(opened)
     elif isinstance(source, SettlingDiagnostics):
         opened = [p for p in await source.ensure_open([path]) or () if p != path]
         settled = await reported(
@@ -87,4 +98,4 @@ async def capture(
         return Captured(FileBaseline(path, text, run_start(path), settled))
     importers = {other: tuple(d for d in snap.diagnostics if d.path == other) for other in opened}
     found = tuple(d for d in snap.diagnostics if d.path == path)
-    return Captured(FileBaseline(path, text, found, settled and not snap.stale), importers)
+    return Captured(FileBaseline(path, text, found, settled and not snap.stale), importers, owed)

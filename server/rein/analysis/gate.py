@@ -12,9 +12,12 @@ and never pass blind.
   source that can be asked file by file, does not wait for it: the file and
   its importers are baselined and judged file by file, and the verdict says
   it is partial; the snapshot, taken after that change, gets its files'
-  baseline from before the run (:mod:`rein.analysis.cold_start`). A partial
-  verdict that finds no blocker waits for that snapshot (bounded, reported)
-  and judges with it: never a pass on the direct importers alone.
+  baseline from before the run (:mod:`rein.analysis.cold_start`). A cold
+  write's importers are baselined only by a verdict that needs them (one
+  that blocks on the written file's own errors says which it did not
+  check). A partial verdict that finds no blocker waits for that snapshot
+  (bounded, reported) and judges with it: never a pass on the direct
+  importers alone.
 * Blocking: in a changed file, the errors new relative to its own baseline,
   lines mapped through the change; elsewhere, the errors not in the run-start
   snapshot (:mod:`rein.analysis.blocking`, :mod:`rein.analysis.baselines`).
@@ -46,7 +49,8 @@ and never pass blind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
@@ -56,8 +60,11 @@ from rein.analysis.blocking import blocking_in_snapshot, without_own_baseline
 from rein.analysis.cold_commands import command_baselines, texts_before_a_command
 from rein.analysis.cold_start import (
     before_the_run,
+    changed_files_first,
     cold_source,
+    importers_later,
     not_past_the_importers,
+    owed_baselines,
     taken_in_time,
     verdict_snapshot,
 )
@@ -79,7 +86,14 @@ from rein.analysis.run_texts import (
     reader,
     users_of_created,
 )
-from rein.analysis.verdict_text import VerdictText, blockers_of, not_checked
+from rein.analysis.verdict_text import (
+    VerdictText,
+    blockers_of,
+    importers_not_baselined,
+    importers_owed,
+    not_checked,
+)
+from rein.analysis.whole_snapshot import whole_snapshot
 from rein.harness.gating.gate_types import (
     MAX_BLOCKERS_IN_PROMPT,
     SEVERITY_LEVELS,
@@ -90,7 +104,6 @@ from rein.harness.gating.gate_types import (
     GateOutcome,
     ProgressReporter,
 )
-from rein.harness.gating.waiting import reported
 from rein.harness.ports import (
     Diagnostic,
     DiagnosticsSnapshot,
@@ -98,6 +111,7 @@ from rein.harness.ports import (
     ReleasingDiagnostics,
     SettlingDiagnostics,
     Workspace,
+    Writes,
 )
 
 if TYPE_CHECKING:
@@ -141,6 +155,14 @@ class AnalyzerGate:
         #: Importers opened past the source's bound whose baseline could
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
+        #: Importers of a cold write whose baseline is asked at the verdict
+        #: that needs it (:func:`~rein.analysis.cold_start.owed_baselines`);
+        #: owed until it is had (a verdict without it is unverified).
+        self._owed: set[str] = set()
+        #: Held while a change's baselines are taken (the analyzers may be
+        #: shown a file as it was): a change announced meanwhile (a tool
+        #: batch's parallel write) waits, its text kept from the analyzers.
+        self._changing = asyncio.Lock()
         #: A change was baselined file by file (cold): ``baseline``, taken
         #: after it, gets ``before_run`` for the files with errors in it.
         self._after_change = False
@@ -202,12 +224,16 @@ class AnalyzerGate:
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
         changes (:mod:`rein.analysis.gate_state`)."""
-        return exported(self.files, self.late)
+        return {**exported(self.files, self.late), "owed": sorted(self._owed)}
 
     def import_state(self, data: dict[str, Any]) -> None:
         files, late = imported(data)
         self.files.update(files)
         self.late.update(late)
+        # Owed importers are judged on the snapshot taken after the change:
+        # their baseline is asked as before the run there.
+        self._owed.update(data.get("owed", ()))
+        self._after_change = self._after_change or bool(self._owed)
         self._unvalidated = bool(self.files) or self._unvalidated
         self._installed = True  # what was installed before the store is not known
         self._commanded = True  # nor what a command did
@@ -217,6 +243,7 @@ class AnalyzerGate:
         fresh baselines."""
         self.files.clear()
         self._unbaselined.clear()
+        self._owed.clear()
         self._texts_before = None
         self._unvalidated = False
         self._installed = False
@@ -238,9 +265,23 @@ class AnalyzerGate:
         While that snapshot is being taken, a source that can be asked file
         by file baselines the paths so instead (:mod:`rein.analysis.cold_start`),
         and a command does not wait: every file's text is read for its
-        verdict (:mod:`rein.analysis.cold_commands`)."""
+        verdict (:mod:`rein.analysis.cold_commands`). One change at a time
+        (``_changing``)."""
+        async with self._changing:
+            await self._before_change(paths, workspace)
+
+    async def _before_change(self, paths: Sequence[str], workspace: Workspace) -> None:
         cold = cold_source(self.diagnostics, self._snapshot.task)
         self._commanded = self._commanded or not paths
+        source = self.diagnostics
+        if (
+            self._owed
+            and not isinstance(paths, Writes)
+            and isinstance(source, FileByFileDiagnostics)
+        ):
+            # A deletion, a rename or a command may take a written file
+            # away: its importers are baselined while it can still be shown.
+            await self._baseline_owed(self.files, workspace, source)
         if not paths and isinstance(cold, FileByFileCounterfactual):
             # A command in a cold session: what it changes is judged file by
             # file, from the texts read now; the snapshot comes after it.
@@ -256,15 +297,16 @@ class AnalyzerGate:
         self._unvalidated = True
         for path in paths:
             if path not in self.files:
-                self.files[path] = await self._capture(path, workspace)
+                self.files[path] = await self._capture(path, workspace, isinstance(paths, Writes))
         if len(paths) == 2:
             old, new = paths
             if self.files[new].text == "" and self.files[new].renamed_from is None:
                 self.files[new] = carried(self.files[old], new)
 
-    async def _capture(self, path: str, workspace: Workspace) -> FileBaseline:
+    async def _capture(self, path: str, workspace: Workspace, writes: bool) -> FileBaseline:
         """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`);
-        the importers opened with it join ``late``."""
+        the importers opened with it join ``late``, or, cold and ``writes``,
+        are owed a baseline."""
         text, whole = await text_before(path, workspace)
         if whole is not None:
             return whole
@@ -283,36 +325,18 @@ class AnalyzerGate:
             self._run_start,
             self.settle_timeout_s,
             self._progress,
+            importers_later=await importers_later(writes, cold, self.files, reader(workspace)),
         )
         for other, diagnostics in found.importers.items():
             if other not in self.files and other not in self.late:
                 self.late[other] = diagnostics
+        self._owed.update(p for p in found.owed if p not in self.files and p not in self.late)
         return found.baseline
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
         if self.baseline is None:
             return ()
         return tuple(d for d in self.baseline.diagnostics if d.path == path)
-
-    async def _verdict_snapshot(self, ctx: GateContext) -> tuple[DiagnosticsSnapshot, bool]:
-        """The snapshot for the verdict, after telling the analyzers about
-        an install and waiting until they say they are done (bounded).
-        Returns it and whether the analyzers settled."""
-        settling = self._settling
-        settled = True
-        await self._tell_environment()
-        if settling is not None:
-            # The changed files only: an importer opened now would have no
-            # baseline from before the change.
-            await settling.ensure_open(sorted(ctx.touched), importers=False)
-            settled = await reported(
-                settling.wait_idle(self.settle_timeout_s),
-                self._progress,
-                "the analyzers: the changed files",
-                len(ctx.touched),
-            )
-        snap = await self.diagnostics.snapshot(None, min_generation=ctx.generation)
-        return snap, settled
 
     async def _tell_environment(self) -> None:
         """An install changed what imports resolve to: the analyzers are
@@ -401,14 +425,55 @@ class AnalyzerGate:
         await self._baseline_command_changes(ctx)
         unbaselined = await self._check_more_importers(ctx)
         unsure = await self._baseline_before_the_run(ctx) if cold is None else []
+        if cold is None and self.baseline is not None:
+            # The whole snapshot's files are baselined as before the run
+            # (before_the_run): owed importers it settled are owed no more.
+            self._owed &= set(unsure)
+        await self._tell_environment()
         if cold is not None:
-            await self._tell_environment()
+            # Importers owed a baseline (a cold write's) are asked only when
+            # the changed files' own errors do not block; those baselined
+            # already are asked with the changed files (asked one after the
+            # other, the importers' answers would wait a second time).
+            if self._owed - ctx.touched:
+                importers = {*self.late, *self._owed} - ctx.touched
+                own = await changed_files_first(
+                    cold, ctx.touched, self.settle_timeout_s, self._progress
+                )
+                first = await self._outcome(ctx, own, True, True, unbaselined, unsure, importers)
+                if first.blockers:
+                    return first  # the importers wait for the next verdict
+            async with self._changing:
+                not_had = await self._baseline_owed(ctx.touched, ctx.workspace, cold)
             snap = await verdict_snapshot(
                 cold, ctx.touched, self.late, self.settle_timeout_s, self._progress
             )
             settled = True  # a late answer makes the snapshot stale
         else:
-            snap, settled = await self._verdict_snapshot(ctx)
+            snap, settled = await whole_snapshot(
+                self.diagnostics, ctx.touched, ctx.generation, self.settle_timeout_s, self._progress
+            )
+            not_had = {}
+        return await self._outcome(
+            ctx, snap, settled, cold is not None, unbaselined, unsure, not_had=not_had
+        )
+
+    async def _outcome(
+        self,
+        ctx: GateContext,
+        snap: DiagnosticsSnapshot,
+        settled: bool,
+        partial: bool,
+        unbaselined: set[str],
+        unsure: list[str],
+        owed: Collection[str] = (),
+        not_had: Mapping[str, str] | None = None,
+    ) -> GateOutcome:
+        """The verdict on ``snap`` (``partial``: cold, no counterfactual);
+        ``owed``: importers not asked yet (:func:`~rein.analysis.cold_start.
+        changed_files_first`), named not checked; ``not_had``: owed
+        importers whose baseline was asked and not had (with why), which
+        make it unverified."""
         if snap.blind is not None:
             return GateOutcome(
                 detail=f"nobody looked: {snap.blind}",
@@ -435,16 +500,17 @@ class AnalyzerGate:
                 ctx.workspace,
                 self.settle_timeout_s,
             )
-            if cold is None
+            if not partial
             else (blocking, 0)
         )
         groups = by_cause(merge_same_errors(blocking), ctx.touched)
         blockers = await blockers_of(self.name, groups, ctx.workspace)
+        owed_left = sorted(set(owed) - ctx.touched)
         text = VerdictText.of(
             serious=len(serious),
             blocking=len(groups),
-            importers=len(self.late),
-            partial=cold is not None,
+            importers=len(set(self.late) - set(owed)),
+            partial=partial and not owed_left and not not_had,  # else the clauses say how
             without_run=without_run,
             sources=snap.sources,
         )
@@ -455,7 +521,30 @@ class AnalyzerGate:
         nobody = not_analysed(self.diagnostics, ctx.touched)
         nobody_text = why_not_analysed(self.diagnostics, nobody) if nobody else ""
         not_checked(text, left, unsure, nobody_text, snap, settled)
+        importers_owed(text, owed_left)
+        importers_not_baselined(text, not_had or {})
         return GateOutcome(blockers, stale, text.detail, unverified=text.unverified)
+
+    async def _baseline_owed(
+        self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics
+    ) -> dict[str, str]:
+        """The owed importers' baselines (:func:`~rein.analysis.cold_start.
+        owed_baselines`) join ``late``; returns those not had this time, with
+        why (they stay owed: asked again at the next verdict). Called with
+        ``_changing`` held."""
+        found, unknown = await owed_baselines(
+            cold,
+            self._owed,
+            touched,
+            self.files,
+            reader(workspace),
+            lambda paths: users_of_created(touched, self.files, workspace, paths),
+            self.settle_timeout_s,
+            self._progress,
+        )
+        self.late.update(found)
+        self._owed -= set(found)
+        return unknown
 
     async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:
         """A run-start snapshot taken after a cold change: the baseline of

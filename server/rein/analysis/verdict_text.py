@@ -6,7 +6,7 @@ which grow by one clause per thing the verdict could not look at
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rein.analysis.cold_start import PARTIAL
 from rein.analysis.reach import describe
@@ -14,7 +14,14 @@ from rein.harness.events import Blocker
 from rein.harness.gating.gate_types import MAX_BLOCKERS_IN_PROMPT, code_context
 from rein.harness.ports import Diagnostic, DiagnosticsSnapshot, Workspace
 
-__all__ = ["VerdictText", "blockers_of", "not_checked", "stale_reason"]
+__all__ = [
+    "VerdictText",
+    "blockers_of",
+    "importers_not_baselined",
+    "importers_owed",
+    "not_checked",
+    "stale_reason",
+]
 
 
 def _describe(d: Diagnostic) -> str:
@@ -142,3 +149,33 @@ def not_checked(
     if snap.stale or not settled:
         why = stale_reason(snap, settled)
         text.not_checked(f"diagnostics may be stale ({why})", f"diagnostics may be stale: {why}")
+
+
+def importers_owed(text: VerdictText, importers: Sequence[str]) -> None:
+    """The clause of a verdict that blocked on the changed files' own errors
+    before their ``importers`` were asked (a cold session's,
+    :func:`~rein.analysis.cold_start.changed_files_first`): not checked yet,
+    asked by the first verdict that does not block on those errors."""
+    if importers:
+        text.not_checked(
+            f"partial: blocked on the changed files' own errors; {len(importers)} "
+            f"importer(s) of them not checked yet, checked once those errors are "
+            f"fixed: {describe(importers)}"
+        )
+
+
+def importers_not_baselined(text: VerdictText, not_had: Mapping[str, str]) -> None:
+    """The clauses of a verdict whose owed importers' baseline was asked and
+    not had (``not_had``: each with why, :func:`~rein.analysis.cold_start.
+    owed_baselines`): they are not judged, the verdict is unverified
+    whatever changed, and the next verdict asks again."""
+    by_why: dict[str, list[str]] = {}
+    for path, why in sorted(not_had.items()):
+        by_why.setdefault(why, []).append(path)
+    for why, paths in by_why.items():
+        text.not_checked(
+            f"partial: {len(paths)} importer(s) of the changed files not checked: "
+            f"their state before the run could not be had ({why}); asked again at "
+            f"the next verdict: {describe(paths)}",
+            f"{len(paths)} importer(s) of the changed files not checked ({why}): {describe(paths)}",
+        )

@@ -30,6 +30,7 @@ from rein.harness.ports import (
     MultiFileWorkspace,
     Mutation,
     Workspace,
+    Writes,
 )
 from rein.harness.run.run_record import RunMutationOrigin, RunRecord, active_records, attribute
 
@@ -176,10 +177,14 @@ class ChangeHooks:
         """Register ``callback``; returns the function that removes it."""
         return self._add(self._after, callback)
 
-    async def about_to_change(self, *paths: str) -> None:
+    async def about_to_change(self, *paths: str, writes: bool = False) -> None:
+        """Await every before-change callback with ``paths`` (a
+        :class:`~rein.harness.ports.Writes` when the change ``writes``
+        them: no deletion)."""
+        announced = Writes(paths) if writes else paths
         for callback in list(self._before):
             try:
-                await callback(paths)
+                await callback(announced)
             except Exception:
                 log.exception("a before-change callback raised")
 
@@ -258,7 +263,7 @@ class TrackedWorkspace(RecordingWorkspace):
         expected_version: int | None = None,
         expected_text: str | None = None,
     ) -> Mutation:
-        await self._hooks.about_to_change(path)
+        await self._hooks.about_to_change(path, writes=True)
         mutation = await self.inner.write_text(
             path, text, expected_version=expected_version, expected_text=expected_text
         )

@@ -92,6 +92,7 @@ __all__ = [
     "TurnDone",
     "UserChannel",
     "Workspace",
+    "Writes",
 ]
 
 
@@ -292,6 +293,17 @@ class MultiFileWorkspace(Workspace, Protocol):
 #: ``(path,)`` for a write or delete, ``(old, new)`` for a rename, every
 #: path of a multi-file change.
 BeforeChange = Callable[[tuple[str, ...]], Awaitable[None]]
+
+
+class Writes(tuple[str, ...]):
+    """The paths a before-change hook gets when the change replaces their
+    text (a write: none is deleted or renamed), as a tuple: a hook that
+    must tell a write from a deletion (the analyzer gate, which can show
+    the analyzers a written file as it was, never a deleted one) checks
+    for it; one that cannot tell (another workspace's change) gets a plain
+    tuple."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,6 +163,9 @@ class Verdict:
     blockers: list[Blocker] = field(default_factory=list)
     #: Gates that could not look (only when nothing blocked).
     unverified: list[Unverified] = field(default_factory=list)
+    #: What the blocking gate did not check yet (its outcome's
+    #: ``unverified``: a partial verdict), for the repair prompt.
+    not_checked: list[str] = field(default_factory=list)
 
     @property
     def validated(self) -> bool:
@@ -303,6 +306,7 @@ class GatePipeline:
             if outcome.blockers:
                 verdict.blockers = outcome.blockers
                 verdict.unverified = []
+                verdict.not_checked = [outcome.unverified] if outcome.unverified else []
                 return verdict
             if outcome.unverified:
                 verdict.unverified.append(
@@ -387,12 +391,15 @@ def _group_same_error(blockers: Sequence[Blocker]) -> list[list[Blocker]]:
     return out
 
 
-def build_repair_prompt(blockers: Sequence[Blocker], attempt: int, max_attempts: int) -> str:
+def build_repair_prompt(
+    blockers: Sequence[Blocker], attempt: int, max_attempts: int, not_checked: Sequence[str] = ()
+) -> str:
     """The focused repair prompt. It lists what blocks in the order the gate
     gave (the analyzer gate: the cause first), one error at several places
     once with the other places, at most :data:`MAX_BLOCKERS_IN_PROMPT` of
-    them, and says how many it left out. It claims nothing about the checks
-    that did not run or could not look."""
+    them, and says how many it left out, and what the blocking check did
+    not look at yet (``not_checked``: a partial verdict). It claims nothing
+    about the checks that did not run."""
     lines = [
         "The checks that ran after your changes found problems that must be fixed before "
         "the task is done:",
@@ -416,6 +423,10 @@ def build_repair_prompt(blockers: Sequence[Blocker], attempt: int, max_attempts:
         lines.append(
             f"- ... and {left_out} more problem(s) not shown here "
             f"({len(blockers)} in all; fix the ones above first, the checks run again)"
+        )
+    for clause in not_checked:
+        lines.append(
+            f"- Not everything was checked ({clause}); the checks run again after your fix."
         )
     lines += [
         "",

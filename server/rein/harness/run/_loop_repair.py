@@ -76,7 +76,9 @@ class RunRepair:
                 blockers=blockers,
             )
         )
-        prompt = build_repair_prompt(blockers, self.repair_attempts, config.max_repair_attempts)
+        prompt = build_repair_prompt(
+            blockers, self.repair_attempts, config.max_repair_attempts, verdict.not_checked
+        )
         self.terminal = None
         self.append_with_events(UserMessage(content=prompt, origin="repair"))
         return "repair"
