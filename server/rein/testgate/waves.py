@@ -38,15 +38,41 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rein.testgate.junit import TestResult
 from rein.testgate.runner import TestRun
 
-if TYPE_CHECKING:
-    from rein.testgate.shadow_runs import ShadowRuns
 
-__all__ = ["POLL_S", "WAVE_GUESS_S", "Progress", "Waves", "read_lines", "watch_report"]
+class WaveRuns(Protocol):
+    """What a wave runs its tests with (:class:`rein.testgate.shadow_runs.ShadowRuns`)."""
+
+    #: How long the last wave took (the guess before the first).
+    wave_s: float
+
+    async def again_and_before(
+        self,
+        overlay: dict[str, str | None],
+        failing: Sequence[TestResult],
+        baseline: dict[str, str | None],
+        deadline: float,
+        *,
+        again_in: str = "now",
+        one_by_one: bool = False,
+    ) -> tuple[TestRun, TestRun]:
+        """The failing tests again (in ``again_in``) and in the baseline."""
+        ...
+
+
+__all__ = [
+    "POLL_S",
+    "WAVE_GUESS_S",
+    "Progress",
+    "WaveRuns",
+    "Waves",
+    "read_lines",
+    "watch_report",
+]
 
 #: How often the first run's report is read for new failures.
 POLL_S = 0.02
@@ -131,7 +157,7 @@ class Waves:
 
     def __init__(
         self,
-        runs: ShadowRuns,
+        runs: WaveRuns,
         overlay: dict[str, str | None],
         baseline: dict[str, str | None],
         deadline: float,
