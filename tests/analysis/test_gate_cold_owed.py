@@ -13,7 +13,7 @@ from rein.analysis.gate import AnalyzerGate
 from rein.harness.gating.gates import GateContext, GatePipeline
 from rein.harness.generations import MutationLog, TrackedWorkspace
 from rein.harness.ports import DiagnosticsSnapshot, Writes
-from tests.analysis.test_gate_cold_start import OLD, A, B, C, D, cold_world, lines
+from tests.analysis.test_gate_cold_start import OLD, A, B, C, D, cold_world, lines, resumed_gate
 from tests.fakes.diagnostics import ColdFakeDiagnostics
 from tests.fakes.workspace import FakeWorkspace
 from tests.harness.test_gates_truth import diag
@@ -93,11 +93,7 @@ async def test_an_owed_importer_not_had_is_stored_and_judged_after_a_resume() ->
     assert stored["owed"] == ["pkg/b.py"]
 
     source.snapshot_files_with = inner  # type: ignore[method-assign]
-    resumed = AnalyzerGate(source)
-    resumed.import_state(stored)
-    source.workspace_analysed.set()
-    await resumed.on_run_start(1)
-    await resumed.baseline_ready()
+    resumed = await resumed_gate(source, stored)
     outcome = await resumed.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
     assert lines(outcome) == [("pkg/b.py", 0)], outcome.detail
 

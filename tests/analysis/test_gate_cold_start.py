@@ -68,6 +68,17 @@ async def helper_renamed() -> tuple[
     return workspace, source, gate, GateContext(1, frozenset({"pkg/a.py"}), workspace)
 
 
+async def resumed_gate(source: ColdFakeDiagnostics, stored: dict) -> AnalyzerGate:
+    """A new gate over ``source`` with a stored session's state, as a
+    resumed run starts it (the workspace analysed, the baselines ready)."""
+    resumed = AnalyzerGate(source)
+    resumed.import_state(stored)
+    source.workspace_analysed.set()
+    await resumed.on_run_start(1)
+    await resumed.baseline_ready()
+    return resumed
+
+
 def lines(outcome: object) -> list[tuple[str, int]]:
     return [(b.path, b.line) for b in outcome.blockers]  # type: ignore[attr-defined]
 
@@ -383,11 +394,7 @@ async def test_owed_importers_stored_with_the_session_are_judged_as_before_the_r
     await gate.check(GateContext(1, frozenset({"pkg/a.py"}), workspace))
     stored = gate.export_state()
 
-    resumed = AnalyzerGate(source)
-    resumed.import_state(stored)
-    source.workspace_analysed.set()
-    await resumed.on_run_start(1)
-    await resumed.baseline_ready()
+    resumed = await resumed_gate(source, stored)
     outcome = await resumed.check(GateContext(2, frozenset({"pkg/a.py"}), workspace))
     assert ("pkg/b.py", 0) in lines(outcome), outcome.detail
 
