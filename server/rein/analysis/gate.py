@@ -64,7 +64,6 @@ from rein.analysis.cold_start import (
     cold_source,
     importers_later,
     not_past_the_importers,
-    owed_baselines,
     taken_in_time,
     verdict_snapshot,
 )
@@ -72,6 +71,7 @@ from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import not_the_runs
 from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
+from rein.analysis.owed_importers import OwedImporters
 from rein.analysis.reach import (
     importers_not_checked,
     not_analysed,
@@ -155,10 +155,8 @@ class AnalyzerGate:
         #: Importers opened past the source's bound whose baseline could
         #: not be taken: not judged, reported as not checked.
         self._unbaselined: set[str] = set()
-        #: Importers of a cold write whose baseline is asked at the verdict
-        #: that needs it (:func:`~rein.analysis.cold_start.owed_baselines`);
-        #: owed until it is had (a verdict without it is unverified).
-        self._owed: set[str] = set()
+        #: Importers of a cold write owed a baseline (:mod:`rein.analysis.owed_importers`).
+        self._owed = OwedImporters()
         #: Held while a change's baselines are taken (the analyzers may be
         #: shown a file as it was): a change announced meanwhile (a tool
         #: batch's parallel write) waits, its text kept from the analyzers.
@@ -224,7 +222,7 @@ class AnalyzerGate:
     def export_state(self) -> dict[str, Any]:
         """The per-file baselines, for a session stored with unvalidated
         changes (:mod:`rein.analysis.gate_state`)."""
-        return {**exported(self.files, self.late), "owed": sorted(self._owed)}
+        return {**exported(self.files, self.late), "owed": sorted(self._owed.paths)}
 
     def import_state(self, data: dict[str, Any]) -> None:
         files, late = imported(data)
@@ -232,8 +230,8 @@ class AnalyzerGate:
         self.late.update(late)
         # Owed importers are judged on the snapshot taken after the change:
         # their baseline is asked as before the run there.
-        self._owed.update(data.get("owed", ()))
-        self._after_change = self._after_change or bool(self._owed)
+        self._owed.paths.update(data.get("owed", ()))
+        self._after_change = self._after_change or bool(self._owed.paths)
         self._unvalidated = bool(self.files) or self._unvalidated
         self._installed = True  # what was installed before the store is not known
         self._commanded = True  # nor what a command did
@@ -243,7 +241,7 @@ class AnalyzerGate:
         fresh baselines."""
         self.files.clear()
         self._unbaselined.clear()
-        self._owed.clear()
+        self._owed.paths.clear()
         self._texts_before = None
         self._unvalidated = False
         self._installed = False
@@ -275,7 +273,7 @@ class AnalyzerGate:
         self._commanded = self._commanded or not paths
         source = self.diagnostics
         if (
-            self._owed
+            self._owed.paths
             and not isinstance(paths, Writes)
             and isinstance(source, FileByFileDiagnostics)
         ):
@@ -330,7 +328,7 @@ class AnalyzerGate:
         for other, diagnostics in found.importers.items():
             if other not in self.files and other not in self.late:
                 self.late[other] = diagnostics
-        self._owed.update(p for p in found.owed if p not in self.files and p not in self.late)
+        self._owed.paths.update(p for p in found.owed if p not in self.files and p not in self.late)
         return found.baseline
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
@@ -428,15 +426,15 @@ class AnalyzerGate:
         if cold is None and self.baseline is not None:
             # The whole snapshot's files are baselined as before the run
             # (before_the_run): owed importers it settled are owed no more.
-            self._owed &= set(unsure)
+            self._owed.paths &= set(unsure)
         await self._tell_environment()
         if cold is not None:
             # Importers owed a baseline (a cold write's) are asked only when
             # the changed files' own errors do not block; those baselined
             # already are asked with the changed files (asked one after the
             # other, the importers' answers would wait a second time).
-            if self._owed - ctx.touched:
-                importers = {*self.late, *self._owed} - ctx.touched
+            if self._owed.paths - ctx.touched:
+                importers = {*self.late, *self._owed.paths} - ctx.touched
                 own = await changed_files_first(
                     cold, ctx.touched, self.settle_timeout_s, self._progress
                 )
@@ -528,23 +526,10 @@ class AnalyzerGate:
     async def _baseline_owed(
         self, touched: Collection[str], workspace: Workspace | None, cold: FileByFileDiagnostics
     ) -> dict[str, str]:
-        """The owed importers' baselines (:func:`~rein.analysis.cold_start.
-        owed_baselines`) join ``late``; returns those not had this time, with
-        why (they stay owed: asked again at the next verdict). Called with
-        ``_changing`` held."""
-        found, unknown = await owed_baselines(
-            cold,
-            self._owed,
-            touched,
-            self.files,
-            reader(workspace),
-            lambda paths: users_of_created(touched, self.files, workspace, paths),
-            self.settle_timeout_s,
-            self._progress,
+        """:meth:`OwedImporters.ask`, with ``_changing`` held."""
+        return await self._owed.ask(
+            cold, touched, self.files, self.late, workspace, self.settle_timeout_s, self._progress
         )
-        self.late.update(found)
-        self._owed -= set(found)
-        return unknown
 
     async def _baseline_before_the_run(self, ctx: GateContext) -> list[str]:
         """A run-start snapshot taken after a cold change: the baseline of
