@@ -7,7 +7,9 @@ and never pass blind.
   for it, so that it is from before any change, and so does the verdict.
   Before the run first changes a file it captures that file's own baseline
   (:mod:`rein.analysis.file_capture`), through the workspace layer's
-  ``before_change`` hook (:class:`~rein.harness.generations.TrackedWorkspace`).
+  ``before_change`` hook (:class:`~rein.harness.generations.TrackedWorkspace`);
+  one importing a file the run changed already, as before that change
+  (:mod:`rein.analysis.earlier_changes`).
 * A change that comes while that snapshot is still being taken, from a
   source that can be asked file by file, does not wait for it: the file and
   its importers are baselined and judged file by file, and the verdict says
@@ -51,6 +53,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rein.analysis.background_snapshot import BackgroundSnapshot
@@ -69,6 +72,7 @@ from rein.analysis.cold_start import (
 )
 from rein.analysis.command_baselines import baselines_after_the_fact
 from rein.analysis.counterfactual import not_the_runs
+from rein.analysis.earlier_changes import before_earlier_changes
 from rein.analysis.file_capture import capture, text_before
 from rein.analysis.gate_state import exported, imported
 from rein.analysis.owed_importers import OwedImporters
@@ -302,9 +306,9 @@ class AnalyzerGate:
                 self.files[new] = carried(self.files[old], new)
 
     async def _capture(self, path: str, workspace: Workspace, writes: bool) -> FileBaseline:
-        """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`);
-        the importers opened with it join ``late``, or, cold and ``writes``,
-        are owed a baseline."""
+        """``path``'s own baseline (:func:`~rein.analysis.file_capture.capture`;
+        :mod:`rein.analysis.earlier_changes`); the importers opened with it
+        join ``late``, or, cold and ``writes``, are owed a baseline."""
         text, whole = await text_before(path, workspace)
         if whole is not None:
             return whole
@@ -329,7 +333,19 @@ class AnalyzerGate:
             if other not in self.files and other not in self.late:
                 self.late[other] = diagnostics
         self._owed.paths.update(p for p in found.owed if p not in self.files and p not in self.late)
-        return found.baseline
+        before = await before_earlier_changes(
+            path,
+            text,
+            path in self._owed.paths,
+            self.diagnostics,
+            self.files,
+            self.late,
+            workspace,
+            self.settle_timeout_s,
+            self._progress,
+        )
+        self._owed.paths.discard(path)  # a changed file now, judged on its own baseline
+        return found.baseline if before is None else replace(found.baseline, diagnostics=before)
 
     def _run_start(self, path: str) -> tuple[Diagnostic, ...]:
         if self.baseline is None:

@@ -20,7 +20,15 @@ from rein.harness.gating.gate_types import CoveringDiagnostics
 from rein.harness.ports import Workspace
 from rein.python_imports import imported_modules, module_name
 
-__all__ = ["analysed", "before_and_now", "exists", "reader", "text_now", "users_of_created"]
+__all__ = [
+    "analysed",
+    "before_and_now",
+    "exists",
+    "imports_module",
+    "reader",
+    "text_now",
+    "users_of_created",
+]
 
 
 def analysed(source: object, paths: Collection[str]) -> frozenset[str]:
@@ -83,7 +91,7 @@ async def before_and_now(
     return before, now
 
 
-def _imports(module: str, created: str) -> bool:
+def imports_module(module: str, created: str) -> bool:
     """``module`` (an imported name) may resolve to the module ``created``
     or into it: to it whole or to a tail of it (``json`` for ``pkg.json``,
     found next to the importer)."""
@@ -119,6 +127,6 @@ async def users_of_created(
     for path in paths:
         text = await text_now(workspace, path)
         imported = imported_modules(path, text) if text else set()
-        if text is None or any(_imports(m, n) for m in imported for n in names if n):
+        if text is None or any(imports_module(m, n) for m in imported for n in names if n):
             users.add(path)
     return users
