@@ -442,6 +442,7 @@ class AnalyzerGate:
         if cold is None and self.baseline is not None:
             # The whole snapshot's files are baselined as before the run
             # (before_the_run): owed importers it settled are owed no more.
+            self._owed.settled |= self._owed.paths - set(unsure)
             self._owed.paths &= set(unsure)
         await self._tell_environment()
         if cold is not None:
@@ -523,7 +524,7 @@ class AnalyzerGate:
         text = VerdictText.of(
             serious=len(serious),
             blocking=len(groups),
-            importers=len(set(self.late) - set(owed)),
+            importers=len((set(self.late) | self._owed.settled) - set(owed)),
             partial=partial and not owed_left and not not_had,  # else the clauses say how
             without_run=without_run,
             sources=snap.sources,

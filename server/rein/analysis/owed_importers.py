@@ -23,6 +23,9 @@ class OwedImporters:
 
     def __init__(self) -> None:
         self.paths: set[str] = set()
+        #: Those the whole-workspace snapshot baselined as before the run
+        #: instead (judged: counted among the importers checked).
+        self.settled: set[str] = set()
 
     async def ask(
         self,
