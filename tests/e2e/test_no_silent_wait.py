@@ -2,8 +2,9 @@
 ``rein run`` with the real analyzers (ruff, basedpyright) on a generated
 project large enough that basedpyright's start-up analysis takes well over
 a second. The model is asked at once; the run's first change waits for the
-analyzers' baseline of the file it changes and its importers (not for the
-whole workspace's: a cold session's first change is judged file by file),
+analyzers' baseline of the file it writes (not for the whole workspace's,
+nor its importers': a cold session's first change is judged file by file,
+and a written file's importers are asked as they were at the verdict),
 and that wait is reported (``gate_waiting`` in ``--json``, a ``⧗`` line on
 stderr in text mode). That partial verdict finds nothing, so the run waits
 for the whole workspace's analysis (reported) before it may pass: the
@@ -39,8 +40,12 @@ LATE_ANALYZER = Path(__file__).parents[1] / "fakes" / "late_analyzer.py"
 #: basedpyright's first analysis of the workspace takes seconds.
 MODULES = 200
 
-BASELINE = "the analyzers: lib.py and its importers before its first change"
+BASELINE = "the analyzers: lib.py before its first change"
+OWED = "the analyzers: the changed files' importers as before the change"
 WHOLE = "the analyzers: the whole workspace, past the changed files' importers"
+CHANGED = "the analyzers: the changed files"
+WITH_IMPORTERS = "the analyzers: the changed files and their importers"
+TOP_BEFORE = "the analyzers: top.py as before the run's changes"
 
 #: ``helper`` now returns a str: mid.py only re-exports it (its direct
 #: importer, clean), top.py, two imports away, assigns it to an int.
@@ -116,29 +121,39 @@ def test_the_model_is_asked_before_the_baseline_and_a_partial_verdict_never_pass
     kinds = [e["type"] for e in events]
     asked = kinds.index("message_start", kinds.index("turn_start"))
     waits = [(i, e) for i, e in enumerate(events) if e["type"] == "gate_waiting"]
-    # Each wait of more than a second is reported, begun and ended (how
-    # many there are depends on the machine: since basedpyright sets its
-    # workspace up once, often none; test_a_baseline_wait_is_reported_...
-    # below makes one wait for certain): the file's baseline (lib.py and
-    # mid.py) while the first change waits, after the model was asked (the
-    # whole workspace's analysis is not waited for then); the whole
-    # workspace's analysis before the first verdict; the changed files'
-    # check at the repair's verdict.
+    # Each wait of more than a second is reported, begun and ended, in its
+    # place (how many there are depends on the machine's load: since
+    # basedpyright sets its workspace up once, often none;
+    # test_a_baseline_wait_is_reported_... below makes one wait for
+    # certain). While the first change waits, after the model was asked:
+    # lib.py's baseline, alone (a write: its importers are asked as they
+    # were at the verdict; the whole workspace's analysis is not waited
+    # for). Before the first verdict: the changed file, then with its
+    # importers (lib.py, mid.py), mid.py as before the change, the whole
+    # workspace's analysis. While the repair's write of top.py waits: top.py
+    # as before the run's changes. Before the repair's verdict: the changed
+    # files (lib.py, top.py).
     first_call = kinds.index("tool_call_start")
     applied = kinds.index("tool_call_end")
+    repair_call = kinds.index("tool_call_start", applied)
     verdicts = [(i, e) for i, e in enumerate(events) if e["type"] == "gate_result"]
     assert [e["passed"] for _, e in verdicts] == [False, True]
     said = [(i, e["phase"], e["message"], e["gate"], e["files"]) for i, e in waits]
     pairs = list(zip(said[::2], said[1::2], strict=True))
+    first_verdict, repair_verdict = verdicts[0][0], verdicts[1][0]
     where = {
-        BASELINE: (first_call, applied, 2),
-        WHOLE: (applied, verdicts[0][0], None),
-        "the analyzers: the changed files": (verdicts[0][0], verdicts[1][0], None),
+        (BASELINE, 1): (first_call, applied),
+        (CHANGED, 1): (applied, first_verdict),
+        (WITH_IMPORTERS, 2): (applied, first_verdict),
+        (OWED, 1): (applied, first_verdict),
+        (WHOLE, None): (applied, first_verdict),
+        (TOP_BEFORE, 1): (repair_call, repair_verdict),
+        (CHANGED, 2): (repair_call, repair_verdict),
     }
     for (i, phase, message, gate, files), (j, phase2, message2, _, _) in pairs:
         assert (phase, phase2, message2, gate) == ("begin", "end", message, "analyzer")
-        after, before, count = where[message]
-        assert after < i < j < before and files == count
+        after, before = where[message, files]
+        assert after < i < j < before, (message, said)
     assert asked < first_call < applied
     assert events[applied]["details"]["generation"] == 1
     first = verdicts[0][1]
@@ -155,12 +170,12 @@ def test_text_mode_shows_the_waits_on_stderr() -> None:
     out, err = io.StringIO(), io.StringIO()
     printer = EventPrinter(out, err=err)
     printer(TurnStart(turn=1))
-    for message, files in ((BASELINE, 2), (WHOLE, None)):
+    for message, files in ((BASELINE, 1), (WHOLE, None)):
         printer(GateWaiting(gate="analyzer", phase="begin", message=message, files=files))
         printer(GateWaiting(gate="analyzer", phase="end", message=message))
     assert "── turn 1" in out.getvalue()
     assert err.getvalue().splitlines() == [
-        f"  ⧗ waiting for {BASELINE} (2 file(s))",
+        f"  ⧗ waiting for {BASELINE} (1 file(s))",
         f"  ⧗ done waiting for {BASELINE}",
         f"  ⧗ waiting for {WHOLE}",
         f"  ⧗ done waiting for {WHOLE}",
