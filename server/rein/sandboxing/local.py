@@ -24,6 +24,7 @@ from dataclasses import replace
 from rein.sandboxing.bwrap import bwrap_argv
 from rein.sandboxing.caches import PNPM_VARIABLES, cache_environment, remove_if_unused, uses_pnpm
 from rein.sandboxing.failures import failure_note, unresolved_hosts
+from rein.sandboxing.nested_git import NestedRepositories
 from rein.sandboxing.policy import SandboxPolicy, sandbox_policy
 from rein.sandboxing.probe import sandbox_status
 from rein.sandboxing.proxy import AllowlistProxy, allowed_hosts, host_name
@@ -86,6 +87,9 @@ class BwrapSandbox:
         #: the temporary folder closes one started later, with a first host).
         self._proxies: list[AllowlistProxy] = []
         self._missing: set[str] = set()
+        #: The git repositories below the workspace (read-only; one a
+        #: command makes is moved aside).
+        self._nested = NestedRepositories(root)
         #: The hosts of the setting and the session's start (reached as they are).
         self._configured = allowed_hosts([*self.settings.network, *hosts])
         self._hosts = self._configured
@@ -140,9 +144,10 @@ class BwrapSandbox:
         self._unresolved = []
         return self._proxies[0].take_refused() if self._proxies else unresolved
 
-    def policy(self) -> SandboxPolicy:
-        """The policy as the workspace is now (computed for every command)."""
-        policy = sandbox_policy(self.root, self.temp_dir(), self.settings)
+    def policy(self, nested_git: Sequence[str] = ()) -> SandboxPolicy:
+        """The policy as the workspace is now (computed for every command);
+        ``nested_git``: the repositories below the root, read-only."""
+        policy = sandbox_policy(self.root, self.temp_dir(), self.settings, nested_git=nested_git)
         if self.share_network:
             return replace(policy, network=True)
         proxy = self._proxy()
@@ -152,7 +157,7 @@ class BwrapSandbox:
         """``writable``: more folders this command may write (Rein's own
         scratch folders, :mod:`rein.sandboxing.others`)."""
         program = sandbox_status(self.settings.bwrap).program or self.settings.bwrap
-        policy = self.policy()
+        policy = self.policy(self._nested.before())
         if writable:
             policy = replace(policy, writable=(*policy.writable, *writable))
         self._missing.update(policy.missing)
@@ -212,10 +217,15 @@ class BwrapSandbox:
             return failure_note(output, writable, hosts, leave)
         return failure_note(output, writable, hosts)
 
+    def planted(self) -> list[str]:
+        """The git repositories below the workspace that no command's
+        start saw (a command made them): to be moved aside."""
+        return self._nested.planted()
+
     def after_run(self) -> str | None:
         missing = sorted(self._missing)
         self._missing.clear()
-        return move_aside(self.root, missing)
+        return move_aside(self.root, [*missing, *self.planted()])
 
 
 def move_aside(root: str, missing: Sequence[str], leave: str | None = None) -> str | None:

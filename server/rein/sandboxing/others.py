@@ -185,9 +185,13 @@ class OtherCommandsSandbox:
     def move_aside(self, missing: Sequence[str]) -> str | None:
         """After a command that started while ``missing`` (from
         :meth:`protected_missing`) did not exist ended: those that exist
-        now are moved aside, as after ``run_command``'s; a note saying so
+        now are moved aside, as after ``run_command``'s, and so is a git
+        repository below the workspace that no command's start saw
+        (:mod:`rein.sandboxing.nested_git`); a note saying so
         (and logged), else None."""
-        note = move_aside(self.root, missing, OTHER_LEAVE)
+        sandbox = self.sandbox()
+        planted = sandbox.planted() if sandbox is not None else []
+        note = move_aside(self.root, [*missing, *planted], OTHER_LEAVE)
         if note is not None:
             log.warning("sandbox (%s): %s", self.kind, note)
         return note

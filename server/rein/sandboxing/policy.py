@@ -6,7 +6,8 @@ system is read-only; the person's secrets (:data:`DEFAULT_HIDDEN_PATHS`
 and ``sandbox.hidden``) are replaced by an empty folder or an empty file.
 Inside the workspace, ``.git`` as a whole (so git's hooks, configuration,
 ``commondir`` and submodules' configuration alike; a commit asks to leave
-the sandbox) and Rein's own configuration files stay read-only; it is a
+the sandbox), every git repository below it (their ``.git``, which the
+caller finds) and Rein's own configuration files stay read-only; it is a
 mount point of its own, so it cannot be moved away or replaced. Protected
 paths that do not exist yet cannot be mounted over: :attr:`SandboxPolicy.missing`
 lists them, and the sandbox moves aside what a command created there
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rein.sandboxing.settings import DEFAULT_HIDDEN_PATHS, SandboxSettings
@@ -125,8 +126,10 @@ def sandbox_policy(
     resolve: Callable[[str], str] = os.path.realpath,
     listdir: Callable[[str], list[str]] = os.listdir,
     is_link: Callable[[str], bool] = os.path.islink,
+    nested_git: Sequence[str] = (),
 ) -> SandboxPolicy:
-    """The policy for ``root``. Paths that do not exist are left out (there
+    """The policy for ``root``; ``nested_git``: the git repositories below
+    it (:mod:`rein.sandboxing.nested_git`), read-only like its own. Paths that do not exist are left out (there
     is nothing to hide or protect; bubblewrap could not mount over them);
     a hidden path that is a symlink hides where it points too. A hidden
     folder that holds the workspace (an isolated run's copy lives in
@@ -159,7 +162,7 @@ def sandbox_policy(
         writable=tuple(
             _expand(p, home) for p in settings.writable if exists(resolve(_expand(p, home)))
         ),
-        read_only=tuple(p for p in read_only if exists(p)),
+        read_only=(*(p for p in read_only if exists(p)), *nested_git),
         missing=tuple(p for p in read_only if not exists(p)),
         hidden_dirs=tuple(dict.fromkeys(hidden_dirs)),
         hidden_files=tuple(dict.fromkeys(hidden_files)),

@@ -1,0 +1,117 @@
+"""A sandboxed command can neither change nor plant a git repository
+below the workspace root (found by the lead: only the root's ``.git`` was
+protected, and git runs a nested repository's ``core.fsmonitor`` when the
+person, or the editor showing one of its files, runs ``git status`` there).
+Real bubblewrap, real git."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rein.process.runner import SubprocessRunner
+from rein.sandboxing import BwrapSandbox, SandboxSettings
+from rein.sandboxing.nested_git import NestedRepositories, nested_git
+from rein.sandboxing.others import OtherCommandsSandbox
+from rein.sandboxing.probe import sandbox_status
+
+
+@pytest.fixture(autouse=True)
+def _works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not sandbox_status().works or shutil.which("git") is None:
+        pytest.fail(
+            f"bubblewrap and git must work on the test machines: {sandbox_status().why_not}"
+        )
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30, check=False
+    )
+
+
+def _fsmonitor(pwned: Path) -> str:
+    return f"touch {pwned}; false"
+
+
+PLANT = (
+    "mkdir -p sub/deep && git init -q sub/deep && git -C sub/deep config core.fsmonitor '{evil}'"
+    " && git -C vendor/lib config core.fsmonitor '{evil}'; echo done"
+)
+
+
+def test_run_commands_sandbox_keeps_nested_repositories_and_moves_a_planted_one_aside(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "vendor" / "lib").mkdir(parents=True)
+    assert _git(ws / "vendor" / "lib", "init", "-q").returncode == 0
+    config = (ws / "vendor" / "lib" / ".git" / "config").read_text()
+    pwned = tmp_path / "PWNED"
+    sandbox = BwrapSandbox(str(ws), SandboxSettings())
+
+    def run(command: str) -> subprocess.CompletedProcess[str]:
+        argv = sandbox.wrap(["bash", "-c", command], cwd=str(ws))
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+
+    out = run(PLANT.format(evil=_fsmonitor(pwned)))
+    assert out.stdout.endswith("done\n"), out.stderr
+    note = sandbox.after_run()
+    assert note is not None and "sub/deep/.git (now sub/deep/.git.rein-quarantine)" in note
+    # The person's repository was read-only, the planted one is gone.
+    assert (ws / "vendor" / "lib" / ".git" / "config").read_text() == config
+    assert not (ws / "sub" / "deep" / ".git").exists()
+    for where in (ws / "sub" / "deep", ws / "vendor" / "lib"):
+        _git(where, "status")
+    assert not pwned.exists()
+    # A repository the person makes between two commands stays.
+    assert _git(ws / "sub", "init", "-q").returncode == 0
+    assert run("true").returncode == 0
+    assert sandbox.after_run() is None
+    assert (ws / "sub" / ".git").is_dir()
+
+
+async def test_a_gates_command_cannot_plant_a_repository_by_a_git_file(tmp_path: Path) -> None:
+    """A ``.git`` file naming a folder the command made is a repository
+    too (git reads that folder's config)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    pwned = tmp_path / "PWNED"
+    settings = SandboxSettings(also=("gates",))
+    runner = SubprocessRunner(
+        str(ws), sandbox=OtherCommandsSandbox(str(ws), lambda: settings, "gates")
+    )
+    plant = (
+        "git init -q made && mv made/.git hidden"
+        f" && git --git-dir=hidden config core.fsmonitor '{_fsmonitor(pwned)}'"
+        " && mkdir -p a/b && echo 'gitdir: ../../hidden' > a/b/.git && echo done"
+    )
+    result = await runner.run(plant, timeout_s=60)
+    assert result.exit_code == 0, result.output
+    assert "a/b/.git (now a/b/.git.rein-quarantine)" in result.output
+    assert not (ws / "a" / "b" / ".git").exists()
+    _git(ws / "a" / "b", "status")
+    assert not pwned.exists()
+
+
+def test_the_walk_finds_every_nested_git_and_follows_no_link(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git" / "modules" / "x" / ".git").mkdir(parents=True)  # the root's own: not entered
+    (ws / "a" / "b" / ".git").mkdir(parents=True)
+    (ws / "a" / "b" / ".git" / "inner" / ".git").mkdir(parents=True)  # inside one: not entered
+    (ws / "c").mkdir()
+    (ws / "c" / ".git").write_text("gitdir: ../a/b/.git\n")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".git").mkdir(parents=True)
+    (ws / "link").symlink_to(elsewhere)
+    assert nested_git(str(ws)) == {str(ws / "a" / "b" / ".git"), str(ws / "c" / ".git")}
+    assert nested_git(str(ws), max_folders=1) == set()
+    seen = NestedRepositories(str(ws))
+    assert seen.planted() == []  # no start seen: nothing to compare with
+    seen.before()
+    (ws / "d" / ".git").mkdir(parents=True)
+    assert seen.planted() == [str(ws / "d" / ".git")]
